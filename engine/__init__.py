@@ -1,0 +1,22 @@
+"""Response templates: turn a chat model's raw output back into a structured message.
+
+`from engine import parse_response, ResponseParser` is a drop-in replacement
+for `transformers.utils.chat_parsing`, with positions, diagnostics and linear
+streaming on top. See SPEC.md (in the project's shared notes) and README.md.
+"""
+
+from .errors import PatternTimeoutError, ResponseParseError, TemplateError
+from .parser import ResponseParser, Span, parse_response
+from .template import FieldSpec, ResponseTemplate, load_template
+
+__all__ = [
+    "FieldSpec",
+    "PatternTimeoutError",
+    "ResponseParseError",
+    "ResponseParser",
+    "ResponseTemplate",
+    "Span",
+    "TemplateError",
+    "load_template",
+    "parse_response",
+]

@@ -1,0 +1,200 @@
+"""Delimiters: finding an open or close marker in streamed text, and knowing when a find is final.
+
+A delimiter is a set of literals or one regex. Scanning the undecided text
+of the stream answers two questions at once:
+
+* the earliest match that is *final*: no continuation of the stream could
+  move it, lengthen it or change its captures, so committing it now gives
+  the same result as parsing the whole text in one shot (SPEC.md D2);
+* the *hold position*: the leftmost offset from which the text may still be
+  (part of) this delimiter. Text before it can be emitted; text from it on
+  is held until more input, or the end of the stream, decides.
+
+Literal sets use `str.find` and a tail check. Regexes use the `regex`
+module's partial matching plus two probes, because a plain partial search
+misses three cases: a complete match found later hides an earlier partial
+one; a match whose higher-priority alternative ran into the end of the text
+(`abcd|ab` on `...abc`, a greedy optional group, a lookahead) could still
+change; and end-of-text assertions (`$`, `\\b`) are decided by the next
+character. The first two are caught with `(?:P)(?!)` and `(?:P)(*PRUNE)(?!)`
+under partial matching, the third by re-matching with two different
+following characters.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import regex
+
+from .errors import PatternTimeoutError, shorten
+
+# Characters appended to test whether a match depends on what follows it:
+# one that is neither a word character nor a newline, and one word character.
+_NEXT_CHARACTER_PROBES = ("\x00", "a")
+
+
+@dataclass(slots=True)
+class DelimiterMatch:
+    """One matched delimiter: `[start, end)` offsets into the scanned text, and its named captures."""
+
+    delimiter: "Delimiter"
+    start: int
+    end: int
+    text: str
+    captures: dict[str, str]
+
+
+@dataclass(eq=False)
+class Delimiter:
+    """An open or close delimiter of a field (or the start anchor).
+
+    Attributes:
+        field: the field name (``""`` for the start anchor).
+        side: ``"open"``, ``"close"`` or ``"anchor"``.
+        path: JSON path of the template key it came from (``fields.x.open_pattern``).
+        literals: the literal strings, longest first, or None for a regex.
+        pattern: the compiled regex (an alternation of the literals for a literal set).
+        source: the literal or pattern as written, for display.
+    """
+
+    field: str
+    side: str
+    path: str
+    literals: tuple[str, ...] | None
+    pattern: regex.Pattern
+    source: str
+    _dead_end: regex.Pattern | None = field(default=None, repr=False)
+    _first_win: regex.Pattern | None = field(default=None, repr=False)
+    _max_len: int = 0
+    _first_chars: str = ""
+
+    @classmethod
+    def from_literals(cls, field_name: str, side: str, path: str, literals: list[str]) -> "Delimiter":
+        """A delimiter matching any of `literals` (non-empty strings); the longest wins at one position."""
+        ordered = tuple(sorted(dict.fromkeys(literals), key=len, reverse=True))
+        compiled = regex.compile("|".join(regex.escape(literal) for literal in ordered), regex.DOTALL)
+        source = literals[0] if len(literals) == 1 else " | ".join(literals)
+        return cls(
+            field_name,
+            side,
+            path,
+            ordered,
+            compiled,
+            source,
+            _max_len=len(ordered[0]),
+            _first_chars="".join(dict.fromkeys(literal[0] for literal in ordered)),
+        )
+
+    @classmethod
+    def from_pattern(cls, field_name: str, side: str, path: str, compiled: regex.Pattern) -> "Delimiter":
+        """A delimiter matching the compiled regex `compiled` (compiled with DOTALL)."""
+        body = compiled.pattern + ("\n" if compiled.flags & regex.VERBOSE else "")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                dead_end = regex.compile(f"(?:{body})(?!)", compiled.flags)
+                first_win = regex.compile(f"(?:{body})(*PRUNE)(?!)", compiled.flags)
+            except regex.error:
+                dead_end = first_win = None
+        return cls(field_name, side, path, None, compiled, compiled.pattern, dead_end, first_win)
+
+    def scan(self, text: str, pos: int, at_end: bool, timeout: float | None = None) -> tuple[DelimiterMatch | None, int]:
+        """Look for this delimiter in `text[pos:]`, where `text` ends at the edge of what has arrived.
+
+        Args:
+            text: the scan window; characters before `pos` are context (lookbehinds).
+            pos: offset where undecided text starts.
+            at_end: True once the stream has ended: every complete match is final.
+            timeout: seconds allowed for each regex call, or None.
+
+        Returns:
+            `(match, hold)`: the earliest final match or None, and the leftmost offset
+            from which text must be held (``len(text)`` when nothing is pending). A match
+            is only usable if it starts before every other delimiter's hold position.
+
+        Raises:
+            PatternTimeoutError: a regex call exceeded `timeout`.
+        """
+        if self.literals is not None:
+            return self._scan_literals(text, pos, at_end)
+        try:
+            return self._scan_pattern(text, pos, at_end, timeout)
+        except TimeoutError:
+            raise PatternTimeoutError(
+                f"{self.path}: pattern too slow on this input (over the {timeout} s budget): {shorten(self.source, 120)}",
+                field=self.field or None,
+            ) from None
+
+    def _scan_literals(self, text: str, pos: int, at_end: bool) -> tuple[DelimiterMatch | None, int]:
+        n = len(text)
+        start, found = -1, ""
+        for literal in self.literals:  # longest first: on a tie the longer one stays
+            i = text.find(literal, pos)
+            if i != -1 and (start == -1 or i < start):
+                start, found = i, literal
+        hold = n
+        if not at_end:
+            lowest = max(pos, n - self._max_len + 1)
+            for first in self._first_chars:
+                i = text.find(first, lowest)
+                while i != -1 and i < hold:
+                    tail = text[i:]
+                    if any(len(literal) > len(tail) and literal.startswith(tail) for literal in self.literals):
+                        hold = i
+                        break
+                    i = text.find(first, i + 1)
+            if start != -1 and start < hold and n - start < self._max_len:
+                # A longer literal of the set may still complete at the same start.
+                tail = text[start:]
+                if any(len(literal) > len(tail) and literal.startswith(tail) for literal in self.literals):
+                    hold = start
+        if start == -1:
+            return None, hold
+        return DelimiterMatch(self, start, start + len(found), found, {}), hold
+
+    def _scan_pattern(self, text: str, pos: int, at_end: bool, timeout: float | None) -> tuple[DelimiterMatch | None, int]:
+        n = len(text)
+        pattern = self.pattern
+        if at_end:
+            found = pattern.search(text, pos, timeout=timeout)
+            return (self._wrap(found), n) if found is not None else (None, n)
+        found = pattern.search(text, pos, partial=True, timeout=timeout)
+        if found is None:
+            return None, n
+        start = found.start()
+        if found.partial:
+            return None, start
+        if self._dead_end is not None:
+            earlier = self._dead_end.search(text, pos, partial=True, timeout=timeout)
+            if earlier is not None and earlier.start() < start:
+                return None, earlier.start()
+        if found.end() == n:
+            return None, start  # at the edge of the text: the next character decides
+        if self._first_win is not None and self._first_win.match(text, start, partial=True, timeout=timeout):
+            return None, start
+        for probe in _NEXT_CHARACTER_PROBES:
+            again = pattern.match(text + probe, start, timeout=timeout)
+            if again is None or again.span() != found.span() or again.groupdict() != found.groupdict():
+                return None, start
+        return self._wrap(found), n
+
+    def _wrap(self, found: regex.Match) -> DelimiterMatch:
+        captures = {name: value for name, value in found.groupdict().items() if value is not None}
+        return DelimiterMatch(self, found.start(), found.end(), found.group(), captures)
+
+    def last_match_end(self, text: str, timeout: float | None = None) -> int | None:
+        """End offset of the last match in `text` (non-overlapping, left to right), or None.
+
+        Used for the start anchor, which cuts the prefix after its last match.
+        """
+        try:
+            last = None
+            for found in self.pattern.finditer(text, timeout=timeout):
+                last = found
+            return None if last is None else last.end()
+        except TimeoutError:
+            raise PatternTimeoutError(
+                f"{self.path}: pattern too slow on this input (over the {timeout} s budget): {shorten(self.source, 120)}"
+            ) from None

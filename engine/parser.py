@@ -1,0 +1,498 @@
+"""The streaming parser: text in, region events out, and the message at the end.
+
+`ResponseParser` is a sans-I/O state machine (SPEC.md sections 2, 3 and 7).
+It keeps only the *undecided* text of the stream (plus a little context for
+lookbehinds) in a scan window, so feeding a 1 MB generation a token at a
+time costs about ten times a 100 KB one: the window is trimmed as text is
+decided, region bodies are collected as lists of chunks, and each feed scans
+only from where the previous one stopped.
+
+Offsets. Positions in events (opt-in), spans and errors are character
+offsets into the *stream*: the prefix after its last start-anchor match,
+followed by the generation.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .content import parse_content, parse_text
+from .delimiters import Delimiter, DelimiterMatch
+from .errors import PatternTimeoutError, ResponseParseError, shorten
+from .template import FieldSpec, ResponseTemplate, load_template
+from .tool_typing import tool_parameter_schemas, type_tool_calls
+from .transform import apply_transform
+
+# Characters kept before the undecided text for lookbehinds of regex delimiters.
+LOOKBEHIND_CONTEXT = 1024
+
+MISSING_PREFIX_MESSAGE = (
+    "prefix is required: pass the prompt text (or token ids) that was sent to the model before this "
+    "generation. Chat templates often pre-write part of the assistant message (an opening <think>, a "
+    "channel header), and without it the parser cannot know which region the generation starts in. "
+    'If the generation holds the whole message, pass prefix="" to opt out.'
+)
+
+
+@dataclass(slots=True)
+class Span:
+    """A stretch `[start, end)` of the stream and what the parser made of it.
+
+    Attributes:
+        start, end: stream offsets.
+        kind: ``"body"`` (text of a region), ``"open"`` / ``"close"`` (a delimiter), or
+            ``"discarded"`` (no region was open and the template has no implicit field).
+        field: the field for bodies and delimiters, else None.
+        region: index of the region (0-based, in order of opening) for bodies and delimiters.
+        match: the `DelimiterMatch` for delimiters (which literal or pattern, its captures).
+    """
+
+    start: int
+    end: int
+    kind: str
+    field: str | None = None
+    region: int | None = None
+    match: DelimiterMatch | None = None
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or (isinstance(value, (str, list, dict)) and not value)
+
+
+def _match_priority(match: DelimiterMatch) -> tuple:
+    # Earliest start, then longest, then opens before closes, then field name.
+    return (match.start, match.start - match.end, match.delimiter.side != "open", match.delimiter.field)
+
+
+class ResponseParser:
+    """Parse one generation incrementally with a response template.
+
+    Usage::
+
+        parser = ResponseParser(template, prefix=prompt_text)
+        handle(parser.initial_events)
+        for chunk in stream:
+            handle(parser.feed(chunk))
+        message, final_events = parser.finalize()
+
+    Args:
+        response_template: the template dict (or JSON text, or a loaded `ResponseTemplate`).
+        prefix: REQUIRED. The prompt text sent before generation; it is cut after the last
+            start-anchor match and replayed, so regions the chat template opened (a prefilled
+            `<think>`) are open when the generation starts. ``""`` opts out.
+        tools: tool schemas or functions, to cast tool-call arguments (SPEC.md section 6).
+        regex_timeout: seconds allowed for each regex call of a template pattern, or None.
+        positions: when True, events carry `start`/`end` stream offsets (off by default, so
+            events are exactly the reference's dicts).
+        record_spans: when True, `spans` lists what became of every character (for tracing).
+
+    Attributes:
+        initial_events: events produced by the prefix.
+        prefix_cut: offset in the prefix where the stream starts (after the last anchor match;
+            0 when the anchor is absent or the prefix is empty).
+        spans: list of `Span` when `record_spans`, else None.
+
+    Raises:
+        TemplateError: the template is invalid (checked before the prefix).
+        ValueError: `prefix` is missing.
+    """
+
+    def __init__(
+        self,
+        response_template: dict | str | ResponseTemplate,
+        prefix: str | None = None,
+        *,
+        tools: list[dict | Callable] | None = None,
+        regex_timeout: float | None = None,
+        positions: bool = False,
+        record_spans: bool = False,
+    ):
+        self.template = load_template(response_template)
+        if prefix is None:
+            raise ValueError(MISSING_PREFIX_MESSAGE)
+        if isinstance(prefix, (list, tuple)) and not prefix:
+            prefix = ""
+        if not isinstance(prefix, str):
+            raise ValueError(
+                f"prefix must be text here, got {type(prefix).__name__}; token ids need a tokenizer "
+                "(engine.get_response_parser(tokenizer, prefix=ids))"
+            )
+        template = self.template
+        self._tool_schemas = tool_parameter_schemas(tools)
+        self._timeout = regex_timeout
+        self._positions = positions
+        self.spans: list[Span] | None = [] if record_spans else None
+        self._watch_outside = template.watched_delimiters(None)
+        self._watch_inside = {name: template.watched_delimiters(spec) for name, spec in template.fields.items()}
+        uses_patterns = any(
+            d.literals is None for delimiters in [self._watch_outside, *self._watch_inside.values()] for d in delimiters
+        )
+        self._context = LOOKBEHIND_CONTEXT if uses_patterns else 0
+        self._window = ""
+        self._window_base = 0
+        self._pos = 0
+        self._message: dict[str, Any] = copy.deepcopy(template.defaults)
+        self._current: FieldSpec | None = template.implicit_field
+        self._opened = False
+        self._body: list[str] = []
+        self._body_start = 0
+        self._captures: dict[str, str] = {}
+        self._region_count = 0
+        self._implicit_stretches: list[str] = []
+        self._implicit_values = 0
+        self._finalized = False
+        self.initial_events: list[dict] = []
+        self.prefix_cut = 0
+        if prefix:
+            cut = template.start_anchor.last_match_end(prefix, self._timeout)
+            self.prefix_cut = cut or 0
+            self._window = prefix[self.prefix_cut :]
+            self._process(self.initial_events, at_end=False)
+
+    # -- public API ---------------------------------------------------------
+
+    def feed(self, chunk: str) -> list[dict]:
+        """Add the next piece of the generation; return the events it settles.
+
+        Text that could be the start of a delimiter is held back (not emitted) until
+        later text or `finalize` decides it.
+
+        Raises:
+            RuntimeError: the parser was finalized.
+            ResponseParseError: a region closed by this chunk failed to parse (names the field).
+        """
+        if self._finalized:
+            raise RuntimeError("ResponseParser.feed() called after finalize(); make a new parser per generation")
+        events: list[dict] = []
+        if chunk:
+            self._window += chunk
+            self._process(events, at_end=False)
+        return events
+
+    def finalize(self) -> tuple[dict, list[dict]]:
+        """End the stream: settle held text, close the open region, return `(message, final_events)`.
+
+        The message starts from the template's `defaults`; keys not in `defaults` with an
+        empty value (None, "", [], {}) are dropped.
+
+        Raises:
+            RuntimeError: called twice.
+            ResponseParseError: a region failed to parse, or a required field is missing.
+        """
+        if self._finalized:
+            raise RuntimeError("ResponseParser.finalize() called twice")
+        self._finalized = True
+        events: list[dict] = []
+        self._process(events, at_end=True)
+        implicit = self.template.implicit_field
+        if implicit is not None and len(self._implicit_stretches) > 1 and self._implicit_values:
+            # SPEC D1: every unclaimed stretch belongs to the message, joined as written.
+            joined = "".join(self._implicit_stretches)
+            self._message[implicit.name] = self._region_value(implicit, joined, {}, None)
+        missing = [
+            spec.name for spec in self.template.fields.values() if not spec.optional and spec.name not in self._message
+        ]
+        if missing:
+            raise ResponseParseError(
+                f"required field(s) {missing} not found in the generation (they are marked 'optional': false)",
+                field=missing[0],
+            )
+        defaults = self.template.defaults
+        message = {key: value for key, value in self._message.items() if key in defaults or not _is_empty(value)}
+        return message, events
+
+    @property
+    def held_text(self) -> str:
+        """Text received but not yet emitted, because it may be (part of) a delimiter."""
+        return self._window[self._pos :]
+
+    @property
+    def offset(self) -> int:
+        """Stream offset up to which text has been decided (emitted, discarded or matched)."""
+        return self._window_base + self._pos
+
+    @property
+    def current_field(self) -> str | None:
+        """Name of the region text would go to now (the implicit field when none is open), or None."""
+        return None if self._current is None else self._current.name
+
+    # -- the state machine -------------------------------------------------
+
+    def _process(self, events: list[dict], at_end: bool) -> None:
+        timeout = self._timeout
+        while True:
+            window, pos = self._window, self._pos
+            current = self._current
+            watched = self._watch_outside if current is None or current.implicit else self._watch_inside[current.name]
+            best: DelimiterMatch | None = None
+            hold = len(window)
+            for delimiter in watched:
+                match, delimiter_hold = delimiter.scan(window, pos, at_end, timeout)
+                if delimiter_hold < hold:
+                    hold = delimiter_hold
+                if match is not None and (best is None or _match_priority(match) < _match_priority(best)):
+                    best = match
+            if best is not None and best.start < hold:
+                if best.start > pos:
+                    self._route(events, window, pos, best.start)
+                self._pos = best.end
+                if best.delimiter.side == "open":
+                    self._close_region(events, None, self._window_base + best.start)
+                    self._open_region(events, best)
+                    continue
+                had_body = self._opened
+                self._captures.update(best.captures)
+                self._close_region(events, best, self._window_base + best.start)
+                if had_body or best.start != best.end:
+                    continue
+                # A zero-width close of an empty region would fire forever at this spot.
+                if not at_end:
+                    break
+                pos = self._pos
+            elif not at_end:
+                if hold > pos:
+                    self._route(events, window, pos, hold)
+                    self._pos = hold
+                break
+            if self._pos < len(window):
+                self._route(events, window, self._pos, len(window))
+                self._pos = len(window)
+            self._close_region(events, None, self._window_base + self._pos)
+            break
+        self._trim_window()
+
+    def _trim_window(self) -> None:
+        cut = self._pos - self._context
+        if cut > 0 and cut * 2 >= len(self._window):
+            self._window = self._window[cut:]
+            self._window_base += cut
+            self._pos -= cut
+
+    def _route(self, events: list[dict], window: str, start: int, end: int) -> None:
+        """Send `window[start:end]` to the current region (opening the implicit one lazily)."""
+        text = window[start:end]
+        field = self._current
+        base = self._window_base
+        if field is None:
+            if self.spans is not None:
+                self.spans.append(Span(base + start, base + end, "discarded"))
+            return
+        if not self._opened:
+            self._opened = True
+            self._body_start = base + start
+            self._region_count += 1
+            opening = {"type": "region_open", "field": field.name}
+            if self._positions:
+                opening["start"] = opening["end"] = base + start
+            events.append(opening)
+        self._body.append(text)
+        chunk = {"type": "region_chunk", "field": field.name, "text": text, "dirty": field.dirty}
+        if self._positions:
+            chunk["start"], chunk["end"] = base + start, base + end
+        events.append(chunk)
+        if self.spans is not None:
+            self.spans.append(Span(base + start, base + end, "body", field.name, self._region_count - 1))
+
+    def _open_region(self, events: list[dict], match: DelimiterMatch) -> None:
+        field = self.template.fields[match.delimiter.field]
+        base = self._window_base
+        self._current = field
+        self._captures = dict(match.captures)
+        self._body = []
+        self._opened = True
+        self._body_start = base + match.end
+        self._region_count += 1
+        event = {"type": "region_open", "field": field.name}
+        if self._positions:
+            event["start"], event["end"] = base + match.start, base + match.end
+        events.append(event)
+        if self.spans is not None:
+            self.spans.append(Span(base + match.start, base + match.end, "open", field.name, self._region_count - 1, match))
+
+    def _close_region(self, events: list[dict], match: DelimiterMatch | None, at: int) -> None:
+        """Close the current region (if it received anything) and return to the implicit field.
+
+        `match` is the close delimiter, or None when the region ends because another region
+        opens or the stream ends; `at` is the stream offset where it ends.
+        """
+        field = self._current
+        base = self._window_base
+        if field is not None and self._opened:
+            body = "".join(self._body)
+            value = self._store(field, body)
+            event = {"type": "region_close", "field": field.name, "value": value}
+            if self._positions:
+                event["start"], event["end"] = (at, at) if match is None else (base + match.start, base + match.end)
+            events.append(event)
+        if match is not None and self.spans is not None:
+            region = self._region_count - 1 if self._opened else None
+            self.spans.append(Span(base + match.start, base + match.end, "close", match.delimiter.field, region, match))
+        implicit = self.template.implicit_field
+        self._current = implicit
+        self._captures = {}
+        self._body = []
+        self._opened = False
+
+    def _store(self, field: FieldSpec, body: str) -> Any:
+        """Compute a closed region's value and write it into the message; return the value."""
+        if field.implicit and not body.strip():
+            # SPEC D1(b): whitespace between regions is not a value of its own.
+            self._implicit_stretches.append(body)
+            try:
+                return self._region_value(field, body, self._captures, self._body_start)
+            except ResponseParseError:
+                return parse_text(body, {})
+        value = self._region_value(field, body, self._captures, self._body_start)
+        name = field.name
+        if field.join is not None:
+            if not isinstance(value, str):
+                raise ResponseParseError(
+                    f"{field.path}: 'join' needs every region to parse to a string, got {type(value).__name__} "
+                    f"from the region at offset {self._body_start}: {shorten(body)}",
+                    field=name,
+                    offset=self._body_start,
+                    text=body,
+                )
+            previous = self._message.get(name)
+            self._message[name] = value if previous is None else previous + field.join + value
+        elif field.repeats:
+            self._message.setdefault(name, []).append(value)
+        else:
+            self._message[name] = value
+            if field.implicit:
+                self._implicit_stretches.append(body)
+                self._implicit_values += 1
+        return value
+
+    def _region_value(self, field: FieldSpec, body: str, captures: dict, offset: int | None) -> Any:
+        """Parse `body` with the field's content parser, then apply its transform and tool typing."""
+        where = f" (region at offset {offset})" if offset is not None else ""
+        args = field.content_args if self._timeout is None else {**field.content_args, "_timeout": self._timeout}
+        try:
+            value = parse_content(field.content, body, args)
+            if field.transform is not None:
+                if field.transform_each:
+                    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+                        raise ValueError(
+                            f"transform_each needs the content to parse to a list of objects, got {shorten(repr(value), 120)}"
+                        )
+                    value = [apply_transform(field.transform, {**captures, **item}) for item in value]
+                else:
+                    value = apply_transform(field.transform, {**captures, "content": value})
+        except TimeoutError:
+            raise PatternTimeoutError(
+                f"{field.path}.content_args.tag_pattern: pattern too slow on this input (over the "
+                f"{self._timeout} s budget){where}",
+                field=field.name,
+                offset=offset,
+                text=body,
+            ) from None
+        except ValueError as error:
+            raise ResponseParseError(
+                f"{field.path}: {error}{where}", field=field.name, offset=offset, text=body
+            ) from None
+        if self._tool_schemas:
+            type_tool_calls(value, self._tool_schemas)
+        return value
+
+
+def parse_text_one_shot(
+    text: str,
+    template: ResponseTemplate,
+    prefix: str,
+    tools: list | None = None,
+    regex_timeout: float | None = None,
+) -> dict:
+    """Parse a complete generation: the stream is already whole, so nothing needs holding back."""
+    parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout)
+    parser._window += text
+    message, _ = parser.finalize()
+    return message
+
+
+def _is_token_ids(value: Any) -> bool:
+    if hasattr(value, "ndim"):
+        return value.ndim == 1
+    return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(i, int) for i in value)
+
+
+def _split_batch(value: Any, what: str, tokenizer: Any) -> tuple[list[str], bool]:
+    """Normalize `value` to a list of texts; the flag says whether it was a batch."""
+    if isinstance(value, str):
+        return [value], False
+    if hasattr(value, "ndim"):  # numpy array or torch tensor
+        if value.ndim not in (1, 2):
+            raise ValueError(f"{what}: arrays must be 1-D (one sequence) or 2-D (a batch), got {value.ndim}-D")
+        value = value.tolist()
+        if value and isinstance(value[0], int) or not value:
+            return [_decode(value, what, tokenizer)], False
+        return [_decode(ids, what, tokenizer) for ids in value], True
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return ([""], False) if what == "prefix" else ([], True)
+        if all(isinstance(item, str) for item in value):
+            return list(value), True
+        if _is_token_ids(value):
+            return [_decode(list(value), what, tokenizer)], False
+        return [item if isinstance(item, str) else _decode(item, what, tokenizer) for item in value], True
+    raise ValueError(f"{what}: expected text, token ids or a batch of them, got {type(value).__name__}")
+
+
+def _decode(ids: Any, what: str, tokenizer: Any) -> str:
+    if tokenizer is None:
+        raise ValueError(f"{what}: got token ids but no tokenizer; pass tokenizer= to decode them")
+    if hasattr(ids, "tolist"):
+        ids = ids.tolist()
+    return tokenizer.decode(list(ids), skip_special_tokens=False)
+
+
+def parse_response(
+    text: Any,
+    response_template: dict | str | ResponseTemplate | None = None,
+    *,
+    prefix: Any = None,
+    tools: list[dict | Callable] | None = None,
+    tokenizer: Any = None,
+    regex_timeout: float | None = None,
+) -> dict | list[dict]:
+    """Parse a complete generation into a message dict (SPEC.md section 2).
+
+    Args:
+        text: the generation: a str, or token ids (list of int, 1-D array/tensor) with
+            `tokenizer`; or a batch: list of str, list of id lists, 2-D array/tensor.
+        response_template: the template; None takes `tokenizer.response_template`.
+        prefix: REQUIRED. The prompt before generation (text, ids, or one per batch item);
+            ``""`` or ``[]`` opts out.
+        tools: tool schemas or functions, to cast tool-call arguments.
+        tokenizer: a Hugging Face tokenizer, to decode ids (special tokens kept).
+        regex_timeout: seconds allowed for each regex call of a template pattern.
+
+    Returns:
+        The message dict, or a list of them for a batch (also for a batch of one).
+
+    Raises:
+        TemplateError: the template is invalid (reported before a missing prefix).
+        ValueError: no prefix; ids without a tokenizer; prefix/batch sizes differ; no template.
+        ResponseParseError: a region failed to parse (names the field and offset).
+    """
+    if response_template is None:
+        response_template = getattr(tokenizer, "response_template", None)
+        if response_template is None:
+            raise ValueError(
+                "no response template: pass one, or a tokenizer whose response_template is set "
+                "(engine.attach_response_template)"
+            )
+    template = load_template(response_template)
+    if prefix is None:
+        raise ValueError(MISSING_PREFIX_MESSAGE)
+    texts, batched = _split_batch(text, "text", tokenizer)
+    prefixes, prefix_batched = _split_batch(prefix, "prefix", tokenizer)
+    if not prefix_batched:
+        prefixes = prefixes * len(texts)
+    elif len(prefixes) != len(texts):
+        raise ValueError(f"got {len(texts)} generation(s) but {len(prefixes)} prefixes; give one prefix, or one per generation")
+    messages = [parse_text_one_shot(t, template, p, tools, regex_timeout) for t, p in zip(texts, prefixes)]
+    return messages if batched else messages[0]

@@ -1,0 +1,333 @@
+"""Response templates: load, validate and compile the JSON spec (SPEC.md section 4).
+
+`load_template` turns a template dict into a `ResponseTemplate`: every key
+checked, every pattern compiled once, every error a `TemplateError` whose
+message starts with the JSON path of the offending key and says what was
+found and what is allowed.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from .content import CONTENT_PARSERS, STREAMABLE_CONTENT
+from .delimiters import Delimiter
+from .errors import TemplateError, shorten
+from .transform import find_mixed_placeholder
+
+TEMPLATE_KEYS = ("version", "defaults", "start_anchor", "start_anchor_pattern", "fields")
+FIELD_KEYS = (
+    "open",
+    "open_pattern",
+    "close",
+    "close_pattern",
+    "content",
+    "content_args",
+    "repeats",
+    "join",
+    "optional",
+    "transform",
+    "transform_each",
+)
+# content name -> {argument: (type or types, description of what is allowed)}
+CONTENT_ARGS: dict[str, dict[str, tuple[type | tuple[type, ...], str]]] = {
+    "text": {"strip": (bool, "a boolean")},
+    "int": {"strip": (bool, "a boolean")},
+    "float": {"strip": (bool, "a boolean")},
+    "bool": {"strip": (bool, "a boolean")},
+    "json": {
+        "unquoted_keys": (bool, "a boolean"),
+        "string_delims": (list, "a list of [open, close] string pairs"),
+        "allow_non_json": (bool, "a boolean"),
+        "strip": (bool, "a boolean"),
+    },
+    "xml-inline": {
+        "tag_pattern": (str, "a regex with named groups 'key' and 'value'"),
+        "value_parser": (dict, 'a {"name": ..., "args": {...}} object'),
+        "merge_duplicates": (bool, "a boolean"),
+    },
+    "kv-lines": {
+        "line_sep": (str, "a non-empty string"),
+        "kv_sep": (str, "a non-empty string"),
+        "strip": (bool, "a boolean"),
+        "value_parser": (dict, 'a {"name": ..., "args": {...}} object'),
+    },
+    "python-call-list": {},
+}
+
+
+@dataclass(eq=False)
+class FieldSpec:
+    """One compiled field of a template.
+
+    Attributes:
+        name: the message key it writes.
+        path: its JSON path, ``fields.<name>``.
+        open, close: its delimiters, or None (no open: the implicit field; no close: runs to the end).
+        content: content parser name; content_args: its arguments (compiled patterns added as ``_tag_re``).
+        repeats, join, optional, transform, transform_each: as in the template.
+        dirty: True when chunks are raw text of a structured value (`dirty` flag of chunk events).
+    """
+
+    name: str
+    path: str
+    open: Delimiter | None
+    close: Delimiter | None
+    content: str
+    content_args: dict
+    repeats: bool
+    join: str | None
+    optional: bool
+    transform: Any
+    transform_each: bool
+    dirty: bool
+
+    @property
+    def implicit(self) -> bool:
+        """True for the field with no open delimiter, which catches unclaimed text."""
+        return self.open is None
+
+
+@dataclass(eq=False)
+class ResponseTemplate:
+    """A loaded response template.
+
+    Attributes:
+        source: a deep copy of the template dict as given.
+        defaults: keys always present in the message.
+        fields: compiled fields by name, in template order.
+        implicit_field: the field without an open delimiter, or None.
+        start_anchor: the delimiter whose last match in the prefix starts the message.
+    """
+
+    source: dict
+    defaults: dict
+    fields: dict[str, FieldSpec]
+    implicit_field: FieldSpec | None
+    start_anchor: Delimiter
+
+    def watched_delimiters(self, current: FieldSpec | None) -> list[Delimiter]:
+        """Delimiters that can fire while `current` is the open region.
+
+        Inside an explicit region only its close can fire. Outside (in the
+        implicit field, or nowhere when there is none), every open can, and the
+        implicit field's close.
+        """
+        if current is not None and not current.implicit:
+            return [current.close] if current.close is not None else []
+        watched = [spec.open for spec in self.fields.values() if spec.open is not None]
+        if self.implicit_field is not None and self.implicit_field.close is not None:
+            watched.append(self.implicit_field.close)
+        return watched
+
+
+def _type_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _compile_regex(path: str, pattern: Any) -> regex.Pattern:
+    if not isinstance(pattern, str):
+        raise TemplateError(path, f"must be a regex string, got {_type_name(pattern)}")
+    if pattern == "":
+        raise TemplateError(path, "must not be empty")
+    try:
+        return regex.compile(pattern, regex.DOTALL)
+    except regex.error as error:
+        where = f" at position {error.pos}" if getattr(error, "pos", None) is not None else ""
+        raise TemplateError(path, f"invalid regex{where}: {error.msg if hasattr(error, 'msg') else error}: {pattern!r}") from None
+
+
+def _literal_list(path: str, raw: Any) -> list[str]:
+    if isinstance(raw, str):
+        raw = [raw]
+    elif not isinstance(raw, list) or not raw:
+        raise TemplateError(path, f"must be a string or a non-empty list of strings, got {shorten(json.dumps(raw, default=str), 80)}")
+    for i, literal in enumerate(raw):
+        if not isinstance(literal, str):
+            raise TemplateError(f"{path}.{i}", f"must be a string, got {_type_name(literal)}")
+        if literal == "":
+            raise TemplateError(f"{path}.{i}" if len(raw) > 1 else path, "must not be an empty string")
+    return raw
+
+
+def _delimiter(field_name: str, side: str, spec: dict, literal_key: str, pattern_key: str, path: str) -> Delimiter | None:
+    if literal_key in spec and pattern_key in spec:
+        raise TemplateError(f"{path}.{pattern_key}", f"give either '{literal_key}' or '{pattern_key}', not both")
+    if literal_key in spec:
+        literals = _literal_list(f"{path}.{literal_key}", spec[literal_key])
+        return Delimiter.from_literals(field_name, side, f"{path}.{literal_key}", literals)
+    if pattern_key in spec:
+        compiled = _compile_regex(f"{path}.{pattern_key}", spec[pattern_key])
+        return Delimiter.from_pattern(field_name, side, f"{path}.{pattern_key}", compiled)
+    return None
+
+
+def _bool_key(spec: dict, key: str, path: str, default: bool) -> bool:
+    value = spec.get(key, default)
+    if not isinstance(value, bool):
+        raise TemplateError(f"{path}.{key}", f"must be true or false, got {shorten(json.dumps(value, default=str), 60)}")
+    return value
+
+
+def _content_args(content: str, args: Any, path: str) -> dict:
+    """Validate `content_args` for `content`; return a copy with compiled patterns added."""
+    if not isinstance(args, dict):
+        raise TemplateError(path, f"must be an object, got {_type_name(args)}")
+    allowed = CONTENT_ARGS[content]
+    unknown = sorted(set(args) - set(allowed))
+    if unknown:
+        hint = f"allowed: {', '.join(allowed)}" if allowed else "this content parser takes no arguments"
+        raise TemplateError(f"{path}.{unknown[0]}", f"unknown argument for content '{content}' ({hint})")
+    compiled = dict(args)
+    for key, value in args.items():
+        kind, allowed_text = allowed[key]
+        if not isinstance(value, kind) or (kind is str and value == ""):
+            raise TemplateError(f"{path}.{key}", f"must be {allowed_text}, got {shorten(json.dumps(value, default=str), 60)}")
+    if content == "json":
+        for i, pair in enumerate(args.get("string_delims", [])):
+            if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(d, str) and d for d in pair)):
+                raise TemplateError(f"{path}.string_delims.{i}", f"must be an [open, close] pair of non-empty strings, got {shorten(json.dumps(pair, default=str), 60)}")
+    if content == "xml-inline":
+        if "tag_pattern" not in args:
+            raise TemplateError(f"{path}.tag_pattern", "is required for content 'xml-inline' (a regex with named groups 'key' and 'value')")
+        tag_re = _compile_regex(f"{path}.tag_pattern", args["tag_pattern"])
+        missing = [group for group in ("key", "value") if group not in tag_re.groupindex]
+        if missing:
+            raise TemplateError(f"{path}.tag_pattern", f"needs named groups 'key' and 'value'; missing {missing}: {args['tag_pattern']!r}")
+        compiled["_tag_re"] = tag_re
+    if "value_parser" in args:
+        compiled["value_parser"] = _value_parser(args["value_parser"], f"{path}.value_parser")
+    return compiled
+
+
+def _value_parser(spec: dict, path: str) -> dict:
+    unknown = sorted(set(spec) - {"name", "args"})
+    if unknown:
+        raise TemplateError(f"{path}.{unknown[0]}", "unknown key (allowed: name, args)")
+    name = spec.get("name", "text")
+    if name not in CONTENT_PARSERS:
+        raise TemplateError(f"{path}.name", f"unknown content parser {name!r} (allowed: {', '.join(CONTENT_PARSERS)})")
+    return {"name": name, "args": _content_args(name, spec.get("args", {}), f"{path}.args")}
+
+
+def _field(name: Any, spec: Any) -> FieldSpec:
+    path = f"fields.{name}"
+    if not isinstance(name, str) or not name:
+        raise TemplateError(path, "field names must be non-empty strings")
+    if not isinstance(spec, dict):
+        raise TemplateError(path, f"must be an object, got {_type_name(spec)}")
+    unknown = sorted(set(spec) - set(FIELD_KEYS))
+    if unknown:
+        raise TemplateError(f"{path}.{unknown[0]}", f"unknown key (allowed: {', '.join(FIELD_KEYS)})")
+    content = spec.get("content", "text")
+    if content not in CONTENT_PARSERS:
+        raise TemplateError(f"{path}.content", f"unknown content parser {shorten(json.dumps(content, default=str), 60)} (allowed: {', '.join(CONTENT_PARSERS)})")
+    open_delimiter = _delimiter(name, "open", spec, "open", "open_pattern", path)
+    close_delimiter = _delimiter(name, "close", spec, "close", "close_pattern", path)
+    content_args = _content_args(content, spec.get("content_args", {}), f"{path}.content_args")
+    repeats = _bool_key(spec, "repeats", path, False)
+    optional = _bool_key(spec, "optional", path, True)
+    transform_each = _bool_key(spec, "transform_each", path, False)
+    join = spec.get("join")
+    if join is not None:
+        if not isinstance(join, str):
+            raise TemplateError(f"{path}.join", f"must be a string, got {_type_name(join)}")
+        if not repeats:
+            raise TemplateError(f"{path}.join", "needs 'repeats': true (join concatenates the values of repeated regions)")
+    transform = spec.get("transform")
+    if transform_each and transform is None:
+        raise TemplateError(f"{path}.transform_each", "is set but the field has no 'transform' to apply to each element")
+    if transform is not None:
+        mixed = find_mixed_placeholder(transform, f"{path}.transform")
+        if mixed:
+            raise TemplateError(
+                mixed[0],
+                f"{mixed[1]!r} mixes a placeholder with other text; a placeholder must be the whole string "
+                '(e.g. "{content}"), and string interpolation is not supported',
+            )
+    else:
+        groups = sorted(
+            set(open_delimiter.pattern.groupindex if open_delimiter and open_delimiter.literals is None else {})
+            | set(close_delimiter.pattern.groupindex if close_delimiter and close_delimiter.literals is None else {})
+        )
+        if groups:
+            key = "open_pattern" if open_delimiter and open_delimiter.literals is None and set(groups) & set(open_delimiter.pattern.groupindex) else "close_pattern"
+            raise TemplateError(
+                f"{path}.{key}",
+                f"declares named group(s) {groups} but the field has no 'transform'; captures only reach the "
+                "message through a transform. Add one that uses them, or make the groups unnamed (?:...)",
+            )
+    return FieldSpec(
+        name=name,
+        path=path,
+        open=open_delimiter,
+        close=close_delimiter,
+        content=content,
+        content_args=content_args,
+        repeats=repeats,
+        join=join,
+        optional=optional,
+        transform=copy.deepcopy(transform),
+        transform_each=transform_each,
+        dirty=content not in STREAMABLE_CONTENT,
+    )
+
+
+def load_template(template: dict | str | ResponseTemplate) -> ResponseTemplate:
+    """Validate and compile a response template.
+
+    Args:
+        template: the template dict, its JSON text, or an already loaded `ResponseTemplate`
+            (returned as is).
+
+    Returns:
+        The compiled `ResponseTemplate`.
+
+    Raises:
+        TemplateError (a ValueError): names the JSON path of the offending key, what was
+            found and what is allowed.
+    """
+    if isinstance(template, ResponseTemplate):
+        return template
+    if isinstance(template, str):
+        try:
+            template = json.loads(template)
+        except json.JSONDecodeError as error:
+            raise TemplateError("", f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+    if not isinstance(template, dict):
+        raise TemplateError("", f"a response template must be an object, got {_type_name(template)}")
+    unknown = sorted(set(template) - set(TEMPLATE_KEYS))
+    if unknown:
+        raise TemplateError(unknown[0], f"unknown top-level key (allowed: {', '.join(TEMPLATE_KEYS)})")
+    version = template.get("version", 1)
+    if version != 1 or isinstance(version, bool):
+        raise TemplateError("version", f"only version 1 exists, got {shorten(json.dumps(version, default=str), 40)}")
+    defaults = template.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise TemplateError("defaults", f"must be an object, got {_type_name(defaults)}")
+    raw_fields = template.get("fields")
+    if not isinstance(raw_fields, dict) or not raw_fields:
+        raise TemplateError("fields", "must be a non-empty object of field name -> field spec")
+    fields = {name: _field(name, spec) for name, spec in raw_fields.items()}
+    implicit = [spec for spec in fields.values() if spec.implicit]
+    if len(implicit) > 1:
+        raise TemplateError(
+            implicit[1].path,
+            f"at most one field may have no 'open'/'open_pattern' (the implicit field); found {[s.name for s in implicit]}",
+        )
+    if "start_anchor" not in template and "start_anchor_pattern" not in template:
+        raise TemplateError("start_anchor", "is required (or 'start_anchor_pattern'): it marks where the message starts in the prefix")
+    start_anchor = _delimiter("", "anchor", template, "start_anchor", "start_anchor_pattern", "")
+    start_anchor.path = start_anchor.path.lstrip(".")
+    return ResponseTemplate(
+        source=copy.deepcopy(template),
+        defaults=copy.deepcopy(defaults),
+        fields=fields,
+        implicit_field=implicit[0] if implicit else None,
+        start_anchor=start_anchor,
+    )

@@ -1,0 +1,136 @@
+"""Tool-argument typing: cast string arguments of tool calls by the tool's JSON schema (SPEC.md section 6).
+
+Formats such as Qwen3-Coder or GLM write every argument as text; the tool's
+schema says which of them are numbers, booleans, objects or arrays.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+
+def tool_parameter_schemas(tools: list[dict | Callable] | None) -> dict[str, dict]:
+    """Map each tool name to its parameter schemas (`{"param": {"type": ...}}`).
+
+    Args:
+        tools: as for `apply_chat_template(tools=...)`: JSON schema dicts (`{"type": "function",
+            "function": {...}}` or the bare function dict), or Python functions with type
+            hints and a Google-style docstring (converted by transformers' `get_json_schema`).
+
+    Raises:
+        ValueError: a tool is neither a dict nor a function, or a function lacks the
+            docstring/type hints `get_json_schema` needs.
+    """
+    schemas: dict[str, dict] = {}
+    for tool in tools or []:
+        if inspect.isfunction(tool) or inspect.ismethod(tool):
+            from transformers.utils import get_json_schema
+
+            tool = get_json_schema(tool)
+        if not isinstance(tool, dict):
+            raise ValueError(f"tools: each tool must be a JSON schema dict or a function, got {type(tool).__name__}")
+        function = tool.get("function", tool)
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            continue
+        parameters = function.get("parameters")
+        properties = parameters.get("properties") if isinstance(parameters, dict) else None
+        schemas[function["name"]] = properties if isinstance(properties, dict) else {}
+    return schemas
+
+
+def schema_types(schema: Any) -> list[str]:
+    """The JSON types a parameter schema admits, in the order to try them.
+
+    Reads `type` (a name or a list), `anyOf`/`oneOf` alternatives, and `nullable`.
+    """
+    if not isinstance(schema, dict):
+        return []
+    declared = schema.get("type")
+    types = [declared] if isinstance(declared, str) else [t for t in declared or [] if isinstance(t, str)] if isinstance(declared, list) else []
+    for union in ("anyOf", "oneOf"):
+        for alternative in schema.get(union) or []:
+            types += schema_types(alternative)
+    if schema.get("nullable") and "null" not in types:
+        types.append("null")
+    return types
+
+
+def _cast_one(raw: str, type_name: str) -> tuple[bool, Any]:
+    """Try to read `raw` as `type_name`; return (success, value)."""
+    text = raw.strip()
+    if type_name == "integer":
+        try:
+            return True, int(text)
+        except ValueError:
+            try:
+                number = float(text)
+            except ValueError:
+                return False, None
+            return (True, int(number)) if number.is_integer() else (False, None)
+    if type_name == "number":
+        try:
+            number = float(text)
+        except ValueError:
+            return False, None
+        if math.isnan(number) or math.isinf(number):
+            return False, None
+        return True, int(number) if number.is_integer() and "." not in raw else number
+    if type_name == "boolean":
+        lowered = text.lower()
+        if lowered in ("true", "1", "false", "0"):
+            return True, lowered in ("true", "1")
+        return False, None
+    if type_name == "null":
+        return (True, None) if text in ("null", "None") else (False, None)
+    if type_name in ("object", "array"):
+        try:
+            decoded = json.loads(raw)
+        except (ValueError, RecursionError):
+            return False, None
+        wanted = dict if type_name == "object" else list
+        return (True, decoded) if isinstance(decoded, wanted) else (False, None)
+    return False, None
+
+
+def cast_argument(raw: str, types: list[str]) -> Any:
+    """Cast one string argument to the first of `types` it reads as; keep the string when none does."""
+    for type_name in types:
+        ok, value = _cast_one(raw, type_name)
+        if ok:
+            return value
+    return raw
+
+
+def type_tool_calls(value: Any, parameter_schemas: dict[str, dict]) -> Any:
+    """Cast the string arguments of the tool call(s) in a closed region's value, in place.
+
+    `value` is a tool call `{"function": {"name", "arguments": {...}}}` or a list of them;
+    anything else is returned unchanged. A list argument (repeated keys collected by
+    `merge_duplicates`) has each string element cast, unless the schema asks for an array.
+    """
+    if isinstance(value, list):
+        for item in value:
+            type_tool_calls(item, parameter_schemas)
+        return value
+    function = value.get("function") if isinstance(value, dict) else None
+    if not isinstance(function, dict):
+        return value
+    name, arguments = function.get("name"), function.get("arguments")
+    if not isinstance(name, str) or not isinstance(arguments, dict):
+        return value
+    properties = parameter_schemas.get(name)
+    if not properties:
+        return value
+    for key, argument in arguments.items():
+        types = schema_types(properties.get(key))
+        if not types:
+            continue
+        if isinstance(argument, str):
+            arguments[key] = cast_argument(argument, types)
+        elif isinstance(argument, list) and "array" not in types:
+            arguments[key] = [cast_argument(item, types) if isinstance(item, str) else item for item in argument]
+    return value

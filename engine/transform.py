@@ -1,0 +1,78 @@
+"""Transforms: reshape a region's parsed value with a dict/list template.
+
+A string that is exactly `"{name}"` or `"{name.key.key}"` is replaced by that
+value, type kept; every other value is copied as written. Names in scope are
+`content` and the named captures of the delimiters (SPEC.md section 4,
+"FIELD keys: transform").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+PLACEHOLDER = regex.compile(r"\{(\w+(?:\.\w+)*)\}")
+
+
+def placeholder_paths(transform: Any) -> list[str]:
+    """All placeholder paths (`"content.args"`) used in a transform, in order of appearance."""
+    if isinstance(transform, dict):
+        return [path for value in transform.values() for path in placeholder_paths(value)]
+    if isinstance(transform, list):
+        return [path for value in transform for path in placeholder_paths(value)]
+    if isinstance(transform, str):
+        whole = PLACEHOLDER.fullmatch(transform)
+        return [whole[1]] if whole else []
+    return []
+
+
+def find_mixed_placeholder(transform: Any, path: str) -> tuple[str, str] | None:
+    """Return `(json_path, string)` of the first string mixing a placeholder with other text, or None."""
+    if isinstance(transform, dict):
+        items = transform.items()
+    elif isinstance(transform, list):
+        items = enumerate(transform)
+    else:
+        if isinstance(transform, str) and PLACEHOLDER.search(transform) and not PLACEHOLDER.fullmatch(transform):
+            return path, transform
+        return None
+    for key, value in items:
+        found = find_mixed_placeholder(value, f"{path}.{key}")
+        if found:
+            return found
+    return None
+
+
+def apply_transform(transform: Any, scope: dict[str, Any]) -> Any:
+    """Build the value described by `transform`, looking placeholders up in `scope`.
+
+    Raises:
+        ValueError: a placeholder names something not in scope, or its dotted path
+            does not resolve (missing key, or indexing into a non-dict).
+    """
+    if isinstance(transform, dict):
+        return {key: apply_transform(value, scope) for key, value in transform.items()}
+    if isinstance(transform, list):
+        return [apply_transform(value, scope) for value in transform]
+    if not isinstance(transform, str):
+        return transform
+    whole = PLACEHOLDER.fullmatch(transform)
+    if whole is None:
+        return transform
+    root, *keys = whole[1].split(".")
+    if root not in scope:
+        raise ValueError(f"transform placeholder {transform!r}: {root!r} is not defined; in scope: {sorted(scope)}")
+    value = scope[root]
+    walked = root
+    for key in keys:
+        if not isinstance(value, dict):
+            raise ValueError(
+                f"transform placeholder {transform!r}: {walked!r} is a {type(value).__name__}, not a dict, "
+                f"so it has no key {key!r}"
+            )
+        if key not in value:
+            raise ValueError(f"transform placeholder {transform!r}: {walked!r} has no key {key!r}; keys: {sorted(value)}")
+        value = value[key]
+        walked = f"{walked}.{key}"
+    return value
