@@ -1,0 +1,140 @@
+"""Every sample parses to its expected message, in one shot and streamed.
+
+Streaming is checked one character at a time, with the case's explicit chunks
+(token boundaries) when it has them, and with 20 seeded random chunkings. Each
+must give the one-shot message, and each region's concatenated chunk text must
+equal that region's body in the one-shot parse (SPEC D2).
+"""
+
+import random
+
+import pytest
+
+try:
+    from engine import ResponseParser, parse_response
+
+    ON_REFERENCE = False
+except ImportError:
+    from transformers.utils.chat_parsing import ResponseParser, parse_response
+
+    ON_REFERENCE = True
+
+from engine.samples import SAMPLES_DIR, load_sample_file_metadata, load_samples
+
+SAMPLES = load_samples()
+RANDOM_CHUNKINGS = 20
+# What every family must show (or explain in the sample file's "uncovered").
+TOPICS = {
+    "reasoning", "tool_call", "parallel_tool_calls", "content_before_tool_call", "multi_turn",
+    "truncated", "non_ascii", "nested_arguments", "typed_arguments",
+}
+# Deliberate differences (SPEC section 8). The reference lacks them; the engine never skips.
+SKIP_ON_REFERENCE_ONE_SHOT = {"D1"}
+SKIP_ON_REFERENCE_STREAMING = {"D1", "D2"}
+
+
+def _skip_if_reference_lacks(sample, differences):
+    if ON_REFERENCE and (missing := differences.intersection(sample.needs)):
+        pytest.skip(f"the reference parser lacks deliberate difference(s) {sorted(missing)}")
+
+
+def _stream(sample, chunks):
+    """Feed `chunks`; return (message, regions) where regions is a list of
+    [field, concatenated chunk text, closed value]."""
+    parser = ResponseParser(sample.template, prefix=sample.prefix, tools=sample.tools)
+    events = list(parser.initial_events)
+    for chunk in chunks:
+        events.extend(parser.feed(chunk))
+    message, final_events = parser.finalize()
+    events.extend(final_events)
+    return message, _regions(events)
+
+
+def _regions(events):
+    regions, open_region = [], None
+    for event in events:
+        if event["type"] == "region_open":
+            assert open_region is None, f"{event} while {open_region[0]} is open"
+            open_region = [event["field"], "", None]
+        elif event["type"] == "region_chunk":
+            assert open_region is not None and event["field"] == open_region[0], event
+            assert event["text"], "empty region_chunk"
+            open_region[1] += event["text"]
+        elif event["type"] == "region_close":
+            assert open_region is not None and event["field"] == open_region[0], event
+            open_region[2] = event["value"]
+            regions.append(open_region)
+            open_region = None
+    assert open_region is None, f"region {open_region[0]} never closed"
+    return regions
+
+
+def _random_chunks(text, seed):
+    rng = random.Random(seed)
+    cuts = sorted(rng.sample(range(1, len(text)), k=min(len(text) - 1, rng.randint(1, max(1, len(text) // 3))))) if len(text) > 1 else []
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+def _chunkings(sample):
+    yield "one-character", list(sample.generation)
+    if sample.chunks is not None:
+        yield "explicit", list(sample.chunks)
+    for seed in range(RANDOM_CHUNKINGS):
+        yield f"random-{seed}", _random_chunks(sample.generation, seed)
+
+
+VALUE_SAMPLES = [s for s in SAMPLES if s.expected_error is None]
+ERROR_SAMPLES = [s for s in SAMPLES if s.expected_error is not None]
+
+
+def test_samples_exist():
+    assert len({s.family for s in SAMPLES}) >= 21
+
+
+@pytest.mark.parametrize("sample", VALUE_SAMPLES, ids=lambda s: s.id)
+def test_one_shot(sample):
+    _skip_if_reference_lacks(sample, SKIP_ON_REFERENCE_ONE_SHOT)
+    message = parse_response(sample.generation, sample.template, prefix=sample.prefix, tools=sample.tools)
+    assert message == sample.expected
+
+
+@pytest.mark.parametrize("sample", VALUE_SAMPLES, ids=lambda s: s.id)
+def test_streaming_equals_one_shot(sample):
+    _skip_if_reference_lacks(sample, SKIP_ON_REFERENCE_STREAMING)
+    whole_message, whole_regions = _stream(sample, [sample.generation])
+    assert whole_message == sample.expected
+    for region_field, body, value in whole_regions:
+        field = sample.template["fields"][region_field]
+        if field.get("content", "text") == "text" and "transform" not in field and isinstance(value, str):
+            stripped = field.get("content_args", {}).get("strip", True)
+            assert value == (body.strip() if stripped else body), f"{region_field}: chunk text is not the region body"
+    for label, chunks in _chunkings(sample):
+        message, regions = _stream(sample, chunks)
+        assert message == sample.expected, f"chunking {label}: {chunks!r}"
+        assert regions == whole_regions, f"chunking {label}: region bodies differ from one-shot"
+
+
+@pytest.mark.parametrize("sample", ERROR_SAMPLES, ids=lambda s: s.id)
+def test_expected_error(sample):
+    with pytest.raises(Exception) as one_shot:
+        parse_response(sample.generation, sample.template, prefix=sample.prefix, tools=sample.tools)
+    assert sample.expected_error in str(one_shot.value)
+    with pytest.raises(Exception) as streamed:
+        _stream(sample, list(sample.generation))
+    assert sample.expected_error in str(streamed.value)
+
+
+FAMILIES = sorted({s.family for s in SAMPLES})
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_family_coverage(family):
+    cases = [s for s in SAMPLES if s.family == family]
+    assert len(cases) >= 4, f"{family}: {len(cases)} cases, want at least 4"
+    covered = set().union(*(s.covers for s in cases))
+    assert not (unknown := covered - TOPICS), f"unknown topics {unknown}"
+    uncovered = load_sample_file_metadata(SAMPLES_DIR / f"{family}.json").get("uncovered", {})
+    assert not (both := covered & set(uncovered)), f"{sorted(both)} both covered and marked uncovered"
+    missing = TOPICS - covered - set(uncovered)
+    assert not missing, f"{family} does not cover {sorted(missing)} (cover them or explain under 'uncovered')"
