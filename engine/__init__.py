@@ -8,8 +8,13 @@ streaming on top. See SPEC.md (in the project's shared notes) and README.md.
 from .errors import PatternTimeoutError, ResponseParseError, TemplateError
 from .parser import ResponseParser, Span, parse_response
 from .template import FieldSpec, ResponseTemplate, load_template
+from .tokenizer import IncrementalDecoder, TokenResponseParser, attach_response_template, get_response_parser
 
 __all__ = [
+    "IncrementalDecoder",
+    "TokenResponseParser",
+    "attach_response_template",
+    "get_response_parser",
     "FieldSpec",
     "PatternTimeoutError",
     "ResponseParseError",
