@@ -8,6 +8,10 @@ streaming on top. See SPEC.md (in the project's shared notes) and README.md.
 from .errors import PatternTimeoutError, ResponseParseError, TemplateError
 from .parser import ResponseParser, Span, parse_response
 from .template import FieldSpec, ResponseTemplate, load_template
+from .lint import Diagnostic, lint
+from .openai_view import OpenAIView, openai_deltas, openai_view
+from .stream_checks import StreamCheckReport, check_stream
+from .trace import Trace, TraceSpan, trace
 from .tokenizer import IncrementalDecoder, TokenResponseParser, attach_response_template, get_response_parser
 
 __all__ = [
@@ -24,4 +28,14 @@ __all__ = [
     "TemplateError",
     "load_template",
     "parse_response",
+    "Diagnostic",
+    "OpenAIView",
+    "StreamCheckReport",
+    "Trace",
+    "TraceSpan",
+    "check_stream",
+    "lint",
+    "openai_deltas",
+    "openai_view",
+    "trace",
 ]

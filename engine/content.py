@@ -277,6 +277,7 @@ class _CallListReader:
                 continue
             if escape != "u":
                 self.fail(f"unsupported escape {text[self.i : self.i + 2]!r}")
+            escape_start = self.i
             code = self.hex4(self.i + 2)
             self.i += 6
             if 0xD800 <= code <= 0xDBFF and text.startswith("\\u", self.i):
@@ -285,6 +286,7 @@ class _CallListReader:
                     code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                     self.i += 6
             if 0xD800 <= code <= 0xDFFF:
+                self.i = escape_start
                 self.fail("lone surrogate escape")
             out.append(chr(code))
 

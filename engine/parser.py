@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .content import parse_content, parse_text
-from .delimiters import Delimiter, DelimiterMatch
+from .delimiters import DelimiterMatch
 from .errors import PatternTimeoutError, ResponseParseError, shorten
 from .template import FieldSpec, ResponseTemplate, load_template
 from .tool_typing import tool_parameter_schemas, type_tool_calls
@@ -320,6 +320,9 @@ class ResponseParser:
         """
         field = self._current
         base = self._window_base
+        if match is not None and self.spans is not None:
+            region = self._region_count - 1 if self._opened else None
+            self.spans.append(Span(base + match.start, base + match.end, "close", match.delimiter.field, region, match))
         if field is not None and self._opened:
             body = "".join(self._body)
             value = self._store(field, body)
@@ -327,9 +330,6 @@ class ResponseParser:
             if self._positions:
                 event["start"], event["end"] = (at, at) if match is None else (base + match.start, base + match.end)
             events.append(event)
-        if match is not None and self.spans is not None:
-            region = self._region_count - 1 if self._opened else None
-            self.spans.append(Span(base + match.start, base + match.end, "close", match.delimiter.field, region, match))
         implicit = self.template.implicit_field
         self._current = implicit
         self._captures = {}
@@ -391,9 +391,10 @@ class ResponseParser:
                 text=body,
             ) from None
         except ValueError as error:
-            raise ResponseParseError(
-                f"{field.path}: {error}{where}", field=field.name, offset=offset, text=body
-            ) from None
+            detail = str(error)
+            if shorten(body) not in detail:
+                detail = f"{detail}; region body: {shorten(body)}"
+            raise ResponseParseError(f"{field.path}: {detail}{where}", field=field.name, offset=offset, text=body) from None
         if self._tool_schemas:
             type_tool_calls(value, self._tool_schemas)
         return value

@@ -17,7 +17,7 @@ import regex
 
 from .content import CONTENT_PARSERS, STREAMABLE_CONTENT
 from .delimiters import Delimiter
-from .errors import TemplateError, shorten
+from .errors import TemplateError
 from .transform import find_mixed_placeholder
 
 TEMPLATE_KEYS = ("version", "defaults", "start_anchor", "start_anchor_pattern", "fields")
@@ -126,6 +126,16 @@ class ResponseTemplate:
         return watched
 
 
+def _join(path: str, key: Any) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    """A template value as JSON text, cut to about `limit` characters."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
@@ -146,7 +156,7 @@ def _literal_list(path: str, raw: Any) -> list[str]:
     if isinstance(raw, str):
         raw = [raw]
     elif not isinstance(raw, list) or not raw:
-        raise TemplateError(path, f"must be a string or a non-empty list of strings, got {shorten(json.dumps(raw, default=str), 80)}")
+        raise TemplateError(path, f"must be a string or a non-empty list of strings, got {_show(raw, 80)}")
     for i, literal in enumerate(raw):
         if not isinstance(literal, str):
             raise TemplateError(f"{path}.{i}", f"must be a string, got {_type_name(literal)}")
@@ -157,20 +167,20 @@ def _literal_list(path: str, raw: Any) -> list[str]:
 
 def _delimiter(field_name: str, side: str, spec: dict, literal_key: str, pattern_key: str, path: str) -> Delimiter | None:
     if literal_key in spec and pattern_key in spec:
-        raise TemplateError(f"{path}.{pattern_key}", f"give either '{literal_key}' or '{pattern_key}', not both")
+        raise TemplateError(_join(path, pattern_key), f"give either '{literal_key}' or '{pattern_key}', not both")
     if literal_key in spec:
-        literals = _literal_list(f"{path}.{literal_key}", spec[literal_key])
-        return Delimiter.from_literals(field_name, side, f"{path}.{literal_key}", literals)
+        literals = _literal_list(_join(path, literal_key), spec[literal_key])
+        return Delimiter.from_literals(field_name, side, _join(path, literal_key), literals)
     if pattern_key in spec:
-        compiled = _compile_regex(f"{path}.{pattern_key}", spec[pattern_key])
-        return Delimiter.from_pattern(field_name, side, f"{path}.{pattern_key}", compiled)
+        compiled = _compile_regex(_join(path, pattern_key), spec[pattern_key])
+        return Delimiter.from_pattern(field_name, side, _join(path, pattern_key), compiled)
     return None
 
 
 def _bool_key(spec: dict, key: str, path: str, default: bool) -> bool:
     value = spec.get(key, default)
     if not isinstance(value, bool):
-        raise TemplateError(f"{path}.{key}", f"must be true or false, got {shorten(json.dumps(value, default=str), 60)}")
+        raise TemplateError(f"{path}.{key}", f"must be true or false, got {_show(value, 60)}")
     return value
 
 
@@ -187,11 +197,11 @@ def _content_args(content: str, args: Any, path: str) -> dict:
     for key, value in args.items():
         kind, allowed_text = allowed[key]
         if not isinstance(value, kind) or (kind is str and value == ""):
-            raise TemplateError(f"{path}.{key}", f"must be {allowed_text}, got {shorten(json.dumps(value, default=str), 60)}")
+            raise TemplateError(f"{path}.{key}", f"must be {allowed_text}, got {_show(value, 60)}")
     if content == "json":
         for i, pair in enumerate(args.get("string_delims", [])):
             if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(d, str) and d for d in pair)):
-                raise TemplateError(f"{path}.string_delims.{i}", f"must be an [open, close] pair of non-empty strings, got {shorten(json.dumps(pair, default=str), 60)}")
+                raise TemplateError(f"{path}.string_delims.{i}", f"must be an [open, close] pair of non-empty strings, got {_show(pair, 60)}")
     if content == "xml-inline":
         if "tag_pattern" not in args:
             raise TemplateError(f"{path}.tag_pattern", "is required for content 'xml-inline' (a regex with named groups 'key' and 'value')")
@@ -226,7 +236,7 @@ def _field(name: Any, spec: Any) -> FieldSpec:
         raise TemplateError(f"{path}.{unknown[0]}", f"unknown key (allowed: {', '.join(FIELD_KEYS)})")
     content = spec.get("content", "text")
     if content not in CONTENT_PARSERS:
-        raise TemplateError(f"{path}.content", f"unknown content parser {shorten(json.dumps(content, default=str), 60)} (allowed: {', '.join(CONTENT_PARSERS)})")
+        raise TemplateError(f"{path}.content", f"unknown content parser {_show(content, 60)} (allowed: {', '.join(CONTENT_PARSERS)})")
     open_delimiter = _delimiter(name, "open", spec, "open", "open_pattern", path)
     close_delimiter = _delimiter(name, "close", spec, "close", "close_pattern", path)
     content_args = _content_args(content, spec.get("content_args", {}), f"{path}.content_args")
@@ -306,7 +316,7 @@ def load_template(template: dict | str | ResponseTemplate) -> ResponseTemplate:
         raise TemplateError(unknown[0], f"unknown top-level key (allowed: {', '.join(TEMPLATE_KEYS)})")
     version = template.get("version", 1)
     if version != 1 or isinstance(version, bool):
-        raise TemplateError("version", f"only version 1 exists, got {shorten(json.dumps(version, default=str), 40)}")
+        raise TemplateError("version", f"only version 1 exists, got {_show(version, 40)}")
     defaults = template.get("defaults", {})
     if not isinstance(defaults, dict):
         raise TemplateError("defaults", f"must be an object, got {_type_name(defaults)}")
@@ -323,7 +333,6 @@ def load_template(template: dict | str | ResponseTemplate) -> ResponseTemplate:
     if "start_anchor" not in template and "start_anchor_pattern" not in template:
         raise TemplateError("start_anchor", "is required (or 'start_anchor_pattern'): it marks where the message starts in the prefix")
     start_anchor = _delimiter("", "anchor", template, "start_anchor", "start_anchor_pattern", "")
-    start_anchor.path = start_anchor.path.lstrip(".")
     return ResponseTemplate(
         source=copy.deepcopy(template),
         defaults=copy.deepcopy(defaults),

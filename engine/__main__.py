@@ -1,0 +1,198 @@
+"""Command line for template authors: ``python -m engine {check,lint,parse} ...``.
+
+- ``check TEMPLATE SAMPLES``: lint, then parse every sample (expected message or error)
+  and run the stream checks; exit 1 on a lint error, a wrong message or a stream mismatch.
+- ``lint TEMPLATE``: print the diagnostics; exit 1 on an error.
+- ``parse TEMPLATE [--prefix FILE] [GENERATION_FILE|-]``: print the message as JSON, or
+  with ``--trace`` the region map as coloured text.
+
+TEMPLATE is a plain response-template JSON file, a ``templates/`` wrapper file, or a
+family name from ``templates/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from .errors import ResponseParseError, TemplateError
+from .lint import lint
+from .samples import _load_sample_file, load_template_file
+from .stream_checks import check_stream
+from .trace import trace
+
+_FIELD_STYLES = ["green", "cyan", "magenta", "yellow", "blue", "bright_red"]
+_KIND_STYLES = {"discarded": "dim strike", "held": "reverse", "unparsed": "bold white on red"}
+
+
+def read_template(argument: str) -> dict:
+    """The response template dict from a path (plain or wrapper JSON) or a family name.
+
+    Raises:
+        FileNotFoundError, ValueError: no such file, not JSON.
+    """
+    path = Path(argument)
+    if not path.is_file():
+        return load_template_file(argument).response_template
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(data, dict) and "response_template" in data:
+        return data["response_template"]
+    return data
+
+
+def _print_diagnostics(console: Console, diagnostics) -> None:
+    styles = {"error": "bold red", "warning": "yellow", "info": "blue"}
+    for diagnostic in diagnostics:
+        line = Text()
+        line.append(f"{diagnostic.severity:7} ", styles[diagnostic.severity])
+        line.append(f"{diagnostic.path or '<template>'}: ", "bold")
+        line.append(diagnostic.message)
+        console.print(line)
+        if diagnostic.suggestion:
+            console.print(Text(f"        fix: {diagnostic.suggestion}", "dim"))
+
+
+def command_lint(args, console: Console) -> int:
+    diagnostics = lint(read_template(args.template))
+    _print_diagnostics(console, diagnostics)
+    if not diagnostics:
+        console.print("no findings")
+    return 1 if any(d.severity == "error" for d in diagnostics) else 0
+
+
+def command_check(args, console: Console) -> int:
+    template = read_template(args.template)
+    diagnostics = lint(template)
+    _print_diagnostics(console, diagnostics)
+    failures = sum(d.severity == "error" for d in diagnostics)
+    if any(d.code == "template-error" for d in diagnostics):
+        return 1
+    samples = _load_sample_file(Path(args.samples), {})
+    for sample in samples:
+        case_template = template if sample.template_name != "<inline>" else sample.template
+        problems = []
+        report = check_stream(
+            sample.generation, case_template, prefix=sample.prefix, tools=sample.tools,
+            seeds=range(args.seeds), truncation_step=args.truncation_step,
+        )
+        baseline = report.baseline
+        if sample.expected_error is not None:
+            if baseline.error is None or sample.expected_error not in baseline.error:
+                problems.append(f"expected an error containing {sample.expected_error!r}, got {baseline.error or baseline.message!r}")
+        elif baseline.message != sample.expected:
+            problems.append(f"message differs:\n    expected {json.dumps(sample.expected, ensure_ascii=False)}\n    got      "
+                            f"{json.dumps(baseline.message, ensure_ascii=False) if baseline.error is None else baseline.error}")
+        if not report.ok:
+            mismatch = report.mismatch
+            problems.append(f"streaming differs from one-shot with chunking {mismatch.chunking} (splits {mismatch.splits[:10]}): "
+                            f"{json.dumps(mismatch.message, ensure_ascii=False) if mismatch.error is None else mismatch.error}")
+        status = Text("FAIL", "bold red") if problems else Text("ok  ", "green")
+        detail = f"  ({report.runs} chunkings, {len(report.truncation_leaks)} truncation leaks)"
+        console.print(Text.assemble(status, f" {sample.name}", (detail, "dim")))
+        for problem in problems:
+            console.print(f"    {problem}")
+        for note in report.notes:
+            console.print(Text(f"    note: {note}", "dim"))
+        failures += bool(problems)
+    console.print(f"{len(samples)} samples, {failures} failure(s)")
+    return 1 if failures else 0
+
+
+def render_trace(result, console: Console) -> None:
+    """Print a trace as the prefix tail and generation, coloured by region, then a legend."""
+    styles: dict[str, str] = {}
+    text = Text()
+    boundary_done = False
+    for span in result.spans:
+        if span.source == "generation" and not boundary_done:
+            boundary_done = True
+            if result.prefix_tail:
+                text.append("⏐", "bold white on blue")  # where the generation starts
+        if span.kind in _KIND_STYLES:
+            style = _KIND_STYLES[span.kind]
+        else:
+            style = styles.setdefault(span.field, _FIELD_STYLES[len(styles) % len(_FIELD_STYLES)])
+            if span.kind in ("open", "close"):
+                style = f"bold underline {style}"
+        text.append(span.text, style)
+    console.print(Text(f"anchor cut at prefix offset {result.anchor.offset}", "dim"))
+    console.print(text)
+    legend = Text("\nregions: ")
+    for name, style in styles.items():
+        legend.append(f" {name} ", f"reverse {style}")
+    legend.append("  delimiters underlined; ")
+    legend.append(" discarded ", _KIND_STYLES["discarded"])
+    legend.append(" unparsed ", _KIND_STYLES["unparsed"])
+    console.print(legend)
+    for warning in result.warnings:
+        console.print(Text(f"warning ({warning.code}) at {warning.source} {warning.start}: {warning.message}", "yellow"))
+        if warning.suggestion:
+            console.print(Text(f"    fix: {warning.suggestion}", "dim"))
+    if result.error is not None:
+        console.print(Text(f"error in {result.error.field} at {result.error.source} {result.error.offset}: {result.error.message}", "bold red"))
+    else:
+        console.print_json(json.dumps(result.message, ensure_ascii=False))
+
+
+def command_parse(args, console: Console) -> int:
+    template = read_template(args.template)
+    prefix = Path(args.prefix).read_text(encoding="utf-8") if args.prefix else ""
+    generation = sys.stdin.read() if args.generation == "-" else Path(args.generation).read_text(encoding="utf-8")
+    if args.trace:
+        result = trace(generation, template, prefix=prefix)
+        render_trace(result, console)
+        return 1 if result.error else 0
+    from .parser import parse_response
+
+    try:
+        message = parse_response(generation, template, prefix=prefix)
+    except ResponseParseError as error:
+        console.print(Text(f"error: {error}", "bold red"), highlight=False)
+        return 1
+    print(json.dumps(message, ensure_ascii=False, indent=2))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m engine", description="Response-template tools for template authors.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    check = commands.add_parser("check", help="lint a template and run it over a samples file (exit 1 on failure)")
+    check.add_argument("template", help="template JSON file (plain or templates/ wrapper) or family name")
+    check.add_argument("samples", help="samples JSON file (format: samples/README.md)")
+    check.add_argument("--seeds", type=int, default=20, help="random chunkings per sample (default 20)")
+    check.add_argument("--truncation-step", type=int, default=1, help="test every K-th cut inside a delimiter (0: skip)")
+    lint_command = commands.add_parser("lint", help="print diagnostics for a template (exit 1 on an error)")
+    lint_command.add_argument("template")
+    parse = commands.add_parser("parse", help="parse one generation and print the message")
+    parse.add_argument("template")
+    parse.add_argument("generation", nargs="?", default="-", help="generation file, or - for stdin (default)")
+    parse.add_argument("--prefix", help="file holding the prompt text sent before the generation (default: none)")
+    parse.add_argument("--trace", action="store_true", help="print the region map as coloured text")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit status (0 ok, 1 failure, 2 bad usage or input)."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    # argparse fills the optional GENERATION positional before it sees a later --prefix.
+    if extra and args.command == "parse" and args.generation == "-" and len(extra) == 1 and not extra[0].startswith("--"):
+        args.generation = extra[0]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    console = Console(highlight=False, soft_wrap=True)
+    handlers = {"check": command_check, "lint": command_lint, "parse": command_parse}
+    try:
+        return handlers[args.command](args, console)
+    except (TemplateError, FileNotFoundError, ValueError) as error:
+        console.print(Text(f"error: {error}", "bold red"))
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

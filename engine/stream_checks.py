@@ -1,0 +1,291 @@
+"""Stream checks: is this template safe to stream on this generation?
+
+SPEC D2 says every chunking of a generation gives the one-shot message and
+the same text per region. `check_stream` tests that on one generation the way
+a serving engine would meet it: one character at a time, split once at every
+point, and in seeded random pieces. `truncation` asks the other streaming
+question: when generation stops in the middle of a delimiter (a token limit),
+does a fragment of that delimiter end up in a text field of the message?
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from dataclasses import field as dataclass_field
+from typing import Any
+
+from .errors import ResponseParseError
+from .parser import ResponseParser
+from .template import ResponseTemplate, load_template
+
+# Above this many characters the single-split check tests every (n // cap)-th point only.
+MAX_EVERY_SPLIT = 1000
+
+
+@dataclass
+class StreamRun:
+    """The outcome of one chunking.
+
+    Attributes:
+        chunking: ``"one-shot"``, ``"one-char"``, ``"split@<offset>"`` or ``"seed=<n>"``.
+        splits: generation offsets where chunks ended (the chunk boundaries).
+        message: the message, or None after an error.
+        regions: ``[field, concatenated chunk text]`` per region, in order.
+        error: the error message, or None.
+    """
+
+    chunking: str
+    splits: list[int]
+    message: dict | None
+    regions: list[list[Any]]
+    error: str | None = None
+
+    def same_as(self, other: "StreamRun") -> bool:
+        return self.message == other.message and self.regions == other.regions and self.error == other.error
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class TruncationLeak:
+    """A cut inside a delimiter whose fragment landed in a text value.
+
+    Attributes:
+        cut: generation length kept.
+        fragment: the delimiter's first characters before the cut.
+        delimiter: the whole literal it would have been; path: its template key.
+        field: the message key whose string value holds the fragment.
+    """
+
+    cut: int
+    fragment: str
+    delimiter: str
+    path: str
+    field: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class StreamCheckReport:
+    """What `check_stream` found.
+
+    Attributes:
+        ok: every chunking gave the one-shot message and region texts (truncation leaks
+            do not affect `ok`: they describe the format, not a parser fault).
+        runs: how many chunkings were compared.
+        baseline: the one-shot run.
+        mismatch: the first run that differed, or None.
+        every_split_stride: 1 when every split point was tested, k when only every k-th
+            (generations over `MAX_EVERY_SPLIT` characters), 0 when skipped.
+        notes: human-readable remarks (caps applied, skipped checks).
+        truncation_step: K of the truncation check (0: skipped).
+        truncation_leaks: cuts at which a delimiter fragment leaked into a text value.
+        seconds: wall time.
+    """
+
+    ok: bool
+    runs: int
+    baseline: StreamRun
+    mismatch: StreamRun | None
+    every_split_stride: int
+    notes: list[str]
+    truncation_step: int
+    truncation_leaks: list[TruncationLeak] = dataclass_field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def run_chunks(
+    template: ResponseTemplate,
+    prefix: str,
+    chunks: Iterable[str],
+    *,
+    tools: list | None = None,
+    chunking: str = "",
+    regex_timeout: float | None = None,
+) -> StreamRun:
+    """Feed `chunks` to a fresh parser and record the message and per-region text.
+
+    Returns:
+        A `StreamRun`; a `ResponseParseError` is recorded in `error`, not raised.
+    """
+    splits: list[int] = []
+    regions: list[list[Any]] = []
+    events: list[dict] = []
+    message = None
+    error = None
+    try:
+        parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout)
+        events += parser.initial_events
+        at = 0
+        for chunk in chunks:
+            events += parser.feed(chunk)
+            at += len(chunk)
+            splits.append(at)
+        message, final_events = parser.finalize()
+        events += final_events
+    except ResponseParseError as caught:
+        error = str(caught)
+    for event in events:
+        if event["type"] == "region_open":
+            regions.append([event["field"], ""])
+        elif event["type"] == "region_chunk":
+            regions[-1][1] += event["text"]
+    return StreamRun(chunking, splits[:-1], message, regions, error)
+
+
+def _random_chunks(text: str, seed: int, max_size: int = 8) -> list[str]:
+    rng = random.Random(seed)
+    chunks, i = [], 0
+    while i < len(text):
+        size = rng.randint(1, max_size)
+        chunks.append(text[i : i + size])
+        i += size
+    return chunks
+
+
+def check_stream(
+    generation: str,
+    template: dict | str | ResponseTemplate,
+    *,
+    prefix: str,
+    tools: list[dict | Callable] | None = None,
+    seeds: Iterable[int] = range(20),
+    every_split: bool = True,
+    truncation_step: int = 1,
+    regex_timeout: float | None = None,
+) -> StreamCheckReport:
+    """Compare one-shot parsing with many chunkings of `generation`, then check truncations.
+
+    Args:
+        generation: the model output.
+        template: the response template (dict, JSON text or loaded).
+        prefix: REQUIRED, as for `parse_response`.
+        tools: tool schemas or functions.
+        seeds: seeds of the random chunkings (pieces of 1 to 8 characters).
+        every_split: also split once at every offset (every k-th above `MAX_EVERY_SPLIT`
+            characters; the report says which).
+        truncation_step: K: test cuts at every K-th offset that falls inside a literal
+            delimiter in the generation; 0 skips the truncation check.
+        regex_timeout: seconds allowed for each regex call.
+
+    Returns:
+        A `StreamCheckReport`; runs stop at the first mismatch.
+
+    Raises:
+        TemplateError: the template is invalid. ValueError: no prefix.
+    """
+    started = time.perf_counter()
+    loaded = load_template(template)
+    if prefix is None:
+        ResponseParser(loaded, None)
+    options = {"tools": tools, "regex_timeout": regex_timeout}
+    baseline = run_chunks(loaded, prefix, [generation], chunking="one-shot", **options)
+    notes: list[str] = []
+    n = len(generation)
+    stride = 0
+    if every_split and n > 1:
+        stride = 1 if n <= MAX_EVERY_SPLIT else -(-n // MAX_EVERY_SPLIT)
+        if stride > 1:
+            notes.append(f"generation has {n} characters: split check tested every {stride}th offset, not all {n - 1}")
+    elif not every_split:
+        notes.append("split check skipped")
+
+    def chunkings():
+        yield "one-char", list(generation)
+        if stride:
+            for at in range(1, n, stride):
+                yield f"split@{at}", [generation[:at], generation[at:]]
+        for seed in seeds:
+            yield f"seed={seed}", _random_chunks(generation, seed)
+
+    runs, mismatch = 1, None
+    for name, chunks in chunkings():
+        run = run_chunks(loaded, prefix, chunks, chunking=name, **options)
+        runs += 1
+        if not run.same_as(baseline):
+            mismatch = run
+            break
+    leaks = truncation(generation, loaded, prefix=prefix, step=truncation_step, **options) if truncation_step else []
+    if not truncation_step:
+        notes.append("truncation check skipped")
+    return StreamCheckReport(
+        ok=mismatch is None,
+        runs=runs,
+        baseline=baseline,
+        mismatch=mismatch,
+        every_split_stride=stride,
+        notes=notes,
+        truncation_step=truncation_step,
+        truncation_leaks=leaks,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _literal_delimiters(template: ResponseTemplate) -> list[tuple[str, str]]:
+    found = []
+    for spec in template.fields.values():
+        for delimiter in (spec.open, spec.close):
+            if delimiter is not None and delimiter.literals is not None:
+                found += [(literal, delimiter.path) for literal in delimiter.literals if len(literal) > 1]
+    return found
+
+
+def _text_values(message: dict, template: ResponseTemplate) -> list[tuple[str, str]]:
+    values = []
+    for spec in template.fields.values():
+        value = message.get(spec.name)
+        if isinstance(value, str):
+            values.append((spec.name, value))
+        elif isinstance(value, list):
+            values += [(spec.name, item) for item in value if isinstance(item, str)]
+    return values
+
+
+def truncation(
+    generation: str,
+    template: dict | str | ResponseTemplate,
+    *,
+    prefix: str,
+    step: int = 1,
+    tools: list | None = None,
+    regex_timeout: float | None = None,
+) -> list[TruncationLeak]:
+    """Cut `generation` at every `step`-th offset inside a literal delimiter and parse what is left.
+
+    A cut inside a delimiter leaves its first characters at the end of the stream; at
+    finalize they are text. A leak is reported when that fragment ends up at the end
+    of a string value of the message. Cuts that fail to parse are not leaks.
+
+    Returns:
+        The leaks, in cut order (at most one per cut).
+    """
+    loaded = load_template(template)
+    inside: dict[int, tuple[str, str, int]] = {}
+    for literal, path in _literal_delimiters(loaded):
+        start = generation.find(literal)
+        while start != -1:
+            for cut in range(start + 1, start + len(literal)):
+                if cut % step == 0:
+                    inside.setdefault(cut, (literal, path, start))
+            start = generation.find(literal, start + 1)
+    leaks = []
+    for cut in sorted(inside):
+        literal, path, start = inside[cut]
+        fragment = generation[start:cut]
+        run = run_chunks(loaded, prefix, [generation[:cut]], tools=tools, regex_timeout=regex_timeout)
+        if run.message is None:
+            continue
+        for name, value in _text_values(run.message, loaded):
+            if value.endswith(fragment.strip()) and fragment.strip():
+                leaks.append(TruncationLeak(cut, fragment, literal, path, name))
+                break
+    return leaks

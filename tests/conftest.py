@@ -1,0 +1,43 @@
+"""Shared fixtures for the engine's unit tests.
+
+`small_tokenizer` is a real Hugging Face fast tokenizer, trained here on a few
+sentences (nothing is downloaded), with the chat special tokens that the
+templates under test use as delimiters.
+"""
+
+import pytest
+
+SPECIAL_TOKENS = ["<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>"]
+
+TRAINING_SENTENCES = [
+    "I should greet the user.",
+    "Hello! How can I help you today?",
+    'The weather in Paris is sunny. {"name": "get_weather", "arguments": {"city": "Paris"}}',
+    "Let me check the time in London and Tokyo.",
+    "user assistant system: think about the answer, then call a tool.",
+    "0123456789 {}[]():,\"'=<>/|_-.!?\n",
+]
+
+
+@pytest.fixture(scope="session")
+def small_tokenizer():
+    """A byte-level BPE `PreTrainedTokenizerFast` with the chat special tokens."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=300,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    backend.train_from_iterator(TRAINING_SENTENCES, trainer=trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        bos_token="<|im_start|>",
+        eos_token="<|im_end|>",
+        additional_special_tokens=SPECIAL_TOKENS[2:],
+    )

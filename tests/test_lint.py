@@ -1,0 +1,121 @@
+"""Lint: one minimal template per diagnostic, with exact codes, paths and suggestions."""
+
+import pytest
+
+from engine import Diagnostic, lint
+from engine.samples import list_templates
+
+
+def T(**fields):
+    return {"start_anchor": "<S>", "fields": fields}
+
+
+def codes(template):
+    return [(d.severity, d.code, d.path) for d in lint(template)]
+
+
+def test_template_that_fails_to_load():
+    assert lint({"start_anchor": "<S>", "fields": {"a": {"open": ""}}}) == [
+        Diagnostic("error", "template-error", "fields.a.open", "fields.a.open: must not be an empty string", "")
+    ]
+
+
+def test_clean_template_has_no_findings():
+    assert lint(T(reasoning_content={"open": "<think>", "close_pattern": "</think>|(?=<tool_call>)"},
+                  tool_calls={"open": "<tool_call>", "close_pattern": r"(?<=\})\s*</tool_call>", "content": "json",
+                              "repeats": True, "transform": {"type": "function", "function": "{content}"}},
+                  content={})) == []
+
+
+def test_open_never_fires():
+    [d] = lint(T(a={"open_pattern": r"<\w+>"}, b={"open": "<b>"}))
+    assert (d.severity, d.code, d.path) == ("error", "open-never-fires", "fields.b.open")
+    assert d.message == "'<b>' never opens b: a's open '<\\\\w+>' matches the same text at the same place and wins the tie"
+
+
+def test_open_prefix_of_other():
+    assert codes(T(a={"open": "<a"}, b={"open": "<ab>"})) == [("warning", "open-prefix-of-other", "fields.a.open")]
+
+
+def test_close_equals_open():
+    [d] = lint(T(a={"open": "<a>", "close": "<b>"}, b={"open": "<b>"}))
+    assert (d.code, d.path, d.suggestion) == ("close-equals-open", "fields.a.close", "close a with a lookahead instead: close_pattern '(?=<b>)'")
+
+
+def test_anchor_inside_delimiter():
+    assert codes({"start_anchor": "<|start|>", "fields": {"a": {"open": "<|start|>x"}}}) == [
+        ("warning", "anchor-inside-delimiter", "start_anchor")
+    ]
+
+
+def test_reasoning_field_name():
+    assert codes(T(thinking={"open": "<think>", "close": "</think>"})) == [("warning", "reasoning-field-name", "fields.thinking")]
+
+
+def test_content_field_name():
+    assert codes(T(answer={})) == [("warning", "content-field-name", "fields.answer")]
+
+
+def test_tool_call_field_name():
+    assert codes(T(calls={"open": "[", "content": "json", "transform": {"function": "{content}"}})) == [
+        ("warning", "tool-call-field-name", "fields.calls")
+    ]
+
+
+def test_repeats_text_without_join():
+    [d] = lint(T(notes={"open": "<n>", "close": "</n>", "repeats": True}))
+    assert (d.code, d.path, d.suggestion) == ("repeats-text-without-join", "fields.notes.repeats", 'add "join": "\\n" to concatenate the regions')
+
+
+def test_unused_capture():
+    [d] = lint(T(x={"open_pattern": r"<x (?P<id>\d+)>", "close": "</x>", "transform": {"v": "{content}"}}))
+    assert (d.code, d.path, d.message) == ("unused-capture", "fields.x.open_pattern", "named group 'id' is captured but the transform never uses it")
+
+
+def test_json_tool_call_closed_by_literal():
+    [d] = lint(T(tool_calls={"open": "<tool_call>", "close": "</tool_call>", "content": "json", "repeats": True,
+                             "transform": {"type": "function", "function": "{content}"}}))
+    assert (d.severity, d.code, d.path) == ("warning", "json-close-literal", "fields.tool_calls.close")
+    assert d.suggestion == r"use close_pattern '(?<=[}\\]])\\s*</tool_call>' (close only after a brace)"
+
+
+def test_tool_call_swallowed_by_reasoning():
+    diagnostics = lint(T(reasoning_content={"open": "<think>", "close": "</think>"},
+                         tool_calls={"open": "<tool_call>", "close_pattern": r"(?<=\})\s*</tool_call>", "content": "json",
+                                     "repeats": True, "transform": {"type": "function", "function": "{content}"}}))
+    assert [(d.code, d.path, d.suggestion) for d in diagnostics] == [
+        ("tool-call-swallowed-by-reasoning", "fields.reasoning_content.close", "use close_pattern '</think>|(?=<tool_call>)'")
+    ]
+    assert diagnostics[0].message.startswith("tool-call open inside reasoning is swallowed")
+
+
+@pytest.mark.parametrize(
+    "key, pattern, severity",
+    [("open_pattern", "x*", "error"), ("close_pattern", r"(?<=\})\s*", "warning")],
+)
+def test_pattern_matches_empty(key, pattern, severity):
+    field = {"open": "<x>", key: pattern} if key == "close_pattern" else {key: pattern}
+    assert codes(T(x=field)) == [(severity, "pattern-matches-empty", f"fields.x.{key}")]
+
+
+@pytest.mark.parametrize(
+    "pattern, feature",
+    [(r"<(x)>\1", "a backreference"), ("<(?>x)>", "an atomic group"), ("<x++>", "a possessive quantifier"), ("<(?R)?>", "recursion")],
+)
+def test_unportable_pattern(pattern, feature):
+    [d] = [d for d in lint(T(x={"open_pattern": pattern})) if d.code == "unportable-pattern"]
+    assert d.path == "fields.x.open_pattern" and f"uses {feature}," in d.message
+
+
+def test_character_class_is_not_a_backreference():
+    assert codes(T(x={"open_pattern": r"<[\1+]x{2}>"})) == []
+
+
+def test_catastrophic_backtracking():
+    [d] = lint(T(x={"open": "<x>", "close_pattern": "(a|aa)+$"}))
+    assert (d.severity, d.code, d.path) == ("error", "catastrophic-backtracking", "fields.x.close_pattern")
+
+
+def test_shipped_templates_have_no_errors():
+    for template_file in list_templates():
+        assert [d for d in lint(template_file.response_template) if d.severity == "error"] == [], template_file.name
