@@ -30,6 +30,10 @@ import regex
 
 from .errors import PatternTimeoutError, shorten
 
+# Pattern text that may look at characters before the match start (lookbehinds, word
+# boundaries, start-of-text anchors): the parser then keeps some decided text as context.
+_CONTEXT_MARKS = ("(?<", "\\b", "\\B", "^", "\\A", "\\G", "\\K")
+
 # Characters appended to test whether a match depends on what follows it:
 # one that is neither a word character nor a newline, and one word character.
 _NEXT_CHARACTER_PROBES = ("\x00", "a")
@@ -69,6 +73,7 @@ class Delimiter:
     _first_win: regex.Pattern | None = field(default=None, repr=False)
     _max_len: int = 0
     _first_chars: str = ""
+    needs_context: bool = False
 
     @classmethod
     def from_literals(cls, field_name: str, side: str, path: str, literals: list[str]) -> "Delimiter":
@@ -98,7 +103,9 @@ class Delimiter:
                 first_win = regex.compile(f"(?:{body})(*PRUNE)(?!)", compiled.flags)
             except regex.error:
                 dead_end = first_win = None
-        return cls(field_name, side, path, None, compiled, compiled.pattern, dead_end, first_win)
+        delimiter = cls(field_name, side, path, None, compiled, compiled.pattern, dead_end, first_win)
+        delimiter.needs_context = any(mark in compiled.pattern for mark in _CONTEXT_MARKS)
+        return delimiter
 
     def scan(self, text: str, pos: int, at_end: bool, timeout: float | None = None) -> tuple[DelimiterMatch | None, int]:
         """Look for this delimiter in `text[pos:]`, where `text` ends at the edge of what has arrived.
@@ -129,6 +136,20 @@ class Delimiter:
 
     def _scan_literals(self, text: str, pos: int, at_end: bool) -> tuple[DelimiterMatch | None, int]:
         n = len(text)
+        if len(self.literals) == 1:  # the common case, kept short: one find and a tail check
+            literal = self.literals[0]
+            start = text.find(literal, pos)
+            hold = n
+            if not at_end:
+                i = text.find(literal[0], max(pos, n - len(literal) + 1))
+                while i != -1:
+                    if literal.startswith(text[i:]):
+                        hold = i
+                        break
+                    i = text.find(literal[0], i + 1)
+            if start == -1:
+                return None, hold
+            return DelimiterMatch(self, start, start + len(literal), literal, {}), hold
         start, found = -1, ""
         for literal in self.literals:  # longest first: on a tie the longer one stays
             i = text.find(literal, pos)
@@ -167,17 +188,20 @@ class Delimiter:
         if found.partial:
             return None, start
         if self._dead_end is not None:
-            earlier = self._dead_end.search(text, pos, partial=True, timeout=timeout)
+            # A partial match from an earlier start would have to run through the end of this
+            # one, so looking up to `found.end()` is enough (and keeps big chunks linear).
+            earlier = self._dead_end.search(text, pos, found.end(), partial=True, timeout=timeout)
             if earlier is not None and earlier.start() < start:
                 return None, earlier.start()
         if found.end() == n:
             return None, start  # at the edge of the text: the next character decides
         if self._first_win is not None and self._first_win.match(text, start, partial=True, timeout=timeout):
             return None, start
-        for probe in _NEXT_CHARACTER_PROBES:
-            again = pattern.match(text + probe, start, timeout=timeout)
-            if again is None or again.span() != found.span() or again.groupdict() != found.groupdict():
-                return None, start
+        if found.end() == n - 1:  # `$` before a final newline: the next character decides
+            for probe in _NEXT_CHARACTER_PROBES:
+                again = pattern.match(text + probe, start, timeout=timeout)
+                if again is None or again.span() != found.span() or again.groupdict() != found.groupdict():
+                    return None, start
         return self._wrap(found), n
 
     def _wrap(self, found: regex.Match) -> DelimiterMatch:

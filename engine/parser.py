@@ -62,6 +62,12 @@ def _is_empty(value: Any) -> bool:
     return value is None or (isinstance(value, (str, list, dict)) and not value)
 
 
+def _first_characters(delimiters: list) -> str | None:
+    if any(d.literals is None for d in delimiters):
+        return None
+    return "".join(dict.fromkeys(literal[0] for d in delimiters for literal in d.literals))
+
+
 def _match_priority(match: DelimiterMatch) -> tuple:
     # Earliest start, then longest, then opens before closes, then field name.
     return (match.start, match.start - match.end, match.delimiter.side != "open", match.delimiter.field)
@@ -127,10 +133,12 @@ class ResponseParser:
         self.spans: list[Span] | None = [] if record_spans else None
         self._watch_outside = template.watched_delimiters(None)
         self._watch_inside = {name: template.watched_delimiters(spec) for name, spec in template.fields.items()}
-        uses_patterns = any(
-            d.literals is None for delimiters in [self._watch_outside, *self._watch_inside.values()] for d in delimiters
-        )
-        self._context = LOOKBEHIND_CONTEXT if uses_patterns else 0
+        all_watched = [d for delimiters in [self._watch_outside, *self._watch_inside.values()] for d in delimiters]
+        self._context = LOOKBEHIND_CONTEXT if any(d.needs_context for d in all_watched) else 0
+        # Per state, the first characters of its delimiters when they are all literals: a chunk
+        # containing none of them cannot start a delimiter and goes straight to the region.
+        self._first_chars_outside = _first_characters(self._watch_outside)
+        self._first_chars_inside = {name: _first_characters(ds) for name, ds in self._watch_inside.items()}
         self._window = ""
         self._window_base = 0
         self._pos = 0
@@ -138,12 +146,15 @@ class ResponseParser:
         self._current: FieldSpec | None = template.implicit_field
         self._opened = False
         self._body: list[str] = []
+        self._body_blocks: list[str] = []
         self._body_start = 0
         self._captures: dict[str, str] = {}
         self._region_count = 0
         self._implicit_stretches: list[str] = []
         self._implicit_values = 0
         self._finalized = False
+        self._stalls = 0  # delimiters committed in a row without consuming text
+        self._stalled_at = -1  # stream offset where that went on too long
         self.initial_events: list[dict] = []
         self.prefix_cut = 0
         if prefix:
@@ -167,13 +178,33 @@ class ResponseParser:
         if self._finalized:
             raise RuntimeError("ResponseParser.feed() called after finalize(); make a new parser per generation")
         events: list[dict] = []
-        if chunk:
-            self._window += chunk
-            self._process(events, at_end=False)
+        if not chunk:
+            return events
+        window = self._window
+        if self._pos == len(window) and not self._context:
+            current = self._current
+            first_chars = (
+                self._first_chars_outside if current is None or current.implicit else self._first_chars_inside[current.name]
+            )
+            if first_chars is not None:
+                for char in first_chars:
+                    if char in chunk:
+                        break
+                else:
+                    self._window_base += len(window)
+                    self._window = chunk
+                    self._pos = len(chunk)
+                    self._route(events, chunk, self._window_base)
+                    return events
+        self._window = window + chunk
+        self._process(events, at_end=False)
         return events
 
-    def finalize(self) -> tuple[dict, list[dict]]:
+    def finalize(self, last_chunk: str = "") -> tuple[dict, list[dict]]:
         """End the stream: settle held text, close the open region, return `(message, final_events)`.
+
+        `last_chunk` (optional) is a final piece of the generation; since the stream ends with
+        it, it is never held back. `parse_response` passes the whole generation this way.
 
         The message starts from the template's `defaults`; keys not in `defaults` with an
         empty value (None, "", [], {}) are dropped.
@@ -186,6 +217,7 @@ class ResponseParser:
             raise RuntimeError("ResponseParser.finalize() called twice")
         self._finalized = True
         events: list[dict] = []
+        self._window += last_chunk
         self._process(events, at_end=True)
         implicit = self.template.implicit_field
         if implicit is not None and len(self._implicit_stretches) > 1 and self._implicit_values:
@@ -225,40 +257,56 @@ class ResponseParser:
         timeout = self._timeout
         while True:
             window, pos = self._window, self._pos
+            if self._window_base + pos == self._stalled_at:
+                # Zero-width delimiters kept firing here without consuming text; step over one
+                # character (the same in every chunking), then match again.
+                if pos < len(window):
+                    self._route(events, window[pos], self._window_base + pos)
+                    self._pos = pos + 1
+                    self._stalls = 0
+                    continue
+                if not at_end:
+                    break
             current = self._current
             watched = self._watch_outside if current is None or current.implicit else self._watch_inside[current.name]
             best: DelimiterMatch | None = None
             hold = len(window)
-            for delimiter in watched:
-                match, delimiter_hold = delimiter.scan(window, pos, at_end, timeout)
-                if delimiter_hold < hold:
-                    hold = delimiter_hold
-                if match is not None and (best is None or _match_priority(match) < _match_priority(best)):
-                    best = match
+            if self._window_base + pos != self._stalled_at:
+                for delimiter in watched:
+                    match, delimiter_hold = delimiter.scan(window, pos, at_end, timeout)
+                    if delimiter_hold < hold:
+                        hold = delimiter_hold
+                    if match is not None and (best is None or _match_priority(match) < _match_priority(best)):
+                        best = match
             if best is not None and best.start < hold:
+                if best.start == best.end:
+                    self._stalls = self._stalls + 1 if best.start == pos else 1
+                    if self._stalls > 2:
+                        self._stalled_at = self._window_base + best.start
+                        if best.start > pos:
+                            self._route(events, window[pos : best.start], self._window_base + pos)
+                            self._pos = best.start
+                        continue
+                else:
+                    self._stalls = 0
                 if best.start > pos:
-                    self._route(events, window, pos, best.start)
+                    self._route(events, window[pos : best.start], self._window_base + pos)
                 self._pos = best.end
                 if best.delimiter.side == "open":
                     self._close_region(events, None, self._window_base + best.start)
                     self._open_region(events, best)
-                    continue
-                had_body = self._opened
-                self._captures.update(best.captures)
-                self._close_region(events, best, self._window_base + best.start)
-                if had_body or best.start != best.end:
-                    continue
-                # A zero-width close of an empty region would fire forever at this spot.
-                if not at_end:
-                    break
-                pos = self._pos
-            elif not at_end:
+                else:
+                    self._captures.update(best.captures)
+                    self._close_region(events, best, self._window_base + best.start)
+                continue
+            if not at_end:
                 if hold > pos:
-                    self._route(events, window, pos, hold)
+                    self._route(events, window[pos:hold], self._window_base + pos)
                     self._pos = hold
+                    self._stalls = 0
                 break
-            if self._pos < len(window):
-                self._route(events, window, self._pos, len(window))
+            if pos < len(window):
+                self._route(events, window[pos:], self._window_base + pos)
                 self._pos = len(window)
             self._close_region(events, None, self._window_base + self._pos)
             break
@@ -271,30 +319,33 @@ class ResponseParser:
             self._window_base += cut
             self._pos -= cut
 
-    def _route(self, events: list[dict], window: str, start: int, end: int) -> None:
-        """Send `window[start:end]` to the current region (opening the implicit one lazily)."""
-        text = window[start:end]
+    def _route(self, events: list[dict], text: str, start: int) -> None:
+        """Send `text`, found at stream offset `start`, to the current region (opening the implicit one lazily)."""
         field = self._current
-        base = self._window_base
+        end = start + len(text)
         if field is None:
             if self.spans is not None:
-                self.spans.append(Span(base + start, base + end, "discarded"))
+                self.spans.append(Span(start, end, "discarded"))
             return
         if not self._opened:
             self._opened = True
-            self._body_start = base + start
+            self._body_start = start
             self._region_count += 1
             opening = {"type": "region_open", "field": field.name}
             if self._positions:
-                opening["start"] = opening["end"] = base + start
+                opening["start"] = opening["end"] = start
             events.append(opening)
-        self._body.append(text)
+        body = self._body
+        body.append(text)
+        if len(body) >= 256:  # keep memory near the text's size: one string per 256 chunks
+            self._body_blocks.append("".join(body))
+            body.clear()
         chunk = {"type": "region_chunk", "field": field.name, "text": text, "dirty": field.dirty}
         if self._positions:
-            chunk["start"], chunk["end"] = base + start, base + end
+            chunk["start"], chunk["end"] = start, end
         events.append(chunk)
         if self.spans is not None:
-            self.spans.append(Span(base + start, base + end, "body", field.name, self._region_count - 1))
+            self.spans.append(Span(start, end, "body", field.name, self._region_count - 1))
 
     def _open_region(self, events: list[dict], match: DelimiterMatch) -> None:
         field = self.template.fields[match.delimiter.field]
@@ -302,6 +353,7 @@ class ResponseParser:
         self._current = field
         self._captures = dict(match.captures)
         self._body = []
+        self._body_blocks = []
         self._opened = True
         self._body_start = base + match.end
         self._region_count += 1
@@ -324,7 +376,7 @@ class ResponseParser:
             region = self._region_count - 1 if self._opened else None
             self.spans.append(Span(base + match.start, base + match.end, "close", match.delimiter.field, region, match))
         if field is not None and self._opened:
-            body = "".join(self._body)
+            body = "".join(self._body_blocks) + "".join(self._body)
             value = self._store(field, body)
             event = {"type": "region_close", "field": field.name, "value": value}
             if self._positions:
@@ -334,6 +386,7 @@ class ResponseParser:
         self._current = implicit
         self._captures = {}
         self._body = []
+        self._body_blocks = []
         self._opened = False
 
     def _store(self, field: FieldSpec, body: str) -> Any:
@@ -409,8 +462,7 @@ def parse_text_one_shot(
 ) -> dict:
     """Parse a complete generation: the stream is already whole, so nothing needs holding back."""
     parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout)
-    parser._window += text
-    message, _ = parser.finalize()
+    message, _ = parser.finalize(text)
     return message
 
 

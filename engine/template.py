@@ -9,6 +9,7 @@ found and what is allowed.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -304,6 +305,20 @@ def load_template(template: dict | str | ResponseTemplate) -> ResponseTemplate:
     """
     if isinstance(template, ResponseTemplate):
         return template
+    try:
+        key = template if isinstance(template, str) else json.dumps(template, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return _compile_template(template)
+    return _load_cached(key)
+
+
+@functools.lru_cache(maxsize=128)
+def _load_cached(template_json: str) -> ResponseTemplate:
+    # Loaded templates are never mutated, so parsers of the same template share one.
+    return _compile_template(template_json)
+
+
+def _compile_template(template: dict | str) -> ResponseTemplate:
     if isinstance(template, str):
         try:
             template = json.loads(template)

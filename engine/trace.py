@@ -22,7 +22,7 @@ from dataclasses import field as dataclass_field
 
 import regex
 
-from .errors import ResponseParseError
+from .errors import PatternTimeoutError, ResponseParseError
 from .parser import ResponseParser
 from .parser import Span as ParserSpan
 from .template import FieldSpec, ResponseTemplate, load_template
@@ -367,8 +367,13 @@ def trace(
     if chunks is not None and "".join(chunks) != generation:
         raise ValueError("chunks must concatenate to the generation")
     anchor = loaded.start_anchor
-    cut = (anchor.last_match_end(prefix, regex_timeout) or 0) if prefix else 0
-    found = bool(prefix) and anchor.pattern.search(prefix) is not None
+    error: ResponseParseError | None = None
+    try:
+        anchor_end = anchor.last_match_end(prefix, regex_timeout) if prefix else None
+    except PatternTimeoutError as caught:
+        anchor_end, error = None, caught
+    cut = anchor_end or 0
+    found = anchor_end is not None
     anchor_cut = AnchorCut(anchor=anchor.source, found=found, offset=cut, dropped=prefix[:cut])
     stream_map = _StreamMap(prefix, cut, generation)
 
@@ -377,21 +382,21 @@ def trace(
     parser = ResponseParser(loaded, "", tools=tools, regex_timeout=regex_timeout, positions=True, record_spans=True)
     raw_events: list[tuple[dict, str, int | None]] = []
     snapshots: list[TraceSnapshot] = []
-    error: ResponseParseError | None = None
     message = None
     received = 0
     plan = [("prefix", None, prefix[cut:])] + [
         ("feed", i, piece) for i, piece in enumerate(chunks if chunks is not None else [generation])
     ]
     try:
-        for stage, chunk_index, piece in plan:
-            produced_events = parser.feed(piece)
-            received += len(piece)
-            raw_events.extend((event, stage, chunk_index) for event in produced_events)
-            if chunks is not None and stage == "feed":
-                snapshots.append(_snapshot(stream_map, parser, raw_events, received, chunk_index, piece, positions))
-        message, final_events = parser.finalize()
-        raw_events.extend((event, "finalize", None) for event in final_events)
+        if error is None:
+            for stage, chunk_index, piece in plan:
+                produced_events = parser.feed(piece)
+                received += len(piece)
+                raw_events.extend((event, stage, chunk_index) for event in produced_events)
+                if chunks is not None and stage == "feed":
+                    snapshots.append(_snapshot(stream_map, parser, raw_events, received, chunk_index, piece, positions))
+            message, final_events = parser.finalize()
+            raw_events.extend((event, "finalize", None) for event in final_events)
     except ResponseParseError as caught:
         error = caught
 

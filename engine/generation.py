@@ -1,0 +1,422 @@
+"""Live generation: load a chat model, render a prompt, stream its output.
+
+The only module of the engine that imports torch and transformers' models;
+the parser never needs them. Built for a UI that drives one generation at a
+time:
+
+    loaded = load_model(DEFAULT_MODEL_PATH)
+    template, reason = choose_template(loaded)
+    prompt = render_prompt(loaded, messages, tools, enable_thinking=True)
+    parser = ResponseParser(template, prefix=prompt.text, tools=tools)
+    for piece in stream_generation(loaded, prompt, max_new_tokens=200, seed=0):
+        events = parser.feed(piece.text)
+
+`prompt.text` is the exact text the model was given (special tokens kept),
+which is what the parser needs as its prefix: chat templates may pre-write
+part of the answer, such as an opening `<think>`.
+"""
+
+from __future__ import annotations
+
+import queue
+import re
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteria, StoppingCriteriaList
+from transformers.generation.streamers import BaseStreamer
+
+from .samples import list_templates
+
+DEFAULT_MODEL_PATH = Path(__file__).resolve().parent.parent / "samples" / "demo-model"
+
+# Tokens decoded together with each new one, so tokenizers that render a
+# token differently at the start of a string (SentencePiece's leading space)
+# still give the right text: the piece is the difference of two decodes.
+_DECODE_CONTEXT = 4
+
+
+class ModelLoadError(ValueError):
+    """A model or tokenizer that cannot be loaded or cannot chat; the message says what to do."""
+
+
+class PromptRenderError(ValueError):
+    """The chat template refused or failed to render a conversation; the message is the template's."""
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model ready to generate.
+
+    - `name`: what was asked for (local folder or hub id), as a string.
+    - `model`: the transformers causal LM, in eval mode.
+    - `tokenizer`: its tokenizer; it has a chat template.
+    - `device`: where the inputs go (`torch.device`).
+    - `load_seconds`: wall-clock time the load took, in seconds.
+    """
+
+    name: str
+    model: Any
+    tokenizer: Any
+    device: torch.device
+    load_seconds: float
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """The exact prompt given to the model.
+
+    - `text`: the rendered chat template, special tokens included; pass it as
+      the parser's `prefix`.
+    - `ids`: its token ids (list of int), as fed to the model.
+    """
+
+    text: str
+    ids: list[int]
+
+
+@dataclass(frozen=True)
+class GeneratedPiece:
+    """A stretch of generated output: `ids` (tuple of token ids, possibly
+    several when a character spans tokens) and `text`, their decoded text
+    (str, never a split character; special tokens kept)."""
+
+    ids: tuple[int, ...]
+    text: str
+
+
+def _looks_like_path(name: str) -> bool:
+    """Hub ids are `name` or `owner/name`; anything else is meant as a folder."""
+    return name.startswith((".", "~")) or not re.fullmatch(r"[\w.-]+(/[\w.-]+)?", name)
+
+
+def load_model(name: str | Path = DEFAULT_MODEL_PATH) -> LoadedModel:
+    """Load a causal LM and its tokenizer from a local folder or a hub id.
+
+    With CUDA available the weights are placed by accelerate
+    (`device_map="auto"`), otherwise they stay on the CPU; `dtype="auto"`
+    keeps the dtype the checkpoint was saved in.
+
+    Args:
+        name: a folder holding `config.json`, weights and tokenizer files, or
+            a Hugging Face hub id such as "HuggingFaceTB/SmolLM3-3B".
+
+    Returns:
+        A `LoadedModel`.
+
+    Raises:
+        ModelLoadError: the folder does not exist or is not a model folder;
+            the hub id cannot be fetched (unknown id, no network, offline
+            mode); the tokenizer has no chat template.
+    """
+    name = str(name)
+    folder = Path(name).expanduser()
+    if folder.exists():
+        if not (folder / "config.json").is_file():
+            raise ModelLoadError(
+                f"{folder} is not a model folder (no config.json). Point at the folder that holds config.json, "
+                "the weights and the tokenizer files, e.g. samples/demo-model."
+            )
+    elif _looks_like_path(name):
+        raise ModelLoadError(
+            f"no folder {folder}. Check the path, or leave the field empty to use the bundled demo model "
+            f"({DEFAULT_MODEL_PATH})."
+        )
+    source = str(folder) if folder.exists() else name
+    started = time.perf_counter()
+    placement = {"device_map": "auto"} if torch.cuda.is_available() else {}
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source)
+        model = AutoModelForCausalLM.from_pretrained(source, dtype="auto", **placement)
+    except OSError as error:  # missing files, unknown repo, no network
+        if folder.exists():
+            advice = "Check that the folder holds complete weights and tokenizer files (save them with save_pretrained)."
+        else:
+            advice = (
+                "Check the id's spelling and the network (this machine may have none; HF_HUB_OFFLINE=1 forbids "
+                "downloads). Without network, download the model elsewhere, copy its folder here and give the "
+                f"path. The bundled demo model needs no network: {DEFAULT_MODEL_PATH}."
+            )
+        where = f"the folder {source}" if folder.exists() else "the Hugging Face Hub"
+        raise ModelLoadError(f"could not load {name!r} from {where}: {error}\n{advice}") from error
+    except ValueError as error:  # e.g. an architecture this transformers version does not know
+        raise ModelLoadError(
+            f"{name!r} is not a causal language model this transformers version can load: {error}\n"
+            "Pick a text-generation (causal LM) checkpoint, or upgrade transformers."
+        ) from error
+    if not getattr(tokenizer, "chat_template", None):
+        raise ModelLoadError(
+            f"{name!r} has no chat template, so conversations cannot be rendered into a prompt. Use an "
+            "instruct/chat variant of the model, or set `chat_template` in its tokenizer_config.json."
+        )
+    model.eval()
+    return LoadedModel(
+        name=name,
+        model=model,
+        tokenizer=tokenizer,
+        device=model.device,
+        load_seconds=time.perf_counter() - started,
+    )
+
+
+def render_prompt(
+    loaded: LoadedModel,
+    messages: Sequence[dict],
+    tools: Sequence[dict] | None = None,
+    *,
+    enable_thinking: bool = False,
+) -> Prompt:
+    """Render a conversation with the tokenizer's chat template (sandboxed Jinja).
+
+    Args:
+        loaded: from `load_model`.
+        messages: chat messages, `{"role": ..., "content": ...}` dicts (assistant
+            turns may carry `tool_calls` and `reasoning_content`).
+        tools: JSON-schema tool dicts (or None), as for `apply_chat_template`.
+        enable_thinking: passed to the template; templates that know it may
+            pre-write an opening reasoning tag into the generation prompt.
+
+    Returns:
+        The `Prompt` (text and ids) with the generation prompt appended.
+
+    Raises:
+        PromptRenderError: the template fails to render these messages (its
+            message is included).
+    """
+    tokenizer = loaded.tokenizer
+    try:
+        text = tokenizer.apply_chat_template(
+            list(messages),
+            tools=list(tools) if tools else None,
+            tokenize=False,
+            add_generation_prompt=True,
+            enable_thinking=enable_thinking,
+        )
+    except Exception as error:  # Jinja errors of any kind, including the template's own raise_exception
+        raise PromptRenderError(f"the chat template of {loaded.name!r} could not render this conversation: {error}") from error
+    # The template already wrote any BOS token; adding special tokens again would double it.
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    return Prompt(text=text, ids=list(ids))
+
+
+class _CancelCriteria(StoppingCriteria):
+    """Stops `generate` after the current step once any of `events` is set."""
+
+    def __init__(self, events: Sequence[threading.Event]):
+        self.events = events
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs) -> torch.BoolTensor:
+        cancelled = any(event.is_set() for event in self.events)
+        return torch.full((input_ids.shape[0],), cancelled, dtype=torch.bool, device=input_ids.device)
+
+
+class _TokenQueue(BaseStreamer):
+    """Receives token ids from `generate` (the first call is the prompt, skipped)."""
+
+    _END = object()
+
+    def __init__(self) -> None:
+        self.tokens: queue.Queue = queue.Queue()
+        self._prompt_seen = False
+
+    def put(self, value: torch.Tensor) -> None:
+        if not self._prompt_seen:
+            self._prompt_seen = True
+            return
+        for token_id in value.reshape(-1).tolist():
+            self.tokens.put(token_id)
+
+    def end(self) -> None:
+        self.tokens.put(self._END)
+
+
+def stream_generation(
+    loaded: LoadedModel,
+    prompt: Prompt,
+    *,
+    max_new_tokens: int = 256,
+    temperature: float = 0.7,
+    top_p: float = 0.9,
+    seed: int | None = None,
+    stop_strings: Sequence[str] = (),
+    cancel: threading.Event | None = None,
+) -> Iterator[GeneratedPiece]:
+    """Generate in a background thread and yield the output as it arrives.
+
+    Args:
+        loaded: from `load_model`.
+        prompt: from `render_prompt`.
+        max_new_tokens: at most this many tokens are generated (int >= 1).
+        temperature: sampling temperature; 0 means greedy decoding.
+        top_p: nucleus sampling mass in (0, 1]. Top-k filtering is off,
+            whatever the model's generation_config says, so that these two
+            knobs alone decide the sampling.
+        seed: seeds torch's global RNG before sampling (reproducible output
+            for one generation at a time), or None.
+        stop_strings: generation ends once the text contains one of these;
+            the stop string is part of the output.
+        cancel: set this event (from any thread) to stop mid-way; the thread
+            stops after the token being computed.
+
+    Yields:
+        `GeneratedPiece`s. Their texts concatenate to the decoded generation
+        (special tokens kept, the EOS token included when the model wrote
+        it). A multi-byte character split across tokens is held back until
+        it is complete.
+
+    Raises:
+        ValueError: `max_new_tokens` < 1, or `temperature` < 0.
+        Any error `generate` raised in the thread is re-raised here.
+
+    Closing the iterator early (break, `.close()`) also stops the thread.
+    """
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    stop = threading.Event()
+    streamer = _TokenQueue()
+    failure: list[BaseException] = []
+    criteria = StoppingCriteriaList([_CancelCriteria([stop] if cancel is None else [stop, cancel])])
+    sampling = {"do_sample": True, "temperature": temperature, "top_p": top_p} if temperature > 0 else {"do_sample": False}
+    model = loaded.model
+    input_ids = torch.tensor([prompt.ids], device=loaded.device)
+
+    def run() -> None:
+        try:
+            if seed is not None:
+                torch.manual_seed(seed)
+            with torch.inference_mode():
+                model.generate(
+                    input_ids=input_ids,
+                    attention_mask=torch.ones_like(input_ids),
+                    max_new_tokens=max_new_tokens,
+                    stopping_criteria=criteria,
+                    stop_strings=list(stop_strings) or None,
+                    tokenizer=loaded.tokenizer if stop_strings else None,
+                    streamer=streamer,
+                    top_k=None,
+                    **sampling,
+                )
+        except BaseException as error:  # handed to the consumer, which re-raises it
+            failure.append(error)
+            streamer.end()
+
+    thread = threading.Thread(target=run, name="generation", daemon=True)
+    thread.start()
+    try:
+        yield from _decode_stream(loaded.tokenizer, prompt.ids[-_DECODE_CONTEXT:], streamer)
+        if failure:
+            raise failure[0]
+    finally:
+        stop.set()  # the consumer left early: end the thread too
+        thread.join()
+
+
+def _decode_stream(tokenizer, context_ids: list[int], streamer: _TokenQueue) -> Iterator[GeneratedPiece]:
+    """Turn the streamed token ids into text pieces that never split a character.
+
+    The text of the new ids is the decode of (context + ids) minus the decode
+    of the context; while it ends in U+FFFD (an incomplete UTF-8 sequence) the
+    ids wait for the next token. The final flush emits whatever is left.
+    """
+    ids = list(context_ids)
+    start = 0  # ids[start:emitted] is the decoding context of the next piece
+    emitted = len(ids)
+
+    def decode(span: list[int]) -> str:
+        return tokenizer.decode(span, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+
+    while True:
+        token_id = streamer.tokens.get()
+        done = token_id is _TokenQueue._END
+        if not done:
+            ids.append(token_id)
+        if emitted == len(ids):
+            if done:
+                return
+            continue
+        before = decode(ids[start:emitted])
+        after = decode(ids[start:])
+        if done or (len(after) > len(before) and not after.endswith("\ufffd")):
+            yield GeneratedPiece(ids=tuple(ids[emitted:]), text=after[len(before) :])
+            start, emitted = emitted, len(ids)
+        if done:
+            return
+
+
+# How a model family shows itself: (template file name, markers that must all
+# occur in the chat template source, config.model_type values that must match
+# when given). Ordered from specific to generic; the first matching rule wins.
+_FAMILY_RULES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("gpt-oss", ("<|start|>assistant",), ()),
+    ("mistral-v11", ("[TOOL_CALLS]", "[ARGS]"), ()),
+    ("mistral", ("[TOOL_CALLS]",), ()),
+    ("deepseek-r1", ("<｜Assistant｜>",), ()),
+    ("functiongemma", ("<start_function_call>",), ()),
+    ("gemma-4", ("<|turn>",), ()),
+    ("command-r7b", ("<|START_OF_TURN_TOKEN|>",), ()),
+    ("granite-4", ("<|start_of_role|>", "<tool_call>"), ()),
+    ("granite-3", ("<|start_of_role|>",), ()),
+    ("kimi-k2", ("<|im_assistant|>",), ()),
+    ("glm-4.5", ("<arg_key>",), ()),
+    ("minimax-m2", ("]~b]",), ()),
+    ("phi-4-mini", ("functools",), ()),
+    ("llama-3.2", ("<|start_header_id|>",), ("llama4",)),
+    ("llama-3.1", ("<|start_header_id|>",), ()),
+    ("qwen3-coder", ("<|im_start|>", "<function="), ()),
+    ("ernie-4.5", ("<|im_start|>", "<response>"), ()),
+    ("smollm3", ("<|im_start|>", "/no_think"), ()),
+    ("qwq", ("<|im_start|>", "<think>"), ("qwen2",)),
+    ("qwen3", ("<|im_start|>", "<think>"), ()),
+    ("hermes-2-pro", ("<|im_start|>", "<tool_call>"), ()),
+    ("smollm3", (), ("smollm3",)),
+    ("qwen3", (), ("qwen3", "qwen3_moe")),
+)
+
+
+def choose_template(loaded: LoadedModel) -> tuple[dict, str]:
+    """The response template to parse this model's output with, and why.
+
+    In order: the tokenizer's own `response_template`; a file of
+    `templates/` whose `models` lists this model's name; the first family
+    rule (markers in the chat template source, `config.model_type`) whose
+    template file exists.
+
+    Returns:
+        (response template dict, reason: one sentence for the user).
+
+    Raises:
+        LookupError: nothing fits; the message says what was detected.
+    """
+    own = getattr(loaded.tokenizer, "response_template", None)
+    if own:
+        return own, f"{loaded.name} ships its own response_template in tokenizer_config.json"
+    files = {template_file.name: template_file for template_file in list_templates()}
+    for template_file in files.values():
+        if loaded.name in template_file.models:
+            return template_file.response_template, f"templates/{template_file.path.name} lists {loaded.name} in its models"
+    model_type = getattr(loaded.model.config, "model_type", "") or ""
+    chat_template = loaded.tokenizer.chat_template or ""
+    if isinstance(chat_template, dict):  # several named templates: look at all of them
+        chat_template = "\n".join(chat_template.values())
+    for name, markers, model_types in _FAMILY_RULES:
+        if name not in files or not all(marker in chat_template for marker in markers):
+            continue
+        if model_types and model_type not in model_types:
+            continue
+        signals = [f"the chat template contains {' and '.join(markers)}"] if markers else []
+        if model_types:
+            signals.append(f"config.model_type is {model_type!r}")
+        return files[name].response_template, (
+            f"picked templates/{files[name].path.name} by model family: {' and '.join(signals)}"
+        )
+    raise LookupError(
+        f"no response template for {loaded.name} (model_type {model_type!r}): its tokenizer has none and no file "
+        "in templates/ matches its chat template. Write one in the template editor, or pick a file by hand."
+    )
