@@ -159,19 +159,13 @@ def parse_xml_inline(body: str, args: dict) -> dict:
     timeout = args.get("_timeout")
     value_parser = args.get("value_parser")
     merge = args.get("merge_duplicates", False)
-    out: dict[str, Any] = {}
-    merged: set[str] = set()
+    values_by_key: dict[str, list] = {}
     for tag in tag_re.finditer(body, timeout=timeout):
-        key = tag.group("key")
         value = _parse_sub_value(tag.groupdict().get("value") or "", value_parser)
-        if merge and key in out:
-            if key not in merged:
-                out[key] = [out[key]]
-                merged.add(key)
-            out[key].append(value)
-        else:
-            out[key] = value
-    return out
+        values_by_key.setdefault(tag.group("key"), []).append(value)
+    if merge:
+        return {key: values if len(values) > 1 else values[0] for key, values in values_by_key.items()}
+    return {key: values[-1] for key, values in values_by_key.items()}
 
 
 def parse_kv_lines(body: str, args: dict) -> dict:

@@ -22,19 +22,9 @@ from .errors import TemplateError
 from .transform import find_mixed_placeholder
 
 TEMPLATE_KEYS = ("version", "defaults", "start_anchor", "start_anchor_pattern", "fields")
-FIELD_KEYS = (
-    "open",
-    "open_pattern",
-    "close",
-    "close_pattern",
-    "content",
-    "content_args",
-    "repeats",
-    "join",
-    "optional",
-    "transform",
-    "transform_each",
-)
+# Delimiters, then content, then how regions combine into the message.
+FIELD_KEYS = ("open", "open_pattern", "close", "close_pattern", "content", "content_args")
+FIELD_KEYS += ("repeats", "join", "optional", "transform", "transform_each")
 # content name -> {argument: (type or types, description of what is allowed)}
 CONTENT_ARGS: dict[str, dict[str, tuple[type | tuple[type, ...], str]]] = {
     "text": {"strip": (bool, "a boolean")},

@@ -116,14 +116,12 @@ def type_tool_calls(value: Any, parameter_schemas: dict[str, dict]) -> Any:
         for item in value:
             type_tool_calls(item, parameter_schemas)
         return value
-    function = value.get("function") if isinstance(value, dict) else None
-    if not isinstance(function, dict):
-        return value
-    name, arguments = function.get("name"), function.get("arguments")
-    if not isinstance(name, str) or not isinstance(arguments, dict):
-        return value
-    properties = parameter_schemas.get(name)
-    if not properties:
+    call = value.get("function") if isinstance(value, dict) else None
+    call = call if isinstance(call, dict) else {}
+    arguments = call.get("arguments")
+    name = call.get("name")
+    properties = parameter_schemas.get(name) if isinstance(name, str) else None
+    if not properties or not isinstance(arguments, dict):
         return value
     for key, argument in arguments.items():
         types = schema_types(properties.get(key))
