@@ -177,14 +177,12 @@ def parse_kv_lines(body: str, args: dict) -> dict:
     line_sep = args.get("line_sep", "\n")
     kv_sep = args.get("kv_sep", ":")
     value_parser = args.get("value_parser")
-    out: dict[str, Any] = {}
-    for line in body.split(line_sep):
-        line = parse_text(line, args)
-        if kv_sep not in line:
-            continue
-        key, value = line.split(kv_sep, 1)
-        out[parse_text(key, args)] = _parse_sub_value(parse_text(value, args), value_parser)
-    return out
+    pairs: dict[str, Any] = {}
+    for raw_line in body.split(line_sep):
+        key, separator, value = parse_text(raw_line, args).partition(kv_sep)
+        if separator:
+            pairs[parse_text(key, args)] = _parse_sub_value(parse_text(value, args), value_parser)
+    return pairs
 
 
 class _CallListReader:

@@ -67,16 +67,16 @@ class FieldSpec:
 
     name: str
     path: str
-    open: Delimiter | None
-    close: Delimiter | None
     content: str
     content_args: dict
+    dirty: bool
+    open: Delimiter | None
+    close: Delimiter | None
+    transform: Any
+    transform_each: bool
     repeats: bool
     join: str | None
     optional: bool
-    transform: Any
-    transform_each: bool
-    dirty: bool
 
     @property
     def implicit(self) -> bool:

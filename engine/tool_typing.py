@@ -123,12 +123,15 @@ def type_tool_calls(value: Any, parameter_schemas: dict[str, dict]) -> Any:
     properties = parameter_schemas.get(name) if isinstance(name, str) else None
     if not properties or not isinstance(arguments, dict):
         return value
-    for key, argument in arguments.items():
-        types = schema_types(properties.get(key))
-        if not types:
-            continue
-        if isinstance(argument, str):
-            arguments[key] = cast_argument(argument, types)
-        elif isinstance(argument, list) and "array" not in types:
-            arguments[key] = [cast_argument(item, types) if isinstance(item, str) else item for item in argument]
+    typed = {key: schema_types(properties.get(key)) for key in arguments}
+    arguments.update({key: _typed_value(arguments[key], types) for key, types in typed.items() if types})
     return value
+
+
+def _typed_value(argument: Any, types: list[str]) -> Any:
+    """Cast a string argument, or each string of a list argument (unless an array is wanted)."""
+    if isinstance(argument, str):
+        return cast_argument(argument, types)
+    if isinstance(argument, list) and "array" not in types:
+        return [cast_argument(item, types) if isinstance(item, str) else item for item in argument]
+    return argument
