@@ -45,6 +45,8 @@ REGEX_TIMEOUT = 0.5
 # Seconds between page updates while streaming (at most ~10 a second).
 UPDATE_INTERVAL = 0.1
 DEFAULT_SAMPLE = "qwen3/text-then-tool-calls"
+# The Template dropdown's entry for a sample that carries its own template.
+INLINE_TEMPLATE = "(inline template from sample)"
 ROOT = Path(__file__).resolve().parent
 DEMO_MODEL_PATH = ROOT / "samples" / "demo-model"
 
@@ -223,7 +225,7 @@ def traced_view(template: dict, prefix: str, generation: str, tools: list | None
         message=result.message,
         error=None if error is None else f"{error.type}: {error.message}",
         error_offset=None if error is None else error.stream_offset,
-        warnings=[f"{w.message} {w.suggestion}".strip() for w in result.warnings],
+        warnings=[f"{w.message} → {w.suggestion}" if w.suggestion else w.message for w in result.warnings],
         figures=[("characters", f"{len(generation):,}"), ("events", f"{len(events):,}"), ("parse", f"{seconds * 1000:.1f} ms")],
         template=template,
         tools=tools,
@@ -694,7 +696,7 @@ def load_sample(sample_id: str, hide_chunks: bool = False) -> tuple:
     note = f"Sample {sample.id}: {sample.description}"
     if sample.expected_error:
         note += f" (expected to fail with: {sample.expected_error})"
-    choice = sample.template_name if sample.template_name in template_names() else None
+    choice = sample.template_name if sample.template_name in template_names() else INLINE_TEMPLATE
     return (sample.id, text, sample.prefix, sample.generation, tools_text, choice, text, view, *render(view, hide_chunks, note))
 
 
@@ -705,7 +707,7 @@ def load_sample_at(index: int, hide_chunks: bool = False) -> tuple:
 
 def template_from_file(name: str) -> tuple[str, str]:
     """(editor text, reset text) for `templates/<name>.json`."""
-    if not name:
+    if not name or name not in template_names():
         return gr.skip(), gr.skip()
     text = template_text_of(load_template_file(name).response_template)
     return text, text
@@ -729,6 +731,8 @@ def _diagnostics_html(found: list[tuple[str, str, str, str]]) -> str:
     for severity, path, message, suggestion in found:
         hint = f"<br><i>→ {_escape(suggestion)}</i>" if suggestion else ""
         where = f"<code>{_escape(path)}</code> " if path else ""
+        if path and message.startswith(f"{path}: "):
+            message = message[len(path) + 2 :]
         rows.append(f'<div class="rt-diag rt-diag-{severity}">{icons.get(severity, "")} {severity}: {where}{_escape(message)}{hint}</div>')
     return '<div id="template-diagnostics-list">' + "".join(rows) + "</div>"
 
@@ -872,6 +876,23 @@ def generate_live(
     yield (view, *render(view, hide_chunks, model_note), template_out, prompt.text, "".join(live.parts), model_note)
 
 
+STOP_COUNT = 1 + VIEW_COUNT + 2
+
+
+@shielded(STOP_COUNT, 1)
+def stop_live(view: ParseView | None, hide_chunks: bool) -> tuple:
+    """Stop button: finalize the text generated before the stop, so the page does not stay
+    "streaming" forever. Returns (view state, *VIEW_OUTPUTS, prefix, generation)."""
+    if view is None or view.finished or view.template is None:
+        return (gr.skip(),) * STOP_COUNT
+    prefix_text = view.cut_away + view.stream[: view.tail_length]
+    generated = view.stream[view.tail_length :]
+    stopped = traced_view(view.template, prefix_text, generated, view.tools)
+    stopped.figures = view.figures
+    note = "■ Stopped. The parse below finalizes the text generated so far (it is now in Paste & parse)."
+    return (stopped, *render(stopped, hide_chunks, note), prefix_text, generated)
+
+
 # ---------------------------------------------------------------------------
 # Deep links
 # ---------------------------------------------------------------------------
@@ -944,7 +965,7 @@ def share_query(sample_id, template_choice, how, size, seed, points, template_te
     if sample is not None:
         params["sample"] = sample.id
     if not same_as_sample:
-        if template_choice and template_text == template_text_of(load_template_file(template_choice).response_template):
+        if template_choice in template_names() and template_text == template_text_of(load_template_file(template_choice).response_template):
             params["template"] = template_choice
             state = {"prefix": prefix, "generation": generation, "tools": tools_text}
         else:
@@ -1049,7 +1070,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
                     prefix = gr.Textbox(_first[2], label="Prefix (the prompt, special tokens included)", lines=3, max_lines=8, elem_id="prefix")
                     generation_box = gr.Textbox(_first[3], label="Generation (raw model output)", lines=6, max_lines=16, elem_id="generation")
                     tools = gr.Code(_first[4], language="json", label="Tools (JSON schemas, optional)", lines=3, max_lines=10, elem_id="tools")
-                    template_choice = gr.Dropdown(template_names(), value=_first[5], label="Template (from templates/; edit it in the Template tab)", elem_id="template-choice")
+                    template_choice = gr.Dropdown([*template_names(), INLINE_TEMPLATE], value=_first[5], label="Template (from templates/; edit it in the Template tab)", elem_id="template-choice")
                     parse_button = gr.Button("Parse", variant="primary", elem_id="parse-button")
                     with gr.Accordion("Replay as a stream", open=True):
                         with gr.Row():
@@ -1133,11 +1154,15 @@ with gr.Blocks(title="Response Template Playground") as demo:
     template_choice.input(template_from_file, template_choice, [template_code, reset_text]).then(
         parse_pasted, [*pasted, hide_chunks], [view_state, *views]
     )
-    start_from.input(template_from_file, start_from, [template_code, reset_text])
+    start_from.input(template_from_file, start_from, [template_code, reset_text]).then(
+        lambda name: name, start_from, template_choice
+    ).then(parse_pasted, [*pasted, hide_chunks], [view_state, *views])
     template_code.change(check_template, template_code, diagnostics, trigger_mode="always_last", show_progress="hidden")
     template_code.input(parse_pasted, [*pasted, hide_chunks], [view_state, *views], trigger_mode="always_last", show_progress="hidden")
     format_button.click(format_template, template_code, [template_code, diagnostics])
-    reset_button.click(lambda text: text, reset_text, template_code)
+    reset_button.click(lambda text: text, reset_text, template_code).then(
+        parse_pasted, [*pasted, hide_chunks], [view_state, *views]
+    )
     export_button.click(export_template, template_code, [template_file, tokenizer_config_file, diagnostics])
     generating = generate_button.click(
         generate_live,
@@ -1146,7 +1171,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
         [view_state, *views, template_code, prefix, generation_box, model_note],
         concurrency_limit=1, concurrency_id="generation",
     )
-    stop_button.click(None, cancels=[generating])
+    stop_button.click(stop_live, [view_state, hide_chunks], [view_state, *views, prefix, generation_box], cancels=[generating])
     share_button.click(
         share_query, [sample_id, template_choice, *chunk_settings, template_code, prefix, generation_box, tools], share_link
     ).then(None, share_link, share_link, js=SHARE_JS)

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-# Field colours, assigned in template order; bodies use the light tint,
+# Field colours (see field_colours); bodies use the light tint,
 # delimiters the strong one.
 PALETTE = (
     ("#dbeafe", "#2563eb"),  # blue
@@ -105,9 +105,17 @@ class LoggedEvent:
     event: dict
 
 
+# The message keys every template uses keep one colour whatever the template's field order.
+FIXED_COLOURS = {"reasoning_content": PALETTE[0], "tool_calls": PALETTE[1], "content": PALETTE[2]}
+
+
 def field_colours(field_names: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """(tint, strong) colour pair for each field, in template order."""
-    return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(field_names)}
+    """(tint, strong) colour pair for each field: fixed for the common message keys,
+    the rest of the palette in template order."""
+    free = [pair for pair in PALETTE if pair not in FIXED_COLOURS.values()]
+    others = [name for name in field_names if name not in FIXED_COLOURS]
+    colours = {name: free[i % len(free)] for i, name in enumerate(others)}
+    return {name: FIXED_COLOURS.get(name) or colours[name] for name in field_names}
 
 
 _WHITESPACE = {" ": "·", "\t": "→", "\n": "↵", "\r": "␍"}

@@ -23,7 +23,10 @@ following characters.
 
 from __future__ import annotations
 
+import re._constants as sre_constants
+import re._parser as sre_parser
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import regex
@@ -37,6 +40,98 @@ _CONTEXT_MARKS = ("(?<", "\\b", "\\B", "^", "\\A", "\\G", "\\K")
 # Characters appended to test whether a match depends on what follows it:
 # one that is neither a word character nor a newline, and one word character.
 _NEXT_CHARACTER_PROBES = ("\x00", "a")
+
+
+_CATEGORY_MATCHERS = {
+    sre_constants.CATEGORY_SPACE: regex.compile(r"\s").fullmatch,
+    sre_constants.CATEGORY_DIGIT: regex.compile(r"\d").fullmatch,
+    sre_constants.CATEGORY_WORD: regex.compile(r"\w").fullmatch,
+}
+_REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, getattr(sre_constants, "POSSESSIVE_REPEAT", None))
+
+
+def _class_matcher(items: list) -> Callable[[str], bool] | None:
+    """A one-character test for a parsed character class, or None when it cannot be built exactly."""
+    tests: list[Callable[[str], bool]] = []
+    for op, av in items:
+        if op is sre_constants.LITERAL:
+            tests.append(lambda ch, c=chr(av): ch == c)
+        elif op is sre_constants.RANGE:
+            tests.append(lambda ch, lo=av[0], hi=av[1]: lo <= ord(ch) <= hi)
+        elif op is sre_constants.CATEGORY and av in _CATEGORY_MATCHERS:
+            tests.append(lambda ch, m=_CATEGORY_MATCHERS[av]: m(ch) is not None)
+        else:
+            return None
+    return lambda ch: any(test(ch) for test in tests)
+
+
+def _start_profile(items: list) -> tuple[frozenset[str], list] | None:
+    """What every match of a parsed pattern must start with.
+
+    Returns `(first_characters, skippable)`: a match is optional runs of `skippable`
+    one-character classes followed by one of `first_characters`. None when the pattern
+    is too complex to say (the caller then scans every chunk).
+    """
+    skippable: list[Callable[[str], bool]] = []
+    for op, av in items:
+        if op is sre_constants.AT or (op is sre_constants.ASSERT and av[0] == -1):
+            continue  # anchors and lookbehinds take no characters
+        if op is sre_constants.ASSERT:
+            inner = _start_profile(list(av[1]))
+            return None if inner is None else (inner[0], skippable + inner[1])
+        if op in _REPEATS and av[0] == 0:
+            body = list(av[2])
+            matcher = None
+            if len(body) == 1 and body[0][0] is sre_constants.IN:
+                matcher = _class_matcher(list(body[0][1]))
+            elif len(body) == 1 and body[0][0] is sre_constants.LITERAL:
+                matcher = _class_matcher(body)
+            if matcher is None:
+                return None
+            skippable.append(matcher)
+            continue
+        if op in _REPEATS:
+            inner = _start_profile(list(av[2]))
+        elif op is sre_constants.LITERAL:
+            return frozenset(chr(av)), skippable
+        elif op is sre_constants.IN:
+            if any(item_op not in (sre_constants.LITERAL, sre_constants.RANGE) for item_op, _ in av):
+                return None
+            chars: set[str] = set()
+            for item_op, item in av:
+                low, high = (item, item) if item_op is sre_constants.LITERAL else item
+                if high - low > 64:
+                    return None
+                chars.update(map(chr, range(low, high + 1)))
+            return frozenset(chars), skippable
+        elif op is sre_constants.SUBPATTERN:
+            if av[1] & sre_constants.SRE_FLAG_IGNORECASE:
+                return None
+            inner = _start_profile(list(av[3]))
+        elif op is sre_constants.BRANCH:
+            alternatives = [_start_profile(list(branch)) for branch in av[1]]
+            if any(alternative is None for alternative in alternatives):
+                return None
+            inner = (frozenset().union(*(a[0] for a in alternatives)), [m for a in alternatives for m in a[1]])
+        else:
+            return None
+        return None if inner is None else (inner[0], skippable + inner[1])
+    return None  # the pattern can match the empty string
+
+
+def pattern_start_profile(compiled: regex.Pattern) -> tuple[frozenset[str], list] | None:
+    """`_start_profile` of a compiled template pattern; None when it cannot be analysed."""
+    if compiled.flags & (regex.IGNORECASE | regex.VERBOSE | regex.FULLCASE):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            parsed = sre_parser.parse(compiled.pattern)
+    except Exception:  # regex-module syntax the standard parser does not know
+        return None
+    if parsed.state.flags & sre_constants.SRE_FLAG_IGNORECASE:
+        return None
+    return _start_profile(list(parsed))
 
 
 @dataclass(slots=True)
@@ -74,6 +169,7 @@ class Delimiter:
     _max_len: int = 0
     _first_chars: str = ""
     needs_context: bool = False
+    start_profile: tuple[frozenset[str], list] | None = field(default=None, repr=False)
 
     @classmethod
     def from_literals(cls, field_name: str, side: str, path: str, literals: list[str]) -> "Delimiter":
@@ -81,6 +177,7 @@ class Delimiter:
         ordered = tuple(sorted(dict.fromkeys(literals), key=len, reverse=True))
         compiled = regex.compile("|".join(regex.escape(literal) for literal in ordered), regex.DOTALL)
         source = literals[0] if len(literals) == 1 else " | ".join(literals)
+        first_chars = "".join(dict.fromkeys(literal[0] for literal in ordered))
         return cls(
             field_name,
             side,
@@ -89,7 +186,8 @@ class Delimiter:
             compiled,
             source,
             _max_len=len(ordered[0]),
-            _first_chars="".join(dict.fromkeys(literal[0] for literal in ordered)),
+            _first_chars=first_chars,
+            start_profile=(frozenset(first_chars), []),
         )
 
     @classmethod
@@ -105,6 +203,7 @@ class Delimiter:
                 dead_end = first_win = None
         delimiter = cls(field_name, side, path, None, compiled, compiled.pattern, dead_end, first_win)
         delimiter.needs_context = any(mark in compiled.pattern for mark in _CONTEXT_MARKS)
+        delimiter.start_profile = pattern_start_profile(compiled)
         return delimiter
 
     def scan(self, text: str, pos: int, at_end: bool, timeout: float | None = None) -> tuple[DelimiterMatch | None, int]:
@@ -126,6 +225,14 @@ class Delimiter:
         """
         if self.literals is not None:
             return self._scan_literals(text, pos, at_end)
+        if self.start_profile is not None:
+            first_characters, skippable = self.start_profile
+            if not any(text.find(char, pos) != -1 for char in first_characters) and (
+                at_end or len(text) == pos or not any(test(text[-1]) for test in skippable)
+            ):
+                # No match can complete here, and none can be partial: that would need the text
+                # to end in the optional leading characters (`\s*`); the regex decides those.
+                return None, len(text)
         try:
             return self._scan_pattern(text, pos, at_end, timeout)
         except TimeoutError:

@@ -27,7 +27,7 @@ from .tool_typing import tool_parameter_schemas, type_tool_calls
 from .transform import apply_transform
 
 # Characters kept before the undecided text for lookbehinds of regex delimiters.
-LOOKBEHIND_CONTEXT = 1024
+LOOKBEHIND_CONTEXT = 256
 
 MISSING_PREFIX_MESSAGE = (
     "prefix is required: pass the prompt text (or token ids) that was sent to the model before this "
@@ -60,12 +60,6 @@ class Span:
 
 def _is_empty(value: Any) -> bool:
     return value is None or (isinstance(value, (str, list, dict)) and not value)
-
-
-def _first_characters(delimiters: list) -> str | None:
-    if any(d.literals is None for d in delimiters):
-        return None
-    return "".join(dict.fromkeys(literal[0] for d in delimiters for literal in d.literals))
 
 
 def _match_priority(match: DelimiterMatch) -> tuple:
@@ -131,14 +125,9 @@ class ResponseParser:
         self._timeout = regex_timeout
         self._positions = positions
         self.spans: list[Span] | None = [] if record_spans else None
-        self._watch_outside = template.watched_delimiters(None)
-        self._watch_inside = {name: template.watched_delimiters(spec) for name, spec in template.fields.items()}
-        all_watched = [d for delimiters in [self._watch_outside, *self._watch_inside.values()] for d in delimiters]
-        self._context = LOOKBEHIND_CONTEXT if any(d.needs_context for d in all_watched) else 0
-        # Per state, the first characters of its delimiters when they are all literals: a chunk
-        # containing none of them cannot start a delimiter and goes straight to the region.
-        self._first_chars_outside = _first_characters(self._watch_outside)
-        self._first_chars_inside = {name: _first_characters(ds) for name, ds in self._watch_inside.items()}
+        self._watch_outside = template.watch_outside
+        self._watch_inside = template.watch_inside
+        self._context = LOOKBEHIND_CONTEXT if template.needs_context else 0
         self._window = ""
         self._window_base = 0
         self._pos = 0
@@ -181,21 +170,23 @@ class ResponseParser:
         if not chunk:
             return events
         window = self._window
-        if self._pos == len(window) and not self._context:
+        if self._pos == len(window):
+            # Everything before this chunk is decided: if no delimiter can start in it, it
+            # all goes to the current region without a scan.
             current = self._current
-            first_chars = (
-                self._first_chars_outside if current is None or current.implicit else self._first_chars_inside[current.name]
-            )
-            if first_chars is not None:
-                for char in first_chars:
-                    if char in chunk:
-                        break
+            state = self._watch_outside if current is None or current.implicit else self._watch_inside[current.name]
+            if not state.may_start_in(chunk):
+                if self._context:
+                    self._window = window + chunk
+                    self._pos = len(self._window)
+                    self._route(events, chunk, self._window_base + len(window))
+                    self._trim_window()
                 else:
                     self._window_base += len(window)
                     self._window = chunk
                     self._pos = len(chunk)
                     self._route(events, chunk, self._window_base)
-                    return events
+                return events
         self._window = window + chunk
         self._process(events, at_end=False)
         return events
@@ -268,7 +259,7 @@ class ResponseParser:
                 if not at_end:
                     break
             current = self._current
-            watched = self._watch_outside if current is None or current.implicit else self._watch_inside[current.name]
+            watched = (self._watch_outside if current is None or current.implicit else self._watch_inside[current.name]).delimiters
             best: DelimiterMatch | None = None
             hold = len(window)
             if self._window_base + pos != self._stalled_at:

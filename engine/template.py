@@ -85,6 +85,47 @@ class FieldSpec:
 
 
 @dataclass(eq=False)
+class WatchState:
+    """What the parser looks for while one region (or none) is open.
+
+    Attributes:
+        delimiters: the delimiters that can fire (see `ResponseTemplate.watched_delimiters`).
+        first_characters: characters one of which every match must contain at its start
+            (after `skippable` runs), or None when some pattern is too complex to say.
+        skippable: one-character tests for the optional runs a match may begin with (such as a leading `\\s*`).
+    """
+
+    delimiters: list[Delimiter]
+    first_characters: str | None
+    skippable: tuple
+
+    @classmethod
+    def of(cls, delimiters: list[Delimiter]) -> "WatchState":
+        """The watch state of `delimiters`, with their start profiles merged."""
+        profiles = [d.start_profile for d in delimiters]
+        if any(profile is None for profile in profiles):
+            return cls(delimiters, None, ())
+        first = "".join(sorted(frozenset().union(*(p[0] for p in profiles))))
+        return cls(delimiters, first, tuple(test for p in profiles for test in p[1]))
+
+    def may_start_in(self, chunk: str) -> bool:
+        """False when no delimiter can start (completely or partially) inside `chunk`.
+
+        Only valid when all text before `chunk` is decided. `chunk` is not empty.
+        """
+        if self.first_characters is None:
+            return True
+        for char in self.first_characters:
+            if char in chunk:
+                return True
+        last = chunk[-1]
+        for skippable in self.skippable:
+            if skippable(last):
+                return True
+        return False
+
+
+@dataclass(eq=False)
 class ResponseTemplate:
     """A loaded response template.
 
@@ -101,6 +142,15 @@ class ResponseTemplate:
     fields: dict[str, FieldSpec]
     implicit_field: FieldSpec | None
     start_anchor: Delimiter
+    watch_outside: WatchState | None = None
+    watch_inside: dict[str, WatchState] | None = None
+    needs_context: bool = False
+
+    def __post_init__(self) -> None:
+        self.watch_outside = WatchState.of(self.watched_delimiters(None))
+        self.watch_inside = {name: WatchState.of(self.watched_delimiters(spec)) for name, spec in self.fields.items()}
+        every = [d for state in [self.watch_outside, *self.watch_inside.values()] for d in state.delimiters]
+        self.needs_context = any(d.needs_context for d in every)
 
     def watched_delimiters(self, current: FieldSpec | None) -> list[Delimiter]:
         """Delimiters that can fire while `current` is the open region.

@@ -85,10 +85,10 @@ RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
     "start_anchor": "<|im_start|>assistant\n",
     "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
+        "reasoning_content": {"open": "<think>", "close_pattern": "</think>|(?=<tool_call>)"},
         "tool_calls": {
             "open": "<tool_call>",
-            "close": "</tool_call>",
+            "close_pattern": r"(?<=\})\s*</tool_call>",
             "repeats": True,
             "content": "json",
             "transform": {"type": "function", "function": "{content}"},

@@ -11,18 +11,8 @@ import app
 import playground_view as view
 from engine.samples import load_samples
 
-SMOL = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {
-            "open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>"},
-    },
-}
+from .templates_for_tests import SMOLLM3 as SMOL
+
 SMOL_TEXT = json.dumps(SMOL)
 PREFIX = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
 GENERATION = '<think>\nI should greet the user\n</think>\n\n<tool_call>{"name": "greet_user", "arguments": {"greeting": "Hi!"}}</tool_call>'

@@ -10,24 +10,12 @@ from transformers.utils.chat_parsing import parse_response as reference_parse_re
 
 from engine import ResponseParser, parse_response
 
-
-def run(template, chunks, prefix="", **options):
-    """Stream `chunks`; return (message, initial + fed + final events)."""
-    parser = ResponseParser(template, prefix=prefix, **options)
-    events = list(parser.initial_events)
-    for chunk in chunks:
-        events += parser.feed(chunk)
-    message, final = parser.finalize()
-    return message, events + final
+from .stream_helpers import stream_events as run
+from .templates_for_tests import SMOLLM3
 
 
 def run_reference(template, chunks, prefix=""):
-    parser = ReferenceParser(template, prefix=prefix)
-    events = list(parser.initial_events)
-    for chunk in chunks:
-        events += parser.feed(chunk)
-    message, final = parser.finalize()
-    return message, events + final
+    return run(template, chunks, prefix, parser_class=ReferenceParser)
 
 
 def open_(field):
@@ -40,23 +28,6 @@ def chunk(field, text, dirty=False):
 
 def close(field, value):
     return {"type": "region_close", "field": field, "value": value}
-
-
-SMOLLM3 = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {
-            "open": "<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>"},
-    },
-}
 
 
 # -- exact event sequences ------------------------------------------------------------------

@@ -21,27 +21,14 @@ import time
 import pytest
 
 import engine
-from engine import PatternTimeoutError, ResponseParseError, ResponseParser, parse_response, trace
+from engine import PatternTimeoutError, ResponseParseError, parse_response, trace
+
+from .stream_helpers import region_texts, stream_events
+from .templates_for_tests import SMOLLM3
 
 BUDGET = 0.2
 CATASTROPHIC = r"(a|aa)+$"
 EVIL = "a" * 40 + "b"
-
-SMOLLM3 = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {
-            "open": "<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>"},
-    },
-}
 
 QWEN3_CODER = {
     "defaults": {"role": "assistant"},
@@ -62,23 +49,7 @@ QWEN3_CODER = {
 
 def stream(template, prefix, chunks, **options):
     """Feed `chunks`; return (message, events)."""
-    parser = ResponseParser(template, prefix=prefix, **options)
-    events = list(parser.initial_events)
-    for chunk in chunks:
-        events += parser.feed(chunk)
-    message, final = parser.finalize()
-    return message, events + final
-
-
-def region_texts(events) -> list[tuple[str, str]]:
-    regions, current = [], None
-    for event in events:
-        if event["type"] == "region_open":
-            current = [event["field"], ""]
-            regions.append(current)
-        elif event["type"] == "region_chunk":
-            current[1] += event["text"]
-    return [tuple(r) for r in regions]
+    return stream_events(template, chunks, prefix, **options)
 
 
 def chunked(text: str, size: int) -> list[str]:

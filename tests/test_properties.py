@@ -16,6 +16,7 @@ from transformers.utils.chat_parsing import ResponseParser as ReferenceParser
 
 from engine import ResponseParser, load_template
 from tests.strategies import random_chunks, template_and_generation
+from tests.stream_helpers import region_texts, stream_events
 
 REFERENCE_FAULTS: list[tuple] = []
 
@@ -23,26 +24,10 @@ REFERENCE_FAULTS: list[tuple] = []
 def run(parser_class, template, prefix, chunks):
     """Feed `chunks`; return (events, message) or (None, error type name)."""
     try:
-        parser = parser_class(template, prefix=prefix)
-        events = list(parser.initial_events)
-        for chunk in chunks:
-            events += parser.feed(chunk)
-        message, final = parser.finalize()
-        return events + final, message
+        message, events = stream_events(template, chunks, prefix, parser_class=parser_class)
+        return events, message
     except (ValueError, KeyError):  # the reference raises KeyError for an undefined placeholder
         return None, "error"
-
-
-def region_texts(events) -> list[tuple[str, str]]:
-    """Per region, in order: (field, concatenated chunk text)."""
-    regions, current = [], None
-    for event in events:
-        if event["type"] == "region_open":
-            current = [event["field"], ""]
-            regions.append(current)
-        elif event["type"] == "region_chunk":
-            current[1] += event["text"]
-    return [tuple(r) for r in regions]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

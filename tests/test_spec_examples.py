@@ -9,21 +9,7 @@ from transformers.utils.chat_parsing import parse_response as reference_parse_re
 
 from engine import ResponseParser, parse_response
 
-SMOLLM3 = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {
-            "open": "<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>"},
-    },
-}
+from .templates_for_tests import SMOLLM3
 
 QWEN3_CODER = {
     "defaults": {"role": "assistant"},

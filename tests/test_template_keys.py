@@ -3,18 +3,17 @@
 Every case is checked one-shot and streamed one character at a time.
 """
 
+import pytest
+
 from engine import ResponseParser, parse_response
+
+from .stream_helpers import stream_events
 
 THINK = {"open": "<think>", "close": "</think>"}
 
 
 def streamed(template, text, prefix=""):
-    parser = ResponseParser(template, prefix=prefix)
-    events = list(parser.initial_events)
-    for char in text:
-        events += parser.feed(char)
-    message, final = parser.finalize()
-    return message, events + final
+    return stream_events(template, text, prefix)
 
 
 def parse(template, text, prefix=""):
@@ -253,43 +252,29 @@ def test_transform_named_capture_of_open_pattern():
     }
 
 
-def test_transform_named_capture_of_close_pattern():
-    template = t(
-        {
-            "x": {
-                "open": "<x>",
-                "close_pattern": r"</x id=(?P<id>\d+)>",
-                "transform": {"id": "{id}", "body": "{content}"},
-            }
-        }
-    )
-    assert parse(template, "<x>hi</x id=12>") == {"x": {"id": "12", "body": "hi"}}
-
-
-def test_transform_close_capture_wins_over_open_capture():
-    template = t(
-        {
-            "x": {
-                "open_pattern": r"<x n=(?P<n>\w+)>",
-                "close_pattern": r"</x n=(?P<n>\w+)>",
-                "transform": {"n": "{n}", "body": "{content}"},
-            }
-        }
-    )
-    assert parse(template, "<x n=open>b</x n=close>") == {"x": {"n": "close", "body": "b"}}
-
-
-def test_transform_open_capture_kept_when_close_group_does_not_participate():
-    template = t(
-        {
-            "x": {
-                "open_pattern": r"<x n=(?P<n>\w+)>",
-                "close_pattern": r"</x(?: n=(?P<n>\w+))?>",
-                "transform": {"n": "{n}", "body": "{content}"},
-            }
-        }
-    )
-    assert parse(template, "<x n=open>b</x>") == {"x": {"n": "open", "body": "b"}}
+@pytest.mark.parametrize(
+    ("open_key", "close_pattern", "transform", "text", "expected"),
+    [
+        pytest.param(
+            {"open": "<x>"}, r"</x id=(?P<id>\d+)>", {"id": "{id}", "body": "{content}"},
+            "<x>hi</x id=12>", {"x": {"id": "12", "body": "hi"}},
+            id="named_capture_of_close_pattern",
+        ),
+        pytest.param(
+            {"open_pattern": r"<x n=(?P<n>\w+)>"}, r"</x n=(?P<n>\w+)>", {"n": "{n}", "body": "{content}"},
+            "<x n=open>b</x n=close>", {"x": {"n": "close", "body": "b"}},
+            id="close_capture_wins_over_open_capture",
+        ),
+        pytest.param(
+            {"open_pattern": r"<x n=(?P<n>\w+)>"}, r"</x(?: n=(?P<n>\w+))?>", {"n": "{n}", "body": "{content}"},
+            "<x n=open>b</x>", {"x": {"n": "open", "body": "b"}},
+            id="open_capture_kept_when_close_group_does_not_participate",
+        ),
+    ],
+)
+def test_transform_captures(open_key, close_pattern, transform, text, expected):
+    template = t({"x": {**open_key, "close_pattern": close_pattern, "transform": transform}})
+    assert parse(template, text) == expected
 
 
 def test_transform_each():

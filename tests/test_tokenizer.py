@@ -17,22 +17,9 @@ from engine import (
     parse_response,
 )
 
+from .templates_for_tests import SMOLLM3 as TEMPLATE
+
 SPECIAL_TOKENS = ["<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>"]
-TEMPLATE = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {
-            "open": "<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>"},
-    },
-}
 PROMPT = "<|im_start|>user\nWeather in São Paulo?<|im_end|>\n<|im_start|>assistant\n<think>\n"
 GENERATION = (
     "The user asks about São Paulo, 東京 too? No.\n</think>\nLet me check.\n"

@@ -1,0 +1,25 @@
+"""Small streaming helpers shared by several test modules."""
+
+from engine import ResponseParser
+
+
+def stream_events(template, chunks, prefix="", *, parser_class=ResponseParser, **options):
+    """Feed `chunks` (a string feeds one character at a time); return (message, initial + fed + final events)."""
+    parser = parser_class(template, prefix=prefix, **options)
+    events = list(parser.initial_events)
+    for chunk in chunks:
+        events += parser.feed(chunk)
+    message, final = parser.finalize()
+    return message, events + final
+
+
+def region_texts(events) -> list[tuple[str, str]]:
+    """Per region, in order: (field, concatenated chunk text)."""
+    regions, current = [], None
+    for event in events:
+        if event["type"] == "region_open":
+            current = [event["field"], ""]
+            regions.append(current)
+        elif event["type"] == "region_chunk":
+            current[1] += event["text"]
+    return [tuple(r) for r in regions]
