@@ -28,6 +28,7 @@ import re._parser as sre_parser
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import regex
 
@@ -42,8 +43,10 @@ _CONTEXT_MARKS = ("(?<", "\\b", "\\B", "^", "\\A", "\\G", "\\K")
 _NEXT_CHARACTER_PROBES = ("\x00", "a")
 
 
+# Every character `\s` matches lies below U+3001 (Unicode White_Space), so a set test is exact.
+_WHITESPACE = frozenset(filter(regex.compile(r"\s").fullmatch, map(chr, range(0x3001))))
 _CATEGORY_MATCHERS = {
-    sre_constants.CATEGORY_SPACE: regex.compile(r"\s").fullmatch,
+    sre_constants.CATEGORY_SPACE: _WHITESPACE.__contains__,
     sre_constants.CATEGORY_DIGIT: regex.compile(r"\d").fullmatch,
     sre_constants.CATEGORY_WORD: regex.compile(r"\w").fullmatch,
 }
@@ -52,16 +55,18 @@ _REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, getattr(sre_cons
 
 def _class_matcher(items: list) -> Callable[[str], bool] | None:
     """A one-character test for a parsed character class, or None when it cannot be built exactly."""
-    tests: list[Callable[[str], bool]] = []
+    tests: list[Callable[[str], Any]] = []
     for op, av in items:
         if op is sre_constants.LITERAL:
-            tests.append(lambda ch, c=chr(av): ch == c)
+            tests.append(chr(av).__eq__)
         elif op is sre_constants.RANGE:
             tests.append(lambda ch, lo=av[0], hi=av[1]: lo <= ord(ch) <= hi)
         elif op is sre_constants.CATEGORY and av in _CATEGORY_MATCHERS:
-            tests.append(lambda ch, m=_CATEGORY_MATCHERS[av]: m(ch) is not None)
+            tests.append(_CATEGORY_MATCHERS[av])  # a match object is truthy
         else:
             return None
+    if len(tests) == 1:
+        return tests[0]
     return lambda ch: any(test(ch) for test in tests)
 
 
@@ -71,6 +76,10 @@ def _start_profile(items: list) -> tuple[frozenset[str], list] | None:
     Returns `(first_characters, skippable)`: a match is optional runs of `skippable`
     one-character classes followed by one of `first_characters`. None when the pattern
     is too complex to say (the caller then scans every chunk).
+
+    `pattern_start_profile` adds a third element: the one-character test of the
+    pattern's leading optional run when the pattern is exactly `<class>*<more>` with
+    nothing before the run, else None.
     """
     skippable: list[Callable[[str], bool]] = []
     for op, av in items:
@@ -119,7 +128,7 @@ def _start_profile(items: list) -> tuple[frozenset[str], list] | None:
     return None  # the pattern can match the empty string
 
 
-def pattern_start_profile(compiled: regex.Pattern) -> tuple[frozenset[str], list] | None:
+def pattern_start_profile(compiled: regex.Pattern) -> tuple[frozenset[str], list, Callable | None] | None:
     """`_start_profile` of a compiled template pattern; None when it cannot be analysed."""
     if compiled.flags & (regex.IGNORECASE | regex.VERBOSE | regex.FULLCASE):
         return None
@@ -131,7 +140,13 @@ def pattern_start_profile(compiled: regex.Pattern) -> tuple[frozenset[str], list
         return None
     if parsed.state.flags & sre_constants.SRE_FLAG_IGNORECASE:
         return None
-    return _start_profile(list(parsed))
+    items = list(parsed)
+    profile = _start_profile(items)
+    if profile is None:
+        return None
+    first_op, first_av = items[0]
+    leading_run = profile[1][0] if first_op in _REPEATS and first_av[0] == 0 and len(profile[1]) == 1 else None
+    return profile[0], profile[1], leading_run
 
 
 @dataclass(slots=True)
@@ -169,7 +184,7 @@ class Delimiter:
     _max_len: int = 0
     _first_chars: str = ""
     needs_context: bool = False
-    start_profile: tuple[frozenset[str], list] | None = field(default=None, repr=False)
+    start_profile: tuple[frozenset[str], list, Callable | None] | None = field(default=None, repr=False)
 
     @classmethod
     def from_literals(cls, field_name: str, side: str, path: str, literals: list[str]) -> "Delimiter":
@@ -187,7 +202,7 @@ class Delimiter:
             source,
             _max_len=len(ordered[0]),
             _first_chars=first_chars,
-            start_profile=(frozenset(first_chars), []),
+            start_profile=(frozenset(first_chars), [], None),
         )
 
     @classmethod
@@ -226,13 +241,19 @@ class Delimiter:
         if self.literals is not None:
             return self._scan_literals(text, pos, at_end)
         if self.start_profile is not None:
-            first_characters, skippable = self.start_profile
-            if not any(text.find(char, pos) != -1 for char in first_characters) and (
-                at_end or len(text) == pos or not any(test(text[-1]) for test in skippable)
-            ):
-                # No match can complete here, and none can be partial: that would need the text
-                # to end in the optional leading characters (`\s*`); the regex decides those.
-                return None, len(text)
+            first_characters, skippable, leading_run = self.start_profile
+            if not any(text.find(char, pos) != -1 for char in first_characters):
+                # No match can complete here. A partial one needs the text to end in the
+                # optional leading characters (`\s*`): for a pattern that starts with that run
+                # it is exactly the trailing run; otherwise the regex decides.
+                n = len(text)
+                if at_end or n == pos or not any(test(text[-1]) for test in skippable):
+                    return None, n
+                if leading_run is not None:
+                    hold = n
+                    while hold > pos and leading_run(text[hold - 1]):
+                        hold -= 1
+                    return None, hold
         try:
             return self._scan_pattern(text, pos, at_end, timeout)
         except TimeoutError:

@@ -259,16 +259,18 @@ class ResponseParser:
                 if not at_end:
                     break
             current = self._current
-            watched = (self._watch_outside if current is None or current.implicit else self._watch_inside[current.name]).delimiters
+            state = self._watch_outside if current is None or current.implicit else self._watch_inside[current.name]
             best: DelimiterMatch | None = None
-            hold = len(window)
-            if self._window_base + pos != self._stalled_at:
-                for delimiter in watched:
-                    match, delimiter_hold = delimiter.scan(window, pos, at_end, timeout)
-                    if delimiter_hold < hold:
-                        hold = delimiter_hold
-                    if match is not None and (best is None or _match_priority(match) < _match_priority(best)):
-                        best = match
+            hold = state.hold_without_scan(window, pos, at_end)
+            if hold < 0:
+                hold = len(window)
+                if self._window_base + pos != self._stalled_at:
+                    for delimiter in state.delimiters:
+                        match, delimiter_hold = delimiter.scan(window, pos, at_end, timeout)
+                        if delimiter_hold < hold:
+                            hold = delimiter_hold
+                        if match is not None and (best is None or _match_priority(match) < _match_priority(best)):
+                            best = match
             if best is not None and best.start < hold:
                 if best.start == best.end:
                     self._stalls = self._stalls + 1 if best.start == pos else 1

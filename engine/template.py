@@ -98,15 +98,39 @@ class WatchState:
     delimiters: list[Delimiter]
     first_characters: str | None
     skippable: tuple
+    leading_runs: tuple | None = None
 
     @classmethod
     def of(cls, delimiters: list[Delimiter]) -> "WatchState":
-        """The watch state of `delimiters`, with their start profiles merged."""
+        """The watch state of `delimiters`, with their start profiles `(first, skippable, run)` merged."""
         profiles = [d.start_profile for d in delimiters]
         if any(profile is None for profile in profiles):
             return cls(delimiters, None, ())
         first = "".join(sorted(frozenset().union(*(p[0] for p in profiles))))
-        return cls(delimiters, first, tuple(test for p in profiles for test in p[1]))
+        skippable = tuple(test for p in profiles for test in p[1])
+        exact = all(not p[1] or p[2] is not None for p in profiles)
+        runs = tuple(dict.fromkeys(p[2] for p in profiles if p[2] is not None)) if exact else None
+        return cls(delimiters, first, skippable, runs)
+
+    def hold_without_scan(self, text: str, pos: int, at_end: bool) -> int:
+        """Where to hold `text[pos:]` when no delimiter can match in it, or -1 when a scan is needed.
+
+        No delimiter can match when none of `first_characters` occurs; then only a trailing
+        run of a pattern's leading optional characters (`\\s*`) can be a partial match.
+        """
+        if self.leading_runs is None:
+            return -1
+        for char in self.first_characters:
+            if text.find(char, pos) != -1:
+                return -1
+        hold = len(text)
+        if not at_end:
+            for run in self.leading_runs:
+                start = len(text)
+                while start > pos and run(text[start - 1]):
+                    start -= 1
+                hold = min(hold, start)
+        return hold
 
     def may_start_in(self, chunk: str) -> bool:
         """False when no delimiter can start (completely or partially) inside `chunk`.
