@@ -380,9 +380,11 @@ def render(view: ParseView, hide_chunks: bool = False, note: str = "") -> tuple:
 VIEW_COUNT = 8
 
 
-def failed(message: str) -> tuple:
-    """VIEW_OUTPUTS for input that never reached the parser: the message, the rest cleared."""
-    empty = ParseView(finished=True)
+def failed(message: str, generation: str = "") -> tuple:
+    """VIEW_OUTPUTS for input that never reached the parser: the message, the generation
+    shown unparsed in the region map, the rest cleared."""
+    spans = [MapSpan(0, len(generation), "unparsed")] if generation else []
+    empty = ParseView(stream=generation, spans=spans, finished=True)
     outputs = list(render(empty))
     outputs[0] = error_html(message)
     return tuple(outputs)
@@ -448,7 +450,8 @@ def parse_pasted(template_text: str, prefix: str, generation: str, tools_text: s
     try:
         view = parse_inputs(template_text, prefix, generation, tools_text)
     except (InputError, TemplateError, ValueError) as error:
-        return (None, *failed(str(error)))
+        shown = generation if generation and len(generation) <= LIMITS.generation_chars else ""
+        return (None, *failed(str(error), shown))
     return (view, *render(view, hide_chunks))
 
 
@@ -801,20 +804,32 @@ def conversation(system: str, user: str, messages_text: str) -> list[dict]:
 
 
 LIVE_COUNT = 1 + VIEW_COUNT + 4
+# Sessions whose Stop button was pressed; their generation ends at the next token. (A flag
+# rather than Gradio's `cancels`, which marks every output "Error" and loses the last parse.)
+_stop_requests: set[str] = set()
+
+
+def request_stop(request: gr.Request = None) -> None:
+    """Stop button: end this session's live generation after the current token."""
+    if request is not None:
+        _stop_requests.add(request.session_hash)
 
 
 @shielded(LIVE_COUNT, 1)
 def generate_live(
     model_name, system, user, messages_text, tools_text, enable_thinking, max_new_tokens, temperature, top_p, seed,
-    use_model_template, template_text, hide_chunks,
+    use_model_template, template_text, hide_chunks, request: gr.Request = None,
 ):
     """Generate with a model and parse as tokens arrive.
 
     Yields (view state, *VIEW_OUTPUTS, template text, prefix, generation, model note), at most
-    every UPDATE_INTERVAL seconds plus once at the end. Stop cancels it (Gradio closes the
-    generator, which stops the model thread).
+    every UPDATE_INTERVAL seconds plus once at the end. Stop (request_stop) ends it at the next
+    token; what was generated is then finalized like a finished generation.
     """
     from engine import generation
+
+    session = getattr(request, "session_hash", None)
+    _stop_requests.discard(session)
 
     skip4 = (gr.skip(),) * 4
     try:
@@ -860,8 +875,12 @@ def generate_live(
         loaded, prompt, max_new_tokens=max_new_tokens, temperature=float(temperature), top_p=float(top_p),
         seed=None if seed is None or seed == "" else int(seed),
     )
+    stopped = False
     try:
         for piece in pieces:
+            if session in _stop_requests:
+                stopped = True
+                break
             tokens += len(piece.ids)
             live.feed(piece.text)
             now = time.perf_counter()
@@ -871,26 +890,12 @@ def generate_live(
                 yield (view, *render(view, hide_chunks, model_note), template_out, gr.skip(), gr.skip(), model_note)
     finally:
         pieces.close()
+        _stop_requests.discard(session)
     live.finalize()
+    if stopped:
+        model_note = f"■ Stopped after {tokens} tokens; the text so far is parsed as if generation had ended. {model_note}"
     view = snapshot()
     yield (view, *render(view, hide_chunks, model_note), template_out, prompt.text, "".join(live.parts), model_note)
-
-
-STOP_COUNT = 1 + VIEW_COUNT + 2
-
-
-@shielded(STOP_COUNT, 1)
-def stop_live(view: ParseView | None, hide_chunks: bool) -> tuple:
-    """Stop button: finalize the text generated before the stop, so the page does not stay
-    "streaming" forever. Returns (view state, *VIEW_OUTPUTS, prefix, generation)."""
-    if view is None or view.finished or view.template is None:
-        return (gr.skip(),) * STOP_COUNT
-    prefix_text = view.cut_away + view.stream[: view.tail_length]
-    generated = view.stream[view.tail_length :]
-    stopped = traced_view(view.template, prefix_text, generated, view.tools)
-    stopped.figures = view.figures
-    note = "■ Stopped. The parse below finalizes the text generated so far (it is now in Paste & parse)."
-    return (stopped, *render(stopped, hide_chunks, note), prefix_text, generated)
 
 
 # ---------------------------------------------------------------------------
@@ -1164,14 +1169,14 @@ with gr.Blocks(title="Response Template Playground") as demo:
         parse_pasted, [*pasted, hide_chunks], [view_state, *views]
     )
     export_button.click(export_template, template_code, [template_file, tokenizer_config_file, diagnostics])
-    generating = generate_button.click(
+    generate_button.click(
         generate_live,
         [model_name, system_box, user_box, messages_box, live_tools, enable_thinking, max_new_tokens, temperature, top_p,
          seed, use_model_template, template_code, hide_chunks],
         [view_state, *views, template_code, prefix, generation_box, model_note],
         concurrency_limit=1, concurrency_id="generation",
     )
-    stop_button.click(stop_live, [view_state, hide_chunks], [view_state, *views, prefix, generation_box], cancels=[generating])
+    stop_button.click(request_stop, None, None, queue=False)
     share_button.click(
         share_query, [sample_id, template_choice, *chunk_settings, template_code, prefix, generation_box, tools], share_link
     ).then(None, share_link, share_link, js=SHARE_JS)

@@ -132,9 +132,9 @@ def parse_json(body: str, args: dict) -> Any:
     except json.JSONDecodeError as error:
         if args.get("allow_non_json"):
             return parse_text(body, args)
-        where = f"line {error.lineno} column {error.colno} (offset {error.pos})"
+        where = f"line {error.lineno}, column {error.colno}, offset {error.pos}"
         note = "" if working == body else f" after rewriting to {shorten(working)}"
-        raise ValueError(f"json: {error.msg} at {where}{note}: {shorten(body)}") from None
+        raise ValueError(f"json: {error.msg} ({where}){note}: {shorten(body)}") from None
     except RecursionError:
         if args.get("allow_non_json"):
             return parse_text(body, args)

@@ -13,10 +13,12 @@ class TemplateError(ValueError):
     Attributes:
         path: JSON path of the offending key, e.g. ``fields.tool_calls.content_args.tag_pattern``
             (``""`` for the template itself).
+        detail: the message without the path.
     """
 
     def __init__(self, path: str, message: str):
         self.path = path
+        self.detail = message
         super().__init__(f"{path}: {message}" if path else message)
 
 

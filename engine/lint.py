@@ -68,7 +68,7 @@ def lint(template: dict | str | ResponseTemplate, *, probe_budget: float = PROBE
     try:
         loaded = load_template(template)
     except TemplateError as error:
-        return [Diagnostic("error", "template-error", error.path, str(error), "")]
+        return [Diagnostic("error", "template-error", error.path, error.detail, "")]
     found: list[Diagnostic] = []
     fields = list(loaded.fields.values())
     for check in (_shadowed_opens, _prefix_opens, _close_equals_open, _anchor_inside_delimiters):

@@ -369,7 +369,9 @@ class ResponseParser:
             region = self._region_count - 1 if self._opened else None
             self.spans.append(Span(base + match.start, base + match.end, "close", match.delimiter.field, region, match))
         if field is not None and self._opened:
-            body = "".join(self._body_blocks) + "".join(self._body)
+            self._body_blocks += self._body
+            body = "".join(self._body_blocks)
+            self._body_blocks, self._body = [], []  # free the pieces before parsing the body
             value = self._store(field, body)
             event = {"type": "region_close", "field": field.name, "value": value}
             if self._positions:
@@ -473,7 +475,7 @@ def _split_batch(value: Any, what: str, tokenizer: Any) -> tuple[list[str], bool
         if value.ndim not in (1, 2):
             raise ValueError(f"{what}: arrays must be 1-D (one sequence) or 2-D (a batch), got {value.ndim}-D")
         value = value.tolist()
-        if value and isinstance(value[0], int) or not value:
+        if not value or isinstance(value[0], int):
             return [_decode(value, what, tokenizer)], False
         return [_decode(ids, what, tokenizer) for ids in value], True
     if isinstance(value, (list, tuple)):

@@ -93,6 +93,8 @@ class WatchState:
         first_characters: characters one of which every match must contain at its start
             (after `skippable` runs), or None when some pattern is too complex to say.
         skippable: one-character tests for the optional runs a match may begin with (such as a leading `\\s*`).
+        leading_runs: the distinct one-character tests of patterns that start with such a run, or
+            None when some delimiter's partial matches need the regex to decide.
     """
 
     delimiters: list[Delimiter]

@@ -148,7 +148,7 @@ class TraceWarning:
 
     Attributes:
         code: a stable name (``close-without-open``, ``tool-call-open-swallowed``,
-            ``close-inside-json-string``).
+            ``close-inside-json-string``, ``text-discarded``).
         message: what was seen and what it usually means.
         suggestion: what to change, or ``""``.
         source, start, end: where (offsets into the prefix or the generation).
@@ -553,6 +553,22 @@ def find_warnings(result: Trace, template: ResponseTemplate) -> list[TraceWarnin
                     found.end,
                 )
             )
+    discarded = [span for span in result.spans if span.kind == "discarded" and span.text.strip()]
+    if discarded:
+        first = discarded[0]
+        count = sum(len(span.text) for span in discarded)
+        warnings.append(
+            TraceWarning(
+                "text-discarded",
+                f"{count} characters were outside every region and the template has no implicit field, so "
+                f"they are not in the message (first at {first.source} offset {first.start}: {first.text[:40]!r})",
+                "add a field without 'open' (usually content) to catch unclaimed text, or check that the "
+                "open delimiters match this model's output",
+                first.source,
+                first.start,
+                first.end,
+            )
+        )
     error = result.error
     if error is not None and error.field in fields and fields[error.field].content == "json":
         rest = "".join(span.text for span in result.spans if span.kind == "unparsed")

@@ -100,7 +100,7 @@ def test_json_plain():
 
 def test_json_error_shows_position_and_text():
     assert error("json", '{"a": 1') == (
-        "fields.v: json: Expecting ',' delimiter at line 1 column 8 (offset 7): '{\"a\": 1' (region at offset 3)"
+        "fields.v: json: Expecting ',' delimiter (line 1, column 8, offset 7): '{\"a\": 1' (region at offset 3)"
     )
 
 
@@ -115,7 +115,7 @@ def test_json_unquoted_keys_keeps_quoted_strings_intact():
 
 
 def test_json_unquoted_keys_off_rejects_bare_keys():
-    assert error("json", "{a: 1}").startswith("fields.v: json: Expecting property name enclosed in double quotes at line 1 column 2 (offset 1)")
+    assert error("json", "{a: 1}").startswith("fields.v: json: Expecting property name enclosed in double quotes (line 1, column 2, offset 1)")
 
 
 def test_json_string_delims():
@@ -141,7 +141,7 @@ def test_json_allow_non_json():
 
 def test_json_allow_non_json_false_raises():
     assert error("json", "nope", {"allow_non_json": False}) == (
-        "fields.v: json: Expecting value at line 1 column 1 (offset 0): 'nope' (region at offset 3)"
+        "fields.v: json: Expecting value (line 1, column 1, offset 0): 'nope' (region at offset 3)"
     )
 
 

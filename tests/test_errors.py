@@ -265,7 +265,7 @@ def parse_error(template, text):
 def test_bad_json_names_field_and_shows_text():
     error = parse_error(field(content="json"), 'ok<x>{"a": 1,}</x>')
     assert str(error) == (
-        "fields.x: json: Expecting property name enclosed in double quotes at line 1 column 9 (offset 8): "
+        "fields.x: json: Expecting property name enclosed in double quotes (line 1, column 9, offset 8): "
         "'{\"a\": 1,}' (region at offset 5)"
     )
     assert (error.field, error.offset, error.text) == ("x", 5, '{"a": 1,}')
@@ -274,7 +274,7 @@ def test_bad_json_names_field_and_shows_text():
 def test_bad_json_long_body_is_shortened():
     body = '{"a": "' + "y" * 1000 + '" oops}'
     error = parse_error(field(content="json"), f"<x>{body}</x>")
-    assert str(error).startswith("fields.x: json: Expecting ',' delimiter at line 1 column 1010 (offset 1009): '{\"a\": \"yyy")
+    assert str(error).startswith("fields.x: json: Expecting ',' delimiter (line 1, column 1010, offset 1009): '{\"a\": \"yyy")
     assert "... (814 characters) ..." in str(error)
     assert len(str(error)) < 400
     assert error.text == body

@@ -16,7 +16,7 @@ def codes(template):
 
 def test_template_that_fails_to_load():
     assert lint({"start_anchor": "<S>", "fields": {"a": {"open": ""}}}) == [
-        Diagnostic("error", "template-error", "fields.a.open", "fields.a.open: must not be an empty string", "")
+        Diagnostic("error", "template-error", "fields.a.open", "must not be an empty string", "")
     ]
 
 

@@ -55,3 +55,10 @@ def test_mismatch_is_reported(monkeypatch):
     assert not report.ok
     assert (report.mismatch.chunking, report.mismatch.splits, report.mismatch.message) == ("split@1", [1], {"role": "assistant"})
     assert report.baseline.message == {"role": "assistant", "content": "Hello"}
+
+
+def test_a_generation_that_fails_the_same_way_in_every_chunking_passes():
+    template = {"start_anchor": "<S>", "fields": {"c": {"open": "<j>", "close": "</j>", "content": "json"}}}
+    report = check_stream("ok <j>{bad</j> more", template, prefix="", seeds=range(3))
+    assert report.ok
+    assert report.baseline.error.startswith("fields.c: json: Expecting property name enclosed in double quotes")

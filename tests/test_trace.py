@@ -130,3 +130,15 @@ def test_spans_tile_prefix_tail_and_generation(case):
     for snapshot in result.snapshots:
         received = len(generation[:3]) if snapshot.chunk == 0 else len(generation)
         assert "".join(s.text for s in snapshot.spans) == prefix[result.anchor.offset :] + generation[:received]
+
+
+def test_discarded_text_is_a_warning():
+    template = {"start_anchor": "<S>", "fields": {"tool_calls": {"open": "<call>", "close": "</call>", "repeats": True}}}
+    result = trace("Sure thing. <call>x</call>", template, prefix="")
+    assert result.message == {"tool_calls": ["x"]}
+    assert [(w.code, w.source, w.start, w.end) for w in result.warnings] == [("text-discarded", "generation", 0, 12)]
+    assert result.warnings[0].message == (
+        "12 characters were outside every region and the template has no implicit field, so they are not "
+        "in the message (first at generation offset 0: 'Sure thing. ')"
+    )
+    assert trace(" <call>x</call>\n", template, prefix="").warnings == []
