@@ -183,6 +183,7 @@ class Delimiter:
     _first_win: regex.Pattern | None = field(default=None, repr=False)
     _max_len: int = 0
     _first_chars: str = ""
+    _proper_prefixes: frozenset[str] = frozenset()
     needs_context: bool = False
     start_profile: tuple[frozenset[str], list, Callable | None] | None = field(default=None, repr=False)
 
@@ -202,6 +203,7 @@ class Delimiter:
             source,
             _max_len=len(ordered[0]),
             _first_chars=first_chars,
+            _proper_prefixes=frozenset(literal[:k] for literal in ordered for k in range(1, len(literal))),
             start_profile=(frozenset(first_chars), [], None),
         )
 
@@ -289,16 +291,12 @@ class Delimiter:
             for first in self._first_chars:
                 i = text.find(first, lowest)
                 while i != -1 and i < hold:
-                    tail = text[i:]
-                    if any(len(literal) > len(tail) and literal.startswith(tail) for literal in self.literals):
+                    if text[i:] in self._proper_prefixes:
                         hold = i
                         break
                     i = text.find(first, i + 1)
-            if start != -1 and start < hold and n - start < self._max_len:
-                # A longer literal of the set may still complete at the same start.
-                tail = text[start:]
-                if any(len(literal) > len(tail) and literal.startswith(tail) for literal in self.literals):
-                    hold = start
+            if start != -1 and start < hold and text[start:] in self._proper_prefixes:
+                hold = start  # a longer literal of the set may still complete at the same start
         if start == -1:
             return None, hold
         return DelimiterMatch(self, start, start + len(found), found, {}), hold

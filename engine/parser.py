@@ -133,6 +133,7 @@ class ResponseParser:
         self._pos = 0
         self._message: dict[str, Any] = copy.deepcopy(template.defaults)
         self._current: FieldSpec | None = template.implicit_field
+        self._state = self._watch_outside  # what can fire now: depends on `_current`
         self._opened = False
         self._body: list[str] = []
         self._body_blocks: list[str] = []
@@ -173,9 +174,7 @@ class ResponseParser:
         if self._pos == len(window):
             # Everything before this chunk is decided: if no delimiter can start in it, it
             # all goes to the current region without a scan.
-            current = self._current
-            state = self._watch_outside if current is None or current.implicit else self._watch_inside[current.name]
-            if not state.may_start_in(chunk):
+            if not self._state.may_start_in(chunk):
                 if self._context:
                     self._window = window + chunk
                     self._pos = len(self._window)
@@ -258,19 +257,20 @@ class ResponseParser:
                     continue
                 if not at_end:
                     break
-            current = self._current
-            state = self._watch_outside if current is None or current.implicit else self._watch_inside[current.name]
+            state = self._state
             best: DelimiterMatch | None = None
-            hold = state.hold_without_scan(window, pos, at_end)
-            if hold < 0:
+            stalled = self._window_base + pos == self._stalled_at
+            hold = len(window) if stalled else state.hold_without_scan(window, pos, at_end)
+            if hold < 0 and state.literal_search is not None:
+                best, hold = state.scan_literals(window, pos, at_end)
+            elif hold < 0:
                 hold = len(window)
-                if self._window_base + pos != self._stalled_at:
-                    for delimiter in state.delimiters:
-                        match, delimiter_hold = delimiter.scan(window, pos, at_end, timeout)
-                        if delimiter_hold < hold:
-                            hold = delimiter_hold
-                        if match is not None and (best is None or _match_priority(match) < _match_priority(best)):
-                            best = match
+                for delimiter in state.delimiters:
+                    match, delimiter_hold = delimiter.scan(window, pos, at_end, timeout)
+                    if delimiter_hold < hold:
+                        hold = delimiter_hold
+                    if match is not None and (best is None or _match_priority(match) < _match_priority(best)):
+                        best = match
             if best is not None and best.start < hold:
                 if best.start == best.end:
                     self._stalls = self._stalls + 1 if best.start == pos else 1
@@ -344,6 +344,7 @@ class ResponseParser:
         field = self.template.fields[match.delimiter.field]
         base = self._window_base
         self._current = field
+        self._state = self._watch_inside[field.name]
         self._captures = dict(match.captures)
         self._body = []
         self._body_blocks = []
@@ -379,6 +380,7 @@ class ResponseParser:
             events.append(event)
         implicit = self.template.implicit_field
         self._current = implicit
+        self._state = self._watch_outside
         self._captures = {}
         self._body = []
         self._body_blocks = []

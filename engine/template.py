@@ -17,7 +17,7 @@ from typing import Any
 import regex
 
 from .content import CONTENT_PARSERS, STREAMABLE_CONTENT
-from .delimiters import Delimiter
+from .delimiters import Delimiter, DelimiterMatch
 from .errors import TemplateError
 from .transform import find_mixed_placeholder
 
@@ -101,6 +101,10 @@ class WatchState:
     first_characters: str | None
     skippable: tuple
     leading_runs: tuple | None = None
+    literal_owner: dict[str, Delimiter] | None = None
+    literal_search: regex.Pattern | None = None
+    literal_prefixes: frozenset[str] = frozenset()
+    longest_literal: int = 0
 
     @classmethod
     def of(cls, delimiters: list[Delimiter]) -> "WatchState":
@@ -112,7 +116,43 @@ class WatchState:
         skippable = tuple(test for p in profiles for test in p[1])
         exact = all(not p[1] or p[2] is not None for p in profiles)
         runs = tuple(dict.fromkeys(p[2] for p in profiles if p[2] is not None)) if exact else None
-        return cls(delimiters, first, skippable, runs)
+        state = cls(delimiters, first, skippable, runs)
+        if delimiters and all(d.literals is not None for d in delimiters):
+            # One search over every literal of the state. The same literal in two fields
+            # goes to the one that wins ties: opens before closes, then field name.
+            owner: dict[str, Delimiter] = {}
+            for delimiter in sorted(delimiters, key=lambda d: (d.side != "open", d.field)):
+                for literal in delimiter.literals:
+                    owner.setdefault(literal, delimiter)
+            ordered = sorted(owner, key=len, reverse=True)
+            state.literal_owner = owner
+            state.literal_search = regex.compile("|".join(map(regex.escape, ordered)))
+            state.literal_prefixes = frozenset(literal[:k] for literal in ordered for k in range(1, len(literal)))
+            state.longest_literal = len(ordered[0])
+        return state
+
+    def scan_literals(self, text: str, pos: int, at_end: bool) -> tuple[DelimiterMatch | None, int]:
+        """`Delimiter.scan` for every delimiter of an all-literal state at once: `(earliest match, hold)`.
+
+        The match is the leftmost, longest literal; the hold is the leftmost offset where the
+        text ends in the start of a literal (including a longer literal that extends the match).
+        """
+        found = self.literal_search.search(text, pos)
+        n = len(text)
+        hold = n
+        if not at_end:
+            prefixes = self.literal_prefixes
+            for i in range(max(pos, n - self.longest_literal + 1), n):
+                if text[i:] in prefixes:
+                    hold = i
+                    break
+        if found is None:
+            return None, hold
+        start = found.start()
+        if not at_end and start < hold and text[start:] in self.literal_prefixes:
+            hold = start  # a longer literal may still complete at the same start
+        literal = found.group()
+        return DelimiterMatch(self.literal_owner[literal], start, found.end(), literal, {}), hold
 
     def hold_without_scan(self, text: str, pos: int, at_end: bool) -> int:
         """Where to hold `text[pos:]` when no delimiter can match in it, or -1 when a scan is needed.
