@@ -261,11 +261,11 @@ class ResponseParser:
             best: DelimiterMatch | None = None
             stalled = self._window_base + pos == self._stalled_at
             hold = len(window) if stalled else state.hold_without_scan(window, pos, at_end)
-            if hold < 0 and state.literal_search is not None:
-                best, hold = state.scan_literals(window, pos, at_end)
-            elif hold < 0:
+            if hold < 0:
                 hold = len(window)
-                for delimiter in state.delimiters:
+                if state.literal_search is not None:
+                    best, hold = state.scan_literals(window, pos, at_end)
+                for delimiter in state.pattern_delimiters:
                     match, delimiter_hold = delimiter.scan(window, pos, at_end, timeout)
                     if delimiter_hold < hold:
                         hold = delimiter_hold

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import regex
@@ -101,9 +101,11 @@ class WatchState:
     first_characters: str | None
     skippable: tuple
     leading_runs: tuple | None = None
+    pattern_delimiters: list[Delimiter] = field(default_factory=list)
     literal_owner: dict[str, Delimiter] | None = None
     literal_search: regex.Pattern | None = None
     literal_prefixes: frozenset[str] = frozenset()
+    literal_first_characters: str = ""
     longest_literal: int = 0
 
     @classmethod
@@ -111,17 +113,22 @@ class WatchState:
         """The watch state of `delimiters`, with their start profiles `(first, skippable, run)` merged."""
         profiles = [d.start_profile for d in delimiters]
         if any(profile is None for profile in profiles):
-            return cls(delimiters, None, ())
+            return cls.with_scanners(delimiters, None, ())
         first = "".join(sorted(frozenset().union(*(p[0] for p in profiles))))
         skippable = tuple(test for p in profiles for test in p[1])
         exact = all(not p[1] or p[2] is not None for p in profiles)
         runs = tuple(dict.fromkeys(p[2] for p in profiles if p[2] is not None)) if exact else None
-        state = cls(delimiters, first, skippable, runs)
-        if delimiters and all(d.literals is not None for d in delimiters):
+        return cls.with_scanners(delimiters, first, skippable, runs)
+
+    @classmethod
+    def with_scanners(cls, delimiters: list[Delimiter], *profile: Any) -> "WatchState":
+        literal_delimiters = [d for d in delimiters if d.literals is not None]
+        state = cls(delimiters, *profile, pattern_delimiters=[d for d in delimiters if d.literals is None])
+        if literal_delimiters:
             # One search over every literal of the state. The same literal in two fields
             # goes to the one that wins ties: opens before closes, then field name.
             owner: dict[str, Delimiter] = {}
-            for delimiter in sorted(delimiters, key=lambda d: (d.side != "open", d.field)):
+            for delimiter in sorted(literal_delimiters, key=lambda d: (d.side != "open", d.field)):
                 for literal in delimiter.literals:
                     owner.setdefault(literal, delimiter)
             ordered = sorted(owner, key=len, reverse=True)
@@ -129,10 +136,11 @@ class WatchState:
             state.literal_search = regex.compile("|".join(map(regex.escape, ordered)))
             state.literal_prefixes = frozenset(literal[:k] for literal in ordered for k in range(1, len(literal)))
             state.longest_literal = len(ordered[0])
+            state.literal_first_characters = "".join(dict.fromkeys(literal[0] for literal in ordered))
         return state
 
     def scan_literals(self, text: str, pos: int, at_end: bool) -> tuple[DelimiterMatch | None, int]:
-        """`Delimiter.scan` for every delimiter of an all-literal state at once: `(earliest match, hold)`.
+        """`Delimiter.scan` for every literal delimiter of the state at once: `(earliest match, hold)`.
 
         The match is the leftmost, longest literal; the hold is the leftmost offset where the
         text ends in the start of a literal (including a longer literal that extends the match).
@@ -142,10 +150,14 @@ class WatchState:
         hold = n
         if not at_end:
             prefixes = self.literal_prefixes
-            for i in range(max(pos, n - self.longest_literal + 1), n):
-                if text[i:] in prefixes:
-                    hold = i
-                    break
+            lowest = max(pos, n - self.longest_literal + 1)
+            for first in self.literal_first_characters:
+                i = text.find(first, lowest)
+                while i != -1 and i < hold:
+                    if text[i:] in prefixes:
+                        hold = i
+                        break
+                    i = text.find(first, i + 1)
         if found is None:
             return None, hold
         start = found.start()
