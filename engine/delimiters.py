@@ -145,7 +145,11 @@ def pattern_start_profile(compiled: regex.Pattern) -> tuple[frozenset[str], list
     if profile is None:
         return None
     first_op, first_av = items[0]
-    leading_run = profile[1][0] if first_op in _REPEATS and first_av[0] == 0 and len(profile[1]) == 1 else None
+    leading_run = None
+    if first_op in _REPEATS and first_av[:2] == (0, sre_constants.MAXREPEAT) and len(profile[1]) == 1:
+        leading_run = profile[1][0]
+        if any(leading_run(char) for char in profile[0]):
+            leading_run = None  # a first character inside the run would blur where the run ends
     return profile[0], profile[1], leading_run
 
 

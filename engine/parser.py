@@ -142,7 +142,9 @@ class ResponseParser:
         self._region_count = 0
         self._implicit_stretches: list[str] = []
         self._implicit_values = 0
+        self._implicit_captures: dict[str, str] = {}
         self._finalized = False
+        self._final_matches: dict = {}  # pattern delimiter -> (searched from, match) once the text is final
         self._stalls = 0  # delimiters committed in a row without consuming text
         self._stalled_at = -1  # stream offset where that went on too long
         self.initial_events: list[dict] = []
@@ -213,7 +215,8 @@ class ResponseParser:
         if implicit is not None and len(self._implicit_stretches) > 1 and self._implicit_values:
             # SPEC D1: every unclaimed stretch belongs to the message, joined as written.
             joined = "".join(self._implicit_stretches)
-            self._message[implicit.name] = self._region_value(implicit, joined, {}, None)
+            captures = self._implicit_captures  # a transform sees the last stretch's captures
+            self._message[implicit.name] = self._region_value(implicit, joined, captures, None)
         missing = [
             spec.name for spec in self.template.fields.values() if not spec.optional and spec.name not in self._message
         ]
@@ -266,7 +269,10 @@ class ResponseParser:
                 if state.literal_search is not None:
                     best, hold = state.scan_literals(window, pos, at_end)
                 for delimiter in state.pattern_delimiters:
-                    match, delimiter_hold = delimiter.scan(window, pos, at_end, timeout)
+                    if at_end:
+                        match, delimiter_hold = self._final_search(delimiter, window, pos), hold
+                    else:
+                        match, delimiter_hold = delimiter.scan(window, pos, at_end, timeout)
                     if delimiter_hold < hold:
                         hold = delimiter_hold
                     if match is not None and (best is None or _match_priority(match) < _match_priority(best)):
@@ -304,6 +310,23 @@ class ResponseParser:
             self._close_region(events, None, self._window_base + self._pos)
             break
         self._trim_window()
+
+    def _final_search(self, delimiter, window: str, pos: int) -> DelimiterMatch | None:
+        """`delimiter`'s first match from `pos` once the text is final, reusing an earlier search.
+
+        A search from an earlier offset that found its match at or after `pos` (or found
+        none) answers a search from `pos` too, so each pattern scans the text once.
+        """
+        base = self._window_base
+        cached = self._final_matches.get(delimiter)
+        if cached is not None and cached[0] <= base + pos and (cached[1] is None or base + pos <= cached[1][0]):
+            found = cached[1]
+            return None if found is None else DelimiterMatch(delimiter, found[0] - base, found[1] - base, found[2], found[3])
+        match, _ = delimiter.scan(window, pos, True, self._timeout)
+        found = None if match is None else (base + match.start, base + match.end, match.text, match.captures)
+        if "\\G" not in delimiter.source:
+            self._final_matches[delimiter] = (base + pos, found)
+        return match
 
     def _trim_window(self) -> None:
         cut = self._pos - self._context
@@ -415,6 +438,7 @@ class ResponseParser:
             if field.implicit:
                 self._implicit_stretches.append(body)
                 self._implicit_values += 1
+                self._implicit_captures = dict(self._captures)
         return value
 
     def _region_value(self, field: FieldSpec, body: str, captures: dict, offset: int | None) -> Any:

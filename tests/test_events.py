@@ -620,3 +620,21 @@ def test_d2_end_of_text_assertions():
         [("content", "ago "), ("w", " x. y")],
         reference=False,
     )
+
+
+def test_joined_implicit_stretches_keep_the_last_close_captures():
+    template = {
+        "start_anchor": "<S>",
+        "fields": {
+            "content": {
+                "close_pattern": r"<b(?P<n>\d+)?>",
+                "transform": {"value": "{content}", "n": "{n}"},
+                "content_args": {"strip": False},
+            }
+        },
+    }
+    expected = {"content": {"value": "xy", "n": "8"}}
+    assert parse_response("x<b7>y<b8>", template, prefix="") == expected
+    parser = ResponseParser(template, prefix="x<b7>")
+    parser.feed("y<b8>")
+    assert parser.finalize()[0] == expected
