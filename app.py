@@ -17,7 +17,6 @@ import inspect
 import json
 import logging
 import os
-import random
 import re
 import tempfile
 import threading
@@ -34,7 +33,7 @@ from engine.errors import ResponseParseError
 from engine.lint import lint
 from engine.samples import list_templates, load_samples, load_template_file
 from engine.openai_view import openai_deltas
-from engine.stream_checks import check_stream, run_chunks
+from engine.stream_checks import check_stream, random_chunks, run_chunks
 from engine.trace import trace
 from playground_view import CSS, LoggedEvent, MapSpan, badge, chat_messages, event_log, figures, region_map
 
@@ -517,12 +516,7 @@ def make_chunks(generation: str, how: str, size: int = 1, seed: int = 0, points:
             raise InputError("N must be at least 1.")
         return [generation[i : i + size] for i in range(0, len(generation), size)]
     if how == "random":
-        rng = random.Random(int(seed or 0))
-        cuts, at = [], 0
-        while at < len(generation):
-            at += rng.randint(1, 8)
-            cuts.append(min(at, len(generation)))
-        return [generation[a:b] for a, b in zip([0, *cuts], cuts)]
+        return random_chunks(generation, int(seed or 0))
     if how == "points":
         try:
             offsets = sorted({int(p) for p in re.split(r"[,\s]+", points.strip()) if p})

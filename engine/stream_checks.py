@@ -149,7 +149,8 @@ def run_chunks(
     return StreamRun(chunking, splits[:-1], message, regions, error)
 
 
-def _random_chunks(text: str, seed: int, max_size: int = 8) -> list[str]:
+def random_chunks(text: str, seed: int, max_size: int = 8) -> list[str]:
+    """Split `text` into seeded random pieces of 1 to `max_size` characters (token-like chunks)."""
     rng = random.Random(seed)
     chunks, i = [], 0
     while i < len(text):
@@ -212,7 +213,7 @@ def check_stream(
             for at in range(1, n, stride):
                 yield f"split@{at}", [generation[:at], generation[at:]]
         for seed in seeds:
-            yield f"seed={seed}", _random_chunks(generation, seed)
+            yield f"seed={seed}", random_chunks(generation, seed)
 
     runs, mismatch = 1, None
     for name, chunks in chunkings():

@@ -19,10 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine.generation import DEFAULT_MODEL_PATH, choose_template, load_model, render_prompt, stream_generation  # noqa: E402
 
-try:
-    from engine import ResponseParser
-except ImportError:  # the engine's parser is not exported yet: use the reference
-    from transformers.utils.chat_parsing import ResponseParser
+from engine import ResponseParser
 
 WEATHER = {
     "type": "function",

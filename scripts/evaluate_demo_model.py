@@ -33,10 +33,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from build_demo_model import CONVERSATIONS, SEED, make_corpus, render  # noqa: E402
 from engine.generation import DEFAULT_MODEL_PATH, choose_template, load_model, render_prompt, stream_generation  # noqa: E402
 
-try:
-    from engine import parse_response
-except ImportError:  # the engine's parser is not exported yet: use the reference
-    from transformers.utils.chat_parsing import parse_response
+from engine import parse_response
 
 def tool_calls_valid(message: dict, tools: list[dict]) -> bool:
     """True when the message has tool calls and each names an offered tool

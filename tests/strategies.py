@@ -8,9 +8,9 @@ lookaheads and named groups. Generations are built from the same pieces.
 
 from __future__ import annotations
 
-import random
 
 from hypothesis import strategies as st
+
 
 LITERALS = ["<a>", "</a>", "<ab>", "<b>", "</b>", "<", "[T]", "[T]x", "<|e|>"]
 # (pattern, named groups)
@@ -93,14 +93,3 @@ def template_and_generation(draw):
     generation = "".join(draw(st.lists(st.sampled_from(pieces), max_size=25)))
     prefix = draw(st.sampled_from(["", "<S>", "junk<S>", "<S>x<S>"])) + "".join(draw(st.lists(st.sampled_from(pieces), max_size=4)))
     return template, prefix, generation
-
-
-def random_chunks(text: str, seed: int, max_size: int = 8) -> list[str]:
-    """Split `text` at seeded random points into pieces of 1 to `max_size` characters."""
-    rng = random.Random(seed)
-    chunks, i = [], 0
-    while i < len(text):
-        size = rng.randint(1, max_size)
-        chunks.append(text[i : i + size])
-        i += size
-    return chunks

@@ -1,6 +1,18 @@
 """Small streaming helpers shared by several test modules."""
 
+import random
+
 from engine import ResponseParser
+
+
+def random_cuts(text: str, seed: int) -> list[str]:
+    """Split `text` at a seeded random number of random points (chunks of very different sizes)."""
+    if len(text) < 2:
+        return [text] if text else []
+    rng = random.Random(seed)
+    cuts = sorted(rng.sample(range(1, len(text)), k=min(len(text) - 1, rng.randint(1, max(1, len(text) // 3)))))
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
 def stream_events(template, chunks, prefix="", *, parser_class=ResponseParser, **options):

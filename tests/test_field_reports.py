@@ -8,12 +8,12 @@ and in 20 seeded random chunkings, always to the exact expected message. On top:
 the error, lint warning, trace warning or OpenAI-view property its description asks for.
 """
 
-import random
 
 import pytest
 
 from engine import ResponseParseError, ResponseParser, lint, openai_view, parse_response, trace
 from engine.samples import load_samples
+from tests.stream_helpers import random_cuts
 
 REPORTS = {s.name: s for s in load_samples() if s.family == "field-reports"}
 RANDOM_CHUNKINGS = 20
@@ -38,11 +38,6 @@ REPORT_NAMES = [
 VALUE_CASES = sorted(name for name, s in REPORTS.items() if s.expected is not None)
 
 
-def _random_chunks(text, seed):
-    rng = random.Random(seed)
-    cuts = sorted(rng.sample(range(1, len(text)), k=rng.randint(1, max(1, len(text) // 3))))
-    bounds = [0, *cuts, len(text)]
-    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
 def chunkings(sample):
@@ -52,7 +47,7 @@ def chunkings(sample):
         yield "explicit", list(sample.chunks)
     yield "one-character", list(sample.generation)
     for seed in range(RANDOM_CHUNKINGS):
-        yield f"random-{seed}", _random_chunks(sample.generation, seed)
+        yield f"random-{seed}", random_cuts(sample.generation, seed)
 
 
 def stream(sample, chunks, prefix=None):

@@ -23,10 +23,7 @@ from engine.generation import (
 )
 from engine.samples import TEMPLATES_DIR
 
-try:
-    from engine import ResponseParser, parse_response
-except ImportError:  # the engine's parser is not exported yet: use the reference
-    from transformers.utils.chat_parsing import ResponseParser, parse_response
+from engine import ResponseParser, parse_response
 
 WEATHER = {
     "type": "function",

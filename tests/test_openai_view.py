@@ -7,7 +7,7 @@ import pytest
 
 from engine import openai_view
 
-from .strategies import random_chunks
+from engine.stream_checks import random_chunks
 
 FIELD_REPORTS = {c["name"]: c for c in json.loads(Path("/work/shared/cases/field_reports.json").read_text())["cases"]}
 

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from transformers.utils.chat_parsing import ResponseParser as ReferenceParser
 
 from engine import ResponseParser, load_template
-from tests.strategies import random_chunks, template_and_generation
+from engine.stream_checks import random_chunks
+from tests.strategies import template_and_generation
 from tests.stream_helpers import region_texts, stream_events
 
 REFERENCE_FAULTS: list[tuple] = []

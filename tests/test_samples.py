@@ -6,19 +6,14 @@ must give the one-shot message, and each region's concatenated chunk text must
 equal that region's body in the one-shot parse (SPEC D2).
 """
 
-import random
 
 import pytest
 
-try:
-    from engine import ResponseParser, parse_response
+from transformers.utils.chat_parsing import parse_response as reference_parse_response
 
-    ON_REFERENCE = False
-except ImportError:
-    from transformers.utils.chat_parsing import ResponseParser, parse_response
+from engine import ResponseParser, parse_response
 
-    ON_REFERENCE = True
-
+from tests.stream_helpers import random_cuts
 from engine.samples import SAMPLES_DIR, load_sample_file_metadata, load_samples
 
 SAMPLES = load_samples()
@@ -28,14 +23,6 @@ TOPICS = {
     "reasoning", "tool_call", "parallel_tool_calls", "content_before_tool_call", "multi_turn",
     "truncated", "non_ascii", "nested_arguments", "typed_arguments",
 }
-# Deliberate differences (SPEC section 8). The reference lacks them; the engine never skips.
-SKIP_ON_REFERENCE_ONE_SHOT = {"D1"}
-SKIP_ON_REFERENCE_STREAMING = {"D1", "D2"}
-
-
-def _skip_if_reference_lacks(sample, differences):
-    if ON_REFERENCE and (missing := differences.intersection(sample.needs)):
-        pytest.skip(f"the reference parser lacks deliberate difference(s) {sorted(missing)}")
 
 
 def _stream(sample, chunks):
@@ -69,11 +56,6 @@ def _regions(events):
     return regions
 
 
-def _random_chunks(text, seed):
-    rng = random.Random(seed)
-    cuts = sorted(rng.sample(range(1, len(text)), k=min(len(text) - 1, rng.randint(1, max(1, len(text) // 3))))) if len(text) > 1 else []
-    bounds = [0, *cuts, len(text)]
-    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
 def _chunkings(sample):
@@ -81,7 +63,7 @@ def _chunkings(sample):
     if sample.chunks is not None:
         yield "explicit", list(sample.chunks)
     for seed in range(RANDOM_CHUNKINGS):
-        yield f"random-{seed}", _random_chunks(sample.generation, seed)
+        yield f"random-{seed}", random_cuts(sample.generation, seed)
 
 
 VALUE_SAMPLES = [s for s in SAMPLES if s.expected_error is None]
@@ -94,14 +76,12 @@ def test_samples_exist():
 
 @pytest.mark.parametrize("sample", VALUE_SAMPLES, ids=lambda s: s.id)
 def test_one_shot(sample):
-    _skip_if_reference_lacks(sample, SKIP_ON_REFERENCE_ONE_SHOT)
     message = parse_response(sample.generation, sample.template, prefix=sample.prefix, tools=sample.tools)
     assert message == sample.expected
 
 
 @pytest.mark.parametrize("sample", VALUE_SAMPLES, ids=lambda s: s.id)
 def test_streaming_equals_one_shot(sample):
-    _skip_if_reference_lacks(sample, SKIP_ON_REFERENCE_STREAMING)
     whole_message, whole_regions = _stream(sample, [sample.generation])
     assert whole_message == sample.expected
     for region_field, body, value in whole_regions:
@@ -138,3 +118,10 @@ def test_family_coverage(family):
     assert not (both := covered & set(uncovered)), f"{sorted(both)} both covered and marked uncovered"
     missing = TOPICS - covered - set(uncovered)
     assert not missing, f"{family} does not cover {sorted(missing)} (cover them or explain under 'uncovered')"
+
+
+@pytest.mark.parametrize("sample", [s for s in VALUE_SAMPLES if "D1" not in s.needs], ids=lambda s: s.id)
+def test_reference_gives_the_same_message(sample):
+    """transformers' reference agrees on every sample except those that need SPEC D1."""
+    message = reference_parse_response(sample.generation, sample.template, prefix=sample.prefix, tools=sample.tools)
+    assert message == sample.expected
