@@ -128,6 +128,30 @@ def _start_profile(items: list) -> tuple[frozenset[str], list] | None:
     return None  # the pattern can match the empty string
 
 
+def literal_lead(compiled: regex.Pattern) -> tuple[Callable | None, str] | None:
+    """`(run, literal)` when every match of `compiled` is an optional unbounded run of one
+    character class (`\\s*`, or none) followed by the fixed text `literal`; else None.
+
+    Text that does not contain `literal` then holds no match, and a partial match can only
+    be the run and a start of `literal` at the very end, which plain string search finds.
+    """
+    profile = pattern_start_profile(compiled)
+    if profile is None:
+        return None
+    items = list(sre_parser.parse(compiled.pattern))
+    run = profile[2]
+    if run is not None:
+        items = items[1:]
+    elif items and items[0][0] in _REPEATS:
+        return None
+    literal = []
+    for op, av in items:
+        if op is not sre_constants.LITERAL:
+            break
+        literal.append(chr(av))
+    return (run, "".join(literal)) if literal else None
+
+
 def pattern_start_profile(compiled: regex.Pattern) -> tuple[frozenset[str], list, Callable | None] | None:
     """`_start_profile` of a compiled template pattern; None when it cannot be analysed."""
     if compiled.flags & (regex.IGNORECASE | regex.VERBOSE | regex.FULLCASE):
@@ -190,6 +214,7 @@ class Delimiter:
     _proper_prefixes: frozenset[str] = frozenset()
     needs_context: bool = False
     start_profile: tuple[frozenset[str], list, Callable | None] | None = field(default=None, repr=False)
+    _literal_lead: tuple[Callable | None, str] | None = field(default=None, repr=False)
 
     @classmethod
     def from_literals(cls, field_name: str, side: str, path: str, literals: list[str]) -> "Delimiter":
@@ -225,6 +250,7 @@ class Delimiter:
         delimiter = cls(field_name, side, path, None, compiled, compiled.pattern, dead_end, first_win)
         delimiter.needs_context = any(mark in compiled.pattern for mark in _CONTEXT_MARKS)
         delimiter.start_profile = pattern_start_profile(compiled)
+        delimiter._literal_lead = literal_lead(compiled)
         return delimiter
 
     def scan(self, text: str, pos: int, at_end: bool, timeout: float | None = None) -> tuple[DelimiterMatch | None, int]:
@@ -246,6 +272,8 @@ class Delimiter:
         """
         if self.literals is not None:
             return self._scan_literals(text, pos, at_end)
+        if self._literal_lead is not None and text.find(self._literal_lead[1], pos) == -1:
+            return None, self._hold_before_literal(text, pos, at_end)
         if self.start_profile is not None:
             first_characters, skippable, leading_run = self.start_profile
             if not any(text.find(char, pos) != -1 for char in first_characters):
@@ -267,6 +295,25 @@ class Delimiter:
                 f"{self.path}: pattern too slow on this input (over the {timeout} s budget): {shorten(self.source, 120)}",
                 field=self.field or None,
             ) from None
+
+    def _hold_before_literal(self, text: str, pos: int, at_end: bool) -> int:
+        """The hold for a pattern `<run>*<literal>...` on text without `literal`: the run and
+        a proper start of `literal` at the end of the text (exactly the regex's partial match)."""
+        n = len(text)
+        if at_end:
+            return n
+        run, literal = self._literal_lead
+        hold = n
+        i = text.find(literal[0], max(pos, n - len(literal) + 1))
+        while i != -1:
+            if literal.startswith(text[i:]):
+                hold = i
+                break
+            i = text.find(literal[0], i + 1)
+        if run is not None:
+            while hold > pos and run(text[hold - 1]):
+                hold -= 1
+        return hold
 
     def _scan_literals(self, text: str, pos: int, at_end: bool) -> tuple[DelimiterMatch | None, int]:
         n = len(text)
