@@ -296,6 +296,27 @@ class Delimiter:
                 field=self.field or None,
             ) from None
 
+    def _final_search(self, text: str, pos: int, timeout: float | None) -> regex.Match | None:
+        """`pattern.search(text, pos)`, trying only where the pattern's fixed text occurs.
+
+        For `<run>*<literal>...` a match starts where the run before an occurrence of
+        `literal` starts (the run cannot contain the literal's first character), so one
+        anchored match per occurrence finds the leftmost match without a regex scan.
+        """
+        if self._literal_lead is None:
+            return self.pattern.search(text, pos, timeout=timeout)
+        run, literal = self._literal_lead
+        occurrence = text.find(literal, pos)
+        while occurrence != -1:
+            start = occurrence
+            while run is not None and start > pos and run(text[start - 1]):
+                start -= 1
+            found = self.pattern.match(text, start, timeout=timeout)
+            if found is not None:
+                return found
+            occurrence = text.find(literal, occurrence + 1)
+        return None
+
     def _hold_before_literal(self, text: str, pos: int, at_end: bool) -> int:
         """The hold for a pattern `<run>*<literal>...` on text without `literal`: the run and
         a proper start of `literal` at the end of the text (exactly the regex's partial match)."""
@@ -356,7 +377,7 @@ class Delimiter:
         n = len(text)
         pattern = self.pattern
         if at_end:
-            found = pattern.search(text, pos, timeout=timeout)
+            found = self._final_search(text, pos, timeout)
             return (self._wrap(found), n) if found is not None else (None, n)
         found = pattern.search(text, pos, partial=True, timeout=timeout)
         if found is None:
