@@ -32,6 +32,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteria, 
 from transformers.generation.streamers import BaseStreamer
 
 from .samples import list_templates
+from .tokenizer import IncrementalDecoder
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parent.parent / "samples" / "demo-model"
 
@@ -321,33 +322,19 @@ def stream_generation(
 def _decode_stream(tokenizer, context_ids: list[int], streamer: _TokenQueue) -> Iterator[GeneratedPiece]:
     """Turn the streamed token ids into text pieces that never split a character.
 
-    The text of the new ids is the decode of (context + ids) minus the decode
-    of the context; while it ends in U+FFFD (an incomplete UTF-8 sequence) the
-    ids wait for the next token. The final flush emits whatever is left.
+    Ids whose text is still incomplete wait for the next token (see
+    `engine.tokenizer.IncrementalDecoder`); the end flushes whatever is left.
     """
-    ids = list(context_ids)
-    start = 0  # ids[start:emitted] is the decoding context of the next piece
-    emitted = len(ids)
-
-    def decode(span: list[int]) -> str:
-        return tokenizer.decode(span, skip_special_tokens=False, clean_up_tokenization_spaces=False)
-
-    while True:
-        token_id = streamer.tokens.get()
-        done = token_id is _TokenQueue._END
-        if not done:
-            ids.append(token_id)
-        if emitted == len(ids):
-            if done:
-                return
-            continue
-        before = decode(ids[start:emitted])
-        after = decode(ids[start:])
-        if done or (len(after) > len(before) and not after.endswith("\ufffd")):
-            yield GeneratedPiece(ids=tuple(ids[emitted:]), text=after[len(before) :])
-            start, emitted = emitted, len(ids)
-        if done:
-            return
+    decoder = IncrementalDecoder(tokenizer, context=context_ids, context_tokens=_DECODE_CONTEXT)
+    pending: list[int] = []
+    while (token_id := streamer.tokens.get()) is not _TokenQueue._END:
+        pending.append(token_id)
+        text = decoder.push([token_id])
+        if text:
+            yield GeneratedPiece(ids=tuple(pending), text=text)
+            pending = []
+    if pending:
+        yield GeneratedPiece(ids=tuple(pending), text=decoder.flush())
 
 
 # How a model family shows itself: (template file name, markers that must all

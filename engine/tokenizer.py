@@ -57,12 +57,13 @@ class IncrementalDecoder:
     token alone gives U+FFFD. The decoder keeps those ids pending until the character
     completes (at most `max_pending` tokens, after which the text is released as is, so
     genuinely invalid bytes still come through as U+FFFD). A few earlier ids are kept as
-    context because some tokenizers decode a token differently at the start of a text.
+    context because some tokenizers decode a token differently at the start of a text;
+    `context` seeds them (for a generation, the prompt's last ids).
     """
 
-    def __init__(self, tokenizer: Any, *, context_tokens: int = 4, max_pending: int = 8):
+    def __init__(self, tokenizer: Any, *, context: Iterable[int] = (), context_tokens: int = 4, max_pending: int = 8):
         self.tokenizer = tokenizer
-        self._context: list[int] = []
+        self._context: list[int] = [int(i) for i in context][-context_tokens:] if context_tokens else []
         self._pending: list[int] = []
         self._context_tokens = context_tokens
         self._max_pending = max_pending

@@ -20,23 +20,10 @@ sys.path.insert(0, str(ROOT))
 from engine.generation import DEFAULT_MODEL_PATH, choose_template, load_model, render_prompt, stream_generation  # noqa: E402
 
 from engine import ResponseParser
+from engine.samples import load_samples  # noqa: E402
 
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Weather forecast for a city.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "city": {"type": "string"},
-                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-                "days": {"type": "integer", "minimum": 1, "maximum": 7},
-            },
-            "required": ["city"],
-        },
-    },
-}
+# The demo model's weather tool, as its samples offer it.
+WEATHER = next(s.tools[0] for s in load_samples() if s.family == "demo-model" and s.tools)
 CONVERSATIONS = [
     ([{"role": "user", "content": "What's the weather in São Paulo and in 東京?"}], True),
     ([{"role": "user", "content": "Give me a 3-day forecast for Zürich in celsius."}], False),

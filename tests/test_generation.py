@@ -21,26 +21,12 @@ from engine.generation import (
     render_prompt,
     stream_generation,
 )
-from engine.samples import TEMPLATES_DIR
+from engine.samples import TEMPLATES_DIR, load_samples
 
 from engine import ResponseParser, parse_response
 
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Weather forecast for a city.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "city": {"type": "string"},
-                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-                "days": {"type": "integer", "minimum": 1, "maximum": 7},
-            },
-            "required": ["city"],
-        },
-    },
-}
+# The demo model's weather tool, as its samples offer it.
+WEATHER = next(s.tools[0] for s in load_samples() if s.family == "demo-model" and s.tools)
 MESSAGE_KEYS = {"role", "content", "reasoning_content", "tool_calls"}
 
 
