@@ -258,12 +258,12 @@ class ResponseParser:
                     self._pos = pos + 1
                     self._stalls = 0
                     continue
-                if not at_end:
-                    break
+                if at_end:
+                    self._close_region(events, None, self._window_base + pos)
+                break
             state = self._state
             best: DelimiterMatch | None = None
-            stalled = self._window_base + pos == self._stalled_at
-            hold = len(window) if stalled else state.hold_without_scan(window, pos, at_end)
+            hold = state.hold_without_scan(window, pos, at_end)
             if hold < 0:
                 hold = len(window)
                 if state.literal_search is not None:
