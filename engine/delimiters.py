@@ -23,12 +23,13 @@ following characters.
 
 from __future__ import annotations
 
+import re
 import re._constants as sre_constants
 import re._parser as sre_parser
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import regex
 
@@ -128,19 +129,52 @@ def _start_profile(items: list) -> tuple[frozenset[str], list] | None:
     return None  # the pattern can match the empty string
 
 
-def literal_lead(compiled: regex.Pattern) -> tuple[Callable | None, str] | None:
-    """`(run, literal)` when every match of `compiled` is an optional unbounded run of one
-    character class (`\\s*`, or none) followed by the fixed text `literal`; else None.
+class FixedLead(NamedTuple):
+    """What every match of a pattern starts with: an optional `run` of one character class, then `literal`.
 
-    Text that does not contain `literal` then holds no match, and a partial match can only
-    be the run and a start of `literal` at the very end, which plain string search finds.
+    Attributes:
+        run: the one-character test of the run (`\\s*`), or None when there is none.
+        literal: the fixed text, never empty.
+        run_class: the run as a standard-`re` character class matching the same characters
+            (such as ``[\\t\\n ...]``), or None when there is no run or it cannot be written exactly.
+    """
+
+    run: Callable[[str], Any] | None
+    literal: str
+    run_class: str | None
+
+
+def _re_class_source(items: list) -> str | None:
+    """A standard-`re` character class for the parsed class `items`, or None when it cannot be exact."""
+    parts = []
+    for op, av in items:
+        if op is sre_constants.LITERAL:
+            parts.append(re.escape(chr(av)))
+        elif op is sre_constants.RANGE:
+            parts.append(f"{re.escape(chr(av[0]))}-{re.escape(chr(av[1]))}")
+        elif op is sre_constants.CATEGORY and av is sre_constants.CATEGORY_SPACE:
+            parts.extend(map(re.escape, sorted(_WHITESPACE)))
+        else:
+            return None
+    return "[" + "".join(parts) + "]"
+
+
+def literal_lead(compiled: regex.Pattern) -> FixedLead | None:
+    """The `FixedLead` of `compiled` when every match is an optional unbounded run of one
+    character class (`\\s*`, or none) followed by fixed text; else None.
+
+    Text that does not contain the fixed text then holds no match, and a partial match can
+    only be the run and a start of the fixed text at the very end, which plain string search finds.
     """
     profile = pattern_start_profile(compiled)
     if profile is None:
         return None
     items = list(sre_parser.parse(compiled.pattern))
     run = profile[2]
+    run_class = None
     if run is not None:
+        body = list(items[0][1][2])
+        run_class = _re_class_source(list(body[0][1]) if body[0][0] is sre_constants.IN else body)
         items = items[1:]
     elif items and items[0][0] in _REPEATS:
         return None
@@ -149,7 +183,7 @@ def literal_lead(compiled: regex.Pattern) -> tuple[Callable | None, str] | None:
         if op is not sre_constants.LITERAL:
             break
         literal.append(chr(av))
-    return (run, "".join(literal)) if literal else None
+    return FixedLead(run, "".join(literal), run_class) if literal else None
 
 
 def pattern_start_profile(compiled: regex.Pattern) -> tuple[frozenset[str], list, Callable | None] | None:
@@ -199,6 +233,8 @@ class Delimiter:
         literals: the literal strings, longest first, or None for a regex.
         pattern: the compiled regex (an alternation of the literals for a literal set).
         source: the literal or pattern as written, for display.
+        fixed_lead: the `FixedLead` of a pattern whose every match is an optional run and
+            then fixed text (from `literal_lead`), else None.
     """
 
     field: str
@@ -214,7 +250,7 @@ class Delimiter:
     _proper_prefixes: frozenset[str] = frozenset()
     needs_context: bool = False
     start_profile: tuple[frozenset[str], list, Callable | None] | None = field(default=None, repr=False)
-    _literal_lead: tuple[Callable | None, str] | None = field(default=None, repr=False)
+    fixed_lead: FixedLead | None = field(default=None, repr=False)
 
     @classmethod
     def from_literals(cls, field_name: str, side: str, path: str, literals: list[str]) -> "Delimiter":
@@ -250,7 +286,7 @@ class Delimiter:
         delimiter = cls(field_name, side, path, None, compiled, compiled.pattern, dead_end, first_win)
         delimiter.needs_context = any(mark in compiled.pattern for mark in _CONTEXT_MARKS)
         delimiter.start_profile = pattern_start_profile(compiled)
-        delimiter._literal_lead = literal_lead(compiled)
+        delimiter.fixed_lead = literal_lead(compiled)
         return delimiter
 
     def scan(self, text: str, pos: int, at_end: bool, timeout: float | None = None) -> tuple[DelimiterMatch | None, int]:
@@ -272,7 +308,7 @@ class Delimiter:
         """
         if self.literals is not None:
             return self._scan_literals(text, pos, at_end)
-        if self._literal_lead is not None and text.find(self._literal_lead[1], pos) == -1:
+        if self.fixed_lead is not None and text.find(self.fixed_lead.literal, pos) == -1:
             return None, self._hold_before_literal(text, pos, at_end)
         if self.start_profile is not None:
             first_characters, skippable, leading_run = self.start_profile
@@ -303,9 +339,9 @@ class Delimiter:
         `literal` starts (the run cannot contain the literal's first character), so one
         anchored match per occurrence finds the leftmost match without a regex scan.
         """
-        if self._literal_lead is None:
+        if self.fixed_lead is None:
             return self.pattern.search(text, pos, timeout=timeout)
-        run, literal = self._literal_lead
+        run, literal, _ = self.fixed_lead
         occurrence = text.find(literal, pos)
         while occurrence != -1:
             start = occurrence
@@ -323,7 +359,7 @@ class Delimiter:
         n = len(text)
         if at_end:
             return n
-        run, literal = self._literal_lead
+        run, literal, _ = self.fixed_lead
         hold = n
         i = text.find(literal[0], max(pos, n - len(literal) + 1))
         while i != -1:

@@ -29,6 +29,10 @@ from .transform import apply_transform
 # Characters kept before the undecided text for lookbehinds of regex delimiters.
 LOOKBEHIND_CONTEXT = 256
 
+# Region bodies are collected as lists of chunks joined into one string every this many
+# chunks, which keeps memory near the text's size.
+BODY_BLOCK = 256
+
 MISSING_PREFIX_MESSAGE = (
     "prefix is required: pass the prompt text (or token ids) that was sent to the model before this "
     "generation. Chat templates often pre-write part of the assistant message (an opening <think>, a "
@@ -144,6 +148,7 @@ class ResponseParser:
         self._implicit_values = 0
         self._implicit_captures: dict[str, str] = {}
         self._finalized = False
+        self._quick_search: Callable[[str], Any] | None = None  # see _settle
         self._final_matches: dict = {}  # pattern delimiter -> (searched from, match) once the text is final
         self._stalls = 0  # delimiters committed in a row without consuming text
         self._stalled_at = -1  # stream offset where that went on too long
@@ -167,6 +172,29 @@ class ResponseParser:
             RuntimeError: the parser was finalized.
             ResponseParseError: a region closed by this chunk failed to parse (names the field).
         """
+        search = self._quick_search
+        if search is not None and chunk:
+            text = self._window + chunk  # the window holds only undecided text here
+            found = search(text)
+            if found is None or found.lastindex:
+                # No delimiter is complete in the held text and this chunk: what cannot be the
+                # start of one goes to the open region, the rest stays held.
+                if found is not None:
+                    hold = found.start()
+                    self._window = text[hold:]
+                    if not hold:
+                        return []
+                    text = text[:hold]
+                else:
+                    self._window = ""
+                self._window_base += len(text)
+                body = self._body
+                body.append(text)
+                if len(body) >= BODY_BLOCK:
+                    self._body_blocks.append("".join(body))
+                    body.clear()
+                field = self._current
+                return [{"type": "region_chunk", "field": field.name, "text": text, "dirty": field.dirty}]
         if self._finalized:
             raise RuntimeError("ResponseParser.feed() called after finalize(); make a new parser per generation")
         events: list[dict] = []
@@ -187,6 +215,7 @@ class ResponseParser:
                     self._window = chunk
                     self._pos = len(chunk)
                     self._route(events, chunk, self._window_base)
+                self._settle()
                 return events
         self._window = window + chunk
         self._process(events, at_end=False)
@@ -208,6 +237,7 @@ class ResponseParser:
         if self._finalized:
             raise RuntimeError("ResponseParser.finalize() called twice")
         self._finalized = True
+        self._quick_search = None
         events: list[dict] = []
         self._window += last_chunk
         self._process(events, at_end=True)
@@ -310,6 +340,32 @@ class ResponseParser:
             self._close_region(events, None, self._window_base + self._pos)
             break
         self._trim_window()
+        self._settle()
+
+    def _settle(self) -> None:
+        """After a feed: let the next chunk take `feed`'s quick path when it may.
+
+        The quick path skips scanning, positions and spans, so it is only taken while a
+        region is open, no zero-width delimiters are stalling, events carry no positions,
+        no spans are recorded and no lookbehind context must be kept. The window is cut
+        to the held text, which the quick path tests together with the next chunk.
+        """
+        if (
+            self._opened
+            and not self._finalized
+            and self._stalls == 0
+            and self.spans is None
+            and not self._positions
+            and not self._context
+            and self._current is not None
+        ):
+            if self._pos:
+                self._window_base += self._pos
+                self._window = self._window[self._pos :]
+                self._pos = 0
+            self._quick_search = self._state.quick_search
+        else:
+            self._quick_search = None
 
     def _final_search(self, delimiter, window: str, pos: int) -> DelimiterMatch | None:
         """`delimiter`'s first match from `pos` once the text is final, reusing an earlier search.
@@ -353,7 +409,7 @@ class ResponseParser:
             events.append(opening)
         body = self._body
         body.append(text)
-        if len(body) >= 256:  # keep memory near the text's size: one string per 256 chunks
+        if len(body) >= BODY_BLOCK:
             self._body_blocks.append("".join(body))
             body.clear()
         chunk = {"type": "region_chunk", "field": field.name, "text": text, "dirty": field.dirty}

@@ -11,7 +11,9 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import re
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import regex
@@ -107,6 +109,7 @@ class WatchState:
     literal_prefixes: frozenset[str] = frozenset()
     literal_first_characters: str = ""
     longest_literal: int = 0
+    quick_search: Callable[[str], re.Match | None] | None = None
 
     @classmethod
     def of(cls, delimiters: list[Delimiter]) -> "WatchState":
@@ -137,6 +140,7 @@ class WatchState:
             state.literal_prefixes = frozenset(literal[:k] for literal in ordered for k in range(1, len(literal)))
             state.longest_literal = len(ordered[0])
             state.literal_first_characters = "".join(dict.fromkeys(literal[0] for literal in ordered))
+        state.quick_search = _quick_search(delimiters)
         return state
 
     def scan_literals(self, text: str, pos: int, at_end: bool) -> tuple[DelimiterMatch | None, int]:
@@ -201,6 +205,47 @@ class WatchState:
             if skippable(last):
                 return True
         return False
+
+
+def _quick_search(delimiters: list[Delimiter]) -> Callable[[str], re.Match | None] | None:
+    """A one-call test of undecided text for the parser's quick path, or None.
+
+    `search(text)` returns None when no delimiter can start anywhere in `text` (all of it
+    may be emitted); a match with group 1 set when none is complete but `text` ends in a
+    possible start of one (hold from `match.start()`, exactly where a full scan holds);
+    and a match without group 1 when some delimiter's fixed text occurs (a scan must decide).
+
+    Every match of a literal set is one of its literals; every match of a pattern with
+    `Delimiter.fixed_lead` is an optional run (`\\s*`) and then fixed text. The test is built
+    when every delimiter is one of those and all share one leading run or none has one.
+    It holds only escaped text and plain character classes, so the standard `re` module
+    (cheaper per call than `regex` on short chunks) gives the same answer.
+    """
+    texts: set[str] = set()
+    run_classes: set[str | None] = set()
+    for delimiter in delimiters:
+        if delimiter.literals is not None:
+            texts.update(delimiter.literals)
+            run_classes.add(None)
+        elif delimiter.fixed_lead is not None and (delimiter.fixed_lead.run is None or delimiter.fixed_lead.run_class):
+            texts.add(delimiter.fixed_lead.literal)
+            run_classes.add(delimiter.fixed_lead.run_class)
+        else:
+            return None
+    if len(run_classes) > 1:
+        return None
+    run = run_classes.pop() if run_classes else None
+    whole = sorted(texts, key=len, reverse=True)
+    starts = sorted({text[:k] for text in whole for k in range(1, len(text))}, key=len, reverse=True)
+    alternatives = [re.escape(text) for text in whole]
+    tails = []
+    if starts:
+        tails.append(("" if run is None else run + "*") + "(?:" + "|".join(map(re.escape, starts)) + r")\Z")
+    if run is not None:
+        tails.append(run + r"+\Z")
+    if tails:
+        alternatives.append("(" + "|".join(tails) + ")")
+    return re.compile("|".join(alternatives) or "(?!)").search
 
 
 @dataclass(eq=False)

@@ -1,0 +1,146 @@
+"""The parser's quick path (`ResponseParser.feed` without a scan) must give exactly the events of a full scan.
+
+The quick path is only taken when events carry no positions, so a parser with
+`positions=True` always scans; its events, with `start`/`end` removed, are the
+reference here.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import ResponseParser, load_template
+from engine.bench import WORKLOADS, make_case, token_chunks
+from engine.samples import load_samples
+from engine.stream_checks import random_chunks
+from tests.strategies import template_and_generation
+
+SAMPLES = [sample for sample in load_samples() if sample.expected is not None]
+
+
+def events_of(template, prefix, chunks, *, scan_every_chunk: bool, tools=None):
+    """(message, events) or (None, error type name); `scan_every_chunk` turns the quick path off."""
+    try:
+        parser = ResponseParser(template, prefix=prefix, tools=tools, positions=scan_every_chunk)
+        events = list(parser.initial_events)
+        for chunk in chunks:
+            events += parser.feed(chunk)
+        message, final = parser.finalize()
+    except ValueError as error:
+        return None, type(error).__name__
+    events += final
+    if scan_every_chunk:
+        events = [{key: value for key, value in event.items() if key not in ("start", "end")} for event in events]
+    return message, events
+
+
+def assert_same_as_full_scan(template, prefix, chunks, tools=None):
+    quick = events_of(template, prefix, chunks, scan_every_chunk=False, tools=tools)
+    full = events_of(template, prefix, chunks, scan_every_chunk=True, tools=tools)
+    assert quick == full
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=template_and_generation(), seed=st.integers(0, 10**6))
+def test_quick_path_gives_the_events_of_a_full_scan(case, seed):
+    template, prefix, generation = case
+    for chunks in (list(generation), random_chunks(generation, seed), random_chunks(generation, seed, 3)):
+        assert_same_as_full_scan(template, prefix, chunks)
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda sample: sample.id)
+def test_quick_path_on_every_sample(sample):
+    for chunks in (list(sample.generation), token_chunks(sample.generation), random_chunks(sample.generation, 7)):
+        assert_same_as_full_scan(sample.template, sample.prefix, chunks, sample.tools)
+
+
+@pytest.mark.parametrize("workload", sorted(WORKLOADS))
+def test_quick_path_on_benchmark_workloads(workload):
+    case = make_case(workload, 4096)
+    assert_same_as_full_scan(WORKLOADS[workload].template, case.prefix, token_chunks(case.text))
+
+
+def quick_search(template: dict, field: str | None = None):
+    loaded = load_template({"start_anchor": "<S>", **template})
+    state = loaded.watch_outside if field is None else loaded.watch_inside[field]
+    return state.quick_search
+
+
+LITERAL_TEMPLATE = {
+    "fields": {
+        "reasoning_content": {"open": "<think>", "close": "</think>"},
+        "tool_calls": {"open": ["<tool_call>", "<tc>"], "close": "</tool_call>", "repeats": True},
+        "content": {"close": "<|im_end|>"},
+    }
+}
+RUN_TEMPLATE = {
+    "fields": {
+        "reasoning_content": {"open_pattern": r"\s*<think>", "close_pattern": r"\s*</think>"},
+        "content": {"close_pattern": r"\s*<\|im_end\|>"},
+    }
+}
+
+
+def answer(search, text):
+    """What the quick test says of `text`: "emit all", ("hold from", offset) or "scan"."""
+    found = search(text)
+    if found is None:
+        return "emit all"
+    return ("hold from", found.start()) if found.lastindex else "scan"
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("plain words", "emit all"),
+        ("a < b", "emit all"),
+        ("a <thin", ("hold from", 2)),
+        ("a <t", ("hold from", 2)),  # could still be <think> or <tool_call>
+        ("x<|im_e", ("hold from", 1)),
+        ("<", ("hold from", 0)),
+        ("a <tc", ("hold from", 2)),
+        ("a <tc>", "scan"),
+        ("see <think> now", "scan"),
+        ("end<|im_end|>", "scan"),
+        ("a \n", "emit all"),  # no leading run in a literal template
+    ],
+)
+def test_quick_search_of_literal_delimiters(text, expected):
+    assert answer(quick_search(LITERAL_TEMPLATE), text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("plain words", "emit all"),
+        ("words \n", ("hold from", 5)),  # a trailing \s run may start \s*<think>
+        ("words \n<thi", ("hold from", 5)),
+        ("words<", ("hold from", 5)),
+        ("a \n b", "emit all"),
+        ("a\n\n<think>", "scan"),
+        ("\n\n", ("hold from", 0)),
+    ],
+)
+def test_quick_search_of_patterns_with_a_leading_run(text, expected):
+    assert answer(quick_search(RUN_TEMPLATE), text) == expected
+
+
+def test_inside_a_region_only_its_close_is_watched():
+    search = quick_search(LITERAL_TEMPLATE, "reasoning_content")
+    assert answer(search, "a <tool_call") == "emit all"
+    assert answer(search, "a </thi") == ("hold from", 2)
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        {"fields": {"x": {"open_pattern": r"[ab]>", "close": "</x>"}}},  # no fixed leading text
+        {"fields": {"x": {"open_pattern": r"(?<=\})\s*<a>", "close": "</x>"}}},  # lookbehind first
+        {"fields": {"x": {"open_pattern": r"\s*<a>", "close": "</x>"}, "y": {"open": "<b>"}}},  # runs differ
+        {"fields": {"x": {"open_pattern": r"\w*<a>", "close": "</x>"}}},  # \w has no exact `re` class
+    ],
+)
+def test_states_the_quick_test_cannot_describe_have_none(template):
+    assert quick_search(template) is None
