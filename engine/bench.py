@@ -511,7 +511,9 @@ def _measure(workload: Workload, size: int, mode: str, repeats: int, reference: 
         return result
     slow_reference = first["reference"][1] >= SLOW_RUN_SECONDS
 
-    loops = {engine.name: max(1, math.ceil(MIN_SAMPLE_SECONDS / max(first[engine.name][1], 1e-6))) for engine in engines}
+    # The first run compiles templates and warms caches, so the loops are sized from a second one.
+    warm = {engine.name: first[engine.name][1] if first[engine.name][1] >= SLOW_RUN_SECONDS else _outcome(engine, workload, case, chunks)[1] for engine in engines}
+    loops = {engine.name: max(1, math.ceil(MIN_SAMPLE_SECONDS / max(warm[engine.name], 1e-6))) for engine in engines}
     samples: dict[str, list[float]] = {"ours": [], "reference": []}
     if slow_reference:
         samples["reference"].append(first["reference"][1])

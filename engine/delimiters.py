@@ -137,26 +137,30 @@ class FixedLead(NamedTuple):
         literal: the fixed text, never empty.
         run_class: the run as a standard-`re` character class matching the same characters
             (such as ``[\\t\\n ...]``), or None when there is no run or it cannot be written exactly.
+        run_characters: every character of the run, when they are few (at most 4096) and
+            known exactly, else None.
     """
 
     run: Callable[[str], Any] | None
     literal: str
     run_class: str | None
+    run_characters: frozenset[str] | None
 
 
-def _re_class_source(items: list) -> str | None:
-    """A standard-`re` character class for the parsed class `items`, or None when it cannot be exact."""
-    parts = []
+def _class_characters(items: list) -> frozenset[str] | None:
+    """Every character of the parsed class `items`, or None when it is negated, a category
+    other than `\\s`, or more than 4096 characters."""
+    characters: set[str] = set()
     for op, av in items:
         if op is sre_constants.LITERAL:
-            parts.append(re.escape(chr(av)))
-        elif op is sre_constants.RANGE:
-            parts.append(f"{re.escape(chr(av[0]))}-{re.escape(chr(av[1]))}")
+            characters.add(chr(av))
+        elif op is sre_constants.RANGE and av[1] - av[0] < 4096:
+            characters.update(map(chr, range(av[0], av[1] + 1)))
         elif op is sre_constants.CATEGORY and av is sre_constants.CATEGORY_SPACE:
-            parts.extend(map(re.escape, sorted(_WHITESPACE)))
+            characters |= _WHITESPACE
         else:
             return None
-    return "[" + "".join(parts) + "]"
+    return frozenset(characters) if len(characters) <= 4096 else None
 
 
 def literal_lead(compiled: regex.Pattern) -> FixedLead | None:
@@ -171,10 +175,12 @@ def literal_lead(compiled: regex.Pattern) -> FixedLead | None:
         return None
     items = list(sre_parser.parse(compiled.pattern))
     run = profile[2]
-    run_class = None
+    run_class = run_characters = None
     if run is not None:
         body = list(items[0][1][2])
-        run_class = _re_class_source(list(body[0][1]) if body[0][0] is sre_constants.IN else body)
+        run_characters = _class_characters(list(body[0][1]) if body[0][0] is sre_constants.IN else body)
+        if run_characters is not None:
+            run_class = "[" + "".join(map(re.escape, sorted(run_characters))) + "]"
         items = items[1:]
     elif items and items[0][0] in _REPEATS:
         return None
@@ -183,7 +189,7 @@ def literal_lead(compiled: regex.Pattern) -> FixedLead | None:
         if op is not sre_constants.LITERAL:
             break
         literal.append(chr(av))
-    return FixedLead(run, "".join(literal), run_class) if literal else None
+    return FixedLead(run, "".join(literal), run_class, run_characters) if literal else None
 
 
 def pattern_start_profile(compiled: regex.Pattern) -> tuple[frozenset[str], list, Callable | None] | None:
@@ -341,7 +347,7 @@ class Delimiter:
         """
         if self.fixed_lead is None:
             return self.pattern.search(text, pos, timeout=timeout)
-        run, literal, _ = self.fixed_lead
+        run, literal = self.fixed_lead.run, self.fixed_lead.literal
         occurrence = text.find(literal, pos)
         while occurrence != -1:
             start = occurrence
@@ -359,7 +365,7 @@ class Delimiter:
         n = len(text)
         if at_end:
             return n
-        run, literal, _ = self.fixed_lead
+        run, literal = self.fixed_lead.run, self.fixed_lead.literal
         hold = n
         i = text.find(literal[0], max(pos, n - len(literal) + 1))
         while i != -1:

@@ -149,6 +149,8 @@ class ResponseParser:
         self._implicit_captures: dict[str, str] = {}
         self._finalized = False
         self._quick_search: Callable[[str], Any] | None = None  # see _settle
+        self._quick_first = ""
+        self._quick_run_characters: frozenset[str] = frozenset()
         self._final_matches: dict = {}  # pattern delimiter -> (searched from, match) once the text is final
         self._stalls = 0  # delimiters committed in a row without consuming text
         self._stalled_at = -1  # stream offset where that went on too long
@@ -175,7 +177,8 @@ class ResponseParser:
         search = self._quick_search
         if search is not None and chunk:
             text = self._window + chunk  # the window holds only undecided text here
-            found = search(text)
+            run = self._quick_run_characters
+            found = search(text) if self._quick_first in text or (run and text[-1] in run) else None
             if found is None or found.lastindex:
                 # No delimiter is complete in the held text and this chunk: what cannot be the
                 # start of one goes to the open region, the rest stays held.
@@ -364,6 +367,8 @@ class ResponseParser:
                 self._window = self._window[self._pos :]
                 self._pos = 0
             self._quick_search = self._state.quick_search
+            self._quick_first = self._state.quick_first
+            self._quick_run_characters = self._state.quick_run_characters
         else:
             self._quick_search = None
 

@@ -110,6 +110,8 @@ class WatchState:
     literal_first_characters: str = ""
     longest_literal: int = 0
     quick_search: Callable[[str], re.Match | None] | None = None
+    quick_first: str = ""
+    quick_run_characters: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, delimiters: list[Delimiter]) -> "WatchState":
@@ -141,6 +143,11 @@ class WatchState:
             state.longest_literal = len(ordered[0])
             state.literal_first_characters = "".join(dict.fromkeys(literal[0] for literal in ordered))
         state.quick_search = _quick_search(delimiters)
+        if state.quick_search is not None and state.first_characters and len(state.first_characters) == 1:
+            runs = {d.fixed_lead.run_characters for d in delimiters if d.fixed_lead is not None and d.fixed_lead.run is not None}
+            if len(runs) <= 1 and None not in runs:
+                state.quick_first = state.first_characters
+                state.quick_run_characters = runs.pop() if runs else frozenset()
         return state
 
     def scan_literals(self, text: str, pos: int, at_end: bool) -> tuple[DelimiterMatch | None, int]:

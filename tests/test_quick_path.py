@@ -144,3 +144,22 @@ def test_inside_a_region_only_its_close_is_watched():
 )
 def test_states_the_quick_test_cannot_describe_have_none(template):
     assert quick_search(template) is None
+
+
+def test_prefilter_of_a_literal_state_is_its_first_character():
+    state = load_template({"start_anchor": "<S>", **LITERAL_TEMPLATE}).watch_outside
+    assert (state.quick_first, state.quick_run_characters) == ("<", frozenset())
+
+
+def test_prefilter_of_a_leading_whitespace_run_is_exactly_regex_whitespace():
+    state = load_template({"start_anchor": "<S>", **RUN_TEMPLATE}).watch_outside
+    assert state.quick_first == "<"
+    assert {" ", "\t", "\n", "\x85", "\u3000"} <= state.quick_run_characters
+    assert "\x1c" not in state.quick_run_characters  # str.isspace() says yes, the regex module's \s says no
+    assert len(state.quick_run_characters) == 25
+
+
+def test_no_prefilter_when_first_characters_differ():
+    state = load_template({"start_anchor": "<S>", "fields": {"x": {"open": "<x>"}, "y": {"open": "[y]"}}}).watch_outside
+    assert state.quick_search is not None
+    assert state.quick_first == ""
