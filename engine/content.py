@@ -150,17 +150,22 @@ def _parse_sub_value(raw: str, value_parser: dict | None) -> Any:
 def parse_xml_inline(body: str, args: dict) -> dict:
     """`xml-inline`: a flat run of tags, each one entry of a dict.
 
-    Args: `tag_pattern` (compiled by the template loader into `_tag_re`; named
+    Args: `tag_pattern` (compiled by the template loader into `_tag_re`, plus
+    `_tag_re_std`, a standard-`re` equivalent used when no time budget is set; named
     groups `key` and `value`), `value_parser` (`{"name", "args"}` applied to each
     value), `merge_duplicates` (repeated keys collect into a list; otherwise the
     last one wins).
     """
-    tag_re = args.get("_tag_re") or regex.compile(args["tag_pattern"], regex.DOTALL)
     timeout = args.get("_timeout")
+    if timeout is None and args.get("_tag_re_std") is not None:
+        tags = args["_tag_re_std"].finditer(body)  # same matches, faster engine (engine/re_equivalent.py)
+    else:
+        tag_re = args.get("_tag_re") or regex.compile(args["tag_pattern"], regex.DOTALL)
+        tags = tag_re.finditer(body, timeout=timeout)
     value_parser = args.get("value_parser")
     merge = args.get("merge_duplicates", False)
     values_by_key: dict[str, list] = {}
-    for tag in tag_re.finditer(body, timeout=timeout):
+    for tag in tags:
         value = _parse_sub_value(tag.groupdict().get("value") or "", value_parser)
         values_by_key.setdefault(tag.group("key"), []).append(value)
     if merge:

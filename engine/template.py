@@ -21,6 +21,7 @@ import regex
 from .content import CONTENT_PARSERS, STREAMABLE_CONTENT
 from .delimiters import Delimiter, DelimiterMatch
 from .errors import TemplateError
+from .re_equivalent import re_equivalent
 from .transform import find_mixed_placeholder
 
 TEMPLATE_KEYS = ("version", "defaults", "start_anchor", "start_anchor_pattern", "fields")
@@ -381,6 +382,7 @@ def _content_args(content: str, args: Any, path: str) -> dict:
         if missing:
             raise TemplateError(f"{path}.tag_pattern", f"needs named groups 'key' and 'value'; missing {missing}: {args['tag_pattern']!r}")
         compiled["_tag_re"] = tag_re
+        compiled["_tag_re_std"] = re_equivalent(tag_re)
     if "value_parser" in args:
         compiled["value_parser"] = _value_parser(args["value_parser"], f"{path}.value_parser")
     return compiled
