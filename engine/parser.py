@@ -151,6 +151,7 @@ class ResponseParser:
         self._quick_search: Callable[[str], Any] | None = None  # see _settle
         self._quick_first = ""
         self._quick_run_characters: frozenset[str] = frozenset()
+        self._field_name, self._field_dirty = "", False  # of the open region, for quick-path events
         self._final_matches: dict = {}  # pattern delimiter -> (searched from, match) once the text is final
         self._stalls = 0  # delimiters committed in a row without consuming text
         self._stalled_at = -1  # stream offset where that went on too long
@@ -180,24 +181,23 @@ class ResponseParser:
             run = self._quick_run_characters
             found = search(text) if self._quick_first in text or (run and text[-1] in run) else None
             if found is None or found.lastindex:
-                # No delimiter is complete in the held text and this chunk: what cannot be the
-                # start of one goes to the open region, the rest stays held.
-                if found is not None:
+                # No delimiter is complete in the held text and this chunk: what cannot start
+                # one goes to the open region, the rest (a possible start) stays held.
+                if found is None:
+                    self._window = ""
+                else:
                     hold = found.start()
                     self._window = text[hold:]
                     if not hold:
                         return []
                     text = text[:hold]
-                else:
-                    self._window = ""
                 self._window_base += len(text)
                 body = self._body
                 body.append(text)
                 if len(body) >= BODY_BLOCK:
                     self._body_blocks.append("".join(body))
                     body.clear()
-                field = self._current
-                return [{"type": "region_chunk", "field": field.name, "text": text, "dirty": field.dirty}]
+                return [{"type": "region_chunk", "field": self._field_name, "text": text, "dirty": self._field_dirty}]
         if self._finalized:
             raise RuntimeError("ResponseParser.feed() called after finalize(); make a new parser per generation")
         events: list[dict] = []
@@ -369,6 +369,8 @@ class ResponseParser:
             self._quick_search = self._state.quick_search
             self._quick_first = self._state.quick_first
             self._quick_run_characters = self._state.quick_run_characters
+            self._field_name = self._current.name
+            self._field_dirty = self._current.dirty
         else:
             self._quick_search = None
 
