@@ -23,6 +23,7 @@ following characters.
 
 from __future__ import annotations
 
+import itertools
 import re
 import re._constants as sre_constants
 import re._parser as sre_parser
@@ -38,6 +39,9 @@ from .errors import PatternTimeoutError, shorten
 # Pattern text that may look at characters before the match start (lookbehinds, word
 # boundaries, start-of-text anchors): the parser then keeps some decided text as context.
 _CONTEXT_MARKS = ("(?<", "\\b", "\\B", "^", "\\A", "\\G", "\\K")
+
+# Decided characters kept for a pattern whose look back cannot be measured.
+UNMEASURED_CONTEXT = 256
 
 # Characters appended to test whether a match depends on what follows it:
 # one that is neither a word character nor a newline, and one word character.
@@ -135,15 +139,12 @@ class FixedLead(NamedTuple):
     Attributes:
         run: the one-character test of the run (`\\s*`), or None when there is none.
         literal: the fixed text, never empty.
-        run_class: the run as a standard-`re` character class matching the same characters
-            (such as ``[\\t\\n ...]``), or None when there is no run or it cannot be written exactly.
         run_characters: every character of the run, when they are few (at most 4096) and
             known exactly, else None.
     """
 
     run: Callable[[str], Any] | None
     literal: str
-    run_class: str | None
     run_characters: frozenset[str] | None
 
 
@@ -175,12 +176,10 @@ def literal_lead(compiled: regex.Pattern) -> FixedLead | None:
         return None
     items = list(sre_parser.parse(compiled.pattern))
     run = profile[2]
-    run_class = run_characters = None
+    run_characters = None
     if run is not None:
         body = list(items[0][1][2])
         run_characters = _class_characters(list(body[0][1]) if body[0][0] is sre_constants.IN else body)
-        if run_characters is not None:
-            run_class = "[" + "".join(map(re.escape, sorted(run_characters))) + "]"
         items = items[1:]
     elif items and items[0][0] in _REPEATS:
         return None
@@ -189,7 +188,201 @@ def literal_lead(compiled: regex.Pattern) -> FixedLead | None:
         if op is not sre_constants.LITERAL:
             break
         literal.append(chr(av))
-    return FixedLead(run, "".join(literal), run_class, run_characters) if literal else None
+    return FixedLead(run, "".join(literal), run_characters) if literal else None
+
+
+_MAX_FIXED_TEXTS = 64
+
+
+def _fixed_texts(items: list) -> set[str] | None:
+    """The strings parsed `items` match, when they are few and fixed; None otherwise.
+
+    A lookahead that ends the sequence is folded into the text it looks at: `a(?=b)` is
+    complete only once `ab` is there, and the text ending in `a` is a partial match of it.
+    """
+    texts = {""}
+    for index, (op, av) in enumerate(items):
+        if op is sre_constants.LITERAL:
+            options = {chr(av)}
+        elif op is sre_constants.IN:
+            options = _class_characters(list(av))
+            if options is None or len(options) > _MAX_FIXED_TEXTS:
+                return None
+        elif op is sre_constants.BRANCH:
+            options = set()
+            for branch in av[1]:
+                inner = _fixed_texts(list(branch))
+                if inner is None:
+                    return None
+                options |= inner
+        elif op is sre_constants.SUBPATTERN and not (av[1] or av[2]):
+            options = _fixed_texts(list(av[3]))
+        elif op is sre_constants.ASSERT and av[0] == 1 and index == len(items) - 1:
+            options = _fixed_texts(list(av[1]))
+        else:
+            return None
+        if options is None:
+            return None
+        texts = {text + option for text in texts for option in options}
+        if len(texts) > _MAX_FIXED_TEXTS:
+            return None
+    return texts
+
+
+def fixed_texts(compiled: regex.Pattern) -> tuple[str, ...] | None:
+    """The texts `compiled` matches, when it matches only a few fixed, non-empty strings
+    (`</think>|(?=<tool_call>)` gives `</think>` and `<tool_call>`); else None.
+
+    Such a pattern holds a match only where one of the texts is complete, and a partial
+    match exactly where the text ends in a proper start of one, as a literal set does.
+    """
+    parsed = _parse_for_analysis(compiled)
+    if parsed is None:
+        return None
+    texts = _fixed_texts(list(parsed))
+    if not texts or "" in texts:
+        return None
+    return tuple(sorted(texts, key=lambda text: (-len(text), text)))
+
+
+def _parse_for_analysis(compiled: regex.Pattern) -> sre_parser.SubPattern | None:
+    """`compiled` parsed by the standard parser, or None when it uses case folding or syntax
+    that parser does not know. Group names are renamed (they do not change what matches),
+    so alternatives that reuse a name, as the regex module allows, can be read."""
+    if compiled.flags & (regex.IGNORECASE | regex.VERBOSE | regex.FULLCASE):
+        return None
+    names = itertools.count()
+    source = _NAMED_GROUP.sub(lambda _: f"(?P<lead{next(names)}>", compiled.pattern)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            parsed = sre_parser.parse(source)
+    except Exception:  # regex-module syntax the standard parser does not know
+        return None
+    if parsed.state.flags & sre_constants.SRE_FLAG_IGNORECASE:
+        return None
+    return parsed
+
+
+def _look_back(items: list) -> int | None:
+    """How many characters before its position parsed `items` may examine, or None when unbounded."""
+    most = 0
+    for op, av in items:
+        if op is sre_constants.AT:
+            if av not in (sre_constants.AT_END, sre_constants.AT_END_STRING, sre_constants.AT_END_LINE):
+                most = max(most, 1)  # start anchors and word boundaries look at the previous character
+            continue
+        if op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT) and av[0] == -1:
+            width = av[1].getwidth()[1]
+            if width >= sre_constants.MAXREPEAT:
+                return None
+            inner = _look_back(list(av[1]))
+            if inner is None:
+                return None
+            most = max(most, width + inner)
+            continue
+        if op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            children = [av[1]]
+        elif op is sre_constants.SUBPATTERN:
+            children = [av[3]]
+        elif op is sre_constants.BRANCH:
+            children = av[1]
+        elif op in _REPEATS:
+            children = [av[2]]
+        elif op is sre_constants.ATOMIC_GROUP:
+            children = [av]
+        elif op is sre_constants.GROUPREF_EXISTS:
+            children = [branch for branch in av[1:] if branch is not None]
+        else:
+            continue
+        for child in children:
+            inner = _look_back(list(child))
+            if inner is None:
+                return None
+            most = max(most, inner)
+    return most
+
+
+def context_width(compiled: regex.Pattern) -> int:
+    """Decided characters before the scan position that `compiled` may need to see (0 when none).
+
+    A lookbehind of width w inside the pattern looks at most w characters before the
+    match start; a start anchor or word boundary looks at one. Patterns the standard parser
+    cannot measure get `UNMEASURED_CONTEXT`.
+    """
+    if not any(mark in compiled.pattern for mark in _CONTEXT_MARKS):
+        return 0
+    parsed = _parse_for_analysis(compiled)
+    width = None if parsed is None else _look_back(list(parsed))
+    return UNMEASURED_CONTEXT if width is None else width
+
+
+class Lead(NamedTuple):
+    """One way a match can begin: an optional run of `run_characters` (None: no run), then `literal`."""
+
+    run_characters: frozenset[str] | None
+    literal: str
+
+
+_NAMED_GROUP = regex.compile(r"\(\?P?<(?![=!])\w+>")
+
+
+def _leads(items: list) -> list[Lead] | None:
+    """The `Lead`s of parsed pattern `items`: every match starts with one of them. None when unknown."""
+    index = 0
+    while index < len(items) and (
+        items[index][0] is sre_constants.AT
+        or (items[index][0] in (sre_constants.ASSERT, sre_constants.ASSERT_NOT) and items[index][1][0] == -1)
+    ):
+        index += 1  # anchors and lookbehinds take no characters
+    items = items[index:]
+    if not items:
+        return None
+    op, av = items[0]
+    if op is sre_constants.BRANCH:
+        leads: list[Lead] = []
+        for branch in av[1]:
+            inner = _leads(list(branch))
+            if inner is None:
+                return None
+            leads += inner
+        return leads
+    if op is sre_constants.SUBPATTERN:
+        return None if av[1] or av[2] else _leads(list(av[3]))  # a match starts with the group's
+    if op is sre_constants.ASSERT and av[0] == 1:
+        return _leads(list(av[1]))  # a lookahead: the match starts where its text does
+    run_characters = None
+    if op in _REPEATS and av[0] == 0 and av[1] == sre_constants.MAXREPEAT:
+        body = list(av[2])
+        if len(body) != 1 or body[0][0] not in (sre_constants.IN, sre_constants.LITERAL):
+            return None
+        run_characters = _class_characters(list(body[0][1]) if body[0][0] is sre_constants.IN else body)
+        if run_characters is None:
+            return None
+        items = items[1:]
+    literal = []
+    for op, av in items:
+        if op is not sre_constants.LITERAL:
+            break
+        literal.append(chr(av))
+    if not literal or (run_characters is not None and literal[0] in run_characters):
+        return None
+    return [Lead(run_characters, "".join(literal))]
+
+
+def loose_leads(compiled: regex.Pattern) -> tuple[Lead, ...] | None:
+    """Texts one of which every match of `compiled` starts with, possibly after a run (`\\s*`).
+
+    Unlike `literal_lead`, the pattern may begin with lookbehinds or anchors, be an
+    alternation, or look ahead at the text instead of taking it (`</think>|(?=<tool_call>)`):
+    text without any lead (and not ending in a start of one) holds no match, but a lead
+    does not make a match. None when the pattern is too complex to say.
+    """
+    parsed = _parse_for_analysis(compiled)
+    if parsed is None:
+        return None
+    leads = _leads(list(parsed))
+    return None if leads is None else tuple(dict.fromkeys(leads))
 
 
 def pattern_start_profile(compiled: regex.Pattern) -> tuple[frozenset[str], list, Callable | None] | None:
@@ -241,6 +434,9 @@ class Delimiter:
         source: the literal or pattern as written, for display.
         fixed_lead: the `FixedLead` of a pattern whose every match is an optional run and
             then fixed text (from `literal_lead`), else None.
+        loose_leads: the `Lead`s of a pattern (from `loose_leads`): texts every match starts
+            with, though not every one starts a match; None when unknown.
+        fixed_texts: for a pattern that matches only a few fixed texts (`fixed_texts`), those.
     """
 
     field: str
@@ -254,9 +450,11 @@ class Delimiter:
     _max_len: int = 0
     _first_chars: str = ""
     _proper_prefixes: frozenset[str] = frozenset()
-    needs_context: bool = False
+    context_width: int = 0
     start_profile: tuple[frozenset[str], list, Callable | None] | None = field(default=None, repr=False)
     fixed_lead: FixedLead | None = field(default=None, repr=False)
+    loose_leads: tuple[Lead, ...] | None = field(default=None, repr=False)
+    fixed_texts: tuple[str, ...] | None = field(default=None, repr=False)
 
     @classmethod
     def from_literals(cls, field_name: str, side: str, path: str, literals: list[str]) -> "Delimiter":
@@ -290,9 +488,11 @@ class Delimiter:
             except regex.error:
                 dead_end = first_win = None
         delimiter = cls(field_name, side, path, None, compiled, compiled.pattern, dead_end, first_win)
-        delimiter.needs_context = any(mark in compiled.pattern for mark in _CONTEXT_MARKS)
+        delimiter.context_width = context_width(compiled)
         delimiter.start_profile = pattern_start_profile(compiled)
         delimiter.fixed_lead = literal_lead(compiled)
+        delimiter.loose_leads = loose_leads(compiled)
+        delimiter.fixed_texts = fixed_texts(compiled)
         return delimiter
 
     def scan(self, text: str, pos: int, at_end: bool, timeout: float | None = None) -> tuple[DelimiterMatch | None, int]:

@@ -15,6 +15,7 @@ followed by the generation.
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,9 +26,6 @@ from .errors import PatternTimeoutError, ResponseParseError, shorten
 from .template import FieldSpec, ResponseTemplate, load_template
 from .tool_typing import tool_parameter_schemas, type_tool_calls
 from .transform import apply_transform
-
-# Characters kept before the undecided text for lookbehinds of regex delimiters.
-LOOKBEHIND_CONTEXT = 256
 
 # Region bodies are collected as lists of chunks joined into one string every this many
 # chunks, which keeps memory near the text's size.
@@ -131,7 +129,7 @@ class ResponseParser:
         self.spans: list[Span] | None = [] if record_spans else None
         self._watch_outside = template.watch_outside
         self._watch_inside = template.watch_inside
-        self._context = LOOKBEHIND_CONTEXT if template.needs_context else 0
+        self._context = template.context_width  # decided characters kept for lookbehinds
         self._window = ""
         self._window_base = 0
         self._pos = 0
@@ -152,6 +150,8 @@ class ResponseParser:
         self._quick_first = ""
         self._quick_run_characters: frozenset[str] = frozenset()
         self._field_name, self._field_dirty = "", False  # of the open region, for quick-path events
+        self._quick_context = ""  # decided text before the quick path began (lookbehind context)
+        self._quick_start = 0  # stream offset where the quick path began
         self._final_matches: dict = {}  # pattern delimiter -> (searched from, match) once the text is final
         self._stalls = 0  # delimiters committed in a row without consuming text
         self._stalled_at = -1  # stream offset where that went on too long
@@ -198,6 +198,7 @@ class ResponseParser:
                     self._body_blocks.append("".join(body))
                     body.clear()
                 return [{"type": "region_chunk", "field": self._field_name, "text": text, "dirty": self._field_dirty}]
+            self._leave_quick_path()  # some delimiter may be complete: scan
         if self._finalized:
             raise RuntimeError("ResponseParser.feed() called after finalize(); make a new parser per generation")
         events: list[dict] = []
@@ -239,8 +240,9 @@ class ResponseParser:
         """
         if self._finalized:
             raise RuntimeError("ResponseParser.finalize() called twice")
+        if self._quick_search is not None:
+            self._leave_quick_path()
         self._finalized = True
-        self._quick_search = None
         events: list[dict] = []
         self._window += last_chunk
         self._process(events, at_end=True)
@@ -349,30 +351,64 @@ class ResponseParser:
         """After a feed: let the next chunk take `feed`'s quick path when it may.
 
         The quick path skips scanning, positions and spans, so it is only taken while a
-        region is open, no zero-width delimiters are stalling, events carry no positions,
-        no spans are recorded and no lookbehind context must be kept. The window is cut
-        to the held text, which the quick path tests together with the next chunk.
+        region is open, its watch state has a `quick_search`, no zero-width delimiters are
+        stalling, events carry no positions and no spans are recorded. The window is cut to
+        the held text, which the quick path tests together with the next chunk; the decided
+        text that lookbehinds may need is put back by `_leave_quick_path`.
         """
+        state = self._state
         if (
-            self._opened
+            state.quick_search is not None
+            and self._opened
             and not self._finalized
             and self._stalls == 0
             and self.spans is None
             and not self._positions
-            and not self._context
             and self._current is not None
         ):
-            if self._pos:
-                self._window_base += self._pos
-                self._window = self._window[self._pos :]
+            pos = self._pos
+            if self._context:
+                self._quick_context = self._window[max(0, pos - self._context) : pos]
+            if pos:
+                self._window_base += pos
+                self._window = self._window[pos:]
                 self._pos = 0
-            self._quick_search = self._state.quick_search
-            self._quick_first = self._state.quick_first
-            self._quick_run_characters = self._state.quick_run_characters
+            self._quick_start = self._window_base
+            self._quick_search = state.quick_search
+            self._quick_first = state.quick_first
+            self._quick_run_characters = state.quick_run_characters
             self._field_name = self._current.name
             self._field_dirty = self._current.dirty
         else:
             self._quick_search = None
+
+    def _leave_quick_path(self) -> None:
+        """Before a full scan: put the decided text lookbehinds may need back in front of the held text.
+
+        All text decided on the quick path went to the open region, so it is the tail of its body.
+        """
+        self._quick_search = None
+        if not self._context:
+            return
+        emitted = self._window_base - self._quick_start
+        tail = self._body_tail(min(emitted, self._context))
+        if emitted < self._context:
+            tail = (self._quick_context + tail)[-self._context :]
+        self._window = tail + self._window
+        self._pos = len(tail)
+        self._window_base -= len(tail)
+
+    def _body_tail(self, size: int) -> str:
+        """The last `size` characters of the open region's body (`size` at most its length)."""
+        if size <= 0:
+            return ""
+        pieces, length = [], 0
+        for piece in itertools.chain(reversed(self._body), reversed(self._body_blocks)):
+            pieces.append(piece)
+            length += len(piece)
+            if length >= size:
+                break
+        return "".join(reversed(pieces))[-size:]
 
     def _final_search(self, delimiter, window: str, pos: int) -> DelimiterMatch | None:
         """`delimiter`'s first match from `pos` once the text is final, reusing an earlier search.

@@ -143,12 +143,9 @@ class WatchState:
             state.literal_prefixes = frozenset(literal[:k] for literal in ordered for k in range(1, len(literal)))
             state.longest_literal = len(ordered[0])
             state.literal_first_characters = "".join(dict.fromkeys(literal[0] for literal in ordered))
-        state.quick_search = _quick_search(delimiters)
-        if state.quick_search is not None and state.first_characters and len(state.first_characters) == 1:
-            runs = {d.fixed_lead.run_characters for d in delimiters if d.fixed_lead is not None and d.fixed_lead.run is not None}
-            if len(runs) <= 1 and None not in runs:
-                state.quick_first = state.first_characters
-                state.quick_run_characters = runs.pop() if runs else frozenset()
+        quick = _quick_test(delimiters)
+        if quick is not None:
+            state.quick_search, state.quick_first, state.quick_run_characters = quick
         return state
 
     def scan_literals(self, text: str, pos: int, at_end: bool) -> tuple[DelimiterMatch | None, int]:
@@ -215,45 +212,69 @@ class WatchState:
         return False
 
 
-def _quick_search(delimiters: list[Delimiter]) -> Callable[[str], re.Match | None] | None:
-    """A one-call test of undecided text for the parser's quick path, or None.
+def _run_class(characters: frozenset[str] | None) -> str:
+    return "" if characters is None else "[" + "".join(map(re.escape, sorted(characters))) + "]"
+
+
+def _quick_test(delimiters: list[Delimiter]) -> tuple[Callable[[str], re.Match | None], str, frozenset[str]] | None:
+    """The parser's quick test of undecided text: `(search, first, run_characters)`, or None.
 
     `search(text)` returns None when no delimiter can start anywhere in `text` (all of it
-    may be emitted); a match with group 1 set when none is complete but `text` ends in a
-    possible start of one (hold from `match.start()`, exactly where a full scan holds);
-    and a match without group 1 when some delimiter's fixed text occurs (a scan must decide).
+    may be emitted); a match with group 1 set when none can be complete but `text` ends in
+    a possible start of one (hold from `match.start()`, exactly where a full scan holds);
+    and a match without group 1 when a scan must decide.
 
-    Every match of a literal set is one of its literals; every match of a pattern with
-    `Delimiter.fixed_lead` is an optional run (`\\s*`) and then fixed text. The test is built
-    when every delimiter is one of those and all share one leading run or none has one.
-    It holds only escaped text and plain character classes, so the standard `re` module
-    (cheaper per call than `regex` on short chunks) gives the same answer.
+    Each delimiter's matches start with known text after an optional run (`\\s*`):
+    * exactly, for a literal set (its literals), a pattern with `Delimiter.fixed_texts`
+      and one with `Delimiter.fixed_lead`: a match is the run and the text, so a trailing
+      start of one is a partial match;
+    * loosely, for a pattern with `Delimiter.loose_leads` (a lookbehind, an alternation,
+      a lookahead): the text is needed but not enough, so any sign of it means a scan.
+    Trailing starts are only answered exactly when the exact delimiters share one run.
+
+    When every lead starts with one character `first`, text without `first` that does not
+    end in one of `run_characters` needs no search at all; otherwise `first` is "".
+    The pattern holds only escaped text and plain character classes, so the standard `re`
+    module (cheaper per call than `regex` on short chunks) gives the same answer.
     """
-    texts: set[str] = set()
-    run_classes: set[str | None] = set()
+    exact: list[tuple[frozenset[str] | None, str]] = []
+    loose: list[tuple[frozenset[str] | None, str]] = []
     for delimiter in delimiters:
         if delimiter.literals is not None:
-            texts.update(delimiter.literals)
-            run_classes.add(None)
-        elif delimiter.fixed_lead is not None and (delimiter.fixed_lead.run is None or delimiter.fixed_lead.run_class):
-            texts.add(delimiter.fixed_lead.literal)
-            run_classes.add(delimiter.fixed_lead.run_class)
+            exact += [(None, literal) for literal in delimiter.literals]
+        elif delimiter.fixed_texts is not None:
+            exact += [(None, text) for text in delimiter.fixed_texts]
+        elif delimiter.fixed_lead is not None and (delimiter.fixed_lead.run is None or delimiter.fixed_lead.run_characters):
+            exact.append((delimiter.fixed_lead.run_characters, delimiter.fixed_lead.literal))
+        elif delimiter.loose_leads is not None:
+            loose += delimiter.loose_leads
         else:
             return None
-    if len(run_classes) > 1:
-        return None
-    run = run_classes.pop() if run_classes else None
-    whole = sorted(texts, key=len, reverse=True)
-    starts = sorted({text[:k] for text in whole for k in range(1, len(text))}, key=len, reverse=True)
-    alternatives = [re.escape(text) for text in whole]
-    tails = []
-    if starts:
-        tails.append(("" if run is None else run + "*") + "(?:" + "|".join(map(re.escape, starts)) + r")\Z")
-    if run is not None:
-        tails.append(run + r"+\Z")
-    if tails:
-        alternatives.append("(" + "|".join(tails) + ")")
-    return re.compile("|".join(alternatives) or "(?!)").search
+    if len({run for run, _ in exact}) > 1:
+        loose, exact = loose + exact, []
+
+    def tails(leads: list) -> list[str]:
+        found = []
+        for run in dict.fromkeys(run for run, _ in leads):
+            starts = {text[:k] for lead_run, text in leads if lead_run == run for k in range(1, len(text))}
+            if starts:
+                ordered = sorted(starts, key=len, reverse=True)
+                found.append(_run_class(run) + ("*" if run else "") + "(?:" + "|".join(map(re.escape, ordered)) + r")\Z")
+            if run:
+                found.append(_run_class(run) + r"+\Z")
+        return found
+
+    leads = exact + loose
+    alternatives = [re.escape(text) for text in sorted({text for _, text in leads}, key=len, reverse=True)]
+    exact_tails, loose_tails = tails(exact), tails(loose)
+    if exact_tails:
+        alternatives.append("(" + "|".join(exact_tails) + ")")
+    alternatives += loose_tails
+    search = re.compile("|".join(alternatives) or "(?!)").search
+    firsts = {text[0] for _, text in leads}
+    first = firsts.pop() if len(firsts) == 1 else ""
+    run_characters = frozenset().union(*(run for run, _ in leads if run))
+    return search, first, run_characters
 
 
 @dataclass(eq=False)
@@ -275,13 +296,13 @@ class ResponseTemplate:
     start_anchor: Delimiter
     watch_outside: WatchState | None = None
     watch_inside: dict[str, WatchState] | None = None
-    needs_context: bool = False
+    context_width: int = 0
 
     def __post_init__(self) -> None:
         self.watch_outside = WatchState.of(self.watched_delimiters(None))
         self.watch_inside = {name: WatchState.of(self.watched_delimiters(spec)) for name, spec in self.fields.items()}
         every = [d for state in [self.watch_outside, *self.watch_inside.values()] for d in state.delimiters]
-        self.needs_context = any(d.needs_context for d in every)
+        self.context_width = max((d.context_width for d in every), default=0)
 
     def watched_delimiters(self, current: FieldSpec | None) -> list[Delimiter]:
         """Delimiters that can fire while `current` is the open region.

@@ -8,10 +8,12 @@ reference here.
 from __future__ import annotations
 
 import pytest
+import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import ResponseParser, load_template
+from engine.delimiters import context_width, fixed_texts
 from engine.bench import WORKLOADS, make_case, token_chunks
 from engine.samples import load_samples
 from engine.stream_checks import random_chunks
@@ -136,14 +138,48 @@ def test_inside_a_region_only_its_close_is_watched():
 @pytest.mark.parametrize(
     "template",
     [
-        {"fields": {"x": {"open_pattern": r"[ab]>", "close": "</x>"}}},  # no fixed leading text
-        {"fields": {"x": {"open_pattern": r"(?<=\})\s*<a>", "close": "</x>"}}},  # lookbehind first
-        {"fields": {"x": {"open_pattern": r"\s*<a>", "close": "</x>"}, "y": {"open": "<b>"}}},  # runs differ
-        {"fields": {"x": {"open_pattern": r"\w*<a>", "close": "</x>"}}},  # \w has no exact `re` class
+        {"fields": {"x": {"open_pattern": r"[a-z]+>", "close": "</x>"}}},  # no fixed leading text
+        {"fields": {"x": {"open_pattern": r"\w*<a>", "close": "</x>"}}},  # \w has no small exact set
+        {"fields": {"x": {"open_pattern": r"(?:<a>)?(?=\{)", "close": "</x>"}}},  # optional group first
     ],
 )
 def test_states_the_quick_test_cannot_describe_have_none(template):
     assert quick_search(template) is None
+
+
+LOOSE_TEMPLATE = {
+    "fields": {
+        "reasoning_content": {"open": "<think>", "close_pattern": r"</think>|(?=<tool_call>)"},
+        "tool_calls": {"open": "<tool_call>", "close_pattern": r"(?<=\})\s*</tool_call>", "repeats": True},
+        "content": {},
+    }
+}
+
+
+@pytest.mark.parametrize(
+    "field, text, expected",
+    [
+        # Fixed texts, one of them looked at (a lookahead): answered like a literal set.
+        ("reasoning_content", "so a < b", "emit all"),
+        ("reasoning_content", "see <tool_call> next", "scan"),
+        ("reasoning_content", "then </thi", ("hold from", 5)),
+        ("reasoning_content", "then <tool_ca", ("hold from", 5)),
+        # A lookbehind before the run: a trailing run or start may not be a partial match.
+        ("tool_calls", '{"a": 1}', "emit all"),
+        ('tool_calls', '{"a": 1} \n', "scan"),
+        ("tool_calls", '{"a": "x</tool', "scan"),
+        ("tool_calls", '{"a": "x < y"', "emit all"),
+    ],
+)
+def test_quick_search_of_lookaheads_and_lookbehinds(field, text, expected):
+    assert answer(quick_search(LOOSE_TEMPLATE, field), text) == expected
+
+
+def test_a_literal_and_a_run_pattern_together_scan_their_trailing_starts():
+    search = quick_search({"fields": {"x": {"open_pattern": r"\s*<a>", "close": "</x>"}, "y": {"open": "<b>"}}})
+    assert answer(search, "text") == "emit all"
+    assert answer(search, "text <") == "scan"  # exact answers need one shared run
+    assert answer(search, "text \n") == "scan"
 
 
 def test_prefilter_of_a_literal_state_is_its_first_character():
@@ -163,3 +199,35 @@ def test_no_prefilter_when_first_characters_differ():
     state = load_template({"start_anchor": "<S>", "fields": {"x": {"open": "<x>"}, "y": {"open": "[y]"}}}).watch_outside
     assert state.quick_search is not None
     assert state.quick_first == ""
+
+
+@pytest.mark.parametrize(
+    "pattern, texts",
+    [
+        (r"</think>|(?=<tool_call>)", ("<tool_call>", "</think>")),
+        (r"</a>|</ab>", ("</ab>", "</a>")),
+        (r"<[ab]>", ("<a>", "<b>")),
+        (r"a|", None),  # can match the empty string
+        (r"</b>(?=\s*<a>)", None),  # the lookahead has a run
+        (r"x(?=y)z", None),  # a lookahead inside the text
+        (r"<c>(?!x)", None),
+    ],
+)
+def test_fixed_texts(pattern, texts):
+    assert fixed_texts(regex.compile(pattern, regex.DOTALL)) == texts
+
+
+@pytest.mark.parametrize(
+    "pattern, width",
+    [
+        (r"(?<=\})\s*</tool_call>", 1),
+        (r"(?<=ab|cd)x", 2),
+        (r"\bword", 1),
+        (r"[^<]+>", 0),  # a negated class is not an anchor
+        (r"<x(?P<n>\w+)>", 0),
+        (r"(?<=a+)x", 256),  # variable width (regex module only): not measured
+        (r"\Gx", 256),
+    ],
+)
+def test_context_width(pattern, width):
+    assert context_width(regex.compile(pattern, regex.DOTALL)) == width
