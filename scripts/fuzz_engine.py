@@ -283,6 +283,31 @@ def _stream(template, prefix, chunks) -> tuple:
     return ("ok", message, _region_texts(events + final))
 
 
+def _events(template, prefix, chunks, scan_every_chunk: bool) -> tuple:
+    """('ok', events) or ('error', type); `scan_every_chunk` turns the parser's quick path off
+    (events with positions never take it), and positions are then dropped to compare."""
+    try:
+        parser = ResponseParser(template, prefix=prefix, regex_timeout=REGEX_TIMEOUT, positions=scan_every_chunk)
+        events = list(parser.initial_events)
+        for chunk in chunks:
+            events += parser.feed(chunk)
+        events += parser.finalize()[1]
+    except DOCUMENTED as error:
+        return ("error", type(error).__name__)
+    if scan_every_chunk:
+        events = [{k: v for k, v in event.items() if k not in ("start", "end")} for event in events]
+    return ("ok", events)
+
+
+def check_quick_path(template, prefix, chunks) -> None:
+    """The quick path must give exactly the events of a full scan of every chunk."""
+    quick, full = _events(template, prefix, chunks, False), _events(template, prefix, chunks, True)
+    if "PatternTimeoutError" in (quick[1], full[1]):
+        return
+    if quick != full:
+        raise Crash(("quick path differs from a full scan",), full, quick, chunks)
+
+
 def chunks_of(generation: str, cuts: list[int]) -> list[str]:
     points = [0, *[c for c in cuts if 0 < c < len(generation)], len(generation)]
     return [generation[a:b] for a, b in zip(points, points[1:]) if b > a]
@@ -377,6 +402,7 @@ def _run_case(case: dict, stats: Counter | None = None) -> None:
         if streamed != reference:
             kind = "message" if streamed[:2] != reference[:2] else "region texts" if streamed[0] == "ok" else "error text"
             raise Crash(("streamed differs from one-shot", kind), reference, streamed, chunks)
+        check_quick_path(loaded, prefix, chunks)
     chunks = chunks_of(generation, case["cuts"])
     try:
         result = trace(generation, loaded, prefix=prefix, chunks=chunks, regex_timeout=REGEX_TIMEOUT)
