@@ -1,11 +1,17 @@
 """The streaming parser: text in, region events out, and the message at the end.
 
 `ResponseParser` is a sans-I/O state machine (SPEC.md sections 2, 3 and 7).
-It keeps only the *undecided* text of the stream (plus a little context for
-lookbehinds) in a scan window, so feeding a 1 MB generation a token at a
-time costs about ten times a 100 KB one: the window is trimmed as text is
-decided, region bodies are collected as lists of chunks, and each feed scans
-only from where the previous one stopped.
+It keeps only the *undecided* text of the stream (plus the few characters
+lookbehinds may need) in a scan window, so feeding a 1 MB generation a token
+at a time costs about ten times a 100 KB one: the window is trimmed as text
+is decided, region bodies are collected as lists of chunks, and each feed
+scans only from where the previous one stopped.
+
+Most chunks take a quick path: while a region is open, one standard-`re`
+search of the held text and the chunk (built per watch state from the
+delimiters' fixed texts, see `template._quick_test`) says whether all of it
+can be emitted, where a possible delimiter start must be held, or whether a
+full scan must decide. Its events are exactly those of a full scan.
 
 Offsets. Positions in events (opt-in), spans and errors are character
 offsets into the *stream*: the prefix after its last start-anchor match,
