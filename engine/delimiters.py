@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 import regex
 
 from .errors import PatternTimeoutError, shorten
+from .re_equivalent import NOT_A_COUNTED_REPEAT
 
 # Pattern text that may look at characters before the match start (lookbehinds, word
 # boundaries, start-of-text anchors): the parser then keeps some decided text as context.
@@ -174,7 +175,7 @@ def literal_lead(compiled: regex.Pattern) -> FixedLead | None:
     profile = pattern_start_profile(compiled)
     if profile is None:
         return None
-    items = list(sre_parser.parse(compiled.pattern))
+    items = list(_parse_for_analysis(compiled))
     run = profile[2]
     run_characters = None
     if run is not None:
@@ -194,14 +195,16 @@ def literal_lead(compiled: regex.Pattern) -> FixedLead | None:
 _MAX_FIXED_TEXTS = 64
 
 
-def _fixed_texts(items: list) -> set[str] | None:
+def _fixed_texts(items: list, ends_pattern: bool = True) -> set[str] | None:
     """The strings parsed `items` match, when they are few and fixed; None otherwise.
 
-    A lookahead that ends the sequence is folded into the text it looks at: `a(?=b)` is
-    complete only once `ab` is there, and the text ending in `a` is a partial match of it.
+    A lookahead that ends the whole pattern (`ends_pattern` says whether `items` do) is
+    folded into the text it looks at: `a(?=b)` is complete only once `ab` is there, and the
+    text ending in `a` is a partial match of it.
     """
     texts = {""}
     for index, (op, av) in enumerate(items):
+        last = ends_pattern and index == len(items) - 1
         if op is sre_constants.LITERAL:
             options = {chr(av)}
         elif op is sre_constants.IN:
@@ -211,14 +214,14 @@ def _fixed_texts(items: list) -> set[str] | None:
         elif op is sre_constants.BRANCH:
             options = set()
             for branch in av[1]:
-                inner = _fixed_texts(list(branch))
+                inner = _fixed_texts(list(branch), last)
                 if inner is None:
                     return None
                 options |= inner
         elif op is sre_constants.SUBPATTERN and not (av[1] or av[2]):
-            options = _fixed_texts(list(av[3]))
-        elif op is sre_constants.ASSERT and av[0] == 1 and index == len(items) - 1:
-            options = _fixed_texts(list(av[1]))
+            options = _fixed_texts(list(av[3]), last)
+        elif op is sre_constants.ASSERT and av[0] == 1 and last:
+            options = _fixed_texts(list(av[1]), False)
         else:
             return None
         if options is None:
@@ -246,20 +249,27 @@ def fixed_texts(compiled: regex.Pattern) -> tuple[str, ...] | None:
 
 
 def _parse_for_analysis(compiled: regex.Pattern) -> sre_parser.SubPattern | None:
-    """`compiled` parsed by the standard parser, or None when it uses case folding or syntax
-    that parser does not know. Group names are renamed (they do not change what matches),
-    so alternatives that reuse a name, as the regex module allows, can be read."""
-    if compiled.flags & (regex.IGNORECASE | regex.VERBOSE | regex.FULLCASE):
+    """`compiled` parsed by the standard parser, for reading what its matches look like.
+
+    None when the pattern uses case folding, ASCII or locale classes, or syntax the standard
+    parser does not know or would read differently (it warns about POSIX classes and set
+    operations; a `{` that is not a counted repeat may be fuzzy matching). Group names are
+    renamed (they do not change what matches), so alternatives that reuse a name, as the
+    regex module allows, can be read.
+    """
+    if compiled.flags & (regex.IGNORECASE | regex.VERBOSE | regex.FULLCASE | regex.ASCII | regex.LOCALE):
+        return None
+    if NOT_A_COUNTED_REPEAT.search(compiled.pattern):
         return None
     names = itertools.count()
     source = _NAMED_GROUP.sub(lambda _: f"(?P<lead{next(names)}>", compiled.pattern)
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+            warnings.simplefilter("error")
             parsed = sre_parser.parse(source)
-    except Exception:  # regex-module syntax the standard parser does not know
+    except Exception:  # regex-module syntax the standard parser does not know, or a warning
         return None
-    if parsed.state.flags & sre_constants.SRE_FLAG_IGNORECASE:
+    if parsed.state.flags & (sre_constants.SRE_FLAG_IGNORECASE | sre_constants.SRE_FLAG_ASCII | sre_constants.SRE_FLAG_LOCALE):
         return None
     return parsed
 
@@ -387,15 +397,8 @@ def loose_leads(compiled: regex.Pattern) -> tuple[Lead, ...] | None:
 
 def pattern_start_profile(compiled: regex.Pattern) -> tuple[frozenset[str], list, Callable | None] | None:
     """`_start_profile` of a compiled template pattern; None when it cannot be analysed."""
-    if compiled.flags & (regex.IGNORECASE | regex.VERBOSE | regex.FULLCASE):
-        return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            parsed = sre_parser.parse(compiled.pattern)
-    except Exception:  # regex-module syntax the standard parser does not know
-        return None
-    if parsed.state.flags & sre_constants.SRE_FLAG_IGNORECASE:
+    parsed = _parse_for_analysis(compiled)
+    if parsed is None:
         return None
     items = list(parsed)
     profile = _start_profile(items)

@@ -40,7 +40,9 @@ import regex
 _MAX_CODE_POINT = 0x10FFFF
 _ALLOWED_REGEX_FLAGS = regex.DOTALL | regex.MULTILINE | regex.UNICODE | regex.VERSION0
 _ALLOWED_RE_FLAGS = sre_constants.SRE_FLAG_DOTALL | sre_constants.SRE_FLAG_MULTILINE | sre_constants.SRE_FLAG_UNICODE
-_NOT_A_COUNTED_REPEAT = regex.compile(r"\{(?!\d*,?\d*\})")
+# A `{` that is not a counted repeat: the regex module may read it as fuzzy matching (`{e<=1}`),
+# the standard parser as literal text.
+NOT_A_COUNTED_REPEAT = regex.compile(r"\{(?!\d*,?\d*\})")
 
 _CATEGORY_SOURCES = {
     sre_constants.CATEGORY_SPACE: (r"\s", False),
@@ -153,7 +155,7 @@ def re_equivalent(compiled: regex.Pattern) -> re.Pattern | None:
         A compiled `re.Pattern` (its `.pattern` is None: it is built from a rewritten parse
         tree), or None when equivalence cannot be shown (see the module docstring).
     """
-    if compiled.flags & ~_ALLOWED_REGEX_FLAGS or _NOT_A_COUNTED_REPEAT.search(compiled.pattern):
+    if compiled.flags & ~_ALLOWED_REGEX_FLAGS or NOT_A_COUNTED_REPEAT.search(compiled.pattern):
         return None
     flags = (re.DOTALL if compiled.flags & regex.DOTALL else 0) | (re.MULTILINE if compiled.flags & regex.MULTILINE else 0)
     try:

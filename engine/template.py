@@ -265,7 +265,12 @@ def _quick_test(delimiters: list[Delimiter]) -> tuple[Callable[[str], re.Match |
         return found
 
     leads = exact + loose
-    alternatives = [re.escape(text) for text in sorted({text for _, text in leads}, key=len, reverse=True)]
+    # A complete text counts from the start of the run before it, where a match of its
+    # delimiter may start: so no hold is answered after the start of a possible match.
+    alternatives = []
+    for run in dict.fromkeys(run for run, _ in leads):
+        texts = sorted({text for lead_run, text in leads if lead_run == run}, key=len, reverse=True)
+        alternatives.append(_run_class(run) + ("*" if run else "") + "(?:" + "|".join(map(re.escape, texts)) + ")")
     exact_tails, loose_tails = tails(exact), tails(loose)
     if exact_tails:
         alternatives.append("(" + "|".join(exact_tails) + ")")

@@ -231,3 +231,23 @@ def test_fixed_texts(pattern, texts):
 )
 def test_context_width(pattern, width):
     assert context_width(regex.compile(pattern, regex.DOTALL)) == width
+
+
+@pytest.mark.parametrize(
+    "fields, chunks",
+    [
+        # A lookahead that ends a group, not the pattern, is not part of a fixed text.
+        ({"reasoning_content": {"open": "<think>", "close_pattern": r"(?:</think>(?=\n)|</r>)\n"}, "content": {}}, ["<think>hmm", "</think>\nHello"]),
+        # Under the ASCII flag \s is ASCII whitespace only.
+        ({"x": {"open": "<x>", "close_pattern": r"(?a)\s</x>"}, "content": {}}, ["<x>a", "b\u2003", "</", "x>d"]),
+        # Regex-module syntax the standard parser reads differently: a POSIX class, fuzzy matching.
+        ({"t": {"open_pattern": r"<tool\d>", "close_pattern": r"</tool[[:digit:]]>"}, "content": {}}, ["<tool1>{}", "</tool1>after"]),
+        ({"t": {"open_pattern": r"<tool\d>", "close_pattern": r"(?:</think>){e<=1}|(?=<tool>)"}, "content": {}}, ["<tool1>a", "</thimk>after"]),
+        # A match may start in the run before a text, before a trailing start of another delimiter.
+        ({"a": {"open": " </b>X", "close": "</a>"}, "b": {"open_pattern": r"(?<=q)\s*</b>", "close": "</bb>"}, "content": {}}, ["hi", " q  </b>", "Y"]),
+    ],
+)
+def test_quick_path_on_patterns_that_once_fooled_it(fields, chunks):
+    template = {"start_anchor": "<S>", "fields": fields}
+    assert_same_as_full_scan(template, "", chunks)
+    assert events_of(template, "", chunks, scan_every_chunk=False)[0] == events_of(template, "", ["".join(chunks)], scan_every_chunk=True)[0]
