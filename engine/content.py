@@ -141,18 +141,21 @@ def parse_json(body: str, args: dict) -> Any:
         raise ValueError(f"json: nested too deeply to decode: {shorten(body)}") from None
 
 
-def _parse_sub_value(raw: str, value_parser: dict | None) -> Any:
+def _parse_sub_value(raw: str, value_parser: dict | None, timeout: float | None) -> Any:
     if value_parser is None:
         return raw
-    return parse_content(value_parser.get("name", "text"), raw, value_parser.get("args", {}))
+    args = value_parser.get("args", {})
+    if timeout is not None:
+        args = {**args, "_timeout": timeout}  # nested patterns keep the time budget
+    return parse_content(value_parser.get("name", "text"), raw, args)
 
 
 def parse_xml_inline(body: str, args: dict) -> dict:
     """`xml-inline`: a flat run of tags, each one entry of a dict.
 
     Args: `tag_pattern` (compiled by the template loader into `_tag_re`, plus
-    `_tag_re_std`, a standard-`re` equivalent used when no time budget is set; named
-    groups `key` and `value`), `value_parser` (`{"name", "args"}` applied to each
+    `_tag_re_std`, a standard-`re` equivalent (engine/re_equivalent.py) used when no time
+    budget `_timeout` is passed down; named groups `key` and `value`), `value_parser` (`{"name", "args"}` applied to each
     value), `merge_duplicates` (repeated keys collect into a list; otherwise the
     last one wins).
     """
@@ -166,7 +169,7 @@ def parse_xml_inline(body: str, args: dict) -> dict:
     merge = args.get("merge_duplicates", False)
     values_by_key: dict[str, list] = {}
     for tag in tags:
-        value = _parse_sub_value(tag.groupdict().get("value") or "", value_parser)
+        value = _parse_sub_value(tag.groupdict().get("value") or "", value_parser, timeout)
         values_by_key.setdefault(tag.group("key"), []).append(value)
     if merge:
         return {key: values if len(values) > 1 else values[0] for key, values in values_by_key.items()}
@@ -186,7 +189,7 @@ def parse_kv_lines(body: str, args: dict) -> dict:
     for raw_line in body.split(line_sep):
         key, separator, value = parse_text(raw_line, args).partition(kv_sep)
         if separator:
-            pairs[parse_text(key, args)] = _parse_sub_value(parse_text(value, args), value_parser)
+            pairs[parse_text(key, args)] = _parse_sub_value(parse_text(value, args), value_parser, args.get("_timeout"))
     return pairs
 
 

@@ -172,10 +172,11 @@ def literal_lead(compiled: regex.Pattern) -> FixedLead | None:
     Text that does not contain the fixed text then holds no match, and a partial match can
     only be the run and a start of the fixed text at the very end, which plain string search finds.
     """
-    profile = pattern_start_profile(compiled)
+    parsed = _parse_for_analysis(compiled)
+    profile = None if parsed is None else _profile_of_items(list(parsed))
     if profile is None:
         return None
-    items = list(_parse_for_analysis(compiled))
+    items = list(parsed)
     run = profile[2]
     run_characters = None
     if run is not None:
@@ -253,16 +254,14 @@ def _parse_for_analysis(compiled: regex.Pattern) -> sre_parser.SubPattern | None
 
     None when the pattern uses case folding, ASCII or locale classes, or syntax the standard
     parser does not know or would read differently (it warns about POSIX classes and set
-    operations; a `{` that is not a counted repeat may be fuzzy matching). Group names are
-    renamed (they do not change what matches), so alternatives that reuse a name, as the
-    regex module allows, can be read.
+    operations; a `{` that is not a counted repeat may be fuzzy matching). Named groups
+    are renamed first (`_renamed_groups`).
     """
     if compiled.flags & (regex.IGNORECASE | regex.VERBOSE | regex.FULLCASE | regex.ASCII | regex.LOCALE):
         return None
     if NOT_A_COUNTED_REPEAT.search(compiled.pattern):
         return None
-    names = itertools.count()
-    source = _NAMED_GROUP.sub(lambda _: f"(?P<lead{next(names)}>", compiled.pattern)
+    source = _renamed_groups(compiled.pattern)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
@@ -334,7 +333,41 @@ class Lead(NamedTuple):
     literal: str
 
 
-_NAMED_GROUP = regex.compile(r"\(\?P?<(?![=!])\w+>")
+_GROUP_NAME = regex.compile(r"\(\?P?<(?![=!])\w+>")
+
+
+def _renamed_groups(pattern: str) -> str:
+    """`pattern` with every named group renamed `lead0`, `lead1`, ...: group names do not
+    change what matches, and the standard parser then reads names reused across alternatives
+    and the `(?<name>...)` spelling. Escapes and character classes are left as they are."""
+    out, index, names, in_class = [], 0, itertools.count(), False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            out.append(pattern[index : index + 2])
+            index += 2
+            continue
+        if in_class:
+            if char == "]" and not class_start:
+                in_class = False
+            class_start = False
+        elif char == "[":
+            in_class, class_start = True, True
+            out.append(char)
+            index += 1
+            if index < len(pattern) and pattern[index] == "^":
+                out.append("^")
+                index += 1
+            continue
+        elif char == "(":
+            name = _GROUP_NAME.match(pattern, index)
+            if name is not None:
+                out.append(f"(?P<lead{next(names)}>")
+                index = name.end()
+                continue
+        out.append(char)
+        index += 1
+    return "".join(out)
 
 
 def _leads(items: list) -> list[Lead] | None:
@@ -398,9 +431,10 @@ def loose_leads(compiled: regex.Pattern) -> tuple[Lead, ...] | None:
 def pattern_start_profile(compiled: regex.Pattern) -> tuple[frozenset[str], list, Callable | None] | None:
     """`_start_profile` of a compiled template pattern; None when it cannot be analysed."""
     parsed = _parse_for_analysis(compiled)
-    if parsed is None:
-        return None
-    items = list(parsed)
+    return None if parsed is None else _profile_of_items(list(parsed))
+
+
+def _profile_of_items(items: list) -> tuple[frozenset[str], list, Callable | None] | None:
     profile = _start_profile(items)
     if profile is None:
         return None

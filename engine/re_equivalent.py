@@ -17,9 +17,15 @@ the same matches and groups:
   example U+001C is `\\s` only for `re`, a combining accent is `\\w` only for `regex`);
 * no word boundaries (`\\b`, `\\B`), whose meaning follows `\\w`;
 * no `{` other than a counted repeat (the `regex` module reads `{e<=1}` as fuzzy matching);
-* repeats apply to single characters only, and there are no backreferences, so
-  backtracking stays polynomial: the standard engine has no timeout, so a
-  pattern like `(a|aa)+$` must stay with the `regex` module.
+* repeats apply to single characters only, there are no backreferences, and no two
+  adjacent repeats of the same character (`\\s*\\s*`): the standard engine has no
+  timeout and no guard against such backtracking, where the `regex` module has
+  both (`(a|aa)+$`, or five `\\s*` in a row, take it seconds).
+
+Both engines still backtrack polynomially on some shapes (Qwen3-Coder's tag
+pattern on a value of thousands of spaces with no closing tag is cubic in
+either, and `re` is about three times faster there); a time budget
+(`regex_timeout`) is what bounds them, and with one set the `regex` pattern is used.
 
 The caller still uses the `regex` pattern whenever a time budget is set.
 """
@@ -42,7 +48,7 @@ _ALLOWED_REGEX_FLAGS = regex.DOTALL | regex.MULTILINE | regex.UNICODE | regex.VE
 _ALLOWED_RE_FLAGS = sre_constants.SRE_FLAG_DOTALL | sre_constants.SRE_FLAG_MULTILINE | sre_constants.SRE_FLAG_UNICODE
 # A `{` that is not a counted repeat: the regex module may read it as fuzzy matching (`{e<=1}`),
 # the standard parser as literal text.
-NOT_A_COUNTED_REPEAT = regex.compile(r"\{(?!\d*,?\d*\})")
+NOT_A_COUNTED_REPEAT = regex.compile(r"(?<!\\)(?:\\\\)*\{(?!\d*,?\d*\})")  # an escaped `\{` is literal in both
 
 _CATEGORY_SOURCES = {
     sre_constants.CATEGORY_SPACE: (r"\s", False),
@@ -115,6 +121,9 @@ def _class_items(items: list) -> list:
 
 def _rewrite(pattern: sre_parser.SubPattern, inside_repeat: bool = False) -> None:
     """Replace category classes in place; raise _NotEquivalent on anything not known to match alike."""
+    for (op, av), (next_op, next_av) in zip(pattern.data, pattern.data[1:]):
+        if op in _REPEATS and next_op in _REPEATS and list(av[2]) == list(next_av[2]):
+            raise _NotEquivalent  # `\s*\s*...`: the regex module merges these, re backtracks O(n^k)
     for index, (op, av) in enumerate(pattern.data):
         if op in (sre_constants.LITERAL, sre_constants.NOT_LITERAL, sre_constants.ANY):
             continue

@@ -63,7 +63,8 @@ class FieldSpec:
         name: the message key it writes.
         path: its JSON path, ``fields.<name>``.
         open, close: its delimiters, or None (no open: the implicit field; no close: runs to the end).
-        content: content parser name; content_args: its arguments (compiled patterns added as ``_tag_re``).
+        content: content parser name; content_args: its arguments (compiled patterns added as ``_tag_re``,
+            and ``_tag_re_std`` when a standard-`re` equivalent exists).
         repeats, join, optional, transform, transform_each: as in the template.
         dirty: True when chunks are raw text of a structured value (`dirty` flag of chunk events).
     """
@@ -98,6 +99,8 @@ class WatchState:
         skippable: one-character tests for the optional runs a match may begin with (such as a leading `\\s*`).
         leading_runs: the distinct one-character tests of patterns that start with such a run, or
             None when some delimiter's partial matches need the regex to decide.
+        quick_search, quick_first, quick_run_characters: the parser's quick test (`_quick_test`):
+            quick_search is None when the delimiters are too complex for it.
     """
 
     delimiters: list[Delimiter]
@@ -212,17 +215,30 @@ class WatchState:
         return False
 
 
-def _run_class(characters: frozenset[str] | None) -> str:
-    return "" if characters is None else "[" + "".join(map(re.escape, sorted(characters))) + "]"
+def _run_start(characters: frozenset[str] | None, at_least_one: bool = False) -> str:
+    """`re` source for a whole leading run of `characters` (none when None).
+
+    The run is taken only from its first character (`(?<![...])`) and possessively: no lead
+    text starts with a run character, so trying from inside the run or giving characters
+    back cannot find more, and without this a long run costs time quadratic in its length.
+    """
+    if characters is None:
+        return ""
+    members = "[" + "".join(map(re.escape, sorted(characters))) + "]"
+    return f"(?<!{members}){members}{'+' if at_least_one else '*'}+"
+
+
+def _alternation(texts) -> str:
+    return "(?:" + "|".join(map(re.escape, sorted(texts, key=lambda text: (-len(text), text)))) + ")"
 
 
 def _quick_test(delimiters: list[Delimiter]) -> tuple[Callable[[str], re.Match | None], str, frozenset[str]] | None:
     """The parser's quick test of undecided text: `(search, first, run_characters)`, or None.
 
     `search(text)` returns None when no delimiter can start anywhere in `text` (all of it
-    may be emitted); a match with group 1 set when none can be complete but `text` ends in
-    a possible start of one (hold from `match.start()`, exactly where a full scan holds);
-    and a match without group 1 when a scan must decide.
+    may be emitted); a match with group 1 set when no delimiter text is complete in `text`
+    but it ends in a possible start of one (hold from `match.start()`, where a full scan
+    holds); and a match without group 1 when a scan must decide.
 
     Each delimiter's matches start with known text after an optional run (`\\s*`):
     * exactly, for a literal set (its literals), a pattern with `Delimiter.fixed_texts`
@@ -230,7 +246,10 @@ def _quick_test(delimiters: list[Delimiter]) -> tuple[Callable[[str], re.Match |
       start of one is a partial match;
     * loosely, for a pattern with `Delimiter.loose_leads` (a lookbehind, an alternation,
       a lookahead): the text is needed but not enough, so any sign of it means a scan.
-    Trailing starts are only answered exactly when the exact delimiters share one run.
+    Trailing starts are answered with a hold only for exact delimiters that share one run
+    (otherwise all are treated as loose), and only when no complete text follows.
+    A complete text is matched from the start of the run before it, where its delimiter's
+    match may start, so the leftmost answer is never a hold after a possible match.
 
     When every lead starts with one character `first`, text without `first` that does not
     end in one of `run_characters` needs no search at all; otherwise `first` is "".
@@ -253,29 +272,30 @@ def _quick_test(delimiters: list[Delimiter]) -> tuple[Callable[[str], re.Match |
     if len({run for run, _ in exact}) > 1:
         loose, exact = loose + exact, []
 
+    def by_run(leads: list) -> dict:
+        groups: dict = {}
+        for run, text in leads:
+            groups.setdefault(run, set()).add(text)
+        return groups
+
     def tails(leads: list) -> list[str]:
         found = []
-        for run in dict.fromkeys(run for run, _ in leads):
-            starts = {text[:k] for lead_run, text in leads if lead_run == run for k in range(1, len(text))}
+        for run, texts in by_run(leads).items():
+            starts = {text[:k] for text in texts for k in range(1, len(text))}
             if starts:
-                ordered = sorted(starts, key=len, reverse=True)
-                found.append(_run_class(run) + ("*" if run else "") + "(?:" + "|".join(map(re.escape, ordered)) + r")\Z")
-            if run:
-                found.append(_run_class(run) + r"+\Z")
+                found.append(_run_start(run) + _alternation(starts) + r"\Z")
+            if run is not None:
+                found.append(_run_start(run, at_least_one=True) + r"\Z")
         return found
 
     leads = exact + loose
-    # A complete text counts from the start of the run before it, where a match of its
-    # delimiter may start: so no hold is answered after the start of a possible match.
-    alternatives = []
-    for run in dict.fromkeys(run for run, _ in leads):
-        texts = sorted({text for lead_run, text in leads if lead_run == run}, key=len, reverse=True)
-        alternatives.append(_run_class(run) + ("*" if run else "") + "(?:" + "|".join(map(re.escape, texts)) + ")")
+    alternatives = [_run_start(run) + _alternation(texts) for run, texts in by_run(leads).items()]
     exact_tails, loose_tails = tails(exact), tails(loose)
     if exact_tails:
-        alternatives.append("(" + "|".join(exact_tails) + ")")
+        complete_later = "(?!.*?" + _alternation({text for _, text in leads}) + ")"  # checked only where a tail is
+        alternatives.append("(?=(" + "|".join(exact_tails) + "))" + complete_later)
     alternatives += loose_tails
-    search = re.compile("|".join(alternatives) or "(?!)").search
+    search = re.compile("|".join(alternatives) or "(?!)", re.DOTALL).search
     firsts = {text[0] for _, text in leads}
     first = firsts.pop() if len(firsts) == 1 else ""
     run_characters = frozenset().union(*(run for run, _ in leads if run))

@@ -12,7 +12,7 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import ResponseParser, load_template
+from engine import ResponseParser, load_template, parse_response
 from engine.delimiters import context_width, fixed_texts
 from engine.bench import WORKLOADS, make_case, token_chunks
 from engine.samples import load_samples
@@ -217,6 +217,11 @@ def test_fixed_texts(pattern, texts):
     assert fixed_texts(regex.compile(pattern, regex.DOTALL)) == texts
 
 
+def test_an_optional_escaped_paren_before_a_tag_is_found_in_one_shot():
+    template = {"start_anchor": "<S>", "fields": {"x": {"open": "<x>", "close_pattern": r"\(?<end>"}, "content": {}}}
+    assert parse_response("<x>a<end>b", template, prefix="") == {"x": "a", "content": "b"}
+
+
 @pytest.mark.parametrize(
     "pattern, width",
     [
@@ -245,6 +250,12 @@ def test_context_width(pattern, width):
         ({"t": {"open_pattern": r"<tool\d>", "close_pattern": r"(?:</think>){e<=1}|(?=<tool>)"}, "content": {}}, ["<tool1>a", "</thimk>after"]),
         # A match may start in the run before a text, before a trailing start of another delimiter.
         ({"a": {"open": " </b>X", "close": "</a>"}, "b": {"open_pattern": r"(?<=q)\s*</b>", "close": "</bb>"}, "content": {}}, ["hi", " q  </b>", "Y"]),
+        # A complete text inside a held trailing start: a scan decides.
+        ({"c": {"close": "\n<a>\n"}, "r": {"open_pattern": r"(?=<a>)|\s*</b>"}}, ["x", "\n\n<a>", "zz"]),
+        ({"a": {"open": "yb!", "close": "</a>"}, "b": {"open_pattern": r"xyyb|(?=b)", "close": "</b>"}, "content": {}}, ["hello", "xyb", "zz"]),
+        # Group-like text inside a class or after an escaped paren is not a group.
+        ({"x": {"open": "<x>", "close_pattern": r"[(?<ab>]x"}, "content": {}}, ["<x>1", "bx2"]),
+        ({"x": {"open": "<x>", "close_pattern": r"\(?<end>"}, "content": {}}, ["<x>a", "<end>b"]),
     ],
 )
 def test_quick_path_on_patterns_that_once_fooled_it(fields, chunks):

@@ -55,6 +55,7 @@ def test_category_sets_are_exact_where_the_engines_disagree():
         r"(a+)+$",  # nested repeats: re has no timeout, regex stays in charge
         r"(a|aa)+$",
         r"(?:ab)*",
+        r"<(?P<k>\w+)>\s*\s*\s*(?P<v>\S*)</x>",  # adjacent equal repeats: regex merges them, re backtracks
         r"(?P<n>a)(?P=n)",  # backreference
         r"\p{L}+",  # regex-only syntax
         r"a{e<=1}",  # fuzzy matching in regex, literal text in re
