@@ -666,10 +666,17 @@ class Delimiter:
             return None, start
         if self._dead_end is not None:
             # A partial match from an earlier start would have to run through the end of this
-            # one, so looking up to `found.end()` is enough (and keeps big chunks linear).
-            earlier = self._dead_end.search(text, pos, found.end(), partial=True, timeout=timeout)
-            if earlier is not None and earlier.start() < start:
-                return None, earlier.start()
+            # one, so looking up to `found.end()` finds it (and keeps big chunks linear). One
+            # cut there may still fail on the text after it (`\s*</think>` on the `\n` before
+            # a zero-width `(?=<tool_call>)`): only a partial match of the whole text holds.
+            probe_from = pos
+            while True:
+                earlier = self._dead_end.search(text, probe_from, found.end(), partial=True, timeout=timeout)
+                if earlier is None or earlier.start() >= start:
+                    break
+                if self._dead_end.match(text, earlier.start(), partial=True, timeout=timeout) is not None:
+                    return None, earlier.start()
+                probe_from = earlier.start() + 1
         if found.end() == n:
             return None, start  # at the edge of the text: the next character decides
         if self._first_win is not None and self._first_win.match(text, start, partial=True, timeout=timeout):

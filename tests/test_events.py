@@ -638,3 +638,25 @@ def test_joined_implicit_stretches_keep_the_last_close_captures():
     parser = ResponseParser(template, prefix="x<b7>")
     parser.feed("y<b8>")
     assert parser.finalize()[0] == expected
+
+
+def test_a_run_cut_by_a_zero_width_match_does_not_hold_the_stream():
+    # `\s*</think>` cannot match "\n<tool_call>", so the lookahead alternative closes the
+    # reasoning as soon as the tag is complete (it once held everything until finalize).
+    template = {
+        "start_anchor": "<S>",
+        "fields": {
+            "reasoning_content": {"open": "<think>", "close_pattern": r"\s*</think>|(?=<tool_call>)"},
+            "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "content": "json", "repeats": True},
+            "content": {},
+        },
+    }
+    parser = ResponseParser(template, prefix="")
+    fed = [parser.feed(chunk) for chunk in ["<think>I will call it.", "\n<tool_call>", '{"name": "f"}', "</tool_call>"]]
+    assert fed[1] == [
+        {"type": "region_chunk", "field": "reasoning_content", "text": "\n", "dirty": False},
+        {"type": "region_close", "field": "reasoning_content", "value": "I will call it."},
+        {"type": "region_open", "field": "tool_calls"},
+    ]
+    assert fed[2] == [{"type": "region_chunk", "field": "tool_calls", "text": '{"name": "f"}', "dirty": True}]
+    assert fed[3] == [{"type": "region_close", "field": "tool_calls", "value": {"name": "f"}}]
