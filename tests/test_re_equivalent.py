@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import parse_response
+from engine.bench import QWEN3_CODER_TEMPLATE
 from engine.re_equivalent import re_equivalent
 
-QWEN3_CODER_TAG = r"<parameter=(?P<key>\w+)>\s*(?P<value>.*?)\s*</parameter>"
+QWEN3_CODER_TAG = QWEN3_CODER_TEMPLATE["fields"]["tool_calls"]["content_args"]["tag_pattern"]
 
 
 def matches(pattern, text):
@@ -107,20 +110,9 @@ def test_an_equivalent_pattern_finds_the_same_matches(source, text, flags):
 
 
 def test_xml_inline_gives_the_same_message_with_and_without_a_time_budget():
-    template = {
-        "start_anchor": "<|im_start|>assistant\n",
-        "fields": {
-            "tool_calls": {
-                "open_pattern": r"<tool_call>\s*<function=(?P<name>\w+)>",
-                "close": "</tool_call>",
-                "repeats": True,
-                "content": "xml-inline",
-                "content_args": {"tag_pattern": QWEN3_CODER_TAG},  # raw values: \x1c before \n</parameter> is kept
-                "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
-            },
-            "content": {},
-        },
-    }
+    template = copy.deepcopy(QWEN3_CODER_TEMPLATE)
+    # Raw values: the \x1c before "\n</parameter>" is kept (\s is not U+001C in the regex module).
+    template["fields"]["tool_calls"]["content_args"] = {"tag_pattern": QWEN3_CODER_TAG}
     generation = (
         "<tool_call>\n<function=write>\n<parameter=path>\na\u0301.py\x1c\n</parameter>\n"
         "<parameter=count>\n3\n</parameter>\n</function>\n</tool_call>"
