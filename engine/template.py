@@ -232,6 +232,10 @@ def _alternation(texts) -> str:
     return "(?:" + "|".join(map(re.escape, sorted(texts, key=lambda text: (-len(text), text)))) + ")"
 
 
+# Bound on the summed squared lengths of a state's texts for building its quick test.
+_QUICK_TEST_SIZE = 200_000
+
+
 def _quick_test(delimiters: list[Delimiter]) -> tuple[Callable[[str], re.Match | None], str, frozenset[str]] | None:
     """The parser's quick test of undecided text: `(search, first, run_characters)`, or None.
 
@@ -269,6 +273,8 @@ def _quick_test(delimiters: list[Delimiter]) -> tuple[Callable[[str], re.Match |
             loose += delimiter.loose_leads
         else:
             return None
+    if sum(len(text) ** 2 for _, text in exact + loose) > _QUICK_TEST_SIZE:
+        return None  # every start of every text goes into the pattern: long texts scan instead
     if len({run for run, _ in exact}) > 1:
         loose, exact = loose + exact, []
 

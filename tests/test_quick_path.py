@@ -262,3 +262,11 @@ def test_quick_path_on_patterns_that_once_fooled_it(fields, chunks):
     template = {"start_anchor": "<S>", "fields": fields}
     assert_same_as_full_scan(template, "", chunks)
     assert events_of(template, "", chunks, scan_every_chunk=False)[0] == events_of(template, "", ["".join(chunks)], scan_every_chunk=True)[0]
+
+
+def test_long_delimiters_scan_instead_of_building_a_huge_quick_test():
+    long_open = "<" + "a" * 1000 + ">"
+    template = {"start_anchor": "<S>", "fields": {"x": {"open": long_open, "close": "</x>"}, "content": {}}}
+    assert load_template(template).watch_outside.quick_search is None  # 1002**2 > the size bound
+    assert load_template(template).watch_inside["x"].quick_search is not None
+    assert parse_response(f"hello {long_open}y</x>", template, prefix="") == {"content": "hello", "x": "y"}
