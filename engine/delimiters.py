@@ -658,6 +658,8 @@ class Delimiter:
         if at_end:
             found = self._final_search(text, pos, timeout)
             return (self._wrap(found), n) if found is not None else (None, n)
+        if pos >= n:
+            return None, n  # nothing undecided (and the regex module can crash on an empty partial search)
         found = pattern.search(text, pos, partial=True, timeout=timeout)
         if found is None:
             return None, n
@@ -670,7 +672,7 @@ class Delimiter:
             # cut there may still fail on the text after it (`\s*</think>` on the `\n` before
             # a zero-width `(?=<tool_call>)`): only a partial match of the whole text holds.
             probe_from = pos
-            while True:
+            while probe_from < start:
                 earlier = self._dead_end.search(text, probe_from, found.end(), partial=True, timeout=timeout)
                 if earlier is None or earlier.start() >= start:
                     break

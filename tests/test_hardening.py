@@ -21,7 +21,7 @@ import time
 import pytest
 
 import engine
-from engine import PatternTimeoutError, ResponseParseError, parse_response, trace
+from engine import PatternTimeoutError, ResponseParseError, ResponseParser, parse_response, trace
 
 from .stream_helpers import region_texts, stream_events
 from .templates_for_tests import SMOLLM3
@@ -510,3 +510,13 @@ def test_deeply_nested_json_is_a_documented_error():
     assert caught.value.field == "tool_calls"
     result = trace(generation, SMOLLM3, prefix="")
     assert_tiles(result)
+
+
+def test_an_empty_window_is_not_searched_partially():
+    # The regex module crashes (segfault) on a partial search at the end of the text for
+    # patterns such as `.+(?<=a)\w`; an empty window left by the prefix must not reach it.
+    template = {"start_anchor": "<S>", "fields": {"tool_calls": {"open_pattern": r".+(?<=a)\w"}, "content": {}}}
+    assert parse_response("c", template, prefix="junk<S>") == {"content": "c"}
+    parser = ResponseParser(template, prefix="junk<S>")
+    assert parser.feed("xa") == [] and parser.feed("b") == []
+    assert parser.finalize() == ({}, [{"type": "region_open", "field": "tool_calls"}, {"type": "region_close", "field": "tool_calls", "value": ""}])
