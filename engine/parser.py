@@ -29,7 +29,7 @@ from typing import Any
 from .content import parse_content, parse_text
 from .delimiters import DelimiterMatch
 from .errors import PatternTimeoutError, ResponseParseError, shorten
-from .template import FieldSpec, ResponseTemplate, load_template
+from .template import FieldSpec, QuickTest, ResponseTemplate, load_template
 from .tool_typing import tool_parameter_schemas, type_tool_calls
 from .transform import apply_transform
 
@@ -145,6 +145,7 @@ class ResponseParser:
         self._opened = False
         self._body: list[str] = []
         self._body_blocks: list[str] = []
+        self._body_blocks_length = 0  # characters in _body_blocks
         self._body_start = 0
         self._captures: dict[str, str] = {}
         self._region_count = 0
@@ -152,7 +153,8 @@ class ResponseParser:
         self._implicit_values = 0
         self._implicit_captures: dict[str, str] = {}
         self._finalized = False
-        self._quick_search: Callable[[str], Any] | None = None  # see _settle
+        # The quick test of the open region's watch state while on the quick path, see _settle.
+        self._quick: QuickTest | None = None
         self._quick_first = ""
         self._quick_run_characters: frozenset[str] = frozenset()
         self._field_name, self._field_dirty = "", False  # of the open region, for quick-path events
@@ -181,30 +183,31 @@ class ResponseParser:
             RuntimeError: the parser was finalized.
             ResponseParseError: a region closed by this chunk failed to parse (names the field).
         """
-        search = self._quick_search
-        if search is not None and chunk:
-            text = self._window + chunk  # the window holds only undecided text here
-            run = self._quick_run_characters
-            found = search(text) if self._quick_first in text or (run and text[-1] in run) else None
-            if found is None or found.lastindex:
-                # No delimiter is complete in the held text and this chunk: what cannot start
-                # one goes to the open region, the rest (a possible start) stays held.
-                if found is None:
-                    self._window = ""
-                else:
-                    hold = found.start()
-                    self._window = text[hold:]
-                    if not hold:
-                        return []
-                    text = text[:hold]
-                self._window_base += len(text)
-                body = self._body
-                body.append(text)
-                if len(body) >= BODY_BLOCK:
-                    self._body_blocks.append("".join(body))
-                    body.clear()
-                return [{"type": "region_chunk", "field": self._field_name, "text": text, "dirty": self._field_dirty}]
-            self._leave_quick_path()  # some delimiter may be complete: scan
+        if self._quick is None or not chunk:
+            return self._feed_scanning(chunk)
+        text = self._window + chunk  # on the quick path the window holds only undecided text
+        run = self._quick_run_characters
+        if self._quick_first in text or (run and text[-1] in run):
+            hold = self._quick.hold(text)
+            if hold < 0:
+                self._leave_quick_path()  # some delimiter may be complete: scan
+                return self._feed_scanning(chunk)
+            # What cannot start a delimiter goes to the open region; a possible start stays held.
+            self._window = text[hold:]
+            if not hold:
+                return []
+            text = text[:hold]
+        else:
+            self._window = ""  # no delimiter can start in it
+        # `_window_base` is left behind here: see `_leave_quick_path`.
+        body = self._body
+        body.append(text)
+        if len(body) >= BODY_BLOCK:
+            self._join_body_block()
+        return [{"type": "region_chunk", "field": self._field_name, "text": text, "dirty": self._field_dirty}]
+
+    def _feed_scanning(self, chunk: str) -> list[dict]:
+        """`feed` off the quick path: scan the window from where the last scan stopped."""
         if self._finalized:
             raise RuntimeError("ResponseParser.feed() called after finalize(); make a new parser per generation")
         events: list[dict] = []
@@ -246,7 +249,7 @@ class ResponseParser:
         """
         if self._finalized:
             raise RuntimeError("ResponseParser.finalize() called twice")
-        if self._quick_search is not None:
+        if self._quick is not None:
             self._leave_quick_path()
         self._finalized = True
         events: list[dict] = []
@@ -278,6 +281,8 @@ class ResponseParser:
     @property
     def offset(self) -> int:
         """Stream offset up to which text has been decided (emitted, discarded or matched)."""
+        if self._quick is not None:
+            return self._body_start + self._body_length()  # the quick path emits only to the open region
         return self._window_base + self._pos
 
     @property
@@ -357,14 +362,14 @@ class ResponseParser:
         """After a feed: let the next chunk take `feed`'s quick path when it may.
 
         The quick path skips scanning, positions and spans, so it is only taken while a
-        region is open, its watch state has a `quick_search`, no zero-width delimiters are
+        region is open, its watch state has a quick test, no zero-width delimiters are
         stalling, events carry no positions and no spans are recorded. The window is cut to
         the held text, which the quick path tests together with the next chunk; the decided
         text that lookbehinds may need is put back by `_leave_quick_path`.
         """
         state = self._state
         if (
-            state.quick_search is not None
+            state.quick is not None
             and self._opened
             and not self._finalized
             and self._stalls == 0
@@ -380,20 +385,22 @@ class ResponseParser:
                 self._window = self._window[pos:]
                 self._pos = 0
             self._quick_start = self._window_base
-            self._quick_search = state.quick_search
-            self._quick_first = state.quick_first
-            self._quick_run_characters = state.quick_run_characters
+            self._quick = state.quick
+            self._quick_first, self._quick_run_characters = state.quick.first, state.quick.run_characters
             self._field_name = self._current.name
             self._field_dirty = self._current.dirty
         else:
-            self._quick_search = None
+            self._quick = None
 
     def _leave_quick_path(self) -> None:
         """Before a full scan: put the decided text lookbehinds may need back in front of the held text.
 
-        All text decided on the quick path went to the open region, so it is the tail of its body.
+        All text decided on the quick path went to the open region, so it is the tail of its
+        body, and the window (the held text) starts where the body ends: the quick path does not
+        keep `_window_base` up to date, this does.
         """
-        self._quick_search = None
+        self._quick = None
+        self._window_base = self._body_start + self._body_length()
         if not self._context:
             return
         emitted = self._window_base - self._quick_start
@@ -403,6 +410,17 @@ class ResponseParser:
         self._window = tail + self._window
         self._pos = len(tail)
         self._window_base -= len(tail)
+
+    def _join_body_block(self) -> None:
+        """Join the open region's pieces into one block, which keeps memory near the text's size."""
+        block = "".join(self._body)
+        self._body_blocks.append(block)
+        self._body_blocks_length += len(block)
+        self._body.clear()
+
+    def _body_length(self) -> int:
+        """Characters routed to the open region so far."""
+        return self._body_blocks_length + sum(map(len, self._body))
 
     def _body_tail(self, size: int) -> str:
         """The last `size` characters of the open region's body (`size` at most its length)."""
@@ -459,8 +477,7 @@ class ResponseParser:
         body = self._body
         body.append(text)
         if len(body) >= BODY_BLOCK:
-            self._body_blocks.append("".join(body))
-            body.clear()
+            self._join_body_block()
         chunk = {"type": "region_chunk", "field": field.name, "text": text, "dirty": field.dirty}
         if self._positions:
             chunk["start"], chunk["end"] = start, end
@@ -476,6 +493,7 @@ class ResponseParser:
         self._captures = dict(match.captures)
         self._body = []
         self._body_blocks = []
+        self._body_blocks_length = 0
         self._opened = True
         self._body_start = base + match.end
         self._region_count += 1
@@ -512,6 +530,7 @@ class ResponseParser:
         self._captures = {}
         self._body = []
         self._body_blocks = []
+        self._body_blocks_length = 0
         self._opened = False
 
     def _store(self, field: FieldSpec, body: str) -> Any:

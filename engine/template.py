@@ -99,8 +99,8 @@ class WatchState:
         skippable: one-character tests for the optional runs a match may begin with (such as a leading `\\s*`).
         leading_runs: the distinct one-character tests of patterns that start with such a run, or
             None when some delimiter's partial matches need the regex to decide.
-        quick_search, quick_first, quick_run_characters: the parser's quick test (`_quick_test`):
-            quick_search is None when the delimiters are too complex for it.
+        quick: the parser's quick test of undecided text (`QuickTest`), or None when the
+            delimiters are too complex for it.
     """
 
     delimiters: list[Delimiter]
@@ -113,9 +113,7 @@ class WatchState:
     literal_prefixes: frozenset[str] = frozenset()
     literal_first_characters: str = ""
     longest_literal: int = 0
-    quick_search: Callable[[str], re.Match | None] | None = None
-    quick_first: str = ""
-    quick_run_characters: frozenset[str] = frozenset()
+    quick: QuickTest | None = None
 
     @classmethod
     def of(cls, delimiters: list[Delimiter]) -> "WatchState":
@@ -146,9 +144,7 @@ class WatchState:
             state.literal_prefixes = frozenset(literal[:k] for literal in ordered for k in range(1, len(literal)))
             state.longest_literal = len(ordered[0])
             state.literal_first_characters = "".join(dict.fromkeys(literal[0] for literal in ordered))
-        quick = _quick_test(delimiters)
-        if quick is not None:
-            state.quick_search, state.quick_first, state.quick_run_characters = quick
+        state.quick = _quick_test(delimiters)
         return state
 
     def scan_literals(self, text: str, pos: int, at_end: bool) -> tuple[DelimiterMatch | None, int]:
@@ -236,13 +232,53 @@ def _alternation(texts) -> str:
 _QUICK_TEST_SIZE = 200_000
 
 
-def _quick_test(delimiters: list[Delimiter]) -> tuple[Callable[[str], re.Match | None], str, frozenset[str]] | None:
-    """The parser's quick test of undecided text: `(search, first, run_characters)`, or None.
+@dataclass(frozen=True, slots=True)
+class QuickTest:
+    """The parser's quick test of a watch state's undecided text (built by `_quick_test`).
 
-    `search(text)` returns None when no delimiter can start anywhere in `text` (all of it
-    may be emitted); a match with group 1 set when no delimiter text is complete in `text`
-    but it ends in a possible start of one (hold from `match.start()`, where a full scan
-    holds); and a match without group 1 when a scan must decide.
+    Attributes:
+        search: `search(text)` returns None when no delimiter can start anywhere in `text`
+            (all of it may be emitted); a match with group 1 set when no delimiter text is
+            complete in `text` but it ends in a possible start of one (hold from
+            `match.start()`, where a full scan holds); and a match without group 1 when a
+            scan must decide.
+        first: the one character every delimiter's text starts with, or "" when they differ.
+            Text without it that does not end in one of `run_characters` needs no test.
+        pair: the two characters every delimiter's text starts with, or "" when they differ.
+            Text with `first` but without `pair`, and not ending in `first`, holds no start
+            of a delimiter's text, so only a trailing run can matter.
+        run_characters: the characters of the optional runs (`\\s*`) delimiters begin with.
+        trailing_run: when only a trailing run can matter, the whole answer is a hold of
+            it (`len(text.rstrip(trailing_run))`) if this is set (to the run's characters):
+            the exact delimiters share that run and no loose one has a run. Else "" (search).
+    """
+
+    search: Callable[[str], re.Match | None]
+    first: str
+    pair: str
+    run_characters: frozenset[str]
+    trailing_run: str
+
+    def hold(self, text: str) -> int:
+        """Where to hold non-empty `text` from: `len(text)` to emit it all, -1 when a scan must decide.
+
+        Same answer as `search`, without searching when `first`, `pair` and `trailing_run` decide.
+        """
+        first, pair = self.first, self.pair
+        if first not in text or (pair and pair not in text and text[-1] != first):
+            # No delimiter's text can start in `text`: only a trailing run can start a delimiter.
+            if text[-1] not in self.run_characters:
+                return len(text)
+            if self.trailing_run:
+                return len(text.rstrip(self.trailing_run))
+        found = self.search(text)
+        if found is None:
+            return len(text)
+        return found.start() if found.lastindex else -1
+
+
+def _quick_test(delimiters: list[Delimiter]) -> QuickTest | None:
+    """The parser's quick test of text undecided in a watch state of `delimiters`, or None.
 
     Each delimiter's matches start with known text after an optional run (`\\s*`):
     * exactly, for a literal set (its literals), a pattern with `Delimiter.fixed_texts`
@@ -254,11 +290,8 @@ def _quick_test(delimiters: list[Delimiter]) -> tuple[Callable[[str], re.Match |
     (otherwise all are treated as loose), and only when no complete text follows.
     A complete text is matched from the start of the run before it, where its delimiter's
     match may start, so the leftmost answer is never a hold after a possible match.
-
-    When every lead starts with one character `first`, text without `first` that does not
-    end in one of `run_characters` needs no search at all; otherwise `first` is "".
-    The pattern holds only escaped text and plain character classes, so the standard `re`
-    module (cheaper per call than `regex` on short chunks) gives the same answer.
+    The search pattern holds only escaped text and plain character classes, so the
+    standard `re` module (cheaper per call than `regex` on short chunks) gives the same answer.
     """
     exact: list[tuple[frozenset[str] | None, str]] = []
     loose: list[tuple[frozenset[str] | None, str]] = []
@@ -305,7 +338,15 @@ def _quick_test(delimiters: list[Delimiter]) -> tuple[Callable[[str], re.Match |
     firsts = {text[0] for _, text in leads}
     first = firsts.pop() if len(firsts) == 1 else ""
     run_characters = frozenset().union(*(run for run, _ in leads if run))
-    return search, first, run_characters
+    pairs = {text[:2] for _, text in leads}
+    pair = pairs.pop() if first and first not in run_characters and len(pairs) == 1 else ""
+    if len(pair) < 2:
+        pair = ""  # a one-character text: any `first` may be its start
+    exact_runs = {run for run, _ in exact}
+    trailing_run = ""
+    if first and exact_runs and None not in exact_runs and not any(run for run, _ in loose) and first not in run_characters:
+        trailing_run = "".join(sorted(run_characters))
+    return QuickTest(search, first, pair, run_characters, trailing_run)
 
 
 @dataclass(eq=False)

@@ -23,19 +23,24 @@ SAMPLES = [sample for sample in load_samples() if sample.expected is not None]
 
 
 def events_of(template, prefix, chunks, *, scan_every_chunk: bool, tools=None):
-    """(message, events) or (None, error type name); `scan_every_chunk` turns the quick path off."""
+    """(message, events, offsets) or (None, error type name); `scan_every_chunk` turns the quick path off.
+
+    `offsets` holds `parser.offset` and `parser.held_text` after each chunk.
+    """
     try:
         parser = ResponseParser(template, prefix=prefix, tools=tools, positions=scan_every_chunk)
         events = list(parser.initial_events)
+        offsets = []
         for chunk in chunks:
             events += parser.feed(chunk)
+            offsets.append((parser.offset, parser.held_text))
         message, final = parser.finalize()
     except ValueError as error:
         return None, type(error).__name__
     events += final
     if scan_every_chunk:
         events = [{key: value for key, value in event.items() if key not in ("start", "end")} for event in events]
-    return message, events
+    return message, events, offsets
 
 
 def assert_same_as_full_scan(template, prefix, chunks, tools=None):
@@ -64,10 +69,14 @@ def test_quick_path_on_benchmark_workloads(workload):
     assert_same_as_full_scan(WORKLOADS[workload].template, case.prefix, token_chunks(case.text))
 
 
-def quick_search(template: dict, field: str | None = None):
+def quick_test(template: dict, field: str | None = None):
     loaded = load_template({"start_anchor": "<S>", **template})
     state = loaded.watch_outside if field is None else loaded.watch_inside[field]
-    return state.quick_search
+    return state.quick
+
+
+def quick_search(template: dict, field: str | None = None):
+    return quick_test(template, field).search
 
 
 LITERAL_TEMPLATE = {
@@ -86,11 +95,17 @@ RUN_TEMPLATE = {
 
 
 def answer(search, text):
-    """What the quick test says of `text`: "emit all", ("hold from", offset) or "scan"."""
+    """What the quick search says of `text`: "emit all", ("hold from", offset) or "scan"."""
     found = search(text)
     if found is None:
         return "emit all"
     return ("hold from", found.start()) if found.lastindex else "scan"
+
+
+def hold_answer(quick, text):
+    """What `QuickTest.hold` says of `text`, in `answer`'s terms."""
+    hold = quick.hold(text)
+    return "scan" if hold < 0 else "emit all" if hold == len(text) else ("hold from", hold)
 
 
 @pytest.mark.parametrize(
@@ -111,6 +126,7 @@ def answer(search, text):
 )
 def test_quick_search_of_literal_delimiters(text, expected):
     assert answer(quick_search(LITERAL_TEMPLATE), text) == expected
+    assert hold_answer(quick_test(LITERAL_TEMPLATE), text) == expected
 
 
 @pytest.mark.parametrize(
@@ -127,6 +143,50 @@ def test_quick_search_of_literal_delimiters(text, expected):
 )
 def test_quick_search_of_patterns_with_a_leading_run(text, expected):
     assert answer(quick_search(RUN_TEMPLATE), text) == expected
+    assert hold_answer(quick_test(RUN_TEMPLATE), text) == expected
+
+
+WHITESPACE = "".join(sorted(quick_test(RUN_TEMPLATE).run_characters))
+
+
+@pytest.mark.parametrize(
+    "template, field, first, pair, trailing_run",
+    [
+        (LITERAL_TEMPLATE, None, "<", "", ""),  # <think>, <tool_call>, <tc> and <|im_end|>
+        (LITERAL_TEMPLATE, "reasoning_content", "<", "</", ""),  # </think> only
+        (LITERAL_TEMPLATE, "tool_calls", "<", "</", ""),
+        (RUN_TEMPLATE, None, "<", "", WHITESPACE),  # <think> and <|im_end|> differ in their second character
+        (RUN_TEMPLATE, "reasoning_content", "<", "</", WHITESPACE),
+        ({"fields": {"x": {"open": "<", "close": "</x>"}}}, None, "<", "", ""),  # a one-character text
+        ({"fields": {"x": {"open_pattern": r"\s*<a>", "close": "</x>"}, "y": {"open_pattern": r"(?<=q)\s*<b>"}}}, None, "<", "", ""),
+    ],
+)
+def test_what_spares_the_quick_search(template, field, first, pair, trailing_run):
+    quick = quick_test(template, field)
+    assert (quick.first, quick.pair, quick.trailing_run) == (first, pair, trailing_run)
+
+
+@pytest.mark.parametrize(
+    "template, field, text, expected",
+    [
+        # `<` without the pair `</`: nothing can start there, only a trailing run can.
+        (RUN_TEMPLATE, "reasoning_content", "a < b", "emit all"),
+        (RUN_TEMPLATE, "reasoning_content", "a < b \n", ("hold from", 5)),
+        (RUN_TEMPLATE, "reasoning_content", "a <b \u3000", ("hold from", 4)),
+        (RUN_TEMPLATE, "reasoning_content", "x <", ("hold from", 1)),  # ends in `<`: may be `</think>`
+        (RUN_TEMPLATE, "reasoning_content", "x </th", ("hold from", 1)),
+        (RUN_TEMPLATE, "reasoning_content", "x\n</think>", "scan"),
+        (RUN_TEMPLATE, "reasoning_content", "\t\n ", ("hold from", 0)),
+        (LITERAL_TEMPLATE, "reasoning_content", "List<int> ", "emit all"),
+        (LITERAL_TEMPLATE, "reasoning_content", "i<n</", ("hold from", 3)),
+        # A run before a loose lead (after a lookbehind) needs the scan to decide.
+        ({"fields": {"x": {"open_pattern": r"(?<=q)\s*<b>", "close": "</x>"}}}, None, "q \n", "scan"),
+    ],
+)
+def test_quick_hold_without_a_search(template, field, text, expected):
+    quick = quick_test(template, field)
+    assert hold_answer(quick, text) == expected
+    assert answer(quick.search, text) == expected
 
 
 def test_inside_a_region_only_its_close_is_watched():
@@ -144,7 +204,7 @@ def test_inside_a_region_only_its_close_is_watched():
     ],
 )
 def test_states_the_quick_test_cannot_describe_have_none(template):
-    assert quick_search(template) is None
+    assert quick_test(template) is None
 
 
 LOOSE_TEMPLATE = {
@@ -184,21 +244,21 @@ def test_a_literal_and_a_run_pattern_together_scan_their_trailing_starts():
 
 def test_prefilter_of_a_literal_state_is_its_first_character():
     state = load_template({"start_anchor": "<S>", **LITERAL_TEMPLATE}).watch_outside
-    assert (state.quick_first, state.quick_run_characters) == ("<", frozenset())
+    assert (state.quick.first, state.quick.run_characters) == ("<", frozenset())
 
 
 def test_prefilter_of_a_leading_whitespace_run_is_exactly_regex_whitespace():
     state = load_template({"start_anchor": "<S>", **RUN_TEMPLATE}).watch_outside
-    assert state.quick_first == "<"
-    assert {" ", "\t", "\n", "\x85", "\u3000"} <= state.quick_run_characters
-    assert "\x1c" not in state.quick_run_characters  # str.isspace() says yes, the regex module's \s says no
-    assert len(state.quick_run_characters) == 25
+    assert state.quick.first == "<"
+    assert {" ", "\t", "\n", "\x85", "\u3000"} <= state.quick.run_characters
+    assert "\x1c" not in state.quick.run_characters  # str.isspace() says yes, the regex module's \s says no
+    assert len(state.quick.run_characters) == 25
 
 
 def test_no_prefilter_when_first_characters_differ():
     state = load_template({"start_anchor": "<S>", "fields": {"x": {"open": "<x>"}, "y": {"open": "[y]"}}}).watch_outside
-    assert state.quick_search is not None
-    assert state.quick_first == ""
+    assert state.quick.search is not None
+    assert state.quick.first == ""
 
 
 @pytest.mark.parametrize(
@@ -267,6 +327,6 @@ def test_quick_path_on_patterns_that_once_fooled_it(fields, chunks):
 def test_long_delimiters_scan_instead_of_building_a_huge_quick_test():
     long_open = "<" + "a" * 1000 + ">"
     template = {"start_anchor": "<S>", "fields": {"x": {"open": long_open, "close": "</x>"}, "content": {}}}
-    assert load_template(template).watch_outside.quick_search is None  # 1002**2 > the size bound
-    assert load_template(template).watch_inside["x"].quick_search is not None
+    assert load_template(template).watch_outside.quick is None  # 1002**2 > the size bound
+    assert load_template(template).watch_inside["x"].quick is not None
     assert parse_response(f"hello {long_open}y</x>", template, prefix="") == {"content": "hello", "x": "y"}
