@@ -157,7 +157,7 @@ class ResponseParser:
         self._quick: QuickTest | None = None
         self._quick_first = ""
         self._quick_run_characters: frozenset[str] = frozenset()
-        self._field_name, self._field_dirty = "", False  # of the open region, for quick-path events
+        self._chunk_event: dict = {}  # the open region's region_chunk event without its text, for the quick path
         self._quick_context = ""  # decided text before the quick path began (lookbehind context)
         self._quick_start = 0  # stream offset where the quick path began
         self._final_matches: dict = {}  # pattern delimiter -> (searched from, match) once the text is final
@@ -204,7 +204,9 @@ class ResponseParser:
         body.append(text)
         if len(body) >= BODY_BLOCK:
             self._join_body_block()
-        return [{"type": "region_chunk", "field": self._field_name, "text": text, "dirty": self._field_dirty}]
+        event = self._chunk_event.copy()  # copying a prepared dict is cheaper than building one
+        event["text"] = text
+        return [event]
 
     def _feed_scanning(self, chunk: str) -> list[dict]:
         """`feed` off the quick path: scan the window from where the last scan stopped."""
@@ -387,8 +389,7 @@ class ResponseParser:
             self._quick_start = self._window_base
             self._quick = state.quick
             self._quick_first, self._quick_run_characters = state.quick.first, state.quick.run_characters
-            self._field_name = self._current.name
-            self._field_dirty = self._current.dirty
+            self._chunk_event = {"type": "region_chunk", "field": self._current.name, "text": "", "dirty": self._current.dirty}
         else:
             self._quick = None
 

@@ -57,6 +57,18 @@ def test_quick_path_gives_the_events_of_a_full_scan(case, seed):
         assert_same_as_full_scan(template, prefix, chunks)
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=template_and_generation(), cut=st.integers(0, 10**6))
+def test_quick_hold_answers_like_the_quick_search(case, cut):
+    template, _, generation = case
+    loaded = load_template(template)
+    states = [loaded.watch_outside, *loaded.watch_inside.values()]
+    texts = [generation[start:] for start in range(len(generation))] + [generation[: cut % (len(generation) + 1)] or "x"]
+    for quick in (state.quick for state in states if state.quick is not None):
+        for text in texts:
+            assert hold_answer(quick, text) == answer(quick.search, text), (quick, text)
+
+
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda sample: sample.id)
 def test_quick_path_on_every_sample(sample):
     for chunks in (list(sample.generation), token_chunks(sample.generation), random_chunks(sample.generation, 7)):
