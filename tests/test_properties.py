@@ -10,7 +10,7 @@ The differential test decides from the input alone which case applies:
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from transformers.utils.chat_parsing import ResponseParser as ReferenceParser
 
@@ -53,8 +53,39 @@ def implicit_stretches(template, events) -> tuple[int, bool]:
     return len(closes), any(not t.strip() for t in texts)
 
 
+def ends_in_a_literal_start(template, prefix) -> bool:
+    """Whether `prefix` ends in a proper start of one of the template's literal delimiters."""
+    literals = [
+        literal
+        for field in template["fields"].values()
+        for key in ("open", "close")
+        for literal in ([field[key]] if isinstance(field.get(key), str) else field.get(key, []))
+    ]
+    return any(prefix.endswith(literal[:k]) for literal in literals for k in range(1, len(literal)))
+
+
+def merged_chunks(events) -> list[dict]:
+    """`events` with adjacent region_chunk events of one field merged into one."""
+    merged: list[dict] = []
+    for event in events:
+        last = merged[-1] if merged else None
+        if event["type"] == "region_chunk" and last is not None and last["type"] == "region_chunk" and last["field"] == event["field"]:
+            merged[-1] = {**last, "text": last["text"] + event["text"]}
+        else:
+            merged.append(event)
+    return merged
+
+
+PREFIX_DECIDED_AS_FINAL = (
+    {"defaults": {"role": "assistant"}, "start_anchor": "<S>", "fields": {"reasoning_content": {"close": ["<a>", "</a>", "<"], "content_args": {"strip": False}}}},
+    "</",
+    "x",
+)
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=template_and_generation(), seed=st.integers(0, 10**6))
+@example(case=PREFIX_DECIDED_AS_FINAL, seed=0)
 def test_agrees_with_the_reference(case, seed):
     template, prefix, generation = case
     ours_events, ours = run(ResponseParser, template, prefix, [generation])
@@ -69,6 +100,12 @@ def test_agrees_with_the_reference(case, seed):
         return
     if ours_events is None or ref_events is None:
         assert ours == ref, (ours, ref)
+        return
+    if ours_events != ref_events and ends_in_a_literal_start(template, prefix) and merged_chunks(ours_events) == merged_chunks(ref_events):
+        # The reference decides the prefix as if the stream ended there, so it emits text the
+        # generation could still turn into a longer literal (prefix "</", literals "<" and "</a>").
+        # We hold it across the boundary (D2), so the same text arrives in fewer chunks.
+        REFERENCE_FAULTS.append(("prefix decided as final", template, prefix, generation))
         return
     assert ours_events == ref_events
     implicit = load_template(template).implicit_field
