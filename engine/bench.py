@@ -25,9 +25,12 @@ a regex open with a named group) and a template whose patterns all begin with
 (`<thin`, `</tool`, `<|en`), which is what makes holding back text costly.
 
 The reference re-copies its whole buffer on every `feed`, so it is quadratic
-when streaming: at 1 MB in token-sized chunks one run takes about ten
-seconds (and one-shot on `\\s*` patterns about twenty). A reference run that
-slow is done once, and its peak memory is not traced.
+when streaming: at 1 MB in token-sized chunks one run takes 5 to 12 seconds
+depending on the machine (and one-shot on `\\s*` patterns about ten). A
+reference run that slow is done once, and its peak memory is not traced.
+
+``--profile`` profiles our streaming instead (`profile_streaming`): how many
+chunks took each path of `ResponseParser.feed`, and the functions that cost most.
 """
 
 from __future__ import annotations
@@ -57,8 +60,8 @@ ONE_SHOT, TOKENS, CHARACTERS = "one-shot", "tokens", "chars"
 MODES = (ONE_SHOT, TOKENS, CHARACTERS)
 # Feeding one character at a time is only run up to this generation size.
 CHARACTER_MODE_LIMIT = 100 * KB
-# A run slower than this (the reference streaming 1 MB, about 10 s; or its one-shot scan of
-# 1 MB with `\s*` patterns, about 20 s) is not repeated and its memory is not traced.
+# A run slower than this (the reference streaming 1 MB, 5 to 12 s; or its one-shot scan of
+# 1 MB with `\s*` patterns, about 10 s) is not repeated and its memory is not traced.
 SLOW_RUN_SECONDS = 2.0
 # A timed sample loops over the same run until it lasts this long, so small sizes are measurable.
 MIN_SAMPLE_SECONDS = 0.05
@@ -717,7 +720,52 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--workloads", default=",".join(WORKLOADS), help=f"comma-separated subset of: {', '.join(WORKLOADS)} (default all)"
     )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="instead of timing, profile our streaming (token chunks) at the largest size and print where the time goes",
+    )
     return parser
+
+
+def profile_streaming(workload: Workload, size: int, top: int = 14) -> list[str]:
+    """Profile our parser streaming `workload` at `size` in token chunks; return the report's lines.
+
+    cProfile adds a cost to every Python call, so the times are inflated and calls look
+    dearer than they are; the call counts (per chunk) and the order of the costs are
+    what the report is for: how many chunks took the quick path, needed
+    `QuickTest.hold`, searched, or went to the full scan.
+    """
+    import cProfile
+    import pstats
+
+    case = make_case(workload.name, size)
+    chunks = token_chunks(case.text)
+    _run(OURS, workload, case, chunks)  # compile the template (cached) outside the profile
+    profiler = cProfile.Profile()
+    profiler.runcall(_run, OURS, workload, case, chunks)
+    stats = pstats.Stats(profiler)
+    total = stats.total_tt
+
+    def calls_of(function: str) -> int:
+        return sum(entry[1] for (_, _, name), entry in stats.stats.items() if name == function)
+
+    paths = {
+        "QuickTest.hold": calls_of("hold"),
+        "quick search": calls_of("<method 'search' of 're.Pattern' objects>"),
+        "scan (off the quick path)": calls_of("_feed_scanning"),
+        "full scan (_process)": calls_of("_process"),
+    }
+    lines = [
+        f"== profile: {workload.name}, {_size_label(size)}, tokens: {len(chunks)} chunks, {total * 1e3:.1f} ms under cProfile",
+        "  chunks that needed: " + ", ".join(f"{label} {calls / len(chunks):.2%}" for label, calls in paths.items()),
+        f"  {'calls':>9} {'per chunk':>9} {'own time':>9} {'share':>6}  function",
+    ]
+    entries = sorted(stats.stats.items(), key=lambda item: item[1][2], reverse=True)  # by own (total) time
+    for (filename, line, function), (_, calls, own, _, _) in entries[:top]:
+        where = f"{filename.rsplit('/', 1)[-1]}:{line} {function}" if line else function
+        lines.append(f"  {calls:>9} {calls / len(chunks):>9.1%} {own * 1e3:>6.1f} ms {own / total:>6.1%}  {where}")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -732,6 +780,10 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"unknown workload(s) {unknown}; choose from {list(WORKLOADS)}", file=sys.stderr)
         return 2
+    if options.profile:
+        for name in names:
+            print("\n".join(profile_streaming(WORKLOADS[name], sizes[-1] if sizes else 100 * KB)))
+        return 0
     reference = _reference_engine()
 
     print(f"Response parser benchmark: ours vs transformers' reference, {repeats} repeat(s), python {sys.version.split()[0]}")
@@ -739,7 +791,7 @@ def main(argv: list[str] | None = None) -> int:
     print("Speedup = reference time / our time, per alternated pair. Peak memory: tracemalloc, separate untimed run.")
     if any(size >= MB for size in sizes):
         print(
-            "Note: the reference is quadratic when streaming (about 10 s per 1 MB run in token chunks) and on `\\s*` "
+            "Note: the reference is quadratic when streaming (5 to 12 s per 1 MB run in token chunks) and on `\\s*` "
             f"patterns even one-shot; a reference run over {SLOW_RUN_SECONDS:g} s is done once ('1 run') and its memory "
             "is not traced. The full run takes a few minutes: please be patient."
         )

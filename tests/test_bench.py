@@ -11,3 +11,16 @@ def test_quick_benchmark_runs_and_matches_the_reference(capsys):
     output = capsys.readouterr().out
     assert status == 0, output
     assert "== targets" in output
+
+
+def test_profile_counts_the_paths_chunks_took(capsys):
+    status = bench.main(["--profile", "--sizes", "10KB", "--workloads", "smollm3"])
+    output = capsys.readouterr().out
+    assert status == 0
+    lines = output.splitlines()
+    chunks = len(bench.token_chunks(bench.make_case("smollm3", 10 * 1024).text))
+    assert lines[0].startswith(f"== profile: smollm3, 10KB, tokens: {chunks} chunks, ")
+    assert lines[1].startswith("  chunks that needed: QuickTest.hold ")
+    assert "full scan (_process)" in lines[1]
+    # Every chunk goes through feed once: its row says 100.0% per chunk.
+    assert any(line.split()[:2] == [str(chunks), "100.0%"] and line.endswith(" feed") for line in lines[3:])
