@@ -24,3 +24,13 @@ def test_profile_counts_the_paths_chunks_took(capsys):
     assert "full scan (_process)" in lines[1]
     # Every chunk goes through feed once: its row says 100.0% per chunk.
     assert any(line.split()[:2] == [str(chunks), "100.0%"] and line.endswith(" feed") for line in lines[3:])
+
+
+def test_a_slow_reference_runs_three_times_and_each_of_ours_is_compared_with_their_median(monkeypatch):
+    monkeypatch.setattr(bench, "SLOW_RUN_SECONDS", 0.0)  # every reference run counts as slow
+    row = bench._measure(bench.WORKLOADS["smollm3"], 1024, bench.TOKENS, 4, bench._reference_engine())
+    assert row.difference is None
+    assert (len(row.times["reference"]), len(row.times["ours"])) == (3, 4)
+    median = sorted(row.times["reference"])[1]
+    assert row.speedups == [median / mine for mine in row.times["ours"]]
+    assert row.peak["reference"] is None  # not traced
