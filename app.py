@@ -46,6 +46,7 @@ UPDATE_INTERVAL = 0.1
 DEFAULT_SAMPLE = "qwen3/text-then-tool-calls"
 # The Template dropdown's entry for a sample that carries its own template.
 INLINE_TEMPLATE = "(inline template from sample)"
+EDITED_TEMPLATE = "(edited in the Template tab)"
 ROOT = Path(__file__).resolve().parent
 DEMO_MODEL_PATH = ROOT / "samples" / "demo-model"
 
@@ -702,6 +703,16 @@ def load_sample_at(index: int, hide_chunks: bool = False) -> tuple:
     return load_sample(list(samples_by_id())[int(index)], hide_chunks)
 
 
+def template_choice_for(text: str, current: str | None = None, otherwise: str = EDITED_TEMPLATE) -> str:
+    """What the template dropdown should say for editor `text`: a templates/ name whose text
+    it is (`current` first, as two files may hold the same template), else `otherwise`: an
+    edited template is no longer the file it started from."""
+    matching = [f.name for f in list_templates() if text == template_text_of(f.response_template)]
+    if current in matching:
+        return current
+    return matching[0] if matching else otherwise
+
+
 def template_from_file(name: str) -> tuple[str, str]:
     """(editor text, reset text) for `templates/<name>.json`."""
     if not name or name not in template_names():
@@ -1069,7 +1080,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
                     prefix = gr.Textbox(_first[2], label="Prefix (the prompt, special tokens included)", lines=3, max_lines=8, elem_id="prefix")
                     generation_box = gr.Textbox(_first[3], label="Generation (raw model output)", lines=6, max_lines=16, elem_id="generation")
                     tools = gr.Code(_first[4], language="json", label="Tools (JSON schemas, optional)", lines=3, max_lines=10, elem_id="tools")
-                    template_choice = gr.Dropdown([*template_names(), INLINE_TEMPLATE], value=_first[5], label="Template (from templates/; edit it in the Template tab)", elem_id="template-choice")
+                    template_choice = gr.Dropdown([*template_names(), INLINE_TEMPLATE, EDITED_TEMPLATE], value=_first[5], label="Template (from templates/; edit it in the Template tab)", elem_id="template-choice")
                     parse_button = gr.Button("Parse", variant="primary", elem_id="parse-button")
                     with gr.Accordion("Replay as a stream", open=True):
                         with gr.Row():
@@ -1158,10 +1169,13 @@ with gr.Blocks(title="Response Template Playground") as demo:
     ).then(parse_pasted, [*pasted, hide_chunks], [view_state, *views])
     template_code.change(check_template, template_code, diagnostics, trigger_mode="always_last", show_progress="hidden")
     template_code.input(parse_pasted, [*pasted, hide_chunks], [view_state, *views], trigger_mode="always_last", show_progress="hidden")
+    template_code.input(
+        template_choice_for, [template_code, template_choice], template_choice, trigger_mode="always_last", show_progress="hidden"
+    )
     format_button.click(format_template, template_code, [template_code, diagnostics])
     reset_button.click(lambda text: text, reset_text, template_code).then(
-        parse_pasted, [*pasted, hide_chunks], [view_state, *views]
-    )
+        lambda text, current: template_choice_for(text, current, INLINE_TEMPLATE), [reset_text, template_choice], template_choice
+    ).then(parse_pasted, [*pasted, hide_chunks], [view_state, *views])
     export_button.click(export_template, template_code, [template_file, tokenizer_config_file, diagnostics])
     generate_button.click(
         generate_live,

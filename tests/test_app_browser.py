@@ -181,6 +181,10 @@ def test_invalid_template_shows_the_error_and_the_page_keeps_working(page, app_u
     page.wait_for_function("() => document.querySelector('#status').innerText.includes('fields.x.content')")
     shots.take("invalid-template")
     assert "⛔" in page.locator("#template-diagnostics").inner_text(), shots.where()
+    # The dropdown no longer names the template file the editor started from.
+    page.get_by_role("tab", name="Paste & parse").click()
+    page.wait_for_function("() => document.querySelector('#template-choice input').value === '(edited in the Template tab)'")
+    page.get_by_role("tab", name="Template").click()
     editor.click()
     page.keyboard.press("Control+A")
     page.keyboard.type("{not json")

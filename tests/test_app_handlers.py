@@ -211,7 +211,9 @@ def test_play_throttles_and_ends_with_the_check():
 
 
 def test_template_editor_handlers(tmp_path):
-    assert "Template is valid" in app.check_template(SMOL_TEXT) or "rt-diag" in app.check_template(SMOL_TEXT)
+    diagnostics = app.check_template(SMOL_TEXT)
+    assert diagnostics.count('class="rt-diag rt-diag-warning"') == 2
+    assert "<code>fields.tool_calls.close</code>" in diagnostics and "<code>fields.reasoning_content.close</code>" in diagnostics
     pretty, _ = app.format_template(SMOL_TEXT)
     assert json.loads(pretty) == SMOL and pretty.startswith('{\n  "defaults"')
     text, reset = app.template_from_file("qwen3")
@@ -220,6 +222,17 @@ def test_template_editor_handlers(tmp_path):
     assert json.loads(open(config_path, encoding="utf-8").read()) == {"response_template": SMOL}
     assert json.loads(open(template_path, encoding="utf-8").read()) == SMOL
     assert app.export_template("{")[0] is None
+
+
+def test_the_template_dropdown_says_when_the_editor_no_longer_holds_the_file():
+    text, _ = app.template_from_file("qwen3")
+    assert app.template_choice_for(text, "qwen3") == "qwen3"
+    assert app.template_choice_for(text, "demo-model") == "demo-model"  # the same template in two files
+    edited = text.replace('"role": "assistant"', '"role": "bot"', 1)
+    assert edited != text
+    assert app.template_choice_for(edited, "qwen3") == app.EDITED_TEMPLATE == "(edited in the Template tab)"
+    assert app.template_choice_for(edited, "qwen3", app.INLINE_TEMPLATE) == app.INLINE_TEMPLATE
+    assert app.template_from_file(app.EDITED_TEMPLATE) == ({"__type__": "update"},) * 2  # choosing it loads nothing
 
 
 def test_share_link_round_trip():
