@@ -160,6 +160,7 @@ class ResponseParser:
         self._chunk_event: dict = {}  # the open region's region_chunk event without its text, for the quick path
         self._quick_context = ""  # decided text before the quick path began (lookbehind context)
         self._quick_start = 0  # stream offset where the quick path began
+        self._quick_body_length = 0  # the open region's body length then
         self._final_matches: dict = {}  # pattern delimiter -> (searched from, match) once the text is final
         self._stalls = 0  # delimiters committed in a row without consuming text
         self._stalled_at = -1  # stream offset where that went on too long
@@ -284,7 +285,7 @@ class ResponseParser:
     def offset(self) -> int:
         """Stream offset up to which text has been decided (emitted, discarded or matched)."""
         if self._quick is not None:
-            return self._body_start + self._body_length()  # the quick path emits only to the open region
+            return self._quick_offset()
         return self._window_base + self._pos
 
     @property
@@ -387,6 +388,7 @@ class ResponseParser:
                 self._window = self._window[pos:]
                 self._pos = 0
             self._quick_start = self._window_base
+            self._quick_body_length = self._body_length()
             self._quick = state.quick
             self._quick_first, self._quick_run_characters = state.quick.first, state.quick.run_characters
             self._chunk_event = {"type": "region_chunk", "field": self._current.name, "text": "", "dirty": self._current.dirty}
@@ -401,7 +403,7 @@ class ResponseParser:
         keep `_window_base` up to date, this does.
         """
         self._quick = None
-        self._window_base = self._body_start + self._body_length()
+        self._window_base = self._quick_offset()
         if not self._context:
             return
         emitted = self._window_base - self._quick_start
@@ -411,6 +413,14 @@ class ResponseParser:
         self._window = tail + self._window
         self._pos = len(tail)
         self._window_base -= len(tail)
+
+    def _quick_offset(self) -> int:
+        """On the quick path: the stream offset decided so far (where the held text starts).
+
+        The quick path emits only to the open region, so it has decided as much text as that
+        region's body has grown since the quick path began.
+        """
+        return self._quick_start + self._body_length() - self._quick_body_length
 
     def _join_body_block(self) -> None:
         """Join the open region's pieces into one block, which keeps memory near the text's size."""
@@ -520,6 +530,7 @@ class ResponseParser:
             self._body_blocks += self._body
             body = "".join(self._body_blocks)
             self._body_blocks, self._body = [], []  # free the pieces before parsing the body
+            self._body_blocks_length = 0
             value = self._store(field, body)
             event = {"type": "region_close", "field": field.name, "value": value}
             if self._positions:

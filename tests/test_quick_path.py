@@ -12,7 +12,7 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import ResponseParser, load_template, parse_response
+from engine import ResponseParseError, ResponseParser, load_template, parse_response
 from engine.delimiters import context_width, fixed_texts
 from engine.bench import WORKLOADS, make_case, token_chunks
 from engine.samples import load_samples
@@ -342,3 +342,27 @@ def test_long_delimiters_scan_instead_of_building_a_huge_quick_test():
     assert load_template(template).watch_outside.quick is None  # 1002**2 > the size bound
     assert load_template(template).watch_inside["x"].quick is not None
     assert parse_response(f"hello {long_open}y</x>", template, prefix="") == {"content": "hello", "x": "y"}
+
+
+def feed_past_errors(template, chunks, *, scan_every_chunk: bool) -> list:
+    """Feed `chunks`, catching parse errors and going on; log events (positions dropped), errors and offsets."""
+    parser = ResponseParser(template, prefix="", positions=scan_every_chunk)
+    log = []
+    for chunk in chunks:
+        try:
+            log.append([{k: v for k, v in event.items() if k not in ("start", "end")} for event in parser.feed(chunk)])
+        except ResponseParseError as error:
+            log.append(("error", error.field, error.offset))
+        log.append((parser.offset, parser.held_text))
+    return log
+
+
+def test_quick_path_after_a_caught_parse_error():
+    # The failed close leaves the region open with its body dropped; offsets must still count
+    # from where the quick path began, not from the region's start.
+    template = {"start_anchor": "<S>", "fields": {"t": {"open": "<t>", "close_pattern": r"(?<=\})\s*</t>", "content": "json"}, "content": {}}}
+    chunks = ["<t>}</t>y", "}", "y", "</t>"]
+    quick = feed_past_errors(template, chunks, scan_every_chunk=False)
+    assert quick == feed_past_errors(template, chunks, scan_every_chunk=True)
+    assert quick[0] == ("error", "t", 3)
+    assert [entry for entry in quick if isinstance(entry, tuple) and len(entry) == 2] == [(8, "y"), (10, ""), (11, ""), (15, "")]
