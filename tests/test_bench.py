@@ -34,3 +34,10 @@ def test_a_slow_reference_runs_three_times_and_each_of_ours_is_compared_with_the
     median = sorted(row.times["reference"])[1]
     assert row.speedups == [median / mine for mine in row.times["ours"]]
     assert row.peak["reference"] is None  # not traced
+
+
+def test_keep_events_times_runs_that_keep_every_event(capsys):
+    status = bench.main(["--quick", "--keep-events", "--workloads", "gpt-oss"])
+    output = capsys.readouterr().out
+    assert status == 0, output
+    assert "Streaming runs keep every event in one list (--keep-events)." in output
