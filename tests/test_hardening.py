@@ -520,3 +520,40 @@ def test_an_empty_window_is_not_searched_partially():
     parser = ResponseParser(template, prefix="junk<S>")
     assert parser.feed("xa") == [] and parser.feed("b") == []
     assert parser.finalize() == ({}, [{"type": "region_open", "field": "tool_calls"}, {"type": "region_close", "field": "tool_calls", "value": ""}])
+
+
+@pytest.mark.parametrize(
+    "bad_value, path, message",
+    [
+        (lambda: 1, "fields.x.transform", "must be JSON data (object, array, string, number, boolean or null), got function"),
+        (("<x>",), "fields.x.transform", "must be JSON data (object, array, string, number, boolean or null), got tuple"),
+        ({1: "a"}, "fields.x.transform", "keys must be strings, got int 1"),
+        (["a", b"b"], "fields.x.transform[1]", "must be JSON data (object, array, string, number, boolean or null), got bytes"),
+    ],
+)
+def test_a_template_dict_must_hold_json_data(bad_value, path, message):
+    with pytest.raises(engine.TemplateError) as raised:
+        engine.load_template({"start_anchor": "<S>", "fields": {"x": {"open": "<x>", "transform": bad_value}}})
+    assert (raised.value.path, str(raised.value)) == (path, f"{path}: {message}")
+
+
+def test_a_hostile_nesting_depth_in_a_template_is_a_template_error():
+    nested: dict = {}
+    inner = nested
+    for _ in range(100_000):
+        inner["a"] = {}
+        inner = inner["a"]
+    with pytest.raises(engine.TemplateError, match="nested more than 64 levels deep"):
+        engine.load_template({"start_anchor": "<S>", "fields": {"x": {"open": "<x>", "transform": nested}}})
+    text = '{"start_anchor": "<S>", "fields": {"x": {"open": "<x>", "transform": ' + "[" * 100_000 + "]" * 100_000 + "}}}"
+    with pytest.raises(engine.TemplateError, match="nested more than 64 levels deep"):
+        engine.load_template(text)
+
+
+def test_the_template_cache_tells_true_from_one():
+    def template(repeats):
+        return {"start_anchor": "<S>", "fields": {"x": {"open": "<x>", "repeats": repeats}}}
+
+    assert engine.load_template(template(True)) is engine.load_template(template(True))  # equal data: one entry
+    with pytest.raises(engine.TemplateError, match="fields.x.repeats: must be true or false, got 1"):
+        engine.load_template(template(1))
