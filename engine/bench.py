@@ -774,8 +774,8 @@ def profile_streaming(workload: Workload, size: int, top: int = 14) -> list[str]
     paths = {
         "QuickTest.hold": calls_of("hold"),
         "quick search": calls_of("<method 'search' of 're.Pattern' objects>"),
-        "scan (off the quick path)": calls_of("_feed_scanning"),
-        "full scan (_process)": calls_of("_process"),
+        "feed off the quick path (_feed_scanning)": calls_of("_feed_scanning"),
+        "full scan (_process, with the prefix and finalize)": calls_of("_process"),
     }
     lines = [
         f"== profile: {workload.name}, {_size_label(size)}, tokens: {len(chunks)} chunks, {total * 1e3:.1f} ms under cProfile",

@@ -21,7 +21,7 @@ def test_profile_counts_the_paths_chunks_took(capsys):
     chunks = len(bench.token_chunks(bench.make_case("smollm3", 10 * 1024).text))
     assert lines[0].startswith(f"== profile: smollm3, 10KB, tokens: {chunks} chunks, ")
     assert lines[1].startswith("  chunks that needed: QuickTest.hold ")
-    assert "full scan (_process)" in lines[1]
+    assert "full scan (_process, with the prefix and finalize)" in lines[1]
     # Every chunk goes through feed once: its row says 100.0% per chunk.
     assert any(line.split()[:2] == [str(chunks), "100.0%"] and line.endswith(" feed") for line in lines[3:])
 
