@@ -7,11 +7,12 @@ at a time costs about ten times a 100 KB one: the window is trimmed as text
 is decided, region bodies are collected as lists of chunks, and each feed
 scans only from where the previous one stopped.
 
-Most chunks take a quick path: while a region is open, one standard-`re`
-search of the held text and the chunk (built per watch state from the
-delimiters' fixed texts, see `template._quick_test`) says whether all of it
-can be emitted, where a possible delimiter start must be held, or whether a
-full scan must decide. Its events are exactly those of a full scan.
+Most chunks take a quick path: while a region is open, the watch state's
+`template.QuickTest` says whether the held text and the chunk can all be
+emitted, where a possible delimiter start must be held, or whether a full scan
+must decide. A chunk without the delimiters' first character costs one `in`
+test; the rest take `QuickTest.hold`, at most one standard-`re` search. Its
+events are exactly those of a full scan.
 
 Offsets. Positions in events (opt-in), spans and errors are character
 offsets into the *stream*: the prefix after its last start-anchor match,
