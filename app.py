@@ -1064,6 +1064,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
     view_state = gr.State(_first[7])
     replay_state = gr.State(None)
     reset_text = gr.State(_first[6])
+    template_origin = gr.State(_first[5])  # the dropdown's last choice other than "edited"
     with gr.Row():
         with gr.Column(scale=5, min_width=380):
             with gr.Tabs(selected="samples", elem_id="modes") as modes:
@@ -1169,12 +1170,15 @@ with gr.Blocks(title="Response Template Playground") as demo:
     ).then(parse_pasted, [*pasted, hide_chunks], [view_state, *views])
     template_code.change(check_template, template_code, diagnostics, trigger_mode="always_last", show_progress="hidden")
     template_code.input(parse_pasted, [*pasted, hide_chunks], [view_state, *views], trigger_mode="always_last", show_progress="hidden")
+    template_choice.change(
+        lambda choice, origin: origin if choice == EDITED_TEMPLATE else choice, [template_choice, template_origin], template_origin
+    )
     template_code.input(
-        template_choice_for, [template_code, template_choice], template_choice, trigger_mode="always_last", show_progress="hidden"
+        template_choice_for, [template_code, template_origin], template_choice, trigger_mode="always_last", show_progress="hidden"
     )
     format_button.click(format_template, template_code, [template_code, diagnostics])
     reset_button.click(lambda text: text, reset_text, template_code).then(
-        lambda text, current: template_choice_for(text, current, INLINE_TEMPLATE), [reset_text, template_choice], template_choice
+        lambda text, origin: template_choice_for(text, origin, INLINE_TEMPLATE), [reset_text, template_origin], template_choice
     ).then(parse_pasted, [*pasted, hide_chunks], [view_state, *views])
     export_button.click(export_template, template_code, [template_file, tokenizer_config_file, diagnostics])
     generate_button.click(

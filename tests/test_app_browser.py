@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from app import DEFAULT_SAMPLE
 from engine.samples import load_samples
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -181,9 +182,14 @@ def test_invalid_template_shows_the_error_and_the_page_keeps_working(page, app_u
     page.wait_for_function("() => document.querySelector('#status').innerText.includes('fields.x.content')")
     shots.take("invalid-template")
     assert "⛔" in page.locator("#template-diagnostics").inner_text(), shots.where()
-    # The dropdown no longer names the template file the editor started from.
+    # The dropdown no longer names the template file the editor started from; Reset brings it back.
     page.get_by_role("tab", name="Paste & parse").click()
+    started_from = next(s.template_name for s in load_samples() if s.id == DEFAULT_SAMPLE)  # qwen3 (demo-model has the same text)
     page.wait_for_function("() => document.querySelector('#template-choice input').value === '(edited in the Template tab)'")
+    page.get_by_role("tab", name="Template").click()
+    page.locator("#reset-button").click()
+    page.get_by_role("tab", name="Paste & parse").click()
+    page.wait_for_function("(name) => document.querySelector('#template-choice input').value === name", arg=started_from)
     page.get_by_role("tab", name="Template").click()
     editor.click()
     page.keyboard.press("Control+A")
