@@ -155,16 +155,26 @@ def parse_xml_inline(body: str, args: dict) -> dict:
 
     Args: `tag_pattern` (compiled by the template loader into `_tag_re`, plus
     `_tag_re_std`, a standard-`re` equivalent (engine/re_equivalent.py) used when no time
-    budget `_timeout` is passed down; named groups `key` and `value`), `value_parser` (`{"name", "args"}` applied to each
+    budget `_timeout` is passed down, and `_tag_end`, the text every tag ends with;
+    named groups `key` and `value`), `value_parser` (`{"name", "args"}` applied to each
     value), `merge_duplicates` (repeated keys collect into a list; otherwise the
     last one wins).
     """
     timeout = args.get("_timeout")
+    end = len(body)
+    tag_end = args.get("_tag_end")
+    if tag_end is not None:
+        # No tag ends after the last closing text: stop there, or a tag that never closes
+        # (a model looping on blanks inside a value) costs cubic backtracking.
+        last = body.rfind(tag_end)
+        if last < 0:
+            return {}
+        end = last + len(tag_end)
     if timeout is None and args.get("_tag_re_std") is not None:
-        tags = args["_tag_re_std"].finditer(body)  # same matches, faster engine (engine/re_equivalent.py)
+        tags = args["_tag_re_std"].finditer(body, 0, end)  # same matches, faster engine (engine/re_equivalent.py)
     else:
         tag_re = args.get("_tag_re") or regex.compile(args["tag_pattern"], regex.DOTALL)
-        tags = tag_re.finditer(body, timeout=timeout)
+        tags = tag_re.finditer(body, 0, end, timeout=timeout)
     value_parser = args.get("value_parser")
     merge = args.get("merge_duplicates", False)
     values_by_key: dict[str, list] = {}

@@ -312,6 +312,60 @@ def _look_back(items: list) -> int | None:
     return most
 
 
+def _looks_ahead(items: list) -> bool:
+    """Whether parsed `items` may examine text after the position they reach (lookaheads, end anchors, word boundaries)."""
+    for op, av in items:
+        if op is sre_constants.AT:
+            if av not in (sre_constants.AT_BEGINNING, sre_constants.AT_BEGINNING_STRING, sre_constants.AT_BEGINNING_LINE):
+                return True
+            continue
+        if op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            if av[0] == 1:
+                return True
+            children = [av[1]]
+        elif op is sre_constants.SUBPATTERN:
+            children = [av[3]]
+        elif op is sre_constants.BRANCH:
+            children = av[1]
+        elif op in _REPEATS:
+            children = [av[2]]
+        elif op is sre_constants.ATOMIC_GROUP:
+            children = [av]
+        elif op is sre_constants.GROUPREF_EXISTS:
+            children = [branch for branch in av[1:] if branch is not None]
+        else:
+            continue
+        if any(_looks_ahead(list(child)) for child in children):
+            return True
+    return False
+
+
+def end_literal(compiled: regex.Pattern) -> str | None:
+    """The text every match of `compiled` ends with, when nothing in it looks past the match; else None.
+
+    Then no match ends after the last occurrence of that text, so a search may stop there
+    (``endpos``) and find the same matches: on text where the ending never comes, a pattern
+    like ``\\s*(?P<value>.*?)\\s*</parameter>`` otherwise backtracks in cubic time.
+    """
+    parsed = _parse_for_analysis(compiled)
+    if parsed is None:
+        return None
+    items = list(parsed)
+    if _looks_ahead(items):
+        return None
+    suffix = ""
+    while items:
+        op, av = items[-1]
+        if op is sre_constants.LITERAL:
+            suffix = chr(av) + suffix
+            items = items[:-1]
+        elif op is sre_constants.SUBPATTERN and not suffix:
+            items = list(av[3])  # a group that ends the pattern: its own ending
+        else:
+            break
+    return suffix or None
+
+
 def context_width(compiled: regex.Pattern) -> int:
     """Decided characters before the scan position that `compiled` may need to see (0 when none).
 

@@ -20,7 +20,7 @@ from typing import Any
 import regex
 
 from .content import CONTENT_PARSERS, STREAMABLE_CONTENT
-from .delimiters import Delimiter, DelimiterMatch
+from .delimiters import Delimiter, DelimiterMatch, end_literal
 from .errors import TemplateError
 from .re_equivalent import re_equivalent
 from .transform import find_mixed_placeholder
@@ -65,7 +65,8 @@ class FieldSpec:
         path: its JSON path, ``fields.<name>``.
         open, close: its delimiters, or None (no open: the implicit field; no close: runs to the end).
         content: content parser name; content_args: its arguments (compiled patterns added as ``_tag_re``,
-            and ``_tag_re_std`` when a standard-`re` equivalent exists).
+            ``_tag_re_std`` when a standard-`re` equivalent exists, and ``_tag_end``, the text every tag
+            ends with, when `delimiters.end_literal` finds one).
         repeats, join, optional, transform, transform_each: as in the template.
         dirty: True when chunks are raw text of a structured value (`dirty` flag of chunk events).
     """
@@ -498,6 +499,7 @@ def _content_args(content: str, args: Any, path: str) -> dict:
             raise TemplateError(f"{path}.tag_pattern", f"needs named groups 'key' and 'value'; missing {missing}: {args['tag_pattern']!r}")
         compiled["_tag_re"] = tag_re
         compiled["_tag_re_std"] = re_equivalent(tag_re)
+        compiled["_tag_end"] = end_literal(tag_re)
     if "value_parser" in args:
         compiled["value_parser"] = _value_parser(args["value_parser"], f"{path}.value_parser")
     return compiled

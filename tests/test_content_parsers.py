@@ -6,9 +6,14 @@ where SPEC.md says the two agree.
 """
 
 import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from transformers.utils.chat_parsing import parse_response as reference_parse_response
 
-from engine import ResponseParseError, ResponseParser, parse_response
+from engine import ResponseParseError, ResponseParser, load_template, parse_response
+from engine.content import parse_xml_inline
+from engine.delimiters import end_literal
 
 
 def template(content, args=None, **field):
@@ -180,6 +185,44 @@ def test_xml_inline_value_parser_with_args_and_merge():
 def test_xml_inline_value_parser_failure_names_the_field():
     args = {**TAGS, "value_parser": {"name": "int"}}
     assert error("xml-inline", "<a>1</a><b>x</b>", args) == "fields.v: int: not an integer: 'x'; region body: '<a>1</a><b>x</b>' (region at offset 3)"
+
+
+@pytest.mark.parametrize(
+    "pattern, ending",
+    [
+        (r"<parameter=(?P<key>\w+)>\s*(?P<value>.*?)\s*</parameter>", "</parameter>"),
+        (r"<p=(?P<key>\w+)>(?P<value>.*?)(?:</p>)", "</p>"),  # a group that ends the pattern
+        (r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", None),  # a backreference
+        (r"(?P<key>a)(?P<value>.*?)</x>(?=\n)", None),  # looks past the match
+        (r"(?P<key>a)(?P<value>.*?)</x>\b", None),
+        (r"(?P<key>a)(?P<value>.*)$", None),
+        (r"(?P<key>a)(?P<value>.*?)(?:</x>|</y>)", None),  # no one ending
+        (r"(?i)<a>(?P<key>x)(?P<value>y)</a>", None),  # case folding is not read
+    ],
+)
+def test_end_literal_of_tag_patterns(pattern, ending):
+    assert end_literal(regex.compile(pattern, regex.DOTALL)) == ending
+
+
+XML_PATTERNS = [
+    r"<parameter=(?P<key>\w+)>\s*(?P<value>.*?)\s*</parameter>",
+    r"<(?P<key>[ab])>(?P<value>.*)</[ab]>",  # greedy: the last ending counts
+    r"(?<=\n)<(?P<key>\w)>(?P<value>[^<]*)</t>",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pattern=st.sampled_from(XML_PATTERNS),
+    pieces=st.lists(st.sampled_from(["<parameter=a>", "<parameter=b>", "</parameter>", "<a>", "<b>", "</a>", "</t>", " ", "\n", "x", "<", "1"]), max_size=14),
+)
+def test_stopping_at_the_last_ending_finds_the_same_tags(pattern, pieces):
+    body = "".join(pieces)
+    args = load_template({"start_anchor": "<S>", "fields": {"v": {"open": "<v>", "content": "xml-inline", "content_args": {"tag_pattern": pattern, "merge_duplicates": True}}}}).fields["v"].content_args
+    assert args["_tag_end"] is not None
+    unbounded = {key: value for key, value in args.items() if key != "_tag_end"}
+    assert parse_xml_inline(body, args) == parse_xml_inline(body, unbounded)
+    assert parse_xml_inline(body, {**args, "_timeout": 5.0}) == parse_xml_inline(body, {**unbounded, "_timeout": 5.0})
 
 
 # -- kv-lines ------------------------------------------------------------------------------

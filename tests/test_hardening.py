@@ -22,6 +22,8 @@ import pytest
 
 import engine
 from engine import PatternTimeoutError, ResponseParseError, ResponseParser, parse_response, trace
+from engine.bench import QWEN3_CODER_TEMPLATE
+from engine.samples import load_template_file
 
 from .stream_helpers import region_texts, stream_events
 from .templates_for_tests import SMOLLM3
@@ -557,3 +559,24 @@ def test_the_template_cache_tells_true_from_one():
     assert engine.load_template(template(True)) is engine.load_template(template(True))  # equal data: one entry
     with pytest.raises(engine.TemplateError, match="fields.x.repeats: must be true or false, got 1"):
         engine.load_template(template(1))
+
+
+@pytest.mark.parametrize(
+    "template, call",
+    [
+        # The SPEC's Qwen3-Coder tag pattern: a lazy value between blank runs.
+        (QWEN3_CODER_TEMPLATE, "<tool_call>\n<function=run>\n<parameter=lang>\npy\n</parameter>\n<parameter=code>\n"),
+        # templates/glm-4.5.json: a lazy key between blank runs, then the value.
+        (
+            load_template_file("glm-4.5").response_template,
+            "<tool_call>run\n<arg_key>lang</arg_key>\n<arg_value>py</arg_value>\n<arg_key>code</arg_key>\n<arg_value>",
+        ),
+    ],
+    ids=["qwen3-coder-spec", "glm-4.5"],
+)
+def test_a_value_that_never_closes_costs_no_backtracking(template, call):
+    # A model looping on blanks inside an argument that never closes: these tag patterns
+    # backtrack in cubic time there (4,000 blanks took 68 s). No tag ends after the last
+    # closing text, so the search stops there; within the budget it must finish.
+    message = parse_response(call + " " * 20_000, template, prefix="", regex_timeout=BUDGET)
+    assert message["tool_calls"] == [{"type": "function", "function": {"name": "run", "arguments": {"lang": "py"}}}]
