@@ -340,7 +340,7 @@ def run_case(case: dict, stats: Counter | None = None) -> None:
     try:
         _run_case(case, stats)
     except _Hang:
-        raise Crash(("hang", f"case ran over {CASE_TIME_LIMIT} s"), "a result", "no result (stopped by the time limit)") from None
+        raise Crash(("hang", "case ran over the time limit"), "a result", f"no result (stopped after {CASE_TIME_LIMIT} s)") from None
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
@@ -436,11 +436,11 @@ def _signature(case: dict) -> tuple | None:
     return None
 
 
-def _shrink_text(case: dict, key: str, signature: tuple) -> None:
+def _shrink_text(case: dict, key: str, signature: tuple, deadline: float) -> None:
     size = max(len(case[key]) // 2, 1)
     while size >= 1:
         i = 0
-        while i < len(case[key]):
+        while i < len(case[key]) and time.monotonic() < deadline:
             text = case[key]
             candidate = dict(case, **{key: text[:i] + text[i + size :]})
             if key == "generation":
@@ -483,8 +483,8 @@ def _shrink(case: dict, signature: tuple, budget: float, started: float) -> dict
             del candidate["template"][key]
             if _signature(candidate) == signature:
                 case = candidate
-        _shrink_text(case, "generation", signature)
-        _shrink_text(case, "prefix", signature)
+        _shrink_text(case, "generation", signature, started + budget)
+        _shrink_text(case, "prefix", signature, started + budget)
         for cut in list(case["cuts"]):
             candidate = dict(case, cuts=[c for c in case["cuts"] if c != cut])
             if _signature(candidate) == signature:
