@@ -67,6 +67,7 @@ class Limits:
     tools_chars: int = 64_000
     json_depth: int = 32
     max_new_tokens: int = 2_048
+    stream_check_seconds: float = 10.0
 
     @classmethod
     def from_env(cls) -> "Limits":
@@ -529,18 +530,27 @@ def make_chunks(generation: str, how: str, size: int = 1, seed: int = 0, points:
     raise InputError(f"Unknown chunking {how!r}; use one of {', '.join(CHUNKINGS)}.")
 
 
-def stream_check(template: dict, prefix: str, generation: str, tools: list | None, chunks: list[str]) -> tuple[bool, str, str]:
+def stream_check(template: dict, prefix: str, generation: str, tools: list | None, chunks: list[str]) -> tuple[bool | None, str, str]:
     """Does streaming give the one-shot result? Checks the replayed chunking, then the
     engine's own set (one character at a time, every single split, seeded random pieces)
     and truncation inside delimiters.
 
-    Returns (passed, one-line label, Markdown details; on failure the chunking that breaks it).
+    The whole check has a `LIMITS.stream_check_seconds` budget: with a hostile pattern
+    every feed may take the regex budget.
+
+    Returns (passed, one-line label, Markdown details; on failure the chunking that breaks
+    it); passed is None when the replay itself could not be checked within the budget.
     """
     loaded = load_template(template)
     options = {"tools": tools, "regex_timeout": REGEX_TIMEOUT}
+    budget = LIMITS.stream_check_seconds  # a hostile pattern may spend the regex budget on every feed
+    started = time.perf_counter()
     baseline = run_chunks(loaded, prefix, [generation], chunking="one-shot", **options)
-    replayed = run_chunks(loaded, prefix, chunks, chunking="this replay", **options)
-    report = check_stream(generation, loaded, prefix=prefix, seeds=range(5), **options)
+    replayed = run_chunks(loaded, prefix, chunks, chunking="this replay", deadline=started + budget, **options)
+    if replayed.stopped:
+        return None, f"stream check stopped after its {budget:g} s budget", f"- replaying the {len(chunks)} chunks again took over {budget:g} s"
+    remaining = max(0.0, budget - (time.perf_counter() - started))
+    report = check_stream(generation, loaded, prefix=prefix, seeds=range(5), max_seconds=remaining, **options)
     mismatch = None if replayed.same_as(baseline) else replayed
     mismatch = mismatch or report.mismatch
     details = []
@@ -559,6 +569,8 @@ def stream_check(template: dict, prefix: str, generation: str, tools: list | Non
     details += [f"- {note}" for note in report.notes]
     if mismatch is None:
         label = f"streaming equals one-shot: this replay ({len(chunks)} chunks) and {report.runs - 1} other chunkings"
+        if not report.complete:
+            label += f" (the check stopped after its {budget:g} s budget)"
     else:
         label = f"streaming differs from one-shot parsing ({mismatch.chunking})"
     return mismatch is None, label, "\n".join(details)

@@ -35,6 +35,7 @@ class StreamRun:
         message: the message, or None after an error.
         regions: ``[field, concatenated chunk text]`` per region, in order.
         error: the error message, or None.
+        stopped: the run reached its deadline before the last chunk (message is None).
     """
 
     chunking: str
@@ -42,6 +43,7 @@ class StreamRun:
     message: dict | None
     regions: list[list[Any]]
     error: str | None = None
+    stopped: bool = False
 
     def same_as(self, other: "StreamRun") -> bool:
         """True when both runs give the same message and region texts, or fail with the same error.
@@ -94,6 +96,8 @@ class StreamCheckReport:
         truncation_step: K of the truncation check (0: skipped).
         truncation_leaks: cuts at which a delimiter fragment leaked into a text value.
         seconds: wall time.
+        complete: False when `max_seconds` ran out before every chunking (and the
+            truncation check) was done; `ok` then speaks for the runs compared.
     """
 
     ok: bool
@@ -105,6 +109,7 @@ class StreamCheckReport:
     truncation_step: int
     truncation_leaks: list[TruncationLeak] = dataclass_field(default_factory=list)
     seconds: float = 0.0
+    complete: bool = True
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -118,8 +123,12 @@ def run_chunks(
     tools: list | None = None,
     chunking: str = "",
     regex_timeout: float | None = None,
+    deadline: float | None = None,
 ) -> StreamRun:
     """Feed `chunks` to a fresh parser and record the message and per-region text.
+
+    `deadline` (a `time.perf_counter()` value) stops feeding once passed: the run is
+    then `stopped`, with no message.
 
     Returns:
         A `StreamRun`; a `ResponseParseError` is recorded in `error`, not raised.
@@ -134,6 +143,8 @@ def run_chunks(
         events += parser.initial_events
         at = 0
         for chunk in chunks:
+            if deadline is not None and time.perf_counter() > deadline:
+                return StreamRun(chunking, splits, None, [], None, stopped=True)
             events += parser.feed(chunk)
             at += len(chunk)
             splits.append(at)
@@ -170,6 +181,7 @@ def check_stream(
     every_split: bool = True,
     truncation_step: int = 1,
     regex_timeout: float | None = None,
+    max_seconds: float | None = None,
 ) -> StreamCheckReport:
     """Compare one-shot parsing with many chunkings of `generation`, then check truncations.
 
@@ -184,6 +196,9 @@ def check_stream(
         truncation_step: K: test cuts at every K-th offset that falls inside a literal
             delimiter in the generation; 0 skips the truncation check.
         regex_timeout: seconds allowed for each regex call.
+        max_seconds: wall-time budget for the whole check (None: no limit). A hostile
+            pattern can take `regex_timeout` on every feed; past the budget no new run
+            starts, the running one stops, and the report says it is not `complete`.
 
     Returns:
         A `StreamCheckReport`; runs stop at the first mismatch.
@@ -215,16 +230,26 @@ def check_stream(
         for seed in seeds:
             yield f"seed={seed}", random_chunks(generation, seed)
 
-    runs, mismatch = 1, None
+    deadline = None if max_seconds is None else started + max_seconds
+    runs, mismatch, complete = 1, None, True
     for name, chunks in chunkings():
-        run = run_chunks(loaded, prefix, chunks, chunking=name, **options)
+        run = run_chunks(loaded, prefix, chunks, chunking=name, deadline=deadline, **options)
+        if run.stopped:
+            complete = False
+            break
         runs += 1
         if not run.same_as(baseline):
             mismatch = run
             break
-    leaks = truncation(generation, loaded, prefix=prefix, step=truncation_step, **options) if truncation_step else []
+    leaks: list[TruncationLeak] = []
+    chunkings_done = complete
     if not truncation_step:
         notes.append("truncation check skipped")
+    elif complete:
+        leaks, complete = _truncation(generation, loaded, prefix, truncation_step, deadline, **options)
+    if not complete:
+        what = "the truncation check was cut short" if chunkings_done else f"{runs - 1} chunkings compared, the rest not run"
+        notes.append(f"stopped after the {max_seconds:g} s budget: {what}")
     return StreamCheckReport(
         ok=mismatch is None,
         runs=runs,
@@ -235,6 +260,7 @@ def check_stream(
         truncation_step=truncation_step,
         truncation_leaks=leaks,
         seconds=time.perf_counter() - started,
+        complete=complete,
     )
 
 
@@ -276,7 +302,20 @@ def truncation(
     Returns:
         The leaks, in cut order (at most one per cut).
     """
-    loaded = load_template(template)
+    return _truncation(generation, load_template(template), prefix, step, None, tools=tools, regex_timeout=regex_timeout)[0]
+
+
+def _truncation(
+    generation: str,
+    loaded: ResponseTemplate,
+    prefix: str,
+    step: int,
+    deadline: float | None,
+    *,
+    tools: list | None = None,
+    regex_timeout: float | None = None,
+) -> tuple[list[TruncationLeak], bool]:
+    """`truncation`'s leaks, and whether every cut was parsed before `deadline`."""
     inside: dict[int, tuple[str, str, int]] = {}
     for literal, path in _literal_delimiters(loaded):
         start = generation.find(literal)
@@ -289,6 +328,8 @@ def truncation(
     for cut in sorted(inside):
         literal, path, start = inside[cut]
         fragment = generation[start:cut]
+        if deadline is not None and time.perf_counter() > deadline:
+            return leaks, False
         run = run_chunks(loaded, prefix, [generation[:cut]], tools=tools, regex_timeout=regex_timeout)
         if run.message is None:
             continue
@@ -296,4 +337,4 @@ def truncation(
             if value.endswith(fragment.strip()) and fragment.strip():
                 leaks.append(TruncationLeak(cut, fragment, literal, path, name))
                 break
-    return leaks
+    return leaks, True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 
@@ -201,6 +202,14 @@ def test_held_text_is_shown_pending_while_streaming():
     assert out[1].finished is False
     assert '<span class="rt-held"' in out[3] and ">&lt;</span>" in out[3]
     assert "⏳ streaming" in out[2]
+
+
+def test_the_stream_check_has_a_time_budget(monkeypatch):
+    monkeypatch.setattr(app, "LIMITS", dataclasses.replace(app.LIMITS, stream_check_seconds=0))
+    chunks = list(GENERATION)
+    passed, label, details = app.stream_check(SMOL, PREFIX, GENERATION, None, chunks)
+    assert (passed, label) == (None, "stream check stopped after its 0 s budget")
+    assert details == f"- replaying the {len(chunks)} chunks again took over 0 s"
 
 
 def test_play_throttles_and_ends_with_the_check():

@@ -62,3 +62,13 @@ def test_a_generation_that_fails_the_same_way_in_every_chunking_passes():
     report = check_stream("ok <j>{bad</j> more", template, prefix="", seeds=range(3))
     assert report.ok
     assert report.baseline.error.startswith("fields.c: json: Expecting property name enclosed in double quotes")
+
+
+def test_a_spent_budget_stops_the_check_and_says_so():
+    # A hostile pattern can spend the regex budget on every feed; the whole check has its own.
+    generation = "<think>\nhm\n</think>\n\nHello<|im_end|>"
+    stopped = check_stream(generation, QWEN3, prefix=PREFIX, seeds=range(3), max_seconds=0)
+    assert (stopped.ok, stopped.complete, stopped.runs, stopped.truncation_leaks) == (True, False, 1, [])
+    assert stopped.notes == ["stopped after the 0 s budget: 0 chunkings compared, the rest not run"]
+    finished = check_stream(generation, QWEN3, prefix=PREFIX, seeds=range(3), max_seconds=600)
+    assert (finished.complete, finished.runs, finished.notes) == (True, 1 + 1 + (len(generation) - 1) + 3, [])
