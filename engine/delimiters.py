@@ -359,8 +359,8 @@ def end_literal(compiled: regex.Pattern) -> str | None:
         if op is sre_constants.LITERAL:
             suffix = chr(av) + suffix
             items = items[:-1]
-        elif op is sre_constants.SUBPATTERN and not suffix:
-            items = list(av[3])  # a group that ends the pattern: its own ending
+        elif op is sre_constants.SUBPATTERN and not suffix and not av[1] and not av[2]:
+            items = list(av[3])  # a group that ends the pattern (without scoped flags such as (?i:...)): its own ending
         else:
             break
     return suffix or None

@@ -597,11 +597,17 @@ def load_template(template: dict | str | ResponseTemplate) -> ResponseTemplate:
     if isinstance(template, str):
         return _load_cached(template)
     try:
-        # The cache key of a dict is its `marshal` serialization: five times cheaper than JSON
-        # and exact about types (True is not 1), so only the same data finds the same entry.
-        key = marshal.dumps(template)
-    except ValueError:  # something marshal cannot write (a function...): the loader reports it
-        return _compile_template(template)
+        # The cache key of a dict is its `marshal` serialization, twice cheaper than JSON text
+        # and exact about types (True is not 1). Version 2 writes no object references, so
+        # equal data gives equal bytes whatever else refers to it.
+        key = marshal.dumps(template, 2)
+        if marshal.loads(key) != template:  # a str subclass written as bytes, a NaN: use JSON text
+            raise ValueError("not marshal data")
+    except ValueError:
+        try:
+            key = json.dumps(template, ensure_ascii=False)
+        except (TypeError, ValueError):  # not JSON data (a function, a cycle): the loader names it
+            return _compile_template(template)
     return _load_cached(key)
 
 

@@ -580,3 +580,25 @@ def test_a_value_that_never_closes_costs_no_backtracking(template, call):
     # closing text, so the search stops there; within the budget it must finish.
     message = parse_response(call + " " * 20_000, template, prefix="", regex_timeout=BUDGET)
     assert message["tool_calls"] == [{"type": "function", "function": {"name": "run", "arguments": {"lang": "py"}}}]
+
+
+def test_the_template_cache_finds_equal_data_whatever_refers_to_it():
+    # marshal's default format marks objects referred to more than once, so a key taken
+    # while a caller holds a sub-dict differed from one taken without (found in review).
+    template = json.loads('{"start_anchor": "<S>", "fields": {"content": {"content": "text"}}}')
+    first = engine.load_template(template)
+    content_spec = template["fields"]["content"]  # one more reference to a sub-dict
+    assert engine.load_template(template) is first
+    assert content_spec == {"content": "text"}
+
+
+def test_string_subclasses_in_a_template_dict_are_strings():
+    import numpy
+
+    class Tag(str):
+        pass
+
+    expected = {"reasoning_content": "r", "content": "answer"}
+    for make in (numpy.str_, Tag):  # delimiters read from a table are numpy.str_ (found in review)
+        template = {"start_anchor": "<S>", "fields": {"reasoning_content": {"open": make("<think>"), "close": make("</think>")}, "content": {}}}
+        assert parse_response("<think>r</think>answer", template, prefix="") == expected
