@@ -716,10 +716,15 @@ def load_sample_at(index: int, hide_chunks: bool = False) -> tuple:
 
 
 def template_choice_for(text: str, current: str | None = None, otherwise: str = EDITED_TEMPLATE) -> str:
-    """What the template dropdown should say for editor `text`: a templates/ name whose text
-    it is (`current` first, as two files may hold the same template), else `otherwise`: an
-    edited template is no longer the file it started from."""
-    matching = [f.name for f in list_templates() if text == template_text_of(f.response_template)]
+    """What the template dropdown should say for editor `text`: a templates/ name whose
+    template it holds (the same data, in any key order or layout; `current` first, as two
+    files may hold the same template), else `otherwise`: an edited template is no longer
+    the file it started from."""
+    try:
+        data = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return otherwise
+    matching = [f.name for f in list_templates() if data == f.response_template]
     if current in matching:
         return current
     return matching[0] if matching else otherwise
@@ -835,11 +840,12 @@ def request_stop(request: gr.Request = None) -> None:
 @shielded(LIVE_COUNT, 1)
 def generate_live(
     model_name, system, user, messages_text, tools_text, enable_thinking, max_new_tokens, temperature, top_p, seed,
-    use_model_template, template_text, hide_chunks, request: gr.Request = None,
+    use_model_template, template_text, hide_chunks, template_origin=None, request: gr.Request = None,
 ):
     """Generate with a model and parse as tokens arrive.
 
-    Yields (view state, *VIEW_OUTPUTS, template text, prefix, generation, model note), at most
+    Yields (view state, *VIEW_OUTPUTS, template text, template dropdown, prefix, generation,
+    model note), at most
     every UPDATE_INTERVAL seconds plus once at the end. Stop (request_stop) ends it at the next
     token; what was generated is then finalized like a finished generation.
     """
@@ -848,7 +854,7 @@ def generate_live(
     session = getattr(request, "session_hash", None)
     _stop_requests.discard(session)
 
-    skip4 = (gr.skip(),) * 4
+    skip5 = (gr.skip(),) * 5
     try:
         messages = conversation(system, user, messages_text)
         tools = read_tools(tools_text)
@@ -857,11 +863,11 @@ def generate_live(
             raise InputError(f"max_new_tokens must be between 1 and {LIMITS.max_new_tokens}.")
         template = read_template(template_text) if not use_model_template else None
     except (InputError, ValueError) as error:
-        yield (None, *failed(str(error)), *skip4)
+        yield (None, *failed(str(error)), *skip5)
         return
     loading = list(failed(""))
     loading[0] = status_html(None, f"Loading {model_name or 'the demo model'} (cached after the first time)…")
-    yield (None, *loading, *skip4)
+    yield (None, *loading, *skip5)
     try:
         loaded = get_model(model_name)
         template_note = ""
@@ -870,10 +876,11 @@ def generate_live(
         prompt = generation.render_prompt(loaded, messages, tools, enable_thinking=bool(enable_thinking))
         live = LiveParse(template, prompt.text, tools)
     except (generation.ModelLoadError, LookupError, TemplateError, ResponseParseError) as error:
-        yield (None, *failed(str(error)), *skip4)
+        yield (None, *failed(str(error)), *skip5)
         return
     model_note = f"Model: {loaded.name}" + (f" — {template_note}" if template_note else "")
     template_out = template_text_of(template) if use_model_template else gr.skip()
+    choice_out = template_choice_for(template_out, template_origin) if use_model_template else gr.skip()
     started = time.perf_counter()
     tokens = 0
     last = 0.0
@@ -904,7 +911,7 @@ def generate_live(
             if now - last >= UPDATE_INTERVAL:
                 last = now
                 view = snapshot()
-                yield (view, *render(view, hide_chunks, model_note), template_out, gr.skip(), gr.skip(), model_note)
+                yield (view, *render(view, hide_chunks, model_note), template_out, choice_out, gr.skip(), gr.skip(), model_note)
     finally:
         pieces.close()
         _stop_requests.discard(session)
@@ -912,7 +919,7 @@ def generate_live(
     if stopped:
         model_note = f"■ Stopped after {tokens} tokens; the text so far is parsed as if generation had ended. {model_note}"
     view = snapshot()
-    yield (view, *render(view, hide_chunks, model_note), template_out, prompt.text, "".join(live.parts), model_note)
+    yield (view, *render(view, hide_chunks, model_note), template_out, choice_out, prompt.text, "".join(live.parts), model_note)
 
 
 # ---------------------------------------------------------------------------
@@ -1026,6 +1033,8 @@ def apply_query(params: dict) -> tuple:
             for index, key in ((1, "template"), (2, "prefix"), (3, "generation"), (4, "tools")):
                 if isinstance(state.get(key), str):
                     outputs[index] = state[key]
+            if isinstance(state.get("template"), str) and state["template"] != outputs[6]:
+                outputs[5] = template_choice_for(state["template"], outputs[5])  # not the sample's template
         if "template" in params or "state" in params:
             text = outputs[1] if isinstance(outputs[1], str) else ""
             result = parse_pasted(text, outputs[2], outputs[3], outputs[4], False)
@@ -1196,8 +1205,8 @@ with gr.Blocks(title="Response Template Playground") as demo:
     generate_button.click(
         generate_live,
         [model_name, system_box, user_box, messages_box, live_tools, enable_thinking, max_new_tokens, temperature, top_p,
-         seed, use_model_template, template_code, hide_chunks],
-        [view_state, *views, template_code, prefix, generation_box, model_note],
+         seed, use_model_template, template_code, hide_chunks, template_origin],
+        [view_state, *views, template_code, template_choice, prefix, generation_box, model_note],
         concurrency_limit=1, concurrency_id="generation",
     )
     stop_button.click(request_stop, None, None, queue=False)

@@ -606,7 +606,7 @@ def load_template(template: dict | str | ResponseTemplate) -> ResponseTemplate:
     except ValueError:
         try:
             key = json.dumps(template, ensure_ascii=False)
-        except (TypeError, ValueError):  # not JSON data (a function, a cycle): the loader names it
+        except (TypeError, ValueError, RecursionError):  # not JSON data (a function, a cycle, too deep): the loader names it
             return _compile_template(template)
     return _load_cached(key)
 

@@ -10,7 +10,7 @@ import pytest
 
 import app
 import playground_view as view
-from engine.samples import load_samples
+from engine.samples import load_samples, load_template_file
 
 from .templates_for_tests import SMOLLM3 as SMOL
 
@@ -257,6 +257,7 @@ def test_share_link_round_trip():
     assert out[2] == PREFIX and out[3] == GENERATION and json.loads(out[1]) == SMOL
     assert json.loads(out[8 + 4]) == EXPECTED
     assert out[-5] == "random" and out[-3] == 9
+    assert out[5] == app.EDITED_TEMPLATE  # the dropdown does not name the sample's template (found in review)
 
 
 def test_bad_state_in_a_link_is_reported():
@@ -287,6 +288,17 @@ def test_generate_live_reports_bad_input_without_a_model():
     assert "Write a user message" in out[-1][1]
     out = list(app.generate_live("./no/such/folder", "", "Hi", "", "", False, 10, 0.7, 0.9, 0, True, SMOL_TEXT, False))
     assert "no folder" in out[-1][1]
+
+
+def test_generate_live_with_the_model_template_names_it_in_the_dropdown():
+    # The demo model's template is the text of templates/qwen3.json and templates/demo-model.json.
+    for origin, expected in (("qwen3", "qwen3"), ("hermes-2-pro", "demo-model")):
+        out = list(app.generate_live("samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, True, SMOL_TEXT, False, origin))
+        template_text, choice = out[-1][-5], out[-1][-4]
+        assert json.loads(template_text) == load_template_file("qwen3").response_template
+        assert choice == expected
+    kept = list(app.generate_live("samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, False, SMOL_TEXT, False, "qwen3"))
+    assert kept[-1][-5] == kept[-1][-4] == {"__type__": "update"}  # its own template: editor and dropdown kept
 
 
 def test_views_render_whitespace_and_escape_html():
