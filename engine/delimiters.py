@@ -273,6 +273,23 @@ def _parse_for_analysis(compiled: regex.Pattern) -> sre_parser.SubPattern | None
     return parsed
 
 
+def _children(op, av) -> list:
+    """The parsed sub-sequences inside one parsed item (a group, a branch, a repeat, a lookaround...)."""
+    if op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+        return [av[1]]
+    if op is sre_constants.SUBPATTERN:
+        return [av[3]]
+    if op is sre_constants.BRANCH:
+        return av[1]
+    if op in _REPEATS:
+        return [av[2]]
+    if op is sre_constants.ATOMIC_GROUP:
+        return [av]
+    if op is sre_constants.GROUPREF_EXISTS:
+        return [branch for branch in av[1:] if branch is not None]
+    return []
+
+
 def _look_back(items: list) -> int | None:
     """How many characters before its position parsed `items` may examine, or None when unbounded."""
     most = 0
@@ -290,21 +307,7 @@ def _look_back(items: list) -> int | None:
                 return None
             most = max(most, width + inner)
             continue
-        if op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
-            children = [av[1]]
-        elif op is sre_constants.SUBPATTERN:
-            children = [av[3]]
-        elif op is sre_constants.BRANCH:
-            children = av[1]
-        elif op in _REPEATS:
-            children = [av[2]]
-        elif op is sre_constants.ATOMIC_GROUP:
-            children = [av]
-        elif op is sre_constants.GROUPREF_EXISTS:
-            children = [branch for branch in av[1:] if branch is not None]
-        else:
-            continue
-        for child in children:
+        for child in _children(op, av):
             inner = _look_back(list(child))
             if inner is None:
                 return None
@@ -319,23 +322,9 @@ def _looks_ahead(items: list) -> bool:
             if av not in (sre_constants.AT_BEGINNING, sre_constants.AT_BEGINNING_STRING, sre_constants.AT_BEGINNING_LINE):
                 return True
             continue
-        if op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
-            if av[0] == 1:
-                return True
-            children = [av[1]]
-        elif op is sre_constants.SUBPATTERN:
-            children = [av[3]]
-        elif op is sre_constants.BRANCH:
-            children = av[1]
-        elif op in _REPEATS:
-            children = [av[2]]
-        elif op is sre_constants.ATOMIC_GROUP:
-            children = [av]
-        elif op is sre_constants.GROUPREF_EXISTS:
-            children = [branch for branch in av[1:] if branch is not None]
-        else:
-            continue
-        if any(_looks_ahead(list(child)) for child in children):
+        if op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT) and av[0] == 1:
+            return True
+        if any(_looks_ahead(list(child)) for child in _children(op, av)):
             return True
     return False
 
