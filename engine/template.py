@@ -340,13 +340,14 @@ def _quick_test(delimiters: list[Delimiter]) -> QuickTest | None:
     firsts = {text[0] for _, text in leads}
     first = firsts.pop() if len(firsts) == 1 else ""
     run_characters = frozenset().union(*(run for run, _ in leads if run))
+    plain_first = bool(first) and first not in run_characters  # no run can hold or end in it
     pairs = {text[:2] for _, text in leads}
-    pair = pairs.pop() if first and first not in run_characters and len(pairs) == 1 else ""
+    pair = pairs.pop() if plain_first and len(pairs) == 1 else ""
     if len(pair) < 2:
         pair = ""  # a one-character text: any `first` may be its start
     exact_runs = {run for run, _ in exact}
     trailing_run = ""
-    if first and exact_runs and None not in exact_runs and not any(run for run, _ in loose) and first not in run_characters:
+    if plain_first and exact_runs and None not in exact_runs and not any(run for run, _ in loose):
         trailing_run = "".join(sorted(run_characters))
     return QuickTest(search, first, pair, run_characters, trailing_run)
 
