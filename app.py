@@ -31,7 +31,8 @@ import gradio as gr
 from engine import ResponseParser, TemplateError, load_template
 from engine.errors import ResponseParseError
 from engine.lint import lint
-from engine.samples import list_templates, load_samples, load_template_file
+from engine.samples import load_samples
+from engine.template_files import list_templates, load_template_file
 from engine.openai_view import openai_deltas
 from engine.stream_checks import check_stream, random_chunks, run_chunks
 from engine.trace import trace
@@ -800,8 +801,8 @@ _models: dict[str, Any] = {}
 
 
 def get_model(name: str):
-    """Load (once per process) and return a model; raises engine.generation.ModelLoadError."""
-    from engine import generation
+    """Load (once per process) and return a model; raises playground.generation.ModelLoadError."""
+    from playground import generation
 
     name = (name or "").strip() or str(generation.DEFAULT_MODEL_PATH)
     with _model_lock:
@@ -849,7 +850,7 @@ def generate_live(
     every UPDATE_INTERVAL seconds plus once at the end. Stop (request_stop) ends it at the next
     token; what was generated is then finalized like a finished generation.
     """
-    from engine import generation
+    from playground import generation
 
     session = getattr(request, "session_hash", None)
     _stop_requests.discard(session)

@@ -22,7 +22,8 @@ from rich.text import Text
 
 from .errors import ResponseParseError, TemplateError
 from .lint import lint
-from .samples import _load_sample_file, load_template_file
+from .samples import _load_sample_file
+from .template_files import load_template_file
 from .stream_checks import check_stream
 from .trace import trace
 

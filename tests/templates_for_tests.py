@@ -3,12 +3,12 @@
 `SMOLLM3` is the SmolLM3-style template of SPEC.md section 9, exactly as
 written there: literal `</think>` and `</tool_call>` closes. It is NOT the
 shipped `templates/smollm3.json` (whose closes are patterns); tests that need
-plain literal delimiters use this one. It is the benchmark's SmolLM3 workload template.
+plain literal delimiters use this one. It is the SmolLM3 workload template of `tests/workloads.py`.
 
 Treat these as read-only: tests share the same objects, and some compare by
 identity (`template is SMOLLM3`).
 """
 
-from engine.bench import SMOLLM3_TEMPLATE
+from tests.workloads import SMOLLM3_TEMPLATE
 
 SMOLLM3 = SMOLLM3_TEMPLATE

@@ -10,8 +10,8 @@ import pytest
 
 import app
 import playground_view as view
-from engine.samples import load_samples, load_template_file
-
+from engine.samples import load_samples
+from engine.template_files import load_template_file
 from .templates_for_tests import SMOLLM3 as SMOL
 
 SMOL_TEXT = json.dumps(SMOL)

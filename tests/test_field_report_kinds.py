@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import ResponseParseError, ResponseParser, load_template, openai_view, parse_response, trace
-from engine.samples import list_templates, load_samples
-
+from engine.samples import load_samples
+from engine.template_files import list_templates
 SAMPLES = [s for s in load_samples() if s.expected is not None and s.template_name != "<inline>"]
 TEMPLATES = {t.name: t.response_template for t in list_templates()}
 FIELD_REPORTS = {s.name: s for s in load_samples() if s.family == "field-reports"}

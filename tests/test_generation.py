@@ -13,7 +13,7 @@ import threading
 import pytest
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from engine.generation import (
+from playground.generation import (
     DEFAULT_MODEL_PATH,
     ModelLoadError,
     choose_template,
@@ -21,8 +21,8 @@ from engine.generation import (
     render_prompt,
     stream_generation,
 )
-from engine.samples import TEMPLATES_DIR, load_samples
-
+from engine.samples import load_samples
+from engine.template_files import TEMPLATES_DIR
 from engine import ResponseParser, parse_response
 
 # The demo model's weather tool, as its samples offer it.

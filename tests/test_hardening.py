@@ -22,9 +22,8 @@ import pytest
 
 import engine
 from engine import PatternTimeoutError, ResponseParseError, ResponseParser, parse_response, trace
-from engine.bench import QWEN3_CODER_TEMPLATE
-from engine.samples import load_template_file
-
+from tests.workloads import QWEN3_CODER_TEMPLATE
+from engine.template_files import load_template_file
 from .stream_helpers import region_texts, stream_events
 from .templates_for_tests import SMOLLM3
 

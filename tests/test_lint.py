@@ -3,9 +3,7 @@
 import pytest
 
 from engine import Diagnostic, lint
-from engine.samples import list_templates
-
-
+from engine.template_files import list_templates
 def T(**fields):
     return {"start_anchor": "<S>", "fields": fields}
 

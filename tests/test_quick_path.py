@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from engine import ResponseParseError, ResponseParser, load_template, parse_response
 from engine.delimiters import context_width, fixed_texts
-from engine.bench import WORKLOADS, make_case, token_chunks
+from tests.workloads import WORKLOADS, make_case, token_chunks
 from engine.samples import load_samples
 from engine.stream_checks import random_chunks
 from tests.strategies import template_and_generation

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import parse_response
-from engine.bench import QWEN3_CODER_TEMPLATE
+from tests.workloads import QWEN3_CODER_TEMPLATE
 from engine.re_equivalent import re_equivalent
 
 QWEN3_CODER_TAG = QWEN3_CODER_TEMPLATE["fields"]["tool_calls"]["content_args"]["tag_pattern"]

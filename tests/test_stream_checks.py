@@ -1,7 +1,7 @@
 """Stream checks: chunkings agree with one-shot; truncation inside a delimiter is reported."""
 
 from engine import check_stream
-from engine.samples import load_template_file
+from engine.template_files import load_template_file
 from engine.stream_checks import MAX_EVERY_SPLIT, StreamRun, truncation
 
 QWEN3 = load_template_file("qwen3").response_template

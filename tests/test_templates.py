@@ -17,8 +17,8 @@ from transformers.utils.chat_parsing.response_templates import load_response_tem
 
 from engine import load_template
 
-from engine.samples import SAMPLES_DIR, TEMPLATES_DIR, list_templates
-
+from engine.samples import SAMPLES_DIR
+from engine.template_files import TEMPLATES_DIR, list_templates
 TEMPLATE_SCHEMA_PATH = TEMPLATES_DIR / "response_template.schema.json"
 FILE_SCHEMA_PATH = TEMPLATES_DIR / "template_file.schema.json"
 TEMPLATE_FILES = sorted(p for p in TEMPLATES_DIR.glob("*.json") if not p.name.endswith(".schema.json"))

@@ -6,8 +6,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 
 from engine import trace
-from engine.samples import load_template_file
-
+from engine.template_files import load_template_file
 from .strategies import template_and_generation
 
 FIELD_REPORTS = {c["name"]: c for c in json.loads(Path("/work/shared/cases/field_reports.json").read_text())["cases"]}

@@ -1,7 +1,7 @@
 """Live generation: load a chat model, render a prompt, stream its output.
 
-The only module of the engine that imports torch and transformers' models;
-the parser never needs them. Built for a UI that drives one generation at a
+The only module of the project that imports torch and transformers' models;
+the engine never needs them. Built for a UI that drives one generation at a
 time:
 
     loaded = load_model(DEFAULT_MODEL_PATH)
@@ -31,8 +31,8 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteria, StoppingCriteriaList
 from transformers.generation.streamers import BaseStreamer
 
-from .samples import list_templates
-from .tokenizer import IncrementalDecoder
+from engine.template_files import list_templates
+from engine.tokenizer import IncrementalDecoder
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parent.parent / "samples" / "demo-model"
 
