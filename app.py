@@ -18,59 +18,54 @@ import gradio as gr
 from playground import api, handlers, live
 from playground.catalog import DEFAULT_SAMPLE, EDITED_TEMPLATE, INLINE_TEMPLATE, sample_table, samples_by_id, template_names, template_text_of
 from playground.chunking import CHUNKINGS, DEMO_MODEL_PATH
+from playground.diagnostics import check_template
+from playground.field_reference import reference_html
 from playground.limits import LIMITS, queue_options
-from playground.page_script import SHARE_JS
+from playground.page_script import DIAGNOSTICS_JS, EVENT_LOG_JS, EXPLAIN_JS, PAGE_JS, REGION_MAP_JS, SHARE_JS
 from playground.session import Session, new_session
-from playground.status import badge
+from playground.stream_check import report_html
 from playground.styles import PAGE_CSS
-from playground.template_editor import check_template
 from playground.wiring import Page, query_params
 
-first = handlers.load_sample(DEFAULT_SAMPLE, False, Session())
+first = handlers.load_sample(DEFAULT_SAMPLE, Session())
 DEFAULT_LIVE_TOOLS = template_text_of(samples_by_id()[DEFAULT_SAMPLE].tools)
+MONO = ["rt-mono"]
 
 with gr.Blocks(title="Response Template Playground") as demo:
     page = Page()
-    gr.Markdown(
-        "# Response Template Playground\n"
-        "A **response template** turns a chat model's raw output back into a message "
-        "(`reasoning_content`, `content`, `tool_calls`). Pick a sample, paste your own output, "
-        "edit the template, or generate live — and see where every character went."
-    )
     page.session = gr.State(new_session)
-    with gr.Row():
-        with gr.Column(scale=5, min_width=380):
-            with gr.Tabs(selected="samples", elem_id="modes") as page.modes:
+    page.params = gr.State({})
+    with gr.Row(equal_height=False, elem_id="workspace"):
+        with gr.Column(scale=5, min_width=340, elem_id="inputs-column"):
+            gr.HTML(
+                "<h1>Response Template Playground</h1><p>A <b>response template</b> turns a chat model's raw output back into a "
+                "message (<code>reasoning_content</code>, <code>content</code>, <code>tool_calls</code>). Pick a sample, paste an "
+                "output, edit the template or generate live, and click any stretch of the region map to see where it went.</p>",
+                elem_id="page-header",
+            )
+            with gr.Tabs(selected="samples", elem_id="modes", overflow_behavior="wrap") as page.modes:
                 with gr.Tab("Samples", id="samples", elem_id="tab-samples"):
                     page.sample_id = gr.Dropdown(
                         list(samples_by_id()), value=first["sample_id"], label="Sample", elem_id="sample-picker", filterable=True
                     )
                     page.sample_rows = gr.Dataset(
                         components=[gr.Textbox(visible=False)] * 3, headers=["family", "case", "what it shows"],
-                        samples=sample_table(), type="index", samples_per_page=12, label="Click a case to load it",
+                        samples=sample_table(), type="index", samples_per_page=8, label="Click a case to load it",
                         elem_id="sample-table",
                     )
                 with gr.Tab("Paste & parse", id="paste", elem_id="tab-paste"):
-                    page.prefix = gr.Textbox(first["prefix"], label="Prefix (the prompt, special tokens included)", lines=3, max_lines=8, elem_id="prefix")
-                    page.generation = gr.Textbox(first["generation"], label="Generation (raw model output)", lines=6, max_lines=16, elem_id="generation")
+                    page.prefix = gr.Textbox(first["prefix"], label="Prefix (the prompt, special tokens included)", lines=3, max_lines=8, elem_id="prefix", elem_classes=MONO)
+                    page.generation = gr.Textbox(first["generation"], label="Generation (raw model output; Ctrl+Enter parses)", lines=6, max_lines=16, elem_id="generation", elem_classes=MONO)
                     page.tools_text = gr.Code(first["tools_text"], language="json", label="Tools (JSON schemas, optional)", lines=3, max_lines=10, elem_id="tools")
                     page.template_choice = gr.Dropdown(
                         [*template_names(), INLINE_TEMPLATE, EDITED_TEMPLATE], value=first["template_choice"],
                         label="Template (from templates/; edit it in the Template tab)", elem_id="template-choice",
                     )
-                    page.parse_button = gr.Button("Parse", variant="primary", elem_id="parse-button")
-                    with gr.Accordion("Replay as a stream", open=True):
-                        with gr.Row():
-                            page.chunking = gr.Radio([(label, key) for key, label in CHUNKINGS.items()], value="chars", label="Chunking", elem_id="chunking")
-                        with gr.Row():
-                            page.chunk_size = gr.Number(1, label="N (characters)", precision=0, minimum=1, elem_id="chunk-size")
-                            page.chunk_seed = gr.Number(0, label="Seed", precision=0, elem_id="chunk-seed")
-                            page.split_points = gr.Textbox(label="Split points (offsets)", placeholder="5, 12, 40", elem_id="split-points")
-                        page.speed = gr.Slider(0, 200, value=40, step=1, label="Play speed (chunks per second; 0 = as fast as possible)", elem_id="speed")
-                        with gr.Row():
-                            page.step_button = gr.Button("Step ▷", elem_id="step-button")
-                            page.play_button = gr.Button("Play ▶", elem_id="play-button")
-                            page.stop_play_button = gr.Button("Stop ■", elem_id="stop-play-button")
+                    with gr.Row():
+                        page.parse_button = gr.Button("Parse", variant="primary", elem_id="parse-button")
+                        page.fit_button = gr.Button("Which template fits?", elem_id="fit-button")
+                        page.use_best_button = gr.Button("Use the best", visible=False, elem_id="use-best-button")
+                    page.fits = gr.HTML(elem_id="fits")
                 with gr.Tab("Generate live", id="live", elem_id="tab-live"):
                     page.model_name = gr.Textbox(str(DEMO_MODEL_PATH.relative_to(DEMO_MODEL_PATH.parent.parent)), label="Model (local folder or hub id; default: the bundled demo model)", elem_id="model-name")
                     page.system = gr.Textbox("", label="System (optional)", lines=1, elem_id="system")
@@ -92,38 +87,75 @@ with gr.Blocks(title="Response Template Playground") as demo:
                     page.model_note = gr.Markdown(elem_id="model-note")
                 with gr.Tab("Template", id="template", elem_id="tab-template"):
                     page.start_from = gr.Dropdown(template_names(), value=None, label="Start from templates/", elem_id="start-from")
-                    page.template_text = gr.Code(first["template_text"], language="json", label="Response template", lines=18, max_lines=40, elem_id="template-editor")
-                    page.diagnostics = gr.HTML(check_template(first["template_text"]), elem_id="template-diagnostics")
+                    page.template_text = gr.Code(first["template_text"], language="json", label="Response template (Ctrl+Enter parses)", lines=16, max_lines=36, elem_id="template-editor")
+                    page.diagnostics = gr.HTML(check_template(first["template_text"]), elem_id="template-diagnostics", js_on_load=DIAGNOSTICS_JS)
                     with gr.Row():
                         page.format_button = gr.Button("Format", elem_id="format-button")
                         page.reset_button = gr.Button("Reset", elem_id="reset-button")
+                    with gr.Accordion("Field reference (from the JSON Schema)", open=False, elem_id="field-reference"):
+                        gr.HTML(reference_html())
+                    with gr.Accordion("Download / export", open=True):
+                        page.tokenizer_config_upload = gr.File(label="Your tokenizer_config.json (optional: the template is merged into it)", file_types=[".json"], type="filepath", elem_id="tokenizer-config-upload")
                         page.export_button = gr.Button("Download / export", elem_id="export-button")
-                    with gr.Row():
-                        page.template_file = gr.File(label="response_template.json", elem_id="template-file")
-                        page.tokenizer_config_file = gr.File(label="tokenizer_config.json (response_template key)", elem_id="tokenizer-config-file")
-        with gr.Column(scale=7, min_width=480):
+                        page.export_note = gr.HTML(elem_id="export-note")
+                        with gr.Row():
+                            page.template_file = gr.File(label="response_template.json", elem_id="template-file")
+                            page.tokenizer_config_file = gr.File(label="tokenizer_config.json", elem_id="tokenizer-config-file")
+            with gr.Accordion("Share", open=False, elem_id="share"):
+                with gr.Row():
+                    page.share_button = gr.Button("🔗 Copy a link to this state", size="sm", elem_id="share-button")
+                    page.share_link = gr.Textbox(label="Link", show_label=False, interactive=False, elem_id="share-link", scale=3)
+                page.share_warning = gr.HTML(elem_id="share-warning-box")
+                with gr.Row():
+                    page.state_file = gr.File(label="State file (download)", elem_id="state-file")
+                    page.state_upload = gr.File(label="Restore a state file (upload)", file_types=[".json"], type="filepath", elem_id="state-upload")
+        with gr.Column(scale=7, min_width=340, elem_id="results-column"):
             page.status = gr.HTML(first["status"], elem_id="status")
-            page.figures = gr.HTML(first["figures"], elem_id="live-figures")
-            page.region_map = gr.HTML(first["region_map"], label="Region map", elem_id="region-map")
-            with gr.Tabs():
-                with gr.Tab("Message"):
+            with gr.Row(elem_id="replay-bar"):
+                page.back_button = gr.Button("◁ Back", size="sm", elem_id="step-back-button", min_width=60)
+                page.step_button = gr.Button("Step ▷", size="sm", elem_id="step-button", min_width=60)
+                page.play_button = gr.Button("Play ▶", size="sm", elem_id="play-button", min_width=60)
+                page.stop_play_button = gr.Button("Stop ■", size="sm", elem_id="stop-play-button", min_width=60)
+                page.scrubber = gr.Slider(0, 1, value=0, step=1, label="chunk", elem_id="replay-scrubber", min_width=180, scale=3)
+            with gr.Accordion("Replay settings: chunking and speed", open=False, elem_id="replay-settings"):
+                page.chunking = gr.Radio([(label, key) for key, label in CHUNKINGS.items()], value="chars", label="Chunking", elem_id="chunking")
+                with gr.Row():
+                    page.chunk_size = gr.Number(1, label="N (characters)", precision=0, minimum=1, elem_id="chunk-size")
+                    page.chunk_seed = gr.Number(0, label="Seed", precision=0, elem_id="chunk-seed")
+                    page.split_points = gr.Textbox(label="Split points (offsets)", placeholder="5, 12, 40", elem_id="split-points")
+                page.speed = gr.Slider(0, 200, value=40, step=1, label="Play speed (chunks per second; 0 = as fast as possible)", elem_id="speed")
+            with gr.Row(equal_height=True):
+                page.figures = gr.HTML(first["figures"], elem_id="live-figures")
+                page.show_whitespace = gr.Checkbox(False, label="Show whitespace", elem_id="show-whitespace", min_width=120, scale=0)
+            page.region_map = gr.HTML(first["region_map"], label="Region map", elem_id="region-map", js_on_load=REGION_MAP_JS)
+            page.explain = gr.HTML(first["explain"], elem_id="explain", js_on_load=EXPLAIN_JS)
+            with gr.Tabs(selected="message", elem_id="results", overflow_behavior="wrap") as page.results_tabs:
+                with gr.Tab("Message", id="message"):
                     with gr.Row():
-                        page.message_json = gr.Code(first["message_json"], language="json", label="Final message", interactive=False, elem_id="message-json")
+                        page.message_json = gr.Code(first["message_json"], language="json", label="Final message", interactive=False, max_lines=24, elem_id="message-json")
                         page.chat = gr.Chatbot(first["chat"], label="As a chat shows it", height=360, elem_id="chat")
-                with gr.Tab("Event log"):
-                    page.hide_chunks = gr.Checkbox(False, label="Hide chunk events", elem_id="hide-chunks")
-                    page.event_log = gr.HTML(first["event_log"], elem_id="event-log")
-                with gr.Tab("initial_events"):
-                    page.initial_events = gr.Code(first["initial_events"], language="json", label="Events from the prefix", interactive=False, elem_id="initial-events")
-                with gr.Tab("OpenAI stream"):
-                    page.openai_stream = gr.Code(first["openai_stream"], language="json", label="Chat-completion deltas", interactive=False, elem_id="openai-stream")
-                with gr.Tab("Stream checks"):
-                    page.stream_check = gr.HTML(badge(None, "replay (Step or Play) to check streaming against one-shot parsing"), elem_id="stream-check")
-                    page.stream_check_details = gr.Markdown(elem_id="stream-check-details")
-            with gr.Row():
-                page.share_button = gr.Button("🔗 Copy a link to this state", size="sm", elem_id="share-button")
-                page.share_link = gr.Textbox(label="Link", show_label=False, interactive=False, elem_id="share-link", scale=3)
-    page.params = gr.State({})
+                with gr.Tab("Event log", id="log"):
+                    with gr.Row():
+                        page.log_search = gr.Textbox(label="Search", placeholder="text, type, value or #", elem_id="log-search", scale=2)
+                        page.log_field = gr.Dropdown(first["log_field"]["choices"], value="", label="Field", elem_id="log-field", scale=1)
+                        page.log_page = gr.Number(1, label="Page", precision=0, minimum=1, elem_id="log-page", scale=0, min_width=90)
+                        page.hide_chunks = gr.Checkbox(False, label="Hide chunk events", elem_id="hide-chunks", scale=0, min_width=120)
+                    page.event_log = gr.HTML(first["event_log"], elem_id="event-log", js_on_load=EVENT_LOG_JS)
+                with gr.Tab("initial_events", id="initial"):
+                    page.initial_events = gr.Code(first["initial_events"], language="json", label="Events from the prefix", interactive=False, max_lines=24, elem_id="initial-events")
+                with gr.Tab("OpenAI stream", id="openai"):
+                    page.openai_stream = gr.Code(first["openai_stream"], language="json", label="Chat-completion deltas", interactive=False, max_lines=24, elem_id="openai-stream")
+                with gr.Tab("Stream checks", id="checks"):
+                    page.stream_check = gr.HTML(report_html(None), elem_id="stream-check")
+                with gr.Tab("Tests", id="tests"):
+                    page.test_results = gr.HTML(first["test_results"], elem_id="test-results")
+                    page.add_case_button = gr.Button("Add the current input as a test case", size="sm", elem_id="add-case-button")
+                    with gr.Accordion("Test cases (JSON: name, prefix, generation, expected)", open=False):
+                        page.test_cases_text = gr.Code(first["test_cases_text"], language="json", lines=8, max_lines=24, elem_id="test-cases")
+                with gr.Tab("vs transformers", id="reference"):
+                    page.compare_button = gr.Button("Compare with transformers' reference parser", size="sm", elem_id="compare-button")
+                    page.reference = gr.HTML(elem_id="reference")
+    page.reparse_button = gr.Button("re-parse", visible="hidden", elem_id="reparse-button")
 
     # Wiring: each handler reads and writes components by name (playground.wiring).
     opened = demo.load(query_params, None, page.params, api_visibility="private", queue=False)
@@ -131,20 +163,36 @@ with gr.Blocks(title="Response Template Playground") as demo:
     page.listen(page.sample_id.input, handlers.load_sample)
     page.listen(page.sample_rows.click, handlers.load_sample_at)
     page.listen(page.parse_button.click, handlers.parse)
-    page.listen(page.hide_chunks.change, handlers.rerender)
-    page.listen(page.step_button.click, handlers.replay_step, work="replay")
-    playing = page.listen(page.play_button.click, handlers.replay_play, work="replay")
-    page.stop_play_button.click(None, cancels=[playing])
+    page.listen(page.reparse_button.click, handlers.parse, trigger_mode="always_last", show_progress="hidden")
+    for display_option in (page.hide_chunks, page.show_whitespace, page.log_field):
+        page.listen(display_option.change, handlers.set_display, show_progress="hidden")
+    page.listen(page.log_search.submit, handlers.set_display, show_progress="hidden")
+    page.listen(page.log_page.submit, handlers.set_display, show_progress="hidden")
+    page.listen(page.region_map.click, handlers.explain_span, show_progress="hidden")
+    page.listen(page.explain.click, handlers.show_event, show_progress="hidden")
+    page.listen(page.event_log.click, handlers.show_event, show_progress="hidden")
+    page.listen(page.modes.select, handlers.select_tab, queue=False)
     page.listen(page.template_choice.input, handlers.choose_template)
     page.listen(page.start_from.input, handlers.start_from)
     page.listen(page.template_text.change, handlers.diagnose, trigger_mode="always_last", show_progress="hidden")
-    page.listen(page.template_text.input, handlers.edit_template, trigger_mode="always_last", show_progress="hidden")
+    page.listen(page.diagnostics.click, handlers.fix_template)
     page.listen(page.format_button.click, handlers.format_editor)
     page.listen(page.reset_button.click, handlers.reset_template)
     page.listen(page.export_button.click, handlers.export_template, work="export")
+    page.listen(page.fit_button.click, handlers.fit_templates)
+    page.listen(page.use_best_button.click, handlers.use_best)
+    page.listen(page.test_cases_text.input, handlers.run_tests, trigger_mode="always_last", show_progress="hidden")
+    page.listen(page.add_case_button.click, handlers.add_test_case)
+    page.listen(page.compare_button.click, handlers.compare_reference)
+    page.listen(page.step_button.click, handlers.replay_step, work="replay")
+    page.listen(page.back_button.click, handlers.replay_back, work="replay")
+    page.listen(page.scrubber.release, handlers.replay_seek, work="replay")
+    page.listen(page.play_button.click, handlers.replay_play, work="replay")
+    page.listen(page.stop_play_button.click, live.request_stop, queue=False)
     page.listen(page.generate_button.click, live.generate, work="generation")
     page.listen(page.stop_button.click, live.request_stop, queue=False)
     page.listen(page.share_button.click, handlers.share).then(None, page.share_link, page.share_link, js=SHARE_JS)
+    page.listen(page.state_upload.upload, handlers.upload_state)
 
     # The public API: stable names, JSON in and out (playground.api).
     gr.api(api.parse, api_name="parse", **queue_options("parse"))
@@ -165,7 +213,7 @@ def main() -> None:
     if args.model:
         page.model_name.value = args.model
     logging.basicConfig(level=logging.INFO)
-    demo.launch(share=args.share, css=PAGE_CSS, show_error=False)
+    demo.launch(share=args.share, css=PAGE_CSS, js=PAGE_JS, show_error=False)
 
 
 if __name__ == "__main__":

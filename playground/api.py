@@ -17,12 +17,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from engine import TemplateError
-from engine.lint import lint as lint_template
+from engine import TemplateError, load_template
 
 from . import limits
 from .catalog import samples_by_id, template_names, template_text_of
 from .chunking import make_chunks, parse_chunking_param
+from .diagnostics import findings
+from .export import merged_config
 from .limits import InputError, check_text_sizes, read_template, read_tools
 from .parse_view import LiveParse, ParseView, traced_view
 from .stream_check import stream_check
@@ -40,7 +41,11 @@ def _result(view: ParseView) -> dict:
         "status": _status(view),
         "message": view.message,
         "error": view.error,
-        "warnings": list(view.warnings),
+        "errors": [
+            {"message": e.message, "field": e.field, "key": e.key, "start": e.start, "end": e.end, "position": e.position}
+            for e in view.errors
+        ],
+        "warnings": [str(w) for w in view.warnings],
         "initial_events": view.initial_events,
         "events": [logged.event for logged in view.events],
         "spans": [
@@ -59,7 +64,7 @@ def parse(template_text: str, prefix: str, generation: str, tools_text: str = ""
         tools_text: tool schemas as JSON text (a list), or "".
 
     Returns:
-        {"status", "message", "error", "warnings", "initial_events", "events", "spans"}:
+        {"status", "message", "error", "errors", "warnings", "initial_events", "events", "spans"}:
         `message` is None and `error` says why when the input or the parse fails; events
         carry stream offsets; spans tile the stream (prefix tail, then the generation).
     """
@@ -80,20 +85,22 @@ def replay(template_text: str, prefix: str, generation: str, tools_text: str = "
         chunking: `chars:N`, `random:SEED`, `points:5,9` or `tokens`.
 
     Returns:
-        {"chunks", "message", "error", "events", "stream_check": {"passed", "label", "details"}}.
+        {"chunks", "message", "error", "events", "stream_check": {"passed", "label", "findings"}}.
     """
     try:
         template = read_template(template_text)
         tools = read_tools(tools_text)
         check_text_sizes(prefix or "", generation or "")
         settings = parse_chunking_param(chunking)
+        if "problem" in settings:
+            raise InputError(settings["problem"])
         chunks = make_chunks(generation or "", settings["how"], settings.get("size", 1), settings.get("seed", 0), settings.get("points", ""))
         live = LiveParse(template, prefix or "", tools)
         for chunk in chunks:
             live.feed(chunk)
         live.finalize()
         view = live.view()
-        passed, label, details = stream_check(template, prefix or "", generation or "", tools, chunks)
+        checked = stream_check(template, prefix or "", generation or "", tools, chunks)
     except (InputError, TemplateError, ValueError) as error:
         return {"chunks": 0, "message": None, "error": str(error)}
     return {
@@ -101,34 +108,48 @@ def replay(template_text: str, prefix: str, generation: str, tools_text: str = "
         "message": view.message,
         "error": view.error,
         "events": [logged.event for logged in view.events],
-        "stream_check": {"passed": passed, "label": label, "details": details},
+        "stream_check": {
+            "passed": checked.passed, "label": checked.label,
+            "findings": [{"severity": f.severity, "text": f.text} for f in checked.findings],
+        },
     }
 
 
 def lint(template_text: str) -> list[dict]:
-    """Lint a template: [{"severity", "code", "path", "message", "suggestion"}], errors first.
+    """The template's diagnostics, errors first: validation (with "did you mean"), then lint.
 
-    Input that is not a template gives one "error" diagnostic saying why.
+    Returns:
+        [{"severity", "code", "path", "message", "suggestion", "fix", "fixed_template"}]: `fix` says
+        what the one-click fix does ("" for none) and `fixed_template` is the template with it applied.
+    """
+    return [
+        {
+            "severity": f.severity, "code": f.code, "path": f.path, "message": f.message, "suggestion": f.suggestion,
+            "fix": f.fix_label, "fixed_template": f.fixed,
+        }
+        for f in findings(template_text)
+    ]
+
+
+def export(template_text: str, tokenizer_config_text: str = "") -> dict:
+    """The template as file texts, merged into a tokenizer_config.json when one is given.
+
+    Args:
+        template_text: the response template, as JSON text.
+        tokenizer_config_text: the model's tokenizer_config.json text; its other keys are kept.
+
+    Returns:
+        {"response_template.json", "tokenizer_config.json", "error"}.
     """
     try:
         template = read_template(template_text)
-    except InputError as error:
-        return [{"severity": "error", "code": "input-error", "path": "", "message": str(error), "suggestion": ""}]
-    return [diagnostic.to_dict() for diagnostic in lint_template(template)]
-
-
-def export(template_text: str) -> dict:
-    """The template as file texts: {"response_template.json", "tokenizer_config.json", "error"}."""
-    try:
-        template = read_template(template_text)
-        from engine import load_template
-
         load_template(template)
+        config = merged_config(template, tokenizer_config_text if tokenizer_config_text.strip() else None)
     except (InputError, TemplateError) as error:
         return {"error": str(error)}
     return {
         "response_template.json": template_text_of(template) + "\n",
-        "tokenizer_config.json": json.dumps({"response_template": template}, ensure_ascii=False, indent=2) + "\n",
+        "tokenizer_config.json": json.dumps(config, ensure_ascii=False, indent=2) + "\n",
         "error": None,
     }
 

@@ -6,7 +6,7 @@ import functools
 import json
 
 from engine.samples import Sample, load_samples
-from engine.template_files import list_templates, load_template_file
+from engine.template_files import TemplateFile, list_templates
 
 DEFAULT_SAMPLE = "qwen3/text-then-tool-calls"
 # The Template dropdown's entries for a template that is not a templates/ file.
@@ -21,9 +21,14 @@ def samples_by_id() -> dict[str, Sample]:
 
 
 @functools.cache
+def shipped_templates() -> tuple[TemplateFile, ...]:
+    """The `templates/` files, sorted by name (read once: they ship with the app)."""
+    return tuple(list_templates())
+
+
 def template_names() -> list[str]:
     """The names of the `templates/` files, sorted."""
-    return [template_file.name for template_file in list_templates()]
+    return [template_file.name for template_file in shipped_templates()]
 
 
 def template_text_of(template: dict) -> str:
@@ -32,8 +37,8 @@ def template_text_of(template: dict) -> str:
 
 
 def shipped_template_text(name: str) -> str:
-    """The editor text of `templates/<name>.json`'s response template."""
-    return template_text_of(load_template_file(name).response_template)
+    """The editor text of `templates/<name>.json`'s response template (KeyError for another name)."""
+    return template_text_of({f.name: f for f in shipped_templates()}[name].response_template)
 
 
 def sample_table() -> list[list[str]]:
@@ -50,7 +55,7 @@ def template_choice_for(text: str, current: str | None = None, otherwise: str = 
         data = json.loads(text)
     except (TypeError, ValueError, RecursionError):
         return otherwise
-    matching = [f.name for f in list_templates() if data == f.response_template]
+    matching = [f.name for f in shipped_templates() if data == f.response_template]
     if current in matching:
         return current
     return matching[0] if matching else otherwise

@@ -94,16 +94,26 @@ def chunking_param(how: str, size: Any, seed: Any, points: str) -> str:
 
 
 def parse_chunking_param(text: str) -> dict:
-    """`chars:3` / `random:7` / `points:5,9` / `tokens` -> {how, size, seed, points}."""
+    """`chars:3` / `random:7` / `points:5,9` / `tokens` -> {how, size, seed, points}.
+
+    A value that is not one of these gives the default ("chars", N=1) with a "problem"
+    entry saying what was wrong.
+    """
     how, _, arg = (text or "").partition(":")
-    settings: dict[str, Any] = {"how": how if how in CHUNKINGS else "chars"}
+    usage = "use chars:N, random:SEED, points:5,9 or tokens"
+    if how not in CHUNKINGS:
+        return {"how": "chars", "problem": f"?chunking={text} is not a chunking ({usage})"}
+    settings: dict[str, Any] = {"how": how}
     try:
         if how == "chars" and arg:
-            settings["size"] = max(1, int(arg))
+            settings["size"] = int(arg)
+            if settings["size"] < 1:
+                raise ValueError
         elif how == "random" and arg:
             settings["seed"] = int(arg)
         elif how == "points":
+            split_points(arg)
             settings["points"] = arg.replace(",", ", ")
-    except ValueError:
-        pass
+    except (ValueError, InputError):
+        return {"how": "chars", "problem": f"?chunking={text}: {arg!r} is not a valid {CHUNKINGS[how]} setting ({usage})"}
     return settings

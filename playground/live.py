@@ -67,7 +67,7 @@ def request_stop(session: Session) -> dict:
 @produces(*PARSE_VIEWS, "template_text", "template_choice", "prefix", "generation", "model_note")
 def generate(
     model_name, system, user, messages_text, live_tools_text, enable_thinking, max_new_tokens, temperature, top_p, seed,
-    use_model_template, template_text, hide_chunks, session: Session,
+    use_model_template, template_text, session: Session,
 ):
     """Generate with a model and parse as tokens arrive.
 
@@ -88,11 +88,9 @@ def generate(
             raise InputError(f"max_new_tokens must be between 1 and {caps.max_new_tokens}.")
         template = read_template(template_text) if not use_model_template else None
     except (InputError, ValueError) as error:
-        yield failed(str(error))
+        yield failed(str(error), session)
         return
-    loading = failed("")
-    loading["status"] = status_html(None, f"Loading {model_name or 'the demo model'} (cached after the first time)…")
-    yield loading
+    yield {"status": status_html(None, f"Loading {model_name or 'the demo model'} (cached after the first time)…")}
     try:
         loaded = get_model(model_name)
         template_note = ""
@@ -101,7 +99,7 @@ def generate(
         prompt = generation.render_prompt(loaded, messages, tools, enable_thinking=bool(enable_thinking))
         live = LiveParse(template, prompt.text, tools)
     except (generation.ModelLoadError, LookupError, TemplateError, ResponseParseError) as error:
-        yield failed(str(error))
+        yield failed(str(error), session)
         return
     model_note = f"Model: {loaded.name}" + (f" — {template_note}" if template_note else "")
     chosen = {}
@@ -137,19 +135,19 @@ def generate(
             now = time.perf_counter()
             if now - last >= UPDATE_INTERVAL:
                 last = now
-                view = snapshot()
-                session.view = view
-                yield {**render(view, hide_chunks, model_note), **chosen, "model_note": model_note}
+                session.view = view = snapshot()
+                session.display.log_page = 10**9  # follow the newest events
+                yield {**render(view, session, note=model_note, progress=f"{tokens} tokens"), **chosen, "model_note": model_note}
     finally:
         pieces.close()
         session.stop_requested = False
     live.finalize()
     if stopped:
         model_note = f"■ Stopped after {tokens} tokens; the text so far is parsed as if generation had ended. {model_note}"
-    view = snapshot()
-    session.view = view
+    session.view = session.last_good = view = snapshot()
+    session.replay = None
     yield {
-        **render(view, hide_chunks, model_note), **chosen,
+        **render(view, session, note=model_note), **chosen,
         "prefix": prompt.text, "generation": "".join(live.parts), "model_note": model_note,
     }
 

@@ -23,6 +23,12 @@ def visible_whitespace(text: str) -> str:
     )
 
 
+def breakable_whitespace(text: str) -> str:
+    """`visible_whitespace`, with a line-break opportunity after each drawn space, tab and newline
+    (the symbols replace the spaces a browser would break at, so long JSON would wrap mid-word)."""
+    return visible_whitespace(text).replace("</span>", "</span><wbr>")
+
+
 def short_json(value: Any, limit: int = 300) -> str:
     """Compact JSON of `value`, cut to `limit` characters with an ellipsis."""
     text = json.dumps(value, ensure_ascii=False)

@@ -9,6 +9,9 @@ from engine.openai_view import openai_deltas
 from .markup import short_json
 from .parse_view import ParseView
 
+# Tool calls drawn in the chat view at most (the message JSON has them all).
+CHAT_TOOL_CALLS = 50
+
 
 def message_json(message: dict | None) -> str:
     """The message as indented JSON text ("" when there is none)."""
@@ -27,12 +30,15 @@ def chat_messages(message: dict | None) -> list[dict]:
     content = message.get("content")
     if content:
         shown.append({"role": "assistant", "content": content if isinstance(content, str) else short_json(content, 4000)})
-    for call in message.get("tool_calls") or []:
+    calls = message.get("tool_calls") or []
+    for call in calls[:CHAT_TOOL_CALLS]:
         function = call.get("function", call) if isinstance(call, dict) else {}
         name = function.get("name", "?") if isinstance(function, dict) else "?"
         arguments = function.get("arguments", {}) if isinstance(function, dict) else call
         body = "```json\n" + json.dumps(arguments, ensure_ascii=False, indent=2) + "\n```"
         shown.append({"role": "assistant", "content": body, "metadata": {"title": f"🛠️ Tool call: {name}"}})
+    if len(calls) > CHAT_TOOL_CALLS:
+        shown.append({"role": "assistant", "content": f"… and {len(calls) - CHAT_TOOL_CALLS:,} more tool calls (all of them are in the message JSON)"})
     others = {k: v for k, v in message.items() if k not in ("role", "reasoning_content", "tool_calls", "content")}
     for key, value in others.items():
         shown.append({"role": "assistant", "content": f"`{key}`: {short_json(value, 2000)}"})

@@ -4,7 +4,8 @@ A handler returns a dict whose keys are output names ("status", "region_map",
 ...), a subset of the names it declares with `@produces`. `app.py` binds each
 name to the component of that name (`playground.wiring.Page`), so a new panel
 is one name here, one component in the layout and one key in `render`; no
-positional indexes to keep in step.
+positional indexes to keep in step. A value may be an `Update` to change a
+component's properties (a slider's maximum, a dropdown's choices, the tab shown).
 
 `render` fills the parse panels (`PARSE_VIEWS`) from a `ParseView`.
 """
@@ -15,36 +16,51 @@ import functools
 import inspect
 import json
 import logging
+from typing import Any
 
-from .event_log import event_log
+from .event_log import LogQuery, event_log, log_fields
+from .explain import explain
 from .message_view import chat_messages, message_json, openai_stream
 from .parse_view import MapSpan, ParseView
-from .region_map import region_map
+from .region_map import MapOptions, region_map
 from .status import error_html, figures, status_html
 
 log = logging.getLogger("playground")
 
 # The panels every parse fills, in page order.
 PARSE_VIEWS = (
-    "status", "region_map", "event_log", "initial_events", "message_json", "chat", "openai_stream", "figures",
+    "status", "region_map", "explain", "event_log", "log_page", "log_field", "initial_events", "message_json", "chat",
+    "openai_stream", "figures",
 )
 
 
-def render(view: ParseView, hide_chunks: bool = False, note: str = "") -> dict:
-    """The parse panels (`PARSE_VIEWS`) of `view`."""
+class Update(dict):
+    """New properties for a component (``Update(value=3, maximum=10)``), as a plain dict."""
+
+    def __init__(self, **properties: Any):
+        super().__init__(properties)
+
+
+def render(
+    view: ParseView, session, *, note: str = "", stale: str = "", progress: str = "", window_start: int = 0,
+) -> dict:
+    """The parse panels (`PARSE_VIEWS`) of `view`, drawn with the session's display options.
+
+    `stale` (the input error) marks the map as the last good parse; `progress` is the
+    replay or live position; `window_start` draws only the map's end (see `MapOptions`).
+    """
+    display = session.display
+    query = LogQuery(display.log_page, display.log_search, display.log_field, display.hide_chunks, display.selected_event)
+    log_html, page, pages = event_log(view.events, query, view.current_phase if not view.finished else None)
+    display.log_page = page
+    fields = log_fields(view.events)
     return {
-        "status": status_html(view, note),
-        "region_map": region_map(
-            cut_away=view.cut_away,
-            stream=view.stream,
-            tail_length=view.tail_length,
-            spans=view.spans,
-            events=view.events,
-            field_names=view.field_names,
-            error_offset=view.error_offset,
-            error_text=view.error,
-        ),
-        "event_log": event_log(view.events, hide_chunks=hide_chunks),
+        "status": status_html(view, note, stale=stale, progress=progress),
+        "region_map": region_map(view, MapOptions(display.show_whitespace, stale or None, window_start)),
+        "explain": explain(view, display.selection),
+        "event_log": log_html,
+        "log_page": Update(value=page, maximum=pages),
+        "log_field": Update(choices=[("all fields", ""), *[(name, name) for name in fields]], value=display.log_field if display.log_field in fields else ""),
         "initial_events": json.dumps(view.initial_events, ensure_ascii=False, indent=2),
         "message_json": message_json(view.message),
         "chat": chat_messages(view.message),
@@ -53,11 +69,11 @@ def render(view: ParseView, hide_chunks: bool = False, note: str = "") -> dict:
     }
 
 
-def failed(message: str, generation: str = "") -> dict:
+def failed(message: str, session, generation: str = "") -> dict:
     """The parse panels for input that never reached the parser: the message, the
     generation shown unparsed in the region map, the rest cleared."""
     spans = [MapSpan(0, len(generation), "unparsed")] if generation else []
-    outputs = render(ParseView(stream=generation, spans=spans, finished=True))
+    outputs = render(ParseView(stream=generation, spans=spans, finished=True), session)
     outputs["status"] = error_html(message)
     return outputs
 

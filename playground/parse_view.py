@@ -4,29 +4,48 @@
 parser chunk by chunk (replay and live generation) and can be viewed at any
 moment. Both give a `ParseView`, which every panel of the page is drawn from.
 
+Both parse leniently when the engine offers it (`on_error="keep"`): a region
+that fails to parse is marked with its error, and every other field keeps its
+value, so an error never hides the parts that did parse.
+
 Offsets are stream offsets: 0 is the first character of the prefix after its
 start-anchor cut; the generation follows the prefix tail.
 """
 
 from __future__ import annotations
 
+import inspect
+import re
 import time
 from dataclasses import dataclass, field
 
-from engine import ResponseParser
+from engine import ResponseParser, load_template
 from engine.errors import ResponseParseError
 from engine.trace import trace
 
 from . import limits
+
+# The engine's lenient mode: failed regions are kept as text with their error.
+LENIENT = "on_error" in inspect.signature(trace).parameters
+_LENIENT_OPTIONS = {"on_error": "keep"} if LENIENT else {}
+# Without lenient mode, a content parser's message may say where in the body it failed.
+_BODY_OFFSET = re.compile(r"\boffset (\d+)\)")
 
 
 @dataclass(frozen=True)
 class MapSpan:
     """A stretch `[start, end)` of the stream for the region map.
 
-    `kind` is "body", "open", "close", "discarded", "held" (maybe a delimiter,
-    not decided yet) or "unparsed" (after a parse error); `field` and `region`
-    are set for bodies and delimiters; `captures` are a delimiter's named groups.
+    Attributes:
+        kind: "body", "open", "close", "discarded", "held" (maybe a delimiter, not
+            decided yet) or "unparsed" (after a parse error the parser never reached).
+        field, region: the field and region index (0-based, in opening order) for
+            bodies and delimiters.
+        captures: a delimiter's named groups.
+        delimiter: the delimiter as written (a literal, literals joined by " | ", or a
+            pattern); delimiter_path: its template key (`fields.x.close_pattern`);
+            matched: the whole text it matched.
+        error: index into `ParseView.errors` when this span belongs to a failed region.
     """
 
     start: int
@@ -35,6 +54,10 @@ class MapSpan:
     field: str | None = None
     region: int | None = None
     captures: dict | None = None
+    delimiter: str | None = None
+    delimiter_path: str | None = None
+    matched: str | None = None
+    error: int | None = None
 
 
 @dataclass(frozen=True)
@@ -47,37 +70,136 @@ class LoggedEvent:
     event: dict
 
 
+@dataclass(frozen=True)
+class ErrorMark:
+    """A region that failed to parse.
+
+    Attributes:
+        message: the error for people, starting with its type (``ResponseParseError: ...``).
+        field: the field whose region failed, or None (a message-level error).
+        key: the template key that failed (``fields.tool_calls.content``), or None.
+        start, end: the failed region in stream offsets (delimiters included), or None.
+        position: the stream offset of the exact failing character, or None when unknown.
+    """
+
+    message: str
+    field: str | None = None
+    key: str | None = None
+    start: int | None = None
+    end: int | None = None
+    position: int | None = None
+
+    @property
+    def at(self) -> int | None:
+        """Where the map marks the error: the failing character, else the region's start."""
+        return self.position if self.position is not None else self.start
+
+
+@dataclass(frozen=True)
+class WarningNote:
+    """A probable fault seen in the parse (`engine.trace` warnings): code, message, suggestion."""
+
+    code: str
+    message: str
+    suggestion: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.message} → {self.suggestion}" if self.suggestion else self.message
+
+
 @dataclass
 class ParseView:
     """Everything the page shows about one parse, finished or in progress.
 
-    Offsets are stream offsets (prefix tail after the start-anchor cut, then the
-    generation). `error` is a message for people; `figures` are (name, value) pairs.
+    Attributes:
+        cut_away: the prefix before the start-anchor cut (never parsed).
+        stream: the prefix tail followed by the generation (what the spans index).
+        tail_length: length of the prefix tail in `stream`.
+        anchor_found: whether the start anchor matched in the prefix (True for an empty prefix).
+        spans: `MapSpan`s tiling the stream, in order.
+        events: every event, numbered.
+        field_names: the template's fields, in order.
+        message: the message (with lenient parsing also when a region failed), or None.
+        errors: the regions that failed (`ErrorMark`s), in order.
+        warnings: probable faults (`WarningNote`s).
+        figures: (name, value) pairs for the figures row.
+        finished: False while streaming (the last span may be "held").
+        chunk_ends: stream offsets where fed chunks ended (replay and live), in order.
+        held_reason: why the held text is held ("`<tool` could still become `<tool_call>`").
+        template, tools: the inputs.
     """
 
     cut_away: str = ""
     stream: str = ""
     tail_length: int = 0
+    anchor_found: bool = True
     spans: list[MapSpan] = field(default_factory=list)
     events: list[LoggedEvent] = field(default_factory=list)
     field_names: list[str] = field(default_factory=list)
     message: dict | None = None
-    error: str | None = None
-    error_offset: int | None = None
-    warnings: list[str] = field(default_factory=list)
+    errors: list[ErrorMark] = field(default_factory=list)
+    warnings: list[WarningNote] = field(default_factory=list)
     figures: list[tuple[str, str]] = field(default_factory=list)
     finished: bool = True
+    chunk_ends: list[int] = field(default_factory=list)
+    held_reason: str = ""
     template: dict | None = None
     tools: list | None = None
+
+    @property
+    def error(self) -> str | None:
+        """The first error's message, or None."""
+        return self.errors[0].message if self.errors else None
 
     @property
     def initial_events(self) -> list[dict]:
         """The events the prefix produced (`ResponseParser.initial_events`)."""
         return [logged.event for logged in self.events if logged.phase == "prefix"]
 
+    @property
+    def current_feed(self) -> tuple[int, int] | None:
+        """The stream range the last fed chunk added, or None before the first feed."""
+        if not self.chunk_ends:
+            return None
+        start = self.chunk_ends[-2] if len(self.chunk_ends) > 1 else self.tail_length
+        return start, self.chunk_ends[-1]
+
+    @property
+    def current_phase(self) -> str | None:
+        """The event phase of the last feed (``"feed N"``), or None."""
+        return f"feed {len(self.chunk_ends)}" if self.chunk_ends else None
+
 
 def _phase(stage: str, chunk: int | None) -> str:
     return f"feed {chunk + 1}" if stage == "feed" and chunk is not None else stage
+
+
+def _error_position(message: str, body_offset: int | None) -> int | None:
+    found = _BODY_OFFSET.search(message)
+    return body_offset + int(found.group(1)) if found and body_offset is not None else None
+
+
+def _trace_errors(result, to_stream) -> list[ErrorMark]:
+    """ErrorMarks of a trace: its `errors` (lenient mode) or its one `error`."""
+    errors = list(getattr(result, "errors", None) or ([result.error] if result.error else []))
+    marks = []
+    for index, error in enumerate(errors):
+        region = [s for s in result.spans if getattr(s, "error", None) == index]
+        body = getattr(error, "stream_offset", None)
+        if body is None and getattr(error, "offset", None) is not None:
+            body = to_stream(error.source, error.offset)
+        if region:
+            start, end = region[0].stream_start, region[-1].stream_end
+        else:
+            start, end = body, None if body is None or error.text is None else body + len(error.text)
+        position = None
+        if getattr(error, "position", None) is not None:
+            position = to_stream(getattr(error, "position_source", None) or error.source, error.position)
+        elif not LENIENT:
+            position = _error_position(error.message, body)
+        kind = getattr(error, "type", "ResponseParseError")
+        marks.append(ErrorMark(f"{kind}: {error.message}", error.field, getattr(error, "key", None), start, end, position))
+    return marks
 
 
 def traced_view(template: dict, prefix: str, generation: str, tools: list | None) -> ParseView:
@@ -87,29 +209,65 @@ def traced_view(template: dict, prefix: str, generation: str, tools: list | None
     """
     started = time.perf_counter()
     result = trace(
-        generation, template, prefix=prefix, tools=tools, regex_timeout=limits.current().regex_seconds, positions=True
+        generation, template, prefix=prefix, tools=tools, regex_timeout=limits.current().regex_seconds,
+        positions=True, **_LENIENT_OPTIONS,
     )
     seconds = time.perf_counter() - started
+    tail = result.prefix_tail
+
+    def to_stream(source: str | None, offset: int) -> int:
+        return offset - result.anchor.offset if source == "prefix" else len(tail) + offset
+
     spans = [
-        MapSpan(s.stream_start, s.stream_end, s.kind, s.field, s.region, s.captures or None) for s in result.spans
+        MapSpan(
+            s.stream_start, s.stream_end, s.kind, s.field, s.region, s.captures or None,
+            s.delimiter, s.delimiter_path, s.matched_text, getattr(s, "error", None),
+        )
+        for s in result.spans
     ]
     events = [LoggedEvent(i + 1, _phase(e.stage, e.chunk), e.event) for i, e in enumerate(result.events)]
-    error = result.error
     return ParseView(
         cut_away=result.anchor.dropped,
-        stream=result.prefix_tail + generation,
-        tail_length=len(result.prefix_tail),
+        stream=tail + generation,
+        tail_length=len(tail),
+        anchor_found=result.anchor.found or not prefix,
         spans=spans,
         events=events,
         field_names=list(template.get("fields", {})),
         message=result.message,
-        error=None if error is None else f"{error.type}: {error.message}",
-        error_offset=None if error is None else error.stream_offset,
-        warnings=[f"{w.message} → {w.suggestion}" if w.suggestion else w.message for w in result.warnings],
+        errors=_trace_errors(result, to_stream),
+        warnings=[WarningNote(w.code, w.message, w.suggestion) for w in result.warnings],
         figures=[("characters", f"{len(generation):,}"), ("events", f"{len(events):,}"), ("parse", f"{seconds * 1000:.1f} ms")],
         template=template,
         tools=tools,
     )
+
+
+def held_reason(template: dict, current_field: str | None, held: str) -> str:
+    """Why `held` text is held back: which delimiter it could still become.
+
+    Literal delimiters are checked by their first characters; patterns by partial
+    matching. Returns "" when nothing is held.
+    """
+    if not held:
+        return ""
+    loaded = load_template(template)
+    spec = loaded.fields.get(current_field) if current_field else None
+    for delimiter in loaded.watched_delimiters(spec):
+        for start in range(len(held)):
+            tail = held[start:]
+            if delimiter.literals is not None:
+                literal = next((x for x in delimiter.literals if x.startswith(tail) and x != tail), None)
+                if literal is not None:
+                    return f"`{tail}` could still become `{literal}` ({delimiter.path})"
+            else:
+                try:
+                    partial = delimiter.pattern.fullmatch(tail, partial=True, timeout=0.05)
+                except TimeoutError:
+                    partial = None
+                if partial is not None:
+                    return f"`{tail}` could still match `{delimiter.source}` ({delimiter.path})"
+    return f"`{held}` is held until more text decides it"
 
 
 class LiveParse:
@@ -120,6 +278,7 @@ class LiveParse:
         self.field_names = list(template.get("fields", {}))
         self.events: list[LoggedEvent] = []
         self.parts: list[str] = []
+        self.chunk_ends: list[int] = []
         self.message: dict | None = None
         self.error: ResponseParseError | None = None
         self.finished = False
@@ -133,10 +292,13 @@ class LiveParse:
             regex_timeout=limits.current().regex_seconds,
             positions=True,
             record_spans=True,
+            **_LENIENT_OPTIONS,
         )
         self.parse_seconds += time.perf_counter() - started
         self.cut_away = prefix[: self.parser.prefix_cut]
         self.tail = prefix[self.parser.prefix_cut :]
+        self.anchor_found = not prefix or self.parser.prefix_cut > 0
+        self.received = len(self.tail)
         self._log(self.parser.initial_events, "prefix")
 
     def _log(self, events: list[dict], phase: str) -> None:
@@ -144,10 +306,13 @@ class LiveParse:
         self.events.extend(LoggedEvent(start + i, phase, event) for i, event in enumerate(events))
 
     def feed(self, chunk: str) -> None:
+        """Feed one chunk (after an error the text is kept but no longer parsed)."""
         self.parts.append(chunk)
-        if self.error is not None:
+        self.received += len(chunk)
+        if self.error is not None or self.finished:
             return
         self.feeds += 1
+        self.chunk_ends.append(self.received)
         started = time.perf_counter()
         try:
             events = self.parser.feed(chunk)
@@ -158,6 +323,9 @@ class LiveParse:
         self._log(events, f"feed {self.feeds}")
 
     def finalize(self) -> None:
+        """End the stream: settle held text and take the message."""
+        if self.finished:
+            return
         self.finished = True
         if self.error is not None:
             return
@@ -170,28 +338,57 @@ class LiveParse:
         self.parse_seconds += time.perf_counter() - started
         self._log(events, "finalize")
 
+    def _errors(self) -> list[ErrorMark]:
+        found = list(getattr(self.parser, "errors", None) or ([self.error] if self.error else []))
+        marks = []
+        for error in found:
+            start = getattr(error, "start", None)
+            start = error.offset if start is None else start
+            end = getattr(error, "end", None)
+            if end is None and error.offset is not None and error.text is not None:
+                end = error.offset + len(error.text)
+            position = getattr(error, "position", None)
+            if position is None and not LENIENT:
+                position = _error_position(str(error), error.offset)
+            marks.append(ErrorMark(f"{type(error).__name__}: {error}", error.field, getattr(error, "key", None), start, end, position))
+        return marks
+
     def view(self, extra_figures: list[tuple[str, str]] = ()) -> ParseView:
+        """The parse so far as a ParseView (held text as a "held" span while streaming)."""
         stream = self.tail + "".join(self.parts)
-        spans = [
-            MapSpan(s.start, s.end, s.kind, s.field, s.region, s.match.captures if s.match else None)
-            for s in self.parser.spans
-        ]
+        errors = self._errors()
+        spans = []
+        for s in self.parser.spans:
+            match = s.match
+            error = next((i for i, e in enumerate(errors) if e.start is not None and e.end is not None and e.start <= s.start < e.end), None)
+            spans.append(
+                MapSpan(
+                    s.start, s.end, s.kind, s.field, s.region, dict(match.captures) if match and match.captures else None,
+                    match.delimiter.source if match else None, match.delimiter.path if match else None,
+                    match.text if match else None, error,
+                )
+            )
         decided = spans[-1].end if spans else 0
+        reason = ""
         if decided < len(stream):
-            spans.append(MapSpan(decided, len(stream), "unparsed" if self.error else "held"))
-        error = self.error
+            kind = "unparsed" if self.error else "held"
+            spans.append(MapSpan(decided, len(stream), kind))
+            if kind == "held":
+                reason = held_reason(self.template, self.parser.current_field, stream[decided:])
         return ParseView(
             cut_away=self.cut_away,
             stream=stream,
             tail_length=len(self.tail),
+            anchor_found=self.anchor_found,
             spans=spans,
             events=list(self.events),
             field_names=self.field_names,
             message=self.message,
-            error=None if error is None else f"{type(error).__name__}: {error}",
-            error_offset=None if error is None else error.offset,
+            errors=errors,
             figures=list(extra_figures),
             finished=self.finished,
+            chunk_ends=list(self.chunk_ends),
+            held_reason=reason,
             template=self.template,
             tools=self.tools,
         )

@@ -1,8 +1,10 @@
 """The region map: every character of a parse, coloured by what became of it.
 
-Pure functions from a `ParseView`'s parts (stream text, `MapSpan`s, logged
-events) to HTML. Nothing here parses or touches Gradio state, so the map is
-tested by calling it.
+A pure function from a `ParseView` to HTML. Each stretch carries `data-i`, its
+index in `view.spans`, which the page's script sends back when it is clicked
+or chosen from the keyboard (see `playground.page_script`), so
+`playground.explain` can say what it is. Colours come from classes
+(`rt-f0`..`rt-f7` per field) defined for both themes in `playground.styles`.
 
 Offsets are stream offsets: 0 is the first character of the prefix after its
 start-anchor cut; the generation follows the prefix tail.
@@ -11,186 +13,211 @@ start-anchor cut; the generation follows the prefix tail.
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Iterable, Sequence
-from typing import Any
+from dataclasses import dataclass
 
-from .parse_view import LoggedEvent, MapSpan
+from .markup import visible_whitespace
+from .parse_view import LoggedEvent, MapSpan, ParseView
 
-# Field colours (see field_colours); bodies use the light tint,
-# delimiters the strong one.
-PALETTE = (
-    ("#dbeafe", "#2563eb"),  # blue
-    ("#dcfce7", "#16a34a"),  # green
-    ("#fef3c7", "#d97706"),  # amber
-    ("#fce7f3", "#db2777"),  # pink
-    ("#ede9fe", "#7c3aed"),  # violet
-    ("#cffafe", "#0891b2"),  # cyan
-    ("#ffedd5", "#ea580c"),  # orange
-    ("#e0e7ff", "#4f46e5"),  # indigo
-)
+# Colour slots; the message keys every template uses keep theirs whatever the field order.
+PALETTE_SIZE = 8
+FIXED_SLOTS = {"reasoning_content": 0, "tool_calls": 1, "content": 2}
 # Characters of cut-away prefix shown before the start-anchor cut.
 CUT_PREFIX_SHOWN = 160
-
-# The message keys every template uses keep one colour whatever the template's field order.
-FIXED_COLOURS = {"reasoning_content": PALETTE[0], "tool_calls": PALETTE[1], "content": PALETTE[2]}
-
-
-def field_colours(field_names: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """(tint, strong) colour pair for each field: fixed for the common message keys,
-    the rest of the palette in template order."""
-    free = [pair for pair in PALETTE if pair not in FIXED_COLOURS.values()]
-    others = [name for name in field_names if name not in FIXED_COLOURS]
-    colours = {name: free[i % len(free)] for i, name in enumerate(others)}
-    return {name: FIXED_COLOURS.get(name) or colours[name] for name in field_names}
+# Chunk boundaries drawn at most (beyond that, only those near the last feed).
+BOUNDARIES_DRAWN = 2_000
+BOUNDARIES_NEAR_END = 200
 
 
-def _region_event_numbers(events: Iterable[LoggedEvent]) -> tuple[dict[int, tuple[int | None, int | None]], dict[tuple[int, int], int]]:
-    """Region index -> (open event number, close event number), and (start, end) -> chunk event number.
+def field_slots(field_names: Sequence[str]) -> dict[str, int]:
+    """Colour slot (0..7, the `rt-fN` class) of each field: fixed for the common message keys,
+    the other slots in template order."""
+    free = [slot for slot in range(PALETTE_SIZE) if slot not in FIXED_SLOTS.values()]
+    others = [name for name in field_names if name not in FIXED_SLOTS]
+    slots = {name: free[i % len(free)] for i, name in enumerate(others)}
+    return {name: FIXED_SLOTS.get(name, slots.get(name, 0)) for name in field_names}
+
+
+def region_event_numbers(events: Iterable[LoggedEvent]) -> dict[int, tuple[int | None, int | None]]:
+    """Region index -> (open event number, close event number).
 
     Regions do not nest, so the k-th `region_open` and the k-th `region_close` belong to region k.
     """
     opens: list[int] = []
     closes: list[int] = []
-    chunks: dict[tuple[int, int], int] = {}
     for logged in events:
         kind = logged.event.get("type")
         if kind == "region_open":
             opens.append(logged.number)
         elif kind == "region_close":
             closes.append(logged.number)
-        elif kind == "region_chunk" and "start" in logged.event:
-            chunks[(logged.event["start"], logged.event["end"])] = logged.number
-    regions = {k: (opens[k] if k < len(opens) else None, closes[k] if k < len(closes) else None) for k in range(len(opens))}
-    return regions, chunks
+    return {k: (opens[k], closes[k] if k < len(closes) else None) for k in range(len(opens))}
 
 
-def _span_title(span: Any, regions: dict, chunks: dict, tail_length: int) -> str:
+def span_title(span: MapSpan, regions: dict, tail_length: int) -> str:
+    """The one-line hover summary of a span (the #explain panel says more)."""
     where = "prefix tail" if span.end <= tail_length else "generation"
     parts = [span.field or "(no field)", span.kind, f"offsets {span.start}–{span.end}", where]
     if span.region is not None:
         parts.append(f"region {span.region}")
         opened, closed = regions.get(span.region, (None, None))
-        numbers = []
-        if span.kind == "body" and (span.start, span.end) in chunks:
-            numbers.append(f"chunk #{chunks[(span.start, span.end)]}")
-        if opened is not None:
-            numbers.append(f"open #{opened}")
+        numbers = [f"open #{opened}"] if opened is not None else []
         if closed is not None:
             numbers.append(f"close #{closed}")
         if numbers:
             parts.append("events " + ", ".join(numbers))
     if span.captures:
-        parts.append("captures " + json.dumps(span.captures, ensure_ascii=False))
+        parts.append("captures " + ", ".join(f"{k}={v!r}" for k, v in span.captures.items()))
     return " · ".join(parts)
 
 
-def _piece(text: str, classes: str, style: str, title: str) -> str:
-    return f'<span class="{classes}" style="{style}" title="{html.escape(title)}">{html.escape(text)}</span>'
+_KIND_CLASSES = {
+    "discarded": "rt-discarded",
+    "held": "rt-held",
+    "unparsed": "rt-unparsed",
+    "body": "rt-body",
+    "open": "rt-delim rt-open",
+    "close": "rt-delim rt-close",
+}
+_KIND_TITLES = {
+    "held": "held back: may be the start of a delimiter",
+    "unparsed": "not parsed: the parse stopped at an error",
+    "discarded": "discarded: outside every region and the template has no implicit field",
+}
 
 
-def region_map(
-    *,
-    cut_away: str,
-    stream: str,
-    tail_length: int,
-    spans: Sequence[MapSpan],
-    events: Sequence[LoggedEvent],
-    field_names: Sequence[str],
-    error_offset: int | None = None,
-    error_text: str | None = None,
-) -> str:
-    """The region map: every character of the parse, coloured by what became of it.
+@dataclass(frozen=True)
+class MapOptions:
+    """How to draw the map.
 
-    Args:
-        cut_away: the prefix before the start-anchor cut (shown muted, shortened).
-        stream: prefix tail followed by the generation (what the spans index).
-        tail_length: length of the prefix tail in `stream`.
-        spans: `MapSpan`s in order; gaps and text after the last span are shown unstyled.
-        events: the logged events, for the event numbers in hover titles.
-        field_names: the template's fields, in order (fixes the colours).
-        error_offset: where a parse error was reported, if any.
-        error_text: the error message, shown on the error marker.
+    Attributes:
+        show_whitespace: draw spaces, tabs and newlines as ·, → and ↵.
+        stale: the template is no longer valid; the map is the last good parse (the
+            message says why).
+        window_start: draw the stream from this offset only (a replay in progress on a
+            huge input draws its end; the whole map comes back when it stops).
     """
-    colours = field_colours(field_names)
-    regions, chunks = _region_event_numbers(events)
-    out = [legend(field_names), '<div class="rt-map" id="region-map-body">']
-    if cut_away:
-        shown = cut_away[-CUT_PREFIX_SHOWN:]
-        hidden = len(cut_away) - len(shown)
-        lead = f"… {hidden} earlier characters …\n" if hidden else ""
+
+    show_whitespace: bool = False
+    stale: str | None = None
+    window_start: int = 0
+
+
+def _boundaries(view: ParseView, window_start: int) -> list[int]:
+    ends = [e for e in view.chunk_ends[:-1] if e > window_start]
+    if len(ends) > BOUNDARIES_DRAWN:
+        ends = ends[-BOUNDARIES_NEAR_END:]
+    return ends
+
+
+def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
+    """The region map of `view`: legend, then every character of the stream.
+
+    Delimiters are strong-coloured with the field's colour, bodies tinted, the prefix
+    tail underlined, held text striped, discarded text struck through; each failed
+    region is underlined with its error marked at the exact failing character; during
+    a replay, chunk boundaries are thin bars and the last feed is outlined.
+    """
+    slots = field_slots(view.field_names)
+    regions = region_event_numbers(view.events)
+    text_of = visible_whitespace if options.show_whitespace else (lambda t: html.escape(t, quote=False))
+    stream, tail_length = view.stream, view.tail_length
+    out = [legend(view.field_names)]
+    if options.stale:
         out.append(
-            f'<span class="rt-cutaway" title="prefix before the start-anchor cut: never parsed">{html.escape(lead + shown)}</span>'
-            '<span class="rt-marker" title="the prefix is cut after the last start-anchor match">✂ start anchor</span>'
+            '<div class="rt-stale-banner" id="stale-marker" role="status">'
+            f"STALE: the last good parse, shown while {html.escape(options.stale)}</div>"
+        )
+    out.append(f'<div class="rt-map{" rt-stale" if options.stale else ""}" id="region-map-body" tabindex="0" '
+               'aria-label="Region map: arrow keys move between stretches, Enter explains one">')
+    start_at = max(0, min(options.window_start, len(stream)))
+    if start_at:
+        out.append(f'<span class="rt-note">… {start_at:,} earlier characters (the whole map shows when the replay stops) …\n</span>')
+    elif view.cut_away:
+        shown = view.cut_away[-CUT_PREFIX_SHOWN:]
+        hidden = len(view.cut_away) - len(shown)
+        lead = f'<span class="rt-note">… {hidden:,} earlier characters …</span>\n' if hidden else ""
+        out.append(
+            f'<span class="rt-cutaway" data-i="cut" title="prefix before the start-anchor cut: never parsed">{lead}{text_of(shown)}</span>'
+            '<span class="rt-marker" data-i="anchor" title="the prefix is cut after the last start-anchor match">✂ start anchor</span>'
         )
     elif tail_length:
-        out.append('<span class="rt-marker" title="no start-anchor match: the whole prefix is parsed">prefix</span>')
-    marks = {"generation": False, "error": error_offset is None}
+        out.append('<span class="rt-marker" data-i="anchor" title="no start-anchor match: the whole prefix is parsed">prefix</span>')
+    errors_at: dict[int, list[int]] = {}
+    for index, error in enumerate(view.errors):
+        if error.at is not None:
+            errors_at.setdefault(min(max(error.at, 0), len(stream)), []).append(index)
+    boundaries = _boundaries(view, start_at)
+    current = view.current_feed if not view.finished else None
+    cuts_wanted = {tail_length, *errors_at, *boundaries, *(current or ())}
+    cuts_wanted |= {p + 1 for p in errors_at if p < len(stream)}
+    boundary_set = set(boundaries)
+    marks = {"generation": tail_length <= start_at and start_at > 0, "errors": set()}
 
     def add_markers(at: int) -> None:
         if not marks["generation"] and at >= tail_length:
-            out.append('<span class="rt-marker rt-gen" title="the model\'s output starts here">▶ generation</span>')
+            out.append('<span class="rt-marker rt-gen">▶ generation</span>')
             marks["generation"] = True
-        if not marks["error"] and at >= error_offset:
-            out.append(_error_marker(error_text))
-            marks["error"] = True
+        for index in errors_at.get(at, ()):
+            if index not in marks["errors"]:
+                marks["errors"].add(index)
+                message = view.errors[index].message
+                out.append(f'<span class="rt-marker rt-err" data-e="{index}" title="{html.escape(message)}">⚠ error here</span>')
 
-    def emit(start: int, end: int, classes: str, style: str, title: str) -> None:
-        cuts = sorted({start, end, *(x for x in (tail_length, error_offset) if x is not None and start < x < end)})
+    def emit(start: int, end: int, classes: str, data: str, title: str) -> None:
+        cuts = sorted({start, end, *(x for x in cuts_wanted if start < x < end)})
         for a, b in zip(cuts, cuts[1:]):
             add_markers(a)
-            extra = (" rt-tail" if b <= tail_length else "") + (
-                " rt-error" if error_offset is not None and a <= error_offset < b else ""
-            )
-            out.append(_piece(stream[a:b], classes + extra, style, title or f"offsets {a}–{b}"))
+            extra = ""
+            if b <= tail_length:
+                extra += " rt-tail"
+            if a in boundary_set:
+                extra += " rt-cut"
+            if current and current[0] <= a < current[1]:
+                extra += " rt-now"
+            if a in errors_at and b == a + 1:
+                extra += " rt-error-at"
+            out.append(f'<span class="{classes}{extra}"{data} title="{html.escape(title)}">{text_of(stream[a:b])}</span>')
 
-    position = 0
-    for span in spans:
+    position = start_at
+    for index, span in enumerate(view.spans):
         start, end = max(span.start, position), span.end
         if start > position:
-            emit(position, start, "rt-unknown", "", "")
+            emit(position, start, "rt-unknown", "", f"offsets {position}–{start}")
         if end <= start:
             continue
-        title = _span_title(span, regions, chunks, tail_length)
-        if span.kind in ("discarded", "held", "unparsed"):
-            classes, style = f"rt-{span.kind}", ""
-            if span.kind == "held":
-                title = f"held back: may be the start of a delimiter · offsets {start}–{end}"
-            elif span.kind == "unparsed":
-                title = f"not parsed: the parse stopped at an error · offsets {start}–{end}"
-        else:
-            tint, strong = colours.get(span.field, ("#e5e7eb", "#374151"))
-            if span.kind == "body":
-                classes, style = "rt-body", f"background:{tint}"
-            else:
-                classes, style = f"rt-delim rt-{span.kind}", f"background:{strong}"
-        emit(start, end, classes, style, title)
+        classes = _KIND_CLASSES[span.kind]
+        if span.field is not None and span.kind in ("body", "open", "close"):
+            classes += f" rt-f{slots.get(span.field, 0)}"
+        if span.error is not None:
+            classes += " rt-error"
+        title = span_title(span, regions, tail_length)
+        if span.kind in _KIND_TITLES:
+            title = f"{_KIND_TITLES[span.kind]} · offsets {start}–{end}"
+        emit(start, end, classes, f' data-i="{index}"', title)
         position = end
     if position < len(stream):
-        emit(position, len(stream), "rt-unknown", "", "")
+        emit(position, len(stream), "rt-unknown", "", f"offsets {position}–{len(stream)}")
     add_markers(len(stream))
+    for index, error in enumerate(view.errors):
+        if index not in marks["errors"]:  # an error with no place (a required field missing)
+            out.append(f'<span class="rt-marker rt-err" data-e="{index}" title="{html.escape(error.message)}">⚠ {html.escape(error.message)}</span>')
     out.append("</div>")
     return "".join(out)
 
 
-def _error_marker(error_text: str | None) -> str:
-    return f'<span class="rt-marker rt-err" title="{html.escape(error_text or "parse error")}">⚠ error here</span>'
-
-
 def legend(field_names: Sequence[str]) -> str:
     """The colour key: one swatch per field, then the delimiter and special styles."""
-    colours = field_colours(field_names)
-    items = [f'<span class="rt-swatch rt-body" style="background:{tint}">{html.escape(name)}</span>' for name, (tint, _) in colours.items()]
-    first = colours[field_names[0]][1] if field_names else "#374151"
+    slots = field_slots(field_names)
+    items = [f'<span class="rt-swatch rt-body rt-f{slot}">{html.escape(name)}</span>' for name, slot in slots.items()]
+    first = slots[field_names[0]] if field_names else 0
     items += [
-        f'<span class="rt-swatch rt-delim rt-open" style="background:{first}">open</span>'
-        f'<span class="rt-swatch rt-delim rt-close" style="background:{first}">close</span> delimiters',
-        '<span class="rt-swatch rt-tail" style="background:#e5e7eb">faded</span> prefix tail',
-        '<span class="rt-swatch rt-held">pending</span> held back',
+        f'<span class="rt-swatch rt-delim rt-open rt-f{first}">open</span>'
+        f'<span class="rt-swatch rt-delim rt-close rt-f{first}">close</span> delimiters',
+        '<span class="rt-swatch rt-tail">underlined</span> prefix tail',
+        '<span class="rt-swatch rt-held">striped</span> held back',
         '<span class="rt-swatch rt-discarded">discarded</span>',
         '<span class="rt-swatch rt-unparsed">unparsed</span>',
         '<span class="rt-swatch rt-error">error</span>',
     ]
     return '<div class="rt-legend" id="region-legend">' + "".join(f"<span>{item}</span>" for item in items) + "</div>"
-
-

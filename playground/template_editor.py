@@ -1,22 +1,10 @@
-"""The Template tab's editor: diagnostics while typing, Format, and loading a templates/ file."""
+"""The Template tab's editor: Format, and loading a templates/ file (diagnostics: `playground.diagnostics`)."""
 
 from __future__ import annotations
 
-from engine.lint import lint
-
 from .catalog import shipped_template_text, template_names, template_text_of
+from .diagnostics import check_template, diagnostics_html, Finding
 from .limits import InputError, read_template
-from .status import diagnostics_html
-
-
-def check_template(text: str) -> str:
-    """Validation and lint diagnostics for the editor, as HTML (errors name the JSON path)."""
-    try:
-        template = read_template(text)
-    except InputError as error:
-        return diagnostics_html([("error", "", str(error), "")])
-    found = [(d.severity, d.path, d.message, d.suggestion) for d in lint(template)]
-    return diagnostics_html(found)
 
 
 def format_template(text: str) -> tuple[str | None, str]:
@@ -24,7 +12,7 @@ def format_template(text: str) -> tuple[str | None, str]:
     try:
         template = read_template(text)
     except InputError as error:
-        return None, diagnostics_html([("error", "", str(error), "")])
+        return None, diagnostics_html([Finding("error", "input-error", "", str(error))])
     pretty = template_text_of(template)
     return pretty, check_template(pretty)
 

@@ -3,7 +3,9 @@
 `Page` holds the page's components under the names handlers use: a handler's
 parameters are the components it reads (by the same name), its `@produces`
 names are the components it writes. `Page.listen` checks both at startup, so a
-misspelt name fails when the app is built, not when a visitor clicks.
+misspelt name fails when the app is built, not when a visitor clicks. A
+parameter named `event` receives the event's data as a dict (what a custom
+HTML panel sent with `trigger`, or a tab's id).
 
 Every listener bound here is private (`api_visibility="private"`): the public
 API is `playground.api`, published with `gr.api` under stable names.
@@ -11,16 +13,17 @@ API is `playground.api`, published with `gr.api` under stable names.
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable
 
 import gradio as gr
 
 from .limits import queue_options
+from .outputs import Update
 
-# Parameters Gradio fills itself, by annotation.
+# Parameters Gradio fills itself, by annotation, and the event data's parameter name.
 _SPECIAL = {"gr.Request", "Request", "gr.EventData", "EventData"}
+EVENT = "event"
 
 
 class Page:
@@ -42,7 +45,7 @@ class Page:
         """The components a handler reads: one per parameter, by name (special parameters excluded)."""
         found = {}
         for name, parameter in inspect.signature(handler).parameters.items():
-            if str(parameter.annotation) in _SPECIAL:
+            if str(parameter.annotation) in _SPECIAL or name == EVENT:
                 continue
             if name not in self.components:
                 raise ValueError(f"{handler.__name__} reads {name!r}, which is not a component of the page")
@@ -57,25 +60,39 @@ class Page:
         return [self.components[name] for name in names]
 
     def bound(self, handler: Callable) -> Callable:
-        """`handler` returning {component: value} instead of {name: value}, as Gradio takes it."""
+        """`handler` as Gradio calls it: returning {component: value} instead of {name: value},
+        and taking the event data (`gr.EventData`) for its `event` parameter."""
         components = self.components
+        signature = inspect.signature(handler)
+        wants_event = EVENT in signature.parameters
 
         def to_components(result: dict) -> dict:
             return {components[name]: _as_update(components[name], value) for name, value in result.items()}
 
+        def arguments(args, kwargs) -> dict:
+            named = run.__signature__.bind(*args, **kwargs).arguments
+            if wants_event:
+                named[EVENT] = dict(getattr(named.pop("evt", None), "_data", None) or {})
+            return named
+
         if inspect.isgeneratorfunction(handler):
 
-            @functools.wraps(handler)
-            def run_generator(*args, **kwargs):
-                for result in handler(*args, **kwargs):
+            def run(*args, **kwargs):
+                for result in handler(**arguments(args, kwargs)):
                     yield to_components(result)
 
-            return run_generator
+        else:
 
-        @functools.wraps(handler)
-        def run(*args, **kwargs):
-            return to_components(handler(*args, **kwargs))
+            def run(*args, **kwargs):
+                return to_components(handler(**arguments(args, kwargs)))
 
+        parameters = [p for name, p in signature.parameters.items() if name != EVENT]
+        if wants_event:  # Gradio fills a positional parameter annotated gr.EventData
+            parameters.append(inspect.Parameter("evt", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.EventData))
+        run.__signature__ = signature.replace(parameters=parameters)
+        run.__annotations__ = {"evt": gr.EventData} if wants_event else {}
+        run.__name__ = run.__qualname__ = handler.__name__
+        run.__doc__ = handler.__doc__
         return run
 
     def listen(self, trigger: Callable, handler: Callable, *, work: str = "parse", **options):
@@ -101,7 +118,7 @@ def query_params(request: gr.Request) -> dict:
 
 
 def _as_update(component, value):
-    """Values a handler gives by meaning that Gradio takes as component updates (a tab id selects a tab)."""
-    if isinstance(component, gr.Tabs) and isinstance(value, str):
-        return gr.Tabs(selected=value)
+    """An `Update` (new properties) as the component update Gradio takes; other values as they are."""
+    if isinstance(value, Update):
+        return type(component)(**value)
     return value

@@ -12,9 +12,10 @@ from engine.samples import load_samples
 from engine.template_files import load_template_file
 from playground import catalog, chunking, handlers, limits, live, region_map, share, stream_check
 from playground.markup import visible_whitespace
-from playground.parse_view import MapSpan
+from playground.explain import explain
+from playground.parse_view import MapSpan, ParseView
 from playground.session import Session
-from playground.template_editor import check_template
+from playground.diagnostics import check_template
 from .templates_for_tests import SMOLLM3 as SMOL
 
 SMOL_TEXT = json.dumps(SMOL)
@@ -30,9 +31,9 @@ STATUS, MAP, LOG, INITIAL, MESSAGE, CHAT, OPENAI, FIGURES = (
 )
 
 
-def parse(template_text=SMOL_TEXT, prefix=PREFIX, generation=GENERATION, tools_text="", hide_chunks=False, session=None):
+def parse(template_text=SMOL_TEXT, prefix=PREFIX, generation=GENERATION, tools_text="", session=None):
     session = session or Session()
-    out = handlers.parse(template_text, prefix, generation, tools_text, hide_chunks, session)
+    out = handlers.parse(template_text, prefix, generation, tools_text, "", session)
     return {**out, "session": session}
 
 
@@ -42,8 +43,8 @@ def test_parse_pasted_gives_the_message_and_views():
     assert out["session"].view.message == EXPECTED
     assert "✔ Parsed: reasoning_content, tool_calls" in out[STATUS]
     # The region map colours each field and marks delimiters.
-    assert out[MAP].count('class="rt-delim rt-open"') == 2
-    assert out[MAP].count('class="rt-delim rt-close"') == 2
+    assert out[MAP].count('class="rt-delim rt-open') == 2
+    assert out[MAP].count('class="rt-delim rt-close') == 2
     assert "✂ start anchor" in out[MAP] and "▶ generation" in out[MAP]
     assert "I should greet the user" in out[MAP]
     # Earlier turns are cut away and never parsed.
@@ -61,14 +62,15 @@ def test_event_log_numbers_phases_and_filter():
     assert 'class="rt-clean"' in out[LOG]  # reasoning chunks are clean
     assert 'class="rt-dirty"' in out[LOG]  # the JSON tool-call body is dirty
     assert '<span class="rt-ws">↵</span>' in out[LOG]  # newlines made visible
-    hidden = handlers.rerender(True, out["session"])
+    hidden = handlers.set_display(True, False, "", "", 1, out["session"])
     assert "region_chunk" not in hidden[LOG] and "region_open" in hidden[LOG]
 
 
 def test_hover_titles_name_field_offsets_and_events():
     out = parse()
     assert 'title="reasoning_content · open · offsets 0–7 · generation · region 0 · events open #1, close #3"' in out[MAP]
-    assert "chunk #2" in out[MAP]
+    body = next(i for i, s in enumerate(out["session"].view.spans) if s.kind == "body" and s.field == "reasoning_content")
+    assert 'data-event="2"' in explain(out["session"].view, body)  # its chunk event, linked to the log
 
 
 def test_prefix_region_events_are_marked_as_prefix_phase():
@@ -82,7 +84,7 @@ def test_prefix_region_events_are_marked_as_prefix_phase():
 
 @pytest.mark.parametrize("sample", load_samples()[::9], ids=lambda s: s.id)
 def test_every_ninth_sample_loads_with_its_expected_result(sample):
-    out = handlers.load_sample(sample.id, False, Session())
+    out = handlers.load_sample(sample.id, Session())
     assert out["sample_id"] == sample.id
     assert out["prefix"] == sample.prefix and out["generation"] == sample.generation
     assert json.loads(out["template_text"]) == sample.template
@@ -94,8 +96,8 @@ def test_every_ninth_sample_loads_with_its_expected_result(sample):
 
 def test_load_sample_at_index_and_unknown_sample():
     first = load_samples()[0]
-    assert handlers.load_sample_at(0, False, Session())["sample_id"] == first.id
-    out = handlers.load_sample("no/such-case", False, Session())
+    assert handlers.load_sample_at(0, Session())["sample_id"] == first.id
+    out = handlers.load_sample("no/such-case", Session())
     assert "No sample 'no/such-case'" in out[STATUS]
 
 
@@ -188,39 +190,42 @@ def test_make_chunks():
 def test_replay_steps_to_the_end_and_passes_the_stream_check():
     session = Session()
     args = (SMOL_TEXT, PREFIX, GENERATION, "", "chars", 20, 0, "")
-    out = handlers.replay_step(*args, False, session)
+    out = handlers.replay_step(*args, session)
     replay = session.replay
     assert replay.position == 1 and len(replay.chunks) == 7
     while replay.position < len(replay.chunks):
-        out = handlers.replay_step(*args, False, session)
+        out = handlers.replay_step(*args, session)
         replay = session.replay
     assert session.view.message == EXPECTED
     assert 'data-passed="true"' in out["stream_check"]
     # One more step starts over.
-    handlers.replay_step(*args, False, session)
+    handlers.replay_step(*args, session)
     assert session.replay.position == 0
 
 
 def test_held_text_is_shown_pending_while_streaming():
     args = (SMOL_TEXT, PREFIX, "ab<thi", "", "chars", 3, 0, "")
     session = Session()
-    out = handlers.replay_step(*args, False, session)
+    out = handlers.replay_step(*args, session)
     assert session.view.finished is False
-    assert '<span class="rt-held"' in out[MAP] and ">&lt;</span>" in out[MAP]
+    assert '<span class="rt-held' in out[MAP] and ">&lt;</span>" in out[MAP]
+    held = len(session.view.spans) - 1
+    assert session.view.spans[held].kind == "held"
+    assert "`&lt;` could still become `&lt;think&gt;` (fields.reasoning_content.open)" in explain(session.view, held)
     assert "⏳ streaming" in out[STATUS]
 
 
 def test_the_stream_check_has_a_time_budget(monkeypatch):
     monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, stream_check_seconds=0))
     chunks = list(GENERATION)
-    passed, label, details = stream_check.stream_check(SMOL, PREFIX, GENERATION, None, chunks)
-    assert (passed, label) == (None, "stream check stopped after its 0 s budget")
-    assert details == f"- replaying the {len(chunks)} chunks again took over 0 s"
+    result = stream_check.stream_check(SMOL, PREFIX, GENERATION, None, chunks)
+    assert (result.passed, result.label) == (None, "stream check stopped after its 0 s budget")
+    assert [f.text for f in result.findings] == [f"replaying the {len(chunks)} chunks again took over 0 s"]
 
 
 def test_play_throttles_and_ends_with_the_check():
     session = Session()
-    outputs = list(handlers.replay_play(SMOL_TEXT, PREFIX, GENERATION, "", "chars", 1, 0, "", 0, False, session))
+    outputs = list(handlers.replay_play(SMOL_TEXT, PREFIX, GENERATION, "", "chars", 1, 0, "", 0, session))
     assert len(outputs) <= 3  # a fast replay is not one update per chunk
     last = outputs[-1]
     assert session.view.message == EXPECTED and 'data-passed="true"' in last["stream_check"]
@@ -233,35 +238,38 @@ def test_template_editor_handlers(tmp_path):
     pretty = handlers.format_editor(SMOL_TEXT)["template_text"]
     assert json.loads(pretty) == SMOL and pretty.startswith('{\n  "defaults"')
     session = Session()
-    text = handlers.choose_template("qwen3", PREFIX, GENERATION, "", False, session)["template_text"]
+    text = handlers.choose_template("qwen3", PREFIX, GENERATION, "", session)["template_text"]
     assert text == session.reset_text and json.loads(text)["fields"]
-    exported = handlers.export_template(SMOL_TEXT)
+    exported = handlers.export_template(SMOL_TEXT, None)
     assert json.loads(open(exported["tokenizer_config_file"], encoding="utf-8").read()) == {"response_template": SMOL}
     assert json.loads(open(exported["template_file"], encoding="utf-8").read()) == SMOL
-    assert handlers.export_template("{")["template_file"] is None
+    assert handlers.export_template("{", None)["template_file"] is None
 
 
 def test_the_template_dropdown_says_when_the_editor_no_longer_holds_the_file():
-    text = handlers.choose_template("qwen3", PREFIX, GENERATION, "", False, Session())["template_text"]
+    text = handlers.choose_template("qwen3", PREFIX, GENERATION, "", Session())["template_text"]
     assert catalog.template_choice_for(text, "qwen3") == "qwen3"
     assert catalog.template_choice_for(text, "demo-model") == "demo-model"  # the same template in two files
     edited = text.replace('"role": "assistant"', '"role": "bot"', 1)
     assert edited != text
     assert catalog.template_choice_for(edited, "qwen3") == catalog.EDITED_TEMPLATE == "(edited in the Template tab)"
     assert catalog.template_choice_for(edited, "qwen3", catalog.INLINE_TEMPLATE) == catalog.INLINE_TEMPLATE
-    assert handlers.choose_template(catalog.EDITED_TEMPLATE, PREFIX, GENERATION, "", False, Session()) == {}  # choosing it loads nothing
+    assert handlers.choose_template(catalog.EDITED_TEMPLATE, PREFIX, GENERATION, "", Session()) == {}  # choosing it loads nothing
 
 
 def test_share_link_round_trip():
     sample = load_samples()[3]
-    query = share.share_query(sample.id, None, "chars", 3, 0, "", catalog.template_text_of(sample.template), sample.prefix, sample.generation, "")
-    assert query == f"?sample={sample.id.replace('/', '%2F')}&chunking=chars%3A3"
-    edited = share.share_query(sample.id, None, "random", 1, 9, "", SMOL_TEXT, PREFIX, GENERATION, "")
+    tools = catalog.template_text_of(sample.tools) if sample.tools else ""
+    texts = {"template": catalog.template_text_of(sample.template), "prefix": sample.prefix, "generation": sample.generation, "tools": tools}
+    query, warning = share.share_link(share.PageState(sample.id, "", texts, "chars:3", "paste"))
+    assert (query, warning) == (f"?sample={sample.id.replace('/', '%2F')}&chunking=chars%3A3&tab=paste", "")
+    texts = {"template": SMOL_TEXT, "prefix": PREFIX, "generation": GENERATION, "tools": ""}
+    edited, _ = share.share_link(share.PageState(sample.id, "", texts, "random:9", "paste"))
     from urllib.parse import parse_qsl
 
     params = dict(parse_qsl(edited[1:]))
     assert params["chunking"] == "random:9"
-    out = handlers.open_page(params, False, Session())
+    out = handlers.open_page(params, Session())
     assert out["prefix"] == PREFIX and out["generation"] == GENERATION and json.loads(out["template_text"]) == SMOL
     assert json.loads(out[MESSAGE]) == EXPECTED
     assert out["chunking"] == "random" and out["chunk_seed"] == 9
@@ -269,14 +277,14 @@ def test_share_link_round_trip():
 
 
 def test_bad_state_in_a_link_is_reported():
-    out = handlers.open_page({"state": "!!!notbase64"}, False, Session())
+    out = handlers.open_page({"state": "!!!notbase64"}, Session())
     assert "The shared state in the link cannot be read" in out[STATUS]
     with pytest.raises(limits.InputError, match="too long"):
         share.decode_state("a" * (share.MAX_STATE_PARAM + 1))
 
 
 def test_default_page_is_a_parsed_sample():
-    out = handlers.open_page({}, False, Session())
+    out = handlers.open_page({}, Session())
     assert out["sample_id"] == catalog.DEFAULT_SAMPLE
     assert "✔ Parsed" in out[STATUS]
 
@@ -292,9 +300,9 @@ def test_unexpected_errors_become_a_message(monkeypatch):
 
 
 def test_generate_live_reports_bad_input_without_a_model():
-    out = list(live.generate("samples/demo-model", "", "", "", "", False, 10, 0.7, 0.9, 0, True, SMOL_TEXT, False, Session()))
+    out = list(live.generate("samples/demo-model", "", "", "", "", False, 10, 0.7, 0.9, 0, True, SMOL_TEXT, Session()))
     assert "Write a user message" in out[-1][STATUS]
-    out = list(live.generate("./no/such/folder", "", "Hi", "", "", False, 10, 0.7, 0.9, 0, True, SMOL_TEXT, False, Session()))
+    out = list(live.generate("./no/such/folder", "", "Hi", "", "", False, 10, 0.7, 0.9, 0, True, SMOL_TEXT, Session()))
     assert "no folder" in out[-1][STATUS]
 
 
@@ -302,16 +310,16 @@ def test_generate_live_with_the_model_template_names_it_in_the_dropdown():
     # The demo model's template is the text of templates/qwen3.json and templates/demo-model.json.
     for origin, expected in (("qwen3", "qwen3"), ("hermes-2-pro", "demo-model")):
         session = Session(template_origin=origin)
-        out = list(live.generate("samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, True, SMOL_TEXT, False, session))
+        out = list(live.generate("samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, True, SMOL_TEXT, session))
         template_text, choice = out[-1]["template_text"], out[-1]["template_choice"]
         assert json.loads(template_text) == load_template_file("qwen3").response_template
         assert choice == expected
     session = Session(template_origin="qwen3")
-    kept = list(live.generate("samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, False, SMOL_TEXT, False, session))
+    kept = list(live.generate("samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, False, SMOL_TEXT, session))
     assert "template_text" not in kept[-1] and "template_choice" not in kept[-1]  # its own template: editor and dropdown kept
 
 
 def test_views_render_whitespace_and_escape_html():
     assert visible_whitespace("a b\n<") == 'a<span class="rt-ws">·</span>b<span class="rt-ws">↵</span>&lt;'
-    html = region_map.region_map(cut_away="", stream="<b>", tail_length=0, spans=[MapSpan(0, 3, "discarded")], events=[], field_names=[])
-    assert "&lt;b&gt;" in html and "<b>" not in html.replace("<b>", "", 0).split('id="region-map-body">')[1]
+    html = region_map.region_map(ParseView(stream="<b>", spans=[MapSpan(0, 3, "discarded")]))
+    assert "&lt;b&gt;" in html and "<b>" not in html.split('id="region-map-body"')[1]
