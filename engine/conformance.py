@@ -1,0 +1,829 @@
+"""Conformance: does a response template read back what a model's chat template writes?
+
+A chat template turns messages into a prompt; a response template turns the
+model's output back into a message. `check_conformance` renders a matrix of
+conversation situations with the chat template (through transformers' own
+`render_jinja_template`, the sandbox `apply_chat_template` uses) and checks,
+for each one:
+
+- the anchor check: parsing an empty generation after the prompt gives exactly
+  what the chat template pre-wrote for the new turn (nothing, or the prefilled
+  text), and no field of an earlier turn;
+- round trips: the conversation is rendered once more with a known final
+  assistant message (reasoning, content, one and two tool calls with typed,
+  nested, unicode and quoted arguments); the text the chat template writes for
+  that turn, after the generation prompt, is taken as the generation, parsed
+  with the prompt as prefix, and compared with the message. Where the chat
+  template does not write part of the message (reasoning dropped from history,
+  tool calls it never renders), that part is left out of the expected message
+  and the row says so.
+
+A situation the chat template refuses to render (its own error) is reported as
+not renderable and not counted against the response template. The situations
+and the report are documented in docs/authoring.md and docs/cli.md.
+
+transformers is imported only inside the functions that render, so
+`import engine` stays light; without it they raise `ImportError` naming the
+extra to install.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import regex
+
+from .errors import PatternTimeoutError, ResponseParseError, TemplateError
+from .lint import Diagnostic, lint_prompts
+from .parser import ResponseParser, parse_response
+from .template import ResponseTemplate, load_template
+
+# Chat-template keywords that switch reasoning on and off, in the order they are tried.
+THINKING_SWITCHES = ("enable_thinking", "thinking")
+# Seconds the Hub may take to answer a connection before `--model` gives up on it.
+HUB_CONNECT_TIMEOUT = 3.0
+
+TOOLS: list[dict] = [
+    {"type": "function", "function": {
+        "name": "get_weather", "description": "Weather forecast for a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                       "required": ["city"]}}},
+    {"type": "function", "function": {
+        "name": "create_event", "description": "Create a calendar event.",
+        "parameters": {"type": "object", "properties": {"title": {"type": "string"}, "details": {"type": "object"},
+                                                        "notify": {"type": "boolean"}}, "required": ["title"]}}},
+    {"type": "function", "function": {
+        "name": "set_alarm", "description": "Set an alarm.",
+        "parameters": {"type": "object", "properties": {"hour": {"type": "integer"}, "minutes": {"type": "integer"},
+                                                        "enabled": {"type": "boolean"}, "label": {"type": "string"}},
+                       "required": ["hour"]}}},
+]
+
+
+@dataclass
+class SituationResult:
+    """One row of the conformance matrix.
+
+    Attributes:
+        name: ``SITUATION[/thinking-on|/thinking-off]/CHECK``, e.g.
+            ``after-tool-result/thinking-off/round-trip:tool-call``; CHECK is ``anchor`` or
+            ``round-trip:MESSAGE``.
+        passed: the parse gave `expected` (always False when not `renderable`).
+        renderable: the chat template rendered the situation; False rows carry the
+            template's own error (or why the rendered turn cannot serve as a generation)
+            in `detail` and do not count against the response template.
+        detail: why it failed, what was normalised, or the chat template's error.
+        expected: the message the response template should give (None when not renderable).
+        got: the message it gave (None when it raised or the row is not renderable).
+        prompt: the rendered prompt (the parser's prefix).
+        generation: the text parsed after it ("" for the anchor check).
+        normalisations: parts of the message left out of `expected` because the chat
+            template does not write them, as phrases.
+    """
+
+    name: str
+    passed: bool
+    renderable: bool
+    detail: str
+    expected: dict | None
+    got: dict | None
+    prompt: str = ""
+    generation: str = ""
+    normalisations: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name, "passed": self.passed, "renderable": self.renderable, "detail": self.detail,
+            "expected": self.expected, "got": self.got, "prompt": self.prompt, "generation": self.generation,
+            "normalisations": list(self.normalisations),
+        }
+
+
+@dataclass
+class ConformanceReport:
+    """The matrix for one response template against one chat template.
+
+    Attributes:
+        situations: every row, in matrix order.
+        thinking_switch: the chat-template keyword that switched reasoning on and off
+            (``enable_thinking``, ``thinking``), or None when it has none.
+        diagnostics: lint findings that need the rendered prompts (``anchor-not-in-prompts``).
+    """
+
+    situations: list[SituationResult]
+    thinking_switch: str | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def renderable(self) -> list[SituationResult]:
+        return [s for s in self.situations if s.renderable]
+
+    @property
+    def failed(self) -> list[SituationResult]:
+        return [s for s in self.situations if s.renderable and not s.passed]
+
+    @property
+    def passed(self) -> bool:
+        """Every renderable row passed, and at least one was renderable."""
+        return bool(self.renderable) and not self.failed
+
+    @property
+    def exit_code(self) -> int:
+        """0 when all renderable rows pass, 1 when some fail, 2 when nothing could be rendered."""
+        if not self.renderable:
+            return 2
+        return 1 if self.failed else 0
+
+    def counts(self) -> dict:
+        """``{"passed": N, "failed": N, "not_renderable": N}``."""
+        renderable = self.renderable
+        return {
+            "passed": sum(s.passed for s in renderable),
+            "failed": len(renderable) - sum(s.passed for s in renderable),
+            "not_renderable": len(self.situations) - len(renderable),
+        }
+
+    def to_dict(self) -> dict:
+        return {
+            "passed": self.passed,
+            "counts": self.counts(),
+            "thinking_switch": self.thinking_switch,
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "situations": [s.to_dict() for s in self.situations],
+        }
+
+
+# -- the conversations ------------------------------------------------------------
+
+
+def _call(number: int, name: str, arguments: dict) -> dict:
+    # Nine alphanumerics: Mistral's templates refuse any other id.
+    return {"id": f"call{number:05d}", "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _tool_result(call: dict, content: str) -> dict:
+    return {"role": "tool", "tool_call_id": call["id"], "name": call["function"]["name"], "content": content}
+
+
+@dataclass(frozen=True)
+class _Message:
+    """A final assistant message of a round trip, and the plain text that finds it in a render."""
+
+    name: str
+    message: dict
+    markers: tuple[str, ...]
+
+
+def _final_messages(with_tools: bool, reasoning: bool) -> list[_Message]:
+    """The messages a round trip renders as the new turn."""
+    found = []
+    if reasoning:
+        found.append(_Message("reasoning-and-answer", {
+            "role": "assistant", "reasoning_content": "The user wants the forecast; 18 °C is mild.",
+            "content": 'Take a light jacket: it is 18 °C in "Paris" — 晴れ ☀️',
+        }, ("The user wants the forecast", "Take a light jacket")))
+    else:
+        found.append(_Message("answer", {
+            "role": "assistant", "content": 'Take a light jacket: it is 18 °C in "Paris" — 晴れ ☀️',
+        }, ("Take a light jacket",)))
+    if not with_tools:
+        return found
+    alarm = {"role": "assistant", "content": "", "tool_calls": [
+        _call(11, "set_alarm", {"hour": 7, "minutes": 30, "enabled": True, "label": "wake up ☕"})]}
+    if reasoning:
+        alarm = {"role": "assistant", "reasoning_content": "An alarm at 7:30 needs set_alarm.", **alarm}
+    found.append(_Message("tool-call", alarm, ("An alarm at 7:30", "wake up")))
+    found.append(_Message("content-and-tool-calls", {
+        "role": "assistant", "content": "Checking both now.",
+        "tool_calls": [
+            _call(12, "get_weather", {"city": "Zürich", "days": 3}),
+            _call(13, "create_event", {"title": 'Team "offsite" 🎉', "notify": False,
+                                       "details": {"room": {"floor": 2, "name": "B-2"}, "tags": ["q1", "планы"]}}),
+        ],
+    }, ("Checking both now.", "offsite")))
+    return found
+
+
+@dataclass(frozen=True)
+class _Situation:
+    name: str
+    history: list[dict]
+    tools: bool
+    prefill: str | None = None  # the assistant text continue_final_message continues
+
+
+def _situations(reasoning: bool) -> list[_Situation]:
+    def think(text: str) -> dict:
+        return {"reasoning_content": text} if reasoning else {}
+
+    ask = {"role": "user", "content": "What's the weather in Paris today?"}
+    paris = _call(1, "get_weather", {"city": "Paris", "days": 1})
+    tokyo = _call(2, "get_weather", {"city": "Tokyo", "days": 1})
+    one_call = {"role": "assistant", **think("I need the forecast first."), "content": "", "tool_calls": [paris]}
+    two_calls = {"role": "assistant", **think("Two cities, two calls."), "content": "", "tool_calls": [paris, tokyo]}
+    earlier = [
+        {"role": "user", "content": "Hi! Can you plan my Tuesday?"},
+        {"role": "assistant", **think("Planning needs the weather."), "content": "", "tool_calls": [paris]},
+        _tool_result(paris, '{"forecast": "sunny", "high_c": 21}'),
+        {"role": "assistant", **think("Sunny, so lunch outside."), "content": "Tuesday is sunny: lunch outside at noon."},
+        {"role": "user", "content": "Great. And what's the weather in Paris today?"},
+    ]
+    return [
+        _Situation("first-turn", [ask], tools=False),
+        _Situation("first-turn-tools", [ask], tools=True),
+        _Situation("multi-turn", earlier, tools=True),
+        _Situation("after-tool-result", [ask, one_call, _tool_result(paris, '{"forecast": "cloudy", "high_c": 18}')],
+                   tools=True),
+        _Situation("after-parallel-tool-results", [
+            {"role": "user", "content": "Weather in Paris and Tokyo?"}, two_calls,
+            _tool_result(paris, '{"forecast": "cloudy", "high_c": 18}'),
+            _tool_result(tokyo, '{"forecast": "rain", "high_c": 12}'),
+        ], tools=True),
+        _Situation("prefill", [ask, {"role": "assistant", "content": "Here is today's forecast:"}], tools=False,
+                   prefill="Here is today's forecast:"),
+    ]
+
+
+# -- rendering ----------------------------------------------------------------------
+
+
+class _RenderError(Exception):
+    """The chat template refused to render (its own message)."""
+
+
+def _render_function():
+    try:
+        from transformers.utils.chat_template_utils import render_jinja_template
+    except ImportError as error:
+        raise ImportError(
+            "checking a response template against a chat template renders it with transformers: "
+            "install the 'transformers' and 'jinja2' packages (pip install -r requirements.txt)"
+        ) from error
+    return render_jinja_template
+
+
+@dataclass
+class _Renderer:
+    chat_template: str
+    bos_token: str
+    eos_token: str
+    switch: str | None = None
+    thinking: bool | None = None
+
+    def __post_init__(self):
+        self._render = _render_function()
+        self.empty_content, self.arguments_as_text = self._call_style()
+        self.trailer = self._trailer()
+
+    def _trailer(self) -> str:
+        """What the template writes after every conversation, asked or not ("" for most).
+
+        A template that writes its generation prompt whether asked or not ends every finished
+        conversation with the next turn's header, which no model writes: it is cut off the
+        round trips' generations.
+        """
+        ask = [{"role": "user", "content": "Hi"}]
+        try:
+            asked = self._call(ask, False, False, False)
+            if asked != self._call(ask, False, True, False):
+                return ""
+            answered = self._call(ask + [{"role": "assistant", "content": "Yo"}], False, False, False)
+        except _RenderError:
+            return ""
+        size = _common_suffix_length(asked, answered)
+        start = len(asked) - size
+        while start < len(asked) and not _token_boundary(asked, start):
+            start += 1
+        return asked[start:] if asked[start:].strip() else ""
+
+    def _call_style(self) -> tuple[str | None, bool]:
+        """How this template wants a tool-calling turn: its empty content as ``""`` or None
+        (some skip the calls of a turn whose content is not None), and its arguments as a
+        dict or as JSON text (some concatenate them as strings). The first style whose
+        render shows the call wins."""
+        for as_text in (False, True):
+            for empty in ("", None):
+                arguments: Any = {"city": "Oslo"}
+                if as_text:
+                    arguments = json.dumps(arguments)
+                call = {"id": "call00099", "type": "function", "function": {"name": "get_weather", "arguments": arguments}}
+                probe = [{"role": "user", "content": "Oslo?"}, {"role": "assistant", "content": empty, "tool_calls": [call]}]
+                try:
+                    rendered = self._call(probe, True, False, False)
+                except _RenderError:
+                    continue
+                if "Oslo" in rendered.split("Oslo?", 1)[-1]:
+                    return empty, as_text
+        return "", False
+
+    def render(self, messages: list[dict], *, tools: bool, add_generation_prompt: bool = False,
+               continue_final_message: bool = False) -> str:
+        messages = copy.deepcopy(messages)
+        for message in messages:
+            if message.get("tool_calls") and message.get("content") == "":
+                message["content"] = self.empty_content
+            if self.arguments_as_text:
+                for call in message.get("tool_calls") or ():
+                    call["function"]["arguments"] = json.dumps(call["function"]["arguments"], ensure_ascii=False)
+        return self._call(messages, tools, add_generation_prompt, continue_final_message)
+
+    def _call(self, messages: list[dict], tools: bool, add_generation_prompt: bool, continue_final_message: bool) -> str:
+        options: dict[str, Any] = {"bos_token": self.bos_token, "eos_token": self.eos_token}
+        if self.switch is not None and self.thinking is not None:
+            options[self.switch] = self.thinking
+        try:
+            rendered, _ = self._render(
+                [messages], tools=copy.deepcopy(TOOLS) if tools else None,
+                chat_template=self.chat_template, add_generation_prompt=add_generation_prompt,
+                continue_final_message=continue_final_message, **options,
+            )
+        except Exception as error:  # the template's own error, whatever its type
+            raise _RenderError(f"{type(error).__name__}: {error}") from error
+        return rendered[0]
+
+
+def find_thinking_switch(chat_template: str, *, bos_token: str = "", eos_token: str = "") -> str | None:
+    """The keyword that switches the chat template's reasoning on and off, or None.
+
+    A keyword counts when rendering a first user turn with it set to True and to False
+    gives two different prompts (``enable_thinking`` for Qwen3, GLM, SmolLM3; ``thinking``
+    for DeepSeek-V3.1 and Granite 3.x).
+    """
+    ask = [{"role": "user", "content": "Hi"}]
+    for switch in THINKING_SWITCHES:
+        prompts = set()
+        for value in (True, False):
+            renderer = _Renderer(chat_template, bos_token, eos_token, switch, value)
+            try:
+                prompts.add(renderer.render(ask, tools=False, add_generation_prompt=True))
+            except _RenderError:
+                break
+        if len(prompts) == 2:
+            return switch
+    return None
+
+
+def _common_length(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _common_suffix_length(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[-1 - i] == b[-1 - i]:
+        i += 1
+    return i
+
+
+def _loose(text: str) -> str:
+    """A regex for `text` in which every run of whitespace matches any run (or none)."""
+    return r"\s*".join(regex.escape(piece) for piece in regex.split(r"\s+", text))
+
+
+@dataclass
+class _Turn:
+    """Where the final turn's generation starts in a full render."""
+
+    generation: str
+    # Text of the generation prompt that the rendered turn does not contain.
+    missing: str
+
+
+def _texts(messages: list[dict]) -> list[str]:
+    """The non-empty texts of `messages` (what must never reappear in a generation)."""
+    texts = []
+    for message in messages:
+        for key in ("content", "reasoning_content"):
+            value = message.get(key)
+            if isinstance(value, str) and value.strip():
+                texts.append(value)
+    return texts
+
+
+def _token_boundary(text: str, at: int) -> bool:
+    """Whether `at` falls between two markup tokens of `text` (after ``>``/``]``/blank, or before ``<``/``[``)."""
+    return text[at - 1] in ">]\n \t" or text[at] in "<[\n \t"
+
+
+def _locate_turn(prompt: str, generation_prompt: str, full: str, markers: tuple[str, ...],
+                 history_texts: list[str]) -> _Turn | str:
+    """Split `full` (history + final message) after the generation prompt.
+
+    The history part of `full` may differ from the prompt's (templates render a turn
+    differently once a later one follows), so the turn is found as the last copy of the
+    generation prompt (whitespace runs may differ) between where the two renders part and
+    the first text of the message; failing that, of its longest start that ends a markup
+    token, the rest being what the rendered turn lacks; failing that, where the renders part.
+
+    Returns the `_Turn`, or a sentence saying why the rendered turn cannot be taken as a
+    generation after `prompt`.
+    """
+    turn = _find_turn(prompt, generation_prompt, full, markers)
+    if isinstance(turn, _Turn):
+        if any(text in turn.missing for text in history_texts):
+            return (
+                "the chat template renders the earlier turns differently once this message follows them "
+                f"(the prompt's {_show(turn.missing, 80)} is not in the finished conversation), so the turn "
+                "cannot be taken as a generation after that prompt"
+            )
+        if any(text in turn.generation for text in history_texts):
+            return (
+                "the turn the chat template writes for this message repeats text of earlier turns "
+                f"({_show(turn.generation, 80)}), so it cannot be taken as a generation after that prompt"
+            )
+    return turn
+
+
+def _find_turn(prompt: str, generation_prompt: str, full: str, markers: tuple[str, ...]) -> _Turn | str:
+    found = [full.find(marker) for marker in markers]
+    found = [at for at in found if at >= 0]
+    if not found:
+        return "the chat template writes none of this message (no reasoning, content or tool call of it)"
+    text_at = min(found)
+    if full.startswith(prompt) and len(prompt) <= text_at:
+        return _Turn(full[len(prompt):], "")
+    in_prompt, in_full = _loose_common(prompt, full)
+    if in_prompt == len(prompt) and in_full <= text_at:
+        return _Turn(full[in_full:], "")
+    parted = _back_to_boundary(full, min(in_full, text_at))
+    if generation_prompt.strip():
+        for size in range(len(generation_prompt), 0, -1):
+            head = generation_prompt[:size]
+            if not head.strip():
+                break
+            if size < len(generation_prompt) and not _token_boundary(generation_prompt, size):
+                continue
+            ends = [m.end() for m in regex.finditer(_loose(head), full[:text_at]) if m.end() >= parted]
+            if ends:
+                return _Turn(full[ends[-1]:], generation_prompt[size:])
+    return _Turn(full[parted:], prompt[_back_to_boundary(prompt, in_prompt):])
+
+
+def _loose_common(prompt: str, full: str) -> tuple[int, int]:
+    """How far `prompt` and `full` agree when runs of whitespace may differ: (offset in prompt, in full)."""
+    i = j = 0
+    while i < len(prompt) and j < len(full):
+        if prompt[i].isspace() or full[j].isspace():
+            while i < len(prompt) and prompt[i].isspace():
+                i += 1
+            while j < len(full) and full[j].isspace():
+                j += 1
+        elif prompt[i] == full[j]:
+            i += 1
+            j += 1
+        else:
+            break
+    return i, j
+
+
+def _back_to_boundary(text: str, at: int) -> int:
+    while 0 < at < len(text) and not _token_boundary(text, at):
+        at -= 1
+    return at
+
+
+# -- expected messages ----------------------------------------------------------------
+
+
+def _expected(message: dict, turn: str) -> tuple[dict, list[str]]:
+    """The message the response template should read from `turn`, and what was left out."""
+    expected: dict[str, Any] = {"role": "assistant"}
+    notes = []
+    reasoning = message.get("reasoning_content")
+    if reasoning:
+        if reasoning in turn:
+            expected["reasoning_content"] = reasoning
+        else:
+            notes.append("reasoning: the chat template does not write it for this turn")
+    content = message.get("content")
+    if content:
+        if content in turn:
+            expected["content"] = content
+        else:
+            notes.append("content: the chat template does not write it for this turn")
+    calls = message.get("tool_calls") or []
+    written = [call for call in calls if call["function"]["name"] in turn]
+    if written:
+        expected["tool_calls"] = [
+            {"type": "function", "function": {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}}
+            for c in written
+        ]
+    if len(written) < len(calls):
+        notes.append(f"tool_calls: the chat template writes {len(written)} of the {len(calls)} calls for this turn")
+    return expected, notes
+
+
+def _explicit_open_region(template: ResponseTemplate, prompt: str) -> str | None:
+    """The field whose region (opened by a delimiter) is still open after `prompt`, or None."""
+    try:
+        parser = ResponseParser(template, prefix=prompt)
+        # One character that no delimiter holds settles a delimiter the prompt ends with.
+        events = parser.initial_events + parser.feed("\x00")
+    except (ResponseParseError, PatternTimeoutError):
+        return None
+    current = None
+    for event in events:
+        if event["type"] == "region_open":
+            current = event["field"]
+        elif event["type"] == "region_close":
+            current = None
+    if current is None or template.fields[current].implicit:
+        return None
+    return current
+
+
+def _differences(expected: dict, got: dict) -> str:
+    parts = []
+    for key in sorted(set(expected) | set(got), key=lambda k: (k != "role", k)):
+        if expected.get(key) != got.get(key):
+            if key not in got:
+                parts.append(f"{key} missing (expected {_show(expected[key])})")
+            elif key not in expected:
+                parts.append(f"unexpected {key} {_show(got[key])}")
+            else:
+                parts.append(f"{key}: expected {_show(expected[key])}, got {_show(got[key])}")
+    return "; ".join(parts)
+
+
+def _show(value: Any, limit: int = 160) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# -- the check ------------------------------------------------------------------------
+
+
+def _parse_row(name: str, template: ResponseTemplate, prompt: str, generation: str, expected: dict,
+               tools: bool, notes: list[str], anchor_check: bool) -> SituationResult:
+    try:
+        got = parse_response(generation, template, prefix=prompt, tools=copy.deepcopy(TOOLS) if tools else None)
+    except (ResponseParseError, PatternTimeoutError) as error:
+        return SituationResult(name, False, True, f"the parse failed: {error}", expected, None, prompt, generation,
+                               tuple(notes))
+    passed = got == expected
+    if passed:
+        detail = "; ".join(f"normalised {note}" for note in notes)
+    else:
+        detail = _differences(expected, got)
+        if anchor_check:
+            cut = ResponseParser(template, prefix=prompt).prefix_cut
+            where = (f"the start anchor cut the prompt at offset {cut} of {len(prompt)}, leaving "
+                     f"{_show(prompt[cut:], 120)}") if cut else "the start anchor is not in the prompt"
+            detail += f" ({where})"
+    return SituationResult(name, passed, True, detail, expected, got, prompt, generation, tuple(notes))
+
+
+def _not_renderable(name: str, reason: str, prompt: str = "") -> SituationResult:
+    return SituationResult(name, False, False, reason, None, None, prompt, "")
+
+
+def _check_situation(template: ResponseTemplate, renderer: _Renderer, situation: _Situation, label: str,
+                     reasoning: bool) -> list[SituationResult]:
+    rows: list[SituationResult] = []
+    base = f"{situation.name}{label}"
+    history = situation.history
+    try:
+        if situation.prefill is not None:
+            prompt = renderer.render(history, tools=situation.tools, continue_final_message=True)
+        else:
+            prompt = renderer.render(history, tools=situation.tools, add_generation_prompt=True)
+    except _RenderError as error:
+        return [_not_renderable(f"{base}/anchor", f"the chat template refuses this conversation: {error}")]
+    anchor_expected = {"role": "assistant"}
+    if situation.prefill:
+        anchor_expected["content"] = situation.prefill
+    rows.append(_parse_row(f"{base}/anchor", template, prompt, "", anchor_expected, situation.tools, [], True))
+
+    if situation.prefill is not None:
+        whole = situation.prefill + " sunny, 18 °C, light wind — 晴れ ☀️"
+        finals = [_Message("continuation", {"role": "assistant", "content": whole}, (situation.prefill,))]
+        conversation = history[:-1]
+    else:
+        finals = _final_messages(situation.tools, reasoning)
+        conversation = history
+    try:
+        bare = renderer.render(conversation, tools=situation.tools)
+    except _RenderError:
+        bare = prompt
+    generation_prompt = prompt[_common_length(bare, prompt):] if situation.prefill is None else ""
+    for final in finals:
+        name = f"{base}/round-trip:{final.name}"
+        try:
+            full = renderer.render(conversation + [final.message], tools=situation.tools)
+        except _RenderError as error:
+            rows.append(_not_renderable(name, f"the chat template refuses this message: {error}", prompt))
+            continue
+        if situation.prefill is not None:
+            turn = _locate_prefill(prompt, full, situation.prefill)
+        else:
+            turn = _locate_turn(prompt, generation_prompt, full, final.markers, _texts(conversation))
+        if isinstance(turn, str):
+            rows.append(_not_renderable(name, turn, prompt))
+            continue
+        notes_tail = []
+        if renderer.trailer and turn.generation.endswith(renderer.trailer):
+            turn = _Turn(turn.generation[: -len(renderer.trailer)], turn.missing)
+            notes_tail = [f"the chat template ends every conversation with {renderer.trailer!r}, cut off"]
+        if situation.prefill is not None:
+            expected, notes = {"role": "assistant", "content": final.message["content"]}, []
+        else:
+            expected, notes = _expected(final.message, turn.generation)
+            if "content" in expected and not final.message.get("reasoning_content"):
+                as_reasoning = {**final.message, "reasoning_content": final.message["content"], "content": ""}
+                try:
+                    same = renderer.render(conversation + [as_reasoning], tools=situation.tools) == full
+                except _RenderError:
+                    same = False
+                if same:
+                    expected["reasoning_content"] = expected.pop("content")
+                    notes.append("content: the chat template writes it exactly as it writes reasoning, so it reads as reasoning")
+        notes += notes_tail
+        open_field = _explicit_open_region(template, prompt) if turn.missing.strip() else None
+        if open_field is not None:
+            notes.append(f"the rendered turn lacks the {turn.missing!r} the generation prompt pre-writes")
+        row = _parse_row(name, template, prompt, turn.generation, expected, situation.tools, notes, False)
+        if open_field is not None and not row.passed:
+            # Without the pre-written text the turn reads as an unclosed region: no fault of the template.
+            row = _not_renderable(name, (
+                f"the generation prompt pre-writes {turn.missing!r}, which leaves {open_field} open, but the chat "
+                f"template writes this turn without it ({_show(turn.generation, 80)}), so the rendered turn cannot "
+                "show how the model closes it"), prompt)
+        rows.append(row)
+    return rows
+
+
+def _locate_prefill(prompt: str, full: str, prefill: str) -> _Turn | str:
+    if full.startswith(prompt):
+        return _Turn(full[len(prompt):], "")
+    at = full.rfind(prefill)
+    if at < 0:
+        return "the chat template does not write the prefilled text into the finished turn"
+    return _Turn(full[at + len(prefill):], "")
+
+
+def rendered_prompts(chat_template: str, *, bos_token: str = "", eos_token: str = "") -> list[str]:
+    """The prompts of every renderable situation (both thinking modes where there is a switch).
+
+    What `engine.lint.lint_prompts` needs to check a start anchor against a family's prompts.
+    """
+    switch = find_thinking_switch(chat_template, bos_token=bos_token, eos_token=eos_token)
+    prompts = []
+    for thinking in ((True, False) if switch else (None,)):
+        renderer = _Renderer(chat_template, bos_token, eos_token, switch, thinking)
+        for situation in _situations(reasoning=thinking is not False):
+            try:
+                if situation.prefill is not None:
+                    prompts.append(renderer.render(situation.history, tools=situation.tools, continue_final_message=True))
+                else:
+                    prompts.append(renderer.render(situation.history, tools=situation.tools, add_generation_prompt=True))
+            except _RenderError:
+                continue
+    return prompts
+
+
+def check_conformance(
+    template: dict | str | ResponseTemplate,
+    chat_template: str | None = None,
+    *,
+    model: str | None = None,
+    bos_token: str | None = None,
+    eos_token: str | None = None,
+) -> ConformanceReport:
+    """Check a response template against a chat template: the full matrix of situations.
+
+    Args:
+        template: the response template (dict, JSON text or loaded).
+        chat_template: the Jinja chat template text (as pasted, or read from a
+            ``.jinja`` file). Give this or `model`.
+        model: a Hugging Face hub id or a local folder; its tokenizer's chat template
+            (and bos/eos tokens) are used. Only tokenizer files are read, never weights.
+        bos_token, eos_token: the tokens the chat template writes as ``bos_token`` /
+            ``eos_token``; default "" (or the tokenizer's with `model`).
+
+    Returns:
+        A `ConformanceReport`: every situation with its prompt, generation, expected and
+        parsed message; `report.passed`, `report.exit_code` and `report.to_dict()` (the JSON
+        report).
+
+    Raises:
+        TemplateError: the response template is invalid.
+        ValueError: neither or both of `chat_template` and `model`; an empty chat template.
+        ModelLoadError (a ValueError): `model` has no tokenizer or chat template, or the Hub
+            cannot be reached.
+        ImportError: transformers (or jinja2) is not installed.
+    """
+    loaded = load_template(template)
+    if (chat_template is None) == (model is None):
+        raise ValueError("give exactly one of chat_template (the Jinja text) and model (a hub id or local folder)")
+    if model is not None:
+        source = load_chat_template(model)
+        chat_template = source.chat_template
+        bos_token = source.bos_token if bos_token is None else bos_token
+        eos_token = source.eos_token if eos_token is None else eos_token
+    if not isinstance(chat_template, str) or not chat_template.strip():
+        raise ValueError("the chat template is empty: paste the Jinja text of the model's chat template")
+    bos_token = bos_token or ""
+    eos_token = eos_token or ""
+    _render_function()
+    switch = find_thinking_switch(chat_template, bos_token=bos_token, eos_token=eos_token)
+    rows: list[SituationResult] = []
+    prompts: list[str] = []
+    modes = ((True, "/thinking-on"), (False, "/thinking-off")) if switch else ((None, ""),)
+    for thinking, label in modes:
+        renderer = _Renderer(chat_template, bos_token, eos_token, switch, thinking)
+        for situation in _situations(reasoning=thinking is not False):
+            situation_rows = _check_situation(loaded, renderer, situation, label, reasoning=thinking is not False)
+            rows += situation_rows
+            if situation_rows[0].renderable:
+                prompts.append(situation_rows[0].prompt)
+    return ConformanceReport(rows, switch, lint_prompts(loaded, prompts))
+
+
+# -- chat templates from tokenizers ----------------------------------------------------
+
+
+class ModelLoadError(ValueError):
+    """A tokenizer (and its chat template) could not be loaded; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class ChatTemplateSource:
+    """A chat template taken from a tokenizer: its text and the tokens it writes."""
+
+    chat_template: str
+    bos_token: str
+    eos_token: str
+    source: str
+
+
+def _hub_reachable() -> tuple[bool, str]:
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return False, "HF_HUB_OFFLINE is set"
+    endpoint = urlparse(constants.ENDPOINT)
+    host = endpoint.hostname or "huggingface.co"
+    port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
+    try:
+        socket.create_connection((host, port), timeout=HUB_CONNECT_TIMEOUT).close()
+    except OSError as error:
+        return False, f"cannot connect to {host}:{port} ({error})"
+    return True, ""
+
+
+def load_chat_template(model: str) -> ChatTemplateSource:
+    """The chat template of a model's tokenizer: a local folder, or a hub id.
+
+    Reads tokenizer files only (``AutoTokenizer``), never weights. A hub id is tried
+    only when the Hub answers within `HUB_CONNECT_TIMEOUT` seconds; otherwise only the
+    local Hugging Face cache is consulted, so an offline machine fails in seconds rather
+    than after transformers' retry loop.
+
+    Raises:
+        ModelLoadError: no such folder, a folder without tokenizer files, an
+            unreachable Hub with the id not cached, or a tokenizer without a chat template.
+        ImportError: transformers is not installed.
+    """
+    try:
+        from transformers import AutoTokenizer
+    except ImportError as error:
+        raise ImportError("--model reads the tokenizer with transformers: pip install transformers") from error
+    folder = Path(model).expanduser()
+    if folder.is_dir():
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        except (OSError, ValueError) as error:
+            raise ModelLoadError(f"{folder} holds no tokenizer AutoTokenizer can load: {error}") from error
+        where = str(folder)
+    elif model.startswith((".", "/", "~")) or model.count("/") > 1:
+        raise ModelLoadError(f"no folder {folder}: give a folder that holds the tokenizer files, or a hub id")
+    else:
+        reachable, why = _hub_reachable()
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=not reachable)
+        except (OSError, ValueError) as error:
+            if reachable:
+                raise ModelLoadError(f"could not load the tokenizer of {model!r} from the Hugging Face Hub: {error}") from error
+            raise ModelLoadError(
+                f"the Hugging Face Hub is not reachable ({why}) and {model!r} is not in the local cache. "
+                "Download the tokenizer files elsewhere (tokenizer_config.json, tokenizer.json, chat_template.jinja) "
+                "and give their folder, or paste the chat template with --chat-template."
+            ) from error
+        where = f"hub:{model}"
+    chat_template = getattr(tokenizer, "chat_template", None)
+    if isinstance(chat_template, dict):
+        chat_template = chat_template.get("default") or next(iter(chat_template.values()), None)
+    if not chat_template:
+        raise ModelLoadError(f"{model!r} has no chat template in its tokenizer files")
+    return ChatTemplateSource(chat_template, tokenizer.bos_token or "", tokenizer.eos_token or "", where)
