@@ -524,6 +524,38 @@ def _expected(message: dict, turn: str) -> tuple[dict, list[str]]:
     return expected, notes
 
 
+def _argument_defects(message: dict, turn: str) -> list[str]:
+    """Arguments the chat template writes in a form that loses their value, as phrases.
+
+    Found: a string written bare after its key (``label=wake up``), a string holding a
+    quote written between the same, unescaped quotes (``"Team "offsite""``), and an object
+    or list written as Python's repr inside string delimiters (``"{'room': ...}"``).
+    """
+    defects = []
+    for call in message.get("tool_calls") or ():
+        name = call["function"]["name"]
+        for key, value in call["function"]["arguments"].items():
+            where = f"{name}'s argument {key}"
+            if isinstance(value, str):
+                if json.dumps(value, ensure_ascii=False) in turn:
+                    continue
+                for found in regex.finditer(regex.escape(value), turn):
+                    before = turn[found.start() - 1] if found.start() else ""
+                    if before in "=:":
+                        defects.append(f"{where} without quotes ({key}{before}{value})")
+                        break
+                    if before in "\"'" and before in value and turn[found.end():found.end() + 1] == before:
+                        defects.append(f"{where} between unescaped quotes ({before}{value}{before})")
+                        break
+            elif isinstance(value, (dict, list)):
+                if any(json.dumps(value, ensure_ascii=False, separators=s) in turn for s in ((", ", ": "), (",", ":"))):
+                    continue
+                found = turn.find(repr(value))
+                if found > 0 and turn[found - 1] not in "=:([, ":
+                    defects.append(f"{where} as Python's repr inside a string ({_show(repr(value), 40)})")
+    return defects
+
+
 def _explicit_open_region(template: ResponseTemplate, prompt: str) -> str | None:
     """The field whose region (opened by a delimiter) is still open after `prompt`, or None."""
     try:
@@ -653,12 +685,17 @@ def _check_situation(template: ResponseTemplate, renderer: _Renderer, situation:
         if open_field is not None:
             notes.append(f"the rendered turn lacks the {turn.missing!r} the generation prompt pre-writes")
         row = _parse_row(name, template, prompt, turn.generation, expected, situation.tools, notes, False)
-        if open_field is not None and not row.passed:
-            # Without the pre-written text the turn reads as an unclosed region: no fault of the template.
-            row = _not_renderable(name, (
-                f"the generation prompt pre-writes {turn.missing!r}, which leaves {open_field} open, but the chat "
-                f"template writes this turn without it ({_show(turn.generation, 80)}), so the rendered turn cannot "
-                "show how the model closes it"), prompt)
+        if not row.passed:
+            # A failure the chat template's own rendering explains is no fault of the response template.
+            if open_field is not None:
+                row = _not_renderable(name, (
+                    f"the generation prompt pre-writes {turn.missing!r}, which leaves {open_field} open, but the chat "
+                    f"template writes this turn without it ({_show(turn.generation, 80)}), so the rendered turn "
+                    "cannot show how the model closes it"), prompt)
+            elif defects := _argument_defects(final.message, turn.generation):
+                row = _not_renderable(name, (
+                    f"the chat template writes {defects[0]}, which no parser can read back as the argument "
+                    f"(the parse gave: {row.detail})"), prompt)
         rows.append(row)
     return rows
 

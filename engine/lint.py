@@ -184,7 +184,8 @@ def _anchor_inside_delimiters(template: ResponseTemplate, fields: list[FieldSpec
             if delimiter is None:
                 continue
             if delimiter.literals is not None:
-                inside = [x for x in delimiter.literals if anchor.pattern.search(x)]
+                # A delimiter that is the anchor itself is cut after, never in half.
+                inside = [x for x in delimiter.literals if _anchor_inside(anchor, x)]
             else:
                 inside = [x for x in anchor.literals or () if x in delimiter.source or regex.escape(x) in delimiter.source]
             if inside:
@@ -252,17 +253,21 @@ def lint_prompts(template: dict | str | ResponseTemplate, prompts: list[str]) ->
     anchor = loaded.start_anchor
     if not prompts or any(_anchor_found(anchor, prompt) for prompt in prompts):
         return []
-    tails = sorted({prompt[-40:] for prompt in prompts})
     return [
         Diagnostic(
             "warning",
             "anchor-not-in-prompts",
             anchor.path,
             f"the start anchor {anchor.source!r} occurs in none of the {len(prompts)} rendered prompts, so every "
-            f"prompt is parsed whole, earlier turns included (prompts end like {tails[0]!r})",
+            f"prompt is parsed whole, earlier turns included (the first ends {prompts[0][-40:]!r})",
             "anchor on the assistant header the chat template's generation prompt writes",
         )
     ]
+
+
+def _anchor_inside(anchor: Delimiter, literal: str) -> bool:
+    found = anchor.pattern.search(literal)
+    return found is not None and not (found.start() == 0 and found.end() == len(literal))
 
 
 # -- one field -------------------------------------------------------------------
