@@ -9,7 +9,8 @@ from .errors import PatternTimeoutError, ResponseParseError, TemplateError
 from .parser import ResponseParser, Span, parse_response
 from .template import FieldSpec, ResponseTemplate, load_template
 from .lint import Diagnostic, lint, lint_prompts
-from .conformance import ConformanceReport, SituationResult, check_conformance, load_chat_template
+from .chat_template import load_chat_template
+from .conformance import ConformanceReport, SituationResult, check_conformance
 from .openai_view import OpenAIView, openai_deltas, openai_view
 from .stream_checks import StreamCheckReport, check_stream
 from .trace import Trace, TraceSpan, trace

@@ -22,33 +22,30 @@ A situation the chat template refuses to render (its own error) is reported as
 not renderable and not counted against the response template. The situations
 and the report are documented in docs/authoring.md and docs/cli.md.
 
-transformers is imported only inside the functions that render, so
-`import engine` stays light; without it they raise `ImportError` naming the
-extra to install.
+Rendering is `engine.chat_template`'s: transformers is imported only when a
+check runs, so `import engine` stays light.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import os
-import socket
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import regex
 
-from .errors import PatternTimeoutError, ResponseParseError, TemplateError
+from .chat_template import (
+    ChatTemplateRenderer,
+    ChatTemplateRenderError,
+    find_thinking_switch,
+    load_chat_template,
+    token_boundary,
+)
+from .errors import PatternTimeoutError, ResponseParseError
 from .lint import Diagnostic, lint_prompts
 from .parser import ResponseParser, parse_response
 from .template import ResponseTemplate, load_template
-
-# Chat-template keywords that switch reasoning on and off, in the order they are tried.
-THINKING_SWITCHES = ("enable_thinking", "thinking")
-# Seconds the Hub may take to answer a connection before `--model` gives up on it.
-HUB_CONNECT_TIMEOUT = 3.0
 
 TOOLS: list[dict] = [
     {"type": "function", "function": {
@@ -163,6 +160,10 @@ class ConformanceReport:
 # -- the conversations ------------------------------------------------------------
 
 
+def _tools(wanted: bool) -> list[dict] | None:
+    return copy.deepcopy(TOOLS) if wanted else None
+
+
 def _call(number: int, name: str, arguments: dict) -> dict:
     # Nine alphanumerics: Mistral's templates refuse any other id.
     return {"id": f"call{number:05d}", "type": "function", "function": {"name": name, "arguments": arguments}}
@@ -251,137 +252,10 @@ def _situations(reasoning: bool) -> list[_Situation]:
     ]
 
 
-# -- rendering ----------------------------------------------------------------------
-
-
-class _RenderError(Exception):
-    """The chat template refused to render (its own message)."""
-
-
-def _render_function():
-    try:
-        from transformers.utils.chat_template_utils import render_jinja_template
-    except ImportError as error:
-        raise ImportError(
-            "checking a response template against a chat template renders it with transformers: "
-            "install the 'transformers' and 'jinja2' packages (pip install -r requirements.txt)"
-        ) from error
-    return render_jinja_template
-
-
-@dataclass
-class _Renderer:
-    chat_template: str
-    bos_token: str
-    eos_token: str
-    switch: str | None = None
-    thinking: bool | None = None
-
-    def __post_init__(self):
-        self._render = _render_function()
-        self.empty_content, self.arguments_as_text = self._call_style()
-        self.trailer = self._trailer()
-
-    def _trailer(self) -> str:
-        """What the template writes after every conversation, asked or not ("" for most).
-
-        A template that writes its generation prompt whether asked or not ends every finished
-        conversation with the next turn's header, which no model writes: it is cut off the
-        round trips' generations.
-        """
-        ask = [{"role": "user", "content": "Hi"}]
-        try:
-            asked = self._call(ask, False, False, False)
-            if asked != self._call(ask, False, True, False):
-                return ""
-            answered = self._call(ask + [{"role": "assistant", "content": "Yo"}], False, False, False)
-        except _RenderError:
-            return ""
-        size = _common_suffix_length(asked, answered)
-        start = len(asked) - size
-        while start < len(asked) and not _token_boundary(asked, start):
-            start += 1
-        return asked[start:] if asked[start:].strip() else ""
-
-    def _call_style(self) -> tuple[str | None, bool]:
-        """How this template wants a tool-calling turn: its empty content as ``""`` or None
-        (some skip the calls of a turn whose content is not None), and its arguments as a
-        dict or as JSON text (some concatenate them as strings). The first style whose
-        render shows the call wins."""
-        for as_text in (False, True):
-            for empty in ("", None):
-                arguments: Any = {"city": "Oslo"}
-                if as_text:
-                    arguments = json.dumps(arguments)
-                call = {"id": "call00099", "type": "function", "function": {"name": "get_weather", "arguments": arguments}}
-                probe = [{"role": "user", "content": "Oslo?"}, {"role": "assistant", "content": empty, "tool_calls": [call]}]
-                try:
-                    rendered = self._call(probe, True, False, False)
-                except _RenderError:
-                    continue
-                if "Oslo" in rendered.split("Oslo?", 1)[-1]:
-                    return empty, as_text
-        return "", False
-
-    def render(self, messages: list[dict], *, tools: bool, add_generation_prompt: bool = False,
-               continue_final_message: bool = False) -> str:
-        messages = copy.deepcopy(messages)
-        for message in messages:
-            if message.get("tool_calls") and message.get("content") == "":
-                message["content"] = self.empty_content
-            if self.arguments_as_text:
-                for call in message.get("tool_calls") or ():
-                    call["function"]["arguments"] = json.dumps(call["function"]["arguments"], ensure_ascii=False)
-        return self._call(messages, tools, add_generation_prompt, continue_final_message)
-
-    def _call(self, messages: list[dict], tools: bool, add_generation_prompt: bool, continue_final_message: bool) -> str:
-        options: dict[str, Any] = {"bos_token": self.bos_token, "eos_token": self.eos_token}
-        if self.switch is not None and self.thinking is not None:
-            options[self.switch] = self.thinking
-        try:
-            rendered, _ = self._render(
-                [messages], tools=copy.deepcopy(TOOLS) if tools else None,
-                chat_template=self.chat_template, add_generation_prompt=add_generation_prompt,
-                continue_final_message=continue_final_message, **options,
-            )
-        except Exception as error:  # the template's own error, whatever its type
-            raise _RenderError(f"{type(error).__name__}: {error}") from error
-        return rendered[0]
-
-
-def find_thinking_switch(chat_template: str, *, bos_token: str = "", eos_token: str = "") -> str | None:
-    """The keyword that switches the chat template's reasoning on and off, or None.
-
-    A keyword counts when rendering a first user turn with it set to True and to False
-    gives two different prompts (``enable_thinking`` for Qwen3, GLM, SmolLM3; ``thinking``
-    for DeepSeek-V3.1 and Granite 3.x).
-    """
-    ask = [{"role": "user", "content": "Hi"}]
-    for switch in THINKING_SWITCHES:
-        prompts = set()
-        for value in (True, False):
-            renderer = _Renderer(chat_template, bos_token, eos_token, switch, value)
-            try:
-                prompts.add(renderer.render(ask, tools=False, add_generation_prompt=True))
-            except _RenderError:
-                break
-        if len(prompts) == 2:
-            return switch
-    return None
-
-
 def _common_length(a: str, b: str) -> int:
     n = min(len(a), len(b))
     i = 0
     while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-def _common_suffix_length(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[-1 - i] == b[-1 - i]:
         i += 1
     return i
 
@@ -409,11 +283,6 @@ def _texts(messages: list[dict]) -> list[str]:
             if isinstance(value, str) and value.strip():
                 texts.append(value)
     return texts
-
-
-def _token_boundary(text: str, at: int) -> bool:
-    """Whether `at` falls between two markup tokens of `text` (after ``>``/``]``/blank, or before ``<``/``[``)."""
-    return text[at - 1] in ">]\n \t" or text[at] in "<[\n \t"
 
 
 def _locate_turn(prompt: str, generation_prompt: str, full: str, markers: tuple[str, ...],
@@ -462,7 +331,7 @@ def _find_turn(prompt: str, generation_prompt: str, full: str, markers: tuple[st
             head = generation_prompt[:size]
             if not head.strip():
                 break
-            if size < len(generation_prompt) and not _token_boundary(generation_prompt, size):
+            if size < len(generation_prompt) and not token_boundary(generation_prompt, size):
                 continue
             ends = [m.end() for m in regex.finditer(_loose(head), full[:text_at]) if m.end() >= parted]
             if ends:
@@ -488,7 +357,7 @@ def _loose_common(prompt: str, full: str) -> tuple[int, int]:
 
 
 def _back_to_boundary(text: str, at: int) -> int:
-    while 0 < at < len(text) and not _token_boundary(text, at):
+    while 0 < at < len(text) and not token_boundary(text, at):
         at -= 1
     return at
 
@@ -589,7 +458,10 @@ def _differences(expected: dict, got: dict) -> str:
 
 
 def _show(value: Any, limit: int = 160) -> str:
-    text = json.dumps(value, ensure_ascii=False)
+    return _shorten(json.dumps(value, ensure_ascii=False), limit)
+
+
+def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -599,7 +471,7 @@ def _show(value: Any, limit: int = 160) -> str:
 def _parse_row(name: str, template: ResponseTemplate, prompt: str, generation: str, expected: dict,
                tools: bool, notes: list[str], anchor_check: bool) -> SituationResult:
     try:
-        got = parse_response(generation, template, prefix=prompt, tools=copy.deepcopy(TOOLS) if tools else None)
+        got = parse_response(generation, template, prefix=prompt, tools=_tools(tools))
     except (ResponseParseError, PatternTimeoutError) as error:
         return SituationResult(name, False, True, f"the parse failed: {error}", expected, None, prompt, generation,
                                tuple(notes))
@@ -620,84 +492,114 @@ def _not_renderable(name: str, reason: str, prompt: str = "") -> SituationResult
     return SituationResult(name, False, False, reason, None, None, prompt, "")
 
 
-def _check_situation(template: ResponseTemplate, renderer: _Renderer, situation: _Situation, label: str,
+def _prompt(renderer: ChatTemplateRenderer, situation: _Situation) -> str:
+    tools = _tools(situation.tools)
+    if situation.prefill is not None:
+        return renderer.render(situation.history, tools=tools, continue_final_message=True)
+    return renderer.render(situation.history, tools=tools, add_generation_prompt=True)
+
+
+def _modes(chat_template: str, bos_token: str, eos_token: str):
+    """(row-name label, renderer, whether messages carry reasoning) for each thinking mode."""
+    switch = find_thinking_switch(chat_template, bos_token=bos_token, eos_token=eos_token)
+    modes = ((True, "/thinking-on"), (False, "/thinking-off")) if switch else ((None, ""),)
+    for thinking, label in modes:
+        yield label, ChatTemplateRenderer(chat_template, bos_token, eos_token, switch, thinking), thinking is not False
+
+
+@dataclass
+class _RoundTrips:
+    """What the round trips of one situation share."""
+
+    template: ResponseTemplate
+    renderer: ChatTemplateRenderer
+    situation: _Situation
+    prompt: str
+    conversation: list[dict]  # the history before the final message
+    generation_prompt: str  # what the prompt adds to the rendered history ("" for a prefill)
+
+    def render(self, messages: list[dict]) -> str:
+        return self.renderer.render(messages, tools=_tools(self.situation.tools))
+
+
+def _check_situation(template: ResponseTemplate, renderer: ChatTemplateRenderer, situation: _Situation, label: str,
                      reasoning: bool) -> list[SituationResult]:
-    rows: list[SituationResult] = []
     base = f"{situation.name}{label}"
-    history = situation.history
     try:
-        if situation.prefill is not None:
-            prompt = renderer.render(history, tools=situation.tools, continue_final_message=True)
-        else:
-            prompt = renderer.render(history, tools=situation.tools, add_generation_prompt=True)
-    except _RenderError as error:
+        prompt = _prompt(renderer, situation)
+    except ChatTemplateRenderError as error:
         return [_not_renderable(f"{base}/anchor", f"the chat template refuses this conversation: {error}")]
     anchor_expected = {"role": "assistant"}
     if situation.prefill:
         anchor_expected["content"] = situation.prefill
-    rows.append(_parse_row(f"{base}/anchor", template, prompt, "", anchor_expected, situation.tools, [], True))
+    rows = [_parse_row(f"{base}/anchor", template, prompt, "", anchor_expected, situation.tools, [], True)]
 
     if situation.prefill is not None:
         whole = situation.prefill + " sunny, 18 °C, light wind — 晴れ ☀️"
         finals = [_Message("continuation", {"role": "assistant", "content": whole}, (situation.prefill,))]
-        conversation = history[:-1]
+        conversation = situation.history[:-1]
     else:
         finals = _final_messages(situation.tools, reasoning)
-        conversation = history
-    try:
-        bare = renderer.render(conversation, tools=situation.tools)
-    except _RenderError:
-        bare = prompt
-    generation_prompt = prompt[_common_length(bare, prompt):] if situation.prefill is None else ""
-    for final in finals:
-        name = f"{base}/round-trip:{final.name}"
+        conversation = situation.history
+    shared = _RoundTrips(template, renderer, situation, prompt, conversation, "")
+    if situation.prefill is None:
         try:
-            full = renderer.render(conversation + [final.message], tools=situation.tools)
-        except _RenderError as error:
-            rows.append(_not_renderable(name, f"the chat template refuses this message: {error}", prompt))
-            continue
-        if situation.prefill is not None:
-            turn = _locate_prefill(prompt, full, situation.prefill)
-        else:
-            turn = _locate_turn(prompt, generation_prompt, full, final.markers, _texts(conversation))
-        if isinstance(turn, str):
-            rows.append(_not_renderable(name, turn, prompt))
-            continue
-        notes_tail = []
-        if renderer.trailer and turn.generation.endswith(renderer.trailer):
-            turn = _Turn(turn.generation[: -len(renderer.trailer)], turn.missing)
-            notes_tail = [f"the chat template ends every conversation with {renderer.trailer!r}, cut off"]
-        if situation.prefill is not None:
-            expected, notes = {"role": "assistant", "content": final.message["content"]}, []
-        else:
-            expected, notes = _expected(final.message, turn.generation)
-            if "content" in expected and not final.message.get("reasoning_content"):
-                as_reasoning = {**final.message, "reasoning_content": final.message["content"], "content": ""}
-                try:
-                    same = renderer.render(conversation + [as_reasoning], tools=situation.tools) == full
-                except _RenderError:
-                    same = False
-                if same:
-                    expected["reasoning_content"] = expected.pop("content")
-                    notes.append("content: the chat template writes it exactly as it writes reasoning, so it reads as reasoning")
-        notes += notes_tail
-        open_field = _explicit_open_region(template, prompt) if turn.missing.strip() else None
-        if open_field is not None:
-            notes.append(f"the rendered turn lacks the {turn.missing!r} the generation prompt pre-writes")
-        row = _parse_row(name, template, prompt, turn.generation, expected, situation.tools, notes, False)
-        if not row.passed:
-            # A failure the chat template's own rendering explains is no fault of the response template.
-            if open_field is not None:
-                row = _not_renderable(name, (
-                    f"the generation prompt pre-writes {turn.missing!r}, which leaves {open_field} open, but the chat "
-                    f"template writes this turn without it ({_show(turn.generation, 80)}), so the rendered turn "
-                    "cannot show how the model closes it"), prompt)
-            elif defects := _argument_defects(final.message, turn.generation):
-                row = _not_renderable(name, (
-                    f"the chat template writes {defects[0]}, which no parser can read back as the argument "
-                    f"(the parse gave: {row.detail})"), prompt)
-        rows.append(row)
+            bare = shared.render(conversation)
+        except ChatTemplateRenderError:
+            bare = prompt
+        shared.generation_prompt = prompt[_common_length(bare, prompt):]
+    for final in finals:
+        rows.append(_round_trip(shared, final, f"{base}/round-trip:{final.name}"))
     return rows
+
+
+def _round_trip(shared: _RoundTrips, final: _Message, name: str) -> SituationResult:
+    situation, prompt, renderer = shared.situation, shared.prompt, shared.renderer
+    try:
+        full = shared.render(shared.conversation + [final.message])
+    except ChatTemplateRenderError as error:
+        return _not_renderable(name, f"the chat template refuses this message: {error}", prompt)
+    if situation.prefill is not None:
+        turn = _locate_prefill(prompt, full, situation.prefill)
+    else:
+        turn = _locate_turn(prompt, shared.generation_prompt, full, final.markers, _texts(shared.conversation))
+    if isinstance(turn, str):
+        return _not_renderable(name, turn, prompt)
+    notes = []
+    if renderer.trailer and turn.generation.endswith(renderer.trailer):
+        turn = _Turn(turn.generation[: -len(renderer.trailer)], turn.missing)
+        notes.append(f"the chat template ends every conversation with {renderer.trailer!r}, cut off")
+    if situation.prefill is not None:
+        expected = {"role": "assistant", "content": final.message["content"]}
+    else:
+        expected, left_out = _expected(final.message, turn.generation)
+        notes = left_out + notes
+        if "content" in expected and not final.message.get("reasoning_content"):
+            as_reasoning = {**final.message, "reasoning_content": final.message["content"], "content": ""}
+            try:
+                same = shared.render(shared.conversation + [as_reasoning]) == full
+            except ChatTemplateRenderError:
+                same = False
+            if same:
+                expected["reasoning_content"] = expected.pop("content")
+                notes.append("content: the chat template writes it exactly as it writes reasoning, so it reads as reasoning")
+    open_field = _explicit_open_region(shared.template, prompt) if turn.missing.strip() else None
+    if open_field is not None:
+        notes.append(f"the rendered turn lacks the {turn.missing!r} the generation prompt pre-writes")
+    row = _parse_row(name, shared.template, prompt, turn.generation, expected, situation.tools, notes, False)
+    if row.passed:
+        return row
+    # A failure the chat template's own rendering explains is no fault of the response template.
+    if open_field is not None:
+        return _not_renderable(name, (
+            f"the generation prompt pre-writes {turn.missing!r}, which leaves {open_field} open, but the chat "
+            f"template writes this turn without it ({_show(turn.generation, 80)}), so the rendered turn cannot "
+            "show how the model closes it"), prompt)
+    if defects := _argument_defects(final.message, turn.generation):
+        return _not_renderable(name, (
+            f"the chat template writes {defects[0]}, which no parser can read back as the argument "
+            f"(the parse gave: {_shorten(row.detail, 160)})"), prompt)
+    return row
 
 
 def _locate_prefill(prompt: str, full: str, prefill: str) -> _Turn | str:
@@ -710,21 +612,18 @@ def _locate_prefill(prompt: str, full: str, prefill: str) -> _Turn | str:
 
 
 def rendered_prompts(chat_template: str, *, bos_token: str = "", eos_token: str = "") -> list[str]:
-    """The prompts of every renderable situation (both thinking modes where there is a switch).
+    """The prompt of every situation the chat template renders (both thinking modes where
+    it has a switch): what `engine.lint.lint_prompts` checks a start anchor against.
 
-    What `engine.lint.lint_prompts` needs to check a start anchor against a family's prompts.
+    Raises:
+        ImportError: transformers is not installed.
     """
-    switch = find_thinking_switch(chat_template, bos_token=bos_token, eos_token=eos_token)
     prompts = []
-    for thinking in ((True, False) if switch else (None,)):
-        renderer = _Renderer(chat_template, bos_token, eos_token, switch, thinking)
-        for situation in _situations(reasoning=thinking is not False):
+    for _, renderer, reasoning in _modes(chat_template, bos_token, eos_token):
+        for situation in _situations(reasoning):
             try:
-                if situation.prefill is not None:
-                    prompts.append(renderer.render(situation.history, tools=situation.tools, continue_final_message=True))
-                else:
-                    prompts.append(renderer.render(situation.history, tools=situation.tools, add_generation_prompt=True))
-            except _RenderError:
+                prompts.append(_prompt(renderer, situation))
+            except ChatTemplateRenderError:
                 continue
     return prompts
 
@@ -772,95 +671,14 @@ def check_conformance(
         raise ValueError("the chat template is empty: paste the Jinja text of the model's chat template")
     bos_token = bos_token or ""
     eos_token = eos_token or ""
-    _render_function()
-    switch = find_thinking_switch(chat_template, bos_token=bos_token, eos_token=eos_token)
     rows: list[SituationResult] = []
     prompts: list[str] = []
-    modes = ((True, "/thinking-on"), (False, "/thinking-off")) if switch else ((None, ""),)
-    for thinking, label in modes:
-        renderer = _Renderer(chat_template, bos_token, eos_token, switch, thinking)
-        for situation in _situations(reasoning=thinking is not False):
-            situation_rows = _check_situation(loaded, renderer, situation, label, reasoning=thinking is not False)
+    switch = None
+    for label, renderer, reasoning in _modes(chat_template, bos_token, eos_token):
+        switch = renderer.switch
+        for situation in _situations(reasoning):
+            situation_rows = _check_situation(loaded, renderer, situation, label, reasoning)
             rows += situation_rows
             if situation_rows[0].renderable:
                 prompts.append(situation_rows[0].prompt)
     return ConformanceReport(rows, switch, lint_prompts(loaded, prompts))
-
-
-# -- chat templates from tokenizers ----------------------------------------------------
-
-
-class ModelLoadError(ValueError):
-    """A tokenizer (and its chat template) could not be loaded; the message says what to do."""
-
-
-@dataclass(frozen=True)
-class ChatTemplateSource:
-    """A chat template taken from a tokenizer: its text and the tokens it writes."""
-
-    chat_template: str
-    bos_token: str
-    eos_token: str
-    source: str
-
-
-def _hub_reachable() -> tuple[bool, str]:
-    from huggingface_hub import constants
-
-    if constants.HF_HUB_OFFLINE:
-        return False, "HF_HUB_OFFLINE is set"
-    endpoint = urlparse(constants.ENDPOINT)
-    host = endpoint.hostname or "huggingface.co"
-    port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
-    try:
-        socket.create_connection((host, port), timeout=HUB_CONNECT_TIMEOUT).close()
-    except OSError as error:
-        return False, f"cannot connect to {host}:{port} ({error})"
-    return True, ""
-
-
-def load_chat_template(model: str) -> ChatTemplateSource:
-    """The chat template of a model's tokenizer: a local folder, or a hub id.
-
-    Reads tokenizer files only (``AutoTokenizer``), never weights. A hub id is tried
-    only when the Hub answers within `HUB_CONNECT_TIMEOUT` seconds; otherwise only the
-    local Hugging Face cache is consulted, so an offline machine fails in seconds rather
-    than after transformers' retry loop.
-
-    Raises:
-        ModelLoadError: no such folder, a folder without tokenizer files, an
-            unreachable Hub with the id not cached, or a tokenizer without a chat template.
-        ImportError: transformers is not installed.
-    """
-    try:
-        from transformers import AutoTokenizer
-    except ImportError as error:
-        raise ImportError("--model reads the tokenizer with transformers: pip install transformers") from error
-    folder = Path(model).expanduser()
-    if folder.is_dir():
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(str(folder))
-        except (OSError, ValueError) as error:
-            raise ModelLoadError(f"{folder} holds no tokenizer AutoTokenizer can load: {error}") from error
-        where = str(folder)
-    elif model.startswith((".", "/", "~")) or model.count("/") > 1:
-        raise ModelLoadError(f"no folder {folder}: give a folder that holds the tokenizer files, or a hub id")
-    else:
-        reachable, why = _hub_reachable()
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=not reachable)
-        except (OSError, ValueError) as error:
-            if reachable:
-                raise ModelLoadError(f"could not load the tokenizer of {model!r} from the Hugging Face Hub: {error}") from error
-            raise ModelLoadError(
-                f"the Hugging Face Hub is not reachable ({why}) and {model!r} is not in the local cache. "
-                "Download the tokenizer files elsewhere (tokenizer_config.json, tokenizer.json, chat_template.jinja) "
-                "and give their folder, or paste the chat template with --chat-template."
-            ) from error
-        where = f"hub:{model}"
-    chat_template = getattr(tokenizer, "chat_template", None)
-    if isinstance(chat_template, dict):
-        chat_template = chat_template.get("default") or next(iter(chat_template.values()), None)
-    if not chat_template:
-        raise ModelLoadError(f"{model!r} has no chat template in its tokenizer files")
-    return ChatTemplateSource(chat_template, tokenizer.bos_token or "", tokenizer.eos_token or "", where)
