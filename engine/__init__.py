@@ -7,6 +7,7 @@ streaming on top. See SPEC.md (in the project's shared notes) and README.md.
 
 from .errors import PatternTimeoutError, ResponseParseError, TemplateError
 from .parser import ResponseParser, Span, parse_response
+from .events import message_from_events
 from .template import FieldSpec, ResponseTemplate, load_template
 from .lint import Diagnostic, lint, lint_prompts
 from .chat_template import load_chat_template
@@ -42,6 +43,7 @@ __all__ = [
     "TraceSpan",
     "check_stream",
     "lint",
+    "message_from_events",
     "openai_deltas",
     "openai_view",
     "trace",

@@ -29,6 +29,7 @@ from .errors import ResponseParseError, TemplateError
 from .lint import lint, lint_prompts
 from .samples import _load_sample_file
 from .template_files import load_template_file
+from .parser import ON_ERROR_MODES, ResponseParser
 from .stream_checks import check_stream
 from .trace import trace
 
@@ -103,7 +104,7 @@ def command_check(args, console: Console) -> int:
         problems = []
         report = check_stream(
             sample.generation, case_template, prefix=sample.prefix, tools=sample.tools,
-            seeds=range(args.seeds), truncation_step=args.truncation_step,
+            seeds=range(args.seeds), truncation_step=args.truncation_step, on_error=args.on_error,
         )
         baseline = report.baseline
         if sample.expected_error is not None:
@@ -187,6 +188,8 @@ def render_trace(result, console: Console) -> None:
         console.print(Text(f"warning ({warning.code}) at {warning.source} {warning.start}: {warning.message}", "yellow"))
         if warning.suggestion:
             console.print(Text(f"    fix: {warning.suggestion}", "dim"))
+    for kept in result.errors:
+        console.print(Text(f"kept error in {kept.field} at {kept.position_source or kept.source} {kept.position if kept.position is not None else kept.offset}: {kept.message}", "yellow"))
     if result.error is not None:
         console.print(Text(f"error in {result.error.field} at {result.error.source} {result.error.offset}: {result.error.message}", "bold red"))
     else:
@@ -198,16 +201,18 @@ def command_parse(args, console: Console) -> int:
     prefix = Path(args.prefix).read_text(encoding="utf-8") if args.prefix else ""
     generation = sys.stdin.read() if args.generation == "-" else Path(args.generation).read_text(encoding="utf-8")
     if args.trace:
-        result = trace(generation, template, prefix=prefix)
+        result = trace(generation, template, prefix=prefix, on_error=args.on_error)
         render_trace(result, console)
         return 1 if result.error else 0
-    from .parser import parse_response
-
+    parser = ResponseParser(template, prefix, on_error=args.on_error)
     try:
-        message = parse_response(generation, template, prefix=prefix)
+        message, _ = parser.finalize(generation)
     except ResponseParseError as error:
         console.print(Text(f"error: {error}", "bold red"), highlight=False)
         return 1
+    errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    for kept in parser.errors:
+        errors.print(Text(f"kept: {kept} (its text went to the implicit field)", "yellow"))
     print(json.dumps(message, ensure_ascii=False, indent=2))
     return 0
 
@@ -240,6 +245,11 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument("generation", nargs="?", default="-", help="generation file, or - for stdin (default)")
     parse.add_argument("--prefix", help="file holding the prompt text sent before the generation (default: none)")
     parse.add_argument("--trace", action="store_true", help="print the region map as coloured text")
+    for command in (parse, check):
+        command.add_argument(
+            "--on-error", choices=ON_ERROR_MODES, default="raise",
+            help="raise (default): a region that does not parse is an error; keep: its text goes to the implicit field",
+        )
     return parser
 
 

@@ -107,10 +107,23 @@ def test_agrees_with_the_reference(case, seed):
         if merged_at(ref_events, boundary) == ours_events:
             REFERENCE_FAULTS.append(("prefix decided as final", template, prefix, generation))
             ref_events = ours_events
-    assert ours_events == ref_events
     implicit = load_template(template).implicit_field
     count, whitespace_only = implicit_stretches(template, ours_events)
     if implicit is not None and (count > 1 or whitespace_only):
+        # D1 and D3: a later or whitespace-only stretch's close carries the field's whole value
+        # so far (or, repeating, no value), where the reference carries that stretch alone.
+        ours_events, ref_events = without_close_values(ours_events, implicit.name), without_close_values(ref_events, implicit.name)
         ours = {k: v for k, v in ours.items() if k != implicit.name}
         ref = {k: v for k, v in ref.items() if k != implicit.name}
+    assert ours_events == ref_events
     assert ours == ref
+
+
+def without_close_values(events, field):
+    """`events` with the value (or blank mark) of `field`'s region_close events left out."""
+    return [
+        {k: v for k, v in event.items() if k not in ("value", "blank")}
+        if event["type"] == "region_close" and event["field"] == field
+        else event
+        for event in events
+    ]
