@@ -44,7 +44,7 @@ from .chat_template import (
 )
 from .errors import PatternTimeoutError, ResponseParseError
 from .lint import Diagnostic, lint_prompts
-from .parser import ResponseParser, parse_response
+from .parser import ResponseParser
 from .template import ResponseTemplate, load_template
 
 TOOLS: list[dict] = [
@@ -78,7 +78,9 @@ class SituationResult:
             in `detail` and do not count against the response template.
         detail: why it failed, what was normalised, or the chat template's error.
         expected: the message the response template should give (None when not renderable).
-        got: the message it gave (None when it raised or the row is not renderable).
+        got: the message it gave (None when the row is not renderable). When a region failed
+            to parse, `detail` gives the error and `got` the lenient parse (``on_error="keep"``),
+            in which the failed region's text is unclaimed text.
         prompt: the rendered prompt (the parser's prefix).
         generation: the text parsed after it ("" for the anchor check).
         normalisations: parts of the message left out of `expected` because the chat
@@ -471,10 +473,16 @@ def _shorten(text: str, limit: int) -> str:
 def _parse_row(name: str, template: ResponseTemplate, prompt: str, generation: str, expected: dict,
                tools: bool, notes: list[str], anchor_check: bool) -> SituationResult:
     try:
-        got = parse_response(generation, template, prefix=prompt, tools=_tools(tools))
-    except (ResponseParseError, PatternTimeoutError) as error:
+        # Lenient, so a failed region still shows where its text went.
+        parser = ResponseParser(template, prefix=prompt, tools=_tools(tools), on_error="keep")
+        parser.feed(generation)
+        got, _ = parser.finalize()
+    except PatternTimeoutError as error:
         return SituationResult(name, False, True, f"the parse failed: {error}", expected, None, prompt, generation,
                                tuple(notes))
+    if parser.errors:
+        return SituationResult(name, False, True, f"the parse failed: {parser.errors[0]}", expected, got, prompt,
+                               generation, tuple(notes))
     passed = got == expected
     if passed:
         detail = "; ".join(f"normalised {note}" for note in notes)
