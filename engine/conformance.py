@@ -371,18 +371,12 @@ def _expected(message: dict, turn: str) -> tuple[dict, list[str]]:
     """The message the response template should read from `turn`, and what was left out."""
     expected: dict[str, Any] = {"role": "assistant"}
     notes = []
-    reasoning = message.get("reasoning_content")
-    if reasoning:
-        if reasoning in turn:
-            expected["reasoning_content"] = reasoning
-        else:
-            notes.append("reasoning: the chat template does not write it for this turn")
-    content = message.get("content")
-    if content:
-        if content in turn:
-            expected["content"] = content
-        else:
-            notes.append("content: the chat template does not write it for this turn")
+    for key, label in (("reasoning_content", "reasoning"), ("content", "content")):
+        text = message.get(key)
+        if text and text in turn:
+            expected[key] = text
+        elif text:
+            notes.append(f"{label}: the chat template does not write it for this turn")
     calls = message.get("tool_calls") or []
     written = [call for call in calls if call["function"]["name"] in turn]
     if written:
