@@ -236,7 +236,8 @@ def test_template_editor_handlers(tmp_path):
 def test_the_template_dropdown_says_when_the_editor_no_longer_holds_the_file():
     text, _ = app.template_from_file("qwen3")
     assert app.template_choice_for(text, "qwen3") == "qwen3"
-    assert app.template_choice_for(text, "demo-model") == "demo-model"  # the same template in two files
+    same, _ = app.template_from_file("llama-3.1")
+    assert app.template_choice_for(same, "llama-3.2") == "llama-3.2"  # the same template in two files
     edited = text.replace('"role": "assistant"', '"role": "bot"', 1)
     assert edited != text
     assert app.template_choice_for(edited, "qwen3") == app.EDITED_TEMPLATE == "(edited in the Template tab)"
@@ -291,11 +292,11 @@ def test_generate_live_reports_bad_input_without_a_model():
 
 
 def test_generate_live_with_the_model_template_names_it_in_the_dropdown():
-    # The demo model's template is the text of templates/qwen3.json and templates/demo-model.json.
-    for origin, expected in (("qwen3", "qwen3"), ("hermes-2-pro", "demo-model")):
+    # The demo model's template is the text of templates/demo-model.json.
+    for origin, expected in (("qwen3", "demo-model"), ("hermes-2-pro", "demo-model")):
         out = list(app.generate_live("samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, True, SMOL_TEXT, False, origin))
         template_text, choice = out[-1][-5], out[-1][-4]
-        assert json.loads(template_text) == load_template_file("qwen3").response_template
+        assert json.loads(template_text) == load_template_file("demo-model").response_template
         assert choice == expected
     kept = list(app.generate_live("samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, False, SMOL_TEXT, False, "qwen3"))
     assert kept[-1][-5] == kept[-1][-4] == {"__type__": "update"}  # its own template: editor and dropdown kept
