@@ -7,8 +7,11 @@ streaming on top. See SPEC.md (in the project's shared notes) and README.md.
 
 from .errors import PatternTimeoutError, ResponseParseError, TemplateError
 from .parser import ResponseParser, Span, parse_response
+from .events import message_from_events
 from .template import FieldSpec, ResponseTemplate, load_template
-from .lint import Diagnostic, lint
+from .lint import Diagnostic, lint, lint_prompts
+from .chat_template import load_chat_template
+from .conformance import ConformanceReport, SituationResult, check_conformance
 from .openai_view import OpenAIView, openai_deltas, openai_view
 from .stream_checks import StreamCheckReport, check_stream
 from .trace import Trace, TraceSpan, trace
@@ -28,13 +31,19 @@ __all__ = [
     "TemplateError",
     "load_template",
     "parse_response",
+    "ConformanceReport",
     "Diagnostic",
+    "SituationResult",
+    "check_conformance",
+    "load_chat_template",
+    "lint_prompts",
     "OpenAIView",
     "StreamCheckReport",
     "Trace",
     "TraceSpan",
     "check_stream",
     "lint",
+    "message_from_events",
     "openai_deltas",
     "openai_view",
     "trace",

@@ -1,6 +1,7 @@
 """The streaming parser: text in, region events out, and the message at the end.
 
-`ResponseParser` is a sans-I/O state machine (SPEC.md sections 2, 3 and 7).
+`ResponseParser` is a sans-I/O state machine (the format and its events are
+described in docs/template-language.md).
 It keeps only the *undecided* text of the stream (plus the few characters
 lookbehinds may need) in a scan window, so feeding a 1 MB generation a token
 at a time costs about ten times a 100 KB one: the window is trimmed as text
@@ -27,16 +28,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .content import parse_content, parse_text
+from .content import parse_content
 from .delimiters import DelimiterMatch
-from .errors import PatternTimeoutError, ResponseParseError, shorten
+from .events import is_empty
+from .errors import ContentError, PatternTimeoutError, ResponseParseError, UndefinedPlaceholderError, shorten
 from .template import FieldSpec, QuickTest, ResponseTemplate, load_template
 from .tool_typing import tool_parameter_schemas, type_tool_calls
-from .transform import apply_transform
+from .transform import PlaceholderNotDefined, apply_transform
 
 # Region bodies are collected as lists of chunks joined into one string every this many
 # chunks, which keeps memory near the text's size.
 BODY_BLOCK = 256
+
+# What a region that cannot be parsed does: raise ResponseParseError, or keep its text and go on.
+ON_ERROR_MODES = ("raise", "keep")
 
 MISSING_PREFIX_MESSAGE = (
     "prefix is required: pass the prompt text (or token ids) that was sent to the model before this "
@@ -67,8 +72,14 @@ class Span:
     match: DelimiterMatch | None = None
 
 
-def _is_empty(value: Any) -> bool:
-    return value is None or (isinstance(value, (str, list, dict)) and not value)
+class _Blank:
+    """The value of a whitespace-only stretch of a repeating implicit field: none (see `_store`)."""
+
+    def __repr__(self) -> str:
+        return "BLANK"
+
+
+BLANK = _Blank()
 
 
 def _match_priority(match: DelimiterMatch) -> tuple:
@@ -92,13 +103,20 @@ class ResponseParser:
         prefix: REQUIRED. The prompt text sent before generation; it is cut after the last
             start-anchor match and replayed, so regions the chat template opened (a prefilled
             `<think>`) are open when the generation starts. ``""`` opts out.
-        tools: tool schemas or functions, to cast tool-call arguments (SPEC.md section 6).
+        tools: tool schemas or functions, to cast tool-call arguments by their JSON schema.
         regex_timeout: seconds allowed for each regex call of a template pattern, or None.
         positions: when True, events carry `start`/`end` stream offsets (off by default, so
             events are exactly the reference's dicts).
         record_spans: when True, `spans` lists what became of every character (for tracing).
+        on_error: ``"raise"`` (the default, as in transformers): a region whose body cannot be
+            parsed raises `ResponseParseError`. ``"keep"``: nothing is lost instead; the failed
+            region's `region_close` carries ``"error"`` and no ``"value"``, its raw text
+            (delimiters included) becomes a stretch of the implicit field (with no implicit
+            field it stays on the error's `text`), every other field keeps its value, and
+            `errors` lists what failed. A delimiter pattern over its time budget still raises.
 
     Attributes:
+        errors: the `ResponseParseError`s met so far, in order (with ``"raise"``, the one raised).
         initial_events: events produced by the prefix.
         prefix_cut: offset in the prefix where the stream starts (after the last anchor match;
             0 when the anchor is absent or the prefix is empty).
@@ -106,7 +124,7 @@ class ResponseParser:
 
     Raises:
         TemplateError: the template is invalid (checked before the prefix).
-        ValueError: `prefix` is missing.
+        ValueError: `prefix` is missing, or `on_error` is not one of ``"raise"``, ``"keep"``.
     """
 
     def __init__(
@@ -118,8 +136,13 @@ class ResponseParser:
         regex_timeout: float | None = None,
         positions: bool = False,
         record_spans: bool = False,
+        on_error: str = "raise",
     ):
         self.template = load_template(response_template)
+        if on_error not in ON_ERROR_MODES:
+            raise ValueError(f"on_error must be one of {ON_ERROR_MODES}, got {on_error!r}")
+        self.on_error = on_error
+        self.errors: list[ResponseParseError] = []
         if prefix is None:
             raise ValueError(MISSING_PREFIX_MESSAGE)
         if isinstance(prefix, (list, tuple)) and not prefix:
@@ -148,11 +171,12 @@ class ResponseParser:
         self._body_blocks: list[str] = []
         self._body_blocks_length = 0  # characters in _body_blocks
         self._body_start = 0
+        self._region_start = 0  # stream offset of the open region's open delimiter (its body, for the implicit field)
+        self._open_text = ""  # the open region's open delimiter text
         self._captures: dict[str, str] = {}
         self._region_count = 0
-        self._implicit_stretches: list[str] = []
-        self._implicit_values = 0
-        self._implicit_captures: dict[str, str] = {}
+        self._implicit_stretches: list[str] = []  # every stretch of a non-repeating implicit field, as written
+        self._implicit_values = 0  # how many of them were not blank
         self._finalized = False
         # The quick test of the open region's watch state while on the quick path, see _settle.
         self._quick: QuickTest | None = None
@@ -183,7 +207,8 @@ class ResponseParser:
 
         Raises:
             RuntimeError: the parser was finalized.
-            ResponseParseError: a region closed by this chunk failed to parse (names the field).
+            ResponseParseError: with ``on_error="raise"``, a region closed by this chunk failed
+                to parse (names the field, the key and where).
         """
         if self._quick is None or not chunk:
             return self._feed_scanning(chunk)
@@ -249,7 +274,8 @@ class ResponseParser:
 
         Raises:
             RuntimeError: called twice.
-            ResponseParseError: a region failed to parse, or a required field is missing.
+            ResponseParseError: with ``on_error="raise"``, a region failed to parse or a
+                required field is missing (with ``"keep"`` both are recorded in `errors`).
         """
         if self._finalized:
             raise RuntimeError("ResponseParser.finalize() called twice")
@@ -259,22 +285,20 @@ class ResponseParser:
         events: list[dict] = []
         self._window += last_chunk
         self._process(events, at_end=True)
-        implicit = self.template.implicit_field
-        if implicit is not None and len(self._implicit_stretches) > 1 and self._implicit_values:
-            # SPEC D1: every unclaimed stretch belongs to the message, joined as written.
-            joined = "".join(self._implicit_stretches)
-            captures = self._implicit_captures  # a transform sees the last stretch's captures
-            self._message[implicit.name] = self._region_value(implicit, joined, captures, None)
         missing = [
             spec.name for spec in self.template.fields.values() if not spec.optional and spec.name not in self._message
         ]
         if missing:
-            raise ResponseParseError(
+            error = ResponseParseError(
                 f"required field(s) {missing} not found in the generation (they are marked 'optional': false)",
                 field=missing[0],
+                key=f"fields.{missing[0]}.optional",
             )
+            self.errors.append(error)
+            if self.on_error == "raise":
+                raise error
         defaults = self.template.defaults
-        message = {key: value for key, value in self._message.items() if key in defaults or not _is_empty(value)}
+        message = {key: value for key, value in self._message.items() if key in defaults or not is_empty(value)}
         return message, events
 
     @property
@@ -480,7 +504,7 @@ class ResponseParser:
             return
         if not self._opened:
             self._opened = True
-            self._body_start = start
+            self._body_start = self._region_start = start
             self._region_count += 1
             opening = {"type": "region_open", "field": field.name}
             if self._positions:
@@ -508,6 +532,8 @@ class ResponseParser:
         self._body_blocks_length = 0
         self._opened = True
         self._body_start = base + match.end
+        self._region_start = base + match.start
+        self._open_text = match.text
         self._region_count += 1
         event = {"type": "region_open", "field": field.name}
         if self._positions:
@@ -521,19 +547,34 @@ class ResponseParser:
 
         `match` is the close delimiter, or None when the region ends because another region
         opens or the stream ends; `at` is the stream offset where it ends.
+
+        A region whose value cannot be computed raises with ``on_error="raise"``. With
+        ``"keep"`` its close carries the error, and its raw text, delimiters included,
+        goes to the implicit field as a stretch of its own (`_keep_as_unclaimed`).
         """
         field = self._current
         base = self._window_base
         if match is not None and self.spans is not None:
             region = self._region_count - 1 if self._opened else None
             self.spans.append(Span(base + match.start, base + match.end, "close", match.delimiter.field, region, match))
+        failed: ResponseParseError | None = None
         if field is not None and self._opened:
             self._body_blocks += self._body
             body = "".join(self._body_blocks)
             self._body_blocks, self._body = [], []  # free the pieces before parsing the body
             self._body_blocks_length = 0
-            value = self._store(field, body)
-            event = {"type": "region_close", "field": field.name, "value": value}
+            end = at if match is None else base + match.end
+            event: dict[str, Any] = {"type": "region_close", "field": field.name}
+            try:
+                value = self._store(field, body)
+            except ResponseParseError as error:
+                failed = self._failed_region(error, field, body, match, end)
+                event["error"] = str(failed)
+            else:
+                if value is BLANK:
+                    event["blank"] = True
+                else:
+                    event["value"] = value
             if self._positions:
                 event["start"], event["end"] = (at, at) if match is None else (base + match.start, base + match.end)
             events.append(event)
@@ -545,16 +586,53 @@ class ResponseParser:
         self._body_blocks = []
         self._body_blocks_length = 0
         self._opened = False
+        if failed is not None and implicit is not None and implicit is not field:
+            self._keep_as_unclaimed(events, failed)
+
+    def _failed_region(
+        self, error: ResponseParseError, field: FieldSpec, body: str, close: DelimiterMatch | None, end: int
+    ) -> ResponseParseError:
+        """Complete `error` with where the failed region lies; raise it, or record it and return it.
+
+        With ``on_error="raise"`` its `text` is the region body; kept, it is the region's raw
+        text, delimiters included, which `_keep_as_unclaimed` hands to the implicit field.
+        """
+        error.start, error.end, error.region = self._region_start, end, self._region_count - 1
+        self.errors.append(error)
+        if self.on_error == "raise":
+            raise error
+        opening = "" if field.implicit else self._open_text
+        error.text = opening + body + ("" if close is None else close.text)
+        return error
+
+    def _keep_as_unclaimed(self, events: list[dict], error: ResponseParseError) -> None:
+        """The raw text of a failed region becomes a stretch of the implicit field (the current
+        field now), with its own open, chunk and close events at the failed region's offsets."""
+        field = self._current
+        start, end, text = error.start, error.end, error.text
+        self._opened = True
+        self._body_start = self._region_start = start
+        self._region_count += 1
+        opening = {"type": "region_open", "field": field.name}
+        chunk = {"type": "region_chunk", "field": field.name, "text": text, "dirty": field.dirty}
+        if self._positions:
+            opening["start"] = opening["end"] = start
+            chunk["start"], chunk["end"] = start, end
+        events += (opening, chunk)
+        self._body = [text]
+        self._close_region(events, None, end)
 
     def _store(self, field: FieldSpec, body: str) -> Any:
-        """Compute a closed region's value and write it into the message; return the value."""
-        if field.implicit and not body.strip():
-            # SPEC D1(b): whitespace between regions is not a value of its own.
-            self._implicit_stretches.append(body)
-            try:
-                return self._region_value(field, body, self._captures, self._body_start)
-            except ResponseParseError:
-                return parse_text(body, {})
+        """Compute a closed region's value and write it into the message; return the value.
+
+        Returns `BLANK` for a whitespace-only stretch of a repeating implicit field: it is not
+        a value of its own, so it is neither appended nor joined.
+        """
+        if field.implicit:
+            if not field.repeats:
+                return self._store_implicit_stretch(field, body)
+            if not body.strip():
+                return BLANK
         value = self._region_value(field, body, self._captures, self._body_start)
         name = field.name
         if field.join is not None:
@@ -563,6 +641,7 @@ class ResponseParser:
                     f"{field.path}: 'join' needs every region to parse to a string, got {type(value).__name__} "
                     f"from the region at offset {self._body_start}: {shorten(body)}",
                     field=name,
+                    key=f"{field.path}.join",
                     offset=self._body_start,
                     text=body,
                 )
@@ -572,19 +651,42 @@ class ResponseParser:
             self._message.setdefault(name, []).append(value)
         else:
             self._message[name] = value
-            if field.implicit:
-                self._implicit_stretches.append(body)
-                self._implicit_values += 1
-                self._implicit_captures = dict(self._captures)
         return value
 
-    def _region_value(self, field: FieldSpec, body: str, captures: dict, offset: int | None) -> Any:
-        """Parse `body` with the field's content parser, then apply its transform and tool typing."""
+    def _store_implicit_stretch(self, field: FieldSpec, body: str) -> Any:
+        """One stretch of a non-repeating implicit field: every stretch of unclaimed text belongs
+        to the message, joined as written and then parsed, so each close carries the field's whole
+        value so far. A whitespace-only stretch changes nothing: its close repeats the value so far
+        ("" before there is one).
+        """
+        stretches = self._implicit_stretches
+        stretches.append(body)
+        name = field.name
+        if not body.strip():
+            return self._message.get(name, "")
+        whole = body if len(stretches) == 1 else "".join(stretches)
+        # A transform sees the captures of the close that ends the latest stretch.
+        value = self._region_value(field, whole, self._captures, self._body_start, contiguous=whole is body)
+        self._message[name] = value
+        return value
+
+    def _region_value(self, field: FieldSpec, body: str, captures: dict, offset: int | None, contiguous: bool = True) -> Any:
+        """Parse `body` with the field's content parser, then apply its transform and tool typing.
+
+        `offset` is the stream offset of the region body; `contiguous` says whether `body` lies
+        there as one piece (a joined implicit value does not), so that a content parser's
+        failure position becomes a stream offset.
+
+        Raises:
+            ResponseParseError: naming the field, the failing key and, when known, the position.
+        """
         where = f" (region at offset {offset})" if offset is not None else ""
         args = field.content_args if self._timeout is None else {**field.content_args, "_timeout": self._timeout}
+        key = f"{field.path}.content"
         try:
             value = parse_content(field.content, body, args)
             if field.transform is not None:
+                key = f"{field.path}.transform"
                 if field.transform_each:
                     if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
                         raise ValueError(
@@ -598,6 +700,7 @@ class ResponseParser:
                 f"{field.path}.content_args.tag_pattern: pattern too slow on this input (over the "
                 f"{self._timeout} s budget){where}",
                 field=field.name,
+                key=f"{field.path}.content_args.tag_pattern",
                 offset=offset,
                 text=body,
             ) from None
@@ -605,7 +708,13 @@ class ResponseParser:
             detail = str(error)
             if shorten(body) not in detail:
                 detail = f"{detail}; region body: {shorten(body)}"
-            raise ResponseParseError(f"{field.path}: {detail}{where}", field=field.name, offset=offset, text=body) from None
+            position = getattr(error, "position", None) if isinstance(error, ContentError) else None
+            if position is not None:
+                position = offset + position if contiguous and offset is not None else None
+            kind = UndefinedPlaceholderError if isinstance(error, PlaceholderNotDefined) else ResponseParseError
+            raise kind(
+                f"{field.path}: {detail}{where}", field=field.name, key=key, offset=offset, text=body, position=position
+            ) from None
         if self._tool_schemas:
             type_tool_calls(value, self._tool_schemas)
         return value
@@ -617,9 +726,10 @@ def parse_text_one_shot(
     prefix: str,
     tools: list | None = None,
     regex_timeout: float | None = None,
+    on_error: str = "raise",
 ) -> dict:
     """Parse a complete generation: the stream is already whole, so nothing needs holding back."""
-    parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout)
+    parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout, on_error=on_error)
     message, _ = parser.finalize(text)
     return message
 
@@ -668,8 +778,9 @@ def parse_response(
     tools: list[dict | Callable] | None = None,
     tokenizer: Any = None,
     regex_timeout: float | None = None,
+    on_error: str = "raise",
 ) -> dict | list[dict]:
-    """Parse a complete generation into a message dict (SPEC.md section 2).
+    """Parse a complete generation into a message dict.
 
     Args:
         text: the generation: a str, or token ids (list of int, 1-D array/tensor) with
@@ -680,6 +791,9 @@ def parse_response(
         tools: tool schemas or functions, to cast tool-call arguments.
         tokenizer: a Hugging Face tokenizer, to decode ids (special tokens kept).
         regex_timeout: seconds allowed for each regex call of a template pattern.
+        on_error: ``"raise"`` (default) or ``"keep"``: a region that cannot be parsed then
+            becomes unclaimed text instead of an error (see `ResponseParser`; to see what
+            failed, parse with `ResponseParser(...).finalize(text)` and read its `errors`).
 
     Returns:
         The message dict, or a list of them for a batch (also for a batch of one).
@@ -687,7 +801,7 @@ def parse_response(
     Raises:
         TemplateError: the template is invalid (reported before a missing prefix).
         ValueError: no prefix; ids without a tokenizer; prefix/batch sizes differ; no template.
-        ResponseParseError: a region failed to parse (names the field and offset).
+        ResponseParseError: with ``on_error="raise"``, a region failed to parse (names the field and offset).
     """
     if response_template is None:
         response_template = getattr(tokenizer, "response_template", None)
@@ -705,5 +819,7 @@ def parse_response(
         prefixes = prefixes * len(texts)
     elif len(prefixes) != len(texts):
         raise ValueError(f"got {len(texts)} generation(s) but {len(prefixes)} prefixes; give one prefix, or one per generation")
-    messages = [parse_text_one_shot(t, template, p, tools, regex_timeout) for t, p in zip(texts, prefixes)]
+    if on_error not in ON_ERROR_MODES:
+        raise ValueError(f"on_error must be one of {ON_ERROR_MODES}, got {on_error!r}")
+    messages = [parse_text_one_shot(t, template, p, tools, regex_timeout, on_error) for t, p in zip(texts, prefixes)]
     return messages if batched else messages[0]

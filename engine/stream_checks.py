@@ -1,7 +1,7 @@
 """Stream checks: is this template safe to stream on this generation?
 
-SPEC D2 says every chunking of a generation gives the one-shot message and
-the same text per region. `check_stream` tests that on one generation the way
+Streaming must equal one-shot parsing: every chunking of a generation gives
+the one-shot message and the same text per region (docs/template-language.md). `check_stream` tests that on one generation the way
 a serving engine would meet it: one character at a time, split once at every
 point, and in seeded random pieces. `truncation` asks the other streaming
 question: when generation stops in the middle of a delimiter (a token limit),
@@ -36,6 +36,7 @@ class StreamRun:
         regions: ``[field, concatenated chunk text]`` per region, in order.
         error: the error message, or None.
         stopped: the run reached its deadline before the last chunk (message is None).
+        kept_errors: with ``on_error="keep"``, the messages of the errors the parser kept.
     """
 
     chunking: str
@@ -44,6 +45,7 @@ class StreamRun:
     regions: list[list[Any]]
     error: str | None = None
     stopped: bool = False
+    kept_errors: list[str] = dataclass_field(default_factory=list)
 
     def same_as(self, other: "StreamRun") -> bool:
         """True when both runs give the same message and region texts, or fail with the same error.
@@ -53,7 +55,7 @@ class StreamRun:
         """
         if self.error is not None or other.error is not None:
             return self.error == other.error
-        return self.message == other.message and self.regions == other.regions
+        return self.message == other.message and self.regions == other.regions and self.kept_errors == other.kept_errors
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -124,6 +126,7 @@ def run_chunks(
     chunking: str = "",
     regex_timeout: float | None = None,
     deadline: float | None = None,
+    on_error: str = "raise",
 ) -> StreamRun:
     """Feed `chunks` to a fresh parser and record the message and per-region text.
 
@@ -138,8 +141,9 @@ def run_chunks(
     events: list[dict] = []
     message = None
     error = None
+    parser = None
     try:
-        parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout)
+        parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout, on_error=on_error)
         events += parser.initial_events
         at = 0
         for chunk in chunks:
@@ -157,7 +161,8 @@ def run_chunks(
             regions.append([event["field"], ""])
         elif event["type"] == "region_chunk":
             regions[-1][1] += event["text"]
-    return StreamRun(chunking, splits[:-1], message, regions, error)
+    kept = [str(kept) for kept in parser.errors] if parser is not None and on_error == "keep" else []
+    return StreamRun(chunking, splits[:-1], message, regions, error, kept_errors=kept)
 
 
 def split_at(text: str, offsets: Iterable[int]) -> list[str]:
@@ -199,6 +204,7 @@ def check_stream(
     truncation_step: int = 1,
     regex_timeout: float | None = None,
     max_seconds: float | None = None,
+    on_error: str = "raise",
 ) -> StreamCheckReport:
     """Compare one-shot parsing with many chunkings of `generation`, then check truncations.
 
@@ -216,6 +222,8 @@ def check_stream(
         max_seconds: wall-time budget for the whole check (None: no limit). A hostile
             pattern can take `regex_timeout` on every feed; past the budget no new run
             starts, the running one stops, and the report says it is not `complete`.
+        on_error: ``"raise"`` or ``"keep"``, as for `ResponseParser`; kept errors are compared
+            between runs too.
 
     Returns:
         A `StreamCheckReport`; runs stop at the first mismatch.
@@ -227,7 +235,7 @@ def check_stream(
     loaded = load_template(template)
     if prefix is None:
         ResponseParser(loaded, None)
-    options = {"tools": tools, "regex_timeout": regex_timeout}
+    options = {"tools": tools, "regex_timeout": regex_timeout, "on_error": on_error}
     baseline = run_chunks(loaded, prefix, [generation], chunking="one-shot", **options)
     notes: list[str] = []
     n = len(generation)
@@ -309,6 +317,7 @@ def truncation(
     step: int = 1,
     tools: list | None = None,
     regex_timeout: float | None = None,
+    on_error: str = "raise",
 ) -> list[TruncationLeak]:
     """Cut `generation` at every `step`-th offset inside a literal delimiter and parse what is left.
 
@@ -319,7 +328,8 @@ def truncation(
     Returns:
         The leaks, in cut order (at most one per cut).
     """
-    return _truncation(generation, load_template(template), prefix, step, None, tools=tools, regex_timeout=regex_timeout)[0]
+    options = {"tools": tools, "regex_timeout": regex_timeout, "on_error": on_error}
+    return _truncation(generation, load_template(template), prefix, step, None, **options)[0]
 
 
 def _truncation(
@@ -331,6 +341,7 @@ def _truncation(
     *,
     tools: list | None = None,
     regex_timeout: float | None = None,
+    on_error: str = "raise",
 ) -> tuple[list[TruncationLeak], bool]:
     """`truncation`'s leaks, and whether every cut was parsed before `deadline`."""
     inside: dict[int, tuple[str, str, int]] = {}
@@ -347,7 +358,7 @@ def _truncation(
         fragment = generation[start:cut]
         if deadline is not None and time.perf_counter() > deadline:
             return leaks, False
-        run = run_chunks(loaded, prefix, [generation[:cut]], tools=tools, regex_timeout=regex_timeout)
+        run = run_chunks(loaded, prefix, [generation[:cut]], tools=tools, regex_timeout=regex_timeout, on_error=on_error)
         if run.message is None:
             continue
         for name, value in _text_values(run.message, loaded):

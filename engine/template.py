@@ -539,7 +539,7 @@ def _field(name: Any, spec: Any) -> FieldSpec:
         if not isinstance(join, str):
             raise TemplateError(f"{path}.join", f"must be a string, got {_type_name(join)}")
         if not repeats:
-            raise TemplateError(f"{path}.join", "needs 'repeats': true (join concatenates the values of repeated regions)")
+            raise TemplateError(f"{path}.join", "'join' requires 'repeats': true (join concatenates the values of repeated regions)")
     transform = spec.get("transform")
     if transform_each and transform is None:
         raise TemplateError(f"{path}.transform_each", "is set but the field has no 'transform' to apply to each element")

@@ -121,6 +121,7 @@ def get_response_parser(
     prefix: Any = None,
     tools: list[dict | Callable] | None = None,
     regex_timeout: float | None = None,
+    on_error: str = "raise",
 ) -> TokenResponseParser:
     """A streaming parser for one generation of the model behind `tokenizer`.
 
@@ -128,7 +129,7 @@ def get_response_parser(
         tokenizer: a Hugging Face tokenizer.
         response_template: the template; None takes `tokenizer.response_template`.
         prefix: REQUIRED. The prompt, as text or as token ids (one sequence); ``""``/``[]`` opt out.
-        tools, regex_timeout: as for `ResponseParser`.
+        tools, regex_timeout, on_error: as for `ResponseParser`.
 
     Raises:
         ValueError: no template on the tokenizer; no prefix; a batch given as prefix.
@@ -142,4 +143,4 @@ def get_response_parser(
         if ids and not all(isinstance(i, int) for i in ids):
             raise ValueError("prefix must be one sequence (text or a list of token ids), not a batch")
         prefix = tokenizer.decode(ids, skip_special_tokens=False) if ids else ""
-    return TokenResponseParser(tokenizer, template, prefix, tools=tools, regex_timeout=regex_timeout)
+    return TokenResponseParser(tokenizer, template, prefix, tools=tools, regex_timeout=regex_timeout, on_error=on_error)

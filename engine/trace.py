@@ -52,6 +52,8 @@ class TraceSpan:
         captures: named captures of the match (``{}`` for literals).
         matched_text: the whole delimiter match (also when this span is one part of a
             match split at the prefix/generation boundary).
+        error: for the spans of a region that failed to parse (``on_error="keep"``), the
+            index of its error in `Trace.errors`; else None.
     """
 
     start: int
@@ -68,6 +70,7 @@ class TraceSpan:
     delimiter_path: str | None = None
     captures: dict[str, str] = dataclass_field(default_factory=dict)
     matched_text: str | None = None
+    error: int | None = None
 
     def to_dict(self) -> dict:
         """A JSON-ready dict of every attribute."""
@@ -127,7 +130,11 @@ class TraceError:
         field: the field whose region failed, or None.
         stream_offset: the region body's stream offset, or None.
         source, offset: the same place as `source` (prefix/generation) and offset in it.
-        text: the offending region body, or None.
+        text: the offending region body (raised) or the region's raw text (kept), or None.
+        key: JSON path of the template key whose work failed (``fields.x.content``), or None.
+        position_source, position: where parsing failed, to the character (a JSON line and
+            column turned into an offset in the prefix or the generation), or None.
+        region: index of the failed region (as in `TraceSpan.region`), or None.
     """
 
     type: str
@@ -137,6 +144,10 @@ class TraceError:
     source: str | None
     offset: int | None
     text: str | None
+    key: str | None = None
+    position_source: str | None = None
+    position: int | None = None
+    region: int | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -196,9 +207,11 @@ class Trace:
         spans: ordered spans tiling ``prefix[anchor.offset:]`` then the generation.
         events: every event, in order (initial events first).
         message: the message, or None when the parse failed.
-        error: the failure, or None.
+        error: the failure that stopped the parse, or None.
         warnings: probable faults for the template author.
         snapshots: one per fed chunk when `chunks` was given, else ``[]``.
+        errors: with ``on_error="keep"``, the regions that failed to parse while the parse
+            went on (their spans point here with `TraceSpan.error`); else ``[]``.
     """
 
     prefix: str
@@ -210,6 +223,7 @@ class Trace:
     error: TraceError | None
     warnings: list[TraceWarning]
     snapshots: list[TraceSnapshot]
+    errors: list[TraceError] = dataclass_field(default_factory=list)
 
     @property
     def prefix_tail(self) -> str:
@@ -335,6 +349,7 @@ def trace(
     chunks: list[str] | None = None,
     regex_timeout: float | None = None,
     positions: bool = False,
+    on_error: str = "raise",
 ) -> Trace:
     """Parse `generation` and account for every character of the prefix tail and the generation.
 
@@ -348,12 +363,15 @@ def trace(
         regex_timeout: seconds allowed for each regex call of a template pattern.
         positions: keep `start`/`end` stream offsets in the event dicts (off by default:
             events are then exactly the reference's dicts).
+        on_error: ``"raise"`` (default): the first region that fails to parse stops the
+            parse. ``"keep"``: failed regions are listed in `Trace.errors`, their spans
+            point to their error, and the parse goes on as `ResponseParser` does.
 
     Returns:
         A `Trace`. Parse failures (`ResponseParseError`, including pattern timeouts) do
-        not raise: they are reported in `Trace.error`, and the text after the last decided
-        offset becomes an ``"unparsed"`` span (after the close delimiter that ended the
-        failing region, when it can be found).
+        not raise: one that stops the parse is reported in `Trace.error`, and the text after
+        the last decided offset becomes an ``"unparsed"`` span (after the close delimiter
+        that ended the failing region, when it can be found).
 
     Raises:
         TemplateError: the template is invalid.
@@ -379,7 +397,9 @@ def trace(
 
     # The prefix tail is fed like any chunk: identical to the constructor's replay, and an
     # error in it is caught like any other.
-    parser = ResponseParser(loaded, "", tools=tools, regex_timeout=regex_timeout, positions=True, record_spans=True)
+    parser = ResponseParser(
+        loaded, "", tools=tools, regex_timeout=regex_timeout, positions=True, record_spans=True, on_error=on_error
+    )
     raw_events: list[tuple[dict, str, int | None]] = []
     snapshots: list[TraceSnapshot] = []
     message = None
@@ -413,10 +433,12 @@ def trace(
         TraceEvent(event if positions else _strip_positions(event), tie, stage, chunk_index)
         for (event, stage, chunk_index), tie in zip(raw_events, ties)
     ]
-    trace_error = None
-    if error is not None:
-        where = stream_map.locate(error.offset) if error.offset is not None else (None, None)
-        trace_error = TraceError(type(error).__name__, str(error), error.field, error.offset, where[0], where[1], error.text)
+    trace_error = None if error is None else _trace_error(stream_map, error)
+    kept = [_trace_error(stream_map, failed) for failed in parser.errors if failed is not error] if on_error == "keep" else []
+    for index, failed in enumerate(kept):
+        for span in spans:
+            if span.region is not None and span.region == failed.region and span.field == failed.field:
+                span.error = index
     result = Trace(
         prefix=prefix,
         generation=generation,
@@ -427,9 +449,20 @@ def trace(
         error=trace_error,
         warnings=[],
         snapshots=snapshots,
+        errors=kept,
     )
     result.warnings = find_warnings(result, loaded)
     return result
+
+
+def _trace_error(stream_map: _StreamMap, error: ResponseParseError) -> TraceError:
+    """A parser error with its stream offsets turned into places in the prefix or the generation."""
+    where = stream_map.locate(error.offset) if error.offset is not None else (None, None)
+    position = stream_map.locate(error.position) if error.position is not None else (None, None)
+    return TraceError(
+        type(error).__name__, str(error), error.field, error.offset, where[0], where[1], error.text,
+        key=error.key, position_source=position[0], position=position[1], region=error.region,
+    )
 
 
 def _snapshot(

@@ -249,7 +249,8 @@ def test_template_editor_handlers(tmp_path):
 def test_the_template_dropdown_says_when_the_editor_no_longer_holds_the_file():
     text = handlers.choose_template("qwen3", PREFIX, GENERATION, "", Session())["template_text"]
     assert catalog.template_choice_for(text, "qwen3") == "qwen3"
-    assert catalog.template_choice_for(text, "demo-model") == "demo-model"  # the same template in two files
+    same = handlers.choose_template("llama-3.1", PREFIX, GENERATION, "", False, Session())["template_text"]
+    assert catalog.template_choice_for(same, "llama-3.2") == "llama-3.2"  # the same template in two files
     edited = text.replace('"role": "assistant"', '"role": "bot"', 1)
     assert edited != text
     assert catalog.template_choice_for(edited, "qwen3") == catalog.EDITED_TEMPLATE == "(edited in the Template tab)"
@@ -307,12 +308,12 @@ def test_generate_live_reports_bad_input_without_a_model():
 
 
 def test_generate_live_with_the_model_template_names_it_in_the_dropdown():
-    # The demo model's template is the text of templates/qwen3.json and templates/demo-model.json.
-    for origin, expected in (("qwen3", "qwen3"), ("hermes-2-pro", "demo-model")):
+    # The demo model's template is the text of templates/demo-model.json.
+    for origin, expected in (("qwen3", "demo-model"), ("hermes-2-pro", "demo-model")):
         session = Session(template_origin=origin)
         out = list(live.generate("samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, True, SMOL_TEXT, session))
         template_text, choice = out[-1]["template_text"], out[-1]["template_choice"]
-        assert json.loads(template_text) == load_template_file("qwen3").response_template
+        assert json.loads(template_text) == load_template_file("demo-model").response_template
         assert choice == expected
     session = Session(template_origin="qwen3")
     kept = list(live.generate("samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, False, SMOL_TEXT, session))

@@ -121,7 +121,7 @@ def test_bad_regex():
 
 def test_join_without_repeats():
     assert template_error(field(join=",")) == (
-        "fields.x.join: needs 'repeats': true (join concatenates the values of repeated regions)"
+        "fields.x.join: 'join' requires 'repeats': true (join concatenates the values of repeated regions)"
     )
 
 
@@ -282,10 +282,10 @@ def test_bad_json_long_body_is_shortened():
 
 def test_unresolved_transform_path_names_field():
     error = parse_error(field(content="json", transform={"a": "{content.b}"}), '<x>{"a": 1}</x>')
-    assert str(error).startswith("fields.x: transform placeholder '{content.b}': 'content' has no key 'b'; keys: ['a']")
+    assert str(error).startswith("fields.x: transform placeholder '{content.b}': 'content' is missing key 'b'; keys: ['a']")
     assert error.field == "x" and error.text == '{"a": 1}'
     error = parse_error(field(content="json", transform={"a": "{content.a.b}"}), '<x>{"a": 1}</x>')
-    assert str(error).startswith("fields.x: transform placeholder '{content.a.b}': 'content.a' is a int, not a dict, so it has no key 'b'")
+    assert str(error).startswith("fields.x: transform placeholder '{content.a.b}' cannot index into int at 'b': 'content.a' is a int, not a dict")
     error = parse_error(field(content="json", transform={"a": "{nope}"}), '<x>{"a": 1}</x>')
     assert str(error).startswith("fields.x: transform placeholder '{nope}': 'nope' is not defined; in scope: ['content']")
 
