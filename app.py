@@ -144,7 +144,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
                 with gr.Tab("initial_events", id="initial"):
                     page.initial_events = gr.Code(first["initial_events"], language="json", label="Events from the prefix", interactive=False, max_lines=24, elem_id="initial-events")
                 with gr.Tab("OpenAI stream", id="openai"):
-                    page.openai_stream = gr.Code(first["openai_stream"], language="json", label="Chat-completion deltas", interactive=False, max_lines=24, elem_id="openai-stream")
+                    page.openai_stream = gr.Code("", language="json", label="Chat-completion deltas", interactive=False, max_lines=24, elem_id="openai-stream")
                 with gr.Tab("Stream checks", id="checks"):
                     page.stream_check = gr.HTML(report_html(None), elem_id="stream-check")
                 with gr.Tab("Tests", id="tests"):
@@ -172,6 +172,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
     page.listen(page.explain.click, handlers.show_event, show_progress="hidden")
     page.listen(page.event_log.click, handlers.show_event, show_progress="hidden")
     page.listen(page.modes.select, handlers.select_tab, queue=False)
+    page.listen(page.results_tabs.select, handlers.select_results_tab, show_progress="hidden")
     page.listen(page.template_choice.input, handlers.choose_template)
     page.listen(page.start_from.input, handlers.start_from)
     page.listen(page.template_text.change, handlers.diagnose, trigger_mode="always_last", show_progress="hidden")

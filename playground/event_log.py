@@ -18,6 +18,8 @@ from .markup import breakable_whitespace, short_json
 from .parse_view import LoggedEvent
 
 PAGE_ROWS = 100
+# Characters of a chunk's text shown in its row (the region map has them all).
+TEXT_SHOWN = 400
 DIRTY_NOTE = (
     "<b>dirty</b>: the chunk is raw text of a structured value (JSON arguments, a typed field) that is only "
     "parsed when its region closes, so it is not yet the value; <b>clean</b>: the text goes into the message as shown."
@@ -103,7 +105,13 @@ def event_log(events: Sequence[LoggedEvent], query: LogQuery = LogQuery(), curre
             classes.append("rt-failed")
         if logged.number == query.selected:
             classes.append("rt-selected")
-        text = breakable_whitespace(event["text"]) if "text" in event else ""
+        text = ""
+        if "text" in event:
+            chunk = event["text"]
+            text = breakable_whitespace(chunk[:TEXT_SHOWN])
+            if len(chunk) > TEXT_SHOWN:
+                text += f'<span class="rt-ws">… {len(chunk) - TEXT_SHOWN:,} more characters</span>'
+
         dirty = "" if "dirty" not in event else ("dirty" if event["dirty"] else "clean")
         if "value" in event:
             value = html.escape(short_json(event["value"]))

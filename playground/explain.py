@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from engine import load_template
 
 from .markup import short_json, visible_whitespace
 from .parse_view import LoggedEvent, MapSpan, ParseView
-from .region_map import region_event_numbers
 
 PLACEHOLDER = (
     '<div class="rt-explain-empty">Click (or tap) any stretch of the region map to see what it is: the field, '
@@ -27,6 +27,22 @@ PLACEHOLDER = (
     "focus the map, move with the arrow keys, press Enter.</div>"
 )
 EVENTS_LISTED = 12
+
+
+def region_event_numbers(events: Iterable[LoggedEvent]) -> dict[int, tuple[int | None, int | None]]:
+    """Region index -> (open event number, close event number).
+
+    Regions do not nest, so the k-th `region_open` and the k-th `region_close` belong to region k.
+    """
+    opens: list[int] = []
+    closes: list[int] = []
+    for logged in events:
+        kind = logged.event.get("type")
+        if kind == "region_open":
+            opens.append(logged.number)
+        elif kind == "region_close":
+            closes.append(logged.number)
+    return {k: (opens[k], closes[k] if k < len(closes) else None) for k in range(len(opens))}
 
 
 def top_level_alternatives(pattern: str) -> list[str]:
@@ -243,6 +259,8 @@ def explain(view: ParseView | None, selection: str | int | None) -> str:
     if span.error is not None and span.error < len(view.errors):
         error = view.errors[span.error]
         rows.append(_row("error", f'<a href="#" data-select="e{span.error}" role="button">{html.escape(error.message)}</a>'))
+        rows.append(_row("kept as", "this region failed to parse, so its raw text, delimiters included, went to the message "
+                         "as unclaimed text (the implicit field, if the template has one); every other region still parsed"))
     if span.region is not None:
         rows.append(_row("region", f"{span.region} (0-based, in opening order)"))
         rows.append(_row("events", _events_html(span_events(view, span))))

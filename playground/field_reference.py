@@ -61,11 +61,15 @@ def _values(node: dict) -> str:
     return {"string": "a string", "boolean": "true or false", "object": "an object", "array": "a list"}.get(kind, "")
 
 
+# Examples come from this family's template first (the default sample's), then the others by name.
+FIRST_EXAMPLES = "qwen3"
+
+
 @functools.cache
 def examples() -> dict[str, tuple[str, str]]:
     """Key -> (an example value as JSON, the templates/ file it comes from); field keys as `fields.KEY`."""
     found: dict[str, tuple[str, str]] = {}
-    for template_file in shipped_templates():
+    for template_file in sorted(shipped_templates(), key=lambda f: (f.name != FIRST_EXAMPLES, f.name)):
         template = template_file.response_template
         for key, value in template.items():
             if key != "fields":

@@ -38,6 +38,7 @@ from .export import export_files
 from .fit import rank_templates
 from .limits import InputError, check_text_sizes, read_template, read_tools
 from .markup import escape
+from .message_view import openai_stream
 from .outputs import PARSE_VIEWS, Update, failed, produces, render
 from .parse_view import ParseView, traced_view
 from .replay import prepare_replay, seek
@@ -157,6 +158,7 @@ def show_event(event: dict, session: Session) -> dict:
     if index is not None:
         session.display.selection = str(index)
     drawn = render(view, session)
+    session.display.results_tab = "log"
     return {"explain": drawn["explain"], "event_log": drawn["event_log"], "log_page": drawn["log_page"], "results_tabs": Update(selected="log")}
 
 
@@ -406,6 +408,16 @@ def select_tab(event: dict, session: Session) -> dict:
     return {}
 
 
+@produces("openai_stream")
+def select_results_tab(event: dict, session: Session) -> dict:
+    """A results tab was chosen: remember it, and draw the OpenAI stream when it is that one."""
+    session.display.results_tab = str(event.get("id") or "message")
+    view = session.view
+    if session.display.results_tab != "openai" or view is None:
+        return {}
+    return {"openai_stream": openai_stream(view) if view.finished else ""}
+
+
 @produces(*REPLAY_OUTPUTS)
 def replay_step(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points, session: Session) -> dict:
     """Step: feed one more chunk; after the last one, finalize and run the stream checks;
@@ -543,7 +555,14 @@ def _apply_state(state: PageState, session: Session, problems: list[str]) -> dic
 @produces(*OPEN_OUTPUTS)
 def open_page(params: dict, session: Session) -> dict:
     """Page load: apply ?sample=, ?template=, ?state=, ?chunking=, ?tab= and ?chunk= (see docs/app.md);
-    bad parameters are named in the status, and the rest still applies."""
+    bad parameters are named in the status, and the rest still applies.
+
+    A plain visit changes nothing on the page (it already shows the first sample), so text
+    typed while the page loads is never replaced; the session learns what is on screen.
+    """
+    if not params:
+        _sample_outputs(DEFAULT_SAMPLE, session)
+        return {}
     problems = link_problems(params)
     texts: dict[str, str] = {}
     if "state" in params:

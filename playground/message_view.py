@@ -13,9 +13,28 @@ from .parse_view import ParseView
 CHAT_TOOL_CALLS = 50
 
 
+# Above this many lines the message JSON is laid out one list item a line (a code editor with
+# tens of thousands of lines costs the browser seconds to draw).
+PRETTY_LINES = 2_000
+
+
 def message_json(message: dict | None) -> str:
-    """The message as indented JSON text ("" when there is none)."""
-    return "" if message is None else json.dumps(message, ensure_ascii=False, indent=2)
+    """The message as indented JSON text ("" when there is none); a big one with each key and
+    each list item (a tool call) on one line."""
+    if message is None:
+        return ""
+    pretty = json.dumps(message, ensure_ascii=False, indent=2)
+    if pretty.count("\n") <= PRETTY_LINES:
+        return pretty
+    lines = []
+    for key, value in message.items():
+        name = json.dumps(key, ensure_ascii=False)
+        if isinstance(value, list) and value:
+            items = ",\n".join("    " + json.dumps(item, ensure_ascii=False) for item in value)
+            lines.append(f"  {name}: [\n{items}\n  ]")
+        else:
+            lines.append(f"  {name}: {json.dumps(value, ensure_ascii=False)}")
+    return "{\n" + ",\n".join(lines) + "\n}"
 
 
 def chat_messages(message: dict | None) -> list[dict]:

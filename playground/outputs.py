@@ -64,8 +64,9 @@ def render(
         "initial_events": json.dumps(view.initial_events, ensure_ascii=False, indent=2),
         "message_json": message_json(view.message),
         "chat": chat_messages(view.message),
-        "openai_stream": openai_stream(view) if view.finished else "",
         "figures": figures(view.figures),
+        # The OpenAI view costs as much as the parse on a big input: drawn while its tab is shown.
+        **({"openai_stream": openai_stream(view) if view.finished else ""} if display.results_tab == "openai" else {}),
     }
 
 

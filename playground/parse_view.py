@@ -4,9 +4,11 @@
 parser chunk by chunk (replay and live generation) and can be viewed at any
 moment. Both give a `ParseView`, which every panel of the page is drawn from.
 
-Both parse leniently when the engine offers it (`on_error="keep"`): a region
-that fails to parse is marked with its error, and every other field keeps its
-value, so an error never hides the parts that did parse.
+Both parse leniently (`on_error="keep"`): a region that fails to parse keeps
+its raw text as unclaimed text and is marked with its error at the failing
+character, and every other field keeps its value, so an error never hides the
+parts that did parse. (A delimiter pattern over its time budget still stops
+the parse; the text after it is then "unparsed".)
 
 Offsets are stream offsets: 0 is the first character of the prefix after its
 start-anchor cut; the generation follows the prefix tail.
@@ -14,10 +16,8 @@ start-anchor cut; the generation follows the prefix tail.
 
 from __future__ import annotations
 
-import inspect
-import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from engine import ResponseParser, load_template
 from engine.errors import ResponseParseError
@@ -25,11 +25,8 @@ from engine.trace import trace
 
 from . import limits
 
-# The engine's lenient mode: failed regions are kept as text with their error.
-LENIENT = "on_error" in inspect.signature(trace).parameters
-_LENIENT_OPTIONS = {"on_error": "keep"} if LENIENT else {}
-# Without lenient mode, a content parser's message may say where in the body it failed.
-_BODY_OFFSET = re.compile(r"\boffset (\d+)\)")
+# Failed regions are kept as text with their error (see the module docstring).
+ON_ERROR = "keep"
 
 
 @dataclass(frozen=True)
@@ -174,31 +171,19 @@ def _phase(stage: str, chunk: int | None) -> str:
     return f"feed {chunk + 1}" if stage == "feed" and chunk is not None else stage
 
 
-def _error_position(message: str, body_offset: int | None) -> int | None:
-    found = _BODY_OFFSET.search(message)
-    return body_offset + int(found.group(1)) if found and body_offset is not None else None
-
-
 def _trace_errors(result, to_stream) -> list[ErrorMark]:
-    """ErrorMarks of a trace: its `errors` (lenient mode) or its one `error`."""
-    errors = list(getattr(result, "errors", None) or ([result.error] if result.error else []))
+    """ErrorMarks of a trace: the regions kept with their errors, then the error that stopped it."""
+    errors = [*result.errors, *([result.error] if result.error else [])]
     marks = []
     for index, error in enumerate(errors):
-        region = [s for s in result.spans if getattr(s, "error", None) == index]
-        body = getattr(error, "stream_offset", None)
-        if body is None and getattr(error, "offset", None) is not None:
-            body = to_stream(error.source, error.offset)
+        region = [s for s in result.spans if s.error == index]
         if region:
             start, end = region[0].stream_start, region[-1].stream_end
         else:
-            start, end = body, None if body is None or error.text is None else body + len(error.text)
-        position = None
-        if getattr(error, "position", None) is not None:
-            position = to_stream(getattr(error, "position_source", None) or error.source, error.position)
-        elif not LENIENT:
-            position = _error_position(error.message, body)
-        kind = getattr(error, "type", "ResponseParseError")
-        marks.append(ErrorMark(f"{kind}: {error.message}", error.field, getattr(error, "key", None), start, end, position))
+            start = error.stream_offset
+            end = None if start is None or error.text is None else start + len(error.text)
+        position = None if error.position is None else to_stream(error.position_source, error.position)
+        marks.append(ErrorMark(f"{error.type}: {error.message}", error.field, error.key, start, end, position))
     return marks
 
 
@@ -210,7 +195,7 @@ def traced_view(template: dict, prefix: str, generation: str, tools: list | None
     started = time.perf_counter()
     result = trace(
         generation, template, prefix=prefix, tools=tools, regex_timeout=limits.current().regex_seconds,
-        positions=True, **_LENIENT_OPTIONS,
+        positions=True, on_error=ON_ERROR,
     )
     seconds = time.perf_counter() - started
     tail = result.prefix_tail
@@ -221,7 +206,7 @@ def traced_view(template: dict, prefix: str, generation: str, tools: list | None
     spans = [
         MapSpan(
             s.stream_start, s.stream_end, s.kind, s.field, s.region, s.captures or None,
-            s.delimiter, s.delimiter_path, s.matched_text, getattr(s, "error", None),
+            s.delimiter, s.delimiter_path, s.matched_text, s.error,
         )
         for s in result.spans
     ]
@@ -292,7 +277,7 @@ class LiveParse:
             regex_timeout=limits.current().regex_seconds,
             positions=True,
             record_spans=True,
-            **_LENIENT_OPTIONS,
+            on_error=ON_ERROR,
         )
         self.parse_seconds += time.perf_counter() - started
         self.cut_away = prefix[: self.parser.prefix_cut]
@@ -339,28 +324,33 @@ class LiveParse:
         self._log(events, "finalize")
 
     def _errors(self) -> list[ErrorMark]:
-        found = list(getattr(self.parser, "errors", None) or ([self.error] if self.error else []))
+        found = list(self.parser.errors)
+        if self.error is not None and self.error not in found:
+            found.append(self.error)
         marks = []
         for error in found:
-            start = getattr(error, "start", None)
-            start = error.offset if start is None else start
-            end = getattr(error, "end", None)
+            start = error.offset if error.start is None else error.start
+            end = error.end
             if end is None and error.offset is not None and error.text is not None:
                 end = error.offset + len(error.text)
-            position = getattr(error, "position", None)
-            if position is None and not LENIENT:
-                position = _error_position(str(error), error.offset)
-            marks.append(ErrorMark(f"{type(error).__name__}: {error}", error.field, getattr(error, "key", None), start, end, position))
+            marks.append(ErrorMark(f"{type(error).__name__}: {error}", error.field, error.key, start, end, error.position))
         return marks
 
     def view(self, extra_figures: list[tuple[str, str]] = ()) -> ParseView:
         """The parse so far as a ParseView (held text as a "held" span while streaming)."""
         stream = self.tail + "".join(self.parts)
         errors = self._errors()
-        spans = []
+        spans: list[MapSpan] = []
         for s in self.parser.spans:
             match = s.match
             error = next((i for i, e in enumerate(errors) if e.start is not None and e.end is not None and e.start <= s.start < e.end), None)
+            last = spans[-1] if spans else None
+            if (
+                match is None and last is not None and last.end == s.start and last.delimiter is None
+                and (last.kind, last.field, last.region, last.error) == (s.kind, s.field, s.region, error)
+            ):
+                spans[-1] = replace(last, end=s.end)  # one stretch, however many feeds it came in
+                continue
             spans.append(
                 MapSpan(
                     s.start, s.end, s.kind, s.field, s.region, dict(match.captures) if match and match.captures else None,

@@ -13,20 +13,25 @@ start-anchor cut; the generation follows the prefix tail.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .markup import visible_whitespace
-from .parse_view import LoggedEvent, MapSpan, ParseView
+from .parse_view import MapSpan, ParseView
 
 # Colour slots; the message keys every template uses keep theirs whatever the field order.
 PALETTE_SIZE = 8
 FIXED_SLOTS = {"reasoning_content": 0, "tool_calls": 1, "content": 2}
 # Characters of cut-away prefix shown before the start-anchor cut.
 CUT_PREFIX_SHOWN = 160
-# Chunk boundaries drawn at most (beyond that, only those near the last feed).
+# The map is drawn in blocks of about this many characters, each ending after a newline, so the
+# browser can skip laying out the blocks scrolled out of view (CSS content-visibility).
+BLOCK_CHARS = 2_000
+# Chunk boundaries drawn at most, and only for chunks of this many characters on average
+# (bars between single characters say nothing); otherwise only those near the last feed.
 BOUNDARIES_DRAWN = 2_000
-BOUNDARIES_NEAR_END = 200
+BOUNDARIES_MEAN_CHARS = 3
+BOUNDARIES_NEAR_END = 20
 
 
 def field_slots(field_names: Sequence[str]) -> dict[str, int]:
@@ -38,37 +43,9 @@ def field_slots(field_names: Sequence[str]) -> dict[str, int]:
     return {name: FIXED_SLOTS.get(name, slots.get(name, 0)) for name in field_names}
 
 
-def region_event_numbers(events: Iterable[LoggedEvent]) -> dict[int, tuple[int | None, int | None]]:
-    """Region index -> (open event number, close event number).
-
-    Regions do not nest, so the k-th `region_open` and the k-th `region_close` belong to region k.
-    """
-    opens: list[int] = []
-    closes: list[int] = []
-    for logged in events:
-        kind = logged.event.get("type")
-        if kind == "region_open":
-            opens.append(logged.number)
-        elif kind == "region_close":
-            closes.append(logged.number)
-    return {k: (opens[k], closes[k] if k < len(closes) else None) for k in range(len(opens))}
-
-
-def span_title(span: MapSpan, regions: dict, tail_length: int) -> str:
-    """The one-line hover summary of a span (the #explain panel says more)."""
-    where = "prefix tail" if span.end <= tail_length else "generation"
-    parts = [span.field or "(no field)", span.kind, f"offsets {span.start}–{span.end}", where]
-    if span.region is not None:
-        parts.append(f"region {span.region}")
-        opened, closed = regions.get(span.region, (None, None))
-        numbers = [f"open #{opened}"] if opened is not None else []
-        if closed is not None:
-            numbers.append(f"close #{closed}")
-        if numbers:
-            parts.append("events " + ", ".join(numbers))
-    if span.captures:
-        parts.append("captures " + ", ".join(f"{k}={v!r}" for k, v in span.captures.items()))
-    return " · ".join(parts)
+def span_title(span: MapSpan) -> str:
+    """The short hover label of a span ("tool_calls · open"); clicking it explains it in full."""
+    return f"{span.field or '(no field)'} · {span.kind}"
 
 
 _KIND_CLASSES = {
@@ -105,8 +82,20 @@ class MapOptions:
 
 def _boundaries(view: ParseView, window_start: int) -> list[int]:
     ends = [e for e in view.chunk_ends[:-1] if e > window_start]
-    if len(ends) > BOUNDARIES_DRAWN:
+    fed = view.chunk_ends[-1] - view.tail_length if view.chunk_ends else 0
+    if len(ends) > BOUNDARIES_DRAWN or fed < BOUNDARIES_MEAN_CHARS * len(view.chunk_ends):
         ends = ends[-BOUNDARIES_NEAR_END:]
+    return ends
+
+
+def block_ends(stream: str, start: int) -> list[int]:
+    """Offsets after which a block of the map ends: the first newline after every BLOCK_CHARS
+    characters (or the BLOCK_CHARS * 4th character of a text without newlines)."""
+    ends, at = [], start
+    while at + BLOCK_CHARS < len(stream):
+        newline = stream.find("\n", at + BLOCK_CHARS, at + 4 * BLOCK_CHARS)
+        at = newline + 1 if newline != -1 else at + 4 * BLOCK_CHARS
+        ends.append(at)
     return ends
 
 
@@ -119,7 +108,6 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
     a replay, chunk boundaries are thin bars and the last feed is outlined.
     """
     slots = field_slots(view.field_names)
-    regions = region_event_numbers(view.events)
     text_of = visible_whitespace if options.show_whitespace else (lambda t: html.escape(t, quote=False))
     stream, tail_length = view.stream, view.tail_length
     out = [legend(view.field_names)]
@@ -129,7 +117,7 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
             f"STALE: the last good parse, shown while {html.escape(options.stale)}</div>"
         )
     out.append(f'<div class="rt-map{" rt-stale" if options.stale else ""}" id="region-map-body" tabindex="0" '
-               'aria-label="Region map: arrow keys move between stretches, Enter explains one">')
+               'aria-label="Region map: arrow keys move between stretches, Enter explains one"><div class="rt-block">')
     start_at = max(0, min(options.window_start, len(stream)))
     if start_at:
         out.append(f'<span class="rt-note">… {start_at:,} earlier characters (the whole map shows when the replay stops) …\n</span>')
@@ -152,6 +140,9 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
     cuts_wanted = {tail_length, *errors_at, *boundaries, *(current or ())}
     cuts_wanted |= {p + 1 for p in errors_at if p < len(stream)}
     boundary_set = set(boundaries)
+    blocks = block_ends(stream, start_at)
+    cuts_wanted |= set(blocks)
+    block_set = set(blocks)
     marks = {"generation": tail_length <= start_at and start_at > 0, "errors": set()}
 
     def add_markers(at: int) -> None:
@@ -177,13 +168,16 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
                 extra += " rt-now"
             if a in errors_at and b == a + 1:
                 extra += " rt-error-at"
-            out.append(f'<span class="{classes}{extra}"{data} title="{html.escape(title)}">{text_of(stream[a:b])}</span>')
+            hover = f' title="{html.escape(title)}"' if title else ""
+            out.append(f'<span class="{classes}{extra}"{data}{hover}>{text_of(stream[a:b])}</span>')
+            if b in block_set:
+                out.append('</div><div class="rt-block">')
 
     position = start_at
     for index, span in enumerate(view.spans):
         start, end = max(span.start, position), span.end
         if start > position:
-            emit(position, start, "rt-unknown", "", f"offsets {position}–{start}")
+            emit(position, start, "rt-unknown", "", "")
         if end <= start:
             continue
         classes = _KIND_CLASSES[span.kind]
@@ -191,18 +185,16 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
             classes += f" rt-f{slots.get(span.field, 0)}"
         if span.error is not None:
             classes += " rt-error"
-        title = span_title(span, regions, tail_length)
-        if span.kind in _KIND_TITLES:
-            title = f"{_KIND_TITLES[span.kind]} · offsets {start}–{end}"
+        title = _KIND_TITLES.get(span.kind) or span_title(span)
         emit(start, end, classes, f' data-i="{index}"', title)
         position = end
     if position < len(stream):
-        emit(position, len(stream), "rt-unknown", "", f"offsets {position}–{len(stream)}")
+        emit(position, len(stream), "rt-unknown", "", "")
     add_markers(len(stream))
     for index, error in enumerate(view.errors):
         if index not in marks["errors"]:  # an error with no place (a required field missing)
             out.append(f'<span class="rt-marker rt-err" data-e="{index}" title="{html.escape(error.message)}">⚠ {html.escape(error.message)}</span>')
-    out.append("</div>")
+    out.append("</div></div>")
     return "".join(out)
 
 

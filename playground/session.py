@@ -25,6 +25,7 @@ class Display:
         log_search, log_field, log_page: the event log's search text, field filter and page.
         selected_event: the event-log row highlighted (from #explain), or None.
         selection: what #explain explains (a span index, "anchor", "cut", "e0"...), or None.
+        results_tab: the results tab shown (the OpenAI stream is only computed while it is).
     """
 
     hide_chunks: bool = False
@@ -34,6 +35,7 @@ class Display:
     log_page: int = 1
     selected_event: int | None = None
     selection: str | None = None
+    results_tab: str = "message"
 
 
 @dataclass

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from .fit import fit_problems
 from .markup import escape
-from .parse_view import LENIENT, ParseView
+from .parse_view import ParseView
 
 ERRORS_LISTED = 5
 
@@ -39,7 +39,7 @@ def status_html(view: ParseView | None, note: str = "", *, stale: str = "", prog
             parts.append(f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(error.message)}</div>')
         if len(view.errors) > ERRORS_LISTED:
             parts.append(f'<div class="rt-status rt-status-error">… and {len(view.errors) - ERRORS_LISTED} more errors</div>')
-        if LENIENT and view.message is not None:
+        if view.message is not None:
             parts.append('<div class="rt-status rt-status-note">The failed regions are kept as text; every other field is parsed.</div>')
     elif view is not None and not view.finished:
         parts.append(f'<div class="rt-status rt-status-live">⏳ streaming… {escape(progress)}</div>')

@@ -39,20 +39,21 @@ PAGE_CSS = """
 @media (min-width: 1024px) {
   /* the results column fits the viewport (less the footer) and scrolls by itself: status, replay bar and map stay in view */
   #results-column { position: sticky; top: 0; align-self: flex-start; height: calc(100vh - 64px); overflow-y: auto;
-    overflow-x: hidden; flex-wrap: nowrap; padding-top: 8px; }
+    overflow-x: hidden; flex-wrap: nowrap; padding-top: 8px; scrollbar-gutter: stable; }
 }
 #replay-bar { align-items: center; gap: 6px; flex-wrap: wrap; }
 #replay-bar button { min-width: 0; }
 
 .rt-map { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 13px; line-height: 1.7;
   white-space: pre-wrap; overflow-wrap: anywhere; padding: 10px; border: 1px solid var(--border-color-primary);
-  border-radius: 8px; max-height: 38vh; overflow: auto; background: var(--rt-bg); color: var(--rt-text); }
+  border-radius: 8px; max-height: 38vh; overflow: auto; background: var(--rt-bg); color: var(--rt-text); contain: content; }
 @media (max-width: 768px) {
   .rt-map { max-height: 55vh; }
   /* on a phone the samples table scrolls in a box, so the region map comes within two screens */
   #sample-table { max-height: 36vh; overflow: auto; }
   #page-header h1 { font-size: 18px; }
 }
+.rt-block { content-visibility: auto; contain-intrinsic-size: auto 240px; }
 .rt-map:focus-visible { outline: 2px solid var(--color-accent); outline-offset: 2px; }
 .rt-map [data-i], .rt-map [data-e] { cursor: pointer; }
 .rt-focus { outline: 2px solid var(--color-accent) !important; outline-offset: 1px; }
@@ -70,8 +71,8 @@ PAGE_CSS = """
 .rt-unparsed { color: #991b1b; background: #fee2e2; }
 .dark .rt-unparsed { color: #fecaca; background: #7f1d1d; }
 .rt-tail { text-decoration: underline dotted 2px; text-underline-offset: 3px; }
-.rt-cut { box-shadow: inset 2px 0 0 #7c3aed; }
-.dark .rt-cut { box-shadow: inset 2px 0 0 #c4b5fd; }
+.rt-cut { box-shadow: inset 1px 0 0 #7c3aed; }
+.dark .rt-cut { box-shadow: inset 1px 0 0 #c4b5fd; }
 .rt-now { outline: 2px solid #d97706; outline-offset: -1px; }
 .rt-marker { display: inline-block; font-family: system-ui, sans-serif; font-size: 11px; font-weight: 600;
   padding: 0 6px; margin: 0 2px; border-radius: 9px; background: #374151; color: #ffffff; white-space: nowrap; }

@@ -101,10 +101,15 @@ class Page:
         Returns Gradio's dependency (for `.then(...)` or `cancels=`).
         """
         queue = {} if options.get("queue") is False else queue_options(work)
+        inputs, outputs = self.inputs_of(handler), self.outputs_of(handler)
+        if "status" in getattr(handler, "outputs", ()) and "show_progress" not in options:
+            # One progress indicator, on the status line: an animated overlay on every panel
+            # costs the browser more than drawing a big parse.
+            options["show_progress_on"] = [self.components["status"]]
         return trigger(
             self.bound(handler),
-            inputs_kwargs=self.inputs_of(handler),
-            outputs=self.outputs_of(handler),
+            inputs_kwargs=inputs,
+            outputs=outputs,
             api_name=f"page_{handler.__name__}",  # never one of the public names
             api_visibility="private",
             **queue,

@@ -97,10 +97,12 @@ class Shots:
         return "screenshots: " + ", ".join(str(p) for p in self.paths)
 
 
-def open_page(page, url: str) -> None:
+def open_page(page, url: str, ready: str = "Parsed") -> None:
+    """Open the page and wait until the status says `ready` (for a deep link: the linked sample's id,
+    which the page-load handler puts there)."""
     page.goto(url)
     page.wait_for_selector("#region-map-body")
-    page.wait_for_function("() => document.querySelector('#status') && document.querySelector('#status').innerText.includes('Parsed')")
+    page.wait_for_function("(ready) => document.querySelector('#status') && document.querySelector('#status').innerText.includes(ready)", arg=ready)
 
 
 def code_text(page, elem_id: str) -> str:
@@ -206,7 +208,7 @@ def test_invalid_template_shows_the_error_and_the_page_keeps_working(page, app_u
 
 def test_replay_one_character_chunks_passes_the_stream_check(page, app_url, tmp_path):
     shots = Shots(page, tmp_path)
-    open_page(page, app_url + "?sample=qwen3/reasoning-and-answer&chunking=chars:1")
+    open_page(page, app_url + "?sample=qwen3/reasoning-and-answer&chunking=chars:1", ready="qwen3/reasoning-and-answer")
     page.locator("#replay-settings").click()  # chunking and speed sit under the replay bar
     assert page.locator("#chunk-size input").input_value() == "1", shots.where()
     page.locator("#play-button").click()
@@ -288,7 +290,7 @@ MUTED = ("rt-cutaway", "rt-note", "rt-explain-empty", "rt-ws")
 def test_map_legend_and_event_log_are_readable_in_both_themes(new_page, app_url, tmp_path, dark):
     page = new_page(1440, 900, dark=dark)
     shots = Shots(page, tmp_path)
-    open_page(page, app_url + "?sample=qwen3/reasoning-and-answer")
+    open_page(page, app_url + "?sample=qwen3/reasoning-and-answer", ready="qwen3/reasoning-and-answer")
     assert page.evaluate("() => document.body.classList.contains('dark')") == dark, "Gradio did not follow the colour scheme"
     page.get_by_role("tab", name="Event log").click()
     page.wait_for_selector("#event-log-table tr[data-n]")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import time
 
 import pytest
@@ -51,7 +52,9 @@ def test_parse_pasted_gives_the_message_and_views():
     assert 'class="rt-cutaway"' in out[MAP]
     assert out[INITIAL] == "[]"
     assert [m["metadata"]["title"] for m in out[CHAT]] == ["💭 Thought", "🛠️ Tool call: greet_user"]
-    assert '"role": "assistant"' in out[OPENAI] and "greet_user" in out[OPENAI]
+    assert OPENAI not in out  # drawn only while its tab is shown
+    stream = handlers.select_results_tab({"id": "openai"}, out["session"])[OPENAI]
+    assert '"role": "assistant"' in stream and "greet_user" in stream
 
 
 def test_event_log_numbers_phases_and_filter():
@@ -66,11 +69,16 @@ def test_event_log_numbers_phases_and_filter():
     assert "region_chunk" not in hidden[LOG] and "region_open" in hidden[LOG]
 
 
-def test_hover_titles_name_field_offsets_and_events():
+def test_hover_titles_name_the_field_and_explain_says_the_rest():
     out = parse()
-    assert 'title="reasoning_content · open · offsets 0–7 · generation · region 0 · events open #1, close #3"' in out[MAP]
-    body = next(i for i, s in enumerate(out["session"].view.spans) if s.kind == "body" and s.field == "reasoning_content")
-    assert 'data-event="2"' in explain(out["session"].view, body)  # its chunk event, linked to the log
+    assert 'title="reasoning_content · open"' in out[MAP]
+    view = out["session"].view
+    opened = next(i for i, s in enumerate(view.spans) if s.kind == "open" and s.field == "reasoning_content")
+    shown = explain(view, opened)
+    assert "stream 0–7 · generation 0–7" in shown and "<dd>0 (0-based, in opening order)</dd>" in shown
+    assert 'data-event="1"' in shown  # its open event, linked to the log
+    body = next(i for i, s in enumerate(view.spans) if s.kind == "body" and s.field == "reasoning_content")
+    assert 'data-event="2"' in explain(view, body)  # its chunk event, linked to the log
 
 
 def test_prefix_region_events_are_marked_as_prefix_phase():
@@ -130,10 +138,16 @@ def test_tools_cast_arguments():
 
 
 def test_parse_error_is_shown_at_its_position():
-    out = parse(generation="<tool_call>{not json</tool_call>")
+    out = parse(generation="<think>ok</think><tool_call>{not json</tool_call>")
     assert "ResponseParseError: fields.tool_calls" in out[STATUS]
     assert "⚠ error here" in out[MAP]
-    assert out[MESSAGE] == ""
+    # Lenient parsing: the failed region's raw text is kept as content, the reasoning still parses.
+    assert json.loads(out[MESSAGE]) == {"role": "assistant", "reasoning_content": "ok", "content": "<tool_call>{not json</tool_call>"}
+    # The error sits at the exact failing character: the "n" after "{" (stream offset 29).
+    view = out["session"].view
+    assert [(e.key, e.start, e.end, e.position) for e in view.errors] == [("fields.tool_calls.content", 17, 49, 29)]
+    assert '<span class="rt-error-at"' not in out[MAP]
+    assert re.search(r'<span class="rt-body rt-f1 rt-error rt-error-at" data-i="\d+" title="[^"]*">n</span>', out[MAP])
 
 
 def catastrophic(pattern: str) -> str:
@@ -249,7 +263,7 @@ def test_template_editor_handlers(tmp_path):
 def test_the_template_dropdown_says_when_the_editor_no_longer_holds_the_file():
     text = handlers.choose_template("qwen3", PREFIX, GENERATION, "", Session())["template_text"]
     assert catalog.template_choice_for(text, "qwen3") == "qwen3"
-    same = handlers.choose_template("llama-3.1", PREFIX, GENERATION, "", False, Session())["template_text"]
+    same = handlers.choose_template("llama-3.1", PREFIX, GENERATION, "", Session())["template_text"]
     assert catalog.template_choice_for(same, "llama-3.2") == "llama-3.2"  # the same template in two files
     edited = text.replace('"role": "assistant"', '"role": "bot"', 1)
     assert edited != text
@@ -285,7 +299,10 @@ def test_bad_state_in_a_link_is_reported():
 
 
 def test_default_page_is_a_parsed_sample():
-    out = handlers.open_page({}, Session())
+    session = Session()
+    assert handlers.open_page({}, session) == {}  # the layout already shows it: nothing typed meanwhile is replaced
+    assert session.sample_id == catalog.DEFAULT_SAMPLE and session.view.message == catalog.samples_by_id()[catalog.DEFAULT_SAMPLE].expected
+    out = handlers.open_page({"sample": catalog.DEFAULT_SAMPLE}, Session())
     assert out["sample_id"] == catalog.DEFAULT_SAMPLE
     assert "✔ Parsed" in out[STATUS]
 
