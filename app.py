@@ -132,7 +132,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
             with gr.Tabs(selected="message", elem_id="results", overflow_behavior="wrap") as page.results_tabs:
                 with gr.Tab("Message", id="message"):
                     with gr.Row():
-                        page.message_json = gr.Code(first["message_json"], language="json", label="Final message", interactive=False, max_lines=24, elem_id="message-json")
+                        page.message_json = gr.Code(first["message_json"], language="json", label="Message (while streaming: the regions closed so far)", interactive=False, max_lines=24, elem_id="message-json")
                         page.chat = gr.Chatbot(first["chat"], label="As a chat shows it", height=360, elem_id="chat")
                 with gr.Tab("Event log", id="log"):
                     with gr.Row():

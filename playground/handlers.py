@@ -76,7 +76,10 @@ def parse_inputs(template_text: str, prefix: str, generation: str, tools_text: s
 
 
 def show(view: ParseView, session: Session, **options) -> dict:
-    """Put `view` on screen: remember it, and draw the parse panels."""
+    """Put `view` on screen: remember it, and draw the parse panels. A different text forgets
+    what #explain and the event log pointed at (their indices would name other stretches)."""
+    if session.view is None or session.view.stream != view.stream:
+        session.display.selection = session.display.selected_event = None
     session.view = view
     session.last_good = view
     return render(view, session, **options)
@@ -179,7 +182,6 @@ def _sample_outputs(sample_id: str, session: Session) -> dict:
         note += f" (expected to fail with: {sample.expected_error})"
     choice = sample.template_name if sample.template_name in template_names() else INLINE_TEMPLATE
     session.reset_text, session.replay, session.sample_id = text, None, sample.id
-    session.display.selection = session.display.selected_event = None
     if choice != INLINE_TEMPLATE:
         session.template_origin = choice
     cases = cases_text(cases_for_template(choice if choice != INLINE_TEMPLATE else None, sample.template))

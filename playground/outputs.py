@@ -62,8 +62,8 @@ def render(
         "log_page": Update(value=page, maximum=pages),
         "log_field": Update(choices=[("all fields", ""), *[(name, name) for name in fields]], value=display.log_field if display.log_field in fields else ""),
         "initial_events": json.dumps(view.initial_events, ensure_ascii=False, indent=2),
-        "message_json": message_json(view.message),
-        "chat": chat_messages(view.message),
+        "message_json": message_json(view.message if view.finished else view.partial_message),
+        "chat": chat_messages(view.message if view.finished else view.partial_message),
         "figures": figures(view.figures),
         # The OpenAI view costs as much as the parse on a big input: drawn while its tab is shown.
         **({"openai_stream": openai_stream(view) if view.finished else ""} if display.results_tab == "openai" else {}),

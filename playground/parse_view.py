@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from engine import ResponseParser, load_template
+from engine.events import message_from_events
 from engine.errors import ResponseParseError
 from engine.trace import trace
 
@@ -117,6 +118,7 @@ class ParseView:
         events: every event, numbered.
         field_names: the template's fields, in order.
         message: the message (with lenient parsing also when a region failed), or None.
+        partial_message: while streaming, what the regions closed so far add up to (else None).
         errors: the regions that failed (`ErrorMark`s), in order.
         warnings: probable faults (`WarningNote`s).
         figures: (name, value) pairs for the figures row.
@@ -134,6 +136,7 @@ class ParseView:
     events: list[LoggedEvent] = field(default_factory=list)
     field_names: list[str] = field(default_factory=list)
     message: dict | None = None
+    partial_message: dict | None = None
     errors: list[ErrorMark] = field(default_factory=list)
     warnings: list[WarningNote] = field(default_factory=list)
     figures: list[tuple[str, str]] = field(default_factory=list)
@@ -374,6 +377,7 @@ class LiveParse:
             events=list(self.events),
             field_names=self.field_names,
             message=self.message,
+            partial_message=None if self.finished else message_from_events((e.event for e in self.events), self.template),
             errors=errors,
             figures=list(extra_figures),
             finished=self.finished,

@@ -42,7 +42,9 @@ def status_html(view: ParseView | None, note: str = "", *, stale: str = "", prog
         if view.message is not None:
             parts.append('<div class="rt-status rt-status-note">The failed regions are kept as text; every other field is parsed.</div>')
     elif view is not None and not view.finished:
-        parts.append(f'<div class="rt-status rt-status-live">⏳ streaming… {escape(progress)}</div>')
+        parts.append(
+            f'<div class="rt-status rt-status-live">⏳ streaming… {escape(progress)} (the message shows the regions closed so far)</div>'
+        )
     elif view is not None and not stale:
         problems = fit_problems(view)
         if problems:

@@ -1,7 +1,9 @@
 """The page's CSS (one stylesheet for every panel), passed to `demo.launch(css=...)`.
 
 Colours are set for both themes: Gradio puts `dark` on <body> when the system
-(or `?__theme=dark`) asks for it. Every text colour here is paired with its
+(or `?__theme=dark`) asks for it. A `.dark` rule names one selector: Gradio
+rewrites this stylesheet, and in a selector list it breaks every `.dark`
+selector after the first. Every text colour here is paired with its
 own background so text has at least 4.5:1 contrast and muted text at least
 3:1 in either theme (the browser tests measure it from computed styles).
 Field colours are slots `rt-f0`..`rt-f7` (see `region_map.field_slots`):
@@ -40,6 +42,7 @@ PAGE_CSS = """
   /* the results column fits the viewport (less the footer) and scrolls by itself: status, replay bar and map stay in view */
   #results-column { position: sticky; top: 0; align-self: flex-start; height: calc(100vh - 64px); overflow-y: auto;
     overflow-x: hidden; flex-wrap: nowrap; padding-top: 8px; scrollbar-gutter: stable; }
+  #results-column > * { flex-shrink: 0; }  /* scroll, never squeeze a panel */
 }
 #replay-bar { align-items: center; gap: 6px; flex-wrap: wrap; }
 #replay-bar button { min-width: 0; }
@@ -53,7 +56,8 @@ PAGE_CSS = """
   #sample-table { max-height: 36vh; overflow: auto; }
   #page-header h1 { font-size: 18px; }
 }
-.rt-block { content-visibility: auto; contain-intrinsic-size: auto 240px; }
+/* the first block always draws (a short map is one block); later ones only near the view */
+.rt-block + .rt-block { content-visibility: auto; contain-intrinsic-size: auto 240px; }
 .rt-map:focus-visible { outline: 2px solid var(--color-accent); outline-offset: 2px; }
 .rt-map [data-i], .rt-map [data-e] { cursor: pointer; }
 .rt-focus { outline: 2px solid var(--color-accent) !important; outline-offset: 1px; }
@@ -153,7 +157,8 @@ PAGE_CSS = """
 .dark .rt-status-error { background: #7f1d1d; color: #fee2e2; }
 .dark .rt-status-ok { background: #14532d; color: #dcfce7; }
 .dark .rt-status-live { background: #0c4a6e; color: #e0f2fe; }
-.dark .rt-status-warn, .dark .rt-status-stale { background: #78350f; color: #fef3c7; }
+.dark .rt-status-warn { background: #78350f; color: #fef3c7; }
+.dark .rt-status-stale { background: #78350f; color: #fef3c7; }
 .dark .rt-status-misfit { background: #881337; color: #ffe4e6; }
 .rt-diag { padding: 4px 8px; margin: 2px 0; border-radius: 4px; font-size: 13px; }
 .rt-diag-error { background: #fee2e2; color: #991b1b; }
@@ -161,7 +166,8 @@ PAGE_CSS = """
 .rt-diag-info, .rt-diag-ok { background: #f0fdf4; color: #166534; }
 .dark .rt-diag-error { background: #7f1d1d; color: #fee2e2; }
 .dark .rt-diag-warning { background: #78350f; color: #fef3c7; }
-.dark .rt-diag-info, .dark .rt-diag-ok { background: #14532d; color: #dcfce7; }
+.dark .rt-diag-info { background: #14532d; color: #dcfce7; }
+.dark .rt-diag-ok { background: #14532d; color: #dcfce7; }
 .rt-fix { margin-left: 6px; padding: 1px 8px; border-radius: 6px; border: 1px solid currentColor; background: transparent;
   color: inherit; font-size: 12px; cursor: pointer; }
 

@@ -66,7 +66,11 @@ class Page:
         signature = inspect.signature(handler)
         wants_event = EVENT in signature.parameters
 
-        def to_components(result: dict) -> dict:
+        skip_all = tuple(gr.skip() for _ in getattr(handler, "outputs", ()))
+
+        def to_components(result: dict):
+            if not result:  # Gradio reads an empty dict as one value, not as "nothing changes"
+                return skip_all
             return {components[name]: _as_update(components[name], value) for name, value in result.items()}
 
         def arguments(args, kwargs) -> dict:

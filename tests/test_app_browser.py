@@ -88,9 +88,12 @@ class Shots:
         self.page, self.folder, self.paths = page, folder, []
 
     def take(self, name: str) -> Path:
+        """Save a screenshot; a handler that failed inside Gradio (its "Error" badge or toast) fails the test."""
         path = self.folder / f"{len(self.paths) + 1:02d}-{name}.png"
         self.page.screenshot(path=str(path), full_page=True)
         self.paths.append(path)
+        errors = self.page.get_by_text("Error", exact=True)
+        assert not any(errors.nth(i).is_visible() for i in range(errors.count())), f"Gradio shows an error: {self.where()}"
         return path
 
     def where(self) -> str:
@@ -295,8 +298,12 @@ def test_map_legend_and_event_log_are_readable_in_both_themes(new_page, app_url,
     page.get_by_role("tab", name="Event log").click()
     page.wait_for_selector("#event-log-table tr[data-n]")
     shots.take("themed")
+    page.get_by_role("tab", name="Template").click()
+    page.wait_for_selector("#template-diagnostics .rt-diag")
     measured = page.evaluate(
-        CONTRAST_JS, "#region-map span, #region-legend span, #event-log-table td, #event-log-table td span, #status div, #explain div"
+        CONTRAST_JS,
+        "#region-map span, #region-legend span, #event-log-table td, #event-log-table td span, #status div, #explain div, "
+        "#template-diagnostics div",
     )
     assert len(measured) > 20, measured
     too_low = [m for m in measured if m["ratio"] < (3 if any(c in m["classes"] for c in MUTED) else 4.5)]
