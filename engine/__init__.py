@@ -9,6 +9,7 @@ from .errors import PatternTimeoutError, ResponseParseError, TemplateError
 from .parser import ResponseParser, Span, parse_response
 from .events import message_from_events
 from .template import FieldSpec, ResponseTemplate, load_template
+from .template_files import TemplateFile, list_templates
 from .lint import Diagnostic, lint, lint_prompts
 from .chat_template import load_chat_template
 from .conformance import ConformanceReport, SituationResult, check_conformance
@@ -43,6 +44,8 @@ __all__ = [
     "TraceSpan",
     "check_stream",
     "lint",
+    "list_templates",
+    "TemplateFile",
     "message_from_events",
     "openai_deltas",
     "openai_view",
