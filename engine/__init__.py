@@ -2,7 +2,7 @@
 
 `from engine import parse_response, ResponseParser` is a drop-in replacement
 for `transformers.utils.chat_parsing`, with positions, diagnostics and linear
-streaming on top. See SPEC.md (in the project's shared notes) and README.md.
+streaming on top. The format is described in docs/template-language.md.
 """
 
 from .errors import PatternTimeoutError, ResponseParseError, TemplateError

@@ -38,8 +38,8 @@ class Sample:
       boundaries), or None.
     - `expected`: the message; None exactly when `expected_error` (a
       substring of the error message) is set.
-    - `needs`: deliberate differences from the reference (SPEC section 8,
-      e.g. "D1") that the expected message depends on.
+    - `needs`: deliberate differences from the reference that the expected message
+      depends on (e.g. "keeps-every-stretch"; docs/template-language.md).
     - `covers`: the coverage topics this case exercises (see README).
     """
 
