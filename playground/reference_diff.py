@@ -4,7 +4,7 @@ transformers' `chat_parsing` (imported only when asked) parses the same
 prefix and generation with the same template; the panel shows both messages
 with the lines that differ marked. Differences can be deliberate: the engine
 keeps every unclaimed character and streams exactly like one-shot parsing
-(see docs/app.md).
+(see docs/template-language.md, "Deliberate differences from transformers").
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def diff_html(ours: dict | None, our_error: str | None, theirs: dict | None, the
         '<div class="rt-status rt-status-ok" id="reference-summary" data-same="true">✔ the same message as transformers\' reference</div>'
         if same else
         '<div class="rt-status rt-status-warn" id="reference-summary" data-same="false">△ differs from transformers\' reference '
-        "(the engine keeps unclaimed text and never loses data; see docs/app.md)</div>"
+        "(the engine keeps unclaimed text and never loses data; see docs/template-language.md, deliberate differences)</div>"
     )
     return (
         summary + '<table class="rt-side-by-side"><thead><tr><th>this engine</th><th>transformers</th></tr></thead><tbody>'
