@@ -45,6 +45,8 @@ def _row_text(event: dict) -> str:
 def matching_rows(events: Sequence[LoggedEvent], query: LogQuery) -> list[LoggedEvent]:
     """The rows the query keeps, in order."""
     search = query.search.strip().lower()
+    if not (search or query.field or query.hide_chunks):
+        return list(events)
     rows = []
     for logged in events:
         event = logged.event

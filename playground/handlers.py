@@ -379,8 +379,11 @@ def _replay_failed(error: Exception, session: Session) -> dict:
 def _replay_view(session: Session, *, check=None, note: str = "", playing: bool = False, pending: str = "") -> dict:
     replay = session.replay
     live = replay.live
-    view = live.view([("chunk", f"{replay.position:,} / {len(replay.chunks):,}"), ("events", f"{len(live.events):,}")])
-    window = max(0, len(view.stream) - MAP_TAIL) if playing and len(view.stream) > FULL_MAP_CHARS else 0
+    huge = playing and live.received > FULL_MAP_CHARS  # updates of a huge replay draw only what changes fast
+    view = live.view(
+        [("chunk", f"{replay.position:,} / {len(replay.chunks):,}"), ("events", f"{len(live.events):,}")], partial_message=not huge
+    )
+    window = max(0, len(view.stream) - MAP_TAIL) if huge else 0
     if playing:
         session.display.log_page = 10**9  # follow the newest events
     session.view = view
@@ -479,9 +482,16 @@ def replay_play(template_text, prefix, generation, tools_text, chunking, chunk_s
             yield update
     session.stop_requested = False
     live.finalize()
+    # The finalized parse first, drawn like the updates (on a huge input only the map's end),
+    # so Stop lands at once; then the whole map, and at the end the stream check.
+    note = ""
     if stopped:
         note = f"■ Stopped at chunk {replay.position:,} of {len(replay.chunks):,}: the text so far is parsed as if the stream had ended there."
-        yield _replay_view(session, note=note, pending="stopped before the end: Play or Step to the end to check streaming")
+    pending = "stopped before the end: Play or Step to the end to check streaming" if stopped else "checking…"
+    if live.received > FULL_MAP_CHARS:
+        yield _replay_view(session, note=note, pending=pending, playing=True)
+    if stopped:
+        yield _replay_view(session, note=note, pending=pending)
         return
     check = stream_check(replay.template, replay.prefix, generation or "", replay.tools, replay.chunks)
     yield _replay_view(session, check=check)

@@ -53,7 +53,7 @@ def render(
     query = LogQuery(display.log_page, display.log_search, display.log_field, display.hide_chunks, display.selected_event)
     log_html, page, pages = event_log(view.events, query, view.current_phase if not view.finished else None)
     display.log_page = page
-    fields = log_fields(view.events)
+    fields = view.field_names or log_fields(view.events)
     return {
         "status": status_html(view, note, stale=stale, progress=progress),
         "region_map": region_map(view, MapOptions(display.show_whitespace, stale or None, window_start)),
@@ -62,8 +62,13 @@ def render(
         "log_page": Update(value=page, maximum=pages),
         "log_field": Update(choices=[("all fields", ""), *[(name, name) for name in fields]], value=display.log_field if display.log_field in fields else ""),
         "initial_events": json.dumps(view.initial_events, ensure_ascii=False, indent=2),
-        "message_json": message_json(view.message if view.finished else view.partial_message),
-        "chat": chat_messages(view.message if view.finished else view.partial_message),
+        # While streaming without a partial message (a fast replay of a huge input), the message panels are left as they are.
+        **(
+            {} if not view.finished and view.partial_message is None else {
+                "message_json": message_json(view.message if view.finished else view.partial_message),
+                "chat": chat_messages(view.message if view.finished else view.partial_message),
+            }
+        ),
         "figures": figures(view.figures),
         # The OpenAI view costs as much as the parse on a big input: drawn while its tab is shown.
         **({"openai_stream": openai_stream(view) if view.finished else ""} if display.results_tab == "openai" else {}),

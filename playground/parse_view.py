@@ -287,6 +287,8 @@ class LiveParse:
         self.tail = prefix[self.parser.prefix_cut :]
         self.anchor_found = not prefix or self.parser.prefix_cut > 0
         self.received = len(self.tail)
+        self._merged: list[MapSpan] = []
+        self._spans_merged = self._errors_merged = 0
         self._log(self.parser.initial_events, "prefix")
 
     def _log(self, events: list[dict], phase: str) -> None:
@@ -339,28 +341,44 @@ class LiveParse:
             marks.append(ErrorMark(f"{type(error).__name__}: {error}", error.field, error.key, start, end, error.position))
         return marks
 
-    def view(self, extra_figures: list[tuple[str, str]] = ()) -> ParseView:
-        """The parse so far as a ParseView (held text as a "held" span while streaming)."""
-        stream = self.tail + "".join(self.parts)
-        errors = self._errors()
-        spans: list[MapSpan] = []
-        for s in self.parser.spans:
+    def _merged_spans(self, errors: list[ErrorMark]) -> list[MapSpan]:
+        """The parser's spans as MapSpans, consecutive pieces of one stretch merged (a stream fed a
+        character at a time records a span per feed). Kept between views and extended with the
+        spans recorded since (the parser only appends); a new error starts over, as it marks
+        spans recorded before it."""
+        if len(errors) != self._errors_merged:
+            self._merged, self._spans_merged, self._errors_merged = [], 0, len(errors)
+        merged = self._merged
+        recorded = self.parser.spans
+        for s in recorded[self._spans_merged :]:
             match = s.match
             error = next((i for i, e in enumerate(errors) if e.start is not None and e.end is not None and e.start <= s.start < e.end), None)
-            last = spans[-1] if spans else None
+            last = merged[-1] if merged else None
             if (
                 match is None and last is not None and last.end == s.start and last.delimiter is None
                 and (last.kind, last.field, last.region, last.error) == (s.kind, s.field, s.region, error)
             ):
-                spans[-1] = replace(last, end=s.end)  # one stretch, however many feeds it came in
+                merged[-1] = replace(last, end=s.end)  # one stretch, however many feeds it came in
                 continue
-            spans.append(
+            merged.append(
                 MapSpan(
                     s.start, s.end, s.kind, s.field, s.region, dict(match.captures) if match and match.captures else None,
                     match.delimiter.source if match else None, match.delimiter.path if match else None,
                     match.text if match else None, error,
                 )
             )
+        self._spans_merged = len(recorded)
+        return list(merged)
+
+    def view(self, extra_figures: list[tuple[str, str]] = (), *, partial_message: bool = True) -> ParseView:
+        """The parse so far as a ParseView (held text as a "held" span while streaming).
+
+        `partial_message`: while streaming, add up the regions closed so far (a pass over every
+        event, which a fast replay of a huge input skips on its intermediate updates).
+        """
+        stream = self.tail + "".join(self.parts)
+        errors = self._errors()
+        spans = self._merged_spans(errors)
         decided = spans[-1].end if spans else 0
         reason = ""
         if decided < len(stream):
@@ -377,7 +395,10 @@ class LiveParse:
             events=list(self.events),
             field_names=self.field_names,
             message=self.message,
-            partial_message=None if self.finished else message_from_events((e.event for e in self.events), self.template),
+            partial_message=(
+                message_from_events((e.event for e in self.events), self.template)
+                if partial_message and not self.finished else None
+            ),
             errors=errors,
             figures=list(extra_figures),
             finished=self.finished,
