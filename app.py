@@ -126,7 +126,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
                 page.speed = gr.Slider(0, 200, value=40, step=1, label="Play speed (chunks per second; 0 = as fast as possible)", elem_id="speed")
             with gr.Row(equal_height=True):
                 page.figures = gr.HTML(first["figures"], elem_id="live-figures")
-                page.show_whitespace = gr.Checkbox(False, label="Show whitespace", elem_id="show-whitespace", min_width=120, scale=0)
+                page.show_whitespace = gr.Checkbox(False, label="Show whitespace", elem_id="show-whitespace", min_width=150, scale=0, container=False)
             page.region_map = gr.HTML(first["region_map"], label="Region map", elem_id="region-map", js_on_load=REGION_MAP_JS)
             page.explain = gr.HTML(first["explain"], elem_id="explain", js_on_load=EXPLAIN_JS)
             with gr.Tabs(selected="message", elem_id="results", overflow_behavior="wrap") as page.results_tabs:

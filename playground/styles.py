@@ -175,6 +175,11 @@ PAGE_CSS = """
 .rt-reference td, .rt-reference th, .rt-fits td, .rt-fits th, .rt-side-by-side td, .rt-side-by-side th {
   border-bottom: 1px solid var(--border-color-primary); padding: 2px 6px; text-align: left; vertical-align: top; }
 .rt-reference { max-height: 420px; overflow: auto; }
+.rt-reference table { table-layout: fixed; }
+.rt-reference td:nth-child(1), .rt-reference th:nth-child(1) { width: 24%; }
+.rt-reference td:nth-child(2), .rt-reference th:nth-child(2) { width: 42%; }
+.rt-reference td:nth-child(3), .rt-reference th:nth-child(3) { width: 14%; }
+.rt-reference td { overflow-wrap: anywhere; }
 .rt-fits tr.rt-best td { font-weight: 700; }
 .rt-side-by-side pre { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; }
 .rt-side-by-side tr.rt-differs td { background: #fef3c7; color: #78350f; }
