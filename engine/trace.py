@@ -23,11 +23,10 @@ from dataclasses import field as dataclass_field
 import regex
 
 from .errors import PatternTimeoutError, ResponseParseError
+from .inputs import prefix_cut, prefix_text
 from .parser import ResponseParser
 from .parser import Span as ParserSpan
 from .template import FieldSpec, ResponseTemplate, load_template
-
-SPAN_KINDS = ("body", "open", "close", "discarded", "held", "unparsed")
 
 
 @dataclass
@@ -378,16 +377,13 @@ def trace(
         ValueError: `prefix` is None or not text; `chunks` do not concatenate to `generation`.
     """
     loaded = load_template(template)
-    if prefix is None:
-        ResponseParser(loaded, None)  # raises the standard explanation
-    if not isinstance(prefix, str):
-        raise ValueError(f"trace needs the prefix as text, got {type(prefix).__name__}")
+    prefix = prefix_text(prefix)
     if chunks is not None and "".join(chunks) != generation:
         raise ValueError("chunks must concatenate to the generation")
     anchor = loaded.start_anchor
     error: ResponseParseError | None = None
     try:
-        anchor_end = anchor.last_match_end(prefix, regex_timeout) if prefix else None
+        anchor_end = prefix_cut(loaded, prefix, regex_timeout)
     except PatternTimeoutError as caught:
         anchor_end, error = None, caught
     cut = anchor_end or 0

@@ -13,7 +13,7 @@ from transformers.utils.chat_parsing import parse_response as reference_parse_re
 
 from engine import ResponseParseError, ResponseParser, load_template, parse_response
 from engine.content import parse_xml_inline
-from engine.delimiters import end_literal
+from engine.pattern_shapes import end_literal
 
 
 def template(content, args=None, **field):

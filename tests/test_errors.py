@@ -323,7 +323,6 @@ def test_deeply_nested_json_is_a_clear_value_error_not_recursion_error():
     template = field(content="json")
     with pytest.raises(ValueError) as caught:
         parse_response(f"<x>{body}</x>", template, prefix="")
-    assert not isinstance(caught.value, RecursionError)
     assert isinstance(caught.value, ResponseParseError)
     assert str(caught.value).startswith("fields.x: json: nested too deeply to decode: '[[[[")
     assert len(str(caught.value)) < 400

@@ -25,7 +25,7 @@ from engine import (
 from engine.__main__ import main as cli
 from engine.errors import UndefinedPlaceholderError
 from engine.samples import REPO_ROOT
-from tests.stream_helpers import random_cuts, stream_events
+from tests.stream_helpers import random_cuts, stream, stream_events
 
 PREFIX = "<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n"
 TEMPLATE = {
@@ -63,12 +63,8 @@ JSON_ERROR = (
 
 def keep(chunks, template=TEMPLATE, prefix=PREFIX, **options):
     """(message, events, errors) of a keep-mode parse fed `chunks`."""
-    parser = ResponseParser(template, prefix=prefix, on_error="keep", **options)
-    events = list(parser.initial_events)
-    for chunk in chunks:
-        events += parser.feed(chunk)
-    message, final = parser.finalize()
-    return message, events + final, parser.errors
+    streamed = stream(template, chunks, prefix, on_error="keep", **options)
+    return streamed.message, streamed.events, streamed.parser.errors
 
 
 def test_a_broken_call_keeps_the_reasoning_the_text_and_the_other_call():

@@ -20,7 +20,7 @@ from engine import ResponseParser, load_template, message_from_events
 from engine.samples import load_samples
 from engine.stream_checks import random_chunks
 from tests.strategies import template_and_generation
-from tests.stream_helpers import region_texts, stream_events
+from tests.stream_helpers import region_texts, stream, stream_events
 
 REFERENCE_FAULTS: list[tuple] = []
 
@@ -143,15 +143,11 @@ DAMAGE = ["{", "}", '"', ",", "\n", "  ", "<", "</", "<tool_call>", "</tool_call
 def parse_events(template, prefix, chunks, mode):
     """(message, events, kept error texts) of a parse fed `chunks`, or None when it raised."""
     try:
-        parser = ResponseParser(template, prefix=prefix, on_error=mode)
-        events = list(parser.initial_events)
-        for chunk in chunks:
-            events += parser.feed(chunk)
-        message, final = parser.finalize()
+        streamed = stream(template, chunks, prefix, on_error=mode)
     except ValueError:
         assert mode == "raise", "on_error='keep' raised"
         return None
-    return message, events + final, [str(error) for error in parser.errors]
+    return streamed.message, streamed.events, [str(error) for error in streamed.parser.errors]
 
 
 def check_add_up_and_chunk_invariance(template, prefix, generation, seed, mode):
