@@ -70,7 +70,9 @@ class StreamBuffer:
     @property
     def offset(self) -> int:
         """The stream offset up to which text is decided."""
-        return self.base + self.pos
+        if self._uncounted is not None:
+            self._count()
+        return self._base + self.pos
 
     @property
     def held(self) -> str:
@@ -89,24 +91,44 @@ class StreamBuffer:
             self._count()
             self._uncounted = None
 
+    def add_decided(self, chunk: str, decided: int) -> int:
+        """Add `chunk` to a window whose text is all decided, with its first `decided` characters
+        decided too (then trim); return the chunk's stream offset."""
+        if self._uncounted is not None:
+            self._end_quick()
+        pos = self.pos
+        offset = self._base + pos
+        if not self.context:  # the window can start with the chunk
+            self._base, self.text, self.pos = offset, chunk, decided
+            return offset
+        text = self.text + chunk
+        end = pos + decided
+        cut = end - self.context
+        if cut > 0 and cut * 2 >= len(text):
+            text = text[cut:]
+            self._base += cut
+            end -= cut
+        self.text, self.pos = text, end
+        return offset
+
     def trim(self) -> None:
         """Drop decided text beyond the context once it is at least half the window."""
         cut = self.pos - self.context
         if cut > 0 and cut * 2 >= len(self.text):
-            self._cut(cut)
-
-    def _cut(self, cut: int) -> None:
-        self._end_quick()
-        self.text = self.text[cut:]
-        self._base += cut
-        self.pos -= cut
+            if self._uncounted is not None:
+                self._end_quick()
+            self.text = self.text[cut:]
+            self._base += cut
+            self.pos -= cut
 
     def start_quick(self) -> None:
         """Begin the quick path: keep only the held text and its context."""
+        self._end_quick()
         cut = self.pos - self.context
         if cut > 0:
-            self._cut(cut)
-        self._end_quick()
+            self.text = self.text[cut:]
+            self._base += cut
+            self.pos -= cut
         if not self.context:
             self._uncounted = len(self.pieces)
 
@@ -140,7 +162,8 @@ class StreamBuffer:
 
     def add_to_body(self, text: str) -> None:
         """Add `text` to the open region's body."""
-        self._end_quick()
+        if self._uncounted is not None:
+            self._end_quick()
         self.pieces.append(text)
         if len(self.pieces) >= BODY_BLOCK:
             self.join_block()

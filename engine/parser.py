@@ -213,9 +213,22 @@ class ResponseParser:
         if self._finalized:
             raise RuntimeError("ResponseParser.feed() called after finalize(); make a new parser per generation")
         events: list[dict] = []
-        if chunk:
-            self._buffer.text += chunk
-            self._process(events, at_end=False)
+        if not chunk:
+            return events
+        buffer = self._buffer
+        if buffer.pos == len(buffer.text):
+            # Nothing is held, so the chunk is the whole undecided text: when the state's start
+            # shows no match can be complete in it, its hold is the scan's answer.
+            hold = self._state.start.hold_without_match(chunk, 0, False)
+            if hold >= 0 and (self._stalled_at < 0 or buffer.offset != self._stalled_at):
+                offset = buffer.add_decided(chunk, hold)
+                if hold:
+                    self._route(events, chunk[:hold], offset)
+                    self._stalls = 0
+                self._settle()
+                return events
+        buffer.text += chunk
+        self._process(events, at_end=False)
         return events
 
     def finalize(self, last_chunk: str = "") -> tuple[dict, list[dict]]:

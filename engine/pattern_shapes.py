@@ -272,9 +272,27 @@ class MatchStart:
         n = len(text)
         lead = self.lead
         if lead is not None:
-            if text.find(lead.text, pos) != -1:
+            literal = lead.text
+            first = literal[0]
+            at = text.find(first, pos)
+            if at != -1 and text.find(literal, at) != -1:
                 return -1
-            return n if at_end else _hold_before_lead(lead, text, pos)
+            if at_end:
+                return n
+            # The hold of text without the lead: its run and a proper start of the lead at the very end.
+            hold = n
+            if at != -1:
+                i = text.find(first, max(at, n - len(literal) + 1))
+                while i != -1:
+                    if literal.startswith(text[i:]):
+                        hold = i
+                        break
+                    i = text.find(first, i + 1)
+            run = lead.run
+            if run is not None:
+                while hold > pos and text[hold - 1] in run:
+                    hold -= 1
+            return hold
         first = self.first_characters
         if first is None:
             return -1
@@ -295,23 +313,6 @@ class MatchStart:
                 start -= 1
             hold = min(hold, start)
         return hold
-
-
-def _hold_before_lead(lead: Lead, text: str, pos: int) -> int:
-    """The hold of text without `lead.text`: its run and a proper start of the text at the very end."""
-    literal, n = lead.text, len(text)
-    hold = n
-    i = text.find(literal[0], max(pos, n - len(literal) + 1))
-    while i != -1:
-        if literal.startswith(text[i:]):
-            hold = i
-            break
-        i = text.find(literal[0], i + 1)
-    run = lead.run
-    if run is not None:
-        while hold > pos and text[hold - 1] in run:
-            hold -= 1
-    return hold
 
 
 UNKNOWN_START = MatchStart(None, (), None, None, False, False)
