@@ -43,6 +43,32 @@ ON_ERROR_MODES = ("raise", "keep")
 STALL_LIMIT = 2
 
 
+class StallGuard:
+    """Keeps zero-width delimiters (a lookahead close, `(?=<tool_call>)`) from firing forever.
+
+    A zero-width match committed more than `STALL_LIMIT` times in a row at one offset is not
+    committed: the offset is marked `stalled_at`, and the parser steps over one character there
+    (the same in every chunking) before matching again.
+    """
+
+    __slots__ = ("count", "stalled_at")
+
+    def __init__(self) -> None:
+        self.count = 0  # zero-width matches committed in a row at one offset
+        self.stalled_at = -1  # the stream offset where that went on too long
+
+    def allows(self, match: DelimiterMatch, pos: int, base: int) -> bool:
+        """Whether to commit `match`, found in the window whose undecided text starts at `pos`."""
+        if match.start != match.end:
+            self.count = 0
+            return True
+        self.count = self.count + 1 if match.start == pos else 1
+        if self.count <= STALL_LIMIT:
+            return True
+        self.stalled_at = base + match.start
+        return False
+
+
 @dataclass(slots=True)
 class Span:
     """A stretch `[start, end)` of the stream and what the parser made of it.
@@ -149,8 +175,7 @@ class ResponseParser:
         self._quick = None  # the open region's `QuickTest` while the next chunk may take the quick path
         self._chunk_event: dict = {}  # the open region's region_chunk event without its text, for the quick path
         self._quick_first = ""  # text without it (and without a trailing run) needs no quick test; "" with context
-        self._stalls = 0  # zero-width delimiters committed in a row at one offset
-        self._stalled_at = -1  # stream offset where that went on too long
+        self._stalls = StallGuard()
         self.initial_events: list[dict] = []
         self.prefix_cut = prefix_cut(template, prefix, regex_timeout) or 0
         if prefix:
@@ -220,11 +245,11 @@ class ResponseParser:
             # Nothing is held, so the chunk is the whole undecided text: when the state's start
             # shows no match can be complete in it, its hold is the scan's answer.
             hold = self._state.start.hold_without_match(chunk, 0, False)
-            if hold >= 0 and (self._stalled_at < 0 or buffer.offset != self._stalled_at):
+            if hold >= 0 and (self._stalls.stalled_at < 0 or buffer.offset != self._stalls.stalled_at):
                 offset = buffer.add_decided(chunk, hold)
                 if hold:
                     self._route(events, chunk[:hold], offset)
-                    self._stalls = 0
+                    self._stalls.count = 0
                 self._settle()
                 return events
         buffer.text += chunk
@@ -283,13 +308,13 @@ class ResponseParser:
         final_searches: dict | None = {} if at_end else None
         while True:
             text, pos, base = window.text, window.pos, window.base
-            if base + pos == self._stalled_at:
+            if base + pos == self._stalls.stalled_at:
                 # Zero-width delimiters kept firing here without consuming text; step over one
                 # character (the same in every chunking), then match again.
                 if pos < len(text):
                     self._route(events, text[pos], base + pos)
                     window.pos = pos + 1
-                    self._stalls = 0
+                    self._stalls.count = 0
                     continue
                 if at_end:
                     self._close_region(events, None, base + pos)
@@ -302,7 +327,7 @@ class ResponseParser:
                 if hold > pos:
                     self._route(events, text[pos:hold], base + pos)
                     window.pos = hold
-                    self._stalls = 0
+                    self._stalls.count = 0
                 break
             if pos < len(text):
                 self._route(events, text[pos:], base + pos)
@@ -313,26 +338,15 @@ class ResponseParser:
         self._settle()
 
     def _commit(self, events: list[dict], match: DelimiterMatch) -> None:
-        """Route the text before `match`, then open or close a region with it.
-
-        The stall guard: a zero-width match committed more than `STALL_LIMIT` times in a row
-        at one offset is not committed; the offset is marked, and `_process` steps over one
-        character there before matching again.
-        """
+        """Route the text before `match`, then open or close a region with it (unless the stall
+        guard holds it back)."""
         window = self._buffer
         pos, base = window.pos, window.base
-        if match.start == match.end:
-            self._stalls = self._stalls + 1 if match.start == pos else 1
-            if self._stalls > STALL_LIMIT:
-                self._stalled_at = base + match.start
-                if match.start > pos:
-                    self._route(events, window.text[pos : match.start], base + pos)
-                    window.pos = match.start
-                return
-        else:
-            self._stalls = 0
         if match.start > pos:
             self._route(events, window.text[pos : match.start], base + pos)
+            window.pos = match.start
+        if not self._stalls.allows(match, pos, base):
+            return
         window.pos = match.end
         if match.delimiter.side == "open":
             self._close_region(events, None, base + match.start)
@@ -351,7 +365,7 @@ class ResponseParser:
         """
         state = self._state
         current = self._current
-        if self._quick_path and state.quick is not None and self._opened and not self._finalized and not self._stalls and current is not None:
+        if self._quick_path and state.quick is not None and self._opened and not self._finalized and not self._stalls.count and current is not None:
             self._buffer.start_quick()
             self._quick = state.quick
             self._quick_first = "" if self._buffer.context else state.quick.first
