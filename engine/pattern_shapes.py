@@ -264,21 +264,19 @@ class MatchStart:
     def hold_without_match(self, text: str, pos: int, at_end: bool) -> int:
         """Where to hold `text[pos:]` when its start shows no match can be complete in it; -1 when the regex must decide.
 
-        With a single exact lead: no match without the lead's text, and a partial match is
-        exactly a run and a proper start of the lead at the end. Otherwise: no match without
+        With a single exact lead (before the end): no match without the lead's text, and a partial
+        match is exactly a run and a proper start of the lead at the end. Otherwise: no match without
         one of `first_characters`, and a partial match needs the text to end in a run
         character, which for leading runs is exactly the trailing run.
         """
         n = len(text)
         lead = self.lead
-        if lead is not None:
+        if lead is not None and not at_end:  # (at the end a found lead is scanned again: test less)
             literal = lead.text
             first = literal[0]
             at = text.find(first, pos)
             if at != -1 and text.find(literal, at) != -1:
                 return -1
-            if at_end:
-                return n
             # The hold of text without the lead: its run and a proper start of the lead at the very end.
             hold = n
             if at != -1:
