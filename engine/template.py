@@ -68,7 +68,7 @@ class FieldSpec:
         open, close: its delimiters, or None (no open: the implicit field; no close: runs to the end).
         content: content parser name; content_args: its arguments (compiled patterns added as ``_tag_re``,
             ``_tag_re_std`` when a standard-`re` equivalent exists, and ``_tag_end``, the text every tag
-            ends with, when `delimiters.end_literal` finds one).
+            ends with, when `pattern_shapes.end_literal` finds one).
         repeats, join, optional, transform, transform_each: as in the template.
         dirty: True when chunks are raw text of a structured value (`dirty` flag of chunk events).
     """

@@ -8,12 +8,10 @@ whose events, with `start`/`end` removed, are the reference too.
 from __future__ import annotations
 
 import pytest
-import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import ResponseParseError, ResponseParser, load_template, parse_response
-from engine.pattern_shapes import context_width, match_start
 from tests.workloads import WORKLOADS, make_case, token_chunks
 from engine.samples import load_samples
 from engine.stream_checks import random_chunks
@@ -275,42 +273,9 @@ def test_no_prefilter_when_first_characters_differ():
     assert state.quick.first == ""
 
 
-@pytest.mark.parametrize(
-    "pattern, texts",
-    [
-        (r"</think>|(?=<tool_call>)", ("<tool_call>", "</think>")),
-        (r"</a>|</ab>", ("</ab>", "</a>")),
-        (r"<[ab]>", ("<a>", "<b>")),
-        (r"a|", None),  # can match the empty string
-        (r"</b>(?=\s*<a>)", None),  # the lookahead has a run
-        (r"x(?=y)z", None),  # a lookahead inside the text
-        (r"<c>(?!x)", None),
-    ],
-)
-def test_whole_texts(pattern, texts):
-    start = match_start(regex.compile(pattern, regex.DOTALL))
-    assert (tuple(lead.text for lead in start.leads) if start.whole else None) == texts
-
-
 def test_an_optional_escaped_paren_before_a_tag_is_found_in_one_shot():
     template = {"start_anchor": "<S>", "fields": {"x": {"open": "<x>", "close_pattern": r"\(?<end>"}, "content": {}}}
     assert parse_response("<x>a<end>b", template, prefix="") == {"x": "a", "content": "b"}
-
-
-@pytest.mark.parametrize(
-    "pattern, width",
-    [
-        (r"(?<=\})\s*</tool_call>", 1),
-        (r"(?<=ab|cd)x", 2),
-        (r"\bword", 1),
-        (r"[^<]+>", 0),  # a negated class is not an anchor
-        (r"<x(?P<n>\w+)>", 0),
-        (r"(?<=a+)x", 256),  # variable width (regex module only): not measured
-        (r"\Gx", 256),
-    ],
-)
-def test_context_width(pattern, width):
-    assert context_width(regex.compile(pattern, regex.DOTALL)) == width
 
 
 @pytest.mark.parametrize(
