@@ -1,7 +1,7 @@
 """The message a parse builds: each closed region's body parsed into a value and written in.
 
 A region's value is its body parsed by the field's content parser, then put
-through its transform and tool-argument typing (`region_value`). `MessageBuilder`
+through its transform and tool-argument typing (`MessageBuilder.value`), and `MessageBuilder`
 writes the values into the message as the format says (docs/template-language.md):
 the last value of a plain field, a list for `repeats`, the values joined with
 `join`, and for a non-repeating implicit field every stretch of unclaimed text
@@ -55,7 +55,7 @@ class MessageBuilder:
         is not a value of its own, so it is neither appended nor joined.
 
         Raises:
-            ResponseParseError: the value cannot be computed (see `region_value`), or a `join`
+            ResponseParseError: the value cannot be computed (see `value`), or a `join`
                 field's value is not a string.
         """
         if field.implicit:
@@ -101,8 +101,55 @@ class MessageBuilder:
         return value
 
     def value(self, field: FieldSpec, body: str, captures: dict, offset: int | None, contiguous: bool = True) -> Any:
-        """`region_value` with this parse's tool schemas and time budget."""
-        return region_value(field, body, captures, offset, self._timeout, self._tool_schemas, contiguous)
+        """A region's value: `body` parsed with the field's content parser, then its transform and tool typing.
+
+        `offset` is the stream offset of the region body; `contiguous` says whether `body` lies
+        there as one piece (a joined implicit value does not), so that a content parser's
+        failure position becomes a stream offset.
+
+        Raises:
+            ResponseParseError: naming the field, the failing key and, when known, the position
+                (`PatternTimeoutError` when a content pattern ran over the time budget).
+        """
+        timeout, tool_schemas = self._timeout, self._tool_schemas
+        where = f" (region at offset {offset})" if offset is not None else ""
+        args = field.content_args if timeout is None else {**field.content_args, "_timeout": timeout}
+        key = f"{field.path}.content"
+        try:
+            value = parse_content(field.content, body, args)
+            if field.transform is not None:
+                key = f"{field.path}.transform"
+                if field.transform_each:
+                    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+                        raise ValueError(
+                            f"transform_each needs the content to parse to a list of objects, got {shorten(repr(value), 120)}"
+                        )
+                    value = [apply_transform(field.transform, {**captures, **item}) for item in value]
+                else:
+                    value = apply_transform(field.transform, {**captures, "content": value})
+        except TimeoutError:
+            raise PatternTimeoutError(
+                f"{field.path}.content_args.tag_pattern: pattern too slow on this input (over the "
+                f"{timeout} s budget){where}",
+                field=field.name,
+                key=f"{field.path}.content_args.tag_pattern",
+                offset=offset,
+                text=body,
+            ) from None
+        except ValueError as error:
+            detail = str(error)
+            if shorten(body) not in detail:
+                detail = f"{detail}; region body: {shorten(body)}"
+            position = getattr(error, "position", None) if isinstance(error, ContentError) else None
+            if position is not None:
+                position = offset + position if contiguous and offset is not None else None
+            kind = UndefinedPlaceholderError if isinstance(error, PlaceholderNotDefined) else ResponseParseError
+            raise kind(
+                f"{field.path}: {detail}{where}", field=field.name, key=key, offset=offset, text=body, position=position
+            ) from None
+        if tool_schemas:
+            type_tool_calls(value, tool_schemas)
+        return value
 
     def missing_fields(self) -> list[str]:
         """The required fields (``"optional": false``) with no value yet."""
@@ -113,62 +160,3 @@ class MessageBuilder:
         empty (None, "", [], {}) are dropped."""
         defaults = self.template.defaults
         return {key: value for key, value in self.message.items() if key in defaults or not is_empty(value)}
-
-
-def region_value(
-    field: FieldSpec,
-    body: str,
-    captures: dict,
-    offset: int | None,
-    timeout: float | None = None,
-    tool_schemas: dict | None = None,
-    contiguous: bool = True,
-) -> Any:
-    """Parse `body` with the field's content parser, then apply its transform and tool typing.
-
-    `offset` is the stream offset of the region body; `contiguous` says whether `body` lies
-    there as one piece (a joined implicit value does not), so that a content parser's
-    failure position becomes a stream offset.
-
-    Raises:
-        ResponseParseError: naming the field, the failing key and, when known, the position
-            (`PatternTimeoutError` when a content pattern ran over `timeout`).
-    """
-    where = f" (region at offset {offset})" if offset is not None else ""
-    args = field.content_args if timeout is None else {**field.content_args, "_timeout": timeout}
-    key = f"{field.path}.content"
-    try:
-        value = parse_content(field.content, body, args)
-        if field.transform is not None:
-            key = f"{field.path}.transform"
-            if field.transform_each:
-                if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
-                    raise ValueError(
-                        f"transform_each needs the content to parse to a list of objects, got {shorten(repr(value), 120)}"
-                    )
-                value = [apply_transform(field.transform, {**captures, **item}) for item in value]
-            else:
-                value = apply_transform(field.transform, {**captures, "content": value})
-    except TimeoutError:
-        raise PatternTimeoutError(
-            f"{field.path}.content_args.tag_pattern: pattern too slow on this input (over the "
-            f"{timeout} s budget){where}",
-            field=field.name,
-            key=f"{field.path}.content_args.tag_pattern",
-            offset=offset,
-            text=body,
-        ) from None
-    except ValueError as error:
-        detail = str(error)
-        if shorten(body) not in detail:
-            detail = f"{detail}; region body: {shorten(body)}"
-        position = getattr(error, "position", None) if isinstance(error, ContentError) else None
-        if position is not None:
-            position = offset + position if contiguous and offset is not None else None
-        kind = UndefinedPlaceholderError if isinstance(error, PlaceholderNotDefined) else ResponseParseError
-        raise kind(
-            f"{field.path}: {detail}{where}", field=field.name, key=key, offset=offset, text=body, position=position
-        ) from None
-    if tool_schemas:
-        type_tool_calls(value, tool_schemas)
-    return value
