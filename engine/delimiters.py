@@ -23,7 +23,8 @@ next character. The first two are caught with `(?:P)(?!)` and
 different following characters.
 
 Literal delimiters are scanned together by their watch state
-(`watch.LiteralScan`); `Delimiter.scan` serves both kinds all the same.
+(`watch.LiteralScan`, which also knows that a literal at the very end of the
+text is complete); `Delimiter.scan` is for patterns.
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ class Delimiter:
                 return None, None
 
     def scan(self, text: str, pos: int, at_end: bool, timeout: float | None = None) -> tuple[DelimiterMatch | None, int]:
-        """Look for this delimiter in `text[pos:]`, where `text` ends at the edge of what has arrived.
+        """Look for this pattern delimiter in `text[pos:]`, where `text` ends at the edge of what has arrived.
 
         Args:
             text: the scan window; characters before `pos` are context (lookbehinds).
