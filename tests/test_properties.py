@@ -12,6 +12,7 @@ The differential test decides from the input alone which case applies:
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from transformers.utils.chat_parsing import ResponseParser as ReferenceParser
@@ -168,6 +169,16 @@ def check_add_up_and_chunk_invariance(template, prefix, generation, seed, mode):
 def test_events_add_up_and_any_chunking_agrees_in_both_modes(case, seed, mode):
     template, prefix, generation = case
     check_add_up_and_chunk_invariance(template, prefix, generation, seed, mode)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the regex module's partial matching misses a partial match of `.+?(?<=\\s)x` that starts at 0 in 'ab' "
+    "(it reports one at 1), so streaming decides the 'a' that the one-shot close match starts with",
+)
+def test_a_lazy_run_before_a_lookbehind_streams_like_one_shot():
+    template = {"start_anchor": "<S>", "fields": {"content": {"close_pattern": r".+?(?<=\s)x"}}}
+    check_add_up_and_chunk_invariance(template, "", "ab x", 0, "raise")
 
 
 @st.composite
