@@ -8,6 +8,7 @@ streaming on top. See SPEC.md (in the project's shared notes) and README.md.
 from .errors import PatternTimeoutError, ResponseParseError, TemplateError
 from .parser import ResponseParser, Span, parse_response
 from .events import message_from_events
+from .batch import BatchInputError, parse_batch
 from .template import FieldSpec, ResponseTemplate, load_template
 from .lint import Diagnostic, lint
 from .openai_view import OpenAIView, openai_deltas, openai_view
@@ -16,6 +17,8 @@ from .trace import Trace, TraceSpan, trace
 from .tokenizer import IncrementalDecoder, TokenResponseParser, attach_response_template, get_response_parser
 
 __all__ = [
+    "BatchInputError",
+    "parse_batch",
     "IncrementalDecoder",
     "TokenResponseParser",
     "attach_response_template",

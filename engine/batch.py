@@ -1,0 +1,201 @@
+"""Batch parsing: one column batch of stored generations in, `message` and `error` columns out.
+
+`parse_batch` is the function to hand to the engines that parse datasets at scale:
+``datasets.Dataset.map(parse_batch, batched=True, num_proc=N, fn_kwargs=...)`` and
+``ray.data.Dataset.map_batches(parse_batch, fn_kwargs=...)``. It reads the batch shapes they
+pass (a dict of lists, a dict of numpy arrays, a pandas DataFrame, a pyarrow Table) without
+importing any of them, so `import engine` stays light. docs/batch.md shows both engines and
+the `python -m engine batch` command built on this function.
+
+The template is compiled once per worker process: `load_template` caches compiled templates
+keyed on the template's data, so each batch after a process's first costs one cache look-up,
+and each row a parser built on the compiled template. Pass the template as a dict or JSON
+text (what an engine pickles to its workers cheaply), not as a compiled `ResponseTemplate`,
+which would be rebuilt every time an engine unpickles the function's arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from .errors import ResponseParseError
+from .parser import ON_ERROR_MODES, ResponseParser
+from .template import ResponseTemplate, load_template
+
+# How `message` values are returned: a dict each, or its JSON text (what Arrow-backed
+# engines need: one column type for messages of every shape).
+MESSAGE_FORMATS = ("dict", "json")
+
+# Between the messages of a row's kept errors in the `error` column (a message holds no
+# newline: the texts it quotes are written as Python literals).
+ERROR_SEPARATOR = "\n"
+
+
+class BatchInputError(ValueError):
+    """A batch that cannot be parsed as asked: a missing column, or a row whose value is not text.
+
+    Attributes:
+        row: index of the offending row in the batch (0-based), or None for a missing column.
+        column: the column's name.
+    """
+
+    def __init__(self, message: str, *, row: int | None, column: str):
+        self.row = row
+        self.column = column
+        super().__init__(message)
+
+
+def parse_batch(
+    batch: Any,
+    template: dict | str | ResponseTemplate,
+    *,
+    prefix_column: str | None = "prefix",
+    output_column: str = "output",
+    tools_column: str | None = None,
+    on_error: str = "keep",
+    message_format: str = "dict",
+    error_fields: bool = False,
+    regex_timeout: float | None = None,
+) -> dict[str, list]:
+    """Parse every row of a column batch with one response template.
+
+    Args:
+        batch: columns by name: a dict of lists or numpy arrays (what `datasets` and Ray's
+            ``"numpy"`` format pass), a pandas DataFrame (Ray's ``"pandas"`` format, pyarrow-backed
+            columns included) or a pyarrow Table (Ray's ``"pyarrow"`` format).
+        template: the response template: a dict or its JSON text (compiled once per process and
+            cached), or a loaded `ResponseTemplate`.
+        prefix_column: the column holding each row's prompt text (the prefix the parser needs);
+            None parses every row with the prefix ``""``.
+        output_column: the column holding each row's generation.
+        tools_column: a column of tool schemas to cast tool-call arguments by (each row a list
+            of schema dicts, its JSON text, or None), or None for no tools.
+        on_error: ``"keep"`` (default): a region that cannot be parsed keeps its text as
+            unclaimed text (see `ResponseParser`), `message` holds what parsed and `error` the
+            kept errors' messages, one a line, in order. ``"raise"``: a row with a failed region
+            gets `message` None and `error` the error's message. Either way the batch goes on.
+        message_format: ``"dict"`` (default): each message is a JSON-able dict. ``"json"``: its
+            JSON text, which is what Arrow-backed engines (`datasets`, Ray) should store: an
+            Arrow column has one type, so dicts of different shapes (tool calls with different
+            arguments) fail to cast, or come back with null-filled keys they never had.
+        error_fields: when True, also return an `error_fields` column: each row's error fields
+            (the field whose region failed, None for a message-level error), [] when none.
+        regex_timeout: seconds allowed for each regex call of a template pattern, or None.
+
+    Returns:
+        ``{"message": [...], "error": [...]}`` (plus ``"error_fields"``), one value per row in
+        the batch's order: a message (None only when the row failed with ``"raise"``, or with a
+        pattern over its time budget) and the error text (None when nothing failed).
+
+    Raises:
+        TemplateError: the template is invalid.
+        BatchInputError: a column is missing, or a row's prefix or output is not text, or its
+            tools are neither a list, its JSON text, nor None (names the row and column).
+        ValueError: `on_error` or `message_format` is not one of the allowed values.
+    """
+    if on_error not in ON_ERROR_MODES:
+        raise ValueError(f"on_error must be one of {ON_ERROR_MODES}, got {on_error!r}")
+    if message_format not in MESSAGE_FORMATS:
+        raise ValueError(f"message_format must be one of {MESSAGE_FORMATS}, got {message_format!r}")
+    compiled = load_template(template)
+    outputs = _column(batch, output_column)
+    prefixes = _column(batch, prefix_column) if prefix_column is not None else [""] * len(outputs)
+    tools = _column(batch, tools_column) if tools_column is not None else [None] * len(outputs)
+    messages: list = []
+    errors: list[str | None] = []
+    fields: list[list[str | None]] = []
+    tools_by_text: dict[str, list] = {}  # rows of a batch usually share one tools text
+    for row, (prefix, output, row_tools) in enumerate(zip(prefixes, outputs, tools)):
+        _check_text(prefix, row, prefix_column)
+        _check_text(output, row, output_column)
+        parser_tools = _tools(row_tools, row, tools_column, tools_by_text)
+        try:
+            parser = ResponseParser(compiled, prefix, tools=parser_tools, regex_timeout=regex_timeout, on_error=on_error)
+            message, _ = parser.finalize(output)
+        except ResponseParseError as error:  # on_error="raise", or a pattern over its time budget
+            messages.append(None)
+            errors.append(str(error))
+            fields.append([error.field])
+            continue
+        messages.append(message if message_format == "dict" else json.dumps(message, ensure_ascii=False))
+        errors.append(ERROR_SEPARATOR.join(str(kept) for kept in parser.errors) if parser.errors else None)
+        fields.append([kept.field for kept in parser.errors])
+    columns: dict[str, list] = {"message": messages, "error": errors}
+    if error_fields:
+        columns["error_fields"] = fields
+    return columns
+
+
+def _column_names(batch: Any) -> list[str]:
+    names = getattr(batch, "column_names", None)  # pyarrow Table
+    if names is None:
+        names = batch.columns if hasattr(batch, "columns") and not isinstance(batch, dict) else batch.keys()
+    return [str(name) for name in names]
+
+
+def _column(batch: Any, name: str) -> list:
+    """A column of the batch as a list of plain Python values."""
+    try:
+        values = batch[name]
+    except KeyError:
+        raise BatchInputError(
+            f"the batch has no column {name!r} (columns: {', '.join(_column_names(batch)) or 'none'})", row=None, column=name
+        ) from None
+    if hasattr(values, "to_pylist"):  # pyarrow Array or ChunkedArray
+        return values.to_pylist()
+    if hasattr(values, "tolist"):  # numpy array, pandas Series
+        return values.tolist()
+    return list(values)
+
+
+def _describe(value: Any) -> str:
+    shown = repr(value)
+    return f"{type(value).__name__} {shown if len(shown) <= 40 else shown[:37] + '...'}"
+
+
+def _check_text(value: Any, row: int, column: str | None) -> None:
+    if not isinstance(value, str):
+        raise BatchInputError(f"row {row} of the batch, column {column!r}: expected text, got {_describe(value)}", row=row, column=column)
+
+
+def _plain(value: Any) -> Any:
+    """Numpy arrays and scalars (how Ray's numpy format hands nested Arrow values) as lists and numbers."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
+        items = value.tolist() if hasattr(value, "tolist") else value
+        return [_plain(item) for item in items] if isinstance(items, (list, tuple)) else items
+    return value
+
+
+def _is_missing(value: Any) -> bool:
+    """None, or how pandas and numpy write a missing value (pandas.NA, NaN)."""
+    return value is None or type(value).__name__ == "NAType" or (isinstance(value, float) and math.isnan(value))
+
+
+def _tools(value: Any, row: int, column: str | None, tools_by_text: dict[str, list]) -> list | None:
+    if _is_missing(value):
+        return None
+    if isinstance(value, str):
+        if value not in tools_by_text:
+            try:
+                tools_by_text[value] = json.loads(value)
+            except json.JSONDecodeError as error:
+                raise BatchInputError(
+                    f"row {row} of the batch, column {column!r}: not valid JSON ({error.msg} at column {error.colno})", row=row, column=column
+                ) from None
+        value = tools_by_text[value]
+        if value is None:
+            return None
+    else:
+        value = _plain(value)
+    problem = None
+    if not isinstance(value, list):
+        problem = f"expected a list of tool schemas, got {_describe(value)}"
+    elif not all(isinstance(tool, dict) for tool in value):
+        problem = f"each tool must be a JSON schema object, got {_describe(next(t for t in value if not isinstance(t, dict)))}"
+    if problem:
+        raise BatchInputError(f"row {row} of the batch, column {column!r}: {problem}", row=row, column=column)
+    return value
