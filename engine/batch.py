@@ -91,8 +91,9 @@ def parse_batch(
 
     Raises:
         TemplateError: the template is invalid.
-        BatchInputError: a column is missing, or a row's prefix or output is not text, or its
-            tools are neither a list, its JSON text, nor None (names the row and column).
+        BatchInputError: a column is missing or shorter than the others, or a row's prefix or
+            output is not text, or its tools are not a list of schema objects, its JSON text or
+            a missing value (names the row and the column).
         ValueError: `on_error` or `message_format` is not one of the allowed values.
     """
     if on_error not in ON_ERROR_MODES:
@@ -103,14 +104,23 @@ def parse_batch(
     outputs = _column(batch, output_column)
     prefixes = _column(batch, prefix_column) if prefix_column is not None else [""] * len(outputs)
     tools = _column(batch, tools_column) if tools_column is not None else [None] * len(outputs)
+    for column, values in ((prefix_column, prefixes), (tools_column, tools)):
+        if len(values) != len(outputs):
+            raise BatchInputError(
+                f"column {column!r} has {len(values)} rows but {output_column!r} has {len(outputs)}", row=None, column=column
+            )
     messages: list = []
     errors: list[str | None] = []
     fields: list[list[str | None]] = []
-    tools_by_text: dict[str, list] = {}  # rows of a batch usually share one tools text
+    tools_by_text: dict[str, Any] = {}  # rows of a batch usually share one tools text
     for row, (prefix, output, row_tools) in enumerate(zip(prefixes, outputs, tools)):
-        _check_text(prefix, row, prefix_column)
-        _check_text(output, row, output_column)
-        parser_tools = _tools(row_tools, row, tools_column, tools_by_text)
+        for value, column in ((prefix, prefix_column), (output, output_column)):
+            if problem := text_problem(value):
+                raise BatchInputError(f"row {row} of the batch, column {column!r}: {problem}", row=row, column=column)
+        try:
+            parser_tools = read_tools(row_tools, tools_by_text)
+        except ValueError as error:
+            raise BatchInputError(f"row {row} of the batch, column {tools_column!r}: {error}", row=row, column=tools_column) from None
         try:
             parser = ResponseParser(compiled, prefix, tools=parser_tools, regex_timeout=regex_timeout, on_error=on_error)
             message, _ = parser.finalize(output)
@@ -126,6 +136,31 @@ def parse_batch(
     if error_fields:
         columns["error_fields"] = fields
     return columns
+
+
+def datasets_features(features: Any = None, *, error_fields: bool = False) -> Any:
+    """The `features=` for ``datasets.Dataset.map(parse_batch, ..., fn_kwargs={..., "message_format": "json"})``.
+
+    `datasets` types a new column from the first rows it writes, so a column whose first
+    thousand values are None (`error` when those rows parse) becomes null-typed and the first
+    error fails to cast; these features type `message` and `error` as text up front.
+
+    Args:
+        features: the dataset's own `features`, for the columns the map keeps (None: none kept,
+            as with ``remove_columns=dataset.column_names``).
+        error_fields: add the `error_fields` column (as with ``error_fields=True``).
+
+    Returns:
+        A `datasets.Features`: `features`, then `message` and `error` as strings.
+    """
+    import datasets
+
+    columns = dict(features or {})
+    columns["message"] = datasets.Value("string")
+    columns["error"] = datasets.Value("string")
+    if error_fields:
+        columns["error_fields"] = datasets.List(datasets.Value("string"))
+    return datasets.Features(columns)
 
 
 def _column_names(batch: Any) -> list[str]:
@@ -150,14 +185,15 @@ def _column(batch: Any, name: str) -> list:
     return list(values)
 
 
-def _describe(value: Any) -> str:
+def describe_value(value: Any) -> str:
+    """A value's type and a short repr, for error messages."""
     shown = repr(value)
     return f"{type(value).__name__} {shown if len(shown) <= 40 else shown[:37] + '...'}"
 
 
-def _check_text(value: Any, row: int, column: str | None) -> None:
-    if not isinstance(value, str):
-        raise BatchInputError(f"row {row} of the batch, column {column!r}: expected text, got {_describe(value)}", row=row, column=column)
+def text_problem(value: Any) -> str | None:
+    """Why `value` cannot be a prefix or a generation (it is not text), or None when it can."""
+    return None if isinstance(value, str) else f"expected text, got {describe_value(value)}"
 
 
 def _plain(value: Any) -> Any:
@@ -175,27 +211,34 @@ def _is_missing(value: Any) -> bool:
     return value is None or type(value).__name__ == "NAType" or (isinstance(value, float) and math.isnan(value))
 
 
-def _tools(value: Any, row: int, column: str | None, tools_by_text: dict[str, list]) -> list | None:
+def read_tools(value: Any, tools_by_text: dict[str, Any] | None = None) -> list | None:
+    """One row's tools as a list of schema dicts, or None for none.
+
+    Args:
+        value: a list of schema dicts (numpy arrays of them too), its JSON text, or a missing
+            value (None, pandas.NA, NaN).
+        tools_by_text: a cache of decoded JSON texts, shared by the rows of a batch.
+
+    Raises:
+        ValueError: not JSON, not a list, or a tool that is not an object (says which).
+    """
     if _is_missing(value):
         return None
     if isinstance(value, str):
-        if value not in tools_by_text:
+        cache = tools_by_text if tools_by_text is not None else {}
+        if value not in cache:
             try:
-                tools_by_text[value] = json.loads(value)
+                cache[value] = json.loads(value)
             except json.JSONDecodeError as error:
-                raise BatchInputError(
-                    f"row {row} of the batch, column {column!r}: not valid JSON ({error.msg} at column {error.colno})", row=row, column=column
-                ) from None
-        value = tools_by_text[value]
+                raise ValueError(f"not valid JSON ({error.msg} at column {error.colno})") from None
+        value = cache[value]
         if value is None:
             return None
     else:
         value = _plain(value)
-    problem = None
     if not isinstance(value, list):
-        problem = f"expected a list of tool schemas, got {_describe(value)}"
-    elif not all(isinstance(tool, dict) for tool in value):
-        problem = f"each tool must be a JSON schema object, got {_describe(next(t for t in value if not isinstance(t, dict)))}"
-    if problem:
-        raise BatchInputError(f"row {row} of the batch, column {column!r}: {problem}", row=row, column=column)
+        raise ValueError(f"expected a list of tool schemas, got {describe_value(value)}")
+    for tool in value:
+        if not isinstance(tool, dict):
+            raise ValueError(f"each tool must be a JSON schema object, got {describe_value(tool)}")
     return value
