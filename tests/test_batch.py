@@ -19,7 +19,17 @@ from engine.samples import REPO_ROOT, load_samples
 from engine.template import _load_cached
 from engine.template_files import load_template_file
 
-from .batch_cases import all_rows, columns, expected_row, sample_groups
+from .batch_cases import (
+    check_mixed_results,
+    columns,
+    compilations_by_worker,
+    expected_row,
+    fresh_template,
+    mixed_rows,
+    parse_and_count_compilations,
+    parse_mixed_batch,
+    sample_groups,
+)
 
 QWEN3 = load_template_file("qwen3").response_template
 
@@ -118,37 +128,30 @@ def test_the_template_is_compiled_once_per_process_not_per_batch():
     assert _load_cached.cache_info().misses == before + 1
 
 
-def parse_and_report_compilations(batch, template):
-    """`parse_batch`, plus this worker's pid and its template cache misses after the batch."""
-    result = parse_batch(batch, template, tools_column="tools", message_format="json")
-    count = len(result["message"])
-    return {**result, "pid": [os.getpid()] * count, "compilations": [_load_cached.cache_info().misses] * count}
-
-
 @pytest.mark.parametrize("num_proc", [1, 2])
-def test_datasets_map_equals_the_parser_keeps_order_and_compiles_once_per_worker(num_proc):
-    rows, expected = all_rows("keep")
-    by_template: dict[str, list] = {}
-    for template, row in rows:
-        by_template.setdefault(json.dumps(template), []).append(row)
-    for template_text, group in list(by_template.items())[:6]:
-        template = json.loads(template_text)
-        dataset = datasets.Dataset.from_list(group)
-        parsed = dataset.map(
-            parse_and_report_compilations, batched=True, batch_size=2, num_proc=num_proc,
-            fn_kwargs={"template": template}, load_from_cache_file=False,
-            features=datasets.Features(
-                {**datasets_features(dataset.features), "pid": datasets.Value("int64"), "compilations": datasets.Value("int64")}
-            ),
-        )
-        assert parsed["id"] == [row["id"] for row in group]  # order kept, other columns kept
-        got = [(json.loads(message), error) for message, error in zip(parsed["message"], parsed["error"])]
-        assert got == [expected[row["id"]] for row in group]
-        compilations: dict[int, set] = {}
-        for pid, count in zip(parsed["pid"], parsed["compilations"]):
-            compilations.setdefault(pid, set()).add(count)
-        assert len(compilations) == num_proc or len(group) <= 2
-        assert all(len(counts) == 1 for counts in compilations.values()), compilations
+def test_datasets_map_equals_the_parser_and_keeps_order(num_proc):
+    rows, templates, expected = mixed_rows()
+    dataset = datasets.Dataset.from_list(rows)
+    parsed = dataset.map(
+        parse_mixed_batch, batched=True, batch_size=8, num_proc=num_proc, fn_kwargs={"templates": templates},
+        remove_columns=dataset.column_names, load_from_cache_file=False,
+        features=datasets.Features({"id": datasets.Value("int64"), **datasets_features()}),
+    )
+    check_mixed_results(parsed["id"], parsed["message"], parsed["error"], expected)
+
+
+def test_datasets_workers_compile_the_template_once():
+    dataset = datasets.Dataset.from_dict({"prefix": [""] * 40, "output": [f"answer {i}" for i in range(40)]})
+    parsed = dataset.map(
+        parse_and_count_compilations, batched=True, batch_size=2, num_proc=2, fn_kwargs={"template": fresh_template()},
+        load_from_cache_file=False,
+        features=datasets.Features(
+            {**datasets_features(dataset.features), "pid": datasets.Value("int64"), "compilations": datasets.Value("int64")}
+        ),
+    )
+    assert [json.loads(message)["content"] for message in parsed["message"]] == [f"answer {i}" for i in range(40)]
+    seen = compilations_by_worker(parsed["pid"], parsed["compilations"])
+    assert len(seen) == 2 and all(len(counts) == 1 for counts in seen.values()), seen
 
 
 # -- the command line -------------------------------------------------------
