@@ -10,7 +10,9 @@ from .parser import ResponseParser, Span, parse_response
 from .events import message_from_events
 from .batch import BatchInputError, parse_batch
 from .template import FieldSpec, ResponseTemplate, load_template
-from .lint import Diagnostic, lint
+from .lint import Diagnostic, lint, lint_prompts
+from .chat_template import load_chat_template
+from .conformance import ConformanceReport, SituationResult, check_conformance
 from .openai_view import OpenAIView, openai_deltas, openai_view
 from .stream_checks import StreamCheckReport, check_stream
 from .trace import Trace, TraceSpan, trace
@@ -32,7 +34,12 @@ __all__ = [
     "TemplateError",
     "load_template",
     "parse_response",
+    "ConformanceReport",
     "Diagnostic",
+    "SituationResult",
+    "check_conformance",
+    "load_chat_template",
+    "lint_prompts",
     "OpenAIView",
     "StreamCheckReport",
     "Trace",

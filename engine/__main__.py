@@ -1,8 +1,13 @@
-"""Command line for template authors: ``python -m engine {check,lint,parse} ...``.
+"""Command line for template authors: ``python -m engine {batch,check,conformance,lint,parse} ...``.
 
 - ``check TEMPLATE SAMPLES``: lint, then parse every sample (expected message or error)
   and run the stream checks; exit 1 on a lint error, a wrong message or a stream mismatch.
-- ``lint TEMPLATE``: print the diagnostics; exit 1 on an error.
+- ``conformance TEMPLATE (--chat-template FILE | --model ID_OR_PATH)``: render the matrix
+  of conversation situations with the model's chat template and check the template reads
+  each one back; exit 0 when every renderable situation passes, 1 when some fail, 2 when
+  nothing could be rendered (or on bad input).
+- ``lint TEMPLATE [--chat-template FILE]``: print the diagnostics (with a chat template, also
+  whether its prompts contain the start anchor); exit 1 on an error.
 - ``parse TEMPLATE [--prefix FILE] [GENERATION_FILE|-]``: print the message as JSON, or
   with ``--trace`` the region map as coloured text.
 - ``batch TEMPLATE INPUT --output OUTPUT [--engine local|datasets|ray] [--num-proc N] ...``:
@@ -24,7 +29,7 @@ from rich.console import Console
 from rich.text import Text
 
 from .errors import ResponseParseError, TemplateError
-from .lint import lint
+from .lint import lint, lint_prompts
 from .samples import _load_sample_file
 from .template_files import load_template_file
 from .parser import ON_ERROR_MODES, ResponseParser
@@ -63,8 +68,27 @@ def _print_diagnostics(console: Console, diagnostics) -> None:
             console.print(Text(f"        fix: {diagnostic.suggestion}", "dim"))
 
 
+def _chat_template_options(args) -> dict:
+    """``check_conformance`` keywords from --chat-template / --model / --bos-token / --eos-token."""
+    if (args.chat_template is None) == (getattr(args, "model", None) is None):
+        raise ValueError("give exactly one of --chat-template FILE and --model HUB_ID_OR_PATH")
+    options = {"bos_token": args.bos_token, "eos_token": args.eos_token}
+    if args.chat_template is not None:
+        options["chat_template"] = Path(args.chat_template).read_text(encoding="utf-8")
+    else:
+        options["model"] = args.model
+    return options
+
+
 def command_lint(args, console: Console) -> int:
-    diagnostics = lint(read_template(args.template))
+    template = read_template(args.template)
+    diagnostics = lint(template)
+    if args.chat_template is not None:
+        from .conformance import rendered_prompts
+
+        chat_template = Path(args.chat_template).read_text(encoding="utf-8")
+        prompts = rendered_prompts(chat_template, bos_token=args.bos_token or "", eos_token=args.eos_token or "")
+        diagnostics += lint_prompts(template, prompts)
     _print_diagnostics(console, diagnostics)
     if not diagnostics:
         console.print("no findings")
@@ -107,6 +131,35 @@ def command_check(args, console: Console) -> int:
         failures += bool(problems)
     console.print(f"{len(samples)} samples, {failures} failure(s)")
     return 1 if failures else 0
+
+
+_STATUS = {True: Text("ok  ", "green"), False: Text("FAIL", "bold red")}
+
+
+def command_conformance(args, console: Console) -> int:
+    from .conformance import check_conformance
+
+    template = read_template(args.template)
+    report = check_conformance(template, **_chat_template_options(args))
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+        return report.exit_code
+    source = args.chat_template or args.model
+    switch = f" (thinking switch: {report.thinking_switch})" if report.thinking_switch else ""
+    console.print(Text(f"{args.template} against {source}{switch}", "bold"))
+    for row in report.situations:
+        status = _STATUS[row.passed] if row.renderable else Text("n/r ", "yellow")
+        line = Text.assemble(status, f" {row.name}")
+        if row.renderable and row.passed and row.normalisations:
+            line.append(f"  (normalised: {'; '.join(row.normalisations)})", "dim")
+        console.print(line)
+        if not row.passed:
+            console.print(Text(f"    {row.detail}", "dim" if not row.renderable else ""))
+    _print_diagnostics(console, report.diagnostics)
+    counts = report.counts()
+    console.print(f"{len(report.situations)} situations: {counts['passed']} passed, {counts['failed']} failed, "
+                  f"{counts['not_renderable']} not renderable")
+    return report.exit_code
 
 
 def render_trace(result, console: Console) -> None:
@@ -220,6 +273,19 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--truncation-step", type=int, default=1, help="test every K-th cut inside a delimiter (0: skip)")
     lint_command = commands.add_parser("lint", help="print diagnostics for a template (exit 1 on an error)")
     lint_command.add_argument("template")
+    lint_command.add_argument("--chat-template", help="a Jinja chat template file: also check its prompts contain the start anchor")
+    lint_command.add_argument("--bos-token", help="the chat template's bos_token (default empty)")
+    lint_command.add_argument("--eos-token", help="the chat template's eos_token (default empty)")
+    conformance = commands.add_parser(
+        "conformance",
+        help="check a template against a model's chat template (exit 0 all pass, 1 some fail, 2 nothing renderable)",
+    )
+    conformance.add_argument("template", help="template JSON file (plain or templates/ wrapper) or family name")
+    conformance.add_argument("--chat-template", help="the Jinja chat template file (e.g. chat_template.jinja)")
+    conformance.add_argument("--model", help="a hub id or local folder: use its tokenizer's chat template (no weights are read)")
+    conformance.add_argument("--bos-token", help="the chat template's bos_token (default empty, or the tokenizer's)")
+    conformance.add_argument("--eos-token", help="the chat template's eos_token (default empty, or the tokenizer's)")
+    conformance.add_argument("--json", action="store_true", help="print the report as JSON")
     parse = commands.add_parser("parse", help="parse one generation and print the message")
     parse.add_argument("template")
     parse.add_argument("generation", nargs="?", default="-", help="generation file, or - for stdin (default)")
@@ -262,10 +328,13 @@ def main(argv: list[str] | None = None) -> int:
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     console = Console(highlight=False, soft_wrap=True)
-    handlers = {"batch": command_batch, "check": command_check, "lint": command_lint, "parse": command_parse}
+    handlers = {
+        "batch": command_batch, "check": command_check, "conformance": command_conformance, "lint": command_lint,
+        "parse": command_parse,
+    }
     try:
         return handlers[args.command](args, console)
-    except (TemplateError, FileNotFoundError, ValueError) as error:
+    except (TemplateError, OSError, ValueError, ImportError) as error:
         console.print(Text(f"error: {error}", "bold red"))
         return 2
 

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .content import parse_content, parse_text
+from .content import parse_content
 from .delimiters import DelimiterMatch
 from .events import is_empty
 from .errors import ContentError, PatternTimeoutError, ResponseParseError, UndefinedPlaceholderError, shorten
@@ -656,18 +656,14 @@ class ResponseParser:
     def _store_implicit_stretch(self, field: FieldSpec, body: str) -> Any:
         """One stretch of a non-repeating implicit field: every stretch of unclaimed text belongs
         to the message, joined as written and then parsed, so each close carries the field's whole
-        value so far. A whitespace-only stretch changes nothing: its close repeats the value so far.
+        value so far. A whitespace-only stretch changes nothing: its close repeats the value so far
+        ("" before there is one).
         """
         stretches = self._implicit_stretches
         stretches.append(body)
         name = field.name
         if not body.strip():
-            if name in self._message:
-                return self._message[name]
-            try:
-                return self._region_value(field, body, self._captures, self._body_start)
-            except ResponseParseError:
-                return parse_text(body, {})
+            return self._message.get(name, "")
         whole = body if len(stretches) == 1 else "".join(stretches)
         # A transform sees the captures of the close that ends the latest stretch.
         value = self._region_value(field, whole, self._captures, self._body_start, contiguous=whole is body)

@@ -165,15 +165,32 @@ def run_chunks(
     return StreamRun(chunking, splits[:-1], message, regions, error, kept_errors=kept)
 
 
+def split_at(text: str, offsets: Iterable[int]) -> list[str]:
+    """Cut `text` into stream chunks at character `offsets`.
+
+    Offsets outside ``1 .. len(text) - 1`` and repeats are ignored; the order given does
+    not matter. The chunks concatenate to `text`; an empty text gives ``[]``.
+
+    >>> split_at("abcdefg", [5, 2, 99])
+    ['ab', 'cde', 'fg']
+    """
+    if not text:
+        return []
+    bounds = [0, *sorted({o for o in offsets if 0 < o < len(text)}), len(text)]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
 def random_chunks(text: str, seed: int, max_size: int = 8) -> list[str]:
-    """Split `text` into seeded random pieces of 1 to `max_size` characters (token-like chunks)."""
+    """Split `text` into seeded random pieces of 1 to `max_size` characters (token-like chunks).
+
+    The same `seed` always gives the same pieces, which concatenate to `text`.
+    """
     rng = random.Random(seed)
-    chunks, i = [], 0
-    while i < len(text):
-        size = rng.randint(1, max_size)
-        chunks.append(text[i : i + size])
-        i += size
-    return chunks
+    offsets, at = [], 0
+    while at < len(text):
+        at += rng.randint(1, max_size)
+        offsets.append(at)
+    return split_at(text, offsets)
 
 
 def check_stream(

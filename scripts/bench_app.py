@@ -19,19 +19,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import app  # noqa: E402
+from engine.template_files import load_template_file  # noqa: E402
+from playground import handlers, live  # noqa: E402
+from playground.catalog import DEFAULT_SAMPLE, samples_by_id, template_text_of  # noqa: E402
+from playground.chunking import DEMO_MODEL_PATH  # noqa: E402
+from playground.session import Session  # noqa: E402
 
 
 def pasted_generation(size: int, template_name: str = "qwen3") -> tuple[str, str, str]:
     """(template text, prefix, generation) of about `size` characters: reasoning, text, tool calls."""
-    sample = app.samples_by_id()[app.DEFAULT_SAMPLE]
-    template = app.load_template_file(template_name).response_template
+    sample = samples_by_id()[DEFAULT_SAMPLE]
+    template = load_template_file(template_name).response_template
     call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>\n'
     words = "The weather in Paris is mild today, with a light breeze from the west. "
     reasoning = "<think>\n" + words * (size // (4 * len(words))) + "\n</think>\n\n"
     body = words * (size // (4 * len(words)))
     calls = call * max(1, (size - len(reasoning) - len(body)) // len(call))
-    return app.template_text_of(template), sample.prefix, reasoning + body + "\n" + calls + "<|im_end|>"
+    return template_text_of(template), sample.prefix, reasoning + body + "\n" + calls + "<|im_end|>"
 
 
 def bench_paste(size: int, template_name: str, repeats: int = 3) -> None:
@@ -39,12 +43,13 @@ def bench_paste(size: int, template_name: str, repeats: int = 3) -> None:
     timings = []
     for _ in range(repeats):
         started = time.perf_counter()
-        out = app.parse_pasted(template_text, prefix, generation, "", False)
+        session = Session()
+        out = handlers.parse(template_text, prefix, generation, "", False, session)
         timings.append(time.perf_counter() - started)
-    view = out[0]
-    assert view is not None and view.error is None, out[1]
+    view = session.view
+    assert view is not None and view.error is None, out["status"]
     calls = len(view.message.get("tool_calls", []))
-    html_size = sum(len(part) for part in out[1:4])
+    html_size = sum(len(out[name]) for name in ("status", "region_map", "event_log"))
     print(
         f"paste+parse+render, template {template_name}, {len(generation):,} characters ({calls} tool calls, {len(view.events)} events, "
         f"{html_size / 1e3:.0f} KB of HTML): best {min(timings) * 1000:.0f} ms, "
@@ -53,17 +58,18 @@ def bench_paste(size: int, template_name: str, repeats: int = 3) -> None:
 
 
 def bench_live(tokens: int) -> None:
-    if not app.DEMO_MODEL_PATH.joinpath("config.json").exists():
+    if not DEMO_MODEL_PATH.joinpath("config.json").exists():
         print("live generation: skipped (samples/demo-model is not built)")
         return
-    tools = json.dumps(app.samples_by_id()[app.DEFAULT_SAMPLE].tools)
+    tools = json.dumps(samples_by_id()[DEFAULT_SAMPLE].tools)
     args = ("", "", "Plan a trip: what's the weather in Paris, and set an alarm for 7:30 with the label 'flight'.", "", tools, True, tokens, 0.9, 0.95, 1, True, "", False)
-    list(app.generate_live(*args))  # load the model once
+    list(live.generate(*args, Session()))  # load the model once
     started = None
     stamps = []
-    for out in app.generate_live(*args):
-        view = out[0]
-        if view is None:
+    session = Session()
+    for _ in live.generate(*args, session):
+        view = session.view
+        if view is None or (stamps and stamps[-1][1] is view):
             continue
         now = time.perf_counter()
         started = started or now

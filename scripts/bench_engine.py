@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import math
 import statistics
 import sys
@@ -491,7 +492,55 @@ def _argument_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="instead of timing, profile our streaming (token chunks) at the largest size and print where the time goes",
     )
+    parser.add_argument(
+        "--against",
+        metavar="CHECKOUT",
+        help="instead of the reference, time this engine against the engine/ of another checkout (for example a "
+        "`git worktree add /tmp/before HEAD~1`), alternating runs in this one process, and print both side by side",
+    )
     return parser
+
+
+def _engine_of_checkout(root: Path) -> Engine:
+    """The engine package of another checkout, imported under its own name so both can run in one process."""
+    package = root / "engine" / "__init__.py"
+    if not package.is_file():
+        raise SystemExit(f"error: {root} has no engine/__init__.py")
+    spec = importlib.util.spec_from_file_location("engine_baseline", package, submodule_search_locations=[str(package.parent)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["engine_baseline"] = module
+    spec.loader.exec_module(module)
+    return Engine("baseline", module.ResponseParser, module.parse_response)
+
+
+def compare_checkouts(baseline: Engine, names: list[str], sizes: list[int], repeats: int) -> list[str]:
+    """Lines of a side-by-side table: this engine and `baseline`, alternated, on each workload and size.
+
+    Streaming (token chunks) gives microseconds per chunk; one-shot gives milliseconds per parse.
+    The ratio is this engine's median time over the baseline's (below 1: this one is faster).
+    """
+    lines = [f"{'workload':12} {'size':>6} {'mode':>8} {'this':>12} {'baseline':>12} {'ratio':>7}  (medians over {repeats} alternated runs)"]
+    for name in names:
+        workload = WORKLOADS[name]
+        for size in sizes:
+            case = make_case(name, size)
+            for mode in (TOKENS, ONE_SHOT):
+                chunks = token_chunks(case.text) if mode == TOKENS else None
+                for engine in (OURS, baseline):
+                    _run(engine, workload, case, chunks, keep_events=False)  # warm up
+                warm = min(_timed(OURS, workload, case, chunks, 1, False), _timed(baseline, workload, case, chunks, 1, False))
+                loops = max(1, math.ceil(MIN_SAMPLE_SECONDS / max(warm, 1e-6)))
+                times: dict[str, list[float]] = {"ours": [], "baseline": []}
+                for index in range(repeats):
+                    for engine in (OURS, baseline) if index % 2 == 0 else (baseline, OURS):
+                        times[engine.name].append(_timed(engine, workload, case, chunks, loops, False))
+                this, other = statistics.median(times["ours"]), statistics.median(times["baseline"])
+                if chunks is None:
+                    shown = f"{this * 1e3:9.3f} ms", f"{other * 1e3:9.3f} ms"
+                else:
+                    shown = f"{this / len(chunks) * 1e6:9.3f} us", f"{other / len(chunks) * 1e6:9.3f} us"
+                lines.append(f"{name:12} {_size_label(size):>6} {mode:>8} {shown[0]:>12} {shown[1]:>12} {this / other:7.3f}")
+    return lines
 
 
 def profile_streaming(workload: Workload, size: int, top: int = 14) -> list[str]:
@@ -549,6 +598,9 @@ def main(argv: list[str] | None = None) -> int:
     if options.profile:
         for name in names:
             print("\n".join(profile_streaming(WORKLOADS[name], sizes[-1] if sizes else 100 * KB)))
+        return 0
+    if options.against:
+        print("\n".join(compare_checkouts(_engine_of_checkout(Path(options.against)), names, sizes, repeats)))
         return 0
     reference = _reference_engine()
 

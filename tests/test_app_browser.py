@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from app import DEFAULT_SAMPLE
+from playground.catalog import DEFAULT_SAMPLE
 from engine.samples import load_samples
 
 ROOT = Path(__file__).resolve().parent.parent

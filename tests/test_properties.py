@@ -1,8 +1,10 @@
-"""Property tests: chunk invariance (SPEC D2) and differential agreement with transformers' reference.
+"""Property tests: chunk invariance, events that add up to the message, lenient parsing, and
+differential agreement with transformers' reference.
 
 The differential test decides from the input alone which case applies:
-* the implicit field had more than one stretch, or a whitespace-only one (SPEC D1): events
-  must be equal; the message may differ only in the implicit field's key;
+* the implicit field had more than one stretch, or a whitespace-only one (we keep every
+  stretch): events must be equal but for that field's close values; the message may differ
+  only in the implicit field's key;
 * the reference contradicts itself (its streamed message differs from its one-shot message),
   or loses text: recorded as a known reference fault, and we must still equal our one-shot;
 * otherwise events and message must be equal exactly.
@@ -14,7 +16,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from transformers.utils.chat_parsing import ResponseParser as ReferenceParser
 
-from engine import ResponseParser, load_template
+from engine import ResponseParser, load_template, message_from_events
+from engine.samples import load_samples
 from engine.stream_checks import random_chunks
 from tests.strategies import template_and_generation
 from tests.stream_helpers import region_texts, stream_events
@@ -127,3 +130,72 @@ def without_close_values(events, field):
         else event
         for event in events
     ]
+
+
+# -- events add up to the message, and lenient parsing never loses a message ------------------------
+
+MODES = ("raise", "keep")
+SHIPPED = [sample for sample in load_samples() if sample.expected_error is None]
+# Text a broken generation may hold: stray delimiter starts, broken JSON, blanks.
+DAMAGE = ["{", "}", '"', ",", "\n", "  ", "<", "</", "<tool_call>", "</tool_call>", "<think>", "</think>", '{"name": ', "]"]
+
+
+def parse_events(template, prefix, chunks, mode):
+    """(message, events, kept error texts) of a parse fed `chunks`, or None when it raised."""
+    try:
+        parser = ResponseParser(template, prefix=prefix, on_error=mode)
+        events = list(parser.initial_events)
+        for chunk in chunks:
+            events += parser.feed(chunk)
+        message, final = parser.finalize()
+    except ValueError:
+        assert mode == "raise", "on_error='keep' raised"
+        return None
+    return message, events + final, [str(error) for error in parser.errors]
+
+
+def check_add_up_and_chunk_invariance(template, prefix, generation, seed, mode):
+    whole = parse_events(template, prefix, [generation], mode)
+    for chunks in (list(generation), random_chunks(generation, seed)):
+        streamed = parse_events(template, prefix, chunks, mode)
+        if whole is None:
+            assert streamed is None, chunks
+            continue
+        message, events, errors = streamed
+        assert (message, errors) == (whole[0], whole[2]), chunks
+        assert message_from_events(events, template) == message, chunks
+        assert region_texts(events) == region_texts(whole[1]), chunks
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=template_and_generation(contents=("text", "text", "json", "int")), seed=st.integers(0, 10**6), mode=st.sampled_from(MODES))
+def test_events_add_up_and_any_chunking_agrees_in_both_modes(case, seed, mode):
+    template, prefix, generation = case
+    check_add_up_and_chunk_invariance(template, prefix, generation, seed, mode)
+
+
+@st.composite
+def damaged_sample(draw):
+    """A shipped sample's generation, maybe cut short, with damage written into it."""
+    sample = draw(st.sampled_from(SHIPPED))
+    text = sample.generation
+    for _ in range(draw(st.integers(0, 3))):
+        at = draw(st.integers(0, len(text)))
+        text = text[:at] + draw(st.sampled_from(DAMAGE)) + text[at:]
+    if draw(st.booleans()):
+        text = text[: draw(st.integers(0, len(text)))]
+    return sample, text
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=damaged_sample(), seed=st.integers(0, 10**6), mode=st.sampled_from(MODES))
+def test_every_shipped_template_adds_up_on_damaged_generations(case, seed, mode):
+    sample, generation = case
+    check_add_up_and_chunk_invariance(sample.template, sample.prefix, generation, seed, mode)
+
+
+def test_every_shipped_template_is_covered_by_the_damage_test():
+    from engine.template_files import list_templates
+
+    used = {sample.template_name for sample in SHIPPED}
+    assert {template.name for template in list_templates()} <= used

@@ -1,8 +1,8 @@
-"""HTML views of a parse for the playground: region map, event log, chat, badges.
+"""The region map: every character of a parse, coloured by what became of it.
 
-Pure functions from plain values (strings, lists of event dicts, engine
-`Span`s) to HTML strings or Chatbot message lists. Nothing here parses,
-generates or touches Gradio state, so each view is tested by calling it.
+Pure functions from a `ParseView`'s parts (stream text, `MapSpan`s, logged
+events) to HTML. Nothing here parses or touches Gradio state, so the map is
+tested by calling it.
 
 Offsets are stream offsets: 0 is the first character of the prefix after its
 start-anchor cut; the generation follows the prefix tail.
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from .parse_view import LoggedEvent, MapSpan
 
 # Field colours (see field_colours); bodies use the light tint,
 # delimiters the strong one.
@@ -31,79 +31,6 @@ PALETTE = (
 )
 # Characters of cut-away prefix shown before the start-anchor cut.
 CUT_PREFIX_SHOWN = 160
-# Event-log rows shown; the rest are summarised in one line.
-EVENT_ROWS_SHOWN = 1500
-
-CSS = """
-.rt-map { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 13px; line-height: 1.7;
-  white-space: pre-wrap; word-break: break-word; padding: 10px; border: 1px solid var(--border-color-primary);
-  border-radius: 8px; max-height: 460px; overflow: auto; background: var(--background-fill-primary); color: #111827; }
-.rt-map span[title] { cursor: help; }
-.rt-body { border-radius: 3px; }
-.rt-delim { border-radius: 4px; font-weight: 700; color: #fff; padding: 0 2px; }
-.rt-open { box-shadow: inset 3px 0 0 rgba(0,0,0,.35); }
-.rt-close { box-shadow: inset -3px 0 0 rgba(0,0,0,.35); }
-.rt-discarded { color: #6b7280; text-decoration: line-through; background: #f3f4f6; }
-.rt-held { background: repeating-linear-gradient(45deg, #fef9c3, #fef9c3 4px, #fde68a 4px, #fde68a 8px);
-  outline: 1px dashed #ca8a04; }
-.rt-cutaway { color: #9ca3af; }
-.rt-unparsed { color: #991b1b; background: #fee2e2; }
-.rt-tail { opacity: .6; }
-.rt-marker { display: inline-block; font-family: system-ui, sans-serif; font-size: 11px; font-weight: 600;
-  padding: 0 6px; margin: 0 2px; border-radius: 9px; background: #374151; color: #fff; white-space: nowrap; }
-.rt-marker.rt-gen { background: #0f766e; }
-.rt-error { text-decoration: underline wavy #dc2626; text-decoration-thickness: 2px; }
-.rt-marker.rt-err { background: #dc2626; }
-.rt-legend { display: flex; flex-wrap: wrap; gap: 6px 12px; margin: 6px 0 4px; font-family: system-ui, sans-serif;
-  font-size: 12px; align-items: center; color: var(--body-text-color); }
-.rt-legend span.rt-swatch { font-family: ui-monospace, monospace; padding: 0 6px; }
-.rt-log { max-height: 420px; overflow: auto; }
-.rt-log table { border-collapse: collapse; width: 100%; font-size: 12px; }
-.rt-log th, .rt-log td { border-bottom: 1px solid var(--border-color-primary); padding: 2px 6px; text-align: left;
-  vertical-align: top; }
-.rt-log th { position: sticky; top: 0; background: var(--background-fill-secondary); }
-.rt-log td.rt-text, .rt-log td.rt-value { font-family: ui-monospace, monospace; white-space: pre-wrap; word-break: break-all; }
-.rt-log tr.rt-prefix td { background: #f3f4f6; color: #4b5563; }
-.rt-log tr.rt-finalize td { background: #f0fdf4; }
-.rt-log tr.rt-dirty td.rt-text { background: #fff7ed; color: #9a3412; font-style: italic; }
-.rt-log tr.rt-clean td.rt-text { background: #ecfdf5; color: #065f46; }
-.rt-ws { color: #9ca3af; }
-.rt-badge { display: inline-block; padding: 4px 12px; border-radius: 14px; font-weight: 700; font-family: system-ui, sans-serif; }
-.rt-pass { background: #16a34a; color: #fff; }
-.rt-fail { background: #dc2626; color: #fff; }
-.rt-pending { background: #6b7280; color: #fff; }
-.rt-figures { display: flex; gap: 18px; font-family: system-ui, sans-serif; font-size: 13px; flex-wrap: wrap; }
-.rt-figures b { font-size: 16px; }
-.rt-message-error { color: #b91c1c; font-weight: 600; }
-"""
-
-
-@dataclass(frozen=True)
-class MapSpan:
-    """A stretch `[start, end)` of the stream for the region map.
-
-    `kind` is "body", "open", "close", "discarded", "held" (maybe a delimiter,
-    not decided yet) or "unparsed" (after a parse error); `field` and `region`
-    are set for bodies and delimiters; `captures` are a delimiter's named groups.
-    """
-
-    start: int
-    end: int
-    kind: str
-    field: str | None = None
-    region: int | None = None
-    captures: dict | None = None
-
-
-@dataclass(frozen=True)
-class LoggedEvent:
-    """One engine event with its number (1-based, in order) and phase
-    ("prefix", "feed N" or "finalize")."""
-
-    number: int
-    phase: str
-    event: dict
-
 
 # The message keys every template uses keep one colour whatever the template's field order.
 FIXED_COLOURS = {"reasoning_content": PALETTE[0], "tool_calls": PALETTE[1], "content": PALETTE[2]}
@@ -116,17 +43,6 @@ def field_colours(field_names: Sequence[str]) -> dict[str, tuple[str, str]]:
     others = [name for name in field_names if name not in FIXED_COLOURS]
     colours = {name: free[i % len(free)] for i, name in enumerate(others)}
     return {name: FIXED_COLOURS.get(name) or colours[name] for name in field_names}
-
-
-_WHITESPACE = {" ": "·", "\t": "→", "\n": "↵", "\r": "␍"}
-_WHITESPACE_RE = re.compile("[ \t\n\r]")
-
-
-def visible_whitespace(text: str) -> str:
-    """HTML of `text` with spaces, tabs and newlines drawn as ·, → and ↵ (dimmed)."""
-    return _WHITESPACE_RE.sub(
-        lambda found: f'<span class="rt-ws">{_WHITESPACE[found.group()]}</span>', html.escape(text, quote=False)
-    )
 
 
 def _region_event_numbers(events: Iterable[LoggedEvent]) -> tuple[dict[int, tuple[int | None, int | None]], dict[tuple[int, int], int]]:
@@ -278,78 +194,3 @@ def legend(field_names: Sequence[str]) -> str:
     return '<div class="rt-legend" id="region-legend">' + "".join(f"<span>{item}</span>" for item in items) + "</div>"
 
 
-def _short_json(value: Any, limit: int = 300) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def event_log(events: Sequence[LoggedEvent], *, hide_chunks: bool = False) -> str:
-    """The event log table: number, phase, type, field, chunk text, dirty, value, offsets."""
-    rows = [logged for logged in events if not (hide_chunks and logged.event.get("type") == "region_chunk")]
-    hidden = max(0, len(rows) - EVENT_ROWS_SHOWN)
-    out = [
-        '<div class="rt-log" id="event-log-table"><table><thead><tr>'
-        "<th>#</th><th>phase</th><th>type</th><th>field</th><th>text</th><th>dirty</th><th>value</th><th>offsets</th>"
-        "</tr></thead><tbody>"
-    ]
-    for logged in rows[:EVENT_ROWS_SHOWN]:
-        event = logged.event
-        kind = event.get("type", "?")
-        classes = []
-        if logged.phase == "prefix":
-            classes.append("rt-prefix")
-        elif logged.phase == "finalize":
-            classes.append("rt-finalize")
-        if kind == "region_chunk":
-            classes.append("rt-dirty" if event.get("dirty") else "rt-clean")
-        text = visible_whitespace(event["text"]) if "text" in event else ""
-        dirty = "" if "dirty" not in event else ("dirty" if event["dirty"] else "clean")
-        value = html.escape(_short_json(event["value"])) if "value" in event else ""
-        offsets = f"{event['start']}–{event['end']}" if "start" in event else ""
-        out.append(
-            f'<tr class="{" ".join(classes)}"><td>{logged.number}</td><td>{html.escape(logged.phase)}</td>'
-            f"<td>{html.escape(kind)}</td><td>{html.escape(str(event.get('field', '')))}</td>"
-            f'<td class="rt-text">{text}</td><td>{dirty}</td><td class="rt-value">{value}</td><td>{offsets}</td></tr>'
-        )
-    if hidden:
-        out.append(f'<tr><td colspan="8">… {hidden} more events not shown</td></tr>')
-    if not rows:
-        out.append('<tr><td colspan="8">no events</td></tr>')
-    out.append("</tbody></table></div>")
-    return "".join(out)
-
-
-def chat_messages(message: dict | None) -> list[dict]:
-    """The message as a chat shows it: reasoning as a collapsed thought, the content,
-    each tool call with its arguments; other fields as small notes."""
-    if not message:
-        return []
-    shown: list[dict] = []
-    reasoning = message.get("reasoning_content")
-    if reasoning:
-        shown.append({"role": "assistant", "content": str(reasoning), "metadata": {"title": "💭 Thought", "status": "done"}})
-    content = message.get("content")
-    if content:
-        shown.append({"role": "assistant", "content": content if isinstance(content, str) else _short_json(content, 4000)})
-    for call in message.get("tool_calls") or []:
-        function = call.get("function", call) if isinstance(call, dict) else {}
-        name = function.get("name", "?") if isinstance(function, dict) else "?"
-        arguments = function.get("arguments", {}) if isinstance(function, dict) else call
-        body = "```json\n" + json.dumps(arguments, ensure_ascii=False, indent=2) + "\n```"
-        shown.append({"role": "assistant", "content": body, "metadata": {"title": f"🛠️ Tool call: {name}"}})
-    others = {k: v for k, v in message.items() if k not in ("role", "reasoning_content", "tool_calls", "content")}
-    for key, value in others.items():
-        shown.append({"role": "assistant", "content": f"`{key}`: {_short_json(value, 2000)}"})
-    return shown
-
-
-def badge(passed: bool | None, label: str) -> str:
-    """A pass / fail / pending pill; `label` says what was checked."""
-    kind, mark = {True: ("rt-pass", "✔ pass"), False: ("rt-fail", "✘ fail"), None: ("rt-pending", "…")}[passed]
-    return f'<span class="rt-badge {kind}" id="stream-check-badge" data-passed="{str(passed).lower()}">{mark}</span> {html.escape(label)}'
-
-
-def figures(items: Sequence[tuple[str, str]]) -> str:
-    """A row of live figures, e.g. [("tokens", "120"), ("tokens/s", "48.0")]."""
-    cells = "".join(f"<span>{html.escape(name)} <b>{html.escape(value)}</b></span>" for name, value in items)
-    return f'<div class="rt-figures" id="live-figures-row">{cells}</div>'

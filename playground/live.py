@@ -1,0 +1,155 @@
+"""Generate live: run a model and parse its output as the tokens arrive.
+
+The model code is `playground.generation` (imported lazily: it imports torch);
+this module keeps the loaded models, builds the conversation from the page's
+boxes, and streams `ParseView`s while generating.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from engine import TemplateError
+from engine.errors import ResponseParseError
+
+from . import limits
+from .catalog import template_choice_for, template_text_of
+from .limits import InputError, read_json, read_template, read_tools
+from .outputs import PARSE_VIEWS, failed, produces, render
+from .parse_view import LiveParse, ParseView
+from .session import Session
+from .status import status_html
+
+# Seconds between page updates while streaming (at most ~10 a second).
+UPDATE_INTERVAL = 0.1
+# Models kept loaded at once (the oldest is dropped first).
+MODELS_KEPT = 2
+
+_model_lock = threading.Lock()
+_models: dict[str, Any] = {}
+
+
+def get_model(name: str):
+    """Load (once per process) and return a model; raises playground.generation.ModelLoadError."""
+    from . import generation
+
+    name = (name or "").strip() or str(generation.DEFAULT_MODEL_PATH)
+    with _model_lock:
+        if name not in _models:
+            if len(_models) >= MODELS_KEPT:
+                _models.pop(next(iter(_models)))
+            _models[name] = generation.load_model(name)
+        return _models[name]
+
+
+def conversation(system: str, user: str, messages_text: str) -> list[dict]:
+    """The messages to render: the messages JSON when given, else system + user turns."""
+    if messages_text and messages_text.strip():
+        messages = read_json(messages_text, "The messages JSON", limits.current().tools_chars)
+        if not isinstance(messages, list) or not all(isinstance(m, dict) and "role" in m for m in messages):
+            raise InputError('The messages JSON must be a list like [{"role": "user", "content": "Hi"}].')
+        return messages
+    if not (user or "").strip():
+        raise InputError("Write a user message (or a messages JSON) first.")
+    turns = [{"role": "system", "content": system}] if (system or "").strip() else []
+    return turns + [{"role": "user", "content": user}]
+
+
+@produces("status")
+def request_stop(session: Session) -> dict:
+    """Stop: end this session's replay or live generation at its next chunk."""
+    session.stop_requested = True
+    return {}
+
+
+@produces(*PARSE_VIEWS, "template_text", "template_choice", "prefix", "generation", "model_note")
+def generate(
+    model_name, system, user, messages_text, live_tools_text, enable_thinking, max_new_tokens, temperature, top_p, seed,
+    use_model_template, template_text, hide_chunks, session: Session,
+):
+    """Generate with a model and parse as tokens arrive.
+
+    Yields the parse panels, and at the end the template (when the model's own is used),
+    the prompt as prefix and the generation, at most every UPDATE_INTERVAL seconds plus
+    once at the end. Stop (`request_stop`) ends it at the next token; what was generated
+    is then finalized like a finished generation.
+    """
+    from . import generation
+
+    session.stop_requested = False
+    caps = limits.current()
+    try:
+        messages = conversation(system, user, messages_text)
+        tools = read_tools(live_tools_text)
+        max_new_tokens = int(max_new_tokens)
+        if not 1 <= max_new_tokens <= caps.max_new_tokens:
+            raise InputError(f"max_new_tokens must be between 1 and {caps.max_new_tokens}.")
+        template = read_template(template_text) if not use_model_template else None
+    except (InputError, ValueError) as error:
+        yield failed(str(error))
+        return
+    loading = failed("")
+    loading["status"] = status_html(None, f"Loading {model_name or 'the demo model'} (cached after the first time)…")
+    yield loading
+    try:
+        loaded = get_model(model_name)
+        template_note = ""
+        if template is None:
+            template, template_note = generation.choose_template(loaded)
+        prompt = generation.render_prompt(loaded, messages, tools, enable_thinking=bool(enable_thinking))
+        live = LiveParse(template, prompt.text, tools)
+    except (generation.ModelLoadError, LookupError, TemplateError, ResponseParseError) as error:
+        yield failed(str(error))
+        return
+    model_note = f"Model: {loaded.name}" + (f" — {template_note}" if template_note else "")
+    chosen = {}
+    if use_model_template:
+        text = template_text_of(template)
+        chosen = {"template_text": text, "template_choice": template_choice_for(text, session.template_origin or None)}
+    started = time.perf_counter()
+    tokens = 0
+    last = 0.0
+
+    def snapshot() -> ParseView:
+        elapsed = time.perf_counter() - started
+        per_token = live.parse_seconds / tokens * 1000 if tokens else 0.0
+        return live.view([
+            ("tokens", str(tokens)),
+            ("tokens/s", f"{tokens / elapsed:.1f}" if elapsed > 0 else "0"),
+            ("parse per token", f"{per_token:.3f} ms"),
+            ("elapsed", f"{elapsed:.1f} s"),
+        ])
+
+    pieces = generation.stream_generation(
+        loaded, prompt, max_new_tokens=max_new_tokens, temperature=float(temperature), top_p=float(top_p),
+        seed=None if seed is None or seed == "" else int(seed),
+    )
+    stopped = False
+    try:
+        for piece in pieces:
+            if session.stop_requested:
+                stopped = True
+                break
+            tokens += len(piece.ids)
+            live.feed(piece.text)
+            now = time.perf_counter()
+            if now - last >= UPDATE_INTERVAL:
+                last = now
+                view = snapshot()
+                session.view = view
+                yield {**render(view, hide_chunks, model_note), **chosen, "model_note": model_note}
+    finally:
+        pieces.close()
+        session.stop_requested = False
+    live.finalize()
+    if stopped:
+        model_note = f"■ Stopped after {tokens} tokens; the text so far is parsed as if generation had ended. {model_note}"
+    view = snapshot()
+    session.view = view
+    yield {
+        **render(view, hide_chunks, model_note), **chosen,
+        "prefix": prompt.text, "generation": "".join(live.parts), "model_note": model_note,
+    }
+
