@@ -44,6 +44,10 @@ ENGINES = ("local", "datasets", "ray")
 # Rows per batch: the unit of reading, parsing, staging and writing.
 BATCH_ROWS = 1000
 
+# Text in one staged shard (prefixes and generations, in characters): shards are the blocks Ray
+# spreads over its workers, and each file costs Ray some metadata work, so neither tiny nor huge.
+SHARD_CHARACTERS = 32_000_000
+
 # Columns the output adds to each row.
 MESSAGE_COLUMN, ERROR_COLUMN = "message", "error"
 
@@ -99,6 +103,14 @@ class InputFile:
         tools_column: the column of tool schemas (a list, or its JSON text), or None.
         keep_input: write the prefix, output and tools columns through to the output too
             (by default only the other columns are).
+
+    Attributes:
+        format: ``"jsonl"`` or ``"parquet"``.
+        dropped: the columns not written through to the output.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: an extension that names no known format.
     """
 
     def __init__(
@@ -407,7 +419,7 @@ def parse_file(
             CPU for Ray. The local engine takes only 1.
         prefix_column, output_column, tools_column, on_error, regex_timeout: as for
             `parse_batch`.
-        batch_rows: rows per batch (and per staged shard).
+        batch_rows: rows per batch (and per row group of the staged shards).
         keep_input: also write the prefix, output and tools columns to OUTPUT.
         progress: show progress bars (on stderr).
 
@@ -470,7 +482,8 @@ def parse_file(
 def _bar(progress: bool, total: int | None, description: str):
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, unit=" rows", desc=description, disable=not progress, dynamic_ncols=True)
+    hidden = {} if progress else {"disable": True}  # not passed when shown, so TQDM_DISABLE=1 still hides it
+    return tqdm(total=total, unit=" rows", desc=description, dynamic_ncols=True, **hidden)
 
 
 def _settle(bar) -> None:
@@ -495,19 +508,30 @@ def _run_local(input_file, writer, summary, parse_options, *, batch_rows, num_pr
 
 
 def _stage(input_file: InputFile, directory: Path, batch_rows: int, progress: bool) -> list[str]:
-    """Write the parser's columns as Parquet shards of one batch each; return their paths in order."""
+    """Write the parser's columns as Parquet shards (a row group per batch, a new shard once one
+    holds `SHARD_CHARACTERS` of text); return their paths in order."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     schema = pa.schema([(name, pa.string()) for name in _STAGED_COLUMNS])
-    paths = []
-    with _bar(progress, input_file.count_rows(), "reading") as bar:
-        for index, batch in enumerate(input_file.batches(batch_rows)):
-            path = directory / f"shard-{index:08d}.parquet"
-            pq.write_table(pa.table(batch.columns, schema=schema), path)
-            paths.append(str(path))
-            bar.update(len(batch.rows))
-        _settle(bar)
+    paths: list[str] = []
+    shard, shard_characters = None, 0
+    try:
+        with _bar(progress, input_file.count_rows(), "reading") as bar:
+            for batch in input_file.batches(batch_rows):
+                if shard is None:
+                    paths.append(str(directory / f"shard-{len(paths):06d}.parquet"))
+                    shard, shard_characters = pq.ParquetWriter(paths[-1], schema), 0
+                shard.write_table(pa.table(batch.columns, schema=schema))
+                shard_characters += sum(map(len, batch.columns["output"])) + sum(map(len, batch.columns["prefix"]))
+                if shard_characters >= SHARD_CHARACTERS:
+                    shard.close()
+                    shard = None
+                bar.update(len(batch.rows))
+            _settle(bar)
+    finally:
+        if shard is not None:
+            shard.close()
     return paths
 
 
@@ -588,7 +612,7 @@ def _run_ray(input_file, writer, summary, parse_options, *, batch_rows, num_proc
             shards = _stage(input_file, work, batch_rows, progress)
             if not shards:
                 return
-            # One block per shard, so that every worker gets some.
+            # A block per shard, so that every worker gets some.
             parsed = ray.data.read_parquet(shards, override_num_blocks=len(shards)).map_batches(
                 parse_to_arrow,
                 batch_size=batch_rows,
