@@ -44,9 +44,9 @@ ENGINES = ("local", "datasets", "ray")
 # Rows per batch: the unit of reading, parsing, staging and writing.
 BATCH_ROWS = 1000
 
-# Text in one staged shard (prefixes and generations, in characters): shards are the blocks Ray
-# spreads over its workers, and each file costs Ray some metadata work, so neither tiny nor huge.
-SHARD_CHARACTERS = 32_000_000
+# Text in one staged shard (prefixes and generations, in characters): Ray reads a shard as one
+# or more blocks to spread over its workers, and each file costs it some metadata work.
+SHARD_CHARACTERS = 8_000_000
 
 # Columns the output adds to each row.
 MESSAGE_COLUMN, ERROR_COLUMN = "message", "error"
@@ -608,6 +608,9 @@ def _run_ray(input_file, writer, summary, parse_options, *, batch_rows, num_proc
         context = ray.data.DataContext.get_current()
         context.execution_options.preserve_order = True
         context.enable_progress_bars = False  # ours counts the rows written
+        # Blocks of at most 16 MB (Ray's default is 128 MB): a worker holds a block, its rows as
+        # Python strings and its results at once, so this bounds each worker's memory.
+        context.target_max_block_size = 16 * 1024 * 1024
         with _WorkDirectory(work_beside) as work:
             shards = _stage(input_file, work, batch_rows, progress)
             if not shards:
