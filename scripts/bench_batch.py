@@ -168,7 +168,7 @@ def peak_memory(command: list[str], env: dict) -> tuple[int, float, float, list[
 
 def memory(rows: int) -> int:
     columns = make_rows(rows)
-    with tempfile.TemporaryDirectory(dir=ROOT) as work:
+    with tempfile.TemporaryDirectory() as work:
         source = Path(work) / "input.jsonl"
         with open(source, "w", encoding="utf-8") as handle:
             for index in range(rows):
