@@ -1,6 +1,7 @@
 """Batch parsing: `parse_batch` on every batch shape, with `datasets` in 1 and 2 processes, and
 `python -m engine batch` on JSONL and Parquet files (the Ray engine: test_batch_ray.py)."""
 
+import functools
 import json
 import os
 import subprocess
@@ -12,6 +13,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine import BatchInputError, ResponseParser, parse_batch
 from engine.batch import datasets_features
@@ -164,10 +167,12 @@ def run_cli(*args):
     )
 
 
+@functools.cache
 def qwen3_samples():
     return [sample for sample in load_samples() if sample.template_name == "qwen3"]
 
 
+@functools.cache
 def qwen3_rows():
     """The qwen3 samples as JSONL rows, with an id and a nested column to write through."""
     template, samples = QWEN3, qwen3_samples()
@@ -299,3 +304,16 @@ def test_importing_the_engine_loads_no_engine_package():
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert result.stdout.strip() == "[]", result.stderr
+
+
+@settings(max_examples=30, deadline=None)
+@given(cuts=st.lists(st.integers(min_value=0, max_value=len(qwen3_samples()) + 1), max_size=6))
+def test_any_batching_gives_the_rows_their_own_results_in_order(cuts):
+    rows, expected = qwen3_rows()
+    data = {name: [row[name] for row in rows] for name in ("prefix", "output", "tools")}
+    bounds = sorted({0, len(rows), *(min(cut, len(rows)) for cut in cuts)})
+    results: list = []
+    for start, stop in zip(bounds, bounds[1:]):
+        part = parse_batch({name: values[start:stop] for name, values in data.items()}, QWEN3, tools_column="tools")
+        results += zip(part["message"], part["error"])
+    assert results == expected
