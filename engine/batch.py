@@ -28,8 +28,8 @@ from .template import ResponseTemplate, load_template
 # engines need: one column type for messages of every shape).
 MESSAGE_FORMATS = ("dict", "json")
 
-# Between the messages of a row's kept errors in the `error` column (a message holds no
-# newline: the texts it quotes are written as Python literals).
+# Between the messages of a row's kept errors in the `error` column. Messages quote texts as
+# Python literals, so they rarely hold a newline; one that does has it written as "\\n".
 ERROR_SEPARATOR = "\n"
 
 
@@ -74,7 +74,8 @@ def parse_batch(
             of schema dicts, its JSON text, or None), or None for no tools.
         on_error: ``"keep"`` (default): a region that cannot be parsed keeps its text as
             unclaimed text (see `ResponseParser`), `message` holds what parsed and `error` the
-            kept errors' messages, one a line, in order. ``"raise"``: a row with a failed region
+            kept errors' messages, one a line, in order (a newline inside a message is written
+            as ``\\n``). ``"raise"``: a row with a failed region
             gets `message` None and `error` the error's message. Either way the batch goes on.
         message_format: ``"dict"`` (default): each message is a JSON-able dict. ``"json"``: its
             JSON text, which is what Arrow-backed engines (`datasets`, Ray) should store: an
@@ -126,11 +127,11 @@ def parse_batch(
             message, _ = parser.finalize(output)
         except ResponseParseError as error:  # on_error="raise", or a pattern over its time budget
             messages.append(None)
-            errors.append(str(error))
+            errors.append(_one_line(error))
             fields.append([error.field])
             continue
         messages.append(message if message_format == "dict" else json.dumps(message, ensure_ascii=False))
-        errors.append(ERROR_SEPARATOR.join(str(kept) for kept in parser.errors) if parser.errors else None)
+        errors.append(ERROR_SEPARATOR.join(map(_one_line, parser.errors)) if parser.errors else None)
         fields.append([kept.field for kept in parser.errors])
     columns: dict[str, list] = {"message": messages, "error": errors}
     if error_fields:
@@ -161,6 +162,10 @@ def datasets_features(features: Any = None, *, error_fields: bool = False) -> An
     if error_fields:
         columns["error_fields"] = datasets.List(datasets.Value("string"))
     return datasets.Features(columns)
+
+
+def _one_line(error: ResponseParseError) -> str:
+    return str(error).replace("\n", "\\n")
 
 
 def _column_names(batch: Any) -> list[str]:
