@@ -10,11 +10,11 @@ it belongs to, and each engine's result is checked against the in-process one.
 
 ``--memory ROWS`` instead writes a JSONL file of ROWS such rows and runs
 ``python -m engine batch`` on it with each engine, printing the peak resident memory of the
-command and all its worker processes (summed, sampled every 0.1 s), and of it the anonymous
-part (heap and arrays, not pages of memory-mapped files, which the kernel can drop at will):
-bounded memory means the anonymous peak does not grow with the input. The RSS of the datasets
-engine includes the pages of its memory-mapped Arrow files it has touched, and pages its
-forked workers share with it are counted once per process.
+command and all its worker processes (summed, sampled every 0.1 s), and their anonymous memory
+(heap and arrays, not pages of memory-mapped files, which the kernel can drop at will; a page
+that forked processes share counted once): bounded memory means the anonymous peak does not
+grow with the input. The RSS of the datasets engine includes the pages of its memory-mapped
+Arrow files it has touched, and a page its forked workers share with it once per process.
 
 It is a benchmark, not a test: timings depend on the machine and its load (it prints the load
 average before and after).
@@ -133,17 +133,18 @@ def speed(rows: int, batch_size: int, repeats: int) -> int:
 
 
 def _anonymous_bytes(pid: int) -> int:
-    """RssAnon of a process: its resident memory not backed by a file (heap, stacks, arrays)."""
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("RssAnon:"):
+    """Pss_Anon of a process: its memory not backed by a file (heap, stacks, arrays), each page
+    it shares with other processes (a forked worker's inherited pages) counted in proportion."""
+    with open(f"/proc/{pid}/smaps_rollup") as rollup:
+        for line in rollup:
+            if line.startswith("Pss_Anon:"):
                 return int(line.split()[1]) * 1024
     return 0
 
 
 def peak_memory(command: list[str], env: dict) -> tuple[int, float, float, list[str]]:
     """Run `command`; return its status, the peaks (MB) of the summed RSS and of the summed
-    anonymous RSS of it and its descendants, and the last lines of its stderr."""
+    anonymous memory (Pss_Anon) of it and its descendants, and the last lines of its stderr."""
     import psutil
 
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
@@ -178,7 +179,7 @@ def memory(rows: int) -> int:
         template.write_text(json.dumps(SMOLLM3_TEMPLATE))
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         print(f"input: {rows} rows, {source.stat().st_size / 1e6:.0f} MB of JSONL\n")
-        print(f"{'engine':22} {'peak RSS (MB)':>14} {'of it anonymous':>16}  summary")
+        print(f"{'engine':22} {'peak RSS (MB)':>14} {'anonymous (MB)':>16}  summary")
         env = {**os.environ, "TQDM_DISABLE": "1"}
         env.pop("RAY_ADDRESS", None)
         for label, options in (("local", ["--engine", "local"]), ("datasets num_proc=2", ["--num-proc", "2"]),
@@ -186,7 +187,7 @@ def memory(rows: int) -> int:
             output = Path(work) / "output.jsonl"
             command = [sys.executable, "-m", "engine", "batch", str(template), str(source), "--output", str(output), *options]
             status, peak, anonymous, tail = peak_memory(command, env)
-            print(f"{label:22} {peak:14.0f} {anonymous:16.0f}  {' / '.join(tail) if status == 0 else f'FAILED ({status}): {tail}'}")
+            print(f"{label:22} {peak:14.0f} {anonymous:16.0f}  {' / '.join(line.split(' -> ')[0] for line in tail) if status == 0 else f'FAILED ({status}): {tail}'}")
             output.unlink(missing_ok=True)
         print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
