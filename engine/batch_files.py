@@ -12,8 +12,8 @@ engines run the parsing:
   workers of the cluster (a local one, or the one `RAY_ADDRESS` names); results come back
   in order while INPUT is read again alongside them.
 
-Memory stays bounded by a few batches whatever the input's size: no stage holds more than a
-batch of rows in a Python list. Reading INPUT twice (rather than sending its other columns
+Memory stays bounded whatever the input's size: no stage holds more than a batch of rows in a
+Python list, and the engines' workers a shard or a block at a time. Reading INPUT twice (rather than sending its other columns
 through the engine) keeps those columns exactly as they were, whatever their JSON shapes.
 
 Every row is checked when it is first read, so a malformed row (a line that is not a JSON
