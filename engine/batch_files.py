@@ -603,7 +603,8 @@ def _run_ray(input_file, writer, summary, parse_options, *, batch_rows, num_proc
             # An existing cluster: ship this engine package to its workers.
             ray.init(runtime_env={"py_modules": [str(Path(__file__).resolve().parent)]})
         else:
-            ray.init(num_cpus=num_proc, include_dashboard=False)
+            # A cluster of this machine only: on the loopback address, no dashboard.
+            ray.init(num_cpus=num_proc, include_dashboard=False, _node_ip_address="127.0.0.1")
     try:
         context = ray.data.DataContext.get_current()
         context.execution_options.preserve_order = True
