@@ -612,6 +612,9 @@ def _run_ray(input_file, writer, summary, parse_options, *, batch_rows, num_proc
         # Blocks of at most 16 MB (Ray's default is 128 MB): a worker holds a block, its rows as
         # Python strings and its results at once, so this bounds each worker's memory.
         context.target_max_block_size = 16 * 1024 * 1024
+        # Ray 2.60's default Parquet reader starts a pool of 32 footer-reading actors (a process
+        # and about 100 MB each) per read; its first reader needs none.
+        context.use_datasource_v2 = False
         with _WorkDirectory(work_beside) as work:
             shards = _stage(input_file, work, batch_rows, progress)
             if not shards:
