@@ -605,27 +605,35 @@ def _run_ray(input_file, writer, summary, parse_options, *, batch_rows, num_proc
         else:
             # A cluster of this machine only: on the loopback address, no dashboard.
             ray.init(num_cpus=num_proc, include_dashboard=False, _node_ip_address="127.0.0.1")
-    try:
-        context = ray.data.DataContext.get_current()
-        context.execution_options.preserve_order = True
-        context.enable_progress_bars = False  # ours counts the rows written
+    context = ray.data.DataContext.get_current()
+    settings = {
+        "enable_progress_bars": False,  # ours counts the rows written
         # Blocks of at most 16 MB (Ray's default is 128 MB): a worker holds a block, its rows as
         # Python strings and its results at once, so this bounds each worker's memory.
-        context.target_max_block_size = 16 * 1024 * 1024
+        "target_max_block_size": 16 * 1024 * 1024,
         # Ray 2.60's default Parquet reader starts a pool of 32 footer-reading actors (a process
         # and about 100 MB each) per read; its first reader needs none.
-        context.use_datasource_v2 = False
+        "use_datasource_v2": False,
+    }
+    saved = {name: getattr(context, name, None) for name in settings}
+    saved_order = context.execution_options.preserve_order
+    try:
+        for name, value in settings.items():
+            setattr(context, name, value)
+        context.execution_options.preserve_order = True
         with _WorkDirectory(work_beside) as work:
             shards = _stage(input_file, work, batch_rows, progress)
             if not shards:
                 return
-            # A block per shard, so that every worker gets some.
+            if not num_proc:
+                limit = {}
+            elif hasattr(ray.data, "TaskPoolStrategy"):
+                limit = {"compute": ray.data.TaskPoolStrategy(size=num_proc)}
+            else:  # Ray before `compute` took a task-pool strategy
+                limit = {"concurrency": num_proc}
+            # A block per shard at least, so that every worker gets some.
             parsed = ray.data.read_parquet(shards, override_num_blocks=len(shards)).map_batches(
-                parse_to_arrow,
-                batch_size=batch_rows,
-                batch_format="pyarrow",
-                fn_kwargs=parse_options,
-                compute=ray.data.TaskPoolStrategy(size=num_proc) if num_proc else None,
+                parse_to_arrow, batch_size=batch_rows, batch_format="pyarrow", fn_kwargs=parse_options, **limit
             )
             results = (
                 {name: column.to_pylist() for name, column in zip(table.column_names, table.columns)}
@@ -637,6 +645,9 @@ def _run_ray(input_file, writer, summary, parse_options, *, batch_rows, num_proc
             finally:
                 results.close()  # stop the execution before Ray shuts down
     finally:
+        for name, value in saved.items():  # a caller's own Ray session keeps its settings
+            setattr(context, name, value)
+        context.execution_options.preserve_order = saved_order
         if started_here:
             ray.shutdown()
 
