@@ -257,7 +257,8 @@ def command_batch(args, console: Console) -> int:
     if summary.rows_with_errors:
         kept = "messages kept" if args.on_error == "keep" else "no message"
         by_field = ", ".join(f"{name} {count:,}" for name, count in summary.errors_by_field.most_common())
-        report.print(Text(f"{summary.rows_with_errors:,} rows with errors ({kept}); errors by field: {by_field}", "yellow"))
+        rows = f"{summary.rows_with_errors:,} row{'s' if summary.rows_with_errors != 1 else ''}"
+        report.print(Text(f"{rows} with errors ({kept}); errors by field: {by_field}", "yellow"))
     else:
         report.print("no errors")
     return 0

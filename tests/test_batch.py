@@ -211,7 +211,7 @@ def test_cli_jsonl_in_process_writes_rows_in_order_with_their_other_columns(tmp_
         want.append(out)
     assert written == want
     assert f"{len(rows)} rows in " in result.stderr and "with local (1 process)" in result.stderr
-    assert "1 rows with errors (messages kept); errors by field: tool_calls 2" in result.stderr
+    assert "1 row with errors (messages kept); errors by field: tool_calls 2" in result.stderr
 
 
 def test_cli_parquet_with_datasets_in_two_processes(tmp_path):
@@ -229,7 +229,7 @@ def test_cli_parquet_with_datasets_in_two_processes(tmp_path):
     raised.append((None, FIRST_ERROR))
     assert [(json.loads(r["message"]) if r["message"] else None, r["error"]) for r in got] == raised
     assert "with datasets (2 processes)" in result.stderr
-    assert "1 rows with errors (no message); errors by field: tool_calls 1" in result.stderr
+    assert "1 row with errors (no message); errors by field: tool_calls 1" in result.stderr
     assert sorted(os.listdir(tmp_path)) == ["in.parquet", "out.parquet"]  # the work directory is gone
 
 
