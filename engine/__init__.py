@@ -2,7 +2,7 @@
 
 `from engine import parse_response, ResponseParser` is a drop-in replacement
 for `transformers.utils.chat_parsing`, with positions, diagnostics and linear
-streaming on top. See SPEC.md (in the project's shared notes) and README.md.
+streaming on top. The format is described in docs/template-language.md.
 """
 
 from .errors import PatternTimeoutError, ResponseParseError, TemplateError
@@ -10,6 +10,7 @@ from .parser import ResponseParser, Span, parse_response
 from .events import message_from_events
 from .batch import BatchInputError, parse_batch
 from .template import FieldSpec, ResponseTemplate, load_template
+from .template_files import TemplateFile, list_templates
 from .lint import Diagnostic, lint, lint_prompts
 from .chat_template import load_chat_template
 from .conformance import ConformanceReport, SituationResult, check_conformance
@@ -46,6 +47,8 @@ __all__ = [
     "TraceSpan",
     "check_stream",
     "lint",
+    "list_templates",
+    "TemplateFile",
     "message_from_events",
     "openai_deltas",
     "openai_view",

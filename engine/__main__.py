@@ -102,7 +102,8 @@ def command_check(args, console: Console) -> int:
     failures = sum(d.severity == "error" for d in diagnostics)
     if any(d.code == "template-error" for d in diagnostics):
         return 1
-    samples = _load_sample_file(Path(args.samples), {})
+    samples = _load_sample_file(Path(args.samples), {}, template)
+    leaky = 0
     for sample in samples:
         case_template = template if sample.template_name != "<inline>" else sample.template
         problems = []
@@ -122,14 +123,27 @@ def command_check(args, console: Console) -> int:
             problems.append(f"streaming differs from one-shot with chunking {mismatch.chunking} (splits {mismatch.splits[:10]}): "
                             f"{json.dumps(mismatch.message, ensure_ascii=False) if mismatch.error is None else mismatch.error}")
         status = Text("FAIL", "bold red") if problems else Text("ok  ", "green")
-        detail = f"  ({report.runs} chunkings, {len(report.truncation_leaks)} truncation leaks)"
-        console.print(Text.assemble(status, f" {sample.name}", (detail, "dim")))
+        leaks = report.truncation_leaks
+        detail = Text(f"  ({report.runs} chunkings agree", "dim")
+        if leaks:
+            detail.append(f"; {len(leaks)} truncation leak{'s' if len(leaks) > 1 else ''}", "yellow")
+        detail.append(")", "dim")
+        console.print(Text.assemble(status, f" {sample.name}", detail))
         for problem in problems:
             console.print(f"    {problem}")
+        if leaks:
+            first = leaks[0]
+            console.print(Text(f"    leak: cut at {first.cut} leaves {first.fragment!r} of {first.delimiter!r} at the end of {first.field}", "yellow"))
         for note in report.notes:
             console.print(Text(f"    note: {note}", "dim"))
         failures += bool(problems)
+        leaky += bool(leaks)
     console.print(f"{len(samples)} samples, {failures} failure(s)")
+    if leaky:
+        console.print(Text(
+            f"{leaky} sample(s) with truncation leaks: when a generation stops inside a delimiter (a token limit), the "
+            "delimiter's first characters end up as text at the end of a field. This is a warning about cut-off "
+            "streams, not a failure: the exit status counts only failures. See docs/cli.md.", "yellow"))
     return 1 if failures else 0
 
 
@@ -203,6 +217,11 @@ def render_trace(result, console: Console) -> None:
 def command_parse(args, console: Console) -> int:
     template = read_template(args.template)
     prefix = Path(args.prefix).read_text(encoding="utf-8") if args.prefix else ""
+    if args.prefix is None:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(Text(
+            "note: no --prefix, so the prefix is empty: a region the chat template opens in the prompt (an "
+            "opening <think>, a channel header) is unknown, and its text may land in the wrong field. Pass the "
+            "prompt text with --prefix FILE (--prefix /dev/null says the empty prefix is meant).", "yellow"))
     generation = sys.stdin.read() if args.generation == "-" else Path(args.generation).read_text(encoding="utf-8")
     if args.trace:
         result = trace(generation, template, prefix=prefix, on_error=args.on_error)
@@ -246,7 +265,7 @@ def command_batch(args, console: Console) -> int:
     except ImportError as error:
         raise ValueError(
             f"{error}: the datasets and ray engines, and Parquet files, need the batch extra "
-            "(pip install datasets 'ray[data]' pyarrow)"
+            "(pip install 'response-templates[batch]', or '.[batch]' in a checkout)"
         ) from None
     report = Console(stderr=True, highlight=False, soft_wrap=True)
     workers = "every CPU of the cluster" if summary.workers is None else f"{summary.workers} process{'es' if summary.workers > 1 else ''}"
@@ -290,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     parse = commands.add_parser("parse", help="parse one generation and print the message")
     parse.add_argument("template")
     parse.add_argument("generation", nargs="?", default="-", help="generation file, or - for stdin (default)")
-    parse.add_argument("--prefix", help="file holding the prompt text sent before the generation (default: none)")
+    parse.add_argument("--prefix", help="file holding the prompt text sent before the generation (without it the prefix is empty, with a note)")
     parse.add_argument("--trace", action="store_true", help="print the region map as coloured text")
     for command in (parse, check):
         command.add_argument(

@@ -65,8 +65,9 @@ def parse_batch(
         batch: columns by name: a dict of lists or numpy arrays (what `datasets` and Ray's
             ``"numpy"`` format pass), a pandas DataFrame (Ray's ``"pandas"`` format, pyarrow-backed
             columns included) or a pyarrow Table (Ray's ``"pyarrow"`` format).
-        template: the response template: a dict or its JSON text (compiled once per process and
-            cached), or a loaded `ResponseTemplate`.
+        template: the response template, as `load_template` takes it: a dict or its JSON text
+            (compiled once per process and cached; the cheapest to ship to workers), a shipped
+            template's name or a file path (read each batch), or a loaded `ResponseTemplate`.
         prefix_column: the column holding each row's prompt text (the prefix the parser needs);
             None parses every row with the prefix ``""``.
         output_column: the column holding each row's generation.

@@ -421,10 +421,10 @@ def _argument_defects(message: dict, turn: str) -> list[str]:
     return defects
 
 
-def _explicit_open_region(template: ResponseTemplate, prompt: str) -> str | None:
+def _explicit_open_region(template: ResponseTemplate, prompt: str, timeout: float | None) -> str | None:
     """The field whose region (opened by a delimiter) is still open after `prompt`, or None."""
     try:
-        parser = ResponseParser(template, prefix=prompt)
+        parser = ResponseParser(template, prefix=prompt, regex_timeout=timeout)
         # One character that no delimiter holds settles a delimiter the prompt ends with.
         events = parser.initial_events + parser.feed("\x00")
     except (ResponseParseError, PatternTimeoutError):
@@ -465,10 +465,10 @@ def _shorten(text: str, limit: int) -> str:
 
 
 def _parse_row(name: str, template: ResponseTemplate, prompt: str, generation: str, expected: dict,
-               tools: bool, notes: list[str], anchor_check: bool) -> SituationResult:
+               tools: bool, notes: list[str], anchor_check: bool, timeout: float | None) -> SituationResult:
     try:
         # Lenient, so a failed region still shows where its text went.
-        parser = ResponseParser(template, prefix=prompt, tools=_tools(tools), on_error="keep")
+        parser = ResponseParser(template, prefix=prompt, tools=_tools(tools), regex_timeout=timeout, on_error="keep")
         parser.feed(generation)
         got, _ = parser.finalize()
     except PatternTimeoutError as error:
@@ -483,7 +483,7 @@ def _parse_row(name: str, template: ResponseTemplate, prompt: str, generation: s
     else:
         detail = _differences(expected, got)
         if anchor_check:
-            cut = ResponseParser(template, prefix=prompt).prefix_cut
+            cut = parser.prefix_cut
             where = (f"the start anchor cut the prompt at offset {cut} of {len(prompt)}, leaving "
                      f"{_show(prompt[cut:], 120)}") if cut else "the start anchor is not in the prompt"
             detail += f" ({where})"
@@ -519,13 +519,14 @@ class _RoundTrips:
     prompt: str
     conversation: list[dict]  # the history before the final message
     generation_prompt: str  # what the prompt adds to the rendered history ("" for a prefill)
+    timeout: float | None  # seconds per regex call of the template
 
     def render(self, messages: list[dict]) -> str:
         return self.renderer.render(messages, tools=_tools(self.situation.tools))
 
 
 def _check_situation(template: ResponseTemplate, renderer: ChatTemplateRenderer, situation: _Situation, label: str,
-                     reasoning: bool) -> list[SituationResult]:
+                     reasoning: bool, timeout: float | None) -> list[SituationResult]:
     base = f"{situation.name}{label}"
     try:
         prompt = _prompt(renderer, situation)
@@ -534,7 +535,7 @@ def _check_situation(template: ResponseTemplate, renderer: ChatTemplateRenderer,
     anchor_expected = {"role": "assistant"}
     if situation.prefill:
         anchor_expected["content"] = situation.prefill
-    rows = [_parse_row(f"{base}/anchor", template, prompt, "", anchor_expected, situation.tools, [], True)]
+    rows = [_parse_row(f"{base}/anchor", template, prompt, "", anchor_expected, situation.tools, [], True, timeout)]
 
     if situation.prefill is not None:
         whole = situation.prefill + " sunny, 18 °C, light wind — 晴れ ☀️"
@@ -543,7 +544,7 @@ def _check_situation(template: ResponseTemplate, renderer: ChatTemplateRenderer,
     else:
         finals = _final_messages(situation.tools, reasoning)
         conversation = situation.history
-    shared = _RoundTrips(template, renderer, situation, prompt, conversation, "")
+    shared = _RoundTrips(template, renderer, situation, prompt, conversation, "", timeout)
     if situation.prefill is None:
         try:
             bare = shared.render(conversation)
@@ -585,10 +586,11 @@ def _round_trip(shared: _RoundTrips, final: _Message, name: str) -> SituationRes
             if same:
                 expected["reasoning_content"] = expected.pop("content")
                 notes.append("content: the chat template writes it exactly as it writes reasoning, so it reads as reasoning")
-    open_field = _explicit_open_region(shared.template, prompt) if turn.missing.strip() else None
+    open_field = _explicit_open_region(shared.template, prompt, shared.timeout) if turn.missing.strip() else None
     if open_field is not None:
         notes.append(f"the rendered turn lacks the {turn.missing!r} the generation prompt pre-writes")
-    row = _parse_row(name, shared.template, prompt, turn.generation, expected, situation.tools, notes, False)
+    row = _parse_row(name, shared.template, prompt, turn.generation, expected, situation.tools, notes, False,
+                     shared.timeout)
     if row.passed:
         return row
     # A failure the chat template's own rendering explains is no fault of the response template.
@@ -637,6 +639,7 @@ def check_conformance(
     model: str | None = None,
     bos_token: str | None = None,
     eos_token: str | None = None,
+    regex_timeout: float | None = None,
 ) -> ConformanceReport:
     """Check a response template against a chat template: the full matrix of situations.
 
@@ -648,6 +651,8 @@ def check_conformance(
             (and bos/eos tokens) are used. Only tokenizer files are read, never weights.
         bos_token, eos_token: the tokens the chat template writes as ``bos_token`` /
             ``eos_token``; default "" (or the tokenizer's with `model`).
+        regex_timeout: seconds allowed for each regex call of the template's patterns (a
+            row whose parse runs out of time fails with `PatternTimeoutError`'s message).
 
     Returns:
         A `ConformanceReport`: every situation with its prompt, generation, expected and
@@ -679,7 +684,7 @@ def check_conformance(
     for label, renderer, reasoning in _modes(chat_template, bos_token, eos_token):
         switch = renderer.switch
         for situation in _situations(reasoning):
-            situation_rows = _check_situation(loaded, renderer, situation, label, reasoning)
+            situation_rows = _check_situation(loaded, renderer, situation, label, reasoning, regex_timeout)
             rows += situation_rows
             if situation_rows[0].renderable:
                 prompts.append(situation_rows[0].prompt)

@@ -15,6 +15,7 @@ import marshal
 import re
 from dataclasses import dataclass, field
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import regex
@@ -23,6 +24,7 @@ from .content import CONTENT_PARSERS, STREAMABLE_CONTENT
 from .delimiters import Delimiter, DelimiterMatch, end_literal
 from .errors import TemplateError
 from .re_equivalent import re_equivalent
+from .template_files import is_template_file_data, template_source
 from .transform import find_mixed_placeholder
 
 TEMPLATE_KEYS = ("version", "defaults", "start_anchor", "start_anchor_pattern", "fields")
@@ -579,12 +581,14 @@ def _field(name: Any, spec: Any) -> FieldSpec:
     )
 
 
-def load_template(template: dict | str | ResponseTemplate) -> ResponseTemplate:
+def load_template(template: dict | str | Path | ResponseTemplate) -> ResponseTemplate:
     """Validate and compile a response template.
 
     Args:
-        template: the template dict, its JSON text, or an already loaded `ResponseTemplate`
-            (returned as is).
+        template: the template dict or its JSON text; a shipped template's name (``"qwen3"``,
+            see `engine.list_templates`); a path to a JSON file; a `templates/` file's object
+            or text (its ``response_template`` is used); or an already loaded
+            `ResponseTemplate` (returned as is).
 
     Returns:
         The compiled `ResponseTemplate`.
@@ -592,9 +596,11 @@ def load_template(template: dict | str | ResponseTemplate) -> ResponseTemplate:
     Raises:
         TemplateError (a ValueError): names the JSON path of the offending key, what was
             found and what is allowed.
+        FileNotFoundError: a name or path that names no file (the message lists the shipped names).
     """
     if isinstance(template, ResponseTemplate):
         return template
+    template = template_source(template)
     if isinstance(template, str):
         return _load_cached(template)
     try:
@@ -629,6 +635,8 @@ def _compile_template(template: dict | str) -> ResponseTemplate:
             raise TemplateError("", f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
         except RecursionError:
             raise TemplateError("", f"not a usable template: nested more than {MAX_TEMPLATE_DEPTH} levels deep") from None
+    if is_template_file_data(template):
+        template = template["response_template"]  # the JSON text of a templates/ file
     if not isinstance(template, dict):
         raise TemplateError("", f"a response template must be an object, got {_type_name(template)}")
     _check_json_data(template, "")

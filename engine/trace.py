@@ -512,9 +512,10 @@ def _region_texts(result: Trace) -> list[tuple[str | None, int | None, list[Trac
 
 
 def _find_in_spans(spans: list[TraceSpan], needle: regex.Pattern) -> TraceSpan | None:
+    """The first non-empty match of `needle` in the text of `spans`, as a span of its own, or None."""
     text = "".join(span.text for span in spans)
     try:
-        found = needle.search(text, timeout=0.05)
+        found = next((match for match in needle.finditer(text, timeout=0.05) if match.end() > match.start()), None)
     except TimeoutError:
         return None
     if found is None:
@@ -540,12 +541,18 @@ def find_warnings(result: Trace, template: ResponseTemplate) -> list[TraceWarnin
         own_close = fields[name].close if name else None
         own = set(own_close.literals or ()) if own_close is not None else set()
         for other in fields.values():
-            if other.name == name or other.close is None or other.close.literals is None:
+            if other.name == name or other.close is None:
                 continue
-            literals = [literal for literal in other.close.literals if literal not in own]
-            if not literals:
-                continue
-            found = _find_in_spans(spans, regex.compile("|".join(regex.escape(x) for x in literals)))
+            if other.close.literals is None:
+                if own_close is not None and own_close.source == other.close.source:
+                    continue
+                close = other.close.pattern  # only text it takes counts (not a lookahead's empty match)
+            else:
+                literals = [literal for literal in other.close.literals if literal not in own]
+                if not literals:
+                    continue
+                close = regex.compile("|".join(regex.escape(x) for x in literals))
+            found = _find_in_spans(spans, close)
             if found is None:
                 continue
             if other.open is not None:
