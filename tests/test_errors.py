@@ -291,7 +291,7 @@ def test_unresolved_transform_path_names_field():
 
 
 def test_unresolved_transform_path_shows_the_offending_text():
-    # issue 2: parse-time errors "name the field and show the offending text (shortened)"
+    # Parse-time errors name the field and show the offending text (shortened).
     error = parse_error(field(content="json", transform={"a": "{content.b}"}), '<x>{"a": 1}</x>')
     assert '{"a": 1}' in str(error)
 

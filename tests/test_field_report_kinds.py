@@ -1,4 +1,4 @@
-"""One generalised test per kind of fault in the field reports (issue 9).
+"""One generalised test per kind of fault in the field reports.
 
 Each test covers the class of inputs that breaks the same way as a report, over
 every shipped template and its samples, or over generated values.

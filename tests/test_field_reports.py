@@ -1,4 +1,4 @@
-"""The 13 field reports (issue 9), each as a test of its exact message and of what the
+"""The 13 field reports, each as a test of its exact message and of what the
 playground must show a template author who meets the fault.
 
 The reports live in `samples/field-reports.json` (one case per report, two where the

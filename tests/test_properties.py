@@ -96,7 +96,7 @@ def test_agrees_with_the_reference(case, seed):
         REFERENCE_FAULTS.append(("streamed differs from one-shot", template, prefix, generation))
         return
     if ours_events is not None and ref_events is None and implicit_stretches(template, ours_events)[1]:
-        # D1(b): a whitespace-only implicit stretch is not a value, so it cannot fail the parse
+        # A whitespace-only implicit stretch is not a value, so it cannot fail the parse
         # (the reference runs the content parser and transform on it and may raise).
         return
     if ours_events is None or ref_events is None:
@@ -114,7 +114,7 @@ def test_agrees_with_the_reference(case, seed):
     implicit = load_template(template).implicit_field
     count, whitespace_only = implicit_stretches(template, ours_events)
     if implicit is not None and (count > 1 or whitespace_only):
-        # D1 and D3: a later or whitespace-only stretch's close carries the field's whole value
+        # Every stretch is kept and the events add up: a later or whitespace-only stretch's close carries the whole value
         # so far (or, repeating, no value), where the reference carries that stretch alone.
         ours_events, ref_events = without_close_values(ours_events, implicit.name), without_close_values(ref_events, implicit.name)
         ours = {k: v for k, v in ours.items() if k != implicit.name}
