@@ -28,21 +28,7 @@ from engine.samples import REPO_ROOT
 from tests.stream_helpers import random_cuts, stream, stream_events
 
 PREFIX = "<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n"
-TEMPLATE = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {
-            "open": "<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>"},
-    },
-}
+TEMPLATE = SMOLLM3  # literal <think>, <tool_call> JSON, content closed by <|im_end|>
 PARIS = {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
 BROKEN_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Lyon"</tool_call>'
 GENERATION = (
