@@ -26,6 +26,7 @@ from engine.__main__ import main as cli
 from engine.errors import UndefinedPlaceholderError
 from engine.samples import REPO_ROOT
 from tests.stream_helpers import random_cuts, stream, stream_events
+from tests.templates_for_tests import SMOLLM3
 
 PREFIX = "<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n"
 TEMPLATE = SMOLLM3  # literal <think>, <tool_call> JSON, content closed by <|im_end|>
