@@ -8,6 +8,7 @@ streaming on top. The format is described in docs/template-language.md.
 from .errors import PatternTimeoutError, ResponseParseError, TemplateError
 from .parser import ResponseParser, Span, parse_response
 from .events import message_from_events
+from .batch import BatchInputError, parse_batch
 from .template import FieldSpec, ResponseTemplate, load_template
 from .template_files import TemplateFile, list_templates
 from .lint import Diagnostic, lint, lint_prompts
@@ -19,6 +20,8 @@ from .trace import Trace, TraceSpan, trace
 from .tokenizer import IncrementalDecoder, TokenResponseParser, attach_response_template, get_response_parser
 
 __all__ = [
+    "BatchInputError",
+    "parse_batch",
     "IncrementalDecoder",
     "TokenResponseParser",
     "attach_response_template",

@@ -1,4 +1,4 @@
-"""Command line for template authors: ``python -m engine {check,conformance,lint,parse} ...``.
+"""Command line for template authors: ``python -m engine {batch,check,conformance,lint,parse} ...``.
 
 - ``check TEMPLATE SAMPLES``: lint, then parse every sample (expected message or error)
   and run the stream checks; exit 1 on a lint error, a wrong message or a stream mismatch.
@@ -10,6 +10,9 @@
   whether its prompts contain the start anchor); exit 1 on an error.
 - ``parse TEMPLATE [--prefix FILE] [GENERATION_FILE|-]``: print the message as JSON, or
   with ``--trace`` the region map as coloured text.
+- ``batch TEMPLATE INPUT --output OUTPUT [--engine local|datasets|ray] [--num-proc N] ...``:
+  parse every row of a JSONL or Parquet file, keeping the order; a progress bar, then a
+  summary (rows, errors by field, rows per second). See docs/batch.md.
 
 TEMPLATE is a plain response-template JSON file, a ``templates/`` wrapper file, or a
 family name from ``templates/``.
@@ -30,6 +33,7 @@ from .lint import lint, lint_prompts
 from .samples import _load_sample_file
 from .template_files import load_template_file
 from .parser import ON_ERROR_MODES, ResponseParser
+from .batch_files import BATCH_ROWS, ENGINES
 from .stream_checks import check_stream
 from .trace import trace
 
@@ -236,6 +240,49 @@ def command_parse(args, console: Console) -> int:
     return 0
 
 
+def command_batch(args, console: Console) -> int:
+    from .batch_files import parse_file
+
+    engine = args.engine or ("datasets" if (args.num_proc or 1) > 1 else "local")
+    if args.no_prefix and args.prefix_column != "prefix":
+        raise ValueError("give either --no-prefix or --prefix-column, not both")
+    try:
+        summary = parse_file(
+            read_template(args.template),
+            args.input,
+            args.output,
+            engine=engine,
+            num_proc=args.num_proc,
+            prefix_column=None if args.no_prefix else args.prefix_column,
+            output_column=args.output_column,
+            tools_column=args.tools_column,
+            on_error=args.on_error,
+            batch_rows=args.batch_size,
+            keep_input=args.keep_input,
+            regex_timeout=args.regex_timeout,
+            progress=not args.no_progress,
+        )
+    except ImportError as error:
+        raise ValueError(
+            f"{error}: the datasets and ray engines, and Parquet files, need the batch extra "
+            "(pip install 'response-templates[batch]', or '.[batch]' in a checkout)"
+        ) from None
+    report = Console(stderr=True, highlight=False, soft_wrap=True)
+    workers = "every CPU of the cluster" if summary.workers is None else f"{summary.workers} process{'es' if summary.workers > 1 else ''}"
+    report.print(
+        f"{summary.rows:,} rows in {summary.seconds:.2f} s ({summary.rows_per_second:,.0f} rows/s) "
+        f"with {summary.engine} ({workers}) -> {args.output}"
+    )
+    if summary.rows_with_errors:
+        kept = "messages kept" if args.on_error == "keep" else "no message"
+        by_field = ", ".join(f"{name} {count:,}" for name, count in summary.errors_by_field.most_common())
+        rows = f"{summary.rows_with_errors:,} row{'s' if summary.rows_with_errors != 1 else ''}"
+        report.print(Text(f"{rows} with errors ({kept}); errors by field: {by_field}", "yellow"))
+    else:
+        report.print("no errors")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m engine", description="Response-template tools for template authors.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -269,6 +316,25 @@ def build_parser() -> argparse.ArgumentParser:
             "--on-error", choices=ON_ERROR_MODES, default="raise",
             help="raise (default): a region that does not parse is an error; keep: its text goes to the implicit field",
         )
+    batch = commands.add_parser("batch", help="parse every row of a JSONL or Parquet file (see docs/batch.md)")
+    batch.add_argument("template", help="template JSON file (plain or templates/ wrapper) or family name")
+    batch.add_argument("input", help="input file: .jsonl/.ndjson or .parquet/.pq, one generation a row")
+    batch.add_argument("--output", required=True, help="output file (.jsonl or .parquet): the rows in order, with message and error")
+    batch.add_argument("--engine", choices=ENGINES, help="local (this process), datasets or ray (default: local, or datasets with --num-proc > 1)")
+    batch.add_argument("--num-proc", type=int, help="worker processes (ray: at most this many tasks at once; default: every CPU)")
+    batch.add_argument("--prefix-column", default="prefix", help="column of prompt texts (default: prefix)")
+    batch.add_argument("--no-prefix", action="store_true", help='rows have no prompt: parse each with the prefix ""')
+    batch.add_argument("--output-column", default="output", help="column of generations (default: output)")
+    batch.add_argument("--tools-column", help="column of tool schemas (a list, or its JSON text) to cast tool-call arguments")
+    batch.add_argument(
+        "--on-error", choices=ON_ERROR_MODES, default="keep",
+        help="keep (default): a region that does not parse keeps its text, and the row gets an error beside its message; "
+        "raise: the row gets an error and no message",
+    )
+    batch.add_argument("--batch-size", type=int, default=BATCH_ROWS, help=f"rows per batch (default {BATCH_ROWS})")
+    batch.add_argument("--keep-input", action="store_true", help="also write the prefix, output and tools columns to OUTPUT")
+    batch.add_argument("--regex-timeout", type=float, help="seconds allowed for each regex call of a template pattern")
+    batch.add_argument("--no-progress", action="store_true", help="no progress bars")
     return parser
 
 
@@ -282,7 +348,10 @@ def main(argv: list[str] | None = None) -> int:
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     console = Console(highlight=False, soft_wrap=True)
-    handlers = {"check": command_check, "conformance": command_conformance, "lint": command_lint, "parse": command_parse}
+    handlers = {
+        "batch": command_batch, "check": command_check, "conformance": command_conformance, "lint": command_lint,
+        "parse": command_parse,
+    }
     try:
         return handlers[args.command](args, console)
     except (TemplateError, OSError, ValueError, ImportError) as error:

@@ -23,11 +23,10 @@ from dataclasses import field as dataclass_field
 import regex
 
 from .errors import PatternTimeoutError, ResponseParseError
+from .inputs import prefix_cut, prefix_text
 from .parser import ResponseParser
 from .parser import Span as ParserSpan
 from .template import FieldSpec, ResponseTemplate, load_template
-
-SPAN_KINDS = ("body", "open", "close", "discarded", "held", "unparsed")
 
 
 @dataclass
@@ -378,16 +377,13 @@ def trace(
         ValueError: `prefix` is None or not text; `chunks` do not concatenate to `generation`.
     """
     loaded = load_template(template)
-    if prefix is None:
-        ResponseParser(loaded, None)  # raises the standard explanation
-    if not isinstance(prefix, str):
-        raise ValueError(f"trace needs the prefix as text, got {type(prefix).__name__}")
+    prefix = prefix_text(prefix)
     if chunks is not None and "".join(chunks) != generation:
         raise ValueError("chunks must concatenate to the generation")
     anchor = loaded.start_anchor
     error: ResponseParseError | None = None
     try:
-        anchor_end = anchor.last_match_end(prefix, regex_timeout) if prefix else None
+        anchor_end = prefix_cut(loaded, prefix, regex_timeout)
     except PatternTimeoutError as caught:
         anchor_end, error = None, caught
     cut = anchor_end or 0
@@ -400,39 +396,17 @@ def trace(
     parser = ResponseParser(
         loaded, "", tools=tools, regex_timeout=regex_timeout, positions=True, record_spans=True, on_error=on_error
     )
-    raw_events: list[tuple[dict, str, int | None]] = []
-    snapshots: list[TraceSnapshot] = []
-    message = None
-    received = 0
-    plan = [("prefix", None, prefix[cut:])] + [
-        ("feed", i, piece) for i, piece in enumerate(chunks if chunks is not None else [generation])
-    ]
-    try:
-        if error is None:
-            for stage, chunk_index, piece in plan:
-                produced_events = parser.feed(piece)
-                received += len(piece)
-                raw_events.extend((event, stage, chunk_index) for event in produced_events)
-                if chunks is not None and stage == "feed":
-                    snapshots.append(_snapshot(stream_map, parser, raw_events, received, chunk_index, piece, positions))
-            message, final_events = parser.finalize()
-            raw_events.extend((event, "finalize", None) for event in final_events)
-    except ResponseParseError as caught:
-        error = caught
+    message, raw_events, snapshots = None, [], []
+    if error is None:
+        try:
+            message = _feed_all(parser, prefix[cut:], generation, chunks, stream_map, positions, raw_events, snapshots)
+        except ResponseParseError as caught:
+            error = caught
 
     parser_spans = list(parser.spans)
     decided = parser_spans[-1].end if parser_spans else 0
-    tail: list[tuple] = []
-    if error is not None and decided < len(stream_map.stream):
-        tail.append((decided, len(stream_map.stream), "unparsed"))
-    spans: list[TraceSpan] = []
-    produced = _convert(stream_map, parser_spans, spans)
-    _convert(stream_map, tail, spans)
-    ties = _tie_events([event for event, _, _ in raw_events], parser_spans, produced)
-    events = [
-        TraceEvent(event if positions else _strip_positions(event), tie, stage, chunk_index)
-        for (event, stage, chunk_index), tie in zip(raw_events, ties)
-    ]
+    unparsed = [(decided, len(stream_map.stream), "unparsed")] if error is not None and decided < len(stream_map.stream) else []
+    spans, events = _spans_and_events(stream_map, parser_spans, unparsed, raw_events, positions)
     trace_error = None if error is None else _trace_error(stream_map, error)
     kept = [_trace_error(stream_map, failed) for failed in parser.errors if failed is not error] if on_error == "keep" else []
     for index, failed in enumerate(kept):
@@ -455,6 +429,55 @@ def trace(
     return result
 
 
+def _feed_all(
+    parser: ResponseParser,
+    prefix_tail: str,
+    generation: str,
+    chunks: list[str] | None,
+    stream_map: _StreamMap,
+    positions: bool,
+    raw_events: list[tuple[dict, str, int | None]],
+    snapshots: list[TraceSnapshot],
+) -> dict:
+    """Feed the prefix tail, then the generation (in `chunks` when given, with a snapshot after
+    each), then finalize; collect `(event, stage, chunk index)` in `raw_events` as they come, so
+    that they are there when a parse error stops the parse. Return the message."""
+    received = 0
+    plan = [("prefix", None, prefix_tail)] + [("feed", i, piece) for i, piece in enumerate(chunks if chunks is not None else [generation])]
+    for stage, chunk_index, piece in plan:
+        produced_events = parser.feed(piece)
+        received += len(piece)
+        raw_events.extend((event, stage, chunk_index) for event in produced_events)
+        if chunks is not None and stage == "feed":
+            spans, events = _spans_and_events(stream_map, list(parser.spans), [], raw_events, positions)
+            if parser.offset < received:
+                _convert(stream_map, [(parser.offset, received, "held")], spans)
+            snapshots.append(TraceSnapshot(chunk_index, piece, parser.offset, spans, events))
+    message, final_events = parser.finalize()
+    raw_events.extend((event, "finalize", None) for event in final_events)
+    return message
+
+
+def _spans_and_events(
+    stream_map: _StreamMap,
+    parser_spans: list[ParserSpan],
+    extra: list[tuple],
+    raw_events: list[tuple[dict, str, int | None]],
+    positions: bool,
+) -> tuple[list[TraceSpan], list[TraceEvent]]:
+    """The trace spans of `parser_spans` and then of `extra` ``(start, end, kind)`` stretches, and
+    the `TraceEvent`s of `raw_events` tied to them."""
+    spans: list[TraceSpan] = []
+    produced = _convert(stream_map, parser_spans, spans)
+    _convert(stream_map, extra, spans)
+    ties = _tie_events([event for event, _, _ in raw_events], parser_spans, produced)
+    events = [
+        TraceEvent(event if positions else _strip_positions(event), tie, stage, chunk_index)
+        for (event, stage, chunk_index), tie in zip(raw_events, ties)
+    ]
+    return spans, events
+
+
 def _trace_error(stream_map: _StreamMap, error: ResponseParseError) -> TraceError:
     """A parser error with its stream offsets turned into places in the prefix or the generation."""
     where = stream_map.locate(error.offset) if error.offset is not None else (None, None)
@@ -463,28 +486,6 @@ def _trace_error(stream_map: _StreamMap, error: ResponseParseError) -> TraceErro
         type(error).__name__, str(error), error.field, error.offset, where[0], where[1], error.text,
         key=error.key, position_source=position[0], position=position[1], region=error.region,
     )
-
-
-def _snapshot(
-    stream_map: _StreamMap,
-    parser: ResponseParser,
-    raw_events: list[tuple[dict, str, int | None]],
-    received: int,
-    chunk_index: int,
-    piece: str,
-    positions: bool,
-) -> TraceSnapshot:
-    parser_spans = list(parser.spans)
-    spans: list[TraceSpan] = []
-    produced = _convert(stream_map, parser_spans, spans)
-    if parser.offset < received:
-        _convert(stream_map, [(parser.offset, received, "held")], spans)
-    ties = _tie_events([event for event, _, _ in raw_events], parser_spans, produced)
-    events = [
-        TraceEvent(event if positions else _strip_positions(event), tie, stage, index)
-        for (event, stage, index), tie in zip(raw_events, ties)
-    ]
-    return TraceSnapshot(chunk_index, piece, parser.offset, spans, events)
 
 
 # -- warnings -----------------------------------------------------------------
@@ -609,26 +610,34 @@ def find_warnings(result: Trace, template: ResponseTemplate) -> list[TraceWarnin
                 first.end,
             )
         )
-    error = result.error
-    if error is not None and error.field in fields and fields[error.field].content == "json":
-        rest = "".join(span.text for span in result.spans if span.kind == "unparsed")
-        closes = [span for span in result.spans if span.kind == "close" and span.field == error.field]
-        if _JSON_STRING_TAIL.search(rest):
-            spec = fields[error.field]
-            anchor = closes[-1] if closes else next(span for span in result.spans if span.kind == "unparsed")
-            literal = spec.close.literals[0] if spec.close is not None and spec.close.literals else "</tool_call>"
-            warnings.append(
-                TraceWarning(
-                    "close-inside-json-string",
-                    f"the close delimiter of {error.field} probably matched inside a JSON string: the region body "
-                    "does not parse and the text after the close looks like the rest of a JSON string",
-                    f"use a close_pattern like {json_safe_close(literal)!r}",
-                    anchor.source,
-                    anchor.start,
-                    anchor.end,
-                )
-            )
+    warnings += _close_inside_json_string(result, fields)
     return warnings
+
+
+def _close_inside_json_string(result: Trace, fields: dict[str, FieldSpec]) -> list[TraceWarning]:
+    """The ``close-inside-json-string`` warning, when a JSON region failed and the text after it
+    looks like the rest of a JSON string."""
+    error = result.error
+    if error is None or error.field not in fields or fields[error.field].content != "json":
+        return []
+    rest = "".join(span.text for span in result.spans if span.kind == "unparsed")
+    if not _JSON_STRING_TAIL.search(rest):
+        return []
+    closes = [span for span in result.spans if span.kind == "close" and span.field == error.field]
+    spec = fields[error.field]
+    anchor = closes[-1] if closes else next(span for span in result.spans if span.kind == "unparsed")
+    literal = spec.close.literals[0] if spec.close is not None and spec.close.literals else "</tool_call>"
+    return [
+        TraceWarning(
+            "close-inside-json-string",
+            f"the close delimiter of {error.field} probably matched inside a JSON string: the region body "
+            "does not parse and the text after the close looks like the rest of a JSON string",
+            f"use a close_pattern like {json_safe_close(literal)!r}",
+            anchor.source,
+            anchor.start,
+            anchor.end,
+        )
+    ]
 
 
 def json_safe_close(literal: str) -> str:

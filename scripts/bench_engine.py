@@ -387,7 +387,7 @@ class Target:
 
 
 def _targets(rows: list[Measurement]) -> list[Target]:
-    """The issue's targets, evaluated on what was measured (n/a when a size was not run)."""
+    """The speed targets, evaluated on what was measured (n/a when a size was not run)."""
     by_key = {(row.workload, row.size, row.mode): row for row in rows}
     workloads = sorted({row.workload for row in rows}, key=list(WORKLOADS).index)
     targets: list[Target] = []
@@ -543,13 +543,32 @@ def compare_checkouts(baseline: Engine, names: list[str], sizes: list[int], repe
     return lines
 
 
+def _path_counts(stats: Any) -> dict[str, int]:
+    """For `profile_streaming`: calls of what marks each path a chunk can take, by a stable label."""
+    from engine.parser import ResponseParser as Parser
+    from engine.watch import QuickTest, WatchState
+
+    def calls(function: Callable | str) -> int:
+        if isinstance(function, str):  # a built-in, known by its name only
+            return sum(entry[1] for (_, _, name), entry in stats.stats.items() if name == function)
+        code = function.__code__
+        return stats.stats.get((code.co_filename, code.co_firstlineno, code.co_name), (0, 0))[1]
+
+    return {
+        "the quick test": calls(QuickTest.hold),
+        "its regex search": calls("<method 'search' of 're.Pattern' objects>"),
+        "a scan off the quick path": calls(Parser._feed_scanning),
+        "a full scan (with the prefix and finalize)": calls(WatchState.scan),
+    }
+
+
 def profile_streaming(workload: Workload, size: int, top: int = 14) -> list[str]:
     """Profile our parser streaming `workload` at `size` in token chunks; return the report's lines.
 
     cProfile adds a cost to every Python call, so the times are inflated and calls look
     dearer than they are; the call counts (per chunk) and the order of the costs are
-    what the report is for: how many chunks took the quick path, needed
-    `QuickTest.hold`, searched, or went to the full scan.
+    what the report is for: how many chunks needed the quick test, its regex search, a
+    feed off the quick path, or a full scan of the window.
     """
     import cProfile
     import pstats
@@ -562,15 +581,7 @@ def profile_streaming(workload: Workload, size: int, top: int = 14) -> list[str]
     stats = pstats.Stats(profiler)
     total = stats.total_tt
 
-    def calls_of(function: str) -> int:
-        return sum(entry[1] for (_, _, name), entry in stats.stats.items() if name == function)
-
-    paths = {
-        "QuickTest.hold": calls_of("hold"),
-        "quick search": calls_of("<method 'search' of 're.Pattern' objects>"),
-        "feed off the quick path (_feed_scanning)": calls_of("_feed_scanning"),
-        "full scan (_process, with the prefix and finalize)": calls_of("_process"),
-    }
+    paths = _path_counts(stats)
     lines = [
         f"== profile: {workload.name}, {_size_label(size)}, tokens: {len(chunks)} chunks, {total * 1e3:.1f} ms under cProfile",
         "  chunks that needed: " + ", ".join(f"{label} {calls / len(chunks):.2%}" for label, calls in paths.items()),

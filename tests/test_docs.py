@@ -103,3 +103,18 @@ def test_the_space_requirements_match_the_app_extra():
     space = requirement_names((ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines())
     assert space.pop("torch") == "==2.13.0+cpu" and package.pop("torch") == "==2.13.0"
     assert space == package
+
+
+# Spelled in pieces so this file does not match itself.
+OUTSIDE_NOTES = re.compile(r"\b" + "SP" + r"EC(\.md)?\b|\b(?i:" + "iss" + r"ue) #?[0-9]+\b")
+
+
+def test_nothing_points_to_notes_outside_the_repository():
+    found = []
+    for path in tracked_files():
+        if path.suffix not in (".py", ".md", ".sh", ".json", ".toml", ".txt", ".jinja", ".css", ".js") or path.stat().st_size > 2_000_000:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if OUTSIDE_NOTES.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
+    assert found == []

@@ -291,7 +291,7 @@ def test_unresolved_transform_path_names_field():
 
 
 def test_unresolved_transform_path_shows_the_offending_text():
-    # issue 2: parse-time errors "name the field and show the offending text (shortened)"
+    # Parse-time errors name the field and show the offending text (shortened).
     error = parse_error(field(content="json", transform={"a": "{content.b}"}), '<x>{"a": 1}</x>')
     assert '{"a": 1}' in str(error)
 
@@ -323,7 +323,6 @@ def test_deeply_nested_json_is_a_clear_value_error_not_recursion_error():
     template = field(content="json")
     with pytest.raises(ValueError) as caught:
         parse_response(f"<x>{body}</x>", template, prefix="")
-    assert not isinstance(caught.value, RecursionError)
     assert isinstance(caught.value, ResponseParseError)
     assert str(caught.value).startswith("fields.x: json: nested too deeply to decode: '[[[[")
     assert len(str(caught.value)) < 400

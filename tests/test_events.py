@@ -1,5 +1,6 @@
 """Streaming: exact event sequences, dirty flags, positions, tool typing, batches, and the
-deliberate differences D1 and D2 of SPEC.md section 8.
+deliberate differences from transformers (docs/template-language.md): every stretch
+of unclaimed text is kept ("D1" below), and streaming equals one-shot ("D2" below).
 """
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Hardening (issue 8, engine side): untrusted templates and untrusted model output.
+"""Hardening (engine side): untrusted templates and untrusted model output.
 
 * Regex time budget: every template pattern kind, one-shot, streamed and traced,
   fails with `PatternTimeoutError` naming the field path within the budget.
@@ -563,7 +563,7 @@ def test_the_template_cache_tells_true_from_one():
 @pytest.mark.parametrize(
     "template, call",
     [
-        # The SPEC's Qwen3-Coder tag pattern: a lazy value between blank runs.
+        # The Qwen3-Coder tag pattern of tests/workloads.py: a lazy value between blank runs.
         (QWEN3_CODER_TEMPLATE, "<tool_call>\n<function=run>\n<parameter=lang>\npy\n</parameter>\n<parameter=code>\n"),
         # templates/glm-4.5.json: a lazy key between blank runs, then the value.
         (

@@ -25,24 +25,11 @@ from engine import (
 from engine.__main__ import main as cli
 from engine.errors import UndefinedPlaceholderError
 from engine.samples import REPO_ROOT
-from tests.stream_helpers import random_cuts, stream_events
+from tests.stream_helpers import random_cuts, stream, stream_events
+from tests.templates_for_tests import SMOLLM3
 
 PREFIX = "<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n"
-TEMPLATE = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {
-            "open": "<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>"},
-    },
-}
+TEMPLATE = SMOLLM3  # literal <think>, <tool_call> JSON, content closed by <|im_end|>
 PARIS = {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
 BROKEN_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Lyon"</tool_call>'
 GENERATION = (
@@ -63,12 +50,8 @@ JSON_ERROR = (
 
 def keep(chunks, template=TEMPLATE, prefix=PREFIX, **options):
     """(message, events, errors) of a keep-mode parse fed `chunks`."""
-    parser = ResponseParser(template, prefix=prefix, on_error="keep", **options)
-    events = list(parser.initial_events)
-    for chunk in chunks:
-        events += parser.feed(chunk)
-    message, final = parser.finalize()
-    return message, events + final, parser.errors
+    streamed = stream(template, chunks, prefix, on_error="keep", **options)
+    return streamed.message, streamed.events, streamed.parser.errors
 
 
 def test_a_broken_call_keeps_the_reasoning_the_text_and_the_other_call():

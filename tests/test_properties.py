@@ -12,6 +12,7 @@ The differential test decides from the input alone which case applies:
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from transformers.utils.chat_parsing import ResponseParser as ReferenceParser
@@ -20,7 +21,7 @@ from engine import ResponseParser, load_template, message_from_events
 from engine.samples import load_samples
 from engine.stream_checks import random_chunks
 from tests.strategies import template_and_generation
-from tests.stream_helpers import region_texts, stream_events
+from tests.stream_helpers import region_texts, stream, stream_events
 
 REFERENCE_FAULTS: list[tuple] = []
 
@@ -95,7 +96,7 @@ def test_agrees_with_the_reference(case, seed):
         REFERENCE_FAULTS.append(("streamed differs from one-shot", template, prefix, generation))
         return
     if ours_events is not None and ref_events is None and implicit_stretches(template, ours_events)[1]:
-        # D1(b): a whitespace-only implicit stretch is not a value, so it cannot fail the parse
+        # A whitespace-only implicit stretch is not a value, so it cannot fail the parse
         # (the reference runs the content parser and transform on it and may raise).
         return
     if ours_events is None or ref_events is None:
@@ -113,7 +114,7 @@ def test_agrees_with_the_reference(case, seed):
     implicit = load_template(template).implicit_field
     count, whitespace_only = implicit_stretches(template, ours_events)
     if implicit is not None and (count > 1 or whitespace_only):
-        # D1 and D3: a later or whitespace-only stretch's close carries the field's whole value
+        # Every stretch is kept and the events add up: a later or whitespace-only stretch's close carries the whole value
         # so far (or, repeating, no value), where the reference carries that stretch alone.
         ours_events, ref_events = without_close_values(ours_events, implicit.name), without_close_values(ref_events, implicit.name)
         ours = {k: v for k, v in ours.items() if k != implicit.name}
@@ -143,15 +144,11 @@ DAMAGE = ["{", "}", '"', ",", "\n", "  ", "<", "</", "<tool_call>", "</tool_call
 def parse_events(template, prefix, chunks, mode):
     """(message, events, kept error texts) of a parse fed `chunks`, or None when it raised."""
     try:
-        parser = ResponseParser(template, prefix=prefix, on_error=mode)
-        events = list(parser.initial_events)
-        for chunk in chunks:
-            events += parser.feed(chunk)
-        message, final = parser.finalize()
+        streamed = stream(template, chunks, prefix, on_error=mode)
     except ValueError:
         assert mode == "raise", "on_error='keep' raised"
         return None
-    return message, events + final, [str(error) for error in parser.errors]
+    return streamed.message, streamed.events, [str(error) for error in streamed.parser.errors]
 
 
 def check_add_up_and_chunk_invariance(template, prefix, generation, seed, mode):
@@ -172,6 +169,16 @@ def check_add_up_and_chunk_invariance(template, prefix, generation, seed, mode):
 def test_events_add_up_and_any_chunking_agrees_in_both_modes(case, seed, mode):
     template, prefix, generation = case
     check_add_up_and_chunk_invariance(template, prefix, generation, seed, mode)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the regex module's partial matching misses a partial match of `.+?(?<=\\s)x` that starts at 0 in 'ab' "
+    "(it reports one at 1), so streaming decides the 'a' that the one-shot close match starts with",
+)
+def test_a_lazy_run_before_a_lookbehind_streams_like_one_shot():
+    template = {"start_anchor": "<S>", "fields": {"content": {"close_pattern": r".+?(?<=\s)x"}}}
+    check_add_up_and_chunk_invariance(template, "", "ab x", 0, "raise")
 
 
 @st.composite

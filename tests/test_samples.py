@@ -12,9 +12,9 @@ import pytest
 
 from transformers.utils.chat_parsing import parse_response as reference_parse_response
 
-from engine import ResponseParser, load_template, message_from_events, parse_response
+from engine import load_template, message_from_events, parse_response
 
-from tests.stream_helpers import random_cuts
+from tests.stream_helpers import random_cuts, stream_events
 from engine.samples import SAMPLES_DIR, load_sample_file_metadata, load_samples
 
 SAMPLES = load_samples()
@@ -29,12 +29,7 @@ TOPICS = {
 def _stream(sample, chunks):
     """Feed `chunks`; return (message, regions) where regions is a list of
     [field, concatenated chunk text, closed value]."""
-    parser = ResponseParser(sample.template, prefix=sample.prefix, tools=sample.tools)
-    events = list(parser.initial_events)
-    for chunk in chunks:
-        events.extend(parser.feed(chunk))
-    message, final_events = parser.finalize()
-    events.extend(final_events)
+    message, events = stream_events(sample.template, chunks, sample.prefix, tools=sample.tools)
     assert message_from_events(events, sample.template) == message, "the region_close events do not add up to the message"
     return message, _regions(events)
 
