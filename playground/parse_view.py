@@ -241,7 +241,8 @@ def held_reason(template: dict, current_field: str | None, held: str) -> str:
         return ""
     loaded = load_template(template)
     spec = loaded.fields.get(current_field) if current_field else None
-    for delimiter in loaded.watched_delimiters(spec):
+    watching = loaded.watch_outside if spec is None or spec.implicit else loaded.watch_inside[spec.name]
+    for delimiter in watching.delimiters:
         for start in range(len(held)):
             tail = held[start:]
             if delimiter.literals is not None:
@@ -289,11 +290,17 @@ class LiveParse:
         self.received = len(self.tail)
         self._merged: list[MapSpan] = []
         self._spans_merged = self._errors_merged = 0
+        self.open_field: str | None = None
         self._log(self.parser.initial_events, "prefix")
 
     def _log(self, events: list[dict], phase: str) -> None:
         start = len(self.events) + 1
         self.events.extend(LoggedEvent(start + i, phase, event) for i, event in enumerate(events))
+        for event in events:  # the region text goes to now: the last one opened and not closed
+            if event["type"] == "region_open":
+                self.open_field = event["field"]
+            elif event["type"] == "region_close":
+                self.open_field = None
 
     def feed(self, chunk: str) -> None:
         """Feed one chunk (after an error the text is kept but no longer parsed)."""
@@ -385,7 +392,7 @@ class LiveParse:
             kind = "unparsed" if self.error else "held"
             spans.append(MapSpan(decided, len(stream), kind))
             if kind == "held":
-                reason = held_reason(self.template, self.parser.current_field, stream[decided:])
+                reason = held_reason(self.template, self.open_field, stream[decided:])
         return ParseView(
             cut_away=self.cut_away,
             stream=stream,
