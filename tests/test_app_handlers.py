@@ -6,6 +6,7 @@ import dataclasses
 import json
 import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -255,8 +256,8 @@ def test_template_editor_handlers(tmp_path):
     text = handlers.choose_template("qwen3", PREFIX, GENERATION, "", session)["template_text"]
     assert text == session.reset_text and json.loads(text)["fields"]
     exported = handlers.export_template(SMOL_TEXT, None)
-    assert json.loads(open(exported["tokenizer_config_file"], encoding="utf-8").read()) == {"response_template": SMOL}
-    assert json.loads(open(exported["template_file"], encoding="utf-8").read()) == SMOL
+    assert json.loads(Path(exported["tokenizer_config_file"]).read_text(encoding="utf-8")) == {"response_template": SMOL}
+    assert json.loads(Path(exported["template_file"]).read_text(encoding="utf-8")) == SMOL
     assert handlers.export_template("{", None)["template_file"] is None
 
 
