@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -31,11 +30,8 @@ def test_twenty_sessions_each_get_their_own_result(app_url):
         outputs = client.predict(sample.id, api_name="/load_sample")
         return sample, outputs
 
-    started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=SESSIONS) as pool:
         results = list(pool.map(session, cases, timeout=180))
-    elapsed = time.perf_counter() - started
-    assert elapsed < 180
     for sample, outputs in results:
         assert outputs["sample_id"] == sample.id
         assert outputs["generation"] == sample.generation

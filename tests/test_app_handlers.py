@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -155,16 +154,11 @@ def catastrophic(pattern: str) -> str:
     return json.dumps({"start_anchor": "<s>", "fields": {"x": {"open": "<x>", "close_pattern": pattern}}})
 
 
-def test_catastrophic_pattern_answers_within_the_budget():
-    # The regex module copes with (a+)+$ itself; (a|aa)+$ really backtracks.
-    started = time.perf_counter()
+def test_catastrophic_pattern_is_stopped_by_the_regex_budget():
+    # The regex module copes with (a+)+$ itself; (a|aa)+$ really backtracks and must be cut off.
     out = parse(template_text=catastrophic("(a+)+$"), prefix="", generation="<x>" + "a" * 40 + "b")
-    assert time.perf_counter() - started < limits.LIMITS.regex_seconds + 1.5
     assert json.loads(out[MESSAGE]) == {"x": "a" * 40 + "b"}
-    started = time.perf_counter()
     out = parse(template_text=catastrophic("(a|aa)+$"), prefix="", generation="<x>" + "a" * 40 + "b")
-    elapsed = time.perf_counter() - started
-    assert elapsed < 2 * limits.LIMITS.regex_seconds + 1.5, elapsed
     assert "PatternTimeoutError: fields.x.close_pattern: pattern too slow on this input" in out[STATUS]
 
 
