@@ -15,6 +15,10 @@ import logging
 
 import gradio as gr
 
+try:
+    from playground import limits
+except ValueError as error:  # PLAYGROUND_LIMITS is wrong: the message names the key and why
+    raise SystemExit(f"app.py: {error}") from None
 from playground import api, handlers, live
 from playground.catalog import DEFAULT_SAMPLE, EDITED_TEMPLATE, INLINE_TEMPLATE, sample_table, samples_by_id, template_names, template_text_of
 from playground.chunking import CHUNKINGS, DEMO_MODEL_PATH
