@@ -194,7 +194,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
     page.listen(page.scrubber.release, handlers.replay_seek, work="replay")
     page.listen(page.play_button.click, handlers.replay_play, work="replay")
     page.listen(page.stop_play_button.click, live.request_stop, queue=False)
-    page.listen(page.generate_button.click, live.generate, work="generation")
+    page.listen(page.generate_button.click, live.generate, work="model")
     page.listen(page.stop_button.click, live.request_stop, queue=False)
     page.listen(page.share_button.click, handlers.share).then(None, page.share_link, page.share_link, js=SHARE_JS)
     page.listen(page.state_upload.upload, handlers.upload_state)
@@ -202,7 +202,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
     # The public API: stable names, JSON in and out (playground.api).
     gr.api(api.parse, api_name="parse", **queue_options("parse"))
     gr.api(api.replay, api_name="replay", **queue_options("replay"))
-    gr.api(api.generate, api_name="generate", **queue_options("generation"))
+    gr.api(api.generate, api_name="generate", **queue_options("model"))
     gr.api(api.lint, api_name="lint", **queue_options("parse"))
     gr.api(api.export, api_name="export", **queue_options("export"))
     gr.api(api.load_sample, api_name="load_sample", **queue_options("parse"))
