@@ -200,7 +200,7 @@ def generate(
         last has `finished` True and the message.
     """
     from . import generation as models
-    from .live import conversation, get_model
+    from .live import conversation, generation_slots, get_model
 
     try:
         messages = conversation(system, user, messages_text)
@@ -221,9 +221,10 @@ def generate(
         loaded, prompt, max_new_tokens=int(max_new_tokens), temperature=float(temperature), top_p=float(top_p), seed=int(seed)
     )
     try:
-        for piece in pieces:
-            live.feed(piece.text)
-            yield {"generation": "".join(live.parts), "message": None, "error": None, "finished": False, "prefix": prompt.text}
+        with generation_slots:  # one generation at a time over the server, as for the page
+            for piece in pieces:
+                live.feed(piece.text)
+                yield {"generation": "".join(live.parts), "message": None, "error": None, "finished": False, "prefix": prompt.text}
     finally:
         pieces.close()
     live.finalize()

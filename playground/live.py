@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as WaitTimeout
 
 from engine import TemplateError
 from engine.errors import ResponseParseError
@@ -26,22 +27,41 @@ from .status import status_html
 UPDATE_INTERVAL = 0.1
 # Models kept loaded at once (the oldest is dropped first).
 MODELS_KEPT = 2
+# Seconds between looks at Stop while waiting for a model load or a generation slot.
+WAIT_POLL = 0.25
 
 _model_lock = threading.Lock()
-_models: dict[str, Any] = {}
+# Model name -> its load (running or done). Loads run in their own threads, so a page waiting for
+# one can still answer Stop, and a model already loaded is never behind another one's download.
+_models: dict[str, Future] = {}
+_loader = ThreadPoolExecutor(max_workers=limits.LOADS_AT_ONCE, thread_name_prefix="model-load")
+generation_slots = threading.BoundedSemaphore(limits.GENERATIONS_AT_ONCE)
 
 
-def get_model(name: str):
-    """Load (once per process) and return a model; raises playground.generation.ModelLoadError."""
+def start_loading(name: str) -> Future:
+    """The load of model `name` ("" for the demo model), started unless it is running or done.
+
+    The future's result is a `playground.generation.LoadedModel`; a failed load raises its
+    `ModelLoadError` from `result()` and is tried again by the next call. Past MODELS_KEPT
+    models, the oldest finished load is dropped.
+    """
     from . import generation
 
     name = (name or "").strip() or str(generation.DEFAULT_MODEL_PATH)
     with _model_lock:
-        if name not in _models:
-            if len(_models) >= MODELS_KEPT:
-                _models.pop(next(iter(_models)))
-            _models[name] = generation.load_model(name)
-        return _models[name]
+        future = _models.get(name)
+        if future is None or (future.done() and future.exception() is not None):
+            _models.pop(name, None)
+            future = _models[name] = _loader.submit(generation.load_model, name)
+            finished = [other for other, load in _models.items() if load.done() and other != name]
+            while len(_models) > MODELS_KEPT and finished:
+                _models.pop(finished.pop(0))
+        return future
+
+
+def get_model(name: str):
+    """Load (once per process) and return a model; raises playground.generation.ModelLoadError."""
+    return start_loading(name).result()
 
 
 def conversation(system: str, user: str, messages_text: str) -> list[dict]:
@@ -55,6 +75,34 @@ def conversation(system: str, user: str, messages_text: str) -> list[dict]:
         raise InputError("Write a user message (or a messages JSON) first.")
     turns = [{"role": "system", "content": system}] if (system or "").strip() else []
     return turns + [{"role": "user", "content": user}]
+
+
+def _finished(work: Future, timeout: float) -> bool:
+    """Whether `work` is done, waiting at most `timeout` seconds for it."""
+    try:
+        work.exception(timeout)
+    except WaitTimeout:
+        return False
+    return True
+
+
+def _wait(ready, doing: str, stopped: str, session: Session):
+    """Wait until `ready(timeout)` (a callable waiting at most `timeout` seconds) returns True.
+
+    Yields a status update ("`doing`… N s") at once and then every second; Stop ends the wait
+    with "Stopped `stopped`". Returns (as the generator's value) True when ready, False when stopped.
+    """
+    started, last = time.perf_counter(), None
+    while not ready(WAIT_POLL):
+        now = time.perf_counter()
+        if session.stop_requested:
+            session.stop_requested = False
+            yield {"status": status_html(None, f"■ Stopped {stopped}. Press Generate to start again.")}
+            return False
+        if last is None or now - last >= 1:
+            last = now
+            yield {"status": status_html(None, f"{doing}… {now - started:.0f} s")}
+    return True
 
 
 @produces("status")
@@ -90,9 +138,13 @@ def generate(
     except (InputError, ValueError) as error:
         yield failed(str(error), session)
         return
-    yield {"status": status_html(None, f"Loading {model_name or 'the demo model'} (cached after the first time)…")}
+    shown = model_name or "the demo model"
+    load = start_loading(model_name)
+    loading = _wait(lambda timeout: _finished(load, timeout), f"Loading {shown} (cached after the first time)", f"loading {shown}", session)
+    if not (yield from loading):
+        return
     try:
-        loaded = get_model(model_name)
+        loaded = load.result()
         template_note = ""
         if template is None:
             template, template_note = generation.choose_template(loaded)
@@ -120,6 +172,9 @@ def generate(
             ("elapsed", f"{elapsed:.1f} s"),
         ])
 
+    slot = _wait(lambda timeout: generation_slots.acquire(timeout=timeout), "Waiting for another generation to end", "waiting for a generation slot", session)
+    if not (yield from slot):
+        return
     pieces = generation.stream_generation(
         loaded, prompt, max_new_tokens=max_new_tokens, temperature=float(temperature), top_p=float(top_p),
         seed=None if seed is None or seed == "" else int(seed),
@@ -140,6 +195,7 @@ def generate(
                 yield {**render(view, session, note=model_note, progress=f"{tokens} tokens"), **chosen, "model_note": model_note}
     finally:
         pieces.close()
+        generation_slots.release()
         session.stop_requested = False
     live.finalize()
     if stopped:
