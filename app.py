@@ -29,7 +29,7 @@ from playground.page_script import DIAGNOSTICS_JS, EVENT_LOG_JS, EXPLAIN_JS, PAG
 from playground.session import Session, new_session
 from playground.stream_check import report_html
 from playground.styles import PAGE_CSS
-from playground.wiring import Page, query_params, session_closed, session_opened
+from playground.wiring import Page, query_params, session_closed
 
 first = handlers.load_sample(DEFAULT_SAMPLE, Session())
 DEFAULT_LIVE_TOOLS = template_text_of(samples_by_id()[DEFAULT_SAMPLE].tools)
@@ -163,7 +163,6 @@ with gr.Blocks(title="Response Template Playground") as demo:
 
     # Wiring: each handler reads and writes components by name (playground.wiring).
     opened = demo.load(query_params, None, page.params, api_visibility="private", queue=False)
-    demo.load(session_opened, page.session, None, api_visibility="private", queue=False)
     demo.unload(session_closed)  # a closed page's parses are freed at once
     page.listen(opened.then, handlers.open_page)
     page.listen(page.sample_id.input, handlers.load_sample)

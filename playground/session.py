@@ -114,9 +114,9 @@ def heavy_job(session: Session, cap: int) -> Iterator[str | None]:
 
 
 class OpenSessions:
-    """The sessions of open pages by Gradio session id, least recently opened first.
+    """The sessions of open pages by Gradio session id, least recently used first.
 
-    A page that closes, or the oldest past `capacity` open ones, has its session released
+    A page that closes, or the least recently used past `capacity`, has its session released
     (`Session.release`), so its parses are freed at once rather than when Gradio drops its state.
     """
 
@@ -127,7 +127,8 @@ class OpenSessions:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def opened(self, session_id: str, session: Session, capacity: int) -> None:
+    def seen(self, session_id: str, session: Session, capacity: int) -> None:
+        """`session` is the state of Gradio session `session_id`, in use now."""
         with self._lock:
             self._sessions[session_id] = session
             self._sessions.move_to_end(session_id)
@@ -136,6 +137,7 @@ class OpenSessions:
             old.release()
 
     def closed(self, session_id: str) -> None:
+        """The page of `session_id` was closed: release its session."""
         with self._lock:
             session = self._sessions.pop(session_id, None)
         if session is not None:

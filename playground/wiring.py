@@ -28,6 +28,8 @@ from .status import error_html
 # Parameters Gradio fills itself, by annotation, and the event data's parameter name.
 _SPECIAL = {"gr.Request", "Request", "gr.EventData", "EventData"}
 EVENT = "event"
+# The parameter Gradio fills with the request (its session id) on every bound handler.
+REQUEST = "gradio_request"
 
 
 class Page:
@@ -67,6 +69,7 @@ class Page:
         """`handler` as Gradio calls it: returning {component: value} instead of {name: value},
         and taking the event data (`gr.EventData`) for its `event` parameter.
 
+        A handler reading `session` has it noted as the one of its Gradio session (`OPEN_SESSIONS`).
         `heavy`: each run counts against its session's `session_jobs` (PLAYGROUND_LIMITS); past
         it the status says so and nothing else changes."""
         components = self.components
@@ -82,6 +85,9 @@ class Page:
 
         def arguments(args, kwargs) -> dict:
             named = run.__signature__.bind(*args, **kwargs).arguments
+            request = named.pop(REQUEST, None)
+            if "session" in named and request is not None and request.session_hash:
+                OPEN_SESSIONS.seen(request.session_hash, named["session"], limits.current().sessions)
             if wants_event:
                 named[EVENT] = dict(getattr(named.pop("evt", None), "_data", None) or {})
             return named
@@ -111,8 +117,9 @@ class Page:
         parameters = [p for name, p in signature.parameters.items() if name != EVENT]
         if wants_event:  # Gradio fills a positional parameter annotated gr.EventData
             parameters.append(inspect.Parameter("evt", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.EventData))
+        parameters.append(inspect.Parameter(REQUEST, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.Request))
         run.__signature__ = signature.replace(parameters=parameters)
-        run.__annotations__ = {"evt": gr.EventData} if wants_event else {}
+        run.__annotations__ = {"evt": gr.EventData, REQUEST: gr.Request} if wants_event else {REQUEST: gr.Request}
         run.__name__ = run.__qualname__ = handler.__name__
         run.__doc__ = handler.__doc__
         return run
@@ -140,12 +147,6 @@ class Page:
 
 
 OPEN_SESSIONS = OpenSessions()
-
-
-def session_opened(session, request: gr.Request) -> None:
-    """Page load: remember the page's session (see `OpenSessions`), at most PLAYGROUND_LIMITS `sessions`."""
-    if request is not None and request.session_hash:
-        OPEN_SESSIONS.opened(request.session_hash, session, limits.current().sessions)
 
 
 def session_closed(request: gr.Request) -> None:
