@@ -20,6 +20,7 @@ try:
 except ValueError as error:  # PLAYGROUND_LIMITS is wrong: the message names the key and why
     raise SystemExit(f"app.py: {error}") from None
 from playground import api, handlers, live
+from playground.allocator import return_freed_memory
 from playground.catalog import DEFAULT_SAMPLE, EDITED_TEMPLATE, INLINE_TEMPLATE, sample_table, samples_by_id, template_names, template_text_of
 from playground.chunking import CHUNKINGS, DEMO_MODEL_PATH
 from playground.diagnostics import check_template
@@ -219,6 +220,7 @@ def main() -> None:
     if args.model:
         page.model_name.value = args.model
     logging.basicConfig(level=logging.INFO)
+    return_freed_memory()
     demo.launch(share=args.share, css=PAGE_CSS, js=PAGE_JS, show_error=False, state_session_capacity=LIMITS.sessions)
 
 
