@@ -116,11 +116,12 @@ class PageVisitor:
             data.append(values[elem_id] if elem_id in values else (None if component["type"] == "state" else props.get("value")))
         return data
 
-    def run(self, listener: str, values: dict | None = None, *, timeout: float = 120.0) -> list[list]:
+    def run(self, listener: str, values: dict | None = None, *, timeout: float = 120.0) -> list[dict]:
         """Trigger the page listener `listener` (its api name, e.g. "page_parse") with the page's
         values, those in `values` (keyed by elem_id) replaced; wait for it to end.
 
-        Returns every output the listener sent (one list of values per update, the last one last).
+        Returns every update the listener sent, the last one last, each {elem_id: value} for the
+        outputs it changed (an output left as it was is None).
         Raises PageFailure when the server reports an error.
         """
         dependency = self._dependencies[listener]
@@ -145,7 +146,8 @@ class PageVisitor:
             if kind in ("process_generating", "process_completed") and message.get("output"):
                 if kind == "process_completed" and not message.get("success", True):
                     raise PageFailure(f"{listener}: {message['output'].get('error')}")
-                outputs.append(message["output"].get("data"))
+                names = [self._components[i].get("props", {}).get("elem_id") for i in dependency["outputs"]]
+                outputs.append(dict(zip(names, message["output"].get("data") or [])))
             if kind == "process_completed":
                 return outputs
 
@@ -173,6 +175,15 @@ class PageVisitor:
                     self._pending.clear()
                     self._reader = None
                     return
+
+    def open(self, query: dict | None = None) -> list[dict]:
+        """Load the page at `?query` (a deep link) as the browser does: the page's load listeners,
+        then what follows them. Returns the outputs of the last listener (`page_open_page`)."""
+        load = next(d for d in self.config["dependencies"] if d.get("api_name") == "query_params")
+        body = {"data": [], "event_data": None, "fn_index": load["id"], "trigger_id": None, "session_hash": self.session_hash}
+        answered = self.http.post(f"/{API}/run/predict", params=query or {}, json=body)
+        answered.raise_for_status()
+        return self.run("page_open_page")
 
     def start(self, listener: str, values: dict | None = None) -> Future:
         """`run` in a thread: the future of its outputs (for a listener that runs while others are sent)."""
