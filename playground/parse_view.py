@@ -276,32 +276,38 @@ class PlainParse:
             token). CPU time, not wall time: while a model generates in another thread, a wall
             clock would count the waits for Python's interpreter lock as parsing.
         stopped: why timing stopped early ("" while it runs): the plain parser raised.
+        message: the message the plain parser gave at finalize (None before, or when it raised).
     """
 
     def __init__(self, template: dict, prefix: str, tools: list | None):
         self.seconds = 0.0
         self.stopped = ""
+        self.message: dict | None = None
         self._parser: ResponseParser | None = None
         try:
             self._parser = ResponseParser(template, prefix=prefix, tools=tools, regex_timeout=limits.current().regex_seconds)
         except (ResponseParseError, TimeoutError) as error:
             self.stopped = f"{type(error).__name__}: {error}"
 
-    def _timed(self, step) -> None:
+    def _timed(self, step, *args):
+        """`step(*args)`, its CPU time added to `seconds`; None when the parser raised (timing stops)."""
         started = time.thread_time()
         try:
-            step()
+            return step(*args)
         except (ResponseParseError, TimeoutError) as error:
             self._parser, self.stopped = None, f"{type(error).__name__}: {error}"
-        self.seconds += time.thread_time() - started
+            return None
+        finally:
+            self.seconds += time.thread_time() - started
 
     def feed(self, chunk: str) -> None:
         if self._parser is not None:
-            self._timed(lambda: self._parser.feed(chunk))
+            self._timed(self._parser.feed, chunk)
 
     def finalize(self) -> None:
         if self._parser is not None:
-            self._timed(self._parser.finalize)
+            finished = self._timed(self._parser.finalize)
+            self.message = finished[0] if finished else None
             self._parser = None
 
 
