@@ -47,6 +47,23 @@ class BatchInputError(ValueError):
         super().__init__(message)
 
 
+def _batch_columns(batch: Any, prefix_column: str | None, output_column: str, tools_column: str | None) -> tuple[list, list, list]:
+    """The prefix, output and tools values of every row (``""`` and None where a column is not given).
+
+    Raises:
+        BatchInputError: a column is missing, or shorter or longer than the output column.
+    """
+    outputs = _column(batch, output_column)
+    prefixes = _column(batch, prefix_column) if prefix_column is not None else [""] * len(outputs)
+    tools = _column(batch, tools_column) if tools_column is not None else [None] * len(outputs)
+    for column, values in ((prefix_column, prefixes), (tools_column, tools)):
+        if len(values) != len(outputs):
+            raise BatchInputError(
+                f"column {column!r} has {len(values)} rows but {output_column!r} has {len(outputs)}", row=None, column=column
+            )
+    return prefixes, outputs, tools
+
+
 def parse_batch(
     batch: Any,
     template: dict | str | ResponseTemplate,
@@ -103,14 +120,7 @@ def parse_batch(
     if message_format not in MESSAGE_FORMATS:
         raise ValueError(f"message_format must be one of {MESSAGE_FORMATS}, got {message_format!r}")
     compiled = load_template(template)
-    outputs = _column(batch, output_column)
-    prefixes = _column(batch, prefix_column) if prefix_column is not None else [""] * len(outputs)
-    tools = _column(batch, tools_column) if tools_column is not None else [None] * len(outputs)
-    for column, values in ((prefix_column, prefixes), (tools_column, tools)):
-        if len(values) != len(outputs):
-            raise BatchInputError(
-                f"column {column!r} has {len(values)} rows but {output_column!r} has {len(outputs)}", row=None, column=column
-            )
+    prefixes, outputs, tools = _batch_columns(batch, prefix_column, output_column, tools_column)
     messages: list = []
     errors: list[str | None] = []
     fields: list[list[str | None]] = []

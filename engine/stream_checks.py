@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from dataclasses import field as dataclass_field
 from typing import Any
 
 from .errors import ResponseParseError
+from .inputs import prefix_text
 from .parser import ResponseParser
 from .template import ResponseTemplate, load_template
 
@@ -193,6 +194,30 @@ def random_chunks(text: str, seed: int, max_size: int = 8) -> list[str]:
     return split_at(text, offsets)
 
 
+def _chunkings(generation: str, seeds: Iterable[int], every_split: bool) -> tuple[Iterator[tuple[str, list[str]]], int, list[str]]:
+    """The chunkings `check_stream` compares (one character at a time, each single split, seeded
+    random pieces) as `(name, chunks)` pairs made on demand, the single-split stride, and notes."""
+    n = len(generation)
+    stride = 0
+    notes: list[str] = []
+    if every_split and n > 1:
+        stride = 1 if n <= MAX_EVERY_SPLIT else -(-n // MAX_EVERY_SPLIT)
+        if stride > 1:
+            notes.append(f"generation has {n} characters: split check tested every {stride}th offset, not all {n - 1}")
+    elif not every_split:
+        notes.append("split check skipped")
+
+    def chunkings() -> Iterator[tuple[str, list[str]]]:
+        yield "one-char", list(generation)
+        if stride:
+            for at in range(1, n, stride):
+                yield f"split@{at}", [generation[:at], generation[at:]]
+        for seed in seeds:
+            yield f"seed={seed}", random_chunks(generation, seed)
+
+    return chunkings(), stride, notes
+
+
 def check_stream(
     generation: str,
     template: dict | str | ResponseTemplate,
@@ -233,31 +258,13 @@ def check_stream(
     """
     started = time.perf_counter()
     loaded = load_template(template)
-    if prefix is None:
-        ResponseParser(loaded, None)
+    prefix = prefix_text(prefix)
     options = {"tools": tools, "regex_timeout": regex_timeout, "on_error": on_error}
     baseline = run_chunks(loaded, prefix, [generation], chunking="one-shot", **options)
-    notes: list[str] = []
-    n = len(generation)
-    stride = 0
-    if every_split and n > 1:
-        stride = 1 if n <= MAX_EVERY_SPLIT else -(-n // MAX_EVERY_SPLIT)
-        if stride > 1:
-            notes.append(f"generation has {n} characters: split check tested every {stride}th offset, not all {n - 1}")
-    elif not every_split:
-        notes.append("split check skipped")
-
-    def chunkings():
-        yield "one-char", list(generation)
-        if stride:
-            for at in range(1, n, stride):
-                yield f"split@{at}", [generation[:at], generation[at:]]
-        for seed in seeds:
-            yield f"seed={seed}", random_chunks(generation, seed)
-
+    chunkings, stride, notes = _chunkings(generation, seeds, every_split)
     deadline = None if max_seconds is None else started + max_seconds
     runs, mismatch, complete = 1, None, True
-    for name, chunks in chunkings():
+    for name, chunks in chunkings:
         run = run_chunks(loaded, prefix, chunks, chunking=name, deadline=deadline, **options)
         if run.stopped:
             complete = False
