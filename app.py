@@ -17,12 +17,13 @@ import gradio as gr
 
 from playground import api, handlers, live
 from playground.catalog import DEFAULT_SAMPLE, EDITED_TEMPLATE, INLINE_TEMPLATE, sample_table, samples_by_id, template_names, template_text_of
+from playground.chat_template_check import matrix_html
 from playground.chunking import CHUNKINGS, DEMO_MODEL_PATH
 from playground.diagnostics import check_template
 from playground.field_reference import reference_html
 from playground.limits import LIMITS, queue_options
-from playground.page_script import DIAGNOSTICS_JS, EVENT_LOG_JS, EXPLAIN_JS, PAGE_JS, REGION_MAP_JS, SHARE_JS
-from playground.session import Session, new_session
+from playground.page_script import CONFORMANCE_JS, DIAGNOSTICS_JS, EVENT_LOG_JS, EXPLAIN_JS, PAGE_JS, REGION_MAP_JS, SHARE_JS
+from playground.session import Session
 from playground.stream_check import report_html
 from playground.styles import PAGE_CSS
 from playground.wiring import Page, query_params
@@ -33,7 +34,7 @@ MONO = ["rt-mono"]
 
 with gr.Blocks(title="Response Template Playground") as demo:
     page = Page()
-    page.session = gr.State(new_session)
+    page.session = gr.State(Session())  # each browser session gets its own copy (no load event, no public endpoint)
     page.params = gr.State({})
     with gr.Row(equal_height=False, elem_id="workspace"):
         with gr.Column(scale=5, min_width=340, elem_id="inputs-column"):
@@ -75,6 +76,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
                     with gr.Row():
                         page.enable_thinking = gr.Checkbox(False, label="enable_thinking", elem_id="enable-thinking")
                         page.use_model_template = gr.Checkbox(True, label="Use the model's template (tokenizer's own, else templates/)", elem_id="use-model-template")
+                        page.teaching_pace = gr.Checkbox(False, label=f"Teaching pace ({live.TEACHING_TOKENS_PER_SECOND} tokens a second)", elem_id="teaching-pace")
                     with gr.Row():
                         page.max_new_tokens = gr.Slider(1, LIMITS.max_new_tokens, value=200, step=1, label="max_new_tokens", elem_id="max-new-tokens")
                         page.temperature = gr.Slider(0, 2, value=0.7, step=0.05, label="temperature", elem_id="temperature")
@@ -92,6 +94,14 @@ with gr.Blocks(title="Response Template Playground") as demo:
                     with gr.Row():
                         page.format_button = gr.Button("Format", elem_id="format-button")
                         page.reset_button = gr.Button("Reset", elem_id="reset-button")
+                    with gr.Accordion("Check against a chat template", open=False, elem_id="chat-template-check"):
+                        page.chat_template_text = gr.Code("", language="jinja2", label="Chat template (the Jinja text of the model's chat_template)", lines=6, max_lines=16, elem_id="chat-template")
+                        page.chat_template_model = gr.Textbox("", label="…or a model to take it from: a local folder or a hub id (tokenizer files only)", placeholder="samples/demo-model", elem_id="chat-template-model")
+                        with gr.Row():
+                            page.bos_token = gr.Textbox("", label="bos_token (optional)", elem_id="bos-token", min_width=140)
+                            page.eos_token = gr.Textbox("", label="eos_token (optional)", elem_id="eos-token", min_width=140)
+                        page.check_button = gr.Button("Check the template against it", elem_id="check-button")
+                        page.conformance = gr.HTML(matrix_html(None), elem_id="conformance", js_on_load=CONFORMANCE_JS)
                     with gr.Accordion("Field reference (from the JSON Schema)", open=False, elem_id="field-reference"):
                         gr.HTML(reference_html())
                     with gr.Accordion("Download / export", open=True):
@@ -180,6 +190,8 @@ with gr.Blocks(title="Response Template Playground") as demo:
     page.listen(page.format_button.click, handlers.format_editor)
     page.listen(page.reset_button.click, handlers.reset_template)
     page.listen(page.export_button.click, handlers.export_template, work="export")
+    page.listen(page.check_button.click, handlers.check_chat_template, work="conformance")
+    page.listen(page.conformance.click, handlers.load_check_row)
     page.listen(page.fit_button.click, handlers.fit_templates)
     page.listen(page.use_best_button.click, handlers.use_best)
     page.listen(page.test_cases_text.input, handlers.run_tests, trigger_mode="always_last", show_progress="hidden")
@@ -202,6 +214,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
     gr.api(api.lint, api_name="lint", **queue_options("parse"))
     gr.api(api.export, api_name="export", **queue_options("export"))
     gr.api(api.load_sample, api_name="load_sample", **queue_options("parse"))
+    gr.api(api.conformance, api_name="conformance", **queue_options("conformance"))
 
 demo.queue(default_concurrency_limit=8, max_size=64)
 
@@ -214,7 +227,8 @@ def main() -> None:
     if args.model:
         page.model_name.value = args.model
     logging.basicConfig(level=logging.INFO)
-    demo.launch(share=args.share, css=PAGE_CSS, js=PAGE_JS, show_error=False)
+    # The public API endpoints are also MCP tools (/gradio_api/mcp/), for agents; see docs/app.md.
+    demo.launch(share=args.share, css=PAGE_CSS, js=PAGE_JS, show_error=False, mcp_server=True)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,9 @@ class Limits:
         max_new_tokens: the largest generation Generate live allows (tokens).
         regex_seconds: what one template regex call may take on this page (seconds).
         stream_check_seconds: the wall-time budget of one stream check (seconds).
+        chat_template_chars: a pasted chat template (Jinja text).
+        conformance_seconds: the wall-time limit of one chat-template check (seconds); past
+            it the check's worker is killed.
     """
 
     template_chars: int = 64_000
@@ -47,6 +50,8 @@ class Limits:
     max_new_tokens: int = 2_048
     regex_seconds: float = 0.5
     stream_check_seconds: float = 10.0
+    chat_template_chars: int = 100_000
+    conformance_seconds: float = 30.0
 
     @classmethod
     def from_env(cls) -> "Limits":
@@ -70,6 +75,7 @@ WORK = {
     "replay": 4,  # Step / Play with its stream check
     "generation": 1,  # model load and Generate live
     "export": 4,  # writing the download files
+    "conformance": 2,  # chat-template checks, each in a worker process of its own
 }
 
 

@@ -22,8 +22,13 @@ from .parse_view import LiveParse, ParseView
 from .session import Session
 from .status import status_html
 
-# Seconds between page updates while streaming (at most ~10 a second).
+# Seconds between page updates while streaming (at most ~10 a second); each update outlines
+# what grew since the one before.
 UPDATE_INTERVAL = 0.1
+# Teaching pace: tokens shown per second, each in an update of its own (the model runs ahead).
+TEACHING_TOKENS_PER_SECOND = 4
+# Longest sleep between two looks at Stop while pacing (seconds).
+PACE_STEP = 0.05
 # Models kept loaded at once (the oldest is dropped first).
 MODELS_KEPT = 2
 
@@ -57,6 +62,28 @@ def conversation(system: str, user: str, messages_text: str) -> list[dict]:
     return turns + [{"role": "user", "content": user}]
 
 
+def per_token_figures(live: LiveParse, tokens: int) -> list[tuple[str, str]]:
+    """The per-token figures: a plain parser's time (the path library users get) and the
+    tracing the page's views need, each divided by the tokens fed."""
+    if not tokens:
+        return [("parse per token (plain parser)", "–"), ("tracing per token (extra, for the views)", "–")]
+    plain = live.plain
+    parse = "stopped: the plain parser raised" if plain is None or plain.stopped else f"{plain.seconds / tokens * 1000:.3f} ms"
+    return [
+        ("parse per token (plain parser)", parse),
+        ("tracing per token (extra, for the views)", f"{live.parse_seconds / tokens * 1000:.3f} ms"),
+    ]
+
+
+def _paced_wait(session: Session, due: float) -> bool:
+    """Sleep until `due` (a perf_counter time), looking at Stop every PACE_STEP; True when Stop came."""
+    while (left := due - time.perf_counter()) > 0:
+        if session.stop_requested:
+            return True
+        time.sleep(min(left, PACE_STEP))
+    return session.stop_requested
+
+
 @produces("status")
 def request_stop(session: Session) -> dict:
     """Stop: end this session's replay or live generation at its next chunk."""
@@ -67,14 +94,20 @@ def request_stop(session: Session) -> dict:
 @produces(*PARSE_VIEWS, "template_text", "template_choice", "prefix", "generation", "model_note")
 def generate(
     model_name, system, user, messages_text, live_tools_text, enable_thinking, max_new_tokens, temperature, top_p, seed,
-    use_model_template, template_text, session: Session,
+    use_model_template, template_text, session: Session, teaching_pace: bool = False,
 ):
     """Generate with a model and parse as tokens arrive.
 
     Yields the parse panels, and at the end the template (when the model's own is used),
     the prompt as prefix and the generation, at most every UPDATE_INTERVAL seconds plus
-    once at the end. Stop (`request_stop`) ends it at the next token; what was generated
-    is then finalized like a finished generation.
+    once at the end; each update outlines the text and events added since the one before.
+    With `teaching_pace`, tokens are shown TEACHING_TOKENS_PER_SECOND a second, one update
+    each. Stop (`request_stop`) ends it at the next token; what was generated is then
+    finalized like a finished generation.
+
+    The "parse per token" figure times a plain parser (`PlainParse`: the path library users
+    get), fed alongside the traced one the views are drawn from; "tracing per token" is the
+    traced parser's time.
     """
     from . import generation
 
@@ -97,11 +130,13 @@ def generate(
         if template is None:
             template, template_note = generation.choose_template(loaded)
         prompt = generation.render_prompt(loaded, messages, tools, enable_thinking=bool(enable_thinking))
-        live = LiveParse(template, prompt.text, tools)
+        live = LiveParse(template, prompt.text, tools, plain=True)
     except (generation.ModelLoadError, LookupError, TemplateError, ResponseParseError) as error:
         yield failed(str(error), session)
         return
     model_note = f"Model: {loaded.name}" + (f" — {template_note}" if template_note else "")
+    if teaching_pace:
+        model_note += f" — teaching pace: {TEACHING_TOKENS_PER_SECOND} tokens a second, one update each (the model runs ahead)"
     chosen = {}
     if use_model_template:
         text = template_text_of(template)
@@ -109,16 +144,17 @@ def generate(
     started = time.perf_counter()
     tokens = 0
     last = 0.0
+    shown_feeds = 0  # feeds drawn by the last update
+    due = 0.0  # teaching pace: when the next token may be shown (perf_counter seconds)
 
-    def snapshot() -> ParseView:
+    def snapshot(fresh_feeds: int = 1) -> ParseView:
         elapsed = time.perf_counter() - started
-        per_token = live.parse_seconds / tokens * 1000 if tokens else 0.0
         return live.view([
             ("tokens", str(tokens)),
             ("tokens/s", f"{tokens / elapsed:.1f}" if elapsed > 0 else "0"),
-            ("parse per token", f"{per_token:.3f} ms"),
+            *per_token_figures(live, tokens),
             ("elapsed", f"{elapsed:.1f} s"),
-        ])
+        ], fresh_feeds=fresh_feeds)
 
     pieces = generation.stream_generation(
         loaded, prompt, max_new_tokens=max_new_tokens, temperature=float(temperature), top_p=float(top_p),
@@ -130,12 +166,18 @@ def generate(
             if session.stop_requested:
                 stopped = True
                 break
+            if teaching_pace:
+                if _paced_wait(session, due):
+                    stopped = True
+                    break
+                due = time.perf_counter() + 1 / TEACHING_TOKENS_PER_SECOND
             tokens += len(piece.ids)
             live.feed(piece.text)
             now = time.perf_counter()
-            if now - last >= UPDATE_INTERVAL:
+            if teaching_pace or now - last >= UPDATE_INTERVAL:
                 last = now
-                session.view = view = snapshot()
+                session.view = view = snapshot(live.feeds - shown_feeds)
+                shown_feeds = live.feeds
                 session.display.log_page = 10**9  # follow the newest events
                 yield {**render(view, session, note=model_note, progress=f"{tokens} tokens"), **chosen, "model_note": model_note}
     finally:

@@ -55,6 +55,9 @@ class Session:
         tab: the input tab shown ("samples", "paste", "live", "template").
         best_template: the templates/ file "Which template fits?" ranked first ("" before it ran).
         stop_requested: Stop was pressed; the running replay or generation ends at its next chunk.
+        check_rows: the rows of the last chat-template check (``ConformanceReport.to_dict()``'s
+            situations), which a click loads into Paste & parse.
+        check_template: the template text that check ran with.
     """
 
     view: ParseView | None = None
@@ -68,8 +71,6 @@ class Session:
     tab: str = "samples"
     best_template: str = ""
     stop_requested: bool = False
+    check_rows: list[dict] = field(default_factory=list)
+    check_template: str = ""
 
-
-def new_session() -> Session:
-    """A fresh `Session` (Gradio calls this once per browser session: `gr.State(new_session)`)."""
-    return Session()
