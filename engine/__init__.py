@@ -2,19 +2,26 @@
 
 `from engine import parse_response, ResponseParser` is a drop-in replacement
 for `transformers.utils.chat_parsing`, with positions, diagnostics and linear
-streaming on top. See SPEC.md (in the project's shared notes) and README.md.
+streaming on top. The format is described in docs/template-language.md.
 """
 
 from .errors import PatternTimeoutError, ResponseParseError, TemplateError
 from .parser import ResponseParser, Span, parse_response
+from .events import message_from_events
+from .batch import BatchInputError, parse_batch
 from .template import FieldSpec, ResponseTemplate, load_template
-from .lint import Diagnostic, lint
+from .template_files import TemplateFile, list_templates
+from .lint import Diagnostic, lint, lint_prompts
+from .chat_template import load_chat_template
+from .conformance import ConformanceReport, SituationResult, check_conformance
 from .openai_view import OpenAIView, openai_deltas, openai_view
 from .stream_checks import StreamCheckReport, check_stream
 from .trace import Trace, TraceSpan, trace
 from .tokenizer import IncrementalDecoder, TokenResponseParser, attach_response_template, get_response_parser
 
 __all__ = [
+    "BatchInputError",
+    "parse_batch",
     "IncrementalDecoder",
     "TokenResponseParser",
     "attach_response_template",
@@ -28,13 +35,21 @@ __all__ = [
     "TemplateError",
     "load_template",
     "parse_response",
+    "ConformanceReport",
     "Diagnostic",
+    "SituationResult",
+    "check_conformance",
+    "load_chat_template",
+    "lint_prompts",
     "OpenAIView",
     "StreamCheckReport",
     "Trace",
     "TraceSpan",
     "check_stream",
     "lint",
+    "list_templates",
+    "TemplateFile",
+    "message_from_events",
     "openai_deltas",
     "openai_view",
     "trace",

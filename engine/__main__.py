@@ -1,10 +1,18 @@
-"""Command line for template authors: ``python -m engine {check,lint,parse} ...``.
+"""Command line for template authors: ``python -m engine {batch,check,conformance,lint,parse} ...``.
 
 - ``check TEMPLATE SAMPLES``: lint, then parse every sample (expected message or error)
   and run the stream checks; exit 1 on a lint error, a wrong message or a stream mismatch.
-- ``lint TEMPLATE``: print the diagnostics; exit 1 on an error.
+- ``conformance TEMPLATE (--chat-template FILE | --model ID_OR_PATH)``: render the matrix
+  of conversation situations with the model's chat template and check the template reads
+  each one back; exit 0 when every renderable situation passes, 1 when some fail, 2 when
+  nothing could be rendered (or on bad input).
+- ``lint TEMPLATE [--chat-template FILE]``: print the diagnostics (with a chat template, also
+  whether its prompts contain the start anchor); exit 1 on an error.
 - ``parse TEMPLATE [--prefix FILE] [GENERATION_FILE|-]``: print the message as JSON, or
   with ``--trace`` the region map as coloured text.
+- ``batch TEMPLATE INPUT --output OUTPUT [--engine local|datasets|ray] [--num-proc N] ...``:
+  parse every row of a JSONL or Parquet file, keeping the order; a progress bar, then a
+  summary (rows, errors by field, rows per second). See docs/batch.md.
 
 TEMPLATE is a plain response-template JSON file, a ``templates/`` wrapper file, or a
 family name from ``templates/``.
@@ -21,9 +29,11 @@ from rich.console import Console
 from rich.text import Text
 
 from .errors import ResponseParseError, TemplateError
-from .lint import lint
+from .lint import lint, lint_prompts
 from .samples import _load_sample_file
 from .template_files import load_template_file
+from .parser import ON_ERROR_MODES, ResponseParser
+from .batch_files import BATCH_ROWS, ENGINES
 from .stream_checks import check_stream
 from .trace import trace
 
@@ -58,8 +68,27 @@ def _print_diagnostics(console: Console, diagnostics) -> None:
             console.print(Text(f"        fix: {diagnostic.suggestion}", "dim"))
 
 
+def _chat_template_options(args) -> dict:
+    """``check_conformance`` keywords from --chat-template / --model / --bos-token / --eos-token."""
+    if (args.chat_template is None) == (getattr(args, "model", None) is None):
+        raise ValueError("give exactly one of --chat-template FILE and --model HUB_ID_OR_PATH")
+    options = {"bos_token": args.bos_token, "eos_token": args.eos_token}
+    if args.chat_template is not None:
+        options["chat_template"] = Path(args.chat_template).read_text(encoding="utf-8")
+    else:
+        options["model"] = args.model
+    return options
+
+
 def command_lint(args, console: Console) -> int:
-    diagnostics = lint(read_template(args.template))
+    template = read_template(args.template)
+    diagnostics = lint(template)
+    if args.chat_template is not None:
+        from .conformance import rendered_prompts
+
+        chat_template = Path(args.chat_template).read_text(encoding="utf-8")
+        prompts = rendered_prompts(chat_template, bos_token=args.bos_token or "", eos_token=args.eos_token or "")
+        diagnostics += lint_prompts(template, prompts)
     _print_diagnostics(console, diagnostics)
     if not diagnostics:
         console.print("no findings")
@@ -73,13 +102,14 @@ def command_check(args, console: Console) -> int:
     failures = sum(d.severity == "error" for d in diagnostics)
     if any(d.code == "template-error" for d in diagnostics):
         return 1
-    samples = _load_sample_file(Path(args.samples), {})
+    samples = _load_sample_file(Path(args.samples), {}, template)
+    leaky = 0
     for sample in samples:
         case_template = template if sample.template_name != "<inline>" else sample.template
         problems = []
         report = check_stream(
             sample.generation, case_template, prefix=sample.prefix, tools=sample.tools,
-            seeds=range(args.seeds), truncation_step=args.truncation_step,
+            seeds=range(args.seeds), truncation_step=args.truncation_step, on_error=args.on_error,
         )
         baseline = report.baseline
         if sample.expected_error is not None:
@@ -93,15 +123,57 @@ def command_check(args, console: Console) -> int:
             problems.append(f"streaming differs from one-shot with chunking {mismatch.chunking} (splits {mismatch.splits[:10]}): "
                             f"{json.dumps(mismatch.message, ensure_ascii=False) if mismatch.error is None else mismatch.error}")
         status = Text("FAIL", "bold red") if problems else Text("ok  ", "green")
-        detail = f"  ({report.runs} chunkings, {len(report.truncation_leaks)} truncation leaks)"
-        console.print(Text.assemble(status, f" {sample.name}", (detail, "dim")))
+        leaks = report.truncation_leaks
+        detail = Text(f"  ({report.runs} chunkings agree", "dim")
+        if leaks:
+            detail.append(f"; {len(leaks)} truncation leak{'s' if len(leaks) > 1 else ''}", "yellow")
+        detail.append(")", "dim")
+        console.print(Text.assemble(status, f" {sample.name}", detail))
         for problem in problems:
             console.print(f"    {problem}")
+        if leaks:
+            first = leaks[0]
+            console.print(Text(f"    leak: cut at {first.cut} leaves {first.fragment!r} of {first.delimiter!r} at the end of {first.field}", "yellow"))
         for note in report.notes:
             console.print(Text(f"    note: {note}", "dim"))
         failures += bool(problems)
+        leaky += bool(leaks)
     console.print(f"{len(samples)} samples, {failures} failure(s)")
+    if leaky:
+        console.print(Text(
+            f"{leaky} sample(s) with truncation leaks: when a generation stops inside a delimiter (a token limit), the "
+            "delimiter's first characters end up as text at the end of a field. This is a warning about cut-off "
+            "streams, not a failure: the exit status counts only failures. See docs/cli.md.", "yellow"))
     return 1 if failures else 0
+
+
+_STATUS = {True: Text("ok  ", "green"), False: Text("FAIL", "bold red")}
+
+
+def command_conformance(args, console: Console) -> int:
+    from .conformance import check_conformance
+
+    template = read_template(args.template)
+    report = check_conformance(template, **_chat_template_options(args))
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+        return report.exit_code
+    source = args.chat_template or args.model
+    switch = f" (thinking switch: {report.thinking_switch})" if report.thinking_switch else ""
+    console.print(Text(f"{args.template} against {source}{switch}", "bold"))
+    for row in report.situations:
+        status = _STATUS[row.passed] if row.renderable else Text("n/r ", "yellow")
+        line = Text.assemble(status, f" {row.name}")
+        if row.renderable and row.passed and row.normalisations:
+            line.append(f"  (normalised: {'; '.join(row.normalisations)})", "dim")
+        console.print(line)
+        if not row.passed:
+            console.print(Text(f"    {row.detail}", "dim" if not row.renderable else ""))
+    _print_diagnostics(console, report.diagnostics)
+    counts = report.counts()
+    console.print(f"{len(report.situations)} situations: {counts['passed']} passed, {counts['failed']} failed, "
+                  f"{counts['not_renderable']} not renderable")
+    return report.exit_code
 
 
 def render_trace(result, console: Console) -> None:
@@ -134,6 +206,8 @@ def render_trace(result, console: Console) -> None:
         console.print(Text(f"warning ({warning.code}) at {warning.source} {warning.start}: {warning.message}", "yellow"))
         if warning.suggestion:
             console.print(Text(f"    fix: {warning.suggestion}", "dim"))
+    for kept in result.errors:
+        console.print(Text(f"kept error in {kept.field} at {kept.position_source or kept.source} {kept.position if kept.position is not None else kept.offset}: {kept.message}", "yellow"))
     if result.error is not None:
         console.print(Text(f"error in {result.error.field} at {result.error.source} {result.error.offset}: {result.error.message}", "bold red"))
     else:
@@ -143,19 +217,69 @@ def render_trace(result, console: Console) -> None:
 def command_parse(args, console: Console) -> int:
     template = read_template(args.template)
     prefix = Path(args.prefix).read_text(encoding="utf-8") if args.prefix else ""
+    if args.prefix is None:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(Text(
+            "note: no --prefix, so the prefix is empty: a region the chat template opens in the prompt (an "
+            "opening <think>, a channel header) is unknown, and its text may land in the wrong field. Pass the "
+            "prompt text with --prefix FILE (--prefix /dev/null says the empty prefix is meant).", "yellow"))
     generation = sys.stdin.read() if args.generation == "-" else Path(args.generation).read_text(encoding="utf-8")
     if args.trace:
-        result = trace(generation, template, prefix=prefix)
+        result = trace(generation, template, prefix=prefix, on_error=args.on_error)
         render_trace(result, console)
         return 1 if result.error else 0
-    from .parser import parse_response
-
+    parser = ResponseParser(template, prefix, on_error=args.on_error)
     try:
-        message = parse_response(generation, template, prefix=prefix)
+        message, _ = parser.finalize(generation)
     except ResponseParseError as error:
         console.print(Text(f"error: {error}", "bold red"), highlight=False)
         return 1
+    errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    for kept in parser.errors:
+        errors.print(Text(f"kept: {kept} (its text went to the implicit field)", "yellow"))
     print(json.dumps(message, ensure_ascii=False, indent=2))
+    return 0
+
+
+def command_batch(args, console: Console) -> int:
+    from .batch_files import parse_file
+
+    engine = args.engine or ("datasets" if (args.num_proc or 1) > 1 else "local")
+    if args.no_prefix and args.prefix_column != "prefix":
+        raise ValueError("give either --no-prefix or --prefix-column, not both")
+    try:
+        summary = parse_file(
+            read_template(args.template),
+            args.input,
+            args.output,
+            engine=engine,
+            num_proc=args.num_proc,
+            prefix_column=None if args.no_prefix else args.prefix_column,
+            output_column=args.output_column,
+            tools_column=args.tools_column,
+            on_error=args.on_error,
+            batch_rows=args.batch_size,
+            keep_input=args.keep_input,
+            regex_timeout=args.regex_timeout,
+            progress=not args.no_progress,
+        )
+    except ImportError as error:
+        raise ValueError(
+            f"{error}: the datasets and ray engines, and Parquet files, need the batch extra "
+            "(pip install 'response-templates[batch]', or '.[batch]' in a checkout)"
+        ) from None
+    report = Console(stderr=True, highlight=False, soft_wrap=True)
+    workers = "every CPU of the cluster" if summary.workers is None else f"{summary.workers} process{'es' if summary.workers > 1 else ''}"
+    report.print(
+        f"{summary.rows:,} rows in {summary.seconds:.2f} s ({summary.rows_per_second:,.0f} rows/s) "
+        f"with {summary.engine} ({workers}) -> {args.output}"
+    )
+    if summary.rows_with_errors:
+        kept = "messages kept" if args.on_error == "keep" else "no message"
+        by_field = ", ".join(f"{name} {count:,}" for name, count in summary.errors_by_field.most_common())
+        rows = f"{summary.rows_with_errors:,} row{'s' if summary.rows_with_errors != 1 else ''}"
+        report.print(Text(f"{rows} with errors ({kept}); errors by field: {by_field}", "yellow"))
+    else:
+        report.print("no errors")
     return 0
 
 
@@ -169,11 +293,48 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--truncation-step", type=int, default=1, help="test every K-th cut inside a delimiter (0: skip)")
     lint_command = commands.add_parser("lint", help="print diagnostics for a template (exit 1 on an error)")
     lint_command.add_argument("template")
+    lint_command.add_argument("--chat-template", help="a Jinja chat template file: also check its prompts contain the start anchor")
+    lint_command.add_argument("--bos-token", help="the chat template's bos_token (default empty)")
+    lint_command.add_argument("--eos-token", help="the chat template's eos_token (default empty)")
+    conformance = commands.add_parser(
+        "conformance",
+        help="check a template against a model's chat template (exit 0 all pass, 1 some fail, 2 nothing renderable)",
+    )
+    conformance.add_argument("template", help="template JSON file (plain or templates/ wrapper) or family name")
+    conformance.add_argument("--chat-template", help="the Jinja chat template file (e.g. chat_template.jinja)")
+    conformance.add_argument("--model", help="a hub id or local folder: use its tokenizer's chat template (no weights are read)")
+    conformance.add_argument("--bos-token", help="the chat template's bos_token (default empty, or the tokenizer's)")
+    conformance.add_argument("--eos-token", help="the chat template's eos_token (default empty, or the tokenizer's)")
+    conformance.add_argument("--json", action="store_true", help="print the report as JSON")
     parse = commands.add_parser("parse", help="parse one generation and print the message")
     parse.add_argument("template")
     parse.add_argument("generation", nargs="?", default="-", help="generation file, or - for stdin (default)")
-    parse.add_argument("--prefix", help="file holding the prompt text sent before the generation (default: none)")
+    parse.add_argument("--prefix", help="file holding the prompt text sent before the generation (without it the prefix is empty, with a note)")
     parse.add_argument("--trace", action="store_true", help="print the region map as coloured text")
+    for command in (parse, check):
+        command.add_argument(
+            "--on-error", choices=ON_ERROR_MODES, default="raise",
+            help="raise (default): a region that does not parse is an error; keep: its text goes to the implicit field",
+        )
+    batch = commands.add_parser("batch", help="parse every row of a JSONL or Parquet file (see docs/batch.md)")
+    batch.add_argument("template", help="template JSON file (plain or templates/ wrapper) or family name")
+    batch.add_argument("input", help="input file: .jsonl/.ndjson or .parquet/.pq, one generation a row")
+    batch.add_argument("--output", required=True, help="output file (.jsonl or .parquet): the rows in order, with message and error")
+    batch.add_argument("--engine", choices=ENGINES, help="local (this process), datasets or ray (default: local, or datasets with --num-proc > 1)")
+    batch.add_argument("--num-proc", type=int, help="worker processes (ray: at most this many tasks at once; default: every CPU)")
+    batch.add_argument("--prefix-column", default="prefix", help="column of prompt texts (default: prefix)")
+    batch.add_argument("--no-prefix", action="store_true", help='rows have no prompt: parse each with the prefix ""')
+    batch.add_argument("--output-column", default="output", help="column of generations (default: output)")
+    batch.add_argument("--tools-column", help="column of tool schemas (a list, or its JSON text) to cast tool-call arguments")
+    batch.add_argument(
+        "--on-error", choices=ON_ERROR_MODES, default="keep",
+        help="keep (default): a region that does not parse keeps its text, and the row gets an error beside its message; "
+        "raise: the row gets an error and no message",
+    )
+    batch.add_argument("--batch-size", type=int, default=BATCH_ROWS, help=f"rows per batch (default {BATCH_ROWS})")
+    batch.add_argument("--keep-input", action="store_true", help="also write the prefix, output and tools columns to OUTPUT")
+    batch.add_argument("--regex-timeout", type=float, help="seconds allowed for each regex call of a template pattern")
+    batch.add_argument("--no-progress", action="store_true", help="no progress bars")
     return parser
 
 
@@ -187,10 +348,13 @@ def main(argv: list[str] | None = None) -> int:
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     console = Console(highlight=False, soft_wrap=True)
-    handlers = {"check": command_check, "lint": command_lint, "parse": command_parse}
+    handlers = {
+        "batch": command_batch, "check": command_check, "conformance": command_conformance, "lint": command_lint,
+        "parse": command_parse,
+    }
     try:
         return handlers[args.command](args, console)
-    except (TemplateError, FileNotFoundError, ValueError) as error:
+    except (TemplateError, OSError, ValueError, ImportError) as error:
         console.print(Text(f"error: {error}", "bold red"))
         return 2
 

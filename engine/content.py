@@ -2,15 +2,18 @@
 
 A registry of small pure functions keyed by the name a field gives in
 `content`. Each takes `(body, content_args)` and returns the value, or raises
-`ValueError` with a message that says what was wrong and where (the parser
-adds the field name and the region's offset).
+`ContentError` (a `ValueError`) with a message that says what was wrong and
+where, and the offset in the body where parsing failed when it is known (the
+parser adds the field name and the region's offset, and turns that offset into
+a stream position).
 
-The names, arguments and behaviours are those of SPEC.md section 4
-("FIELD keys: content").
+The names, arguments and behaviours are documented in
+`docs/template-language.md` ("content").
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from collections.abc import Callable
@@ -18,7 +21,7 @@ from typing import Any
 
 import regex
 
-from .errors import shorten
+from .errors import ContentError, shorten
 
 # Parsers whose chunks are part of the final value (`dirty=False` events).
 STREAMABLE_CONTENT = frozenset({"text", "int", "float", "bool"})
@@ -29,12 +32,17 @@ def parse_text(body: str, args: dict) -> str:
     return body.strip() if args.get("strip", True) else body
 
 
+def _first_visible(body: str) -> int:
+    """Offset of the first character that is not whitespace (the length for a blank body)."""
+    return len(body) - len(body.lstrip())
+
+
 def parse_int(body: str, args: dict) -> int:
     """`int`: the stripped body as a Python int (`int()` syntax)."""
     try:
         return int(parse_text(body, args))
     except ValueError:
-        raise ValueError(f"int: not an integer: {shorten(body)}") from None
+        raise ContentError(f"int: not an integer: {shorten(body)}", _first_visible(body)) from None
 
 
 def parse_float(body: str, args: dict) -> float:
@@ -42,7 +50,7 @@ def parse_float(body: str, args: dict) -> float:
     try:
         return float(parse_text(body, args))
     except ValueError:
-        raise ValueError(f"float: not a number: {shorten(body)}") from None
+        raise ContentError(f"float: not a number: {shorten(body)}", _first_visible(body)) from None
 
 
 def parse_bool(body: str, args: dict) -> bool:
@@ -50,104 +58,210 @@ def parse_bool(body: str, args: dict) -> bool:
     return parse_text(body, args).lower() in ("true", "1")
 
 
-_BARE_KEY = regex.compile(r"(\s*)(\w+)(\s*):")
+# A rewritten JSON text keeps "marks" back to the body it came from: `(rewritten_offset,
+# body_offset, copied)` at the start of every run; inside a copied run offsets move together,
+# and every offset of a generated run (a quoted key, a re-encoded string) maps to where its
+# original text started.
+Marks = list[tuple[int, int, bool]]
+
+# Characters that make an unquoted key's extent unclear: it may be two keys, a value or a nested object.
+_AMBIGUOUS_KEY_CHARACTERS = '{}[],"\n\r'
 
 
-def _quote_bare_keys(text: str) -> str:
-    """Quote identifier keys written without quotes (`{city: "x"}`), never touching text inside strings."""
-    out: list[str] = []
+def _body_position(marks: Marks, position: int) -> int:
+    """The body offset of `position` in a text rewritten with `marks`."""
+    index = bisect.bisect_right(marks, (position, math.inf, True)) - 1
+    if index < 0:
+        return position
+    rewritten, original, copied = marks[index]
+    return original + (position - rewritten) if copied else original
+
+
+def _compose(outer: Marks, inner: Marks) -> Marks:
+    """Marks from a second rewrite (`outer`, of the first rewrite's text) back to the body (`inner`)."""
+    return [(rewritten, _body_position(inner, original), copied) for rewritten, original, copied in outer]
+
+
+class _Rewrite:
+    """Builds a rewritten text from copied runs of the original and generated pieces, with its marks."""
+
+    def __init__(self, original: str):
+        self.original = original
+        self.pieces: list[str] = []
+        self.marks: Marks = []
+        self.length = 0
+        self.copied_to = 0  # original offset up to which text has been copied or replaced
+
+    def replace(self, start: int, end: int, replacement: str) -> None:
+        """Copy the original up to `start`, then write `replacement` for `original[start:end]`."""
+        self.copy_to(start)
+        self.marks.append((self.length, start, False))
+        self.pieces.append(replacement)
+        self.length += len(replacement)
+        self.copied_to = end
+
+    def copy_to(self, end: int) -> None:
+        if end > self.copied_to:
+            self.marks.append((self.length, self.copied_to, True))
+            self.pieces.append(self.original[self.copied_to : end])
+            self.length += end - self.copied_to
+            self.copied_to = end
+
+    def result(self) -> tuple[str, Marks]:
+        self.copy_to(len(self.original))
+        return "".join(self.pieces), self.marks
+
+
+def _skip_json_string(text: str, i: int) -> int:
+    """The offset after the double-quoted string that starts at `text[i]` (or the end of the text)."""
+    n = len(text)
+    i += 1
+    while i < n and text[i] != '"':
+        i += 2 if text[i] == "\\" else 1
+    return i + 1
+
+
+def _quote_bare_keys(text: str) -> tuple[str, Marks]:
+    """Quote object keys written without quotes, reading each key's text up to its `:`.
+
+    `{name: 1, Basic LLM Chain: {next: 2}}` gives `{"name": 1, "Basic LLM Chain": {"next": 2}}`.
+    Only key positions are read (after `{` or `,` inside an object), so text inside quoted
+    strings and values is never touched. A key whose text holds a bracket, brace, comma,
+    quote or line break is ambiguous and raises `ContentError`.
+    """
+    rewrite = _Rewrite(text)
+    containers: list[str] = []  # the open `{` and `[` around the current offset
+    expect_key = False
     i, n = 0, len(text)
-    copied = 0
     while i < n:
         char = text[i]
         if char == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
+            i = _skip_json_string(text, i)
+            expect_key = False
+            continue
+        if char in " \t\n\r":
             i += 1
             continue
-        if char in "{,":
-            bare = _BARE_KEY.match(text, i + 1)
-            if bare is not None:
-                out.append(text[copied : i + 1])
-                out.append(f'{bare[1]}"{bare[2]}"{bare[3]}:')
-                copied = i = bare.end()
+        if char in "{[":
+            containers.append(char)
+            expect_key = char == "{"
+        elif char in "}]":
+            if containers:
+                containers.pop()
+            expect_key = False
+        elif char == ",":
+            expect_key = bool(containers) and containers[-1] == "{"
+        elif expect_key and char not in ":'":
+            colon = text.find(":", i)
+            if colon != -1:
+                key = text[i:colon].rstrip()
+                unclear = next((c for c in key if c in _AMBIGUOUS_KEY_CHARACTERS), None)
+                if unclear is not None:
+                    raise ContentError(
+                        f"json: the unquoted key {shorten(key, 60)} at offset {i} is ambiguous: it holds {unclear!r}, "
+                        "so where the key ends is unclear; quote it",
+                        position=i + key.index(unclear),
+                    )
+                rewrite.replace(i, i + len(key), json.dumps(key, ensure_ascii=False))
+                i = colon + 1
+                expect_key = False
                 continue
+            expect_key = False
+        else:
+            expect_key = False
         i += 1
-    out.append(text[copied:])
-    return "".join(out)
+    return rewrite.result()
 
 
-def _replace_custom_strings(text: str, string_delims: list) -> str:
+def _find_unclaimed(text: str, needle: str, start: int, claimed: list[tuple[int, int]]) -> int:
+    """The first offset >= `start` where `needle` occurs outside the `claimed` ranges, or -1."""
+    i = text.find(needle, start)
+    while i != -1:
+        inside = next((end for begin, end in claimed if begin <= i < end), None)
+        if inside is None:
+            return i
+        i = text.find(needle, inside)
+    return -1
+
+
+def _replace_custom_strings(text: str, string_delims: list) -> tuple[str, Marks]:
     """Rewrite strings written between custom delimiters as JSON strings.
 
-    Pairs are applied in order; text already rewritten by an earlier pair is
-    protected from later pairs by private-use placeholders.
+    Pairs are applied in order: each one claims its strings (an open, then the next close),
+    and text an earlier pair claimed is opaque to later pairs, so `<<it's>>` stays one
+    string when `'` is a later pair.
     """
-    placeholder_mark = "\ue000"
-    while placeholder_mark in text:  # pick a marker the text does not contain
-        placeholder_mark = chr(ord(placeholder_mark) + 1)
-    rewritten: list[str] = []
-    for open_delim, close_delim in string_delims:
-        pieces, i = [], 0
+    claimed: list[tuple[int, int]] = []
+    strings: list[tuple[int, int, str]] = []
+    for open_delimiter, close_delimiter in string_delims:
+        i = 0
         while True:
-            start = text.find(open_delim, i)
+            start = _find_unclaimed(text, open_delimiter, i, claimed)
             if start == -1:
                 break
-            end = text.find(close_delim, start + len(open_delim))
+            end = _find_unclaimed(text, close_delimiter, start + len(open_delimiter), claimed)
             if end == -1:
                 break
-            pieces.append(text[i:start])
-            rewritten.append(json.dumps(text[start + len(open_delim) : end], ensure_ascii=False))
-            pieces.append(f"{placeholder_mark}{len(rewritten) - 1}{placeholder_mark}")
-            i = end + len(close_delim)
-        pieces.append(text[i:])
-        text = "".join(pieces)
-    if not rewritten:
-        return text
-    return regex.sub(
-        regex.escape(placeholder_mark) + r"(\d+)" + regex.escape(placeholder_mark),
-        lambda m: rewritten[int(m[1])],
-        text,
-    )
+            strings.append((start, end + len(close_delimiter), text[start + len(open_delimiter) : end]))
+            i = end + len(close_delimiter)
+        claimed = sorted((start, end) for start, end, _ in strings)
+    rewrite = _Rewrite(text)
+    for start, end, inner in sorted(strings):
+        if start >= rewrite.copied_to:  # a later pair's string around an earlier one keeps the outer
+            rewrite.replace(start, end, json.dumps(inner, ensure_ascii=False))
+    return rewrite.result()
 
 
 def parse_json(body: str, args: dict) -> Any:
     """`json`: the body as JSON.
 
-    Args (`content_args`): `unquoted_keys` (quote bare identifier keys),
-    `string_delims` (list of `[open, close]` pairs that delimit strings instead
-    of `"`), `allow_non_json` (on failure return the stripped body).
+    Args (`content_args`): `unquoted_keys` (quote keys written without quotes, reading
+    each key's text up to its `:`), `string_delims` (list of `[open, close]` pairs that
+    delimit strings instead of `"`), `allow_non_json` (on failure return the stripped body).
 
-    Raises ValueError with the line, column and offset of the first error, or
-    when the document is nested too deeply for the decoder.
+    Raises ContentError with the line, column and offset of the first error (its
+    `position` is that offset in `body`, also after a rewrite), when an unquoted key is
+    ambiguous, or when the document is nested too deeply for the decoder.
     """
-    working = body
-    if args.get("string_delims"):
-        working = _replace_custom_strings(working, args["string_delims"])
-    if args.get("unquoted_keys"):
-        working = _quote_bare_keys(working)
+    working, marks = body, [(0, 0, True)]
     try:
+        if args.get("string_delims"):
+            working, marks = _replace_custom_strings(working, args["string_delims"])
+        if args.get("unquoted_keys"):
+            working, quoted = _quote_bare_keys(working)
+            marks = _compose(quoted, marks)
         return json.loads(working)
+    except ContentError:
+        if args.get("allow_non_json"):
+            return parse_text(body, args)
+        raise
     except json.JSONDecodeError as error:
         if args.get("allow_non_json"):
             return parse_text(body, args)
-        where = f"line {error.lineno}, column {error.colno}, offset {error.pos}"
+        position = _body_position(marks, error.pos)
+        line = body.count("\n", 0, position) + 1
+        column = position - (body.rfind("\n", 0, position) + 1) + 1
+        where = f"line {line}, column {column}, offset {position}"
         note = "" if working == body else f" after rewriting to {shorten(working)}"
-        raise ValueError(f"json: {error.msg} ({where}){note}: {shorten(body)}") from None
+        raise ContentError(f"json: {error.msg} ({where}){note}: {shorten(body)}", position) from None
     except RecursionError:
         if args.get("allow_non_json"):
             return parse_text(body, args)
-        raise ValueError(f"json: nested too deeply to decode: {shorten(body)}") from None
+        raise ContentError(f"json: nested too deeply to decode: {shorten(body)}") from None
 
 
-def _parse_sub_value(raw: str, value_parser: dict | None, timeout: float | None) -> Any:
+def _parse_sub_value(raw: str, value_parser: dict | None, timeout: float | None, at: int) -> Any:
+    """`raw` (found at offset `at` of the body) parsed with `value_parser`; a failure's position is moved to the body."""
     if value_parser is None:
         return raw
     args = value_parser.get("args", {})
     if timeout is not None:
         args = {**args, "_timeout": timeout}  # nested patterns keep the time budget
-    return parse_content(value_parser.get("name", "text"), raw, args)
+    try:
+        return parse_content(value_parser.get("name", "text"), raw, args)
+    except ContentError as error:
+        position = None if error.position is None or at < 0 else at + error.position
+        raise ContentError(str(error), position) from None
 
 
 def parse_xml_inline(body: str, args: dict) -> dict:
@@ -179,7 +293,7 @@ def parse_xml_inline(body: str, args: dict) -> dict:
     merge = args.get("merge_duplicates", False)
     values_by_key: dict[str, list] = {}
     for tag in tags:
-        value = _parse_sub_value(tag.groupdict().get("value") or "", value_parser, timeout)
+        value = _parse_sub_value(tag.groupdict().get("value") or "", value_parser, timeout, tag.start("value"))
         values_by_key.setdefault(tag.group("key"), []).append(value)
     if merge:
         return {key: values if len(values) > 1 else values[0] for key, values in values_by_key.items()}
@@ -196,15 +310,23 @@ def parse_kv_lines(body: str, args: dict) -> dict:
     kv_sep = args.get("kv_sep", ":")
     value_parser = args.get("value_parser")
     pairs: dict[str, Any] = {}
+    strip = args.get("strip", True)
+    line_start = 0
     for raw_line in body.split(line_sep):
-        key, separator, value = parse_text(raw_line, args).partition(kv_sep)
+        line = parse_text(raw_line, args)
+        key, separator, value = line.partition(kv_sep)
         if separator:
-            pairs[parse_text(key, args)] = _parse_sub_value(parse_text(value, args), value_parser, args.get("_timeout"))
+            # Where the (stripped) value starts in the body, for error positions.
+            at = line_start + len(key) + len(kv_sep)
+            if strip:
+                at += _first_visible(raw_line) + _first_visible(value)
+            pairs[parse_text(key, args)] = _parse_sub_value(parse_text(value, args), value_parser, args.get("_timeout"), at)
+        line_start += len(raw_line) + len(line_sep)
     return pairs
 
 
 class _CallListReader:
-    """Recursive-descent reader for the `python-call-list` grammar (SPEC.md section 4)."""
+    """Recursive-descent reader for the `python-call-list` grammar (docs/template-language.md)."""
 
     MAX_DEPTH = 100
     MAX_INTEGER = 2**53 - 1
@@ -219,7 +341,7 @@ class _CallListReader:
         self.i = 0
 
     def fail(self, message: str):
-        raise ValueError(f"python-call-list: {message} at position {self.i}: {shorten(self.text)}")
+        raise ContentError(f"python-call-list: {message} at position {self.i}: {shorten(self.text)}", self.i)
 
     def peek(self) -> str:
         text, n = self.text, len(self.text)
@@ -365,7 +487,7 @@ class _CallListReader:
 def parse_python_call_list(body: str, args: dict) -> list[dict]:
     """`python-call-list`: `[f(a=1), g(b="x")]` -> `[{"name": "f", "arguments": {"a": 1}}, ...]`.
 
-    Strict grammar of SPEC.md section 4; every failure raises ValueError with the position.
+    Strict grammar (docs/template-language.md); every failure raises ContentError with the position.
     """
     return _CallListReader(body).read()
 
@@ -383,5 +505,10 @@ CONTENT_PARSERS: dict[str, Callable[[str, dict], Any]] = {
 
 
 def parse_content(name: str, body: str, args: dict) -> Any:
-    """Run the content parser `name` on `body` with `args`; raises ValueError as the parser does."""
+    """Run the content parser `name` on `body` with `args`.
+
+    Raises:
+        ContentError (a ValueError): the body does not parse; its `position` says where, when known.
+        ValueError: other failures of a parser.
+    """
     return CONTENT_PARSERS[name](body, args)

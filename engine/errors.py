@@ -25,17 +25,72 @@ class TemplateError(ValueError):
 class ResponseParseError(ValueError):
     """A generation that cannot be turned into a message with this template.
 
+    Raised with ``on_error="raise"`` (the default); with ``on_error="keep"`` the parser
+    collects these in `ResponseParser.errors` instead and keeps going.
+
     Attributes:
         field: the field whose region failed (None for message-level errors).
-        offset: character offset of the region's body in the parsed stream
-            (prefix tail after the start anchor, followed by the generation), or None.
-        text: the offending text (the region body), or None.
+        key: JSON path of the template key whose work failed, such as
+            ``fields.tool_calls.content`` (the content parser), ``fields.tool_calls.transform``,
+            ``fields.tool_calls.join`` or ``fields.x.optional`` (a required field is missing);
+            None when unknown.
+        offset: stream offset of the region's body (the stream is the prefix after the start
+            anchor, followed by the generation), or None.
+        start, end: stream offsets of the whole failed region, delimiters included, or None.
+        position: stream offset of the character where parsing failed (a JSON error's
+            line and column turned into an offset), or None when the parser cannot say.
+        text: the offending text: the region body when raised, the region's raw text
+            (delimiters included) when kept; or None.
+        region: index of the failed region (0-based, in order of opening), or None.
     """
 
-    def __init__(self, message: str, *, field: str | None = None, offset: int | None = None, text: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        offset: int | None = None,
+        text: str | None = None,
+        key: str | None = None,
+        start: int | None = None,
+        end: int | None = None,
+        position: int | None = None,
+        region: int | None = None,
+    ):
         self.field = field
+        self.key = key
         self.offset = offset
+        self.start = start
+        self.end = end
+        self.position = position
         self.text = text
+        self.region = region
+        super().__init__(message)
+
+    @property
+    def message(self) -> str:
+        """The error text (what `str(error)` gives)."""
+        return str(self)
+
+
+class UndefinedPlaceholderError(ResponseParseError, KeyError):
+    """A transform placeholder names something that is not in scope for this region.
+
+    Also a `KeyError`, as the reference raises there, so code that catches either works.
+    """
+
+    __str__ = ValueError.__str__  # not KeyError's quoted form
+
+
+class ContentError(ValueError):
+    """A content parser's failure, with where in the body it happened.
+
+    Attributes:
+        position: offset in the parsed body of the character where parsing failed, or None.
+    """
+
+    def __init__(self, message: str, position: int | None = None):
+        self.position = position
         super().__init__(message)
 
 

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 import regex
 
 from .delimiters import Delimiter
-from .errors import TemplateError
+from .errors import PatternTimeoutError, TemplateError
 from .template import FieldSpec, ResponseTemplate, load_template
 from .trace import is_tool_call_field, json_safe_close
 from .transform import placeholder_paths
@@ -25,6 +25,8 @@ PROBE_REPEAT = 28
 # Strings a zero-width match on which means the pattern can match the empty string.
 _EMPTY_PROBES = ("", "x", " ", "\n", "}", "a b\n1")
 _REASONING_WORDS = ("reason", "think", "thought", "analysis")
+# An open that matches at the start of each of these catches any text.
+_CATCH_ALL_PROBES = ("x", " ", "\n", "<", "{", "1")
 
 
 @dataclass
@@ -76,6 +78,7 @@ def lint(template: dict | str | ResponseTemplate, *, probe_budget: float = PROBE
     for spec in fields:
         found += _field_checks(spec)
     found += _tool_call_checks(fields)
+    found += _drops_text(loaded, fields)
     for path, pattern in _patterns(loaded):
         found += _pattern_checks(path, pattern, probe_budget)
     order = {severity: i for i, severity in enumerate(SEVERITIES)}
@@ -181,7 +184,8 @@ def _anchor_inside_delimiters(template: ResponseTemplate, fields: list[FieldSpec
             if delimiter is None:
                 continue
             if delimiter.literals is not None:
-                inside = [x for x in delimiter.literals if anchor.pattern.search(x)]
+                # A delimiter that is the anchor itself is cut after, never in half.
+                inside = [x for x in delimiter.literals if _anchor_inside(anchor, x)]
             else:
                 inside = [x for x in anchor.literals or () if x in delimiter.source or regex.escape(x) in delimiter.source]
             if inside:
@@ -196,6 +200,74 @@ def _anchor_inside_delimiters(template: ResponseTemplate, fields: list[FieldSpec
                     )
                 )
     return found
+
+
+def _drops_text(template: ResponseTemplate, fields: list[FieldSpec]) -> list[Diagnostic]:
+    """No implicit field and no catch-all open: text outside every region is thrown away."""
+    if template.implicit_field is not None:
+        return []
+    for spec in fields:
+        try:
+            if all(spec.open.pattern.match(probe, timeout=PROBE_BUDGET) for probe in _CATCH_ALL_PROBES):
+                return []
+        except TimeoutError:
+            continue
+    return [
+        Diagnostic(
+            "warning",
+            "drops-unclaimed-text",
+            "fields",
+            "no field is implicit (none lacks an open delimiter) and no open matches any text, so text "
+            "outside every region (unknown headers, a format variant the delimiters miss, the model "
+            "answering without markers) is dropped without a trace",
+            'add an implicit field such as "content": {"close": [...]} to keep it, and list the markers it '
+            "should swallow as its closes",
+        )
+    ]
+
+
+def _anchor_found(anchor: Delimiter, prompt: str) -> bool:
+    try:
+        return anchor.last_match_end(prompt, 1.0) is not None
+    except PatternTimeoutError:
+        return True  # too slow to tell; the backtracking check reports the pattern
+
+
+def lint_prompts(template: dict | str | ResponseTemplate, prompts: list[str]) -> list[Diagnostic]:
+    """Check a start anchor against prompts rendered from the family's chat template.
+
+    Args:
+        template: the response template.
+        prompts: prompts exactly as the chat template renders them with
+            ``add_generation_prompt=True`` (`engine.conformance.rendered_prompts` makes them).
+
+    Returns:
+        ``[]``, or one ``anchor-not-in-prompts`` warning when no prompt contains a match of
+        the start anchor (the whole prompt, earlier turns included, is then parsed as part
+        of the new message). A template that does not load gives its ``template-error``.
+    """
+    try:
+        loaded = load_template(template)
+    except TemplateError as error:
+        return [Diagnostic("error", "template-error", error.path, error.detail, "")]
+    anchor = loaded.start_anchor
+    if not prompts or any(_anchor_found(anchor, prompt) for prompt in prompts):
+        return []
+    return [
+        Diagnostic(
+            "warning",
+            "anchor-not-in-prompts",
+            anchor.path,
+            f"the start anchor {anchor.source!r} occurs in none of the {len(prompts)} rendered prompts, so every "
+            f"prompt is parsed whole, earlier turns included (the first ends {prompts[0][-40:]!r})",
+            "anchor on the assistant header the chat template's generation prompt writes",
+        )
+    ]
+
+
+def _anchor_inside(anchor: Delimiter, literal: str) -> bool:
+    found = anchor.pattern.search(literal)
+    return found is not None and not (found.start() == 0 and found.end() == len(literal))
 
 
 # -- one field -------------------------------------------------------------------

@@ -43,6 +43,9 @@ class ArgumentsCheck:
         expected: ``json.dumps(final_arguments, ensure_ascii=False)``.
         ok: `streamed` parses to the final arguments (and equals `expected`).
         retracted: a preview would have had to change text already sent (never sent; reported).
+        error: the region's parse error when the call was announced and then failed to parse
+            (with ``on_error="keep"``: its text then streams as content, but the deltas
+            already sent for the call cannot be taken back), else None.
     """
 
     index: int
@@ -51,6 +54,7 @@ class ArgumentsCheck:
     expected: str
     ok: bool
     retracted: bool = False
+    error: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -170,7 +174,9 @@ class _Builder:
                 self.body.append(event["text"])
                 if spec.content == "json":
                     self.preview(spec)
-            elif kind == "region_close":
+            elif kind == "region_close" and "error" in event:
+                self.fail(event["error"])
+            elif kind == "region_close" and "value" in event:
                 self.close(event["value"], spec)
             return
         if name in self.text_streams and kind == "region_chunk":
@@ -229,6 +235,14 @@ class _Builder:
         else:
             call.retracted = True
 
+    def fail(self, error: str) -> None:
+        """A tool-call region failed to parse: its text comes back as content events. Calls the
+        previews already announced cannot be withdrawn; each is reported as a failed check."""
+        for call in self.region_calls:
+            if call.name is not None:
+                self.checks.append(ArgumentsCheck(call.index, call.name, call.sent, "", False, call.retracted, error))
+        self.region_calls, self.body = [], []
+
     def close(self, value: Any, spec: FieldSpec) -> None:
         values = value if isinstance(value, list) else [value]
         for position, item in enumerate(values):
@@ -284,14 +298,18 @@ def openai_view(
     prefix: str,
     tools: list[dict | Callable] | None = None,
     chunks: list[str] | None = None,
+    on_error: str = "raise",
 ) -> OpenAIView:
     """Parse `generation` (fed as `chunks` when given, else one piece) and derive its OpenAI stream.
+
+    With ``on_error="keep"`` it shows what a server that falls back to content streams: the
+    text of a tool call that does not parse arrives as content deltas.
 
     Raises:
         TemplateError, ValueError (no prefix), ResponseParseError: as `parse_response`.
     """
     loaded = load_template(template)
-    parser = ResponseParser(loaded, prefix, tools=tools)
+    parser = ResponseParser(loaded, prefix, tools=tools, on_error=on_error)
     events = list(parser.initial_events)
     for piece in chunks if chunks is not None else [generation]:
         events += parser.feed(piece)

@@ -1,7 +1,7 @@
 """A standard-library `re` pattern that matches exactly like a template's `regex` pattern, where one exists.
 
-Template patterns are compiled with the `regex` module (SPEC.md: patterns use its
-syntax, and its `timeout` bounds hostile ones). On some shapes the standard `re`
+Template patterns are compiled with the `regex` module (its syntax is the format's, see
+docs/template-language.md, and its `timeout` bounds hostile ones). On some shapes the standard `re`
 engine is several times faster, for example the lazy value of Qwen3-Coder's
 `<parameter=(?P<key>\\w+)>\\s*(?P<value>.*?)\\s*</parameter>` tag pattern, which the
 `regex` module steps through at about 8 ns per character and `re` at about 2.

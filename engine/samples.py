@@ -38,8 +38,8 @@ class Sample:
       boundaries), or None.
     - `expected`: the message; None exactly when `expected_error` (a
       substring of the error message) is set.
-    - `needs`: deliberate differences from the reference (SPEC section 8,
-      e.g. "D1") that the expected message depends on.
+    - `needs`: deliberate differences from the reference that the expected message
+      depends on (e.g. "keeps-every-stretch"; docs/template-language.md).
     - `covers`: the coverage topics this case exercises (see README).
     """
 
@@ -77,7 +77,9 @@ def _resolve_template(where: str, reference: Any, cache: dict[str, TemplateFile]
     return cache[reference].response_template, reference
 
 
-def _load_sample_file(path: Path, cache: dict[str, TemplateFile]) -> list[Sample]:
+def _load_sample_file(path: Path, cache: dict[str, TemplateFile], template: dict | None = None) -> list[Sample]:
+    """The cases of one sample file. `template`, when given, is the template of every case that
+    does not name its own (the file's `template` and `family` are then not looked up)."""
     data = _read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
         raise ValueError(f"{path}: a sample file is an object with a 'cases' list")
@@ -103,13 +105,16 @@ def _load_sample_file(path: Path, cache: dict[str, TemplateFile]) -> list[Sample
         chunks = case.get("chunks")
         if chunks is not None and "".join(chunks) != case["generation"]:
             raise ValueError(f"{where}: 'chunks' do not concatenate to 'generation'")
-        template, template_name = _resolve_template(where, case.get("template", data.get("template", family)), cache)
+        if template is not None and "template" not in case:
+            case_template, template_name = template, "<given>"
+        else:
+            case_template, template_name = _resolve_template(where, case.get("template", data.get("template", family)), cache)
         samples.append(
             Sample(
                 family=family,
                 name=case["name"],
                 description=case.get("description", ""),
-                template=template,
+                template=case_template,
                 template_name=template_name,
                 prefix=case["prefix"],
                 generation=case["generation"],

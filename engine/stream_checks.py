@@ -1,7 +1,7 @@
 """Stream checks: is this template safe to stream on this generation?
 
-SPEC D2 says every chunking of a generation gives the one-shot message and
-the same text per region. `check_stream` tests that on one generation the way
+Streaming must equal one-shot parsing: every chunking of a generation gives
+the one-shot message and the same text per region (docs/template-language.md). `check_stream` tests that on one generation the way
 a serving engine would meet it: one character at a time, split once at every
 point, and in seeded random pieces. `truncation` asks the other streaming
 question: when generation stops in the middle of a delimiter (a token limit),
@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from dataclasses import field as dataclass_field
 from typing import Any
 
 from .errors import ResponseParseError
+from .inputs import prefix_text
 from .parser import ResponseParser
 from .template import ResponseTemplate, load_template
 
@@ -36,6 +37,7 @@ class StreamRun:
         regions: ``[field, concatenated chunk text]`` per region, in order.
         error: the error message, or None.
         stopped: the run reached its deadline before the last chunk (message is None).
+        kept_errors: with ``on_error="keep"``, the messages of the errors the parser kept.
     """
 
     chunking: str
@@ -44,6 +46,7 @@ class StreamRun:
     regions: list[list[Any]]
     error: str | None = None
     stopped: bool = False
+    kept_errors: list[str] = dataclass_field(default_factory=list)
 
     def same_as(self, other: "StreamRun") -> bool:
         """True when both runs give the same message and region texts, or fail with the same error.
@@ -53,7 +56,7 @@ class StreamRun:
         """
         if self.error is not None or other.error is not None:
             return self.error == other.error
-        return self.message == other.message and self.regions == other.regions
+        return self.message == other.message and self.regions == other.regions and self.kept_errors == other.kept_errors
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -124,6 +127,7 @@ def run_chunks(
     chunking: str = "",
     regex_timeout: float | None = None,
     deadline: float | None = None,
+    on_error: str = "raise",
 ) -> StreamRun:
     """Feed `chunks` to a fresh parser and record the message and per-region text.
 
@@ -138,8 +142,9 @@ def run_chunks(
     events: list[dict] = []
     message = None
     error = None
+    parser = None
     try:
-        parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout)
+        parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout, on_error=on_error)
         events += parser.initial_events
         at = 0
         for chunk in chunks:
@@ -157,18 +162,60 @@ def run_chunks(
             regions.append([event["field"], ""])
         elif event["type"] == "region_chunk":
             regions[-1][1] += event["text"]
-    return StreamRun(chunking, splits[:-1], message, regions, error)
+    kept = [str(kept) for kept in parser.errors] if parser is not None and on_error == "keep" else []
+    return StreamRun(chunking, splits[:-1], message, regions, error, kept_errors=kept)
+
+
+def split_at(text: str, offsets: Iterable[int]) -> list[str]:
+    """Cut `text` into stream chunks at character `offsets`.
+
+    Offsets outside ``1 .. len(text) - 1`` and repeats are ignored; the order given does
+    not matter. The chunks concatenate to `text`; an empty text gives ``[]``.
+
+    >>> split_at("abcdefg", [5, 2, 99])
+    ['ab', 'cde', 'fg']
+    """
+    if not text:
+        return []
+    bounds = [0, *sorted({o for o in offsets if 0 < o < len(text)}), len(text)]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
 def random_chunks(text: str, seed: int, max_size: int = 8) -> list[str]:
-    """Split `text` into seeded random pieces of 1 to `max_size` characters (token-like chunks)."""
+    """Split `text` into seeded random pieces of 1 to `max_size` characters (token-like chunks).
+
+    The same `seed` always gives the same pieces, which concatenate to `text`.
+    """
     rng = random.Random(seed)
-    chunks, i = [], 0
-    while i < len(text):
-        size = rng.randint(1, max_size)
-        chunks.append(text[i : i + size])
-        i += size
-    return chunks
+    offsets, at = [], 0
+    while at < len(text):
+        at += rng.randint(1, max_size)
+        offsets.append(at)
+    return split_at(text, offsets)
+
+
+def _chunkings(generation: str, seeds: Iterable[int], every_split: bool) -> tuple[Iterator[tuple[str, list[str]]], int, list[str]]:
+    """The chunkings `check_stream` compares (one character at a time, each single split, seeded
+    random pieces) as `(name, chunks)` pairs made on demand, the single-split stride, and notes."""
+    n = len(generation)
+    stride = 0
+    notes: list[str] = []
+    if every_split and n > 1:
+        stride = 1 if n <= MAX_EVERY_SPLIT else -(-n // MAX_EVERY_SPLIT)
+        if stride > 1:
+            notes.append(f"generation has {n} characters: split check tested every {stride}th offset, not all {n - 1}")
+    elif not every_split:
+        notes.append("split check skipped")
+
+    def chunkings() -> Iterator[tuple[str, list[str]]]:
+        yield "one-char", list(generation)
+        if stride:
+            for at in range(1, n, stride):
+                yield f"split@{at}", [generation[:at], generation[at:]]
+        for seed in seeds:
+            yield f"seed={seed}", random_chunks(generation, seed)
+
+    return chunkings(), stride, notes
 
 
 def check_stream(
@@ -182,6 +229,7 @@ def check_stream(
     truncation_step: int = 1,
     regex_timeout: float | None = None,
     max_seconds: float | None = None,
+    on_error: str = "raise",
 ) -> StreamCheckReport:
     """Compare one-shot parsing with many chunkings of `generation`, then check truncations.
 
@@ -199,6 +247,8 @@ def check_stream(
         max_seconds: wall-time budget for the whole check (None: no limit). A hostile
             pattern can take `regex_timeout` on every feed; past the budget no new run
             starts, the running one stops, and the report says it is not `complete`.
+        on_error: ``"raise"`` or ``"keep"``, as for `ResponseParser`; kept errors are compared
+            between runs too.
 
     Returns:
         A `StreamCheckReport`; runs stop at the first mismatch.
@@ -208,31 +258,13 @@ def check_stream(
     """
     started = time.perf_counter()
     loaded = load_template(template)
-    if prefix is None:
-        ResponseParser(loaded, None)
-    options = {"tools": tools, "regex_timeout": regex_timeout}
+    prefix = prefix_text(prefix)
+    options = {"tools": tools, "regex_timeout": regex_timeout, "on_error": on_error}
     baseline = run_chunks(loaded, prefix, [generation], chunking="one-shot", **options)
-    notes: list[str] = []
-    n = len(generation)
-    stride = 0
-    if every_split and n > 1:
-        stride = 1 if n <= MAX_EVERY_SPLIT else -(-n // MAX_EVERY_SPLIT)
-        if stride > 1:
-            notes.append(f"generation has {n} characters: split check tested every {stride}th offset, not all {n - 1}")
-    elif not every_split:
-        notes.append("split check skipped")
-
-    def chunkings():
-        yield "one-char", list(generation)
-        if stride:
-            for at in range(1, n, stride):
-                yield f"split@{at}", [generation[:at], generation[at:]]
-        for seed in seeds:
-            yield f"seed={seed}", random_chunks(generation, seed)
-
+    chunkings, stride, notes = _chunkings(generation, seeds, every_split)
     deadline = None if max_seconds is None else started + max_seconds
     runs, mismatch, complete = 1, None, True
-    for name, chunks in chunkings():
+    for name, chunks in chunkings:
         run = run_chunks(loaded, prefix, chunks, chunking=name, deadline=deadline, **options)
         if run.stopped:
             complete = False
@@ -292,6 +324,7 @@ def truncation(
     step: int = 1,
     tools: list | None = None,
     regex_timeout: float | None = None,
+    on_error: str = "raise",
 ) -> list[TruncationLeak]:
     """Cut `generation` at every `step`-th offset inside a literal delimiter and parse what is left.
 
@@ -302,7 +335,8 @@ def truncation(
     Returns:
         The leaks, in cut order (at most one per cut).
     """
-    return _truncation(generation, load_template(template), prefix, step, None, tools=tools, regex_timeout=regex_timeout)[0]
+    options = {"tools": tools, "regex_timeout": regex_timeout, "on_error": on_error}
+    return _truncation(generation, load_template(template), prefix, step, None, **options)[0]
 
 
 def _truncation(
@@ -314,6 +348,7 @@ def _truncation(
     *,
     tools: list | None = None,
     regex_timeout: float | None = None,
+    on_error: str = "raise",
 ) -> tuple[list[TruncationLeak], bool]:
     """`truncation`'s leaks, and whether every cut was parsed before `deadline`."""
     inside: dict[int, tuple[str, str, int]] = {}
@@ -330,7 +365,7 @@ def _truncation(
         fragment = generation[start:cut]
         if deadline is not None and time.perf_counter() > deadline:
             return leaks, False
-        run = run_chunks(loaded, prefix, [generation[:cut]], tools=tools, regex_timeout=regex_timeout)
+        run = run_chunks(loaded, prefix, [generation[:cut]], tools=tools, regex_timeout=regex_timeout, on_error=on_error)
         if run.message is None:
             continue
         for name, value in _text_values(run.message, loaded):

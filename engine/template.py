@@ -1,4 +1,4 @@
-"""Response templates: load, validate and compile the JSON spec (SPEC.md section 4).
+"""Response templates: load, validate and compile the JSON spec (docs/template-language.md).
 
 `load_template` turns a template dict into a `ResponseTemplate`: every key
 checked, every pattern compiled once, every error a `TemplateError` whose
@@ -12,18 +12,20 @@ import copy
 import functools
 import json
 import marshal
-import re
 from dataclasses import dataclass, field
-from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import regex
 
 from .content import CONTENT_PARSERS, STREAMABLE_CONTENT
-from .delimiters import Delimiter, DelimiterMatch, end_literal
+from .delimiters import Delimiter
 from .errors import TemplateError
+from .pattern_shapes import end_literal
 from .re_equivalent import re_equivalent
+from .template_files import is_template_file_data, template_source
 from .transform import find_mixed_placeholder
+from .watch import WatchState, watch_states
 
 TEMPLATE_KEYS = ("version", "defaults", "start_anchor", "start_anchor_pattern", "fields")
 # Delimiters, then content, then how regions combine into the message.
@@ -66,7 +68,7 @@ class FieldSpec:
         open, close: its delimiters, or None (no open: the implicit field; no close: runs to the end).
         content: content parser name; content_args: its arguments (compiled patterns added as ``_tag_re``,
             ``_tag_re_std`` when a standard-`re` equivalent exists, and ``_tag_end``, the text every tag
-            ends with, when `delimiters.end_literal` finds one).
+            ends with, when `pattern_shapes.end_literal` finds one).
         repeats, join, optional, transform, transform_each: as in the template.
         dirty: True when chunks are raw text of a structured value (`dirty` flag of chunk events).
     """
@@ -91,268 +93,6 @@ class FieldSpec:
 
 
 @dataclass(eq=False)
-class WatchState:
-    """What the parser looks for while one region (or none) is open.
-
-    Attributes:
-        delimiters: the delimiters that can fire (see `ResponseTemplate.watched_delimiters`).
-        first_characters: characters one of which every match must contain at its start
-            (after `skippable` runs), or None when some pattern is too complex to say.
-        skippable: one-character tests for the optional runs a match may begin with (such as a leading `\\s*`).
-        leading_runs: the distinct one-character tests of patterns that start with such a run, or
-            None when some delimiter's partial matches need the regex to decide.
-        quick: the parser's quick test of undecided text (`QuickTest`), or None when the
-            delimiters are too complex for it.
-    """
-
-    delimiters: list[Delimiter]
-    first_characters: str | None
-    skippable: tuple
-    leading_runs: tuple | None = None
-    pattern_delimiters: list[Delimiter] = field(default_factory=list)
-    literal_owner: dict[str, Delimiter] | None = None
-    literal_search: regex.Pattern | None = None
-    literal_prefixes: frozenset[str] = frozenset()
-    literal_first_characters: str = ""
-    longest_literal: int = 0
-    quick: QuickTest | None = None
-
-    @classmethod
-    def of(cls, delimiters: list[Delimiter]) -> "WatchState":
-        """The watch state of `delimiters`, with their start profiles `(first, skippable, run)` merged."""
-        profiles = [d.start_profile for d in delimiters]
-        if any(profile is None for profile in profiles):
-            return cls.with_scanners(delimiters, None, ())
-        first = "".join(sorted(frozenset().union(*(p[0] for p in profiles))))
-        skippable = tuple(test for p in profiles for test in p[1])
-        exact = all(not p[1] or p[2] is not None for p in profiles)
-        runs = tuple(dict.fromkeys(p[2] for p in profiles if p[2] is not None)) if exact else None
-        return cls.with_scanners(delimiters, first, skippable, runs)
-
-    @classmethod
-    def with_scanners(cls, delimiters: list[Delimiter], *profile: Any) -> "WatchState":
-        literal_delimiters = [d for d in delimiters if d.literals is not None]
-        state = cls(delimiters, *profile, pattern_delimiters=[d for d in delimiters if d.literals is None])
-        if literal_delimiters:
-            # One search over every literal of the state. The same literal in two fields
-            # goes to the one that wins ties: opens before closes, then field name.
-            owner: dict[str, Delimiter] = {}
-            for delimiter in sorted(literal_delimiters, key=lambda d: (d.side != "open", d.field)):
-                for literal in delimiter.literals:
-                    owner.setdefault(literal, delimiter)
-            ordered = sorted(owner, key=len, reverse=True)
-            state.literal_owner = owner
-            state.literal_search = regex.compile("|".join(map(regex.escape, ordered)))
-            state.literal_prefixes = frozenset(literal[:k] for literal in ordered for k in range(1, len(literal)))
-            state.longest_literal = len(ordered[0])
-            state.literal_first_characters = "".join(dict.fromkeys(literal[0] for literal in ordered))
-        state.quick = _quick_test(delimiters)
-        return state
-
-    def scan_literals(self, text: str, pos: int, at_end: bool) -> tuple[DelimiterMatch | None, int]:
-        """`Delimiter.scan` for every literal delimiter of the state at once: `(earliest match, hold)`.
-
-        The match is the leftmost, longest literal; the hold is the leftmost offset where the
-        text ends in the start of a literal (including a longer literal that extends the match).
-        """
-        found = self.literal_search.search(text, pos)
-        n = len(text)
-        hold = n
-        if not at_end:
-            prefixes = self.literal_prefixes
-            lowest = max(pos, n - self.longest_literal + 1)
-            for first in self.literal_first_characters:
-                i = text.find(first, lowest)
-                while i != -1 and i < hold:
-                    if text[i:] in prefixes:
-                        hold = i
-                        break
-                    i = text.find(first, i + 1)
-        if found is None:
-            return None, hold
-        start = found.start()
-        if not at_end and start < hold and text[start:] in self.literal_prefixes:
-            hold = start  # a longer literal may still complete at the same start
-        literal = found.group()
-        return DelimiterMatch(self.literal_owner[literal], start, found.end(), literal, {}), hold
-
-    def hold_without_scan(self, text: str, pos: int, at_end: bool) -> int:
-        """Where to hold `text[pos:]` when no delimiter can match in it, or -1 when a scan is needed.
-
-        No delimiter can match when none of `first_characters` occurs; then only a trailing
-        run of a pattern's leading optional characters (`\\s*`) can be a partial match.
-        """
-        if self.leading_runs is None:
-            return -1
-        for char in self.first_characters:
-            if text.find(char, pos) != -1:
-                return -1
-        hold = len(text)
-        if not at_end:
-            for run in self.leading_runs:
-                start = len(text)
-                while start > pos and run(text[start - 1]):
-                    start -= 1
-                hold = min(hold, start)
-        return hold
-
-    def may_start_in(self, chunk: str) -> bool:
-        """False when no delimiter can start (completely or partially) inside `chunk`.
-
-        Only valid when all text before `chunk` is decided. `chunk` is not empty.
-        """
-        if self.first_characters is None:
-            return True
-        for char in self.first_characters:
-            if char in chunk:
-                return True
-        last = chunk[-1]
-        for skippable in self.skippable:
-            if skippable(last):
-                return True
-        return False
-
-
-def _run_start(characters: frozenset[str] | None, at_least_one: bool = False) -> str:
-    """`re` source for a whole leading run of `characters` (none when None).
-
-    The run is taken only from its first character (`(?<![...])`) and possessively: no lead
-    text starts with a run character, so trying from inside the run or giving characters
-    back cannot find more, and without this a long run costs time quadratic in its length.
-    """
-    if characters is None:
-        return ""
-    members = "[" + "".join(map(re.escape, sorted(characters))) + "]"
-    return f"(?<!{members}){members}{'+' if at_least_one else '*'}+"
-
-
-def _alternation(texts) -> str:
-    return "(?:" + "|".join(map(re.escape, sorted(texts, key=lambda text: (-len(text), text)))) + ")"
-
-
-# Bound on the summed squared lengths of a state's texts for building its quick test.
-_QUICK_TEST_SIZE = 200_000
-
-
-@dataclass(frozen=True, slots=True)
-class QuickTest:
-    """The parser's quick test of a watch state's undecided text (built by `_quick_test`).
-
-    Attributes:
-        search: `search(text)` returns None when no delimiter can start anywhere in `text`
-            (all of it may be emitted); a match with group 1 set when no delimiter text is
-            complete in `text` but it ends in a possible start of one (hold from
-            `match.start()`, where a full scan holds); and a match without group 1 when a
-            scan must decide.
-        first: the one character every delimiter's text starts with, or "" when they differ.
-            Text without it that does not end in one of `run_characters` needs no test.
-        pair: the two characters every delimiter's text starts with, or "" when they differ.
-            Text with `first` but without `pair`, and not ending in `first`, holds no start
-            of a delimiter's text, so only a trailing run can matter.
-        run_characters: the characters of the optional runs (`\\s*`) delimiters begin with.
-        trailing_run: when only a trailing run can matter, the whole answer is a hold of
-            it (`len(text.rstrip(trailing_run))`) if this is set (to the run's characters):
-            the exact delimiters share that run and no loose one has a run. Else "" (search).
-    """
-
-    search: Callable[[str], re.Match | None]
-    first: str
-    pair: str
-    run_characters: frozenset[str]
-    trailing_run: str
-
-    def hold(self, text: str) -> int:
-        """Where to hold non-empty `text` from: `len(text)` to emit it all, -1 when a scan must decide.
-
-        Same answer as `search`, without searching when `first`, `pair` and `trailing_run` decide.
-        """
-        first, pair = self.first, self.pair
-        if first not in text or (pair and pair not in text and text[-1] != first):
-            # No delimiter's text can start in `text`: only a trailing run can start a delimiter.
-            if text[-1] not in self.run_characters:
-                return len(text)
-            if self.trailing_run:
-                return len(text.rstrip(self.trailing_run))
-        found = self.search(text)
-        if found is None:
-            return len(text)
-        return found.start() if found.lastindex else -1
-
-
-def _quick_test(delimiters: list[Delimiter]) -> QuickTest | None:
-    """The parser's quick test of text undecided in a watch state of `delimiters`, or None.
-
-    Each delimiter's matches start with known text after an optional run (`\\s*`):
-    * exactly, for a literal set (its literals), a pattern with `Delimiter.fixed_texts`
-      and one with `Delimiter.fixed_lead`: a match is the run and the text, so a trailing
-      start of one is a partial match;
-    * loosely, for a pattern with `Delimiter.loose_leads` (a lookbehind, an alternation,
-      a lookahead): the text is needed but not enough, so any sign of it means a scan.
-    Trailing starts are answered with a hold only for exact delimiters that share one run
-    (otherwise all are treated as loose), and only when no complete text follows.
-    A complete text is matched from the start of the run before it, where its delimiter's
-    match may start, so the leftmost answer is never a hold after a possible match.
-    The search pattern holds only escaped text and plain character classes, so the
-    standard `re` module (cheaper per call than `regex` on short chunks) gives the same answer.
-    """
-    exact: list[tuple[frozenset[str] | None, str]] = []
-    loose: list[tuple[frozenset[str] | None, str]] = []
-    for delimiter in delimiters:
-        if delimiter.literals is not None:
-            exact += [(None, literal) for literal in delimiter.literals]
-        elif delimiter.fixed_texts is not None:
-            exact += [(None, text) for text in delimiter.fixed_texts]
-        elif delimiter.fixed_lead is not None and (delimiter.fixed_lead.run is None or delimiter.fixed_lead.run_characters):
-            exact.append((delimiter.fixed_lead.run_characters, delimiter.fixed_lead.literal))
-        elif delimiter.loose_leads is not None:
-            loose += delimiter.loose_leads
-        else:
-            return None
-    if sum(len(text) ** 2 for _, text in exact + loose) > _QUICK_TEST_SIZE:
-        return None  # every start of every text goes into the pattern: long texts scan instead
-    if len({run for run, _ in exact}) > 1:
-        loose, exact = loose + exact, []
-
-    def by_run(leads: list) -> dict:
-        groups: dict = {}
-        for run, text in leads:
-            groups.setdefault(run, set()).add(text)
-        return groups
-
-    def tails(leads: list) -> list[str]:
-        found = []
-        for run, texts in by_run(leads).items():
-            starts = {text[:k] for text in texts for k in range(1, len(text))}
-            if starts:
-                found.append(_run_start(run) + _alternation(starts) + r"\Z")
-            if run is not None:
-                found.append(_run_start(run, at_least_one=True) + r"\Z")
-        return found
-
-    leads = exact + loose
-    alternatives = [_run_start(run) + _alternation(texts) for run, texts in by_run(leads).items()]
-    exact_tails, loose_tails = tails(exact), tails(loose)
-    if exact_tails:
-        complete_later = "(?!.*?" + _alternation({text for _, text in leads}) + ")"  # checked only where a tail is
-        alternatives.append("(?=(" + "|".join(exact_tails) + "))" + complete_later)
-    alternatives += loose_tails
-    search = re.compile("|".join(alternatives) or "(?!)", re.DOTALL).search
-    firsts = {text[0] for _, text in leads}
-    first = firsts.pop() if len(firsts) == 1 else ""
-    run_characters = frozenset().union(*(run for run, _ in leads if run))
-    plain_first = bool(first) and first not in run_characters  # no run can hold or end in it
-    pairs = {text[:2] for _, text in leads}
-    pair = pairs.pop() if plain_first and len(pairs) == 1 else ""
-    if len(pair) < 2:
-        pair = ""  # a one-character text: any `first` may be its start
-    exact_runs = {run for run, _ in exact}
-    trailing_run = ""
-    if plain_first and exact_runs and None not in exact_runs and not any(run for run, _ in loose):
-        trailing_run = "".join(sorted(run_characters))
-    return QuickTest(search, first, pair, run_characters, trailing_run)
-
-
-@dataclass(eq=False)
 class ResponseTemplate:
     """A loaded response template.
 
@@ -362,6 +102,9 @@ class ResponseTemplate:
         fields: compiled fields by name, in template order.
         implicit_field: the field without an open delimiter, or None.
         start_anchor: the delimiter whose last match in the prefix starts the message.
+        watch_outside: what the parser watches for outside explicit regions (`watch.WatchState`).
+        watch_inside: what it watches for inside each field's region, by field name.
+        context_width: decided characters before the scan position that any pattern may look at.
     """
 
     source: dict
@@ -369,29 +112,12 @@ class ResponseTemplate:
     fields: dict[str, FieldSpec]
     implicit_field: FieldSpec | None
     start_anchor: Delimiter
-    watch_outside: WatchState | None = None
-    watch_inside: dict[str, WatchState] | None = None
-    context_width: int = 0
+    watch_outside: WatchState = field(init=False, repr=False)
+    watch_inside: dict[str, WatchState] = field(init=False, repr=False)
+    context_width: int = field(init=False)
 
     def __post_init__(self) -> None:
-        self.watch_outside = WatchState.of(self.watched_delimiters(None))
-        self.watch_inside = {name: WatchState.of(self.watched_delimiters(spec)) for name, spec in self.fields.items()}
-        every = [d for state in [self.watch_outside, *self.watch_inside.values()] for d in state.delimiters]
-        self.context_width = max((d.context_width for d in every), default=0)
-
-    def watched_delimiters(self, current: FieldSpec | None) -> list[Delimiter]:
-        """Delimiters that can fire while `current` is the open region.
-
-        Inside an explicit region only its close can fire. Outside (in the
-        implicit field, or nowhere when there is none), every open can, and the
-        implicit field's close.
-        """
-        if current is not None and not current.implicit:
-            return [current.close] if current.close is not None else []
-        watched = [spec.open for spec in self.fields.values() if spec.open is not None]
-        if self.implicit_field is not None and self.implicit_field.close is not None:
-            watched.append(self.implicit_field.close)
-        return watched
+        self.watch_outside, self.watch_inside, self.context_width = watch_states(self.fields, self.implicit_field)
 
 
 def _join(path: str, key: Any) -> str:
@@ -539,7 +265,7 @@ def _field(name: Any, spec: Any) -> FieldSpec:
         if not isinstance(join, str):
             raise TemplateError(f"{path}.join", f"must be a string, got {_type_name(join)}")
         if not repeats:
-            raise TemplateError(f"{path}.join", "needs 'repeats': true (join concatenates the values of repeated regions)")
+            raise TemplateError(f"{path}.join", "'join' requires 'repeats': true (join concatenates the values of repeated regions)")
     transform = spec.get("transform")
     if transform_each and transform is None:
         raise TemplateError(f"{path}.transform_each", "is set but the field has no 'transform' to apply to each element")
@@ -579,12 +305,14 @@ def _field(name: Any, spec: Any) -> FieldSpec:
     )
 
 
-def load_template(template: dict | str | ResponseTemplate) -> ResponseTemplate:
+def load_template(template: dict | str | Path | ResponseTemplate) -> ResponseTemplate:
     """Validate and compile a response template.
 
     Args:
-        template: the template dict, its JSON text, or an already loaded `ResponseTemplate`
-            (returned as is).
+        template: the template dict or its JSON text; a shipped template's name (``"qwen3"``,
+            see `engine.list_templates`); a path to a JSON file; a `templates/` file's object
+            or text (its ``response_template`` is used); or an already loaded
+            `ResponseTemplate` (returned as is).
 
     Returns:
         The compiled `ResponseTemplate`.
@@ -592,9 +320,11 @@ def load_template(template: dict | str | ResponseTemplate) -> ResponseTemplate:
     Raises:
         TemplateError (a ValueError): names the JSON path of the offending key, what was
             found and what is allowed.
+        FileNotFoundError: a name or path that names no file (the message lists the shipped names).
     """
     if isinstance(template, ResponseTemplate):
         return template
+    template = template_source(template)
     if isinstance(template, str):
         return _load_cached(template)
     try:
@@ -629,6 +359,8 @@ def _compile_template(template: dict | str) -> ResponseTemplate:
             raise TemplateError("", f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
         except RecursionError:
             raise TemplateError("", f"not a usable template: nested more than {MAX_TEMPLATE_DEPTH} levels deep") from None
+    if is_template_file_data(template):
+        template = template["response_template"]  # the JSON text of a templates/ file
     if not isinstance(template, dict):
         raise TemplateError("", f"a response template must be an object, got {_type_name(template)}")
     _check_json_data(template, "")

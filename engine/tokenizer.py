@@ -12,7 +12,8 @@ import copy
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .parser import MISSING_PREFIX_MESSAGE, ResponseParser
+from .inputs import prefix_text
+from .parser import ResponseParser
 from .template import ResponseTemplate, load_template
 
 REPLACEMENT_CHARACTER = "\ufffd"
@@ -121,6 +122,7 @@ def get_response_parser(
     prefix: Any = None,
     tools: list[dict | Callable] | None = None,
     regex_timeout: float | None = None,
+    on_error: str = "raise",
 ) -> TokenResponseParser:
     """A streaming parser for one generation of the model behind `tokenizer`.
 
@@ -128,18 +130,12 @@ def get_response_parser(
         tokenizer: a Hugging Face tokenizer.
         response_template: the template; None takes `tokenizer.response_template`.
         prefix: REQUIRED. The prompt, as text or as token ids (one sequence); ``""``/``[]`` opt out.
-        tools, regex_timeout: as for `ResponseParser`.
+        tools, regex_timeout, on_error: as for `ResponseParser`.
 
     Raises:
         ValueError: no template on the tokenizer; no prefix; a batch given as prefix.
         TemplateError: the template is invalid.
     """
     template = load_template(template_of(tokenizer, response_template))
-    if prefix is None:
-        raise ValueError(MISSING_PREFIX_MESSAGE)
-    if not isinstance(prefix, str):
-        ids = prefix.tolist() if hasattr(prefix, "tolist") else list(prefix)
-        if ids and not all(isinstance(i, int) for i in ids):
-            raise ValueError("prefix must be one sequence (text or a list of token ids), not a batch")
-        prefix = tokenizer.decode(ids, skip_special_tokens=False) if ids else ""
-    return TokenResponseParser(tokenizer, template, prefix, tools=tools, regex_timeout=regex_timeout)
+    text = prefix_text(prefix, tokenizer)
+    return TokenResponseParser(tokenizer, template, text, tools=tools, regex_timeout=regex_timeout, on_error=on_error)

@@ -1,4 +1,5 @@
-"""Tool-argument typing: cast string arguments of tool calls by the tool's JSON schema (SPEC.md section 6).
+"""Tool-argument typing: cast string arguments of tool calls by the tool's JSON schema
+(docs/template-language.md, "Tool-argument typing").
 
 Formats such as Qwen3-Coder or GLM write every argument as text; the tool's
 schema says which of them are numbers, booleans, objects or arrays.

@@ -23,11 +23,10 @@ from dataclasses import field as dataclass_field
 import regex
 
 from .errors import PatternTimeoutError, ResponseParseError
+from .inputs import prefix_cut, prefix_text
 from .parser import ResponseParser
 from .parser import Span as ParserSpan
 from .template import FieldSpec, ResponseTemplate, load_template
-
-SPAN_KINDS = ("body", "open", "close", "discarded", "held", "unparsed")
 
 
 @dataclass
@@ -52,6 +51,8 @@ class TraceSpan:
         captures: named captures of the match (``{}`` for literals).
         matched_text: the whole delimiter match (also when this span is one part of a
             match split at the prefix/generation boundary).
+        error: for the spans of a region that failed to parse (``on_error="keep"``), the
+            index of its error in `Trace.errors`; else None.
     """
 
     start: int
@@ -68,6 +69,7 @@ class TraceSpan:
     delimiter_path: str | None = None
     captures: dict[str, str] = dataclass_field(default_factory=dict)
     matched_text: str | None = None
+    error: int | None = None
 
     def to_dict(self) -> dict:
         """A JSON-ready dict of every attribute."""
@@ -127,7 +129,11 @@ class TraceError:
         field: the field whose region failed, or None.
         stream_offset: the region body's stream offset, or None.
         source, offset: the same place as `source` (prefix/generation) and offset in it.
-        text: the offending region body, or None.
+        text: the offending region body (raised) or the region's raw text (kept), or None.
+        key: JSON path of the template key whose work failed (``fields.x.content``), or None.
+        position_source, position: where parsing failed, to the character (a JSON line and
+            column turned into an offset in the prefix or the generation), or None.
+        region: index of the failed region (as in `TraceSpan.region`), or None.
     """
 
     type: str
@@ -137,6 +143,10 @@ class TraceError:
     source: str | None
     offset: int | None
     text: str | None
+    key: str | None = None
+    position_source: str | None = None
+    position: int | None = None
+    region: int | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -196,9 +206,11 @@ class Trace:
         spans: ordered spans tiling ``prefix[anchor.offset:]`` then the generation.
         events: every event, in order (initial events first).
         message: the message, or None when the parse failed.
-        error: the failure, or None.
+        error: the failure that stopped the parse, or None.
         warnings: probable faults for the template author.
         snapshots: one per fed chunk when `chunks` was given, else ``[]``.
+        errors: with ``on_error="keep"``, the regions that failed to parse while the parse
+            went on (their spans point here with `TraceSpan.error`); else ``[]``.
     """
 
     prefix: str
@@ -210,6 +222,7 @@ class Trace:
     error: TraceError | None
     warnings: list[TraceWarning]
     snapshots: list[TraceSnapshot]
+    errors: list[TraceError] = dataclass_field(default_factory=list)
 
     @property
     def prefix_tail(self) -> str:
@@ -335,6 +348,7 @@ def trace(
     chunks: list[str] | None = None,
     regex_timeout: float | None = None,
     positions: bool = False,
+    on_error: str = "raise",
 ) -> Trace:
     """Parse `generation` and account for every character of the prefix tail and the generation.
 
@@ -348,28 +362,28 @@ def trace(
         regex_timeout: seconds allowed for each regex call of a template pattern.
         positions: keep `start`/`end` stream offsets in the event dicts (off by default:
             events are then exactly the reference's dicts).
+        on_error: ``"raise"`` (default): the first region that fails to parse stops the
+            parse. ``"keep"``: failed regions are listed in `Trace.errors`, their spans
+            point to their error, and the parse goes on as `ResponseParser` does.
 
     Returns:
         A `Trace`. Parse failures (`ResponseParseError`, including pattern timeouts) do
-        not raise: they are reported in `Trace.error`, and the text after the last decided
-        offset becomes an ``"unparsed"`` span (after the close delimiter that ended the
-        failing region, when it can be found).
+        not raise: one that stops the parse is reported in `Trace.error`, and the text after
+        the last decided offset becomes an ``"unparsed"`` span (after the close delimiter
+        that ended the failing region, when it can be found).
 
     Raises:
         TemplateError: the template is invalid.
         ValueError: `prefix` is None or not text; `chunks` do not concatenate to `generation`.
     """
     loaded = load_template(template)
-    if prefix is None:
-        ResponseParser(loaded, None)  # raises the standard explanation
-    if not isinstance(prefix, str):
-        raise ValueError(f"trace needs the prefix as text, got {type(prefix).__name__}")
+    prefix = prefix_text(prefix)
     if chunks is not None and "".join(chunks) != generation:
         raise ValueError("chunks must concatenate to the generation")
     anchor = loaded.start_anchor
     error: ResponseParseError | None = None
     try:
-        anchor_end = anchor.last_match_end(prefix, regex_timeout) if prefix else None
+        anchor_end = prefix_cut(loaded, prefix, regex_timeout)
     except PatternTimeoutError as caught:
         anchor_end, error = None, caught
     cut = anchor_end or 0
@@ -379,44 +393,26 @@ def trace(
 
     # The prefix tail is fed like any chunk: identical to the constructor's replay, and an
     # error in it is caught like any other.
-    parser = ResponseParser(loaded, "", tools=tools, regex_timeout=regex_timeout, positions=True, record_spans=True)
-    raw_events: list[tuple[dict, str, int | None]] = []
-    snapshots: list[TraceSnapshot] = []
-    message = None
-    received = 0
-    plan = [("prefix", None, prefix[cut:])] + [
-        ("feed", i, piece) for i, piece in enumerate(chunks if chunks is not None else [generation])
-    ]
-    try:
-        if error is None:
-            for stage, chunk_index, piece in plan:
-                produced_events = parser.feed(piece)
-                received += len(piece)
-                raw_events.extend((event, stage, chunk_index) for event in produced_events)
-                if chunks is not None and stage == "feed":
-                    snapshots.append(_snapshot(stream_map, parser, raw_events, received, chunk_index, piece, positions))
-            message, final_events = parser.finalize()
-            raw_events.extend((event, "finalize", None) for event in final_events)
-    except ResponseParseError as caught:
-        error = caught
+    parser = ResponseParser(
+        loaded, "", tools=tools, regex_timeout=regex_timeout, positions=True, record_spans=True, on_error=on_error
+    )
+    message, raw_events, snapshots = None, [], []
+    if error is None:
+        try:
+            message = _feed_all(parser, prefix[cut:], generation, chunks, stream_map, positions, raw_events, snapshots)
+        except ResponseParseError as caught:
+            error = caught
 
     parser_spans = list(parser.spans)
     decided = parser_spans[-1].end if parser_spans else 0
-    tail: list[tuple] = []
-    if error is not None and decided < len(stream_map.stream):
-        tail.append((decided, len(stream_map.stream), "unparsed"))
-    spans: list[TraceSpan] = []
-    produced = _convert(stream_map, parser_spans, spans)
-    _convert(stream_map, tail, spans)
-    ties = _tie_events([event for event, _, _ in raw_events], parser_spans, produced)
-    events = [
-        TraceEvent(event if positions else _strip_positions(event), tie, stage, chunk_index)
-        for (event, stage, chunk_index), tie in zip(raw_events, ties)
-    ]
-    trace_error = None
-    if error is not None:
-        where = stream_map.locate(error.offset) if error.offset is not None else (None, None)
-        trace_error = TraceError(type(error).__name__, str(error), error.field, error.offset, where[0], where[1], error.text)
+    unparsed = [(decided, len(stream_map.stream), "unparsed")] if error is not None and decided < len(stream_map.stream) else []
+    spans, events = _spans_and_events(stream_map, parser_spans, unparsed, raw_events, positions)
+    trace_error = None if error is None else _trace_error(stream_map, error)
+    kept = [_trace_error(stream_map, failed) for failed in parser.errors if failed is not error] if on_error == "keep" else []
+    for index, failed in enumerate(kept):
+        for span in spans:
+            if span.region is not None and span.region == failed.region and span.field == failed.field:
+                span.error = index
     result = Trace(
         prefix=prefix,
         generation=generation,
@@ -427,31 +423,69 @@ def trace(
         error=trace_error,
         warnings=[],
         snapshots=snapshots,
+        errors=kept,
     )
     result.warnings = find_warnings(result, loaded)
     return result
 
 
-def _snapshot(
-    stream_map: _StreamMap,
+def _feed_all(
     parser: ResponseParser,
-    raw_events: list[tuple[dict, str, int | None]],
-    received: int,
-    chunk_index: int,
-    piece: str,
+    prefix_tail: str,
+    generation: str,
+    chunks: list[str] | None,
+    stream_map: _StreamMap,
     positions: bool,
-) -> TraceSnapshot:
-    parser_spans = list(parser.spans)
+    raw_events: list[tuple[dict, str, int | None]],
+    snapshots: list[TraceSnapshot],
+) -> dict:
+    """Feed the prefix tail, then the generation (in `chunks` when given, with a snapshot after
+    each), then finalize; collect `(event, stage, chunk index)` in `raw_events` as they come, so
+    that they are there when a parse error stops the parse. Return the message."""
+    received = 0
+    plan = [("prefix", None, prefix_tail)] + [("feed", i, piece) for i, piece in enumerate(chunks if chunks is not None else [generation])]
+    for stage, chunk_index, piece in plan:
+        produced_events = parser.feed(piece)
+        received += len(piece)
+        raw_events.extend((event, stage, chunk_index) for event in produced_events)
+        if chunks is not None and stage == "feed":
+            spans, events = _spans_and_events(stream_map, list(parser.spans), [], raw_events, positions)
+            if parser.offset < received:
+                _convert(stream_map, [(parser.offset, received, "held")], spans)
+            snapshots.append(TraceSnapshot(chunk_index, piece, parser.offset, spans, events))
+    message, final_events = parser.finalize()
+    raw_events.extend((event, "finalize", None) for event in final_events)
+    return message
+
+
+def _spans_and_events(
+    stream_map: _StreamMap,
+    parser_spans: list[ParserSpan],
+    extra: list[tuple],
+    raw_events: list[tuple[dict, str, int | None]],
+    positions: bool,
+) -> tuple[list[TraceSpan], list[TraceEvent]]:
+    """The trace spans of `parser_spans` and then of `extra` ``(start, end, kind)`` stretches, and
+    the `TraceEvent`s of `raw_events` tied to them."""
     spans: list[TraceSpan] = []
     produced = _convert(stream_map, parser_spans, spans)
-    if parser.offset < received:
-        _convert(stream_map, [(parser.offset, received, "held")], spans)
+    _convert(stream_map, extra, spans)
     ties = _tie_events([event for event, _, _ in raw_events], parser_spans, produced)
     events = [
-        TraceEvent(event if positions else _strip_positions(event), tie, stage, index)
-        for (event, stage, index), tie in zip(raw_events, ties)
+        TraceEvent(event if positions else _strip_positions(event), tie, stage, chunk_index)
+        for (event, stage, chunk_index), tie in zip(raw_events, ties)
     ]
-    return TraceSnapshot(chunk_index, piece, parser.offset, spans, events)
+    return spans, events
+
+
+def _trace_error(stream_map: _StreamMap, error: ResponseParseError) -> TraceError:
+    """A parser error with its stream offsets turned into places in the prefix or the generation."""
+    where = stream_map.locate(error.offset) if error.offset is not None else (None, None)
+    position = stream_map.locate(error.position) if error.position is not None else (None, None)
+    return TraceError(
+        type(error).__name__, str(error), error.field, error.offset, where[0], where[1], error.text,
+        key=error.key, position_source=position[0], position=position[1], region=error.region,
+    )
 
 
 # -- warnings -----------------------------------------------------------------
@@ -479,9 +513,10 @@ def _region_texts(result: Trace) -> list[tuple[str | None, int | None, list[Trac
 
 
 def _find_in_spans(spans: list[TraceSpan], needle: regex.Pattern) -> TraceSpan | None:
+    """The first non-empty match of `needle` in the text of `spans`, as a span of its own, or None."""
     text = "".join(span.text for span in spans)
     try:
-        found = needle.search(text, timeout=0.05)
+        found = next((match for match in needle.finditer(text, timeout=0.05) if match.end() > match.start()), None)
     except TimeoutError:
         return None
     if found is None:
@@ -507,12 +542,18 @@ def find_warnings(result: Trace, template: ResponseTemplate) -> list[TraceWarnin
         own_close = fields[name].close if name else None
         own = set(own_close.literals or ()) if own_close is not None else set()
         for other in fields.values():
-            if other.name == name or other.close is None or other.close.literals is None:
+            if other.name == name or other.close is None:
                 continue
-            literals = [literal for literal in other.close.literals if literal not in own]
-            if not literals:
-                continue
-            found = _find_in_spans(spans, regex.compile("|".join(regex.escape(x) for x in literals)))
+            if other.close.literals is None:
+                if own_close is not None and own_close.source == other.close.source:
+                    continue
+                close = other.close.pattern  # only text it takes counts (not a lookahead's empty match)
+            else:
+                literals = [literal for literal in other.close.literals if literal not in own]
+                if not literals:
+                    continue
+                close = regex.compile("|".join(regex.escape(x) for x in literals))
+            found = _find_in_spans(spans, close)
             if found is None:
                 continue
             if other.open is not None:
@@ -569,26 +610,34 @@ def find_warnings(result: Trace, template: ResponseTemplate) -> list[TraceWarnin
                 first.end,
             )
         )
-    error = result.error
-    if error is not None and error.field in fields and fields[error.field].content == "json":
-        rest = "".join(span.text for span in result.spans if span.kind == "unparsed")
-        closes = [span for span in result.spans if span.kind == "close" and span.field == error.field]
-        if _JSON_STRING_TAIL.search(rest):
-            spec = fields[error.field]
-            anchor = closes[-1] if closes else next(span for span in result.spans if span.kind == "unparsed")
-            literal = spec.close.literals[0] if spec.close is not None and spec.close.literals else "</tool_call>"
-            warnings.append(
-                TraceWarning(
-                    "close-inside-json-string",
-                    f"the close delimiter of {error.field} probably matched inside a JSON string: the region body "
-                    "does not parse and the text after the close looks like the rest of a JSON string",
-                    f"use a close_pattern like {json_safe_close(literal)!r}",
-                    anchor.source,
-                    anchor.start,
-                    anchor.end,
-                )
-            )
+    warnings += _close_inside_json_string(result, fields)
     return warnings
+
+
+def _close_inside_json_string(result: Trace, fields: dict[str, FieldSpec]) -> list[TraceWarning]:
+    """The ``close-inside-json-string`` warning, when a JSON region failed and the text after it
+    looks like the rest of a JSON string."""
+    error = result.error
+    if error is None or error.field not in fields or fields[error.field].content != "json":
+        return []
+    rest = "".join(span.text for span in result.spans if span.kind == "unparsed")
+    if not _JSON_STRING_TAIL.search(rest):
+        return []
+    closes = [span for span in result.spans if span.kind == "close" and span.field == error.field]
+    spec = fields[error.field]
+    anchor = closes[-1] if closes else next(span for span in result.spans if span.kind == "unparsed")
+    literal = spec.close.literals[0] if spec.close is not None and spec.close.literals else "</tool_call>"
+    return [
+        TraceWarning(
+            "close-inside-json-string",
+            f"the close delimiter of {error.field} probably matched inside a JSON string: the region body "
+            "does not parse and the text after the close looks like the rest of a JSON string",
+            f"use a close_pattern like {json_safe_close(literal)!r}",
+            anchor.source,
+            anchor.start,
+            anchor.end,
+        )
+    ]
 
 
 def json_safe_close(literal: str) -> str:

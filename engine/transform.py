@@ -2,8 +2,8 @@
 
 A string that is exactly `"{name}"` or `"{name.key.key}"` is replaced by that
 value, type kept; every other value is copied as written. Names in scope are
-`content` and the named captures of the delimiters (SPEC.md section 4,
-"FIELD keys: transform").
+`content` and the named captures of the delimiters (docs/template-language.md,
+"transform").
 """
 
 from __future__ import annotations
@@ -11,6 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import regex
+
+class PlaceholderNotDefined(ValueError):
+    """A placeholder's first name is not in scope (the parser raises it as `UndefinedPlaceholderError`)."""
+
 
 PLACEHOLDER = regex.compile(r"\{(\w+(?:\.\w+)*)\}")
 
@@ -62,17 +66,17 @@ def apply_transform(transform: Any, scope: dict[str, Any]) -> Any:
         return transform
     root, *keys = whole[1].split(".")
     if root not in scope:
-        raise ValueError(f"transform placeholder {transform!r}: {root!r} is not defined; in scope: {sorted(scope)}")
+        raise PlaceholderNotDefined(f"transform placeholder {transform!r}: {root!r} is not defined; in scope: {sorted(scope)}")
     value = scope[root]
     walked = root
     for key in keys:
         if not isinstance(value, dict):
             raise ValueError(
-                f"transform placeholder {transform!r}: {walked!r} is a {type(value).__name__}, not a dict, "
-                f"so it has no key {key!r}"
+                f"transform placeholder {transform!r} cannot index into {type(value).__name__} at {key!r}: "
+                f"{walked!r} is a {type(value).__name__}, not a dict"
             )
         if key not in value:
-            raise ValueError(f"transform placeholder {transform!r}: {walked!r} has no key {key!r}; keys: {sorted(value)}")
+            raise ValueError(f"transform placeholder {transform!r}: {walked!r} is missing key {key!r}; keys: {sorted(value)}")
         value = value[key]
         walked = f"{walked}.{key}"
     return value

@@ -1,5 +1,19 @@
 """The playground app's parts: everything `app.py` wires into its Gradio layout.
 
 `engine` is the library; this package holds what only the app (and its
-scripts) need, such as running a model live (`playground.generation`).
+scripts) need, one concept a module:
+
+- `handlers` (and `live` for Generate live): the page's event handlers, plain
+  functions from named inputs to named outputs (`outputs`), bound to the
+  layout by name (`wiring`); `api`: the public API endpoints.
+- `session`: one visitor's state; `limits`: input caps and concurrency per
+  kind of work.
+- `parse_view`: a parse as the page shows it; `region_map`, `event_log`,
+  `message_view`, `status`: the panels drawn from it; `styles`, `markup` and
+  `page_script`: the page's CSS, HTML helpers and JavaScript.
+- `chunking`, `replay`, `stream_check`: replaying a generation as a stream.
+- `catalog` (samples and templates/), `template_editor`, `export`, `share`.
+- `generation`: running a model (the only module that imports torch).
+
+See docs/app.md.
 """

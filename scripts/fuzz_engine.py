@@ -1,4 +1,4 @@
-"""Fuzz the engine: random templates, generations and chunkings (issue 8, item 6).
+"""Fuzz the engine: random templates, generations and chunkings.
 
 Cases start from `tests.strategies.template_and_generation` and are mutated:
 random content types (json, xml-inline, kv-lines, python-call-list, ...) with
@@ -11,7 +11,7 @@ For each case the checks are:
 * the only exceptions that escape are the documented ones: `TemplateError`,
   `ResponseParseError` (and its subclass `PatternTimeoutError`), and the
   `ValueError` of `parse_response`'s input checks (a missing prefix);
-* one-shot equals streamed (SPEC D2): the message (or the error) and every
+* one-shot equals streamed: the message (or the error) and every
   region's concatenated chunk text, for char-by-char and random chunkings;
 * `engine.trace` does not raise on a parse error, its spans tile the prefix
   tail plus the generation, and its message equals the one-shot message.

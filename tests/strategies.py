@@ -25,7 +25,7 @@ PATTERNS = [
     (r"<c>(?!x)", ()),
     (r"<d>.*?</d>", ()),
 ]
-TEXT_PIECES = ["x", "y", " ", "\n", "{", "}", "\"", "1", "é", "<", ">", "/", "a", "b", "[", "T", "]", "|", "e", "d", "c"]
+TEXT_PIECES = ["x", "y", " ", "\n", "{", "}", "\"", "1", "é", "<", ">", "/", "a", "b", "[", "T", "]", "|", "e", "d", "c", '{"k": 1}', "42"]
 
 
 @st.composite
@@ -49,8 +49,8 @@ def _named_groups(field: dict) -> list[str]:
 
 
 @st.composite
-def templates(draw) -> dict:
-    """A valid template with 1 to 3 fields, maybe an implicit one."""
+def templates(draw, contents: tuple[str, ...] = ("text",)) -> dict:
+    """A valid template with 1 to 3 fields, maybe an implicit one, each with one of `contents`."""
     names = draw(st.lists(st.sampled_from(["reasoning_content", "tool_calls", "extra", "content"]), min_size=1, max_size=3, unique=True))
     implicit = draw(st.sampled_from([None, *names]))
     fields = {}
@@ -68,7 +68,10 @@ def templates(draw) -> dict:
             field["repeats"] = True
         if repeat == "join" and not groups:
             field["join"] = draw(st.sampled_from(["", "\n", "|"]))
-        if draw(st.integers(0, 4)) == 0:
+        content = draw(st.sampled_from(contents))
+        if content != "text":
+            field["content"] = content
+        elif draw(st.integers(0, 4)) == 0:
             field["content_args"] = {"strip": False}
         fields[name] = field
     return {"defaults": {"role": "assistant"}, "start_anchor": "<S>", "fields": fields}
@@ -87,8 +90,8 @@ def generation_pieces(template: dict) -> list[str]:
 
 
 @st.composite
-def template_and_generation(draw):
-    template = draw(templates())
+def template_and_generation(draw, contents: tuple[str, ...] = ("text",)):
+    template = draw(templates(contents))
     pieces = generation_pieces(template)
     generation = "".join(draw(st.lists(st.sampled_from(pieces), max_size=25)))
     prefix = draw(st.sampled_from(["", "<S>", "junk<S>", "<S>x<S>"])) + "".join(draw(st.lists(st.sampled_from(pieces), max_size=4)))

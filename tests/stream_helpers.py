@@ -1,6 +1,7 @@
 """Small streaming helpers shared by several test modules."""
 
 import random
+from typing import NamedTuple
 
 from engine import ResponseParser
 
@@ -15,14 +16,33 @@ def random_cuts(text: str, seed: int) -> list[str]:
     return [text[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
-def stream_events(template, chunks, prefix="", *, parser_class=ResponseParser, **options):
-    """Feed `chunks` (a string feeds one character at a time); return (message, initial + fed + final events)."""
+class Streamed(NamedTuple):
+    """What one streamed parse gave: the parser, the message, and its events in two parts."""
+
+    parser: ResponseParser
+    message: dict
+    fed: list[dict]  # the initial events, then those of every feed
+    final: list[dict]  # those of finalize
+
+    @property
+    def events(self) -> list[dict]:
+        return self.fed + self.final
+
+
+def stream(template, chunks, prefix="", *, parser_class=ResponseParser, **options) -> Streamed:
+    """Feed `chunks` (a string feeds one character at a time) to a new parser, then finalize it."""
     parser = parser_class(template, prefix=prefix, **options)
     events = list(parser.initial_events)
     for chunk in chunks:
         events += parser.feed(chunk)
     message, final = parser.finalize()
-    return message, events + final
+    return Streamed(parser, message, events, final)
+
+
+def stream_events(template, chunks, prefix="", *, parser_class=ResponseParser, **options):
+    """Feed `chunks` (a string feeds one character at a time); return (message, initial + fed + final events)."""
+    streamed = stream(template, chunks, prefix, parser_class=parser_class, **options)
+    return streamed.message, streamed.events
 
 
 def region_texts(events) -> list[tuple[str, str]]:

@@ -1,6 +1,6 @@
 """Response templates shared by several test modules, as plain constants.
 
-`SMOLLM3` is the SmolLM3-style template of SPEC.md section 9, exactly as
+`SMOLLM3` is the SmolLM3-style template of the first example in docs/template-language.md, exactly as
 written there: literal `</think>` and `</tool_call>` closes. It is NOT the
 shipped `templates/smollm3.json` (whose closes are patterns); tests that need
 plain literal delimiters use this one. It is the SmolLM3 workload template of `tests/workloads.py`.

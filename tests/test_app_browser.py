@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from app import DEFAULT_SAMPLE
+from playground.catalog import DEFAULT_SAMPLE
 from engine.samples import load_samples
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,19 +88,24 @@ class Shots:
         self.page, self.folder, self.paths = page, folder, []
 
     def take(self, name: str) -> Path:
+        """Save a screenshot; a handler that failed inside Gradio (its "Error" badge or toast) fails the test."""
         path = self.folder / f"{len(self.paths) + 1:02d}-{name}.png"
         self.page.screenshot(path=str(path), full_page=True)
         self.paths.append(path)
+        errors = self.page.get_by_text("Error", exact=True)
+        assert not any(errors.nth(i).is_visible() for i in range(errors.count())), f"Gradio shows an error: {self.where()}"
         return path
 
     def where(self) -> str:
         return "screenshots: " + ", ".join(str(p) for p in self.paths)
 
 
-def open_page(page, url: str) -> None:
+def open_page(page, url: str, ready: str = "Parsed") -> None:
+    """Open the page and wait until the status says `ready` (for a deep link: the linked sample's id,
+    which the page-load handler puts there)."""
     page.goto(url)
     page.wait_for_selector("#region-map-body")
-    page.wait_for_function("() => document.querySelector('#status') && document.querySelector('#status').innerText.includes('Parsed')")
+    page.wait_for_function("(ready) => document.querySelector('#status') && document.querySelector('#status').innerText.includes(ready)", arg=ready)
 
 
 def code_text(page, elem_id: str) -> str:
@@ -206,8 +211,8 @@ def test_invalid_template_shows_the_error_and_the_page_keeps_working(page, app_u
 
 def test_replay_one_character_chunks_passes_the_stream_check(page, app_url, tmp_path):
     shots = Shots(page, tmp_path)
-    open_page(page, app_url + "?sample=qwen3/reasoning-and-answer&chunking=chars:1")
-    page.get_by_role("tab", name="Paste & parse").click()
+    open_page(page, app_url + "?sample=qwen3/reasoning-and-answer&chunking=chars:1", ready="qwen3/reasoning-and-answer")
+    page.locator("#replay-settings").click()  # chunking and speed sit under the replay bar
     assert page.locator("#chunk-size input").input_value() == "1", shots.where()
     page.locator("#play-button").click()
     page.get_by_role("tab", name="Stream checks").click()
@@ -217,3 +222,210 @@ def test_replay_one_character_chunks_passes_the_stream_check(page, app_url, tmp_
     page.get_by_role("tab", name="Event log").click()
     shots.take("event-log")
     assert page.locator("#event-log-table tr.rt-clean").count() > 10, shots.where()
+
+
+# ---------------------------------------------------------------------------
+# The workspace: one screen, click to explain, nothing wiped, readable, shareable
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def new_page(browser):
+    """Open pages with their own viewport and colour scheme: new_page(width, height, dark=False, phone=False)."""
+    contexts = []
+
+    def make(width: int, height: int, *, dark: bool = False, phone: bool = False):
+        options = {"viewport": {"width": width, "height": height}, "color_scheme": "dark" if dark else "light"}
+        if phone:
+            options.update(is_mobile=True, has_touch=True, device_scale_factor=2)
+        context = browser.new_context(**options)
+        contexts.append(context)
+        made = context.new_page()
+        made.set_default_timeout(30_000)
+        return made
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+# WCAG contrast of every text-bearing element matching `selector`: the text colour against the
+# background it is drawn on (the first opaque background up the tree, each gradient stop counted).
+CONTRAST_JS = """(selector) => {
+  const parse = (text) => {
+    const m = text.match(/rgba?\\(([^)]+)\\)/);
+    if (!m) return null;
+    const p = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
+    return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1};
+  };
+  const colours = (text) => (text.match(/rgba?\\([^)]+\\)/g) || []).map(parse);
+  const over = (top, bottom) => ({r: top.r * top.a + bottom.r * (1 - top.a), g: top.g * top.a + bottom.g * (1 - top.a),
+                                  b: top.b * top.a + bottom.b * (1 - top.a), a: 1});
+  const backgrounds = (element) => {
+    const layers = [];
+    for (let node = element; node; node = node.parentElement) {
+      const style = getComputedStyle(node);
+      const stops = colours(style.backgroundImage);
+      if (stops.length) { layers.push(stops); if (stops.every((c) => c.a === 1)) break; }
+      const colour = parse(style.backgroundColor);
+      if (colour && colour.a > 0) { layers.push([colour]); if (colour.a === 1) break; }
+    }
+    let result = [{r: 255, g: 255, b: 255, a: 1}];
+    for (const layer of layers.reverse()) result = layer.flatMap((top) => result.map((bottom) => over(top, bottom)));
+    return result;
+  };
+  const luminance = ({r, g, b}) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const ratio = (a, b) => { const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  return [...document.querySelectorAll(selector)].filter((element) =>
+    [...element.childNodes].some((child) => child.nodeType === 3 && child.textContent.trim())
+  ).map((element) => {
+    const style = getComputedStyle(element);
+    const text = over(parse(style.color), backgrounds(element)[0]);
+    const worst = Math.min(...backgrounds(element).map((background) => ratio(text, background)));
+    return {classes: element.className, text: element.textContent.slice(0, 30), ratio: Math.round(worst * 100) / 100};
+  });
+}"""
+MUTED = ("rt-cutaway", "rt-note", "rt-explain-empty", "rt-ws")
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_map_legend_and_event_log_are_readable_in_both_themes(new_page, app_url, tmp_path, dark):
+    page = new_page(1440, 900, dark=dark)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url + "?sample=qwen3/reasoning-and-answer", ready="qwen3/reasoning-and-answer")
+    assert page.evaluate("() => document.body.classList.contains('dark')") == dark, "Gradio did not follow the colour scheme"
+    page.get_by_role("tab", name="Event log").click()
+    page.wait_for_selector("#event-log-table tr[data-n]")
+    shots.take("themed")
+    page.get_by_role("tab", name="Template").click()
+    page.wait_for_selector("#template-diagnostics .rt-diag")
+    measured = page.evaluate(
+        CONTRAST_JS,
+        "#region-map span, #region-legend span, #event-log-table td, #event-log-table td span, #status div, #explain div, "
+        "#template-diagnostics div",
+    )
+    assert len(measured) > 20, measured
+    too_low = [m for m in measured if m["ratio"] < (3 if any(c in m["classes"] for c in MUTED) else 4.5)]
+    assert not too_low, (too_low, shots.where())
+
+
+def test_map_status_and_replay_bar_fit_one_screen_and_stay_there(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+
+    def on_screen(selector: str) -> bool:
+        box = page.locator(selector).bounding_box()
+        return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 900 and box["x"] + box["width"] <= 1440
+
+    shots.take("first-screen")
+    for selector in ("#status", "#replay-bar", "#region-map-body", "#step-button", "#play-button"):
+        assert on_screen(selector), (selector, page.locator(selector).bounding_box(), shots.where())
+    # Editing a long template scrolls the page; the map, the status and the transport stay put.
+    page.get_by_role("tab", name="Template").click()
+    page.locator("#field-reference").click()
+    page.mouse.wheel(0, 2000)
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => window.scrollY") > 200, shots.where()
+    shots.take("scrolled")
+    for selector in ("#status", "#replay-bar", "#region-map-body"):
+        assert on_screen(selector), (selector, page.locator(selector).bounding_box(), shots.where())
+
+
+def test_clicking_a_tool_call_delimiter_explains_it(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.locator("#region-map-body span[data-i]", has_text="<tool_call>").first.click()
+    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Open delimiter')")
+    shots.take("explained")
+    text = page.locator("#explain").inner_text()
+    for expected in ("fields.tool_calls.open", "<tool_call>", "region_open", "tool_calls[0]", "get_weather"):
+        assert expected in text, (expected, text, shots.where())
+    # Its event links to the event log: the row is shown and highlighted.
+    number = page.locator("#explain [data-event]").first.get_attribute("data-event")
+    page.locator("#explain [data-event]").first.click()
+    page.wait_for_selector(f"#event-log-table tr.rt-selected[data-n='{number}']")
+    shots.take("event-row")
+    # From the keyboard: focus the map, move with Home and the arrows, explain with Enter.
+    page.locator("#region-map-body").focus()
+    page.keyboard.press("Home")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Cut-away prefix')")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Start anchor')")
+    shots.take("keyboard")
+
+
+def test_an_invalid_template_keeps_the_last_good_parse_marked_stale(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    message = code_text(page, "message-json")
+    page.get_by_role("tab", name="Template").click()
+    editor = page.locator("#template-editor .cm-content")
+    editor.click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type(",")
+    page.wait_for_selector("#stale-marker", timeout=15_000)
+    shots.take("stale")
+    assert "not valid JSON" in status_text(page), shots.where()
+    assert "last good parse (stale)" in status_text(page), shots.where()
+    assert code_text(page, "message-json") == message, shots.where()  # nothing is wiped
+    assert page.locator("#region-map-body .rt-delim").count() > 0, shots.where()
+    page.keyboard.press("Backspace")
+    page.wait_for_function("() => !document.querySelector('#stale-marker') && document.querySelector('#status').innerText.includes('Parsed')")
+    shots.take("valid-again")
+
+
+def test_a_state_too_big_for_a_link_says_so_and_round_trips_as_a_file(new_page, app_url, tmp_path):
+    import random
+
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    rng = random.Random(17)
+    generation = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789 ") for _ in range(30_000))
+    page.get_by_role("tab", name="Paste & parse").click()
+    page.locator("#generation textarea").fill(generation)
+    page.locator("#parse-button").click()
+    page.wait_for_function("() => document.querySelector('#live-figures').innerText.includes('30,000')")
+    page.locator("#share").click()
+    page.locator("#share-button").click()
+    page.wait_for_selector("#share-warning")
+    shots.take("share-warning")
+    warning = page.locator("#share-warning").inner_text()
+    assert "too big for a link" in warning and "generation" in warning, (warning, shots.where())
+    with page.expect_download() as download:
+        page.locator("#state-file a").first.click()
+    state_path = tmp_path / "state.json"
+    download.value.save_as(state_path)
+    # A new visitor uploads the file: everything comes back.
+    other = new_page(1440, 900)
+    open_page(other, app_url)
+    other.locator("#share").click()
+    other.locator("#state-upload input[type=file]").set_input_files(str(state_path))
+    other.wait_for_function("() => document.querySelector('#live-figures').innerText.includes('30,000')")
+    assert other.locator("#generation textarea").input_value() == generation
+
+
+def test_phone_layout_shows_the_map_early_and_hides_no_tab(new_page, app_url, tmp_path):
+    page = new_page(390, 844, phone=True)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    shots.take("phone")
+    top = page.evaluate("() => document.querySelector('#region-map-body').getBoundingClientRect().top + window.scrollY")
+    assert top < 2 * 844, (top, shots.where())
+    for tabs in ("#modes", "#results"):
+        buttons = page.locator(f"{tabs} [role=tab]")
+        assert buttons.count() >= 4, shots.where()
+        for i in range(buttons.count()):
+            box = buttons.nth(i).bounding_box()
+            assert box is not None and box["width"] > 0 and box["x"] + box["width"] <= 390, (tabs, i, box, shots.where())
+        assert page.locator(f"{tabs} .overflow-menu").count() == 0 or not page.locator(f"{tabs} .overflow-menu").first.is_visible()
+    # Touch: a tap explains a stretch too.
+    page.locator("#region-map-body span[data-i]", has_text="<tool_call>").first.tap()
+    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Open delimiter')")
+    shots.take("tapped")

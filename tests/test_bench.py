@@ -27,8 +27,10 @@ def test_profile_counts_the_paths_chunks_took(capsys):
     lines = output.splitlines()
     chunks = len(bench.token_chunks(bench.make_case("smollm3", 10 * 1024).text))
     assert lines[0].startswith(f"== profile: smollm3, 10KB, tokens: {chunks} chunks, ")
-    assert lines[1].startswith("  chunks that needed: QuickTest.hold ")
-    assert "full scan (_process, with the prefix and finalize)" in lines[1]
+    assert lines[1].startswith("  chunks that needed: the quick test ")
+    shares = dict(part.rsplit(" ", 1) for part in lines[1].removeprefix("  chunks that needed: ").split(", "))
+    assert list(shares) == ["the quick test", "its regex search", "a scan off the quick path", "a full scan (with the prefix and finalize)"]
+    assert all(0 < float(share.rstrip("%")) < 100 for share in shares.values())  # each path is counted, none takes every chunk
     # Every chunk goes through feed once: its row says 100.0% per chunk.
     assert any(line.split()[:2] == [str(chunks), "100.0%"] and line.endswith(" feed") for line in lines[3:])
 

@@ -1,8 +1,8 @@
-"""Each content parser of SPEC.md section 4 and each of its `content_args`, with exact values.
+"""Each content parser of docs/template-language.md and each of its `content_args`, with exact values.
 
 Values are read through a template field `v` (`<v>...</v>`), one-shot and
 streamed one character at a time, and compared with transformers' reference
-where SPEC.md says the two agree.
+where the two are meant to agree.
 """
 
 import pytest
@@ -13,7 +13,7 @@ from transformers.utils.chat_parsing import parse_response as reference_parse_re
 
 from engine import ResponseParseError, ResponseParser, load_template, parse_response
 from engine.content import parse_xml_inline
-from engine.delimiters import end_literal
+from engine.pattern_shapes import end_literal
 
 
 def template(content, args=None, **field):

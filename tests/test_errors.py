@@ -121,7 +121,7 @@ def test_bad_regex():
 
 def test_join_without_repeats():
     assert template_error(field(join=",")) == (
-        "fields.x.join: needs 'repeats': true (join concatenates the values of repeated regions)"
+        "fields.x.join: 'join' requires 'repeats': true (join concatenates the values of repeated regions)"
     )
 
 
@@ -282,16 +282,16 @@ def test_bad_json_long_body_is_shortened():
 
 def test_unresolved_transform_path_names_field():
     error = parse_error(field(content="json", transform={"a": "{content.b}"}), '<x>{"a": 1}</x>')
-    assert str(error).startswith("fields.x: transform placeholder '{content.b}': 'content' has no key 'b'; keys: ['a']")
+    assert str(error).startswith("fields.x: transform placeholder '{content.b}': 'content' is missing key 'b'; keys: ['a']")
     assert error.field == "x" and error.text == '{"a": 1}'
     error = parse_error(field(content="json", transform={"a": "{content.a.b}"}), '<x>{"a": 1}</x>')
-    assert str(error).startswith("fields.x: transform placeholder '{content.a.b}': 'content.a' is a int, not a dict, so it has no key 'b'")
+    assert str(error).startswith("fields.x: transform placeholder '{content.a.b}' cannot index into int at 'b': 'content.a' is a int, not a dict")
     error = parse_error(field(content="json", transform={"a": "{nope}"}), '<x>{"a": 1}</x>')
     assert str(error).startswith("fields.x: transform placeholder '{nope}': 'nope' is not defined; in scope: ['content']")
 
 
 def test_unresolved_transform_path_shows_the_offending_text():
-    # issue 2: parse-time errors "name the field and show the offending text (shortened)"
+    # Parse-time errors name the field and show the offending text (shortened).
     error = parse_error(field(content="json", transform={"a": "{content.b}"}), '<x>{"a": 1}</x>')
     assert '{"a": 1}' in str(error)
 
@@ -323,7 +323,6 @@ def test_deeply_nested_json_is_a_clear_value_error_not_recursion_error():
     template = field(content="json")
     with pytest.raises(ValueError) as caught:
         parse_response(f"<x>{body}</x>", template, prefix="")
-    assert not isinstance(caught.value, RecursionError)
     assert isinstance(caught.value, ResponseParseError)
     assert str(caught.value).startswith("fields.x: json: nested too deeply to decode: '[[[[")
     assert len(str(caught.value)) < 400

@@ -1,5 +1,6 @@
 """Streaming: exact event sequences, dirty flags, positions, tool typing, batches, and the
-deliberate differences D1 and D2 of SPEC.md section 8.
+deliberate differences from transformers (docs/template-language.md): every stretch
+of unclaimed text is kept ("D1" below), and streaming equals one-shot ("D2" below).
 """
 
 import numpy as np
@@ -422,7 +423,7 @@ def test_d1_text_before_a_tool_call_kept():
     }
 
 
-def test_d1_whitespace_stretch_does_not_overwrite_but_events_are_emitted():
+def test_d1_whitespace_stretch_does_not_overwrite_and_its_close_repeats_the_value_so_far():
     message, events = run(TOOLS_AND_CONTENT, ['Hi\n<tool_call>{"a": 1}</tool_call>', "\n  "])
     assert message == {"role": "assistant", "content": "Hi", "tool_calls": [{"a": 1}]}
     assert events == [
@@ -434,7 +435,7 @@ def test_d1_whitespace_stretch_does_not_overwrite_but_events_are_emitted():
         close("tool_calls", {"a": 1}),
         open_("content"),
         chunk("content", "\n  "),
-        close("content", ""),
+        close("content", "Hi"),  # the field's value so far: the events add up to the message
     ]
 
 

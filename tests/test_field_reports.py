@@ -1,4 +1,4 @@
-"""The 13 field reports (issue 9), each as a test of its exact message and of what the
+"""The 13 field reports, each as a test of its exact message and of what the
 playground must show a template author who meets the fault.
 
 The reports live in `samples/field-reports.json` (one case per report, two where the
@@ -13,7 +13,7 @@ import pytest
 
 from engine import ResponseParseError, ResponseParser, lint, openai_view, parse_response, trace
 from engine.samples import load_samples
-from tests.stream_helpers import random_cuts
+from tests.stream_helpers import random_cuts, stream_events
 
 REPORTS = {s.name: s for s in load_samples() if s.family == "field-reports"}
 RANDOM_CHUNKINGS = 20
@@ -51,12 +51,7 @@ def chunkings(sample):
 
 
 def stream(sample, chunks, prefix=None):
-    parser = ResponseParser(sample.template, prefix=sample.prefix if prefix is None else prefix, tools=sample.tools)
-    events = list(parser.initial_events)
-    for chunk in chunks:
-        events += parser.feed(chunk)
-    message, final = parser.finalize()
-    return message, events + final
+    return stream_events(sample.template, chunks, sample.prefix if prefix is None else prefix, tools=sample.tools)
 
 
 def test_every_report_is_a_sample():

@@ -2,9 +2,13 @@
 
 import pytest
 
-from engine import Diagnostic, lint
+from engine import Diagnostic, lint, lint_prompts
 from engine.template_files import list_templates
 def T(**fields):
+    """A template with `fields`, plus an implicit content field when none is implicit
+    (so the drops-unclaimed-text warning only shows where a test asks for it)."""
+    if all("open" in spec or "open_pattern" in spec for spec in fields.values()):
+        fields = {**fields, "content": {}}
     return {"start_anchor": "<S>", "fields": fields}
 
 
@@ -41,8 +45,56 @@ def test_close_equals_open():
 
 
 def test_anchor_inside_delimiter():
-    assert codes({"start_anchor": "<|start|>", "fields": {"a": {"open": "<|start|>x"}}}) == [
+    assert codes({"start_anchor": "<|start|>", "fields": {"a": {"open": "<|start|>x"}, "content": {}}}) == [
         ("warning", "anchor-inside-delimiter", "start_anchor")
+    ]
+
+
+def test_delimiter_that_is_the_anchor_is_not_cut_in_half():
+    # gpt-oss: the implicit content swallows the '<|start|>assistant' header between messages.
+    assert lint({"start_anchor": "<|start|>assistant", "fields": {"content": {"close": ["<|start|>assistant", "<|end|>"]}}}) == []
+
+
+def test_drops_unclaimed_text():
+    assert lint({"start_anchor": "<S>", "fields": {"reasoning_content": {"open": "<think>", "close": "</think>"}}}) == [
+        Diagnostic(
+            "warning",
+            "drops-unclaimed-text",
+            "fields",
+            "no field is implicit (none lacks an open delimiter) and no open matches any text, so text outside every "
+            "region (unknown headers, a format variant the delimiters miss, the model answering without markers) is "
+            "dropped without a trace",
+            'add an implicit field such as "content": {"close": [...]} to keep it, and list the markers it should '
+            "swallow as its closes",
+        )
+    ]
+
+
+def test_catch_all_open_keeps_unclaimed_text():
+    # An open that matches at any character leaves no text outside a region.
+    assert lint({"start_anchor": "<S>", "fields": {"content": {"open_pattern": ".", "close": "<E>"}}}) == []
+
+
+def test_anchor_not_in_prompts():
+    template = {"start_anchor": "<start_of_turn>model\n", "fields": {"content": {"close": "<end_of_turn>"}}}
+    prompts = ["<start_of_turn>user\nHi<end_of_turn><start_of_turn>model", "<start_of_turn>user\nOslo?<end_of_turn><start_of_turn>model"]
+    assert lint_prompts(template, prompts) == [
+        Diagnostic(
+            "warning",
+            "anchor-not-in-prompts",
+            "start_anchor",
+            "the start anchor '<start_of_turn>model\\n' occurs in none of the 2 rendered prompts, so every prompt is "
+            "parsed whole, earlier turns included (the first ends 'user\\nHi<end_of_turn><start_of_turn>model')",
+            "anchor on the assistant header the chat template's generation prompt writes",
+        )
+    ]
+    assert lint_prompts({**template, "start_anchor": "<start_of_turn>model"}, prompts) == []
+    assert lint_prompts(template, []) == []
+
+
+def test_lint_prompts_reports_a_broken_template():
+    assert lint_prompts({"start_anchor": "", "fields": {"content": {}}}, ["x"]) == [
+        Diagnostic("error", "template-error", "start_anchor", "must not be an empty string", "")
     ]
 
 

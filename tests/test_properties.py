@@ -1,8 +1,10 @@
-"""Property tests: chunk invariance (SPEC D2) and differential agreement with transformers' reference.
+"""Property tests: chunk invariance, events that add up to the message, lenient parsing, and
+differential agreement with transformers' reference.
 
 The differential test decides from the input alone which case applies:
-* the implicit field had more than one stretch, or a whitespace-only one (SPEC D1): events
-  must be equal; the message may differ only in the implicit field's key;
+* the implicit field had more than one stretch, or a whitespace-only one (we keep every
+  stretch): events must be equal but for that field's close values; the message may differ
+  only in the implicit field's key;
 * the reference contradicts itself (its streamed message differs from its one-shot message),
   or loses text: recorded as a known reference fault, and we must still equal our one-shot;
 * otherwise events and message must be equal exactly.
@@ -10,14 +12,16 @@ The differential test decides from the input alone which case applies:
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from transformers.utils.chat_parsing import ResponseParser as ReferenceParser
 
-from engine import ResponseParser, load_template
+from engine import ResponseParser, load_template, message_from_events
+from engine.samples import load_samples
 from engine.stream_checks import random_chunks
 from tests.strategies import template_and_generation
-from tests.stream_helpers import region_texts, stream_events
+from tests.stream_helpers import region_texts, stream, stream_events
 
 REFERENCE_FAULTS: list[tuple] = []
 
@@ -92,7 +96,7 @@ def test_agrees_with_the_reference(case, seed):
         REFERENCE_FAULTS.append(("streamed differs from one-shot", template, prefix, generation))
         return
     if ours_events is not None and ref_events is None and implicit_stretches(template, ours_events)[1]:
-        # D1(b): a whitespace-only implicit stretch is not a value, so it cannot fail the parse
+        # A whitespace-only implicit stretch is not a value, so it cannot fail the parse
         # (the reference runs the content parser and transform on it and may raise).
         return
     if ours_events is None or ref_events is None:
@@ -107,10 +111,98 @@ def test_agrees_with_the_reference(case, seed):
         if merged_at(ref_events, boundary) == ours_events:
             REFERENCE_FAULTS.append(("prefix decided as final", template, prefix, generation))
             ref_events = ours_events
-    assert ours_events == ref_events
     implicit = load_template(template).implicit_field
     count, whitespace_only = implicit_stretches(template, ours_events)
     if implicit is not None and (count > 1 or whitespace_only):
+        # Every stretch is kept and the events add up: a later or whitespace-only stretch's close carries the whole value
+        # so far (or, repeating, no value), where the reference carries that stretch alone.
+        ours_events, ref_events = without_close_values(ours_events, implicit.name), without_close_values(ref_events, implicit.name)
         ours = {k: v for k, v in ours.items() if k != implicit.name}
         ref = {k: v for k, v in ref.items() if k != implicit.name}
+    assert ours_events == ref_events
     assert ours == ref
+
+
+def without_close_values(events, field):
+    """`events` with the value (or blank mark) of `field`'s region_close events left out."""
+    return [
+        {k: v for k, v in event.items() if k not in ("value", "blank")}
+        if event["type"] == "region_close" and event["field"] == field
+        else event
+        for event in events
+    ]
+
+
+# -- events add up to the message, and lenient parsing never loses a message ------------------------
+
+MODES = ("raise", "keep")
+SHIPPED = [sample for sample in load_samples() if sample.expected_error is None]
+# Text a broken generation may hold: stray delimiter starts, broken JSON, blanks.
+DAMAGE = ["{", "}", '"', ",", "\n", "  ", "<", "</", "<tool_call>", "</tool_call>", "<think>", "</think>", '{"name": ', "]"]
+
+
+def parse_events(template, prefix, chunks, mode):
+    """(message, events, kept error texts) of a parse fed `chunks`, or None when it raised."""
+    try:
+        streamed = stream(template, chunks, prefix, on_error=mode)
+    except ValueError:
+        assert mode == "raise", "on_error='keep' raised"
+        return None
+    return streamed.message, streamed.events, [str(error) for error in streamed.parser.errors]
+
+
+def check_add_up_and_chunk_invariance(template, prefix, generation, seed, mode):
+    whole = parse_events(template, prefix, [generation], mode)
+    for chunks in (list(generation), random_chunks(generation, seed)):
+        streamed = parse_events(template, prefix, chunks, mode)
+        if whole is None:
+            assert streamed is None, chunks
+            continue
+        message, events, errors = streamed
+        assert (message, errors) == (whole[0], whole[2]), chunks
+        assert message_from_events(events, template) == message, chunks
+        assert region_texts(events) == region_texts(whole[1]), chunks
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=template_and_generation(contents=("text", "text", "json", "int")), seed=st.integers(0, 10**6), mode=st.sampled_from(MODES))
+def test_events_add_up_and_any_chunking_agrees_in_both_modes(case, seed, mode):
+    template, prefix, generation = case
+    check_add_up_and_chunk_invariance(template, prefix, generation, seed, mode)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the regex module's partial matching misses a partial match of `.+?(?<=\\s)x` that starts at 0 in 'ab' "
+    "(it reports one at 1), so streaming decides the 'a' that the one-shot close match starts with",
+)
+def test_a_lazy_run_before_a_lookbehind_streams_like_one_shot():
+    template = {"start_anchor": "<S>", "fields": {"content": {"close_pattern": r".+?(?<=\s)x"}}}
+    check_add_up_and_chunk_invariance(template, "", "ab x", 0, "raise")
+
+
+@st.composite
+def damaged_sample(draw):
+    """A shipped sample's generation, maybe cut short, with damage written into it."""
+    sample = draw(st.sampled_from(SHIPPED))
+    text = sample.generation
+    for _ in range(draw(st.integers(0, 3))):
+        at = draw(st.integers(0, len(text)))
+        text = text[:at] + draw(st.sampled_from(DAMAGE)) + text[at:]
+    if draw(st.booleans()):
+        text = text[: draw(st.integers(0, len(text)))]
+    return sample, text
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=damaged_sample(), seed=st.integers(0, 10**6), mode=st.sampled_from(MODES))
+def test_every_shipped_template_adds_up_on_damaged_generations(case, seed, mode):
+    sample, generation = case
+    check_add_up_and_chunk_invariance(sample.template, sample.prefix, generation, seed, mode)
+
+
+def test_every_shipped_template_is_covered_by_the_damage_test():
+    from engine.template_files import list_templates
+
+    used = {sample.template_name for sample in SHIPPED}
+    assert {template.name for template in list_templates()} <= used

@@ -1,19 +1,17 @@
 """The parser's quick path (`ResponseParser.feed` without a scan) must give exactly the events of a full scan.
 
-The quick path is only taken when events carry no positions, so a parser with
-`positions=True` always scans; its events, with `start`/`end` removed, are the
-reference here.
+Two parsers scan every chunk: one made with `quick_path=False`, and one with
+`positions=True` (the quick path is only taken when events carry no positions),
+whose events, with `start`/`end` removed, are the reference too.
 """
 
 from __future__ import annotations
 
 import pytest
-import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import ResponseParseError, ResponseParser, load_template, parse_response
-from engine.delimiters import context_width, fixed_texts
 from tests.workloads import WORKLOADS, make_case, token_chunks
 from engine.samples import load_samples
 from engine.stream_checks import random_chunks
@@ -22,13 +20,14 @@ from tests.strategies import template_and_generation
 SAMPLES = [sample for sample in load_samples() if sample.expected is not None]
 
 
-def events_of(template, prefix, chunks, *, scan_every_chunk: bool, tools=None):
-    """(message, events, offsets) or (None, error type name); `scan_every_chunk` turns the quick path off.
+def events_of(template, prefix, chunks, *, scan_every_chunk: bool, tools=None, quick_path=True):
+    """(message, events, offsets) or (None, error type name); `scan_every_chunk` turns the quick path off
+    by asking for positions, `quick_path=False` by the switch.
 
     `offsets` holds `parser.offset` and `parser.held_text` after each chunk.
     """
     try:
-        parser = ResponseParser(template, prefix=prefix, tools=tools, positions=scan_every_chunk)
+        parser = ResponseParser(template, prefix=prefix, tools=tools, positions=scan_every_chunk, quick_path=quick_path)
         events = list(parser.initial_events)
         offsets = []
         for chunk in chunks:
@@ -47,6 +46,7 @@ def assert_same_as_full_scan(template, prefix, chunks, tools=None):
     quick = events_of(template, prefix, chunks, scan_every_chunk=False, tools=tools)
     full = events_of(template, prefix, chunks, scan_every_chunk=True, tools=tools)
     assert quick == full
+    assert quick == events_of(template, prefix, chunks, scan_every_chunk=False, tools=tools, quick_path=False)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -273,41 +273,9 @@ def test_no_prefilter_when_first_characters_differ():
     assert state.quick.first == ""
 
 
-@pytest.mark.parametrize(
-    "pattern, texts",
-    [
-        (r"</think>|(?=<tool_call>)", ("<tool_call>", "</think>")),
-        (r"</a>|</ab>", ("</ab>", "</a>")),
-        (r"<[ab]>", ("<a>", "<b>")),
-        (r"a|", None),  # can match the empty string
-        (r"</b>(?=\s*<a>)", None),  # the lookahead has a run
-        (r"x(?=y)z", None),  # a lookahead inside the text
-        (r"<c>(?!x)", None),
-    ],
-)
-def test_fixed_texts(pattern, texts):
-    assert fixed_texts(regex.compile(pattern, regex.DOTALL)) == texts
-
-
 def test_an_optional_escaped_paren_before_a_tag_is_found_in_one_shot():
     template = {"start_anchor": "<S>", "fields": {"x": {"open": "<x>", "close_pattern": r"\(?<end>"}, "content": {}}}
     assert parse_response("<x>a<end>b", template, prefix="") == {"x": "a", "content": "b"}
-
-
-@pytest.mark.parametrize(
-    "pattern, width",
-    [
-        (r"(?<=\})\s*</tool_call>", 1),
-        (r"(?<=ab|cd)x", 2),
-        (r"\bword", 1),
-        (r"[^<]+>", 0),  # a negated class is not an anchor
-        (r"<x(?P<n>\w+)>", 0),
-        (r"(?<=a+)x", 256),  # variable width (regex module only): not measured
-        (r"\Gx", 256),
-    ],
-)
-def test_context_width(pattern, width):
-    assert context_width(regex.compile(pattern, regex.DOTALL)) == width
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
-"""The worked examples of SPEC.md section 9, with exact expected messages.
+"""The worked examples of the format (docs/template-language.md and the Qwen3-Coder, gpt-oss and Cohere shapes), with exact expected messages.
 
 Each example is parsed one-shot (`parse_response`), streamed one character at a
-time (`ResponseParser.feed`), and, where SPEC.md says we agree with it, checked
+time (`ResponseParser.feed`), and, where we mean to agree with it, checked
 against transformers' reference parser.
 """
 

@@ -1,4 +1,4 @@
-"""Each template key and each field key of SPEC.md section 4, with exact expected messages.
+"""Each template key and each field key of docs/template-language.md, with exact expected messages.
 
 Every case is checked one-shot and streamed one character at a time.
 """

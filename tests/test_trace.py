@@ -30,7 +30,7 @@ def test_spans_events_and_anchor():
         ("generation", 10, 17, "body", "content", 1, "\n\nHello"),
         ("generation", 17, 27, "close", "content", 1, "<|im_end|>"),
     ]
-    assert result.spans[3].side == "close" and result.spans[3].delimiter == "</think>|(?=<tool_call>)"
+    assert result.spans[3].side == "close" and result.spans[3].delimiter == "</think>|(?=<tool_call>\\s*\\{)"
     assert result.spans[3].delimiter_path == "fields.reasoning_content.close_pattern"
     assert [(e.event["type"], e.spans, e.stage) for e in result.events] == [
         ("region_open", [0], "prefix"),

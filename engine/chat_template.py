@@ -1,0 +1,268 @@
+"""Chat templates: render them with transformers, and read them from tokenizers.
+
+`ChatTemplateRenderer` renders conversations with transformers' own
+`render_jinja_template` (the sandbox `apply_chat_template` uses) and learns the
+few conventions a template expects that the message format leaves open: whether
+a tool-calling turn without text has content ``""`` or None, whether tool-call
+arguments are a dict or JSON text, and what the template writes after every
+conversation. `load_chat_template` takes the chat template from a tokenizer (a
+local folder or a hub id), reading tokenizer files only and failing in seconds
+when the Hub cannot be reached.
+
+transformers is imported only inside these functions, so `import engine` stays
+light; without it they raise `ImportError` naming what to install.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import socket
+import threading
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+# Chat-template keywords that switch reasoning on and off, in the order they are tried.
+THINKING_SWITCHES = ("enable_thinking", "thinking")
+# Seconds the Hub may take to answer a connection before a hub id gives up on it.
+HUB_CONNECT_TIMEOUT = 3.0
+
+_PROBE_TOOLS = [{"type": "function", "function": {
+    "name": "get_weather", "description": "Weather forecast for a city.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+
+
+class ChatTemplateRenderError(Exception):
+    """The chat template refused to render; the message is its own error, prefixed by its type."""
+
+
+def _render_function():
+    try:
+        from transformers.utils.chat_template_utils import render_jinja_template
+    except ImportError as error:
+        raise ImportError(
+            "rendering a chat template needs transformers (and jinja2): pip install transformers jinja2, "
+            "or pip install -r requirements.txt"
+        ) from error
+    return render_jinja_template
+
+
+def token_boundary(text: str, at: int) -> bool:
+    """Whether offset `at` of `text` falls between two markup tokens: after ``>``, ``]`` or a
+    blank, or before ``<``, ``[`` or a blank (``0 < at < len(text)``)."""
+    return text[at - 1] in ">]\n \t" or text[at] in "<[\n \t"
+
+
+def common_suffix_length(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[-1 - i] == b[-1 - i]:
+        i += 1
+    return i
+
+
+@dataclass
+class ChatTemplateRenderer:
+    """Renders conversations with one chat template, its special tokens and a thinking mode.
+
+    Attributes:
+        chat_template: the Jinja text.
+        bos_token, eos_token: what the template writes as ``bos_token`` / ``eos_token``.
+        switch: the keyword that switches reasoning (``enable_thinking``), or None.
+        thinking: the value passed for `switch` (None: not passed).
+    """
+
+    chat_template: str
+    bos_token: str = ""
+    eos_token: str = ""
+    switch: str | None = None
+    thinking: bool | None = None
+
+    def __post_init__(self):
+        self._render = _render_function()
+
+    def render(self, messages: list[dict], *, tools: list[dict] | None = None, add_generation_prompt: bool = False,
+               continue_final_message: bool = False) -> str:
+        """The rendered text, with tool-calling turns adapted to the template's `call_style`.
+
+        Raises:
+            ChatTemplateRenderError: the template raised (``raise_exception``, a type error,
+                a sandbox refusal).
+        """
+        empty_content, arguments_as_text = self.call_style
+        messages = copy.deepcopy(messages)
+        for message in messages:
+            if message.get("tool_calls") and message.get("content") == "":
+                message["content"] = empty_content
+            if arguments_as_text:
+                for call in message.get("tool_calls") or ():
+                    call["function"]["arguments"] = json.dumps(call["function"]["arguments"], ensure_ascii=False)
+        return self._call(messages, tools, add_generation_prompt, continue_final_message)
+
+    @cached_property
+    def call_style(self) -> tuple[str | None, bool]:
+        """How this template wants a tool-calling turn: (its empty content, ``""`` or None;
+        whether arguments are JSON text rather than a dict). Some templates skip the calls of
+        a turn whose content is not None, some concatenate the arguments as strings; the
+        first style whose render shows the call wins (default ``("", False)``)."""
+        for as_text in (False, True):
+            for empty in ("", None):
+                arguments: Any = {"city": "Oslo"}
+                if as_text:
+                    arguments = json.dumps(arguments)
+                call = {"id": "call00099", "type": "function", "function": {"name": "get_weather", "arguments": arguments}}
+                probe = [{"role": "user", "content": "Oslo?"}, {"role": "assistant", "content": empty, "tool_calls": [call]}]
+                try:
+                    rendered = self._call(probe, _PROBE_TOOLS, False, False)
+                except ChatTemplateRenderError:
+                    continue
+                if "Oslo" in rendered.split("Oslo?", 1)[-1]:
+                    return empty, as_text
+        return "", False
+
+    @cached_property
+    def trailer(self) -> str:
+        """What the template writes after every conversation whether asked or not ("" for most).
+
+        A template that writes its generation prompt even without ``add_generation_prompt``
+        ends every finished conversation with the next turn's header, which no model writes.
+        """
+        ask = [{"role": "user", "content": "Hi"}]
+        try:
+            asked = self._call(ask, None, False, False)
+            if asked != self._call(ask, None, True, False):
+                return ""
+            answered = self._call(ask + [{"role": "assistant", "content": "Yo"}], None, False, False)
+        except ChatTemplateRenderError:
+            return ""
+        start = len(asked) - common_suffix_length(asked, answered)
+        while start < len(asked) and not token_boundary(asked, start):
+            start += 1
+        return asked[start:] if asked[start:].strip() else ""
+
+    def _call(self, messages: list[dict], tools: list[dict] | None, add_generation_prompt: bool,
+              continue_final_message: bool) -> str:
+        options: dict[str, Any] = {"bos_token": self.bos_token, "eos_token": self.eos_token}
+        if self.switch is not None and self.thinking is not None:
+            options[self.switch] = self.thinking
+        try:
+            rendered, _ = self._render(
+                [messages], tools=copy.deepcopy(tools), chat_template=self.chat_template,
+                add_generation_prompt=add_generation_prompt, continue_final_message=continue_final_message, **options,
+            )
+        except MemoryError as error:  # str(MemoryError()) is empty: say what happened
+            raise ChatTemplateRenderError("MemoryError: rendering needed more memory than this process may use") from error
+        except Exception as error:  # the template's own error, whatever its type
+            raise ChatTemplateRenderError(f"{type(error).__name__}: {error}") from error
+        return rendered[0]
+
+
+def find_thinking_switch(chat_template: str, *, bos_token: str = "", eos_token: str = "") -> str | None:
+    """The keyword that switches the chat template's reasoning on and off, or None.
+
+    A keyword counts when rendering a first user turn with it set to True and to False
+    gives two different prompts (``enable_thinking`` for Qwen3, GLM, SmolLM3;
+    ``thinking`` for Granite 3.x). Keywords are tried in `THINKING_SWITCHES` order.
+    """
+    ask = [{"role": "user", "content": "Hi"}]
+    for switch in THINKING_SWITCHES:
+        prompts = set()
+        for value in (True, False):
+            renderer = ChatTemplateRenderer(chat_template, bos_token, eos_token, switch, value)
+            try:
+                prompts.add(renderer.render(ask, add_generation_prompt=True))
+            except ChatTemplateRenderError:
+                break
+        if len(prompts) == 2:
+            return switch
+    return None
+
+
+class ModelLoadError(ValueError):
+    """A tokenizer (and its chat template) could not be loaded; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class ChatTemplateSource:
+    """A chat template taken from a tokenizer: its text and the tokens it writes."""
+
+    chat_template: str
+    bos_token: str
+    eos_token: str
+    source: str
+
+
+def _hub_reachable() -> tuple[bool, str]:
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return False, "HF_HUB_OFFLINE is set"
+    endpoint = urlparse(constants.ENDPOINT)
+    host = endpoint.hostname or "huggingface.co"
+    port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
+    outcome: list[str] = []
+
+    def connect() -> None:
+        try:
+            socket.create_connection((host, port), timeout=HUB_CONNECT_TIMEOUT).close()
+            outcome.append("")
+        except OSError as error:
+            outcome.append(f"cannot connect to {host}:{port} ({error})")
+
+    # The name lookup has no timeout of its own, so the attempt runs in a thread we stop waiting for.
+    attempt = threading.Thread(target=connect, daemon=True)
+    attempt.start()
+    attempt.join(HUB_CONNECT_TIMEOUT + 0.5)
+    if not outcome:
+        return False, f"no answer from {host}:{port} within {HUB_CONNECT_TIMEOUT:g} s"
+    return not outcome[0], outcome[0]
+
+
+def load_chat_template(model: str) -> ChatTemplateSource:
+    """The chat template of a model's tokenizer: a local folder, or a hub id.
+
+    Reads tokenizer files only (``AutoTokenizer``), never weights. A hub id is tried
+    only when the Hub answers within `HUB_CONNECT_TIMEOUT` seconds; otherwise only the
+    local Hugging Face cache is consulted, so an offline machine fails in seconds rather
+    than after transformers' retry loop.
+
+    Raises:
+        ModelLoadError: no such folder, a folder without tokenizer files, an
+            unreachable Hub with the id not cached, or a tokenizer without a chat template.
+        ImportError: transformers is not installed.
+    """
+    try:
+        from transformers import AutoTokenizer
+    except ImportError as error:
+        raise ImportError("--model reads the tokenizer with transformers: pip install transformers") from error
+    folder = Path(model).expanduser()
+    if folder.is_dir():
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        except (OSError, ValueError) as error:
+            raise ModelLoadError(f"{folder} holds no tokenizer AutoTokenizer can load: {error}") from error
+        where = str(folder)
+    elif model.startswith((".", "/", "~")) or model.count("/") > 1:
+        raise ModelLoadError(f"no folder {folder}: give a folder that holds the tokenizer files, or a hub id")
+    else:
+        reachable, why = _hub_reachable()
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=not reachable)
+        except (OSError, ValueError) as error:
+            if reachable:
+                raise ModelLoadError(f"could not load the tokenizer of {model!r} from the Hugging Face Hub: {error}") from error
+            raise ModelLoadError(
+                f"the Hugging Face Hub is not reachable ({why}) and {model!r} is not in the local cache. "
+                "Download the tokenizer files elsewhere (tokenizer_config.json, tokenizer.json, chat_template.jinja) "
+                "and give their folder, or paste the chat template with --chat-template."
+            ) from error
+        where = f"hub:{model}"
+    chat_template = getattr(tokenizer, "chat_template", None)
+    if isinstance(chat_template, dict):
+        chat_template = chat_template.get("default") or next(iter(chat_template.values()), None)
+    if not chat_template:
+        raise ModelLoadError(f"{model!r} has no chat template in its tokenizer files")
+    return ChatTemplateSource(chat_template, tokenizer.bos_token or "", tokenizer.eos_token or "", where)

@@ -1,0 +1,162 @@
+"""The message a parse builds: each closed region's body parsed into a value and written in.
+
+A region's value is its body parsed by the field's content parser, then put
+through its transform and tool-argument typing (`MessageBuilder.value`), and `MessageBuilder`
+writes the values into the message as the format says (docs/template-language.md):
+the last value of a plain field, a list for `repeats`, the values joined with
+`join`, and for a non-repeating implicit field every stretch of unclaimed text
+joined as written, so no text is lost; a whitespace-only stretch is not a value.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from .content import parse_content
+from .errors import ContentError, PatternTimeoutError, ResponseParseError, UndefinedPlaceholderError, shorten
+from .events import is_empty
+from .template import FieldSpec, ResponseTemplate
+from .tool_typing import type_tool_calls
+from .transform import PlaceholderNotDefined, apply_transform
+
+
+class _Blank:
+    """The value of a whitespace-only stretch of a repeating implicit field: none (see `MessageBuilder.store`)."""
+
+    def __repr__(self) -> str:
+        return "BLANK"
+
+
+BLANK = _Blank()
+
+
+class MessageBuilder:
+    """The message of one parse, built region by region.
+
+    Args:
+        template: the loaded template (its `defaults` start the message).
+        tool_schemas: tool name -> JSON schema of its parameters, to type tool-call arguments.
+        timeout: seconds allowed for each regex call of a content parser, or None.
+    """
+
+    def __init__(self, template: ResponseTemplate, tool_schemas: dict, timeout: float | None):
+        self.template = template
+        self.message: dict[str, Any] = copy.deepcopy(template.defaults)
+        self._tool_schemas = tool_schemas
+        self._timeout = timeout
+        self._implicit_stretches: list[str] = []  # every stretch of a non-repeating implicit field, as written
+
+    def store(self, field: FieldSpec, body: str, captures: dict, offset: int) -> Any:
+        """Compute a closed region's value and write it into the message; return the value.
+
+        `captures` are the region's delimiter captures and `offset` the stream offset of its
+        body. Returns `BLANK` for a whitespace-only stretch of a repeating implicit field: it
+        is not a value of its own, so it is neither appended nor joined.
+
+        Raises:
+            ResponseParseError: the value cannot be computed (see `value`), or a `join`
+                field's value is not a string.
+        """
+        if field.implicit:
+            if not field.repeats:
+                return self._store_implicit_stretch(field, body, captures, offset)
+            if not body.strip():
+                return BLANK
+        value = self.value(field, body, captures, offset)
+        name = field.name
+        if field.join is not None:
+            if not isinstance(value, str):
+                raise ResponseParseError(
+                    f"{field.path}: 'join' needs every region to parse to a string, got {type(value).__name__} "
+                    f"from the region at offset {offset}: {shorten(body)}",
+                    field=name,
+                    key=f"{field.path}.join",
+                    offset=offset,
+                    text=body,
+                )
+            previous = self.message.get(name)
+            self.message[name] = value if previous is None else previous + field.join + value
+        elif field.repeats:
+            self.message.setdefault(name, []).append(value)
+        else:
+            self.message[name] = value
+        return value
+
+    def _store_implicit_stretch(self, field: FieldSpec, body: str, captures: dict, offset: int) -> Any:
+        """One stretch of a non-repeating implicit field: every stretch of unclaimed text belongs
+        to the message, joined as written and then parsed, so each close carries the field's whole
+        value so far. A whitespace-only stretch changes nothing: its close repeats the value so far
+        ("" before there is one).
+        """
+        stretches = self._implicit_stretches
+        stretches.append(body)
+        name = field.name
+        if not body.strip():
+            return self.message.get(name, "")
+        whole = body if len(stretches) == 1 else "".join(stretches)
+        # A transform sees the captures of the close that ends the latest stretch.
+        value = self.value(field, whole, captures, offset, contiguous=whole is body)
+        self.message[name] = value
+        return value
+
+    def value(self, field: FieldSpec, body: str, captures: dict, offset: int | None, contiguous: bool = True) -> Any:
+        """A region's value: `body` parsed with the field's content parser, then its transform and tool typing.
+
+        `offset` is the stream offset of the region body; `contiguous` says whether `body` lies
+        there as one piece (a joined implicit value does not), so that a content parser's
+        failure position becomes a stream offset.
+
+        Raises:
+            ResponseParseError: naming the field, the failing key and, when known, the position
+                (`PatternTimeoutError` when a content pattern ran over the time budget).
+        """
+        timeout, tool_schemas = self._timeout, self._tool_schemas
+        where = f" (region at offset {offset})" if offset is not None else ""
+        args = field.content_args if timeout is None else {**field.content_args, "_timeout": timeout}
+        key = f"{field.path}.content"
+        try:
+            value = parse_content(field.content, body, args)
+            if field.transform is not None:
+                key = f"{field.path}.transform"
+                if field.transform_each:
+                    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+                        raise ValueError(
+                            f"transform_each needs the content to parse to a list of objects, got {shorten(repr(value), 120)}"
+                        )
+                    value = [apply_transform(field.transform, {**captures, **item}) for item in value]
+                else:
+                    value = apply_transform(field.transform, {**captures, "content": value})
+        except TimeoutError:
+            raise PatternTimeoutError(
+                f"{field.path}.content_args.tag_pattern: pattern too slow on this input (over the "
+                f"{timeout} s budget){where}",
+                field=field.name,
+                key=f"{field.path}.content_args.tag_pattern",
+                offset=offset,
+                text=body,
+            ) from None
+        except ValueError as error:
+            detail = str(error)
+            if shorten(body) not in detail:
+                detail = f"{detail}; region body: {shorten(body)}"
+            position = getattr(error, "position", None) if isinstance(error, ContentError) else None
+            if position is not None:
+                position = offset + position if contiguous and offset is not None else None
+            kind = UndefinedPlaceholderError if isinstance(error, PlaceholderNotDefined) else ResponseParseError
+            raise kind(
+                f"{field.path}: {detail}{where}", field=field.name, key=key, offset=offset, text=body, position=position
+            ) from None
+        if tool_schemas:
+            type_tool_calls(value, tool_schemas)
+        return value
+
+    def missing_fields(self) -> list[str]:
+        """The required fields (``"optional": false``) with no value yet."""
+        return [spec.name for spec in self.template.fields.values() if not spec.optional and spec.name not in self.message]
+
+    def finished(self) -> dict:
+        """The message: `defaults`, then each field's value; keys not in `defaults` whose value is
+        empty (None, "", [], {}) are dropped."""
+        defaults = self.template.defaults
+        return {key: value for key, value in self.message.items() if key in defaults or not is_empty(value)}

@@ -1,0 +1,553 @@
+"""Pattern shapes: what a delimiter pattern's matches look like, read from its parse tree.
+
+Pure functions over the standard parser's tree of a template pattern. The
+scanners use the answers to skip regex calls that cannot find anything:
+
+* `match_start` (and `literal_match_start`, `MatchStart.union`) says what the
+  text of every match starts with, as one `MatchStart`: the characters a match
+  holds after its optional leading runs (such as `\\s*`), the runs themselves,
+  and the *leads*, the fixed texts (after a run) that every match begins with;
+* `context_width` says how many decided characters before a match its
+  lookbehinds, anchors and word boundaries may look at;
+* `end_literal` says what text every match ends with.
+
+Every answer errs on the safe side: "unknown" (None) whenever the tree holds
+syntax the analysis does not model, and the scanner then asks the regex.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re._constants as sre_constants
+import re._parser as sre_parser
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import regex
+
+from .re_equivalent import NOT_A_COUNTED_REPEAT
+
+# Pattern text that may look at characters before the match start (lookbehinds, word
+# boundaries, start-of-text anchors): the parser then keeps some decided text as context.
+_CONTEXT_MARKS = ("(?<", "\\b", "\\B", "^", "\\A", "\\G", "\\K")
+
+# Decided characters kept for a pattern whose look back cannot be measured.
+UNMEASURED_CONTEXT = 256
+
+# Every character `\s` matches lies below U+3001 (Unicode White_Space), so a set test is exact.
+_WHITESPACE = frozenset(filter(regex.compile(r"\s").fullmatch, map(chr, range(0x3001))))
+_CATEGORY_MATCHERS = {
+    sre_constants.CATEGORY_SPACE: _WHITESPACE.__contains__,
+    sre_constants.CATEGORY_DIGIT: regex.compile(r"\d").fullmatch,
+    sre_constants.CATEGORY_WORD: regex.compile(r"\w").fullmatch,
+}
+_REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, getattr(sre_constants, "POSSESSIVE_REPEAT", None))
+
+
+def _class_matcher(items: list) -> Callable[[str], bool] | None:
+    """A one-character test for a parsed character class, or None when it cannot be built exactly."""
+    tests: list[Callable[[str], Any]] = []
+    for op, av in items:
+        if op is sre_constants.LITERAL:
+            tests.append(chr(av).__eq__)
+        elif op is sre_constants.RANGE:
+            tests.append(lambda ch, lo=av[0], hi=av[1]: lo <= ord(ch) <= hi)
+        elif op is sre_constants.CATEGORY and av in _CATEGORY_MATCHERS:
+            tests.append(_CATEGORY_MATCHERS[av])  # a match object is truthy
+        else:
+            return None
+    if len(tests) == 1:
+        return tests[0]
+    return lambda ch: any(test(ch) for test in tests)
+
+
+def _first_characters_after_runs(items: list) -> tuple[frozenset[str], list] | None:
+    """What every match of a parsed pattern must start with.
+
+    Returns `(first_characters, run_tests)`: a match is optional runs of the `run_tests`
+    one-character classes followed by one of `first_characters`. None when the pattern
+    is too complex to say.
+    """
+    run_tests: list[Callable[[str], bool]] = []
+    for op, av in items:
+        if op is sre_constants.AT or (op is sre_constants.ASSERT and av[0] == -1):
+            continue  # anchors and lookbehinds take no characters
+        if op is sre_constants.ASSERT:
+            inner = _first_characters_after_runs(list(av[1]))
+            return None if inner is None else (inner[0], run_tests + inner[1])
+        if op in _REPEATS and av[0] == 0:
+            body = list(av[2])
+            matcher = None
+            if len(body) == 1 and body[0][0] is sre_constants.IN:
+                matcher = _class_matcher(list(body[0][1]))
+            elif len(body) == 1 and body[0][0] is sre_constants.LITERAL:
+                matcher = _class_matcher(body)
+            if matcher is None:
+                return None
+            run_tests.append(matcher)
+            continue
+        if op in _REPEATS:
+            inner = _first_characters_after_runs(list(av[2]))
+        elif op is sre_constants.LITERAL:
+            return frozenset(chr(av)), run_tests
+        elif op is sre_constants.IN:
+            if any(item_op not in (sre_constants.LITERAL, sre_constants.RANGE) for item_op, _ in av):
+                return None
+            chars: set[str] = set()
+            for item_op, item in av:
+                low, high = (item, item) if item_op is sre_constants.LITERAL else item
+                if high - low > 64:
+                    return None
+                chars.update(map(chr, range(low, high + 1)))
+            return frozenset(chars), run_tests
+        elif op is sre_constants.SUBPATTERN:
+            if av[1] & sre_constants.SRE_FLAG_IGNORECASE:
+                return None
+            inner = _first_characters_after_runs(list(av[3]))
+        elif op is sre_constants.BRANCH:
+            alternatives = [_first_characters_after_runs(list(branch)) for branch in av[1]]
+            if any(alternative is None for alternative in alternatives):
+                return None
+            inner = (frozenset().union(*(a[0] for a in alternatives)), [m for a in alternatives for m in a[1]])
+        else:
+            return None
+        return None if inner is None else (inner[0], run_tests + inner[1])
+    return None  # the pattern can match the empty string
+
+
+def _leading_run(items: list, profile: tuple[frozenset[str], list]) -> Callable[[str], Any] | None:
+    """The test of the pattern's one optional run when the pattern is exactly `<class>*<more>`
+    and no first character lies in the run (else where the run ends would be blurred); else None."""
+    first_op, first_av = items[0]
+    if first_op not in _REPEATS or first_av[:2] != (0, sre_constants.MAXREPEAT) or len(profile[1]) != 1:
+        return None
+    run = profile[1][0]
+    return None if any(run(char) for char in profile[0]) else run
+
+
+def _fixed_lead(items: list, leading_run: Callable[[str], Any] | None) -> Lead | None:
+    """The exact lead of parsed `items` when every match is the optional leading run, then
+    fixed text (`\\s*<think>...`), and the run's characters are known; else None."""
+    run = None
+    if leading_run is not None:
+        body = list(items[0][1][2])
+        run = _class_characters(list(body[0][1]) if body[0][0] is sre_constants.IN else body)
+        if run is None:
+            return None
+        items = items[1:]
+    elif items and items[0][0] in _REPEATS:
+        return None
+    literal = []
+    for op, av in items:
+        if op is not sre_constants.LITERAL:
+            break
+        literal.append(chr(av))
+    return Lead(run, "".join(literal)) if literal else None
+
+
+def _class_characters(items: list) -> frozenset[str] | None:
+    """Every character of the parsed class `items`, or None when it is negated, a category
+    other than `\\s`, or more than 4096 characters."""
+    characters: set[str] = set()
+    for op, av in items:
+        if op is sre_constants.LITERAL:
+            characters.add(chr(av))
+        elif op is sre_constants.RANGE and av[1] - av[0] < 4096:
+            characters.update(map(chr, range(av[0], av[1] + 1)))
+        elif op is sre_constants.CATEGORY and av is sre_constants.CATEGORY_SPACE:
+            characters |= _WHITESPACE
+        else:
+            return None
+    return frozenset(characters) if len(characters) <= 4096 else None
+
+
+_MAX_WHOLE_TEXTS = 64
+
+
+def _whole_texts(items: list, ends_pattern: bool = True) -> set[str] | None:
+    """The strings parsed `items` match, when they are few and fixed; None otherwise.
+
+    A lookahead that ends the whole pattern (`ends_pattern` says whether `items` do) is
+    folded into the text it looks at: `a(?=b)` is complete only once `ab` is there, and the
+    text ending in `a` is a partial match of it.
+    """
+    texts = {""}
+    for index, (op, av) in enumerate(items):
+        last = ends_pattern and index == len(items) - 1
+        if op is sre_constants.LITERAL:
+            options = {chr(av)}
+        elif op is sre_constants.IN:
+            options = _class_characters(list(av))
+            if options is None or len(options) > _MAX_WHOLE_TEXTS:
+                return None
+        elif op is sre_constants.BRANCH:
+            options = set()
+            for branch in av[1]:
+                inner = _whole_texts(list(branch), last)
+                if inner is None:
+                    return None
+                options |= inner
+        elif op is sre_constants.SUBPATTERN and not (av[1] or av[2]):
+            options = _whole_texts(list(av[3]), last)
+        elif op is sre_constants.ASSERT and av[0] == 1 and last:
+            options = _whole_texts(list(av[1]), False)
+        else:
+            return None
+        if options is None:
+            return None
+        texts = {text + option for text in texts for option in options}
+        if len(texts) > _MAX_WHOLE_TEXTS:
+            return None
+    return texts
+
+class Lead(NamedTuple):
+    """One way a match can begin: an optional run of `run` characters (None: no run), then `text`."""
+
+    run: frozenset[str] | None
+    text: str
+
+
+@dataclass(frozen=True)
+class MatchStart:
+    """What the text of every match of a delimiter (or of any of several) starts with.
+
+    A match is optional runs of single characters (a leading `\\s*`, say), then one of
+    `first_characters`; more precisely it begins with one of the `leads`.
+
+    Attributes:
+        first_characters: the characters (sorted, as one string) one of which every match
+            holds right after its optional runs, or None when the pattern is too complex to say.
+        run_tests: one-character tests of those optional runs (empty when there are none).
+        leading_runs: the tests of runs that are exactly a pattern's leading `<class>*` with no
+            first character in the run (one at most for a single pattern; a union has one per
+            distinct run), or None when some optional run is elsewhere (`a?b`, a run after a
+            lookbehind), where only the regex knows what a trailing run means.
+        leads: fixed texts one of which every match starts with, each after an optional run
+            (after lookbehinds or anchors, which take no text); None when unknown.
+        exact: True when a match starts exactly where a lead's run (or, with no run, its text)
+            starts, so text that ends in a run and a proper start of a lead is exactly a
+            partial match. False for loose leads (a lookbehind before them, or text after the
+            lead that may still fail): a lead is then needed but not enough.
+        whole: True when the pattern matches only the leads' texts (a literal set, or
+            `</think>|(?=<tool_call>)` whose lookahead's text counts): each lead is a whole match.
+        lead: the single exact lead, when there is exactly one; else None.
+    """
+
+    first_characters: str | None
+    run_tests: tuple[Callable[[str], Any], ...]
+    leading_runs: tuple[Callable[[str], Any], ...] | None
+    leads: tuple[Lead, ...] | None
+    exact: bool
+    whole: bool
+    lead: Lead | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        single = self.leads[0] if self.exact and self.leads and len(self.leads) == 1 else None
+        object.__setattr__(self, "lead", single)
+
+    @classmethod
+    def union(cls, starts: Iterable["MatchStart"]) -> "MatchStart":
+        """What a match of any of several delimiters starts with (for a watch state)."""
+        starts = list(starts)
+        first = None if any(s.first_characters is None for s in starts) else "".join(
+            sorted(set().union(*(s.first_characters for s in starts)))
+        )
+        runs = None if any(s.leading_runs is None for s in starts) else tuple(
+            dict.fromkeys(run for s in starts for run in s.leading_runs)
+        )
+        leads = None if any(s.leads is None for s in starts) else tuple(dict.fromkeys(lead for s in starts for lead in s.leads))
+        exact = all(s.exact for s in starts) and len({lead.run for lead in leads or ()}) <= 1
+        return cls(first, tuple(test for s in starts for test in s.run_tests), runs, leads, exact, all(s.whole for s in starts))
+
+    def hold_without_match(self, text: str, pos: int, at_end: bool) -> int:
+        """Where to hold `text[pos:]` when its start shows no match can be complete in it; -1 when the regex must decide.
+
+        With a single exact lead (before the end): no match without the lead's text, and a partial
+        match is exactly a run and a proper start of the lead at the end. Otherwise: no match without
+        one of `first_characters`, and a partial match needs the text to end in a run
+        character, which for leading runs is exactly the trailing run.
+        """
+        n = len(text)
+        lead = self.lead
+        if lead is not None and not at_end:  # (at the end a found lead is scanned again: test less)
+            literal = lead.text
+            first = literal[0]
+            at = text.find(first, pos)
+            if at != -1 and text.find(literal, at) != -1:
+                return -1
+            # The hold of text without the lead: its run and a proper start of the lead at the very end.
+            hold = n
+            if at != -1:
+                i = text.find(first, max(at, n - len(literal) + 1))
+                while i != -1:
+                    if literal.startswith(text[i:]):
+                        hold = i
+                        break
+                    i = text.find(first, i + 1)
+            run = lead.run
+            if run is not None:
+                while hold > pos and text[hold - 1] in run:
+                    hold -= 1
+            return hold
+        first = self.first_characters
+        if first is None:
+            return -1
+        for char in first:
+            if text.find(char, pos) != -1:
+                return -1
+        if at_end or n == pos:
+            return n
+        last = text[-1]
+        if not any(test(last) for test in self.run_tests):
+            return n
+        if self.leading_runs is None:
+            return -1
+        hold = n
+        for run in self.leading_runs:
+            start = n
+            while start > pos and run(text[start - 1]):
+                start -= 1
+            hold = min(hold, start)
+        return hold
+
+
+UNKNOWN_START = MatchStart(None, (), None, None, False, False)
+
+
+def literal_match_start(literals: Iterable[str]) -> MatchStart:
+    """The `MatchStart` of a set of literals: each is a whole match and an exact lead."""
+    literals = tuple(dict.fromkeys(literals))
+    first = "".join(sorted({literal[0] for literal in literals}))
+    return MatchStart(first, (), (), tuple(Lead(None, literal) for literal in literals), True, True)
+
+
+def match_start(compiled: regex.Pattern) -> MatchStart:
+    """The `MatchStart` of a compiled template pattern (`UNKNOWN_START` when it cannot be analysed).
+
+    The leads are, by preference: the few fixed texts the pattern matches (exact, whole);
+    else an optional run and the fixed text every match starts with (exact); else the texts
+    every match starts with after lookbehinds or anchors, or one per alternative (loose).
+    """
+    parsed = parse_for_analysis(compiled)
+    if parsed is None:
+        return UNKNOWN_START
+    items = list(parsed)
+    profile = _first_characters_after_runs(items)
+    if profile is None:
+        first, run_tests, leading_run, leading_runs = None, (), None, None
+    else:
+        first, run_tests = "".join(sorted(profile[0])), tuple(profile[1])
+        leading_run = _leading_run(items, profile)
+        leading_runs = () if not run_tests else (leading_run,) if leading_run is not None else None
+    whole = _whole_texts(items)
+    if whole and "" not in whole:
+        leads = tuple(Lead(None, text) for text in sorted(whole, key=lambda text: (-len(text), text)))
+        return MatchStart(first, run_tests, leading_runs, leads, True, True)
+    lead = None if profile is None else _fixed_lead(items, leading_run)
+    if lead is not None:
+        return MatchStart(first, run_tests, leading_runs, (lead,), True, False)
+    loose = _leads(items)
+    leads = None if loose is None else tuple(dict.fromkeys(loose))
+    return MatchStart(first, run_tests, leading_runs, leads, False, False)
+
+
+def parse_for_analysis(compiled: regex.Pattern) -> sre_parser.SubPattern | None:
+    """`compiled` parsed by the standard parser, for reading what its matches look like.
+
+    None when the pattern uses case folding, ASCII or locale classes, or syntax the standard
+    parser does not know or would read differently (it warns about POSIX classes and set
+    operations; a `{` that is not a counted repeat may be fuzzy matching). Named groups
+    are renamed first (`_renamed_groups`).
+    """
+    if compiled.flags & (regex.IGNORECASE | regex.VERBOSE | regex.FULLCASE | regex.ASCII | regex.LOCALE):
+        return None
+    if NOT_A_COUNTED_REPEAT.search(compiled.pattern):
+        return None
+    source = _renamed_groups(compiled.pattern)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            parsed = sre_parser.parse(source)
+    except Exception:  # regex-module syntax the standard parser does not know, or a warning
+        return None
+    if parsed.state.flags & (sre_constants.SRE_FLAG_IGNORECASE | sre_constants.SRE_FLAG_ASCII | sre_constants.SRE_FLAG_LOCALE):
+        return None
+    return parsed
+
+
+def _children(op, av) -> list:
+    """The parsed sub-sequences inside one parsed item (a group, a branch, a repeat, a lookaround...)."""
+    if op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+        return [av[1]]
+    if op is sre_constants.SUBPATTERN:
+        return [av[3]]
+    if op is sre_constants.BRANCH:
+        return av[1]
+    if op in _REPEATS:
+        return [av[2]]
+    if op is sre_constants.ATOMIC_GROUP:
+        return [av]
+    if op is sre_constants.GROUPREF_EXISTS:
+        return [branch for branch in av[1:] if branch is not None]
+    return []
+
+
+def _look_back(items: list) -> int | None:
+    """How many characters before its position parsed `items` may examine, or None when unbounded."""
+    most = 0
+    for op, av in items:
+        if op is sre_constants.AT:
+            if av not in (sre_constants.AT_END, sre_constants.AT_END_STRING, sre_constants.AT_END_LINE):
+                most = max(most, 1)  # start anchors and word boundaries look at the previous character
+            continue
+        if op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT) and av[0] == -1:
+            width = av[1].getwidth()[1]
+            if width >= sre_constants.MAXREPEAT:
+                return None
+            inner = _look_back(list(av[1]))
+            if inner is None:
+                return None
+            most = max(most, width + inner)
+            continue
+        for child in _children(op, av):
+            inner = _look_back(list(child))
+            if inner is None:
+                return None
+            most = max(most, inner)
+    return most
+
+
+def _looks_ahead(items: list) -> bool:
+    """Whether parsed `items` may examine text after the position they reach (lookaheads, end anchors, word boundaries)."""
+    for op, av in items:
+        if op is sre_constants.AT:
+            if av not in (sre_constants.AT_BEGINNING, sre_constants.AT_BEGINNING_STRING, sre_constants.AT_BEGINNING_LINE):
+                return True
+            continue
+        if op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT) and av[0] == 1:
+            return True
+        if any(_looks_ahead(list(child)) for child in _children(op, av)):
+            return True
+    return False
+
+
+def end_literal(compiled: regex.Pattern) -> str | None:
+    """The text every match of `compiled` ends with, when nothing in it looks past the match; else None.
+
+    Then no match ends after the last occurrence of that text, so a search may stop there
+    (``endpos``) and find the same matches: on text where the ending never comes, a pattern
+    like ``\\s*(?P<value>.*?)\\s*</parameter>`` otherwise backtracks in cubic time.
+    """
+    parsed = parse_for_analysis(compiled)
+    if parsed is None:
+        return None
+    items = list(parsed)
+    if _looks_ahead(items):
+        return None
+    suffix = ""
+    while items:
+        op, av = items[-1]
+        if op is sre_constants.LITERAL:
+            suffix = chr(av) + suffix
+            items = items[:-1]
+        elif op is sre_constants.SUBPATTERN and not suffix and not av[1] and not av[2]:
+            items = list(av[3])  # a group that ends the pattern (without scoped flags such as (?i:...)): its own ending
+        else:
+            break
+    return suffix or None
+
+
+def context_width(compiled: regex.Pattern) -> int:
+    """Decided characters before the scan position that `compiled` may need to see (0 when none).
+
+    A lookbehind of width w inside the pattern looks at most w characters before the
+    match start; a start anchor or word boundary looks at one. Patterns the standard parser
+    cannot measure get `UNMEASURED_CONTEXT`.
+    """
+    if not any(mark in compiled.pattern for mark in _CONTEXT_MARKS):
+        return 0
+    parsed = parse_for_analysis(compiled)
+    width = None if parsed is None else _look_back(list(parsed))
+    return UNMEASURED_CONTEXT if width is None else width
+
+
+_GROUP_NAME = regex.compile(r"\(\?P?<(?![=!])\w+>")
+
+
+def _renamed_groups(pattern: str) -> str:
+    """`pattern` with every named group renamed `lead0`, `lead1`, ...: group names do not
+    change what matches, and the standard parser then reads names reused across alternatives
+    and the `(?<name>...)` spelling. Escapes and character classes are left as they are."""
+    out, index, names, in_class, class_start = [], 0, itertools.count(), False, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            out.append(pattern[index : index + 2])
+            index += 2
+            continue
+        if in_class:
+            if char == "]" and not class_start:
+                in_class = False
+            class_start = False
+        elif char == "[":
+            in_class, class_start = True, True
+            out.append(char)
+            index += 1
+            if index < len(pattern) and pattern[index] == "^":
+                out.append("^")
+                index += 1
+            continue
+        elif char == "(":
+            name = _GROUP_NAME.match(pattern, index)
+            if name is not None:
+                out.append(f"(?P<lead{next(names)}>")
+                index = name.end()
+                continue
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def _leads(items: list) -> list[Lead] | None:
+    """The `Lead`s of parsed pattern `items`: every match starts with one of them. None when unknown."""
+    index = 0
+    while index < len(items) and (
+        items[index][0] is sre_constants.AT
+        or (items[index][0] in (sre_constants.ASSERT, sre_constants.ASSERT_NOT) and items[index][1][0] == -1)
+    ):
+        index += 1  # anchors and lookbehinds take no characters
+    items = items[index:]
+    if not items:
+        return None
+    op, av = items[0]
+    if op is sre_constants.BRANCH:
+        leads: list[Lead] = []
+        for branch in av[1]:
+            inner = _leads(list(branch))
+            if inner is None:
+                return None
+            leads += inner
+        return leads
+    if op is sre_constants.SUBPATTERN:
+        return None if av[1] or av[2] else _leads(list(av[3]))  # a match starts with the group's
+    if op is sre_constants.ASSERT and av[0] == 1:
+        return _leads(list(av[1]))  # a lookahead: the match starts where its text does
+    run_characters = None
+    if op in _REPEATS and av[0] == 0 and av[1] == sre_constants.MAXREPEAT:
+        body = list(av[2])
+        if len(body) != 1 or body[0][0] not in (sre_constants.IN, sre_constants.LITERAL):
+            return None
+        run_characters = _class_characters(list(body[0][1]) if body[0][0] is sre_constants.IN else body)
+        if run_characters is None:
+            return None
+        items = items[1:]
+    literal = []
+    for op, av in items:
+        if op is not sre_constants.LITERAL:
+            break
+        literal.append(chr(av))
+    if not literal or (run_characters is not None and literal[0] in run_characters):
+        return None
+    return [Lead(run_characters, "".join(literal))]

@@ -1,0 +1,254 @@
+"""The public API: stable, JSON-in JSON-out endpoints for scripts and `gradio_client`.
+
+`app.py` publishes each function with `gr.api` under its own name (`/parse`,
+`/replay`, `/generate`, `/lint`, `/export`, `/load_sample`, `/conformance`); the page's own
+listeners are private. Every endpoint takes the page's inputs by the same
+names (`template_text`, `prefix`, `generation`, `tools_text`) and never
+raises for bad input: the result's `error` says what was wrong.
+
+    from gradio_client import Client
+    client = Client("http://127.0.0.1:7860/")
+    result = client.predict(template_text, prefix, generation, "", api_name="/parse")
+    result["message"]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from engine import TemplateError, load_template
+
+from . import limits
+from .chat_template_check import check_from_page
+from .catalog import samples_by_id, template_names, template_text_of
+from .chunking import make_chunks, parse_chunking_param
+from .diagnostics import findings
+from .export import merged_config
+from .limits import InputError, check_text_sizes, read_template, read_tools
+from .parse_view import LiveParse, ParseView, traced_view
+from .stream_check import stream_check
+
+
+def _status(view: ParseView) -> str:
+    if view.error:
+        return view.error
+    keys = ", ".join(k for k in (view.message or {}) if k != "role") or "no fields"
+    return f"Parsed: {keys}"
+
+
+def _result(view: ParseView) -> dict:
+    return {
+        "status": _status(view),
+        "message": view.message,
+        "error": view.error,
+        "errors": [
+            {"message": e.message, "field": e.field, "key": e.key, "start": e.start, "end": e.end, "position": e.position}
+            for e in view.errors
+        ],
+        "warnings": [str(w) for w in view.warnings],
+        "initial_events": view.initial_events,
+        "events": [logged.event for logged in view.events],
+        "spans": [
+            {"start": s.start, "end": s.end, "kind": s.kind, "field": s.field, "region": s.region} for s in view.spans
+        ],
+    }
+
+
+def parse(template_text: str, prefix: str, generation: str, tools_text: str = "") -> dict:
+    """Parse a generation with a response template.
+
+    Args:
+        template_text: the response template, as JSON text.
+        prefix: the prompt text sent before the generation ("" for none).
+        generation: the raw model output.
+        tools_text: tool schemas as JSON text (a list), or "".
+
+    Returns:
+        {"status", "message", "error", "errors", "warnings", "initial_events", "events", "spans"}:
+        `message` is None and `error` says why when the input or the parse fails; events
+        carry stream offsets; spans tile the stream (prefix tail, then the generation).
+    """
+    try:
+        template = read_template(template_text)
+        tools = read_tools(tools_text)
+        check_text_sizes(prefix or "", generation or "")
+        return _result(traced_view(template, prefix or "", generation or "", tools))
+    except (InputError, TemplateError, ValueError) as error:
+        return {"status": str(error), "message": None, "error": str(error)}
+
+
+def replay(template_text: str, prefix: str, generation: str, tools_text: str = "", chunking: str = "chars:1") -> dict:
+    """Feed the generation chunk by chunk and check streaming against one-shot parsing.
+
+    Args:
+        template_text, prefix, generation, tools_text: as for `/parse`.
+        chunking: `chars:N`, `random:SEED`, `points:5,9` or `tokens`.
+
+    Returns:
+        {"chunks", "message", "error", "events", "stream_check": {"passed", "label", "findings"}}.
+    """
+    try:
+        template = read_template(template_text)
+        tools = read_tools(tools_text)
+        check_text_sizes(prefix or "", generation or "")
+        settings = parse_chunking_param(chunking)
+        if "problem" in settings:
+            raise InputError(settings["problem"])
+        chunks = make_chunks(generation or "", settings["how"], settings.get("size", 1), settings.get("seed", 0), settings.get("points", ""))
+        live = LiveParse(template, prefix or "", tools)
+        for chunk in chunks:
+            live.feed(chunk)
+        live.finalize()
+        view = live.view()
+        checked = stream_check(template, prefix or "", generation or "", tools, chunks)
+    except (InputError, TemplateError, ValueError) as error:
+        return {"chunks": 0, "message": None, "error": str(error)}
+    return {
+        "chunks": len(chunks),
+        "message": view.message,
+        "error": view.error,
+        "events": [logged.event for logged in view.events],
+        "stream_check": {
+            "passed": checked.passed, "label": checked.label,
+            "findings": [{"severity": f.severity, "text": f.text} for f in checked.findings],
+        },
+    }
+
+
+def lint(template_text: str) -> list[dict]:
+    """The template's diagnostics, errors first: validation (with "did you mean"), then lint.
+
+    Returns:
+        [{"severity", "code", "path", "message", "suggestion", "fix", "fixed_template"}]: `fix` says
+        what the one-click fix does ("" for none) and `fixed_template` is the template with it applied.
+    """
+    return [
+        {
+            "severity": f.severity, "code": f.code, "path": f.path, "message": f.message, "suggestion": f.suggestion,
+            "fix": f.fix_label, "fixed_template": f.fixed,
+        }
+        for f in findings(template_text)
+    ]
+
+
+def export(template_text: str, tokenizer_config_text: str = "") -> dict:
+    """The template as file texts, merged into a tokenizer_config.json when one is given.
+
+    Args:
+        template_text: the response template, as JSON text.
+        tokenizer_config_text: the model's tokenizer_config.json text; its other keys are kept.
+
+    Returns:
+        {"response_template.json", "tokenizer_config.json", "error"}.
+    """
+    try:
+        template = read_template(template_text)
+        load_template(template)
+        config = merged_config(template, tokenizer_config_text if tokenizer_config_text.strip() else None)
+    except (InputError, TemplateError) as error:
+        return {"error": str(error)}
+    return {
+        "response_template.json": template_text_of(template) + "\n",
+        "tokenizer_config.json": json.dumps(config, ensure_ascii=False, indent=2) + "\n",
+        "error": None,
+    }
+
+
+def load_sample(sample_id: str) -> dict:
+    """One shipped sample case and its parse.
+
+    Returns:
+        {"sample_id", "template_text", "template_name", "prefix", "generation", "tools_text",
+        "status", "message", "error", ...the `/parse` keys}; an unknown id gives only `error`.
+    """
+    sample = samples_by_id().get(sample_id)
+    if sample is None:
+        return {"error": f"No sample {sample_id!r}; known samples: {', '.join(list(samples_by_id())[:5])}, ..."}
+    view = traced_view(sample.template, sample.prefix, sample.generation, sample.tools)
+    return {
+        "sample_id": sample.id,
+        "template_text": template_text_of(sample.template),
+        "template_name": sample.template_name if sample.template_name in template_names() else None,
+        "prefix": sample.prefix,
+        "generation": sample.generation,
+        "tools_text": template_text_of(sample.tools) if sample.tools else "",
+        **_result(view),
+    }
+
+
+def conformance(
+    template_text: str, chat_template_text: str = "", chat_template_model: str = "", bos_token: str = "", eos_token: str = "",
+) -> dict:
+    """Check a response template against a chat template: every conversation situation.
+
+    Args:
+        template_text: the response template, as JSON text.
+        chat_template_text: the chat template's Jinja text; or "" and
+        chat_template_model: a local folder or a hub id whose tokenizer holds it (tokenizer
+            files only; without network a hub id fails in seconds). The pasted text wins.
+        bos_token, eos_token: what the chat template writes as bos_token / eos_token ("": none
+            for a pasted template, the tokenizer's own for a model).
+
+    Returns:
+        {"passed", "counts": {"passed", "failed", "not_renderable"}, "thinking_switch", "diagnostics",
+        "situations": [{"name", "passed", "renderable", "detail", "expected", "got", "prompt", "generation",
+        "normalisations"}], "error", "cut_off", "seconds", "source", "notes"}: `error` says why there is
+        no report; `cut_off` is True when the check ran past its time limit and was stopped.
+    """
+    return check_from_page(template_text, chat_template_text, chat_template_model, bos_token, eos_token).to_dict()
+
+
+def generate(
+    user: str,
+    model_name: str = "",
+    system: str = "",
+    messages_text: str = "",
+    tools_text: str = "",
+    enable_thinking: bool = False,
+    max_new_tokens: int = 200,
+    temperature: float = 0.7,
+    top_p: float = 0.9,
+    seed: int = 0,
+    template_text: str = "",
+) -> Iterator[dict]:
+    """Generate with a model (default: the bundled demo model) and parse as tokens arrive.
+
+    Args:
+        user: the user message (or give `messages_text`, a messages JSON list, which wins).
+        template_text: a response template; "" uses the model's own (its tokenizer's, else templates/).
+
+    Yields:
+        {"generation", "message", "error", "finished", "prefix"} after each update; the
+        last has `finished` True and the message.
+    """
+    from . import generation as models
+    from .live import conversation, get_model
+
+    try:
+        messages = conversation(system, user, messages_text)
+        tools = read_tools(tools_text)
+        caps = limits.current()
+        if not 1 <= int(max_new_tokens) <= caps.max_new_tokens:
+            raise InputError(f"max_new_tokens must be between 1 and {caps.max_new_tokens}.")
+        template = read_template(template_text) if template_text.strip() else None
+        loaded = get_model(model_name)
+        if template is None:
+            template, _ = models.choose_template(loaded)
+        prompt = models.render_prompt(loaded, messages, tools, enable_thinking=bool(enable_thinking))
+        live = LiveParse(template, prompt.text, tools)
+    except (InputError, TemplateError, LookupError, ValueError) as error:
+        yield {"generation": "", "message": None, "error": str(error), "finished": True, "prefix": ""}
+        return
+    pieces = models.stream_generation(
+        loaded, prompt, max_new_tokens=int(max_new_tokens), temperature=float(temperature), top_p=float(top_p), seed=int(seed)
+    )
+    try:
+        for piece in pieces:
+            live.feed(piece.text)
+            yield {"generation": "".join(live.parts), "message": None, "error": None, "finished": False, "prefix": prompt.text}
+    finally:
+        pieces.close()
+    live.finalize()
+    view = live.view()
+    yield {"generation": "".join(live.parts), "message": view.message, "error": view.error, "finished": True, "prefix": prompt.text}

@@ -1,0 +1,647 @@
+"""The page's event handlers: plain functions from named inputs to named outputs.
+
+Each parameter is named after the page component it reads (`template_text`,
+`prefix`, `generation`, `tools_text`, ...; `session` is the visitor's
+`Session`; `event` is the data a custom-HTML panel sent), and each handler
+returns a dict keyed by the output names it declares with `@produces` (see
+`playground.outputs`). Tests call them directly; `app.py` binds them to the
+layout by those names.
+
+Nothing is wiped: input that cannot be parsed (a template that is not valid
+yet, an oversized text) keeps the last good parse on screen, marked stale,
+with the message saying what is wrong.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+from engine import TemplateError
+from engine.conformance import TOOLS as CHECK_TOOLS
+
+from . import limits, reference_diff
+from .catalog import (
+    DEFAULT_SAMPLE,
+    EDITED_TEMPLATE,
+    INLINE_TEMPLATE,
+    samples_by_id,
+    shipped_template_text,
+    template_choice_for,
+    template_names,
+    template_text_of,
+)
+from .chat_template_check import check_from_page, matrix_html
+from .chunking import chunking_param, parse_chunking_param
+from .diagnostics import apply_fix, check_template
+from .explain import explain, span_of_event
+from .export import export_files
+from .fit import rank_templates
+from .limits import InputError, check_text_sizes, read_template, read_tools
+from .markup import escape
+from .message_view import openai_stream
+from .outputs import PARSE_VIEWS, Update, failed, produces, render
+from .parse_view import ParseView, traced_view
+from .replay import prepare_replay, seek
+from .session import Session
+from .share import PageState, decode_state, link_problems, read_state_file, share_link, state_file_text
+from .status import error_html
+from .stream_check import report_html, stream_check
+from .template_editor import format_template, shipped_template
+from .test_cases import cases_for_template, cases_text, read_cases, results_html, run_cases
+
+# Seconds between page updates while playing a replay (at most ~10 a second); an update
+# that took long to draw waits DRAW_SHARE times as long before the next one.
+UPDATE_INTERVAL = 0.1
+DRAW_SHARE = 4
+# Above this many characters a running replay draws only the end of the map (MAP_TAIL).
+FULL_MAP_CHARS = 50_000
+MAP_TAIL = 20_000
+SAMPLE_INPUTS = ("sample_id", "template_text", "prefix", "generation", "tools_text", "template_choice")
+CHUNKING_INPUTS = ("chunking", "chunk_size", "chunk_seed", "split_points")
+REPLAY_OUTPUTS = (*PARSE_VIEWS, "stream_check", "scrubber")
+TEMPLATE_OUTPUTS = ("template_choice", "test_results", *PARSE_VIEWS)
+
+
+# ---------------------------------------------------------------------------
+# Parsing what is on the page
+# ---------------------------------------------------------------------------
+
+
+def parse_inputs(template_text: str, prefix: str, generation: str, tools_text: str) -> ParseView:
+    """Check the caps, then parse a pasted generation. Raises InputError / TemplateError."""
+    template = read_template(template_text)
+    tools = read_tools(tools_text)
+    check_text_sizes(prefix or "", generation or "")
+    return traced_view(template, prefix or "", generation or "", tools)
+
+
+def show(view: ParseView, session: Session, **options) -> dict:
+    """Put `view` on screen: remember it, and draw the parse panels. A different text forgets
+    what #explain and the event log pointed at (their indices would name other stretches)."""
+    if session.view is None or session.view.stream != view.stream:
+        session.display.selection = session.display.selected_event = None
+    session.view = view
+    session.last_good = view
+    return render(view, session, **options)
+
+
+def _parsed(template_text, prefix, generation, tools_text, session: Session, note: str = "") -> dict:
+    """The parse panels for these inputs; the last good parse, marked stale, when they cannot be parsed."""
+    try:
+        view = parse_inputs(template_text, prefix, generation, tools_text)
+    except (InputError, TemplateError, ValueError) as error:
+        if session.last_good is not None:
+            drawn = render(session.last_good, session, stale=str(error))
+            return {"status": drawn["status"], "region_map": drawn["region_map"]}
+        shown = generation if generation and len(generation) <= limits.current().generation_chars else ""
+        return failed(str(error), session, shown)
+    session.replay = None
+    return show(view, session, note=note)
+
+
+def _tests(template_text: str, test_cases_text: str) -> str:
+    """The test results panel for the editor's template."""
+    try:
+        cases = read_cases(test_cases_text)
+        template = read_template(template_text)
+    except InputError as error:
+        return results_html([], 0, str(error))
+    return results_html(run_cases(template, cases), len(cases))
+
+
+def _parsed_page(template_text, prefix, generation, tools_text, test_cases_text, session: Session, note: str = "") -> dict:
+    """The parse panels, the test results, and whether the editor still holds a templates/ file."""
+    choice = template_choice_for(template_text, session.template_origin or None)
+    if choice != EDITED_TEMPLATE:
+        session.template_origin = choice
+    return {
+        "template_choice": choice,
+        "test_results": _tests(template_text, test_cases_text),
+        **_parsed(template_text, prefix, generation, tools_text, session, note),
+    }
+
+
+@produces(*TEMPLATE_OUTPUTS)
+def parse(template_text: str, prefix: str, generation: str, tools_text: str, test_cases_text: str, session: Session) -> dict:
+    """Parse (the button, Ctrl+Enter, or a pause in typing): the parse panels, the test results,
+    and whether the editor still holds a templates/ file."""
+    return _parsed_page(template_text, prefix, generation, tools_text, test_cases_text, session)
+
+
+@produces(*PARSE_VIEWS)
+def set_display(hide_chunks: bool, show_whitespace: bool, log_search: str, log_field: str, log_page: float, session: Session) -> dict:
+    """A display option changed (event-log filter or page, whitespace): re-draw the parse on screen."""
+    display = session.display
+    changed = (display.log_search, display.log_field, display.hide_chunks) != (log_search or "", log_field or "", bool(hide_chunks))
+    display.hide_chunks, display.show_whitespace = bool(hide_chunks), bool(show_whitespace)
+    display.log_search, display.log_field = log_search or "", log_field or ""
+    display.log_page = 1 if changed else int(log_page or 1)
+    display.selected_event = None
+    if session.view is None:
+        return {}
+    return render(session.view, session)
+
+
+@produces("explain")
+def explain_span(event: dict, session: Session) -> dict:
+    """A stretch of the region map was clicked (or chosen from the keyboard): explain it."""
+    session.display.selection = str(event.get("selected", ""))
+    return {"explain": explain(session.view, session.display.selection)}
+
+
+@produces("explain", "event_log", "log_page", "results_tabs")
+def show_event(event: dict, session: Session) -> dict:
+    """An event link in #explain, or a row of the event log, was clicked: page the log to that
+    event, highlight it, and explain the stretch it came from."""
+    view = session.view
+    if view is None:
+        return {}
+    if "selected" in event:
+        session.display.selection = str(event["selected"])
+        return {"explain": explain(view, session.display.selection)}
+    number = int(event.get("event", 0))
+    session.display.selected_event = number
+    session.display.log_search = session.display.log_field = ""
+    index = span_of_event(view, number)
+    if index is not None:
+        session.display.selection = str(index)
+    drawn = render(view, session)
+    session.display.results_tab = "log"
+    return {"explain": drawn["explain"], "event_log": drawn["event_log"], "log_page": drawn["log_page"], "results_tabs": Update(selected="log")}
+
+
+# ---------------------------------------------------------------------------
+# Samples and templates
+# ---------------------------------------------------------------------------
+
+
+def _sample_outputs(sample_id: str, session: Session) -> dict:
+    sample = samples_by_id().get(sample_id)
+    if sample is None:
+        return failed(f"No sample {sample_id!r}; pick one from the Samples tab.", session)
+    text = template_text_of(sample.template)
+    tools_text = template_text_of(sample.tools) if sample.tools else ""
+    view = traced_view(sample.template, sample.prefix, sample.generation, sample.tools)
+    note = f"Sample {sample.id}: {sample.description}"
+    if sample.expected_error:
+        note += f" (expected to fail with: {sample.expected_error})"
+    choice = sample.template_name if sample.template_name in template_names() else INLINE_TEMPLATE
+    session.reset_text, session.replay, session.sample_id = text, None, sample.id
+    if choice != INLINE_TEMPLATE:
+        session.template_origin = choice
+    cases = cases_text(cases_for_template(choice if choice != INLINE_TEMPLATE else None, sample.template))
+    session.test_cases_text = cases
+    return {
+        "sample_id": sample.id, "template_text": text, "prefix": sample.prefix, "generation": sample.generation,
+        "tools_text": tools_text, "template_choice": choice, "test_cases_text": cases,
+        "test_results": _tests(text, cases), "stream_check": report_html(None), "scrubber": Update(value=0, maximum=1),
+        **show(view, session, note=note),
+    }
+
+
+SAMPLE_OUTPUTS = (*SAMPLE_INPUTS, "test_cases_text", "test_results", "stream_check", "scrubber", *PARSE_VIEWS)
+
+
+@produces(*SAMPLE_OUTPUTS)
+def load_sample(sample_id: str, session: Session) -> dict:
+    """Load one sample case, template and all, and parse it."""
+    return _sample_outputs(sample_id, session)
+
+
+@produces(*SAMPLE_OUTPUTS)
+def load_sample_at(sample_rows: int, session: Session) -> dict:
+    """One click on a row of the samples table (`sample_rows` is the row index)."""
+    return _sample_outputs(list(samples_by_id())[int(sample_rows)], session)
+
+
+def _use_template(name: str, prefix, generation, tools_text, session: Session) -> dict:
+    text = shipped_template(name)
+    if text is None:
+        return {}  # "(edited...)" or "(inline...)": nothing to load
+    session.reset_text, session.template_origin = text, name
+    cases = cases_text(cases_for_template(name))
+    session.test_cases_text = cases
+    return {
+        "template_text": text, "test_cases_text": cases, "test_results": _tests(text, cases),
+        **_parsed(text, prefix, generation, tools_text, session),
+    }
+
+
+USE_TEMPLATE_OUTPUTS = ("template_text", "template_choice", "test_cases_text", "test_results", *PARSE_VIEWS)
+
+
+@produces(*USE_TEMPLATE_OUTPUTS)
+def choose_template(template_choice: str, prefix: str, generation: str, tools_text: str, session: Session) -> dict:
+    """The template dropdown: load that templates/ file into the editor, with its test cases, and parse."""
+    return _use_template(template_choice, prefix, generation, tools_text, session)
+
+
+@produces(*USE_TEMPLATE_OUTPUTS)
+def start_from(start_from: str, prefix: str, generation: str, tools_text: str, session: Session) -> dict:
+    """The Template tab's "Start from templates/": like the dropdown, and the dropdown follows."""
+    result = _use_template(start_from, prefix, generation, tools_text, session)
+    return {**result, "template_choice": start_from} if result else result
+
+
+@produces("diagnostics")
+def diagnose(template_text: str) -> dict:
+    """The editor's diagnostics (validation, did-you-mean, lint), as the text changes."""
+    return {"diagnostics": check_template(template_text)}
+
+
+@produces("template_text", "diagnostics", *TEMPLATE_OUTPUTS)
+def fix_template(event: dict, template_text: str, prefix: str, generation: str, tools_text: str, test_cases_text: str, session: Session) -> dict:
+    """A "Fix" button in the diagnostics: apply that fix to the editor and parse."""
+    fixed = apply_fix(template_text, int(event.get("fix", -1)))
+    if fixed is None:
+        return {"diagnostics": check_template(template_text)}
+    return {
+        "template_text": fixed, "diagnostics": check_template(fixed),
+        **parse(fixed, prefix, generation, tools_text, test_cases_text, session),
+    }
+
+
+@produces("template_text", "diagnostics")
+def format_editor(template_text: str) -> dict:
+    """Format button: pretty-print the template (invalid JSON stays as typed)."""
+    pretty, diagnostics = format_template(template_text)
+    return {"diagnostics": diagnostics} if pretty is None else {"template_text": pretty, "diagnostics": diagnostics}
+
+
+@produces("template_text", *TEMPLATE_OUTPUTS)
+def reset_template(prefix: str, generation: str, tools_text: str, test_cases_text: str, session: Session) -> dict:
+    """Reset button: put back the template the editor started from, and parse."""
+    text = session.reset_text
+    result = parse(text, prefix, generation, tools_text, test_cases_text, session)
+    result["template_choice"] = template_choice_for(text, session.template_origin or None, INLINE_TEMPLATE)
+    return {"template_text": text, **result}
+
+
+@produces("template_file", "tokenizer_config_file", "export_note")
+def export_template(template_text: str, tokenizer_config_upload: str | None) -> dict:
+    """Download / export: the template file, and tokenizer_config.json with the template merged in."""
+    started = time.perf_counter()
+    try:
+        template_path, config_path = export_files(template_text, tokenizer_config_upload)
+    except (InputError, TemplateError, OSError) as error:
+        return {"template_file": None, "tokenizer_config_file": None, "export_note": error_html(str(error))}
+    merged = "merged into your tokenizer_config.json (its other keys kept)" if tokenizer_config_upload else (
+        "a tokenizer_config.json holding only response_template: upload yours to merge into it"
+    )
+    note = f'<div class="rt-status rt-status-ok" id="export-done">✔ Exported: {merged} ({(time.perf_counter() - started) * 1000:.0f} ms)</div>'
+    return {"template_file": template_path, "tokenizer_config_file": config_path, "export_note": note}
+
+
+# ---------------------------------------------------------------------------
+# The chat-template check
+# ---------------------------------------------------------------------------
+
+
+@produces("conformance")
+def check_chat_template(template_text: str, chat_template_text: str, chat_template_model: str, bos_token: str, eos_token: str, session: Session):
+    """Check: the editor's template against the pasted chat template (or the model's), every
+    situation of the matrix, in a worker with a time limit (`playground.chat_template_check`)."""
+    yield {"conformance": matrix_html(None, pending=f"Checking… (at most {limits.current().conformance_seconds:g} s)")}
+    outcome = check_from_page(template_text, chat_template_text, chat_template_model, bos_token, eos_token)
+    session.check_rows, session.check_template = outcome.rows, template_text
+    yield {"conformance": matrix_html(outcome)}
+
+
+@produces("prefix", "generation", "tools_text", "modes", *TEMPLATE_OUTPUTS)
+def load_check_row(event: dict, template_text: str, test_cases_text: str, session: Session) -> dict:
+    """A row of the chat-template check was clicked: its prompt becomes the prefix and its
+    generation the generation (with the check's tools), parsed with the editor's template."""
+    index = int(event.get("row", -1))
+    if not 0 <= index < len(session.check_rows) or not session.check_rows[index]["prompt"]:
+        return {}
+    row = session.check_rows[index]
+    verdict = "not renderable" if not row["renderable"] else ("passed" if row["passed"] else "failed")
+    note = f"Chat-template check, {row['name']} ({verdict})" + (f": {row['detail']}" if row["detail"] else "")
+    if template_text != session.check_template:
+        note += " The template has changed since the check."
+    tools_text = template_text_of(CHECK_TOOLS)
+    session.tab = "paste"
+    return {
+        "prefix": row["prompt"], "generation": row["generation"], "tools_text": tools_text, "modes": Update(selected="paste"),
+        **_parsed_page(template_text, row["prompt"], row["generation"], tools_text, test_cases_text, session, note),
+    }
+
+
+# ---------------------------------------------------------------------------
+# Which template fits?
+# ---------------------------------------------------------------------------
+
+
+@produces("fits", "use_best_button")
+def fit_templates(prefix: str, generation: str, tools_text: str, session: Session) -> dict:
+    """Which template fits?: every templates/ file on the current input, best first."""
+    try:
+        tools = read_tools(tools_text)
+        check_text_sizes(prefix or "", generation or "")
+    except InputError as error:
+        return {"fits": error_html(str(error)), "use_best_button": Update(visible=False)}
+    ranked = rank_templates(prefix or "", generation or "", tools)
+    rows = "".join(
+        f'<tr class="{"rt-best" if i == 0 else ""}"><td>{i + 1}</td><td><code>{escape(fit.name)}</code></td><td>{fit.errors}</td>'
+        f"<td>{fit.unclaimed:,}</td><td>{fit.warnings}</td><td>{escape(fit.note[:160])}</td></tr>"
+        for i, fit in enumerate(ranked)
+    )
+    table = (
+        '<div class="rt-fits" id="fits-table"><table><thead><tr><th>#</th><th>template</th><th>errors</th>'
+        "<th>unclaimed or discarded</th><th>warnings</th><th>first problem</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></div>"
+    )
+    best = ranked[0].name if ranked else ""
+    session.best_template = best
+    return {"fits": table, "use_best_button": Update(value=f"Use {best}", visible=bool(best))}
+
+
+@produces(*USE_TEMPLATE_OUTPUTS)
+def use_best(prefix: str, generation: str, tools_text: str, session: Session) -> dict:
+    """Use the best-fitting template found by "Which template fits?"."""
+    best = session.best_template
+    result = _use_template(best, prefix, generation, tools_text, session)
+    return {**result, "template_choice": best} if result else result
+
+
+# ---------------------------------------------------------------------------
+# Test cases and the reference
+# ---------------------------------------------------------------------------
+
+
+@produces("test_results")
+def run_tests(template_text: str, test_cases_text: str, session: Session) -> dict:
+    """The test cases changed: re-run them."""
+    session.test_cases_text = test_cases_text
+    return {"test_results": _tests(template_text, test_cases_text)}
+
+
+@produces("test_cases_text", "test_results")
+def add_test_case(template_text: str, prefix: str, generation: str, tools_text: str, test_cases_text: str, session: Session) -> dict:
+    """Add the current input, with the message it parses to now, as a test case."""
+    try:
+        cases = read_cases(test_cases_text)
+        tools = read_tools(tools_text)
+    except InputError as error:
+        return {"test_results": results_html([], 0, str(error))}
+    message = session.view.message if session.view is not None else None
+    case = {"name": f"case {len(cases) + 1}", "prefix": prefix or "", "generation": generation or "", "expected": message or {}}
+    if tools:
+        case["tools"] = tools
+    text = cases_text([*cases, case])
+    session.test_cases_text = text
+    return {"test_cases_text": text, "test_results": _tests(template_text, text)}
+
+
+@produces("reference")
+def compare_reference(template_text: str, prefix: str, generation: str, tools_text: str) -> dict:
+    """Compare with transformers: this engine's message and the reference's, side by side."""
+    try:
+        view = parse_inputs(template_text, prefix, generation, tools_text)
+    except (InputError, TemplateError, ValueError) as error:
+        return {"reference": error_html(str(error))}
+    return {"reference": reference_diff.compare(view.template, prefix or "", generation or "", view.tools, view.message, view.error)}
+
+
+# ---------------------------------------------------------------------------
+# Replay and stream checks
+# ---------------------------------------------------------------------------
+
+
+def _replay_failed(error: Exception, session: Session) -> dict:
+    session.replay = None
+    if session.last_good is not None:
+        drawn = render(session.last_good, session, stale=str(error))
+        return {"status": drawn["status"], "region_map": drawn["region_map"]}
+    return failed(str(error), session)
+
+
+def _replay_view(session: Session, *, check=None, note: str = "", playing: bool = False, pending: str = "") -> dict:
+    replay = session.replay
+    live = replay.live
+    huge = playing and live.received > FULL_MAP_CHARS  # updates of a huge replay draw only what changes fast
+    view = live.view(
+        [("chunk", f"{replay.position:,} / {len(replay.chunks):,}"), ("events", f"{len(live.events):,}")], partial_message=not huge
+    )
+    window = max(0, len(view.stream) - MAP_TAIL) if huge else 0
+    if playing:
+        session.display.log_page = 10**9  # follow the newest events
+    session.view = view
+    if view.finished or not playing:
+        session.last_good = view
+    drawn = render(view, session, note=note or replay.how_note, progress=f"chunk {replay.position:,} / {len(replay.chunks):,}", window_start=window)
+    return {**drawn, "stream_check": report_html(check, pending), "scrubber": Update(value=replay.position, maximum=max(1, len(replay.chunks)))}
+
+
+def _at(session: Session, position: int, template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points) -> dict:
+    try:
+        replay = prepare_replay(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points, session.replay)
+    except (InputError, TemplateError, ValueError) as error:
+        return _replay_failed(error, session)
+    session.replay = replay
+    seek(replay, position(replay) if callable(position) else position)
+    check = None
+    if replay.at_end:
+        check = stream_check(replay.template, replay.prefix, generation or "", replay.tools, replay.chunks)
+    return _replay_view(session, check=check)
+
+
+@produces()
+def select_tab(event: dict, session: Session) -> dict:
+    """An input tab was chosen: remember it (share links and state files reopen it)."""
+    session.tab = str(event.get("id") or session.tab)
+    return {}
+
+
+@produces("openai_stream")
+def select_results_tab(event: dict, session: Session) -> dict:
+    """A results tab was chosen: remember it, and draw the OpenAI stream when it is that one."""
+    session.display.results_tab = str(event.get("id") or "message")
+    view = session.view
+    if session.display.results_tab != "openai" or view is None:
+        return {}
+    return {"openai_stream": openai_stream(view) if view.finished else ""}
+
+
+@produces(*REPLAY_OUTPUTS)
+def replay_step(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points, session: Session) -> dict:
+    """Step: feed one more chunk; after the last one, finalize and run the stream checks;
+    one more press starts over."""
+    def forward(replay):
+        return 0 if replay.at_end and replay.position else replay.position + 1
+
+    return _at(session, forward, template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points)
+
+
+@produces(*REPLAY_OUTPUTS)
+def replay_back(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points, session: Session) -> dict:
+    """Step back: the parse one chunk earlier."""
+    return _at(session, lambda replay: replay.position - 1, template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points)
+
+
+@produces(*REPLAY_OUTPUTS)
+def replay_seek(scrubber: float, template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points, session: Session) -> dict:
+    """The scrubber was let go: jump to chunk N."""
+    return _at(session, int(scrubber or 0), template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points)
+
+
+@produces(*REPLAY_OUTPUTS)
+def replay_play(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points, speed, session: Session):
+    """Play: feed the remaining chunks at `speed` chunks per second (0: as fast as possible).
+
+    Updates are coalesced: at most one every UPDATE_INTERVAL seconds, and never more than
+    1/DRAW_SHARE of the time goes to drawing, so a huge input stays responsive. Stop
+    (`live.request_stop`) ends the replay at the next chunk with a finalized parse; at the
+    end comes the stream check.
+    """
+    try:
+        replay = prepare_replay(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points, session.replay)
+    except (InputError, TemplateError, ValueError) as error:
+        yield _replay_failed(error, session)
+        return
+    session.replay = replay
+    if replay.at_end or replay.live is None or replay.live.finished:
+        seek(replay, 0 if replay.at_end else replay.position)
+    session.stop_requested = False
+    delay = 1.0 / float(speed) if speed else 0.0
+    live, next_update = replay.live, 0.0
+    stopped = False
+    while replay.position < len(replay.chunks):
+        if session.stop_requested:
+            stopped = True
+            break
+        live.feed(replay.chunks[replay.position])
+        replay.position += 1
+        if delay:
+            time.sleep(delay)
+        now = time.perf_counter()
+        if now >= next_update:
+            update = _replay_view(session, playing=True, pending="playing…")
+            drawn = time.perf_counter() - now
+            next_update = time.perf_counter() + max(UPDATE_INTERVAL, DRAW_SHARE * drawn)
+            yield update
+    session.stop_requested = False
+    live.finalize()
+    # The finalized parse first, drawn like the updates (on a huge input only the map's end),
+    # so Stop lands at once; then the whole map, and at the end the stream check.
+    note = ""
+    if stopped:
+        note = f"■ Stopped at chunk {replay.position:,} of {len(replay.chunks):,}: the text so far is parsed as if the stream had ended there."
+    pending = "stopped before the end: Play or Step to the end to check streaming" if stopped else "checking…"
+    if live.received > FULL_MAP_CHARS:
+        yield _replay_view(session, note=note, pending=pending, playing=True)
+    if stopped:
+        yield _replay_view(session, note=note, pending=pending)
+        return
+    check = stream_check(replay.template, replay.prefix, generation or "", replay.tools, replay.chunks)
+    yield _replay_view(session, check=check)
+
+
+# ---------------------------------------------------------------------------
+# Share links, state files and deep links
+# ---------------------------------------------------------------------------
+
+
+def page_state(sample_id, template_choice, chunking, chunk_size, chunk_seed, split_points, template_text, prefix, generation,
+               tools_text, test_cases_text, tab, session: Session) -> PageState:
+    """The shareable state of the page."""
+    texts = {"template": template_text, "prefix": prefix, "generation": generation, "tools": tools_text, "test_cases": test_cases_text}
+    position = session.replay.position if session.replay is not None else 0
+    return PageState(
+        sample_id or "", template_choice or "", {k: v or "" for k, v in texts.items()},
+        chunking_param(chunking, chunk_size, chunk_seed, split_points), tab or "paste", position,
+    )
+
+
+@produces("share_link", "share_warning", "state_file")
+def share(sample_id, template_choice, chunking, chunk_size, chunk_seed, split_points, template_text, prefix, generation,
+          tools_text, test_cases_text, session: Session) -> dict:
+    """Share: the link to this state (the page adds the address), a warning when it does not carry
+    everything, and the state file to download."""
+    state = page_state(sample_id, template_choice, chunking, chunk_size, chunk_seed, split_points, template_text, prefix, generation,
+                       tools_text, test_cases_text, session.tab, session)
+    query, warning = share_link(state)
+    folder = Path(tempfile.mkdtemp(prefix="playground-state-"))
+    path = folder / "playground-state.json"
+    path.write_text(state_file_text(state), encoding="utf-8")
+    shown = f'<div class="rt-status rt-status-warn" id="share-warning">△ {escape(warning)}</div>' if warning else ""
+    return {"share_link": query, "share_warning": shown, "state_file": str(path)}
+
+
+OPEN_OUTPUTS = (*SAMPLE_OUTPUTS, *CHUNKING_INPUTS, "modes")
+
+
+def _apply_state(state: PageState, session: Session, problems: list[str]) -> dict:
+    """The page outputs for a `PageState` (from a link or a file)."""
+    sample_id = state.sample_id if state.sample_id in samples_by_id() else DEFAULT_SAMPLE
+    outputs = _sample_outputs(sample_id, session)
+    if state.template_choice in template_names() and "template" not in state.texts:
+        text = shipped_template_text(state.template_choice)
+        cases = cases_text(cases_for_template(state.template_choice))
+        outputs.update(template_text=text, template_choice=state.template_choice, test_cases_text=cases)
+        session.reset_text, session.template_origin = text, state.template_choice
+    for key, name in (("template", "template_text"), ("prefix", "prefix"), ("generation", "generation"), ("tools", "tools_text"), ("test_cases", "test_cases_text")):
+        if key in state.texts:
+            outputs[name] = state.texts[key]
+    if "template" in state.texts:
+        outputs["template_choice"] = template_choice_for(state.texts["template"], outputs["template_choice"])
+    session.test_cases_text = outputs["test_cases_text"]
+    chunking = parse_chunking_param(state.chunking)
+    defaults = {"how": "chars", "size": 1, "seed": 0, "points": ""}
+    outputs.update({name: chunking.get(key, defaults[key]) for name, key in zip(CHUNKING_INPUTS, ("how", "size", "seed", "points"))})
+    if state.tab:  # a plain visit leaves the visitor's tab alone
+        outputs["modes"] = Update(selected=state.tab)
+        session.tab = state.tab
+    texts = (outputs["template_text"], outputs["prefix"], outputs["generation"], outputs["tools_text"])
+    if state.chunk:
+        outputs.update(_at(session, state.chunk, *texts, *(outputs[name] for name in CHUNKING_INPUTS)))
+    elif state.texts or state.template_choice:
+        outputs.update(_parsed(*texts, session))
+    outputs["test_results"] = _tests(outputs["template_text"], outputs["test_cases_text"])
+    if problems:
+        lines = "".join(f'<div class="rt-status rt-status-warn rt-link-problem">△ The link: {escape(p)}.</div>' for p in problems)
+        outputs["status"] = lines + outputs.get("status", "")
+    return outputs
+
+
+@produces(*OPEN_OUTPUTS)
+def open_page(params: dict, session: Session) -> dict:
+    """Page load: apply ?sample=, ?template=, ?state=, ?chunking=, ?tab= and ?chunk= (see docs/app.md);
+    bad parameters are named in the status, and the rest still applies.
+
+    A plain visit changes nothing on the page (it already shows the first sample), so text
+    typed while the page loads is never replaced; the session learns what is on screen.
+    """
+    if not params:
+        _sample_outputs(DEFAULT_SAMPLE, session)
+        return {}
+    problems = link_problems(params)
+    texts: dict[str, str] = {}
+    if "state" in params:
+        try:
+            decoded = decode_state(params["state"])
+            texts = {key: value for key, value in decoded.items() if isinstance(value, str)}
+        except InputError as error:
+            problems.append(str(error).rstrip("."))
+    chunk = params.get("chunk", "0")
+    tab = params.get("tab") or ("paste" if params.get("sample") or params.get("template") or texts else "")
+    state = PageState(
+        params.get("sample", ""), params.get("template", ""), texts, params.get("chunking", "chars:1"), tab,
+        int(chunk) if chunk.isdigit() else 0,
+    )
+    return _apply_state(state, session, problems)
+
+
+@produces(*OPEN_OUTPUTS)
+def upload_state(state_upload: str | None, session: Session) -> dict:
+    """A state file was uploaded: restore everything it holds."""
+    if not state_upload:
+        return {}
+    try:
+        state = read_state_file(Path(state_upload).read_bytes())
+    except (InputError, OSError) as error:
+        return {"status": error_html(str(error))}
+    return _apply_state(state, session, [])
+

@@ -1,0 +1,177 @@
+"""Limits: caps on untrusted input, and how much of each kind of work may run at once.
+
+Everything the page accepts from a visitor (a template, a prefix, a generation,
+tools JSON, a shared link) passes through `read_template`, `read_tools` and
+`check_text_sizes` before the engine sees it, so an oversized or malformed input
+gets a message naming what is wrong instead of a slow parse or a traceback.
+
+The caps come from `Limits` and can be changed with the PLAYGROUND_LIMITS
+environment variable, a JSON object such as ``{"generation_chars": 2000000}``
+(every key is listed in docs/app.md).
+
+`WORK` names the kinds of work the page does and how many of each may run at
+once; `app.py` passes `queue_options(kind)` to every listener, so each kind
+gets its own queue slot and a parse never waits behind a generation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Size caps for untrusted input and time budgets; each cap has its own message when exceeded.
+
+    Attributes (characters unless said otherwise):
+        template_chars: the template JSON text.
+        pattern_chars: one delimiter literal or pattern inside it.
+        fields: fields in one template.
+        prefix_chars, generation_chars, tools_chars: the three text inputs.
+        json_depth: nesting of [ and { in any JSON input.
+        max_new_tokens: the largest generation Generate live allows (tokens).
+        regex_seconds: what one template regex call may take on this page (seconds).
+        stream_check_seconds: the wall-time budget of one stream check (seconds).
+        chat_template_chars: a pasted chat template (Jinja text).
+        conformance_seconds: the wall-time limit of one chat-template check (seconds); past
+            it the check's worker is killed.
+    """
+
+    template_chars: int = 64_000
+    pattern_chars: int = 2_000
+    fields: int = 32
+    prefix_chars: int = 200_000
+    generation_chars: int = 1_000_000
+    tools_chars: int = 64_000
+    json_depth: int = 32
+    max_new_tokens: int = 2_048
+    regex_seconds: float = 0.5
+    stream_check_seconds: float = 10.0
+    chat_template_chars: int = 100_000
+    conformance_seconds: float = 30.0
+
+    @classmethod
+    def from_env(cls) -> "Limits":
+        """The defaults, overridden by the PLAYGROUND_LIMITS JSON object when it is set."""
+        raw = os.environ.get("PLAYGROUND_LIMITS")
+        return cls(**json.loads(raw)) if raw else cls()
+
+
+LIMITS = Limits.from_env()
+
+
+def current() -> Limits:
+    """The limits in force (read at call time, so a test or a host can swap `LIMITS`)."""
+    return LIMITS
+
+
+# Kinds of work and how many of each may run at once over the whole server.
+# Generation (and model loading) is the heavy kind: one at a time.
+WORK = {
+    "parse": 8,  # parse, sample switch, lint, format, share: fast, never behind the others
+    "replay": 4,  # Step / Play with its stream check
+    "generation": 1,  # model load and Generate live
+    "export": 4,  # writing the download files
+    "conformance": 2,  # chat-template checks, each in a worker process of its own
+}
+
+
+def queue_options(kind: str) -> dict:
+    """Keyword arguments for a Gradio listener doing work of `kind` (a key of `WORK`)."""
+    return {"concurrency_id": kind, "concurrency_limit": WORK[kind]}
+
+
+class InputError(ValueError):
+    """Input the page refuses before parsing (too big, not JSON, wrong shape)."""
+
+
+def json_depth(text: str) -> int:
+    """Deepest nesting of [ and { in JSON text, found without parsing it (strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def read_json(text: str, what: str, max_chars: int, limits: Limits | None = None) -> Any:
+    """JSON text -> value, after the size and depth caps. Raises InputError naming `what`."""
+    limits = limits or current()
+    if len(text) > max_chars:
+        raise InputError(f"{what} is too large: {len(text):,} characters (limit {max_chars:,}).")
+    if (depth := json_depth(text)) > limits.json_depth:
+        raise InputError(f"{what} is nested too deeply: {depth} levels (limit {limits.json_depth}).")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"{what} is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}.") from None
+
+
+def _long_patterns(value: Any, path: str, limit: int) -> list[str]:
+    """JSON paths of delimiter strings and patterns longer than `limit`."""
+    found = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _long_patterns(item, f"{path}.{key}" if path else str(key), limit)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found += _long_patterns(item, f"{path}[{i}]", limit)
+    elif isinstance(value, str) and len(value) > limit:
+        found.append(path)
+    return found
+
+
+def read_template(text: str, limits: Limits | None = None) -> dict:
+    """The template dict from editor text, after the size, depth, field-count and pattern caps.
+
+    Raises InputError (caps, not JSON, not an object); the engine's TemplateError comes later.
+    """
+    limits = limits or current()
+    if not text or not text.strip():
+        raise InputError("The template is empty: pick one from templates/ in the Template tab, or load a sample.")
+    template = read_json(text, "The template", limits.template_chars, limits)
+    if not isinstance(template, dict):
+        raise InputError("The template must be a JSON object with 'fields' (and 'start_anchor').")
+    fields = template.get("fields")
+    if isinstance(fields, dict) and len(fields) > limits.fields:
+        raise InputError(f"The template has {len(fields)} fields (limit {limits.fields}).")
+    anchors = {k: template[k] for k in ("start_anchor", "start_anchor_pattern") if k in template}
+    if too_long := _long_patterns({**anchors, "fields": fields or {}}, "", limits.pattern_chars):
+        raise InputError(f"Pattern or delimiter too long at {too_long[0]} (limit {limits.pattern_chars:,} characters).")
+    return template
+
+
+def read_tools(text: str, limits: Limits | None = None) -> list | None:
+    """Tools (JSON-schema list) from the tools box; None when empty."""
+    limits = limits or current()
+    if not text or not text.strip():
+        return None
+    tools = read_json(text, "The tools JSON", limits.tools_chars, limits)
+    if not isinstance(tools, list) or not all(isinstance(tool, dict) for tool in tools):
+        raise InputError('The tools JSON must be a list of tool objects, e.g. [{"type": "function", "function": {...}}].')
+    return tools
+
+
+def check_text_sizes(prefix: str, generation: str, limits: Limits | None = None) -> None:
+    """Raise InputError when the prefix or the generation is over its cap."""
+    limits = limits or current()
+    if len(prefix) > limits.prefix_chars:
+        raise InputError(f"The prefix is too long: {len(prefix):,} characters (limit {limits.prefix_chars:,}).")
+    if len(generation) > limits.generation_chars:
+        raise InputError(f"The generation is too long: {len(generation):,} characters (limit {limits.generation_chars:,}).")

@@ -1,0 +1,195 @@
+"""Generate live: run a model and parse its output as the tokens arrive.
+
+The model code is `playground.generation` (imported lazily: it imports torch);
+this module keeps the loaded models, builds the conversation from the page's
+boxes, and streams `ParseView`s while generating.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from engine import TemplateError
+from engine.errors import ResponseParseError
+
+from . import limits
+from .catalog import template_choice_for, template_text_of
+from .limits import InputError, read_json, read_template, read_tools
+from .outputs import PARSE_VIEWS, failed, produces, render
+from .parse_view import LiveParse, ParseView
+from .session import Session
+from .status import status_html
+
+# Seconds between page updates while streaming (at most ~10 a second); each update outlines
+# what grew since the one before.
+UPDATE_INTERVAL = 0.1
+# Teaching pace: tokens shown per second, each in an update of its own (the model runs ahead).
+TEACHING_TOKENS_PER_SECOND = 4
+# Longest sleep between two looks at Stop while pacing (seconds).
+PACE_STEP = 0.05
+# Models kept loaded at once (the oldest is dropped first).
+MODELS_KEPT = 2
+
+_model_lock = threading.Lock()
+_models: dict[str, Any] = {}
+
+
+def get_model(name: str):
+    """Load (once per process) and return a model; raises playground.generation.ModelLoadError."""
+    from . import generation
+
+    name = (name or "").strip() or str(generation.DEFAULT_MODEL_PATH)
+    with _model_lock:
+        if name not in _models:
+            if len(_models) >= MODELS_KEPT:
+                _models.pop(next(iter(_models)))
+            _models[name] = generation.load_model(name)
+        return _models[name]
+
+
+def conversation(system: str, user: str, messages_text: str) -> list[dict]:
+    """The messages to render: the messages JSON when given, else system + user turns."""
+    if messages_text and messages_text.strip():
+        messages = read_json(messages_text, "The messages JSON", limits.current().tools_chars)
+        if not isinstance(messages, list) or not all(isinstance(m, dict) and "role" in m for m in messages):
+            raise InputError('The messages JSON must be a list like [{"role": "user", "content": "Hi"}].')
+        return messages
+    if not (user or "").strip():
+        raise InputError("Write a user message (or a messages JSON) first.")
+    turns = [{"role": "system", "content": system}] if (system or "").strip() else []
+    return turns + [{"role": "user", "content": user}]
+
+
+def per_token_figures(live: LiveParse, tokens: int) -> list[tuple[str, str]]:
+    """The per-token figures: a plain parser's time (the path library users get) and the
+    tracing the page's views need, each divided by the tokens fed."""
+    if not tokens:
+        return [("parse per token (plain parser)", "–"), ("tracing per token (extra, for the views)", "–")]
+    plain = live.plain
+    parse = "stopped: the plain parser raised" if plain is None or plain.stopped else f"{plain.seconds / tokens * 1000:.3f} ms"
+    return [
+        ("parse per token (plain parser)", parse),
+        ("tracing per token (extra, for the views)", f"{live.parse_seconds / tokens * 1000:.3f} ms"),
+    ]
+
+
+def _paced_wait(session: Session, due: float) -> bool:
+    """Sleep until `due` (a perf_counter time), looking at Stop every PACE_STEP; True when Stop came."""
+    while (left := due - time.perf_counter()) > 0:
+        if session.stop_requested:
+            return True
+        time.sleep(min(left, PACE_STEP))
+    return session.stop_requested
+
+
+@produces("status")
+def request_stop(session: Session) -> dict:
+    """Stop: end this session's replay or live generation at its next chunk."""
+    session.stop_requested = True
+    return {}
+
+
+@produces(*PARSE_VIEWS, "template_text", "template_choice", "prefix", "generation", "model_note")
+def generate(
+    model_name, system, user, messages_text, live_tools_text, enable_thinking, max_new_tokens, temperature, top_p, seed,
+    use_model_template, template_text, session: Session, teaching_pace: bool = False,
+):
+    """Generate with a model and parse as tokens arrive.
+
+    Yields the parse panels, and at the end the template (when the model's own is used),
+    the prompt as prefix and the generation, at most every UPDATE_INTERVAL seconds plus
+    once at the end; each update outlines the text and events added since the one before.
+    With `teaching_pace`, tokens are shown TEACHING_TOKENS_PER_SECOND a second, one update
+    each. Stop (`request_stop`) ends it at the next token; what was generated is then
+    finalized like a finished generation.
+
+    The "parse per token" figure times a plain parser (`PlainParse`: the path library users
+    get), fed alongside the traced one the views are drawn from; "tracing per token" is the
+    traced parser's time.
+    """
+    from . import generation
+
+    session.stop_requested = False
+    caps = limits.current()
+    try:
+        messages = conversation(system, user, messages_text)
+        tools = read_tools(live_tools_text)
+        max_new_tokens = int(max_new_tokens)
+        if not 1 <= max_new_tokens <= caps.max_new_tokens:
+            raise InputError(f"max_new_tokens must be between 1 and {caps.max_new_tokens}.")
+        template = read_template(template_text) if not use_model_template else None
+    except (InputError, ValueError) as error:
+        yield failed(str(error), session)
+        return
+    yield {"status": status_html(None, f"Loading {model_name or 'the demo model'} (cached after the first time)…")}
+    try:
+        loaded = get_model(model_name)
+        template_note = ""
+        if template is None:
+            template, template_note = generation.choose_template(loaded)
+        prompt = generation.render_prompt(loaded, messages, tools, enable_thinking=bool(enable_thinking))
+        live = LiveParse(template, prompt.text, tools, plain=True)
+    except (generation.ModelLoadError, LookupError, TemplateError, ResponseParseError) as error:
+        yield failed(str(error), session)
+        return
+    model_note = f"Model: {loaded.name}" + (f" — {template_note}" if template_note else "")
+    if teaching_pace:
+        model_note += f" — teaching pace: {TEACHING_TOKENS_PER_SECOND} tokens a second, one update each (the model runs ahead)"
+    chosen = {}
+    if use_model_template:
+        text = template_text_of(template)
+        chosen = {"template_text": text, "template_choice": template_choice_for(text, session.template_origin or None)}
+    started = time.perf_counter()
+    tokens = 0
+    last = 0.0
+    shown_feeds = 0  # feeds drawn by the last update
+    due = 0.0  # teaching pace: when the next token may be shown (perf_counter seconds)
+
+    def snapshot(fresh_feeds: int = 1) -> ParseView:
+        elapsed = time.perf_counter() - started
+        return live.view([
+            ("tokens", str(tokens)),
+            ("tokens/s", f"{tokens / elapsed:.1f}" if elapsed > 0 else "0"),
+            *per_token_figures(live, tokens),
+            ("elapsed", f"{elapsed:.1f} s"),
+        ], fresh_feeds=fresh_feeds)
+
+    pieces = generation.stream_generation(
+        loaded, prompt, max_new_tokens=max_new_tokens, temperature=float(temperature), top_p=float(top_p),
+        seed=None if seed is None or seed == "" else int(seed),
+    )
+    stopped = False
+    try:
+        for piece in pieces:
+            if session.stop_requested:
+                stopped = True
+                break
+            if teaching_pace:
+                if _paced_wait(session, due):
+                    stopped = True
+                    break
+                due = time.perf_counter() + 1 / TEACHING_TOKENS_PER_SECOND
+            tokens += len(piece.ids)
+            live.feed(piece.text)
+            now = time.perf_counter()
+            if teaching_pace or now - last >= UPDATE_INTERVAL:
+                last = now
+                session.view = view = snapshot(live.feeds - shown_feeds)
+                shown_feeds = live.feeds
+                session.display.log_page = 10**9  # follow the newest events
+                yield {**render(view, session, note=model_note, progress=f"{tokens} tokens"), **chosen, "model_note": model_note}
+    finally:
+        pieces.close()
+        session.stop_requested = False
+    live.finalize()
+    if stopped:
+        model_note = f"■ Stopped after {tokens} tokens; the text so far is parsed as if generation had ended. {model_note}"
+    session.view = session.last_good = view = snapshot()
+    session.replay = None
+    yield {
+        **render(view, session, note=model_note), **chosen,
+        "prefix": prompt.text, "generation": "".join(live.parts), "model_note": model_note,
+    }
+

@@ -1,0 +1,35 @@
+"""Small HTML helpers shared by the page's panels: escaping, visible whitespace, short JSON."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+_WHITESPACE = {" ": "·", "\t": "→", "\n": "↵", "\r": "␍"}
+_WHITESPACE_RE = re.compile("[ \t\n\r]")
+
+
+def escape(text: str) -> str:
+    """Escape text placed between tags (quotes stay readable)."""
+    return html.escape(text, quote=False)
+
+
+def visible_whitespace(text: str) -> str:
+    """HTML of `text` with spaces, tabs and newlines drawn as ·, → and ↵ (dimmed)."""
+    return _WHITESPACE_RE.sub(
+        lambda found: f'<span class="rt-ws">{_WHITESPACE[found.group()]}</span>', html.escape(text, quote=False)
+    )
+
+
+def breakable_whitespace(text: str) -> str:
+    """`visible_whitespace`, with a line-break opportunity after each drawn space, tab and newline
+    (the symbols replace the spaces a browser would break at, so long JSON would wrap mid-word)."""
+    return visible_whitespace(text).replace("</span>", "</span><wbr>")
+
+
+def short_json(value: Any, limit: int = 300) -> str:
+    """Compact JSON of `value`, cut to `limit` characters with an ellipsis."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,77 @@
+"""The message panels: the final message as JSON, as a chat shows it, and as an OpenAI stream."""
+
+from __future__ import annotations
+
+import json
+
+from engine.openai_view import openai_deltas
+
+from .markup import short_json
+from .parse_view import ParseView
+
+# Tool calls drawn in the chat view at most (the message JSON has them all).
+CHAT_TOOL_CALLS = 50
+
+
+# Above this many lines the message JSON is laid out one list item a line (a code editor with
+# tens of thousands of lines costs the browser seconds to draw).
+PRETTY_LINES = 2_000
+
+
+def message_json(message: dict | None) -> str:
+    """The message as indented JSON text ("" when there is none); a big one with each key and
+    each list item (a tool call) on one line."""
+    if message is None:
+        return ""
+    pretty = json.dumps(message, ensure_ascii=False, indent=2)
+    if pretty.count("\n") <= PRETTY_LINES:
+        return pretty
+    lines = []
+    for key, value in message.items():
+        name = json.dumps(key, ensure_ascii=False)
+        if isinstance(value, list) and value:
+            items = ",\n".join("    " + json.dumps(item, ensure_ascii=False) for item in value)
+            lines.append(f"  {name}: [\n{items}\n  ]")
+        else:
+            lines.append(f"  {name}: {json.dumps(value, ensure_ascii=False)}")
+    return "{\n" + ",\n".join(lines) + "\n}"
+
+
+def chat_messages(message: dict | None) -> list[dict]:
+    """The message as a chat shows it: reasoning as a collapsed thought, the content,
+    each tool call with its arguments; other fields as small notes."""
+    if not message:
+        return []
+    shown: list[dict] = []
+    reasoning = message.get("reasoning_content")
+    if reasoning:
+        shown.append({"role": "assistant", "content": str(reasoning), "metadata": {"title": "💭 Thought", "status": "done"}})
+    content = message.get("content")
+    if content:
+        shown.append({"role": "assistant", "content": content if isinstance(content, str) else short_json(content, 4000)})
+    calls = message.get("tool_calls") or []
+    for call in calls[:CHAT_TOOL_CALLS]:
+        function = call.get("function", call) if isinstance(call, dict) else {}
+        name = function.get("name", "?") if isinstance(function, dict) else "?"
+        arguments = function.get("arguments", {}) if isinstance(function, dict) else call
+        body = "```json\n" + json.dumps(arguments, ensure_ascii=False, indent=2) + "\n```"
+        shown.append({"role": "assistant", "content": body, "metadata": {"title": f"🛠️ Tool call: {name}"}})
+    if len(calls) > CHAT_TOOL_CALLS:
+        shown.append({"role": "assistant", "content": f"… and {len(calls) - CHAT_TOOL_CALLS:,} more tool calls (all of them are in the message JSON)"})
+    others = {k: v for k, v in message.items() if k not in ("role", "reasoning_content", "tool_calls", "content")}
+    for key, value in others.items():
+        shown.append({"role": "assistant", "content": f"`{key}`: {short_json(value, 2000)}"})
+    return shown
+
+
+def openai_stream(view: ParseView) -> str:
+    """The parse as OpenAI chat-completion `choices[0].delta` objects, one JSON per line,
+    followed by the check that streamed tool-call arguments add up to the final ones."""
+    if view.template is None or view.error:
+        return ""
+    derived = openai_deltas([logged.event for logged in view.events], view.template, tools=view.tools)
+    lines = [json.dumps(delta, ensure_ascii=False) for delta in derived.deltas]
+    for check in derived.checks:
+        verdict = "ok" if check.ok else f"MISMATCH: streamed {check.streamed!r}, expected {check.expected!r}"
+        lines.append(f"// tool call {check.index} ({check.name}): arguments pieces {verdict}")
+    return "\n".join(lines)

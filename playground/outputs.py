@@ -1,0 +1,140 @@
+"""Named outputs: what a handler returns, by the names of the page's panels.
+
+A handler returns a dict whose keys are output names ("status", "region_map",
+...), a subset of the names it declares with `@produces`. `app.py` binds each
+name to the component of that name (`playground.wiring.Page`), so a new panel
+is one name here, one component in the layout and one key in `render`; no
+positional indexes to keep in step. A value may be an `Update` to change a
+component's properties (a slider's maximum, a dropdown's choices, the tab shown).
+
+`render` fills the parse panels (`PARSE_VIEWS`) from a `ParseView`.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import logging
+from typing import Any
+
+from .event_log import LogQuery, event_log, log_fields
+from .explain import explain
+from .message_view import chat_messages, message_json, openai_stream
+from .parse_view import MapSpan, ParseView
+from .region_map import MapOptions, region_map
+from .status import error_html, figures, status_html
+
+log = logging.getLogger("playground")
+
+# The panels every parse fills, in page order.
+PARSE_VIEWS = (
+    "status", "region_map", "explain", "event_log", "log_page", "log_field", "initial_events", "message_json", "chat",
+    "openai_stream", "figures",
+)
+
+
+class Update(dict):
+    """New properties for a component (``Update(value=3, maximum=10)``), as a plain dict."""
+
+    def __init__(self, **properties: Any):
+        super().__init__(properties)
+
+
+def render(
+    view: ParseView, session, *, note: str = "", stale: str = "", progress: str = "", window_start: int = 0,
+) -> dict:
+    """The parse panels (`PARSE_VIEWS`) of `view`, drawn with the session's display options.
+
+    `stale` (the input error) marks the map as the last good parse; `progress` is the
+    replay or live position; `window_start` draws only the map's end (see `MapOptions`).
+    """
+    display = session.display
+    query = LogQuery(display.log_page, display.log_search, display.log_field, display.hide_chunks, display.selected_event)
+    log_html, page, pages = event_log(view.events, query, view.current_phases if not view.finished else ())
+    display.log_page = page
+    fields = view.field_names or log_fields(view.events)
+    return {
+        "status": status_html(view, note, stale=stale, progress=progress),
+        "region_map": region_map(view, MapOptions(display.show_whitespace, stale or None, window_start)),
+        "explain": explain(view, display.selection),
+        "event_log": log_html,
+        "log_page": Update(value=page, maximum=pages),
+        "log_field": Update(choices=[("all fields", ""), *[(name, name) for name in fields]], value=display.log_field if display.log_field in fields else ""),
+        "initial_events": json.dumps(view.initial_events, ensure_ascii=False, indent=2),
+        # While streaming without a partial message (a fast replay of a huge input), the message panels are left as they are.
+        **(
+            {} if not view.finished and view.partial_message is None else {
+                "message_json": message_json(view.message if view.finished else view.partial_message),
+                "chat": chat_messages(view.message if view.finished else view.partial_message),
+            }
+        ),
+        "figures": figures(view.figures),
+        # The OpenAI view costs as much as the parse on a big input: drawn while its tab is shown.
+        **({"openai_stream": openai_stream(view) if view.finished else ""} if display.results_tab == "openai" else {}),
+    }
+
+
+def failed(message: str, session, generation: str = "") -> dict:
+    """The parse panels for input that never reached the parser: the message, the
+    generation shown unparsed in the region map, the rest cleared."""
+    spans = [MapSpan(0, len(generation), "unparsed")] if generation else []
+    outputs = render(ParseView(stream=generation, spans=spans, finished=True), session)
+    outputs["status"] = error_html(message)
+    return outputs
+
+
+def produces(*names: str, status: str = "status"):
+    """Declare the output names of a handler (a function or a generator of dicts).
+
+    The decorated handler keeps its signature and returns (or yields) dicts with
+    keys among `names`; an unknown key is a programming error (ValueError). An
+    unexpected exception becomes a message in the `status` output instead of a
+    traceback on the page (the traceback goes to the server log), and every other
+    output is left as it was.
+    """
+    declared = frozenset(names)
+
+    def checked(result: dict) -> dict:
+        unknown = set(result) - declared
+        if unknown:
+            raise ValueError(f"outputs {sorted(unknown)} are not declared by @produces{names}")
+        return result
+
+    def decorate(handler):
+        def report(error: BaseException) -> dict:
+            log.exception("handler %s failed", handler.__name__)
+            text = f"Something went wrong ({type(error).__name__}: {error}). The page still works; try again or change the input."
+            return {status: error_html(text)}
+
+        if inspect.isgeneratorfunction(handler):
+
+            @functools.wraps(handler)
+            def run_generator(*args, **kwargs):
+                results = handler(*args, **kwargs)
+                while True:
+                    try:
+                        result = next(results)
+                    except StopIteration:
+                        return
+                    except Exception as error:  # noqa: BLE001 - shown to the user instead of a traceback
+                        yield report(error)
+                        return
+                    yield checked(result)
+
+            wrapped = run_generator
+        else:
+
+            @functools.wraps(handler)
+            def run(*args, **kwargs):
+                try:
+                    result = handler(*args, **kwargs)
+                except Exception as error:  # noqa: BLE001
+                    return report(error)
+                return checked(result)
+
+            wrapped = run
+        wrapped.outputs = names
+        return wrapped
+
+    return decorate

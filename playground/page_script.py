@@ -1,0 +1,146 @@
+"""The page's own JavaScript, in one place (everything else is Gradio components).
+
+Gradio runs each `*_JS` constant given as `js_on_load` of a `gr.HTML` with
+`element` (the component's element) and `trigger(event, data)` (fires the
+component's listener with `data` as its event data) in scope, and again
+`watch('value', ...)` to act after each re-render. `PAGE_JS` runs once when
+the page loads (`demo.launch(js=...)`).
+
+What each part does:
+- REGION_MAP_JS: a click or tap on a stretch of the region map, or Enter /
+  Space on the one chosen with the arrow keys (Home / End: the first / last),
+  sends its `data-i` (span index) or `data-e` (error) to the explain handler.
+- EXPLAIN_JS: a link in the #explain panel to an event (`data-event`) or an
+  error (`data-select`) is sent to the server, which pages the event log to it.
+- EVENT_LOG_JS: a click on a row sends its event number; after each render the
+  selected row is scrolled to the middle of the log, and the log into view.
+- DIAGNOSTICS_JS: a "Fix" button sends the index of its finding.
+- CONFORMANCE_JS: a click on a row of the chat-template check (or Enter on the
+  row in focus) sends its index (`data-row`) and scrolls the input tabs into
+  view (the row loads into Paste & parse).
+- PAGE_JS: an edit of the prefix, generation, tools or template editor (typing,
+  deleting, pasting, undo) re-parses once editing pauses (DEBOUNCE_MS) by
+  clicking the hidden #reparse-button; Ctrl+Enter (or Cmd+Enter) parses at once
+  with #parse-button.
+"""
+
+DEBOUNCE_MS = 400
+
+REGION_MAP_JS = """
+const selectable = '[data-i], [data-e]';
+const key = (node) => node.dataset.i !== undefined ? node.dataset.i : 'e' + node.dataset.e;
+const focus = (node) => {
+  element.querySelectorAll('.rt-focus').forEach((other) => other.classList.remove('rt-focus'));
+  node.classList.add('rt-focus');
+  node.scrollIntoView({block: 'nearest', inline: 'nearest'});
+};
+const explain = (node) => { focus(node); trigger('click', {selected: key(node)}); };
+element.addEventListener('click', (event) => {
+  const node = event.target.closest(selectable);
+  if (node && element.contains(node)) explain(node);
+});
+element.addEventListener('keydown', (event) => {
+  if (!event.target.closest('#region-map-body')) return;
+  const items = [...element.querySelectorAll(selectable)];
+  if (!items.length) return;
+  const current = element.querySelector('.rt-focus');
+  let at = items.indexOf(current);
+  const step = {ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1}[event.key];
+  if (step) {
+    event.preventDefault();
+    const from = at < 0 ? null : key(items[at]);
+    do { at += step; } while (at >= 0 && at < items.length && from !== null && key(items[at]) === from);
+    at = Math.max(0, Math.min(items.length - 1, at));
+    focus(items[at]);
+  } else if (event.key === 'Home' || event.key === 'End') {
+    event.preventDefault();
+    focus(items[event.key === 'Home' ? 0 : items.length - 1]);
+  } else if ((event.key === 'Enter' || event.key === ' ') && at >= 0) {
+    event.preventDefault();
+    explain(items[at]);
+  }
+});
+"""
+
+EXPLAIN_JS = """
+element.addEventListener('click', (event) => {
+  const link = event.target.closest('[data-event], [data-select]');
+  if (!link) return;
+  event.preventDefault();
+  if (link.dataset.event !== undefined) trigger('click', {event: Number(link.dataset.event)});
+  else trigger('click', {selected: link.dataset.select});
+});
+"""
+
+EVENT_LOG_JS = """
+element.addEventListener('click', (event) => {
+  const row = event.target.closest('tr[data-n]');
+  if (row) trigger('click', {event: Number(row.dataset.n)});
+});
+const reveal = () => {  // the selected row in the middle of the log, and the log in view
+  const row = element.querySelector('tr.rt-selected');
+  if (!row) return;
+  const table = row.closest('.rt-log');
+  table.scrollTop = row.offsetTop - table.clientHeight / 2;
+  element.scrollIntoView({block: 'nearest'});
+};
+// The log may be drawn for the first time with a row selected (its tab was hidden until now).
+setTimeout(reveal, 100);
+watch('value', () => setTimeout(reveal, 100));
+"""
+
+DIAGNOSTICS_JS = """
+element.addEventListener('click', (event) => {
+  const button = event.target.closest('[data-fix]');
+  if (button) trigger('click', {fix: Number(button.dataset.fix)});
+});
+"""
+
+CONFORMANCE_JS = """
+// The row loads into Paste & parse: bring the input tabs into view, where it will show.
+const send = (row) => {
+  if (!row) return;
+  trigger('click', {row: Number(row.dataset.row)});
+  const tabs = document.querySelector('#modes');
+  if (tabs) tabs.scrollIntoView({block: 'start'});
+};
+element.addEventListener('click', (event) => send(event.target.closest('tr[data-row]')));
+element.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' || event.key === ' ') {
+    const row = event.target.closest('tr[data-row]');
+    if (row) { event.preventDefault(); send(row); }
+  }
+});
+"""
+
+PAGE_JS = """() => {
+  const edited = '#prefix, #generation, #tools, #template-editor';
+  // Keys that move or select without editing (the editor deletes on keydown without an input event).
+  const moves = /^(Arrow|Page|Home|End|Shift|Control|Alt|Meta|Escape|Tab|CapsLock|F\\d)/;
+  let timer = null;
+  const click = (id) => { const button = document.getElementById(id); if (button) button.click(); };
+  const inside = (event) => event.target.closest && event.target.closest(edited);
+  const schedule = () => { clearTimeout(timer); timer = setTimeout(() => click('reparse-button'), %d); };
+  for (const kind of ['input', 'paste', 'cut', 'drop']) {
+    document.addEventListener(kind, (event) => { if (inside(event)) schedule(); }, true);
+  }
+  document.addEventListener('keyup', (event) => {
+    if (inside(event) && !moves.test(event.key) && !event.ctrlKey && !event.metaKey) schedule();
+  }, true);
+  document.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && (event.ctrlKey || event.metaKey) && inside(event)) {
+      event.preventDefault();
+      clearTimeout(timer);
+      click('parse-button');
+    }
+  }, true);
+}""" % DEBOUNCE_MS
+
+# Share button, after the server made the query string: build the whole URL,
+# copy it to the clipboard when the browser allows, and show it.
+SHARE_JS = """(query) => {
+  if (!query) return query;
+  const url = window.location.origin + window.location.pathname + query;
+  if (navigator.clipboard) { navigator.clipboard.writeText(url).catch(() => {}); }
+  return url;
+}"""

@@ -1,0 +1,477 @@
+"""The parse as the page shows it: a `ParseView`, built from a whole parse or a stream.
+
+`traced_view` parses a whole generation with `engine.trace`; `LiveParse` feeds a
+parser chunk by chunk (replay and live generation) and can be viewed at any
+moment. Both give a `ParseView`, which every panel of the page is drawn from.
+
+Both parse leniently (`on_error="keep"`): a region that fails to parse keeps
+its raw text as unclaimed text and is marked with its error at the failing
+character, and every other field keeps its value, so an error never hides the
+parts that did parse. (A delimiter pattern over its time budget still stops
+the parse; the text after it is then "unparsed".)
+
+Offsets are stream offsets: 0 is the first character of the prefix after its
+start-anchor cut; the generation follows the prefix tail.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+from engine import ResponseParser, load_template
+from engine.events import message_from_events
+from engine.errors import ResponseParseError
+from engine.trace import trace
+
+from . import limits
+
+# Failed regions are kept as text with their error (see the module docstring).
+ON_ERROR = "keep"
+
+
+@dataclass(frozen=True)
+class MapSpan:
+    """A stretch `[start, end)` of the stream for the region map.
+
+    Attributes:
+        kind: "body", "open", "close", "discarded", "held" (maybe a delimiter, not
+            decided yet) or "unparsed" (after a parse error the parser never reached).
+        field, region: the field and region index (0-based, in opening order) for
+            bodies and delimiters.
+        captures: a delimiter's named groups.
+        delimiter: the delimiter as written (a literal, literals joined by " | ", or a
+            pattern); delimiter_path: its template key (`fields.x.close_pattern`);
+            matched: the whole text it matched.
+        error: index into `ParseView.errors` when this span belongs to a failed region.
+    """
+
+    start: int
+    end: int
+    kind: str
+    field: str | None = None
+    region: int | None = None
+    captures: dict | None = None
+    delimiter: str | None = None
+    delimiter_path: str | None = None
+    matched: str | None = None
+    error: int | None = None
+
+
+@dataclass(frozen=True)
+class LoggedEvent:
+    """One engine event with its number (1-based, in order) and phase
+    ("prefix", "feed N" or "finalize")."""
+
+    number: int
+    phase: str
+    event: dict
+
+
+@dataclass(frozen=True)
+class ErrorMark:
+    """A region that failed to parse.
+
+    Attributes:
+        message: the error for people, starting with its type (``ResponseParseError: ...``).
+        field: the field whose region failed, or None (a message-level error).
+        key: the template key that failed (``fields.tool_calls.content``), or None.
+        start, end: the failed region in stream offsets (delimiters included), or None.
+        position: the stream offset of the exact failing character, or None when unknown.
+    """
+
+    message: str
+    field: str | None = None
+    key: str | None = None
+    start: int | None = None
+    end: int | None = None
+    position: int | None = None
+
+    @property
+    def at(self) -> int | None:
+        """Where the map marks the error: the failing character, else the region's start."""
+        return self.position if self.position is not None else self.start
+
+
+@dataclass(frozen=True)
+class WarningNote:
+    """A probable fault seen in the parse (`engine.trace` warnings): code, message, suggestion."""
+
+    code: str
+    message: str
+    suggestion: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.message} → {self.suggestion}" if self.suggestion else self.message
+
+
+@dataclass
+class ParseView:
+    """Everything the page shows about one parse, finished or in progress.
+
+    Attributes:
+        cut_away: the prefix before the start-anchor cut (never parsed).
+        stream: the prefix tail followed by the generation (what the spans index).
+        tail_length: length of the prefix tail in `stream`.
+        anchor_found: whether the start anchor matched in the prefix (True for an empty prefix).
+        spans: `MapSpan`s tiling the stream, in order.
+        events: every event, numbered.
+        field_names: the template's fields, in order.
+        message: the message (with lenient parsing also when a region failed), or None.
+        partial_message: while streaming, what the regions closed so far add up to (else None).
+        errors: the regions that failed (`ErrorMark`s), in order.
+        warnings: probable faults (`WarningNote`s).
+        figures: (name, value) pairs for the figures row.
+        finished: False while streaming (the last span may be "held").
+        chunk_ends: stream offsets where fed chunks ended (replay and live), in order.
+        fresh_feeds: how many of the last feeds this update shows as new (outlined in the map,
+            marked in the event log): 1 for a step, every feed since the last update when
+            updates are coalesced (live generation), so the growth is what is outlined.
+        held_reason: why the held text is held ("`<tool` could still become `<tool_call>`").
+        template, tools: the inputs.
+    """
+
+    cut_away: str = ""
+    stream: str = ""
+    tail_length: int = 0
+    anchor_found: bool = True
+    spans: list[MapSpan] = field(default_factory=list)
+    events: list[LoggedEvent] = field(default_factory=list)
+    field_names: list[str] = field(default_factory=list)
+    message: dict | None = None
+    partial_message: dict | None = None
+    errors: list[ErrorMark] = field(default_factory=list)
+    warnings: list[WarningNote] = field(default_factory=list)
+    figures: list[tuple[str, str]] = field(default_factory=list)
+    finished: bool = True
+    chunk_ends: list[int] = field(default_factory=list)
+    fresh_feeds: int = 1
+    held_reason: str = ""
+    template: dict | None = None
+    tools: list | None = None
+
+    @property
+    def error(self) -> str | None:
+        """The first error's message, or None."""
+        return self.errors[0].message if self.errors else None
+
+    @property
+    def initial_events(self) -> list[dict]:
+        """The events the prefix produced (`ResponseParser.initial_events`)."""
+        return [logged.event for logged in self.events if logged.phase == "prefix"]
+
+    @property
+    def current_feed(self) -> tuple[int, int] | None:
+        """The stream range the fresh feeds added (the last `fresh_feeds`), or None before the first feed."""
+        if not self.chunk_ends:
+            return None
+        fresh = max(1, self.fresh_feeds)
+        start = self.chunk_ends[-1 - fresh] if len(self.chunk_ends) > fresh else self.tail_length
+        return start, self.chunk_ends[-1]
+
+    @property
+    def current_phases(self) -> frozenset[str]:
+        """The event phases of the fresh feeds (``"feed N"``), empty before the first feed."""
+        feeds = len(self.chunk_ends)
+        return frozenset(f"feed {n}" for n in range(max(1, feeds - max(1, self.fresh_feeds) + 1), feeds + 1))
+
+
+def _phase(stage: str, chunk: int | None) -> str:
+    return f"feed {chunk + 1}" if stage == "feed" and chunk is not None else stage
+
+
+def _trace_errors(result, to_stream) -> list[ErrorMark]:
+    """ErrorMarks of a trace: the regions kept with their errors, then the error that stopped it."""
+    errors = [*result.errors, *([result.error] if result.error else [])]
+    marks = []
+    for index, error in enumerate(errors):
+        region = [s for s in result.spans if s.error == index]
+        if region:
+            start, end = region[0].stream_start, region[-1].stream_end
+        else:
+            start = error.stream_offset
+            end = None if start is None or error.text is None else start + len(error.text)
+        position = None if error.position is None else to_stream(error.position_source, error.position)
+        marks.append(ErrorMark(f"{error.type}: {error.message}", error.field, error.key, start, end, position))
+    return marks
+
+
+def traced_view(template: dict, prefix: str, generation: str, tools: list | None) -> ParseView:
+    """Parse a whole generation with `engine.trace` and turn it into a ParseView.
+
+    Raises TemplateError for a template that does not load; parse errors land in the view.
+    """
+    started = time.perf_counter()
+    result = trace(
+        generation, template, prefix=prefix, tools=tools, regex_timeout=limits.current().regex_seconds,
+        positions=True, on_error=ON_ERROR,
+    )
+    seconds = time.perf_counter() - started
+    tail = result.prefix_tail
+
+    def to_stream(source: str | None, offset: int) -> int:
+        return offset - result.anchor.offset if source == "prefix" else len(tail) + offset
+
+    spans = [
+        MapSpan(
+            s.stream_start, s.stream_end, s.kind, s.field, s.region, s.captures or None,
+            s.delimiter, s.delimiter_path, s.matched_text, s.error,
+        )
+        for s in result.spans
+    ]
+    events = [LoggedEvent(i + 1, _phase(e.stage, e.chunk), e.event) for i, e in enumerate(result.events)]
+    return ParseView(
+        cut_away=result.anchor.dropped,
+        stream=tail + generation,
+        tail_length=len(tail),
+        anchor_found=result.anchor.found or not prefix,
+        spans=spans,
+        events=events,
+        field_names=list(template.get("fields", {})),
+        message=result.message,
+        errors=_trace_errors(result, to_stream),
+        warnings=[WarningNote(w.code, w.message, w.suggestion) for w in result.warnings],
+        figures=[("characters", f"{len(generation):,}"), ("events", f"{len(events):,}"), ("traced parse", f"{seconds * 1000:.1f} ms")],
+        template=template,
+        tools=tools,
+    )
+
+
+def held_reason(template: dict, current_field: str | None, held: str) -> str:
+    """Why `held` text is held back: which delimiter it could still become.
+
+    Literal delimiters are checked by their first characters; patterns by partial
+    matching. Returns "" when nothing is held.
+    """
+    if not held:
+        return ""
+    loaded = load_template(template)
+    spec = loaded.fields.get(current_field) if current_field else None
+    watching = loaded.watch_outside if spec is None or spec.implicit else loaded.watch_inside[spec.name]
+    for delimiter in watching.delimiters:
+        for start in range(len(held)):
+            tail = held[start:]
+            if delimiter.literals is not None:
+                literal = next((x for x in delimiter.literals if x.startswith(tail) and x != tail), None)
+                if literal is not None:
+                    return f"`{tail}` could still become `{literal}` ({delimiter.path})"
+            else:
+                try:
+                    partial = delimiter.pattern.fullmatch(tail, partial=True, timeout=0.05)
+                except TimeoutError:
+                    partial = None
+                if partial is not None:
+                    return f"`{tail}` could still match `{delimiter.source}` ({delimiter.path})"
+    return f"`{held}` is held until more text decides it"
+
+
+class PlainParse:
+    """A plain `ResponseParser` on the path library users get (no positions, no spans, the quick
+    path on, errors raised), fed the same chunks as a traced `LiveParse` and timed on its own:
+    what "parse per token" measures, apart from the tracing the page's views need.
+
+    Attributes:
+        seconds: CPU time of this thread spent feeding and finalizing so far (not building the
+            parser: the template's compilation and the prefix are paid once per stream, not per
+            token). CPU time, not wall time: while a model generates in another thread, a wall
+            clock would count the waits for Python's interpreter lock as parsing.
+        stopped: why timing stopped early ("" while it runs): the plain parser raised.
+        message: the message the plain parser gave at finalize (None before, or when it raised).
+    """
+
+    def __init__(self, template: dict, prefix: str, tools: list | None):
+        self.seconds = 0.0
+        self.stopped = ""
+        self.message: dict | None = None
+        self._parser: ResponseParser | None = None
+        try:
+            self._parser = ResponseParser(template, prefix=prefix, tools=tools, regex_timeout=limits.current().regex_seconds)
+        except (ResponseParseError, TimeoutError) as error:
+            self.stopped = f"{type(error).__name__}: {error}"
+
+    def _timed(self, step, *args):
+        """`step(*args)`, its CPU time added to `seconds`; None when the parser raised (timing stops)."""
+        started = time.thread_time()
+        try:
+            return step(*args)
+        except (ResponseParseError, TimeoutError) as error:
+            self._parser, self.stopped = None, f"{type(error).__name__}: {error}"
+            return None
+        finally:
+            self.seconds += time.thread_time() - started
+
+    def feed(self, chunk: str) -> None:
+        if self._parser is not None:
+            self._timed(self._parser.feed, chunk)
+
+    def finalize(self) -> None:
+        if self._parser is not None:
+            finished = self._timed(self._parser.finalize)
+            self.message = finished[0] if finished else None
+            self._parser = None
+
+
+class LiveParse:
+    """A parse fed chunk by chunk (replay and live generation), viewable at any moment.
+
+    `plain`: also feed a `PlainParse` (live generation's "parse per token" figure); its time is
+    kept apart from `parse_seconds`, the traced parser's CPU time in feed and finalize.
+    """
+
+    def __init__(self, template: dict, prefix: str, tools: list | None, *, plain: bool = False):
+        self.template, self.tools = template, tools
+        self.field_names = list(template.get("fields", {}))
+        self.events: list[LoggedEvent] = []
+        self.parts: list[str] = []
+        self.chunk_ends: list[int] = []
+        self.message: dict | None = None
+        self.error: ResponseParseError | None = None
+        self.finished = False
+        self.parse_seconds = 0.0
+        self.feeds = 0
+        self.plain = PlainParse(template, prefix, tools) if plain else None
+        self.parser = ResponseParser(
+            template,
+            prefix=prefix,
+            tools=tools,
+            regex_timeout=limits.current().regex_seconds,
+            positions=True,
+            record_spans=True,
+            on_error=ON_ERROR,
+        )
+        self.cut_away = prefix[: self.parser.prefix_cut]
+        self.tail = prefix[self.parser.prefix_cut :]
+        self.anchor_found = not prefix or self.parser.prefix_cut > 0
+        self.received = len(self.tail)
+        self._merged: list[MapSpan] = []
+        self._spans_merged = self._errors_merged = 0
+        self.open_field: str | None = None
+        self._log(self.parser.initial_events, "prefix")
+
+    def _log(self, events: list[dict], phase: str) -> None:
+        start = len(self.events) + 1
+        self.events.extend(LoggedEvent(start + i, phase, event) for i, event in enumerate(events))
+        for event in events:  # the region text goes to now: the last one opened and not closed
+            if event["type"] == "region_open":
+                self.open_field = event["field"]
+            elif event["type"] == "region_close":
+                self.open_field = None
+
+    def feed(self, chunk: str) -> None:
+        """Feed one chunk (after an error the text is kept but no longer parsed)."""
+        self.parts.append(chunk)
+        self.received += len(chunk)
+        if self.error is not None or self.finished:
+            return
+        if self.plain is not None:
+            self.plain.feed(chunk)
+        self.feeds += 1
+        self.chunk_ends.append(self.received)
+        started = time.thread_time()
+        try:
+            events = self.parser.feed(chunk)
+        except ResponseParseError as error:
+            self.error = error
+            events = []
+        self.parse_seconds += time.thread_time() - started
+        self._log(events, f"feed {self.feeds}")
+
+    def finalize(self) -> None:
+        """End the stream: settle held text and take the message."""
+        if self.finished:
+            return
+        self.finished = True
+        if self.plain is not None:
+            self.plain.finalize()
+        if self.error is not None:
+            return
+        started = time.thread_time()
+        try:
+            self.message, events = self.parser.finalize()
+        except ResponseParseError as error:
+            self.error = error
+            events = []
+        self.parse_seconds += time.thread_time() - started
+        self._log(events, "finalize")
+
+    def _errors(self) -> list[ErrorMark]:
+        found = list(self.parser.errors)
+        if self.error is not None and self.error not in found:
+            found.append(self.error)
+        marks = []
+        for error in found:
+            start = error.offset if error.start is None else error.start
+            end = error.end
+            if end is None and error.offset is not None and error.text is not None:
+                end = error.offset + len(error.text)
+            marks.append(ErrorMark(f"{type(error).__name__}: {error}", error.field, error.key, start, end, error.position))
+        return marks
+
+    def _merged_spans(self, errors: list[ErrorMark]) -> list[MapSpan]:
+        """The parser's spans as MapSpans, consecutive pieces of one stretch merged (a stream fed a
+        character at a time records a span per feed). Kept between views and extended with the
+        spans recorded since (the parser only appends); a new error starts over, as it marks
+        spans recorded before it."""
+        if len(errors) != self._errors_merged:
+            self._merged, self._spans_merged, self._errors_merged = [], 0, len(errors)
+        merged = self._merged
+        recorded = self.parser.spans
+        for s in recorded[self._spans_merged :]:
+            match = s.match
+            error = next((i for i, e in enumerate(errors) if e.start is not None and e.end is not None and e.start <= s.start < e.end), None)
+            last = merged[-1] if merged else None
+            if (
+                match is None and last is not None and last.end == s.start and last.delimiter is None
+                and (last.kind, last.field, last.region, last.error) == (s.kind, s.field, s.region, error)
+            ):
+                merged[-1] = replace(last, end=s.end)  # one stretch, however many feeds it came in
+                continue
+            merged.append(
+                MapSpan(
+                    s.start, s.end, s.kind, s.field, s.region, dict(match.captures) if match and match.captures else None,
+                    match.delimiter.source if match else None, match.delimiter.path if match else None,
+                    match.text if match else None, error,
+                )
+            )
+        self._spans_merged = len(recorded)
+        return list(merged)
+
+    def view(self, extra_figures: list[tuple[str, str]] = (), *, partial_message: bool = True, fresh_feeds: int = 1) -> ParseView:
+        """The parse so far as a ParseView (held text as a "held" span while streaming).
+
+        `partial_message`: while streaming, add up the regions closed so far (a pass over every
+        event, which a fast replay of a huge input skips on its intermediate updates).
+        `fresh_feeds`: how many of the last feeds to show as new (`ParseView.fresh_feeds`).
+        """
+        stream = self.tail + "".join(self.parts)
+        errors = self._errors()
+        spans = self._merged_spans(errors)
+        decided = spans[-1].end if spans else 0
+        reason = ""
+        if decided < len(stream):
+            kind = "unparsed" if self.error else "held"
+            spans.append(MapSpan(decided, len(stream), kind))
+            if kind == "held":
+                reason = held_reason(self.template, self.open_field, stream[decided:])
+        return ParseView(
+            cut_away=self.cut_away,
+            stream=stream,
+            tail_length=len(self.tail),
+            anchor_found=self.anchor_found,
+            spans=spans,
+            events=list(self.events),
+            field_names=self.field_names,
+            message=self.message,
+            partial_message=(
+                message_from_events((e.event for e in self.events), self.template)
+                if partial_message and not self.finished else None
+            ),
+            errors=errors,
+            figures=list(extra_figures),
+            finished=self.finished,
+            chunk_ends=list(self.chunk_ends),
+            fresh_feeds=fresh_feeds,
+            held_reason=reason,
+            template=self.template,
+            tools=self.tools,
+        )

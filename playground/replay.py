@@ -1,0 +1,90 @@
+"""Replay: feed a pasted generation to the parser chunk by chunk, as a stream would.
+
+A `Replay` is one session's transport: the chunks of the current input, how
+many have been fed, and the parse after them. Stepping forward feeds the next
+chunk to that parse; stepping back or jumping with the scrubber rebuilds it
+(the engine feeds a 200 KB generation a character at a time in well under a
+second). Stop always leaves a finalized parse: the chunks fed so far are
+parsed as if the stream had ended there.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from engine import load_template
+
+from .chunking import make_chunks, token_pieces
+from .limits import check_text_sizes, read_template, read_tools
+from .parse_view import LiveParse
+
+
+@dataclass
+class Replay:
+    """Per-session replay state.
+
+    Attributes:
+        key: identifies the input and chunking the chunks were cut from.
+        chunks: the chunks, in order.
+        position: how many chunks have been fed (0..len(chunks)).
+        how_note: which boundaries "tokens" used ("" otherwise).
+        live: the parse after `position` chunks (finalized at the end or after Stop).
+        template, prefix, tools: the parsed inputs.
+    """
+
+    key: str
+    chunks: list[str]
+    position: int = 0
+    how_note: str = ""
+    live: LiveParse | None = None
+    template: dict | None = None
+    prefix: str = ""
+    tools: list | None = None
+
+    @property
+    def at_end(self) -> bool:
+        return self.position >= len(self.chunks)
+
+
+def replay_key(*inputs) -> str:
+    """A key that changes when any input or chunking setting changes."""
+    return str(hash(json.dumps([str(i) for i in inputs])))
+
+
+def prepare_replay(template_text, prefix, generation, tools_text, how, size, seed, points, replay: Replay | None) -> Replay:
+    """The session's replay when the inputs are unchanged, else a new one at position 0.
+
+    Raises InputError / TemplateError for input that cannot be replayed.
+    """
+    key = replay_key(template_text, prefix, generation, tools_text, how, size, seed, points)
+    if replay is not None and replay.key == key:
+        return replay
+    template = read_template(template_text)
+    tools = read_tools(tools_text)
+    check_text_sizes(prefix or "", generation or "")
+    load_template(template)
+    note = f"tokens from {token_pieces(generation)[1]}" if how == "tokens" and generation else ""
+    chunks = make_chunks(generation or "", how, size, seed, points)
+    return Replay(key, chunks, 0, note, None, template, prefix or "", tools)
+
+
+def seek(replay: Replay, position: int) -> LiveParse:
+    """Move the replay to `position` chunks (clamped) and return the parse there.
+
+    Forward moves feed the kept parse; backward moves (or a finalized parse) rebuild it.
+    The parse is finalized when every chunk has been fed.
+    """
+    position = max(0, min(position, len(replay.chunks)))
+    live = replay.live
+    if live is None or live.finished or position < replay.position:
+        live = LiveParse(replay.template, replay.prefix, replay.tools)
+        fed = 0
+    else:
+        fed = replay.position
+    for chunk in replay.chunks[fed:position]:
+        live.feed(chunk)
+    replay.live, replay.position = live, position
+    if replay.at_end:
+        live.finalize()
+    return live

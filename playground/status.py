@@ -1,0 +1,80 @@
+"""Small report panels: the status line, pass/fail badges and the figures row.
+
+The status line says how the parse went, in order of what matters: errors
+(with lenient parsing the parts that parsed are still shown), "does not fit"
+problems (the start anchor is not in the prefix, the template claims
+nothing), then "Parsed", then the parse's warnings. A stale parse (the
+template became invalid) keeps its map under a marker, and the status says why.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from .fit import fit_problems
+from .markup import escape
+from .parse_view import ParseView
+
+ERRORS_LISTED = 5
+
+
+def status_html(view: ParseView | None, note: str = "", *, stale: str = "", progress: str = "") -> str:
+    """The status box of `view` (None: no parse yet).
+
+    Args:
+        note: a line of context (the sample's description, the model used).
+        stale: why the parse shown is stale (the input error), or "".
+        progress: a replay or live position ("chunk 12 / 80"), or "".
+    """
+    parts = []
+    if stale:
+        parts.append(
+            f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(stale)}</div>'
+            '<div class="rt-status rt-status-stale" id="status-stale">The map, message and events show the last good '
+            "parse (stale) until the input is valid again.</div>"
+        )
+    if view is not None and view.errors:
+        for error in view.errors[:ERRORS_LISTED]:
+            parts.append(f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(error.message)}</div>')
+        if len(view.errors) > ERRORS_LISTED:
+            parts.append(f'<div class="rt-status rt-status-error">… and {len(view.errors) - ERRORS_LISTED} more errors</div>')
+        if view.message is not None:
+            parts.append('<div class="rt-status rt-status-note">The failed regions are kept as text; every other field is parsed.</div>')
+    elif view is not None and not view.finished:
+        parts.append(
+            f'<div class="rt-status rt-status-live">⏳ streaming… {escape(progress)} (the message shows the regions closed so far)</div>'
+        )
+    elif view is not None and not stale:
+        problems = fit_problems(view)
+        if problems:
+            for problem in problems:
+                parts.append(f'<div class="rt-status rt-status-misfit" id="status-misfit">✘ Does not fit: {escape(problem)}</div>')
+        else:
+            keys = ", ".join(k for k in (view.message or {}) if k != "role") or "no fields"
+            parts.append(f'<div class="rt-status rt-status-ok">✔ Parsed: {escape(keys)}</div>')
+    for warning in view.warnings if view else []:
+        parts.append(f'<div class="rt-status rt-status-warn">△ {escape(str(warning))}</div>')
+    if note:
+        parts.append(f'<div class="rt-status rt-status-note">{escape(note)}</div>')
+    return "".join(parts)
+
+
+def error_html(message: str) -> str:
+    """The status line for input that never reached the parser."""
+    return f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(message)}</div>'
+
+
+def badge(passed: bool | None, label: str, *, warnings: int = 0) -> str:
+    """A pass / fail / pending pill; `label` says what was checked; warnings turn a pass amber."""
+    if passed and warnings:
+        kind, mark = "rt-pass-warn", f"✔ pass, {warnings} warning{'s' if warnings > 1 else ''}"
+    else:
+        kind, mark = {True: ("rt-pass", "✔ pass"), False: ("rt-fail", "✘ fail"), None: ("rt-pending", "…")}[passed]
+    return f'<span class="rt-badge {kind}" id="stream-check-badge" data-passed="{str(passed).lower()}">{mark}</span> {html.escape(label)}'
+
+
+def figures(items: Sequence[tuple[str, str]]) -> str:
+    """A row of live figures, e.g. [("tokens", "120"), ("tokens/s", "48.0")]."""
+    cells = "".join(f"<span>{html.escape(name)} <b>{html.escape(value)}</b></span>" for name, value in items)
+    return f'<div class="rt-figures" id="live-figures-row">{cells}</div>'

@@ -1,0 +1,210 @@
+"""The page's CSS (one stylesheet for every panel), passed to `demo.launch(css=...)`.
+
+Colours are set for both themes: Gradio puts `dark` on <body> when the system
+(or `?__theme=dark`) asks for it. A `.dark` rule names one selector: Gradio
+rewrites this stylesheet, and in a selector list it breaks every `.dark`
+selector after the first. Every text colour here is paired with its
+own background so text has at least 4.5:1 contrast and muted text at least
+3:1 in either theme (the browser tests measure it from computed styles).
+Field colours are slots `rt-f0`..`rt-f7` (see `region_map.field_slots`):
+bodies use the slot's tint, delimiters its strong colour.
+"""
+
+# (tint, strong) per slot: light theme, then dark theme.
+LIGHT_SLOTS = (
+    ("#dbeafe", "#1d4ed8"), ("#dcfce7", "#15803d"), ("#fef3c7", "#b45309"), ("#fce7f3", "#be185d"),
+    ("#ede9fe", "#6d28d9"), ("#cffafe", "#0e7490"), ("#ffedd5", "#c2410c"), ("#e0e7ff", "#4338ca"),
+)
+DARK_SLOTS = (
+    ("#1e3a8a", "#93c5fd"), ("#14532d", "#86efac"), ("#78350f", "#fcd34d"), ("#831843", "#f9a8d4"),
+    ("#4c1d95", "#c4b5fd"), ("#164e63", "#67e8f9"), ("#7c2d12", "#fdba74"), ("#312e81", "#a5b4fc"),
+)
+
+
+def _slots() -> str:
+    rules = []
+    for slot, ((tint, strong), (dark_tint, dark_strong)) in enumerate(zip(LIGHT_SLOTS, DARK_SLOTS)):
+        rules.append(f".rt-f{slot} {{ --rt-tint: {tint}; --rt-strong: {strong}; }}")
+        rules.append(f".dark .rt-f{slot} {{ --rt-tint: {dark_tint}; --rt-strong: {dark_strong}; }}")
+    return "\n".join(rules)
+
+
+PAGE_CSS = """
+:root { --rt-text: #111827; --rt-bg: #ffffff; --rt-muted: #4b5563; --rt-on-strong: #ffffff; }
+.dark { --rt-text: #f3f4f6; --rt-bg: #111827; --rt-muted: #9ca3af; --rt-on-strong: #111827; }
+""" + _slots() + """
+#page-header h1 { font-size: 20px; margin: 0; }
+#page-header p { margin: 2px 0 0; font-size: 13px; }
+.rt-mono textarea, .rt-mono input { font-family: ui-monospace, SFMono-Regular, Menlo, monospace !important; font-size: 13px !important; }
+/* clip instead of hidden: an overflow-hidden ancestor would stop the results column from sticking */
+.gradio-container { overflow: clip !important; }
+@media (min-width: 1024px) {
+  /* the results column fits the viewport (less the footer) and scrolls by itself: status, replay bar and map stay in view */
+  #results-column { position: sticky; top: 0; align-self: flex-start; height: calc(100vh - 64px); overflow-y: auto;
+    overflow-x: hidden; flex-wrap: nowrap; padding-top: 8px; scrollbar-gutter: stable; }
+  #results-column > * { flex-shrink: 0; }  /* scroll, never squeeze a panel */
+}
+#replay-bar { align-items: center; gap: 6px; flex-wrap: wrap; }
+#replay-bar button { min-width: 0; }
+
+.rt-map { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 13px; line-height: 1.7;
+  white-space: pre-wrap; overflow-wrap: anywhere; padding: 10px; border: 1px solid var(--border-color-primary);
+  border-radius: 8px; max-height: 38vh; overflow: auto; background: var(--rt-bg); color: var(--rt-text); contain: content; }
+@media (max-width: 768px) {
+  .rt-map { max-height: 55vh; }
+  /* on a phone the samples table scrolls in a box, so the region map comes within two screens */
+  #sample-table { max-height: 36vh; overflow: auto; }
+  #page-header h1 { font-size: 18px; }
+}
+/* the first block always draws (a short map is one block); later ones only near the view */
+.rt-block + .rt-block { content-visibility: auto; contain-intrinsic-size: auto 240px; }
+.rt-map:focus-visible { outline: 2px solid var(--color-accent); outline-offset: 2px; }
+.rt-map [data-i], .rt-map [data-e] { cursor: pointer; }
+.rt-focus { outline: 2px solid var(--color-accent) !important; outline-offset: 1px; }
+.rt-body { border-radius: 3px; background: var(--rt-tint); color: var(--rt-text); }
+.rt-delim { border-radius: 4px; font-weight: 700; background: var(--rt-strong); color: var(--rt-on-strong); padding: 0 2px; }
+.rt-open { box-shadow: inset 3px 0 0 rgba(0,0,0,.35); }
+.rt-close { box-shadow: inset -3px 0 0 rgba(0,0,0,.35); }
+.rt-discarded { color: #374151; text-decoration: line-through; background: #e5e7eb; }
+.dark .rt-discarded { color: #d1d5db; background: #374151; }
+.rt-held { background: repeating-linear-gradient(45deg, #fef9c3, #fef9c3 4px, #fde68a 4px, #fde68a 8px);
+  outline: 1px dashed #a16207; color: #111827; }
+.dark .rt-held { background: repeating-linear-gradient(45deg, #422006, #422006 4px, #713f12 4px, #713f12 8px);
+  outline-color: #fcd34d; color: #fef3c7; }
+.rt-cutaway, .rt-note { color: var(--rt-muted); }
+.rt-unparsed { color: #991b1b; background: #fee2e2; }
+.dark .rt-unparsed { color: #fecaca; background: #7f1d1d; }
+.rt-tail { text-decoration: underline dotted 2px; text-underline-offset: 3px; }
+.rt-cut { box-shadow: inset 1px 0 0 #7c3aed; }
+.dark .rt-cut { box-shadow: inset 1px 0 0 #c4b5fd; }
+.rt-now { outline: 2px solid #d97706; outline-offset: -1px; }
+.rt-marker { display: inline-block; font-family: system-ui, sans-serif; font-size: 11px; font-weight: 600;
+  padding: 0 6px; margin: 0 2px; border-radius: 9px; background: #374151; color: #ffffff; white-space: nowrap; }
+.dark .rt-marker { background: #e5e7eb; color: #111827; }
+.rt-marker.rt-gen { background: #0f766e; color: #ffffff; }
+.rt-marker.rt-err { background: #b91c1c; color: #ffffff; }
+.rt-error { text-decoration: underline wavy #dc2626; text-decoration-thickness: 2px; }
+.dark .rt-error { text-decoration-color: #f87171; }
+.rt-error-at { background: #b91c1c !important; color: #ffffff !important; }
+.rt-stale { border: 2px dashed #b45309; }
+.rt-stale-banner { background: #fef3c7; color: #78350f; font-weight: 600; padding: 4px 10px; border-radius: 6px;
+  margin-bottom: 4px; font-size: 13px; }
+.dark .rt-stale-banner { background: #78350f; color: #fef3c7; }
+.rt-legend { display: flex; flex-wrap: wrap; gap: 6px 12px; margin: 6px 0 4px; font-family: system-ui, sans-serif;
+  font-size: 12px; align-items: center; color: var(--body-text-color); }
+.rt-legend span.rt-swatch { font-family: ui-monospace, monospace; padding: 0 6px; }
+.rt-swatch.rt-tail { color: var(--body-text-color); }
+
+.rt-explain, .rt-explain-empty { font-size: 13px; border: 1px solid var(--border-color-primary); border-radius: 8px;
+  padding: 8px 10px; background: var(--rt-bg); color: var(--rt-text); }
+.rt-explain-empty { color: var(--rt-muted); }
+.rt-explain-title { font-weight: 700; margin-bottom: 4px; }
+.rt-explain dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 10px; margin: 0; }
+.rt-explain dt { color: var(--rt-muted); }
+.rt-explain dd { margin: 0; overflow-wrap: anywhere; }
+.rt-explain code { background: transparent; color: inherit; }
+.rt-explain a { color: #1d4ed8; }
+.dark .rt-explain a { color: #93c5fd; }
+.rt-explain-events { margin: 0; padding-left: 18px; }
+.rt-explain-value { margin: 2px 0 0; max-height: 160px; overflow: auto; white-space: pre-wrap; }
+.rt-key { background: #fef08a !important; color: #111827 !important; padding: 0 3px; border-radius: 3px; }
+
+.rt-log-summary { font-size: 13px; margin: 2px 0; }
+.rt-log-note { font-size: 12px; color: var(--body-text-color-subdued); margin: 2px 0 6px; }
+.rt-log { max-height: 420px; overflow: auto; }
+.rt-log table { border-collapse: collapse; width: 100%; font-size: 12px; table-layout: fixed; }
+.rt-c-n { width: 44px; } .rt-c-phase { width: 64px; } .rt-c-type { width: 92px; } .rt-c-field { width: 96px; }
+.rt-c-dirty { width: 44px; } .rt-c-value { width: 28%; } .rt-c-offsets { width: 70px; }
+.rt-log td { overflow-wrap: anywhere; }
+.rt-log th, .rt-log td { border-bottom: 1px solid var(--border-color-primary); padding: 2px 6px; text-align: left;
+  vertical-align: top; }
+.rt-log th { position: sticky; top: 0; background: var(--background-fill-secondary); }
+.rt-log tr[data-n] { cursor: pointer; }
+.rt-log td.rt-text, .rt-log td.rt-value { font-family: ui-monospace, monospace; white-space: pre-wrap; overflow-wrap: break-word;
+  word-break: normal; }
+.rt-log tr.rt-prefix td { background: #f3f4f6; color: #374151; }
+.dark .rt-log tr.rt-prefix td { background: #1f2937; color: #d1d5db; }
+.rt-log tr.rt-finalize td { background: #f0fdf4; color: #14532d; }
+.dark .rt-log tr.rt-finalize td { background: #052e16; color: #dcfce7; }
+.rt-log tr.rt-dirty td.rt-text { background: #fff7ed; color: #9a3412; font-style: italic; }
+.dark .rt-log tr.rt-dirty td.rt-text { background: #431407; color: #fed7aa; }
+.rt-log tr.rt-clean td.rt-text { background: #ecfdf5; color: #065f46; }
+.dark .rt-log tr.rt-clean td.rt-text { background: #022c22; color: #a7f3d0; }
+.rt-log tr.rt-now td:first-child { box-shadow: inset 4px 0 0 #d97706; }
+.rt-log tr.rt-selected td { outline: 2px solid #d97706; outline-offset: -2px; }
+.rt-log tr.rt-failed td { color: #991b1b; }
+.dark .rt-log tr.rt-failed td { color: #fecaca; }
+.rt-ws { color: #6b7280; }
+.dark .rt-ws { color: #9ca3af; }
+
+.rt-badge { display: inline-block; padding: 4px 12px; border-radius: 14px; font-weight: 700; font-family: system-ui, sans-serif; }
+.rt-pass { background: #15803d; color: #ffffff; }
+.rt-pass-warn { background: #b45309; color: #ffffff; }
+.rt-fail { background: #b91c1c; color: #ffffff; }
+.rt-pending { background: #4b5563; color: #ffffff; }
+.rt-figures { display: flex; gap: 18px; font-family: system-ui, sans-serif; font-size: 13px; flex-wrap: wrap; }
+.rt-figures b { font-size: 15px; }
+.rt-muted { color: var(--body-text-color-subdued); }
+
+.rt-status { padding: 5px 10px; border-radius: 6px; margin: 2px 0; font-size: 14px; overflow-wrap: anywhere; }
+.rt-status-error { background: #fee2e2; color: #991b1b; font-weight: 600; white-space: pre-wrap; }
+.rt-status-ok { background: #dcfce7; color: #166534; }
+.rt-status-live { background: #e0f2fe; color: #075985; }
+.rt-status-warn { background: #fef3c7; color: #92400e; }
+.rt-status-misfit { background: #ffe4e6; color: #9f1239; font-weight: 600; }
+.rt-status-stale { background: #fef3c7; color: #78350f; }
+.rt-status-note { background: var(--background-fill-secondary); color: var(--body-text-color); }
+.dark .rt-status-error { background: #7f1d1d; color: #fee2e2; }
+.dark .rt-status-ok { background: #14532d; color: #dcfce7; }
+.dark .rt-status-live { background: #0c4a6e; color: #e0f2fe; }
+.dark .rt-status-warn { background: #78350f; color: #fef3c7; }
+.dark .rt-status-stale { background: #78350f; color: #fef3c7; }
+.dark .rt-status-misfit { background: #881337; color: #ffe4e6; }
+.rt-diag { padding: 4px 8px; margin: 2px 0; border-radius: 4px; font-size: 13px; }
+.rt-diag-error { background: #fee2e2; color: #991b1b; }
+.rt-diag-warning { background: #fef3c7; color: #92400e; }
+.rt-diag-info, .rt-diag-ok { background: #f0fdf4; color: #166534; }
+.dark .rt-diag-error { background: #7f1d1d; color: #fee2e2; }
+.dark .rt-diag-warning { background: #78350f; color: #fef3c7; }
+.dark .rt-diag-info { background: #14532d; color: #dcfce7; }
+.dark .rt-diag-ok { background: #14532d; color: #dcfce7; }
+.rt-fix { margin-left: 6px; padding: 1px 8px; border-radius: 6px; border: 1px solid currentColor; background: transparent;
+  color: inherit; font-size: 12px; cursor: pointer; }
+
+.rt-reference table, .rt-fits table, .rt-side-by-side { border-collapse: collapse; width: 100%; font-size: 12px; }
+.rt-reference td, .rt-reference th, .rt-fits td, .rt-fits th, .rt-side-by-side td, .rt-side-by-side th {
+  border-bottom: 1px solid var(--border-color-primary); padding: 2px 6px; text-align: left; vertical-align: top; }
+.rt-reference { max-height: 420px; overflow: auto; }
+.rt-reference table { table-layout: fixed; }
+.rt-reference td:nth-child(1), .rt-reference th:nth-child(1) { width: 24%; }
+.rt-reference td:nth-child(2), .rt-reference th:nth-child(2) { width: 42%; }
+.rt-reference td:nth-child(3), .rt-reference th:nth-child(3) { width: 14%; }
+.rt-reference td { overflow-wrap: anywhere; }
+.rt-fits tr.rt-best td { font-weight: 700; }
+.rt-side-by-side pre { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; }
+.rt-side-by-side tr.rt-differs td { background: #fef3c7; color: #78350f; }
+.dark .rt-side-by-side tr.rt-differs td { background: #78350f; color: #fef3c7; }
+.rt-diff { font-size: 12px; white-space: pre-wrap; margin: 4px 0; }
+.rt-diff .rt-add { color: #166534; background: #dcfce7; }
+.rt-diff .rt-del { color: #991b1b; background: #fee2e2; }
+.dark .rt-diff .rt-add { color: #dcfce7; background: #14532d; }
+.dark .rt-diff .rt-del { color: #fee2e2; background: #7f1d1d; }
+.rt-case summary { cursor: pointer; }
+
+.rt-conformance-summary { margin: 6px 0 4px; font-size: 14px; }
+.rt-badge.rt-small { padding: 1px 8px; font-size: 11px; border-radius: 10px; white-space: nowrap; }
+.rt-conformance { max-height: 460px; overflow: auto; margin-top: 4px; }
+.rt-conformance table { border-collapse: collapse; width: 100%; font-size: 12px; table-layout: fixed; border: none; }
+.rt-conformance tr { border: none; }
+.rt-conformance th, .rt-conformance td { border: none; border-bottom: 1px solid var(--border-color-primary); padding: 3px 6px;
+  text-align: left; vertical-align: top; }
+.rt-conformance th { position: sticky; top: 0; background: var(--background-fill-secondary); }
+.rt-conformance td { overflow-wrap: anywhere; }
+.rt-conformance tr[data-row] { cursor: pointer; }
+.rt-conformance tr[data-row]:hover td { background: var(--background-fill-secondary); }
+.rt-conformance tr[data-row]:focus-visible { outline: 2px solid var(--color-accent); outline-offset: -2px; }
+.rt-conformance tr.rt-row-fail td { background: #fef2f2; color: #7f1d1d; }
+.dark .rt-conformance tr.rt-row-fail td { background: #450a0a; color: #fee2e2; }
+.rt-check { color: var(--rt-muted); }
+.rt-detail { margin-top: 1px; }
+"""

@@ -1,0 +1,133 @@
+"""Binding handlers to the layout by name.
+
+`Page` holds the page's components under the names handlers use: a handler's
+parameters are the components it reads (by the same name), its `@produces`
+names are the components it writes. `Page.listen` checks both at startup, so a
+misspelt name fails when the app is built, not when a visitor clicks. A
+parameter named `event` receives the event's data as a dict (what a custom
+HTML panel sent with `trigger`, or a tab's id).
+
+Every listener bound here is private (`api_visibility="private"`): the public
+API is `playground.api`, published with `gr.api` under stable names.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+import gradio as gr
+
+from .limits import queue_options
+from .outputs import Update
+
+# Parameters Gradio fills itself, by annotation, and the event data's parameter name.
+_SPECIAL = {"gr.Request", "Request", "gr.EventData", "EventData"}
+EVENT = "event"
+
+
+class Page:
+    """The page's components by name (set as attributes: `page.status = gr.HTML(...)`)."""
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "components", {})
+
+    def __setattr__(self, name: str, component) -> None:
+        self.components[name] = component
+
+    def __getattr__(self, name: str):
+        try:
+            return self.components[name]
+        except KeyError:
+            raise AttributeError(f"the page has no component {name!r}") from None
+
+    def inputs_of(self, handler: Callable) -> dict:
+        """The components a handler reads: one per parameter, by name (special parameters excluded)."""
+        found = {}
+        for name, parameter in inspect.signature(handler).parameters.items():
+            if str(parameter.annotation) in _SPECIAL or name == EVENT:
+                continue
+            if name not in self.components:
+                raise ValueError(f"{handler.__name__} reads {name!r}, which is not a component of the page")
+            found[name] = self.components[name]
+        return found
+
+    def outputs_of(self, handler: Callable) -> list:
+        names = getattr(handler, "outputs", ())
+        missing = [name for name in names if name not in self.components]
+        if missing:
+            raise ValueError(f"{handler.__name__} writes {missing}, which are not components of the page")
+        return [self.components[name] for name in names]
+
+    def bound(self, handler: Callable) -> Callable:
+        """`handler` as Gradio calls it: returning {component: value} instead of {name: value},
+        and taking the event data (`gr.EventData`) for its `event` parameter."""
+        components = self.components
+        signature = inspect.signature(handler)
+        wants_event = EVENT in signature.parameters
+
+        skip_all = tuple(gr.skip() for _ in getattr(handler, "outputs", ()))
+
+        def to_components(result: dict):
+            if not result:  # Gradio reads an empty dict as one value, not as "nothing changes"
+                return skip_all
+            return {components[name]: _as_update(components[name], value) for name, value in result.items()}
+
+        def arguments(args, kwargs) -> dict:
+            named = run.__signature__.bind(*args, **kwargs).arguments
+            if wants_event:
+                named[EVENT] = dict(getattr(named.pop("evt", None), "_data", None) or {})
+            return named
+
+        if inspect.isgeneratorfunction(handler):
+
+            def run(*args, **kwargs):
+                for result in handler(**arguments(args, kwargs)):
+                    yield to_components(result)
+
+        else:
+
+            def run(*args, **kwargs):
+                return to_components(handler(**arguments(args, kwargs)))
+
+        parameters = [p for name, p in signature.parameters.items() if name != EVENT]
+        if wants_event:  # Gradio fills a positional parameter annotated gr.EventData
+            parameters.append(inspect.Parameter("evt", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.EventData))
+        run.__signature__ = signature.replace(parameters=parameters)
+        run.__annotations__ = {"evt": gr.EventData} if wants_event else {}
+        run.__name__ = run.__qualname__ = handler.__name__
+        run.__doc__ = handler.__doc__
+        return run
+
+    def listen(self, trigger: Callable, handler: Callable, *, work: str = "parse", **options):
+        """Bind `handler` to `trigger` (e.g. `page.parse_button.click`), as work of kind `work`.
+
+        Returns Gradio's dependency (for `.then(...)` or `cancels=`).
+        """
+        queue = {} if options.get("queue") is False else queue_options(work)
+        inputs, outputs = self.inputs_of(handler), self.outputs_of(handler)
+        if "status" in getattr(handler, "outputs", ()) and "show_progress" not in options:
+            # One progress indicator, on the status line: an animated overlay on every panel
+            # costs the browser more than drawing a big parse.
+            options["show_progress_on"] = [self.components["status"]]
+        return trigger(
+            self.bound(handler),
+            inputs_kwargs=inputs,
+            outputs=outputs,
+            api_name=f"page_{handler.__name__}",  # never one of the public names
+            api_visibility="private",
+            **queue,
+            **options,
+        )
+
+
+def query_params(request: gr.Request) -> dict:
+    """The page URL's query parameters (`?sample=...`) as a dict, for the page-load handler."""
+    return dict(request.query_params) if request is not None else {}
+
+
+def _as_update(component, value):
+    """An `Update` (new properties) as the component update Gradio takes; other values as they are."""
+    if isinstance(value, Update):
+        return type(component)(**value)
+    return value
