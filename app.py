@@ -87,6 +87,8 @@ with gr.Blocks(title="Response Template Playground") as demo:
                         page.generate_button = gr.Button("Generate", variant="primary", elem_id="generate-button")
                         page.stop_button = gr.Button("Stop", variant="stop", elem_id="stop-button")
                     page.model_note = gr.Markdown(elem_id="model-note")
+                    model_status = gr.Markdown(elem_id="model-status")
+                    model_status_timer = gr.Timer(0.5)
                 with gr.Tab("Template", id="template", elem_id="tab-template"):
                     page.start_from = gr.Dropdown(template_names(), value=None, label="Start from templates/", elem_id="start-from")
                     page.template_text = gr.Code(first["template_text"], language="json", label="Response template (Ctrl+Enter parses)", lines=16, max_lines=36, elem_id="template-editor")
@@ -204,6 +206,13 @@ with gr.Blocks(title="Response Template Playground") as demo:
     page.listen(page.stop_play_button.click, live.request_stop, queue=False)
     page.listen(page.generate_button.click, live.generate, work="generation")
     page.listen(page.stop_button.click, live.request_stop, queue=False)
+    # The model's background load (started by main()) shows its progress until it ends.
+    def show_load_status(model_name: str):
+        text, ended = live.load_status(model_name)
+        return text, gr.Timer(active=not ended)
+
+    model_status_timer.tick(show_load_status, page.model_name, [model_status, model_status_timer], queue=False, show_progress="hidden", api_visibility="private")
+    opened.then(show_load_status, page.model_name, [model_status, model_status_timer], queue=False, show_progress="hidden", api_visibility="private")
     page.listen(page.share_button.click, handlers.share).then(None, page.share_link, page.share_link, js=SHARE_JS)
     page.listen(page.state_upload.upload, handlers.upload_state)
 
@@ -226,6 +235,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.model:
         page.model_name.value = args.model
+    live.start_loading(args.model or "")
     logging.basicConfig(level=logging.INFO)
     # The public API endpoints are also MCP tools (/gradio_api/mcp/), for agents; see docs/app.md.
     demo.launch(share=args.share, css=PAGE_CSS, js=PAGE_JS, show_error=False, mcp_server=True)

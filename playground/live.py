@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from engine import TemplateError
@@ -33,20 +34,82 @@ PACE_STEP = 0.05
 MODELS_KEPT = 2
 
 _model_lock = threading.Lock()
-_models: dict[str, Any] = {}
+_models: dict[str, Any] = {}  # name -> LoadedModel, at most MODELS_KEPT
+_loads: dict[str, Any] = {}  # name -> playground.generation.BackgroundLoad not yet collected
+# Seconds between two status updates while Generate waits for a load.
+LOAD_POLL = 0.25
+
+
+def _model_key(name: str) -> str:
+    """One name per model: the default for "", an existing folder as its absolute path
+    (so "samples/demo-model" and the startup load's path are the same model), else the hub id."""
+    from . import generation
+
+    name = (name or "").strip()
+    if not name:
+        return str(generation.DEFAULT_MODEL_PATH)
+    folder = Path(name).expanduser()
+    return str(folder.resolve()) if folder.exists() else name
+
+
+def start_loading(name: str = "") -> None:
+    """Begin loading a model in a background thread, unless it is loaded or loading.
+
+    `python app.py` calls this at startup for its model, so the first Generate does not
+    wait for it and the page can show how far the load is (`load_status`).
+    """
+    from . import generation
+
+    key = _model_key(name)
+    with _model_lock:
+        if key not in _models and key not in _loads:
+            _loads[key] = generation.BackgroundLoad(key)
+
+
+def load_status(name: str = "") -> tuple[str, bool]:
+    """The model's load for the page: (a one-line Markdown status, whether it has ended).
+
+    Ended means loaded, failed or never started; a failed load is tried again by the
+    next Generate.
+    """
+    key = _model_key(name)
+    with _model_lock:
+        if key in _models:
+            loaded = _models[key]
+            return f"✔ Model ready: {loaded.name} (loaded in {loaded.load_seconds:.1f} s)", True
+        pending = _loads.get(key)
+    if pending is None:
+        return "", True
+    progress = pending.progress()
+    if progress.error:
+        return f"✘ Loading {key} failed: {progress.error}", True
+    if progress.done:
+        return f"✔ Model ready: {key} (loaded in {progress.seconds:.1f} s)", True
+    return f"⏳ Loading {key}: {progress.stage.lower()}… ({progress.seconds:.1f} s, step {int(progress.fraction * 3) + 1} of 3)", False
 
 
 def get_model(name: str):
-    """Load (once per process) and return a model; raises playground.generation.ModelLoadError."""
-    from . import generation
-
-    name = (name or "").strip() or str(generation.DEFAULT_MODEL_PATH)
+    """The loaded model (loading it now when no background load was started; waits for one
+    that was). Raises playground.generation.ModelLoadError; a failed load is forgotten, so
+    the next call tries again."""
+    key = _model_key(name)
+    start_loading(key)
     with _model_lock:
-        if name not in _models:
+        if key in _models:
+            return _models[key]
+        pending = _loads[key]
+    try:
+        loaded = pending.result()
+    finally:
+        with _model_lock:
+            if _loads.get(key) is pending:
+                del _loads[key]
+    with _model_lock:
+        if key not in _models:
             if len(_models) >= MODELS_KEPT:
                 _models.pop(next(iter(_models)))
-            _models[name] = generation.load_model(name)
-        return _models[name]
+            _models[key] = loaded
+        return _models[key]
 
 
 def conversation(system: str, user: str, messages_text: str) -> list[dict]:
@@ -123,7 +186,17 @@ def generate(
     except (InputError, ValueError) as error:
         yield failed(str(error), session)
         return
-    yield {"status": status_html(None, f"Loading {model_name or 'the demo model'} (cached after the first time)…")}
+    start_loading(model_name)
+    while True:
+        loading, ended = load_status(model_name)
+        if session.stop_requested:  # Stop while waiting: the load itself goes on
+            session.stop_requested = False
+            yield failed("■ Stopped waiting for the model; it goes on loading, and the next Generate uses it.", session)
+            return
+        if ended:
+            break
+        yield {"status": status_html(None, loading)}
+        time.sleep(LOAD_POLL)
     try:
         loaded = get_model(model_name)
         template_note = ""
