@@ -74,7 +74,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
                     page.messages_text = gr.Code("", language="json", label="…or a messages JSON (wins when given)", lines=2, max_lines=8, elem_id="messages")
                     page.live_tools_text = gr.Code(DEFAULT_LIVE_TOOLS, language="json", label="Tools (JSON schemas, optional)", lines=3, max_lines=8, elem_id="live-tools")
                     with gr.Row():
-                        page.enable_thinking = gr.Checkbox(False, label="enable_thinking", elem_id="enable-thinking")
+                        page.enable_thinking = gr.Checkbox(True, label="enable_thinking", elem_id="enable-thinking")
                         page.use_model_template = gr.Checkbox(True, label="Use the model's template (tokenizer's own, else templates/)", elem_id="use-model-template")
                         page.teaching_pace = gr.Checkbox(False, label=f"Teaching pace ({live.TEACHING_TOKENS_PER_SECOND} tokens a second)", elem_id="teaching-pace")
                     with gr.Row():

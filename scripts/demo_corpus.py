@@ -558,9 +558,9 @@ def sample(
     if thinking is None:
         thinking = rng.random() < 0.45
     if kind is None:
-        kind = rng.choices(["chat", "call", "parallel", "answer", "missing"], weights=[3, 4, 2, 3.5, 3])[0]
+        kind = rng.choices(["chat", "call", "parallel", "answer", "missing"], weights=[2, 4, 2, 3.5, 2])[0]
     if tool_count is None:
-        tool_count = rng.choice([0, 1, 2, 2, 3]) if kind in ("chat", "missing") else rng.choice([1, 2, 2, 3])
+        tool_count = rng.choice([0, 1, 2, 3]) if kind in ("chat", "missing") else rng.choice([1, 2, 2, 3])
     messages: list[dict] = []
     if rng.random() < 0.25:
         messages.append({"role": "system", "content": _pick(rng, "You are a concise assistant.", "Be helpful and brief.",
