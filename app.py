@@ -22,12 +22,13 @@ except ValueError as error:  # PLAYGROUND_LIMITS is wrong: the message names the
 from playground import api, handlers, live
 from playground.allocator import return_freed_memory
 from playground.catalog import DEFAULT_SAMPLE, EDITED_TEMPLATE, INLINE_TEMPLATE, sample_table, samples_by_id, template_names, template_text_of
+from playground.chat_template_check import matrix_html
 from playground.chunking import CHUNKINGS, DEMO_MODEL_PATH
 from playground.diagnostics import check_template
 from playground.field_reference import reference_html
 from playground.limits import LIMITS, queue_options
-from playground.page_script import DIAGNOSTICS_JS, EVENT_LOG_JS, EXPLAIN_JS, PAGE_JS, REGION_MAP_JS, SHARE_JS
-from playground.session import Session, new_session
+from playground.page_script import CONFORMANCE_JS, DIAGNOSTICS_JS, EVENT_LOG_JS, EXPLAIN_JS, PAGE_JS, REGION_MAP_JS, SHARE_JS
+from playground.session import Session
 from playground.stream_check import report_html
 from playground.styles import PAGE_CSS
 from playground.wiring import Page, query_params, session_closed
@@ -38,7 +39,7 @@ MONO = ["rt-mono"]
 
 with gr.Blocks(title="Response Template Playground") as demo:
     page = Page()
-    page.session = gr.State(new_session)
+    page.session = gr.State(Session())  # each browser session gets its own copy (no load event, no public endpoint)
     page.params = gr.State({})
     with gr.Row(equal_height=False, elem_id="workspace"):
         with gr.Column(scale=5, min_width=340, elem_id="inputs-column"):
@@ -78,8 +79,9 @@ with gr.Blocks(title="Response Template Playground") as demo:
                     page.messages_text = gr.Code("", language="json", label="…or a messages JSON (wins when given)", lines=2, max_lines=8, elem_id="messages")
                     page.live_tools_text = gr.Code(DEFAULT_LIVE_TOOLS, language="json", label="Tools (JSON schemas, optional)", lines=3, max_lines=8, elem_id="live-tools")
                     with gr.Row():
-                        page.enable_thinking = gr.Checkbox(False, label="enable_thinking", elem_id="enable-thinking")
+                        page.enable_thinking = gr.Checkbox(True, label="enable_thinking", elem_id="enable-thinking")
                         page.use_model_template = gr.Checkbox(True, label="Use the model's template (tokenizer's own, else templates/)", elem_id="use-model-template")
+                        page.teaching_pace = gr.Checkbox(False, label=f"Teaching pace ({live.TEACHING_TOKENS_PER_SECOND} tokens a second)", elem_id="teaching-pace")
                     with gr.Row():
                         page.max_new_tokens = gr.Slider(1, LIMITS.max_new_tokens, value=200, step=1, label="max_new_tokens", elem_id="max-new-tokens")
                         page.temperature = gr.Slider(0, 2, value=0.7, step=0.05, label="temperature", elem_id="temperature")
@@ -90,6 +92,8 @@ with gr.Blocks(title="Response Template Playground") as demo:
                         page.generate_button = gr.Button("Generate", variant="primary", elem_id="generate-button")
                         page.stop_button = gr.Button("Stop", variant="stop", elem_id="stop-button")
                     page.model_note = gr.Markdown(elem_id="model-note")
+                    model_status = gr.Markdown(elem_id="model-status")
+                    model_status_timer = gr.Timer(0.5)
                 with gr.Tab("Template", id="template", elem_id="tab-template"):
                     page.start_from = gr.Dropdown(template_names(), value=None, label="Start from templates/", elem_id="start-from")
                     page.template_text = gr.Code(first["template_text"], language="json", label="Response template (Ctrl+Enter parses)", lines=16, max_lines=36, elem_id="template-editor")
@@ -97,6 +101,14 @@ with gr.Blocks(title="Response Template Playground") as demo:
                     with gr.Row():
                         page.format_button = gr.Button("Format", elem_id="format-button")
                         page.reset_button = gr.Button("Reset", elem_id="reset-button")
+                    with gr.Accordion("Check against a chat template", open=False, elem_id="chat-template-check"):
+                        page.chat_template_text = gr.Code("", language="jinja2", label="Chat template (the Jinja text of the model's chat_template)", lines=6, max_lines=16, elem_id="chat-template")
+                        page.chat_template_model = gr.Textbox("", label="…or a model to take it from: a local folder or a hub id (tokenizer files only)", placeholder="samples/demo-model", elem_id="chat-template-model")
+                        with gr.Row():
+                            page.bos_token = gr.Textbox("", label="bos_token (optional)", elem_id="bos-token", min_width=140)
+                            page.eos_token = gr.Textbox("", label="eos_token (optional)", elem_id="eos-token", min_width=140)
+                        page.check_button = gr.Button("Check the template against it", elem_id="check-button")
+                        page.conformance = gr.HTML(matrix_html(None), elem_id="conformance", js_on_load=CONFORMANCE_JS)
                     with gr.Accordion("Field reference (from the JSON Schema)", open=False, elem_id="field-reference"):
                         gr.HTML(reference_html())
                     with gr.Accordion("Download / export", open=True):
@@ -186,6 +198,8 @@ with gr.Blocks(title="Response Template Playground") as demo:
     page.listen(page.format_button.click, handlers.format_editor)
     page.listen(page.reset_button.click, handlers.reset_template)
     page.listen(page.export_button.click, handlers.export_template, work="export")
+    page.listen(page.check_button.click, handlers.check_chat_template, work="conformance")
+    page.listen(page.conformance.click, handlers.load_check_row)
     page.listen(page.fit_button.click, handlers.fit_templates)
     page.listen(page.use_best_button.click, handlers.use_best)
     page.listen(page.test_cases_text.input, handlers.run_tests, trigger_mode="always_last", show_progress="hidden")
@@ -198,6 +212,13 @@ with gr.Blocks(title="Response Template Playground") as demo:
     page.listen(page.stop_play_button.click, live.request_stop, queue=False)
     page.listen(page.generate_button.click, live.generate, work="model")
     page.listen(page.stop_button.click, live.request_stop, queue=False)
+    # The model's background load (started by main()) shows its progress until it ends.
+    def show_load_status(model_name: str):
+        text, ended = live.load_status(model_name)
+        return text, gr.Timer(active=not ended)
+
+    model_status_timer.tick(show_load_status, page.model_name, [model_status, model_status_timer], queue=False, show_progress="hidden", api_visibility="private")
+    opened.then(show_load_status, page.model_name, [model_status, model_status_timer], queue=False, show_progress="hidden", api_visibility="private")
     page.listen(page.share_button.click, handlers.share).then(None, page.share_link, page.share_link, js=SHARE_JS)
     page.listen(page.state_upload.upload, handlers.upload_state)
 
@@ -208,20 +229,25 @@ with gr.Blocks(title="Response Template Playground") as demo:
     gr.api(api.lint, api_name="lint", **queue_options("parse"))
     gr.api(api.export, api_name="export", **queue_options("export"))
     gr.api(api.load_sample, api_name="load_sample", **queue_options("parse"))
+    gr.api(api.conformance, api_name="conformance", **queue_options("conformance"))
 
 demo.queue(default_concurrency_limit=8, max_size=64)
 
 
 def main() -> None:
+    return_freed_memory()  # before the server's threads start
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="model folder or hub id for Generate live (default: the bundled demo model)")
     parser.add_argument("--share", action="store_true", help="create a public gradio.live link")
     args = parser.parse_args()
     if args.model:
         page.model_name.value = args.model
+    live.start_loading(args.model or "")
     logging.basicConfig(level=logging.INFO)
-    return_freed_memory()
-    demo.launch(share=args.share, css=PAGE_CSS, js=PAGE_JS, show_error=False, state_session_capacity=LIMITS.sessions)
+    # The public API endpoints are also MCP tools (/gradio_api/mcp/), for agents; see docs/app.md.
+    demo.launch(
+        share=args.share, css=PAGE_CSS, js=PAGE_JS, show_error=False, mcp_server=True, state_session_capacity=LIMITS.sessions
+    )
 
 
 if __name__ == "__main__":

@@ -153,6 +153,8 @@ class ChatTemplateRenderer:
                 [messages], tools=copy.deepcopy(tools), chat_template=self.chat_template,
                 add_generation_prompt=add_generation_prompt, continue_final_message=continue_final_message, **options,
             )
+        except MemoryError as error:  # str(MemoryError()) is empty: say what happened
+            raise ChatTemplateRenderError("MemoryError: rendering needed more memory than this process may use") from error
         except Exception as error:  # the template's own error, whatever its type
             raise ChatTemplateRenderError(f"{type(error).__name__}: {error}") from error
         return rendered[0]

@@ -1,7 +1,7 @@
 """The public API: stable, JSON-in JSON-out endpoints for scripts and `gradio_client`.
 
 `app.py` publishes each function with `gr.api` under its own name (`/parse`,
-`/replay`, `/generate`, `/lint`, `/export`, `/load_sample`); the page's own
+`/replay`, `/generate`, `/lint`, `/export`, `/load_sample`, `/conformance`); the page's own
 listeners are private. Every endpoint takes the page's inputs by the same
 names (`template_text`, `prefix`, `generation`, `tools_text`) and never
 raises for bad input: the result's `error` says what was wrong.
@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from engine import TemplateError, load_template
 
 from . import limits
+from .chat_template_check import check_from_page
 from .catalog import samples_by_id, template_names, template_text_of
 from .chunking import make_chunks, parse_chunking_param
 from .diagnostics import findings
@@ -278,6 +279,29 @@ def load_sample(sample_id: str) -> dict:
         "tools_text": template_text_of(sample.tools) if sample.tools else "",
         **_result(view),
     }
+
+
+@_endpoint(lambda message: {"passed": False, "error": message, "situations": []})
+def conformance(
+    template_text: str, chat_template_text: str = "", chat_template_model: str = "", bos_token: str = "", eos_token: str = "",
+) -> dict:
+    """Check a response template against a chat template: every conversation situation.
+
+    Args:
+        template_text: the response template, as JSON text.
+        chat_template_text: the chat template's Jinja text; or "" and
+        chat_template_model: a local folder or a hub id whose tokenizer holds it (tokenizer
+            files only; without network a hub id fails in seconds). The pasted text wins.
+        bos_token, eos_token: what the chat template writes as bos_token / eos_token ("": none
+            for a pasted template, the tokenizer's own for a model).
+
+    Returns:
+        {"passed", "counts": {"passed", "failed", "not_renderable"}, "thinking_switch", "diagnostics",
+        "situations": [{"name", "passed", "renderable", "detail", "expected", "got", "prompt", "generation",
+        "normalisations"}], "error", "cut_off", "seconds", "source", "notes"}: `error` says why there is
+        no report; `cut_off` is True when the check ran past its time limit and was stopped.
+    """
+    return check_from_page(template_text, chat_template_text, chat_template_model, bos_token, eos_token).to_dict()
 
 
 @_endpoint(lambda message: {"generation": "", "message": None, "error": message, "finished": True, "prefix": ""})

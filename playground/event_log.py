@@ -4,14 +4,14 @@ The log is paged (`PAGE_ROWS` rows) and can be searched (any text of the row:
 type, field, chunk text, value) and filtered by field, so a 200 KB parse with
 tens of thousands of events stays quick to draw. Each row carries `data-n`,
 its event number: clicking it explains the stretch it came from, and the
-#explain panel links back to rows by number. The last feed's rows are
-outlined during a replay.
+#explain panel links back to rows by number. The rows of the feeds an update
+added are outlined while streaming.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from .markup import breakable_whitespace, short_json
@@ -64,8 +64,10 @@ def page_count(rows: int) -> int:
     return max(1, -(-rows // PAGE_ROWS))
 
 
-def event_log(events: Sequence[LoggedEvent], query: LogQuery = LogQuery(), current_phase: str | None = None) -> tuple[str, int, int]:
+def event_log(events: Sequence[LoggedEvent], query: LogQuery = LogQuery(), current_phases: Collection[str] = ()) -> tuple[str, int, int]:
     """The event log table for `query`; returns (HTML, the page shown, the number of pages).
+
+    Rows of the phases in `current_phases` (the feeds this update added) are outlined.
 
     Columns: number, phase, type, field, chunk text (whitespace drawn), dirty, value, offsets.
     """
@@ -102,7 +104,7 @@ def event_log(events: Sequence[LoggedEvent], query: LogQuery = LogQuery(), curre
             classes.append("rt-prefix")
         elif logged.phase == "finalize":
             classes.append("rt-finalize")
-        if current_phase is not None and logged.phase == current_phase:
+        if logged.phase in current_phases:
             classes.append("rt-now")
         if kind == "region_chunk":
             classes.append("rt-dirty" if event.get("dirty") else "rt-clean")

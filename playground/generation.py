@@ -14,6 +14,15 @@ time:
 `prompt.text` is the exact text the model was given (special tokens kept),
 which is what the parser needs as its prefix: chat templates may pre-write
 part of the answer, such as an opening `<think>`.
+
+torch and transformers are imported by the first `load_model`, not by
+importing this module: together they take a few seconds, which a UI can
+spend in the background while it already shows a page. `BackgroundLoad`
+runs `load_model` in a thread and reports how far it is:
+
+    pending = BackgroundLoad(DEFAULT_MODEL_PATH)   # at startup; returns at once
+    pending.progress()    # LoadProgress(fraction=0.25, stage="Loading the tokenizer", ...)
+    loaded = pending.result()    # waits; raises ModelLoadError like load_model
 """
 
 from __future__ import annotations
@@ -22,17 +31,16 @@ import queue
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteria, StoppingCriteriaList
-from transformers.generation.streamers import BaseStreamer
+from typing import TYPE_CHECKING, Any
 
 from engine.template_files import list_templates
 from engine.tokenizer import IncrementalDecoder
+
+if TYPE_CHECKING:
+    import torch
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parent.parent / "samples" / "demo-model"
 
@@ -58,7 +66,10 @@ class LoadedModel:
     - `model`: the transformers causal LM, in eval mode.
     - `tokenizer`: its tokenizer; it has a chat template.
     - `device`: where the inputs go (`torch.device`).
-    - `load_seconds`: wall-clock time the load took, in seconds.
+    - `load_seconds`: wall-clock time the load took, in seconds (the first
+      load in a process includes importing torch and transformers).
+    - `stage_seconds`: that time per stage, as (stage, seconds) pairs in
+      order (the stages of LOAD_STAGES that ran).
     """
 
     name: str
@@ -66,6 +77,35 @@ class LoadedModel:
     tokenizer: Any
     device: torch.device
     load_seconds: float
+    stage_seconds: tuple[tuple[str, float], ...] = ()
+
+
+# What load_model does, in order; progress reports name the current one.
+LOAD_STAGES = (
+    "Importing torch and transformers",
+    "Loading the tokenizer",
+    "Loading the weights",
+)
+
+
+@dataclass(frozen=True)
+class LoadProgress:
+    """How far a model load is.
+
+    - `fraction`: stages finished over all stages, in [0, 1] (1.0 only when
+      the load ended, successfully or not);
+    - `stage`: what is happening now, a short phrase for the user (one of
+      LOAD_STAGES, then "Ready" or "Failed");
+    - `seconds`: wall-clock time since the load began;
+    - `done`: the load ended;
+    - `error`: the ModelLoadError message when it failed, else None.
+    """
+
+    fraction: float
+    stage: str
+    seconds: float
+    done: bool = False
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,16 +136,22 @@ def _looks_like_path(name: str) -> bool:
     return name.startswith((".", "~")) or not re.fullmatch(r"[\w.-]+(/[\w.-]+)?", name)
 
 
-def load_model(name: str | Path = DEFAULT_MODEL_PATH) -> LoadedModel:
+def load_model(
+    name: str | Path = DEFAULT_MODEL_PATH, *, progress: Callable[[LoadProgress], None] | None = None
+) -> LoadedModel:
     """Load a causal LM and its tokenizer from a local folder or a hub id.
 
     With CUDA available the weights are placed by accelerate
     (`device_map="auto"`), otherwise they stay on the CPU; `dtype="auto"`
-    keeps the dtype the checkpoint was saved in.
+    keeps the dtype the checkpoint was saved in (16-bit for the demo model).
 
     Args:
         name: a folder holding `config.json`, weights and tokenizer files, or
             a Hugging Face hub id such as "HuggingFaceTB/SmolLM3-3B".
+        progress: called with a `LoadProgress` as each stage of LOAD_STAGES
+            begins, from the loading thread (keep it quick; it must not
+            raise). It is not called once the load ends: the return value
+            or the exception says how it ended.
 
     Returns:
         A `LoadedModel`.
@@ -137,10 +183,29 @@ def load_model(name: str | Path = DEFAULT_MODEL_PATH) -> LoadedModel:
             raise ModelLoadError(str(error)) from None
     source = str(folder) if folder.exists() else name
     started = time.perf_counter()
+    stage_starts: list[float] = []
+
+    def begin(index: int) -> None:  # index == len(LOAD_STAGES): all done
+        stage_starts.append(time.perf_counter())
+        if index < len(LOAD_STAGES) and progress is not None:
+            progress(LoadProgress(index / len(LOAD_STAGES), LOAD_STAGES[index], stage_starts[-1] - started))
+
+    begin(0)
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     placement = {"device_map": "auto"} if torch.cuda.is_available() else {}
     try:
+        begin(1)
         tokenizer = AutoTokenizer.from_pretrained(source)
+        if not getattr(tokenizer, "chat_template", None):
+            raise ModelLoadError(
+                f"{name!r} has no chat template, so conversations cannot be rendered into a prompt. Use an "
+                "instruct/chat variant of the model, or set `chat_template` in its tokenizer_config.json."
+            )
+        begin(2)
         model = AutoModelForCausalLM.from_pretrained(source, dtype="auto", **placement)
+        begin(3)
     except OSError as error:  # missing files, unknown repo, no network
         if folder.exists():
             advice = "Check that the folder holds complete weights and tokenizer files (save them with save_pretrained)."
@@ -157,11 +222,6 @@ def load_model(name: str | Path = DEFAULT_MODEL_PATH) -> LoadedModel:
             f"{name!r} is not a causal language model this transformers version can load: {error}\n"
             "Pick a text-generation (causal LM) checkpoint, or upgrade transformers."
         ) from error
-    if not getattr(tokenizer, "chat_template", None):
-        raise ModelLoadError(
-            f"{name!r} has no chat template, so conversations cannot be rendered into a prompt. Use an "
-            "instruct/chat variant of the model, or set `chat_template` in its tokenizer_config.json."
-        )
     model.eval()
     return LoadedModel(
         name=name,
@@ -169,7 +229,72 @@ def load_model(name: str | Path = DEFAULT_MODEL_PATH) -> LoadedModel:
         tokenizer=tokenizer,
         device=model.device,
         load_seconds=time.perf_counter() - started,
+        stage_seconds=tuple((stage, end - start) for stage, start, end in zip(LOAD_STAGES, stage_starts, stage_starts[1:])),
     )
+
+
+class BackgroundLoad:
+    """`load_model(name)` running in a daemon thread, started by the constructor.
+
+    For a UI that loads its model at startup and shows how far it is:
+    poll `progress()` (cheap, any thread) and call `result()` where the
+    model is needed (it waits for the load to end).
+    """
+
+    def __init__(self, name: str | Path = DEFAULT_MODEL_PATH):
+        self.name = str(name)
+        self._started = time.perf_counter()
+        self._progress = LoadProgress(0.0, LOAD_STAGES[0], 0.0)
+        self._loaded: LoadedModel | None = None
+        self._error: ModelLoadError | None = None
+        self._finished = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="model-load", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        def report(progress: LoadProgress) -> None:
+            self._progress = progress
+
+        try:
+            self._loaded = load_model(self.name, progress=report)
+            self._progress = LoadProgress(1.0, "Ready", self._loaded.load_seconds, done=True)
+        except Exception as error:
+            if not isinstance(error, ModelLoadError):  # anything else transformers raised is still a failed load
+                wrapped = ModelLoadError(f"could not load {self.name!r}: {type(error).__name__}: {error}")
+                wrapped.__cause__ = error
+                error = wrapped
+            self._error = error
+            self._progress = LoadProgress(1.0, "Failed", time.perf_counter() - self._started, done=True, error=str(error))
+        finally:
+            self._finished.set()
+
+    def progress(self) -> LoadProgress:
+        """Where the load is now (`seconds` keeps counting while it runs)."""
+        progress = self._progress
+        if progress.done:
+            return progress
+        return LoadProgress(progress.fraction, progress.stage, time.perf_counter() - self._started)
+
+    def done(self) -> bool:
+        """The load ended, successfully or not."""
+        return self._finished.is_set()
+
+    def result(self, timeout: float | None = None) -> LoadedModel:
+        """The loaded model, once the load ends.
+
+        Args:
+            timeout: seconds to wait at most; None waits as long as it takes.
+
+        Raises:
+            ModelLoadError: the load failed (the same error on every call).
+            TimeoutError: the load did not end within `timeout`.
+        """
+        if not self._finished.wait(timeout):
+            raise TimeoutError(f"loading {self.name!r} took more than {timeout} s so far")
+        if self._error is not None:
+            raise self._error
+        assert self._loaded is not None
+        return self._loaded
 
 
 def render_prompt(
@@ -212,19 +337,21 @@ def render_prompt(
     return Prompt(text=text, ids=list(ids))
 
 
-class _CancelCriteria(StoppingCriteria):
-    """Stops `generate` after the current step once any of `events` is set."""
+class _CancelCriteria:
+    """Stops `generate` after the current step once any of `events` is set
+    (a transformers StoppingCriteria, by its call signature)."""
 
     def __init__(self, events: Sequence[threading.Event]):
         self.events = events
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs) -> torch.BoolTensor:
         cancelled = any(event.is_set() for event in self.events)
-        return torch.full((input_ids.shape[0],), cancelled, dtype=torch.bool, device=input_ids.device)
+        return input_ids.new_full((input_ids.shape[0],), cancelled).bool()
 
 
-class _TokenQueue(BaseStreamer):
-    """Receives token ids from `generate` (the first call is the prompt, skipped)."""
+class _TokenQueue:
+    """Receives token ids from `generate` (the first call is the prompt,
+    skipped); a transformers streamer, by its `put`/`end` methods."""
 
     _END = object()
 
@@ -287,6 +414,9 @@ def stream_generation(
         raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
+    import torch  # already imported by load_model
+    from transformers import StoppingCriteriaList
+
     stop = threading.Event()
     streamer = _TokenQueue()
     failure: list[BaseException] = []
@@ -351,6 +481,8 @@ _FAMILY_RULES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("gpt-oss", ("<|start|>assistant",), ()),
     ("mistral-v11", ("[TOOL_CALLS]", "[ARGS]"), ()),
     ("mistral", ("[TOOL_CALLS]",), ()),
+    # DeepSeek V3.1 writes an empty <think></think> after the assistant token when thinking is off.
+    ("deepseek-v3.1", ("<｜Assistant｜><think></think>",), ()),
     ("deepseek-r1", ("<｜Assistant｜>",), ()),
     ("functiongemma", ("<start_function_call>",), ()),
     ("gemma-4", ("<|turn>",), ()),
@@ -361,17 +493,51 @@ _FAMILY_RULES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("glm-4.5", ("<arg_key>",), ()),
     ("minimax-m2", ("]~b]",), ()),
     ("phi-4-mini", ("functools",), ()),
-    ("llama-3.2", ("<|start_header_id|>",), ("llama4",)),
+    ("phi-4-mini", ("<|tool|>", "<|assistant|>"), ()),
+    # Llama 4's header tokens, or the pythonic call example of vLLM's Llama 3.2 chat template.
+    ("llama-3.2-pythonic", ("<|header_start|>",), ()),
+    ("llama-3.2-pythonic", ("<|start_header_id|>", "func_name1("), ()),
+    ("llama-3.2-pythonic", (), ("llama4",)),
+    # Llama 3.2's own chat template dates its system turn with strftime_now; 3.1 and 3.3 do not.
+    ("llama-3.2", ("<|start_header_id|>", "strftime_now"), ()),
     ("llama-3.1", ("<|start_header_id|>",), ()),
     ("qwen3-coder", ("<|im_start|>", "<function="), ()),
     ("ernie-4.5", ("<|im_start|>", "<response>"), ()),
     ("smollm3", ("<|im_start|>", "/no_think"), ()),
+    # QwQ's generation prompt always opens the reasoning; Qwen3's opens it only by enable_thinking.
+    ("qwq", ("<|im_start|>", "<|im_start|>assistant\\n<think>\\n"), ()),
     ("qwq", ("<|im_start|>", "<think>"), ("qwen2",)),
     ("qwen3", ("<|im_start|>", "<think>"), ()),
     ("hermes-2-pro", ("<|im_start|>", "<tool_call>"), ()),
     ("smollm3", (), ("smollm3",)),
     ("qwen3", (), ("qwen3", "qwen3_moe")),
 )
+
+
+def family_template(chat_template: str, model_type: str = "", available: Collection[str] | None = None) -> tuple[str, str] | None:
+    """The `templates/` file a model family's chat template calls for, by `_FAMILY_RULES`.
+
+    Args:
+        chat_template: the chat template's Jinja source (several named ones joined).
+        model_type: the model's `config.model_type` ("" when unknown).
+        available: template names to choose from (None: every rule's name).
+
+    Returns:
+        (template name, the signals that picked it, as a phrase for the user), or None
+        when no rule matches.
+    """
+    for name, markers, model_types in _FAMILY_RULES:
+        if available is not None and name not in available:
+            continue
+        if not all(marker in chat_template for marker in markers):
+            continue
+        if model_types and model_type not in model_types:
+            continue
+        signals = [f"the chat template contains {' and '.join(markers)}"] if markers else []
+        if model_types:
+            signals.append(f"config.model_type is {model_type!r}")
+        return name, " and ".join(signals)
+    return None
 
 
 def choose_template(loaded: LoadedModel) -> tuple[dict, str]:
@@ -399,17 +565,10 @@ def choose_template(loaded: LoadedModel) -> tuple[dict, str]:
     chat_template = loaded.tokenizer.chat_template or ""
     if isinstance(chat_template, dict):  # several named templates: look at all of them
         chat_template = "\n".join(chat_template.values())
-    for name, markers, model_types in _FAMILY_RULES:
-        if name not in files or not all(marker in chat_template for marker in markers):
-            continue
-        if model_types and model_type not in model_types:
-            continue
-        signals = [f"the chat template contains {' and '.join(markers)}"] if markers else []
-        if model_types:
-            signals.append(f"config.model_type is {model_type!r}")
-        return files[name].response_template, (
-            f"picked templates/{files[name].path.name} by model family: {' and '.join(signals)}"
-        )
+    family = family_template(chat_template, model_type, files)
+    if family is not None:
+        name, signals = family
+        return files[name].response_template, f"picked templates/{files[name].path.name} by model family: {signals}"
     raise LookupError(
         f"no response template for {loaded.name} (model_type {model_type!r}): its tokenizer has none and no file "
         "in templates/ matches its chat template. Write one in the template editor, or pick a file by hand."

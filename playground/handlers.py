@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from engine import TemplateError
+from engine.conformance import TOOLS as CHECK_TOOLS
 
 from . import limits, reference_diff
 from .catalog import (
@@ -31,6 +32,7 @@ from .catalog import (
     template_names,
     template_text_of,
 )
+from .chat_template_check import check_from_page, matrix_html
 from .chunking import chunking_param, parse_chunking_param
 from .diagnostics import apply_fix, check_template
 from .explain import explain, span_of_event
@@ -109,18 +111,23 @@ def _tests(template_text: str, test_cases_text: str) -> str:
     return results_html(run_cases(template, cases), len(cases))
 
 
-@produces(*TEMPLATE_OUTPUTS)
-def parse(template_text: str, prefix: str, generation: str, tools_text: str, test_cases_text: str, session: Session) -> dict:
-    """Parse (the button, Ctrl+Enter, or a pause in typing): the parse panels, the test results,
-    and whether the editor still holds a templates/ file."""
+def _parsed_page(template_text, prefix, generation, tools_text, test_cases_text, session: Session, note: str = "") -> dict:
+    """The parse panels, the test results, and whether the editor still holds a templates/ file."""
     choice = template_choice_for(template_text, session.template_origin or None)
     if choice != EDITED_TEMPLATE:
         session.template_origin = choice
     return {
         "template_choice": choice,
         "test_results": _tests(template_text, test_cases_text),
-        **_parsed(template_text, prefix, generation, tools_text, session),
+        **_parsed(template_text, prefix, generation, tools_text, session, note),
     }
+
+
+@produces(*TEMPLATE_OUTPUTS)
+def parse(template_text: str, prefix: str, generation: str, tools_text: str, test_cases_text: str, session: Session) -> dict:
+    """Parse (the button, Ctrl+Enter, or a pause in typing): the parse panels, the test results,
+    and whether the editor still holds a templates/ file."""
+    return _parsed_page(template_text, prefix, generation, tools_text, test_cases_text, session)
 
 
 @produces(*PARSE_VIEWS)
@@ -285,6 +292,41 @@ def export_template(template_text: str, tokenizer_config_upload: str | None) -> 
     )
     note = f'<div class="rt-status rt-status-ok" id="export-done">✔ Exported: {merged} ({(time.perf_counter() - started) * 1000:.0f} ms)</div>'
     return {"template_file": template_path, "tokenizer_config_file": config_path, "export_note": note}
+
+
+# ---------------------------------------------------------------------------
+# The chat-template check
+# ---------------------------------------------------------------------------
+
+
+@produces("conformance")
+def check_chat_template(template_text: str, chat_template_text: str, chat_template_model: str, bos_token: str, eos_token: str, session: Session):
+    """Check: the editor's template against the pasted chat template (or the model's), every
+    situation of the matrix, in a worker with a time limit (`playground.chat_template_check`)."""
+    yield {"conformance": matrix_html(None, pending=f"Checking… (at most {limits.current().conformance_seconds:g} s)")}
+    outcome = check_from_page(template_text, chat_template_text, chat_template_model, bos_token, eos_token)
+    session.check_rows, session.check_template = outcome.rows, template_text
+    yield {"conformance": matrix_html(outcome)}
+
+
+@produces("prefix", "generation", "tools_text", "modes", *TEMPLATE_OUTPUTS)
+def load_check_row(event: dict, template_text: str, test_cases_text: str, session: Session) -> dict:
+    """A row of the chat-template check was clicked: its prompt becomes the prefix and its
+    generation the generation (with the check's tools), parsed with the editor's template."""
+    index = int(event.get("row", -1))
+    if not 0 <= index < len(session.check_rows) or not session.check_rows[index]["prompt"]:
+        return {}
+    row = session.check_rows[index]
+    verdict = "not renderable" if not row["renderable"] else ("passed" if row["passed"] else "failed")
+    note = f"Chat-template check, {row['name']} ({verdict})" + (f": {row['detail']}" if row["detail"] else "")
+    if template_text != session.check_template:
+        note += " The template has changed since the check."
+    tools_text = template_text_of(CHECK_TOOLS)
+    session.tab = "paste"
+    return {
+        "prefix": row["prompt"], "generation": row["generation"], "tools_text": tools_text, "modes": Update(selected="paste"),
+        **_parsed_page(template_text, row["prompt"], row["generation"], tools_text, test_cases_text, session, note),
+    }
 
 
 # ---------------------------------------------------------------------------

@@ -50,6 +50,9 @@ class Limits:
         sessions: browser sessions the server keeps; past it the least recently used is dropped.
         hub_seconds: how long the Hub may take to answer before a load gives up (seconds).
         model_download_mb: the largest model (its weights and tokenizer files) a load may download (MB).
+        chat_template_chars: a pasted chat template (Jinja text).
+        conformance_seconds: the wall-time limit of one chat-template check (seconds); past
+            it the check's worker is killed.
     """
 
     template_chars: int = 64_000
@@ -66,6 +69,8 @@ class Limits:
     sessions: int = 500
     hub_seconds: float = 4.0
     model_download_mb: int = 5_000
+    chat_template_chars: int = 100_000
+    conformance_seconds: float = 30.0
 
     @classmethod
     def from_json(cls, raw: str) -> "Limits":
@@ -137,11 +142,10 @@ WORK = {
     "replay": 4,  # Step / Play with its stream check
     "model": 4,  # model loads and Generate live (waiting for a load or a generation slot included)
     "export": 4,  # writing the download files
+    "conformance": 2,  # chat-template checks, each in a worker process of its own
 }
-# Inside the "model" group: generations running at once (on 2 CPU cores one is as fast as two),
-# and model loads running at once (each holds a model's weights in memory while it loads).
+# Inside the "model" group: generations running at once (on 2 CPU cores one is as fast as two).
 GENERATIONS_AT_ONCE = 1
-LOADS_AT_ONCE = 1
 # Work that counts against a session's `session_jobs`.
 HEAVY_WORK = ("replay", "model")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as WaitTimeout
+from pathlib import Path
+from typing import Any
 
 from engine import TemplateError
 from engine.errors import ResponseParseError
@@ -23,45 +23,96 @@ from .parse_view import LiveParse, ParseView
 from .session import Session
 from .status import status_html
 
-# Seconds between page updates while streaming (at most ~10 a second).
+# Seconds between page updates while streaming (at most ~10 a second); each update outlines
+# what grew since the one before.
 UPDATE_INTERVAL = 0.1
+# Teaching pace: tokens shown per second, each in an update of its own (the model runs ahead).
+TEACHING_TOKENS_PER_SECOND = 4
+# Longest sleep between two looks at Stop while pacing (seconds).
+PACE_STEP = 0.05
 # Models kept loaded at once (the oldest is dropped first).
 MODELS_KEPT = 2
-# Seconds between looks at Stop while waiting for a model load or a generation slot.
-WAIT_POLL = 0.25
 
 _model_lock = threading.Lock()
-# Model name -> its load (running or done). Loads run in their own threads, so a page waiting for
-# one can still answer Stop, and a model already loaded is never behind another one's download.
-_models: dict[str, Future] = {}
-_loader = ThreadPoolExecutor(max_workers=limits.LOADS_AT_ONCE, thread_name_prefix="model-load")
+_models: dict[str, Any] = {}  # name -> LoadedModel, at most MODELS_KEPT
+_loads: dict[str, Any] = {}  # name -> playground.generation.BackgroundLoad not yet collected
+# Seconds between two status updates while Generate waits for a load.
+LOAD_POLL = 0.25
+# Generations running at once over the server (on 2 CPU cores one is as fast as two); a
+# Generate waits for a slot, and Stop ends the wait.
 generation_slots = threading.BoundedSemaphore(limits.GENERATIONS_AT_ONCE)
 
 
-def start_loading(name: str) -> Future:
-    """The load of model `name` ("" for the demo model), started unless it is running or done.
+def _model_key(name: str) -> str:
+    """One name per model: the default for "", an existing folder as its absolute path
+    (so "samples/demo-model" and the startup load's path are the same model), else the hub id."""
+    from . import generation
 
-    The future's result is a `playground.generation.LoadedModel`; a failed load raises its
-    `ModelLoadError` from `result()` and is tried again by the next call. Past MODELS_KEPT
-    models, the oldest finished load is dropped.
+    name = (name or "").strip()
+    if not name:
+        return str(generation.DEFAULT_MODEL_PATH)
+    folder = Path(name).expanduser()
+    return str(folder.resolve()) if folder.exists() else name
+
+
+def start_loading(name: str = "") -> None:
+    """Begin loading a model in a background thread, unless it is loaded or loading.
+
+    `python app.py` calls this at startup for its model, so the first Generate does not
+    wait for it and the page can show how far the load is (`load_status`).
     """
     from . import generation
 
-    name = (name or "").strip() or str(generation.DEFAULT_MODEL_PATH)
+    key = _model_key(name)
     with _model_lock:
-        future = _models.get(name)
-        if future is None or (future.done() and future.exception() is not None):
-            _models.pop(name, None)
-            future = _models[name] = _loader.submit(generation.load_model, name)
-            finished = [other for other, load in _models.items() if load.done() and other != name]
-            while len(_models) > MODELS_KEPT and finished:
-                _models.pop(finished.pop(0))
-        return future
+        if key not in _models and key not in _loads:
+            _loads[key] = generation.BackgroundLoad(key)
+
+
+def load_status(name: str = "") -> tuple[str, bool]:
+    """The model's load for the page: (a one-line Markdown status, whether it has ended).
+
+    Ended means loaded, failed or never started; a failed load is tried again by the
+    next Generate.
+    """
+    key = _model_key(name)
+    with _model_lock:
+        if key in _models:
+            loaded = _models[key]
+            return f"✔ Model ready: {loaded.name} (loaded in {loaded.load_seconds:.1f} s)", True
+        pending = _loads.get(key)
+    if pending is None:
+        return "", True
+    progress = pending.progress()
+    if progress.error:
+        return f"✘ Loading {key} failed: {progress.error}", True
+    if progress.done:
+        return f"✔ Model ready: {key} (loaded in {progress.seconds:.1f} s)", True
+    return f"⏳ Loading {key}: {progress.stage.lower()}… ({progress.seconds:.1f} s, step {int(progress.fraction * 3) + 1} of 3)", False
 
 
 def get_model(name: str):
-    """Load (once per process) and return a model; raises playground.generation.ModelLoadError."""
-    return start_loading(name).result()
+    """The loaded model (loading it now when no background load was started; waits for one
+    that was). Raises playground.generation.ModelLoadError; a failed load is forgotten, so
+    the next call tries again."""
+    key = _model_key(name)
+    start_loading(key)
+    with _model_lock:
+        if key in _models:
+            return _models[key]
+        pending = _loads[key]
+    try:
+        loaded = pending.result()
+    finally:
+        with _model_lock:
+            if _loads.get(key) is pending:
+                del _loads[key]
+    with _model_lock:
+        if key not in _models:
+            if len(_models) >= MODELS_KEPT:
+                _models.pop(next(iter(_models)))
+            _models[key] = loaded
+        return _models[key]
 
 
 def conversation(system: str, user: str, messages_text: str) -> list[dict]:
@@ -77,32 +128,26 @@ def conversation(system: str, user: str, messages_text: str) -> list[dict]:
     return turns + [{"role": "user", "content": user}]
 
 
-def _finished(work: Future, timeout: float) -> bool:
-    """Whether `work` is done, waiting at most `timeout` seconds for it."""
-    try:
-        work.exception(timeout)
-    except WaitTimeout:
-        return False
-    return True
+def per_token_figures(live: LiveParse, tokens: int) -> list[tuple[str, str]]:
+    """The per-token figures: a plain parser's time (the path library users get) and the
+    tracing the page's views need, each divided by the tokens fed."""
+    if not tokens:
+        return [("parse per token (plain parser)", "–"), ("tracing per token (extra, for the views)", "–")]
+    plain = live.plain
+    parse = "stopped: the plain parser raised" if plain is None or plain.stopped else f"{plain.seconds / tokens * 1000:.3f} ms"
+    return [
+        ("parse per token (plain parser)", parse),
+        ("tracing per token (extra, for the views)", f"{live.parse_seconds / tokens * 1000:.3f} ms"),
+    ]
 
 
-def _wait(ready, doing: str, stopped: str, session: Session):
-    """Wait until `ready(timeout)` (a callable waiting at most `timeout` seconds) returns True.
-
-    Yields a status update ("`doing`… N s") at once and then every second; Stop ends the wait
-    with "Stopped `stopped`". Returns (as the generator's value) True when ready, False when stopped.
-    """
-    started, last = time.perf_counter(), None
-    while not ready(WAIT_POLL):
-        now = time.perf_counter()
+def _paced_wait(session: Session, due: float) -> bool:
+    """Sleep until `due` (a perf_counter time), looking at Stop every PACE_STEP; True when Stop came."""
+    while (left := due - time.perf_counter()) > 0:
         if session.stop_requested:
-            session.stop_requested = False
-            yield {"status": status_html(None, f"■ Stopped {stopped}. Press Generate to start again.")}
-            return False
-        if last is None or now - last >= 1:
-            last = now
-            yield {"status": status_html(None, f"{doing}… {now - started:.0f} s")}
-    return True
+            return True
+        time.sleep(min(left, PACE_STEP))
+    return session.stop_requested
 
 
 @produces("status")
@@ -115,14 +160,20 @@ def request_stop(session: Session) -> dict:
 @produces(*PARSE_VIEWS, "template_text", "template_choice", "prefix", "generation", "model_note")
 def generate(
     model_name, system, user, messages_text, live_tools_text, enable_thinking, max_new_tokens, temperature, top_p, seed,
-    use_model_template, template_text, session: Session,
+    use_model_template, template_text, session: Session, teaching_pace: bool = False,
 ):
     """Generate with a model and parse as tokens arrive.
 
     Yields the parse panels, and at the end the template (when the model's own is used),
     the prompt as prefix and the generation, at most every UPDATE_INTERVAL seconds plus
-    once at the end. Stop (`request_stop`) ends it at the next token; what was generated
-    is then finalized like a finished generation.
+    once at the end; each update outlines the text and events added since the one before.
+    With `teaching_pace`, tokens are shown TEACHING_TOKENS_PER_SECOND a second, one update
+    each. Stop (`request_stop`) ends it at the next token; what was generated is then
+    finalized like a finished generation.
+
+    The "parse per token" figure times a plain parser (`PlainParse`: the path library users
+    get), fed alongside the traced one the views are drawn from; "tracing per token" is the
+    traced parser's time.
     """
     from . import generation
 
@@ -138,22 +189,30 @@ def generate(
     except (InputError, ValueError) as error:
         yield failed(str(error), session)
         return
-    shown = model_name or "the demo model"
-    load = start_loading(model_name)
-    loading = _wait(lambda timeout: _finished(load, timeout), f"Loading {shown} (cached after the first time)", f"loading {shown}", session)
-    if not (yield from loading):
-        return
+    start_loading(model_name)
+    while True:
+        loading, ended = load_status(model_name)
+        if session.stop_requested:  # Stop while waiting: the load itself goes on
+            session.stop_requested = False
+            yield failed("■ Stopped waiting for the model; it goes on loading, and the next Generate uses it.", session)
+            return
+        if ended:
+            break
+        yield {"status": status_html(None, loading)}
+        time.sleep(LOAD_POLL)
     try:
-        loaded = load.result()
+        loaded = get_model(model_name)
         template_note = ""
         if template is None:
             template, template_note = generation.choose_template(loaded)
         prompt = generation.render_prompt(loaded, messages, tools, enable_thinking=bool(enable_thinking))
-        live = LiveParse(template, prompt.text, tools)
+        live = LiveParse(template, prompt.text, tools, plain=True)
     except (generation.ModelLoadError, LookupError, TemplateError, ResponseParseError) as error:
         yield failed(str(error), session)
         return
     model_note = f"Model: {loaded.name}" + (f" — {template_note}" if template_note else "")
+    if teaching_pace:
+        model_note += f" — teaching pace: {TEACHING_TOKENS_PER_SECOND} tokens a second, one update each (the model runs ahead)"
     chosen = {}
     if use_model_template:
         text = template_text_of(template)
@@ -161,20 +220,25 @@ def generate(
     started = time.perf_counter()
     tokens = 0
     last = 0.0
+    shown_feeds = 0  # feeds drawn by the last update
+    due = 0.0  # teaching pace: when the next token may be shown (perf_counter seconds)
 
-    def snapshot() -> ParseView:
+    def snapshot(fresh_feeds: int = 1) -> ParseView:
         elapsed = time.perf_counter() - started
-        per_token = live.parse_seconds / tokens * 1000 if tokens else 0.0
         return live.view([
             ("tokens", str(tokens)),
             ("tokens/s", f"{tokens / elapsed:.1f}" if elapsed > 0 else "0"),
-            ("parse per token", f"{per_token:.3f} ms"),
+            *per_token_figures(live, tokens),
             ("elapsed", f"{elapsed:.1f} s"),
-        ])
+        ], fresh_feeds=fresh_feeds)
 
-    slot = _wait(lambda timeout: generation_slots.acquire(timeout=timeout), "Waiting for another generation to end", "waiting for a generation slot", session)
-    if not (yield from slot):
-        return
+    waited = time.perf_counter()
+    while not generation_slots.acquire(timeout=LOAD_POLL):
+        if session.stop_requested:
+            session.stop_requested = False
+            yield failed("■ Stopped waiting for another generation to end.", session)
+            return
+        yield {"status": status_html(None, f"⏳ Waiting for another visitor's generation to end… ({time.perf_counter() - waited:.0f} s)")}
     pieces = generation.stream_generation(
         loaded, prompt, max_new_tokens=max_new_tokens, temperature=float(temperature), top_p=float(top_p),
         seed=None if seed is None or seed == "" else int(seed),
@@ -185,12 +249,18 @@ def generate(
             if session.stop_requested:
                 stopped = True
                 break
+            if teaching_pace:
+                if _paced_wait(session, due):
+                    stopped = True
+                    break
+                due = time.perf_counter() + 1 / TEACHING_TOKENS_PER_SECOND
             tokens += len(piece.ids)
             live.feed(piece.text)
             now = time.perf_counter()
-            if now - last >= UPDATE_INTERVAL:
+            if teaching_pace or now - last >= UPDATE_INTERVAL:
                 last = now
-                session.view = view = snapshot()
+                session.view = view = snapshot(live.feeds - shown_feeds)
+                shown_feeds = live.feeds
                 session.display.log_page = 10**9  # follow the newest events
                 yield {**render(view, session, note=model_note, progress=f"{tokens} tokens"), **chosen, "model_note": model_note}
     finally:

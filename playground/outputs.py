@@ -51,7 +51,7 @@ def render(
     """
     display = session.display
     query = LogQuery(display.log_page, display.log_search, display.log_field, display.hide_chunks, display.selected_event)
-    log_html, page, pages = event_log(view.events, query, view.current_phase if not view.finished else None)
+    log_html, page, pages = event_log(view.events, query, view.current_phases if not view.finished else ())
     display.log_page = page
     fields = view.field_names or log_fields(view.events)
     return {

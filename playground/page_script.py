@@ -15,6 +15,9 @@ What each part does:
 - EVENT_LOG_JS: a click on a row sends its event number; after each render the
   selected row is scrolled to the middle of the log, and the log into view.
 - DIAGNOSTICS_JS: a "Fix" button sends the index of its finding.
+- CONFORMANCE_JS: a click on a row of the chat-template check (or Enter on the
+  row in focus) sends its index (`data-row`) and scrolls the input tabs into
+  view (the row loads into Paste & parse).
 - PAGE_JS: an edit of the prefix, generation, tools or template editor (typing,
   deleting, pasting, undo) re-parses once editing pauses (DEBOUNCE_MS) by
   clicking the hidden #reparse-button; Ctrl+Enter (or Cmd+Enter) parses at once
@@ -90,6 +93,23 @@ DIAGNOSTICS_JS = """
 element.addEventListener('click', (event) => {
   const button = event.target.closest('[data-fix]');
   if (button) trigger('click', {fix: Number(button.dataset.fix)});
+});
+"""
+
+CONFORMANCE_JS = """
+// The row loads into Paste & parse: bring the input tabs into view, where it will show.
+const send = (row) => {
+  if (!row) return;
+  trigger('click', {row: Number(row.dataset.row)});
+  const tabs = document.querySelector('#modes');
+  if (tabs) tabs.scrollIntoView({block: 'start'});
+};
+element.addEventListener('click', (event) => send(event.target.closest('tr[data-row]')));
+element.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' || event.key === ' ') {
+    const row = event.target.closest('tr[data-row]');
+    if (row) { event.preventDefault(); send(row); }
+  }
 });
 """
 

@@ -120,6 +120,9 @@ class ParseView:
         figures: (name, value) pairs for the figures row.
         finished: False while streaming (the last span may be "held").
         chunk_ends: stream offsets where fed chunks ended (replay and live), in order.
+        fresh_feeds: how many of the last feeds this update shows as new (outlined in the map,
+            marked in the event log): 1 for a step, every feed since the last update when
+            updates are coalesced (live generation), so the growth is what is outlined.
         held_reason: why the held text is held ("`<tool` could still become `<tool_call>`").
         template, tools: the inputs.
     """
@@ -138,6 +141,7 @@ class ParseView:
     figures: list[tuple[str, str]] = field(default_factory=list)
     finished: bool = True
     chunk_ends: Sequence[int] = ()
+    fresh_feeds: int = 1
     held_reason: str = ""
     template: dict | None = None
     tools: list | None = None
@@ -154,16 +158,18 @@ class ParseView:
 
     @property
     def current_feed(self) -> tuple[int, int] | None:
-        """The stream range the last fed chunk added, or None before the first feed."""
+        """The stream range the fresh feeds added (the last `fresh_feeds`), or None before the first feed."""
         if not self.chunk_ends:
             return None
-        start = self.chunk_ends[-2] if len(self.chunk_ends) > 1 else self.tail_length
+        fresh = max(1, self.fresh_feeds)
+        start = self.chunk_ends[-1 - fresh] if len(self.chunk_ends) > fresh else self.tail_length
         return start, self.chunk_ends[-1]
 
     @property
-    def current_phase(self) -> str | None:
-        """The event phase of the last feed (``"feed N"``), or None."""
-        return f"feed {len(self.chunk_ends)}" if self.chunk_ends else None
+    def current_phases(self) -> frozenset[str]:
+        """The event phases of the fresh feeds (``"feed N"``), empty before the first feed."""
+        feeds = len(self.chunk_ends)
+        return frozenset(f"feed {n}" for n in range(max(1, feeds - max(1, self.fresh_feeds) + 1), feeds + 1))
 
 
 def _phase(stage: str, chunk: int | None) -> int:
@@ -228,7 +234,7 @@ def traced_view(template: dict, prefix: str, generation: str, tools: list | None
         message=result.message,
         errors=_trace_errors(result, to_stream),
         warnings=[WarningNote(w.code, w.message, w.suggestion) for w in result.warnings],
-        figures=[("characters", f"{len(generation):,}"), ("events", f"{len(events):,}"), ("parse", f"{seconds * 1000:.1f} ms")],
+        figures=[("characters", f"{len(generation):,}"), ("events", f"{len(events):,}"), ("traced parse", f"{seconds * 1000:.1f} ms")],
         template=template,
         tools=tools,
     )
@@ -282,10 +288,60 @@ def _marked(spans: list[MapSpan], error: ErrorMark, index: int) -> list[MapSpan]
     return out
 
 
-class LiveParse:
-    """A parse fed chunk by chunk (replay and live generation), viewable at any moment."""
+class PlainParse:
+    """A plain `ResponseParser` on the path library users get (no positions, no spans, the quick
+    path on, errors raised), fed the same chunks as a traced `LiveParse` and timed on its own:
+    what "parse per token" measures, apart from the tracing the page's views need.
+
+    Attributes:
+        seconds: CPU time of this thread spent feeding and finalizing so far (not building the
+            parser: the template's compilation and the prefix are paid once per stream, not per
+            token). CPU time, not wall time: while a model generates in another thread, a wall
+            clock would count the waits for Python's interpreter lock as parsing.
+        stopped: why timing stopped early ("" while it runs): the plain parser raised.
+        message: the message the plain parser gave at finalize (None before, or when it raised).
+    """
 
     def __init__(self, template: dict, prefix: str, tools: list | None):
+        self.seconds = 0.0
+        self.stopped = ""
+        self.message: dict | None = None
+        self._parser: ResponseParser | None = None
+        try:
+            self._parser = ResponseParser(template, prefix=prefix, tools=tools, regex_timeout=limits.current().regex_seconds)
+        except (ResponseParseError, TimeoutError) as error:
+            self.stopped = f"{type(error).__name__}: {error}"
+
+    def _timed(self, step, *args):
+        """`step(*args)`, its CPU time added to `seconds`; None when the parser raised (timing stops)."""
+        started = time.thread_time()
+        try:
+            return step(*args)
+        except (ResponseParseError, TimeoutError) as error:
+            self._parser, self.stopped = None, f"{type(error).__name__}: {error}"
+            return None
+        finally:
+            self.seconds += time.thread_time() - started
+
+    def feed(self, chunk: str) -> None:
+        if self._parser is not None:
+            self._timed(self._parser.feed, chunk)
+
+    def finalize(self) -> None:
+        if self._parser is not None:
+            finished = self._timed(self._parser.finalize)
+            self.message = finished[0] if finished else None
+            self._parser = None
+
+
+class LiveParse:
+    """A parse fed chunk by chunk (replay and live generation), viewable at any moment.
+
+    `plain`: also feed a `PlainParse` (live generation's "parse per token" figure); its time is
+    kept apart from `parse_seconds`, the traced parser's CPU time in feed and finalize.
+    """
+
+    def __init__(self, template: dict, prefix: str, tools: list | None, *, plain: bool = False):
         self.template, self.tools = template, tools
         self.field_names = list(template.get("fields", {}))
         self.events = EventStore()
@@ -296,7 +352,7 @@ class LiveParse:
         self.finished = False
         self.parse_seconds = 0.0
         self.feeds = 0
-        started = time.perf_counter()
+        self.plain = PlainParse(template, prefix, tools) if plain else None
         self.parser = ResponseParser(
             template,
             prefix=prefix,
@@ -306,7 +362,6 @@ class LiveParse:
             record_spans=True,
             on_error=ON_ERROR,
         )
-        self.parse_seconds += time.perf_counter() - started
         self.cut_away = prefix[: self.parser.prefix_cut]
         self.tail = prefix[self.parser.prefix_cut :]
         self.anchor_found = not prefix or self.parser.prefix_cut > 0
@@ -332,15 +387,17 @@ class LiveParse:
         self.received += len(chunk)
         if self.error is not None or self.finished:
             return
+        if self.plain is not None:
+            self.plain.feed(chunk)
         self.feeds += 1
         self.chunk_ends.append(self.received)
-        started = time.perf_counter()
+        started = time.thread_time()
         try:
             events = self.parser.feed(chunk)
         except ResponseParseError as error:
             self.error = error
             events = []
-        self.parse_seconds += time.perf_counter() - started
+        self.parse_seconds += time.thread_time() - started
         self._log(events, self.feeds)
 
     def finalize(self) -> None:
@@ -348,15 +405,17 @@ class LiveParse:
         if self.finished:
             return
         self.finished = True
+        if self.plain is not None:
+            self.plain.finalize()
         if self.error is not None:
             return
-        started = time.perf_counter()
+        started = time.thread_time()
         try:
             self.message, events = self.parser.finalize()
         except ResponseParseError as error:
             self.error = error
             events = []
-        self.parse_seconds += time.perf_counter() - started
+        self.parse_seconds += time.thread_time() - started
         self._log(events, FINALIZE)
 
     def _errors(self) -> list[ErrorMark]:
@@ -406,11 +465,12 @@ class LiveParse:
         recorded.clear()  # the parser only appends to its list; what it held is merged in now
         return list(merged)
 
-    def view(self, extra_figures: list[tuple[str, str]] = (), *, partial_message: bool = True) -> ParseView:
+    def view(self, extra_figures: list[tuple[str, str]] = (), *, partial_message: bool = True, fresh_feeds: int = 1) -> ParseView:
         """The parse so far as a ParseView (held text as a "held" span while streaming).
 
         `partial_message`: while streaming, add up the regions closed so far (a pass over every
         event, which a fast replay of a huge input skips on its intermediate updates).
+        `fresh_feeds`: how many of the last feeds to show as new (`ParseView.fresh_feeds`).
         """
         stream = self.tail + "".join(self.parts)
         events = self.events.view(stream)
@@ -440,6 +500,7 @@ class LiveParse:
             figures=list(extra_figures),
             finished=self.finished,
             chunk_ends=self.chunk_ends[:],
+            fresh_feeds=fresh_feeds,
             held_reason=reason,
             template=self.template,
             tools=self.tools,

@@ -59,6 +59,9 @@ class Session:
         tab: the input tab shown ("samples", "paste", "live", "template").
         best_template: the templates/ file "Which template fits?" ranked first ("" before it ran).
         stop_requested: Stop was pressed; the running replay or generation ends at its next chunk.
+        check_rows: the rows of the last chat-template check (``ConformanceReport.to_dict()``'s
+            situations), which a click loads into Paste & parse.
+        check_template: the template text that check ran with.
         heavy_jobs: replays and generations of this session running now (see `heavy_job`).
     """
 
@@ -73,11 +76,14 @@ class Session:
     tab: str = "samples"
     best_template: str = ""
     stop_requested: bool = False
+    check_rows: list[dict] = field(default_factory=list)
+    check_template: str = ""
     heavy_jobs: int = 0
 
     def release(self) -> None:
         """Drop what takes memory (the parses on screen and the replay); the page options stay."""
         self.view = self.last_good = self.replay = None
+        self.check_rows = []
         self.stop_requested = True  # a replay or generation still running ends at its next chunk
 
 

@@ -190,4 +190,21 @@ PAGE_CSS = """
 .dark .rt-diff .rt-add { color: #dcfce7; background: #14532d; }
 .dark .rt-diff .rt-del { color: #fee2e2; background: #7f1d1d; }
 .rt-case summary { cursor: pointer; }
+
+.rt-conformance-summary { margin: 6px 0 4px; font-size: 14px; }
+.rt-badge.rt-small { padding: 1px 8px; font-size: 11px; border-radius: 10px; white-space: nowrap; }
+.rt-conformance { max-height: 460px; overflow: auto; margin-top: 4px; }
+.rt-conformance table { border-collapse: collapse; width: 100%; font-size: 12px; table-layout: fixed; border: none; }
+.rt-conformance tr { border: none; }
+.rt-conformance th, .rt-conformance td { border: none; border-bottom: 1px solid var(--border-color-primary); padding: 3px 6px;
+  text-align: left; vertical-align: top; }
+.rt-conformance th { position: sticky; top: 0; background: var(--background-fill-secondary); }
+.rt-conformance td { overflow-wrap: anywhere; }
+.rt-conformance tr[data-row] { cursor: pointer; }
+.rt-conformance tr[data-row]:hover td { background: var(--background-fill-secondary); }
+.rt-conformance tr[data-row]:focus-visible { outline: 2px solid var(--color-accent); outline-offset: -2px; }
+.rt-conformance tr.rt-row-fail td { background: #fef2f2; color: #7f1d1d; }
+.dark .rt-conformance tr.rt-row-fail td { background: #450a0a; color: #fee2e2; }
+.rt-check { color: var(--rt-muted); }
+.rt-detail { margin-top: 1px; }
 """

@@ -117,7 +117,7 @@ class Page:
         parameters = [p for name, p in signature.parameters.items() if name != EVENT]
         if wants_event:  # Gradio fills a positional parameter annotated gr.EventData
             parameters.append(inspect.Parameter("evt", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.EventData))
-        parameters.append(inspect.Parameter(REQUEST, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.Request))
+        parameters.append(inspect.Parameter(REQUEST, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=gr.Request))
         run.__signature__ = signature.replace(parameters=parameters)
         run.__annotations__ = {"evt": gr.EventData, REQUEST: gr.Request} if wants_event else {REQUEST: gr.Request}
         run.__name__ = run.__qualname__ = handler.__name__

@@ -1,12 +1,15 @@
 """Build the bundled demo model: corpus, tokenizer, chat template, tiny Llama.
 
-Everything is generated here and seeded, so running the script twice on the
-same machine gives the same corpus, tokenizer and (up to CPU float
-non-determinism) weights. Nothing is downloaded.
+Everything is generated here and seeded (the conversations come from
+`scripts/demo_corpus.py`), so running the script twice on the same machine
+gives the same corpus, tokenizer and weights (training runs on the CPU with
+a fixed thread count). Nothing is downloaded.
 
-    python scripts/build_demo_model.py [--out samples/demo-model] [--steps N]
+    python scripts/build_demo_model.py [--out samples/demo-model] [--steps N] [--threads 2]
 
-Writes the model folder and `templates/demo-model.json`.
+Writes the model folder (16-bit safetensors weights, tokenizer with its chat
+template and response template, generation config) and
+`templates/demo-model.json`, and prints the wall-clock and CPU time taken.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import json
 import math
 import random
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -24,17 +28,24 @@ from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, train
 from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 from transformers.utils.chat_template_utils import render_jinja_template
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from demo_corpus import TOOLS, make_corpus  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 20260
 SPECIAL_TOKENS = ["<|pad|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>"]
-CONVERSATIONS = 20000  # size of the training corpus
-STEPS = 1600  # optimizer steps of 16 conversations each
-# Pre-tokens (BPE never merges across them): a tool schema line of the system
-# prompt | a newline | a name (a word starting with a capital or a non-ASCII
-# letter: "Paris", "São", "東京") | a number | any run of other text. Names and
-# numbers carry no space, so "Paris" in the question and in the JSON
-# arguments is the same token and the model can learn to copy it.
-PRE_TOKEN_PATTERN = r'\{"name": "\w+", "description"[^\n]*|\n|[\p{Lu}\P{ASCII}]\p{L}*|\p{N}+|[^\n\p{Lu}\p{N}\P{ASCII}]+'
+CONVERSATIONS = 24000  # size of the training corpus
+STEPS = 1500  # optimizer steps
+TOKENS_PER_STEP = 2048  # a batch holds about this many tokens, padding included
+# Pre-tokens (BPE never merges across them): a tool schema line of the
+# system prompt | a newline | a word (letters, marks and underscores:
+# "Paris", "São", "東京", "get_weather") | one digit | a run of anything
+# else (spaces and punctuation). Words never carry a space and digits come
+# one at a time, so "Paris" or "250" in the question and in the JSON
+# arguments are the same tokens and the model learns to copy them, even for
+# names it never saw. The price is more tokens per sentence, which is what a
+# live demo wants anyway: the text grows word by word.
+PRE_TOKEN_PATTERN = r'\{"name": "\w+", "description"[^\n]*|\n|[\p{L}\p{M}][\p{L}\p{M}_]*|\p{N}|[^\n\p{L}\p{M}\p{N}]+'
 
 # ---------------------------------------------------------------------------
 # Chat template and response template
@@ -97,295 +108,6 @@ RESPONSE_TEMPLATE = {
     },
 }
 
-# ---------------------------------------------------------------------------
-# Tools
-# ---------------------------------------------------------------------------
-
-
-def _tool(name: str, description: str, properties: dict, required: list[str]) -> dict:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {"type": "object", "properties": properties, "required": required},
-        },
-    }
-
-
-TOOLS = {
-    "get_weather": _tool(
-        "get_weather",
-        "Weather forecast for a city.",
-        {
-            "city": {"type": "string"},
-            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-            "days": {"type": "integer", "minimum": 1, "maximum": 7},
-        },
-        ["city"],
-    ),
-    "get_time": _tool("get_time", "Current local time in a city.", {"city": {"type": "string"}}, ["city"]),
-    "convert_units": _tool(
-        "convert_units",
-        "Convert a value between units.",
-        {"value": {"type": "number"}, "from_unit": {"type": "string"}, "to_unit": {"type": "string"}},
-        ["value", "from_unit", "to_unit"],
-    ),
-    "web_search": _tool(
-        "web_search",
-        "Search the web.",
-        {
-            "query": {"type": "string"},
-            "max_results": {"type": "integer", "minimum": 1, "maximum": 10},
-            "safe_search": {"type": "boolean"},
-        },
-        ["query"],
-    ),
-    "set_alarm": _tool(
-        "set_alarm",
-        "Set an alarm.",
-        {
-            "time": {"type": "string", "pattern": "^[0-2][0-9]:[0-5][0-9]$"},
-            "label": {"type": "string"},
-            "days": {"type": "array", "items": {"type": "string", "enum": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]}},
-            "options": {
-                "type": "object",
-                "properties": {"snooze_minutes": {"type": "integer"}, "vibrate": {"type": "boolean"}},
-            },
-        },
-        ["time"],
-    ),
-}
-
-CITIES = [
-    "Paris", "London", "Berlin", "Madrid", "Rome", "Lisbon", "Oslo", "Dublin", "Chicago", "Boston",
-    "Sydney", "Cairo", "Lagos", "Lima", "Seoul", "Toronto",
-    "São Paulo", "東京", "Zürich", "Kraków", "München", "Montréal", "Reykjavík", "Bogotá", "Québec", "大阪",
-]
-CONDITIONS = ["sunny", "cloudy", "rainy", "windy", "snowy", "foggy"]
-UNIT_PAIRS = [
-    ("km", "miles", 0.621371), ("miles", "km", 1.609344), ("kg", "pounds", 2.204623),
-    ("pounds", "kg", 0.453592), ("celsius", "fahrenheit", None), ("liters", "gallons", 0.264172),
-    ("meters", "feet", 3.28084), ("inches", "cm", 2.54),
-]
-TOPICS = [
-    "python generators", "the history of tea", "electric cars", "how bees make honey", "black holes",
-    "sourdough bread", "the Roman empire", "jazz music", "solar panels", "café culture in Wien",
-    "chess openings", "rust programming", "the moon landing", "volcanoes", "origami",
-]
-WEEKDAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
-LABELS = ["Wake up", "Gym", "Meeting", "Take medicine", "Call mom", "Réveil", "Yoga", "School run"]
-
-# ---------------------------------------------------------------------------
-# Corpus
-# ---------------------------------------------------------------------------
-
-
-def _call(name: str, arguments: dict) -> dict:
-    return {"type": "function", "function": {"name": name, "arguments": arguments}}
-
-
-def _weather_request(rng: random.Random) -> tuple[str, dict, str]:
-    city = rng.choice(CITIES)
-    arguments: dict = {"city": city}
-    style = rng.randrange(4)
-    if style == 0:
-        question = rng.choice(["What's the weather in {c}?", "How is the weather in {c} today?", "Weather in {c}?"])
-    elif style == 1:
-        arguments["unit"] = rng.choice(["celsius", "fahrenheit"])
-        question = rng.choice(["What's the temperature in {c} in {u}?", "Weather in {c}, in {u} please."])
-    elif style == 2:
-        arguments["days"] = rng.randint(2, 7)
-        question = rng.choice(["Give me a {d}-day forecast for {c}.", "What will the weather be in {c} for the next {d} days?"])
-    else:
-        arguments["unit"] = rng.choice(["celsius", "fahrenheit"])
-        arguments["days"] = rng.randint(2, 7)
-        question = "I need a {d}-day forecast for {c} in {u}."
-    question = question.format(c=city, u=arguments.get("unit"), d=arguments.get("days"))
-    return question, arguments, f"the weather in {city}"
-
-
-def _weather_result(rng: random.Random, arguments: dict) -> tuple[dict, str]:
-    fahrenheit = arguments.get("unit") == "fahrenheit"
-    temperature = rng.randint(40, 95) if fahrenheit else rng.randint(-5, 35)
-    condition = rng.choice(CONDITIONS)
-    symbol = "°F" if fahrenheit else "°C"
-    result = {"city": arguments["city"], "temperature": temperature, "condition": condition}
-    answer = f"It is {temperature}{symbol} and {condition} in {arguments['city']}."
-    return result, answer
-
-
-def _time_request(rng: random.Random) -> tuple[str, dict, str]:
-    city = rng.choice(CITIES)
-    question = rng.choice(["What time is it in {c}?", "Current time in {c}?", "Tell me the local time in {c}."])
-    return question.format(c=city), {"city": city}, f"the local time in {city}"
-
-
-def _time_result(rng: random.Random, arguments: dict) -> tuple[dict, str]:
-    clock = f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}"
-    return {"city": arguments["city"], "time": clock}, f"It is {clock} in {arguments['city']}."
-
-
-def _convert_request(rng: random.Random) -> tuple[str, dict, str]:
-    from_unit, to_unit, _ = rng.choice(UNIT_PAIRS)
-    value = rng.choice([rng.randint(1, 500), round(rng.uniform(0.5, 200), 1)])
-    question = rng.choice(["Convert {v} {f} to {t}.", "How many {t} is {v} {f}?", "{v} {f} in {t}?"])
-    arguments = {"value": value, "from_unit": from_unit, "to_unit": to_unit}
-    return question.format(v=value, f=from_unit, t=to_unit), arguments, f"{value} {from_unit} in {to_unit}"
-
-
-def _convert_result(rng: random.Random, arguments: dict) -> tuple[dict, str]:
-    factor = next(f for a, b, f in UNIT_PAIRS if a == arguments["from_unit"] and b == arguments["to_unit"])
-    value = arguments["value"]
-    converted = round(value * 9 / 5 + 32 if factor is None else value * factor, 2)
-    answer = f"{value} {arguments['from_unit']} is {converted} {arguments['to_unit']}."
-    return {"result": converted, "unit": arguments["to_unit"]}, answer
-
-
-def _search_request(rng: random.Random) -> tuple[str, dict, str]:
-    topic = rng.choice(TOPICS)
-    arguments: dict = {"query": topic}
-    style = rng.randrange(3)
-    if style == 0:
-        question = rng.choice(["Search the web for {q}.", "Look up {q} online.", "Find articles about {q}."])
-    elif style == 1:
-        arguments["max_results"] = rng.randint(1, 10)
-        question = "Find {n} results about {q}."
-    else:
-        arguments["max_results"] = rng.randint(1, 10)
-        arguments["safe_search"] = rng.choice([True, False])
-        question = "Search {q}, top {n} results, safe search " + ("on." if arguments["safe_search"] else "off.")
-    return question.format(q=topic, n=arguments.get("max_results")), arguments, f"results about {topic}"
-
-
-def _search_result(rng: random.Random, arguments: dict) -> tuple[dict, str]:
-    count = min(arguments.get("max_results", 3), 3)
-    titles = [f"{arguments['query'].title()} - part {i + 1}" for i in range(count)]
-    answer = f"I found {count} results about {arguments['query']}. The first is \"{titles[0]}\"."
-    return {"results": titles}, answer
-
-
-def _alarm_request(rng: random.Random) -> tuple[str, dict, str]:
-    hour, minute = rng.randint(5, 22), rng.choice([0, 15, 30, 45])
-    clock = f"{hour:02d}:{minute:02d}"
-    arguments: dict = {"time": clock}
-    style = rng.randrange(4)
-    if style == 0:
-        question = rng.choice(["Set an alarm for {t}.", "Wake me up at {t}."])
-    elif style == 1:
-        arguments["label"] = rng.choice(LABELS)
-        question = "Set an alarm at {t} called \"{l}\"."
-    elif style == 2:
-        arguments["days"] = sorted(rng.sample(WEEKDAYS, rng.randint(1, 3)), key=WEEKDAYS.index)
-        question = "Set an alarm for {t} on " + " and ".join(arguments["days"]) + "."
-    else:
-        arguments["label"] = rng.choice(LABELS)
-        arguments["days"] = sorted(rng.sample(WEEKDAYS, rng.randint(1, 3)), key=WEEKDAYS.index)
-        arguments["options"] = {"snooze_minutes": rng.choice([5, 10, 15]), "vibrate": rng.choice([True, False])}
-        question = (
-            "Alarm \"{l}\" at {t} on " + " and ".join(arguments["days"])
-            + f", snooze {arguments['options']['snooze_minutes']} minutes, vibrate "
-            + ("on." if arguments["options"]["vibrate"] else "off.")
-        )
-    return question.format(t=clock, l=arguments.get("label")), arguments, f"an alarm at {clock}"
-
-
-def _alarm_result(rng: random.Random, arguments: dict) -> tuple[dict, str]:
-    alarm_id = rng.randint(1, 99)
-    return {"ok": True, "alarm_id": alarm_id}, f"Done: your alarm is set for {arguments['time']}."
-
-
-REQUESTS = {
-    "get_weather": (_weather_request, _weather_result),
-    "get_time": (_time_request, _time_result),
-    "convert_units": (_convert_request, _convert_result),
-    "web_search": (_search_request, _search_result),
-    "set_alarm": (_alarm_request, _alarm_result),
-}
-PARALLEL_QUESTIONS = {
-    "get_weather": "What's the weather in {a} and in {b}?",
-    "get_time": "What time is it in {a} and in {b}?",
-}
-CHAT = [
-    ("Hello!", "Hello! How can I help you today?"),
-    ("Hi there", "Hi! What can I do for you?"),
-    ("Thanks!", "You're welcome!"),
-    ("Thank you so much.", "Happy to help!"),
-    ("Who are you?", "I am a small demo assistant trained for the Response Template Playground."),
-    ("Tell me a joke.", "Why did the parser cross the road? To reach the closing tag."),
-    ("What is 2 + 3?", "2 + 3 = 5."),
-    ("What is 7 times 6?", "7 times 6 is 42."),
-    ("Say hello in French.", "Bonjour !"),
-    ("Say hello in Japanese.", "こんにちは！"),
-    ("What is the capital of France?", "The capital of France is Paris."),
-    ("What is the capital of Japan?", "The capital of Japan is 東京 (Tokyo)."),
-    ("Good night.", "Good night, sleep well!"),
-]
-
-
-def _conversation(rng: random.Random) -> dict:
-    """One training or evaluation sample.
-
-    Returns a dict: `messages` (the whole conversation, last one an assistant
-    turn), `tools` (the offered tool schemas), `enable_thinking` (bool) and
-    `needs_tool` (whether the last assistant turn calls a tool).
-    """
-    thinking = rng.random() < 0.35
-    names = list(TOOLS)
-    shape = rng.choices(["chat", "call", "preamble", "parallel", "answer"], weights=[2, 4, 2, 1.5, 3])[0]
-    wanted = rng.choice(list(PARALLEL_QUESTIONS) if shape == "parallel" else names)
-    others = [n for n in names if n != wanted]
-    offered = [wanted] + rng.sample(others, rng.randint(0, 2))
-    rng.shuffle(offered)
-    tools = [TOOLS[n] for n in offered]
-    messages: list[dict] = []
-    if rng.random() < 0.3:
-        messages.append({"role": "system", "content": rng.choice(["You are a concise assistant.", "Be helpful and brief."])})
-
-    if shape == "chat":
-        question, answer = rng.choice(CHAT)
-        if rng.random() < 0.3:
-            answer = "I can use these tools: " + ", ".join(offered) + "."
-            question = rng.choice(["What can you do?", "Which tools do you have?"])
-        turn = {"role": "assistant", "content": answer}
-        if thinking:
-            turn["reasoning_content"] = "The user says: " + question + " No tool is needed."
-        messages += [{"role": "user", "content": question}, turn]
-        return {"messages": messages, "tools": tools, "enable_thinking": thinking, "needs_tool": False}
-
-    make_request, make_result = REQUESTS[wanted]
-    if shape == "parallel":
-        first, second = rng.sample(CITIES, 2)
-        question = PARALLEL_QUESTIONS[wanted].format(a=first, b=second)
-        calls = [_call(wanted, {"city": first}), _call(wanted, {"city": second})]
-        goal = f"{wanted} for {first} and {second}"
-    else:
-        question, arguments, goal = make_request(rng)
-        calls = [_call(wanted, arguments)]
-    call_turn: dict = {"role": "assistant", "tool_calls": calls}
-    if shape == "preamble":
-        call_turn["content"] = rng.choice(["Let me check that for you.", "Sure, one moment.", f"I will look up {goal}."])
-    if thinking:
-        plural = "two calls" if len(calls) == 2 else "one call"
-        call_turn["reasoning_content"] = f"The user wants {goal}. I should use {wanted}, {plural}."
-    messages += [{"role": "user", "content": question}, call_turn]
-    if shape != "answer":
-        return {"messages": messages, "tools": tools, "enable_thinking": thinking, "needs_tool": True}
-
-    result, answer = make_result(rng, calls[0]["function"]["arguments"])
-    messages.append({"role": "tool", "content": json.dumps(result, ensure_ascii=False)})
-    answer_turn = {"role": "assistant", "content": answer}
-    if thinking:
-        answer_turn["reasoning_content"] = f"The tool returned {goal}. I can answer now."
-    messages.append(answer_turn)
-    return {"messages": messages, "tools": tools, "enable_thinking": thinking, "needs_tool": False}
-
-
-def make_corpus(count: int, seed: int) -> list[dict]:
-    """`count` seeded conversations (see `_conversation` for their shape)."""
-    rng = random.Random(seed)
-    return [_conversation(rng) for _ in range(count)]
-
 
 def render(sample: dict, *, generation_prompt: bool = False) -> str:
     """ChatML text of a sample, rendered with CHAT_TEMPLATE by transformers'
@@ -412,9 +134,9 @@ def train_tokenizer(texts: list[str]):
     """Byte-level BPE trained on `texts`, wrapped as a PreTrainedTokenizerFast
     that carries the chat template and the response template."""
     backend = Tokenizer(models.BPE())
-    # Runs of ordinary text may merge across spaces (whole JSON keys and
-    # phrases become single tokens, which keeps the sequences short enough to
-    # train on a CPU); see PRE_TOKEN_PATTERN. A newline is always its own
+    # See PRE_TOKEN_PATTERN. A tool schema line is one pre-token, so a tool
+    # the model knows costs one token or a few in the prompt, which keeps the
+    # sequences short enough to train on a CPU. A newline is always its own
     # pre-token, so the generation prompt's final "\n" tokenizes as in training.
     backend.pre_tokenizer = pre_tokenizers.Sequence([
         pre_tokenizers.Split(Regex(PRE_TOKEN_PATTERN), behavior="isolated"),
@@ -460,16 +182,23 @@ def encode_for_training(tokenizer, text: str) -> tuple[list[int], list[int]]:
     return encoding["input_ids"], labels
 
 
-def batches(examples: list[tuple[list[int], list[int]]], rng: random.Random, batch_size: int, pad_id: int):
-    """Endless stream of (input_ids, labels) tensors [batch, length]; similar
-    lengths are batched together to waste little on padding (right padding,
-    which a causal model never attends to from real tokens)."""
+def batches(examples: list[tuple[list[int], list[int]]], rng: random.Random, tokens_per_batch: int, pad_id: int):
+    """Endless stream of (input_ids, labels) tensors [batch, length] of about
+    `tokens_per_batch` tokens each, padding included. Similar lengths are
+    batched together to waste little on padding (right padding, which a
+    causal model never attends to from real tokens)."""
     while True:
         order = list(range(len(examples)))
         rng.shuffle(order)
-        for start in range(0, len(order), batch_size * 16):
-            pool = sorted(order[start : start + batch_size * 16], key=lambda i: len(examples[i][0]))
-            groups = [pool[i : i + batch_size] for i in range(0, len(pool), batch_size)]
+        for start in range(0, len(order), 1024):
+            pool = sorted(order[start : start + 1024], key=lambda i: len(examples[i][0]))
+            groups, group = [], []
+            for index in pool:  # shortest first, so the newest is the widest of its group
+                if group and len(examples[index][0]) * (len(group) + 1) > tokens_per_batch:
+                    groups.append(group)
+                    group = []
+                group.append(index)
+            groups.append(group)
             rng.shuffle(groups)
             for group in groups:
                 width = max(len(examples[i][0]) for i in group)
@@ -478,57 +207,75 @@ def batches(examples: list[tuple[list[int], list[int]]], rng: random.Random, bat
                 yield torch.tensor(ids), torch.tensor(labels)
 
 
+# About 4.3 M parameters (8.3 MiB of 16-bit weights). Every attention head
+# has its own keys and values: copying a name from the question into the
+# arguments needs heads that look up different things.
+MODEL_SHAPE = {
+    "hidden_size": 192,
+    "intermediate_size": 512,
+    "num_hidden_layers": 8,
+    "num_attention_heads": 6,
+    "num_key_value_heads": 6,
+}
+
+
+def _loss(model, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Next-token cross-entropy over the labelled positions. The output
+    layer runs on those positions only: about half the tokens are prompt,
+    and the 4096-way output layer is a large share of the cost."""
+    hidden = model.model(input_ids=ids).last_hidden_state[:, :-1]
+    targets = labels[:, 1:]
+    trained = targets != -100
+    logits = model.lm_head(hidden[trained])
+    return torch.nn.functional.cross_entropy(logits, targets[trained])
+
+
 def train_model(tokenizer, examples, steps: int, seed: int):
-    """Train a small Llama on `examples` for `steps` optimizer steps on the CPU.
-    Returns the model (eval mode)."""
+    """Train a small Llama (MODEL_SHAPE) on `examples` for `steps` optimizer
+    steps on the CPU. Returns the model in eval mode, float32."""
     torch.manual_seed(seed)
-    # One thread: the machine has two cores and is usually shared; two threads
-    # that wait on each other are slower than one under contention.
-    torch.set_num_threads(1)
     im_end = tokenizer.convert_tokens_to_ids("<|im_end|>")
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=192,
-        intermediate_size=512,
-        num_hidden_layers=6,
-        num_attention_heads=6,
-        num_key_value_heads=2,
         max_position_embeddings=1024,
         tie_word_embeddings=True,
         bos_token_id=None,
         eos_token_id=im_end,
         pad_token_id=tokenizer.pad_token_id,
+        **MODEL_SHAPE,
     )
     model = LlamaForCausalLM(config)
-    print(f"parameters: {sum(p.numel() for p in model.parameters()) / 1e6:.2f} M")
+    print(f"parameters: {sum(p.numel() for p in model.parameters()) / 1e6:.2f} M", flush=True)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01, betas=(0.9, 0.98))
-    warmup = max(1, steps // 20)
+    warmup = max(1, steps // 25)
 
     def lr_scale(step: int) -> float:
         if step < warmup:
             return (step + 1) / warmup
-        return 0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * (step - warmup) / (steps - warmup)))
+        return 0.03 + 0.97 * 0.5 * (1 + math.cos(math.pi * (step - warmup) / (steps - warmup)))
 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_scale)
-    stream = batches(examples, random.Random(seed), batch_size=16, pad_id=tokenizer.pad_token_id)
+    stream = batches(examples, random.Random(seed), TOKENS_PER_STEP, pad_id=tokenizer.pad_token_id)
     model.train()
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     for step in range(steps):
         ids, labels = next(stream)
-        loss = model(input_ids=ids, labels=labels).loss
+        loss = _loss(model, ids, labels)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
-        if step % 50 == 0 or step == steps - 1:
-            print(f"step {step:5d}  loss {loss.item():.3f}  {time.perf_counter() - started:6.0f} s", flush=True)
+        if step % 100 == 0 or step == steps - 1:
+            print(f"step {step:5d}  loss {loss.item():.3f}  {time.perf_counter() - started:6.0f} s wall  "
+                  f"{time.process_time() - cpu_started:6.0f} s CPU", flush=True)
     model.eval()
     return model
 
 
 def template_wrapper() -> dict:
     """The demo model's response template in the project's templates/ wrapper format."""
+    tools = sorted({tool["function"]["name"] for tool in TOOLS.values()})
     return {
         "$schema": "./template_file.schema.json",
         "name": "demo-model",
@@ -544,8 +291,9 @@ def template_wrapper() -> dict:
             "region opens inside the prefix, so the prompt must be passed as prefix.",
             "Tool calls are plain JSON objects {\"name\": ..., \"arguments\": {...}}; a malformed JSON body "
             "is a parse error, not partial output.",
-            "The demo model is tiny and trained on a synthetic corpus: it knows five tools only "
-            "(get_weather, get_time, convert_units, web_search, set_alarm) and short chit-chat.",
+            "The demo model is tiny and trained on a synthetic corpus: it knows the tools "
+            + ", ".join(tools) + " (in the schemas of scripts/demo_corpus.py), short chit-chat, and answering "
+            "from a tool result in a second turn.",
         ],
         "response_template": RESPONSE_TEMPLATE,
     }
@@ -556,33 +304,39 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "samples" / "demo-model")
     parser.add_argument("--conversations", type=int, default=CONVERSATIONS)
     parser.add_argument("--steps", type=int, default=STEPS)
+    parser.add_argument("--threads", type=int, default=2, help="torch CPU threads (the result depends on it)")
     args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    started, cpu_started = time.perf_counter(), time.process_time()
 
     corpus = make_corpus(args.conversations, SEED)
     texts = [render(sample) for sample in corpus]
     tokenizer = train_tokenizer(texts)
     examples = [encode_for_training(tokenizer, text) for text in texts]
     lengths = sorted(len(ids) for ids, _ in examples)
+    trained = sum(sum(label != -100 for label in labels) for _, labels in examples)
     print(f"corpus: {len(examples)} conversations, tokens median {lengths[len(lengths) // 2]}, max {lengths[-1]}, "
-          f"total {sum(lengths)}")
+          f"total {sum(lengths)} ({trained} trained on), vocabulary {len(tokenizer)}", flush=True)
 
-    started = time.perf_counter()
     model = train_model(tokenizer, examples, args.steps, SEED)
-    print(f"training time: {time.perf_counter() - started:.0f} s")
 
     im_end = tokenizer.convert_tokens_to_ids("<|im_end|>")
     model.generation_config = GenerationConfig(
-        eos_token_id=im_end, pad_token_id=tokenizer.pad_token_id, do_sample=True, temperature=0.7, top_p=0.9,
-        max_new_tokens=160,
+        eos_token_id=im_end, pad_token_id=tokenizer.pad_token_id, do_sample=True, temperature=0.7, top_p=0.95,
+        max_new_tokens=200,
     )
+    # 16-bit weights: half the file of float32 (the model is trained in float32).
+    model = model.to(torch.float16)
     args.out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(args.out)
     tokenizer.save_pretrained(args.out)
     (ROOT / "templates").mkdir(exist_ok=True)
     wrapper_path = ROOT / "templates" / "demo-model.json"
     wrapper_path.write_text(json.dumps(template_wrapper(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    size = sum(p.stat().st_size for p in args.out.iterdir())
-    print(f"saved {args.out} ({size / 1e6:.1f} MB) and {wrapper_path}")
+    weights = (args.out / "model.safetensors").stat().st_size
+    print(f"saved {args.out} (weights {weights / 2**20:.2f} MiB) and {wrapper_path}")
+    print(f"build time: {time.perf_counter() - started:.0f} s wall, {time.process_time() - cpu_started:.0f} s CPU "
+          f"({args.threads} threads)")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from playground import catalog, chunking, handlers, limits, live, region_map, sh
 from playground.markup import visible_whitespace
 from playground.explain import explain
 from playground.parse_view import MapSpan, ParseView
+from playground.generation import DEFAULT_MODEL_PATH, ModelLoadError
 from playground.session import Session
 from playground.diagnostics import check_template
 from .templates_for_tests import SMOLLM3 as SMOL
@@ -336,3 +337,47 @@ def test_views_render_whitespace_and_escape_html():
     assert visible_whitespace("a b\n<") == 'a<span class="rt-ws">·</span>b<span class="rt-ws">↵</span>&lt;'
     html = region_map.region_map(ParseView(stream="<b>", spans=[MapSpan(0, 3, "discarded")]))
     assert "&lt;b&gt;" in html and "<b>" not in html.split('id="region-map-body"')[1]
+
+
+def test_a_background_load_reports_its_progress_and_generate_uses_it():
+    key = str(DEFAULT_MODEL_PATH)
+    live._models.pop(key, None)
+    live.start_loading("samples/demo-model")  # the textbox's relative path names the same model
+    pending = live._loads[key]
+    text, ended = live.load_status("")
+    assert ended is False and text.startswith(f"⏳ Loading {key}: ")
+    pending.result(timeout=120)
+    text, ended = live.load_status("samples/demo-model")
+    assert ended is True
+    assert re.fullmatch(rf"✔ Model ready: {re.escape(key)} \(loaded in \d+\.\d s\)", text), text
+    out = list(live.generate("samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, True, SMOL_TEXT, Session()))
+    assert "prefix" in out[-1] and key not in live._loads  # the background load's model, collected
+    assert live.get_model("") is live.get_model(key)
+
+
+def test_a_failed_background_load_is_shown_and_tried_again(tmp_path):
+    missing = str(tmp_path / "missing")
+    live.start_loading(missing)
+    with pytest.raises(ModelLoadError, match="no folder"):
+        live.get_model(missing)
+    assert missing not in live._loads  # forgotten: the next Generate loads again
+    assert live.load_status(missing) == ("", True)
+    live.start_loading(missing)
+    with pytest.raises(ModelLoadError):
+        live._loads[missing].result(timeout=60)
+    text, ended = live.load_status(missing)
+    assert ended is True and text.startswith(f"✘ Loading {missing} failed: ") and "no folder" in text
+
+
+def test_stop_while_waiting_for_a_load_ends_the_wait():
+    key = str(DEFAULT_MODEL_PATH)
+    live._models.pop(key, None)
+    session = Session()
+    outputs = live.generate("samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, True, SMOL_TEXT, session)
+    first = next(outputs)  # Generate waits for the load, showing where it is
+    assert f"⏳ Loading {key}: " in first[STATUS]
+    live.request_stop(session)
+    rest = list(outputs)
+    assert "Stopped waiting for the model; it goes on loading, and the next Generate uses it." in rest[-1][STATUS]
+    assert session.stop_requested is False
+    assert live.get_model(key).name == key  # the load went on

@@ -306,3 +306,16 @@ def test_missing_transformers_is_named():
     result = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert result.stdout.strip() == ("rendering a chat template needs transformers (and jinja2): pip install transformers "
                                      "jinja2, or pip install -r requirements.txt")
+
+
+@needs_shared
+@pytest.mark.parametrize("entry", MANIFEST, ids=[entry["file"] for entry in MANIFEST])
+def test_generate_live_picks_the_family_template_from_the_chat_template_alone(entry):
+    # A model with no response_template of its own and no templates/ entry naming it: the
+    # family rules read its chat template (config.model_type unknown) and pick the template
+    # this conformance check passes.
+    from playground.generation import family_template
+
+    chat_template = (CHAT_TEMPLATES / entry["file"]).read_text(encoding="utf-8")
+    picked = family_template(chat_template)
+    assert picked is not None and picked[0] == TEMPLATE_FOR.get(entry["file"], entry["family"])

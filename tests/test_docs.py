@@ -90,8 +90,8 @@ def requirement_names(lines: list[str]) -> dict[str, str]:
         line = line.split("#")[0].strip()
         if not line or line.startswith("-"):
             continue
-        name = re.match(r"[A-Za-z0-9_.\-\[\]]+", line)[0]
-        found[re.sub(r"\[.*\]", "", name).lower()] = line[len(name):]
+        name = re.match(r"[A-Za-z0-9_.\-]+", line)[0]
+        found[name.lower()] = line[len(name):]  # extras included: gradio[mcp] must be gradio[mcp] in both
     return found
 
 

@@ -8,13 +8,20 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import threading
+from pathlib import Path
 
+import jsonschema
 import pytest
+import torch
+from safetensors import safe_open
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from playground.generation import (
     DEFAULT_MODEL_PATH,
+    LOAD_STAGES,
+    BackgroundLoad,
     ModelLoadError,
     choose_template,
     load_model,
@@ -25,9 +32,15 @@ from engine.samples import load_samples
 from engine.template_files import TEMPLATES_DIR
 from engine import ResponseParser, parse_response
 
+ROOT = Path(__file__).resolve().parent.parent
+MiB = 2**20
 # The demo model's weather tool, as its samples offer it.
 WEATHER = next(s.tools[0] for s in load_samples() if s.family == "demo-model" and s.tools)
+# The project's example tools (get_weather, create_event, set_alarm), as the
+# other families' samples and the app's Generate live tab offer them.
+EXAMPLE_TOOLS = next(s.tools for s in load_samples() if s.id == "qwen3/text-then-tool-calls")
 MESSAGE_KEYS = {"role", "content", "reasoning_content", "tool_calls"}
+SAMPLED = {"temperature": 0.7, "top_p": 0.95}
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +60,36 @@ def test_folder_loads_with_plain_from_pretrained():
     assert model.generation_config.eos_token_id == tokenizer.convert_tokens_to_ids("<|im_end|>")
     for marker in ("<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>"):
         assert len(tokenizer(marker, add_special_tokens=False)["input_ids"]) == 1
-    size = sum(path.stat().st_size for path in DEFAULT_MODEL_PATH.iterdir())
-    assert size < 20_000_000
+    assert model.dtype == torch.float16
+
+
+def test_weights_are_16_bit_safetensors_under_10_mib():
+    weights = DEFAULT_MODEL_PATH / "model.safetensors"
+    assert weights.stat().st_size < 10 * MiB
+    with safe_open(str(weights), framework="pt") as tensors:
+        assert {str(tensors.get_slice(name).get_dtype()) for name in tensors.keys()} == {"F16"}
+    assert not list(DEFAULT_MODEL_PATH.glob("*.bin"))
+
+
+def test_no_tracked_file_reaches_10_mib():
+    # A Hugging Face Space refuses a plain git push with a file of 10 MiB or more.
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode != 0:
+        pytest.skip(f"not a git checkout: {listed.stderr.strip()}")
+    sizes = {name: (ROOT / name).stat().st_size for name in listed.stdout.split("\0") if name and (ROOT / name).is_file()}
+    assert DEFAULT_MODEL_PATH.relative_to(ROOT).joinpath("model.safetensors").as_posix() in sizes
+    assert {name: size for name, size in sizes.items() if size >= 10 * MiB} == {}
+
+
+def test_the_example_tools_are_tools_the_model_was_trained_on(loaded):
+    # Each tool schema line the chat template writes is a single token when
+    # the model saw that exact schema in training (see PRE_TOKEN_PATTERN in
+    # scripts/build_demo_model.py); an unknown schema splits into many.
+    for tool in [*EXAMPLE_TOOLS, WEATHER]:
+        line = json.dumps(tool["function"], ensure_ascii=False)
+        assert len(loaded.tokenizer(line, add_special_tokens=False)["input_ids"]) == 1, tool["function"]["name"]
+    unknown = json.dumps({"name": "get_weather", "description": "Weather.", "parameters": {"type": "object"}})
+    assert len(loaded.tokenizer(unknown, add_special_tokens=False)["input_ids"]) > 1
 
 
 def test_choose_template_prefers_the_tokenizers_own(loaded):
@@ -103,7 +144,7 @@ def test_max_new_tokens_is_honoured(loaded):
 
 
 def test_stop_string_ends_the_generation(loaded):
-    prompt = render_prompt(loaded, [{"role": "user", "content": "Weather in Paris?"}], [WEATHER])
+    prompt = render_prompt(loaded, [{"role": "user", "content": "What's the weather in Berlin?"}], [WEATHER])
     text = "".join(piece.text for piece in stream_generation(loaded, prompt, temperature=0, stop_strings=["<tool_call>"]))
     assert text.endswith("<tool_call>")
 
@@ -167,3 +208,41 @@ def test_model_without_chat_template_is_refused(tmp_path):
     config_path.write_text(json.dumps(config), encoding="utf-8")
     with pytest.raises(ModelLoadError, match="no chat template"):
         load_model(folder)
+
+
+def test_load_reports_each_stage_in_order(loaded):
+    reports = []
+    again = load_model(DEFAULT_MODEL_PATH, progress=reports.append)
+    assert [(r.stage, r.fraction, r.done) for r in reports] == [
+        ("Importing torch and transformers", 0.0, False),
+        ("Loading the tokenizer", 1 / 3, False),
+        ("Loading the weights", 2 / 3, False),
+    ]
+    assert [r.seconds for r in reports] == sorted(r.seconds for r in reports)
+    assert [stage for stage, _ in again.stage_seconds] == list(LOAD_STAGES)
+    assert again.load_seconds == pytest.approx(sum(seconds for _, seconds in again.stage_seconds), abs=0.05)
+    assert again.tokenizer.chat_template == loaded.tokenizer.chat_template
+
+
+def test_background_load_ends_ready_with_the_model():
+    pending = BackgroundLoad(DEFAULT_MODEL_PATH)
+    first = pending.progress()
+    assert first.stage in (*LOAD_STAGES, "Ready")
+    loaded = pending.result(timeout=120)
+    assert pending.done()
+    assert pending.result() is loaded
+    final = pending.progress()
+    assert (final.stage, final.fraction, final.done, final.error) == ("Ready", 1.0, True, None)
+    assert final.seconds == loaded.load_seconds
+    assert [stage for stage, _ in loaded.stage_seconds] == list(LOAD_STAGES)
+
+
+def test_background_load_of_a_missing_folder_fails_with_the_load_error(tmp_path):
+    pending = BackgroundLoad(tmp_path / "missing")
+    with pytest.raises(ModelLoadError, match="no folder"):
+        pending.result(timeout=60)
+    with pytest.raises(ModelLoadError, match="no folder"):  # the same error again, not a hang
+        pending.result(timeout=0)
+    final = pending.progress()
+    assert (final.stage, final.fraction, final.done) == ("Failed", 1.0, True)
+    assert final.error.startswith(f"no folder {tmp_path / 'missing'}")
