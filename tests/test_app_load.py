@@ -75,11 +75,11 @@ def test_two_identical_rounds_fail_nothing_and_the_second_does_not_grow_memory(l
 
 
 def test_closed_pages_give_their_memory_back_for_the_next_ones(loaded_app):
-    """Each page replays an 8,000-character paste a character at a time, then closes; later
+    """Each page replays a 5,000-character paste a character at a time, then closes; later
     pages reuse what the earlier ones held instead of adding to it."""
     process, url = loaded_app
     sample = CASES[0]
-    generation = (sample.generation * (8_000 // len(sample.generation) + 1))[:8_000]
+    generation = (sample.generation * (5_000 // len(sample.generation) + 1))[:5_000]
     values = {"generation": generation, "prefix": sample.prefix, "template-editor": template_source(sample.template),
               "chunking": "chars", "chunk-size": 1, "speed": 0}
     rss = []
