@@ -21,7 +21,6 @@ replay adds at most 80 MB and others' parses take at most 3 s; the hub id fails 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import threading
 import time
