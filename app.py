@@ -15,7 +15,12 @@ import logging
 
 import gradio as gr
 
+try:
+    from playground import limits
+except ValueError as error:  # PLAYGROUND_LIMITS is wrong: the message names the key and why
+    raise SystemExit(f"app.py: {error}") from None
 from playground import api, handlers, live
+from playground.allocator import return_freed_memory
 from playground.catalog import DEFAULT_SAMPLE, EDITED_TEMPLATE, INLINE_TEMPLATE, sample_table, samples_by_id, template_names, template_text_of
 from playground.chat_template_check import matrix_html
 from playground.chunking import CHUNKINGS, DEMO_MODEL_PATH
@@ -26,7 +31,7 @@ from playground.page_script import CONFORMANCE_JS, DIAGNOSTICS_JS, EVENT_LOG_JS,
 from playground.session import Session
 from playground.stream_check import report_html
 from playground.styles import PAGE_CSS
-from playground.wiring import Page, query_params
+from playground.wiring import Page, query_params, session_closed
 
 first = handlers.load_sample(DEFAULT_SAMPLE, Session())
 DEFAULT_LIVE_TOOLS = template_text_of(samples_by_id()[DEFAULT_SAMPLE].tools)
@@ -171,6 +176,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
 
     # Wiring: each handler reads and writes components by name (playground.wiring).
     opened = demo.load(query_params, None, page.params, api_visibility="private", queue=False)
+    demo.unload(session_closed)  # a closed page's parses are freed at once
     page.listen(opened.then, handlers.open_page)
     page.listen(page.sample_id.input, handlers.load_sample)
     page.listen(page.sample_rows.click, handlers.load_sample_at)
@@ -204,7 +210,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
     page.listen(page.scrubber.release, handlers.replay_seek, work="replay")
     page.listen(page.play_button.click, handlers.replay_play, work="replay")
     page.listen(page.stop_play_button.click, live.request_stop, queue=False)
-    page.listen(page.generate_button.click, live.generate, work="generation")
+    page.listen(page.generate_button.click, live.generate, work="model")
     page.listen(page.stop_button.click, live.request_stop, queue=False)
     # The model's background load (started by main()) shows its progress until it ends.
     def show_load_status(model_name: str):
@@ -219,7 +225,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
     # The public API: stable names, JSON in and out (playground.api).
     gr.api(api.parse, api_name="parse", **queue_options("parse"))
     gr.api(api.replay, api_name="replay", **queue_options("replay"))
-    gr.api(api.generate, api_name="generate", **queue_options("generation"))
+    gr.api(api.generate, api_name="generate", **queue_options("model"))
     gr.api(api.lint, api_name="lint", **queue_options("parse"))
     gr.api(api.export, api_name="export", **queue_options("export"))
     gr.api(api.load_sample, api_name="load_sample", **queue_options("parse"))
@@ -229,6 +235,7 @@ demo.queue(default_concurrency_limit=8, max_size=64)
 
 
 def main() -> None:
+    return_freed_memory()  # before the server's threads start
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="model folder or hub id for Generate live (default: the bundled demo model)")
     parser.add_argument("--share", action="store_true", help="create a public gradio.live link")
@@ -238,7 +245,9 @@ def main() -> None:
     live.start_loading(args.model or "")
     logging.basicConfig(level=logging.INFO)
     # The public API endpoints are also MCP tools (/gradio_api/mcp/), for agents; see docs/app.md.
-    demo.launch(share=args.share, css=PAGE_CSS, js=PAGE_JS, show_error=False, mcp_server=True)
+    demo.launch(
+        share=args.share, css=PAGE_CSS, js=PAGE_JS, show_error=False, mcp_server=True, state_session_capacity=LIMITS.sessions
+    )
 
 
 if __name__ == "__main__":

@@ -195,7 +195,13 @@ class ChatTemplateSource:
     source: str
 
 
-def _hub_reachable() -> tuple[bool, str]:
+def hub_reachable(timeout: float = HUB_CONNECT_TIMEOUT) -> tuple[bool, str]:
+    """Whether the Hugging Face Hub answers a TCP connection within `timeout` seconds, and if not, why.
+
+    Returns (True, "") or (False, a reason such as "HF_HUB_OFFLINE is set" or
+    "cannot connect to huggingface.co:443 (...)"). Honours HF_ENDPOINT and HF_HUB_OFFLINE.
+    Takes at most `timeout` + 0.5 s, even when the name lookup hangs.
+    """
     from huggingface_hub import constants
 
     if constants.HF_HUB_OFFLINE:
@@ -207,7 +213,7 @@ def _hub_reachable() -> tuple[bool, str]:
 
     def connect() -> None:
         try:
-            socket.create_connection((host, port), timeout=HUB_CONNECT_TIMEOUT).close()
+            socket.create_connection((host, port), timeout=timeout).close()
             outcome.append("")
         except OSError as error:
             outcome.append(f"cannot connect to {host}:{port} ({error})")
@@ -215,9 +221,9 @@ def _hub_reachable() -> tuple[bool, str]:
     # The name lookup has no timeout of its own, so the attempt runs in a thread we stop waiting for.
     attempt = threading.Thread(target=connect, daemon=True)
     attempt.start()
-    attempt.join(HUB_CONNECT_TIMEOUT + 0.5)
+    attempt.join(timeout + 0.5)
     if not outcome:
-        return False, f"no answer from {host}:{port} within {HUB_CONNECT_TIMEOUT:g} s"
+        return False, f"no answer from {host}:{port} within {timeout:g} s"
     return not outcome[0], outcome[0]
 
 
@@ -248,7 +254,7 @@ def load_chat_template(model: str) -> ChatTemplateSource:
     elif model.startswith((".", "/", "~")) or model.count("/") > 1:
         raise ModelLoadError(f"no folder {folder}: give a folder that holds the tokenizer files, or a hub id")
     else:
-        reachable, why = _hub_reachable()
+        reachable, why = hub_reachable()
         try:
             tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=not reachable)
         except (OSError, ValueError) as error:

@@ -6,14 +6,17 @@ scripts) need, one concept a module:
 - `handlers` (and `live` for Generate live): the page's event handlers, plain
   functions from named inputs to named outputs (`outputs`), bound to the
   layout by name (`wiring`); `api`: the public API endpoints.
-- `session`: one visitor's state; `limits`: input caps and concurrency per
-  kind of work.
-- `parse_view`: a parse as the page shows it; `region_map`, `event_log`,
+- `session`: one visitor's state (and the open pages' sessions, freed when a
+  page closes); `limits`: input caps and concurrency per kind of work;
+  `allocator`: freed memory back to the operating system.
+- `parse_view`: a parse as the page shows it (its events kept compactly by
+  `event_store`); `region_map`, `event_log`,
   `message_view`, `status`: the panels drawn from it; `styles`, `markup` and
   `page_script`: the page's CSS, HTML helpers and JavaScript.
 - `chunking`, `replay`, `stream_check`: replaying a generation as a stream.
 - `catalog` (samples and templates/), `template_editor`, `export`, `share`.
-- `generation`: running a model (the only module that imports torch).
+- `generation`: running a model (the only module that imports torch); `hub`:
+  a hub id failing fast when the Hugging Face Hub is out of reach.
 
 See docs/app.md.
 """

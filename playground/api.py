@@ -14,8 +14,11 @@ raises for bad input: the result's `error` says what was wrong.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 
 from engine import TemplateError, load_template
 
@@ -28,6 +31,100 @@ from .export import merged_config
 from .limits import InputError, check_text_sizes, read_template, read_tools
 from .parse_view import LiveParse, ParseView, traced_view
 from .stream_check import stream_check
+
+
+# What each parameter is, for the message when a client sends the wrong type.
+_LABELS = {
+    "template_text": "The template", "prefix": "The prefix", "generation": "The generation", "tools_text": "The tools JSON",
+    "chunking": "The chunking", "sample_id": "The sample id", "tokenizer_config_text": "The tokenizer_config.json text",
+    "user": "The user message", "model_name": "The model name", "system": "The system message",
+    "messages_text": "The messages JSON",
+}
+
+
+def _json_kind(value) -> str:
+    return {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def _coerced(name: str, kind: str, value):
+    """`value` of parameter `name` as its annotation `kind` says, or InputError naming it."""
+    if kind == "str":
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            raise InputError(f"{_LABELS.get(name, name)} must be text, got {_json_kind(value)}.")
+        return value
+    if kind == "bool":
+        return bool(value)
+    if kind in ("int", "float"):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = None
+        if isinstance(value, bool) or number is None or number != number or number in (float("inf"), float("-inf")):
+            what = "a whole number" if kind == "int" else "a number"
+            raise InputError(f"{name} must be {what}, got {json.dumps(value)[:40] if not isinstance(value, str) else repr(value[:40])}.")
+        if kind == "int":
+            if number != int(number):
+                raise InputError(f"{name} must be a whole number, got {value}.")
+            return int(number)
+        return number
+    return value
+
+
+def _endpoint(error_result: Callable[[str], object]):
+    """Make a public function safe for any client: arguments of the wrong type get a message
+    naming the parameter, and an unexpected failure becomes an error result (the traceback
+    goes to the server log), never a bare exception. `error_result(message)` is the
+    endpoint's answer for an error; a generator endpoint yields it."""
+
+    def decorate(function):
+        signature = inspect.signature(function)
+
+        def coerced(args, kwargs) -> dict:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return {
+                name: _coerced(name, str(signature.parameters[name].annotation), value)
+                for name, value in bound.arguments.items()
+            }
+
+        def unexpected(error: Exception):
+            logging.getLogger(__name__).exception("the %s endpoint failed", function.__name__)
+            return error_result(f"unexpected error in {function.__name__}: {type(error).__name__}: {error}")
+
+        if inspect.isgeneratorfunction(function):
+
+            @functools.wraps(function)
+            def run_generator(*args, **kwargs):
+                try:
+                    arguments = coerced(args, kwargs)
+                except (InputError, TypeError) as error:
+                    yield error_result(str(error))
+                    return
+                try:
+                    yield from function(**arguments)
+                except Exception as error:
+                    yield unexpected(error)
+
+            return run_generator
+
+        @functools.wraps(function)
+        def run(*args, **kwargs):
+            try:
+                return function(**coerced(args, kwargs))
+            except (InputError, TypeError) as error:
+                return error_result(str(error))
+            except Exception as error:
+                return unexpected(error)
+
+        return run
+
+    return decorate
+
+
+def _parse_error(message: str) -> dict:
+    return {"status": message, "message": None, "error": message}
 
 
 def _status(view: ParseView) -> str:
@@ -55,6 +152,7 @@ def _result(view: ParseView) -> dict:
     }
 
 
+@_endpoint(_parse_error)
 def parse(template_text: str, prefix: str, generation: str, tools_text: str = "") -> dict:
     """Parse a generation with a response template.
 
@@ -78,6 +176,7 @@ def parse(template_text: str, prefix: str, generation: str, tools_text: str = ""
         return {"status": str(error), "message": None, "error": str(error)}
 
 
+@_endpoint(lambda message: {"chunks": 0, "message": None, "error": message})
 def replay(template_text: str, prefix: str, generation: str, tools_text: str = "", chunking: str = "chars:1") -> dict:
     """Feed the generation chunk by chunk and check streaming against one-shot parsing.
 
@@ -116,22 +215,26 @@ def replay(template_text: str, prefix: str, generation: str, tools_text: str = "
     }
 
 
+@_endpoint(lambda message: [{"severity": "error", "code": "input", "json_path": "", "message": message, "suggestion": "", "fix": "", "fixed_template": None}])
 def lint(template_text: str) -> list[dict]:
     """The template's diagnostics, errors first: validation (with "did you mean"), then lint.
 
     Returns:
-        [{"severity", "code", "path", "message", "suggestion", "fix", "fixed_template"}]: `fix` says
-        what the one-click fix does ("" for none) and `fixed_template` is the template with it applied.
+        [{"severity", "code", "json_path", "message", "suggestion", "fix", "fixed_template"}]: `json_path`
+        is where in the template (a key named "path" would make gradio_client take each finding for
+        a file to download); `fix` says what the one-click fix does ("" for none) and `fixed_template`
+        is the template with it applied.
     """
     return [
         {
-            "severity": f.severity, "code": f.code, "path": f.path, "message": f.message, "suggestion": f.suggestion,
+            "severity": f.severity, "code": f.code, "json_path": f.path, "message": f.message, "suggestion": f.suggestion,
             "fix": f.fix_label, "fixed_template": f.fixed,
         }
         for f in findings(template_text)
     ]
 
 
+@_endpoint(lambda message: {"error": message})
 def export(template_text: str, tokenizer_config_text: str = "") -> dict:
     """The template as file texts, merged into a tokenizer_config.json when one is given.
 
@@ -155,6 +258,7 @@ def export(template_text: str, tokenizer_config_text: str = "") -> dict:
     }
 
 
+@_endpoint(lambda message: {"error": message})
 def load_sample(sample_id: str) -> dict:
     """One shipped sample case and its parse.
 
@@ -177,6 +281,7 @@ def load_sample(sample_id: str) -> dict:
     }
 
 
+@_endpoint(lambda message: {"passed": False, "error": message, "situations": []})
 def conformance(
     template_text: str, chat_template_text: str = "", chat_template_model: str = "", bos_token: str = "", eos_token: str = "",
 ) -> dict:
@@ -199,6 +304,7 @@ def conformance(
     return check_from_page(template_text, chat_template_text, chat_template_model, bos_token, eos_token).to_dict()
 
 
+@_endpoint(lambda message: {"generation": "", "message": None, "error": message, "finished": True, "prefix": ""})
 def generate(
     user: str,
     model_name: str = "",
@@ -223,7 +329,7 @@ def generate(
         last has `finished` True and the message.
     """
     from . import generation as models
-    from .live import conversation, get_model
+    from .live import conversation, generation_slots, get_model
 
     try:
         messages = conversation(system, user, messages_text)
@@ -244,9 +350,10 @@ def generate(
         loaded, prompt, max_new_tokens=int(max_new_tokens), temperature=float(temperature), top_p=float(top_p), seed=int(seed)
     )
     try:
-        for piece in pieces:
-            live.feed(piece.text)
-            yield {"generation": "".join(live.parts), "message": None, "error": None, "finished": False, "prefix": prompt.text}
+        with generation_slots:  # one generation at a time over the server, as for the page
+            for piece in pieces:
+                live.feed(piece.text)
+                yield {"generation": "".join(live.parts), "message": None, "error": None, "finished": False, "prefix": prompt.text}
     finally:
         pieces.close()
     live.finalize()

@@ -15,7 +15,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from .markup import breakable_whitespace, short_json
-from .parse_view import LoggedEvent
+from .event_store import LoggedEvent, without_chunks
 
 PAGE_ROWS = 100
 # Characters of a chunk's text shown in its row (the region map has them all).
@@ -42,13 +42,13 @@ def _row_text(event: dict) -> str:
     return " ".join(str(value) for value in event.values()).lower()
 
 
-def matching_rows(events: Sequence[LoggedEvent], query: LogQuery) -> list[LoggedEvent]:
-    """The rows the query keeps, in order."""
+def matching_rows(events: Sequence[LoggedEvent], query: LogQuery) -> Sequence[LoggedEvent]:
+    """The rows the query keeps, in order (`events` itself when it keeps them all)."""
     search = query.search.strip().lower()
     if not (search or query.field or query.hide_chunks):
-        return list(events)
+        return events
     rows = []
-    for logged in events:
+    for logged in without_chunks(events) if query.hide_chunks else events:
         event = logged.event
         if query.hide_chunks and event.get("type") == "region_chunk":
             continue
@@ -75,7 +75,10 @@ def event_log(events: Sequence[LoggedEvent], query: LogQuery = LogQuery(), curre
     pages = page_count(len(rows))
     page = min(max(1, int(query.page or 1)), pages)
     if query.selected is not None:
-        position = next((i for i, logged in enumerate(rows) if logged.number == query.selected), None)
+        if rows is events:  # every row: event N is row N - 1
+            position = query.selected - 1 if 0 < query.selected <= len(rows) else None
+        else:
+            position = next((i for i, logged in enumerate(rows) if logged.number == query.selected), None)
         if position is not None:
             page = position // PAGE_ROWS + 1
     first = (page - 1) * PAGE_ROWS

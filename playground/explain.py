@@ -19,7 +19,8 @@ from typing import Any
 from engine import load_template
 
 from .markup import short_json, visible_whitespace
-from .parse_view import LoggedEvent, MapSpan, ParseView
+from .event_store import LoggedEvent, chunks_overlapping, event_numbered, without_chunks
+from .parse_view import MapSpan, ParseView
 
 PLACEHOLDER = (
     '<div class="rt-explain-empty">Click (or tap) any stretch of the region map to see what it is: the field, '
@@ -114,27 +115,19 @@ def span_events(view: ParseView, span: MapSpan) -> list[LoggedEvent]:
     """The events a span produced: its region's open and close, and the chunks inside it."""
     if span.region is None:
         return []
-    opened, closed = region_event_numbers(view.events).get(span.region, (None, None))
+    opened, closed = region_event_numbers(without_chunks(view.events)).get(span.region, (None, None))
+    opening, closing = event_numbered(view.events, opened), event_numbered(view.events, closed)
     if span.kind == "open":
-        return [e for e in view.events if e.number == opened]
+        return [opening] if opening else []
     if span.kind == "close":
-        return [e for e in view.events if e.number == closed]
-    found = []
-    for logged in view.events:
-        event = logged.event
-        if logged.number in (opened, closed):
-            found.append(logged)
-        elif (
-            event.get("type") == "region_chunk" and event.get("field") == span.field
-            and "start" in event and event["start"] < span.end and event["end"] > span.start
-        ):
-            found.append(logged)
-    return found
+        return [closing] if closing else []
+    found = [*(logged for logged in (opening, closing) if logged), *chunks_overlapping(view.events, span.field, span.start, span.end)]
+    return sorted(found, key=lambda logged: logged.number)
 
 
 def span_of_event(view: ParseView, number: int) -> int | None:
     """The index of the span an event came from (for a click on a row of the event log)."""
-    logged = next((e for e in view.events if e.number == number), None)
+    logged = event_numbered(view.events, number)
     if logged is None:
         return None
     event = logged.event

@@ -174,6 +174,13 @@ def load_model(
             f"no folder {folder}. Check the path, or leave the field empty to use the bundled demo model "
             f"({DEFAULT_MODEL_PATH})."
         )
+    else:  # a hub id: fail in seconds when the Hub is out of reach (playground.hub)
+        from .hub import HubError, check_hub_id
+
+        try:
+            folder = check_hub_id(name) or folder
+        except HubError as error:
+            raise ModelLoadError(str(error)) from None
     source = str(folder) if folder.exists() else name
     started = time.perf_counter()
     stage_starts: list[float] = []

@@ -11,20 +11,31 @@ environment variable, a JSON object such as ``{"generation_chars": 2000000}``
 
 `WORK` names the kinds of work the page does and how many of each may run at
 once; `app.py` passes `queue_options(kind)` to every listener, so each kind
-gets its own queue slot and a parse never waits behind a generation.
+gets its own queue slot and a parse never waits behind a download or a
+generation.
+
+A bad PLAYGROUND_LIMITS raises `LimitsError` when this module is imported,
+naming the key and what is wrong with it; `app.py` turns it into a one-line
+message and stops.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
+
+
+class LimitsError(ValueError):
+    """PLAYGROUND_LIMITS cannot be used: not a JSON object, an unknown key, or a bad value (the message names it)."""
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Size caps for untrusted input and time budgets; each cap has its own message when exceeded.
+    """Caps on untrusted input, time budgets, and what one visitor may hold; each has its own message.
 
     Attributes (characters unless said otherwise):
         template_chars: the template JSON text.
@@ -35,6 +46,10 @@ class Limits:
         max_new_tokens: the largest generation Generate live allows (tokens).
         regex_seconds: what one template regex call may take on this page (seconds).
         stream_check_seconds: the wall-time budget of one stream check (seconds).
+        session_jobs: heavy jobs (a replay, a model load or a generation) one session may run at once.
+        sessions: browser sessions the server keeps; past it the least recently used is dropped.
+        hub_seconds: how long the Hub may take to answer before a load gives up (seconds).
+        model_download_mb: the largest model (its weights and tokenizer files) a load may download (MB).
         chat_template_chars: a pasted chat template (Jinja text).
         conformance_seconds: the wall-time limit of one chat-template check (seconds); past
             it the check's worker is killed.
@@ -50,14 +65,66 @@ class Limits:
     max_new_tokens: int = 2_048
     regex_seconds: float = 0.5
     stream_check_seconds: float = 10.0
+    session_jobs: int = 1
+    sessions: int = 500
+    hub_seconds: float = 4.0
+    model_download_mb: int = 5_000
     chat_template_chars: int = 100_000
     conformance_seconds: float = 30.0
 
     @classmethod
+    def from_json(cls, raw: str) -> "Limits":
+        """The defaults overridden by `raw`, a JSON object of keys and values.
+
+        Raises LimitsError naming every bad key (with the nearest known key) and value.
+        """
+        try:
+            given = json.loads(raw)
+        except json.JSONDecodeError as error:
+            raise LimitsError(
+                f"PLAYGROUND_LIMITS is not valid JSON ({error.msg} at column {error.colno}); "
+                'write a JSON object such as {"generation_chars": 2000000}.'
+            ) from None
+        if not isinstance(given, dict):
+            raise LimitsError(
+                f'PLAYGROUND_LIMITS must be a JSON object such as {{"generation_chars": 2000000}}, not {_json_kind(given)}.'
+            )
+        kinds = {item.name: item.type for item in fields(cls)}
+        problems = []
+        for key, value in given.items():
+            if key not in kinds:
+                near = difflib.get_close_matches(key, kinds, n=1, cutoff=0.6)
+                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                problems.append(f"unknown key {key!r}{hint}")
+            elif (problem := _bad_value(value, kinds[key])) is not None:
+                problems.append(f"{key!r} {problem}")
+        if problems:
+            raise LimitsError(
+                "PLAYGROUND_LIMITS: " + "; ".join(problems) + f". The keys are: {', '.join(kinds)} (see docs/app.md)."
+            )
+        return cls(**{key: float(value) if kinds[key] == "float" else int(value) for key, value in given.items()})
+
+    @classmethod
     def from_env(cls) -> "Limits":
-        """The defaults, overridden by the PLAYGROUND_LIMITS JSON object when it is set."""
+        """The defaults, overridden by the PLAYGROUND_LIMITS JSON object when it is set (raises LimitsError)."""
         raw = os.environ.get("PLAYGROUND_LIMITS")
-        return cls(**json.loads(raw)) if raw else cls()
+        return cls.from_json(raw) if raw and raw.strip() else cls()
+
+
+def _json_kind(value: Any) -> str:
+    names = {bool: "a boolean", str: "a string", list: "a list", dict: "an object", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
+def _bad_value(value: Any, kind: str) -> str | None:
+    """Why `value` cannot be a limit of `kind` ("int" or "float"), or None when it can."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"must be a number, got {_json_kind(value)} ({json.dumps(value)[:40]})"
+    if not math.isfinite(value) or value <= 0:
+        return f"must be above 0, got {value}"
+    if kind == "int" and value != int(value):
+        return f"must be a whole number, got {value}"
+    return None
 
 
 LIMITS = Limits.from_env()
@@ -68,15 +135,19 @@ def current() -> Limits:
     return LIMITS
 
 
-# Kinds of work and how many of each may run at once over the whole server.
-# Generation (and model loading) is the heavy kind: one at a time.
+# Kinds of work and how many of each may run at once over the whole server (Gradio's
+# concurrency groups). Parsing never shares a group with the heavy kinds.
 WORK = {
     "parse": 8,  # parse, sample switch, lint, format, share: fast, never behind the others
     "replay": 4,  # Step / Play with its stream check
-    "generation": 1,  # model load and Generate live
+    "model": 4,  # model loads and Generate live (waiting for a load or a generation slot included)
     "export": 4,  # writing the download files
     "conformance": 2,  # chat-template checks, each in a worker process of its own
 }
+# Inside the "model" group: generations running at once (on 2 CPU cores one is as fast as two).
+GENERATIONS_AT_ONCE = 1
+# Work that counts against a session's `session_jobs`.
+HEAVY_WORK = ("replay", "model")
 
 
 def queue_options(kind: str) -> dict:

@@ -38,6 +38,9 @@ _models: dict[str, Any] = {}  # name -> LoadedModel, at most MODELS_KEPT
 _loads: dict[str, Any] = {}  # name -> playground.generation.BackgroundLoad not yet collected
 # Seconds between two status updates while Generate waits for a load.
 LOAD_POLL = 0.25
+# Generations running at once over the server (on 2 CPU cores one is as fast as two); a
+# Generate waits for a slot, and Stop ends the wait.
+generation_slots = threading.BoundedSemaphore(limits.GENERATIONS_AT_ONCE)
 
 
 def _model_key(name: str) -> str:
@@ -229,6 +232,13 @@ def generate(
             ("elapsed", f"{elapsed:.1f} s"),
         ], fresh_feeds=fresh_feeds)
 
+    waited = time.perf_counter()
+    while not generation_slots.acquire(timeout=LOAD_POLL):
+        if session.stop_requested:
+            session.stop_requested = False
+            yield failed("■ Stopped waiting for another generation to end.", session)
+            return
+        yield {"status": status_html(None, f"⏳ Waiting for another visitor's generation to end… ({time.perf_counter() - waited:.0f} s)")}
     pieces = generation.stream_generation(
         loaded, prompt, max_new_tokens=max_new_tokens, temperature=float(temperature), top_p=float(top_p),
         seed=None if seed is None or seed == "" else int(seed),
@@ -255,6 +265,7 @@ def generate(
                 yield {**render(view, session, note=model_note, progress=f"{tokens} tokens"), **chosen, "model_note": model_note}
     finally:
         pieces.close()
+        generation_slots.release()
         session.stop_requested = False
     live.finalize()
     if stopped:

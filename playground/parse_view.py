@@ -16,7 +16,10 @@ start-anchor cut; the generation follows the prefix tail.
 
 from __future__ import annotations
 
+import itertools
 import time
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from engine import ResponseParser, load_template
@@ -25,9 +28,12 @@ from engine.errors import ResponseParseError
 from engine.trace import trace
 
 from . import limits
+from .event_store import FINALIZE, PREFIX, WHOLE_FEED, EventStore, LoggedEvent
 
 # Failed regions are kept as text with their error (see the module docstring).
 ON_ERROR = "keep"
+# A stream's fed pieces are joined into one string once there are this many.
+PARTS_JOINED = 4096
 
 
 @dataclass(frozen=True)
@@ -56,16 +62,6 @@ class MapSpan:
     delimiter_path: str | None = None
     matched: str | None = None
     error: int | None = None
-
-
-@dataclass(frozen=True)
-class LoggedEvent:
-    """One engine event with its number (1-based, in order) and phase
-    ("prefix", "feed N" or "finalize")."""
-
-    number: int
-    phase: str
-    event: dict
 
 
 @dataclass(frozen=True)
@@ -115,7 +111,7 @@ class ParseView:
         tail_length: length of the prefix tail in `stream`.
         anchor_found: whether the start anchor matched in the prefix (True for an empty prefix).
         spans: `MapSpan`s tiling the stream, in order.
-        events: every event, numbered.
+        events: every event, numbered (`LoggedEvents`, built as they are read).
         field_names: the template's fields, in order.
         message: the message (with lenient parsing also when a region failed), or None.
         partial_message: while streaming, what the regions closed so far add up to (else None).
@@ -136,7 +132,7 @@ class ParseView:
     tail_length: int = 0
     anchor_found: bool = True
     spans: list[MapSpan] = field(default_factory=list)
-    events: list[LoggedEvent] = field(default_factory=list)
+    events: Sequence[LoggedEvent] = ()
     field_names: list[str] = field(default_factory=list)
     message: dict | None = None
     partial_message: dict | None = None
@@ -144,7 +140,7 @@ class ParseView:
     warnings: list[WarningNote] = field(default_factory=list)
     figures: list[tuple[str, str]] = field(default_factory=list)
     finished: bool = True
-    chunk_ends: list[int] = field(default_factory=list)
+    chunk_ends: Sequence[int] = ()
     fresh_feeds: int = 1
     held_reason: str = ""
     template: dict | None = None
@@ -158,7 +154,7 @@ class ParseView:
     @property
     def initial_events(self) -> list[dict]:
         """The events the prefix produced (`ResponseParser.initial_events`)."""
-        return [logged.event for logged in self.events if logged.phase == "prefix"]
+        return [logged.event for logged in itertools.takewhile(lambda logged: logged.phase == "prefix", self.events)]
 
     @property
     def current_feed(self) -> tuple[int, int] | None:
@@ -176,8 +172,11 @@ class ParseView:
         return frozenset(f"feed {n}" for n in range(max(1, feeds - max(1, self.fresh_feeds) + 1), feeds + 1))
 
 
-def _phase(stage: str, chunk: int | None) -> str:
-    return f"feed {chunk + 1}" if stage == "feed" and chunk is not None else stage
+def _phase(stage: str, chunk: int | None) -> int:
+    """The event-store phase code of a trace event's stage and chunk index."""
+    if stage == "feed":
+        return WHOLE_FEED if chunk is None else chunk + 1
+    return PREFIX if stage == "prefix" else FINALIZE
 
 
 def _trace_errors(result, to_stream) -> list[ErrorMark]:
@@ -219,10 +218,14 @@ def traced_view(template: dict, prefix: str, generation: str, tools: list | None
         )
         for s in result.spans
     ]
-    events = [LoggedEvent(i + 1, _phase(e.stage, e.chunk), e.event) for i, e in enumerate(result.events)]
+    store = EventStore()
+    for traced in result.events:
+        store.append([traced.event], _phase(traced.stage, traced.chunk))
+    stream = tail + generation
+    events = store.view(stream)
     return ParseView(
         cut_away=result.anchor.dropped,
-        stream=tail + generation,
+        stream=stream,
         tail_length=len(tail),
         anchor_found=result.anchor.found or not prefix,
         spans=spans,
@@ -263,6 +266,26 @@ def held_reason(template: dict, current_field: str | None, held: str) -> str:
                 if partial is not None:
                     return f"`{tail}` could still match `{delimiter.source}` ({delimiter.path})"
     return f"`{held}` is held until more text decides it"
+
+
+def _marked(spans: list[MapSpan], error: ErrorMark, index: int) -> list[MapSpan]:
+    """`spans` with those starting in `error`'s range marked with `index` (spans marked already
+    keep their error); a merged stretch that crosses an end of the range is cut there first."""
+    if error.start is None or error.end is None:
+        return spans
+    out = []
+    for span in spans:
+        pieces = [span]
+        if span.error is None and span.delimiter is None:
+            cuts = sorted({cut for cut in (error.start, error.end) if span.start < cut < span.end})
+            if cuts:
+                bounds = [span.start, *cuts, span.end]
+                pieces = [replace(span, start=a, end=b) for a, b in zip(bounds, bounds[1:])]
+        for piece in pieces:
+            if piece.error is None and error.start <= piece.start < error.end:
+                piece = replace(piece, error=index)
+            out.append(piece)
+    return out
 
 
 class PlainParse:
@@ -321,9 +344,9 @@ class LiveParse:
     def __init__(self, template: dict, prefix: str, tools: list | None, *, plain: bool = False):
         self.template, self.tools = template, tools
         self.field_names = list(template.get("fields", {}))
-        self.events: list[LoggedEvent] = []
+        self.events = EventStore()
         self.parts: list[str] = []
-        self.chunk_ends: list[int] = []
+        self.chunk_ends = array("q")
         self.message: dict | None = None
         self.error: ResponseParseError | None = None
         self.finished = False
@@ -344,13 +367,12 @@ class LiveParse:
         self.anchor_found = not prefix or self.parser.prefix_cut > 0
         self.received = len(self.tail)
         self._merged: list[MapSpan] = []
-        self._spans_merged = self._errors_merged = 0
+        self._errors_merged = 0
         self.open_field: str | None = None
-        self._log(self.parser.initial_events, "prefix")
+        self._log(self.parser.initial_events, PREFIX)
 
-    def _log(self, events: list[dict], phase: str) -> None:
-        start = len(self.events) + 1
-        self.events.extend(LoggedEvent(start + i, phase, event) for i, event in enumerate(events))
+    def _log(self, events: list[dict], phase: int) -> None:
+        self.events.append(events, phase)
         for event in events:  # the region text goes to now: the last one opened and not closed
             if event["type"] == "region_open":
                 self.open_field = event["field"]
@@ -360,6 +382,8 @@ class LiveParse:
     def feed(self, chunk: str) -> None:
         """Feed one chunk (after an error the text is kept but no longer parsed)."""
         self.parts.append(chunk)
+        if len(self.parts) >= PARTS_JOINED:  # one string, not a list of a million one-character ones
+            self.parts[:] = ["".join(self.parts)]
         self.received += len(chunk)
         if self.error is not None or self.finished:
             return
@@ -374,7 +398,7 @@ class LiveParse:
             self.error = error
             events = []
         self.parse_seconds += time.thread_time() - started
-        self._log(events, f"feed {self.feeds}")
+        self._log(events, self.feeds)
 
     def finalize(self) -> None:
         """End the stream: settle held text and take the message."""
@@ -392,7 +416,7 @@ class LiveParse:
             self.error = error
             events = []
         self.parse_seconds += time.thread_time() - started
-        self._log(events, "finalize")
+        self._log(events, FINALIZE)
 
     def _errors(self) -> list[ErrorMark]:
         found = list(self.parser.errors)
@@ -409,14 +433,19 @@ class LiveParse:
 
     def _merged_spans(self, errors: list[ErrorMark]) -> list[MapSpan]:
         """The parser's spans as MapSpans, consecutive pieces of one stretch merged (a stream fed a
-        character at a time records a span per feed). Kept between views and extended with the
-        spans recorded since (the parser only appends); a new error starts over, as it marks
-        spans recorded before it."""
-        if len(errors) != self._errors_merged:
-            self._merged, self._spans_merged, self._errors_merged = [], 0, len(errors)
+        character at a time records a span per feed).
+
+        Kept between views: the spans recorded since the last view are merged in and dropped from
+        the parser's list, so a long stream holds one MapSpan per stretch, not one per feed. An
+        error found since marks the spans in its range (cut at its ends), as it covers text
+        recorded before it.
+        """
         merged = self._merged
+        for index in range(self._errors_merged, len(errors)):
+            merged[:] = _marked(merged, errors[index], index)
+        self._errors_merged = len(errors)
         recorded = self.parser.spans
-        for s in recorded[self._spans_merged :]:
+        for s in recorded:
             match = s.match
             error = next((i for i, e in enumerate(errors) if e.start is not None and e.end is not None and e.start <= s.start < e.end), None)
             last = merged[-1] if merged else None
@@ -433,7 +462,7 @@ class LiveParse:
                     match.text if match else None, error,
                 )
             )
-        self._spans_merged = len(recorded)
+        recorded.clear()  # the parser only appends to its list; what it held is merged in now
         return list(merged)
 
     def view(self, extra_figures: list[tuple[str, str]] = (), *, partial_message: bool = True, fresh_feeds: int = 1) -> ParseView:
@@ -444,6 +473,7 @@ class LiveParse:
         `fresh_feeds`: how many of the last feeds to show as new (`ParseView.fresh_feeds`).
         """
         stream = self.tail + "".join(self.parts)
+        events = self.events.view(stream)
         errors = self._errors()
         spans = self._merged_spans(errors)
         decided = spans[-1].end if spans else 0
@@ -459,17 +489,17 @@ class LiveParse:
             tail_length=len(self.tail),
             anchor_found=self.anchor_found,
             spans=spans,
-            events=list(self.events),
+            events=events,
             field_names=self.field_names,
             message=self.message,
             partial_message=(
-                message_from_events((e.event for e in self.events), self.template)
+                message_from_events((e.event for e in events), self.template)
                 if partial_message and not self.finished else None
             ),
             errors=errors,
             figures=list(extra_figures),
             finished=self.finished,
-            chunk_ends=list(self.chunk_ends),
+            chunk_ends=self.chunk_ends[:],
             fresh_feeds=fresh_feeds,
             held_reason=reason,
             template=self.template,

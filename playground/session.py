@@ -9,6 +9,10 @@ here, so bounding or freeing it is done in one place.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from .parse_view import ParseView
@@ -58,6 +62,7 @@ class Session:
         check_rows: the rows of the last chat-template check (``ConformanceReport.to_dict()``'s
             situations), which a click loads into Paste & parse.
         check_template: the template text that check ran with.
+        heavy_jobs: replays and generations of this session running now (see `heavy_job`).
     """
 
     view: ParseView | None = None
@@ -73,4 +78,73 @@ class Session:
     stop_requested: bool = False
     check_rows: list[dict] = field(default_factory=list)
     check_template: str = ""
+    heavy_jobs: int = 0
 
+    def release(self) -> None:
+        """Drop what takes memory (the parses on screen and the replay); the page options stay."""
+        self.view = self.last_good = self.replay = None
+        self.check_rows = []
+        self.stop_requested = True  # a replay or generation still running ends at its next chunk
+
+
+def new_session() -> Session:
+    """A fresh `Session` (Gradio calls this once per browser session: `gr.State(new_session)`)."""
+    return Session()
+
+
+_jobs_lock = threading.Lock()
+
+
+@contextmanager
+def heavy_job(session: Session, cap: int) -> Iterator[str | None]:
+    """Count a replay or generation against the session's cap of `cap` running at once.
+
+    Yields None when the job may run (it counts until the block ends), else the message
+    to show instead.
+    """
+    with _jobs_lock:
+        refused = session.heavy_jobs >= cap
+        if not refused:
+            session.heavy_jobs += 1
+    if refused:
+        yield (
+            f"This page is already running {session.heavy_jobs} replay or generation (at most {cap} at once, "
+            "PLAYGROUND_LIMITS session_jobs): press Stop or wait for it to end."
+        )
+        return
+    try:
+        yield None
+    finally:
+        with _jobs_lock:
+            session.heavy_jobs -= 1
+
+
+class OpenSessions:
+    """The sessions of open pages by Gradio session id, least recently used first.
+
+    A page that closes, or the least recently used past `capacity`, has its session released
+    (`Session.release`), so its parses are freed at once rather than when Gradio drops its state.
+    """
+
+    def __init__(self) -> None:
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def seen(self, session_id: str, session: Session, capacity: int) -> None:
+        """`session` is the state of Gradio session `session_id`, in use now."""
+        with self._lock:
+            self._sessions[session_id] = session
+            self._sessions.move_to_end(session_id)
+            dropped = [self._sessions.popitem(last=False)[1] for _ in range(len(self._sessions) - capacity)]
+        for old in dropped:
+            old.release()
+
+    def closed(self, session_id: str) -> None:
+        """The page of `session_id` was closed: release its session."""
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+        if session is not None:
+            session.release()

@@ -15,15 +15,21 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from contextlib import nullcontext
 
 import gradio as gr
 
-from .limits import queue_options
+from . import limits
+from .limits import HEAVY_WORK, queue_options
 from .outputs import Update
+from .session import OpenSessions, heavy_job
+from .status import error_html
 
 # Parameters Gradio fills itself, by annotation, and the event data's parameter name.
 _SPECIAL = {"gr.Request", "Request", "gr.EventData", "EventData"}
 EVENT = "event"
+# The parameter Gradio fills with the request (its session id) on every bound handler.
+REQUEST = "gradio_request"
 
 
 class Page:
@@ -59,9 +65,13 @@ class Page:
             raise ValueError(f"{handler.__name__} writes {missing}, which are not components of the page")
         return [self.components[name] for name in names]
 
-    def bound(self, handler: Callable) -> Callable:
+    def bound(self, handler: Callable, *, heavy: bool = False) -> Callable:
         """`handler` as Gradio calls it: returning {component: value} instead of {name: value},
-        and taking the event data (`gr.EventData`) for its `event` parameter."""
+        and taking the event data (`gr.EventData`) for its `event` parameter.
+
+        A handler reading `session` has it noted as the one of its Gradio session (`OPEN_SESSIONS`).
+        `heavy`: each run counts against its session's `session_jobs` (PLAYGROUND_LIMITS); past
+        it the status says so and nothing else changes."""
         components = self.components
         signature = inspect.signature(handler)
         wants_event = EVENT in signature.parameters
@@ -75,26 +85,41 @@ class Page:
 
         def arguments(args, kwargs) -> dict:
             named = run.__signature__.bind(*args, **kwargs).arguments
+            request = named.pop(REQUEST, None)
+            if "session" in named and request is not None and request.session_hash:
+                OPEN_SESSIONS.seen(request.session_hash, named["session"], limits.current().sessions)
             if wants_event:
                 named[EVENT] = dict(getattr(named.pop("evt", None), "_data", None) or {})
             return named
 
+        def job(named: dict):
+            session = named.get("session") if heavy else None
+            return heavy_job(session, limits.current().session_jobs) if session is not None else nullcontext()
+
         if inspect.isgeneratorfunction(handler):
 
             def run(*args, **kwargs):
-                for result in handler(**arguments(args, kwargs)):
-                    yield to_components(result)
+                named = arguments(args, kwargs)
+                with job(named) as refused:
+                    if refused:
+                        yield to_components({"status": error_html(refused)})
+                        return
+                    for result in handler(**named):
+                        yield to_components(result)
 
         else:
 
             def run(*args, **kwargs):
-                return to_components(handler(**arguments(args, kwargs)))
+                named = arguments(args, kwargs)
+                with job(named) as refused:
+                    return to_components({"status": error_html(refused)} if refused else handler(**named))
 
         parameters = [p for name, p in signature.parameters.items() if name != EVENT]
         if wants_event:  # Gradio fills a positional parameter annotated gr.EventData
             parameters.append(inspect.Parameter("evt", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.EventData))
+        parameters.append(inspect.Parameter(REQUEST, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=gr.Request))
         run.__signature__ = signature.replace(parameters=parameters)
-        run.__annotations__ = {"evt": gr.EventData} if wants_event else {}
+        run.__annotations__ = {"evt": gr.EventData, REQUEST: gr.Request} if wants_event else {REQUEST: gr.Request}
         run.__name__ = run.__qualname__ = handler.__name__
         run.__doc__ = handler.__doc__
         return run
@@ -111,7 +136,7 @@ class Page:
             # costs the browser more than drawing a big parse.
             options["show_progress_on"] = [self.components["status"]]
         return trigger(
-            self.bound(handler),
+            self.bound(handler, heavy=work in HEAVY_WORK),
             inputs_kwargs=inputs,
             outputs=outputs,
             api_name=f"page_{handler.__name__}",  # never one of the public names
@@ -119,6 +144,24 @@ class Page:
             **queue,
             **options,
         )
+
+
+OPEN_SESSIONS = OpenSessions()
+
+
+def session_closed(request: gr.Request) -> None:
+    """The page was closed (`demo.unload`): free its session now, and Gradio's copy of the page's values.
+
+    Gradio would keep both for an hour in case the page reconnects; on a shared host that
+    memory is better given back (a page that reconnects starts from a fresh session).
+    """
+    if request is None or not request.session_hash:
+        return
+    OPEN_SESSIONS.closed(request.session_hash)
+    holder = getattr(getattr(request.request, "app", None), "state_holder", None)
+    if holder is not None:
+        with holder.lock:
+            holder.session_data.pop(request.session_hash, None)
 
 
 def query_params(request: gr.Request) -> dict:

@@ -50,3 +50,25 @@ def small_tokenizer():
         eos_token="<|im_end|>",
         additional_special_tokens=SPECIAL_TOKENS[2:],
     )
+
+
+@pytest.fixture(scope="session")
+def loaded_app():
+    """app.py on loopback for the load and fuzz tests: (process, base URL).
+
+    Its Hugging Face Hub is a loopback port that accepts and never answers (`hub_seconds` 2),
+    so a hub id fails the same way with or without a network, and quickly.
+    """
+    pytest.importorskip("gradio_client")
+    from tests.load_sessions import SilentEndpoint
+    from tests.test_app_browser import start_app
+
+    hub = SilentEndpoint()
+    process, url = start_app({"HF_ENDPOINT": hub.url, "HF_HUB_OFFLINE": "0", "PLAYGROUND_LIMITS": '{"hub_seconds": 2}'})
+    yield process, url
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except Exception:
+        process.kill()
+    hub.close()

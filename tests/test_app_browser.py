@@ -33,10 +33,13 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_app() -> tuple[subprocess.Popen, str]:
-    """Start app.py on a free loopback port; return (process, base URL) once it answers."""
+def start_app(extra_env: dict | None = None) -> tuple[subprocess.Popen, str]:
+    """Start app.py on a free loopback port (with `extra_env` set); return (process, base URL) once it answers."""
     port = free_port()
-    env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
+    env = {
+        **os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False",
+        **(extra_env or {}),
+    }
     process = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + 120

@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from engine.chat_template import _hub_reachable
+from engine.chat_template import hub_reachable
 from engine.conformance import TOOLS, check_conformance
 from playground import api, chat_template_check, handlers, limits
 from playground.catalog import shipped_template_text
@@ -71,7 +71,7 @@ def test_a_model_folder_gives_its_tokenizer_chat_template():
     assert len(session.check_rows) == 40
 
 
-@pytest.mark.skipif(_hub_reachable()[0], reason="the Hugging Face Hub is reachable here: a hub id would be fetched")
+@pytest.mark.skipif(hub_reachable()[0], reason="the Hugging Face Hub is reachable here: a hub id would be fetched")
 def test_a_hub_id_without_network_fails_with_a_clear_message():
     panel, _, session = check(chat_template_text="", chat_template_model="Qwen/Qwen3-0.6B")
     error = re.search(r'id="conformance-error">⚠ (.*?)</div>', panel).group(1)

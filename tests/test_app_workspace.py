@@ -347,5 +347,5 @@ def test_the_wiring_refuses_a_handler_reading_or_writing_a_missing_component():
 
 
 def test_each_kind_of_work_has_its_own_queue():
-    assert limits.queue_options("generation") == {"concurrency_id": "generation", "concurrency_limit": 1}
+    assert limits.queue_options("model") == {"concurrency_id": "model", "concurrency_limit": 4}
     assert len({limits.queue_options(kind)["concurrency_id"] for kind in limits.WORK}) == len(limits.WORK)
