@@ -16,7 +16,7 @@ import logging
 import gradio as gr
 
 try:
-    from playground import limits
+    from playground import limits  # noqa: F401  (imported first: it reads PLAYGROUND_LIMITS)
 except ValueError as error:  # PLAYGROUND_LIMITS is wrong: the message names the key and why
     raise SystemExit(f"app.py: {error}") from None
 from playground import api, handlers, live

@@ -132,7 +132,7 @@ def span_of_event(view: ParseView, number: int) -> int | None:
         return None
     event = logged.event
     kind = {"region_open": "open", "region_close": "close", "region_chunk": "body"}.get(event.get("type"))
-    start, end = event.get("start"), event.get("end")
+    start = event.get("start")
     for index, span in enumerate(view.spans):
         if span.field != event.get("field") or start is None:
             continue

@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl
 import pytest
 
 from engine.samples import load_samples
-from playground import api, catalog, handlers, limits, live, share
+from playground import api, catalog, handlers, limits, live
 from playground.diagnostics import apply_fix, findings
 from playground.event_log import PAGE_ROWS
 from playground.explain import explain, top_level_alternatives

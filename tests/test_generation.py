@@ -12,7 +12,6 @@ import subprocess
 import threading
 from pathlib import Path
 
-import jsonschema
 import pytest
 import torch
 from safetensors import safe_open
