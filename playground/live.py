@@ -88,7 +88,10 @@ def load_status(name: str = "") -> tuple[str, bool]:
         return f"✘ Loading {key} failed: {progress.error}", True
     if progress.done:
         return f"✔ Model ready: {key} (loaded in {progress.seconds:.1f} s)", True
-    return f"⏳ Loading {key}: {progress.stage.lower()}… ({progress.seconds:.1f} s, step {int(progress.fraction * 3) + 1} of 3)", False
+    from .generation import LOAD_STAGES
+
+    step = f"step {LOAD_STAGES.index(progress.stage) + 1} of {len(LOAD_STAGES)}"
+    return f"⏳ Loading {key}: {progress.stage.lower()}… ({progress.seconds:.1f} s, {step})", False
 
 
 def get_model(name: str):
