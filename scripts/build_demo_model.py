@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SEED = 20260
 SPECIAL_TOKENS = ["<|pad|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>"]
 CONVERSATIONS = 24000  # size of the training corpus
-STEPS = 1500  # optimizer steps
+STEPS = 1800  # optimizer steps
 TOKENS_PER_STEP = 2048  # a batch holds about this many tokens, padding included
 # Pre-tokens (BPE never merges across them): a tool schema line of the
 # system prompt | a newline | a word (letters, marks and underscores:

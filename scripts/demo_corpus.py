@@ -17,7 +17,10 @@ A sample is a dict:
   (plain text) or "missing" (no offered tool fits: says so in text).
 
 Content is 1-3 sentences; a call turn starts with 1-2 sentences of text
-about half the time. Everything is drawn from a `random.Random`, so a seed
+about half the time. Reasoning names the offered tools before it picks one
+(or finds none fits), and small talk is written from varied forms
+(greetings, "how are you", capitals, hello in a language...) with values
+the evaluation questions never use. Everything is drawn from a `random.Random`, so a seed
 gives the same samples on every machine.
 """
 
@@ -134,6 +137,10 @@ class ValuePool:
     labels: tuple[str, ...]
     chat: tuple[tuple[str, str], ...]  # (question, answer of 1-3 sentences)
     invent_names: bool  # also make up city names from syllables (teaches copying)
+    # Small talk written from forms (see `_small_talk`): (country, capital)
+    # and (language, its hello) pairs; empty pools use `chat` alone.
+    capitals: tuple[tuple[str, str], ...] = ()
+    hellos: tuple[tuple[str, str], ...] = ()
 
 
 TRAINING_VALUES = ValuePool(
@@ -191,6 +198,23 @@ TRAINING_VALUES = ValuePool(
         ("Bye!", "Goodbye! Come back any time."),
     ),
     invent_names=True,
+    capitals=(
+        ("France", "Paris"), ("Japan", "東京 (Tokyo)"), ("Germany", "Berlin"), ("Spain", "Madrid"),
+        ("Portugal", "Lisbon"), ("Egypt", "Cairo"), ("Peru", "Lima"), ("Austria", "Vienna"), ("Norway", "Oslo"),
+        ("Ireland", "Dublin"), ("Greece", "Athens"), ("Poland", "Warsaw"), ("Hungary", "Budapest"),
+        ("Finland", "Helsinki"), ("Cuba", "Havana"), ("Ghana", "Accra"), ("Senegal", "Dakar"), ("Tunisia", "Tunis"),
+        ("Chile", "Santiago"), ("Ecuador", "Quito"), ("South Korea", "서울 (Seoul)"), ("Czechia", "Prague"),
+        ("Iceland", "Reykjavík"), ("Colombia", "Bogotá"), ("Argentina", "Buenos Aires"), ("the Philippines", "Manila"),
+        ("Indonesia", "Jakarta"), ("Sweden", "Stockholm"), ("Denmark", "Copenhagen"), ("Belgium", "Brussels"),
+        ("Switzerland", "Bern"), ("Nigeria", "Abuja"), ("India", "New Delhi"), ("China", "北京 (Beijing)"),
+        ("Mexico", "Mexico City"), ("Thailand", "Bangkok"), ("Turkey", "Ankara"), ("Morocco", "Rabat"),
+    ),
+    hellos=(
+        ("French", "Bonjour !"), ("German", "Hallo!"), ("Italian", "Ciao!"), ("Japanese", "こんにちは！"),
+        ("Portuguese", "Olá!"), ("Dutch", "Hallo!"), ("Swedish", "Hej!"), ("Korean", "안녕하세요!"),
+        ("Chinese", "你好！"), ("Greek", "Γειά σου!"), ("Turkish", "Merhaba!"), ("Polish", "Cześć!"),
+        ("Finnish", "Hei!"), ("Russian", "Привет!"), ("Swahili", "Jambo!"), ("Hindi", "नमस्ते!"),
+    ),
 )
 
 EVALUATION_VALUES = ValuePool(
@@ -243,6 +267,73 @@ def _city(rng: random.Random, values: ValuePool) -> str:
 
 def _pick(rng: random.Random, *options: str) -> str:
     return rng.choice(options)
+
+
+# Small-talk forms: questions a visitor types first, each with answers of
+# 1-3 sentences. Varied wording teaches that how a question is put, not an
+# unknown word in it, decides between chatting and calling a tool.
+_GREETINGS = ("Hi!", "Hey!", "Hey there!", "Hello there!", "Good evening!", "Good afternoon!", "Good day!",
+              "Howdy!", "Greetings!", "Hiya!", "Yo!", "Hello, assistant.")
+_GREETING_ANSWERS = ("Hello! How can I help you today?", "Hi! What can I do for you?",
+                     "Hey! Ask me anything, or give me a tool to use.", "Good to see you! What do you need?")
+_WELLBEING = ("How are you?", "How are you doing?", "How is it going?", "How do you feel?", "Are you well?",
+              "How was your day?", "How are things?", "Are you okay?", "How have you been?")
+_WELLBEING_ANSWERS = ("I am doing well, thank you! How can I help?", "All good here, thanks for asking. What can I do for you?",
+                      "I feel great, as far as a tiny model can. What would you like to do?")
+_SELF = ("Who are you?", "Tell me about yourself.", "Introduce yourself.", "What are you?", "What is your name?",
+         "Who made you?", "What do you know about yourself?", "Describe yourself.", "Are you a robot?")
+_SELF_ANSWERS = (
+    "I am a small demo assistant trained for the Response Template Playground. I can chat a little and call the tools you give me.",
+    "I am a very small language model. I live inside this playground and show how a response template parses my output.",
+    "I am the playground's tiny demo model. I think out loud, chat briefly and call tools.",
+)
+_FUN = ("Tell me a joke.", "Tell me another joke.", "Make me laugh.", "Say something funny.", "Do you know any jokes?",
+        "Cheer me up.", "Tell me a riddle.", "Tell me something nice.", "Tell me something interesting.")
+_FUN_ANSWERS = (
+    "Why did the parser cross the road? To reach the closing tag.",
+    "I told my computer a joke about JSON. It did not get the brackets, so it never closed.",
+    "A template walks into a bar. The bartender asks: open or close? It says: both, with a delimiter.",
+    "Here is one: what do you call a tiny model that tells jokes? A small talker.",
+    "You are doing great, and every closing tag finds its opening tag in the end.",
+)
+_FAREWELLS = ("Thanks!", "Thank you.", "Thanks a lot!", "Cheers!", "Great, thanks.", "Bye!", "Goodbye!",
+              "See you later.", "Good night.", "Talk soon!")
+_FAREWELL_ANSWERS = ("You're welcome! Let me know if you need anything else.", "Happy to help. Have a great day!",
+                     "Goodbye! Come back any time.", "Any time! See you soon.")
+
+
+def _small_talk(rng: random.Random, values: ValuePool) -> tuple[str, str]:
+    """A small-talk question and its answer: one of `values.chat`, or, when
+    the pool has capitals and hellos, a question written from a form
+    (greeting, how are you, who are you, a joke, thanks, the capital of a
+    country, hello in a language). Never one of the evaluation questions."""
+    held_out = {question for question, _ in EVALUATION_VALUES.chat}
+    while True:
+        form = rng.randrange(8) if values.capitals and values.hellos else 0
+        if form == 0:
+            question, answer = _small_talk(rng, values)
+        elif form == 1:
+            question, answer = rng.choice(_GREETINGS), rng.choice(_GREETING_ANSWERS)
+        elif form == 2:
+            question, answer = rng.choice(_WELLBEING), rng.choice(_WELLBEING_ANSWERS)
+        elif form == 3:
+            question, answer = rng.choice(_SELF), rng.choice(_SELF_ANSWERS)
+        elif form == 4:
+            question, answer = rng.choice(_FUN), rng.choice(_FUN_ANSWERS)
+        elif form == 5:
+            question, answer = rng.choice(_FAREWELLS), rng.choice(_FAREWELL_ANSWERS)
+        elif form == 6:
+            country, capital = rng.choice(values.capitals)
+            question = _pick(rng, "What is the capital of {c}?", "Capital of {c}?", "Which city is the capital of {c}?",
+                             "What's the capital city of {c}?").format(c=country)
+            answer = f"The capital of {country} is {capital}." + _pick(rng, "", " It is a lovely city to visit.", " Anything else?")
+        else:
+            language, hello = rng.choice(values.hellos)
+            question = _pick(rng, "Say hello in {l}.", "How do you say hello in {l}?", "What is hello in {l}?",
+                             "Greet me in {l}.").format(l=language)
+            answer = f"{hello} That is hello in {language}."
+        if values is EVALUATION_VALUES or question not in held_out:
+            return question, answer
 
 
 def _join(parts: list[str]) -> str:
@@ -471,25 +562,38 @@ _CLOSINGS = ("Anything else?", "Let me know if you need more.", "Is there anythi
              "Have a nice day!", "I hope that helps.", "")
 
 
-def _reasoning_for_calls(rng: random.Random, requests: list[Request]) -> str:
-    """2-4 sentences: what the user wants, which tool, the arguments, the plan."""
+def _tools_sentence(offered_names: list[str]) -> str:
+    """The reasoning sentence that lists the offered tools, in the order the
+    prompt gives them. Naming them before choosing teaches the model to look
+    at what it was given: a tool that is not in the list is never called.
+    One fixed wording (and no draw from the random stream) keeps it easy to
+    learn."""
+    if not offered_names:
+        return "No tools are offered."
+    if len(offered_names) == 1:
+        return f"The only offered tool is {offered_names[0]}."
+    return f"The offered tools are {_and(offered_names)}."
+
+
+def _reasoning_for_calls(rng: random.Random, requests: list[Request], offered_names: list[str]) -> str:
+    """2-5 sentences: what the user wants, the offered tools, which fits, the arguments, the plan."""
     names = [TOOLS[r.tool]["function"]["name"] for r in requests]
+    listed = _tools_sentence(offered_names)
     if len(requests) == 1:
         request = requests[0]
         first = _pick(rng, f"The user wants {request.goal}.", f"The user is asking for {request.goal}.",
                       f"This is a request for {request.goal}.")
-        tool = _pick(rng, f"The {names[0]} tool can do this.", f"I have {names[0]}, which fits.",
-                     f"I should use {names[0]}.")
+        tool = _pick(rng, f"{names[0]} can do this.", f"{names[0]} fits.", f"I should use {names[0]}.")
         notes = request.notes[: rng.randint(1, 2)]
         plan = _pick(rng, "One call is enough.", "I will call it once.", "")
-        return _join([first, tool, *notes, plan] if len(notes) == 1 else [first, tool, *notes])
+        return _join([first, listed, tool, *notes, plan] if len(notes) == 1 else [first, listed, tool, *notes])
     goals = _and([r.goal for r in requests])
     first = _pick(rng, f"The user wants {goals}.", f"The user is asking for {goals}.")
     tools = (f"I should call {names[0]} twice, once for each." if names[0] == names[1]
              else f"I need {names[0]} and {names[1]}.")
     plan = _pick(rng, "The two calls do not depend on each other, so I make both at once.",
                  "I can make both calls at once.", "")
-    return _join([first, tools, plan])
+    return _join([first, listed, tools, plan])
 
 
 def _preamble(rng: random.Random, requests: list[Request]) -> str:
@@ -558,7 +662,7 @@ def sample(
     if thinking is None:
         thinking = rng.random() < 0.45
     if kind is None:
-        kind = rng.choices(["chat", "call", "parallel", "answer", "missing"], weights=[2, 4, 2, 3.5, 2])[0]
+        kind = rng.choices(["chat", "call", "parallel", "answer", "missing"], weights=[2.5, 4, 2, 3.5, 2.5])[0]
     if tool_count is None:
         tool_count = rng.choice([0, 1, 2, 3]) if kind in ("chat", "missing") else rng.choice([1, 2, 2, 3])
     messages: list[dict] = []
@@ -583,7 +687,8 @@ def sample(
             ])
             reasoning = _join([
                 f"The user wants me to {need}.",
-                "None of the offered tools can do that." if abilities else "No tools are offered.",
+                _tools_sentence([TOOLS[key]["function"]["name"] for key in offered]),
+                "None of them can do that." if abilities else "",
                 "I should say so and mention what I can do." if abilities else "I should say so politely.",
             ])
         elif abilities and rng.random() < 0.2:
@@ -617,7 +722,7 @@ def sample(
     if preamble:
         call_turn["content"] = preamble
     if thinking:
-        call_turn["reasoning_content"] = _reasoning_for_calls(rng, requests)
+        call_turn["reasoning_content"] = _reasoning_for_calls(rng, requests, [tool["function"]["name"] for tool in tools])
     messages += [{"role": "user", "content": question}, call_turn]
     if kind != "answer":
         return {"messages": messages, "tools": tools, "enable_thinking": thinking, "kind": "parallel" if parallel else "call"}
