@@ -18,10 +18,8 @@ A sample is a dict:
 
 Content is 1-3 sentences; a call turn starts with 1-2 sentences of text
 about half the time. Reasoning names the offered tools before it picks one
-(or finds none fits), and small talk is written from varied forms
-(greetings, "how are you", capitals, hello in a language...) with values
-the evaluation questions never use. Everything is drawn from a `random.Random`, so a seed
-gives the same samples on every machine.
+(or finds that none fits). Everything is drawn from a `random.Random`, so a
+seed gives the same samples on every machine.
 """
 
 from __future__ import annotations
@@ -137,10 +135,7 @@ class ValuePool:
     labels: tuple[str, ...]
     chat: tuple[tuple[str, str], ...]  # (question, answer of 1-3 sentences)
     invent_names: bool  # also make up city names from syllables (teaches copying)
-    # Small talk written from forms (see `_small_talk`): (country, capital)
-    # and (language, its hello) pairs; empty pools use `chat` alone.
-    capitals: tuple[tuple[str, str], ...] = ()
-    hellos: tuple[tuple[str, str], ...] = ()
+
 
 
 TRAINING_VALUES = ValuePool(
@@ -198,23 +193,6 @@ TRAINING_VALUES = ValuePool(
         ("Bye!", "Goodbye! Come back any time."),
     ),
     invent_names=True,
-    capitals=(
-        ("France", "Paris"), ("Japan", "東京 (Tokyo)"), ("Germany", "Berlin"), ("Spain", "Madrid"),
-        ("Portugal", "Lisbon"), ("Egypt", "Cairo"), ("Peru", "Lima"), ("Austria", "Vienna"), ("Norway", "Oslo"),
-        ("Ireland", "Dublin"), ("Greece", "Athens"), ("Poland", "Warsaw"), ("Hungary", "Budapest"),
-        ("Finland", "Helsinki"), ("Cuba", "Havana"), ("Ghana", "Accra"), ("Senegal", "Dakar"), ("Tunisia", "Tunis"),
-        ("Chile", "Santiago"), ("Ecuador", "Quito"), ("South Korea", "서울 (Seoul)"), ("Czechia", "Prague"),
-        ("Iceland", "Reykjavík"), ("Colombia", "Bogotá"), ("Argentina", "Buenos Aires"), ("the Philippines", "Manila"),
-        ("Indonesia", "Jakarta"), ("Sweden", "Stockholm"), ("Denmark", "Copenhagen"), ("Belgium", "Brussels"),
-        ("Switzerland", "Bern"), ("Nigeria", "Abuja"), ("India", "New Delhi"), ("China", "北京 (Beijing)"),
-        ("Mexico", "Mexico City"), ("Thailand", "Bangkok"), ("Turkey", "Ankara"), ("Morocco", "Rabat"),
-    ),
-    hellos=(
-        ("French", "Bonjour !"), ("German", "Hallo!"), ("Italian", "Ciao!"), ("Japanese", "こんにちは！"),
-        ("Portuguese", "Olá!"), ("Dutch", "Hallo!"), ("Swedish", "Hej!"), ("Korean", "안녕하세요!"),
-        ("Chinese", "你好！"), ("Greek", "Γειά σου!"), ("Turkish", "Merhaba!"), ("Polish", "Cześć!"),
-        ("Finnish", "Hei!"), ("Russian", "Привет!"), ("Swahili", "Jambo!"), ("Hindi", "नमस्ते!"),
-    ),
 )
 
 EVALUATION_VALUES = ValuePool(
@@ -267,73 +245,6 @@ def _city(rng: random.Random, values: ValuePool) -> str:
 
 def _pick(rng: random.Random, *options: str) -> str:
     return rng.choice(options)
-
-
-# Small-talk forms: questions a visitor types first, each with answers of
-# 1-3 sentences. Varied wording teaches that how a question is put, not an
-# unknown word in it, decides between chatting and calling a tool.
-_GREETINGS = ("Hi!", "Hey!", "Hey there!", "Hello there!", "Good evening!", "Good afternoon!", "Good day!",
-              "Howdy!", "Greetings!", "Hiya!", "Yo!", "Hello, assistant.")
-_GREETING_ANSWERS = ("Hello! How can I help you today?", "Hi! What can I do for you?",
-                     "Hey! Ask me anything, or give me a tool to use.", "Good to see you! What do you need?")
-_WELLBEING = ("How are you?", "How are you doing?", "How is it going?", "How do you feel?", "Are you well?",
-              "How was your day?", "How are things?", "Are you okay?", "How have you been?")
-_WELLBEING_ANSWERS = ("I am doing well, thank you! How can I help?", "All good here, thanks for asking. What can I do for you?",
-                      "I feel great, as far as a tiny model can. What would you like to do?")
-_SELF = ("Who are you?", "Tell me about yourself.", "Introduce yourself.", "What are you?", "What is your name?",
-         "Who made you?", "What do you know about yourself?", "Describe yourself.", "Are you a robot?")
-_SELF_ANSWERS = (
-    "I am a small demo assistant trained for the Response Template Playground. I can chat a little and call the tools you give me.",
-    "I am a very small language model. I live inside this playground and show how a response template parses my output.",
-    "I am the playground's tiny demo model. I think out loud, chat briefly and call tools.",
-)
-_FUN = ("Tell me a joke.", "Tell me another joke.", "Make me laugh.", "Say something funny.", "Do you know any jokes?",
-        "Cheer me up.", "Tell me a riddle.", "Tell me something nice.", "Tell me something interesting.")
-_FUN_ANSWERS = (
-    "Why did the parser cross the road? To reach the closing tag.",
-    "I told my computer a joke about JSON. It did not get the brackets, so it never closed.",
-    "A template walks into a bar. The bartender asks: open or close? It says: both, with a delimiter.",
-    "Here is one: what do you call a tiny model that tells jokes? A small talker.",
-    "You are doing great, and every closing tag finds its opening tag in the end.",
-)
-_FAREWELLS = ("Thanks!", "Thank you.", "Thanks a lot!", "Cheers!", "Great, thanks.", "Bye!", "Goodbye!",
-              "See you later.", "Good night.", "Talk soon!")
-_FAREWELL_ANSWERS = ("You're welcome! Let me know if you need anything else.", "Happy to help. Have a great day!",
-                     "Goodbye! Come back any time.", "Any time! See you soon.")
-
-
-def _small_talk(rng: random.Random, values: ValuePool) -> tuple[str, str]:
-    """A small-talk question and its answer: one of `values.chat`, or, when
-    the pool has capitals and hellos, a question written from a form
-    (greeting, how are you, who are you, a joke, thanks, the capital of a
-    country, hello in a language). Never one of the evaluation questions."""
-    held_out = {question for question, _ in EVALUATION_VALUES.chat}
-    while True:
-        form = rng.randrange(8) if values.capitals and values.hellos else 0
-        if form == 0:
-            question, answer = _small_talk(rng, values)
-        elif form == 1:
-            question, answer = rng.choice(_GREETINGS), rng.choice(_GREETING_ANSWERS)
-        elif form == 2:
-            question, answer = rng.choice(_WELLBEING), rng.choice(_WELLBEING_ANSWERS)
-        elif form == 3:
-            question, answer = rng.choice(_SELF), rng.choice(_SELF_ANSWERS)
-        elif form == 4:
-            question, answer = rng.choice(_FUN), rng.choice(_FUN_ANSWERS)
-        elif form == 5:
-            question, answer = rng.choice(_FAREWELLS), rng.choice(_FAREWELL_ANSWERS)
-        elif form == 6:
-            country, capital = rng.choice(values.capitals)
-            question = _pick(rng, "What is the capital of {c}?", "Capital of {c}?", "Which city is the capital of {c}?",
-                             "What's the capital city of {c}?").format(c=country)
-            answer = f"The capital of {country} is {capital}." + _pick(rng, "", " It is a lovely city to visit.", " Anything else?")
-        else:
-            language, hello = rng.choice(values.hellos)
-            question = _pick(rng, "Say hello in {l}.", "How do you say hello in {l}?", "What is hello in {l}?",
-                             "Greet me in {l}.").format(l=language)
-            answer = f"{hello} That is hello in {language}."
-        if values is EVALUATION_VALUES or question not in held_out:
-            return question, answer
 
 
 def _join(parts: list[str]) -> str:
