@@ -137,7 +137,6 @@ class ValuePool:
     invent_names: bool  # also make up city names from syllables (teaches copying)
 
 
-
 TRAINING_VALUES = ValuePool(
     cities=(
         "Paris", "London", "Berlin", "Madrid", "Rome", "Lisbon", "Oslo", "Dublin", "Chicago", "Boston",
@@ -476,9 +475,9 @@ _CLOSINGS = ("Anything else?", "Let me know if you need more.", "Is there anythi
 def _tools_sentence(offered_names: list[str]) -> str:
     """The reasoning sentence that lists the offered tools, in the order the
     prompt gives them. Naming them before choosing teaches the model to look
-    at what it was given: a tool that is not in the list is never called.
-    One fixed wording (and no draw from the random stream) keeps it easy to
-    learn."""
+    at what it was given, so that it calls a tool from the list or says that
+    none fits. One fixed wording (and no draw from the random stream) keeps
+    it easy to learn."""
     if not offered_names:
         return "No tools are offered."
     if len(offered_names) == 1:
