@@ -28,7 +28,7 @@ from .catalog import samples_by_id, template_names, template_text_of
 from .chunking import make_chunks, parse_chunking_param
 from .diagnostics import findings
 from .export import merged_config
-from .limits import InputError, check_text_sizes, read_template, read_tools
+from .limits import InputError, check_text_sizes, json_kind, read_template, read_tools
 from .parse_view import LiveParse, ParseView, traced_view
 from .stream_check import stream_check
 
@@ -42,17 +42,13 @@ _LABELS = {
 }
 
 
-def _json_kind(value) -> str:
-    return {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
-
-
 def _coerced(name: str, kind: str, value):
     """`value` of parameter `name` as its annotation `kind` says, or InputError naming it."""
     if kind == "str":
         if value is None:
             return ""
         if not isinstance(value, str):
-            raise InputError(f"{_LABELS.get(name, name)} must be text, got {_json_kind(value)}.")
+            raise InputError(f"{_LABELS.get(name, name)} must be text, got {json_kind(value)}.")
         return value
     if kind == "bool":
         return bool(value)
@@ -127,6 +123,14 @@ def _parse_error(message: str) -> dict:
     return {"status": message, "message": None, "error": message}
 
 
+def _replay_error(message: str) -> dict:
+    return {"chunks": 0, "message": None, "error": message}
+
+
+def _generate_error(message: str) -> dict:
+    return {"generation": "", "message": None, "error": message, "finished": True, "prefix": ""}
+
+
 def _status(view: ParseView) -> str:
     if view.error:
         return view.error
@@ -173,10 +177,10 @@ def parse(template_text: str, prefix: str, generation: str, tools_text: str = ""
         check_text_sizes(prefix or "", generation or "")
         return _result(traced_view(template, prefix or "", generation or "", tools))
     except (InputError, TemplateError, ValueError) as error:
-        return {"status": str(error), "message": None, "error": str(error)}
+        return _parse_error(str(error))
 
 
-@_endpoint(lambda message: {"chunks": 0, "message": None, "error": message})
+@_endpoint(_replay_error)
 def replay(template_text: str, prefix: str, generation: str, tools_text: str = "", chunking: str = "chars:1") -> dict:
     """Feed the generation chunk by chunk and check streaming against one-shot parsing.
 
@@ -202,7 +206,7 @@ def replay(template_text: str, prefix: str, generation: str, tools_text: str = "
         view = live.view()
         checked = stream_check(template, prefix or "", generation or "", tools, chunks)
     except (InputError, TemplateError, ValueError) as error:
-        return {"chunks": 0, "message": None, "error": str(error)}
+        return _replay_error(str(error))
     return {
         "chunks": len(chunks),
         "message": view.message,
@@ -304,7 +308,7 @@ def conformance(
     return check_from_page(template_text, chat_template_text, chat_template_model, bos_token, eos_token).to_dict()
 
 
-@_endpoint(lambda message: {"generation": "", "message": None, "error": message, "finished": True, "prefix": ""})
+@_endpoint(_generate_error)
 def generate(
     user: str,
     model_name: str = "",
@@ -344,7 +348,7 @@ def generate(
         prompt = models.render_prompt(loaded, messages, tools, enable_thinking=bool(enable_thinking))
         live = LiveParse(template, prompt.text, tools)
     except (InputError, TemplateError, LookupError, ValueError) as error:
-        yield {"generation": "", "message": None, "error": str(error), "finished": True, "prefix": ""}
+        yield _generate_error(str(error))
         return
     pieces = models.stream_generation(
         loaded, prompt, max_new_tokens=int(max_new_tokens), temperature=float(temperature), top_p=float(top_p), seed=int(seed)

@@ -16,7 +16,7 @@ from engine.chat_template import hub_reachable
 
 from . import limits
 
-# The files a load reads from a model repository's top level (weights, configs, tokenizer).
+# A model repository's weight files, the ones counted against `model_download_mb`.
 WEIGHT_SUFFIXES = (".safetensors", ".bin")
 
 

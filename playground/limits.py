@@ -49,7 +49,7 @@ class Limits:
         session_jobs: heavy jobs (a replay, a model load or a generation) one session may run at once.
         sessions: browser sessions the server keeps; past it the least recently used is dropped.
         hub_seconds: how long the Hub may take to answer before a load gives up (seconds).
-        model_download_mb: the largest model (its weights and tokenizer files) a load may download (MB).
+        model_download_mb: the largest weights (the top-level weight files of a hub id) a load may download (MB).
         chat_template_chars: a pasted chat template (Jinja text).
         conformance_seconds: the wall-time limit of one chat-template check (seconds); past
             it the check's worker is killed.
@@ -87,7 +87,7 @@ class Limits:
             ) from None
         if not isinstance(given, dict):
             raise LimitsError(
-                f'PLAYGROUND_LIMITS must be a JSON object such as {{"generation_chars": 2000000}}, not {_json_kind(given)}.'
+                f'PLAYGROUND_LIMITS must be a JSON object such as {{"generation_chars": 2000000}}, not {json_kind(given)}.'
             )
         kinds = {item.name: item.type for item in fields(cls)}
         problems = []
@@ -111,15 +111,18 @@ class Limits:
         return cls.from_json(raw) if raw and raw.strip() else cls()
 
 
-def _json_kind(value: Any) -> str:
-    names = {bool: "a boolean", str: "a string", list: "a list", dict: "an object", type(None): "null"}
-    return names.get(type(value), "a number")
+def json_kind(value: Any) -> str:
+    """What a JSON value is, for messages: "a boolean", "a number", "a string", "a list", "an object" or "null"
+    (a value JSON cannot hold gets its type's name)."""
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object",
+             type(None): "null"}
+    return names.get(type(value), type(value).__name__)
 
 
 def _bad_value(value: Any, kind: str) -> str | None:
     """Why `value` cannot be a limit of `kind` ("int" or "float"), or None when it can."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return f"must be a number, got {_json_kind(value)} ({json.dumps(value)[:40]})"
+        return f"must be a number, got {json_kind(value)} ({json.dumps(value)[:40]})"
     if not math.isfinite(value) or value <= 0:
         return f"must be above 0, got {value}"
     if kind == "int" and value != int(value):

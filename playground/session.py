@@ -87,11 +87,6 @@ class Session:
         self.stop_requested = True  # a replay or generation still running ends at its next chunk
 
 
-def new_session() -> Session:
-    """A fresh `Session` (Gradio calls this once per browser session: `gr.State(new_session)`)."""
-    return Session()
-
-
 _jobs_lock = threading.Lock()
 
 
