@@ -6,6 +6,8 @@ writes the values into the message as the format says (docs/template-language.md
 the last value of a plain field, a list for `repeats`, the values joined with
 `join`, and for a non-repeating implicit field every stretch of unclaimed text
 joined as written, so no text is lost; a whitespace-only stretch is not a value.
+The implicit field's closes stay linear in the text: each carries what its own
+stretch adds (`engine.events` gives the rule a consumer follows).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from .errors import ContentError, PatternTimeoutError, ResponseParseError, Undef
 from .events import is_empty
 from .template import FieldSpec, ResponseTemplate
 from .tool_typing import type_tool_calls
-from .transform import PlaceholderNotDefined, apply_transform
+from .transform import PlaceholderNotDefined
 
 
 class _Blank:
@@ -46,6 +48,8 @@ class MessageBuilder:
         self._tool_schemas = tool_schemas
         self._timeout = timeout
         self._implicit_stretches: list[str] = []  # every stretch of a non-repeating implicit field, as written
+        self._implicit_values: list[str] = []  # the close values of a field that concatenates its stretches
+        self._held_whitespace = ""  # whitespace after its last value, which only a later value includes
 
     def store(self, field: FieldSpec, body: str, captures: dict, offset: int) -> Any:
         """Compute a closed region's value and write it into the message; return the value.
@@ -84,11 +88,35 @@ class MessageBuilder:
         return value
 
     def _store_implicit_stretch(self, field: FieldSpec, body: str, captures: dict, offset: int) -> Any:
-        """One stretch of a non-repeating implicit field: every stretch of unclaimed text belongs
-        to the message, joined as written and then parsed, so each close carries the field's whole
-        value so far. A whitespace-only stretch changes nothing: its close repeats the value so far
-        ("" before there is one).
+        """One stretch of a non-repeating implicit field; every stretch of unclaimed text belongs
+        to the message, joined as written.
+
+        A `text` field without a transform (`FieldSpec.concatenates_stretches`) returns only what
+        this stretch adds to the joined value, so the closes cost the length of the text and
+        concatenate to the value: the whitespace held back from earlier stretches (none before
+        the first value, when `strip` is on), then this stretch, whose trailing whitespace is
+        held back in turn (the value's own end is stripped). A whitespace-only stretch returns
+        "" (it adds nothing, and its close carries "" as the reference's does); its text is held
+        back too.
+
+        Any other field parses the joined whole, so each close carries the whole value so far
+        (the length of the text so far: quadratic in a stream with many stretches); a
+        whitespace-only stretch returns the value so far unchanged ("" before there is one).
         """
+        if field.concatenates_stretches:
+            strip = field.content_args.get("strip", True)
+            if not body.strip():
+                self._held_whitespace += body
+                return ""
+            value = self._held_whitespace + body
+            if strip:
+                kept = value.rstrip()
+                self._held_whitespace = value[len(kept):]
+                value = kept if self._implicit_values else kept.lstrip()
+            else:
+                self._held_whitespace = ""
+            self._implicit_values.append(value)
+            return value
         stretches = self._implicit_stretches
         stretches.append(body)
         name = field.name
@@ -112,22 +140,23 @@ class MessageBuilder:
                 (`PatternTimeoutError` when a content pattern ran over the time budget).
         """
         timeout, tool_schemas = self._timeout, self._tool_schemas
-        where = f" (region at offset {offset})" if offset is not None else ""
         args = field.content_args if timeout is None else {**field.content_args, "_timeout": timeout}
-        key = f"{field.path}.content"
+        key = "content"
         try:
             value = parse_content(field.content, body, args)
-            if field.transform is not None:
-                key = f"{field.path}.transform"
+            build = field.build
+            if build is not None:
+                key = "transform"
                 if field.transform_each:
                     if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
                         raise ValueError(
                             f"transform_each needs the content to parse to a list of objects, got {shorten(repr(value), 120)}"
                         )
-                    value = [apply_transform(field.transform, {**captures, **item}) for item in value]
+                    value = [build({**captures, **item}) for item in value]
                 else:
-                    value = apply_transform(field.transform, {**captures, "content": value})
+                    value = build({**captures, "content": value})
         except TimeoutError:
+            where = f" (region at offset {offset})" if offset is not None else ""
             raise PatternTimeoutError(
                 f"{field.path}.content_args.tag_pattern: pattern too slow on this input (over the "
                 f"{timeout} s budget){where}",
@@ -137,6 +166,8 @@ class MessageBuilder:
                 text=body,
             ) from None
         except ValueError as error:
+            where = f" (region at offset {offset})" if offset is not None else ""
+            key = f"{field.path}.{key}"
             detail = str(error)
             if shorten(body) not in detail:
                 detail = f"{detail}; region body: {shorten(body)}"
@@ -153,10 +184,18 @@ class MessageBuilder:
 
     def missing_fields(self) -> list[str]:
         """The required fields (``"optional": false``) with no value yet."""
+        self._write_implicit_values()
         return [spec.name for spec in self.template.fields.values() if not spec.optional and spec.name not in self.message]
 
     def finished(self) -> dict:
         """The message: `defaults`, then each field's value; keys not in `defaults` whose value is
         empty (None, "", [], {}) are dropped."""
+        self._write_implicit_values()
         defaults = self.template.defaults
         return {key: value for key, value in self.message.items() if key in defaults or not is_empty(value)}
+
+    def _write_implicit_values(self) -> None:
+        """Write the concatenated close values of the implicit field into the message (joined
+        once here rather than at every close, which would copy the value so far each time)."""
+        if self._implicit_values:
+            self.message[self.template.implicit_field.name] = "".join(self._implicit_values)

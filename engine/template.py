@@ -12,6 +12,7 @@ import copy
 import functools
 import json
 import marshal
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from .errors import TemplateError
 from .pattern_shapes import end_literal
 from .re_equivalent import re_equivalent
 from .template_files import is_template_file_data, template_source
-from .transform import find_mixed_placeholder
+from .transform import compile_transform, find_mixed_placeholder
 from .watch import WatchState, watch_states
 
 TEMPLATE_KEYS = ("version", "defaults", "start_anchor", "start_anchor_pattern", "fields")
@@ -70,6 +71,7 @@ class FieldSpec:
             ``_tag_re_std`` when a standard-`re` equivalent exists, and ``_tag_end``, the text every tag
             ends with, when `pattern_shapes.end_literal` finds one).
         repeats, join, optional, transform, transform_each: as in the template.
+        build: the transform compiled (`transform.compile_transform`), or None without one.
         dirty: True when chunks are raw text of a structured value (`dirty` flag of chunk events).
     """
 
@@ -85,11 +87,19 @@ class FieldSpec:
     repeats: bool
     join: str | None
     optional: bool
+    build: Callable[[dict], Any] | None = None
 
     @property
     def implicit(self) -> bool:
         """True for the field with no open delimiter, which catches unclaimed text."""
         return self.open is None
+
+    @property
+    def concatenates_stretches(self) -> bool:
+        """True for a non-repeating implicit `text` field without a transform: each of its closes
+        carries its own stretch of unclaimed text, and its value is those closes' values
+        concatenated (the rule is in `engine.events`)."""
+        return self.open is None and not self.repeats and self.content == "text" and self.transform is None
 
 
 @dataclass(eq=False)
@@ -302,6 +312,7 @@ def _field(name: Any, spec: Any) -> FieldSpec:
         transform=copy.deepcopy(transform),
         transform_each=transform_each,
         dirty=content not in STREAMABLE_CONTENT,
+        build=None if transform is None else compile_transform(copy.deepcopy(transform)),
     )
 
 

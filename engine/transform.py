@@ -8,6 +8,7 @@ value, type kept; every other value is copied as written. Names in scope are
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import regex
@@ -48,6 +49,12 @@ def find_mixed_placeholder(transform: Any, path: str) -> tuple[str, str] | None:
     return None
 
 
+def _placeholder_path(text: str) -> tuple[str, ...] | None:
+    """The names of the placeholder that `text` is exactly (``("content", "args")``), or None."""
+    whole = PLACEHOLDER.fullmatch(text)
+    return None if whole is None else tuple(whole[1].split("."))
+
+
 def apply_transform(transform: Any, scope: dict[str, Any]) -> Any:
     """Build the value described by `transform`, looking placeholders up in `scope`.
 
@@ -55,28 +62,49 @@ def apply_transform(transform: Any, scope: dict[str, Any]) -> Any:
         ValueError: a placeholder names something not in scope, or its dotted path
             does not resolve (missing key, or indexing into a non-dict).
     """
+    return compile_transform(transform)(scope)
+
+
+def compile_transform(transform: Any) -> Callable[[dict[str, Any]], Any]:
+    """`transform` compiled into a function of the scope that builds its value (a fresh
+    dict or list each call), so a template's transform is read once, not at every region.
+
+    The function raises as `apply_transform` does.
+    """
     if isinstance(transform, dict):
-        return {key: apply_transform(value, scope) for key, value in transform.items()}
+        items = [(key, compile_transform(value)) for key, value in transform.items()]
+        return lambda scope: {key: build(scope) for key, build in items}
     if isinstance(transform, list):
-        return [apply_transform(value, scope) for value in transform]
-    if not isinstance(transform, str):
-        return transform
-    whole = PLACEHOLDER.fullmatch(transform)
-    if whole is None:
-        return transform
-    root, *keys = whole[1].split(".")
-    if root not in scope:
-        raise PlaceholderNotDefined(f"transform placeholder {transform!r}: {root!r} is not defined; in scope: {sorted(scope)}")
-    value = scope[root]
-    walked = root
-    for key in keys:
-        if not isinstance(value, dict):
-            raise ValueError(
-                f"transform placeholder {transform!r} cannot index into {type(value).__name__} at {key!r}: "
-                f"{walked!r} is a {type(value).__name__}, not a dict"
-            )
-        if key not in value:
-            raise ValueError(f"transform placeholder {transform!r}: {walked!r} is missing key {key!r}; keys: {sorted(value)}")
-        value = value[key]
-        walked = f"{walked}.{key}"
-    return value
+        builds = [compile_transform(value) for value in transform]
+        return lambda scope: [build(scope) for build in builds]
+    path = _placeholder_path(transform) if isinstance(transform, str) else None
+    if path is None:
+        return lambda scope: transform
+    root, *keys = path
+    if not keys:
+
+        def lookup_name(scope: dict[str, Any]) -> Any:
+            if root in scope:
+                return scope[root]
+            raise PlaceholderNotDefined(f"transform placeholder {transform!r}: {root!r} is not defined; in scope: {sorted(scope)}")
+
+        return lookup_name
+
+    def lookup_path(scope: dict[str, Any]) -> Any:
+        if root not in scope:
+            raise PlaceholderNotDefined(f"transform placeholder {transform!r}: {root!r} is not defined; in scope: {sorted(scope)}")
+        value = scope[root]
+        walked = root
+        for key in keys:
+            if not isinstance(value, dict):
+                raise ValueError(
+                    f"transform placeholder {transform!r} cannot index into {type(value).__name__} at {key!r}: "
+                    f"{walked!r} is a {type(value).__name__}, not a dict"
+                )
+            if key not in value:
+                raise ValueError(f"transform placeholder {transform!r}: {walked!r} is missing key {key!r}; keys: {sorted(value)}")
+            value = value[key]
+            walked = f"{walked}.{key}"
+        return value
+
+    return lookup_path

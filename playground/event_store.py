@@ -7,11 +7,9 @@ stream between their `start` and `end` offsets, so `EventStore` keeps those as
 a few integers in arrays, reading the text back from the stream when an event
 is shown (about 25 bytes an event), and every other event as its dict.
 
-A non-repeating implicit field's `region_close` carries the field's whole value
-so far (every stretch of unclaimed text joined), so a long stream with many
-stretches would hold the value once per close: quadratic in the stream. A close
-whose text value extends the previous close's of the same field is kept as the
-text it adds.
+Every other event, `region_close` included, is kept as its dict: a close
+carries the value of its own region (an implicit field's close only its own
+stretch), so together they hold about the stream once.
 
 `EventStore.view(stream)` is what a `ParseView` holds: a read-only sequence of
 `LoggedEvent`s, frozen at the events logged so far, that builds each entry when
@@ -33,8 +31,6 @@ WHOLE_FEED = -2
 # How an event is kept: its dict, or a clean or dirty region_chunk read back from the stream.
 _KEPT, _CLEAN, _DIRTY = 0, 1, 2
 _CHUNK_KEYS = ("type", "field", "text", "dirty", "start", "end")
-# A close value at least this long that extends the previous one is kept as its added text.
-GROWN_VALUE_CHARS = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +65,6 @@ class EventStore:
         self._starts = array("q")
         self._ends = array("q")
         self._kept: dict[int, dict] = {}
-        self._grown: dict[int, tuple[int, str]] = {}  # index -> (index of the previous close, added text)
-        self._last_close: dict[str, tuple[int, str]] = {}  # field -> (index, value) of its last text close
         self._field_names: list[str] = []
         self._field_index: dict[str, int] = {}
 
@@ -100,34 +94,13 @@ class EventStore:
                 self._fields.append(-1)
                 self._starts.append(0)
                 self._ends.append(0)
-                self._kept[index] = self._close_kept(index, event)
-
-    def _close_kept(self, index: int, event: dict) -> dict:
-        """The dict kept for event `index`: a close's grown value is replaced by None and
-        its added text recorded (see the module docstring)."""
-        value = event.get("value")
-        if event.get("type") != "region_close" or type(value) is not str or type(event.get("field")) is not str:
-            return event
-        last = self._last_close.get(event["field"])
-        self._last_close[event["field"]] = (index, value)
-        if last is None or len(last[1]) < GROWN_VALUE_CHARS or not value.startswith(last[1]):
-            return event
-        self._grown[index] = (last[0], value[len(last[1]) :])
-        return {**event, "value": None}
-
-    def _value(self, index: int) -> str:
-        """The whole value of close `index` kept as added text."""
-        added = []
-        while index in self._grown:
-            index, text = self._grown[index]
-            added.append(text)
-        return self._kept[index]["value"] + "".join(reversed(added))
+                self._kept[index] = event
 
     def event(self, index: int, stream: str) -> dict:
         """Event `index` (0-based) as the engine gave it; chunk texts come from `stream`."""
         kind = self._kinds[index]
         if kind == _KEPT:
-            return {**self._kept[index], "value": self._value(index)} if index in self._grown else self._kept[index]
+            return self._kept[index]
         start, end = self._starts[index], self._ends[index]
         return {
             "type": "region_chunk", "field": self._field_names[self._fields[index]], "text": stream[start:end],

@@ -423,7 +423,7 @@ def test_d1_text_before_a_tool_call_kept():
     }
 
 
-def test_d1_whitespace_stretch_does_not_overwrite_and_its_close_repeats_the_value_so_far():
+def test_d1_whitespace_stretch_does_not_overwrite_and_its_close_adds_nothing():
     message, events = run(TOOLS_AND_CONTENT, ['Hi\n<tool_call>{"a": 1}</tool_call>', "\n  "])
     assert message == {"role": "assistant", "content": "Hi", "tool_calls": [{"a": 1}]}
     assert events == [
@@ -435,7 +435,7 @@ def test_d1_whitespace_stretch_does_not_overwrite_and_its_close_repeats_the_valu
         close("tool_calls", {"a": 1}),
         open_("content"),
         chunk("content", "\n  "),
-        close("content", "Hi"),  # the field's value so far: the events add up to the message
+        close("content", ""),  # adds nothing to the concatenated closes, as in the reference
     ]
 
 

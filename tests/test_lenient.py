@@ -74,7 +74,7 @@ def test_the_failed_text_arrives_as_a_content_stretch_of_its_own():
     assert after_failure[:3] == [
         {"type": "region_open", "field": "content"},
         {"type": "region_chunk", "field": "content", "text": BROKEN_CALL, "dirty": False},
-        {"type": "region_close", "field": "content", "value": "Let me check.\n\n" + BROKEN_CALL},
+        {"type": "region_close", "field": "content", "value": "\n\n" + BROKEN_CALL},  # after "Let me check."
     ]
 
 
@@ -281,13 +281,13 @@ def test_the_command_line_keeps_with_on_error(tmp_path, capsys):
 
 
 def test_a_trailing_newline_after_the_last_call_does_not_blank_the_content():
-    # No end token, a newline after </tool_call>: the whitespace stretch's close repeats the value.
+    # No end token, a newline after </tool_call>: the whitespace stretch's close adds nothing.
     generation = 'Let me check.\n<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>\n'
     message, events = stream_events(TEMPLATE, [generation], PREFIX)
     closes = [e for e in events if e["type"] == "region_close" and e["field"] == "content"]
     assert closes == [
         {"type": "region_close", "field": "content", "value": "Let me check."},
-        {"type": "region_close", "field": "content", "value": "Let me check."},
+        {"type": "region_close", "field": "content", "value": ""},
     ]
     assert message_from_events(events, TEMPLATE) == message == {
         "role": "assistant",
@@ -296,10 +296,11 @@ def test_a_trailing_newline_after_the_last_call_does_not_blank_the_content():
     }
 
 
-def test_a_later_stretch_carries_the_whole_value_so_far():
+def test_a_later_stretch_carries_its_own_text_with_the_whitespace_before_it():
     generation = 'Checking.\n<tool_call>{"name": "f", "arguments": {}}</tool_call>\nDone.<|im_end|>'
-    _, events = stream_events(TEMPLATE, [generation], PREFIX)
-    assert [e["value"] for e in events if e["type"] == "region_close" and e["field"] == "content"] == ["Checking.", "Checking.\n\nDone."]
+    message, events = stream_events(TEMPLATE, [generation], PREFIX)
+    assert [e["value"] for e in events if e["type"] == "region_close" and e["field"] == "content"] == ["Checking.", "\n\nDone."]
+    assert message["content"] == "Checking.\n\nDone."
 
 
 def test_a_blank_stretch_of_a_repeating_implicit_field_adds_nothing():

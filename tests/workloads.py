@@ -7,7 +7,9 @@ implicit content), Qwen3-Coder (a regex open with a named group, `xml-inline`
 parameters, a large code argument), gpt-oss (literal channels and a regex open
 with a named group) and a template whose patterns all begin with `\\s*`. Their
 text is full of `<` and of near-misses of the delimiters (`<thin`, `</tool`,
-`<|en`), which is what makes holding back text costly.
+`<|en`), which is what makes holding back text costly. Two agent-trace
+workloads alternate content and tool calls, 1,000 or 10 calls per MB, so the
+implicit field has many stretches or few.
 """
 
 from __future__ import annotations
@@ -259,6 +261,28 @@ def _whitespace_case(rng: random.Random, size: int) -> Case:
     return Case(text, CHATML_PREFIX)
 
 
+def _calls_case(calls_per_mb: int) -> Callable[[random.Random, int], Case]:
+    """An agent trace in the SmolLM3 format: stretches of content between tool calls, with
+    `calls_per_mb` calls per MB of text (at least one), so the implicit field has about as
+    many stretches as there are calls."""
+
+    def generate(rng: random.Random, size: int) -> Case:
+        calls = max(1, round(size * calls_per_mb / (1024 * 1024)))
+        stretch_len = max((size - 90 * calls) // (calls + 1), 20)
+        stretches = []
+        blocks = []
+        for index in range(calls):
+            stretch = _filler(rng, stretch_len, SMOLLM3_NEAR_MISSES) + "\n"
+            call = {"name": "read_file", "arguments": {"path": f"src/module_{index}.py", "line": index}}
+            stretches.append(("\n" if index else "") + stretch)
+            blocks.append(f"{stretches[-1]}<tool_call>\n{json.dumps(call)}\n</tool_call>")
+        stretches.append("\n" + _filler(rng, stretch_len, SMOLLM3_NEAR_MISSES))
+        text = "".join(blocks) + stretches[-1] + "<|im_end|>"
+        return Case(text, CHATML_PREFIX, implicit_expected="".join(stretches).strip())
+
+    return generate
+
+
 WORKLOADS = {
     workload.name: workload
     for workload in [
@@ -272,6 +296,20 @@ WORKLOADS = {
         ),
         Workload("gpt-oss", "gpt-oss: literal channels, regex open with a named group", GPT_OSS_TEMPLATE, _gpt_oss_case),
         Workload("ws-prefix", "every pattern starts with \\s* (no literal first character)", WHITESPACE_TEMPLATE, _whitespace_case),
+        Workload(
+            "calls-1000",
+            "agent trace: content and tool calls alternating, 1,000 calls per MB (SmolLM3 format)",
+            SMOLLM3_TEMPLATE,
+            _calls_case(1000),
+            spans_implicit_stretches=True,
+        ),
+        Workload(
+            "calls-10",
+            "the same with 10 calls per MB: longer stretches, the same text size",
+            SMOLLM3_TEMPLATE,
+            _calls_case(10),
+            spans_implicit_stretches=True,
+        ),
     ]
 }
 
