@@ -1,15 +1,16 @@
 """OpenAI streaming view: append-only argument pieces that join to the final arguments."""
 
 import json
-from pathlib import Path
 
 import pytest
 
 from engine import openai_view
 
 from engine.stream_checks import random_chunks
+from tests.shared_inputs import field_reports, needs_field_reports
 
-FIELD_REPORTS = {c["name"]: c for c in json.loads(Path("/work/shared/cases/field_reports.json").read_text())["cases"]}
+FIELD_REPORTS = field_reports()
+pytestmark = needs_field_reports
 
 
 def view(name, chunks=None):

@@ -206,3 +206,77 @@ def test_every_shipped_template_is_covered_by_the_damage_test():
 
     used = {sample.template_name for sample in SHIPPED}
     assert {template.name for template in list_templates()} <= used
+
+
+# -- close values stay linear in the text ------------------------------------------------------
+
+# What a close may carry beyond the text: the constant strings of a transform ("function").
+CLOSE_CONSTANT_CHARS = 16
+
+
+def carried_chars(value) -> int:
+    """The characters of the strings inside a close value (its text, not its JSON syntax)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(carried_chars(key) + carried_chars(item) for key, item in value.items())
+    if isinstance(value, list):
+        return sum(carried_chars(item) for item in value)
+    return 0
+
+
+def check_close_values_are_linear(template, prefix, generation, seed, mode):
+    implicit = load_template(template).implicit_field
+    for chunks in ([generation], list(generation), random_chunks(generation, seed)):
+        streamed = parse_events(template, prefix, chunks, mode)
+        if streamed is None:
+            continue
+        closes = [event for event in streamed[1] if event["type"] == "region_close"]
+        carried = sum(carried_chars(event["value"]) for event in closes if "value" in event)
+        assert carried <= len(prefix) + len(generation) + CLOSE_CONSTANT_CHARS * len(closes), (chunks, closes)
+        if implicit is not None and implicit.concatenates_stretches:
+            values = [e["value"] for e in closes if e["field"] == implicit.name and "value" in e]
+            assert "".join(values) == streamed[0].get(implicit.name, ""), (chunks, values)
+
+
+def concatenating_or_no_implicit_field(case) -> bool:
+    implicit = load_template(case[0]).implicit_field
+    return implicit is None or implicit.repeats or implicit.concatenates_stretches
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    case=template_and_generation(contents=("text", "text", "json", "int")).filter(concatenating_or_no_implicit_field),
+    seed=st.integers(0, 10**6),
+    mode=st.sampled_from(MODES),
+)
+def test_close_values_carry_the_text_once_in_any_chunking(case, seed, mode):
+    template, prefix, generation = case
+    check_close_values_are_linear(template, prefix, generation, seed, mode)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=damaged_sample(), seed=st.integers(0, 10**6), mode=st.sampled_from(MODES))
+def test_shipped_templates_close_values_carry_the_text_once(case, seed, mode):
+    sample, generation = case
+    check_close_values_are_linear(sample.template, sample.prefix, generation, seed, mode)
+
+
+def test_many_stretches_close_with_their_own_text():
+    # 200 stretches of content between tool calls: the closes carry each stretch once.
+    template = {
+        "start_anchor": "<S>",
+        "fields": {
+            "tool_calls": {"open": "<c>", "close": "</c>", "repeats": True, "content": "json"},
+            "content": {},
+        },
+    }
+    generation = "".join(f"step {index}\n<c>{{\"i\": {index}}}</c>\n" for index in range(200)) + "done"
+    for mode in MODES:
+        streamed = stream(template, list(generation), "", on_error=mode)
+        values = [e["value"] for e in streamed.events if e["type"] == "region_close" and e["field"] == "content"]
+        assert values[:3] == ["step 0", "\n\nstep 1", "\n\nstep 2"]
+        assert values[-1] == "\n\ndone"
+        assert len(values) == 201
+        assert "".join(values) == streamed.message["content"] == "\n\n".join(f"step {i}" for i in range(200)) + "\n\ndone"
+        assert sum(map(len, values)) == len(streamed.message["content"]) == 1894

@@ -1,15 +1,15 @@
 """Trace: spans tile the prefix tail and the generation; warnings for the field-report faults."""
 
 import json
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
 from engine import trace
 from engine.template_files import load_template_file
 from .strategies import template_and_generation
+from tests.shared_inputs import field_reports, needs_field_reports
 
-FIELD_REPORTS = {c["name"]: c for c in json.loads(Path("/work/shared/cases/field_reports.json").read_text())["cases"]}
+FIELD_REPORTS = field_reports()
 QWEN3 = load_template_file("qwen3").response_template
 
 
@@ -68,6 +68,7 @@ def test_captures_recorded():
     assert opens[0].captures == {"name": "f"}
 
 
+@needs_field_reports
 def test_snapshots_hold_undecided_text():
     case = FIELD_REPORTS["split-open-delimiter"]
     result = trace(case["output"], case["template"], prefix=case["prefix"], chunks=case["chunks"])
@@ -84,6 +85,7 @@ def test_snapshots_hold_undecided_text():
     assert all(span.kind != "held" for span in result.spans)
 
 
+@needs_field_reports
 def test_error_keeps_every_character_and_warns_json_string():
     case = FIELD_REPORTS["close-delimiter-inside-json-string"]
     result = trace(case["output"], case["template"], prefix=case["prefix"])
@@ -95,6 +97,7 @@ def test_error_keeps_every_character_and_warns_json_string():
     assert result.warnings[0].suggestion == "use a close_pattern like '(?<=[}\\\\]])\\\\s*</tool_call>'"
 
 
+@needs_field_reports
 def test_warns_close_without_open_when_prefix_missing():
     case = FIELD_REPORTS["prefix-required-for-prefilled-reasoning"]
     result = trace(case["output"], case["template"], prefix="")
@@ -102,6 +105,7 @@ def test_warns_close_without_open_when_prefix_missing():
     assert trace(case["output"], case["template"], prefix=case["prefix"]).warnings == []
 
 
+@needs_field_reports
 def test_warns_tool_call_swallowed_by_reasoning():
     case = FIELD_REPORTS["tool-call-opened-inside-reasoning"]
     result = trace(case["output"], case["template"], prefix=case["prefix"])
