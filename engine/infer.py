@@ -1,0 +1,670 @@
+"""Template inference: a response template derived from a chat template alone, verified and explained.
+
+`infer_template` renders conversations that differ in one thing (an answer and the
+same answer after reasoning, one call and two, no generation prompt and one, thinking
+on and off: `engine.infer_renders`) and reads each part of the response template off
+the difference between two renders:
+
+* the start anchor: the header the generation prompt writes for the new turn (the part
+  the two thinking modes and the history's own assistant turns share), and, where a
+  prompt writes no new header (after a tool result, many do), what that prompt ends with;
+* the reasoning field: the markers around the reasoning in a finished turn, or the
+  block the prompt pre-writes (an opener alone: the reasoning is open when generation
+  starts; an empty block: thinking is off);
+* the implicit content field's closes: the end of turn (and the tokenizer's
+  `eos_token`), a wrapper the chat template writes around the answer, markers around
+  the tool calls;
+* the tool-call field (`engine.infer_calls`).
+
+The parts make one or more candidate templates, each checked with the conformance
+matrix (`engine.conformance.check_conformance`) against the same chat template; the
+first that passes is kept, and every finding carries the renders that show it.
+Where the renders cannot decide a marker, a few documented fallbacks apply (listed in
+`InferredTemplate.fallbacks` and in docs/authoring.md). Nothing here knows a model
+family or its markers: they all come from the renders.
+
+transformers renders the chat templates (as for `check_conformance`): install the
+`conformance` extra.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+
+from .chat_template import ChatTemplateRenderer, ChatTemplateRenderError, find_thinking_switch, load_chat_template
+from .conformance import ConformanceReport, _back_to_boundary, _common_length, check_conformance
+from .errors import TemplateError
+from .infer_calls import CallSyntax, CallTurns, learn_call_syntax
+from .infer_renders import (
+    ANSWER, FINAL_MESSAGES, QUESTION, REASONING, REASONING_KEYS, SECOND_QUESTION, TOOL_RESULT, Finding, InferenceTimeout,
+    Probe, Render, Turn, assistant,
+)
+from .template import load_template
+
+# The markup tokens chat templates write: <...> (also <|...|> and full-width forms) and [...].
+MARKUP_TOKEN = regex.compile(r"<[^<>\s][^<>\n]{0,80}>|\[[^\[\]\s][^\[\]\n]{0,80}\]")
+# Seconds inference may take by default (renders and conformance checks).
+DEFAULT_TIME_BUDGET = 60.0
+
+
+class InferenceError(ValueError):
+    """Nothing can be inferred from the chat template; the message says why."""
+
+
+@dataclass
+class Candidate:
+    """One template inference built and checked.
+
+    Attributes:
+        description: what sets it apart ("reasoning also ends where a tool call starts").
+        template: the response template.
+        report: its conformance matrix against the chat template.
+    """
+
+    description: str
+    template: dict
+    report: ConformanceReport
+
+    @property
+    def passed(self) -> bool:
+        return self.report.passed
+
+    def failures(self, limit: int = 3) -> list[str]:
+        """The first failing rows, as ``name: detail``."""
+        return [f"{row.name}: {row.detail}" for row in self.report.failed[:limit]]
+
+    def to_dict(self) -> dict:
+        return {"description": self.description, "passed": self.passed, "counts": self.report.counts(),
+                "failures": self.failures(), "template": self.template}
+
+
+@dataclass
+class InferredTemplate:
+    """What `infer_template` found.
+
+    Attributes:
+        template: the response template (valid against templates/response_template.schema.json).
+        report: its conformance matrix against the chat template.
+        findings: each delimiter and choice with the renders that show it.
+        candidates: every candidate built, in the order tried, with its matrix (the kept one
+            is the first that passed, else the one with the fewest failing rows).
+        fallbacks: the documented fallbacks used, as sentences (empty when the renders decided all).
+        notes: what was not found, and why (no tool calls: the chat template writes none).
+        thinking_switch: the chat-template keyword that switches reasoning, or None.
+        generation_prompt: what the first turn's generation prompt writes, per thinking mode.
+    """
+
+    template: dict
+    report: ConformanceReport
+    findings: list[Finding]
+    candidates: list[Candidate]
+    fallbacks: list[str]
+    notes: list[str]
+    thinking_switch: str | None
+    generation_prompt: dict[str, str]
+
+    @property
+    def passed(self) -> bool:
+        return self.report.passed
+
+    @property
+    def exit_code(self) -> int:
+        """0 when the template passes its matrix, 1 when it does not."""
+        return 0 if self.passed else 1
+
+    def template_file(self, name: str = "inferred", models: list[str] | None = None, source: str = "") -> dict:
+        """A `templates/`-style file: name, models, generation prompt, notes on what was found and
+        from which renders, and the response template."""
+        prompts = "; ".join(f"{mode}: {prompt!r}" if mode else repr(prompt) for mode, prompt in self.generation_prompt.items())
+        notes = [f"{finding.key} = {json.dumps(finding.value, ensure_ascii=False)}: {finding.how} (compared: "
+                 f"{' / '.join(render.label for render in finding.renders)})" for finding in self.findings]
+        notes += [f"fallback: {text}" for text in self.fallbacks] + self.notes
+        if not self.passed:
+            notes += [f"fails: {row.name}: {row.detail}" for row in self.report.failed]
+        counts = self.report.counts()
+        return {
+            "$schema": "./template_file.schema.json",
+            "name": name,
+            "description": (f"Inferred from the chat template{f' of {source}' if source else ''} by comparing its renders; "
+                            f"the conformance matrix: {counts['passed']} passed, {counts['failed']} failed, "
+                            f"{counts['not_renderable']} not renderable."),
+            "models": models or [source or name],
+            "generation_prompt": prompts,
+            "notes": notes,
+            "response_template": self.template,
+        }
+
+    def to_dict(self) -> dict:
+        return {
+            "passed": self.passed,
+            "template": self.template,
+            "report": self.report.to_dict(),
+            "findings": [finding.to_dict() for finding in self.findings],
+            "candidates": [candidate.to_dict() for candidate in self.candidates],
+            "fallbacks": self.fallbacks,
+            "notes": self.notes,
+            "thinking_switch": self.thinking_switch,
+            "generation_prompt": self.generation_prompt,
+        }
+
+
+def infer_template(
+    chat_template: str | None = None,
+    *,
+    model: str | None = None,
+    bos_token: str | None = None,
+    eos_token: str | None = None,
+    regex_timeout: float | None = 1.0,
+    time_budget: float | None = DEFAULT_TIME_BUDGET,
+) -> InferredTemplate:
+    """Infer a response template from a chat template, verify it, and explain every delimiter.
+
+    Args:
+        chat_template: the Jinja chat template text. Give this or `model`.
+        model: a hub id or local folder whose tokenizer files hold the chat template (and the
+            bos/eos tokens); weights are never read.
+        bos_token, eos_token: what the chat template writes as ``bos_token`` / ``eos_token``
+            (default "" or the tokenizer's). The eos token is accepted as an end of turn.
+        regex_timeout: seconds per regex call of the candidates' patterns in the checks.
+        time_budget: seconds for the renders, checked between them (None: no limit). A
+            chat template that loops inside one render is not interrupted here: run
+            inference in a process that can be killed (`python -m engine infer` and the
+            playground do).
+
+    Returns:
+        An `InferredTemplate` (its `passed` says whether the template passes the matrix).
+
+    Raises:
+        InferenceError (a ValueError): nothing can be inferred (the chat template renders no
+            first turn, or runs out of time); the message says why.
+        ValueError: neither or both of `chat_template` and `model`.
+        ModelLoadError (a ValueError): `model` has no tokenizer or chat template.
+        ImportError: transformers (or jinja2) is not installed.
+    """
+    if (chat_template is None) == (model is None):
+        raise ValueError("give exactly one of chat_template (the Jinja text) and model (a hub id or local folder)")
+    if model is not None:
+        source = load_chat_template(model)
+        chat_template = source.chat_template
+        bos_token = source.bos_token if bos_token is None else bos_token
+        eos_token = source.eos_token if eos_token is None else eos_token
+    if not isinstance(chat_template, str) or not chat_template.strip():
+        raise InferenceError("the chat template is empty: paste the Jinja text of the model's chat template")
+    bos_token, eos_token = bos_token or "", eos_token or ""
+    deadline = None if time_budget is None else time.monotonic() + time_budget
+    try:
+        learner = _Learner(chat_template, bos_token, eos_token, deadline)
+        learner.learn()
+    except InferenceTimeout as error:
+        raise InferenceError(f"inference stopped: {error} ({time_budget:g} s); the chat template renders too slowly") from None
+    candidates = []
+    for description, template in learner.candidates():
+        try:
+            load_template(template)
+        except TemplateError as error:  # a learnt marker the template language rejects: say so, never guess
+            learner.notes.append(f"candidate ({description}) is not a valid template: {error}")
+            continue
+        report = check_conformance(template, chat_template, bos_token=bos_token, eos_token=eos_token,
+                                   regex_timeout=regex_timeout)
+        candidates.append(Candidate(description, template, report))
+        if report.passed:
+            break
+        if deadline is not None and time.monotonic() > deadline:
+            break
+    if not candidates:
+        raise InferenceError("no valid template could be built: " + "; ".join(learner.notes))
+    chosen = next((candidate for candidate in candidates if candidate.passed), None)
+    if chosen is None:
+        chosen = min(candidates, key=lambda candidate: len(candidate.report.failed))
+    return InferredTemplate(chosen.template, chosen.report, learner.findings, candidates, learner.fallbacks,
+                            learner.notes, learner.switch, learner.generation_prompts)
+
+
+# -- learning ------------------------------------------------------------------------
+
+
+@dataclass
+class _Reasoning:
+    open: str
+    close: str
+
+
+class _Learner:
+    """Learns each part of the template from the probes' renders (one probe per thinking mode)."""
+
+    def __init__(self, chat_template: str, bos_token: str, eos_token: str, deadline: float | None):
+        self.eos_token = eos_token
+        self.findings: list[Finding] = []
+        self.fallbacks: list[str] = []
+        self.notes: list[str] = []
+        try:
+            self.switch = find_thinking_switch(chat_template, bos_token=bos_token, eos_token=eos_token)
+        except ChatTemplateRenderError:
+            self.switch = None
+        modes = [(True, "thinking on"), (False, "thinking off")] if self.switch else [(None, "")]
+        self.probes = [Probe(ChatTemplateRenderer(chat_template, bos_token, eos_token, self.switch, thinking), mode, deadline)
+                       for thinking, mode in modes]
+        self.generation_prompts: dict[str, str] = {}
+        self.anchors: list[str] = []
+        self.header = ""
+        self.prewritten: dict[str, str] = {}
+        self.reasoning: _Reasoning | None = None
+        self.closes: list[str] = []
+        self.calls: CallSyntax | None = None
+        self._reasoning_render: tuple[Render, ...] = ()
+
+    def learn(self) -> None:
+        rendered = [probe for probe in self.probes if probe.prompt("first-turn") is not None]
+        if not rendered:
+            refusal = next(iter(self.probes[0].refusals), "it renders nothing")
+            raise InferenceError(f"the chat template does not render a first user turn with a generation prompt: {refusal}")
+        self.probes = rendered
+        self._learn_anchor()
+        self._learn_reasoning()
+        self._learn_turn_end()
+        self._learn_calls()
+        self._learn_content_wrapper()
+
+    # -- the start anchor ---------------------------------------------------------
+
+    def _generation_prompt(self, probe: Probe, situation: str) -> str:
+        prompt = probe.generation_prompt(situation) or ""
+        if not prompt.strip() and probe.renderer.trailer:
+            return probe.renderer.trailer  # written after every conversation: the new turn's start
+        return prompt
+
+    def _history_lead(self, probe: Probe) -> str | None:
+        """How the chat template starts an assistant turn in history (between the user's question
+        and the answer of an earlier turn)."""
+        ask = {"role": "user", "content": QUESTION}
+        full = probe.render([ask, assistant(content=ANSWER), {"role": "user", "content": SECOND_QUESTION}])
+        bare = probe.render([ask])
+        if full is None or bare is None or QUESTION not in full or ANSWER not in full:
+            return None
+        trailer = probe.renderer.trailer
+        if trailer and bare.endswith(trailer):
+            bare = bare[: -len(trailer)]
+        user_close = bare[bare.rfind(QUESTION) + len(QUESTION):]
+        between = full[full.find(QUESTION) + len(QUESTION):full.find(ANSWER)]
+        return between[_back_to_boundary(between, _common_length(between, user_close)):]
+
+    def _learn_anchor(self) -> None:
+        first = {probe.mode: self._generation_prompt(probe, "first-turn").lstrip() for probe in self.probes}
+        self.generation_prompts = first
+        sources = [text for text in first.values() if text.strip()]
+        leads = [lead.lstrip() for lead in (self._history_lead(probe) for probe in self.probes) if lead and lead.strip()]
+        header = _common_prefix_at_boundary(sources + leads) if sources else ""
+        self.header = header
+        probe = self.probes[0]
+        if header.strip():
+            self.anchors.append(header)
+            bare = probe.render(probe.history("first-turn")) or ""
+            self.findings.append(Finding(
+                "start_anchor", header,
+                "the header the generation prompt writes for the new turn"
+                + (" (the part every thinking mode and the history's assistant turns share)" if len(sources) + len(leads) > 1 else ""),
+                (Render(probe.label("first turn, no generation prompt"), bare),
+                 Render(probe.label("first turn, with the generation prompt"), probe.prompt("first-turn") or ""))))
+        for mode, text in first.items():
+            self.prewritten[mode] = text[len(header):] if header and text.startswith(header) else ("" if header else text)
+        for probe in self.probes:
+            for situation, needle in (("first-turn", QUESTION), ("after-tool-result", "zq sunny"), ("multi-turn", SECOND_QUESTION)):
+                prompt = probe.prompt(situation)
+                if prompt is None:
+                    continue
+                generation_prompt = self._generation_prompt(probe, situation).lstrip()
+                if header.strip() and generation_prompt.startswith(header):
+                    continue
+                anchor = _prompt_end(prompt, needle) if not generation_prompt.strip() else \
+                    _common_prefix_at_boundary([generation_prompt, header]) or generation_prompt
+                if not anchor.strip() or anchor in self.anchors:
+                    continue
+                self.anchors.append(anchor)
+                bare = probe.render(probe.history(situation)) or ""
+                what = "writes no new header: the prompt ends with it" if not generation_prompt.strip() else \
+                    "starts the new turn with a header of its own"
+                self.findings.append(Finding(
+                    "start_anchor", anchor, f"{situation.replace('-', ' ')}: the chat template {what}",
+                    (Render(probe.label(f"{situation.replace('-', ' ')}, no generation prompt"), bare),
+                     Render(probe.label(f"{situation.replace('-', ' ')}, with the generation prompt"), prompt))))
+        if not self.anchors:
+            raise InferenceError("the prompt shows no header or marker where the new turn starts")
+
+    # -- reasoning ------------------------------------------------------------------
+
+    def _visible(self, probe: Probe, turn: Turn) -> str:
+        """The turn as the parser sees it: what the prompt pre-writes after the anchor, then the generation."""
+        prewritten = self.prewritten.get(probe.mode, "")
+        if turn.missing and prewritten.endswith(turn.missing):
+            prewritten = prewritten[: -len(turn.missing)]
+        elif turn.missing:
+            prewritten = ""
+        return prewritten + turn.text
+
+    def _learn_reasoning(self) -> None:
+        for probe in self.probes:
+            answer = probe.turn("answer")
+            for key in REASONING_KEYS:
+                turn = probe.turn("reasoning", key)
+                if turn is None or REASONING not in turn.text or ANSWER not in turn.text:
+                    continue
+                view = self._visible(probe, turn)
+                start, end = view.find(REASONING), view.find(ANSWER)
+                opening, between = view[:start].strip(), view[start + len(REASONING):end]
+                if not opening or end < start or not between.strip():
+                    continue
+                opening = _last_block_start(opening)
+                self.reasoning = _Reasoning(opening, between.strip())  # trimmed by the content wrapper later
+                self.findings.append(Finding(
+                    "fields.reasoning_content.open", opening,
+                    f"the text before the reasoning in a finished turn ({key})", (answer.render if answer else turn.render, turn.render)))
+                self._reasoning_render = (answer.render if answer else turn.render, turn.render)
+                return
+        self._learn_prewritten_reasoning()
+
+    def _learn_prewritten_reasoning(self) -> None:
+        """Reasoning markers from what the prompt pre-writes: an empty block, or an opener alone."""
+        blocks = {mode: _split_block(text.strip()) for mode, text in self.prewritten.items() if text.strip()}
+        openers = {mode: text.strip() for mode, text in self.prewritten.items() if text.strip() and blocks.get(mode) is None
+                   and MARKUP_TOKEN.fullmatch(text.strip())}
+        probe = self.probes[0]
+        if len(self.probes) == 2:
+            on, off = (self.generation_prompts.get(p.mode, "") for p in self.probes)
+            pair = (Render(self.probes[0].label("first turn prompt"), self.probes[0].prompt("first-turn") or ""),
+                    Render(self.probes[1].label("first turn prompt"), self.probes[1].prompt("first-turn") or ""))
+        else:
+            pair = (Render(probe.label("first turn, no generation prompt"), probe.render(probe.history("first-turn")) or ""),
+                    Render(probe.label("first turn, with the generation prompt"), probe.prompt("first-turn") or ""))
+        block = next((found for found in blocks.values() if found), None)
+        if block is not None:
+            self.reasoning = _Reasoning(*block)
+            self.findings.append(Finding(
+                "fields.reasoning_content.open", block[0],
+                "the prompt pre-writes an empty reasoning block (opener then closer) when thinking is off", pair))
+            self.findings.append(Finding(
+                "fields.reasoning_content.close", block[1], "the closing marker of that pre-written empty block", pair))
+            return
+        if not openers:
+            return
+        opener = next(iter(openers.values()))
+        closer, verified = self._closer_for(opener)
+        if closer is None:
+            self.notes.append(f"the prompt pre-writes {opener!r} but no render shows how it closes: no reasoning field")
+            return
+        self.reasoning = _Reasoning(opener, closer)
+        self.findings.append(Finding(
+            "fields.reasoning_content.open", opener,
+            "the prompt pre-writes it after the header (the reasoning is open when generation starts), and a finished "
+            "turn lacks it", pair))
+        how = ("the closing form of the opener; confirmed: the chat template drops an earlier turn's text up to it"
+               if verified else "the closing form of the opener (no render confirms it)")
+        self.findings.append(Finding("fields.reasoning_content.close", closer, how, pair))
+        self.fallbacks.append(
+            f"reasoning close {closer!r}: no render writes reasoning, so the closer is the opener's closing form"
+            + ("" if verified else ", unconfirmed by any render"))
+
+    def _closer_for(self, opener: str) -> tuple[str | None, bool]:
+        """The closing form of `opener`, confirmed when the chat template drops the text before it
+        from an earlier turn (as templates that keep reasoning out of history do)."""
+        candidates = _closing_forms(opener)
+        probe = self.probes[0]
+        ask = {"role": "user", "content": QUESTION}
+        for closer in candidates:
+            message = assistant(content=f"{REASONING}{closer}{ANSWER}")
+            full = probe.render([ask, message, {"role": "user", "content": SECOND_QUESTION}])
+            if full is not None and ANSWER in full and REASONING not in full:
+                return closer, True
+        return (candidates[0], False) if candidates else (None, False)
+
+    # -- the end of the turn and the content's closes ----------------------------------
+
+    def _learn_turn_end(self) -> None:
+        probe = next((p for p in self.probes if p.turn("answer") is not None), None)
+        if probe is None:
+            self.notes.append("the chat template writes no assistant answer: the content field ends only at eos_token")
+            self._add_close(self.eos_token)
+            return
+        answer = probe.turn("answer")
+        after = answer.text[answer.text.find(ANSWER) + len(ANSWER):]
+        end = after.strip()
+        wrapper_close = ""
+        call = probe.turn("call")
+        if call is not None and end:
+            tail = call.text.rstrip()
+            shared = _common_suffix_at_boundary(after.rstrip(), tail).strip()
+            if shared and shared != end and end.endswith(shared):
+                wrapper_close, end = end[: -len(shared)].strip(), shared
+        if end:
+            self._add_close(end)
+            self.findings.append(Finding("fields.content.close", end, "what the chat template writes after the answer: "
+                                         "the end of the turn" + (" (also after a tool call)" if call is not None else ""),
+                                         (answer.render, call.render) if call is not None else (answer.render,)))
+        if wrapper_close:
+            self._add_close(wrapper_close)
+            self.findings.append(Finding("fields.content.close", wrapper_close,
+                                         "written after the answer but not after a tool call: it closes a wrapper "
+                                         "around the answer", (answer.render, call.render)))
+        if self.eos_token and self.eos_token not in self.closes:
+            self._add_close(self.eos_token)
+            self.findings.append(Finding("fields.content.close", self.eos_token,
+                                         "the tokenizer's eos_token: a model may stop with it alone", (answer.render,)))
+        if not end:
+            self._learn_next_headers(probe, answer)
+
+    def _learn_next_headers(self, probe: Probe, answer: Turn) -> None:
+        """With no end of turn written, the next turn's header ends the answer (a documented fallback)."""
+        found = []
+        between = probe.following(assistant(content=ANSWER), {"role": "user", "content": SECOND_QUESTION})
+        if between is not None:
+            token = MARKUP_TOKEN.search(between)
+            if token:
+                found.append((token.group(), "the next user turn's header"))
+        call_message = FINAL_MESSAGES["call"]
+        between = probe.following(call_message, {"role": "tool", "tool_call_id": "call00001", "name": "zq_fn_alpha",
+                                                 "content": TOOL_RESULT})
+        if between is not None:
+            tokens = MARKUP_TOKEN.findall(between.rstrip())
+            run = _trailing_run(between)
+            if run:
+                found.append((run, "the tool result's header"))
+            elif tokens:
+                found.append((tokens[-1], "the tool result's header"))
+        for token, what in found:
+            if token not in self.closes:
+                self._add_close(token)
+                self.findings.append(Finding("fields.content.close", token,
+                                             f"the chat template writes no end of turn; {what} follows the answer",
+                                             (answer.render,)))
+                self.fallbacks.append(f"content close {token!r}: no end-of-turn marker is written, so {what} ends the answer")
+
+    def _add_close(self, text: str) -> None:
+        if text and text not in self.closes:
+            self.closes.append(text)
+
+    def _learn_content_wrapper(self) -> None:
+        """A wrapper written around the answer (and the split of what follows reasoning)."""
+        probe = next((p for p in self.probes if p.turn("answer") is not None), None)
+        if probe is None:
+            return
+        answer = probe.turn("answer")
+        view = self._visible(probe, answer)
+        before = view[: view.find(ANSWER)]
+        if self.reasoning is not None:
+            before = _without_block(before, self.reasoning.open, self.reasoning.close)
+        wrapper = before.strip()
+        if self.reasoning is not None:
+            close = self.reasoning.close
+            if wrapper and close.endswith(wrapper) and close != wrapper:
+                close = close[: -len(wrapper)].strip()
+            if self.header.strip() and self.header.strip() in close and not close.startswith(self.header.strip()):
+                extra = close[close.index(self.header.strip()):]
+                close = close[: close.index(self.header.strip())].strip()
+                self._add_close(extra)
+                self.findings.append(Finding("fields.content.close", extra,
+                                             "written between the reasoning and the answer: the turn's header again",
+                                             self._reasoning_render))
+            self.reasoning.close = close
+            if not any(f.key == "fields.reasoning_content.close" for f in self.findings):
+                self.findings.append(Finding("fields.reasoning_content.close", close,
+                                             "the text after the reasoning, before the answer (and its wrapper)",
+                                             self._reasoning_render))
+        if wrapper and not _mostly_text(wrapper):
+            self._add_close(wrapper)
+            self.findings.append(Finding("fields.content.close", wrapper,
+                                         "written before the answer: it opens a wrapper around it, dropped with the text before it",
+                                         (answer.render,)))
+
+    # -- tool calls -------------------------------------------------------------------
+
+    def _learn_calls(self) -> None:
+        reasons = []
+        for probe in self.probes:
+            answer = probe.turn("answer")
+            if answer is None:
+                continue
+            turns = CallTurns(answer, probe.turn("call"), probe.turn("two-calls"), probe.turn("typed-call"),
+                              probe.turn("lead-and-call"), [marker for marker in self.closes])
+            found = learn_call_syntax(turns)
+            if isinstance(found, CallSyntax):
+                self.calls = found
+                self.findings += found.findings
+                for marker in found.content_closes:
+                    self._add_close(marker)
+                return
+            reasons.append(f"{probe.mode}: {found}" if probe.mode else found)
+        self.notes.append("no tool_calls field: " + ("; ".join(dict.fromkeys(reasons)) if reasons else "no answer renders"))
+
+    # -- candidates -------------------------------------------------------------------
+
+    def candidates(self) -> list[tuple[str, dict]]:
+        """(description, template) for each candidate, most specific first."""
+        anchor: Any = self.anchors[0] if len(self.anchors) == 1 else list(self.anchors)
+        content = {"close": self.closes[0] if len(self.closes) == 1 else list(self.closes)} if self.closes else {}
+        found = []
+
+        def template(reasoning: dict | None, calls: dict | None) -> dict:
+            fields: dict[str, Any] = {}
+            if reasoning:
+                fields["reasoning_content"] = reasoning
+            if calls:
+                fields["tool_calls"] = calls
+            fields["content"] = content
+            return {"defaults": {"role": "assistant"}, "start_anchor": anchor, "fields": fields}
+
+        reasoning = {"open": self.reasoning.open, "close": self.reasoning.close} if self.reasoning else None
+        calls = self.calls.field if self.calls else None
+        if reasoning and calls and self.calls.call_starts:
+            starts = "|".join(regex.escape(start) for start in dict.fromkeys(self.calls.call_starts))
+            ending = {"open": reasoning["open"], "close_pattern": f"{regex.escape(reasoning['close'])}|(?={starts})"}
+            found.append(("reasoning also ends where a tool call starts", template(ending, calls)))
+        found.append(("as learnt", template(reasoning, calls)))
+        if calls:
+            found.append(("without tool calls", template(reasoning, None)))
+        if reasoning:
+            found.append(("without reasoning", template(None, calls)))
+        return found
+
+
+# -- text helpers -----------------------------------------------------------------------
+
+
+def _common_prefix_at_boundary(texts: list[str]) -> str:
+    first = texts[0]
+    size = min(_common_length(first, other) for other in texts)
+    if size >= len(first):
+        return first
+    return first[:_back_to_boundary(first, size)]
+
+
+def _common_suffix_at_boundary(a: str, b: str) -> str:
+    size = 0
+    while size < min(len(a), len(b)) and a[-1 - size] == b[-1 - size]:
+        size += 1
+    start = len(a) - size
+    from .chat_template import token_boundary
+
+    while 0 < start < len(a) and not token_boundary(a, start):
+        start += 1
+    return a[start:]
+
+
+def _prompt_end(prompt: str, needle: str) -> str:
+    """What the prompt ends with after the last `needle`, from its first markup token."""
+    at = prompt.rfind(needle)
+    tail = prompt[at + len(needle):] if at >= 0 else prompt[-80:]
+    token = MARKUP_TOKEN.search(tail)
+    return tail[token.start():] if token else tail.strip()
+
+
+def _split_block(text: str) -> tuple[str, str] | None:
+    """(opener, closer) when `text` is an empty block: text ending in a markup token, after an opener."""
+    tokens = list(MARKUP_TOKEN.finditer(text))
+    if len(tokens) < 2 or tokens[-1].end() != len(text):
+        return None
+    opener = text[: tokens[-1].start()].strip()
+    return (opener, tokens[-1].group()) if opener and MARKUP_TOKEN.match(opener) else None
+
+
+def _last_block_start(opening: str) -> str:
+    """The reasoning opener: from the last markup token that starts a run of markup before the reasoning
+    (text before it, such as an earlier empty block, is not part of the opener)."""
+    tokens = list(MARKUP_TOKEN.finditer(opening))
+    if not tokens:
+        return opening
+    start = tokens[-1].start()
+    for token in reversed(tokens[:-1]):
+        if opening[token.end():start].strip():
+            break
+        if token.end() != start:
+            break
+        start = token.start()
+    return opening[start:].strip()
+
+
+def _closing_forms(opener: str) -> list[str]:
+    """The closing forms of a markup opener, most common first: a slash after its first
+    punctuation, or its delimiters mirrored."""
+    found = []
+    token = MARKUP_TOKEN.fullmatch(opener)
+    if token is None:
+        return found
+    head = regex.match(r"^([<\[][^\w\s]*)(.*?)([^\w\s]*[>\]])$", opener)
+    if head is None:
+        return found
+    left, word, right = head.groups()
+    found.append(f"{left}/{word}{right}")
+    if left != right[::-1] and len(left) > 1:
+        found.append(f"{left[0]}{word}{left[1:][::-1]}{right[-1]}")
+    return list(dict.fromkeys(found))
+
+
+def _without_block(text: str, opener: str, closer: str) -> str:
+    """`text` without an opener ... closer block in it (reasoning written empty)."""
+    start = text.find(opener)
+    end = text.find(closer, start + len(opener)) if start >= 0 else -1
+    if start < 0 or end < 0:
+        return text.replace(opener, "", 1) if start >= 0 else text
+    return text[:start] + text[end + len(closer):]
+
+
+def _trailing_run(text: str) -> str:
+    """The first markup token of the run of markup tokens (and blanks) `text` ends with, or ""."""
+    tokens = list(MARKUP_TOKEN.finditer(text))
+    if not tokens or text[tokens[-1].end():].strip():
+        return ""
+    first = tokens[-1]
+    for token in reversed(tokens[:-1]):
+        if text[token.end():first.start()].strip():
+            break
+        first = token
+    return first.group()
+
+
+def _mostly_text(text: str) -> bool:
+    """True for plain words (no markup): not a marker the model writes."""
+    return not MARKUP_TOKEN.search(text) and not regex.search(r"[^\w\s]", text)

@@ -1,0 +1,663 @@
+"""Template inference, tool calls: the syntax a chat template writes calls in, from its renders.
+
+The renders of one call, of two calls with different names, of a call with only typed
+arguments and of text followed by a call (`engine.infer_renders`) are cut down to
+their tool-call section (what they add to a plain answer), and the needles in them
+locate everything else:
+
+* the payload of each call: a JSON list of calls, a JSON object holding the name and
+  the arguments, a JSON object of the arguments alone, a Python-style call list,
+  JSON with bare keys and string delimiters of the template's own, or tagged
+  arguments (a key tag and a value tag per argument);
+* around the payloads, from the text before the first, between the two and after the
+  last: the marker each call opens and closes with (where the name sits when it is not
+  in the payload, and an index or id that varies), the section markers around all the
+  calls, and the separator between them.
+
+Each shape that could explain the renders is built as a `tool_calls` field and kept
+only when it parses every render back to its calls. Nothing here knows a model family.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+
+from .chat_template import common_suffix_length, token_boundary
+from .conformance import _back_to_boundary, _common_length
+from .content import parse_content
+from .errors import ResponseParseError
+from .infer_renders import (
+    ALPHA, ALPHA_ARGUMENTS, BETA, BETA_ARGUMENTS, LEAD, PROBE_TOOLS, Finding, Render, Turn,
+)
+
+# Stand-ins while comparing the text around calls: the function's name, a call id, a number.
+NAME, CALL_ID, NUMBER = "\x00", "\x02", "\x01"
+NAME_GROUP = r"(?P<name>[\w.\-]+)"
+CALL_IDS = ("call00001", "call00002")
+# The value parser of tagged arguments: JSON where the value is JSON, else the text.
+TAGGED_VALUES = {"name": "json", "args": {"allow_non_json": True}}
+CALL_TRANSFORM_PARTS = ("type", "function")
+
+
+@dataclass
+class CallTurns:
+    """The turns that show the call syntax, in one thinking mode (None: not rendered).
+
+    Attributes:
+        answer: a plain answer (what the call turns are compared with).
+        call, two_calls, typed_call, lead_and_call: see `engine.infer_renders.FINAL_MESSAGES`.
+        end_markers: the end-of-turn markers learnt from the answer (for a call without a close).
+    """
+
+    answer: Turn
+    call: Turn | None
+    two_calls: Turn | None
+    typed_call: Turn | None
+    lead_and_call: Turn | None
+    end_markers: list[str]
+
+
+@dataclass
+class CallSyntax:
+    """A tool-call syntax that reads every call render back.
+
+    Attributes:
+        field: the `tool_calls` field of the response template.
+        content_closes: markers around the calls (a section's begin and end) that end the
+            implicit field's text and are dropped.
+        call_starts: the literal text a call (or its section) starts with, for a reasoning
+            region that a call may end.
+        description: the shape, for people ("a JSON object per call, the name inside").
+        findings: the evidence of each part.
+    """
+
+    field: dict
+    content_closes: list[str]
+    call_starts: list[str]
+    description: str
+    findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass
+class _Sections:
+    """Each call render cut down to what it adds to the plain answer."""
+
+    one: str
+    two: str | None
+    typed: str | None
+    after_lead: str | None  # the lead-and-call render from the end of the lead text
+    renders: dict[str, Render]
+
+
+@dataclass
+class _Shape:
+    """How the payload of calls is written, before the text around it is known.
+
+    Attributes:
+        description: for people.
+        content, content_args, transform, transform_each: the field's keys.
+        spans: finds the payload spans in a section: `spans(section, names)` -> list of
+            (start, end), one a call (one span for a list form), or None.
+        list_form: one payload holds every call (no `repeats`).
+        json_like: the payload ends in `}` or `]` (the close may require it).
+        name_outside: the name is in the text before the payload, not in it.
+    """
+
+    description: str
+    content: str
+    content_args: dict
+    transform: dict
+    transform_each: bool
+    spans: Callable[[str, tuple[str, ...]], list[tuple[int, int]] | None]
+    list_form: bool = False
+    json_like: bool = True
+    name_outside: bool = False
+
+
+def learn_call_syntax(turns: CallTurns) -> CallSyntax | str:
+    """The tool-call syntax of these renders, or a sentence saying why none was found."""
+    if turns.call is None:
+        return "the chat template writes no tool call of an assistant message (or refuses every one)"
+    sections = _sections(turns)
+    if not sections.one.strip():
+        return f"the render of {turns.call.render.label} adds nothing to a plain answer: it writes no tool call"
+    shapes = [shape for shape in (_json_list_shape, _json_call_shape, _json_arguments_shape, _python_list_shape,
+                                  _bare_key_json_shape, _tagged_shape) for shape in [shape(sections)] if shape]
+    if not shapes:
+        return f"no call syntax the template language can read explains {_show(sections.one)}"
+    problems = []
+    for shape in shapes:
+        built = _build(shape, sections, turns)
+        if isinstance(built, str):
+            problems.append(f"{shape.description}: {built}")
+            continue
+        return built
+    return "; ".join(problems)
+
+
+# -- the sections ----------------------------------------------------------------------
+
+
+def _sections(turns: CallTurns) -> _Sections:
+    answer = turns.answer.text
+    at = answer.find("zq answer text")
+    before, after = (answer[:at], answer[at + len("zq answer text"):]) if at >= 0 else ("", answer)
+    renders = {"answer": turns.answer.render}
+
+    def cut(turn: Turn | None, name: str) -> str | None:
+        if turn is None:
+            return None
+        renders[name] = turn.render
+        return _between(turn.text, before, after)
+
+    after_lead = None
+    if turns.lead_and_call is not None:
+        renders["lead-and-call"] = turns.lead_and_call.render
+        text = turns.lead_and_call.text
+        at = text.find(LEAD)
+        if at >= 0:
+            after_lead = _between(text[at + len(LEAD):], "", after)
+    return _Sections(cut(turns.call, "call") or "", cut(turns.two_calls, "two-calls"), cut(turns.typed_call, "typed-call"),
+                     after_lead, renders)
+
+
+def _between(text: str, before: str, after: str) -> str:
+    """`text` without what it shares with `before` at its start and with `after` at its end
+    (each cut at a token boundary)."""
+    start = _back_to_boundary(text, _common_length(text, before)) if before else 0
+    body = text.rstrip()
+    tail = after.rstrip()
+    end = len(body) - common_suffix_length(body, tail) if tail else len(body)
+    while start < end < len(body) and not token_boundary(body, end):
+        end += 1
+    return body[start:max(end, start)]
+
+
+# -- payload shapes ----------------------------------------------------------------------
+
+
+def _json_values(text: str) -> list[tuple[int, int, Any]]:
+    """Every outermost JSON object or list in `text`: (start, end, value)."""
+    decoder = json.JSONDecoder()
+    found = []
+    position = 0
+    while True:
+        match = regex.compile(r"[\[{]").search(text, position)
+        if match is None:
+            return found
+        try:
+            value, end = decoder.raw_decode(text, match.start())
+        except ValueError:
+            position = match.start() + 1
+            continue
+        found.append((match.start(), end, value))
+        position = end
+
+
+def _path_to(value: Any, wanted: Callable[[Any], bool], path: tuple[str, ...] = ()) -> tuple[str, ...] | None:
+    """The key path to the first node of `value` for which `wanted` holds (dicts only), or None."""
+    if wanted(value):
+        return path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and regex.fullmatch(r"\w+", key):
+                found = _path_to(item, wanted, path + (key,))
+                if found is not None:
+                    return found
+    return None
+
+
+def _placeholder(path: tuple[str, ...]) -> str:
+    return "{" + ".".join(path) + "}"
+
+
+def _call_paths(item: Any, name: str, arguments: dict) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    name_path = _path_to(item, lambda node: node == name)
+    arguments_path = _path_to(item, lambda node: node == arguments)
+    if not name_path or not arguments_path:
+        return None
+    return name_path, arguments_path
+
+
+def _json_list_shape(sections: _Sections) -> _Shape | None:
+    text, names, arguments = (sections.two, (ALPHA, BETA), (ALPHA_ARGUMENTS, BETA_ARGUMENTS)) if sections.two else \
+        (sections.one, (ALPHA,), (ALPHA_ARGUMENTS,))
+    for start, end, value in _json_values(text):
+        if not isinstance(value, list) or len(value) != len(names):
+            continue
+        paths = [_call_paths(item, name, args) for item, name, args in zip(value, names, arguments)]
+        if None in paths or len(set(paths)) != 1:
+            continue
+        name_path, arguments_path = paths[0]
+        transform = {"type": "function", "function": {"name": _placeholder(name_path), "arguments": _placeholder(arguments_path)}}
+        return _Shape("a JSON list of calls", "json", {}, transform, True, _json_list_spans, list_form=True)
+    return None
+
+
+def _json_list_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+    for start, end, value in _json_values(section):
+        if isinstance(value, list) and all(name in json.dumps(value) for name in names):
+            return [(start, end)]
+    return None
+
+
+def _json_call_shape(sections: _Sections) -> _Shape | None:
+    for start, end, value in _json_values(sections.one):
+        paths = _call_paths(value, ALPHA, ALPHA_ARGUMENTS) if isinstance(value, dict) else None
+        if paths:
+            name_path, arguments_path = (("content",) + path for path in paths)
+            transform = {"type": "function", "function": {"name": _placeholder(name_path), "arguments": _placeholder(arguments_path)}}
+            return _Shape("a JSON object per call, the name inside", "json", {}, transform, False, _json_call_spans)
+    return None
+
+
+def _json_call_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+    spans = [(start, end) for start, end, value in _json_values(section) if isinstance(value, dict)
+             and any(_path_to(value, lambda node, name=name: node == name) for name in names)]
+    return spans if len(spans) == len(names) else None
+
+
+def _json_arguments_shape(sections: _Sections) -> _Shape | None:
+    if not any(value == ALPHA_ARGUMENTS for _, _, value in _json_values(sections.one)):
+        return None
+    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    return _Shape("a JSON object of the arguments per call, the name before it", "json", {}, transform, False,
+                  _json_arguments_spans, name_outside=True)
+
+
+def _json_arguments_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+    wanted = {ALPHA: ALPHA_ARGUMENTS, BETA: BETA_ARGUMENTS}
+    spans = []
+    position = 0
+    for name in names:
+        found = next(((s, e) for s, e, value in _json_values(section[position:]) if value == wanted[name]), None)
+        if found is None:
+            return None
+        spans.append((position + found[0], position + found[1]))
+        position += found[1]
+    return spans
+
+
+def _python_list_shape(sections: _Sections) -> _Shape | None:
+    # Typed arguments only: some chat templates write string arguments without quotes.
+    text = sections.typed or sections.one
+    if _python_list_spans(text, (BETA,) if sections.typed else (ALPHA,)) is None:
+        return None
+    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}}
+    return _Shape("a Python-style list of calls", "python-call-list", {}, transform, True, _python_list_spans,
+                  list_form=True)
+
+
+def _python_list_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+    start = section.find("[")
+    end = section.rfind("]")
+    if start < 0 or end < start:
+        return None
+    try:
+        calls = parse_content("python-call-list", section[start:end + 1], {})
+    except ValueError:
+        return [(start, end + 1)] if all(regex.search(regex.escape(name) + r"\s*\(", section) for name in names) else None
+    return [(start, end + 1)] if [call["name"] for call in calls] == list(names) else None
+
+
+def _bare_key_json_shape(sections: _Sections) -> _Shape | None:
+    text = sections.one
+    key = text.find("zq_key_a")
+    value = text.find("zq val 1", key)
+    brace = text.rfind("{", 0, key)
+    if key < 0 or value < 0 or brace < 0 or text[key - 1] == '"':
+        return None
+    colon = text.find(":", key)
+    opening = text[colon + 1:value].strip()
+    closing_end = min((at for at in (text.find(",", value), text.find("}", value)) if at >= 0), default=-1)
+    closing = text[value + len("zq val 1"):closing_end].strip() if closing_end >= 0 else ""
+    content_args: dict = {"unquoted_keys": True}
+    if opening != '"' or closing != '"':
+        if not opening or not closing:
+            return None
+        content_args["string_delims"] = [[opening, closing]]
+    spans = _bare_key_spans(content_args)
+    if spans(text, (ALPHA,)) is None:
+        return None
+    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    return _Shape("JSON with bare keys" + (f" and strings between {opening} and {closing}" if "string_delims" in content_args else ""),
+                  "json", content_args, transform, False, spans, name_outside=True)
+
+
+def _bare_key_spans(content_args: dict) -> Callable[[str, tuple[str, ...]], list[tuple[int, int]] | None]:
+    wanted = {ALPHA: ALPHA_ARGUMENTS, BETA: BETA_ARGUMENTS}
+
+    def spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+        found = []
+        position = 0
+        for name in names:
+            start = section.find("{", section.find(name, position) if name in section[position:] else position)
+            span = None
+            while start >= 0 and span is None:
+                for end in (m.end() for m in regex.finditer(r"\}", section, pos=start)):
+                    try:
+                        if _typed(name, parse_content("json", section[start:end], content_args)) == wanted[name]:
+                            span = (start, end)
+                            break
+                    except ValueError:
+                        continue
+                if span is None:
+                    start = section.find("{", start + 1)
+            if span is None:
+                return None
+            found.append(span)
+            position = span[1]
+        return found
+
+    return spans
+
+
+def _tagged_shape(sections: _Sections) -> _Shape | None:
+    text = sections.one
+    key_a, value_a = text.find("zq_key_a"), text.find("zq val 1")
+    key_n = text.find("zq_num", value_a)
+    value_n = text.find("73519", key_n)
+    if min(key_a, value_a, key_n, value_n) < 0:
+        return None
+    between = text[value_a + len("zq val 1"):key_n]
+    after = text[value_n + len("73519"):]
+    value_close = between[:_back_to_boundary(between, _common_length(between, after))]
+    key_open = between[len(value_close):]
+    middle = text[key_a + len("zq_key_a"):value_a]
+    if (not key_open.strip() or not value_close.strip() or text[key_n + len("zq_num"):value_n] != middle
+            or not text[:key_a].endswith(key_open)):
+        return None
+    key_pattern = _key_group(middle)
+    tag_pattern = _loose(key_open.strip()) + key_pattern + _loose(middle) + r"(?P<value>.*?)" + _loose(value_close.rstrip())
+    content_args = {"tag_pattern": tag_pattern, "value_parser": TAGGED_VALUES}
+    tag = regex.compile(tag_pattern, regex.DOTALL)
+
+    def spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+        found = []
+        position = 0
+        for name in names:
+            at = section.find(name, position)
+            if at < 0:
+                return None
+            tags = []
+            for match in tag.finditer(section, at):
+                nxt = [section.find(other, at + len(name)) for other in names if other != name]
+                if any(0 <= n < match.start() for n in nxt):
+                    break
+                tags.append(match)
+            if not tags:
+                return None
+            found.append((tags[0].start(), tags[-1].end()))
+            position = tags[-1].end()
+        return found
+
+    if spans(text, (ALPHA,)) is None:
+        return None
+    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    return _Shape(f"tagged arguments ({_show(key_open.strip())}KEY{_show(middle)}VALUE{_show(value_close.strip())})",
+                  "xml-inline", content_args, transform, False, spans, json_like=False, name_outside=True)
+
+
+def _key_group(after_key: str) -> str:
+    """The key's group: up to the first character of what follows it."""
+    stop = after_key.lstrip()[:1] or "\n"
+    return f"(?P<key>[^{regex.escape(stop)}\\s]+)" if not stop.isspace() else r"(?P<key>\S+)"
+
+
+# -- the text around the payloads ---------------------------------------------------------
+
+
+def _generalize(text: str, name: str | None) -> str:
+    for call_id in CALL_IDS:
+        text = text.replace(call_id, CALL_ID)
+    if name:
+        text = text.replace(name, NAME)
+    return regex.sub(r"\d+", NUMBER, text)
+
+
+def _common_suffix(texts: list[str]) -> str:
+    """The longest suffix every text shares, starting at a token boundary of the first."""
+    first = texts[0]
+    size = min(common_suffix_length(first, other) for other in texts)
+    start = len(first) - size
+    while 0 < start < len(first) and not token_boundary(first, start) and first[start - 1] not in (NAME, NUMBER, CALL_ID):
+        start += 1
+    return first[start:]
+
+
+def _common_prefix(texts: list[str]) -> str:
+    first = texts[0]
+    size = min(_common_length(first, other) for other in texts)
+    return first[:_back_to_boundary(first, size) if size < len(first) else size]
+
+
+def _loose(text: str) -> str:
+    """A regex for `text`: whitespace runs match any whitespace, the stand-ins their groups."""
+    pieces = []
+    for piece in regex.split(r"(\s+|[\x00\x01\x02])", text):
+        if not piece:
+            continue
+        if piece == NAME:
+            pieces.append(NAME_GROUP)
+        elif piece == NUMBER:
+            pieces.append(r"\d+")
+        elif piece == CALL_ID:
+            pieces.append(r"[\w\-]+")
+        elif piece.isspace():
+            pieces.append(r"\s*")
+        else:
+            pieces.append(regex.escape(piece))
+    return "".join(pieces)
+
+
+def _literal_head(text: str) -> str:
+    """The literal text before the first stand-in, stripped."""
+    return regex.split(r"[\x00\x01\x02]", text)[0].strip()
+
+
+def _build(shape: _Shape, sections: _Sections, turns: CallTurns) -> CallSyntax | str:
+    two = sections.two
+    names = (ALPHA, BETA)
+    spans2 = shape.spans(two, names) if two else None
+    spans1 = shape.spans(sections.one, (ALPHA,))
+    if spans1 is None:
+        return f"its payload is not found in {_show(sections.one)}"
+    if shape.list_form:
+        return _build_list(shape, sections, spans1, turns)
+    one = sections.one
+    befores = [_generalize(one[:spans1[0][0]], ALPHA)]
+    afters = [one[spans1[-1][1]:]]
+    middle = None
+    if spans2 is not None:
+        (s1, e1), (s2, e2) = spans2
+        befores.append(_generalize(two[:s1], ALPHA))
+        middle = _generalize(two[e1:s2], BETA)
+        befores.append(middle)
+        afters.append(two[e2:])
+    if sections.typed is not None:
+        typed = shape.spans(sections.typed, (BETA,))
+        if typed:
+            befores.append(_generalize(sections.typed[:typed[0][0]], BETA))
+            afters.append(sections.typed[typed[-1][1]:])
+    if sections.after_lead is not None:
+        lead = shape.spans(sections.after_lead, (ALPHA,))
+        if lead:
+            befores.append(_generalize(sections.after_lead[:lead[0][0]], ALPHA))
+    call_open = _common_suffix(befores)
+    if middle is not None and len(call_open) <= len(middle):
+        call_close_source = [middle[:len(middle) - len(call_open)], *afters]
+    else:
+        call_close_source = afters
+    call_close = _common_prefix(call_close_source).rstrip() if middle is not None else afters[0].rstrip()
+    section_open = befores[0][:len(befores[0]) - len(call_open)].strip()
+    section_close = afters[0][len(call_close):].strip() if afters[0].startswith(call_close) else ""
+    separator = ""
+    if middle is not None:
+        separator = middle[len(call_close):len(middle) - len(call_open)] if len(middle) >= len(call_close) + len(call_open) else ""
+    if shape.name_outside and NAME not in call_open:
+        return f"the function's name is neither in the payload nor in the text before it ({_show(call_open)})"
+    spec: dict[str, Any] = {}
+    opening = call_open.strip()
+    if not opening:
+        if shape.content != "json" or shape.name_outside:
+            return "nothing marks where a call starts"
+        pattern = _json_prefix_pattern(one[spans1[0][0]:spans1[0][1]])
+        if pattern is None:
+            return "nothing marks where a call starts, and its JSON does not write the name before the arguments"
+        spec["open_pattern"], shape = pattern
+    elif any(mark in opening for mark in (NAME, NUMBER, CALL_ID)) or regex.search(r"\s", opening):
+        spec["open_pattern"] = _loose(opening)
+    else:
+        spec["open"] = opening
+    closing = call_close.strip()
+    ends = [marker for marker in turns.end_markers if marker]
+    if closing:
+        if shape.json_like:
+            spec["close_pattern"] = r"(?<=[}\]])\s*" + _loose(closing)
+        elif regex.search(r"\s", closing):
+            spec["close_pattern"] = _loose(closing)
+        else:
+            spec["close"] = closing
+    elif "open_pattern" in spec and not opening:
+        spec["close_pattern"] = r"(?<=\})\s*\}"
+    else:
+        head = _literal_head(opening)
+        if not head:
+            return "no text closes a call, and none starts the next one"
+        alternatives = [f"(?={regex.escape(head)})"] + [regex.escape(marker) for marker in ends]
+        spec["close_pattern"] = "|".join(alternatives)
+    spec.update({"repeats": True, "content": shape.content})
+    if shape.content_args:
+        spec["content_args"] = shape.content_args
+    spec["transform"] = shape.transform
+    content_closes = [text for text in (section_open, section_close, separator.strip()) if text and not _has_stand_in(text)]
+    starts = [_literal_head(text) for text in (section_open, opening) if _literal_head(text)]
+    syntax = CallSyntax(spec, content_closes, starts, shape.description)
+    return _verified(syntax, sections, turns, call_open, call_close, section_open, section_close, separator)
+
+
+def _has_stand_in(text: str) -> bool:
+    return any(mark in text for mark in (NAME, NUMBER, CALL_ID))
+
+
+def _json_prefix_pattern(call_text: str) -> tuple[str, _Shape] | None:
+    """For a call written as a bare JSON object: the pattern of its text up to the arguments,
+    with the name as a group, and the shape whose content is the arguments object."""
+    try:
+        value = json.loads(call_text)
+    except ValueError:
+        return None
+    paths = _call_paths(value, ALPHA, ALPHA_ARGUMENTS)
+    if not paths or len(paths[1]) != 1:
+        return None
+    key = paths[1][0]
+    at = call_text.find(json.dumps(ALPHA_ARGUMENTS)[:1], call_text.find(f'"{key}"'))
+    head = call_text[:at]
+    if ALPHA not in head:
+        return None
+    pattern = _loose(head.replace(ALPHA, NAME)).replace(NAME_GROUP, r'(?P<name>[^"\\]+)')
+    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    shape = _Shape(f"a bare JSON object per call, the name before {key!r}", "json", {}, transform, False, _json_arguments_spans)
+    return pattern, shape
+
+
+def _build_list(shape: _Shape, sections: _Sections, spans: list[tuple[int, int]], turns: CallTurns) -> CallSyntax | str:
+    one = sections.one
+    befores = [one[:spans[0][0]]]
+    if sections.after_lead is not None:
+        lead = shape.spans(sections.after_lead, (ALPHA,))
+        if lead:
+            befores.append(sections.after_lead[:lead[0][0]])
+    if sections.two:
+        two = shape.spans(sections.two, (ALPHA, BETA))
+        if two:
+            befores.append(sections.two[:two[0][0]])
+    opening = _common_suffix(befores).strip()
+    closing = one[spans[0][1]:].strip()
+    spec: dict[str, Any] = {}
+    if opening:
+        spec["open"] = opening
+    elif shape.content == "python-call-list":
+        spec["open_pattern"] = r"(?=\[\s*[A-Za-z_][\w.\-]*\()"
+    else:
+        spec["open_pattern"] = r"(?=\[\s*\{)"
+    ends = [regex.escape(marker) for marker in turns.end_markers if marker]
+    if closing:
+        spec["close_pattern"] = r"(?<=\])\s*" + _loose(closing)
+    elif ends:
+        spec["close_pattern"] = r"(?<=\])\s*(?:" + "|".join(ends) + ")"
+    spec.update({"content": shape.content, "transform_each": True, "transform": shape.transform})
+    section_open = befores[0].strip()[: -len(opening)].strip() if opening else befores[0].strip()
+    syntax = CallSyntax(spec, [section_open] if section_open else [], [opening] if opening else [], shape.description)
+    return _verified(syntax, sections, turns, opening, closing, section_open, "", "")
+
+
+def _typed(name: str, arguments: Any) -> Any:
+    from .tool_typing import tool_parameter_schemas, type_tool_calls
+
+    call = {"function": {"name": name, "arguments": arguments}}
+    type_tool_calls(call, tool_parameter_schemas(PROBE_TOOLS))
+    return call["function"]["arguments"]
+
+
+def _verified(syntax: CallSyntax, sections: _Sections, turns: CallTurns, call_open: str, call_close: str,
+              section_open: str, section_close: str, separator: str) -> CallSyntax | str:
+    """`syntax` with its findings when it parses every call render back, else what failed."""
+    from .parser import ResponseParser
+
+    closes = [*syntax.content_closes, *(marker for marker in turns.end_markers if marker)]
+    template = {"start_anchor": "\x03", "fields": {"tool_calls": syntax.field, "content": {"close": closes} if closes else {}}}
+    cases = [(sections.one, [(ALPHA, ALPHA_ARGUMENTS)], "call")]
+    if sections.two:
+        cases.append((sections.two, [(ALPHA, ALPHA_ARGUMENTS), (BETA, BETA_ARGUMENTS)], "two-calls"))
+    if sections.typed:
+        cases.append((sections.typed, [(BETA, BETA_ARGUMENTS)], "typed-call"))
+    for text, expected, name in cases:
+        try:
+            parser = ResponseParser(template, prefix="", tools=PROBE_TOOLS)
+            message, _ = parser.finalize(text)
+        except (ResponseParseError, ValueError) as error:
+            return f"it does not parse the render of {sections.renders[name].label}: {error}"
+        got = [(c.get("function", {}).get("name"), c.get("function", {}).get("arguments")) for c in message.get("tool_calls", [])]
+        if got != expected:
+            return f"it reads {got} from the render of {sections.renders[name].label}, not {expected}"
+    one, two = sections.renders["call"], sections.renders.get("two-calls")
+    answer = sections.renders["answer"]
+    evidence = syntax.findings
+    evidence.append(Finding("fields.tool_calls.content", syntax.description,
+                            f"the calls' payload: {syntax.description}, read back as every call's name and arguments",
+                            (answer, one)))
+    key = "open_pattern" if "open_pattern" in syntax.field else "open"
+    if key in syntax.field:
+        evidence.append(Finding(f"fields.tool_calls.{key}", syntax.field[key],
+                                f"the text before each call's payload ({_show(_shown(call_open))}), the same before the "
+                                "first call and the second" + (" with the function's name as a group" if NAME in call_open else ""),
+                                (one, two) if two else (answer, one)))
+    key = "close_pattern" if "close_pattern" in syntax.field else "close"
+    if key in syntax.field:
+        what = f"the text after each call's payload ({_show(call_close.strip())})" if call_close.strip() else \
+            "no text ends a call: the next call's start or the end of the turn does"
+        evidence.append(Finding(f"fields.tool_calls.{key}", syntax.field[key], what, (one, two) if two else (answer, one)))
+    if section_open.strip() or section_close.strip():
+        evidence.append(Finding("fields.content.close", [t for t in (section_open, section_close) if t.strip()],
+                                f"markers around all the calls, written once for two calls ({_show(section_open)} before, "
+                                f"{_show(section_close)} after): they end the text before them and are dropped",
+                                (one, two) if two else (answer, one)))
+    if two is not None:
+        evidence.append(Finding("fields.tool_calls.repeats", True,
+                                f"two calls are written one after the other, separated by {_show(separator)}", (one, two)))
+    return syntax
+
+
+def _shown(text: str) -> str:
+    return text.replace(NAME, "NAME").replace(NUMBER, "N").replace(CALL_ID, "ID")
+
+
+def _show(text: str, limit: int = 80) -> str:
+    shown = json.dumps(_shown(text), ensure_ascii=False)
+    return shown if len(shown) <= limit else shown[: limit - 4] + '..."'
