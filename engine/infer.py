@@ -299,10 +299,11 @@ class _Learner:
         sources = [text for text in first.values() if text.strip()]
         leads = [lead.lstrip() for lead in (self._history_lead(probe) for probe in self.probes) if lead and lead.strip()]
         header = _common_prefix_at_boundary(sources + leads) if sources else ""
+        header = _without_trailing_opener(header, sources + leads)
         self.header = header
         probe = self.probes[0]
         if header.strip():
-            self.anchors.append(header)
+            self.anchors.append(header.rstrip())
             bare = probe.render(probe.history("first-turn")) or ""
             self.findings.append(Finding(
                 "start_anchor", header,
@@ -311,7 +312,9 @@ class _Learner:
                 (Render(probe.label("first turn, no generation prompt"), bare),
                  Render(probe.label("first turn, with the generation prompt"), probe.prompt("first-turn") or ""))))
         for mode, text in first.items():
-            self.prewritten[mode] = text[len(header):] if header and text.startswith(header) else ("" if header else text)
+            # What the parser sees after the anchor (its trailing blanks included).
+            anchor = header.rstrip()
+            self.prewritten[mode] = text[len(anchor):] if anchor and text.startswith(anchor) else ("" if anchor else text)
         for probe in self.probes:
             for situation, needle in (("first-turn", QUESTION), ("after-tool-result", "zq sunny"), ("multi-turn", SECOND_QUESTION)):
                 prompt = probe.prompt(situation)
@@ -322,6 +325,7 @@ class _Learner:
                     continue
                 anchor = _prompt_end(prompt, needle) if not generation_prompt.strip() else \
                     _common_prefix_at_boundary([generation_prompt, header]) or generation_prompt
+                anchor = anchor.rstrip()
                 if not anchor.strip() or anchor in self.anchors:
                     continue
                 self.anchors.append(anchor)
@@ -522,22 +526,25 @@ class _Learner:
     # -- tool calls -------------------------------------------------------------------
 
     def _learn_calls(self) -> None:
-        reasons = []
+        modes = []
         for probe in self.probes:
             answer = probe.turn("answer")
             if answer is None:
                 continue
-            turns = CallTurns(answer, probe.turn("call"), probe.turn("two-calls"), probe.turn("typed-call"),
-                              probe.turn("lead-and-call"), [marker for marker in self.closes])
-            found = learn_call_syntax(turns)
-            if isinstance(found, CallSyntax):
-                self.calls = found
-                self.findings += found.findings
-                for marker in found.content_closes:
-                    self._add_close(marker)
-                return
-            reasons.append(f"{probe.mode}: {found}" if probe.mode else found)
-        self.notes.append("no tool_calls field: " + ("; ".join(dict.fromkeys(reasons)) if reasons else "no answer renders"))
+            two = probe.turn("two-calls")
+            if two is not None and "zq_fn_beta" not in two.text:
+                self.notes.append(f"{probe.label('the render of two calls')} writes only the first one")
+                two = None
+            modes.append(CallTurns(answer, probe.turn("call"), two, probe.turn("typed-call"), probe.turn("lead-and-call"),
+                                   list(self.closes)))
+        found = learn_call_syntax(modes) if modes else "no answer renders"
+        if isinstance(found, CallSyntax):
+            self.calls = found
+            self.findings += found.findings
+            for marker in found.content_closes:
+                self._add_close(marker)
+            return
+        self.notes.append(f"no tool_calls field: {found}")
 
     # -- candidates -------------------------------------------------------------------
 
@@ -602,28 +609,46 @@ def _prompt_end(prompt: str, needle: str) -> str:
 
 
 def _split_block(text: str) -> tuple[str, str] | None:
-    """(opener, closer) when `text` is an empty block: text ending in a markup token, after an opener."""
+    """(opener, closer) when `text` is an empty block: an opener (a markup token, maybe with text
+    after it) and a markup token that closes it (see `_closes`)."""
     tokens = list(MARKUP_TOKEN.finditer(text))
-    if len(tokens) < 2 or tokens[-1].end() != len(text):
+    if len(tokens) < 2 or tokens[-1].end() != len(text) or tokens[0].start() != 0:
         return None
     opener = text[: tokens[-1].start()].strip()
-    return (opener, tokens[-1].group()) if opener and MARKUP_TOKEN.match(opener) else None
+    starts = [token.group() for token in tokens[:-1]]
+    if not any(_closes(start, tokens[-1].group()) for start in starts):
+        return None
+    return opener, tokens[-1].group()
+
+
+def _closes(opener: str, closer: str) -> bool:
+    """Whether markup token `closer` reads as the closing one of `opener`: a closing form of it
+    (`_closing_forms`), a slash it lacks, or the same name with another first or last word."""
+    if closer in _closing_forms(opener) or ("/" in closer and "/" not in opener):
+        return True
+    first, second = (regex.sub(r"[^\w]", " ", token).split() for token in (opener, closer))
+    if len(first) != 1 or len(second) != 1 or first == second:
+        return False
+    a, b = (word.split("_") for word in (first[0].lower(), second[0].lower()))
+    return len(a) > 1 and len(b) > 1 and (a[1:] == b[1:] or a[:-1] == b[:-1])
 
 
 def _last_block_start(opening: str) -> str:
-    """The reasoning opener: from the last markup token that starts a run of markup before the reasoning
-    (text before it, such as an earlier empty block, is not part of the opener)."""
-    tokens = list(MARKUP_TOKEN.finditer(opening))
-    if not tokens:
-        return opening
-    start = tokens[-1].start()
-    for token in reversed(tokens[:-1]):
-        if opening[token.end():start].strip():
-            break
-        if token.end() != start:
-            break
-        start = token.start()
-    return opening[start:].strip()
+    """The reasoning opener: the last run of text without blanks before the reasoning (what comes
+    before it, such as the turn's own markers, is not part of the opener)."""
+    return opening.split()[-1] if opening.split() else opening
+
+
+def _without_trailing_opener(header: str, sources: list[str]) -> str:
+    """`header` without a trailing opener that, in some source, is the start of an empty block
+    (the opener belongs to the block the prompt pre-writes, not to the turn's header)."""
+    for token in reversed(list(MARKUP_TOKEN.finditer(header))):
+        cut = token.start()
+        for source in sources:
+            block = _split_block(source[cut:].strip()) if source.startswith(header[:cut]) else None
+            if block is not None and block[0] == header[cut:].strip():
+                return header[:cut]
+    return header
 
 
 def _closing_forms(opener: str) -> list[str]:

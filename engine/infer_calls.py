@@ -119,25 +119,31 @@ class _Shape:
     name_outside: bool = False
 
 
-def learn_call_syntax(turns: CallTurns) -> CallSyntax | str:
-    """The tool-call syntax of these renders, or a sentence saying why none was found."""
-    if turns.call is None:
+def learn_call_syntax(modes: list[CallTurns]) -> CallSyntax | str:
+    """The tool-call syntax of these renders (one `CallTurns` a thinking mode), or a sentence
+    saying why none was found."""
+    rendered = [turns for turns in modes if turns.call is not None]
+    if not rendered:
         return "the chat template writes no tool call of an assistant message (or refuses every one)"
-    sections = _sections(turns)
-    if not sections.one.strip():
-        return f"the render of {turns.call.render.label} adds nothing to a plain answer: it writes no tool call"
-    shapes = [shape for shape in (_json_list_shape, _json_call_shape, _json_arguments_shape, _python_list_shape,
-                                  _bare_key_json_shape, _tagged_shape) for shape in [shape(sections)] if shape]
-    if not shapes:
-        return f"no call syntax the template language can read explains {_show(sections.one)}"
+    all_sections = [(turns, _sections(turns)) for turns in rendered]
+    all_sections = [(turns, sections) for turns, sections in all_sections if sections.one.strip()]
+    if not all_sections:
+        return f"the render of {rendered[0].call.render.label} adds nothing to a plain answer: it writes no tool call"
     problems = []
-    for shape in shapes:
-        built = _build(shape, sections, turns)
-        if isinstance(built, str):
-            problems.append(f"{shape.description}: {built}")
+    for turns, sections in all_sections:
+        shapes = [shape for shape in (_json_list_shape, _json_call_shape, _json_arguments_shape, _python_list_shape,
+                                      _bare_key_json_shape, _tagged_shape) for shape in [shape(sections)] if shape]
+        if not shapes:
+            problems.append(f"no call syntax the template language can read explains {_show(sections.one)}")
             continue
-        return built
-    return "; ".join(problems)
+        others = [other for _, other in all_sections if other is not sections]
+        for shape in shapes:
+            built = _build(shape, sections, others, turns)
+            if isinstance(built, str):
+                problems.append(f"{shape.description}: {built}")
+                continue
+            return built
+    return "; ".join(dict.fromkeys(problems))
 
 
 # -- the sections ----------------------------------------------------------------------
@@ -460,45 +466,49 @@ def _literal_head(text: str) -> str:
     return regex.split(r"[\x00\x01\x02]", text)[0].strip()
 
 
-def _build(shape: _Shape, sections: _Sections, turns: CallTurns) -> CallSyntax | str:
-    two = sections.two
-    names = (ALPHA, BETA)
-    spans2 = shape.spans(two, names) if two else None
+def _build(shape: _Shape, sections: _Sections, others: list[_Sections], turns: CallTurns) -> CallSyntax | str:
+    """The field for `shape`, its open and close learnt from the text around the payloads in
+    `sections` and in the other thinking modes' `others`."""
     spans1 = shape.spans(sections.one, (ALPHA,))
     if spans1 is None:
         return f"its payload is not found in {_show(sections.one)}"
     if shape.list_form:
-        return _build_list(shape, sections, spans1, turns)
+        return _build_list(shape, sections, others, spans1, turns)
     one = sections.one
-    befores = [_generalize(one[:spans1[0][0]], ALPHA)]
-    afters = [one[spans1[-1][1]:]]
-    middle = None
-    if spans2 is not None:
-        (s1, e1), (s2, e2) = spans2
-        befores.append(_generalize(two[:s1], ALPHA))
-        middle = _generalize(two[e1:s2], BETA)
-        befores.append(middle)
-        afters.append(two[e2:])
-    if sections.typed is not None:
-        typed = shape.spans(sections.typed, (BETA,))
-        if typed:
-            befores.append(_generalize(sections.typed[:typed[0][0]], BETA))
-            afters.append(sections.typed[typed[-1][1]:])
-    if sections.after_lead is not None:
-        lead = shape.spans(sections.after_lead, (ALPHA,))
-        if lead:
-            befores.append(_generalize(sections.after_lead[:lead[0][0]], ALPHA))
-    call_open = _common_suffix(befores)
+    befores, afters, middles = [], [], []
+    for each in [sections, *others]:
+        found = shape.spans(each.one, (ALPHA,))
+        if found is None:
+            continue
+        befores.append(_generalize(each.one[:found[0][0]], ALPHA))
+        afters.append(each.one[found[-1][1]:])
+        pair = shape.spans(each.two, (ALPHA, BETA)) if each.two else None
+        if pair is not None:
+            (s1, e1), (s2, e2) = pair
+            befores.append(_generalize(each.two[:s1], ALPHA))
+            middles.append(_generalize(each.two[e1:s2], BETA))
+            afters.append(each.two[e2:])
+        if each.typed is not None:
+            typed = shape.spans(each.typed, (BETA,))
+            if typed:
+                befores.append(_generalize(each.typed[:typed[0][0]], BETA))
+                afters.append(each.typed[typed[-1][1]:])
+        if each.after_lead is not None:
+            lead = shape.spans(each.after_lead, (ALPHA,))
+            if lead:
+                befores.append(_generalize(each.after_lead[:lead[0][0]], ALPHA))
+    call_open = _common_suffix(befores + middles)
+    middle = middles[0] if middles else None
     if middle is not None and len(call_open) <= len(middle):
-        call_close_source = [middle[:len(middle) - len(call_open)], *afters]
+        call_close = _common_prefix([middle[:len(middle) - len(call_open)], *afters]).rstrip()
     else:
-        call_close_source = afters
-    call_close = _common_prefix(call_close_source).rstrip() if middle is not None else afters[0].rstrip()
-    section_open = befores[0][:len(befores[0]) - len(call_open)].strip()
-    section_close = afters[0][len(call_close):].strip() if afters[0].startswith(call_close) else ""
+        call_close = _common_prefix(afters).rstrip()
+    section_open = _common_suffix([before[:len(before) - len(call_open)] for before in befores]).strip()
+    section_closes = list(dict.fromkeys(after[len(call_close):].strip() for after in afters if after.startswith(call_close)))
+    section_close = " ".join(text for text in section_closes if text)
     separator = ""
-    if middle is not None:
-        separator = middle[len(call_close):len(middle) - len(call_open)] if len(middle) >= len(call_close) + len(call_open) else ""
+    if middle is not None and len(middle) >= len(call_close) + len(call_open):
+        separator = middle[len(call_close):len(middle) - len(call_open)]
     if shape.name_outside and NAME not in call_open:
         return f"the function's name is neither in the payload nor in the text before it ({_show(call_open)})"
     spec: dict[str, Any] = {}
@@ -535,7 +545,7 @@ def _build(shape: _Shape, sections: _Sections, turns: CallTurns) -> CallSyntax |
     if shape.content_args:
         spec["content_args"] = shape.content_args
     spec["transform"] = shape.transform
-    content_closes = [text for text in (section_open, section_close, separator.strip()) if text and not _has_stand_in(text)]
+    content_closes = [text for text in (section_open, *section_closes, separator.strip()) if text and not _has_stand_in(text)]
     starts = [_literal_head(text) for text in (section_open, opening) if _literal_head(text)]
     syntax = CallSyntax(spec, content_closes, starts, shape.description)
     return _verified(syntax, sections, turns, call_open, call_close, section_open, section_close, separator)
@@ -566,17 +576,22 @@ def _json_prefix_pattern(call_text: str) -> tuple[str, _Shape] | None:
     return pattern, shape
 
 
-def _build_list(shape: _Shape, sections: _Sections, spans: list[tuple[int, int]], turns: CallTurns) -> CallSyntax | str:
+def _build_list(shape: _Shape, sections: _Sections, others: list[_Sections], spans: list[tuple[int, int]],
+                turns: CallTurns) -> CallSyntax | str:
     one = sections.one
     befores = [one[:spans[0][0]]]
-    if sections.after_lead is not None:
-        lead = shape.spans(sections.after_lead, (ALPHA,))
-        if lead:
-            befores.append(sections.after_lead[:lead[0][0]])
-    if sections.two:
-        two = shape.spans(sections.two, (ALPHA, BETA))
-        if two:
-            befores.append(sections.two[:two[0][0]])
+    for each in [sections, *others]:
+        found = shape.spans(each.one, (ALPHA,))
+        if found and each is not sections:
+            befores.append(each.one[:found[0][0]])
+        if each.after_lead is not None:
+            lead = shape.spans(each.after_lead, (ALPHA,))
+            if lead:
+                befores.append(each.after_lead[:lead[0][0]])
+        if each.two:
+            two = shape.spans(each.two, (ALPHA, BETA))
+            if two:
+                befores.append(each.two[:two[0][0]])
     opening = _common_suffix(befores).strip()
     closing = one[spans[0][1]:].strip()
     spec: dict[str, Any] = {}

@@ -183,6 +183,7 @@ class Probe:
     mode: str
     deadline: float | None = None
     refusals: list[str] = field(default_factory=list)
+    without_tools: bool = False
     _cache: dict = field(default_factory=dict, repr=False)
 
     def label(self, text: str) -> str:
@@ -199,6 +200,7 @@ class Probe:
         key = (repr(messages), tools, add_generation_prompt)
         if key in self._cache:
             return self._cache[key]
+        tools = tools and not self.without_tools
         try:
             text = self.renderer.render(messages, tools=copy.deepcopy(PROBE_TOOLS) if tools else None,
                                         add_generation_prompt=add_generation_prompt)
@@ -225,7 +227,15 @@ class Probe:
         raise ValueError(f"no situation {situation!r}")
 
     def prompt(self, situation: str) -> str | None:
-        return self.render(self.history(situation), add_generation_prompt=True)
+        """The situation's prompt; when the chat template refuses the first turn with tools, every
+        render from then on is made without them (its tool calls cannot be learnt)."""
+        prompt = self.render(self.history(situation), add_generation_prompt=True)
+        if prompt is None and situation == "first-turn" and not self.without_tools:
+            if self.render(self.history(situation), tools=False, add_generation_prompt=True) is not None:
+                self.without_tools = True
+                self._cache.clear()
+                return self.render(self.history(situation), add_generation_prompt=True)
+        return prompt
 
     def generation_prompt(self, situation: str) -> str | None:
         """What `add_generation_prompt` adds to the situation's history, cut at a token boundary."""
