@@ -257,6 +257,7 @@ class _Learner:
         self.closes: list[str] = []
         self.calls: CallSyntax | None = None
         self._reasoning_render: tuple[Render, ...] = ()
+        self._without_end: tuple[Probe | None, Turn | None] = (None, None)  # an answer with no end of turn written
 
     def learn(self) -> None:
         rendered = [probe for probe in self.probes if probe.prompt("first-turn") is not None]
@@ -268,6 +269,8 @@ class _Learner:
         self._learn_reasoning()
         self._learn_turn_end()
         self._learn_calls()
+        if self._without_end[1] is not None:
+            self._learn_next_headers(*self._without_end)
         self._learn_content_wrapper()
 
     # -- the start anchor ---------------------------------------------------------
@@ -300,6 +303,11 @@ class _Learner:
         leads = [lead.lstrip() for lead in (self._history_lead(probe) for probe in self.probes) if lead and lead.strip()]
         header = _common_prefix_at_boundary(sources + leads) if sources else ""
         header = _without_trailing_opener(header, sources + leads)
+        if not header.strip() and sources and leads and all(leads[0].strip() in source for source in sources):
+            # Every prompt ends the previous turn first, then writes the header the history's turns start with.
+            header = leads[0].strip()
+            sources = [source[source.rfind(header):] for source in sources]
+            first = {mode: text[text.rfind(header):] if header in text else text for mode, text in first.items()}
         self.header = header
         probe = self.probes[0]
         if header.strip():
@@ -385,6 +393,14 @@ class _Learner:
             pair = (Render(probe.label("first turn, no generation prompt"), probe.render(probe.history("first-turn")) or ""),
                     Render(probe.label("first turn, with the generation prompt"), probe.prompt("first-turn") or ""))
         block = next((found for found in blocks.values() if found), None)
+        for each in self.probes:
+            answer = each.turn("answer") if block is None else None
+            if answer is not None and ANSWER in answer.text:
+                block = _split_block(self._visible(each, answer)[: self._visible(each, answer).find(ANSWER)].strip())
+                if block is not None:
+                    pair = (Render(each.label("first turn, no generation prompt"), each.render(each.history("first-turn")) or ""),
+                            answer.render)
+                    break
         if block is not None:
             self.reasoning = _Reasoning(*block)
             self.findings.append(Finding(
@@ -431,6 +447,7 @@ class _Learner:
         probe = next((p for p in self.probes if p.turn("answer") is not None), None)
         if probe is None:
             self.notes.append("the chat template writes no assistant answer: the content field ends only at eos_token")
+            self._without_end = (None, None)
             self._add_close(self.eos_token)
             return
         answer = probe.turn("answer")
@@ -443,6 +460,8 @@ class _Learner:
             shared = _common_suffix_at_boundary(after.rstrip(), tail).strip()
             if shared and shared != end and end.endswith(shared):
                 wrapper_close, end = end[: -len(shared)].strip(), shared
+        if self.eos_token and end.endswith(self.eos_token) and end != self.eos_token:
+            end = end[: -len(self.eos_token)].strip()  # the end of turn, then eos_token (added below)
         if end:
             self._add_close(end)
             self.findings.append(Finding("fields.content.close", end, "what the chat template writes after the answer: "
@@ -457,8 +476,7 @@ class _Learner:
             self._add_close(self.eos_token)
             self.findings.append(Finding("fields.content.close", self.eos_token,
                                          "the tokenizer's eos_token: a model may stop with it alone", (answer.render,)))
-        if not end:
-            self._learn_next_headers(probe, answer)
+        self._without_end = (probe, answer) if not end else (None, None)
 
     def _learn_next_headers(self, probe: Probe, answer: Turn) -> None:
         """With no end of turn written, the next turn's header ends the answer (a documented fallback)."""
@@ -471,13 +489,13 @@ class _Learner:
         call_message = FINAL_MESSAGES["call"]
         between = probe.following(call_message, {"role": "tool", "tool_call_id": "call00001", "name": "zq_fn_alpha",
                                                  "content": TOOL_RESULT})
-        if between is not None:
-            tokens = MARKUP_TOKEN.findall(between.rstrip())
-            run = _trailing_run(between)
-            if run:
-                found.append((run, "the tool result's header"))
-            elif tokens:
-                found.append((tokens[-1], "the tool result's header"))
+        if between is not None and self.calls is not None:
+            close = self.calls.field.get("close") or self.calls.field.get("close_pattern")
+            pattern = regex.escape(close) if "close" in self.calls.field else close
+            ends = [match.end() for match in regex.finditer(pattern, between) if match.end() > match.start()]
+            token = MARKUP_TOKEN.search(between, ends[-1]) if ends else None
+            if token:
+                found.append((token.group(), "the tool result's header"))
         for token, what in found:
             if token not in self.closes:
                 self._add_close(token)
@@ -601,11 +619,21 @@ def _common_suffix_at_boundary(a: str, b: str) -> str:
 
 
 def _prompt_end(prompt: str, needle: str) -> str:
-    """What the prompt ends with after the last `needle`, from its first markup token."""
+    """What the prompt ends with after the last `needle`: the markup tokens (and blanks) it ends
+    with, or, when text follows them, everything from its first markup token."""
     at = prompt.rfind(needle)
     tail = prompt[at + len(needle):] if at >= 0 else prompt[-80:]
-    token = MARKUP_TOKEN.search(tail)
-    return tail[token.start():] if token else tail.strip()
+    tokens = list(MARKUP_TOKEN.finditer(tail))
+    if not tokens:
+        return tail.strip()
+    if tail[tokens[-1].end():].strip():
+        return tail[tokens[0].start():]
+    start = tokens[-1].start()
+    for token in reversed(tokens[:-1]):
+        if tail[token.end():start].strip():
+            break
+        start = token.start()
+    return tail[start:]
 
 
 def _split_block(text: str) -> tuple[str, str] | None:
