@@ -1,4 +1,4 @@
-"""Command line for template authors: ``python -m engine {batch,check,conformance,lint,parse} ...``.
+"""Command line for template authors: ``python -m engine {batch,check,conformance,infer,lint,parse} ...``.
 
 - ``check TEMPLATE SAMPLES``: lint, then parse every sample (expected message or error)
   and run the stream checks; exit 1 on a lint error, a wrong message or a stream mismatch.
@@ -6,6 +6,10 @@
   of conversation situations with the model's chat template and check the template reads
   each one back; exit 0 when every renderable situation passes, 1 when some fail, 2 when
   nothing could be rendered (or on bad input).
+- ``infer (--chat-template FILE | --model ID_OR_PATH) [--output FILE] [--json]``: infer a
+  response template from the chat template, write it as a ``templates/``-style file, and print
+  the matrix summary and each finding with the renders that show it; exit 0 when it passes the
+  matrix, 1 when it does not (the file is still written), 2 when nothing can be inferred.
 - ``lint TEMPLATE [--chat-template FILE]``: print the diagnostics (with a chat template, also
   whether its prompts contain the start anchor); exit 1 on an error.
 - ``parse TEMPLATE [--prefix FILE] [GENERATION_FILE|-]``: print the message as JSON, or
@@ -176,6 +180,65 @@ def command_conformance(args, console: Console) -> int:
     return report.exit_code
 
 
+def _file_name(text: str) -> str:
+    """A templates/ file name from a chat template file or a model id (``org/Model-7B`` -> ``model-7b``)."""
+    stem = Path(text.rstrip("/")).name
+    stem = stem[: -len(".jinja")] if stem.endswith(".jinja") else stem
+    name = "".join(c if c.isalnum() or c in "._-" else "-" for c in stem.lower()).strip("-._")
+    return name or "inferred"
+
+
+def _difference_excerpt(render, span: tuple[int, int], width: int = 48) -> Text:
+    """`render`'s text around its differing `span`, the difference highlighted."""
+    start, end = span
+    text = render.text
+    shown = Text()
+    shown.append(("…" if start > width else "") + text[max(0, start - width):start].replace("\n", "⏎"), "dim")
+    shown.append(text[start:end].replace("\n", "⏎") or "∅", "bold reverse")
+    shown.append(text[end:end + width].replace("\n", "⏎") + ("…" if end + width < len(text) else ""), "dim")
+    return shown
+
+
+def command_infer(args, console: Console) -> int:
+    from .infer import infer_template_isolated
+    from .infer_renders import difference
+
+    options = _chat_template_options(args)
+    result = infer_template_isolated(**options, seconds=args.timeout)
+    source = args.model or args.chat_template
+    name = args.name or _file_name(source)
+    output = Path(args.output or f"{name}.json")
+    data = result.template_file(name, [args.model] if args.model else None, source)
+    output.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    if args.json:
+        print(json.dumps({**result.to_dict(), "file": str(output)}, ensure_ascii=False, indent=2))
+        return result.exit_code
+    switch = f" (thinking switch: {result.thinking_switch})" if result.thinking_switch else ""
+    console.print(Text(f"inferred from {source}{switch}: wrote {output}", "bold"))
+    for finding in result.findings:
+        console.print(Text.assemble((f"{finding.key}", "bold"), " = ", json.dumps(finding.value, ensure_ascii=False)))
+        console.print(Text(f"    {finding.how}", "dim"))
+        if len(finding.renders) == 2:
+            for render, span in zip(finding.renders, difference(finding.renders[0].text, finding.renders[1].text)):
+                console.print(Text.assemble("    ", (f"{render.label}: ", "cyan"), _difference_excerpt(render, span)))
+        elif finding.renders:
+            console.print(Text.assemble("    ", (f"{finding.renders[0].label}", "cyan")))
+    for text in result.fallbacks:
+        console.print(Text(f"fallback: {text}", "yellow"))
+    for text in result.notes:
+        console.print(Text(f"note: {text}", "dim"))
+    for candidate in result.candidates:
+        verdict = _STATUS[candidate.passed]
+        console.print(Text.assemble(verdict, f" candidate: {candidate.description}"))
+        for failure in candidate.failures():
+            console.print(Text(f"    {failure}", "dim"))
+    counts = result.report.counts()
+    console.print(f"matrix: {counts['passed']} passed, {counts['failed']} failed, {counts['not_renderable']} not renderable")
+    for row in result.report.failed:
+        console.print(Text(f"  FAIL {row.name}: {row.detail}", "red"))
+    return result.exit_code
+
+
 def render_trace(result, console: Console) -> None:
     """Print a trace as the prefix tail and generation, coloured by region, then a legend."""
     styles: dict[str, str] = {}
@@ -306,6 +369,18 @@ def build_parser() -> argparse.ArgumentParser:
     conformance.add_argument("--bos-token", help="the chat template's bos_token (default empty, or the tokenizer's)")
     conformance.add_argument("--eos-token", help="the chat template's eos_token (default empty, or the tokenizer's)")
     conformance.add_argument("--json", action="store_true", help="print the report as JSON")
+    infer = commands.add_parser(
+        "infer",
+        help="infer a response template from a chat template (exit 0 it passes the matrix, 1 it does not, 2 nothing inferred)",
+    )
+    infer.add_argument("--chat-template", help="the Jinja chat template file (e.g. chat_template.jinja)")
+    infer.add_argument("--model", help="a hub id or local folder: use its tokenizer's chat template (no weights are read)")
+    infer.add_argument("--bos-token", help="the chat template's bos_token (default empty, or the tokenizer's)")
+    infer.add_argument("--eos-token", help="the chat template's eos_token (default empty, or the tokenizer's)")
+    infer.add_argument("--output", help="the templates/-style file to write (default NAME.json here)")
+    infer.add_argument("--name", help="the template's name (default from the chat template file or the model id)")
+    infer.add_argument("--json", action="store_true", help="print the result (template, matrix, findings) as JSON")
+    infer.add_argument("--timeout", type=float, default=60.0, help="seconds the inference may take (default 60)")
     parse = commands.add_parser("parse", help="parse one generation and print the message")
     parse.add_argument("template")
     parse.add_argument("generation", nargs="?", default="-", help="generation file, or - for stdin (default)")
@@ -349,8 +424,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     console = Console(highlight=False, soft_wrap=True)
     handlers = {
-        "batch": command_batch, "check": command_check, "conformance": command_conformance, "lint": command_lint,
-        "parse": command_parse,
+        "batch": command_batch, "check": command_check, "conformance": command_conformance, "infer": command_infer,
+        "lint": command_lint, "parse": command_parse,
     }
     try:
         return handlers[args.command](args, console)

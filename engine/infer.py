@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import regex
@@ -39,7 +40,7 @@ import regex
 from .chat_template import ChatTemplateRenderer, ChatTemplateRenderError, find_thinking_switch, load_chat_template
 from .conformance import ConformanceReport, _back_to_boundary, _common_length, check_conformance
 from .errors import TemplateError
-from .infer_calls import CallSyntax, CallTurns, learn_call_syntax
+from .infer_calls import CallSyntax, CallTurns, _loose, learn_call_syntax
 from .infer_renders import (
     ANSWER, FINAL_MESSAGES, QUESTION, REASONING, REASONING_KEYS, SECOND_QUESTION, TOOL_RESULT, Finding, InferenceTimeout,
     Probe, Render, Turn, assistant,
@@ -97,6 +98,8 @@ class InferredTemplate:
         notes: what was not found, and why (no tool calls: the chat template writes none).
         thinking_switch: the chat-template keyword that switches reasoning, or None.
         generation_prompt: what the first turn's generation prompt writes, per thinking mode.
+        renders: every render inference made (for looking up what the chat template ever writes).
+        refusals: every conversation the chat template refused, with its error.
     """
 
     template: dict
@@ -107,6 +110,8 @@ class InferredTemplate:
     notes: list[str]
     thinking_switch: str | None
     generation_prompt: dict[str, str]
+    renders: list[Render] = field(default_factory=list)
+    refusals: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -120,7 +125,7 @@ class InferredTemplate:
     def template_file(self, name: str = "inferred", models: list[str] | None = None, source: str = "") -> dict:
         """A `templates/`-style file: name, models, generation prompt, notes on what was found and
         from which renders, and the response template."""
-        prompts = "; ".join(f"{mode}: {prompt!r}" if mode else repr(prompt) for mode, prompt in self.generation_prompt.items())
+        prompts = "; ".join(f"{mode}: {prompt}" if mode else prompt for mode, prompt in self.generation_prompt.items())
         notes = [f"{finding.key} = {json.dumps(finding.value, ensure_ascii=False)}: {finding.how} (compared: "
                  f"{' / '.join(render.label for render in finding.renders)})" for finding in self.findings]
         notes += [f"fallback: {text}" for text in self.fallbacks] + self.notes
@@ -130,10 +135,10 @@ class InferredTemplate:
         return {
             "$schema": "./template_file.schema.json",
             "name": name,
-            "description": (f"Inferred from the chat template{f' of {source}' if source else ''} by comparing its renders; "
+            "description": (f"Inferred from the chat template{f' of {Path(source).name}' if source else ''} by comparing its renders; "
                             f"the conformance matrix: {counts['passed']} passed, {counts['failed']} failed, "
                             f"{counts['not_renderable']} not renderable."),
-            "models": models or [source or name],
+            "models": models or [name],
             "generation_prompt": prompts,
             "notes": notes,
             "response_template": self.template,
@@ -150,6 +155,7 @@ class InferredTemplate:
             "notes": self.notes,
             "thinking_switch": self.thinking_switch,
             "generation_prompt": self.generation_prompt,
+            "refusals": self.refusals,
         }
 
 
@@ -222,7 +228,9 @@ def infer_template(
     if chosen is None:
         chosen = min(candidates, key=lambda candidate: len(candidate.report.failed))
     return InferredTemplate(chosen.template, chosen.report, learner.findings, candidates, learner.fallbacks,
-                            learner.notes, learner.switch, learner.generation_prompts)
+                            learner.notes, learner.switch, learner.generation_prompts,
+                            [render for probe in learner.probes for render in probe.renders],
+                            [refusal for probe in learner.probes for refusal in probe.refusals])
 
 
 # -- learning ------------------------------------------------------------------------
@@ -568,7 +576,12 @@ class _Learner:
 
     def candidates(self) -> list[tuple[str, dict]]:
         """(description, template) for each candidate, most specific first."""
-        anchor: Any = self.anchors[0] if len(self.anchors) == 1 else list(self.anchors)
+        anchor: dict[str, Any]
+        if any(regex.search(r"\s", text) for text in self.anchors):
+            # Blanks inside an anchor vary between prompts (a blank line after one turn, not another).
+            anchor = {"start_anchor_pattern": "|".join(_loose(text) for text in self.anchors)}
+        else:
+            anchor = {"start_anchor": self.anchors[0] if len(self.anchors) == 1 else list(self.anchors)}
         content = {"close": self.closes[0] if len(self.closes) == 1 else list(self.closes)} if self.closes else {}
         found = []
 
@@ -579,7 +592,7 @@ class _Learner:
             if calls:
                 fields["tool_calls"] = calls
             fields["content"] = content
-            return {"defaults": {"role": "assistant"}, "start_anchor": anchor, "fields": fields}
+            return {"defaults": {"role": "assistant"}, **anchor, "fields": fields}
 
         reasoning = {"open": self.reasoning.open, "close": self.reasoning.close} if self.reasoning else None
         calls = self.calls.field if self.calls else None
@@ -721,3 +734,81 @@ def _trailing_run(text: str) -> str:
 def _mostly_text(text: str) -> bool:
     """True for plain words (no markup): not a marker the model writes."""
     return not MARKUP_TOKEN.search(text) and not regex.search(r"[^\w\s]", text)
+
+
+# -- inference in a process that can be killed ---------------------------------------------
+
+# Address space the inference process may use (bytes): a chat template that builds a huge
+# string gets a MemoryError there, not the machine's memory.
+ISOLATED_MEMORY_BYTES = 3 * 1024**3
+
+
+def infer_template_isolated(
+    chat_template: str | None = None,
+    *,
+    model: str | None = None,
+    bos_token: str | None = None,
+    eos_token: str | None = None,
+    regex_timeout: float | None = 1.0,
+    seconds: float = DEFAULT_TIME_BUDGET,
+    memory_bytes: int = ISOLATED_MEMORY_BYTES,
+) -> InferredTemplate:
+    """`infer_template` in a child process that is killed past `seconds` and capped at `memory_bytes`.
+
+    A chat template is code: one that loops inside a render cannot be stopped in this
+    process, so the command line (and anything serving untrusted chat templates) infers here.
+
+    Raises:
+        InferenceError: the child ran out of time or memory, or died (the message says which),
+            or inference itself found nothing; other errors of `infer_template` as raised there.
+    """
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    job = {"chat_template": chat_template, "model": model, "bos_token": bos_token, "eos_token": eos_token,
+           "regex_timeout": regex_timeout, "time_budget": seconds}
+    child = context.Process(target=_isolated_main, args=(sender, job, memory_bytes), daemon=True)
+    child.start()
+    sender.close()
+    try:
+        if not receiver.poll(seconds + 1):
+            raise InferenceError(f"inference did not finish within {seconds:g} s: the chat template renders too slowly "
+                                 "(a loop, or a very long output)")
+        kind, value = receiver.recv()
+    except EOFError:
+        child.join(5)
+        raise InferenceError(f"the inference process stopped without an answer (exit code {child.exitcode}): the chat "
+                             f"template may need more than {memory_bytes // 1024**2} MB") from None
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join(5)
+        receiver.close()
+    if kind == "ok":
+        return value
+    raise value
+
+
+def _isolated_main(sender, job: dict, memory_bytes: int) -> None:
+    import resource
+
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    except (ValueError, OSError):
+        pass  # the limit cannot be lowered here: inference still runs, with its time budget
+    try:
+        result = ("ok", infer_template(**job))
+    except MemoryError:
+        result = ("error", InferenceError(f"inference ran out of memory (it may use {memory_bytes // 1024**2} MB): the "
+                                          "chat template builds very large outputs"))
+    except (ValueError, ImportError) as error:  # InferenceError, ModelLoadError, TemplateError: their messages say why
+        result = ("error", error)
+    except Exception as error:  # the chat template's own failure, whatever its type
+        result = ("error", InferenceError(f"inference failed: {error}"))
+    try:
+        sender.send(result)
+    except Exception as error:  # a result that cannot be sent (pickling) is an answer too
+        sender.send(("error", InferenceError(f"inference finished but its result could not be sent back: {error}")))
+    sender.close()

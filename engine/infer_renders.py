@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .chat_template import ChatTemplateRenderer, ChatTemplateRenderError
+from .chat_template import ChatTemplateRenderer, ChatTemplateRenderError, token_boundary
 from .conformance import _back_to_boundary, _common_length, _locate_turn
 
 # Needles: texts that occur in a render only where the conversation put them.
@@ -113,7 +113,8 @@ class Render:
 
 
 def difference(a: str, b: str) -> tuple[tuple[int, int], tuple[int, int]]:
-    """Where `a` and `b` differ: the span of each between their common start and common end."""
+    """Where `a` and `b` differ: the span of each between their common start and common end,
+    widened to whole markup tokens."""
     start = 0
     limit = min(len(a), len(b))
     while start < limit and a[start] == b[start]:
@@ -121,6 +122,10 @@ def difference(a: str, b: str) -> tuple[tuple[int, int], tuple[int, int]]:
     end = 0
     while end < limit - start and a[-1 - end] == b[-1 - end]:
         end += 1
+    while 0 < start < len(a) and not token_boundary(a, start):
+        start -= 1
+    while end > 0 and len(a) - end > start and not token_boundary(a, len(a) - end):
+        end -= 1
     return (start, len(a) - end), (start, len(b) - end)
 
 
@@ -177,12 +182,15 @@ class Probe:
         mode: "" with no thinking switch, else "thinking on" or "thinking off".
         deadline: `time.monotonic()` past which a render raises `InferenceTimeout`, or None.
         refusals: every conversation the chat template refused, with its error.
+        renders: every render made, in order.
+        without_tools: the chat template refuses tools, so every render is made without them.
     """
 
     renderer: ChatTemplateRenderer
     mode: str
     deadline: float | None = None
     refusals: list[str] = field(default_factory=list)
+    renders: list[Render] = field(default_factory=list)
     without_tools: bool = False
     _cache: dict = field(default_factory=dict, repr=False)
 
@@ -210,6 +218,8 @@ class Probe:
             self.refusals.append(f"{self.label(_describe(messages, add_generation_prompt))}: {error}")
             text = None
         self._cache[key] = text
+        if text is not None:
+            self.renders.append(Render(self.label(_describe(messages, add_generation_prompt)), text))
         return text
 
     # -- the prompts --------------------------------------------------------------
