@@ -7,8 +7,9 @@ locate everything else:
 
 * the payload of each call: a JSON list of calls, a JSON object holding the name and
   the arguments, a JSON object of the arguments alone, a Python-style call list,
-  JSON with bare keys and string delimiters of the template's own, or tagged
-  arguments (a key tag and a value tag per argument);
+  JSON with bare keys and string delimiters of the template's own, tagged
+  arguments (a key tag and a value tag per argument), or one `key: value` line an
+  argument;
 * around the payloads, from the text before the first, between the two and after the
   last: the marker each call opens and closes with (where the name sits when it is not
   in the payload, and an index or id that varies), the section markers around all the
@@ -132,7 +133,7 @@ def learn_call_syntax(modes: list[CallTurns]) -> CallSyntax | str:
     problems = []
     for turns, sections in all_sections:
         shapes = [shape for shape in (_json_list_shape, _json_call_shape, _json_arguments_shape, _python_list_shape,
-                                      _bare_key_json_shape, _tagged_shape) for shape in [shape(sections)] if shape]
+                                      _bare_key_json_shape, _tagged_shape, _kv_lines_shape) for shape in [shape(sections)] if shape]
         if not shapes:
             problems.append(f"no call syntax the template language can read explains {_show(sections.one)}")
             continue
@@ -409,6 +410,47 @@ def _tagged_shape(sections: _Sections) -> _Shape | None:
                   "xml-inline", content_args, transform, False, spans, json_like=False, name_outside=True)
 
 
+def _kv_lines_shape(sections: _Sections) -> _Shape | None:
+    """Arguments as `key<sep>value` lines (one argument a line)."""
+    text = sections.one
+    key_a, value_a = text.find("zq_key_a"), text.find("zq val 1")
+    key_n = text.find("zq_num", value_a)
+    value_n = text.find("73519", key_n)
+    if min(key_a, value_a, key_n, value_n) < 0:
+        return None
+    separator = text[key_a + len("zq_key_a"):value_a]
+    line_break = text[value_a + len("zq val 1"):key_n]
+    if text[key_n + len("zq_num"):value_n] != separator or not separator.strip() or "\n" not in line_break \
+            or line_break.strip():
+        return None
+    content_args = {"kv_sep": separator.strip(), "value_parser": TAGGED_VALUES}
+    pattern = regex.compile(r"(?m)^[ \t]*[\w.\-]+[ \t]*" + regex.escape(separator.strip()) + r".*$")
+
+    def spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+        found = []
+        position = 0
+        for name in names:
+            at = section.find(name, position)
+            if at < 0:
+                return None
+            lines = []
+            for match in pattern.finditer(section, section.find("\n", at) + 1):
+                if lines and section[lines[-1].end():match.start()].strip():
+                    break
+                lines.append(match)
+            if not lines:
+                return None
+            found.append((lines[0].start(), lines[-1].end()))
+            position = lines[-1].end()
+        return found
+
+    if spans(text, (ALPHA,)) is None:
+        return None
+    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    return _Shape(f"one argument a line, key{_show(separator)}value", "kv-lines", content_args, transform, False, spans,
+                  json_like=False, name_outside=True)
+
+
 def _key_group(after_key: str) -> str:
     """The key's group: up to the first character of what follows it."""
     stop = after_key.lstrip()[:1] or "\n"
@@ -519,7 +561,8 @@ def _build(shape: _Shape, sections: _Sections, others: list[_Sections], turns: C
         pattern = _json_prefix_pattern(one[spans1[0][0]:spans1[0][1]])
         if pattern is None:
             return "nothing marks where a call starts, and its JSON does not write the name before the arguments"
-        spec["open_pattern"], shape = pattern
+        patterns, shape = pattern
+        spec["open_pattern"], json_close = patterns.split("\x1f")
     elif any(mark in opening for mark in (NAME, NUMBER, CALL_ID)) or regex.search(r"\s", opening):
         spec["open_pattern"] = _loose(opening)
     else:
@@ -534,7 +577,10 @@ def _build(shape: _Shape, sections: _Sections, others: list[_Sections], turns: C
         else:
             spec["close"] = closing
     elif "open_pattern" in spec and not opening:
-        spec["close_pattern"] = r"(?<=\})\s*\}"
+        # The object's closing braces, where the next call, a section's end, the turn's end or
+        # the text's end follows (inside the JSON, a brace is followed by a comma or a brace).
+        after = [regex.escape(text) for text in (*section_closes, *ends) if text]
+        spec["close_pattern"] = json_close + r"(?=\s*(?:\{|" + "|".join(after + ["$"]) + "))"
     else:
         head = _literal_head(opening)
         if not head:
@@ -563,24 +609,34 @@ def _has_stand_in(text: str) -> bool:
 
 
 def _json_prefix_pattern(call_text: str) -> tuple[str, _Shape] | None:
-    """For a call written as a bare JSON object: the pattern of its text up to the arguments,
-    with the name as a group, and the shape whose content is the arguments object."""
+    """For a call written as a JSON object with nothing around it: a pattern of its text up to the
+    arguments object, with the name as a group, the pattern of what closes it after the arguments,
+    and the shape whose content is the arguments object. None unless the name comes first."""
     try:
         value = json.loads(call_text)
     except ValueError:
         return None
     paths = _call_paths(value, ALPHA, ALPHA_ARGUMENTS)
-    if not paths or len(paths[1]) != 1:
+    if not paths:
         return None
-    key = paths[1][0]
-    at = call_text.find(json.dumps(ALPHA_ARGUMENTS)[:1], call_text.find(f'"{key}"'))
-    head = call_text[:at]
-    if ALPHA not in head:
+    key_at = call_text.find(f'"{paths[1][-1]}"')
+    brace = call_text.find("{", key_at)
+    if key_at < 0 or brace < 0:
         return None
-    pattern = _loose(head.replace(ALPHA, NAME)).replace(NAME_GROUP, r'(?P<name>[^"\\]+)')
+    try:
+        _, end = json.JSONDecoder().raw_decode(call_text, brace)
+    except ValueError:
+        return None
+    head, tail = call_text[:brace], call_text[end:].strip()
+    if ALPHA not in head or not tail or tail.strip("}"):
+        return None
+    opening = _loose(head.replace(ALPHA, NAME)).replace(NAME_GROUP, r'(?P<name>[^"\\]+)')
+    closing = r"(?<=\})" + "".join(r"\s*\}" for _ in tail)  # the lookahead of what follows is added by _build
     transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
-    shape = _Shape(f"a bare JSON object per call, the name before {key!r}", "json", {}, transform, False, _json_arguments_spans)
-    return pattern, shape
+    what = ".".join(paths[1])
+    shape = _Shape(f"a JSON object per call with nothing around it, the name before {what!r}", "json", {}, transform,
+                   False, _json_arguments_spans)
+    return f"{opening}\x1f{closing}", shape
 
 
 def _build_list(shape: _Shape, sections: _Sections, others: list[_Sections], spans: list[tuple[int, int]],
