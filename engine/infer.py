@@ -40,7 +40,7 @@ import regex
 from .chat_template import ChatTemplateRenderer, ChatTemplateRenderError, find_thinking_switch, load_chat_template
 from .conformance import ConformanceReport, _back_to_boundary, _common_length, check_conformance
 from .errors import TemplateError
-from .infer_calls import CallSyntax, CallTurns, _loose, learn_call_syntax
+from .infer_calls import CallSyntax, CallTurns, _loose, escape, learn_call_syntax
 from .infer_renders import (
     ANSWER, FINAL_MESSAGES, QUESTION, REASONING, REASONING_KEYS, SECOND_QUESTION, TOOL_RESULT, Finding, InferenceTimeout,
     Probe, Render, Turn, assistant,
@@ -322,7 +322,7 @@ class _Learner:
             self.anchors.append(header.rstrip())
             bare = probe.render(probe.history("first-turn")) or ""
             self.findings.append(Finding(
-                "start_anchor", header,
+                "start_anchor", header.rstrip(),
                 "the header the generation prompt writes for the new turn"
                 + (" (the part every thinking mode and the history's assistant turns share)" if len(sources) + len(leads) > 1 else ""),
                 (Render(probe.label("first turn, no generation prompt"), bare),
@@ -499,7 +499,7 @@ class _Learner:
                                                  "content": TOOL_RESULT})
         if between is not None and self.calls is not None:
             close = self.calls.field.get("close") or self.calls.field.get("close_pattern")
-            pattern = regex.escape(close) if "close" in self.calls.field else close
+            pattern = escape(close) if "close" in self.calls.field else close
             ends = [match.end() for match in regex.finditer(pattern, between) if match.end() > match.start()]
             token = MARKUP_TOKEN.search(between, ends[-1]) if ends else None
             if token:
@@ -597,8 +597,8 @@ class _Learner:
         reasoning = {"open": self.reasoning.open, "close": self.reasoning.close} if self.reasoning else None
         calls = self.calls.field if self.calls else None
         if reasoning and calls and self.calls.call_starts:
-            starts = "|".join(regex.escape(start) for start in dict.fromkeys(self.calls.call_starts))
-            ending = {"open": reasoning["open"], "close_pattern": f"{regex.escape(reasoning['close'])}|(?={starts})"}
+            starts = "|".join(escape(start) for start in dict.fromkeys(self.calls.call_starts))
+            ending = {"open": reasoning["open"], "close_pattern": f"{escape(reasoning['close'])}|(?={starts})"}
             found.append(("reasoning also ends where a tool call starts", template(ending, calls)))
         found.append(("as learnt", template(reasoning, calls)))
         if calls:

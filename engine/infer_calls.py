@@ -308,7 +308,7 @@ def _python_list_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, 
     try:
         calls = parse_content("python-call-list", section[start:end + 1], {})
     except ValueError:
-        return [(start, end + 1)] if all(regex.search(regex.escape(name) + r"\s*\(", section) for name in names) else None
+        return [(start, end + 1)] if all(regex.search(escape(name) + r"\s*\(", section) for name in names) else None
     return [(start, end + 1)] if [call["name"] for call in calls] == list(names) else None
 
 
@@ -424,7 +424,7 @@ def _kv_lines_shape(sections: _Sections) -> _Shape | None:
             or line_break.strip():
         return None
     content_args = {"kv_sep": separator.strip(), "value_parser": TAGGED_VALUES}
-    pattern = regex.compile(r"(?m)^[ \t]*[\w.\-]+[ \t]*" + regex.escape(separator.strip()) + r".*$")
+    pattern = regex.compile(r"(?m)^[ \t]*[\w.\-]+[ \t]*" + escape(separator.strip()) + r".*$")
 
     def spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
         found = []
@@ -484,6 +484,12 @@ def _common_prefix(texts: list[str]) -> str:
     return first[:_back_to_boundary(first, size) if size < len(first) else size]
 
 
+def escape(text: str) -> str:
+    """`text` as a regex, escaping only what is special outside a character class (unlike
+    `regex.escape`, spaces and ``#`` stay as written, so patterns read like the text)."""
+    return regex.sub(r"([.^$*+?{}\[\]\\|()])", r"\\\1", text)
+
+
 def _loose(text: str) -> str:
     """A regex for `text`: whitespace runs match any whitespace, the stand-ins their groups."""
     pieces = []
@@ -499,7 +505,7 @@ def _loose(text: str) -> str:
         elif piece.isspace():
             pieces.append(r"\s*")
         else:
-            pieces.append(regex.escape(piece))
+            pieces.append(escape(piece))
     return "".join(pieces)
 
 
@@ -579,13 +585,13 @@ def _build(shape: _Shape, sections: _Sections, others: list[_Sections], turns: C
     elif "open_pattern" in spec and not opening:
         # The object's closing braces, where the next call, a section's end, the turn's end or
         # the text's end follows (inside the JSON, a brace is followed by a comma or a brace).
-        after = [regex.escape(text) for text in (*section_closes, *ends) if text]
+        after = [escape(text) for text in (*section_closes, *ends) if text]
         spec["close_pattern"] = json_close + r"(?=\s*(?:\{|" + "|".join(after + ["$"]) + "))"
     else:
         head = _literal_head(opening)
         if not head:
             return "no text closes a call, and none starts the next one"
-        alternatives = [f"(?={regex.escape(head)})"] + [regex.escape(marker) for marker in ends]
+        alternatives = [f"(?={escape(head)})"] + [escape(marker) for marker in ends]
         spec["close_pattern"] = "|".join(alternatives)
     spec.update({"repeats": True, "content": shape.content})
     if shape.content_args:
@@ -664,7 +670,7 @@ def _build_list(shape: _Shape, sections: _Sections, others: list[_Sections], spa
         spec["open_pattern"] = r"(?=\[\s*[A-Za-z_][\w.\-]*\()"
     else:
         spec["open_pattern"] = r"(?=\[\s*\{)"
-    ends = [regex.escape(marker) for marker in turns.end_markers if marker]
+    ends = [escape(marker) for marker in turns.end_markers if marker]
     if closing:
         spec["close_pattern"] = r"(?<=\])\s*" + _loose(closing)
     elif ends:

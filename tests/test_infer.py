@@ -1,0 +1,198 @@
+"""Template inference: each small chat template in tests/chat_templates (one per reasoning mode
+and tool-call format) gives exactly the template below, which passes its matrix and parses real
+generations; hostile chat templates get a clear message within the budget; the 35 real chat
+templates in ../shared pass their matrices; and on each family's samples the inferred template
+gives the shipped one's messages, or the sample writes a marker its chat template never writes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from engine import parse_response
+from engine.infer import InferenceError, infer_template, infer_template_isolated
+from engine.samples import REPO_ROOT, load_samples
+from engine.template_files import load_template_file
+from tests.test_conformance import CHAT_TEMPLATES, MANIFEST, needs_shared
+from tests.test_templates import FILE_VALIDATOR, TEMPLATE_VALIDATOR
+
+SYNTHETIC = Path(__file__).parent / "chat_templates"
+
+EXPECTED = {  # the template inferred from each tests/chat_templates/NAME.jinja, without its defaults
+    'bare-json-parameters': {'start_anchor': '[assistant]:', 'fields': {'tool_calls': {'open_pattern': '\\{"name":\\s*"(?P<name>[^"\\\\]+)",\\s*"parameters":\\s*', 'close_pattern': '(?<=\\})\\s*\\}(?=\\s*(?:\\{|\\[end\\]|$))', 'repeats': True, 'content': 'json', 'transform': {'type': 'function', 'function': {'name': '{name}', 'arguments': '{content}'}}}, 'content': {'close': '[end]'}}},
+    'empty-block-off': {'start_anchor_pattern': '==\\s*assistant\\s*==', 'fields': {'reasoning_content': {'open': '{r}', 'close_pattern': '\\{/r\\}|(?=<calls>)'}, 'tool_calls': {'open_pattern': '\\{"type":\\s*"function",\\s*"function":\\s*\\{"name":\\s*"(?P<name>[^"\\\\]+)",\\s*"arguments":\\s*', 'close_pattern': '(?<=\\})\\s*\\}\\s*\\}(?=\\s*(?:\\{|</calls>|== end ==|$))', 'repeats': True, 'content': 'json', 'transform': {'type': 'function', 'function': {'name': '{name}', 'arguments': '{content}'}}}, 'content': {'close': ['== end ==', '<calls>', '</calls>']}}},
+    'forced-open': {'start_anchor': '<<assistant>>', 'fields': {'reasoning_content': {'open': '[reflect]', 'close_pattern': '\\[/reflect\\]|(?=<fn name=")'}, 'tool_calls': {'open_pattern': '<fn\\s*name="(?P<name>[\\w.\\-]+)">', 'close_pattern': '(?<=[}\\]])\\s*</fn>', 'repeats': True, 'content': 'json', 'transform': {'type': 'function', 'function': {'name': '{name}', 'arguments': '{content}'}}}, 'content': {'close': '<<done>>'}}},
+    'indexed-functions': {'start_anchor': ['<|a|>', '<|/out|>'], 'fields': {'tool_calls': {'open_pattern': '<\\|call\\|>functions\\.(?P<name>[\\w.\\-]+):\\d+<\\|args\\|>', 'close_pattern': '(?<=[}\\]])\\s*<\\|/call\\|>', 'repeats': True, 'content': 'json', 'transform': {'type': 'function', 'function': {'name': '{name}', 'arguments': '{content}'}}}, 'content': {'close': ['<|eom|>', '<|section|>', '<|/section|>']}}},
+    'key-value-tags': {'start_anchor_pattern': '###\\s*assistant', 'fields': {'tool_calls': {'open_pattern': '<invoke>(?P<name>[\\w.\\-]+)', 'close': '</invoke>', 'repeats': True, 'content': 'xml-inline', 'content_args': {'tag_pattern': '<k>(?P<key>[^<\\s]+)</k><v>(?P<value>.*?)</v>', 'value_parser': {'name': 'json', 'args': {'allow_non_json': True}}}, 'transform': {'type': 'function', 'function': {'name': '{name}', 'arguments': '{content}'}}}, 'content': {'close': '### stop'}}},
+    'kv-lines': {'start_anchor': '<assistant>', 'fields': {'tool_calls': {'open_pattern': '<action\\s*(?P<name>[\\w.\\-]+)>', 'close': '</action>', 'repeats': True, 'content': 'kv-lines', 'content_args': {'kv_sep': ':', 'value_parser': {'name': 'json', 'args': {'allow_non_json': True}}}, 'transform': {'type': 'function', 'function': {'name': '{name}', 'arguments': '{content}'}}}, 'content': {'close': '</assistant>'}}},
+    'no-tools': {'start_anchor': '@assistant', 'fields': {'content': {'close': '@@'}}},
+    'pythonic': {'start_anchor': '|assistant|', 'fields': {'tool_calls': {'open_pattern': '(?=\\[\\s*[A-Za-z_][\\w.\\-]*\\()', 'close_pattern': '(?<=\\])\\s*(?:\\|eot\\|)', 'content': 'python-call-list', 'transform_each': True, 'transform': {'type': 'function', 'function': {'name': '{name}', 'arguments': '{arguments}'}}}, 'content': {'close': '|eot|'}}},
+    'reasoning-in-turn': {'start_anchor': '<|begin|>assistant', 'fields': {'reasoning_content': {'open': '<mind>', 'close_pattern': '</mind>|(?=<invoke>)'}, 'tool_calls': {'open': '<invoke>', 'close_pattern': '(?<=[}\\]])\\s*</invoke>', 'repeats': True, 'content': 'json', 'transform': {'type': 'function', 'function': {'name': '{content.name}', 'arguments': '{content.arguments}'}}}, 'content': {'close': '<|finish|>'}}},
+    'xml-parameters': {'start_anchor_pattern': '<turn\\s*assistant>', 'fields': {'tool_calls': {'open_pattern': '<tool\\s*name=(?P<name>[\\w.\\-]+)>', 'close': '</tool>', 'repeats': True, 'content': 'xml-inline', 'content_args': {'tag_pattern': '<arg=(?P<key>[^>\\s]+)>(?P<value>.*?)</arg>', 'value_parser': {'name': 'json', 'args': {'allow_non_json': True}}}, 'transform': {'type': 'function', 'function': {'name': '{name}', 'arguments': '{content}'}}}, 'content': {'close': '</turn>'}}},
+}
+
+
+@pytest.fixture(scope="module")
+def inferred():
+    return {name: infer_template((SYNTHETIC / f"{name}.jinja").read_text(encoding="utf-8")) for name in EXPECTED}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_synthetic_chat_template_gives_its_template_and_passes_its_matrix(inferred, name):
+    result = inferred[name]
+    assert result.template == {"defaults": {"role": "assistant"}, **EXPECTED[name]}
+    assert not list(TEMPLATE_VALIDATOR.iter_errors(result.template))
+    assert result.passed, [row.name + ": " + row.detail for row in result.report.failed]
+    assert result.exit_code == 0
+
+
+def _delimiter_keys(template: dict) -> set[str]:
+    keys = {key for key in ("start_anchor", "start_anchor_pattern") if key in template}
+    for name, field in template["fields"].items():
+        keys |= {f"fields.{name}.{key}" for key in ("open", "open_pattern", "close", "close_pattern") if key in field}
+    return keys
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_delimiter_has_its_evidence(inferred, name):
+    result = inferred[name]
+    explained = {finding.key.replace("start_anchor", "start_anchor_pattern") if "start_anchor_pattern" in result.template
+                 else finding.key for finding in result.findings}
+    assert _delimiter_keys(result.template) <= explained | {"fields.reasoning_content.close_pattern"}
+    for finding in result.findings:
+        assert finding.renders and all(render.label and render.text for render in finding.renders), finding
+        shown = finding.to_dict()
+        if len(finding.renders) == 2:
+            (a0, a1), (b0, b1) = (render["difference"] for render in shown["renders"])
+            assert 0 <= a0 <= a1 <= len(finding.renders[0].text) and 0 <= b0 <= b1 <= len(finding.renders[1].text)
+
+
+def test_an_opener_the_prompt_prewrites_closes_by_its_closing_form_a_documented_fallback(inferred):
+    result = inferred["forced-open"]
+    assert result.fallbacks == [
+        "reasoning close '[/reflect]': no render writes reasoning, so the closer is the opener's closing form"
+    ]
+    finding = next(f for f in result.findings if f.key == "fields.reasoning_content.close")
+    assert finding.how == "the closing form of the opener; confirmed: the chat template drops an earlier turn's text up to it"
+
+
+def test_a_chat_template_without_tool_calls_gives_a_template_without_them(inferred):
+    result = inferred["no-tools"]
+    assert "tool_calls" not in result.template["fields"]
+    assert result.notes == ["no tool_calls field: the chat template writes no tool call of an assistant message (or refuses every one)"]
+
+
+GENERATIONS = {
+    # name: (prefix, generation, message)
+    "reasoning-in-turn": (
+        "<|begin|>user\nWeather?<|finish|>\n<|begin|>assistant\n",
+        '<mind>Need the forecast.</mind>\nChecking.<invoke>{"name": "get_weather", "arguments": {"city": "Oslo"}}</invoke><|finish|>',
+        {"role": "assistant", "reasoning_content": "Need the forecast.", "content": "Checking.",
+         "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}]},
+    ),
+    "forced-open": (
+        "<<user>>\nWeather?<<done>>\n<<assistant>>\n[reflect]\n",
+        'Need the forecast.[/reflect]<fn name="get_weather">{"city": "Oslo"}</fn><<done>>',
+        {"role": "assistant", "reasoning_content": "Need the forecast.",
+         "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}]},
+    ),
+    "kv-lines": (
+        "<user>Weather?</user>\n<assistant>",
+        "Checking.\n<action get_weather>\ncity: Oslo\ndays: 3\n</action></assistant>",
+        {"role": "assistant", "content": "Checking.",
+         "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo", "days": 3}}}]},
+    ),
+    "pythonic": (
+        "|user|\nWeather?|eot|\n|assistant|\n",
+        '[get_weather(city="Oslo"), get_time(tz="CET")]|eot|',
+        {"role": "assistant", "tool_calls": [
+            {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}},
+            {"type": "function", "function": {"name": "get_time", "arguments": {"tz": "CET"}}}]},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GENERATIONS))
+def test_the_inferred_template_parses_a_real_generation(inferred, name):
+    prefix, generation, message = GENERATIONS[name]
+    assert parse_response(generation, inferred[name].template, prefix=prefix) == message
+
+
+def test_the_templates_file_is_valid_and_names_its_evidence(inferred):
+    data = inferred["reasoning-in-turn"].template_file("reasoning-in-turn")
+    assert not list(FILE_VALIDATOR.iter_errors(data))
+    assert data["models"] == ["reasoning-in-turn"]
+    assert data["generation_prompt"] == "<|begin|>assistant\n"
+    assert data["notes"][0].startswith('start_anchor = "<|begin|>assistant": the header the generation prompt writes')
+
+
+# -- what inference cannot do -------------------------------------------------------------------------
+
+UNREADABLE_CALLS = (
+    "{%- for m in messages -%}<{{ m.role }}>{{ m.content or '' }}"
+    "{%- for c in m.tool_calls or [] %}CALL {{ c.function.name }} WITH "
+    "{% for k, v in c.function.arguments.items() %}{{ k }}:{{ v | tojson }} | {% endfor %}END{% endfor %}</>{% endfor -%}"
+    "{%- if add_generation_prompt %}<assistant>{% endif -%}"
+)
+
+
+def test_a_call_syntax_the_language_cannot_read_is_said_and_fails_the_matrix():
+    result = infer_template(UNREADABLE_CALLS)
+    assert "tool_calls" not in result.template["fields"]
+    assert not result.passed and result.exit_code == 1
+    assert result.notes[-1].startswith("no tool_calls field: no call syntax the template language can read explains")
+    assert {row.name.split("/")[0] for row in result.report.failed} == {
+        "first-turn-tools", "multi-turn", "after-tool-result", "after-parallel-tool-results"}
+
+
+@pytest.mark.parametrize("chat_template, message", [
+    ("{{ raise_exception('no chat here') }}",
+     "the chat template does not render a first user turn with a generation prompt: user + generation prompt: "
+     "TemplateError: no chat here"),
+    ("{% set x = 'a' * 3000000 %}{{ x }}",
+     "the chat template does not render a first user turn with a generation prompt: user + generation prompt: "
+     "the render is 3,000,000 characters long, over 2,000,000"),
+    ("   ", "the chat template is empty: paste the Jinja text of the model's chat template"),
+])
+def test_a_chat_template_that_renders_nothing_gets_a_clear_message(chat_template, message):
+    with pytest.raises(InferenceError) as raised:
+        infer_template(chat_template)
+    assert str(raised.value) == message
+
+
+def test_a_chat_template_that_refuses_tools_gives_a_template_without_them():
+    refusing = (
+        "{%- if tools %}{{ raise_exception('tools are not supported') }}{% endif -%}"
+        "{%- for m in messages %}#{{ m.role }}: {{ m.content }}\n{% endfor -%}{%- if add_generation_prompt %}#assistant: {% endif -%}"
+    )
+    result = infer_template(refusing)
+    assert result.template == {"defaults": {"role": "assistant"}, "start_anchor": "#assistant:", "fields": {"content": {}}}
+    assert result.passed
+    assert "user + generation prompt: TemplateError: tools are not supported" in result.refusals
+
+
+def test_a_looping_chat_template_is_stopped_within_the_budget():
+    looping = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+    started = time.monotonic()
+    with pytest.raises(InferenceError) as raised:
+        infer_template_isolated(looping, seconds=2)
+    assert str(raised.value) == ("inference did not finish within 2 s: the chat template renders too slowly "
+                                 "(a loop, or a very long output)")
+    assert time.monotonic() - started < 30  # the process was killed: the loop would run for hours
+
+
+# -- the real chat templates --------------------------------------------------------------------------
+
+
+@needs_shared
+@pytest.mark.parametrize("entry", MANIFEST, ids=[entry["file"] for entry in MANIFEST])
+def test_inference_on_each_real_chat_template_passes_its_matrix(entry):
+    chat_template = (CHAT_TEMPLATES / entry["file"]).read_text(encoding="utf-8")
+    result = infer_template(chat_template, bos_token=entry["bos_token"], eos_token=entry["eos_token"])
+    assert result.passed, [row.name + ": " + row.detail for row in result.report.failed]
