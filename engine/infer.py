@@ -48,7 +48,7 @@ from .infer_renders import (
 from .template import load_template
 
 # The markup tokens chat templates write: <...> (also <|...|> and full-width forms) and [...].
-MARKUP_TOKEN = regex.compile(r"<[^<>\s][^<>\n]{0,80}>|\[[^\[\]\s][^\[\]\n]{0,80}\]")
+MARKUP_TOKEN = regex.compile(r"<[^<>\s][^<>\n]{0,80}>|\[[A-Za-z_/][^\[\]\n\"]{0,80}\]")
 # Seconds inference may take by default (renders and conformance checks).
 DEFAULT_TIME_BUDGET = 60.0
 
@@ -266,6 +266,7 @@ class _Learner:
         self.calls: CallSyntax | None = None
         self._reasoning_render: tuple[Render, ...] = ()
         self._without_end: tuple[Probe | None, Turn | None] = (None, None)  # an answer with no end of turn written
+        self.turn_start = ""
 
     def learn(self) -> None:
         rendered = [probe for probe in self.probes if probe.prompt("first-turn") is not None]
@@ -304,11 +305,27 @@ class _Learner:
         between = full[full.find(QUESTION) + len(QUESTION):full.find(ANSWER)]
         return between[_back_to_boundary(between, _common_length(between, user_close)):]
 
+    def _turn_start(self, probe: Probe) -> str:
+        """The marker every turn starts with: the first markup token of a render (after bos_token), or ""."""
+        bare = probe.render(probe.history("first-turn")) or ""
+        bos = probe.renderer.bos_token
+        bare = bare[len(bos):] if bos and bare.startswith(bos) else bare
+        token = MARKUP_TOKEN.match(bare.lstrip())
+        return token.group() if token else ""
+
+    def _from_turn_start(self, text: str) -> str:
+        """`text` from the turn-start marker on: what a prompt writes before it ends the previous turn."""
+        at = text.find(self.turn_start, 1) if self.turn_start else -1
+        return text[at:] if at > 0 and not text.startswith(self.turn_start) else text
+
     def _learn_anchor(self) -> None:
-        first = {probe.mode: self._generation_prompt(probe, "first-turn").lstrip() for probe in self.probes}
+        self.turn_start = self._turn_start(self.probes[0])
+        first = {probe.mode: self._from_turn_start(self._generation_prompt(probe, "first-turn").lstrip())
+                 for probe in self.probes}
         self.generation_prompts = first
         sources = [text for text in first.values() if text.strip()]
-        leads = [lead.lstrip() for lead in (self._history_lead(probe) for probe in self.probes) if lead and lead.strip()]
+        leads = [self._from_turn_start(lead.lstrip()) for lead in (self._history_lead(probe) for probe in self.probes)
+                 if lead and lead.strip()]
         header = _common_prefix_at_boundary(sources + leads) if sources else ""
         header = _without_trailing_opener(header, sources + leads)
         if not header.strip() and sources and leads and all(leads[0].strip() in source for source in sources):
@@ -317,6 +334,8 @@ class _Learner:
             sources = [source[source.rfind(header):] for source in sources]
             first = {mode: text[text.rfind(header):] if header in text else text for mode, text in first.items()}
         self.header = header
+        for each in self.probes:
+            each.header = header.strip()
         probe = self.probes[0]
         if header.strip():
             self.anchors.append(header.rstrip())
@@ -336,7 +355,7 @@ class _Learner:
                 prompt = probe.prompt(situation)
                 if prompt is None:
                     continue
-                generation_prompt = self._generation_prompt(probe, situation).lstrip()
+                generation_prompt = self._from_turn_start(self._generation_prompt(probe, situation).lstrip())
                 if header.strip() and generation_prompt.startswith(header):
                     continue
                 anchor = _prompt_end(prompt, needle) if not generation_prompt.strip() else \
@@ -597,7 +616,7 @@ class _Learner:
         reasoning = {"open": self.reasoning.open, "close": self.reasoning.close} if self.reasoning else None
         calls = self.calls.field if self.calls else None
         if reasoning and calls and self.calls.call_starts:
-            starts = "|".join(escape(start) for start in dict.fromkeys(self.calls.call_starts))
+            starts = "|".join(dict.fromkeys(self.calls.call_starts))
             ending = {"open": reasoning["open"], "close_pattern": f"{escape(reasoning['close'])}|(?={starts})"}
             found.append(("reasoning also ends where a tool call starts", template(ending, calls)))
         found.append(("as learnt", template(reasoning, calls)))
@@ -632,8 +651,8 @@ def _common_suffix_at_boundary(a: str, b: str) -> str:
 
 
 def _prompt_end(prompt: str, needle: str) -> str:
-    """What the prompt ends with after the last `needle`: the markup tokens (and blanks) it ends
-    with, or, when text follows them, everything from its first markup token."""
+    """What the prompt ends with after the last `needle`: its last markup token (when only blanks
+    follow it), else everything from its first markup token."""
     at = prompt.rfind(needle)
     tail = prompt[at + len(needle):] if at >= 0 else prompt[-80:]
     tokens = list(MARKUP_TOKEN.finditer(tail))
@@ -641,12 +660,7 @@ def _prompt_end(prompt: str, needle: str) -> str:
         return tail.strip()
     if tail[tokens[-1].end():].strip():
         return tail[tokens[0].start():]
-    start = tokens[-1].start()
-    for token in reversed(tokens[:-1]):
-        if tail[token.end():start].strip():
-            break
-        start = token.start()
-    return tail[start:]
+    return tokens[-1].group()  # the last marker: the turns before it are rendered differently by other stacks
 
 
 def _split_block(text: str) -> tuple[str, str] | None:

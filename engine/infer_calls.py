@@ -71,8 +71,8 @@ class CallSyntax:
         field: the `tool_calls` field of the response template.
         content_closes: markers around the calls (a section's begin and end) that end the
             implicit field's text and are dropped.
-        call_starts: the literal text a call (or its section) starts with, for a reasoning
-            region that a call may end.
+        call_starts: patterns of what a call (or its section) starts with, for a reasoning
+            region that a call may end (with the payload's first character where it follows).
         description: the shape, for people ("a JSON object per call, the name inside").
         findings: the evidence of each part.
     """
@@ -118,6 +118,7 @@ class _Shape:
     list_form: bool = False
     json_like: bool = True
     name_outside: bool = False
+    payload_start: str = ""  # the character every payload starts with, when the open must be followed by it
 
 
 def learn_call_syntax(modes: list[CallTurns]) -> CallSyntax | str:
@@ -242,7 +243,8 @@ def _json_list_shape(sections: _Sections) -> _Shape | None:
             continue
         name_path, arguments_path = paths[0]
         transform = {"type": "function", "function": {"name": _placeholder(name_path), "arguments": _placeholder(arguments_path)}}
-        return _Shape("a JSON list of calls", "json", {}, transform, True, _json_list_spans, list_form=True)
+        return _Shape("a JSON list of calls", "json", {}, transform, True, _json_list_spans, list_form=True,
+                      payload_start="[")
     return None
 
 
@@ -259,7 +261,8 @@ def _json_call_shape(sections: _Sections) -> _Shape | None:
         if paths:
             name_path, arguments_path = (("content",) + path for path in paths)
             transform = {"type": "function", "function": {"name": _placeholder(name_path), "arguments": _placeholder(arguments_path)}}
-            return _Shape("a JSON object per call, the name inside", "json", {}, transform, False, _json_call_spans)
+            return _Shape("a JSON object per call, the name inside", "json", {}, transform, False, _json_call_spans,
+                          payload_start="{")
     return None
 
 
@@ -569,8 +572,9 @@ def _build(shape: _Shape, sections: _Sections, others: list[_Sections], turns: C
             return "nothing marks where a call starts, and its JSON does not write the name before the arguments"
         patterns, shape = pattern
         spec["open_pattern"], json_close = patterns.split("\x1f")
-    elif any(mark in opening for mark in (NAME, NUMBER, CALL_ID)) or regex.search(r"\s", opening):
-        spec["open_pattern"] = _loose(opening)
+    elif any(mark in opening for mark in (NAME, NUMBER, CALL_ID)) or regex.search(r"\s", opening) or shape.payload_start:
+        # A JSON payload must follow: text that only mentions the marker stays text.
+        spec["open_pattern"] = _loose(opening) + (rf"(?=\s*{escape(shape.payload_start)})" if shape.payload_start else "")
     else:
         spec["open"] = opening
     closing = call_close.strip()
@@ -599,7 +603,11 @@ def _build(shape: _Shape, sections: _Sections, others: list[_Sections], turns: C
     spec["transform"] = shape.transform
     content_closes = [piece for text in (section_open, *section_closes, separator.strip()) if text and not _has_stand_in(text)
                       for piece in _markup_pieces(text)]
-    starts = [_literal_head(text) for text in (section_open, opening) if _literal_head(text)]
+    starts = [escape(section_open)] if section_open else []
+    head = _literal_head(opening)
+    if head:
+        whole = head == opening.strip() and shape.payload_start
+        starts.append(escape(head) + (rf"\s*{escape(shape.payload_start)}" if whole else ""))
     syntax = CallSyntax(spec, content_closes, starts, shape.description)
     return _verified(syntax, sections, turns, call_open, call_close, section_open, section_close, separator)
 
@@ -664,7 +672,9 @@ def _build_list(shape: _Shape, sections: _Sections, others: list[_Sections], spa
     opening = _common_suffix(befores).strip()
     closing = one[spans[0][1]:].strip()
     spec: dict[str, Any] = {}
-    if opening:
+    if opening and shape.payload_start:
+        spec["open_pattern"] = _loose(opening) + rf"(?=\s*{escape(shape.payload_start)})"
+    elif opening:
         spec["open"] = opening
     elif shape.content == "python-call-list":
         spec["open_pattern"] = r"(?=\[\s*[A-Za-z_][\w.\-]*\()"
@@ -677,7 +687,8 @@ def _build_list(shape: _Shape, sections: _Sections, others: list[_Sections], spa
         spec["close_pattern"] = r"(?<=\])\s*(?:" + "|".join(ends) + ")"
     spec.update({"content": shape.content, "transform_each": True, "transform": shape.transform})
     section_open = befores[0].strip()[: -len(opening)].strip() if opening else befores[0].strip()
-    syntax = CallSyntax(spec, [section_open] if section_open else [], [opening] if opening else [], shape.description)
+    starts = [_loose(opening) + (rf"\s*{escape(shape.payload_start)}" if shape.payload_start else "")] if opening else []
+    syntax = CallSyntax(spec, [section_open] if section_open else [], starts, shape.description)
     return _verified(syntax, sections, turns, opening, closing, section_open, "", "")
 
 

@@ -192,6 +192,7 @@ class Probe:
     refusals: list[str] = field(default_factory=list)
     renders: list[Render] = field(default_factory=list)
     without_tools: bool = False
+    header: str = ""  # the new turn's header, once learnt (the part of a trailer a turn does not end with)
     _cache: dict = field(default_factory=dict, repr=False)
 
     def label(self, text: str) -> str:
@@ -273,6 +274,8 @@ class Probe:
             return None
         generation, missing = found
         trailer = self.renderer.trailer
+        if trailer and self.header and self.header in trailer:
+            trailer = trailer[trailer.rfind(self.header):]  # what comes before the next header ends this turn
         if trailer and generation.endswith(trailer):
             generation = generation[: -len(trailer)]
         what = FINAL_LABELS[name] if reasoning_key == "reasoning_content" else f"{FINAL_LABELS[name]}, as {reasoning_key}"
