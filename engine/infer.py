@@ -265,7 +265,7 @@ class _Learner:
         self.closes: list[str] = []
         self.calls: CallSyntax | None = None
         self._reasoning_render: tuple[Render, ...] = ()
-        self._without_end: tuple[Probe | None, Turn | None] = (None, None)  # an answer with no end of turn written
+        self._answer_end: tuple = (None, None, False)  # (probe, answer turn, whether an end of turn is written)
         self.turn_start = ""
 
     def learn(self) -> None:
@@ -278,8 +278,8 @@ class _Learner:
         self._learn_reasoning()
         self._learn_turn_end()
         self._learn_calls()
-        if self._without_end[1] is not None:
-            self._learn_next_headers(*self._without_end)
+        if self._answer_end[0] is not None:
+            self._learn_next_headers(*self._answer_end)
         self._learn_content_wrapper()
 
     # -- the start anchor ---------------------------------------------------------
@@ -474,7 +474,7 @@ class _Learner:
         probe = next((p for p in self.probes if p.turn("answer") is not None), None)
         if probe is None:
             self.notes.append("the chat template writes no assistant answer: the content field ends only at eos_token")
-            self._without_end = (None, None)
+            self._answer_end = (None, None, False)
             self._add_close(self.eos_token)
             return
         answer = probe.turn("answer")
@@ -503,33 +503,37 @@ class _Learner:
             self._add_close(self.eos_token)
             self.findings.append(Finding("fields.content.close", self.eos_token,
                                          "the tokenizer's eos_token: a model may stop with it alone", (answer.render,)))
-        self._without_end = (probe, answer) if not end else (None, None)
+        self._answer_end = (probe, answer, bool(end))
 
-    def _learn_next_headers(self, probe: Probe, answer: Turn) -> None:
-        """With no end of turn written, the next turn's header ends the answer (a documented fallback)."""
+    def _learn_next_headers(self, probe: Probe, answer: Turn, end_written: bool) -> None:
+        """What the turn after the answer starts with: the tool result's first marker right after a
+        call (a model hands over to the tool by writing it), and, when no end of turn is written, the
+        next user turn's header (a documented fallback)."""
         found = []
-        between = probe.following(assistant(content=ANSWER), {"role": "user", "content": SECOND_QUESTION})
-        if between is not None:
-            token = MARKUP_TOKEN.search(between)
+        if not end_written:
+            between = probe.following(assistant(content=ANSWER), {"role": "user", "content": SECOND_QUESTION})
+            token = MARKUP_TOKEN.search(between) if between is not None else None
             if token:
-                found.append((token.group(), "the next user turn's header"))
-        call_message = FINAL_MESSAGES["call"]
-        between = probe.following(call_message, {"role": "tool", "tool_call_id": "call00001", "name": "zq_fn_alpha",
-                                                 "content": TOOL_RESULT})
+                found.append((token.group(), "the next user turn's header", True))
+        between = probe.following(FINAL_MESSAGES["call"], {"role": "tool", "tool_call_id": "call00001", "name": "zq_fn_alpha",
+                                                           "content": TOOL_RESULT})
         if between is not None and self.calls is not None:
             close = self.calls.field.get("close") or self.calls.field.get("close_pattern")
             pattern = escape(close) if "close" in self.calls.field else close
             ends = [match.end() for match in regex.finditer(pattern, between) if match.end() > match.start()]
             token = MARKUP_TOKEN.search(between, ends[-1]) if ends else None
-            if token:
-                found.append((token.group(), "the tool result's header"))
-        for token, what in found:
-            if token not in self.closes:
-                self._add_close(token)
-                self.findings.append(Finding("fields.content.close", token,
-                                             f"the chat template writes no end of turn; {what} follows the answer",
-                                             (answer.render,)))
+            if token and not between[ends[-1]:token.start()].strip():
+                found.append((token.group(), "the tool result's first marker, right after a call,", not end_written))
+        for token, what, fallback in found:
+            if token in self.closes:
+                continue
+            self._add_close(token)
+            if fallback:
+                how = f"the chat template writes no end of turn; {what} follows the answer"
                 self.fallbacks.append(f"content close {token!r}: no end-of-turn marker is written, so {what} ends the answer")
+            else:
+                how = f"{what} ends the turn: a model hands over to the tool by writing it"
+            self.findings.append(Finding("fields.content.close", token, how, (answer.render,)))
 
     def _add_close(self, text: str) -> None:
         if text and text not in self.closes:
