@@ -160,6 +160,15 @@ def _candidate_windows(literal: str, text: str, errors: int) -> list[tuple[int, 
     return windows
 
 
+def _same_edges(literal: str, found: str) -> bool:
+    """A near miss starts and ends like its delimiter text (punctuation or a word character), so a
+    piece cut out of a longer token (`m_start|>` of `<|im_start|>`) is not one."""
+    def kind(char: str) -> bool:
+        return char.isalnum() or char == "_"
+
+    return kind(literal[0]) == kind(found[0]) and kind(literal[-1]) == kind(found[-1])
+
+
 def _fuzzy(literal: str, text: str, errors: int, timeout: float) -> list[NearMiss]:
     windows = _candidate_windows(literal, text, errors)
     if windows is None:
@@ -172,7 +181,7 @@ def _fuzzy(literal: str, text: str, errors: int, timeout: float) -> list[NearMis
                 match = pattern.search(text, low, high, timeout=timeout)
             except TimeoutError:
                 continue
-            if match is not None and match.group() != literal and match.group().strip():
+            if match is not None and match.group() != literal and match.group().strip() and _same_edges(literal, match.group()):
                 found.append(NearMiss(match.start(), match.end(), match.group(), "edit", sum(match.fuzzy_counts)))
         if found:
             return found
@@ -361,7 +370,7 @@ def diagnose(
     places = _Places(cut, tail_length)
     found: list[Diagnosis] = []
     if prefix and not anchor_found:
-        found.append(_anchor_diagnosis(template.start_anchor, prefix, stream[tail_length:], timeout))
+        found.append(_anchor_diagnosis(template.start_anchor, prefix, timeout))
     fired = _fired_texts(spans, stream)
     regions = _regions(spans)
     opened = {region.field for region in regions if region.field is not None} | {
@@ -598,21 +607,15 @@ def nearest_anchor(anchor: Delimiter, prefix: str, timeout: float = REGEX_BUDGET
     return None if best is None else (best[1], best[2])
 
 
-def _anchor_diagnosis(anchor: Delimiter, prefix: str, generation: str, timeout: float) -> Diagnosis:
+def _anchor_diagnosis(anchor: Delimiter, prefix: str, timeout: float) -> Diagnosis:
     key = anchor.path
     parsed = f"so the whole prefix ({len(prefix):,} characters, earlier turns and any system prompt included) was parsed as part of the message, and what follows may come from that"
     head = f"The start anchor {_show(anchor.source)} is not in the prefix, {parsed}."
     nearest = nearest_anchor(anchor, prefix, timeout)
-    in_generation = None
-    try:
-        in_generation = anchor.pattern.search(generation, timeout=timeout)
-    except TimeoutError:
-        pass
-    where = f" It is in the generation, at offset {in_generation.start():,}: is the end of the prompt in the generation box?" if in_generation else ""
     if nearest is None:
         return Diagnosis(
             "anchor-not-in-prefix", "error", key,
-            head + f" The prefix ends with {_show(prefix[-40:])}." + where + f" Fix: set {key} to the assistant header the prompt ends with.",
+            head + f" The prefix ends with {_show(prefix[-40:])}." + f" Fix: set {key} to the assistant header the prompt ends with.",
             f"set {key} to the assistant header the prompt ends with", anchor.source, None, "", None, None, None,
         )
     expected, miss = nearest
@@ -630,7 +633,7 @@ def _anchor_diagnosis(anchor: Delimiter, prefix: str, generation: str, timeout: 
         else f"make {key} match {_show(miss.text)}"
     )
     return Diagnosis(
-        "anchor-not-in-prefix", "error", key, f"{head} {said}{where} Fix: {change}.", change, expected, miss.text, miss.how,
+        "anchor-not-in-prefix", "error", key, f"{head} {said} Fix: {change}.", change, expected, miss.text, miss.how,
         None, miss.start, miss.end,
     )
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from engine import load_template
 
+from .causes import cause_of_error, diagnoses_of
 from .markup import short_json, visible_whitespace
 from .event_store import LoggedEvent, chunks_overlapping, event_numbered, without_chunks
 from .parse_view import MapSpan, ParseView
@@ -251,6 +252,7 @@ def explain(view: ParseView | None, selection: str | int | None) -> str:
         rows.append(_row("why", "the parse stopped at an error before reaching this text"))
     if span.error is not None and span.error < len(view.errors):
         error = view.errors[span.error]
+        rows += _cause_rows(view, error)
         rows.append(_row("error", f'<a href="#" data-select="e{span.error}" role="button">{html.escape(error.message)}</a>'))
         rows.append(_row("kept as", "this region failed to parse, so its raw text, delimiters included, went to the message "
                          "as unclaimed text (the implicit field, if the template has one); every other region still parsed"))
@@ -280,18 +282,36 @@ def _explain_anchor(view: ParseView) -> str:
     else:
         rows.append(_row("where", "not found in the prefix: the whole prefix is parsed as part of the message. "
                          "Is this the template of the model that wrote it, and is the whole prompt the prefix?"))
+        found = diagnoses_of(view)
+        if found and found[0].code == "anchor-not-in-prefix":
+            rows.append(_row("cause", html.escape(found[0].message)))
+            rows.append(_row("change", f'<code class="rt-key">{key}</code>: {html.escape(found[0].change)}'))
     return _panel("Start anchor", "".join(rows))
+
+
+def _cause_rows(view: ParseView, error) -> list[str]:
+    """The cause of `error` (`playground.causes`) and the key to change, as #explain rows."""
+    cause = cause_of_error(view, error)
+    if cause is None:
+        return []
+    return [
+        _row("cause", f'<span class="rt-explain-cause">{html.escape(cause.message)}</span>'),
+        _row("change", f'<code class="rt-key" data-key="{html.escape(cause.key)}">{html.escape(cause.key)}</code>'
+             + (f": {html.escape(cause.change)}" if cause.change else "")),
+    ]
 
 
 def _explain_error(view: ParseView, index: int) -> str:
     if index >= len(view.errors):
         return PLACEHOLDER
     error = view.errors[index]
-    rows = [_row("error", html.escape(error.message))]
+    rows = _cause_rows(view, error)
+    rows.append(_row("error", html.escape(error.message)))
     if error.field:
         rows.append(_row("field", f"<code>{html.escape(error.field)}</code>"))
     if error.key:
-        rows.append(_row("template key", f"<code>{html.escape(error.key)}</code>"))
+        where = " (where the content parser gave up; the cause is above)" if rows[0].startswith("<dt>cause") else ""
+        rows.append(_row("failed in", f"<code>{html.escape(error.key)}</code>{where}"))
     if error.start is not None:
         end = error.end if error.end is not None else len(view.stream)
         rows.append(_row("region", f"stream {error.start}–{end} · {_where(view, error.start, end)}"))

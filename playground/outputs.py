@@ -41,6 +41,20 @@ class Update(dict):
         super().__init__(properties)
 
 
+class Labelled(str):
+    """A text value that also sets its component's label (the message panel says whether it
+    shows the finished message or the regions closed so far). It is the text itself for tests."""
+
+    def __new__(cls, text: str, label: str):
+        made = super().__new__(cls, text)
+        made.label = label
+        return made
+
+
+MESSAGE_LABEL = "Message"
+STREAMING_MESSAGE_LABEL = "Message so far (streaming: the regions closed so far)"
+
+
 def render(
     view: ParseView, session, *, note: str = "", stale: str = "", progress: str = "", window_start: int = 0,
 ) -> dict:
@@ -50,13 +64,14 @@ def render(
     replay or live position; `window_start` draws only the map's end (see `MapOptions`).
     """
     display = session.display
+    boundaries = not view.finished or display.show_tokens
     query = LogQuery(display.log_page, display.log_search, display.log_field, display.hide_chunks, display.selected_event)
     log_html, page, pages = event_log(view.events, query, view.current_phases if not view.finished else ())
     display.log_page = page
     fields = view.field_names or log_fields(view.events)
     return {
         "status": status_html(view, note, stale=stale, progress=progress),
-        "region_map": region_map(view, MapOptions(display.show_whitespace, stale or None, window_start)),
+        "region_map": region_map(view, MapOptions(display.show_whitespace, stale or None, window_start, boundaries)),
         "explain": explain(view, display.selection),
         "event_log": log_html,
         "log_page": Update(value=page, maximum=pages),
@@ -65,7 +80,10 @@ def render(
         # While streaming without a partial message (a fast replay of a huge input), the message panels are left as they are.
         **(
             {} if not view.finished and view.partial_message is None else {
-                "message_json": message_json(view.message if view.finished else view.partial_message),
+                "message_json": Labelled(
+                    message_json(view.message if view.finished else view.partial_message),
+                    MESSAGE_LABEL if view.finished else STREAMING_MESSAGE_LABEL,
+                ),
                 "chat": chat_messages(view.message if view.finished else view.partial_message),
             }
         ),

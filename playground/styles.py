@@ -75,8 +75,8 @@ PAGE_CSS = """
 .rt-unparsed { color: #991b1b; background: #fee2e2; }
 .dark .rt-unparsed { color: #fecaca; background: #7f1d1d; }
 .rt-tail { text-decoration: underline dotted 2px; text-underline-offset: 3px; }
-.rt-cut { box-shadow: inset 1px 0 0 #7c3aed; }
-.dark .rt-cut { box-shadow: inset 1px 0 0 #c4b5fd; }
+.rt-tok-odd { box-shadow: inset 0 -3px 0 #7c3aed; }
+.dark .rt-tok-odd { box-shadow: inset 0 -3px 0 #c4b5fd; }
 .rt-now { outline: 2px solid #d97706; outline-offset: -1px; }
 .rt-marker { display: inline-block; font-family: system-ui, sans-serif; font-size: 11px; font-weight: 600;
   padding: 0 6px; margin: 0 2px; border-radius: 9px; background: #374151; color: #ffffff; white-space: nowrap; }
@@ -112,7 +112,7 @@ PAGE_CSS = """
 .rt-log-summary { font-size: 13px; margin: 2px 0; }
 .rt-log-note { font-size: 12px; color: var(--body-text-color-subdued); margin: 2px 0 6px; }
 .rt-log { max-height: 420px; overflow: auto; }
-.rt-log table { border-collapse: collapse; width: 100%; font-size: 12px; table-layout: fixed; }
+.rt-log table { border-collapse: collapse; width: 100%; font-size: 12px; table-layout: fixed; min-width: 680px; }
 .rt-c-n { width: 44px; } .rt-c-phase { width: 64px; } .rt-c-type { width: 92px; } .rt-c-field { width: 96px; }
 .rt-c-dirty { width: 44px; } .rt-c-value { width: 28%; } .rt-c-offsets { width: 70px; }
 .rt-log td { overflow-wrap: anywhere; }
@@ -154,6 +154,9 @@ PAGE_CSS = """
 .rt-status-misfit { background: #ffe4e6; color: #9f1239; font-weight: 600; }
 .rt-status-stale { background: #fef3c7; color: #78350f; }
 .rt-status-note { background: var(--background-fill-secondary); color: var(--body-text-color); }
+.rt-status-symptom { background: #f3f4f6; color: #374151; font-size: 13px; }
+.dark .rt-status-symptom { background: #1f2937; color: #e5e7eb; }
+.rt-cause code { background: transparent; color: inherit; font-weight: 700; }
 .dark .rt-status-error { background: #7f1d1d; color: #fee2e2; }
 .dark .rt-status-ok { background: #14532d; color: #dcfce7; }
 .dark .rt-status-live { background: #0c4a6e; color: #e0f2fe; }
@@ -181,6 +184,12 @@ PAGE_CSS = """
 .rt-reference td:nth-child(3), .rt-reference th:nth-child(3) { width: 14%; }
 .rt-reference td { overflow-wrap: anywhere; }
 .rt-fits tr.rt-best td { font-weight: 700; }
+.rt-fits { overflow-x: auto; }
+.rt-fits table { table-layout: fixed; min-width: 560px; }
+.rt-fits td { overflow-wrap: anywhere; }
+.rt-c-rank { width: 28px; } .rt-c-name { width: 130px; } .rt-c-count { width: 72px; }
+.rt-fits tr.rt-claims-nothing td { color: #4b5563; }
+.dark .rt-fits tr.rt-claims-nothing td { color: #d1d5db; }
 .rt-side-by-side pre { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; }
 .rt-side-by-side tr.rt-differs td { background: #fef3c7; color: #78350f; }
 .dark .rt-side-by-side tr.rt-differs td { background: #78350f; color: #fef3c7; }
@@ -206,5 +215,8 @@ PAGE_CSS = """
 .rt-conformance tr.rt-row-fail td { background: #fef2f2; color: #7f1d1d; }
 .dark .rt-conformance tr.rt-row-fail td { background: #450a0a; color: #fee2e2; }
 .rt-check { color: var(--rt-muted); }
+.rt-conformance tr.rt-cause-row td { background: #fee2e2; color: #7f1d1d; }
+.dark .rt-conformance tr.rt-cause-row td { background: #7f1d1d; color: #fee2e2; }
+#conformance-causes ul { margin: 2px 0 0; padding-left: 18px; }
 .rt-detail { margin-top: 1px; }
 """
