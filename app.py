@@ -27,7 +27,7 @@ from playground.chunking import CHUNKINGS, DEMO_MODEL_PATH
 from playground.diagnostics import check_template
 from playground.field_reference import reference_html
 from playground.limits import LIMITS, queue_options
-from playground.page_script import CONFORMANCE_JS, DIAGNOSTICS_JS, EVENT_LOG_JS, EXPLAIN_JS, PAGE_JS, REGION_MAP_JS, SHARE_JS
+from playground.page_script import CONFORMANCE_JS, DIAGNOSTICS_JS, EVENT_LOG_JS, EXPLAIN_JS, MATCH_LIST_JS, PAGE_JS, REGION_MAP_JS, SHARE_JS
 from playground.session import Session
 from playground.stream_check import report_html
 from playground.styles import PAGE_CSS
@@ -161,6 +161,8 @@ with gr.Blocks(title="Response Template Playground") as demo:
                         page.log_page = gr.Number(1, label="Page", precision=0, minimum=1, elem_id="log-page", scale=0, min_width=90)
                         page.hide_chunks = gr.Checkbox(False, label="Hide chunk events", elem_id="hide-chunks", scale=0, min_width=120)
                     page.event_log = gr.HTML(first["event_log"], elem_id="event-log", js_on_load=EVENT_LOG_JS)
+                with gr.Tab("Matches", id="matches"):
+                    page.matches = gr.HTML(elem_id="matches", js_on_load=MATCH_LIST_JS)
                 with gr.Tab("initial_events", id="initial"):
                     page.initial_events = gr.Code(first["initial_events"], language="json", label="Events from the prefix", interactive=False, max_lines=24, elem_id="initial-events")
                 with gr.Tab("OpenAI stream", id="openai"):

@@ -18,6 +18,8 @@ from typing import Any
 
 from engine import load_template
 
+from engine.pattern_explain import explain_pattern, pieces_taken
+
 from .causes import cause_of_error, diagnoses_of
 from .markup import short_json, visible_whitespace
 from .event_store import LoggedEvent, chunks_overlapping, event_numbered, without_chunks
@@ -221,6 +223,8 @@ def explain(view: ParseView | None, selection: str | int | None) -> str:
         )
     if selection.startswith("e") and selection[1:].isdigit():
         return _explain_error(view, int(selection[1:]))
+    if selection.startswith("d") and selection[1:].isdigit():
+        return _explain_diagnosis(view, int(selection[1:]))
     if not selection.isdigit() or int(selection) >= len(view.spans):
         return PLACEHOLDER
     span = view.spans[int(selection)]
@@ -238,6 +242,8 @@ def explain(view: ParseView | None, selection: str | int | None) -> str:
             rows.append(_row("matched", html.escape(alternative)))
         if span.matched is not None and span.matched != view.stream[span.start : span.end]:
             rows.append(_row("whole match", _code(span.matched)))
+        if (span.delimiter_path or "").endswith("_pattern"):
+            rows.append(_row("the pattern, piece by piece", pattern_html(span.delimiter, view.stream, span.start)))
     if span.captures:
         captures = ", ".join(f"<code>{html.escape(k)}</code> = {_code(v)}" for k, v in span.captures.items())
         rows.append(_row("captures", captures))
@@ -301,6 +307,29 @@ def _cause_rows(view: ParseView, error) -> list[str]:
     ]
 
 
+def _explain_diagnosis(view: ParseView, number: int) -> str:
+    found = diagnoses_of(view)
+    if number >= len(found):
+        return PLACEHOLDER
+    diagnosis = found[number]
+    title = {"near-miss": "Near miss", "pattern-context": "Pattern literal, context did not match",
+             "region-never-closed": "Swallowed delimiter"}.get(diagnosis.code, "Diagnosis")
+    rows = [_row("cause", html.escape(diagnosis.message)), _row("template key", f'<code class="rt-key">{html.escape(diagnosis.key)}</code>')]
+    if diagnosis.change:
+        rows.append(_row("change", html.escape(diagnosis.change)))
+    if diagnosis.expected is not None:
+        rows.append(_row("expected", _code(diagnosis.expected)))
+    if diagnosis.found is not None:
+        rows.append(_row("in the text", _code(diagnosis.found)))
+    if diagnosis.stream_start is not None:
+        end = diagnosis.stream_end if diagnosis.stream_end is not None else diagnosis.stream_start
+        rows.append(_row("offsets", f"stream {diagnosis.stream_start}–{end} · {_where(view, diagnosis.stream_start, end)}"))
+    delimiter = _delimiter_of(view.template or {}, diagnosis.key)
+    if delimiter is not None and delimiter.literals is None:
+        rows.append(_row("the pattern, piece by piece", pattern_html(delimiter.source)))
+    return _panel(title, "".join(rows))
+
+
 def _explain_error(view: ParseView, index: int) -> str:
     if index >= len(view.errors):
         return PLACEHOLDER
@@ -320,6 +349,29 @@ def _explain_error(view: ParseView, index: int) -> str:
         context = view.stream[max(0, p - 30) : p] + "⟦" + view.stream[p] + "⟧" + view.stream[p + 1 : p + 30]
         rows.append(_row("failing character", f"stream offset {p}: {_code(context)}"))
     return _panel("Parse error", "".join(rows))
+
+
+def pattern_html(source: str, text: str | None = None, start: int = 0) -> str:
+    """A delimiter pattern piece by piece (`engine.pattern_explain`): each piece, what it does,
+    and, for a match of it at `text[start:]`, the characters it took."""
+    explanation = explain_pattern(source)
+    taken = {(piece.start, piece.end): took for piece, took in (pieces_taken(source, text, start) or [])} if text is not None else {}
+    rows = []
+    for depth, piece in explanation.lines():
+        took = taken.get((piece.start, piece.end)) if depth == 0 or len(explanation.alternatives) > 1 and depth == 1 else None
+        shown = ""
+        if took is not None:
+            shown = _code(took) if took else "<i>nothing (takes no characters)</i>"
+        rows.append(
+            f'<tr><td style="padding-left:{4 + 14 * depth}px"><code>{html.escape(piece.text)}</code></td>'
+            f"<td>{html.escape(piece.meaning)}</td><td>{shown}</td></tr>"
+        )
+    error = f'<div class="rt-status rt-status-error">⚠ {html.escape(explanation.error)}</div>' if explanation.error else ""
+    took_head = "<th>took here</th>" if taken else "<th></th>"
+    return (
+        f'{error}<table class="rt-pattern" id="pattern-explained"><thead><tr><th>piece</th><th>what it does</th>{took_head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _panel(title: str, rows: str) -> str:

@@ -41,6 +41,7 @@ from .export import export_files
 from .fit import family_note, rank_templates
 from .limits import InputError, check_text_sizes, read_template, read_tools
 from .markup import escape
+from .match_list import match_list_html
 from .message_view import openai_stream
 from .outputs import PARSE_VIEWS, Update, failed, produces, render
 from .parse_view import ParseView, traced_view
@@ -485,14 +486,19 @@ def select_tab(event: dict, session: Session) -> dict:
     return {}
 
 
-@produces("openai_stream")
+@produces("openai_stream", "matches")
 def select_results_tab(event: dict, session: Session) -> dict:
-    """A results tab was chosen: remember it, and draw the OpenAI stream when it is that one."""
+    """A results tab was chosen: remember it, and draw the OpenAI stream or the match list when
+    it is that one (each costs as much as the parse on a big input, so only while shown)."""
     session.display.results_tab = str(event.get("id") or "message")
     view = session.view
-    if session.display.results_tab != "openai" or view is None:
+    if view is None:
         return {}
-    return {"openai_stream": openai_stream(view) if view.finished else ""}
+    if session.display.results_tab == "openai":
+        return {"openai_stream": openai_stream(view) if view.finished else ""}
+    if session.display.results_tab == "matches":
+        return {"matches": match_list_html(view)}
+    return {}
 
 
 @produces(*REPLAY_OUTPUTS)

@@ -20,6 +20,7 @@ from typing import Any
 
 from .event_log import LogQuery, event_log, log_fields
 from .explain import explain
+from .match_list import match_list_html
 from .message_view import chat_messages, message_json, openai_stream
 from .parse_view import MapSpan, ParseView
 from .region_map import MapOptions, region_map
@@ -30,7 +31,7 @@ log = logging.getLogger("playground")
 # The panels every parse fills, in page order.
 PARSE_VIEWS = (
     "status", "region_map", "explain", "event_log", "log_page", "log_field", "initial_events", "message_json", "chat",
-    "openai_stream", "figures",
+    "openai_stream", "matches", "figures",
 )
 
 
@@ -90,6 +91,7 @@ def render(
         "figures": figures(view.figures),
         # The OpenAI view costs as much as the parse on a big input: drawn while its tab is shown.
         **({"openai_stream": openai_stream(view) if view.finished else ""} if display.results_tab == "openai" else {}),
+        **({"matches": match_list_html(view)} if display.results_tab == "matches" else {}),
     }
 
 

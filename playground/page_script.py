@@ -14,6 +14,8 @@ What each part does:
   error (`data-select`) is sent to the server, which pages the event log to it.
 - EVENT_LOG_JS: a click on a row sends its event number; after each render the
   selected row is scrolled to the middle of the log, and the log into view.
+- MATCH_LIST_JS: a click (or Enter) on an entry of the match list selects its place on the
+  map (`data-i` span, `data-d` near-miss marker) and explains it, by clicking it there.
 - DIAGNOSTICS_JS: a "Fix" button sends the index of its finding.
 - CONFORMANCE_JS: a click on a row of the chat-template check (or Enter on the
   row in focus) sends its index (`data-row`) and scrolls the input tabs into
@@ -27,8 +29,8 @@ What each part does:
 DEBOUNCE_MS = 400
 
 REGION_MAP_JS = """
-const selectable = '[data-i], [data-e]';
-const key = (node) => node.dataset.i !== undefined ? node.dataset.i : 'e' + node.dataset.e;
+const selectable = '[data-i], [data-e], [data-d]';
+const key = (node) => node.dataset.i !== undefined ? node.dataset.i : node.dataset.e !== undefined ? 'e' + node.dataset.e : 'd' + node.dataset.d;
 const focus = (node) => {
   element.querySelectorAll('.rt-focus').forEach((other) => other.classList.remove('rt-focus'));
   node.classList.add('rt-focus');
@@ -87,6 +89,23 @@ const reveal = () => {  // the selected row in the middle of the log, and the lo
 // The log may be drawn for the first time with a row selected (its tab was hidden until now).
 setTimeout(reveal, 100);
 watch('value', () => setTimeout(reveal, 100));
+"""
+
+MATCH_LIST_JS = """
+// An entry selects its place on the map: the map's own click handler explains it.
+const select = (row) => {
+  if (!row) return;
+  const data = row.dataset.i !== undefined ? `[data-i="${row.dataset.i}"]` : `[data-d="${row.dataset.d}"]`;
+  const target = document.querySelector('#region-map-body ' + data);
+  if (target) { target.scrollIntoView({block: 'center', inline: 'nearest'}); target.click(); }
+};
+element.addEventListener('click', (event) => select(event.target.closest('tr[data-i], tr[data-d]')));
+element.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' || event.key === ' ') {
+    const row = event.target.closest('tr[data-i], tr[data-d]');
+    if (row) { event.preventDefault(); select(row); }
+  }
+});
 """
 
 DIAGNOSTICS_JS = """

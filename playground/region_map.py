@@ -17,6 +17,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .causes import diagnoses_of
 from .markup import visible_whitespace
 from .parse_view import MapSpan, ParseView
 
@@ -139,9 +140,13 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
     for index, error in enumerate(view.errors):
         if error.at is not None:
             errors_at.setdefault(min(max(error.at, 0), len(stream)), []).append(index)
+    misses_at: dict[int, list[int]] = {}  # near misses and swallowed delimiters (engine.diagnosis), marked where they are
+    for number, diagnosis in enumerate(diagnoses_of(view)):
+        if diagnosis.stream_start is not None and diagnosis.code != "anchor-not-in-prefix" and diagnosis.stream_start >= start_at:
+            misses_at.setdefault(min(diagnosis.stream_start, len(stream)), []).append(number)
     boundaries = _boundaries(view, start_at) if options.show_boundaries else []
     current = view.current_feed if not view.finished else None
-    cuts_wanted = {tail_length, *errors_at, *boundaries, *(current or ())}
+    cuts_wanted = {tail_length, *errors_at, *misses_at, *boundaries, *(current or ())}
     cuts_wanted |= {p + 1 for p in errors_at if p < len(stream)}
     blocks = block_ends(stream, start_at)
     cuts_wanted |= set(blocks)
@@ -152,6 +157,10 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
         if not marks["generation"] and at >= tail_length:
             out.append('<span class="rt-marker rt-gen">▶ generation</span>')
             marks["generation"] = True
+        for number in misses_at.pop(at, ()):
+            diagnosis = view.diagnoses[number]
+            label = "≈ near miss" if diagnosis.code in ("near-miss", "pattern-context") else "⚑ swallowed"
+            out.append(f'<span class="rt-marker rt-miss" data-d="{number}" title="{html.escape(diagnosis.message)}">{label}</span>')
         for index in errors_at.get(at, ()):
             if index not in marks["errors"]:
                 marks["errors"].add(index)

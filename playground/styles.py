@@ -83,6 +83,14 @@ PAGE_CSS = """
 .dark .rt-marker { background: #e5e7eb; color: #111827; }
 .rt-marker.rt-gen { background: #0f766e; color: #ffffff; }
 .rt-marker.rt-err { background: #b91c1c; color: #ffffff; }
+.rt-marker.rt-miss { background: #7c2d12; color: #ffffff; }
+.rt-c-kind { width: 84px; } .rt-c-key { width: 34%; } .rt-c-where { width: 150px; }
+.rt-matches table { min-width: 560px; }
+.rt-matches tr[data-i], .rt-matches tr[data-d] { cursor: pointer; }
+.rt-match-note { font-family: system-ui, sans-serif; font-size: 11px; color: var(--rt-muted); }
+.rt-matches tr.rt-match-almost td, .rt-matches tr.rt-match-swallowed td { background: #ffedd5; color: #7c2d12; }
+.dark .rt-matches tr.rt-match-almost td { background: #431407; color: #fed7aa; }
+.dark .rt-matches tr.rt-match-swallowed td { background: #431407; color: #fed7aa; }
 .rt-error { text-decoration: underline wavy #dc2626; text-decoration-thickness: 2px; }
 .dark .rt-error { text-decoration-color: #f87171; }
 .rt-error-at { background: #b91c1c !important; color: #ffffff !important; }
@@ -106,6 +114,9 @@ PAGE_CSS = """
 .rt-explain a { color: #1d4ed8; }
 .dark .rt-explain a { color: #93c5fd; }
 .rt-explain-events { margin: 0; padding-left: 18px; }
+.rt-pattern { border-collapse: collapse; width: 100%; font-size: 12px; }
+.rt-pattern td, .rt-pattern th { border-bottom: 1px solid var(--border-color-primary); padding: 2px 6px; text-align: left; vertical-align: top; }
+.rt-pattern th { color: var(--rt-muted); font-weight: 600; }
 .rt-explain-value { margin: 2px 0 0; max-height: 160px; overflow: auto; white-space: pre-wrap; }
 .rt-key { background: #fef08a !important; color: #111827 !important; padding: 0 3px; border-radius: 3px; }
 
