@@ -27,7 +27,7 @@ from playground.chunking import CHUNKINGS, DEMO_MODEL_PATH
 from playground.diagnostics import check_template
 from playground.field_reference import reference_html
 from playground.limits import LIMITS, queue_options
-from playground.page_script import CONFORMANCE_JS, DIAGNOSTICS_JS, EVENT_LOG_JS, EXPLAIN_JS, MATCH_LIST_JS, PAGE_JS, REGION_MAP_JS, SHARE_JS
+from playground.page_script import CONFORMANCE_JS, DIAGNOSTICS_JS, EVENT_LOG_JS, EXPLAIN_JS, COPY_JS, MATCH_LIST_JS, PAGE_JS, REGION_MAP_JS, SHARE_JS
 from playground.session import Session
 from playground.stream_check import report_html
 from playground.styles import PAGE_CSS
@@ -125,6 +125,8 @@ with gr.Blocks(title="Response Template Playground") as demo:
                     page.share_button = gr.Button("🔗 Copy a link to this state", size="sm", elem_id="share-button")
                     page.share_link = gr.Textbox(label="Link", show_label=False, interactive=False, elem_id="share-link", scale=3)
                 page.share_warning = gr.HTML(elem_id="share-warning-box")
+                page.copy_code_button = gr.Button("Copy as code (parse_response / ResponseParser)", size="sm", elem_id="copy-code-button")
+                page.code_snippet = gr.Code("", language="python", label="The current template and input as Python (runs as it is)", interactive=False, max_lines=20, elem_id="code-snippet")
                 with gr.Row():
                     page.state_file = gr.File(label="State file (download)", elem_id="state-file")
                     page.state_upload = gr.File(label="Restore a state file (upload)", file_types=[".json"], type="filepath", elem_id="state-upload")
@@ -226,6 +228,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
     opened.then(show_load_status, page.model_name, [model_status, model_status_timer], queue=False, show_progress="hidden", api_visibility="private")
     page.listen(page.share_button.click, handlers.share).then(None, page.share_link, page.share_link, js=SHARE_JS)
     page.listen(page.state_upload.upload, handlers.upload_state)
+    page.listen(page.copy_code_button.click, handlers.copy_as_code).then(None, page.code_snippet, None, js=COPY_JS)
 
     # The public API: stable names, JSON in and out (playground.api).
     gr.api(api.parse, api_name="parse", **queue_options("parse"))

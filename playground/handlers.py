@@ -34,6 +34,7 @@ from .catalog import (
 )
 from .chat_template_check import check_from_page, matrix_html, root_causes
 from .chunking import chunking_param, parse_chunking_param
+from .code_snippet import code_snippet_or_error
 from .derived import DERIVED_VIEWS, remember_derived, stale_derived
 from .diagnostics import apply_fix, check_template
 from .explain import explain, span_of_event
@@ -604,6 +605,16 @@ def page_state(sample_id, template_choice, chunking, chunk_size, chunk_seed, spl
         sample_id or "", template_choice or "", {k: v or "" for k, v in texts.items()},
         chunking_param(chunking, chunk_size, chunk_seed, split_points), tab or "paste", position,
     )
+
+
+@produces("code_snippet", "share_warning")
+def copy_as_code(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points) -> dict:
+    """Copy as code: the template and input as a runnable `parse_response` / `ResponseParser`
+    snippet (the page copies it to the clipboard)."""
+    snippet, error = code_snippet_or_error(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points)
+    if error:
+        return {"code_snippet": "", "share_warning": error_html(error)}
+    return {"code_snippet": snippet, "share_warning": ""}
 
 
 @produces("share_link", "share_warning", "state_file")

@@ -112,6 +112,8 @@ DIAGNOSTICS_JS = """
 element.addEventListener('click', (event) => {
   const button = event.target.closest('[data-fix]');
   if (button) trigger('click', {fix: Number(button.dataset.fix)});
+  const goto = event.target.closest('.rt-goto');
+  if (goto) window.rtSelectInEditor(Number(goto.dataset.line), Number(goto.dataset.column));
 });
 """
 
@@ -133,6 +135,32 @@ element.addEventListener('keydown', (event) => {
 """
 
 PAGE_JS = """() => {
+  // Select line:column (1-based) of the template editor (CodeMirror's view hangs on its content element).
+  window.rtSelectInEditor = (line, column) => {
+    const content = document.querySelector('#template-editor .cm-content');
+    const view = content && content.cmView && (content.cmView.view || content.cmView.editorView);
+    if (!view) return false;
+    const info = view.state.doc.line(Math.min(Math.max(1, line), view.state.doc.lines));
+    const at = Math.min(info.from + Math.max(0, column - 1), info.to);
+    view.dispatch({selection: {anchor: at, head: Math.min(at + 1, info.to)}, scrollIntoView: true});
+    view.focus();
+    return true;
+  };
+  // A sample chosen from the dropdown re-draws the page; give the focus back to the dropdown.
+  let chosenAt = 0;
+  const picked = (event) => { if (event.target.closest && event.target.closest('#sample-picker')) chosenAt = Date.now(); };
+  document.addEventListener('mousedown', picked, true);
+  document.addEventListener('keydown', (event) => { if (event.key === 'Enter') picked(event); }, true);
+  document.addEventListener('focusout', (event) => {
+    if (!(event.target.closest && event.target.closest('#sample-picker')) || Date.now() - chosenAt > 1500) return;
+    const until = Date.now() + 3000;
+    const keep = () => {
+      const input = document.querySelector('#sample-picker input');
+      if (input && (document.activeElement === document.body || !document.activeElement)) input.focus();
+      if (Date.now() < until) setTimeout(keep, 100);
+    };
+    setTimeout(keep, 50);
+  }, true);
   const edited = '#prefix, #generation, #tools, #template-editor';
   // Keys that move or select without editing (the editor deletes on keydown without an input event).
   const moves = /^(Arrow|Page|Home|End|Shift|Control|Alt|Meta|Escape|Tab|CapsLock|F\\d)/;
@@ -162,4 +190,9 @@ SHARE_JS = """(query) => {
   const url = window.location.origin + window.location.pathname + query;
   if (navigator.clipboard) { navigator.clipboard.writeText(url).catch(() => {}); }
   return url;
+}"""
+
+# Copy as code, after the server wrote the snippet: to the clipboard when the browser allows.
+COPY_JS = """(snippet) => {
+  if (snippet && navigator.clipboard) { navigator.clipboard.writeText(snippet).catch(() => {}); }
 }"""

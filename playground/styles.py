@@ -182,6 +182,9 @@ PAGE_CSS = """
 .dark .rt-diag-warning { background: #78350f; color: #fef3c7; }
 .dark .rt-diag-info { background: #14532d; color: #dcfce7; }
 .dark .rt-diag-ok { background: #14532d; color: #dcfce7; }
+.rt-mark { margin-top: 3px; font-size: 12px; }
+.rt-mark code { background: transparent; color: inherit; white-space: pre; }
+.rt-mark-at { background: #b91c1c; color: #ffffff; border-radius: 2px; outline: 1px solid #b91c1c; }
 .rt-fix { margin-left: 6px; padding: 1px 8px; border-radius: 6px; border: 1px solid currentColor; background: transparent;
   color: inherit; font-size: 12px; cursor: pointer; }
 
