@@ -139,7 +139,11 @@ PAGE_JS = """() => {
   window.rtSelectInEditor = (line, column) => {
     const content = document.querySelector('#template-editor .cm-content');
     const view = content && content.cmView && (content.cmView.view || content.cmView.editorView);
-    if (!view) return false;
+    if (!view) {  // no handle on the editor: bring its line into view at least
+      const row = content && content.querySelectorAll('.cm-line')[line - 1];
+      if (row) { row.scrollIntoView({block: 'center'}); row.classList.add('rt-focus'); }
+      return false;
+    }
     const info = view.state.doc.line(Math.min(Math.max(1, line), view.state.doc.lines));
     const at = Math.min(info.from + Math.max(0, column - 1), info.to);
     view.dispatch({selection: {anchor: at, head: Math.min(at + 1, info.to)}, scrollIntoView: true});

@@ -32,6 +32,17 @@ def _slots() -> str:
 PAGE_CSS = """
 :root { --rt-text: #111827; --rt-bg: #ffffff; --rt-muted: #4b5563; --rt-on-strong: #ffffff; }
 .dark { --rt-text: #f3f4f6; --rt-bg: #111827; --rt-muted: #9ca3af; --rt-on-strong: #111827; }
+/* Gradio's own colours, darkened where its text falls short of 4.5:1 (buttons, the selected tab, muted text) */
+:root { --button-primary-background-fill: #c2410c; --button-primary-background-fill-hover: #9a3412; --button-primary-text-color: #ffffff;
+  --button-cancel-background-fill: #b91c1c; --button-cancel-background-fill-hover: #991b1b; --button-cancel-text-color: #ffffff;
+  --color-accent: #c2410c; --body-text-color-subdued: #4b5563; }
+.dark { --button-primary-background-fill: #c2410c; --button-primary-background-fill-hover: #9a3412; --button-primary-text-color: #ffffff;
+  --button-cancel-background-fill: #b91c1c; --button-cancel-background-fill-hover: #991b1b; --button-cancel-text-color: #ffffff;
+  --color-accent: #fb923c; --body-text-color-subdued: #9ca3af; }
+button.selected[role=tab] { color: #9a3412; }
+.dark button.selected[role=tab] { color: #fdba74; }
+footer button, footer a { color: #4b5563 !important; }
+.dark footer button { color: #d1d5db !important; }
 """ + _slots() + """
 #page-header h1 { font-size: 20px; margin: 0; }
 #page-header p { margin: 2px 0 0; font-size: 13px; }

@@ -519,7 +519,9 @@ def test_the_match_list_selects_a_near_miss_on_the_map_and_a_pattern_is_explaine
 def test_phone_event_log_columns_are_readable_and_generate_is_followed_by_the_map(new_page, app_url, tmp_path):
     page = new_page(390, 844, phone=True)
     shots = Shots(page, tmp_path)
-    open_page(page, app_url + "?tab=live")
+    open_page(page, app_url)
+    page.get_by_role("tab", name="Generate live").click()
+    page.wait_for_selector("#generate-button")
     generate = page.evaluate("() => document.querySelector('#generate-button').getBoundingClientRect().top + window.scrollY")
     map_top = page.evaluate("() => document.querySelector('#region-map-body').getBoundingClientRect().top + window.scrollY")
     shots.take("phone-live")
@@ -534,7 +536,9 @@ def test_phone_event_log_columns_are_readable_and_generate_is_followed_by_the_ma
 def test_generate_and_the_first_map_lines_share_one_desktop_screen(new_page, app_url, tmp_path):
     page = new_page(1440, 900)
     shots = Shots(page, tmp_path)
-    open_page(page, app_url + "?tab=live")
+    open_page(page, app_url)
+    page.get_by_role("tab", name="Generate live").click()
+    page.wait_for_selector("#generate-button")
     shots.take("live")
     generate = page.locator("#generate-button").bounding_box()
     lines = page.locator("#region-map-body").bounding_box()
