@@ -66,6 +66,14 @@ footer button, footer a { color: #4b5563 !important; }
   /* on a phone the samples table scrolls in a box, so the region map comes within two screens */
   #sample-table { max-height: 36vh; overflow: auto; }
   #page-header h1 { font-size: 18px; }
+  /* the figures take the row, the display checkboxes wrap under them: the map follows Generate within a screen */
+  #live-figures { flex: 1 1 100% !important; min-width: 100% !important; }
+  .rt-figures { gap: 4px 12px; font-size: 12px; }
+  .rt-figures b { font-size: 13px; }
+  .rt-legend { font-size: 11px; gap: 2px 8px; margin: 2px 0; }
+  .rt-status { font-size: 13px; padding: 3px 8px; }
+  #replay-settings, #share, #live-settings { margin: 0 !important; }
+  #replay-bar { gap: 4px; }
 }
 /* the first block always draws (a short map is one block); later ones only near the view */
 .rt-block + .rt-block { content-visibility: auto; contain-intrinsic-size: auto 240px; }

@@ -563,20 +563,3 @@ def test_every_text_colour_has_contrast_in_both_themes(new_page, app_url, tmp_pa
     shots.take("themed")
     too_low = [m for m in measured if m["ratio"] < (3 if any(c in m["classes"] for c in MUTED) else 4.5)]
     assert len(measured) > 40 and not too_low, (too_low, shots.where())
-
-
-def test_the_sample_dropdown_keeps_the_focus_and_copy_as_code_gives_a_snippet(new_page, app_url, tmp_path):
-    page = new_page(1440, 900)
-    shots = Shots(page, tmp_path)
-    open_page(page, app_url)
-    picker = page.locator("#sample-picker input")
-    picker.click()
-    picker.fill("hermes-2-pro/text-then-tool-calls")
-    page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector('#status').innerText.includes('hermes-2-pro/text-then-tool-calls')")
-    page.wait_for_timeout(500)
-    assert page.evaluate("() => !!document.activeElement.closest('#sample-picker')"), shots.where()
-    page.locator("#share").click()
-    page.locator("#copy-code-button").click()
-    page.wait_for_function("() => (document.querySelector('#code-snippet .cm-content') || {}).innerText?.includes('parse_response(generation, template')")
-    shots.take("code")
