@@ -142,7 +142,7 @@ footer button, footer a { color: #4b5563 !important; }
 .rt-log-summary { font-size: 13px; margin: 2px 0; }
 .rt-log-note { font-size: 12px; color: var(--body-text-color-subdued); margin: 2px 0 6px; }
 .rt-log { max-height: 420px; overflow: auto; }
-.rt-log table { border-collapse: collapse; width: 100%; font-size: 12px; table-layout: fixed; min-width: 680px; }
+.rt-log table { border-collapse: collapse; width: 100%; font-size: 12px; table-layout: fixed; min-width: 780px; }
 .rt-c-n { width: 44px; } .rt-c-phase { width: 64px; } .rt-c-type { width: 92px; } .rt-c-field { width: 96px; }
 .rt-c-dirty { width: 44px; } .rt-c-value { width: 28%; } .rt-c-offsets { width: 70px; }
 .rt-log td { overflow-wrap: anywhere; }
