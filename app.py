@@ -27,7 +27,7 @@ from playground.chunking import CHUNKINGS, DEMO_MODEL_PATH
 from playground.diagnostics import check_template
 from playground.field_reference import reference_html
 from playground.limits import LIMITS, queue_options
-from playground.page_script import CONFORMANCE_JS, DIAGNOSTICS_JS, EVENT_LOG_JS, EXPLAIN_JS, PAGE_JS, REGION_MAP_JS, SHARE_JS
+from playground.page_script import CONFORMANCE_JS, DIAGNOSTICS_JS, EVENT_LOG_JS, EXPLAIN_JS, COPY_JS, MATCH_LIST_JS, PAGE_JS, REGION_MAP_JS, SHARE_JS
 from playground.session import Session
 from playground.stream_check import report_html
 from playground.styles import PAGE_CSS
@@ -74,26 +74,28 @@ with gr.Blocks(title="Response Template Playground") as demo:
                     page.fits = gr.HTML(elem_id="fits")
                 with gr.Tab("Generate live", id="live", elem_id="tab-live"):
                     page.model_name = gr.Textbox(str(DEMO_MODEL_PATH.relative_to(DEMO_MODEL_PATH.parent.parent)), label="Model (local folder or hub id; default: the bundled demo model)", elem_id="model-name")
-                    page.system = gr.Textbox("", label="System (optional)", lines=1, elem_id="system")
                     page.user = gr.Textbox("What's the weather in Paris?", label="User", lines=2, elem_id="user")
-                    page.messages_text = gr.Code("", language="json", label="…or a messages JSON (wins when given)", lines=2, max_lines=8, elem_id="messages")
-                    page.live_tools_text = gr.Code(DEFAULT_LIVE_TOOLS, language="json", label="Tools (JSON schemas, optional)", lines=3, max_lines=8, elem_id="live-tools")
-                    with gr.Row():
-                        page.enable_thinking = gr.Checkbox(True, label="enable_thinking", elem_id="enable-thinking")
-                        page.use_model_template = gr.Checkbox(True, label="Use the model's template (tokenizer's own, else templates/)", elem_id="use-model-template")
-                        page.teaching_pace = gr.Checkbox(False, label=f"Teaching pace ({live.TEACHING_TOKENS_PER_SECOND} tokens a second)", elem_id="teaching-pace")
-                    with gr.Row():
-                        page.max_new_tokens = gr.Slider(1, LIMITS.max_new_tokens, value=200, step=1, label="max_new_tokens", elem_id="max-new-tokens")
-                        page.temperature = gr.Slider(0, 2, value=0.7, step=0.05, label="temperature", elem_id="temperature")
-                    with gr.Row():
-                        page.top_p = gr.Slider(0.05, 1, value=0.9, step=0.05, label="top_p", elem_id="top-p")
-                        page.seed = gr.Number(0, label="seed", precision=0, elem_id="seed")
+                    # The main action right under the message, so the map below stays in reach (a phone stacks the columns).
                     with gr.Row():
                         page.generate_button = gr.Button("Generate", variant="primary", elem_id="generate-button")
                         page.stop_button = gr.Button("Stop", variant="stop", elem_id="stop-button")
                     page.model_note = gr.Markdown(elem_id="model-note")
                     model_status = gr.Markdown(elem_id="model-status")
                     model_status_timer = gr.Timer(0.5)
+                    with gr.Accordion("Generation settings: system, messages, tools, thinking, sampling", open=False, elem_id="live-settings"):
+                        page.system = gr.Textbox("", label="System (optional)", lines=1, elem_id="system")
+                        page.messages_text = gr.Code("", language="json", label="…or a messages JSON (wins when given)", lines=2, max_lines=8, elem_id="messages")
+                        page.live_tools_text = gr.Code(DEFAULT_LIVE_TOOLS, language="json", label="Tools (JSON schemas, optional)", lines=3, max_lines=8, elem_id="live-tools")
+                        with gr.Row():
+                            page.enable_thinking = gr.Checkbox(True, label="enable_thinking", elem_id="enable-thinking")
+                            page.use_model_template = gr.Checkbox(True, label="Use the model's template (tokenizer's own, else templates/)", elem_id="use-model-template")
+                            page.teaching_pace = gr.Checkbox(False, label=f"Teaching pace ({live.TEACHING_TOKENS_PER_SECOND} tokens a second)", elem_id="teaching-pace")
+                        with gr.Row():
+                            page.max_new_tokens = gr.Slider(1, LIMITS.max_new_tokens, value=200, step=1, label="max_new_tokens", elem_id="max-new-tokens")
+                            page.temperature = gr.Slider(0, 2, value=0.7, step=0.05, label="temperature", elem_id="temperature")
+                        with gr.Row():
+                            page.top_p = gr.Slider(0.05, 1, value=0.9, step=0.05, label="top_p", elem_id="top-p")
+                            page.seed = gr.Number(0, label="seed", precision=0, elem_id="seed")
                 with gr.Tab("Template", id="template", elem_id="tab-template"):
                     page.start_from = gr.Dropdown(template_names(), value=None, label="Start from templates/", elem_id="start-from")
                     page.template_text = gr.Code(first["template_text"], language="json", label="Response template (Ctrl+Enter parses)", lines=16, max_lines=36, elem_id="template-editor")
@@ -123,6 +125,8 @@ with gr.Blocks(title="Response Template Playground") as demo:
                     page.share_button = gr.Button("🔗 Copy a link to this state", size="sm", elem_id="share-button")
                     page.share_link = gr.Textbox(label="Link", show_label=False, interactive=False, elem_id="share-link", scale=3)
                 page.share_warning = gr.HTML(elem_id="share-warning-box")
+                page.copy_code_button = gr.Button("Copy as code (parse_response / ResponseParser)", size="sm", elem_id="copy-code-button")
+                page.code_snippet = gr.Code("", language="python", label="The current template and input as Python (runs as it is)", interactive=False, max_lines=20, elem_id="code-snippet")
                 with gr.Row():
                     page.state_file = gr.File(label="State file (download)", elem_id="state-file")
                     page.state_upload = gr.File(label="Restore a state file (upload)", file_types=[".json"], type="filepath", elem_id="state-upload")
@@ -144,12 +148,13 @@ with gr.Blocks(title="Response Template Playground") as demo:
             with gr.Row(equal_height=True):
                 page.figures = gr.HTML(first["figures"], elem_id="live-figures")
                 page.show_whitespace = gr.Checkbox(False, label="Show whitespace", elem_id="show-whitespace", min_width=150, scale=0, container=False)
+                page.show_tokens = gr.Checkbox(False, label="Show token boundaries", elem_id="show-tokens", min_width=190, scale=0, container=False)
             page.region_map = gr.HTML(first["region_map"], label="Region map", elem_id="region-map", js_on_load=REGION_MAP_JS)
             page.explain = gr.HTML(first["explain"], elem_id="explain", js_on_load=EXPLAIN_JS)
             with gr.Tabs(selected="message", elem_id="results", overflow_behavior="wrap") as page.results_tabs:
                 with gr.Tab("Message", id="message"):
                     with gr.Row():
-                        page.message_json = gr.Code(first["message_json"], language="json", label="Message (while streaming: the regions closed so far)", interactive=False, max_lines=24, elem_id="message-json")
+                        page.message_json = gr.Code(first["message_json"], language="json", label="Message", interactive=False, max_lines=24, elem_id="message-json")
                         page.chat = gr.Chatbot(first["chat"], label="As a chat shows it", height=360, elem_id="chat")
                 with gr.Tab("Event log", id="log"):
                     with gr.Row():
@@ -158,6 +163,8 @@ with gr.Blocks(title="Response Template Playground") as demo:
                         page.log_page = gr.Number(1, label="Page", precision=0, minimum=1, elem_id="log-page", scale=0, min_width=90)
                         page.hide_chunks = gr.Checkbox(False, label="Hide chunk events", elem_id="hide-chunks", scale=0, min_width=120)
                     page.event_log = gr.HTML(first["event_log"], elem_id="event-log", js_on_load=EVENT_LOG_JS)
+                with gr.Tab("Matches", id="matches"):
+                    page.matches = gr.HTML(elem_id="matches", js_on_load=MATCH_LIST_JS)
                 with gr.Tab("initial_events", id="initial"):
                     page.initial_events = gr.Code(first["initial_events"], language="json", label="Events from the prefix", interactive=False, max_lines=24, elem_id="initial-events")
                 with gr.Tab("OpenAI stream", id="openai"):
@@ -182,7 +189,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
     page.listen(page.sample_rows.click, handlers.load_sample_at)
     page.listen(page.parse_button.click, handlers.parse)
     page.listen(page.reparse_button.click, handlers.parse, trigger_mode="always_last", show_progress="hidden")
-    for display_option in (page.hide_chunks, page.show_whitespace, page.log_field):
+    for display_option in (page.hide_chunks, page.show_whitespace, page.show_tokens, page.log_field):
         page.listen(display_option.change, handlers.set_display, show_progress="hidden")
     page.listen(page.log_search.submit, handlers.set_display, show_progress="hidden")
     page.listen(page.log_page.submit, handlers.set_display, show_progress="hidden")
@@ -209,7 +216,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
     page.listen(page.back_button.click, handlers.replay_back, work="replay")
     page.listen(page.scrubber.release, handlers.replay_seek, work="replay")
     page.listen(page.play_button.click, handlers.replay_play, work="replay")
-    page.listen(page.stop_play_button.click, live.request_stop, queue=False)
+    page.listen(page.stop_play_button.click, handlers.replay_stop, queue=False, show_progress="hidden")
     page.listen(page.generate_button.click, live.generate, work="model")
     page.listen(page.stop_button.click, live.request_stop, queue=False)
     # The model's background load (started by main()) shows its progress until it ends.
@@ -221,6 +228,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
     opened.then(show_load_status, page.model_name, [model_status, model_status_timer], queue=False, show_progress="hidden", api_visibility="private")
     page.listen(page.share_button.click, handlers.share).then(None, page.share_link, page.share_link, js=SHARE_JS)
     page.listen(page.state_upload.upload, handlers.upload_state)
+    page.listen(page.copy_code_button.click, handlers.copy_as_code).then(None, page.code_snippet, None, js=COPY_JS)
 
     # The public API: stable names, JSON in and out (playground.api).
     gr.api(api.parse, api_name="parse", **queue_options("parse"))

@@ -1,4 +1,4 @@
-"""Command line for template authors: ``python -m engine {batch,check,conformance,infer,lint,parse} ...``.
+"""Command line for template authors: ``python -m engine {batch,check,conformance,explain,infer,lint,parse} ...``.
 
 - ``check TEMPLATE SAMPLES``: lint, then parse every sample (expected message or error)
   and run the stream checks; exit 1 on a lint error, a wrong message or a stream mismatch.
@@ -13,7 +13,9 @@
 - ``lint TEMPLATE [--chat-template FILE]``: print the diagnostics (with a chat template, also
   whether its prompts contain the start anchor); exit 1 on an error.
 - ``parse TEMPLATE [--prefix FILE] [GENERATION_FILE|-]``: print the message as JSON, or
-  with ``--trace`` the region map as coloured text.
+  with ``--trace`` the region map as coloured text. A failed or suspicious parse is
+  explained cause first (`engine.diagnosis`: the key to change and how), then the error.
+- ``explain PATTERN``: a delimiter pattern piece by piece (`engine.pattern_explain`).
 - ``batch TEMPLATE INPUT --output OUTPUT [--engine local|datasets|ray] [--num-proc N] ...``:
   parse every row of a JSONL or Parquet file, keeping the order; a progress bar, then a
   summary (rows, errors by field, rows per second). See docs/batch.md.
@@ -39,6 +41,8 @@ from .template_files import load_template_file
 from .parser import ON_ERROR_MODES, ResponseParser
 from .batch_files import BATCH_ROWS, ENGINES
 from .stream_checks import check_stream
+from .diagnosis import Diagnosis
+from .pattern_explain import explain_pattern
 from .trace import trace
 
 _FIELD_STYLES = ["green", "cyan", "magenta", "yellow", "blue", "bright_red"]
@@ -239,6 +243,20 @@ def command_infer(args, console: Console) -> int:
     return result.exit_code
 
 
+def print_diagnoses(console: Console, diagnoses: list[Diagnosis], *, notes: bool = False) -> None:
+    """The causes of a parse, most important first: ``cause:`` lines (errors), ``warning:`` lines,
+    and with `notes` the ``note:`` lines (a pattern's literal that may be mentioned on purpose)."""
+    styles = {"error": ("cause", "bold red"), "warning": ("warning", "yellow"), "note": ("note", "dim")}
+    for diagnosis in diagnoses:
+        if diagnosis.severity == "note" and not notes:
+            continue
+        label, style = styles[diagnosis.severity]
+        line = Text()
+        line.append(f"{label}: ", style)
+        line.append(diagnosis.message)
+        console.print(line)
+
+
 def render_trace(result, console: Console) -> None:
     """Print a trace as the prefix tail and generation, coloured by region, then a legend."""
     styles: dict[str, str] = {}
@@ -265,6 +283,7 @@ def render_trace(result, console: Console) -> None:
     legend.append(" discarded ", _KIND_STYLES["discarded"])
     legend.append(" unparsed ", _KIND_STYLES["unparsed"])
     console.print(legend)
+    print_diagnoses(console, result.diagnoses, notes=True)
     for warning in result.warnings:
         console.print(Text(f"warning ({warning.code}) at {warning.source} {warning.start}: {warning.message}", "yellow"))
         if warning.suggestion:
@@ -290,17 +309,34 @@ def command_parse(args, console: Console) -> int:
         result = trace(generation, template, prefix=prefix, on_error=args.on_error)
         render_trace(result, console)
         return 1 if result.error else 0
-    parser = ResponseParser(template, prefix, on_error=args.on_error)
+    errors = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
+        parser = ResponseParser(template, prefix, on_error=args.on_error)  # replaying the prefix can fail too
         message, _ = parser.finalize(generation)
     except ResponseParseError as error:
+        # The error is usually a symptom: say its cause first.
+        print_diagnoses(console, trace(generation, template, prefix=prefix, on_error=args.on_error).diagnoses)
         console.print(Text(f"error: {error}", "bold red"), highlight=False)
         return 1
-    errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    diagnoses = trace(generation, template, prefix=prefix, on_error=args.on_error).diagnoses if parser.errors or prefix else []
+    print_diagnoses(errors, diagnoses)
     for kept in parser.errors:
         errors.print(Text(f"kept: {kept} (its text went to the implicit field)", "yellow"))
     print(json.dumps(message, ensure_ascii=False, indent=2))
     return 0
+
+
+def command_explain(args, console: Console) -> int:
+    explanation = explain_pattern(args.pattern)
+    if explanation.error:
+        console.print(Text(f"error: {explanation.error}", "bold red"))
+        console.print(Text(f"  {args.pattern}\n  {' ' * (explanation.error_position or 0)}^", "red"))
+    for depth, piece in explanation.lines():
+        line = Text("  " * depth)
+        line.append(piece.text, "bold cyan")
+        line.append(f"  {piece.meaning}" if piece.meaning else "")
+        console.print(line)
+    return 2 if explanation.error else 0
 
 
 def command_batch(args, console: Console) -> int:
@@ -391,6 +427,8 @@ def build_parser() -> argparse.ArgumentParser:
             "--on-error", choices=ON_ERROR_MODES, default="raise",
             help="raise (default): a region that does not parse is an error; keep: its text goes to the implicit field",
         )
+    explain = commands.add_parser("explain", help="explain a delimiter pattern piece by piece")
+    explain.add_argument("pattern", help="the pattern, as written in the template (quote it for the shell)")
     batch = commands.add_parser("batch", help="parse every row of a JSONL or Parquet file (see docs/batch.md)")
     batch.add_argument("template", help="template JSON file (plain or templates/ wrapper) or family name")
     batch.add_argument("input", help="input file: .jsonl/.ndjson or .parquet/.pq, one generation a row")
@@ -424,8 +462,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     console = Console(highlight=False, soft_wrap=True)
     handlers = {
-        "batch": command_batch, "check": command_check, "conformance": command_conformance, "infer": command_infer,
-        "lint": command_lint, "parse": command_parse,
+        "batch": command_batch, "check": command_check, "conformance": command_conformance, "explain": command_explain,
+        "infer": command_infer, "lint": command_lint, "parse": command_parse,
     }
     try:
         return handlers[args.command](args, console)

@@ -10,7 +10,9 @@ text the parser never reached becomes one ``"unparsed"`` span.
 It also reads the finished picture for the faults template authors meet most
 (the field reports): a close delimiter with no open (usually a missing
 prefix), a tool-call open swallowed by another region, and a close delimiter
-that fired inside a JSON string.
+that fired inside a JSON string; and, as `Trace.diagnoses`, the cause behind
+them in the author's terms (`engine.diagnosis`: a start anchor not in the
+prefix, a near miss of a delimiter, a region that never closed).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import field as dataclass_field
 
 import regex
 
+from .diagnosis import Diagnosis, diagnose
 from .errors import PatternTimeoutError, ResponseParseError
 from .inputs import prefix_cut, prefix_text
 from .parser import ResponseParser
@@ -211,6 +214,8 @@ class Trace:
         snapshots: one per fed chunk when `chunks` was given, else ``[]``.
         errors: with ``on_error="keep"``, the regions that failed to parse while the parse
             went on (their spans point here with `TraceSpan.error`); else ``[]``.
+        diagnoses: the causes (`engine.diagnosis.Diagnosis`), the start anchor first; read
+            them before `error` and `warnings`, which are often their symptoms.
     """
 
     prefix: str
@@ -223,6 +228,7 @@ class Trace:
     warnings: list[TraceWarning]
     snapshots: list[TraceSnapshot]
     errors: list[TraceError] = dataclass_field(default_factory=list)
+    diagnoses: list[Diagnosis] = dataclass_field(default_factory=list)
 
     @property
     def prefix_tail(self) -> str:
@@ -426,7 +432,22 @@ def trace(
         errors=kept,
     )
     result.warnings = find_warnings(result, loaded)
+    result.diagnoses = diagnose(
+        loaded, prefix=prefix, cut=cut, anchor_found=found, stream=stream_map.stream, tail_length=stream_map.tail_length,
+        spans=[_StreamStretch(s.stream_start, s.stream_end, s.kind, s.field, s.region) for s in spans],
+    )
     return result
+
+
+@dataclass(frozen=True)
+class _StreamStretch:
+    """A trace span in stream offsets, as `engine.diagnosis.diagnose` reads spans."""
+
+    start: int
+    end: int
+    kind: str
+    field: str | None
+    region: int | None
 
 
 def _feed_all(

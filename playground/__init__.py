@@ -10,8 +10,10 @@ scripts) need, one concept a module:
   page closes); `limits`: input caps and concurrency per kind of work;
   `allocator`: freed memory back to the operating system.
 - `parse_view`: a parse as the page shows it (its events kept compactly by
-  `event_store`); `region_map`, `event_log`,
-  `message_view`, `status`: the panels drawn from it; `styles`, `markup` and
+  `event_store`); `region_map`, `event_log`, `match_list`,
+  `message_view`, `status`: the panels drawn from it; `causes`: its diagnosis
+  (the cause, in the template's terms); `derived`: views made on demand and
+  marked stale when the input changes; `code_snippet`: Copy as code; `styles`, `markup` and
   `page_script`: the page's CSS, HTML helpers and JavaScript.
 - `chunking`, `replay`, `stream_check`: replaying a generation as a stream.
 - `catalog` (samples and templates/), `template_editor`, `export`, `share`.

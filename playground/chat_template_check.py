@@ -10,14 +10,18 @@ and the check says it was cut off. A worker is capped in memory too
 (`WORKER_MEMORY_BYTES`). One worker is started ahead, its imports done, so a
 check does not wait for transformers to import.
 
-`matrix_html` draws the report as the page shows it: a summary, then one row
-per situation and check, each row with a prompt clickable (`data-row`, see
-`playground.page_script.CONFORMANCE_JS`) to load it into Paste & parse.
+`matrix_html` draws the report as the page shows it: a summary, the failing
+rows grouped by root cause (`root_causes`: the diagnosis of each row's parse,
+so sixteen rows failing on one misspelt delimiter are one cause, said first),
+then one row per situation and check, each row with a prompt clickable
+(`data-row`, see `playground.page_script.CONFORMANCE_JS`) to load it into
+Paste & parse.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -242,8 +246,54 @@ def _detail(text: str) -> str:
     return escape(shown)
 
 
-def matrix_html(outcome: CheckOutcome | None, *, pending: str = "") -> str:
-    """The check's panel: the summary (or the error), the lint findings, then the matrix.
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
+_NUMBER = re.compile(r"\d+")
+
+
+def root_causes(rows: list[dict], template: dict | None) -> list[str | None]:
+    """For each row: the root cause of its failure (None for rows that pass or are not
+    renderable). The cause is the leading diagnosis of the row's parse (`engine.diagnosis`,
+    the template key and what to change), else the row's detail with quoted texts and
+    numbers blanked, so rows failing the same way share one cause."""
+    from engine import trace
+    from engine.conformance import TOOLS
+
+    from .causes import brief, leading_of
+
+    causes: list[str | None] = []
+    for row in rows:
+        if row["passed"] or not row["renderable"]:
+            causes.append(None)
+            continue
+        cause = None
+        if template is not None and row.get("prompt") is not None:
+            try:
+                result = trace(row["generation"], template, prefix=row["prompt"], tools=TOOLS, on_error="keep",
+                               regex_timeout=limits.current().regex_seconds)
+                found = leading_of(result.diagnoses)
+                if found is not None:
+                    cause = brief(found)
+            except (TemplateError, ValueError):
+                cause = None
+        if cause is None:
+            cause = _NUMBER.sub("N", _QUOTED.sub("“…”", row["detail"] or "fails"))
+        causes.append(cause)
+    return causes
+
+
+def _cause_groups(causes: list[str | None]) -> list[tuple[str, list[int]]]:
+    """(cause, row indices) for every cause, the most rows first."""
+    groups: dict[str, list[int]] = {}
+    for index, cause in enumerate(causes):
+        if cause is not None:
+            groups.setdefault(cause, []).append(index)
+    return sorted(groups.items(), key=lambda item: -len(item[1]))
+
+
+def matrix_html(outcome: CheckOutcome | None, *, pending: str = "", causes: list[str | None] | None = None) -> str:
+    """The check's panel: the summary (or the error), the lint findings, the failing rows by
+    root cause (`causes`, one per row, from `root_causes`), then the matrix: failing rows
+    grouped under their cause, then the others.
 
     Each row with a prompt carries ``data-row`` (its index in `outcome.rows`): a click loads
     its prompt and generation into Paste & parse.
@@ -275,9 +325,23 @@ def matrix_html(outcome: CheckOutcome | None, *, pending: str = "") -> str:
     for diagnostic in report["diagnostics"]:
         hint = f" → {escape(diagnostic['suggestion'])}" if diagnostic.get("suggestion") else ""
         parts.append(f'<div class="rt-diag rt-diag-warning">△ {escape(diagnostic["message"])}{hint}</div>')
+    situations = report["situations"]
+    causes = causes if causes is not None and len(causes) == len(situations) else [None] * len(situations)
+    groups = _cause_groups(causes)
+    if groups:
+        listed = "".join(
+            f'<li><b>{len(indices)} row{"s" if len(indices) > 1 else ""}</b>: {escape(cause)}</li>' for cause, indices in groups
+        )
+        parts.append(f'<div class="rt-status rt-status-error" id="conformance-causes">Failing rows by root cause:<ul>{listed}</ul></div>')
     parts.append('<div class="rt-note">Click a row to load its prompt and generation into Paste &amp; parse.</div>')
     rows = []
-    for index, row in enumerate(report["situations"]):
+    grouped = [i for _, indices in groups for i in indices]
+    order = grouped + [i for i in range(len(situations)) if i not in set(grouped)]
+    heads = {indices[0]: cause for cause, indices in groups}
+    for index in order:
+        row = situations[index]
+        if index in heads:
+            rows.append(f'<tr class="rt-cause-row"><td><b>Root cause ({len(dict(groups)[heads[index]])} rows):</b> {escape(heads[index])}</td></tr>')
         situation, thinking, check = _parts(row["name"])
         kind = "rt-row-na" if not row["renderable"] else ("rt-row-pass" if row["passed"] else "rt-row-fail")
         clickable = f' data-row="{index}" tabindex="0"' if row["prompt"] else ""

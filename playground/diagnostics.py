@@ -248,8 +248,70 @@ def with_implicit_content(template: dict) -> dict | None:
     return fixed
 
 
-def diagnostics_html(found: list[Finding]) -> str:
-    """The diagnostics as HTML rows, each fix a button (`data-fix` = the finding's index)."""
+_LINE_COLUMN = re.compile(r"line (\d+), column (\d+)")
+_POSITION = re.compile(r"at position (\d+)")
+
+
+def _value_start(text: str, path: str) -> int | None:
+    """Offset in editor `text` of the JSON value at a dotted `path` (``fields.x.close_pattern``),
+    found key by key; None when a key is not there."""
+    at = 0
+    for key in path.split("."):
+        if key.isdigit():
+            continue
+        found = re.compile(r'"' + re.escape(key) + r'"\s*:\s*').search(text, at)
+        if found is None:
+            return None
+        at = found.end()
+    return at
+
+
+def _decoded_to_raw(text: str, start: int, position: int) -> int:
+    """Offset in `text` of character `position` of the JSON string literal starting at `text[start]` (its quote)."""
+    at, decoded = start + 1, 0
+    while at < len(text) and decoded < position and text[at] != '"':
+        at += 6 if text.startswith("\\u", at) else 2 if text[at] == "\\" else 1
+        decoded += 1
+    return at
+
+
+def editor_place(text: str, finding: Finding) -> tuple[int, int] | None:
+    """(line, column), 1-based, of what a finding is about in the editor text: a JSON error's
+    place, the failing character of an invalid regex, or the key at fault; None when unknown."""
+    if finding.code == "input-error":
+        found = _LINE_COLUMN.search(finding.message)
+        return (int(found.group(1)), int(found.group(2))) if found else None
+    if not finding.path:
+        return None
+    at = _value_start(text, finding.path)
+    if at is None:
+        return None
+    position = _POSITION.search(finding.message)
+    if position is not None and text[at : at + 1] == '"':
+        at = _decoded_to_raw(text, at, int(position.group(1)))
+    line = text.count("\n", 0, at) + 1
+    return line, at - (text.rfind("\n", 0, at) + 1) + 1
+
+
+def _mark_html(text: str, place: tuple[int, int]) -> str:
+    """The editor line of `place` with its character marked, and a button that selects it in the editor."""
+    line, column = place
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return ""
+    content = lines[line - 1]
+    index = min(max(column - 1, 0), len(content))
+    before, char, after = content[max(0, index - 60) : index], content[index : index + 1] or " ", content[index + 1 : index + 60]
+    return (
+        f'<div class="rt-mark" data-line="{line}" data-column="{column}">line {line}, character {column}: '
+        f'<code>{escape(before)}<span class="rt-mark-at">{escape(char)}</span>{escape(after)}</code> '
+        f'<button class="rt-fix rt-goto" data-line="{line}" data-column="{column}" type="button">Show in the editor</button></div>'
+    )
+
+
+def diagnostics_html(found: list[Finding], text: str = "") -> str:
+    """The diagnostics as HTML rows, each fix a button (`data-fix` = the finding's index); with the
+    editor `text`, errors are marked at their line and character (`editor_place`)."""
     if not found:
         return '<div class="rt-diag rt-diag-ok" id="template-ok">✔ Template is valid; lint found nothing.</div>'
     icons = {"error": "⛔", "warning": "△", "info": "ℹ"}
@@ -264,14 +326,16 @@ def diagnostics_html(found: list[Finding]) -> str:
             f' <button class="rt-fix" data-fix="{index}" type="button">Fix: {escape(finding.fix_label)}</button>'
             if finding.fixed is not None else ""
         )
+        place = editor_place(text, finding) if text and finding.severity == "error" else None
+        mark = _mark_html(text, place) if place else ""
         rows.append(
             f'<div class="rt-diag rt-diag-{finding.severity}">{icons.get(finding.severity, "")} {finding.severity}: '
-            f"{where}{escape(message)}{hint}{fix}</div>"
+            f"{where}{escape(message)}{hint}{fix}{mark}</div>"
         )
     return '<div id="template-diagnostics-list">' + "".join(rows) + "</div>"
 
 
 def check_template(text: str) -> str:
     """The editor's diagnostics panel for `text`, as HTML."""
-    return diagnostics_html(findings(text))
+    return diagnostics_html(findings(text), text)
 

@@ -18,6 +18,9 @@ from typing import Any
 
 from engine import load_template
 
+from engine.pattern_explain import explain_pattern, pieces_taken
+
+from .causes import cause_of_error, diagnoses_of
 from .markup import short_json, visible_whitespace
 from .event_store import LoggedEvent, chunks_overlapping, event_numbered, without_chunks
 from .parse_view import MapSpan, ParseView
@@ -220,6 +223,8 @@ def explain(view: ParseView | None, selection: str | int | None) -> str:
         )
     if selection.startswith("e") and selection[1:].isdigit():
         return _explain_error(view, int(selection[1:]))
+    if selection.startswith("d") and selection[1:].isdigit():
+        return _explain_diagnosis(view, int(selection[1:]))
     if not selection.isdigit() or int(selection) >= len(view.spans):
         return PLACEHOLDER
     span = view.spans[int(selection)]
@@ -237,6 +242,8 @@ def explain(view: ParseView | None, selection: str | int | None) -> str:
             rows.append(_row("matched", html.escape(alternative)))
         if span.matched is not None and span.matched != view.stream[span.start : span.end]:
             rows.append(_row("whole match", _code(span.matched)))
+        if (span.delimiter_path or "").endswith("_pattern"):
+            rows.append(_row("the pattern, piece by piece", pattern_html(span.delimiter, view.stream, span.start)))
     if span.captures:
         captures = ", ".join(f"<code>{html.escape(k)}</code> = {_code(v)}" for k, v in span.captures.items())
         rows.append(_row("captures", captures))
@@ -251,6 +258,7 @@ def explain(view: ParseView | None, selection: str | int | None) -> str:
         rows.append(_row("why", "the parse stopped at an error before reaching this text"))
     if span.error is not None and span.error < len(view.errors):
         error = view.errors[span.error]
+        rows += _cause_rows(view, error)
         rows.append(_row("error", f'<a href="#" data-select="e{span.error}" role="button">{html.escape(error.message)}</a>'))
         rows.append(_row("kept as", "this region failed to parse, so its raw text, delimiters included, went to the message "
                          "as unclaimed text (the implicit field, if the template has one); every other region still parsed"))
@@ -280,18 +288,59 @@ def _explain_anchor(view: ParseView) -> str:
     else:
         rows.append(_row("where", "not found in the prefix: the whole prefix is parsed as part of the message. "
                          "Is this the template of the model that wrote it, and is the whole prompt the prefix?"))
+        found = diagnoses_of(view)
+        if found and found[0].code == "anchor-not-in-prefix":
+            rows.append(_row("cause", html.escape(found[0].message)))
+            rows.append(_row("change", f'<code class="rt-key">{key}</code>: {html.escape(found[0].change)}'))
     return _panel("Start anchor", "".join(rows))
+
+
+def _cause_rows(view: ParseView, error) -> list[str]:
+    """The cause of `error` (`playground.causes`) and the key to change, as #explain rows."""
+    cause = cause_of_error(view, error)
+    if cause is None:
+        return []
+    return [
+        _row("cause", f'<span class="rt-explain-cause">{html.escape(cause.message)}</span>'),
+        _row("change", f'<code class="rt-key" data-key="{html.escape(cause.key)}">{html.escape(cause.key)}</code>'
+             + (f": {html.escape(cause.change)}" if cause.change else "")),
+    ]
+
+
+def _explain_diagnosis(view: ParseView, number: int) -> str:
+    found = diagnoses_of(view)
+    if number >= len(found):
+        return PLACEHOLDER
+    diagnosis = found[number]
+    title = {"near-miss": "Near miss", "pattern-context": "Pattern literal, context did not match",
+             "region-never-closed": "Swallowed delimiter"}.get(diagnosis.code, "Diagnosis")
+    rows = [_row("cause", html.escape(diagnosis.message)), _row("template key", f'<code class="rt-key">{html.escape(diagnosis.key)}</code>')]
+    if diagnosis.change:
+        rows.append(_row("change", html.escape(diagnosis.change)))
+    if diagnosis.expected is not None:
+        rows.append(_row("expected", _code(diagnosis.expected)))
+    if diagnosis.found is not None:
+        rows.append(_row("in the text", _code(diagnosis.found)))
+    if diagnosis.stream_start is not None:
+        end = diagnosis.stream_end if diagnosis.stream_end is not None else diagnosis.stream_start
+        rows.append(_row("offsets", f"stream {diagnosis.stream_start}–{end} · {_where(view, diagnosis.stream_start, end)}"))
+    delimiter = _delimiter_of(view.template or {}, diagnosis.key)
+    if delimiter is not None and delimiter.literals is None:
+        rows.append(_row("the pattern, piece by piece", pattern_html(delimiter.source)))
+    return _panel(title, "".join(rows))
 
 
 def _explain_error(view: ParseView, index: int) -> str:
     if index >= len(view.errors):
         return PLACEHOLDER
     error = view.errors[index]
-    rows = [_row("error", html.escape(error.message))]
+    rows = _cause_rows(view, error)
+    rows.append(_row("error", html.escape(error.message)))
     if error.field:
         rows.append(_row("field", f"<code>{html.escape(error.field)}</code>"))
     if error.key:
-        rows.append(_row("template key", f"<code>{html.escape(error.key)}</code>"))
+        where = " (where the content parser gave up; the cause is above)" if rows[0].startswith("<dt>cause") else ""
+        rows.append(_row("failed in", f"<code>{html.escape(error.key)}</code>{where}"))
     if error.start is not None:
         end = error.end if error.end is not None else len(view.stream)
         rows.append(_row("region", f"stream {error.start}–{end} · {_where(view, error.start, end)}"))
@@ -300,6 +349,29 @@ def _explain_error(view: ParseView, index: int) -> str:
         context = view.stream[max(0, p - 30) : p] + "⟦" + view.stream[p] + "⟧" + view.stream[p + 1 : p + 30]
         rows.append(_row("failing character", f"stream offset {p}: {_code(context)}"))
     return _panel("Parse error", "".join(rows))
+
+
+def pattern_html(source: str, text: str | None = None, start: int = 0) -> str:
+    """A delimiter pattern piece by piece (`engine.pattern_explain`): each piece, what it does,
+    and, for a match of it at `text[start:]`, the characters it took."""
+    explanation = explain_pattern(source)
+    taken = {(piece.start, piece.end): took for piece, took in (pieces_taken(source, text, start) or [])} if text is not None else {}
+    rows = []
+    for depth, piece in explanation.lines():
+        took = taken.get((piece.start, piece.end)) if depth == 0 or len(explanation.alternatives) > 1 and depth == 1 else None
+        shown = ""
+        if took is not None:
+            shown = _code(took) if took else "<i>nothing (takes no characters)</i>"
+        rows.append(
+            f'<tr><td style="padding-left:{4 + 14 * depth}px"><code>{html.escape(piece.text)}</code></td>'
+            f"<td>{html.escape(piece.meaning)}</td><td>{shown}</td></tr>"
+        )
+    error = f'<div class="rt-status rt-status-error">⚠ {html.escape(explanation.error)}</div>' if explanation.error else ""
+    took_head = "<th>took here</th>" if taken else "<th></th>"
+    return (
+        f'{error}<table class="rt-pattern" id="pattern-explained"><thead><tr><th>piece</th><th>what it does</th>{took_head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _panel(title: str, rows: str) -> str:

@@ -32,14 +32,17 @@ from .catalog import (
     template_names,
     template_text_of,
 )
-from .chat_template_check import check_from_page, matrix_html
+from .chat_template_check import check_from_page, matrix_html, root_causes
 from .chunking import chunking_param, parse_chunking_param
+from .code_snippet import code_snippet_or_error
+from .derived import DERIVED_VIEWS, remember_derived, stale_derived
 from .diagnostics import apply_fix, check_template
 from .explain import explain, span_of_event
 from .export import export_files
-from .fit import rank_templates
+from .fit import family_note, rank_templates
 from .limits import InputError, check_text_sizes, read_template, read_tools
 from .markup import escape
+from .match_list import match_list_html
 from .message_view import openai_stream
 from .outputs import PARSE_VIEWS, Update, failed, produces, render
 from .parse_view import ParseView, traced_view
@@ -61,7 +64,7 @@ MAP_TAIL = 20_000
 SAMPLE_INPUTS = ("sample_id", "template_text", "prefix", "generation", "tools_text", "template_choice")
 CHUNKING_INPUTS = ("chunking", "chunk_size", "chunk_seed", "split_points")
 REPLAY_OUTPUTS = (*PARSE_VIEWS, "stream_check", "scrubber")
-TEMPLATE_OUTPUTS = ("template_choice", "test_results", *PARSE_VIEWS)
+TEMPLATE_OUTPUTS = ("template_choice", "test_results", "scrubber", *DERIVED_VIEWS, *PARSE_VIEWS)
 
 
 # ---------------------------------------------------------------------------
@@ -116,11 +119,22 @@ def _parsed_page(template_text, prefix, generation, tools_text, test_cases_text,
     choice = template_choice_for(template_text, session.template_origin or None)
     if choice != EDITED_TEMPLATE:
         session.template_origin = choice
+    parsed = _parsed(template_text, prefix, generation, tools_text, session, note)
     return {
         "template_choice": choice,
         "test_results": _tests(template_text, test_cases_text),
-        **_parsed(template_text, prefix, generation, tools_text, session, note),
+        "scrubber": _scrubber_before_replay(session, generation),
+        **stale_derived(session, template_text, prefix, generation, tools_text),
+        **parsed,
     }
+
+
+def _scrubber_before_replay(session: Session, generation: str) -> Update:
+    """The scrubber while no replay runs: at 0, up to the most chunks the generation can have
+    (one a character), so a chunk typed in before any replay is taken, not refused."""
+    if session.replay is not None:
+        return Update(value=session.replay.position, maximum=max(1, len(session.replay.chunks)))
+    return Update(value=0, maximum=max(1, len(generation or "")))
 
 
 @produces(*TEMPLATE_OUTPUTS)
@@ -131,9 +145,11 @@ def parse(template_text: str, prefix: str, generation: str, tools_text: str, tes
 
 
 @produces(*PARSE_VIEWS)
-def set_display(hide_chunks: bool, show_whitespace: bool, log_search: str, log_field: str, log_page: float, session: Session) -> dict:
-    """A display option changed (event-log filter or page, whitespace): re-draw the parse on screen."""
+def set_display(hide_chunks: bool, show_whitespace: bool, log_search: str, log_field: str, log_page: float, session: Session,
+                show_tokens: bool = False) -> dict:
+    """A display option changed (event-log filter or page, whitespace, token boundaries): re-draw the parse on screen."""
     display = session.display
+    display.show_tokens = bool(show_tokens)
     changed = (display.log_search, display.log_field, display.hide_chunks) != (log_search or "", log_field or "", bool(hide_chunks))
     display.hide_chunks, display.show_whitespace = bool(hide_chunks), bool(show_whitespace)
     display.log_search, display.log_field = log_search or "", log_field or ""
@@ -196,12 +212,15 @@ def _sample_outputs(sample_id: str, session: Session) -> dict:
     return {
         "sample_id": sample.id, "template_text": text, "prefix": sample.prefix, "generation": sample.generation,
         "tools_text": tools_text, "template_choice": choice, "test_cases_text": cases,
-        "test_results": _tests(text, cases), "stream_check": report_html(None), "scrubber": Update(value=0, maximum=1),
+        "test_results": _tests(text, cases), "stream_check": report_html(None),
+        "scrubber": Update(value=0, maximum=max(1, len(sample.generation))),
+        "start_from": session.template_origin if session.template_origin in template_names() else None,
+        **stale_derived(session, text, sample.prefix, sample.generation, tools_text),
         **show(view, session, note=note),
     }
 
 
-SAMPLE_OUTPUTS = (*SAMPLE_INPUTS, "test_cases_text", "test_results", "stream_check", "scrubber", *PARSE_VIEWS)
+SAMPLE_OUTPUTS = (*SAMPLE_INPUTS, "test_cases_text", "test_results", "stream_check", "scrubber", "start_from", *DERIVED_VIEWS, *PARSE_VIEWS)
 
 
 @produces(*SAMPLE_OUTPUTS)
@@ -224,12 +243,13 @@ def _use_template(name: str, prefix, generation, tools_text, session: Session) -
     cases = cases_text(cases_for_template(name))
     session.test_cases_text = cases
     return {
-        "template_text": text, "test_cases_text": cases, "test_results": _tests(text, cases),
+        "template_text": text, "test_cases_text": cases, "test_results": _tests(text, cases), "start_from": name,
+        **stale_derived(session, text, prefix, generation, tools_text),
         **_parsed(text, prefix, generation, tools_text, session),
     }
 
 
-USE_TEMPLATE_OUTPUTS = ("template_text", "template_choice", "test_cases_text", "test_results", *PARSE_VIEWS)
+USE_TEMPLATE_OUTPUTS = ("template_text", "template_choice", "test_cases_text", "test_results", "start_from", *DERIVED_VIEWS, *PARSE_VIEWS)
 
 
 @produces(*USE_TEMPLATE_OUTPUTS)
@@ -306,7 +326,12 @@ def check_chat_template(template_text: str, chat_template_text: str, chat_templa
     yield {"conformance": matrix_html(None, pending=f"Checking… (at most {limits.current().conformance_seconds:g} s)")}
     outcome = check_from_page(template_text, chat_template_text, chat_template_model, bos_token, eos_token)
     session.check_rows, session.check_template = outcome.rows, template_text
-    yield {"conformance": matrix_html(outcome)}
+    try:
+        template = read_template(template_text)
+    except InputError:
+        template = None
+    shown = matrix_html(outcome, causes=root_causes(outcome.rows, template))
+    yield {"conformance": remember_derived(session, "conformance", shown, template_text)}
 
 
 @produces("prefix", "generation", "tools_text", "modes", *TEMPLATE_OUTPUTS)
@@ -344,17 +369,22 @@ def fit_templates(prefix: str, generation: str, tools_text: str, session: Sessio
         return {"fits": error_html(str(error)), "use_best_button": Update(visible=False)}
     ranked = rank_templates(prefix or "", generation or "", tools)
     rows = "".join(
-        f'<tr class="{"rt-best" if i == 0 else ""}"><td>{i + 1}</td><td><code>{escape(fit.name)}</code></td><td>{fit.errors}</td>'
-        f"<td>{fit.unclaimed:,}</td><td>{fit.warnings}</td><td>{escape(fit.note[:160])}</td></tr>"
+        f'<tr class="{"rt-best" if i == 0 else ""}{" rt-claims-nothing" if fit.claims_nothing else ""}"><td>{i + 1}</td>'
+        f"<td><code>{escape(fit.name)}</code></td><td>{fit.errors}</td><td>{fit.claimed:,}</td>"
+        f'<td>{fit.unclaimed:,}</td><td>{fit.warnings}</td><td title="{escape(fit.note)}">{escape(fit.note[:160])}</td></tr>'
         for i, fit in enumerate(ranked)
     )
+    note = family_note(ranked, prefix or "")
+    shown = f'<div class="rt-status rt-status-warn" id="fits-family">△ {escape(note)}</div>' if note else ""
     table = (
-        '<div class="rt-fits" id="fits-table"><table><thead><tr><th>#</th><th>template</th><th>errors</th>'
-        "<th>unclaimed or discarded</th><th>warnings</th><th>first problem</th></tr></thead>"
+        f'{shown}<div class="rt-fits" id="fits-table"><table><colgroup><col class="rt-c-rank"><col class="rt-c-name"><col class="rt-c-count">'
+        '<col class="rt-c-count"><col class="rt-c-count"><col class="rt-c-count"><col></colgroup><thead><tr><th>#</th><th>template</th>'
+        "<th>errors</th><th>claimed</th><th>unclaimed or discarded</th><th>warnings</th><th>first problem</th></tr></thead>"
         f"<tbody>{rows}</tbody></table></div>"
     )
     best = ranked[0].name if ranked else ""
     session.best_template = best
+    remember_derived(session, "fits", table, "", prefix, generation, tools_text)
     return {"fits": table, "use_best_button": Update(value=f"Use {best}", visible=bool(best))}
 
 
@@ -396,13 +426,15 @@ def add_test_case(template_text: str, prefix: str, generation: str, tools_text: 
 
 
 @produces("reference")
-def compare_reference(template_text: str, prefix: str, generation: str, tools_text: str) -> dict:
-    """Compare with transformers: this engine's message and the reference's, side by side."""
+def compare_reference(template_text: str, prefix: str, generation: str, tools_text: str, session: Session) -> dict:
+    """Compare with transformers: this engine's message and the reference's, side by side (marked
+    stale when the input changes afterwards)."""
     try:
         view = parse_inputs(template_text, prefix, generation, tools_text)
     except (InputError, TemplateError, ValueError) as error:
         return {"reference": error_html(str(error))}
-    return {"reference": reference_diff.compare(view.template, prefix or "", generation or "", view.tools, view.message, view.error)}
+    shown = reference_diff.compare(view.template, prefix or "", generation or "", view.tools, view.message, view.error)
+    return {"reference": remember_derived(session, "reference", shown, template_text, prefix, generation, tools_text)}
 
 
 # ---------------------------------------------------------------------------
@@ -437,7 +469,7 @@ def _replay_view(session: Session, *, check=None, note: str = "", playing: bool 
 
 def _at(session: Session, position: int, template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points) -> dict:
     try:
-        replay = prepare_replay(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points, session.replay)
+        replay = prepare_replay(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points, session.replay, session.generated)
     except (InputError, TemplateError, ValueError) as error:
         return _replay_failed(error, session)
     session.replay = replay
@@ -455,14 +487,19 @@ def select_tab(event: dict, session: Session) -> dict:
     return {}
 
 
-@produces("openai_stream")
+@produces("openai_stream", "matches")
 def select_results_tab(event: dict, session: Session) -> dict:
-    """A results tab was chosen: remember it, and draw the OpenAI stream when it is that one."""
+    """A results tab was chosen: remember it, and draw the OpenAI stream or the match list when
+    it is that one (each costs as much as the parse on a big input, so only while shown)."""
     session.display.results_tab = str(event.get("id") or "message")
     view = session.view
-    if session.display.results_tab != "openai" or view is None:
+    if view is None:
         return {}
-    return {"openai_stream": openai_stream(view) if view.finished else ""}
+    if session.display.results_tab == "openai":
+        return {"openai_stream": openai_stream(view) if view.finished else ""}
+    if session.display.results_tab == "matches":
+        return {"matches": match_list_html(view)}
+    return {}
 
 
 @produces(*REPLAY_OUTPUTS)
@@ -488,6 +525,21 @@ def replay_seek(scrubber: float, template_text, prefix, generation, tools_text, 
 
 
 @produces(*REPLAY_OUTPUTS)
+def replay_stop(session: Session) -> dict:
+    """The replay bar's Stop. A running Play ends at its next chunk and draws the finalized parse
+    itself; a replay stepped part of the way is finalized here, parsed as if the stream had
+    ended at its position (Stop always leaves a finalized parse)."""
+    session.stop_requested = True
+    replay = session.replay
+    if session.heavy_jobs or replay is None or replay.live is None or replay.live.finished:
+        return {}
+    session.stop_requested = False
+    replay.live.finalize()
+    note = f"■ Stopped at chunk {replay.position:,} of {len(replay.chunks):,}: the text so far is parsed as if the stream had ended there."
+    return _replay_view(session, note=note, pending="stopped before the end: Play or Step to the end to check streaming")
+
+
+@produces(*REPLAY_OUTPUTS)
 def replay_play(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points, speed, session: Session):
     """Play: feed the remaining chunks at `speed` chunks per second (0: as fast as possible).
 
@@ -497,7 +549,7 @@ def replay_play(template_text, prefix, generation, tools_text, chunking, chunk_s
     end comes the stream check.
     """
     try:
-        replay = prepare_replay(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points, session.replay)
+        replay = prepare_replay(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points, session.replay, session.generated)
     except (InputError, TemplateError, ValueError) as error:
         yield _replay_failed(error, session)
         return
@@ -553,6 +605,16 @@ def page_state(sample_id, template_choice, chunking, chunk_size, chunk_seed, spl
         sample_id or "", template_choice or "", {k: v or "" for k, v in texts.items()},
         chunking_param(chunking, chunk_size, chunk_seed, split_points), tab or "paste", position,
     )
+
+
+@produces("code_snippet", "share_warning")
+def copy_as_code(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points) -> dict:
+    """Copy as code: the template and input as a runnable `parse_response` / `ResponseParser`
+    snippet (the page copies it to the clipboard)."""
+    snippet, error = code_snippet_or_error(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points)
+    if error:
+        return {"code_snippet": "", "share_warning": error_html(error)}
+    return {"code_snippet": snippet, "share_warning": ""}
 
 
 @produces("share_link", "share_warning", "state_file")

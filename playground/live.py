@@ -17,6 +17,7 @@ from engine.errors import ResponseParseError
 
 from . import limits
 from .catalog import template_choice_for, template_text_of
+from .derived import DERIVED_VIEWS, stale_derived
 from .limits import InputError, read_json, read_template, read_tools
 from .outputs import PARSE_VIEWS, failed, produces, render
 from .parse_view import LiveParse, ParseView
@@ -160,7 +161,7 @@ def request_stop(session: Session) -> dict:
     return {}
 
 
-@produces(*PARSE_VIEWS, "template_text", "template_choice", "prefix", "generation", "model_note")
+@produces(*PARSE_VIEWS, "template_text", "template_choice", "prefix", "generation", "model_note", "chunking", *DERIVED_VIEWS)
 def generate(
     model_name, system, user, messages_text, live_tools_text, enable_thinking, max_new_tokens, temperature, top_p, seed,
     use_model_template, template_text, session: Session, teaching_pace: bool = False,
@@ -275,8 +276,13 @@ def generate(
         model_note = f"■ Stopped after {tokens} tokens; the text so far is parsed as if generation had ended. {model_note}"
     session.view = session.last_good = view = snapshot()
     session.replay = None
+    generated = "".join(live.parts)
+    session.generated = (generated, [end - len(live.tail) for end in live.chunk_ends[:-1]])
+    template_text = chosen.get("template_text", template_text)
     yield {
         **render(view, session, note=model_note), **chosen,
-        "prefix": prompt.text, "generation": "".join(live.parts), "model_note": model_note,
+        "prefix": prompt.text, "generation": generated, "model_note": model_note,
+        "chunking": "tokens",  # a replay of this text steps through the model's own tokens
+        **stale_derived(session, template_text, prompt.text, generated, live_tools_text),
     }
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from .event_log import LogQuery, event_log, log_fields
 from .explain import explain
+from .match_list import match_list_html
 from .message_view import chat_messages, message_json, openai_stream
 from .parse_view import MapSpan, ParseView
 from .region_map import MapOptions, region_map
@@ -30,7 +31,7 @@ log = logging.getLogger("playground")
 # The panels every parse fills, in page order.
 PARSE_VIEWS = (
     "status", "region_map", "explain", "event_log", "log_page", "log_field", "initial_events", "message_json", "chat",
-    "openai_stream", "figures",
+    "openai_stream", "matches", "figures",
 )
 
 
@@ -39,6 +40,20 @@ class Update(dict):
 
     def __init__(self, **properties: Any):
         super().__init__(properties)
+
+
+class Labelled(str):
+    """A text value that also sets its component's label (the message panel says whether it
+    shows the finished message or the regions closed so far). It is the text itself for tests."""
+
+    def __new__(cls, text: str, label: str):
+        made = super().__new__(cls, text)
+        made.label = label
+        return made
+
+
+MESSAGE_LABEL = "Message"
+STREAMING_MESSAGE_LABEL = "Message so far (streaming: the regions closed so far)"
 
 
 def render(
@@ -50,13 +65,14 @@ def render(
     replay or live position; `window_start` draws only the map's end (see `MapOptions`).
     """
     display = session.display
+    boundaries = not view.finished or display.show_tokens
     query = LogQuery(display.log_page, display.log_search, display.log_field, display.hide_chunks, display.selected_event)
     log_html, page, pages = event_log(view.events, query, view.current_phases if not view.finished else ())
     display.log_page = page
     fields = view.field_names or log_fields(view.events)
     return {
         "status": status_html(view, note, stale=stale, progress=progress),
-        "region_map": region_map(view, MapOptions(display.show_whitespace, stale or None, window_start)),
+        "region_map": region_map(view, MapOptions(display.show_whitespace, stale or None, window_start, boundaries)),
         "explain": explain(view, display.selection),
         "event_log": log_html,
         "log_page": Update(value=page, maximum=pages),
@@ -65,13 +81,17 @@ def render(
         # While streaming without a partial message (a fast replay of a huge input), the message panels are left as they are.
         **(
             {} if not view.finished and view.partial_message is None else {
-                "message_json": message_json(view.message if view.finished else view.partial_message),
+                "message_json": Labelled(
+                    message_json(view.message if view.finished else view.partial_message),
+                    MESSAGE_LABEL if view.finished else STREAMING_MESSAGE_LABEL,
+                ),
                 "chat": chat_messages(view.message if view.finished else view.partial_message),
             }
         ),
         "figures": figures(view.figures),
         # The OpenAI view costs as much as the parse on a big input: drawn while its tab is shown.
         **({"openai_stream": openai_stream(view) if view.finished else ""} if display.results_tab == "openai" else {}),
+        **({"matches": match_list_html(view)} if display.results_tab == "matches" else {}),
     }
 
 

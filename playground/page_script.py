@@ -14,6 +14,8 @@ What each part does:
   error (`data-select`) is sent to the server, which pages the event log to it.
 - EVENT_LOG_JS: a click on a row sends its event number; after each render the
   selected row is scrolled to the middle of the log, and the log into view.
+- MATCH_LIST_JS: a click (or Enter) on an entry of the match list selects its place on the
+  map (`data-i` span, `data-d` near-miss marker) and explains it, by clicking it there.
 - DIAGNOSTICS_JS: a "Fix" button sends the index of its finding.
 - CONFORMANCE_JS: a click on a row of the chat-template check (or Enter on the
   row in focus) sends its index (`data-row`) and scrolls the input tabs into
@@ -27,8 +29,8 @@ What each part does:
 DEBOUNCE_MS = 400
 
 REGION_MAP_JS = """
-const selectable = '[data-i], [data-e]';
-const key = (node) => node.dataset.i !== undefined ? node.dataset.i : 'e' + node.dataset.e;
+const selectable = '[data-i], [data-e], [data-d]';
+const key = (node) => node.dataset.i !== undefined ? node.dataset.i : node.dataset.e !== undefined ? 'e' + node.dataset.e : 'd' + node.dataset.d;
 const focus = (node) => {
   element.querySelectorAll('.rt-focus').forEach((other) => other.classList.remove('rt-focus'));
   node.classList.add('rt-focus');
@@ -89,10 +91,29 @@ setTimeout(reveal, 100);
 watch('value', () => setTimeout(reveal, 100));
 """
 
+MATCH_LIST_JS = """
+// An entry selects its place on the map: the map's own click handler explains it.
+const select = (row) => {
+  if (!row) return;
+  const data = row.dataset.i !== undefined ? `[data-i="${row.dataset.i}"]` : `[data-d="${row.dataset.d}"]`;
+  const target = document.querySelector('#region-map-body ' + data);
+  if (target) { target.scrollIntoView({block: 'center', inline: 'nearest'}); target.click(); }
+};
+element.addEventListener('click', (event) => select(event.target.closest('tr[data-i], tr[data-d]')));
+element.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' || event.key === ' ') {
+    const row = event.target.closest('tr[data-i], tr[data-d]');
+    if (row) { event.preventDefault(); select(row); }
+  }
+});
+"""
+
 DIAGNOSTICS_JS = """
 element.addEventListener('click', (event) => {
   const button = event.target.closest('[data-fix]');
   if (button) trigger('click', {fix: Number(button.dataset.fix)});
+  const goto = event.target.closest('.rt-goto');
+  if (goto) window.rtSelectInEditor(Number(goto.dataset.line), Number(goto.dataset.column));
 });
 """
 
@@ -114,6 +135,36 @@ element.addEventListener('keydown', (event) => {
 """
 
 PAGE_JS = """() => {
+  // Select line:column (1-based) of the template editor (CodeMirror's view hangs on its content element).
+  window.rtSelectInEditor = (line, column) => {
+    const content = document.querySelector('#template-editor .cm-content');
+    const view = content && content.cmView && (content.cmView.view || content.cmView.editorView);
+    if (!view) {  // no handle on the editor: bring its line into view at least
+      const row = content && content.querySelectorAll('.cm-line')[line - 1];
+      if (row) { row.scrollIntoView({block: 'center'}); row.classList.add('rt-focus'); }
+      return false;
+    }
+    const info = view.state.doc.line(Math.min(Math.max(1, line), view.state.doc.lines));
+    const at = Math.min(info.from + Math.max(0, column - 1), info.to);
+    view.dispatch({selection: {anchor: at, head: Math.min(at + 1, info.to)}, scrollIntoView: true});
+    view.focus();
+    return true;
+  };
+  // A sample chosen from the dropdown re-draws the page; give the focus back to the dropdown.
+  let chosenAt = 0;
+  const picked = (event) => { if (event.target.closest && event.target.closest('#sample-picker')) chosenAt = Date.now(); };
+  document.addEventListener('mousedown', picked, true);
+  document.addEventListener('keydown', (event) => { if (event.key === 'Enter') picked(event); }, true);
+  document.addEventListener('focusout', (event) => {
+    if (!(event.target.closest && event.target.closest('#sample-picker')) || Date.now() - chosenAt > 1500) return;
+    const until = Date.now() + 3000;
+    const keep = () => {
+      const input = document.querySelector('#sample-picker input');
+      if (input && (document.activeElement === document.body || !document.activeElement)) input.focus();
+      if (Date.now() < until) setTimeout(keep, 100);
+    };
+    setTimeout(keep, 50);
+  }, true);
   const edited = '#prefix, #generation, #tools, #template-editor';
   // Keys that move or select without editing (the editor deletes on keydown without an input event).
   const moves = /^(Arrow|Page|Home|End|Shift|Control|Alt|Meta|Escape|Tab|CapsLock|F\\d)/;
@@ -143,4 +194,9 @@ SHARE_JS = """(query) => {
   const url = window.location.origin + window.location.pathname + query;
   if (navigator.clipboard) { navigator.clipboard.writeText(url).catch(() => {}); }
   return url;
+}"""
+
+# Copy as code, after the server wrote the snippet: to the clipboard when the browser allows.
+COPY_JS = """(snippet) => {
+  if (snippet && navigator.clipboard) { navigator.clipboard.writeText(snippet).catch(() => {}); }
 }"""

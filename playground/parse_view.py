@@ -125,6 +125,8 @@ class ParseView:
             updates are coalesced (live generation), so the growth is what is outlined.
         held_reason: why the held text is held ("`<tool` could still become `<tool_call>`").
         template, tools: the inputs.
+        diagnoses: the causes of what went wrong (`engine.diagnosis`), worked out when first
+            asked for (`playground.causes.diagnoses_of`); None until then.
     """
 
     cut_away: str = ""
@@ -145,6 +147,7 @@ class ParseView:
     held_reason: str = ""
     template: dict | None = None
     tools: list | None = None
+    diagnoses: list | None = None
 
     @property
     def error(self) -> str | None:

@@ -12,10 +12,12 @@ start-anchor cut; the generation follows the prefix tail.
 
 from __future__ import annotations
 
+import bisect
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .causes import diagnoses_of
 from .markup import visible_whitespace
 from .parse_view import MapSpan, ParseView
 
@@ -73,11 +75,14 @@ class MapOptions:
             message says why).
         window_start: draw the stream from this offset only (a replay in progress on a
             huge input draws its end; the whole map comes back when it stops).
+        show_boundaries: mark where fed chunks (tokens) end, by underlining every other one
+            (drawn while streaming; after the run only on request).
     """
 
     show_whitespace: bool = False
     stale: str | None = None
     window_start: int = 0
+    show_boundaries: bool = True
 
 
 def _boundaries(view: ParseView, window_start: int) -> list[int]:
@@ -135,11 +140,14 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
     for index, error in enumerate(view.errors):
         if error.at is not None:
             errors_at.setdefault(min(max(error.at, 0), len(stream)), []).append(index)
-    boundaries = _boundaries(view, start_at)
+    misses_at: dict[int, list[int]] = {}  # near misses and swallowed delimiters (engine.diagnosis), marked where they are
+    for number, diagnosis in enumerate(diagnoses_of(view)):
+        if diagnosis.stream_start is not None and diagnosis.code != "anchor-not-in-prefix" and diagnosis.stream_start >= start_at:
+            misses_at.setdefault(min(diagnosis.stream_start, len(stream)), []).append(number)
+    boundaries = _boundaries(view, start_at) if options.show_boundaries else []
     current = view.current_feed if not view.finished else None
-    cuts_wanted = {tail_length, *errors_at, *boundaries, *(current or ())}
+    cuts_wanted = {tail_length, *errors_at, *misses_at, *boundaries, *(current or ())}
     cuts_wanted |= {p + 1 for p in errors_at if p < len(stream)}
-    boundary_set = set(boundaries)
     blocks = block_ends(stream, start_at)
     cuts_wanted |= set(blocks)
     block_set = set(blocks)
@@ -149,6 +157,10 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
         if not marks["generation"] and at >= tail_length:
             out.append('<span class="rt-marker rt-gen">▶ generation</span>')
             marks["generation"] = True
+        for number in misses_at.pop(at, ()):
+            diagnosis = view.diagnoses[number]
+            label = "≈ near miss" if diagnosis.code in ("near-miss", "pattern-context") else "⚑ swallowed"
+            out.append(f'<span class="rt-marker rt-miss" data-d="{number}" title="{html.escape(diagnosis.message)}">{label}</span>')
         for index in errors_at.get(at, ()):
             if index not in marks["errors"]:
                 marks["errors"].add(index)
@@ -162,8 +174,8 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
             extra = ""
             if b <= tail_length:
                 extra += " rt-tail"
-            if a in boundary_set:
-                extra += " rt-cut"
+            if boundaries and bisect.bisect_right(boundaries, a) % 2:
+                extra += " rt-tok-odd"  # every other chunk underlined: chunks show as stripes, never as characters
             if current and current[0] <= a < current[1]:
                 extra += " rt-now"
             if a in errors_at and b == a + 1:

@@ -52,8 +52,12 @@ def replay_key(*inputs) -> str:
     return str(hash(json.dumps([str(i) for i in inputs])))
 
 
-def prepare_replay(template_text, prefix, generation, tools_text, how, size, seed, points, replay: Replay | None) -> Replay:
+def prepare_replay(template_text, prefix, generation, tools_text, how, size, seed, points, replay: Replay | None,
+                   generated: tuple[str, list[int]] | None = None) -> Replay:
     """The session's replay when the inputs are unchanged, else a new one at position 0.
+
+    `generated`: the last live generation's text and the offsets between its streamed pieces;
+    "tokens" chunking of that very text replays those pieces (the model's own tokens).
 
     Raises InputError / TemplateError for input that cannot be replayed.
     """
@@ -64,6 +68,10 @@ def prepare_replay(template_text, prefix, generation, tools_text, how, size, see
     tools = read_tools(tools_text)
     check_text_sizes(prefix or "", generation or "")
     load_template(template)
+    if how == "tokens" and generated is not None and generated[0] == (generation or "") and generation:
+        cuts = generated[1]
+        chunks = [generation[a:b] for a, b in zip([0, *cuts], [*cuts, len(generation)])]
+        return Replay(key, chunks, 0, "the tokens Generate live streamed", None, template, prefix or "", tools)
     note = f"tokens from {token_pieces(generation)[1]}" if how == "tokens" and generation else ""
     chunks = make_chunks(generation or "", how, size, seed, points)
     return Replay(key, chunks, 0, note, None, template, prefix or "", tools)

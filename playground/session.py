@@ -26,6 +26,8 @@ class Display:
     Attributes:
         hide_chunks: leave `region_chunk` events out of the event log.
         show_whitespace: draw spaces, tabs and newlines in the region map.
+        show_tokens: after a run, still mark where its chunks (tokens) ended (while streaming
+            they are always marked).
         log_search, log_field, log_page: the event log's search text, field filter and page.
         selected_event: the event-log row highlighted (from #explain), or None.
         selection: what #explain explains (a span index, "anchor", "cut", "e0"...), or None.
@@ -34,6 +36,7 @@ class Display:
 
     hide_chunks: bool = False
     show_whitespace: bool = False
+    show_tokens: bool = False
     log_search: str = ""
     log_field: str = ""
     log_page: int = 1
@@ -62,6 +65,11 @@ class Session:
         check_rows: the rows of the last chat-template check (``ConformanceReport.to_dict()``'s
             situations), which a click loads into Paste & parse.
         check_template: the template text that check ran with.
+        generated: the last Generate live's generation and the offsets between the pieces the
+            model streamed (a replay with "tokens" chunking of that text replays those pieces),
+            or None.
+        derived: the views derived from the input on demand ("reference", "fits",
+            "conformance"): name -> (the inputs they were made from, their HTML, marked stale).
         heavy_jobs: replays and generations of this session running now (see `heavy_job`).
     """
 
@@ -78,12 +86,16 @@ class Session:
     stop_requested: bool = False
     check_rows: list[dict] = field(default_factory=list)
     check_template: str = ""
+    derived: dict[str, tuple[tuple, str, bool]] = field(default_factory=dict)
+    generated: tuple[str, list[int]] | None = None
     heavy_jobs: int = 0
 
     def release(self) -> None:
         """Drop what takes memory (the parses on screen and the replay); the page options stay."""
         self.view = self.last_good = self.replay = None
         self.check_rows = []
+        self.derived = {}
+        self.generated = None
         self.stop_requested = True  # a replay or generation still running ends at its next chunk
 
 

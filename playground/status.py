@@ -1,10 +1,12 @@
 """Small report panels: the status line, pass/fail badges and the figures row.
 
-The status line says how the parse went, in order of what matters: errors
-(with lenient parsing the parts that parsed are still shown), "does not fit"
-problems (the start anchor is not in the prefix, the template claims
+The status line says how the parse went, in order of what matters: the cause
+(`playground.causes`: the template key to change and how, the start anchor
+first), then what it caused (errors: with lenient parsing the parts that
+parsed are still shown; "does not fit" problems: the template claims
 nothing), then "Parsed", then the parse's warnings. A stale parse (the
-template became invalid) keeps its map under a marker, and the status says why.
+template became invalid) keeps its map under a marker, and the status gives
+only the new error: the old parse's own errors are not stacked under it.
 """
 
 from __future__ import annotations
@@ -12,11 +14,31 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+from .causes import leading
 from .fit import fit_problems
 from .markup import escape
 from .parse_view import ParseView
 
 ERRORS_LISTED = 5
+CAUSES_LISTED = 3
+# Characters of an error shown on the status line (#explain has it whole).
+SYMPTOM_SHOWN = 240
+
+
+def _cause_lines(view: ParseView) -> list[str]:
+    lines = []
+    for diagnosis in leading(view)[:CAUSES_LISTED]:
+        kind = "rt-status-error" if diagnosis.severity == "error" else "rt-status-warn"
+        mark = "⚠ Cause" if diagnosis.severity == "error" else "△ Probable cause"
+        lines.append(
+            f'<div class="rt-status {kind} rt-cause" id="status-cause" data-key="{escape(diagnosis.key)}">{mark} '
+            f"(<code>{escape(diagnosis.key)}</code>): {escape(diagnosis.message)}</div>"
+        )
+    return lines
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= SYMPTOM_SHOWN else text[: SYMPTOM_SHOWN - 1] + "…"
 
 
 def status_html(view: ParseView | None, note: str = "", *, stale: str = "", progress: str = "") -> str:
@@ -34,9 +56,15 @@ def status_html(view: ParseView | None, note: str = "", *, stale: str = "", prog
             '<div class="rt-status rt-status-stale" id="status-stale">The map, message and events show the last good '
             "parse (stale) until the input is valid again.</div>"
         )
-    if view is not None and view.errors:
+    causes = _cause_lines(view) if view is not None and not stale else []
+    parts += causes
+    if view is not None and view.errors and not stale:
         for error in view.errors[:ERRORS_LISTED]:
-            parts.append(f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(error.message)}</div>')
+            if causes:
+                parts.append(f'<div class="rt-status rt-status-symptom" id="status-error" title="{escape(error.message)}">'
+                             f"which gives: {escape(_shortened(error.message))}</div>")
+            else:
+                parts.append(f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(error.message)}</div>')
         if len(view.errors) > ERRORS_LISTED:
             parts.append(f'<div class="rt-status rt-status-error">… and {len(view.errors) - ERRORS_LISTED} more errors</div>')
         if view.message is not None:
@@ -53,7 +81,7 @@ def status_html(view: ParseView | None, note: str = "", *, stale: str = "", prog
         else:
             keys = ", ".join(k for k in (view.message or {}) if k != "role") or "no fields"
             parts.append(f'<div class="rt-status rt-status-ok">✔ Parsed: {escape(keys)}</div>')
-    for warning in view.warnings if view else []:
+    for warning in view.warnings if view and not stale else []:
         parts.append(f'<div class="rt-status rt-status-warn">△ {escape(str(warning))}</div>')
     if note:
         parts.append(f'<div class="rt-status rt-status-note">{escape(note)}</div>')

@@ -32,6 +32,17 @@ def _slots() -> str:
 PAGE_CSS = """
 :root { --rt-text: #111827; --rt-bg: #ffffff; --rt-muted: #4b5563; --rt-on-strong: #ffffff; }
 .dark { --rt-text: #f3f4f6; --rt-bg: #111827; --rt-muted: #9ca3af; --rt-on-strong: #111827; }
+/* Gradio's own colours, darkened where its text falls short of 4.5:1 (buttons, the selected tab, muted text) */
+:root { --button-primary-background-fill: #c2410c; --button-primary-background-fill-hover: #9a3412; --button-primary-text-color: #ffffff;
+  --button-cancel-background-fill: #b91c1c; --button-cancel-background-fill-hover: #991b1b; --button-cancel-text-color: #ffffff;
+  --color-accent: #c2410c; --body-text-color-subdued: #4b5563; }
+.dark { --button-primary-background-fill: #c2410c; --button-primary-background-fill-hover: #9a3412; --button-primary-text-color: #ffffff;
+  --button-cancel-background-fill: #b91c1c; --button-cancel-background-fill-hover: #991b1b; --button-cancel-text-color: #ffffff;
+  --color-accent: #fb923c; --body-text-color-subdued: #9ca3af; }
+button.selected[role=tab] { color: #9a3412; }
+.dark button.selected[role=tab] { color: #fdba74; }
+footer button, footer a { color: #4b5563 !important; }
+.dark footer button { color: #d1d5db !important; }
 """ + _slots() + """
 #page-header h1 { font-size: 20px; margin: 0; }
 #page-header p { margin: 2px 0 0; font-size: 13px; }
@@ -55,6 +66,14 @@ PAGE_CSS = """
   /* on a phone the samples table scrolls in a box, so the region map comes within two screens */
   #sample-table { max-height: 36vh; overflow: auto; }
   #page-header h1 { font-size: 18px; }
+  /* the figures take the row, the display checkboxes wrap under them: the map follows Generate within a screen */
+  #live-figures { flex: 1 1 100% !important; min-width: 100% !important; }
+  .rt-figures { gap: 4px 12px; font-size: 12px; }
+  .rt-figures b { font-size: 13px; }
+  .rt-legend { font-size: 11px; gap: 2px 8px; margin: 2px 0; }
+  .rt-status { font-size: 13px; padding: 3px 8px; }
+  #replay-settings, #share, #live-settings { margin: 0 !important; }
+  #replay-bar { gap: 4px; }
 }
 /* the first block always draws (a short map is one block); later ones only near the view */
 .rt-block + .rt-block { content-visibility: auto; contain-intrinsic-size: auto 240px; }
@@ -75,14 +94,22 @@ PAGE_CSS = """
 .rt-unparsed { color: #991b1b; background: #fee2e2; }
 .dark .rt-unparsed { color: #fecaca; background: #7f1d1d; }
 .rt-tail { text-decoration: underline dotted 2px; text-underline-offset: 3px; }
-.rt-cut { box-shadow: inset 1px 0 0 #7c3aed; }
-.dark .rt-cut { box-shadow: inset 1px 0 0 #c4b5fd; }
+.rt-tok-odd { box-shadow: inset 0 -3px 0 #7c3aed; }
+.dark .rt-tok-odd { box-shadow: inset 0 -3px 0 #c4b5fd; }
 .rt-now { outline: 2px solid #d97706; outline-offset: -1px; }
 .rt-marker { display: inline-block; font-family: system-ui, sans-serif; font-size: 11px; font-weight: 600;
   padding: 0 6px; margin: 0 2px; border-radius: 9px; background: #374151; color: #ffffff; white-space: nowrap; }
 .dark .rt-marker { background: #e5e7eb; color: #111827; }
 .rt-marker.rt-gen { background: #0f766e; color: #ffffff; }
 .rt-marker.rt-err { background: #b91c1c; color: #ffffff; }
+.rt-marker.rt-miss { background: #7c2d12; color: #ffffff; }
+.rt-c-kind { width: 84px; } .rt-c-key { width: 34%; } .rt-c-where { width: 150px; }
+.rt-matches table { min-width: 560px; }
+.rt-matches tr[data-i], .rt-matches tr[data-d] { cursor: pointer; }
+.rt-match-note { font-family: system-ui, sans-serif; font-size: 11px; color: var(--rt-muted); }
+.rt-matches tr.rt-match-almost td, .rt-matches tr.rt-match-swallowed td { background: #ffedd5; color: #7c2d12; }
+.dark .rt-matches tr.rt-match-almost td { background: #431407; color: #fed7aa; }
+.dark .rt-matches tr.rt-match-swallowed td { background: #431407; color: #fed7aa; }
 .rt-error { text-decoration: underline wavy #dc2626; text-decoration-thickness: 2px; }
 .dark .rt-error { text-decoration-color: #f87171; }
 .rt-error-at { background: #b91c1c !important; color: #ffffff !important; }
@@ -106,13 +133,16 @@ PAGE_CSS = """
 .rt-explain a { color: #1d4ed8; }
 .dark .rt-explain a { color: #93c5fd; }
 .rt-explain-events { margin: 0; padding-left: 18px; }
+.rt-pattern { border-collapse: collapse; width: 100%; font-size: 12px; }
+.rt-pattern td, .rt-pattern th { border-bottom: 1px solid var(--border-color-primary); padding: 2px 6px; text-align: left; vertical-align: top; }
+.rt-pattern th { color: var(--rt-muted); font-weight: 600; }
 .rt-explain-value { margin: 2px 0 0; max-height: 160px; overflow: auto; white-space: pre-wrap; }
 .rt-key { background: #fef08a !important; color: #111827 !important; padding: 0 3px; border-radius: 3px; }
 
 .rt-log-summary { font-size: 13px; margin: 2px 0; }
 .rt-log-note { font-size: 12px; color: var(--body-text-color-subdued); margin: 2px 0 6px; }
 .rt-log { max-height: 420px; overflow: auto; }
-.rt-log table { border-collapse: collapse; width: 100%; font-size: 12px; table-layout: fixed; }
+.rt-log table { border-collapse: collapse; width: 100%; font-size: 12px; table-layout: fixed; min-width: 780px; }
 .rt-c-n { width: 44px; } .rt-c-phase { width: 64px; } .rt-c-type { width: 92px; } .rt-c-field { width: 96px; }
 .rt-c-dirty { width: 44px; } .rt-c-value { width: 28%; } .rt-c-offsets { width: 70px; }
 .rt-log td { overflow-wrap: anywhere; }
@@ -154,6 +184,9 @@ PAGE_CSS = """
 .rt-status-misfit { background: #ffe4e6; color: #9f1239; font-weight: 600; }
 .rt-status-stale { background: #fef3c7; color: #78350f; }
 .rt-status-note { background: var(--background-fill-secondary); color: var(--body-text-color); }
+.rt-status-symptom { background: #f3f4f6; color: #374151; font-size: 13px; }
+.dark .rt-status-symptom { background: #1f2937; color: #e5e7eb; }
+.rt-cause code { background: transparent; color: inherit; font-weight: 700; }
 .dark .rt-status-error { background: #7f1d1d; color: #fee2e2; }
 .dark .rt-status-ok { background: #14532d; color: #dcfce7; }
 .dark .rt-status-live { background: #0c4a6e; color: #e0f2fe; }
@@ -168,6 +201,9 @@ PAGE_CSS = """
 .dark .rt-diag-warning { background: #78350f; color: #fef3c7; }
 .dark .rt-diag-info { background: #14532d; color: #dcfce7; }
 .dark .rt-diag-ok { background: #14532d; color: #dcfce7; }
+.rt-mark { margin-top: 3px; font-size: 12px; }
+.rt-mark code { background: transparent; color: inherit; white-space: pre; }
+.rt-mark-at { background: #b91c1c; color: #ffffff; border-radius: 2px; outline: 1px solid #b91c1c; }
 .rt-fix { margin-left: 6px; padding: 1px 8px; border-radius: 6px; border: 1px solid currentColor; background: transparent;
   color: inherit; font-size: 12px; cursor: pointer; }
 
@@ -181,6 +217,12 @@ PAGE_CSS = """
 .rt-reference td:nth-child(3), .rt-reference th:nth-child(3) { width: 14%; }
 .rt-reference td { overflow-wrap: anywhere; }
 .rt-fits tr.rt-best td { font-weight: 700; }
+.rt-fits { overflow-x: auto; }
+.rt-fits table { table-layout: fixed; min-width: 560px; }
+.rt-fits td { overflow-wrap: anywhere; }
+.rt-c-rank { width: 28px; } .rt-c-name { width: 130px; } .rt-c-count { width: 72px; }
+.rt-fits tr.rt-claims-nothing td { color: #4b5563; }
+.dark .rt-fits tr.rt-claims-nothing td { color: #d1d5db; }
 .rt-side-by-side pre { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; }
 .rt-side-by-side tr.rt-differs td { background: #fef3c7; color: #78350f; }
 .dark .rt-side-by-side tr.rt-differs td { background: #78350f; color: #fef3c7; }
@@ -206,5 +248,8 @@ PAGE_CSS = """
 .rt-conformance tr.rt-row-fail td { background: #fef2f2; color: #7f1d1d; }
 .dark .rt-conformance tr.rt-row-fail td { background: #450a0a; color: #fee2e2; }
 .rt-check { color: var(--rt-muted); }
+.rt-conformance tr.rt-cause-row td { background: #fee2e2; color: #7f1d1d; }
+.dark .rt-conformance tr.rt-cause-row td { background: #7f1d1d; color: #fee2e2; }
+#conformance-causes ul { margin: 2px 0 0; padding-left: 18px; }
 .rt-detail { margin-top: 1px; }
 """

@@ -21,7 +21,7 @@ import gradio as gr
 
 from . import limits
 from .limits import HEAVY_WORK, queue_options
-from .outputs import Update
+from .outputs import Labelled, Update
 from .session import OpenSessions, heavy_job
 from .status import error_html
 
@@ -76,10 +76,13 @@ class Page:
         signature = inspect.signature(handler)
         wants_event = EVENT in signature.parameters
 
-        skip_all = tuple(gr.skip() for _ in getattr(handler, "outputs", ()))
+        names = getattr(handler, "outputs", ())
+        # Gradio reads an empty dict as one value, not as "nothing changes"; and a handler with
+        # one output gets its value as it is, so a tuple of one skip would be that value.
+        skip_all = gr.skip() if len(names) == 1 else tuple(gr.skip() for _ in names)
 
         def to_components(result: dict):
-            if not result:  # Gradio reads an empty dict as one value, not as "nothing changes"
+            if not result:
                 return skip_all
             return {components[name]: _as_update(components[name], value) for name, value in result.items()}
 
@@ -173,4 +176,6 @@ def _as_update(component, value):
     """An `Update` (new properties) as the component update Gradio takes; other values as they are."""
     if isinstance(value, Update):
         return type(component)(**value)
+    if isinstance(value, Labelled):
+        return type(component)(value=str(value), label=value.label)
     return value

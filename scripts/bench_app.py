@@ -11,7 +11,9 @@ Prints, side by side:
 - Stop during a one-character replay of that paste: from the click until the page shows
   the finalized parse; target < 1 s;
 - the page update rate during a demo-model generation (target <= 10 updates a second),
-  when samples/demo-model exists.
+  when samples/demo-model exists;
+- where it is felt, in Chromium (`bench_felt`): a 200 KB paste until the map shows it
+  (target < 1.5 s), and a click on the map until #explain explains it (target < 200 ms).
 
 The browser figures need Debian's Chromium at /usr/bin/chromium (skipped otherwise).
 """
@@ -176,6 +178,64 @@ def bench_browser(size: int, config_path: Path) -> None:
         process.wait(timeout=10)
 
 
+def bench_felt(size: int, repeats: int = 3) -> None:
+    """Paste to map, and click to explained, in Chromium: the two waits a visitor feels most."""
+    if not CHROMIUM.exists():
+        print("felt: skipped (no /usr/bin/chromium)")
+        return
+    from playwright.sync_api import sync_playwright
+
+    from tests.test_app_browser import CHROMIUM_ARGS, start_app
+
+    prefix, generation = pasted_generation(size)
+    process, url = start_app()
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+            page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
+            page.set_default_timeout(120_000)
+            page.goto(url + "?tab=paste")
+            page.wait_for_function("() => document.querySelector('#status') && document.querySelector('#status').innerText.includes('Parsed')")
+            paste, click = [], []
+            painted = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+            for round_number in range(repeats):
+                text = generation + "x" * round_number
+                shown = f"{len(text):,}"
+                started = time.perf_counter()
+                # A paste: both boxes at once; the page re-parses after its pause (part of what is felt).
+                page.evaluate(
+                    """([prefix, generation]) => {
+                        for (const [id, text] of [['prefix', prefix], ['generation', generation]]) {
+                            const box = document.querySelector('#' + id + ' textarea');
+                            box.value = text; box.dispatchEvent(new Event('input', {bubbles: true}));
+                        }
+                    }""",
+                    [prefix, text],
+                )
+                page.wait_for_function("(n) => document.querySelector('#live-figures').textContent.includes(n)", arg=shown)
+                page.wait_for_selector("#region-map-body span[data-i]")
+                page.evaluate(painted)
+                paste.append(time.perf_counter() - started)
+                spans = page.locator("#region-map-body [data-i]")
+                for pick in (5, 40, 200):
+                    target = spans.nth(pick)
+                    target.scroll_into_view_if_needed()
+                    before = page.locator("#explain").inner_text()
+                    started = time.perf_counter()
+                    target.click()
+                    page.wait_for_function("(before) => document.querySelector('#explain').innerText !== before", arg=before)
+                    page.evaluate(painted)
+                    click.append(time.perf_counter() - started)
+            count = page.locator("#region-map-body [data-i]").count()
+            print(f"felt: paste {len(generation):,} characters to the map painted ({count:,} spans; includes the page's 0.4 s pause): "
+                  f"{best(paste)} (target < 1500 ms)")
+            print(f"felt: click a stretch of that map to #explain painted: {best(click)} over {len(click)} clicks (target < 200 ms)")
+            browser.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
 def bench_live(tokens: int) -> None:
     if not DEMO_MODEL_PATH.joinpath("config.json").exists():
         print("live generation: skipped (samples/demo-model is not built)")
@@ -209,13 +269,18 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=200_000, help="characters of the pasted generation")
     parser.add_argument("--tokens", type=int, default=300, help="max_new_tokens of the live generation")
     parser.add_argument("--no-browser", action="store_true", help="handler figures only")
+    parser.add_argument("--felt", action="store_true", help="only the paste-to-map and click-to-explain figures in Chromium")
     args = parser.parse_args()
+    if args.felt:
+        bench_felt(args.size)
+        return
     # qwen3 closes tool calls with a regex (close_pattern); hermes-2-pro with literals only.
     for template_name in ("hermes-2-pro", "qwen3"):
         bench_paste(args.size, template_name)
     config_path = bench_export()
     if not args.no_browser:
         bench_browser(args.size, config_path)
+        bench_felt(args.size)
     bench_live(args.tokens)
 
 
