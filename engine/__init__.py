@@ -14,6 +14,7 @@ from .template_files import TemplateFile, list_templates
 from .lint import Diagnostic, lint, lint_prompts
 from .chat_template import load_chat_template
 from .conformance import ConformanceReport, SituationResult, check_conformance
+from .infer import InferenceError, InferredTemplate, infer_template
 from .openai_view import OpenAIView, openai_deltas, openai_view
 from .stream_checks import StreamCheckReport, check_stream
 from .trace import Trace, TraceSpan, trace
@@ -39,6 +40,9 @@ __all__ = [
     "Diagnostic",
     "SituationResult",
     "check_conformance",
+    "InferenceError",
+    "InferredTemplate",
+    "infer_template",
     "load_chat_template",
     "lint_prompts",
     "OpenAIView",

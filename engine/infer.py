@@ -42,13 +42,11 @@ from .conformance import ConformanceReport, _back_to_boundary, _common_length, c
 from .errors import TemplateError
 from .infer_calls import CallSyntax, CallTurns, _loose, escape, learn_call_syntax
 from .infer_renders import (
-    ANSWER, FINAL_MESSAGES, QUESTION, REASONING, REASONING_KEYS, SECOND_QUESTION, TOOL_RESULT, Finding, InferenceTimeout,
+    MARKUP_TOKEN, ANSWER, FINAL_MESSAGES, QUESTION, REASONING, REASONING_KEYS, SECOND_QUESTION, TOOL_RESULT, Finding, InferenceTimeout,
     Probe, Render, Turn, assistant,
 )
 from .template import load_template
 
-# The markup tokens chat templates write: <...> (also <|...|> and full-width forms) and [...].
-MARKUP_TOKEN = regex.compile(r"<[^<>\s][^<>\n]{0,80}>|\[[A-Za-z_/][^\[\]\n\"]{0,80}\]")
 # Seconds inference may take by default (renders and conformance checks).
 DEFAULT_TIME_BUDGET = 60.0
 
@@ -100,6 +98,8 @@ class InferredTemplate:
         generation_prompt: what the first turn's generation prompt writes, per thinking mode.
         renders: every render inference made (for looking up what the chat template ever writes).
         refusals: every conversation the chat template refused, with its error.
+        prewritten: per thinking mode, what the first turn's prompt writes after the start anchor
+            (the prefix tail the parser starts from: an opener, an empty block, or "").
     """
 
     template: dict
@@ -112,6 +112,7 @@ class InferredTemplate:
     generation_prompt: dict[str, str]
     renders: list[Render] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)
+    prewritten: dict[str, str] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -230,7 +231,7 @@ def infer_template(
     return InferredTemplate(chosen.template, chosen.report, learner.findings, candidates, learner.fallbacks,
                             learner.notes, learner.switch, learner.generation_prompts,
                             [render for probe in learner.probes for render in probe.renders],
-                            [refusal for probe in learner.probes for refusal in probe.refusals])
+                            [refusal for probe in learner.probes for refusal in probe.refusals], dict(learner.prewritten))
 
 
 # -- learning ------------------------------------------------------------------------
@@ -504,6 +505,21 @@ class _Learner:
             self.findings.append(Finding("fields.content.close", self.eos_token,
                                          "the tokenizer's eos_token: a model may stop with it alone", (answer.render,)))
         self._answer_end = (probe, answer, bool(end))
+        earlier = self._history_end(probe)
+        if earlier and earlier not in self.closes:
+            self._add_close(earlier)
+            self.findings.append(Finding("fields.content.close", earlier,
+                                         "the end of an earlier answer in the history (the final turn ends otherwise)",
+                                         (answer.render,)))
+
+    def _history_end(self, probe: Probe) -> str:
+        """The first marker after an answer in the history (before the next user turn), or ""."""
+        ask = {"role": "user", "content": QUESTION}
+        full = probe.render([ask, assistant(content=ANSWER), {"role": "user", "content": SECOND_QUESTION}])
+        if full is None or ANSWER not in full:
+            return ""
+        token = MARKUP_TOKEN.search(full, full.find(ANSWER) + len(ANSWER))
+        return token.group() if token and token.start() < full.find(SECOND_QUESTION) else ""
 
     def _learn_next_headers(self, probe: Probe, answer: Turn, end_written: bool) -> None:
         """What the turn after the answer starts with: the tool result's first marker right after a

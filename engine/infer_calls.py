@@ -33,7 +33,7 @@ from .conformance import _argument_defects, _back_to_boundary, _common_length
 from .content import parse_content
 from .errors import ResponseParseError
 from .infer_renders import (
-    ALPHA, ALPHA_ARGUMENTS, BETA, BETA_ARGUMENTS, FINAL_MESSAGES, LEAD, PROBE_TOOLS, Finding, Render, Turn,
+    ALPHA, ALPHA_ARGUMENTS, BETA, BETA_ARGUMENTS, FINAL_MESSAGES, LEAD, MARKUP_TOKEN, PROBE_TOOLS, Finding, Render, Turn,
 )
 
 # Stand-ins while comparing the text around calls: the function's name, a call id, a number.
@@ -614,8 +614,8 @@ def _build(shape: _Shape, sections: _Sections, others: list[_Sections], turns: C
 
 def _markup_pieces(text: str) -> list[str]:
     """`text` as its markup tokens when it is nothing else (each then ends the content on its own), else whole."""
-    tokens = regex.findall(r"<[^<>\s][^<>\n]{0,80}>|\[[^\[\]\s][^\[\]\n]{0,80}\]", text)
-    return tokens if tokens and not regex.sub(r"<[^<>\s][^<>\n]{0,80}>|\[[^\[\]\s][^\[\]\n]{0,80}\]", "", text).strip() else [text]
+    tokens = MARKUP_TOKEN.findall(text)
+    return tokens if tokens and not MARKUP_TOKEN.sub("", text).strip() else [text]
 
 
 def _has_stand_in(text: str) -> bool:

@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import regex
+
 from .chat_template import ChatTemplateRenderer, ChatTemplateRenderError, token_boundary
 from .conformance import _back_to_boundary, _common_length, _locate_turn
 
@@ -48,6 +50,9 @@ PROBE_SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for to
 
 # The keys a chat template may read a message's reasoning from, in the order tried.
 REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
+# The markup tokens chat templates write: <...> (also <|...|>, <<...>> and full-width forms) and
+# [...] around a name (not a JSON list).
+MARKUP_TOKEN = regex.compile(r"<<?[^<>\s][^<>\n]{0,80}>>?|\[\[?[A-Za-z_/][^\[\]\n\"]{0,80}\]\]?")
 # Renders longer than this are refused: a chat template that writes megabytes is not probed further.
 MAX_RENDER_CHARS = 2_000_000
 

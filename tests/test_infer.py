@@ -7,19 +7,17 @@ gives the shipped one's messages, or the sample writes a marker its chat templat
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
+import re
 import time
 from pathlib import Path
 
 import pytest
 
-from engine import parse_response
+from engine import load_template, parse_response
+from engine.inputs import prefix_cut
 from engine.infer import InferenceError, infer_template, infer_template_isolated
-from engine.samples import REPO_ROOT, load_samples
-from engine.template_files import load_template_file
-from tests.test_conformance import CHAT_TEMPLATES, MANIFEST, needs_shared
+from engine.samples import load_samples
+from tests.test_conformance import CHAT_TEMPLATES, MANIFEST, TEMPLATE_FOR, needs_shared
 from tests.test_templates import FILE_VALIDATOR, TEMPLATE_VALIDATOR
 
 SYNTHETIC = Path(__file__).parent / "chat_templates"
@@ -196,3 +194,60 @@ def test_inference_on_each_real_chat_template_passes_its_matrix(entry):
     chat_template = (CHAT_TEMPLATES / entry["file"]).read_text(encoding="utf-8")
     result = infer_template(chat_template, bos_token=entry["bos_token"], eos_token=entry["eos_token"])
     assert result.passed, [row.name + ": " + row.detail for row in result.report.failed]
+
+
+# -- inferred against shipped, on each family's samples ----------------------------------------------
+
+MARKUP = re.compile(r"<[^<>\s][^<>\n]{0,80}>|\[[A-Za-z_/][^\[\]\n\"]{0,80}\]")
+JSON_KEY = re.compile(r'"(\w+)"\s*:')
+# Differences no render can show, by (chat template, sample): the sample writes plain-text markers.
+EXPLAINED = {
+    ("granite-3.3.jinja", "granite-3.2-thought-process"):
+        "its generation marks reasoning and answer with plain text (Here is my thought process:), which no render writes",
+}
+
+
+def explain_difference(result, sample) -> str | None:
+    """Why the inferred template reads `sample` differently from the shipped one, from what the chat
+    template writes (None when nothing explains it)."""
+    turns = [row.generation for row in result.report.situations if row.renderable and row.generation]
+    markers = {marker for text in turns for marker in MARKUP.findall(text)}
+    keys = {key for text in turns for key in JSON_KEY.findall(text)}
+    cut = prefix_cut(load_template(result.template), sample.prefix, None) or 0
+    tail = sample.prefix[cut:].strip()
+    if tail and tail not in {text.strip() for text in result.prewritten.values()} and MARKUP.search(tail):
+        return f"its prompt ends with {tail[:60]!r} after the start anchor, which this chat template never writes"
+    new = sorted(set(MARKUP.findall(sample.generation)) - markers)
+    if new:
+        return f"its generation writes {new}, which this chat template never writes in a turn"
+    arguments = {key for call in sample.expected.get("tool_calls", []) for key in call["function"]["arguments"]}
+    new = sorted(set(JSON_KEY.findall(sample.generation)) - keys - arguments)
+    if new:
+        return f"its calls use the keys {new}, which this chat template never writes"
+    if sample.expected.get("tool_calls"):
+        call_renders = [row.generation for row in result.report.situations if row.renderable and "tool-call" in row.name]
+        always = set.intersection(*(set(MARKUP.findall(text)) for text in call_renders)) if call_renders else set()
+        missing = sorted(always - set(MARKUP.findall(sample.generation)))
+        if missing:
+            return f"its calls lack {missing}, which this chat template writes in every call"
+        if len(sample.expected["tool_calls"]) > 1 and any("assistant (calls)" in refusal for refusal in result.refusals):
+            return "it has several calls in one turn, which this chat template refuses to write"
+    return None
+
+
+@needs_shared
+@pytest.mark.parametrize("entry", MANIFEST, ids=[entry["file"] for entry in MANIFEST])
+def test_the_inferred_template_reads_the_familys_samples_as_the_shipped_one_or_the_difference_is_explained(entry):
+    family = TEMPLATE_FOR.get(entry["file"], entry["family"])
+    samples = [sample for sample in load_samples() if sample.template_name == family and sample.expected is not None]
+    result = infer_template((CHAT_TEMPLATES / entry["file"]).read_text(encoding="utf-8"),
+                            bos_token=entry["bos_token"], eos_token=entry["eos_token"])
+    unexplained = []
+    for sample in samples:
+        got = parse_response(sample.generation, result.template, prefix=sample.prefix, tools=sample.tools, on_error="keep")
+        if got == sample.expected:
+            continue
+        why = EXPLAINED.get((entry["file"], sample.name)) or explain_difference(result, sample)
+        if why is None:
+            unexplained.append((sample.name, got))
+    assert not unexplained
