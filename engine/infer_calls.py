@@ -409,7 +409,7 @@ def _tagged_shape(sections: _Sections) -> _Shape | None:
     if spans(text, (ALPHA,)) is None:
         return None
     transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
-    return _Shape(f"tagged arguments ({_show(key_open.strip())}KEY{_show(middle)}VALUE{_show(value_close.strip())})",
+    return _Shape(f"tagged arguments, {_plain(key_open.strip())}KEY{_plain(middle)}VALUE{_plain(value_close.strip())}",
                   "xml-inline", content_args, transform, False, spans, json_like=False, name_outside=True)
 
 
@@ -450,7 +450,7 @@ def _kv_lines_shape(sections: _Sections) -> _Shape | None:
     if spans(text, (ALPHA,)) is None:
         return None
     transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
-    return _Shape(f"one argument a line, key{_show(separator)}value", "kv-lines", content_args, transform, False, spans,
+    return _Shape(f"one argument a line, KEY{_plain(separator)}VALUE", "kv-lines", content_args, transform, False, spans,
                   json_like=False, name_outside=True)
 
 
@@ -749,6 +749,11 @@ def _verified(syntax: CallSyntax, sections: _Sections, turns: CallTurns, call_op
         evidence.append(Finding("fields.tool_calls.repeats", True,
                                 f"two calls are written one after the other, separated by {_show(separator)}", (one, two)))
     return syntax
+
+
+def _plain(text: str) -> str:
+    """`text` for a sentence: line breaks written as \\n."""
+    return text.replace("\n", "\\n")
 
 
 def _shown(text: str) -> str:

@@ -7,7 +7,11 @@ gives the shipped one's messages, or the sample writes a marker its chat templat
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -16,7 +20,7 @@ import pytest
 from engine import load_template, parse_response
 from engine.inputs import prefix_cut
 from engine.infer import InferenceError, infer_template, infer_template_isolated
-from engine.samples import load_samples
+from engine.samples import REPO_ROOT, load_samples
 from tests.test_conformance import CHAT_TEMPLATES, MANIFEST, TEMPLATE_FOR, needs_shared
 from tests.test_templates import FILE_VALIDATOR, TEMPLATE_VALIDATOR
 
@@ -251,3 +255,41 @@ def test_the_inferred_template_reads_the_familys_samples_as_the_shipped_one_or_t
         if why is None:
             unexplained.append((sample.name, got))
     assert not unexplained
+
+
+# -- the command line --------------------------------------------------------------------------------
+
+
+def run_infer(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "engine", "infer", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+
+
+def test_the_command_writes_the_file_and_exits_0_when_the_matrix_passes(tmp_path):
+    done = run_infer("--chat-template", str(SYNTHETIC / "kv-lines.jinja"), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads((tmp_path / "kv-lines.json").read_text(encoding="utf-8"))
+    assert not list(FILE_VALIDATOR.iter_errors(data))
+    assert data["response_template"] == {"defaults": {"role": "assistant"}, **EXPECTED["kv-lines"]}
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"inferred from {SYNTHETIC / 'kv-lines.jinja'}: wrote kv-lines.json"
+    assert 'fields.tool_calls.content = "one argument a line, KEY: VALUE"' in lines
+    assert lines[-1] == "matrix: 20 passed, 0 failed, 0 not renderable"
+
+
+def test_the_command_exits_1_and_lists_the_failing_rows_when_the_matrix_fails(tmp_path):
+    (tmp_path / "calls.jinja").write_text(UNREADABLE_CALLS, encoding="utf-8")
+    done = run_infer("--chat-template", "calls.jinja", "--output", "out.json", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    data = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert any(note.startswith("fails: first-turn-tools/round-trip:tool-call:") for note in data["notes"])
+    assert "  FAIL first-turn-tools/round-trip:tool-call: " in done.stdout
+
+
+def test_the_command_exits_2_when_nothing_can_be_inferred(tmp_path):
+    (tmp_path / "broken.jinja").write_text("{{ raise_exception('no chat here') }}", encoding="utf-8")
+    done = run_infer("--chat-template", "broken.jinja", "--json", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stdout.strip() == ("error: the chat template does not render a first user turn with a generation prompt: "
+                                   "user + generation prompt: TemplateError: no chat here")
+    assert not (tmp_path / "broken.json").exists()
