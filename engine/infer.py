@@ -43,7 +43,7 @@ from .errors import TemplateError
 from .infer_calls import CallSyntax, CallTurns, _loose, escape, learn_call_syntax
 from .infer_renders import (
     MARKUP_TOKEN, ANSWER, FINAL_MESSAGES, QUESTION, REASONING, REASONING_KEYS, SECOND_QUESTION, TOOL_RESULT, Finding, InferenceTimeout,
-    Probe, Render, Turn, assistant,
+    Probe, Render, Turn, assistant, shared_end, shared_start,
 )
 from .template import load_template
 
@@ -327,7 +327,7 @@ class _Learner:
         sources = [text for text in first.values() if text.strip()]
         leads = [self._from_turn_start(lead.lstrip()) for lead in (self._history_lead(probe) for probe in self.probes)
                  if lead and lead.strip()]
-        header = _common_prefix_at_boundary(sources + leads) if sources else ""
+        header = shared_start(sources + leads) if sources else ""
         header = _without_trailing_opener(header, sources + leads)
         if not header.strip() and sources and leads and all(leads[0].strip() in source for source in sources):
             # Every prompt ends the previous turn first, then writes the header the history's turns start with.
@@ -360,7 +360,7 @@ class _Learner:
                 if header.strip() and generation_prompt.startswith(header):
                     continue
                 anchor = _prompt_end(prompt, needle) if not generation_prompt.strip() else \
-                    _common_prefix_at_boundary([generation_prompt, header]) or generation_prompt
+                    shared_start([generation_prompt, header]) or generation_prompt
                 anchor = anchor.rstrip()
                 if not anchor.strip() or anchor in self.anchors:
                     continue
@@ -485,7 +485,7 @@ class _Learner:
         call = probe.turn("call")
         if call is not None and end:
             tail = call.text.rstrip()
-            shared = _common_suffix_at_boundary(after.rstrip(), tail).strip()
+            shared = shared_end([after.rstrip(), tail]).strip()
             if shared and shared != end and end.endswith(shared):
                 wrapper_close, end = end[: -len(shared)].strip(), shared
         if self.eos_token and end.endswith(self.eos_token) and end != self.eos_token:
@@ -650,26 +650,6 @@ class _Learner:
 # -- text helpers -----------------------------------------------------------------------
 
 
-def _common_prefix_at_boundary(texts: list[str]) -> str:
-    first = texts[0]
-    size = min(_common_length(first, other) for other in texts)
-    if size >= len(first):
-        return first
-    return first[:_back_to_boundary(first, size)]
-
-
-def _common_suffix_at_boundary(a: str, b: str) -> str:
-    size = 0
-    while size < min(len(a), len(b)) and a[-1 - size] == b[-1 - size]:
-        size += 1
-    start = len(a) - size
-    from .chat_template import token_boundary
-
-    while 0 < start < len(a) and not token_boundary(a, start):
-        start += 1
-    return a[start:]
-
-
 def _prompt_end(prompt: str, needle: str) -> str:
     """What the prompt ends with after the last `needle`: its last markup token (when only blanks
     follow it), else everything from its first markup token."""
@@ -750,19 +730,6 @@ def _without_block(text: str, opener: str, closer: str) -> str:
     if start < 0 or end < 0:
         return text.replace(opener, "", 1) if start >= 0 else text
     return text[:start] + text[end + len(closer):]
-
-
-def _trailing_run(text: str) -> str:
-    """The first markup token of the run of markup tokens (and blanks) `text` ends with, or ""."""
-    tokens = list(MARKUP_TOKEN.finditer(text))
-    if not tokens or text[tokens[-1].end():].strip():
-        return ""
-    first = tokens[-1]
-    for token in reversed(tokens[:-1]):
-        if text[token.end():first.start()].strip():
-            break
-        first = token
-    return first.group()
 
 
 def _mostly_text(text: str) -> bool:

@@ -34,6 +34,7 @@ from .content import parse_content
 from .errors import ResponseParseError
 from .infer_renders import (
     ALPHA, ALPHA_ARGUMENTS, BETA, BETA_ARGUMENTS, FINAL_MESSAGES, LEAD, MARKUP_TOKEN, PROBE_TOOLS, Finding, Render, Turn,
+    shared_end, shared_start,
 )
 
 # Stand-ins while comparing the text around calls: the function's name, a call id, a number.
@@ -42,7 +43,6 @@ NAME_GROUP = r"(?P<name>[\w.\-]+)"
 CALL_IDS = ("call00001", "call00002")
 # The value parser of tagged arguments: JSON where the value is JSON, else the text.
 TAGGED_VALUES = {"name": "json", "args": {"allow_non_json": True}}
-CALL_TRANSFORM_PARTS = ("type", "function")
 
 
 @dataclass
@@ -471,20 +471,8 @@ def _generalize(text: str, name: str | None) -> str:
     return regex.sub(r"\d+", NUMBER, text)
 
 
-def _common_suffix(texts: list[str]) -> str:
-    """The longest suffix every text shares, starting at a token boundary of the first."""
-    first = texts[0]
-    size = min(common_suffix_length(first, other) for other in texts)
-    start = len(first) - size
-    while 0 < start < len(first) and not token_boundary(first, start) and first[start - 1] not in (NAME, NUMBER, CALL_ID):
-        start += 1
-    return first[start:]
-
-
-def _common_prefix(texts: list[str]) -> str:
-    first = texts[0]
-    size = min(_common_length(first, other) for other in texts)
-    return first[:_back_to_boundary(first, size) if size < len(first) else size]
+def _shared_end(texts: list[str]) -> str:
+    return shared_end(texts, NAME + NUMBER + CALL_ID)
 
 
 def escape(text: str) -> str:
@@ -548,13 +536,13 @@ def _build(shape: _Shape, sections: _Sections, others: list[_Sections], turns: C
             lead = shape.spans(each.after_lead, (ALPHA,))
             if lead:
                 befores.append(_generalize(each.after_lead[:lead[0][0]], ALPHA))
-    call_open = _common_suffix(befores + middles)
+    call_open = _shared_end(befores + middles)
     middle = middles[0] if middles else None
     if middle is not None and len(call_open) <= len(middle):
-        call_close = _common_prefix([middle[:len(middle) - len(call_open)], *afters]).rstrip()
+        call_close = shared_start([middle[:len(middle) - len(call_open)], *afters]).rstrip()
     else:
-        call_close = _common_prefix(afters).rstrip()
-    section_open = _common_suffix([before[:len(before) - len(call_open)] for before in befores]).strip()
+        call_close = shared_start(afters).rstrip()
+    section_open = _shared_end([before[:len(before) - len(call_open)] for before in befores]).strip()
     section_closes = list(dict.fromkeys(after[len(call_close):].strip() for after in afters if after.startswith(call_close)))
     section_close = " ".join(text for text in section_closes if text)
     separator = ""
@@ -669,7 +657,7 @@ def _build_list(shape: _Shape, sections: _Sections, others: list[_Sections], spa
             two = shape.spans(each.two, (ALPHA, BETA))
             if two:
                 befores.append(each.two[:two[0][0]])
-    opening = _common_suffix(befores).strip()
+    opening = _shared_end(befores).strip()
     closing = one[spans[0][1]:].strip()
     spec: dict[str, Any] = {}
     if opening and shape.payload_start:

@@ -22,7 +22,7 @@ from typing import Any
 
 import regex
 
-from .chat_template import ChatTemplateRenderer, ChatTemplateRenderError, token_boundary
+from .chat_template import ChatTemplateRenderer, ChatTemplateRenderError, common_suffix_length, token_boundary
 from .conformance import _back_to_boundary, _common_length, _locate_turn
 
 # Needles: texts that occur in a render only where the conversation put them.
@@ -115,6 +115,25 @@ class Render:
 
     def to_dict(self) -> dict:
         return {"label": self.label, "text": self.text}
+
+
+def shared_start(texts: list[str]) -> str:
+    """The longest start every text shares, cut back to a token boundary of the first (all of the
+    first when it is the shared start)."""
+    first = texts[0]
+    size = min(_common_length(first, other) for other in texts)
+    return first if size >= len(first) else first[:_back_to_boundary(first, size)]
+
+
+def shared_end(texts: list[str], stand_ins: str = "") -> str:
+    """The longest end every text shares, from a token boundary of the first (a character of
+    `stand_ins`, which stands for a name or a number, counts as one)."""
+    first = texts[0]
+    size = min(common_suffix_length(first, other) for other in texts)
+    start = len(first) - size
+    while 0 < start < len(first) and not token_boundary(first, start) and first[start - 1] not in stand_ins:
+        start += 1
+    return first[start:]
 
 
 def difference(a: str, b: str) -> tuple[tuple[int, int], tuple[int, int]]:
