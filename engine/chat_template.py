@@ -25,8 +25,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-# Chat-template keywords that switch reasoning on and off, in the order they are tried.
-THINKING_SWITCHES = ("enable_thinking", "thinking")
+# Chat-template keywords that switch reasoning, with the values that turn it on and off, in the
+# order they are tried (a level such as reasoning_effort: its highest and lowest values).
+THINKING_SWITCHES: tuple[tuple[str, Any, Any], ...] = (
+    ("enable_thinking", True, False),
+    ("thinking", True, False),
+    ("reasoning", True, False),
+    ("reasoning_effort", "high", "low"),
+)
 # Seconds the Hub may take to answer a connection before a hub id gives up on it.
 HUB_CONNECT_TIMEOUT = 3.0
 
@@ -72,14 +78,15 @@ class ChatTemplateRenderer:
         chat_template: the Jinja text.
         bos_token, eos_token: what the template writes as ``bos_token`` / ``eos_token``.
         switch: the keyword that switches reasoning (``enable_thinking``), or None.
-        thinking: the value passed for `switch` (None: not passed).
+        thinking: the value passed for `switch` (None: not passed): True or False, or a level
+            for a level switch (``"high"``, ``"low"``).
     """
 
     chat_template: str
     bos_token: str = ""
     eos_token: str = ""
     switch: str | None = None
-    thinking: bool | None = None
+    thinking: Any = None
 
     def __post_init__(self):
         self._render = _render_function()
@@ -163,22 +170,31 @@ class ChatTemplateRenderer:
 def find_thinking_switch(chat_template: str, *, bos_token: str = "", eos_token: str = "") -> str | None:
     """The keyword that switches the chat template's reasoning on and off, or None.
 
-    A keyword counts when rendering a first user turn with it set to True and to False
-    gives two different prompts (``enable_thinking`` for Qwen3, GLM, SmolLM3;
-    ``thinking`` for Granite 3.x). Keywords are tried in `THINKING_SWITCHES` order.
+    A keyword counts when its on and off values (`THINKING_SWITCHES`) give two different
+    renders: of the prompt for a first user turn (``enable_thinking`` for Qwen3, GLM,
+    SmolLM3; ``thinking`` for Granite 3.x), or of a finished turn with reasoning (a chat
+    template whose generation prompt is the same in both modes but that writes the
+    reasoning only when it is on). Keywords are tried in `THINKING_SWITCHES` order.
     """
     ask = [{"role": "user", "content": "Hi"}]
-    for switch in THINKING_SWITCHES:
-        prompts = set()
-        for value in (True, False):
+    answered = ask + [{"role": "assistant", "content": "Hello.", "reasoning_content": "Greet back.",
+                       "reasoning": "Greet back.", "thinking": "Greet back."}]
+    for switch, on, off in THINKING_SWITCHES:
+        renders = set()
+        for value in (on, off):
             renderer = ChatTemplateRenderer(chat_template, bos_token, eos_token, switch, value)
             try:
-                prompts.add(renderer.render(ask, add_generation_prompt=True))
+                renders.add((renderer.render(ask, add_generation_prompt=True), renderer.render(answered)))
             except ChatTemplateRenderError:
                 break
-        if len(prompts) == 2:
+        if len(renders) == 2:
             return switch
     return None
+
+
+def thinking_values(switch: str) -> tuple[Any, Any]:
+    """The values of `switch` (a keyword of `THINKING_SWITCHES`) that turn reasoning on and off."""
+    return next((on, off) for name, on, off in THINKING_SWITCHES if name == switch)
 
 
 class ModelLoadError(ValueError):

@@ -40,6 +40,7 @@ from .chat_template import (
     ChatTemplateRenderError,
     find_thinking_switch,
     load_chat_template,
+    thinking_values,
     token_boundary,
 )
 from .errors import PatternTimeoutError, ResponseParseError
@@ -504,9 +505,12 @@ def _prompt(renderer: ChatTemplateRenderer, situation: _Situation) -> str:
 def _modes(chat_template: str, bos_token: str, eos_token: str):
     """(row-name label, renderer, whether messages carry reasoning) for each thinking mode."""
     switch = find_thinking_switch(chat_template, bos_token=bos_token, eos_token=eos_token)
-    modes = ((True, "/thinking-on"), (False, "/thinking-off")) if switch else ((None, ""),)
-    for thinking, label in modes:
-        yield label, ChatTemplateRenderer(chat_template, bos_token, eos_token, switch, thinking), thinking is not False
+    if switch is None:
+        yield "", ChatTemplateRenderer(chat_template, bos_token, eos_token), True
+        return
+    on, off = thinking_values(switch)
+    for thinking, label in ((on, "/thinking-on"), (off, "/thinking-off")):
+        yield label, ChatTemplateRenderer(chat_template, bos_token, eos_token, switch, thinking), thinking is not off
 
 
 @dataclass

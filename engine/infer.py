@@ -37,7 +37,9 @@ from typing import Any
 
 import regex
 
-from .chat_template import ChatTemplateRenderer, ChatTemplateRenderError, find_thinking_switch, load_chat_template
+from .chat_template import (
+    ChatTemplateRenderer, ChatTemplateRenderError, find_thinking_switch, load_chat_template, thinking_values,
+)
 from .conformance import ConformanceReport, _back_to_boundary, _common_length, check_conformance
 from .errors import TemplateError
 from .infer_calls import CallSyntax, CallTurns, _loose, escape, learn_call_syntax
@@ -255,7 +257,7 @@ class _Learner:
             self.switch = find_thinking_switch(chat_template, bos_token=bos_token, eos_token=eos_token)
         except ChatTemplateRenderError:
             self.switch = None
-        modes = [(True, "thinking on"), (False, "thinking off")] if self.switch else [(None, "")]
+        modes = list(zip(thinking_values(self.switch), ("thinking on", "thinking off"))) if self.switch else [(None, "")]
         self.probes = [Probe(ChatTemplateRenderer(chat_template, bos_token, eos_token, self.switch, thinking), mode, deadline)
                        for thinking, mode in modes]
         self.generation_prompts: dict[str, str] = {}

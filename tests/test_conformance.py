@@ -45,7 +45,7 @@ EXPECTED_COUNTS = {
     "r1-vllm.jinja": (20, 0),
     "v3-vllm.jinja": (20, 0),
     "v31.jinja": (40, 0),
-    "gpt-oss.jinja": (20, 0),
+    "gpt-oss.jinja": (40, 0),
     "llama31.jinja": (13, 4),
     "llama33.jinja": (13, 4),
     "llama32.jinja": (13, 4),
@@ -119,8 +119,9 @@ def test_shipped_template_conforms(file_name):
 def test_mismatched_pair_is_caught():
     report = report_for("gpt-oss.jinja", "qwen3")
     assert not report.passed and report.exit_code == 1
-    assert report.counts() == {"passed": 0, "failed": 20, "not_renderable": 0}
-    anchor = row(report, "first-turn/anchor")
+    assert report.counts() == {"passed": 0, "failed": 40, "not_renderable": 0}
+    assert report.thinking_switch == "reasoning_effort"
+    anchor = row(report, "first-turn/thinking-on/anchor")
     assert anchor.expected == {"role": "assistant"}
     assert anchor.got["content"].startswith("<|start|>system<|message|>You are ChatGPT")
     assert anchor.detail.endswith("(the start anchor is not in the prompt)")
@@ -167,7 +168,7 @@ def test_normalisations_are_named():
     mistral = row(report_for("mistral-nemo.jinja"), "first-turn-tools/round-trip:content-and-tool-calls")
     assert mistral.passed and mistral.normalisations == ("content: the chat template does not write it for this turn",)
     assert mistral.detail == "normalised content: the chat template does not write it for this turn"
-    gpt = row(report_for("gpt-oss.jinja"), "first-turn-tools/round-trip:content-and-tool-calls")
+    gpt = row(report_for("gpt-oss.jinja"), "first-turn-tools/thinking-on/round-trip:content-and-tool-calls")
     assert gpt.passed and gpt.normalisations == (
         "tool_calls: the chat template writes 1 of the 2 calls for this turn",
         "content: the chat template writes it exactly as it writes reasoning, so it reads as reasoning",
@@ -248,10 +249,10 @@ def test_cli_json_report():
 def test_cli_mismatch_exits_1_and_says_why():
     result = run_cli("conformance", "templates/qwen3.json", "--chat-template", str(CHAT_TEMPLATES / "gpt-oss.jinja"))
     assert result.returncode == 1
-    assert "FAIL first-turn/anchor" in result.stdout
+    assert "FAIL first-turn/thinking-on/anchor" in result.stdout
     assert "anchor-not-in-prompts" not in result.stdout  # the message, not the code, is printed
-    assert "occurs in none of the 6 rendered prompts" in result.stdout
-    assert result.stdout.rstrip().endswith("20 situations: 0 passed, 20 failed, 0 not renderable")
+    assert "occurs in none of the 12 rendered prompts" in result.stdout
+    assert result.stdout.rstrip().endswith("40 situations: 0 passed, 40 failed, 0 not renderable")
 
 
 @needs_shared
