@@ -42,8 +42,8 @@ CONTENT_ARGS: dict[str, dict[str, tuple[type | tuple[type, ...], str]]] = {
         "unquoted_keys": (bool, "a boolean"),
         "string_delims": (list, "a list of [open, close] string pairs"),
         "allow_non_json": (bool, "a boolean"),
-        "strip": (bool, "a boolean"),
         "decode_json_strings": (list, "a non-empty list of key names"),
+        "strip": (bool, "a boolean"),
     },
     "xml-inline": {
         "tag_pattern": (str, "a regex with named groups 'key' and 'value'"),
