@@ -479,8 +479,10 @@ def choose_template(loaded: LoadedModel) -> tuple[dict, str]:
     """The response template to parse this model's output with, and why.
 
     In order: the tokenizer's own `response_template`; a file of
-    `templates/` whose `models` lists this model's name; the first family
-    rule (markers in the chat template source, `config.model_type`) whose
+    `templates/` whose `models` lists this model's name (when several do, one
+    model whose chat templates teach different formats, the family rules pick
+    among them by its chat template); the first family rule (markers in the
+    chat template source, `config.model_type`, `engine.families`) whose
     template file exists.
 
     Returns:
@@ -493,13 +495,19 @@ def choose_template(loaded: LoadedModel) -> tuple[dict, str]:
     if own:
         return own, f"{loaded.name} ships its own response_template in tokenizer_config.json"
     files = {template_file.name: template_file for template_file in list_templates()}
-    for template_file in files.values():
-        if loaded.name in template_file.models:
-            return template_file.response_template, f"templates/{template_file.path.name} lists {loaded.name} in its models"
     model_type = getattr(loaded.model.config, "model_type", "") or ""
     chat_template = loaded.tokenizer.chat_template or ""
     if isinstance(chat_template, dict):  # several named templates: look at all of them
         chat_template = "\n".join(chat_template.values())
+    listing = [template_file for template_file in files.values() if loaded.name in template_file.models]
+    if len(listing) > 1 and (family := family_template(chat_template, model_type, {f.name for f in listing})):
+        name, signals = family
+        return files[name].response_template, (
+            f"templates/{files[name].path.name} lists {loaded.name} in its models, like "
+            f"{', '.join(f.path.name for f in listing if f.name != name)}; the chat template picks it: {signals}"
+        )
+    if listing:
+        return listing[0].response_template, f"templates/{listing[0].path.name} lists {loaded.name} in its models"
     family = family_template(chat_template, model_type, files)
     if family is not None:
         name, signals = family
