@@ -220,3 +220,9 @@ def test_catastrophic_backtracking():
 def test_shipped_templates_have_no_errors():
     for template_file in list_templates():
         assert [d for d in lint(template_file.response_template) if d.severity == "error"] == [], template_file.name
+
+
+def test_shipped_templates_end_reasoning_at_a_tool_call():
+    for template_file in list_templates():
+        found = [d.path for d in lint(template_file.response_template) if d.code == "tool-call-swallowed-by-reasoning"]
+        assert found == [], template_file.name
