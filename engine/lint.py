@@ -192,7 +192,7 @@ def _anchor_inside_delimiters(template: ResponseTemplate, fields: list[FieldSpec
                 # An alternative that is the anchor itself, like a literal that is, is never cut in half.
                 inside = [
                     x for x in anchor.literals or ()
-                    if (x in delimiter.source or regex.escape(x) in delimiter.source) and not delimiter.pattern.fullmatch(x)
+                    if (x in delimiter.source or regex.escape(x) in delimiter.source) and not _matches_whole(delimiter, x)
                 ]
             if inside:
                 found.append(
@@ -269,6 +269,13 @@ def lint_prompts(template: dict | str | ResponseTemplate, prompts: list[str]) ->
             "anchor on the assistant header the chat template's generation prompt writes",
         )
     ]
+
+
+def _matches_whole(delimiter: Delimiter, text: str) -> bool:
+    try:
+        return delimiter.pattern.fullmatch(text, timeout=PROBE_BUDGET) is not None
+    except TimeoutError:
+        return False  # too slow to tell; the backtracking check reports the pattern
 
 
 def _anchor_inside(anchor: Delimiter, literal: str) -> bool:
