@@ -217,7 +217,9 @@ def parse_json(body: str, args: dict) -> Any:
 
     Args (`content_args`): `unquoted_keys` (quote keys written without quotes, reading
     each key's text up to its `:`), `string_delims` (list of `[open, close]` pairs that
-    delimit strings instead of `"`), `allow_non_json` (on failure return the stripped body).
+    delimit strings instead of `"`), `allow_non_json` (on failure return the stripped body),
+    `decode_json_strings` (keys whose value may be an object or array written as a JSON
+    string: see `_decode_json_strings`).
 
     Raises ContentError with the line, column and offset of the first error (its
     `position` is that offset in `body`, also after a rewrite), when an unquoted key is
@@ -230,7 +232,7 @@ def parse_json(body: str, args: dict) -> Any:
         if args.get("unquoted_keys"):
             working, quoted = _quote_bare_keys(working)
             marks = _compose(quoted, marks)
-        return json.loads(working)
+        value = json.loads(working)
     except ContentError:
         if args.get("allow_non_json"):
             return parse_text(body, args)
@@ -248,6 +250,32 @@ def parse_json(body: str, args: dict) -> Any:
         if args.get("allow_non_json"):
             return parse_text(body, args)
         raise ContentError(f"json: nested too deeply to decode: {shorten(body)}") from None
+    keys = args.get("decode_json_strings")
+    return _decode_json_strings(value, keys) if keys else value
+
+
+def _decode_json_strings(value: Any, keys: list[str]) -> Any:
+    """`value` with each of `keys` whose value is a string holding a JSON object or array
+    replaced by what it decodes to, in the object itself or in each object of a list.
+
+    Some models write a tool call's arguments as a JSON string (Granite 4:
+    `"arguments": "{\\"city\\": \\"Paris\\"}"`); serving stacks decode it. A string that
+    is not an encoded object or array (`"Paris"`, broken JSON) is kept as written.
+    """
+    for item in value if isinstance(value, list) else [value]:
+        if not isinstance(item, dict):
+            continue
+        for key in keys:
+            written = item.get(key)
+            if not isinstance(written, str) or not written.strip().startswith(("{", "[")):
+                continue
+            try:
+                decoded = json.loads(written)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(decoded, (dict, list)):
+                item[key] = decoded
+    return value
 
 
 def _parse_sub_value(raw: str, value_parser: dict | None, timeout: float | None, at: int) -> Any:

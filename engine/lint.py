@@ -14,6 +14,7 @@ import regex
 
 from .delimiters import Delimiter
 from .errors import PatternTimeoutError, TemplateError
+from .pattern_shapes import match_start
 from .template import FieldSpec, ResponseTemplate, load_template
 from .trace import is_tool_call_field, json_safe_close
 from .transform import placeholder_paths
@@ -78,6 +79,7 @@ def lint(template: dict | str | ResponseTemplate, *, probe_budget: float = PROBE
     for spec in fields:
         found += _field_checks(spec)
     found += _tool_call_checks(fields)
+    found += _tool_call_pattern_swallowed_by_reasoning(loaded, fields)
     found += _drops_text(loaded, fields)
     for path, pattern in _patterns(loaded):
         found += _pattern_checks(path, pattern, probe_budget)
@@ -187,7 +189,11 @@ def _anchor_inside_delimiters(template: ResponseTemplate, fields: list[FieldSpec
                 # A delimiter that is the anchor itself is cut after, never in half.
                 inside = [x for x in delimiter.literals if _anchor_inside(anchor, x)]
             else:
-                inside = [x for x in anchor.literals or () if x in delimiter.source or regex.escape(x) in delimiter.source]
+                # An alternative that is the anchor itself, like a literal that is, is never cut in half.
+                inside = [
+                    x for x in anchor.literals or ()
+                    if (x in delimiter.source or regex.escape(x) in delimiter.source) and not _matches_whole(delimiter, x)
+                ]
             if inside:
                 found.append(
                     Diagnostic(
@@ -263,6 +269,13 @@ def lint_prompts(template: dict | str | ResponseTemplate, prompts: list[str]) ->
             "anchor on the assistant header the chat template's generation prompt writes",
         )
     ]
+
+
+def _matches_whole(delimiter: Delimiter, text: str) -> bool:
+    try:
+        return delimiter.pattern.fullmatch(text, timeout=PROBE_BUDGET) is not None
+    except TimeoutError:
+        return False  # too slow to tell; the backtracking check reports the pattern
 
 
 def _anchor_inside(anchor: Delimiter, literal: str) -> bool:
@@ -386,6 +399,55 @@ def _tool_call_checks(fields: list[FieldSpec]) -> list[Diagnostic]:
                         f"use close_pattern {own + '|(?=' + ahead + ')'!r}",
                     )
                 )
+    return found
+
+
+def _tool_call_pattern_swallowed_by_reasoning(template: ResponseTemplate, fields: list[FieldSpec]) -> list[Diagnostic]:
+    """A tool call whose open is a pattern, written before the reasoning is closed.
+
+    Models skip the reasoning's close before a call (GLM-4.7, Kimi-K2-Thinking): unless
+    the reasoning's close can end there (a lookahead on the call's open), the call stays
+    reasoning text. What a match of the open starts with (`pattern_shapes.match_start`)
+    stands for the open; a close that could still match there once more text arrives
+    (`(?=<tool_call>\\s*\\{)`) counts as ending there. A reasoning field closed by an
+    end-of-message marker the implicit field closes on too (gpt-oss's `<|end|>`) is a
+    message of its own, and a call never starts inside it. Literal opens are checked by
+    `_tool_call_checks`.
+    """
+    implicit = template.implicit_field
+    found = []
+    for spec in fields:
+        if spec.implicit or spec.close is None or not _looks_like_reasoning(spec) or is_tool_call_field(spec):
+            continue
+        if implicit is not None and implicit.close is not None and spec.close.literals is not None and all(
+            implicit.close.pattern.fullmatch(literal) for literal in spec.close.literals
+        ):
+            continue
+        for tool in fields:
+            if not is_tool_call_field(tool) or tool.open is None or tool.open.literals is not None:
+                continue
+            leads = match_start(tool.open.pattern).leads
+            if not leads:
+                continue
+            try:
+                missed = [lead.text for lead in leads if spec.close.pattern.match(lead.text, partial=True, timeout=PROBE_BUDGET) is None]
+            except TimeoutError:
+                continue
+            if not missed:
+                continue
+            own = "|".join(_escape(x) for x in spec.close.literals) if spec.close.literals is not None else spec.close.source
+            ahead = "|".join(_escape(x) for x in dict.fromkeys(missed))
+            found.append(
+                Diagnostic(
+                    "warning",
+                    "tool-call-swallowed-by-reasoning",
+                    spec.close.path,
+                    f"tool-call open inside reasoning is swallowed: if the model writes {tool.name}'s open_pattern "
+                    f"(which starts {missed[0]!r}) before closing {spec.name}, the call stays reasoning text",
+                    f"use close_pattern {own + '|(?=' + ahead + ')'!r}, narrowing the look-ahead to what follows "
+                    "in a real call if the reasoning may mention it",
+                )
+            )
     return found
 
 

@@ -42,6 +42,7 @@ CONTENT_ARGS: dict[str, dict[str, tuple[type | tuple[type, ...], str]]] = {
         "unquoted_keys": (bool, "a boolean"),
         "string_delims": (list, "a list of [open, close] string pairs"),
         "allow_non_json": (bool, "a boolean"),
+        "decode_json_strings": (list, "a non-empty list of key names"),
         "strip": (bool, "a boolean"),
     },
     "xml-inline": {
@@ -227,6 +228,9 @@ def _content_args(content: str, args: Any, path: str) -> dict:
         for i, pair in enumerate(args.get("string_delims", [])):
             if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(d, str) and d for d in pair)):
                 raise TemplateError(f"{path}.string_delims.{i}", f"must be an [open, close] pair of non-empty strings, got {_show(pair, 60)}")
+        keys = args.get("decode_json_strings")
+        if keys is not None and not (keys and all(isinstance(key, str) and key for key in keys)):
+            raise TemplateError(f"{path}.decode_json_strings", f"must be a non-empty list of key names, got {_show(keys, 60)}")
     if content == "xml-inline":
         if "tag_pattern" not in args:
             raise TemplateError(f"{path}.tag_pattern", "is required for content 'xml-inline' (a regex with named groups 'key' and 'value')")

@@ -31,11 +31,12 @@ import queue
 import re
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.families import family_template
 from engine.template_files import list_templates
 from engine.tokenizer import IncrementalDecoder
 
@@ -474,78 +475,14 @@ def _decode_stream(tokenizer, context_ids: list[int], streamer: _TokenQueue) -> 
         yield GeneratedPiece(ids=tuple(pending), text=decoder.flush())
 
 
-# How a model family shows itself: (template file name, markers that must all
-# occur in the chat template source, config.model_type values that must match
-# when given). Ordered from specific to generic; the first matching rule wins.
-_FAMILY_RULES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
-    ("gpt-oss", ("<|start|>assistant",), ()),
-    ("mistral-v11", ("[TOOL_CALLS]", "[ARGS]"), ()),
-    ("mistral", ("[TOOL_CALLS]",), ()),
-    # DeepSeek V3.1 writes an empty <think></think> after the assistant token when thinking is off.
-    ("deepseek-v3.1", ("<｜Assistant｜><think></think>",), ()),
-    ("deepseek-r1", ("<｜Assistant｜>",), ()),
-    ("functiongemma", ("<start_function_call>",), ()),
-    ("gemma-4", ("<|turn>",), ()),
-    ("command-r7b", ("<|START_OF_TURN_TOKEN|>",), ()),
-    ("granite-4", ("<|start_of_role|>", "<tool_call>"), ()),
-    ("granite-3", ("<|start_of_role|>",), ()),
-    ("kimi-k2", ("<|im_assistant|>",), ()),
-    ("glm-4.5", ("<arg_key>",), ()),
-    ("minimax-m2", ("]~b]",), ()),
-    ("phi-4-mini", ("functools",), ()),
-    ("phi-4-mini", ("<|tool|>", "<|assistant|>"), ()),
-    # Llama 4's header tokens, or the pythonic call example of vLLM's Llama 3.2 chat template.
-    ("llama-3.2-pythonic", ("<|header_start|>",), ()),
-    ("llama-3.2-pythonic", ("<|start_header_id|>", "func_name1("), ()),
-    ("llama-3.2-pythonic", (), ("llama4",)),
-    # Llama 3.2's own chat template dates its system turn with strftime_now; 3.1 and 3.3 do not.
-    ("llama-3.2", ("<|start_header_id|>", "strftime_now"), ()),
-    ("llama-3.1", ("<|start_header_id|>",), ()),
-    ("qwen3-coder", ("<|im_start|>", "<function="), ()),
-    ("ernie-4.5", ("<|im_start|>", "<response>"), ()),
-    ("smollm3", ("<|im_start|>", "/no_think"), ()),
-    # QwQ's generation prompt always opens the reasoning; Qwen3's opens it only by enable_thinking.
-    ("qwq", ("<|im_start|>", "<|im_start|>assistant\\n<think>\\n"), ()),
-    ("qwq", ("<|im_start|>", "<think>"), ("qwen2",)),
-    ("qwen3", ("<|im_start|>", "<think>"), ()),
-    ("hermes-2-pro", ("<|im_start|>", "<tool_call>"), ()),
-    ("smollm3", (), ("smollm3",)),
-    ("qwen3", (), ("qwen3", "qwen3_moe")),
-)
-
-
-def family_template(chat_template: str, model_type: str = "", available: Collection[str] | None = None) -> tuple[str, str] | None:
-    """The `templates/` file a model family's chat template calls for, by `_FAMILY_RULES`.
-
-    Args:
-        chat_template: the chat template's Jinja source (several named ones joined).
-        model_type: the model's `config.model_type` ("" when unknown).
-        available: template names to choose from (None: every rule's name).
-
-    Returns:
-        (template name, the signals that picked it, as a phrase for the user), or None
-        when no rule matches.
-    """
-    for name, markers, model_types in _FAMILY_RULES:
-        if available is not None and name not in available:
-            continue
-        if not all(marker in chat_template for marker in markers):
-            continue
-        if model_types and model_type not in model_types:
-            continue
-        signals = [f"the chat template contains {' and '.join(markers)}"] if markers else []
-        if model_types:
-            signals.append(f"config.model_type is {model_type!r}")
-        return name, " and ".join(signals)
-    return None
-
-
 def choose_template(loaded: LoadedModel) -> tuple[dict, str]:
     """The response template to parse this model's output with, and why.
 
     In order: the tokenizer's own `response_template`; a file of
-    `templates/` whose `models` lists this model's name; the first family
-    rule (markers in the chat template source, `config.model_type`) whose
+    `templates/` whose `models` lists this model's name (when several do, one
+    model whose chat templates teach different formats, the family rules pick
+    among them by its chat template); the first family rule (markers in the
+    chat template source, `config.model_type`, `engine.families`) whose
     template file exists.
 
     Returns:
@@ -558,13 +495,19 @@ def choose_template(loaded: LoadedModel) -> tuple[dict, str]:
     if own:
         return own, f"{loaded.name} ships its own response_template in tokenizer_config.json"
     files = {template_file.name: template_file for template_file in list_templates()}
-    for template_file in files.values():
-        if loaded.name in template_file.models:
-            return template_file.response_template, f"templates/{template_file.path.name} lists {loaded.name} in its models"
     model_type = getattr(loaded.model.config, "model_type", "") or ""
     chat_template = loaded.tokenizer.chat_template or ""
     if isinstance(chat_template, dict):  # several named templates: look at all of them
         chat_template = "\n".join(chat_template.values())
+    listing = [template_file for template_file in files.values() if loaded.name in template_file.models]
+    if len(listing) > 1 and (family := family_template(chat_template, model_type, {f.name for f in listing})):
+        name, signals = family
+        return files[name].response_template, (
+            f"templates/{files[name].path.name} lists {loaded.name} in its models, like "
+            f"{', '.join(f.path.name for f in listing if f.name != name)}; the chat template picks it: {signals}"
+        )
+    if listing:
+        return listing[0].response_template, f"templates/{listing[0].path.name} lists {loaded.name} in its models"
     family = family_template(chat_template, model_type, files)
     if family is not None:
         name, signals = family

@@ -136,6 +136,8 @@ def content_spec(draw) -> dict:
                 args[key] = draw(st.booleans())
         if draw(st.integers(0, 3)) == 0:
             args["string_delims"] = draw(st.sampled_from([[["<<", ">>"]], [["'", "'"]], [["«", "»"], ["'", "'"]]]))
+        if draw(st.integers(0, 3)) == 0:
+            args["decode_json_strings"] = draw(st.sampled_from([["arguments"], ["a", "b"]]))
     elif content == "xml-inline":
         args["tag_pattern"] = draw(
             st.sampled_from(

@@ -17,6 +17,7 @@ import pytest
 from engine import check_conformance, load_chat_template, parse_response
 from engine.chat_template import ChatTemplateRenderer, ModelLoadError, find_thinking_switch
 from engine.conformance import TOOLS
+from engine.families import family_template
 from engine.samples import REPO_ROOT
 from engine.template_files import load_template_file
 
@@ -315,8 +316,6 @@ def test_generate_live_picks_the_family_template_from_the_chat_template_alone(en
     # A model with no response_template of its own and no templates/ entry naming it: the
     # family rules read its chat template (config.model_type unknown) and pick the template
     # this conformance check passes.
-    from playground.generation import family_template
-
     chat_template = (CHAT_TEMPLATES / entry["file"]).read_text(encoding="utf-8")
     picked = family_template(chat_template)
     assert picked is not None and picked[0] == TEMPLATE_FOR.get(entry["file"], entry["family"])

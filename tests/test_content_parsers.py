@@ -150,6 +150,42 @@ def test_json_allow_non_json_false_raises():
     )
 
 
+def test_json_decode_json_strings():
+    # An object or array written as a JSON string is decoded at the listed keys only.
+    args = {"decode_json_strings": ["arguments"]}
+    body = '{"name": "f", "arguments": "{\\"city\\": \\"Paris\\", \\"days\\": [1, 2]}", "id": "{\\"x\\": 1}"}'
+    assert value("json", body, args, reference=False) == {
+        "name": "f", "arguments": {"city": "Paris", "days": [1, 2]}, "id": '{"x": 1}'}
+    assert value("json", '{"arguments": " [1, {\\"a\\": null}] "}', args, reference=False) == {"arguments": [1, {"a": None}]}
+
+
+def test_json_decode_json_strings_in_each_object_of_a_list():
+    args = {"decode_json_strings": ["arguments"]}
+    body = '[{"arguments": "{\\"a\\": 1}"}, {"arguments": {"b": 2}}, 3, {"other": "{}"}]'
+    assert value("json", body, args, reference=False) == [{"arguments": {"a": 1}}, {"arguments": {"b": 2}}, 3, {"other": "{}"}]
+
+
+def test_json_decode_json_strings_keeps_other_strings():
+    # Plain text, broken JSON and an encoded scalar stay as written; so does a body that is not an object.
+    args = {"decode_json_strings": ["arguments"]}
+    assert value("json", '{"arguments": "Paris"}', args) == {"arguments": "Paris"}
+    assert value("json", '{"arguments": "{\\"city\\": "}', args) == {"arguments": '{"city": '}
+    assert value("json", '{"arguments": "[1"}', args) == {"arguments": "[1"}
+    assert value("json", '{"arguments": "42"}', args) == {"arguments": "42"}
+    assert value("json", '"{\\"a\\": 1}"', args) == '{"a": 1}'
+
+
+def test_json_decode_json_strings_after_unquoted_keys():
+    args = {"decode_json_strings": ["arguments"], "unquoted_keys": True}
+    assert value("json", '{name: "f", arguments: "{\\"a\\": 1}"}', args, reference=False) == {"name": "f", "arguments": {"a": 1}}
+
+
+@pytest.mark.parametrize("keys", [[], [""], "arguments", [1]])
+def test_json_decode_json_strings_must_list_key_names(keys):
+    with pytest.raises(ValueError, match=r"fields\.v\.content_args\.decode_json_strings: must be a non-empty list of key names"):
+        load_template(template("json", {"decode_json_strings": keys}))
+
+
 # -- xml-inline -------------------------------------------------------------------------
 
 TAGS = {"tag_pattern": r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>"}

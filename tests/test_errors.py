@@ -179,7 +179,7 @@ def test_unknown_content():
 
 def test_bad_content_args():
     assert template_error(field(content="json", content_args={"strict": True})) == (
-        "fields.x.content_args.strict: unknown argument for content 'json' (allowed: unquoted_keys, string_delims, allow_non_json, strip)"
+        "fields.x.content_args.strict: unknown argument for content 'json' (allowed: unquoted_keys, string_delims, allow_non_json, decode_json_strings, strip)"
     )
     assert template_error(field(content="python-call-list", content_args={"a": 1})) == (
         "fields.x.content_args.a: unknown argument for content 'python-call-list' (this content parser takes no arguments)"

@@ -6,6 +6,7 @@ No mocks: every test runs the real model on the CPU, so the file stays small
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -107,6 +108,27 @@ def test_without_its_own_template_the_family_template_is_chosen(tmp_path):
     template, reason = choose_template(load_model(folder))
     assert template == json.loads((TEMPLATES_DIR / "qwen3.json").read_text(encoding="utf-8"))["response_template"]
     assert "qwen3.json" in reason and "<|im_start|>" in reason
+
+
+def test_a_model_two_templates_list_is_told_apart_by_its_chat_template(tmp_path):
+    # phi-4-mini and phi-4-mini-tool-call both list Phi-4-mini: the chat template's format decides.
+    folder = tmp_path / "no-response-template"
+    shutil.copytree(DEFAULT_MODEL_PATH, folder)
+    config_path = folder / "tokenizer_config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    del config["response_template"]
+    config_path.write_text(json.dumps(config), encoding="utf-8")
+    phi = dataclasses.replace(load_model(folder), name="microsoft/Phi-4-mini-instruct")
+    phi.tokenizer.chat_template = (
+        "{{- '<|system|>' + system_message -}}{{- 'To use a tool, respond in this format: <|tool_call|>{\"name\": "
+        "\"foo\", \"arguments\": {\"a\": 1}}<|/tool_call|>' -}}{{- '<|assistant|>' -}}")
+    template, reason = choose_template(phi)
+    assert template == json.loads((TEMPLATES_DIR / "phi-4-mini-tool-call.json").read_text(encoding="utf-8"))["response_template"]
+    assert reason == ("templates/phi-4-mini-tool-call.json lists microsoft/Phi-4-mini-instruct in its models, like "
+                      "phi-4-mini.json; the chat template picks it: the chat template contains <|tool_call|> and <|assistant|>")
+    phi.tokenizer.chat_template = "{{ '<|' + message['role'] + '|>' + message['content'] + '<|end|>' }}{{ '<|assistant|>' }}"
+    template, reason = choose_template(phi)
+    assert reason == "templates/phi-4-mini.json lists microsoft/Phi-4-mini-instruct in its models"
 
 
 def test_streamed_parse_equals_one_shot_parse(loaded):

@@ -55,6 +55,16 @@ def test_delimiter_that_is_the_anchor_is_not_cut_in_half():
     assert lint({"start_anchor": "<|start|>assistant", "fields": {"content": {"close": ["<|start|>assistant", "<|end|>"]}}}) == []
 
 
+def test_pattern_alternative_that_is_the_anchor_is_not_cut_in_half():
+    # gpt-oss again, with the closes written as one pattern; an anchor inside a longer alternative still counts.
+    assert lint({"start_anchor": "<|start|>assistant",
+                 "fields": {"content": {"close_pattern": r"<\|start\|>assistant|<\|end\|>"}}}) == []
+    assert codes({"start_anchor": "<|start|>assistant",
+                  "fields": {"content": {"close_pattern": r"<\|start\|>assistant to=\w+|<\|end\|>"}}}) == [
+        ("warning", "anchor-inside-delimiter", "start_anchor")
+    ]
+
+
 def test_drops_unclaimed_text():
     assert lint({"start_anchor": "<S>", "fields": {"reasoning_content": {"open": "<think>", "close": "</think>"}}}) == [
         Diagnostic(
@@ -139,6 +149,47 @@ def test_tool_call_swallowed_by_reasoning():
     assert diagnostics[0].message.startswith("tool-call open inside reasoning is swallowed")
 
 
+GLM_CALL = {"open_pattern": r"<tool_call>\s*(?P<name>[^\s<]+)", "close": "</tool_call>", "repeats": True,
+            "content": "xml-inline", "content_args": {"tag_pattern": "<k>(?P<key>.*?)</k><v>(?P<value>.*?)</v>"},
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}}
+
+
+def test_tool_call_pattern_swallowed_by_reasoning():
+    # GLM-4.7 writes <tool_call>NAME inside unclosed <think>: the reasoning must end where the pattern starts.
+    diagnostics = lint(T(reasoning_content={"open": "<think>", "close": "</think>"}, tool_calls=GLM_CALL))
+    assert [(d.code, d.path, d.suggestion) for d in diagnostics] == [
+        ("tool-call-swallowed-by-reasoning", "fields.reasoning_content.close",
+         "use close_pattern '</think>|(?=<tool_call>)', narrowing the look-ahead to what follows in a real call "
+         "if the reasoning may mention it")
+    ]
+    assert diagnostics[0].message == (
+        "tool-call open inside reasoning is swallowed: if the model writes tool_calls's open_pattern (which starts "
+        "'<tool_call>') before closing reasoning_content, the call stays reasoning text")
+
+
+@pytest.mark.parametrize("close", [
+    r"</think>|(?=<tool_call>)",
+    r"</think>|(?=<tool_call>\s*[^\s<]+\s*(?:<k>|</tool_call>))",  # needs more text to decide: still ends there
+])
+def test_reasoning_that_ends_at_the_tool_call_pattern(close):
+    assert lint(T(reasoning_content={"open": "<think>", "close_pattern": close}, tool_calls=GLM_CALL)) == []
+
+
+def test_reasoning_that_is_a_message_of_its_own():
+    # gpt-oss: analysis ends at the end-of-message marker the content closes on too; calls come in a message of their own.
+    call = {"open_pattern": r"<\|channel\|>commentary to=functions\.(?P<name>\w+)<\|message\|>",
+            "close_pattern": r"(?<=\})\s*<\|call\|>",
+            "repeats": True, "content": "json",
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}}
+    template = {"start_anchor": "<|start|>assistant", "fields": {
+        "reasoning_content": {"open": "<|channel|>analysis<|message|>", "close": ["<|end|>", "<|return|>"]},
+        "tool_calls": call,
+        "content": {"close_pattern": r"<\|channel\|>final<\|message\|>|<\|end\|>|<\|return\|>"}}}
+    assert lint(template) == []
+    template["fields"]["content"] = {"close": "<|return|>"}
+    assert [d.code for d in lint(template)] == ["tool-call-swallowed-by-reasoning"]
+
+
 @pytest.mark.parametrize(
     "key, pattern, severity",
     [("open_pattern", "x*", "error"), ("close_pattern", r"(?<=\})\s*", "warning")],
@@ -169,3 +220,9 @@ def test_catastrophic_backtracking():
 def test_shipped_templates_have_no_errors():
     for template_file in list_templates():
         assert [d for d in lint(template_file.response_template) if d.severity == "error"] == [], template_file.name
+
+
+def test_shipped_templates_end_reasoning_at_a_tool_call():
+    for template_file in list_templates():
+        found = [d.path for d in lint(template_file.response_template) if d.code == "tool-call-swallowed-by-reasoning"]
+        assert found == [], template_file.name

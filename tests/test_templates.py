@@ -108,6 +108,8 @@ AGREEMENT_CASES = [
                                               "transform": {"type": "function", "n": 1, "b": True, "z": None, "l": ["x", "{content}"]}}}), True, {}),
     ("json-args", _t({"tool_calls": {"open": "<c>", "content": "json",
                                      "content_args": {"unquoted_keys": True, "allow_non_json": True, "string_delims": [["<s>", "</s>"]]}}}), True, {}),
+    ("json-decode-json-strings", _t({"tool_calls": {"open": "<c>", "content": "json",
+                                                    "content_args": {"decode_json_strings": ["arguments"]}}}), True, {}),
     ("xml-inline", _t({"tool_calls": {"open": "<c>", "content": "xml-inline", "content_args": {
         "tag_pattern": "<(?P<key>\\w+)>(?P<value>.*?)</\\w+>", "merge_duplicates": True,
         "value_parser": {"name": "json", "args": {"allow_non_json": True}}}}}), True, {}),
@@ -162,6 +164,10 @@ AGREEMENT_CASES = [
     ("unknown-json-arg", _t({"tool_calls": {"open": "<c>", "content": "json", "content_args": {"unquoted": True}}}), False, {"reference_lax": True}),
     ("xml-inline-without-tag-pattern", _t({"tool_calls": {"open": "<c>", "content": "xml-inline"}}), False, {"reference_lax": True}),
     ("text-with-json-arg", _t({"content": {"content_args": {"allow_non_json": True}}}), False, {"reference_lax": True}),
+    ("decode-json-strings-empty", _t({"tool_calls": {"open": "<c>", "content": "json",
+                                                      "content_args": {"decode_json_strings": []}}}), False, {"reference_lax": True}),
+    ("decode-json-strings-not-list", _t({"tool_calls": {"open": "<c>", "content": "json",
+                                                         "content_args": {"decode_json_strings": "arguments"}}}), False, {"reference_lax": True}),
     ("value-parser-unknown", _t({"tool_calls": {"open": "<c>", "content": "kv-lines",
                                                 "content_args": {"value_parser": {"name": "yaml"}}}}), False, {"reference_lax": True}),
 ]
