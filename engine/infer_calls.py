@@ -225,11 +225,29 @@ def _placeholder(path: tuple[str, ...]) -> str:
 
 
 def _call_paths(item: Any, name: str, arguments: dict) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The key paths to the name and to the arguments in a call's JSON (the arguments as an object,
+    or as JSON text holding it), or None."""
     name_path = _path_to(item, lambda node: node == name)
-    arguments_path = _path_to(item, lambda node: node == arguments)
+    arguments_path = _path_to(item, lambda node: node == arguments or _json_text_of(node) == arguments)
     if not name_path or not arguments_path:
         return None
     return name_path, arguments_path
+
+
+def _json_text_of(node: Any) -> Any:
+    """What `node` holds when it is JSON text of an object, else None."""
+    if not isinstance(node, str) or not node.lstrip().startswith("{"):
+        return None
+    try:
+        return json.loads(node)
+    except ValueError:
+        return None
+
+
+def _json_string_keys(arguments_path: tuple[str, ...]) -> dict:
+    """`content_args` that decode arguments a model may write as JSON text (stacks accept both):
+    the top-level key holding them."""
+    return {"decode_json_strings": [arguments_path[-1]]} if len(arguments_path) == 1 else {}
 
 
 def _json_list_shape(sections: _Sections) -> _Shape | None:
@@ -243,8 +261,8 @@ def _json_list_shape(sections: _Sections) -> _Shape | None:
             continue
         name_path, arguments_path = paths[0]
         transform = {"type": "function", "function": {"name": _placeholder(name_path), "arguments": _placeholder(arguments_path)}}
-        return _Shape("a JSON list of calls", "json", {}, transform, True, _json_list_spans, list_form=True,
-                      payload_start="[")
+        return _Shape("a JSON list of calls", "json", _json_string_keys(arguments_path), transform, True, _json_list_spans,
+                      list_form=True, payload_start="[")
     return None
 
 
@@ -261,8 +279,8 @@ def _json_call_shape(sections: _Sections) -> _Shape | None:
         if paths:
             name_path, arguments_path = (("content",) + path for path in paths)
             transform = {"type": "function", "function": {"name": _placeholder(name_path), "arguments": _placeholder(arguments_path)}}
-            return _Shape("a JSON object per call, the name inside", "json", {}, transform, False, _json_call_spans,
-                          payload_start="{")
+            return _Shape("a JSON object per call, the name inside", "json", _json_string_keys(paths[1]), transform, False,
+                          _json_call_spans, payload_start="{")
     return None
 
 
@@ -481,14 +499,15 @@ def escape(text: str) -> str:
     return regex.sub(r"([.^$*+?{}\[\]\\|()])", r"\\\1", text)
 
 
-def _loose(text: str) -> str:
-    """A regex for `text`: whitespace runs match any whitespace, the stand-ins their groups."""
+def _loose(text: str, name_group: bool = True) -> str:
+    """A regex for `text`: whitespace runs match any whitespace, the stand-ins their groups (the
+    name as the `name` group, or without one where the name is matched a second time)."""
     pieces = []
     for piece in regex.split(r"(\s+|[\x00\x01\x02])", text):
         if not piece:
             continue
         if piece == NAME:
-            pieces.append(NAME_GROUP)
+            pieces.append(NAME_GROUP if name_group else r"[\w.\-]+")
         elif piece == NUMBER:
             pieces.append(r"\d+")
         elif piece == CALL_ID:
@@ -520,18 +539,18 @@ def _build(shape: _Shape, sections: _Sections, others: list[_Sections], turns: C
         if found is None:
             continue
         befores.append(_generalize(each.one[:found[0][0]], ALPHA))
-        afters.append(each.one[found[-1][1]:])
+        afters.append(_generalize(each.one[found[-1][1]:], ALPHA))
         pair = shape.spans(each.two, (ALPHA, BETA)) if each.two else None
         if pair is not None:
             (s1, e1), (s2, e2) = pair
             befores.append(_generalize(each.two[:s1], ALPHA))
-            middles.append(_generalize(each.two[e1:s2], BETA))
-            afters.append(each.two[e2:])
+            middles.append(_generalize(each.two[e1:s2], BETA).replace(ALPHA, NAME))
+            afters.append(_generalize(each.two[e2:], BETA))
         if each.typed is not None:
             typed = shape.spans(each.typed, (BETA,))
             if typed:
                 befores.append(_generalize(each.typed[:typed[0][0]], BETA))
-                afters.append(each.typed[typed[-1][1]:])
+                afters.append(_generalize(each.typed[typed[-1][1]:], BETA))
         if each.after_lead is not None:
             lead = shape.spans(each.after_lead, (ALPHA,))
             if lead:
@@ -552,33 +571,44 @@ def _build(shape: _Shape, sections: _Sections, others: list[_Sections], turns: C
         return f"the function's name is neither in the payload nor in the text before it ({_show(call_open)})"
     spec: dict[str, Any] = {}
     opening = call_open.strip()
+    between = separator.strip()  # what separates two calls, when it is more than blanks
+    ends = [marker for marker in turns.end_markers if marker]
+    # After a call: the next call, a section's end, the turn's end or the text's end.
+    following = [escape(text) for text in (*section_closes, *ends) if text] + ["$"]
     if not opening:
         if shape.content != "json" or shape.name_outside:
             return "nothing marks where a call starts"
-        pattern = _json_prefix_pattern(one[spans1[0][0]:spans1[0][1]])
-        if pattern is None:
-            return "nothing marks where a call starts, and its JSON does not write the name before the arguments"
-        patterns, shape = pattern
-        spec["open_pattern"], json_close = patterns.split("\x1f")
+        # Nothing but the JSON marks a call: inside a JSON object, a closing brace is followed by a
+        # comma or another brace, never by the next object or what ends the calls.
+        found = _json_prefix_pattern(one[spans1[0][0]:spans1[0][1]])
+        if found is not None:
+            patterns, shape = found
+            spec["open_pattern"], braces = patterns.split("\x1f")
+        else:
+            first_key = regex.match(r'\{\s*"([^"\\]+)"', one[spans1[0][0]:spans1[0][1]])
+            if first_key is None:
+                return "nothing marks where a call starts, and its JSON has no first key to know it by"
+            spec["open_pattern"] = rf'(?=\{{\s*"{escape(first_key.group(1))}")'
+            braces = r"(?<=\})"
+        consumed = rf"(?:\s*{escape(between)}(?=\s*\{{))?" if between else ""
+        spec["close_pattern"] = braces + consumed + r"(?=\s*(?:\{|" + "|".join(following) + "))"
     elif any(mark in opening for mark in (NAME, NUMBER, CALL_ID)) or regex.search(r"\s", opening) or shape.payload_start:
         # A JSON payload must follow: text that only mentions the marker stays text.
         spec["open_pattern"] = _loose(opening) + (rf"(?=\s*{escape(shape.payload_start)})" if shape.payload_start else "")
     else:
         spec["open"] = opening
     closing = call_close.strip()
-    ends = [marker for marker in turns.end_markers if marker]
-    if closing:
+    if "close_pattern" in spec:
+        pass
+    elif closing:
+        # A separator that is more than blanks goes with the call before it (when another call follows).
+        consumed = rf"(?:\s*{escape(between)}(?=\s*{escape(_literal_head(opening))}))?" if between and _literal_head(opening) else ""
         if shape.json_like:
-            spec["close_pattern"] = r"(?<=[}\]])\s*" + _loose(closing)
-        elif regex.search(r"\s", closing):
-            spec["close_pattern"] = _loose(closing)
+            spec["close_pattern"] = r"(?<=[}\]])\s*" + _loose(closing, name_group=False) + consumed
+        elif regex.search(r"\s", closing) or _has_stand_in(closing) or consumed:
+            spec["close_pattern"] = _loose(closing, name_group=False) + consumed
         else:
             spec["close"] = closing
-    elif "open_pattern" in spec and not opening:
-        # The object's closing braces, where the next call, a section's end, the turn's end or
-        # the text's end follows (inside the JSON, a brace is followed by a comma or a brace).
-        after = [escape(text) for text in (*section_closes, *ends) if text]
-        spec["close_pattern"] = json_close + r"(?=\s*(?:\{|" + "|".join(after + ["$"]) + "))"
     else:
         head = _literal_head(opening)
         if not head:
@@ -589,7 +619,7 @@ def _build(shape: _Shape, sections: _Sections, others: list[_Sections], turns: C
     if shape.content_args:
         spec["content_args"] = shape.content_args
     spec["transform"] = shape.transform
-    content_closes = [piece for text in (section_open, *section_closes, separator.strip()) if text and not _has_stand_in(text)
+    content_closes = [piece for text in (section_open, *section_closes) if text and not _has_stand_in(text)
                       for piece in _markup_pieces(text)]
     starts = [escape(section_open)] if section_open else []
     head = _literal_head(opening)
