@@ -19,6 +19,7 @@ import copy
 import json
 import socket
 import threading
+import unicodedata
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -57,9 +58,12 @@ def _render_function():
 
 
 def token_boundary(text: str, at: int) -> bool:
-    """Whether offset `at` of `text` falls between two markup tokens: after ``>``, ``]`` or a
-    blank, or before ``<``, ``[`` or a blank (``0 < at < len(text)``)."""
-    return text[at - 1] in ">]\n \t" or text[at] in "<[\n \t"
+    """Whether offset `at` of `text` falls between two markup tokens: after ``>``, ``]``, a closing
+    bracket or quote of any script (``»``, ``⟫``) or a blank, or before ``<``, ``[``, an opening
+    one (``«``, ``⟪``) or a blank (``0 < at < len(text)``)."""
+    before, after = text[at - 1], text[at]
+    return (before in ">]\n \t" or after in "<[\n \t"
+            or unicodedata.category(before) in ("Pe", "Pf") or unicodedata.category(after) in ("Ps", "Pi"))
 
 
 def common_suffix_length(a: str, b: str) -> int:

@@ -52,7 +52,11 @@ PROBE_SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for to
 REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
 # The markup tokens chat templates write: <...> (also <|...|>, <<...>> and full-width forms) and
 # [...] around a name (not a JSON list).
-MARKUP_TOKEN = regex.compile(r"<<?[^<>\s][^<>\n]{0,80}>>?|\[\[?[A-Za-z_/][^\[\]\n\"]{0,80}\]\]?")
+MARKUP_TOKEN = regex.compile(
+    r"<<?[^<>\s][^<>\n]{0,80}>>?|\[\[?[A-Za-z_/][^\[\]\n\"]{0,80}\]\]?"
+    # brackets and quotes of other scripts (not ASCII's): a marker between a pair, or one alone
+    r"|(?![(){}\[\]])[\p{Ps}\p{Pi}][^\s\p{Ps}\p{Pi}\p{Pe}\p{Pf}]{0,40}[\p{Pe}\p{Pf}]|(?![(){}\[\]])[\p{Ps}\p{Pi}\p{Pe}\p{Pf}]"
+)
 # Renders longer than this are refused: a chat template that writes megabytes is not probed further.
 MAX_RENDER_CHARS = 2_000_000
 
