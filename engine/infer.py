@@ -531,8 +531,9 @@ class _Learner:
         if not end_written:
             between = probe.following(assistant(content=ANSWER), {"role": "user", "content": SECOND_QUESTION})
             token = MARKUP_TOKEN.search(between) if between is not None else None
-            if token:
-                found.append((token.group(), "the next user turn's header", True))
+            line = between.strip().splitlines()[0].strip() if between is not None and between.strip() else ""
+            if token or line:
+                found.append((token.group() if token else line, "the next user turn's header", True))
         between = probe.following(FINAL_MESSAGES["call"], {"role": "tool", "tool_call_id": "call00001", "name": "zq_fn_alpha",
                                                            "content": TOOL_RESULT})
         if between is not None and self.calls is not None:

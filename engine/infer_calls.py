@@ -37,8 +37,9 @@ from .infer_renders import (
     shared_end, shared_start,
 )
 
-# Stand-ins while comparing the text around calls: the function's name, a call id, a number.
-NAME, CALL_ID, NUMBER = "\x00", "\x02", "\x01"
+# Stand-ins while comparing the text around calls: the function's name, a call id, a number, an
+# argument's key.
+NAME, CALL_ID, NUMBER, KEY = "\x00", "\x02", "\x01", "\x04"
 NAME_GROUP = r"(?P<name>[\w.\-]+)"
 CALL_IDS = ("call00001", "call00002")
 # The value parser of tagged arguments: JSON where the value is JSON, else the text.
@@ -392,13 +393,14 @@ def _tagged_shape(sections: _Sections) -> _Shape | None:
     value_n = text.find("73519", key_n)
     if min(key_a, value_a, key_n, value_n) < 0:
         return None
-    between = text[value_a + len("zq val 1"):key_n]
-    after = text[value_n + len("73519"):]
-    value_close = between[:_back_to_boundary(between, _common_length(between, after))]
+    # The keys as a stand-in: a tag that repeats its key (<KEY>VALUE</KEY>) closes by a back-reference.
+    between = text[value_a + len("zq val 1"):key_n].replace("zq_key_a", KEY)
+    after = text[value_n + len("73519"):].replace("zq_num", KEY)
+    value_close = shared_start([between, after])
     key_open = between[len(value_close):]
     middle = text[key_a + len("zq_key_a"):value_a]
     if (not key_open.strip() or not value_close.strip() or text[key_n + len("zq_num"):value_n] != middle
-            or not text[:key_a].endswith(key_open)):
+            or not text[:key_a].endswith(key_open) or KEY in key_open or KEY in middle):
         return None
     key_pattern = _key_group(middle)
     tag_pattern = _loose(key_open.strip()) + key_pattern + _loose(middle) + r"(?P<value>.*?)" + _loose(value_close.rstrip())
@@ -427,7 +429,7 @@ def _tagged_shape(sections: _Sections) -> _Shape | None:
     if spans(text, (ALPHA,)) is None:
         return None
     transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
-    return _Shape(f"tagged arguments, {_plain(key_open.strip())}KEY{_plain(middle)}VALUE{_plain(value_close.strip())}",
+    return _Shape(f"tagged arguments, {_plain(key_open.strip())}KEY{_plain(middle)}VALUE{_shown(_plain(value_close.strip()))}",
                   "xml-inline", content_args, transform, False, spans, json_like=False, name_outside=True)
 
 
@@ -503,10 +505,12 @@ def _loose(text: str, name_group: bool = True) -> str:
     """A regex for `text`: whitespace runs match any whitespace, the stand-ins their groups (the
     name as the `name` group, or without one where the name is matched a second time)."""
     pieces = []
-    for piece in regex.split(r"(\s+|[\x00\x01\x02])", text):
+    for piece in regex.split(r"(\s+|[\x00\x01\x02\x04])", text):
         if not piece:
             continue
-        if piece == NAME:
+        if piece == KEY:
+            pieces.append("(?P=key)")
+        elif piece == NAME:
             pieces.append(NAME_GROUP if name_group else r"[\w.\-]+")
         elif piece == NUMBER:
             pieces.append(r"\d+")
@@ -775,7 +779,7 @@ def _plain(text: str) -> str:
 
 
 def _shown(text: str) -> str:
-    return text.replace(NAME, "NAME").replace(NUMBER, "N").replace(CALL_ID, "ID")
+    return text.replace(NAME, "NAME").replace(NUMBER, "N").replace(CALL_ID, "ID").replace(KEY, "KEY")
 
 
 def _show(text: str, limit: int = 80) -> str:

@@ -122,11 +122,13 @@ class Render:
 
 
 def shared_start(texts: list[str]) -> str:
-    """The longest start every text shares, cut back to a token boundary of the first (all of the
-    first when it is the shared start)."""
+    """The longest start every text shares, cut back to where each text has a token boundary (or ends)."""
     first = texts[0]
     size = min(_common_length(first, other) for other in texts)
-    return first if size >= len(first) else first[:_back_to_boundary(first, size)]
+    # A boundary in every text: a shared "<" that starts different tags is not shared.
+    while size and not all(size == len(text) or token_boundary(text, size) for text in texts):
+        size -= 1
+    return first[:size]
 
 
 def shared_end(texts: list[str], stand_ins: str = "") -> str:

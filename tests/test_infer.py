@@ -174,7 +174,10 @@ def test_a_chat_template_that_refuses_tools_gives_a_template_without_them():
         "{%- for m in messages %}#{{ m.role }}: {{ m.content }}\n{% endfor -%}{%- if add_generation_prompt %}#assistant: {% endif -%}"
     )
     result = infer_template(refusing)
-    assert result.template == {"defaults": {"role": "assistant"}, "start_anchor": "#assistant:", "fields": {"content": {}}}
+    assert result.template == {"defaults": {"role": "assistant"}, "start_anchor": "#assistant:",
+                               "fields": {"content": {"close": "#user:"}}}
+    assert result.fallbacks == ["content close '#user:': no end-of-turn marker is written, so the next user turn's header "
+                                "ends the answer"]
     assert result.passed
     assert "user + generation prompt: TemplateError: tools are not supported" in result.refusals
 
