@@ -203,6 +203,20 @@ def _difference_excerpt(render, span: tuple[int, int], width: int = 48) -> Text:
     return shown
 
 
+def _finding_line(finding, template: dict) -> Text:
+    """``KEY = VALUE``, or ``KEY includes VALUE`` where the template's value there is a list of several."""
+    value = template
+    for part in finding.key.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    if finding.key == "start_anchor" and "start_anchor_pattern" in template:
+        value, key = None, "start_anchor_pattern"
+        relation = " matches "
+    else:
+        key = finding.key
+        relation = " includes " if isinstance(value, list) and value != finding.value else " = "
+    return Text.assemble((key, "bold"), relation, json.dumps(finding.value, ensure_ascii=False))
+
+
 def command_infer(args, console: Console) -> int:
     from .infer import infer_template_isolated
     from .infer_renders import difference
@@ -220,7 +234,7 @@ def command_infer(args, console: Console) -> int:
     switch = f" (thinking switch: {result.thinking_switch})" if result.thinking_switch else ""
     console.print(Text(f"inferred from {source}{switch}: wrote {output}", "bold"))
     for finding in result.findings:
-        console.print(Text.assemble((f"{finding.key}", "bold"), " = ", json.dumps(finding.value, ensure_ascii=False)))
+        console.print(_finding_line(finding, result.template))
         console.print(Text(f"    {finding.how}", "dim"))
         if len(finding.renders) == 2:
             for render, span in zip(finding.renders, difference(finding.renders[0].text, finding.renders[1].text)):

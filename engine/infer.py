@@ -289,8 +289,9 @@ class _Learner:
 
     def _generation_prompt(self, probe: Probe, situation: str) -> str:
         prompt = probe.generation_prompt(situation) or ""
-        if not prompt.strip() and probe.renderer.trailer:
-            return probe.renderer.trailer  # written after every conversation: the new turn's start
+        trailer = probe.renderer.trailer
+        if not prompt.strip() and trailer and "zq " not in trailer:
+            return trailer  # written after every conversation: the new turn's start (not a message's text)
         return prompt
 
     def _history_lead(self, probe: Probe) -> str | None:
@@ -670,8 +671,8 @@ def _split_block(text: str) -> tuple[str, str] | None:
     """(opener, closer) when `text` is an empty block: an opener (a markup token, maybe with text
     after it) and a markup token that closes it (see `_closes`)."""
     tokens = list(MARKUP_TOKEN.finditer(text))
-    if len(tokens) < 2 or tokens[-1].end() != len(text) or tokens[0].start() != 0:
-        return None
+    if len(tokens) < 2 or tokens[-1].end() != len(text) or tokens[0].start() != 0 or "zq " in text:
+        return None  # (a needle inside is a message's text, not a pre-written block)
     opener = text[: tokens[-1].start()].strip()
     starts = [token.group() for token in tokens[:-1]]
     if not any(_closes(start, tokens[-1].group()) for start in starts):
@@ -779,7 +780,7 @@ def infer_template_isolated(
     try:
         if not receiver.poll(seconds + 1):
             raise InferenceError(f"inference did not finish within {seconds:g} s: the chat template renders too slowly "
-                                 "(a loop, or a very long output)")
+                                 "(a loop, or a very long output), or the time budget is too small for it")
         kind, value = receiver.recv()
     except EOFError:
         child.join(5)

@@ -137,7 +137,11 @@ def learn_call_syntax(modes: list[CallTurns]) -> CallSyntax | str:
         shapes = [shape for shape in (_json_list_shape, _json_call_shape, _json_arguments_shape, _python_list_shape,
                                       _bare_key_json_shape, _tagged_shape, _kv_lines_shape) for shape in [shape(sections)] if shape]
         if not shapes:
-            problems.append(f"no call syntax the template language can read explains {_show(sections.one)}")
+            if regex.search(r"'zq_(?:fn|key)_\w+'", sections.one):
+                problems.append(f"the calls are Python literals (single-quoted strings, True/False/None: "
+                                f"{_show(sections.one)}), and no content parser reads a Python dict")
+            else:
+                problems.append(f"no call syntax the template language can read explains {_show(sections.one)}")
             continue
         others = [other for _, other in all_sections if other is not sections]
         for shape in shapes:
@@ -748,8 +752,8 @@ def _verified(syntax: CallSyntax, sections: _Sections, turns: CallTurns, call_op
     one, two = sections.renders["call"], sections.renders.get("two-calls")
     answer = sections.renders["answer"]
     evidence = syntax.findings
-    evidence.append(Finding("fields.tool_calls.content", syntax.description,
-                            f"the calls' payload: {syntax.description}, read back as every call's name and arguments",
+    evidence.append(Finding("fields.tool_calls.content", syntax.field["content"],
+                            f"the calls' payload is {syntax.description}: read back as every call's name and arguments",
                             (answer, one)))
     key = "open_pattern" if "open_pattern" in syntax.field else "open"
     if key in syntax.field:
