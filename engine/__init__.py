@@ -14,7 +14,7 @@ from .template_files import TemplateFile, list_templates
 from .lint import Diagnostic, lint, lint_prompts
 from .chat_template import load_chat_template
 from .conformance import ConformanceReport, SituationResult, check_conformance
-from .infer import InferenceError, InferredTemplate, infer_template
+from .infer import InferenceError, InferredTemplate, choose_template, infer_template
 from .openai_view import OpenAIView, openai_deltas, openai_view
 from .stream_checks import StreamCheckReport, check_stream
 from .trace import Trace, TraceSpan, trace
@@ -43,6 +43,7 @@ __all__ = [
     "InferenceError",
     "InferredTemplate",
     "infer_template",
+    "choose_template",
     "load_chat_template",
     "lint_prompts",
     "OpenAIView",

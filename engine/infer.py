@@ -817,3 +817,76 @@ def _isolated_main(sender, job: dict, memory_bytes: int) -> None:
     except Exception as error:  # a result that cannot be sent (pickling) is an answer too
         sender.send(("error", InferenceError(f"inference finished but its result could not be sent back: {error}")))
     sender.close()
+
+
+# -- choosing a template for a chat template -----------------------------------------------
+
+
+def choose_template(
+    chat_template: str,
+    *,
+    bos_token: str = "",
+    eos_token: str = "",
+    model_name: str = "",
+    model_type: str = "",
+    regex_timeout: float | None = 1.0,
+    time_budget: float | None = DEFAULT_TIME_BUDGET,
+) -> tuple[dict, str]:
+    """The response template to parse a model's output with, given its chat template, and why.
+
+    A shipped template (`templates/`) that passes the conformance check against the chat
+    template, tried in this order: those whose `models` list `model_name`, the one the family
+    rules propose (`engine.families`: markers of the chat template's source, `model_type`),
+    then every other whose start anchor occurs in a prompt the chat template renders. The rules
+    only propose: a template is chosen only when the check passes. When none passes, the
+    template inferred from the chat template (`infer_template`); when that fails its check too,
+    whichever candidate failed the fewest rows, and the reason says so.
+
+    Returns:
+        (response template dict, reason: one sentence for the user, such as "templates/qwen3.json
+        conforms to the chat template (the family rules propose it: ...)" or "inferred from the
+        chat template: no shipped template conforms (3 checked)").
+
+    Raises:
+        InferenceError: nothing conforms and nothing can be inferred.
+        ImportError: transformers (or jinja2) is not installed.
+    """
+    from .conformance import rendered_prompts
+    from .families import family_template
+    from .template_files import list_templates
+
+    files = {template_file.name: template_file for template_file in list_templates()}
+    order: dict[str, str] = {}
+    for template_file in files.values():
+        if model_name and model_name in template_file.models:
+            order.setdefault(template_file.name, f"its models list {model_name}")
+    family = family_template(chat_template, model_type, files)
+    if family is not None:
+        order.setdefault(family[0], f"the family rules propose it: {family[1]}")
+    prompts = rendered_prompts(chat_template, bos_token=bos_token, eos_token=eos_token)
+    for name, template_file in files.items():
+        if name not in order and _anchor_in(template_file.response_template, prompts):
+            order[name] = "its start anchor is in the chat template's prompts"
+    tried: list[tuple[int, dict, str]] = []
+    for name, why in order.items():
+        report = check_conformance(files[name].response_template, chat_template, bos_token=bos_token,
+                                   eos_token=eos_token, regex_timeout=regex_timeout)
+        if report.passed:
+            return files[name].response_template, f"templates/{files[name].path.name} conforms to the chat template ({why})"
+        tried.append((len(report.failed), files[name].response_template, f"templates/{files[name].path.name}"))
+    inferred = infer_template(chat_template, bos_token=bos_token, eos_token=eos_token, regex_timeout=regex_timeout,
+                              time_budget=time_budget)
+    checked = f"{len(tried)} checked" if tried else "none proposed"
+    if inferred.passed:
+        return inferred.template, f"inferred from the chat template: no shipped template conforms ({checked})"
+    best = min(tried, key=lambda item: item[0], default=None)
+    if best is not None and best[0] < len(inferred.report.failed):
+        return best[1], f"{best[2]} fails {best[0]} rows of the check, the fewest; neither it nor the inferred template conforms"
+    return inferred.template, (f"inferred from the chat template, which fails {len(inferred.report.failed)} rows of the check: "
+                               f"no shipped template conforms ({checked})")
+
+
+def _anchor_in(template: dict, prompts: list[str]) -> bool:
+    """Whether the template's start anchor matches somewhere in one of `prompts`."""
+    anchor = load_template(template).start_anchor
+    return any(anchor.pattern.search(prompt) for prompt in prompts)

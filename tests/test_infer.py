@@ -17,10 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from engine import load_template, parse_response
+from engine import check_conformance, choose_template, load_template, parse_response
+from engine.families import family_template
 from engine.inputs import prefix_cut
 from engine.infer import InferenceError, infer_template, infer_template_isolated
 from engine.samples import REPO_ROOT, load_samples
+from engine.template_files import load_template_file
 from tests.test_conformance import CHAT_TEMPLATES, MANIFEST, TEMPLATE_FOR, needs_shared
 from tests.test_templates import FILE_VALIDATOR, TEMPLATE_VALIDATOR
 
@@ -301,3 +303,33 @@ def test_the_command_exits_2_when_nothing_can_be_inferred(tmp_path):
     assert done.stdout.strip() == ("error: the chat template does not render a first user turn with a generation prompt: "
                                    "user + generation prompt: TemplateError: no chat here")
     assert not (tmp_path / "broken.json").exists()
+
+
+# -- choosing a template --------------------------------------------------------------------------------
+
+
+def test_a_chat_template_no_shipped_template_conforms_with_gets_the_inferred_one():
+    template, reason = choose_template((SYNTHETIC / "kv-lines.jinja").read_text(encoding="utf-8"))
+    assert template == {"defaults": {"role": "assistant"}, **EXPECTED["kv-lines"]}
+    assert reason == "inferred from the chat template: no shipped template conforms (none proposed)"
+
+
+def test_a_family_rule_that_proposes_a_wrong_template_is_overruled_by_the_check():
+    # The source mentions Qwen3's markers (in a comment), so the family rules propose qwen3: it fails the
+    # check against this chat template, and the inferred template, which passes, is chosen instead.
+    chat_template = "{#- not <|im_start|> with <think> -#}\n" + (SYNTHETIC / "reasoning-in-turn.jinja").read_text(encoding="utf-8")
+    assert family_template(chat_template)[0] == "qwen3"
+    assert not check_conformance(load_template_file("qwen3").response_template, chat_template).passed
+    template, reason = choose_template(chat_template)
+    assert template == {"defaults": {"role": "assistant"}, **EXPECTED["reasoning-in-turn"]}
+    assert reason == "inferred from the chat template: no shipped template conforms (1 checked)"
+
+
+@needs_shared
+@pytest.mark.parametrize("entry", MANIFEST, ids=[entry["file"] for entry in MANIFEST])
+def test_each_real_chat_template_gets_a_shipped_template_that_conforms(entry):
+    chat_template = (CHAT_TEMPLATES / entry["file"]).read_text(encoding="utf-8")
+    template, reason = choose_template(chat_template, bos_token=entry["bos_token"], eos_token=entry["eos_token"])
+    name = TEMPLATE_FOR.get(entry["file"], entry["family"])
+    assert template == load_template_file(name).response_template
+    assert reason.startswith(f"templates/{name}.json conforms to the chat template (the family rules propose it: ")
