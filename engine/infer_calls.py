@@ -738,9 +738,11 @@ def _verified(syntax: CallSyntax, sections: _Sections, turns: CallTurns, call_op
         cases.append((sections.two, [(ALPHA, ALPHA_ARGUMENTS), (BETA, BETA_ARGUMENTS)], "two-calls"))
     if sections.typed:
         cases.append((sections.typed, [(BETA, BETA_ARGUMENTS)], "typed-call"))
+    read = 0
     for text, expected, name in cases:
         if _argument_defects(FINAL_MESSAGES[name], text):
             continue  # the chat template writes this call in a form no parser reads back (say, unquoted strings)
+        read += 1
         try:
             parser = ResponseParser(template, prefix="", tools=PROBE_TOOLS)
             message, _ = parser.finalize(text)
@@ -749,6 +751,8 @@ def _verified(syntax: CallSyntax, sections: _Sections, turns: CallTurns, call_op
         got = [(c.get("function", {}).get("name"), c.get("function", {}).get("arguments")) for c in message.get("tool_calls", [])]
         if got != expected:
             return f"it reads {got} from the render of {sections.renders[name].label}, not {expected}"
+    if not read:
+        return "the chat template writes every call in a form no parser reads back (strings without quotes)"
     one, two = sections.renders["call"], sections.renders.get("two-calls")
     answer = sections.renders["answer"]
     evidence = syntax.findings
@@ -758,7 +762,7 @@ def _verified(syntax: CallSyntax, sections: _Sections, turns: CallTurns, call_op
     key = "open_pattern" if "open_pattern" in syntax.field else "open"
     if key in syntax.field:
         evidence.append(Finding(f"fields.tool_calls.{key}", syntax.field[key],
-                                f"the text before each call's payload ({_show(_shown(call_open))}), the same before the "
+                                f"the text before each call's payload ({_show(call_open)}), the same before the "
                                 "first call and the second" + (" with the function's name as a group" if NAME in call_open else ""),
                                 (one, two) if two else (answer, one)))
     key = "close_pattern" if "close_pattern" in syntax.field else "close"

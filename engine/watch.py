@@ -21,8 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import regex
-
 from .delimiters import Delimiter, DelimiterMatch
 from .pattern_shapes import Lead, MatchStart
 
