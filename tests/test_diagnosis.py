@@ -70,7 +70,7 @@ def test_an_anchor_not_in_the_prefix_comes_first_with_what_the_prefix_has():
     [
         ("hermes-2-pro", "tool_calls", "close_pattern", "</tool_call>", "</toolcall>", "fields.tool_calls.close_pattern", "edit"),
         ("glm-4.5", "tool_calls", "close", "</tool_call>", "</TOOL_CALL>", "fields.tool_calls.close", "case"),
-        ("kimi-k2", "tool_calls", "close_pattern", "<\\|tool_call_end\\|>", "<\\|tool_call_end \\|>", "fields.tool_calls.close_pattern", "whitespace"),
+        ("granite-4", "tool_calls", "close_pattern", "</tool_call>", "</tool_ call>", "fields.tool_calls.close_pattern", "whitespace"),
         ("hermes-2-pro", "tool_calls", "open", "<tool_call>", "<toolcall>", "fields.tool_calls.open", "edit"),
         ("mistral", "tool_calls", "open", "[TOOL_CALLS]", "[tool_calls]", "fields.tool_calls.open", "case"),
         ("gpt-oss", "tool_calls", "open_pattern", "<\\|message\\|>", "<\\|mes sage\\|>", "fields.tool_calls.open_pattern", "whitespace"),
