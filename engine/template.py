@@ -248,7 +248,8 @@ def _value_parser(spec: dict, path: str) -> dict:
         raise TemplateError(f"{path}.{unknown[0]}", "unknown key (allowed: name, args)")
     name = spec.get("name", "text")
     if not isinstance(name, str) or name not in CONTENT_PARSERS:
-        raise TemplateError(f"{path}.name", f"unknown content parser {_show(name, 60)} (allowed: {', '.join(CONTENT_PARSERS)})")
+        shown = repr(name) if isinstance(name, str) else _show(name, 60)
+        raise TemplateError(f"{path}.name", f"unknown content parser {shown} (allowed: {', '.join(CONTENT_PARSERS)})")
     return {"name": name, "args": _content_args(name, spec.get("args", {}), f"{path}.args")}
 
 
