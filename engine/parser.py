@@ -138,6 +138,7 @@ class ResponseParser:
         initial_events: events produced by the prefix.
         prefix_cut: offset in the prefix where the stream starts (after the last anchor match;
             0 when the anchor is absent or the prefix is empty).
+        deadline: the `deadline` given (a server may move it between feeds, one per request).
         spans: list of `Span` when `record_spans`, else None.
 
     Raises:
@@ -164,7 +165,7 @@ class ResponseParser:
         self.errors: list[ResponseParseError] = []
         prefix = prefix_text(prefix)
         self._timeout = regex_timeout
-        self._deadline = deadline
+        self.deadline = deadline
         self._positions = positions
         self.spans: list[Span] | None = [] if record_spans else None
         self._quick_path = quick_path and not positions and not record_spans
@@ -352,9 +353,9 @@ class ResponseParser:
     def _regex_budget(self, offset: int) -> float | None:
         """Seconds the next regex call may take: `regex_timeout`, or less when the deadline is
         nearer. Raises ParseDeadlineError (at stream `offset`) once the deadline has passed."""
-        if self._deadline is None:
+        if self.deadline is None:
             return self._timeout
-        left = self._deadline - time.perf_counter()
+        left = self.deadline - time.perf_counter()
         if left <= 0:
             self._past_deadline(None, offset)
         return left if self._timeout is None or left < self._timeout else self._timeout
@@ -362,7 +363,7 @@ class ResponseParser:
     def _past_deadline(self, error: PatternTimeoutError | None, offset: int) -> None:
         """Raise ParseDeadlineError when the deadline has passed (a regex call that ran out of the
         time left is the deadline's doing, not the pattern's budget); return otherwise."""
-        if self._deadline is None or time.perf_counter() < self._deadline or isinstance(error, ParseDeadlineError):
+        if self.deadline is None or time.perf_counter() < self.deadline or isinstance(error, ParseDeadlineError):
             return
         raise ParseDeadlineError(
             f"the parse ran past its deadline at stream offset {offset}: the template's patterns are too slow "
@@ -470,7 +471,7 @@ class ResponseParser:
             end = at if match is None else base + match.end
             event: dict[str, Any] = {"type": "region_close", "field": field.name}
             try:
-                if self._deadline is not None:
+                if self.deadline is not None:
                     self._message.timeout = self._regex_budget(at)
                 value = self._message.store(field, body, self._captures, self._body_start)
             except ResponseParseError as error:

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from dataclasses import field as dataclass_field
 from typing import Any
 
-from .errors import ResponseParseError
+from .errors import ParseDeadlineError, ResponseParseError
 from .inputs import prefix_text
 from .parser import ResponseParser
 from .template import ResponseTemplate, load_template
@@ -131,8 +131,8 @@ def run_chunks(
 ) -> StreamRun:
     """Feed `chunks` to a fresh parser and record the message and per-region text.
 
-    `deadline` (a `time.perf_counter()` value) stops feeding once passed: the run is
-    then `stopped`, with no message.
+    `deadline` (a `time.perf_counter()` value) stops feeding once passed, and the parser itself
+    at it (`ResponseParser`'s deadline): the run is then `stopped`, with no message.
 
     Returns:
         A `StreamRun`; a `ResponseParseError` is recorded in `error`, not raised.
@@ -144,7 +144,7 @@ def run_chunks(
     error = None
     parser = None
     try:
-        parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout, on_error=on_error)
+        parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout, deadline=deadline, on_error=on_error)
         events += parser.initial_events
         at = 0
         for chunk in chunks:
@@ -155,6 +155,8 @@ def run_chunks(
             splits.append(at)
         message, final_events = parser.finalize()
         events += final_events
+    except ParseDeadlineError:
+        return StreamRun(chunking, splits, None, [], None, stopped=True)
     except ResponseParseError as caught:
         error = str(caught)
     for event in events:
@@ -272,16 +274,16 @@ def check_stream(
     loaded = load_template(template)
     prefix = prefix_text(prefix)
     options = {"tools": tools, "regex_timeout": regex_timeout, "on_error": on_error}
-    baseline = run_chunks(loaded, prefix, [generation], chunking="one-shot", **options)
+    deadline = None if max_seconds is None else started + max_seconds
+    baseline = run_chunks(loaded, prefix, [generation], chunking="one-shot", deadline=deadline, **options)
     seeds = list(seeds)
     n = max(1, len(generation))
     max_splits = MAX_EVERY_SPLIT
     if max_chars is not None:  # one-shot, one-char and the seeds first; splits share what is left
         max_splits = min(max_splits, max(0, max_chars // n - 2 - len(seeds)))
     chunkings, stride, notes = _chunkings(generation, seeds, every_split, max_splits)
-    deadline = None if max_seconds is None else started + max_seconds
-    runs, mismatch, complete = 1, None, True
-    for name, chunks in chunkings:
+    runs, mismatch, complete = 1, None, not baseline.stopped
+    for name, chunks in chunkings if complete else ():
         run = run_chunks(loaded, prefix, chunks, chunking=name, deadline=deadline, **options)
         if run.stopped:
             complete = False
@@ -399,7 +401,11 @@ def _truncation(
         if max_chars is not None and parsed + cut > max_chars:
             return sorted(leaks, key=lambda leak: leak.cut), True, len(order) - done
         parsed += cut
-        run = run_chunks(loaded, prefix, [generation[:cut]], tools=tools, regex_timeout=regex_timeout, on_error=on_error)
+        run = run_chunks(
+            loaded, prefix, [generation[:cut]], tools=tools, regex_timeout=regex_timeout, deadline=deadline, on_error=on_error
+        )
+        if run.stopped:
+            return sorted(leaks, key=lambda leak: leak.cut), False, 0
         if run.message is None:
             continue
         for name, value in _text_values(run.message, loaded):
