@@ -207,18 +207,22 @@ def _trace_errors(result, to_stream, budget: str) -> list[ErrorMark]:
     return marks
 
 
-def traced_view(template: dict, prefix: str, generation: str, tools: list | None, *, budget: str = "parse_seconds") -> ParseView:
+def traced_view(
+    template: dict, prefix: str, generation: str, tools: list | None, *, budget: str = "parse_seconds", until: float | None = None,
+) -> ParseView:
     """Parse a whole generation with `engine.trace` and turn it into a ParseView.
 
     `budget` is the ``*_seconds`` limit the parse must end within (PLAYGROUND_LIMITS); past it
-    the parse stops with an error naming it, and the rest is "unparsed".
+    the parse stops with an error naming it, and the rest is "unparsed". `until` (a
+    `time.perf_counter()` value) ends it earlier when the request's own budget ends first.
 
     Raises TemplateError for a template that does not load; parse errors land in the view.
     """
     started = time.perf_counter()
+    deadline = started + getattr(limits.current(), budget)
     result = trace(
         generation, template, prefix=prefix, tools=tools, regex_timeout=limits.current().regex_seconds,
-        deadline=started + getattr(limits.current(), budget), positions=True, on_error=ON_ERROR,
+        deadline=deadline if until is None else min(deadline, until), positions=True, on_error=ON_ERROR,
     )
     seconds = time.perf_counter() - started
     tail = result.prefix_tail

@@ -11,13 +11,18 @@ parsed as if the stream had ended there.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 
 from engine import load_template
 
+from . import limits
 from .chunking import make_chunks, token_pieces
-from .limits import check_text_sizes, read_template, read_tools
+from .limits import InputError, check_text_sizes, read_template, read_tools
 from .parse_view import LiveParse
+
+# Feeding looks at the request's time budget every this many chunks.
+DEADLINE_EVERY = 1024
 
 
 @dataclass
@@ -69,20 +74,26 @@ def prepare_replay(template_text, prefix, generation, tools_text, how, size, see
     return Replay(key, chunks, 0, note, None, template, prefix or "", tools)
 
 
-def seek(replay: Replay, position: int) -> LiveParse:
+def seek(replay: Replay, position: int, *, deadline: float | None = None) -> LiveParse:
     """Move the replay to `position` chunks (clamped) and return the parse there.
 
     Forward moves feed the kept parse; backward moves (or a finalized parse) rebuild it.
-    The parse is finalized when every chunk has been fed.
+    The parse is finalized when every chunk has been fed. `deadline` (a `time.perf_counter()`
+    value) is the request's: the parser stops at it, and so does feeding (InputError).
     """
     position = max(0, min(position, len(replay.chunks)))
     live = replay.live
     if live is None or live.finished or position < replay.position:
-        live = LiveParse(replay.template, replay.prefix, replay.tools)
+        live = LiveParse(replay.template, replay.prefix, replay.tools, deadline=deadline)
         fed = 0
     else:
         fed = replay.position
-    for chunk in replay.chunks[fed:position]:
+        live.set_deadline(deadline)
+    for number, chunk in enumerate(replay.chunks[fed:position], fed):
+        if deadline is not None and not number % DEADLINE_EVERY and time.perf_counter() > deadline:
+            replay.live, replay.position = live, number
+            raise InputError(limits.over_budget("replay_seconds", f"Replaying to chunk {position:,}") +
+                             f" It reached chunk {number:,}; Step or Play go on from there.")
         live.feed(chunk)
     replay.live, replay.position = live, position
     if replay.at_end:
