@@ -95,7 +95,7 @@ class Limits:
     max_new_tokens: int = 2_048
     prompt_tokens: int = 4_096
     regex_seconds: float = 0.5
-    parse_seconds: float = 5.0
+    parse_seconds: float = 10.0
     replay_seconds: float = 60.0
     stream_check_seconds: float = 10.0
     reference_seconds: float = 10.0

@@ -17,6 +17,7 @@ start-anchor cut; the generation follows the prefix tail.
 from __future__ import annotations
 
 import itertools
+import sys
 import time
 from array import array
 from collections.abc import Sequence
@@ -34,6 +35,8 @@ from .event_store import FINALIZE, PREFIX, WHOLE_FEED, EventStore, LoggedEvent
 ON_ERROR = "keep"
 # A stream's fed pieces are joined into one string once there are this many.
 PARTS_JOINED = 4096
+# Bytes a view keeps per span, per logged event and per event kept as a dict (see `ParseView.weight`).
+SPAN_BYTES, LOGGED_EVENT_BYTES, KEPT_EVENT_BYTES = 320, 32, 600
 # What explaining held text may try: its last starts, within a time (seconds).
 HELD_STARTS = 256
 HELD_SECONDS = 0.2
@@ -148,6 +151,17 @@ class ParseView:
     held_reason: str = ""
     template: dict | None = None
     tools: list | None = None
+
+    @property
+    def weight(self) -> int:
+        """About the bytes this view keeps (measured with tracemalloc on big pastes): the text twice
+        (the stream and the values made of it), each span, each logged event, each kept event dict."""
+        store = getattr(self.events, "_store", None)
+        kept = len(store._kept) if store is not None else len(self.events)
+        return (
+            2 * (sys.getsizeof(self.stream) + sys.getsizeof(self.cut_away)) + SPAN_BYTES * len(self.spans)
+            + LOGGED_EVENT_BYTES * len(self.events) + KEPT_EVENT_BYTES * kept + 8 * len(self.chunk_ends)
+        )
 
     @property
     def error(self) -> str | None:

@@ -11,6 +11,7 @@ parsed as if the stream had ended there.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from dataclasses import dataclass
 
@@ -34,6 +35,8 @@ class Replay:
         chunks: the chunks, in order.
         position: how many chunks have been fed (0..len(chunks)).
         how_note: which boundaries "tokens" used ("" otherwise).
+        characters: the generation's length; latin1: every chunk is one Latin-1 character
+            (Python shares those strings, so the chunks cost only the list).
         live: the parse after `position` chunks (finalized at the end or after Stop).
         template, prefix, tools: the parsed inputs.
     """
@@ -46,10 +49,25 @@ class Replay:
     template: dict | None = None
     prefix: str = ""
     tools: list | None = None
+    characters: int = 0
+    latin1: bool = True
 
     @property
     def at_end(self) -> bool:
         return self.position >= len(self.chunks)
+
+    @property
+    def weight(self) -> int:
+        """About the bytes this replay keeps: its chunks (one-character Latin-1 strings are shared
+        by Python, others are objects of their own) and the parse so far."""
+        chunks = sys.getsizeof(self.chunks) + (0 if self.latin1 else 56 * len(self.chunks) + self.characters)
+        live = self.live
+        parse = 0
+        if live is not None:
+            store = live.events
+            parse = (32 * len(store) + 600 * len(store._kept) + 320 * len(live._merged) + 3 * live.received
+                     + 8 * len(live.chunk_ends))
+        return chunks + parse
 
 
 def replay_key(*inputs) -> str:
@@ -71,7 +89,9 @@ def prepare_replay(template_text, prefix, generation, tools_text, how, size, see
     load_template(template)
     note = f"tokens from {token_pieces(generation)[1]}" if how == "tokens" and generation else ""
     chunks = make_chunks(generation or "", how, size, seed, points)
-    return Replay(key, chunks, 0, note, None, template, prefix or "", tools)
+    generation = generation or ""
+    latin1 = all(len(chunk) == 1 for chunk in chunks) and (generation.isascii() or max(map(ord, generation)) < 256)
+    return Replay(key, chunks, 0, note, None, template, prefix or "", tools, len(generation), latin1)
 
 
 def seek(replay: Replay, position: int, *, deadline: float | None = None) -> LiveParse:

@@ -80,9 +80,13 @@ def _worker_main() -> None:
     """One job: read it from stdin, run it, write the result to stdout, exit."""
     import resource
 
-    # Imported ahead, so a spare waiting for its job is warm.
+    # Imported ahead, so a spare waiting for its job is warm: the job modules and what they use.
     from transformers import AutoTokenizer  # noqa: F401
-    from transformers.utils import chat_template_utils  # noqa: F401
+    from transformers.utils import chat_parsing, chat_template_utils  # noqa: F401
+
+    for target in JOBS.values():
+        importlib.import_module(target.partition(":")[0])
+    import engine.conformance  # noqa: F401
 
     out = sys.stdout
     sys.stdout = sys.stderr  # whatever a library prints stays off the result channel
