@@ -36,6 +36,14 @@ from .stream_check import stream_check
 
 # A replay looks at its time budget every this many chunks.
 DEADLINE_EVERY = 1024
+# Events a result carries at most (the first ones); `events_total` says how many there were.
+EVENTS_RETURNED = 100_000
+
+
+def _events(view: ParseView) -> dict:
+    """The result's events: the first EVENTS_RETURNED, and how many there are in all."""
+    events = view.events
+    return {"events": [logged.event for logged in events[:EVENTS_RETURNED]], "events_total": len(events)}
 
 
 # What each parameter is, for the message when a client sends the wrong type.
@@ -155,7 +163,7 @@ def _result(view: ParseView) -> dict:
         ],
         "warnings": [str(w) for w in view.warnings],
         "initial_events": view.initial_events,
-        "events": [logged.event for logged in view.events],
+        **_events(view),
         "spans": [
             {"start": s.start, "end": s.end, "kind": s.kind, "field": s.field, "region": s.region} for s in view.spans
         ],
@@ -173,9 +181,10 @@ def parse(template_text: str, prefix: str, generation: str, tools_text: str = ""
         tools_text: tool schemas as JSON text (a list), or "".
 
     Returns:
-        {"status", "message", "error", "errors", "warnings", "initial_events", "events", "spans"}:
+        {"status", "message", "error", "errors", "warnings", "initial_events", "events", "events_total", "spans"}:
         `message` is None and `error` says why when the input or the parse fails; events
-        carry stream offsets; spans tile the stream (prefix tail, then the generation).
+        carry stream offsets (the first 100,000; `events_total` counts them all); spans tile
+        the stream (prefix tail, then the generation).
     """
     try:
         template = read_template(template_text)
@@ -195,7 +204,8 @@ def replay(template_text: str, prefix: str, generation: str, tools_text: str = "
         chunking: `chars:N`, `random:SEED`, `points:5,9` or `tokens`.
 
     Returns:
-        {"chunks", "message", "error", "events", "stream_check": {"passed", "label", "findings"}}.
+        {"chunks", "message", "error", "events", "events_total", "stream_check": {"passed", "label", "findings"}}:
+        `events` are the first 100,000 (`events_total` counts them all).
     """
     try:
         template = read_template(template_text)
@@ -220,7 +230,7 @@ def replay(template_text: str, prefix: str, generation: str, tools_text: str = "
         "chunks": len(chunks),
         "message": view.message,
         "error": redact(view.error) if view.error else None,
-        "events": [logged.event for logged in view.events],
+        **_events(view),
         "stream_check": {
             "passed": checked.passed, "label": checked.label,
             "findings": [{"severity": f.severity, "text": f.text} for f in checked.findings],

@@ -102,7 +102,7 @@ class Limits:
     fit_seconds: float = 10.0
     export_seconds: float = 5.0
     generate_seconds: float = 120.0
-    chat_template_seconds: float = 10.0
+    chat_template_seconds: float = 20.0
     conformance_seconds: float = 30.0
     worker_mb: int = 3_072
     session_jobs: int = 1

@@ -103,6 +103,8 @@ def stream_check(
         generation, loaded, prefix=prefix, seeds=seeds, max_seconds=remaining, max_chars=max(CHECK_CHARS, 2 * len(generation)),
         **options,
     )
+    if one_char and report.runs < 2:  # the one-character run, which is this replay, was not finished
+        return stopped
     mismatch = None if replayed.same_as(baseline) else replayed
     mismatch = mismatch or report.mismatch
     found = []
@@ -130,7 +132,7 @@ def stream_check(
     found += [CheckFinding("note", note) for note in report.notes]
     if mismatch is None:
         this = "this replay (one character at a time)" if one_char else f"this replay ({len(chunks)} chunks)"
-        others = report.runs - 1 - (1 if one_char else 0)
+        others = max(0, report.runs - 1 - (1 if one_char else 0))
         label = f"streaming equals one-shot: {this} and {others} other chunkings"
         if not report.complete:
             label += f" (the check stopped after its {budget:g} s budget)"

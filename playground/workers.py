@@ -8,7 +8,8 @@ hands one job to a worker process (this module run as
 result as JSON on stdout and exits. A worker that has not answered within
 `seconds` is killed, and the outcome says it was cut off; its address space is
 capped (PLAYGROUND_LIMITS `worker_mb`), so a job that allocates too much gets a
-MemoryError instead of the machine's memory. One worker is started ahead, its
+MemoryError instead of the machine's memory, and its CPU priority is lower than
+the server's (`NICENESS`). One worker is started ahead, its
 imports done, so a job does not wait for transformers to import.
 
 Each kind of job (`JOBS`) has its own slots and its own queue (`limits.WORK`,
@@ -23,6 +24,7 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import os
 import select
 import subprocess
 import sys
@@ -45,9 +47,11 @@ JOBS = {
 POOL_WORK = {"chat_template": limits.WorkKind(1, 8, True)}
 # The largest result a worker sends back (characters of JSON).
 RESULT_CHARS = 8_000_000
-# What a worker writes once its imports are done, and how long that may take (seconds).
+# How much lower a worker's CPU priority is than the server's (os.nice): a job that loops, or a
+# spare importing transformers, never slows the parses of other visitors much.
+NICENESS = 10
+# What a worker writes once its imports are done.
 READY = "ready"
-START_SECONDS = 180
 log = logging.getLogger("playground.workers")
 
 
@@ -79,6 +83,8 @@ class JobOutcome:
 def _worker_main() -> None:
     """One job: read it from stdin, run it, write the result to stdout, exit."""
     import resource
+
+    os.nice(NICENESS)  # the server's own requests come first when the CPU is short
 
     # Imported ahead, so a spare waiting for its job is warm: the job modules and what they use.
     from transformers import AutoTokenizer  # noqa: F401
@@ -190,8 +196,8 @@ def run_job(kind: str, payload: dict, *, seconds: float, memory_mb: int | None =
 
     Args:
         payload: the job function's argument (JSON data).
-        seconds: the wall-time limit of the job (from when a started worker takes it; waiting for
-            a slot may take as long again); past it the worker is killed.
+        seconds: the wall-time limit, waiting for a slot and for a worker to start included; past
+            it the worker is killed.
         memory_mb: the worker's address space (default PLAYGROUND_LIMITS `worker_mb`).
 
     Returns a `JobOutcome`; never raises for what the job does.
@@ -203,8 +209,7 @@ def run_job(kind: str, payload: dict, *, seconds: float, memory_mb: int | None =
         return JobOutcome(error=f"too many jobs of this kind ({kind}) are waiting; try again in a moment")
     try:
         if not slots.acquire(timeout=seconds):
-            return JobOutcome(error=f"no worker was free within {seconds:g} s; try again in a moment", cut_off=True,
-                              seconds=time.perf_counter() - started)
+            return JobOutcome(error=f"cut off after {seconds:g} s", cut_off=True, seconds=time.perf_counter() - started)
         try:
             return _run(kind, payload, seconds, memory_mb, started)
         finally:
@@ -213,22 +218,20 @@ def run_job(kind: str, payload: dict, *, seconds: float, memory_mb: int | None =
         _pool.leave(kind)
 
 
-def _ready(worker: subprocess.Popen) -> bool:
-    """Wait (at most START_SECONDS) for a worker to finish its imports and say so."""
-    found, _, _ = select.select([worker.stdout], [], [], START_SECONDS)
+def _ready(worker: subprocess.Popen, timeout: float) -> bool:
+    """Wait (at most `timeout` seconds) for a worker to finish its imports and say so."""
+    found, _, _ = select.select([worker.stdout], [], [], max(0.0, timeout))
     return bool(found) and worker.stdout.readline().strip() == READY
 
 
 def _run(kind: str, payload: dict, seconds: float, memory_mb: int, started: float) -> JobOutcome:
     job = {"kind": kind, "payload": payload, "seconds": seconds, "memory_mb": memory_mb}
     worker = _pool.take()
+    ends = started + seconds  # waiting for a slot and for a worker's start-up count too
     try:
-        if not _ready(worker):
-            worker.kill()
-            worker.communicate()
-            return JobOutcome(error="the worker process did not start", seconds=time.perf_counter() - started)
-        # A worker's start-up (importing transformers) is not the job's: its time counts from here.
-        out, err = worker.communicate(json.dumps(job, ensure_ascii=False), timeout=seconds)
+        if not _ready(worker, ends - time.perf_counter()):
+            raise subprocess.TimeoutExpired(worker.args, seconds)
+        out, err = worker.communicate(json.dumps(job, ensure_ascii=False), timeout=max(0.01, ends - time.perf_counter()))
     except subprocess.TimeoutExpired:
         worker.kill()
         worker.communicate()
