@@ -108,12 +108,13 @@ class Session:
         screen, until under it. Returns whether anything was dropped (#explain and the event log then
         ask for a new parse)."""
         dropped = False
-        for name in ("last_good", "replay", "view"):
+        for names in (("last_good",), ("replay",), ("view", "last_good")):
             if self.weight <= cap:
                 break
-            if name == "last_good" and self.last_good is self.view:
+            if names == ("last_good",) and self.last_good is self.view:
                 continue
-            setattr(self, name, None)
+            for name in names:
+                setattr(self, name, None)
             dropped = True
         return dropped
 

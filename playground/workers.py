@@ -50,8 +50,9 @@ RESULT_CHARS = 8_000_000
 # How much lower a worker's CPU priority is than the server's (os.nice): a job that loops, or a
 # spare importing transformers, never slows the parses of other visitors much.
 NICENESS = 10
-# What a worker writes once its imports are done.
+# What a worker writes once its imports are done, and how long that may take (seconds).
 READY = "ready"
+START_SECONDS = 120
 log = logging.getLogger("playground.workers")
 
 
@@ -196,8 +197,9 @@ def run_job(kind: str, payload: dict, *, seconds: float, memory_mb: int | None =
 
     Args:
         payload: the job function's argument (JSON data).
-        seconds: the wall-time limit, waiting for a slot and for a worker to start included; past
-            it the worker is killed.
+        seconds: the wall-time limit of the job, from when a started worker takes it (waiting for
+            a slot may take as long again, a worker's start-up up to START_SECONDS); past it the
+            worker is killed.
         memory_mb: the worker's address space (default PLAYGROUND_LIMITS `worker_mb`).
 
     Returns a `JobOutcome`; never raises for what the job does.
@@ -227,11 +229,12 @@ def _ready(worker: subprocess.Popen, timeout: float) -> bool:
 def _run(kind: str, payload: dict, seconds: float, memory_mb: int, started: float) -> JobOutcome:
     job = {"kind": kind, "payload": payload, "seconds": seconds, "memory_mb": memory_mb}
     worker = _pool.take()
-    ends = started + seconds  # waiting for a slot and for a worker's start-up count too
     try:
-        if not _ready(worker, ends - time.perf_counter()):
-            raise subprocess.TimeoutExpired(worker.args, seconds)
-        out, err = worker.communicate(json.dumps(job, ensure_ascii=False), timeout=max(0.01, ends - time.perf_counter()))
+        if not _ready(worker, START_SECONDS):
+            raise subprocess.TimeoutExpired(worker.args, START_SECONDS)
+        # The job's time counts from here: a worker's start-up (importing transformers, at a low
+        # priority) is the server's cost, bounded by START_SECONDS, and spares hide it.
+        out, err = worker.communicate(json.dumps(job, ensure_ascii=False), timeout=seconds)
     except subprocess.TimeoutExpired:
         worker.kill()
         worker.communicate()

@@ -1,6 +1,6 @@
 """Benchmark the playground: its handlers, and the page in Chromium.
 
-    python scripts/bench_app.py [--size 200000] [--tokens 300] [--no-browser]
+    python scripts/bench_app.py [--size 200000] [--tokens 300] [--no-browser] [--server-only]
 
 Prints, side by side:
 - paste + parse + render of a generation of about `--size` characters, in the handler
@@ -11,7 +11,12 @@ Prints, side by side:
 - Stop during a one-character replay of that paste: from the click until the page shows
   the finalized parse; target < 1 s;
 - the page update rate during a demo-model generation (target <= 10 updates a second),
-  when samples/demo-model exists.
+  when samples/demo-model exists;
+- the server side of that paste next to the engine alone on the same chunks (target: the
+  app at most 5 times the engine): /parse's work against `parse_response`, and a replay a
+  character at a time (LiveParse, as Step, Play and /replay feed it) against a plain
+  `ResponseParser` fed the same chunks; then the stream check after it, with how many
+  chunkings it compared (it stops at a work cap, not only at its time budget).
 
 The browser figures need Debian's Chromium at /usr/bin/chromium (skipped otherwise).
 """
@@ -176,6 +181,52 @@ def bench_browser(size: int, config_path: Path) -> None:
         process.wait(timeout=10)
 
 
+def bench_server_ratio(size: int, template_name: str = "qwen3", repeats: int = 3) -> None:
+    """The app's parse and replay next to the engine's, on the same input and chunks (see the docstring)."""
+    from engine import ResponseParser, parse_response
+    from playground import api, limits
+    from playground.parse_view import LiveParse
+    from playground.stream_check import stream_check
+
+    prefix, generation = pasted_generation(size)
+    template_text = shipped_template_text(template_name)
+    template = json.loads(template_text)
+    timeout = limits.current().regex_seconds
+    chunks = list(generation)
+
+    def fastest(work) -> float:
+        timings = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            work()
+            timings.append(time.perf_counter() - started)
+        return min(timings)
+
+    def engine_replay():
+        parser = ResponseParser(template, prefix, regex_timeout=timeout)
+        for chunk in chunks:
+            parser.feed(chunk)
+        parser.finalize()
+
+    def app_replay():
+        live = LiveParse(template, prefix, None)
+        for chunk in chunks:
+            live.feed(chunk)
+        live.finalize()
+        live.view()
+
+    engine_parse = fastest(lambda: parse_response(generation, template, prefix=prefix, regex_timeout=timeout))
+    app_parse = fastest(lambda: api.parse(template_text, prefix, generation, ""))
+    engine_fed, app_fed = fastest(engine_replay), fastest(app_replay)
+    print(f"server: {template_name}, {len(generation):,} characters; the same work by the engine alone and by the app (best of {repeats})")
+    print(f"  parse:  engine {engine_parse * 1000:7.0f} ms   /parse {app_parse * 1000:7.0f} ms   {app_parse / engine_parse:4.1f}x (target <= 5x)")
+    print(f"  replay: engine {engine_fed * 1000:7.0f} ms   app    {app_fed * 1000:7.0f} ms   {app_fed / engine_fed:4.1f}x "
+          f"(chars:1, {len(chunks):,} chunks; target <= 5x)")
+    started = time.perf_counter()
+    checked = stream_check(template, prefix, generation, None, chunks)
+    print(f"  stream check after it: {(time.perf_counter() - started) * 1000:.0f} ms, {checked.label}")
+
+
 def bench_live(tokens: int) -> None:
     if not DEMO_MODEL_PATH.joinpath("config.json").exists():
         print("live generation: skipped (samples/demo-model is not built)")
@@ -209,7 +260,11 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=200_000, help="characters of the pasted generation")
     parser.add_argument("--tokens", type=int, default=300, help="max_new_tokens of the live generation")
     parser.add_argument("--no-browser", action="store_true", help="handler figures only")
+    parser.add_argument("--server-only", action="store_true", help="only the server side next to the engine")
     args = parser.parse_args()
+    if args.server_only:
+        bench_server_ratio(args.size)
+        return
     # qwen3 closes tool calls with a regex (close_pattern); hermes-2-pro with literals only.
     for template_name in ("hermes-2-pro", "qwen3"):
         bench_paste(args.size, template_name)
@@ -217,6 +272,7 @@ def main() -> None:
     if not args.no_browser:
         bench_browser(args.size, config_path)
     bench_live(args.tokens)
+    bench_server_ratio(args.size)
 
 
 if __name__ == "__main__":

@@ -131,38 +131,49 @@ def client(run: Run, address: str, timeout: float = PATIENCE) -> httpx.Client:
     return httpx.Client(base_url=run.url, headers={"X-Forwarded-For": address}, timeout=timeout)
 
 
+def join(run: Run, endpoint: str, data: list, address: str = ATTACKER) -> tuple[int, str]:
+    """POST /gradio_api/call/<endpoint>: (HTTP status, the event id or the refusal's detail)."""
+    with client(run, address, 30) as http:
+        joined = http.post(f"/gradio_api/call/{endpoint}", json={"data": data})
+    if joined.status_code != 200:
+        try:
+            return joined.status_code, str(joined.json().get("detail"))
+        except ValueError:
+            return joined.status_code, joined.text
+    return 200, joined.json()["event_id"]
+
+
+def result_of(run: Run, endpoint: str, event_id: str, address: str = ATTACKER, timeout: float = PATIENCE) -> object:
+    """The result of a joined call (a generator's last update), or None when it did not come within `timeout`."""
+    result: object = None
+    try:
+        with client(run, address, timeout) as http, http.stream("GET", f"/gradio_api/call/{endpoint}/{event_id}") as stream:
+            kind = ""
+            for line in stream.iter_lines():
+                if line.startswith("event:"):
+                    kind = line[6:].strip()
+                elif line.startswith("data:") and kind in ("generating", "complete", "error"):
+                    payload = json.loads(line[5:]) if line[5:].strip() not in ("", "null") else None
+                    if kind == "error":
+                        return {"error": f"the listener failed: {payload}"}
+                    if isinstance(payload, list) and payload:  # a generator's last update is its result
+                        result = payload[-1]
+                    if kind == "complete":
+                        break
+    except httpx.TimeoutException:
+        return None
+    return result
+
+
 def call(run: Run, endpoint: str, data: list, address: str = ATTACKER, timeout: float = PATIENCE) -> tuple[int, object, float]:
     """POST /gradio_api/call/<endpoint> and read its result: (HTTP status of the join, the result or
-    the refusal's detail, seconds until the result)."""
+    the refusal's detail, seconds until the result, None when it did not come within `timeout`)."""
     started = time.perf_counter()
-    with client(run, address, timeout) as http:
-        joined = http.post(f"/gradio_api/call/{endpoint}", json={"data": data})
-        if joined.status_code != 200:
-            try:
-                detail = joined.json().get("detail")
-            except ValueError:
-                detail = joined.text
-            return joined.status_code, detail, time.perf_counter() - started
-        event_id = joined.json()["event_id"]
-        result: object = None
-        try:
-            with http.stream("GET", f"/gradio_api/call/{endpoint}/{event_id}") as stream:
-                kind = ""
-                for line in stream.iter_lines():
-                    if line.startswith("event:"):
-                        kind = line[6:].strip()
-                    elif line.startswith("data:") and kind in ("generating", "complete", "error"):
-                        payload = json.loads(line[5:]) if line[5:].strip() not in ("", "null") else None
-                        if kind == "error":
-                            result = {"error": f"the listener failed: {payload}"}
-                            break
-                        if isinstance(payload, list) and payload:  # a generator's last update is its result
-                            result = payload[-1]
-                        if kind == "complete":
-                            break
-        except httpx.TimeoutException:
-            return 200, None, None
-    return 200, result, time.perf_counter() - started
+    status, event = join(run, endpoint, data, address)
+    if status != 200:
+        return status, event, time.perf_counter() - started
+    result = result_of(run, endpoint, event, address, timeout)
+    return 200, result, None if result is None else time.perf_counter() - started
 
 
 def parse_seconds(run: Run, address: str = VICTIM) -> float | None:
@@ -239,10 +250,23 @@ def _longest(results: list[tuple[int, object, float | None]]) -> Outcome:
 
 
 def queue_flood(run: Run) -> Outcome:
-    """66 chat-template checks of a template that loops for hours, sent within about a second."""
-    with ThreadPoolExecutor(max_workers=22) as pool:
-        results = list(pool.map(lambda _: call(run, "conformance", [QWEN3_TEXT, LOOPING_JINJA, "", "", ""]), range(66)))
-    return _longest(results)
+    """66 chat-template checks of a template that loops for hours, all sent within about a second,
+    then their results awaited."""
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=33) as pool:
+        joined = list(pool.map(lambda _: join(run, "conformance", [QWEN3_TEXT, LOOPING_JINJA, "", "", ""]), range(66)))
+    sent = time.perf_counter() - started
+
+    def awaited(answer: tuple[int, str]) -> tuple[int, object, float | None]:
+        if answer[0] != 200:
+            return answer[0], answer[1], sent
+        result = result_of(run, "conformance", answer[1], timeout=PATIENCE)
+        return 200, result, None if result is None else time.perf_counter() - started
+
+    with ThreadPoolExecutor(max_workers=66) as pool:
+        outcome = _longest(list(pool.map(awaited, joined)))
+    outcome.details["sent_seconds"] = sent
+    return outcome
 
 
 def _page(run: Run, address: str = ATTACKER):
