@@ -39,6 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 ATTACKER = "10.66.0.1"
 VICTIM = "10.2.0.1"
 PARSES = 20
+# Longest the victim waits for one parse (seconds): past it the parse counts as failed.
+VICTIM_PATIENCE = 15.0
 # Longest the suite waits for one attacking request (seconds); "before" figures past it read "> N s".
 PATIENCE = 60.0
 
@@ -178,7 +180,7 @@ def call(run: Run, endpoint: str, data: list, address: str = ATTACKER, timeout: 
 
 def parse_seconds(run: Run, address: str = VICTIM) -> float | None:
     """One /parse of the default sample: its seconds, or None when it failed or was refused."""
-    status, result, seconds = call(run, "parse", [QWEN3_TEXT, SAMPLE.prefix, SAMPLE.generation, ""], address, 30)
+    status, result, seconds = call(run, "parse", [QWEN3_TEXT, SAMPLE.prefix, SAMPLE.generation, ""], address, VICTIM_PATIENCE)
     if status != 200 or not isinstance(result, dict) or result.get("message") != SAMPLE.expected:
         return None
     return seconds
@@ -211,7 +213,12 @@ def _victim_main(url: str, parses: int) -> None:
     parse_seconds(run)  # connect once, as an open page has
     print("ready", flush=True)
     sys.stdin.readline()
-    print(json.dumps([parse_seconds(run) for _ in range(parses)]), flush=True)
+    found: list[float | None] = []
+    while len(found) < parses:
+        found.append(parse_seconds(run))
+        if found[-2:] == [None, None]:  # the server does not answer: the rest would fail as well
+            found += [None] * (parses - len(found))
+    print(json.dumps(found), flush=True)
 
 
 def under_attack(run: Run, name: str, attack, lead: float = 1.0) -> Row:
@@ -231,7 +238,9 @@ def under_attack(run: Run, name: str, attack, lead: float = 1.0) -> Row:
     victim = json.loads(victim_process.stdout.readline())
     victim_process.wait(timeout=30)
     thread.join(PATIENCE + 30)
-    found = outcome[0] if outcome else Outcome(None, f"still running after {PATIENCE + 30:g} s")
+    if thread.is_alive():  # the attack is still waiting: its requests are past PATIENCE
+        outcome.append(Outcome(None, f"still running after {PATIENCE + 30:g} s"))
+    found = outcome[0]
     return Row(name, found, victim, memory_mb(run))
 
 

@@ -35,7 +35,7 @@ def _session(url: str, index: int, seconds: float) -> tuple[int, list[str]]:
 
     Returns (requests made, what went wrong).
     """
-    client = api_client(url)
+    client = api_client(url, f"10.1.0.{index + 1}")  # each session a visitor of its own address
     sample = CASES[index % len(CASES)]
     template_text = template_source(sample.template)
     problems, requests = [], 0
