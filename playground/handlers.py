@@ -354,7 +354,7 @@ def fit_templates(prefix: str, generation: str, tools_text: str, session: Sessio
         f"<tbody>{rows}</tbody></table></div>"
     )
     if skipped:
-        table += error_html(limits.over_budget("fit_seconds", f"The ranking") + f" {skipped} templates were not tried.")
+        table += error_html(limits.over_budget("fit_seconds", "The ranking") + f" {skipped} templates were not tried.")
     best = ranked[0].name if ranked else ""
     session.best_template = best
     return {"fits": table, "use_best_button": Update(value=f"Use {best}", visible=bool(best))}
@@ -446,8 +446,8 @@ def _at(session: Session, position: int, template_text, prefix, generation, tool
     ends = limits.deadline("replay_seconds")
     try:
         seek(replay, position(replay) if callable(position) else position, deadline=ends)
-    except InputError as error:  # the chunks before the position took longer than the budget
-        return _replay_failed(error, session)
+    except InputError as error:  # the chunks before the position took longer than the budget: shown where it got
+        return _replay_view(session, note=str(error))
     check = None
     if replay.at_end:
         check = stream_check(replay.template, replay.prefix, generation or "", replay.tools, replay.chunks, deadline=ends)
@@ -513,7 +513,7 @@ def replay_play(template_text, prefix, generation, tools_text, chunking, chunk_s
         if replay.at_end or replay.live is None or replay.live.finished:
             seek(replay, 0 if replay.at_end else replay.position, deadline=ends)
     except InputError as error:
-        yield _replay_failed(error, session)
+        yield _replay_view(session, note=str(error))
         return
     session.stop_requested = False
     delay = 1.0 / float(speed) if speed else 0.0
