@@ -245,9 +245,11 @@ def _run(kind: str, payload: dict, seconds: float, memory_mb: int, started: floa
     try:
         answer = json.loads(out)
     except json.JSONDecodeError:
-        log.warning("a %s worker stopped (exit status %s): %s", kind, worker.returncode, (err or "").strip()[-2000:])
+        log.warning("a %s worker stopped (exit status %s): %s", kind, worker.returncode, (err or "").strip()[-4000:])
         stopped = "ran out of CPU time" if worker.returncode == -24 else "stopped before it answered"
         return JobOutcome(error=f"the worker process {stopped}", seconds=elapsed)
+    if answer.get("error") and (err or "").strip():  # the worker's own log (a traceback) goes to the server's
+        log.warning("a %s job failed: %s\n%s", kind, answer["error"], err.strip()[-4000:])
     return JobOutcome(answer.get("result"), answer.get("error"), seconds=elapsed)
 
 
