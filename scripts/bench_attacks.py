@@ -51,7 +51,7 @@ def main() -> None:
             row = attacks.under_attack(run, name, attack)
             victim = [s for s in row.victim if s is not None]
             failed = len(row.victim) - len(victim)
-            victim_text = f"{seconds(row.victim_p95, 30)} / {max(victim):.1f} s" if victim else "all failed"
+            victim_text = f"{seconds(row.victim_p95, attacks.VICTIM_PATIENCE)} / {max(victim):.1f} s" if victim else "all failed"
             if failed:
                 victim_text += f" ({failed} of {len(row.victim)} failed)"
             print(f"{name:<50} | {seconds(row.outcome.seconds, attacks.PATIENCE):<22} | {row.outcome.refused:>7} | "
