@@ -25,7 +25,6 @@ import tempfile
 import threading
 import time
 import urllib.request
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -496,10 +495,6 @@ ATTACKS = [
     ("9. HTML in the chat view", chat_injection),
     ("10. paths, types, caps", hygiene),
 ]
-
-
-def session_hash() -> str:
-    return uuid.uuid4().hex[:12]
 
 
 if __name__ == "__main__":

@@ -18,8 +18,8 @@ from playground import admission, folders, limits, workers
 from playground.markup import chat_code, chat_text
 from playground.message_view import chat_messages
 from playground.redact import redact
-from playground.session import OpenSessions, Session
 from playground.parse_view import traced_view
+from playground.session import OpenSessions, Session
 
 ROOT = Path(__file__).resolve().parent.parent
 LOOKAHEAD = {"start_anchor": "<s>", "fields": {"x": {"open_pattern": "<x>(?=(?:(?:a|aa)+d)?)", "close": "</x>", "repeats": True},
