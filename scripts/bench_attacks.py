@@ -48,6 +48,7 @@ def main() -> None:
                 if run is not None:
                     attacks.stop_server(run)
                 run = attacks.start_server(args.root, limits)
+                attacks.wait_for_spare(run, timeout=60)  # a checkout with worker processes: its spare is warm
             row = attacks.under_attack(run, name, attack)
             victim = [s for s in row.victim if s is not None]
             failed = len(row.victim) - len(victim)

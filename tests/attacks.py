@@ -107,6 +107,18 @@ def start_server(root: Path = ROOT, limits: dict | None = None, scratch: Path | 
     raise RuntimeError("app.py did not answer within 180 s")
 
 
+def wait_for_spare(run: Run, timeout: float = 180) -> bool:
+    """Wait until the server's spare worker process has done its imports (it then sleeps on its
+    stdin); False when there is none (an older checkout) or it took longer than `timeout`."""
+    ends = time.monotonic() + timeout
+    while time.monotonic() < ends:
+        spares = [p for p in psutil.Process(run.process.pid).children() if "playground.workers" in " ".join(p.cmdline())]
+        if spares and all(p.cpu_times().user > 1 and p.cpu_percent(interval=1.0) < 5 for p in spares):
+            return True
+        time.sleep(1)
+    return False
+
+
 def stop_server(run: Run) -> None:
     children = psutil.Process(run.process.pid).children(recursive=True) if run.process.poll() is None else []
     run.process.terminate()
@@ -259,21 +271,26 @@ def _longest(results: list[tuple[int, object, float | None]]) -> Outcome:
 
 def queue_flood(run: Run) -> Outcome:
     """66 chat-template checks of a template that loops for hours, all sent within about a second,
-    then their results awaited."""
+    then their results awaited (each timed from its own request)."""
     started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=33) as pool:
-        joined = list(pool.map(lambda _: join(run, "conformance", [QWEN3_TEXT, LOOPING_JINJA, "", "", ""]), range(66)))
-    sent = time.perf_counter() - started
 
-    def awaited(answer: tuple[int, str]) -> tuple[int, object, float | None]:
-        if answer[0] != 200:
-            return answer[0], answer[1], sent
-        result = result_of(run, "conformance", answer[1], timeout=PATIENCE)
-        return 200, result, None if result is None else time.perf_counter() - started
+    def sent(_) -> tuple[float, tuple[int, str]]:
+        return time.perf_counter(), join(run, "conformance", [QWEN3_TEXT, LOOPING_JINJA, "", "", ""])
+
+    with ThreadPoolExecutor(max_workers=33) as pool:
+        joined = list(pool.map(sent, range(66)))
+    sending = time.perf_counter() - started
+
+    def awaited(request: tuple[float, tuple[int, str]]) -> tuple[int, object, float | None]:
+        at, (status, answer) = request
+        if status != 200:
+            return status, answer, time.perf_counter() - at
+        result = result_of(run, "conformance", answer, timeout=PATIENCE)
+        return 200, result, None if result is None else time.perf_counter() - at
 
     with ThreadPoolExecutor(max_workers=66) as pool:
         outcome = _longest(list(pool.map(awaited, joined)))
-    outcome.details["sent_seconds"] = sent
+    outcome.details["sent_seconds"] = sending
     return outcome
 
 

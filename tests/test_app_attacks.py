@@ -39,6 +39,7 @@ LEAKS = re.compile(r"/root|/work|/tmp/|/home/|Traceback|\b(?:Type|Value|Key|Recu
 @pytest.fixture(scope="module")
 def server():
     run = attacks.start_server(attacks.ROOT, LIMITS, SCRATCH)
+    assert attacks.wait_for_spare(run), "the spare worker did not start"
     started = attacks.memory_mb(run)[0]
     peak = [started]
     sampling = threading.Event()
