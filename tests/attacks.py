@@ -109,10 +109,12 @@ def start_server(root: Path = ROOT, limits: dict | None = None, scratch: Path | 
 
 def wait_for_spare(run: Run, timeout: float = 180) -> bool:
     """Wait until the server's spare worker process has done its imports (it then sleeps on its
-    stdin); False when there is none (an older checkout) or it took longer than `timeout`."""
+    stdin); False when there is none or it took longer than `timeout`. (Older checkouts ran their
+    spare as playground.chat_template_check.)"""
     ends = time.monotonic() + timeout
     while time.monotonic() < ends:
-        spares = [p for p in psutil.Process(run.process.pid).children() if "playground.workers" in " ".join(p.cmdline())]
+        spares = [p for p in psutil.Process(run.process.pid).children()
+                  if any(name in " ".join(p.cmdline()) for name in ("playground.workers", "playground.chat_template_check"))]
         if spares and all(p.cpu_times().user > 1 and p.cpu_percent(interval=1.0) < 5 for p in spares):
             return True
         time.sleep(1)
