@@ -1,6 +1,6 @@
 """One hostile visitor against the playground: what each attack costs everyone else.
 
-    python scripts/bench_attacks.py [--root PATH] [--fresh] [--only 1.,3a] [--json FILE]
+    python scripts/bench_attacks.py [--root PATH] [--fresh] [--only 1.,3a] [--allow-scratch] [--json FILE]
 
 Runs every attack of `tests/attacks.py` against app.py on loopback (from checkout
 `--root`, default this one: pass an older checkout to measure "before"), and
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,10 +37,15 @@ def main() -> None:
     options.add_argument("--only", default="", help="comma-separated attack numbers, e.g. 1.,3a")
     options.add_argument("--limits", default="", help="PLAYGROUND_LIMITS for the server (JSON)")
     options.add_argument("--json", type=Path, help="also write the rows to this file")
+    options.add_argument("--allow-scratch", action="store_true",
+                         help="let visitors name the attack's model copies (PLAYGROUND_LIMITS model_folders; checkouts that know it)")
     args = options.parse_args()
     chosen = [(name, attack) for name, attack in attacks.ATTACKS
               if not args.only or any(name.startswith(prefix) for prefix in args.only.split(","))]
     limits = json.loads(args.limits) if args.limits else None
+    scratch = Path(tempfile.mkdtemp(prefix="attack-models-"))
+    if args.allow_scratch:
+        limits = {**(limits or {}), "model_folders": [str(scratch)]}
     rows, run = [], None
     print(f"{'attack':<50} | {'attacking requests':<22} | refused | other visitor's parse p95 / max | server MB | what the attacker was told")
     try:
@@ -47,7 +53,7 @@ def main() -> None:
             if run is None or args.fresh:
                 if run is not None:
                     attacks.stop_server(run)
-                run = attacks.start_server(args.root, limits)
+                run = attacks.start_server(args.root, limits, scratch)
                 attacks.wait_for_spare(run, timeout=60)  # a checkout with worker processes: its spare is warm
             row = attacks.under_attack(run, name, attack)
             victim = [s for s in row.victim if s is not None]
