@@ -22,12 +22,15 @@ before it is read (uploads have their own cap, `upload_mb`).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from . import limits
 
 # Extra heavy jobs a page session may have waiting beyond the `session_jobs` running.
 SESSION_WAITING = 1
+# The longest a heavy job waits for running parses in one `make_way` (seconds).
+MAKE_WAY_SECONDS = 0.05
 # Work kinds shown in refusals.
 _NAMES = {
     "parse": "parses", "replay": "replays", "model": "generations", "export": "exports",
@@ -87,10 +90,30 @@ def _address(event) -> str:
     return client_address(event.request) if event.request is not None else "unknown"
 
 
+_installed: list = []  # the queue `install` checks in front of
+
+
+def parses_running() -> int:
+    """Parses (the "parse" kind) running now over the server (0 before `install`)."""
+    if not _installed:
+        return 0
+    return len(_events(_installed[0], "parse")[1])
+
+
+def make_way(longest: float = MAKE_WAY_SECONDS) -> None:
+    """Let running parses go first: a heavy job's loop calls this now and then, and waits while
+    any parse runs (at most `longest` seconds a call, so heavy work is slowed, never stopped).
+    Python runs one thread at a time: without it, a replay would take half of a parse's time."""
+    ends = time.perf_counter() + longest
+    while parses_running() and time.perf_counter() < ends:
+        time.sleep(0.002)
+
+
 def install(blocks) -> None:
     """Check every job before Gradio queues it (see the module docstring); call after `blocks.queue()`."""
     queue = blocks._queue
     push = queue.push
+    _installed[:] = [queue]
 
     async def admitted(body, request, username):
         fn = blocks.fns.get(body.fn_index) if body.fn_index is not None else None

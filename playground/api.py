@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from engine import TemplateError, load_template
 
 from . import limits
+from .admission import make_way
 from .chat_template_check import check_from_page
 from .catalog import samples_by_id, template_names, template_text_of
 from .chunking import make_chunks, parse_chunking_param
@@ -218,8 +219,10 @@ def replay(template_text: str, prefix: str, generation: str, tools_text: str = "
         ends = limits.deadline("replay_seconds")
         live = LiveParse(template, prefix or "", tools, deadline=ends)
         for number, chunk in enumerate(chunks):
-            if not number % DEADLINE_EVERY and time.perf_counter() > ends:
-                raise InputError(limits.over_budget("replay_seconds", f"The replay (at chunk {number:,} of {len(chunks):,})"))
+            if not number % DEADLINE_EVERY:
+                if time.perf_counter() > ends:
+                    raise InputError(limits.over_budget("replay_seconds", f"The replay (at chunk {number:,} of {len(chunks):,})"))
+                make_way()
             live.feed(chunk)
         live.finalize()
         view = live.view()

@@ -21,6 +21,7 @@ from engine import TemplateError
 from engine.conformance import TOOLS as CHECK_TOOLS
 
 from . import limits, reference_diff
+from .admission import make_way
 from .catalog import (
     DEFAULT_SAMPLE,
     EDITED_TEMPLATE,
@@ -55,6 +56,8 @@ from .test_cases import cases_for_template, cases_text, read_cases, results_html
 # that took long to draw waits DRAW_SHARE times as long before the next one.
 UPDATE_INTERVAL = 0.1
 DRAW_SHARE = 4
+# A Play lets running parses go first every this many chunks (`admission.make_way`).
+MAKE_WAY_EVERY = 1024
 # Above this many characters a running replay draws only the end of the map (MAP_TAIL).
 FULL_MAP_CHARS = 50_000
 MAP_TAIL = 20_000
@@ -527,6 +530,8 @@ def replay_play(template_text, prefix, generation, tools_text, chunking, chunk_s
         if time.perf_counter() > ends:
             stopped = out_of_time = True
             break
+        if not replay.position % MAKE_WAY_EVERY:
+            make_way()
         live.feed(replay.chunks[replay.position])
         replay.position += 1
         if delay:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from engine import load_template
 
 from . import limits
+from .admission import make_way
 from .chunking import make_chunks, token_pieces
 from .limits import InputError, check_text_sizes, read_template, read_tools
 from .parse_view import LiveParse
@@ -110,10 +111,12 @@ def seek(replay: Replay, position: int, *, deadline: float | None = None) -> Liv
         fed = replay.position
         live.set_deadline(deadline)
     for number, chunk in enumerate(replay.chunks[fed:position], fed):
-        if deadline is not None and not number % DEADLINE_EVERY and time.perf_counter() > deadline:
-            replay.live, replay.position = live, number
-            raise InputError(limits.over_budget("replay_seconds", f"Replaying to chunk {position:,}") +
-                             f" It reached chunk {number:,}; Step or Play go on from there.")
+        if not number % DEADLINE_EVERY:
+            if deadline is not None and time.perf_counter() > deadline:
+                replay.live, replay.position = live, number
+                raise InputError(limits.over_budget("replay_seconds", f"Replaying to chunk {position:,}") +
+                                 f" It reached chunk {number:,}; Step or Play go on from there.")
+            make_way()
         live.feed(chunk)
     replay.live, replay.position = live, position
     if replay.at_end:
