@@ -166,6 +166,8 @@ class _TooLarge(Exception):
 async def _too_large(send, cap: int) -> None:
     body = (f'{{"detail": "The request is too large (limit {cap // 1_000_000} MB, PLAYGROUND_LIMITS request_mb or '
             f'upload_mb)."}}').encode()
+    # Connection: close, so the server stops reading the body instead of draining it.
     await send({"type": "http.response.start", "status": 413,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")]})
     await send({"type": "http.response.body", "body": body})
