@@ -446,8 +446,7 @@ def many_sessions(run: Run, sessions: int = 30, size: int = 1_000_000) -> Outcom
 
 def folder_probe(run: Run) -> Outcome:
     """/conformance naming a folder that exists (/root/.ssh, or a folder with a chat_template.jinja) and one that does not."""
-    secret = run.scratch / "secret"
-    secret.mkdir(exist_ok=True)
+    secret = Path(tempfile.mkdtemp(prefix="secret-"))  # outside any folder the server allows
     (secret / "chat_template.jinja").write_text("SECRET {{ messages }}", encoding="utf-8")
     started = time.perf_counter()
     answers = {}
