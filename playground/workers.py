@@ -228,12 +228,15 @@ def _ready(worker: subprocess.Popen, timeout: float) -> bool:
 
 def _run(kind: str, payload: dict, seconds: float, memory_mb: int, started: float) -> JobOutcome:
     job = {"kind": kind, "payload": payload, "seconds": seconds, "memory_mb": memory_mb}
+    took = time.perf_counter()
     worker = _pool.take()
     try:
         if not _ready(worker, START_SECONDS):
             raise subprocess.TimeoutExpired(worker.args, START_SECONDS)
         # The job's time counts from here: a worker's start-up (importing transformers, at a low
         # priority) is the server's cost, bounded by START_SECONDS, and spares hide it.
+        ready = time.perf_counter()
+        log.info("a %s job: %.1f s waiting for a slot, %.1f s for a worker", kind, took - started, ready - took)
         out, err = worker.communicate(json.dumps(job, ensure_ascii=False), timeout=seconds)
     except subprocess.TimeoutExpired:
         worker.kill()

@@ -115,10 +115,19 @@ def wait_for_spare(run: Run, timeout: float = 180) -> bool:
     while time.monotonic() < ends:
         spares = [p for p in psutil.Process(run.process.pid).children()
                   if any(name in " ".join(p.cmdline()) for name in ("playground.workers", "playground.chat_template_check"))]
-        if spares and all(p.cpu_times().user > 1 and p.cpu_percent(interval=1.0) < 5 for p in spares):
+        # Importing, it runs (or waits to run); done, it sleeps on its stdin.
+        if spares and all(p.cpu_times().user > 1 for p in spares) and _asleep(spares):
             return True
         time.sleep(1)
     return False
+
+
+def _asleep(processes: list, looks: int = 10) -> bool:
+    for _ in range(looks):
+        if any(p.status() != psutil.STATUS_SLEEPING for p in processes):
+            return False
+        time.sleep(0.2)
+    return True
 
 
 def stop_server(run: Run) -> None:
