@@ -322,7 +322,7 @@ def _page_runs(run: Run, listener: str, values: dict, pages: int) -> Outcome:
             outputs = page.run(listener, values, timeout=PATIENCE)
             said = next((v for o in reversed(outputs) for k, v in o.items() if v and k in ("reference", "status", "fits")), "")
             said = " ".join(re.sub(r"<[^>]+>", " ", str(said)).split())
-            said = said[said.index("error:"):] if "error:" in said else said  # the side that failed says why
+            said = said[said.rindex("error:"):] if "error:" in said else said  # the last side that failed says why
             return 200, said, time.perf_counter() - started
         except PageRefused as error:
             return 503, str(error), time.perf_counter() - started
