@@ -163,7 +163,6 @@ def test_a_worker_job_gets_its_result_its_own_error_or_is_cut_off(monkeypatch):
     done = workers.run_job("reference", {"template": template, "prefix": "", "generation": "<think>a</think>b", "tools": None}, seconds=60)
     assert done.error is None and done.result == {"message": {"role": "assistant", "reasoning_content": "a", "content": "b"}}
     backtracking = {"start_anchor": "<s>", "fields": {"thing": {"open_pattern": "(a|aa)+$", "close": "</x>"}, "content": {}}}
-    started = time.perf_counter()
     stuck = workers.run_job("reference", {"template": backtracking, "prefix": "<s>", "generation": "a" * 36 + "b", "tools": None},
                             seconds=3)
-    assert stuck.cut_off and stuck.error == "cut off after 3 s" and time.perf_counter() - started < 6
+    assert stuck.cut_off and stuck.error == "cut off after 3 s" and workers.running_workers() == 0
