@@ -19,11 +19,14 @@ try:
     from playground import limits  # noqa: F401  (imported first: it reads PLAYGROUND_LIMITS)
 except ValueError as error:  # PLAYGROUND_LIMITS is wrong: the message names the key and why
     raise SystemExit(f"app.py: {error}") from None
-from playground import api, handlers, live
+from starlette.middleware import Middleware
+
+from playground import admission, api, handlers, live, workers
 from playground.allocator import return_freed_memory
 from playground.catalog import DEFAULT_SAMPLE, EDITED_TEMPLATE, INLINE_TEMPLATE, sample_table, samples_by_id, template_names, template_text_of
 from playground.chat_template_check import matrix_html
 from playground.chunking import CHUNKINGS, DEMO_MODEL_PATH
+from playground.folders import allow_folder, looks_like_hub_id
 from playground.diagnostics import check_template
 from playground.field_reference import reference_html
 from playground.limits import LIMITS, queue_options
@@ -37,7 +40,10 @@ first = handlers.load_sample(DEFAULT_SAMPLE, Session())
 DEFAULT_LIVE_TOOLS = template_text_of(samples_by_id()[DEFAULT_SAMPLE].tools)
 MONO = ["rt-mono"]
 
-with gr.Blocks(title="Response Template Playground") as demo:
+# Gradio's copies of uploads and downloads: every 5 minutes, those older than 10 minutes are deleted.
+CACHE_CLEANING = (300, 600)
+
+with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING) as demo:
     page = Page()
     page.session = gr.State(Session())  # each browser session gets its own copy (no load event, no public endpoint)
     page.params = gr.State({})
@@ -207,11 +213,11 @@ with gr.Blocks(title="Response Template Playground") as demo:
     page.listen(page.export_button.click, handlers.export_template, work="export")
     page.listen(page.check_button.click, handlers.check_chat_template, work="conformance")
     page.listen(page.conformance.click, handlers.load_check_row)
-    page.listen(page.fit_button.click, handlers.fit_templates)
+    page.listen(page.fit_button.click, handlers.fit_templates, work="fit")
     page.listen(page.use_best_button.click, handlers.use_best)
     page.listen(page.test_cases_text.input, handlers.run_tests, trigger_mode="always_last", show_progress="hidden")
     page.listen(page.add_case_button.click, handlers.add_test_case)
-    page.listen(page.compare_button.click, handlers.compare_reference)
+    page.listen(page.compare_button.click, handlers.compare_reference, work="reference")
     page.listen(page.step_button.click, handlers.replay_step, work="replay")
     page.listen(page.back_button.click, handlers.replay_back, work="replay")
     page.listen(page.scrubber.release, handlers.replay_seek, work="replay")
@@ -239,7 +245,10 @@ with gr.Blocks(title="Response Template Playground") as demo:
     gr.api(api.load_sample, api_name="load_sample", **queue_options("parse"))
     gr.api(api.conformance, api_name="conformance", **queue_options("conformance"))
 
-demo.queue(default_concurrency_limit=8, max_size=64)
+# No queue-wide size and no route around the queue: each kind has its own queue, and
+# playground.admission refuses what is over it, or over a client's share, at once.
+demo.queue(default_concurrency_limit=limits.WORK["parse"].slots, max_size=None, api_open=False)
+admission.install(demo)
 
 
 def main() -> None:
@@ -250,11 +259,15 @@ def main() -> None:
     args = parser.parse_args()
     if args.model:
         page.model_name.value = args.model
-    live.start_loading(args.model or "")
+        if not looks_like_hub_id(args.model):
+            allow_folder(args.model)  # the host chose it: visitors may name it too
+    live.start_loading(args.model or "", keep=True)
+    workers.start_spare()
     logging.basicConfig(level=logging.INFO)
     # The public API endpoints are also MCP tools (/gradio_api/mcp/), for agents; see docs/app.md.
     demo.launch(
-        share=args.share, css=PAGE_CSS, js=PAGE_JS, show_error=False, mcp_server=True, state_session_capacity=LIMITS.sessions
+        share=args.share, css=PAGE_CSS, js=PAGE_JS, show_error=False, mcp_server=True, state_session_capacity=LIMITS.sessions,
+        max_file_size=f"{LIMITS.upload_mb}mb", app_kwargs={"middleware": [Middleware(admission.RequestSizeCap)]},
     )
 
 

@@ -5,7 +5,7 @@ for `transformers.utils.chat_parsing`, with positions, diagnostics and linear
 streaming on top. The format is described in docs/template-language.md.
 """
 
-from .errors import PatternTimeoutError, ResponseParseError, TemplateError
+from .errors import ParseDeadlineError, PatternTimeoutError, ResponseParseError, TemplateError
 from .parser import ResponseParser, Span, parse_response
 from .events import message_from_events
 from .batch import BatchInputError, parse_batch
@@ -28,6 +28,7 @@ __all__ = [
     "attach_response_template",
     "get_response_parser",
     "FieldSpec",
+    "ParseDeadlineError",
     "PatternTimeoutError",
     "ResponseParseError",
     "ResponseParser",

@@ -98,6 +98,12 @@ class PatternTimeoutError(ResponseParseError):
     """A template pattern took longer than the parser's regex time budget on this input."""
 
 
+class ParseDeadlineError(PatternTimeoutError):
+    """The parse ran past its `deadline`: the whole parse's wall-clock budget, where
+    `regex_timeout` bounds each regex call. Like a delimiter timeout, it always stops the
+    parse (also with ``on_error="keep"``)."""
+
+
 def shorten(text: str, limit: int = 200) -> str:
     """Return `repr(text)`, cut in the middle to about `limit` characters for error messages."""
     if len(text) <= limit:

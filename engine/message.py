@@ -39,14 +39,15 @@ class MessageBuilder:
     Args:
         template: the loaded template (its `defaults` start the message).
         tool_schemas: tool name -> JSON schema of its parameters, to type tool-call arguments.
-        timeout: seconds allowed for each regex call of a content parser, or None.
+        timeout: seconds allowed for each regex call of a content parser, or None (an attribute:
+            a parser with a deadline lowers it to the time left before each region's value).
     """
 
     def __init__(self, template: ResponseTemplate, tool_schemas: dict, timeout: float | None):
         self.template = template
         self.message: dict[str, Any] = copy.deepcopy(template.defaults)
         self._tool_schemas = tool_schemas
-        self._timeout = timeout
+        self.timeout = timeout
         self._implicit_stretches: list[str] = []  # every stretch of a non-repeating implicit field, as written
         self._implicit_values: list[str] = []  # the close values of a field that concatenates its stretches
         self._held_whitespace = ""  # whitespace after its last value, which only a later value includes
@@ -139,7 +140,7 @@ class MessageBuilder:
             ResponseParseError: naming the field, the failing key and, when known, the position
                 (`PatternTimeoutError` when a content pattern ran over the time budget).
         """
-        timeout, tool_schemas = self._timeout, self._tool_schemas
+        timeout, tool_schemas = self.timeout, self._tool_schemas
         args = field.content_args if timeout is None else {**field.content_args, "_timeout": timeout}
         key = "content"
         try:

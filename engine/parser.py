@@ -22,13 +22,14 @@ followed by the generation.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .buffer import BODY_BLOCK, StreamBuffer
 from .delimiters import DelimiterMatch
-from .errors import ResponseParseError
+from .errors import ParseDeadlineError, PatternTimeoutError, ResponseParseError
 from .inputs import MISSING_PREFIX_MESSAGE, batch_prefixes, prefix_cut, prefix_text, split_batch
 from .message import BLANK, MessageBuilder
 from .template import FieldSpec, ResponseTemplate, load_template
@@ -114,6 +115,10 @@ class ResponseParser:
             `<think>`) are open when the generation starts. ``""`` opts out.
         tools: tool schemas or functions, to cast tool-call arguments by their JSON schema.
         regex_timeout: seconds allowed for each regex call of a template pattern, or None.
+        deadline: a `time.perf_counter()` value the whole parse must end by, or None. A
+            template whose every regex call stays within `regex_timeout` can still take that
+            long on each of thousands of regions; past the deadline a scan or a region's value
+            raises `ParseDeadlineError` (each regex call is given at most the time left).
         positions: when True, events carry `start`/`end` stream offsets (off by default, so
             events are exactly the reference's dicts).
         record_spans: when True, `spans` lists what became of every character (for tracing).
@@ -133,6 +138,7 @@ class ResponseParser:
         initial_events: events produced by the prefix.
         prefix_cut: offset in the prefix where the stream starts (after the last anchor match;
             0 when the anchor is absent or the prefix is empty).
+        deadline: the `deadline` given (a server may move it between feeds, one per request).
         spans: list of `Span` when `record_spans`, else None.
 
     Raises:
@@ -147,6 +153,7 @@ class ResponseParser:
         *,
         tools: list[dict | Callable] | None = None,
         regex_timeout: float | None = None,
+        deadline: float | None = None,
         positions: bool = False,
         record_spans: bool = False,
         on_error: str = "raise",
@@ -158,6 +165,7 @@ class ResponseParser:
         self.errors: list[ResponseParseError] = []
         prefix = prefix_text(prefix)
         self._timeout = regex_timeout
+        self.deadline = deadline
         self._positions = positions
         self.spans: list[Span] | None = [] if record_spans else None
         self._quick_path = quick_path and not positions and not record_spans
@@ -177,7 +185,7 @@ class ResponseParser:
         self._quick_first = ""  # text without it (and without a trailing run) needs no quick test; "" with context
         self._stalls = StallGuard()
         self.initial_events: list[dict] = []
-        self.prefix_cut = prefix_cut(template, prefix, regex_timeout) or 0
+        self.prefix_cut = prefix_cut(template, prefix, self._regex_budget(0)) or 0
         if prefix:
             self._buffer.text = prefix[self.prefix_cut :]
             self._process(self.initial_events, at_end=False)
@@ -304,10 +312,11 @@ class ResponseParser:
     def _process(self, events: list[dict], at_end: bool) -> None:
         """Scan the window from `pos`, committing matches and routing decided text, until the
         rest is held (or, `at_end`, until the stream is used up and the last region closed)."""
-        window, timeout = self._buffer, self._timeout
+        window = self._buffer
         final_searches: dict | None = {} if at_end else None
         while True:
             text, pos, base = window.text, window.pos, window.base
+            timeout = self._regex_budget(base + pos)
             if base + pos == self._stalls.stalled_at:
                 # Zero-width delimiters kept firing here without consuming text; step over one
                 # character (the same in every chunking), then match again.
@@ -319,7 +328,11 @@ class ResponseParser:
                 if at_end:
                     self._close_region(events, None, base + pos)
                 break
-            match, hold = self._state.scan(text, pos, at_end, timeout, final_searches)
+            try:
+                match, hold = self._state.scan(text, pos, at_end, timeout, final_searches)
+            except PatternTimeoutError as error:
+                self._past_deadline(error, base + pos)
+                raise
             if match is not None:
                 self._commit(events, match)
                 continue
@@ -336,6 +349,27 @@ class ResponseParser:
             break
         window.trim()
         self._settle()
+
+    def _regex_budget(self, offset: int) -> float | None:
+        """Seconds the next regex call may take: `regex_timeout`, or less when the deadline is
+        nearer. Raises ParseDeadlineError (at stream `offset`) once the deadline has passed."""
+        if self.deadline is None:
+            return self._timeout
+        left = self.deadline - time.perf_counter()
+        if left <= 0:
+            self._past_deadline(None, offset)
+        return left if self._timeout is None or left < self._timeout else self._timeout
+
+    def _past_deadline(self, error: PatternTimeoutError | None, offset: int) -> None:
+        """Raise ParseDeadlineError when the deadline has passed (a regex call that ran out of the
+        time left is the deadline's doing, not the pattern's budget); return otherwise."""
+        if self.deadline is None or time.perf_counter() < self.deadline or isinstance(error, ParseDeadlineError):
+            return
+        raise ParseDeadlineError(
+            f"the parse ran past its deadline at stream offset {offset}: the template's patterns are too slow "
+            "on this input; the text after it is not parsed",
+            offset=offset,
+        ) from None
 
     def _commit(self, events: list[dict], match: DelimiterMatch) -> None:
         """Route the text before `match`, then open or close a region with it (unless the stall
@@ -437,8 +471,12 @@ class ResponseParser:
             end = at if match is None else base + match.end
             event: dict[str, Any] = {"type": "region_close", "field": field.name}
             try:
+                if self.deadline is not None:
+                    self._message.timeout = self._regex_budget(at)
                 value = self._message.store(field, body, self._captures, self._body_start)
             except ResponseParseError as error:
+                if isinstance(error, PatternTimeoutError):
+                    self._past_deadline(error, at)
                 failed = self._failed_region(error, field, body, match, end)
                 event["error"] = str(failed)
             else:
@@ -501,6 +539,7 @@ def parse_response(
     tools: list[dict | Callable] | None = None,
     tokenizer: Any = None,
     regex_timeout: float | None = None,
+    deadline: float | None = None,
     on_error: str = "raise",
 ) -> dict | list[dict]:
     """Parse a complete generation into a message dict.
@@ -514,6 +553,7 @@ def parse_response(
         tools: tool schemas or functions, to cast tool-call arguments.
         tokenizer: a Hugging Face tokenizer, to decode ids (special tokens kept).
         regex_timeout: seconds allowed for each regex call of a template pattern.
+        deadline: a `time.perf_counter()` value the whole call must end by (see `ResponseParser`).
         on_error: ``"raise"`` (default) or ``"keep"``: a region that cannot be parsed then
             becomes unclaimed text instead of an error (see `ResponseParser`; to see what
             failed, parse with `ResponseParser(...).finalize(text)` and read its `errors`).
@@ -525,6 +565,7 @@ def parse_response(
         TemplateError: the template is invalid (reported before a missing prefix).
         ValueError: no prefix; ids without a tokenizer; prefix/batch sizes differ; no template.
         ResponseParseError: with ``on_error="raise"``, a region failed to parse (names the field and offset).
+        ParseDeadlineError: the parse ran past `deadline` (whatever `on_error` says).
     """
     if response_template is None:
         response_template = getattr(tokenizer, "response_template", None)
@@ -542,6 +583,8 @@ def parse_response(
     messages = []
     for generation, generation_prefix in zip(texts, prefixes):
         # The stream is already whole, so nothing needs holding back.
-        parser = ResponseParser(template, generation_prefix, tools=tools, regex_timeout=regex_timeout, on_error=on_error)
+        parser = ResponseParser(
+            template, generation_prefix, tools=tools, regex_timeout=regex_timeout, deadline=deadline, on_error=on_error
+        )
         messages.append(parser.finalize(generation)[0])
     return messages if batched else messages[0]

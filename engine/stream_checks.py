@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from dataclasses import field as dataclass_field
 from typing import Any
 
-from .errors import ResponseParseError
+from .errors import ParseDeadlineError, ResponseParseError
 from .inputs import prefix_text
 from .parser import ResponseParser
 from .template import ResponseTemplate, load_template
@@ -131,8 +131,8 @@ def run_chunks(
 ) -> StreamRun:
     """Feed `chunks` to a fresh parser and record the message and per-region text.
 
-    `deadline` (a `time.perf_counter()` value) stops feeding once passed: the run is
-    then `stopped`, with no message.
+    `deadline` (a `time.perf_counter()` value) stops feeding once passed, and the parser itself
+    at it (`ResponseParser`'s deadline): the run is then `stopped`, with no message.
 
     Returns:
         A `StreamRun`; a `ResponseParseError` is recorded in `error`, not raised.
@@ -144,7 +144,7 @@ def run_chunks(
     error = None
     parser = None
     try:
-        parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout, on_error=on_error)
+        parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout, deadline=deadline, on_error=on_error)
         events += parser.initial_events
         at = 0
         for chunk in chunks:
@@ -155,6 +155,8 @@ def run_chunks(
             splits.append(at)
         message, final_events = parser.finalize()
         events += final_events
+    except ParseDeadlineError:
+        return StreamRun(chunking, splits, None, [], None, stopped=True)
     except ResponseParseError as caught:
         error = str(caught)
     for event in events:
@@ -194,16 +196,21 @@ def random_chunks(text: str, seed: int, max_size: int = 8) -> list[str]:
     return split_at(text, offsets)
 
 
-def _chunkings(generation: str, seeds: Iterable[int], every_split: bool) -> tuple[Iterator[tuple[str, list[str]]], int, list[str]]:
+def _chunkings(
+    generation: str, seeds: Iterable[int], every_split: bool, max_splits: int = MAX_EVERY_SPLIT
+) -> tuple[Iterator[tuple[str, list[str]]], int, list[str]]:
     """The chunkings `check_stream` compares (one character at a time, each single split, seeded
-    random pieces) as `(name, chunks)` pairs made on demand, the single-split stride, and notes."""
+    random pieces) as `(name, chunks)` pairs made on demand, the single-split stride, and notes.
+    At most `max_splits` single splits are made, spread evenly over the generation."""
     n = len(generation)
     stride = 0
     notes: list[str] = []
-    if every_split and n > 1:
-        stride = 1 if n <= MAX_EVERY_SPLIT else -(-n // MAX_EVERY_SPLIT)
+    if every_split and n > 1 and max_splits > 0:
+        stride = max(1, -(-(n - 1) // max_splits))
         if stride > 1:
             notes.append(f"generation has {n} characters: split check tested every {stride}th offset, not all {n - 1}")
+    elif every_split and n > 1:
+        notes.append("split check skipped: the work cap leaves no room for it")
     elif not every_split:
         notes.append("split check skipped")
 
@@ -229,6 +236,7 @@ def check_stream(
     truncation_step: int = 1,
     regex_timeout: float | None = None,
     max_seconds: float | None = None,
+    max_chars: int | None = None,
     on_error: str = "raise",
 ) -> StreamCheckReport:
     """Compare one-shot parsing with many chunkings of `generation`, then check truncations.
@@ -247,6 +255,12 @@ def check_stream(
         max_seconds: wall-time budget for the whole check (None: no limit). A hostile
             pattern can take `regex_timeout` on every feed; past the budget no new run
             starts, the running one stops, and the report says it is not `complete`.
+        max_chars: work cap: the characters all runs together may parse (None: no cap). A big
+            generation then gets as many single splits as fit, spread evenly over it, after
+            one-shot, one-character and the seeded runs, and the truncation cuts that fit in
+            what is left, each delimiter's first occurrence first; the notes say what was
+            left out. Unlike `max_seconds`, reaching it leaves the report `complete`: the check
+            stops because it has compared enough, not because time ran out.
         on_error: ``"raise"`` or ``"keep"``, as for `ResponseParser`; kept errors are compared
             between runs too.
 
@@ -260,11 +274,16 @@ def check_stream(
     loaded = load_template(template)
     prefix = prefix_text(prefix)
     options = {"tools": tools, "regex_timeout": regex_timeout, "on_error": on_error}
-    baseline = run_chunks(loaded, prefix, [generation], chunking="one-shot", **options)
-    chunkings, stride, notes = _chunkings(generation, seeds, every_split)
     deadline = None if max_seconds is None else started + max_seconds
-    runs, mismatch, complete = 1, None, True
-    for name, chunks in chunkings:
+    baseline = run_chunks(loaded, prefix, [generation], chunking="one-shot", deadline=deadline, **options)
+    seeds = list(seeds)
+    n = max(1, len(generation))
+    max_splits = MAX_EVERY_SPLIT
+    if max_chars is not None:  # one-shot, one-char and the seeds first; splits share what is left
+        max_splits = min(max_splits, max(0, max_chars // n - 2 - len(seeds)))
+    chunkings, stride, notes = _chunkings(generation, seeds, every_split, max_splits)
+    runs, mismatch, complete = 1, None, not baseline.stopped
+    for name, chunks in chunkings if complete else ():
         run = run_chunks(loaded, prefix, chunks, chunking=name, deadline=deadline, **options)
         if run.stopped:
             complete = False
@@ -278,7 +297,11 @@ def check_stream(
     if not truncation_step:
         notes.append("truncation check skipped")
     elif complete:
-        leaks, complete = _truncation(generation, loaded, prefix, truncation_step, deadline, **options)
+        spent = (runs + 1) * len(generation)
+        cap = None if max_chars is None else max(0, max_chars - spent)
+        leaks, complete, skipped = _truncation(generation, loaded, prefix, truncation_step, deadline, cap, **options)
+        if skipped:
+            notes.append(f"truncation check: {skipped} cuts not tested (the work cap of {max_chars:,} characters)")
     if not complete:
         what = "the truncation check was cut short" if chunkings_done else f"{runs - 1} chunkings compared, the rest not run"
         notes.append(f"stopped after the {max_seconds:g} s budget: {what}")
@@ -336,7 +359,7 @@ def truncation(
         The leaks, in cut order (at most one per cut).
     """
     options = {"tools": tools, "regex_timeout": regex_timeout, "on_error": on_error}
-    return _truncation(generation, load_template(template), prefix, step, None, **options)[0]
+    return _truncation(generation, load_template(template), prefix, step, None, None, **options)[0]
 
 
 def _truncation(
@@ -345,12 +368,15 @@ def _truncation(
     prefix: str,
     step: int,
     deadline: float | None,
+    max_chars: int | None,
     *,
     tools: list | None = None,
     regex_timeout: float | None = None,
     on_error: str = "raise",
-) -> tuple[list[TruncationLeak], bool]:
-    """`truncation`'s leaks, and whether every cut was parsed before `deadline`."""
+) -> tuple[list[TruncationLeak], bool, int]:
+    """`truncation`'s leaks, whether every cut was parsed before `deadline`, and how many cuts
+    the work cap `max_chars` (characters parsed, None: no cap) left out. Under a cap each
+    delimiter's first occurrence is cut first; leaks are listed in cut order."""
     inside: dict[int, tuple[str, str, int]] = {}
     for literal, path in _literal_delimiters(loaded):
         start = generation.find(literal)
@@ -359,17 +385,31 @@ def _truncation(
                 if cut % step == 0:
                     inside.setdefault(cut, (literal, path, start))
             start = generation.find(literal, start + 1)
-    leaks = []
-    for cut in sorted(inside):
+    order = sorted(inside)
+    if max_chars is not None:
+        firsts: dict[tuple[str, str], int] = {}
+        for cut in order:
+            literal, path, start = inside[cut]
+            firsts.setdefault((literal, path), start)
+        order.sort(key=lambda cut: (inside[cut][2] != firsts[inside[cut][:2]], cut))
+    leaks, parsed = [], 0
+    for done, cut in enumerate(order):
         literal, path, start = inside[cut]
         fragment = generation[start:cut]
         if deadline is not None and time.perf_counter() > deadline:
-            return leaks, False
-        run = run_chunks(loaded, prefix, [generation[:cut]], tools=tools, regex_timeout=regex_timeout, on_error=on_error)
+            return sorted(leaks, key=lambda leak: leak.cut), False, 0
+        if max_chars is not None and parsed + cut > max_chars:
+            return sorted(leaks, key=lambda leak: leak.cut), True, len(order) - done
+        parsed += cut
+        run = run_chunks(
+            loaded, prefix, [generation[:cut]], tools=tools, regex_timeout=regex_timeout, deadline=deadline, on_error=on_error
+        )
+        if run.stopped:
+            return sorted(leaks, key=lambda leak: leak.cut), False, 0
         if run.message is None:
             continue
         for name, value in _text_values(run.message, loaded):
             if value.endswith(fragment.strip()) and fragment.strip():
                 leaks.append(TruncationLeak(cut, fragment, literal, path, name))
                 break
-    return leaks, True
+    return sorted(leaks, key=lambda leak: leak.cut), True, 0

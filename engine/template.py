@@ -251,8 +251,9 @@ def _value_parser(spec: dict, path: str) -> dict:
     if unknown:
         raise TemplateError(f"{path}.{unknown[0]}", "unknown key (allowed: name, args)")
     name = spec.get("name", "text")
-    if name not in CONTENT_PARSERS:
-        raise TemplateError(f"{path}.name", f"unknown content parser {name!r} (allowed: {', '.join(CONTENT_PARSERS)})")
+    if not isinstance(name, str) or name not in CONTENT_PARSERS:
+        shown = repr(name) if isinstance(name, str) else _show(name, 60)
+        raise TemplateError(f"{path}.name", f"unknown content parser {shown} (allowed: {', '.join(CONTENT_PARSERS)})")
     return {"name": name, "args": _content_args(name, spec.get("args", {}), f"{path}.args")}
 
 
@@ -266,7 +267,7 @@ def _field(name: Any, spec: Any) -> FieldSpec:
     if unknown:
         raise TemplateError(f"{path}.{unknown[0]}", f"unknown key (allowed: {', '.join(FIELD_KEYS)})")
     content = spec.get("content", "text")
-    if content not in CONTENT_PARSERS:
+    if not isinstance(content, str) or content not in CONTENT_PARSERS:
         raise TemplateError(f"{path}.content", f"unknown content parser {_show(content, 60)} (allowed: {', '.join(CONTENT_PARSERS)})")
     open_delimiter = _delimiter(name, "open", spec, "open", "open_pattern", path)
     close_delimiter = _delimiter(name, "close", spec, "close", "close_pattern", path)

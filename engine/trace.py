@@ -353,6 +353,7 @@ def trace(
     tools: list[dict | Callable] | None = None,
     chunks: list[str] | None = None,
     regex_timeout: float | None = None,
+    deadline: float | None = None,
     positions: bool = False,
     on_error: str = "raise",
 ) -> Trace:
@@ -366,6 +367,8 @@ def trace(
         chunks: feed the generation in these pieces (must concatenate to `generation`)
             and record a `TraceSnapshot` after each; None feeds it whole, no snapshots.
         regex_timeout: seconds allowed for each regex call of a template pattern.
+        deadline: a `time.perf_counter()` value the parse must end by (see `ResponseParser`);
+            past it the parse stops with a `ParseDeadlineError` in `Trace.error`.
         positions: keep `start`/`end` stream offsets in the event dicts (off by default:
             events are then exactly the reference's dicts).
         on_error: ``"raise"`` (default): the first region that fails to parse stops the
@@ -400,7 +403,8 @@ def trace(
     # The prefix tail is fed like any chunk: identical to the constructor's replay, and an
     # error in it is caught like any other.
     parser = ResponseParser(
-        loaded, "", tools=tools, regex_timeout=regex_timeout, positions=True, record_spans=True, on_error=on_error
+        loaded, "", tools=tools, regex_timeout=regex_timeout, deadline=deadline, positions=True, record_spans=True,
+        on_error=on_error,
     )
     message, raw_events, snapshots = None, [], []
     if error is None:

@@ -7,8 +7,13 @@ scripts) need, one concept a module:
   functions from named inputs to named outputs (`outputs`), bound to the
   layout by name (`wiring`); `api`: the public API endpoints.
 - `session`: one visitor's state (and the open pages' sessions, freed when a
-  page closes); `limits`: input caps and concurrency per kind of work;
-  `allocator`: freed memory back to the operating system.
+  page closes or past their memory caps); `limits`: input caps, time budgets
+  and the kinds of work; `admission`: each kind's queue and each client's
+  share, checked before a job is queued; `workers`: third-party code in
+  worker processes killed past their budget; `folders`: which server folders
+  a visitor may name; `redact`: no server path or Python type in a message;
+  `downloads`: files written for download, cleaned up; `allocator`: freed
+  memory back to the operating system.
 - `parse_view`: a parse as the page shows it (its events kept compactly by
   `event_store`); `region_map`, `event_log`, `match_list`,
   `message_view`, `status`: the panels drawn from it; `causes`: its diagnosis

@@ -18,19 +18,33 @@ import functools
 import inspect
 import json
 import logging
+import time
 from collections.abc import Callable, Iterator
 
 from engine import TemplateError, load_template
 
 from . import limits
+from .admission import make_way
 from .chat_template_check import check_from_page
 from .catalog import samples_by_id, template_names, template_text_of
 from .chunking import make_chunks, parse_chunking_param
 from .diagnostics import findings
-from .export import merged_config
+from .export import check_config_size, merged_config
 from .limits import InputError, check_text_sizes, json_kind, read_template, read_tools
 from .parse_view import LiveParse, ParseView, traced_view
+from .redact import redact
 from .stream_check import stream_check
+
+# A replay looks at its time budget every this many chunks.
+DEADLINE_EVERY = 1024
+# Events a result carries at most (the first ones); `events_total` says how many there were.
+EVENTS_RETURNED = 100_000
+
+
+def _events(view: ParseView) -> dict:
+    """The result's events: the first EVENTS_RETURNED, and how many there are in all."""
+    events = view.events
+    return {"events": [logged.event for logged in events[:EVENTS_RETURNED]], "events_total": len(events)}
 
 
 # What each parameter is, for the message when a client sends the wrong type.
@@ -87,7 +101,7 @@ def _endpoint(error_result: Callable[[str], object]):
 
         def unexpected(error: Exception):
             logging.getLogger(__name__).exception("the %s endpoint failed", function.__name__)
-            return error_result(f"unexpected error in {function.__name__}: {type(error).__name__}: {error}")
+            return error_result(f"unexpected error in {function.__name__} (the server log has the details)")
 
         if inspect.isgeneratorfunction(function):
 
@@ -96,7 +110,7 @@ def _endpoint(error_result: Callable[[str], object]):
                 try:
                     arguments = coerced(args, kwargs)
                 except (InputError, TypeError) as error:
-                    yield error_result(str(error))
+                    yield error_result(redact(str(error)))
                     return
                 try:
                     yield from function(**arguments)
@@ -110,7 +124,7 @@ def _endpoint(error_result: Callable[[str], object]):
             try:
                 return function(**coerced(args, kwargs))
             except (InputError, TypeError) as error:
-                return error_result(str(error))
+                return error_result(redact(str(error)))
             except Exception as error:
                 return unexpected(error)
 
@@ -120,11 +134,12 @@ def _endpoint(error_result: Callable[[str], object]):
 
 
 def _parse_error(message: str) -> dict:
+    message = redact(message)
     return {"status": message, "message": None, "error": message}
 
 
 def _replay_error(message: str) -> dict:
-    return {"chunks": 0, "message": None, "error": message}
+    return {"chunks": 0, "message": None, "error": redact(message)}
 
 
 def _generate_error(message: str) -> dict:
@@ -133,7 +148,7 @@ def _generate_error(message: str) -> dict:
 
 def _status(view: ParseView) -> str:
     if view.error:
-        return view.error
+        return redact(view.error)
     keys = ", ".join(k for k in (view.message or {}) if k != "role") or "no fields"
     return f"Parsed: {keys}"
 
@@ -142,14 +157,14 @@ def _result(view: ParseView) -> dict:
     return {
         "status": _status(view),
         "message": view.message,
-        "error": view.error,
+        "error": redact(view.error) if view.error else None,
         "errors": [
-            {"message": e.message, "field": e.field, "key": e.key, "start": e.start, "end": e.end, "position": e.position}
+            {"message": redact(e.message), "field": e.field, "key": e.key, "start": e.start, "end": e.end, "position": e.position}
             for e in view.errors
         ],
         "warnings": [str(w) for w in view.warnings],
         "initial_events": view.initial_events,
-        "events": [logged.event for logged in view.events],
+        **_events(view),
         "spans": [
             {"start": s.start, "end": s.end, "kind": s.kind, "field": s.field, "region": s.region} for s in view.spans
         ],
@@ -167,9 +182,10 @@ def parse(template_text: str, prefix: str, generation: str, tools_text: str = ""
         tools_text: tool schemas as JSON text (a list), or "".
 
     Returns:
-        {"status", "message", "error", "errors", "warnings", "initial_events", "events", "spans"}:
+        {"status", "message", "error", "errors", "warnings", "initial_events", "events", "events_total", "spans"}:
         `message` is None and `error` says why when the input or the parse fails; events
-        carry stream offsets; spans tile the stream (prefix tail, then the generation).
+        carry stream offsets (the first 100,000; `events_total` counts them all); spans tile
+        the stream (prefix tail, then the generation).
     """
     try:
         template = read_template(template_text)
@@ -189,7 +205,8 @@ def replay(template_text: str, prefix: str, generation: str, tools_text: str = "
         chunking: `chars:N`, `random:SEED`, `points:5,9` or `tokens`.
 
     Returns:
-        {"chunks", "message", "error", "events", "stream_check": {"passed", "label", "findings"}}.
+        {"chunks", "message", "error", "events", "events_total", "stream_check": {"passed", "label", "findings"}}:
+        `events` are the first 100,000 (`events_total` counts them all).
     """
     try:
         template = read_template(template_text)
@@ -199,19 +216,24 @@ def replay(template_text: str, prefix: str, generation: str, tools_text: str = "
         if "problem" in settings:
             raise InputError(settings["problem"])
         chunks = make_chunks(generation or "", settings["how"], settings.get("size", 1), settings.get("seed", 0), settings.get("points", ""))
-        live = LiveParse(template, prefix or "", tools)
-        for chunk in chunks:
+        ends = limits.deadline("replay_seconds")
+        live = LiveParse(template, prefix or "", tools, deadline=ends)
+        for number, chunk in enumerate(chunks):
+            if not number % DEADLINE_EVERY:
+                if time.perf_counter() > ends:
+                    raise InputError(limits.over_budget("replay_seconds", f"The replay (at chunk {number:,} of {len(chunks):,})"))
+                make_way()
             live.feed(chunk)
         live.finalize()
         view = live.view()
-        checked = stream_check(template, prefix or "", generation or "", tools, chunks)
+        checked = stream_check(template, prefix or "", generation or "", tools, chunks, deadline=ends)
     except (InputError, TemplateError, ValueError) as error:
         return _replay_error(str(error))
     return {
         "chunks": len(chunks),
         "message": view.message,
-        "error": view.error,
-        "events": [logged.event for logged in view.events],
+        "error": redact(view.error) if view.error else None,
+        **_events(view),
         "stream_check": {
             "passed": checked.passed, "label": checked.label,
             "findings": [{"severity": f.severity, "text": f.text} for f in checked.findings],
@@ -250,11 +272,12 @@ def export(template_text: str, tokenizer_config_text: str = "") -> dict:
         {"response_template.json", "tokenizer_config.json", "error"}.
     """
     try:
+        check_config_size(len(tokenizer_config_text))
         template = read_template(template_text)
         load_template(template)
         config = merged_config(template, tokenizer_config_text if tokenizer_config_text.strip() else None)
     except (InputError, TemplateError) as error:
-        return {"error": str(error)}
+        return {"error": redact(str(error))}
     return {
         "response_template.json": template_text_of(template) + "\n",
         "tokenizer_config.json": json.dumps(config, ensure_ascii=False, indent=2) + "\n",
@@ -345,21 +368,30 @@ def generate(
         loaded = get_model(model_name)
         if template is None:
             template, _ = models.choose_template(loaded)
-        prompt = models.render_prompt(loaded, messages, tools, enable_thinking=bool(enable_thinking))
+        prompt = models.render_prompt(
+            loaded, messages, tools, enable_thinking=bool(enable_thinking), seconds=caps.chat_template_seconds,
+            max_tokens=caps.prompt_tokens,
+        )
         live = LiveParse(template, prompt.text, tools)
     except (InputError, TemplateError, LookupError, ValueError) as error:
-        yield _generate_error(str(error))
+        yield _generate_error(redact(str(error)))
         return
     pieces = models.stream_generation(
         loaded, prompt, max_new_tokens=int(max_new_tokens), temperature=float(temperature), top_p=float(top_p), seed=int(seed)
     )
+    ends = time.perf_counter() + caps.generate_seconds
     try:
         with generation_slots:  # one generation at a time over the server, as for the page
             for piece in pieces:
                 live.feed(piece.text)
                 yield {"generation": "".join(live.parts), "message": None, "error": None, "finished": False, "prefix": prompt.text}
+                if time.perf_counter() > ends:
+                    break
     finally:
         pieces.close()
     live.finalize()
     view = live.view()
-    yield {"generation": "".join(live.parts), "message": view.message, "error": view.error, "finished": True, "prefix": prompt.text}
+    error = view.error
+    if error is None and time.perf_counter() > ends:
+        error = limits.over_budget("generate_seconds", "The generation")
+    yield {"generation": "".join(live.parts), "message": view.message, "error": error, "finished": True, "prefix": prompt.text}

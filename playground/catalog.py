@@ -51,6 +51,11 @@ def template_choice_for(text: str, current: str | None = None, otherwise: str = 
     template it holds (the same data, in any key order or layout; `current` first, as two
     files may hold the same template), else `otherwise`: an edited template is no longer
     the file it started from."""
+    from . import limits
+
+    caps = limits.current()
+    if not isinstance(text, str) or len(text) > caps.template_chars or limits.json_depth(text) > caps.json_depth:
+        return otherwise  # too big or too deep to be a templates/ file: not parsed at all
     try:
         data = json.loads(text)
     except (TypeError, ValueError, RecursionError):

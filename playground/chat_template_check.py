@@ -2,13 +2,11 @@
 
 A pasted chat template is untrusted Jinja: it can loop for minutes or allocate
 gigabytes inside transformers' sandbox. So `run_check` never renders it in the
-server process. Each check runs in its own worker process (this module run as
-``python -m playground.chat_template_check``), which reads one job as JSON on
-stdin, writes the report as JSON on stdout and exits. The server waits at most
-`Limits.conformance_seconds`; a worker that has not answered by then is killed
-and the check says it was cut off. A worker is capped in memory too
-(`WORKER_MEMORY_BYTES`). One worker is started ahead, its imports done, so a
-check does not wait for transformers to import.
+server process: each check is a "conformance" job of `playground.workers`, in a
+worker process of its own with a memory cap, killed when it has not answered
+within `Limits.conformance_seconds` (the check then says it was cut off). A
+model named for its chat template must be one the server allows
+(`playground.folders`).
 
 `matrix_html` draws the report as the page shows it: a summary, the failing
 rows grouped by root cause (`root_causes`: the diagnosis of each row's parse,
@@ -20,29 +18,21 @@ Paste & parse.
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
-import threading
-import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from engine import TemplateError, load_template
 
 from . import limits
+from .folders import FolderError, check_model_name, shown
 from .limits import InputError, read_template
 from .markup import escape
+from .redact import redact
+from .workers import JobError, run_job
 
-ROOT = Path(__file__).resolve().parent.parent
-# Address space a worker may use (bytes): a chat template that tries to build a huge
-# string gets a MemoryError (its row says so) instead of taking the machine's memory.
-WORKER_MEMORY_BYTES = 3 * 1024**3
-# The largest report a worker sends back (characters of JSON); a chat template that writes
-# bigger prompts gets an error instead.
-REPORT_CHARS = 8_000_000
 DETAIL_SHOWN = 400
+# The longest bos_token or eos_token accepted (characters): real ones are a few.
+TOKEN_CHARS = 200
 
 
 @dataclass
@@ -78,72 +68,28 @@ class CheckOutcome:
                 "source": self.source, "notes": list(self.notes)}
 
 
-# -- the worker ---------------------------------------------------------------------
+# -- the job, in a worker process (`playground.workers`) ------------------------------
 
 
-def _worker_main() -> None:
-    """One job: read it from stdin, check, write the result to stdout, exit."""
-    import resource
-
+def check_job(payload: dict) -> dict:
+    """One check in a worker: `ConformanceReport.to_dict()` of `payload` (the `run_check` arguments)."""
     from engine.chat_template import ModelLoadError
     from engine.conformance import check_conformance
-    from engine.errors import TemplateError
-    # Imported ahead, so a spare waiting for its job is warm.
-    from transformers import AutoTokenizer  # noqa: F401
-    from transformers.utils import chat_template_utils  # noqa: F401
 
-    resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
-    out = sys.stdout
-    sys.stdout = sys.stderr  # whatever a library prints stays off the result channel
-    raw = sys.stdin.read()
-    if not raw.strip():
-        return  # the server went away before giving this spare a job
-    job = json.loads(raw)
-    # A backstop should the server die mid-check: CPU seconds, counted from the start.
-    used = resource.getrusage(resource.RUSAGE_SELF).ru_utime
-    budget = int(used + job["seconds"]) + 2
-    resource.setrlimit(resource.RLIMIT_CPU, (budget, budget + 1))
     try:
         report = check_conformance(
-            job["template"], job.get("chat_template"), model=job.get("model"), bos_token=job.get("bos_token"),
-            eos_token=job.get("eos_token"), regex_timeout=job.get("regex_timeout"),
+            payload["template"], payload.get("chat_template"), model=payload.get("model"),
+            bos_token=payload.get("bos_token"), eos_token=payload.get("eos_token"),
+            regex_timeout=payload.get("regex_timeout"),
         )
-        result = {"report": report.to_dict()}
     except (TemplateError, ModelLoadError, ValueError, ImportError) as error:
-        result = {"error": str(error)}
-    except MemoryError:
-        result = {"error": f"the check ran out of memory (a worker may use {WORKER_MEMORY_BYTES // 1024**3} GiB)"}
-    text = json.dumps(result, ensure_ascii=False)
-    if len(text) > REPORT_CHARS:
-        text = json.dumps({"error": f"the report is too large ({len(text):,} characters of JSON, limit {REPORT_CHARS:,}): "
-                                    "the chat template writes very long prompts"})
-    out.write(text)
-    out.flush()
-
-
-class _Workers:
-    """Starts worker processes, keeping one started ahead (its imports done while it waits)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._spare: subprocess.Popen | None = None
-
-    @staticmethod
-    def _start() -> subprocess.Popen:
-        return subprocess.Popen(
-            [sys.executable, "-m", "playground.chat_template_check"], cwd=ROOT, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
-        )
-
-    def take(self) -> subprocess.Popen:
-        """A worker for one job (the spare when it is alive), and a new spare for the next."""
-        with self._lock:
-            worker = self._spare if self._spare is not None and self._spare.poll() is None else None
-            self._spare = self._start()
-            return worker or self._start()
-
-
-_workers = _Workers()
+        raise JobError(redact(str(error))) from None
+    result = report.to_dict()
+    for row in result["situations"]:  # a chat template's own errors, without Python's type names
+        row["detail"] = redact(row["detail"])
+    for diagnostic in result["diagnostics"]:
+        diagnostic["message"] = redact(diagnostic["message"])
+    return result
 
 
 def run_check(
@@ -165,30 +111,20 @@ def run_check(
     """
     source = "the pasted chat template" if chat_template is not None else f"the chat template of {model}"
     job = {"template": template, "chat_template": chat_template, "model": model, "bos_token": bos_token,
-           "eos_token": eos_token, "regex_timeout": regex_timeout, "seconds": seconds}
-    started = time.perf_counter()
-    worker = _workers.take()
-    try:
-        out, err = worker.communicate(json.dumps(job, ensure_ascii=False), timeout=seconds)
-    except subprocess.TimeoutExpired:
-        worker.kill()
-        worker.communicate()
+           "eos_token": eos_token, "regex_timeout": regex_timeout}
+    outcome = run_job("conformance", job, seconds=seconds)
+    if outcome.cut_off:
         return CheckOutcome(
             error=f"The check was cut off after {seconds:g} s: the chat template takes too long to render (or loops). "
                   "The time limit is PLAYGROUND_LIMITS' conformance_seconds.",
-            cut_off=True, seconds=time.perf_counter() - started, source=source,
+            cut_off=True, seconds=outcome.seconds, source=source,
         )
-    elapsed = time.perf_counter() - started
-    try:
-        result = json.loads(out)
-    except json.JSONDecodeError:
-        last = (err or "").strip().splitlines()[-1:] or [f"exit status {worker.returncode}"]
-        stopped = "ran out of CPU time" if worker.returncode == -24 else f"stopped ({last[0][:300]})"
-        return CheckOutcome(error=f"The check's worker {stopped}.", seconds=elapsed, source=source)
-    error = result.get("error")
+    error = outcome.error
+    if error and outcome.result is None and error.startswith(("the worker", "the job", "too many", "the result")):
+        error = f"The check's {error.removeprefix('the ')}."
     if error:  # the library's advice names its command-line option; here the text is pasted
         error = error.replace(" with --chat-template", " instead")
-    return CheckOutcome(result.get("report"), error, seconds=elapsed, source=source)
+    return CheckOutcome(outcome.result, error, seconds=outcome.seconds, source=source)
 
 
 def check_from_page(
@@ -203,20 +139,27 @@ def check_from_page(
     try:
         template = read_template(template_text)
         load_template(template)
+        for what, token in (("bos_token", bos_token), ("eos_token", eos_token)):
+            if len(token or "") > TOKEN_CHARS:
+                raise InputError(f"The {what} is too long: {len(token):,} characters (limit {TOKEN_CHARS:,}).")
         if not pasted and not model:
             raise InputError("Paste a chat template (the Jinja text of the model's chat_template), or name a model "
                              "(a local folder or a hub id) to take it from.")
         if len(chat_template_text) > caps.chat_template_chars:
             raise InputError(f"The chat template is too large: {len(chat_template_text):,} characters "
                              f"(limit {caps.chat_template_chars:,}).")
-    except (InputError, TemplateError) as error:
-        return CheckOutcome(error=str(error))
+        if model and not pasted:
+            model = check_model_name(model)
+    except (InputError, TemplateError, FolderError) as error:
+        return CheckOutcome(error=redact(str(error)))
     notes = [f"The pasted chat template is used; the model box ({model}) is ignored."] if pasted and model else []
     outcome = run_check(
         template, chat_template=chat_template_text if pasted else None, model=None if pasted else model,
         bos_token=bos_token or None, eos_token=eos_token or None, seconds=caps.conformance_seconds,
         regex_timeout=caps.regex_seconds,
     )
+    if not pasted:
+        outcome.source = f"the chat template of {shown(model)}"
     outcome.notes = notes
     return outcome
 
@@ -363,5 +306,3 @@ def matrix_html(outcome: CheckOutcome | None, *, pending: str = "", causes: list
     return '<div id="conformance-report">' + "".join(parts) + "</div>"
 
 
-if __name__ == "__main__":
-    _worker_main()

@@ -73,28 +73,29 @@ class EventStore:
 
     def append(self, events: list[dict], phase: int) -> None:
         """Log `events` (engine event dicts, in order) as produced in `phase` (a phase code)."""
+        phases, kinds, fields, starts, ends = self._phases, self._kinds, self._fields, self._starts, self._ends
         for event in events:
-            index = len(self._phases)
-            self._phases.append(phase)
-            text, start, end = event.get("text"), event.get("start"), event.get("end")
+            phases.append(phase)
+            text = event.get("text")
             if (
-                event.get("type") == "region_chunk" and tuple(event) == _CHUNK_KEYS and type(text) is str
-                and type(start) is int and type(end) is int and end - start == len(text) and type(event["field"]) is str
+                event["type"] == "region_chunk" and type(text) is str and tuple(event) == _CHUNK_KEYS
+                and type(start := event["start"]) is int and type(end := event["end"]) is int and end - start == len(text)
+                and type(event["field"]) is str
             ):
                 field = self._field_index.get(event["field"])
                 if field is None:
                     field = self._field_index[event["field"]] = len(self._field_names)
                     self._field_names.append(event["field"])
-                self._kinds.append(_DIRTY if event["dirty"] else _CLEAN)
-                self._fields.append(field)
-                self._starts.append(start)
-                self._ends.append(end)
+                kinds.append(_DIRTY if event["dirty"] else _CLEAN)
+                fields.append(field)
+                starts.append(start)
+                ends.append(end)
             else:
-                self._kinds.append(_KEPT)
-                self._fields.append(-1)
-                self._starts.append(0)
-                self._ends.append(0)
-                self._kept[index] = event
+                kinds.append(_KEPT)
+                fields.append(-1)
+                starts.append(0)
+                ends.append(0)
+                self._kept[len(phases) - 1] = event
 
     def event(self, index: int, stream: str) -> dict:
         """Event `index` (0-based) as the engine gave it; chunk texts come from `stream`."""

@@ -9,16 +9,24 @@ file it writes one holding only `response_template`, to merge by hand.
 from __future__ import annotations
 
 import json
-import tempfile
+import time
 from pathlib import Path
 
 from engine import load_template
 
+from . import limits
 from .catalog import template_text_of
+from .downloads import download_folder
 from .limits import InputError, read_template
 
-# Largest tokenizer_config.json accepted (bytes); real ones are a few hundred KB at most.
-MAX_CONFIG_BYTES = 20_000_000
+
+
+def check_config_size(size: int) -> None:
+    """Raise InputError when a tokenizer_config.json of `size` bytes (or characters) is over
+    PLAYGROUND_LIMITS `upload_mb` (real ones are a few hundred KB at most)."""
+    cap = limits.current().upload_mb * 1_000_000
+    if size > cap:
+        raise InputError(f"The tokenizer_config.json is too large: {size:,} bytes (limit {cap:,}, PLAYGROUND_LIMITS upload_mb).")
 
 
 def merged_config(template: dict, config_text: str | None) -> dict:
@@ -32,6 +40,8 @@ def merged_config(template: dict, config_text: str | None) -> dict:
         config = json.loads(config_text)
     except ValueError as error:
         raise InputError(f"The uploaded tokenizer_config.json is not JSON ({error}).") from None
+    except RecursionError:
+        raise InputError("The uploaded tokenizer_config.json is nested too deeply.") from None
     if not isinstance(config, dict):
         raise InputError("The uploaded tokenizer_config.json must be a JSON object.")
     config["response_template"] = template  # an existing key keeps its place
@@ -43,8 +53,7 @@ def read_config_file(path: str | None) -> str | None:
     if not path:
         return None
     file = Path(path)
-    if file.stat().st_size > MAX_CONFIG_BYTES:
-        raise InputError(f"The uploaded tokenizer_config.json is too large ({file.stat().st_size:,} bytes).")
+    check_config_size(file.stat().st_size)
     try:
         return file.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -56,10 +65,13 @@ def export_files(text: str, config_path: str | None = None) -> tuple[str, str]:
 
     Raises InputError / TemplateError for a template that does not load or a config that is not JSON.
     """
+    ends = limits.deadline("export_seconds")
     template = read_template(text)
     load_template(template)
     config = merged_config(template, read_config_file(config_path))
-    folder = Path(tempfile.mkdtemp(prefix="response-template-"))
+    if time.perf_counter() > ends:
+        raise InputError(limits.over_budget("export_seconds", "The export"))
+    folder = download_folder()
     template_path = folder / "response_template.json"
     template_path.write_text(template_text_of(template) + "\n", encoding="utf-8")
     out_path = folder / "tokenizer_config.json"

@@ -16,6 +16,7 @@ prefix: a prefix left over from another sample, say.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 
 from engine import TemplateError
@@ -114,12 +115,17 @@ class TemplateFit:
         return (self.claims_nothing, self.errors, not self.anchor_found, self.unclaimed, self.warnings, self.name)
 
 
-def rank_templates(prefix: str, generation: str, tools: list | None) -> list[TemplateFit]:
-    """Every `templates/` file on this input, best first (see the module docstring)."""
+def rank_templates(prefix: str, generation: str, tools: list | None, *, deadline: float | None = None) -> tuple[list[TemplateFit], int]:
+    """Every `templates/` file on this input, best first (see the module docstring), and how
+    many were not tried because `deadline` (a `time.perf_counter()` value) had passed; each
+    parse gets what is left of it (`fit_seconds`) or `parse_seconds`, whichever ends first."""
     found = []
-    for template_file in shipped_templates():
+    files = shipped_templates()
+    for number, template_file in enumerate(files):
+        if deadline is not None and time.perf_counter() > deadline:
+            return sorted(found, key=lambda fit: fit.rank_key), len(files) - number
         try:
-            view = traced_view(template_file.response_template, prefix, generation, tools)
+            view = traced_view(template_file.response_template, prefix, generation, tools, until=deadline)
         except (TemplateError, ValueError) as error:
             found.append(TemplateFit(template_file.name, 1, len(generation), 0, False, str(error)))
             continue
@@ -134,7 +140,7 @@ def rank_templates(prefix: str, generation: str, tools: list | None) -> list[Tem
                 problems[0] if problems else "", claimed_characters(view), " | ".join(anchor) if isinstance(anchor, list) else anchor,
             )
         )
-    return sorted(found, key=lambda fit: fit.rank_key)
+    return sorted(found, key=lambda fit: fit.rank_key), 0
 
 
 def family_note(ranked: list[TemplateFit], prefix: str) -> str:

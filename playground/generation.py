@@ -27,6 +27,7 @@ runs `load_model` in a thread and reports how far it is:
 
 from __future__ import annotations
 
+import logging
 import queue
 import re
 import threading
@@ -167,13 +168,13 @@ def load_model(
     if folder.exists():
         if not (folder / "config.json").is_file():
             raise ModelLoadError(
-                f"{folder} is not a model folder (no config.json). Point at the folder that holds config.json, "
+                f"{name!r} is not a model folder (no config.json). Point at the folder that holds config.json, "
                 "the weights and the tokenizer files, e.g. samples/demo-model."
             )
     elif _looks_like_path(name):
         raise ModelLoadError(
-            f"no folder {folder}. Check the path, or leave the field empty to use the bundled demo model "
-            f"({DEFAULT_MODEL_PATH})."
+            f"no folder {name!r}. Check the path, or leave the field empty to use the bundled demo model "
+            "(samples/demo-model)."
         )
     else:  # a hub id: fail in seconds when the Hub is out of reach (playground.hub)
         from .hub import HubError, check_hub_id
@@ -214,9 +215,9 @@ def load_model(
             advice = (
                 "Check the id's spelling and the network (this machine may have none; HF_HUB_OFFLINE=1 forbids "
                 "downloads). Without network, download the model elsewhere, copy its folder here and give the "
-                f"path. The bundled demo model needs no network: {DEFAULT_MODEL_PATH}."
+                "path. The bundled demo model needs no network: samples/demo-model."
             )
-        where = f"the folder {source}" if folder.exists() else "the Hugging Face Hub"
+        where = f"the folder {name!r}" if folder.exists() else "the Hugging Face Hub"
         raise ModelLoadError(f"could not load {name!r} from {where}: {error}\n{advice}") from error
     except ValueError as error:  # e.g. an architecture this transformers version does not know
         raise ModelLoadError(
@@ -234,21 +235,33 @@ def load_model(
     )
 
 
+# Model loads running at once over the process: a second waits for the first (its progress says so).
+LOADS_AT_ONCE = 1
+_load_slots = threading.BoundedSemaphore(LOADS_AT_ONCE)
+WAITING_STAGE = "Waiting for another model's load to end"
+
+
 class BackgroundLoad:
     """`load_model(name)` running in a daemon thread, started by the constructor.
 
     For a UI that loads its model at startup and shows how far it is:
     poll `progress()` (cheap, any thread) and call `result()` where the
-    model is needed (it waits for the load to end).
+    model is needed (it waits for the load to end). At most `LOADS_AT_ONCE`
+    loads run at once; the others wait (stage `WAITING_STAGE`). `cancel()`
+    ends a load that has not started loading yet; `forget()` drops a finished
+    one's model. `on_done(load)`, when given, is called from the thread once the
+    load has ended.
     """
 
-    def __init__(self, name: str | Path = DEFAULT_MODEL_PATH):
+    def __init__(self, name: str | Path = DEFAULT_MODEL_PATH, *, on_done: Callable[["BackgroundLoad"], None] | None = None):
         self.name = str(name)
         self._started = time.perf_counter()
-        self._progress = LoadProgress(0.0, LOAD_STAGES[0], 0.0)
+        self._progress = LoadProgress(0.0, WAITING_STAGE, 0.0)
         self._loaded: LoadedModel | None = None
         self._error: ModelLoadError | None = None
+        self._cancelled = threading.Event()
         self._finished = threading.Event()
+        self._on_done = on_done
         self._thread = threading.Thread(target=self._run, name="model-load", daemon=True)
         self._thread.start()
 
@@ -257,17 +270,37 @@ class BackgroundLoad:
             self._progress = progress
 
         try:
-            self._loaded = load_model(self.name, progress=report)
+            while not _load_slots.acquire(timeout=0.25):
+                if self._cancelled.is_set():
+                    raise ModelLoadError(f"the load of {self.name!r} was abandoned before it started")
+            try:
+                if self._cancelled.is_set():
+                    raise ModelLoadError(f"the load of {self.name!r} was abandoned before it started")
+                self._progress = LoadProgress(0.0, LOAD_STAGES[0], time.perf_counter() - self._started)
+                self._loaded = load_model(self.name, progress=report)
+            finally:
+                _load_slots.release()
             self._progress = LoadProgress(1.0, "Ready", self._loaded.load_seconds, done=True)
         except Exception as error:
             if not isinstance(error, ModelLoadError):  # anything else transformers raised is still a failed load
-                wrapped = ModelLoadError(f"could not load {self.name!r}: {type(error).__name__}: {error}")
+                logging.getLogger(__name__).exception("loading %s failed", self.name)
+                wrapped = ModelLoadError(f"could not load {self.name!r}: {error}")
                 wrapped.__cause__ = error
                 error = wrapped
             self._error = error
             self._progress = LoadProgress(1.0, "Failed", time.perf_counter() - self._started, done=True, error=str(error))
         finally:
             self._finished.set()
+            if self._on_done is not None:
+                self._on_done(self)
+
+    def cancel(self) -> None:
+        """Nobody wants this load any more: end it now if it is still waiting to start."""
+        self._cancelled.set()
+
+    def forget(self) -> None:
+        """Drop the loaded model (its memory is freed once nothing else refers to it)."""
+        self._loaded = None
 
     def progress(self) -> LoadProgress:
         """Where the load is now (`seconds` keeps counting while it runs)."""
@@ -287,14 +320,15 @@ class BackgroundLoad:
             timeout: seconds to wait at most; None waits as long as it takes.
 
         Raises:
-            ModelLoadError: the load failed (the same error on every call).
+            ModelLoadError: the load failed (the same error on every call), or its model was forgotten.
             TimeoutError: the load did not end within `timeout`.
         """
         if not self._finished.wait(timeout):
             raise TimeoutError(f"loading {self.name!r} took more than {timeout} s so far")
         if self._error is not None:
             raise self._error
-        assert self._loaded is not None
+        if self._loaded is None:
+            raise ModelLoadError(f"the load of {self.name!r} was abandoned: nobody was waiting for it")
         return self._loaded
 
 
@@ -304,6 +338,8 @@ def render_prompt(
     tools: Sequence[dict] | None = None,
     *,
     enable_thinking: bool = False,
+    seconds: float | None = None,
+    max_tokens: int | None = None,
 ) -> Prompt:
     """Render a conversation with the tokenizer's chat template (sandboxed Jinja).
 
@@ -314,28 +350,88 @@ def render_prompt(
         tools: JSON-schema tool dicts (or None), as for `apply_chat_template`.
         enable_thinking: passed to the template; templates that know it may
             pre-write an opening reasoning tag into the generation prompt.
+        seconds: render in a worker process killed after this long (`playground.workers`:
+            a model's chat template is code from its repository and may loop), or None to
+            render here.
+        max_tokens: the longest prompt allowed (tokens), or None.
 
     Returns:
         The `Prompt` (text and ids) with the generation prompt appended.
 
     Raises:
         PromptRenderError: the template fails to render these messages (its
-            message is included).
+            message is included), runs past `seconds`, or the prompt is over `max_tokens`.
     """
     tokenizer = loaded.tokenizer
-    try:
-        text = tokenizer.apply_chat_template(
-            list(messages),
-            tools=list(tools) if tools else None,
-            tokenize=False,
-            add_generation_prompt=True,
-            enable_thinking=enable_thinking,
-        )
-    except Exception as error:  # Jinja errors of any kind, including the template's own raise_exception
-        raise PromptRenderError(f"the chat template of {loaded.name!r} could not render this conversation: {error}") from error
+    if seconds is not None:
+        text = _render_in_worker(loaded, messages, tools, enable_thinking, seconds)
+    else:
+        try:
+            text = tokenizer.apply_chat_template(
+                list(messages),
+                tools=list(tools) if tools else None,
+                tokenize=False,
+                add_generation_prompt=True,
+                enable_thinking=enable_thinking,
+            )
+        except Exception as error:  # Jinja errors of any kind, including the template's own raise_exception
+            raise PromptRenderError(f"the chat template of {loaded.name!r} could not render this conversation: {error}") from error
     # The template already wrote any BOS token; adding special tokens again would double it.
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    if max_tokens is not None and len(ids) > max_tokens:
+        raise PromptRenderError(
+            f"the prompt is {len(ids):,} tokens long (limit {max_tokens:,}, PLAYGROUND_LIMITS prompt_tokens): "
+            "shorten the messages or the tools."
+        )
     return Prompt(text=text, ids=list(ids))
+
+
+def render_job(payload: dict) -> dict:
+    """`render_prompt` in a worker process: transformers' sandboxed `render_jinja_template`, as
+    `apply_chat_template` calls it, on the chat template and keywords the server sent; returns {"text"}."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from .workers import JobError
+
+    try:
+        rendered, _ = render_jinja_template(
+            conversations=[payload["messages"]], tools=payload["tools"], documents=None, chat_template=payload["chat_template"],
+            return_assistant_tokens_mask=False, continue_final_message=False, add_generation_prompt=True, **payload["keywords"],
+        )
+    except MemoryError:
+        raise
+    except Exception as error:  # Jinja errors of any kind, including the template's own raise_exception
+        from .redact import redact
+
+        raise JobError(redact(str(error)) or "the chat template raised an error") from None
+    return {"text": rendered[0]}
+
+
+def _render_in_worker(loaded: LoadedModel, messages: Sequence[dict], tools: Sequence[dict] | None, enable_thinking: bool,
+                      seconds: float) -> str:
+    """What `apply_chat_template` renders, in a worker: the tokenizer picks the chat template and
+    gives its special tokens here; the messages lose their None values, as it does."""
+    from .folders import shown
+    from .workers import run_job
+
+    tokenizer = loaded.tokenizer
+    tools = list(tools) if tools else None
+    payload = {
+        "chat_template": tokenizer.get_chat_template(None, tools),
+        "keywords": {**tokenizer.special_tokens_map, "enable_thinking": bool(enable_thinking)},
+        "messages": [{key: value for key, value in message.items() if value is not None} for message in messages],
+        "tools": tools,
+    }
+    outcome = run_job("chat_template", payload, seconds=seconds)
+    name = shown(loaded.name)
+    if outcome.cut_off:
+        raise PromptRenderError(
+            f"the chat template of {name!r} was stopped after {seconds:g} s (the time budget PLAYGROUND_LIMITS "
+            "chat_template_seconds): it takes too long to render this conversation, or loops"
+        )
+    if outcome.error:
+        raise PromptRenderError(f"the chat template of {name!r} could not render this conversation: {outcome.error}")
+    return outcome.result["text"]
 
 
 class _CancelCriteria:

@@ -14,7 +14,6 @@ with the message saying what is wrong.
 
 from __future__ import annotations
 
-import tempfile
 import time
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from engine import TemplateError
 from engine.conformance import TOOLS as CHECK_TOOLS
 
 from . import limits, reference_diff
+from .admission import make_way
 from .catalog import (
     DEFAULT_SAMPLE,
     EDITED_TEMPLATE,
@@ -38,6 +38,7 @@ from .code_snippet import code_snippet_or_error
 from .derived import DERIVED_VIEWS, remember_derived, stale_derived
 from .diagnostics import apply_fix, check_template
 from .explain import explain, span_of_event
+from .downloads import download_folder, remove_upload
 from .export import export_files
 from .fit import family_note, rank_templates
 from .limits import InputError, check_text_sizes, read_template, read_tools
@@ -48,7 +49,7 @@ from .outputs import PARSE_VIEWS, Update, failed, produces, render
 from .parse_view import ParseView, traced_view
 from .replay import prepare_replay, seek
 from .session import Session
-from .share import PageState, decode_state, link_problems, read_state_file, share_link, state_file_text
+from .share import MAX_STATE_FILE, PageState, decode_state, link_problems, read_state_file, share_link, state_file_text
 from .status import error_html
 from .stream_check import report_html, stream_check
 from .template_editor import format_template, shipped_template
@@ -58,6 +59,8 @@ from .test_cases import cases_for_template, cases_text, read_cases, results_html
 # that took long to draw waits DRAW_SHARE times as long before the next one.
 UPDATE_INTERVAL = 0.1
 DRAW_SHARE = 4
+# A Play lets running parses go first every this many chunks (`admission.make_way`).
+MAKE_WAY_EVERY = 1024
 # Above this many characters a running replay draws only the end of the map (MAP_TAIL).
 FULL_MAP_CHARS = 50_000
 MAP_TAIL = 20_000
@@ -367,7 +370,7 @@ def fit_templates(prefix: str, generation: str, tools_text: str, session: Sessio
         check_text_sizes(prefix or "", generation or "")
     except InputError as error:
         return {"fits": error_html(str(error)), "use_best_button": Update(visible=False)}
-    ranked = rank_templates(prefix or "", generation or "", tools)
+    ranked, skipped = rank_templates(prefix or "", generation or "", tools, deadline=limits.deadline("fit_seconds"))
     rows = "".join(
         f'<tr class="{"rt-best" if i == 0 else ""}{" rt-claims-nothing" if fit.claims_nothing else ""}"><td>{i + 1}</td>'
         f"<td><code>{escape(fit.name)}</code></td><td>{fit.errors}</td><td>{fit.claimed:,}</td>"
@@ -382,6 +385,8 @@ def fit_templates(prefix: str, generation: str, tools_text: str, session: Sessio
         "<th>errors</th><th>claimed</th><th>unclaimed or discarded</th><th>warnings</th><th>first problem</th></tr></thead>"
         f"<tbody>{rows}</tbody></table></div>"
     )
+    if skipped:
+        table += error_html(limits.over_budget("fit_seconds", "The ranking") + f" {skipped} templates were not tried.")
     best = ranked[0].name if ranked else ""
     session.best_template = best
     remember_derived(session, "fits", table, "", prefix, generation, tools_text)
@@ -473,10 +478,14 @@ def _at(session: Session, position: int, template_text, prefix, generation, tool
     except (InputError, TemplateError, ValueError) as error:
         return _replay_failed(error, session)
     session.replay = replay
-    seek(replay, position(replay) if callable(position) else position)
+    ends = limits.deadline("replay_seconds")
+    try:
+        seek(replay, position(replay) if callable(position) else position, deadline=ends)
+    except InputError as error:  # the chunks before the position took longer than the budget: shown where it got
+        return _replay_view(session, note=str(error))
     check = None
     if replay.at_end:
-        check = stream_check(replay.template, replay.prefix, generation or "", replay.tools, replay.chunks)
+        check = stream_check(replay.template, replay.prefix, generation or "", replay.tools, replay.chunks, deadline=ends)
     return _replay_view(session, check=check)
 
 
@@ -554,16 +563,27 @@ def replay_play(template_text, prefix, generation, tools_text, chunking, chunk_s
         yield _replay_failed(error, session)
         return
     session.replay = replay
-    if replay.at_end or replay.live is None or replay.live.finished:
-        seek(replay, 0 if replay.at_end else replay.position)
+    ends = limits.deadline("replay_seconds")
+    try:
+        if replay.at_end or replay.live is None or replay.live.finished:
+            seek(replay, 0 if replay.at_end else replay.position, deadline=ends)
+    except InputError as error:
+        yield _replay_view(session, note=str(error))
+        return
     session.stop_requested = False
     delay = 1.0 / float(speed) if speed else 0.0
     live, next_update = replay.live, 0.0
-    stopped = False
+    live.set_deadline(ends)
+    stopped = out_of_time = False
     while replay.position < len(replay.chunks):
         if session.stop_requested:
             stopped = True
             break
+        if time.perf_counter() > ends:
+            stopped = out_of_time = True
+            break
+        if not replay.position % MAKE_WAY_EVERY:
+            make_way()
         live.feed(replay.chunks[replay.position])
         replay.position += 1
         if delay:
@@ -580,14 +600,16 @@ def replay_play(template_text, prefix, generation, tools_text, chunking, chunk_s
     # so Stop lands at once; then the whole map, and at the end the stream check.
     note = ""
     if stopped:
-        note = f"■ Stopped at chunk {replay.position:,} of {len(replay.chunks):,}: the text so far is parsed as if the stream had ended there."
+        why = f" (the time budget PLAYGROUND_LIMITS replay_seconds, {limits.current().replay_seconds:g} s)" if out_of_time else ""
+        note = (f"■ Stopped at chunk {replay.position:,} of {len(replay.chunks):,}{why}: the text so far is parsed as if "
+                "the stream had ended there.")
     pending = "stopped before the end: Play or Step to the end to check streaming" if stopped else "checking…"
     if live.received > FULL_MAP_CHARS:
         yield _replay_view(session, note=note, pending=pending, playing=True)
     if stopped:
         yield _replay_view(session, note=note, pending=pending)
         return
-    check = stream_check(replay.template, replay.prefix, generation or "", replay.tools, replay.chunks)
+    check = stream_check(replay.template, replay.prefix, generation or "", replay.tools, replay.chunks, deadline=ends)
     yield _replay_view(session, check=check)
 
 
@@ -625,8 +647,7 @@ def share(sample_id, template_choice, chunking, chunk_size, chunk_seed, split_po
     state = page_state(sample_id, template_choice, chunking, chunk_size, chunk_seed, split_points, template_text, prefix, generation,
                        tools_text, test_cases_text, session.tab, session)
     query, warning = share_link(state)
-    folder = Path(tempfile.mkdtemp(prefix="playground-state-"))
-    path = folder / "playground-state.json"
+    path = download_folder() / "playground-state.json"
     path.write_text(state_file_text(state), encoding="utf-8")
     shown = f'<div class="rt-status rt-status-warn" id="share-warning">△ {escape(warning)}</div>' if warning else ""
     return {"share_link": query, "share_warning": shown, "state_file": str(path)}
@@ -702,8 +723,15 @@ def upload_state(state_upload: str | None, session: Session) -> dict:
     if not state_upload:
         return {}
     try:
+        size = Path(state_upload).stat().st_size
+        if size > MAX_STATE_FILE:
+            raise InputError(f"The state file is too large: {size:,} bytes (limit {MAX_STATE_FILE:,}).")
         state = read_state_file(Path(state_upload).read_bytes())
-    except (InputError, OSError) as error:
+    except OSError:
+        return {"status": error_html("The uploaded state file cannot be read: upload it again.")}
+    except InputError as error:
         return {"status": error_html(str(error))}
+    finally:
+        remove_upload(state_upload)
     return _apply_state(state, session, [])
 

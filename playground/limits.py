@@ -9,10 +9,11 @@ The caps come from `Limits` and can be changed with the PLAYGROUND_LIMITS
 environment variable, a JSON object such as ``{"generation_chars": 2000000}``
 (every key is listed in docs/app.md).
 
-`WORK` names the kinds of work the page does and how many of each may run at
-once; `app.py` passes `queue_options(kind)` to every listener, so each kind
-gets its own queue slot and a parse never waits behind a download or a
-generation.
+`WORK` names the kinds of work the page does, how many of each may run at
+once and how many may wait; `app.py` passes `queue_options(kind)` to every
+listener, so each kind gets its own slots and its own queue, and a parse never
+waits behind a download or a generation (`playground.admission` refuses what
+is over a queue or a client's share at once).
 
 A bad PLAYGROUND_LIMITS raises `LimitsError` when this module is imported,
 naming the key and what is wrong with it; `app.py` turns it into a one-line
@@ -25,7 +26,8 @@ import difflib
 import json
 import math
 import os
-from dataclasses import dataclass, fields
+import time
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 
@@ -37,22 +39,47 @@ class LimitsError(ValueError):
 class Limits:
     """Caps on untrusted input, time budgets, and what one visitor may hold; each has its own message.
 
-    Attributes (characters unless said otherwise):
+    Attributes (characters unless said otherwise; seconds are wall-clock seconds):
         template_chars: the template JSON text.
         pattern_chars: one delimiter literal or pattern inside it.
         fields: fields in one template.
         prefix_chars, generation_chars, tools_chars: the three text inputs.
+        message_chars: the user and the system message of Generate live.
         json_depth: nesting of [ and { in any JSON input.
+        request_mb: the largest HTTP request body the server reads (MB); a bigger one is refused
+            before it is read.
+        upload_mb: the largest uploaded file (MB).
         max_new_tokens: the largest generation Generate live allows (tokens).
-        regex_seconds: what one template regex call may take on this page (seconds).
-        stream_check_seconds: the wall-time budget of one stream check (seconds).
-        session_jobs: heavy jobs (a replay, a model load or a generation) one session may run at once.
+        prompt_tokens: the longest prompt Generate live gives the model (tokens).
+        regex_seconds: what one template regex call may take on this page.
+        parse_seconds: one parse (a parse, a sample, a test-case run, a lint), over all its regex calls.
+        replay_seconds: one replay request (Step, Play with its pacing, /replay), stream check included.
+        stream_check_seconds: the stream check at the end of a replay.
+        reference_seconds: transformers' reference parse ("vs transformers"), in a worker process.
+        fit_seconds: "Which template fits?" (every templates/ file on the input).
+        export_seconds: writing the download files.
+        generate_seconds: one Generate live, from its first token.
+        chat_template_seconds: rendering a model's chat template into the prompt, in a worker process.
+        conformance_seconds: one chat-template check, in a worker process.
+        worker_mb: the address space of one worker process (MB).
+        session_jobs: heavy jobs (a replay, a generation, a check, a comparison, a fit, an export)
+            one page runs at once; another press says so on the status line.
+        client_jobs: heavy jobs one client (a page, or one address over all its pages and API
+            calls) may have running or waiting, and never more than half of one kind's slots;
+            past it a request is refused at once.
+        client_parses: parses one client may have running or waiting.
         sessions: browser sessions the server keeps; past it the least recently used is dropped.
-        hub_seconds: how long the Hub may take to answer before a load gives up (seconds).
+        session_mb: what one session may keep between requests (MB, estimated); a parse over it is
+            shown but not kept (#explain and the event log then ask for a re-parse).
+        sessions_mb: what all sessions together may keep (MB); past it the least recently used go.
+        hub_seconds: how long the Hub may take to answer before a load gives up.
         model_download_mb: the largest weights (the top-level weight files of a hub id) a load may download (MB).
         chat_template_chars: a pasted chat template (Jinja text).
-        conformance_seconds: the wall-time limit of one chat-template check (seconds); past
-            it the check's worker is killed.
+        model_folders: server folders a visitor may name as a model (for Generate live and the
+            chat-template check), with everything under them; the bundled demo model (and the
+            folder given to ``app.py --model``) always may be. None by default.
+        proxy_hops: proxies in front of the app that each add the address they saw to
+            X-Forwarded-For (a client is its address): 1 on a Hugging Face Space, else 0.
     """
 
     template_chars: int = 64_000
@@ -61,16 +88,34 @@ class Limits:
     prefix_chars: int = 200_000
     generation_chars: int = 1_000_000
     tools_chars: int = 64_000
+    message_chars: int = 8_000
     json_depth: int = 32
+    request_mb: int = 16
+    upload_mb: int = 20
     max_new_tokens: int = 2_048
+    prompt_tokens: int = 4_096
     regex_seconds: float = 0.5
+    parse_seconds: float = 10.0
+    replay_seconds: float = 60.0
     stream_check_seconds: float = 10.0
+    reference_seconds: float = 10.0
+    fit_seconds: float = 10.0
+    export_seconds: float = 5.0
+    generate_seconds: float = 120.0
+    chat_template_seconds: float = 20.0
+    conformance_seconds: float = 30.0
+    worker_mb: int = 3_072
     session_jobs: int = 1
+    client_jobs: int = 2
+    client_parses: int = 4
     sessions: int = 500
+    session_mb: int = 64
+    sessions_mb: int = 2_048
     hub_seconds: float = 4.0
     model_download_mb: int = 5_000
     chat_template_chars: int = 100_000
-    conformance_seconds: float = 30.0
+    model_folders: tuple[str, ...] = ()
+    proxy_hops: int = field(default_factory=lambda: 1 if os.environ.get("SPACE_ID") else 0)
 
     @classmethod
     def from_json(cls, raw: str) -> "Limits":
@@ -96,13 +141,13 @@ class Limits:
                 near = difflib.get_close_matches(key, kinds, n=1, cutoff=0.6)
                 hint = f" (did you mean {near[0]!r}?)" if near else ""
                 problems.append(f"unknown key {key!r}{hint}")
-            elif (problem := _bad_value(value, kinds[key])) is not None:
+            elif (problem := _bad_value(key, value, kinds[key])) is not None:
                 problems.append(f"{key!r} {problem}")
         if problems:
             raise LimitsError(
                 "PLAYGROUND_LIMITS: " + "; ".join(problems) + f". The keys are: {', '.join(kinds)} (see docs/app.md)."
             )
-        return cls(**{key: float(value) if kinds[key] == "float" else int(value) for key, value in given.items()})
+        return cls(**{key: _converted(value, kinds[key]) for key, value in given.items()})
 
     @classmethod
     def from_env(cls) -> "Limits":
@@ -119,15 +164,29 @@ def json_kind(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def _bad_value(value: Any, kind: str) -> str | None:
-    """Why `value` cannot be a limit of `kind` ("int" or "float"), or None when it can."""
+# Keys that may be 0 (every other number must be above 0).
+ZERO_ALLOWED = ("proxy_hops",)
+
+
+def _bad_value(key: str, value: Any, kind: str) -> str | None:
+    """Why `value` cannot be limit `key` of `kind` ("int", "float" or a tuple of folders), or None when it can."""
+    if kind.startswith("tuple"):
+        if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+            return f'must be a list of folder paths such as ["/data/models"], got {json_kind(value)}'
+        return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"must be a number, got {json_kind(value)} ({json.dumps(value)[:40]})"
-    if not math.isfinite(value) or value <= 0:
-        return f"must be above 0, got {value}"
+    if not math.isfinite(value) or value < 0 or (value == 0 and key not in ZERO_ALLOWED):
+        return f"must be {'0 or more' if key in ZERO_ALLOWED else 'above 0'}, got {value}"
     if kind == "int" and value != int(value):
         return f"must be a whole number, got {value}"
     return None
+
+
+def _converted(value: Any, kind: str) -> Any:
+    if kind.startswith("tuple"):
+        return tuple(value)
+    return float(value) if kind == "float" else int(value)
 
 
 LIMITS = Limits.from_env()
@@ -138,24 +197,56 @@ def current() -> Limits:
     return LIMITS
 
 
-# Kinds of work and how many of each may run at once over the whole server (Gradio's
-# concurrency groups). Parsing never shares a group with the heavy kinds.
+def deadline(budget: str) -> float:
+    """The `time.perf_counter()` value at which a request with time budget `budget` (a
+    ``*_seconds`` key, e.g. "parse_seconds") must end, counted from now."""
+    return time.perf_counter() + getattr(current(), budget)
+
+
+def over_budget(budget: str, what: str) -> str:
+    """The message for `what` ("The parse") stopped by time budget `budget`."""
+    return f"{what} was stopped after {getattr(current(), budget):g} s (the time budget PLAYGROUND_LIMITS {budget})."
+
+
+@dataclass(frozen=True)
+class WorkKind:
+    """One kind of work: `slots` run at once over the whole server (a Gradio concurrency
+    group of its own), at most `waiting` more wait for a slot, and `heavy` work counts against
+    a client's `session_jobs` and `client_jobs` (else against `client_parses`)."""
+
+    slots: int
+    waiting: int
+    heavy: bool
+
+
+# Each kind has its own slots and its own queue: a flood of one kind never refuses another.
 WORK = {
-    "parse": 8,  # parse, sample switch, lint, format, share: fast, never behind the others
-    "replay": 4,  # Step / Play with its stream check
-    "model": 4,  # model loads and Generate live (waiting for a load or a generation slot included)
-    "export": 4,  # writing the download files
-    "conformance": 2,  # chat-template checks, each in a worker process of its own
+    "parse": WorkKind(8, 64, False),  # parse, sample switch, lint, format, share, display changes
+    "replay": WorkKind(4, 8, True),  # Step / Play with its stream check
+    "model": WorkKind(4, 8, True),  # Generate live (waiting for a load or a generation slot included)
+    "export": WorkKind(4, 8, True),  # writing the download files
+    "conformance": WorkKind(2, 8, True),  # chat-template checks, each in a worker process
+    "reference": WorkKind(2, 8, True),  # transformers' reference parse, in a worker process
+    "fit": WorkKind(2, 8, True),  # "Which template fits?"
 }
 # Inside the "model" group: generations running at once (on 2 CPU cores one is as fast as two).
 GENERATIONS_AT_ONCE = 1
 # Work that counts against a session's `session_jobs`.
-HEAVY_WORK = ("replay", "model")
+HEAVY_WORK = tuple(kind for kind, work in WORK.items() if work.heavy)
 
 
 def queue_options(kind: str) -> dict:
     """Keyword arguments for a Gradio listener doing work of `kind` (a key of `WORK`)."""
-    return {"concurrency_id": kind, "concurrency_limit": WORK[kind]}
+    return {"concurrency_id": kind, "concurrency_limit": WORK[kind].slots}
+
+
+def client_cap(kind: str, limits: Limits | None = None) -> int:
+    """Jobs of `kind` one client may have running or waiting: `client_parses` for parsing, else
+    `client_jobs`; never more than half of the kind's slots (at least one)."""
+    limits = limits or current()
+    work = WORK[kind]
+    wanted = limits.client_jobs if work.heavy else limits.client_parses
+    return max(1, min(wanted, work.slots // 2))
 
 
 class InputError(ValueError):

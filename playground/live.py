@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
+from collections import Counter, OrderedDict
+from contextlib import contextmanager
 from typing import Any
 
 from engine import TemplateError
@@ -18,9 +19,11 @@ from engine.errors import ResponseParseError
 from . import limits
 from .catalog import template_choice_for, template_text_of
 from .derived import DERIVED_VIEWS, stale_derived
+from .folders import FolderError, check_model_name, shown
 from .limits import InputError, read_json, read_template, read_tools
 from .outputs import PARSE_VIEWS, failed, produces, render
 from .parse_view import LiveParse, ParseView
+from .redact import redact
 from .session import Session
 from .status import status_html
 
@@ -31,12 +34,14 @@ UPDATE_INTERVAL = 0.1
 TEACHING_TOKENS_PER_SECOND = 4
 # Longest sleep between two looks at Stop while pacing (seconds).
 PACE_STEP = 0.05
-# Models kept loaded at once (the oldest is dropped first).
+# Models kept loaded at once (the least recently used is dropped first).
 MODELS_KEPT = 2
 
 _model_lock = threading.Lock()
-_models: dict[str, Any] = {}  # name -> LoadedModel, at most MODELS_KEPT
+_models: OrderedDict[str, Any] = OrderedDict()  # name -> LoadedModel, at most MODELS_KEPT, least recently used first
 _loads: dict[str, Any] = {}  # name -> playground.generation.BackgroundLoad not yet collected
+_waiters: Counter[str] = Counter()  # name -> Generates waiting for its load
+_kept_loads: set[str] = set()  # loads kept when they end with nobody waiting (the one app.py starts)
 # Seconds between two status updates while Generate waits for a load.
 LOAD_POLL = 0.25
 # Generations running at once over the server (on 2 CPU cores one is as fast as two); a
@@ -45,29 +50,73 @@ generation_slots = threading.BoundedSemaphore(limits.GENERATIONS_AT_ONCE)
 
 
 def _model_key(name: str) -> str:
-    """One name per model: the default for "", an existing folder as its absolute path
-    (so "samples/demo-model" and the startup load's path are the same model), else the hub id."""
+    """One name per model: the default for "", an allowed folder as its absolute path (so
+    "samples/demo-model" and the startup load's path are the same model), else the hub id.
+    Raises FolderError for a folder the server does not allow (the same for a missing one)."""
     from . import generation
 
     name = (name or "").strip()
     if not name:
         return str(generation.DEFAULT_MODEL_PATH)
-    folder = Path(name).expanduser()
-    return str(folder.resolve()) if folder.exists() else name
+    return check_model_name(name)
 
 
-def start_loading(name: str = "") -> None:
-    """Begin loading a model in a background thread, unless it is loaded or loading.
+def _keep(key: str, loaded) -> None:
+    """`loaded` is in use: keep it, dropping the least recently used past MODELS_KEPT (under the lock)."""
+    _models[key] = loaded
+    _models.move_to_end(key)
+    while len(_models) > MODELS_KEPT:
+        _models.popitem(last=False)
 
-    `python app.py` calls this at startup for its model, so the first Generate does not
-    wait for it and the page can show how far the load is (`load_status`).
+
+def _load_ended(pending) -> None:
+    """A background load ended (its thread calls this): keep its model when someone waits for it
+    (or it is the one app.py started), else free it; a failed load stays until a Generate reads it."""
+    with _model_lock:
+        if _loads.get(pending.name) is not pending or pending.progress().error is not None:
+            return
+        del _loads[pending.name]
+        if _waiters[pending.name] or pending.name in _kept_loads:
+            _keep(pending.name, pending.result())
+        else:
+            pending.forget()
+
+
+def start_loading(name: str = "", *, keep: bool = False) -> str:
+    """Begin loading a model in a background thread, unless it is loaded or loading; return its key.
+
+    `keep`: keep the model when its load ends even if no Generate waits for it (`python app.py`
+    calls this at startup for its model, so the first Generate does not wait for it and the
+    page can show how far the load is, `load_status`). Raises FolderError for a folder the
+    server does not allow.
     """
     from . import generation
 
     key = _model_key(name)
     with _model_lock:
+        if keep:
+            _kept_loads.add(key)
         if key not in _models and key not in _loads:
-            _loads[key] = generation.BackgroundLoad(key)
+            _loads[key] = generation.BackgroundLoad(key, on_done=_load_ended)
+    return key
+
+
+@contextmanager
+def waiting_for(key: str):
+    """Count a Generate waiting for model `key`; a load nobody waits for any more is abandoned
+    (ended at once when it has not started, its model freed when it ends)."""
+    with _model_lock:
+        _waiters[key] += 1
+    try:
+        yield
+    finally:
+        with _model_lock:
+            _waiters[key] -= 1
+            pending = _loads.get(key) if not _waiters[key] and key not in _kept_loads else None
+            if not _waiters[key]:
+                del _waiters[key]
+        if pending is not None:
+            pending.cancel()
 
 
 def load_status(name: str = "") -> tuple[str, bool]:
@@ -76,47 +125,51 @@ def load_status(name: str = "") -> tuple[str, bool]:
     Ended means loaded, failed or never started; a failed load is tried again by the
     next Generate.
     """
-    key = _model_key(name)
+    try:
+        key = _model_key(name)
+    except FolderError:
+        return "", True
+    shown_name = shown(key)
     with _model_lock:
         if key in _models:
             loaded = _models[key]
-            return f"✔ Model ready: {loaded.name} (loaded in {loaded.load_seconds:.1f} s)", True
+            return f"✔ Model ready: {shown_name} (loaded in {loaded.load_seconds:.1f} s)", True
         pending = _loads.get(key)
     if pending is None:
         return "", True
     progress = pending.progress()
     if progress.error:
-        return f"✘ Loading {key} failed: {progress.error}", True
+        return f"✘ Loading {shown_name} failed: {redact(progress.error)}", True
     if progress.done:
-        return f"✔ Model ready: {key} (loaded in {progress.seconds:.1f} s)", True
+        return f"✔ Model ready: {shown_name} (loaded in {progress.seconds:.1f} s)", True
     from .generation import LOAD_STAGES
 
-    step = f"step {LOAD_STAGES.index(progress.stage) + 1} of {len(LOAD_STAGES)}"
-    return f"⏳ Loading {key}: {progress.stage.lower()}… ({progress.seconds:.1f} s, {step})", False
+    step = f", step {LOAD_STAGES.index(progress.stage) + 1} of {len(LOAD_STAGES)}" if progress.stage in LOAD_STAGES else ""
+    return f"⏳ Loading {shown_name}: {progress.stage.lower()}… ({progress.seconds:.1f} s{step})", False
 
 
 def get_model(name: str):
     """The loaded model (loading it now when no background load was started; waits for one
-    that was). Raises playground.generation.ModelLoadError; a failed load is forgotten, so
-    the next call tries again."""
-    key = _model_key(name)
-    start_loading(key)
-    with _model_lock:
-        if key in _models:
-            return _models[key]
-        pending = _loads[key]
-    try:
-        loaded = pending.result()
-    finally:
+    that was). Raises playground.generation.ModelLoadError (or FolderError); a failed load is
+    forgotten, so the next call tries again."""
+    key = start_loading(name)
+    with waiting_for(key):
         with _model_lock:
-            if _loads.get(key) is pending:
-                del _loads[key]
-    with _model_lock:
-        if key not in _models:
-            if len(_models) >= MODELS_KEPT:
-                _models.pop(next(iter(_models)))
-            _models[key] = loaded
-        return _models[key]
+            if key in _models:
+                _models.move_to_end(key)
+                return _models[key]
+            pending = _loads.get(key)
+        if pending is None:  # it ended between the two looks
+            return get_model(name)
+        try:
+            loaded = pending.result()
+        finally:
+            with _model_lock:
+                if _loads.get(key) is pending:
+                    del _loads[key]
+        with _model_lock:
+            _keep(key, loaded)
+            return loaded
 
 
 def conversation(system: str, user: str, messages_text: str) -> list[dict]:
@@ -128,6 +181,10 @@ def conversation(system: str, user: str, messages_text: str) -> list[dict]:
         return messages
     if not (user or "").strip():
         raise InputError("Write a user message (or a messages JSON) first.")
+    cap = limits.current().message_chars
+    for what, text in (("user", user), ("system", system or "")):
+        if len(text) > cap:
+            raise InputError(f"The {what} message is too long: {len(text):,} characters (limit {cap:,}, PLAYGROUND_LIMITS message_chars).")
     turns = [{"role": "system", "content": system}] if (system or "").strip() else []
     return turns + [{"role": "user", "content": user}]
 
@@ -193,28 +250,36 @@ def generate(
     except (InputError, ValueError) as error:
         yield failed(str(error), session)
         return
-    start_loading(model_name)
-    while True:
-        loading, ended = load_status(model_name)
-        if session.stop_requested:  # Stop while waiting: the load itself goes on
-            session.stop_requested = False
-            yield failed("■ Stopped waiting for the model; it goes on loading, and the next Generate uses it.", session)
-            return
-        if ended:
-            break
-        yield {"status": status_html(None, loading)}
-        time.sleep(LOAD_POLL)
     try:
-        loaded = get_model(model_name)
-        template_note = ""
-        if template is None:
-            template, template_note = generation.choose_template(loaded)
-        prompt = generation.render_prompt(loaded, messages, tools, enable_thinking=bool(enable_thinking))
-        live = LiveParse(template, prompt.text, tools, plain=True)
-    except (generation.ModelLoadError, LookupError, TemplateError, ResponseParseError) as error:
+        key = start_loading(model_name)
+    except FolderError as error:
         yield failed(str(error), session)
         return
-    model_note = f"Model: {loaded.name}" + (f" — {template_note}" if template_note else "")
+    with waiting_for(key):
+        while True:
+            loading, ended = load_status(model_name)
+            if session.stop_requested:  # Stop while waiting: nobody else waiting, the load is abandoned
+                session.stop_requested = False
+                yield failed("■ Stopped waiting for the model; its load is abandoned unless someone else waits for it.", session)
+                return
+            if ended:
+                break
+            yield {"status": status_html(None, loading)}
+            time.sleep(LOAD_POLL)
+        try:
+            loaded = get_model(model_name)
+            template_note = ""
+            if template is None:
+                template, template_note = generation.choose_template(loaded)
+            prompt = generation.render_prompt(
+                loaded, messages, tools, enable_thinking=bool(enable_thinking), seconds=caps.chat_template_seconds,
+                max_tokens=caps.prompt_tokens,
+            )
+            live = LiveParse(template, prompt.text, tools, plain=True)
+        except (generation.ModelLoadError, LookupError, TemplateError, ResponseParseError, FolderError) as error:
+            yield failed(redact(str(error)), session)
+            return
+    model_note = f"Model: {shown(loaded.name)}" + (f" — {redact(template_note)}" if template_note else "")
     if teaching_pace:
         model_note += f" — teaching pace: {TEACHING_TOKENS_PER_SECOND} tokens a second, one update each (the model runs ahead)"
     chosen = {}
@@ -247,11 +312,15 @@ def generate(
         loaded, prompt, max_new_tokens=max_new_tokens, temperature=float(temperature), top_p=float(top_p),
         seed=None if seed is None or seed == "" else int(seed),
     )
-    stopped = False
+    stopped = out_of_time = False
+    ends = time.perf_counter() + caps.generate_seconds
     try:
         for piece in pieces:
             if session.stop_requested:
                 stopped = True
+                break
+            if time.perf_counter() > ends:
+                stopped = out_of_time = True
                 break
             if teaching_pace:
                 if _paced_wait(session, due):
@@ -273,7 +342,8 @@ def generate(
         session.stop_requested = False
     live.finalize()
     if stopped:
-        model_note = f"■ Stopped after {tokens} tokens; the text so far is parsed as if generation had ended. {model_note}"
+        why = f" (the time budget PLAYGROUND_LIMITS generate_seconds, {caps.generate_seconds:g} s)" if out_of_time else ""
+        model_note = f"■ Stopped after {tokens} tokens{why}; the text so far is parsed as if generation had ended. {model_note}"
     session.view = session.last_good = view = snapshot()
     session.replay = None
     generated = "".join(live.parts)

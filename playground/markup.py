@@ -29,6 +29,24 @@ def breakable_whitespace(text: str) -> str:
     return visible_whitespace(text).replace("</span>", "</span><wbr>")
 
 
+# Markdown's punctuation: each is written with a backslash so it is shown, never interpreted.
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+_BACKTICKS = re.compile(r"`+")
+
+
+def chat_text(text: str) -> str:
+    """`text` for a chat bubble (Markdown with HTML): every character shown as itself, no tag,
+    link, image or emphasis made from it."""
+    return _MARKDOWN.sub(r"\\\1", html.escape(text, quote=True))
+
+
+def chat_code(text: str, language: str = "") -> str:
+    """`text` as a fenced code block for a chat bubble: a fence longer than any run of
+    backticks inside, so nothing in it ends the block early."""
+    fence = "`" * max(3, 1 + max((len(run) for run in _BACKTICKS.findall(text)), default=0))
+    return f"{fence}{language}\n{text}\n{fence}"
+
+
 def short_json(value: Any, limit: int = 300) -> str:
     """Compact JSON of `value`, cut to `limit` characters with an ellipsis."""
     text = json.dumps(value, ensure_ascii=False)

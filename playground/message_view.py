@@ -6,7 +6,7 @@ import json
 
 from engine.openai_view import openai_deltas
 
-from .markup import short_json
+from .markup import chat_code, chat_text, short_json
 from .parse_view import ParseView
 
 # Tool calls drawn in the chat view at most (the message JSON has them all).
@@ -39,28 +39,30 @@ def message_json(message: dict | None) -> str:
 
 def chat_messages(message: dict | None) -> list[dict]:
     """The message as a chat shows it: reasoning as a collapsed thought, the content,
-    each tool call with its arguments; other fields as small notes."""
+    each tool call with its arguments; other fields as small notes. Everything the model
+    wrote is shown as text (`markup.chat_text`): a generation is untrusted, and the chat
+    renders Markdown and HTML."""
     if not message:
         return []
     shown: list[dict] = []
     reasoning = message.get("reasoning_content")
     if reasoning:
-        shown.append({"role": "assistant", "content": str(reasoning), "metadata": {"title": "💭 Thought", "status": "done"}})
+        shown.append({"role": "assistant", "content": chat_text(str(reasoning)), "metadata": {"title": "💭 Thought", "status": "done"}})
     content = message.get("content")
     if content:
-        shown.append({"role": "assistant", "content": content if isinstance(content, str) else short_json(content, 4000)})
+        shown.append({"role": "assistant", "content": chat_text(content if isinstance(content, str) else short_json(content, 4000))})
     calls = message.get("tool_calls") or []
     for call in calls[:CHAT_TOOL_CALLS]:
         function = call.get("function", call) if isinstance(call, dict) else {}
         name = function.get("name", "?") if isinstance(function, dict) else "?"
         arguments = function.get("arguments", {}) if isinstance(function, dict) else call
-        body = "```json\n" + json.dumps(arguments, ensure_ascii=False, indent=2) + "\n```"
-        shown.append({"role": "assistant", "content": body, "metadata": {"title": f"🛠️ Tool call: {name}"}})
+        body = chat_code(json.dumps(arguments, ensure_ascii=False, indent=2), "json")
+        shown.append({"role": "assistant", "content": body, "metadata": {"title": f"🛠️ Tool call: {chat_text(str(name))}"}})
     if len(calls) > CHAT_TOOL_CALLS:
         shown.append({"role": "assistant", "content": f"… and {len(calls) - CHAT_TOOL_CALLS:,} more tool calls (all of them are in the message JSON)"})
     others = {k: v for k, v in message.items() if k not in ("role", "reasoning_content", "tool_calls", "content")}
     for key, value in others.items():
-        shown.append({"role": "assistant", "content": f"`{key}`: {short_json(value, 2000)}"})
+        shown.append({"role": "assistant", "content": f"{chat_text(key)}: {chat_text(short_json(value, 2000))}"})
     return shown
 
 

@@ -124,7 +124,7 @@ def produces(*names: str, status: str = "status"):
     def decorate(handler):
         def report(error: BaseException) -> dict:
             log.exception("handler %s failed", handler.__name__)
-            text = f"Something went wrong ({type(error).__name__}: {error}). The page still works; try again or change the input."
+            text = "Something went wrong on the server (its log has the details). The page still works; try again or change the input."
             return {status: error_html(text)}
 
         if inspect.isgeneratorfunction(handler):

@@ -17,6 +17,7 @@ start-anchor cut; the generation follows the prefix tail.
 from __future__ import annotations
 
 import itertools
+import sys
 import time
 from array import array
 from collections.abc import Sequence
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field, replace
 
 from engine import ResponseParser, load_template
 from engine.events import message_from_events
-from engine.errors import ResponseParseError
+from engine.errors import ParseDeadlineError, ResponseParseError
 from engine.trace import trace
 
 from . import limits
@@ -34,6 +35,11 @@ from .event_store import FINALIZE, PREFIX, WHOLE_FEED, EventStore, LoggedEvent
 ON_ERROR = "keep"
 # A stream's fed pieces are joined into one string once there are this many.
 PARTS_JOINED = 4096
+# Bytes a view keeps per span, per logged event and per event kept as a dict (see `ParseView.weight`).
+SPAN_BYTES, LOGGED_EVENT_BYTES, KEPT_EVENT_BYTES = 320, 32, 600
+# What explaining held text may try: its last starts, within a time (seconds).
+HELD_STARTS = 256
+HELD_SECONDS = 0.2
 
 
 @dataclass(frozen=True)
@@ -150,6 +156,17 @@ class ParseView:
     diagnoses: list | None = None
 
     @property
+    def weight(self) -> int:
+        """About the bytes this view keeps (measured with tracemalloc on big pastes): the text twice
+        (the stream and the values made of it), each span, each logged event, each kept event dict."""
+        store = getattr(self.events, "_store", None)
+        kept = len(store._kept) if store is not None else len(self.events)
+        return (
+            2 * (sys.getsizeof(self.stream) + sys.getsizeof(self.cut_away)) + SPAN_BYTES * len(self.spans)
+            + LOGGED_EVENT_BYTES * len(self.events) + KEPT_EVENT_BYTES * kept + 8 * len(self.chunk_ends)
+        )
+
+    @property
     def error(self) -> str | None:
         """The first error's message, or None."""
         return self.errors[0].message if self.errors else None
@@ -182,7 +199,13 @@ def _phase(stage: str, chunk: int | None) -> int:
     return PREFIX if stage == "prefix" else FINALIZE
 
 
-def _trace_errors(result, to_stream) -> list[ErrorMark]:
+def _deadline_note(message: str, budget: str) -> str:
+    """An error message, with the time budget named when the parse ran past its deadline."""
+    seconds = getattr(limits.current(), budget)
+    return f"{message} (the time budget is PLAYGROUND_LIMITS {budget}, {seconds:g} s)"
+
+
+def _trace_errors(result, to_stream, budget: str) -> list[ErrorMark]:
     """ErrorMarks of a trace: the regions kept with their errors, then the error that stopped it."""
     errors = [*result.errors, *([result.error] if result.error else [])]
     marks = []
@@ -194,19 +217,29 @@ def _trace_errors(result, to_stream) -> list[ErrorMark]:
             start = error.stream_offset
             end = None if start is None or error.text is None else start + len(error.text)
         position = None if error.position is None else to_stream(error.position_source, error.position)
-        marks.append(ErrorMark(f"{error.type}: {error.message}", error.field, error.key, start, end, position))
+        message = f"{error.type}: {error.message}"
+        if error.type == ParseDeadlineError.__name__:
+            message = _deadline_note(message, budget)
+        marks.append(ErrorMark(message, error.field, error.key, start, end, position))
     return marks
 
 
-def traced_view(template: dict, prefix: str, generation: str, tools: list | None) -> ParseView:
+def traced_view(
+    template: dict, prefix: str, generation: str, tools: list | None, *, budget: str = "parse_seconds", until: float | None = None,
+) -> ParseView:
     """Parse a whole generation with `engine.trace` and turn it into a ParseView.
+
+    `budget` is the ``*_seconds`` limit the parse must end within (PLAYGROUND_LIMITS); past it
+    the parse stops with an error naming it, and the rest is "unparsed". `until` (a
+    `time.perf_counter()` value) ends it earlier when the request's own budget ends first.
 
     Raises TemplateError for a template that does not load; parse errors land in the view.
     """
     started = time.perf_counter()
+    deadline = started + getattr(limits.current(), budget)
     result = trace(
         generation, template, prefix=prefix, tools=tools, regex_timeout=limits.current().regex_seconds,
-        positions=True, on_error=ON_ERROR,
+        deadline=deadline if until is None else min(deadline, until), positions=True, on_error=ON_ERROR,
     )
     seconds = time.perf_counter() - started
     tail = result.prefix_tail
@@ -235,7 +268,7 @@ def traced_view(template: dict, prefix: str, generation: str, tools: list | None
         events=events,
         field_names=list(template.get("fields", {})),
         message=result.message,
-        errors=_trace_errors(result, to_stream),
+        errors=_trace_errors(result, to_stream, budget),
         warnings=[WarningNote(w.code, w.message, w.suggestion) for w in result.warnings],
         figures=[("characters", f"{len(generation):,}"), ("events", f"{len(events):,}"), ("traced parse", f"{seconds * 1000:.1f} ms")],
         template=template,
@@ -254,8 +287,12 @@ def held_reason(template: dict, current_field: str | None, held: str) -> str:
     loaded = load_template(template)
     spec = loaded.fields.get(current_field) if current_field else None
     watching = loaded.watch_outside if spec is None or spec.implicit else loaded.watch_inside[spec.name]
+    # A pattern may hold a long text: only its last HELD_STARTS starts are tried, within HELD_SECONDS.
+    ends = time.perf_counter() + HELD_SECONDS
     for delimiter in watching.delimiters:
-        for start in range(len(held)):
+        for start in range(max(0, len(held) - HELD_STARTS), len(held)):
+            if time.perf_counter() > ends:
+                return f"`{shorten_text(held)}` is held until more text decides it"
             tail = held[start:]
             if delimiter.literals is not None:
                 literal = next((x for x in delimiter.literals if x.startswith(tail) and x != tail), None)
@@ -268,7 +305,12 @@ def held_reason(template: dict, current_field: str | None, held: str) -> str:
                     partial = None
                 if partial is not None:
                     return f"`{tail}` could still match `{delimiter.source}` ({delimiter.path})"
-    return f"`{held}` is held until more text decides it"
+    return f"`{shorten_text(held)}` is held until more text decides it"
+
+
+def shorten_text(text: str, limit: int = 200) -> str:
+    """`text`, its middle cut out when it is longer than `limit` characters."""
+    return text if len(text) <= limit else f"{text[: limit // 2]}…{text[-limit // 2:]}"
 
 
 def _marked(spans: list[MapSpan], error: ErrorMark, index: int) -> list[MapSpan]:
@@ -340,11 +382,15 @@ class PlainParse:
 class LiveParse:
     """A parse fed chunk by chunk (replay and live generation), viewable at any moment.
 
-    `plain`: also feed a `PlainParse` (live generation's "parse per token" figure); its time is
-    kept apart from `parse_seconds`, the traced parser's CPU time in feed and finalize.
+    `plain`: also feed a `PlainParse` (live generation's "parse per token" figure) and time the
+    traced parser: `parse_seconds` is its CPU time in feed and finalize (0 without `plain`: a
+    replay does not time itself). `deadline` (a `time.perf_counter()` value, or None) is the
+    parser's: a feed or finalize that runs past it stops the parse with a `ParseDeadlineError`
+    naming `budget`; a server sets it per request (`set_deadline`).
     """
 
-    def __init__(self, template: dict, prefix: str, tools: list | None, *, plain: bool = False):
+    def __init__(self, template: dict, prefix: str, tools: list | None, *, plain: bool = False,
+                 deadline: float | None = None, budget: str = "replay_seconds"):
         self.template, self.tools = template, tools
         self.field_names = list(template.get("fields", {}))
         self.events = EventStore()
@@ -355,12 +401,14 @@ class LiveParse:
         self.finished = False
         self.parse_seconds = 0.0
         self.feeds = 0
+        self.budget = budget
         self.plain = PlainParse(template, prefix, tools) if plain else None
         self.parser = ResponseParser(
             template,
             prefix=prefix,
             tools=tools,
             regex_timeout=limits.current().regex_seconds,
+            deadline=deadline,
             positions=True,
             record_spans=True,
             on_error=ON_ERROR,
@@ -374,34 +422,46 @@ class LiveParse:
         self.open_field: str | None = None
         self._log(self.parser.initial_events, PREFIX)
 
+    def set_deadline(self, deadline: float | None) -> None:
+        """The time the parser must stop by from now on (one per request), or None."""
+        self.parser.deadline = deadline
+
     def _log(self, events: list[dict], phase: int) -> None:
         self.events.append(events, phase)
         for event in events:  # the region text goes to now: the last one opened and not closed
-            if event["type"] == "region_open":
+            kind = event["type"]
+            if kind == "region_open":
                 self.open_field = event["field"]
-            elif event["type"] == "region_close":
+            elif kind == "region_close":
                 self.open_field = None
 
     def feed(self, chunk: str) -> None:
         """Feed one chunk (after an error the text is kept but no longer parsed)."""
-        self.parts.append(chunk)
-        if len(self.parts) >= PARTS_JOINED:  # one string, not a list of a million one-character ones
-            self.parts[:] = ["".join(self.parts)]
+        parts = self.parts
+        parts.append(chunk)
+        if len(parts) >= PARTS_JOINED:  # one string, not a list of a million one-character ones
+            parts[:] = ["".join(parts)]
         self.received += len(chunk)
         if self.error is not None or self.finished:
             return
-        if self.plain is not None:
-            self.plain.feed(chunk)
         self.feeds += 1
         self.chunk_ends.append(self.received)
-        started = time.thread_time()
+        plain = self.plain
+        if plain is not None:
+            plain.feed(chunk)
+            started = time.thread_time()
         try:
             events = self.parser.feed(chunk)
         except ResponseParseError as error:
             self.error = error
             events = []
-        self.parse_seconds += time.thread_time() - started
-        self._log(events, self.feeds)
+        if plain is not None:
+            self.parse_seconds += time.thread_time() - started
+        if events:
+            if len(events) == 1 and events[0]["type"] == "region_chunk":
+                self.events.append(events, self.feeds)  # the common case: one more chunk of the open region
+            else:
+                self._log(events, self.feeds)
 
     def finalize(self) -> None:
         """End the stream: settle held text and take the message."""
@@ -418,7 +478,8 @@ class LiveParse:
         except ResponseParseError as error:
             self.error = error
             events = []
-        self.parse_seconds += time.thread_time() - started
+        if self.plain is not None:
+            self.parse_seconds += time.thread_time() - started
         self._log(events, FINALIZE)
 
     def _errors(self) -> list[ErrorMark]:
@@ -431,7 +492,10 @@ class LiveParse:
             end = error.end
             if end is None and error.offset is not None and error.text is not None:
                 end = error.offset + len(error.text)
-            marks.append(ErrorMark(f"{type(error).__name__}: {error}", error.field, error.key, start, end, error.position))
+            message = f"{type(error).__name__}: {error}"
+            if isinstance(error, ParseDeadlineError):
+                message = _deadline_note(message, self.budget)
+            marks.append(ErrorMark(message, error.field, error.key, start, end, error.position))
         return marks
 
     def _merged_spans(self, errors: list[ErrorMark]) -> list[MapSpan]:
@@ -447,24 +511,33 @@ class LiveParse:
         for index in range(self._errors_merged, len(errors)):
             merged[:] = _marked(merged, errors[index], index)
         self._errors_merged = len(errors)
+        ranges = [(i, e.start, e.end) for i, e in enumerate(errors) if e.start is not None and e.end is not None]
         recorded = self.parser.spans
+        # The stretch being merged: its MapSpan fields but the end, and its end (built once it ends).
+        last = merged.pop() if merged and merged[-1].delimiter is None else None
+        run = None if last is None else (last.kind, last.field, last.region, last.error)
+        run_start = None if last is None else last.start
+        run_end = None if last is None else last.end
         for s in recorded:
             match = s.match
-            error = next((i for i, e in enumerate(errors) if e.start is not None and e.end is not None and e.start <= s.start < e.end), None)
-            last = merged[-1] if merged else None
-            if (
-                match is None and last is not None and last.end == s.start and last.delimiter is None
-                and (last.kind, last.field, last.region, last.error) == (s.kind, s.field, s.region, error)
-            ):
-                merged[-1] = replace(last, end=s.end)  # one stretch, however many feeds it came in
+            error = next((i for i, a, b in ranges if a <= s.start < b), None) if ranges else None
+            if match is None and run is not None and run_end == s.start and run == (s.kind, s.field, s.region, error):
+                run_end = s.end  # one stretch, however many feeds it came in
+                continue
+            if run is not None:
+                merged.append(MapSpan(run_start, run_end, run[0], run[1], run[2], error=run[3]))
+                run = None
+            if match is None:
+                run, run_start, run_end = (s.kind, s.field, s.region, error), s.start, s.end
                 continue
             merged.append(
                 MapSpan(
-                    s.start, s.end, s.kind, s.field, s.region, dict(match.captures) if match and match.captures else None,
-                    match.delimiter.source if match else None, match.delimiter.path if match else None,
-                    match.text if match else None, error,
+                    s.start, s.end, s.kind, s.field, s.region, dict(match.captures) if match.captures else None,
+                    match.delimiter.source, match.delimiter.path, match.text, error,
                 )
             )
+        if run is not None:
+            merged.append(MapSpan(run_start, run_end, run[0], run[1], run[2], error=run[3]))
         recorded.clear()  # the parser only appends to its list; what it held is merged in now
         return list(merged)
 

@@ -1,7 +1,8 @@
 """Side by side with transformers' reference parser, for the current input.
 
-transformers' `chat_parsing` (imported only when asked) parses the same
-prefix and generation with the same template; the panel shows both messages
+transformers' `chat_parsing` parses the same prefix and generation with the
+same template, in a worker process that is killed past its time budget (its
+regex calls have no timeout); the panel shows both messages
 with the lines that differ marked. Differences can be deliberate: the engine
 keeps every unclaimed character and streams exactly like one-shot parsing
 (see docs/template-language.md, "Deliberate differences from transformers").
@@ -13,20 +14,42 @@ import difflib
 import html
 import json
 
+from . import limits
+from .redact import redact
+from .workers import run_job
+
 # Longest generation sent to the reference (characters): it is slower on long streams.
 REFERENCE_CHARS = 200_000
 
 
-def reference_message(template: dict, prefix: str, generation: str, tools: list | None) -> tuple[dict | None, str | None]:
-    """(message, error) from transformers' reference `parse_response`."""
-    if len(generation) > REFERENCE_CHARS:
-        return None, f"the generation is longer than {REFERENCE_CHARS:,} characters; the reference is not run on it"
+def reference_job(payload: dict) -> dict:
+    """transformers' reference `parse_response` in a worker process (`playground.workers`):
+    {"message"} or {"error"} (the reference's own failure, without its type name)."""
     from transformers.utils.chat_parsing import parse_response as reference_parse
 
     try:
-        return reference_parse(generation, template, prefix=prefix, tools=tools), None
+        message = reference_parse(payload["generation"], payload["template"], prefix=payload["prefix"], tools=payload["tools"])
+    except MemoryError:
+        raise
     except Exception as error:  # noqa: BLE001 - the reference's own errors are what we show
-        return None, f"{type(error).__name__}: {error}"
+        return {"error": redact(str(error)) or "the reference parser failed"}
+    return {"message": message}
+
+
+def reference_message(template: dict, prefix: str, generation: str, tools: list | None) -> tuple[dict | None, str | None]:
+    """(message, error) from transformers' reference `parse_response`, run in a worker process
+    within PLAYGROUND_LIMITS `reference_seconds` (its regex calls have no time limit)."""
+    if len(generation) > REFERENCE_CHARS:
+        return None, f"the generation is longer than {REFERENCE_CHARS:,} characters; the reference is not run on it"
+    seconds = limits.current().reference_seconds
+    job = {"template": template, "prefix": prefix, "generation": generation, "tools": tools}
+    outcome = run_job("reference", job, seconds=seconds)
+    if outcome.cut_off:
+        return None, (f"the reference parser was stopped after {seconds:g} s (the time budget PLAYGROUND_LIMITS "
+                      "reference_seconds): its patterns have no time limit and backtrack on this input")
+    if outcome.error:
+        return None, outcome.error
+    return outcome.result.get("message"), outcome.result.get("error")
 
 
 def _lines(message: dict | None, error: str | None) -> list[str]:

@@ -9,6 +9,7 @@ here, so bounding or freeing it is done in one place.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -98,6 +99,37 @@ class Session:
         self.generated = None
         self.stop_requested = True  # a replay or generation still running ends at its next chunk
 
+    @property
+    def weight(self) -> int:
+        """About the bytes this session keeps between requests (estimated in O(1) per part)."""
+        views = {id(view): view for view in (self.view, self.last_good) if view is not None}
+        replay = self.replay.weight if self.replay is not None else 0
+        live = self.replay.live if self.replay is not None else None
+        shown = 0
+        for view in views.values():
+            if live is not None and getattr(view.events, "_store", None) is live.events:
+                shown += 2 * sys.getsizeof(view.stream)  # its events and spans are the replay's
+            else:
+                shown += view.weight
+        rows = sum(len(row.get("prompt") or "") + len(row.get("generation") or "") for row in self.check_rows) * 2
+        texts = sys.getsizeof(self.test_cases_text) + sys.getsizeof(self.reset_text)
+        return shown + replay + rows + texts
+
+    def trim(self, cap: int) -> bool:
+        """Keep at most about `cap` bytes: drop the last good parse, then the replay, then the parse on
+        screen, until under it. Returns whether anything was dropped (#explain and the event log then
+        ask for a new parse)."""
+        dropped = False
+        for names in (("last_good",), ("replay",), ("view", "last_good")):
+            if self.weight <= cap:
+                break
+            if names == ("last_good",) and self.last_good is self.view:
+                continue
+            for name in names:
+                setattr(self, name, None)
+            dropped = True
+        return dropped
+
 
 _jobs_lock = threading.Lock()
 
@@ -131,21 +163,54 @@ class OpenSessions:
 
     A page that closes, or the least recently used past `capacity`, has its session released
     (`Session.release`), so its parses are freed at once rather than when Gradio drops its state.
+    After each request its session's weight is charged (`charge`): a session over its cap is
+    trimmed, and past the total cap the least recently used sessions are released.
     """
 
     def __init__(self) -> None:
         self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._weights: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._sessions)
+
+    @property
+    def weight(self) -> int:
+        """The bytes all open sessions keep, as last charged."""
+        with self._lock:
+            return sum(self._weights.values())
+
+    def charge(self, session_id: str, session: Session, session_cap: int, total_cap: int) -> None:
+        """After a request of `session_id`: trim its session to `session_cap` bytes, then release the
+        least recently used other sessions while all of them keep more than `total_cap` bytes."""
+        session.trim(session_cap)
+        weight = session.weight
+        with self._lock:
+            if session_id in self._sessions:
+                self._weights[session_id] = weight
+            total = sum(self._weights.values())
+            dropped = []
+            for other in list(self._sessions):
+                if total <= total_cap:
+                    break
+                if other == session_id:
+                    continue
+                total -= self._weights.pop(other, 0)
+                dropped.append(self._sessions.pop(other))
+        for old in dropped:
+            old.release()
 
     def seen(self, session_id: str, session: Session, capacity: int) -> None:
         """`session` is the state of Gradio session `session_id`, in use now."""
         with self._lock:
             self._sessions[session_id] = session
             self._sessions.move_to_end(session_id)
-            dropped = [self._sessions.popitem(last=False)[1] for _ in range(len(self._sessions) - capacity)]
+            dropped = []
+            for _ in range(len(self._sessions) - capacity):
+                old_id, old = self._sessions.popitem(last=False)
+                self._weights.pop(old_id, None)
+                dropped.append(old)
         for old in dropped:
             old.release()
 
@@ -153,5 +218,6 @@ class OpenSessions:
         """The page of `session_id` was closed: release its session."""
         with self._lock:
             session = self._sessions.pop(session_id, None)
+            self._weights.pop(session_id, None)
         if session is not None:
             session.release()

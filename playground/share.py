@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 
 from .catalog import samples_by_id, shipped_template_text, template_names, template_text_of
 from .chunking import parse_chunking_param
-from .limits import InputError
+from .limits import InputError, current, json_depth
 from .test_cases import cases_for_template, cases_text
 
 # Longest `state` parameter a link may carry (characters).
@@ -70,9 +70,14 @@ def decode_state(text: str, limit: int = 1_000_000) -> dict:
         raw = inflater.decompress(packed, limit)
         if inflater.unconsumed_tail:
             raise InputError("The shared state in the link is too large.")
-        state = json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        if json_depth(text) > current().json_depth:
+            raise InputError(f"The shared state in the link is nested too deeply (limit {current().json_depth} levels).")
+        state = json.loads(text)
     except (ValueError, zlib.error) as error:
         raise InputError(f"The shared state in the link cannot be read ({error}).") from None
+    except RecursionError:
+        raise InputError("The shared state in the link is nested too deeply.") from None
     if not isinstance(state, dict):
         raise InputError("The shared state in the link cannot be read.")
     return state
@@ -137,9 +142,14 @@ def read_state_file(raw: bytes) -> PageState:
     if len(raw) > MAX_STATE_FILE:
         raise InputError(f"The state file is too large: {len(raw):,} bytes (limit {MAX_STATE_FILE:,}).")
     try:
-        data = json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        if json_depth(text) > current().json_depth:
+            raise InputError(f"The state file is nested too deeply (limit {current().json_depth} levels).")
+        data = json.loads(text)
     except (UnicodeDecodeError, ValueError) as error:
         raise InputError(f"The state file is not JSON ({error}).") from None
+    except RecursionError:
+        raise InputError("The state file is nested too deeply.") from None
     if not isinstance(data, dict) or data.get("format") != STATE_FORMAT:
         raise InputError(f"This is not a playground state file (its \"format\" must be {STATE_FORMAT!r}).")
     chunk = data.get("chunk", 0)

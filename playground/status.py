@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from .causes import leading
 from .fit import fit_problems
 from .markup import escape
+from .redact import redact
 from .parse_view import ParseView
 
 ERRORS_LISTED = 5
@@ -52,7 +53,7 @@ def status_html(view: ParseView | None, note: str = "", *, stale: str = "", prog
     parts = []
     if stale:
         parts.append(
-            f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(stale)}</div>'
+            f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(redact(stale))}</div>'
             '<div class="rt-status rt-status-stale" id="status-stale">The map, message and events show the last good '
             "parse (stale) until the input is valid again.</div>"
         )
@@ -60,11 +61,12 @@ def status_html(view: ParseView | None, note: str = "", *, stale: str = "", prog
     parts += causes
     if view is not None and view.errors and not stale:
         for error in view.errors[:ERRORS_LISTED]:
+            message = redact(error.message)
             if causes:
-                parts.append(f'<div class="rt-status rt-status-symptom" id="status-error" title="{escape(error.message)}">'
-                             f"which gives: {escape(_shortened(error.message))}</div>")
+                parts.append(f'<div class="rt-status rt-status-symptom" id="status-error" title="{escape(message)}">'
+                             f"which gives: {escape(_shortened(message))}</div>")
             else:
-                parts.append(f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(error.message)}</div>')
+                parts.append(f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(message)}</div>')
         if len(view.errors) > ERRORS_LISTED:
             parts.append(f'<div class="rt-status rt-status-error">… and {len(view.errors) - ERRORS_LISTED} more errors</div>')
         if view.message is not None:
@@ -84,13 +86,13 @@ def status_html(view: ParseView | None, note: str = "", *, stale: str = "", prog
     for warning in view.warnings if view and not stale else []:
         parts.append(f'<div class="rt-status rt-status-warn">△ {escape(str(warning))}</div>')
     if note:
-        parts.append(f'<div class="rt-status rt-status-note">{escape(note)}</div>')
+        parts.append(f'<div class="rt-status rt-status-note">{escape(redact(note))}</div>')
     return "".join(parts)
 
 
 def error_html(message: str) -> str:
     """The status line for input that never reached the parser."""
-    return f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(message)}</div>'
+    return f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(redact(message))}</div>'
 
 
 def badge(passed: bool | None, label: str, *, warnings: int = 0) -> str:

@@ -59,28 +59,52 @@ def _ranges(numbers: list[int]) -> str:
     return ", ".join(out)
 
 
-def stream_check(template: dict, prefix: str, generation: str, tools: list | None, chunks: list[str]) -> StreamCheckResult:
+# The stream check's work cap (characters parsed over all its runs): a sample gets every single
+# split, a big paste as many as fit once one-character and the seeded runs are done.
+CHECK_CHARS = 2_000_000
+# Seeded random chunkings compared, and how many above BIG_GENERATION characters.
+SEEDS, BIG_SEEDS, BIG_GENERATION = 5, 2, 100_000
+
+
+def stream_check(
+    template: dict, prefix: str, generation: str, tools: list | None, chunks: list[str], *, deadline: float | None = None,
+) -> StreamCheckResult:
     """Does streaming give the one-shot result? Checks the replayed chunking, then the
-    engine's own set (one character at a time, every single split, seeded random pieces)
+    engine's own set (one character at a time, single splits, seeded random pieces)
     and truncation inside delimiters.
 
-    The whole check has a `Limits.stream_check_seconds` budget: with a hostile pattern
-    every feed may take the regex budget.
+    The check stops once it has compared enough (`CHECK_CHARS` characters parsed: every
+    single split of a sample, a few evenly spread ones on a big paste), and within
+    `Limits.stream_check_seconds` (or `deadline`, a `time.perf_counter()` value, when that
+    comes first): with a hostile pattern every feed may take the regex budget.
     """
     caps = limits.current()
     loaded = load_template(template)
     options = {"tools": tools, "regex_timeout": caps.regex_seconds}
     budget = caps.stream_check_seconds  # a hostile pattern may spend the regex budget on every feed
     started = time.perf_counter()
-    baseline = run_chunks(loaded, prefix, [generation], chunking="one-shot", **options)
-    replayed = run_chunks(loaded, prefix, chunks, chunking="this replay", deadline=started + budget, **options)
-    if replayed.stopped:
-        return StreamCheckResult(
-            None, f"stream check stopped after its {budget:g} s budget",
-            [CheckFinding("note", f"replaying the {len(chunks)} chunks again took over {budget:g} s")],
-        )
-    remaining = max(0.0, budget - (time.perf_counter() - started))
-    report = check_stream(generation, loaded, prefix=prefix, seeds=range(5), max_seconds=remaining, **options)
+    if deadline is not None and deadline < started + budget:  # the request's budget ends first
+        budget = round(max(0.0, deadline - started), 1)
+    ends = started + budget
+    stopped = StreamCheckResult(
+        None, f"stream check stopped after its {budget:g} s budget",
+        [CheckFinding("note", f"replaying the {len(chunks)} chunks again took over {budget:g} s")],
+    )
+    baseline = run_chunks(loaded, prefix, [generation], chunking="one-shot", deadline=ends, **options)
+    one_char = all(len(chunk) == 1 for chunk in chunks)  # the engine's one-character run is this replay
+    replayed = baseline
+    if not one_char and not baseline.stopped:
+        replayed = run_chunks(loaded, prefix, chunks, chunking="this replay", deadline=ends, **options)
+    if baseline.stopped or replayed.stopped:
+        return stopped
+    remaining = max(0.0, ends - time.perf_counter())
+    seeds = range(SEEDS if len(generation) <= BIG_GENERATION else BIG_SEEDS)
+    report = check_stream(
+        generation, loaded, prefix=prefix, seeds=seeds, max_seconds=remaining, max_chars=max(CHECK_CHARS, 2 * len(generation)),
+        **options,
+    )
+    if one_char and report.runs < 2:  # the one-character run, which is this replay, was not finished
+        return stopped
     mismatch = None if replayed.same_as(baseline) else replayed
     mismatch = mismatch or report.mismatch
     found = []
@@ -107,7 +131,9 @@ def stream_check(template: dict, prefix: str, generation: str, tools: list | Non
         )
     found += [CheckFinding("note", note) for note in report.notes]
     if mismatch is None:
-        label = f"streaming equals one-shot: this replay ({len(chunks)} chunks) and {report.runs - 1} other chunkings"
+        this = "this replay (one character at a time)" if one_char else f"this replay ({len(chunks)} chunks)"
+        others = max(0, report.runs - 1 - (1 if one_char else 0))
+        label = f"streaming equals one-shot: {this} and {others} other chunkings"
         if not report.complete:
             label += f" (the check stopped after its {budget:g} s budget)"
     else:

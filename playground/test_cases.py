@@ -14,11 +14,12 @@ import html
 import json
 from dataclasses import dataclass
 
-from engine import TemplateError, parse_response
+from engine import ParseDeadlineError, TemplateError, parse_response
 
 from . import limits
 from .catalog import samples_by_id
 from .limits import InputError, read_json
+from .redact import redact
 
 # Cases run on each edit at most (the rest are reported as not run).
 CASES_RUN = 40
@@ -79,13 +80,19 @@ def run_cases(template: dict, cases: list[dict]) -> list[CaseResult]:
     """Parse every case (up to CASES_RUN) with `template`; each result diffs expected and got."""
     results = []
     timeout = limits.current().regex_seconds
+    deadline = limits.deadline("parse_seconds")  # all the cases together, as one parse
     for number, case in enumerate(cases[:CASES_RUN], 1):
         name = str(case.get("name") or f"case {number}")
         try:
-            got = parse_response(case["generation"], template, prefix=case.get("prefix") or "", tools=case.get("tools"), regex_timeout=timeout)
+            got = parse_response(
+                case["generation"], template, prefix=case.get("prefix") or "", tools=case.get("tools"), regex_timeout=timeout,
+                deadline=deadline,
+            )
             error = None
+        except ParseDeadlineError:
+            got, error = None, limits.over_budget("parse_seconds", "Running the test cases")
         except (TemplateError, ValueError) as caught:
-            got, error = None, f"{type(caught).__name__}: {caught}"
+            got, error = None, redact(f"{type(caught).__name__}: {caught}")
         passed = error is None and got == case["expected"]
         results.append(CaseResult(name, passed, case["expected"], got, error, [] if passed else _diff(case["expected"], got)))
     return results

@@ -30,6 +30,8 @@ _SPECIAL = {"gr.Request", "Request", "gr.EventData", "EventData"}
 EVENT = "event"
 # The parameter Gradio fills with the request (its session id) on every bound handler.
 REQUEST = "gradio_request"
+# Where `Page.bound` keeps the session id of a call between its start and its end.
+_SESSION_ID = "_session_id"
 
 
 class Page:
@@ -91,9 +93,17 @@ class Page:
             request = named.pop(REQUEST, None)
             if "session" in named and request is not None and request.session_hash:
                 OPEN_SESSIONS.seen(request.session_hash, named["session"], limits.current().sessions)
+                named[_SESSION_ID] = request.session_hash
             if wants_event:
                 named[EVENT] = dict(getattr(named.pop("evt", None), "_data", None) or {})
             return named
+
+        def charged(named: dict) -> None:
+            """The request is over: count what its session keeps (`OpenSessions.charge`)."""
+            session_id = named.pop(_SESSION_ID, None)
+            if session_id is not None:
+                caps = limits.current()
+                OPEN_SESSIONS.charge(session_id, named["session"], caps.session_mb * 1_000_000, caps.sessions_mb * 1_000_000)
 
         def job(named: dict):
             session = named.get("session") if heavy else None
@@ -103,19 +113,27 @@ class Page:
 
             def run(*args, **kwargs):
                 named = arguments(args, kwargs)
-                with job(named) as refused:
-                    if refused:
-                        yield to_components({"status": error_html(refused)})
-                        return
-                    for result in handler(**named):
-                        yield to_components(result)
+                session_id = named.pop(_SESSION_ID, None)
+                try:
+                    with job(named) as refused:
+                        if refused:
+                            yield to_components({"status": error_html(refused)})
+                            return
+                        for result in handler(**named):
+                            yield to_components(result)
+                finally:
+                    charged({**named, _SESSION_ID: session_id})
 
         else:
 
             def run(*args, **kwargs):
                 named = arguments(args, kwargs)
-                with job(named) as refused:
-                    return to_components({"status": error_html(refused)} if refused else handler(**named))
+                session_id = named.pop(_SESSION_ID, None)
+                try:
+                    with job(named) as refused:
+                        return to_components({"status": error_html(refused)} if refused else handler(**named))
+                finally:
+                    charged({**named, _SESSION_ID: session_id})
 
         parameters = [p for name, p in signature.parameters.items() if name != EVENT]
         if wants_event:  # Gradio fills a positional parameter annotated gr.EventData

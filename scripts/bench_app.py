@@ -1,6 +1,6 @@
 """Benchmark the playground: its handlers, and the page in Chromium.
 
-    python scripts/bench_app.py [--size 200000] [--tokens 300] [--no-browser]
+    python scripts/bench_app.py [--size 200000] [--tokens 300] [--no-browser] [--felt] [--server-only]
 
 Prints, side by side:
 - paste + parse + render of a generation of about `--size` characters, in the handler
@@ -13,7 +13,12 @@ Prints, side by side:
 - the page update rate during a demo-model generation (target <= 10 updates a second),
   when samples/demo-model exists;
 - where it is felt, in Chromium (`bench_felt`): a 200 KB paste until the map shows it
-  (target < 1.5 s), and a click on the map until #explain explains it (target < 200 ms).
+  (target < 1.5 s), and a click on the map until #explain explains it (target < 200 ms);
+- the server side of that paste next to the engine alone on the same chunks (target: the
+  app at most 5 times the engine): /parse's work against `parse_response`, and a replay a
+  character at a time (LiveParse, as Step, Play and /replay feed it) against a plain
+  `ResponseParser` fed the same chunks; then the stream check after it, with how many
+  chunkings it compared (it stops at a work cap, not only at its time budget).
 
 The browser figures need Debian's Chromium at /usr/bin/chromium (skipped otherwise).
 """
@@ -236,6 +241,59 @@ def bench_felt(size: int, repeats: int = 3) -> None:
         process.wait(timeout=10)
 
 
+def bench_server_ratio(size: int, template_name: str = "qwen3", repeats: int = 3) -> None:
+    """The app's parse and replay next to the engine's, on the same input and chunks (see the docstring)."""
+    from engine import ResponseParser, parse_response
+    from playground import api, limits
+    from playground.parse_view import LiveParse
+    from playground.stream_check import stream_check
+
+    prefix, generation = pasted_generation(size)
+    template_text = shipped_template_text(template_name)
+    template = json.loads(template_text)
+    timeout = limits.current().regex_seconds
+    chunks = list(generation)
+
+    def fastest(work) -> float:
+        timings = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            work()
+            timings.append(time.perf_counter() - started)
+        return min(timings)
+
+    def engine_replay():
+        parser = ResponseParser(template, prefix, regex_timeout=timeout)
+        for chunk in chunks:
+            parser.feed(chunk)
+        parser.finalize()
+
+    def app_replay():
+        live = LiveParse(template, prefix, None)
+        for chunk in chunks:
+            live.feed(chunk)
+        live.finalize()
+        live.view()
+
+    engine_parse = fastest(lambda: parse_response(generation, template, prefix=prefix, regex_timeout=timeout))
+    app_parse = fastest(lambda: api.parse(template_text, prefix, generation, ""))
+    engine_fed, app_fed = fastest(engine_replay), fastest(app_replay)
+    print(f"server: {template_name}, {len(generation):,} characters; the same work by the engine alone and by the app (best of {repeats})")
+    print(f"  parse:  engine {engine_parse * 1000:7.0f} ms   /parse {app_parse * 1000:7.0f} ms   {app_parse / engine_parse:4.1f}x (target <= 5x)")
+    print(f"  replay: engine {engine_fed * 1000:7.0f} ms   app    {app_fed * 1000:7.0f} ms   {app_fed / engine_fed:4.1f}x "
+          f"(chars:1, {len(chunks):,} chunks; target <= 5x)")
+    started = time.perf_counter()
+    checked = stream_check(template, prefix, generation, None, chunks)
+    check_seconds = time.perf_counter() - started
+    print(f"  stream check after it: {check_seconds * 1000:.0f} ms, {checked.label}")
+    session = Session()
+    started = time.perf_counter()
+    updates = list(handlers.replay_play(template_text, prefix, generation, "", "chars", 1, 0, "", 0, session))
+    played = time.perf_counter() - started
+    print(f"  the page's Play (fastest, {len(updates)} updates drawn, the stream check included): {played * 1000:.0f} ms, "
+          f"{(played - check_seconds) / engine_fed:.1f}x the engine without the check")
+
+
 def bench_live(tokens: int) -> None:
     if not DEMO_MODEL_PATH.joinpath("config.json").exists():
         print("live generation: skipped (samples/demo-model is not built)")
@@ -270,9 +328,13 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=300, help="max_new_tokens of the live generation")
     parser.add_argument("--no-browser", action="store_true", help="handler figures only")
     parser.add_argument("--felt", action="store_true", help="only the paste-to-map and click-to-explain figures in Chromium")
+    parser.add_argument("--server-only", action="store_true", help="only the server side next to the engine")
     args = parser.parse_args()
     if args.felt:
         bench_felt(args.size)
+        return
+    if args.server_only:
+        bench_server_ratio(args.size)
         return
     # qwen3 closes tool calls with a regex (close_pattern); hermes-2-pro with literals only.
     for template_name in ("hermes-2-pro", "qwen3"):
@@ -282,6 +344,7 @@ def main() -> None:
         bench_browser(args.size, config_path)
         bench_felt(args.size)
     bench_live(args.tokens)
+    bench_server_ratio(args.size)
 
 
 if __name__ == "__main__":

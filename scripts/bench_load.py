@@ -53,7 +53,7 @@ class Parser:
     """One API session parsing (and switching samples) in a loop until stopped; latencies in seconds."""
 
     def __init__(self, url: str, index: int, switch: bool = True):
-        self.client = api_client(url)
+        self.client = api_client(url, f"10.1.0.{index + 1}")  # each a visitor of its own address
         self.sample = CASES[index % len(CASES)]
         self.template_text = template_text_of(self.sample.template)
         self.switch = switch

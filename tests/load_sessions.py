@@ -40,10 +40,11 @@ def timed(call: Callable, *args, **kwargs) -> tuple[float, object]:
     return time.perf_counter() - started, result
 
 
-def api_client(url: str):
+def api_client(url: str, address: str | None = None):
+    """A `gradio_client.Client`; `address` sends it as X-Forwarded-For (a visitor of that address)."""
     import gradio_client
 
-    return gradio_client.Client(url, verbose=False)
+    return gradio_client.Client(url, verbose=False, headers={"X-Forwarded-For": address} if address else None)
 
 
 class SilentEndpoint:
@@ -76,16 +77,22 @@ class PageFailure(RuntimeError):
     """A page listener ended in an error on the server (the message is Gradio's)."""
 
 
+class PageRefused(PageFailure):
+    """The server refused to queue a page listener's job (the message is its reason)."""
+
+
 class PageVisitor:
     """One page of the app, opened by a visitor (see the module docstring).
 
     Args:
         url: the app's base URL ("http://127.0.0.1:PORT/").
         config: the app's /config (fetched when not given; pass one to many visitors).
+        headers: sent with every request (``X-Forwarded-For`` makes a visitor of another address,
+            as the proxy in front of a Space does).
     """
 
-    def __init__(self, url: str, config: dict | None = None, *, timeout: float = 120.0):
-        self.http = httpx.Client(base_url=url, timeout=timeout)
+    def __init__(self, url: str, config: dict | None = None, *, timeout: float = 120.0, headers: dict | None = None):
+        self.http = httpx.Client(base_url=url, timeout=timeout, headers=headers or {})
         self.config = config or self.http.get("/config").json()
         self.session_hash = uuid.uuid4().hex[:12]
         self._components = {c["id"]: c for c in self.config["components"]}
@@ -131,7 +138,8 @@ class PageVisitor:
         }
         with self._lock:
             joined = self.http.post(f"/{API}/queue/join", json=body)
-            joined.raise_for_status()
+            if joined.status_code != 200:  # refused at the door (admission), with the reason as detail
+                raise PageRefused(f"{listener}: {joined.json().get('detail', joined.text)}")
             messages: queue.Queue = queue.Queue()
             self._pending[joined.json()["event_id"]] = messages
             if self._reader is None or not self._reader.is_alive():

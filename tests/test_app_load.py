@@ -35,7 +35,7 @@ def _session(url: str, index: int, seconds: float) -> tuple[int, list[str]]:
 
     Returns (requests made, what went wrong).
     """
-    client = api_client(url)
+    client = api_client(url, f"10.1.0.{index + 1}")  # each session a visitor of its own address
     sample = CASES[index % len(CASES)]
     template_text = template_source(sample.template)
     problems, requests = [], 0
@@ -125,7 +125,7 @@ def test_stop_ends_a_model_load_and_parsing_goes_on_meanwhile(loaded_app):
         parsed = other.predict(template_source(sample.template), sample.prefix, sample.generation, "", api_name="/parse")
         page.run("page_request_stop")
         outputs = loading.result(timeout=30)
-        assert "■ Stopped waiting for the model; it goes on loading" in _status(outputs)
+        assert "■ Stopped waiting for the model; its load is abandoned unless someone else waits for it." in _status(outputs)
         assert parsed["message"] == sample.expected
     finally:
         page.close()
