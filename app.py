@@ -30,7 +30,10 @@ from playground.folders import allow_folder, looks_like_hub_id
 from playground.diagnostics import check_template
 from playground.field_reference import reference_html
 from playground.limits import LIMITS, queue_options
-from playground.page_script import CONFORMANCE_JS, DIAGNOSTICS_JS, EVENT_LOG_JS, EXPLAIN_JS, COPY_JS, MATCH_LIST_JS, PAGE_JS, REGION_MAP_JS, SHARE_JS
+from playground.inference import findings_html
+from playground.page_script import (
+    CONFORMANCE_JS, COPY_JS, DIAGNOSTICS_JS, EVENT_LOG_JS, EXPLAIN_JS, INFERENCE_JS, MATCH_LIST_JS, PAGE_JS, REGION_MAP_JS, SHARE_JS,
+)
 from playground.session import Session
 from playground.stream_check import report_html
 from playground.styles import PAGE_CSS
@@ -109,13 +112,16 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                     with gr.Row():
                         page.format_button = gr.Button("Format", elem_id="format-button")
                         page.reset_button = gr.Button("Reset", elem_id="reset-button")
-                    with gr.Accordion("Check against a chat template", open=False, elem_id="chat-template-check"):
+                    with gr.Accordion("Start from a chat template, or check against one", open=False, elem_id="chat-template-check"):
                         page.chat_template_text = gr.Code("", language="jinja2", label="Chat template (the Jinja text of the model's chat_template)", lines=6, max_lines=16, elem_id="chat-template")
                         page.chat_template_model = gr.Textbox("", label="…or a model to take it from: a local folder or a hub id (tokenizer files only)", placeholder="samples/demo-model", elem_id="chat-template-model")
                         with gr.Row():
                             page.bos_token = gr.Textbox("", label="bos_token (optional)", elem_id="bos-token", min_width=140)
                             page.eos_token = gr.Textbox("", label="eos_token (optional)", elem_id="eos-token", min_width=140)
-                        page.check_button = gr.Button("Check the template against it", elem_id="check-button")
+                        with gr.Row():
+                            page.infer_button = gr.Button("Infer a template from it", elem_id="infer-button")
+                            page.check_button = gr.Button("Check the template against it", elem_id="check-button")
+                        page.inference = gr.HTML(findings_html(None), elem_id="inference", js_on_load=INFERENCE_JS)
                         page.conformance = gr.HTML(matrix_html(None), elem_id="conformance", js_on_load=CONFORMANCE_JS)
                     with gr.Accordion("Field reference (from the JSON Schema)", open=False, elem_id="field-reference"):
                         gr.HTML(reference_html())
@@ -211,6 +217,8 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
     page.listen(page.format_button.click, handlers.format_editor)
     page.listen(page.reset_button.click, handlers.reset_template)
     page.listen(page.export_button.click, handlers.export_template, work="export")
+    page.listen(page.infer_button.click, handlers.infer_chat_template, work="infer")
+    page.listen(page.inference.click, handlers.show_finding, show_progress="hidden")
     page.listen(page.check_button.click, handlers.check_chat_template, work="conformance")
     page.listen(page.conformance.click, handlers.load_check_row)
     page.listen(page.fit_button.click, handlers.fit_templates, work="fit")

@@ -21,6 +21,7 @@ from engine import load_template
 from engine.pattern_explain import explain_pattern, pieces_taken
 
 from .causes import cause_of_error, diagnoses_of
+from .inference import evidence_html, findings_for_template
 from .markup import short_json, visible_whitespace
 from .event_store import LoggedEvent, chunks_overlapping, event_numbered, without_chunks
 from .parse_view import MapSpan, ParseView
@@ -208,13 +209,16 @@ _TITLES = {
 }
 
 
-def explain(view: ParseView | None, selection: str | int | None) -> str:
-    """The #explain panel's HTML for `selection` in `view` (see the module docstring)."""
+def explain(view: ParseView | None, selection: str | int | None, inference: dict | None = None) -> str:
+    """The #explain panel's HTML for `selection` in `view` (see the module docstring). With
+    `inference` (the last template inferred from a chat template, `InferredTemplate.to_dict()`),
+    a delimiter or the start anchor that inference found also shows the renders that found it."""
     if view is None or selection is None or selection == "":
         return PLACEHOLDER
     selection = str(selection)
     if selection == "anchor":
-        return _explain_anchor(view)
+        key = "start_anchor" if "start_anchor" in (view.template or {}) else "start_anchor_pattern"
+        return _explain_anchor(view) + _inferred(view, inference, key)
     if selection == "cut":
         return _panel(
             "Cut-away prefix",
@@ -271,7 +275,17 @@ def explain(view: ParseView | None, selection: str | int | None) -> str:
         elif key:
             rows.append(_row("message key", f"<code>{html.escape(key)}</code> (not in the message: "
                              + ("the parse is not finished)" if not view.finished else "empty or failed)")))
-    return _panel(title, "".join(rows))
+    return _panel(title, "".join(rows)) + _inferred(view, inference, span.delimiter_path)
+
+
+def _inferred(view: ParseView, inference: dict | None, key: str | None) -> str:
+    """The renders that found the template's value at `key`, when the last inference found it
+    (and the editor still holds it), as a panel after the explanation; else ""."""
+    found = findings_for_template(inference, view.template or {}, key)
+    if not found:
+        return ""
+    return ('<div class="rt-explain" id="explain-inferred"><div class="rt-explain-title">How inference found it</div>'
+            + "".join(evidence_html(finding) for finding in found[:3]) + "</div>")
 
 
 def _explain_anchor(view: ParseView) -> str:

@@ -33,12 +33,10 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.families import family_template
-from engine.template_files import list_templates
 from engine.tokenizer import IncrementalDecoder
 
 if TYPE_CHECKING:
@@ -72,6 +70,7 @@ class LoadedModel:
       load in a process includes importing torch and transformers).
     - `stage_seconds`: that time per stage, as (stage, seconds) pairs in
       order (the stages of LOAD_STAGES that ran).
+    - `chosen`: the response template chosen for it and why (`choose_template`), once asked.
     """
 
     name: str
@@ -80,6 +79,7 @@ class LoadedModel:
     device: torch.device
     load_seconds: float
     stage_seconds: tuple[tuple[str, float], ...] = ()
+    chosen: list[tuple[dict, str]] = field(default_factory=list, compare=False, repr=False)  # `choose_template`'s answer
 
 
 # What load_model does, in order; progress reports name the current one.
@@ -574,41 +574,54 @@ def _decode_stream(tokenizer, context_ids: list[int], streamer: _TokenQueue) -> 
 def choose_template(loaded: LoadedModel) -> tuple[dict, str]:
     """The response template to parse this model's output with, and why.
 
-    In order: the tokenizer's own `response_template`; a file of
-    `templates/` whose `models` lists this model's name (when several do, one
-    model whose chat templates teach different formats, the family rules pick
-    among them by its chat template); the first family rule (markers in the
-    chat template source, `config.model_type`, `engine.families`) whose
-    template file exists.
+    The tokenizer's own `response_template` when it has one; else `engine.choose_template` on
+    its chat template, in a worker (a chat template is code, and a hub model's may loop): a
+    `templates/` file that passes the conformance check against it (those whose `models` list
+    this model, then the family rules' proposal, then any whose start anchor is in its
+    prompts), else the template inferred from the chat template. Chosen once a load.
 
     Returns:
         (response template dict, reason: one sentence for the user).
 
     Raises:
-        LookupError: nothing fits; the message says what was detected.
+        LookupError: nothing fits (the chat template renders nothing, or the worker ran out of
+            time); the message says why.
     """
     own = getattr(loaded.tokenizer, "response_template", None)
     if own:
         return own, f"{loaded.name} ships its own response_template in tokenizer_config.json"
-    files = {template_file.name: template_file for template_file in list_templates()}
-    model_type = getattr(loaded.model.config, "model_type", "") or ""
+    if loaded.chosen:
+        return loaded.chosen[0]
+    from . import limits
+    from .folders import shown
+    from .workers import run_job
+
     chat_template = loaded.tokenizer.chat_template or ""
-    if isinstance(chat_template, dict):  # several named templates: look at all of them
-        chat_template = "\n".join(chat_template.values())
-    listing = [template_file for template_file in files.values() if loaded.name in template_file.models]
-    if len(listing) > 1 and (family := family_template(chat_template, model_type, {f.name for f in listing})):
-        name, signals = family
-        return files[name].response_template, (
-            f"templates/{files[name].path.name} lists {loaded.name} in its models, like "
-            f"{', '.join(f.path.name for f in listing if f.name != name)}; the chat template picks it: {signals}"
+    if isinstance(chat_template, dict):  # several named templates: the default one, as apply_chat_template uses
+        chat_template = chat_template.get("default") or next(iter(chat_template.values()), "")
+    payload = {"chat_template": chat_template, "bos_token": loaded.tokenizer.bos_token or "",
+               "eos_token": loaded.tokenizer.eos_token or "", "model_name": loaded.name,
+               "model_type": getattr(loaded.model.config, "model_type", "") or "", "seconds": limits.current().conformance_seconds}
+    outcome = run_job("choose", payload, seconds=payload["seconds"])
+    if outcome.result is None:
+        raise LookupError(f"no response template for {shown(loaded.name)}: its tokenizer has none, and choosing one from "
+                          f"its chat template failed ({outcome.error}). Write one in the template editor, or pick a file by hand.")
+    loaded.chosen.append((outcome.result["template"], outcome.result["reason"]))
+    return loaded.chosen[0]
+
+
+def choose_job(payload: dict) -> dict:
+    """`engine.choose_template` in a worker: {"template", "reason"} for the chat template of `payload`."""
+    from engine.infer import InferenceError, choose_template
+
+    from .redact import redact
+    from .workers import JobError
+
+    try:
+        template, reason = choose_template(
+            payload["chat_template"], bos_token=payload["bos_token"], eos_token=payload["eos_token"],
+            model_name=payload["model_name"], model_type=payload["model_type"], time_budget=payload["seconds"],
         )
-    if listing:
-        return listing[0].response_template, f"templates/{listing[0].path.name} lists {loaded.name} in its models"
-    family = family_template(chat_template, model_type, files)
-    if family is not None:
-        name, signals = family
-        return files[name].response_template, f"picked templates/{files[name].path.name} by model family: {signals}"
-    raise LookupError(
-        f"no response template for {loaded.name} (model_type {model_type!r}): its tokenizer has none and no file "
-        "in templates/ matches its chat template. Write one in the template editor, or pick a file by hand."
-    )
+    except (InferenceError, ValueError) as error:
+        raise JobError(redact(str(error))) from None
+    return {"template": template, "reason": reason}

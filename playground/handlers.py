@@ -32,7 +32,7 @@ from .catalog import (
     template_names,
     template_text_of,
 )
-from .chat_template_check import check_from_page, matrix_html, root_causes
+from .chat_template_check import CheckOutcome, check_from_page, matrix_html, root_causes
 from .chunking import chunking_param, parse_chunking_param
 from .code_snippet import code_snippet_or_error
 from .derived import DERIVED_VIEWS, remember_derived, stale_derived
@@ -41,6 +41,7 @@ from .explain import explain, span_of_event
 from .downloads import download_folder, remove_upload
 from .export import export_files
 from .fit import family_note, rank_templates
+from .inference import evidence_html, findings_html, infer_from_page
 from .limits import InputError, check_text_sizes, read_template, read_tools
 from .markup import escape
 from .match_list import match_list_html
@@ -167,7 +168,7 @@ def set_display(hide_chunks: bool, show_whitespace: bool, log_search: str, log_f
 def explain_span(event: dict, session: Session) -> dict:
     """A stretch of the region map was clicked (or chosen from the keyboard): explain it."""
     session.display.selection = str(event.get("selected", ""))
-    return {"explain": explain(session.view, session.display.selection)}
+    return {"explain": explain(session.view, session.display.selection, session.inference)}
 
 
 @produces("explain", "event_log", "log_page", "results_tabs")
@@ -179,7 +180,7 @@ def show_event(event: dict, session: Session) -> dict:
         return {}
     if "selected" in event:
         session.display.selection = str(event["selected"])
-        return {"explain": explain(view, session.display.selection)}
+        return {"explain": explain(view, session.display.selection, session.inference)}
     number = int(event.get("event", 0))
     session.display.selected_event = number
     session.display.log_search = session.display.log_field = ""
@@ -335,6 +336,40 @@ def check_chat_template(template_text: str, chat_template_text: str, chat_templa
         template = None
     shown = matrix_html(outcome, causes=root_causes(outcome.rows, template))
     yield {"conformance": remember_derived(session, "conformance", shown, template_text)}
+
+
+@produces("inference", "conformance", "template_text", "diagnostics", *TEMPLATE_OUTPUTS)
+def infer_chat_template(chat_template_text: str, chat_template_model: str, bos_token: str, eos_token: str, prefix: str,
+                        generation: str, tools_text: str, test_cases_text: str, session: Session):
+    """Infer: a template derived from the pasted chat template (or the model's), in a worker with the
+    check's caps (`playground.inference`), goes into the editor with its matrix, and parses."""
+    yield {"inference": findings_html(None, pending=f"Inferring… (at most {limits.current().conformance_seconds:g} s)")}
+    outcome = infer_from_page(chat_template_text, chat_template_model, bos_token, eos_token)
+    if outcome.result is None:
+        yield {"inference": findings_html(None, outcome.error)}
+        return
+    result = outcome.result
+    session.inference = result
+    text = template_text_of(result["template"])
+    session.reset_text, session.template_origin = text, ""
+    check = CheckOutcome(result["report"], seconds=outcome.seconds, source=outcome.source)
+    session.check_rows, session.check_template = check.rows, text
+    matrix = matrix_html(check, causes=root_causes(check.rows, result["template"]))
+    yield {
+        "inference": findings_html(result), "conformance": remember_derived(session, "conformance", matrix, text),
+        "template_text": text, "diagnostics": check_template(text),
+        **parse(text, prefix, generation, tools_text, test_cases_text, session),
+    }
+
+
+@produces("explain")
+def show_finding(event: dict, session: Session) -> dict:
+    """A finding of the inference panel was clicked: the renders that found it, in #explain."""
+    findings = (session.inference or {}).get("findings", [])
+    index = int(event.get("finding", -1))
+    if not 0 <= index < len(findings):
+        return {}
+    return {"explain": evidence_html(findings[index])}
 
 
 @produces("prefix", "generation", "tools_text", "modes", *TEMPLATE_OUTPUTS)

@@ -226,6 +226,7 @@ WORK = {
     "model": WorkKind(4, 8, True),  # Generate live (waiting for a load or a generation slot included)
     "export": WorkKind(4, 8, True),  # writing the download files
     "conformance": WorkKind(2, 8, True),  # chat-template checks, each in a worker process
+    "infer": WorkKind(2, 8, True),  # template inference from a chat template, in a worker process
     "reference": WorkKind(2, 8, True),  # transformers' reference parse, in a worker process
     "fit": WorkKind(2, 8, True),  # "Which template fits?"
 }

@@ -73,7 +73,7 @@ def render(
     return {
         "status": status_html(view, note, stale=stale, progress=progress),
         "region_map": region_map(view, MapOptions(display.show_whitespace, stale or None, window_start, boundaries)),
-        "explain": explain(view, display.selection),
+        "explain": explain(view, display.selection, session.inference),
         "event_log": log_html,
         "log_page": Update(value=page, maximum=pages),
         "log_field": Update(choices=[("all fields", ""), *[(name, name) for name in fields]], value=display.log_field if display.log_field in fields else ""),

@@ -20,6 +20,8 @@ What each part does:
 - CONFORMANCE_JS: a click on a row of the chat-template check (or Enter on the
   row in focus) sends its index (`data-row`) and scrolls the input tabs into
   view (the row loads into Paste & parse).
+- INFERENCE_JS: a click on a finding of the inferred template sends its index
+  (`data-finding`): #explain shows the two renders that found it.
 - PAGE_JS: an edit of the prefix, generation, tools or template editor (typing,
   deleting, pasting, undo) re-parses once editing pauses (DEBOUNCE_MS) by
   clicking the hidden #reparse-button; Ctrl+Enter (or Cmd+Enter) parses at once
@@ -132,6 +134,17 @@ element.addEventListener('keydown', (event) => {
     if (row) { event.preventDefault(); send(row); }
   }
 });
+"""
+
+INFERENCE_JS = """
+// A finding of the inferred template: the renders that found it show in #explain, brought into view.
+const send = (button) => {
+  if (!button) return;
+  trigger('click', {finding: Number(button.dataset.finding)});
+  const panel = document.querySelector('#explain');
+  if (panel) panel.scrollIntoView({block: 'nearest'});
+};
+element.addEventListener('click', (event) => send(event.target.closest('button[data-finding]')));
 """
 
 PAGE_JS = """() => {

@@ -66,6 +66,8 @@ class Session:
         check_rows: the rows of the last chat-template check (``ConformanceReport.to_dict()``'s
             situations), which a click loads into Paste & parse.
         check_template: the template text that check ran with.
+        inference: the last template inferred from a chat template (``InferredTemplate.to_dict()``:
+            its findings explain the delimiters clicked in the editor or on the map), or None.
         generated: the last Generate live's generation and the offsets between the pieces the
             model streamed (a replay with "tokens" chunking of that text replays those pieces),
             or None.
@@ -87,6 +89,7 @@ class Session:
     stop_requested: bool = False
     check_rows: list[dict] = field(default_factory=list)
     check_template: str = ""
+    inference: dict | None = None
     derived: dict[str, tuple[tuple, str, bool]] = field(default_factory=dict)
     generated: tuple[str, list[int]] | None = None
     heavy_jobs: int = 0
@@ -95,6 +98,7 @@ class Session:
         """Drop what takes memory (the parses on screen and the replay); the page options stay."""
         self.view = self.last_good = self.replay = None
         self.check_rows = []
+        self.inference = None
         self.derived = {}
         self.generated = None
         self.stop_requested = True  # a replay or generation still running ends at its next chunk

@@ -133,6 +133,21 @@ footer button, footer a { color: #4b5563 !important; }
 .rt-explain a { color: #1d4ed8; }
 .dark .rt-explain a { color: #93c5fd; }
 .rt-explain-events { margin: 0; padding-left: 18px; }
+.rt-evidence { margin-top: 6px; }
+.rt-evidence + .rt-evidence { border-top: 1px solid var(--border-color-primary); padding-top: 6px; }
+.rt-evidence-how, .rt-evidence-note, .rt-evidence-label { color: var(--rt-muted); font-size: 12px; }
+.rt-evidence-label { margin-top: 4px; font-weight: 600; }
+.rt-evidence-text { margin: 2px 0; padding: 4px 6px; max-height: 9em; overflow: auto; white-space: pre-wrap;
+  overflow-wrap: anywhere; font-size: 12px; background: var(--rt-bg); color: var(--rt-text);
+  border: 1px solid var(--border-color-primary); border-radius: 4px; }
+.rt-evidence-diff { background: #fde68a; color: #111827; border-radius: 2px; outline: 1px solid #b45309; }
+.dark .rt-evidence-diff { background: #92400e; color: #ffffff; outline-color: #fbbf24; }
+.rt-evidence-none { font-style: italic; }
+.rt-findings { margin: 4px 0; padding-left: 20px; font-size: 13px; }
+.rt-finding { background: transparent; border: 0; padding: 0; cursor: pointer; color: inherit; text-align: left; }
+.rt-finding:hover code, .rt-finding:focus code { text-decoration: underline; }
+.rt-finding-how { color: var(--rt-muted); }
+.rt-candidate { font-size: 12px; color: var(--rt-muted); }
 .rt-pattern { border-collapse: collapse; width: 100%; font-size: 12px; }
 .rt-pattern td, .rt-pattern th { border-bottom: 1px solid var(--border-color-primary); padding: 2px 6px; text-align: left; vertical-align: top; }
 .rt-pattern th { color: var(--rt-muted); font-weight: 600; }

@@ -42,9 +42,11 @@ JOBS = {
     "conformance": "playground.chat_template_check:check_job",
     "reference": "playground.reference_diff:reference_job",
     "chat_template": "playground.generation:render_job",
+    "infer": "playground.inference:infer_job",
+    "choose": "playground.generation:choose_job",
 }
 # Slots and queue of the kinds `limits.WORK` does not list (they run inside another kind's request).
-POOL_WORK = {"chat_template": limits.WorkKind(1, 8, True)}
+POOL_WORK = {"chat_template": limits.WorkKind(1, 8, True), "choose": limits.WorkKind(1, 8, True)}
 # The largest result a worker sends back (characters of JSON).
 RESULT_CHARS = 8_000_000
 # How much lower a worker's CPU priority is than the server's (os.nice): a job that loops, or a

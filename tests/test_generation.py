@@ -110,25 +110,37 @@ def test_without_its_own_template_the_family_template_is_chosen(tmp_path):
     assert "qwen3.json" in reason and "<|im_start|>" in reason
 
 
-def test_a_model_two_templates_list_is_told_apart_by_its_chat_template(tmp_path):
-    # phi-4-mini and phi-4-mini-tool-call both list Phi-4-mini: the chat template's format decides.
+# Phi-4-mini-shaped chat templates in the two formats its serving stacks teach: llama.cpp's
+# <|tool_call|>{...}<|/tool_call|> per call, and vLLM's functools[...] list.
+PHI_TAGGED_CALLS = (
+    "{%- for m in messages %}<|{{ m.role }}|>{{ m.content or '' }}{% for c in m.tool_calls or [] %}<|tool_call|>"
+    "{{ {'name': c.function.name, 'arguments': c.function.arguments} | tojson }}<|/tool_call|>{% endfor %}<|end|>"
+    "{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+PHI_FUNCTOOLS = (
+    "{%- for m in messages %}<|{{ m.role }}|>{{ m.content or '' }}{% if m.tool_calls %}functools["
+    "{% for c in m.tool_calls %}{{ {'name': c.function.name, 'arguments': c.function.arguments} | tojson }}"
+    "{% if not loop.last %}, {% endif %}{% endfor %}]{% endif %}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+
+
+def test_a_model_two_templates_list_gets_the_one_its_chat_template_conforms_with(tmp_path):
+    # phi-4-mini and phi-4-mini-tool-call both list Phi-4-mini: the conformance check against the
+    # model's chat template decides (in a worker process), and Generate live shows why.
     folder = tmp_path / "no-response-template"
     shutil.copytree(DEFAULT_MODEL_PATH, folder)
     config_path = folder / "tokenizer_config.json"
     config = json.loads(config_path.read_text(encoding="utf-8"))
     del config["response_template"]
     config_path.write_text(json.dumps(config), encoding="utf-8")
-    phi = dataclasses.replace(load_model(folder), name="microsoft/Phi-4-mini-instruct")
-    phi.tokenizer.chat_template = (
-        "{{- '<|system|>' + system_message -}}{{- 'To use a tool, respond in this format: <|tool_call|>{\"name\": "
-        "\"foo\", \"arguments\": {\"a\": 1}}<|/tool_call|>' -}}{{- '<|assistant|>' -}}")
-    template, reason = choose_template(phi)
-    assert template == json.loads((TEMPLATES_DIR / "phi-4-mini-tool-call.json").read_text(encoding="utf-8"))["response_template"]
-    assert reason == ("templates/phi-4-mini-tool-call.json lists microsoft/Phi-4-mini-instruct in its models, like "
-                      "phi-4-mini.json; the chat template picks it: the chat template contains <|tool_call|> and <|assistant|>")
-    phi.tokenizer.chat_template = "{{ '<|' + message['role'] + '|>' + message['content'] + '<|end|>' }}{{ '<|assistant|>' }}"
-    template, reason = choose_template(phi)
-    assert reason == "templates/phi-4-mini.json lists microsoft/Phi-4-mini-instruct in its models"
+    for chat_template, name in ((PHI_TAGGED_CALLS, "phi-4-mini-tool-call"), (PHI_FUNCTOOLS, "phi-4-mini")):
+        phi = dataclasses.replace(load_model(folder), name="microsoft/Phi-4-mini-instruct", chosen=[])
+        phi.tokenizer.chat_template = chat_template
+        template, reason = choose_template(phi)
+        assert template == json.loads((TEMPLATES_DIR / f"{name}.json").read_text(encoding="utf-8"))["response_template"]
+        assert reason == f"templates/{name}.json conforms to the chat template (its models list microsoft/Phi-4-mini-instruct)"
+        assert choose_template(phi) == (template, reason)  # asked once a load
 
 
 def test_streamed_parse_equals_one_shot_parse(loaded):

@@ -1,0 +1,94 @@
+"""The Template tab's "Start from a chat template": inference in a worker process, the inferred
+template in the editor with its matrix, and the renders that found each delimiter in #explain
+(for a finding clicked, and for a delimiter clicked on the map). Real worker processes, real
+chat templates (tests/chat_templates), no mocks."""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import re
+from pathlib import Path
+
+from playground import handlers, inference, limits
+from playground.catalog import template_text_of
+from playground.session import Session
+
+CHAT_TEMPLATES = Path(__file__).parent / "chat_templates"
+KV_LINES = (CHAT_TEMPLATES / "kv-lines.jinja").read_text(encoding="utf-8")
+PREFIX = "<user>Weather?</user>\n<assistant>"
+GENERATION = "Checking.\n<action get_weather>\ncity: Oslo\ndays: 3\n</action></assistant>"
+LOOPS = "{% for i in range(99999) %}{% for j in range(99999) %}{{ i }}{% endfor %}{% endfor %}"
+
+
+def infer(chat_template_text=KV_LINES, chat_template_model="", session=None):
+    """Run the Infer handler to the end: (its outputs in order, the session)."""
+    session = session or Session()
+    outputs = list(handlers.infer_chat_template(chat_template_text, chat_template_model, "", "", PREFIX, GENERATION, "", "", session))
+    return outputs, session
+
+
+def text_of(markup: str) -> str:
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", markup))).strip()
+
+
+def test_the_inferred_template_goes_into_the_editor_with_its_matrix_and_parses_the_input():
+    outputs, session = infer()
+    assert outputs[0] == {"inference": '<div class="rt-status rt-status-live" id="inference-pending">⏳ Inferring… (at most 30 s)</div>'}
+    last = outputs[-1]
+    template = json.loads(last["template_text"])
+    assert template == session.inference["template"]
+    assert template["fields"]["tool_calls"]["content"] == "kv-lines"
+    assert 'id="inference-badge">✔ passes its matrix</span> 20 passed, 0 failed, 0 not renderable' in last["inference"]
+    assert 'data-passed="true">✔ conforms</span> 20 passed, 0 failed, 0 not renderable — against the pasted chat template' in last["conformance"]
+    assert session.view.message == {"role": "assistant", "content": "Checking.", "tool_calls": [
+        {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo", "days": 3}}}]}
+    # Every finding is a button that shows its renders.
+    assert last["inference"].count('class="rt-finding" data-finding=') == len(session.inference["findings"])
+
+
+def test_a_finding_clicked_shows_the_two_renders_that_found_it():
+    _, session = infer()
+    index = next(i for i, f in enumerate(session.inference["findings"]) if f["key"] == "fields.tool_calls.open_pattern")
+    shown = handlers.show_finding({"finding": index}, session)["explain"]
+    assert text_of(shown).startswith(
+        'fields.tool_calls.open_pattern = "<action\\\\s*(?P<name>[\\\\w.\\\\-]+)>" the text before each call\'s payload')
+    assert "found by comparing these two renders (the difference marked):" in shown
+    assert "first turn: one call of zq_fn_alpha" in shown and "first turn: two calls, zq_fn_alpha then zq_fn_beta" in shown
+    assert shown.count('<mark class="rt-evidence-diff">') == 2
+    assert handlers.show_finding({"finding": 999}, session) == {}
+
+
+def test_a_delimiter_clicked_on_the_map_says_how_inference_found_it():
+    _, session = infer()
+    opening = next(i for i, span in enumerate(session.view.spans) if span.kind == "open" and span.field == "tool_calls")
+    shown = handlers.explain_span({"selected": str(opening)}, session)["explain"]
+    assert '<div class="rt-explain" id="explain-inferred"><div class="rt-explain-title">How inference found it</div>' in shown
+    assert "the text before each call's payload" in shown
+    # Once the editor holds another delimiter there, the inference's evidence is not shown for it.
+    template = dict(session.inference["template"])
+    template["fields"] = {**template["fields"], "tool_calls": {**template["fields"]["tool_calls"], "open_pattern": "<action (?P<name>\\w+)>"}}
+    handlers.parse(template_text_of(template), PREFIX, GENERATION, "", "", session)
+    opening = next(i for i, span in enumerate(session.view.spans) if span.kind == "open" and span.field == "tool_calls")
+    assert "How inference found it" not in handlers.explain_span({"selected": str(opening)}, session)["explain"]
+
+
+def test_bad_input_says_what_is_wrong(monkeypatch):
+    outputs, _ = infer("", "")
+    assert text_of(outputs[-1]["inference"]) == ("⚠ Paste a chat template (the Jinja text of the model's chat_template), or name "
+                                                  "a model (a local folder or a hub id) to take it from.")
+    outputs, _ = infer("{{ raise_exception('no chat here') }}")
+    assert text_of(outputs[-1]["inference"]) == ("⚠ the chat template does not render a first user turn with a generation "
+                                                  "prompt: user + generation prompt: TemplateError: no chat here")
+    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, chat_template_chars=100))
+    outputs, _ = infer(KV_LINES)
+    assert text_of(outputs[-1]["inference"]) == f"⚠ The chat template is too large: {len(KV_LINES):,} characters (limit 100)."
+
+
+def test_a_chat_template_that_loops_is_cut_off_within_the_check_budget(monkeypatch):
+    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, conformance_seconds=2.0))
+    outcome = inference.infer_from_page(LOOPS, "")
+    assert outcome.result is None
+    assert outcome.error == ("Inference was cut off after 2 s: the chat template takes too long to render (or loops). "
+                             "The time limit is PLAYGROUND_LIMITS' conformance_seconds.")
