@@ -563,3 +563,33 @@ def test_every_text_colour_has_contrast_in_both_themes(new_page, app_url, tmp_pa
     shots.take("themed")
     too_low = [m for m in measured if m["ratio"] < (3 if any(c in m["classes"] for c in MUTED) else 4.5)]
     assert len(measured) > 40 and not too_low, (too_low, shots.where())
+
+
+# ---------------------------------------------------------------------------
+# Start from a chat template
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_a_template_inferred_from_a_chat_template_goes_into_the_editor_and_explains_its_delimiters(new_page, app_url, tmp_path, dark):
+    page = new_page(1440, 900, dark=dark)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.get_by_role("tab", name="Template").click()
+    page.locator("#chat-template-check").click()
+    page.locator("#chat-template-model textarea, #chat-template-model input").first.fill("samples/demo-model")
+    page.locator("#infer-button").click()
+    page.wait_for_selector("#inference-badge", timeout=120_000)
+    shots.take("inferred")
+    assert "passes its matrix" in page.locator("#inference-badge").inner_text(), shots.where()
+    assert "✔ conforms" in page.locator("#conformance").inner_text(), shots.where()
+    template = json.loads(code_text(page, "template-editor"))
+    assert template["fields"]["reasoning_content"]["open"] == "<think>", shots.where()
+    # A finding clicked: #explain shows the two renders that found it, the difference marked.
+    page.locator("button[data-finding]").first.click()
+    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('found by comparing these two renders')")
+    shots.take("evidence")
+    marks = page.locator("#explain mark.rt-evidence-diff")
+    assert marks.count() == 2, shots.where()
+    ratio = page.evaluate(CONTRAST_JS, "#explain mark.rt-evidence-diff, #explain .rt-evidence-label")
+    assert ratio and all(m["ratio"] >= 4.5 for m in ratio), (ratio, shots.where())
