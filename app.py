@@ -61,7 +61,8 @@ with gr.Blocks(title="Response Template Playground") as demo:
                     )
                 with gr.Tab("Paste & parse", id="paste", elem_id="tab-paste"):
                     page.prefix = gr.Textbox(first["prefix"], label="Prefix (the prompt, special tokens included)", lines=3, max_lines=8, elem_id="prefix", elem_classes=MONO)
-                    page.generation = gr.Textbox(first["generation"], label="Generation (raw model output; Ctrl+Enter parses)", lines=6, max_lines=16, elem_id="generation", elem_classes=MONO)
+                    # A fixed height: a growing box measures its whole text on every keystroke (slow on a big paste).
+                    page.generation = gr.Textbox(first["generation"], label="Generation (raw model output; Ctrl+Enter parses)", lines=10, max_lines=10, elem_id="generation", elem_classes=MONO)
                     page.tools_text = gr.Code(first["tools_text"], language="json", label="Tools (JSON schemas, optional)", lines=3, max_lines=10, elem_id="tools")
                     page.template_choice = gr.Dropdown(
                         [*template_names(), INLINE_TEMPLATE, EDITED_TEMPLATE], value=first["template_choice"],

@@ -21,25 +21,28 @@ What each part does:
   row in focus) sends its index (`data-row`) and scrolls the input tabs into
   view (the row loads into Paste & parse).
 - PAGE_JS: an edit of the prefix, generation, tools or template editor (typing,
-  deleting, pasting, undo) re-parses once editing pauses (DEBOUNCE_MS) by
-  clicking the hidden #reparse-button; Ctrl+Enter (or Cmd+Enter) parses at once
-  with #parse-button.
+  deleting, undo) re-parses once editing pauses (DEBOUNCE_MS) by clicking the
+  hidden #reparse-button, a paste or a drop at once (PASTE_MS); Ctrl+Enter (or
+  Cmd+Enter) parses at once with #parse-button.
 """
 
 DEBOUNCE_MS = 400
+# After a paste or a drop, the wait before parsing: long enough for the box to hand its new text over.
+PASTE_MS = 30
 
 REGION_MAP_JS = """
 const selectable = '[data-i], [data-e], [data-d]';
 const key = (node) => node.dataset.i !== undefined ? node.dataset.i : node.dataset.e !== undefined ? 'e' + node.dataset.e : 'd' + node.dataset.d;
-const focus = (node) => {
+const mark = (node) => {
   element.querySelectorAll('.rt-focus').forEach((other) => other.classList.remove('rt-focus'));
   node.classList.add('rt-focus');
-  node.scrollIntoView({block: 'nearest', inline: 'nearest'});
 };
-const explain = (node) => { focus(node); trigger('click', {selected: key(node)}); };
+const focus = (node) => { mark(node); node.scrollIntoView({block: 'nearest', inline: 'nearest'}); };
+// The request first; a clicked stretch is in view already (scrolling a big map costs a layout).
+const explain = (node, scroll) => { trigger('click', {selected: key(node)}); (scroll ? focus : mark)(node); };
 element.addEventListener('click', (event) => {
   const node = event.target.closest(selectable);
-  if (node && element.contains(node)) explain(node);
+  if (node && element.contains(node)) explain(node, false);
 });
 element.addEventListener('keydown', (event) => {
   if (!event.target.closest('#region-map-body')) return;
@@ -59,7 +62,7 @@ element.addEventListener('keydown', (event) => {
     focus(items[event.key === 'Home' ? 0 : items.length - 1]);
   } else if ((event.key === 'Enter' || event.key === ' ') && at >= 0) {
     event.preventDefault();
-    explain(items[at]);
+    explain(items[at], true);
   }
 });
 """
@@ -171,12 +174,21 @@ PAGE_JS = """() => {
   let timer = null;
   const click = (id) => { const button = document.getElementById(id); if (button) button.click(); };
   const inside = (event) => event.target.closest && event.target.closest(edited);
-  const schedule = () => { clearTimeout(timer); timer = setTimeout(() => click('reparse-button'), %d); };
+  // A paste or a drop is a whole edit: parse at once (after the box took the text), and let no
+  // key released meanwhile put it off.
+  const whole = (event) => ['paste', 'drop'].includes(event.type) || /^insertFrom(Paste|Drop)$/.test(event.inputType || '');
+  let urgent = false;
+  const schedule = (ms) => {
+    if (urgent && ms === %d) return;
+    clearTimeout(timer);
+    urgent = ms < %d;
+    timer = setTimeout(() => { urgent = false; click('reparse-button'); }, ms);
+  };
   for (const kind of ['input', 'paste', 'cut', 'drop']) {
-    document.addEventListener(kind, (event) => { if (inside(event)) schedule(); }, true);
+    document.addEventListener(kind, (event) => { if (inside(event)) schedule(whole(event) ? %d : %d); }, true);
   }
   document.addEventListener('keyup', (event) => {
-    if (inside(event) && !moves.test(event.key) && !event.ctrlKey && !event.metaKey) schedule();
+    if (inside(event) && !moves.test(event.key) && !event.ctrlKey && !event.metaKey) schedule(%d);
   }, true);
   document.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && (event.ctrlKey || event.metaKey) && inside(event)) {
@@ -185,7 +197,7 @@ PAGE_JS = """() => {
       click('parse-button');
     }
   }, true);
-}""" % DEBOUNCE_MS
+}""" % (DEBOUNCE_MS, DEBOUNCE_MS, PASTE_MS, DEBOUNCE_MS, DEBOUNCE_MS)
 
 # Share button, after the server made the query string: build the whole URL,
 # copy it to the clipboard when the browser allows, and show it.

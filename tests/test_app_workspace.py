@@ -209,7 +209,14 @@ def test_the_event_log_is_paged_searchable_and_filtered_by_field():
 def test_the_chat_view_and_the_message_panel_stay_bounded():
     generation = "".join(f'<tool_call>{{"name": "f{i}", "arguments": {{}}}}</tool_call>' for i in range(120))
     out, _ = parsed(generation=generation)
-    assert len(out["chat"]) == 51 and out["chat"][-1]["content"].startswith("… and 70 more tool calls")
+    assert len(out["chat"]) == 21 and out["chat"][-1]["content"].startswith("… and 100 more tool calls")
+    long_text = "abcdefghij" * 1_000
+    out, _ = parsed(generation=long_text)
+    assert out["chat"][-1]["content"] == long_text[:4_000] + "\n\n… and 6,000 more characters (the whole text is in the message JSON)"
+    assert json.loads(out["message_json"])["content"] == long_text and out["message_json"].language == "json"
+    # A big message is shown uncoloured (a coloured one costs the browser seconds to draw), and whole.
+    out, _ = parsed(generation=long_text * 6)
+    assert out["message_json"].language is None and json.loads(out["message_json"])["content"] == long_text * 6
 
 
 # -- the replay transport -------------------------------------------------------------
