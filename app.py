@@ -146,7 +146,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
                     page.chunk_seed = gr.Number(0, label="Seed", precision=0, elem_id="chunk-seed")
                     page.split_points = gr.Textbox(label="Split points (offsets)", placeholder="5, 12, 40", elem_id="split-points")
                 page.speed = gr.Slider(0, 200, value=40, step=1, label="Play speed (chunks per second; 0 = as fast as possible)", elem_id="speed")
-            with gr.Row(equal_height=True):
+            with gr.Row(equal_height=False, elem_id="display-row"):
                 page.figures = gr.HTML(first["figures"], elem_id="live-figures")
                 page.show_whitespace = gr.Checkbox(False, label="Show whitespace", elem_id="show-whitespace", min_width=150, scale=0, container=False)
                 page.show_tokens = gr.Checkbox(False, label="Show token boundaries", elem_id="show-tokens", min_width=190, scale=0, container=False)
