@@ -37,7 +37,8 @@ from .chunking import chunking_param, parse_chunking_param
 from .code_snippet import code_snippet_or_error
 from .derived import DERIVED_VIEWS, remember_derived, stale_derived
 from .diagnostics import apply_fix, check_template
-from .explain import explain, span_of_event
+from .editor_paths import string_at
+from .explain import explain, explain_editor_key, span_of_event
 from .export import export_files
 from .fit import family_note, rank_templates
 from .limits import InputError, check_text_sizes, read_template, read_tools
@@ -168,10 +169,15 @@ def explain_span(event: dict, session: Session) -> dict:
 
 
 @produces("explain", "event_log", "log_page", "results_tabs")
-def show_event(event: dict, session: Session) -> dict:
+def show_event(event: dict, template_text: str, session: Session) -> dict:
     """An event link in #explain, or a row of the event log, was clicked: page the log to that
-    event, highlight it, and explain the stretch it came from."""
+    event, highlight it, and explain the stretch it came from. A click in the template editor
+    (`editor_at`: the character index of the cursor) on a pattern explains that pattern."""
     view = session.view
+    if "editor_at" in event:
+        found = string_at(template_text or "", int(event["editor_at"]))
+        panel = explain_editor_key(view, *found) if found else None
+        return {"explain": panel} if panel else {}
     if view is None:
         return {}
     if "selected" in event:

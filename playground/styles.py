@@ -194,6 +194,11 @@ footer button, footer a { color: #4b5563 !important; }
 .dark .rt-diag-ok { background: #14532d; color: #dcfce7; }
 .rt-mark { margin-top: 3px; font-size: 12px; }
 .rt-mark code { background: transparent; color: inherit; white-space: pre; }
+#template-editor .rt-editor-mark { position: absolute; pointer-events: none; z-index: 2; border-radius: 2px;
+  outline: 2px solid #b91c1c; background: rgba(185, 28, 28, .25); }
+#template-editor .rt-editor-mark-line { position: absolute; left: 0; right: 0; pointer-events: none; z-index: -1;
+  background: rgba(254, 202, 202, .45); }
+.dark #template-editor .rt-editor-mark-line { background: rgba(127, 29, 29, .55); }
 .rt-mark-at { background: #b91c1c; color: #ffffff; border-radius: 2px; outline: 1px solid #b91c1c; }
 .rt-fix { margin-left: 6px; padding: 1px 8px; border-radius: 6px; border: 1px solid currentColor; background: transparent;
   color: inherit; font-size: 12px; cursor: pointer; }

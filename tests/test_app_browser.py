@@ -567,3 +567,166 @@ def test_every_text_colour_has_contrast_in_both_themes(new_page, app_url, tmp_pa
     shots.take("themed")
     too_low = [m for m in measured if m["ratio"] < (3 if any(c in m["classes"] for c in MUTED) else 4.5)]
     assert len(measured) > 40 and not too_low, (too_low, shots.where())
+
+
+# ---------------------------------------------------------------------------
+# The template editor: errors marked where they are, patterns explained; focus; Copy as code
+# ---------------------------------------------------------------------------
+
+# The on-screen box of the character at line:column (1-based) of the template editor, from its
+# DOM text (independent of the page script), and the character itself.
+EDITOR_CHAR_JS = """([line, column]) => {
+  const row = document.querySelectorAll('#template-editor .cm-line')[line - 1];
+  if (!row) return null;
+  const walker = document.createTreeWalker(row, NodeFilter.SHOW_TEXT);
+  let left = column - 1, node;
+  while ((node = walker.nextNode())) {
+    const chars = [...node.textContent];
+    if (left < chars.length) {
+      const start = chars.slice(0, left).join('').length;
+      const range = document.createRange();
+      range.setStart(node, start);
+      range.setEnd(node, start + chars[left].length);
+      const box = range.getBoundingClientRect();
+      return {x: box.x, y: box.y, width: box.width, height: box.height, char: chars[left]};
+    }
+    left -= chars.length;
+  }
+  return null;
+}"""
+# The centre of the first occurrence of `text` in the template editor's lines.
+EDITOR_TEXT_AT_JS = """(text) => {
+  for (const row of document.querySelectorAll('#template-editor .cm-line')) {
+    const walker = document.createTreeWalker(row, NodeFilter.SHOW_TEXT);
+    let node;
+    while ((node = walker.nextNode())) {
+      const at = node.textContent.indexOf(text);
+      if (at < 0) continue;
+      const range = document.createRange();
+      range.setStart(node, at);
+      range.setEnd(node, at + text.length);
+      const box = range.getBoundingClientRect();
+      return {x: box.x + box.width / 2, y: box.y + box.height / 2};
+    }
+  }
+  return null;
+}"""
+
+
+def replace_editor_text(page, text: str) -> None:
+    page.locator("#template-editor .cm-content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(text)
+
+
+def assert_marked_at(page, shots, line: int, column: int, char: str) -> None:
+    """The editor shows one error mark, over the character at line:column, which is `char`."""
+    page.wait_for_selector(f"#template-editor .rt-editor-mark[data-line='{line}'][data-column='{column}']")
+    mark = page.locator("#template-editor .rt-editor-mark")
+    assert mark.count() == 1, shots.where()
+    box = mark.bounding_box()
+    target = page.evaluate(EDITOR_CHAR_JS, [line, column])
+    assert target is not None and target["char"] == char, (target, shots.where())
+    centre = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    assert target["x"] <= centre[0] <= target["x"] + target["width"] and target["y"] <= centre[1] <= target["y"] + target["height"], (
+        box, target, shots.where())
+
+
+def test_json_and_regex_errors_are_marked_in_the_editor_at_their_character(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.get_by_role("tab", name="Template").click()
+    replace_editor_text(page, '{"start_anchor": "<s>",\n  "fields": {"x": {"open": "<x>" "close": "</x>"}}}')
+    page.wait_for_function("() => document.querySelector('#template-diagnostics').innerText.includes('line 2, column 34')")
+    assert_marked_at(page, shots, 2, 34, '"')
+    shots.take("json-error-marked")
+    # "Show in the editor" selects that character.
+    page.locator("#template-diagnostics .rt-goto").click()
+    assert page.evaluate("() => window.getSelection().toString()") == '"', shots.where()
+    # Editing takes the mark away at once; the next diagnostics mark the new place (a regex error).
+    page.keyboard.press("End")
+    page.keyboard.type(" ")
+    page.wait_for_selector("#template-editor .rt-editor-mark", state="detached", timeout=5_000)
+    replace_editor_text(page, '{"start_anchor": "<s>",\n  "fields": {"x": {"open": "<x>", "close_pattern": "(?<=\\\\})\\\\s*</x>("}}}')
+    page.wait_for_function("() => document.querySelector('#template-diagnostics').innerText.includes('invalid regex at position 15')")
+    assert_marked_at(page, shots, 2, 70, '"')  # the pattern ends without closing its group: marked at its end
+    shots.take("regex-error-marked")
+    # A valid template has no mark.
+    replace_editor_text(page, '{"start_anchor": "<s>",\n  "fields": {"x": {"open": "<x>", "close_pattern": "(?<=\\\\})\\\\s*</x>"}}}')
+    page.wait_for_function("() => !document.querySelector('#template-diagnostics').innerText.includes('invalid regex')")
+    page.wait_for_timeout(300)
+    assert page.locator("#template-editor .rt-editor-mark").count() == 0, shots.where()
+
+
+def test_a_pattern_clicked_in_the_editor_is_explained_piece_by_piece(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)  # qwen3/text-then-tool-calls: two tool calls, closed by (?<=\})\s*</tool_call>
+    page.get_by_role("tab", name="Template").click()
+    page.wait_for_selector("#template-editor .cm-line")
+    at = page.evaluate(EDITOR_TEXT_AT_JS, "s*</tool_call>")
+    assert at is not None, shots.where()
+    page.mouse.click(at["x"], at["y"])
+    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Close pattern')")
+    shots.take("close-pattern")
+    text = page.locator("#explain").inner_text()
+    assert "fields.tool_calls.close_pattern" in text and "matched 2 times" in text, (text, shots.where())
+    rows = page.locator("#explain #pattern-explained tbody tr").all_inner_texts()
+    assert rows[0].startswith("(?<=\\})\tlooks behind"), (rows, shots.where())
+    assert rows[2].startswith("\\s*\tany run of whitespace") and rows[2].endswith("↵"), (rows, shots.where())  # it took the newline
+    # The keys around a pattern leave #explain as it is; the open pattern is explained too.
+    at = page.evaluate(EDITOR_TEXT_AT_JS, '"repeats"')
+    page.mouse.click(at["x"], at["y"])
+    page.wait_for_timeout(500)
+    assert "Close pattern" in page.locator("#explain").inner_text(), shots.where()
+    at = page.evaluate(EDITOR_TEXT_AT_JS, "(?=\\\\s*\\\\{)")
+    page.mouse.click(at["x"], at["y"])
+    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Open pattern')")
+    rows = page.locator("#explain #pattern-explained tbody tr").all_inner_texts()
+    assert any(row.startswith("(?=\\s*\\{)\tlooks ahead") for row in rows), (rows, shots.where())
+
+
+def test_focus_stays_on_the_sample_dropdown_after_a_pick(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    picker = page.locator("#sample-picker input")
+    picker.click()
+    picker.fill("hermes-2-pro/answer")
+    page.get_by_role("option", name="hermes-2-pro/answer-non-ascii").click()
+    page.wait_for_function("() => document.querySelector('#status').innerText.includes('hermes-2-pro/answer-non-ascii')")
+    page.wait_for_timeout(1000)  # the page re-draws after the load; focus must survive that
+    shots.take("picked-with-the-mouse")
+    assert page.evaluate("() => !!document.activeElement.closest('#sample-picker')"), (
+        page.evaluate("() => document.activeElement.outerHTML.slice(0, 120)"), shots.where())
+    # From the keyboard: type, ArrowDown, Enter; the next key still goes to the dropdown.
+    picker.fill("qwen3/reasoning-and")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#status').innerText.includes('qwen3/reasoning-and-answer')")
+    page.wait_for_timeout(1000)
+    assert page.evaluate("() => !!document.activeElement.closest('#sample-picker')"), shots.where()
+
+
+def test_copy_as_code_copies_a_snippet_that_prints_the_message_shown(new_page, app_url, tmp_path):
+    import ast
+
+    page = new_page(1440, 900)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url + "?sample=qwen3/reasoning-and-answer", ready="qwen3/reasoning-and-answer")
+    page.locator("#share").click()
+    page.locator("#copy-code-button").click()
+    page.wait_for_function("() => document.querySelector('#code-snippet .cm-content').innerText.includes('parse_response')")
+    shots.take("snippet")
+    copied = page.evaluate("() => navigator.clipboard.readText()")
+    assert copied.startswith("from engine import ResponseParser, parse_response"), (copied[:200], shots.where())
+    script = tmp_path / "snippet.py"
+    script.write_text(copied)
+    ran = subprocess.run([sys.executable, str(script)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    printed = ast.literal_eval(ran.stdout.splitlines()[0])
+    assert printed == json.loads(code_text(page, "message-json")), (printed, shots.where())

@@ -74,7 +74,7 @@ def test_explaining_the_anchor_the_cut_and_a_pattern_alternative():
 def test_an_event_link_pages_the_log_to_its_row_and_explains_its_span():
     out, session = parsed(generation=GENERATION + " tail" * 3)
     opened = event_number(session.view, "region_open", "tool_calls")
-    result = handlers.show_event({"event": opened}, session)
+    result = handlers.show_event({"event": opened}, "", session)
     assert f'class="rt-selected" data-n="{opened}"' in result["event_log"]
     assert result["results_tabs"] == {"selected": "log"}
     assert "Open delimiter" in result["explain"]
