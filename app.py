@@ -98,7 +98,7 @@ with gr.Blocks(title="Response Template Playground") as demo:
                             page.top_p = gr.Slider(0.05, 1, value=0.9, step=0.05, label="top_p", elem_id="top-p")
                             page.seed = gr.Number(0, label="seed", precision=0, elem_id="seed")
                 with gr.Tab("Template", id="template", elem_id="tab-template"):
-                    page.start_from = gr.Dropdown(template_names(), value=None, label="Start from templates/", elem_id="start-from")
+                    page.start_from = gr.Dropdown(template_names(), value=first["start_from"], label="Start from templates/", elem_id="start-from")
                     page.template_text = gr.Code(first["template_text"], language="json", label="Response template (Ctrl+Enter parses)", lines=16, max_lines=36, elem_id="template-editor")
                     page.diagnostics = gr.HTML(check_template(first["template_text"]), elem_id="template-diagnostics", js_on_load=DIAGNOSTICS_JS)
                     with gr.Row():

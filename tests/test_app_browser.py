@@ -182,6 +182,7 @@ def test_live_generation_streams_events_then_shows_the_message(page, app_url, tm
     page.locator("#show-tokens input").check()
     page.wait_for_selector("#region-map-body .rt-tok-odd")
     # A replay of this generation steps through the model's own tokens.
+    page.locator("#replay-settings").click()  # chunking sits under the replay bar
     assert page.locator("#chunking input[value=tokens]").is_checked(), shots.where()
 
 
@@ -488,6 +489,8 @@ def test_stop_after_steps_leaves_the_parse_finalized_there(new_page, app_url, tm
     page = new_page(1440, 900)
     shots = Shots(page, tmp_path)
     open_page(page, app_url + "?sample=qwen3/text-then-tool-calls&chunking=chars:3", ready="qwen3/text-then-tool-calls")
+    # The first sample is this one: the link is applied once its tab (Paste & parse) shows.
+    page.wait_for_selector("#generation textarea")
     for step in range(1, 6):
         page.locator("#step-button").click()
         page.wait_for_function("(n) => document.querySelector('#status').innerText.includes(`chunk ${n} / 72`)", arg=step)
@@ -694,7 +697,8 @@ def test_focus_stays_on_the_sample_dropdown_after_a_pick(new_page, app_url, tmp_
     open_page(page, app_url)
     picker = page.locator("#sample-picker input")
     picker.click()
-    picker.fill("hermes-2-pro/answer")
+    picker.fill("")
+    picker.press_sequentially("hermes-2-pro/answer")  # typed: the list filters as the keys come
     page.get_by_role("option", name="hermes-2-pro/answer-non-ascii").click()
     page.wait_for_function("() => document.querySelector('#status').innerText.includes('hermes-2-pro/answer-non-ascii')")
     page.wait_for_timeout(1000)  # the page re-draws after the load; focus must survive that
@@ -702,7 +706,8 @@ def test_focus_stays_on_the_sample_dropdown_after_a_pick(new_page, app_url, tmp_
     assert page.evaluate("() => !!document.activeElement.closest('#sample-picker')"), (
         page.evaluate("() => document.activeElement.outerHTML.slice(0, 120)"), shots.where())
     # From the keyboard: type, ArrowDown, Enter; the next key still goes to the dropdown.
-    picker.fill("qwen3/reasoning-and")
+    picker.fill("")
+    picker.press_sequentially("qwen3/reasoning-and")
     page.keyboard.press("ArrowDown")
     page.keyboard.press("Enter")
     page.wait_for_function("() => document.querySelector('#status').innerText.includes('qwen3/reasoning-and-answer')")
@@ -719,7 +724,7 @@ def test_copy_as_code_copies_a_snippet_that_prints_the_message_shown(new_page, a
     open_page(page, app_url + "?sample=qwen3/reasoning-and-answer", ready="qwen3/reasoning-and-answer")
     page.locator("#share").click()
     page.locator("#copy-code-button").click()
-    page.wait_for_function("() => document.querySelector('#code-snippet .cm-content').innerText.includes('parse_response')")
+    page.wait_for_function("() => (document.querySelector('#code-snippet .cm-content') || {innerText: ''}).innerText.includes('parse_response')")
     shots.take("snippet")
     copied = page.evaluate("() => navigator.clipboard.readText()")
     assert copied.startswith("from engine import ResponseParser, parse_response"), (copied[:200], shots.where())
@@ -730,3 +735,17 @@ def test_copy_as_code_copies_a_snippet_that_prints_the_message_shown(new_page, a
     assert ran.returncode == 0, ran.stderr[-2000:]
     printed = ast.literal_eval(ran.stdout.splitlines()[0])
     assert printed == json.loads(code_text(page, "message-json")), (printed, shots.where())
+
+
+def test_the_template_tab_names_the_file_the_editor_started_from(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)  # the first sample's template is in the editor from the start
+    page.get_by_role("tab", name="Template").click()
+    page.wait_for_selector("#start-from input")
+    shots.take("template-tab")
+    assert page.locator("#start-from input").input_value() == "qwen3", shots.where()
+    # A link to another sample names that sample's template file.
+    open_page(page, app_url + "?sample=hermes-2-pro/typed-arguments", ready="hermes-2-pro/typed-arguments")
+    page.get_by_role("tab", name="Template").click()
+    page.wait_for_function("() => document.querySelector('#start-from input').value === 'hermes-2-pro'")
