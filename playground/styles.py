@@ -214,7 +214,9 @@ footer button, footer a { color: #4b5563 !important; }
 .rt-reference td { overflow-wrap: anywhere; }
 .rt-fits tr.rt-best td { font-weight: 700; }
 .rt-fits { overflow-x: auto; }
-.rt-fits table { table-layout: fixed; min-width: 560px; }
+.rt-fits table { table-layout: fixed; min-width: 400px; }
+.rt-fits tr.rt-fit-problem td { border-top: none; padding-bottom: 6px; font-size: 11px; }
+.rt-fits tr:has(+ tr.rt-fit-problem) td { border-bottom: none; }
 .rt-fits td { overflow-wrap: anywhere; }
 .rt-c-rank { width: 28px; } .rt-c-name { width: 130px; } .rt-c-count { width: 72px; }
 .rt-fits tr.rt-claims-nothing td { color: #4b5563; }
