@@ -405,10 +405,10 @@ def pattern_html(source: str, text: str | None = None, start: int = 0) -> str:
             shown = _code(took) if took else "<i>nothing (takes no characters)</i>"
         rows.append(
             f'<tr><td style="padding-left:{4 + 14 * depth}px"><code>{html.escape(piece.text)}</code></td>'
-            f"<td>{html.escape(piece.meaning)}</td><td>{shown}</td></tr>"
+            f"<td>{html.escape(piece.meaning)}</td>{f'<td>{shown}</td>' if taken else ''}</tr>"
         )
     error = f'<div class="rt-status rt-status-error">⚠ {html.escape(explanation.error)}</div>' if explanation.error else ""
-    took_head = "<th>took here</th>" if taken else "<th></th>"
+    took_head = "<th>took here</th>" if taken else ""  # no match to show: two columns
     return (
         f'{error}<table class="rt-pattern" id="pattern-explained"><thead><tr><th>piece</th><th>what it does</th>{took_head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"

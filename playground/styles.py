@@ -42,6 +42,10 @@ PAGE_CSS = """
 button.selected[role=tab] { color: #9a3412; }
 .dark button.selected[role=tab] { color: #fdba74; }
 footer button, footer a { color: #4b5563 !important; }
+/* The code editors' syntax colours are made for a dark background: on the light one, drawn at
+   half brightness (the colour names are generated, so one filter over the text, not one rule each) */
+.cm-editor .cm-content { filter: brightness(0.5); }
+.dark .cm-editor .cm-content { filter: none; }
 .dark footer button { color: #d1d5db !important; }
 """ + _slots() + """
 #page-header h1 { font-size: 20px; margin: 0; }
