@@ -280,5 +280,12 @@ footer button, footer a { color: #4b5563 !important; }
   #replay-scrubber { padding: 4px 8px !important; }
   #replay-settings, #share, #live-settings { margin: 0 !important; }
   #replay-bar { gap: 4px; }
+  /* the fit ranking fits the phone's width: narrow figures, the problems on their own lines */
+  .rt-fits table { min-width: 0; }
+  .rt-fits .rt-c-rank { width: 22px; } .rt-fits .rt-c-name { width: auto; }
+  .rt-fits col:nth-child(3) { width: 38px; } .rt-fits col:nth-child(4) { width: 49px; }
+  .rt-fits col:nth-child(5) { width: 66px; } .rt-fits col:nth-child(6) { width: 57px; }
+  .rt-fits th, .rt-fits td { padding: 2px 3px; }
+  .rt-fits th { font-size: 10px; }
 }
 """

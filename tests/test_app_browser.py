@@ -762,9 +762,10 @@ def test_the_template_tab_names_the_file_the_editor_started_from(new_page, app_u
     page.wait_for_function("() => document.querySelector('#start-from input').value === 'hermes-2-pro'")
 
 
-def test_the_fit_ranking_reads_in_its_column_and_names_a_leftover_prefix(new_page, app_url, tmp_path):
+@pytest.mark.parametrize("phone", [False, True], ids=["desktop", "phone"])
+def test_the_fit_ranking_reads_in_its_column_and_names_a_leftover_prefix(new_page, app_url, tmp_path, phone):
     gpt_oss = next(s for s in load_samples() if s.id == "gpt-oss/text-then-tool-calls")
-    page = new_page(1440, 900)
+    page = new_page(390, 844, phone=True) if phone else new_page(1440, 900)
     shots = Shots(page, tmp_path)
     open_page(page, app_url)
     page.get_by_role("tab", name="Paste & parse").click()
@@ -775,8 +776,8 @@ def test_the_fit_ranking_reads_in_its_column_and_names_a_leftover_prefix(new_pag
     shots.take("fits")
     assert page.locator("#fits-table tr.rt-best td").nth(1).inner_text() == "gpt-oss", shots.where()
     assert "The prefix does not look like gpt-oss's" in page.locator("#fits-family").inner_text(), shots.where()
-    # Nothing spills over its cell, and the table fits its column (no sideways scrolling at 1440 px).
-    spilled = page.evaluate("""() => [...document.querySelectorAll('#fits-table td')]
+    # Nothing spills over its cell, and the table fits its column (no sideways scrolling).
+    spilled = page.evaluate("""() => [...document.querySelectorAll('#fits-table td, #fits-table th')]
         .filter((td) => td.scrollWidth > td.clientWidth + 1).map((td) => td.textContent.slice(0, 40))""")
     assert not spilled, (spilled, shots.where())
     box = page.evaluate("() => { const t = document.querySelector('#fits-table'); return [t.scrollWidth, t.clientWidth]; }")
@@ -784,4 +785,5 @@ def test_the_fit_ranking_reads_in_its_column_and_names_a_leftover_prefix(new_pag
     # Each problem reads on a line of its own under its template's figures.
     problem = page.locator("#fits-table tr.rt-best + tr.rt-fit-problem td").nth(1)
     assert problem.inner_text().startswith("the start anchor '<|start|>assistant' is not in the prefix"), shots.where()
-    assert problem.bounding_box()["width"] > 300, (problem.bounding_box(), shots.where())
+    table = page.locator("#fits-table table").bounding_box()
+    assert problem.bounding_box()["width"] > 0.7 * table["width"], (problem.bounding_box(), table, shots.where())
