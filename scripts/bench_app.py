@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -50,7 +51,9 @@ def pasted_generation(size: int) -> tuple[str, str]:
 
 
 def best(timings: list[float]) -> str:
-    return f"best {min(timings) * 1000:.0f} ms, worst {max(timings) * 1000:.0f} ms"
+    """Best, median and worst of `timings` (seconds), in milliseconds."""
+    return (f"best {min(timings) * 1000:.0f} ms, median {statistics.median(timings) * 1000:.0f} ms, "
+            f"worst {max(timings) * 1000:.0f} ms")
 
 
 def bench_paste(size: int, template_name: str, repeats: int = 3) -> None:
