@@ -70,7 +70,8 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                     )
                 with gr.Tab("Paste & parse", id="paste", elem_id="tab-paste"):
                     page.prefix = gr.Textbox(first["prefix"], label="Prefix (the prompt, special tokens included)", lines=3, max_lines=8, elem_id="prefix", elem_classes=MONO)
-                    page.generation = gr.Textbox(first["generation"], label="Generation (raw model output; Ctrl+Enter parses)", lines=6, max_lines=16, elem_id="generation", elem_classes=MONO)
+                    # A fixed height: a growing box measures its whole text on every keystroke (slow on a big paste).
+                    page.generation = gr.Textbox(first["generation"], label="Generation (raw model output; Ctrl+Enter parses)", lines=10, max_lines=10, elem_id="generation", elem_classes=MONO)
                     page.tools_text = gr.Code(first["tools_text"], language="json", label="Tools (JSON schemas, optional)", lines=3, max_lines=10, elem_id="tools")
                     page.template_choice = gr.Dropdown(
                         [*template_names(), INLINE_TEMPLATE, EDITED_TEMPLATE], value=first["template_choice"],
@@ -106,7 +107,7 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                             page.top_p = gr.Slider(0.05, 1, value=0.9, step=0.05, label="top_p", elem_id="top-p")
                             page.seed = gr.Number(0, label="seed", precision=0, elem_id="seed")
                 with gr.Tab("Template", id="template", elem_id="tab-template"):
-                    page.start_from = gr.Dropdown(template_names(), value=None, label="Start from templates/", elem_id="start-from")
+                    page.start_from = gr.Dropdown(template_names(), value=first["start_from"], label="Start from templates/", elem_id="start-from")
                     page.template_text = gr.Code(first["template_text"], language="json", label="Response template (Ctrl+Enter parses)", lines=16, max_lines=36, elem_id="template-editor")
                     page.diagnostics = gr.HTML(check_template(first["template_text"]), elem_id="template-diagnostics", js_on_load=DIAGNOSTICS_JS)
                     with gr.Row():
@@ -157,7 +158,7 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                     page.chunk_seed = gr.Number(0, label="Seed", precision=0, elem_id="chunk-seed")
                     page.split_points = gr.Textbox(label="Split points (offsets)", placeholder="5, 12, 40", elem_id="split-points")
                 page.speed = gr.Slider(0, 200, value=40, step=1, label="Play speed (chunks per second; 0 = as fast as possible)", elem_id="speed")
-            with gr.Row(equal_height=True):
+            with gr.Row(equal_height=False, elem_id="display-row"):
                 page.figures = gr.HTML(first["figures"], elem_id="live-figures")
                 page.show_whitespace = gr.Checkbox(False, label="Show whitespace", elem_id="show-whitespace", min_width=150, scale=0, container=False)
                 page.show_tokens = gr.Checkbox(False, label="Show token boundaries", elem_id="show-tokens", min_width=190, scale=0, container=False)

@@ -365,6 +365,47 @@ def _explain_error(view: ParseView, index: int) -> str:
     return _panel("Parse error", "".join(rows))
 
 
+_PATTERN_TITLES = {"open_pattern": "Open pattern", "close_pattern": "Close pattern", "start_anchor_pattern": "Start anchor pattern"}
+
+
+def _template_value(template: dict | None, path: str):
+    node = template
+    for part in path.split("."):
+        if isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+def explain_editor_key(view: ParseView | None, path: str, source: str) -> str | None:
+    """#explain for a pattern clicked in the template editor (a key ending in ``_pattern`` at
+    dotted `path`, its text `source`): the pattern piece by piece, and how often it matched in
+    the parse on screen (what each piece took in its first match); None for any other key."""
+    name = path.rsplit(".", 1)[-1]
+    if not name.endswith("_pattern"):
+        return None
+    rows = [_row("template key", f'<code class="rt-key" data-key="{html.escape(path)}">{html.escape(path)}</code>'),
+            _row("pattern", _code(source))]
+    matches = [span for span in view.spans if span.delimiter_path == path] if view is not None else []
+    first = None
+    if view is None or view.template is None:
+        pass
+    elif _template_value(view.template, path) != source:
+        rows.append(_row("in this parse", "the parse on the map used another pattern here: parse again to see this one's matches"))
+    elif matches:
+        first = matches[0]
+        rows.append(_row("in this parse", f"matched {len(matches):,} time{'s' if len(matches) != 1 else ''}; the first at stream "
+                         f"{first.start}–{first.end} · {_where(view, first.start, first.end)} (below: what each piece took there)"))
+    elif name != "start_anchor_pattern":
+        rows.append(_row("in this parse", "never matched"))
+    taken = pattern_html(source, view.stream, first.start) if first is not None else pattern_html(source)
+    rows.append(_row("the pattern, piece by piece", taken))
+    return _panel(_PATTERN_TITLES.get(name, "Pattern"), "".join(rows))
+
+
 def pattern_html(source: str, text: str | None = None, start: int = 0) -> str:
     """A delimiter pattern piece by piece (`engine.pattern_explain`): each piece, what it does,
     and, for a match of it at `text[start:]`, the characters it took."""
@@ -378,10 +419,10 @@ def pattern_html(source: str, text: str | None = None, start: int = 0) -> str:
             shown = _code(took) if took else "<i>nothing (takes no characters)</i>"
         rows.append(
             f'<tr><td style="padding-left:{4 + 14 * depth}px"><code>{html.escape(piece.text)}</code></td>'
-            f"<td>{html.escape(piece.meaning)}</td><td>{shown}</td></tr>"
+            f"<td>{html.escape(piece.meaning)}</td>{f'<td>{shown}</td>' if taken else ''}</tr>"
         )
     error = f'<div class="rt-status rt-status-error">⚠ {html.escape(explanation.error)}</div>' if explanation.error else ""
-    took_head = "<th>took here</th>" if taken else "<th></th>"
+    took_head = "<th>took here</th>" if taken else ""  # no match to show: two columns
     return (
         f'{error}<table class="rt-pattern" id="pattern-explained"><thead><tr><th>piece</th><th>what it does</th>{took_head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"

@@ -298,6 +298,10 @@ class BackgroundLoad:
         """Nobody wants this load any more: end it now if it is still waiting to start."""
         self._cancelled.set()
 
+    def abandoned(self) -> bool:
+        """`cancel` was called: nobody wanted this load any more."""
+        return self._cancelled.is_set()
+
     def forget(self) -> None:
         """Drop the loaded model (its memory is freed once nothing else refers to it)."""
         self._loaded = None

@@ -37,8 +37,9 @@ from .chunking import chunking_param, parse_chunking_param
 from .code_snippet import code_snippet_or_error
 from .derived import DERIVED_VIEWS, remember_derived, stale_derived
 from .diagnostics import apply_fix, check_template
-from .explain import explain, span_of_event
 from .downloads import download_folder, remove_upload
+from .editor_paths import string_at
+from .explain import explain, explain_editor_key, span_of_event
 from .export import export_files
 from .fit import family_note, rank_templates
 from .inference import evidence_html, findings_html, infer_from_page
@@ -172,10 +173,15 @@ def explain_span(event: dict, session: Session) -> dict:
 
 
 @produces("explain", "event_log", "log_page", "results_tabs")
-def show_event(event: dict, session: Session) -> dict:
+def show_event(event: dict, template_text: str, session: Session) -> dict:
     """An event link in #explain, or a row of the event log, was clicked: page the log to that
-    event, highlight it, and explain the stretch it came from."""
+    event, highlight it, and explain the stretch it came from. A click in the template editor
+    (`editor_at`: the character index of the cursor) on a pattern explains that pattern."""
     view = session.view
+    if "editor_at" in event:
+        found = string_at(template_text or "", int(event["editor_at"]))
+        panel = explain_editor_key(view, *found) if found else None
+        return {"explain": panel} if panel else {}
     if view is None:
         return {}
     if "selected" in event:
@@ -406,18 +412,21 @@ def fit_templates(prefix: str, generation: str, tools_text: str, session: Sessio
     except InputError as error:
         return {"fits": error_html(str(error)), "use_best_button": Update(visible=False)}
     ranked, skipped = rank_templates(prefix or "", generation or "", tools, deadline=limits.deadline("fit_seconds"))
+    # Each template's first problem on a line of its own under its figures, as wide as the table.
     rows = "".join(
         f'<tr class="{"rt-best" if i == 0 else ""}{" rt-claims-nothing" if fit.claims_nothing else ""}"><td>{i + 1}</td>'
         f"<td><code>{escape(fit.name)}</code></td><td>{fit.errors}</td><td>{fit.claimed:,}</td>"
-        f'<td>{fit.unclaimed:,}</td><td>{fit.warnings}</td><td title="{escape(fit.note)}">{escape(fit.note[:160])}</td></tr>'
+        f"<td>{fit.unclaimed:,}</td><td>{fit.warnings}</td></tr>"
+        + (f'<tr class="rt-fit-problem{" rt-claims-nothing" if fit.claims_nothing else ""}"><td></td>'
+           f'<td colspan="5" title="{escape(fit.note)}">{escape(fit.note[:240])}</td></tr>' if fit.note else "")
         for i, fit in enumerate(ranked)
     )
     note = family_note(ranked, prefix or "")
     shown = f'<div class="rt-status rt-status-warn" id="fits-family">△ {escape(note)}</div>' if note else ""
     table = (
         f'{shown}<div class="rt-fits" id="fits-table"><table><colgroup><col class="rt-c-rank"><col class="rt-c-name"><col class="rt-c-count">'
-        '<col class="rt-c-count"><col class="rt-c-count"><col class="rt-c-count"><col></colgroup><thead><tr><th>#</th><th>template</th>'
-        "<th>errors</th><th>claimed</th><th>unclaimed or discarded</th><th>warnings</th><th>first problem</th></tr></thead>"
+        '<col class="rt-c-count"><col class="rt-c-count"><col class="rt-c-count"></colgroup><thead><tr><th>#</th><th>template</th>'
+        "<th>errors</th><th>claimed</th><th>unclaimed or discarded</th><th>warnings</th></tr></thead>"
         f"<tbody>{rows}</tbody></table></div>"
     )
     if skipped:

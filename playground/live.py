@@ -71,9 +71,16 @@ def _keep(key: str, loaded) -> None:
 
 def _load_ended(pending) -> None:
     """A background load ended (its thread calls this): keep its model when someone waits for it
-    (or it is the one app.py started), else free it; a failed load stays until a Generate reads it."""
+    (or it is the one app.py started), else free it; a failed load stays until a Generate reads it,
+    an abandoned one goes at once."""
     with _model_lock:
-        if _loads.get(pending.name) is not pending or pending.progress().error is not None:
+        if _loads.get(pending.name) is not pending:
+            return
+        if pending.abandoned() and not _waiters[pending.name] and pending.name not in _kept_loads:  # nobody reads why it ended
+            del _loads[pending.name]
+            pending.forget()
+            return
+        if pending.progress().error is not None:
             return
         del _loads[pending.name]
         if _waiters[pending.name] or pending.name in _kept_loads:

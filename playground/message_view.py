@@ -9,13 +9,27 @@ from engine.openai_view import openai_deltas
 from .markup import chat_code, chat_text, short_json
 from .parse_view import ParseView
 
-# Tool calls drawn in the chat view at most (the message JSON has them all).
-CHAT_TOOL_CALLS = 50
+# Tool calls drawn in the chat view at most, and characters of a reasoning or content text
+# (the message JSON has them all; a chat view rendering hundreds of kilobytes of markdown keeps the
+# browser busy for seconds after a big paste).
+CHAT_TOOL_CALLS = 20
+CHAT_TEXT_CHARS = 4_000
 
 
 # Above this many lines the message JSON is laid out one list item a line (a code editor with
 # tens of thousands of lines costs the browser seconds to draw).
 PRETTY_LINES = 2_000
+
+
+# Above this many characters the message JSON is shown without syntax colours: the code editor
+# draws a document it holds out of view in full, and a big one coloured (tens of thousands of
+# elements) costs the browser seconds; uncoloured it is one element a line.
+HIGHLIGHT_CHARS = 50_000
+
+
+def message_language(text: str) -> str | None:
+    """The code editor's language for message JSON `text`: "json", or None (plain) when it is big."""
+    return "json" if len(text) <= HIGHLIGHT_CHARS else None
 
 
 def message_json(message: dict | None) -> str:
@@ -37,20 +51,28 @@ def message_json(message: dict | None) -> str:
     return "{\n" + ",\n".join(lines) + "\n}"
 
 
+def _cut(text: str) -> str:
+    """`text` up to CHAT_TEXT_CHARS characters, with a note of how many more the message JSON holds."""
+    if len(text) <= CHAT_TEXT_CHARS:
+        return text
+    return text[:CHAT_TEXT_CHARS] + f"\n\n… and {len(text) - CHAT_TEXT_CHARS:,} more characters (the whole text is in the message JSON)"
+
+
 def chat_messages(message: dict | None) -> list[dict]:
     """The message as a chat shows it: reasoning as a collapsed thought, the content,
     each tool call with its arguments; other fields as small notes. Everything the model
     wrote is shown as text (`markup.chat_text`): a generation is untrusted, and the chat
-    renders Markdown and HTML."""
+    renders Markdown and HTML. Long texts and long lists of tool calls are cut
+    (CHAT_TEXT_CHARS, CHAT_TOOL_CALLS), saying how much is left out."""
     if not message:
         return []
     shown: list[dict] = []
     reasoning = message.get("reasoning_content")
     if reasoning:
-        shown.append({"role": "assistant", "content": chat_text(str(reasoning)), "metadata": {"title": "💭 Thought", "status": "done"}})
+        shown.append({"role": "assistant", "content": chat_text(_cut(str(reasoning))), "metadata": {"title": "💭 Thought", "status": "done"}})
     content = message.get("content")
     if content:
-        shown.append({"role": "assistant", "content": chat_text(content if isinstance(content, str) else short_json(content, 4000))})
+        shown.append({"role": "assistant", "content": chat_text(_cut(content) if isinstance(content, str) else short_json(content, CHAT_TEXT_CHARS))})
     calls = message.get("tool_calls") or []
     for call in calls[:CHAT_TOOL_CALLS]:
         function = call.get("function", call) if isinstance(call, dict) else {}

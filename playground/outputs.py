@@ -21,7 +21,7 @@ from typing import Any
 from .event_log import LogQuery, event_log, log_fields
 from .explain import explain
 from .match_list import match_list_html
-from .message_view import chat_messages, message_json, openai_stream
+from .message_view import chat_messages, message_json, message_language, openai_stream
 from .parse_view import MapSpan, ParseView
 from .region_map import MapOptions, region_map
 from .status import error_html, figures, status_html
@@ -44,16 +44,24 @@ class Update(dict):
 
 class Labelled(str):
     """A text value that also sets its component's label (the message panel says whether it
-    shows the finished message or the regions closed so far). It is the text itself for tests."""
+    shows the finished message or the regions closed so far) and its code editor's `language`
+    (None: plain text). It is the text itself for tests."""
 
-    def __new__(cls, text: str, label: str):
+    def __new__(cls, text: str, label: str, language: str | None = "json"):
         made = super().__new__(cls, text)
         made.label = label
+        made.language = language
         return made
 
 
 MESSAGE_LABEL = "Message"
 STREAMING_MESSAGE_LABEL = "Message so far (streaming: the regions closed so far)"
+
+
+def _message_panel(view: ParseView) -> Labelled:
+    """The message JSON panel: the finished message, or while streaming the regions closed so far."""
+    text = message_json(view.message if view.finished else view.partial_message)
+    return Labelled(text, MESSAGE_LABEL if view.finished else STREAMING_MESSAGE_LABEL, message_language(text))
 
 
 def render(
@@ -81,10 +89,7 @@ def render(
         # While streaming without a partial message (a fast replay of a huge input), the message panels are left as they are.
         **(
             {} if not view.finished and view.partial_message is None else {
-                "message_json": Labelled(
-                    message_json(view.message if view.finished else view.partial_message),
-                    MESSAGE_LABEL if view.finished else STREAMING_MESSAGE_LABEL,
-                ),
+                "message_json": _message_panel(view),
                 "chat": chat_messages(view.message if view.finished else view.partial_message),
             }
         ),

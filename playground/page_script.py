@@ -11,37 +11,46 @@ What each part does:
   Space on the one chosen with the arrow keys (Home / End: the first / last),
   sends its `data-i` (span index) or `data-e` (error) to the explain handler.
 - EXPLAIN_JS: a link in the #explain panel to an event (`data-event`) or an
-  error (`data-select`) is sent to the server, which pages the event log to it.
+  error (`data-select`) is sent to the server, which pages the event log to it;
+  it also sends the cursor's place when a pattern is clicked in the template
+  editor (`editor_at`), which the server explains.
 - EVENT_LOG_JS: a click on a row sends its event number; after each render the
   selected row is scrolled to the middle of the log, and the log into view.
 - MATCH_LIST_JS: a click (or Enter) on an entry of the match list selects its place on the
   map (`data-i` span, `data-d` near-miss marker) and explains it, by clicking it there.
-- DIAGNOSTICS_JS: a "Fix" button sends the index of its finding.
+- DIAGNOSTICS_JS: a "Fix" button sends the index of its finding; "Show in the editor"
+  selects an error's character there, and after each render every error with a place is
+  marked in the editor (PAGE_JS's `rtMarkEditor`).
 - CONFORMANCE_JS: a click on a row of the chat-template check (or Enter on the
   row in focus) sends its index (`data-row`) and scrolls the input tabs into
   view (the row loads into Paste & parse).
 - INFERENCE_JS: a click on a finding of the inferred template sends its index
   (`data-finding`): #explain shows the two renders that found it.
 - PAGE_JS: an edit of the prefix, generation, tools or template editor (typing,
-  deleting, pasting, undo) re-parses once editing pauses (DEBOUNCE_MS) by
-  clicking the hidden #reparse-button; Ctrl+Enter (or Cmd+Enter) parses at once
-  with #parse-button.
+  deleting, undo) re-parses once editing pauses (DEBOUNCE_MS) by clicking the
+  hidden #reparse-button, a paste or a drop at once (PASTE_MS); Ctrl+Enter (or
+  Cmd+Enter) parses at once with #parse-button. It also finds the template
+  editor's CodeMirror view, to select a place in it, mark errors over it, and
+  send a click on a pattern to #explain.
 """
 
 DEBOUNCE_MS = 400
+# After a paste or a drop, the wait before parsing: long enough for the box to hand its new text over.
+PASTE_MS = 30
 
 REGION_MAP_JS = """
 const selectable = '[data-i], [data-e], [data-d]';
 const key = (node) => node.dataset.i !== undefined ? node.dataset.i : node.dataset.e !== undefined ? 'e' + node.dataset.e : 'd' + node.dataset.d;
-const focus = (node) => {
+const mark = (node) => {
   element.querySelectorAll('.rt-focus').forEach((other) => other.classList.remove('rt-focus'));
   node.classList.add('rt-focus');
-  node.scrollIntoView({block: 'nearest', inline: 'nearest'});
 };
-const explain = (node) => { focus(node); trigger('click', {selected: key(node)}); };
+const focus = (node) => { mark(node); node.scrollIntoView({block: 'nearest', inline: 'nearest'}); };
+// The request first; a clicked stretch is in view already (scrolling a big map costs a layout).
+const explain = (node, scroll) => { trigger('click', {selected: key(node)}); (scroll ? focus : mark)(node); };
 element.addEventListener('click', (event) => {
   const node = event.target.closest(selectable);
-  if (node && element.contains(node)) explain(node);
+  if (node && element.contains(node)) explain(node, false);
 });
 element.addEventListener('keydown', (event) => {
   if (!event.target.closest('#region-map-body')) return;
@@ -61,12 +70,14 @@ element.addEventListener('keydown', (event) => {
     focus(items[event.key === 'Home' ? 0 : items.length - 1]);
   } else if ((event.key === 'Enter' || event.key === ' ') && at >= 0) {
     event.preventDefault();
-    explain(items[at]);
+    explain(items[at], true);
   }
 });
 """
 
 EXPLAIN_JS = """
+// The page script explains a pattern clicked in the template editor through this panel.
+window.rtExplainEditorAt = (at) => trigger('click', {editor_at: at});
 element.addEventListener('click', (event) => {
   const link = event.target.closest('[data-event], [data-select]');
   if (!link) return;
@@ -117,6 +128,16 @@ element.addEventListener('click', (event) => {
   const goto = event.target.closest('.rt-goto');
   if (goto) window.rtSelectInEditor(Number(goto.dataset.line), Number(goto.dataset.column));
 });
+// Each error with a place is marked in the editor itself (the page script draws the marks).
+const mark = () => {
+  if (!window.rtMarkEditor) return;
+  window.rtMarkEditor([...element.querySelectorAll('.rt-mark')].map((row) => ({
+    line: Number(row.dataset.line), column: Number(row.dataset.column),
+    message: (row.closest('.rt-diag') || row).textContent.split('line ')[0].trim(),
+  })));
+};
+setTimeout(mark, 200);
+watch('value', () => setTimeout(mark, 50));
 """
 
 CONFORMANCE_JS = """
@@ -148,21 +169,91 @@ element.addEventListener('click', (event) => send(event.target.closest('button[d
 """
 
 PAGE_JS = """() => {
-  // Select line:column (1-based) of the template editor (CodeMirror's view hangs on its content element).
-  window.rtSelectInEditor = (line, column) => {
+  // The template editor's CodeMirror view: it hangs on the content element (`cmTile.view`;
+  // `cmView` in older CodeMirror releases).
+  const editorView = () => {
     const content = document.querySelector('#template-editor .cm-content');
-    const view = content && content.cmView && (content.cmView.view || content.cmView.editorView);
-    if (!view) {  // no handle on the editor: bring its line into view at least
-      const row = content && content.querySelectorAll('.cm-line')[line - 1];
-      if (row) { row.scrollIntoView({block: 'center'}); row.classList.add('rt-focus'); }
-      return false;
-    }
+    const handle = content && (content.cmTile || content.cmView);
+    return handle ? handle.view || handle.editorView || null : null;
+  };
+  // Line:column (1-based, columns in characters) as a document position, and back.
+  const position = (view, line, column) => {
     const info = view.state.doc.line(Math.min(Math.max(1, line), view.state.doc.lines));
-    const at = Math.min(info.from + Math.max(0, column - 1), info.to);
-    view.dispatch({selection: {anchor: at, head: Math.min(at + 1, info.to)}, scrollIntoView: true});
+    let at = info.from;
+    for (let left = column - 1; left > 0 && at < info.to; left--) at += view.state.sliceDoc(at, at + 2).codePointAt(0) > 0xffff ? 2 : 1;
+    return at;
+  };
+  const characters = (view, at) => [...view.state.sliceDoc(0, at)].length;
+  // Select line:column of the template editor ("Show in the editor").
+  window.rtSelectInEditor = (line, column) => {
+    const view = editorView();
+    if (!view) return false;
+    const at = position(view, line, column);
+    view.dispatch({selection: {anchor: at, head: Math.min(at + 1, view.state.doc.lineAt(at).to)}, scrollIntoView: true});
     view.focus();
     return true;
   };
+  // Errors marked in the editor at their character: boxes over CodeMirror's scroller (it redraws
+  // its own lines, never these), placed again when the editor shows or changes size, and taken
+  // away as soon as the text is edited (the next diagnostics mark the new places).
+  let marks = [], markedText = null;
+  const drawMarks = () => {
+    document.querySelectorAll('#template-editor .rt-editor-mark, #template-editor .rt-editor-mark-line').forEach((node) => node.remove());
+    const view = editorView();
+    if (!view || !marks.length) return;
+    markedText = view.state.doc;  // CodeMirror's text is immutable: an edit makes a new one
+    const scroller = view.scrollDOM, box = scroller.getBoundingClientRect();
+    if (!box.width) return;  // hidden (another tab): drawn when it shows
+    for (const {line, column, message} of marks) {
+      const at = position(view, line, column);
+      const info = view.state.doc.lineAt(at);
+      let rect = view.coordsAtPos(at, 1) || view.coordsAtPos(at, -1);
+      if (!rect) {  // not drawn yet (scrolled away): from the line's block and the character width
+        const content = view.contentDOM.getBoundingClientRect(), block = view.lineBlockAt(at);
+        const left = content.left + view.defaultCharacterWidth * (at - info.from);
+        rect = {left, right: left, top: content.top + block.top, bottom: content.top + block.bottom};
+      }
+      const width = Math.max(rect.right - rect.left, view.defaultCharacterWidth);
+      const top = rect.top - box.top + scroller.scrollTop, height = rect.bottom - rect.top;
+      const band = document.createElement('div');
+      band.className = 'rt-editor-mark-line';
+      Object.assign(band.style, {top: top + 'px', height: height + 'px'});
+      const mark = document.createElement('div');
+      mark.className = 'rt-editor-mark';
+      mark.title = message;
+      mark.dataset.line = line;
+      mark.dataset.column = column;
+      Object.assign(mark.style, {left: rect.left - box.left + scroller.scrollLeft + 'px', top: top + 'px', width: width + 'px', height: height + 'px'});
+      scroller.append(band, mark);
+    }
+  };
+  window.rtMarkEditor = (found) => {
+    marks = found;
+    drawMarks();
+    const view = editorView();
+    if (view && !view.scrollDOM.rtWatched) {
+      view.scrollDOM.rtWatched = true;
+      new ResizeObserver(() => drawMarks()).observe(view.scrollDOM);
+    }
+  };
+  const unmarkEdited = (event) => {
+    const view = marks.length && event.target.closest && event.target.closest('#template-editor') ? editorView() : null;
+    if (view && view.state.doc !== markedText) { marks = []; drawMarks(); }
+  };
+  for (const kind of ['input', 'keyup', 'paste', 'cut', 'drop']) document.addEventListener(kind, (event) => setTimeout(() => unmarkEdited(event), 0), true);
+  // A click in the template editor (or a move with the arrow keys) on a pattern explains it in #explain.
+  const explainEditor = () => {
+    const view = editorView();
+    if (!view || !window.rtExplainEditorAt) return;
+    const head = view.state.selection.main.head;
+    if (view.state.doc.lineAt(head).text.includes('_pattern')) window.rtExplainEditorAt(characters(view, head));
+  };
+  document.addEventListener('mouseup', (event) => {
+    if (event.target.closest && event.target.closest('#template-editor')) setTimeout(explainEditor, 0);
+  }, true);
+  document.addEventListener('keyup', (event) => {
+    if (/^Arrow|^Home$|^End$/.test(event.key) && event.target.closest && event.target.closest('#template-editor')) explainEditor();
+  }, true);
   // A sample chosen from the dropdown re-draws the page; give the focus back to the dropdown.
   let chosenAt = 0;
   const picked = (event) => { if (event.target.closest && event.target.closest('#sample-picker')) chosenAt = Date.now(); };
@@ -184,12 +275,21 @@ PAGE_JS = """() => {
   let timer = null;
   const click = (id) => { const button = document.getElementById(id); if (button) button.click(); };
   const inside = (event) => event.target.closest && event.target.closest(edited);
-  const schedule = () => { clearTimeout(timer); timer = setTimeout(() => click('reparse-button'), %d); };
+  // A paste or a drop is a whole edit: parse at once (after the box took the text), and let no
+  // key released meanwhile put it off.
+  const whole = (event) => ['paste', 'drop'].includes(event.type) || /^insertFrom(Paste|Drop)$/.test(event.inputType || '');
+  let urgent = false;
+  const schedule = (ms) => {
+    if (urgent && ms === %d) return;
+    clearTimeout(timer);
+    urgent = ms < %d;
+    timer = setTimeout(() => { urgent = false; click('reparse-button'); }, ms);
+  };
   for (const kind of ['input', 'paste', 'cut', 'drop']) {
-    document.addEventListener(kind, (event) => { if (inside(event)) schedule(); }, true);
+    document.addEventListener(kind, (event) => { if (inside(event)) schedule(whole(event) ? %d : %d); }, true);
   }
   document.addEventListener('keyup', (event) => {
-    if (inside(event) && !moves.test(event.key) && !event.ctrlKey && !event.metaKey) schedule();
+    if (inside(event) && !moves.test(event.key) && !event.ctrlKey && !event.metaKey) schedule(%d);
   }, true);
   document.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && (event.ctrlKey || event.metaKey) && inside(event)) {
@@ -198,7 +298,7 @@ PAGE_JS = """() => {
       click('parse-button');
     }
   }, true);
-}""" % DEBOUNCE_MS
+}""" % (DEBOUNCE_MS, DEBOUNCE_MS, PASTE_MS, DEBOUNCE_MS, DEBOUNCE_MS)
 
 # Share button, after the server made the query string: build the whole URL,
 # copy it to the clipboard when the browser allows, and show it.

@@ -151,6 +151,7 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
     blocks = block_ends(stream, start_at)
     cuts_wanted |= set(blocks)
     block_set = set(blocks)
+    cuts_sorted = sorted(cuts_wanted)
     marks = {"generation": tail_length <= start_at and start_at > 0, "errors": set()}
 
     def add_markers(at: int) -> None:
@@ -168,7 +169,8 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
                 out.append(f'<span class="rt-marker rt-err" data-e="{index}" title="{html.escape(message)}">⚠ error here</span>')
 
     def emit(start: int, end: int, classes: str, data: str, title: str) -> None:
-        cuts = sorted({start, end, *(x for x in cuts_wanted if start < x < end)})
+        inside = cuts_sorted[bisect.bisect_right(cuts_sorted, start) : bisect.bisect_left(cuts_sorted, end)]
+        cuts = [start, *inside, end]
         for a, b in zip(cuts, cuts[1:]):
             add_markers(a)
             extra = ""

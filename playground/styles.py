@@ -42,6 +42,10 @@ PAGE_CSS = """
 button.selected[role=tab] { color: #9a3412; }
 .dark button.selected[role=tab] { color: #fdba74; }
 footer button, footer a { color: #4b5563 !important; }
+/* The code editors' syntax colours are made for a dark background: on the light one, drawn at
+   half brightness (the colour names are generated, so one filter over the text, not one rule each) */
+.cm-editor .cm-content { filter: brightness(0.5); }
+.dark .cm-editor .cm-content { filter: none; }
 .dark footer button { color: #d1d5db !important; }
 """ + _slots() + """
 #page-header h1 { font-size: 20px; margin: 0; }
@@ -56,24 +60,15 @@ footer button, footer a { color: #4b5563 !important; }
   #results-column > * { flex-shrink: 0; }  /* scroll, never squeeze a panel */
 }
 #replay-bar { align-items: center; gap: 6px; flex-wrap: wrap; }
+/* the display checkboxes beside the figures, as big as their text; the figures take the rest */
+#display-row { align-items: center; }
+#display-row > #live-figures { flex: 1 1 0%; min-width: 0; }
+#display-row > #show-whitespace, #display-row > #show-tokens { flex: 0 0 auto; width: auto; }
 #replay-bar button { min-width: 0; }
 
 .rt-map { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 13px; line-height: 1.7;
   white-space: pre-wrap; overflow-wrap: anywhere; padding: 10px; border: 1px solid var(--border-color-primary);
   border-radius: 8px; max-height: 38vh; overflow: auto; background: var(--rt-bg); color: var(--rt-text); contain: content; }
-@media (max-width: 768px) {
-  .rt-map { max-height: 55vh; }
-  /* on a phone the samples table scrolls in a box, so the region map comes within two screens */
-  #sample-table { max-height: 36vh; overflow: auto; }
-  #page-header h1 { font-size: 18px; }
-  /* the figures take the row, the display checkboxes wrap under them: the map follows Generate within a screen */
-  #live-figures { flex: 1 1 100% !important; min-width: 100% !important; }
-  .rt-figures { gap: 4px 12px; font-size: 12px; }
-  .rt-figures b { font-size: 13px; }
-  .rt-legend { font-size: 11px; gap: 2px 8px; margin: 2px 0; }
-  .rt-status { font-size: 13px; padding: 3px 8px; }
-  #replay-settings, #share, #live-settings { margin: 0 !important; }
-  #replay-bar { gap: 4px; }
 }
 /* the first block always draws (a short map is one block); later ones only near the view */
 .rt-block + .rt-block { content-visibility: auto; contain-intrinsic-size: auto 240px; }
@@ -218,6 +213,11 @@ footer button, footer a { color: #4b5563 !important; }
 .dark .rt-diag-ok { background: #14532d; color: #dcfce7; }
 .rt-mark { margin-top: 3px; font-size: 12px; }
 .rt-mark code { background: transparent; color: inherit; white-space: pre; }
+#template-editor .rt-editor-mark { position: absolute; pointer-events: none; z-index: 2; border-radius: 2px;
+  outline: 2px solid #b91c1c; background: rgba(185, 28, 28, .25); }
+#template-editor .rt-editor-mark-line { position: absolute; left: 0; right: 0; pointer-events: none; z-index: -1;
+  background: rgba(254, 202, 202, .45); }
+.dark #template-editor .rt-editor-mark-line { background: rgba(127, 29, 29, .55); }
 .rt-mark-at { background: #b91c1c; color: #ffffff; border-radius: 2px; outline: 1px solid #b91c1c; }
 .rt-fix { margin-left: 6px; padding: 1px 8px; border-radius: 6px; border: 1px solid currentColor; background: transparent;
   color: inherit; font-size: 12px; cursor: pointer; }
@@ -233,7 +233,9 @@ footer button, footer a { color: #4b5563 !important; }
 .rt-reference td { overflow-wrap: anywhere; }
 .rt-fits tr.rt-best td { font-weight: 700; }
 .rt-fits { overflow-x: auto; }
-.rt-fits table { table-layout: fixed; min-width: 560px; }
+.rt-fits table { table-layout: fixed; min-width: 400px; }
+.rt-fits tr.rt-fit-problem td { border-top: none; padding-bottom: 6px; font-size: 11px; }
+.rt-fits tr:has(+ tr.rt-fit-problem) td { border-bottom: none; }
 .rt-fits td { overflow-wrap: anywhere; }
 .rt-c-rank { width: 28px; } .rt-c-name { width: 130px; } .rt-c-count { width: 72px; }
 .rt-fits tr.rt-claims-nothing td { color: #4b5563; }
@@ -267,4 +269,38 @@ footer button, footer a { color: #4b5563 !important; }
 .dark .rt-conformance tr.rt-cause-row td { background: #7f1d1d; color: #fee2e2; }
 #conformance-causes ul { margin: 2px 0 0; padding-left: 18px; }
 .rt-detail { margin-top: 1px; }
+@media (max-width: 768px) {
+  .rt-map { max-height: 55vh; }
+  /* on a phone the samples table scrolls in a box, so the region map comes within two screens */
+  #sample-table { max-height: 36vh; overflow: auto; }
+  #page-header h1 { font-size: 18px; }
+  /* One screen from Generate to the map's first lines: Generate and Stop share a row, the
+     figures take one line and the display checkboxes one more, the panels between sit closer,
+     and Share goes to the end of the page (the left column's boxes join the page's flow, so
+     Share can follow the results). Last in the sheet: these win over the rules above. */
+  #generate-button, #stop-button { min-width: 0 !important; }
+  #workspace { flex-direction: column; flex-wrap: nowrap; align-items: stretch; gap: 8px; }
+  #inputs-column { display: contents; }
+  #share { order: 1; }
+  #results-column { gap: 6px; min-width: 0 !important; }
+  #live-figures { flex: 1 1 100% !important; min-width: 100% !important; }
+  #display-row { gap: 4px 8px; }
+  .rt-figures { gap: 2px 12px; font-size: 12px; }
+  .rt-figures b { font-size: 13px; }
+  #show-whitespace, #show-tokens { padding: 2px 6px !important; }
+  #show-whitespace span, #show-tokens span { font-size: 12px; }
+  .rt-legend { font-size: 11px; gap: 2px 8px; margin: 2px 0; }
+  .rt-status { font-size: 13px; padding: 3px 8px; }
+  #model-status { font-size: 12px; }
+  #replay-scrubber { padding: 4px 8px !important; }
+  #replay-settings, #share, #live-settings { margin: 0 !important; }
+  #replay-bar { gap: 4px; }
+  /* the fit ranking fits the phone's width: narrow figures, the problems on their own lines */
+  .rt-fits table { min-width: 0; }
+  .rt-fits .rt-c-rank { width: 22px; } .rt-fits .rt-c-name { width: auto; }
+  .rt-fits col:nth-child(3) { width: 38px; } .rt-fits col:nth-child(4) { width: 49px; }
+  .rt-fits col:nth-child(5) { width: 66px; } .rt-fits col:nth-child(6) { width: 57px; }
+  .rt-fits th, .rt-fits td { padding: 2px 3px; }
+  .rt-fits th { font-size: 10px; }
+}
 """

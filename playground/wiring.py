@@ -195,5 +195,5 @@ def _as_update(component, value):
     if isinstance(value, Update):
         return type(component)(**value)
     if isinstance(value, Labelled):
-        return type(component)(value=str(value), label=value.label)
+        return type(component)(value=str(value), label=value.label, language=value.language)
     return value

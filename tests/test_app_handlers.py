@@ -12,6 +12,7 @@ import pytest
 from engine.samples import load_samples
 from engine.template_files import load_template_file
 from playground import catalog, chunking, handlers, limits, live, region_map, share, stream_check
+from playground import generation as generation_module
 from playground.markup import visible_whitespace
 from playground.explain import explain
 from playground.parse_view import MapSpan, ParseView
@@ -389,15 +390,21 @@ def test_stop_while_waiting_for_a_load_ends_the_wait():
             pass
     live._models.pop(key, None)
     session = Session()
-    outputs = live.generate("samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, True, SMOL_TEXT, session)
-    first = next(outputs)  # Generate waits for the load, showing where it is
-    assert "⏳ Loading samples/demo-model: " in first[STATUS]
-    pending = live._loads[key]
-    live.request_stop(session)
-    rest = list(outputs)
-    assert "Stopped waiting for the model; its load is abandoned unless someone else waits for it." in rest[-1][STATUS]
-    assert session.stop_requested is False
-    with pytest.raises(ModelLoadError, match="abandoned"):  # nobody waits: its model is freed, not kept
-        pending.result(timeout=120)
+    # Another load holds the process's one load slot, so this one is still waiting when Stop comes
+    # (else a fast load could end before the Stop is seen).
+    assert generation_module._load_slots.acquire(timeout=120)
+    try:
+        outputs = live.generate("samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, True, SMOL_TEXT, session)
+        first = next(outputs)  # Generate waits for the load, showing where it is
+        assert "⏳ Loading samples/demo-model: " in first[STATUS]
+        pending = live._loads[key]
+        live.request_stop(session)
+        rest = list(outputs)
+        assert "Stopped waiting for the model; its load is abandoned unless someone else waits for it." in rest[-1][STATUS]
+        assert session.stop_requested is False
+        with pytest.raises(ModelLoadError, match="abandoned before it started"):  # nobody waits: it never starts
+            pending.result(timeout=120)
+    finally:
+        generation_module._load_slots.release()
     assert key not in live._models and key not in live._loads
     assert live.get_model(key).name == key  # the next Generate loads it again

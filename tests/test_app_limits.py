@@ -50,7 +50,7 @@ def test_folders_and_proxy_hops_have_their_own_kinds_of_value():
 
 def test_a_client_never_holds_more_than_half_of_a_kinds_slots():
     assert {kind: limits.client_cap(kind) for kind in limits.WORK} == {
-        "parse": 4, "replay": 2, "model": 2, "export": 2, "conformance": 1, "reference": 1, "fit": 1,
+        "parse": 4, "replay": 2, "model": 2, "export": 2, "conformance": 1, "infer": 1, "reference": 1, "fit": 1,
     }
 
 

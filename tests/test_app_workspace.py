@@ -74,7 +74,7 @@ def test_explaining_the_anchor_the_cut_and_a_pattern_alternative():
 def test_an_event_link_pages_the_log_to_its_row_and_explains_its_span():
     out, session = parsed(generation=GENERATION + " tail" * 3)
     opened = event_number(session.view, "region_open", "tool_calls")
-    result = handlers.show_event({"event": opened}, session)
+    result = handlers.show_event({"event": opened}, "", session)
     assert f'class="rt-selected" data-n="{opened}"' in result["event_log"]
     assert result["results_tabs"] == {"selected": "log"}
     assert "Open delimiter" in result["explain"]
@@ -116,7 +116,8 @@ def test_which_template_fits_ranks_the_shipped_templates_and_uses_the_best():
     sample = catalog.samples_by_id()[QWEN3]
     session = Session()
     out = handlers.fit_templates(sample.prefix, sample.generation, catalog.template_text_of(sample.tools), session)
-    assert out["fits"].count("<tr") == len(catalog.template_names()) + 1
+    # A row of figures per template, and its first problem on a row of its own under it.
+    assert out["fits"].count("<tr") - out["fits"].count('<tr class="rt-fit-problem') == len(catalog.template_names()) + 1
     assert session.best_template in ("demo-model", "qwen3", "hermes-2-pro", "smollm3", "qwq", "ernie-4.5")
     assert out["use_best_button"] == {"value": f"Use {session.best_template}", "visible": True}
     used = handlers.use_best(sample.prefix, sample.generation, catalog.template_text_of(sample.tools), session)
@@ -209,7 +210,14 @@ def test_the_event_log_is_paged_searchable_and_filtered_by_field():
 def test_the_chat_view_and_the_message_panel_stay_bounded():
     generation = "".join(f'<tool_call>{{"name": "f{i}", "arguments": {{}}}}</tool_call>' for i in range(120))
     out, _ = parsed(generation=generation)
-    assert len(out["chat"]) == 51 and out["chat"][-1]["content"].startswith("… and 70 more tool calls")
+    assert len(out["chat"]) == 21 and out["chat"][-1]["content"].startswith("… and 100 more tool calls")
+    long_text = "abcdefghij" * 1_000
+    out, _ = parsed(generation=long_text)
+    assert out["chat"][-1]["content"] == long_text[:4_000] + "\n\n… and 6,000 more characters (the whole text is in the message JSON)"
+    assert json.loads(out["message_json"])["content"] == long_text and out["message_json"].language == "json"
+    # A big message is shown uncoloured (a coloured one costs the browser seconds to draw), and whole.
+    out, _ = parsed(generation=long_text * 6)
+    assert out["message_json"].language is None and json.loads(out["message_json"])["content"] == long_text * 6
 
 
 # -- the replay transport -------------------------------------------------------------
