@@ -218,7 +218,7 @@ def test_cli_parquet_with_datasets_in_two_processes(tmp_path):
     rows, expected = qwen3_rows()
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "in.parquet")
     result = run_cli("templates/qwen3.json", str(tmp_path / "in.parquet"), "--output", str(tmp_path / "out.parquet"),
-                     "--tools-column", "tools", "--num-proc", "2", "--batch-size", "3", "--on-error", "raise")
+                     "--tools-column", "tools", "--engine", "datasets", "--num-proc", "2", "--batch-size", "3", "--on-error", "raise")
     assert result.returncode == 0, result.stderr
     table = pq.read_table(tmp_path / "out.parquet")
     assert table.column_names == ["id", "meta", "message", "error"]
