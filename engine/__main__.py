@@ -273,7 +273,7 @@ def command_batch(args, console: Console) -> int:
             f"{error}: the datasets and ray engines, and Parquet files, need the batch extra "
             "(pip install 'response-templates[batch]', or '.[batch]' in a checkout)"
         ) from None
-    workers = "every CPU of the cluster" if summary.workers is None else f"{summary.workers} process{'es' if summary.workers > 1 else ''}"
+    workers = f"{summary.workers} process{'es' if summary.workers > 1 else ''}"
     startup = ""
     if summary.engine != "local":
         what = "starting Ray and its workers" if summary.engine == "ray" else "starting the processes"
@@ -299,7 +299,7 @@ def profile_table(summary) -> Table:
     its share of the run's work, then how busy the workers were."""
     from .batch_run import STAGES, WORKER_STAGES
 
-    workers = summary.workers or 1
+    workers = summary.workers
     work = sum(summary.stages.get(stage, 0.0) for stage in STAGES if stage != "start-up")
     where = {stage: "workers" if stage in WORKER_STAGES and summary.engine != "local" else "this process" for stage in STAGES}
     table = Table(title=f"where the time went: {summary.engine}, {summary.shards:,} shard{'s' if summary.shards != 1 else ''}",

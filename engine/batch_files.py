@@ -252,7 +252,7 @@ class InputFile:
     def first_batch(self, batch_rows: int = BATCH_ROWS) -> InputBatch | None:
         """The file's first batch of rows (None for a file with none): checks the columns and the
         first rows before any worker starts, and types a Parquet OUTPUT's columns."""
-        for batch in self.batches(Shard(0, 0, self.extent), batch_rows):
+        for batch in self.batches(self.whole(), batch_rows):
             return batch
         return None
 

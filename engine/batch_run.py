@@ -177,14 +177,15 @@ class BatchSummary:
             joining the parts; start-up is not counted.
         startup_seconds: wall time before the first shard began: Ray's cluster starting (or
             connecting) and its workers importing the engine; datasets' processes starting.
-        engine, workers: the engine, and its processes (None: all the Ray cluster's CPUs).
+        engine, workers: the engine, and its processes (for Ray, the tasks at once: all the
+            cluster's CPUs unless `num_proc` says fewer).
         shards: the pieces INPUT was cut into (1 for the local engine).
         stages: seconds per stage (`STAGES`): this process's start-up, plan and merge, the
             workers' read, convert, parse, serialise and write summed over the workers.
     """
 
     engine: str
-    workers: int | None
+    workers: int
     rows: int = 0
     rows_with_errors: int = 0
     errors_by_field: Counter = field(default_factory=Counter)
@@ -310,8 +311,7 @@ def parse_file(
     )
     output.parent.mkdir(parents=True, exist_ok=True)
     partial = output.with_name(f".{output.name}.partial")
-    workers = 1 if engine == "local" else num_proc if engine == "ray" else (num_proc or 1)
-    summary = BatchSummary(engine=engine, workers=workers)
+    summary = BatchSummary(engine=engine, workers=num_proc or 1)
     summary.stages["plan"] = perf_counter() - started
     try:
         if engine == "local":
@@ -446,7 +446,7 @@ def _run_ray(job: ShardJob, output: OutputFile, summary: BatchSummary, num_proc:
             # A cluster of this machine only: on the loopback address, no dashboard.
             ray.init(num_cpus=num_proc, include_dashboard=False, _node_ip_address="127.0.0.1")
     try:
-        limit = num_proc or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        limit = summary.workers = num_proc or max(1, int(ray.cluster_resources().get("CPU", 1)))
         ray.get([ray.remote(num_cpus=1)(_warm_up).remote(job.template) for _ in range(limit)])
         summary.startup_seconds = perf_counter() - starting
         shards = _plan(job, summary, limit, shard_bytes)
