@@ -465,15 +465,11 @@ class _JsonlWriter:
         converted = perf_counter()
         lines = []
         for row, message, error in zip(rows, messages, errors, strict=True):
-            text = json.dumps(row, ensure_ascii=False, default=_json_default)
-            added = []
             if message is not None:
-                added.append(f'"{MESSAGE_COLUMN}": {json.dumps(message, ensure_ascii=False)}')
+                row = {**row, MESSAGE_COLUMN: message}
             if error is not None:
-                added.append(f'"{ERROR_COLUMN}": {json.dumps(error, ensure_ascii=False)}')
-            if added:
-                text = text[:-1] + (", " if row else "") + ", ".join(added) + "}"
-            lines.append(text + "\n")
+                row = {**row, ERROR_COLUMN: error}
+            lines.append(json.dumps(row, ensure_ascii=False, default=_json_default) + "\n")
         text = "".join(lines)
         serialised = perf_counter()
         self._handle.write(text)
