@@ -275,9 +275,10 @@ def command_batch(args, console: Console) -> int:
         ) from None
     workers = f"{summary.workers} process{'es' if summary.workers > 1 else ''}"
     startup = ""
-    if summary.engine != "local":
-        what = "starting Ray and its workers" if summary.engine == "ray" else "starting the processes"
-        startup = f", after {summary.startup_seconds:.2f} s {what}"
+    if summary.engine == "datasets":
+        startup = f", after {summary.startup_seconds:.2f} s starting the processes"
+    elif summary.engine == "ray":
+        startup = f", after {summary.startup_seconds:.2f} s starting Ray and its workers ({summary.shutdown_seconds:.2f} s stopping it)"
     report.print(
         f"{summary.rows:,} rows in {summary.seconds:.2f} s ({summary.rows_per_second:,.0f} rows/s) "
         f"with {summary.engine} ({workers}){startup} -> {args.output}"
@@ -297,10 +298,10 @@ def command_batch(args, console: Console) -> int:
 def profile_table(summary) -> Table:
     """Where a batch run's time went: each stage's seconds (the workers' summed over them) and
     its share of the run's work, then how busy the workers were."""
-    from .batch_run import STAGES, WORKER_STAGES
+    from .batch_run import APART_STAGES, STAGES, WORKER_STAGES
 
     workers = summary.workers
-    work = sum(summary.stages.get(stage, 0.0) for stage in STAGES if stage != "start-up")
+    work = sum(summary.stages.get(stage, 0.0) for stage in STAGES if stage not in APART_STAGES)
     where = {stage: "workers" if stage in WORKER_STAGES and summary.engine != "local" else "this process" for stage in STAGES}
     table = Table(title=f"where the time went: {summary.engine}, {summary.shards:,} shard{'s' if summary.shards != 1 else ''}",
                   title_justify="left", box=None, pad_edge=False)
@@ -310,11 +311,14 @@ def profile_table(summary) -> Table:
     table.add_column("share", justify="right")
     for stage in STAGES:
         seconds = summary.stages.get(stage, 0.0)
-        share = "(apart)" if stage == "start-up" else f"{seconds / work:.1%}" if work else "-"
+        share = "(apart)" if stage in APART_STAGES else f"{seconds / work:.1%}" if work else "-"
         table.add_row(stage, where[stage], f"{seconds:.2f}", share)
     busy = sum(summary.stages.get(stage, 0.0) for stage in WORKER_STAGES)
     table.add_row("", "", "", "")
     table.add_row("run", "wall time", f"{summary.seconds:.2f}", "")
+    if summary.engine != "local":
+        whole = summary.seconds + summary.startup_seconds + summary.shutdown_seconds
+        table.add_row("whole", "with start-up, shut-down", f"{whole:.2f}", "")
     if summary.engine != "local" and summary.seconds:
         table.add_row("workers busy", f"of {workers} x {summary.seconds:.2f} s", f"{busy:.2f}", f"{busy / (workers * summary.seconds):.0%}")
     return table

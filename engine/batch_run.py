@@ -55,7 +55,8 @@ SMALL_INPUT_BYTES = 48 << 20
 NO_FIELD = "(message)"
 
 # Stages of the run, in pipeline order. Workers' stages are summed over the workers.
-STAGES = ("start-up", "plan", "read", "convert", "parse", "serialise", "write", "merge")
+STAGES = ("start-up", "plan", "read", "convert", "parse", "serialise", "write", "merge", "shut-down")
+APART_STAGES = ("start-up", "shut-down")  # paid once a run whatever its size; not in `BatchSummary.seconds`
 WORKER_STAGES = ("read", "convert", "parse", "serialise", "write")
 
 
@@ -173,15 +174,19 @@ class BatchSummary:
         rows_with_errors: rows whose `error` is set.
         errors_by_field: how many errors each field had (`NO_FIELD` for message-level ones),
             most first.
-        seconds: wall time of the run from its first shard on: reading, parsing, writing and
-            joining the parts; start-up is not counted.
-        startup_seconds: wall time before the first shard began: Ray's cluster starting (or
-            connecting) and its workers importing the engine; datasets' processes starting.
+        seconds: wall time of the run: reading, parsing, writing and joining the parts; start-up
+            and shut-down are not counted.
+        startup_seconds: wall time before the first shard began: importing datasets or Ray;
+            Ray's cluster starting (or connecting) and its workers importing the engine;
+            datasets' processes starting.
+        shutdown_seconds: wall time of stopping the Ray cluster this run started (or
+            disconnecting from one).
         engine, workers: the engine, and its processes (for Ray, the tasks at once: all the
             cluster's CPUs unless `num_proc` says fewer).
         shards: the pieces INPUT was cut into (1 for the local engine).
-        stages: seconds per stage (`STAGES`): this process's start-up, plan and merge, the
-            workers' read, convert, parse, serialise and write summed over the workers.
+        stages: seconds per stage (`STAGES`): this process's start-up, plan, merge and
+            shut-down, the workers' read, convert, parse, serialise and write summed over the
+            workers.
     """
 
     engine: str
@@ -191,6 +196,7 @@ class BatchSummary:
     errors_by_field: Counter = field(default_factory=Counter)
     seconds: float = 0.0
     startup_seconds: float = 0.0
+    shutdown_seconds: float = 0.0
     shards: int = 1
     stages: Counter = field(default_factory=Counter)
 
@@ -328,8 +334,9 @@ def parse_file(
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
-    summary.seconds = perf_counter() - started - summary.startup_seconds
+    summary.seconds = perf_counter() - started - summary.startup_seconds - summary.shutdown_seconds
     summary.stages["start-up"] = summary.startup_seconds
+    summary.stages["shut-down"] = summary.shutdown_seconds
     return summary
 
 
@@ -471,5 +478,7 @@ def _run_ray(job: ShardJob, output: OutputFile, summary: BatchSummary, num_proc:
             for reference in running:  # after a failure: the rest is not needed
                 ray.cancel(reference)
     finally:
+        stopping = perf_counter()
         if started_here:
             ray.shutdown()
+        summary.shutdown_seconds = perf_counter() - stopping

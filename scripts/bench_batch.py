@@ -10,8 +10,9 @@ worker count in a fresh Python process, and deletes the file at the end.
 It prints, for each run (the best of ``--repeats``, runs interleaved so that a change in the
 machine's load touches every engine alike):
 
-- start-up: importing the engine's package and starting its workers (Ray's cluster), reported
-  apart as the command reports it; run: the wall time after it; rows/s of the run;
+- start+stop: importing the engine's package and starting its workers (Ray's cluster), then
+  stopping Ray, reported apart as the command reports them; run: the wall time between;
+  rows/s of the run;
 - speedup: the in-process run's time over this run's; efficiency: the speedup over the workers
   (1.00 is perfect scaling); whole: the wall time of the whole process, start-up included;
 - peak memory of the process and all its workers (sampled every half second): resident (RSS,
@@ -175,7 +176,7 @@ def measure(rows: int, repeats: int, batch_rows: int, output_format: str, work: 
 
 def _print_tables(results: dict[int, list[Run]]) -> None:
     print(
-        f"{'rows':>9}  {'engine':26} {'shards':>6} {'start-up s':>10} {'run s':>7} {'rows/s':>7} {'speedup':>7} "
+        f"{'rows':>9}  {'engine':26} {'shards':>6} {'start+stop s':>12} {'run s':>7} {'rows/s':>7} {'speedup':>7} "
         f"{'efficiency':>10} {'whole s':>8} {'peak RSS MB':>11} {'anon MB':>8}"
     )
     for rows, runs in results.items():
@@ -183,7 +184,7 @@ def _print_tables(results: dict[int, list[Run]]) -> None:
         for run in runs:
             speedup = local.seconds / run.seconds
             print(
-                f"{rows:>9,}  {run.name:26} {run.summary['shards']:>6} {run.summary['startup_seconds']:>10.2f} {run.seconds:>7.2f} "
+                f"{rows:>9,}  {run.name:26} {run.summary['shards']:>6} {run.summary['startup_seconds'] + run.summary['shutdown_seconds']:>12.2f} {run.seconds:>7.2f} "
                 f"{rows / run.seconds:>7,.0f} {speedup:>7.2f} {speedup / run.workers:>10.2f} {run.whole:>8.2f} {run.rss:>11,.0f} "
                 f"{run.anonymous:>8,.0f}"
             )
