@@ -192,26 +192,30 @@ class InputFile:
         """The file cut into shards of at most about `shard_bytes` of text, their count a multiple
         of `workers` (so that equal workers finish together), in order.
 
-        A JSONL shard begins at a line; Parquet shards begin at a row group when the file has a
-        row group for each, otherwise anywhere (a worker then decodes the rows of its first row
-        group before its start, and skips them). A tiny file may give fewer shards than workers.
+        A JSONL shard begins at a line. Parquet shards begin at row groups (fewer and larger
+        shards when there are not enough groups), unless there are fewer groups than workers:
+        then there is one shard a worker, cut inside groups, and a worker decodes the rows of its
+        first group before its start to skip them (Parquet cannot seek to a row). A tiny file
+        may give fewer shards than workers.
         """
         count = workers * max(1, math.ceil(self.text_bytes / (workers * shard_bytes)))
         if self.format == "jsonl":
             size = self.extent
-            bounds = sorted({0, size, *(self._line_start(index * size // count) for index in range(1, count))})
+            bounds = {self._line_start(index * size // count) for index in range(1, count)} | {0, size}
         else:
             import pyarrow.parquet as pq
 
             metadata = pq.ParquetFile(self.path).metadata
-            rows = metadata.num_rows
-            targets = [index * rows // count for index in range(1, count)]
-            if metadata.num_row_groups >= count:
-                starts = [0]
-                for group in range(metadata.num_row_groups - 1):
-                    starts.append(starts[-1] + metadata.row_group(group).num_rows)
-                targets = [min(starts, key=lambda start: abs(start - target)) for target in targets]
-            bounds = sorted({0, rows, *targets})
+            starts = [0]
+            for group in range(metadata.num_row_groups):
+                starts.append(starts[-1] + metadata.row_group(group).num_rows)
+            groups, rows = metadata.num_row_groups, starts[-1]
+            if groups < workers:
+                bounds = {index * rows // workers for index in range(workers)} | {rows}
+            else:
+                count = min(count, groups - groups % workers)
+                bounds = {min(starts, key=lambda start: abs(start - index * rows / count)) for index in range(count)} | {rows}
+        bounds = sorted(bounds)
         if len(bounds) == 1:  # an empty file
             return [Shard(0, 0, 0)]
         return [Shard(index, start, stop) for index, (start, stop) in enumerate(zip(bounds, bounds[1:]))]

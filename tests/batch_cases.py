@@ -147,7 +147,7 @@ def file_rows(copies: int = 6) -> tuple[dict, list[dict]]:
     return template, rows
 
 
-def write_rows(path, rows: list[dict], *, blank_every: int | None = None, final_newline: bool = True, row_group_rows: int = 10) -> None:
+def write_rows(path, rows: list[dict], *, blank_every: int | None = None, final_newline: bool = True, row_group_rows: int = 5) -> None:
     """`rows` as JSONL (a blank line after every `blank_every` rows; the last line without its
     newline unless `final_newline`) or Parquet (row groups of `row_group_rows`), by extension."""
     if str(path).endswith(".parquet"):

@@ -362,18 +362,22 @@ def test_jsonl_shards_begin_at_lines_and_read_as_the_whole_file(tmp_path_factory
 
 
 @pytest.mark.parametrize(
-    "row_group_rows, shards_wanted, cut_at_groups",
-    [(3, 10, True), (3, 4, True), (40, 10, False)],  # 12 row groups for 10 or 4 shards; 1 row group for 10 shards
+    "row_group_rows, shards_by_size, shards, cut_at_groups",
+    [
+        (3, 10, 10, True),  # 12 row groups: cut at 10 of them
+        (3, 20, 12, True),  # more shards of text than groups: one a group
+        (20, 10, 2, True),  # 2 row groups for 2 workers
+        (40, 10, 2, False),  # 1 row group: one shard a worker, cut inside it
+    ],
 )
-def test_parquet_shards_read_as_the_whole_file(tmp_path, row_group_rows, shards_wanted, cut_at_groups):
+def test_parquet_shards_read_as_the_whole_file(tmp_path, row_group_rows, shards_by_size, shards, cut_at_groups):
     _, rows = file_rows(copies=3)
     write_rows(tmp_path / "in.parquet", rows, row_group_rows=row_group_rows)
     input_file = InputFile(tmp_path / "in.parquet", tools_column="tools")
-    shards = input_file.shards(2, input_file.text_bytes // shards_wanted + 1)
-    group_starts = set(range(0, len(rows), row_group_rows))
-    assert len(shards) == max(shards_wanted, 2)
-    assert all(shard.start in group_starts for shard in shards) == cut_at_groups
-    assert _read_rows(input_file, shards, 4) == [(number, row["output"]) for number, row in enumerate(rows, 1)]
+    cut = input_file.shards(2, input_file.text_bytes // shards_by_size + 1)
+    assert len(cut) == shards
+    assert all(shard.start % row_group_rows == 0 for shard in cut) == cut_at_groups
+    assert _read_rows(input_file, cut, 4) == [(number, row["output"]) for number, row in enumerate(rows, 1)]
 
 
 ENGINES_TO_COMPARE = [("datasets", 1), ("datasets", 2)]
