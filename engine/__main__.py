@@ -297,7 +297,8 @@ def command_batch(args, console: Console) -> int:
 
 def profile_table(summary) -> Table:
     """Where a batch run's time went: each stage's seconds (the workers' summed over them) and
-    its share of the run's work, then how busy the workers were."""
+    its share of the run's work, then how busy the workers were, and the CPU time of the read to
+    write stages (well under their wall time: other processes held the CPUs)."""
     from .batch_run import APART_STAGES, STAGES, WORKER_STAGES
 
     workers = summary.workers
@@ -321,6 +322,8 @@ def profile_table(summary) -> Table:
         table.add_row("whole", "with start-up, shut-down", f"{whole:.2f}", "")
     if summary.engine != "local" and summary.seconds:
         table.add_row("workers busy", f"of {workers} x {summary.seconds:.2f} s", f"{busy:.2f}", f"{busy / (workers * summary.seconds):.0%}")
+    if busy:
+        table.add_row("CPU", "of the stages' time", f"{summary.cpu_seconds:.2f}", f"{summary.cpu_seconds / busy:.0%}")
     return table
 
 

@@ -98,6 +98,8 @@ class ShardResult:
         error: the `InputError` that stopped the shard, as `InputError.record` gives it, or None.
         stopped: True when the worker stopped early because an earlier shard failed.
         started: when the worker began the shard (seconds since the epoch).
+        cpu_seconds: CPU time the worker spent on the shard (less than its stages' wall time
+            when other processes held the CPUs).
     """
 
     index: int
@@ -108,6 +110,7 @@ class ShardResult:
     error: dict | None = None
     stopped: bool = False
     started: float = 0.0
+    cpu_seconds: float = 0.0
 
     def add(self, errors: list[str | None], error_fields: list[list[str | None]]) -> None:
         self.rows += len(errors)
@@ -133,6 +136,7 @@ def parse_shard(job: ShardJob, shard: Shard, output: Path | None = None, on_batc
         holds the error, so that the caller reports the first one in file order.
     """
     result = ShardResult(index=shard.index, started=time.time())
+    cpu = time.process_time()
     stages: Counter = Counter()
     template = load_template(job.template)  # compiled on a process's first shard, then cached
     path = output if output is not None else job.part(shard)
@@ -158,6 +162,7 @@ def parse_shard(job: ShardJob, shard: Shard, output: Path | None = None, on_batc
         writer.close()
         stages["write"] += perf_counter() - started
     result.stages = dict(stages)
+    result.cpu_seconds = time.process_time() - cpu
     return result
 
 
@@ -187,6 +192,7 @@ class BatchSummary:
         stages: seconds per stage (`STAGES`): this process's start-up, plan, merge and
             shut-down, the workers' read, convert, parse, serialise and write summed over the
             workers.
+        cpu_seconds: the workers' CPU time on their shards, summed.
     """
 
     engine: str
@@ -199,6 +205,7 @@ class BatchSummary:
     shutdown_seconds: float = 0.0
     shards: int = 1
     stages: Counter = field(default_factory=Counter)
+    cpu_seconds: float = 0.0
 
     @property
     def rows_per_second(self) -> float:
@@ -209,6 +216,7 @@ class BatchSummary:
         self.rows_with_errors += result.rows_with_errors
         self.errors_by_field.update(result.errors_by_field)
         self.stages.update(result.stages)
+        self.cpu_seconds += result.cpu_seconds
 
     def record(self) -> dict:
         """The summary as JSON-able values (what `scripts/bench_batch.py` reads)."""

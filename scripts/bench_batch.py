@@ -15,6 +15,11 @@ machine's load touches every engine alike):
   rows/s of the run;
 - speedup: the in-process run's time over this run's; efficiency: the speedup over the workers
   (1.00 is perfect scaling); whole: the wall time of the whole process, start-up included;
+- CPU: the workers' CPU seconds on their shards (measured inside them), and the CPU seconds of
+  the whole process tree (start-up and Ray's own processes included; sampled every half second,
+  so a little low). On a loaded machine the wall times stretch while the CPU seconds do not: a
+  2-worker run whose workers' CPU equals the in-process run's does no extra work, and runs
+  twice as fast where it has two free cores;
 - peak memory of the process and all its workers (sampled every half second): resident (RSS,
   summed) and anonymous (Pss_Anon: heap and arrays, a page forked processes share counted once;
   not memory-mapped file pages, which the kernel drops at will). Bounded memory means the
@@ -98,6 +103,7 @@ class Run:
     whole: float = float("inf")
     rss: float = 0.0
     anonymous: float = 0.0
+    tree_cpu: float = 0.0
     digest: str = ""
 
     @property
@@ -124,6 +130,7 @@ def run_once(run: Run, source: Path, output: Path, batch_rows: int) -> None:
                                stderr=subprocess.PIPE, text=True, env=env)
     watched = psutil.Process(process.pid)
     peak = peak_anonymous = 0
+    cpu_by_process: dict[tuple[int, float], float] = {}  # (pid, creation time) -> CPU seconds last seen
     while process.poll() is None:
         rss = anonymous = 0
         try:
@@ -131,6 +138,8 @@ def run_once(run: Run, source: Path, output: Path, batch_rows: int) -> None:
                 try:
                     rss += member.memory_info().rss
                     anonymous += _anonymous_bytes(member.pid)
+                    times = member.cpu_times()
+                    cpu_by_process[(member.pid, member.create_time())] = times.user + times.system
                 except (psutil.Error, OSError):
                     pass
         except psutil.Error:
@@ -151,7 +160,7 @@ def run_once(run: Run, source: Path, output: Path, batch_rows: int) -> None:
         raise SystemExit(f"{run.name}: the output differs from its previous run")
     run.digest = digest.hexdigest()
     if summary["seconds"] < run.seconds:
-        run.summary, run.whole = summary, whole
+        run.summary, run.whole, run.tree_cpu = summary, whole, sum(cpu_by_process.values())
     run.rss, run.anonymous = max(run.rss, peak / 1e6), max(run.anonymous, peak_anonymous / 1e6)
 
 
@@ -177,7 +186,7 @@ def measure(rows: int, repeats: int, batch_rows: int, output_format: str, work: 
 def _print_tables(results: dict[int, list[Run]]) -> None:
     print(
         f"{'rows':>9}  {'engine':26} {'shards':>6} {'start+stop s':>12} {'run s':>7} {'rows/s':>7} {'speedup':>7} "
-        f"{'efficiency':>10} {'whole s':>8} {'peak RSS MB':>11} {'anon MB':>8}"
+        f"{'efficiency':>10} {'whole s':>8} {'work CPU s':>10} {'tree CPU s':>10} {'peak RSS MB':>11} {'anon MB':>8}"
     )
     for rows, runs in results.items():
         local = runs[0]
@@ -185,7 +194,8 @@ def _print_tables(results: dict[int, list[Run]]) -> None:
             speedup = local.seconds / run.seconds
             print(
                 f"{rows:>9,}  {run.name:26} {run.summary['shards']:>6} {run.summary['startup_seconds'] + run.summary['shutdown_seconds']:>12.2f} {run.seconds:>7.2f} "
-                f"{rows / run.seconds:>7,.0f} {speedup:>7.2f} {speedup / run.workers:>10.2f} {run.whole:>8.2f} {run.rss:>11,.0f} "
+                f"{rows / run.seconds:>7,.0f} {speedup:>7.2f} {speedup / run.workers:>10.2f} {run.whole:>8.2f} "
+                f"{run.summary['cpu_seconds']:>10.2f} {run.tree_cpu:>10.2f} {run.rss:>11,.0f} "
                 f"{run.anonymous:>8,.0f}"
             )
     print("\nwhere the time went (seconds; the workers' stages summed over the workers):")

@@ -504,5 +504,5 @@ def test_cli_profile_shows_every_stage(tmp_path):
         [stage, "this" if stage in in_this_process else "workers"] for stage in STAGES
     ]
     assert lines[title + 1].split() == ["stage", "where", "seconds", "share"]
-    assert [line.split()[:2] for line in lines[-3:]] == [["run", "wall"], ["whole", "with"], ["workers", "busy"]]
+    assert [line.split()[:2] for line in lines[-4:]] == [["run", "wall"], ["whole", "with"], ["workers", "busy"], ["CPU", "of"]]
     assert ", after " in result.stderr and " s starting the processes -> " in result.stderr
