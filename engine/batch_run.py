@@ -11,9 +11,9 @@ the worker, so reading and writing are spread over the workers with the parsing:
 - ``ray``: a Ray task a shard, at most `num_proc` at once, on a local cluster or the one
   `RAY_ADDRESS` names (whose workers must reach INPUT and the part files at the same paths).
 
-This process then joins the parts into OUTPUT in shard order (a copy in the kernel for
-JSONL; Parquet is written from Arrow parts, which need no decoding), as they come for Ray,
-at the end of the map for datasets. Memory stays bounded whatever the input's size: a worker
+This process joins the parts into OUTPUT in shard order as they are done, while the workers
+go on (a copy in the kernel for JSONL; Parquet is written from Arrow parts, which need no
+decoding). Memory stays bounded whatever the input's size: a worker
 holds one batch of rows, and this process no rows at all.
 
 A malformed row stops the run with an `InputError` naming the file and line (JSONL) or row
@@ -27,6 +27,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
@@ -84,7 +85,12 @@ class ShardJob:
     directory: str | None = None
 
     def part(self, shard: Shard) -> Path:
+        """Where a shard's part file is once whole (it is written under another name and renamed)."""
         return Path(self.directory) / f"part-{shard.index:06d}.{'jsonl' if self.output_format == 'jsonl' else 'arrow'}"
+
+    def failed(self, shard: Shard) -> Path:
+        """The mark a worker leaves when a malformed row stopped its shard."""
+        return Path(self.directory) / f"failed-{shard.index:06d}"
 
 
 @dataclass
@@ -139,7 +145,7 @@ def parse_shard(job: ShardJob, shard: Shard, output: Path | None = None, on_batc
     cpu = time.process_time()
     stages: Counter = Counter()
     template = load_template(job.template)  # compiled on a process's first shard, then cached
-    path = output if output is not None else job.part(shard)
+    path = output if output is not None else job.part(shard).with_suffix(".partial")
     writer = open_writer(path, job.output_format, job.schema, job.input_file, part=output is None, batch_rows=job.batch_rows)
     try:
         for batch in job.input_file.batches(shard, job.batch_rows, stages):
@@ -156,11 +162,13 @@ def parse_shard(job: ShardJob, shard: Shard, output: Path | None = None, on_batc
     except InputError as error:
         result.error = error.record()
         if job.directory is not None:
-            (Path(job.directory) / f"failed-{shard.index:06d}").touch()
+            job.failed(shard).touch()
     finally:
         started = perf_counter()
         writer.close()
         stages["write"] += perf_counter() - started
+    if output is None and result.error is None and not result.stopped:
+        os.replace(path, job.part(shard))
     result.stages = dict(stages)
     result.cpu_seconds = time.process_time() - cpu
     return result
@@ -374,12 +382,34 @@ def _take(job: ShardJob, result: ShardResult, summary: BatchSummary, shards: lis
     summary.add(result)
 
 
-def _merge(job: ShardJob, result: ShardResult, summary: BatchSummary, shards: list[Shard], output: OutputFile) -> None:
-    _take(job, result, summary, shards)
+def _merge(job: ShardJob, shard: Shard, summary: BatchSummary, output: OutputFile) -> None:
     started = perf_counter()
-    output.append(job.part(shards[result.index]))
+    output.append(job.part(shard))
     summary.stages["merge"] += perf_counter() - started
 
+
+class _PartJoiner(threading.Thread):
+    """Joins the parts into OUTPUT in shard order as the `datasets` processes finish them, while
+    the map runs (a part appears under its final name once whole); stops at a failed shard."""
+
+    def __init__(self, job: ShardJob, shards: list[Shard], summary: BatchSummary, output: OutputFile):
+        super().__init__(name="part joiner", daemon=True)
+        self._job, self._shards, self._summary, self._output = job, shards, summary, output
+        self.map_done = threading.Event()
+        self.joined = 0
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            for shard in self._shards:
+                while not self._job.part(shard).exists():
+                    if self._job.failed(shard).exists() or (self.map_done.is_set() and not self._job.part(shard).exists()):
+                        return
+                    time.sleep(0.02)
+                _merge(self._job, shard, self._summary, self._output)
+                self.joined += 1
+        except BaseException as error:  # raised in the calling thread once the map is done
+            self.error = error
 
 class _WorkDirectory:
     """A temporary directory beside OUTPUT (on storage a cluster's workers may share), removed at the end."""
@@ -419,6 +449,8 @@ def _run_datasets(job: ShardJob, output: OutputFile, summary: BatchSummary, num_
     shards = _plan(job, summary, workers, shard_bytes)
     bars_were_on = datasets.is_progress_bar_enabled()
     (datasets.enable_progress_bars if progress else datasets.disable_progress_bars)()
+    joiner = _PartJoiner(job, shards, summary, output)
+    joiner.start()
     try:
         table = datasets.Dataset.from_list([asdict(shard) for shard in shards])
         called = time.time()
@@ -435,11 +467,17 @@ def _run_datasets(job: ShardJob, output: OutputFile, summary: BatchSummary, num_
             desc=f"parsing {len(shards)} shards",
         )
     finally:
+        joiner.map_done.set()
+        joiner.join()
         (datasets.enable_progress_bars if bars_were_on else datasets.disable_progress_bars)()
-    results = [ShardResult(**json.loads(text)) for text in parsed["result"]]
+    if joiner.error is not None:
+        raise joiner.error
+    results = sorted((ShardResult(**json.loads(text)) for text in parsed["result"]), key=lambda result: result.index)
     summary.startup_seconds = imported + max(0.0, min(result.started for result in results) - called)
-    for result in sorted(results, key=lambda result: result.index):
-        _merge(job, result, summary, shards, output)
+    for result in results:
+        _take(job, result, summary, shards)
+    if joiner.joined != len(shards):
+        raise RuntimeError(f"{joiner.joined} of {len(shards)} parts were joined, with no failed shard")
 
 
 def _warm_up(template: dict | str) -> int:
@@ -479,7 +517,8 @@ def _run_ray(job: ShardJob, output: OutputFile, summary: BatchSummary, num_proc:
                     for reference in ready:
                         finished[running.pop(reference)] = ray.get(reference)
                     while merged in finished:  # in shard order, as soon as each is there
-                        _merge(job, finished.pop(merged), summary, shards, output)
+                        _take(job, finished.pop(merged), summary, shards)
+                        _merge(job, shards[merged], summary, output)
                         bar.update(shards[merged].stop - shards[merged].start)
                         merged += 1
         finally:
