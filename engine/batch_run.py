@@ -13,8 +13,8 @@ the worker, so reading and writing are spread over the workers with the parsing:
 
 This process joins the parts into OUTPUT in shard order as they are done, while the workers
 go on (a copy in the kernel for JSONL; Parquet is written from Arrow parts, which need no
-decoding). Memory stays bounded whatever the input's size: a worker
-holds one batch of rows, and this process no rows at all.
+decoding). Memory stays bounded whatever the input's size: a worker holds one batch of rows,
+and this process none.
 
 A malformed row stops the run with an `InputError` naming the file and line (JSONL) or row
 (Parquet): the first in file order, whichever worker finds it first; the workers on later
@@ -47,8 +47,8 @@ ENGINES = ("local", "datasets", "ray")
 # the workers', so that equal workers finish together.
 SHARD_BYTES = 32 << 20
 
-# Below this much text (about 2 s of parsing in one process), more processes cost more to
-# start (importing datasets and forking takes about 1.7 s) than they save: `choose_engine`
+# Below this much text (2 to 3 s of work in one process), more processes cost more to start
+# (importing datasets and forking takes about 1.7 s) than they save: `choose_engine`
 # parses in this process when no engine was asked for.
 SMALL_INPUT_BYTES = 48 << 20
 
