@@ -53,14 +53,15 @@ from tests.workloads import KB, SMOLLM3_TEMPLATE, make_case  # noqa: E402
 
 DISTINCT_ROWS = 200  # distinct generations, repeated to make up the rows
 
-# (label, engine, workers): the in-process run first, every speedup is against it.
-RUNS = [
-    ("in-process", "local", 1),
-    ("datasets", "datasets", 1),
-    ("datasets", "datasets", 2),
-    ("ray (local)", "ray", 1),
-    ("ray (local)", "ray", 2),
-]
+# name on the command line -> (label, engine, workers). The in-process run always comes first:
+# every speedup is against it.
+RUNS = {
+    "local": ("in-process", "local", 1),
+    "datasets:1": ("datasets", "datasets", 1),
+    "datasets:2": ("datasets", "datasets", 2),
+    "ray:1": ("ray (local)", "ray", 1),
+    "ray:2": ("ray (local)", "ray", 2),
+}
 
 # What each run's process executes: `parse_file`, then its summary as JSON on stdout.
 RUNNER = """
@@ -164,8 +165,8 @@ def run_once(run: Run, source: Path, output: Path, batch_rows: int) -> None:
     run.rss, run.anonymous = max(run.rss, peak / 1e6), max(run.anonymous, peak_anonymous / 1e6)
 
 
-def measure(rows: int, repeats: int, batch_rows: int, output_format: str, work: Path) -> list[Run]:
-    runs = [Run(label, engine, workers) for label, engine, workers in RUNS]
+def measure(rows: int, names: list[str], repeats: int, batch_rows: int, output_format: str, work: Path) -> list[Run]:
+    runs = [Run(*RUNS[name]) for name in ["local", *(name for name in names if name != "local")]]
     source = work / f"input-{rows}.jsonl"
     print(f"writing {rows:,} rows ...", file=sys.stderr)
     size = write_input(source, rows)
@@ -205,13 +206,19 @@ def _print_tables(results: dict[int, list[Run]]) -> None:
             stages = run.summary["stages"]
             work = sum(stages[stage] for stage in WORKER_STAGES)
             print(f"{rows:>9,}  {run.name:26} " + " ".join(f"{stages[stage]:>9.2f}" for stage in STAGES) + f" {stages['parse'] / work:>11.0%}")
-    print("\nscaling, 2 workers against 1 of the same engine (rows/s of 2 / twice those of 1; 1.00 is perfect):")
+    lines = []
     for rows, runs in results.items():
         by_name = {(run.engine, run.workers): run for run in runs}
         for engine in ("datasets", "ray"):
-            one, two = by_name[(engine, 1)], by_name[(engine, 2)]
-            print(f"{rows:>9,}  {engine:9} 2 workers x{one.seconds / two.seconds:.2f} of 1, efficiency {one.seconds / (2 * two.seconds):.2f}; "
-                  f"x{runs[0].seconds / two.seconds:.2f} of in-process (x{runs[0].whole / two.whole:.2f} whole process)")
+            if (engine, 1) in by_name and (engine, 2) in by_name:
+                one, two = by_name[(engine, 1)], by_name[(engine, 2)]
+                lines.append(
+                    f"{rows:>9,}  {engine:9} 2 workers x{one.seconds / two.seconds:.2f} of 1, efficiency {one.seconds / (2 * two.seconds):.2f}; "
+                    f"x{runs[0].seconds / two.seconds:.2f} of in-process (x{runs[0].whole / two.whole:.2f} whole process)"
+                )
+    if lines:
+        print("\nscaling, 2 workers against 1 of the same engine (rows/s of 2 / twice those of 1; 1.00 is perfect):")
+        print("\n".join(lines))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -219,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000],
                         help="row counts to run, each a generated file (default 100000; the full table: 100000 1000000)")
     parser.add_argument("--repeats", type=int, default=1, help="runs of each engine; the fastest counts (default 1)")
+    parser.add_argument("--runs", nargs="+", choices=list(RUNS), default=list(RUNS),
+                        help="which engines and worker counts (default: all; the in-process run is always made)")
     parser.add_argument("--batch-size", type=int, default=1000, help="rows per batch (default 1000, the command's default)")
     parser.add_argument("--output-format", choices=["jsonl", "parquet"], default="jsonl", help="OUTPUT's format (default jsonl)")
     parser.add_argument("--work-dir", help="where the input and output files go (default: the system's temporary directory)")
@@ -228,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     with tempfile.TemporaryDirectory(dir=args.work_dir, prefix="bench_batch-") as work:
         for rows in args.rows:
-            results[rows] = measure(rows, args.repeats, args.batch_size, args.output_format, Path(work))
+            results[rows] = measure(rows, args.runs, args.repeats, args.batch_size, args.output_format, Path(work))
     print(f"best of {args.repeats}; every engine's output equals the in-process one byte for byte\n")
     _print_tables(results)
     print(f"\nload average after: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
