@@ -18,7 +18,8 @@
 - ``explain PATTERN``: a delimiter pattern piece by piece (`engine.pattern_explain`).
 - ``batch TEMPLATE INPUT --output OUTPUT [--engine local|datasets|ray] [--num-proc N] ...``:
   parse every row of a JSONL or Parquet file, keeping the order; a progress bar, then a
-  summary (rows, errors by field, rows per second). See docs/batch.md.
+  summary (rows, errors by field, rows per second; with ``--profile``, where the time went).
+  See docs/batch.md.
 
 TEMPLATE is a plain response-template JSON file, a ``templates/`` wrapper file, or a
 family name from ``templates/``.
@@ -32,6 +33,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
 
 from .errors import ResponseParseError, TemplateError
@@ -39,7 +41,8 @@ from .lint import lint, lint_prompts
 from .samples import _load_sample_file
 from .template_files import load_template_file
 from .parser import ON_ERROR_MODES, ResponseParser
-from .batch_files import BATCH_ROWS, ENGINES
+from .batch_files import BATCH_ROWS
+from .batch_run import ENGINES
 from .stream_checks import check_stream
 from .diagnosis import Diagnosis
 from .pattern_explain import explain_pattern
@@ -354,18 +357,21 @@ def command_explain(args, console: Console) -> int:
 
 
 def command_batch(args, console: Console) -> int:
-    from .batch_files import parse_file
+    from .batch_run import choose_engine, parse_file
 
-    engine = args.engine or ("datasets" if (args.num_proc or 1) > 1 else "local")
+    report = Console(stderr=True, highlight=False, soft_wrap=True)
+    engine, note = (args.engine, None) if args.engine else choose_engine(args.input, args.num_proc)
     if args.no_prefix and args.prefix_column != "prefix":
         raise ValueError("give either --no-prefix or --prefix-column, not both")
+    if note:
+        report.print(Text(f"note: {note}", "yellow"))
     try:
         summary = parse_file(
             read_template(args.template),
             args.input,
             args.output,
             engine=engine,
-            num_proc=args.num_proc,
+            num_proc=None if note else args.num_proc,
             prefix_column=None if args.no_prefix else args.prefix_column,
             output_column=args.output_column,
             tools_column=args.tools_column,
@@ -380,11 +386,15 @@ def command_batch(args, console: Console) -> int:
             f"{error}: the datasets and ray engines, and Parquet files, need the batch extra "
             "(pip install 'response-templates[batch]', or '.[batch]' in a checkout)"
         ) from None
-    report = Console(stderr=True, highlight=False, soft_wrap=True)
-    workers = "every CPU of the cluster" if summary.workers is None else f"{summary.workers} process{'es' if summary.workers > 1 else ''}"
+    workers = f"{summary.workers} process{'es' if summary.workers > 1 else ''}"
+    startup = ""
+    if summary.engine == "datasets":
+        startup = f", after {summary.startup_seconds:.2f} s starting the processes"
+    elif summary.engine == "ray":
+        startup = f", after {summary.startup_seconds:.2f} s starting Ray and its workers ({summary.shutdown_seconds:.2f} s stopping it)"
     report.print(
         f"{summary.rows:,} rows in {summary.seconds:.2f} s ({summary.rows_per_second:,.0f} rows/s) "
-        f"with {summary.engine} ({workers}) -> {args.output}"
+        f"with {summary.engine} ({workers}){startup} -> {args.output}"
     )
     if summary.rows_with_errors:
         kept = "messages kept" if args.on_error == "keep" else "no message"
@@ -393,7 +403,41 @@ def command_batch(args, console: Console) -> int:
         report.print(Text(f"{rows} with errors ({kept}); errors by field: {by_field}", "yellow"))
     else:
         report.print("no errors")
+    if args.profile:
+        report.print(profile_table(summary))
     return 0
+
+
+def profile_table(summary) -> Table:
+    """Where a batch run's time went: each stage's seconds (the workers' summed over them) and
+    its share of the run's work, then how busy the workers were, and the CPU time of the read to
+    write stages (well under their wall time: other processes held the CPUs)."""
+    from .batch_run import APART_STAGES, STAGES, WORKER_STAGES
+
+    workers = summary.workers
+    work = sum(summary.stages.get(stage, 0.0) for stage in STAGES if stage not in APART_STAGES)
+    where = {stage: "workers" if stage in WORKER_STAGES and summary.engine != "local" else "this process" for stage in STAGES}
+    table = Table(title=f"where the time went: {summary.engine}, {summary.shards:,} shard{'s' if summary.shards != 1 else ''}",
+                  title_justify="left", box=None, pad_edge=False)
+    table.add_column("stage")
+    table.add_column("where")
+    table.add_column("seconds", justify="right")
+    table.add_column("share", justify="right")
+    for stage in STAGES:
+        seconds = summary.stages.get(stage, 0.0)
+        share = "(apart)" if stage in APART_STAGES else f"{seconds / work:.1%}" if work else "-"
+        table.add_row(stage, where[stage], f"{seconds:.2f}", share)
+    busy = sum(summary.stages.get(stage, 0.0) for stage in WORKER_STAGES)
+    table.add_row("", "", "", "")
+    table.add_row("run", "wall time", f"{summary.seconds:.2f}", "")
+    if summary.engine != "local":
+        whole = summary.seconds + summary.startup_seconds + summary.shutdown_seconds
+        table.add_row("whole", "with start-up, shut-down", f"{whole:.2f}", "")
+    if summary.engine != "local" and summary.seconds:
+        table.add_row("workers busy", f"of {workers} x {summary.seconds:.2f} s", f"{busy:.2f}", f"{busy / (workers * summary.seconds):.0%}")
+    if busy:
+        table.add_row("CPU", "of the stages' time", f"{summary.cpu_seconds:.2f}", f"{summary.cpu_seconds / busy:.0%}")
+    return table
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -447,7 +491,10 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("template", help="template JSON file (plain or templates/ wrapper) or family name")
     batch.add_argument("input", help="input file: .jsonl/.ndjson or .parquet/.pq, one generation a row")
     batch.add_argument("--output", required=True, help="output file (.jsonl or .parquet): the rows in order, with message and error")
-    batch.add_argument("--engine", choices=ENGINES, help="local (this process), datasets or ray (default: local, or datasets with --num-proc > 1)")
+    batch.add_argument(
+        "--engine", choices=ENGINES,
+        help="local (this process), datasets or ray (default: local, or datasets with --num-proc > 1 unless the input is small)",
+    )
     batch.add_argument("--num-proc", type=int, help="worker processes (ray: at most this many tasks at once; default: every CPU)")
     batch.add_argument("--prefix-column", default="prefix", help="column of prompt texts (default: prefix)")
     batch.add_argument("--no-prefix", action="store_true", help='rows have no prompt: parse each with the prefix ""')
@@ -462,6 +509,7 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--keep-input", action="store_true", help="also write the prefix, output and tools columns to OUTPUT")
     batch.add_argument("--regex-timeout", type=float, help="seconds allowed for each regex call of a template pattern")
     batch.add_argument("--no-progress", action="store_true", help="no progress bars")
+    batch.add_argument("--profile", action="store_true", help="also print where the time went, stage by stage (read, parse, write...)")
     return parser
 
 

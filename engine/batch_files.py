@@ -1,67 +1,82 @@
-"""Parse a JSONL or Parquet file of stored generations: what ``python -m engine batch`` runs.
+"""The files of a batch run: JSONL and Parquet generations in, the same rows with `message` and `error` out.
 
-`parse_file` reads INPUT in batches of rows, parses them with `engine.batch.parse_batch` and
-writes OUTPUT in the same order: each row's other columns, then `message` and `error`. Three
-engines run the parsing:
+INPUT is cut into shards that workers read on their own (`InputFile.shards`): byte ranges
+that begin at a line (JSONL), or ranges of rows (Parquet, cut at row groups when there are
+enough of them). `InputFile.batches` reads one shard a batch of rows at a time, checking
+every row. A worker writes its rows either to OUTPUT itself (one worker) or to a part file
+(`open_writer`), and `OutputFile` joins the parts into OUTPUT in shard order. No stage holds
+more than a batch of rows, so memory stays bounded whatever the input's size.
 
-- ``local``: this process, one batch at a time (read, parse, write).
-- ``datasets``: the rows' prefix, output and tools columns are staged as Parquet shards in a
-  work directory beside OUTPUT, `datasets.Dataset.map` parses them in `num_proc` processes
-  into memory-mapped Arrow files, and INPUT is read again to write each row with its result.
-- ``ray``: the same shards, read by Ray Data and parsed by its streaming execution on the
-  workers of the cluster (a local one, or the one `RAY_ADDRESS` names); results come back
-  in order while INPUT is read again alongside them.
-
-Memory stays bounded whatever the input's size: no stage holds more than a batch of rows in a
-Python list, and the engines' workers a shard or a block at a time. Reading INPUT twice (rather than sending its other columns
-through the engine) keeps those columns exactly as they were, whatever their JSON shapes.
-
-Every row is checked when it is first read, so a malformed row (a line that is not a JSON
-object, a missing column, an output that is not text) stops the run before any parsing, with
-an `InputError` naming the file and line (JSONL) or row (Parquet). docs/batch.md has more.
+Every writer and reader adds the seconds it spends to a `stages` counter, by stage:
+``read`` (file bytes to rows: JSON decoding, Parquet decoding), ``convert`` (between Arrow
+and Python values), ``serialise`` (messages and rows to JSON text) and ``write`` (to files,
+Parquet encoding included). docs/batch.md has the output's schema.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import shutil
-import tempfile
-import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from time import perf_counter
 from typing import Any
 
-from .batch import datasets_features, describe_value, parse_batch, read_tools, text_problem
-from .parser import ON_ERROR_MODES
-from .template import load_template
+from .batch import describe_value, read_tools, text_problem
 
-ENGINES = ("local", "datasets", "ray")
-
-# Rows per batch: the unit of reading, parsing, staging and writing.
+# Rows per batch: the unit of reading, parsing and writing (and the row groups of a Parquet OUTPUT).
 BATCH_ROWS = 1000
-
-# Text in one staged shard (prefixes and generations, in characters): Ray reads a shard as one
-# or more blocks to spread over its workers, and each file costs it some metadata work.
-SHARD_CHARACTERS = 8_000_000
 
 # Columns the output adds to each row.
 MESSAGE_COLUMN, ERROR_COLUMN = "message", "error"
 
+# The parser's columns once read: how a batch's `columns` name them.
+PARSER_COLUMNS = ("prefix", "output", "tools")
+
 _FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
 
-# The parser's columns once read: how the staged shards and the engines' batches name them.
-_STAGED_COLUMNS = ("prefix", "output", "tools")
+# JSONL is read in blocks of this many bytes (a line may be longer: it is carried over).
+_READ_BYTES = 4 << 20
 
-# Label of errors that belong to no field (a required field missing, a pattern over its budget).
-NO_FIELD = "(message)"
+# A Parquet column chunk is read in pieces of this many bytes rather than whole: a row group
+# of a million generations is gigabytes.
+_PARQUET_BUFFER_BYTES = 1 << 20
 
 
 class InputError(ValueError):
-    """A malformed input file or row: says which file and which line (JSONL) or row (Parquet)."""
+    """A malformed input file or row, naming the file and the line (JSONL) or row (Parquet).
+
+    Attributes:
+        path: the input file.
+        detail: what is wrong (the message after the location).
+        line, last_line: the line (and, for a range, the last line) it is on, counting from 1;
+            None when the error is about the whole file or a Parquet row.
+        row: the Parquet row it is on, counting from 1, or None.
+    """
+
+    def __init__(self, path: str | Path, detail: str, *, line: int | None = None, last_line: int | None = None, row: int | None = None):
+        self.path, self.detail, self.line, self.last_line, self.row = str(path), detail, line, last_line, row
+        if line is not None:
+            where = f"{path} line {line}" if last_line is None or last_line == line else f"{path} lines {line}-{last_line}"
+        else:
+            where = f"{path} row {row}" if row is not None else str(path)
+        super().__init__(f"{where}: {detail}")
+
+    def record(self) -> dict:
+        """The error as JSON-able values, to send from a worker (`InputError(**record)` rebuilds it)."""
+        return {"path": self.path, "detail": self.detail, "line": self.line, "last_line": self.last_line, "row": self.row}
+
+    def after_lines(self, lines: int) -> InputError:
+        """The same error for a shard that starts after `lines` lines of the file (a worker counts from its shard's start)."""
+        if self.line is None:
+            return self
+        last = None if self.last_line is None else self.last_line + lines
+        return InputError(self.path, self.detail, line=self.line + lines, last_line=last)
 
 
 def file_format(path: str | Path) -> str:
@@ -76,25 +91,38 @@ def file_format(path: str | Path) -> str:
     return _FORMATS[suffix]
 
 
+@dataclass(frozen=True)
+class Shard:
+    """A piece of INPUT that one worker reads: bytes [start, stop) beginning at a line (JSONL),
+    or rows [start, stop) counting from 0 (Parquet). `index` is its place in the file."""
+
+    index: int
+    start: int
+    stop: int
+
+
 @dataclass
 class InputBatch:
-    """Consecutive rows of the input file.
+    """Consecutive rows of a shard.
 
     Attributes:
-        rows: each row's line number (JSONL) or row number (Parquet), counting from 1.
+        rows: each row's line number counted from the shard's first line (JSONL), or its row
+            number in the file (Parquet), counting from 1.
         columns: the parser's columns ``prefix``, ``output`` (text) and ``tools`` (JSON text or
             None), one value per row.
         other: the columns written through to the output: a list of dicts (JSONL) or a pyarrow
             RecordBatch (Parquet).
+        extent: what the batch took of its shard: bytes (JSONL, blank lines included) or rows.
     """
 
     rows: list[int]
     columns: dict[str, list]
     other: Any
+    extent: int
 
 
 class InputFile:
-    """A JSONL or Parquet file of generations, read in batches and checked row by row.
+    """A JSONL or Parquet file of generations, cut into shards and read in batches, checked row by row.
 
     Args:
         path: the file; its extension gives the format (.jsonl/.ndjson or .parquet/.pq).
@@ -132,94 +160,218 @@ class InputFile:
         self._parse_columns = [c for c in (prefix_column, output_column, tools_column) if c is not None]
         self.dropped = set() if keep_input else set(self._parse_columns)
 
-    def count_rows(self) -> int:
-        """Rows in the file (for JSONL, its lines: blank ones are counted but skipped)."""
-        if self.format == "parquet":
+    @property
+    def extent(self) -> int:
+        """The file's length in the unit shards are cut in: bytes (JSONL) or rows (Parquet)."""
+        if self.format == "jsonl":
+            return self.path.stat().st_size
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(self.path).metadata.num_rows
+
+    @property
+    def extent_unit(self) -> str:
+        """What `extent` counts, as a progress bar's unit."""
+        return "B" if self.format == "jsonl" else " rows"
+
+    @property
+    def text_bytes(self) -> int:
+        """About how much text the file holds: its size (JSONL), its row groups' uncompressed size (Parquet)."""
+        if self.format == "jsonl":
+            return self.path.stat().st_size
+        import pyarrow.parquet as pq
+
+        metadata = pq.ParquetFile(self.path).metadata
+        return sum(metadata.row_group(group).total_byte_size for group in range(metadata.num_row_groups))
+
+    def whole(self) -> Shard:
+        """The whole file as one shard."""
+        return Shard(0, 0, self.extent)
+
+    def shards(self, workers: int, shard_bytes: int) -> list[Shard]:
+        """The file cut into shards of at most about `shard_bytes` of text, their count a multiple
+        of `workers` (so that equal workers finish together), in order.
+
+        A JSONL shard begins at a line. Parquet shards begin at row groups (fewer and larger
+        shards when there are not enough groups), unless there are fewer groups than workers:
+        then there is one shard a worker, cut inside groups, and a worker decodes the rows of its
+        first group before its start to skip them (Parquet cannot seek to a row). A tiny file
+        may give fewer shards than workers.
+        """
+        count = workers * max(1, math.ceil(self.text_bytes / (workers * shard_bytes)))
+        if self.format == "jsonl":
+            size = self.extent
+            bounds = {self._line_start(index * size // count) for index in range(1, count)} | {0, size}
+        else:
             import pyarrow.parquet as pq
 
-            return pq.ParquetFile(self.path).metadata.num_rows
-        lines, last = 0, b"\n"
-        with open(self.path, "rb") as handle:
-            while block := handle.read(1 << 20):
-                lines += block.count(b"\n")
-                last = block[-1:]
-        return lines + (last != b"\n")
+            metadata = pq.ParquetFile(self.path).metadata
+            starts = [0]
+            for group in range(metadata.num_row_groups):
+                starts.append(starts[-1] + metadata.row_group(group).num_rows)
+            groups, rows = metadata.num_row_groups, starts[-1]
+            if groups < workers:
+                bounds = {index * rows // workers for index in range(workers)} | {rows}
+            else:
+                count = min(count, groups - groups % workers)
+                bounds = {min(starts, key=lambda start: abs(start - index * rows / count)) for index in range(count)} | {rows}
+        bounds = sorted(bounds)
+        if len(bounds) == 1:  # an empty file
+            return [Shard(0, 0, 0)]
+        return [Shard(index, start, stop) for index, (start, stop) in enumerate(zip(bounds, bounds[1:]))]
 
-    def batches(self, batch_rows: int = BATCH_ROWS) -> Iterator[InputBatch]:
-        """The file's rows in order, `batch_rows` at a time (the last batch may be shorter).
+    def _line_start(self, offset: int) -> int:
+        """The offset of the first line that begins at or after byte `offset`."""
+        with open(self.path, "rb") as handle:
+            handle.seek(max(offset - 1, 0))
+            if offset > 0:
+                handle.readline()
+            return handle.tell()
+
+    def lines_before(self, offset: int) -> int:
+        """Lines of a JSONL file before byte `offset` (where a shard begins)."""
+        lines = 0
+        with open(self.path, "rb") as handle:
+            while offset > 0 and (block := handle.read(min(offset, _READ_BYTES))):
+                lines += block.count(b"\n")
+                offset -= len(block)
+        return lines
+
+    def batches(self, shard: Shard, batch_rows: int = BATCH_ROWS, stages: Counter | None = None) -> Iterator[InputBatch]:
+        """A shard's rows in order, `batch_rows` at a time (a batch may be shorter).
+
+        Args:
+            stages: adds the seconds spent reading (and, for Parquet, converting Arrow values to
+                Python ones) under ``"read"`` and ``"convert"``.
 
         Raises:
-            InputError: a malformed row (names the file and line or row) or a column the
-                output would overwrite.
+            InputError: a malformed row, or a column the output would overwrite. The line
+                numbers of a JSONL shard count from its own start (see `InputError.after_lines`).
         """
+        stages = Counter() if stages is None else stages
         if self.format == "jsonl":
-            return self._jsonl_batches(batch_rows)
-        return self._parquet_batches(batch_rows)
+            return self._jsonl_batches(shard, batch_rows, stages)
+        return self._parquet_batches(shard, batch_rows, stages)
+
+    def first_batch(self, batch_rows: int = BATCH_ROWS) -> InputBatch | None:
+        """The file's first batch of rows (None for a file with none): checks the columns and the
+        first rows before any worker starts, and types a Parquet OUTPUT's columns."""
+        for batch in self.batches(self.whole(), batch_rows):
+            return batch
+        return None
 
     # -- JSONL --------------------------------------------------------------
 
-    def _jsonl_batches(self, batch_rows: int) -> Iterator[InputBatch]:
+    def _lines(self, shard: Shard) -> Iterator[bytes]:
+        """The lines of a byte range, without their newlines (the last one may have none to take off)."""
+        with open(self.path, "rb") as handle:
+            handle.seek(shard.start)
+            remaining, carried = shard.stop - shard.start, b""
+            while remaining > 0 and (block := handle.read(min(remaining, _READ_BYTES))):
+                remaining -= len(block)
+                lines = (carried + block).split(b"\n")
+                carried = lines.pop()
+                yield from lines
+            if carried:
+                yield carried
+
+    def _jsonl_batches(self, shard: Shard, batch_rows: int, stages: Counter) -> Iterator[InputBatch]:
         rows: list[int] = []
-        columns: dict[str, list] = {name: [] for name in _STAGED_COLUMNS}
+        columns: dict[str, list] = {name: [] for name in PARSER_COLUMNS}
         other: list[dict] = []
         tools_by_text: dict[str, Any] = {}
-        with open(self.path, "rb") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                where = f"{self.path} line {number}"
-                row = _json_object(line, where)
-                columns["prefix"].append(self._text(row, self.prefix_column, where, "--prefix-column, or --no-prefix"))
-                columns["output"].append(self._text(row, self.output_column, where, "--output-column"))
-                columns["tools"].append(self._tools_text(row.get(self.tools_column) if self.tools_column else None, where, tools_by_text))
-                for name in (MESSAGE_COLUMN, ERROR_COLUMN):
-                    if name in row and name not in self.dropped:
-                        raise InputError(f"{where}: the row has a {name!r} key, which the output adds; rename it")
-                other.append({key: value for key, value in row.items() if key not in self.dropped})
-                rows.append(number)
-                if len(rows) == batch_rows:
-                    yield InputBatch(rows, columns, other)
-                    rows, columns, other = [], {name: [] for name in _STAGED_COLUMNS}, []
+        extent, remaining = 0, shard.stop - shard.start
+        started = perf_counter()
+        for number, line in enumerate(self._lines(shard), 1):
+            taken = min(len(line) + 1, remaining)  # the file's last line may have no newline
+            extent += taken
+            remaining -= taken
+            if not line.strip():
+                continue
+            row = _json_object(line, self.path, number)
+            columns["prefix"].append(self._text(row, self.prefix_column, number, "--prefix-column, or --no-prefix"))
+            columns["output"].append(self._text(row, self.output_column, number, "--output-column"))
+            columns["tools"].append(self._tools_text(row.get(self.tools_column) if self.tools_column else None, number, tools_by_text))
+            for name in (MESSAGE_COLUMN, ERROR_COLUMN):
+                if name in row and name not in self.dropped:
+                    raise InputError(self.path, f"the row has a {name!r} key, which the output adds; rename it", line=number)
+            other.append({key: value for key, value in row.items() if key not in self.dropped})
+            rows.append(number)
+            if len(rows) == batch_rows:
+                stages["read"] += perf_counter() - started
+                yield InputBatch(rows, columns, other, extent)
+                rows, columns, other, extent = [], {name: [] for name in PARSER_COLUMNS}, [], 0
+                started = perf_counter()
+        stages["read"] += perf_counter() - started
         if rows:
-            yield InputBatch(rows, columns, other)
+            yield InputBatch(rows, columns, other, extent)
 
-    def _text(self, row: dict, column: str | None, where: str, option: str) -> str:
+    def _text(self, row: dict, column: str | None, line: int, option: str) -> str:
         if column is None:
             return ""
         if column not in row:
             keys = ", ".join(repr(key) for key in list(row)[:10]) or "none"
-            raise InputError(f"{where}: no {column!r} key (the row has {keys}); name the column with {option}")
+            raise InputError(self.path, f"no {column!r} key (the row has {keys}); name the column with {option}", line=line)
         if problem := text_problem(row[column]):
-            raise InputError(f"{where}: {column!r}: {problem}")
+            raise InputError(self.path, f"{column!r}: {problem}", line=line)
         return row[column]
 
-    def _tools_text(self, value: Any, where: str, tools_by_text: dict[str, Any]) -> str | None:
+    def _tools_text(self, value: Any, line: int | None, tools_by_text: dict[str, Any], row: int | None = None) -> str | None:
         try:
             tools = read_tools(value, tools_by_text)
         except ValueError as error:
-            raise InputError(f"{where}: {self.tools_column!r}: {error}") from None
+            raise InputError(self.path, f"{self.tools_column!r}: {error}", line=line, row=row) from None
         if tools is None:
             return None
         return value if isinstance(value, str) else json.dumps(tools, ensure_ascii=False)
 
     # -- Parquet ------------------------------------------------------------
 
-    def _parquet_batches(self, batch_rows: int) -> Iterator[InputBatch]:
+    def kept_columns(self) -> list[str]:
+        """A Parquet file's columns that are written through to the output, in order.
+
+        Raises:
+            InputError: a parser column is missing, or a column the output would overwrite is there.
+        """
         import pyarrow.parquet as pq
 
-        source = pq.ParquetFile(self.path)
-        schema = source.schema_arrow
+        names = pq.ParquetFile(self.path).schema_arrow.names
         for column in self._parse_columns:
-            if column not in schema.names:
-                raise InputError(f"{self.path}: no column {column!r} (columns: {', '.join(schema.names)})")
+            if column not in names:
+                raise InputError(self.path, f"no column {column!r} (columns: {', '.join(names)})")
         for name in (MESSAGE_COLUMN, ERROR_COLUMN):
-            if name in schema.names and name not in self.dropped:
-                raise InputError(f"{self.path}: has a column {name!r}, which the output adds; rename it")
-        kept = [name for name in schema.names if name not in self.dropped]
-        first = 1
+            if name in names and name not in self.dropped:
+                raise InputError(self.path, f"has a column {name!r}, which the output adds; rename it")
+        return [name for name in names if name not in self.dropped]
+
+    def _parquet_batches(self, shard: Shard, batch_rows: int, stages: Counter) -> Iterator[InputBatch]:
+        import pyarrow.parquet as pq
+
+        kept = self.kept_columns()
+        source = pq.ParquetFile(self.path, buffer_size=_PARQUET_BUFFER_BYTES, pre_buffer=False)
+        metadata = source.metadata
+        groups, position, first_group_row = [], 0, None
+        for group in range(metadata.num_row_groups):
+            rows = metadata.row_group(group).num_rows
+            if position < shard.stop and position + rows > shard.start:
+                groups.append(group)
+                first_group_row = position if first_group_row is None else first_group_row
+            position += rows
+        if not groups:
+            return
         tools_by_text: dict[str, Any] = {}
-        for record_batch in source.iter_batches(batch_size=batch_rows):
+        position = first_group_row
+        started = perf_counter()
+        for record_batch in source.iter_batches(batch_size=batch_rows, row_groups=groups, use_threads=False):
+            low, high = max(shard.start - position, 0), min(shard.stop - position, record_batch.num_rows)
+            first = position + low + 1
+            position += record_batch.num_rows
+            if high <= low:
+                continue
+            record_batch = record_batch.slice(low, high - low)
             count = record_batch.num_rows
+            stages["read"] += perf_counter() - started
+            started = perf_counter()
             columns = {}
             for name, column, option in (
                 ("prefix", self.prefix_column, "--prefix-column, or --no-prefix"),
@@ -228,28 +380,30 @@ class InputFile:
                 values = record_batch.column(column).to_pylist() if column is not None else [""] * count
                 for index, value in enumerate(values):
                     if problem := text_problem(value):
-                        raise InputError(f"{self.path} row {first + index}: {column!r}: {problem} (name the column with {option})")
+                        raise InputError(self.path, f"{column!r}: {problem} (name the column with {option})", row=first + index)
                 columns[name] = values
             if self.tools_column is None:
                 columns["tools"] = [None] * count
             else:
                 columns["tools"] = [
-                    self._tools_text(value, f"{self.path} row {first + index}", tools_by_text)
+                    self._tools_text(value, None, tools_by_text, row=first + index)
                     for index, value in enumerate(record_batch.column(self.tools_column).to_pylist())
                 ]
-            yield InputBatch(list(range(first, first + count)), columns, record_batch.select(kept))
-            first += count
+            stages["convert"] += perf_counter() - started
+            yield InputBatch(list(range(first, first + count)), columns, record_batch.select(kept), count)
+            started = perf_counter()
+        stages["read"] += perf_counter() - started
 
 
-def _json_object(line: bytes, where: str) -> dict:
+def _json_object(line: bytes, path: Path, number: int) -> dict:
     try:
         row = json.loads(line)
     except UnicodeDecodeError as error:
-        raise InputError(f"{where}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+        raise InputError(path, f"not UTF-8 text ({error.reason} at byte {error.start})", line=number) from None
     except json.JSONDecodeError as error:
-        raise InputError(f"{where}: not valid JSON ({error.msg} at column {error.colno})") from None
+        raise InputError(path, f"not valid JSON ({error.msg} at column {error.colno})", line=number) from None
     if not isinstance(row, dict):
-        raise InputError(f"{where}: expected a JSON object, got {describe_value(row)}")
+        raise InputError(path, f"expected a JSON object, got {describe_value(row)}", line=number)
     return row
 
 
@@ -263,397 +417,204 @@ def _json_default(value: Any) -> Any:
 # -- writing ----------------------------------------------------------------
 
 
+def output_schema(input_file: InputFile, first: InputBatch | None) -> Any:
+    """The columns of a Parquet OUTPUT (or of its parts): the written-through columns, typed by the
+    input file's schema (Parquet) or by its first batch of rows (JSONL; a Parquet file has one
+    schema), then `message` and `error` as strings.
+
+    Raises:
+        InputError: the first rows' values cannot make Parquet columns.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if input_file.format == "parquet":
+        source = pq.ParquetFile(input_file.path).schema_arrow
+        kept = set(input_file.kept_columns())
+        fields = [field for field in source if field.name in kept]
+    elif first is None:
+        fields = []
+    else:
+        try:
+            fields = list(pa.Table.from_pylist(first.other).schema)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+            raise InputError(
+                input_file.path, f"these rows' values cannot make Parquet columns ({error})", line=first.rows[0], last_line=first.rows[-1]
+            ) from None
+    return pa.schema(fields + [pa.field(MESSAGE_COLUMN, pa.string()), pa.field(ERROR_COLUMN, pa.string())])
+
+
+def open_writer(path: Path, output_format: str, schema: Any, input_file: InputFile, *, part: bool, batch_rows: int = BATCH_ROWS):
+    """A writer of rows with their results: JSONL lines, or a Parquet file (`part`: an Arrow
+    stream, which `OutputFile` reads back without decoding).
+
+    Its ``write(batch, messages, errors, stages)`` takes a batch, its messages (dicts, or None)
+    and its error texts, and raises `InputError` (naming `input_file`) for JSONL rows that do
+    not fit a Parquet `schema`; ``close()`` ends the file.
+    """
+    if output_format == "jsonl":
+        return _JsonlWriter(path)
+    return _TableWriter(path, schema, "arrow" if part else "parquet", batch_rows, input_file.path)
+
+
 class _JsonlWriter:
     """Writes each row as a JSON object: its other columns, then `message` (an object) and `error`."""
 
     def __init__(self, path: Path):
         self._handle = open(path, "w", encoding="utf-8")
 
-    def write(self, batch: InputBatch, messages: list[str | None], errors: list[str | None]) -> None:
+    def write(self, batch: InputBatch, messages: list[dict | None], errors: list[str | None], stages: Counter) -> None:
+        started = perf_counter()
         rows = batch.other if isinstance(batch.other, list) else batch.other.to_pylist()
+        converted = perf_counter()
         lines = []
         for row, message, error in zip(rows, messages, errors, strict=True):
-            text = json.dumps(row, ensure_ascii=False, default=_json_default)
-            added = []
             if message is not None:
-                added.append(f'"{MESSAGE_COLUMN}": {message}')  # already JSON text
+                row = {**row, MESSAGE_COLUMN: message}
             if error is not None:
-                added.append(f'"{ERROR_COLUMN}": {json.dumps(error, ensure_ascii=False)}')
-            if added:
-                text = text[:-1] + (", " if row else "") + ", ".join(added) + "}"
-            lines.append(text)
-        self._handle.write("".join(line + "\n" for line in lines))
+                row = {**row, ERROR_COLUMN: error}
+            lines.append(json.dumps(row, ensure_ascii=False, default=_json_default) + "\n")
+        text = "".join(lines)
+        serialised = perf_counter()
+        self._handle.write(text)
+        stages["convert"] += converted - started
+        stages["serialise"] += serialised - converted
+        stages["write"] += perf_counter() - serialised
 
-    def close(self, input_file: InputFile) -> None:
+    def close(self) -> None:
         self._handle.close()
 
 
-class _ParquetWriter:
+class _TableWriter:
     """Writes the other columns, then `message` (JSON text: one column type for every message's
-    shape) and `error`; the schema is the first batch's."""
+    shape) and `error`, typed by `schema`: a Parquet file in row groups of `batch_rows` rows, or
+    an Arrow stream of the batches as they come."""
 
-    def __init__(self, path: Path):
-        self._path = path
-        self._writer = None
-        self._other_schema = None
+    def __init__(self, path: Path, schema: Any, kind: str, batch_rows: int, input_path: Path | None = None):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
 
-    def write(self, batch: InputBatch, messages: list[str | None], errors: list[str | None]) -> None:
+        self._batch_rows, self._input_path = batch_rows, input_path
+        self._other_schema = pa.schema([field for field in schema if field.name not in (MESSAGE_COLUMN, ERROR_COLUMN)])
+        if kind == "parquet":
+            self._writer = pq.ParquetWriter(path, schema)
+        else:
+            self._sink = pa.OSFile(str(path), "wb")
+            self._writer = pa.ipc.new_stream(self._sink, schema)
+        self._kind = kind
+        self._held: list = []  # Parquet: tables waiting to fill a row group
+        self._held_rows = 0
+
+    def write(self, batch: InputBatch, messages: list[dict | None], errors: list[str | None], stages: Counter) -> None:
         import pyarrow as pa
 
+        started = perf_counter()
+        texts = [None if message is None else json.dumps(message, ensure_ascii=False) for message in messages]
+        serialised = perf_counter()
         if isinstance(batch.other, list):
             table = self._table_from_rows(batch)
         else:
-            table = pa.Table.from_batches([batch.other])
-        table = table.append_column(MESSAGE_COLUMN, pa.array(messages, pa.string()))
+            table = pa.Table.from_batches([batch.other]).cast(self._other_schema)
+        table = table.append_column(MESSAGE_COLUMN, pa.array(texts, pa.string()))
         table = table.append_column(ERROR_COLUMN, pa.array(errors, pa.string()))
-        if self._writer is None:
-            import pyarrow.parquet as pq
+        converted = perf_counter()
+        self.write_table(table)
+        stages["serialise"] += serialised - started
+        stages["convert"] += converted - serialised
+        stages["write"] += perf_counter() - converted
 
-            self._writer = pq.ParquetWriter(self._path, table.schema)
-        self._writer.write_table(table)
+    def write_table(self, table) -> None:
+        """Write rows already in the output's schema."""
+        import pyarrow as pa
+
+        if self._kind == "arrow":
+            self._writer.write_table(table)
+            return
+        self._held.append(table)
+        self._held_rows += table.num_rows
+        if self._held_rows >= self._batch_rows:
+            held = pa.concat_tables(self._held)
+            whole = held.num_rows - held.num_rows % self._batch_rows
+            self._writer.write_table(held.slice(0, whole), row_group_size=self._batch_rows)
+            self._held = [held.slice(whole)]
+            self._held_rows = held.num_rows - whole
 
     def _table_from_rows(self, batch: InputBatch):
         """JSONL rows as a table typed like the first batch's (a Parquet file has one schema)."""
         import pyarrow as pa
 
-        rows = batch.other
-        where = f"lines {batch.rows[0]}-{batch.rows[-1]}"
-        if self._other_schema is None:
-            try:
-                table = pa.Table.from_pylist(rows)
-            except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
-                raise InputError(f"{where}: these rows' values cannot make Parquet columns ({error})") from None
-            self._other_schema = table.schema
-        else:
-            names = set(self._other_schema.names)
-            for number, row in zip(batch.rows, rows):
-                if new := [key for key in row if key not in names]:
-                    raise InputError(
-                        f"line {number}: key {new[0]!r} is not in the first batch of rows, and a Parquet file has "
-                        "one schema; give it to every row, or write JSONL"
-                    )
-            try:
-                table = pa.Table.from_pylist(rows, schema=self._other_schema)
-            except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
-                raise InputError(f"{where}: values do not fit the column types of the first rows ({error})") from None
+        rows, names = batch.other, set(self._other_schema.names)
+        for number, row in zip(batch.rows, rows):
+            if new := [key for key in row if key not in names]:
+                raise InputError(
+                    self._input_path, f"key {new[0]!r} is not in the first batch of rows, and a Parquet file has one schema; "
+                    "give it to every row, or write JSONL", line=number,
+                )
+        try:
+            table = pa.Table.from_pylist(rows, schema=self._other_schema)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+            raise InputError(
+                self._input_path, f"values do not fit the column types of the first rows ({error})", line=batch.rows[0], last_line=batch.rows[-1]
+            ) from None
         if table.num_rows != len(rows):  # rows with no other columns make an empty table: keep the count
             table = pa.table({"_": pa.nulls(len(rows))}).drop_columns(["_"])
         return table
 
-    def close(self, input_file: InputFile) -> None:
-        if self._writer is None:  # no rows: still a valid file with the output's columns
-            import pyarrow as pa
-            import pyarrow.parquet as pq
+    def close(self) -> None:
+        import pyarrow as pa
 
-            fields = []
-            if input_file.format == "parquet":
-                source = pq.ParquetFile(input_file.path).schema_arrow
-                fields = [f for f in source if f.name not in input_file.dropped]
-            schema = pa.schema(fields + [pa.field(MESSAGE_COLUMN, pa.string()), pa.field(ERROR_COLUMN, pa.string())])
-            pq.write_table(schema.empty_table(), self._path)
-            return
+        if self._kind == "parquet":
+            held = [table for table in self._held if table.num_rows]
+            if held:
+                self._writer.write_table(pa.concat_tables(held), row_group_size=self._batch_rows)
         self._writer.close()
+        if self._kind == "arrow":
+            self._sink.close()
 
 
-# -- the run ----------------------------------------------------------------
-
-
-@dataclass
-class BatchSummary:
-    """What a `parse_file` run did.
-
-    Attributes:
-        rows: rows parsed and written.
-        rows_with_errors: rows whose `error` is set.
-        errors_by_field: how many errors each field had (`NO_FIELD` for message-level ones),
-            most first.
-        seconds: wall time of the whole run (reading, parsing and writing).
-        engine, workers: the engine, and its processes (None: all the Ray cluster's CPUs).
-    """
-
-    engine: str
-    workers: int | None
-    rows: int = 0
-    rows_with_errors: int = 0
-    errors_by_field: Counter = field(default_factory=Counter)
-    seconds: float = 0.0
-
-    @property
-    def rows_per_second(self) -> float:
-        return self.rows / self.seconds if self.seconds else 0.0
-
-    def add(self, errors: list[str | None], error_fields: list[list[str | None]]) -> None:
-        self.rows += len(errors)
-        for error, fields in zip(errors, error_fields):
-            if error is not None:
-                self.rows_with_errors += 1
-                self.errors_by_field.update(NO_FIELD if name is None else name for name in fields)
-
-
-def parse_file(
-    template: dict | str,
-    input_path: str | Path,
-    output_path: str | Path,
-    *,
-    engine: str = "local",
-    num_proc: int | None = None,
-    prefix_column: str | None = "prefix",
-    output_column: str = "output",
-    tools_column: str | None = None,
-    on_error: str = "keep",
-    batch_rows: int = BATCH_ROWS,
-    keep_input: bool = False,
-    regex_timeout: float | None = None,
-    progress: bool = True,
-) -> BatchSummary:
-    """Parse every row of INPUT with `template` and write OUTPUT in the same order.
+class OutputFile:
+    """OUTPUT assembled from the workers' part files, appended in shard order.
 
     Args:
-        template: the response template (a dict or its JSON text).
-        input_path, output_path: .jsonl/.ndjson or .parquet/.pq files (either format either
-            way). OUTPUT is written beside itself under a temporary name and renamed at the end,
-            so a failed run leaves no partial file.
-        engine: ``"local"``, ``"datasets"`` or ``"ray"`` (see the module docstring).
-        num_proc: worker processes (datasets: `num_proc`; Ray: at most this many parsing tasks
-            at once, and the CPUs of the local cluster it starts). None: 1 for datasets, every
-            CPU for Ray. The local engine takes only 1.
-        prefix_column, output_column, tools_column, on_error, regex_timeout: as for
-            `parse_batch`.
-        batch_rows: rows per batch (and per row group of the staged shards).
-        keep_input: also write the prefix, output and tools columns to OUTPUT.
-        progress: show progress bars (on stderr).
-
-    Returns:
-        A `BatchSummary`.
-
-    Raises:
-        TemplateError: the template is invalid (before anything is read).
-        InputError: a malformed input row (names the file and line or row).
-        FileNotFoundError, ValueError: no input file; an unknown format, engine or mode.
-        ImportError: the engine's package (datasets, ray, pyarrow) is not installed.
+        path: where to write (the caller renames it to OUTPUT at the end).
+        output_format: ``"jsonl"`` or ``"parquet"``.
+        schema: a Parquet OUTPUT's columns (see `output_schema`); None for JSONL.
+        batch_rows: rows per row group of a Parquet OUTPUT (as one worker writes it, so that
+            every engine writes the same file).
     """
-    started = time.perf_counter()
-    load_template(template)
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    if on_error not in ON_ERROR_MODES:
-        raise ValueError(f"on_error must be one of {ON_ERROR_MODES}, got {on_error!r}")
-    if num_proc is not None and num_proc < 1:
-        raise ValueError(f"num_proc must be at least 1, got {num_proc}")
-    if engine == "local" and (num_proc or 1) > 1:
-        raise ValueError("the local engine parses in this process only; for more processes use the datasets or ray engine")
-    if batch_rows < 1:
-        raise ValueError(f"batch_rows must be at least 1, got {batch_rows}")
-    input_file = InputFile(
-        input_path, prefix_column=prefix_column, output_column=output_column, tools_column=tools_column, keep_input=keep_input
-    )
-    output = Path(output_path)
-    output_format = file_format(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    partial = output.with_name(f".{output.name}.partial")
-    writer = _JsonlWriter(partial) if output_format == "jsonl" else _ParquetWriter(partial)
-    parse_options = {
-        "template": template,
-        "prefix_column": "prefix" if prefix_column is not None else None,
-        "output_column": "output",
-        "tools_column": "tools" if tools_column is not None else None,
-        "on_error": on_error,
-        "message_format": "json",
-        "error_fields": True,
-        "regex_timeout": regex_timeout,
-    }
-    workers = 1 if engine == "local" else num_proc if engine == "ray" else (num_proc or 1)
-    summary = BatchSummary(engine=engine, workers=workers)
-    run = {"local": _run_local, "datasets": _run_datasets, "ray": _run_ray}[engine]
-    try:
-        run(input_file, writer, summary, parse_options, batch_rows=batch_rows, num_proc=num_proc, progress=progress, work_beside=output)
-        writer.close(input_file)
-        os.replace(partial, output)
-    except BaseException:
-        try:
-            writer.close(input_file)
-        finally:
-            partial.unlink(missing_ok=True)
-        raise
-    summary.seconds = time.perf_counter() - started
-    return summary
 
-
-def _bar(progress: bool, total: int | None, description: str):
-    from tqdm.auto import tqdm
-
-    hidden = {} if progress else {"disable": True}  # not passed when shown, so TQDM_DISABLE=1 still hides it
-    return tqdm(total=total, unit=" rows", desc=description, dynamic_ncols=True, **hidden)
-
-
-def _settle(bar) -> None:
-    """End a bar whose total counted blank JSONL lines at the rows actually read."""
-    bar.total = bar.n
-    bar.refresh()
-
-
-def _write(writer, summary: BatchSummary, batch: InputBatch, result: dict[str, list]) -> None:
-    if len(result["message"]) != len(batch.rows):
-        raise RuntimeError(f"the engine returned {len(result['message'])} results for {len(batch.rows)} rows at row {batch.rows[0]}")
-    writer.write(batch, result["message"], result["error"])
-    summary.add(result["error"], result["error_fields"])
-
-
-def _run_local(input_file, writer, summary, parse_options, *, batch_rows, num_proc, progress, work_beside) -> None:
-    with _bar(progress, input_file.count_rows(), "parsing") as bar:
-        for batch in input_file.batches(batch_rows):
-            _write(writer, summary, batch, parse_batch(batch.columns, **parse_options))
-            bar.update(len(batch.rows))
-        _settle(bar)
-
-
-def _stage(input_file: InputFile, directory: Path, batch_rows: int, progress: bool) -> list[str]:
-    """Write the parser's columns as Parquet shards (a row group per batch, a new shard once one
-    holds `SHARD_CHARACTERS` of text); return their paths in order."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    schema = pa.schema([(name, pa.string()) for name in _STAGED_COLUMNS])
-    paths: list[str] = []
-    shard, shard_characters = None, 0
-    try:
-        with _bar(progress, input_file.count_rows(), "reading") as bar:
-            for batch in input_file.batches(batch_rows):
-                if shard is None:
-                    paths.append(str(directory / f"shard-{len(paths):06d}.parquet"))
-                    shard, shard_characters = pq.ParquetWriter(paths[-1], schema), 0
-                shard.write_table(pa.table(batch.columns, schema=schema))
-                shard_characters += sum(map(len, batch.columns["output"])) + sum(map(len, batch.columns["prefix"]))
-                if shard_characters >= SHARD_CHARACTERS:
-                    shard.close()
-                    shard = None
-                bar.update(len(batch.rows))
-            _settle(bar)
-    finally:
-        if shard is not None:
-            shard.close()
-    return paths
-
-
-class _WorkDirectory:
-    """A temporary directory beside OUTPUT (on storage a cluster's workers may share), removed at the end."""
-
-    def __init__(self, beside: Path):
-        self.path = Path(tempfile.mkdtemp(prefix=f".{beside.name}.work-", dir=beside.parent))
-
-    def __enter__(self) -> Path:
-        return self.path
-
-    def __exit__(self, *exc) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
-
-
-def _write_results(input_file, writer, summary, results: Iterator[dict[str, list]], batch_rows: int, bar) -> None:
-    """Read INPUT again beside the engine's results (same order, same batch size) and write both."""
-    for batch, result in zip(input_file.batches(batch_rows), results, strict=True):
-        _write(writer, summary, batch, result)
-        bar.update(len(batch.rows))
-
-
-def _run_datasets(input_file, writer, summary, parse_options, *, batch_rows, num_proc, progress, work_beside) -> None:
-    import datasets
-
-    with _WorkDirectory(work_beside) as work:
-        shards = _stage(input_file, work, batch_rows, progress)
-        if not shards:
-            return
-        bars_were_on = datasets.is_progress_bar_enabled()
-        datasets.disable_progress_bars()  # loading the shards: our reading bar already counted them
-        try:
-            staged = datasets.Dataset.from_parquet(shards, cache_dir=str(work / "cache"))
-            if progress:
-                datasets.enable_progress_bars()
-            parsed = staged.map(
-                parse_batch,
-                batched=True,
-                batch_size=batch_rows,
-                num_proc=num_proc if num_proc and num_proc > 1 else None,
-                fn_kwargs=parse_options,
-                remove_columns=staged.column_names,
-                features=datasets_features(error_fields=True),
-                desc="parsing",
-            )
-        finally:
-            (datasets.enable_progress_bars if bars_were_on else datasets.disable_progress_bars)()
-        with _bar(progress, len(parsed), "writing") as bar:
-            _write_results(input_file, writer, summary, parsed.iter(batch_size=batch_rows), batch_rows, bar)
-
-
-def parse_to_arrow(batch: Any, **parse_options) -> Any:
-    """`parse_batch` returning a pyarrow Table of fixed types, so Ray's blocks share one schema
-    (a batch with no error would otherwise make a null-typed `error` column)."""
-    import pyarrow as pa
-
-    schema = pa.schema([(MESSAGE_COLUMN, pa.string()), (ERROR_COLUMN, pa.string()), ("error_fields", pa.list_(pa.string()))])
-    return pa.table(parse_batch(batch, **parse_options), schema=schema)
-
-
-def _run_ray(input_file, writer, summary, parse_options, *, batch_rows, num_proc, progress, work_beside) -> None:
-    import ray
-    import ray.data
-
-    started_here = not ray.is_initialized()
-    if started_here:
-        if os.environ.get("RAY_ADDRESS"):
-            # An existing cluster: ship this engine package to its workers.
-            ray.init(runtime_env={"py_modules": [str(Path(__file__).resolve().parent)]})
+    def __init__(self, path: Path, output_format: str, schema: Any, batch_rows: int = BATCH_ROWS):
+        self._format = output_format
+        if output_format == "jsonl":
+            self._handle = open(path, "wb")
         else:
-            # A cluster of this machine only: on the loopback address, no dashboard.
-            ray.init(num_cpus=num_proc, include_dashboard=False, _node_ip_address="127.0.0.1")
-    context = ray.data.DataContext.get_current()
-    settings = {
-        "enable_progress_bars": False,  # ours counts the rows written
-        # Blocks of at most 16 MB (Ray's default is 128 MB): a worker holds a block, its rows as
-        # Python strings and its results at once, so this bounds each worker's memory.
-        "target_max_block_size": 16 * 1024 * 1024,
-        # Ray 2.60's default Parquet reader starts a pool of 32 footer-reading actors (a process
-        # and about 100 MB each) per read; its first reader needs none.
-        "use_datasource_v2": False,
-    }
-    saved = {name: getattr(context, name, None) for name in settings}
-    saved_order = context.execution_options.preserve_order
-    try:
-        for name, value in settings.items():
-            setattr(context, name, value)
-        context.execution_options.preserve_order = True
-        with _WorkDirectory(work_beside) as work:
-            shards = _stage(input_file, work, batch_rows, progress)
-            if not shards:
-                return
-            if not num_proc:
-                limit = {}
-            elif hasattr(ray.data, "TaskPoolStrategy"):
-                limit = {"compute": ray.data.TaskPoolStrategy(size=num_proc)}
-            else:  # Ray before `compute` took a task-pool strategy
-                limit = {"concurrency": num_proc}
-            # A block per shard at least, so that every worker gets some.
-            parsed = ray.data.read_parquet(shards, override_num_blocks=len(shards)).map_batches(
-                parse_to_arrow, batch_size=batch_rows, batch_format="pyarrow", fn_kwargs=parse_options, **limit
-            )
-            results = (
-                {name: column.to_pylist() for name, column in zip(table.column_names, table.columns)}
-                for table in parsed.iter_batches(batch_size=batch_rows, batch_format="pyarrow")
-            )
-            try:
-                with _bar(progress, _shard_rows(shards), "parsing") as bar:
-                    _write_results(input_file, writer, summary, results, batch_rows, bar)
-            finally:
-                results.close()  # stop the execution before Ray shuts down
-    finally:
-        for name, value in saved.items():  # a caller's own Ray session keeps its settings
-            setattr(context, name, value)
-        context.execution_options.preserve_order = saved_order
-        if started_here:
-            ray.shutdown()
+            self._writer = _TableWriter(path, schema, "parquet", batch_rows)
 
+    def append(self, part: Path) -> None:
+        """Append a part file's rows and delete it."""
+        if self._format == "jsonl":
+            with open(part, "rb") as source:
+                size, copied = os.fstat(source.fileno()).st_size, 0
+                try:  # in the kernel, without passing the bytes through this process
+                    while copied < size and (step := os.copy_file_range(source.fileno(), self._handle.fileno(), size - copied)):
+                        copied += step
+                except (AttributeError, OSError):  # not on this system or between these file systems
+                    pass
+                if copied < size:
+                    source.seek(copied)
+                    self._handle.seek(0, os.SEEK_END)
+                    shutil.copyfileobj(source, self._handle, _READ_BYTES)
+                    self._handle.flush()
+        else:
+            import pyarrow as pa
 
-def _shard_rows(shards: list[str]) -> int:
-    """Rows in the staged shards."""
-    import pyarrow.parquet as pq
+            with pa.memory_map(str(part)) as source:
+                for record_batch in pa.ipc.open_stream(source):
+                    self._writer.write_table(pa.Table.from_batches([record_batch]))
+        part.unlink()
 
-    return sum(pq.ParquetFile(path).metadata.num_rows for path in shards)
+    def close(self) -> None:
+        if self._format == "jsonl":
+            self._handle.close()
+        else:
+            self._writer.close()

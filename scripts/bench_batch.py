@@ -1,140 +1,91 @@
-"""Batch parsing speed, side by side: in-process, datasets at 1 and 2 processes, local Ray.
+"""Batch parsing speed and memory, side by side: in-process, datasets and Ray at 1 and 2 workers.
 
-Run it with ``python scripts/bench_batch.py`` (``--help`` for the options). Every engine parses
-the same rows (SmolLM3-shaped generations of about 4 KB with reasoning, tool calls and content,
-from tests/workloads.py) with `engine.batch.parse_batch`, and the script prints rows per second
-and MB/s for each, then the scaling efficiency: the rows per second of 2 processes divided by
-twice those of 1 (1.00 is perfect scaling). Engine start-up (a datasets process pool is part of
-every `map`, so it is counted; Ray's cluster and its first task are not) is left to the figures
-it belongs to, and each engine's result is checked against the in-process one.
+Run it with ``python scripts/bench_batch.py`` (``--help`` for the options); the table for 10^5
+and 10^6 rows is ``python scripts/bench_batch.py --rows 100000 1000000``. For each row count it
+writes a JSONL file of SmolLM3-shaped generations of about 4 KB (reasoning, tool calls and
+content, cycling through 200 seeds of tests/workloads.py) to a temporary directory, runs
+`engine.batch_run.parse_file` (what ``python -m engine batch`` runs) on it once per engine and
+worker count in a fresh Python process, and deletes the file at the end.
 
-``--memory ROWS`` instead writes a JSONL file of ROWS such rows and runs
-``python -m engine batch`` on it with each engine, printing the peak resident memory of the
-command and all its worker processes (summed, sampled every 0.1 s), and their anonymous memory
-(heap and arrays, not pages of memory-mapped files, which the kernel can drop at will; a page
-that forked processes share counted once): bounded memory means the anonymous peak does not
-grow with the input. The RSS of the datasets engine includes the pages of its memory-mapped
-Arrow files it has touched, and a page its forked workers share with it once per process.
+It prints, for each run (the best of ``--repeats``, runs interleaved so that a change in the
+machine's load touches every engine alike):
 
-It is a benchmark, not a test: timings depend on the machine and its load (it prints the load
-average before and after).
+- start+stop: importing the engine's package and starting its workers (Ray's cluster), then
+  stopping Ray, reported apart as the command reports them; run: the wall time between;
+  rows/s of the run;
+- speedup: the in-process run's time over this run's; efficiency: the speedup over the workers
+  (1.00 is perfect scaling); whole: the wall time of the whole process, start-up included;
+- CPU: the workers' CPU seconds on their shards (measured inside them), and the CPU seconds of
+  the whole process tree (start-up and Ray's own processes included; sampled every half second,
+  so a little low). On a loaded machine the wall times stretch while the CPU seconds do not: a
+  2-worker run whose workers' CPU equals the in-process run's does no extra work, and runs
+  twice as fast where it has two free cores;
+- peak memory of the process and all its workers (sampled every half second): resident (RSS,
+  summed) and anonymous (Pss_Anon: heap and arrays, a page forked processes share counted once;
+  not memory-mapped file pages, which the kernel drops at will). Bounded memory means the
+  anonymous peak does not grow with the rows;
+- where the time went: each stage's seconds (the workers' summed over them), and the share of
+  parsing in the workers' time.
+
+Every engine's output must equal the in-process one byte for byte (their SHA-256 digests are
+compared), or the script stops. It is a benchmark, not a test: timings depend on the machine
+and its load (it prints the load average before and after).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.batch import datasets_features, parse_batch  # noqa: E402
+from engine.batch_run import STAGES, WORKER_STAGES  # noqa: E402
 from tests.workloads import KB, SMOLLM3_TEMPLATE, make_case  # noqa: E402
 
 DISTINCT_ROWS = 200  # distinct generations, repeated to make up the rows
 
+# name on the command line -> (label, engine, workers). The in-process run always comes first:
+# every speedup is against it.
+RUNS = {
+    "local": ("in-process", "local", 1),
+    "datasets:1": ("datasets", "datasets", 1),
+    "datasets:2": ("datasets", "datasets", 2),
+    "ray:1": ("ray (local)", "ray", 1),
+    "ray:2": ("ray (local)", "ray", 2),
+}
 
-def make_rows(count: int, size: int = 4 * KB) -> dict[str, list]:
-    """`count` rows as columns `id`, `prefix`, `output`: generations cycling through DISTINCT_ROWS seeds."""
-    cases = [make_case("smollm3", size, seed=seed) for seed in range(min(count, DISTINCT_ROWS))]
-    return {
-        "id": list(range(count)),
-        "prefix": [cases[i % len(cases)].prefix for i in range(count)],
-        "output": [cases[i % len(cases)].text for i in range(count)],
-    }
-
-
-def _options(template: dict) -> dict:
-    return {"template": template, "message_format": "json"}
-
-
-def run_in_process(columns: dict[str, list], batch_size: int) -> list[str]:
-    messages = []
-    for start in range(0, len(columns["output"]), batch_size):
-        batch = {name: values[start : start + batch_size] for name, values in columns.items()}
-        messages += parse_batch(batch, **_options(SMOLLM3_TEMPLATE))["message"]
-    return messages
+# What each run's process executes: `parse_file`, then its summary as JSON on stdout.
+RUNNER = """
+import json, sys
+from engine.batch_run import parse_file
+options = json.loads(sys.argv[1])
+summary = parse_file(**options)
+print(json.dumps(summary.record()))
+"""
 
 
-def run_datasets(dataset, batch_size: int, num_proc: int) -> list[str]:
-    parsed = dataset.map(
-        parse_batch, batched=True, batch_size=batch_size, num_proc=num_proc, fn_kwargs=_options(SMOLLM3_TEMPLATE),
-        remove_columns=dataset.column_names, features=datasets_features(), load_from_cache_file=False,
-    )
-    return parsed["message"]
-
-
-def run_ray(table, batch_size: int) -> list[str]:
-    import ray.data
-
-    parsed = ray.data.from_arrow(table).repartition(8).map_batches(
-        parse_batch, batch_size=batch_size, batch_format="pyarrow", fn_kwargs=_options(SMOLLM3_TEMPLATE)
-    )
-    return [message for batch in parsed.iter_batches(batch_size=1000, batch_format="pyarrow") for message in batch.column("message").to_pylist()]
-
-
-def timed(label: str, function, *args, expected=None, repeats: int = 1) -> tuple[str, float, list]:
-    best, result = float("inf"), None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = function(*args)
-        best = min(best, time.perf_counter() - start)
-    if expected is not None and result != expected:
-        raise SystemExit(f"{label}: messages differ from in-process parsing")
-    return label, best, result
-
-
-def speed(rows: int, batch_size: int, repeats: int) -> int:
-    import datasets
-    import pyarrow as pa
-    import ray
-
-    datasets.disable_progress_bars()
-    columns = make_rows(rows)
-    megabytes = sum(len(text.encode()) for text in columns["output"]) / 1e6
-    print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} ({os.cpu_count()} CPUs)")
-    print(f"{rows} rows, {megabytes / rows * 1e3:.1f} KB generations on average, batches of {batch_size} rows, best of {repeats}\n")
-    results = []
-    label, seconds, expected = timed("in-process", run_in_process, columns, batch_size, repeats=repeats)
-    results.append((label, seconds))
-    with tempfile.TemporaryDirectory() as work:
-        # On disk, memory-mapped, as a loaded dataset is: workers open the file instead of unpickling the rows.
-        datasets.Dataset.from_dict(columns).save_to_disk(f"{work}/rows")
-        dataset = datasets.load_from_disk(f"{work}/rows")
-        for num_proc in (1, 2):
-            results.append(
-                timed(f"datasets num_proc={num_proc}", run_datasets, dataset, batch_size, num_proc, expected=expected, repeats=repeats)[:2]
-            )
-        del dataset
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
-    try:
-        context = ray.data.DataContext.get_current()
-        context.enable_progress_bars = False
-        context.execution_options.preserve_order = True
-        table = pa.table(columns)
-        run_ray(table.slice(0, 50), batch_size)  # start the workers
-        results.append(timed("ray (local, 2 CPUs)", run_ray, table, batch_size, expected=expected, repeats=repeats)[:2])
-    finally:
-        ray.shutdown()
-    print(f"{'engine':24} {'seconds':>8} {'rows/s':>8} {'MB/s':>6}")
-    for label, seconds in results:
-        print(f"{label:24} {seconds:8.2f} {rows / seconds:8.0f} {megabytes / seconds:6.1f}")
-    rates = {label: rows / seconds for label, seconds in results}
-    print(f"\nscaling efficiency, datasets 2 processes / (2 x 1 process): {rates['datasets num_proc=2'] / (2 * rates['datasets num_proc=1']):.2f}")
-    print(f"ray on 2 CPUs / (2 x in-process): {rates['ray (local, 2 CPUs)'] / (2 * rates['in-process']):.2f}")
-    print(f"load average after: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
-    return 0
+def write_input(path: Path, rows: int, size: int = 4 * KB) -> int:
+    """Write `rows` JSONL rows (`id`, `prefix`, `output`) cycling through DISTINCT_ROWS generations; return the bytes."""
+    cases = [make_case("smollm3", size, seed=seed) for seed in range(min(rows, DISTINCT_ROWS))]
+    tails = [json.dumps({"prefix": case.prefix, "output": case.text})[1:] + "\n" for case in cases]
+    with open(path, "w", encoding="utf-8") as handle:
+        for start in range(0, rows, 10_000):
+            handle.write("".join(f'{{"id": {index}, ' + tails[index % len(tails)] for index in range(start, min(rows, start + 10_000))))
+    return path.stat().st_size
 
 
 def _anonymous_bytes(pid: int) -> int:
-    """Pss_Anon of a process: its memory not backed by a file (heap, stacks, arrays), each page
-    it shares with other processes (a forked worker's inherited pages) counted in proportion."""
+    """Pss_Anon of a process: its memory not backed by a file, each page it shares with other
+    processes (a forked worker's inherited pages) counted in proportion."""
     with open(f"/proc/{pid}/smaps_rollup") as rollup:
         for line in rollup:
             if line.startswith("Pss_Anon:"):
@@ -142,67 +93,155 @@ def _anonymous_bytes(pid: int) -> int:
     return 0
 
 
-def peak_memory(command: list[str], env: dict) -> tuple[int, float, float, list[str]]:
-    """Run `command`; return its status, the peaks (MB) of the summed RSS and of the summed
-    anonymous memory (Pss_Anon) of it and its descendants, and the last lines of its stderr."""
+@dataclass
+class Run:
+    """One run's figures."""
+
+    label: str
+    engine: str
+    workers: int
+    summary: dict = field(default_factory=dict)
+    whole: float = float("inf")
+    rss: float = 0.0
+    anonymous: float = 0.0
+    tree_cpu: float = 0.0
+    digest: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.label}, {self.workers} worker{'s' if self.workers > 1 else ''}"
+
+    @property
+    def seconds(self) -> float:
+        return self.summary.get("seconds", float("inf"))
+
+
+def run_once(run: Run, source: Path, output: Path, batch_rows: int) -> None:
+    """Run `parse_file` in a fresh process; keep the figures of the fastest run, the highest memory peaks."""
     import psutil
 
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    options = {
+        "template": SMOLLM3_TEMPLATE, "input_path": str(source), "output_path": str(output), "engine": run.engine,
+        "num_proc": None if run.engine == "local" else run.workers, "batch_rows": batch_rows, "progress": False,
+    }
+    env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONPATH": str(ROOT)}
+    env.pop("RAY_ADDRESS", None)  # a local cluster of `workers` CPUs, as the command starts
+    started = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-c", RUNNER, json.dumps(options)], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=env)
     watched = psutil.Process(process.pid)
     peak = peak_anonymous = 0
+    cpu_by_process: dict[tuple[int, float], float] = {}  # (pid, creation time) -> CPU seconds last seen
     while process.poll() is None:
+        rss = anonymous = 0
         try:
-            tree = [watched, *watched.children(recursive=True)]
-            rss = anonymous = 0
-            for member in tree:
+            for member in [watched, *watched.children(recursive=True)]:
                 try:
                     rss += member.memory_info().rss
                     anonymous += _anonymous_bytes(member.pid)
+                    times = member.cpu_times()
+                    cpu_by_process[(member.pid, member.create_time())] = times.user + times.system
                 except (psutil.Error, OSError):
                     pass
-            peak, peak_anonymous = max(peak, rss), max(peak_anonymous, anonymous)
         except psutil.Error:
             pass
-        time.sleep(0.1)
-    return process.returncode, peak / 1e6, peak_anonymous / 1e6, process.stderr.read().strip().splitlines()[-2:]
+        peak, peak_anonymous = max(peak, rss), max(peak_anonymous, anonymous)
+        time.sleep(0.5)
+    whole = time.perf_counter() - started
+    stdout, stderr = process.communicate()
+    if process.returncode != 0:
+        raise SystemExit(f"{run.name} failed ({process.returncode}):\n{stderr[-2000:]}")
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    digest = hashlib.sha256()
+    with open(output, "rb") as handle:
+        while block := handle.read(1 << 24):
+            digest.update(block)
+    output.unlink()
+    if run.digest and digest.hexdigest() != run.digest:
+        raise SystemExit(f"{run.name}: the output differs from its previous run")
+    run.digest = digest.hexdigest()
+    if summary["seconds"] < run.seconds:
+        run.summary, run.whole, run.tree_cpu = summary, whole, sum(cpu_by_process.values())
+    run.rss, run.anonymous = max(run.rss, peak / 1e6), max(run.anonymous, peak_anonymous / 1e6)
 
 
-def memory(rows: int) -> int:
-    columns = make_rows(rows)
-    with tempfile.TemporaryDirectory() as work:
-        source = Path(work) / "input.jsonl"
-        with open(source, "w", encoding="utf-8") as handle:
-            for index in range(rows):
-                handle.write(json.dumps({name: values[index] for name, values in columns.items()}) + "\n")
-        del columns
-        template = Path(work) / "template.json"
-        template.write_text(json.dumps(SMOLLM3_TEMPLATE))
-        print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        print(f"input: {rows} rows, {source.stat().st_size / 1e6:.0f} MB of JSONL\n")
-        print(f"{'engine':22} {'peak RSS (MB)':>14} {'anonymous (MB)':>16}  summary")
-        env = {**os.environ, "TQDM_DISABLE": "1"}
-        env.pop("RAY_ADDRESS", None)
-        for label, options in (("local", ["--engine", "local"]), ("datasets num_proc=2", ["--num-proc", "2"]),
-                               ("ray (local, 2 CPUs)", ["--engine", "ray", "--num-proc", "2"])):
-            output = Path(work) / "output.jsonl"
-            command = [sys.executable, "-m", "engine", "batch", str(template), str(source), "--output", str(output), *options]
-            status, peak, anonymous, tail = peak_memory(command, env)
-            print(f"{label:22} {peak:14.0f} {anonymous:16.0f}  {' / '.join(line.split(' -> ')[0] for line in tail) if status == 0 else f'FAILED ({status}): {tail}'}")
-            output.unlink(missing_ok=True)
-        print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    return 0
+def measure(rows: int, names: list[str], repeats: int, batch_rows: int, output_format: str, work: Path) -> list[Run]:
+    runs = [Run(*RUNS[name]) for name in ["local", *(name for name in names if name != "local")]]
+    source = work / f"input-{rows}.jsonl"
+    print(f"writing {rows:,} rows ...", file=sys.stderr)
+    size = write_input(source, rows)
+    print(f"{rows:,} rows, {size / 1e6:,.0f} MB of JSONL; output {output_format}, batches of {batch_rows:,} rows", file=sys.stderr)
+    try:
+        for repeat in range(repeats):
+            for run in runs:
+                print(f"  run {repeat + 1}/{repeats}: {run.name} ...", file=sys.stderr)
+                run_once(run, source, work / f"output.{output_format}", batch_rows)
+    finally:
+        source.unlink(missing_ok=True)
+    for run in runs[1:]:
+        if run.digest != runs[0].digest:
+            raise SystemExit(f"{rows:,} rows: {run.name} wrote another output than the in-process run")
+    return runs
+
+
+def _print_tables(results: dict[int, list[Run]]) -> None:
+    print(
+        f"{'rows':>9}  {'engine':26} {'shards':>6} {'start+stop s':>12} {'run s':>7} {'rows/s':>7} {'speedup':>7} "
+        f"{'efficiency':>10} {'whole s':>8} {'work CPU s':>10} {'tree CPU s':>10} {'peak RSS MB':>11} {'anon MB':>8}"
+    )
+    for rows, runs in results.items():
+        local = runs[0]
+        for run in runs:
+            speedup = local.seconds / run.seconds
+            print(
+                f"{rows:>9,}  {run.name:26} {run.summary['shards']:>6} {run.summary['startup_seconds'] + run.summary['shutdown_seconds']:>12.2f} {run.seconds:>7.2f} "
+                f"{rows / run.seconds:>7,.0f} {speedup:>7.2f} {speedup / run.workers:>10.2f} {run.whole:>8.2f} "
+                f"{run.summary['cpu_seconds']:>10.2f} {run.tree_cpu:>10.2f} {run.rss:>11,.0f} "
+                f"{run.anonymous:>8,.0f}"
+            )
+    print("\nwhere the time went (seconds; the workers' stages summed over the workers):")
+    print(f"{'rows':>9}  {'engine':26} " + " ".join(f"{stage:>9}" for stage in STAGES) + f" {'parse share':>11}")
+    for rows, runs in results.items():
+        for run in runs:
+            stages = run.summary["stages"]
+            work = sum(stages[stage] for stage in WORKER_STAGES)
+            print(f"{rows:>9,}  {run.name:26} " + " ".join(f"{stages[stage]:>9.2f}" for stage in STAGES) + f" {stages['parse'] / work:>11.0%}")
+    lines = []
+    for rows, runs in results.items():
+        by_name = {(run.engine, run.workers): run for run in runs}
+        for engine in ("datasets", "ray"):
+            if (engine, 1) in by_name and (engine, 2) in by_name:
+                one, two = by_name[(engine, 1)], by_name[(engine, 2)]
+                lines.append(
+                    f"{rows:>9,}  {engine:9} 2 workers x{one.seconds / two.seconds:.2f} of 1, efficiency {one.seconds / (2 * two.seconds):.2f}; "
+                    f"x{runs[0].seconds / two.seconds:.2f} of in-process (x{runs[0].whole / two.whole:.2f} whole process)"
+                )
+    if lines:
+        print("\nscaling, 2 workers against 1 of the same engine (rows/s of 2 / twice those of 1; 1.00 is perfect):")
+        print("\n".join(lines))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=8000, help="rows to parse (default 8000)")
-    parser.add_argument("--batch-size", type=int, default=250, help="rows per batch (default 250)")
-    parser.add_argument("--repeats", type=int, default=1, help="runs per engine; the fastest counts (default 1)")
-    parser.add_argument("--memory", type=int, metavar="ROWS", help="peak RSS of `python -m engine batch` on ROWS generated rows, per engine")
+    parser.add_argument("--rows", type=int, nargs="+", default=[100_000],
+                        help="row counts to run, each a generated file (default 100000; the full table: 100000 1000000)")
+    parser.add_argument("--repeats", type=int, default=1, help="runs of each engine; the fastest counts (default 1)")
+    parser.add_argument("--runs", nargs="+", choices=list(RUNS), default=list(RUNS),
+                        help="which engines and worker counts (default: all; the in-process run is always made)")
+    parser.add_argument("--batch-size", type=int, default=1000, help="rows per batch (default 1000, the command's default)")
+    parser.add_argument("--output-format", choices=["jsonl", "parquet"], default="jsonl", help="OUTPUT's format (default jsonl)")
+    parser.add_argument("--work-dir", help="where the input and output files go (default: the system's temporary directory)")
     args = parser.parse_args(argv)
-    if args.memory:
-        return memory(args.memory)
-    return speed(args.rows, args.batch_size, args.repeats)
+    load = " ".join(f"{value:.2f}" for value in os.getloadavg())
+    print(f"load average before: {load} ({os.cpu_count()} CPUs)")
+    results = {}
+    with tempfile.TemporaryDirectory(dir=args.work_dir, prefix="bench_batch-") as work:
+        for rows in args.rows:
+            results[rows] = measure(rows, args.runs, args.repeats, args.batch_size, args.output_format, Path(work))
+    print(f"best of {args.repeats}; every engine's output equals the in-process one byte for byte\n")
+    _print_tables(results)
+    print(f"\nload average after: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -123,3 +123,51 @@ def compilations_by_worker(pids: list, compilations: list) -> dict[int, set]:
     for pid, count in zip(pids, compilations):
         seen.setdefault(pid, set()).add(count)
     return seen
+
+
+# -- files for the engines ----------------------------------------------------
+
+# Text in a shard when the tests cut files: a few rows each, so that a file of a hundred rows
+# makes dozens of shards, and every engine joins many parts.
+TINY_SHARD_BYTES = 600
+
+
+def file_rows(copies: int = 6) -> tuple[dict, list[dict]]:
+    """The qwen3 template and its samples `copies` times over as file rows: `id`, `prefix`,
+    `output`, `tools` (JSON text or None) and a nested `meta` to write through."""
+    from engine.template_files import load_template_file
+
+    template = load_template_file("qwen3").response_template
+    samples = [sample for sample in load_samples() if sample.template_name == "qwen3"]
+    rows = []
+    for copy in range(copies):
+        for index, sample in enumerate(samples):
+            row = {key: values[0] for key, values in columns([sample]).items() if key != "id"}
+            rows.append({"id": f"r{len(rows)}", **row, "meta": {"copy": copy, "sample": index}})
+    return template, rows
+
+
+def write_rows(path, rows: list[dict], *, blank_every: int | None = None, final_newline: bool = True, row_group_rows: int = 5) -> None:
+    """`rows` as JSONL (a blank line after every `blank_every` rows; the last line without its
+    newline unless `final_newline`) or Parquet (row groups of `row_group_rows`), by extension."""
+    if str(path).endswith(".parquet"):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=row_group_rows)
+        return
+    lines = []
+    for index, row in enumerate(rows, 1):
+        lines.append(json.dumps(row, ensure_ascii=False))
+        if blank_every and index % blank_every == 0:
+            lines.append("")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + ("\n" if final_newline else ""))
+
+
+def run_file(template: dict, source, output, engine: str = "local", num_proc: int | None = None, **options):
+    """`parse_file` with the tests' settings: no progress bar, shards of `TINY_SHARD_BYTES`, tools from `tools`."""
+    from engine.batch_run import parse_file
+
+    options = {"tools_column": "tools", "batch_rows": 4, "progress": False, "shard_bytes": TINY_SHARD_BYTES, **options}
+    return parse_file(template, source, output, engine=engine, num_proc=num_proc, **options)

@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 
 from engine import BatchInputError, ResponseParser, parse_batch
 from engine.batch import datasets_features
+from engine.batch_files import InputError, InputFile, Shard
+from engine.batch_run import STAGES, ShardJob, parse_shard
 from engine.samples import REPO_ROOT, load_samples
 from engine.template import _load_cached
 from engine.template_files import load_template_file
@@ -27,11 +29,14 @@ from .batch_cases import (
     columns,
     compilations_by_worker,
     expected_row,
+    file_rows,
     fresh_template,
     mixed_rows,
     parse_and_count_compilations,
     parse_mixed_batch,
+    run_file,
     sample_groups,
+    write_rows,
 )
 
 QWEN3 = load_template_file("qwen3").response_template
@@ -218,7 +223,7 @@ def test_cli_parquet_with_datasets_in_two_processes(tmp_path):
     rows, expected = qwen3_rows()
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "in.parquet")
     result = run_cli("templates/qwen3.json", str(tmp_path / "in.parquet"), "--output", str(tmp_path / "out.parquet"),
-                     "--tools-column", "tools", "--num-proc", "2", "--batch-size", "3", "--on-error", "raise")
+                     "--tools-column", "tools", "--engine", "datasets", "--num-proc", "2", "--batch-size", "3", "--on-error", "raise")
     assert result.returncode == 0, result.stderr
     table = pq.read_table(tmp_path / "out.parquet")
     assert table.column_names == ["id", "meta", "message", "error"]
@@ -317,3 +322,187 @@ def test_any_batching_gives_the_rows_their_own_results_in_order(cuts):
         part = parse_batch({name: values[start:stop] for name, values in data.items()}, QWEN3, tools_column="tools")
         results += zip(part["message"], part["error"])
     assert results == expected
+
+
+# -- shards and engines -----------------------------------------------------
+
+
+def _read_rows(input_file, shards, batch_rows):
+    """(line or row number in the file, output) of every row, read shard by shard."""
+    rows = []
+    for shard in shards:
+        before = input_file.lines_before(shard.start) if input_file.format == "jsonl" else 0
+        for batch in input_file.batches(shard, batch_rows):
+            rows += [(number + before, output) for number, output in zip(batch.rows, batch.columns["output"])]
+    return rows
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lines=st.lists(st.one_of(st.just(""), st.just("  "), st.text(max_size=30).map(lambda text: json.dumps({"prefix": "", "output": text}))),
+                   max_size=25),
+    newline=st.sampled_from(["\n", "\r\n"]),
+    final_newline=st.booleans(),
+    workers=st.integers(1, 3),
+    shard_bytes=st.integers(1, 200),
+    batch_rows=st.integers(1, 4),
+)
+def test_jsonl_shards_begin_at_lines_and_read_as_the_whole_file(tmp_path_factory, lines, newline, final_newline, workers, shard_bytes, batch_rows):
+    path = tmp_path_factory.mktemp("shards") / "in.jsonl"
+    path.write_bytes((newline.join(lines) + (newline if final_newline and lines else "")).encode())
+    input_file = InputFile(path)
+    shards = input_file.shards(workers, shard_bytes)
+    content = path.read_bytes()
+    assert [shard.index for shard in shards] == list(range(len(shards)))
+    assert shards[0].start == 0 and shards[-1].stop == len(content)
+    assert all(left.stop == right.start for left, right in zip(shards, shards[1:]))
+    assert all(content[shard.start - 1 : shard.start] == b"\n" for shard in shards[1:])
+    assert _read_rows(input_file, shards, batch_rows) == _read_rows(input_file, [input_file.whole()], batch_rows)
+    assert sum(batch.extent for shard in shards for batch in input_file.batches(shard, batch_rows)) <= len(content)
+
+
+@pytest.mark.parametrize(
+    "row_group_rows, shards_by_size, shards, cut_at_groups",
+    [
+        (3, 10, 10, True),  # 12 row groups: cut at 10 of them
+        (3, 20, 12, True),  # more shards of text than groups: one a group
+        (20, 10, 2, True),  # 2 row groups for 2 workers
+        (40, 10, 2, False),  # 1 row group: one shard a worker, cut inside it
+    ],
+)
+def test_parquet_shards_read_as_the_whole_file(tmp_path, row_group_rows, shards_by_size, shards, cut_at_groups):
+    _, rows = file_rows(copies=3)
+    write_rows(tmp_path / "in.parquet", rows, row_group_rows=row_group_rows)
+    input_file = InputFile(tmp_path / "in.parquet", tools_column="tools")
+    cut = input_file.shards(2, input_file.text_bytes // shards_by_size + 1)
+    assert len(cut) == shards
+    assert all(shard.start % row_group_rows == 0 for shard in cut) == cut_at_groups
+    assert _read_rows(input_file, cut, 4) == [(number, row["output"]) for number, row in enumerate(rows, 1)]
+
+
+ENGINES_TO_COMPARE = [("datasets", 1), ("datasets", 2)]
+
+
+@pytest.mark.parametrize("source, target", [("jsonl", "jsonl"), ("jsonl", "parquet"), ("parquet", "jsonl"), ("parquet", "parquet")])
+def test_every_engine_writes_the_same_file_from_many_shards(tmp_path, source, target):
+    template, rows = file_rows()
+    write_rows(tmp_path / f"in.{source}", rows, blank_every=7, final_newline=False)
+    local = run_file(template, tmp_path / f"in.{source}", tmp_path / f"local.{target}")
+    assert local.rows == len(rows) and local.shards == 1
+    for engine, num_proc in ENGINES_TO_COMPARE:
+        output = tmp_path / f"{engine}-{num_proc}.{target}"
+        summary = run_file(template, tmp_path / f"in.{source}", output, engine, num_proc)
+        assert output.read_bytes() == (tmp_path / f"local.{target}").read_bytes(), (engine, num_proc)
+        assert summary.shards >= 10 and summary.shards % num_proc == 0
+        assert (summary.rows, summary.rows_with_errors, summary.errors_by_field) == (local.rows, local.rows_with_errors, local.errors_by_field)
+        assert list(summary.stages) and set(summary.stages) <= set(STAGES) and summary.stages["parse"] > 0
+    assert sorted(os.listdir(tmp_path)) == sorted([f"in.{source}", f"local.{target}", *(f"{e}-{n}.{target}" for e, n in ENGINES_TO_COMPARE)])
+
+
+def test_many_shards_keep_every_row_and_its_other_columns(tmp_path):
+    template, rows = file_rows()
+    write_rows(tmp_path / "in.jsonl", rows)
+    run_file(template, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "datasets", 2)
+    written = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
+    samples = qwen3_samples()
+    want = []
+    for row in rows:
+        message, error = expected_row(samples[row["meta"]["sample"]], template, "keep")
+        want.append({"id": row["id"], "meta": row["meta"], "message": message, **({"error": error} if error else {})})
+    assert written == want
+
+
+def _line_of(row: int, blank_every: int) -> int:
+    """The line of the `row`-th row (from 1) of a file with a blank line after every `blank_every` rows."""
+    return row + (row - 1) // blank_every
+
+
+@pytest.mark.parametrize("engine, num_proc", [("local", None), ("datasets", 2)])
+def test_a_malformed_row_deep_in_the_file_names_its_line(tmp_path, engine, num_proc):
+    template, rows = file_rows()
+    rows[60] = {**rows[60], "output": 5}
+    write_rows(tmp_path / "in.jsonl", rows, blank_every=7)
+    with pytest.raises(InputError) as caught:
+        run_file(template, tmp_path / "in.jsonl", tmp_path / "out.jsonl", engine, num_proc)
+    assert str(caught.value) == f"{tmp_path}/in.jsonl line {_line_of(61, 7)}: 'output': expected text, got int 5"
+    assert sorted(os.listdir(tmp_path)) == ["in.jsonl"]
+
+
+def test_the_first_malformed_row_in_file_order_is_the_one_named(tmp_path):
+    template, rows = file_rows()
+    rows[70] = {**rows[70], "output": 7}  # in a shard of the second process: found first, reported second
+    rows[20] = {**rows[20], "prefix": None}
+    write_rows(tmp_path / "in.jsonl", rows)
+    with pytest.raises(InputError) as caught:
+        run_file(template, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "datasets", 2)
+    assert str(caught.value) == f"{tmp_path}/in.jsonl line 21: 'prefix': expected text, got NoneType None"
+
+
+def test_jsonl_rows_that_do_not_fit_the_parquet_columns_name_their_lines(tmp_path):
+    template, rows = file_rows()
+    rows[50] = {**rows[50], "meta": "not an object"}
+    write_rows(tmp_path / "in.jsonl", rows, blank_every=7)
+    with pytest.raises(InputError) as caught:  # a batch a row: the error names the row's line alone
+        run_file(template, tmp_path / "in.jsonl", tmp_path / "out.parquet", "datasets", 2, batch_rows=1)
+    assert str(caught.value).startswith(f"{tmp_path}/in.jsonl line {_line_of(51, 7)}: values do not fit the column types of the first rows (")
+    with pytest.raises(InputError) as caught:  # the first batch of 4 rows types the columns; 49-52 is the row's batch
+        run_file(template, tmp_path / "in.jsonl", tmp_path / "out.parquet", "local")
+    assert str(caught.value).startswith(
+        f"{tmp_path}/in.jsonl lines {_line_of(49, 7)}-{_line_of(52, 7)}: values do not fit the column types of the first rows ("
+    )
+
+
+def test_a_malformed_parquet_row_deep_in_the_file_names_its_row(tmp_path):
+    template, rows = file_rows()
+    write_rows(tmp_path / "in.parquet", rows, row_group_rows=5)
+    table = pq.read_table(tmp_path / "in.parquet")
+    outputs = table.column("output").to_pylist()
+    outputs[66] = None
+    pq.write_table(table.set_column(table.column_names.index("output"), "output", pa.array(outputs, pa.string())), tmp_path / "in.parquet",
+                   row_group_size=5)
+    with pytest.raises(InputError) as caught:
+        run_file(template, tmp_path / "in.parquet", tmp_path / "out.jsonl", "datasets", 2)
+    assert str(caught.value) == f"{tmp_path}/in.parquet row 67: 'output': expected text, got NoneType None (name the column with --output-column)"
+
+
+def test_a_worker_stops_at_its_next_batch_once_an_earlier_shard_failed(tmp_path):
+    template, rows = file_rows()
+    write_rows(tmp_path / "in.jsonl", rows)
+    input_file = InputFile(tmp_path / "in.jsonl", tools_column="tools")
+    job = ShardJob(input_file, template, {"tools_column": "tools", "error_fields": True}, "jsonl", None, 4, str(tmp_path))
+    shard = Shard(3, 0, input_file.extent)
+    assert parse_shard(job, shard).rows == len(rows)
+    (tmp_path / "failed-000004").touch()  # a later shard failed: this one goes on
+    assert parse_shard(job, shard).rows == len(rows)
+    (tmp_path / "failed-000002").touch()
+    result = parse_shard(job, shard)
+    assert (result.rows, result.stopped, result.error) == (4, True, None)
+
+
+def test_cli_small_input_with_more_processes_is_parsed_in_process_and_says_so(tmp_path):
+    rows, _ = qwen3_rows()
+    write_jsonl(tmp_path / "in.jsonl", rows)
+    result = run_cli("qwen3", str(tmp_path / "in.jsonl"), "--output", str(tmp_path / "out.jsonl"), "--num-proc", "2")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.startswith(
+        "note: the input is small (0.0 MB of text): parsing it in this process, which is quicker than starting 2 processes "
+        "(give --engine datasets or --engine ray to use them anyway)\n"
+    )
+    assert "with local (1 process) -> " in result.stderr
+
+
+def test_cli_profile_shows_every_stage(tmp_path):
+    rows, _ = qwen3_rows()
+    write_jsonl(tmp_path / "in.jsonl", rows)
+    result = run_cli("qwen3", str(tmp_path / "in.jsonl"), "--output", str(tmp_path / "out.jsonl"), "--engine", "datasets",
+                     "--num-proc", "2", "--profile")
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    title = lines.index("where the time went: datasets, 2 shards")
+    in_this_process = ("start-up", "plan", "merge", "shut-down")
+    assert [line.split()[:2] for line in lines[title + 2 : title + 2 + len(STAGES)]] == [
+        [stage, "this" if stage in in_this_process else "workers"] for stage in STAGES
+    ]
+    assert lines[title + 1].split() == ["stage", "where", "seconds", "share"]
+    assert [line.split()[:2] for line in lines[-4:]] == [["run", "wall"], ["whole", "with"], ["workers", "busy"], ["CPU", "of"]]
+    assert ", after " in result.stderr and " s starting the processes -> " in result.stderr

@@ -1,5 +1,6 @@
-"""Batch parsing on Ray Data: `parse_batch` in `map_batches` on a local cluster, and
-`python -m engine batch --engine ray` connecting to that cluster as to an existing one.
+"""Batch parsing on Ray: `parse_batch` in Ray Data's `map_batches` on a local cluster, the ray
+engine of `parse_file` on that cluster, and `python -m engine batch --engine ray` connecting to
+it as to an existing one.
 
 One local cluster (2 CPUs, no dashboard, on the loopback address) serves the whole module:
 starting Ray costs seconds.
@@ -15,7 +16,19 @@ import pytest
 
 from engine.samples import REPO_ROOT
 
-from .batch_cases import check_mixed_results, compilations_by_worker, fresh_template, mixed_rows, parse_and_count_compilations, parse_mixed_batch
+from engine.batch_files import InputError
+
+from .batch_cases import (
+    check_mixed_results,
+    compilations_by_worker,
+    file_rows,
+    fresh_template,
+    mixed_rows,
+    parse_and_count_compilations,
+    parse_mixed_batch,
+    run_file,
+    write_rows,
+)
 
 ray = pytest.importorskip("ray")
 import ray.data  # noqa: E402
@@ -72,3 +85,25 @@ def test_cli_on_an_existing_cluster(cluster, tmp_path):
     assert [(json.loads(row["message"]), row["error"]) for row in written] == [want for _, want in qwen3]
     assert f"{len(qwen3)} rows in " in result.stderr and "with ray (2 processes)" in result.stderr
     assert sorted(os.listdir(tmp_path)) == ["in.jsonl", "out.parquet", "template.json"]
+
+
+@pytest.mark.parametrize("target", ["jsonl", "parquet"])
+def test_ray_engine_writes_the_same_file_as_one_process_from_many_shards(cluster, tmp_path, target):
+    template, rows = file_rows()
+    write_rows(tmp_path / "in.jsonl", rows, blank_every=7, final_newline=False)
+    local = run_file(template, tmp_path / "in.jsonl", tmp_path / f"local.{target}")
+    summary = run_file(template, tmp_path / "in.jsonl", tmp_path / f"ray.{target}", "ray", 2)
+    assert (tmp_path / f"ray.{target}").read_bytes() == (tmp_path / f"local.{target}").read_bytes()
+    assert summary.shards >= 10 and summary.shards % 2 == 0 and summary.rows == local.rows == len(rows)
+    assert summary.errors_by_field == local.errors_by_field and summary.stages["parse"] > 0
+    assert sorted(os.listdir(tmp_path)) == ["in.jsonl", f"local.{target}", f"ray.{target}"]
+
+
+def test_ray_engine_names_the_line_of_a_malformed_row_deep_in_the_file(cluster, tmp_path):
+    template, rows = file_rows()
+    rows[60] = {**rows[60], "output": ["not", "text"]}
+    write_rows(tmp_path / "in.jsonl", rows, blank_every=7)
+    with pytest.raises(InputError) as caught:
+        run_file(template, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "ray", 2)
+    assert str(caught.value) == f"{tmp_path}/in.jsonl line {61 + 60 // 7}: 'output': expected text, got list ['not', 'text']"
+    assert sorted(os.listdir(tmp_path)) == ["in.jsonl"]
