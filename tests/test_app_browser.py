@@ -126,7 +126,8 @@ def test_sample_in_paste_mode_shows_regions_and_message(page, app_url, tmp_path)
     shots.take("first-screen")
     # One click on the case in the samples table loads it, template and all.
     page.locator("#sample-picker input").click()
-    page.locator("#sample-picker input").fill(sample.id)
+    page.locator("#sample-picker input").fill("")
+    page.locator("#sample-picker input").press_sequentially(sample.id)  # typed: the list filters as the keys come
     page.get_by_role("option", name=sample.id).click()
     page.wait_for_function(
         "(name) => document.querySelector('#status').innerText.includes(name)", arg=sample.id
