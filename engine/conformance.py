@@ -636,6 +636,31 @@ def rendered_prompts(chat_template: str, *, bos_token: str = "", eos_token: str 
     return prompts
 
 
+
+def resolve_chat_template(chat_template: str | None, model: str | None, bos_token: str | None, eos_token: str | None,
+                          empty_error: type[ValueError] = ValueError) -> tuple[str, str, str]:
+    """The chat template's Jinja text and its (bos_token, eos_token), from the text itself or
+    from `model` (a hub id or local folder; its tokenizer's tokens unless given).
+
+    Returns (chat_template, bos_token, eos_token), the tokens "" when none.
+
+    Raises:
+        ValueError: both or neither of `chat_template` and `model` given.
+        empty_error: the chat template is empty.
+        ModelLoadError (a ValueError): `model` has no tokenizer or chat template.
+    """
+    if (chat_template is None) == (model is None):
+        raise ValueError("give exactly one of chat_template (the Jinja text) and model (a hub id or local folder)")
+    if model is not None:
+        source = load_chat_template(model)
+        chat_template = source.chat_template
+        bos_token = source.bos_token if bos_token is None else bos_token
+        eos_token = source.eos_token if eos_token is None else eos_token
+    if not isinstance(chat_template, str) or not chat_template.strip():
+        raise empty_error("the chat template is empty: paste the Jinja text of the model's chat template")
+    return chat_template, bos_token or "", eos_token or ""
+
+
 def check_conformance(
     template: dict | str | ResponseTemplate,
     chat_template: str | None = None,
@@ -671,17 +696,7 @@ def check_conformance(
         ImportError: transformers (or jinja2) is not installed.
     """
     loaded = load_template(template)
-    if (chat_template is None) == (model is None):
-        raise ValueError("give exactly one of chat_template (the Jinja text) and model (a hub id or local folder)")
-    if model is not None:
-        source = load_chat_template(model)
-        chat_template = source.chat_template
-        bos_token = source.bos_token if bos_token is None else bos_token
-        eos_token = source.eos_token if eos_token is None else eos_token
-    if not isinstance(chat_template, str) or not chat_template.strip():
-        raise ValueError("the chat template is empty: paste the Jinja text of the model's chat template")
-    bos_token = bos_token or ""
-    eos_token = eos_token or ""
+    chat_template, bos_token, eos_token = resolve_chat_template(chat_template, model, bos_token, eos_token)
     rows: list[SituationResult] = []
     prompts: list[str] = []
     switch = None

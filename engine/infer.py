@@ -38,9 +38,9 @@ from typing import Any
 import regex
 
 from .chat_template import (
-    ChatTemplateRenderer, ChatTemplateRenderError, find_thinking_switch, load_chat_template, thinking_values,
+    ChatTemplateRenderer, ChatTemplateRenderError, find_thinking_switch, thinking_values,
 )
-from .conformance import ConformanceReport, _back_to_boundary, _common_length, check_conformance
+from .conformance import ConformanceReport, _back_to_boundary, _common_length, check_conformance, resolve_chat_template
 from .errors import TemplateError
 from .infer_calls import CallSyntax, CallTurns, _loose, escape, learn_call_syntax
 from .infer_renders import (
@@ -195,16 +195,7 @@ def infer_template(
         ModelLoadError (a ValueError): `model` has no tokenizer or chat template.
         ImportError: transformers (or jinja2) is not installed.
     """
-    if (chat_template is None) == (model is None):
-        raise ValueError("give exactly one of chat_template (the Jinja text) and model (a hub id or local folder)")
-    if model is not None:
-        source = load_chat_template(model)
-        chat_template = source.chat_template
-        bos_token = source.bos_token if bos_token is None else bos_token
-        eos_token = source.eos_token if eos_token is None else eos_token
-    if not isinstance(chat_template, str) or not chat_template.strip():
-        raise InferenceError("the chat template is empty: paste the Jinja text of the model's chat template")
-    bos_token, eos_token = bos_token or "", eos_token or ""
+    chat_template, bos_token, eos_token = resolve_chat_template(chat_template, model, bos_token, eos_token, InferenceError)
     deadline = None if time_budget is None else time.monotonic() + time_budget
     try:
         learner = _Learner(chat_template, bos_token, eos_token, deadline)

@@ -127,6 +127,31 @@ def run_check(
     return CheckOutcome(outcome.result, error, seconds=outcome.seconds, source=source)
 
 
+
+def chat_template_input(chat_template_text: str, chat_template_model: str, bos_token: str, eos_token: str) -> str:
+    """Check the chat-template boxes of the page (the pasted text, the model box, the two
+    tokens) against the caps; return the model to take the chat template from: "" when a
+    chat template is pasted (it wins), else the model box's name as the server allows it.
+
+    Raises:
+        InputError: a token or the pasted text is too long, or both boxes are empty.
+        FolderError: the model names a folder the server does not allow.
+    """
+    caps = limits.current()
+    pasted = (chat_template_text or "").strip()
+    model = (chat_template_model or "").strip()
+    for what, token in (("bos_token", bos_token), ("eos_token", eos_token)):
+        if len(token or "") > TOKEN_CHARS:
+            raise InputError(f"The {what} is too long: {len(token):,} characters (limit {TOKEN_CHARS:,}).")
+    if not pasted and not model:
+        raise InputError("Paste a chat template (the Jinja text of the model's chat_template), or name a model "
+                         "(a local folder or a hub id) to take it from.")
+    if len(chat_template_text or "") > caps.chat_template_chars:
+        raise InputError(f"The chat template is too large: {len(chat_template_text):,} characters "
+                         f"(limit {caps.chat_template_chars:,}).")
+    return check_model_name(model) if model and not pasted else model
+
+
 def check_from_page(
     template_text: str, chat_template_text: str, chat_template_model: str, bos_token: str = "", eos_token: str = "",
 ) -> CheckOutcome:
@@ -135,21 +160,10 @@ def check_from_page(
     template and the tokenizer's own for a model. Bad input gives an outcome with `error`."""
     caps = limits.current()
     pasted = (chat_template_text or "").strip()
-    model = (chat_template_model or "").strip()
     try:
         template = read_template(template_text)
         load_template(template)
-        for what, token in (("bos_token", bos_token), ("eos_token", eos_token)):
-            if len(token or "") > TOKEN_CHARS:
-                raise InputError(f"The {what} is too long: {len(token):,} characters (limit {TOKEN_CHARS:,}).")
-        if not pasted and not model:
-            raise InputError("Paste a chat template (the Jinja text of the model's chat_template), or name a model "
-                             "(a local folder or a hub id) to take it from.")
-        if len(chat_template_text) > caps.chat_template_chars:
-            raise InputError(f"The chat template is too large: {len(chat_template_text):,} characters "
-                             f"(limit {caps.chat_template_chars:,}).")
-        if model and not pasted:
-            model = check_model_name(model)
+        model = chat_template_input(chat_template_text, chat_template_model, bos_token, eos_token)
     except (InputError, TemplateError, FolderError) as error:
         return CheckOutcome(error=redact(str(error)))
     notes = [f"The pasted chat template is used; the model box ({model}) is ignored."] if pasted and model else []

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -281,7 +282,11 @@ def explain(view: ParseView | None, selection: str | int | None, inference: dict
 def _inferred(view: ParseView, inference: dict | None, key: str | None) -> str:
     """The renders that found the template's value at `key`, when the last inference found it
     (and the editor still holds it), as a panel after the explanation; else ""."""
-    found = findings_for_template(inference, view.template or {}, key)
+    return _inferred_panel(findings_for_template(inference, view.template or {}, key))
+
+
+def _inferred_panel(found: list[dict]) -> str:
+    """The panel "How inference found it" for findings (at most three), or "" for none."""
     if not found:
         return ""
     return ('<div class="rt-explain" id="explain-inferred"><div class="rt-explain-title">How inference found it</div>'
@@ -380,13 +385,21 @@ def _template_value(template: dict | None, path: str):
     return node
 
 
-def explain_editor_key(view: ParseView | None, path: str, source: str) -> str | None:
-    """#explain for a pattern clicked in the template editor (a key ending in ``_pattern`` at
-    dotted `path`, its text `source`): the pattern piece by piece, and how often it matched in
-    the parse on screen (what each piece took in its first match); None for any other key."""
-    name = path.rsplit(".", 1)[-1]
+def explain_editor_key(view: ParseView | None, path: str, source: str, inference: dict | None = None,
+                       template: dict | None = None) -> str | None:
+    """#explain for a string clicked in the template editor (at dotted `path`, its text `source`).
+
+    A pattern (a key ending in ``_pattern``): the pattern piece by piece, and how often it
+    matched in the parse on screen (what each piece took in its first match). Any key the last
+    template inference found (`inference`, an `infer_template` result as a dict) while the
+    editor's `template` still holds its value: the two renders that found it, after that.
+    None when there is nothing to say about the key.
+    """
+    key = re.sub(r"\.\d+$", "", path)  # a list item (an "open" of many) stands for its key
+    name = key.rsplit(".", 1)[-1]
+    found = _inferred_panel(findings_for_template(inference, template or {}, key))
     if not name.endswith("_pattern"):
-        return None
+        return found or None
     rows = [_row("template key", f'<code class="rt-key" data-key="{html.escape(path)}">{html.escape(path)}</code>'),
             _row("pattern", _code(source))]
     matches = [span for span in view.spans if span.delimiter_path == path] if view is not None else []
@@ -403,7 +416,7 @@ def explain_editor_key(view: ParseView | None, path: str, source: str) -> str | 
         rows.append(_row("in this parse", "never matched"))
     taken = pattern_html(source, view.stream, first.start) if first is not None else pattern_html(source)
     rows.append(_row("the pattern, piece by piece", taken))
-    return _panel(_PATTERN_TITLES.get(name, "Pattern"), "".join(rows))
+    return _panel(_PATTERN_TITLES.get(name, "Pattern"), "".join(rows)) + found
 
 
 def pattern_html(source: str, text: str | None = None, start: int = 0) -> str:

@@ -14,6 +14,7 @@ with the message saying what is wrong.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -176,11 +177,12 @@ def explain_span(event: dict, session: Session) -> dict:
 def show_event(event: dict, template_text: str, session: Session) -> dict:
     """An event link in #explain, or a row of the event log, was clicked: page the log to that
     event, highlight it, and explain the stretch it came from. A click in the template editor
-    (`editor_at`: the character index of the cursor) on a pattern explains that pattern."""
+    (`editor_at`: the character index of the cursor) on a pattern explains that pattern, and on
+    a delimiter the last inference found shows the renders that found it."""
     view = session.view
     if "editor_at" in event:
         found = string_at(template_text or "", int(event["editor_at"]))
-        panel = explain_editor_key(view, *found) if found else None
+        panel = explain_editor_key(view, *found, session.inference, _editor_template(template_text)) if found else None
         return {"explain": panel} if panel else {}
     if view is None:
         return {}
@@ -196,6 +198,15 @@ def show_event(event: dict, template_text: str, session: Session) -> dict:
     drawn = render(view, session)
     session.display.results_tab = "log"
     return {"explain": drawn["explain"], "event_log": drawn["event_log"], "log_page": drawn["log_page"], "results_tabs": Update(selected="log")}
+
+
+def _editor_template(template_text: str) -> dict | None:
+    """The editor's text as a template dict, or None while it is not valid JSON."""
+    try:
+        template = json.loads(template_text or "")
+    except ValueError:
+        return None
+    return template if isinstance(template, dict) else None
 
 
 # ---------------------------------------------------------------------------

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import limits
-from .chat_template_check import TOKEN_CHARS
-from .folders import FolderError, check_model_name, shown
+from .chat_template_check import chat_template_input
+from .folders import FolderError, shown
 from .limits import InputError
 from .markup import escape, visible_whitespace
 from .redact import redact
@@ -65,19 +65,8 @@ def infer_from_page(chat_template_text: str, chat_template_model: str, bos_token
     model's (a folder the server allows, or a hub id). Bad input gives an outcome with `error`."""
     caps = limits.current()
     pasted = (chat_template_text or "").strip()
-    model = (chat_template_model or "").strip()
     try:
-        for what, token in (("bos_token", bos_token), ("eos_token", eos_token)):
-            if len(token or "") > TOKEN_CHARS:
-                raise InputError(f"The {what} is too long: {len(token):,} characters (limit {TOKEN_CHARS:,}).")
-        if not pasted and not model:
-            raise InputError("Paste a chat template (the Jinja text of the model's chat_template), or name a model "
-                             "(a local folder or a hub id) to take it from.")
-        if len(chat_template_text or "") > caps.chat_template_chars:
-            raise InputError(f"The chat template is too large: {len(chat_template_text):,} characters "
-                             f"(limit {caps.chat_template_chars:,}).")
-        if model and not pasted:
-            model = check_model_name(model)
+        model = chat_template_input(chat_template_text, chat_template_model, bos_token, eos_token)
     except (InputError, FolderError) as error:
         return InferenceOutcome(error=redact(str(error)))
     seconds = caps.conformance_seconds

@@ -12,8 +12,9 @@ What each part does:
   sends its `data-i` (span index) or `data-e` (error) to the explain handler.
 - EXPLAIN_JS: a link in the #explain panel to an event (`data-event`) or an
   error (`data-select`) is sent to the server, which pages the event log to it;
-  it also sends the cursor's place when a pattern is clicked in the template
-  editor (`editor_at`), which the server explains.
+  it also sends the cursor's place when a pattern (or, after an inference, any
+  delimiter) is clicked in the template editor (`editor_at`), which the server
+  explains.
 - EVENT_LOG_JS: a click on a row sends its event number; after each render the
   selected row is scrolled to the middle of the log, and the log into view.
 - MATCH_LIST_JS: a click (or Enter) on an entry of the match list selects its place on the
@@ -241,12 +242,14 @@ PAGE_JS = """() => {
     if (view && view.state.doc !== markedText) { marks = []; drawMarks(); }
   };
   for (const kind of ['input', 'keyup', 'paste', 'cut', 'drop']) document.addEventListener(kind, (event) => setTimeout(() => unmarkEdited(event), 0), true);
-  // A click in the template editor (or a move with the arrow keys) on a pattern explains it in #explain.
+  // A click in the template editor (or a move with the arrow keys) on a pattern explains it in #explain,
+  // and on a delimiter inference found shows how.
   const explainEditor = () => {
     const view = editorView();
     if (!view || !window.rtExplainEditorAt) return;
     const head = view.state.selection.main.head;
-    if (view.state.doc.lineAt(head).text.includes('_pattern')) window.rtExplainEditorAt(characters(view, head));
+    // Any delimiter once a template was inferred: the server shows the renders that found it.
+    if (view.state.doc.lineAt(head).text.includes('_pattern') || document.querySelector('#inference-badge')) window.rtExplainEditorAt(characters(view, head));
   };
   document.addEventListener('mouseup', (event) => {
     if (event.target.closest && event.target.closest('#template-editor')) setTimeout(explainEditor, 0);

@@ -612,6 +612,12 @@ def test_a_template_inferred_from_a_chat_template_goes_into_the_editor_and_expla
     assert marks.count() == 2, shots.where()
     ratio = page.evaluate(CONTRAST_JS, "#explain mark.rt-evidence-diff, #explain .rt-evidence-label")
     assert ratio and all(m["ratio"] >= 4.5 for m in ratio), (ratio, shots.where())
+    # The reasoning opener clicked in the editor: the renders that found it.
+    at = page.evaluate(EDITOR_TEXT_AT_JS, '"<think>"')
+    assert at is not None, shots.where()
+    page.mouse.click(at["x"], at["y"])
+    page.wait_for_selector("#explain #explain-inferred .rt-evidence[data-key='fields.reasoning_content.open']")
+    shots.take("editor-evidence")
 
 
 # ---------------------------------------------------------------------------

@@ -74,6 +74,24 @@ def test_a_delimiter_clicked_on_the_map_says_how_inference_found_it():
     assert "How inference found it" not in handlers.explain_span({"selected": str(opening)}, session)["explain"]
 
 
+def test_a_delimiter_clicked_in_the_editor_says_how_inference_found_it():
+    outputs, session = infer()
+    text = outputs[-1]["template_text"]
+    at = text.index("<action") + 2  # inside the open pattern's string
+    shown = handlers.show_event({"editor_at": at}, text, session)["explain"]
+    assert shown.index("Open pattern") < shown.index("How inference found it")  # the pattern first, then its evidence
+    assert "the text before each call's payload" in shown
+    # A key that is no pattern but was inferred: only its evidence.
+    end = session.inference["template"]["fields"]["content"].get("close")
+    assert end is not None
+    at = text.index(json.dumps(end)[1:-1], text.index('"content"')) + 1
+    shown = handlers.show_event({"editor_at": at}, text, session)["explain"]
+    assert shown.startswith('<div class="rt-explain" id="explain-inferred"><div class="rt-explain-title">How inference found it</div>')
+    # Edited away from what inference found: nothing to say about a plain delimiter.
+    edited = text.replace(json.dumps(end), '"@@"', 1)
+    assert handlers.show_event({"editor_at": edited.index('"@@"') + 1}, edited, session) == {}
+
+
 def test_bad_input_says_what_is_wrong(monkeypatch):
     outputs, _ = infer("", "")
     assert text_of(outputs[-1]["inference"]) == ("⚠ Paste a chat template (the Jinja text of the model's chat_template), or name "
