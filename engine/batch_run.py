@@ -492,12 +492,23 @@ def _run_ray(job: ShardJob, output: OutputFile, summary: BatchSummary, num_proc:
 
     started_here = not ray.is_initialized()
     if started_here:
-        if os.environ.get("RAY_ADDRESS"):
-            # An existing cluster: ship this engine package to its workers.
-            ray.init(runtime_env={"py_modules": [str(Path(__file__).resolve().parent)]})
-        else:
-            # A cluster of this machine only: on the loopback address, no dashboard.
-            ray.init(num_cpus=num_proc, include_dashboard=False, _node_ip_address="127.0.0.1")
+        address = os.environ.get("RAY_ADDRESS")
+        try:
+            if address:
+                # An existing cluster: ship this engine package to its workers.
+                ray.init(runtime_env={"py_modules": [str(Path(__file__).resolve().parent)]})
+            else:
+                # A cluster of this machine only: on the loopback address, no dashboard.
+                ray.init(num_cpus=num_proc, include_dashboard=False, _node_ip_address="127.0.0.1")
+        except Exception as error:
+            # Ray raises a bare Exception when its processes are slow to start ("The current node
+            # timed out during startup"), ConnectionError for an unreachable address; its message
+            # names neither the engine nor a way out.
+            where = f"the Ray cluster at RAY_ADDRESS={address}" if address else "a local Ray cluster"
+            raise ValueError(
+                f"could not start {where}: {str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__}. "
+                "On a busy machine Ray's processes can take too long to start: try again, or use --engine datasets"
+            ) from error
     try:
         limit = summary.workers = num_proc or max(1, int(ray.cluster_resources().get("CPU", 1)))
         ray.get([ray.remote(num_cpus=1)(_warm_up).remote(job.template) for _ in range(limit)])
