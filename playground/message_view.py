@@ -51,11 +51,12 @@ def message_json(message: dict | None) -> str:
     return "{\n" + ",\n".join(lines) + "\n}"
 
 
-def _cut(text: str) -> str:
-    """`text` up to CHAT_TEXT_CHARS characters, with a note of how many more the message JSON holds."""
+def _shown_text(text: str) -> str:
+    """`text` as the chat draws it (`markup.chat_text`), up to CHAT_TEXT_CHARS characters, with
+    a note of how many more the message JSON holds."""
     if len(text) <= CHAT_TEXT_CHARS:
-        return text
-    return text[:CHAT_TEXT_CHARS] + f"\n\n… and {len(text) - CHAT_TEXT_CHARS:,} more characters (the whole text is in the message JSON)"
+        return chat_text(text)
+    return chat_text(text[:CHAT_TEXT_CHARS]) + f"\n\n… and {len(text) - CHAT_TEXT_CHARS:,} more characters (the whole text is in the message JSON)"
 
 
 def chat_messages(message: dict | None) -> list[dict]:
@@ -69,10 +70,10 @@ def chat_messages(message: dict | None) -> list[dict]:
     shown: list[dict] = []
     reasoning = message.get("reasoning_content")
     if reasoning:
-        shown.append({"role": "assistant", "content": chat_text(_cut(str(reasoning))), "metadata": {"title": "💭 Thought", "status": "done"}})
+        shown.append({"role": "assistant", "content": _shown_text(str(reasoning)), "metadata": {"title": "💭 Thought", "status": "done"}})
     content = message.get("content")
     if content:
-        shown.append({"role": "assistant", "content": chat_text(_cut(content) if isinstance(content, str) else short_json(content, CHAT_TEXT_CHARS))})
+        shown.append({"role": "assistant", "content": _shown_text(content if isinstance(content, str) else short_json(content, CHAT_TEXT_CHARS))})
     calls = message.get("tool_calls") or []
     for call in calls[:CHAT_TOOL_CALLS]:
         function = call.get("function", call) if isinstance(call, dict) else {}

@@ -613,6 +613,7 @@ def test_a_template_inferred_from_a_chat_template_goes_into_the_editor_and_expla
     ratio = page.evaluate(CONTRAST_JS, "#explain mark.rt-evidence-diff, #explain .rt-evidence-label")
     assert ratio and all(m["ratio"] >= 4.5 for m in ratio), (ratio, shots.where())
     # The reasoning opener clicked in the editor: the renders that found it.
+    page.locator("#template-editor").scroll_into_view_if_needed()
     at = page.evaluate(EDITOR_TEXT_AT_JS, '"<think>"')
     assert at is not None, shots.where()
     page.mouse.click(at["x"], at["y"])
