@@ -161,14 +161,15 @@ class Delimiter:
         pattern = self.pattern
         if pos >= n:
             return None, n  # nothing undecided (and the regex module can crash on an empty partial search)
-        found = pattern.search(text, pos, partial=True, timeout=timeout)
+        lead = self.start.lead
+        found = pattern.search(text, pos, partial=True, timeout=timeout) if lead is None else self._first_partial(text, pos, timeout)
         if found is None:
             return None, n
         start = found.start()
         if found.partial:
             return None, start
         dead_end, first_win = self._probes
-        if dead_end is not None:
+        if dead_end is not None and lead is None:  # (with an exact lead no earlier start can reach this match)
             # A partial match from an earlier start would have to run through the end of this
             # one, so looking up to `found.end()` finds it (and keeps big chunks linear). One
             # cut there may still fail on the text after it (`\s*</think>` on the `\n` before
@@ -191,6 +192,30 @@ class Delimiter:
                 if again is None or again.span() != found.span() or again.groupdict() != found.groupdict():
                     return None, start
         return self._wrap(found), n
+
+    def _first_partial(self, text: str, pos: int, timeout: float | None) -> regex.Match | None:
+        """`pattern.search(text, pos, partial=True)` for a pattern with an exact lead, the way
+        `_first_match` does it: one anchored match per occurrence of the lead's text.
+
+        A partial match before an occurrence would have to be a run and a proper start of
+        the lead running to the end of the text, which cannot hold that occurrence; so only
+        the text after the last occurrence needs the regex's own partial search.
+        """
+        run, literal = self.start.lead.run, self.start.lead.text
+        occurrence = text.find(literal, pos)
+        after = pos
+        while occurrence != -1:
+            start = occurrence
+            while run is not None and start > pos and text[start - 1] in run:
+                start -= 1
+            found = self.pattern.match(text, start, partial=True, timeout=timeout)
+            if found is not None:
+                return found
+            after = occurrence + 1
+            occurrence = text.find(literal, after)
+        if after >= len(text):
+            return None
+        return self.pattern.search(text, after, partial=True, timeout=timeout)
 
     def _wrap(self, found: regex.Match) -> DelimiterMatch:
         captures = {name: value for name, value in found.groupdict().items() if value is not None}

@@ -4,6 +4,8 @@ The scanners skip regex calls on these answers, so each must be exact or "unknow
 """
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 import regex
 
 from engine.pattern_shapes import Lead, MatchStart, context_width, literal_match_start, match_start
@@ -106,3 +108,22 @@ def test_the_union_of_a_state():
 )
 def test_hold_without_match(pattern, text, pos, at_end, hold):
     assert start_of(pattern).hold_without_match(text, pos, at_end) == hold
+
+
+# A pattern with one exact lead is searched before the end of the stream by one anchored match per
+# occurrence of its lead's text; that must find what the regex's own partial search finds.
+EXACT_LEAD_PATTERNS = [r"\s*<tool_call>(?=\s*\{)", r"\s*</think>", r"<a>\s*(?P<name>\w+)>", r"[ \t]*<x>b?c", r"\n*<x>(?:y|yz)$"]
+PIECES = ["<tool_call>", "<tool_", "<", " ", "\n", "\t", "{", "x", "</think>", "</th", "<a>", "n>", "<x>", "b", "c", "y", "z"]
+
+
+@given(st.sampled_from(EXACT_LEAD_PATTERNS), st.lists(st.sampled_from(PIECES), max_size=14), st.integers(0, 20))
+def test_a_pattern_with_an_exact_lead_finds_what_a_partial_search_finds(source, pieces, pos):
+    from engine.delimiters import Delimiter
+
+    delimiter = Delimiter.from_pattern("x", "close", "fields.x.close_pattern", regex.compile(source, regex.DOTALL))
+    assert delimiter.start.lead is not None
+    text = "".join(pieces)
+    pos = min(pos, len(text))
+    expected = delimiter.pattern.search(text, pos, partial=True) if pos < len(text) else None
+    found = delimiter._first_partial(text, pos, None)
+    assert (found and (found.span(), found.partial)) == (expected and (expected.span(), expected.partial))
