@@ -79,7 +79,10 @@ def infer_from_page(chat_template_text: str, chat_template_model: str, bos_token
         return InferenceOutcome(error=f"Inference was cut off after {seconds:g} s: the chat template takes too long to "
                                       "render (or loops). The time limit is PLAYGROUND_LIMITS' conformance_seconds.",
                                 seconds=outcome.seconds, source=source)
-    return InferenceOutcome(outcome.result, outcome.error, outcome.seconds, source)
+    error = outcome.error
+    if error:  # the library's advice names its command-line option; here the text is pasted
+        error = error.replace(" with --chat-template", " instead")
+    return InferenceOutcome(outcome.result, error, outcome.seconds, source)
 
 
 def evidence_for(result: dict | None, key: str | None, value: Any = None) -> list[dict]:

@@ -11,6 +11,9 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
+from engine.chat_template import hub_reachable
 from playground import handlers, inference, limits
 from playground.catalog import template_text_of
 from playground.session import Session
@@ -110,3 +113,10 @@ def test_a_chat_template_that_loops_is_cut_off_within_the_check_budget(monkeypat
     assert outcome.result is None
     assert outcome.error == ("Inference was cut off after 2 s: the chat template takes too long to render (or loops). "
                              "The time limit is PLAYGROUND_LIMITS' conformance_seconds.")
+
+
+@pytest.mark.skipif(hub_reachable()[0], reason="the Hugging Face Hub is reachable here: a hub id would be fetched")
+def test_a_hub_id_without_network_fails_with_advice_for_the_page():
+    outcome = inference.infer_from_page("", "Qwen/Qwen3-0.6B")
+    assert outcome.result is None and outcome.error.startswith("the Hugging Face Hub is not reachable (")
+    assert outcome.error.endswith("and give their folder, or paste the chat template instead.")  # no command-line option
