@@ -390,6 +390,31 @@ def _bare_key_spans(content_args: dict) -> Callable[[str, tuple[str, ...]], list
     return spans
 
 
+def _argument_spans(
+    arguments_after: Callable[[str, int, str, tuple[str, ...]], list[regex.Match]],
+) -> Callable[[str, tuple[str, ...]], list[tuple[int, int]] | None]:
+    """The spans function of a tagged argument format: for each function name in turn, the
+    stretch from its first argument to its last, where `arguments_after(section, at, name,
+    names)` gives the argument matches of the call whose name is at `at`; None when a name or
+    its arguments are missing."""
+
+    def spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+        found = []
+        position = 0
+        for name in names:
+            at = section.find(name, position)
+            if at < 0:
+                return None
+            arguments = arguments_after(section, at, name, names)
+            if not arguments:
+                return None
+            found.append((arguments[0].start(), arguments[-1].end()))
+            position = arguments[-1].end()
+        return found
+
+    return spans
+
+
 def _tagged_shape(sections: _Sections) -> _Shape | None:
     text = sections.one
     key_a, value_a = text.find("zq_key_a"), text.find("zq val 1")
@@ -411,24 +436,16 @@ def _tagged_shape(sections: _Sections) -> _Shape | None:
     content_args = {"tag_pattern": tag_pattern, "value_parser": TAGGED_VALUES}
     tag = regex.compile(tag_pattern, regex.DOTALL)
 
-    def spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
-        found = []
-        position = 0
-        for name in names:
-            at = section.find(name, position)
-            if at < 0:
-                return None
-            tags = []
-            for match in tag.finditer(section, at):
-                nxt = [section.find(other, at + len(name)) for other in names if other != name]
-                if any(0 <= n < match.start() for n in nxt):
-                    break
-                tags.append(match)
-            if not tags:
-                return None
-            found.append((tags[0].start(), tags[-1].end()))
-            position = tags[-1].end()
-        return found
+    def tags_after(section: str, at: int, name: str, names: tuple[str, ...]) -> list[regex.Match]:
+        tags = []
+        for match in tag.finditer(section, at):
+            nxt = [section.find(other, at + len(name)) for other in names if other != name]
+            if any(0 <= n < match.start() for n in nxt):
+                break
+            tags.append(match)
+        return tags
+
+    spans = _argument_spans(tags_after)
 
     if spans(text, (ALPHA,)) is None:
         return None
@@ -453,23 +470,15 @@ def _kv_lines_shape(sections: _Sections) -> _Shape | None:
     content_args = {"kv_sep": separator.strip(), "value_parser": TAGGED_VALUES}
     pattern = regex.compile(r"(?m)^[ \t]*[\w.\-]+[ \t]*" + escape(separator.strip()) + r".*$")
 
-    def spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
-        found = []
-        position = 0
-        for name in names:
-            at = section.find(name, position)
-            if at < 0:
-                return None
-            lines = []
-            for match in pattern.finditer(section, section.find("\n", at) + 1):
-                if lines and section[lines[-1].end():match.start()].strip():
-                    break
-                lines.append(match)
-            if not lines:
-                return None
-            found.append((lines[0].start(), lines[-1].end()))
-            position = lines[-1].end()
-        return found
+    def lines_after(section: str, at: int, name: str, names: tuple[str, ...]) -> list[regex.Match]:
+        lines = []
+        for match in pattern.finditer(section, section.find("\n", at) + 1):
+            if lines and section[lines[-1].end():match.start()].strip():
+                break
+            lines.append(match)
+        return lines
+
+    spans = _argument_spans(lines_after)
 
     if spans(text, (ALPHA,)) is None:
         return None
