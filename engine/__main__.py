@@ -440,6 +440,14 @@ def profile_table(summary) -> Table:
     return table
 
 
+def add_chat_template_source(command: argparse.ArgumentParser) -> None:
+    """The options naming a chat template and its tokens (conformance and infer take the same)."""
+    command.add_argument("--chat-template", help="the Jinja chat template file (e.g. chat_template.jinja)")
+    command.add_argument("--model", help="a hub id or local folder: use its tokenizer's chat template (no weights are read)")
+    command.add_argument("--bos-token", help="the chat template's bos_token (default empty, or the tokenizer's)")
+    command.add_argument("--eos-token", help="the chat template's eos_token (default empty, or the tokenizer's)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m engine", description="Response-template tools for template authors.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -458,19 +466,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="check a template against a model's chat template (exit 0 all pass, 1 some fail, 2 nothing renderable)",
     )
     conformance.add_argument("template", help="template JSON file (plain or templates/ wrapper) or family name")
-    conformance.add_argument("--chat-template", help="the Jinja chat template file (e.g. chat_template.jinja)")
-    conformance.add_argument("--model", help="a hub id or local folder: use its tokenizer's chat template (no weights are read)")
-    conformance.add_argument("--bos-token", help="the chat template's bos_token (default empty, or the tokenizer's)")
-    conformance.add_argument("--eos-token", help="the chat template's eos_token (default empty, or the tokenizer's)")
+    add_chat_template_source(conformance)
     conformance.add_argument("--json", action="store_true", help="print the report as JSON")
     infer = commands.add_parser(
         "infer",
         help="infer a response template from a chat template (exit 0 it passes the matrix, 1 it does not, 2 nothing inferred)",
     )
-    infer.add_argument("--chat-template", help="the Jinja chat template file (e.g. chat_template.jinja)")
-    infer.add_argument("--model", help="a hub id or local folder: use its tokenizer's chat template (no weights are read)")
-    infer.add_argument("--bos-token", help="the chat template's bos_token (default empty, or the tokenizer's)")
-    infer.add_argument("--eos-token", help="the chat template's eos_token (default empty, or the tokenizer's)")
+    add_chat_template_source(infer)
     infer.add_argument("--output", help="the templates/-style file to write (default NAME.json here)")
     infer.add_argument("--name", help="the template's name (default from the chat template file or the model id)")
     infer.add_argument("--json", action="store_true", help="print the result (template, matrix, findings) as JSON")
