@@ -4,7 +4,7 @@
 
 Host and port come from Gradio's own GRADIO_SERVER_NAME / GRADIO_SERVER_PORT.
 This file is the layout and the wiring only: handlers are `playground.handlers`
-(and `playground.live` for Generate live), bound to components by name
+(and `playground.model.live` for Generate live), bound to components by name
 (`playground.wiring.Page`); the public API is `playground.api`. See docs/app.md.
 """
 
@@ -16,27 +16,30 @@ import logging
 import gradio as gr
 
 try:
-    from playground import limits  # noqa: F401  (imported first: it reads PLAYGROUND_LIMITS)
+    from playground.server import limits  # noqa: F401  (imported first: it reads PLAYGROUND_LIMITS)
 except ValueError as error:  # PLAYGROUND_LIMITS is wrong: the message names the key and why
     raise SystemExit(f"app.py: {error}") from None
 from starlette.middleware import Middleware
 
-from playground import admission, api, handlers, live, workers
-from playground.allocator import return_freed_memory
+from playground import api, handlers
+from playground.server import admission
+from playground.model import live
+from playground.server import workers
+from playground.server.allocator import return_freed_memory
 from playground.catalog import DEFAULT_SAMPLE, EDITED_TEMPLATE, INLINE_TEMPLATE, sample_table, samples_by_id, template_names, template_text_of
-from playground.chat_template_check import matrix_html
-from playground.chunking import CHUNKINGS, DEMO_MODEL_PATH
-from playground.folders import allow_folder, looks_like_hub_id
-from playground.diagnostics import check_template
-from playground.field_reference import reference_html
-from playground.limits import LIMITS, queue_options
-from playground.inference import findings_html
-from playground.page_script import (
+from playground.authoring.chat_template_check import matrix_html
+from playground.parse.chunking import CHUNKINGS, DEMO_MODEL_PATH
+from playground.server.folders import allow_folder, looks_like_hub_id
+from playground.authoring.diagnostics import check_template
+from playground.panels.field_reference import reference_html
+from playground.server.limits import LIMITS, queue_options
+from playground.authoring.inference import findings_html
+from playground.panels.page_script import (
     CONFORMANCE_JS, COPY_JS, DIAGNOSTICS_JS, EVENT_LOG_JS, EXPLAIN_JS, INFERENCE_JS, MATCH_LIST_JS, PAGE_JS, REGION_MAP_JS, SHARE_JS,
 )
-from playground.session import Session
-from playground.stream_check import report_html
-from playground.styles import PAGE_CSS
+from playground.parse.session import Session
+from playground.authoring.stream_check import report_html
+from playground.panels.styles import PAGE_CSS
 from playground.wiring import Page, query_params, session_closed
 
 first = handlers.load_sample(DEFAULT_SAMPLE, Session())
@@ -255,7 +258,7 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
     gr.api(api.conformance, api_name="conformance", **queue_options("conformance"))
 
 # No queue-wide size and no route around the queue: each kind has its own queue, and
-# playground.admission refuses what is over it, or over a client's share, at once.
+# playground.server.admission refuses what is over it, or over a client's share, at once.
 demo.queue(default_concurrency_limit=limits.WORK["parse"].slots, max_size=None, api_open=False)
 admission.install(demo)
 

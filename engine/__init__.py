@@ -8,16 +8,16 @@ streaming on top. The format is described in docs/template-language.md.
 from .errors import ParseDeadlineError, PatternTimeoutError, ResponseParseError, TemplateError
 from .parser import ResponseParser, Span, parse_response
 from .events import message_from_events
-from .batch import BatchInputError, parse_batch
+from .batch.columns import BatchInputError, parse_batch
 from .template import FieldSpec, ResponseTemplate, load_template
 from .template_files import TemplateFile, list_templates
-from .lint import Diagnostic, lint, lint_prompts
-from .chat_template import load_chat_template
-from .conformance import ConformanceReport, SituationResult, check_conformance
-from .infer import InferenceError, InferredTemplate, choose_template, infer_template
+from .authoring.lint import Diagnostic, lint, lint_prompts
+from .chat_templates.render import load_chat_template
+from .chat_templates.conformance import ConformanceReport, SituationResult, check_conformance
+from .chat_templates.infer import InferenceError, InferredTemplate, choose_template, infer_template
 from .openai_view import OpenAIView, openai_deltas, openai_view
-from .stream_checks import StreamCheckReport, check_stream
-from .trace import Trace, TraceSpan, trace
+from .authoring.stream_checks import StreamCheckReport, check_stream
+from .authoring.trace import Trace, TraceSpan, trace
 from .tokenizer import IncrementalDecoder, TokenResponseParser, attach_response_template, get_response_parser
 
 __all__ = [

@@ -24,7 +24,7 @@ from partial_json_parser import Allow, loads
 from .parser import ResponseParser
 from .template import FieldSpec, ResponseTemplate, load_template
 from .tool_typing import tool_parameter_schemas, type_tool_calls
-from .trace import is_tool_call_field
+from .authoring.trace import is_tool_call_field
 from .transform import apply_transform
 
 TEXT_KEYS = ("reasoning_content", "content")

@@ -23,17 +23,17 @@ from collections.abc import Callable, Iterator
 
 from engine import TemplateError, load_template
 
-from . import limits
-from .admission import make_way
-from .chat_template_check import check_from_page
+from .server import limits
+from .server.admission import make_way
+from .authoring.chat_template_check import check_from_page
 from .catalog import samples_by_id, template_names, template_text_of
-from .chunking import make_chunks, parse_chunking_param
-from .diagnostics import findings
-from .export import check_config_size, merged_config
-from .limits import InputError, check_text_sizes, json_kind, read_template, read_tools
-from .parse_view import LiveParse, ParseView, traced_view
-from .redact import redact
-from .stream_check import stream_check
+from .parse.chunking import make_chunks, parse_chunking_param
+from .authoring.diagnostics import findings
+from .authoring.export import check_config_size, merged_config
+from .server.limits import InputError, check_text_sizes, json_kind, read_template, read_tools
+from .parse.parse_view import LiveParse, ParseView, traced_view
+from .server.redact import redact
+from .authoring.stream_check import stream_check
 
 # A replay looks at its time budget every this many chunks.
 DEADLINE_EVERY = 1024
@@ -355,8 +355,8 @@ def generate(
         {"generation", "message", "error", "finished", "prefix"} after each update; the
         last has `finished` True and the message.
     """
-    from . import generation as models
-    from .live import conversation, generation_slots, get_model
+    from .model import generation as models
+    from .model.live import conversation, generation_slots, get_model
 
     try:
         messages = conversation(system, user, messages_text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 
-from engine.samples import Sample, load_samples
+from engine.authoring.samples import Sample, load_samples
 from engine.template_files import TemplateFile, list_templates
 
 DEFAULT_SAMPLE = "qwen3/text-then-tool-calls"
@@ -51,7 +51,7 @@ def template_choice_for(text: str, current: str | None = None, otherwise: str = 
     template it holds (the same data, in any key order or layout; `current` first, as two
     files may hold the same template), else `otherwise`: an edited template is no longer
     the file it started from."""
-    from . import limits
+    from .server import limits
 
     caps = limits.current()
     if not isinstance(text, str) or len(text) > caps.template_chars or limits.json_depth(text) > caps.json_depth:

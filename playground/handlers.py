@@ -19,10 +19,11 @@ import time
 from pathlib import Path
 
 from engine import TemplateError
-from engine.conformance import TOOLS as CHECK_TOOLS
+from engine.chat_templates.conformance import TOOLS as CHECK_TOOLS
 
-from . import limits, reference_diff
-from .admission import make_way
+from .server import limits
+from .panels import reference_diff
+from .server.admission import make_way
 from .catalog import (
     DEFAULT_SAMPLE,
     EDITED_TEMPLATE,
@@ -33,30 +34,30 @@ from .catalog import (
     template_names,
     template_text_of,
 )
-from .chat_template_check import CheckOutcome, check_from_page, matrix_html, root_causes
-from .chunking import chunking_param, parse_chunking_param
-from .code_snippet import code_snippet_or_error
-from .derived import DERIVED_VIEWS, remember_derived, stale_derived
-from .diagnostics import apply_fix, check_template
-from .downloads import download_folder, remove_upload
-from .editor_paths import string_at
-from .explain import explain, explain_editor_key, span_of_event
-from .export import export_files
-from .fit import family_note, rank_templates
-from .inference import evidence_html, findings_html, infer_from_page
-from .limits import InputError, check_text_sizes, read_template, read_tools
-from .markup import escape
-from .match_list import match_list_html
-from .message_view import openai_stream
+from .authoring.chat_template_check import CheckOutcome, check_from_page, matrix_html, root_causes
+from .parse.chunking import chunking_param, parse_chunking_param
+from .panels.code_snippet import code_snippet_or_error
+from .parse.derived import DERIVED_VIEWS, remember_derived, stale_derived
+from .authoring.diagnostics import apply_fix, check_template
+from .server.downloads import download_folder, remove_upload
+from .authoring.editor_paths import string_at
+from .panels.explain import explain, explain_editor_key, span_of_event
+from .authoring.export import export_files
+from .authoring.fit import family_note, rank_templates
+from .authoring.inference import evidence_html, findings_html, infer_from_page
+from .server.limits import InputError, check_text_sizes, read_template, read_tools
+from .panels.markup import escape
+from .panels.match_list import match_list_html
+from .panels.message_view import openai_stream
 from .outputs import PARSE_VIEWS, Update, failed, produces, render
-from .parse_view import ParseView, traced_view
-from .replay import prepare_replay, seek
-from .session import Session
-from .share import MAX_STATE_FILE, PageState, decode_state, link_problems, read_state_file, share_link, state_file_text
-from .status import error_html
-from .stream_check import report_html, stream_check
-from .template_editor import format_template, shipped_template
-from .test_cases import cases_for_template, cases_text, read_cases, results_html, run_cases
+from .parse.parse_view import ParseView, traced_view
+from .parse.replay import prepare_replay, seek
+from .parse.session import Session
+from .authoring.share import MAX_STATE_FILE, PageState, decode_state, link_problems, read_state_file, share_link, state_file_text
+from .panels.status import error_html
+from .authoring.stream_check import report_html, stream_check
+from .authoring.template_editor import format_template, shipped_template
+from .authoring.test_cases import cases_for_template, cases_text, read_cases, results_html, run_cases
 
 # Seconds between page updates while playing a replay (at most ~10 a second); an update
 # that took long to draw waits DRAW_SHARE times as long before the next one.
@@ -343,7 +344,7 @@ def export_template(template_text: str, tokenizer_config_upload: str | None) -> 
 @produces("conformance")
 def check_chat_template(template_text: str, chat_template_text: str, chat_template_model: str, bos_token: str, eos_token: str, session: Session):
     """Check: the editor's template against the pasted chat template (or the model's), every
-    situation of the matrix, in a worker with a time limit (`playground.chat_template_check`)."""
+    situation of the matrix, in a worker with a time limit (`playground.authoring.chat_template_check`)."""
     yield {"conformance": matrix_html(None, pending=f"Checking… (at most {limits.current().conformance_seconds:g} s)")}
     outcome = check_from_page(template_text, chat_template_text, chat_template_model, bos_token, eos_token)
     session.check_rows, session.check_template = outcome.rows, template_text
@@ -359,7 +360,7 @@ def check_chat_template(template_text: str, chat_template_text: str, chat_templa
 def infer_chat_template(chat_template_text: str, chat_template_model: str, bos_token: str, eos_token: str, prefix: str,
                         generation: str, tools_text: str, test_cases_text: str, session: Session):
     """Infer: a template derived from the pasted chat template (or the model's), in a worker with the
-    check's caps (`playground.inference`), goes into the editor with its matrix, and parses."""
+    check's caps (`playground.authoring.inference`), goes into the editor with its matrix, and parses."""
     yield {"inference": findings_html(None, pending=f"Inferring… (at most {limits.current().conformance_seconds:g} s)")}
     outcome = infer_from_page(chat_template_text, chat_template_model, bos_token, eos_token)
     if outcome.result is None:

@@ -18,13 +18,13 @@ import json
 import logging
 from typing import Any
 
-from .event_log import LogQuery, event_log, log_fields
-from .explain import explain
-from .match_list import match_list_html
-from .message_view import chat_messages, message_json, message_language, openai_stream
-from .parse_view import MapSpan, ParseView
-from .region_map import MapOptions, region_map
-from .status import error_html, figures, status_html
+from .panels.event_log import LogQuery, event_log, log_fields
+from .panels.explain import explain
+from .panels.match_list import match_list_html
+from .panels.message_view import chat_messages, message_json, message_language, openai_stream
+from .parse.parse_view import MapSpan, ParseView
+from .panels.region_map import MapOptions, region_map
+from .panels.status import error_html, figures, status_html
 
 log = logging.getLogger("playground")
 

@@ -19,11 +19,11 @@ from contextlib import nullcontext
 
 import gradio as gr
 
-from . import limits
-from .limits import HEAVY_WORK, queue_options
+from .server import limits
+from .server.limits import HEAVY_WORK, queue_options
 from .outputs import Labelled, Update
-from .session import OpenSessions, heavy_job
-from .status import error_html
+from .parse.session import OpenSessions, heavy_job
+from .panels.status import error_html
 
 # Parameters Gradio fills itself, by annotation, and the event data's parameter name.
 _SPECIAL = {"gr.Request", "Request", "gr.EventData", "EventData"}

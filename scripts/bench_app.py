@@ -36,10 +36,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from playground import handlers, live  # noqa: E402
+from playground import handlers
+from playground.model import live
 from playground.catalog import DEFAULT_SAMPLE, samples_by_id, shipped_template_text  # noqa: E402
-from playground.chunking import DEMO_MODEL_PATH  # noqa: E402
-from playground.session import Session  # noqa: E402
+from playground.parse.chunking import DEMO_MODEL_PATH  # noqa: E402
+from playground.parse.session import Session  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -103,7 +104,7 @@ def bench_browser(size: int, config_path: Path) -> None:
         return
     from playwright.sync_api import sync_playwright
 
-    from tests.test_app_browser import CHROMIUM_ARGS, start_app
+    from tests.support.app_server import CHROMIUM_ARGS, start_app
 
     prefix, generation = pasted_generation(size)
     process, url = start_app()
@@ -237,7 +238,7 @@ def bench_felt(size: int, repeats: int = 3) -> None:
         return
     from playwright.sync_api import sync_playwright
 
-    from tests.test_app_browser import CHROMIUM_ARGS, start_app
+    from tests.support.app_server import CHROMIUM_ARGS, start_app
 
     prefix, generation = pasted_generation(size)
     process, url = start_app()
@@ -276,9 +277,10 @@ def bench_felt(size: int, repeats: int = 3) -> None:
 def bench_server_ratio(size: int, template_name: str = "qwen3", repeats: int = 3) -> None:
     """The app's parse and replay next to the engine's, on the same input and chunks (see the docstring)."""
     from engine import ResponseParser, parse_response
-    from playground import api, limits
-    from playground.parse_view import LiveParse
-    from playground.stream_check import stream_check
+    from playground import api
+    from playground.server import limits
+    from playground.parse.parse_view import LiveParse
+    from playground.authoring.stream_check import stream_check
 
     prefix, generation = pasted_generation(size)
     template_text = shipped_template_text(template_name)

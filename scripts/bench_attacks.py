@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests import attacks  # noqa: E402
+from tests.support import attacks  # noqa: E402
 
 
 def seconds(value: float | None, patience: float) -> str:

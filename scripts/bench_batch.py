@@ -4,7 +4,7 @@ Run it with ``python scripts/bench_batch.py`` (``--help`` for the options); the 
 and 10^6 rows is ``python scripts/bench_batch.py --rows 100000 1000000``. For each row count it
 writes a JSONL file of SmolLM3-shaped generations of about 4 KB (reasoning, tool calls and
 content, cycling through 200 seeds of tests/workloads.py) to a temporary directory, runs
-`engine.batch_run.parse_file` (what ``python -m engine batch`` runs) on it once per engine and
+`engine.batch.run.parse_file` (what ``python -m engine batch`` runs) on it once per engine and
 worker count in a fresh Python process, and deletes the file at the end.
 
 It prints, for each run (the best of ``--repeats``, runs interleaved so that a change in the
@@ -48,8 +48,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.batch_run import STAGES, WORKER_STAGES  # noqa: E402
-from tests.workloads import KB, SMOLLM3_TEMPLATE, make_case  # noqa: E402
+from engine.batch.run import STAGES, WORKER_STAGES  # noqa: E402
+from tests.support.workloads import KB, SMOLLM3_TEMPLATE, make_case  # noqa: E402
 
 DISTINCT_ROWS = 200  # distinct generations, repeated to make up the rows
 
@@ -66,7 +66,7 @@ RUNS = {
 # What each run's process executes: `parse_file`, then its summary as JSON on stdout.
 RUNNER = """
 import json, sys
-from engine.batch_run import parse_file
+from engine.batch.run import parse_file
 options = json.loads(sys.argv[1])
 summary = parse_file(**options)
 print(json.dumps(summary.record()))

@@ -58,7 +58,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine import ResponseParser, message_from_events, parse_response  # noqa: E402
-from tests.workloads import (  # noqa: E402
+from tests.support.workloads import (  # noqa: E402
     WORKLOADS, Case, Workload, make_case, token_chunks,
 )
 

@@ -21,10 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from playground.generation import DEFAULT_MODEL_PATH, choose_template, load_model, render_prompt, stream_generation  # noqa: E402
+from playground.model.generation import DEFAULT_MODEL_PATH, choose_template, load_model, render_prompt, stream_generation  # noqa: E402
 
 from engine import ResponseParser  # noqa: E402
-from engine.samples import load_samples  # noqa: E402
+from engine.authoring.samples import load_samples  # noqa: E402
 
 # The project's example tools (get_weather, create_event, set_alarm).
 TOOLS = next(s.tools for s in load_samples() if s.id == "qwen3/text-then-tool-calls")

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.infer import infer_template, infer_template_isolated  # noqa: E402
+from engine.chat_templates.infer import infer_template, infer_template_isolated  # noqa: E402
 
 TARGET_SECONDS = 10.0
 
@@ -39,7 +39,7 @@ def chat_templates(shared: Path) -> list[tuple[str, str, str, str]]:
             found.append((entry["file"], text, entry["bos_token"], entry["eos_token"]))
     else:
         print(f"note: no real chat templates at {manifest.parent}; timing the small ones in tests/chat_templates only")
-    for path in sorted((ROOT / "tests" / "chat_templates").glob("*.jinja")):
+    for path in sorted((ROOT / "tests" / "support" / "chat_templates").glob("*.jinja")):
         found.append((f"tests/{path.name}", path.read_text(encoding="utf-8"), "", ""))
     return found
 

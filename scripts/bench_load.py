@@ -30,10 +30,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.samples import load_samples  # noqa: E402
+from engine.authoring.samples import load_samples  # noqa: E402
 from playground.catalog import template_text_of  # noqa: E402
-from tests.load_sessions import PageVisitor, api_client, server_rss_mb, timed  # noqa: E402
-from tests.test_app_browser import start_app  # noqa: E402
+from tests.support.load_sessions import PageVisitor, api_client, server_rss_mb, timed  # noqa: E402
+from tests.support.app_server import start_app  # noqa: E402
 
 CASES = [s for s in load_samples() if s.expected is not None and not s.tools]
 REPLAY_CHARS = 200_000

@@ -54,7 +54,7 @@ from build_demo_model import CONVERSATIONS, SEED, render  # noqa: E402
 from demo_corpus import evaluation_samples, make_corpus  # noqa: E402
 
 from engine import parse_response  # noqa: E402
-from playground.generation import DEFAULT_MODEL_PATH, choose_template, load_model, render_prompt, stream_generation  # noqa: E402
+from playground.model.generation import DEFAULT_MODEL_PATH, choose_template, load_model, render_prompt, stream_generation  # noqa: E402
 
 EVALUATION_SEED = SEED + 1
 SAMPLING = {"temperature": 0.7, "top_p": 0.95}
@@ -150,7 +150,7 @@ def weights_summary(folder: Path) -> tuple[float, str]:
 _FRESH_LOAD = """
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
-from playground.generation import load_model, render_prompt, stream_generation
+from playground.model.generation import load_model, render_prompt, stream_generation
 loaded = load_model(sys.argv[2])
 prompt = render_prompt(loaded, [{"role": "user", "content": "Hello!"}])
 started = time.perf_counter()

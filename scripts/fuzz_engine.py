@@ -44,8 +44,9 @@ from hypothesis import seed as hypothesis_seed  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import engine  # noqa: E402
-from engine import PatternTimeoutError, ResponseParseError, ResponseParser, TemplateError, parse_response, trace  # noqa: E402
-from tests.strategies import template_and_generation  # noqa: E402
+from engine import PatternTimeoutError, ResponseParseError, ResponseParser, TemplateError, parse_response
+from engine import trace
+from tests.support.strategies import template_and_generation  # noqa: E402
 
 REGEX_TIMEOUT = 0.5
 

@@ -60,8 +60,8 @@ def loaded_app():
     so a hub id fails the same way with or without a network, and quickly.
     """
     pytest.importorskip("gradio_client")
-    from tests.load_sessions import SilentEndpoint
-    from tests.test_app_browser import start_app
+    from tests.support.load_sessions import SilentEndpoint
+    from tests.support.app_server import start_app
 
     hub = SilentEndpoint()
     process, url = start_app({"HF_ENDPOINT": hub.url, "HF_HUB_OFFLINE": "0", "PLAYGROUND_LIMITS": '{"hub_seconds": 2}'})

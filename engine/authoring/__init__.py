@@ -1,0 +1,11 @@
+"""What a template author runs on a parse: built on the parser core, never needed to parse.
+
+- `trace`: where every character of a parse went (spans with stream and source offsets,
+  events tied to them, snapshots while streaming), and the warnings read from it.
+- `diagnosis`: the cause of a parse in the author's terms (the start anchor, near misses of
+  delimiters, regions that never closed).
+- `pattern_explain`: a delimiter pattern explained piece by piece.
+- `lint`: templates that load but are probably wrong.
+- `stream_checks`: does streaming give the one-shot result for every chunking?
+- `samples`: the shipped sample generations with their expected messages.
+"""

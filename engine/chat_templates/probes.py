@@ -1,0 +1,354 @@
+"""The renders template inference compares: probe conversations, and the turn each one writes.
+
+Inference learns a response template from a chat template alone, by rendering
+conversations that differ in one thing and comparing the renders. This module
+holds the conversations (with needles, text that cannot occur by chance: a
+function named `zq_fn_alpha`, a string argument `"zq val 1"`, the integer
+73519) and `Probe`, which renders them for one thinking mode and cuts out of
+each render what the model would write for the final turn, the way the
+conformance check does (`engine.chat_templates.conformance`), so that what inference learns is
+what the check verifies.
+
+Nothing here knows any model family: every marker inference uses is found in
+these renders.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+
+from .render import ChatTemplateRenderer, ChatTemplateRenderError, common_suffix_length, token_boundary
+from .conformance import _back_to_boundary, _common_length, _locate_turn
+
+# Needles: texts that occur in a render only where the conversation put them.
+QUESTION = "zq question one"
+SECOND_QUESTION = "zq question two"
+ANSWER = "zq answer text"
+LEAD = "zq lead text"
+REASONING = "zq reasoning text"
+TOOL_RESULT = '{"zq_result": "zq sunny"}'
+ALPHA, BETA = "zq_fn_alpha", "zq_fn_beta"
+ALPHA_ARGUMENTS = {"zq_key_a": "zq val 1", "zq_num": 73519}
+BETA_ARGUMENTS = {"zq_key_b": True}
+OTHER_ALPHA_ARGUMENTS = {"zq_key_a": "zq val 2", "zq_num": 46082}
+
+PROBE_TOOLS: list[dict] = [
+    {"type": "function", "function": {
+        "name": ALPHA, "description": "Look a thing up.",
+        "parameters": {"type": "object", "properties": {"zq_key_a": {"type": "string"}, "zq_num": {"type": "integer"}},
+                       "required": ["zq_key_a"]}}},
+    {"type": "function", "function": {
+        "name": BETA, "description": "Switch a thing.",
+        "parameters": {"type": "object", "properties": {"zq_key_b": {"type": "boolean"}}, "required": []}}},
+]
+PROBE_SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for tool in PROBE_TOOLS}
+
+# The keys a chat template may read a message's reasoning from, in the order tried.
+REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
+# The markup tokens chat templates write: <...> (also <|...|>, <<...>> and full-width forms) and
+# [...] around a name (not a JSON list).
+MARKUP_TOKEN = regex.compile(
+    r"<<?[^<>\s][^<>\n]{0,80}>>?|\[\[?[A-Za-z_/][^\[\]\n\"]{0,80}\]\]?"
+    # brackets and quotes of other scripts (not ASCII's): a marker between a pair, or one alone
+    r"|(?![(){}\[\]])[\p{Ps}\p{Pi}][^\s\p{Ps}\p{Pi}\p{Pe}\p{Pf}]{0,40}[\p{Pe}\p{Pf}]|(?![(){}\[\]])[\p{Ps}\p{Pi}\p{Pe}\p{Pf}]"
+)
+# Renders longer than this are refused: a chat template that writes megabytes is not probed further.
+MAX_RENDER_CHARS = 2_000_000
+
+
+class InferenceTimeout(Exception):
+    """Inference ran past its time budget (raised between renders)."""
+
+
+def call(number: int, name: str, arguments: dict) -> dict:
+    """A tool call of an assistant message (ids are nine alphanumerics, which every template accepts)."""
+    return {"id": f"call{number:05d}", "type": "function", "function": {"name": name, "arguments": copy.deepcopy(arguments)}}
+
+
+def assistant(**keys: Any) -> dict:
+    message = {"role": "assistant", "content": ""}
+    message.update(keys)
+    return message
+
+
+# The final messages compared, by name: each differs from another in one thing.
+FINAL_MESSAGES: dict[str, dict] = {
+    "answer": assistant(content=ANSWER),
+    "reasoning": assistant(reasoning_content=REASONING, content=ANSWER),
+    "call": assistant(tool_calls=[call(1, ALPHA, ALPHA_ARGUMENTS)]),
+    "other-call": assistant(tool_calls=[call(1, ALPHA, OTHER_ALPHA_ARGUMENTS)]),
+    "typed-call": assistant(tool_calls=[call(2, BETA, BETA_ARGUMENTS)]),
+    "two-calls": assistant(tool_calls=[call(1, ALPHA, ALPHA_ARGUMENTS), call(2, BETA, BETA_ARGUMENTS)]),
+    "lead-and-call": assistant(content=LEAD, tool_calls=[call(1, ALPHA, ALPHA_ARGUMENTS)]),
+}
+# What each final message is, for people.
+FINAL_LABELS = {
+    "answer": f"an answer ({ANSWER!r})",
+    "reasoning": f"reasoning ({REASONING!r}) then the answer",
+    "call": f"one call of {ALPHA}({ALPHA_ARGUMENTS})",
+    "other-call": f"one call of {ALPHA} with other arguments ({OTHER_ALPHA_ARGUMENTS})",
+    "typed-call": f"one call of {BETA}({BETA_ARGUMENTS})",
+    "two-calls": f"two calls, {ALPHA} then {BETA}",
+    "lead-and-call": f"text ({LEAD!r}) then a call of {ALPHA}",
+}
+# Texts that find each final message in a render.
+MARKERS = {
+    "answer": (ANSWER,), "reasoning": (REASONING, ANSWER), "call": ("zq val 1",), "other-call": ("zq val 2",),
+    "typed-call": ("zq_key_b",), "two-calls": ("zq val 1",), "lead-and-call": (LEAD,),
+}
+
+
+@dataclass(frozen=True)
+class Render:
+    """One rendered text inference compared with another.
+
+    Attributes:
+        label: what the conversation holds and how it was rendered, for people
+            ("first turn, thinking off: one call of zq_fn_alpha(...)").
+        text: the text compared: the final turn as the model would write it (after the
+            generation prompt), or a whole prompt.
+    """
+
+    label: str
+    text: str
+
+    def to_dict(self) -> dict:
+        return {"label": self.label, "text": self.text}
+
+
+def shared_start(texts: list[str]) -> str:
+    """The longest start every text shares, cut back to where each text has a token boundary (or ends)."""
+    first = texts[0]
+    size = min(_common_length(first, other) for other in texts)
+    # A boundary in every text: a shared "<" that starts different tags is not shared.
+    while size and not all(size == len(text) or token_boundary(text, size) for text in texts):
+        size -= 1
+    return first[:size]
+
+
+def shared_end(texts: list[str], stand_ins: str = "") -> str:
+    """The longest end every text shares, from a token boundary of the first (a character of
+    `stand_ins`, which stands for a name or a number, counts as one)."""
+    first = texts[0]
+    size = min(common_suffix_length(first, other) for other in texts)
+    start = len(first) - size
+    while 0 < start < len(first) and not token_boundary(first, start) and first[start - 1] not in stand_ins:
+        start += 1
+    return first[start:]
+
+
+def difference(a: str, b: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Where `a` and `b` differ: the span of each between their common start and common end,
+    widened to whole markup tokens."""
+    start = 0
+    limit = min(len(a), len(b))
+    while start < limit and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < limit - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    while 0 < start < len(a) and not token_boundary(a, start):
+        start -= 1
+    while end > 0 and len(a) - end > start and not token_boundary(a, len(a) - end):
+        end -= 1
+    return (start, len(a) - end), (start, len(b) - end)
+
+
+@dataclass
+class Finding:
+    """One thing inference decided, with the renders whose difference decided it.
+
+    Attributes:
+        key: the template key it decided, as a JSON path (``start_anchor``,
+            ``fields.reasoning_content.open``).
+        value: what was found (a delimiter, a pattern, a choice).
+        how: one sentence: what in the renders shows it.
+        renders: the renders compared (usually two: the difference between them is the evidence).
+    """
+
+    key: str
+    value: Any
+    how: str
+    renders: tuple[Render, ...]
+
+    def to_dict(self) -> dict:
+        """JSON-ready: key, value, how, and each render with the span where the two differ."""
+        renders = [render.to_dict() for render in self.renders]
+        if len(self.renders) == 2:
+            for render, span in zip(renders, difference(self.renders[0].text, self.renders[1].text)):
+                render["difference"] = list(span)
+        return {"key": self.key, "value": self.value, "how": self.how, "renders": renders}
+
+
+@dataclass
+class Turn:
+    """What the model writes for one final message, cut out of a full render.
+
+    Attributes:
+        render: the generation (the text after the prompt) with its label.
+        missing: text the generation prompt pre-writes that the finished turn lacks (the
+            chat template writes history differently), or "".
+    """
+
+    render: Render
+    missing: str
+
+    @property
+    def text(self) -> str:
+        return self.render.text
+
+
+@dataclass
+class Probe:
+    """Renders the probe conversations with one chat template in one thinking mode.
+
+    Attributes:
+        renderer: the chat template, its tokens and thinking mode.
+        mode: "" with no thinking switch, else "thinking on" or "thinking off".
+        deadline: `time.monotonic()` past which a render raises `InferenceTimeout`, or None.
+        refusals: every conversation the chat template refused, with its error.
+        renders: every render made, in order.
+        without_tools: the chat template refuses tools, so every render is made without them.
+    """
+
+    renderer: ChatTemplateRenderer
+    mode: str
+    deadline: float | None = None
+    refusals: list[str] = field(default_factory=list)
+    renders: list[Render] = field(default_factory=list)
+    without_tools: bool = False
+    header: str = ""  # the new turn's header, once learnt (the part of a trailer a turn does not end with)
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def label(self, text: str) -> str:
+        return f"{text}, {self.mode}" if self.mode else text
+
+    def render(self, messages: list[dict], *, tools: bool = True, add_generation_prompt: bool = False) -> str | None:
+        """The render, or None when the chat template refuses it (the refusal is recorded).
+
+        Raises:
+            InferenceTimeout: past the deadline.
+        """
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise InferenceTimeout("the time budget ran out while rendering")
+        key = (repr(messages), tools, add_generation_prompt)
+        if key in self._cache:
+            return self._cache[key]
+        tools = tools and not self.without_tools
+        try:
+            text = self.renderer.render(messages, tools=copy.deepcopy(PROBE_TOOLS) if tools else None,
+                                        add_generation_prompt=add_generation_prompt)
+            if len(text) > MAX_RENDER_CHARS:
+                raise ChatTemplateRenderError(f"the render is {len(text):,} characters long, over {MAX_RENDER_CHARS:,}")
+        except ChatTemplateRenderError as error:
+            self.refusals.append(f"{self.label(_describe(messages, add_generation_prompt))}: {error}")
+            text = None
+        self._cache[key] = text
+        if text is not None:
+            self.renders.append(Render(self.label(_describe(messages, add_generation_prompt)), text))
+        return text
+
+    # -- the prompts --------------------------------------------------------------
+
+    def history(self, situation: str) -> list[dict]:
+        """The conversation before the new turn, for a situation of the conformance matrix's kind."""
+        ask = {"role": "user", "content": QUESTION}
+        first = call(1, ALPHA, ALPHA_ARGUMENTS)
+        if situation == "first-turn":
+            return [ask]
+        if situation == "after-tool-result":
+            return [ask, assistant(tool_calls=[first]), _tool_result(first)]
+        if situation == "multi-turn":
+            return [ask, assistant(content=ANSWER), {"role": "user", "content": SECOND_QUESTION}]
+        raise ValueError(f"no situation {situation!r}")
+
+    def prompt(self, situation: str) -> str | None:
+        """The situation's prompt; when the chat template refuses the first turn with tools, every
+        render from then on is made without them (its tool calls cannot be learnt)."""
+        prompt = self.render(self.history(situation), add_generation_prompt=True)
+        if prompt is None and situation == "first-turn" and not self.without_tools:
+            if self.render(self.history(situation), tools=False, add_generation_prompt=True) is not None:
+                self.without_tools = True
+                self._cache.clear()
+                return self.render(self.history(situation), add_generation_prompt=True)
+        return prompt
+
+    def generation_prompt(self, situation: str) -> str | None:
+        """What `add_generation_prompt` adds to the situation's history, cut at a token boundary."""
+        prompt = self.prompt(situation)
+        bare = self.render(self.history(situation))
+        if prompt is None or bare is None:
+            return None
+        return prompt[_back_to_boundary(prompt, _common_length(bare, prompt)):]
+
+    # -- the final turn -----------------------------------------------------------
+
+    def turn(self, name: str, reasoning_key: str = "reasoning_content") -> Turn | None:
+        """What the model writes for final message `name` (of `FINAL_MESSAGES`) on the first turn,
+        or None when the chat template refuses it or writes none of it."""
+        message = copy.deepcopy(FINAL_MESSAGES[name])
+        if "reasoning_content" in message and reasoning_key != "reasoning_content":
+            message[reasoning_key] = message.pop("reasoning_content")
+        history = self.history("first-turn")
+        prompt = self.prompt("first-turn")
+        full = self.render(history + [message])
+        if prompt is None or full is None:
+            return None
+        found = _cut_turn(prompt, self.generation_prompt("first-turn") or "", full, MARKERS[name])
+        if found is None:
+            return None
+        generation, missing = found
+        trailer = self.renderer.trailer
+        if trailer and self.header and self.header in trailer:
+            trailer = trailer[trailer.rfind(self.header):]  # what comes before the next header ends this turn
+        if trailer and generation.endswith(trailer):
+            generation = generation[: -len(trailer)]
+        what = FINAL_LABELS[name] if reasoning_key == "reasoning_content" else f"{FINAL_LABELS[name]}, as {reasoning_key}"
+        return Turn(Render(self.label(f"first turn: {what}"), generation), missing)
+
+    def following(self, message: dict, next_message: dict) -> str | None:
+        """The text the chat template writes between the end of `message`'s needle and the start of
+        `next_message` (what separates an assistant turn from the turn after it), or None."""
+        ask = {"role": "user", "content": QUESTION}
+        full = self.render([ask, message, next_message])
+        if full is None:
+            return None
+        needle = next(text for text in (message.get("content"), "zq val 1") if text)
+        start = full.rfind(needle)
+        after = TOOL_RESULT if next_message["role"] == "tool" else next_message["content"]
+        end = full.rfind(after)
+        if start < 0 or end < 0 or end < start:
+            return None
+        if needle == "zq val 1":  # a call: from the end of its arguments, wherever they close
+            start = full.find("73519", start)
+            start = start + len("73519") if start >= 0 else full.rfind("zq val 1") + len("zq val 1")
+        else:
+            start += len(needle)
+        return full[start:end]
+
+
+def _tool_result(tool_call: dict) -> dict:
+    return {"role": "tool", "tool_call_id": tool_call["id"], "name": tool_call["function"]["name"], "content": TOOL_RESULT}
+
+
+def _describe(messages: list[dict], add_generation_prompt: bool) -> str:
+    roles = " + ".join(message["role"] + (" (calls)" if message.get("tool_calls") else "") for message in messages)
+    return roles + (" + generation prompt" if add_generation_prompt else "")
+
+
+def _cut_turn(prompt: str, generation_prompt: str, full: str, markers: tuple[str, ...]) -> tuple[str, str] | None:
+    """(generation, missing) of the final turn in `full`: after where it parts from `prompt` (at a
+    token boundary) when its markers lie after that, else as the conformance check finds it."""
+    parted = _back_to_boundary(full, _common_length(prompt, full))
+    generation = full[parted:]
+    if all(marker in generation for marker in markers):
+        return generation, prompt[parted:] if parted < len(prompt) else ""
+    turn = _locate_turn(prompt, generation_prompt, full, markers, [QUESTION])
+    if isinstance(turn, str) or not any(marker in turn.generation for marker in markers):
+        return None
+    return turn.generation, turn.missing

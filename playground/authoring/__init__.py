@@ -1,0 +1,6 @@
+"""The author's tools on the page: the template editor and what checks a template.
+
+`template_editor`, `diagnostics` and `editor_paths` (the editor), `inference` (Start from a
+chat template), `chat_template_check`, `stream_check`, `fit` (which template fits),
+`test_cases`, `export` and `share`.
+"""

@@ -1,0 +1,322 @@
+"""The chat-template check: `engine.chat_templates.conformance` run in a worker with a time limit, and its matrix.
+
+A pasted chat template is untrusted Jinja: it can loop for minutes or allocate
+gigabytes inside transformers' sandbox. So `run_check` never renders it in the
+server process: each check is a "conformance" job of `playground.server.workers`, in a
+worker process of its own with a memory cap, killed when it has not answered
+within `Limits.conformance_seconds` (the check then says it was cut off). A
+model named for its chat template must be one the server allows
+(`playground.server.folders`).
+
+`matrix_html` draws the report as the page shows it: a summary, the failing
+rows grouped by root cause (`root_causes`: the diagnosis of each row's parse,
+so sixteen rows failing on one misspelt delimiter are one cause, said first),
+then one row per situation and check, each row with a prompt clickable
+(`data-row`, see `playground.panels.page_script.CONFORMANCE_JS`) to load it into
+Paste & parse.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from engine import TemplateError, load_template
+
+from ..server import limits
+from ..server.folders import FolderError, check_model_name, shown
+from ..server.limits import InputError, read_template
+from ..panels.markup import escape
+from ..server.redact import redact
+from ..server.workers import JobError, run_job
+
+DETAIL_SHOWN = 400
+# The longest bos_token or eos_token accepted (characters): real ones are a few.
+TOKEN_CHARS = 200
+
+
+@dataclass
+class CheckOutcome:
+    """What one chat-template check gave.
+
+    Attributes:
+        report: `ConformanceReport.to_dict()` (``passed``, ``counts``, ``thinking_switch``,
+            ``diagnostics``, ``situations``: each with name, passed, renderable, detail,
+            expected, got, prompt, generation, normalisations), or None when there is none.
+        error: why there is no report (bad input, no such model, an unreachable Hub, the
+            time limit), or None.
+        cut_off: the worker ran past the time limit and was killed.
+        seconds: wall time of the check.
+        source: what was checked against ("the pasted chat template", "samples/demo-model").
+    """
+
+    report: dict | None = None
+    error: str | None = None
+    cut_off: bool = False
+    seconds: float = 0.0
+    source: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def rows(self) -> list[dict]:
+        return self.report["situations"] if self.report else []
+
+    def to_dict(self) -> dict:
+        """The `/conformance` result: the report's keys, plus error, cut_off, seconds and source."""
+        report = self.report or {"passed": False, "counts": None, "thinking_switch": None, "diagnostics": [], "situations": []}
+        return {**report, "error": self.error, "cut_off": self.cut_off, "seconds": round(self.seconds, 3),
+                "source": self.source, "notes": list(self.notes)}
+
+
+# -- the job, in a worker process (`playground.server.workers`) ------------------------------
+
+
+def check_job(payload: dict) -> dict:
+    """One check in a worker: `ConformanceReport.to_dict()` of `payload` (the `run_check` arguments)."""
+    from engine.chat_templates.render import ModelLoadError
+    from engine.chat_templates.conformance import check_conformance
+
+    try:
+        report = check_conformance(
+            payload["template"], payload.get("chat_template"), model=payload.get("model"),
+            bos_token=payload.get("bos_token"), eos_token=payload.get("eos_token"),
+            regex_timeout=payload.get("regex_timeout"),
+        )
+    except (TemplateError, ModelLoadError, ValueError, ImportError) as error:
+        raise JobError(redact(str(error))) from None
+    result = report.to_dict()
+    for row in result["situations"]:  # a chat template's own errors, without Python's type names
+        row["detail"] = redact(row["detail"])
+    for diagnostic in result["diagnostics"]:
+        diagnostic["message"] = redact(diagnostic["message"])
+    return result
+
+
+def run_check(
+    template: dict, *, chat_template: str | None = None, model: str | None = None, bos_token: str | None = None,
+    eos_token: str | None = None, seconds: float, regex_timeout: float | None = None,
+) -> CheckOutcome:
+    """Check `template` against a chat template (pasted text, or a model's tokenizer) in a worker.
+
+    Args:
+        template: the response template (a dict; validated by the worker).
+        chat_template: the Jinja text; or `model`: a hub id or a local folder (tokenizer files
+            only; a hub id fails in seconds when the Hub cannot be reached).
+        bos_token, eos_token: the tokens the chat template writes (None: "" for a pasted
+            template, the tokenizer's for a model).
+        seconds: the time limit; past it the worker is killed and `cut_off` is set.
+        regex_timeout: seconds per regex call of the template's patterns.
+
+    Returns a `CheckOutcome`; never raises for bad input (its `error` says what went wrong).
+    """
+    source = "the pasted chat template" if chat_template is not None else f"the chat template of {model}"
+    job = {"template": template, "chat_template": chat_template, "model": model, "bos_token": bos_token,
+           "eos_token": eos_token, "regex_timeout": regex_timeout}
+    outcome = run_job("conformance", job, seconds=seconds)
+    if outcome.cut_off:
+        return CheckOutcome(
+            error=f"The check was cut off after {seconds:g} s: the chat template takes too long to render (or loops). "
+                  "The time limit is PLAYGROUND_LIMITS' conformance_seconds.",
+            cut_off=True, seconds=outcome.seconds, source=source,
+        )
+    error = outcome.error
+    if error and outcome.result is None and error.startswith(("the worker", "the job", "too many", "the result")):
+        error = f"The check's {error.removeprefix('the ')}."
+    if error:  # the library's advice names its command-line option; here the text is pasted
+        error = error.replace(" with --chat-template", " instead")
+    return CheckOutcome(outcome.result, error, seconds=outcome.seconds, source=source)
+
+
+
+def chat_template_input(chat_template_text: str, chat_template_model: str, bos_token: str, eos_token: str) -> str:
+    """Check the chat-template boxes of the page (the pasted text, the model box, the two
+    tokens) against the caps; return the model to take the chat template from: "" when a
+    chat template is pasted (it wins), else the model box's name as the server allows it.
+
+    Raises:
+        InputError: a token or the pasted text is too long, or both boxes are empty.
+        FolderError: the model names a folder the server does not allow.
+    """
+    caps = limits.current()
+    pasted = (chat_template_text or "").strip()
+    model = (chat_template_model or "").strip()
+    for what, token in (("bos_token", bos_token), ("eos_token", eos_token)):
+        if len(token or "") > TOKEN_CHARS:
+            raise InputError(f"The {what} is too long: {len(token):,} characters (limit {TOKEN_CHARS:,}).")
+    if not pasted and not model:
+        raise InputError("Paste a chat template (the Jinja text of the model's chat_template), or name a model "
+                         "(a local folder or a hub id) to take it from.")
+    if len(chat_template_text or "") > caps.chat_template_chars:
+        raise InputError(f"The chat template is too large: {len(chat_template_text):,} characters "
+                         f"(limit {caps.chat_template_chars:,}).")
+    return check_model_name(model) if model and not pasted else model
+
+
+def check_from_page(
+    template_text: str, chat_template_text: str, chat_template_model: str, bos_token: str = "", eos_token: str = "",
+) -> CheckOutcome:
+    """The check as the page (and `/conformance`) asks for it: the editor's template against the
+    pasted chat template, or else the named model's. Empty token boxes mean "" for a pasted
+    template and the tokenizer's own for a model. Bad input gives an outcome with `error`."""
+    caps = limits.current()
+    pasted = (chat_template_text or "").strip()
+    try:
+        template = read_template(template_text)
+        load_template(template)
+        model = chat_template_input(chat_template_text, chat_template_model, bos_token, eos_token)
+    except (InputError, TemplateError, FolderError) as error:
+        return CheckOutcome(error=redact(str(error)))
+    notes = [f"The pasted chat template is used; the model box ({model}) is ignored."] if pasted and model else []
+    outcome = run_check(
+        template, chat_template=chat_template_text if pasted else None, model=None if pasted else model,
+        bos_token=bos_token or None, eos_token=eos_token or None, seconds=caps.conformance_seconds,
+        regex_timeout=caps.regex_seconds,
+    )
+    if not pasted:
+        outcome.source = f"the chat template of {shown(model)}"
+    outcome.notes = notes
+    return outcome
+
+
+# -- the matrix as the page shows it ---------------------------------------------------
+
+
+def _parts(name: str) -> tuple[str, str, str]:
+    """(situation, thinking mode or "", check) of a row name such as
+    ``after-tool-result/thinking-on/round-trip:tool-call``."""
+    pieces = name.split("/")
+    if len(pieces) == 3:
+        return pieces[0], pieces[1].removeprefix("thinking-"), pieces[2]
+    return pieces[0], "", pieces[-1]
+
+
+def _result_cell(row: dict) -> str:
+    if not row["renderable"]:
+        return '<span class="rt-badge rt-pending rt-small">not renderable</span>'
+    if row["passed"]:
+        return '<span class="rt-badge rt-pass rt-small">✔ pass</span>'
+    return '<span class="rt-badge rt-fail rt-small">✘ fail</span>'
+
+
+def _detail(text: str) -> str:
+    shown = text if len(text) <= DETAIL_SHOWN else text[: DETAIL_SHOWN - 1] + "…"
+    return escape(shown)
+
+
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
+_NUMBER = re.compile(r"\d+")
+
+
+def root_causes(rows: list[dict], template: dict | None) -> list[str | None]:
+    """For each row: the root cause of its failure (None for rows that pass or are not
+    renderable). The cause is the leading diagnosis of the row's parse (`engine.authoring.diagnosis`,
+    the template key and what to change), else the row's detail with quoted texts and
+    numbers blanked, so rows failing the same way share one cause."""
+    from engine import trace
+    from engine.chat_templates.conformance import TOOLS
+
+    from ..parse.causes import brief, leading_of
+
+    causes: list[str | None] = []
+    for row in rows:
+        if row["passed"] or not row["renderable"]:
+            causes.append(None)
+            continue
+        cause = None
+        if template is not None and row.get("prompt") is not None:
+            try:
+                result = trace(row["generation"], template, prefix=row["prompt"], tools=TOOLS, on_error="keep",
+                               regex_timeout=limits.current().regex_seconds)
+                found = leading_of(result.diagnoses)
+                if found is not None:
+                    cause = brief(found)
+            except (TemplateError, ValueError):
+                cause = None
+        if cause is None:
+            cause = _NUMBER.sub("N", _QUOTED.sub("“…”", row["detail"] or "fails"))
+        causes.append(cause)
+    return causes
+
+
+def _cause_groups(causes: list[str | None]) -> list[tuple[str, list[int]]]:
+    """(cause, row indices) for every cause, the most rows first."""
+    groups: dict[str, list[int]] = {}
+    for index, cause in enumerate(causes):
+        if cause is not None:
+            groups.setdefault(cause, []).append(index)
+    return sorted(groups.items(), key=lambda item: -len(item[1]))
+
+
+def matrix_html(outcome: CheckOutcome | None, *, pending: str = "", causes: list[str | None] | None = None) -> str:
+    """The check's panel: the summary (or the error), the lint findings, the failing rows by
+    root cause (`causes`, one per row, from `root_causes`), then the matrix: failing rows
+    grouped under their cause, then the others.
+
+    Each row with a prompt carries ``data-row`` (its index in `outcome.rows`): a click loads
+    its prompt and generation into Paste & parse.
+    """
+    if pending:
+        return f'<div class="rt-status rt-status-live" id="conformance-pending">⏳ {escape(pending)}</div>'
+    if outcome is None:
+        return ('<div class="rt-note" id="conformance-empty">Paste a chat template (or name a model), then '
+                "<b>Check</b>: the editor's template is checked against every conversation situation.</div>")
+    parts = []
+    if outcome.error:
+        parts.append(f'<div class="rt-status rt-status-error" id="conformance-error">⚠ {escape(outcome.error)}</div>')
+    report = outcome.report
+    for note in outcome.notes:
+        parts.append(f'<div class="rt-status rt-status-note">{escape(note)}</div>')
+    if report is None:
+        return '<div id="conformance-report">' + "".join(parts) + "</div>"
+    counts = report["counts"]
+    switch = f"; thinking switch: <code>{escape(report['thinking_switch'])}</code>" if report["thinking_switch"] else ""
+    verdict = (
+        '<span class="rt-badge rt-pass" id="conformance-badge" data-passed="true">✔ conforms</span>' if report["passed"]
+        else '<span class="rt-badge rt-fail" id="conformance-badge" data-passed="false">✘ does not conform</span>'
+    )
+    parts.append(
+        f'<div class="rt-conformance-summary" id="conformance-summary">{verdict} {counts["passed"]} passed, '
+        f'{counts["failed"]} failed, {counts["not_renderable"]} not renderable — against {escape(outcome.source)} '
+        f"({outcome.seconds:.1f} s{switch})</div>"
+    )
+    for diagnostic in report["diagnostics"]:
+        hint = f" → {escape(diagnostic['suggestion'])}" if diagnostic.get("suggestion") else ""
+        parts.append(f'<div class="rt-diag rt-diag-warning">△ {escape(diagnostic["message"])}{hint}</div>')
+    situations = report["situations"]
+    causes = causes if causes is not None and len(causes) == len(situations) else [None] * len(situations)
+    groups = _cause_groups(causes)
+    if groups:
+        listed = "".join(
+            f'<li><b>{len(indices)} row{"s" if len(indices) > 1 else ""}</b>: {escape(cause)}</li>' for cause, indices in groups
+        )
+        parts.append(f'<div class="rt-status rt-status-error" id="conformance-causes">Failing rows by root cause:<ul>{listed}</ul></div>')
+    parts.append('<div class="rt-note">Click a row to load its prompt and generation into Paste &amp; parse.</div>')
+    rows = []
+    grouped = [i for _, indices in groups for i in indices]
+    order = grouped + [i for i in range(len(situations)) if i not in set(grouped)]
+    heads = {indices[0]: cause for cause, indices in groups}
+    for index in order:
+        row = situations[index]
+        if index in heads:
+            rows.append(f'<tr class="rt-cause-row"><td><b>Root cause ({len(dict(groups)[heads[index]])} rows):</b> {escape(heads[index])}</td></tr>')
+        situation, thinking, check = _parts(row["name"])
+        kind = "rt-row-na" if not row["renderable"] else ("rt-row-pass" if row["passed"] else "rt-row-fail")
+        clickable = f' data-row="{index}" tabindex="0"' if row["prompt"] else ""
+        detail = row["detail"]
+        if row["normalisations"] and not detail:
+            detail = "normalised " + "; ".join(row["normalisations"])
+        mode = f" · thinking {thinking}" if thinking else ""
+        said = f'<div class="rt-detail">{_detail(detail)}</div>' if detail else ""
+        rows.append(
+            f'<tr class="{kind}"{clickable} title="{escape(row["name"])}"><td>{_result_cell(row)} '
+            f'<b>{escape(situation)}</b><span class="rt-check">{escape(mode)} · {escape(check.replace(":", ": "))}</span>'
+            f"{said}</td></tr>"
+        )
+    parts.append(
+        '<div class="rt-conformance" id="conformance-table"><table>'
+        "<thead><tr><th>result · situation · thinking · check, and what happened</th></tr></thead><tbody>"
+        + "".join(rows) + "</tbody></table></div>"
+    )
+    return '<div id="conformance-report">' + "".join(parts) + "</div>"
+
+

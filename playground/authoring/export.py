@@ -1,0 +1,79 @@
+"""Download / export: the template as a file, merged into the model's tokenizer_config.json.
+
+A tokenizer_config.json holds much more than the template (special tokens,
+the chat template, model limits); the export sets its `response_template` key
+and keeps every other key as it was, in the same order. Without an uploaded
+file it writes one holding only `response_template`, to merge by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from engine import load_template
+
+from ..server import limits
+from ..catalog import template_text_of
+from ..server.downloads import download_folder
+from ..server.limits import InputError, read_template
+
+
+
+def check_config_size(size: int) -> None:
+    """Raise InputError when a tokenizer_config.json of `size` bytes (or characters) is over
+    PLAYGROUND_LIMITS `upload_mb` (real ones are a few hundred KB at most)."""
+    cap = limits.current().upload_mb * 1_000_000
+    if size > cap:
+        raise InputError(f"The tokenizer_config.json is too large: {size:,} bytes (limit {cap:,}, PLAYGROUND_LIMITS upload_mb).")
+
+
+def merged_config(template: dict, config_text: str | None) -> dict:
+    """The tokenizer config with `response_template` set (a new one when `config_text` is None).
+
+    Raises InputError when the config is not a JSON object.
+    """
+    if config_text is None:
+        return {"response_template": template}
+    try:
+        config = json.loads(config_text)
+    except ValueError as error:
+        raise InputError(f"The uploaded tokenizer_config.json is not JSON ({error}).") from None
+    except RecursionError:
+        raise InputError("The uploaded tokenizer_config.json is nested too deeply.") from None
+    if not isinstance(config, dict):
+        raise InputError("The uploaded tokenizer_config.json must be a JSON object.")
+    config["response_template"] = template  # an existing key keeps its place
+    return config
+
+
+def read_config_file(path: str | None) -> str | None:
+    """The text of an uploaded tokenizer_config.json, or None when none was uploaded."""
+    if not path:
+        return None
+    file = Path(path)
+    check_config_size(file.stat().st_size)
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError("The uploaded tokenizer_config.json is not UTF-8 text.") from None
+
+
+def export_files(text: str, config_path: str | None = None) -> tuple[str, str]:
+    """Write (response_template.json, tokenizer_config.json) for editor `text`; return their paths.
+
+    Raises InputError / TemplateError for a template that does not load or a config that is not JSON.
+    """
+    ends = limits.deadline("export_seconds")
+    template = read_template(text)
+    load_template(template)
+    config = merged_config(template, read_config_file(config_path))
+    if time.perf_counter() > ends:
+        raise InputError(limits.over_budget("export_seconds", "The export"))
+    folder = download_folder()
+    template_path = folder / "response_template.json"
+    template_path.write_text(template_text_of(template) + "\n", encoding="utf-8")
+    out_path = folder / "tokenizer_config.json"
+    out_path.write_text(json.dumps(config, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return str(template_path), str(out_path)

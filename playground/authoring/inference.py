@@ -1,0 +1,191 @@
+"""Start from a chat template: infer the response template in a worker, show what was found and why.
+
+`infer_from_page` runs `engine.infer_template` as an "infer" job of
+`playground.server.workers`: a chat template is code, so it runs in a worker process
+with the time and memory caps of the chat-template check
+(`Limits.conformance_seconds`, `worker_mb`). The job answers with
+`InferredTemplate.to_dict()`: the template, its matrix, and each finding with the
+template key it decided, its value, a sentence, and the two renders compared with
+the span where they differ. `findings_html` lists the findings; `evidence_html`
+draws one finding's two renders, the difference highlighted, for the #explain
+panel when a finding, or a delimiter in the editor or on the map, is clicked
+(`evidence_for` finds the findings of a template key and value).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..server import limits
+from .chat_template_check import chat_template_input
+from ..server.folders import FolderError, shown
+from ..server.limits import InputError
+from ..panels.markup import escape, visible_whitespace
+from ..server.redact import redact
+from ..server.workers import JobError, run_job
+
+# Characters of a render shown on each side of its difference.
+CONTEXT_CHARS = 160
+
+
+@dataclass
+class InferenceOutcome:
+    """What one inference gave: `result` (``InferredTemplate.to_dict()``) or `error`, the wall
+    time (seconds) and what was inferred from ("the pasted chat template", a model)."""
+
+    result: dict | None = None
+    error: str | None = None
+    seconds: float = 0.0
+    source: str = ""
+
+
+def infer_job(payload: dict) -> dict:
+    """One inference in a worker: `InferredTemplate.to_dict()` for `payload` (chat_template or
+    model, bos_token, eos_token, regex_timeout, seconds)."""
+    from engine.chat_templates.render import ModelLoadError
+    from engine.chat_templates.infer import infer_template
+
+    try:
+        result = infer_template(
+            payload.get("chat_template"), model=payload.get("model"), bos_token=payload.get("bos_token"),
+            eos_token=payload.get("eos_token"), regex_timeout=payload.get("regex_timeout"), time_budget=payload["seconds"],
+        )
+    except (ModelLoadError, ValueError, ImportError) as error:
+        raise JobError(redact(str(error))) from None
+    found = result.to_dict()
+    for row in found["report"]["situations"]:
+        row["detail"] = redact(row["detail"])
+    return found
+
+
+def infer_from_page(chat_template_text: str, chat_template_model: str, bos_token: str = "", eos_token: str = "") -> InferenceOutcome:
+    """Inference as the page asks for it: from the pasted chat template, or else the named
+    model's (a folder the server allows, or a hub id). Bad input gives an outcome with `error`."""
+    caps = limits.current()
+    pasted = (chat_template_text or "").strip()
+    try:
+        model = chat_template_input(chat_template_text, chat_template_model, bos_token, eos_token)
+    except (InputError, FolderError) as error:
+        return InferenceOutcome(error=redact(str(error)))
+    seconds = caps.conformance_seconds
+    job = {"chat_template": chat_template_text if pasted else None, "model": None if pasted else model,
+           "bos_token": bos_token or None, "eos_token": eos_token or None, "regex_timeout": caps.regex_seconds,
+           "seconds": seconds}
+    outcome = run_job("infer", job, seconds=seconds)
+    source = "the pasted chat template" if pasted else f"the chat template of {shown(model)}"
+    if outcome.cut_off:
+        return InferenceOutcome(error=f"Inference was cut off after {seconds:g} s: the chat template takes too long to "
+                                      "render (or loops). The time limit is PLAYGROUND_LIMITS' conformance_seconds.",
+                                seconds=outcome.seconds, source=source)
+    error = outcome.error
+    if error:  # the library's advice names its command-line option; here the text is pasted
+        error = error.replace(" with --chat-template", " instead")
+    return InferenceOutcome(outcome.result, error, outcome.seconds, source)
+
+
+def evidence_for(result: dict | None, key: str | None, value: Any = None) -> list[dict]:
+    """The findings of `result` (an `InferredTemplate.to_dict()`) for template key `key`, those
+    whose value is `value` first (a close list's findings each hold one of its markers)."""
+    if not result or not key:
+        return []
+    if key == "start_anchor_pattern":
+        key = "start_anchor"
+    found = [finding for finding in result.get("findings", []) if finding["key"] == key]
+    return sorted(found, key=lambda finding: finding["value"] != value and not _holds(value, finding["value"]))
+
+
+def findings_for_template(result: dict | None, template: dict, key: str | None) -> list[dict]:
+    """The findings of `result` for template key `key` (a JSON path such as
+    ``fields.tool_calls.open_pattern``) whose value the template still holds there."""
+    if not result or not key:
+        return []
+    value: Any = template
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    if value is None:
+        return []
+    if key == "start_anchor_pattern":  # the anchors found became one pattern of them all
+        return evidence_for(result, key)
+    return [finding for finding in evidence_for(result, key, value)
+            if finding["value"] == value or _holds(value, finding["value"])]
+
+
+def _holds(whole: Any, part: Any) -> bool:
+    if isinstance(whole, list):
+        return part in whole or (isinstance(part, list) and all(item in whole for item in part))
+    return isinstance(whole, str) and isinstance(part, str) and part in whole
+
+
+def _excerpt(render: dict) -> str:
+    """One render around its difference: text before and after dimmed, the difference marked."""
+    text = render["text"]
+    start, end = render.get("difference", [0, 0])
+    before = text[max(0, start - CONTEXT_CHARS):start]
+    after = text[end:end + CONTEXT_CHARS]
+    lead = "…" if start > CONTEXT_CHARS else ""
+    tail = "…" if end + CONTEXT_CHARS < len(text) else ""
+    middle = visible_whitespace(text[start:end]) if end > start else '<span class="rt-evidence-none">(nothing)</span>'
+    return (f'<pre class="rt-evidence-text">{lead}{visible_whitespace(before)}<mark class="rt-evidence-diff">{middle}</mark>'
+            f"{visible_whitespace(after)}{tail}</pre>")
+
+
+def evidence_html(finding: dict) -> str:
+    """A finding's sentence, then each render it compared: its label and the text around where
+    the two differ (or the whole render, cut, when there is one)."""
+    value = json.dumps(finding["value"], ensure_ascii=False)
+    parts = [
+        f'<div class="rt-evidence" data-key="{escape(finding["key"])}">',
+        f'<div class="rt-evidence-head"><code class="rt-key">{escape(finding["key"])}</code> = <code>{escape(value)}</code></div>',
+        f'<div class="rt-evidence-how">{escape(finding["how"])}</div>',
+    ]
+    renders = finding.get("renders", [])
+    if len(renders) == 2:
+        parts.append('<div class="rt-evidence-note">found by comparing these two renders (the difference marked):</div>')
+    for render in renders:
+        parts.append(f'<div class="rt-evidence-label">{escape(render["label"])}</div>')
+        if "difference" in render:
+            parts.append(_excerpt(render))
+        else:
+            parts.append(f'<pre class="rt-evidence-text">{visible_whitespace(render["text"][-2 * CONTEXT_CHARS:])}</pre>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def findings_html(result: dict | None, error: str | None = None, pending: str = "") -> str:
+    """The inference panel: what was found (each finding a button showing its renders in
+    #explain, ``data-finding``), the fallbacks used, the notes, and the candidates checked;
+    or the error, or what is running (`pending`)."""
+    if pending:
+        return f'<div class="rt-status rt-status-live" id="inference-pending">⏳ {escape(pending)}</div>'
+    if error:
+        return f'<div class="rt-status rt-status-error" id="inference-error">⚠ {escape(error)}</div>'
+    if result is None:
+        return ('<div class="rt-note" id="inference-empty">Paste a chat template (or name a model), then <b>Infer</b>: '
+                "the template is derived from the chat template's own renders, checked, and put in the editor.</div>")
+    verdict = ('<span class="rt-badge rt-pass" id="inference-badge">✔ passes its matrix</span>' if result["passed"]
+               else '<span class="rt-badge rt-fail" id="inference-badge">✘ fails its matrix</span>')
+    counts = result["report"]["counts"]
+    parts = [f'<div class="rt-inference" id="inference-report"><div class="rt-conformance-summary">{verdict} '
+             f'{counts["passed"]} passed, {counts["failed"]} failed, {counts["not_renderable"]} not renderable</div>',
+             '<ol class="rt-findings">']
+    for index, finding in enumerate(result["findings"]):
+        value = json.dumps(finding["value"], ensure_ascii=False)
+        parts.append(
+            f'<li><button type="button" class="rt-finding" data-finding="{index}"><code class="rt-key">'
+            f'{escape(finding["key"])}</code> = <code>{escape(value if len(value) <= 120 else value[:119] + "…")}</code>'
+            f'</button> <span class="rt-finding-how">{escape(finding["how"])}</span></li>'
+        )
+    parts.append("</ol>")
+    for text in result.get("fallbacks", []):
+        parts.append(f'<div class="rt-diag rt-diag-warning">△ fallback: {escape(text)}</div>')
+    for text in result.get("notes", []):
+        parts.append(f'<div class="rt-note">{escape(text)}</div>')
+    for candidate in result.get("candidates", []):
+        mark = "✔" if candidate["passed"] else "✘"
+        failures = "; ".join(candidate["failures"])
+        parts.append(f'<div class="rt-candidate">{mark} candidate: {escape(candidate["description"])}'
+                     + (f' <span class="rt-finding-how">({escape(failures)})</span>' if failures else "") + "</div>")
+    parts.append("</div>")
+    return "".join(parts)

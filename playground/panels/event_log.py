@@ -1,0 +1,144 @@
+"""The event log: every engine event of a parse, numbered, a page at a time.
+
+The log is paged (`PAGE_ROWS` rows) and can be searched (any text of the row:
+type, field, chunk text, value) and filtered by field, so a 200 KB parse with
+tens of thousands of events stays quick to draw. Each row carries `data-n`,
+its event number: clicking it explains the stretch it came from, and the
+#explain panel links back to rows by number. The rows of the feeds an update
+added are outlined while streaming.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from .markup import breakable_whitespace, short_json
+from ..parse.event_store import LoggedEvent, without_chunks
+
+PAGE_ROWS = 100
+# Characters of a chunk's text shown in its row (the region map has them all).
+TEXT_SHOWN = 400
+DIRTY_NOTE = (
+    "<b>dirty</b>: the chunk is raw text of a structured value (JSON arguments, a typed field) that is only "
+    "parsed when its region closes, so it is not yet the value; <b>clean</b>: the text goes into the message as shown."
+)
+
+
+@dataclass(frozen=True)
+class LogQuery:
+    """Which rows to show: a 1-based page, a search text, a field, chunk events or not,
+    and an event number to highlight (its page is shown)."""
+
+    page: int = 1
+    search: str = ""
+    field: str = ""
+    hide_chunks: bool = False
+    selected: int | None = None
+
+
+def _row_text(event: dict) -> str:
+    return " ".join(str(value) for value in event.values()).lower()
+
+
+def matching_rows(events: Sequence[LoggedEvent], query: LogQuery) -> Sequence[LoggedEvent]:
+    """The rows the query keeps, in order (`events` itself when it keeps them all)."""
+    search = query.search.strip().lower()
+    if not (search or query.field or query.hide_chunks):
+        return events
+    rows = []
+    for logged in without_chunks(events) if query.hide_chunks else events:
+        event = logged.event
+        if query.hide_chunks and event.get("type") == "region_chunk":
+            continue
+        if query.field and event.get("field") != query.field:
+            continue
+        if search and search not in _row_text(event) and search != str(logged.number):
+            continue
+        rows.append(logged)
+    return rows
+
+
+def page_count(rows: int) -> int:
+    return max(1, -(-rows // PAGE_ROWS))
+
+
+def event_log(events: Sequence[LoggedEvent], query: LogQuery = LogQuery(), current_phases: Collection[str] = ()) -> tuple[str, int, int]:
+    """The event log table for `query`; returns (HTML, the page shown, the number of pages).
+
+    Rows of the phases in `current_phases` (the feeds this update added) are outlined.
+
+    Columns: number, phase, type, field, chunk text (whitespace drawn), dirty, value, offsets.
+    """
+    rows = matching_rows(events, query)
+    pages = page_count(len(rows))
+    page = min(max(1, int(query.page or 1)), pages)
+    if query.selected is not None:
+        if rows is events:  # every row: event N is row N - 1
+            position = query.selected - 1 if 0 < query.selected <= len(rows) else None
+        else:
+            position = next((i for i, logged in enumerate(rows) if logged.number == query.selected), None)
+        if position is not None:
+            page = position // PAGE_ROWS + 1
+    first = (page - 1) * PAGE_ROWS
+    shown = rows[first : first + PAGE_ROWS]
+    filtered = len(rows) != len(events)
+    summary = (
+        f"events {first + 1:,}–{first + len(shown):,} of {len(rows):,}" if shown else "no events"
+    ) + (f" (filtered from {len(events):,})" if filtered else "") + f" · page {page} of {pages}"
+    out = [
+        f'<div class="rt-log-summary" id="event-log-summary">{summary}</div>',
+        f'<div class="rt-log-note">{DIRTY_NOTE}</div>',
+        '<div class="rt-log" id="event-log-table"><table>'
+        '<colgroup><col class="rt-c-n"><col class="rt-c-phase"><col class="rt-c-type"><col class="rt-c-field"><col>'
+        '<col class="rt-c-dirty"><col class="rt-c-value"><col class="rt-c-offsets"></colgroup>'
+        "<thead><tr><th>#</th><th>phase</th><th>type</th><th>field</th><th>text</th><th>dirty</th><th>value</th><th>offsets</th>"
+        "</tr></thead><tbody>",
+    ]
+    for logged in shown:
+        event = logged.event
+        kind = event.get("type", "?")
+        classes = []
+        if logged.phase == "prefix":
+            classes.append("rt-prefix")
+        elif logged.phase == "finalize":
+            classes.append("rt-finalize")
+        if logged.phase in current_phases:
+            classes.append("rt-now")
+        if kind == "region_chunk":
+            classes.append("rt-dirty" if event.get("dirty") else "rt-clean")
+        if "error" in event:
+            classes.append("rt-failed")
+        if logged.number == query.selected:
+            classes.append("rt-selected")
+        text = ""
+        if "text" in event:
+            chunk = event["text"]
+            text = breakable_whitespace(chunk[:TEXT_SHOWN])
+            if len(chunk) > TEXT_SHOWN:
+                text += f'<span class="rt-ws">… {len(chunk) - TEXT_SHOWN:,} more characters</span>'
+
+        dirty = "" if "dirty" not in event else ("dirty" if event["dirty"] else "clean")
+        if "value" in event:
+            value = html.escape(short_json(event["value"]))
+        elif "error" in event:
+            value = "⚠ " + html.escape(str(event["error"]))
+        else:
+            value = ""
+        offsets = f"{event['start']}–{event['end']}" if "start" in event else ""
+        out.append(
+            f'<tr class="{" ".join(classes)}" data-n="{logged.number}" id="event-{logged.number}"><td>{logged.number}</td>'
+            f"<td>{html.escape(logged.phase)}</td><td>{html.escape(kind)}</td>"
+            f"<td>{html.escape(str(event.get('field', '')))}</td>"
+            f'<td class="rt-text">{text}</td><td>{dirty}</td><td class="rt-value">{value}</td><td>{offsets}</td></tr>'
+        )
+    if not shown:
+        out.append('<tr><td colspan="8">no events</td></tr>')
+    out.append("</tbody></table></div>")
+    return "".join(out), page, pages
+
+
+def log_fields(events: Sequence[LoggedEvent]) -> list[str]:
+    """The fields that appear in the events, in first-seen order (the field filter's choices)."""
+    return list(dict.fromkeys(str(e.event["field"]) for e in events if "field" in e.event))

@@ -1,0 +1,229 @@
+"""The region map: every character of a parse, coloured by what became of it.
+
+A pure function from a `ParseView` to HTML. Each stretch carries `data-i`, its
+index in `view.spans`, which the page's script sends back when it is clicked
+or chosen from the keyboard (see `playground.panels.page_script`), so
+`playground.panels.explain` can say what it is. Colours come from classes
+(`rt-f0`..`rt-f7` per field) defined for both themes in `playground.panels.styles`.
+
+Offsets are stream offsets: 0 is the first character of the prefix after its
+start-anchor cut; the generation follows the prefix tail.
+"""
+
+from __future__ import annotations
+
+import bisect
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..parse.causes import diagnoses_of
+from .markup import visible_whitespace
+from ..parse.parse_view import MapSpan, ParseView
+
+# Colour slots; the message keys every template uses keep theirs whatever the field order.
+PALETTE_SIZE = 8
+FIXED_SLOTS = {"reasoning_content": 0, "tool_calls": 1, "content": 2}
+# Characters of cut-away prefix shown before the start-anchor cut.
+CUT_PREFIX_SHOWN = 160
+# The map is drawn in blocks of about this many characters, each ending after a newline, so the
+# browser can skip laying out the blocks scrolled out of view (CSS content-visibility).
+BLOCK_CHARS = 2_000
+# Chunk boundaries drawn at most, and only for chunks of this many characters on average
+# (bars between single characters say nothing); otherwise only those near the last feed.
+BOUNDARIES_DRAWN = 2_000
+BOUNDARIES_MEAN_CHARS = 3
+BOUNDARIES_NEAR_END = 20
+
+
+def field_slots(field_names: Sequence[str]) -> dict[str, int]:
+    """Colour slot (0..7, the `rt-fN` class) of each field: fixed for the common message keys,
+    the other slots in template order."""
+    free = [slot for slot in range(PALETTE_SIZE) if slot not in FIXED_SLOTS.values()]
+    others = [name for name in field_names if name not in FIXED_SLOTS]
+    slots = {name: free[i % len(free)] for i, name in enumerate(others)}
+    return {name: FIXED_SLOTS.get(name, slots.get(name, 0)) for name in field_names}
+
+
+def span_title(span: MapSpan) -> str:
+    """The short hover label of a span ("tool_calls · open"); clicking it explains it in full."""
+    return f"{span.field or '(no field)'} · {span.kind}"
+
+
+_KIND_CLASSES = {
+    "discarded": "rt-discarded",
+    "held": "rt-held",
+    "unparsed": "rt-unparsed",
+    "body": "rt-body",
+    "open": "rt-delim rt-open",
+    "close": "rt-delim rt-close",
+}
+_KIND_TITLES = {
+    "held": "held back: may be the start of a delimiter",
+    "unparsed": "not parsed: the parse stopped at an error",
+    "discarded": "discarded: outside every region and the template has no implicit field",
+}
+
+
+@dataclass(frozen=True)
+class MapOptions:
+    """How to draw the map.
+
+    Attributes:
+        show_whitespace: draw spaces, tabs and newlines as ·, → and ↵.
+        stale: the template is no longer valid; the map is the last good parse (the
+            message says why).
+        window_start: draw the stream from this offset only (a replay in progress on a
+            huge input draws its end; the whole map comes back when it stops).
+        show_boundaries: mark where fed chunks (tokens) end, by underlining every other one
+            (drawn while streaming; after the run only on request).
+    """
+
+    show_whitespace: bool = False
+    stale: str | None = None
+    window_start: int = 0
+    show_boundaries: bool = True
+
+
+def _boundaries(view: ParseView, window_start: int) -> list[int]:
+    ends = [e for e in view.chunk_ends[:-1] if e > window_start]
+    fed = view.chunk_ends[-1] - view.tail_length if view.chunk_ends else 0
+    if len(ends) > BOUNDARIES_DRAWN or fed < BOUNDARIES_MEAN_CHARS * len(view.chunk_ends):
+        ends = ends[-BOUNDARIES_NEAR_END:]
+    return ends
+
+
+def block_ends(stream: str, start: int) -> list[int]:
+    """Offsets after which a block of the map ends: the first newline after every BLOCK_CHARS
+    characters (or the BLOCK_CHARS * 4th character of a text without newlines)."""
+    ends, at = [], start
+    while at + BLOCK_CHARS < len(stream):
+        newline = stream.find("\n", at + BLOCK_CHARS, at + 4 * BLOCK_CHARS)
+        at = newline + 1 if newline != -1 else at + 4 * BLOCK_CHARS
+        ends.append(at)
+    return ends
+
+
+def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
+    """The region map of `view`: legend, then every character of the stream.
+
+    Delimiters are strong-coloured with the field's colour, bodies tinted, the prefix
+    tail underlined, held text striped, discarded text struck through; each failed
+    region is underlined with its error marked at the exact failing character; during
+    a replay, chunk boundaries are thin bars and the last feed is outlined.
+    """
+    slots = field_slots(view.field_names)
+    text_of = visible_whitespace if options.show_whitespace else (lambda t: html.escape(t, quote=False))
+    stream, tail_length = view.stream, view.tail_length
+    out = [legend(view.field_names)]
+    if options.stale:
+        out.append(
+            '<div class="rt-stale-banner" id="stale-marker" role="status">'
+            f"STALE: the last good parse, shown while {html.escape(options.stale)}</div>"
+        )
+    out.append(f'<div class="rt-map{" rt-stale" if options.stale else ""}" id="region-map-body" tabindex="0" '
+               'aria-label="Region map: arrow keys move between stretches, Enter explains one"><div class="rt-block">')
+    start_at = max(0, min(options.window_start, len(stream)))
+    if start_at:
+        out.append(f'<span class="rt-note">… {start_at:,} earlier characters (the whole map shows when the replay stops) …\n</span>')
+    elif view.cut_away:
+        shown = view.cut_away[-CUT_PREFIX_SHOWN:]
+        hidden = len(view.cut_away) - len(shown)
+        lead = f'<span class="rt-note">… {hidden:,} earlier characters …</span>\n' if hidden else ""
+        out.append(
+            f'<span class="rt-cutaway" data-i="cut" title="prefix before the start-anchor cut: never parsed">{lead}{text_of(shown)}</span>'
+            '<span class="rt-marker" data-i="anchor" title="the prefix is cut after the last start-anchor match">✂ start anchor</span>'
+        )
+    elif tail_length:
+        out.append('<span class="rt-marker" data-i="anchor" title="no start-anchor match: the whole prefix is parsed">prefix</span>')
+    errors_at: dict[int, list[int]] = {}
+    for index, error in enumerate(view.errors):
+        if error.at is not None:
+            errors_at.setdefault(min(max(error.at, 0), len(stream)), []).append(index)
+    misses_at: dict[int, list[int]] = {}  # near misses and swallowed delimiters (engine.authoring.diagnosis), marked where they are
+    for number, diagnosis in enumerate(diagnoses_of(view)):
+        if diagnosis.stream_start is not None and diagnosis.code != "anchor-not-in-prefix" and diagnosis.stream_start >= start_at:
+            misses_at.setdefault(min(diagnosis.stream_start, len(stream)), []).append(number)
+    boundaries = _boundaries(view, start_at) if options.show_boundaries else []
+    current = view.current_feed if not view.finished else None
+    cuts_wanted = {tail_length, *errors_at, *misses_at, *boundaries, *(current or ())}
+    cuts_wanted |= {p + 1 for p in errors_at if p < len(stream)}
+    blocks = block_ends(stream, start_at)
+    cuts_wanted |= set(blocks)
+    block_set = set(blocks)
+    cuts_sorted = sorted(cuts_wanted)
+    marks = {"generation": tail_length <= start_at and start_at > 0, "errors": set()}
+
+    def add_markers(at: int) -> None:
+        if not marks["generation"] and at >= tail_length:
+            out.append('<span class="rt-marker rt-gen">▶ generation</span>')
+            marks["generation"] = True
+        for number in misses_at.pop(at, ()):
+            diagnosis = view.diagnoses[number]
+            label = "≈ near miss" if diagnosis.code in ("near-miss", "pattern-context") else "⚑ swallowed"
+            out.append(f'<span class="rt-marker rt-miss" data-d="{number}" title="{html.escape(diagnosis.message)}">{label}</span>')
+        for index in errors_at.get(at, ()):
+            if index not in marks["errors"]:
+                marks["errors"].add(index)
+                message = view.errors[index].message
+                out.append(f'<span class="rt-marker rt-err" data-e="{index}" title="{html.escape(message)}">⚠ error here</span>')
+
+    def emit(start: int, end: int, classes: str, data: str, title: str) -> None:
+        inside = cuts_sorted[bisect.bisect_right(cuts_sorted, start) : bisect.bisect_left(cuts_sorted, end)]
+        cuts = [start, *inside, end]
+        for a, b in zip(cuts, cuts[1:]):
+            add_markers(a)
+            extra = ""
+            if b <= tail_length:
+                extra += " rt-tail"
+            if boundaries and bisect.bisect_right(boundaries, a) % 2:
+                extra += " rt-tok-odd"  # every other chunk underlined: chunks show as stripes, never as characters
+            if current and current[0] <= a < current[1]:
+                extra += " rt-now"
+            if a in errors_at and b == a + 1:
+                extra += " rt-error-at"
+            hover = f' title="{html.escape(title)}"' if title else ""
+            out.append(f'<span class="{classes}{extra}"{data}{hover}>{text_of(stream[a:b])}</span>')
+            if b in block_set:
+                out.append('</div><div class="rt-block">')
+
+    position = start_at
+    for index, span in enumerate(view.spans):
+        start, end = max(span.start, position), span.end
+        if start > position:
+            emit(position, start, "rt-unknown", "", "")
+        if end <= start:
+            continue
+        classes = _KIND_CLASSES[span.kind]
+        if span.field is not None and span.kind in ("body", "open", "close"):
+            classes += f" rt-f{slots.get(span.field, 0)}"
+        if span.error is not None:
+            classes += " rt-error"
+        title = _KIND_TITLES.get(span.kind) or span_title(span)
+        emit(start, end, classes, f' data-i="{index}"', title)
+        position = end
+    if position < len(stream):
+        emit(position, len(stream), "rt-unknown", "", "")
+    add_markers(len(stream))
+    for index, error in enumerate(view.errors):
+        if index not in marks["errors"]:  # an error with no place (a required field missing)
+            out.append(f'<span class="rt-marker rt-err" data-e="{index}" title="{html.escape(error.message)}">⚠ {html.escape(error.message)}</span>')
+    out.append("</div></div>")
+    return "".join(out)
+
+
+def legend(field_names: Sequence[str]) -> str:
+    """The colour key: one swatch per field, then the delimiter and special styles."""
+    slots = field_slots(field_names)
+    items = [f'<span class="rt-swatch rt-body rt-f{slot}">{html.escape(name)}</span>' for name, slot in slots.items()]
+    first = slots[field_names[0]] if field_names else 0
+    items += [
+        f'<span class="rt-swatch rt-delim rt-open rt-f{first}">open</span>'
+        f'<span class="rt-swatch rt-delim rt-close rt-f{first}">close</span> delimiters',
+        '<span class="rt-swatch rt-tail">underlined</span> prefix tail',
+        '<span class="rt-swatch rt-held">striped</span> held back',
+        '<span class="rt-swatch rt-discarded">discarded</span>',
+        '<span class="rt-swatch rt-unparsed">unparsed</span>',
+        '<span class="rt-swatch rt-error">error</span>',
+    ]
+    return '<div class="rt-legend" id="region-legend">' + "".join(f"<span>{item}</span>" for item in items) + "</div>"

@@ -1,0 +1,110 @@
+"""Small report panels: the status line, pass/fail badges and the figures row.
+
+The status line says how the parse went, in order of what matters: the cause
+(`playground.parse.causes`: the template key to change and how, the start anchor
+first), then what it caused (errors: with lenient parsing the parts that
+parsed are still shown; "does not fit" problems: the template claims
+nothing), then "Parsed", then the parse's warnings. A stale parse (the
+template became invalid) keeps its map under a marker, and the status gives
+only the new error: the old parse's own errors are not stacked under it.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from ..parse.causes import leading
+from ..authoring.fit import fit_problems
+from .markup import escape
+from ..server.redact import redact
+from ..parse.parse_view import ParseView
+
+ERRORS_LISTED = 5
+CAUSES_LISTED = 3
+# Characters of an error shown on the status line (#explain has it whole).
+SYMPTOM_SHOWN = 240
+
+
+def _cause_lines(view: ParseView) -> list[str]:
+    lines = []
+    for diagnosis in leading(view)[:CAUSES_LISTED]:
+        kind = "rt-status-error" if diagnosis.severity == "error" else "rt-status-warn"
+        mark = "⚠ Cause" if diagnosis.severity == "error" else "△ Probable cause"
+        lines.append(
+            f'<div class="rt-status {kind} rt-cause" id="status-cause" data-key="{escape(diagnosis.key)}">{mark} '
+            f"(<code>{escape(diagnosis.key)}</code>): {escape(diagnosis.message)}</div>"
+        )
+    return lines
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= SYMPTOM_SHOWN else text[: SYMPTOM_SHOWN - 1] + "…"
+
+
+def status_html(view: ParseView | None, note: str = "", *, stale: str = "", progress: str = "") -> str:
+    """The status box of `view` (None: no parse yet).
+
+    Args:
+        note: a line of context (the sample's description, the model used).
+        stale: why the parse shown is stale (the input error), or "".
+        progress: a replay or live position ("chunk 12 / 80"), or "".
+    """
+    parts = []
+    if stale:
+        parts.append(
+            f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(redact(stale))}</div>'
+            '<div class="rt-status rt-status-stale" id="status-stale">The map, message and events show the last good '
+            "parse (stale) until the input is valid again.</div>"
+        )
+    causes = _cause_lines(view) if view is not None and not stale else []
+    parts += causes
+    if view is not None and view.errors and not stale:
+        for error in view.errors[:ERRORS_LISTED]:
+            message = redact(error.message)
+            if causes:
+                parts.append(f'<div class="rt-status rt-status-symptom" id="status-error" title="{escape(message)}">'
+                             f"which gives: {escape(_shortened(message))}</div>")
+            else:
+                parts.append(f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(message)}</div>')
+        if len(view.errors) > ERRORS_LISTED:
+            parts.append(f'<div class="rt-status rt-status-error">… and {len(view.errors) - ERRORS_LISTED} more errors</div>')
+        if view.message is not None:
+            parts.append('<div class="rt-status rt-status-note">The failed regions are kept as text; every other field is parsed.</div>')
+    elif view is not None and not view.finished:
+        parts.append(
+            f'<div class="rt-status rt-status-live">⏳ streaming… {escape(progress)} (the message shows the regions closed so far)</div>'
+        )
+    elif view is not None and not stale:
+        problems = fit_problems(view)
+        if problems:
+            for problem in problems:
+                parts.append(f'<div class="rt-status rt-status-misfit" id="status-misfit">✘ Does not fit: {escape(problem)}</div>')
+        else:
+            keys = ", ".join(k for k in (view.message or {}) if k != "role") or "no fields"
+            parts.append(f'<div class="rt-status rt-status-ok">✔ Parsed: {escape(keys)}</div>')
+    for warning in view.warnings if view and not stale else []:
+        parts.append(f'<div class="rt-status rt-status-warn">△ {escape(str(warning))}</div>')
+    if note:
+        parts.append(f'<div class="rt-status rt-status-note">{escape(redact(note))}</div>')
+    return "".join(parts)
+
+
+def error_html(message: str) -> str:
+    """The status line for input that never reached the parser."""
+    return f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(redact(message))}</div>'
+
+
+def badge(passed: bool | None, label: str, *, warnings: int = 0) -> str:
+    """A pass / fail / pending pill; `label` says what was checked; warnings turn a pass amber."""
+    if passed and warnings:
+        kind, mark = "rt-pass-warn", f"✔ pass, {warnings} warning{'s' if warnings > 1 else ''}"
+    else:
+        kind, mark = {True: ("rt-pass", "✔ pass"), False: ("rt-fail", "✘ fail"), None: ("rt-pending", "…")}[passed]
+    return f'<span class="rt-badge {kind}" id="stream-check-badge" data-passed="{str(passed).lower()}">{mark}</span> {html.escape(label)}'
+
+
+def figures(items: Sequence[tuple[str, str]]) -> str:
+    """A row of live figures, e.g. [("tokens", "120"), ("tokens/s", "48.0")]."""
+    cells = "".join(f"<span>{html.escape(name)} <b>{html.escape(value)}</b></span>" for name, value in items)
+    return f'<div class="rt-figures" id="live-figures-row">{cells}</div>'

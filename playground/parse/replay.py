@@ -1,0 +1,132 @@
+"""Replay: feed a pasted generation to the parser chunk by chunk, as a stream would.
+
+A `Replay` is one session's transport: the chunks of the current input, how
+many have been fed, and the parse after them. Stepping forward feeds the next
+chunk to that parse; stepping back or jumping with the scrubber rebuilds it
+(the engine feeds a 200 KB generation a character at a time in well under a
+second). Stop always leaves a finalized parse: the chunks fed so far are
+parsed as if the stream had ended there.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass
+
+from engine import load_template
+
+from ..server import limits
+from ..server.admission import make_way
+from .chunking import make_chunks, token_pieces
+from ..server.limits import InputError, check_text_sizes, read_template, read_tools
+from .parse_view import LiveParse
+
+# Feeding looks at the request's time budget every this many chunks.
+DEADLINE_EVERY = 1024
+
+
+@dataclass
+class Replay:
+    """Per-session replay state.
+
+    Attributes:
+        key: identifies the input and chunking the chunks were cut from.
+        chunks: the chunks, in order.
+        position: how many chunks have been fed (0..len(chunks)).
+        how_note: which boundaries "tokens" used ("" otherwise).
+        characters: the generation's length; latin1: every chunk is one Latin-1 character
+            (Python shares those strings, so the chunks cost only the list).
+        live: the parse after `position` chunks (finalized at the end or after Stop).
+        template, prefix, tools: the parsed inputs.
+    """
+
+    key: str
+    chunks: list[str]
+    position: int = 0
+    how_note: str = ""
+    live: LiveParse | None = None
+    template: dict | None = None
+    prefix: str = ""
+    tools: list | None = None
+    characters: int = 0
+    latin1: bool = True
+
+    @property
+    def at_end(self) -> bool:
+        return self.position >= len(self.chunks)
+
+    @property
+    def weight(self) -> int:
+        """About the bytes this replay keeps: its chunks (one-character Latin-1 strings are shared
+        by Python, others are objects of their own) and the parse so far."""
+        chunks = sys.getsizeof(self.chunks) + (0 if self.latin1 else 56 * len(self.chunks) + self.characters)
+        live = self.live
+        parse = 0
+        if live is not None:
+            store = live.events
+            parse = (32 * len(store) + 600 * len(store._kept) + 320 * len(live._merged) + 3 * live.received
+                     + 8 * len(live.chunk_ends))
+        return chunks + parse
+
+
+def replay_key(*inputs) -> str:
+    """A key that changes when any input or chunking setting changes."""
+    return str(hash(json.dumps([str(i) for i in inputs])))
+
+
+def prepare_replay(template_text, prefix, generation, tools_text, how, size, seed, points, replay: Replay | None,
+                   generated: tuple[str, list[int]] | None = None) -> Replay:
+    """The session's replay when the inputs are unchanged, else a new one at position 0.
+
+    `generated`: the last live generation's text and the offsets between its streamed pieces;
+    "tokens" chunking of that very text replays those pieces (the model's own tokens).
+
+    Raises InputError / TemplateError for input that cannot be replayed.
+    """
+    key = replay_key(template_text, prefix, generation, tools_text, how, size, seed, points)
+    if replay is not None and replay.key == key:
+        return replay
+    template = read_template(template_text)
+    tools = read_tools(tools_text)
+    check_text_sizes(prefix or "", generation or "")
+    load_template(template)
+    if how == "tokens" and generated is not None and generated[0] == (generation or "") and generation:
+        cuts = generated[1]
+        chunks = [generation[a:b] for a, b in zip([0, *cuts], [*cuts, len(generation)])]
+        return Replay(key, chunks, 0, "the tokens Generate live streamed", None, template, prefix or "", tools)
+    note = f"tokens from {token_pieces(generation)[1]}" if how == "tokens" and generation else ""
+    chunks = make_chunks(generation or "", how, size, seed, points)
+    generation = generation or ""
+    latin1 = all(len(chunk) == 1 for chunk in chunks) and (generation.isascii() or max(map(ord, generation)) < 256)
+    return Replay(key, chunks, 0, note, None, template, prefix or "", tools, len(generation), latin1)
+
+
+def seek(replay: Replay, position: int, *, deadline: float | None = None) -> LiveParse:
+    """Move the replay to `position` chunks (clamped) and return the parse there.
+
+    Forward moves feed the kept parse; backward moves (or a finalized parse) rebuild it.
+    The parse is finalized when every chunk has been fed. `deadline` (a `time.perf_counter()`
+    value) is the request's: the parser stops at it, and so does feeding (InputError).
+    """
+    position = max(0, min(position, len(replay.chunks)))
+    live = replay.live
+    if live is None or live.finished or position < replay.position:
+        live = LiveParse(replay.template, replay.prefix, replay.tools, deadline=deadline)
+        fed = 0
+    else:
+        fed = replay.position
+        live.set_deadline(deadline)
+    for number, chunk in enumerate(replay.chunks[fed:position], fed):
+        if not number % DEADLINE_EVERY:
+            if deadline is not None and time.perf_counter() > deadline:
+                replay.live, replay.position = live, number
+                raise InputError(limits.over_budget("replay_seconds", f"Replaying to chunk {position:,}") +
+                                 f" It reached chunk {number:,}; Step or Play go on from there.")
+            make_way()
+        live.feed(chunk)
+    replay.live, replay.position = live, position
+    if replay.at_end:
+        live.finalize()
+    return live

@@ -1,0 +1,6 @@
+"""Server guards: what keeps one visitor from exhausting a public Space.
+
+`limits` (caps and budgets, PLAYGROUND_LIMITS), `admission` (queues and each client's share),
+`workers` (killable worker processes), `folders` (which folders a visitor may name),
+`redact` (no server path or Python type in a message), `downloads` and `allocator`.
+"""

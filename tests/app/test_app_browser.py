@@ -1,0 +1,797 @@
+"""The playground end to end: the app in a subprocess, Debian's Chromium driven by Playwright.
+
+Each step saves a screenshot under the test's tmp_path; assertion messages name it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from playground.catalog import DEFAULT_SAMPLE
+from engine.authoring.samples import load_samples
+from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, free_port, start_app
+from tests.support.paths import ROOT
+
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    process, url = start_app()
+    yield url
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, app_url):
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    yield page
+    context.close()
+
+
+class Shots:
+    """Saves numbered screenshots; `where()` gives the paths for assertion messages."""
+
+    def __init__(self, page, folder: Path):
+        self.page, self.folder, self.paths = page, folder, []
+
+    def take(self, name: str) -> Path:
+        """Save a screenshot; a handler that failed inside Gradio (its "Error" badge or toast) fails the test."""
+        path = self.folder / f"{len(self.paths) + 1:02d}-{name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        self.paths.append(path)
+        errors = self.page.get_by_text("Error", exact=True)
+        assert not any(errors.nth(i).is_visible() for i in range(errors.count())), f"Gradio shows an error: {self.where()}"
+        return path
+
+    def where(self) -> str:
+        return "screenshots: " + ", ".join(str(p) for p in self.paths)
+
+
+def open_page(page, url: str, ready: str = "Parsed") -> None:
+    """Open the page and wait until the status says `ready` (for a deep link: the linked sample's id,
+    which the page-load handler puts there)."""
+    page.goto(url)
+    page.wait_for_selector("#region-map-body")
+    page.wait_for_function("(ready) => document.querySelector('#status') && document.querySelector('#status').innerText.includes(ready)", arg=ready)
+
+
+def code_text(page, elem_id: str) -> str:
+    return page.locator(f"#{elem_id} .cm-content").inner_text()
+
+
+def status_text(page) -> str:
+    return page.locator("#status").inner_text()
+
+
+def test_sample_in_paste_mode_shows_regions_and_message(page, app_url, tmp_path):
+    shots = Shots(page, tmp_path)
+    sample = next(s for s in load_samples() if s.id == "hermes-2-pro/text-then-tool-calls")
+    open_page(page, app_url)
+    shots.take("first-screen")
+    # One click on the case in the samples table loads it, template and all.
+    page.locator("#sample-picker input").click()
+    page.locator("#sample-picker input").fill("")
+    page.locator("#sample-picker input").press_sequentially(sample.id)  # typed: the list filters as the keys come
+    page.get_by_role("option", name=sample.id).click()
+    page.wait_for_function(
+        "(name) => document.querySelector('#status').innerText.includes(name)", arg=sample.id
+    )
+    page.get_by_role("tab", name="Paste & parse").click()
+    page.wait_for_selector("#generation textarea")
+    shots.take("sample-loaded")
+    assert page.locator("#generation textarea").input_value() == sample.generation, shots.where()
+    titles = page.locator("#region-map-body span[title]").evaluate_all("(spans) => spans.map(s => s.title)")
+    opens = [t for t in titles if t.startswith("tool_calls · open")]
+    closes = [t for t in titles if t.startswith("tool_calls · close")]
+    assert len(opens) == len(sample.expected["tool_calls"]) == len(closes), (titles, shots.where())
+    assert any(t.startswith("content · body") for t in titles), shots.where()
+    shown = json.loads(code_text(page, "message-json"))
+    assert shown == sample.expected, shots.where()
+
+
+@pytest.mark.skipif(not (ROOT / "samples" / "demo-model" / "config.json").exists(), reason="demo model not built")
+def test_live_generation_streams_events_then_shows_the_message(page, app_url, tmp_path):
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.get_by_role("tab", name="Event log").click()
+    page.get_by_role("tab", name="Generate live").click()
+    page.locator("#live-settings").click()  # system, messages, tools, thinking and sampling sit under Generate
+    page.locator("#enable-thinking input").check()
+    # Record every page update: was the generation still streaming, how many events were shown?
+    page.evaluate(
+        """() => {
+        window.__updates = [];
+        new MutationObserver(() => window.__updates.push({
+            live: !!document.querySelector('.rt-status-live'),
+            rows: document.querySelectorAll('#event-log-table tbody tr td:nth-child(3)').length,
+        })).observe(document.body, {subtree: true, childList: true, characterData: true});
+    }"""
+    )
+    page.locator("#generate-button").click()
+    # The last update fills the model note under the Generate button.
+    page.wait_for_function("() => document.querySelector('#model-note').innerText.includes('Model:')", timeout=150_000)
+    page.wait_for_function("() => !document.querySelector('.rt-status-live')", timeout=150_000)
+    shots.take("finished")
+    updates = page.evaluate("() => window.__updates")
+    streaming_rows = [u["rows"] for u in updates if u["live"]]
+    assert streaming_rows and max(streaming_rows) >= 2, (streaming_rows[:20], shots.where())
+    status = status_text(page)
+    message = code_text(page, "message-json")
+    assert "Parsed" in status, (status, shots.where())
+    assert json.loads(message)["role"] == "assistant", shots.where()
+    figures = page.locator("#live-figures").inner_text()
+    assert "tokens/s" in figures, shots.where()
+    # After the run token boundaries are off (they read as characters), and the label says "Message".
+    assert page.locator("#region-map-body .rt-tok-odd").count() == 0, shots.where()
+    assert page.locator("#message-json label, #message-json [data-testid=block-info]").first.inner_text().strip() == "Message"
+    page.locator("#show-tokens input").check()
+    page.wait_for_selector("#region-map-body .rt-tok-odd")
+    # A replay of this generation steps through the model's own tokens.
+    page.locator("#replay-settings").click()  # chunking sits under the replay bar
+    assert page.locator("#chunking input[value=tokens]").is_checked(), shots.where()
+
+
+def test_invalid_template_shows_the_error_and_the_page_keeps_working(page, app_url, tmp_path):
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.get_by_role("tab", name="Template").click()
+    editor = page.locator("#template-editor .cm-content")
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    page.keyboard.type('{"start_anchor": "<s>", "fields": {"x": {"open": "<x>", "content": "yaml"}}}')
+    page.wait_for_function("() => document.querySelector('#template-diagnostics').innerText.includes('fields.x.content')")
+    page.wait_for_function("() => document.querySelector('#status').innerText.includes('fields.x.content')")
+    shots.take("invalid-template")
+    assert "⛔" in page.locator("#template-diagnostics").inner_text(), shots.where()
+    # The dropdown no longer names the template file the editor started from; Reset brings it back.
+    page.get_by_role("tab", name="Paste & parse").click()
+    started_from = next(s.template_name for s in load_samples() if s.id == DEFAULT_SAMPLE)  # qwen3 (demo-model has the same text)
+    page.wait_for_function("() => document.querySelector('#template-choice input').value === '(edited in the Template tab)'")
+    page.get_by_role("tab", name="Template").click()
+    page.locator("#reset-button").click()
+    page.get_by_role("tab", name="Paste & parse").click()
+    page.wait_for_function("(name) => document.querySelector('#template-choice input').value === name", arg=started_from)
+    page.get_by_role("tab", name="Template").click()
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("{not json")
+    page.wait_for_function("() => document.querySelector('#status').innerText.includes('not valid JSON')")
+    shots.take("not-json")
+    # The page still works: load another sample from the table.
+    page.get_by_role("tab", name="Samples").click()
+    page.locator("#sample-table tbody tr").nth(2).click()
+    page.wait_for_function("() => document.querySelector('#status').innerText.includes('Parsed')")
+    shots.take("recovered")
+    assert "Traceback" not in page.content(), shots.where()
+
+
+def test_replay_one_character_chunks_passes_the_stream_check(page, app_url, tmp_path):
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url + "?sample=qwen3/reasoning-and-answer&chunking=chars:1", ready="qwen3/reasoning-and-answer")
+    page.locator("#replay-settings").click()  # chunking and speed sit under the replay bar
+    assert page.locator("#chunk-size input").input_value() == "1", shots.where()
+    page.locator("#play-button").click()
+    page.get_by_role("tab", name="Stream checks").click()
+    page.wait_for_selector("#stream-check-badge[data-passed='true']", timeout=90_000)
+    shots.take("stream-check-passed")
+    assert "pass" in page.locator("#stream-check").inner_text(), shots.where()
+    page.get_by_role("tab", name="Event log").click()
+    shots.take("event-log")
+    assert page.locator("#event-log-table tr.rt-clean").count() > 10, shots.where()
+
+
+# ---------------------------------------------------------------------------
+# The workspace: one screen, click to explain, nothing wiped, readable, shareable
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def new_page(browser):
+    """Open pages with their own viewport and colour scheme: new_page(width, height, dark=False, phone=False)."""
+    contexts = []
+
+    def make(width: int, height: int, *, dark: bool = False, phone: bool = False):
+        options = {"viewport": {"width": width, "height": height}, "color_scheme": "dark" if dark else "light"}
+        if phone:
+            options.update(is_mobile=True, has_touch=True, device_scale_factor=2)
+        context = browser.new_context(**options)
+        contexts.append(context)
+        made = context.new_page()
+        made.set_default_timeout(30_000)
+        return made
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+# WCAG contrast of every text-bearing element matching `selector`: the text colour against the
+# background it is drawn on (the first opaque background up the tree, each gradient stop counted).
+CONTRAST_JS = """(selector) => {
+  const parse = (text) => {
+    const m = text.match(/rgba?\\(([^)]+)\\)/);
+    if (!m) return null;
+    const p = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
+    return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1};
+  };
+  const colours = (text) => (text.match(/rgba?\\([^)]+\\)/g) || []).map(parse);
+  const over = (top, bottom) => ({r: top.r * top.a + bottom.r * (1 - top.a), g: top.g * top.a + bottom.g * (1 - top.a),
+                                  b: top.b * top.a + bottom.b * (1 - top.a), a: 1});
+  const backgrounds = (element) => {
+    const layers = [];
+    for (let node = element; node; node = node.parentElement) {
+      const style = getComputedStyle(node);
+      const stops = colours(style.backgroundImage);
+      if (stops.length) { layers.push(stops); if (stops.every((c) => c.a === 1)) break; }
+      const colour = parse(style.backgroundColor);
+      if (colour && colour.a > 0) { layers.push([colour]); if (colour.a === 1) break; }
+    }
+    let result = [{r: 255, g: 255, b: 255, a: 1}];
+    for (const layer of layers.reverse()) result = layer.flatMap((top) => result.map((bottom) => over(top, bottom)));
+    return result;
+  };
+  const luminance = ({r, g, b}) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const ratio = (a, b) => { const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  // A brightness() filter on an ancestor (the code editors' tokens in the light theme) scales the text as drawn.
+  const brightness = (element) => {
+    let factor = 1;
+    for (let node = element; node; node = node.parentElement) {
+      const found = getComputedStyle(node).filter.match(/brightness\\(([\\d.]+)\\)/);
+      if (found) factor *= Number(found[1]);
+    }
+    return factor;
+  };
+  const dimmed = (colour, factor) => ({r: colour.r * factor, g: colour.g * factor, b: colour.b * factor, a: colour.a});
+  return [...document.querySelectorAll(selector)].filter((element) =>
+    [...element.childNodes].some((child) => child.nodeType === 3 && child.textContent.trim())
+  ).map((element) => {
+    const style = getComputedStyle(element);
+    const text = dimmed(over(parse(style.color), backgrounds(element)[0]), brightness(element));
+    const worst = Math.min(...backgrounds(element).map((background) => ratio(text, background)));
+    return {classes: element.className, text: element.textContent.slice(0, 30), ratio: Math.round(worst * 100) / 100};
+  });
+}"""
+MUTED = ("rt-cutaway", "rt-note", "rt-explain-empty", "rt-ws")
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_map_legend_and_event_log_are_readable_in_both_themes(new_page, app_url, tmp_path, dark):
+    page = new_page(1440, 900, dark=dark)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url + "?sample=qwen3/reasoning-and-answer", ready="qwen3/reasoning-and-answer")
+    assert page.evaluate("() => document.body.classList.contains('dark')") == dark, "Gradio did not follow the colour scheme"
+    page.get_by_role("tab", name="Event log").click()
+    page.wait_for_selector("#event-log-table tr[data-n]")
+    shots.take("themed")
+    page.get_by_role("tab", name="Template").click()
+    page.wait_for_selector("#template-diagnostics .rt-diag")
+    measured = page.evaluate(
+        CONTRAST_JS,
+        "#region-map span, #region-legend span, #event-log-table td, #event-log-table td span, #status div, #explain div, "
+        "#template-diagnostics div",
+    )
+    assert len(measured) > 20, measured
+    too_low = [m for m in measured if m["ratio"] < (3 if any(c in m["classes"] for c in MUTED) else 4.5)]
+    assert not too_low, (too_low, shots.where())
+
+
+def test_map_status_and_replay_bar_fit_one_screen_and_stay_there(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+
+    def on_screen(selector: str) -> bool:
+        box = page.locator(selector).bounding_box()
+        return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 900 and box["x"] + box["width"] <= 1440
+
+    shots.take("first-screen")
+    for selector in ("#status", "#replay-bar", "#region-map-body", "#step-button", "#play-button"):
+        assert on_screen(selector), (selector, page.locator(selector).bounding_box(), shots.where())
+    # Editing a long template scrolls the page; the map, the status and the transport stay put.
+    page.get_by_role("tab", name="Template").click()
+    page.locator("#field-reference").click()
+    page.mouse.wheel(0, 2000)
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => window.scrollY") > 200, shots.where()
+    shots.take("scrolled")
+    for selector in ("#status", "#replay-bar", "#region-map-body"):
+        assert on_screen(selector), (selector, page.locator(selector).bounding_box(), shots.where())
+
+
+def test_clicking_a_tool_call_delimiter_explains_it(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.locator("#region-map-body span[data-i]", has_text="<tool_call>").first.click()
+    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Open delimiter')")
+    shots.take("explained")
+    text = page.locator("#explain").inner_text()
+    for expected in ("fields.tool_calls.open", "<tool_call>", "region_open", "tool_calls[0]", "get_weather"):
+        assert expected in text, (expected, text, shots.where())
+    # Its event links to the event log: the row is shown and highlighted.
+    number = page.locator("#explain [data-event]").first.get_attribute("data-event")
+    page.locator("#explain [data-event]").first.click()
+    page.wait_for_selector(f"#event-log-table tr.rt-selected[data-n='{number}']")
+    shots.take("event-row")
+    # From the keyboard: focus the map, move with Home and the arrows, explain with Enter.
+    page.locator("#region-map-body").focus()
+    page.keyboard.press("Home")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Cut-away prefix')")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Start anchor')")
+    shots.take("keyboard")
+
+
+def test_an_invalid_template_keeps_the_last_good_parse_marked_stale(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    message = code_text(page, "message-json")
+    page.get_by_role("tab", name="Template").click()
+    editor = page.locator("#template-editor .cm-content")
+    editor.click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type(",")
+    page.wait_for_selector("#stale-marker", timeout=15_000)
+    shots.take("stale")
+    assert "not valid JSON" in status_text(page), shots.where()
+    assert "last good parse (stale)" in status_text(page), shots.where()
+    assert code_text(page, "message-json") == message, shots.where()  # nothing is wiped
+    assert page.locator("#region-map-body .rt-delim").count() > 0, shots.where()
+    page.keyboard.press("Backspace")
+    page.wait_for_function("() => !document.querySelector('#stale-marker') && document.querySelector('#status').innerText.includes('Parsed')")
+    shots.take("valid-again")
+
+
+def test_a_state_too_big_for_a_link_says_so_and_round_trips_as_a_file(new_page, app_url, tmp_path):
+    import random
+
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    rng = random.Random(17)
+    generation = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789 ") for _ in range(30_000))
+    page.get_by_role("tab", name="Paste & parse").click()
+    page.locator("#generation textarea").fill(generation)
+    page.locator("#parse-button").click()
+    page.wait_for_function("() => document.querySelector('#live-figures').innerText.includes('30,000')")
+    page.locator("#share").click()
+    page.locator("#share-button").click()
+    page.wait_for_selector("#share-warning")
+    shots.take("share-warning")
+    warning = page.locator("#share-warning").inner_text()
+    assert "too big for a link" in warning and "generation" in warning, (warning, shots.where())
+    with page.expect_download() as download:
+        page.locator("#state-file a").first.click()
+    state_path = tmp_path / "state.json"
+    download.value.save_as(state_path)
+    # A new visitor uploads the file: everything comes back.
+    other = new_page(1440, 900)
+    open_page(other, app_url)
+    other.locator("#share").click()
+    other.locator("#state-upload input[type=file]").set_input_files(str(state_path))
+    other.wait_for_function("() => document.querySelector('#live-figures').innerText.includes('30,000')")
+    assert other.locator("#generation textarea").input_value() == generation
+
+
+def test_phone_layout_shows_the_map_early_and_hides_no_tab(new_page, app_url, tmp_path):
+    page = new_page(390, 844, phone=True)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    shots.take("phone")
+    top = page.evaluate("() => document.querySelector('#region-map-body').getBoundingClientRect().top + window.scrollY")
+    assert top < 2 * 844, (top, shots.where())
+    for tabs in ("#modes", "#results"):
+        buttons = page.locator(f"{tabs} [role=tab]")
+        assert buttons.count() >= 4, shots.where()
+        for i in range(buttons.count()):
+            box = buttons.nth(i).bounding_box()
+            assert box is not None and box["width"] > 0 and box["x"] + box["width"] <= 390, (tabs, i, box, shots.where())
+        assert page.locator(f"{tabs} .overflow-menu").count() == 0 or not page.locator(f"{tabs} .overflow-menu").first.is_visible()
+    # Touch: a tap explains a stretch too.
+    page.locator("#region-map-body span[data-i]", has_text="<tool_call>").first.tap()
+    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Open delimiter')")
+    shots.take("tapped")
+
+
+# ---------------------------------------------------------------------------
+# The cause, not the symptom; the faults a new user met
+# ---------------------------------------------------------------------------
+
+
+def state_link(url: str, template: dict, sample: str = "qwen3/text-then-tool-calls", **extra) -> str:
+    """A deep link to `sample` with `template` in the editor (as Share writes it)."""
+    from playground.authoring.share import PageState, share_link
+
+    query, _ = share_link(PageState(sample, "", {"template": json.dumps(template, indent=2)}, extra.get("chunking", "chars:1"), "paste", 0))
+    return url + query
+
+
+def damaged_qwen3(change: str) -> dict:
+    from engine.template_files import load_template_file
+
+    template = load_template_file("qwen3").response_template
+    if change == "close":
+        template["fields"]["tool_calls"]["close_pattern"] = r"(?<=\})\s*</toolcall>"
+    else:
+        template["start_anchor"] = "<|im_start|>model\n"
+    return template
+
+
+@pytest.mark.parametrize(("change", "headline", "key"), [
+    ("close", "⚠ Cause (fields.tool_calls.close_pattern): fields.tool_calls.close_pattern expects '</toolcall>', but the text has '</tool_call>'",
+     "fields.tool_calls.close_pattern"),
+    ("anchor", "⚠ Cause (start_anchor): The start anchor '<|im_start|>model\\n' is not in the prefix", "start_anchor"),
+])
+def test_the_headline_names_the_cause_and_explain_points_at_its_key(new_page, app_url, tmp_path, change, headline, key):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, state_link(app_url, damaged_qwen3(change)), ready="Cause")
+    shots.take("cause")
+    first = page.locator("#status > div > div, #status .rt-status").first.inner_text()
+    assert first.startswith(headline), (first, shots.where())
+    page.locator("#region-map-body [data-e]").first.click()
+    page.wait_for_function("(key) => document.querySelector('#explain').innerText.includes(key)", arg=key)
+    assert page.locator(f"#explain .rt-key[data-key='{key}']").count() == 1, shots.where()
+    shots.take("explained")
+
+
+def test_stop_after_steps_leaves_the_parse_finalized_there(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url + "?sample=qwen3/text-then-tool-calls&chunking=chars:3", ready="qwen3/text-then-tool-calls")
+    # The first sample is this one: the link is applied once its tab (Paste & parse) shows.
+    page.wait_for_selector("#generation textarea")
+    for step in range(1, 6):
+        page.locator("#step-button").click()
+        page.wait_for_function("(n) => document.querySelector('#status').innerText.includes(`chunk ${n} / 72`)", arg=step)
+    page.locator("#stop-play-button").click()
+    page.wait_for_function("() => document.querySelector('#status').innerText.includes('Stopped at chunk 5 of 72')")
+    shots.take("stopped")
+    assert "[object Object]" not in status_text(page), shots.where()
+    assert json.loads(code_text(page, "message-json")) == {"role": "assistant", "content": "Let me check bo"}, shots.where()
+
+
+def test_the_match_list_selects_a_near_miss_on_the_map_and_a_pattern_is_explained(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, state_link(app_url, damaged_qwen3("close")), ready="Cause")
+    page.get_by_role("tab", name="Matches").click()
+    page.wait_for_selector("#match-list tr[data-d]")
+    page.locator("#match-list tr[data-d]").first.click()
+    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Near miss')")
+    shots.take("near-miss")
+    assert page.locator("#region-map-body .rt-focus[data-d]").count() == 1, shots.where()
+    # A delimiter pattern clicked on the map, piece by piece, with what \s* took there.
+    page.locator("#region-map-body span[data-i]", has_text="<tool_call>").first.click()
+    page.wait_for_selector("#explain #pattern-explained")
+    rows = page.locator("#explain #pattern-explained tbody tr").all_inner_texts()
+    assert any(row.startswith("(?=\\s*\\{)") and "looks ahead" in row for row in rows), (rows, shots.where())
+    shots.take("pattern")
+
+
+def test_phone_event_log_columns_are_readable_and_generate_is_followed_by_the_map(new_page, app_url, tmp_path):
+    page = new_page(390, 844, phone=True)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.get_by_role("tab", name="Generate live").click()
+    page.wait_for_selector("#generate-button")
+    generate = page.evaluate("() => document.querySelector('#generate-button').getBoundingClientRect().top + window.scrollY")
+    map_top = page.evaluate("() => document.querySelector('#region-map-body').getBoundingClientRect().top + window.scrollY")
+    shots.take("phone-live")
+    # Generate and the map's first lines (60 px) share one screen; Share waits at the end of the page.
+    assert 0 < map_top - generate and map_top + 60 - generate <= 844, (generate, map_top, shots.where())
+    share = page.locator("#share").bounding_box()
+    results = page.locator("#results").bounding_box()
+    assert share["y"] > results["y"] and share["x"] + share["width"] <= 390, (share, results, shots.where())
+    page.get_by_role("tab", name="Event log").click()
+    page.wait_for_selector("#event-log-table tr[data-n]")
+    widths = page.evaluate("() => [...document.querySelectorAll('#event-log-table tr[data-n]:first-child td')].map((td) => td.getBoundingClientRect().width)")
+    shots.take("phone-log")
+    assert min(widths) >= 30 and widths[4] >= 120, (widths, shots.where())
+
+
+def test_generate_and_the_first_map_lines_share_one_desktop_screen(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.get_by_role("tab", name="Generate live").click()
+    page.wait_for_selector("#generate-button")
+    shots.take("live")
+    generate = page.locator("#generate-button").bounding_box()
+    lines = page.locator("#region-map-body").bounding_box()
+    assert generate["y"] + generate["height"] <= 900 and lines["y"] + 40 <= 900, (generate, lines, shots.where())
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_every_text_colour_has_contrast_in_both_themes(new_page, app_url, tmp_path, dark):
+    page = new_page(1440, 900, dark=dark)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url + "?sample=qwen3/text-then-tool-calls", ready="qwen3/text-then-tool-calls")
+    measured = []
+    for tab in ("Paste & parse", "Generate live", "Template"):
+        page.get_by_role("tab", name=tab).click()
+        page.wait_for_timeout(300)
+        measured += page.evaluate(
+            CONTRAST_JS, "button, [role=tab], label span, #status div, #region-legend span, .rt-log-note, .rt-diag, #model-status, #page-header *, "
+            ".cm-line, .cm-line span"  # the code editors' text and syntax colours
+        )
+    page.get_by_role("tab", name="Event log").click()
+    page.wait_for_selector("#event-log-table tr[data-n]")
+    measured += page.evaluate(CONTRAST_JS, ".rt-log-note, .rt-log-note b, #event-log-table td, [role=tab]")
+    shots.take("themed")
+    too_low = [m for m in measured if m["ratio"] < (3 if any(c in m["classes"] for c in MUTED) else 4.5)]
+    assert len(measured) > 40 and not too_low, (too_low, shots.where())
+
+
+# ---------------------------------------------------------------------------
+# Start from a chat template
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_a_template_inferred_from_a_chat_template_goes_into_the_editor_and_explains_its_delimiters(new_page, app_url, tmp_path, dark):
+    page = new_page(1440, 900, dark=dark)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.get_by_role("tab", name="Template").click()
+    page.locator("#chat-template-check").click()
+    page.locator("#chat-template-model textarea, #chat-template-model input").first.fill("samples/demo-model")
+    page.locator("#infer-button").click()
+    page.wait_for_selector("#inference-badge", timeout=120_000)
+    shots.take("inferred")
+    assert "passes its matrix" in page.locator("#inference-badge").inner_text(), shots.where()
+    assert "✔ conforms" in page.locator("#conformance").inner_text(), shots.where()
+    template = json.loads(code_text(page, "template-editor"))
+    assert template["fields"]["reasoning_content"]["open"] == "<think>", shots.where()
+    # A finding clicked: #explain shows the two renders that found it, the difference marked.
+    page.locator("button[data-finding]").first.click()
+    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('found by comparing these two renders')")
+    shots.take("evidence")
+    marks = page.locator("#explain mark.rt-evidence-diff")
+    assert marks.count() == 2, shots.where()
+    ratio = page.evaluate(CONTRAST_JS, "#explain mark.rt-evidence-diff, #explain .rt-evidence-label")
+    assert ratio and all(m["ratio"] >= 4.5 for m in ratio), (ratio, shots.where())
+    # The reasoning opener clicked in the editor: the renders that found it.
+    page.locator("#template-editor").scroll_into_view_if_needed()
+    at = page.evaluate(EDITOR_TEXT_AT_JS, '"<think>"')
+    assert at is not None, shots.where()
+    page.mouse.click(at["x"], at["y"])
+    page.wait_for_selector("#explain #explain-inferred .rt-evidence[data-key='fields.reasoning_content.open']")
+    shots.take("editor-evidence")
+
+
+# ---------------------------------------------------------------------------
+# The template editor: errors marked where they are, patterns explained; focus; Copy as code
+# ---------------------------------------------------------------------------
+
+# The on-screen box of the character at line:column (1-based) of the template editor, from its
+# DOM text (independent of the page script), and the character itself.
+EDITOR_CHAR_JS = """([line, column]) => {
+  const row = document.querySelectorAll('#template-editor .cm-line')[line - 1];
+  if (!row) return null;
+  const walker = document.createTreeWalker(row, NodeFilter.SHOW_TEXT);
+  let left = column - 1, node;
+  while ((node = walker.nextNode())) {
+    const chars = [...node.textContent];
+    if (left < chars.length) {
+      const start = chars.slice(0, left).join('').length;
+      const range = document.createRange();
+      range.setStart(node, start);
+      range.setEnd(node, start + chars[left].length);
+      const box = range.getBoundingClientRect();
+      return {x: box.x, y: box.y, width: box.width, height: box.height, char: chars[left]};
+    }
+    left -= chars.length;
+  }
+  return null;
+}"""
+# The centre of the first occurrence of `text` in the template editor's lines.
+EDITOR_TEXT_AT_JS = """(text) => {
+  for (const row of document.querySelectorAll('#template-editor .cm-line')) {
+    const walker = document.createTreeWalker(row, NodeFilter.SHOW_TEXT);
+    let node;
+    while ((node = walker.nextNode())) {
+      const at = node.textContent.indexOf(text);
+      if (at < 0) continue;
+      const range = document.createRange();
+      range.setStart(node, at);
+      range.setEnd(node, at + text.length);
+      const box = range.getBoundingClientRect();
+      return {x: box.x + box.width / 2, y: box.y + box.height / 2};
+    }
+  }
+  return null;
+}"""
+
+
+def replace_editor_text(page, text: str) -> None:
+    page.locator("#template-editor .cm-content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(text)
+
+
+def assert_marked_at(page, shots, line: int, column: int, char: str) -> None:
+    """The editor shows one error mark, over the character at line:column, which is `char`."""
+    page.wait_for_selector(f"#template-editor .rt-editor-mark[data-line='{line}'][data-column='{column}']")
+    mark = page.locator("#template-editor .rt-editor-mark")
+    assert mark.count() == 1, shots.where()
+    box = mark.bounding_box()
+    target = page.evaluate(EDITOR_CHAR_JS, [line, column])
+    assert target is not None and target["char"] == char, (target, shots.where())
+    centre = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    assert target["x"] <= centre[0] <= target["x"] + target["width"] and target["y"] <= centre[1] <= target["y"] + target["height"], (
+        box, target, shots.where())
+
+
+def test_json_and_regex_errors_are_marked_in_the_editor_at_their_character(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.get_by_role("tab", name="Template").click()
+    replace_editor_text(page, '{"start_anchor": "<s>",\n  "fields": {"x": {"open": "<x>" "close": "</x>"}}}')
+    page.wait_for_function("() => document.querySelector('#template-diagnostics').innerText.includes('line 2, column 34')")
+    assert_marked_at(page, shots, 2, 34, '"')
+    shots.take("json-error-marked")
+    # "Show in the editor" selects that character.
+    page.locator("#template-diagnostics .rt-goto").click()
+    assert page.evaluate("() => window.getSelection().toString()") == '"', shots.where()
+    # Editing takes the mark away at once; the next diagnostics mark the new place (a regex error).
+    page.keyboard.press("End")
+    page.keyboard.type(" ")
+    page.wait_for_selector("#template-editor .rt-editor-mark", state="detached", timeout=5_000)
+    replace_editor_text(page, '{"start_anchor": "<s>",\n  "fields": {"x": {"open": "<x>", "close_pattern": "(?<=\\\\})\\\\s*</x>("}}}')
+    page.wait_for_function("() => document.querySelector('#template-diagnostics').innerText.includes('invalid regex at position 15')")
+    assert_marked_at(page, shots, 2, 70, '"')  # the pattern ends without closing its group: marked at its end
+    shots.take("regex-error-marked")
+    # A valid template has no mark.
+    replace_editor_text(page, '{"start_anchor": "<s>",\n  "fields": {"x": {"open": "<x>", "close_pattern": "(?<=\\\\})\\\\s*</x>"}}}')
+    page.wait_for_function("() => !document.querySelector('#template-diagnostics').innerText.includes('invalid regex')")
+    page.wait_for_timeout(300)
+    assert page.locator("#template-editor .rt-editor-mark").count() == 0, shots.where()
+
+
+def test_a_pattern_clicked_in_the_editor_is_explained_piece_by_piece(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)  # qwen3/text-then-tool-calls: two tool calls, closed by (?<=\})\s*</tool_call>
+    page.get_by_role("tab", name="Template").click()
+    page.wait_for_selector("#template-editor .cm-line")
+    at = page.evaluate(EDITOR_TEXT_AT_JS, "s*</tool_call>")
+    assert at is not None, shots.where()
+    page.mouse.click(at["x"], at["y"])
+    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Close pattern')")
+    shots.take("close-pattern")
+    text = page.locator("#explain").inner_text()
+    assert "fields.tool_calls.close_pattern" in text and "matched 2 times" in text, (text, shots.where())
+    rows = page.locator("#explain #pattern-explained tbody tr").all_inner_texts()
+    assert rows[0].startswith("(?<=\\})\tlooks behind"), (rows, shots.where())
+    assert rows[2].startswith("\\s*\tany run of whitespace") and rows[2].endswith("↵"), (rows, shots.where())  # it took the newline
+    # The keys around a pattern leave #explain as it is; the open pattern is explained too.
+    at = page.evaluate(EDITOR_TEXT_AT_JS, '"repeats"')
+    page.mouse.click(at["x"], at["y"])
+    page.wait_for_timeout(500)
+    assert "Close pattern" in page.locator("#explain").inner_text(), shots.where()
+    at = page.evaluate(EDITOR_TEXT_AT_JS, "(?=\\\\s*\\\\{)")
+    page.mouse.click(at["x"], at["y"])
+    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Open pattern')")
+    rows = page.locator("#explain #pattern-explained tbody tr").all_inner_texts()
+    assert any(row.startswith("(?=\\s*\\{)\tlooks ahead") for row in rows), (rows, shots.where())
+
+
+def test_focus_stays_on_the_sample_dropdown_after_a_pick(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    picker = page.locator("#sample-picker input")
+    picker.click()
+    picker.fill("")
+    picker.press_sequentially("hermes-2-pro/answer")  # typed: the list filters as the keys come
+    page.get_by_role("option", name="hermes-2-pro/answer-non-ascii").click()
+    page.wait_for_function("() => document.querySelector('#status').innerText.includes('hermes-2-pro/answer-non-ascii')")
+    page.wait_for_timeout(1000)  # the page re-draws after the load; focus must survive that
+    shots.take("picked-with-the-mouse")
+    assert page.evaluate("() => !!document.activeElement.closest('#sample-picker')"), (
+        page.evaluate("() => document.activeElement.outerHTML.slice(0, 120)"), shots.where())
+    # From the keyboard: type, ArrowDown, Enter; the next key still goes to the dropdown.
+    picker.fill("")
+    picker.press_sequentially("qwen3/reasoning-and")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#status').innerText.includes('qwen3/reasoning-and-answer')")
+    page.wait_for_timeout(1000)
+    assert page.evaluate("() => !!document.activeElement.closest('#sample-picker')"), shots.where()
+
+
+def test_copy_as_code_copies_a_snippet_that_prints_the_message_shown(new_page, app_url, tmp_path):
+    import ast
+
+    page = new_page(1440, 900)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url + "?sample=qwen3/reasoning-and-answer", ready="qwen3/reasoning-and-answer")
+    page.locator("#share").click()
+    page.locator("#copy-code-button").click()
+    page.wait_for_function("() => (document.querySelector('#code-snippet .cm-content') || {innerText: ''}).innerText.includes('parse_response')")
+    shots.take("snippet")
+    copied = page.evaluate("() => navigator.clipboard.readText()")
+    assert copied.startswith("from engine import ResponseParser, parse_response"), (copied[:200], shots.where())
+    script = tmp_path / "snippet.py"
+    script.write_text(copied)
+    ran = subprocess.run([sys.executable, str(script)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    printed = ast.literal_eval(ran.stdout.splitlines()[0])
+    assert printed == json.loads(code_text(page, "message-json")), (printed, shots.where())
+
+
+def test_the_template_tab_names_the_file_the_editor_started_from(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)  # the first sample's template is in the editor from the start
+    page.get_by_role("tab", name="Template").click()
+    page.wait_for_selector("#start-from input")
+    shots.take("template-tab")
+    assert page.locator("#start-from input").input_value() == "qwen3", shots.where()
+    # A link to another sample names that sample's template file.
+    open_page(page, app_url + "?sample=hermes-2-pro/typed-arguments", ready="hermes-2-pro/typed-arguments")
+    page.get_by_role("tab", name="Template").click()
+    page.wait_for_function("() => document.querySelector('#start-from input').value === 'hermes-2-pro'")
+
+
+@pytest.mark.parametrize("phone", [False, True], ids=["desktop", "phone"])
+def test_the_fit_ranking_reads_in_its_column_and_names_a_leftover_prefix(new_page, app_url, tmp_path, phone):
+    gpt_oss = next(s for s in load_samples() if s.id == "gpt-oss/text-then-tool-calls")
+    page = new_page(390, 844, phone=True) if phone else new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.get_by_role("tab", name="Paste & parse").click()
+    page.locator("#generation textarea").fill(gpt_oss.generation)  # the qwen3 prefix stays
+    page.locator("#fit-button").click()
+    page.wait_for_selector("#fits-table tr.rt-best")
+    page.locator("#fits").scroll_into_view_if_needed()
+    shots.take("fits")
+    assert page.locator("#fits-table tr.rt-best td").nth(1).inner_text() == "gpt-oss", shots.where()
+    assert "The prefix does not look like gpt-oss's" in page.locator("#fits-family").inner_text(), shots.where()
+    # Nothing spills over its cell, and the table fits its column (no sideways scrolling).
+    spilled = page.evaluate("""() => [...document.querySelectorAll('#fits-table td, #fits-table th')]
+        .filter((td) => td.scrollWidth > td.clientWidth + 1).map((td) => td.textContent.slice(0, 40))""")
+    assert not spilled, (spilled, shots.where())
+    box = page.evaluate("() => { const t = document.querySelector('#fits-table'); return [t.scrollWidth, t.clientWidth]; }")
+    assert box[0] <= box[1], (box, shots.where())
+    # Each problem reads on a line of its own under its template's figures.
+    problem = page.locator("#fits-table tr.rt-best + tr.rt-fit-problem td").nth(1)
+    assert problem.inner_text().startswith("the start anchor '<|start|>assistant' is not in the prefix"), shots.where()
+    table = page.locator("#fits-table table").bounding_box()
+    assert problem.bounding_box()["width"] > 0.7 * table["width"], (problem.bounding_box(), table, shots.where())

@@ -1,0 +1,1 @@
+"""What the tests share: fixtures, strategies, workloads, the app in a subprocess."""

