@@ -5,20 +5,25 @@ for `transformers.utils.chat_parsing`, with positions, diagnostics and linear
 streaming on top. The format is described in docs/template-language.md.
 """
 
-from .errors import ParseDeadlineError, PatternTimeoutError, ResponseParseError, TemplateError
-from .parser import ResponseParser, Span, parse_response
-from .events import message_from_events
-from .batch.columns import BatchInputError, parse_batch
-from .template import FieldSpec, ResponseTemplate, load_template
-from .template_files import TemplateFile, list_templates
 from .authoring.lint import Diagnostic, lint, lint_prompts
-from .chat_templates.render import load_chat_template
-from .chat_templates.conformance import ConformanceReport, SituationResult, check_conformance
-from .chat_templates.infer import InferenceError, InferredTemplate, choose_template, infer_template
-from .openai_view import OpenAIView, openai_deltas, openai_view
 from .authoring.stream_checks import StreamCheckReport, check_stream
 from .authoring.trace import Trace, TraceSpan, trace
-from .tokenizer import IncrementalDecoder, TokenResponseParser, attach_response_template, get_response_parser
+from .batch.columns import BatchInputError, parse_batch
+from .chat_templates.conformance import ConformanceReport, SituationResult, check_conformance
+from .chat_templates.infer import InferenceError, InferredTemplate, choose_template, infer_template
+from .chat_templates.render import load_chat_template
+from .errors import ParseDeadlineError, PatternTimeoutError, ResponseParseError, TemplateError
+from .events import message_from_events
+from .openai_view import OpenAIView, openai_deltas, openai_view
+from .parser import ResponseParser, Span, parse_response
+from .template import FieldSpec, ResponseTemplate, load_template
+from .template_files import TemplateFile, list_templates
+from .tokenizer import (
+    IncrementalDecoder,
+    TokenResponseParser,
+    attach_response_template,
+    get_response_parser,
+)
 
 __all__ = [
     "BatchInputError",

@@ -58,7 +58,9 @@ class StreamBuffer:
         self.pieces: list[str] = []
         self.blocks: list[str] = []
         self._base = 0
-        self._uncounted: int | None = None  # on the quick path: index in `pieces` from which `_base` lags
+        self._uncounted: int | None = (
+            None  # on the quick path: index in `pieces` from which `_base` lags
+        )
 
     @property
     def base(self) -> int:

@@ -36,17 +36,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .errors import ResponseParseError, TemplateError
+from .authoring.diagnosis import Diagnosis
 from .authoring.lint import lint, lint_prompts
+from .authoring.pattern_explain import explain_pattern
 from .authoring.samples import _load_sample_file
-from .template_files import load_template_file
-from .parser import ON_ERROR_MODES, ResponseParser
+from .authoring.stream_checks import check_stream
+from .authoring.trace import trace
 from .batch.files import BATCH_ROWS
 from .batch.run import ENGINES
-from .authoring.stream_checks import check_stream
-from .authoring.diagnosis import Diagnosis
-from .authoring.pattern_explain import explain_pattern
-from .authoring.trace import trace
+from .errors import ResponseParseError, TemplateError
+from .parser import ON_ERROR_MODES, ResponseParser
+from .template_files import load_template_file
 
 _FIELD_STYLES = ["green", "cyan", "magenta", "yellow", "blue", "bright_red"]
 _KIND_STYLES = {"discarded": "dim strike", "held": "reverse", "unparsed": "bold white on red"}
@@ -98,7 +98,9 @@ def command_lint(args, console: Console) -> int:
         from .chat_templates.conformance import rendered_prompts
 
         chat_template = Path(args.chat_template).read_text(encoding="utf-8")
-        prompts = rendered_prompts(chat_template, bos_token=args.bos_token or "", eos_token=args.eos_token or "")
+        prompts = rendered_prompts(
+            chat_template, bos_token=args.bos_token or "", eos_token=args.eos_token or ""
+        )
         diagnostics += lint_prompts(template, prompts)
     _print_diagnostics(console, diagnostics)
     if not diagnostics:
@@ -119,42 +121,64 @@ def command_check(args, console: Console) -> int:
         case_template = template if sample.template_name != "<inline>" else sample.template
         problems = []
         report = check_stream(
-            sample.generation, case_template, prefix=sample.prefix, tools=sample.tools,
-            seeds=range(args.seeds), truncation_step=args.truncation_step, on_error=args.on_error,
+            sample.generation,
+            case_template,
+            prefix=sample.prefix,
+            tools=sample.tools,
+            seeds=range(args.seeds),
+            truncation_step=args.truncation_step,
+            on_error=args.on_error,
         )
         baseline = report.baseline
         if sample.expected_error is not None:
             if baseline.error is None or sample.expected_error not in baseline.error:
-                problems.append(f"expected an error containing {sample.expected_error!r}, got {baseline.error or baseline.message!r}")
+                problems.append(
+                    f"expected an error containing {sample.expected_error!r}, got {baseline.error or baseline.message!r}"
+                )
         elif baseline.message != sample.expected:
-            problems.append(f"message differs:\n    expected {json.dumps(sample.expected, ensure_ascii=False)}\n    got      "
-                            f"{json.dumps(baseline.message, ensure_ascii=False) if baseline.error is None else baseline.error}")
+            problems.append(
+                f"message differs:\n    expected {json.dumps(sample.expected, ensure_ascii=False)}\n    got      "
+                f"{json.dumps(baseline.message, ensure_ascii=False) if baseline.error is None else baseline.error}"
+            )
         if not report.ok:
             mismatch = report.mismatch
-            problems.append(f"streaming differs from one-shot with chunking {mismatch.chunking} (splits {mismatch.splits[:10]}): "
-                            f"{json.dumps(mismatch.message, ensure_ascii=False) if mismatch.error is None else mismatch.error}")
+            problems.append(
+                f"streaming differs from one-shot with chunking {mismatch.chunking} (splits {mismatch.splits[:10]}): "
+                f"{json.dumps(mismatch.message, ensure_ascii=False) if mismatch.error is None else mismatch.error}"
+            )
         status = Text("FAIL", "bold red") if problems else Text("ok  ", "green")
         leaks = report.truncation_leaks
         detail = Text(f"  ({report.runs} chunkings agree", "dim")
         if leaks:
-            detail.append(f"; {len(leaks)} truncation leak{'s' if len(leaks) > 1 else ''}", "yellow")
+            detail.append(
+                f"; {len(leaks)} truncation leak{'s' if len(leaks) > 1 else ''}", "yellow"
+            )
         detail.append(")", "dim")
         console.print(Text.assemble(status, f" {sample.name}", detail))
         for problem in problems:
             console.print(f"    {problem}")
         if leaks:
             first = leaks[0]
-            console.print(Text(f"    leak: cut at {first.cut} leaves {first.fragment!r} of {first.delimiter!r} at the end of {first.field}", "yellow"))
+            console.print(
+                Text(
+                    f"    leak: cut at {first.cut} leaves {first.fragment!r} of {first.delimiter!r} at the end of {first.field}",
+                    "yellow",
+                )
+            )
         for note in report.notes:
             console.print(Text(f"    note: {note}", "dim"))
         failures += bool(problems)
         leaky += bool(leaks)
     console.print(f"{len(samples)} samples, {failures} failure(s)")
     if leaky:
-        console.print(Text(
-            f"{leaky} sample(s) with truncation leaks: when a generation stops inside a delimiter (a token limit), the "
-            "delimiter's first characters end up as text at the end of a field. This is a warning about cut-off "
-            "streams, not a failure: the exit status counts only failures. See docs/cli.md.", "yellow"))
+        console.print(
+            Text(
+                f"{leaky} sample(s) with truncation leaks: when a generation stops inside a delimiter (a token limit), the "
+                "delimiter's first characters end up as text at the end of a field. This is a warning about cut-off "
+                "streams, not a failure: the exit status counts only failures. See docs/cli.md.",
+                "yellow",
+            )
+        )
     return 1 if failures else 0
 
 
@@ -182,8 +206,10 @@ def command_conformance(args, console: Console) -> int:
             console.print(Text(f"    {row.detail}", "dim" if not row.renderable else ""))
     _print_diagnostics(console, report.diagnostics)
     counts = report.counts()
-    console.print(f"{len(report.situations)} situations: {counts['passed']} passed, {counts['failed']} failed, "
-                  f"{counts['not_renderable']} not renderable")
+    console.print(
+        f"{len(report.situations)} situations: {counts['passed']} passed, {counts['failed']} failed, "
+        f"{counts['not_renderable']} not renderable"
+    )
     return report.exit_code
 
 
@@ -200,9 +226,14 @@ def _difference_excerpt(render, span: tuple[int, int], width: int = 48) -> Text:
     start, end = span
     text = render.text
     shown = Text()
-    shown.append(("…" if start > width else "") + text[max(0, start - width):start].replace("\n", "⏎"), "dim")
+    shown.append(
+        ("…" if start > width else "") + text[max(0, start - width) : start].replace("\n", "⏎"),
+        "dim",
+    )
     shown.append(text[start:end].replace("\n", "⏎") or "∅", "bold reverse")
-    shown.append(text[end:end + width].replace("\n", "⏎") + ("…" if end + width < len(text) else ""), "dim")
+    shown.append(
+        text[end : end + width].replace("\n", "⏎") + ("…" if end + width < len(text) else ""), "dim"
+    )
     return shown
 
 
@@ -240,8 +271,14 @@ def command_infer(args, console: Console) -> int:
         console.print(_finding_line(finding, result.template))
         console.print(Text(f"    {finding.how}", "dim"))
         if len(finding.renders) == 2:
-            for render, span in zip(finding.renders, difference(finding.renders[0].text, finding.renders[1].text)):
-                console.print(Text.assemble("    ", (f"{render.label}: ", "cyan"), _difference_excerpt(render, span)))
+            for render, span in zip(
+                finding.renders, difference(finding.renders[0].text, finding.renders[1].text)
+            ):
+                console.print(
+                    Text.assemble(
+                        "    ", (f"{render.label}: ", "cyan"), _difference_excerpt(render, span)
+                    )
+                )
         elif finding.renders:
             console.print(Text.assemble("    ", (f"{finding.renders[0].label}", "cyan")))
     for text in result.fallbacks:
@@ -254,7 +291,9 @@ def command_infer(args, console: Console) -> int:
         for failure in candidate.failures():
             console.print(Text(f"    {failure}", "dim"))
     counts = result.report.counts()
-    console.print(f"matrix: {counts['passed']} passed, {counts['failed']} failed, {counts['not_renderable']} not renderable")
+    console.print(
+        f"matrix: {counts['passed']} passed, {counts['failed']} failed, {counts['not_renderable']} not renderable"
+    )
     for row in result.report.failed:
         console.print(Text(f"  FAIL {row.name}: {row.detail}", "red"))
     return result.exit_code
@@ -263,7 +302,11 @@ def command_infer(args, console: Console) -> int:
 def print_diagnoses(console: Console, diagnoses: list[Diagnosis], *, notes: bool = False) -> None:
     """The causes of a parse, most important first: ``cause:`` lines (errors), ``warning:`` lines,
     and with `notes` the ``note:`` lines (a pattern's literal that may be mentioned on purpose)."""
-    styles = {"error": ("cause", "bold red"), "warning": ("warning", "yellow"), "note": ("note", "dim")}
+    styles = {
+        "error": ("cause", "bold red"),
+        "warning": ("warning", "yellow"),
+        "note": ("note", "dim"),
+    }
     for diagnosis in diagnoses:
         if diagnosis.severity == "note" and not notes:
             continue
@@ -302,13 +345,28 @@ def render_trace(result, console: Console) -> None:
     console.print(legend)
     print_diagnoses(console, result.diagnoses, notes=True)
     for warning in result.warnings:
-        console.print(Text(f"warning ({warning.code}) at {warning.source} {warning.start}: {warning.message}", "yellow"))
+        console.print(
+            Text(
+                f"warning ({warning.code}) at {warning.source} {warning.start}: {warning.message}",
+                "yellow",
+            )
+        )
         if warning.suggestion:
             console.print(Text(f"    fix: {warning.suggestion}", "dim"))
     for kept in result.errors:
-        console.print(Text(f"kept error in {kept.field} at {kept.position_source or kept.source} {kept.position if kept.position is not None else kept.offset}: {kept.message}", "yellow"))
+        console.print(
+            Text(
+                f"kept error in {kept.field} at {kept.position_source or kept.source} {kept.position if kept.position is not None else kept.offset}: {kept.message}",
+                "yellow",
+            )
+        )
     if result.error is not None:
-        console.print(Text(f"error in {result.error.field} at {result.error.source} {result.error.offset}: {result.error.message}", "bold red"))
+        console.print(
+            Text(
+                f"error in {result.error.field} at {result.error.source} {result.error.offset}: {result.error.message}",
+                "bold red",
+            )
+        )
     else:
         console.print_json(json.dumps(result.message, ensure_ascii=False))
 
@@ -317,25 +375,41 @@ def command_parse(args, console: Console) -> int:
     template = read_template(args.template)
     prefix = Path(args.prefix).read_text(encoding="utf-8") if args.prefix else ""
     if args.prefix is None:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(Text(
-            "note: no --prefix, so the prefix is empty: a region the chat template opens in the prompt (an "
-            "opening <think>, a channel header) is unknown, and its text may land in the wrong field. Pass the "
-            "prompt text with --prefix FILE (--prefix /dev/null says the empty prefix is meant).", "yellow"))
-    generation = sys.stdin.read() if args.generation == "-" else Path(args.generation).read_text(encoding="utf-8")
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            Text(
+                "note: no --prefix, so the prefix is empty: a region the chat template opens in the prompt (an "
+                "opening <think>, a channel header) is unknown, and its text may land in the wrong field. Pass the "
+                "prompt text with --prefix FILE (--prefix /dev/null says the empty prefix is meant).",
+                "yellow",
+            )
+        )
+    generation = (
+        sys.stdin.read()
+        if args.generation == "-"
+        else Path(args.generation).read_text(encoding="utf-8")
+    )
     if args.trace:
         result = trace(generation, template, prefix=prefix, on_error=args.on_error)
         render_trace(result, console)
         return 1 if result.error else 0
     errors = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
-        parser = ResponseParser(template, prefix, on_error=args.on_error)  # replaying the prefix can fail too
+        parser = ResponseParser(
+            template, prefix, on_error=args.on_error
+        )  # replaying the prefix can fail too
         message, _ = parser.finalize(generation)
     except ResponseParseError as error:
         # The error is usually a symptom: say its cause first.
-        print_diagnoses(console, trace(generation, template, prefix=prefix, on_error=args.on_error).diagnoses)
+        print_diagnoses(
+            console, trace(generation, template, prefix=prefix, on_error=args.on_error).diagnoses
+        )
         console.print(Text(f"error: {error}", "bold red"), highlight=False)
         return 1
-    diagnoses = trace(generation, template, prefix=prefix, on_error=args.on_error).diagnoses if parser.errors or prefix else []
+    diagnoses = (
+        trace(generation, template, prefix=prefix, on_error=args.on_error).diagnoses
+        if parser.errors or prefix
+        else []
+    )
     print_diagnoses(errors, diagnoses)
     for kept in parser.errors:
         errors.print(Text(f"kept: {kept} (its text went to the implicit field)", "yellow"))
@@ -347,7 +421,9 @@ def command_explain(args, console: Console) -> int:
     explanation = explain_pattern(args.pattern)
     if explanation.error:
         console.print(Text(f"error: {explanation.error}", "bold red"))
-        console.print(Text(f"  {args.pattern}\n  {' ' * (explanation.error_position or 0)}^", "red"))
+        console.print(
+            Text(f"  {args.pattern}\n  {' ' * (explanation.error_position or 0)}^", "red")
+        )
     for depth, piece in explanation.lines():
         line = Text("  " * depth)
         line.append(piece.text, "bold cyan")
@@ -398,7 +474,9 @@ def command_batch(args, console: Console) -> int:
     )
     if summary.rows_with_errors:
         kept = "messages kept" if args.on_error == "keep" else "no message"
-        by_field = ", ".join(f"{name} {count:,}" for name, count in summary.errors_by_field.most_common())
+        by_field = ", ".join(
+            f"{name} {count:,}" for name, count in summary.errors_by_field.most_common()
+        )
         rows = f"{summary.rows_with_errors:,} row{'s' if summary.rows_with_errors != 1 else ''}"
         report.print(Text(f"{rows} with errors ({kept}); errors by field: {by_field}", "yellow"))
     else:
@@ -416,9 +494,16 @@ def profile_table(summary) -> Table:
 
     workers = summary.workers
     work = sum(summary.stages.get(stage, 0.0) for stage in STAGES if stage not in APART_STAGES)
-    where = {stage: "workers" if stage in WORKER_STAGES and summary.engine != "local" else "this process" for stage in STAGES}
-    table = Table(title=f"where the time went: {summary.engine}, {summary.shards:,} shard{'s' if summary.shards != 1 else ''}",
-                  title_justify="left", box=None, pad_edge=False)
+    where = {
+        stage: "workers" if stage in WORKER_STAGES and summary.engine != "local" else "this process"
+        for stage in STAGES
+    }
+    table = Table(
+        title=f"where the time went: {summary.engine}, {summary.shards:,} shard{'s' if summary.shards != 1 else ''}",
+        title_justify="left",
+        box=None,
+        pad_edge=False,
+    )
     table.add_column("stage")
     table.add_column("where")
     table.add_column("seconds", justify="right")
@@ -434,38 +519,77 @@ def profile_table(summary) -> Table:
         whole = summary.seconds + summary.startup_seconds + summary.shutdown_seconds
         table.add_row("whole", "with start-up, shut-down", f"{whole:.2f}", "")
     if summary.engine != "local" and summary.seconds:
-        table.add_row("workers busy", f"of {workers} x {summary.seconds:.2f} s", f"{busy:.2f}", f"{busy / (workers * summary.seconds):.0%}")
+        table.add_row(
+            "workers busy",
+            f"of {workers} x {summary.seconds:.2f} s",
+            f"{busy:.2f}",
+            f"{busy / (workers * summary.seconds):.0%}",
+        )
     if busy:
-        table.add_row("CPU", "of the stages' time", f"{summary.cpu_seconds:.2f}", f"{summary.cpu_seconds / busy:.0%}")
+        table.add_row(
+            "CPU",
+            "of the stages' time",
+            f"{summary.cpu_seconds:.2f}",
+            f"{summary.cpu_seconds / busy:.0%}",
+        )
     return table
 
 
 def add_chat_template_source(command: argparse.ArgumentParser) -> None:
     """The options naming a chat template and its tokens (conformance and infer take the same)."""
-    command.add_argument("--chat-template", help="the Jinja chat template file (e.g. chat_template.jinja)")
-    command.add_argument("--model", help="a hub id or local folder: use its tokenizer's chat template (no weights are read)")
-    command.add_argument("--bos-token", help="the chat template's bos_token (default empty, or the tokenizer's)")
-    command.add_argument("--eos-token", help="the chat template's eos_token (default empty, or the tokenizer's)")
+    command.add_argument(
+        "--chat-template", help="the Jinja chat template file (e.g. chat_template.jinja)"
+    )
+    command.add_argument(
+        "--model",
+        help="a hub id or local folder: use its tokenizer's chat template (no weights are read)",
+    )
+    command.add_argument(
+        "--bos-token", help="the chat template's bos_token (default empty, or the tokenizer's)"
+    )
+    command.add_argument(
+        "--eos-token", help="the chat template's eos_token (default empty, or the tokenizer's)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m engine", description="Response-template tools for template authors.")
+    parser = argparse.ArgumentParser(
+        prog="python -m engine", description="Response-template tools for template authors."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
-    check = commands.add_parser("check", help="lint a template and run it over a samples file (exit 1 on failure)")
-    check.add_argument("template", help="template JSON file (plain or templates/ wrapper) or family name")
+    check = commands.add_parser(
+        "check", help="lint a template and run it over a samples file (exit 1 on failure)"
+    )
+    check.add_argument(
+        "template", help="template JSON file (plain or templates/ wrapper) or family name"
+    )
     check.add_argument("samples", help="samples JSON file (format: samples/README.md)")
-    check.add_argument("--seeds", type=int, default=20, help="random chunkings per sample (default 20)")
-    check.add_argument("--truncation-step", type=int, default=1, help="test every K-th cut inside a delimiter (0: skip)")
-    lint_command = commands.add_parser("lint", help="print diagnostics for a template (exit 1 on an error)")
+    check.add_argument(
+        "--seeds", type=int, default=20, help="random chunkings per sample (default 20)"
+    )
+    check.add_argument(
+        "--truncation-step",
+        type=int,
+        default=1,
+        help="test every K-th cut inside a delimiter (0: skip)",
+    )
+    lint_command = commands.add_parser(
+        "lint", help="print diagnostics for a template (exit 1 on an error)"
+    )
     lint_command.add_argument("template")
-    lint_command.add_argument("--chat-template", help="a Jinja chat template file: also check its prompts contain the start anchor")
+    lint_command.add_argument(
+        "--chat-template",
+        help="a Jinja chat template file: also check its prompts contain the start anchor",
+    )
     lint_command.add_argument("--bos-token", help="the chat template's bos_token (default empty)")
     lint_command.add_argument("--eos-token", help="the chat template's eos_token (default empty)")
     conformance = commands.add_parser(
         "conformance",
         help="check a template against a model's chat template (exit 0 all pass, 1 some fail, 2 nothing renderable)",
     )
-    conformance.add_argument("template", help="template JSON file (plain or templates/ wrapper) or family name")
+    conformance.add_argument(
+        "template", help="template JSON file (plain or templates/ wrapper) or family name"
+    )
     add_chat_template_source(conformance)
     conformance.add_argument("--json", action="store_true", help="print the report as JSON")
     infer = commands.add_parser(
@@ -473,45 +597,104 @@ def build_parser() -> argparse.ArgumentParser:
         help="infer a response template from a chat template (exit 0 it passes the matrix, 1 it does not, 2 nothing inferred)",
     )
     add_chat_template_source(infer)
-    infer.add_argument("--output", help="the templates/-style file to write (default NAME.json here)")
-    infer.add_argument("--name", help="the template's name (default from the chat template file or the model id)")
-    infer.add_argument("--json", action="store_true", help="print the result (template, matrix, findings) as JSON")
-    infer.add_argument("--timeout", type=float, default=60.0, help="seconds the inference may take (default 60)")
+    infer.add_argument(
+        "--output", help="the templates/-style file to write (default NAME.json here)"
+    )
+    infer.add_argument(
+        "--name", help="the template's name (default from the chat template file or the model id)"
+    )
+    infer.add_argument(
+        "--json", action="store_true", help="print the result (template, matrix, findings) as JSON"
+    )
+    infer.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds the inference may take (default 60)"
+    )
     parse = commands.add_parser("parse", help="parse one generation and print the message")
     parse.add_argument("template")
-    parse.add_argument("generation", nargs="?", default="-", help="generation file, or - for stdin (default)")
-    parse.add_argument("--prefix", help="file holding the prompt text sent before the generation (without it the prefix is empty, with a note)")
+    parse.add_argument(
+        "generation", nargs="?", default="-", help="generation file, or - for stdin (default)"
+    )
+    parse.add_argument(
+        "--prefix",
+        help="file holding the prompt text sent before the generation (without it the prefix is empty, with a note)",
+    )
     parse.add_argument("--trace", action="store_true", help="print the region map as coloured text")
     for command in (parse, check):
         command.add_argument(
-            "--on-error", choices=ON_ERROR_MODES, default="raise",
+            "--on-error",
+            choices=ON_ERROR_MODES,
+            default="raise",
             help="raise (default): a region that does not parse is an error; keep: its text goes to the implicit field",
         )
     explain = commands.add_parser("explain", help="explain a delimiter pattern piece by piece")
-    explain.add_argument("pattern", help="the pattern, as written in the template (quote it for the shell)")
-    batch = commands.add_parser("batch", help="parse every row of a JSONL or Parquet file (see docs/batch.md)")
-    batch.add_argument("template", help="template JSON file (plain or templates/ wrapper) or family name")
-    batch.add_argument("input", help="input file: .jsonl/.ndjson or .parquet/.pq, one generation a row")
-    batch.add_argument("--output", required=True, help="output file (.jsonl or .parquet): the rows in order, with message and error")
+    explain.add_argument(
+        "pattern", help="the pattern, as written in the template (quote it for the shell)"
+    )
+    batch = commands.add_parser(
+        "batch", help="parse every row of a JSONL or Parquet file (see docs/batch.md)"
+    )
     batch.add_argument(
-        "--engine", choices=ENGINES,
+        "template", help="template JSON file (plain or templates/ wrapper) or family name"
+    )
+    batch.add_argument(
+        "input", help="input file: .jsonl/.ndjson or .parquet/.pq, one generation a row"
+    )
+    batch.add_argument(
+        "--output",
+        required=True,
+        help="output file (.jsonl or .parquet): the rows in order, with message and error",
+    )
+    batch.add_argument(
+        "--engine",
+        choices=ENGINES,
         help="local (this process), datasets or ray (default: local, or datasets with --num-proc > 1 unless the input is small)",
     )
-    batch.add_argument("--num-proc", type=int, help="worker processes (ray: at most this many tasks at once; default: every CPU)")
-    batch.add_argument("--prefix-column", default="prefix", help="column of prompt texts (default: prefix)")
-    batch.add_argument("--no-prefix", action="store_true", help='rows have no prompt: parse each with the prefix ""')
-    batch.add_argument("--output-column", default="output", help="column of generations (default: output)")
-    batch.add_argument("--tools-column", help="column of tool schemas (a list, or its JSON text) to cast tool-call arguments")
     batch.add_argument(
-        "--on-error", choices=ON_ERROR_MODES, default="keep",
+        "--num-proc",
+        type=int,
+        help="worker processes (ray: at most this many tasks at once; default: every CPU)",
+    )
+    batch.add_argument(
+        "--prefix-column", default="prefix", help="column of prompt texts (default: prefix)"
+    )
+    batch.add_argument(
+        "--no-prefix",
+        action="store_true",
+        help='rows have no prompt: parse each with the prefix ""',
+    )
+    batch.add_argument(
+        "--output-column", default="output", help="column of generations (default: output)"
+    )
+    batch.add_argument(
+        "--tools-column",
+        help="column of tool schemas (a list, or its JSON text) to cast tool-call arguments",
+    )
+    batch.add_argument(
+        "--on-error",
+        choices=ON_ERROR_MODES,
+        default="keep",
         help="keep (default): a region that does not parse keeps its text, and the row gets an error beside its message; "
         "raise: the row gets an error and no message",
     )
-    batch.add_argument("--batch-size", type=int, default=BATCH_ROWS, help=f"rows per batch (default {BATCH_ROWS})")
-    batch.add_argument("--keep-input", action="store_true", help="also write the prefix, output and tools columns to OUTPUT")
-    batch.add_argument("--regex-timeout", type=float, help="seconds allowed for each regex call of a template pattern")
+    batch.add_argument(
+        "--batch-size", type=int, default=BATCH_ROWS, help=f"rows per batch (default {BATCH_ROWS})"
+    )
+    batch.add_argument(
+        "--keep-input",
+        action="store_true",
+        help="also write the prefix, output and tools columns to OUTPUT",
+    )
+    batch.add_argument(
+        "--regex-timeout",
+        type=float,
+        help="seconds allowed for each regex call of a template pattern",
+    )
     batch.add_argument("--no-progress", action="store_true", help="no progress bars")
-    batch.add_argument("--profile", action="store_true", help="also print where the time went, stage by stage (read, parse, write...)")
+    batch.add_argument(
+        "--profile",
+        action="store_true",
+        help="also print where the time went, stage by stage (read, parse, write...)",
+    )
     return parser
 
 
@@ -520,14 +703,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     # argparse fills the optional GENERATION positional before it sees a later --prefix.
-    if extra and args.command == "parse" and args.generation == "-" and len(extra) == 1 and not extra[0].startswith("--"):
+    if (
+        extra
+        and args.command == "parse"
+        and args.generation == "-"
+        and len(extra) == 1
+        and not extra[0].startswith("--")
+    ):
         args.generation = extra[0]
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     console = Console(highlight=False, soft_wrap=True)
     handlers = {
-        "batch": command_batch, "check": command_check, "conformance": command_conformance, "explain": command_explain,
-        "infer": command_infer, "lint": command_lint, "parse": command_parse,
+        "batch": command_batch,
+        "check": command_check,
+        "conformance": command_conformance,
+        "explain": command_explain,
+        "infer": command_infer,
+        "lint": command_lint,
+        "parse": command_parse,
     }
     try:
         return handlers[args.command](args, console)

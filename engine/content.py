@@ -79,7 +79,10 @@ def _body_position(marks: Marks, position: int) -> int:
 
 def _compose(outer: Marks, inner: Marks) -> Marks:
     """Marks from a second rewrite (`outer`, of the first rewrite's text) back to the body (`inner`)."""
-    return [(rewritten, _body_position(inner, original), copied) for rewritten, original, copied in outer]
+    return [
+        (rewritten, _body_position(inner, original), copied)
+        for rewritten, original, copied in outer
+    ]
 
 
 class _Rewrite:
@@ -202,12 +205,16 @@ def _replace_custom_strings(text: str, string_delims: list) -> tuple[str, Marks]
             end = _find_unclaimed(text, close_delimiter, start + len(open_delimiter), claimed)
             if end == -1:
                 break
-            strings.append((start, end + len(close_delimiter), text[start + len(open_delimiter) : end]))
+            strings.append(
+                (start, end + len(close_delimiter), text[start + len(open_delimiter) : end])
+            )
             i = end + len(close_delimiter)
         claimed = sorted((start, end) for start, end, _ in strings)
     rewrite = _Rewrite(text)
     for start, end, inner in sorted(strings):
-        if start >= rewrite.copied_to:  # a later pair's string around an earlier one keeps the outer
+        if (
+            start >= rewrite.copied_to
+        ):  # a later pair's string around an earlier one keeps the outer
             rewrite.replace(start, end, json.dumps(inner, ensure_ascii=False))
     return rewrite.result()
 
@@ -245,7 +252,9 @@ def parse_json(body: str, args: dict) -> Any:
         column = position - (body.rfind("\n", 0, position) + 1) + 1
         where = f"line {line}, column {column}, offset {position}"
         note = "" if working == body else f" after rewriting to {shorten(working)}"
-        raise ContentError(f"json: {error.msg} ({where}){note}: {shorten(body)}", position) from None
+        raise ContentError(
+            f"json: {error.msg} ({where}){note}: {shorten(body)}", position
+        ) from None
     except RecursionError:
         if args.get("allow_non_json"):
             return parse_text(body, args)
@@ -313,7 +322,9 @@ def parse_xml_inline(body: str, args: dict) -> dict:
             return {}
         end = last + len(tag_end)
     if timeout is None and args.get("_tag_re_std") is not None:
-        tags = args["_tag_re_std"].finditer(body, 0, end)  # same matches, faster engine (engine/re_equivalent.py)
+        tags = args["_tag_re_std"].finditer(
+            body, 0, end
+        )  # same matches, faster engine (engine/re_equivalent.py)
     else:
         tag_re = args.get("_tag_re") or regex.compile(args["tag_pattern"], regex.DOTALL)
         tags = tag_re.finditer(body, 0, end, timeout=timeout)
@@ -321,10 +332,14 @@ def parse_xml_inline(body: str, args: dict) -> dict:
     merge = args.get("merge_duplicates", False)
     values_by_key: dict[str, list] = {}
     for tag in tags:
-        value = _parse_sub_value(tag.groupdict().get("value") or "", value_parser, timeout, tag.start("value"))
+        value = _parse_sub_value(
+            tag.groupdict().get("value") or "", value_parser, timeout, tag.start("value")
+        )
         values_by_key.setdefault(tag.group("key"), []).append(value)
     if merge:
-        return {key: values if len(values) > 1 else values[0] for key, values in values_by_key.items()}
+        return {
+            key: values if len(values) > 1 else values[0] for key, values in values_by_key.items()
+        }
     return {key: values[-1] for key, values in values_by_key.items()}
 
 
@@ -348,7 +363,9 @@ def parse_kv_lines(body: str, args: dict) -> dict:
             at = line_start + len(key) + len(kv_sep)
             if strip:
                 at += _first_visible(raw_line) + _first_visible(value)
-            pairs[parse_text(key, args)] = _parse_sub_value(parse_text(value, args), value_parser, args.get("_timeout"), at)
+            pairs[parse_text(key, args)] = _parse_sub_value(
+                parse_text(value, args), value_parser, args.get("_timeout"), at
+            )
         line_start += len(raw_line) + len(line_sep)
     return pairs
 
@@ -360,16 +377,37 @@ class _CallListReader:
     MAX_INTEGER = 2**53 - 1
     WHITESPACE = " \t\n\r"
     NAME = regex.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.-][A-Za-z0-9_]+)*")
-    NUMBER = regex.compile(r"-?(?:0|[1-9][0-9]*)(?P<fraction>\.[0-9]+)?(?P<exponent>[eE][+-]?[0-9]+)?")
-    CONSTANTS = {"True": True, "true": True, "False": False, "false": False, "None": None, "null": None}
-    ESCAPES = {'"': '"', "'": "'", "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+    NUMBER = regex.compile(
+        r"-?(?:0|[1-9][0-9]*)(?P<fraction>\.[0-9]+)?(?P<exponent>[eE][+-]?[0-9]+)?"
+    )
+    CONSTANTS = {
+        "True": True,
+        "true": True,
+        "False": False,
+        "false": False,
+        "None": None,
+        "null": None,
+    }
+    ESCAPES = {
+        '"': '"',
+        "'": "'",
+        "\\": "\\",
+        "/": "/",
+        "b": "\b",
+        "f": "\f",
+        "n": "\n",
+        "r": "\r",
+        "t": "\t",
+    }
 
     def __init__(self, text: str):
         self.text = text
         self.i = 0
 
     def fail(self, message: str):
-        raise ContentError(f"python-call-list: {message} at position {self.i}: {shorten(self.text)}", self.i)
+        raise ContentError(
+            f"python-call-list: {message} at position {self.i}: {shorten(self.text)}", self.i
+        )
 
     def peek(self) -> str:
         text, n = self.text, len(self.text)
@@ -493,7 +531,9 @@ class _CallListReader:
         return key, self.value(depth)
 
     def argument(self) -> tuple[str, Any]:
-        key = self.name("a keyword argument (positional arguments and trailing commas are not allowed)")
+        key = self.name(
+            "a keyword argument (positional arguments and trailing commas are not allowed)"
+        )
         if self.peek() != "=":
             self.fail("expected '=' (positional arguments are not allowed)")
         self.i += 1
@@ -502,7 +542,10 @@ class _CallListReader:
     def call(self) -> dict:
         name = self.name("a function name")
         self.expect("(")
-        return {"name": name, "arguments": self.unique(self.sequence(")", self.argument), "argument")}
+        return {
+            "name": name,
+            "arguments": self.unique(self.sequence(")", self.argument), "argument"),
+        }
 
     def read(self) -> list[dict]:
         self.expect("[")

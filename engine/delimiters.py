@@ -79,17 +79,32 @@ class Delimiter:
     context_width: int = 0
 
     @classmethod
-    def from_literals(cls, field_name: str, side: str, path: str, literals: list[str]) -> "Delimiter":
+    def from_literals(
+        cls, field_name: str, side: str, path: str, literals: list[str]
+    ) -> "Delimiter":
         """A delimiter matching any of `literals` (non-empty strings); the longest wins at one position."""
         ordered = tuple(sorted(dict.fromkeys(literals), key=len, reverse=True))
-        compiled = regex.compile("|".join(regex.escape(literal) for literal in ordered), regex.DOTALL)
+        compiled = regex.compile(
+            "|".join(regex.escape(literal) for literal in ordered), regex.DOTALL
+        )
         source = literals[0] if len(literals) == 1 else " | ".join(literals)
         return cls(field_name, side, path, ordered, compiled, source, literal_match_start(ordered))
 
     @classmethod
-    def from_pattern(cls, field_name: str, side: str, path: str, compiled: regex.Pattern) -> "Delimiter":
+    def from_pattern(
+        cls, field_name: str, side: str, path: str, compiled: regex.Pattern
+    ) -> "Delimiter":
         """A delimiter matching the compiled regex `compiled` (compiled with DOTALL)."""
-        return cls(field_name, side, path, None, compiled, compiled.pattern, match_start(compiled), context_width(compiled))
+        return cls(
+            field_name,
+            side,
+            path,
+            None,
+            compiled,
+            compiled.pattern,
+            match_start(compiled),
+            context_width(compiled),
+        )
 
     @functools.cached_property
     def _probes(self) -> tuple[regex.Pattern | None, regex.Pattern | None]:
@@ -98,11 +113,15 @@ class Delimiter:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                return regex.compile(f"(?:{body})(?!)", self.pattern.flags), regex.compile(f"(?:{body})(*PRUNE)(?!)", self.pattern.flags)
+                return regex.compile(f"(?:{body})(?!)", self.pattern.flags), regex.compile(
+                    f"(?:{body})(*PRUNE)(?!)", self.pattern.flags
+                )
             except regex.error:
                 return None, None
 
-    def scan(self, text: str, pos: int, at_end: bool, timeout: float | None = None) -> tuple[DelimiterMatch | None, int]:
+    def scan(
+        self, text: str, pos: int, at_end: bool, timeout: float | None = None
+    ) -> tuple[DelimiterMatch | None, int]:
         """Look for this pattern delimiter in `text[pos:]`, where `text` ends at the edge of what has arrived.
 
         Args:
@@ -155,28 +174,41 @@ class Delimiter:
             occurrence = text.find(literal, occurrence + 1)
         return None
 
-    def _scan_partial(self, text: str, pos: int, timeout: float | None) -> tuple[DelimiterMatch | None, int]:
+    def _scan_partial(
+        self, text: str, pos: int, timeout: float | None
+    ) -> tuple[DelimiterMatch | None, int]:
         """`scan` before the end of the stream, by the regex: partial matching and the probes."""
         n = len(text)
         pattern = self.pattern
         if pos >= n:
-            return None, n  # nothing undecided (and the regex module can crash on an empty partial search)
+            return (
+                None,
+                n,
+            )  # nothing undecided (and the regex module can crash on an empty partial search)
         lead = self.start.lead
-        found = pattern.search(text, pos, partial=True, timeout=timeout) if lead is None else self._first_partial(text, pos, timeout)
+        found = (
+            pattern.search(text, pos, partial=True, timeout=timeout)
+            if lead is None
+            else self._first_partial(text, pos, timeout)
+        )
         if found is None:
             return None, n
         start = found.start()
         if found.partial:
             return None, start
         dead_end, first_win = self._probes
-        if dead_end is not None and lead is None:  # (with an exact lead no earlier start can reach this match)
+        if (
+            dead_end is not None and lead is None
+        ):  # (with an exact lead no earlier start can reach this match)
             # A partial match from an earlier start would have to run through the end of this
             # one, so looking up to `found.end()` finds it (and keeps big chunks linear). One
             # cut there may still fail on the text after it (`\s*</think>` on the `\n` before
             # a zero-width `(?=<tool_call>)`): only a partial match of the whole text holds.
             probe_from = pos
             while probe_from < start:
-                earlier = dead_end.search(text, probe_from, found.end(), partial=True, timeout=timeout)
+                earlier = dead_end.search(
+                    text, probe_from, found.end(), partial=True, timeout=timeout
+                )
                 if earlier is None or earlier.start() >= start:
                     break
                 if dead_end.match(text, earlier.start(), partial=True, timeout=timeout) is not None:
@@ -189,7 +221,11 @@ class Delimiter:
         if found.end() == n - 1:  # `$` before a final newline: the next character decides
             for probe in _NEXT_CHARACTER_PROBES:
                 again = pattern.match(text + probe, start, timeout=timeout)
-                if again is None or again.span() != found.span() or again.groupdict() != found.groupdict():
+                if (
+                    again is None
+                    or again.span() != found.span()
+                    or again.groupdict() != found.groupdict()
+                ):
                     return None, start
         return self._wrap(found), n
 

@@ -76,4 +76,8 @@ def message_from_events(events: Iterable[dict], template: dict | str | ResponseT
             message[spec.name] = value
     if stretch_values:
         message[loaded.implicit_field.name] = "".join(stretch_values)
-    return {key: value for key, value in message.items() if key in loaded.defaults or not is_empty(value)}
+    return {
+        key: value
+        for key, value in message.items()
+        if key in loaded.defaults or not is_empty(value)
+    }

@@ -60,7 +60,9 @@ def batch_prefixes(prefix: Any, count: int, tokenizer: Any = None) -> list[str]:
     if not batched:
         return prefixes * count
     if len(prefixes) != count:
-        raise ValueError(f"got {count} generation(s) but {len(prefixes)} prefixes; give one prefix, or one per generation")
+        raise ValueError(
+            f"got {count} generation(s) but {len(prefixes)} prefixes; give one prefix, or one per generation"
+        )
     return prefixes
 
 
@@ -78,7 +80,9 @@ def split_batch(value: Any, what: str, tokenizer: Any) -> tuple[list[str], bool]
         return [value], False
     if hasattr(value, "ndim"):  # numpy array or torch tensor
         if value.ndim not in (1, 2):
-            raise ValueError(f"{what}: arrays must be 1-D (one sequence) or 2-D (a batch), got {value.ndim}-D")
+            raise ValueError(
+                f"{what}: arrays must be 1-D (one sequence) or 2-D (a batch), got {value.ndim}-D"
+            )
         value = value.tolist()
         if not value or isinstance(value[0], int):
             return [_decode(value, what, tokenizer)], False
@@ -90,8 +94,12 @@ def split_batch(value: Any, what: str, tokenizer: Any) -> tuple[list[str], bool]
             return list(value), True
         if all(isinstance(item, int) for item in value):
             return [_decode(list(value), what, tokenizer)], False
-        return [item if isinstance(item, str) else _decode(item, what, tokenizer) for item in value], True
-    raise ValueError(f"{what}: expected text, token ids or a batch of them, got {type(value).__name__}")
+        return [
+            item if isinstance(item, str) else _decode(item, what, tokenizer) for item in value
+        ], True
+    raise ValueError(
+        f"{what}: expected text, token ids or a batch of them, got {type(value).__name__}"
+    )
 
 
 def _decode(ids: Any, what: str, tokenizer: Any) -> str:

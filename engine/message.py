@@ -16,7 +16,13 @@ import copy
 from typing import Any
 
 from .content import parse_content
-from .errors import ContentError, PatternTimeoutError, ResponseParseError, UndefinedPlaceholderError, shorten
+from .errors import (
+    ContentError,
+    PatternTimeoutError,
+    ResponseParseError,
+    UndefinedPlaceholderError,
+    shorten,
+)
 from .events import is_empty
 from .template import FieldSpec, ResponseTemplate
 from .tool_typing import type_tool_calls
@@ -48,9 +54,15 @@ class MessageBuilder:
         self.message: dict[str, Any] = copy.deepcopy(template.defaults)
         self._tool_schemas = tool_schemas
         self.timeout = timeout
-        self._implicit_stretches: list[str] = []  # every stretch of a non-repeating implicit field, as written
-        self._implicit_values: list[str] = []  # the close values of a field that concatenates its stretches
-        self._held_whitespace = ""  # whitespace after its last value, which only a later value includes
+        self._implicit_stretches: list[
+            str
+        ] = []  # every stretch of a non-repeating implicit field, as written
+        self._implicit_values: list[
+            str
+        ] = []  # the close values of a field that concatenates its stretches
+        self._held_whitespace = (
+            ""  # whitespace after its last value, which only a later value includes
+        )
 
     def store(self, field: FieldSpec, body: str, captures: dict, offset: int) -> Any:
         """Compute a closed region's value and write it into the message; return the value.
@@ -88,7 +100,9 @@ class MessageBuilder:
             self.message[name] = value
         return value
 
-    def _store_implicit_stretch(self, field: FieldSpec, body: str, captures: dict, offset: int) -> Any:
+    def _store_implicit_stretch(
+        self, field: FieldSpec, body: str, captures: dict, offset: int
+    ) -> Any:
         """One stretch of a non-repeating implicit field; every stretch of unclaimed text belongs
         to the message, joined as written.
 
@@ -112,7 +126,7 @@ class MessageBuilder:
             value = self._held_whitespace + body
             if strip:
                 kept = value.rstrip()
-                self._held_whitespace = value[len(kept):]
+                self._held_whitespace = value[len(kept) :]
                 value = kept if self._implicit_values else kept.lstrip()
             else:
                 self._held_whitespace = ""
@@ -129,7 +143,14 @@ class MessageBuilder:
         self.message[name] = value
         return value
 
-    def value(self, field: FieldSpec, body: str, captures: dict, offset: int | None, contiguous: bool = True) -> Any:
+    def value(
+        self,
+        field: FieldSpec,
+        body: str,
+        captures: dict,
+        offset: int | None,
+        contiguous: bool = True,
+    ) -> Any:
         """A region's value: `body` parsed with the field's content parser, then its transform and tool typing.
 
         `offset` is the stream offset of the region body; `contiguous` says whether `body` lies
@@ -141,7 +162,9 @@ class MessageBuilder:
                 (`PatternTimeoutError` when a content pattern ran over the time budget).
         """
         timeout, tool_schemas = self.timeout, self._tool_schemas
-        args = field.content_args if timeout is None else {**field.content_args, "_timeout": timeout}
+        args = (
+            field.content_args if timeout is None else {**field.content_args, "_timeout": timeout}
+        )
         key = "content"
         try:
             value = parse_content(field.content, body, args)
@@ -149,7 +172,9 @@ class MessageBuilder:
             if build is not None:
                 key = "transform"
                 if field.transform_each:
-                    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+                    if not isinstance(value, list) or not all(
+                        isinstance(item, dict) for item in value
+                    ):
                         raise ValueError(
                             f"transform_each needs the content to parse to a list of objects, got {shorten(repr(value), 120)}"
                         )
@@ -175,9 +200,18 @@ class MessageBuilder:
             position = getattr(error, "position", None) if isinstance(error, ContentError) else None
             if position is not None:
                 position = offset + position if contiguous and offset is not None else None
-            kind = UndefinedPlaceholderError if isinstance(error, PlaceholderNotDefined) else ResponseParseError
+            kind = (
+                UndefinedPlaceholderError
+                if isinstance(error, PlaceholderNotDefined)
+                else ResponseParseError
+            )
             raise kind(
-                f"{field.path}: {detail}{where}", field=field.name, key=key, offset=offset, text=body, position=position
+                f"{field.path}: {detail}{where}",
+                field=field.name,
+                key=key,
+                offset=offset,
+                text=body,
+                position=position,
             ) from None
         if tool_schemas:
             type_tool_calls(value, tool_schemas)
@@ -186,14 +220,22 @@ class MessageBuilder:
     def missing_fields(self) -> list[str]:
         """The required fields (``"optional": false``) with no value yet."""
         self._write_implicit_values()
-        return [spec.name for spec in self.template.fields.values() if not spec.optional and spec.name not in self.message]
+        return [
+            spec.name
+            for spec in self.template.fields.values()
+            if not spec.optional and spec.name not in self.message
+        ]
 
     def finished(self) -> dict:
         """The message: `defaults`, then each field's value; keys not in `defaults` whose value is
         empty (None, "", [], {}) are dropped."""
         self._write_implicit_values()
         defaults = self.template.defaults
-        return {key: value for key, value in self.message.items() if key in defaults or not is_empty(value)}
+        return {
+            key: value
+            for key, value in self.message.items()
+            if key in defaults or not is_empty(value)
+        }
 
     def _write_implicit_values(self) -> None:
         """Write the concatenated close values of the implicit field into the message (joined

@@ -21,10 +21,10 @@ from typing import Any
 
 from partial_json_parser import Allow, loads
 
+from .authoring.trace import is_tool_call_field
 from .parser import ResponseParser
 from .template import FieldSpec, ResponseTemplate, load_template
 from .tool_typing import tool_parameter_schemas, type_tool_calls
-from .authoring.trace import is_tool_call_field
 from .transform import apply_transform
 
 TEXT_KEYS = ("reasoning_content", "content")
@@ -95,7 +95,11 @@ class OpenAIView:
         )
 
     def to_dict(self) -> dict:
-        return {"deltas": self.deltas, "checks": [check.to_dict() for check in self.checks], "ok": self.ok}
+        return {
+            "deltas": self.deltas,
+            "checks": [check.to_dict() for check in self.checks],
+            "ok": self.ok,
+        }
 
 
 def _dumps(value: Any) -> str:
@@ -193,7 +197,11 @@ class _Builder:
             if spec.transform_each:
                 if not isinstance(content, list):
                     return
-                values = [apply_transform(spec.transform, item) for item in content if isinstance(item, dict)]
+                values = [
+                    apply_transform(spec.transform, item)
+                    for item in content
+                    if isinstance(item, dict)
+                ]
             elif spec.transform is not None:
                 values = [apply_transform(spec.transform, {"content": content})]
             else:
@@ -223,7 +231,12 @@ class _Builder:
             self.deltas.append(
                 {
                     "tool_calls": [
-                        {"index": call.index, "id": f"call_{call.index}", "type": "function", "function": {"name": name, "arguments": ""}}
+                        {
+                            "index": call.index,
+                            "id": f"call_{call.index}",
+                            "type": "function",
+                            "function": {"name": name, "arguments": ""},
+                        }
                     ]
                 }
             )
@@ -231,7 +244,9 @@ class _Builder:
             piece = arguments[len(call.sent) :]
             if piece:
                 call.sent = arguments
-                self.deltas.append({"tool_calls": [{"index": call.index, "function": {"arguments": piece}}]})
+                self.deltas.append(
+                    {"tool_calls": [{"index": call.index, "function": {"arguments": piece}}]}
+                )
         else:
             call.retracted = True
 
@@ -240,7 +255,11 @@ class _Builder:
         previews already announced cannot be withdrawn; each is reported as a failed check."""
         for call in self.region_calls:
             if call.name is not None:
-                self.checks.append(ArgumentsCheck(call.index, call.name, call.sent, "", False, call.retracted, error))
+                self.checks.append(
+                    ArgumentsCheck(
+                        call.index, call.name, call.sent, "", False, call.retracted, error
+                    )
+                )
         self.region_calls, self.body = [], []
 
     def close(self, value: Any, spec: FieldSpec) -> None:
@@ -257,7 +276,9 @@ class _Builder:
                 ok = streamed == final and json.loads(streamed) == arguments and not call.retracted
             except ValueError:
                 ok = False
-            self.checks.append(ArgumentsCheck(call.index, call.name, streamed, final, ok, call.retracted))
+            self.checks.append(
+                ArgumentsCheck(call.index, call.name, streamed, final, ok, call.retracted)
+            )
         self.region_calls, self.body = [], []
 
 

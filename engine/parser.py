@@ -170,19 +170,27 @@ class ResponseParser:
         self.spans: list[Span] | None = [] if record_spans else None
         self._quick_path = quick_path and not positions and not record_spans
         self._message = MessageBuilder(template, tool_parameter_schemas(tools), regex_timeout)
-        self._buffer = StreamBuffer(template.context_width)  # the scan window and the open region's body
+        self._buffer = StreamBuffer(
+            template.context_width
+        )  # the scan window and the open region's body
         self._current: FieldSpec | None = template.implicit_field  # where text goes now
         self._state = template.watch_outside  # what can fire now: depends on `_current`
-        self._opened = False  # whether `_current`'s region has opened (the implicit one opens lazily)
+        self._opened = (
+            False  # whether `_current`'s region has opened (the implicit one opens lazily)
+        )
         self._body_start = 0  # stream offset of the open region's body
         self._region_start = 0  # stream offset of the open region's open delimiter (its body, for the implicit field)
         self._open_text = ""  # the open region's open delimiter text
         self._captures: dict[str, str] = {}
         self._region_count = 0
         self._finalized = False
-        self._quick = None  # the open region's `QuickTest` while the next chunk may take the quick path
+        self._quick = (
+            None  # the open region's `QuickTest` while the next chunk may take the quick path
+        )
         self._chunk_event: dict = {}  # the open region's region_chunk event without its text, for the quick path
-        self._quick_first = ""  # text without it (and without a trailing run) needs no quick test; "" with context
+        self._quick_first = (
+            ""  # text without it (and without a trailing run) needs no quick test; "" with context
+        )
         self._stalls = StallGuard()
         self.initial_events: list[dict] = []
         self.prefix_cut = prefix_cut(template, prefix, self._regex_budget(0)) or 0
@@ -244,7 +252,9 @@ class ResponseParser:
     def _feed_scanning(self, chunk: str) -> list[dict]:
         """`feed` off the quick path: add `chunk` and scan from where the last scan stopped."""
         if self._finalized:
-            raise RuntimeError("ResponseParser.feed() called after finalize(); make a new parser per generation")
+            raise RuntimeError(
+                "ResponseParser.feed() called after finalize(); make a new parser per generation"
+            )
         events: list[dict] = []
         if not chunk:
             return events
@@ -253,7 +263,9 @@ class ResponseParser:
             # Nothing is held, so the chunk is the whole undecided text: when the state's start
             # shows no match can be complete in it, its hold is the scan's answer.
             hold = self._state.start.hold_without_match(chunk, 0, False)
-            if hold >= 0 and (self._stalls.stalled_at < 0 or buffer.offset != self._stalls.stalled_at):
+            if hold >= 0 and (
+                self._stalls.stalled_at < 0 or buffer.offset != self._stalls.stalled_at
+            ):
                 offset = buffer.add_decided(chunk, hold)
                 if hold:
                     self._route(events, chunk[:hold], offset)
@@ -363,7 +375,11 @@ class ResponseParser:
     def _past_deadline(self, error: PatternTimeoutError | None, offset: int) -> None:
         """Raise ParseDeadlineError when the deadline has passed (a regex call that ran out of the
         time left is the deadline's doing, not the pattern's budget); return otherwise."""
-        if self.deadline is None or time.perf_counter() < self.deadline or isinstance(error, ParseDeadlineError):
+        if (
+            self.deadline is None
+            or time.perf_counter() < self.deadline
+            or isinstance(error, ParseDeadlineError)
+        ):
             return
         raise ParseDeadlineError(
             f"the parse ran past its deadline at stream offset {offset}: the template's patterns are too slow "
@@ -399,11 +415,23 @@ class ResponseParser:
         """
         state = self._state
         current = self._current
-        if self._quick_path and state.quick is not None and self._opened and not self._finalized and not self._stalls.count and current is not None:
+        if (
+            self._quick_path
+            and state.quick is not None
+            and self._opened
+            and not self._finalized
+            and not self._stalls.count
+            and current is not None
+        ):
             self._buffer.start_quick()
             self._quick = state.quick
             self._quick_first = "" if self._buffer.context else state.quick.first
-            self._chunk_event = {"type": "region_chunk", "field": current.name, "text": "", "dirty": current.dirty}
+            self._chunk_event = {
+                "type": "region_chunk",
+                "field": current.name,
+                "text": "",
+                "dirty": current.dirty,
+            }
         else:
             self._quick = None
 
@@ -464,7 +492,16 @@ class ResponseParser:
         base = self._buffer.base
         if match is not None and self.spans is not None:
             region = self._region_count - 1 if self._opened else None
-            self.spans.append(Span(base + match.start, base + match.end, "close", match.delimiter.field, region, match))
+            self.spans.append(
+                Span(
+                    base + match.start,
+                    base + match.end,
+                    "close",
+                    match.delimiter.field,
+                    region,
+                    match,
+                )
+            )
         failed: ResponseParseError | None = None
         if field is not None and self._opened:
             body = self._buffer.take_body()  # frees the pieces before parsing the body
@@ -485,7 +522,9 @@ class ResponseParser:
                 else:
                     event["value"] = value
             if self._positions:
-                event["start"], event["end"] = (at, at) if match is None else (base + match.start, base + match.end)
+                event["start"], event["end"] = (
+                    (at, at) if match is None else (base + match.start, base + match.end)
+                )
             events.append(event)
         implicit = self.template.implicit_field
         self._current = implicit
@@ -497,7 +536,12 @@ class ResponseParser:
             self._keep_as_unclaimed(events, failed)
 
     def _failed_region(
-        self, error: ResponseParseError, field: FieldSpec, body: str, close: DelimiterMatch | None, end: int
+        self,
+        error: ResponseParseError,
+        field: FieldSpec,
+        body: str,
+        close: DelimiterMatch | None,
+        end: int,
     ) -> ResponseParseError:
         """Complete `error` with where the failed region lies; raise it, or record it and return it.
 
@@ -528,7 +572,6 @@ class ResponseParser:
         events += (opening, chunk)
         self._buffer.add_to_body(text)
         self._close_region(events, None, end)
-
 
 
 def parse_response(
@@ -584,7 +627,12 @@ def parse_response(
     for generation, generation_prefix in zip(texts, prefixes):
         # The stream is already whole, so nothing needs holding back.
         parser = ResponseParser(
-            template, generation_prefix, tools=tools, regex_timeout=regex_timeout, deadline=deadline, on_error=on_error
+            template,
+            generation_prefix,
+            tools=tools,
+            regex_timeout=regex_timeout,
+            deadline=deadline,
+            on_error=on_error,
         )
         messages.append(parser.finalize(generation)[0])
     return messages if batched else messages[0]

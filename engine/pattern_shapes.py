@@ -43,7 +43,11 @@ _CATEGORY_MATCHERS = {
     sre_constants.CATEGORY_DIGIT: regex.compile(r"\d").fullmatch,
     sre_constants.CATEGORY_WORD: regex.compile(r"\w").fullmatch,
 }
-_REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, getattr(sre_constants, "POSSESSIVE_REPEAT", None))
+_REPEATS = (
+    sre_constants.MAX_REPEAT,
+    sre_constants.MIN_REPEAT,
+    getattr(sre_constants, "POSSESSIVE_REPEAT", None),
+)
 
 
 def _class_matcher(items: list) -> Callable[[str], bool] | None:
@@ -93,7 +97,9 @@ def _first_characters_after_runs(items: list) -> tuple[frozenset[str], list] | N
         elif op is sre_constants.LITERAL:
             return frozenset(chr(av)), run_tests
         elif op is sre_constants.IN:
-            if any(item_op not in (sre_constants.LITERAL, sre_constants.RANGE) for item_op, _ in av):
+            if any(
+                item_op not in (sre_constants.LITERAL, sre_constants.RANGE) for item_op, _ in av
+            ):
                 return None
             chars: set[str] = set()
             for item_op, item in av:
@@ -110,7 +116,10 @@ def _first_characters_after_runs(items: list) -> tuple[frozenset[str], list] | N
             alternatives = [_first_characters_after_runs(list(branch)) for branch in av[1]]
             if any(alternative is None for alternative in alternatives):
                 return None
-            inner = (frozenset().union(*(a[0] for a in alternatives)), [m for a in alternatives for m in a[1]])
+            inner = (
+                frozenset().union(*(a[0] for a in alternatives)),
+                [m for a in alternatives for m in a[1]],
+            )
         else:
             return None
         return None if inner is None else (inner[0], run_tests + inner[1])
@@ -121,7 +130,11 @@ def _leading_run(items: list, profile: tuple[frozenset[str], list]) -> Callable[
     """The test of the pattern's one optional run when the pattern is exactly `<class>*<more>`
     and no first character lies in the run (else where the run ends would be blurred); else None."""
     first_op, first_av = items[0]
-    if first_op not in _REPEATS or first_av[:2] != (0, sre_constants.MAXREPEAT) or len(profile[1]) != 1:
+    if (
+        first_op not in _REPEATS
+        or first_av[:2] != (0, sre_constants.MAXREPEAT)
+        or len(profile[1]) != 1
+    ):
         return None
     run = profile[1][0]
     return None if any(run(char) for char in profile[0]) else run
@@ -202,6 +215,7 @@ def _whole_texts(items: list, ends_pattern: bool = True) -> set[str] | None:
             return None
     return texts
 
+
 class Lead(NamedTuple):
     """One way a match can begin: an optional run of `run` characters (None: no run), then `text`."""
 
@@ -251,15 +265,30 @@ class MatchStart:
     def union(cls, starts: Iterable["MatchStart"]) -> "MatchStart":
         """What a match of any of several delimiters starts with (for a watch state)."""
         starts = list(starts)
-        first = None if any(s.first_characters is None for s in starts) else "".join(
-            sorted(set().union(*(s.first_characters for s in starts)))
+        first = (
+            None
+            if any(s.first_characters is None for s in starts)
+            else "".join(sorted(set().union(*(s.first_characters for s in starts))))
         )
-        runs = None if any(s.leading_runs is None for s in starts) else tuple(
-            dict.fromkeys(run for s in starts for run in s.leading_runs)
+        runs = (
+            None
+            if any(s.leading_runs is None for s in starts)
+            else tuple(dict.fromkeys(run for s in starts for run in s.leading_runs))
         )
-        leads = None if any(s.leads is None for s in starts) else tuple(dict.fromkeys(lead for s in starts for lead in s.leads))
+        leads = (
+            None
+            if any(s.leads is None for s in starts)
+            else tuple(dict.fromkeys(lead for s in starts for lead in s.leads))
+        )
         exact = all(s.exact for s in starts) and len({lead.run for lead in leads or ()}) <= 1
-        return cls(first, tuple(test for s in starts for test in s.run_tests), runs, leads, exact, all(s.whole for s in starts))
+        return cls(
+            first,
+            tuple(test for s in starts for test in s.run_tests),
+            runs,
+            leads,
+            exact,
+            all(s.whole for s in starts),
+        )
 
     def hold_without_match(self, text: str, pos: int, at_end: bool) -> int:
         """Where to hold `text[pos:]` when its start shows no match can be complete in it; -1 when the regex must decide.
@@ -343,7 +372,9 @@ def match_start(compiled: regex.Pattern) -> MatchStart:
         leading_runs = () if not run_tests else (leading_run,) if leading_run is not None else None
     whole = _whole_texts(items)
     if whole and "" not in whole:
-        leads = tuple(Lead(None, text) for text in sorted(whole, key=lambda text: (-len(text), text)))
+        leads = tuple(
+            Lead(None, text) for text in sorted(whole, key=lambda text: (-len(text), text))
+        )
         return MatchStart(first, run_tests, leading_runs, leads, True, True)
     lead = None if profile is None else _fixed_lead(items, leading_run)
     if lead is not None:
@@ -361,7 +392,9 @@ def parse_for_analysis(compiled: regex.Pattern) -> sre_parser.SubPattern | None:
     operations; a `{` that is not a counted repeat may be fuzzy matching). Named groups
     are renamed first (`_renamed_groups`).
     """
-    if compiled.flags & (regex.IGNORECASE | regex.VERBOSE | regex.FULLCASE | regex.ASCII | regex.LOCALE):
+    if compiled.flags & (
+        regex.IGNORECASE | regex.VERBOSE | regex.FULLCASE | regex.ASCII | regex.LOCALE
+    ):
         return None
     if NOT_A_COUNTED_REPEAT.search(compiled.pattern):
         return None
@@ -372,7 +405,11 @@ def parse_for_analysis(compiled: regex.Pattern) -> sre_parser.SubPattern | None:
             parsed = sre_parser.parse(source)
     except Exception:  # regex-module syntax the standard parser does not know, or a warning
         return None
-    if parsed.state.flags & (sre_constants.SRE_FLAG_IGNORECASE | sre_constants.SRE_FLAG_ASCII | sre_constants.SRE_FLAG_LOCALE):
+    if parsed.state.flags & (
+        sre_constants.SRE_FLAG_IGNORECASE
+        | sre_constants.SRE_FLAG_ASCII
+        | sre_constants.SRE_FLAG_LOCALE
+    ):
         return None
     return parsed
 
@@ -399,8 +436,14 @@ def _look_back(items: list) -> int | None:
     most = 0
     for op, av in items:
         if op is sre_constants.AT:
-            if av not in (sre_constants.AT_END, sre_constants.AT_END_STRING, sre_constants.AT_END_LINE):
-                most = max(most, 1)  # start anchors and word boundaries look at the previous character
+            if av not in (
+                sre_constants.AT_END,
+                sre_constants.AT_END_STRING,
+                sre_constants.AT_END_LINE,
+            ):
+                most = max(
+                    most, 1
+                )  # start anchors and word boundaries look at the previous character
             continue
         if op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT) and av[0] == -1:
             width = av[1].getwidth()[1]
@@ -423,7 +466,11 @@ def _looks_ahead(items: list) -> bool:
     """Whether parsed `items` may examine text after the position they reach (lookaheads, end anchors, word boundaries)."""
     for op, av in items:
         if op is sre_constants.AT:
-            if av not in (sre_constants.AT_BEGINNING, sre_constants.AT_BEGINNING_STRING, sre_constants.AT_BEGINNING_LINE):
+            if av not in (
+                sre_constants.AT_BEGINNING,
+                sre_constants.AT_BEGINNING_STRING,
+                sre_constants.AT_BEGINNING_LINE,
+            ):
                 return True
             continue
         if op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT) and av[0] == 1:
@@ -453,7 +500,9 @@ def end_literal(compiled: regex.Pattern) -> str | None:
             suffix = chr(av) + suffix
             items = items[:-1]
         elif op is sre_constants.SUBPATTERN and not suffix and not av[1] and not av[2]:
-            items = list(av[3])  # a group that ends the pattern (without scoped flags such as (?i:...)): its own ending
+            items = list(
+                av[3]
+            )  # a group that ends the pattern (without scoped flags such as (?i:...)): its own ending
         else:
             break
     return suffix or None
@@ -515,7 +564,10 @@ def _leads(items: list) -> list[Lead] | None:
     index = 0
     while index < len(items) and (
         items[index][0] is sre_constants.AT
-        or (items[index][0] in (sre_constants.ASSERT, sre_constants.ASSERT_NOT) and items[index][1][0] == -1)
+        or (
+            items[index][0] in (sre_constants.ASSERT, sre_constants.ASSERT_NOT)
+            and items[index][1][0] == -1
+        )
     ):
         index += 1  # anchors and lookbehinds take no characters
     items = items[index:]
@@ -539,7 +591,9 @@ def _leads(items: list) -> list[Lead] | None:
         body = list(av[2])
         if len(body) != 1 or body[0][0] not in (sre_constants.IN, sre_constants.LITERAL):
             return None
-        run_characters = _class_characters(list(body[0][1]) if body[0][0] is sre_constants.IN else body)
+        run_characters = _class_characters(
+            list(body[0][1]) if body[0][0] is sre_constants.IN else body
+        )
         if run_characters is None:
             return None
         items = items[1:]

@@ -45,10 +45,16 @@ import regex
 
 _MAX_CODE_POINT = 0x10FFFF
 _ALLOWED_REGEX_FLAGS = regex.DOTALL | regex.MULTILINE | regex.UNICODE | regex.VERSION0
-_ALLOWED_RE_FLAGS = sre_constants.SRE_FLAG_DOTALL | sre_constants.SRE_FLAG_MULTILINE | sre_constants.SRE_FLAG_UNICODE
+_ALLOWED_RE_FLAGS = (
+    sre_constants.SRE_FLAG_DOTALL
+    | sre_constants.SRE_FLAG_MULTILINE
+    | sre_constants.SRE_FLAG_UNICODE
+)
 # A `{` that is not a counted repeat: the regex module may read it as fuzzy matching (`{e<=1}`),
 # the standard parser as literal text.
-NOT_A_COUNTED_REPEAT = regex.compile(r"(?<!\\)(?:\\\\)*\{(?!\d*,?\d*\})")  # an escaped `\{` is literal in both
+NOT_A_COUNTED_REPEAT = regex.compile(
+    r"(?<!\\)(?:\\\\)*\{(?!\d*,?\d*\})"
+)  # an escaped `\{` is literal in both
 
 _CATEGORY_SOURCES = {
     sre_constants.CATEGORY_SPACE: (r"\s", False),
@@ -58,7 +64,12 @@ _CATEGORY_SOURCES = {
     sre_constants.CATEGORY_DIGIT: (r"\d", False),
     sre_constants.CATEGORY_NOT_DIGIT: (r"\d", True),
 }
-_SINGLE_CHARACTER = (sre_constants.LITERAL, sre_constants.NOT_LITERAL, sre_constants.ANY, sre_constants.IN)
+_SINGLE_CHARACTER = (
+    sre_constants.LITERAL,
+    sre_constants.NOT_LITERAL,
+    sre_constants.ANY,
+    sre_constants.IN,
+)
 _REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT)
 
 
@@ -72,7 +83,9 @@ def _code_point_blocks() -> tuple[tuple[int, str], ...]:
     blocks = []
     for low, high in ((0, 0xD7FF), (0xE000, _MAX_CODE_POINT)):
         codes = array.array("I", range(low, high + 1))
-        if codes.itemsize == 4:  # decoding 4-byte code units is ~3x faster than chr() per code point
+        if (
+            codes.itemsize == 4
+        ):  # decoding 4-byte code units is ~3x faster than chr() per code point
             text = codes.tobytes().decode("utf-32-le" if sys.byteorder == "little" else "utf-32-be")
         else:
             text = "".join(map(chr, range(low, high + 1)))
@@ -148,7 +161,10 @@ def _rewrite(pattern: sre_parser.SubPattern, inside_repeat: bool = False) -> Non
             _rewrite(av[1])
         elif op is sre_constants.ATOMIC_GROUP:
             _rewrite(av)
-        elif op is sre_constants.AT and av not in (sre_constants.AT_BOUNDARY, sre_constants.AT_NON_BOUNDARY):
+        elif op is sre_constants.AT and av not in (
+            sre_constants.AT_BOUNDARY,
+            sre_constants.AT_NON_BOUNDARY,
+        ):
             continue
         else:
             raise _NotEquivalent
@@ -166,7 +182,9 @@ def re_equivalent(compiled: regex.Pattern) -> re.Pattern | None:
     """
     if compiled.flags & ~_ALLOWED_REGEX_FLAGS or NOT_A_COUNTED_REPEAT.search(compiled.pattern):
         return None
-    flags = (re.DOTALL if compiled.flags & regex.DOTALL else 0) | (re.MULTILINE if compiled.flags & regex.MULTILINE else 0)
+    flags = (re.DOTALL if compiled.flags & regex.DOTALL else 0) | (
+        re.MULTILINE if compiled.flags & regex.MULTILINE else 0
+    )
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")

@@ -100,7 +100,12 @@ class FieldSpec:
         """True for a non-repeating implicit `text` field without a transform: each of its closes
         carries its own stretch of unclaimed text, and its value is those closes' values
         concatenated (the rule is in `engine.events`)."""
-        return self.open is None and not self.repeats and self.content == "text" and self.transform is None
+        return (
+            self.open is None
+            and not self.repeats
+            and self.content == "text"
+            and self.transform is None
+        )
 
 
 @dataclass(eq=False)
@@ -128,7 +133,9 @@ class ResponseTemplate:
     context_width: int = field(init=False)
 
     def __post_init__(self) -> None:
-        self.watch_outside, self.watch_inside, self.context_width = watch_states(self.fields, self.implicit_field)
+        self.watch_outside, self.watch_inside, self.context_width = watch_states(
+            self.fields, self.implicit_field
+        )
 
 
 def _join(path: str, key: Any) -> str:
@@ -153,13 +160,18 @@ def _check_json_data(value: Any, path: str, depth: int = 0) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
-                raise TemplateError(path, f"keys must be strings, got {_type_name(key)} {_show(key, 40)}")
+                raise TemplateError(
+                    path, f"keys must be strings, got {_type_name(key)} {_show(key, 40)}"
+                )
             _check_json_data(item, f"{path}.{key}" if path else key, depth + 1)
     elif isinstance(value, list):
         for index, item in enumerate(value):
             _check_json_data(item, f"{path}[{index}]", depth + 1)
     elif value is not None and not isinstance(value, (str, bool, int, float)):
-        raise TemplateError(path, f"must be JSON data (object, array, string, number, boolean or null), got {_type_name(value)}")
+        raise TemplateError(
+            path,
+            f"must be JSON data (object, array, string, number, boolean or null), got {_type_name(value)}",
+        )
 
 
 def _type_name(value: Any) -> str:
@@ -175,25 +187,36 @@ def _compile_regex(path: str, pattern: Any) -> regex.Pattern:
         return regex.compile(pattern, regex.DOTALL)
     except regex.error as error:
         where = f" at position {error.pos}" if getattr(error, "pos", None) is not None else ""
-        raise TemplateError(path, f"invalid regex{where}: {error.msg if hasattr(error, 'msg') else error}: {pattern!r}") from None
+        raise TemplateError(
+            path,
+            f"invalid regex{where}: {error.msg if hasattr(error, 'msg') else error}: {pattern!r}",
+        ) from None
 
 
 def _literal_list(path: str, raw: Any) -> list[str]:
     if isinstance(raw, str):
         raw = [raw]
     elif not isinstance(raw, list) or not raw:
-        raise TemplateError(path, f"must be a string or a non-empty list of strings, got {_show(raw, 80)}")
+        raise TemplateError(
+            path, f"must be a string or a non-empty list of strings, got {_show(raw, 80)}"
+        )
     for i, literal in enumerate(raw):
         if not isinstance(literal, str):
             raise TemplateError(f"{path}.{i}", f"must be a string, got {_type_name(literal)}")
         if literal == "":
-            raise TemplateError(f"{path}.{i}" if len(raw) > 1 else path, "must not be an empty string")
+            raise TemplateError(
+                f"{path}.{i}" if len(raw) > 1 else path, "must not be an empty string"
+            )
     return raw
 
 
-def _delimiter(field_name: str, side: str, spec: dict, literal_key: str, pattern_key: str, path: str) -> Delimiter | None:
+def _delimiter(
+    field_name: str, side: str, spec: dict, literal_key: str, pattern_key: str, path: str
+) -> Delimiter | None:
     if literal_key in spec and pattern_key in spec:
-        raise TemplateError(_join(path, pattern_key), f"give either '{literal_key}' or '{pattern_key}', not both")
+        raise TemplateError(
+            _join(path, pattern_key), f"give either '{literal_key}' or '{pattern_key}', not both"
+        )
     if literal_key in spec:
         literals = _literal_list(_join(path, literal_key), spec[literal_key])
         return Delimiter.from_literals(field_name, side, _join(path, literal_key), literals)
@@ -217,8 +240,14 @@ def _content_args(content: str, args: Any, path: str) -> dict:
     allowed = CONTENT_ARGS[content]
     unknown = sorted(set(args) - set(allowed))
     if unknown:
-        hint = f"allowed: {', '.join(allowed)}" if allowed else "this content parser takes no arguments"
-        raise TemplateError(f"{path}.{unknown[0]}", f"unknown argument for content '{content}' ({hint})")
+        hint = (
+            f"allowed: {', '.join(allowed)}"
+            if allowed
+            else "this content parser takes no arguments"
+        )
+        raise TemplateError(
+            f"{path}.{unknown[0]}", f"unknown argument for content '{content}' ({hint})"
+        )
     compiled = dict(args)
     for key, value in args.items():
         kind, allowed_text = allowed[key]
@@ -226,18 +255,34 @@ def _content_args(content: str, args: Any, path: str) -> dict:
             raise TemplateError(f"{path}.{key}", f"must be {allowed_text}, got {_show(value, 60)}")
     if content == "json":
         for i, pair in enumerate(args.get("string_delims", [])):
-            if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(d, str) and d for d in pair)):
-                raise TemplateError(f"{path}.string_delims.{i}", f"must be an [open, close] pair of non-empty strings, got {_show(pair, 60)}")
+            if not (
+                isinstance(pair, list)
+                and len(pair) == 2
+                and all(isinstance(d, str) and d for d in pair)
+            ):
+                raise TemplateError(
+                    f"{path}.string_delims.{i}",
+                    f"must be an [open, close] pair of non-empty strings, got {_show(pair, 60)}",
+                )
         keys = args.get("decode_json_strings")
         if keys is not None and not (keys and all(isinstance(key, str) and key for key in keys)):
-            raise TemplateError(f"{path}.decode_json_strings", f"must be a non-empty list of key names, got {_show(keys, 60)}")
+            raise TemplateError(
+                f"{path}.decode_json_strings",
+                f"must be a non-empty list of key names, got {_show(keys, 60)}",
+            )
     if content == "xml-inline":
         if "tag_pattern" not in args:
-            raise TemplateError(f"{path}.tag_pattern", "is required for content 'xml-inline' (a regex with named groups 'key' and 'value')")
+            raise TemplateError(
+                f"{path}.tag_pattern",
+                "is required for content 'xml-inline' (a regex with named groups 'key' and 'value')",
+            )
         tag_re = _compile_regex(f"{path}.tag_pattern", args["tag_pattern"])
         missing = [group for group in ("key", "value") if group not in tag_re.groupindex]
         if missing:
-            raise TemplateError(f"{path}.tag_pattern", f"needs named groups 'key' and 'value'; missing {missing}: {args['tag_pattern']!r}")
+            raise TemplateError(
+                f"{path}.tag_pattern",
+                f"needs named groups 'key' and 'value'; missing {missing}: {args['tag_pattern']!r}",
+            )
         compiled["_tag_re"] = tag_re
         compiled["_tag_re_std"] = re_equivalent(tag_re)
         compiled["_tag_end"] = end_literal(tag_re)
@@ -253,7 +298,10 @@ def _value_parser(spec: dict, path: str) -> dict:
     name = spec.get("name", "text")
     if not isinstance(name, str) or name not in CONTENT_PARSERS:
         shown = repr(name) if isinstance(name, str) else _show(name, 60)
-        raise TemplateError(f"{path}.name", f"unknown content parser {shown} (allowed: {', '.join(CONTENT_PARSERS)})")
+        raise TemplateError(
+            f"{path}.name",
+            f"unknown content parser {shown} (allowed: {', '.join(CONTENT_PARSERS)})",
+        )
     return {"name": name, "args": _content_args(name, spec.get("args", {}), f"{path}.args")}
 
 
@@ -265,10 +313,15 @@ def _field(name: Any, spec: Any) -> FieldSpec:
         raise TemplateError(path, f"must be an object, got {_type_name(spec)}")
     unknown = sorted(set(spec) - set(FIELD_KEYS))
     if unknown:
-        raise TemplateError(f"{path}.{unknown[0]}", f"unknown key (allowed: {', '.join(FIELD_KEYS)})")
+        raise TemplateError(
+            f"{path}.{unknown[0]}", f"unknown key (allowed: {', '.join(FIELD_KEYS)})"
+        )
     content = spec.get("content", "text")
     if not isinstance(content, str) or content not in CONTENT_PARSERS:
-        raise TemplateError(f"{path}.content", f"unknown content parser {_show(content, 60)} (allowed: {', '.join(CONTENT_PARSERS)})")
+        raise TemplateError(
+            f"{path}.content",
+            f"unknown content parser {_show(content, 60)} (allowed: {', '.join(CONTENT_PARSERS)})",
+        )
     open_delimiter = _delimiter(name, "open", spec, "open", "open_pattern", path)
     close_delimiter = _delimiter(name, "close", spec, "close", "close_pattern", path)
     content_args = _content_args(content, spec.get("content_args", {}), f"{path}.content_args")
@@ -280,10 +333,16 @@ def _field(name: Any, spec: Any) -> FieldSpec:
         if not isinstance(join, str):
             raise TemplateError(f"{path}.join", f"must be a string, got {_type_name(join)}")
         if not repeats:
-            raise TemplateError(f"{path}.join", "'join' requires 'repeats': true (join concatenates the values of repeated regions)")
+            raise TemplateError(
+                f"{path}.join",
+                "'join' requires 'repeats': true (join concatenates the values of repeated regions)",
+            )
     transform = spec.get("transform")
     if transform_each and transform is None:
-        raise TemplateError(f"{path}.transform_each", "is set but the field has no 'transform' to apply to each element")
+        raise TemplateError(
+            f"{path}.transform_each",
+            "is set but the field has no 'transform' to apply to each element",
+        )
     if transform is not None:
         mixed = find_mixed_placeholder(transform, f"{path}.transform")
         if mixed:
@@ -294,11 +353,25 @@ def _field(name: Any, spec: Any) -> FieldSpec:
             )
     else:
         groups = sorted(
-            set(open_delimiter.pattern.groupindex if open_delimiter and open_delimiter.literals is None else {})
-            | set(close_delimiter.pattern.groupindex if close_delimiter and close_delimiter.literals is None else {})
+            set(
+                open_delimiter.pattern.groupindex
+                if open_delimiter and open_delimiter.literals is None
+                else {}
+            )
+            | set(
+                close_delimiter.pattern.groupindex
+                if close_delimiter and close_delimiter.literals is None
+                else {}
+            )
         )
         if groups:
-            key = "open_pattern" if open_delimiter and open_delimiter.literals is None and set(groups) & set(open_delimiter.pattern.groupindex) else "close_pattern"
+            key = (
+                "open_pattern"
+                if open_delimiter
+                and open_delimiter.literals is None
+                and set(groups) & set(open_delimiter.pattern.groupindex)
+                else "close_pattern"
+            )
             raise TemplateError(
                 f"{path}.{key}",
                 f"declares named group(s) {groups} but the field has no 'transform'; captures only reach the "
@@ -353,7 +426,11 @@ def load_template(template: dict | str | Path | ResponseTemplate) -> ResponseTem
     except ValueError:
         try:
             key = json.dumps(template, ensure_ascii=False)
-        except (TypeError, ValueError, RecursionError):  # not JSON data (a function, a cycle, too deep): the loader names it
+        except (
+            TypeError,
+            ValueError,
+            RecursionError,
+        ):  # not JSON data (a function, a cycle, too deep): the loader names it
             return _compile_template(template)
     return _load_cached(key)
 
@@ -372,17 +449,25 @@ def _compile_template(template: dict | str) -> ResponseTemplate:
         try:
             template = json.loads(template)
         except json.JSONDecodeError as error:
-            raise TemplateError("", f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+            raise TemplateError(
+                "", f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
+            ) from None
         except RecursionError:
-            raise TemplateError("", f"not a usable template: nested more than {MAX_TEMPLATE_DEPTH} levels deep") from None
+            raise TemplateError(
+                "", f"not a usable template: nested more than {MAX_TEMPLATE_DEPTH} levels deep"
+            ) from None
     if is_template_file_data(template):
         template = template["response_template"]  # the JSON text of a templates/ file
     if not isinstance(template, dict):
-        raise TemplateError("", f"a response template must be an object, got {_type_name(template)}")
+        raise TemplateError(
+            "", f"a response template must be an object, got {_type_name(template)}"
+        )
     _check_json_data(template, "")
     unknown = sorted(set(template) - set(TEMPLATE_KEYS))
     if unknown:
-        raise TemplateError(unknown[0], f"unknown top-level key (allowed: {', '.join(TEMPLATE_KEYS)})")
+        raise TemplateError(
+            unknown[0], f"unknown top-level key (allowed: {', '.join(TEMPLATE_KEYS)})"
+        )
     version = template.get("version", 1)
     if version != 1 or isinstance(version, bool):
         raise TemplateError("version", f"only version 1 exists, got {_show(version, 40)}")
@@ -400,7 +485,10 @@ def _compile_template(template: dict | str) -> ResponseTemplate:
             f"at most one field may have no 'open'/'open_pattern' (the implicit field); found {[s.name for s in implicit]}",
         )
     if "start_anchor" not in template and "start_anchor_pattern" not in template:
-        raise TemplateError("start_anchor", "is required (or 'start_anchor_pattern'): it marks where the message starts in the prefix")
+        raise TemplateError(
+            "start_anchor",
+            "is required (or 'start_anchor_pattern'): it marks where the message starts in the prefix",
+        )
     start_anchor = _delimiter("", "anchor", template, "start_anchor", "start_anchor_pattern", "")
     return ResponseTemplate(
         source=copy.deepcopy(template),

@@ -64,7 +64,11 @@ def _read_json(path: Path) -> Any:
 
 def is_template_file_data(data: Any) -> bool:
     """Whether `data` is a template file's object (a wrapper holding `response_template`)."""
-    return isinstance(data, dict) and "response_template" in data and set(data) <= {*WRAPPER_KEYS, "response_template"}
+    return (
+        isinstance(data, dict)
+        and "response_template" in data
+        and set(data) <= {*WRAPPER_KEYS, "response_template"}
+    )
 
 
 def template_file_path(name_or_path: str | Path) -> Path:
@@ -79,7 +83,9 @@ def template_file_path(name_or_path: str | Path) -> Path:
     else:
         path = TEMPLATES_DIR / f"{name_or_path}.json"
     if not path.is_file():
-        raise FileNotFoundError(f"no template file {path} (shipped templates: {', '.join(template_names())})")
+        raise FileNotFoundError(
+            f"no template file {path} (shipped templates: {', '.join(template_names())})"
+        )
     return path
 
 
@@ -96,7 +102,11 @@ def load_template_file(name_or_path: str | Path) -> TemplateFile:
     data = _read_json(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a template file is a JSON object")
-    missing = [key for key in ("name", "description", "models", "generation_prompt", "response_template") if key not in data]
+    missing = [
+        key
+        for key in ("name", "description", "models", "generation_prompt", "response_template")
+        if key not in data
+    ]
     if missing:
         raise ValueError(f"{path}: missing keys {missing}")
     if not isinstance(data["response_template"], dict):
@@ -131,7 +141,12 @@ def template_source(value: Any) -> Any:
         FileNotFoundError: a name or path that names no file (the message lists the shipped names).
         ValueError: the file is not valid JSON.
     """
-    if isinstance(value, Path) or (isinstance(value, str) and value.strip() and value.lstrip()[:1] not in "{[\"" and "\n" not in value):
+    if isinstance(value, Path) or (
+        isinstance(value, str)
+        and value.strip()
+        and value.lstrip()[:1] not in '{["'
+        and "\n" not in value
+    ):
         text = str(value)
         if isinstance(value, str) and text in template_names() and not Path(text).is_file():
             return _shipped_response_template(text)
@@ -144,7 +159,11 @@ def template_source(value: Any) -> Any:
 
 def template_names() -> list[str]:
     """The names of the shipped templates, sorted (the files of `TEMPLATES_DIR`, schemas excluded)."""
-    return sorted(p.name[: -len(".json")] for p in TEMPLATES_DIR.glob("*.json") if not p.name.endswith(_SCHEMA_SUFFIX))
+    return sorted(
+        p.name[: -len(".json")]
+        for p in TEMPLATES_DIR.glob("*.json")
+        if not p.name.endswith(_SCHEMA_SUFFIX)
+    )
 
 
 def list_templates() -> list[TemplateFile]:

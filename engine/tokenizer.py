@@ -33,7 +33,9 @@ def attach_response_template(tokenizer: Any, template: dict | str) -> Any:
     return tokenizer
 
 
-def template_of(tokenizer: Any, template: dict | str | ResponseTemplate | None = None) -> dict | str | ResponseTemplate:
+def template_of(
+    tokenizer: Any, template: dict | str | ResponseTemplate | None = None
+) -> dict | str | ResponseTemplate:
     """`template` if given, else the tokenizer's `response_template`.
 
     Raises:
@@ -62,9 +64,18 @@ class IncrementalDecoder:
     `context` seeds them (for a generation, the prompt's last ids).
     """
 
-    def __init__(self, tokenizer: Any, *, context: Iterable[int] = (), context_tokens: int = 4, max_pending: int = 8):
+    def __init__(
+        self,
+        tokenizer: Any,
+        *,
+        context: Iterable[int] = (),
+        context_tokens: int = 4,
+        max_pending: int = 8,
+    ):
         self.tokenizer = tokenizer
-        self._context: list[int] = [int(i) for i in context][-context_tokens:] if context_tokens else []
+        self._context: list[int] = (
+            [int(i) for i in context][-context_tokens:] if context_tokens else []
+        )
         self._pending: list[int] = []
         self._context_tokens = context_tokens
         self._max_pending = max_pending
@@ -138,4 +149,6 @@ def get_response_parser(
     """
     template = load_template(template_of(tokenizer, response_template))
     text = prefix_text(prefix, tokenizer)
-    return TokenResponseParser(tokenizer, template, text, tools=tools, regex_timeout=regex_timeout, on_error=on_error)
+    return TokenResponseParser(
+        tokenizer, template, text, tools=tools, regex_timeout=regex_timeout, on_error=on_error
+    )

@@ -33,7 +33,9 @@ def tool_parameter_schemas(tools: list[dict | Callable] | None) -> dict[str, dic
 
             tool = get_json_schema(tool)
         if not isinstance(tool, dict):
-            raise ValueError(f"tools: each tool must be a JSON schema dict or a function, got {type(tool).__name__}")
+            raise ValueError(
+                f"tools: each tool must be a JSON schema dict or a function, got {type(tool).__name__}"
+            )
         function = tool.get("function", tool)
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             continue
@@ -51,7 +53,13 @@ def schema_types(schema: Any) -> list[str]:
     if not isinstance(schema, dict):
         return []
     declared = schema.get("type")
-    types = [declared] if isinstance(declared, str) else [t for t in declared or [] if isinstance(t, str)] if isinstance(declared, list) else []
+    types = (
+        [declared]
+        if isinstance(declared, str)
+        else [t for t in declared or [] if isinstance(t, str)]
+        if isinstance(declared, list)
+        else []
+    )
     for union in ("anyOf", "oneOf"):
         for alternative in schema.get(union) or []:
             types += schema_types(alternative)
@@ -125,7 +133,9 @@ def type_tool_calls(value: Any, parameter_schemas: dict[str, dict]) -> Any:
     if not properties or not isinstance(arguments, dict):
         return value
     typed = {key: schema_types(properties.get(key)) for key in arguments}
-    arguments.update({key: _typed_value(arguments[key], types) for key, types in typed.items() if types})
+    arguments.update(
+        {key: _typed_value(arguments[key], types) for key, types in typed.items() if types}
+    )
     return value
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import regex
 
+
 class PlaceholderNotDefined(ValueError):
     """A placeholder's first name is not in scope (the parser raises it as `UndefinedPlaceholderError`)."""
 
@@ -39,7 +40,11 @@ def find_mixed_placeholder(transform: Any, path: str) -> tuple[str, str] | None:
     elif isinstance(transform, list):
         items = enumerate(transform)
     else:
-        if isinstance(transform, str) and PLACEHOLDER.search(transform) and not PLACEHOLDER.fullmatch(transform):
+        if (
+            isinstance(transform, str)
+            and PLACEHOLDER.search(transform)
+            and not PLACEHOLDER.fullmatch(transform)
+        ):
             return path, transform
         return None
     for key, value in items:
@@ -86,13 +91,17 @@ def compile_transform(transform: Any) -> Callable[[dict[str, Any]], Any]:
         def lookup_name(scope: dict[str, Any]) -> Any:
             if root in scope:
                 return scope[root]
-            raise PlaceholderNotDefined(f"transform placeholder {transform!r}: {root!r} is not defined; in scope: {sorted(scope)}")
+            raise PlaceholderNotDefined(
+                f"transform placeholder {transform!r}: {root!r} is not defined; in scope: {sorted(scope)}"
+            )
 
         return lookup_name
 
     def lookup_path(scope: dict[str, Any]) -> Any:
         if root not in scope:
-            raise PlaceholderNotDefined(f"transform placeholder {transform!r}: {root!r} is not defined; in scope: {sorted(scope)}")
+            raise PlaceholderNotDefined(
+                f"transform placeholder {transform!r}: {root!r} is not defined; in scope: {sorted(scope)}"
+            )
         value = scope[root]
         walked = root
         for key in keys:
@@ -102,7 +111,9 @@ def compile_transform(transform: Any) -> Callable[[dict[str, Any]], Any]:
                     f"{walked!r} is a {type(value).__name__}, not a dict"
                 )
             if key not in value:
-                raise ValueError(f"transform placeholder {transform!r}: {walked!r} is missing key {key!r}; keys: {sorted(value)}")
+                raise ValueError(
+                    f"transform placeholder {transform!r}: {walked!r} is missing key {key!r}; keys: {sorted(value)}"
+                )
             value = value[key]
             walked = f"{walked}.{key}"
         return value

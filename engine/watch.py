@@ -30,7 +30,12 @@ if TYPE_CHECKING:
 
 def _match_priority(match: DelimiterMatch) -> tuple:
     # Earliest start, then longest, then opens before closes, then field name.
-    return (match.start, match.start - match.end, match.delimiter.side != "open", match.delimiter.field)
+    return (
+        match.start,
+        match.start - match.end,
+        match.delimiter.side != "open",
+        match.delimiter.field,
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,7 +100,12 @@ class LiteralScan:
         if found is None:
             return None, hold
         start = found.start()
-        if not at_end and start < hold and n - start < self.longest and text[start:] in self.prefixes:
+        if (
+            not at_end
+            and start < hold
+            and n - start < self.longest
+            and text[start:] in self.prefixes
+        ):
             hold = start  # a longer literal may still complete at the same start
         literal = found.group()
         return DelimiterMatch(self.owner[literal], start, found.end(), literal, {}), hold
@@ -136,7 +146,12 @@ class WatchState:
         )
 
     def scan(
-        self, text: str, pos: int, at_end: bool, timeout: float | None = None, final_searches: FinalSearches | None = None
+        self,
+        text: str,
+        pos: int,
+        at_end: bool,
+        timeout: float | None = None,
+        final_searches: FinalSearches | None = None,
     ) -> tuple[DelimiterMatch | None, int]:
         """Which match to commit now in `text[pos:]`, and where to hold.
 
@@ -160,15 +175,22 @@ class WatchState:
         hold = self.start.hold_without_match(text, pos, at_end)
         if hold >= 0:
             return None, hold
-        best, hold = (None, len(text)) if self.literals is None else self.literals.scan(text, pos, at_end)
+        best, hold = (
+            (None, len(text)) if self.literals is None else self.literals.scan(text, pos, at_end)
+        )
         for delimiter in self.patterns:
             if at_end:
-                match, delimiter_hold = _final_match(delimiter, text, pos, timeout, final_searches), hold
+                match, delimiter_hold = (
+                    _final_match(delimiter, text, pos, timeout, final_searches),
+                    hold,
+                )
             else:
                 match, delimiter_hold = delimiter.scan(text, pos, at_end, timeout)
             if delimiter_hold < hold:
                 hold = delimiter_hold
-            if match is not None and (best is None or _match_priority(match) < _match_priority(best)):
+            if match is not None and (
+                best is None or _match_priority(match) < _match_priority(best)
+            ):
                 best = match
         return (best, hold) if best is not None and best.start < hold else (None, hold)
 
@@ -190,7 +212,9 @@ def _final_match(
     return match
 
 
-def watched_delimiters(fields: dict[str, "FieldSpec"], implicit: "FieldSpec | None", current: "FieldSpec | None") -> list[Delimiter]:
+def watched_delimiters(
+    fields: dict[str, "FieldSpec"], implicit: "FieldSpec | None", current: "FieldSpec | None"
+) -> list[Delimiter]:
     """Delimiters that can fire while `current` is the open region.
 
     Inside an explicit region only its close can fire. Outside (in the
@@ -212,7 +236,10 @@ def watch_states(
     regions, the one inside each field's region by name, and the decided characters before the
     scan position that any of their patterns may look at."""
     outside = WatchState.of(watched_delimiters(fields, implicit, None))
-    inside = {name: WatchState.of(watched_delimiters(fields, implicit, spec)) for name, spec in fields.items()}
+    inside = {
+        name: WatchState.of(watched_delimiters(fields, implicit, spec))
+        for name, spec in fields.items()
+    }
     every = [delimiter for state in [outside, *inside.values()] for delimiter in state.delimiters]
     return outside, inside, max((delimiter.context_width for delimiter in every), default=0)
 
@@ -231,7 +258,9 @@ def _run_start(characters: frozenset[str] | None, at_least_one: bool = False) ->
 
 
 def _alternation(texts) -> str:
-    return "(?:" + "|".join(map(re.escape, sorted(texts, key=lambda text: (-len(text), text)))) + ")"
+    return (
+        "(?:" + "|".join(map(re.escape, sorted(texts, key=lambda text: (-len(text), text)))) + ")"
+    )
 
 
 # Bound on the summed squared lengths of a state's texts for building its quick test.
@@ -347,7 +376,9 @@ def _quick_test(starts: list[MatchStart]) -> QuickTest | None:
     alternatives = [_run_start(run) + _alternation(texts) for run, texts in by_run(leads).items()]
     exact_tails, loose_tails = tails(exact), tails(loose)
     if exact_tails:
-        complete_later = "(?!.*?" + _alternation({text for _, text in leads}) + ")"  # checked only where a tail is
+        complete_later = (
+            "(?!.*?" + _alternation({text for _, text in leads}) + ")"
+        )  # checked only where a tail is
         alternatives.append("(?=(" + "|".join(exact_tails) + "))" + complete_later)
     alternatives += loose_tails
     search = re.compile("|".join(alternatives) or "(?!)", re.DOTALL).search
@@ -366,4 +397,3 @@ def _quick_test(starts: list[MatchStart]) -> QuickTest | None:
     texts = tuple(sorted({text for _, text in leads}))
     tail_width = max((len(text) for text in texts), default=1) - 1
     return QuickTest(search, first, pair, run_characters, trailing_run, texts, tail_width)
-

@@ -23,17 +23,17 @@ from collections.abc import Callable, Iterator
 
 from engine import TemplateError, load_template
 
-from .server import limits
-from .server.admission import make_way
 from .authoring.chat_template_check import check_from_page
-from .catalog import samples_by_id, template_names, template_text_of
-from .parse.chunking import make_chunks, parse_chunking_param
 from .authoring.diagnostics import findings
 from .authoring.export import check_config_size, merged_config
-from .server.limits import InputError, check_text_sizes, json_kind, read_template, read_tools
-from .parse.parse_view import LiveParse, ParseView, traced_view
-from .server.redact import redact
 from .authoring.stream_check import stream_check
+from .catalog import samples_by_id, template_names, template_text_of
+from .parse.chunking import make_chunks, parse_chunking_param
+from .parse.parse_view import LiveParse, ParseView, traced_view
+from .server import limits
+from .server.admission import make_way
+from .server.limits import InputError, check_text_sizes, json_kind, read_template, read_tools
+from .server.redact import redact
 
 # A replay looks at its time budget every this many chunks.
 DEADLINE_EVERY = 1024
@@ -44,14 +44,24 @@ EVENTS_RETURNED = 100_000
 def _events(view: ParseView) -> dict:
     """The result's events: the first EVENTS_RETURNED, and how many there are in all."""
     events = view.events
-    return {"events": [logged.event for logged in events[:EVENTS_RETURNED]], "events_total": len(events)}
+    return {
+        "events": [logged.event for logged in events[:EVENTS_RETURNED]],
+        "events_total": len(events),
+    }
 
 
 # What each parameter is, for the message when a client sends the wrong type.
 _LABELS = {
-    "template_text": "The template", "prefix": "The prefix", "generation": "The generation", "tools_text": "The tools JSON",
-    "chunking": "The chunking", "sample_id": "The sample id", "tokenizer_config_text": "The tokenizer_config.json text",
-    "user": "The user message", "model_name": "The model name", "system": "The system message",
+    "template_text": "The template",
+    "prefix": "The prefix",
+    "generation": "The generation",
+    "tools_text": "The tools JSON",
+    "chunking": "The chunking",
+    "sample_id": "The sample id",
+    "tokenizer_config_text": "The tokenizer_config.json text",
+    "user": "The user message",
+    "model_name": "The model name",
+    "system": "The system message",
     "messages_text": "The messages JSON",
 }
 
@@ -71,9 +81,16 @@ def _coerced(name: str, kind: str, value):
             number = float(value)
         except (TypeError, ValueError):
             number = None
-        if isinstance(value, bool) or number is None or number != number or number in (float("inf"), float("-inf")):
+        if (
+            isinstance(value, bool)
+            or number is None
+            or number != number
+            or number in (float("inf"), float("-inf"))
+        ):
             what = "a whole number" if kind == "int" else "a number"
-            raise InputError(f"{name} must be {what}, got {json.dumps(value)[:40] if not isinstance(value, str) else repr(value[:40])}.")
+            raise InputError(
+                f"{name} must be {what}, got {json.dumps(value)[:40] if not isinstance(value, str) else repr(value[:40])}."
+            )
         if kind == "int":
             if number != int(number):
                 raise InputError(f"{name} must be a whole number, got {value}.")
@@ -101,7 +118,9 @@ def _endpoint(error_result: Callable[[str], object]):
 
         def unexpected(error: Exception):
             logging.getLogger(__name__).exception("the %s endpoint failed", function.__name__)
-            return error_result(f"unexpected error in {function.__name__} (the server log has the details)")
+            return error_result(
+                f"unexpected error in {function.__name__} (the server log has the details)"
+            )
 
         if inspect.isgeneratorfunction(function):
 
@@ -159,14 +178,22 @@ def _result(view: ParseView) -> dict:
         "message": view.message,
         "error": redact(view.error) if view.error else None,
         "errors": [
-            {"message": redact(e.message), "field": e.field, "key": e.key, "start": e.start, "end": e.end, "position": e.position}
+            {
+                "message": redact(e.message),
+                "field": e.field,
+                "key": e.key,
+                "start": e.start,
+                "end": e.end,
+                "position": e.position,
+            }
             for e in view.errors
         ],
         "warnings": [str(w) for w in view.warnings],
         "initial_events": view.initial_events,
         **_events(view),
         "spans": [
-            {"start": s.start, "end": s.end, "kind": s.kind, "field": s.field, "region": s.region} for s in view.spans
+            {"start": s.start, "end": s.end, "kind": s.kind, "field": s.field, "region": s.region}
+            for s in view.spans
         ],
     }
 
@@ -197,7 +224,13 @@ def parse(template_text: str, prefix: str, generation: str, tools_text: str = ""
 
 
 @_endpoint(_replay_error)
-def replay(template_text: str, prefix: str, generation: str, tools_text: str = "", chunking: str = "chars:1") -> dict:
+def replay(
+    template_text: str,
+    prefix: str,
+    generation: str,
+    tools_text: str = "",
+    chunking: str = "chars:1",
+) -> dict:
     """Feed the generation chunk by chunk and check streaming against one-shot parsing.
 
     Args:
@@ -215,18 +248,30 @@ def replay(template_text: str, prefix: str, generation: str, tools_text: str = "
         settings = parse_chunking_param(chunking)
         if "problem" in settings:
             raise InputError(settings["problem"])
-        chunks = make_chunks(generation or "", settings["how"], settings.get("size", 1), settings.get("seed", 0), settings.get("points", ""))
+        chunks = make_chunks(
+            generation or "",
+            settings["how"],
+            settings.get("size", 1),
+            settings.get("seed", 0),
+            settings.get("points", ""),
+        )
         ends = limits.deadline("replay_seconds")
         live = LiveParse(template, prefix or "", tools, deadline=ends)
         for number, chunk in enumerate(chunks):
             if not number % DEADLINE_EVERY:
                 if time.perf_counter() > ends:
-                    raise InputError(limits.over_budget("replay_seconds", f"The replay (at chunk {number:,} of {len(chunks):,})"))
+                    raise InputError(
+                        limits.over_budget(
+                            "replay_seconds", f"The replay (at chunk {number:,} of {len(chunks):,})"
+                        )
+                    )
                 make_way()
             live.feed(chunk)
         live.finalize()
         view = live.view()
-        checked = stream_check(template, prefix or "", generation or "", tools, chunks, deadline=ends)
+        checked = stream_check(
+            template, prefix or "", generation or "", tools, chunks, deadline=ends
+        )
     except (InputError, TemplateError, ValueError) as error:
         return _replay_error(str(error))
     return {
@@ -235,13 +280,26 @@ def replay(template_text: str, prefix: str, generation: str, tools_text: str = "
         "error": redact(view.error) if view.error else None,
         **_events(view),
         "stream_check": {
-            "passed": checked.passed, "label": checked.label,
+            "passed": checked.passed,
+            "label": checked.label,
             "findings": [{"severity": f.severity, "text": f.text} for f in checked.findings],
         },
     }
 
 
-@_endpoint(lambda message: [{"severity": "error", "code": "input", "json_path": "", "message": message, "suggestion": "", "fix": "", "fixed_template": None}])
+@_endpoint(
+    lambda message: [
+        {
+            "severity": "error",
+            "code": "input",
+            "json_path": "",
+            "message": message,
+            "suggestion": "",
+            "fix": "",
+            "fixed_template": None,
+        }
+    ]
+)
 def lint(template_text: str) -> list[dict]:
     """The template's diagnostics, errors first: validation (with "did you mean"), then lint.
 
@@ -253,8 +311,13 @@ def lint(template_text: str) -> list[dict]:
     """
     return [
         {
-            "severity": f.severity, "code": f.code, "json_path": f.path, "message": f.message, "suggestion": f.suggestion,
-            "fix": f.fix_label, "fixed_template": f.fixed,
+            "severity": f.severity,
+            "code": f.code,
+            "json_path": f.path,
+            "message": f.message,
+            "suggestion": f.suggestion,
+            "fix": f.fix_label,
+            "fixed_template": f.fixed,
         }
         for f in findings(template_text)
     ]
@@ -275,7 +338,9 @@ def export(template_text: str, tokenizer_config_text: str = "") -> dict:
         check_config_size(len(tokenizer_config_text))
         template = read_template(template_text)
         load_template(template)
-        config = merged_config(template, tokenizer_config_text if tokenizer_config_text.strip() else None)
+        config = merged_config(
+            template, tokenizer_config_text if tokenizer_config_text.strip() else None
+        )
     except (InputError, TemplateError) as error:
         return {"error": redact(str(error))}
     return {
@@ -295,7 +360,9 @@ def load_sample(sample_id: str) -> dict:
     """
     sample = samples_by_id().get(sample_id)
     if sample is None:
-        return {"error": f"No sample {sample_id!r}; known samples: {', '.join(list(samples_by_id())[:5])}, ..."}
+        return {
+            "error": f"No sample {sample_id!r}; known samples: {', '.join(list(samples_by_id())[:5])}, ..."
+        }
     view = traced_view(sample.template, sample.prefix, sample.generation, sample.tools)
     return {
         "sample_id": sample.id,
@@ -310,7 +377,11 @@ def load_sample(sample_id: str) -> dict:
 
 @_endpoint(lambda message: {"passed": False, "error": message, "situations": []})
 def conformance(
-    template_text: str, chat_template_text: str = "", chat_template_model: str = "", bos_token: str = "", eos_token: str = "",
+    template_text: str,
+    chat_template_text: str = "",
+    chat_template_model: str = "",
+    bos_token: str = "",
+    eos_token: str = "",
 ) -> dict:
     """Check a response template against a chat template: every conversation situation.
 
@@ -328,7 +399,9 @@ def conformance(
         "normalisations"}], "error", "cut_off", "seconds", "source", "notes"}: `error` says why there is
         no report; `cut_off` is True when the check ran past its time limit and was stopped.
     """
-    return check_from_page(template_text, chat_template_text, chat_template_model, bos_token, eos_token).to_dict()
+    return check_from_page(
+        template_text, chat_template_text, chat_template_model, bos_token, eos_token
+    ).to_dict()
 
 
 @_endpoint(_generate_error)
@@ -369,7 +442,11 @@ def generate(
         if template is None:
             template, _ = models.choose_template(loaded)
         prompt = models.render_prompt(
-            loaded, messages, tools, enable_thinking=bool(enable_thinking), seconds=caps.chat_template_seconds,
+            loaded,
+            messages,
+            tools,
+            enable_thinking=bool(enable_thinking),
+            seconds=caps.chat_template_seconds,
             max_tokens=caps.prompt_tokens,
         )
         live = LiveParse(template, prompt.text, tools)
@@ -377,14 +454,25 @@ def generate(
         yield _generate_error(redact(str(error)))
         return
     pieces = models.stream_generation(
-        loaded, prompt, max_new_tokens=int(max_new_tokens), temperature=float(temperature), top_p=float(top_p), seed=int(seed)
+        loaded,
+        prompt,
+        max_new_tokens=int(max_new_tokens),
+        temperature=float(temperature),
+        top_p=float(top_p),
+        seed=int(seed),
     )
     ends = time.perf_counter() + caps.generate_seconds
     try:
         with generation_slots:  # one generation at a time over the server, as for the page
             for piece in pieces:
                 live.feed(piece.text)
-                yield {"generation": "".join(live.parts), "message": None, "error": None, "finished": False, "prefix": prompt.text}
+                yield {
+                    "generation": "".join(live.parts),
+                    "message": None,
+                    "error": None,
+                    "finished": False,
+                    "prefix": prompt.text,
+                }
                 if time.perf_counter() > ends:
                     break
     finally:
@@ -394,4 +482,10 @@ def generate(
     error = view.error
     if error is None and time.perf_counter() > ends:
         error = limits.over_budget("generate_seconds", "The generation")
-    yield {"generation": "".join(live.parts), "message": view.message, "error": error, "finished": True, "prefix": prompt.text}
+    yield {
+        "generation": "".join(live.parts),
+        "message": view.message,
+        "error": error,
+        "finished": True,
+        "prefix": prompt.text,
+    }

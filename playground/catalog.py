@@ -46,7 +46,9 @@ def sample_table() -> list[list[str]]:
     return [[s.family, s.name, s.description] for s in samples_by_id().values()]
 
 
-def template_choice_for(text: str, current: str | None = None, otherwise: str = EDITED_TEMPLATE) -> str:
+def template_choice_for(
+    text: str, current: str | None = None, otherwise: str = EDITED_TEMPLATE
+) -> str:
     """What the template dropdown should say for editor `text`: a templates/ name whose
     template it holds (the same data, in any key order or layout; `current` first, as two
     files may hold the same template), else `otherwise`: an edited template is no longer
@@ -54,7 +56,11 @@ def template_choice_for(text: str, current: str | None = None, otherwise: str = 
     from .server import limits
 
     caps = limits.current()
-    if not isinstance(text, str) or len(text) > caps.template_chars or limits.json_depth(text) > caps.json_depth:
+    if (
+        not isinstance(text, str)
+        or len(text) > caps.template_chars
+        or limits.json_depth(text) > caps.json_depth
+    ):
         return otherwise  # too big or too deep to be a templates/ file: not parsed at all
     try:
         data = json.loads(text)

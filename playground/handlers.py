@@ -21,9 +21,30 @@ from pathlib import Path
 from engine import TemplateError
 from engine.chat_templates.conformance import TOOLS as CHECK_TOOLS
 
-from .server import limits
-from .panels import reference_diff
-from .server.admission import make_way
+from .authoring.chat_template_check import CheckOutcome, check_from_page, matrix_html, root_causes
+from .authoring.diagnostics import apply_fix, check_template
+from .authoring.editor_paths import string_at
+from .authoring.export import export_files
+from .authoring.fit import family_note, rank_templates
+from .authoring.inference import evidence_html, findings_html, infer_from_page
+from .authoring.share import (
+    MAX_STATE_FILE,
+    PageState,
+    decode_state,
+    link_problems,
+    read_state_file,
+    share_link,
+    state_file_text,
+)
+from .authoring.stream_check import report_html, stream_check
+from .authoring.template_editor import format_template, shipped_template
+from .authoring.test_cases import (
+    cases_for_template,
+    cases_text,
+    read_cases,
+    results_html,
+    run_cases,
+)
 from .catalog import (
     DEFAULT_SAMPLE,
     EDITED_TEMPLATE,
@@ -34,30 +55,23 @@ from .catalog import (
     template_names,
     template_text_of,
 )
-from .authoring.chat_template_check import CheckOutcome, check_from_page, matrix_html, root_causes
-from .parse.chunking import chunking_param, parse_chunking_param
+from .outputs import PARSE_VIEWS, Update, failed, produces, render
+from .panels import reference_diff
 from .panels.code_snippet import code_snippet_or_error
-from .parse.derived import DERIVED_VIEWS, remember_derived, stale_derived
-from .authoring.diagnostics import apply_fix, check_template
-from .server.downloads import download_folder, remove_upload
-from .authoring.editor_paths import string_at
 from .panels.explain import explain, explain_editor_key, span_of_event
-from .authoring.export import export_files
-from .authoring.fit import family_note, rank_templates
-from .authoring.inference import evidence_html, findings_html, infer_from_page
-from .server.limits import InputError, check_text_sizes, read_template, read_tools
 from .panels.markup import escape
 from .panels.match_list import match_list_html
 from .panels.message_view import openai_stream
-from .outputs import PARSE_VIEWS, Update, failed, produces, render
+from .panels.status import error_html
+from .parse.chunking import chunking_param, parse_chunking_param
+from .parse.derived import DERIVED_VIEWS, remember_derived, stale_derived
 from .parse.parse_view import ParseView, traced_view
 from .parse.replay import prepare_replay, seek
 from .parse.session import Session
-from .authoring.share import MAX_STATE_FILE, PageState, decode_state, link_problems, read_state_file, share_link, state_file_text
-from .panels.status import error_html
-from .authoring.stream_check import report_html, stream_check
-from .authoring.template_editor import format_template, shipped_template
-from .authoring.test_cases import cases_for_template, cases_text, read_cases, results_html, run_cases
+from .server import limits
+from .server.admission import make_way
+from .server.downloads import download_folder, remove_upload
+from .server.limits import InputError, check_text_sizes, read_template, read_tools
 
 # Seconds between page updates while playing a replay (at most ~10 a second); an update
 # that took long to draw waits DRAW_SHARE times as long before the next one.
@@ -68,7 +82,14 @@ MAKE_WAY_EVERY = 1024
 # Above this many characters a running replay draws only the end of the map (MAP_TAIL).
 FULL_MAP_CHARS = 50_000
 MAP_TAIL = 20_000
-SAMPLE_INPUTS = ("sample_id", "template_text", "prefix", "generation", "tools_text", "template_choice")
+SAMPLE_INPUTS = (
+    "sample_id",
+    "template_text",
+    "prefix",
+    "generation",
+    "tools_text",
+    "template_choice",
+)
 CHUNKING_INPUTS = ("chunking", "chunk_size", "chunk_seed", "split_points")
 REPLAY_OUTPUTS = (*PARSE_VIEWS, "stream_check", "scrubber")
 TEMPLATE_OUTPUTS = ("template_choice", "test_results", "scrubber", *DERIVED_VIEWS, *PARSE_VIEWS)
@@ -97,7 +118,9 @@ def show(view: ParseView, session: Session, **options) -> dict:
     return render(view, session, **options)
 
 
-def _parsed(template_text, prefix, generation, tools_text, session: Session, note: str = "") -> dict:
+def _parsed(
+    template_text, prefix, generation, tools_text, session: Session, note: str = ""
+) -> dict:
     """The parse panels for these inputs; the last good parse, marked stale, when they cannot be parsed."""
     try:
         view = parse_inputs(template_text, prefix, generation, tools_text)
@@ -105,7 +128,11 @@ def _parsed(template_text, prefix, generation, tools_text, session: Session, not
         if session.last_good is not None:
             drawn = render(session.last_good, session, stale=str(error))
             return {"status": drawn["status"], "region_map": drawn["region_map"]}
-        shown = generation if generation and len(generation) <= limits.current().generation_chars else ""
+        shown = (
+            generation
+            if generation and len(generation) <= limits.current().generation_chars
+            else ""
+        )
         return failed(str(error), session, shown)
     session.replay = None
     return show(view, session, note=note)
@@ -121,7 +148,9 @@ def _tests(template_text: str, test_cases_text: str) -> str:
     return results_html(run_cases(template, cases), len(cases))
 
 
-def _parsed_page(template_text, prefix, generation, tools_text, test_cases_text, session: Session, note: str = "") -> dict:
+def _parsed_page(
+    template_text, prefix, generation, tools_text, test_cases_text, session: Session, note: str = ""
+) -> dict:
     """The parse panels, the test results, and whether the editor still holds a templates/ file."""
     choice = template_choice_for(template_text, session.template_origin or None)
     if choice != EDITED_TEMPLATE:
@@ -145,19 +174,37 @@ def _scrubber_before_replay(session: Session, generation: str) -> Update:
 
 
 @produces(*TEMPLATE_OUTPUTS)
-def parse(template_text: str, prefix: str, generation: str, tools_text: str, test_cases_text: str, session: Session) -> dict:
+def parse(
+    template_text: str,
+    prefix: str,
+    generation: str,
+    tools_text: str,
+    test_cases_text: str,
+    session: Session,
+) -> dict:
     """Parse (the button, Ctrl+Enter, or a pause in typing): the parse panels, the test results,
     and whether the editor still holds a templates/ file."""
     return _parsed_page(template_text, prefix, generation, tools_text, test_cases_text, session)
 
 
 @produces(*PARSE_VIEWS)
-def set_display(hide_chunks: bool, show_whitespace: bool, log_search: str, log_field: str, log_page: float, session: Session,
-                show_tokens: bool = False) -> dict:
+def set_display(
+    hide_chunks: bool,
+    show_whitespace: bool,
+    log_search: str,
+    log_field: str,
+    log_page: float,
+    session: Session,
+    show_tokens: bool = False,
+) -> dict:
     """A display option changed (event-log filter or page, whitespace, token boundaries): re-draw the parse on screen."""
     display = session.display
     display.show_tokens = bool(show_tokens)
-    changed = (display.log_search, display.log_field, display.hide_chunks) != (log_search or "", log_field or "", bool(hide_chunks))
+    changed = (display.log_search, display.log_field, display.hide_chunks) != (
+        log_search or "",
+        log_field or "",
+        bool(hide_chunks),
+    )
     display.hide_chunks, display.show_whitespace = bool(hide_chunks), bool(show_whitespace)
     display.log_search, display.log_field = log_search or "", log_field or ""
     display.log_page = 1 if changed else int(log_page or 1)
@@ -183,7 +230,11 @@ def show_event(event: dict, template_text: str, session: Session) -> dict:
     view = session.view
     if "editor_at" in event:
         found = string_at(template_text or "", int(event["editor_at"]))
-        panel = explain_editor_key(view, *found, session.inference, _editor_template(template_text)) if found else None
+        panel = (
+            explain_editor_key(view, *found, session.inference, _editor_template(template_text))
+            if found
+            else None
+        )
         return {"explain": panel} if panel else {}
     if view is None:
         return {}
@@ -198,7 +249,12 @@ def show_event(event: dict, template_text: str, session: Session) -> dict:
         session.display.selection = str(index)
     drawn = render(view, session)
     session.display.results_tab = "log"
-    return {"explain": drawn["explain"], "event_log": drawn["event_log"], "log_page": drawn["log_page"], "results_tabs": Update(selected="log")}
+    return {
+        "explain": drawn["explain"],
+        "event_log": drawn["event_log"],
+        "log_page": drawn["log_page"],
+        "results_tabs": Update(selected="log"),
+    }
 
 
 def _editor_template(template_text: str) -> dict | None:
@@ -229,20 +285,39 @@ def _sample_outputs(sample_id: str, session: Session) -> dict:
     session.reset_text, session.replay, session.sample_id = text, None, sample.id
     if choice != INLINE_TEMPLATE:
         session.template_origin = choice
-    cases = cases_text(cases_for_template(choice if choice != INLINE_TEMPLATE else None, sample.template))
+    cases = cases_text(
+        cases_for_template(choice if choice != INLINE_TEMPLATE else None, sample.template)
+    )
     session.test_cases_text = cases
     return {
-        "sample_id": sample.id, "template_text": text, "prefix": sample.prefix, "generation": sample.generation,
-        "tools_text": tools_text, "template_choice": choice, "test_cases_text": cases,
-        "test_results": _tests(text, cases), "stream_check": report_html(None),
+        "sample_id": sample.id,
+        "template_text": text,
+        "prefix": sample.prefix,
+        "generation": sample.generation,
+        "tools_text": tools_text,
+        "template_choice": choice,
+        "test_cases_text": cases,
+        "test_results": _tests(text, cases),
+        "stream_check": report_html(None),
         "scrubber": Update(value=0, maximum=max(1, len(sample.generation))),
-        "start_from": session.template_origin if session.template_origin in template_names() else None,
+        "start_from": session.template_origin
+        if session.template_origin in template_names()
+        else None,
         **stale_derived(session, text, sample.prefix, sample.generation, tools_text),
         **show(view, session, note=note),
     }
 
 
-SAMPLE_OUTPUTS = (*SAMPLE_INPUTS, "test_cases_text", "test_results", "stream_check", "scrubber", "start_from", *DERIVED_VIEWS, *PARSE_VIEWS)
+SAMPLE_OUTPUTS = (
+    *SAMPLE_INPUTS,
+    "test_cases_text",
+    "test_results",
+    "stream_check",
+    "scrubber",
+    "start_from",
+    *DERIVED_VIEWS,
+    *PARSE_VIEWS,
+)
 
 
 @produces(*SAMPLE_OUTPUTS)
@@ -265,23 +340,38 @@ def _use_template(name: str, prefix, generation, tools_text, session: Session) -
     cases = cases_text(cases_for_template(name))
     session.test_cases_text = cases
     return {
-        "template_text": text, "test_cases_text": cases, "test_results": _tests(text, cases), "start_from": name,
+        "template_text": text,
+        "test_cases_text": cases,
+        "test_results": _tests(text, cases),
+        "start_from": name,
         **stale_derived(session, text, prefix, generation, tools_text),
         **_parsed(text, prefix, generation, tools_text, session),
     }
 
 
-USE_TEMPLATE_OUTPUTS = ("template_text", "template_choice", "test_cases_text", "test_results", "start_from", *DERIVED_VIEWS, *PARSE_VIEWS)
+USE_TEMPLATE_OUTPUTS = (
+    "template_text",
+    "template_choice",
+    "test_cases_text",
+    "test_results",
+    "start_from",
+    *DERIVED_VIEWS,
+    *PARSE_VIEWS,
+)
 
 
 @produces(*USE_TEMPLATE_OUTPUTS)
-def choose_template(template_choice: str, prefix: str, generation: str, tools_text: str, session: Session) -> dict:
+def choose_template(
+    template_choice: str, prefix: str, generation: str, tools_text: str, session: Session
+) -> dict:
     """The template dropdown: load that templates/ file into the editor, with its test cases, and parse."""
     return _use_template(template_choice, prefix, generation, tools_text, session)
 
 
 @produces(*USE_TEMPLATE_OUTPUTS)
-def start_from(start_from: str, prefix: str, generation: str, tools_text: str, session: Session) -> dict:
+def start_from(
+    start_from: str, prefix: str, generation: str, tools_text: str, session: Session
+) -> dict:
     """The Template tab's "Start from templates/": like the dropdown, and the dropdown follows."""
     result = _use_template(start_from, prefix, generation, tools_text, session)
     return {**result, "template_choice": start_from} if result else result
@@ -294,13 +384,22 @@ def diagnose(template_text: str) -> dict:
 
 
 @produces("template_text", "diagnostics", *TEMPLATE_OUTPUTS)
-def fix_template(event: dict, template_text: str, prefix: str, generation: str, tools_text: str, test_cases_text: str, session: Session) -> dict:
+def fix_template(
+    event: dict,
+    template_text: str,
+    prefix: str,
+    generation: str,
+    tools_text: str,
+    test_cases_text: str,
+    session: Session,
+) -> dict:
     """A "Fix" button in the diagnostics: apply that fix to the editor and parse."""
     fixed = apply_fix(template_text, int(event.get("fix", -1)))
     if fixed is None:
         return {"diagnostics": check_template(template_text)}
     return {
-        "template_text": fixed, "diagnostics": check_template(fixed),
+        "template_text": fixed,
+        "diagnostics": check_template(fixed),
         **parse(fixed, prefix, generation, tools_text, test_cases_text, session),
     }
 
@@ -309,15 +408,23 @@ def fix_template(event: dict, template_text: str, prefix: str, generation: str, 
 def format_editor(template_text: str) -> dict:
     """Format button: pretty-print the template (invalid JSON stays as typed)."""
     pretty, diagnostics = format_template(template_text)
-    return {"diagnostics": diagnostics} if pretty is None else {"template_text": pretty, "diagnostics": diagnostics}
+    return (
+        {"diagnostics": diagnostics}
+        if pretty is None
+        else {"template_text": pretty, "diagnostics": diagnostics}
+    )
 
 
 @produces("template_text", *TEMPLATE_OUTPUTS)
-def reset_template(prefix: str, generation: str, tools_text: str, test_cases_text: str, session: Session) -> dict:
+def reset_template(
+    prefix: str, generation: str, tools_text: str, test_cases_text: str, session: Session
+) -> dict:
     """Reset button: put back the template the editor started from, and parse."""
     text = session.reset_text
     result = parse(text, prefix, generation, tools_text, test_cases_text, session)
-    result["template_choice"] = template_choice_for(text, session.template_origin or None, INLINE_TEMPLATE)
+    result["template_choice"] = template_choice_for(
+        text, session.template_origin or None, INLINE_TEMPLATE
+    )
     return {"template_text": text, **result}
 
 
@@ -328,12 +435,24 @@ def export_template(template_text: str, tokenizer_config_upload: str | None) -> 
     try:
         template_path, config_path = export_files(template_text, tokenizer_config_upload)
     except (InputError, TemplateError, OSError) as error:
-        return {"template_file": None, "tokenizer_config_file": None, "export_note": error_html(str(error))}
-    merged = "merged into your tokenizer_config.json (its other keys kept)" if tokenizer_config_upload else (
-        "a tokenizer_config.json holding only response_template: upload yours to merge into it"
+        return {
+            "template_file": None,
+            "tokenizer_config_file": None,
+            "export_note": error_html(str(error)),
+        }
+    merged = (
+        "merged into your tokenizer_config.json (its other keys kept)"
+        if tokenizer_config_upload
+        else (
+            "a tokenizer_config.json holding only response_template: upload yours to merge into it"
+        )
     )
     note = f'<div class="rt-status rt-status-ok" id="export-done">✔ Exported: {merged} ({(time.perf_counter() - started) * 1000:.0f} ms)</div>'
-    return {"template_file": template_path, "tokenizer_config_file": config_path, "export_note": note}
+    return {
+        "template_file": template_path,
+        "tokenizer_config_file": config_path,
+        "export_note": note,
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -342,11 +461,24 @@ def export_template(template_text: str, tokenizer_config_upload: str | None) -> 
 
 
 @produces("conformance")
-def check_chat_template(template_text: str, chat_template_text: str, chat_template_model: str, bos_token: str, eos_token: str, session: Session):
+def check_chat_template(
+    template_text: str,
+    chat_template_text: str,
+    chat_template_model: str,
+    bos_token: str,
+    eos_token: str,
+    session: Session,
+):
     """Check: the editor's template against the pasted chat template (or the model's), every
     situation of the matrix, in a worker with a time limit (`playground.authoring.chat_template_check`)."""
-    yield {"conformance": matrix_html(None, pending=f"Checking… (at most {limits.current().conformance_seconds:g} s)")}
-    outcome = check_from_page(template_text, chat_template_text, chat_template_model, bos_token, eos_token)
+    yield {
+        "conformance": matrix_html(
+            None, pending=f"Checking… (at most {limits.current().conformance_seconds:g} s)"
+        )
+    }
+    outcome = check_from_page(
+        template_text, chat_template_text, chat_template_model, bos_token, eos_token
+    )
     session.check_rows, session.check_template = outcome.rows, template_text
     try:
         template = read_template(template_text)
@@ -357,11 +489,24 @@ def check_chat_template(template_text: str, chat_template_text: str, chat_templa
 
 
 @produces("inference", "conformance", "template_text", "diagnostics", *TEMPLATE_OUTPUTS)
-def infer_chat_template(chat_template_text: str, chat_template_model: str, bos_token: str, eos_token: str, prefix: str,
-                        generation: str, tools_text: str, test_cases_text: str, session: Session):
+def infer_chat_template(
+    chat_template_text: str,
+    chat_template_model: str,
+    bos_token: str,
+    eos_token: str,
+    prefix: str,
+    generation: str,
+    tools_text: str,
+    test_cases_text: str,
+    session: Session,
+):
     """Infer: a template derived from the pasted chat template (or the model's), in a worker with the
     check's caps (`playground.authoring.inference`), goes into the editor with its matrix, and parses."""
-    yield {"inference": findings_html(None, pending=f"Inferring… (at most {limits.current().conformance_seconds:g} s)")}
+    yield {
+        "inference": findings_html(
+            None, pending=f"Inferring… (at most {limits.current().conformance_seconds:g} s)"
+        )
+    }
     outcome = infer_from_page(chat_template_text, chat_template_model, bos_token, eos_token)
     if outcome.result is None:
         yield {"inference": findings_html(None, outcome.error)}
@@ -374,8 +519,10 @@ def infer_chat_template(chat_template_text: str, chat_template_model: str, bos_t
     session.check_rows, session.check_template = check.rows, text
     matrix = matrix_html(check, causes=root_causes(check.rows, result["template"]))
     yield {
-        "inference": findings_html(result), "conformance": remember_derived(session, "conformance", matrix, text),
-        "template_text": text, "diagnostics": check_template(text),
+        "inference": findings_html(result),
+        "conformance": remember_derived(session, "conformance", matrix, text),
+        "template_text": text,
+        "diagnostics": check_template(text),
         **parse(text, prefix, generation, tools_text, test_cases_text, session),
     }
 
@@ -398,15 +545,30 @@ def load_check_row(event: dict, template_text: str, test_cases_text: str, sessio
     if not 0 <= index < len(session.check_rows) or not session.check_rows[index]["prompt"]:
         return {}
     row = session.check_rows[index]
-    verdict = "not renderable" if not row["renderable"] else ("passed" if row["passed"] else "failed")
-    note = f"Chat-template check, {row['name']} ({verdict})" + (f": {row['detail']}" if row["detail"] else "")
+    verdict = (
+        "not renderable" if not row["renderable"] else ("passed" if row["passed"] else "failed")
+    )
+    note = f"Chat-template check, {row['name']} ({verdict})" + (
+        f": {row['detail']}" if row["detail"] else ""
+    )
     if template_text != session.check_template:
         note += " The template has changed since the check."
     tools_text = template_text_of(CHECK_TOOLS)
     session.tab = "paste"
     return {
-        "prefix": row["prompt"], "generation": row["generation"], "tools_text": tools_text, "modes": Update(selected="paste"),
-        **_parsed_page(template_text, row["prompt"], row["generation"], tools_text, test_cases_text, session, note),
+        "prefix": row["prompt"],
+        "generation": row["generation"],
+        "tools_text": tools_text,
+        "modes": Update(selected="paste"),
+        **_parsed_page(
+            template_text,
+            row["prompt"],
+            row["generation"],
+            tools_text,
+            test_cases_text,
+            session,
+            note,
+        ),
     }
 
 
@@ -423,18 +585,28 @@ def fit_templates(prefix: str, generation: str, tools_text: str, session: Sessio
         check_text_sizes(prefix or "", generation or "")
     except InputError as error:
         return {"fits": error_html(str(error)), "use_best_button": Update(visible=False)}
-    ranked, skipped = rank_templates(prefix or "", generation or "", tools, deadline=limits.deadline("fit_seconds"))
+    ranked, skipped = rank_templates(
+        prefix or "", generation or "", tools, deadline=limits.deadline("fit_seconds")
+    )
     # Each template's first problem on a line of its own under its figures, as wide as the table.
     rows = "".join(
         f'<tr class="{"rt-best" if i == 0 else ""}{" rt-claims-nothing" if fit.claims_nothing else ""}"><td>{i + 1}</td>'
         f"<td><code>{escape(fit.name)}</code></td><td>{fit.errors}</td><td>{fit.claimed:,}</td>"
         f"<td>{fit.unclaimed:,}</td><td>{fit.warnings}</td></tr>"
-        + (f'<tr class="rt-fit-problem{" rt-claims-nothing" if fit.claims_nothing else ""}"><td></td>'
-           f'<td colspan="5" title="{escape(fit.note)}">{escape(fit.note[:240])}</td></tr>' if fit.note else "")
+        + (
+            f'<tr class="rt-fit-problem{" rt-claims-nothing" if fit.claims_nothing else ""}"><td></td>'
+            f'<td colspan="5" title="{escape(fit.note)}">{escape(fit.note[:240])}</td></tr>'
+            if fit.note
+            else ""
+        )
         for i, fit in enumerate(ranked)
     )
     note = family_note(ranked, prefix or "")
-    shown = f'<div class="rt-status rt-status-warn" id="fits-family">△ {escape(note)}</div>' if note else ""
+    shown = (
+        f'<div class="rt-status rt-status-warn" id="fits-family">△ {escape(note)}</div>'
+        if note
+        else ""
+    )
     table = (
         f'{shown}<div class="rt-fits" id="fits-table"><table><colgroup><col class="rt-c-rank"><col class="rt-c-name"><col class="rt-c-count">'
         '<col class="rt-c-count"><col class="rt-c-count"><col class="rt-c-count"></colgroup><thead><tr><th>#</th><th>template</th>'
@@ -442,7 +614,10 @@ def fit_templates(prefix: str, generation: str, tools_text: str, session: Sessio
         f"<tbody>{rows}</tbody></table></div>"
     )
     if skipped:
-        table += error_html(limits.over_budget("fit_seconds", "The ranking") + f" {skipped} templates were not tried.")
+        table += error_html(
+            limits.over_budget("fit_seconds", "The ranking")
+            + f" {skipped} templates were not tried."
+        )
     best = ranked[0].name if ranked else ""
     session.best_template = best
     remember_derived(session, "fits", table, "", prefix, generation, tools_text)
@@ -470,7 +645,14 @@ def run_tests(template_text: str, test_cases_text: str, session: Session) -> dic
 
 
 @produces("test_cases_text", "test_results")
-def add_test_case(template_text: str, prefix: str, generation: str, tools_text: str, test_cases_text: str, session: Session) -> dict:
+def add_test_case(
+    template_text: str,
+    prefix: str,
+    generation: str,
+    tools_text: str,
+    test_cases_text: str,
+    session: Session,
+) -> dict:
     """Add the current input, with the message it parses to now, as a test case."""
     try:
         cases = read_cases(test_cases_text)
@@ -478,7 +660,12 @@ def add_test_case(template_text: str, prefix: str, generation: str, tools_text: 
     except InputError as error:
         return {"test_results": results_html([], 0, str(error))}
     message = session.view.message if session.view is not None else None
-    case = {"name": f"case {len(cases) + 1}", "prefix": prefix or "", "generation": generation or "", "expected": message or {}}
+    case = {
+        "name": f"case {len(cases) + 1}",
+        "prefix": prefix or "",
+        "generation": generation or "",
+        "expected": message or {},
+    }
     if tools:
         case["tools"] = tools
     text = cases_text([*cases, case])
@@ -487,15 +674,23 @@ def add_test_case(template_text: str, prefix: str, generation: str, tools_text: 
 
 
 @produces("reference")
-def compare_reference(template_text: str, prefix: str, generation: str, tools_text: str, session: Session) -> dict:
+def compare_reference(
+    template_text: str, prefix: str, generation: str, tools_text: str, session: Session
+) -> dict:
     """Compare with transformers: this engine's message and the reference's, side by side (marked
     stale when the input changes afterwards)."""
     try:
         view = parse_inputs(template_text, prefix, generation, tools_text)
     except (InputError, TemplateError, ValueError) as error:
         return {"reference": error_html(str(error))}
-    shown = reference_diff.compare(view.template, prefix or "", generation or "", view.tools, view.message, view.error)
-    return {"reference": remember_derived(session, "reference", shown, template_text, prefix, generation, tools_text)}
+    shown = reference_diff.compare(
+        view.template, prefix or "", generation or "", view.tools, view.message, view.error
+    )
+    return {
+        "reference": remember_derived(
+            session, "reference", shown, template_text, prefix, generation, tools_text
+        )
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -511,12 +706,20 @@ def _replay_failed(error: Exception, session: Session) -> dict:
     return failed(str(error), session)
 
 
-def _replay_view(session: Session, *, check=None, note: str = "", playing: bool = False, pending: str = "") -> dict:
+def _replay_view(
+    session: Session, *, check=None, note: str = "", playing: bool = False, pending: str = ""
+) -> dict:
     replay = session.replay
     live = replay.live
-    huge = playing and live.received > FULL_MAP_CHARS  # updates of a huge replay draw only what changes fast
+    huge = (
+        playing and live.received > FULL_MAP_CHARS
+    )  # updates of a huge replay draw only what changes fast
     view = live.view(
-        [("chunk", f"{replay.position:,} / {len(replay.chunks):,}"), ("events", f"{len(live.events):,}")], partial_message=not huge
+        [
+            ("chunk", f"{replay.position:,} / {len(replay.chunks):,}"),
+            ("events", f"{len(live.events):,}"),
+        ],
+        partial_message=not huge,
     )
     window = max(0, len(view.stream) - MAP_TAIL) if huge else 0
     if playing:
@@ -524,24 +727,65 @@ def _replay_view(session: Session, *, check=None, note: str = "", playing: bool 
     session.view = view
     if view.finished or not playing:
         session.last_good = view
-    drawn = render(view, session, note=note or replay.how_note, progress=f"chunk {replay.position:,} / {len(replay.chunks):,}", window_start=window)
-    return {**drawn, "stream_check": report_html(check, pending), "scrubber": Update(value=replay.position, maximum=max(1, len(replay.chunks)))}
+    drawn = render(
+        view,
+        session,
+        note=note or replay.how_note,
+        progress=f"chunk {replay.position:,} / {len(replay.chunks):,}",
+        window_start=window,
+    )
+    return {
+        **drawn,
+        "stream_check": report_html(check, pending),
+        "scrubber": Update(value=replay.position, maximum=max(1, len(replay.chunks))),
+    }
 
 
-def _at(session: Session, position: int, template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points) -> dict:
+def _at(
+    session: Session,
+    position: int,
+    template_text,
+    prefix,
+    generation,
+    tools_text,
+    chunking,
+    chunk_size,
+    chunk_seed,
+    split_points,
+) -> dict:
     try:
-        replay = prepare_replay(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points, session.replay, session.generated)
+        replay = prepare_replay(
+            template_text,
+            prefix,
+            generation,
+            tools_text,
+            chunking,
+            chunk_size,
+            chunk_seed,
+            split_points,
+            session.replay,
+            session.generated,
+        )
     except (InputError, TemplateError, ValueError) as error:
         return _replay_failed(error, session)
     session.replay = replay
     ends = limits.deadline("replay_seconds")
     try:
         seek(replay, position(replay) if callable(position) else position, deadline=ends)
-    except InputError as error:  # the chunks before the position took longer than the budget: shown where it got
+    except (
+        InputError
+    ) as error:  # the chunks before the position took longer than the budget: shown where it got
         return _replay_view(session, note=str(error))
     check = None
     if replay.at_end:
-        check = stream_check(replay.template, replay.prefix, generation or "", replay.tools, replay.chunks, deadline=ends)
+        check = stream_check(
+            replay.template,
+            replay.prefix,
+            generation or "",
+            replay.tools,
+            replay.chunks,
+            deadline=ends,
+        )
     return _replay_view(session, check=check)
 
 
@@ -568,25 +812,90 @@ def select_results_tab(event: dict, session: Session) -> dict:
 
 
 @produces(*REPLAY_OUTPUTS)
-def replay_step(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points, session: Session) -> dict:
+def replay_step(
+    template_text,
+    prefix,
+    generation,
+    tools_text,
+    chunking,
+    chunk_size,
+    chunk_seed,
+    split_points,
+    session: Session,
+) -> dict:
     """Step: feed one more chunk; after the last one, finalize and run the stream checks;
     one more press starts over."""
+
     def forward(replay):
         return 0 if replay.at_end and replay.position else replay.position + 1
 
-    return _at(session, forward, template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points)
+    return _at(
+        session,
+        forward,
+        template_text,
+        prefix,
+        generation,
+        tools_text,
+        chunking,
+        chunk_size,
+        chunk_seed,
+        split_points,
+    )
 
 
 @produces(*REPLAY_OUTPUTS)
-def replay_back(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points, session: Session) -> dict:
+def replay_back(
+    template_text,
+    prefix,
+    generation,
+    tools_text,
+    chunking,
+    chunk_size,
+    chunk_seed,
+    split_points,
+    session: Session,
+) -> dict:
     """Step back: the parse one chunk earlier."""
-    return _at(session, lambda replay: replay.position - 1, template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points)
+    return _at(
+        session,
+        lambda replay: replay.position - 1,
+        template_text,
+        prefix,
+        generation,
+        tools_text,
+        chunking,
+        chunk_size,
+        chunk_seed,
+        split_points,
+    )
 
 
 @produces(*REPLAY_OUTPUTS)
-def replay_seek(scrubber: float, template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points, session: Session) -> dict:
+def replay_seek(
+    scrubber: float,
+    template_text,
+    prefix,
+    generation,
+    tools_text,
+    chunking,
+    chunk_size,
+    chunk_seed,
+    split_points,
+    session: Session,
+) -> dict:
     """The scrubber was let go: jump to chunk N."""
-    return _at(session, int(scrubber or 0), template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points)
+    return _at(
+        session,
+        int(scrubber or 0),
+        template_text,
+        prefix,
+        generation,
+        tools_text,
+        chunking,
+        chunk_size,
+        chunk_seed,
+        split_points,
+    )
 
 
 @produces(*REPLAY_OUTPUTS)
@@ -601,11 +910,26 @@ def replay_stop(session: Session) -> dict:
     session.stop_requested = False
     replay.live.finalize()
     note = f"■ Stopped at chunk {replay.position:,} of {len(replay.chunks):,}: the text so far is parsed as if the stream had ended there."
-    return _replay_view(session, note=note, pending="stopped before the end: Play or Step to the end to check streaming")
+    return _replay_view(
+        session,
+        note=note,
+        pending="stopped before the end: Play or Step to the end to check streaming",
+    )
 
 
 @produces(*REPLAY_OUTPUTS)
-def replay_play(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points, speed, session: Session):
+def replay_play(
+    template_text,
+    prefix,
+    generation,
+    tools_text,
+    chunking,
+    chunk_size,
+    chunk_seed,
+    split_points,
+    speed,
+    session: Session,
+):
     """Play: feed the remaining chunks at `speed` chunks per second (0: as fast as possible).
 
     Updates are coalesced: at most one every UPDATE_INTERVAL seconds, and never more than
@@ -614,7 +938,18 @@ def replay_play(template_text, prefix, generation, tools_text, chunking, chunk_s
     end comes the stream check.
     """
     try:
-        replay = prepare_replay(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points, session.replay, session.generated)
+        replay = prepare_replay(
+            template_text,
+            prefix,
+            generation,
+            tools_text,
+            chunking,
+            chunk_size,
+            chunk_seed,
+            split_points,
+            session.replay,
+            session.generated,
+        )
     except (InputError, TemplateError, ValueError) as error:
         yield _replay_failed(error, session)
         return
@@ -656,16 +991,28 @@ def replay_play(template_text, prefix, generation, tools_text, chunking, chunk_s
     # so Stop lands at once; then the whole map, and at the end the stream check.
     note = ""
     if stopped:
-        why = f" (the time budget PLAYGROUND_LIMITS replay_seconds, {limits.current().replay_seconds:g} s)" if out_of_time else ""
-        note = (f"■ Stopped at chunk {replay.position:,} of {len(replay.chunks):,}{why}: the text so far is parsed as if "
-                "the stream had ended there.")
-    pending = "stopped before the end: Play or Step to the end to check streaming" if stopped else "checking…"
+        why = (
+            f" (the time budget PLAYGROUND_LIMITS replay_seconds, {limits.current().replay_seconds:g} s)"
+            if out_of_time
+            else ""
+        )
+        note = (
+            f"■ Stopped at chunk {replay.position:,} of {len(replay.chunks):,}{why}: the text so far is parsed as if "
+            "the stream had ended there."
+        )
+    pending = (
+        "stopped before the end: Play or Step to the end to check streaming"
+        if stopped
+        else "checking…"
+    )
     if live.received > FULL_MAP_CHARS:
         yield _replay_view(session, note=note, pending=pending, playing=True)
     if stopped:
         yield _replay_view(session, note=note, pending=pending)
         return
-    check = stream_check(replay.template, replay.prefix, generation or "", replay.tools, replay.chunks, deadline=ends)
+    check = stream_check(
+        replay.template, replay.prefix, generation or "", replay.tools, replay.chunks, deadline=ends
+    )
     yield _replay_view(session, check=check)
 
 
@@ -674,38 +1021,101 @@ def replay_play(template_text, prefix, generation, tools_text, chunking, chunk_s
 # ---------------------------------------------------------------------------
 
 
-def page_state(sample_id, template_choice, chunking, chunk_size, chunk_seed, split_points, template_text, prefix, generation,
-               tools_text, test_cases_text, tab, session: Session) -> PageState:
+def page_state(
+    sample_id,
+    template_choice,
+    chunking,
+    chunk_size,
+    chunk_seed,
+    split_points,
+    template_text,
+    prefix,
+    generation,
+    tools_text,
+    test_cases_text,
+    tab,
+    session: Session,
+) -> PageState:
     """The shareable state of the page."""
-    texts = {"template": template_text, "prefix": prefix, "generation": generation, "tools": tools_text, "test_cases": test_cases_text}
+    texts = {
+        "template": template_text,
+        "prefix": prefix,
+        "generation": generation,
+        "tools": tools_text,
+        "test_cases": test_cases_text,
+    }
     position = session.replay.position if session.replay is not None else 0
     return PageState(
-        sample_id or "", template_choice or "", {k: v or "" for k, v in texts.items()},
-        chunking_param(chunking, chunk_size, chunk_seed, split_points), tab or "paste", position,
+        sample_id or "",
+        template_choice or "",
+        {k: v or "" for k, v in texts.items()},
+        chunking_param(chunking, chunk_size, chunk_seed, split_points),
+        tab or "paste",
+        position,
     )
 
 
 @produces("code_snippet", "share_warning")
-def copy_as_code(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points) -> dict:
+def copy_as_code(
+    template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points
+) -> dict:
     """Copy as code: the template and input as a runnable `parse_response` / `ResponseParser`
     snippet (the page copies it to the clipboard)."""
-    snippet, error = code_snippet_or_error(template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points)
+    snippet, error = code_snippet_or_error(
+        template_text,
+        prefix,
+        generation,
+        tools_text,
+        chunking,
+        chunk_size,
+        chunk_seed,
+        split_points,
+    )
     if error:
         return {"code_snippet": "", "share_warning": error_html(error)}
     return {"code_snippet": snippet, "share_warning": ""}
 
 
 @produces("share_link", "share_warning", "state_file")
-def share(sample_id, template_choice, chunking, chunk_size, chunk_seed, split_points, template_text, prefix, generation,
-          tools_text, test_cases_text, session: Session) -> dict:
+def share(
+    sample_id,
+    template_choice,
+    chunking,
+    chunk_size,
+    chunk_seed,
+    split_points,
+    template_text,
+    prefix,
+    generation,
+    tools_text,
+    test_cases_text,
+    session: Session,
+) -> dict:
     """Share: the link to this state (the page adds the address), a warning when it does not carry
     everything, and the state file to download."""
-    state = page_state(sample_id, template_choice, chunking, chunk_size, chunk_seed, split_points, template_text, prefix, generation,
-                       tools_text, test_cases_text, session.tab, session)
+    state = page_state(
+        sample_id,
+        template_choice,
+        chunking,
+        chunk_size,
+        chunk_seed,
+        split_points,
+        template_text,
+        prefix,
+        generation,
+        tools_text,
+        test_cases_text,
+        session.tab,
+        session,
+    )
     query, warning = share_link(state)
     path = download_folder() / "playground-state.json"
     path.write_text(state_file_text(state), encoding="utf-8")
-    shown = f'<div class="rt-status rt-status-warn" id="share-warning">△ {escape(warning)}</div>' if warning else ""
+    shown = (
+        f'<div class="rt-status rt-status-warn" id="share-warning">△ {escape(warning)}</div>'
+        if warning
+        else ""
+    )
     return {"share_link": query, "share_warning": shown, "state_file": str(path)}
 
 
@@ -719,28 +1129,53 @@ def _apply_state(state: PageState, session: Session, problems: list[str]) -> dic
     if state.template_choice in template_names() and "template" not in state.texts:
         text = shipped_template_text(state.template_choice)
         cases = cases_text(cases_for_template(state.template_choice))
-        outputs.update(template_text=text, template_choice=state.template_choice, test_cases_text=cases)
+        outputs.update(
+            template_text=text, template_choice=state.template_choice, test_cases_text=cases
+        )
         session.reset_text, session.template_origin = text, state.template_choice
-    for key, name in (("template", "template_text"), ("prefix", "prefix"), ("generation", "generation"), ("tools", "tools_text"), ("test_cases", "test_cases_text")):
+    for key, name in (
+        ("template", "template_text"),
+        ("prefix", "prefix"),
+        ("generation", "generation"),
+        ("tools", "tools_text"),
+        ("test_cases", "test_cases_text"),
+    ):
         if key in state.texts:
             outputs[name] = state.texts[key]
     if "template" in state.texts:
-        outputs["template_choice"] = template_choice_for(state.texts["template"], outputs["template_choice"])
+        outputs["template_choice"] = template_choice_for(
+            state.texts["template"], outputs["template_choice"]
+        )
     session.test_cases_text = outputs["test_cases_text"]
     chunking = parse_chunking_param(state.chunking)
     defaults = {"how": "chars", "size": 1, "seed": 0, "points": ""}
-    outputs.update({name: chunking.get(key, defaults[key]) for name, key in zip(CHUNKING_INPUTS, ("how", "size", "seed", "points"))})
+    outputs.update(
+        {
+            name: chunking.get(key, defaults[key])
+            for name, key in zip(CHUNKING_INPUTS, ("how", "size", "seed", "points"))
+        }
+    )
     if state.tab:  # a plain visit leaves the visitor's tab alone
         outputs["modes"] = Update(selected=state.tab)
         session.tab = state.tab
-    texts = (outputs["template_text"], outputs["prefix"], outputs["generation"], outputs["tools_text"])
+    texts = (
+        outputs["template_text"],
+        outputs["prefix"],
+        outputs["generation"],
+        outputs["tools_text"],
+    )
     if state.chunk:
-        outputs.update(_at(session, state.chunk, *texts, *(outputs[name] for name in CHUNKING_INPUTS)))
+        outputs.update(
+            _at(session, state.chunk, *texts, *(outputs[name] for name in CHUNKING_INPUTS))
+        )
     elif state.texts or state.template_choice:
         outputs.update(_parsed(*texts, session))
     outputs["test_results"] = _tests(outputs["template_text"], outputs["test_cases_text"])
     if problems:
-        lines = "".join(f'<div class="rt-status rt-status-warn rt-link-problem">△ The link: {escape(p)}.</div>' for p in problems)
+        lines = "".join(
+            f'<div class="rt-status rt-status-warn rt-link-problem">△ The link: {escape(p)}.</div>'
+            for p in problems
+        )
         outputs["status"] = lines + outputs.get("status", "")
     return outputs
 
@@ -765,9 +1200,15 @@ def open_page(params: dict, session: Session) -> dict:
         except InputError as error:
             problems.append(str(error).rstrip("."))
     chunk = params.get("chunk", "0")
-    tab = params.get("tab") or ("paste" if params.get("sample") or params.get("template") or texts else "")
+    tab = params.get("tab") or (
+        "paste" if params.get("sample") or params.get("template") or texts else ""
+    )
     state = PageState(
-        params.get("sample", ""), params.get("template", ""), texts, params.get("chunking", "chars:1"), tab,
+        params.get("sample", ""),
+        params.get("template", ""),
+        texts,
+        params.get("chunking", "chars:1"),
+        tab,
         int(chunk) if chunk.isdigit() else 0,
     )
     return _apply_state(state, session, problems)
@@ -781,7 +1222,9 @@ def upload_state(state_upload: str | None, session: Session) -> dict:
     try:
         size = Path(state_upload).stat().st_size
         if size > MAX_STATE_FILE:
-            raise InputError(f"The state file is too large: {size:,} bytes (limit {MAX_STATE_FILE:,}).")
+            raise InputError(
+                f"The state file is too large: {size:,} bytes (limit {MAX_STATE_FILE:,})."
+            )
         state = read_state_file(Path(state_upload).read_bytes())
     except OSError:
         return {"status": error_html("The uploaded state file cannot be read: upload it again.")}
@@ -790,4 +1233,3 @@ def upload_state(state_upload: str | None, session: Session) -> dict:
     finally:
         remove_upload(state_upload)
     return _apply_state(state, session, [])
-

@@ -22,16 +22,26 @@ from .panels.event_log import LogQuery, event_log, log_fields
 from .panels.explain import explain
 from .panels.match_list import match_list_html
 from .panels.message_view import chat_messages, message_json, message_language, openai_stream
-from .parse.parse_view import MapSpan, ParseView
 from .panels.region_map import MapOptions, region_map
 from .panels.status import error_html, figures, status_html
+from .parse.parse_view import MapSpan, ParseView
 
 log = logging.getLogger("playground")
 
 # The panels every parse fills, in page order.
 PARSE_VIEWS = (
-    "status", "region_map", "explain", "event_log", "log_page", "log_field", "initial_events", "message_json", "chat",
-    "openai_stream", "matches", "figures",
+    "status",
+    "region_map",
+    "explain",
+    "event_log",
+    "log_page",
+    "log_field",
+    "initial_events",
+    "message_json",
+    "chat",
+    "openai_stream",
+    "matches",
+    "figures",
 )
 
 
@@ -61,11 +71,19 @@ STREAMING_MESSAGE_LABEL = "Message so far (streaming: the regions closed so far)
 def _message_panel(view: ParseView) -> Labelled:
     """The message JSON panel: the finished message, or while streaming the regions closed so far."""
     text = message_json(view.message if view.finished else view.partial_message)
-    return Labelled(text, MESSAGE_LABEL if view.finished else STREAMING_MESSAGE_LABEL, message_language(text))
+    return Labelled(
+        text, MESSAGE_LABEL if view.finished else STREAMING_MESSAGE_LABEL, message_language(text)
+    )
 
 
 def render(
-    view: ParseView, session, *, note: str = "", stale: str = "", progress: str = "", window_start: int = 0,
+    view: ParseView,
+    session,
+    *,
+    note: str = "",
+    stale: str = "",
+    progress: str = "",
+    window_start: int = 0,
 ) -> dict:
     """The parse panels (`PARSE_VIEWS`) of `view`, drawn with the session's display options.
 
@@ -74,28 +92,47 @@ def render(
     """
     display = session.display
     boundaries = not view.finished or display.show_tokens
-    query = LogQuery(display.log_page, display.log_search, display.log_field, display.hide_chunks, display.selected_event)
-    log_html, page, pages = event_log(view.events, query, view.current_phases if not view.finished else ())
+    query = LogQuery(
+        display.log_page,
+        display.log_search,
+        display.log_field,
+        display.hide_chunks,
+        display.selected_event,
+    )
+    log_html, page, pages = event_log(
+        view.events, query, view.current_phases if not view.finished else ()
+    )
     display.log_page = page
     fields = view.field_names or log_fields(view.events)
     return {
         "status": status_html(view, note, stale=stale, progress=progress),
-        "region_map": region_map(view, MapOptions(display.show_whitespace, stale or None, window_start, boundaries)),
+        "region_map": region_map(
+            view, MapOptions(display.show_whitespace, stale or None, window_start, boundaries)
+        ),
         "explain": explain(view, display.selection, session.inference),
         "event_log": log_html,
         "log_page": Update(value=page, maximum=pages),
-        "log_field": Update(choices=[("all fields", ""), *[(name, name) for name in fields]], value=display.log_field if display.log_field in fields else ""),
+        "log_field": Update(
+            choices=[("all fields", ""), *[(name, name) for name in fields]],
+            value=display.log_field if display.log_field in fields else "",
+        ),
         "initial_events": json.dumps(view.initial_events, ensure_ascii=False, indent=2),
         # While streaming without a partial message (a fast replay of a huge input), the message panels are left as they are.
         **(
-            {} if not view.finished and view.partial_message is None else {
+            {}
+            if not view.finished and view.partial_message is None
+            else {
                 "message_json": _message_panel(view),
                 "chat": chat_messages(view.message if view.finished else view.partial_message),
             }
         ),
         "figures": figures(view.figures),
         # The OpenAI view costs as much as the parse on a big input: drawn while its tab is shown.
-        **({"openai_stream": openai_stream(view) if view.finished else ""} if display.results_tab == "openai" else {}),
+        **(
+            {"openai_stream": openai_stream(view) if view.finished else ""}
+            if display.results_tab == "openai"
+            else {}
+        ),
         **({"matches": match_list_html(view)} if display.results_tab == "matches" else {}),
     }
 

@@ -19,11 +19,11 @@ from contextlib import nullcontext
 
 import gradio as gr
 
+from .outputs import Labelled, Update
+from .panels.status import error_html
+from .parse.session import OpenSessions, heavy_job
 from .server import limits
 from .server.limits import HEAVY_WORK, queue_options
-from .outputs import Labelled, Update
-from .parse.session import OpenSessions, heavy_job
-from .panels.status import error_html
 
 # Parameters Gradio fills itself, by annotation, and the event data's parameter name.
 _SPECIAL = {"gr.Request", "Request", "gr.EventData", "EventData"}
@@ -56,7 +56,9 @@ class Page:
             if str(parameter.annotation) in _SPECIAL or name == EVENT:
                 continue
             if name not in self.components:
-                raise ValueError(f"{handler.__name__} reads {name!r}, which is not a component of the page")
+                raise ValueError(
+                    f"{handler.__name__} reads {name!r}, which is not a component of the page"
+                )
             found[name] = self.components[name]
         return found
 
@@ -64,7 +66,9 @@ class Page:
         names = getattr(handler, "outputs", ())
         missing = [name for name in names if name not in self.components]
         if missing:
-            raise ValueError(f"{handler.__name__} writes {missing}, which are not components of the page")
+            raise ValueError(
+                f"{handler.__name__} writes {missing}, which are not components of the page"
+            )
         return [self.components[name] for name in names]
 
     def bound(self, handler: Callable, *, heavy: bool = False) -> Callable:
@@ -86,13 +90,18 @@ class Page:
         def to_components(result: dict):
             if not result:
                 return skip_all
-            return {components[name]: _as_update(components[name], value) for name, value in result.items()}
+            return {
+                components[name]: _as_update(components[name], value)
+                for name, value in result.items()
+            }
 
         def arguments(args, kwargs) -> dict:
             named = run.__signature__.bind(*args, **kwargs).arguments
             request = named.pop(REQUEST, None)
             if "session" in named and request is not None and request.session_hash:
-                OPEN_SESSIONS.seen(request.session_hash, named["session"], limits.current().sessions)
+                OPEN_SESSIONS.seen(
+                    request.session_hash, named["session"], limits.current().sessions
+                )
                 named[_SESSION_ID] = request.session_hash
             if wants_event:
                 named[EVENT] = dict(getattr(named.pop("evt", None), "_data", None) or {})
@@ -103,11 +112,20 @@ class Page:
             session_id = named.pop(_SESSION_ID, None)
             if session_id is not None:
                 caps = limits.current()
-                OPEN_SESSIONS.charge(session_id, named["session"], caps.session_mb * 1_000_000, caps.sessions_mb * 1_000_000)
+                OPEN_SESSIONS.charge(
+                    session_id,
+                    named["session"],
+                    caps.session_mb * 1_000_000,
+                    caps.sessions_mb * 1_000_000,
+                )
 
         def job(named: dict):
             session = named.get("session") if heavy else None
-            return heavy_job(session, limits.current().session_jobs) if session is not None else nullcontext()
+            return (
+                heavy_job(session, limits.current().session_jobs)
+                if session is not None
+                else nullcontext()
+            )
 
         if inspect.isgeneratorfunction(handler):
 
@@ -131,16 +149,31 @@ class Page:
                 session_id = named.pop(_SESSION_ID, None)
                 try:
                     with job(named) as refused:
-                        return to_components({"status": error_html(refused)} if refused else handler(**named))
+                        return to_components(
+                            {"status": error_html(refused)} if refused else handler(**named)
+                        )
                 finally:
                     charged({**named, _SESSION_ID: session_id})
 
         parameters = [p for name, p in signature.parameters.items() if name != EVENT]
         if wants_event:  # Gradio fills a positional parameter annotated gr.EventData
-            parameters.append(inspect.Parameter("evt", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.EventData))
-        parameters.append(inspect.Parameter(REQUEST, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=gr.Request))
+            parameters.append(
+                inspect.Parameter(
+                    "evt", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.EventData
+                )
+            )
+        parameters.append(
+            inspect.Parameter(
+                REQUEST,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                default=None,
+                annotation=gr.Request,
+            )
+        )
         run.__signature__ = signature.replace(parameters=parameters)
-        run.__annotations__ = {"evt": gr.EventData, REQUEST: gr.Request} if wants_event else {REQUEST: gr.Request}
+        run.__annotations__ = (
+            {"evt": gr.EventData, REQUEST: gr.Request} if wants_event else {REQUEST: gr.Request}
+        )
         run.__name__ = run.__qualname__ = handler.__name__
         run.__doc__ = handler.__doc__
         return run

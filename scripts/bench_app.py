@@ -37,8 +37,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from playground import handlers
-from playground.model import live
 from playground.catalog import DEFAULT_SAMPLE, samples_by_id, shipped_template_text  # noqa: E402
+from playground.model import live
 from playground.parse.chunking import DEMO_MODEL_PATH  # noqa: E402
 from playground.parse.session import Session  # noqa: E402
 
@@ -58,8 +58,10 @@ def pasted_generation(size: int) -> tuple[str, str]:
 
 def best(timings: list[float]) -> str:
     """Best, median and worst of `timings` (seconds), in milliseconds."""
-    return (f"best {min(timings) * 1000:.0f} ms, median {statistics.median(timings) * 1000:.0f} ms, "
-            f"worst {max(timings) * 1000:.0f} ms")
+    return (
+        f"best {min(timings) * 1000:.0f} ms, median {statistics.median(timings) * 1000:.0f} ms, "
+        f"worst {max(timings) * 1000:.0f} ms"
+    )
 
 
 def bench_paste(size: int, template_name: str, repeats: int = 3) -> None:
@@ -82,8 +84,13 @@ def bench_paste(size: int, template_name: str, repeats: int = 3) -> None:
 
 
 def bench_export(repeats: int = 5) -> None:
-    config = {"model_max_length": 32768, "chat_template": "{% for m in messages %}{{ m.content }}{% endfor %}" * 50,
-              "added_tokens_decoder": {str(i): {"content": f"<|t{i}|>", "special": True} for i in range(2000)}}
+    config = {
+        "model_max_length": 32768,
+        "chat_template": "{% for m in messages %}{{ m.content }}{% endfor %}" * 50,
+        "added_tokens_decoder": {
+            str(i): {"content": f"<|t{i}|>", "special": True} for i in range(2000)
+        },
+    }
     folder = Path(tempfile.mkdtemp(prefix="bench-export-"))
     uploaded = folder / "tokenizer_config.json"
     uploaded.write_text(json.dumps(config, indent=2))
@@ -94,7 +101,9 @@ def bench_export(repeats: int = 5) -> None:
         out = handlers.export_template(template_text, str(uploaded))
         timings.append(time.perf_counter() - started)
     assert out["tokenizer_config_file"], out["export_note"]
-    print(f"handler: export merged into a {uploaded.stat().st_size / 1e3:.0f} KB tokenizer_config.json: {best(timings)} (target < 1000 ms)")
+    print(
+        f"handler: export merged into a {uploaded.stat().st_size / 1e3:.0f} KB tokenizer_config.json: {best(timings)} (target < 1000 ms)"
+    )
     return uploaded
 
 
@@ -110,11 +119,15 @@ def bench_browser(size: int, config_path: Path) -> None:
     process, url = start_app()
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+            browser = playwright.chromium.launch(
+                executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+            )
             page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
             page.set_default_timeout(120_000)
             page.goto(url)
-            page.wait_for_function("() => document.querySelector('#status') && document.querySelector('#status').innerText.includes('Parsed')")
+            page.wait_for_function(
+                "() => document.querySelector('#status') && document.querySelector('#status').innerText.includes('Parsed')"
+            )
             page.get_by_role("tab", name="Paste & parse").click()
             # Put the text in the boxes at once, as a paste does; the page re-parses after the pause.
             page.evaluate(
@@ -138,11 +151,15 @@ def bench_browser(size: int, config_path: Path) -> None:
                 started = time.perf_counter()
                 page.keyboard.press("Control+Enter")
                 page.wait_for_function(shown, arg=f"{len(generation) + added:,}")
-                page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+                page.evaluate(
+                    "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+                )
                 timings.append(time.perf_counter() - started)
                 time.sleep(1)
             spans = page.locator("#region-map-body span").count()
-            print(f"browser: paste+parse+render of {len(generation):,} characters ({spans:,} map spans), Ctrl+Enter to painted: {best(timings)} (target < 1000 ms)")
+            print(
+                f"browser: paste+parse+render of {len(generation):,} characters ({spans:,} map spans), Ctrl+Enter to painted: {best(timings)} (target < 1000 ms)"
+            )
 
             page.get_by_role("tab", name="Template").click()
             timings = []
@@ -152,15 +169,21 @@ def bench_browser(size: int, config_path: Path) -> None:
                 # A config of its own each round: equal files share one download link.
                 config["model_max_length"] = 1000 + round_number
                 config_path.write_text(json.dumps(config, indent=2))
-                page.locator("#tokenizer-config-upload input[type=file]").set_input_files(str(config_path))
+                page.locator("#tokenizer-config-upload input[type=file]").set_input_files(
+                    str(config_path)
+                )
                 page.wait_for_selector("#tokenizer-config-upload a", state="attached")
                 before = page.evaluate(link)
                 started = time.perf_counter()
                 page.locator("#export-button").click()
-                page.wait_for_function(f"(before) => ({link})() && ({link})() !== before", arg=before)
+                page.wait_for_function(
+                    f"(before) => ({link})() && ({link})() !== before", arg=before
+                )
                 timings.append(time.perf_counter() - started)
                 page.locator("#tokenizer-config-upload button[aria-label='Clear']").first.click()
-            print(f"browser: export merged into an uploaded tokenizer_config.json, click to both files ready: {best(timings)} (target < 1000 ms)")
+            print(
+                f"browser: export merged into an uploaded tokenizer_config.json, click to both files ready: {best(timings)} (target < 1000 ms)"
+            )
 
             page.locator("#replay-settings").click()
             page.get_by_label("every N characters").check()
@@ -168,7 +191,9 @@ def bench_browser(size: int, config_path: Path) -> None:
             page.locator("#speed input[type=number]").fill("0")
             page.locator("#speed input[type=number]").press("Enter")
             page.locator("#play-button").click()
-            page.wait_for_function("() => document.querySelector('#status').textContent.includes('streaming')")
+            page.wait_for_function(
+                "() => document.querySelector('#status').textContent.includes('streaming')"
+            )
             time.sleep(1)  # the whole replay takes a few seconds: stop it halfway
             started = time.perf_counter()
             page.locator("#stop-play-button").click()
@@ -177,11 +202,15 @@ def bench_browser(size: int, config_path: Path) -> None:
             )
             stopped = time.perf_counter() - started
             if "Stopped at chunk" not in page.locator("#status").inner_text():
-                print("browser: Stop: the replay ended before Stop was pressed (run again on a busier input)")
+                print(
+                    "browser: Stop: the replay ended before Stop was pressed (run again on a busier input)"
+                )
                 browser.close()
                 return
             position = page.locator("#live-figures").inner_text().replace("\n", " ")
-            print(f"browser: Stop during a one-character replay of {len(generation):,} characters: {stopped * 1000:.0f} ms to a finalized parse ({position}) (target < 1000 ms)")
+            print(
+                f"browser: Stop during a one-character replay of {len(generation):,} characters: {stopped * 1000:.0f} ms to a finalized parse ({position}) (target < 1000 ms)"
+            )
             browser.close()
     finally:
         process.terminate()
@@ -244,17 +273,25 @@ def bench_felt(size: int, repeats: int = 3) -> None:
     process, url = start_app()
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+            browser = playwright.chromium.launch(
+                executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+            )
             page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
             page.set_default_timeout(120_000)
             page.goto(url + "?tab=paste")
-            page.wait_for_function("() => document.querySelector('#status') && document.querySelector('#status').innerText.includes('Parsed')")
-            page.wait_for_selector("#generation textarea")  # the link's tab opens after the first paint
+            page.wait_for_function(
+                "() => document.querySelector('#status') && document.querySelector('#status').innerText.includes('Parsed')"
+            )
+            page.wait_for_selector(
+                "#generation textarea"
+            )  # the link's tab opens after the first paint
             paste, click, loads = [], [], []
             for round_number in range(repeats):
                 text = generation + "x" * round_number
                 loads.append(load_average())
-                paste.append(page.evaluate(PASTE_TO_PAINT_JS, [prefix, text, f"{len(text):,}"]) / 1000)
+                paste.append(
+                    page.evaluate(PASTE_TO_PAINT_JS, [prefix, text, f"{len(text):,}"]) / 1000
+                )
                 spans = page.locator("#region-map-body [data-i]")
                 for pick in (5, 40, 200):
                     target = spans.nth(pick)
@@ -264,10 +301,14 @@ def bench_felt(size: int, repeats: int = 3) -> None:
                     target.click()
                     click.append(page.evaluate("() => window.__felt") / 1000)
             count = page.locator("#region-map-body [data-i]").count()
-            print(f"felt: paste {len(generation):,} characters to the map painted ({count:,} spans): "
-                  f"{best(paste)} (target < 1500 ms; {', '.join(loads)})")
-            print(f"felt: click a stretch of that map to #explain painted: {best(click)} over {len(click)} clicks "
-                  f"(target < 200 ms; {load_average()})")
+            print(
+                f"felt: paste {len(generation):,} characters to the map painted ({count:,} spans): "
+                f"{best(paste)} (target < 1500 ms; {', '.join(loads)})"
+            )
+            print(
+                f"felt: click a stretch of that map to #explain painted: {best(click)} over {len(click)} clicks "
+                f"(target < 200 ms; {load_average()})"
+            )
             browser.close()
     finally:
         process.terminate()
@@ -278,9 +319,9 @@ def bench_server_ratio(size: int, template_name: str = "qwen3", repeats: int = 3
     """The app's parse and replay next to the engine's, on the same input and chunks (see the docstring)."""
     from engine import ResponseParser, parse_response
     from playground import api
-    from playground.server import limits
-    from playground.parse.parse_view import LiveParse
     from playground.authoring.stream_check import stream_check
+    from playground.parse.parse_view import LiveParse
+    from playground.server import limits
 
     prefix, generation = pasted_generation(size)
     template_text = shipped_template_text(template_name)
@@ -309,23 +350,35 @@ def bench_server_ratio(size: int, template_name: str = "qwen3", repeats: int = 3
         live.finalize()
         live.view()
 
-    engine_parse = fastest(lambda: parse_response(generation, template, prefix=prefix, regex_timeout=timeout))
+    engine_parse = fastest(
+        lambda: parse_response(generation, template, prefix=prefix, regex_timeout=timeout)
+    )
     app_parse = fastest(lambda: api.parse(template_text, prefix, generation, ""))
     engine_fed, app_fed = fastest(engine_replay), fastest(app_replay)
-    print(f"server: {template_name}, {len(generation):,} characters; the same work by the engine alone and by the app (best of {repeats})")
-    print(f"  parse:  engine {engine_parse * 1000:7.0f} ms   /parse {app_parse * 1000:7.0f} ms   {app_parse / engine_parse:4.1f}x (target <= 5x)")
-    print(f"  replay: engine {engine_fed * 1000:7.0f} ms   app    {app_fed * 1000:7.0f} ms   {app_fed / engine_fed:4.1f}x "
-          f"(chars:1, {len(chunks):,} chunks; target <= 5x)")
+    print(
+        f"server: {template_name}, {len(generation):,} characters; the same work by the engine alone and by the app (best of {repeats})"
+    )
+    print(
+        f"  parse:  engine {engine_parse * 1000:7.0f} ms   /parse {app_parse * 1000:7.0f} ms   {app_parse / engine_parse:4.1f}x (target <= 5x)"
+    )
+    print(
+        f"  replay: engine {engine_fed * 1000:7.0f} ms   app    {app_fed * 1000:7.0f} ms   {app_fed / engine_fed:4.1f}x "
+        f"(chars:1, {len(chunks):,} chunks; target <= 5x)"
+    )
     started = time.perf_counter()
     checked = stream_check(template, prefix, generation, None, chunks)
     check_seconds = time.perf_counter() - started
     print(f"  stream check after it: {check_seconds * 1000:.0f} ms, {checked.label}")
     session = Session()
     started = time.perf_counter()
-    updates = list(handlers.replay_play(template_text, prefix, generation, "", "chars", 1, 0, "", 0, session))
+    updates = list(
+        handlers.replay_play(template_text, prefix, generation, "", "chars", 1, 0, "", 0, session)
+    )
     played = time.perf_counter() - started
-    print(f"  the page's Play (fastest, {len(updates)} updates drawn, the stream check included): {played * 1000:.0f} ms, "
-          f"{(played - check_seconds) / engine_fed:.1f}x the engine without the check")
+    print(
+        f"  the page's Play (fastest, {len(updates)} updates drawn, the stream check included): {played * 1000:.0f} ms, "
+        f"{(played - check_seconds) / engine_fed:.1f}x the engine without the check"
+    )
 
 
 def bench_live(tokens: int) -> None:
@@ -333,7 +386,20 @@ def bench_live(tokens: int) -> None:
         print("live generation: skipped (samples/demo-model is not built)")
         return
     tools = json.dumps(samples_by_id()[DEFAULT_SAMPLE].tools)
-    args = ("", "", "Plan a trip: what's the weather in Paris, and set an alarm for 7:30 with the label 'flight'.", "", tools, True, tokens, 0.9, 0.95, 1, True, "")
+    args = (
+        "",
+        "",
+        "Plan a trip: what's the weather in Paris, and set an alarm for 7:30 with the label 'flight'.",
+        "",
+        tools,
+        True,
+        tokens,
+        0.9,
+        0.95,
+        1,
+        True,
+        "",
+    )
     list(live.generate(*args, Session()))  # load the model once
     stamps = []
     session = Session()
@@ -358,11 +424,21 @@ def bench_live(tokens: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=200_000, help="characters of the pasted generation")
-    parser.add_argument("--tokens", type=int, default=300, help="max_new_tokens of the live generation")
+    parser.add_argument(
+        "--size", type=int, default=200_000, help="characters of the pasted generation"
+    )
+    parser.add_argument(
+        "--tokens", type=int, default=300, help="max_new_tokens of the live generation"
+    )
     parser.add_argument("--no-browser", action="store_true", help="handler figures only")
-    parser.add_argument("--felt", action="store_true", help="only the paste-to-map and click-to-explain figures in Chromium")
-    parser.add_argument("--server-only", action="store_true", help="only the server side next to the engine")
+    parser.add_argument(
+        "--felt",
+        action="store_true",
+        help="only the paste-to-map and click-to-explain figures in Chromium",
+    )
+    parser.add_argument(
+        "--server-only", action="store_true", help="only the server side next to the engine"
+    )
     args = parser.parse_args()
     if args.felt:
         bench_felt(args.size)

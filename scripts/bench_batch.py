@@ -79,7 +79,12 @@ def write_input(path: Path, rows: int, size: int = 4 * KB) -> int:
     tails = [json.dumps({"prefix": case.prefix, "output": case.text})[1:] + "\n" for case in cases]
     with open(path, "w", encoding="utf-8") as handle:
         for start in range(0, rows, 10_000):
-            handle.write("".join(f'{{"id": {index}, ' + tails[index % len(tails)] for index in range(start, min(rows, start + 10_000))))
+            handle.write(
+                "".join(
+                    f'{{"id": {index}, ' + tails[index % len(tails)]
+                    for index in range(start, min(rows, start + 10_000))
+                )
+            )
     return path.stat().st_size
 
 
@@ -121,17 +126,30 @@ def run_once(run: Run, source: Path, output: Path, batch_rows: int) -> None:
     import psutil
 
     options = {
-        "template": SMOLLM3_TEMPLATE, "input_path": str(source), "output_path": str(output), "engine": run.engine,
-        "num_proc": None if run.engine == "local" else run.workers, "batch_rows": batch_rows, "progress": False,
+        "template": SMOLLM3_TEMPLATE,
+        "input_path": str(source),
+        "output_path": str(output),
+        "engine": run.engine,
+        "num_proc": None if run.engine == "local" else run.workers,
+        "batch_rows": batch_rows,
+        "progress": False,
     }
     env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONPATH": str(ROOT)}
     env.pop("RAY_ADDRESS", None)  # a local cluster of `workers` CPUs, as the command starts
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-c", RUNNER, json.dumps(options)], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env=env)
+    process = subprocess.Popen(
+        [sys.executable, "-c", RUNNER, json.dumps(options)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     watched = psutil.Process(process.pid)
     peak = peak_anonymous = 0
-    cpu_by_process: dict[tuple[int, float], float] = {}  # (pid, creation time) -> CPU seconds last seen
+    cpu_by_process: dict[
+        tuple[int, float], float
+    ] = {}  # (pid, creation time) -> CPU seconds last seen
     while process.poll() is None:
         rss = anonymous = 0
         try:
@@ -165,12 +183,17 @@ def run_once(run: Run, source: Path, output: Path, batch_rows: int) -> None:
     run.rss, run.anonymous = max(run.rss, peak / 1e6), max(run.anonymous, peak_anonymous / 1e6)
 
 
-def measure(rows: int, names: list[str], repeats: int, batch_rows: int, output_format: str, work: Path) -> list[Run]:
+def measure(
+    rows: int, names: list[str], repeats: int, batch_rows: int, output_format: str, work: Path
+) -> list[Run]:
     runs = [Run(*RUNS[name]) for name in ["local", *(name for name in names if name != "local")]]
     source = work / f"input-{rows}.jsonl"
     print(f"writing {rows:,} rows ...", file=sys.stderr)
     size = write_input(source, rows)
-    print(f"{rows:,} rows, {size / 1e6:,.0f} MB of JSONL; output {output_format}, batches of {batch_rows:,} rows", file=sys.stderr)
+    print(
+        f"{rows:,} rows, {size / 1e6:,.0f} MB of JSONL; output {output_format}, batches of {batch_rows:,} rows",
+        file=sys.stderr,
+    )
     try:
         for repeat in range(repeats):
             for run in runs:
@@ -180,7 +203,9 @@ def measure(rows: int, names: list[str], repeats: int, batch_rows: int, output_f
         source.unlink(missing_ok=True)
     for run in runs[1:]:
         if run.digest != runs[0].digest:
-            raise SystemExit(f"{rows:,} rows: {run.name} wrote another output than the in-process run")
+            raise SystemExit(
+                f"{rows:,} rows: {run.name} wrote another output than the in-process run"
+            )
     return runs
 
 
@@ -200,12 +225,20 @@ def _print_tables(results: dict[int, list[Run]]) -> None:
                 f"{run.anonymous:>8,.0f}"
             )
     print("\nwhere the time went (seconds; the workers' stages summed over the workers):")
-    print(f"{'rows':>9}  {'engine':26} " + " ".join(f"{stage:>9}" for stage in STAGES) + f" {'parse share':>11}")
+    print(
+        f"{'rows':>9}  {'engine':26} "
+        + " ".join(f"{stage:>9}" for stage in STAGES)
+        + f" {'parse share':>11}"
+    )
     for rows, runs in results.items():
         for run in runs:
             stages = run.summary["stages"]
             work = sum(stages[stage] for stage in WORKER_STAGES)
-            print(f"{rows:>9,}  {run.name:26} " + " ".join(f"{stages[stage]:>9.2f}" for stage in STAGES) + f" {stages['parse'] / work:>11.0%}")
+            print(
+                f"{rows:>9,}  {run.name:26} "
+                + " ".join(f"{stages[stage]:>9.2f}" for stage in STAGES)
+                + f" {stages['parse'] / work:>11.0%}"
+            )
     lines = []
     for rows, runs in results.items():
         by_name = {(run.engine, run.workers): run for run in runs}
@@ -217,28 +250,59 @@ def _print_tables(results: dict[int, list[Run]]) -> None:
                     f"x{runs[0].seconds / two.seconds:.2f} of in-process (x{runs[0].whole / two.whole:.2f} whole process)"
                 )
     if lines:
-        print("\nscaling, 2 workers against 1 of the same engine (rows/s of 2 / twice those of 1; 1.00 is perfect):")
+        print(
+            "\nscaling, 2 workers against 1 of the same engine (rows/s of 2 / twice those of 1; 1.00 is perfect):"
+        )
         print("\n".join(lines))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, nargs="+", default=[100_000],
-                        help="row counts to run, each a generated file (default 100000; the full table: 100000 1000000)")
-    parser.add_argument("--repeats", type=int, default=1, help="runs of each engine; the fastest counts (default 1)")
-    parser.add_argument("--runs", nargs="+", choices=list(RUNS), default=list(RUNS),
-                        help="which engines and worker counts (default: all; the in-process run is always made)")
-    parser.add_argument("--batch-size", type=int, default=1000, help="rows per batch (default 1000, the command's default)")
-    parser.add_argument("--output-format", choices=["jsonl", "parquet"], default="jsonl", help="OUTPUT's format (default jsonl)")
-    parser.add_argument("--work-dir", help="where the input and output files go (default: the system's temporary directory)")
+    parser.add_argument(
+        "--rows",
+        type=int,
+        nargs="+",
+        default=[100_000],
+        help="row counts to run, each a generated file (default 100000; the full table: 100000 1000000)",
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="runs of each engine; the fastest counts (default 1)"
+    )
+    parser.add_argument(
+        "--runs",
+        nargs="+",
+        choices=list(RUNS),
+        default=list(RUNS),
+        help="which engines and worker counts (default: all; the in-process run is always made)",
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=1000,
+        help="rows per batch (default 1000, the command's default)",
+    )
+    parser.add_argument(
+        "--output-format",
+        choices=["jsonl", "parquet"],
+        default="jsonl",
+        help="OUTPUT's format (default jsonl)",
+    )
+    parser.add_argument(
+        "--work-dir",
+        help="where the input and output files go (default: the system's temporary directory)",
+    )
     args = parser.parse_args(argv)
     load = " ".join(f"{value:.2f}" for value in os.getloadavg())
     print(f"load average before: {load} ({os.cpu_count()} CPUs)")
     results = {}
     with tempfile.TemporaryDirectory(dir=args.work_dir, prefix="bench_batch-") as work:
         for rows in args.rows:
-            results[rows] = measure(rows, args.runs, args.repeats, args.batch_size, args.output_format, Path(work))
-    print(f"best of {args.repeats}; every engine's output equals the in-process one byte for byte\n")
+            results[rows] = measure(
+                rows, args.runs, args.repeats, args.batch_size, args.output_format, Path(work)
+            )
+    print(
+        f"best of {args.repeats}; every engine's output equals the in-process one byte for byte\n"
+    )
     _print_tables(results)
     print(f"\nload average after: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
     return 0

@@ -59,7 +59,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine import ResponseParser, message_from_events, parse_response  # noqa: E402
 from tests.support.workloads import (  # noqa: E402
-    WORKLOADS, Case, Workload, make_case, token_chunks,
+    WORKLOADS,
+    Case,
+    Workload,
+    make_case,
+    token_chunks,
 )
 
 KB = 1024
@@ -114,7 +118,13 @@ class Outcome:
     error: str | None = None
 
 
-def _run(engine: Engine, workload: Workload, case: Case, chunks: Iterable[str] | None, keep_events: bool = True) -> Outcome:
+def _run(
+    engine: Engine,
+    workload: Workload,
+    case: Case,
+    chunks: Iterable[str] | None,
+    keep_events: bool = True,
+) -> Outcome:
     if chunks is None:
         return Outcome(message=engine.parse(case.text, workload.template, prefix=case.prefix))
     parser = engine.parser_class(workload.template, prefix=case.prefix)
@@ -133,7 +143,14 @@ def _run(engine: Engine, workload: Workload, case: Case, chunks: Iterable[str] |
     return Outcome(message, events)
 
 
-def _timed(engine: Engine, workload: Workload, case: Case, chunks: list[str] | None, loops: int, keep_events: bool) -> float:
+def _timed(
+    engine: Engine,
+    workload: Workload,
+    case: Case,
+    chunks: list[str] | None,
+    loops: int,
+    keep_events: bool,
+) -> float:
     """Seconds for one run (the mean over `loops` back-to-back runs).
 
     Unless `keep_events`, each feed's events are dropped as they come, as a consumer that
@@ -215,7 +232,11 @@ def _compare(workload: Workload, case: Case, ours: Outcome, theirs: Outcome) -> 
         return None
     mine, other = dict(ours.message), dict(theirs.message)
     if workload.spans_implicit_stretches:
-        implicit = next(name for name, spec in workload.template["fields"].items() if "open" not in spec and "open_pattern" not in spec)
+        implicit = next(
+            name
+            for name, spec in workload.template["fields"].items()
+            if "open" not in spec and "open_pattern" not in spec
+        )
         found = mine.pop(implicit, "")
         other.pop(implicit, None)
         if found != case.implicit_expected:
@@ -229,18 +250,24 @@ def _compare(workload: Workload, case: Case, ours: Outcome, theirs: Outcome) -> 
     if workload.spans_implicit_stretches:
         # A later stretch's close carries the whitespace held before it (its values concatenate to
         # the message); the reference's closes carry each stretch stripped.
-        ours_events, their_events = (_without_close_values(events, implicit) for events in (ours_events, their_events))
+        ours_events, their_events = (
+            _without_close_values(events, implicit) for events in (ours_events, their_events)
+        )
     return _first_difference(ours_events, their_events, "events")
 
 
 def _without_close_values(events: list[dict], field_name: str) -> list[dict]:
     return [
-        {k: v for k, v in event.items() if k != "value"} if event["type"] == "region_close" and event["field"] == field_name else event
+        {k: v for k, v in event.items() if k != "value"}
+        if event["type"] == "region_close" and event["field"] == field_name
+        else event
         for event in events
     ]
 
 
-def _outcome(engine: Engine, workload: Workload, case: Case, chunks: list[str] | None) -> tuple[Outcome, float]:
+def _outcome(
+    engine: Engine, workload: Workload, case: Case, chunks: list[str] | None
+) -> tuple[Outcome, float]:
     start = time.perf_counter()
     try:
         outcome = _run(engine, workload, case, chunks)
@@ -284,46 +311,83 @@ def close_value_chars(events: list[dict]) -> int:
     for event in events:
         if event["type"] == "region_close" and "value" in event:
             value = event["value"]
-            total += len(value) if isinstance(value, str) else len(json.dumps(value, ensure_ascii=False))
+            total += (
+                len(value) if isinstance(value, str) else len(json.dumps(value, ensure_ascii=False))
+            )
     return total
 
 
-def _measure(workload: Workload, size: int, mode: str, repeats: int, reference: Engine, keep_events: bool = False) -> Measurement:
+def _measure(
+    workload: Workload,
+    size: int,
+    mode: str,
+    repeats: int,
+    reference: Engine,
+    keep_events: bool = False,
+) -> Measurement:
     case = make_case(workload.name, size)
     chunks = _chunks(case.text, mode)
-    result = Measurement(workload.name, size, mode, len(case.text), 1 if chunks is None else len(chunks))
+    result = Measurement(
+        workload.name, size, mode, len(case.text), 1 if chunks is None else len(chunks)
+    )
     engines = [OURS, reference]
 
     # First run of each: warms up, gives the outcome to compare, and sizes the timing loops.
-    first: dict[str, tuple[Outcome, float]] = {engine.name: _outcome(engine, workload, case, chunks) for engine in engines}
+    first: dict[str, tuple[Outcome, float]] = {
+        engine.name: _outcome(engine, workload, case, chunks) for engine in engines
+    }
     result.difference = _compare(workload, case, first["ours"][0], first["reference"][0])
     if first["ours"][0].error or first["reference"][0].error:
         return result
     if chunks is not None:
-        result.close_chars = {engine.name: close_value_chars(first[engine.name][0].events) for engine in engines}
+        result.close_chars = {
+            engine.name: close_value_chars(first[engine.name][0].events) for engine in engines
+        }
     slow_reference = first["reference"][1] >= SLOW_RUN_SECONDS
 
     # The first run compiles templates and warms caches, so the loops are sized from a second one.
-    warm = {engine.name: first[engine.name][1] if first[engine.name][1] >= SLOW_RUN_SECONDS else _outcome(engine, workload, case, chunks)[1] for engine in engines}
-    loops = {engine.name: max(1, math.ceil(MIN_SAMPLE_SECONDS / max(warm[engine.name], 1e-6))) for engine in engines}
+    warm = {
+        engine.name: first[engine.name][1]
+        if first[engine.name][1] >= SLOW_RUN_SECONDS
+        else _outcome(engine, workload, case, chunks)[1]
+        for engine in engines
+    }
+    loops = {
+        engine.name: max(1, math.ceil(MIN_SAMPLE_SECONDS / max(warm[engine.name], 1e-6)))
+        for engine in engines
+    }
     samples: dict[str, list[float]] = {"ours": [], "reference": []}
-    if slow_reference and (keep_events or chunks is None):  # the first run is timed the same way: reuse it
+    if slow_reference and (
+        keep_events or chunks is None
+    ):  # the first run is timed the same way: reuse it
         samples["reference"].append(first["reference"][1])
     for index in range(repeats):
         order = engines if index % 2 == 0 else engines[::-1]
         for engine in order:
-            if engine is reference and slow_reference and len(samples["reference"]) >= min(repeats, SLOW_RUN_REPEATS):
+            if (
+                engine is reference
+                and slow_reference
+                and len(samples["reference"]) >= min(repeats, SLOW_RUN_REPEATS)
+            ):
                 continue
-            samples[engine.name].append(_timed(engine, workload, case, chunks, loops[engine.name], keep_events))
+            samples[engine.name].append(
+                _timed(engine, workload, case, chunks, loops[engine.name], keep_events)
+            )
     result.times = samples
     if slow_reference:
         # Fewer reference runs than ours: each of ours is compared with their median.
-        result.speedups = [statistics.median(samples["reference"]) / mine for mine in samples["ours"]]
+        result.speedups = [
+            statistics.median(samples["reference"]) / mine for mine in samples["ours"]
+        ]
     else:
-        result.speedups = [theirs / mine for mine, theirs in zip(samples["ours"], samples["reference"])]
+        result.speedups = [
+            theirs / mine for mine, theirs in zip(samples["ours"], samples["reference"])
+        ]
 
     result.peak["ours"] = _peak_memory(OURS, workload, case, chunks)
-    result.peak["reference"] = None if slow_reference else _peak_memory(reference, workload, case, chunks)
+    result.peak["reference"] = (
+        None if slow_reference else _peak_memory(reference, workload, case, chunks)
+    )
     return result
 
 
@@ -387,7 +451,9 @@ def _print_workload(workload: Workload, rows: list[Measurement]) -> None:
                 continue
             median = statistics.median(times)
             per_chunk = "-" if row.mode == ONE_SHOT else f"{median / row.chunks * 1e6:.2f}"
-            cells.append(f"{_spread(times, _seconds):>30} {per_chunk:>8} {row.characters / MB / median:>7.1f}")
+            cells.append(
+                f"{_spread(times, _seconds):>30} {per_chunk:>8} {row.characters / MB / median:>7.1f}"
+            )
             peak = row.peak.get(engine)
             if engine == "ours":
                 cells[-1] += f" {_megabytes(peak):>7} {peak / row.characters if peak else 0:>5.2f}x"
@@ -395,7 +461,9 @@ def _print_workload(workload: Workload, rows: list[Measurement]) -> None:
                 cells[-1] += f" {_megabytes(peak):>10}"
         speedup = _spread(row.speedups, lambda v: f"{v:.2f}x") if row.speedups else "-"
         if row.close_chars:
-            ours_chars, their_chars = (row.close_chars[name] / row.characters for name in ("ours", "reference"))
+            ours_chars, their_chars = (
+                row.close_chars[name] / row.characters for name in ("ours", "reference")
+            )
             carried = f"{ours_chars:.2f}x / {their_chars:.2f}x"
         else:
             carried = "-"
@@ -403,7 +471,11 @@ def _print_workload(workload: Workload, rows: list[Measurement]) -> None:
         print(" | ".join(cells) + f" | {speedup:>36} | {carried:>29} | {check}")
     by_key = {(row.size, row.mode): row for row in rows}
     for mode in STREAMING_MODES:
-        pairs = [(small, large) for small, large in ((100 * KB, MB), (10 * KB, 100 * KB)) if (small, mode) in by_key and (large, mode) in by_key]
+        pairs = [
+            (small, large)
+            for small, large in ((100 * KB, MB), (10 * KB, 100 * KB))
+            if (small, mode) in by_key and (large, mode) in by_key
+        ]
         if not pairs:
             continue
         small, large = pairs[0]
@@ -440,7 +512,13 @@ def _targets(rows: list[Measurement]) -> list[Target]:
         if not known:
             targets.append(Target(goal, None, "n/a (not measured)"))
             return
-        targets.append(Target(goal, all(ok for _, _, ok in known), ", ".join(f"{label} {value:.2f}" for label, value, _ in known)))
+        targets.append(
+            Target(
+                goal,
+                all(ok for _, _, ok in known),
+                ", ".join(f"{label} {value:.2f}" for label, value, _ in known),
+            )
+        )
 
     for size, minimum in ((100 * KB, 4.0), (MB, 40.0)):
         figures = []
@@ -448,11 +526,16 @@ def _targets(rows: list[Measurement]) -> list[Target]:
             row = by_key.get((name, size, TOKENS))
             value = speedup(row) if row and row.speedups else None
             figures.append((name, value, value is not None and value >= minimum))
-        check(f"streaming (tokens) at {_size_label(size)}: >= {minimum:g}x the reference's throughput", figures)
+        check(
+            f"streaming (tokens) at {_size_label(size)}: >= {minimum:g}x the reference's throughput",
+            figures,
+        )
 
     figures = []
     for name in workloads:
-        value = _exponent(by_key.get((name, 100 * KB, TOKENS)), by_key.get((name, MB, TOKENS)), "ours")
+        value = _exponent(
+            by_key.get((name, 100 * KB, TOKENS)), by_key.get((name, MB, TOKENS)), "ours"
+        )
         figures.append((name, value, value is not None and value <= 1.08))
     check("scaling exponent 100KB -> 1MB (tokens, ours, fastest runs) <= 1.08", figures)
 
@@ -464,17 +547,36 @@ def _targets(rows: list[Measurement]) -> list[Target]:
                 continue
             ratio = statistics.median(row.times["ours"]) / statistics.median(row.times["reference"])
             figures.append((name, ratio, ratio <= 0.5))
-        check(f"per-chunk overhead at {_size_label(size)} (tokens): ours/reference us per chunk <= 0.50", figures)
+        check(
+            f"per-chunk overhead at {_size_label(size)} (tokens): ours/reference us per chunk <= 0.50",
+            figures,
+        )
 
-    def worst(goal: str, figures: list[tuple[str, float, bool]], shown: list[tuple[str, float, bool]]) -> None:
+    def worst(
+        goal: str, figures: list[tuple[str, float, bool]], shown: list[tuple[str, float, bool]]
+    ) -> None:
         """A target judged on every figure, showing only `shown` (the worst few)."""
         if not figures:
             targets.append(Target(goal, None, "n/a (not measured)"))
             return
-        targets.append(Target(goal, all(ok for _, _, ok in figures), ", ".join(f"{label} {value:.2f}" for label, value, _ in shown)))
+        targets.append(
+            Target(
+                goal,
+                all(ok for _, _, ok in figures),
+                ", ".join(f"{label} {value:.2f}" for label, value, _ in shown),
+            )
+        )
 
-    figures = [(f"{row.workload}@{_size_label(row.size)}/{row.mode}", speedup(row), speedup(row) >= 1.0) for row in rows if row.speedups]
-    worst("never slower than the reference, any workload, size and chunking (speedup >= 1.00; the slowest)", figures, sorted(figures, key=lambda item: item[1])[:4])
+    figures = [
+        (f"{row.workload}@{_size_label(row.size)}/{row.mode}", speedup(row), speedup(row) >= 1.0)
+        for row in rows
+        if row.speedups
+    ]
+    worst(
+        "never slower than the reference, any workload, size and chunking (speedup >= 1.00; the slowest)",
+        figures,
+        sorted(figures, key=lambda item: item[1])[:4],
+    )
 
     for mode in (TOKENS, BLOCKS):
         many, few = by_key.get(("calls-1000", MB, mode)), by_key.get(("calls-10", MB, mode))
@@ -484,13 +586,25 @@ def _targets(rows: list[Measurement]) -> list[Target]:
                 if many.times.get(engine) and few.times.get(engine):
                     ratio = min(many.times[engine]) / min(few.times[engine])
                     figures.append((engine, ratio, ratio <= 1.5 or engine == "reference"))
-        check(f"1,000 calls against 10 calls in 1MB ({mode}, fastest runs): ours <= 1.5x as long", figures)
+        check(
+            f"1,000 calls against 10 calls in 1MB ({mode}, fastest runs): ours <= 1.5x as long",
+            figures,
+        )
 
     figures = [
-        (f"{row.workload}@{_size_label(row.size)}/{row.mode}", row.close_chars["ours"] / row.characters, row.close_chars["ours"] <= 1.2 * row.characters)
-        for row in rows if row.close_chars
+        (
+            f"{row.workload}@{_size_label(row.size)}/{row.mode}",
+            row.close_chars["ours"] / row.characters,
+            row.close_chars["ours"] <= 1.2 * row.characters,
+        )
+        for row in rows
+        if row.close_chars
     ]
-    worst("close values carry at most 1.2x the text (ours, every streaming run; the largest)", figures, sorted(figures, key=lambda item: -item[1])[:4])
+    worst(
+        "close values carry at most 1.2x the text (ours, every streaming run; the largest)",
+        figures,
+        sorted(figures, key=lambda item: -item[1])[:4],
+    )
 
     figures = []
     for row in rows:
@@ -505,7 +619,9 @@ def _targets(rows: list[Measurement]) -> list[Target]:
         # Below 100 KB the fixed cost (template, compiled patterns) dominates the ratio.
         if row.mode != ONE_SHOT and peak is not None and row.size >= MEMORY_TARGET_MIN_SIZE:
             value = peak / row.characters
-            figures.append((f"{row.workload}@{_size_label(row.size)}/{row.mode}", value, value <= 3.0))
+            figures.append(
+                (f"{row.workload}@{_size_label(row.size)}/{row.mode}", value, value <= 3.0)
+            )
     worst = sorted(figures, key=lambda item: -item[1])[:4]
     if figures:
         targets.append(
@@ -517,7 +633,11 @@ def _targets(rows: list[Measurement]) -> list[Target]:
         )
     else:
         targets.append(
-            Target(f"peak streaming memory (ours, from {_size_label(MEMORY_TARGET_MIN_SIZE)}) <= 3x the generation's size", None, "n/a (not measured)")
+            Target(
+                f"peak streaming memory (ours, from {_size_label(MEMORY_TARGET_MIN_SIZE)}) <= 3x the generation's size",
+                None,
+                "n/a (not measured)",
+            )
         )
     return targets
 
@@ -535,11 +655,26 @@ def _argument_parser() -> argparse.ArgumentParser:
         prog="python scripts/bench_engine.py",
         description="Benchmark our response parser against transformers' reference, side by side.",
     )
-    parser.add_argument("--sizes", default=DEFAULT_SIZES, help=f"generation sizes, comma-separated (default {DEFAULT_SIZES})")
-    parser.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help=f"timed samples per engine (default {DEFAULT_REPEATS})")
-    parser.add_argument("--quick", action="store_true", help="smallest size only, one repeat (what the test suite runs)")
     parser.add_argument(
-        "--workloads", default=",".join(WORKLOADS), help=f"comma-separated subset of: {', '.join(WORKLOADS)} (default all)"
+        "--sizes",
+        default=DEFAULT_SIZES,
+        help=f"generation sizes, comma-separated (default {DEFAULT_SIZES})",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=DEFAULT_REPEATS,
+        help=f"timed samples per engine (default {DEFAULT_REPEATS})",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smallest size only, one repeat (what the test suite runs)",
+    )
+    parser.add_argument(
+        "--workloads",
+        default=",".join(WORKLOADS),
+        help=f"comma-separated subset of: {', '.join(WORKLOADS)} (default all)",
     )
     parser.add_argument(
         "--keep-events",
@@ -565,20 +700,26 @@ def _engine_of_checkout(root: Path) -> Engine:
     package = root / "engine" / "__init__.py"
     if not package.is_file():
         raise SystemExit(f"error: {root} has no engine/__init__.py")
-    spec = importlib.util.spec_from_file_location("engine_baseline", package, submodule_search_locations=[str(package.parent)])
+    spec = importlib.util.spec_from_file_location(
+        "engine_baseline", package, submodule_search_locations=[str(package.parent)]
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules["engine_baseline"] = module
     spec.loader.exec_module(module)
     return Engine("baseline", module.ResponseParser, module.parse_response)
 
 
-def compare_checkouts(baseline: Engine, names: list[str], sizes: list[int], repeats: int) -> list[str]:
+def compare_checkouts(
+    baseline: Engine, names: list[str], sizes: list[int], repeats: int
+) -> list[str]:
     """Lines of a side-by-side table: this engine and `baseline`, alternated, on each workload and size.
 
     Streaming (token chunks) gives microseconds per chunk; one-shot gives milliseconds per parse.
     The ratio is this engine's median time over the baseline's (below 1: this one is faster).
     """
-    lines = [f"{'workload':12} {'size':>6} {'mode':>8} {'this':>12} {'baseline':>12} {'ratio':>7}  (medians over {repeats} alternated runs)"]
+    lines = [
+        f"{'workload':12} {'size':>6} {'mode':>8} {'this':>12} {'baseline':>12} {'ratio':>7}  (medians over {repeats} alternated runs)"
+    ]
     for name in names:
         workload = WORKLOADS[name]
         for size in sizes:
@@ -587,18 +728,28 @@ def compare_checkouts(baseline: Engine, names: list[str], sizes: list[int], repe
                 chunks = token_chunks(case.text) if mode == TOKENS else None
                 for engine in (OURS, baseline):
                     _run(engine, workload, case, chunks, keep_events=False)  # warm up
-                warm = min(_timed(OURS, workload, case, chunks, 1, False), _timed(baseline, workload, case, chunks, 1, False))
+                warm = min(
+                    _timed(OURS, workload, case, chunks, 1, False),
+                    _timed(baseline, workload, case, chunks, 1, False),
+                )
                 loops = max(1, math.ceil(MIN_SAMPLE_SECONDS / max(warm, 1e-6)))
                 times: dict[str, list[float]] = {"ours": [], "baseline": []}
                 for index in range(repeats):
                     for engine in (OURS, baseline) if index % 2 == 0 else (baseline, OURS):
-                        times[engine.name].append(_timed(engine, workload, case, chunks, loops, False))
+                        times[engine.name].append(
+                            _timed(engine, workload, case, chunks, loops, False)
+                        )
                 this, other = statistics.median(times["ours"]), statistics.median(times["baseline"])
                 if chunks is None:
                     shown = f"{this * 1e3:9.3f} ms", f"{other * 1e3:9.3f} ms"
                 else:
-                    shown = f"{this / len(chunks) * 1e6:9.3f} us", f"{other / len(chunks) * 1e6:9.3f} us"
-                lines.append(f"{name:12} {_size_label(size):>6} {mode:>8} {shown[0]:>12} {shown[1]:>12} {this / other:7.3f}")
+                    shown = (
+                        f"{this / len(chunks) * 1e6:9.3f} us",
+                        f"{other / len(chunks) * 1e6:9.3f} us",
+                    )
+                lines.append(
+                    f"{name:12} {_size_label(size):>6} {mode:>8} {shown[0]:>12} {shown[1]:>12} {this / other:7.3f}"
+                )
     return lines
 
 
@@ -643,13 +794,18 @@ def profile_streaming(workload: Workload, size: int, top: int = 14) -> list[str]
     paths = _path_counts(stats)
     lines = [
         f"== profile: {workload.name}, {_size_label(size)}, tokens: {len(chunks)} chunks, {total * 1e3:.1f} ms under cProfile",
-        "  chunks that needed: " + ", ".join(f"{label} {calls / len(chunks):.2%}" for label, calls in paths.items()),
+        "  chunks that needed: "
+        + ", ".join(f"{label} {calls / len(chunks):.2%}" for label, calls in paths.items()),
         f"  {'calls':>9} {'per chunk':>9} {'own time':>9} {'share':>6}  function",
     ]
-    entries = sorted(stats.stats.items(), key=lambda item: item[1][2], reverse=True)  # by own (total) time
+    entries = sorted(
+        stats.stats.items(), key=lambda item: item[1][2], reverse=True
+    )  # by own (total) time
     for (filename, line, function), (_, calls, own, _, _) in entries[:top]:
         where = f"{filename.rsplit('/', 1)[-1]}:{line} {function}" if line else function
-        lines.append(f"  {calls:>9} {calls / len(chunks):>9.1%} {own * 1e3:>6.1f} ms {own / total:>6.1%}  {where}")
+        lines.append(
+            f"  {calls:>9} {calls / len(chunks):>9.1%} {own * 1e3:>6.1f} ms {own / total:>6.1%}  {where}"
+        )
     return lines
 
 
@@ -670,16 +826,26 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(profile_streaming(WORKLOADS[name], sizes[-1] if sizes else 100 * KB)))
         return 0
     if options.against:
-        print("\n".join(compare_checkouts(_engine_of_checkout(Path(options.against)), names, sizes, repeats)))
+        print(
+            "\n".join(
+                compare_checkouts(_engine_of_checkout(Path(options.against)), names, sizes, repeats)
+            )
+        )
         return 0
     reference = _reference_engine()
 
-    print(f"Response parser benchmark: ours vs transformers' reference, {repeats} repeat(s), python {sys.version.split()[0]}")
-    print("Times are per run (parser construction + feeding + finalize, or one parse_response call).")
+    print(
+        f"Response parser benchmark: ours vs transformers' reference, {repeats} repeat(s), python {sys.version.split()[0]}"
+    )
+    print(
+        "Times are per run (parser construction + feeding + finalize, or one parse_response call)."
+    )
     if options.keep_events:
         print("Streaming runs keep every event in one list (--keep-events).")
     else:
-        print("Streaming runs drop each feed's events as they come, as a consumer forwarding them would (--keep-events keeps them).")
+        print(
+            "Streaming runs drop each feed's events as they come, as a consumer forwarding them would (--keep-events keeps them)."
+        )
     print(
         "Speedup = reference time / our time, per alternated pair (a slow reference: its median). "
         "Peak memory: tracemalloc, separate untimed run."
@@ -715,10 +881,14 @@ def main(argv: list[str] | None = None) -> int:
     if differences:
         row = differences[0]
         print(f"\nDIFFERENCES from the reference: {len(differences)} run(s). First one:")
-        print(f"  workload {row.workload}, size {row.size}, mode {row.mode} (tests.workloads.make_case({row.workload!r}, {row.size}))")
+        print(
+            f"  workload {row.workload}, size {row.size}, mode {row.mode} (tests.workloads.make_case({row.workload!r}, {row.size}))"
+        )
         print(f"  {row.difference}")
         return 1
-    print("\nAll messages and events match the reference (where the implicit field keeps every stretch by design, against the generator's text).")
+    print(
+        "\nAll messages and events match the reference (where the implicit field keeps every stretch by design, against the generator's text)."
+    )
     return 0
 
 

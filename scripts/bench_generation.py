@@ -21,10 +21,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from playground.model.generation import DEFAULT_MODEL_PATH, choose_template, load_model, render_prompt, stream_generation  # noqa: E402
-
 from engine import ResponseParser  # noqa: E402
 from engine.authoring.samples import load_samples  # noqa: E402
+from playground.model.generation import (  # noqa: E402
+    DEFAULT_MODEL_PATH,
+    choose_template,
+    load_model,
+    render_prompt,
+    stream_generation,
+)
 
 # The project's example tools (get_weather, create_event, set_alarm).
 TOOLS = next(s.tools for s in load_samples() if s.id == "qwen3/text-then-tool-calls")
@@ -38,7 +43,9 @@ SAMPLING = {"temperature": 0.7, "top_p": 0.95}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--model", default=str(DEFAULT_MODEL_PATH))
     parser.add_argument("--runs", type=int, default=8)
     parser.add_argument("--max-new-tokens", type=int, default=200)
@@ -46,10 +53,14 @@ def main() -> None:
 
     loaded = load_model(args.model)
     template, reason = choose_template(loaded)
-    print(f"model: {args.model} ({sum(p.numel() for p in loaded.model.parameters()) / 1e6:.2f} M parameters)")
+    print(
+        f"model: {args.model} ({sum(p.numel() for p in loaded.model.parameters()) / 1e6:.2f} M parameters)"
+    )
     print(f"template: {reason}")
     print(f"parser: {ResponseParser.__module__}.ResponseParser")
-    stages = ", ".join(f"{stage.lower()} {seconds:.2f} s" for stage, seconds in loaded.stage_seconds)
+    stages = ", ".join(
+        f"{stage.lower()} {seconds:.2f} s" for stage, seconds in loaded.stage_seconds
+    )
     print(f"load time: {loaded.load_seconds:.2f} s ({stages})")
 
     # One warm-up generation so first-call costs don't count.
@@ -66,7 +77,9 @@ def main() -> None:
         started = time.perf_counter()
         response_parser = ResponseParser(template, prefix=prompt.text, tools=TOOLS)
         parser_seconds += time.perf_counter() - started
-        for piece in stream_generation(loaded, prompt, max_new_tokens=args.max_new_tokens, seed=run, **SAMPLING):
+        for piece in stream_generation(
+            loaded, prompt, max_new_tokens=args.max_new_tokens, seed=run, **SAMPLING
+        ):
             before = time.perf_counter()
             response_parser.feed(piece.text)
             parser_seconds += time.perf_counter() - before
@@ -76,9 +89,15 @@ def main() -> None:
         response_parser.finalize()
         parser_seconds += time.perf_counter() - before
         total_seconds += time.perf_counter() - started
-    print(f"generated: {tokens} tokens in {pieces} pieces over {args.runs} runs, {total_seconds:.2f} s")
-    print(f"speed: {tokens / total_seconds:.1f} tokens/s ({1000 * total_seconds / tokens:.2f} ms per token)")
-    print(f"parser: {1e6 * parser_seconds / tokens:.1f} us per token, {parser_seconds / total_seconds:.2%} of the time per token (target < 2%)")
+    print(
+        f"generated: {tokens} tokens in {pieces} pieces over {args.runs} runs, {total_seconds:.2f} s"
+    )
+    print(
+        f"speed: {tokens / total_seconds:.1f} tokens/s ({1000 * total_seconds / tokens:.2f} ms per token)"
+    )
+    print(
+        f"parser: {1e6 * parser_seconds / tokens:.1f} us per token, {parser_seconds / total_seconds:.2%} of the time per token (target < 2%)"
+    )
 
 
 if __name__ == "__main__":

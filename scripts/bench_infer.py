@@ -38,24 +38,44 @@ def chat_templates(shared: Path) -> list[tuple[str, str, str, str]]:
             text = (shared / "chat_templates" / entry["file"]).read_text(encoding="utf-8")
             found.append((entry["file"], text, entry["bos_token"], entry["eos_token"]))
     else:
-        print(f"note: no real chat templates at {manifest.parent}; timing the small ones in tests/chat_templates only")
+        print(
+            f"note: no real chat templates at {manifest.parent}; timing the small ones in tests/chat_templates only"
+        )
     for path in sorted((ROOT / "tests" / "support" / "chat_templates").glob("*.jinja")):
         found.append((f"tests/{path.name}", path.read_text(encoding="utf-8"), "", ""))
     return found
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(prog="python scripts/bench_infer.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared", help="the folder holding chat_templates/")
-    parser.add_argument("--isolated", action="store_true", help="time inference in a child process, as the CLI runs it")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per chat template; the best is shown (default 3)")
+    parser = argparse.ArgumentParser(
+        prog="python scripts/bench_infer.py", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--shared",
+        type=Path,
+        default=ROOT.parent / "shared",
+        help="the folder holding chat_templates/",
+    )
+    parser.add_argument(
+        "--isolated",
+        action="store_true",
+        help="time inference in a child process, as the CLI runs it",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="runs per chat template; the best is shown (default 3)",
+    )
     options = parser.parse_args()
     infer = infer_template_isolated if options.isolated else infer_template
     templates = chat_templates(options.shared)
     started = time.perf_counter()
     infer(templates[0][1], bos_token=templates[0][2], eos_token=templates[0][3])
     print(f"first run (imports transformers): {time.perf_counter() - started:.2f} s\n")
-    print(f"{'chat template':34} {'best':>7} {'worst':>7} {'candidates':>10}  matrix (passed/failed/not renderable)")
+    print(
+        f"{'chat template':34} {'best':>7} {'worst':>7} {'candidates':>10}  matrix (passed/failed/not renderable)"
+    )
     slowest = 0.0
     failing = []
     for name, text, bos, eos in templates:
@@ -68,12 +88,16 @@ def main() -> int:
         slowest = max(slowest, min(times))
         if not result.passed:
             failing.append(name)
-        print(f"{name:34} {min(times):6.2f}s {max(times):6.2f}s {len(result.candidates):>10}  "
-              f"{counts['passed']}/{counts['failed']}/{counts['not_renderable']}{'' if result.passed else '  FAILS'}")
+        print(
+            f"{name:34} {min(times):6.2f}s {max(times):6.2f}s {len(result.candidates):>10}  "
+            f"{counts['passed']}/{counts['failed']}/{counts['not_renderable']}{'' if result.passed else '  FAILS'}"
+        )
     verdict = "PASS" if slowest <= TARGET_SECONDS else "FAIL"
-    print(f"\n[{verdict}] slowest chat template: {slowest:.2f} s (target <= {TARGET_SECONDS:g} s); "
-          f"{len(templates) - len(failing)} of {len(templates)} pass their matrix"
-          + (f" (failing: {', '.join(failing)})" if failing else ""))
+    print(
+        f"\n[{verdict}] slowest chat template: {slowest:.2f} s (target <= {TARGET_SECONDS:g} s); "
+        f"{len(templates) - len(failing)} of {len(templates)} pass their matrix"
+        + (f" (failing: {', '.join(failing)})" if failing else "")
+    )
     return 0
 
 

@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 from engine.authoring.samples import load_samples  # noqa: E402
 from playground.catalog import template_text_of  # noqa: E402
-from tests.support.load_sessions import PageVisitor, api_client, server_rss_mb, timed  # noqa: E402
 from tests.support.app_server import start_app  # noqa: E402
+from tests.support.load_sessions import PageVisitor, api_client, server_rss_mb, timed  # noqa: E402
 
 CASES = [s for s in load_samples() if s.expected is not None and not s.tools]
 REPLAY_CHARS = 200_000
@@ -63,7 +63,14 @@ class Parser:
 
     def once(self) -> None:
         sample = self.sample
-        seconds, result = timed(self.client.predict, self.template_text, sample.prefix, sample.generation, "", api_name="/parse")
+        seconds, result = timed(
+            self.client.predict,
+            self.template_text,
+            sample.prefix,
+            sample.generation,
+            "",
+            api_name="/parse",
+        )
         self.parses.append(seconds)
         self.failures += result.get("message") != sample.expected
         if self.switch:
@@ -85,10 +92,16 @@ def parse_round(url: str, sessions: int, seconds: float) -> tuple[list[float], l
         stop.set()
         for future in running:
             future.result()
-    return [s for p in parsers for s in p.parses], [s for p in parsers for s in p.switches], sum(p.failures for p in parsers)
+    return (
+        [s for p in parsers for s in p.parses],
+        [s for p in parsers for s in p.switches],
+        sum(p.failures for p in parsers),
+    )
 
 
-def while_running(url: str, work, seconds_at_least: float = 0.0) -> tuple[float, object, list[float]]:
+def while_running(
+    url: str, work, seconds_at_least: float = 0.0
+) -> tuple[float, object, list[float]]:
     """Run `work()` in a thread while one session parses in a loop; (work seconds, its result, parse latencies)."""
     parser = Parser(url, 3, switch=False)
     outcome: dict = {}
@@ -107,32 +120,52 @@ def while_running(url: str, work, seconds_at_least: float = 0.0) -> tuple[float,
 
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    options.add_argument("--sessions", type=int, default=8, help="concurrent parse sessions per round (default 8)")
-    options.add_argument("--seconds", type=float, default=10.0, help="length of each round in seconds (default 10)")
+    options.add_argument(
+        "--sessions", type=int, default=8, help="concurrent parse sessions per round (default 8)"
+    )
+    options.add_argument(
+        "--seconds", type=float, default=10.0, help="length of each round in seconds (default 10)"
+    )
     args = options.parse_args()
     process, url = start_app()
     try:
         pid = process.pid
-        api_client(url).predict(CASES[0].id, api_name="/load_sample")  # the first request warms the server
+        api_client(url).predict(
+            CASES[0].id, api_name="/load_sample"
+        )  # the first request warms the server
         print(f"server up: {server_rss_mb(pid):.0f} MB")
 
-        print(f"\n{args.sessions} concurrent sessions parsing and switching samples, two identical rounds of {args.seconds:g} s")
+        print(
+            f"\n{args.sessions} concurrent sessions parsing and switching samples, two identical rounds of {args.seconds:g} s"
+        )
         memory = [server_rss_mb(pid)]
         for number in (1, 2):
             parses, switches, failures = parse_round(url, args.sessions, args.seconds)
             memory.append(server_rss_mb(pid))
-            print(f"round {number}: memory {memory[-1]:.0f} MB ({memory[-1] - memory[-2]:+.0f} MB), {failures} wrong results")
+            print(
+                f"round {number}: memory {memory[-1]:.0f} MB ({memory[-1] - memory[-2]:+.0f} MB), {failures} wrong results"
+            )
             print("  " + latency_line("parse", parses))
             print("  " + latency_line("sample switch", switches))
         print(f"second round grew memory by {memory[2] - memory[1]:+.0f} MB (target <= 60 MB)")
 
-        print(f"\na page replaying {REPLAY_CHARS // 1000} KB a character at a time (Play, fastest), watched for {REPLAY_SECONDS:g} s")
+        print(
+            f"\na page replaying {REPLAY_CHARS // 1000} KB a character at a time (Play, fastest), watched for {REPLAY_SECONDS:g} s"
+        )
         sample = CASES[0]
-        generation = (sample.generation * (REPLAY_CHARS // len(sample.generation) + 1))[:REPLAY_CHARS]
+        generation = (sample.generation * (REPLAY_CHARS // len(sample.generation) + 1))[
+            :REPLAY_CHARS
+        ]
         page = PageVisitor(url)
         before, peak = server_rss_mb(pid), 0.0
-        values = {"generation": generation, "prefix": sample.prefix, "template-editor": template_text_of(sample.template),
-                  "chunking": "chars", "chunk-size": 1, "speed": 0}
+        values = {
+            "generation": generation,
+            "prefix": sample.prefix,
+            "template-editor": template_text_of(sample.template),
+            "chunking": "chars",
+            "chunk-size": 1,
+            "speed": 0,
+        }
         sampling = threading.Event()
 
         def watch() -> None:
@@ -143,27 +176,47 @@ def main() -> None:
 
         watcher = threading.Thread(target=watch)
         watcher.start()
-        replay_seconds, _, parses = while_running(url, lambda: page.run("page_replay_play", values), REPLAY_SECONDS)
+        replay_seconds, _, parses = while_running(
+            url, lambda: page.run("page_replay_play", values), REPLAY_SECONDS
+        )
         sampling.set()
         watcher.join()
         after = server_rss_mb(pid)
         page.close()
         time.sleep(1.0)
         closed = server_rss_mb(pid)
-        print(f"replay took {replay_seconds:.1f} s; memory {before:.0f} MB before, peak {peak:.0f} MB ({peak - before:+.0f} MB), "
-              f"{after:.0f} MB after 30 s ({after - before:+.0f} MB; target <= 80 MB), {closed:.0f} MB after the page closed")
+        print(
+            f"replay took {replay_seconds:.1f} s; memory {before:.0f} MB before, peak {peak:.0f} MB ({peak - before:+.0f} MB), "
+            f"{after:.0f} MB after 30 s ({after - before:+.0f} MB; target <= 80 MB), {closed:.0f} MB after the page closed"
+        )
         print("  " + latency_line("others' parse", parses) + "   (target max <= 3000 ms)")
 
-        print("\na generation with the bundled demo model (200 new tokens) while another session parses")
+        print(
+            "\na generation with the bundled demo model (200 new tokens) while another session parses"
+        )
         client = api_client(url)
         list(client.submit("Hi", max_new_tokens=4, api_name="/generate"))  # load the model first
-        generate = lambda: list(client.submit("What's the weather in Paris?", max_new_tokens=200, seed=0, api_name="/generate"))
+
+        def generate():
+            return list(
+                client.submit(
+                    "What's the weather in Paris?", max_new_tokens=200, seed=0, api_name="/generate"
+                )
+            )
+
         seconds, updates, parses = while_running(url, generate)
         print(f"generation took {seconds:.1f} s ({len(updates)} updates)")
         print("  " + latency_line("parse meanwhile", parses))
 
-        print("\na hub id (Qwen/Qwen3-0.6B) with this machine's network, while another session parses")
-        fail = lambda: list(api_client(url).submit("Hi", model_name="Qwen/Qwen3-0.6B", api_name="/generate"))[-1]
+        print(
+            "\na hub id (Qwen/Qwen3-0.6B) with this machine's network, while another session parses"
+        )
+
+        def fail():
+            return list(
+                api_client(url).submit("Hi", model_name="Qwen/Qwen3-0.6B", api_name="/generate")
+            )[-1]
+
         seconds, last, parses = while_running(url, fail)
         outcome = last.get("error") or "loaded (the Hub is reachable here)"
         print(f"the load ended after {seconds:.1f} s (target <= 10 s): {outcome}")

@@ -33,7 +33,15 @@ from demo_corpus import TOOLS, make_corpus  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 20260
-SPECIAL_TOKENS = ["<|pad|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>"]
+SPECIAL_TOKENS = [
+    "<|pad|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+]
 CONVERSATIONS = 24000  # size of the training corpus
 STEPS = 1800  # optimizer steps
 TOKENS_PER_STEP = 2048  # a batch holds about this many tokens, padding included
@@ -138,10 +146,12 @@ def train_tokenizer(texts: list[str]):
     # the model knows costs one token or a few in the prompt, which keeps the
     # sequences short enough to train on a CPU. A newline is always its own
     # pre-token, so the generation prompt's final "\n" tokenizes as in training.
-    backend.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(PRE_TOKEN_PATTERN), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])
+    backend.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(PRE_TOKEN_PATTERN), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
     backend.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=4096,
@@ -182,7 +192,12 @@ def encode_for_training(tokenizer, text: str) -> tuple[list[int], list[int]]:
     return encoding["input_ids"], labels
 
 
-def batches(examples: list[tuple[list[int], list[int]]], rng: random.Random, tokens_per_batch: int, pad_id: int):
+def batches(
+    examples: list[tuple[list[int], list[int]]],
+    rng: random.Random,
+    tokens_per_batch: int,
+    pad_id: int,
+):
     """Endless stream of (input_ids, labels) tensors [batch, length] of about
     `tokens_per_batch` tokens each, padding included. Similar lengths are
     batched together to waste little on padding (right padding, which a
@@ -267,8 +282,11 @@ def train_model(tokenizer, examples, steps: int, seed: int):
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
         if step % 100 == 0 or step == steps - 1:
-            print(f"step {step:5d}  loss {loss.item():.3f}  {time.perf_counter() - started:6.0f} s wall  "
-                  f"{time.process_time() - cpu_started:6.0f} s CPU", flush=True)
+            print(
+                f"step {step:5d}  loss {loss.item():.3f}  {time.perf_counter() - started:6.0f} s wall  "
+                f"{time.process_time() - cpu_started:6.0f} s CPU",
+                flush=True,
+            )
     model.eval()
     return model
 
@@ -289,10 +307,11 @@ def template_wrapper() -> dict:
         "notes": [
             "With enable_thinking=True the generation prompt is <|im_start|>assistant\n<think>\n: the reasoning "
             "region opens inside the prefix, so the prompt must be passed as prefix.",
-            "Tool calls are plain JSON objects {\"name\": ..., \"arguments\": {...}}; a malformed JSON body "
+            'Tool calls are plain JSON objects {"name": ..., "arguments": {...}}; a malformed JSON body '
             "is a parse error, not partial output.",
             "The demo model is tiny and trained on a synthetic corpus: it knows the tools "
-            + ", ".join(tools) + " (in the schemas of scripts/demo_corpus.py), short chit-chat, and answering "
+            + ", ".join(tools)
+            + " (in the schemas of scripts/demo_corpus.py), short chit-chat, and answering "
             "from a tool result in a second turn.",
         ],
         "response_template": RESPONSE_TEMPLATE,
@@ -300,11 +319,15 @@ def template_wrapper() -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "samples" / "demo-model")
     parser.add_argument("--conversations", type=int, default=CONVERSATIONS)
     parser.add_argument("--steps", type=int, default=STEPS)
-    parser.add_argument("--threads", type=int, default=2, help="torch CPU threads (the result depends on it)")
+    parser.add_argument(
+        "--threads", type=int, default=2, help="torch CPU threads (the result depends on it)"
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -315,14 +338,21 @@ def main() -> None:
     examples = [encode_for_training(tokenizer, text) for text in texts]
     lengths = sorted(len(ids) for ids, _ in examples)
     trained = sum(sum(label != -100 for label in labels) for _, labels in examples)
-    print(f"corpus: {len(examples)} conversations, tokens median {lengths[len(lengths) // 2]}, max {lengths[-1]}, "
-          f"total {sum(lengths)} ({trained} trained on), vocabulary {len(tokenizer)}", flush=True)
+    print(
+        f"corpus: {len(examples)} conversations, tokens median {lengths[len(lengths) // 2]}, max {lengths[-1]}, "
+        f"total {sum(lengths)} ({trained} trained on), vocabulary {len(tokenizer)}",
+        flush=True,
+    )
 
     model = train_model(tokenizer, examples, args.steps, SEED)
 
     im_end = tokenizer.convert_tokens_to_ids("<|im_end|>")
     model.generation_config = GenerationConfig(
-        eos_token_id=im_end, pad_token_id=tokenizer.pad_token_id, do_sample=True, temperature=0.7, top_p=0.95,
+        eos_token_id=im_end,
+        pad_token_id=tokenizer.pad_token_id,
+        do_sample=True,
+        temperature=0.7,
+        top_p=0.95,
         max_new_tokens=200,
     )
     # 16-bit weights: half the file of float32 (the model is trained in float32).
@@ -332,11 +362,15 @@ def main() -> None:
     tokenizer.save_pretrained(args.out)
     (ROOT / "templates").mkdir(exist_ok=True)
     wrapper_path = ROOT / "templates" / "demo-model.json"
-    wrapper_path.write_text(json.dumps(template_wrapper(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    wrapper_path.write_text(
+        json.dumps(template_wrapper(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     weights = (args.out / "model.safetensors").stat().st_size
     print(f"saved {args.out} (weights {weights / 2**20:.2f} MiB) and {wrapper_path}")
-    print(f"build time: {time.perf_counter() - started:.0f} s wall, {time.process_time() - cpu_started:.0f} s CPU "
-          f"({args.threads} threads)")
+    print(
+        f"build time: {time.perf_counter() - started:.0f} s wall, {time.process_time() - cpu_started:.0f} s CPU "
+        f"({args.threads} threads)"
+    )
 
 
 if __name__ == "__main__":

@@ -54,7 +54,13 @@ from build_demo_model import CONVERSATIONS, SEED, render  # noqa: E402
 from demo_corpus import evaluation_samples, make_corpus  # noqa: E402
 
 from engine import parse_response  # noqa: E402
-from playground.model.generation import DEFAULT_MODEL_PATH, choose_template, load_model, render_prompt, stream_generation  # noqa: E402
+from playground.model.generation import (  # noqa: E402
+    DEFAULT_MODEL_PATH,
+    choose_template,
+    load_model,
+    render_prompt,
+    stream_generation,
+)
 
 EVALUATION_SEED = SEED + 1
 SAMPLING = {"temperature": 0.7, "top_p": 0.95}
@@ -103,7 +109,12 @@ def evaluate(loaded, template, samples: list[dict], *, sampled: bool, max_new_to
     tally = Tally()
     eos_id = loaded.tokenizer.convert_tokens_to_ids("<|im_end|>")
     for index, sample in enumerate(samples):
-        prompt = render_prompt(loaded, sample["messages"][:-1], sample["tools"], enable_thinking=sample["enable_thinking"])
+        prompt = render_prompt(
+            loaded,
+            sample["messages"][:-1],
+            sample["tools"],
+            enable_thinking=sample["enable_thinking"],
+        )
         settings = {**SAMPLING, "seed": index} if sampled else {"temperature": 0}
         pieces = list(stream_generation(loaded, prompt, max_new_tokens=max_new_tokens, **settings))
         text = "".join(piece.text for piece in pieces)
@@ -117,12 +128,16 @@ def evaluate(loaded, template, samples: list[dict], *, sampled: bool, max_new_to
             tally.parsed += 1
         except ValueError as error:
             message = {}
-            tally.failures.append(f"parse error: {error}\n  prompt ends {prompt.text[-70:]!r}\n  output {text!r}")
+            tally.failures.append(
+                f"parse error: {error}\n  prompt ends {prompt.text[-70:]!r}\n  output {text!r}"
+            )
         valid = valid_call_count(message, sample["tools"])
         tally.calls_valid += valid
         calls = message.get("tool_calls") or []
         if message and valid < len(calls):
-            tally.failures.append(f"invalid call\n  prompt ends {prompt.text[-70:]!r}\n  output {text!r}")
+            tally.failures.append(
+                f"invalid call\n  prompt ends {prompt.text[-70:]!r}\n  output {text!r}"
+            )
         if sample["enable_thinking"]:
             tally.thinking += 1
             tally.reasoned += bool(message.get("reasoning_content"))
@@ -130,7 +145,9 @@ def evaluate(loaded, template, samples: list[dict], *, sampled: bool, max_new_to
         if expected:
             tally.call_prompts += 1
             tally.call_prompts_valid += bool(calls) and valid == len(calls)
-            tally.call_prompts_exact += [c["function"] for c in calls] == [c["function"] for c in expected]
+            tally.call_prompts_exact += [c["function"] for c in calls] == [
+                c["function"] for c in expected
+            ]
         else:
             tally.no_tool_prompts += 1
             tally.no_tool_prompts_calling += "<tool_call>" in text
@@ -162,7 +179,12 @@ print(json.dumps({"load": loaded.load_seconds, "stages": loaded.stage_seconds, "
 
 def fresh_load_seconds(model: str) -> dict:
     """Load `model` in a new Python process: {"load": s, "stages": [[stage, s], ...], "first_token": s}."""
-    done = subprocess.run([sys.executable, "-c", _FRESH_LOAD, str(ROOT), model], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _FRESH_LOAD, str(ROOT), model],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -171,7 +193,9 @@ def _ratio(part: int, whole: int) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--model", default=str(DEFAULT_MODEL_PATH))
     parser.add_argument("--prompts", type=int, default=20)
     parser.add_argument("--max-new-tokens", type=int, default=200, help="the app's default")
@@ -179,7 +203,9 @@ def main() -> None:
     args = parser.parse_args()
 
     samples = evaluation_samples(args.prompts, EVALUATION_SEED)
-    training_prompts = {render(sample, generation_prompt=True) for sample in make_corpus(CONVERSATIONS, SEED)}
+    training_prompts = {
+        render(sample, generation_prompt=True) for sample in make_corpus(CONVERSATIONS, SEED)
+    }
     overlap = sum(render(sample, generation_prompt=True) in training_prompts for sample in samples)
     if overlap:
         raise SystemExit(f"{overlap} evaluation prompts occur in the training corpus")
@@ -193,12 +219,17 @@ def main() -> None:
     greedy = evaluate(loaded, template, samples, sampled=False, max_new_tokens=args.max_new_tokens)
     elapsed = time.perf_counter() - started
     size, dtypes = weights_summary(Path(args.model))
-    kinds = ", ".join(f"{kind} {sum(s['kind'] == kind for s in samples)}" for kind in dict.fromkeys(s["kind"] for s in samples))
+    kinds = ", ".join(
+        f"{kind} {sum(s['kind'] == kind for s in samples)}"
+        for kind in dict.fromkeys(s["kind"] for s in samples)
+    )
 
     print(f"model: {args.model}")
     print(f"template: {reason}")
-    print(f"prompts: {len(samples)} held out ({kinds}; thinking on for {sampled.thinking}), "
-          f"max_new_tokens {args.max_new_tokens}, {elapsed:.0f} s")
+    print(
+        f"prompts: {len(samples)} held out ({kinds}; thinking on for {sampled.thinking}), "
+        f"max_new_tokens {args.max_new_tokens}, {elapsed:.0f} s"
+    )
     rows = [
         ("parse", lambda t: _ratio(t.parsed, t.generations), ">= 19/20"),
         ("median new tokens", lambda t: f"{statistics.median(t.new_tokens):g}", ">= 40"),
@@ -207,7 +238,11 @@ def main() -> None:
         ("stop with <|im_end|>", lambda t: _ratio(t.stopped, t.generations), ""),
         ("call prompts, valid calls", lambda t: _ratio(t.call_prompts_valid, t.call_prompts), ""),
         ("call prompts, exact calls", lambda t: _ratio(t.call_prompts_exact, t.call_prompts), ""),
-        ("no-tool prompts with a call", lambda t: _ratio(t.no_tool_prompts_calling, t.no_tool_prompts), ""),
+        (
+            "no-tool prompts with a call",
+            lambda t: _ratio(t.no_tool_prompts_calling, t.no_tool_prompts),
+            "",
+        ),
     ]
     sampling = f"T={SAMPLING['temperature']} top_p={SAMPLING['top_p']}"
     print(f"{'':30} {'sampled (' + sampling + ')':>28} {'greedy':>16}   target (sampled)")
@@ -215,8 +250,10 @@ def main() -> None:
         print(f"{label:30} {show(sampled):>28} {show(greedy):>16}   {target}")
     print(f"{'weights':30} {size:.2f} MiB {dtypes} (target: 16 bits, < 10 MiB)")
     stages = ", ".join(f"{stage.lower()} {seconds:.2f} s" for stage, seconds in load["stages"])
-    print(f"{'load (fresh process)':30} {load['load']:.2f} s (target <= 3 s): {stages}; "
-          f"then first token {load['first_token']:.2f} s")
+    print(
+        f"{'load (fresh process)':30} {load['load']:.2f} s (target <= 3 s): {stages}; "
+        f"then first token {load['first_token']:.2f} s"
+    )
     print(f"{'load (modules imported)':30} {loaded.load_seconds:.2f} s")
     if args.verbose:
         for mode, tally in (("sampled", sampled), ("greedy", greedy)):

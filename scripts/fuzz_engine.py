@@ -44,15 +44,36 @@ from hypothesis import seed as hypothesis_seed  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import engine  # noqa: E402
-from engine import PatternTimeoutError, ResponseParseError, ResponseParser, TemplateError, parse_response
-from engine import trace
+from engine import (
+    PatternTimeoutError,
+    ResponseParseError,
+    ResponseParser,
+    TemplateError,
+    parse_response,
+    trace,
+)
 from tests.support.strategies import template_and_generation  # noqa: E402
 
 REGEX_TIMEOUT = 0.5
 
 # -- strategies -------------------------------------------------------------------
 
-ODD_CHARACTERS = ["\x00", "\x01", "\x1b", "\x7f", "\x85", "\ufffd", "\u2028", "\u200b", "\ufeff", "\udcff", "\U0001f600", "\r", "\t", "é"]
+ODD_CHARACTERS = [
+    "\x00",
+    "\x01",
+    "\x1b",
+    "\x7f",
+    "\x85",
+    "\ufffd",
+    "\u2028",
+    "\u200b",
+    "\ufeff",
+    "\udcff",
+    "\U0001f600",
+    "\r",
+    "\t",
+    "é",
+]
 PATTERN_ALPHABET = ["<", ">", "/", "a", "b", "x", "[", "]", "T", "|", "{", "}", " ", "\n", "e", "d"]
 CONTENT_SNIPPETS = [
     '{"name": "f", "arguments": {"a": 1}}',
@@ -64,7 +85,7 @@ CONTENT_SNIPPETS = [
     "<k>v</k><k>w</k>",
     "name: alice\nage: 30\n\nbad line\n",
     "a=1;b=2",
-    '[get_weather(city="Paris", days=3), get_time(tz=\'UTC\')]',
+    "[get_weather(city=\"Paris\", days=3), get_time(tz='UTC')]",
     "[f(a=[1, {'k': None}], b=True)]",
     "[f(1)]",
     '[f(a="\\ud83d\\ude00")]',
@@ -81,16 +102,34 @@ def safe_regex(draw, depth: int = 0) -> tuple[str, list[str]]:
     """A regex from a small grammar with no nested unbounded quantifiers; returns (pattern, named groups)."""
     parts, groups = [], []
     for _ in range(draw(st.integers(1, 4))):
-        kind = draw(st.sampled_from(["lit", "lit", "lit", "class", "group", "alt", "look", "named"] if depth < 2 else ["lit", "class"]))
+        kind = draw(
+            st.sampled_from(
+                ["lit", "lit", "lit", "class", "group", "alt", "look", "named"]
+                if depth < 2
+                else ["lit", "class"]
+            )
+        )
         if kind == "lit":
-            atom = draw(st.sampled_from([*map(lambda c: "\\" + c if c in "[]|{}" else c, PATTERN_ALPHABET), "\\s", "\\d", "\\w"]))
+            atom = draw(
+                st.sampled_from(
+                    [
+                        *map(lambda c: "\\" + c if c in "[]|{}" else c, PATTERN_ALPHABET),
+                        "\\s",
+                        "\\d",
+                        "\\w",
+                    ]
+                )
+            )
         elif kind == "class":
             atom = draw(st.sampled_from(["[ab<]", "[^>]", "\\s", "\\w", ".", "[0-9]"]))
         else:
             inner, inner_groups = draw(safe_regex(depth + 1))
             if kind == "alt":
                 other, other_groups = draw(safe_regex(depth + 1))
-                inner, inner_groups = f"{inner}|{other}", []  # named groups not repeated across branches
+                inner, inner_groups = (
+                    f"{inner}|{other}",
+                    [],
+                )  # named groups not repeated across branches
             if kind == "look":
                 atom = draw(st.sampled_from(["(?={})", "(?!{})", "(?<={})"])).format(inner)
                 inner_groups = []
@@ -109,7 +148,9 @@ def safe_regex(draw, depth: int = 0) -> tuple[str, list[str]]:
             quantifier = draw(st.sampled_from(["", "", "?"]))  # groups: at most optional
             parts.append(atom + quantifier)
             continue
-        quantifier = draw(st.sampled_from(["", "", "", "?", "*", "+", "*?", "+?", "{0,2}", "{1,3}"]))
+        quantifier = draw(
+            st.sampled_from(["", "", "", "?", "*", "+", "*?", "+?", "{0,2}", "{1,3}"])
+        )
         parts.append(atom + quantifier)
     return "".join(parts), groups
 
@@ -126,7 +167,11 @@ def value_parser(draw) -> dict:
 @st.composite
 def content_spec(draw) -> dict:
     """`content` and `content_args` (maybe with a transform suiting python-call-list)."""
-    content = draw(st.sampled_from(["text", "int", "float", "bool", "json", "xml-inline", "kv-lines", "python-call-list"]))
+    content = draw(
+        st.sampled_from(
+            ["text", "int", "float", "bool", "json", "xml-inline", "kv-lines", "python-call-list"]
+        )
+    )
     out: dict = {"content": content}
     args: dict = {}
     if content in ("text", "int", "float", "bool") and draw(st.booleans()):
@@ -136,7 +181,9 @@ def content_spec(draw) -> dict:
             if draw(st.booleans()):
                 args[key] = draw(st.booleans())
         if draw(st.integers(0, 3)) == 0:
-            args["string_delims"] = draw(st.sampled_from([[["<<", ">>"]], [["'", "'"]], [["«", "»"], ["'", "'"]]]))
+            args["string_delims"] = draw(
+                st.sampled_from([[["<<", ">>"]], [["'", "'"]], [["«", "»"], ["'", "'"]]])
+            )
         if draw(st.integers(0, 3)) == 0:
             args["decode_json_strings"] = draw(st.sampled_from([["arguments"], ["a", "b"]]))
     elif content == "xml-inline":
@@ -166,7 +213,10 @@ def content_spec(draw) -> dict:
     if args or draw(st.booleans()):
         out["content_args"] = args
     if content == "python-call-list" and draw(st.booleans()):
-        out["transform"] = {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}}
+        out["transform"] = {
+            "type": "function",
+            "function": {"name": "{name}", "arguments": "{arguments}"},
+        }
         out["transform_each"] = True
     elif content == "json" and draw(st.integers(0, 3)) == 0:
         out["transform"] = {"function": "{content}"}
@@ -199,22 +249,37 @@ def fuzz_cases(draw) -> dict:
             if "join" in field and spec["content"] != "text":
                 field.pop("join")
         for side in ("open", "close"):
-            if rng.random() < 0.2 and (side == "close" or "open" in field or "open_pattern" in field):
+            if rng.random() < 0.2 and (
+                side == "close" or "open" in field or "open_pattern" in field
+            ):
                 pattern, _ = draw(safe_regex())
                 groups = sorted(regex.compile(pattern, regex.DOTALL).groupindex)
                 field.pop(side, None)
                 field[f"{side}_pattern"] = pattern
                 if groups and "transform" not in field:
-                    field["transform"] = {"value": "{content}", **{g: "{" + g + "}" for g in groups}}
-                if "transform" in field and isinstance(field["transform"], dict) and not field.get("transform_each"):
+                    field["transform"] = {
+                        "value": "{content}",
+                        **{g: "{" + g + "}" for g in groups},
+                    }
+                if (
+                    "transform" in field
+                    and isinstance(field["transform"], dict)
+                    and not field.get("transform_each")
+                ):
                     field.pop("join", None)
         if rng.random() < 0.05:
             field["optional"] = False
     if rng.random() < 0.1:
         template.pop("start_anchor")
-        template["start_anchor_pattern"] = draw(st.sampled_from([r"<S>\n?", r"<S(?:x)?>", r"(?<=k)<S>", r"<S>(?=x)"]))
+        template["start_anchor_pattern"] = draw(
+            st.sampled_from([r"<S>\n?", r"<S(?:x)?>", r"(?<=k)<S>", r"<S>(?=x)"])
+        )
     if rng.random() < 0.04:  # a broken template: must be a TemplateError
-        breakage = draw(st.sampled_from(["unknown_key", "bad_type", "empty_fields", "bad_regex", "both", "mixed"]))
+        breakage = draw(
+            st.sampled_from(
+                ["unknown_key", "bad_type", "empty_fields", "bad_regex", "both", "mixed"]
+            )
+        )
         some = fields[next(iter(fields))]
         if breakage == "unknown_key":
             some["opne"] = "<x>"
@@ -279,7 +344,12 @@ def _stream(template, prefix, chunks) -> tuple:
     except DOCUMENTED as error:
         return ("error", type(error).__name__, str(error))
     except Exception as error:  # noqa: BLE001 - any other exception is the finding
-        raise Crash(("exception", "ResponseParser", type(error).__name__, _where(error)), "a message or a documented error", f"{type(error).__name__}: {error}", chunks) from error
+        raise Crash(
+            ("exception", "ResponseParser", type(error).__name__, _where(error)),
+            "a message or a documented error",
+            f"{type(error).__name__}: {error}",
+            chunks,
+        ) from error
     return ("ok", message, _region_texts(events + final))
 
 
@@ -287,7 +357,9 @@ def _events(template, prefix, chunks, scan_every_chunk: bool) -> tuple:
     """('ok', events) or ('error', type); `scan_every_chunk` turns the parser's quick path off
     (events with positions never take it), and positions are then dropped to compare."""
     try:
-        parser = ResponseParser(template, prefix=prefix, regex_timeout=REGEX_TIMEOUT, positions=scan_every_chunk)
+        parser = ResponseParser(
+            template, prefix=prefix, regex_timeout=REGEX_TIMEOUT, positions=scan_every_chunk
+        )
         events = list(parser.initial_events)
         for chunk in chunks:
             events += parser.feed(chunk)
@@ -321,7 +393,12 @@ def check_tiles(result: engine.Trace, chunks) -> None:
     position = 0
     for span in result.spans:
         if span.stream_start != position or span.stream_end - span.stream_start != len(span.text):
-            raise Crash(("trace spans out of order",), position, (span.stream_start, span.stream_end, span.text), chunks)
+            raise Crash(
+                ("trace spans out of order",),
+                position,
+                (span.stream_start, span.stream_end, span.text),
+                chunks,
+            )
         position = span.stream_end
 
 
@@ -343,7 +420,11 @@ def run_case(case: dict, stats: Counter | None = None) -> None:
     try:
         _run_case(case, stats)
     except _Hang:
-        raise Crash(("hang", "case ran over the time limit"), "a result", f"no result (stopped after {CASE_TIME_LIMIT} s)") from None
+        raise Crash(
+            ("hang", "case ran over the time limit"),
+            "a result",
+            f"no result (stopped after {CASE_TIME_LIMIT} s)",
+        ) from None
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
@@ -361,10 +442,18 @@ def _run_case(case: dict, stats: Counter | None = None) -> None:
         except TemplateError:
             return
         except Exception as error:  # noqa: BLE001
-            raise Crash(("exception", "broken template", type(error).__name__, _where(error)), "TemplateError", repr(error)) from error
+            raise Crash(
+                ("exception", "broken template", type(error).__name__, _where(error)),
+                "TemplateError",
+                repr(error),
+            ) from error
         raise Crash(("broken template accepted by parse_response",), "TemplateError", "no error")
     except Exception as error:  # noqa: BLE001
-        raise Crash(("exception", "load_template", type(error).__name__, _where(error)), "a template or TemplateError", repr(error)) from error
+        raise Crash(
+            ("exception", "load_template", type(error).__name__, _where(error)),
+            "a template or TemplateError",
+            repr(error),
+        ) from error
     # Input checks: a missing prefix is the documented ValueError.
     try:
         parse_response(generation, loaded, prefix=None)
@@ -373,30 +462,50 @@ def _run_case(case: dict, stats: Counter | None = None) -> None:
         raise Crash(("missing prefix",), "plain ValueError", repr(error)) from error
     except ValueError as error:
         if "prefix is required" not in str(error):
-            raise Crash(("missing prefix message",), "prefix is required ...", str(error)) from error
+            raise Crash(
+                ("missing prefix message",), "prefix is required ...", str(error)
+            ) from error
 
     try:
-        one_shot_message = ("ok", parse_response(generation, loaded, prefix=prefix, regex_timeout=REGEX_TIMEOUT))
+        one_shot_message = (
+            "ok",
+            parse_response(generation, loaded, prefix=prefix, regex_timeout=REGEX_TIMEOUT),
+        )
     except DOCUMENTED as error:
         one_shot_message = ("error", type(error).__name__, str(error))
     except Exception as error:  # noqa: BLE001
-        raise Crash(("exception", "parse_response", type(error).__name__, _where(error)), "a message or a documented error", f"{type(error).__name__}: {error}") from error
-    if one_shot_message[1] != "PatternTimeoutError" and any(spec.content == "xml-inline" for spec in loaded.fields.values()):
+        raise Crash(
+            ("exception", "parse_response", type(error).__name__, _where(error)),
+            "a message or a documented error",
+            f"{type(error).__name__}: {error}",
+        ) from error
+    if one_shot_message[1] != "PatternTimeoutError" and any(
+        spec.content == "xml-inline" for spec in loaded.fields.values()
+    ):
         # Without a time budget, xml-inline tag patterns may run on their standard-`re` equivalent.
         try:
             unbudgeted = ("ok", parse_response(generation, loaded, prefix=prefix))
         except DOCUMENTED as error:
             unbudgeted = ("error", type(error).__name__, str(error))
         if unbudgeted != one_shot_message:
-            raise Crash(("no time budget changes the result",), one_shot_message, unbudgeted, [generation])
+            raise Crash(
+                ("no time budget changes the result",), one_shot_message, unbudgeted, [generation]
+            )
     reference = _stream(loaded, prefix, [generation])
     if "PatternTimeoutError" in (one_shot_message[1], reference[1]):
         stats["pattern timeouts"] += 1
         return  # timing-dependent: no equality to check
-    if one_shot_message[0] != reference[0] or one_shot_message[1] != reference[1] or (
-        reference[0] == "error" and one_shot_message[2] != reference[2]
+    if (
+        one_shot_message[0] != reference[0]
+        or one_shot_message[1] != reference[1]
+        or (reference[0] == "error" and one_shot_message[2] != reference[2])
     ):
-        raise Crash(("parse_response differs from ResponseParser",), one_shot_message, reference[:2], [generation])
+        raise Crash(
+            ("parse_response differs from ResponseParser",),
+            one_shot_message,
+            reference[:2],
+            [generation],
+        )
     if reference[0] == "ok":
         stats["parsed"] += 1
     else:
@@ -408,22 +517,39 @@ def _run_case(case: dict, stats: Counter | None = None) -> None:
             stats["pattern timeouts"] += 1
             return
         if streamed != reference:
-            kind = "message" if streamed[:2] != reference[:2] else "region texts" if streamed[0] == "ok" else "error text"
+            kind = (
+                "message"
+                if streamed[:2] != reference[:2]
+                else "region texts"
+                if streamed[0] == "ok"
+                else "error text"
+            )
             raise Crash(("streamed differs from one-shot", kind), reference, streamed, chunks)
         check_quick_path(loaded, prefix, chunks)
     chunks = chunks_of(generation, case["cuts"])
     try:
-        result = trace(generation, loaded, prefix=prefix, chunks=chunks, regex_timeout=REGEX_TIMEOUT)
+        result = trace(
+            generation, loaded, prefix=prefix, chunks=chunks, regex_timeout=REGEX_TIMEOUT
+        )
     except PatternTimeoutError:
         stats["pattern timeouts"] += 1
         return
     except Exception as error:  # noqa: BLE001
-        raise Crash(("exception", "trace", type(error).__name__, _where(error)), "a Trace", f"{type(error).__name__}: {error}", chunks) from error
+        raise Crash(
+            ("exception", "trace", type(error).__name__, _where(error)),
+            "a Trace",
+            f"{type(error).__name__}: {error}",
+            chunks,
+        ) from error
     check_tiles(result, chunks)
     if result.error is not None and result.error.type == "PatternTimeoutError":
         stats["pattern timeouts"] += 1
         return
-    traced = ("ok", result.message) if result.error is None else ("error", result.error.type, result.error.message)
+    traced = (
+        ("ok", result.message)
+        if result.error is None
+        else ("error", result.error.type, result.error.message)
+    )
     if traced != one_shot_message:
         raise Crash(("trace differs from parse_response",), one_shot_message, traced, chunks)
 
@@ -523,12 +649,22 @@ def fuzz(cases: int, seed: int, report=print) -> dict:
             crashes.setdefault(crash.signature, (json.loads(json.dumps(case)), crash))
         done = stats["cases run"]
         if done % 1000 == 0:
-            report(f"... {done} cases, {time.monotonic() - started:.0f} s, {len(crashes)} distinct crashes", flush=True)
+            report(
+                f"... {done} cases, {time.monotonic() - started:.0f} s, {len(crashes)} distinct crashes",
+                flush=True,
+            )
 
     one()
     stats["distinct crashes"] = len(crashes)
     report(f"cases run: {stats['cases run']}  (seed {seed}, {time.monotonic() - started:.0f} s)")
-    for key in ("templates rejected", "parsed", "parse errors", "pattern timeouts", "crashes", "distinct crashes"):
+    for key in (
+        "templates rejected",
+        "parsed",
+        "parse errors",
+        "pattern timeouts",
+        "crashes",
+        "distinct crashes",
+    ):
         report(f"{key}: {stats[key]}")
     minimal = []
     for signature, (case, crash) in crashes.items():
@@ -538,7 +674,15 @@ def fuzz(cases: int, seed: int, report=print) -> dict:
             final = crash
         except Crash as again:
             final = again
-        minimal.append({"signature": list(signature), "case": small, "chunks": final.chunks, "expected": final.expected, "got": final.got})
+        minimal.append(
+            {
+                "signature": list(signature),
+                "case": small,
+                "chunks": final.chunks,
+                "expected": final.expected,
+                "got": final.got,
+            }
+        )
         report("\nCRASH " + " / ".join(map(str, signature)))
         report("  template:   " + json.dumps(small["template"], ensure_ascii=True))
         report("  prefix:     " + repr(small["prefix"]))
@@ -552,9 +696,15 @@ def fuzz(cases: int, seed: int, report=print) -> dict:
 def main(argv: list[str] | None = None) -> int:
     global REGEX_TIMEOUT
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=20000, help="number of generated cases (default 20000)")
-    parser.add_argument("--seed", type=int, default=None, help="hypothesis seed (default: random, printed)")
-    parser.add_argument("--timeout", type=float, default=REGEX_TIMEOUT, help="regex budget per call, seconds")
+    parser.add_argument(
+        "--cases", type=int, default=20000, help="number of generated cases (default 20000)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=None, help="hypothesis seed (default: random, printed)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=REGEX_TIMEOUT, help="regex budget per call, seconds"
+    )
     args = parser.parse_args(argv)
     REGEX_TIMEOUT = args.timeout
     seed = args.seed if args.seed is not None else random.randrange(2**32)

@@ -49,8 +49,14 @@ def _private_uses(node: ast.AST, private_imports: set[str]) -> set[str]:
     for item in ast.walk(node):
         if isinstance(item, ast.Name) and item.id in private_imports:
             found.add(item.id)
-        elif isinstance(item, ast.Attribute) and item.attr.startswith("_") and not item.attr.startswith("__"):
-            if not (isinstance(item.value, ast.Name) and item.value.id == "self"):  # the test class's own helpers
+        elif (
+            isinstance(item, ast.Attribute)
+            and item.attr.startswith("_")
+            and not item.attr.startswith("__")
+        ):
+            if not (
+                isinstance(item.value, ast.Name) and item.value.id == "self"
+            ):  # the test class's own helpers
                 found.add(item.attr)
     return found
 
@@ -67,13 +73,26 @@ def deselected_tests(source: str, hub: bool) -> dict[str, str]:
         if alias.name.startswith("_")
     }
     # The test file's own helper functions, module-level or methods of its test classes.
-    helpers = {node.name: node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and not node.name.startswith("test")}
+    helpers = {
+        node.name: node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("test")
+    }
 
     def uses(node: ast.AST, seen: set[str]) -> tuple[set[str], bool]:
         private = _private_uses(node, private_imports)
-        needs_hub = any(isinstance(item, ast.Attribute) and item.attr == "from_pretrained" for item in ast.walk(node))
+        needs_hub = any(
+            isinstance(item, ast.Attribute) and item.attr == "from_pretrained"
+            for item in ast.walk(node)
+        )
         for item in ast.walk(node):
-            name = item.id if isinstance(item, ast.Name) else item.attr if isinstance(item, ast.Attribute) else None
+            name = (
+                item.id
+                if isinstance(item, ast.Name)
+                else item.attr
+                if isinstance(item, ast.Attribute)
+                else None
+            )
             if name in helpers and name not in seen:
                 seen.add(name)
                 inner, inner_hub = uses(helpers[name], seen)
@@ -90,31 +109,56 @@ def deselected_tests(source: str, hub: bool) -> dict[str, str]:
                 continue
             private, needs_hub = uses(item, set())
             if private:
-                found[f"{node.name}::{item.name}"] = f"uses transformers' private {', '.join(sorted(private))}"
+                found[f"{node.name}::{item.name}"] = (
+                    f"uses transformers' private {', '.join(sorted(private))}"
+                )
             elif needs_hub and not hub:
-                found[f"{node.name}::{item.name}"] = "downloads a tokenizer from the Hub, which is unreachable"
+                found[f"{node.name}::{item.name}"] = (
+                    "downloads a tokenizer from the Hub, which is unreachable"
+                )
     return found
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("test_file", type=Path, help="a copy of transformers' tests/utils/test_chat_parsing.py")
+    parser.add_argument(
+        "test_file", type=Path, help="a copy of transformers' tests/utils/test_chat_parsing.py"
+    )
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args(argv)
     source = args.test_file.read_text(encoding="utf-8")
     if PUBLIC_IMPORT not in source:
-        print(f"error: {args.test_file} does not import the public API as expected ({PUBLIC_IMPORT!r})", file=sys.stderr)
+        print(
+            f"error: {args.test_file} does not import the public API as expected ({PUBLIC_IMPORT!r})",
+            file=sys.stderr,
+        )
         return 2
     hub = hub_reachable()
     skipped = deselected_tests(source, hub)
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "test_chat_parsing_on_engine.py"
         copy.write_text(source.replace(PUBLIC_IMPORT, OUR_IMPORT), encoding="utf-8")
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", folder, str(copy)]
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            folder,
+            str(copy),
+        ]
         command += [f"--deselect={copy.name}::{test}" for test in skipped] + args.pytest_args
         for test, reason in sorted(skipped.items()):
             print(f"deselected {test}: {reason}")
-        environment = {**os.environ, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "0" if hub else "1"), "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+        environment = {
+            **os.environ,
+            "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "0" if hub else "1"),
+            "PYTHONPATH": os.pathsep.join(
+                filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])
+            ),
+        }
         return subprocess.call(command, cwd=folder, env=environment)
 
 

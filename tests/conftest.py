@@ -16,7 +16,14 @@ settings.register_profile("ci", derandomize=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-SPECIAL_TOKENS = ["<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>"]
+SPECIAL_TOKENS = [
+    "<|im_start|>",
+    "<|im_end|>",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+]
 
 TRAINING_SENTENCES = [
     "I should greet the user.",
@@ -60,11 +67,13 @@ def loaded_app():
     so a hub id fails the same way with or without a network, and quickly.
     """
     pytest.importorskip("gradio_client")
-    from tests.support.load_sessions import SilentEndpoint
     from tests.support.app_server import start_app
+    from tests.support.load_sessions import SilentEndpoint
 
     hub = SilentEndpoint()
-    process, url = start_app({"HF_ENDPOINT": hub.url, "HF_HUB_OFFLINE": "0", "PLAYGROUND_LIMITS": '{"hub_seconds": 2}'})
+    process, url = start_app(
+        {"HF_ENDPOINT": hub.url, "HF_HUB_OFFLINE": "0", "PLAYGROUND_LIMITS": '{"hub_seconds": 2}'}
+    )
     yield process, url
     process.terminate()
     try:

@@ -36,8 +36,8 @@ from dataclasses import asdict, dataclass
 import regex
 
 from ..delimiters import Delimiter
-from .pattern_explain import literal_runs
 from ..template import FieldSpec, ResponseTemplate
+from .pattern_explain import literal_runs
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "note": 2}
 # Seconds one regex call of the diagnosis may take.
@@ -163,6 +163,7 @@ def _candidate_windows(literal: str, text: str, errors: int) -> list[tuple[int, 
 def _same_edges(literal: str, found: str) -> bool:
     """A near miss starts and ends like its delimiter text (punctuation or a word character), so a
     piece cut out of a longer token (`m_start|>` of `<|im_start|>`) is not one."""
+
     def kind(char: str) -> bool:
         return char.isalnum() or char == "_"
 
@@ -181,8 +182,17 @@ def _fuzzy(literal: str, text: str, errors: int, timeout: float) -> list[NearMis
                 match = pattern.search(text, low, high, timeout=timeout)
             except TimeoutError:
                 continue
-            if match is not None and match.group() != literal and match.group().strip() and _same_edges(literal, match.group()):
-                found.append(NearMiss(match.start(), match.end(), match.group(), "edit", sum(match.fuzzy_counts)))
+            if (
+                match is not None
+                and match.group() != literal
+                and match.group().strip()
+                and _same_edges(literal, match.group())
+            ):
+                found.append(
+                    NearMiss(
+                        match.start(), match.end(), match.group(), "edit", sum(match.fuzzy_counts)
+                    )
+                )
         if found:
             return found
     return found
@@ -197,14 +207,18 @@ def near_misses(literal: str, text: str, *, timeout: float = REGEX_BUDGET) -> li
     try:
         cased = [
             NearMiss(m.start(), m.end(), m.group(), "case")
-            for m in regex.finditer(regex.escape(literal), text, flags=regex.IGNORECASE, timeout=timeout)
+            for m in regex.finditer(
+                regex.escape(literal), text, flags=regex.IGNORECASE, timeout=timeout
+            )
             if m.group() != literal
         ]
         if cased:
             return cased
         bare = regex.sub(r"\s+", "", literal)
         if bare and len(bare) >= 3:
-            loose = r"\s*".join(regex.escape(char) for char in bare) + (r"\s*" if literal[-1:].isspace() else "")
+            loose = r"\s*".join(regex.escape(char) for char in bare) + (
+                r"\s*" if literal[-1:].isspace() else ""
+            )
             if literal[:1].isspace():
                 loose = r"\s*" + loose
             spaced = [
@@ -251,16 +265,25 @@ class _Expected:
 def _expected_texts(delimiter: Delimiter) -> list[_Expected]:
     if delimiter.literals is not None:
         return [_Expected(delimiter, literal) for literal in delimiter.literals]
-    return [_Expected(delimiter, run.literal, run.before, run.after) for run in literal_runs(delimiter.source)]
+    return [
+        _Expected(delimiter, run.literal, run.before, run.after)
+        for run in literal_runs(delimiter.source)
+    ]
 
 
 def _texts(delimiter: Delimiter | None) -> set[str]:
-    return set() if delimiter is None else {expected.text for expected in _expected_texts(delimiter)}
+    return (
+        set() if delimiter is None else {expected.text for expected in _expected_texts(delimiter)}
+    )
 
 
 def _fired_texts(spans: Sequence[_Stretch], stream: str) -> set[str]:
     """The texts delimiters matched in this parse (a near miss is never one of them)."""
-    return {stream[s.start : s.end].strip() for s in spans if s.kind in ("open", "close") and s.end > s.start}
+    return {
+        stream[s.start : s.end].strip()
+        for s in spans
+        if s.kind in ("open", "close") and s.end > s.start
+    }
 
 
 def _change_text(delimiter: Delimiter, expected: str, found: str) -> str:
@@ -329,7 +352,9 @@ class _Places:
     def fill(self, diagnosis: Diagnosis) -> Diagnosis:
         if diagnosis.stream_start is not None:
             diagnosis.source, diagnosis.start = self.locate(diagnosis.stream_start)
-            end = diagnosis.stream_end if diagnosis.stream_end is not None else diagnosis.stream_start
+            end = (
+                diagnosis.stream_end if diagnosis.stream_end is not None else diagnosis.stream_start
+            )
             diagnosis.end = diagnosis.start + (end - diagnosis.stream_start)
         return diagnosis
 
@@ -382,29 +407,50 @@ def diagnose(
         spec = template.fields.get(region.field)
         if spec is None or spec.close is None:
             continue
-        found += _unclosed_region(template, spec, region, stream, places, fired | _texts(spec.open), timeout)
-    unclaimed = [r for r in regions if r.field is None or (template.fields.get(r.field) and template.fields[r.field].implicit)]
+        found += _unclosed_region(
+            template, spec, region, stream, places, fired | _texts(spec.open), timeout
+        )
+    unclaimed = [
+        r
+        for r in regions
+        if r.field is None or (template.fields.get(r.field) and template.fields[r.field].implicit)
+    ]
     for spec in template.fields.values():
         if spec.open is None or spec.name in opened:
             continue
-        found += _open_near_misses(spec, unclaimed, stream, places, fired | _texts(spec.close), timeout)
+        found += _open_near_misses(
+            spec, unclaimed, stream, places, fired | _texts(spec.close), timeout
+        )
     found = [places.fill(d) for d in found]
     first = found[:1] if found and found[0].code == "anchor-not-in-prefix" else []
-    rest = sorted(found[len(first) :], key=lambda d: (SEVERITY_ORDER[d.severity], d.stream_start if d.stream_start is not None else -1))
+    rest = sorted(
+        found[len(first) :],
+        key=lambda d: (
+            SEVERITY_ORDER[d.severity],
+            d.stream_start if d.stream_start is not None else -1,
+        ),
+    )
     return first + rest
 
 
 def _unclosed_region(
-    template: ResponseTemplate, spec: FieldSpec, region: _Region, stream: str, places: _Places, known: set[str], timeout: float,
+    template: ResponseTemplate,
+    spec: FieldSpec,
+    region: _Region,
+    stream: str,
+    places: _Places,
+    known: set[str],
+    timeout: float,
 ) -> list[Diagnosis]:
     """A region that ran to the end without its close: near misses of the close, its literal
     failing on context, and the delimiters it swallowed."""
     body = stream[region.start : region.end]
     close = spec.close
     swallowed = [] if spec.implicit else _swallowed(template, spec, body, region.start)
-    consequence = (
-        f"the {spec.name} region never closed"
-        + (f" and swallowed {_swallowed_list(swallowed, places)}" if swallowed else " and ran to the end of the text")
+    consequence = f"the {spec.name} region never closed" + (
+        f" and swallowed {_swallowed_list(swallowed, places)}"
+        if swallowed
+        else " and ran to the end of the text"
     )
     found: list[Diagnosis] = []
     expected_texts = _expected_texts(close)
@@ -416,10 +462,19 @@ def _unclosed_region(
         change = _change_text(close, expected.text, miss.text)
         found.append(
             Diagnosis(
-                "near-miss", "error" if not spec.implicit or swallowed else "warning", close.path,
+                "near-miss",
+                "error" if not spec.implicit or swallowed else "warning",
+                close.path,
                 f"{close.path} expects {_show(expected.text)}, but the text has {_show(miss.text)} at {places.name(at)} "
                 f"({how_it_differs(miss)}), so {consequence}. Fix: {change}.",
-                change, expected.text, miss.text, miss.how, spec.name, at, at + len(miss.text), places=len(misses),
+                change,
+                expected.text,
+                miss.text,
+                miss.how,
+                spec.name,
+                at,
+                at + len(miss.text),
+                places=len(misses),
             )
         )
     for expected in expected_texts if not found else ():
@@ -429,13 +484,20 @@ def _unclosed_region(
                 at, needs = context
                 found.append(
                     Diagnosis(
-                        "pattern-context", "error" if not spec.implicit else "warning", close.path,
+                        "pattern-context",
+                        "error" if not spec.implicit else "warning",
+                        close.path,
                         f"{_show(expected.text)}, the literal of {close.path} {_show(close.source)}, is at {places.name(at)}, "
                         f"but the pattern does not match there: {needs}; the text there is "
                         f"{_context(stream, at, at + len(expected.text))}. So {consequence}. "
                         f"Fix: make {close.path} accept what the model writes around {_show(expected.text)}.",
-                        f"make {close.path} accept the text around {_show(expected.text)}", expected.text, expected.text,
-                        "context", spec.name, at, at + len(expected.text),
+                        f"make {close.path} accept the text around {_show(expected.text)}",
+                        expected.text,
+                        expected.text,
+                        "context",
+                        spec.name,
+                        at,
+                        at + len(expected.text),
                     )
                 )
                 break
@@ -443,10 +505,18 @@ def _unclosed_region(
         first_at, first_text, _ = swallowed[0]
         found.append(
             Diagnosis(
-                "region-never-closed", "error", close.path,
+                "region-never-closed",
+                "error",
+                close.path,
                 f"{consequence[0].upper()}{consequence[1:]}: its close {_show(close.source)} ({close.path}) never matched "
                 f"after the open. Check {close.path} against what the model writes to end a {spec.name} region.",
-                f"check {close.path}", close.source, first_text, "swallowed", spec.name, first_at, first_at + len(first_text),
+                f"check {close.path}",
+                close.source,
+                first_text,
+                "swallowed",
+                spec.name,
+                first_at,
+                first_at + len(first_text),
                 places=len(swallowed),
             )
         )
@@ -462,12 +532,18 @@ def _counts(miss: NearMiss, expected: str, known: set[str]) -> bool:
 _HOW_RANK = {"case": 0, "whitespace": 1, "edit": 2}
 
 
-def _best_near_miss(expected_texts: list[_Expected], text: str, known: set[str], timeout: float) -> tuple[_Expected, list[NearMiss]] | None:
+def _best_near_miss(
+    expected_texts: list[_Expected], text: str, known: set[str], timeout: float
+) -> tuple[_Expected, list[NearMiss]] | None:
     """The closest near miss of any of `expected_texts` in `text`: a case difference first, then
     whitespace, then the fewest edits; with every place of the same text."""
     best = None
     for expected in expected_texts:
-        misses = [m for m in near_misses(expected.text, text, timeout=timeout) if _counts(m, expected.text, known)]
+        misses = [
+            m
+            for m in near_misses(expected.text, text, timeout=timeout)
+            if _counts(m, expected.text, known)
+        ]
         if not misses:
             continue
         rank = (_HOW_RANK[misses[0].how], misses[0].errors, -len(expected.text))
@@ -476,7 +552,9 @@ def _best_near_miss(expected_texts: list[_Expected], text: str, known: set[str],
     return None if best is None else (best[1], best[2])
 
 
-def _swallowed(template: ResponseTemplate, spec: FieldSpec, body: str, offset: int) -> list[tuple[int, str, str]]:
+def _swallowed(
+    template: ResponseTemplate, spec: FieldSpec, body: str, offset: int
+) -> list[tuple[int, str, str]]:
     """(stream offset, text, what it is) of the delimiters matched inside `body`, in order."""
     found = []
     for other in template.fields.values():
@@ -486,11 +564,20 @@ def _swallowed(template: ResponseTemplate, spec: FieldSpec, body: str, offset: i
             if role == "close" and not other.implicit:
                 continue  # another region's close means nothing while that region is not open
             try:
-                match = next((m for m in delimiter.pattern.finditer(body, timeout=REGEX_BUDGET) if m.end() > m.start()), None)
+                match = next(
+                    (
+                        m
+                        for m in delimiter.pattern.finditer(body, timeout=REGEX_BUDGET)
+                        if m.end() > m.start()
+                    ),
+                    None,
+                )
             except TimeoutError:
                 match = None
             if match is not None:
-                what = f"another {other.name} open" if other is spec else f"the {role} of {other.name}"
+                what = (
+                    f"another {other.name} open" if other is spec else f"the {role} of {other.name}"
+                )
                 found.append((offset + match.start(), match.group(), what))
     return sorted(found)
 
@@ -501,7 +588,9 @@ def _swallowed_list(swallowed: list[tuple[int, str, str]], places: _Places) -> s
     return ", ".join(shown) + more
 
 
-def _context_failure(delimiter: Delimiter, expected: _Expected, body: str, offset: int, stream: str, timeout: float) -> tuple[int, str] | None:
+def _context_failure(
+    delimiter: Delimiter, expected: _Expected, body: str, offset: int, stream: str, timeout: float
+) -> tuple[int, str] | None:
     """(stream offset, what the pattern needs) where `expected.text` occurs in `body` but the
     pattern matches nowhere near it; None when there is no such place."""
     at = body.find(expected.text)
@@ -521,17 +610,28 @@ def _context_failure(delimiter: Delimiter, expected: _Expected, body: str, offse
                 needs.append(f"{_show(expected.pattern_before)} must come before it")
             if expected.pattern_after:
                 needs.append(f"{_show(expected.pattern_after)} after it")
-            return start, " and ".join(needs) or "the rest of the pattern does not fit the text around it"
+            return start, " and ".join(
+                needs
+            ) or "the rest of the pattern does not fit the text around it"
         at = body.find(expected.text, at + 1)
     return None
 
 
 def _open_near_misses(
-    spec: FieldSpec, unclaimed: list[_Region], stream: str, places: _Places, known: set[str], timeout: float,
+    spec: FieldSpec,
+    unclaimed: list[_Region],
+    stream: str,
+    places: _Places,
+    known: set[str],
+    timeout: float,
 ) -> list[Diagnosis]:
     """A field that never opened, and text outside every region close to its open."""
     open_ = spec.open
-    where = "the implicit field's text" if any(r.field is not None for r in unclaimed) else "the discarded text"
+    where = (
+        "the implicit field's text"
+        if any(r.field is not None for r in unclaimed)
+        else "the discarded text"
+    )
     expected_texts = _expected_texts(open_)
     for region in unclaimed:
         body = stream[region.start : region.end]
@@ -544,10 +644,19 @@ def _open_near_misses(
         change = _change_text(open_, expected.text, miss.text)
         return [
             Diagnosis(
-                "near-miss", "warning", open_.path,
+                "near-miss",
+                "warning",
+                open_.path,
                 f"{open_.path} expects {_show(expected.text)}, but the text has {_show(miss.text)} at {places.name(at)} "
                 f"({how_it_differs(miss)}), so no {spec.name} region opened and that text stayed in {where}. Fix: {change}.",
-                change, expected.text, miss.text, miss.how, region.field, at, at + len(miss.text), places=len(misses),
+                change,
+                expected.text,
+                miss.text,
+                miss.how,
+                region.field,
+                at,
+                at + len(miss.text),
+                places=len(misses),
             )
         ]
     for region in unclaimed:
@@ -560,18 +669,28 @@ def _open_near_misses(
                 at, needs = context
                 return [
                     Diagnosis(
-                        "pattern-context", "note", open_.path,
+                        "pattern-context",
+                        "note",
+                        open_.path,
                         f"{_show(expected.text)}, the literal of {open_.path} {_show(open_.source)}, is at {places.name(at)}, "
                         f"but the pattern does not match there: {needs}; the text there is "
                         f"{_context(stream, at, at + len(expected.text))}. If it was meant to open {spec.name}, "
                         f"make {open_.path} accept it.",
-                        "", expected.text, expected.text, "context", region.field, at, at + len(expected.text),
+                        "",
+                        expected.text,
+                        expected.text,
+                        "context",
+                        region.field,
+                        at,
+                        at + len(expected.text),
                     )
                 ]
     return []
 
 
-def nearest_anchor(anchor: Delimiter, prefix: str, timeout: float = REGEX_BUDGET) -> tuple[str, NearMiss] | None:
+def nearest_anchor(
+    anchor: Delimiter, prefix: str, timeout: float = REGEX_BUDGET
+) -> tuple[str, NearMiss] | None:
     """What in `prefix` comes closest to the start anchor: (the anchor text it is close to, the
     place), the last such place (the anchor cuts after its last match); None when nothing does.
 
@@ -584,7 +703,9 @@ def nearest_anchor(anchor: Delimiter, prefix: str, timeout: float = REGEX_BUDGET
         misses = near_misses(item.text, prefix, timeout=timeout)
         if misses:
             return item.text, misses[-1]
-    best: tuple[int, str, NearMiss] | None = None  # (length of the beginning found, anchor text, place)
+    best: tuple[int, str, NearMiss] | None = (
+        None  # (length of the beginning found, anchor text, place)
+    )
     for item in expected:
         text = item.text
         for length in range(len(text) - 1, max(2, len(text) // 3 - 1), -1):
@@ -614,27 +735,48 @@ def _anchor_diagnosis(anchor: Delimiter, prefix: str, timeout: float) -> Diagnos
     nearest = nearest_anchor(anchor, prefix, timeout)
     if nearest is None:
         return Diagnosis(
-            "anchor-not-in-prefix", "error", key,
-            head + f" The prefix ends with {_show(prefix[-40:])}." + f" Fix: set {key} to the assistant header the prompt ends with.",
-            f"set {key} to the assistant header the prompt ends with", anchor.source, None, "", None, None, None,
+            "anchor-not-in-prefix",
+            "error",
+            key,
+            head
+            + f" The prefix ends with {_show(prefix[-40:])}."
+            + f" Fix: set {key} to the assistant header the prompt ends with.",
+            f"set {key} to the assistant header the prompt ends with",
+            anchor.source,
+            None,
+            "",
+            None,
+            None,
+            None,
         )
     expected, miss = nearest
     if miss.how == "prefix":
         common = _common_beginning(expected, miss.text)
         said = (
-            f"The prefix's last {_show(common)} (at prefix offset {miss.start:,}) is followed by {_show(miss.text[len(common):])}, "
-            f"where the anchor has {_show(expected[len(common):])}."
+            f"The prefix's last {_show(common)} (at prefix offset {miss.start:,}) is followed by {_show(miss.text[len(common) :])}, "
+            f"where the anchor has {_show(expected[len(common) :])}."
         )
     else:
         said = f"The prefix has {_show(miss.text)} at prefix offset {miss.start:,} ({how_it_differs(miss)})."
     change = (
-        f"add {_show(miss.text)} to {key}" if anchor.literals is not None and len(anchor.literals) > 1
-        else f"change {key} to {_show(miss.text)}" if anchor.literals is not None
+        f"add {_show(miss.text)} to {key}"
+        if anchor.literals is not None and len(anchor.literals) > 1
+        else f"change {key} to {_show(miss.text)}"
+        if anchor.literals is not None
         else f"make {key} match {_show(miss.text)}"
     )
     return Diagnosis(
-        "anchor-not-in-prefix", "error", key, f"{head} {said} Fix: {change}.", change, expected, miss.text, miss.how,
-        None, miss.start, miss.end,
+        "anchor-not-in-prefix",
+        "error",
+        key,
+        f"{head} {said} Fix: {change}.",
+        change,
+        expected,
+        miss.text,
+        miss.how,
+        None,
+        miss.start,
+        miss.end,
     )
 
 

@@ -10,14 +10,15 @@ backtracking before a hosted playground meets it.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+
 import regex
 
 from ..delimiters import Delimiter
 from ..errors import PatternTimeoutError, TemplateError
 from ..pattern_shapes import match_start
 from ..template import FieldSpec, ResponseTemplate, load_template
-from .trace import is_tool_call_field, json_safe_close
 from ..transform import placeholder_paths
+from .trace import is_tool_call_field, json_safe_close
 
 SEVERITIES = ("error", "warning", "info")
 # Seconds one probe may take before a pattern counts as backtracking catastrophically.
@@ -53,7 +54,9 @@ class Diagnostic:
         return asdict(self)
 
 
-def lint(template: dict | str | ResponseTemplate, *, probe_budget: float = PROBE_BUDGET) -> list[Diagnostic]:
+def lint(
+    template: dict | str | ResponseTemplate, *, probe_budget: float = PROBE_BUDGET
+) -> list[Diagnostic]:
     """Check a response template for likely mistakes.
 
     Args:
@@ -178,7 +181,9 @@ def _close_equals_open(template: ResponseTemplate, fields: list[FieldSpec]) -> l
     return found
 
 
-def _anchor_inside_delimiters(template: ResponseTemplate, fields: list[FieldSpec]) -> list[Diagnostic]:
+def _anchor_inside_delimiters(
+    template: ResponseTemplate, fields: list[FieldSpec]
+) -> list[Diagnostic]:
     anchor = template.start_anchor
     found = []
     for spec in fields:
@@ -191,8 +196,10 @@ def _anchor_inside_delimiters(template: ResponseTemplate, fields: list[FieldSpec
             else:
                 # An alternative that is the anchor itself, like a literal that is, is never cut in half.
                 inside = [
-                    x for x in anchor.literals or ()
-                    if (x in delimiter.source or regex.escape(x) in delimiter.source) and not _matches_whole(delimiter, x)
+                    x
+                    for x in anchor.literals or ()
+                    if (x in delimiter.source or regex.escape(x) in delimiter.source)
+                    and not _matches_whole(delimiter, x)
                 ]
             if inside:
                 found.append(
@@ -214,7 +221,9 @@ def _drops_text(template: ResponseTemplate, fields: list[FieldSpec]) -> list[Dia
         return []
     for spec in fields:
         try:
-            if all(spec.open.pattern.match(probe, timeout=PROBE_BUDGET) for probe in _CATCH_ALL_PROBES):
+            if all(
+                spec.open.pattern.match(probe, timeout=PROBE_BUDGET) for probe in _CATCH_ALL_PROBES
+            ):
                 return []
         except TimeoutError:
             continue
@@ -296,7 +305,12 @@ def _looks_like_reasoning(spec: FieldSpec) -> bool:
 
 def _field_checks(spec: FieldSpec) -> list[Diagnostic]:
     found = []
-    if spec.name != "reasoning_content" and not is_tool_call_field(spec) and spec.content == "text" and _looks_like_reasoning(spec):
+    if (
+        spec.name != "reasoning_content"
+        and not is_tool_call_field(spec)
+        and spec.content == "text"
+        and _looks_like_reasoning(spec)
+    ):
         found.append(
             Diagnostic(
                 "warning",
@@ -372,14 +386,21 @@ def _tool_call_checks(fields: list[FieldSpec]) -> list[Diagnostic]:
                 )
             )
     for spec in fields:
-        if spec.implicit or spec.close is None or not _looks_like_reasoning(spec) or is_tool_call_field(spec):
+        if (
+            spec.implicit
+            or spec.close is None
+            or not _looks_like_reasoning(spec)
+            or is_tool_call_field(spec)
+        ):
             continue
         for tool in tool_fields:
             samples = tool.open.literals or ()
             if not samples:
                 continue
             try:
-                safe = all(spec.close.pattern.match(sample, timeout=PROBE_BUDGET) for sample in samples)
+                safe = all(
+                    spec.close.pattern.match(sample, timeout=PROBE_BUDGET) for sample in samples
+                )
             except TimeoutError:
                 safe = False
             if not safe:
@@ -402,7 +423,9 @@ def _tool_call_checks(fields: list[FieldSpec]) -> list[Diagnostic]:
     return found
 
 
-def _tool_call_pattern_swallowed_by_reasoning(template: ResponseTemplate, fields: list[FieldSpec]) -> list[Diagnostic]:
+def _tool_call_pattern_swallowed_by_reasoning(
+    template: ResponseTemplate, fields: list[FieldSpec]
+) -> list[Diagnostic]:
     """A tool call whose open is a pattern, written before the reasoning is closed.
 
     Models skip the reasoning's close before a call (GLM-4.7, Kimi-K2-Thinking): unless
@@ -417,10 +440,18 @@ def _tool_call_pattern_swallowed_by_reasoning(template: ResponseTemplate, fields
     implicit = template.implicit_field
     found = []
     for spec in fields:
-        if spec.implicit or spec.close is None or not _looks_like_reasoning(spec) or is_tool_call_field(spec):
+        if (
+            spec.implicit
+            or spec.close is None
+            or not _looks_like_reasoning(spec)
+            or is_tool_call_field(spec)
+        ):
             continue
-        if implicit is not None and implicit.close is not None and spec.close.literals is not None and all(
-            implicit.close.pattern.fullmatch(literal) for literal in spec.close.literals
+        if (
+            implicit is not None
+            and implicit.close is not None
+            and spec.close.literals is not None
+            and all(implicit.close.pattern.fullmatch(literal) for literal in spec.close.literals)
         ):
             continue
         for tool in fields:
@@ -430,12 +461,21 @@ def _tool_call_pattern_swallowed_by_reasoning(template: ResponseTemplate, fields
             if not leads:
                 continue
             try:
-                missed = [lead.text for lead in leads if spec.close.pattern.match(lead.text, partial=True, timeout=PROBE_BUDGET) is None]
+                missed = [
+                    lead.text
+                    for lead in leads
+                    if spec.close.pattern.match(lead.text, partial=True, timeout=PROBE_BUDGET)
+                    is None
+                ]
             except TimeoutError:
                 continue
             if not missed:
                 continue
-            own = "|".join(_escape(x) for x in spec.close.literals) if spec.close.literals is not None else spec.close.source
+            own = (
+                "|".join(_escape(x) for x in spec.close.literals)
+                if spec.close.literals is not None
+                else spec.close.source
+            )
             ahead = "|".join(_escape(x) for x in dict.fromkeys(missed))
             found.append(
                 Diagnostic(
@@ -482,7 +522,11 @@ def _pattern_checks(path: str, pattern: regex.Pattern, budget: float) -> list[Di
                 "pattern-matches-empty",
                 path,
                 f"{pattern.pattern!r} can match the empty string, so it fires without any delimiter text"
-                + (" (a region opens at every position)" if opens else " (the region closes as soon as it opens)"),
+                + (
+                    " (a region opens at every position)"
+                    if opens
+                    else " (the region closes as soon as it opens)"
+                ),
                 "require at least one character, e.g. replace * with + or add the delimiter's literal text",
             )
         )
@@ -541,7 +585,9 @@ def discouraged_features(source: str) -> list[str]:
         char = source[i]
         if char == "\\" and i + 1 < n:
             following = source[i + 1]
-            if following in "123456789" or (following in "kg" and i + 2 < n and source[i + 2] in "<{"):
+            if following in "123456789" or (
+                following in "kg" and i + 2 < n and source[i + 2] in "<{"
+            ):
                 note("a backreference")
             i += 2
             previous_quantifier = False

@@ -52,12 +52,33 @@ _ANCHOR_ESCAPES = {
     "G": "where the search started (takes no characters)",
     "K": "forget the text matched so far (\\K): the match starts here",
 }
-_CHARACTER_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a", "e": "\x1b", "0": "\0"}
+_CHARACTER_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "f": "\f",
+    "v": "\v",
+    "a": "\a",
+    "e": "\x1b",
+    "0": "\0",
+}
 _LOOKAROUNDS = {
-    "(?=": ("lookahead", "looks ahead: the text after this point must match {inner}; it takes no characters, so they stay for what comes next"),
-    "(?!": ("negative-lookahead", "looks ahead: the text after this point must NOT match {inner}; it takes no characters"),
-    "(?<=": ("lookbehind", "looks behind: the text just before this point must match {inner}; it takes no characters"),
-    "(?<!": ("negative-lookbehind", "looks behind: the text just before this point must NOT match {inner}; it takes no characters"),
+    "(?=": (
+        "lookahead",
+        "looks ahead: the text after this point must match {inner}; it takes no characters, so they stay for what comes next",
+    ),
+    "(?!": (
+        "negative-lookahead",
+        "looks ahead: the text after this point must NOT match {inner}; it takes no characters",
+    ),
+    "(?<=": (
+        "lookbehind",
+        "looks behind: the text just before this point must match {inner}; it takes no characters",
+    ),
+    "(?<!": (
+        "negative-lookbehind",
+        "looks behind: the text just before this point must NOT match {inner}; it takes no characters",
+    ),
 }
 
 
@@ -93,8 +114,13 @@ class PatternPiece:
 
     def to_dict(self) -> dict:
         return {
-            "start": self.start, "end": self.end, "text": self.text, "kind": self.kind, "meaning": self.meaning,
-            "children": [child.to_dict() for child in self.children], "literal": self.literal,
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+            "kind": self.kind,
+            "meaning": self.meaning,
+            "children": [child.to_dict() for child in self.children],
+            "literal": self.literal,
         }
 
 
@@ -140,7 +166,9 @@ class PatternExplanation:
 
     def to_dict(self) -> dict:
         return {
-            "source": self.source, "alternatives": [a.to_dict() for a in self.alternatives], "error": self.error,
+            "source": self.source,
+            "alternatives": [a.to_dict() for a in self.alternatives],
+            "error": self.error,
             "error_position": self.error_position,
         }
 
@@ -161,7 +189,11 @@ class _Reader:
         while True:
             start = self.at
             pieces = self.sequence()
-            found.append(PatternPiece(start, self.at, self.source[start : self.at], "alternative", "", pieces))
+            found.append(
+                PatternPiece(
+                    start, self.at, self.source[start : self.at], "alternative", "", pieces
+                )
+            )
             if self.peek() == "|":
                 self.at += 1
                 continue
@@ -170,7 +202,13 @@ class _Reader:
             if self.at >= len(self.source):
                 return found
             # An unbalanced ")" at the top: keep the rest as one piece.
-            rest = PatternPiece(self.at, len(self.source), self.source[self.at :], "other", "not read (unbalanced parenthesis)")
+            rest = PatternPiece(
+                self.at,
+                len(self.source),
+                self.source[self.at :],
+                "other",
+                "not read (unbalanced parenthesis)",
+            )
             found[-1].children.append(rest)
             self.at = len(self.source)
             return found
@@ -179,16 +217,28 @@ class _Reader:
         pieces: list[PatternPiece] = []
         while self.at < len(self.source) and self.peek() not in ("|", ")"):
             atom = self.atom()
-            if atom.kind == "literal" and pieces and pieces[-1].kind == "literal" and not self._quantifier_next():
+            if (
+                atom.kind == "literal"
+                and pieces
+                and pieces[-1].kind == "literal"
+                and not self._quantifier_next()
+            ):
                 last = pieces[-1]
-                pieces[-1] = _literal(last.start, atom.end, self.source[last.start : atom.end], last.literal + atom.literal)
+                pieces[-1] = _literal(
+                    last.start,
+                    atom.end,
+                    self.source[last.start : atom.end],
+                    last.literal + atom.literal,
+                )
                 continue
             pieces.append(self.quantified(atom))
         return pieces
 
     def _quantifier_next(self) -> bool:
         char = self.peek()
-        return (char != "" and char in "*+?") or (char == "{" and regex.match(r"\{\d*(,\d*)?\}", self.source[self.at :]) is not None)
+        return (char != "" and char in "*+?") or (
+            char == "{" and regex.match(r"\{\d*(,\d*)?\}", self.source[self.at :]) is not None
+        )
 
     def quantified(self, atom: PatternPiece) -> PatternPiece:
         if not self._quantifier_next():
@@ -210,7 +260,14 @@ class _Reader:
         elif self.peek() == "+":
             mode, self.at = "possessive", self.at + 1
         text = self.source[atom.start : self.at]
-        return PatternPiece(atom.start, self.at, text, "repeat", _repeat_meaning(atom, low_count, high_count, mode, self.source[start : self.at]), [atom])
+        return PatternPiece(
+            atom.start,
+            self.at,
+            text,
+            "repeat",
+            _repeat_meaning(atom, low_count, high_count, mode, self.source[start : self.at]),
+            [atom],
+        )
 
     def atom(self) -> PatternPiece:
         start = self.at
@@ -225,9 +282,17 @@ class _Reader:
         if char == ".":
             return PatternPiece(start, self.at, ".", "any", "any one character, newlines included")
         if char == "^":
-            return PatternPiece(start, self.at, "^", "anchor", "the start of the text (takes no characters)")
+            return PatternPiece(
+                start, self.at, "^", "anchor", "the start of the text (takes no characters)"
+            )
         if char == "$":
-            return PatternPiece(start, self.at, "$", "anchor", "the end of the text, or just before a final newline (takes no characters)")
+            return PatternPiece(
+                start,
+                self.at,
+                "$",
+                "anchor",
+                "the end of the text, or just before a final newline (takes no characters)",
+            )
         return _literal(start, self.at, char, char)
 
     def escape(self) -> PatternPiece:
@@ -246,7 +311,9 @@ class _Reader:
             while self.peek().isdigit():
                 self.at += 1
             text = self.source[start : self.at]
-            return PatternPiece(start, self.at, text, "backreference", f"the same text group {text[1:]} matched")
+            return PatternPiece(
+                start, self.at, text, "backreference", f"the same text group {text[1:]} matched"
+            )
         if following in "xuU":
             width = {"x": 2, "u": 4, "U": 8}[following]
             digits = self.source[self.at : self.at + width]
@@ -259,7 +326,13 @@ class _Reader:
                 end = self.source.find(closing, self.at)
                 self.at = len(self.source) if end == -1 else end + 1
             text = self.source[start : self.at]
-            return PatternPiece(start, self.at, text, "other", "a regex-module escape (see the regex module's documentation)")
+            return PatternPiece(
+                start,
+                self.at,
+                text,
+                "other",
+                "a regex-module escape (see the regex module's documentation)",
+            )
         if not following:
             return PatternPiece(start, self.at, text, "other", "a trailing backslash")
         return _literal(start, self.at, text, following)
@@ -286,7 +359,11 @@ class _Reader:
                 end = len(self.source) if end == -1 else end + 2
                 members.append(self.source[self.at : end])
                 self.at = end
-            elif self.at + 2 < len(self.source) and self.source[self.at + 1] == "-" and self.source[self.at + 2] != "]":
+            elif (
+                self.at + 2 < len(self.source)
+                and self.source[self.at + 1] == "-"
+                and self.source[self.at + 2] != "]"
+            ):
                 members.append(f"{self.source[self.at]!r} to {self.source[self.at + 2]!r}")
                 self.at += 3
             else:
@@ -295,7 +372,11 @@ class _Reader:
         self.at = min(self.at + 1, len(self.source))
         text = self.source[start : self.at]
         listed = ", ".join(dict.fromkeys(members))
-        meaning = f"one character that is not any of: {listed}" if negated else f"one character among: {listed}"
+        meaning = (
+            f"one character that is not any of: {listed}"
+            if negated
+            else f"one character among: {listed}"
+        )
         return PatternPiece(start, self.at, text, "class", meaning)
 
     def group(self) -> PatternPiece:
@@ -305,31 +386,75 @@ class _Reader:
         if head == "(?#":
             end = self.source.find(")", self.at)
             self.at = len(self.source) if end == -1 else end + 1
-            return PatternPiece(start, self.at, self.source[start : self.at], "other", "a comment (matches nothing)")
+            return PatternPiece(
+                start, self.at, self.source[start : self.at], "other", "a comment (matches nothing)"
+            )
         flags = regex.match(r"\(\?([a-zA-Z\-]+)\)", self.source[start:])
         if flags is not None:
             self.at = start + flags.end()
-            return PatternPiece(start, self.at, flags.group(), "flags", f"switches flags {flags.group(1)!r} on (or off after -) for the pattern")
+            return PatternPiece(
+                start,
+                self.at,
+                flags.group(),
+                "flags",
+                f"switches flags {flags.group(1)!r} on (or off after -) for the pattern",
+            )
         inner = self.alternatives(closing=True)
         if self.peek() == ")":
             self.at += 1
         text = self.source[start : self.at]
-        inner_text = self.source[start + len(head) : self.at - 1] if text.endswith(")") else self.source[start + len(head) : self.at]
+        inner_text = (
+            self.source[start + len(head) : self.at - 1]
+            if text.endswith(")")
+            else self.source[start + len(head) : self.at]
+        )
         children = inner[0].children if len(inner) == 1 else [_alternatives_piece(inner)]
         if head in _LOOKAROUNDS:
             kind, template = _LOOKAROUNDS[head]
-            return PatternPiece(start, self.at, text, kind, template.format(inner=_quoted(inner_text)), children)
+            return PatternPiece(
+                start, self.at, text, kind, template.format(inner=_quoted(inner_text)), children
+            )
         named = regex.match(r"\(\?P?<(\w+)>", head)
         if named is not None:
-            return PatternPiece(start, self.at, text, "named-group", f"captures the text it matches as {named.group(1)!r} "
-                                "(a transform reads it as {" + named.group(1) + "})", children)
+            return PatternPiece(
+                start,
+                self.at,
+                text,
+                "named-group",
+                f"captures the text it matches as {named.group(1)!r} "
+                "(a transform reads it as {" + named.group(1) + "})",
+                children,
+            )
         if head == "(?:":
-            return PatternPiece(start, self.at, text, "non-capturing-group", "groups its pieces (captures nothing)", children)
+            return PatternPiece(
+                start,
+                self.at,
+                text,
+                "non-capturing-group",
+                "groups its pieces (captures nothing)",
+                children,
+            )
         if head == "(?>":
-            return PatternPiece(start, self.at, text, "atomic-group", "an atomic group: once matched, it never gives characters back", children)
+            return PatternPiece(
+                start,
+                self.at,
+                text,
+                "atomic-group",
+                "an atomic group: once matched, it never gives characters back",
+                children,
+            )
         if head == "(":
-            return PatternPiece(start, self.at, text, "group", "a numbered group: captures the text it matches (unnamed, so a transform cannot use it)", children)
-        return PatternPiece(start, self.at, text, "non-capturing-group", f"a group with {head!r}", children)
+            return PatternPiece(
+                start,
+                self.at,
+                text,
+                "group",
+                "a numbered group: captures the text it matches (unnamed, so a transform cannot use it)",
+                children,
+            )
+        return PatternPiece(
+            start, self.at, text, "non-capturing-group", f"a group with {head!r}", children
+        )
 
     def _group_head(self) -> str:
         rest = self.source[self.at :]
@@ -358,13 +483,18 @@ def _alternatives_piece(alternatives: list[PatternPiece]) -> PatternPiece:
     for number, alternative in enumerate(alternatives, 1):
         alternative.meaning = f"alternative {number} of {len(alternatives)}"
     return PatternPiece(
-        start, end, "|".join(a.text for a in alternatives), "alternatives",
+        start,
+        end,
+        "|".join(a.text for a in alternatives),
+        "alternatives",
         f"one of {len(alternatives)} alternatives, tried left to right at each position: the first that matches wins",
         alternatives,
     )
 
 
-def _repeat_meaning(atom: PatternPiece, low: int, high: int | None, mode: str, quantifier: str) -> str:
+def _repeat_meaning(
+    atom: PatternPiece, low: int, high: int | None, mode: str, quantifier: str
+) -> str:
     what = atom.text
     if atom.kind == "class" and len(what) == 2 and what[1] in _RUN_NAMES:
         what = _RUN_NAMES[what[1]]
@@ -377,7 +507,13 @@ def _repeat_meaning(atom: PatternPiece, low: int, high: int | None, mode: str, q
     else:
         what = f"repeats of {atom.text}"
     if high is None:
-        count = "any run of" if low == 0 else f"a run of at least {low}" if low > 1 else "a run of one or more"
+        count = (
+            "any run of"
+            if low == 0
+            else f"a run of at least {low}"
+            if low > 1
+            else "a run of one or more"
+        )
         amount = {
             "greedy": "as much as there is (greedy: it gives characters back only if the rest cannot match otherwise)",
             "lazy": "as little as possible (lazy: it stops at the first place where the rest of the pattern matches)",
@@ -401,11 +537,26 @@ def explain_pattern(source: str) -> PatternExplanation:
     reader = _Reader(source)
     try:
         alternatives = reader.alternatives(closing=False)
-    except (IndexError, AttributeError, ValueError):  # a truncated construct: keep what was read as one piece
-        alternatives = [PatternPiece(0, len(source), source, "alternative", "", [PatternPiece(0, len(source), source, "other", "not read")])]
+    except (
+        IndexError,
+        AttributeError,
+        ValueError,
+    ):  # a truncated construct: keep what was read as one piece
+        alternatives = [
+            PatternPiece(
+                0,
+                len(source),
+                source,
+                "alternative",
+                "",
+                [PatternPiece(0, len(source), source, "other", "not read")],
+            )
+        ]
     if len(alternatives) > 1:
         for number, alternative in enumerate(alternatives, 1):
-            alternative.meaning = f"alternative {number} of {len(alternatives)}, tried in this order at each position"
+            alternative.meaning = (
+                f"alternative {number} of {len(alternatives)}, tried in this order at each position"
+            )
     return PatternExplanation(source, alternatives, error, position)
 
 
@@ -444,19 +595,34 @@ def literal_runs(source: str, shortest: int = 3) -> list[LiteralRun]:
             piece, ahead = stack.pop()
             if piece.kind == "literal" and len(piece.literal) >= shortest:
                 runs.append((piece, ahead))
-            elif piece.kind in ("group", "named-group", "non-capturing-group", "lookahead", "atomic-group"):
-                stack.extend((child, ahead or piece.kind == "lookahead") for child in reversed(piece.children))
+            elif piece.kind in (
+                "group",
+                "named-group",
+                "non-capturing-group",
+                "lookahead",
+                "atomic-group",
+            ):
+                stack.extend(
+                    (child, ahead or piece.kind == "lookahead")
+                    for child in reversed(piece.children)
+                )
         for piece, ahead in sorted(runs, key=lambda run: -len(run[0].literal)):
             found.append(
                 LiteralRun(
-                    piece.literal, number, alternative.text, source[alternative.start : piece.start], source[piece.end : alternative.end],
+                    piece.literal,
+                    number,
+                    alternative.text,
+                    source[alternative.start : piece.start],
+                    source[piece.end : alternative.end],
                     ahead,
                 )
             )
     return found
 
 
-def pieces_taken(source: str, text: str, start: int, *, flags: int = regex.DOTALL, timeout: float = 0.05) -> list[tuple[PatternPiece, str]] | None:
+def pieces_taken(
+    source: str, text: str, start: int, *, flags: int = regex.DOTALL, timeout: float = 0.05
+) -> list[tuple[PatternPiece, str]] | None:
     """For a match of `source` at `text[start:]`: each top-level piece of the alternative that
     matched there, with the characters it took (``""`` for lookarounds and anchors).
 

@@ -18,8 +18,17 @@ from ..template_files import REPO_ROOT, TemplateFile, _read_json, load_template_
 SAMPLES_DIR = REPO_ROOT / "samples"
 
 _CASE_KEYS = {
-    "name", "description", "prefix", "generation", "tools", "chunks", "template",
-    "expected", "expected_error", "needs", "covers",
+    "name",
+    "description",
+    "prefix",
+    "generation",
+    "tools",
+    "chunks",
+    "template",
+    "expected",
+    "expected_error",
+    "needs",
+    "covers",
 }
 _SAMPLE_FILE_KEYS = {"family", "template", "description", "cases", "uncovered"}
 # What an expected message may depend on that transformers' reference parser does not do
@@ -70,11 +79,15 @@ class Sample:
         return f"{self.family}/{self.name}"
 
 
-def _resolve_template(where: str, reference: Any, cache: dict[str, TemplateFile]) -> tuple[dict, str]:
+def _resolve_template(
+    where: str, reference: Any, cache: dict[str, TemplateFile]
+) -> tuple[dict, str]:
     if isinstance(reference, dict):
         return reference, "<inline>"
     if not isinstance(reference, str):
-        raise ValueError(f"{where}: 'template' must be a template name or an inline template object")
+        raise ValueError(
+            f"{where}: 'template' must be a template name or an inline template object"
+        )
     if reference not in cache:
         try:
             cache[reference] = load_template_file(reference)
@@ -83,7 +96,9 @@ def _resolve_template(where: str, reference: Any, cache: dict[str, TemplateFile]
     return cache[reference].response_template, reference
 
 
-def _load_sample_file(path: Path, cache: dict[str, TemplateFile], template: dict | None = None) -> list[Sample]:
+def _load_sample_file(
+    path: Path, cache: dict[str, TemplateFile], template: dict | None = None
+) -> list[Sample]:
     """The cases of one sample file. `template`, when given, is the template of every case that
     does not name its own (the file's `template` and `family` are then not looked up)."""
     data = _read_json(path)
@@ -110,14 +125,18 @@ def _load_sample_file(path: Path, cache: dict[str, TemplateFile], template: dict
             raise ValueError(f"{where}: give exactly one of 'expected' and 'expected_error'")
         needs = case.get("needs", [])
         if not isinstance(needs, list) or any(name not in REFERENCE_DIFFERENCES for name in needs):
-            raise ValueError(f"{where}: 'needs' lists names of {sorted(REFERENCE_DIFFERENCES)}, got {needs!r}")
+            raise ValueError(
+                f"{where}: 'needs' lists names of {sorted(REFERENCE_DIFFERENCES)}, got {needs!r}"
+            )
         chunks = case.get("chunks")
         if chunks is not None and "".join(chunks) != case["generation"]:
             raise ValueError(f"{where}: 'chunks' do not concatenate to 'generation'")
         if template is not None and "template" not in case:
             case_template, template_name = template, "<given>"
         else:
-            case_template, template_name = _resolve_template(where, case.get("template", data.get("template", family)), cache)
+            case_template, template_name = _resolve_template(
+                where, case.get("template", data.get("template", family)), cache
+            )
         samples.append(
             Sample(
                 family=family,

@@ -56,7 +56,11 @@ class StreamRun:
         """
         if self.error is not None or other.error is not None:
             return self.error == other.error
-        return self.message == other.message and self.regions == other.regions and self.kept_errors == other.kept_errors
+        return (
+            self.message == other.message
+            and self.regions == other.regions
+            and self.kept_errors == other.kept_errors
+        )
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -144,7 +148,14 @@ def run_chunks(
     error = None
     parser = None
     try:
-        parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout, deadline=deadline, on_error=on_error)
+        parser = ResponseParser(
+            template,
+            prefix,
+            tools=tools,
+            regex_timeout=regex_timeout,
+            deadline=deadline,
+            on_error=on_error,
+        )
         events += parser.initial_events
         at = 0
         for chunk in chunks:
@@ -164,7 +175,9 @@ def run_chunks(
             regions.append([event["field"], ""])
         elif event["type"] == "region_chunk":
             regions[-1][1] += event["text"]
-    kept = [str(kept) for kept in parser.errors] if parser is not None and on_error == "keep" else []
+    kept = (
+        [str(kept) for kept in parser.errors] if parser is not None and on_error == "keep" else []
+    )
     return StreamRun(chunking, splits[:-1], message, regions, error, kept_errors=kept)
 
 
@@ -208,7 +221,9 @@ def _chunkings(
     if every_split and n > 1 and max_splits > 0:
         stride = max(1, -(-(n - 1) // max_splits))
         if stride > 1:
-            notes.append(f"generation has {n} characters: split check tested every {stride}th offset, not all {n - 1}")
+            notes.append(
+                f"generation has {n} characters: split check tested every {stride}th offset, not all {n - 1}"
+            )
     elif every_split and n > 1:
         notes.append("split check skipped: the work cap leaves no room for it")
     elif not every_split:
@@ -275,7 +290,9 @@ def check_stream(
     prefix = prefix_text(prefix)
     options = {"tools": tools, "regex_timeout": regex_timeout, "on_error": on_error}
     deadline = None if max_seconds is None else started + max_seconds
-    baseline = run_chunks(loaded, prefix, [generation], chunking="one-shot", deadline=deadline, **options)
+    baseline = run_chunks(
+        loaded, prefix, [generation], chunking="one-shot", deadline=deadline, **options
+    )
     seeds = list(seeds)
     n = max(1, len(generation))
     max_splits = MAX_EVERY_SPLIT
@@ -299,11 +316,19 @@ def check_stream(
     elif complete:
         spent = (runs + 1) * len(generation)
         cap = None if max_chars is None else max(0, max_chars - spent)
-        leaks, complete, skipped = _truncation(generation, loaded, prefix, truncation_step, deadline, cap, **options)
+        leaks, complete, skipped = _truncation(
+            generation, loaded, prefix, truncation_step, deadline, cap, **options
+        )
         if skipped:
-            notes.append(f"truncation check: {skipped} cuts not tested (the work cap of {max_chars:,} characters)")
+            notes.append(
+                f"truncation check: {skipped} cuts not tested (the work cap of {max_chars:,} characters)"
+            )
     if not complete:
-        what = "the truncation check was cut short" if chunkings_done else f"{runs - 1} chunkings compared, the rest not run"
+        what = (
+            "the truncation check was cut short"
+            if chunkings_done
+            else f"{runs - 1} chunkings compared, the rest not run"
+        )
         notes.append(f"stopped after the {max_seconds:g} s budget: {what}")
     return StreamCheckReport(
         ok=mismatch is None,
@@ -324,7 +349,9 @@ def _literal_delimiters(template: ResponseTemplate) -> list[tuple[str, str]]:
     for spec in template.fields.values():
         for delimiter in (spec.open, spec.close):
             if delimiter is not None and delimiter.literals is not None:
-                found += [(literal, delimiter.path) for literal in delimiter.literals if len(literal) > 1]
+                found += [
+                    (literal, delimiter.path) for literal in delimiter.literals if len(literal) > 1
+                ]
     return found
 
 
@@ -402,7 +429,13 @@ def _truncation(
             return sorted(leaks, key=lambda leak: leak.cut), True, len(order) - done
         parsed += cut
         run = run_chunks(
-            loaded, prefix, [generation[:cut]], tools=tools, regex_timeout=regex_timeout, deadline=deadline, on_error=on_error
+            loaded,
+            prefix,
+            [generation[:cut]],
+            tools=tools,
+            regex_timeout=regex_timeout,
+            deadline=deadline,
+            on_error=on_error,
         )
         if run.stopped:
             return sorted(leaks, key=lambda leak: leak.cut), False, 0

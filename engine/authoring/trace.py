@@ -24,12 +24,12 @@ from dataclasses import field as dataclass_field
 
 import regex
 
-from .diagnosis import Diagnosis, diagnose
 from ..errors import PatternTimeoutError, ResponseParseError
 from ..inputs import prefix_cut, prefix_text
 from ..parser import ResponseParser
 from ..parser import Span as ParserSpan
 from ..template import FieldSpec, ResponseTemplate, load_template
+from .diagnosis import Diagnosis, diagnose
 
 
 @dataclass
@@ -280,7 +280,14 @@ def _convert(
             start, end, kind = item
             field_name = region = match = None
         else:
-            start, end, kind, field_name, region, match = item.start, item.end, item.kind, item.field, item.region, item.match
+            start, end, kind, field_name, region, match = (
+                item.start,
+                item.end,
+                item.kind,
+                item.field,
+                item.region,
+                item.match,
+            )
         indices = []
         for piece_start, piece_end in stream_map.pieces(start, end):
             source, source_start, source_end = stream_map.source_range(piece_start, piece_end)
@@ -307,7 +314,9 @@ def _convert(
     return produced
 
 
-def _tie_events(events: list[dict], parser_spans: list[ParserSpan], produced: list[list[int]]) -> list[list[int]]:
+def _tie_events(
+    events: list[dict], parser_spans: list[ParserSpan], produced: list[list[int]]
+) -> list[list[int]]:
     """For each event (with stream positions), the trace span indices it covers."""
     by_range: dict[tuple, int] = {}
     for i, span in enumerate(parser_spans):
@@ -403,25 +412,52 @@ def trace(
     # The prefix tail is fed like any chunk: identical to the constructor's replay, and an
     # error in it is caught like any other.
     parser = ResponseParser(
-        loaded, "", tools=tools, regex_timeout=regex_timeout, deadline=deadline, positions=True, record_spans=True,
+        loaded,
+        "",
+        tools=tools,
+        regex_timeout=regex_timeout,
+        deadline=deadline,
+        positions=True,
+        record_spans=True,
         on_error=on_error,
     )
     message, raw_events, snapshots = None, [], []
     if error is None:
         try:
-            message = _feed_all(parser, prefix[cut:], generation, chunks, stream_map, positions, raw_events, snapshots)
+            message = _feed_all(
+                parser,
+                prefix[cut:],
+                generation,
+                chunks,
+                stream_map,
+                positions,
+                raw_events,
+                snapshots,
+            )
         except ResponseParseError as caught:
             error = caught
 
     parser_spans = list(parser.spans)
     decided = parser_spans[-1].end if parser_spans else 0
-    unparsed = [(decided, len(stream_map.stream), "unparsed")] if error is not None and decided < len(stream_map.stream) else []
+    unparsed = (
+        [(decided, len(stream_map.stream), "unparsed")]
+        if error is not None and decided < len(stream_map.stream)
+        else []
+    )
     spans, events = _spans_and_events(stream_map, parser_spans, unparsed, raw_events, positions)
     trace_error = None if error is None else _trace_error(stream_map, error)
-    kept = [_trace_error(stream_map, failed) for failed in parser.errors if failed is not error] if on_error == "keep" else []
+    kept = (
+        [_trace_error(stream_map, failed) for failed in parser.errors if failed is not error]
+        if on_error == "keep"
+        else []
+    )
     for index, failed in enumerate(kept):
         for span in spans:
-            if span.region is not None and span.region == failed.region and span.field == failed.field:
+            if (
+                span.region is not None
+                and span.region == failed.region
+                and span.field == failed.field
+            ):
                 span.error = index
     result = Trace(
         prefix=prefix,
@@ -437,8 +473,15 @@ def trace(
     )
     result.warnings = find_warnings(result, loaded)
     result.diagnoses = diagnose(
-        loaded, prefix=prefix, cut=cut, anchor_found=found, stream=stream_map.stream, tail_length=stream_map.tail_length,
-        spans=[_StreamStretch(s.stream_start, s.stream_end, s.kind, s.field, s.region) for s in spans],
+        loaded,
+        prefix=prefix,
+        cut=cut,
+        anchor_found=found,
+        stream=stream_map.stream,
+        tail_length=stream_map.tail_length,
+        spans=[
+            _StreamStretch(s.stream_start, s.stream_end, s.kind, s.field, s.region) for s in spans
+        ],
     )
     return result
 
@@ -468,13 +511,17 @@ def _feed_all(
     each), then finalize; collect `(event, stage, chunk index)` in `raw_events` as they come, so
     that they are there when a parse error stops the parse. Return the message."""
     received = 0
-    plan = [("prefix", None, prefix_tail)] + [("feed", i, piece) for i, piece in enumerate(chunks if chunks is not None else [generation])]
+    plan = [("prefix", None, prefix_tail)] + [
+        ("feed", i, piece) for i, piece in enumerate(chunks if chunks is not None else [generation])
+    ]
     for stage, chunk_index, piece in plan:
         produced_events = parser.feed(piece)
         received += len(piece)
         raw_events.extend((event, stage, chunk_index) for event in produced_events)
         if chunks is not None and stage == "feed":
-            spans, events = _spans_and_events(stream_map, list(parser.spans), [], raw_events, positions)
+            spans, events = _spans_and_events(
+                stream_map, list(parser.spans), [], raw_events, positions
+            )
             if parser.offset < received:
                 _convert(stream_map, [(parser.offset, received, "held")], spans)
             snapshots.append(TraceSnapshot(chunk_index, piece, parser.offset, spans, events))
@@ -508,8 +555,17 @@ def _trace_error(stream_map: _StreamMap, error: ResponseParseError) -> TraceErro
     where = stream_map.locate(error.offset) if error.offset is not None else (None, None)
     position = stream_map.locate(error.position) if error.position is not None else (None, None)
     return TraceError(
-        type(error).__name__, str(error), error.field, error.offset, where[0], where[1], error.text,
-        key=error.key, position_source=position[0], position=position[1], region=error.region,
+        type(error).__name__,
+        str(error),
+        error.field,
+        error.offset,
+        where[0],
+        where[1],
+        error.text,
+        key=error.key,
+        position_source=position[0],
+        position=position[1],
+        region=error.region,
     )
 
 
@@ -541,7 +597,10 @@ def _find_in_spans(spans: list[TraceSpan], needle: regex.Pattern) -> TraceSpan |
     """The first non-empty match of `needle` in the text of `spans`, as a span of its own, or None."""
     text = "".join(span.text for span in spans)
     try:
-        found = next((match for match in needle.finditer(text, timeout=0.05) if match.end() > match.start()), None)
+        found = next(
+            (match for match in needle.finditer(text, timeout=0.05) if match.end() > match.start()),
+            None,
+        )
     except TimeoutError:
         return None
     if found is None:
@@ -552,7 +611,17 @@ def _find_in_spans(spans: list[TraceSpan], needle: regex.Pattern) -> TraceSpan |
         if position + len(span.text) > found.start():
             offset = span.start + found.start() - position
             length = min(found.end() - found.start(), span.end - offset)
-            return TraceSpan(offset, offset + length, span.source, 0, 0, span.kind, span.field, span.region, found.group())
+            return TraceSpan(
+                offset,
+                offset + length,
+                span.source,
+                0,
+                0,
+                span.kind,
+                span.field,
+                span.region,
+                found.group(),
+            )
         position += len(span.text)
     return None
 
@@ -572,7 +641,9 @@ def find_warnings(result: Trace, template: ResponseTemplate) -> list[TraceWarnin
             if other.close.literals is None:
                 if own_close is not None and own_close.source == other.close.source:
                     continue
-                close = other.close.pattern  # only text it takes counts (not a lookahead's empty match)
+                close = (
+                    other.close.pattern
+                )  # only text it takes counts (not a lookahead's empty match)
             else:
                 literals = [literal for literal in other.close.literals if literal not in own]
                 if not literals:
@@ -583,7 +654,10 @@ def find_warnings(result: Trace, template: ResponseTemplate) -> list[TraceWarnin
                 continue
             if other.open is not None:
                 opened = _find_in_spans(spans, other.open.pattern)
-                if opened is not None and (opened.source, opened.start) < (found.source, found.start):
+                if opened is not None and (opened.source, opened.start) < (
+                    found.source,
+                    found.start,
+                ):
                     continue  # its open was swallowed too: reported as such below
                 message = (
                     f"{found.text!r}, the close delimiter of {other.name} (its open is {other.open.source!r}), "
@@ -596,10 +670,21 @@ def find_warnings(result: Trace, template: ResponseTemplate) -> list[TraceWarnin
                     f"{found.text!r}, the close delimiter of the implicit field {other.name}, appears inside {where}: "
                     f"that region never closed, so the text after it stayed in {name or 'the discarded text'}."
                 )
-                suggestion = "check the region's close delimiter (or pass the full prompt as prefix)"
-            warnings.append(TraceWarning("close-without-open", message, suggestion, found.source, found.start, found.end))
+                suggestion = (
+                    "check the region's close delimiter (or pass the full prompt as prefix)"
+                )
+            warnings.append(
+                TraceWarning(
+                    "close-without-open", message, suggestion, found.source, found.start, found.end
+                )
+            )
         for other in fields.values():
-            if other.name == name or other.open is None or not is_tool_call_field(other) or name is None:
+            if (
+                other.name == name
+                or other.open is None
+                or not is_tool_call_field(other)
+                or name is None
+            ):
                 continue
             if not fields[name].open:
                 continue  # the implicit field watches opens: an open in it fired or was not complete
@@ -650,8 +735,12 @@ def _close_inside_json_string(result: Trace, fields: dict[str, FieldSpec]) -> li
         return []
     closes = [span for span in result.spans if span.kind == "close" and span.field == error.field]
     spec = fields[error.field]
-    anchor = closes[-1] if closes else next(span for span in result.spans if span.kind == "unparsed")
-    literal = spec.close.literals[0] if spec.close is not None and spec.close.literals else "</tool_call>"
+    anchor = (
+        closes[-1] if closes else next(span for span in result.spans if span.kind == "unparsed")
+    )
+    literal = (
+        spec.close.literals[0] if spec.close is not None and spec.close.literals else "</tool_call>"
+    )
     return [
         TraceWarning(
             "close-inside-json-string",
@@ -673,13 +762,18 @@ def json_safe_close(literal: str) -> str:
 def _lookahead_close(close_source: str, spec: FieldSpec, tool_field: FieldSpec) -> str:
     """`close` or a lookahead on the tool-call open, as a close_pattern."""
     if tool_field.open.literals is not None:
-        ahead = "|".join(regex.escape(x, special_only=True, literal_spaces=True) for x in tool_field.open.literals)
+        ahead = "|".join(
+            regex.escape(x, special_only=True, literal_spaces=True)
+            for x in tool_field.open.literals
+        )
     else:
         ahead = tool_field.open.source
     if spec.close is None:
         return f"(?={ahead})"
     own = (
-        "|".join(regex.escape(x, special_only=True, literal_spaces=True) for x in spec.close.literals)
+        "|".join(
+            regex.escape(x, special_only=True, literal_spaces=True) for x in spec.close.literals
+        )
         if spec.close.literals is not None
         else spec.close.source
     )

@@ -47,7 +47,9 @@ class BatchInputError(ValueError):
         super().__init__(message)
 
 
-def _batch_columns(batch: Any, prefix_column: str | None, output_column: str, tools_column: str | None) -> tuple[list, list, list]:
+def _batch_columns(
+    batch: Any, prefix_column: str | None, output_column: str, tools_column: str | None
+) -> tuple[list, list, list]:
     """The prefix, output and tools values of every row (``""`` and None where a column is not given).
 
     Raises:
@@ -59,7 +61,9 @@ def _batch_columns(batch: Any, prefix_column: str | None, output_column: str, to
     for column, values in ((prefix_column, prefixes), (tools_column, tools)):
         if len(values) != len(outputs):
             raise BatchInputError(
-                f"column {column!r} has {len(values)} rows but {output_column!r} has {len(outputs)}", row=None, column=column
+                f"column {column!r} has {len(values)} rows but {output_column!r} has {len(outputs)}",
+                row=None,
+                column=column,
             )
     return prefixes, outputs, tools
 
@@ -128,21 +132,33 @@ def parse_batch(
     for row, (prefix, output, row_tools) in enumerate(zip(prefixes, outputs, tools)):
         for value, column in ((prefix, prefix_column), (output, output_column)):
             if problem := text_problem(value):
-                raise BatchInputError(f"row {row} of the batch, column {column!r}: {problem}", row=row, column=column)
+                raise BatchInputError(
+                    f"row {row} of the batch, column {column!r}: {problem}", row=row, column=column
+                )
         try:
             parser_tools = read_tools(row_tools, tools_by_text)
         except ValueError as error:
-            raise BatchInputError(f"row {row} of the batch, column {tools_column!r}: {error}", row=row, column=tools_column) from None
+            raise BatchInputError(
+                f"row {row} of the batch, column {tools_column!r}: {error}",
+                row=row,
+                column=tools_column,
+            ) from None
         try:
-            parser = ResponseParser(compiled, prefix, tools=parser_tools, regex_timeout=regex_timeout, on_error=on_error)
+            parser = ResponseParser(
+                compiled, prefix, tools=parser_tools, regex_timeout=regex_timeout, on_error=on_error
+            )
             message, _ = parser.finalize(output)
         except ResponseParseError as error:  # on_error="raise", or a pattern over its time budget
             messages.append(None)
             errors.append(_one_line(error))
             fields.append([error.field])
             continue
-        messages.append(message if message_format == "dict" else json.dumps(message, ensure_ascii=False))
-        errors.append(ERROR_SEPARATOR.join(map(_one_line, parser.errors)) if parser.errors else None)
+        messages.append(
+            message if message_format == "dict" else json.dumps(message, ensure_ascii=False)
+        )
+        errors.append(
+            ERROR_SEPARATOR.join(map(_one_line, parser.errors)) if parser.errors else None
+        )
         fields.append([kept.field for kept in parser.errors])
     columns: dict[str, list] = {"message": messages, "error": errors}
     if error_fields:
@@ -182,7 +198,11 @@ def _one_line(error: ResponseParseError) -> str:
 def _column_names(batch: Any) -> list[str]:
     names = getattr(batch, "column_names", None)  # pyarrow Table
     if names is None:
-        names = batch.columns if hasattr(batch, "columns") and not isinstance(batch, dict) else batch.keys()
+        names = (
+            batch.columns
+            if hasattr(batch, "columns") and not isinstance(batch, dict)
+            else batch.keys()
+        )
     return [str(name) for name in names]
 
 
@@ -192,7 +212,9 @@ def _column(batch: Any, name: str) -> list:
         values = batch[name]
     except KeyError:
         raise BatchInputError(
-            f"the batch has no column {name!r} (columns: {', '.join(_column_names(batch)) or 'none'})", row=None, column=name
+            f"the batch has no column {name!r} (columns: {', '.join(_column_names(batch)) or 'none'})",
+            row=None,
+            column=name,
         ) from None
     if hasattr(values, "to_pylist"):  # pyarrow Array or ChunkedArray
         return values.to_pylist()
@@ -224,7 +246,11 @@ def _plain(value: Any) -> Any:
 
 def _is_missing(value: Any) -> bool:
     """None, or how pandas and numpy write a missing value (pandas.NA, NaN)."""
-    return value is None or type(value).__name__ == "NAType" or (isinstance(value, float) and math.isnan(value))
+    return (
+        value is None
+        or type(value).__name__ == "NAType"
+        or (isinstance(value, float) and math.isnan(value))
+    )
 
 
 def read_tools(value: Any, tools_by_text: dict[str, Any] | None = None) -> list | None:

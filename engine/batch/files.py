@@ -59,17 +59,41 @@ class InputError(ValueError):
         row: the Parquet row it is on, counting from 1, or None.
     """
 
-    def __init__(self, path: str | Path, detail: str, *, line: int | None = None, last_line: int | None = None, row: int | None = None):
-        self.path, self.detail, self.line, self.last_line, self.row = str(path), detail, line, last_line, row
+    def __init__(
+        self,
+        path: str | Path,
+        detail: str,
+        *,
+        line: int | None = None,
+        last_line: int | None = None,
+        row: int | None = None,
+    ):
+        self.path, self.detail, self.line, self.last_line, self.row = (
+            str(path),
+            detail,
+            line,
+            last_line,
+            row,
+        )
         if line is not None:
-            where = f"{path} line {line}" if last_line is None or last_line == line else f"{path} lines {line}-{last_line}"
+            where = (
+                f"{path} line {line}"
+                if last_line is None or last_line == line
+                else f"{path} lines {line}-{last_line}"
+            )
         else:
             where = f"{path} row {row}" if row is not None else str(path)
         super().__init__(f"{where}: {detail}")
 
     def record(self) -> dict:
         """The error as JSON-able values, to send from a worker (`InputError(**record)` rebuilds it)."""
-        return {"path": self.path, "detail": self.detail, "line": self.line, "last_line": self.last_line, "row": self.row}
+        return {
+            "path": self.path,
+            "detail": self.detail,
+            "line": self.line,
+            "last_line": self.last_line,
+            "row": self.row,
+        }
 
     def after_lines(self, lines: int) -> InputError:
         """The same error for a shard that starts after `lines` lines of the file (a worker counts from its shard's start)."""
@@ -87,7 +111,9 @@ def file_format(path: str | Path) -> str:
     """
     suffix = Path(path).suffix.lower()
     if suffix not in _FORMATS:
-        raise ValueError(f"{path}: cannot tell the format from the extension {suffix or '(none)'!r}; use .jsonl or .parquet")
+        raise ValueError(
+            f"{path}: cannot tell the format from the extension {suffix or '(none)'!r}; use .jsonl or .parquet"
+        )
     return _FORMATS[suffix]
 
 
@@ -157,7 +183,9 @@ class InputFile:
         self.prefix_column = prefix_column
         self.output_column = output_column
         self.tools_column = tools_column
-        self._parse_columns = [c for c in (prefix_column, output_column, tools_column) if c is not None]
+        self._parse_columns = [
+            c for c in (prefix_column, output_column, tools_column) if c is not None
+        ]
         self.dropped = set() if keep_input else set(self._parse_columns)
 
     @property
@@ -182,7 +210,9 @@ class InputFile:
         import pyarrow.parquet as pq
 
         metadata = pq.ParquetFile(self.path).metadata
-        return sum(metadata.row_group(group).total_byte_size for group in range(metadata.num_row_groups))
+        return sum(
+            metadata.row_group(group).total_byte_size for group in range(metadata.num_row_groups)
+        )
 
     def whole(self) -> Shard:
         """The whole file as one shard."""
@@ -201,7 +231,10 @@ class InputFile:
         count = workers * max(1, math.ceil(self.text_bytes / (workers * shard_bytes)))
         if self.format == "jsonl":
             size = self.extent
-            bounds = {self._line_start(index * size // count) for index in range(1, count)} | {0, size}
+            bounds = {self._line_start(index * size // count) for index in range(1, count)} | {
+                0,
+                size,
+            }
         else:
             import pyarrow.parquet as pq
 
@@ -214,11 +247,16 @@ class InputFile:
                 bounds = {index * rows // workers for index in range(workers)} | {rows}
             else:
                 count = min(count, groups - groups % workers)
-                bounds = {min(starts, key=lambda start: abs(start - index * rows / count)) for index in range(count)} | {rows}
+                bounds = {
+                    min(starts, key=lambda start: abs(start - index * rows / count))
+                    for index in range(count)
+                } | {rows}
         bounds = sorted(bounds)
         if len(bounds) == 1:  # an empty file
             return [Shard(0, 0, 0)]
-        return [Shard(index, start, stop) for index, (start, stop) in enumerate(zip(bounds, bounds[1:]))]
+        return [
+            Shard(index, start, stop) for index, (start, stop) in enumerate(zip(bounds, bounds[1:]))
+        ]
 
     def _line_start(self, offset: int) -> int:
         """The offset of the first line that begins at or after byte `offset`."""
@@ -237,7 +275,9 @@ class InputFile:
                 offset -= len(block)
         return lines
 
-    def batches(self, shard: Shard, batch_rows: int = BATCH_ROWS, stages: Counter | None = None) -> Iterator[InputBatch]:
+    def batches(
+        self, shard: Shard, batch_rows: int = BATCH_ROWS, stages: Counter | None = None
+    ) -> Iterator[InputBatch]:
         """A shard's rows in order, `batch_rows` at a time (a batch may be shorter).
 
         Args:
@@ -275,7 +315,9 @@ class InputFile:
             if carried:
                 yield carried
 
-    def _jsonl_batches(self, shard: Shard, batch_rows: int, stages: Counter) -> Iterator[InputBatch]:
+    def _jsonl_batches(
+        self, shard: Shard, batch_rows: int, stages: Counter
+    ) -> Iterator[InputBatch]:
         rows: list[int] = []
         columns: dict[str, list] = {name: [] for name in PARSER_COLUMNS}
         other: list[dict] = []
@@ -289,12 +331,22 @@ class InputFile:
             if not line.strip():
                 continue
             row = _json_object(line, self.path, number)
-            columns["prefix"].append(self._text(row, self.prefix_column, number, "--prefix-column, or --no-prefix"))
+            columns["prefix"].append(
+                self._text(row, self.prefix_column, number, "--prefix-column, or --no-prefix")
+            )
             columns["output"].append(self._text(row, self.output_column, number, "--output-column"))
-            columns["tools"].append(self._tools_text(row.get(self.tools_column) if self.tools_column else None, number, tools_by_text))
+            columns["tools"].append(
+                self._tools_text(
+                    row.get(self.tools_column) if self.tools_column else None, number, tools_by_text
+                )
+            )
             for name in (MESSAGE_COLUMN, ERROR_COLUMN):
                 if name in row and name not in self.dropped:
-                    raise InputError(self.path, f"the row has a {name!r} key, which the output adds; rename it", line=number)
+                    raise InputError(
+                        self.path,
+                        f"the row has a {name!r} key, which the output adds; rename it",
+                        line=number,
+                    )
             other.append({key: value for key, value in row.items() if key not in self.dropped})
             rows.append(number)
             if len(rows) == batch_rows:
@@ -311,16 +363,24 @@ class InputFile:
             return ""
         if column not in row:
             keys = ", ".join(repr(key) for key in list(row)[:10]) or "none"
-            raise InputError(self.path, f"no {column!r} key (the row has {keys}); name the column with {option}", line=line)
+            raise InputError(
+                self.path,
+                f"no {column!r} key (the row has {keys}); name the column with {option}",
+                line=line,
+            )
         if problem := text_problem(row[column]):
             raise InputError(self.path, f"{column!r}: {problem}", line=line)
         return row[column]
 
-    def _tools_text(self, value: Any, line: int | None, tools_by_text: dict[str, Any], row: int | None = None) -> str | None:
+    def _tools_text(
+        self, value: Any, line: int | None, tools_by_text: dict[str, Any], row: int | None = None
+    ) -> str | None:
         try:
             tools = read_tools(value, tools_by_text)
         except ValueError as error:
-            raise InputError(self.path, f"{self.tools_column!r}: {error}", line=line, row=row) from None
+            raise InputError(
+                self.path, f"{self.tools_column!r}: {error}", line=line, row=row
+            ) from None
         if tools is None:
             return None
         return value if isinstance(value, str) else json.dumps(tools, ensure_ascii=False)
@@ -341,10 +401,14 @@ class InputFile:
                 raise InputError(self.path, f"no column {column!r} (columns: {', '.join(names)})")
         for name in (MESSAGE_COLUMN, ERROR_COLUMN):
             if name in names and name not in self.dropped:
-                raise InputError(self.path, f"has a column {name!r}, which the output adds; rename it")
+                raise InputError(
+                    self.path, f"has a column {name!r}, which the output adds; rename it"
+                )
         return [name for name in names if name not in self.dropped]
 
-    def _parquet_batches(self, shard: Shard, batch_rows: int, stages: Counter) -> Iterator[InputBatch]:
+    def _parquet_batches(
+        self, shard: Shard, batch_rows: int, stages: Counter
+    ) -> Iterator[InputBatch]:
         import pyarrow.parquet as pq
 
         kept = self.kept_columns()
@@ -362,8 +426,13 @@ class InputFile:
         tools_by_text: dict[str, Any] = {}
         position = first_group_row
         started = perf_counter()
-        for record_batch in source.iter_batches(batch_size=batch_rows, row_groups=groups, use_threads=False):
-            low, high = max(shard.start - position, 0), min(shard.stop - position, record_batch.num_rows)
+        for record_batch in source.iter_batches(
+            batch_size=batch_rows, row_groups=groups, use_threads=False
+        ):
+            low, high = (
+                max(shard.start - position, 0),
+                min(shard.stop - position, record_batch.num_rows),
+            )
             first = position + low + 1
             position += record_batch.num_rows
             if high <= low:
@@ -377,20 +446,30 @@ class InputFile:
                 ("prefix", self.prefix_column, "--prefix-column, or --no-prefix"),
                 ("output", self.output_column, "--output-column"),
             ):
-                values = record_batch.column(column).to_pylist() if column is not None else [""] * count
+                values = (
+                    record_batch.column(column).to_pylist() if column is not None else [""] * count
+                )
                 for index, value in enumerate(values):
                     if problem := text_problem(value):
-                        raise InputError(self.path, f"{column!r}: {problem} (name the column with {option})", row=first + index)
+                        raise InputError(
+                            self.path,
+                            f"{column!r}: {problem} (name the column with {option})",
+                            row=first + index,
+                        )
                 columns[name] = values
             if self.tools_column is None:
                 columns["tools"] = [None] * count
             else:
                 columns["tools"] = [
                     self._tools_text(value, None, tools_by_text, row=first + index)
-                    for index, value in enumerate(record_batch.column(self.tools_column).to_pylist())
+                    for index, value in enumerate(
+                        record_batch.column(self.tools_column).to_pylist()
+                    )
                 ]
             stages["convert"] += perf_counter() - started
-            yield InputBatch(list(range(first, first + count)), columns, record_batch.select(kept), count)
+            yield InputBatch(
+                list(range(first, first + count)), columns, record_batch.select(kept), count
+            )
             started = perf_counter()
         stages["read"] += perf_counter() - started
 
@@ -399,9 +478,13 @@ def _json_object(line: bytes, path: Path, number: int) -> dict:
     try:
         row = json.loads(line)
     except UnicodeDecodeError as error:
-        raise InputError(path, f"not UTF-8 text ({error.reason} at byte {error.start})", line=number) from None
+        raise InputError(
+            path, f"not UTF-8 text ({error.reason} at byte {error.start})", line=number
+        ) from None
     except json.JSONDecodeError as error:
-        raise InputError(path, f"not valid JSON ({error.msg} at column {error.colno})", line=number) from None
+        raise InputError(
+            path, f"not valid JSON ({error.msg} at column {error.colno})", line=number
+        ) from None
     if not isinstance(row, dict):
         raise InputError(path, f"expected a JSON object, got {describe_value(row)}", line=number)
     return row
@@ -439,12 +522,25 @@ def output_schema(input_file: InputFile, first: InputBatch | None) -> Any:
             fields = list(pa.Table.from_pylist(first.other).schema)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
             raise InputError(
-                input_file.path, f"these rows' values cannot make Parquet columns ({error})", line=first.rows[0], last_line=first.rows[-1]
+                input_file.path,
+                f"these rows' values cannot make Parquet columns ({error})",
+                line=first.rows[0],
+                last_line=first.rows[-1],
             ) from None
-    return pa.schema(fields + [pa.field(MESSAGE_COLUMN, pa.string()), pa.field(ERROR_COLUMN, pa.string())])
+    return pa.schema(
+        fields + [pa.field(MESSAGE_COLUMN, pa.string()), pa.field(ERROR_COLUMN, pa.string())]
+    )
 
 
-def open_writer(path: Path, output_format: str, schema: Any, input_file: InputFile, *, part: bool, batch_rows: int = BATCH_ROWS):
+def open_writer(
+    path: Path,
+    output_format: str,
+    schema: Any,
+    input_file: InputFile,
+    *,
+    part: bool,
+    batch_rows: int = BATCH_ROWS,
+):
     """A writer of rows with their results: JSONL lines, or a Parquet file (`part`: an Arrow
     stream, which `OutputFile` reads back without decoding).
 
@@ -463,7 +559,13 @@ class _JsonlWriter:
     def __init__(self, path: Path):
         self._handle = open(path, "w", encoding="utf-8")
 
-    def write(self, batch: InputBatch, messages: list[dict | None], errors: list[str | None], stages: Counter) -> None:
+    def write(
+        self,
+        batch: InputBatch,
+        messages: list[dict | None],
+        errors: list[str | None],
+        stages: Counter,
+    ) -> None:
         started = perf_counter()
         rows = batch.other if isinstance(batch.other, list) else batch.other.to_pylist()
         converted = perf_counter()
@@ -490,12 +592,16 @@ class _TableWriter:
     shape) and `error`, typed by `schema`: a Parquet file in row groups of `batch_rows` rows, or
     an Arrow stream of the batches as they come."""
 
-    def __init__(self, path: Path, schema: Any, kind: str, batch_rows: int, input_path: Path | None = None):
+    def __init__(
+        self, path: Path, schema: Any, kind: str, batch_rows: int, input_path: Path | None = None
+    ):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         self._batch_rows, self._input_path = batch_rows, input_path
-        self._other_schema = pa.schema([field for field in schema if field.name not in (MESSAGE_COLUMN, ERROR_COLUMN)])
+        self._other_schema = pa.schema(
+            [field for field in schema if field.name not in (MESSAGE_COLUMN, ERROR_COLUMN)]
+        )
         if kind == "parquet":
             self._writer = pq.ParquetWriter(path, schema)
         else:
@@ -505,11 +611,20 @@ class _TableWriter:
         self._held: list = []  # Parquet: tables waiting to fill a row group
         self._held_rows = 0
 
-    def write(self, batch: InputBatch, messages: list[dict | None], errors: list[str | None], stages: Counter) -> None:
+    def write(
+        self,
+        batch: InputBatch,
+        messages: list[dict | None],
+        errors: list[str | None],
+        stages: Counter,
+    ) -> None:
         import pyarrow as pa
 
         started = perf_counter()
-        texts = [None if message is None else json.dumps(message, ensure_ascii=False) for message in messages]
+        texts = [
+            None if message is None else json.dumps(message, ensure_ascii=False)
+            for message in messages
+        ]
         serialised = perf_counter()
         if isinstance(batch.other, list):
             table = self._table_from_rows(batch)
@@ -547,16 +662,23 @@ class _TableWriter:
         for number, row in zip(batch.rows, rows):
             if new := [key for key in row if key not in names]:
                 raise InputError(
-                    self._input_path, f"key {new[0]!r} is not in the first batch of rows, and a Parquet file has one schema; "
-                    "give it to every row, or write JSONL", line=number,
+                    self._input_path,
+                    f"key {new[0]!r} is not in the first batch of rows, and a Parquet file has one schema; "
+                    "give it to every row, or write JSONL",
+                    line=number,
                 )
         try:
             table = pa.Table.from_pylist(rows, schema=self._other_schema)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
             raise InputError(
-                self._input_path, f"values do not fit the column types of the first rows ({error})", line=batch.rows[0], last_line=batch.rows[-1]
+                self._input_path,
+                f"values do not fit the column types of the first rows ({error})",
+                line=batch.rows[0],
+                last_line=batch.rows[-1],
             ) from None
-        if table.num_rows != len(rows):  # rows with no other columns make an empty table: keep the count
+        if table.num_rows != len(
+            rows
+        ):  # rows with no other columns make an empty table: keep the count
             table = pa.table({"_": pa.nulls(len(rows))}).drop_columns(["_"])
         return table
 
@@ -596,9 +718,16 @@ class OutputFile:
             with open(part, "rb") as source:
                 size, copied = os.fstat(source.fileno()).st_size, 0
                 try:  # in the kernel, without passing the bytes through this process
-                    while copied < size and (step := os.copy_file_range(source.fileno(), self._handle.fileno(), size - copied)):
+                    while copied < size and (
+                        step := os.copy_file_range(
+                            source.fileno(), self._handle.fileno(), size - copied
+                        )
+                    ):
                         copied += step
-                except (AttributeError, OSError):  # not on this system or between these file systems
+                except (
+                    AttributeError,
+                    OSError,
+                ):  # not on this system or between these file systems
                     pass
                 if copied < size:
                     source.seek(copied)

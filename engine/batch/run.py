@@ -35,10 +35,20 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any, Callable
 
-from .columns import parse_batch
-from .files import BATCH_ROWS, InputBatch, InputError, InputFile, OutputFile, Shard, file_format, open_writer, output_schema
 from ..parser import ON_ERROR_MODES
 from ..template import load_template
+from .columns import parse_batch
+from .files import (
+    BATCH_ROWS,
+    InputBatch,
+    InputError,
+    InputFile,
+    OutputFile,
+    Shard,
+    file_format,
+    open_writer,
+    output_schema,
+)
 
 ENGINES = ("local", "datasets", "ray")
 
@@ -56,8 +66,21 @@ SMALL_INPUT_BYTES = 48 << 20
 NO_FIELD = "(message)"
 
 # Stages of the run, in pipeline order. Workers' stages are summed over the workers.
-STAGES = ("start-up", "plan", "read", "convert", "parse", "serialise", "write", "merge", "shut-down")
-APART_STAGES = ("start-up", "shut-down")  # paid once a run whatever its size; not in `BatchSummary.seconds`
+STAGES = (
+    "start-up",
+    "plan",
+    "read",
+    "convert",
+    "parse",
+    "serialise",
+    "write",
+    "merge",
+    "shut-down",
+)
+APART_STAGES = (
+    "start-up",
+    "shut-down",
+)  # paid once a run whatever its size; not in `BatchSummary.seconds`
 WORKER_STAGES = ("read", "convert", "parse", "serialise", "write")
 
 
@@ -86,7 +109,10 @@ class ShardJob:
 
     def part(self, shard: Shard) -> Path:
         """Where a shard's part file is once whole (it is written under another name and renamed)."""
-        return Path(self.directory) / f"part-{shard.index:06d}.{'jsonl' if self.output_format == 'jsonl' else 'arrow'}"
+        return (
+            Path(self.directory)
+            / f"part-{shard.index:06d}.{'jsonl' if self.output_format == 'jsonl' else 'arrow'}"
+        )
 
     def failed(self, shard: Shard) -> Path:
         """The mark a worker leaves when a malformed row stopped its shard."""
@@ -128,7 +154,12 @@ class ShardResult:
                     self.errors_by_field[label] = self.errors_by_field.get(label, 0) + 1
 
 
-def parse_shard(job: ShardJob, shard: Shard, output: Path | None = None, on_batch: Callable[[InputBatch], None] | None = None) -> ShardResult:
+def parse_shard(
+    job: ShardJob,
+    shard: Shard,
+    output: Path | None = None,
+    on_batch: Callable[[InputBatch], None] | None = None,
+) -> ShardResult:
     """Read, parse and write one shard, a batch at a time: the pipeline every engine runs.
 
     Args:
@@ -146,7 +177,14 @@ def parse_shard(job: ShardJob, shard: Shard, output: Path | None = None, on_batc
     stages: Counter = Counter()
     template = load_template(job.template)  # compiled on a process's first shard, then cached
     path = output if output is not None else job.part(shard).with_suffix(".partial")
-    writer = open_writer(path, job.output_format, job.schema, job.input_file, part=output is None, batch_rows=job.batch_rows)
+    writer = open_writer(
+        path,
+        job.output_format,
+        job.schema,
+        job.input_file,
+        part=output is None,
+        batch_rows=job.batch_rows,
+    )
     try:
         for batch in job.input_file.batches(shard, job.batch_rows, stages):
             started = perf_counter()
@@ -175,7 +213,9 @@ def parse_shard(job: ShardJob, shard: Shard, output: Path | None = None, on_batc
 
 
 def _earlier_shard_failed(directory: str, index: int) -> bool:
-    return any(name.startswith("failed-") and int(name[7:]) < index for name in os.listdir(directory))
+    return any(
+        name.startswith("failed-") and int(name[7:]) < index for name in os.listdir(directory)
+    )
 
 
 @dataclass
@@ -306,11 +346,17 @@ def parse_file(
     if num_proc is not None and num_proc < 1:
         raise ValueError(f"num_proc must be at least 1, got {num_proc}")
     if engine == "local" and (num_proc or 1) > 1:
-        raise ValueError("the local engine parses in this process only; for more processes use the datasets or ray engine")
+        raise ValueError(
+            "the local engine parses in this process only; for more processes use the datasets or ray engine"
+        )
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be at least 1, got {batch_rows}")
     input_file = InputFile(
-        input_path, prefix_column=prefix_column, output_column=output_column, tools_column=tools_column, keep_input=keep_input
+        input_path,
+        prefix_column=prefix_column,
+        output_column=output_column,
+        tools_column=tools_column,
+        keep_input=keep_input,
     )
     output = Path(output_path)
     output_format = file_format(output)
@@ -343,7 +389,9 @@ def parse_file(
                 job = replace(job, directory=str(directory))
                 output_file = OutputFile(partial, output_format, job.schema, batch_rows)
                 try:
-                    (_run_datasets if engine == "datasets" else _run_ray)(job, output_file, summary, num_proc, progress, shard_bytes)
+                    (_run_datasets if engine == "datasets" else _run_ray)(
+                        job, output_file, summary, num_proc, progress, shard_bytes
+                    )
                 finally:
                     output_file.close()
         os.replace(partial, output)
@@ -359,18 +407,34 @@ def parse_file(
 def _bar(progress: bool, input_file: InputFile, description: str):
     from tqdm.auto import tqdm
 
-    hidden = {} if progress else {"disable": True}  # not passed when shown, so TQDM_DISABLE=1 still hides it
+    hidden = (
+        {} if progress else {"disable": True}
+    )  # not passed when shown, so TQDM_DISABLE=1 still hides it
     unit = input_file.extent_unit
-    return tqdm(total=input_file.extent, unit=unit, unit_scale=unit == "B", desc=description, dynamic_ncols=True, **hidden)
+    return tqdm(
+        total=input_file.extent,
+        unit=unit,
+        unit_scale=unit == "B",
+        desc=description,
+        dynamic_ncols=True,
+        **hidden,
+    )
 
 
 def _run_local(job: ShardJob, partial: Path, summary: BatchSummary, progress: bool) -> None:
     with _bar(progress, job.input_file, "parsing") as bar:
-        result = parse_shard(job, job.input_file.whole(), output=partial, on_batch=lambda batch: bar.update(batch.extent))
+        result = parse_shard(
+            job,
+            job.input_file.whole(),
+            output=partial,
+            on_batch=lambda batch: bar.update(batch.extent),
+        )
     _take(job, result, summary)
 
 
-def _take(job: ShardJob, result: ShardResult, summary: BatchSummary, shards: list[Shard] | None = None) -> None:
+def _take(
+    job: ShardJob, result: ShardResult, summary: BatchSummary, shards: list[Shard] | None = None
+) -> None:
     """Count a shard's result, or raise the error that stopped it (its lines counted from the file's start)."""
     if result.error is not None:
         error = InputError(**result.error)
@@ -392,7 +456,9 @@ class _PartJoiner(threading.Thread):
     """Joins the parts into OUTPUT in shard order as the `datasets` processes finish them, while
     the map runs (a part appears under its final name once whole); stops at a failed shard."""
 
-    def __init__(self, job: ShardJob, shards: list[Shard], summary: BatchSummary, output: OutputFile):
+    def __init__(
+        self, job: ShardJob, shards: list[Shard], summary: BatchSummary, output: OutputFile
+    ):
         super().__init__(name="part joiner", daemon=True)
         self._job, self._shards, self._summary, self._output = job, shards, summary, output
         self.map_done = threading.Event()
@@ -403,13 +469,16 @@ class _PartJoiner(threading.Thread):
         try:
             for shard in self._shards:
                 while not self._job.part(shard).exists():
-                    if self._job.failed(shard).exists() or (self.map_done.is_set() and not self._job.part(shard).exists()):
+                    if self._job.failed(shard).exists() or (
+                        self.map_done.is_set() and not self._job.part(shard).exists()
+                    ):
                         return
                     time.sleep(0.02)
                 _merge(self._job, shard, self._summary, self._output)
                 self.joined += 1
         except BaseException as error:  # raised in the calling thread once the map is done
             self.error = error
+
 
 class _WorkDirectory:
     """A temporary directory beside OUTPUT (on storage a cluster's workers may share), removed at the end."""
@@ -440,7 +509,14 @@ def _parse_shard_rows(rows: dict[str, list], job: ShardJob) -> dict[str, list]:
     return {"result": results}
 
 
-def _run_datasets(job: ShardJob, output: OutputFile, summary: BatchSummary, num_proc: int | None, progress: bool, shard_bytes: int) -> None:
+def _run_datasets(
+    job: ShardJob,
+    output: OutputFile,
+    summary: BatchSummary,
+    num_proc: int | None,
+    progress: bool,
+    shard_bytes: int,
+) -> None:
     importing = perf_counter()
     import datasets
 
@@ -472,12 +548,19 @@ def _run_datasets(job: ShardJob, output: OutputFile, summary: BatchSummary, num_
         (datasets.enable_progress_bars if bars_were_on else datasets.disable_progress_bars)()
     if joiner.error is not None:
         raise joiner.error
-    results = sorted((ShardResult(**json.loads(text)) for text in parsed["result"]), key=lambda result: result.index)
-    summary.startup_seconds = imported + max(0.0, min(result.started for result in results) - called)
+    results = sorted(
+        (ShardResult(**json.loads(text)) for text in parsed["result"]),
+        key=lambda result: result.index,
+    )
+    summary.startup_seconds = imported + max(
+        0.0, min(result.started for result in results) - called
+    )
     for result in results:
         _take(job, result, summary, shards)
     if joiner.joined != len(shards):
-        raise RuntimeError(f"{joiner.joined} of {len(shards)} parts were joined, with no failed shard")
+        raise RuntimeError(
+            f"{joiner.joined} of {len(shards)} parts were joined, with no failed shard"
+        )
 
 
 def _warm_up(template: dict | str) -> int:
@@ -486,7 +569,14 @@ def _warm_up(template: dict | str) -> int:
     return os.getpid()
 
 
-def _run_ray(job: ShardJob, output: OutputFile, summary: BatchSummary, num_proc: int | None, progress: bool, shard_bytes: int) -> None:
+def _run_ray(
+    job: ShardJob,
+    output: OutputFile,
+    summary: BatchSummary,
+    num_proc: int | None,
+    progress: bool,
+    shard_bytes: int,
+) -> None:
     starting = perf_counter()
     import ray
 
@@ -504,7 +594,9 @@ def _run_ray(job: ShardJob, output: OutputFile, summary: BatchSummary, num_proc:
             # Ray raises a bare Exception when its processes are slow to start ("The current node
             # timed out during startup"), ConnectionError for an unreachable address; its message
             # names neither the engine nor a way out.
-            where = f"the Ray cluster at RAY_ADDRESS={address}" if address else "a local Ray cluster"
+            where = (
+                f"the Ray cluster at RAY_ADDRESS={address}" if address else "a local Ray cluster"
+            )
             raise ValueError(
                 f"could not start {where}: {str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__}. "
                 "On a busy machine Ray's processes can take too long to start: try again, or use --engine datasets"

@@ -28,14 +28,25 @@ from typing import Any
 
 import regex
 
-from .render import common_suffix_length, token_boundary
-from .conformance import _argument_defects, _back_to_boundary, _common_length
 from ..content import parse_content
 from ..errors import ResponseParseError
+from .conformance import _argument_defects, _back_to_boundary, _common_length
 from .probes import (
-    ALPHA, ALPHA_ARGUMENTS, BETA, BETA_ARGUMENTS, FINAL_MESSAGES, LEAD, MARKUP_TOKEN, PROBE_TOOLS, Finding, Render, Turn,
-    shared_end, shared_start,
+    ALPHA,
+    ALPHA_ARGUMENTS,
+    BETA,
+    BETA_ARGUMENTS,
+    FINAL_MESSAGES,
+    LEAD,
+    MARKUP_TOKEN,
+    PROBE_TOOLS,
+    Finding,
+    Render,
+    Turn,
+    shared_end,
+    shared_start,
 )
+from .render import common_suffix_length, token_boundary
 
 # Stand-ins while comparing the text around calls: the function's name, a call id, a number, an
 # argument's key.
@@ -119,7 +130,9 @@ class _Shape:
     list_form: bool = False
     json_like: bool = True
     name_outside: bool = False
-    payload_start: str = ""  # the character every payload starts with, when the open must be followed by it
+    payload_start: str = (
+        ""  # the character every payload starts with, when the open must be followed by it
+    )
 
 
 def learn_call_syntax(modes: list[CallTurns]) -> CallSyntax | str:
@@ -127,21 +140,39 @@ def learn_call_syntax(modes: list[CallTurns]) -> CallSyntax | str:
     saying why none was found."""
     rendered = [turns for turns in modes if turns.call is not None]
     if not rendered:
-        return "the chat template writes no tool call of an assistant message (or refuses every one)"
+        return (
+            "the chat template writes no tool call of an assistant message (or refuses every one)"
+        )
     all_sections = [(turns, _sections(turns)) for turns in rendered]
     all_sections = [(turns, sections) for turns, sections in all_sections if sections.one.strip()]
     if not all_sections:
         return f"the render of {rendered[0].call.render.label} adds nothing to a plain answer: it writes no tool call"
     problems = []
     for turns, sections in all_sections:
-        shapes = [shape for shape in (_json_list_shape, _json_call_shape, _json_arguments_shape, _python_list_shape,
-                                      _bare_key_json_shape, _tagged_shape, _kv_lines_shape) for shape in [shape(sections)] if shape]
+        shapes = [
+            shape
+            for shape in (
+                _json_list_shape,
+                _json_call_shape,
+                _json_arguments_shape,
+                _python_list_shape,
+                _bare_key_json_shape,
+                _tagged_shape,
+                _kv_lines_shape,
+            )
+            for shape in [shape(sections)]
+            if shape
+        ]
         if not shapes:
             if regex.search(r"'zq_(?:fn|key)_\w+'", sections.one):
-                problems.append(f"the calls are Python literals (single-quoted strings, True/False/None: "
-                                f"{_show(sections.one)}), and no content parser reads a Python dict")
+                problems.append(
+                    f"the calls are Python literals (single-quoted strings, True/False/None: "
+                    f"{_show(sections.one)}), and no content parser reads a Python dict"
+                )
             else:
-                problems.append(f"no call syntax the template language can read explains {_show(sections.one)}")
+                problems.append(
+                    f"no call syntax the template language can read explains {_show(sections.one)}"
+                )
             continue
         others = [other for _, other in all_sections if other is not sections]
         for shape in shapes:
@@ -159,7 +190,7 @@ def learn_call_syntax(modes: list[CallTurns]) -> CallSyntax | str:
 def _sections(turns: CallTurns) -> _Sections:
     answer = turns.answer.text
     at = answer.find("zq answer text")
-    before, after = (answer[:at], answer[at + len("zq answer text"):]) if at >= 0 else ("", answer)
+    before, after = (answer[:at], answer[at + len("zq answer text") :]) if at >= 0 else ("", answer)
     renders = {"answer": turns.answer.render}
 
     def cut(turn: Turn | None, name: str) -> str | None:
@@ -174,9 +205,14 @@ def _sections(turns: CallTurns) -> _Sections:
         text = turns.lead_and_call.text
         at = text.find(LEAD)
         if at >= 0:
-            after_lead = _between(text[at + len(LEAD):], "", after)
-    return _Sections(cut(turns.call, "call") or "", cut(turns.two_calls, "two-calls"), cut(turns.typed_call, "typed-call"),
-                     after_lead, renders)
+            after_lead = _between(text[at + len(LEAD) :], "", after)
+    return _Sections(
+        cut(turns.call, "call") or "",
+        cut(turns.two_calls, "two-calls"),
+        cut(turns.typed_call, "typed-call"),
+        after_lead,
+        renders,
+    )
 
 
 def _between(text: str, before: str, after: str) -> str:
@@ -188,7 +224,7 @@ def _between(text: str, before: str, after: str) -> str:
     end = len(body) - common_suffix_length(body, tail) if tail else len(body)
     while start < end < len(body) and not token_boundary(body, end):
         end += 1
-    return body[start:max(end, start)]
+    return body[start : max(end, start)]
 
 
 # -- payload shapes ----------------------------------------------------------------------
@@ -212,7 +248,9 @@ def _json_values(text: str) -> list[tuple[int, int, Any]]:
         position = end
 
 
-def _path_to(value: Any, wanted: Callable[[Any], bool], path: tuple[str, ...] = ()) -> tuple[str, ...] | None:
+def _path_to(
+    value: Any, wanted: Callable[[Any], bool], path: tuple[str, ...] = ()
+) -> tuple[str, ...] | None:
     """The key path to the first node of `value` for which `wanted` holds (dicts only), or None."""
     if wanted(value):
         return path
@@ -229,11 +267,15 @@ def _placeholder(path: tuple[str, ...]) -> str:
     return "{" + ".".join(path) + "}"
 
 
-def _call_paths(item: Any, name: str, arguments: dict) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+def _call_paths(
+    item: Any, name: str, arguments: dict
+) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """The key paths to the name and to the arguments in a call's JSON (the arguments as an object,
     or as JSON text holding it), or None."""
     name_path = _path_to(item, lambda node: node == name)
-    arguments_path = _path_to(item, lambda node: node == arguments or _json_text_of(node) == arguments)
+    arguments_path = _path_to(
+        item, lambda node: node == arguments or _json_text_of(node) == arguments
+    )
     if not name_path or not arguments_path:
         return None
     return name_path, arguments_path
@@ -256,8 +298,11 @@ def _json_string_keys(arguments_path: tuple[str, ...]) -> dict:
 
 
 def _json_list_shape(sections: _Sections) -> _Shape | None:
-    text, names, arguments = (sections.two, (ALPHA, BETA), (ALPHA_ARGUMENTS, BETA_ARGUMENTS)) if sections.two else \
-        (sections.one, (ALPHA,), (ALPHA_ARGUMENTS,))
+    text, names, arguments = (
+        (sections.two, (ALPHA, BETA), (ALPHA_ARGUMENTS, BETA_ARGUMENTS))
+        if sections.two
+        else (sections.one, (ALPHA,), (ALPHA_ARGUMENTS,))
+    )
     for start, end, value in _json_values(text):
         if not isinstance(value, list) or len(value) != len(names):
             continue
@@ -265,9 +310,23 @@ def _json_list_shape(sections: _Sections) -> _Shape | None:
         if None in paths or len(set(paths)) != 1:
             continue
         name_path, arguments_path = paths[0]
-        transform = {"type": "function", "function": {"name": _placeholder(name_path), "arguments": _placeholder(arguments_path)}}
-        return _Shape("a JSON list of calls", "json", _json_string_keys(arguments_path), transform, True, _json_list_spans,
-                      list_form=True, payload_start="[")
+        transform = {
+            "type": "function",
+            "function": {
+                "name": _placeholder(name_path),
+                "arguments": _placeholder(arguments_path),
+            },
+        }
+        return _Shape(
+            "a JSON list of calls",
+            "json",
+            _json_string_keys(arguments_path),
+            transform,
+            True,
+            _json_list_spans,
+            list_form=True,
+            payload_start="[",
+        )
     return None
 
 
@@ -283,15 +342,32 @@ def _json_call_shape(sections: _Sections) -> _Shape | None:
         paths = _call_paths(value, ALPHA, ALPHA_ARGUMENTS) if isinstance(value, dict) else None
         if paths:
             name_path, arguments_path = (("content",) + path for path in paths)
-            transform = {"type": "function", "function": {"name": _placeholder(name_path), "arguments": _placeholder(arguments_path)}}
-            return _Shape("a JSON object per call, the name inside", "json", _json_string_keys(paths[1]), transform, False,
-                          _json_call_spans, payload_start="{")
+            transform = {
+                "type": "function",
+                "function": {
+                    "name": _placeholder(name_path),
+                    "arguments": _placeholder(arguments_path),
+                },
+            }
+            return _Shape(
+                "a JSON object per call, the name inside",
+                "json",
+                _json_string_keys(paths[1]),
+                transform,
+                False,
+                _json_call_spans,
+                payload_start="{",
+            )
     return None
 
 
 def _json_call_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
-    spans = [(start, end) for start, end, value in _json_values(section) if isinstance(value, dict)
-             and any(_path_to(value, lambda node, name=name: node == name) for name in names)]
+    spans = [
+        (start, end)
+        for start, end, value in _json_values(section)
+        if isinstance(value, dict)
+        and any(_path_to(value, lambda node, name=name: node == name) for name in names)
+    ]
     return spans if len(spans) == len(names) else None
 
 
@@ -299,8 +375,15 @@ def _json_arguments_shape(sections: _Sections) -> _Shape | None:
     if not any(value == ALPHA_ARGUMENTS for _, _, value in _json_values(sections.one)):
         return None
     transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
-    return _Shape("a JSON object of the arguments per call, the name before it", "json", {}, transform, False,
-                  _json_arguments_spans, name_outside=True)
+    return _Shape(
+        "a JSON object of the arguments per call, the name before it",
+        "json",
+        {},
+        transform,
+        False,
+        _json_arguments_spans,
+        name_outside=True,
+    )
 
 
 def _json_arguments_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
@@ -308,7 +391,10 @@ def _json_arguments_spans(section: str, names: tuple[str, ...]) -> list[tuple[in
     spans = []
     position = 0
     for name in names:
-        found = next(((s, e) for s, e, value in _json_values(section[position:]) if value == wanted[name]), None)
+        found = next(
+            ((s, e) for s, e, value in _json_values(section[position:]) if value == wanted[name]),
+            None,
+        )
         if found is None:
             return None
         spans.append((position + found[0], position + found[1]))
@@ -322,8 +408,15 @@ def _python_list_shape(sections: _Sections) -> _Shape | None:
     if _python_list_spans(text, (BETA,) if sections.typed else (ALPHA,)) is None:
         return None
     transform = {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}}
-    return _Shape("a Python-style list of calls", "python-call-list", {}, transform, True, _python_list_spans,
-                  list_form=True)
+    return _Shape(
+        "a Python-style list of calls",
+        "python-call-list",
+        {},
+        transform,
+        True,
+        _python_list_spans,
+        list_form=True,
+    )
 
 
 def _python_list_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
@@ -332,9 +425,13 @@ def _python_list_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, 
     if start < 0 or end < start:
         return None
     try:
-        calls = parse_content("python-call-list", section[start:end + 1], {})
+        calls = parse_content("python-call-list", section[start : end + 1], {})
     except ValueError:
-        return [(start, end + 1)] if all(regex.search(escape(name) + r"\s*\(", section) for name in names) else None
+        return (
+            [(start, end + 1)]
+            if all(regex.search(escape(name) + r"\s*\(", section) for name in names)
+            else None
+        )
     return [(start, end + 1)] if [call["name"] for call in calls] == list(names) else None
 
 
@@ -346,9 +443,11 @@ def _bare_key_json_shape(sections: _Sections) -> _Shape | None:
     if key < 0 or value < 0 or brace < 0 or text[key - 1] == '"':
         return None
     colon = text.find(":", key)
-    opening = text[colon + 1:value].strip()
-    closing_end = min((at for at in (text.find(",", value), text.find("}", value)) if at >= 0), default=-1)
-    closing = text[value + len("zq val 1"):closing_end].strip() if closing_end >= 0 else ""
+    opening = text[colon + 1 : value].strip()
+    closing_end = min(
+        (at for at in (text.find(",", value), text.find("}", value)) if at >= 0), default=-1
+    )
+    closing = text[value + len("zq val 1") : closing_end].strip() if closing_end >= 0 else ""
     content_args: dict = {"unquoted_keys": True}
     if opening != '"' or closing != '"':
         if not opening or not closing:
@@ -358,23 +457,42 @@ def _bare_key_json_shape(sections: _Sections) -> _Shape | None:
     if spans(text, (ALPHA,)) is None:
         return None
     transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
-    return _Shape("JSON with bare keys" + (f" and strings between {opening} and {closing}" if "string_delims" in content_args else ""),
-                  "json", content_args, transform, False, spans, name_outside=True)
+    return _Shape(
+        "JSON with bare keys"
+        + (
+            f" and strings between {opening} and {closing}"
+            if "string_delims" in content_args
+            else ""
+        ),
+        "json",
+        content_args,
+        transform,
+        False,
+        spans,
+        name_outside=True,
+    )
 
 
-def _bare_key_spans(content_args: dict) -> Callable[[str, tuple[str, ...]], list[tuple[int, int]] | None]:
+def _bare_key_spans(
+    content_args: dict,
+) -> Callable[[str, tuple[str, ...]], list[tuple[int, int]] | None]:
     wanted = {ALPHA: ALPHA_ARGUMENTS, BETA: BETA_ARGUMENTS}
 
     def spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
         found = []
         position = 0
         for name in names:
-            start = section.find("{", section.find(name, position) if name in section[position:] else position)
+            start = section.find(
+                "{", section.find(name, position) if name in section[position:] else position
+            )
             span = None
             while start >= 0 and span is None:
                 for end in (m.end() for m in regex.finditer(r"\}", section, pos=start)):
                     try:
-                        if _typed(name, parse_content("json", section[start:end], content_args)) == wanted[name]:
+                        if (
+                            _typed(name, parse_content("json", section[start:end], content_args))
+                            == wanted[name]
+                        ):
                             span = (start, end)
                             break
                     except ValueError:
@@ -423,16 +541,28 @@ def _tagged_shape(sections: _Sections) -> _Shape | None:
     if min(key_a, value_a, key_n, value_n) < 0:
         return None
     # The keys as a stand-in: a tag that repeats its key (<KEY>VALUE</KEY>) closes by a back-reference.
-    between = text[value_a + len("zq val 1"):key_n].replace("zq_key_a", KEY)
-    after = text[value_n + len("73519"):].replace("zq_num", KEY)
+    between = text[value_a + len("zq val 1") : key_n].replace("zq_key_a", KEY)
+    after = text[value_n + len("73519") :].replace("zq_num", KEY)
     value_close = shared_start([between, after])
-    key_open = between[len(value_close):]
-    middle = text[key_a + len("zq_key_a"):value_a]
-    if (not key_open.strip() or not value_close.strip() or text[key_n + len("zq_num"):value_n] != middle
-            or not text[:key_a].endswith(key_open) or KEY in key_open or KEY in middle):
+    key_open = between[len(value_close) :]
+    middle = text[key_a + len("zq_key_a") : value_a]
+    if (
+        not key_open.strip()
+        or not value_close.strip()
+        or text[key_n + len("zq_num") : value_n] != middle
+        or not text[:key_a].endswith(key_open)
+        or KEY in key_open
+        or KEY in middle
+    ):
         return None
     key_pattern = _key_group(middle)
-    tag_pattern = _loose(key_open.strip()) + key_pattern + _loose(middle) + r"(?P<value>.*?)" + _loose(value_close.rstrip())
+    tag_pattern = (
+        _loose(key_open.strip())
+        + key_pattern
+        + _loose(middle)
+        + r"(?P<value>.*?)"
+        + _loose(value_close.rstrip())
+    )
     content_args = {"tag_pattern": tag_pattern, "value_parser": TAGGED_VALUES}
     tag = regex.compile(tag_pattern, regex.DOTALL)
 
@@ -450,8 +580,16 @@ def _tagged_shape(sections: _Sections) -> _Shape | None:
     if spans(text, (ALPHA,)) is None:
         return None
     transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
-    return _Shape(f"tagged arguments, {_plain(key_open.strip())}KEY{_plain(middle)}VALUE{_shown(_plain(value_close.strip()))}",
-                  "xml-inline", content_args, transform, False, spans, json_like=False, name_outside=True)
+    return _Shape(
+        f"tagged arguments, {_plain(key_open.strip())}KEY{_plain(middle)}VALUE{_shown(_plain(value_close.strip()))}",
+        "xml-inline",
+        content_args,
+        transform,
+        False,
+        spans,
+        json_like=False,
+        name_outside=True,
+    )
 
 
 def _kv_lines_shape(sections: _Sections) -> _Shape | None:
@@ -462,10 +600,14 @@ def _kv_lines_shape(sections: _Sections) -> _Shape | None:
     value_n = text.find("73519", key_n)
     if min(key_a, value_a, key_n, value_n) < 0:
         return None
-    separator = text[key_a + len("zq_key_a"):value_a]
-    line_break = text[value_a + len("zq val 1"):key_n]
-    if text[key_n + len("zq_num"):value_n] != separator or not separator.strip() or "\n" not in line_break \
-            or line_break.strip():
+    separator = text[key_a + len("zq_key_a") : value_a]
+    line_break = text[value_a + len("zq val 1") : key_n]
+    if (
+        text[key_n + len("zq_num") : value_n] != separator
+        or not separator.strip()
+        or "\n" not in line_break
+        or line_break.strip()
+    ):
         return None
     content_args = {"kv_sep": separator.strip(), "value_parser": TAGGED_VALUES}
     pattern = regex.compile(r"(?m)^[ \t]*[\w.\-]+[ \t]*" + escape(separator.strip()) + r".*$")
@@ -473,7 +615,7 @@ def _kv_lines_shape(sections: _Sections) -> _Shape | None:
     def lines_after(section: str, at: int, name: str, names: tuple[str, ...]) -> list[regex.Match]:
         lines = []
         for match in pattern.finditer(section, section.find("\n", at) + 1):
-            if lines and section[lines[-1].end():match.start()].strip():
+            if lines and section[lines[-1].end() : match.start()].strip():
                 break
             lines.append(match)
         return lines
@@ -483,8 +625,16 @@ def _kv_lines_shape(sections: _Sections) -> _Shape | None:
     if spans(text, (ALPHA,)) is None:
         return None
     transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
-    return _Shape(f"one argument a line, KEY{_plain(separator)}VALUE", "kv-lines", content_args, transform, False, spans,
-                  json_like=False, name_outside=True)
+    return _Shape(
+        f"one argument a line, KEY{_plain(separator)}VALUE",
+        "kv-lines",
+        content_args,
+        transform,
+        False,
+        spans,
+        json_like=False,
+        name_outside=True,
+    )
 
 
 def _key_group(after_key: str) -> str:
@@ -541,7 +691,9 @@ def _literal_head(text: str) -> str:
     return regex.split(r"[\x00\x01\x02]", text)[0].strip()
 
 
-def _build(shape: _Shape, sections: _Sections, others: list[_Sections], turns: CallTurns) -> CallSyntax | str:
+def _build(
+    shape: _Shape, sections: _Sections, others: list[_Sections], turns: CallTurns
+) -> CallSyntax | str:
     """The field for `shape`, its open and close learnt from the text around the payloads in
     `sections` and in the other thinking modes' `others`."""
     spans1 = shape.spans(sections.one, (ALPHA,))
@@ -555,8 +707,8 @@ def _build(shape: _Shape, sections: _Sections, others: list[_Sections], turns: C
         found = shape.spans(each.one, (ALPHA,))
         if found is None:
             continue
-        befores.append(_generalize(each.one[:found[0][0]], ALPHA))
-        afters.append(_generalize(each.one[found[-1][1]:], ALPHA))
+        befores.append(_generalize(each.one[: found[0][0]], ALPHA))
+        afters.append(_generalize(each.one[found[-1][1] :], ALPHA))
         pair = shape.spans(each.two, (ALPHA, BETA)) if each.two else None
         if pair is not None:
             (s1, e1), (s2, e2) = pair
@@ -566,24 +718,30 @@ def _build(shape: _Shape, sections: _Sections, others: list[_Sections], turns: C
         if each.typed is not None:
             typed = shape.spans(each.typed, (BETA,))
             if typed:
-                befores.append(_generalize(each.typed[:typed[0][0]], BETA))
-                afters.append(_generalize(each.typed[typed[-1][1]:], BETA))
+                befores.append(_generalize(each.typed[: typed[0][0]], BETA))
+                afters.append(_generalize(each.typed[typed[-1][1] :], BETA))
         if each.after_lead is not None:
             lead = shape.spans(each.after_lead, (ALPHA,))
             if lead:
-                befores.append(_generalize(each.after_lead[:lead[0][0]], ALPHA))
+                befores.append(_generalize(each.after_lead[: lead[0][0]], ALPHA))
     call_open = _shared_end(befores + middles)
     middle = middles[0] if middles else None
     if middle is not None and len(call_open) <= len(middle):
-        call_close = shared_start([middle[:len(middle) - len(call_open)], *afters]).rstrip()
+        call_close = shared_start([middle[: len(middle) - len(call_open)], *afters]).rstrip()
     else:
         call_close = shared_start(afters).rstrip()
-    section_open = _shared_end([before[:len(before) - len(call_open)] for before in befores]).strip()
-    section_closes = list(dict.fromkeys(after[len(call_close):].strip() for after in afters if after.startswith(call_close)))
+    section_open = _shared_end(
+        [before[: len(before) - len(call_open)] for before in befores]
+    ).strip()
+    section_closes = list(
+        dict.fromkeys(
+            after[len(call_close) :].strip() for after in afters if after.startswith(call_close)
+        )
+    )
     section_close = " ".join(text for text in section_closes if text)
     separator = ""
     if middle is not None and len(middle) >= len(call_close) + len(call_open):
-        separator = middle[len(call_close):len(middle) - len(call_open)]
+        separator = middle[len(call_close) : len(middle) - len(call_open)]
     if shape.name_outside and NAME not in call_open:
         return f"the function's name is neither in the payload nor in the text before it ({_show(call_open)})"
     spec: dict[str, Any] = {}
@@ -597,21 +755,29 @@ def _build(shape: _Shape, sections: _Sections, others: list[_Sections], turns: C
             return "nothing marks where a call starts"
         # Nothing but the JSON marks a call: inside a JSON object, a closing brace is followed by a
         # comma or another brace, never by the next object or what ends the calls.
-        found = _json_prefix_pattern(one[spans1[0][0]:spans1[0][1]])
+        found = _json_prefix_pattern(one[spans1[0][0] : spans1[0][1]])
         if found is not None:
             patterns, shape = found
             spec["open_pattern"], braces = patterns.split("\x1f")
         else:
-            first_key = regex.match(r'\{\s*"([^"\\]+)"', one[spans1[0][0]:spans1[0][1]])
+            first_key = regex.match(r'\{\s*"([^"\\]+)"', one[spans1[0][0] : spans1[0][1]])
             if first_key is None:
-                return "nothing marks where a call starts, and its JSON has no first key to know it by"
+                return (
+                    "nothing marks where a call starts, and its JSON has no first key to know it by"
+                )
             spec["open_pattern"] = rf'(?=\{{\s*"{escape(first_key.group(1))}")'
             braces = r"(?<=\})"
         consumed = rf"(?:\s*{escape(between)}(?=\s*\{{))?" if between else ""
         spec["close_pattern"] = braces + consumed + r"(?=\s*(?:\{|" + "|".join(following) + "))"
-    elif any(mark in opening for mark in (NAME, NUMBER, CALL_ID)) or regex.search(r"\s", opening) or shape.payload_start:
+    elif (
+        any(mark in opening for mark in (NAME, NUMBER, CALL_ID))
+        or regex.search(r"\s", opening)
+        or shape.payload_start
+    ):
         # A JSON payload must follow: text that only mentions the marker stays text.
-        spec["open_pattern"] = _loose(opening) + (rf"(?=\s*{escape(shape.payload_start)})" if shape.payload_start else "")
+        spec["open_pattern"] = _loose(opening) + (
+            rf"(?=\s*{escape(shape.payload_start)})" if shape.payload_start else ""
+        )
     else:
         spec["open"] = opening
     closing = call_close.strip()
@@ -619,7 +785,11 @@ def _build(shape: _Shape, sections: _Sections, others: list[_Sections], turns: C
         pass
     elif closing:
         # A separator that is more than blanks goes with the call before it (when another call follows).
-        consumed = rf"(?:\s*{escape(between)}(?=\s*{escape(_literal_head(opening))}))?" if between and _literal_head(opening) else ""
+        consumed = (
+            rf"(?:\s*{escape(between)}(?=\s*{escape(_literal_head(opening))}))?"
+            if between and _literal_head(opening)
+            else ""
+        )
         if shape.json_like:
             spec["close_pattern"] = r"(?<=[}\]])\s*" + _loose(closing, name_group=False) + consumed
         elif regex.search(r"\s", closing) or _has_stand_in(closing) or consumed:
@@ -636,15 +806,21 @@ def _build(shape: _Shape, sections: _Sections, others: list[_Sections], turns: C
     if shape.content_args:
         spec["content_args"] = shape.content_args
     spec["transform"] = shape.transform
-    content_closes = [piece for text in (section_open, *section_closes) if text and not _has_stand_in(text)
-                      for piece in _markup_pieces(text)]
+    content_closes = [
+        piece
+        for text in (section_open, *section_closes)
+        if text and not _has_stand_in(text)
+        for piece in _markup_pieces(text)
+    ]
     starts = [escape(section_open)] if section_open else []
     head = _literal_head(opening)
     if head:
         whole = head == opening.strip() and shape.payload_start
         starts.append(escape(head) + (rf"\s*{escape(shape.payload_start)}" if whole else ""))
     syntax = CallSyntax(spec, content_closes, starts, shape.description)
-    return _verified(syntax, sections, turns, call_open, call_close, section_open, section_close, separator)
+    return _verified(
+        syntax, sections, turns, call_open, call_close, section_open, section_close, separator
+    )
 
 
 def _markup_pieces(text: str) -> list[str]:
@@ -680,32 +856,45 @@ def _json_prefix_pattern(call_text: str) -> tuple[str, _Shape] | None:
     if ALPHA not in head or not tail or tail.strip("}"):
         return None
     opening = _loose(head.replace(ALPHA, NAME)).replace(NAME_GROUP, r'(?P<name>[^"\\]+)')
-    closing = r"(?<=\})" + "".join(r"\s*\}" for _ in tail)  # the lookahead of what follows is added by _build
+    closing = r"(?<=\})" + "".join(
+        r"\s*\}" for _ in tail
+    )  # the lookahead of what follows is added by _build
     transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
     what = ".".join(paths[1])
-    shape = _Shape(f"a JSON object per call with nothing around it, the name before {what!r}", "json", {}, transform,
-                   False, _json_arguments_spans)
+    shape = _Shape(
+        f"a JSON object per call with nothing around it, the name before {what!r}",
+        "json",
+        {},
+        transform,
+        False,
+        _json_arguments_spans,
+    )
     return f"{opening}\x1f{closing}", shape
 
 
-def _build_list(shape: _Shape, sections: _Sections, others: list[_Sections], spans: list[tuple[int, int]],
-                turns: CallTurns) -> CallSyntax | str:
+def _build_list(
+    shape: _Shape,
+    sections: _Sections,
+    others: list[_Sections],
+    spans: list[tuple[int, int]],
+    turns: CallTurns,
+) -> CallSyntax | str:
     one = sections.one
-    befores = [one[:spans[0][0]]]
+    befores = [one[: spans[0][0]]]
     for each in [sections, *others]:
         found = shape.spans(each.one, (ALPHA,))
         if found and each is not sections:
-            befores.append(each.one[:found[0][0]])
+            befores.append(each.one[: found[0][0]])
         if each.after_lead is not None:
             lead = shape.spans(each.after_lead, (ALPHA,))
             if lead:
-                befores.append(each.after_lead[:lead[0][0]])
+                befores.append(each.after_lead[: lead[0][0]])
         if each.two:
             two = shape.spans(each.two, (ALPHA, BETA))
             if two:
-                befores.append(each.two[:two[0][0]])
+                befores.append(each.two[: two[0][0]])
     opening = _shared_end(befores).strip()
-    closing = one[spans[0][1]:].strip()
+    closing = one[spans[0][1] :].strip()
     spec: dict[str, Any] = {}
     if opening and shape.payload_start:
         spec["open_pattern"] = _loose(opening) + rf"(?=\s*{escape(shape.payload_start)})"
@@ -722,7 +911,11 @@ def _build_list(shape: _Shape, sections: _Sections, others: list[_Sections], spa
         spec["close_pattern"] = r"(?<=\])\s*(?:" + "|".join(ends) + ")"
     spec.update({"content": shape.content, "transform_each": True, "transform": shape.transform})
     section_open = befores[0].strip()[: -len(opening)].strip() if opening else befores[0].strip()
-    starts = [_loose(opening) + (rf"\s*{escape(shape.payload_start)}" if shape.payload_start else "")] if opening else []
+    starts = (
+        [_loose(opening) + (rf"\s*{escape(shape.payload_start)}" if shape.payload_start else "")]
+        if opening
+        else []
+    )
     syntax = CallSyntax(spec, [section_open] if section_open else [], starts, shape.description)
     return _verified(syntax, sections, turns, opening, closing, section_open, "", "")
 
@@ -735,16 +928,29 @@ def _typed(name: str, arguments: Any) -> Any:
     return call["function"]["arguments"]
 
 
-def _verified(syntax: CallSyntax, sections: _Sections, turns: CallTurns, call_open: str, call_close: str,
-              section_open: str, section_close: str, separator: str) -> CallSyntax | str:
+def _verified(
+    syntax: CallSyntax,
+    sections: _Sections,
+    turns: CallTurns,
+    call_open: str,
+    call_close: str,
+    section_open: str,
+    section_close: str,
+    separator: str,
+) -> CallSyntax | str:
     """`syntax` with its findings when it parses every call render back, else what failed."""
     from ..parser import ResponseParser
 
     closes = [*syntax.content_closes, *(marker for marker in turns.end_markers if marker)]
-    template = {"start_anchor": "\x03", "fields": {"tool_calls": syntax.field, "content": {"close": closes} if closes else {}}}
+    template = {
+        "start_anchor": "\x03",
+        "fields": {"tool_calls": syntax.field, "content": {"close": closes} if closes else {}},
+    }
     cases = [(sections.one, [(ALPHA, ALPHA_ARGUMENTS)], "call")]
     if sections.two:
-        cases.append((sections.two, [(ALPHA, ALPHA_ARGUMENTS), (BETA, BETA_ARGUMENTS)], "two-calls"))
+        cases.append(
+            (sections.two, [(ALPHA, ALPHA_ARGUMENTS), (BETA, BETA_ARGUMENTS)], "two-calls")
+        )
     if sections.typed:
         cases.append((sections.typed, [(BETA, BETA_ARGUMENTS)], "typed-call"))
     read = 0
@@ -757,36 +963,73 @@ def _verified(syntax: CallSyntax, sections: _Sections, turns: CallTurns, call_op
             message, _ = parser.finalize(text)
         except (ResponseParseError, ValueError) as error:
             return f"it does not parse the render of {sections.renders[name].label}: {error}"
-        got = [(c.get("function", {}).get("name"), c.get("function", {}).get("arguments")) for c in message.get("tool_calls", [])]
+        got = [
+            (c.get("function", {}).get("name"), c.get("function", {}).get("arguments"))
+            for c in message.get("tool_calls", [])
+        ]
         if got != expected:
-            return f"it reads {got} from the render of {sections.renders[name].label}, not {expected}"
+            return (
+                f"it reads {got} from the render of {sections.renders[name].label}, not {expected}"
+            )
     if not read:
         return "the chat template writes every call in a form no parser reads back (strings without quotes)"
     one, two = sections.renders["call"], sections.renders.get("two-calls")
     answer = sections.renders["answer"]
     evidence = syntax.findings
-    evidence.append(Finding("fields.tool_calls.content", syntax.field["content"],
-                            f"the calls' payload is {syntax.description}: read back as every call's name and arguments",
-                            (answer, one)))
+    evidence.append(
+        Finding(
+            "fields.tool_calls.content",
+            syntax.field["content"],
+            f"the calls' payload is {syntax.description}: read back as every call's name and arguments",
+            (answer, one),
+        )
+    )
     key = "open_pattern" if "open_pattern" in syntax.field else "open"
     if key in syntax.field:
-        evidence.append(Finding(f"fields.tool_calls.{key}", syntax.field[key],
-                                f"the text before each call's payload ({_show(call_open)}), the same before the "
-                                "first call and the second" + (" with the function's name as a group" if NAME in call_open else ""),
-                                (one, two) if two else (answer, one)))
+        evidence.append(
+            Finding(
+                f"fields.tool_calls.{key}",
+                syntax.field[key],
+                f"the text before each call's payload ({_show(call_open)}), the same before the "
+                "first call and the second"
+                + (" with the function's name as a group" if NAME in call_open else ""),
+                (one, two) if two else (answer, one),
+            )
+        )
     key = "close_pattern" if "close_pattern" in syntax.field else "close"
     if key in syntax.field:
-        what = f"the text after each call's payload ({_show(call_close.strip())})" if call_close.strip() else \
-            "no text ends a call: the next call's start or the end of the turn does"
-        evidence.append(Finding(f"fields.tool_calls.{key}", syntax.field[key], what, (one, two) if two else (answer, one)))
+        what = (
+            f"the text after each call's payload ({_show(call_close.strip())})"
+            if call_close.strip()
+            else "no text ends a call: the next call's start or the end of the turn does"
+        )
+        evidence.append(
+            Finding(
+                f"fields.tool_calls.{key}",
+                syntax.field[key],
+                what,
+                (one, two) if two else (answer, one),
+            )
+        )
     if section_open.strip() or section_close.strip():
-        evidence.append(Finding("fields.content.close", [t for t in (section_open, section_close) if t.strip()],
-                                f"markers around all the calls, written once for two calls ({_show(section_open)} before, "
-                                f"{_show(section_close)} after): they end the text before them and are dropped",
-                                (one, two) if two else (answer, one)))
+        evidence.append(
+            Finding(
+                "fields.content.close",
+                [t for t in (section_open, section_close) if t.strip()],
+                f"markers around all the calls, written once for two calls ({_show(section_open)} before, "
+                f"{_show(section_close)} after): they end the text before them and are dropped",
+                (one, two) if two else (answer, one),
+            )
+        )
     if two is not None:
-        evidence.append(Finding("fields.tool_calls.repeats", True,
-                                f"two calls are written one after the other, separated by {_show(separator)}", (one, two)))
+        evidence.append(
+            Finding(
+                "fields.tool_calls.repeats",
+                True,
+                f"two calls are written one after the other, separated by {_show(separator)}",
+                (one, two),
+            )
+        )
     return syntax
 
 
@@ -796,7 +1039,9 @@ def _plain(text: str) -> str:
 
 
 def _shown(text: str) -> str:
-    return text.replace(NAME, "NAME").replace(NUMBER, "N").replace(CALL_ID, "ID").replace(KEY, "KEY")
+    return (
+        text.replace(NAME, "NAME").replace(NUMBER, "N").replace(CALL_ID, "ID").replace(KEY, "KEY")
+    )
 
 
 def _show(text: str, limit: int = 80) -> str:

@@ -35,6 +35,10 @@ from typing import Any
 
 import regex
 
+from ..authoring.lint import Diagnostic, lint_prompts
+from ..errors import PatternTimeoutError, ResponseParseError
+from ..parser import ResponseParser
+from ..template import ResponseTemplate, load_template
 from .render import (
     ChatTemplateRenderer,
     ChatTemplateRenderError,
@@ -43,25 +47,53 @@ from .render import (
     thinking_values,
     token_boundary,
 )
-from ..errors import PatternTimeoutError, ResponseParseError
-from ..authoring.lint import Diagnostic, lint_prompts
-from ..parser import ResponseParser
-from ..template import ResponseTemplate, load_template
 
 TOOLS: list[dict] = [
-    {"type": "function", "function": {
-        "name": "get_weather", "description": "Weather forecast for a city.",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-                       "required": ["city"]}}},
-    {"type": "function", "function": {
-        "name": "create_event", "description": "Create a calendar event.",
-        "parameters": {"type": "object", "properties": {"title": {"type": "string"}, "details": {"type": "object"},
-                                                        "notify": {"type": "boolean"}}, "required": ["title"]}}},
-    {"type": "function", "function": {
-        "name": "set_alarm", "description": "Set an alarm.",
-        "parameters": {"type": "object", "properties": {"hour": {"type": "integer"}, "minutes": {"type": "integer"},
-                                                        "enabled": {"type": "boolean"}, "label": {"type": "string"}},
-                       "required": ["hour"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather forecast for a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "create_event",
+            "description": "Create a calendar event.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "title": {"type": "string"},
+                    "details": {"type": "object"},
+                    "notify": {"type": "boolean"},
+                },
+                "required": ["title"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "set_alarm",
+            "description": "Set an alarm.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "hour": {"type": "integer"},
+                    "minutes": {"type": "integer"},
+                    "enabled": {"type": "boolean"},
+                    "label": {"type": "string"},
+                },
+                "required": ["hour"],
+            },
+        },
+    },
 ]
 
 
@@ -100,8 +132,14 @@ class SituationResult:
 
     def to_dict(self) -> dict:
         return {
-            "name": self.name, "passed": self.passed, "renderable": self.renderable, "detail": self.detail,
-            "expected": self.expected, "got": self.got, "prompt": self.prompt, "generation": self.generation,
+            "name": self.name,
+            "passed": self.passed,
+            "renderable": self.renderable,
+            "detail": self.detail,
+            "expected": self.expected,
+            "got": self.got,
+            "prompt": self.prompt,
+            "generation": self.generation,
             "normalisations": list(self.normalisations),
         }
 
@@ -169,11 +207,20 @@ def _tools(wanted: bool) -> list[dict] | None:
 
 def _call(number: int, name: str, arguments: dict) -> dict:
     # Nine alphanumerics: Mistral's templates refuse any other id.
-    return {"id": f"call{number:05d}", "type": "function", "function": {"name": name, "arguments": arguments}}
+    return {
+        "id": f"call{number:05d}",
+        "type": "function",
+        "function": {"name": name, "arguments": arguments},
+    }
 
 
 def _tool_result(call: dict, content: str) -> dict:
-    return {"role": "tool", "tool_call_id": call["id"], "name": call["function"]["name"], "content": content}
+    return {
+        "role": "tool",
+        "tool_call_id": call["id"],
+        "name": call["function"]["name"],
+        "content": content,
+    }
 
 
 @dataclass(frozen=True)
@@ -189,29 +236,71 @@ def _final_messages(with_tools: bool, reasoning: bool) -> list[_Message]:
     """The messages a round trip renders as the new turn."""
     found = []
     if reasoning:
-        found.append(_Message("reasoning-and-answer", {
-            "role": "assistant", "reasoning_content": "The user wants the forecast; 18 °C is mild.",
-            "content": 'Take a light jacket: it is 18 °C in "Paris" — 晴れ ☀️',
-        }, ("The user wants the forecast", "Take a light jacket")))
+        found.append(
+            _Message(
+                "reasoning-and-answer",
+                {
+                    "role": "assistant",
+                    "reasoning_content": "The user wants the forecast; 18 °C is mild.",
+                    "content": 'Take a light jacket: it is 18 °C in "Paris" — 晴れ ☀️',
+                },
+                ("The user wants the forecast", "Take a light jacket"),
+            )
+        )
     else:
-        found.append(_Message("answer", {
-            "role": "assistant", "content": 'Take a light jacket: it is 18 °C in "Paris" — 晴れ ☀️',
-        }, ("Take a light jacket",)))
+        found.append(
+            _Message(
+                "answer",
+                {
+                    "role": "assistant",
+                    "content": 'Take a light jacket: it is 18 °C in "Paris" — 晴れ ☀️',
+                },
+                ("Take a light jacket",),
+            )
+        )
     if not with_tools:
         return found
-    alarm = {"role": "assistant", "content": "", "tool_calls": [
-        _call(11, "set_alarm", {"hour": 7, "minutes": 30, "enabled": True, "label": "wake up ☕"})]}
-    if reasoning:
-        alarm = {"role": "assistant", "reasoning_content": "An alarm at 7:30 needs set_alarm.", **alarm}
-    found.append(_Message("tool-call", alarm, ("An alarm at 7:30", "wake up")))
-    found.append(_Message("content-and-tool-calls", {
-        "role": "assistant", "content": "Checking both now.",
+    alarm = {
+        "role": "assistant",
+        "content": "",
         "tool_calls": [
-            _call(12, "get_weather", {"city": "Zürich", "days": 3}),
-            _call(13, "create_event", {"title": 'Team "offsite" 🎉', "notify": False,
-                                       "details": {"room": {"floor": 2, "name": "B-2"}, "tags": ["q1", "планы"]}}),
+            _call(
+                11, "set_alarm", {"hour": 7, "minutes": 30, "enabled": True, "label": "wake up ☕"}
+            )
         ],
-    }, ("Checking both now.", "offsite")))
+    }
+    if reasoning:
+        alarm = {
+            "role": "assistant",
+            "reasoning_content": "An alarm at 7:30 needs set_alarm.",
+            **alarm,
+        }
+    found.append(_Message("tool-call", alarm, ("An alarm at 7:30", "wake up")))
+    found.append(
+        _Message(
+            "content-and-tool-calls",
+            {
+                "role": "assistant",
+                "content": "Checking both now.",
+                "tool_calls": [
+                    _call(12, "get_weather", {"city": "Zürich", "days": 3}),
+                    _call(
+                        13,
+                        "create_event",
+                        {
+                            "title": 'Team "offsite" 🎉',
+                            "notify": False,
+                            "details": {
+                                "room": {"floor": 2, "name": "B-2"},
+                                "tags": ["q1", "планы"],
+                            },
+                        },
+                    ),
+                ],
+            },
+            ("Checking both now.", "offsite"),
+        )
+    )
     return found
 
 
@@ -230,28 +319,59 @@ def _situations(reasoning: bool) -> list[_Situation]:
     ask = {"role": "user", "content": "What's the weather in Paris today?"}
     paris = _call(1, "get_weather", {"city": "Paris", "days": 1})
     tokyo = _call(2, "get_weather", {"city": "Tokyo", "days": 1})
-    one_call = {"role": "assistant", **think("I need the forecast first."), "content": "", "tool_calls": [paris]}
-    two_calls = {"role": "assistant", **think("Two cities, two calls."), "content": "", "tool_calls": [paris, tokyo]}
+    one_call = {
+        "role": "assistant",
+        **think("I need the forecast first."),
+        "content": "",
+        "tool_calls": [paris],
+    }
+    two_calls = {
+        "role": "assistant",
+        **think("Two cities, two calls."),
+        "content": "",
+        "tool_calls": [paris, tokyo],
+    }
     earlier = [
         {"role": "user", "content": "Hi! Can you plan my Tuesday?"},
-        {"role": "assistant", **think("Planning needs the weather."), "content": "", "tool_calls": [paris]},
+        {
+            "role": "assistant",
+            **think("Planning needs the weather."),
+            "content": "",
+            "tool_calls": [paris],
+        },
         _tool_result(paris, '{"forecast": "sunny", "high_c": 21}'),
-        {"role": "assistant", **think("Sunny, so lunch outside."), "content": "Tuesday is sunny: lunch outside at noon."},
+        {
+            "role": "assistant",
+            **think("Sunny, so lunch outside."),
+            "content": "Tuesday is sunny: lunch outside at noon.",
+        },
         {"role": "user", "content": "Great. And what's the weather in Paris today?"},
     ]
     return [
         _Situation("first-turn", [ask], tools=False),
         _Situation("first-turn-tools", [ask], tools=True),
         _Situation("multi-turn", earlier, tools=True),
-        _Situation("after-tool-result", [ask, one_call, _tool_result(paris, '{"forecast": "cloudy", "high_c": 18}')],
-                   tools=True),
-        _Situation("after-parallel-tool-results", [
-            {"role": "user", "content": "Weather in Paris and Tokyo?"}, two_calls,
-            _tool_result(paris, '{"forecast": "cloudy", "high_c": 18}'),
-            _tool_result(tokyo, '{"forecast": "rain", "high_c": 12}'),
-        ], tools=True),
-        _Situation("prefill", [ask, {"role": "assistant", "content": "Here is today's forecast:"}], tools=False,
-                   prefill="Here is today's forecast:"),
+        _Situation(
+            "after-tool-result",
+            [ask, one_call, _tool_result(paris, '{"forecast": "cloudy", "high_c": 18}')],
+            tools=True,
+        ),
+        _Situation(
+            "after-parallel-tool-results",
+            [
+                {"role": "user", "content": "Weather in Paris and Tokyo?"},
+                two_calls,
+                _tool_result(paris, '{"forecast": "cloudy", "high_c": 18}'),
+                _tool_result(tokyo, '{"forecast": "rain", "high_c": 12}'),
+            ],
+            tools=True,
+        ),
+        _Situation(
+            "prefill",
+            [ask, {"role": "assistant", "content": "Here is today's forecast:"}],
+            tools=False,
+            prefill="Here is today's forecast:",
+        ),
     ]
 
 
@@ -288,8 +408,13 @@ def _texts(messages: list[dict]) -> list[str]:
     return texts
 
 
-def _locate_turn(prompt: str, generation_prompt: str, full: str, markers: tuple[str, ...],
-                 history_texts: list[str]) -> _Turn | str:
+def _locate_turn(
+    prompt: str,
+    generation_prompt: str,
+    full: str,
+    markers: tuple[str, ...],
+    history_texts: list[str],
+) -> _Turn | str:
     """Split `full` (history + final message) after the generation prompt.
 
     The history part of `full` may differ from the prompt's (templates render a turn
@@ -317,14 +442,16 @@ def _locate_turn(prompt: str, generation_prompt: str, full: str, markers: tuple[
     return turn
 
 
-def _find_turn(prompt: str, generation_prompt: str, full: str, markers: tuple[str, ...]) -> _Turn | str:
+def _find_turn(
+    prompt: str, generation_prompt: str, full: str, markers: tuple[str, ...]
+) -> _Turn | str:
     found = [full.find(marker) for marker in markers]
     found = [at for at in found if at >= 0]
     if not found:
         return "the chat template writes none of this message (no reasoning, content or tool call of it)"
     text_at = min(found)
     if full.startswith(prompt) and len(prompt) <= text_at:
-        return _Turn(full[len(prompt):], "")
+        return _Turn(full[len(prompt) :], "")
     in_prompt, in_full = _loose_common(prompt, full)
     if in_prompt == len(prompt) and in_full <= text_at:
         return _Turn(full[in_full:], "")
@@ -336,10 +463,12 @@ def _find_turn(prompt: str, generation_prompt: str, full: str, markers: tuple[st
                 break
             if size < len(generation_prompt) and not token_boundary(generation_prompt, size):
                 continue
-            ends = [m.end() for m in regex.finditer(_loose(head), full[:text_at]) if m.end() >= parted]
+            ends = [
+                m.end() for m in regex.finditer(_loose(head), full[:text_at]) if m.end() >= parted
+            ]
             if ends:
-                return _Turn(full[ends[-1]:], generation_prompt[size:])
-    return _Turn(full[parted:], prompt[_back_to_boundary(prompt, in_prompt):])
+                return _Turn(full[ends[-1] :], generation_prompt[size:])
+    return _Turn(full[parted:], prompt[_back_to_boundary(prompt, in_prompt) :])
 
 
 def _loose_common(prompt: str, full: str) -> tuple[int, int]:
@@ -382,11 +511,19 @@ def _expected(message: dict, turn: str) -> tuple[dict, list[str]]:
     written = [call for call in calls if call["function"]["name"] in turn]
     if written:
         expected["tool_calls"] = [
-            {"type": "function", "function": {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}}
+            {
+                "type": "function",
+                "function": {
+                    "name": c["function"]["name"],
+                    "arguments": c["function"]["arguments"],
+                },
+            }
             for c in written
         ]
     if len(written) < len(calls):
-        notes.append(f"tool_calls: the chat template writes {len(written)} of the {len(calls)} calls for this turn")
+        notes.append(
+            f"tool_calls: the chat template writes {len(written)} of the {len(calls)} calls for this turn"
+        )
     return expected, notes
 
 
@@ -410,19 +547,32 @@ def _argument_defects(message: dict, turn: str) -> list[str]:
                     if before in "=:":
                         defects.append(f"{where} without quotes ({key}{before}{value})")
                         break
-                    if before in "\"'" and before in value and turn[found.end():found.end() + 1] == before:
-                        defects.append(f"{where} between unescaped quotes ({before}{value}{before})")
+                    if (
+                        before in "\"'"
+                        and before in value
+                        and turn[found.end() : found.end() + 1] == before
+                    ):
+                        defects.append(
+                            f"{where} between unescaped quotes ({before}{value}{before})"
+                        )
                         break
             elif isinstance(value, (dict, list)):
-                if any(json.dumps(value, ensure_ascii=False, separators=s) in turn for s in ((", ", ": "), (",", ":"))):
+                if any(
+                    json.dumps(value, ensure_ascii=False, separators=s) in turn
+                    for s in ((", ", ": "), (",", ":"))
+                ):
                     continue
                 found = turn.find(repr(value))
                 if found > 0 and turn[found - 1] not in "=:([, ":
-                    defects.append(f"{where} as Python's repr inside a string ({_show(repr(value), 40)})")
+                    defects.append(
+                        f"{where} as Python's repr inside a string ({_show(repr(value), 40)})"
+                    )
     return defects
 
 
-def _explicit_open_region(template: ResponseTemplate, prompt: str, timeout: float | None) -> str | None:
+def _explicit_open_region(
+    template: ResponseTemplate, prompt: str, timeout: float | None
+) -> str | None:
     """The field whose region (opened by a delimiter) is still open after `prompt`, or None."""
     try:
         parser = ResponseParser(template, prefix=prompt, regex_timeout=timeout)
@@ -465,19 +615,48 @@ def _shorten(text: str, limit: int) -> str:
 # -- the check ------------------------------------------------------------------------
 
 
-def _parse_row(name: str, template: ResponseTemplate, prompt: str, generation: str, expected: dict,
-               tools: bool, notes: list[str], anchor_check: bool, timeout: float | None) -> SituationResult:
+def _parse_row(
+    name: str,
+    template: ResponseTemplate,
+    prompt: str,
+    generation: str,
+    expected: dict,
+    tools: bool,
+    notes: list[str],
+    anchor_check: bool,
+    timeout: float | None,
+) -> SituationResult:
     try:
         # Lenient, so a failed region still shows where its text went.
-        parser = ResponseParser(template, prefix=prompt, tools=_tools(tools), regex_timeout=timeout, on_error="keep")
+        parser = ResponseParser(
+            template, prefix=prompt, tools=_tools(tools), regex_timeout=timeout, on_error="keep"
+        )
         parser.feed(generation)
         got, _ = parser.finalize()
     except PatternTimeoutError as error:
-        return SituationResult(name, False, True, f"the parse failed: {error}", expected, None, prompt, generation,
-                               tuple(notes))
+        return SituationResult(
+            name,
+            False,
+            True,
+            f"the parse failed: {error}",
+            expected,
+            None,
+            prompt,
+            generation,
+            tuple(notes),
+        )
     if parser.errors:
-        return SituationResult(name, False, True, f"the parse failed: {parser.errors[0]}", expected, got, prompt,
-                               generation, tuple(notes))
+        return SituationResult(
+            name,
+            False,
+            True,
+            f"the parse failed: {parser.errors[0]}",
+            expected,
+            got,
+            prompt,
+            generation,
+            tuple(notes),
+        )
     passed = got == expected
     if passed:
         detail = "; ".join(f"normalised {note}" for note in notes)
@@ -485,10 +664,18 @@ def _parse_row(name: str, template: ResponseTemplate, prompt: str, generation: s
         detail = _differences(expected, got)
         if anchor_check:
             cut = parser.prefix_cut
-            where = (f"the start anchor cut the prompt at offset {cut} of {len(prompt)}, leaving "
-                     f"{_show(prompt[cut:], 120)}") if cut else "the start anchor is not in the prompt"
+            where = (
+                (
+                    f"the start anchor cut the prompt at offset {cut} of {len(prompt)}, leaving "
+                    f"{_show(prompt[cut:], 120)}"
+                )
+                if cut
+                else "the start anchor is not in the prompt"
+            )
             detail += f" ({where})"
-    return SituationResult(name, passed, True, detail, expected, got, prompt, generation, tuple(notes))
+    return SituationResult(
+        name, passed, True, detail, expected, got, prompt, generation, tuple(notes)
+    )
 
 
 def _not_renderable(name: str, reason: str, prompt: str = "") -> SituationResult:
@@ -510,7 +697,11 @@ def _modes(chat_template: str, bos_token: str, eos_token: str):
         return
     on, off = thinking_values(switch)
     for thinking, label in ((on, "/thinking-on"), (off, "/thinking-off")):
-        yield label, ChatTemplateRenderer(chat_template, bos_token, eos_token, switch, thinking), thinking is not off
+        yield (
+            label,
+            ChatTemplateRenderer(chat_template, bos_token, eos_token, switch, thinking),
+            thinking is not off,
+        )
 
 
 @dataclass
@@ -529,21 +720,45 @@ class _RoundTrips:
         return self.renderer.render(messages, tools=_tools(self.situation.tools))
 
 
-def _check_situation(template: ResponseTemplate, renderer: ChatTemplateRenderer, situation: _Situation, label: str,
-                     reasoning: bool, timeout: float | None) -> list[SituationResult]:
+def _check_situation(
+    template: ResponseTemplate,
+    renderer: ChatTemplateRenderer,
+    situation: _Situation,
+    label: str,
+    reasoning: bool,
+    timeout: float | None,
+) -> list[SituationResult]:
     base = f"{situation.name}{label}"
     try:
         prompt = _prompt(renderer, situation)
     except ChatTemplateRenderError as error:
-        return [_not_renderable(f"{base}/anchor", f"the chat template refuses this conversation: {error}")]
+        return [
+            _not_renderable(
+                f"{base}/anchor", f"the chat template refuses this conversation: {error}"
+            )
+        ]
     anchor_expected = {"role": "assistant"}
     if situation.prefill:
         anchor_expected["content"] = situation.prefill
-    rows = [_parse_row(f"{base}/anchor", template, prompt, "", anchor_expected, situation.tools, [], True, timeout)]
+    rows = [
+        _parse_row(
+            f"{base}/anchor",
+            template,
+            prompt,
+            "",
+            anchor_expected,
+            situation.tools,
+            [],
+            True,
+            timeout,
+        )
+    ]
 
     if situation.prefill is not None:
         whole = situation.prefill + " sunny, 18 °C, light wind — 晴れ ☀️"
-        finals = [_Message("continuation", {"role": "assistant", "content": whole}, (situation.prefill,))]
+        finals = [
+            _Message("continuation", {"role": "assistant", "content": whole}, (situation.prefill,))
+        ]
         conversation = situation.history[:-1]
     else:
         finals = _final_messages(situation.tools, reasoning)
@@ -554,7 +769,7 @@ def _check_situation(template: ResponseTemplate, renderer: ChatTemplateRenderer,
             bare = shared.render(conversation)
         except ChatTemplateRenderError:
             bare = prompt
-        shared.generation_prompt = prompt[_common_length(bare, prompt):]
+        shared.generation_prompt = prompt[_common_length(bare, prompt) :]
     for final in finals:
         rows.append(_round_trip(shared, final, f"{base}/round-trip:{final.name}"))
     return rows
@@ -569,54 +784,89 @@ def _round_trip(shared: _RoundTrips, final: _Message, name: str) -> SituationRes
     if situation.prefill is not None:
         turn = _locate_prefill(prompt, full, situation.prefill)
     else:
-        turn = _locate_turn(prompt, shared.generation_prompt, full, final.markers, _texts(shared.conversation))
+        turn = _locate_turn(
+            prompt, shared.generation_prompt, full, final.markers, _texts(shared.conversation)
+        )
     if isinstance(turn, str):
         return _not_renderable(name, turn, prompt)
     notes = []
     if renderer.trailer and turn.generation.endswith(renderer.trailer):
         turn = _Turn(turn.generation[: -len(renderer.trailer)], turn.missing)
-        notes.append(f"the chat template ends every conversation with {renderer.trailer!r}, cut off")
+        notes.append(
+            f"the chat template ends every conversation with {renderer.trailer!r}, cut off"
+        )
     if situation.prefill is not None:
         expected = {"role": "assistant", "content": final.message["content"]}
     else:
         expected, left_out = _expected(final.message, turn.generation)
         notes = left_out + notes
         if "content" in expected and not final.message.get("reasoning_content"):
-            as_reasoning = {**final.message, "reasoning_content": final.message["content"], "content": ""}
+            as_reasoning = {
+                **final.message,
+                "reasoning_content": final.message["content"],
+                "content": "",
+            }
             try:
                 same = shared.render(shared.conversation + [as_reasoning]) == full
             except ChatTemplateRenderError:
                 same = False
             if same:
                 expected["reasoning_content"] = expected.pop("content")
-                notes.append("content: the chat template writes it exactly as it writes reasoning, so it reads as reasoning")
-    open_field = _explicit_open_region(shared.template, prompt, shared.timeout) if turn.missing.strip() else None
+                notes.append(
+                    "content: the chat template writes it exactly as it writes reasoning, so it reads as reasoning"
+                )
+    open_field = (
+        _explicit_open_region(shared.template, prompt, shared.timeout)
+        if turn.missing.strip()
+        else None
+    )
     if open_field is not None:
-        notes.append(f"the rendered turn lacks the {turn.missing!r} the generation prompt pre-writes")
-    row = _parse_row(name, shared.template, prompt, turn.generation, expected, situation.tools, notes, False,
-                     shared.timeout)
+        notes.append(
+            f"the rendered turn lacks the {turn.missing!r} the generation prompt pre-writes"
+        )
+    row = _parse_row(
+        name,
+        shared.template,
+        prompt,
+        turn.generation,
+        expected,
+        situation.tools,
+        notes,
+        False,
+        shared.timeout,
+    )
     if row.passed:
         return row
     # A failure the chat template's own rendering explains is no fault of the response template.
     if open_field is not None:
-        return _not_renderable(name, (
-            f"the generation prompt pre-writes {turn.missing!r}, which leaves {open_field} open, but the chat "
-            f"template writes this turn without it ({_show(turn.generation, 80)}), so the rendered turn cannot "
-            "show how the model closes it"), prompt)
+        return _not_renderable(
+            name,
+            (
+                f"the generation prompt pre-writes {turn.missing!r}, which leaves {open_field} open, but the chat "
+                f"template writes this turn without it ({_show(turn.generation, 80)}), so the rendered turn cannot "
+                "show how the model closes it"
+            ),
+            prompt,
+        )
     if defects := _argument_defects(final.message, turn.generation):
-        return _not_renderable(name, (
-            f"the chat template writes {defects[0]}, which no parser can read back as the argument "
-            f"(the parse gave: {_shorten(row.detail, 160)})"), prompt)
+        return _not_renderable(
+            name,
+            (
+                f"the chat template writes {defects[0]}, which no parser can read back as the argument "
+                f"(the parse gave: {_shorten(row.detail, 160)})"
+            ),
+            prompt,
+        )
     return row
 
 
 def _locate_prefill(prompt: str, full: str, prefill: str) -> _Turn | str:
     if full.startswith(prompt):
-        return _Turn(full[len(prompt):], "")
+        return _Turn(full[len(prompt) :], "")
     at = full.rfind(prefill)
     if at < 0:
         return "the chat template does not write the prefilled text into the finished turn"
-    return _Turn(full[at + len(prefill):], "")
+    return _Turn(full[at + len(prefill) :], "")
 
 
 def rendered_prompts(chat_template: str, *, bos_token: str = "", eos_token: str = "") -> list[str]:
@@ -636,9 +886,13 @@ def rendered_prompts(chat_template: str, *, bos_token: str = "", eos_token: str 
     return prompts
 
 
-
-def resolve_chat_template(chat_template: str | None, model: str | None, bos_token: str | None, eos_token: str | None,
-                          empty_error: type[ValueError] = ValueError) -> tuple[str, str, str]:
+def resolve_chat_template(
+    chat_template: str | None,
+    model: str | None,
+    bos_token: str | None,
+    eos_token: str | None,
+    empty_error: type[ValueError] = ValueError,
+) -> tuple[str, str, str]:
     """The chat template's Jinja text and its (bos_token, eos_token), from the text itself or
     from `model` (a hub id or local folder; its tokenizer's tokens unless given).
 
@@ -650,14 +904,18 @@ def resolve_chat_template(chat_template: str | None, model: str | None, bos_toke
         ModelLoadError (a ValueError): `model` has no tokenizer or chat template.
     """
     if (chat_template is None) == (model is None):
-        raise ValueError("give exactly one of chat_template (the Jinja text) and model (a hub id or local folder)")
+        raise ValueError(
+            "give exactly one of chat_template (the Jinja text) and model (a hub id or local folder)"
+        )
     if model is not None:
         source = load_chat_template(model)
         chat_template = source.chat_template
         bos_token = source.bos_token if bos_token is None else bos_token
         eos_token = source.eos_token if eos_token is None else eos_token
     if not isinstance(chat_template, str) or not chat_template.strip():
-        raise empty_error("the chat template is empty: paste the Jinja text of the model's chat template")
+        raise empty_error(
+            "the chat template is empty: paste the Jinja text of the model's chat template"
+        )
     return chat_template, bos_token or "", eos_token or ""
 
 
@@ -696,14 +954,18 @@ def check_conformance(
         ImportError: transformers (or jinja2) is not installed.
     """
     loaded = load_template(template)
-    chat_template, bos_token, eos_token = resolve_chat_template(chat_template, model, bos_token, eos_token)
+    chat_template, bos_token, eos_token = resolve_chat_template(
+        chat_template, model, bos_token, eos_token
+    )
     rows: list[SituationResult] = []
     prompts: list[str] = []
     switch = None
     for label, renderer, reasoning in _modes(chat_template, bos_token, eos_token):
         switch = renderer.switch
         for situation in _situations(reasoning):
-            situation_rows = _check_situation(loaded, renderer, situation, label, reasoning, regex_timeout)
+            situation_rows = _check_situation(
+                loaded, renderer, situation, label, reasoning, regex_timeout
+            )
             rows += situation_rows
             if situation_rows[0].renderable:
                 prompts.append(situation_rows[0].prompt)

@@ -59,7 +59,9 @@ FAMILY_RULES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
 )
 
 
-def family_template(chat_template: str, model_type: str = "", available: Collection[str] | None = None) -> tuple[str, str] | None:
+def family_template(
+    chat_template: str, model_type: str = "", available: Collection[str] | None = None
+) -> tuple[str, str] | None:
     """The `templates/` file a model family's chat template calls for, by `FAMILY_RULES`.
 
     Args:

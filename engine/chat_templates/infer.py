@@ -37,17 +37,40 @@ from typing import Any
 
 import regex
 
-from .render import (
-    ChatTemplateRenderer, ChatTemplateRenderError, find_thinking_switch, thinking_values,
-)
-from .conformance import ConformanceReport, _back_to_boundary, _common_length, check_conformance, resolve_chat_template
 from ..errors import TemplateError
-from .calls import CallSyntax, CallTurns, _loose, escape, learn_call_syntax
-from .probes import (
-    MARKUP_TOKEN, ANSWER, FINAL_MESSAGES, QUESTION, REASONING, REASONING_KEYS, SECOND_QUESTION, TOOL_RESULT, Finding, InferenceTimeout,
-    Probe, Render, Turn, assistant, shared_end, shared_start,
-)
 from ..template import load_template
+from .calls import CallSyntax, CallTurns, _loose, escape, learn_call_syntax
+from .conformance import (
+    ConformanceReport,
+    _back_to_boundary,
+    _common_length,
+    check_conformance,
+    resolve_chat_template,
+)
+from .probes import (
+    ANSWER,
+    FINAL_MESSAGES,
+    MARKUP_TOKEN,
+    QUESTION,
+    REASONING,
+    REASONING_KEYS,
+    SECOND_QUESTION,
+    TOOL_RESULT,
+    Finding,
+    InferenceTimeout,
+    Probe,
+    Render,
+    Turn,
+    assistant,
+    shared_end,
+    shared_start,
+)
+from .render import (
+    ChatTemplateRenderer,
+    ChatTemplateRenderError,
+    find_thinking_switch,
+    thinking_values,
+)
 
 # Seconds inference may take by default (renders and conformance checks).
 DEFAULT_TIME_BUDGET = 60.0
@@ -80,8 +103,13 @@ class Candidate:
         return [f"{row.name}: {row.detail}" for row in self.report.failed[:limit]]
 
     def to_dict(self) -> dict:
-        return {"description": self.description, "passed": self.passed, "counts": self.report.counts(),
-                "failures": self.failures(), "template": self.template}
+        return {
+            "description": self.description,
+            "passed": self.passed,
+            "counts": self.report.counts(),
+            "failures": self.failures(),
+            "template": self.template,
+        }
 
 
 @dataclass
@@ -125,12 +153,20 @@ class InferredTemplate:
         """0 when the template passes its matrix, 1 when it does not."""
         return 0 if self.passed else 1
 
-    def template_file(self, name: str = "inferred", models: list[str] | None = None, source: str = "") -> dict:
+    def template_file(
+        self, name: str = "inferred", models: list[str] | None = None, source: str = ""
+    ) -> dict:
         """A `templates/`-style file: name, models, generation prompt, notes on what was found and
         from which renders, and the response template."""
-        prompts = "; ".join(f"{mode}: {prompt}" if mode else prompt for mode, prompt in self.generation_prompt.items())
-        notes = [f"{finding.key} = {json.dumps(finding.value, ensure_ascii=False)}: {finding.how} (compared: "
-                 f"{' / '.join(render.label for render in finding.renders)})" for finding in self.findings]
+        prompts = "; ".join(
+            f"{mode}: {prompt}" if mode else prompt
+            for mode, prompt in self.generation_prompt.items()
+        )
+        notes = [
+            f"{finding.key} = {json.dumps(finding.value, ensure_ascii=False)}: {finding.how} (compared: "
+            f"{' / '.join(render.label for render in finding.renders)})"
+            for finding in self.findings
+        ]
         notes += [f"fallback: {text}" for text in self.fallbacks] + self.notes
         if not self.passed:
             notes += [f"fails: {row.name}: {row.detail}" for row in self.report.failed]
@@ -138,9 +174,11 @@ class InferredTemplate:
         return {
             "$schema": "./template_file.schema.json",
             "name": name,
-            "description": (f"Inferred from the chat template{f' of {Path(source).name}' if source else ''} by comparing its renders; "
-                            f"the conformance matrix: {counts['passed']} passed, {counts['failed']} failed, "
-                            f"{counts['not_renderable']} not renderable."),
+            "description": (
+                f"Inferred from the chat template{f' of {Path(source).name}' if source else ''} by comparing its renders; "
+                f"the conformance matrix: {counts['passed']} passed, {counts['failed']} failed, "
+                f"{counts['not_renderable']} not renderable."
+            ),
             "models": models or [name],
             "generation_prompt": prompts,
             "notes": notes,
@@ -195,22 +233,33 @@ def infer_template(
         ModelLoadError (a ValueError): `model` has no tokenizer or chat template.
         ImportError: transformers (or jinja2) is not installed.
     """
-    chat_template, bos_token, eos_token = resolve_chat_template(chat_template, model, bos_token, eos_token, InferenceError)
+    chat_template, bos_token, eos_token = resolve_chat_template(
+        chat_template, model, bos_token, eos_token, InferenceError
+    )
     deadline = None if time_budget is None else time.monotonic() + time_budget
     try:
         learner = _Learner(chat_template, bos_token, eos_token, deadline)
         learner.learn()
     except InferenceTimeout as error:
-        raise InferenceError(f"inference stopped: {error} ({time_budget:g} s); the chat template renders too slowly") from None
+        raise InferenceError(
+            f"inference stopped: {error} ({time_budget:g} s); the chat template renders too slowly"
+        ) from None
     candidates = []
     for description, template in learner.candidates():
         try:
             load_template(template)
-        except TemplateError as error:  # a learnt marker the template language rejects: say so, never guess
+        except (
+            TemplateError
+        ) as error:  # a learnt marker the template language rejects: say so, never guess
             learner.notes.append(f"candidate ({description}) is not a valid template: {error}")
             continue
-        report = check_conformance(template, chat_template, bos_token=bos_token, eos_token=eos_token,
-                                   regex_timeout=regex_timeout)
+        report = check_conformance(
+            template,
+            chat_template,
+            bos_token=bos_token,
+            eos_token=eos_token,
+            regex_timeout=regex_timeout,
+        )
         candidates.append(Candidate(description, template, report))
         if report.passed:
             break
@@ -221,10 +270,19 @@ def infer_template(
     chosen = next((candidate for candidate in candidates if candidate.passed), None)
     if chosen is None:
         chosen = min(candidates, key=lambda candidate: len(candidate.report.failed))
-    return InferredTemplate(chosen.template, chosen.report, learner.findings, candidates, learner.fallbacks,
-                            learner.notes, learner.switch, learner.generation_prompts,
-                            [render for probe in learner.probes for render in probe.renders],
-                            [refusal for probe in learner.probes for refusal in probe.refusals], dict(learner.prewritten))
+    return InferredTemplate(
+        chosen.template,
+        chosen.report,
+        learner.findings,
+        candidates,
+        learner.fallbacks,
+        learner.notes,
+        learner.switch,
+        learner.generation_prompts,
+        [render for probe in learner.probes for render in probe.renders],
+        [refusal for probe in learner.probes for refusal in probe.refusals],
+        dict(learner.prewritten),
+    )
 
 
 # -- learning ------------------------------------------------------------------------
@@ -245,12 +303,24 @@ class _Learner:
         self.fallbacks: list[str] = []
         self.notes: list[str] = []
         try:
-            self.switch = find_thinking_switch(chat_template, bos_token=bos_token, eos_token=eos_token)
+            self.switch = find_thinking_switch(
+                chat_template, bos_token=bos_token, eos_token=eos_token
+            )
         except ChatTemplateRenderError:
             self.switch = None
-        modes = list(zip(thinking_values(self.switch), ("thinking on", "thinking off"))) if self.switch else [(None, "")]
-        self.probes = [Probe(ChatTemplateRenderer(chat_template, bos_token, eos_token, self.switch, thinking), mode, deadline)
-                       for thinking, mode in modes]
+        modes = (
+            list(zip(thinking_values(self.switch), ("thinking on", "thinking off")))
+            if self.switch
+            else [(None, "")]
+        )
+        self.probes = [
+            Probe(
+                ChatTemplateRenderer(chat_template, bos_token, eos_token, self.switch, thinking),
+                mode,
+                deadline,
+            )
+            for thinking, mode in modes
+        ]
         self.generation_prompts: dict[str, str] = {}
         self.anchors: list[str] = []
         self.header = ""
@@ -259,14 +329,20 @@ class _Learner:
         self.closes: list[str] = []
         self.calls: CallSyntax | None = None
         self._reasoning_render: tuple[Render, ...] = ()
-        self._answer_end: tuple = (None, None, False)  # (probe, answer turn, whether an end of turn is written)
+        self._answer_end: tuple = (
+            None,
+            None,
+            False,
+        )  # (probe, answer turn, whether an end of turn is written)
         self.turn_start = ""
 
     def learn(self) -> None:
         rendered = [probe for probe in self.probes if probe.prompt("first-turn") is not None]
         if not rendered:
             refusal = next(iter(self.probes[0].refusals), "it renders nothing")
-            raise InferenceError(f"the chat template does not render a first user turn with a generation prompt: {refusal}")
+            raise InferenceError(
+                f"the chat template does not render a first user turn with a generation prompt: {refusal}"
+            )
         self.probes = rendered
         self._learn_anchor()
         self._learn_reasoning()
@@ -289,22 +365,24 @@ class _Learner:
         """How the chat template starts an assistant turn in history (between the user's question
         and the answer of an earlier turn)."""
         ask = {"role": "user", "content": QUESTION}
-        full = probe.render([ask, assistant(content=ANSWER), {"role": "user", "content": SECOND_QUESTION}])
+        full = probe.render(
+            [ask, assistant(content=ANSWER), {"role": "user", "content": SECOND_QUESTION}]
+        )
         bare = probe.render([ask])
         if full is None or bare is None or QUESTION not in full or ANSWER not in full:
             return None
         trailer = probe.renderer.trailer
         if trailer and bare.endswith(trailer):
             bare = bare[: -len(trailer)]
-        user_close = bare[bare.rfind(QUESTION) + len(QUESTION):]
-        between = full[full.find(QUESTION) + len(QUESTION):full.find(ANSWER)]
-        return between[_back_to_boundary(between, _common_length(between, user_close)):]
+        user_close = bare[bare.rfind(QUESTION) + len(QUESTION) :]
+        between = full[full.find(QUESTION) + len(QUESTION) : full.find(ANSWER)]
+        return between[_back_to_boundary(between, _common_length(between, user_close)) :]
 
     def _turn_start(self, probe: Probe) -> str:
         """The marker every turn starts with: the first markup token of a render (after bos_token), or ""."""
         bare = probe.render(probe.history("first-turn")) or ""
         bos = probe.renderer.bos_token
-        bare = bare[len(bos):] if bos and bare.startswith(bos) else bare
+        bare = bare[len(bos) :] if bos and bare.startswith(bos) else bare
         token = MARKUP_TOKEN.match(bare.lstrip())
         return token.group() if token else ""
 
@@ -315,19 +393,32 @@ class _Learner:
 
     def _learn_anchor(self) -> None:
         self.turn_start = self._turn_start(self.probes[0])
-        first = {probe.mode: self._from_turn_start(self._generation_prompt(probe, "first-turn").lstrip())
-                 for probe in self.probes}
+        first = {
+            probe.mode: self._from_turn_start(self._generation_prompt(probe, "first-turn").lstrip())
+            for probe in self.probes
+        }
         self.generation_prompts = first
         sources = [text for text in first.values() if text.strip()]
-        leads = [self._from_turn_start(lead.lstrip()) for lead in (self._history_lead(probe) for probe in self.probes)
-                 if lead and lead.strip()]
+        leads = [
+            self._from_turn_start(lead.lstrip())
+            for lead in (self._history_lead(probe) for probe in self.probes)
+            if lead and lead.strip()
+        ]
         header = shared_start(sources + leads) if sources else ""
         header = _without_trailing_opener(header, sources + leads)
-        if not header.strip() and sources and leads and all(leads[0].strip() in source for source in sources):
+        if (
+            not header.strip()
+            and sources
+            and leads
+            and all(leads[0].strip() in source for source in sources)
+        ):
             # Every prompt ends the previous turn first, then writes the header the history's turns start with.
             header = leads[0].strip()
-            sources = [source[source.rfind(header):] for source in sources]
-            first = {mode: text[text.rfind(header):] if header in text else text for mode, text in first.items()}
+            sources = [source[source.rfind(header) :] for source in sources]
+            first = {
+                mode: text[text.rfind(header) :] if header in text else text
+                for mode, text in first.items()
+            }
         self.header = header
         for each in self.probes:
             each.header = header.strip()
@@ -335,37 +426,81 @@ class _Learner:
         if header.strip():
             self.anchors.append(header.rstrip())
             bare = probe.render(probe.history("first-turn")) or ""
-            self.findings.append(Finding(
-                "start_anchor", header.rstrip(),
-                "the header the generation prompt writes for the new turn"
-                + (" (the part every thinking mode and the history's assistant turns share)" if len(sources) + len(leads) > 1 else ""),
-                (Render(probe.label("first turn, no generation prompt"), bare),
-                 Render(probe.label("first turn, with the generation prompt"), probe.prompt("first-turn") or ""))))
+            self.findings.append(
+                Finding(
+                    "start_anchor",
+                    header.rstrip(),
+                    "the header the generation prompt writes for the new turn"
+                    + (
+                        " (the part every thinking mode and the history's assistant turns share)"
+                        if len(sources) + len(leads) > 1
+                        else ""
+                    ),
+                    (
+                        Render(probe.label("first turn, no generation prompt"), bare),
+                        Render(
+                            probe.label("first turn, with the generation prompt"),
+                            probe.prompt("first-turn") or "",
+                        ),
+                    ),
+                )
+            )
         for mode, text in first.items():
             # What the parser sees after the anchor (its trailing blanks included).
             anchor = header.rstrip()
-            self.prewritten[mode] = text[len(anchor):] if anchor and text.startswith(anchor) else ("" if anchor else text)
+            self.prewritten[mode] = (
+                text[len(anchor) :]
+                if anchor and text.startswith(anchor)
+                else ("" if anchor else text)
+            )
         for probe in self.probes:
-            for situation, needle in (("first-turn", QUESTION), ("after-tool-result", "zq sunny"), ("multi-turn", SECOND_QUESTION)):
+            for situation, needle in (
+                ("first-turn", QUESTION),
+                ("after-tool-result", "zq sunny"),
+                ("multi-turn", SECOND_QUESTION),
+            ):
                 prompt = probe.prompt(situation)
                 if prompt is None:
                     continue
-                generation_prompt = self._from_turn_start(self._generation_prompt(probe, situation).lstrip())
+                generation_prompt = self._from_turn_start(
+                    self._generation_prompt(probe, situation).lstrip()
+                )
                 if header.strip() and generation_prompt.startswith(header):
                     continue
-                anchor = _prompt_end(prompt, needle) if not generation_prompt.strip() else \
-                    shared_start([generation_prompt, header]) or generation_prompt
+                anchor = (
+                    _prompt_end(prompt, needle)
+                    if not generation_prompt.strip()
+                    else shared_start([generation_prompt, header]) or generation_prompt
+                )
                 anchor = anchor.rstrip()
                 if not anchor.strip() or anchor in self.anchors:
                     continue
                 self.anchors.append(anchor)
                 bare = probe.render(probe.history(situation)) or ""
-                what = "writes no new header: the prompt ends with it" if not generation_prompt.strip() else \
-                    "starts the new turn with a header of its own"
-                self.findings.append(Finding(
-                    "start_anchor", anchor, f"{situation.replace('-', ' ')}: the chat template {what}",
-                    (Render(probe.label(f"{situation.replace('-', ' ')}, no generation prompt"), bare),
-                     Render(probe.label(f"{situation.replace('-', ' ')}, with the generation prompt"), prompt))))
+                what = (
+                    "writes no new header: the prompt ends with it"
+                    if not generation_prompt.strip()
+                    else "starts the new turn with a header of its own"
+                )
+                self.findings.append(
+                    Finding(
+                        "start_anchor",
+                        anchor,
+                        f"{situation.replace('-', ' ')}: the chat template {what}",
+                        (
+                            Render(
+                                probe.label(f"{situation.replace('-', ' ')}, no generation prompt"),
+                                bare,
+                            ),
+                            Render(
+                                probe.label(
+                                    f"{situation.replace('-', ' ')}, with the generation prompt"
+                                ),
+                                prompt,
+                            ),
+                        ),
+                    )
+                )
         if not self.anchors:
             raise InferenceError("the prompt shows no header or marker where the new turn starts")
 
@@ -389,66 +524,125 @@ class _Learner:
                     continue
                 view = self._visible(probe, turn)
                 start, end = view.find(REASONING), view.find(ANSWER)
-                opening, between = view[:start].strip(), view[start + len(REASONING):end]
+                opening, between = view[:start].strip(), view[start + len(REASONING) : end]
                 if not opening or end < start or not between.strip():
                     continue
                 opening = _last_block_start(opening)
-                self.reasoning = _Reasoning(opening, between.strip())  # trimmed by the content wrapper later
-                self.findings.append(Finding(
-                    "fields.reasoning_content.open", opening,
-                    f"the text before the reasoning in a finished turn ({key})", (answer.render if answer else turn.render, turn.render)))
+                self.reasoning = _Reasoning(
+                    opening, between.strip()
+                )  # trimmed by the content wrapper later
+                self.findings.append(
+                    Finding(
+                        "fields.reasoning_content.open",
+                        opening,
+                        f"the text before the reasoning in a finished turn ({key})",
+                        (answer.render if answer else turn.render, turn.render),
+                    )
+                )
                 self._reasoning_render = (answer.render if answer else turn.render, turn.render)
                 return
         self._learn_prewritten_reasoning()
 
     def _learn_prewritten_reasoning(self) -> None:
         """Reasoning markers from what the prompt pre-writes: an empty block, or an opener alone."""
-        blocks = {mode: _split_block(text.strip()) for mode, text in self.prewritten.items() if text.strip()}
-        openers = {mode: text.strip() for mode, text in self.prewritten.items() if text.strip() and blocks.get(mode) is None
-                   and MARKUP_TOKEN.fullmatch(text.strip())}
+        blocks = {
+            mode: _split_block(text.strip())
+            for mode, text in self.prewritten.items()
+            if text.strip()
+        }
+        openers = {
+            mode: text.strip()
+            for mode, text in self.prewritten.items()
+            if text.strip() and blocks.get(mode) is None and MARKUP_TOKEN.fullmatch(text.strip())
+        }
         probe = self.probes[0]
         if len(self.probes) == 2:
             on, off = (self.generation_prompts.get(p.mode, "") for p in self.probes)
-            pair = (Render(self.probes[0].label("first turn prompt"), self.probes[0].prompt("first-turn") or ""),
-                    Render(self.probes[1].label("first turn prompt"), self.probes[1].prompt("first-turn") or ""))
+            pair = (
+                Render(
+                    self.probes[0].label("first turn prompt"),
+                    self.probes[0].prompt("first-turn") or "",
+                ),
+                Render(
+                    self.probes[1].label("first turn prompt"),
+                    self.probes[1].prompt("first-turn") or "",
+                ),
+            )
         else:
-            pair = (Render(probe.label("first turn, no generation prompt"), probe.render(probe.history("first-turn")) or ""),
-                    Render(probe.label("first turn, with the generation prompt"), probe.prompt("first-turn") or ""))
+            pair = (
+                Render(
+                    probe.label("first turn, no generation prompt"),
+                    probe.render(probe.history("first-turn")) or "",
+                ),
+                Render(
+                    probe.label("first turn, with the generation prompt"),
+                    probe.prompt("first-turn") or "",
+                ),
+            )
         block = next((found for found in blocks.values() if found), None)
         for each in self.probes:
             answer = each.turn("answer") if block is None else None
             if answer is not None and ANSWER in answer.text:
-                block = _split_block(self._visible(each, answer)[: self._visible(each, answer).find(ANSWER)].strip())
+                block = _split_block(
+                    self._visible(each, answer)[: self._visible(each, answer).find(ANSWER)].strip()
+                )
                 if block is not None:
-                    pair = (Render(each.label("first turn, no generation prompt"), each.render(each.history("first-turn")) or ""),
-                            answer.render)
+                    pair = (
+                        Render(
+                            each.label("first turn, no generation prompt"),
+                            each.render(each.history("first-turn")) or "",
+                        ),
+                        answer.render,
+                    )
                     break
         if block is not None:
             self.reasoning = _Reasoning(*block)
-            self.findings.append(Finding(
-                "fields.reasoning_content.open", block[0],
-                "the prompt pre-writes an empty reasoning block (opener then closer) when thinking is off", pair))
-            self.findings.append(Finding(
-                "fields.reasoning_content.close", block[1], "the closing marker of that pre-written empty block", pair))
+            self.findings.append(
+                Finding(
+                    "fields.reasoning_content.open",
+                    block[0],
+                    "the prompt pre-writes an empty reasoning block (opener then closer) when thinking is off",
+                    pair,
+                )
+            )
+            self.findings.append(
+                Finding(
+                    "fields.reasoning_content.close",
+                    block[1],
+                    "the closing marker of that pre-written empty block",
+                    pair,
+                )
+            )
             return
         if not openers:
             return
         opener = next(iter(openers.values()))
         closer, verified = self._closer_for(opener)
         if closer is None:
-            self.notes.append(f"the prompt pre-writes {opener!r} but no render shows how it closes: no reasoning field")
+            self.notes.append(
+                f"the prompt pre-writes {opener!r} but no render shows how it closes: no reasoning field"
+            )
             return
         self.reasoning = _Reasoning(opener, closer)
-        self.findings.append(Finding(
-            "fields.reasoning_content.open", opener,
-            "the prompt pre-writes it after the header (the reasoning is open when generation starts), and a finished "
-            "turn lacks it", pair))
-        how = ("the closing form of the opener; confirmed: the chat template drops an earlier turn's text up to it"
-               if verified else "the closing form of the opener (no render confirms it)")
+        self.findings.append(
+            Finding(
+                "fields.reasoning_content.open",
+                opener,
+                "the prompt pre-writes it after the header (the reasoning is open when generation starts), and a finished "
+                "turn lacks it",
+                pair,
+            )
+        )
+        how = (
+            "the closing form of the opener; confirmed: the chat template drops an earlier turn's text up to it"
+            if verified
+            else "the closing form of the opener (no render confirms it)"
+        )
         self.findings.append(Finding("fields.reasoning_content.close", closer, how, pair))
         self.fallbacks.append(
             f"reasoning close {closer!r}: no render writes reasoning, so the closer is the opener's closing form"
-            + ("" if verified else ", unconfirmed by any render"))
+            + ("" if verified else ", unconfirmed by any render")
+        )
 
     def _closer_for(self, opener: str) -> tuple[str | None, bool]:
         """The closing form of `opener`, confirmed when the chat template drops the text before it
@@ -468,12 +662,14 @@ class _Learner:
     def _learn_turn_end(self) -> None:
         probe = next((p for p in self.probes if p.turn("answer") is not None), None)
         if probe is None:
-            self.notes.append("the chat template writes no assistant answer: the content field ends only at eos_token")
+            self.notes.append(
+                "the chat template writes no assistant answer: the content field ends only at eos_token"
+            )
             self._answer_end = (None, None, False)
             self._add_close(self.eos_token)
             return
         answer = probe.turn("answer")
-        after = answer.text[answer.text.find(ANSWER) + len(ANSWER):]
+        after = answer.text[answer.text.find(ANSWER) + len(ANSWER) :]
         end = after.strip()
         wrapper_close = ""
         call = probe.turn("call")
@@ -483,33 +679,61 @@ class _Learner:
             if shared and shared != end and end.endswith(shared):
                 wrapper_close, end = end[: -len(shared)].strip(), shared
         if self.eos_token and end.endswith(self.eos_token) and end != self.eos_token:
-            end = end[: -len(self.eos_token)].strip()  # the end of turn, then eos_token (added below)
+            end = end[
+                : -len(self.eos_token)
+            ].strip()  # the end of turn, then eos_token (added below)
         if end:
             self._add_close(end)
-            self.findings.append(Finding("fields.content.close", end, "what the chat template writes after the answer: "
-                                         "the end of the turn" + (" (also after a tool call)" if call is not None else ""),
-                                         (answer.render, call.render) if call is not None else (answer.render,)))
+            self.findings.append(
+                Finding(
+                    "fields.content.close",
+                    end,
+                    "what the chat template writes after the answer: "
+                    "the end of the turn"
+                    + (" (also after a tool call)" if call is not None else ""),
+                    (answer.render, call.render) if call is not None else (answer.render,),
+                )
+            )
         if wrapper_close:
             self._add_close(wrapper_close)
-            self.findings.append(Finding("fields.content.close", wrapper_close,
-                                         "written after the answer but not after a tool call: it closes a wrapper "
-                                         "around the answer", (answer.render, call.render)))
+            self.findings.append(
+                Finding(
+                    "fields.content.close",
+                    wrapper_close,
+                    "written after the answer but not after a tool call: it closes a wrapper "
+                    "around the answer",
+                    (answer.render, call.render),
+                )
+            )
         if self.eos_token and self.eos_token not in self.closes:
             self._add_close(self.eos_token)
-            self.findings.append(Finding("fields.content.close", self.eos_token,
-                                         "the tokenizer's eos_token: a model may stop with it alone", (answer.render,)))
+            self.findings.append(
+                Finding(
+                    "fields.content.close",
+                    self.eos_token,
+                    "the tokenizer's eos_token: a model may stop with it alone",
+                    (answer.render,),
+                )
+            )
         self._answer_end = (probe, answer, bool(end))
         earlier = self._history_end(probe)
         if earlier and earlier not in self.closes:
             self._add_close(earlier)
-            self.findings.append(Finding("fields.content.close", earlier,
-                                         "the end of an earlier answer in the history (the final turn ends otherwise)",
-                                         (answer.render,)))
+            self.findings.append(
+                Finding(
+                    "fields.content.close",
+                    earlier,
+                    "the end of an earlier answer in the history (the final turn ends otherwise)",
+                    (answer.render,),
+                )
+            )
 
     def _history_end(self, probe: Probe) -> str:
         """The first marker after an answer in the history (before the next user turn), or ""."""
         ask = {"role": "user", "content": QUESTION}
-        full = probe.render([ask, assistant(content=ANSWER), {"role": "user", "content": SECOND_QUESTION}])
+        full = probe.render(
+            [ask, assistant(content=ANSWER), {"role": "user", "content": SECOND_QUESTION}]
+        )
         if full is None or ANSWER not in full:
             return ""
         token = MARKUP_TOKEN.search(full, full.find(ANSWER) + len(ANSWER))
@@ -521,27 +745,54 @@ class _Learner:
         next user turn's header (a documented fallback)."""
         found = []
         if not end_written:
-            between = probe.following(assistant(content=ANSWER), {"role": "user", "content": SECOND_QUESTION})
+            between = probe.following(
+                assistant(content=ANSWER), {"role": "user", "content": SECOND_QUESTION}
+            )
             token = MARKUP_TOKEN.search(between) if between is not None else None
-            line = between.strip().splitlines()[0].strip() if between is not None and between.strip() else ""
+            line = (
+                between.strip().splitlines()[0].strip()
+                if between is not None and between.strip()
+                else ""
+            )
             if token or line:
-                found.append((token.group() if token else line, "the next user turn's header", True))
-        between = probe.following(FINAL_MESSAGES["call"], {"role": "tool", "tool_call_id": "call00001", "name": "zq_fn_alpha",
-                                                           "content": TOOL_RESULT})
+                found.append(
+                    (token.group() if token else line, "the next user turn's header", True)
+                )
+        between = probe.following(
+            FINAL_MESSAGES["call"],
+            {
+                "role": "tool",
+                "tool_call_id": "call00001",
+                "name": "zq_fn_alpha",
+                "content": TOOL_RESULT,
+            },
+        )
         if between is not None and self.calls is not None:
             close = self.calls.field.get("close") or self.calls.field.get("close_pattern")
             pattern = escape(close) if "close" in self.calls.field else close
-            ends = [match.end() for match in regex.finditer(pattern, between) if match.end() > match.start()]
+            ends = [
+                match.end()
+                for match in regex.finditer(pattern, between)
+                if match.end() > match.start()
+            ]
             token = MARKUP_TOKEN.search(between, ends[-1]) if ends else None
-            if token and not between[ends[-1]:token.start()].strip():
-                found.append((token.group(), "the tool result's first marker, right after a call,", not end_written))
+            if token and not between[ends[-1] : token.start()].strip():
+                found.append(
+                    (
+                        token.group(),
+                        "the tool result's first marker, right after a call,",
+                        not end_written,
+                    )
+                )
         for token, what, fallback in found:
             if token in self.closes:
                 continue
             self._add_close(token)
             if fallback:
                 how = f"the chat template writes no end of turn; {what} follows the answer"
-                self.fallbacks.append(f"content close {token!r}: no end-of-turn marker is written, so {what} ends the answer")
+                self.fallbacks.append(
+                    f"content close {token!r}: no end-of-turn marker is written, so {what} ends the answer"
+                )
             else:
                 how = f"{what} ends the turn: a model hands over to the tool by writing it"
             self.findings.append(Finding("fields.content.close", token, how, (answer.render,)))
@@ -565,23 +816,42 @@ class _Learner:
             close = self.reasoning.close
             if wrapper and close.endswith(wrapper) and close != wrapper:
                 close = close[: -len(wrapper)].strip()
-            if self.header.strip() and self.header.strip() in close and not close.startswith(self.header.strip()):
-                extra = close[close.index(self.header.strip()):]
+            if (
+                self.header.strip()
+                and self.header.strip() in close
+                and not close.startswith(self.header.strip())
+            ):
+                extra = close[close.index(self.header.strip()) :]
                 close = close[: close.index(self.header.strip())].strip()
                 self._add_close(extra)
-                self.findings.append(Finding("fields.content.close", extra,
-                                             "written between the reasoning and the answer: the turn's header again",
-                                             self._reasoning_render))
+                self.findings.append(
+                    Finding(
+                        "fields.content.close",
+                        extra,
+                        "written between the reasoning and the answer: the turn's header again",
+                        self._reasoning_render,
+                    )
+                )
             self.reasoning.close = close
             if not any(f.key == "fields.reasoning_content.close" for f in self.findings):
-                self.findings.append(Finding("fields.reasoning_content.close", close,
-                                             "the text after the reasoning, before the answer (and its wrapper)",
-                                             self._reasoning_render))
+                self.findings.append(
+                    Finding(
+                        "fields.reasoning_content.close",
+                        close,
+                        "the text after the reasoning, before the answer (and its wrapper)",
+                        self._reasoning_render,
+                    )
+                )
         if wrapper and not _mostly_text(wrapper):
             self._add_close(wrapper)
-            self.findings.append(Finding("fields.content.close", wrapper,
-                                         "written before the answer: it opens a wrapper around it, dropped with the text before it",
-                                         (answer.render,)))
+            self.findings.append(
+                Finding(
+                    "fields.content.close",
+                    wrapper,
+                    "written before the answer: it opens a wrapper around it, dropped with the text before it",
+                    (answer.render,),
+                )
+            )
 
     # -- tool calls -------------------------------------------------------------------
 
@@ -593,10 +863,20 @@ class _Learner:
                 continue
             two = probe.turn("two-calls")
             if two is not None and "zq_fn_beta" not in two.text:
-                self.notes.append(f"{probe.label('the render of two calls')} writes only the first one")
+                self.notes.append(
+                    f"{probe.label('the render of two calls')} writes only the first one"
+                )
                 two = None
-            modes.append(CallTurns(answer, probe.turn("call"), two, probe.turn("typed-call"), probe.turn("lead-and-call"),
-                                   list(self.closes)))
+            modes.append(
+                CallTurns(
+                    answer,
+                    probe.turn("call"),
+                    two,
+                    probe.turn("typed-call"),
+                    probe.turn("lead-and-call"),
+                    list(self.closes),
+                )
+            )
         found = learn_call_syntax(modes) if modes else "no answer renders"
         if isinstance(found, CallSyntax):
             self.calls = found
@@ -615,8 +895,14 @@ class _Learner:
             # Blanks inside an anchor vary between prompts (a blank line after one turn, not another).
             anchor = {"start_anchor_pattern": "|".join(_loose(text) for text in self.anchors)}
         else:
-            anchor = {"start_anchor": self.anchors[0] if len(self.anchors) == 1 else list(self.anchors)}
-        content = {"close": self.closes[0] if len(self.closes) == 1 else list(self.closes)} if self.closes else {}
+            anchor = {
+                "start_anchor": self.anchors[0] if len(self.anchors) == 1 else list(self.anchors)
+            }
+        content = (
+            {"close": self.closes[0] if len(self.closes) == 1 else list(self.closes)}
+            if self.closes
+            else {}
+        )
         found = []
 
         def template(reasoning: dict | None, calls: dict | None) -> dict:
@@ -628,11 +914,16 @@ class _Learner:
             fields["content"] = content
             return {"defaults": {"role": "assistant"}, **anchor, "fields": fields}
 
-        reasoning = {"open": self.reasoning.open, "close": self.reasoning.close} if self.reasoning else None
+        reasoning = (
+            {"open": self.reasoning.open, "close": self.reasoning.close} if self.reasoning else None
+        )
         calls = self.calls.field if self.calls else None
         if reasoning and calls and self.calls.call_starts:
             starts = "|".join(dict.fromkeys(self.calls.call_starts))
-            ending = {"open": reasoning["open"], "close_pattern": f"{escape(reasoning['close'])}|(?={starts})"}
+            ending = {
+                "open": reasoning["open"],
+                "close_pattern": f"{escape(reasoning['close'])}|(?={starts})",
+            }
             found.append(("reasoning also ends where a tool call starts", template(ending, calls)))
         found.append(("as learnt", template(reasoning, calls)))
         if calls:
@@ -649,13 +940,15 @@ def _prompt_end(prompt: str, needle: str) -> str:
     """What the prompt ends with after the last `needle`: its last markup token (when only blanks
     follow it), else everything from its first markup token."""
     at = prompt.rfind(needle)
-    tail = prompt[at + len(needle):] if at >= 0 else prompt[-80:]
+    tail = prompt[at + len(needle) :] if at >= 0 else prompt[-80:]
     tokens = list(MARKUP_TOKEN.finditer(tail))
     if not tokens:
         return tail.strip()
-    if tail[tokens[-1].end():].strip():
-        return tail[tokens[0].start():]
-    return tokens[-1].group()  # the last marker: the turns before it are rendered differently by other stacks
+    if tail[tokens[-1].end() :].strip():
+        return tail[tokens[0].start() :]
+    return tokens[
+        -1
+    ].group()  # the last marker: the turns before it are rendered differently by other stacks
 
 
 def _split_block(text: str) -> tuple[str, str] | None:
@@ -724,7 +1017,7 @@ def _without_block(text: str, opener: str, closer: str) -> str:
     end = text.find(closer, start + len(opener)) if start >= 0 else -1
     if start < 0 or end < 0:
         return text.replace(opener, "", 1) if start >= 0 else text
-    return text[:start] + text[end + len(closer):]
+    return text[:start] + text[end + len(closer) :]
 
 
 def _mostly_text(text: str) -> bool:
@@ -763,20 +1056,30 @@ def infer_template_isolated(
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     receiver, sender = context.Pipe(duplex=False)
-    job = {"chat_template": chat_template, "model": model, "bos_token": bos_token, "eos_token": eos_token,
-           "regex_timeout": regex_timeout, "time_budget": seconds}
+    job = {
+        "chat_template": chat_template,
+        "model": model,
+        "bos_token": bos_token,
+        "eos_token": eos_token,
+        "regex_timeout": regex_timeout,
+        "time_budget": seconds,
+    }
     child = context.Process(target=_isolated_main, args=(sender, job, memory_bytes), daemon=True)
     child.start()
     sender.close()
     try:
         if not receiver.poll(seconds + 1):
-            raise InferenceError(f"inference did not finish within {seconds:g} s: the chat template renders too slowly "
-                                 "(a loop, or a very long output), or the time budget is too small for it")
+            raise InferenceError(
+                f"inference did not finish within {seconds:g} s: the chat template renders too slowly "
+                "(a loop, or a very long output), or the time budget is too small for it"
+            )
         kind, value = receiver.recv()
     except EOFError:
         child.join(5)
-        raise InferenceError(f"the inference process stopped without an answer (exit code {child.exitcode}): the chat "
-                             f"template may need more than {memory_bytes // 1024**2} MB") from None
+        raise InferenceError(
+            f"the inference process stopped without an answer (exit code {child.exitcode}): the chat "
+            f"template may need more than {memory_bytes // 1024**2} MB"
+        ) from None
     finally:
         if child.is_alive():
             child.kill()
@@ -797,16 +1100,31 @@ def _isolated_main(sender, job: dict, memory_bytes: int) -> None:
     try:
         result = ("ok", infer_template(**job))
     except MemoryError:
-        result = ("error", InferenceError(f"inference ran out of memory (it may use {memory_bytes // 1024**2} MB): the "
-                                          "chat template builds very large outputs"))
-    except (ValueError, ImportError) as error:  # InferenceError, ModelLoadError, TemplateError: their messages say why
+        result = (
+            "error",
+            InferenceError(
+                f"inference ran out of memory (it may use {memory_bytes // 1024**2} MB): the "
+                "chat template builds very large outputs"
+            ),
+        )
+    except (
+        ValueError,
+        ImportError,
+    ) as error:  # InferenceError, ModelLoadError, TemplateError: their messages say why
         result = ("error", error)
     except Exception as error:  # the chat template's own failure, whatever its type
         result = ("error", InferenceError(f"inference failed: {error}"))
     try:
         sender.send(result)
     except Exception as error:  # a result that cannot be sent (pickling) is an answer too
-        sender.send(("error", InferenceError(f"inference finished but its result could not be sent back: {error}")))
+        sender.send(
+            (
+                "error",
+                InferenceError(
+                    f"inference finished but its result could not be sent back: {error}"
+                ),
+            )
+        )
     sender.close()
 
 
@@ -842,9 +1160,9 @@ def choose_template(
         InferenceError: nothing conforms and nothing can be inferred.
         ImportError: transformers (or jinja2) is not installed.
     """
+    from ..template_files import list_templates
     from .conformance import rendered_prompts
     from .families import family_template
-    from ..template_files import list_templates
 
     files = {template_file.name: template_file for template_file in list_templates()}
     order: dict[str, str] = {}
@@ -860,21 +1178,48 @@ def choose_template(
             order[name] = "its start anchor is in the chat template's prompts"
     tried: list[tuple[int, dict, str]] = []
     for name, why in order.items():
-        report = check_conformance(files[name].response_template, chat_template, bos_token=bos_token,
-                                   eos_token=eos_token, regex_timeout=regex_timeout)
+        report = check_conformance(
+            files[name].response_template,
+            chat_template,
+            bos_token=bos_token,
+            eos_token=eos_token,
+            regex_timeout=regex_timeout,
+        )
         if report.passed:
-            return files[name].response_template, f"templates/{files[name].path.name} conforms to the chat template ({why})"
-        tried.append((len(report.failed), files[name].response_template, f"templates/{files[name].path.name}"))
-    inferred = infer_template(chat_template, bos_token=bos_token, eos_token=eos_token, regex_timeout=regex_timeout,
-                              time_budget=time_budget)
+            return (
+                files[name].response_template,
+                f"templates/{files[name].path.name} conforms to the chat template ({why})",
+            )
+        tried.append(
+            (
+                len(report.failed),
+                files[name].response_template,
+                f"templates/{files[name].path.name}",
+            )
+        )
+    inferred = infer_template(
+        chat_template,
+        bos_token=bos_token,
+        eos_token=eos_token,
+        regex_timeout=regex_timeout,
+        time_budget=time_budget,
+    )
     checked = f"{len(tried)} checked" if tried else "none proposed"
     if inferred.passed:
-        return inferred.template, f"inferred from the chat template: no shipped template conforms ({checked})"
+        return (
+            inferred.template,
+            f"inferred from the chat template: no shipped template conforms ({checked})",
+        )
     best = min(tried, key=lambda item: item[0], default=None)
     if best is not None and best[0] < len(inferred.report.failed):
-        return best[1], f"{best[2]} fails {best[0]} rows of the check, the fewest; neither it nor the inferred template conforms"
-    return inferred.template, (f"inferred from the chat template, which fails {len(inferred.report.failed)} rows of the check: "
-                               f"no shipped template conforms ({checked})")
+        return (
+            best[1],
+            f"{best[2]} fails {best[0]} rows of the check, the fewest; neither it nor the inferred template conforms",
+        )
+    return inferred.template, (
+        f"inferred from the chat template, which fails {len(inferred.report.failed)} rows of the check: "
+        f"no shipped template conforms ({checked})"
+    )
 
 
 def _anchor_in(template: dict, prompts: list[str]) -> bool:

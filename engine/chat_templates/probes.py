@@ -22,8 +22,13 @@ from typing import Any
 
 import regex
 
-from .render import ChatTemplateRenderer, ChatTemplateRenderError, common_suffix_length, token_boundary
 from .conformance import _back_to_boundary, _common_length, _locate_turn
+from .render import (
+    ChatTemplateRenderer,
+    ChatTemplateRenderError,
+    common_suffix_length,
+    token_boundary,
+)
 
 # Needles: texts that occur in a render only where the conversation put them.
 QUESTION = "zq question one"
@@ -38,13 +43,30 @@ BETA_ARGUMENTS = {"zq_key_b": True}
 OTHER_ALPHA_ARGUMENTS = {"zq_key_a": "zq val 2", "zq_num": 46082}
 
 PROBE_TOOLS: list[dict] = [
-    {"type": "function", "function": {
-        "name": ALPHA, "description": "Look a thing up.",
-        "parameters": {"type": "object", "properties": {"zq_key_a": {"type": "string"}, "zq_num": {"type": "integer"}},
-                       "required": ["zq_key_a"]}}},
-    {"type": "function", "function": {
-        "name": BETA, "description": "Switch a thing.",
-        "parameters": {"type": "object", "properties": {"zq_key_b": {"type": "boolean"}}, "required": []}}},
+    {
+        "type": "function",
+        "function": {
+            "name": ALPHA,
+            "description": "Look a thing up.",
+            "parameters": {
+                "type": "object",
+                "properties": {"zq_key_a": {"type": "string"}, "zq_num": {"type": "integer"}},
+                "required": ["zq_key_a"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": BETA,
+            "description": "Switch a thing.",
+            "parameters": {
+                "type": "object",
+                "properties": {"zq_key_b": {"type": "boolean"}},
+                "required": [],
+            },
+        },
+    },
 ]
 PROBE_SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for tool in PROBE_TOOLS}
 
@@ -67,7 +89,11 @@ class InferenceTimeout(Exception):
 
 def call(number: int, name: str, arguments: dict) -> dict:
     """A tool call of an assistant message (ids are nine alphanumerics, which every template accepts)."""
-    return {"id": f"call{number:05d}", "type": "function", "function": {"name": name, "arguments": copy.deepcopy(arguments)}}
+    return {
+        "id": f"call{number:05d}",
+        "type": "function",
+        "function": {"name": name, "arguments": copy.deepcopy(arguments)},
+    }
 
 
 def assistant(**keys: Any) -> dict:
@@ -83,7 +109,9 @@ FINAL_MESSAGES: dict[str, dict] = {
     "call": assistant(tool_calls=[call(1, ALPHA, ALPHA_ARGUMENTS)]),
     "other-call": assistant(tool_calls=[call(1, ALPHA, OTHER_ALPHA_ARGUMENTS)]),
     "typed-call": assistant(tool_calls=[call(2, BETA, BETA_ARGUMENTS)]),
-    "two-calls": assistant(tool_calls=[call(1, ALPHA, ALPHA_ARGUMENTS), call(2, BETA, BETA_ARGUMENTS)]),
+    "two-calls": assistant(
+        tool_calls=[call(1, ALPHA, ALPHA_ARGUMENTS), call(2, BETA, BETA_ARGUMENTS)]
+    ),
     "lead-and-call": assistant(content=LEAD, tool_calls=[call(1, ALPHA, ALPHA_ARGUMENTS)]),
 }
 # What each final message is, for people.
@@ -98,8 +126,13 @@ FINAL_LABELS = {
 }
 # Texts that find each final message in a render.
 MARKERS = {
-    "answer": (ANSWER,), "reasoning": (REASONING, ANSWER), "call": ("zq val 1",), "other-call": ("zq val 2",),
-    "typed-call": ("zq_key_b",), "two-calls": ("zq val 1",), "lead-and-call": (LEAD,),
+    "answer": (ANSWER,),
+    "reasoning": (REASONING, ANSWER),
+    "call": ("zq val 1",),
+    "other-call": ("zq val 2",),
+    "typed-call": ("zq_key_b",),
+    "two-calls": ("zq val 1",),
+    "lead-and-call": (LEAD,),
 }
 
 
@@ -137,7 +170,11 @@ def shared_end(texts: list[str], stand_ins: str = "") -> str:
     first = texts[0]
     size = min(common_suffix_length(first, other) for other in texts)
     start = len(first) - size
-    while 0 < start < len(first) and not token_boundary(first, start) and first[start - 1] not in stand_ins:
+    while (
+        0 < start < len(first)
+        and not token_boundary(first, start)
+        and first[start - 1] not in stand_ins
+    ):
         start += 1
     return first[start:]
 
@@ -180,7 +217,9 @@ class Finding:
         """JSON-ready: key, value, how, and each render with the span where the two differ."""
         renders = [render.to_dict() for render in self.renders]
         if len(self.renders) == 2:
-            for render, span in zip(renders, difference(self.renders[0].text, self.renders[1].text)):
+            for render, span in zip(
+                renders, difference(self.renders[0].text, self.renders[1].text)
+            ):
                 render["difference"] = list(span)
         return {"key": self.key, "value": self.value, "how": self.how, "renders": renders}
 
@@ -222,13 +261,17 @@ class Probe:
     refusals: list[str] = field(default_factory=list)
     renders: list[Render] = field(default_factory=list)
     without_tools: bool = False
-    header: str = ""  # the new turn's header, once learnt (the part of a trailer a turn does not end with)
+    header: str = (
+        ""  # the new turn's header, once learnt (the part of a trailer a turn does not end with)
+    )
     _cache: dict = field(default_factory=dict, repr=False)
 
     def label(self, text: str) -> str:
         return f"{text}, {self.mode}" if self.mode else text
 
-    def render(self, messages: list[dict], *, tools: bool = True, add_generation_prompt: bool = False) -> str | None:
+    def render(
+        self, messages: list[dict], *, tools: bool = True, add_generation_prompt: bool = False
+    ) -> str | None:
         """The render, or None when the chat template refuses it (the refusal is recorded).
 
         Raises:
@@ -241,16 +284,25 @@ class Probe:
             return self._cache[key]
         tools = tools and not self.without_tools
         try:
-            text = self.renderer.render(messages, tools=copy.deepcopy(PROBE_TOOLS) if tools else None,
-                                        add_generation_prompt=add_generation_prompt)
+            text = self.renderer.render(
+                messages,
+                tools=copy.deepcopy(PROBE_TOOLS) if tools else None,
+                add_generation_prompt=add_generation_prompt,
+            )
             if len(text) > MAX_RENDER_CHARS:
-                raise ChatTemplateRenderError(f"the render is {len(text):,} characters long, over {MAX_RENDER_CHARS:,}")
+                raise ChatTemplateRenderError(
+                    f"the render is {len(text):,} characters long, over {MAX_RENDER_CHARS:,}"
+                )
         except ChatTemplateRenderError as error:
-            self.refusals.append(f"{self.label(_describe(messages, add_generation_prompt))}: {error}")
+            self.refusals.append(
+                f"{self.label(_describe(messages, add_generation_prompt))}: {error}"
+            )
             text = None
         self._cache[key] = text
         if text is not None:
-            self.renders.append(Render(self.label(_describe(messages, add_generation_prompt)), text))
+            self.renders.append(
+                Render(self.label(_describe(messages, add_generation_prompt)), text)
+            )
         return text
 
     # -- the prompts --------------------------------------------------------------
@@ -272,7 +324,10 @@ class Probe:
         render from then on is made without them (its tool calls cannot be learnt)."""
         prompt = self.render(self.history(situation), add_generation_prompt=True)
         if prompt is None and situation == "first-turn" and not self.without_tools:
-            if self.render(self.history(situation), tools=False, add_generation_prompt=True) is not None:
+            if (
+                self.render(self.history(situation), tools=False, add_generation_prompt=True)
+                is not None
+            ):
                 self.without_tools = True
                 self._cache.clear()
                 return self.render(self.history(situation), add_generation_prompt=True)
@@ -284,7 +339,7 @@ class Probe:
         bare = self.render(self.history(situation))
         if prompt is None or bare is None:
             return None
-        return prompt[_back_to_boundary(prompt, _common_length(bare, prompt)):]
+        return prompt[_back_to_boundary(prompt, _common_length(bare, prompt)) :]
 
     # -- the final turn -----------------------------------------------------------
 
@@ -305,10 +360,16 @@ class Probe:
         generation, missing = found
         trailer = self.renderer.trailer
         if trailer and self.header and self.header in trailer:
-            trailer = trailer[trailer.rfind(self.header):]  # what comes before the next header ends this turn
+            trailer = trailer[
+                trailer.rfind(self.header) :
+            ]  # what comes before the next header ends this turn
         if trailer and generation.endswith(trailer):
             generation = generation[: -len(trailer)]
-        what = FINAL_LABELS[name] if reasoning_key == "reasoning_content" else f"{FINAL_LABELS[name]}, as {reasoning_key}"
+        what = (
+            FINAL_LABELS[name]
+            if reasoning_key == "reasoning_content"
+            else f"{FINAL_LABELS[name]}, as {reasoning_key}"
+        )
         return Turn(Render(self.label(f"first turn: {what}"), generation), missing)
 
     def following(self, message: dict, next_message: dict) -> str | None:
@@ -333,15 +394,24 @@ class Probe:
 
 
 def _tool_result(tool_call: dict) -> dict:
-    return {"role": "tool", "tool_call_id": tool_call["id"], "name": tool_call["function"]["name"], "content": TOOL_RESULT}
+    return {
+        "role": "tool",
+        "tool_call_id": tool_call["id"],
+        "name": tool_call["function"]["name"],
+        "content": TOOL_RESULT,
+    }
 
 
 def _describe(messages: list[dict], add_generation_prompt: bool) -> str:
-    roles = " + ".join(message["role"] + (" (calls)" if message.get("tool_calls") else "") for message in messages)
+    roles = " + ".join(
+        message["role"] + (" (calls)" if message.get("tool_calls") else "") for message in messages
+    )
     return roles + (" + generation prompt" if add_generation_prompt else "")
 
 
-def _cut_turn(prompt: str, generation_prompt: str, full: str, markers: tuple[str, ...]) -> tuple[str, str] | None:
+def _cut_turn(
+    prompt: str, generation_prompt: str, full: str, markers: tuple[str, ...]
+) -> tuple[str, str] | None:
     """(generation, missing) of the final turn in `full`: after where it parts from `prompt` (at a
     token boundary) when its markers lie after that, else as the conformance check finds it."""
     parted = _back_to_boundary(full, _common_length(prompt, full))

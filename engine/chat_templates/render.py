@@ -37,9 +37,20 @@ THINKING_SWITCHES: tuple[tuple[str, Any, Any], ...] = (
 # Seconds the Hub may take to answer a connection before a hub id gives up on it.
 HUB_CONNECT_TIMEOUT = 3.0
 
-_PROBE_TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "description": "Weather forecast for a city.",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+_PROBE_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather forecast for a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    }
+]
 
 
 class ChatTemplateRenderError(Exception):
@@ -62,8 +73,12 @@ def token_boundary(text: str, at: int) -> bool:
     bracket or quote of any script (``»``, ``⟫``) or a blank, or before ``<``, ``[``, an opening
     one (``«``, ``⟪``) or a blank (``0 < at < len(text)``)."""
     before, after = text[at - 1], text[at]
-    return (before in ">]\n \t" or after in "<[\n \t"
-            or unicodedata.category(before) in ("Pe", "Pf") or unicodedata.category(after) in ("Ps", "Pi"))
+    return (
+        before in ">]\n \t"
+        or after in "<[\n \t"
+        or unicodedata.category(before) in ("Pe", "Pf")
+        or unicodedata.category(after) in ("Ps", "Pi")
+    )
 
 
 def common_suffix_length(a: str, b: str) -> int:
@@ -95,8 +110,14 @@ class ChatTemplateRenderer:
     def __post_init__(self):
         self._render = _render_function()
 
-    def render(self, messages: list[dict], *, tools: list[dict] | None = None, add_generation_prompt: bool = False,
-               continue_final_message: bool = False) -> str:
+    def render(
+        self,
+        messages: list[dict],
+        *,
+        tools: list[dict] | None = None,
+        add_generation_prompt: bool = False,
+        continue_final_message: bool = False,
+    ) -> str:
         """The rendered text, with tool-calling turns adapted to the template's `call_style`.
 
         Raises:
@@ -110,7 +131,9 @@ class ChatTemplateRenderer:
                 message["content"] = empty_content
             if arguments_as_text:
                 for call in message.get("tool_calls") or ():
-                    call["function"]["arguments"] = json.dumps(call["function"]["arguments"], ensure_ascii=False)
+                    call["function"]["arguments"] = json.dumps(
+                        call["function"]["arguments"], ensure_ascii=False
+                    )
         return self._call(messages, tools, add_generation_prompt, continue_final_message)
 
     @cached_property
@@ -124,8 +147,15 @@ class ChatTemplateRenderer:
                 arguments: Any = {"city": "Oslo"}
                 if as_text:
                     arguments = json.dumps(arguments)
-                call = {"id": "call00099", "type": "function", "function": {"name": "get_weather", "arguments": arguments}}
-                probe = [{"role": "user", "content": "Oslo?"}, {"role": "assistant", "content": empty, "tool_calls": [call]}]
+                call = {
+                    "id": "call00099",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": arguments},
+                }
+                probe = [
+                    {"role": "user", "content": "Oslo?"},
+                    {"role": "assistant", "content": empty, "tool_calls": [call]},
+                ]
                 try:
                     rendered = self._call(probe, _PROBE_TOOLS, False, False)
                 except ChatTemplateRenderError:
@@ -146,7 +176,9 @@ class ChatTemplateRenderer:
             asked = self._call(ask, None, False, False)
             if asked != self._call(ask, None, True, False):
                 return ""
-            answered = self._call(ask + [{"role": "assistant", "content": "Yo"}], None, False, False)
+            answered = self._call(
+                ask + [{"role": "assistant", "content": "Yo"}], None, False, False
+            )
         except ChatTemplateRenderError:
             return ""
         start = len(asked) - common_suffix_length(asked, answered)
@@ -154,24 +186,37 @@ class ChatTemplateRenderer:
             start += 1
         return asked[start:] if asked[start:].strip() else ""
 
-    def _call(self, messages: list[dict], tools: list[dict] | None, add_generation_prompt: bool,
-              continue_final_message: bool) -> str:
+    def _call(
+        self,
+        messages: list[dict],
+        tools: list[dict] | None,
+        add_generation_prompt: bool,
+        continue_final_message: bool,
+    ) -> str:
         options: dict[str, Any] = {"bos_token": self.bos_token, "eos_token": self.eos_token}
         if self.switch is not None and self.thinking is not None:
             options[self.switch] = self.thinking
         try:
             rendered, _ = self._render(
-                [messages], tools=copy.deepcopy(tools), chat_template=self.chat_template,
-                add_generation_prompt=add_generation_prompt, continue_final_message=continue_final_message, **options,
+                [messages],
+                tools=copy.deepcopy(tools),
+                chat_template=self.chat_template,
+                add_generation_prompt=add_generation_prompt,
+                continue_final_message=continue_final_message,
+                **options,
             )
         except MemoryError as error:  # str(MemoryError()) is empty: say what happened
-            raise ChatTemplateRenderError("MemoryError: rendering needed more memory than this process may use") from error
+            raise ChatTemplateRenderError(
+                "MemoryError: rendering needed more memory than this process may use"
+            ) from error
         except Exception as error:  # the template's own error, whatever its type
             raise ChatTemplateRenderError(f"{type(error).__name__}: {error}") from error
         return rendered[0]
 
 
-def find_thinking_switch(chat_template: str, *, bos_token: str = "", eos_token: str = "") -> str | None:
+def find_thinking_switch(
+    chat_template: str, *, bos_token: str = "", eos_token: str = ""
+) -> str | None:
     """The keyword that switches the chat template's reasoning on and off, or None.
 
     A keyword counts when its on and off values (`THINKING_SWITCHES`) give two different
@@ -181,14 +226,23 @@ def find_thinking_switch(chat_template: str, *, bos_token: str = "", eos_token: 
     reasoning only when it is on). Keywords are tried in `THINKING_SWITCHES` order.
     """
     ask = [{"role": "user", "content": "Hi"}]
-    answered = ask + [{"role": "assistant", "content": "Hello.", "reasoning_content": "Greet back.",
-                       "reasoning": "Greet back.", "thinking": "Greet back."}]
+    answered = ask + [
+        {
+            "role": "assistant",
+            "content": "Hello.",
+            "reasoning_content": "Greet back.",
+            "reasoning": "Greet back.",
+            "thinking": "Greet back.",
+        }
+    ]
     for switch, on, off in THINKING_SWITCHES:
         renders = set()
         for value in (on, off):
             renderer = ChatTemplateRenderer(chat_template, bos_token, eos_token, switch, value)
             try:
-                renders.add((renderer.render(ask, add_generation_prompt=True), renderer.render(answered)))
+                renders.add(
+                    (renderer.render(ask, add_generation_prompt=True), renderer.render(answered))
+                )
             except ChatTemplateRenderError:
                 break
         if len(renders) == 2:
@@ -263,23 +317,31 @@ def load_chat_template(model: str) -> ChatTemplateSource:
     try:
         from transformers import AutoTokenizer
     except ImportError as error:
-        raise ImportError("--model reads the tokenizer with transformers: pip install transformers") from error
+        raise ImportError(
+            "--model reads the tokenizer with transformers: pip install transformers"
+        ) from error
     folder = Path(model).expanduser()
     if folder.is_dir():
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(folder))
         except (OSError, ValueError) as error:
-            raise ModelLoadError(f"{folder} holds no tokenizer AutoTokenizer can load: {error}") from error
+            raise ModelLoadError(
+                f"{folder} holds no tokenizer AutoTokenizer can load: {error}"
+            ) from error
         where = str(folder)
     elif model.startswith((".", "/", "~")) or model.count("/") > 1:
-        raise ModelLoadError(f"no folder {folder}: give a folder that holds the tokenizer files, or a hub id")
+        raise ModelLoadError(
+            f"no folder {folder}: give a folder that holds the tokenizer files, or a hub id"
+        )
     else:
         reachable, why = hub_reachable()
         try:
             tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=not reachable)
         except (OSError, ValueError) as error:
             if reachable:
-                raise ModelLoadError(f"could not load the tokenizer of {model!r} from the Hugging Face Hub: {error}") from error
+                raise ModelLoadError(
+                    f"could not load the tokenizer of {model!r} from the Hugging Face Hub: {error}"
+                ) from error
             raise ModelLoadError(
                 f"the Hugging Face Hub is not reachable ({why}) and {model!r} is not in the local cache. "
                 "Download the tokenizer files elsewhere (tokenizer_config.json, tokenizer.json, chat_template.jinja) "
@@ -291,4 +353,6 @@ def load_chat_template(model: str) -> ChatTemplateSource:
         chat_template = chat_template.get("default") or next(iter(chat_template.values()), None)
     if not chat_template:
         raise ModelLoadError(f"{model!r} has no chat template in its tokenizer files")
-    return ChatTemplateSource(chat_template, tokenizer.bos_token or "", tokenizer.eos_token or "", where)
+    return ChatTemplateSource(
+        chat_template, tokenizer.bos_token or "", tokenizer.eos_token or "", where
+    )

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 
 from engine import TemplateError, load_template
 
+from ..panels.markup import escape
 from ..server import limits
 from ..server.folders import FolderError, check_model_name, shown
 from ..server.limits import InputError, read_template
-from ..panels.markup import escape
 from ..server.redact import redact
 from ..server.workers import JobError, run_job
 
@@ -63,9 +63,21 @@ class CheckOutcome:
 
     def to_dict(self) -> dict:
         """The `/conformance` result: the report's keys, plus error, cut_off, seconds and source."""
-        report = self.report or {"passed": False, "counts": None, "thinking_switch": None, "diagnostics": [], "situations": []}
-        return {**report, "error": self.error, "cut_off": self.cut_off, "seconds": round(self.seconds, 3),
-                "source": self.source, "notes": list(self.notes)}
+        report = self.report or {
+            "passed": False,
+            "counts": None,
+            "thinking_switch": None,
+            "diagnostics": [],
+            "situations": [],
+        }
+        return {
+            **report,
+            "error": self.error,
+            "cut_off": self.cut_off,
+            "seconds": round(self.seconds, 3),
+            "source": self.source,
+            "notes": list(self.notes),
+        }
 
 
 # -- the job, in a worker process (`playground.server.workers`) ------------------------------
@@ -73,13 +85,16 @@ class CheckOutcome:
 
 def check_job(payload: dict) -> dict:
     """One check in a worker: `ConformanceReport.to_dict()` of `payload` (the `run_check` arguments)."""
-    from engine.chat_templates.render import ModelLoadError
     from engine.chat_templates.conformance import check_conformance
+    from engine.chat_templates.render import ModelLoadError
 
     try:
         report = check_conformance(
-            payload["template"], payload.get("chat_template"), model=payload.get("model"),
-            bos_token=payload.get("bos_token"), eos_token=payload.get("eos_token"),
+            payload["template"],
+            payload.get("chat_template"),
+            model=payload.get("model"),
+            bos_token=payload.get("bos_token"),
+            eos_token=payload.get("eos_token"),
             regex_timeout=payload.get("regex_timeout"),
         )
     except (TemplateError, ModelLoadError, ValueError, ImportError) as error:
@@ -93,8 +108,14 @@ def check_job(payload: dict) -> dict:
 
 
 def run_check(
-    template: dict, *, chat_template: str | None = None, model: str | None = None, bos_token: str | None = None,
-    eos_token: str | None = None, seconds: float, regex_timeout: float | None = None,
+    template: dict,
+    *,
+    chat_template: str | None = None,
+    model: str | None = None,
+    bos_token: str | None = None,
+    eos_token: str | None = None,
+    seconds: float,
+    regex_timeout: float | None = None,
 ) -> CheckOutcome:
     """Check `template` against a chat template (pasted text, or a model's tokenizer) in a worker.
 
@@ -109,26 +130,41 @@ def run_check(
 
     Returns a `CheckOutcome`; never raises for bad input (its `error` says what went wrong).
     """
-    source = "the pasted chat template" if chat_template is not None else f"the chat template of {model}"
-    job = {"template": template, "chat_template": chat_template, "model": model, "bos_token": bos_token,
-           "eos_token": eos_token, "regex_timeout": regex_timeout}
+    source = (
+        "the pasted chat template" if chat_template is not None else f"the chat template of {model}"
+    )
+    job = {
+        "template": template,
+        "chat_template": chat_template,
+        "model": model,
+        "bos_token": bos_token,
+        "eos_token": eos_token,
+        "regex_timeout": regex_timeout,
+    }
     outcome = run_job("conformance", job, seconds=seconds)
     if outcome.cut_off:
         return CheckOutcome(
             error=f"The check was cut off after {seconds:g} s: the chat template takes too long to render (or loops). "
-                  "The time limit is PLAYGROUND_LIMITS' conformance_seconds.",
-            cut_off=True, seconds=outcome.seconds, source=source,
+            "The time limit is PLAYGROUND_LIMITS' conformance_seconds.",
+            cut_off=True,
+            seconds=outcome.seconds,
+            source=source,
         )
     error = outcome.error
-    if error and outcome.result is None and error.startswith(("the worker", "the job", "too many", "the result")):
+    if (
+        error
+        and outcome.result is None
+        and error.startswith(("the worker", "the job", "too many", "the result"))
+    ):
         error = f"The check's {error.removeprefix('the ')}."
     if error:  # the library's advice names its command-line option; here the text is pasted
         error = error.replace(" with --chat-template", " instead")
     return CheckOutcome(outcome.result, error, seconds=outcome.seconds, source=source)
 
 
-
-def chat_template_input(chat_template_text: str, chat_template_model: str, bos_token: str, eos_token: str) -> str:
+def chat_template_input(
+    chat_template_text: str, chat_template_model: str, bos_token: str, eos_token: str
+) -> str:
     """Check the chat-template boxes of the page (the pasted text, the model box, the two
     tokens) against the caps; return the model to take the chat template from: "" when a
     chat template is pasted (it wins), else the model box's name as the server allows it.
@@ -142,18 +178,28 @@ def chat_template_input(chat_template_text: str, chat_template_model: str, bos_t
     model = (chat_template_model or "").strip()
     for what, token in (("bos_token", bos_token), ("eos_token", eos_token)):
         if len(token or "") > TOKEN_CHARS:
-            raise InputError(f"The {what} is too long: {len(token):,} characters (limit {TOKEN_CHARS:,}).")
+            raise InputError(
+                f"The {what} is too long: {len(token):,} characters (limit {TOKEN_CHARS:,})."
+            )
     if not pasted and not model:
-        raise InputError("Paste a chat template (the Jinja text of the model's chat_template), or name a model "
-                         "(a local folder or a hub id) to take it from.")
+        raise InputError(
+            "Paste a chat template (the Jinja text of the model's chat_template), or name a model "
+            "(a local folder or a hub id) to take it from."
+        )
     if len(chat_template_text or "") > caps.chat_template_chars:
-        raise InputError(f"The chat template is too large: {len(chat_template_text):,} characters "
-                         f"(limit {caps.chat_template_chars:,}).")
+        raise InputError(
+            f"The chat template is too large: {len(chat_template_text):,} characters "
+            f"(limit {caps.chat_template_chars:,})."
+        )
     return check_model_name(model) if model and not pasted else model
 
 
 def check_from_page(
-    template_text: str, chat_template_text: str, chat_template_model: str, bos_token: str = "", eos_token: str = "",
+    template_text: str,
+    chat_template_text: str,
+    chat_template_model: str,
+    bos_token: str = "",
+    eos_token: str = "",
 ) -> CheckOutcome:
     """The check as the page (and `/conformance`) asks for it: the editor's template against the
     pasted chat template, or else the named model's. Empty token boxes mean "" for a pasted
@@ -166,10 +212,18 @@ def check_from_page(
         model = chat_template_input(chat_template_text, chat_template_model, bos_token, eos_token)
     except (InputError, TemplateError, FolderError) as error:
         return CheckOutcome(error=redact(str(error)))
-    notes = [f"The pasted chat template is used; the model box ({model}) is ignored."] if pasted and model else []
+    notes = (
+        [f"The pasted chat template is used; the model box ({model}) is ignored."]
+        if pasted and model
+        else []
+    )
     outcome = run_check(
-        template, chat_template=chat_template_text if pasted else None, model=None if pasted else model,
-        bos_token=bos_token or None, eos_token=eos_token or None, seconds=caps.conformance_seconds,
+        template,
+        chat_template=chat_template_text if pasted else None,
+        model=None if pasted else model,
+        bos_token=bos_token or None,
+        eos_token=eos_token or None,
+        seconds=caps.conformance_seconds,
         regex_timeout=caps.regex_seconds,
     )
     if not pasted:
@@ -225,8 +279,14 @@ def root_causes(rows: list[dict], template: dict | None) -> list[str | None]:
         cause = None
         if template is not None and row.get("prompt") is not None:
             try:
-                result = trace(row["generation"], template, prefix=row["prompt"], tools=TOOLS, on_error="keep",
-                               regex_timeout=limits.current().regex_seconds)
+                result = trace(
+                    row["generation"],
+                    template,
+                    prefix=row["prompt"],
+                    tools=TOOLS,
+                    on_error="keep",
+                    regex_timeout=limits.current().regex_seconds,
+                )
                 found = leading_of(result.diagnoses)
                 if found is not None:
                     cause = brief(found)
@@ -247,7 +307,9 @@ def _cause_groups(causes: list[str | None]) -> list[tuple[str, list[int]]]:
     return sorted(groups.items(), key=lambda item: -len(item[1]))
 
 
-def matrix_html(outcome: CheckOutcome | None, *, pending: str = "", causes: list[str | None] | None = None) -> str:
+def matrix_html(
+    outcome: CheckOutcome | None, *, pending: str = "", causes: list[str | None] | None = None
+) -> str:
     """The check's panel: the summary (or the error), the lint findings, the failing rows by
     root cause (`causes`, one per row, from `root_causes`), then the matrix: failing rows
     grouped under their cause, then the others.
@@ -258,39 +320,59 @@ def matrix_html(outcome: CheckOutcome | None, *, pending: str = "", causes: list
     if pending:
         return f'<div class="rt-status rt-status-live" id="conformance-pending">⏳ {escape(pending)}</div>'
     if outcome is None:
-        return ('<div class="rt-note" id="conformance-empty">Paste a chat template (or name a model), then '
-                "<b>Check</b>: the editor's template is checked against every conversation situation.</div>")
+        return (
+            '<div class="rt-note" id="conformance-empty">Paste a chat template (or name a model), then '
+            "<b>Check</b>: the editor's template is checked against every conversation situation.</div>"
+        )
     parts = []
     if outcome.error:
-        parts.append(f'<div class="rt-status rt-status-error" id="conformance-error">⚠ {escape(outcome.error)}</div>')
+        parts.append(
+            f'<div class="rt-status rt-status-error" id="conformance-error">⚠ {escape(outcome.error)}</div>'
+        )
     report = outcome.report
     for note in outcome.notes:
         parts.append(f'<div class="rt-status rt-status-note">{escape(note)}</div>')
     if report is None:
         return '<div id="conformance-report">' + "".join(parts) + "</div>"
     counts = report["counts"]
-    switch = f"; thinking switch: <code>{escape(report['thinking_switch'])}</code>" if report["thinking_switch"] else ""
+    switch = (
+        f"; thinking switch: <code>{escape(report['thinking_switch'])}</code>"
+        if report["thinking_switch"]
+        else ""
+    )
     verdict = (
-        '<span class="rt-badge rt-pass" id="conformance-badge" data-passed="true">✔ conforms</span>' if report["passed"]
+        '<span class="rt-badge rt-pass" id="conformance-badge" data-passed="true">✔ conforms</span>'
+        if report["passed"]
         else '<span class="rt-badge rt-fail" id="conformance-badge" data-passed="false">✘ does not conform</span>'
     )
     parts.append(
         f'<div class="rt-conformance-summary" id="conformance-summary">{verdict} {counts["passed"]} passed, '
-        f'{counts["failed"]} failed, {counts["not_renderable"]} not renderable — against {escape(outcome.source)} '
+        f"{counts['failed']} failed, {counts['not_renderable']} not renderable — against {escape(outcome.source)} "
         f"({outcome.seconds:.1f} s{switch})</div>"
     )
     for diagnostic in report["diagnostics"]:
         hint = f" → {escape(diagnostic['suggestion'])}" if diagnostic.get("suggestion") else ""
-        parts.append(f'<div class="rt-diag rt-diag-warning">△ {escape(diagnostic["message"])}{hint}</div>')
+        parts.append(
+            f'<div class="rt-diag rt-diag-warning">△ {escape(diagnostic["message"])}{hint}</div>'
+        )
     situations = report["situations"]
-    causes = causes if causes is not None and len(causes) == len(situations) else [None] * len(situations)
+    causes = (
+        causes
+        if causes is not None and len(causes) == len(situations)
+        else [None] * len(situations)
+    )
     groups = _cause_groups(causes)
     if groups:
         listed = "".join(
-            f'<li><b>{len(indices)} row{"s" if len(indices) > 1 else ""}</b>: {escape(cause)}</li>' for cause, indices in groups
+            f"<li><b>{len(indices)} row{'s' if len(indices) > 1 else ''}</b>: {escape(cause)}</li>"
+            for cause, indices in groups
         )
-        parts.append(f'<div class="rt-status rt-status-error" id="conformance-causes">Failing rows by root cause:<ul>{listed}</ul></div>')
-    parts.append('<div class="rt-note">Click a row to load its prompt and generation into Paste &amp; parse.</div>')
+        parts.append(
+            f'<div class="rt-status rt-status-error" id="conformance-causes">Failing rows by root cause:<ul>{listed}</ul></div>'
+        )
+    parts.append(
+        '<div class="rt-note">Click a row to load its prompt and generation into Paste &amp; parse.</div>'
+    )
     rows = []
     grouped = [i for _, indices in groups for i in indices]
     order = grouped + [i for i in range(len(situations)) if i not in set(grouped)]
@@ -298,9 +380,15 @@ def matrix_html(outcome: CheckOutcome | None, *, pending: str = "", causes: list
     for index in order:
         row = situations[index]
         if index in heads:
-            rows.append(f'<tr class="rt-cause-row"><td><b>Root cause ({len(dict(groups)[heads[index]])} rows):</b> {escape(heads[index])}</td></tr>')
+            rows.append(
+                f'<tr class="rt-cause-row"><td><b>Root cause ({len(dict(groups)[heads[index]])} rows):</b> {escape(heads[index])}</td></tr>'
+            )
         situation, thinking, check = _parts(row["name"])
-        kind = "rt-row-na" if not row["renderable"] else ("rt-row-pass" if row["passed"] else "rt-row-fail")
+        kind = (
+            "rt-row-na"
+            if not row["renderable"]
+            else ("rt-row-pass" if row["passed"] else "rt-row-fail")
+        )
         clickable = f' data-row="{index}" tabindex="0"' if row["prompt"] else ""
         detail = row["detail"]
         if row["normalisations"] and not detail:
@@ -315,8 +403,7 @@ def matrix_html(outcome: CheckOutcome | None, *, pending: str = "", causes: list
     parts.append(
         '<div class="rt-conformance" id="conformance-table"><table>'
         "<thead><tr><th>result · situation · thinking · check, and what happened</th></tr></thead><tbody>"
-        + "".join(rows) + "</tbody></table></div>"
+        + "".join(rows)
+        + "</tbody></table></div>"
     )
     return '<div id="conformance-report">' + "".join(parts) + "</div>"
-
-

@@ -10,10 +10,10 @@ carry the fixed template (`Finding.fixed`), which the page applies in one click
 
 from __future__ import annotations
 
+import ast
 import copy
 import difflib
 import functools
-import ast
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -26,13 +26,17 @@ from engine.transform import placeholder_paths
 
 from ..catalog import template_text_of
 from ..panels.field_reference import schema
-from ..server.limits import InputError, read_template
 from ..panels.markup import escape
+from ..server.limits import InputError, read_template
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 # Lint codes whose suggestion names a close_pattern to use instead of the literal close.
 _CLOSE_PATTERN_CODES = ("json-close-literal", "tool-call-swallowed-by-reasoning")
-_RENAMES = {"reasoning-field-name": "reasoning_content", "content-field-name": "content", "tool-call-field-name": "tool_calls"}
+_RENAMES = {
+    "reasoning-field-name": "reasoning_content",
+    "content-field-name": "content",
+    "tool-call-field-name": "tool_calls",
+}
 _QUOTED = re.compile(r"""close_pattern ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")""")
 
 
@@ -104,12 +108,24 @@ def _schema_findings(template: dict) -> list[Finding]:
                 where = _dotted([*parts, key])
                 guess = _nearest(key, allowed)
                 if guess is None:
-                    found.append(Finding("error", "unknown-key", where, f"unknown key {key!r} (allowed: {', '.join(allowed)})"))
+                    found.append(
+                        Finding(
+                            "error",
+                            "unknown-key",
+                            where,
+                            f"unknown key {key!r} (allowed: {', '.join(allowed)})",
+                        )
+                    )
                 elif guess not in error.instance:
                     found.append(
                         Finding(
-                            "error", "unknown-key", where, f"unknown key {key!r}: did you mean {guess!r}?", f"rename it to {guess}",
-                            f"rename to {guess}", _renamed_key(template, parts, key, guess),
+                            "error",
+                            "unknown-key",
+                            where,
+                            f"unknown key {key!r}: did you mean {guess!r}?",
+                            f"rename it to {guess}",
+                            f"rename to {guess}",
+                            _renamed_key(template, parts, key, guess),
                         )
                     )
         elif error.validator == "enum" and isinstance(error.instance, str):
@@ -120,8 +136,13 @@ def _schema_findings(template: dict) -> list[Finding]:
                 _at(fixed, parts[:-1])[parts[-1]] = guess
                 found.append(
                     Finding(
-                        "error", "unknown-value", where, f"{error.instance!r} is not one of {', '.join(error.validator_value)}: did you mean {guess!r}?",
-                        f"use {guess}", f"use {guess}", fixed,
+                        "error",
+                        "unknown-value",
+                        where,
+                        f"{error.instance!r} is not one of {', '.join(error.validator_value)}: did you mean {guess!r}?",
+                        f"use {guess}",
+                        f"use {guess}",
+                        fixed,
                     )
                 )
     return found
@@ -149,7 +170,11 @@ def _placeholder_findings(template: dict) -> list[Finding]:
         names = {"content"}
         for key in ("open_pattern", "close_pattern"):
             try:
-                names |= set(regex.compile(spec[key]).groupindex) if isinstance(spec.get(key), str) else set()
+                names |= (
+                    set(regex.compile(spec[key]).groupindex)
+                    if isinstance(spec.get(key), str)
+                    else set()
+                )
             except regex.error:
                 pass
         for path in dict.fromkeys(placeholder_paths(spec["transform"])):
@@ -159,14 +184,28 @@ def _placeholder_findings(template: dict) -> list[Finding]:
             guess = _nearest(used, names)
             where = f"fields.{name}.transform"
             if guess is None:
-                found.append(Finding("error", "unknown-placeholder", where, f"placeholder {{{used}}} names nothing (known: {', '.join(sorted(names))})"))
+                found.append(
+                    Finding(
+                        "error",
+                        "unknown-placeholder",
+                        where,
+                        f"placeholder {{{used}}} names nothing (known: {', '.join(sorted(names))})",
+                    )
+                )
                 continue
             fixed = copy.deepcopy(template)
-            fixed["fields"][name]["transform"] = _replaced_placeholder(spec["transform"], used, guess)
+            fixed["fields"][name]["transform"] = _replaced_placeholder(
+                spec["transform"], used, guess
+            )
             found.append(
                 Finding(
-                    "error", "unknown-placeholder", where, f"placeholder {{{used}}} names nothing: did you mean {{{guess}}}?",
-                    f"use {{{guess}}}", f"use {{{guess}}}", fixed,
+                    "error",
+                    "unknown-placeholder",
+                    where,
+                    f"placeholder {{{used}}} names nothing: did you mean {{{guess}}}?",
+                    f"use {{{guess}}}",
+                    f"use {{{guess}}}",
+                    fixed,
                 )
             )
     return found
@@ -226,7 +265,17 @@ def findings(text: str) -> list[Finding]:
     else:
         for diagnostic in lint(template):
             label, fixed = _lint_fix(template, diagnostic)
-            found.append(Finding(diagnostic.severity, diagnostic.code, diagnostic.path, diagnostic.message, diagnostic.suggestion, label, fixed))
+            found.append(
+                Finding(
+                    diagnostic.severity,
+                    diagnostic.code,
+                    diagnostic.path,
+                    diagnostic.message,
+                    diagnostic.suggestion,
+                    label,
+                    fixed,
+                )
+            )
     return sorted(found, key=lambda f: SEVERITY_ORDER.get(f.severity, 3))
 
 
@@ -241,7 +290,9 @@ def apply_fix(text: str, index: int) -> str | None:
 def with_implicit_content(template: dict) -> dict | None:
     """The template with an implicit `content` field added (nothing is discarded), or None when it has one."""
     fields = template.get("fields", {})
-    if any(isinstance(s, dict) and "open" not in s and "open_pattern" not in s for s in fields.values()):
+    if any(
+        isinstance(s, dict) and "open" not in s and "open_pattern" not in s for s in fields.values()
+    ):
         return None
     fixed = copy.deepcopy(template)
     fixed["fields"]["content" if "content" not in fields else "unclaimed"] = {}
@@ -301,7 +352,11 @@ def _mark_html(text: str, place: tuple[int, int]) -> str:
         return ""
     content = lines[line - 1]
     index = min(max(column - 1, 0), len(content))
-    before, char, after = content[max(0, index - 60) : index], content[index : index + 1] or " ", content[index + 1 : index + 60]
+    before, char, after = (
+        content[max(0, index - 60) : index],
+        content[index : index + 1] or " ",
+        content[index + 1 : index + 60],
+    )
     return (
         f'<div class="rt-mark" data-line="{line}" data-column="{column}">line {line}, character {column}: '
         f'<code>{escape(before)}<span class="rt-mark-at">{escape(char)}</span>{escape(after)}</code> '
@@ -324,7 +379,8 @@ def diagnostics_html(found: list[Finding], text: str = "") -> str:
         where = f"<code>{escape(finding.path)}</code> " if finding.path else ""
         fix = (
             f' <button class="rt-fix" data-fix="{index}" type="button">Fix: {escape(finding.fix_label)}</button>'
-            if finding.fixed is not None else ""
+            if finding.fixed is not None
+            else ""
         )
         place = editor_place(text, finding) if text and finding.severity == "error" else None
         mark = _mark_html(text, place) if place else ""
@@ -338,4 +394,3 @@ def diagnostics_html(found: list[Finding], text: str = "") -> str:
 def check_template(text: str) -> str:
     """The editor's diagnostics panel for `text`, as HTML."""
     return diagnostics_html(findings(text), text)
-

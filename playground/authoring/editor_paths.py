@@ -19,7 +19,9 @@ _SCALAR = re.compile(r"-?[0-9][0-9.eE+-]*|true|false|null")
 def string_at(text: str, offset: int) -> tuple[str, str] | None:
     """(dotted key path, decoded string) at `offset` (a character index of `text`; see the
     module docstring), or None when there is no string there or the JSON breaks before it."""
-    stack: list[list] = []  # per open container: ["object", key, expecting a key] or ["array", index]
+    stack: list[
+        list
+    ] = []  # per open container: ["object", key, expecting a key] or ["array", index]
     key_hit = False  # the key just read is the one under `offset`: its value is the answer
     at = 0
     while at < len(text):

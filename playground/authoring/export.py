@@ -14,11 +14,10 @@ from pathlib import Path
 
 from engine import load_template
 
-from ..server import limits
 from ..catalog import template_text_of
+from ..server import limits
 from ..server.downloads import download_folder
 from ..server.limits import InputError, read_template
-
 
 
 def check_config_size(size: int) -> None:
@@ -26,7 +25,9 @@ def check_config_size(size: int) -> None:
     PLAYGROUND_LIMITS `upload_mb` (real ones are a few hundred KB at most)."""
     cap = limits.current().upload_mb * 1_000_000
     if size > cap:
-        raise InputError(f"The tokenizer_config.json is too large: {size:,} bytes (limit {cap:,}, PLAYGROUND_LIMITS upload_mb).")
+        raise InputError(
+            f"The tokenizer_config.json is too large: {size:,} bytes (limit {cap:,}, PLAYGROUND_LIMITS upload_mb)."
+        )
 
 
 def merged_config(template: dict, config_text: str | None) -> dict:

@@ -28,11 +28,20 @@ from ..parse.parse_view import ParseView, traced_view
 def implicit_field(view: ParseView) -> str | None:
     """The template's field without an open delimiter, or None."""
     fields = (view.template or {}).get("fields", {})
-    return next((name for name, spec in fields.items() if isinstance(spec, dict) and "open" not in spec and "open_pattern" not in spec), None)
+    return next(
+        (
+            name
+            for name, spec in fields.items()
+            if isinstance(spec, dict) and "open" not in spec and "open_pattern" not in spec
+        ),
+        None,
+    )
 
 
 # Text that reads as a chat format's special token: <|...|>, <｜...｜>, [TOOL_CALLS], <start_of_turn>.
-SPECIAL_TOKEN = re.compile(r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|\[/?[A-Z][A-Z_]{2,30}\]|<(?:start|end)_of_[a-z]+>")
+SPECIAL_TOKEN = re.compile(
+    r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|\[/?[A-Z][A-Z_]{2,30}\]|<(?:start|end)_of_[a-z]+>"
+)
 
 
 def _generation_part(view: ParseView, span) -> int:
@@ -44,15 +53,19 @@ def unclaimed_characters(view: ParseView) -> int:
     """Characters of the generation no explicit region claimed: the implicit field's text and discarded text."""
     implicit = implicit_field(view)
     return sum(
-        _generation_part(view, s) for s in view.spans
-        if s.kind == "discarded" or (s.field is not None and s.field == implicit and s.kind == "body")
+        _generation_part(view, s)
+        for s in view.spans
+        if s.kind == "discarded"
+        or (s.field is not None and s.field == implicit and s.kind == "body")
     )
 
 
 def claimed_characters(view: ParseView) -> int:
     """Characters of the generation inside explicit regions (their delimiters included)."""
     implicit = implicit_field(view)
-    return sum(_generation_part(view, s) for s in view.spans if s.field is not None and s.field != implicit)
+    return sum(
+        _generation_part(view, s) for s in view.spans if s.field is not None and s.field != implicit
+    )
 
 
 def discarded_characters(view: ParseView) -> int:
@@ -77,7 +90,12 @@ def fit_problems(view: ParseView) -> list[str]:
             f"the template claims nothing: the message has no field, and {discarded:,} of "
             f"{len(view.stream):,} characters were discarded (no open delimiter matched)"
         )
-    elif not view.errors and view.finished and claimed_characters(view) == 0 and implicit_field(view) in keys:
+    elif (
+        not view.errors
+        and view.finished
+        and claimed_characters(view) == 0
+        and implicit_field(view) in keys
+    ):
         tokens = list(dict.fromkeys(SPECIAL_TOKEN.findall(view.stream[view.tail_length :])))
         if tokens:
             shown = ", ".join(repr(token) for token in tokens[:4])
@@ -112,10 +130,19 @@ class TemplateFit:
 
     @property
     def rank_key(self) -> tuple:
-        return (self.claims_nothing, self.errors, not self.anchor_found, self.unclaimed, self.warnings, self.name)
+        return (
+            self.claims_nothing,
+            self.errors,
+            not self.anchor_found,
+            self.unclaimed,
+            self.warnings,
+            self.name,
+        )
 
 
-def rank_templates(prefix: str, generation: str, tools: list | None, *, deadline: float | None = None) -> tuple[list[TemplateFit], int]:
+def rank_templates(
+    prefix: str, generation: str, tools: list | None, *, deadline: float | None = None
+) -> tuple[list[TemplateFit], int]:
     """Every `templates/` file on this input, best first (see the module docstring), and how
     many were not tried because `deadline` (a `time.perf_counter()` value) had passed; each
     parse gets what is left of it (`fit_seconds`) or `parse_seconds`, whichever ends first."""
@@ -125,19 +152,31 @@ def rank_templates(prefix: str, generation: str, tools: list | None, *, deadline
         if deadline is not None and time.perf_counter() > deadline:
             return sorted(found, key=lambda fit: fit.rank_key), len(files) - number
         try:
-            view = traced_view(template_file.response_template, prefix, generation, tools, until=deadline)
+            view = traced_view(
+                template_file.response_template, prefix, generation, tools, until=deadline
+            )
         except (TemplateError, ValueError) as error:
             found.append(TemplateFit(template_file.name, 1, len(generation), 0, False, str(error)))
             continue
-        problems = [e.message for e in view.errors] + fit_problems(view) + [w.message for w in view.warnings]
+        problems = (
+            [e.message for e in view.errors]
+            + fit_problems(view)
+            + [w.message for w in view.warnings]
+        )
         if not problems and claimed_characters(view) == 0 and generation.strip():
             problems = ["claims nothing: no region opens in the generation"]
         template = template_file.response_template
         anchor = template.get("start_anchor", template.get("start_anchor_pattern", ""))
         found.append(
             TemplateFit(
-                template_file.name, len(view.errors), unclaimed_characters(view), len(view.warnings), view.anchor_found,
-                problems[0] if problems else "", claimed_characters(view), " | ".join(anchor) if isinstance(anchor, list) else anchor,
+                template_file.name,
+                len(view.errors),
+                unclaimed_characters(view),
+                len(view.warnings),
+                view.anchor_found,
+                problems[0] if problems else "",
+                claimed_characters(view),
+                " | ".join(anchor) if isinstance(anchor, list) else anchor,
             )
         )
     return sorted(found, key=lambda fit: fit.rank_key), 0

@@ -18,13 +18,13 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..panels.markup import escape, visible_whitespace
 from ..server import limits
-from .chat_template_check import chat_template_input
 from ..server.folders import FolderError, shown
 from ..server.limits import InputError
-from ..panels.markup import escape, visible_whitespace
 from ..server.redact import redact
 from ..server.workers import JobError, run_job
+from .chat_template_check import chat_template_input
 
 # Characters of a render shown on each side of its difference.
 CONTEXT_CHARS = 160
@@ -44,13 +44,17 @@ class InferenceOutcome:
 def infer_job(payload: dict) -> dict:
     """One inference in a worker: `InferredTemplate.to_dict()` for `payload` (chat_template or
     model, bos_token, eos_token, regex_timeout, seconds)."""
-    from engine.chat_templates.render import ModelLoadError
     from engine.chat_templates.infer import infer_template
+    from engine.chat_templates.render import ModelLoadError
 
     try:
         result = infer_template(
-            payload.get("chat_template"), model=payload.get("model"), bos_token=payload.get("bos_token"),
-            eos_token=payload.get("eos_token"), regex_timeout=payload.get("regex_timeout"), time_budget=payload["seconds"],
+            payload.get("chat_template"),
+            model=payload.get("model"),
+            bos_token=payload.get("bos_token"),
+            eos_token=payload.get("eos_token"),
+            regex_timeout=payload.get("regex_timeout"),
+            time_budget=payload["seconds"],
         )
     except (ModelLoadError, ValueError, ImportError) as error:
         raise JobError(redact(str(error))) from None
@@ -60,7 +64,9 @@ def infer_job(payload: dict) -> dict:
     return found
 
 
-def infer_from_page(chat_template_text: str, chat_template_model: str, bos_token: str = "", eos_token: str = "") -> InferenceOutcome:
+def infer_from_page(
+    chat_template_text: str, chat_template_model: str, bos_token: str = "", eos_token: str = ""
+) -> InferenceOutcome:
     """Inference as the page asks for it: from the pasted chat template, or else the named
     model's (a folder the server allows, or a hub id). Bad input gives an outcome with `error`."""
     caps = limits.current()
@@ -70,15 +76,23 @@ def infer_from_page(chat_template_text: str, chat_template_model: str, bos_token
     except (InputError, FolderError) as error:
         return InferenceOutcome(error=redact(str(error)))
     seconds = caps.conformance_seconds
-    job = {"chat_template": chat_template_text if pasted else None, "model": None if pasted else model,
-           "bos_token": bos_token or None, "eos_token": eos_token or None, "regex_timeout": caps.regex_seconds,
-           "seconds": seconds}
+    job = {
+        "chat_template": chat_template_text if pasted else None,
+        "model": None if pasted else model,
+        "bos_token": bos_token or None,
+        "eos_token": eos_token or None,
+        "regex_timeout": caps.regex_seconds,
+        "seconds": seconds,
+    }
     outcome = run_job("infer", job, seconds=seconds)
     source = "the pasted chat template" if pasted else f"the chat template of {shown(model)}"
     if outcome.cut_off:
-        return InferenceOutcome(error=f"Inference was cut off after {seconds:g} s: the chat template takes too long to "
-                                      "render (or loops). The time limit is PLAYGROUND_LIMITS' conformance_seconds.",
-                                seconds=outcome.seconds, source=source)
+        return InferenceOutcome(
+            error=f"Inference was cut off after {seconds:g} s: the chat template takes too long to "
+            "render (or loops). The time limit is PLAYGROUND_LIMITS' conformance_seconds.",
+            seconds=outcome.seconds,
+            source=source,
+        )
     error = outcome.error
     if error:  # the library's advice names its command-line option; here the text is pasted
         error = error.replace(" with --chat-template", " instead")
@@ -93,7 +107,9 @@ def evidence_for(result: dict | None, key: str | None, value: Any = None) -> lis
     if key == "start_anchor_pattern":
         key = "start_anchor"
     found = [finding for finding in result.get("findings", []) if finding["key"] == key]
-    return sorted(found, key=lambda finding: finding["value"] != value and not _holds(value, finding["value"]))
+    return sorted(
+        found, key=lambda finding: finding["value"] != value and not _holds(value, finding["value"])
+    )
 
 
 def findings_for_template(result: dict | None, template: dict, key: str | None) -> list[dict]:
@@ -108,8 +124,11 @@ def findings_for_template(result: dict | None, template: dict, key: str | None) 
         return []
     if key == "start_anchor_pattern":  # the anchors found became one pattern of them all
         return evidence_for(result, key)
-    return [finding for finding in evidence_for(result, key, value)
-            if finding["value"] == value or _holds(value, finding["value"])]
+    return [
+        finding
+        for finding in evidence_for(result, key, value)
+        if finding["value"] == value or _holds(value, finding["value"])
+    ]
 
 
 def _holds(whole: Any, part: Any) -> bool:
@@ -122,13 +141,19 @@ def _excerpt(render: dict) -> str:
     """One render around its difference: text before and after dimmed, the difference marked."""
     text = render["text"]
     start, end = render.get("difference", [0, 0])
-    before = text[max(0, start - CONTEXT_CHARS):start]
-    after = text[end:end + CONTEXT_CHARS]
+    before = text[max(0, start - CONTEXT_CHARS) : start]
+    after = text[end : end + CONTEXT_CHARS]
     lead = "…" if start > CONTEXT_CHARS else ""
     tail = "…" if end + CONTEXT_CHARS < len(text) else ""
-    middle = visible_whitespace(text[start:end]) if end > start else '<span class="rt-evidence-none">(nothing)</span>'
-    return (f'<pre class="rt-evidence-text">{lead}{visible_whitespace(before)}<mark class="rt-evidence-diff">{middle}</mark>'
-            f"{visible_whitespace(after)}{tail}</pre>")
+    middle = (
+        visible_whitespace(text[start:end])
+        if end > start
+        else '<span class="rt-evidence-none">(nothing)</span>'
+    )
+    return (
+        f'<pre class="rt-evidence-text">{lead}{visible_whitespace(before)}<mark class="rt-evidence-diff">{middle}</mark>'
+        f"{visible_whitespace(after)}{tail}</pre>"
+    )
 
 
 def evidence_html(finding: dict) -> str:
@@ -142,13 +167,17 @@ def evidence_html(finding: dict) -> str:
     ]
     renders = finding.get("renders", [])
     if len(renders) == 2:
-        parts.append('<div class="rt-evidence-note">found by comparing these two renders (the difference marked):</div>')
+        parts.append(
+            '<div class="rt-evidence-note">found by comparing these two renders (the difference marked):</div>'
+        )
     for render in renders:
         parts.append(f'<div class="rt-evidence-label">{escape(render["label"])}</div>')
         if "difference" in render:
             parts.append(_excerpt(render))
         else:
-            parts.append(f'<pre class="rt-evidence-text">{visible_whitespace(render["text"][-2 * CONTEXT_CHARS:])}</pre>')
+            parts.append(
+                f'<pre class="rt-evidence-text">{visible_whitespace(render["text"][-2 * CONTEXT_CHARS :])}</pre>'
+            )
     parts.append("</div>")
     return "".join(parts)
 
@@ -160,21 +189,30 @@ def findings_html(result: dict | None, error: str | None = None, pending: str = 
     if pending:
         return f'<div class="rt-status rt-status-live" id="inference-pending">⏳ {escape(pending)}</div>'
     if error:
-        return f'<div class="rt-status rt-status-error" id="inference-error">⚠ {escape(error)}</div>'
+        return (
+            f'<div class="rt-status rt-status-error" id="inference-error">⚠ {escape(error)}</div>'
+        )
     if result is None:
-        return ('<div class="rt-note" id="inference-empty">Paste a chat template (or name a model), then <b>Infer</b>: '
-                "the template is derived from the chat template's own renders, checked, and put in the editor.</div>")
-    verdict = ('<span class="rt-badge rt-pass" id="inference-badge">✔ passes its matrix</span>' if result["passed"]
-               else '<span class="rt-badge rt-fail" id="inference-badge">✘ fails its matrix</span>')
+        return (
+            '<div class="rt-note" id="inference-empty">Paste a chat template (or name a model), then <b>Infer</b>: '
+            "the template is derived from the chat template's own renders, checked, and put in the editor.</div>"
+        )
+    verdict = (
+        '<span class="rt-badge rt-pass" id="inference-badge">✔ passes its matrix</span>'
+        if result["passed"]
+        else '<span class="rt-badge rt-fail" id="inference-badge">✘ fails its matrix</span>'
+    )
     counts = result["report"]["counts"]
-    parts = [f'<div class="rt-inference" id="inference-report"><div class="rt-conformance-summary">{verdict} '
-             f'{counts["passed"]} passed, {counts["failed"]} failed, {counts["not_renderable"]} not renderable</div>',
-             '<ol class="rt-findings">']
+    parts = [
+        f'<div class="rt-inference" id="inference-report"><div class="rt-conformance-summary">{verdict} '
+        f"{counts['passed']} passed, {counts['failed']} failed, {counts['not_renderable']} not renderable</div>",
+        '<ol class="rt-findings">',
+    ]
     for index, finding in enumerate(result["findings"]):
         value = json.dumps(finding["value"], ensure_ascii=False)
         parts.append(
             f'<li><button type="button" class="rt-finding" data-finding="{index}"><code class="rt-key">'
-            f'{escape(finding["key"])}</code> = <code>{escape(value if len(value) <= 120 else value[:119] + "…")}</code>'
+            f"{escape(finding['key'])}</code> = <code>{escape(value if len(value) <= 120 else value[:119] + '…')}</code>"
             f'</button> <span class="rt-finding-how">{escape(finding["how"])}</span></li>'
         )
     parts.append("</ol>")
@@ -185,7 +223,10 @@ def findings_html(result: dict | None, error: str | None = None, pending: str = 
     for candidate in result.get("candidates", []):
         mark = "✔" if candidate["passed"] else "✘"
         failures = "; ".join(candidate["failures"])
-        parts.append(f'<div class="rt-candidate">{mark} candidate: {escape(candidate["description"])}'
-                     + (f' <span class="rt-finding-how">({escape(failures)})</span>' if failures else "") + "</div>")
+        parts.append(
+            f'<div class="rt-candidate">{mark} candidate: {escape(candidate["description"])}'
+            + (f' <span class="rt-finding-how">({escape(failures)})</span>' if failures else "")
+            + "</div>"
+        )
     parts.append("</div>")
     return "".join(parts)

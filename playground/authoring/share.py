@@ -31,7 +31,10 @@ TABS = ("samples", "paste", "live", "template")
 PARAMETERS = ("sample", "template", "state", "chunking", "tab", "chunk")
 # What a state holds, as {state key: page component}.
 STATE_KEYS = {
-    "template": "template_text", "prefix": "prefix", "generation": "generation", "tools": "tools_text",
+    "template": "template_text",
+    "prefix": "prefix",
+    "generation": "generation",
+    "tools": "tools_text",
     "test_cases": "test_cases_text",
 }
 
@@ -72,7 +75,9 @@ def decode_state(text: str, limit: int = 1_000_000) -> dict:
             raise InputError("The shared state in the link is too large.")
         text = raw.decode("utf-8")
         if json_depth(text) > current().json_depth:
-            raise InputError(f"The shared state in the link is nested too deeply (limit {current().json_depth} levels).")
+            raise InputError(
+                f"The shared state in the link is nested too deeply (limit {current().json_depth} levels)."
+            )
         state = json.loads(text)
     except (ValueError, zlib.error) as error:
         raise InputError(f"The shared state in the link cannot be read ({error}).") from None
@@ -89,12 +94,19 @@ def edited_texts(sample_id: str, template_choice: str, texts: dict[str, str]) ->
     baseline = {}
     if sample is not None:
         baseline = {
-            "template": template_text_of(sample.template), "prefix": sample.prefix, "generation": sample.generation,
+            "template": template_text_of(sample.template),
+            "prefix": sample.prefix,
+            "generation": sample.generation,
             "tools": template_text_of(sample.tools) if sample.tools else "",
         }
     if template_choice in template_names():
         baseline["template"] = shipped_template_text(template_choice)
-    baseline["test_cases"] = cases_text(cases_for_template(template_choice if template_choice in template_names() else None, getattr(sample, "template", None)))
+    baseline["test_cases"] = cases_text(
+        cases_for_template(
+            template_choice if template_choice in template_names() else None,
+            getattr(sample, "template", None),
+        )
+    )
     return {key: text for key, text in texts.items() if text != baseline.get(key, "")}
 
 
@@ -105,7 +117,9 @@ def share_link(state: PageState) -> tuple[str, str]:
         params["sample"] = state.sample_id
     texts = edited_texts(state.sample_id, state.template_choice, state.texts)
     if state.template_choice in template_names() and "template" not in texts:
-        if state.template_choice != getattr(samples_by_id().get(state.sample_id), "template_name", None):
+        if state.template_choice != getattr(
+            samples_by_id().get(state.sample_id), "template_name", None
+        ):
             params["template"] = state.template_choice
     warning = ""
     if texts:
@@ -113,7 +127,9 @@ def share_link(state: PageState) -> tuple[str, str]:
         if len(encoded) <= MAX_STATE_PARAM:
             params["state"] = encoded
         else:
-            names = ", ".join(STATE_KEYS[key].replace("_text", "").replace("_", " ") for key in texts)
+            names = ", ".join(
+                STATE_KEYS[key].replace("_text", "").replace("_", " ") for key in texts
+            )
             warning = (
                 f"This state is too big for a link ({len(encoded):,} characters compressed, limit {MAX_STATE_PARAM:,}): "
                 f"the link does not carry your edits ({names}). Download the state file and upload it to restore everything."
@@ -128,30 +144,46 @@ def share_link(state: PageState) -> tuple[str, str]:
 
 def state_file_text(state: PageState) -> str:
     """The whole state as a JSON file (no size limit, every text included)."""
-    return json.dumps(
-        {
-            "format": STATE_FORMAT, "version": 1, "sample": state.sample_id, "template_choice": state.template_choice,
-            **state.texts, "chunking": state.chunking, "tab": state.tab, "chunk": state.chunk,
-        },
-        ensure_ascii=False, indent=2,
-    ) + "\n"
+    return (
+        json.dumps(
+            {
+                "format": STATE_FORMAT,
+                "version": 1,
+                "sample": state.sample_id,
+                "template_choice": state.template_choice,
+                **state.texts,
+                "chunking": state.chunking,
+                "tab": state.tab,
+                "chunk": state.chunk,
+            },
+            ensure_ascii=False,
+            indent=2,
+        )
+        + "\n"
+    )
 
 
 def read_state_file(raw: bytes) -> PageState:
     """A `PageState` from state-file bytes. Raises InputError saying what is wrong."""
     if len(raw) > MAX_STATE_FILE:
-        raise InputError(f"The state file is too large: {len(raw):,} bytes (limit {MAX_STATE_FILE:,}).")
+        raise InputError(
+            f"The state file is too large: {len(raw):,} bytes (limit {MAX_STATE_FILE:,})."
+        )
     try:
         text = raw.decode("utf-8")
         if json_depth(text) > current().json_depth:
-            raise InputError(f"The state file is nested too deeply (limit {current().json_depth} levels).")
+            raise InputError(
+                f"The state file is nested too deeply (limit {current().json_depth} levels)."
+            )
         data = json.loads(text)
     except (UnicodeDecodeError, ValueError) as error:
         raise InputError(f"The state file is not JSON ({error}).") from None
     except RecursionError:
         raise InputError("The state file is nested too deeply.") from None
     if not isinstance(data, dict) or data.get("format") != STATE_FORMAT:
-        raise InputError(f"This is not a playground state file (its \"format\" must be {STATE_FORMAT!r}).")
+        raise InputError(
+            f'This is not a playground state file (its "format" must be {STATE_FORMAT!r}).'
+        )
     chunk = data.get("chunk", 0)
     return PageState(
         sample_id=str(data.get("sample") or ""),
@@ -169,14 +201,26 @@ def link_problems(params: dict[str, str]) -> list[str]:
     for name in params:
         if name not in PARAMETERS and not name.startswith("__"):
             guess = difflib.get_close_matches(name, PARAMETERS, n=1)
-            problems.append(f"unknown parameter ?{name}=" + (f" (did you mean ?{guess[0]}=?)" if guess else f" (known: {', '.join(PARAMETERS)})"))
+            problems.append(
+                f"unknown parameter ?{name}="
+                + (
+                    f" (did you mean ?{guess[0]}=?)"
+                    if guess
+                    else f" (known: {', '.join(PARAMETERS)})"
+                )
+            )
     if "sample" in params and params["sample"] not in samples_by_id():
         guess = difflib.get_close_matches(params["sample"], list(samples_by_id()), n=1)
-        problems.append(f"no sample {params['sample']!r}" + (f" (did you mean {guess[0]!r}?)" if guess else "") + "; the first sample is shown")
+        problems.append(
+            f"no sample {params['sample']!r}"
+            + (f" (did you mean {guess[0]!r}?)" if guess else "")
+            + "; the first sample is shown"
+        )
     if "template" in params and params["template"] not in template_names():
         guess = difflib.get_close_matches(params["template"], template_names(), n=1)
         problems.append(
-            f"no template {params['template']!r} in templates/" + (f" (did you mean {guess[0]!r}?)" if guess else "")
+            f"no template {params['template']!r} in templates/"
+            + (f" (did you mean {guess[0]!r}?)" if guess else "")
             + "; the sample's template is used"
         )
     if "chunking" in params:
@@ -188,4 +232,3 @@ def link_problems(params: dict[str, str]) -> list[str]:
     if "chunk" in params and not params["chunk"].isdigit():
         problems.append(f"?chunk={params['chunk']} is not a chunk number (0, 1, 2, ...)")
     return problems
-

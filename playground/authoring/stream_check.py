@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from engine import load_template
 from engine.authoring.stream_checks import check_stream, run_chunks
 
-from ..server import limits
 from ..panels.status import badge
+from ..server import limits
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,13 @@ SEEDS, BIG_SEEDS, BIG_GENERATION = 5, 2, 100_000
 
 
 def stream_check(
-    template: dict, prefix: str, generation: str, tools: list | None, chunks: list[str], *, deadline: float | None = None,
+    template: dict,
+    prefix: str,
+    generation: str,
+    tools: list | None,
+    chunks: list[str],
+    *,
+    deadline: float | None = None,
 ) -> StreamCheckResult:
     """Does streaming give the one-shot result? Checks the replayed chunking, then the
     engine's own set (one character at a time, single splits, seeded random pieces)
@@ -87,23 +93,37 @@ def stream_check(
         budget = round(max(0.0, deadline - started), 1)
     ends = started + budget
     stopped = StreamCheckResult(
-        None, f"stream check stopped after its {budget:g} s budget",
+        None,
+        f"stream check stopped after its {budget:g} s budget",
         [CheckFinding("note", f"replaying the {len(chunks)} chunks again took over {budget:g} s")],
     )
-    baseline = run_chunks(loaded, prefix, [generation], chunking="one-shot", deadline=ends, **options)
-    one_char = all(len(chunk) == 1 for chunk in chunks)  # the engine's one-character run is this replay
+    baseline = run_chunks(
+        loaded, prefix, [generation], chunking="one-shot", deadline=ends, **options
+    )
+    one_char = all(
+        len(chunk) == 1 for chunk in chunks
+    )  # the engine's one-character run is this replay
     replayed = baseline
     if not one_char and not baseline.stopped:
-        replayed = run_chunks(loaded, prefix, chunks, chunking="this replay", deadline=ends, **options)
+        replayed = run_chunks(
+            loaded, prefix, chunks, chunking="this replay", deadline=ends, **options
+        )
     if baseline.stopped or replayed.stopped:
         return stopped
     remaining = max(0.0, ends - time.perf_counter())
     seeds = range(SEEDS if len(generation) <= BIG_GENERATION else BIG_SEEDS)
     report = check_stream(
-        generation, loaded, prefix=prefix, seeds=seeds, max_seconds=remaining, max_chars=max(CHECK_CHARS, 2 * len(generation)),
+        generation,
+        loaded,
+        prefix=prefix,
+        seeds=seeds,
+        max_seconds=remaining,
+        max_chars=max(CHECK_CHARS, 2 * len(generation)),
         **options,
     )
-    if one_char and report.runs < 2:  # the one-character run, which is this replay, was not finished
+    if (
+        one_char and report.runs < 2
+    ):  # the one-character run, which is this replay, was not finished
         return stopped
     mismatch = None if replayed.same_as(baseline) else replayed
     mismatch = mismatch or report.mismatch
@@ -131,7 +151,11 @@ def stream_check(
         )
     found += [CheckFinding("note", note) for note in report.notes]
     if mismatch is None:
-        this = "this replay (one character at a time)" if one_char else f"this replay ({len(chunks)} chunks)"
+        this = (
+            "this replay (one character at a time)"
+            if one_char
+            else f"this replay ({len(chunks)} chunks)"
+        )
         others = max(0, report.runs - 1 - (1 if one_char else 0))
         label = f"streaming equals one-shot: {this} and {others} other chunkings"
         if not report.complete:
@@ -147,10 +171,19 @@ _ICONS = {"error": "⛔", "warning": "△", "note": "ℹ"}
 def report_html(result: StreamCheckResult | None, pending: str = "") -> str:
     """The Stream checks panel: the verdict badge, then the findings by severity."""
     if result is None:
-        return badge(None, pending or "replay (Step or Play) to the end to check streaming against one-shot parsing")
+        return badge(
+            None,
+            pending
+            or "replay (Step or Play) to the end to check streaming against one-shot parsing",
+        )
     rows = "".join(
         f'<div class="rt-diag rt-diag-{"info" if f.severity == "note" else f.severity}">{_ICONS[f.severity]} '
         f"{f.severity}: {html.escape(f.text)}</div>"
-        for f in sorted(result.findings, key=lambda f: ("error", "warning", "note").index(f.severity))
+        for f in sorted(
+            result.findings, key=lambda f: ("error", "warning", "note").index(f.severity)
+        )
     )
-    return badge(result.passed, result.label, warnings=result.warnings) + f'<div id="stream-check-findings">{rows}</div>'
+    return (
+        badge(result.passed, result.label, warnings=result.warnings)
+        + f'<div id="stream-check-findings">{rows}</div>'
+    )

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..catalog import shipped_template_text, template_names, template_text_of
-from .diagnostics import check_template, diagnostics_html, Finding
 from ..server.limits import InputError, read_template
+from .diagnostics import Finding, check_template, diagnostics_html
 
 
 def format_template(text: str) -> tuple[str | None, str]:

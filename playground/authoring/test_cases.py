@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from engine import ParseDeadlineError, TemplateError, parse_response
 
-from ..server import limits
 from ..catalog import samples_by_id
+from ..server import limits
 from ..server.limits import InputError, read_json
 from ..server.redact import redact
 
@@ -43,8 +43,15 @@ def cases_for_template(template_name: str | None, template: dict | None = None) 
     for sample in samples_by_id().values():
         if sample.expected is None:
             continue
-        if sample.template_name == template_name or (template is not None and sample.template == template):
-            case = {"name": sample.id, "prefix": sample.prefix, "generation": sample.generation, "expected": sample.expected}
+        if sample.template_name == template_name or (
+            template is not None and sample.template == template
+        ):
+            case = {
+                "name": sample.id,
+                "prefix": sample.prefix,
+                "generation": sample.generation,
+                "expected": sample.expected,
+            }
             if sample.tools:
                 case["tools"] = sample.tools
             cases.append(case)
@@ -62,10 +69,18 @@ def read_cases(text: str) -> list[dict]:
     caps = limits.current()
     cases = read_json(text, "The test cases", caps.prefix_chars + caps.generation_chars)
     if not isinstance(cases, list):
-        raise InputError('The test cases must be a list like [{"name": ..., "prefix": ..., "generation": ..., "expected": {...}}].')
+        raise InputError(
+            'The test cases must be a list like [{"name": ..., "prefix": ..., "generation": ..., "expected": {...}}].'
+        )
     for number, case in enumerate(cases, 1):
-        if not isinstance(case, dict) or not isinstance(case.get("generation"), str) or not isinstance(case.get("expected"), dict):
-            raise InputError(f"Test case {number} needs a \"generation\" (text) and an \"expected\" message (an object).")
+        if (
+            not isinstance(case, dict)
+            or not isinstance(case.get("generation"), str)
+            or not isinstance(case.get("expected"), dict)
+        ):
+            raise InputError(
+                f'Test case {number} needs a "generation" (text) and an "expected" message (an object).'
+            )
     return cases
 
 
@@ -73,7 +88,9 @@ def _diff(expected: dict | None, got: dict | None) -> list[str]:
     def lines(message):
         return json.dumps(message, ensure_ascii=False, indent=2, sort_keys=True).splitlines()
 
-    return list(difflib.unified_diff(lines(expected), lines(got), "expected", "got", lineterm="", n=2))
+    return list(
+        difflib.unified_diff(lines(expected), lines(got), "expected", "got", lineterm="", n=2)
+    )
 
 
 def run_cases(template: dict, cases: list[dict]) -> list[CaseResult]:
@@ -85,7 +102,11 @@ def run_cases(template: dict, cases: list[dict]) -> list[CaseResult]:
         name = str(case.get("name") or f"case {number}")
         try:
             got = parse_response(
-                case["generation"], template, prefix=case.get("prefix") or "", tools=case.get("tools"), regex_timeout=timeout,
+                case["generation"],
+                template,
+                prefix=case.get("prefix") or "",
+                tools=case.get("tools"),
+                regex_timeout=timeout,
                 deadline=deadline,
             )
             error = None
@@ -94,7 +115,16 @@ def run_cases(template: dict, cases: list[dict]) -> list[CaseResult]:
         except (TemplateError, ValueError) as caught:
             got, error = None, redact(f"{type(caught).__name__}: {caught}")
         passed = error is None and got == case["expected"]
-        results.append(CaseResult(name, passed, case["expected"], got, error, [] if passed else _diff(case["expected"], got)))
+        results.append(
+            CaseResult(
+                name,
+                passed,
+                case["expected"],
+                got,
+                error,
+                [] if passed else _diff(case["expected"], got),
+            )
+        )
     return results
 
 
@@ -105,18 +135,26 @@ def results_html(results: list[CaseResult], total: int, problem: str = "") -> st
     if not results:
         return '<div class="rt-muted" id="test-summary">No test cases: add the current input as one, or write them as JSON below.</div>'
     passed = sum(r.passed for r in results)
-    summary = f"{passed} of {len(results)} cases pass" + (f" ({total - len(results)} more not run)" if total > len(results) else "")
+    summary = f"{passed} of {len(results)} cases pass" + (
+        f" ({total - len(results)} more not run)" if total > len(results) else ""
+    )
     kind = "rt-status-ok" if passed == len(results) else "rt-status-error"
-    out = [f'<div class="rt-status {kind}" id="test-summary" data-passed="{passed}" data-total="{len(results)}">{summary}</div>']
+    out = [
+        f'<div class="rt-status {kind}" id="test-summary" data-passed="{passed}" data-total="{len(results)}">{summary}</div>'
+    ]
     for result in results:
         mark = "✔" if result.passed else "✘"
-        out.append(f'<details class="rt-case" {"" if result.passed else "open"}><summary>{mark} {html.escape(result.name)}</summary>')
+        out.append(
+            f'<details class="rt-case" {"" if result.passed else "open"}><summary>{mark} {html.escape(result.name)}</summary>'
+        )
         if result.error:
             out.append(f'<div class="rt-diag rt-diag-error">{html.escape(result.error)}</div>')
         if result.diff:
             lines = []
             for line in result.diff:
-                kind = "rt-add" if line.startswith("+") else "rt-del" if line.startswith("-") else ""
+                kind = (
+                    "rt-add" if line.startswith("+") else "rt-del" if line.startswith("-") else ""
+                )
                 lines.append(f'<span class="{kind}">{html.escape(line)}</span>')
             out.append('<pre class="rt-diff">' + "\n".join(lines) + "</pre>")
         out.append("</details>")

@@ -79,7 +79,9 @@ class LoadedModel:
     device: torch.device
     load_seconds: float
     stage_seconds: tuple[tuple[str, float], ...] = ()
-    chosen: list[tuple[dict, str]] = field(default_factory=list, compare=False, repr=False)  # `choose_template`'s answer
+    chosen: list[tuple[dict, str]] = field(
+        default_factory=list, compare=False, repr=False
+    )  # `choose_template`'s answer
 
 
 # What load_model does, in order; progress reports name the current one.
@@ -190,7 +192,11 @@ def load_model(
     def begin(index: int) -> None:  # index == len(LOAD_STAGES): all done
         stage_starts.append(time.perf_counter())
         if index < len(LOAD_STAGES) and progress is not None:
-            progress(LoadProgress(index / len(LOAD_STAGES), LOAD_STAGES[index], stage_starts[-1] - started))
+            progress(
+                LoadProgress(
+                    index / len(LOAD_STAGES), LOAD_STAGES[index], stage_starts[-1] - started
+                )
+            )
 
     begin(0)
     import torch
@@ -231,7 +237,10 @@ def load_model(
         tokenizer=tokenizer,
         device=model.device,
         load_seconds=time.perf_counter() - started,
-        stage_seconds=tuple((stage, end - start) for stage, start, end in zip(LOAD_STAGES, stage_starts, stage_starts[1:])),
+        stage_seconds=tuple(
+            (stage, end - start)
+            for stage, start, end in zip(LOAD_STAGES, stage_starts, stage_starts[1:])
+        ),
     )
 
 
@@ -253,7 +262,12 @@ class BackgroundLoad:
     load has ended.
     """
 
-    def __init__(self, name: str | Path = DEFAULT_MODEL_PATH, *, on_done: Callable[["BackgroundLoad"], None] | None = None):
+    def __init__(
+        self,
+        name: str | Path = DEFAULT_MODEL_PATH,
+        *,
+        on_done: Callable[["BackgroundLoad"], None] | None = None,
+    ):
         self.name = str(name)
         self._started = time.perf_counter()
         self._progress = LoadProgress(0.0, WAITING_STAGE, 0.0)
@@ -272,23 +286,33 @@ class BackgroundLoad:
         try:
             while not _load_slots.acquire(timeout=0.25):
                 if self._cancelled.is_set():
-                    raise ModelLoadError(f"the load of {self.name!r} was abandoned before it started")
+                    raise ModelLoadError(
+                        f"the load of {self.name!r} was abandoned before it started"
+                    )
             try:
                 if self._cancelled.is_set():
-                    raise ModelLoadError(f"the load of {self.name!r} was abandoned before it started")
-                self._progress = LoadProgress(0.0, LOAD_STAGES[0], time.perf_counter() - self._started)
+                    raise ModelLoadError(
+                        f"the load of {self.name!r} was abandoned before it started"
+                    )
+                self._progress = LoadProgress(
+                    0.0, LOAD_STAGES[0], time.perf_counter() - self._started
+                )
                 self._loaded = load_model(self.name, progress=report)
             finally:
                 _load_slots.release()
             self._progress = LoadProgress(1.0, "Ready", self._loaded.load_seconds, done=True)
         except Exception as error:
-            if not isinstance(error, ModelLoadError):  # anything else transformers raised is still a failed load
+            if not isinstance(
+                error, ModelLoadError
+            ):  # anything else transformers raised is still a failed load
                 logging.getLogger(__name__).exception("loading %s failed", self.name)
                 wrapped = ModelLoadError(f"could not load {self.name!r}: {error}")
                 wrapped.__cause__ = error
                 error = wrapped
             self._error = error
-            self._progress = LoadProgress(1.0, "Failed", time.perf_counter() - self._started, done=True, error=str(error))
+            self._progress = LoadProgress(
+                1.0, "Failed", time.perf_counter() - self._started, done=True, error=str(error)
+            )
         finally:
             self._finished.set()
             if self._on_done is not None:
@@ -332,7 +356,9 @@ class BackgroundLoad:
         if self._error is not None:
             raise self._error
         if self._loaded is None:
-            raise ModelLoadError(f"the load of {self.name!r} was abandoned: nobody was waiting for it")
+            raise ModelLoadError(
+                f"the load of {self.name!r} was abandoned: nobody was waiting for it"
+            )
         return self._loaded
 
 
@@ -378,8 +404,12 @@ def render_prompt(
                 add_generation_prompt=True,
                 enable_thinking=enable_thinking,
             )
-        except Exception as error:  # Jinja errors of any kind, including the template's own raise_exception
-            raise PromptRenderError(f"the chat template of {loaded.name!r} could not render this conversation: {error}") from error
+        except (
+            Exception
+        ) as error:  # Jinja errors of any kind, including the template's own raise_exception
+            raise PromptRenderError(
+                f"the chat template of {loaded.name!r} could not render this conversation: {error}"
+            ) from error
     # The template already wrote any BOS token; adding special tokens again would double it.
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
     if max_tokens is not None and len(ids) > max_tokens:
@@ -399,20 +429,33 @@ def render_job(payload: dict) -> dict:
 
     try:
         rendered, _ = render_jinja_template(
-            conversations=[payload["messages"]], tools=payload["tools"], documents=None, chat_template=payload["chat_template"],
-            return_assistant_tokens_mask=False, continue_final_message=False, add_generation_prompt=True, **payload["keywords"],
+            conversations=[payload["messages"]],
+            tools=payload["tools"],
+            documents=None,
+            chat_template=payload["chat_template"],
+            return_assistant_tokens_mask=False,
+            continue_final_message=False,
+            add_generation_prompt=True,
+            **payload["keywords"],
         )
     except MemoryError:
         raise
-    except Exception as error:  # Jinja errors of any kind, including the template's own raise_exception
+    except (
+        Exception
+    ) as error:  # Jinja errors of any kind, including the template's own raise_exception
         from ..server.redact import redact
 
         raise JobError(redact(str(error)) or "the chat template raised an error") from None
     return {"text": rendered[0]}
 
 
-def _render_in_worker(loaded: LoadedModel, messages: Sequence[dict], tools: Sequence[dict] | None, enable_thinking: bool,
-                      seconds: float) -> str:
+def _render_in_worker(
+    loaded: LoadedModel,
+    messages: Sequence[dict],
+    tools: Sequence[dict] | None,
+    enable_thinking: bool,
+    seconds: float,
+) -> str:
     """What `apply_chat_template` renders, in a worker: the tokenizer picks the chat template and
     gives its special tokens here; the messages lose their None values, as it does."""
     from ..server.folders import shown
@@ -423,7 +466,10 @@ def _render_in_worker(loaded: LoadedModel, messages: Sequence[dict], tools: Sequ
     payload = {
         "chat_template": tokenizer.get_chat_template(None, tools),
         "keywords": {**tokenizer.special_tokens_map, "enable_thinking": bool(enable_thinking)},
-        "messages": [{key: value for key, value in message.items() if value is not None} for message in messages],
+        "messages": [
+            {key: value for key, value in message.items() if value is not None}
+            for message in messages
+        ],
         "tools": tools,
     }
     outcome = run_job("chat_template", payload, seconds=seconds)
@@ -434,7 +480,9 @@ def _render_in_worker(loaded: LoadedModel, messages: Sequence[dict], tools: Sequ
             "chat_template_seconds): it takes too long to render this conversation, or loops"
         )
     if outcome.error:
-        raise PromptRenderError(f"the chat template of {name!r} could not render this conversation: {outcome.error}")
+        raise PromptRenderError(
+            f"the chat template of {name!r} could not render this conversation: {outcome.error}"
+        )
     return outcome.result["text"]
 
 
@@ -522,7 +570,11 @@ def stream_generation(
     streamer = _TokenQueue()
     failure: list[BaseException] = []
     criteria = StoppingCriteriaList([_CancelCriteria([stop] if cancel is None else [stop, cancel])])
-    sampling = {"do_sample": True, "temperature": temperature, "top_p": top_p} if temperature > 0 else {"do_sample": False}
+    sampling = (
+        {"do_sample": True, "temperature": temperature, "top_p": top_p}
+        if temperature > 0
+        else {"do_sample": False}
+    )
     model = loaded.model
     input_ids = torch.tensor([prompt.ids], device=loaded.device)
 
@@ -557,7 +609,9 @@ def stream_generation(
         thread.join()
 
 
-def _decode_stream(tokenizer, context_ids: list[int], streamer: _TokenQueue) -> Iterator[GeneratedPiece]:
+def _decode_stream(
+    tokenizer, context_ids: list[int], streamer: _TokenQueue
+) -> Iterator[GeneratedPiece]:
     """Turn the streamed token ids into text pieces that never split a character.
 
     Ids whose text is still incomplete wait for the next token (see
@@ -601,15 +655,24 @@ def choose_template(loaded: LoadedModel) -> tuple[dict, str]:
     from ..server.workers import run_job
 
     chat_template = loaded.tokenizer.chat_template or ""
-    if isinstance(chat_template, dict):  # several named templates: the default one, as apply_chat_template uses
+    if isinstance(
+        chat_template, dict
+    ):  # several named templates: the default one, as apply_chat_template uses
         chat_template = chat_template.get("default") or next(iter(chat_template.values()), "")
-    payload = {"chat_template": chat_template, "bos_token": loaded.tokenizer.bos_token or "",
-               "eos_token": loaded.tokenizer.eos_token or "", "model_name": loaded.name,
-               "model_type": getattr(loaded.model.config, "model_type", "") or "", "seconds": limits.current().conformance_seconds}
+    payload = {
+        "chat_template": chat_template,
+        "bos_token": loaded.tokenizer.bos_token or "",
+        "eos_token": loaded.tokenizer.eos_token or "",
+        "model_name": loaded.name,
+        "model_type": getattr(loaded.model.config, "model_type", "") or "",
+        "seconds": limits.current().conformance_seconds,
+    }
     outcome = run_job("choose", payload, seconds=payload["seconds"])
     if outcome.result is None:
-        raise LookupError(f"no response template for {shown(loaded.name)}: its tokenizer has none, and choosing one from "
-                          f"its chat template failed ({outcome.error}). Write one in the template editor, or pick a file by hand.")
+        raise LookupError(
+            f"no response template for {shown(loaded.name)}: its tokenizer has none, and choosing one from "
+            f"its chat template failed ({outcome.error}). Write one in the template editor, or pick a file by hand."
+        )
     loaded.chosen.append((outcome.result["template"], outcome.result["reason"]))
     return loaded.chosen[0]
 
@@ -623,8 +686,12 @@ def choose_job(payload: dict) -> dict:
 
     try:
         template, reason = choose_template(
-            payload["chat_template"], bos_token=payload["bos_token"], eos_token=payload["eos_token"],
-            model_name=payload["model_name"], model_type=payload["model_type"], time_budget=payload["seconds"],
+            payload["chat_template"],
+            bos_token=payload["bos_token"],
+            eos_token=payload["eos_token"],
+            model_name=payload["model_name"],
+            model_type=payload["model_type"],
+            time_budget=payload["seconds"],
         )
     except (InferenceError, ValueError) as error:
         raise JobError(redact(str(error))) from None

@@ -60,9 +60,15 @@ def check_hub_id(repo_id: str) -> Path | None:
                 "the bundled demo model (samples/demo-model) needs no network."
             ) from None
     try:
-        megabytes = _weights_mb(repo_id, caps.hub_seconds / 2)  # huggingface_hub retries a timed-out request once
+        megabytes = _weights_mb(
+            repo_id, caps.hub_seconds / 2
+        )  # huggingface_hub retries a timed-out request once
     except Exception as error:  # unknown, private or gated repo; an HTTP error or timeout
-        cause = f"no answer within {caps.hub_seconds:g} s" if "Timeout" in type(error).__name__ else f"{type(error).__name__}: {error}"
+        cause = (
+            f"no answer within {caps.hub_seconds:g} s"
+            if "Timeout" in type(error).__name__
+            else f"{type(error).__name__}: {error}"
+        )
         raise HubError(f"could not load {repo_id!r} from the Hugging Face Hub ({cause}).") from None
     if megabytes > caps.model_download_mb:
         raise HubError(

@@ -16,16 +16,16 @@ from typing import Any
 from engine import TemplateError
 from engine.errors import ResponseParseError
 
-from ..server import limits
 from ..catalog import template_choice_for, template_text_of
+from ..outputs import PARSE_VIEWS, failed, produces, render
+from ..panels.status import status_html
 from ..parse.derived import DERIVED_VIEWS, stale_derived
+from ..parse.parse_view import LiveParse, ParseView
+from ..parse.session import Session
+from ..server import limits
 from ..server.folders import FolderError, check_model_name, shown
 from ..server.limits import InputError, read_json, read_template, read_tools
-from ..outputs import PARSE_VIEWS, failed, produces, render
-from ..parse.parse_view import LiveParse, ParseView
 from ..server.redact import redact
-from ..parse.session import Session
-from ..panels.status import status_html
 
 # Seconds between page updates while streaming (at most ~10 a second); each update outlines
 # what grew since the one before.
@@ -38,10 +38,14 @@ PACE_STEP = 0.05
 MODELS_KEPT = 2
 
 _model_lock = threading.Lock()
-_models: OrderedDict[str, Any] = OrderedDict()  # name -> LoadedModel, at most MODELS_KEPT, least recently used first
+_models: OrderedDict[str, Any] = (
+    OrderedDict()
+)  # name -> LoadedModel, at most MODELS_KEPT, least recently used first
 _loads: dict[str, Any] = {}  # name -> playground.model.generation.BackgroundLoad not yet collected
 _waiters: Counter[str] = Counter()  # name -> Generates waiting for its load
-_kept_loads: set[str] = set()  # loads kept when they end with nobody waiting (the one app.py starts)
+_kept_loads: set[str] = (
+    set()
+)  # loads kept when they end with nobody waiting (the one app.py starts)
 # Seconds between two status updates while Generate waits for a load.
 LOAD_POLL = 0.25
 # Generations running at once over the server (on 2 CPU cores one is as fast as two); a
@@ -76,7 +80,9 @@ def _load_ended(pending) -> None:
     with _model_lock:
         if _loads.get(pending.name) is not pending:
             return
-        if pending.abandoned() and not _waiters[pending.name] and pending.name not in _kept_loads:  # nobody reads why it ended
+        if (
+            pending.abandoned() and not _waiters[pending.name] and pending.name not in _kept_loads
+        ):  # nobody reads why it ended
             del _loads[pending.name]
             pending.forget()
             return
@@ -151,8 +157,15 @@ def load_status(name: str = "") -> tuple[str, bool]:
         return f"✔ Model ready: {shown_name} (loaded in {progress.seconds:.1f} s)", True
     from .generation import LOAD_STAGES
 
-    step = f", step {LOAD_STAGES.index(progress.stage) + 1} of {len(LOAD_STAGES)}" if progress.stage in LOAD_STAGES else ""
-    return f"⏳ Loading {shown_name}: {progress.stage.lower()}… ({progress.seconds:.1f} s{step})", False
+    step = (
+        f", step {LOAD_STAGES.index(progress.stage) + 1} of {len(LOAD_STAGES)}"
+        if progress.stage in LOAD_STAGES
+        else ""
+    )
+    return (
+        f"⏳ Loading {shown_name}: {progress.stage.lower()}… ({progress.seconds:.1f} s{step})",
+        False,
+    )
 
 
 def get_model(name: str):
@@ -183,15 +196,21 @@ def conversation(system: str, user: str, messages_text: str) -> list[dict]:
     """The messages to render: the messages JSON when given, else system + user turns."""
     if messages_text and messages_text.strip():
         messages = read_json(messages_text, "The messages JSON", limits.current().tools_chars)
-        if not isinstance(messages, list) or not all(isinstance(m, dict) and "role" in m for m in messages):
-            raise InputError('The messages JSON must be a list like [{"role": "user", "content": "Hi"}].')
+        if not isinstance(messages, list) or not all(
+            isinstance(m, dict) and "role" in m for m in messages
+        ):
+            raise InputError(
+                'The messages JSON must be a list like [{"role": "user", "content": "Hi"}].'
+            )
         return messages
     if not (user or "").strip():
         raise InputError("Write a user message (or a messages JSON) first.")
     cap = limits.current().message_chars
     for what, text in (("user", user), ("system", system or "")):
         if len(text) > cap:
-            raise InputError(f"The {what} message is too long: {len(text):,} characters (limit {cap:,}, PLAYGROUND_LIMITS message_chars).")
+            raise InputError(
+                f"The {what} message is too long: {len(text):,} characters (limit {cap:,}, PLAYGROUND_LIMITS message_chars)."
+            )
     turns = [{"role": "system", "content": system}] if (system or "").strip() else []
     return turns + [{"role": "user", "content": user}]
 
@@ -200,12 +219,22 @@ def per_token_figures(live: LiveParse, tokens: int) -> list[tuple[str, str]]:
     """The per-token figures: a plain parser's time (the path library users get) and the
     tracing the page's views need, each divided by the tokens fed."""
     if not tokens:
-        return [("parse per token (plain parser)", "–"), ("tracing per token (extra, for the views)", "–")]
+        return [
+            ("parse per token (plain parser)", "–"),
+            ("tracing per token (extra, for the views)", "–"),
+        ]
     plain = live.plain
-    parse = "stopped: the plain parser raised" if plain is None or plain.stopped else f"{plain.seconds / tokens * 1000:.3f} ms"
+    parse = (
+        "stopped: the plain parser raised"
+        if plain is None or plain.stopped
+        else f"{plain.seconds / tokens * 1000:.3f} ms"
+    )
     return [
         ("parse per token (plain parser)", parse),
-        ("tracing per token (extra, for the views)", f"{live.parse_seconds / tokens * 1000:.3f} ms"),
+        (
+            "tracing per token (extra, for the views)",
+            f"{live.parse_seconds / tokens * 1000:.3f} ms",
+        ),
     ]
 
 
@@ -225,10 +254,31 @@ def request_stop(session: Session) -> dict:
     return {}
 
 
-@produces(*PARSE_VIEWS, "template_text", "template_choice", "prefix", "generation", "model_note", "chunking", *DERIVED_VIEWS)
+@produces(
+    *PARSE_VIEWS,
+    "template_text",
+    "template_choice",
+    "prefix",
+    "generation",
+    "model_note",
+    "chunking",
+    *DERIVED_VIEWS,
+)
 def generate(
-    model_name, system, user, messages_text, live_tools_text, enable_thinking, max_new_tokens, temperature, top_p, seed,
-    use_model_template, template_text, session: Session, teaching_pace: bool = False,
+    model_name,
+    system,
+    user,
+    messages_text,
+    live_tools_text,
+    enable_thinking,
+    max_new_tokens,
+    temperature,
+    top_p,
+    seed,
+    use_model_template,
+    template_text,
+    session: Session,
+    teaching_pace: bool = False,
 ):
     """Generate with a model and parse as tokens arrive.
 
@@ -265,9 +315,14 @@ def generate(
     with waiting_for(key):
         while True:
             loading, ended = load_status(model_name)
-            if session.stop_requested:  # Stop while waiting: nobody else waiting, the load is abandoned
+            if (
+                session.stop_requested
+            ):  # Stop while waiting: nobody else waiting, the load is abandoned
                 session.stop_requested = False
-                yield failed("■ Stopped waiting for the model; its load is abandoned unless someone else waits for it.", session)
+                yield failed(
+                    "■ Stopped waiting for the model; its load is abandoned unless someone else waits for it.",
+                    session,
+                )
                 return
             if ended:
                 break
@@ -279,20 +334,35 @@ def generate(
             if template is None:
                 template, template_note = generation.choose_template(loaded)
             prompt = generation.render_prompt(
-                loaded, messages, tools, enable_thinking=bool(enable_thinking), seconds=caps.chat_template_seconds,
+                loaded,
+                messages,
+                tools,
+                enable_thinking=bool(enable_thinking),
+                seconds=caps.chat_template_seconds,
                 max_tokens=caps.prompt_tokens,
             )
             live = LiveParse(template, prompt.text, tools, plain=True)
-        except (generation.ModelLoadError, LookupError, TemplateError, ResponseParseError, FolderError) as error:
+        except (
+            generation.ModelLoadError,
+            LookupError,
+            TemplateError,
+            ResponseParseError,
+            FolderError,
+        ) as error:
             yield failed(redact(str(error)), session)
             return
-    model_note = f"Model: {shown(loaded.name)}" + (f" — {redact(template_note)}" if template_note else "")
+    model_note = f"Model: {shown(loaded.name)}" + (
+        f" — {redact(template_note)}" if template_note else ""
+    )
     if teaching_pace:
         model_note += f" — teaching pace: {TEACHING_TOKENS_PER_SECOND} tokens a second, one update each (the model runs ahead)"
     chosen = {}
     if use_model_template:
         text = template_text_of(template)
-        chosen = {"template_text": text, "template_choice": template_choice_for(text, session.template_origin or None)}
+        chosen = {
+            "template_text": text,
+            "template_choice": template_choice_for(text, session.template_origin or None),
+        }
     started = time.perf_counter()
     tokens = 0
     last = 0.0
@@ -301,12 +371,15 @@ def generate(
 
     def snapshot(fresh_feeds: int = 1) -> ParseView:
         elapsed = time.perf_counter() - started
-        return live.view([
-            ("tokens", str(tokens)),
-            ("tokens/s", f"{tokens / elapsed:.1f}" if elapsed > 0 else "0"),
-            *per_token_figures(live, tokens),
-            ("elapsed", f"{elapsed:.1f} s"),
-        ], fresh_feeds=fresh_feeds)
+        return live.view(
+            [
+                ("tokens", str(tokens)),
+                ("tokens/s", f"{tokens / elapsed:.1f}" if elapsed > 0 else "0"),
+                *per_token_figures(live, tokens),
+                ("elapsed", f"{elapsed:.1f} s"),
+            ],
+            fresh_feeds=fresh_feeds,
+        )
 
     waited = time.perf_counter()
     while not generation_slots.acquire(timeout=LOAD_POLL):
@@ -314,9 +387,18 @@ def generate(
             session.stop_requested = False
             yield failed("■ Stopped waiting for another generation to end.", session)
             return
-        yield {"status": status_html(None, f"⏳ Waiting for another visitor's generation to end… ({time.perf_counter() - waited:.0f} s)")}
+        yield {
+            "status": status_html(
+                None,
+                f"⏳ Waiting for another visitor's generation to end… ({time.perf_counter() - waited:.0f} s)",
+            )
+        }
     pieces = generation.stream_generation(
-        loaded, prompt, max_new_tokens=max_new_tokens, temperature=float(temperature), top_p=float(top_p),
+        loaded,
+        prompt,
+        max_new_tokens=max_new_tokens,
+        temperature=float(temperature),
+        top_p=float(top_p),
         seed=None if seed is None or seed == "" else int(seed),
     )
     stopped = out_of_time = False
@@ -342,14 +424,22 @@ def generate(
                 session.view = view = snapshot(live.feeds - shown_feeds)
                 shown_feeds = live.feeds
                 session.display.log_page = 10**9  # follow the newest events
-                yield {**render(view, session, note=model_note, progress=f"{tokens} tokens"), **chosen, "model_note": model_note}
+                yield {
+                    **render(view, session, note=model_note, progress=f"{tokens} tokens"),
+                    **chosen,
+                    "model_note": model_note,
+                }
     finally:
         pieces.close()
         generation_slots.release()
         session.stop_requested = False
     live.finalize()
     if stopped:
-        why = f" (the time budget PLAYGROUND_LIMITS generate_seconds, {caps.generate_seconds:g} s)" if out_of_time else ""
+        why = (
+            f" (the time budget PLAYGROUND_LIMITS generate_seconds, {caps.generate_seconds:g} s)"
+            if out_of_time
+            else ""
+        )
         model_note = f"■ Stopped after {tokens} tokens{why}; the text so far is parsed as if generation had ended. {model_note}"
     session.view = session.last_good = view = snapshot()
     session.replay = None
@@ -357,9 +447,11 @@ def generate(
     session.generated = (generated, [end - len(live.tail) for end in live.chunk_ends[:-1]])
     template_text = chosen.get("template_text", template_text)
     yield {
-        **render(view, session, note=model_note), **chosen,
-        "prefix": prompt.text, "generation": generated, "model_note": model_note,
+        **render(view, session, note=model_note),
+        **chosen,
+        "prefix": prompt.text,
+        "generation": generated,
+        "model_note": model_note,
         "chunking": "tokens",  # a replay of this text steps through the model's own tokens
         **stale_derived(session, template_text, prompt.text, generated, live_tools_text),
     }
-

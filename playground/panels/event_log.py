@@ -14,8 +14,8 @@ import html
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from .markup import breakable_whitespace, short_json
 from ..parse.event_store import LoggedEvent, without_chunks
+from .markup import breakable_whitespace, short_json
 
 PAGE_ROWS = 100
 # Characters of a chunk's text shown in its row (the region map has them all).
@@ -64,7 +64,11 @@ def page_count(rows: int) -> int:
     return max(1, -(-rows // PAGE_ROWS))
 
 
-def event_log(events: Sequence[LoggedEvent], query: LogQuery = LogQuery(), current_phases: Collection[str] = ()) -> tuple[str, int, int]:
+def event_log(
+    events: Sequence[LoggedEvent],
+    query: LogQuery = LogQuery(),
+    current_phases: Collection[str] = (),
+) -> tuple[str, int, int]:
     """The event log table for `query`; returns (HTML, the page shown, the number of pages).
 
     Rows of the phases in `current_phases` (the feeds this update added) are outlined.
@@ -78,15 +82,19 @@ def event_log(events: Sequence[LoggedEvent], query: LogQuery = LogQuery(), curre
         if rows is events:  # every row: event N is row N - 1
             position = query.selected - 1 if 0 < query.selected <= len(rows) else None
         else:
-            position = next((i for i, logged in enumerate(rows) if logged.number == query.selected), None)
+            position = next(
+                (i for i, logged in enumerate(rows) if logged.number == query.selected), None
+            )
         if position is not None:
             page = position // PAGE_ROWS + 1
     first = (page - 1) * PAGE_ROWS
     shown = rows[first : first + PAGE_ROWS]
     filtered = len(rows) != len(events)
     summary = (
-        f"events {first + 1:,}–{first + len(shown):,} of {len(rows):,}" if shown else "no events"
-    ) + (f" (filtered from {len(events):,})" if filtered else "") + f" · page {page} of {pages}"
+        (f"events {first + 1:,}–{first + len(shown):,} of {len(rows):,}" if shown else "no events")
+        + (f" (filtered from {len(events):,})" if filtered else "")
+        + f" · page {page} of {pages}"
+    )
     out = [
         f'<div class="rt-log-summary" id="event-log-summary">{summary}</div>',
         f'<div class="rt-log-note">{DIRTY_NOTE}</div>',

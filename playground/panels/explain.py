@@ -18,14 +18,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from engine import load_template
-
 from engine.authoring.pattern_explain import explain_pattern, pieces_taken
 
-from ..parse.causes import cause_of_error, diagnoses_of
 from ..authoring.inference import evidence_html, findings_for_template
-from .markup import short_json, visible_whitespace
+from ..parse.causes import cause_of_error, diagnoses_of
 from ..parse.event_store import LoggedEvent, chunks_overlapping, event_numbered, without_chunks
 from ..parse.parse_view import MapSpan, ParseView
+from .markup import short_json, visible_whitespace
 
 PLACEHOLDER = (
     '<div class="rt-explain-empty">Click (or tap) any stretch of the region map to see what it is: the field, '
@@ -120,13 +119,18 @@ def span_events(view: ParseView, span: MapSpan) -> list[LoggedEvent]:
     """The events a span produced: its region's open and close, and the chunks inside it."""
     if span.region is None:
         return []
-    opened, closed = region_event_numbers(without_chunks(view.events)).get(span.region, (None, None))
+    opened, closed = region_event_numbers(without_chunks(view.events)).get(
+        span.region, (None, None)
+    )
     opening, closing = event_numbered(view.events, opened), event_numbered(view.events, closed)
     if span.kind == "open":
         return [opening] if opening else []
     if span.kind == "close":
         return [closing] if closing else []
-    found = [*(logged for logged in (opening, closing) if logged), *chunks_overlapping(view.events, span.field, span.start, span.end)]
+    found = [
+        *(logged for logged in (opening, closing) if logged),
+        *chunks_overlapping(view.events, span.field, span.start, span.end),
+    ]
     return sorted(found, key=lambda logged: logged.number)
 
 
@@ -136,7 +140,9 @@ def span_of_event(view: ParseView, number: int) -> int | None:
     if logged is None:
         return None
     event = logged.event
-    kind = {"region_open": "open", "region_close": "close", "region_chunk": "body"}.get(event.get("type"))
+    kind = {"region_open": "open", "region_close": "close", "region_chunk": "body"}.get(
+        event.get("type")
+    )
     start = event.get("start")
     for index, span in enumerate(view.spans):
         if span.field != event.get("field") or start is None:
@@ -145,8 +151,15 @@ def span_of_event(view: ParseView, number: int) -> int | None:
             return index
         if kind in ("open", "close") and span.kind == kind and span.start == start:
             return index
-    for index, span in enumerate(view.spans):  # an implicit region opens on its first body character
-        if span.field == event.get("field") and start is not None and span.start <= start <= span.end and span.kind == "body":
+    for index, span in enumerate(
+        view.spans
+    ):  # an implicit region opens on its first body character
+        if (
+            span.field == event.get("field")
+            and start is not None
+            and span.start <= start <= span.end
+            and span.kind == "body"
+        ):
             return index
     return None
 
@@ -161,7 +174,13 @@ def message_key(view: ParseView, span: MapSpan) -> tuple[str, Any]:
         spec = None
     value = (view.message or {}).get(span.field)
     if spec is not None and spec.repeats and spec.join is None and isinstance(value, list):
-        earlier = sorted({s.region for s in view.spans if s.field == span.field and s.region is not None and s.region < span.region})
+        earlier = sorted(
+            {
+                s.region
+                for s in view.spans
+                if s.field == span.field and s.region is not None and s.region < span.region
+            }
+        )
         index = len(earlier)
         if index < len(value):
             return f"{span.field}[{index}]", value[index]
@@ -193,7 +212,9 @@ def _events_html(events: list[LoggedEvent]) -> str:
             f'<li><a href="#event-{logged.number}" data-event="{logged.number}" role="button">#{logged.number}</a> '
             f"{html.escape(event.get('type', '?'))} ({html.escape(logged.phase)}){detail}</li>"
         )
-    more = f"<li>… and {len(events) - EVENTS_LISTED} more</li>" if len(events) > EVENTS_LISTED else ""
+    more = (
+        f"<li>… and {len(events) - EVENTS_LISTED} more</li>" if len(events) > EVENTS_LISTED else ""
+    )
     return f'<ul class="rt-explain-events">{"".join(items)}{more}</ul>'
 
 
@@ -205,12 +226,18 @@ def _message_html(key: str, value: Any) -> str:
 
 
 _TITLES = {
-    "open": "Open delimiter", "close": "Close delimiter", "body": "Region body", "held": "Held text",
-    "discarded": "Discarded text", "unparsed": "Not parsed",
+    "open": "Open delimiter",
+    "close": "Close delimiter",
+    "body": "Region body",
+    "held": "Held text",
+    "discarded": "Discarded text",
+    "unparsed": "Not parsed",
 }
 
 
-def explain(view: ParseView | None, selection: str | int | None, inference: dict | None = None) -> str:
+def explain(
+    view: ParseView | None, selection: str | int | None, inference: dict | None = None
+) -> str:
     """The #explain panel's HTML for `selection` in `view` (see the module docstring). With
     `inference` (the last template inferred from a chat template, `InferredTemplate.to_dict()`),
     a delimiter or the start anchor that inference found also shows the renders that found it."""
@@ -223,8 +250,11 @@ def explain(view: ParseView | None, selection: str | int | None, inference: dict
     if selection == "cut":
         return _panel(
             "Cut-away prefix",
-            _row("what", f"the {len(view.cut_away):,} characters of the prefix before the start anchor's last match "
-                 "(earlier turns, the anchor itself): never parsed"),
+            _row(
+                "what",
+                f"the {len(view.cut_away):,} characters of the prefix before the start anchor's last match "
+                "(earlier turns, the anchor itself): never parsed",
+            ),
         )
     if selection.startswith("e") and selection[1:].isdigit():
         return _explain_error(view, int(selection[1:]))
@@ -238,7 +268,12 @@ def explain(view: ParseView | None, selection: str | int | None, inference: dict
     if span.end <= view.tail_length and span.kind not in ("held", "unparsed"):
         title += " (in the prefix tail: the chat template wrote it)"
     if span.field is not None:
-        rows.append(_row("field", f"<code>{html.escape(span.field)}</code> · template key <code>fields.{html.escape(span.field)}</code>"))
+        rows.append(
+            _row(
+                "field",
+                f"<code>{html.escape(span.field)}</code> · template key <code>fields.{html.escape(span.field)}</code>",
+            )
+        )
     if span.delimiter is not None:
         rows.append(_row("template key", f"<code>{html.escape(span.delimiter_path or '')}</code>"))
         rows.append(_row("delimiter", _code(span.delimiter)))
@@ -248,25 +283,60 @@ def explain(view: ParseView | None, selection: str | int | None, inference: dict
         if span.matched is not None and span.matched != view.stream[span.start : span.end]:
             rows.append(_row("whole match", _code(span.matched)))
         if (span.delimiter_path or "").endswith("_pattern"):
-            rows.append(_row("the pattern, piece by piece", pattern_html(span.delimiter, view.stream, span.start)))
+            rows.append(
+                _row(
+                    "the pattern, piece by piece",
+                    pattern_html(span.delimiter, view.stream, span.start),
+                )
+            )
     if span.captures:
-        captures = ", ".join(f"<code>{html.escape(k)}</code> = {_code(v)}" for k, v in span.captures.items())
+        captures = ", ".join(
+            f"<code>{html.escape(k)}</code> = {_code(v)}" for k, v in span.captures.items()
+        )
         rows.append(_row("captures", captures))
-    rows.append(_row("offsets", f"stream {span.start}–{span.end} · {_where(view, span.start, span.end)} · {span.end - span.start:,} characters"))
-    rows.append(_row("text", _code(view.stream[span.start : min(span.end, span.start + 300)]) + ("…" if span.end - span.start > 300 else "")))
+    rows.append(
+        _row(
+            "offsets",
+            f"stream {span.start}–{span.end} · {_where(view, span.start, span.end)} · {span.end - span.start:,} characters",
+        )
+    )
+    rows.append(
+        _row(
+            "text",
+            _code(view.stream[span.start : min(span.end, span.start + 300)])
+            + ("…" if span.end - span.start > 300 else ""),
+        )
+    )
     if span.kind == "held":
-        rows.append(_row("why held", html.escape(view.held_reason or "it may be the start of a delimiter")))
+        rows.append(
+            _row("why held", html.escape(view.held_reason or "it may be the start of a delimiter"))
+        )
     if span.kind == "discarded":
-        rows.append(_row("why", "no region was open and the template has no implicit field (a field without "
-                         "<code>open</code>), so this text is not in the message"))
+        rows.append(
+            _row(
+                "why",
+                "no region was open and the template has no implicit field (a field without "
+                "<code>open</code>), so this text is not in the message",
+            )
+        )
     if span.kind == "unparsed":
         rows.append(_row("why", "the parse stopped at an error before reaching this text"))
     if span.error is not None and span.error < len(view.errors):
         error = view.errors[span.error]
         rows += _cause_rows(view, error)
-        rows.append(_row("error", f'<a href="#" data-select="e{span.error}" role="button">{html.escape(error.message)}</a>'))
-        rows.append(_row("kept as", "this region failed to parse, so its raw text, delimiters included, went to the message "
-                         "as unclaimed text (the implicit field, if the template has one); every other region still parsed"))
+        rows.append(
+            _row(
+                "error",
+                f'<a href="#" data-select="e{span.error}" role="button">{html.escape(error.message)}</a>',
+            )
+        )
+        rows.append(
+            _row(
+                "kept as",
+                "this region failed to parse, so its raw text, delimiters included, went to the message "
+                "as unclaimed text (the implicit field, if the template has one); every other region still parsed",
+            )
+        )
     if span.region is not None:
         rows.append(_row("region", f"{span.region} (0-based, in opening order)"))
         rows.append(_row("events", _events_html(span_events(view, span))))
@@ -274,8 +344,13 @@ def explain(view: ParseView | None, selection: str | int | None, inference: dict
         if key and view.message is not None and key.split("[")[0] in view.message:
             rows.append(_row("message key", _message_html(key, value)))
         elif key:
-            rows.append(_row("message key", f"<code>{html.escape(key)}</code> (not in the message: "
-                             + ("the parse is not finished)" if not view.finished else "empty or failed)")))
+            rows.append(
+                _row(
+                    "message key",
+                    f"<code>{html.escape(key)}</code> (not in the message: "
+                    + ("the parse is not finished)" if not view.finished else "empty or failed)"),
+                )
+            )
     return _panel(title, "".join(rows)) + _inferred(view, inference, span.delimiter_path)
 
 
@@ -289,8 +364,11 @@ def _inferred_panel(found: list[dict]) -> str:
     """The panel "How inference found it" for findings (at most three), or "" for none."""
     if not found:
         return ""
-    return ('<div class="rt-explain" id="explain-inferred"><div class="rt-explain-title">How inference found it</div>'
-            + "".join(evidence_html(finding) for finding in found[:3]) + "</div>")
+    return (
+        '<div class="rt-explain" id="explain-inferred"><div class="rt-explain-title">How inference found it</div>'
+        + "".join(evidence_html(finding) for finding in found[:3])
+        + "</div>"
+    )
 
 
 def _explain_anchor(view: ParseView) -> str:
@@ -300,17 +378,29 @@ def _explain_anchor(view: ParseView) -> str:
     source = " | ".join(anchor) if isinstance(anchor, list) else str(anchor)
     rows = [_row("template key", f"<code>{key}</code>"), _row("anchor", _code(source))]
     if view.cut_away:
-        rows.append(_row("where", f"its last match ends at prefix offset {len(view.cut_away):,}; the prefix is cut there and "
-                         "the rest (the prefix tail) is parsed before the generation"))
+        rows.append(
+            _row(
+                "where",
+                f"its last match ends at prefix offset {len(view.cut_away):,}; the prefix is cut there and "
+                "the rest (the prefix tail) is parsed before the generation",
+            )
+        )
     elif view.anchor_found:
         rows.append(_row("where", "the prefix is empty: the generation is parsed from its start"))
     else:
-        rows.append(_row("where", "not found in the prefix: the whole prefix is parsed as part of the message. "
-                         "Is this the template of the model that wrote it, and is the whole prompt the prefix?"))
+        rows.append(
+            _row(
+                "where",
+                "not found in the prefix: the whole prefix is parsed as part of the message. "
+                "Is this the template of the model that wrote it, and is the whole prompt the prefix?",
+            )
+        )
         found = diagnoses_of(view)
         if found and found[0].code == "anchor-not-in-prefix":
             rows.append(_row("cause", html.escape(found[0].message)))
-            rows.append(_row("change", f'<code class="rt-key">{key}</code>: {html.escape(found[0].change)}'))
+            rows.append(
+                _row("change", f'<code class="rt-key">{key}</code>: {html.escape(found[0].change)}')
+            )
     return _panel("Start anchor", "".join(rows))
 
 
@@ -321,8 +411,11 @@ def _cause_rows(view: ParseView, error) -> list[str]:
         return []
     return [
         _row("cause", f'<span class="rt-explain-cause">{html.escape(cause.message)}</span>'),
-        _row("change", f'<code class="rt-key" data-key="{html.escape(cause.key)}">{html.escape(cause.key)}</code>'
-             + (f": {html.escape(cause.change)}" if cause.change else "")),
+        _row(
+            "change",
+            f'<code class="rt-key" data-key="{html.escape(cause.key)}">{html.escape(cause.key)}</code>'
+            + (f": {html.escape(cause.change)}" if cause.change else ""),
+        ),
     ]
 
 
@@ -331,9 +424,15 @@ def _explain_diagnosis(view: ParseView, number: int) -> str:
     if number >= len(found):
         return PLACEHOLDER
     diagnosis = found[number]
-    title = {"near-miss": "Near miss", "pattern-context": "Pattern literal, context did not match",
-             "region-never-closed": "Swallowed delimiter"}.get(diagnosis.code, "Diagnosis")
-    rows = [_row("cause", html.escape(diagnosis.message)), _row("template key", f'<code class="rt-key">{html.escape(diagnosis.key)}</code>')]
+    title = {
+        "near-miss": "Near miss",
+        "pattern-context": "Pattern literal, context did not match",
+        "region-never-closed": "Swallowed delimiter",
+    }.get(diagnosis.code, "Diagnosis")
+    rows = [
+        _row("cause", html.escape(diagnosis.message)),
+        _row("template key", f'<code class="rt-key">{html.escape(diagnosis.key)}</code>'),
+    ]
     if diagnosis.change:
         rows.append(_row("change", html.escape(diagnosis.change)))
     if diagnosis.expected is not None:
@@ -342,7 +441,12 @@ def _explain_diagnosis(view: ParseView, number: int) -> str:
         rows.append(_row("in the text", _code(diagnosis.found)))
     if diagnosis.stream_start is not None:
         end = diagnosis.stream_end if diagnosis.stream_end is not None else diagnosis.stream_start
-        rows.append(_row("offsets", f"stream {diagnosis.stream_start}–{end} · {_where(view, diagnosis.stream_start, end)}"))
+        rows.append(
+            _row(
+                "offsets",
+                f"stream {diagnosis.stream_start}–{end} · {_where(view, diagnosis.stream_start, end)}",
+            )
+        )
     delimiter = _delimiter_of(view.template or {}, diagnosis.key)
     if delimiter is not None and delimiter.literals is None:
         rows.append(_row("the pattern, piece by piece", pattern_html(delimiter.source)))
@@ -358,19 +462,35 @@ def _explain_error(view: ParseView, index: int) -> str:
     if error.field:
         rows.append(_row("field", f"<code>{html.escape(error.field)}</code>"))
     if error.key:
-        where = " (where the content parser gave up; the cause is above)" if rows[0].startswith("<dt>cause") else ""
+        where = (
+            " (where the content parser gave up; the cause is above)"
+            if rows[0].startswith("<dt>cause")
+            else ""
+        )
         rows.append(_row("failed in", f"<code>{html.escape(error.key)}</code>{where}"))
     if error.start is not None:
         end = error.end if error.end is not None else len(view.stream)
-        rows.append(_row("region", f"stream {error.start}–{end} · {_where(view, error.start, end)}"))
+        rows.append(
+            _row("region", f"stream {error.start}–{end} · {_where(view, error.start, end)}")
+        )
     if error.position is not None and error.position < len(view.stream):
         p = error.position
-        context = view.stream[max(0, p - 30) : p] + "⟦" + view.stream[p] + "⟧" + view.stream[p + 1 : p + 30]
+        context = (
+            view.stream[max(0, p - 30) : p]
+            + "⟦"
+            + view.stream[p]
+            + "⟧"
+            + view.stream[p + 1 : p + 30]
+        )
         rows.append(_row("failing character", f"stream offset {p}: {_code(context)}"))
     return _panel("Parse error", "".join(rows))
 
 
-_PATTERN_TITLES = {"open_pattern": "Open pattern", "close_pattern": "Close pattern", "start_anchor_pattern": "Start anchor pattern"}
+_PATTERN_TITLES = {
+    "open_pattern": "Open pattern",
+    "close_pattern": "Close pattern",
+    "start_anchor_pattern": "Start anchor pattern",
+}
 
 
 def _template_value(template: dict | None, path: str):
@@ -385,8 +505,13 @@ def _template_value(template: dict | None, path: str):
     return node
 
 
-def explain_editor_key(view: ParseView | None, path: str, source: str, inference: dict | None = None,
-                       template: dict | None = None) -> str | None:
+def explain_editor_key(
+    view: ParseView | None,
+    path: str,
+    source: str,
+    inference: dict | None = None,
+    template: dict | None = None,
+) -> str | None:
     """#explain for a string clicked in the template editor (at dotted `path`, its text `source`).
 
     A pattern (a key ending in ``_pattern``): the pattern piece by piece, and how often it
@@ -400,21 +525,42 @@ def explain_editor_key(view: ParseView | None, path: str, source: str, inference
     found = _inferred_panel(findings_for_template(inference, template or {}, key))
     if not name.endswith("_pattern"):
         return found or None
-    rows = [_row("template key", f'<code class="rt-key" data-key="{html.escape(path)}">{html.escape(path)}</code>'),
-            _row("pattern", _code(source))]
-    matches = [span for span in view.spans if span.delimiter_path == path] if view is not None else []
+    rows = [
+        _row(
+            "template key",
+            f'<code class="rt-key" data-key="{html.escape(path)}">{html.escape(path)}</code>',
+        ),
+        _row("pattern", _code(source)),
+    ]
+    matches = (
+        [span for span in view.spans if span.delimiter_path == path] if view is not None else []
+    )
     first = None
     if view is None or view.template is None:
         pass
     elif _template_value(view.template, path) != source:
-        rows.append(_row("in this parse", "the parse on the map used another pattern here: parse again to see this one's matches"))
+        rows.append(
+            _row(
+                "in this parse",
+                "the parse on the map used another pattern here: parse again to see this one's matches",
+            )
+        )
     elif matches:
         first = matches[0]
-        rows.append(_row("in this parse", f"matched {len(matches):,} time{'s' if len(matches) != 1 else ''}; the first at stream "
-                         f"{first.start}–{first.end} · {_where(view, first.start, first.end)} (below: what each piece took there)"))
+        rows.append(
+            _row(
+                "in this parse",
+                f"matched {len(matches):,} time{'s' if len(matches) != 1 else ''}; the first at stream "
+                f"{first.start}–{first.end} · {_where(view, first.start, first.end)} (below: what each piece took there)",
+            )
+        )
     elif name != "start_anchor_pattern":
         rows.append(_row("in this parse", "never matched"))
-    taken = pattern_html(source, view.stream, first.start) if first is not None else pattern_html(source)
+    taken = (
+        pattern_html(source, view.stream, first.start)
+        if first is not None
+        else pattern_html(source)
+    )
     rows.append(_row("the pattern, piece by piece", taken))
     return _panel(_PATTERN_TITLES.get(name, "Pattern"), "".join(rows)) + found
 
@@ -423,10 +569,21 @@ def pattern_html(source: str, text: str | None = None, start: int = 0) -> str:
     """A delimiter pattern piece by piece (`engine.authoring.pattern_explain`): each piece, what it does,
     and, for a match of it at `text[start:]`, the characters it took."""
     explanation = explain_pattern(source)
-    taken = {(piece.start, piece.end): took for piece, took in (pieces_taken(source, text, start) or [])} if text is not None else {}
+    taken = (
+        {
+            (piece.start, piece.end): took
+            for piece, took in (pieces_taken(source, text, start) or [])
+        }
+        if text is not None
+        else {}
+    )
     rows = []
     for depth, piece in explanation.lines():
-        took = taken.get((piece.start, piece.end)) if depth == 0 or len(explanation.alternatives) > 1 and depth == 1 else None
+        took = (
+            taken.get((piece.start, piece.end))
+            if depth == 0 or len(explanation.alternatives) > 1 and depth == 1
+            else None
+        )
         shown = ""
         if took is not None:
             shown = _code(took) if took else "<i>nothing (takes no characters)</i>"
@@ -434,7 +591,11 @@ def pattern_html(source: str, text: str | None = None, start: int = 0) -> str:
             f'<tr><td style="padding-left:{4 + 14 * depth}px"><code>{html.escape(piece.text)}</code></td>'
             f"<td>{html.escape(piece.meaning)}</td>{f'<td>{shown}</td>' if taken else ''}</tr>"
         )
-    error = f'<div class="rt-status rt-status-error">⚠ {html.escape(explanation.error)}</div>' if explanation.error else ""
+    error = (
+        f'<div class="rt-status rt-status-error">⚠ {html.escape(explanation.error)}</div>'
+        if explanation.error
+        else ""
+    )
     took_head = "<th>took here</th>" if taken else ""  # no match to show: two columns
     return (
         f'{error}<table class="rt-pattern" id="pattern-explained"><thead><tr><th>piece</th><th>what it does</th>{took_head}</tr></thead>'

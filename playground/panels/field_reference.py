@@ -16,7 +16,6 @@ from typing import Any
 
 from ..catalog import shipped_templates
 
-
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "templates" / "response_template.schema.json"
 
 
@@ -30,7 +29,10 @@ def _resolve(node: dict) -> dict:
     """A schema node with its `$ref` (to `#/$defs/...`) merged in, its own keys winning."""
     ref = node.get("$ref", "")
     if ref.startswith("#/$defs/"):
-        return {**_resolve(schema()["$defs"][ref[len("#/$defs/"):]]), **{k: v for k, v in node.items() if k != "$ref"}}
+        return {
+            **_resolve(schema()["$defs"][ref[len("#/$defs/") :]]),
+            **{k: v for k, v in node.items() if k != "$ref"},
+        }
     return node
 
 
@@ -56,9 +58,17 @@ def _values(node: dict) -> str:
         return json.dumps(node["const"])
     if "oneOf" in node:
         kinds = [option.get("type", "") for option in node["oneOf"]]
-        return " or ".join("a string" if k == "string" else "a list of strings" if k == "array" else k for k in kinds)
+        return " or ".join(
+            "a string" if k == "string" else "a list of strings" if k == "array" else k
+            for k in kinds
+        )
     kind = node.get("type")
-    return {"string": "a string", "boolean": "true or false", "object": "an object", "array": "a list"}.get(kind, "")
+    return {
+        "string": "a string",
+        "boolean": "true or false",
+        "object": "an object",
+        "array": "a list",
+    }.get(kind, "")
 
 
 # Examples come from this family's template first (the default sample's), then the others by name.
@@ -69,14 +79,18 @@ FIRST_EXAMPLES = "qwen3"
 def examples() -> dict[str, tuple[str, str]]:
     """Key -> (an example value as JSON, the templates/ file it comes from); field keys as `fields.KEY`."""
     found: dict[str, tuple[str, str]] = {}
-    for template_file in sorted(shipped_templates(), key=lambda f: (f.name != FIRST_EXAMPLES, f.name)):
+    for template_file in sorted(
+        shipped_templates(), key=lambda f: (f.name != FIRST_EXAMPLES, f.name)
+    ):
         template = template_file.response_template
         for key, value in template.items():
             if key != "fields":
                 found.setdefault(key, (json.dumps(value, ensure_ascii=False), template_file.name))
         for spec in template.get("fields", {}).values():
             for key, value in spec.items():
-                found.setdefault(f"fields.{key}", (json.dumps(value, ensure_ascii=False), template_file.name))
+                found.setdefault(
+                    f"fields.{key}", (json.dumps(value, ensure_ascii=False), template_file.name)
+                )
     return found
 
 
@@ -87,7 +101,8 @@ def _rows(keys: dict[str, dict], prefix: str) -> list[str]:
         example = examples().get(f"{prefix}{name}")
         example_html = (
             f'<code>{html.escape(_short(example[0]))}</code> <span class="rt-muted">({html.escape(example[1])})</span>'
-            if example else ""
+            if example
+            else ""
         )
         rows.append(
             f'<tr id="ref-{html.escape(prefix + name)}"><td><code>{html.escape(name)}</code></td>'

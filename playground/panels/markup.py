@@ -19,7 +19,8 @@ def escape(text: str) -> str:
 def visible_whitespace(text: str) -> str:
     """HTML of `text` with spaces, tabs and newlines drawn as ·, → and ↵ (dimmed)."""
     return _WHITESPACE_RE.sub(
-        lambda found: f'<span class="rt-ws">{_WHITESPACE[found.group()]}</span>', html.escape(text, quote=False)
+        lambda found: f'<span class="rt-ws">{_WHITESPACE[found.group()]}</span>',
+        html.escape(text, quote=False),
     )
 
 

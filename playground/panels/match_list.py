@@ -25,8 +25,8 @@ from engine import TemplateError, load_template
 from engine.authoring.pattern_explain import literal_runs
 
 from ..parse.causes import diagnoses_of
-from .markup import visible_whitespace
 from ..parse.parse_view import ParseView
+from .markup import visible_whitespace
 
 # Rows listed at most (the map has every place).
 ROWS_SHOWN = 500
@@ -55,7 +55,11 @@ def _possible_starts(view: ParseView) -> list[tuple[int, int, str, str]]:
         for delimiter in (spec.open, spec.close):
             if delimiter is None:
                 continue
-            texts = delimiter.literals if delimiter.literals is not None else [run.literal for run in literal_runs(delimiter.source)]
+            texts = (
+                delimiter.literals
+                if delimiter.literals is not None
+                else [run.literal for run in literal_runs(delimiter.source)]
+            )
             for literal in texts:
                 if len(literal) < 4:
                     continue
@@ -69,7 +73,11 @@ def _possible_starts(view: ParseView) -> list[tuple[int, int, str, str]]:
                     if k < 0 or not body[k][0] <= at < body[k][1]:
                         continue
                     end = at + len(head)
-                    while end < len(view.stream) and end - at < len(literal) and view.stream[end] == literal[end - at]:
+                    while (
+                        end < len(view.stream)
+                        and end - at < len(literal)
+                        and view.stream[end] == literal[end - at]
+                    ):
                         end += 1
                     found.append((at, end, view.stream[at:end], delimiter.path))
                     count += 1
@@ -84,30 +92,93 @@ def match_list_html(view: ParseView | None) -> str:
         return '<div class="rt-note">No parse yet.</div>'
     rows: list[tuple[int, str]] = []
     if view.cut_away:
-        rows.append((-1, _row("matched", "start_anchor", view.cut_away[-40:], f"prefix –{len(view.cut_away)} (the cut)", 'data-i="anchor"')))
+        rows.append(
+            (
+                -1,
+                _row(
+                    "matched",
+                    "start_anchor",
+                    view.cut_away[-40:],
+                    f"prefix –{len(view.cut_away)} (the cut)",
+                    'data-i="anchor"',
+                ),
+            )
+        )
     elif not view.anchor_found:
-        rows.append((-1, _row("not found", "start_anchor", "", "not in the prefix", 'data-i="anchor"')))
+        rows.append(
+            (-1, _row("not found", "start_anchor", "", "not in the prefix", 'data-i="anchor"'))
+        )
     for index, span in enumerate(view.spans):
         if span.kind in ("open", "close") and span.delimiter_path:
-            rows.append((span.start, _row("matched", span.delimiter_path, view.stream[span.start : span.end], _where(view, span.start, span.end), f'data-i="{index}"')))
+            rows.append(
+                (
+                    span.start,
+                    _row(
+                        "matched",
+                        span.delimiter_path,
+                        view.stream[span.start : span.end],
+                        _where(view, span.start, span.end),
+                        f'data-i="{index}"',
+                    ),
+                )
+            )
         elif span.kind == "held":
-            rows.append((span.start, _row("held now", "", view.stream[span.start : span.end], _where(view, span.start, span.end), f'data-i="{index}"',
-                                          view.held_reason)))
+            rows.append(
+                (
+                    span.start,
+                    _row(
+                        "held now",
+                        "",
+                        view.stream[span.start : span.end],
+                        _where(view, span.start, span.end),
+                        f'data-i="{index}"',
+                        view.held_reason,
+                    ),
+                )
+            )
     for number, diagnosis in enumerate(diagnoses_of(view)):
         if diagnosis.stream_start is None or diagnosis.code == "anchor-not-in-prefix":
             continue
         kind = "almost" if diagnosis.code in ("near-miss", "pattern-context") else "swallowed"
-        rows.append((diagnosis.stream_start, _row(kind, diagnosis.key, diagnosis.found or "", _where(view, diagnosis.stream_start, diagnosis.stream_end or diagnosis.stream_start),
-                                                  f'data-d="{number}"', f"expected {diagnosis.expected!r}" if diagnosis.expected else "")))
+        rows.append(
+            (
+                diagnosis.stream_start,
+                _row(
+                    kind,
+                    diagnosis.key,
+                    diagnosis.found or "",
+                    _where(
+                        view, diagnosis.stream_start, diagnosis.stream_end or diagnosis.stream_start
+                    ),
+                    f'data-d="{number}"',
+                    f"expected {diagnosis.expected!r}" if diagnosis.expected else "",
+                ),
+            )
+        )
     if view.finished:
         span_starts = [span.start for span in view.spans]
         for start, end, text, path in _possible_starts(view):
             index = max(0, bisect.bisect_right(span_starts, start) - 1)
-            rows.append((start, _row("held", path, text, _where(view, start, end), f'data-i="{index}"',
-                                     "a stream holds this until the next characters rule the delimiter out")))
+            rows.append(
+                (
+                    start,
+                    _row(
+                        "held",
+                        path,
+                        text,
+                        _where(view, start, end),
+                        f'data-i="{index}"',
+                        "a stream holds this until the next characters rule the delimiter out",
+                    ),
+                )
+            )
     rows.sort(key=lambda row: row[0])
     shown = "".join(row for _, row in rows[:ROWS_SHOWN])
-    more = f'<div class="rt-note">… and {len(rows) - ROWS_SHOWN:,} more places</div>' if len(rows) > ROWS_SHOWN else ""
+    more = (
+        f'<div class="rt-note">… and {len(rows) - ROWS_SHOWN:,} more places</div>'
+        if len(rows) > ROWS_SHOWN
+        else ""
+    )
     return (
         f'<div class="rt-log-summary" id="match-summary">{len(rows):,} places: every delimiter match, near miss and possible start. '
         "Click one to select it on the map.</div>"

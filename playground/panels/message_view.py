@@ -6,8 +6,8 @@ import json
 
 from engine.openai_view import openai_deltas
 
-from .markup import chat_code, chat_text, short_json
 from ..parse.parse_view import ParseView
+from .markup import chat_code, chat_text, short_json
 
 # Tool calls drawn in the chat view at most, and characters of a reasoning or content text
 # (the message JSON has them all; a chat view rendering hundreds of kilobytes of markdown keeps the
@@ -56,7 +56,10 @@ def _shown_text(text: str) -> str:
     a note of how many more the message JSON holds."""
     if len(text) <= CHAT_TEXT_CHARS:
         return chat_text(text)
-    return chat_text(text[:CHAT_TEXT_CHARS]) + f"\n\n… and {len(text) - CHAT_TEXT_CHARS:,} more characters (the whole text is in the message JSON)"
+    return (
+        chat_text(text[:CHAT_TEXT_CHARS])
+        + f"\n\n… and {len(text) - CHAT_TEXT_CHARS:,} more characters (the whole text is in the message JSON)"
+    )
 
 
 def chat_messages(message: dict | None) -> list[dict]:
@@ -70,22 +73,55 @@ def chat_messages(message: dict | None) -> list[dict]:
     shown: list[dict] = []
     reasoning = message.get("reasoning_content")
     if reasoning:
-        shown.append({"role": "assistant", "content": _shown_text(str(reasoning)), "metadata": {"title": "💭 Thought", "status": "done"}})
+        shown.append(
+            {
+                "role": "assistant",
+                "content": _shown_text(str(reasoning)),
+                "metadata": {"title": "💭 Thought", "status": "done"},
+            }
+        )
     content = message.get("content")
     if content:
-        shown.append({"role": "assistant", "content": _shown_text(content if isinstance(content, str) else short_json(content, CHAT_TEXT_CHARS))})
+        shown.append(
+            {
+                "role": "assistant",
+                "content": _shown_text(
+                    content if isinstance(content, str) else short_json(content, CHAT_TEXT_CHARS)
+                ),
+            }
+        )
     calls = message.get("tool_calls") or []
     for call in calls[:CHAT_TOOL_CALLS]:
         function = call.get("function", call) if isinstance(call, dict) else {}
         name = function.get("name", "?") if isinstance(function, dict) else "?"
         arguments = function.get("arguments", {}) if isinstance(function, dict) else call
         body = chat_code(json.dumps(arguments, ensure_ascii=False, indent=2), "json")
-        shown.append({"role": "assistant", "content": body, "metadata": {"title": f"🛠️ Tool call: {chat_text(str(name))}"}})
+        shown.append(
+            {
+                "role": "assistant",
+                "content": body,
+                "metadata": {"title": f"🛠️ Tool call: {chat_text(str(name))}"},
+            }
+        )
     if len(calls) > CHAT_TOOL_CALLS:
-        shown.append({"role": "assistant", "content": f"… and {len(calls) - CHAT_TOOL_CALLS:,} more tool calls (all of them are in the message JSON)"})
-    others = {k: v for k, v in message.items() if k not in ("role", "reasoning_content", "tool_calls", "content")}
+        shown.append(
+            {
+                "role": "assistant",
+                "content": f"… and {len(calls) - CHAT_TOOL_CALLS:,} more tool calls (all of them are in the message JSON)",
+            }
+        )
+    others = {
+        k: v
+        for k, v in message.items()
+        if k not in ("role", "reasoning_content", "tool_calls", "content")
+    }
     for key, value in others.items():
-        shown.append({"role": "assistant", "content": f"{chat_text(key)}: {chat_text(short_json(value, 2000))}"})
+        shown.append(
+            {
+                "role": "assistant",
+                "content": f"{chat_text(key)}: {chat_text(short_json(value, 2000))}",
+            }
+        )
     return shown
 
 
@@ -94,9 +130,15 @@ def openai_stream(view: ParseView) -> str:
     followed by the check that streamed tool-call arguments add up to the final ones."""
     if view.template is None or view.error:
         return ""
-    derived = openai_deltas([logged.event for logged in view.events], view.template, tools=view.tools)
+    derived = openai_deltas(
+        [logged.event for logged in view.events], view.template, tools=view.tools
+    )
     lines = [json.dumps(delta, ensure_ascii=False) for delta in derived.deltas]
     for check in derived.checks:
-        verdict = "ok" if check.ok else f"MISMATCH: streamed {check.streamed!r}, expected {check.expected!r}"
+        verdict = (
+            "ok"
+            if check.ok
+            else f"MISMATCH: streamed {check.streamed!r}, expected {check.expected!r}"
+        )
         lines.append(f"// tool call {check.index} ({check.name}): arguments pieces {verdict}")
     return "\n".join(lines)

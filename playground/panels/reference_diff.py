@@ -28,7 +28,12 @@ def reference_job(payload: dict) -> dict:
     from transformers.utils.chat_parsing import parse_response as reference_parse
 
     try:
-        message = reference_parse(payload["generation"], payload["template"], prefix=payload["prefix"], tools=payload["tools"])
+        message = reference_parse(
+            payload["generation"],
+            payload["template"],
+            prefix=payload["prefix"],
+            tools=payload["tools"],
+        )
     except MemoryError:
         raise
     except Exception as error:  # noqa: BLE001 - the reference's own errors are what we show
@@ -36,17 +41,24 @@ def reference_job(payload: dict) -> dict:
     return {"message": message}
 
 
-def reference_message(template: dict, prefix: str, generation: str, tools: list | None) -> tuple[dict | None, str | None]:
+def reference_message(
+    template: dict, prefix: str, generation: str, tools: list | None
+) -> tuple[dict | None, str | None]:
     """(message, error) from transformers' reference `parse_response`, run in a worker process
     within PLAYGROUND_LIMITS `reference_seconds` (its regex calls have no time limit)."""
     if len(generation) > REFERENCE_CHARS:
-        return None, f"the generation is longer than {REFERENCE_CHARS:,} characters; the reference is not run on it"
+        return (
+            None,
+            f"the generation is longer than {REFERENCE_CHARS:,} characters; the reference is not run on it",
+        )
     seconds = limits.current().reference_seconds
     job = {"template": template, "prefix": prefix, "generation": generation, "tools": tools}
     outcome = run_job("reference", job, seconds=seconds)
     if outcome.cut_off:
-        return None, (f"the reference parser was stopped after {seconds:g} s (the time budget PLAYGROUND_LIMITS "
-                      "reference_seconds): its patterns have no time limit and backtrack on this input")
+        return None, (
+            f"the reference parser was stopped after {seconds:g} s (the time budget PLAYGROUND_LIMITS "
+            "reference_seconds): its patterns have no time limit and backtrack on this input"
+        )
     if outcome.error:
         return None, outcome.error
     return outcome.result.get("message"), outcome.result.get("error")
@@ -58,7 +70,9 @@ def _lines(message: dict | None, error: str | None) -> list[str]:
     return json.dumps(message, ensure_ascii=False, indent=2, sort_keys=True).splitlines()
 
 
-def diff_html(ours: dict | None, our_error: str | None, theirs: dict | None, their_error: str | None) -> str:
+def diff_html(
+    ours: dict | None, our_error: str | None, theirs: dict | None, their_error: str | None
+) -> str:
     """Two columns (this engine, transformers), lines that differ marked; a summary line first."""
     left, right = _lines(ours, our_error), _lines(theirs, their_error)
     same = left == right
@@ -68,22 +82,32 @@ def diff_html(ours: dict | None, our_error: str | None, theirs: dict | None, the
         for offset in range(max(a2 - a1, b2 - b1)):
             a = left[a1 + offset] if a1 + offset < a2 else ""
             b = right[b1 + offset] if b1 + offset < b2 else ""
-            kind = "" if tag == "equal" else " class=\"rt-differs\""
-            rows.append(f"<tr{kind}><td><pre>{html.escape(a)}</pre></td><td><pre>{html.escape(b)}</pre></td></tr>")
+            kind = "" if tag == "equal" else ' class="rt-differs"'
+            rows.append(
+                f"<tr{kind}><td><pre>{html.escape(a)}</pre></td><td><pre>{html.escape(b)}</pre></td></tr>"
+            )
     summary = (
         '<div class="rt-status rt-status-ok" id="reference-summary" data-same="true">✔ the same message as transformers\' reference</div>'
-        if same else
-        '<div class="rt-status rt-status-warn" id="reference-summary" data-same="false">△ differs from transformers\' reference '
+        if same
+        else '<div class="rt-status rt-status-warn" id="reference-summary" data-same="false">△ differs from transformers\' reference '
         "(the engine keeps unclaimed text and never loses data; see docs/template-language.md, deliberate differences)</div>"
     )
     return (
-        summary + '<table class="rt-side-by-side"><thead><tr><th>this engine</th><th>transformers</th></tr></thead><tbody>'
-        + "".join(rows) + "</tbody></table>"
+        summary
+        + '<table class="rt-side-by-side"><thead><tr><th>this engine</th><th>transformers</th></tr></thead><tbody>'
+        + "".join(rows)
+        + "</tbody></table>"
     )
 
 
-def compare(template: dict, prefix: str, generation: str, tools: list | None, ours: dict | None, our_error: str | None) -> str:
+def compare(
+    template: dict,
+    prefix: str,
+    generation: str,
+    tools: list | None,
+    ours: dict | None,
+    our_error: str | None,
+) -> str:
     """The reference panel for this input and our result."""
     theirs, their_error = reference_message(template, prefix, generation, tools)
     return diff_html(ours, our_error, theirs, their_error)
-

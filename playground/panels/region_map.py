@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..parse.causes import diagnoses_of
-from .markup import visible_whitespace
 from ..parse.parse_view import MapSpan, ParseView
+from .markup import visible_whitespace
 
 # Colour slots; the message keys every template uses keep theirs whatever the field order.
 PALETTE_SIZE = 8
@@ -113,7 +113,9 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
     a replay, chunk boundaries are thin bars and the last feed is outlined.
     """
     slots = field_slots(view.field_names)
-    text_of = visible_whitespace if options.show_whitespace else (lambda t: html.escape(t, quote=False))
+    text_of = (
+        visible_whitespace if options.show_whitespace else (lambda t: html.escape(t, quote=False))
+    )
     stream, tail_length = view.stream, view.tail_length
     out = [legend(view.field_names)]
     if options.stale:
@@ -121,11 +123,15 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
             '<div class="rt-stale-banner" id="stale-marker" role="status">'
             f"STALE: the last good parse, shown while {html.escape(options.stale)}</div>"
         )
-    out.append(f'<div class="rt-map{" rt-stale" if options.stale else ""}" id="region-map-body" tabindex="0" '
-               'aria-label="Region map: arrow keys move between stretches, Enter explains one"><div class="rt-block">')
+    out.append(
+        f'<div class="rt-map{" rt-stale" if options.stale else ""}" id="region-map-body" tabindex="0" '
+        'aria-label="Region map: arrow keys move between stretches, Enter explains one"><div class="rt-block">'
+    )
     start_at = max(0, min(options.window_start, len(stream)))
     if start_at:
-        out.append(f'<span class="rt-note">… {start_at:,} earlier characters (the whole map shows when the replay stops) …\n</span>')
+        out.append(
+            f'<span class="rt-note">… {start_at:,} earlier characters (the whole map shows when the replay stops) …\n</span>'
+        )
     elif view.cut_away:
         shown = view.cut_away[-CUT_PREFIX_SHOWN:]
         hidden = len(view.cut_away) - len(shown)
@@ -135,14 +141,22 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
             '<span class="rt-marker" data-i="anchor" title="the prefix is cut after the last start-anchor match">✂ start anchor</span>'
         )
     elif tail_length:
-        out.append('<span class="rt-marker" data-i="anchor" title="no start-anchor match: the whole prefix is parsed">prefix</span>')
+        out.append(
+            '<span class="rt-marker" data-i="anchor" title="no start-anchor match: the whole prefix is parsed">prefix</span>'
+        )
     errors_at: dict[int, list[int]] = {}
     for index, error in enumerate(view.errors):
         if error.at is not None:
             errors_at.setdefault(min(max(error.at, 0), len(stream)), []).append(index)
-    misses_at: dict[int, list[int]] = {}  # near misses and swallowed delimiters (engine.authoring.diagnosis), marked where they are
+    misses_at: dict[
+        int, list[int]
+    ] = {}  # near misses and swallowed delimiters (engine.authoring.diagnosis), marked where they are
     for number, diagnosis in enumerate(diagnoses_of(view)):
-        if diagnosis.stream_start is not None and diagnosis.code != "anchor-not-in-prefix" and diagnosis.stream_start >= start_at:
+        if (
+            diagnosis.stream_start is not None
+            and diagnosis.code != "anchor-not-in-prefix"
+            and diagnosis.stream_start >= start_at
+        ):
             misses_at.setdefault(min(diagnosis.stream_start, len(stream)), []).append(number)
     boundaries = _boundaries(view, start_at) if options.show_boundaries else []
     current = view.current_feed if not view.finished else None
@@ -160,16 +174,26 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
             marks["generation"] = True
         for number in misses_at.pop(at, ()):
             diagnosis = view.diagnoses[number]
-            label = "≈ near miss" if diagnosis.code in ("near-miss", "pattern-context") else "⚑ swallowed"
-            out.append(f'<span class="rt-marker rt-miss" data-d="{number}" title="{html.escape(diagnosis.message)}">{label}</span>')
+            label = (
+                "≈ near miss"
+                if diagnosis.code in ("near-miss", "pattern-context")
+                else "⚑ swallowed"
+            )
+            out.append(
+                f'<span class="rt-marker rt-miss" data-d="{number}" title="{html.escape(diagnosis.message)}">{label}</span>'
+            )
         for index in errors_at.get(at, ()):
             if index not in marks["errors"]:
                 marks["errors"].add(index)
                 message = view.errors[index].message
-                out.append(f'<span class="rt-marker rt-err" data-e="{index}" title="{html.escape(message)}">⚠ error here</span>')
+                out.append(
+                    f'<span class="rt-marker rt-err" data-e="{index}" title="{html.escape(message)}">⚠ error here</span>'
+                )
 
     def emit(start: int, end: int, classes: str, data: str, title: str) -> None:
-        inside = cuts_sorted[bisect.bisect_right(cuts_sorted, start) : bisect.bisect_left(cuts_sorted, end)]
+        inside = cuts_sorted[
+            bisect.bisect_right(cuts_sorted, start) : bisect.bisect_left(cuts_sorted, end)
+        ]
         cuts = [start, *inside, end]
         for a, b in zip(cuts, cuts[1:]):
             add_markers(a)
@@ -207,7 +231,9 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
     add_markers(len(stream))
     for index, error in enumerate(view.errors):
         if index not in marks["errors"]:  # an error with no place (a required field missing)
-            out.append(f'<span class="rt-marker rt-err" data-e="{index}" title="{html.escape(error.message)}">⚠ {html.escape(error.message)}</span>')
+            out.append(
+                f'<span class="rt-marker rt-err" data-e="{index}" title="{html.escape(error.message)}">⚠ {html.escape(error.message)}</span>'
+            )
     out.append("</div></div>")
     return "".join(out)
 
@@ -215,7 +241,10 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
 def legend(field_names: Sequence[str]) -> str:
     """The colour key: one swatch per field, then the delimiter and special styles."""
     slots = field_slots(field_names)
-    items = [f'<span class="rt-swatch rt-body rt-f{slot}">{html.escape(name)}</span>' for name, slot in slots.items()]
+    items = [
+        f'<span class="rt-swatch rt-body rt-f{slot}">{html.escape(name)}</span>'
+        for name, slot in slots.items()
+    ]
     first = slots[field_names[0]] if field_names else 0
     items += [
         f'<span class="rt-swatch rt-delim rt-open rt-f{first}">open</span>'
@@ -226,4 +255,8 @@ def legend(field_names: Sequence[str]) -> str:
         '<span class="rt-swatch rt-unparsed">unparsed</span>',
         '<span class="rt-swatch rt-error">error</span>',
     ]
-    return '<div class="rt-legend" id="region-legend">' + "".join(f"<span>{item}</span>" for item in items) + "</div>"
+    return (
+        '<div class="rt-legend" id="region-legend">'
+        + "".join(f"<span>{item}</span>" for item in items)
+        + "</div>"
+    )

@@ -14,11 +14,11 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from ..parse.causes import leading
 from ..authoring.fit import fit_problems
-from .markup import escape
-from ..server.redact import redact
+from ..parse.causes import leading
 from ..parse.parse_view import ParseView
+from ..server.redact import redact
+from .markup import escape
 
 ERRORS_LISTED = 5
 CAUSES_LISTED = 3
@@ -42,7 +42,9 @@ def _shortened(text: str) -> str:
     return text if len(text) <= SYMPTOM_SHOWN else text[: SYMPTOM_SHOWN - 1] + "…"
 
 
-def status_html(view: ParseView | None, note: str = "", *, stale: str = "", progress: str = "") -> str:
+def status_html(
+    view: ParseView | None, note: str = "", *, stale: str = "", progress: str = ""
+) -> str:
     """The status box of `view` (None: no parse yet).
 
     Args:
@@ -63,14 +65,22 @@ def status_html(view: ParseView | None, note: str = "", *, stale: str = "", prog
         for error in view.errors[:ERRORS_LISTED]:
             message = redact(error.message)
             if causes:
-                parts.append(f'<div class="rt-status rt-status-symptom" id="status-error" title="{escape(message)}">'
-                             f"which gives: {escape(_shortened(message))}</div>")
+                parts.append(
+                    f'<div class="rt-status rt-status-symptom" id="status-error" title="{escape(message)}">'
+                    f"which gives: {escape(_shortened(message))}</div>"
+                )
             else:
-                parts.append(f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(message)}</div>')
+                parts.append(
+                    f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(message)}</div>'
+                )
         if len(view.errors) > ERRORS_LISTED:
-            parts.append(f'<div class="rt-status rt-status-error">… and {len(view.errors) - ERRORS_LISTED} more errors</div>')
+            parts.append(
+                f'<div class="rt-status rt-status-error">… and {len(view.errors) - ERRORS_LISTED} more errors</div>'
+            )
         if view.message is not None:
-            parts.append('<div class="rt-status rt-status-note">The failed regions are kept as text; every other field is parsed.</div>')
+            parts.append(
+                '<div class="rt-status rt-status-note">The failed regions are kept as text; every other field is parsed.</div>'
+            )
     elif view is not None and not view.finished:
         parts.append(
             f'<div class="rt-status rt-status-live">⏳ streaming… {escape(progress)} (the message shows the regions closed so far)</div>'
@@ -79,7 +89,9 @@ def status_html(view: ParseView | None, note: str = "", *, stale: str = "", prog
         problems = fit_problems(view)
         if problems:
             for problem in problems:
-                parts.append(f'<div class="rt-status rt-status-misfit" id="status-misfit">✘ Does not fit: {escape(problem)}</div>')
+                parts.append(
+                    f'<div class="rt-status rt-status-misfit" id="status-misfit">✘ Does not fit: {escape(problem)}</div>'
+                )
         else:
             keys = ", ".join(k for k in (view.message or {}) if k != "role") or "no fields"
             parts.append(f'<div class="rt-status rt-status-ok">✔ Parsed: {escape(keys)}</div>')
@@ -100,11 +112,17 @@ def badge(passed: bool | None, label: str, *, warnings: int = 0) -> str:
     if passed and warnings:
         kind, mark = "rt-pass-warn", f"✔ pass, {warnings} warning{'s' if warnings > 1 else ''}"
     else:
-        kind, mark = {True: ("rt-pass", "✔ pass"), False: ("rt-fail", "✘ fail"), None: ("rt-pending", "…")}[passed]
+        kind, mark = {
+            True: ("rt-pass", "✔ pass"),
+            False: ("rt-fail", "✘ fail"),
+            None: ("rt-pending", "…"),
+        }[passed]
     return f'<span class="rt-badge {kind}" id="stream-check-badge" data-passed="{str(passed).lower()}">{mark}</span> {html.escape(label)}'
 
 
 def figures(items: Sequence[tuple[str, str]]) -> str:
     """A row of live figures, e.g. [("tokens", "120"), ("tokens/s", "48.0")]."""
-    cells = "".join(f"<span>{html.escape(name)} <b>{html.escape(value)}</b></span>" for name, value in items)
+    cells = "".join(
+        f"<span>{html.escape(name)} <b>{html.escape(value)}</b></span>" for name, value in items
+    )
     return f'<div class="rt-figures" id="live-figures-row">{cells}</div>'

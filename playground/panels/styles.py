@@ -12,12 +12,24 @@ bodies use the slot's tint, delimiters its strong colour.
 
 # (tint, strong) per slot: light theme, then dark theme.
 LIGHT_SLOTS = (
-    ("#dbeafe", "#1d4ed8"), ("#dcfce7", "#15803d"), ("#fef3c7", "#b45309"), ("#fce7f3", "#be185d"),
-    ("#ede9fe", "#6d28d9"), ("#cffafe", "#0e7490"), ("#ffedd5", "#c2410c"), ("#e0e7ff", "#4338ca"),
+    ("#dbeafe", "#1d4ed8"),
+    ("#dcfce7", "#15803d"),
+    ("#fef3c7", "#b45309"),
+    ("#fce7f3", "#be185d"),
+    ("#ede9fe", "#6d28d9"),
+    ("#cffafe", "#0e7490"),
+    ("#ffedd5", "#c2410c"),
+    ("#e0e7ff", "#4338ca"),
 )
 DARK_SLOTS = (
-    ("#1e3a8a", "#93c5fd"), ("#14532d", "#86efac"), ("#78350f", "#fcd34d"), ("#831843", "#f9a8d4"),
-    ("#4c1d95", "#c4b5fd"), ("#164e63", "#67e8f9"), ("#7c2d12", "#fdba74"), ("#312e81", "#a5b4fc"),
+    ("#1e3a8a", "#93c5fd"),
+    ("#14532d", "#86efac"),
+    ("#78350f", "#fcd34d"),
+    ("#831843", "#f9a8d4"),
+    ("#4c1d95", "#c4b5fd"),
+    ("#164e63", "#67e8f9"),
+    ("#7c2d12", "#fdba74"),
+    ("#312e81", "#a5b4fc"),
 )
 
 
@@ -29,7 +41,8 @@ def _slots() -> str:
     return "\n".join(rules)
 
 
-PAGE_CSS = """
+PAGE_CSS = (
+    """
 :root { --rt-text: #111827; --rt-bg: #ffffff; --rt-muted: #4b5563; --rt-on-strong: #ffffff; }
 .dark { --rt-text: #f3f4f6; --rt-bg: #111827; --rt-muted: #9ca3af; --rt-on-strong: #111827; }
 /* Gradio's own colours, darkened where its text falls short of 4.5:1 (buttons, the selected tab, muted text) */
@@ -47,7 +60,9 @@ footer button, footer a { color: #4b5563 !important; }
 .cm-editor .cm-content { filter: brightness(0.5); }
 .dark .cm-editor .cm-content { filter: none; }
 .dark footer button { color: #d1d5db !important; }
-""" + _slots() + """
+"""
+    + _slots()
+    + """
 #page-header h1 { font-size: 20px; margin: 0; }
 #page-header p { margin: 2px 0 0; font-size: 13px; }
 .rt-mono textarea, .rt-mono input { font-family: ui-monospace, SFMono-Regular, Menlo, monospace !important; font-size: 13px !important; }
@@ -304,3 +319,4 @@ footer button, footer a { color: #4b5563 !important; }
   .rt-fits th { font-size: 10px; }
 }
 """
+)

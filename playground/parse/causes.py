@@ -27,8 +27,13 @@ def diagnoses_of(view: ParseView | None) -> list[Diagnosis]:
             return view.diagnoses
         prefix = view.cut_away + view.stream[: view.tail_length]
         view.diagnoses = diagnose(
-            template, prefix=prefix, cut=len(view.cut_away), anchor_found=view.anchor_found or not prefix,
-            stream=view.stream, tail_length=view.tail_length, spans=view.spans,
+            template,
+            prefix=prefix,
+            cut=len(view.cut_away),
+            anchor_found=view.anchor_found or not prefix,
+            stream=view.stream,
+            tail_length=view.tail_length,
+            spans=view.spans,
         )
     return view.diagnoses
 
@@ -63,7 +68,11 @@ def cause_of_error(view: ParseView, error: ErrorMark) -> Diagnosis | None:
     for diagnosis in found:
         if diagnosis.severity == "note" or diagnosis.stream_start is None:
             continue
-        inside = error.start is not None and error.end is not None and error.start <= diagnosis.stream_start < error.end
+        inside = (
+            error.start is not None
+            and error.end is not None
+            and error.start <= diagnosis.stream_start < error.end
+        )
         if inside or (diagnosis.field is not None and diagnosis.field == error.field):
             return diagnosis
     return None

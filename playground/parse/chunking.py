@@ -46,10 +46,15 @@ def token_pieces(text: str) -> tuple[list[str], str]:
     tokenizer = _demo_tokenizer()
     if tokenizer is not None:
         ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-        pieces = [tokenizer.decode([i], skip_special_tokens=False, clean_up_tokenization_spaces=False) for i in ids]
+        pieces = [
+            tokenizer.decode([i], skip_special_tokens=False, clean_up_tokenization_spaces=False)
+            for i in ids
+        ]
         if "".join(pieces) == text:
             return pieces, "the demo model's tokenizer"
-    return [m.group() for m in _WORDISH.finditer(text)], "word and punctuation boundaries (no tokenizer that round-trips this text)"
+    return [
+        m.group() for m in _WORDISH.finditer(text)
+    ], "word and punctuation boundaries (no tokenizer that round-trips this text)"
 
 
 def split_points(points: str) -> list[int]:
@@ -57,10 +62,14 @@ def split_points(points: str) -> list[int]:
     try:
         return sorted({int(p) for p in re.split(r"[,\s]+", (points or "").strip()) if p})
     except ValueError:
-        raise InputError("Split points are character offsets separated by commas, e.g. 5, 12, 40.") from None
+        raise InputError(
+            "Split points are character offsets separated by commas, e.g. 5, 12, 40."
+        ) from None
 
 
-def make_chunks(generation: str, how: str, size: int = 1, seed: int = 0, points: str = "") -> list[str]:
+def make_chunks(
+    generation: str, how: str, size: int = 1, seed: int = 0, points: str = ""
+) -> list[str]:
     """Cut `generation` into stream chunks.
 
     how: "tokens", "chars" (every `size` characters), "random" (seeded sizes 1..8) or
@@ -115,5 +124,8 @@ def parse_chunking_param(text: str) -> dict:
             split_points(arg)
             settings["points"] = arg.replace(",", ", ")
     except (ValueError, InputError):
-        return {"how": "chars", "problem": f"?chunking={text}: {arg!r} is not a valid {CHUNKINGS[how]} setting ({usage})"}
+        return {
+            "how": "chars",
+            "problem": f"?chunking={text}: {arg!r} is not a valid {CHUNKINGS[how]} setting ({usage})",
+        }
     return settings

@@ -30,9 +30,21 @@ def _inputs(name: str, template_text, prefix, generation, tools_text) -> tuple:
     return (template_text or "",)
 
 
-def remember_derived(session: Session, name: str, shown: str, template_text="", prefix="", generation="", tools_text="") -> str:
+def remember_derived(
+    session: Session,
+    name: str,
+    shown: str,
+    template_text="",
+    prefix="",
+    generation="",
+    tools_text="",
+) -> str:
     """Keep derived view `name` (one of DERIVED_VIEWS) with the inputs it was made from; return `shown`."""
-    session.derived[name] = (_inputs(name, template_text, prefix, generation, tools_text), shown, False)
+    session.derived[name] = (
+        _inputs(name, template_text, prefix, generation, tools_text),
+        shown,
+        False,
+    )
     return shown
 
 

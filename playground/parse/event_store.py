@@ -44,7 +44,7 @@ class LoggedEvent:
 
 
 def phase_label(code: int) -> str:
-    """"prefix", "finalize" or "feed N" for a phase code."""
+    """ "prefix", "finalize" or "feed N" for a phase code."""
     if code > 0:
         return f"feed {code}"
     return {PREFIX: "prefix", FINALIZE: "finalize", WHOLE_FEED: "feed"}[code]
@@ -73,13 +73,23 @@ class EventStore:
 
     def append(self, events: list[dict], phase: int) -> None:
         """Log `events` (engine event dicts, in order) as produced in `phase` (a phase code)."""
-        phases, kinds, fields, starts, ends = self._phases, self._kinds, self._fields, self._starts, self._ends
+        phases, kinds, fields, starts, ends = (
+            self._phases,
+            self._kinds,
+            self._fields,
+            self._starts,
+            self._ends,
+        )
         for event in events:
             phases.append(phase)
             text = event.get("text")
             if (
-                event["type"] == "region_chunk" and type(text) is str and tuple(event) == _CHUNK_KEYS
-                and type(start := event["start"]) is int and type(end := event["end"]) is int and end - start == len(text)
+                event["type"] == "region_chunk"
+                and type(text) is str
+                and tuple(event) == _CHUNK_KEYS
+                and type(start := event["start"]) is int
+                and type(end := event["end"]) is int
+                and end - start == len(text)
                 and type(event["field"]) is str
             ):
                 field = self._field_index.get(event["field"])
@@ -104,8 +114,12 @@ class EventStore:
             return self._kept[index]
         start, end = self._starts[index], self._ends[index]
         return {
-            "type": "region_chunk", "field": self._field_names[self._fields[index]], "text": stream[start:end],
-            "dirty": kind == _DIRTY, "start": start, "end": end,
+            "type": "region_chunk",
+            "field": self._field_names[self._fields[index]],
+            "text": stream[start:end],
+            "dirty": kind == _DIRTY,
+            "start": start,
+            "end": end,
         }
 
     def view(self, stream: str) -> "LoggedEvents":
@@ -126,7 +140,9 @@ class LoggedEvents(Sequence):
 
     def _entry(self, index: int) -> LoggedEvent:
         store = self._store
-        return LoggedEvent(index + 1, phase_label(store._phases[index]), store.event(index, self._stream))
+        return LoggedEvent(
+            index + 1, phase_label(store._phases[index]), store.event(index, self._stream)
+        )
 
     def __getitem__(self, index):
         if isinstance(index, slice):
@@ -141,7 +157,11 @@ class LoggedEvents(Sequence):
         return (self._entry(i) for i in range(self._count))
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Sequence) and len(other) == self._count and all(a == b for a, b in zip(self, other))
+        return (
+            isinstance(other, Sequence)
+            and len(other) == self._count
+            and all(a == b for a, b in zip(self, other))
+        )
 
     def __repr__(self) -> str:
         return f"<{self._count} logged events>"
@@ -152,7 +172,8 @@ def without_chunks(events: Sequence[LoggedEvent]) -> Iterator[LoggedEvent]:
     if isinstance(events, LoggedEvents):
         store, count = events._store, events._count
         return (
-            events._entry(index) for index, event in store._kept.items()
+            events._entry(index)
+            for index, event in store._kept.items()
             if index < count and event.get("type") != "region_chunk"
         )
     return (logged for logged in events if logged.event.get("type") != "region_chunk")
@@ -163,23 +184,38 @@ def event_numbered(events: Sequence[LoggedEvent], number: int | None) -> LoggedE
     if number is None or not 0 < number <= len(events):
         return None
     logged = events[number - 1]
-    return logged if logged.number == number else next((e for e in events if e.number == number), None)
+    return (
+        logged if logged.number == number else next((e for e in events if e.number == number), None)
+    )
 
 
-def chunks_overlapping(events: Sequence[LoggedEvent], field: str | None, start: int, end: int) -> list[LoggedEvent]:
+def chunks_overlapping(
+    events: Sequence[LoggedEvent], field: str | None, start: int, end: int
+) -> list[LoggedEvent]:
     """The `region_chunk` events of `field` whose offsets overlap `[start, end)`, in order."""
     if isinstance(events, LoggedEvents):
         store, count = events._store, events._count
         found = [
-            index for index in range(count)
-            if store._kinds[index] != _KEPT and store._starts[index] < end and store._ends[index] > start
+            index
+            for index in range(count)
+            if store._kinds[index] != _KEPT
+            and store._starts[index] < end
+            and store._ends[index] > start
         ]
-        found += [index for index, event in store._kept.items() if index < count and event.get("type") == "region_chunk"]
+        found += [
+            index
+            for index, event in store._kept.items()
+            if index < count and event.get("type") == "region_chunk"
+        ]
         candidates = (events._entry(index) for index in sorted(found))
     else:
         candidates = iter(events)
     return [
-        logged for logged in candidates
-        if logged.event.get("type") == "region_chunk" and logged.event.get("field") == field
-        and "start" in logged.event and logged.event["start"] < end and logged.event["end"] > start
+        logged
+        for logged in candidates
+        if logged.event.get("type") == "region_chunk"
+        and logged.event.get("field") == field
+        and "start" in logged.event
+        and logged.event["start"] < end
+        and logged.event["end"] > start
     ]

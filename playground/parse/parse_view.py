@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from engine import ResponseParser, load_template
-from engine.events import message_from_events
-from engine.errors import ParseDeadlineError, ResponseParseError
 from engine.authoring.trace import trace
+from engine.errors import ParseDeadlineError, ResponseParseError
+from engine.events import message_from_events
 
 from ..server import limits
 from .event_store import FINALIZE, PREFIX, WHOLE_FEED, EventStore, LoggedEvent
@@ -162,8 +162,11 @@ class ParseView:
         store = getattr(self.events, "_store", None)
         kept = len(store._kept) if store is not None else len(self.events)
         return (
-            2 * (sys.getsizeof(self.stream) + sys.getsizeof(self.cut_away)) + SPAN_BYTES * len(self.spans)
-            + LOGGED_EVENT_BYTES * len(self.events) + KEPT_EVENT_BYTES * kept + 8 * len(self.chunk_ends)
+            2 * (sys.getsizeof(self.stream) + sys.getsizeof(self.cut_away))
+            + SPAN_BYTES * len(self.spans)
+            + LOGGED_EVENT_BYTES * len(self.events)
+            + KEPT_EVENT_BYTES * kept
+            + 8 * len(self.chunk_ends)
         )
 
     @property
@@ -174,7 +177,10 @@ class ParseView:
     @property
     def initial_events(self) -> list[dict]:
         """The events the prefix produced (`ResponseParser.initial_events`)."""
-        return [logged.event for logged in itertools.takewhile(lambda logged: logged.phase == "prefix", self.events)]
+        return [
+            logged.event
+            for logged in itertools.takewhile(lambda logged: logged.phase == "prefix", self.events)
+        ]
 
     @property
     def current_feed(self) -> tuple[int, int] | None:
@@ -189,7 +195,9 @@ class ParseView:
     def current_phases(self) -> frozenset[str]:
         """The event phases of the fresh feeds (``"feed N"``), empty before the first feed."""
         feeds = len(self.chunk_ends)
-        return frozenset(f"feed {n}" for n in range(max(1, feeds - max(1, self.fresh_feeds) + 1), feeds + 1))
+        return frozenset(
+            f"feed {n}" for n in range(max(1, feeds - max(1, self.fresh_feeds) + 1), feeds + 1)
+        )
 
 
 def _phase(stage: str, chunk: int | None) -> int:
@@ -216,7 +224,9 @@ def _trace_errors(result, to_stream, budget: str) -> list[ErrorMark]:
         else:
             start = error.stream_offset
             end = None if start is None or error.text is None else start + len(error.text)
-        position = None if error.position is None else to_stream(error.position_source, error.position)
+        position = (
+            None if error.position is None else to_stream(error.position_source, error.position)
+        )
         message = f"{error.type}: {error.message}"
         if error.type == ParseDeadlineError.__name__:
             message = _deadline_note(message, budget)
@@ -225,7 +235,13 @@ def _trace_errors(result, to_stream, budget: str) -> list[ErrorMark]:
 
 
 def traced_view(
-    template: dict, prefix: str, generation: str, tools: list | None, *, budget: str = "parse_seconds", until: float | None = None,
+    template: dict,
+    prefix: str,
+    generation: str,
+    tools: list | None,
+    *,
+    budget: str = "parse_seconds",
+    until: float | None = None,
 ) -> ParseView:
     """Parse a whole generation with `engine.trace` and turn it into a ParseView.
 
@@ -238,8 +254,14 @@ def traced_view(
     started = time.perf_counter()
     deadline = started + getattr(limits.current(), budget)
     result = trace(
-        generation, template, prefix=prefix, tools=tools, regex_timeout=limits.current().regex_seconds,
-        deadline=deadline if until is None else min(deadline, until), positions=True, on_error=ON_ERROR,
+        generation,
+        template,
+        prefix=prefix,
+        tools=tools,
+        regex_timeout=limits.current().regex_seconds,
+        deadline=deadline if until is None else min(deadline, until),
+        positions=True,
+        on_error=ON_ERROR,
     )
     seconds = time.perf_counter() - started
     tail = result.prefix_tail
@@ -249,8 +271,16 @@ def traced_view(
 
     spans = [
         MapSpan(
-            s.stream_start, s.stream_end, s.kind, s.field, s.region, s.captures or None,
-            s.delimiter, s.delimiter_path, s.matched_text, s.error,
+            s.stream_start,
+            s.stream_end,
+            s.kind,
+            s.field,
+            s.region,
+            s.captures or None,
+            s.delimiter,
+            s.delimiter_path,
+            s.matched_text,
+            s.error,
         )
         for s in result.spans
     ]
@@ -270,7 +300,11 @@ def traced_view(
         message=result.message,
         errors=_trace_errors(result, to_stream, budget),
         warnings=[WarningNote(w.code, w.message, w.suggestion) for w in result.warnings],
-        figures=[("characters", f"{len(generation):,}"), ("events", f"{len(events):,}"), ("traced parse", f"{seconds * 1000:.1f} ms")],
+        figures=[
+            ("characters", f"{len(generation):,}"),
+            ("events", f"{len(events):,}"),
+            ("traced parse", f"{seconds * 1000:.1f} ms"),
+        ],
         template=template,
         tools=tools,
     )
@@ -286,7 +320,9 @@ def held_reason(template: dict, current_field: str | None, held: str) -> str:
         return ""
     loaded = load_template(template)
     spec = loaded.fields.get(current_field) if current_field else None
-    watching = loaded.watch_outside if spec is None or spec.implicit else loaded.watch_inside[spec.name]
+    watching = (
+        loaded.watch_outside if spec is None or spec.implicit else loaded.watch_inside[spec.name]
+    )
     # A pattern may hold a long text: only its last HELD_STARTS starts are tried, within HELD_SECONDS.
     ends = time.perf_counter() + HELD_SECONDS
     for delimiter in watching.delimiters:
@@ -295,7 +331,9 @@ def held_reason(template: dict, current_field: str | None, held: str) -> str:
                 return f"`{shorten_text(held)}` is held until more text decides it"
             tail = held[start:]
             if delimiter.literals is not None:
-                literal = next((x for x in delimiter.literals if x.startswith(tail) and x != tail), None)
+                literal = next(
+                    (x for x in delimiter.literals if x.startswith(tail) and x != tail), None
+                )
                 if literal is not None:
                     return f"`{tail}` could still become `{literal}` ({delimiter.path})"
             else:
@@ -310,7 +348,7 @@ def held_reason(template: dict, current_field: str | None, held: str) -> str:
 
 def shorten_text(text: str, limit: int = 200) -> str:
     """`text`, its middle cut out when it is longer than `limit` characters."""
-    return text if len(text) <= limit else f"{text[: limit // 2]}…{text[-limit // 2:]}"
+    return text if len(text) <= limit else f"{text[: limit // 2]}…{text[-limit // 2 :]}"
 
 
 def _marked(spans: list[MapSpan], error: ErrorMark, index: int) -> list[MapSpan]:
@@ -353,7 +391,9 @@ class PlainParse:
         self.message: dict | None = None
         self._parser: ResponseParser | None = None
         try:
-            self._parser = ResponseParser(template, prefix=prefix, tools=tools, regex_timeout=limits.current().regex_seconds)
+            self._parser = ResponseParser(
+                template, prefix=prefix, tools=tools, regex_timeout=limits.current().regex_seconds
+            )
         except (ResponseParseError, TimeoutError) as error:
             self.stopped = f"{type(error).__name__}: {error}"
 
@@ -389,8 +429,16 @@ class LiveParse:
     naming `budget`; a server sets it per request (`set_deadline`).
     """
 
-    def __init__(self, template: dict, prefix: str, tools: list | None, *, plain: bool = False,
-                 deadline: float | None = None, budget: str = "replay_seconds"):
+    def __init__(
+        self,
+        template: dict,
+        prefix: str,
+        tools: list | None,
+        *,
+        plain: bool = False,
+        deadline: float | None = None,
+        budget: str = "replay_seconds",
+    ):
         self.template, self.tools = template, tools
         self.field_names = list(template.get("fields", {}))
         self.events = EventStore()
@@ -459,7 +507,9 @@ class LiveParse:
             self.parse_seconds += time.thread_time() - started
         if events:
             if len(events) == 1 and events[0]["type"] == "region_chunk":
-                self.events.append(events, self.feeds)  # the common case: one more chunk of the open region
+                self.events.append(
+                    events, self.feeds
+                )  # the common case: one more chunk of the open region
             else:
                 self._log(events, self.feeds)
 
@@ -511,7 +561,11 @@ class LiveParse:
         for index in range(self._errors_merged, len(errors)):
             merged[:] = _marked(merged, errors[index], index)
         self._errors_merged = len(errors)
-        ranges = [(i, e.start, e.end) for i, e in enumerate(errors) if e.start is not None and e.end is not None]
+        ranges = [
+            (i, e.start, e.end)
+            for i, e in enumerate(errors)
+            if e.start is not None and e.end is not None
+        ]
         recorded = self.parser.spans
         # The stretch being merged: its MapSpan fields but the end, and its end (built once it ends).
         last = merged.pop() if merged and merged[-1].delimiter is None else None
@@ -521,7 +575,12 @@ class LiveParse:
         for s in recorded:
             match = s.match
             error = next((i for i, a, b in ranges if a <= s.start < b), None) if ranges else None
-            if match is None and run is not None and run_end == s.start and run == (s.kind, s.field, s.region, error):
+            if (
+                match is None
+                and run is not None
+                and run_end == s.start
+                and run == (s.kind, s.field, s.region, error)
+            ):
                 run_end = s.end  # one stretch, however many feeds it came in
                 continue
             if run is not None:
@@ -532,8 +591,16 @@ class LiveParse:
                 continue
             merged.append(
                 MapSpan(
-                    s.start, s.end, s.kind, s.field, s.region, dict(match.captures) if match.captures else None,
-                    match.delimiter.source, match.delimiter.path, match.text, error,
+                    s.start,
+                    s.end,
+                    s.kind,
+                    s.field,
+                    s.region,
+                    dict(match.captures) if match.captures else None,
+                    match.delimiter.source,
+                    match.delimiter.path,
+                    match.text,
+                    error,
                 )
             )
         if run is not None:
@@ -541,7 +608,13 @@ class LiveParse:
         recorded.clear()  # the parser only appends to its list; what it held is merged in now
         return list(merged)
 
-    def view(self, extra_figures: list[tuple[str, str]] = (), *, partial_message: bool = True, fresh_feeds: int = 1) -> ParseView:
+    def view(
+        self,
+        extra_figures: list[tuple[str, str]] = (),
+        *,
+        partial_message: bool = True,
+        fresh_feeds: int = 1,
+    ) -> ParseView:
         """The parse so far as a ParseView (held text as a "held" span while streaming).
 
         `partial_message`: while streaming, add up the regions closed so far (a pass over every
@@ -570,7 +643,8 @@ class LiveParse:
             message=self.message,
             partial_message=(
                 message_from_events((e.event for e in events), self.template)
-                if partial_message and not self.finished else None
+                if partial_message and not self.finished
+                else None
             ),
             errors=errors,
             figures=list(extra_figures),

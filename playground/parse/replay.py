@@ -19,8 +19,8 @@ from engine import load_template
 
 from ..server import limits
 from ..server.admission import make_way
-from .chunking import make_chunks, token_pieces
 from ..server.limits import InputError, check_text_sizes, read_template, read_tools
+from .chunking import make_chunks, token_pieces
 from .parse_view import LiveParse
 
 # Feeding looks at the request's time budget every this many chunks.
@@ -61,13 +61,20 @@ class Replay:
     def weight(self) -> int:
         """About the bytes this replay keeps: its chunks (one-character Latin-1 strings are shared
         by Python, others are objects of their own) and the parse so far."""
-        chunks = sys.getsizeof(self.chunks) + (0 if self.latin1 else 56 * len(self.chunks) + self.characters)
+        chunks = sys.getsizeof(self.chunks) + (
+            0 if self.latin1 else 56 * len(self.chunks) + self.characters
+        )
         live = self.live
         parse = 0
         if live is not None:
             store = live.events
-            parse = (32 * len(store) + 600 * len(store._kept) + 320 * len(live._merged) + 3 * live.received
-                     + 8 * len(live.chunk_ends))
+            parse = (
+                32 * len(store)
+                + 600 * len(store._kept)
+                + 320 * len(live._merged)
+                + 3 * live.received
+                + 8 * len(live.chunk_ends)
+            )
         return chunks + parse
 
 
@@ -76,8 +83,18 @@ def replay_key(*inputs) -> str:
     return str(hash(json.dumps([str(i) for i in inputs])))
 
 
-def prepare_replay(template_text, prefix, generation, tools_text, how, size, seed, points, replay: Replay | None,
-                   generated: tuple[str, list[int]] | None = None) -> Replay:
+def prepare_replay(
+    template_text,
+    prefix,
+    generation,
+    tools_text,
+    how,
+    size,
+    seed,
+    points,
+    replay: Replay | None,
+    generated: tuple[str, list[int]] | None = None,
+) -> Replay:
     """The session's replay when the inputs are unchanged, else a new one at position 0.
 
     `generated`: the last live generation's text and the offsets between its streamed pieces;
@@ -92,15 +109,26 @@ def prepare_replay(template_text, prefix, generation, tools_text, how, size, see
     tools = read_tools(tools_text)
     check_text_sizes(prefix or "", generation or "")
     load_template(template)
-    if how == "tokens" and generated is not None and generated[0] == (generation or "") and generation:
+    if (
+        how == "tokens"
+        and generated is not None
+        and generated[0] == (generation or "")
+        and generation
+    ):
         cuts = generated[1]
         chunks = [generation[a:b] for a, b in zip([0, *cuts], [*cuts, len(generation)])]
-        return Replay(key, chunks, 0, "the tokens Generate live streamed", None, template, prefix or "", tools)
+        return Replay(
+            key, chunks, 0, "the tokens Generate live streamed", None, template, prefix or "", tools
+        )
     note = f"tokens from {token_pieces(generation)[1]}" if how == "tokens" and generation else ""
     chunks = make_chunks(generation or "", how, size, seed, points)
     generation = generation or ""
-    latin1 = all(len(chunk) == 1 for chunk in chunks) and (generation.isascii() or max(map(ord, generation)) < 256)
-    return Replay(key, chunks, 0, note, None, template, prefix or "", tools, len(generation), latin1)
+    latin1 = all(len(chunk) == 1 for chunk in chunks) and (
+        generation.isascii() or max(map(ord, generation)) < 256
+    )
+    return Replay(
+        key, chunks, 0, note, None, template, prefix or "", tools, len(generation), latin1
+    )
 
 
 def seek(replay: Replay, position: int, *, deadline: float | None = None) -> LiveParse:
@@ -122,8 +150,10 @@ def seek(replay: Replay, position: int, *, deadline: float | None = None) -> Liv
         if not number % DEADLINE_EVERY:
             if deadline is not None and time.perf_counter() > deadline:
                 replay.live, replay.position = live, number
-                raise InputError(limits.over_budget("replay_seconds", f"Replaying to chunk {position:,}") +
-                                 f" It reached chunk {number:,}; Step or Play go on from there.")
+                raise InputError(
+                    limits.over_budget("replay_seconds", f"Replaying to chunk {position:,}")
+                    + f" It reached chunk {number:,}; Step or Play go on from there."
+                )
             make_way()
         live.feed(chunk)
     replay.live, replay.position = live, position

@@ -115,7 +115,13 @@ class Session:
                 shown += 2 * sys.getsizeof(view.stream)  # its events and spans are the replay's
             else:
                 shown += view.weight
-        rows = sum(len(row.get("prompt") or "") + len(row.get("generation") or "") for row in self.check_rows) * 2
+        rows = (
+            sum(
+                len(row.get("prompt") or "") + len(row.get("generation") or "")
+                for row in self.check_rows
+            )
+            * 2
+        )
         texts = sys.getsizeof(self.test_cases_text) + sys.getsizeof(self.reset_text)
         return shown + replay + rows + texts
 

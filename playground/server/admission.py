@@ -33,8 +33,13 @@ SESSION_WAITING = 1
 MAKE_WAY_SECONDS = 0.05
 # Work kinds shown in refusals.
 _NAMES = {
-    "parse": "parses", "replay": "replays", "model": "generations", "export": "exports",
-    "conformance": "chat-template checks", "reference": "comparisons with transformers", "fit": "template fits",
+    "parse": "parses",
+    "replay": "replays",
+    "model": "generations",
+    "export": "exports",
+    "conformance": "chat-template checks",
+    "reference": "comparisons with transformers",
+    "fit": "template fits",
 }
 
 
@@ -46,7 +51,9 @@ def client_address(request: Any) -> str:
     if hops <= 0:
         return peer
     headers = getattr(request, "headers", None) or {}
-    seen = [part.strip() for part in (headers.get("x-forwarded-for") or "").split(",") if part.strip()]
+    seen = [
+        part.strip() for part in (headers.get("x-forwarded-for") or "").split(",") if part.strip()
+    ]
     return seen[-hops] if len(seen) >= hops else (seen[0] if seen else peer)
 
 
@@ -54,7 +61,13 @@ def _events(queue, kind: str) -> tuple[list, list]:
     """(waiting, running) events of concurrency group `kind`."""
     group = queue.event_queue_per_concurrency_id.get(kind)
     waiting = list(group.queue) if group is not None else []
-    running = [event for job in list(queue.active_jobs) if job for event in job if event.concurrency_id == kind]
+    running = [
+        event
+        for job in list(queue.active_jobs)
+        if job
+        for event in job
+        if event.concurrency_id == kind
+    ]
     return waiting, running
 
 
@@ -72,17 +85,23 @@ def refusal(queue, kind: str, session_hash: str | None, address: str) -> str | N
     cap = limits.client_cap(kind)
     if len(mine) >= cap:
         setting = "client_jobs" if work.heavy else "client_parses"
-        return (f"You already have {len(mine)} {name} running or waiting (at most {cap} at once, PLAYGROUND_LIMITS "
-                f"{setting}): wait for them to end.")
+        return (
+            f"You already have {len(mine)} {name} running or waiting (at most {cap} at once, PLAYGROUND_LIMITS "
+            f"{setting}): wait for them to end."
+        )
     if work.heavy and session_hash:
         heavy = [
-            event for heavy_kind in limits.HEAVY_WORK for event in sum(_events(queue, heavy_kind), [])
+            event
+            for heavy_kind in limits.HEAVY_WORK
+            for event in sum(_events(queue, heavy_kind), [])
             if event.session_hash == session_hash
         ]
         allowed = caps.session_jobs + SESSION_WAITING
         if len(heavy) >= allowed:
-            return (f"This page already has {len(heavy)} jobs running or waiting (at most {allowed}; PLAYGROUND_LIMITS "
-                    "session_jobs): press Stop or wait for them to end.")
+            return (
+                f"This page already has {len(heavy)} jobs running or waiting (at most {allowed}; PLAYGROUND_LIMITS "
+                "session_jobs): press Stop or wait for them to end."
+            )
     return None
 
 
@@ -138,7 +157,9 @@ class RequestSizeCap:
             return await self.app(scope, receive, send)
         caps = limits.current()
         upload = scope.get("path", "").rstrip("/").endswith("/upload")
-        cap = (caps.upload_mb if upload else caps.request_mb) * 1_000_000 + 65_536  # room for the form's own fields
+        cap = (
+            caps.upload_mb if upload else caps.request_mb
+        ) * 1_000_000 + 65_536  # room for the form's own fields
         length = dict(scope.get("headers") or ()).get(b"content-length")
         if length is not None and length.isdigit() and int(length) > cap:
             return await _too_large(send, cap)
@@ -164,10 +185,20 @@ class _TooLarge(Exception):
 
 
 async def _too_large(send, cap: int) -> None:
-    body = (f'{{"detail": "The request is too large (limit {cap // 1_000_000} MB, PLAYGROUND_LIMITS request_mb or '
-            f'upload_mb)."}}').encode()
+    body = (
+        f'{{"detail": "The request is too large (limit {cap // 1_000_000} MB, PLAYGROUND_LIMITS request_mb or '
+        f'upload_mb)."}}'
+    ).encode()
     # Connection: close, so the server stops reading the body instead of draining it.
-    await send({"type": "http.response.start", "status": 413,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

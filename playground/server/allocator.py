@@ -34,5 +34,9 @@ def return_freed_memory() -> bool:
         mallopt = libc.mallopt
     except (OSError, AttributeError):  # not glibc (musl, macOS)
         return False
-    settings = ((M_ARENA_MAX, ARENAS), (M_TRIM_THRESHOLD, THRESHOLD_BYTES), (M_MMAP_THRESHOLD, THRESHOLD_BYTES))
+    settings = (
+        (M_ARENA_MAX, ARENAS),
+        (M_TRIM_THRESHOLD, THRESHOLD_BYTES),
+        (M_MMAP_THRESHOLD, THRESHOLD_BYTES),
+    )
     return all([bool(mallopt(parameter, value)) for parameter, value in settings])

@@ -35,7 +35,11 @@ def allow_folder(folder: str | Path) -> None:
 
 def allowed_roots() -> list[Path]:
     """The folders a visitor may name, everything under them included."""
-    return [DEMO_MODEL, *_allowed, *(Path(folder).expanduser().resolve() for folder in limits.current().model_folders)]
+    return [
+        DEMO_MODEL,
+        *_allowed,
+        *(Path(folder).expanduser().resolve() for folder in limits.current().model_folders),
+    ]
 
 
 def _under(folder: Path, root: Path) -> bool:

@@ -145,7 +145,9 @@ class Limits:
                 problems.append(f"{key!r} {problem}")
         if problems:
             raise LimitsError(
-                "PLAYGROUND_LIMITS: " + "; ".join(problems) + f". The keys are: {', '.join(kinds)} (see docs/app.md)."
+                "PLAYGROUND_LIMITS: "
+                + "; ".join(problems)
+                + f". The keys are: {', '.join(kinds)} (see docs/app.md)."
             )
         return cls(**{key: _converted(value, kinds[key]) for key, value in given.items()})
 
@@ -159,8 +161,15 @@ class Limits:
 def json_kind(value: Any) -> str:
     """What a JSON value is, for messages: "a boolean", "a number", "a string", "a list", "an object" or "null"
     (a value JSON cannot hold gets its type's name)."""
-    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object",
-             type(None): "null"}
+    names = {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+        type(None): "null",
+    }
     return names.get(type(value), type(value).__name__)
 
 
@@ -171,8 +180,12 @@ ZERO_ALLOWED = ("proxy_hops",)
 def _bad_value(key: str, value: Any, kind: str) -> str | None:
     """Why `value` cannot be limit `key` of `kind` ("int", "float" or a tuple of folders), or None when it can."""
     if kind.startswith("tuple"):
-        if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
-            return f'must be a list of folder paths such as ["/data/models"], got {json_kind(value)}'
+        if not isinstance(value, list) or not all(
+            isinstance(item, str) and item.strip() for item in value
+        ):
+            return (
+                f'must be a list of folder paths such as ["/data/models"], got {json_kind(value)}'
+            )
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"must be a number, got {json_kind(value)} ({json.dumps(value)[:40]})"
@@ -223,7 +236,9 @@ class WorkKind:
 WORK = {
     "parse": WorkKind(8, 64, False),  # parse, sample switch, lint, format, share, display changes
     "replay": WorkKind(4, 8, True),  # Step / Play with its stream check
-    "model": WorkKind(4, 8, True),  # Generate live (waiting for a load or a generation slot included)
+    "model": WorkKind(
+        4, 8, True
+    ),  # Generate live (waiting for a load or a generation slot included)
     "export": WorkKind(4, 8, True),  # writing the download files
     "conformance": WorkKind(2, 8, True),  # chat-template checks, each in a worker process
     "infer": WorkKind(2, 8, True),  # template inference from a chat template, in a worker process
@@ -282,11 +297,15 @@ def read_json(text: str, what: str, max_chars: int, limits: Limits | None = None
     if len(text) > max_chars:
         raise InputError(f"{what} is too large: {len(text):,} characters (limit {max_chars:,}).")
     if (depth := json_depth(text)) > limits.json_depth:
-        raise InputError(f"{what} is nested too deeply: {depth} levels (limit {limits.json_depth}).")
+        raise InputError(
+            f"{what} is nested too deeply: {depth} levels (limit {limits.json_depth})."
+        )
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise InputError(f"{what} is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}.") from None
+        raise InputError(
+            f"{what} is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}."
+        ) from None
 
 
 def _long_patterns(value: Any, path: str, limit: int) -> list[str]:
@@ -310,7 +329,9 @@ def read_template(text: str, limits: Limits | None = None) -> dict:
     """
     limits = limits or current()
     if not text or not text.strip():
-        raise InputError("The template is empty: pick one from templates/ in the Template tab, or load a sample.")
+        raise InputError(
+            "The template is empty: pick one from templates/ in the Template tab, or load a sample."
+        )
     template = read_json(text, "The template", limits.template_chars, limits)
     if not isinstance(template, dict):
         raise InputError("The template must be a JSON object with 'fields' (and 'start_anchor').")
@@ -319,7 +340,9 @@ def read_template(text: str, limits: Limits | None = None) -> dict:
         raise InputError(f"The template has {len(fields)} fields (limit {limits.fields}).")
     anchors = {k: template[k] for k in ("start_anchor", "start_anchor_pattern") if k in template}
     if too_long := _long_patterns({**anchors, "fields": fields or {}}, "", limits.pattern_chars):
-        raise InputError(f"Pattern or delimiter too long at {too_long[0]} (limit {limits.pattern_chars:,} characters).")
+        raise InputError(
+            f"Pattern or delimiter too long at {too_long[0]} (limit {limits.pattern_chars:,} characters)."
+        )
     return template
 
 
@@ -330,7 +353,9 @@ def read_tools(text: str, limits: Limits | None = None) -> list | None:
         return None
     tools = read_json(text, "The tools JSON", limits.tools_chars, limits)
     if not isinstance(tools, list) or not all(isinstance(tool, dict) for tool in tools):
-        raise InputError('The tools JSON must be a list of tool objects, e.g. [{"type": "function", "function": {...}}].')
+        raise InputError(
+            'The tools JSON must be a list of tool objects, e.g. [{"type": "function", "function": {...}}].'
+        )
     return tools
 
 
@@ -338,6 +363,10 @@ def check_text_sizes(prefix: str, generation: str, limits: Limits | None = None)
     """Raise InputError when the prefix or the generation is over its cap."""
     limits = limits or current()
     if len(prefix) > limits.prefix_chars:
-        raise InputError(f"The prefix is too long: {len(prefix):,} characters (limit {limits.prefix_chars:,}).")
+        raise InputError(
+            f"The prefix is too long: {len(prefix):,} characters (limit {limits.prefix_chars:,})."
+        )
     if len(generation) > limits.generation_chars:
-        raise InputError(f"The generation is too long: {len(generation):,} characters (limit {limits.generation_chars:,}).")
+        raise InputError(
+            f"The generation is too long: {len(generation):,} characters (limit {limits.generation_chars:,})."
+        )

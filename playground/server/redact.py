@@ -16,14 +16,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # The engine's documented errors, whose names stay.
-ENGINE_ERRORS = ("ResponseParseError", "PatternTimeoutError", "ParseDeadlineError", "UndefinedPlaceholderError", "TemplateError")
+ENGINE_ERRORS = (
+    "ResponseParseError",
+    "PatternTimeoutError",
+    "ParseDeadlineError",
+    "UndefinedPlaceholderError",
+    "TemplateError",
+)
 # An absolute path on a POSIX server: a top-level folder of the usual ones, and what follows it.
 _PATH = re.compile(
     r"(?<![\w<>/.~-])(?:~|/(?:root|home|tmp|work|usr|etc|var|opt|data|mnt|srv|proc|sys|dev|app|Users|private|snap|run|lib|bin))"
     r"(?:/[^\s'\"`<>,;)\]]*)?"
 )
 # "TypeError: " and the like at the start of a message or of a clause.
-_TYPE = re.compile(r"\b(?:[a-z_]\w*\.)*([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning))(?::\s*|\b)")
+_TYPE = re.compile(
+    r"\b(?:[a-z_]\w*\.)*([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning))(?::\s*|\b)"
+)
 
 
 def _type_name(found: re.Match) -> str:

@@ -119,14 +119,20 @@ def _worker_main() -> None:
     except raised as error:
         result = {"error": str(error)}
     except MemoryError:
-        result = {"error": f"the job ran out of memory (a worker may use {job['memory_mb']:,} MB, PLAYGROUND_LIMITS worker_mb)"}
+        result = {
+            "error": f"the job ran out of memory (a worker may use {job['memory_mb']:,} MB, PLAYGROUND_LIMITS worker_mb)"
+        }
     except Exception:  # noqa: BLE001 - logged here; the visitor reads that it failed, not how
         logging.basicConfig()
         log.exception("a %s job failed", job["kind"])
         result = {"error": "the job failed in its worker process (the server log has the details)"}
     text = json.dumps(result, ensure_ascii=False)
     if len(text) > RESULT_CHARS:
-        text = json.dumps({"error": f"the result is too large ({len(text):,} characters of JSON, limit {RESULT_CHARS:,})"})
+        text = json.dumps(
+            {
+                "error": f"the result is too large ({len(text):,} characters of JSON, limit {RESULT_CHARS:,})"
+            }
+        )
     out.write(text)
     out.flush()
 
@@ -147,8 +153,13 @@ class _Pool:
     @staticmethod
     def _start() -> subprocess.Popen:
         return subprocess.Popen(
-            [sys.executable, "-m", "playground.server.workers"], cwd=ROOT, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
+            [sys.executable, "-m", "playground.server.workers"],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
         )
 
     def take(self) -> subprocess.Popen:
@@ -194,7 +205,9 @@ def running_workers() -> int:
         return sum(worker.poll() is None for worker in _pool.running)
 
 
-def run_job(kind: str, payload: dict, *, seconds: float, memory_mb: int | None = None) -> JobOutcome:
+def run_job(
+    kind: str, payload: dict, *, seconds: float, memory_mb: int | None = None
+) -> JobOutcome:
     """Run one job of `kind` (a key of `JOBS`) in a worker process, within `seconds`.
 
     Args:
@@ -210,10 +223,16 @@ def run_job(kind: str, payload: dict, *, seconds: float, memory_mb: int | None =
     memory_mb = memory_mb or limits.current().worker_mb
     slots = _pool.enter(kind)
     if slots is None:
-        return JobOutcome(error=f"too many jobs of this kind ({kind}) are waiting; try again in a moment")
+        return JobOutcome(
+            error=f"too many jobs of this kind ({kind}) are waiting; try again in a moment"
+        )
     try:
         if not slots.acquire(timeout=seconds):
-            return JobOutcome(error=f"cut off after {seconds:g} s", cut_off=True, seconds=time.perf_counter() - started)
+            return JobOutcome(
+                error=f"cut off after {seconds:g} s",
+                cut_off=True,
+                seconds=time.perf_counter() - started,
+            )
         try:
             return _run(kind, payload, seconds, memory_mb, started)
         finally:
@@ -238,22 +257,40 @@ def _run(kind: str, payload: dict, seconds: float, memory_mb: int, started: floa
         # The job's time counts from here: a worker's start-up (importing transformers, at a low
         # priority) is the server's cost, bounded by START_SECONDS, and spares hide it.
         ready = time.perf_counter()
-        log.info("a %s job: %.1f s waiting for a slot, %.1f s for a worker", kind, took - started, ready - took)
+        log.info(
+            "a %s job: %.1f s waiting for a slot, %.1f s for a worker",
+            kind,
+            took - started,
+            ready - took,
+        )
         out, err = worker.communicate(json.dumps(job, ensure_ascii=False), timeout=seconds)
     except subprocess.TimeoutExpired:
         worker.kill()
         worker.communicate()
-        return JobOutcome(error=f"cut off after {seconds:g} s", cut_off=True, seconds=time.perf_counter() - started)
+        return JobOutcome(
+            error=f"cut off after {seconds:g} s",
+            cut_off=True,
+            seconds=time.perf_counter() - started,
+        )
     finally:
         _pool.done(worker)
     elapsed = time.perf_counter() - started
     try:
         answer = json.loads(out)
     except json.JSONDecodeError:
-        log.warning("a %s worker stopped (exit status %s): %s", kind, worker.returncode, (err or "").strip()[-4000:])
-        stopped = "ran out of CPU time" if worker.returncode == -24 else "stopped before it answered"
+        log.warning(
+            "a %s worker stopped (exit status %s): %s",
+            kind,
+            worker.returncode,
+            (err or "").strip()[-4000:],
+        )
+        stopped = (
+            "ran out of CPU time" if worker.returncode == -24 else "stopped before it answered"
+        )
         return JobOutcome(error=f"the worker process {stopped}", seconds=elapsed)
-    if answer.get("error") and (err or "").strip():  # the worker's own log (a traceback) goes to the server's
+    if (
+        answer.get("error") and (err or "").strip()
+    ):  # the worker's own log (a traceback) goes to the server's
         log.warning("a %s job failed: %s\n%s", kind, answer["error"], err.strip()[-4000:])
     return JobOutcome(answer.get("result"), answer.get("error"), seconds=elapsed)
 

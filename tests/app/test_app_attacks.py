@@ -20,21 +20,28 @@ import psutil
 import pytest
 
 from tests.support import attacks
-from tests.support.paths import ROOT
 
 pytest.importorskip("gradio_client")
 
 SCRATCH = Path(tempfile.mkdtemp(prefix="attack-models-"))
 # Budgets shorter than the defaults, so the suite takes minutes, not tens of minutes.
 LIMITS = {
-    "conformance_seconds": 8, "reference_seconds": 5, "parse_seconds": 5, "replay_seconds": 45, "chat_template_seconds": 6,
-    "session_mb": 16, "sessions_mb": 96, "model_folders": [str(SCRATCH)],
+    "conformance_seconds": 8,
+    "reference_seconds": 5,
+    "parse_seconds": 5,
+    "replay_seconds": 45,
+    "chat_template_seconds": 6,
+    "session_mb": 16,
+    "sessions_mb": 96,
+    "model_folders": [str(SCRATCH)],
 }
 OTHERS_P95 = 2.0
 # What one request may hold for a moment beyond what sessions keep (MB): the 792 KB replay's events.
 TRANSIENT_MB = 450
 # What a message to a visitor must never hold: a server path, a Python exception type, a traceback.
-LEAKS = re.compile(r"/root|/work|/tmp/|/home/|Traceback|\b(?:Type|Value|Key|Recursion|Memory|OS|Runtime|Attribute|Index)Error\b")
+LEAKS = re.compile(
+    r"/root|/work|/tmp/|/home/|Traceback|\b(?:Type|Value|Key|Recursion|Memory|OS|Runtime|Attribute|Index)Error\b"
+)
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +67,9 @@ def server():
     sampler.join(timeout=5)
     pid = run.process.pid
     attacks.stop_server(run)
-    assert not [p for p in psutil.process_iter(["ppid"]) if p.info["ppid"] == pid], "the server left processes behind"
+    assert not [p for p in psutil.process_iter(["ppid"]) if p.info["ppid"] == pid], (
+        "the server left processes behind"
+    )
 
 
 def attacked(server, name: str):
@@ -75,8 +84,10 @@ def attacked(server, name: str):
 def test_a_flood_of_looping_checks_is_refused_past_the_clients_share(server):
     outcome = attacked(server, "1. 66 looping chat-template checks in 1 s")
     assert outcome.refused == 65  # one check per client at once (half the kind's two slots)
-    assert outcome.details["refusal"] == ("You already have 1 chat-template checks running or waiting (at most 1 at once, "
-                                          "PLAYGROUND_LIMITS client_jobs): wait for them to end.")
+    assert outcome.details["refusal"] == (
+        "You already have 1 chat-template checks running or waiting (at most 1 at once, "
+        "PLAYGROUND_LIMITS client_jobs): wait for them to end."
+    )
     assert outcome.said.startswith("The check was cut off after 8 s")
     assert outcome.seconds <= LIMITS["conformance_seconds"] + 3
 
@@ -84,7 +95,10 @@ def test_a_flood_of_looping_checks_is_refused_past_the_clients_share(server):
 def test_transformers_backtracking_is_killed_with_its_worker(server):
     outcome = attacked(server, "2. 8 backtracking 'vs transformers'")
     assert outcome.refused == 7
-    assert "the reference parser was stopped after 5 s (the time budget PLAYGROUND_LIMITS reference_seconds)" in outcome.said
+    assert (
+        "the reference parser was stopped after 5 s (the time budget PLAYGROUND_LIMITS reference_seconds)"
+        in outcome.said
+    )
     # This engine's parse first (its own budget), then transformers' in a worker (started anew
     # when the one started ahead is busy: seconds on a loaded machine).
     assert outcome.seconds <= LIMITS["parse_seconds"] + LIMITS["reference_seconds"] + 8
@@ -93,7 +107,9 @@ def test_transformers_backtracking_is_killed_with_its_worker(server):
 def test_a_parse_of_many_slow_regions_ends_within_its_budget(server):
     outcome = attacked(server, "3a. 8 /parse, lookahead backtracking x40 regions")
     assert outcome.refused == 4  # four parses per client at once
-    assert "fields.x.open_pattern" in outcome.said and ("pattern too slow" in outcome.said or "deadline" in outcome.said)
+    assert "fields.x.open_pattern" in outcome.said and (
+        "pattern too slow" in outcome.said or "deadline" in outcome.said
+    )
     assert outcome.seconds <= LIMITS["parse_seconds"] + 2
 
 
@@ -101,16 +117,23 @@ def test_a_big_replay_ends_within_its_budget(server):
     outcome = attacked(server, "3b. /replay of 792 KB at chars:1")
     # Past the budget: the answer's 792K events written as JSON (seconds on a loaded machine).
     assert outcome.seconds <= LIMITS["replay_seconds"] + 20
-    assert "791975 chunks" in outcome.said or "PLAYGROUND_LIMITS replay_seconds" in outcome.said, outcome.said
+    assert "791975 chunks" in outcome.said or "PLAYGROUND_LIMITS replay_seconds" in outcome.said, (
+        outcome.said
+    )
 
 
 def test_generate_refuses_a_huge_message_and_cuts_off_a_looping_chat_template(server):
     outcome = attacked(server, "4a. Generate with a 64,000-character message")
-    assert outcome.said == "The user message is too long: 64,000 characters (limit 8,000, PLAYGROUND_LIMITS message_chars)."
+    assert (
+        outcome.said
+        == "The user message is too long: 64,000 characters (limit 8,000, PLAYGROUND_LIMITS message_chars)."
+    )
     assert outcome.seconds < 5
     outcome = attacked(server, "4b. Generate with a looping chat template")
-    assert outcome.said.endswith("was stopped after 6 s (the time budget PLAYGROUND_LIMITS chat_template_seconds): it takes "
-                                 "too long to render this conversation, or loops")
+    assert outcome.said.endswith(
+        "was stopped after 6 s (the time budget PLAYGROUND_LIMITS chat_template_seconds): it takes "
+        "too long to render this conversation, or loops"
+    )
     assert outcome.seconds <= LIMITS["chat_template_seconds"] + 3
 
 
@@ -132,7 +155,9 @@ def test_sessions_keep_no_more_than_their_caps(server):
 
 def test_a_folder_that_exists_and_one_that_does_not_get_the_same_answer(server):
     outcome = attacked(server, "8. folder probes")
-    assert outcome.details["distinct"] == 1 and not outcome.details["read"], outcome.details["answers"]
+    assert outcome.details["distinct"] == 1 and not outcome.details["read"], outcome.details[
+        "answers"
+    ]
 
 
 def test_the_chat_view_shows_html_as_text(server):
@@ -153,5 +178,9 @@ def test_memory_stayed_within_the_caps_and_nothing_is_left_running(server):
     assert peak[0] - started < LIMITS["sessions_mb"] + TRANSIENT_MB, (started, peak[0])
     # The queues are empty (a parse answers at once), and only the idle spare worker is left.
     assert attacks.parse_seconds(run) is not None
-    workers = [p for p in psutil.Process(run.process.pid).children(recursive=True) if "playground.server.workers" in " ".join(p.cmdline())]
+    workers = [
+        p
+        for p in psutil.Process(run.process.pid).children(recursive=True)
+        if "playground.server.workers" in " ".join(p.cmdline())
+    ]
     assert len(workers) <= 1 and all(p.cpu_percent(interval=0.5) < 50 for p in workers)

@@ -7,23 +7,21 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from playground.catalog import DEFAULT_SAMPLE
 from engine.authoring.samples import load_samples
-from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, free_port, start_app
+from playground.catalog import DEFAULT_SAMPLE
+from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, start_app
 from tests.support.paths import ROOT
 
-
 playwright_api = pytest.importorskip("playwright.sync_api")
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium"
+)
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +38,9 @@ def app_url():
 @pytest.fixture(scope="module")
 def browser():
     with playwright_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
         yield chromium
         chromium.close()
 
@@ -66,7 +66,9 @@ class Shots:
         self.page.screenshot(path=str(path), full_page=True)
         self.paths.append(path)
         errors = self.page.get_by_text("Error", exact=True)
-        assert not any(errors.nth(i).is_visible() for i in range(errors.count())), f"Gradio shows an error: {self.where()}"
+        assert not any(errors.nth(i).is_visible() for i in range(errors.count())), (
+            f"Gradio shows an error: {self.where()}"
+        )
         return path
 
     def where(self) -> str:
@@ -78,7 +80,10 @@ def open_page(page, url: str, ready: str = "Parsed") -> None:
     which the page-load handler puts there)."""
     page.goto(url)
     page.wait_for_selector("#region-map-body")
-    page.wait_for_function("(ready) => document.querySelector('#status') && document.querySelector('#status').innerText.includes(ready)", arg=ready)
+    page.wait_for_function(
+        "(ready) => document.querySelector('#status') && document.querySelector('#status').innerText.includes(ready)",
+        arg=ready,
+    )
 
 
 def code_text(page, elem_id: str) -> str:
@@ -97,7 +102,9 @@ def test_sample_in_paste_mode_shows_regions_and_message(page, app_url, tmp_path)
     # One click on the case in the samples table loads it, template and all.
     page.locator("#sample-picker input").click()
     page.locator("#sample-picker input").fill("")
-    page.locator("#sample-picker input").press_sequentially(sample.id)  # typed: the list filters as the keys come
+    page.locator("#sample-picker input").press_sequentially(
+        sample.id
+    )  # typed: the list filters as the keys come
     page.get_by_role("option", name=sample.id).click()
     page.wait_for_function(
         "(name) => document.querySelector('#status').innerText.includes(name)", arg=sample.id
@@ -106,7 +113,9 @@ def test_sample_in_paste_mode_shows_regions_and_message(page, app_url, tmp_path)
     page.wait_for_selector("#generation textarea")
     shots.take("sample-loaded")
     assert page.locator("#generation textarea").input_value() == sample.generation, shots.where()
-    titles = page.locator("#region-map-body span[title]").evaluate_all("(spans) => spans.map(s => s.title)")
+    titles = page.locator("#region-map-body span[title]").evaluate_all(
+        "(spans) => spans.map(s => s.title)"
+    )
     opens = [t for t in titles if t.startswith("tool_calls · open")]
     closes = [t for t in titles if t.startswith("tool_calls · close")]
     assert len(opens) == len(sample.expected["tool_calls"]) == len(closes), (titles, shots.where())
@@ -115,13 +124,17 @@ def test_sample_in_paste_mode_shows_regions_and_message(page, app_url, tmp_path)
     assert shown == sample.expected, shots.where()
 
 
-@pytest.mark.skipif(not (ROOT / "samples" / "demo-model" / "config.json").exists(), reason="demo model not built")
+@pytest.mark.skipif(
+    not (ROOT / "samples" / "demo-model" / "config.json").exists(), reason="demo model not built"
+)
 def test_live_generation_streams_events_then_shows_the_message(page, app_url, tmp_path):
     shots = Shots(page, tmp_path)
     open_page(page, app_url)
     page.get_by_role("tab", name="Event log").click()
     page.get_by_role("tab", name="Generate live").click()
-    page.locator("#live-settings").click()  # system, messages, tools, thinking and sampling sit under Generate
+    page.locator(
+        "#live-settings"
+    ).click()  # system, messages, tools, thinking and sampling sit under Generate
     page.locator("#enable-thinking input").check()
     # Record every page update: was the generation still streaming, how many events were shown?
     page.evaluate(
@@ -135,7 +148,9 @@ def test_live_generation_streams_events_then_shows_the_message(page, app_url, tm
     )
     page.locator("#generate-button").click()
     # The last update fills the model note under the Generate button.
-    page.wait_for_function("() => document.querySelector('#model-note').innerText.includes('Model:')", timeout=150_000)
+    page.wait_for_function(
+        "() => document.querySelector('#model-note').innerText.includes('Model:')", timeout=150_000
+    )
     page.wait_for_function("() => !document.querySelector('.rt-status-live')", timeout=150_000)
     shots.take("finished")
     updates = page.evaluate("() => window.__updates")
@@ -149,7 +164,12 @@ def test_live_generation_streams_events_then_shows_the_message(page, app_url, tm
     assert "tokens/s" in figures, shots.where()
     # After the run token boundaries are off (they read as characters), and the label says "Message".
     assert page.locator("#region-map-body .rt-tok-odd").count() == 0, shots.where()
-    assert page.locator("#message-json label, #message-json [data-testid=block-info]").first.inner_text().strip() == "Message"
+    assert (
+        page.locator("#message-json label, #message-json [data-testid=block-info]")
+        .first.inner_text()
+        .strip()
+        == "Message"
+    )
     page.locator("#show-tokens input").check()
     page.wait_for_selector("#region-map-body .rt-tok-odd")
     # A replay of this generation steps through the model's own tokens.
@@ -165,24 +185,39 @@ def test_invalid_template_shows_the_error_and_the_page_keeps_working(page, app_u
     editor.click()
     page.keyboard.press("Control+A")
     page.keyboard.press("Delete")
-    page.keyboard.type('{"start_anchor": "<s>", "fields": {"x": {"open": "<x>", "content": "yaml"}}}')
-    page.wait_for_function("() => document.querySelector('#template-diagnostics').innerText.includes('fields.x.content')")
-    page.wait_for_function("() => document.querySelector('#status').innerText.includes('fields.x.content')")
+    page.keyboard.type(
+        '{"start_anchor": "<s>", "fields": {"x": {"open": "<x>", "content": "yaml"}}}'
+    )
+    page.wait_for_function(
+        "() => document.querySelector('#template-diagnostics').innerText.includes('fields.x.content')"
+    )
+    page.wait_for_function(
+        "() => document.querySelector('#status').innerText.includes('fields.x.content')"
+    )
     shots.take("invalid-template")
     assert "⛔" in page.locator("#template-diagnostics").inner_text(), shots.where()
     # The dropdown no longer names the template file the editor started from; Reset brings it back.
     page.get_by_role("tab", name="Paste & parse").click()
-    started_from = next(s.template_name for s in load_samples() if s.id == DEFAULT_SAMPLE)  # qwen3 (demo-model has the same text)
-    page.wait_for_function("() => document.querySelector('#template-choice input').value === '(edited in the Template tab)'")
+    started_from = next(
+        s.template_name for s in load_samples() if s.id == DEFAULT_SAMPLE
+    )  # qwen3 (demo-model has the same text)
+    page.wait_for_function(
+        "() => document.querySelector('#template-choice input').value === '(edited in the Template tab)'"
+    )
     page.get_by_role("tab", name="Template").click()
     page.locator("#reset-button").click()
     page.get_by_role("tab", name="Paste & parse").click()
-    page.wait_for_function("(name) => document.querySelector('#template-choice input').value === name", arg=started_from)
+    page.wait_for_function(
+        "(name) => document.querySelector('#template-choice input').value === name",
+        arg=started_from,
+    )
     page.get_by_role("tab", name="Template").click()
     editor.click()
     page.keyboard.press("Control+A")
     page.keyboard.type("{not json")
-    page.wait_for_function("() => document.querySelector('#status').innerText.includes('not valid JSON')")
+    page.wait_for_function(
+        "() => document.querySelector('#status').innerText.includes('not valid JSON')"
+    )
     shots.take("not-json")
     # The page still works: load another sample from the table.
     page.get_by_role("tab", name="Samples").click()
@@ -194,7 +229,11 @@ def test_invalid_template_shows_the_error_and_the_page_keeps_working(page, app_u
 
 def test_replay_one_character_chunks_passes_the_stream_check(page, app_url, tmp_path):
     shots = Shots(page, tmp_path)
-    open_page(page, app_url + "?sample=qwen3/reasoning-and-answer&chunking=chars:1", ready="qwen3/reasoning-and-answer")
+    open_page(
+        page,
+        app_url + "?sample=qwen3/reasoning-and-answer&chunking=chars:1",
+        ready="qwen3/reasoning-and-answer",
+    )
     page.locator("#replay-settings").click()  # chunking and speed sit under the replay bar
     assert page.locator("#chunk-size input").input_value() == "1", shots.where()
     page.locator("#play-button").click()
@@ -218,7 +257,10 @@ def new_page(browser):
     contexts = []
 
     def make(width: int, height: int, *, dark: bool = False, phone: bool = False):
-        options = {"viewport": {"width": width, "height": height}, "color_scheme": "dark" if dark else "light"}
+        options = {
+            "viewport": {"width": width, "height": height},
+            "color_scheme": "dark" if dark else "light",
+        }
         if phone:
             options.update(is_mobile=True, has_touch=True, device_scale_factor=2)
         context = browser.new_context(**options)
@@ -286,8 +328,12 @@ MUTED = ("rt-cutaway", "rt-note", "rt-explain-empty", "rt-ws")
 def test_map_legend_and_event_log_are_readable_in_both_themes(new_page, app_url, tmp_path, dark):
     page = new_page(1440, 900, dark=dark)
     shots = Shots(page, tmp_path)
-    open_page(page, app_url + "?sample=qwen3/reasoning-and-answer", ready="qwen3/reasoning-and-answer")
-    assert page.evaluate("() => document.body.classList.contains('dark')") == dark, "Gradio did not follow the colour scheme"
+    open_page(
+        page, app_url + "?sample=qwen3/reasoning-and-answer", ready="qwen3/reasoning-and-answer"
+    )
+    assert page.evaluate("() => document.body.classList.contains('dark')") == dark, (
+        "Gradio did not follow the colour scheme"
+    )
     page.get_by_role("tab", name="Event log").click()
     page.wait_for_selector("#event-log-table tr[data-n]")
     shots.take("themed")
@@ -299,7 +345,9 @@ def test_map_legend_and_event_log_are_readable_in_both_themes(new_page, app_url,
         "#template-diagnostics div",
     )
     assert len(measured) > 20, measured
-    too_low = [m for m in measured if m["ratio"] < (3 if any(c in m["classes"] for c in MUTED) else 4.5)]
+    too_low = [
+        m for m in measured if m["ratio"] < (3 if any(c in m["classes"] for c in MUTED) else 4.5)
+    ]
     assert not too_low, (too_low, shots.where())
 
 
@@ -310,7 +358,12 @@ def test_map_status_and_replay_bar_fit_one_screen_and_stay_there(new_page, app_u
 
     def on_screen(selector: str) -> bool:
         box = page.locator(selector).bounding_box()
-        return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 900 and box["x"] + box["width"] <= 1440
+        return (
+            box is not None
+            and box["y"] >= 0
+            and box["y"] + box["height"] <= 900
+            and box["x"] + box["width"] <= 1440
+        )
 
     shots.take("first-screen")
     for selector in ("#status", "#replay-bar", "#region-map-body", "#step-button", "#play-button"):
@@ -331,10 +384,18 @@ def test_clicking_a_tool_call_delimiter_explains_it(new_page, app_url, tmp_path)
     shots = Shots(page, tmp_path)
     open_page(page, app_url)
     page.locator("#region-map-body span[data-i]", has_text="<tool_call>").first.click()
-    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Open delimiter')")
+    page.wait_for_function(
+        "() => document.querySelector('#explain').innerText.includes('Open delimiter')"
+    )
     shots.take("explained")
     text = page.locator("#explain").inner_text()
-    for expected in ("fields.tool_calls.open", "<tool_call>", "region_open", "tool_calls[0]", "get_weather"):
+    for expected in (
+        "fields.tool_calls.open",
+        "<tool_call>",
+        "region_open",
+        "tool_calls[0]",
+        "get_weather",
+    ):
         assert expected in text, (expected, text, shots.where())
     # Its event links to the event log: the row is shown and highlighted.
     number = page.locator("#explain [data-event]").first.get_attribute("data-event")
@@ -345,10 +406,14 @@ def test_clicking_a_tool_call_delimiter_explains_it(new_page, app_url, tmp_path)
     page.locator("#region-map-body").focus()
     page.keyboard.press("Home")
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Cut-away prefix')")
+    page.wait_for_function(
+        "() => document.querySelector('#explain').innerText.includes('Cut-away prefix')"
+    )
     page.keyboard.press("ArrowRight")
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Start anchor')")
+    page.wait_for_function(
+        "() => document.querySelector('#explain').innerText.includes('Start anchor')"
+    )
     shots.take("keyboard")
 
 
@@ -369,7 +434,9 @@ def test_an_invalid_template_keeps_the_last_good_parse_marked_stale(new_page, ap
     assert code_text(page, "message-json") == message, shots.where()  # nothing is wiped
     assert page.locator("#region-map-body .rt-delim").count() > 0, shots.where()
     page.keyboard.press("Backspace")
-    page.wait_for_function("() => !document.querySelector('#stale-marker') && document.querySelector('#status').innerText.includes('Parsed')")
+    page.wait_for_function(
+        "() => !document.querySelector('#stale-marker') && document.querySelector('#status').innerText.includes('Parsed')"
+    )
     shots.take("valid-again")
 
 
@@ -384,7 +451,9 @@ def test_a_state_too_big_for_a_link_says_so_and_round_trips_as_a_file(new_page, 
     page.get_by_role("tab", name="Paste & parse").click()
     page.locator("#generation textarea").fill(generation)
     page.locator("#parse-button").click()
-    page.wait_for_function("() => document.querySelector('#live-figures').innerText.includes('30,000')")
+    page.wait_for_function(
+        "() => document.querySelector('#live-figures').innerText.includes('30,000')"
+    )
     page.locator("#share").click()
     page.locator("#share-button").click()
     page.wait_for_selector("#share-warning")
@@ -400,7 +469,9 @@ def test_a_state_too_big_for_a_link_says_so_and_round_trips_as_a_file(new_page, 
     open_page(other, app_url)
     other.locator("#share").click()
     other.locator("#state-upload input[type=file]").set_input_files(str(state_path))
-    other.wait_for_function("() => document.querySelector('#live-figures').innerText.includes('30,000')")
+    other.wait_for_function(
+        "() => document.querySelector('#live-figures').innerText.includes('30,000')"
+    )
     assert other.locator("#generation textarea").input_value() == generation
 
 
@@ -409,18 +480,30 @@ def test_phone_layout_shows_the_map_early_and_hides_no_tab(new_page, app_url, tm
     shots = Shots(page, tmp_path)
     open_page(page, app_url)
     shots.take("phone")
-    top = page.evaluate("() => document.querySelector('#region-map-body').getBoundingClientRect().top + window.scrollY")
+    top = page.evaluate(
+        "() => document.querySelector('#region-map-body').getBoundingClientRect().top + window.scrollY"
+    )
     assert top < 2 * 844, (top, shots.where())
     for tabs in ("#modes", "#results"):
         buttons = page.locator(f"{tabs} [role=tab]")
         assert buttons.count() >= 4, shots.where()
         for i in range(buttons.count()):
             box = buttons.nth(i).bounding_box()
-            assert box is not None and box["width"] > 0 and box["x"] + box["width"] <= 390, (tabs, i, box, shots.where())
-        assert page.locator(f"{tabs} .overflow-menu").count() == 0 or not page.locator(f"{tabs} .overflow-menu").first.is_visible()
+            assert box is not None and box["width"] > 0 and box["x"] + box["width"] <= 390, (
+                tabs,
+                i,
+                box,
+                shots.where(),
+            )
+        assert (
+            page.locator(f"{tabs} .overflow-menu").count() == 0
+            or not page.locator(f"{tabs} .overflow-menu").first.is_visible()
+        )
     # Touch: a tap explains a stretch too.
     page.locator("#region-map-body span[data-i]", has_text="<tool_call>").first.tap()
-    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Open delimiter')")
+    page.wait_for_function(
+        "() => document.querySelector('#explain').innerText.includes('Open delimiter')"
+    )
     shots.take("tapped")
 
 
@@ -429,11 +512,22 @@ def test_phone_layout_shows_the_map_early_and_hides_no_tab(new_page, app_url, tm
 # ---------------------------------------------------------------------------
 
 
-def state_link(url: str, template: dict, sample: str = "qwen3/text-then-tool-calls", **extra) -> str:
+def state_link(
+    url: str, template: dict, sample: str = "qwen3/text-then-tool-calls", **extra
+) -> str:
     """A deep link to `sample` with `template` in the editor (as Share writes it)."""
     from playground.authoring.share import PageState, share_link
 
-    query, _ = share_link(PageState(sample, "", {"template": json.dumps(template, indent=2)}, extra.get("chunking", "chars:1"), "paste", 0))
+    query, _ = share_link(
+        PageState(
+            sample,
+            "",
+            {"template": json.dumps(template, indent=2)},
+            extra.get("chunking", "chars:1"),
+            "paste",
+            0,
+        )
+    )
     return url + query
 
 
@@ -448,12 +542,24 @@ def damaged_qwen3(change: str) -> dict:
     return template
 
 
-@pytest.mark.parametrize(("change", "headline", "key"), [
-    ("close", "⚠ Cause (fields.tool_calls.close_pattern): fields.tool_calls.close_pattern expects '</toolcall>', but the text has '</tool_call>'",
-     "fields.tool_calls.close_pattern"),
-    ("anchor", "⚠ Cause (start_anchor): The start anchor '<|im_start|>model\\n' is not in the prefix", "start_anchor"),
-])
-def test_the_headline_names_the_cause_and_explain_points_at_its_key(new_page, app_url, tmp_path, change, headline, key):
+@pytest.mark.parametrize(
+    ("change", "headline", "key"),
+    [
+        (
+            "close",
+            "⚠ Cause (fields.tool_calls.close_pattern): fields.tool_calls.close_pattern expects '</toolcall>', but the text has '</tool_call>'",
+            "fields.tool_calls.close_pattern",
+        ),
+        (
+            "anchor",
+            "⚠ Cause (start_anchor): The start anchor '<|im_start|>model\\n' is not in the prefix",
+            "start_anchor",
+        ),
+    ],
+)
+def test_the_headline_names_the_cause_and_explain_points_at_its_key(
+    new_page, app_url, tmp_path, change, headline, key
+):
     page = new_page(1440, 900)
     shots = Shots(page, tmp_path)
     open_page(page, state_link(app_url, damaged_qwen3(change)), ready="Cause")
@@ -461,7 +567,9 @@ def test_the_headline_names_the_cause_and_explain_points_at_its_key(new_page, ap
     first = page.locator("#status > div > div, #status .rt-status").first.inner_text()
     assert first.startswith(headline), (first, shots.where())
     page.locator("#region-map-body [data-e]").first.click()
-    page.wait_for_function("(key) => document.querySelector('#explain').innerText.includes(key)", arg=key)
+    page.wait_for_function(
+        "(key) => document.querySelector('#explain').innerText.includes(key)", arg=key
+    )
     assert page.locator(f"#explain .rt-key[data-key='{key}']").count() == 1, shots.where()
     shots.take("explained")
 
@@ -469,54 +577,89 @@ def test_the_headline_names_the_cause_and_explain_points_at_its_key(new_page, ap
 def test_stop_after_steps_leaves_the_parse_finalized_there(new_page, app_url, tmp_path):
     page = new_page(1440, 900)
     shots = Shots(page, tmp_path)
-    open_page(page, app_url + "?sample=qwen3/text-then-tool-calls&chunking=chars:3", ready="qwen3/text-then-tool-calls")
+    open_page(
+        page,
+        app_url + "?sample=qwen3/text-then-tool-calls&chunking=chars:3",
+        ready="qwen3/text-then-tool-calls",
+    )
     # The first sample is this one: the link is applied once its tab (Paste & parse) shows.
     page.wait_for_selector("#generation textarea")
     for step in range(1, 6):
         page.locator("#step-button").click()
-        page.wait_for_function("(n) => document.querySelector('#status').innerText.includes(`chunk ${n} / 72`)", arg=step)
+        page.wait_for_function(
+            "(n) => document.querySelector('#status').innerText.includes(`chunk ${n} / 72`)",
+            arg=step,
+        )
     page.locator("#stop-play-button").click()
-    page.wait_for_function("() => document.querySelector('#status').innerText.includes('Stopped at chunk 5 of 72')")
+    page.wait_for_function(
+        "() => document.querySelector('#status').innerText.includes('Stopped at chunk 5 of 72')"
+    )
     shots.take("stopped")
     assert "[object Object]" not in status_text(page), shots.where()
-    assert json.loads(code_text(page, "message-json")) == {"role": "assistant", "content": "Let me check bo"}, shots.where()
+    assert json.loads(code_text(page, "message-json")) == {
+        "role": "assistant",
+        "content": "Let me check bo",
+    }, shots.where()
 
 
-def test_the_match_list_selects_a_near_miss_on_the_map_and_a_pattern_is_explained(new_page, app_url, tmp_path):
+def test_the_match_list_selects_a_near_miss_on_the_map_and_a_pattern_is_explained(
+    new_page, app_url, tmp_path
+):
     page = new_page(1440, 900)
     shots = Shots(page, tmp_path)
     open_page(page, state_link(app_url, damaged_qwen3("close")), ready="Cause")
     page.get_by_role("tab", name="Matches").click()
     page.wait_for_selector("#match-list tr[data-d]")
     page.locator("#match-list tr[data-d]").first.click()
-    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Near miss')")
+    page.wait_for_function(
+        "() => document.querySelector('#explain').innerText.includes('Near miss')"
+    )
     shots.take("near-miss")
     assert page.locator("#region-map-body .rt-focus[data-d]").count() == 1, shots.where()
     # A delimiter pattern clicked on the map, piece by piece, with what \s* took there.
     page.locator("#region-map-body span[data-i]", has_text="<tool_call>").first.click()
     page.wait_for_selector("#explain #pattern-explained")
     rows = page.locator("#explain #pattern-explained tbody tr").all_inner_texts()
-    assert any(row.startswith("(?=\\s*\\{)") and "looks ahead" in row for row in rows), (rows, shots.where())
+    assert any(row.startswith("(?=\\s*\\{)") and "looks ahead" in row for row in rows), (
+        rows,
+        shots.where(),
+    )
     shots.take("pattern")
 
 
-def test_phone_event_log_columns_are_readable_and_generate_is_followed_by_the_map(new_page, app_url, tmp_path):
+def test_phone_event_log_columns_are_readable_and_generate_is_followed_by_the_map(
+    new_page, app_url, tmp_path
+):
     page = new_page(390, 844, phone=True)
     shots = Shots(page, tmp_path)
     open_page(page, app_url)
     page.get_by_role("tab", name="Generate live").click()
     page.wait_for_selector("#generate-button")
-    generate = page.evaluate("() => document.querySelector('#generate-button').getBoundingClientRect().top + window.scrollY")
-    map_top = page.evaluate("() => document.querySelector('#region-map-body').getBoundingClientRect().top + window.scrollY")
+    generate = page.evaluate(
+        "() => document.querySelector('#generate-button').getBoundingClientRect().top + window.scrollY"
+    )
+    map_top = page.evaluate(
+        "() => document.querySelector('#region-map-body').getBoundingClientRect().top + window.scrollY"
+    )
     shots.take("phone-live")
     # Generate and the map's first lines (60 px) share one screen; Share waits at the end of the page.
-    assert 0 < map_top - generate and map_top + 60 - generate <= 844, (generate, map_top, shots.where())
+    assert 0 < map_top - generate and map_top + 60 - generate <= 844, (
+        generate,
+        map_top,
+        shots.where(),
+    )
     share = page.locator("#share").bounding_box()
     results = page.locator("#results").bounding_box()
-    assert share["y"] > results["y"] and share["x"] + share["width"] <= 390, (share, results, shots.where())
+    assert share["y"] > results["y"] and share["x"] + share["width"] <= 390, (
+        share,
+        results,
+        shots.where(),
+    )
     page.get_by_role("tab", name="Event log").click()
     page.wait_for_selector("#event-log-table tr[data-n]")
-    widths = page.evaluate("() => [...document.querySelectorAll('#event-log-table tr[data-n]:first-child td')].map((td) => td.getBoundingClientRect().width)")
+    widths = page.evaluate(
+        "() => [...document.querySelectorAll('#event-log-table tr[data-n]:first-child td')].map((td) => td.getBoundingClientRect().width)"
+    )
     shots.take("phone-log")
     assert min(widths) >= 30 and widths[4] >= 120, (widths, shots.where())
 
@@ -530,27 +673,38 @@ def test_generate_and_the_first_map_lines_share_one_desktop_screen(new_page, app
     shots.take("live")
     generate = page.locator("#generate-button").bounding_box()
     lines = page.locator("#region-map-body").bounding_box()
-    assert generate["y"] + generate["height"] <= 900 and lines["y"] + 40 <= 900, (generate, lines, shots.where())
+    assert generate["y"] + generate["height"] <= 900 and lines["y"] + 40 <= 900, (
+        generate,
+        lines,
+        shots.where(),
+    )
 
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 def test_every_text_colour_has_contrast_in_both_themes(new_page, app_url, tmp_path, dark):
     page = new_page(1440, 900, dark=dark)
     shots = Shots(page, tmp_path)
-    open_page(page, app_url + "?sample=qwen3/text-then-tool-calls", ready="qwen3/text-then-tool-calls")
+    open_page(
+        page, app_url + "?sample=qwen3/text-then-tool-calls", ready="qwen3/text-then-tool-calls"
+    )
     measured = []
     for tab in ("Paste & parse", "Generate live", "Template"):
         page.get_by_role("tab", name=tab).click()
         page.wait_for_timeout(300)
         measured += page.evaluate(
-            CONTRAST_JS, "button, [role=tab], label span, #status div, #region-legend span, .rt-log-note, .rt-diag, #model-status, #page-header *, "
-            ".cm-line, .cm-line span"  # the code editors' text and syntax colours
+            CONTRAST_JS,
+            "button, [role=tab], label span, #status div, #region-legend span, .rt-log-note, .rt-diag, #model-status, #page-header *, "
+            ".cm-line, .cm-line span",  # the code editors' text and syntax colours
         )
     page.get_by_role("tab", name="Event log").click()
     page.wait_for_selector("#event-log-table tr[data-n]")
-    measured += page.evaluate(CONTRAST_JS, ".rt-log-note, .rt-log-note b, #event-log-table td, [role=tab]")
+    measured += page.evaluate(
+        CONTRAST_JS, ".rt-log-note, .rt-log-note b, #event-log-table td, [role=tab]"
+    )
     shots.take("themed")
-    too_low = [m for m in measured if m["ratio"] < (3 if any(c in m["classes"] for c in MUTED) else 4.5)]
+    too_low = [
+        m for m in measured if m["ratio"] < (3 if any(c in m["classes"] for c in MUTED) else 4.5)
+    ]
     assert len(measured) > 40 and not too_low, (too_low, shots.where())
 
 
@@ -560,13 +714,17 @@ def test_every_text_colour_has_contrast_in_both_themes(new_page, app_url, tmp_pa
 
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
-def test_a_template_inferred_from_a_chat_template_goes_into_the_editor_and_explains_its_delimiters(new_page, app_url, tmp_path, dark):
+def test_a_template_inferred_from_a_chat_template_goes_into_the_editor_and_explains_its_delimiters(
+    new_page, app_url, tmp_path, dark
+):
     page = new_page(1440, 900, dark=dark)
     shots = Shots(page, tmp_path)
     open_page(page, app_url)
     page.get_by_role("tab", name="Template").click()
     page.locator("#chat-template-check").click()
-    page.locator("#chat-template-model textarea, #chat-template-model input").first.fill("samples/demo-model")
+    page.locator("#chat-template-model textarea, #chat-template-model input").first.fill(
+        "samples/demo-model"
+    )
     page.locator("#infer-button").click()
     page.wait_for_selector("#inference-badge", timeout=120_000)
     shots.take("inferred")
@@ -576,18 +734,24 @@ def test_a_template_inferred_from_a_chat_template_goes_into_the_editor_and_expla
     assert template["fields"]["reasoning_content"]["open"] == "<think>", shots.where()
     # A finding clicked: #explain shows the two renders that found it, the difference marked.
     page.locator("button[data-finding]").first.click()
-    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('found by comparing these two renders')")
+    page.wait_for_function(
+        "() => document.querySelector('#explain').innerText.includes('found by comparing these two renders')"
+    )
     shots.take("evidence")
     marks = page.locator("#explain mark.rt-evidence-diff")
     assert marks.count() == 2, shots.where()
-    ratio = page.evaluate(CONTRAST_JS, "#explain mark.rt-evidence-diff, #explain .rt-evidence-label")
+    ratio = page.evaluate(
+        CONTRAST_JS, "#explain mark.rt-evidence-diff, #explain .rt-evidence-label"
+    )
     assert ratio and all(m["ratio"] >= 4.5 for m in ratio), (ratio, shots.where())
     # The reasoning opener clicked in the editor: the renders that found it.
     page.locator("#template-editor").scroll_into_view_if_needed()
     at = page.evaluate(EDITOR_TEXT_AT_JS, '"<think>"')
     assert at is not None, shots.where()
     page.mouse.click(at["x"], at["y"])
-    page.wait_for_selector("#explain #explain-inferred .rt-evidence[data-key='fields.reasoning_content.open']")
+    page.wait_for_selector(
+        "#explain #explain-inferred .rt-evidence[data-key='fields.reasoning_content.open']"
+    )
     shots.take("editor-evidence")
 
 
@@ -644,24 +808,34 @@ def replace_editor_text(page, text: str) -> None:
 
 def assert_marked_at(page, shots, line: int, column: int, char: str) -> None:
     """The editor shows one error mark, over the character at line:column, which is `char`."""
-    page.wait_for_selector(f"#template-editor .rt-editor-mark[data-line='{line}'][data-column='{column}']")
+    page.wait_for_selector(
+        f"#template-editor .rt-editor-mark[data-line='{line}'][data-column='{column}']"
+    )
     mark = page.locator("#template-editor .rt-editor-mark")
     assert mark.count() == 1, shots.where()
     box = mark.bounding_box()
     target = page.evaluate(EDITOR_CHAR_JS, [line, column])
     assert target is not None and target["char"] == char, (target, shots.where())
     centre = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    assert target["x"] <= centre[0] <= target["x"] + target["width"] and target["y"] <= centre[1] <= target["y"] + target["height"], (
-        box, target, shots.where())
+    assert (
+        target["x"] <= centre[0] <= target["x"] + target["width"]
+        and target["y"] <= centre[1] <= target["y"] + target["height"]
+    ), (box, target, shots.where())
 
 
-def test_json_and_regex_errors_are_marked_in_the_editor_at_their_character(new_page, app_url, tmp_path):
+def test_json_and_regex_errors_are_marked_in_the_editor_at_their_character(
+    new_page, app_url, tmp_path
+):
     page = new_page(1440, 900)
     shots = Shots(page, tmp_path)
     open_page(page, app_url)
     page.get_by_role("tab", name="Template").click()
-    replace_editor_text(page, '{"start_anchor": "<s>",\n  "fields": {"x": {"open": "<x>" "close": "</x>"}}}')
-    page.wait_for_function("() => document.querySelector('#template-diagnostics').innerText.includes('line 2, column 34')")
+    replace_editor_text(
+        page, '{"start_anchor": "<s>",\n  "fields": {"x": {"open": "<x>" "close": "</x>"}}}'
+    )
+    page.wait_for_function(
+        "() => document.querySelector('#template-diagnostics').innerText.includes('line 2, column 34')"
+    )
     assert_marked_at(page, shots, 2, 34, '"')
     shots.take("json-error-marked")
     # "Show in the editor" selects that character.
@@ -671,13 +845,25 @@ def test_json_and_regex_errors_are_marked_in_the_editor_at_their_character(new_p
     page.keyboard.press("End")
     page.keyboard.type(" ")
     page.wait_for_selector("#template-editor .rt-editor-mark", state="detached", timeout=5_000)
-    replace_editor_text(page, '{"start_anchor": "<s>",\n  "fields": {"x": {"open": "<x>", "close_pattern": "(?<=\\\\})\\\\s*</x>("}}}')
-    page.wait_for_function("() => document.querySelector('#template-diagnostics').innerText.includes('invalid regex at position 15')")
-    assert_marked_at(page, shots, 2, 70, '"')  # the pattern ends without closing its group: marked at its end
+    replace_editor_text(
+        page,
+        '{"start_anchor": "<s>",\n  "fields": {"x": {"open": "<x>", "close_pattern": "(?<=\\\\})\\\\s*</x>("}}}',
+    )
+    page.wait_for_function(
+        "() => document.querySelector('#template-diagnostics').innerText.includes('invalid regex at position 15')"
+    )
+    assert_marked_at(
+        page, shots, 2, 70, '"'
+    )  # the pattern ends without closing its group: marked at its end
     shots.take("regex-error-marked")
     # A valid template has no mark.
-    replace_editor_text(page, '{"start_anchor": "<s>",\n  "fields": {"x": {"open": "<x>", "close_pattern": "(?<=\\\\})\\\\s*</x>"}}}')
-    page.wait_for_function("() => !document.querySelector('#template-diagnostics').innerText.includes('invalid regex')")
+    replace_editor_text(
+        page,
+        '{"start_anchor": "<s>",\n  "fields": {"x": {"open": "<x>", "close_pattern": "(?<=\\\\})\\\\s*</x>"}}}',
+    )
+    page.wait_for_function(
+        "() => !document.querySelector('#template-diagnostics').innerText.includes('invalid regex')"
+    )
     page.wait_for_timeout(300)
     assert page.locator("#template-editor .rt-editor-mark").count() == 0, shots.where()
 
@@ -685,19 +871,29 @@ def test_json_and_regex_errors_are_marked_in_the_editor_at_their_character(new_p
 def test_a_pattern_clicked_in_the_editor_is_explained_piece_by_piece(new_page, app_url, tmp_path):
     page = new_page(1440, 900)
     shots = Shots(page, tmp_path)
-    open_page(page, app_url)  # qwen3/text-then-tool-calls: two tool calls, closed by (?<=\})\s*</tool_call>
+    open_page(
+        page, app_url
+    )  # qwen3/text-then-tool-calls: two tool calls, closed by (?<=\})\s*</tool_call>
     page.get_by_role("tab", name="Template").click()
     page.wait_for_selector("#template-editor .cm-line")
     at = page.evaluate(EDITOR_TEXT_AT_JS, "s*</tool_call>")
     assert at is not None, shots.where()
     page.mouse.click(at["x"], at["y"])
-    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Close pattern')")
+    page.wait_for_function(
+        "() => document.querySelector('#explain').innerText.includes('Close pattern')"
+    )
     shots.take("close-pattern")
     text = page.locator("#explain").inner_text()
-    assert "fields.tool_calls.close_pattern" in text and "matched 2 times" in text, (text, shots.where())
+    assert "fields.tool_calls.close_pattern" in text and "matched 2 times" in text, (
+        text,
+        shots.where(),
+    )
     rows = page.locator("#explain #pattern-explained tbody tr").all_inner_texts()
     assert rows[0].startswith("(?<=\\})\tlooks behind"), (rows, shots.where())
-    assert rows[2].startswith("\\s*\tany run of whitespace") and rows[2].endswith("↵"), (rows, shots.where())  # it took the newline
+    assert rows[2].startswith("\\s*\tany run of whitespace") and rows[2].endswith("↵"), (
+        rows,
+        shots.where(),
+    )  # it took the newline
     # The keys around a pattern leave #explain as it is; the open pattern is explained too.
     at = page.evaluate(EDITOR_TEXT_AT_JS, '"repeats"')
     page.mouse.click(at["x"], at["y"])
@@ -705,7 +901,9 @@ def test_a_pattern_clicked_in_the_editor_is_explained_piece_by_piece(new_page, a
     assert "Close pattern" in page.locator("#explain").inner_text(), shots.where()
     at = page.evaluate(EDITOR_TEXT_AT_JS, "(?=\\\\s*\\\\{)")
     page.mouse.click(at["x"], at["y"])
-    page.wait_for_function("() => document.querySelector('#explain').innerText.includes('Open pattern')")
+    page.wait_for_function(
+        "() => document.querySelector('#explain').innerText.includes('Open pattern')"
+    )
     rows = page.locator("#explain #pattern-explained tbody tr").all_inner_texts()
     assert any(row.startswith("(?=\\s*\\{)\tlooks ahead") for row in rows), (rows, shots.where())
 
@@ -719,17 +917,23 @@ def test_focus_stays_on_the_sample_dropdown_after_a_pick(new_page, app_url, tmp_
     picker.fill("")
     picker.press_sequentially("hermes-2-pro/answer")  # typed: the list filters as the keys come
     page.get_by_role("option", name="hermes-2-pro/answer-non-ascii").click()
-    page.wait_for_function("() => document.querySelector('#status').innerText.includes('hermes-2-pro/answer-non-ascii')")
+    page.wait_for_function(
+        "() => document.querySelector('#status').innerText.includes('hermes-2-pro/answer-non-ascii')"
+    )
     page.wait_for_timeout(1000)  # the page re-draws after the load; focus must survive that
     shots.take("picked-with-the-mouse")
     assert page.evaluate("() => !!document.activeElement.closest('#sample-picker')"), (
-        page.evaluate("() => document.activeElement.outerHTML.slice(0, 120)"), shots.where())
+        page.evaluate("() => document.activeElement.outerHTML.slice(0, 120)"),
+        shots.where(),
+    )
     # From the keyboard: type, ArrowDown, Enter; the next key still goes to the dropdown.
     picker.fill("")
     picker.press_sequentially("qwen3/reasoning-and")
     page.keyboard.press("ArrowDown")
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector('#status').innerText.includes('qwen3/reasoning-and-answer')")
+    page.wait_for_function(
+        "() => document.querySelector('#status').innerText.includes('qwen3/reasoning-and-answer')"
+    )
     page.wait_for_timeout(1000)
     assert page.evaluate("() => !!document.activeElement.closest('#sample-picker')"), shots.where()
 
@@ -740,17 +944,30 @@ def test_copy_as_code_copies_a_snippet_that_prints_the_message_shown(new_page, a
     page = new_page(1440, 900)
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     shots = Shots(page, tmp_path)
-    open_page(page, app_url + "?sample=qwen3/reasoning-and-answer", ready="qwen3/reasoning-and-answer")
+    open_page(
+        page, app_url + "?sample=qwen3/reasoning-and-answer", ready="qwen3/reasoning-and-answer"
+    )
     page.locator("#share").click()
     page.locator("#copy-code-button").click()
-    page.wait_for_function("() => (document.querySelector('#code-snippet .cm-content') || {innerText: ''}).innerText.includes('parse_response')")
+    page.wait_for_function(
+        "() => (document.querySelector('#code-snippet .cm-content') || {innerText: ''}).innerText.includes('parse_response')"
+    )
     shots.take("snippet")
     copied = page.evaluate("() => navigator.clipboard.readText()")
-    assert copied.startswith("from engine import ResponseParser, parse_response"), (copied[:200], shots.where())
+    assert copied.startswith("from engine import ResponseParser, parse_response"), (
+        copied[:200],
+        shots.where(),
+    )
     script = tmp_path / "snippet.py"
     script.write_text(copied)
-    ran = subprocess.run([sys.executable, str(script)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                         capture_output=True, text=True, timeout=120)
+    ran = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert ran.returncode == 0, ran.stderr[-2000:]
     printed = ast.literal_eval(ran.stdout.splitlines()[0])
     assert printed == json.loads(code_text(page, "message-json")), (printed, shots.where())
@@ -765,13 +982,19 @@ def test_the_template_tab_names_the_file_the_editor_started_from(new_page, app_u
     shots.take("template-tab")
     assert page.locator("#start-from input").input_value() == "qwen3", shots.where()
     # A link to another sample names that sample's template file.
-    open_page(page, app_url + "?sample=hermes-2-pro/typed-arguments", ready="hermes-2-pro/typed-arguments")
+    open_page(
+        page, app_url + "?sample=hermes-2-pro/typed-arguments", ready="hermes-2-pro/typed-arguments"
+    )
     page.get_by_role("tab", name="Template").click()
-    page.wait_for_function("() => document.querySelector('#start-from input').value === 'hermes-2-pro'")
+    page.wait_for_function(
+        "() => document.querySelector('#start-from input').value === 'hermes-2-pro'"
+    )
 
 
 @pytest.mark.parametrize("phone", [False, True], ids=["desktop", "phone"])
-def test_the_fit_ranking_reads_in_its_column_and_names_a_leftover_prefix(new_page, app_url, tmp_path, phone):
+def test_the_fit_ranking_reads_in_its_column_and_names_a_leftover_prefix(
+    new_page, app_url, tmp_path, phone
+):
     gpt_oss = next(s for s in load_samples() if s.id == "gpt-oss/text-then-tool-calls")
     page = new_page(390, 844, phone=True) if phone else new_page(1440, 900)
     shots = Shots(page, tmp_path)
@@ -783,15 +1006,25 @@ def test_the_fit_ranking_reads_in_its_column_and_names_a_leftover_prefix(new_pag
     page.locator("#fits").scroll_into_view_if_needed()
     shots.take("fits")
     assert page.locator("#fits-table tr.rt-best td").nth(1).inner_text() == "gpt-oss", shots.where()
-    assert "The prefix does not look like gpt-oss's" in page.locator("#fits-family").inner_text(), shots.where()
+    assert "The prefix does not look like gpt-oss's" in page.locator("#fits-family").inner_text(), (
+        shots.where()
+    )
     # Nothing spills over its cell, and the table fits its column (no sideways scrolling).
     spilled = page.evaluate("""() => [...document.querySelectorAll('#fits-table td, #fits-table th')]
         .filter((td) => td.scrollWidth > td.clientWidth + 1).map((td) => td.textContent.slice(0, 40))""")
     assert not spilled, (spilled, shots.where())
-    box = page.evaluate("() => { const t = document.querySelector('#fits-table'); return [t.scrollWidth, t.clientWidth]; }")
+    box = page.evaluate(
+        "() => { const t = document.querySelector('#fits-table'); return [t.scrollWidth, t.clientWidth]; }"
+    )
     assert box[0] <= box[1], (box, shots.where())
     # Each problem reads on a line of its own under its template's figures.
     problem = page.locator("#fits-table tr.rt-best + tr.rt-fit-problem td").nth(1)
-    assert problem.inner_text().startswith("the start anchor '<|start|>assistant' is not in the prefix"), shots.where()
+    assert problem.inner_text().startswith(
+        "the start anchor '<|start|>assistant' is not in the prefix"
+    ), shots.where()
     table = page.locator("#fits-table table").bounding_box()
-    assert problem.bounding_box()["width"] > 0.7 * table["width"], (problem.bounding_box(), table, shots.where())
+    assert problem.bounding_box()["width"] > 0.7 * table["width"], (
+        problem.bounding_box(),
+        table,
+        shots.where(),
+    )

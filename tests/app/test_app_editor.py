@@ -13,21 +13,32 @@ from playground.authoring.editor_paths import string_at
 from playground.parse.session import Session
 
 QWEN3 = catalog.samples_by_id()["qwen3/text-then-tool-calls"]
-TEMPLATE = '{"start_anchor": "<|im_start|>assistant\\n", "fields": {"tool_calls": {"open": ["<a>", "<b>"], ' \
-           '"close_pattern": "(?<=\\\\})\\\\s*</tool_call>", "repeats": true, "content": "json"}}}'
+TEMPLATE = (
+    '{"start_anchor": "<|im_start|>assistant\\n", "fields": {"tool_calls": {"open": ["<a>", "<b>"], '
+    '"close_pattern": "(?<=\\\\})\\\\s*</tool_call>", "repeats": true, "content": "json"}}}'
+)
 
 
 def test_the_string_under_a_place_and_its_key_path():
     def at(needle: str):
         return string_at(TEMPLATE, TEMPLATE.index(needle) + 1)
 
-    assert at("start_anchor") == ("start_anchor", "<|im_start|>assistant\n")  # on the key: its value
+    assert at("start_anchor") == (
+        "start_anchor",
+        "<|im_start|>assistant\n",
+    )  # on the key: its value
     assert at("assistant") == ("start_anchor", "<|im_start|>assistant\n")
     assert at('"<b>"') == ("fields.tool_calls.open.1", "<b>")
-    assert at("close_pattern") == at("</tool_call>") == ("fields.tool_calls.close_pattern", "(?<=\\})\\s*</tool_call>")
+    assert (
+        at("close_pattern")
+        == at("</tool_call>")
+        == ("fields.tool_calls.close_pattern", "(?<=\\})\\s*</tool_call>")
+    )
     assert at('"repeats"') is None and at("true") is None  # a key without a string value, a literal
     assert at('"fields"') is None and at('"tool_calls"') is None  # keys of objects
-    assert string_at(TEMPLATE, TEMPLATE.index(", ") + 1) is None  # between values (right after a quote is still on it)
+    assert (
+        string_at(TEMPLATE, TEMPLATE.index(", ") + 1) is None
+    )  # between values (right after a quote is still on it)
     assert string_at('{"a": "x', 6) is None and string_at('{"a": [1}', 7) is None  # broken JSON
 
 
@@ -67,13 +78,18 @@ def test_a_pattern_clicked_in_the_editor_is_explained_with_what_it_took():
     place = text.index("(?<=")
     out = handlers.show_event({"editor_at": place}, text, session)
     panel = re.sub(r"<[^>]+>", "", out["explain"])
-    assert panel.startswith("Close patterntemplate keyfields.tool_calls.close_patternpattern(?&lt;=\\})\\s*&lt;/tool_call&gt;")
+    assert panel.startswith(
+        "Close patterntemplate keyfields.tool_calls.close_patternpattern(?&lt;=\\})\\s*&lt;/tool_call&gt;"
+    )
     assert "matched 2 times; the first at stream" in panel
     assert "<th>took here</th>" in out["explain"]
     # Not a pattern (or no key at all): #explain stays as it is.
     assert handlers.show_event({"editor_at": text.index('"repeats"') + 1}, text, session) == {}
     assert handlers.show_event({"editor_at": 0}, "{not json", session) == {}
     # The editor's pattern differs from the one parsed: no matches claimed for it.
-    edited = text.replace("</tool_call>\"", "</toolcall>\"")
+    edited = text.replace('</tool_call>"', '</toolcall>"')
     out = handlers.show_event({"editor_at": edited.index("(?<=")}, edited, session)
-    assert "the parse on the map used another pattern here" in out["explain"] and "took here" not in out["explain"]
+    assert (
+        "the parse on the map used another pattern here" in out["explain"]
+        and "took here" not in out["explain"]
+    )

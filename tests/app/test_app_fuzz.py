@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from engine import TemplateError, load_template
 from playground import api, handlers
-from playground.server import limits
-from playground.parse.session import Session
 from playground.catalog import template_text_of
+from playground.parse.session import Session
+from playground.server import limits
 from tests.support.load_sessions import PageVisitor, api_client
 
 gradio_client = pytest.importorskip("gradio_client")
@@ -31,9 +31,13 @@ gradio_client = pytest.importorskip("gradio_client")
 CAPS = limits.Limits()
 QWEN3 = json.loads(open("templates/qwen3.json", encoding="utf-8").read())["response_template"]
 QWEN3_TEXT = template_text_of(QWEN3)
-BAD_PATTERN = template_text_of({**QWEN3, "fields": {"content": {"open_pattern": "(", "close": "x"}}})
+BAD_PATTERN = template_text_of(
+    {**QWEN3, "fields": {"content": {"open_pattern": "(", "close": "x"}}}
+)
 # (a|aa)+$ backtracks for ages on a run of a's that does not end the stream; the regex budget stops it.
-CATASTROPHIC = template_text_of({**QWEN3, "fields": {"content": {"open": "<a>", "close_pattern": "(a|aa)+$"}}})
+CATASTROPHIC = template_text_of(
+    {**QWEN3, "fields": {"content": {"open": "<a>", "close_pattern": "(a|aa)+$"}}}
+)
 
 # (endpoint, arguments, a piece of the error that says what was wrong)
 PARSE_CASES = [
@@ -43,7 +47,11 @@ PARSE_CASES = [
     ("/parse", ("{", "", "hi", ""), "The template is not valid JSON"),
     ("/parse", ("[]", "", "hi", ""), "The template must be a JSON object"),
     ("/parse", (BAD_PATTERN, "", "hi", ""), "fields.content"),
-    ("/parse", (QWEN3_TEXT, "", "x" * (CAPS.generation_chars + 1), ""), "The generation is too long"),
+    (
+        "/parse",
+        (QWEN3_TEXT, "", "x" * (CAPS.generation_chars + 1), ""),
+        "The generation is too long",
+    ),
     ("/parse", (QWEN3_TEXT, "p" * (CAPS.prefix_chars + 1), "hi", ""), "The prefix is too long"),
     ("/parse", (QWEN3_TEXT, 5, "hi", ""), "The prefix must be text"),
     ("/parse", (QWEN3_TEXT, "", {"a": 1}, ""), "The generation must be text"),
@@ -80,7 +88,9 @@ def _error_of(result) -> str:
     return str(result.get("error") or "")
 
 
-@pytest.mark.parametrize(("endpoint", "arguments", "expected"), PARSE_CASES, ids=lambda value: str(value)[:40])
+@pytest.mark.parametrize(
+    ("endpoint", "arguments", "expected"), PARSE_CASES, ids=lambda value: str(value)[:40]
+)
 def test_bad_input_to_an_endpoint_gets_a_clear_error(loaded_app, endpoint, arguments, expected):
     result = api_client(loaded_app[1]).predict(*arguments, api_name=endpoint)
     error = _error_of(result)
@@ -88,7 +98,9 @@ def test_bad_input_to_an_endpoint_gets_a_clear_error(loaded_app, endpoint, argum
     assert "Traceback" not in json.dumps(result)
 
 
-@pytest.mark.parametrize(("arguments", "expected"), GENERATE_CASES, ids=lambda value: str(value)[:40])
+@pytest.mark.parametrize(
+    ("arguments", "expected"), GENERATE_CASES, ids=lambda value: str(value)[:40]
+)
 def test_bad_input_to_generate_gets_a_clear_error(loaded_app, arguments, expected):
     updates = list(api_client(loaded_app[1]).submit(**arguments, api_name="/generate"))
     assert updates[-1]["finished"] is True
@@ -125,14 +137,33 @@ def test_the_server_is_up_and_parsing_after_the_fuzz(loaded_app):
 # -- generated hostile input, straight to the handlers and the API (no server: hundreds of cases) ---
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False, width=16) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(allow_nan=False, width=16)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
     max_leaves=12,
 )
-FIELD_KEYS = ["open", "open_pattern", "close", "close_pattern", "content", "content_args", "repeats", "join", "optional",
-              "transform", "transform_each"]
+FIELD_KEYS = [
+    "open",
+    "open_pattern",
+    "close",
+    "close_pattern",
+    "content",
+    "content_args",
+    "repeats",
+    "join",
+    "optional",
+    "transform",
+    "transform_each",
+]
 # What no message to a visitor may hold: a traceback, a server path, a Python exception type.
-LEAKS = re.compile(r"Traceback|Something went wrong|/root/|/work/|/home/|\b(?:Type|Value|Key|Recursion|Memory|Attribute|Index)Error\b")
+LEAKS = re.compile(
+    r"Traceback|Something went wrong|/root/|/work/|/home/|\b(?:Type|Value|Key|Recursion|Memory|Attribute|Index)Error\b"
+)
 # A handler's answer to any input comes within the parse budget (plus the time to draw it).
 BOUND = CAPS.parse_seconds + 5
 
@@ -142,22 +173,55 @@ def hostile_templates(draw) -> str:
     """Template text: mostly template-shaped JSON with wrong values where values go, sometimes not JSON at all."""
     if draw(st.integers(0, 9)) == 0:
         return draw(st.text(max_size=40))
-    fields = draw(st.dictionaries(
-        st.sampled_from(["content", "x", "tool_calls", ""]),
-        st.dictionaries(st.sampled_from(FIELD_KEYS), JSON_VALUES | st.sampled_from(["<a>", "(a|aa)+$", "json", "{content}"]),
-                        max_size=4),
-        max_size=3,
-    ))
-    template = {"start_anchor": draw(st.sampled_from(["<s>", "", "(", None, ["<s>"]])), "fields": fields}
-    extra = draw(st.dictionaries(st.sampled_from(["defaults", "version", "start_anchor_pattern", "x"]), JSON_VALUES, max_size=2))
+    fields = draw(
+        st.dictionaries(
+            st.sampled_from(["content", "x", "tool_calls", ""]),
+            st.dictionaries(
+                st.sampled_from(FIELD_KEYS),
+                JSON_VALUES | st.sampled_from(["<a>", "(a|aa)+$", "json", "{content}"]),
+                max_size=4,
+            ),
+            max_size=3,
+        )
+    )
+    template = {
+        "start_anchor": draw(st.sampled_from(["<s>", "", "(", None, ["<s>"]])),
+        "fields": fields,
+    }
+    extra = draw(
+        st.dictionaries(
+            st.sampled_from(["defaults", "version", "start_anchor_pattern", "x"]),
+            JSON_VALUES,
+            max_size=2,
+        )
+    )
     return json.dumps({**template, **extra})
 
 
 @st.composite
 def deep_links(draw) -> dict:
-    names = st.sampled_from(["sample", "template", "state", "chunking", "tab", "chunk", "smaple", "__theme"])
-    values = st.sampled_from(["qwen3/text-then-tool-calls", "no/such", "chars:0", "chars:3", "random:x", "points:1,a", "tokens",
-                              "template", "-1", "12", "9" * 30, "W" * 9000, "eJzLSM3JyQcABiwCFQ", "", "[" * 50]) | st.text(max_size=20)
+    names = st.sampled_from(
+        ["sample", "template", "state", "chunking", "tab", "chunk", "smaple", "__theme"]
+    )
+    values = st.sampled_from(
+        [
+            "qwen3/text-then-tool-calls",
+            "no/such",
+            "chars:0",
+            "chars:3",
+            "random:x",
+            "points:1,a",
+            "tokens",
+            "template",
+            "-1",
+            "12",
+            "9" * 30,
+            "W" * 9000,
+            "eJzLSM3JyQcABiwCFQ",
+            "",
+            "[" * 50,
+        ]
+    ) | st.text(max_size=20)
     return draw(st.dictionaries(names, values, max_size=4))
 
 
@@ -166,8 +230,14 @@ def _status(outputs: dict) -> str:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(template_text=hostile_templates(), generation=st.text(max_size=60), tools_text=st.sampled_from(["", "[", "{}", "[{}]", "[1]"]))
-def test_generated_templates_and_inputs_get_a_message_never_a_traceback(template_text, generation, tools_text):
+@given(
+    template_text=hostile_templates(),
+    generation=st.text(max_size=60),
+    tools_text=st.sampled_from(["", "[", "{}", "[{}]", "[1]"]),
+)
+def test_generated_templates_and_inputs_get_a_message_never_a_traceback(
+    template_text, generation, tools_text
+):
     started = time.perf_counter()
     outputs = handlers.parse(template_text, "<s>", generation, tools_text, "", Session())
     result = api.parse(template_text, "<s>", generation, tools_text)
@@ -201,6 +271,10 @@ def test_a_hostile_state_parameter_is_named(state, expected):
 
 
 def test_every_bad_template_is_a_template_error():
-    for bad in ({"content": {"x": 1}}, {"content": ["json"]}, {"content": "kv-lines", "content_args": {"value_parser": {"name": {}}}}):
+    for bad in (
+        {"content": {"x": 1}},
+        {"content": ["json"]},
+        {"content": "kv-lines", "content_args": {"value_parser": {"name": {}}}},
+    ):
         with pytest.raises(TemplateError, match="unknown content parser"):
             load_template({"start_anchor": "<s>", "fields": {"x": {"open": "<x>", **bad}}})

@@ -12,27 +12,36 @@ import pytest
 from engine.authoring.samples import load_samples
 from engine.template_files import load_template_file
 from playground import catalog, handlers
-from playground.parse import chunking
-from playground.server import limits
-from playground.model import live
-from playground.panels import region_map
-from playground.authoring import share
-from playground.authoring import stream_check
-from playground.model import generation as generation_module
-from playground.panels.markup import visible_whitespace
-from playground.panels.explain import explain
-from playground.parse.parse_view import MapSpan, ParseView
-from playground.model.generation import DEFAULT_MODEL_PATH, ModelLoadError
-from playground.parse.session import Session
+from playground.authoring import share, stream_check
 from playground.authoring.diagnostics import check_template
-from tests.support.templates_for_tests import EXPECTED, GENERATION, PREFIX, SMOL_TEXT, SMOLLM3 as SMOL
+from playground.model import generation as generation_module
+from playground.model import live
+from playground.model.generation import DEFAULT_MODEL_PATH, ModelLoadError
+from playground.panels import region_map
+from playground.panels.explain import explain
+from playground.panels.markup import visible_whitespace
+from playground.parse import chunking
+from playground.parse.parse_view import MapSpan, ParseView
+from playground.parse.session import Session
+from playground.server import limits
+from tests.support.templates_for_tests import EXPECTED, GENERATION, PREFIX, SMOL_TEXT
+from tests.support.templates_for_tests import SMOLLM3 as SMOL
 
 STATUS, MAP, LOG, INITIAL, MESSAGE, CHAT, OPENAI, FIGURES = (
-    "status", "region_map", "event_log", "initial_events", "message_json", "chat", "openai_stream", "figures"
+    "status",
+    "region_map",
+    "event_log",
+    "initial_events",
+    "message_json",
+    "chat",
+    "openai_stream",
+    "figures",
 )
 
 
-def parse(template_text=SMOL_TEXT, prefix=PREFIX, generation=GENERATION, tools_text="", session=None):
+def parse(
+    template_text=SMOL_TEXT, prefix=PREFIX, generation=GENERATION, tools_text="", session=None
+):
     session = session or Session()
     out = handlers.parse(template_text, prefix, generation, tools_text, "", session)
     return {**out, "session": session}
@@ -52,7 +61,10 @@ def test_parse_pasted_gives_the_message_and_views():
     assert 'class="rt-cutaway"' in out[MAP]
     assert out[INITIAL] == "[]"
     # The chat renders Markdown: a tool name is written so that it shows as itself.
-    assert [m["metadata"]["title"] for m in out[CHAT]] == ["💭 Thought", "🛠️ Tool call: greet\\_user"]
+    assert [m["metadata"]["title"] for m in out[CHAT]] == [
+        "💭 Thought",
+        "🛠️ Tool call: greet\\_user",
+    ]
     assert OPENAI not in out  # drawn only while its tab is shown
     stream = handlers.select_results_tab({"id": "openai"}, out["session"])[OPENAI]
     assert '"role": "assistant"' in stream and "greet_user" in stream
@@ -74,11 +86,17 @@ def test_hover_titles_name_the_field_and_explain_says_the_rest():
     out = parse()
     assert 'title="reasoning_content · open"' in out[MAP]
     view = out["session"].view
-    opened = next(i for i, s in enumerate(view.spans) if s.kind == "open" and s.field == "reasoning_content")
+    opened = next(
+        i for i, s in enumerate(view.spans) if s.kind == "open" and s.field == "reasoning_content"
+    )
     shown = explain(view, opened)
-    assert "stream 0–7 · generation 0–7" in shown and "<dd>0 (0-based, in opening order)</dd>" in shown
+    assert (
+        "stream 0–7 · generation 0–7" in shown and "<dd>0 (0-based, in opening order)</dd>" in shown
+    )
     assert 'data-event="1"' in shown  # its open event, linked to the log
-    body = next(i for i, s in enumerate(view.spans) if s.kind == "body" and s.field == "reasoning_content")
+    body = next(
+        i for i, s in enumerate(view.spans) if s.kind == "body" and s.field == "reasoning_content"
+    )
     assert 'data-event="2"' in explain(view, body)  # its chunk event, linked to the log
 
 
@@ -133,8 +151,20 @@ def test_bad_tools_json_shows_a_clear_message():
 
 def test_tools_cast_arguments():
     template = dict(SMOL)
-    tools = [{"type": "function", "function": {"name": "alarm", "parameters": {"type": "object", "properties": {"hour": {"type": "integer"}}}}}]
-    out = parse(generation='<tool_call>{"name": "alarm", "arguments": {"hour": "7"}}</tool_call>', tools_text=json.dumps(tools), template_text=json.dumps(template))
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "alarm",
+                "parameters": {"type": "object", "properties": {"hour": {"type": "integer"}}},
+            },
+        }
+    ]
+    out = parse(
+        generation='<tool_call>{"name": "alarm", "arguments": {"hour": "7"}}</tool_call>',
+        tools_text=json.dumps(tools),
+        template_text=json.dumps(template),
+    )
     assert json.loads(out[MESSAGE])["tool_calls"][0]["function"]["arguments"] == {"hour": 7}
 
 
@@ -143,24 +173,39 @@ def test_parse_error_is_shown_at_its_position():
     assert "ResponseParseError: fields.tool_calls" in out[STATUS]
     assert "⚠ error here" in out[MAP]
     # Lenient parsing: the failed region's raw text is kept as content, the reasoning still parses.
-    assert json.loads(out[MESSAGE]) == {"role": "assistant", "reasoning_content": "ok", "content": "<tool_call>{not json</tool_call>"}
+    assert json.loads(out[MESSAGE]) == {
+        "role": "assistant",
+        "reasoning_content": "ok",
+        "content": "<tool_call>{not json</tool_call>",
+    }
     # The error sits at the exact failing character: the "n" after "{" (stream offset 29).
     view = out["session"].view
-    assert [(e.key, e.start, e.end, e.position) for e in view.errors] == [("fields.tool_calls.content", 17, 49, 29)]
+    assert [(e.key, e.start, e.end, e.position) for e in view.errors] == [
+        ("fields.tool_calls.content", 17, 49, 29)
+    ]
     assert '<span class="rt-error-at"' not in out[MAP]
-    assert re.search(r'<span class="rt-body rt-f1 rt-error rt-error-at" data-i="\d+" title="[^"]*">n</span>', out[MAP])
+    assert re.search(
+        r'<span class="rt-body rt-f1 rt-error rt-error-at" data-i="\d+" title="[^"]*">n</span>',
+        out[MAP],
+    )
 
 
 def catastrophic(pattern: str) -> str:
-    return json.dumps({"start_anchor": "<s>", "fields": {"x": {"open": "<x>", "close_pattern": pattern}}})
+    return json.dumps(
+        {"start_anchor": "<s>", "fields": {"x": {"open": "<x>", "close_pattern": pattern}}}
+    )
 
 
 def test_catastrophic_pattern_is_stopped_by_the_regex_budget():
     # The regex module copes with (a+)+$ itself; (a|aa)+$ really backtracks and must be cut off.
     out = parse(template_text=catastrophic("(a+)+$"), prefix="", generation="<x>" + "a" * 40 + "b")
     assert json.loads(out[MESSAGE]) == {"x": "a" * 40 + "b"}
-    out = parse(template_text=catastrophic("(a|aa)+$"), prefix="", generation="<x>" + "a" * 40 + "b")
-    assert "PatternTimeoutError: fields.x.close_pattern: pattern too slow on this input" in out[STATUS]
+    out = parse(
+        template_text=catastrophic("(a|aa)+$"), prefix="", generation="<x>" + "a" * 40 + "b"
+    )
+    assert (
+        "PatternTimeoutError: fields.x.close_pattern: pattern too slow on this input" in out[STATUS]
+    )
 
 
 @pytest.mark.parametrize(
@@ -168,7 +213,11 @@ def test_catastrophic_pattern_is_stopped_by_the_regex_budget():
     [
         ({"template_chars": 50}, {}, "The template is too large"),
         ({"fields": 2}, {}, "The template has 3 fields (limit 2)."),
-        ({"pattern_chars": 8}, {}, "Pattern or delimiter too long at start_anchor (limit 8 characters)."),
+        (
+            {"pattern_chars": 8},
+            {},
+            "Pattern or delimiter too long at start_anchor (limit 8 characters).",
+        ),
         ({"json_depth": 2}, {}, "The template is nested too deeply: 4 levels (limit 2)."),
         ({"prefix_chars": 10}, {}, "The prefix is too long"),
         ({"generation_chars": 10}, {}, "The generation is too long"),
@@ -221,21 +270,29 @@ def test_held_text_is_shown_pending_while_streaming():
     assert '<span class="rt-held' in out[MAP] and ">&lt;</span>" in out[MAP]
     held = len(session.view.spans) - 1
     assert session.view.spans[held].kind == "held"
-    assert "`&lt;` could still become `&lt;think&gt;` (fields.reasoning_content.open)" in explain(session.view, held)
+    assert "`&lt;` could still become `&lt;think&gt;` (fields.reasoning_content.open)" in explain(
+        session.view, held
+    )
     assert "⏳ streaming" in out[STATUS]
 
 
 def test_the_stream_check_has_a_time_budget(monkeypatch):
-    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, stream_check_seconds=0))
+    monkeypatch.setattr(
+        limits, "LIMITS", dataclasses.replace(limits.LIMITS, stream_check_seconds=0)
+    )
     chunks = list(GENERATION)
     result = stream_check.stream_check(SMOL, PREFIX, GENERATION, None, chunks)
     assert (result.passed, result.label) == (None, "stream check stopped after its 0 s budget")
-    assert [f.text for f in result.findings] == [f"replaying the {len(chunks)} chunks again took over 0 s"]
+    assert [f.text for f in result.findings] == [
+        f"replaying the {len(chunks)} chunks again took over 0 s"
+    ]
 
 
 def test_play_throttles_and_ends_with_the_check():
     session = Session()
-    outputs = list(handlers.replay_play(SMOL_TEXT, PREFIX, GENERATION, "", "chars", 1, 0, "", 0, session))
+    outputs = list(
+        handlers.replay_play(SMOL_TEXT, PREFIX, GENERATION, "", "chars", 1, 0, "", 0, session)
+    )
     assert len(outputs) <= 3  # a fast replay is not one update per chunk
     last = outputs[-1]
     assert session.view.message == EXPECTED and 'data-passed="true"' in last["stream_check"]
@@ -244,14 +301,19 @@ def test_play_throttles_and_ends_with_the_check():
 def test_template_editor_handlers(tmp_path):
     diagnostics = handlers.diagnose(SMOL_TEXT)["diagnostics"]
     assert diagnostics.count('class="rt-diag rt-diag-warning"') == 2
-    assert "<code>fields.tool_calls.close</code>" in diagnostics and "<code>fields.reasoning_content.close</code>" in diagnostics
+    assert (
+        "<code>fields.tool_calls.close</code>" in diagnostics
+        and "<code>fields.reasoning_content.close</code>" in diagnostics
+    )
     pretty = handlers.format_editor(SMOL_TEXT)["template_text"]
     assert json.loads(pretty) == SMOL and pretty.startswith('{\n  "defaults"')
     session = Session()
     text = handlers.choose_template("qwen3", PREFIX, GENERATION, "", session)["template_text"]
     assert text == session.reset_text and json.loads(text)["fields"]
     exported = handlers.export_template(SMOL_TEXT, None)
-    assert json.loads(Path(exported["tokenizer_config_file"]).read_text(encoding="utf-8")) == {"response_template": SMOL}
+    assert json.loads(Path(exported["tokenizer_config_file"]).read_text(encoding="utf-8")) == {
+        "response_template": SMOL
+    }
     assert json.loads(Path(exported["template_file"]).read_text(encoding="utf-8")) == SMOL
     assert handlers.export_template("{", None)["template_file"] is None
 
@@ -260,20 +322,39 @@ def test_the_template_dropdown_says_when_the_editor_no_longer_holds_the_file():
     text = handlers.choose_template("qwen3", PREFIX, GENERATION, "", Session())["template_text"]
     assert catalog.template_choice_for(text, "qwen3") == "qwen3"
     same = handlers.choose_template("llama-3.1", PREFIX, GENERATION, "", Session())["template_text"]
-    assert catalog.template_choice_for(same, "llama-3.2") == "llama-3.2"  # the same template in two files
+    assert (
+        catalog.template_choice_for(same, "llama-3.2") == "llama-3.2"
+    )  # the same template in two files
     edited = text.replace('"role": "assistant"', '"role": "bot"', 1)
     assert edited != text
-    assert catalog.template_choice_for(edited, "qwen3") == catalog.EDITED_TEMPLATE == "(edited in the Template tab)"
-    assert catalog.template_choice_for(edited, "qwen3", catalog.INLINE_TEMPLATE) == catalog.INLINE_TEMPLATE
-    assert handlers.choose_template(catalog.EDITED_TEMPLATE, PREFIX, GENERATION, "", Session()) == {}  # choosing it loads nothing
+    assert (
+        catalog.template_choice_for(edited, "qwen3")
+        == catalog.EDITED_TEMPLATE
+        == "(edited in the Template tab)"
+    )
+    assert (
+        catalog.template_choice_for(edited, "qwen3", catalog.INLINE_TEMPLATE)
+        == catalog.INLINE_TEMPLATE
+    )
+    assert (
+        handlers.choose_template(catalog.EDITED_TEMPLATE, PREFIX, GENERATION, "", Session()) == {}
+    )  # choosing it loads nothing
 
 
 def test_share_link_round_trip():
     sample = load_samples()[3]
     tools = catalog.template_text_of(sample.tools) if sample.tools else ""
-    texts = {"template": catalog.template_text_of(sample.template), "prefix": sample.prefix, "generation": sample.generation, "tools": tools}
+    texts = {
+        "template": catalog.template_text_of(sample.template),
+        "prefix": sample.prefix,
+        "generation": sample.generation,
+        "tools": tools,
+    }
     query, warning = share.share_link(share.PageState(sample.id, "", texts, "chars:3", "paste"))
-    assert (query, warning) == (f"?sample={sample.id.replace('/', '%2F')}&chunking=chars%3A3&tab=paste", "")
+    assert (query, warning) == (
+        f"?sample={sample.id.replace('/', '%2F')}&chunking=chars%3A3&tab=paste",
+        "",
+    )
     texts = {"template": SMOL_TEXT, "prefix": PREFIX, "generation": GENERATION, "tools": ""}
     edited, _ = share.share_link(share.PageState(sample.id, "", texts, "random:9", "paste"))
     from urllib.parse import parse_qsl
@@ -281,10 +362,16 @@ def test_share_link_round_trip():
     params = dict(parse_qsl(edited[1:]))
     assert params["chunking"] == "random:9"
     out = handlers.open_page(params, Session())
-    assert out["prefix"] == PREFIX and out["generation"] == GENERATION and json.loads(out["template_text"]) == SMOL
+    assert (
+        out["prefix"] == PREFIX
+        and out["generation"] == GENERATION
+        and json.loads(out["template_text"]) == SMOL
+    )
     assert json.loads(out[MESSAGE]) == EXPECTED
     assert out["chunking"] == "random" and out["chunk_seed"] == 9
-    assert out["template_choice"] == catalog.EDITED_TEMPLATE  # the dropdown does not name the sample's template (found in review)
+    assert (
+        out["template_choice"] == catalog.EDITED_TEMPLATE
+    )  # the dropdown does not name the sample's template (found in review)
 
 
 def test_bad_state_in_a_link_is_reported():
@@ -296,8 +383,13 @@ def test_bad_state_in_a_link_is_reported():
 
 def test_default_page_is_a_parsed_sample():
     session = Session()
-    assert handlers.open_page({}, session) == {}  # the layout already shows it: nothing typed meanwhile is replaced
-    assert session.sample_id == catalog.DEFAULT_SAMPLE and session.view.message == catalog.samples_by_id()[catalog.DEFAULT_SAMPLE].expected
+    assert (
+        handlers.open_page({}, session) == {}
+    )  # the layout already shows it: nothing typed meanwhile is replaced
+    assert (
+        session.sample_id == catalog.DEFAULT_SAMPLE
+        and session.view.message == catalog.samples_by_id()[catalog.DEFAULT_SAMPLE].expected
+    )
     out = handlers.open_page({"sample": catalog.DEFAULT_SAMPLE}, Session())
     assert out["sample_id"] == catalog.DEFAULT_SAMPLE
     assert "✔ Parsed" in out[STATUS]
@@ -310,18 +402,51 @@ def test_unexpected_errors_become_a_message(monkeypatch):
     monkeypatch.setattr(handlers, "traced_view", boom)
     out = parse()
     assert "Something went wrong on the server (its log has the details)" in out[STATUS]
-    assert "Traceback" not in out[STATUS] and "RuntimeError" not in out[STATUS] and "kaput" not in out[STATUS]
+    assert (
+        "Traceback" not in out[STATUS]
+        and "RuntimeError" not in out[STATUS]
+        and "kaput" not in out[STATUS]
+    )
 
 
 def test_generate_live_reports_bad_input_without_a_model():
-    out = list(live.generate("samples/demo-model", "", "", "", "", False, 10, 0.7, 0.9, 0, True, SMOL_TEXT, Session()))
+    out = list(
+        live.generate(
+            "samples/demo-model", "", "", "", "", False, 10, 0.7, 0.9, 0, True, SMOL_TEXT, Session()
+        )
+    )
     assert "Write a user message" in out[-1][STATUS]
-    out = list(live.generate("./no/such/folder", "", "Hi", "", "", False, 10, 0.7, 0.9, 0, True, SMOL_TEXT, Session()))
-    assert "&#x27;./no/such/folder&#x27; is not a model this server can load" in out[-1][STATUS] or (
-        "'./no/such/folder' is not a model this server can load" in out[-1][STATUS])
+    out = list(
+        live.generate(
+            "./no/such/folder", "", "Hi", "", "", False, 10, 0.7, 0.9, 0, True, SMOL_TEXT, Session()
+        )
+    )
+    assert "&#x27;./no/such/folder&#x27; is not a model this server can load" in out[-1][
+        STATUS
+    ] or ("'./no/such/folder' is not a model this server can load" in out[-1][STATUS])
     # A folder that exists but is not allowed gets the same answer as a missing one.
-    forbidden = list(live.generate("/root/.ssh", "", "Hi", "", "", False, 10, 0.7, 0.9, 0, True, SMOL_TEXT, Session()))
-    missing = list(live.generate("/root/.no-such-folder", "", "Hi", "", "", False, 10, 0.7, 0.9, 0, True, SMOL_TEXT, Session()))
+    forbidden = list(
+        live.generate(
+            "/root/.ssh", "", "Hi", "", "", False, 10, 0.7, 0.9, 0, True, SMOL_TEXT, Session()
+        )
+    )
+    missing = list(
+        live.generate(
+            "/root/.no-such-folder",
+            "",
+            "Hi",
+            "",
+            "",
+            False,
+            10,
+            0.7,
+            0.9,
+            0,
+            True,
+            SMOL_TEXT,
+            Session(),
+        )
+    )
     assert forbidden[-1][STATUS] == missing[-1][STATUS] and "(a server path)" in missing[-1][STATUS]
 
 
@@ -329,17 +454,42 @@ def test_generate_live_with_the_model_template_names_it_in_the_dropdown():
     # The demo model's template is the text of templates/demo-model.json.
     for origin, expected in (("qwen3", "demo-model"), ("hermes-2-pro", "demo-model")):
         session = Session(template_origin=origin)
-        out = list(live.generate("samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, True, SMOL_TEXT, session))
+        out = list(
+            live.generate(
+                "samples/demo-model",
+                "",
+                "Hi",
+                "",
+                "",
+                False,
+                3,
+                0.7,
+                0.9,
+                0,
+                True,
+                SMOL_TEXT,
+                session,
+            )
+        )
         template_text, choice = out[-1]["template_text"], out[-1]["template_choice"]
         assert json.loads(template_text) == load_template_file("demo-model").response_template
         assert choice == expected
     session = Session(template_origin="qwen3")
-    kept = list(live.generate("samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, False, SMOL_TEXT, session))
-    assert "template_text" not in kept[-1] and "template_choice" not in kept[-1]  # its own template: editor and dropdown kept
+    kept = list(
+        live.generate(
+            "samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, False, SMOL_TEXT, session
+        )
+    )
+    assert (
+        "template_text" not in kept[-1] and "template_choice" not in kept[-1]
+    )  # its own template: editor and dropdown kept
 
 
 def test_views_render_whitespace_and_escape_html():
-    assert visible_whitespace("a b\n<") == 'a<span class="rt-ws">·</span>b<span class="rt-ws">↵</span>&lt;'
+    assert (
+        visible_whitespace("a b\n<")
+        == 'a<span class="rt-ws">·</span>b<span class="rt-ws">↵</span>&lt;'
+    )
     html = region_map.region_map(ParseView(stream="<b>", spans=[MapSpan(0, 3, "discarded")]))
     assert "&lt;b&gt;" in html and "<b>" not in html.split('id="region-map-body"')[1]
 
@@ -350,19 +500,39 @@ def test_a_background_load_reports_its_progress_and_generate_uses_it():
     live.start_loading("samples/demo-model")  # the textbox's relative path names the same model
     pending = live._loads[key]
     text, ended = live.load_status("")
-    assert ended is False and text.startswith("⏳ Loading samples/demo-model: ")  # never the server's absolute path
+    assert ended is False and text.startswith(
+        "⏳ Loading samples/demo-model: "
+    )  # never the server's absolute path
     with live.waiting_for(key):  # a load nobody waits for is freed when it ends
         pending.result(timeout=120)
     text, ended = live.load_status("samples/demo-model")
     assert ended is True
     assert re.fullmatch(r"✔ Model ready: samples/demo-model \(loaded in \d+\.\d s\)", text), text
-    out = list(live.generate("samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, True, SMOL_TEXT, Session()))
+    out = list(
+        live.generate(
+            "samples/demo-model",
+            "",
+            "Hi",
+            "",
+            "",
+            False,
+            3,
+            0.7,
+            0.9,
+            0,
+            True,
+            SMOL_TEXT,
+            Session(),
+        )
+    )
     assert "prefix" in out[-1] and key not in live._loads  # the background load's model, collected
     assert live.get_model("") is live.get_model(key)
 
 
 def test_a_failed_background_load_is_shown_and_tried_again(tmp_path, monkeypatch):
-    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, model_folders=(str(tmp_path),)))
+    monkeypatch.setattr(
+        limits, "LIMITS", dataclasses.replace(limits.LIMITS, model_folders=(str(tmp_path),))
+    )
     (tmp_path / "empty").mkdir()
     empty = str(tmp_path / "empty")
     live.start_loading(empty)
@@ -374,14 +544,20 @@ def test_a_failed_background_load_is_shown_and_tried_again(tmp_path, monkeypatch
     with pytest.raises(ModelLoadError):
         live._loads[empty].result(timeout=60)
     text, ended = live.load_status(empty)
-    assert ended is True and text.startswith(f"✘ Loading {tmp_path.name}/empty failed: ") and "is not a model folder" in text
+    assert (
+        ended is True
+        and text.startswith(f"✘ Loading {tmp_path.name}/empty failed: ")
+        and "is not a model folder" in text
+    )
     assert str(tmp_path) not in text
 
 
 def test_stop_while_waiting_for_a_load_ends_the_wait():
     key = str(DEFAULT_MODEL_PATH)
     earlier = live._loads.get(key)
-    if earlier is not None:  # a load an earlier test started: let it end, or this test would wait on it too
+    if (
+        earlier is not None
+    ):  # a load an earlier test started: let it end, or this test would wait on it too
         try:
             earlier.result(timeout=120)
         except Exception:
@@ -392,15 +568,22 @@ def test_stop_while_waiting_for_a_load_ends_the_wait():
     # (else a fast load could end before the Stop is seen).
     assert generation_module._load_slots.acquire(timeout=120)
     try:
-        outputs = live.generate("samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, True, SMOL_TEXT, session)
+        outputs = live.generate(
+            "samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, True, SMOL_TEXT, session
+        )
         first = next(outputs)  # Generate waits for the load, showing where it is
         assert "⏳ Loading samples/demo-model: " in first[STATUS]
         pending = live._loads[key]
         live.request_stop(session)
         rest = list(outputs)
-        assert "Stopped waiting for the model; its load is abandoned unless someone else waits for it." in rest[-1][STATUS]
+        assert (
+            "Stopped waiting for the model; its load is abandoned unless someone else waits for it."
+            in rest[-1][STATUS]
+        )
         assert session.stop_requested is False
-        with pytest.raises(ModelLoadError, match="abandoned before it started"):  # nobody waits: it never starts
+        with pytest.raises(
+            ModelLoadError, match="abandoned before it started"
+        ):  # nobody waits: it never starts
             pending.result(timeout=120)
     finally:
         generation_module._load_slots.release()

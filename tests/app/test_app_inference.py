@@ -9,16 +9,15 @@ import dataclasses
 import html
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from engine.chat_templates.render import hub_reachable
 from playground import handlers
 from playground.authoring import inference
-from playground.server import limits
 from playground.catalog import template_text_of
 from playground.parse.session import Session
+from playground.server import limits
 from tests.support.paths import CHAT_TEMPLATE_FIXTURES
 
 CHAT_TEMPLATES = CHAT_TEMPLATE_FIXTURES
@@ -31,7 +30,11 @@ LOOPS = "{% for i in range(99999) %}{% for j in range(99999) %}{{ i }}{% endfor 
 def infer(chat_template_text=KV_LINES, chat_template_model="", session=None):
     """Run the Infer handler to the end: (its outputs in order, the session)."""
     session = session or Session()
-    outputs = list(handlers.infer_chat_template(chat_template_text, chat_template_model, "", "", PREFIX, GENERATION, "", "", session))
+    outputs = list(
+        handlers.infer_chat_template(
+            chat_template_text, chat_template_model, "", "", PREFIX, GENERATION, "", "", session
+        )
+    )
     return outputs, session
 
 
@@ -41,43 +44,89 @@ def text_of(markup: str) -> str:
 
 def test_the_inferred_template_goes_into_the_editor_with_its_matrix_and_parses_the_input():
     outputs, session = infer()
-    assert outputs[0] == {"inference": '<div class="rt-status rt-status-live" id="inference-pending">⏳ Inferring… (at most 30 s)</div>'}
+    assert outputs[0] == {
+        "inference": '<div class="rt-status rt-status-live" id="inference-pending">⏳ Inferring… (at most 30 s)</div>'
+    }
     last = outputs[-1]
     template = json.loads(last["template_text"])
     assert template == session.inference["template"]
     assert template["fields"]["tool_calls"]["content"] == "kv-lines"
-    assert 'id="inference-badge">✔ passes its matrix</span> 20 passed, 0 failed, 0 not renderable' in last["inference"]
-    assert 'data-passed="true">✔ conforms</span> 20 passed, 0 failed, 0 not renderable — against the pasted chat template' in last["conformance"]
-    assert session.view.message == {"role": "assistant", "content": "Checking.", "tool_calls": [
-        {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo", "days": 3}}}]}
+    assert (
+        'id="inference-badge">✔ passes its matrix</span> 20 passed, 0 failed, 0 not renderable'
+        in last["inference"]
+    )
+    assert (
+        'data-passed="true">✔ conforms</span> 20 passed, 0 failed, 0 not renderable — against the pasted chat template'
+        in last["conformance"]
+    )
+    assert session.view.message == {
+        "role": "assistant",
+        "content": "Checking.",
+        "tool_calls": [
+            {
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Oslo", "days": 3}},
+            }
+        ],
+    }
     # Every finding is a button that shows its renders.
-    assert last["inference"].count('class="rt-finding" data-finding=') == len(session.inference["findings"])
+    assert last["inference"].count('class="rt-finding" data-finding=') == len(
+        session.inference["findings"]
+    )
 
 
 def test_a_finding_clicked_shows_the_two_renders_that_found_it():
     _, session = infer()
-    index = next(i for i, f in enumerate(session.inference["findings"]) if f["key"] == "fields.tool_calls.open_pattern")
+    index = next(
+        i
+        for i, f in enumerate(session.inference["findings"])
+        if f["key"] == "fields.tool_calls.open_pattern"
+    )
     shown = handlers.show_finding({"finding": index}, session)["explain"]
     assert text_of(shown).startswith(
-        'fields.tool_calls.open_pattern = "<action\\\\s*(?P<name>[\\\\w.\\\\-]+)>" the text before each call\'s payload')
+        'fields.tool_calls.open_pattern = "<action\\\\s*(?P<name>[\\\\w.\\\\-]+)>" the text before each call\'s payload'
+    )
     assert "found by comparing these two renders (the difference marked):" in shown
-    assert "first turn: one call of zq_fn_alpha" in shown and "first turn: two calls, zq_fn_alpha then zq_fn_beta" in shown
+    assert (
+        "first turn: one call of zq_fn_alpha" in shown
+        and "first turn: two calls, zq_fn_alpha then zq_fn_beta" in shown
+    )
     assert shown.count('<mark class="rt-evidence-diff">') == 2
     assert handlers.show_finding({"finding": 999}, session) == {}
 
 
 def test_a_delimiter_clicked_on_the_map_says_how_inference_found_it():
     _, session = infer()
-    opening = next(i for i, span in enumerate(session.view.spans) if span.kind == "open" and span.field == "tool_calls")
+    opening = next(
+        i
+        for i, span in enumerate(session.view.spans)
+        if span.kind == "open" and span.field == "tool_calls"
+    )
     shown = handlers.explain_span({"selected": str(opening)}, session)["explain"]
-    assert '<div class="rt-explain" id="explain-inferred"><div class="rt-explain-title">How inference found it</div>' in shown
+    assert (
+        '<div class="rt-explain" id="explain-inferred"><div class="rt-explain-title">How inference found it</div>'
+        in shown
+    )
     assert "the text before each call's payload" in shown
     # Once the editor holds another delimiter there, the inference's evidence is not shown for it.
     template = dict(session.inference["template"])
-    template["fields"] = {**template["fields"], "tool_calls": {**template["fields"]["tool_calls"], "open_pattern": "<action (?P<name>\\w+)>"}}
+    template["fields"] = {
+        **template["fields"],
+        "tool_calls": {
+            **template["fields"]["tool_calls"],
+            "open_pattern": "<action (?P<name>\\w+)>",
+        },
+    }
     handlers.parse(template_text_of(template), PREFIX, GENERATION, "", "", session)
-    opening = next(i for i, span in enumerate(session.view.spans) if span.kind == "open" and span.field == "tool_calls")
-    assert "How inference found it" not in handlers.explain_span({"selected": str(opening)}, session)["explain"]
+    opening = next(
+        i
+        for i, span in enumerate(session.view.spans)
+        if span.kind == "open" and span.field == "tool_calls"
+    )
+    assert (
+        "How inference found it"
+        not in handlers.explain_span({"selected": str(opening)}, session)["explain"]
+    )
 
 
 def test_a_delimiter_clicked_in_the_editor_says_how_inference_found_it():
@@ -85,14 +134,18 @@ def test_a_delimiter_clicked_in_the_editor_says_how_inference_found_it():
     text = outputs[-1]["template_text"]
     at = text.index("<action") + 2  # inside the open pattern's string
     shown = handlers.show_event({"editor_at": at}, text, session)["explain"]
-    assert shown.index("Open pattern") < shown.index("How inference found it")  # the pattern first, then its evidence
+    assert shown.index("Open pattern") < shown.index(
+        "How inference found it"
+    )  # the pattern first, then its evidence
     assert "the text before each call's payload" in shown
     # A key that is no pattern but was inferred: only its evidence.
     end = session.inference["template"]["fields"]["content"].get("close")
     assert end is not None
     at = text.index(json.dumps(end)[1:-1], text.index('"content"')) + 1
     shown = handlers.show_event({"editor_at": at}, text, session)["explain"]
-    assert shown.startswith('<div class="rt-explain" id="explain-inferred"><div class="rt-explain-title">How inference found it</div>')
+    assert shown.startswith(
+        '<div class="rt-explain" id="explain-inferred"><div class="rt-explain-title">How inference found it</div>'
+    )
     # Edited away from what inference found: nothing to say about a plain delimiter.
     edited = text.replace(json.dumps(end), '"@@"', 1)
     assert handlers.show_event({"editor_at": edited.index('"@@"') + 1}, edited, session) == {}
@@ -100,26 +153,45 @@ def test_a_delimiter_clicked_in_the_editor_says_how_inference_found_it():
 
 def test_bad_input_says_what_is_wrong(monkeypatch):
     outputs, _ = infer("", "")
-    assert text_of(outputs[-1]["inference"]) == ("⚠ Paste a chat template (the Jinja text of the model's chat_template), or name "
-                                                  "a model (a local folder or a hub id) to take it from.")
+    assert text_of(outputs[-1]["inference"]) == (
+        "⚠ Paste a chat template (the Jinja text of the model's chat_template), or name "
+        "a model (a local folder or a hub id) to take it from."
+    )
     outputs, _ = infer("{{ raise_exception('no chat here') }}")
-    assert text_of(outputs[-1]["inference"]) == ("⚠ the chat template does not render a first user turn with a generation "
-                                                  "prompt: user + generation prompt: TemplateError: no chat here")
-    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, chat_template_chars=100))
+    assert text_of(outputs[-1]["inference"]) == (
+        "⚠ the chat template does not render a first user turn with a generation "
+        "prompt: user + generation prompt: TemplateError: no chat here"
+    )
+    monkeypatch.setattr(
+        limits, "LIMITS", dataclasses.replace(limits.LIMITS, chat_template_chars=100)
+    )
     outputs, _ = infer(KV_LINES)
-    assert text_of(outputs[-1]["inference"]) == f"⚠ The chat template is too large: {len(KV_LINES):,} characters (limit 100)."
+    assert (
+        text_of(outputs[-1]["inference"])
+        == f"⚠ The chat template is too large: {len(KV_LINES):,} characters (limit 100)."
+    )
 
 
 def test_a_chat_template_that_loops_is_cut_off_within_the_check_budget(monkeypatch):
-    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, conformance_seconds=2.0))
+    monkeypatch.setattr(
+        limits, "LIMITS", dataclasses.replace(limits.LIMITS, conformance_seconds=2.0)
+    )
     outcome = inference.infer_from_page(LOOPS, "")
     assert outcome.result is None
-    assert outcome.error == ("Inference was cut off after 2 s: the chat template takes too long to render (or loops). "
-                             "The time limit is PLAYGROUND_LIMITS' conformance_seconds.")
+    assert outcome.error == (
+        "Inference was cut off after 2 s: the chat template takes too long to render (or loops). "
+        "The time limit is PLAYGROUND_LIMITS' conformance_seconds."
+    )
 
 
-@pytest.mark.skipif(hub_reachable()[0], reason="the Hugging Face Hub is reachable here: a hub id would be fetched")
+@pytest.mark.skipif(
+    hub_reachable()[0], reason="the Hugging Face Hub is reachable here: a hub id would be fetched"
+)
 def test_a_hub_id_without_network_fails_with_advice_for_the_page():
     outcome = inference.infer_from_page("", "Qwen/Qwen3-0.6B")
-    assert outcome.result is None and outcome.error.startswith("the Hugging Face Hub is not reachable (")
-    assert outcome.error.endswith("and give their folder, or paste the chat template instead.")  # no command-line option
+    assert outcome.result is None and outcome.error.startswith(
+        "the Hugging Face Hub is not reachable ("
+    )
+    assert outcome.error.endswith(
+        "and give their folder, or paste the chat template instead."
+    )  # no command-line option

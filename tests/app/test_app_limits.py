@@ -8,25 +8,26 @@ import dataclasses
 import json
 import re
 import time
-from pathlib import Path
 
 import pytest
 
 from engine import ParseDeadlineError, ResponseParser, parse_response
 from engine.authoring.stream_checks import check_stream
-from playground.server import admission
-from playground.server import folders
-from playground.server import limits
-from playground.server import workers
 from playground.panels.markup import chat_code, chat_text
 from playground.panels.message_view import chat_messages
-from playground.server.redact import redact
 from playground.parse.parse_view import traced_view
 from playground.parse.session import OpenSessions, Session
+from playground.server import admission, folders, limits, workers
+from playground.server.redact import redact
 from tests.support.paths import ROOT
 
-LOOKAHEAD = {"start_anchor": "<s>", "fields": {"x": {"open_pattern": "<x>(?=(?:(?:a|aa)+d)?)", "close": "</x>", "repeats": True},
-                                                "content": {}}}
+LOOKAHEAD = {
+    "start_anchor": "<s>",
+    "fields": {
+        "x": {"open_pattern": "<x>(?=(?:(?:a|aa)+d)?)", "close": "</x>", "repeats": True},
+        "content": {},
+    },
+}
 SLOW = ("<x>" + "a" * 28 + "c</x>") * 40
 
 
@@ -44,7 +45,9 @@ def test_the_docs_list_every_limit_with_its_default():
 
 
 def test_folders_and_proxy_hops_have_their_own_kinds_of_value():
-    assert limits.Limits.from_json('{"model_folders": ["/data/models"], "proxy_hops": 0}').model_folders == ("/data/models",)
+    assert limits.Limits.from_json(
+        '{"model_folders": ["/data/models"], "proxy_hops": 0}'
+    ).model_folders == ("/data/models",)
     with pytest.raises(limits.LimitsError, match="'model_folders' must be a list of folder paths"):
         limits.Limits.from_json('{"model_folders": "/data"}')
     with pytest.raises(limits.LimitsError, match="'parse_seconds' must be above 0, got 0"):
@@ -53,7 +56,14 @@ def test_folders_and_proxy_hops_have_their_own_kinds_of_value():
 
 def test_a_client_never_holds_more_than_half_of_a_kinds_slots():
     assert {kind: limits.client_cap(kind) for kind in limits.WORK} == {
-        "parse": 4, "replay": 2, "model": 2, "export": 2, "conformance": 1, "infer": 1, "reference": 1, "fit": 1,
+        "parse": 4,
+        "replay": 2,
+        "model": 2,
+        "export": 2,
+        "conformance": 1,
+        "infer": 1,
+        "reference": 1,
+        "fit": 1,
     }
 
 
@@ -77,14 +87,23 @@ def test_only_the_demo_model_and_allowed_folders_may_be_named(tmp_path, monkeypa
     assert folders.check_model_name("Qwen/Qwen3-0.6B") == "Qwen/Qwen3-0.6B"
     (tmp_path / "model").mkdir()
     answers = set()
-    for name in ("/root/.ssh", str(tmp_path / "model"), str(tmp_path / "missing"), "../../etc", "~"):
+    for name in (
+        "/root/.ssh",
+        str(tmp_path / "model"),
+        str(tmp_path / "missing"),
+        "../../etc",
+        "~",
+    ):
         with pytest.raises(folders.FolderError) as caught:
             folders.check_model_name(name)
         answers.add(str(caught.value).replace(repr(name), "NAME"))
     assert len(answers) == 1  # missing and forbidden folders answer alike
     with_limits(monkeypatch, model_folders=(str(tmp_path),))
     allowed = folders.check_model_name(str(tmp_path / "model"))
-    assert allowed == str((tmp_path / "model").resolve()) and folders.shown(allowed) == f"{tmp_path.name}/model"
+    assert (
+        allowed == str((tmp_path / "model").resolve())
+        and folders.shown(allowed) == f"{tmp_path.name}/model"
+    )
 
 
 @pytest.mark.parametrize(
@@ -94,7 +113,10 @@ def test_only_the_demo_model_and_allowed_folders_may_be_named(tmp_path, monkeypa
         ("no folder /root/.ssh here", "no folder (a server path) here"),
         (f"could not load {ROOT}/samples/demo-model", "could not load samples/demo-model"),
         ("jinja2.exceptions.TemplateSyntaxError: unexpected '}'", "unexpected '}'"),
-        ("ResponseParseError: fields.x: bad </think>", "ResponseParseError: fields.x: bad </think>"),
+        (
+            "ResponseParseError: fields.x: bad </think>",
+            "ResponseParseError: fields.x: bad </think>",
+        ),
     ],
 )
 def test_messages_lose_server_paths_and_python_type_names(message, shown):
@@ -103,10 +125,24 @@ def test_messages_lose_server_paths_and_python_type_names(message, shown):
 
 def test_the_chat_view_shows_a_generation_as_text():
     overlay = '<div style="position:fixed">![x](//evil.example/p.png) **b**</div>'
-    shown = chat_messages({"role": "assistant", "content": overlay, "tool_calls": [
-        {"type": "function", "function": {"name": "<img src=x>", "arguments": {"a": "```\n<b>"}}}]})
+    shown = chat_messages(
+        {
+            "role": "assistant",
+            "content": overlay,
+            "tool_calls": [
+                {
+                    "type": "function",
+                    "function": {"name": "<img src=x>", "arguments": {"a": "```\n<b>"}},
+                }
+            ],
+        }
+    )
     assert shown[0]["content"] == chat_text(overlay)
-    assert "<" not in shown[0]["content"] and "](" not in shown[0]["content"] and "**" not in shown[0]["content"]
+    assert (
+        "<" not in shown[0]["content"]
+        and "](" not in shown[0]["content"]
+        and "**" not in shown[0]["content"]
+    )
     assert shown[1]["metadata"]["title"] == "🛠️ Tool call: &lt;img src=x&gt;"
     assert shown[1]["content"].startswith("````json\n") and shown[1]["content"].endswith("\n````")
     assert chat_code("a ``` b").startswith("````")
@@ -117,13 +153,17 @@ def test_a_session_over_its_cap_is_trimmed_and_past_the_total_the_oldest_go():
     sessions = OpenSessions()
     big = [Session() for _ in range(3)]
     for number, session in enumerate(big):
-        session.view = session.last_good = traced_view(template, "", "<think>a</think>" + "b" * 200_000, None)
+        session.view = session.last_good = traced_view(
+            template, "", "<think>a</think>" + "b" * 200_000, None
+        )
         sessions.seen(str(number), session, 10)
     weight = big[0].weight
     assert 400_000 < weight < 2_000_000
     sessions.charge("0", big[0], weight * 10, weight * 10)
     sessions.charge("1", big[1], weight * 10, weight * 10)
-    sessions.charge("2", big[2], weight * 10, int(weight * 2.5))  # past the total: the least recently used goes
+    sessions.charge(
+        "2", big[2], weight * 10, int(weight * 2.5)
+    )  # past the total: the least recently used goes
     assert big[0].view is None and big[1].view is not None and big[2].view is not None
     assert len(sessions) == 2 and sessions.weight <= weight * 2.5
     big[2].trim(weight // 2)  # over its own cap: the parse on screen goes too
@@ -132,10 +172,16 @@ def test_a_session_over_its_cap_is_trimmed_and_past_the_total_the_oldest_go():
 
 def test_the_engines_deadline_stops_a_parse_whose_every_regex_call_is_within_budget():
     started = time.perf_counter()
-    with pytest.raises(ParseDeadlineError, match="the parse ran past its deadline at stream offset"):
-        parse_response(SLOW, LOOKAHEAD, prefix="", regex_timeout=0.5, deadline=time.perf_counter() + 1)
+    with pytest.raises(
+        ParseDeadlineError, match="the parse ran past its deadline at stream offset"
+    ):
+        parse_response(
+            SLOW, LOOKAHEAD, prefix="", regex_timeout=0.5, deadline=time.perf_counter() + 1
+        )
     assert time.perf_counter() - started < 3
-    parser = ResponseParser(LOOKAHEAD, "", regex_timeout=0.5, deadline=time.perf_counter() + 1, on_error="keep")
+    parser = ResponseParser(
+        LOOKAHEAD, "", regex_timeout=0.5, deadline=time.perf_counter() + 1, on_error="keep"
+    )
     with pytest.raises(ParseDeadlineError):  # also when failed regions are kept
         parser.finalize(SLOW)
     fine = ResponseParser(LOOKAHEAD, "", regex_timeout=0.5, deadline=time.perf_counter() + 60)
@@ -145,7 +191,9 @@ def test_the_engines_deadline_stops_a_parse_whose_every_regex_call_is_within_bud
 def test_a_parse_past_its_budget_names_the_budget(monkeypatch):
     with_limits(monkeypatch, parse_seconds=1.0)
     view = traced_view(LOOKAHEAD, "", SLOW, None)
-    assert view.error.startswith("ParseDeadlineError: the parse ran past its deadline at stream offset ")
+    assert view.error.startswith(
+        "ParseDeadlineError: the parse ran past its deadline at stream offset "
+    )
     assert view.error.endswith("(the time budget is PLAYGROUND_LIMITS parse_seconds, 1 s)")
     assert view.spans[-1].kind == "unparsed"
 
@@ -153,19 +201,35 @@ def test_a_parse_past_its_budget_names_the_budget(monkeypatch):
 def test_the_stream_check_stops_at_its_work_cap_with_splits_spread_over_the_text():
     generation = "<think>" + "a" * 5000 + "</think>" + "b" * 5000
     template = json.loads((ROOT / "templates" / "qwen3.json").read_text())["response_template"]
-    report = check_stream(generation, template, prefix="", seeds=range(2), max_chars=10 * len(generation))
+    report = check_stream(
+        generation, template, prefix="", seeds=range(2), max_chars=10 * len(generation)
+    )
     assert report.complete and report.ok
     assert report.runs == 1 + 1 + 6 + 2  # one-shot, one-char, 6 splits spread over it, 2 seeds
     assert report.every_split_stride == -(-(len(generation) - 1) // 6)
-    assert any("truncation check:" in note and "not tested (the work cap" in note for note in report.notes)
+    assert any(
+        "truncation check:" in note and "not tested (the work cap" in note for note in report.notes
+    )
 
 
 def test_a_worker_job_gets_its_result_its_own_error_or_is_cut_off(monkeypatch):
     monkeypatch.setitem(workers.JOBS, "reference", "playground.panels.reference_diff:reference_job")
     template = json.loads((ROOT / "templates" / "qwen3.json").read_text())["response_template"]
-    done = workers.run_job("reference", {"template": template, "prefix": "", "generation": "<think>a</think>b", "tools": None}, seconds=60)
-    assert done.error is None and done.result == {"message": {"role": "assistant", "reasoning_content": "a", "content": "b"}}
-    backtracking = {"start_anchor": "<s>", "fields": {"thing": {"open_pattern": "(a|aa)+$", "close": "</x>"}, "content": {}}}
-    stuck = workers.run_job("reference", {"template": backtracking, "prefix": "<s>", "generation": "a" * 36 + "b", "tools": None},
-                            seconds=3)
+    done = workers.run_job(
+        "reference",
+        {"template": template, "prefix": "", "generation": "<think>a</think>b", "tools": None},
+        seconds=60,
+    )
+    assert done.error is None and done.result == {
+        "message": {"role": "assistant", "reasoning_content": "a", "content": "b"}
+    }
+    backtracking = {
+        "start_anchor": "<s>",
+        "fields": {"thing": {"open_pattern": "(a|aa)+$", "close": "</x>"}, "content": {}},
+    }
+    stuck = workers.run_job(
+        "reference",
+        {"template": backtracking, "prefix": "<s>", "generation": "a" * 36 + "b", "tools": None},
+        seconds=3,
+    )
     assert stuck.cut_off and stuck.error == "cut off after 3 s" and workers.running_workers() == 0

@@ -41,24 +41,38 @@ def _session(url: str, index: int, seconds: float) -> tuple[int, list[str]]:
     problems, requests = [], 0
     deadline = time.monotonic() + seconds
     if index == 0:
-        updates = list(client.submit("What's the weather in Paris?", max_new_tokens=12, seed=1, api_name="/generate"))
+        updates = list(
+            client.submit(
+                "What's the weather in Paris?", max_new_tokens=12, seed=1, api_name="/generate"
+            )
+        )
         requests += 1
         if not updates or not updates[-1]["finished"] or updates[-1]["error"]:
             problems.append(f"generate: {updates[-1] if updates else 'no update'}")
     while time.monotonic() < deadline:
-        parsed = client.predict(template_text, sample.prefix, sample.generation, "", api_name="/parse")
+        parsed = client.predict(
+            template_text, sample.prefix, sample.generation, "", api_name="/parse"
+        )
         switched = client.predict(sample.id, api_name="/load_sample")
-        replayed = client.predict(template_text, sample.prefix, sample.generation, "", "chars:1", api_name="/replay")
+        replayed = client.predict(
+            template_text, sample.prefix, sample.generation, "", "chars:1", api_name="/replay"
+        )
         requests += 3
         for what, result in (("parse", parsed), ("load_sample", switched), ("replay", replayed)):
             if result.get("message") != sample.expected:
-                problems.append(f"{what} {sample.id}: {result.get('error') or result.get('message')}")
+                problems.append(
+                    f"{what} {sample.id}: {result.get('error') or result.get('message')}"
+                )
     return requests, problems
 
 
 def _round(url: str) -> tuple[int, list[str]]:
     with ThreadPoolExecutor(max_workers=SESSIONS) as pool:
-        results = list(pool.map(lambda index: _session(url, index, ROUND_SECONDS), range(SESSIONS), timeout=120))
+        results = list(
+            pool.map(
+                lambda index: _session(url, index, ROUND_SECONDS), range(SESSIONS), timeout=120
+            )
+        )
     return sum(r for r, _ in results), [p for _, found in results for p in found]
 
 
@@ -80,8 +94,14 @@ def test_closed_pages_give_their_memory_back_for_the_next_ones(loaded_app):
     process, url = loaded_app
     sample = CASES[0]
     generation = (sample.generation * (5_000 // len(sample.generation) + 1))[:5_000]
-    values = {"generation": generation, "prefix": sample.prefix, "template-editor": template_source(sample.template),
-              "chunking": "chars", "chunk-size": 1, "speed": 0}
+    values = {
+        "generation": generation,
+        "prefix": sample.prefix,
+        "template-editor": template_source(sample.template),
+        "chunking": "chars",
+        "chunk-size": 1,
+        "speed": 0,
+    }
     rss = []
     for _ in range(3):
         page = PageVisitor(url)
@@ -102,7 +122,9 @@ def test_a_session_runs_one_replay_at_a_time_and_stop_ends_it(loaded_app):
     _, url = loaded_app
     page = PageVisitor(url)
     try:
-        playing = page.start("page_replay_play", {"speed": 5})  # the default sample, a few chunks a second
+        playing = page.start(
+            "page_replay_play", {"speed": 5}
+        )  # the default sample, a few chunks a second
         time.sleep(1.5)
         refused = page.run("page_replay_step")
         assert "at most 1 at once, PLAYGROUND_LIMITS session_jobs" in _status(refused)
@@ -122,10 +144,19 @@ def test_stop_ends_a_model_load_and_parsing_goes_on_meanwhile(loaded_app):
     try:
         loading = page.start("page_generate", {"model-name": "response-templates-tests/slow-model"})
         time.sleep(0.5)
-        parsed = other.predict(template_source(sample.template), sample.prefix, sample.generation, "", api_name="/parse")
+        parsed = other.predict(
+            template_source(sample.template),
+            sample.prefix,
+            sample.generation,
+            "",
+            api_name="/parse",
+        )
         page.run("page_request_stop")
         outputs = loading.result(timeout=30)
-        assert "■ Stopped waiting for the model; its load is abandoned unless someone else waits for it." in _status(outputs)
+        assert (
+            "■ Stopped waiting for the model; its load is abandoned unless someone else waits for it."
+            in _status(outputs)
+        )
         assert parsed["message"] == sample.expected
     finally:
         page.close()
@@ -137,11 +168,18 @@ def test_a_hub_id_the_hub_does_not_answer_fails_with_its_name_and_cause(loaded_a
     sample = CASES[2]
     outcome = {}
     loading = threading.Thread(
-        target=lambda: outcome.update(list(client.submit("Hi", model_name="Qwen/Qwen3-0.6B", api_name="/generate"))[-1])
+        target=lambda: outcome.update(
+            list(client.submit("Hi", model_name="Qwen/Qwen3-0.6B", api_name="/generate"))[-1]
+        )
     )
     loading.start()
-    parsed = api_client(url).predict(template_source(sample.template), sample.prefix, sample.generation, "", api_name="/parse")
+    parsed = api_client(url).predict(
+        template_source(sample.template), sample.prefix, sample.generation, "", api_name="/parse"
+    )
     loading.join(timeout=60)
     assert parsed["message"] == sample.expected
     assert outcome["finished"] is True
-    assert outcome["error"] == "could not load 'Qwen/Qwen3-0.6B' from the Hugging Face Hub (no answer within 2 s)."
+    assert (
+        outcome["error"]
+        == "could not load 'Qwen/Qwen3-0.6B' from the Hugging Face Hub (no answer within 2 s)."
+    )

@@ -9,7 +9,14 @@ from tests.support.paths import ROOT as REPO_ROOT
 
 
 def run(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "engine", *args], cwd=REPO_ROOT, capture_output=True, text=True, input=stdin, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "engine", *args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=120,
+    )
 
 
 def test_check_passes_on_qwen3():
@@ -20,8 +27,17 @@ def test_check_passes_on_qwen3():
 
 def test_check_fails_on_wrong_samples(tmp_path):
     sample = next(s for s in load_samples() if s.id == "qwen3/reasoning-and-answer")
-    broken = {"family": "qwen3", "cases": [{"name": "wrong", "prefix": sample.prefix, "generation": sample.generation,
-                                            "expected": {"role": "assistant"}}]}
+    broken = {
+        "family": "qwen3",
+        "cases": [
+            {
+                "name": "wrong",
+                "prefix": sample.prefix,
+                "generation": sample.generation,
+                "expected": {"role": "assistant"},
+            }
+        ],
+    }
     path = tmp_path / "samples.json"
     path.write_text(json.dumps(broken))
     result = run("check", "templates/qwen3.json", str(path), "--seeds", "1")
@@ -33,15 +49,24 @@ def test_lint_exit_status(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"start_anchor": "<S>", "fields": {"a": {"open_pattern": "x*"}}}))
     result = run("lint", str(bad))
-    assert result.returncode == 1 and "pattern-matches-empty" not in result.stdout and "empty string" in result.stdout
+    assert (
+        result.returncode == 1
+        and "pattern-matches-empty" not in result.stdout
+        and "empty string" in result.stdout
+    )
 
 
 def test_parse_prints_message_and_trace(tmp_path):
     sample = next(s for s in load_samples() if s.id == "qwen3/text-then-tool-calls")
     prefix = tmp_path / "prefix.txt"
     prefix.write_text(sample.prefix)
-    result = run("parse", "templates/qwen3.json", "--prefix", str(prefix), "-", stdin=sample.generation)
+    result = run(
+        "parse", "templates/qwen3.json", "--prefix", str(prefix), "-", stdin=sample.generation
+    )
     assert result.returncode == 0 and json.loads(result.stdout) == sample.expected
     traced = run("parse", "qwen3", "--trace", "--prefix", str(prefix), stdin=sample.generation)
     assert traced.returncode == 0
-    assert "anchor cut at prefix offset 1268" in traced.stdout and "Let me check both cities." in traced.stdout
+    assert (
+        "anchor cut at prefix offset 1268" in traced.stdout
+        and "Let me check both cities." in traced.stdout
+    )

@@ -88,7 +88,16 @@ def test_float_rejects_non_numbers():
 
 @pytest.mark.parametrize(
     "body, expected",
-    [("true", True), (" True ", True), ("TRUE", True), ("1", True), ("false", False), ("0", False), ("yes", False), ("", False)],
+    [
+        ("true", True),
+        (" True ", True),
+        ("TRUE", True),
+        ("1", True),
+        ("false", False),
+        ("0", False),
+        ("yes", False),
+        ("", False),
+    ],
 )
 def test_bool(body, expected):
     assert value("bool", body) is expected
@@ -110,21 +119,34 @@ def test_json_error_shows_position_and_text():
 
 
 def test_json_unquoted_keys():
-    assert value("json", '{a: 1, b_2: [1, {c: "d"}]}', {"unquoted_keys": True}) == {"a": 1, "b_2": [1, {"c": "d"}]}
+    assert value("json", '{a: 1, b_2: [1, {c: "d"}]}', {"unquoted_keys": True}) == {
+        "a": 1,
+        "b_2": [1, {"c": "d"}],
+    }
 
 
 def test_json_unquoted_keys_keeps_quoted_strings_intact():
     assert value("json", '{a: "x, b: y"}', {"unquoted_keys": True}) == {"a": "x, b: y"}
-    assert value("json", '{"a": "k: v", b: "{c: 1}"}', {"unquoted_keys": True}) == {"a": "k: v", "b": "{c: 1}"}
-    assert value("json", '{"a": "esc\\" d: 1", e: 2}', {"unquoted_keys": True}) == {"a": 'esc" d: 1', "e": 2}
+    assert value("json", '{"a": "k: v", b: "{c: 1}"}', {"unquoted_keys": True}) == {
+        "a": "k: v",
+        "b": "{c: 1}",
+    }
+    assert value("json", '{"a": "esc\\" d: 1", e: 2}', {"unquoted_keys": True}) == {
+        "a": 'esc" d: 1',
+        "e": 2,
+    }
 
 
 def test_json_unquoted_keys_off_rejects_bare_keys():
-    assert error("json", "{a: 1}").startswith("fields.v: json: Expecting property name enclosed in double quotes (line 1, column 2, offset 1)")
+    assert error("json", "{a: 1}").startswith(
+        "fields.v: json: Expecting property name enclosed in double quotes (line 1, column 2, offset 1)"
+    )
 
 
 def test_json_string_delims():
-    assert value("json", '{"a": <<he said "hi">>}', {"string_delims": [["<<", ">>"]]}) == {"a": 'he said "hi"'}
+    assert value("json", '{"a": <<he said "hi">>}', {"string_delims": [["<<", ">>"]]}) == {
+        "a": 'he said "hi"'
+    }
     assert value("json", "{'a': 'b'}", {"string_delims": [["'", "'"]]}) == {"a": "b"}
 
 
@@ -139,7 +161,7 @@ def test_json_string_delims_with_unquoted_keys():
 
 
 def test_json_allow_non_json():
-    assert value("json", ' not json ', {"allow_non_json": True}) == "not json"
+    assert value("json", " not json ", {"allow_non_json": True}) == "not json"
     assert value("json", '{"a": 1', {"allow_non_json": True}) == '{"a": 1'
     assert value("json", '{"a": 1}', {"allow_non_json": True}) == {"a": 1}
 
@@ -155,14 +177,24 @@ def test_json_decode_json_strings():
     args = {"decode_json_strings": ["arguments"]}
     body = '{"name": "f", "arguments": "{\\"city\\": \\"Paris\\", \\"days\\": [1, 2]}", "id": "{\\"x\\": 1}"}'
     assert value("json", body, args, reference=False) == {
-        "name": "f", "arguments": {"city": "Paris", "days": [1, 2]}, "id": '{"x": 1}'}
-    assert value("json", '{"arguments": " [1, {\\"a\\": null}] "}', args, reference=False) == {"arguments": [1, {"a": None}]}
+        "name": "f",
+        "arguments": {"city": "Paris", "days": [1, 2]},
+        "id": '{"x": 1}',
+    }
+    assert value("json", '{"arguments": " [1, {\\"a\\": null}] "}', args, reference=False) == {
+        "arguments": [1, {"a": None}]
+    }
 
 
 def test_json_decode_json_strings_in_each_object_of_a_list():
     args = {"decode_json_strings": ["arguments"]}
     body = '[{"arguments": "{\\"a\\": 1}"}, {"arguments": {"b": 2}}, 3, {"other": "{}"}]'
-    assert value("json", body, args, reference=False) == [{"arguments": {"a": 1}}, {"arguments": {"b": 2}}, 3, {"other": "{}"}]
+    assert value("json", body, args, reference=False) == [
+        {"arguments": {"a": 1}},
+        {"arguments": {"b": 2}},
+        3,
+        {"other": "{}"},
+    ]
 
 
 def test_json_decode_json_strings_keeps_other_strings():
@@ -177,19 +209,24 @@ def test_json_decode_json_strings_keeps_other_strings():
 
 def test_json_decode_json_strings_after_unquoted_keys():
     args = {"decode_json_strings": ["arguments"], "unquoted_keys": True}
-    assert value("json", '{name: "f", arguments: "{\\"a\\": 1}"}', args, reference=False) == {"name": "f", "arguments": {"a": 1}}
+    assert value("json", '{name: "f", arguments: "{\\"a\\": 1}"}', args, reference=False) == {
+        "name": "f",
+        "arguments": {"a": 1},
+    }
 
 
 @pytest.mark.parametrize("keys", [[], [""], "arguments", [1]])
 def test_json_decode_json_strings_must_list_key_names(keys):
-    with pytest.raises(ValueError, match=r"fields\.v\.content_args\.decode_json_strings: must be a non-empty list of key names"):
+    with pytest.raises(
+        ValueError,
+        match=r"fields\.v\.content_args\.decode_json_strings: must be a non-empty list of key names",
+    ):
         load_template(template("json", {"decode_json_strings": keys}))
 
 
 # -- xml-inline -------------------------------------------------------------------------
 
 TAGS = {"tag_pattern": r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>"}
-
 
 
 def test_xml_inline_tag_pattern_values_are_strings_last_duplicate_wins():
@@ -201,11 +238,15 @@ def test_xml_inline_empty_body():
 
 
 def test_xml_inline_merge_duplicates():
-    assert value("xml-inline", "<a>1</a><b>x</b><a>2</a><a>3</a>", {**TAGS, "merge_duplicates": True}) == {
+    assert value(
+        "xml-inline", "<a>1</a><b>x</b><a>2</a><a>3</a>", {**TAGS, "merge_duplicates": True}
+    ) == {
         "a": ["1", "2", "3"],
         "b": "x",
     }
-    assert value("xml-inline", "<a>1</a><a>2</a>", {**TAGS, "merge_duplicates": False}) == {"a": "2"}
+    assert value("xml-inline", "<a>1</a><a>2</a>", {**TAGS, "merge_duplicates": False}) == {
+        "a": "2"
+    }
 
 
 def test_xml_inline_value_parser():
@@ -214,13 +255,20 @@ def test_xml_inline_value_parser():
 
 
 def test_xml_inline_value_parser_with_args_and_merge():
-    args = {**TAGS, "value_parser": {"name": "json", "args": {"allow_non_json": True}}, "merge_duplicates": True}
+    args = {
+        **TAGS,
+        "value_parser": {"name": "json", "args": {"allow_non_json": True}},
+        "merge_duplicates": True,
+    }
     assert value("xml-inline", "<a>1</a><a>x</a><b>{}</b>", args) == {"a": [1, "x"], "b": {}}
 
 
 def test_xml_inline_value_parser_failure_names_the_field():
     args = {**TAGS, "value_parser": {"name": "int"}}
-    assert error("xml-inline", "<a>1</a><b>x</b>", args) == "fields.v: int: not an integer: 'x'; region body: '<a>1</a><b>x</b>' (region at offset 3)"
+    assert (
+        error("xml-inline", "<a>1</a><b>x</b>", args)
+        == "fields.v: int: not an integer: 'x'; region body: '<a>1</a><b>x</b>' (region at offset 3)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -252,14 +300,49 @@ XML_PATTERNS = [
 @settings(max_examples=300, deadline=None)
 @given(
     pattern=st.sampled_from(XML_PATTERNS),
-    pieces=st.lists(st.sampled_from(["<parameter=a>", "<parameter=b>", "</parameter>", "<a>", "<b>", "</a>", "</t>", " ", "\n", "x", "<", "1"]), max_size=14),
+    pieces=st.lists(
+        st.sampled_from(
+            [
+                "<parameter=a>",
+                "<parameter=b>",
+                "</parameter>",
+                "<a>",
+                "<b>",
+                "</a>",
+                "</t>",
+                " ",
+                "\n",
+                "x",
+                "<",
+                "1",
+            ]
+        ),
+        max_size=14,
+    ),
 )
 def test_stopping_at_the_last_ending_finds_the_same_tags(pattern, pieces):
     body = "".join(pieces)
-    args = load_template({"start_anchor": "<S>", "fields": {"v": {"open": "<v>", "content": "xml-inline", "content_args": {"tag_pattern": pattern, "merge_duplicates": True}}}}).fields["v"].content_args
+    args = (
+        load_template(
+            {
+                "start_anchor": "<S>",
+                "fields": {
+                    "v": {
+                        "open": "<v>",
+                        "content": "xml-inline",
+                        "content_args": {"tag_pattern": pattern, "merge_duplicates": True},
+                    }
+                },
+            }
+        )
+        .fields["v"]
+        .content_args
+    )
     unbounded = {key: value for key, value in args.items() if key != "_tag_end"}
     assert parse_xml_inline(body, args) == parse_xml_inline(body, unbounded)
-    assert parse_xml_inline(body, {**args, "_timeout": 5.0}) == parse_xml_inline(body, {**unbounded, "_timeout": 5.0})
+    assert parse_xml_inline(body, {**args, "_timeout": 5.0}) == parse_xml_inline(
+        body, {**unbounded, "_timeout": 5.0}
+    )
 
 
 # -- kv-lines ------------------------------------------------------------------------------
@@ -271,11 +354,17 @@ def test_kv_lines_defaults():
 
 
 def test_kv_lines_line_sep_and_kv_sep():
-    assert value("kv-lines", "a=1; b = 2;c", {"line_sep": ";", "kv_sep": "="}) == {"a": "1", "b": "2"}
+    assert value("kv-lines", "a=1; b = 2;c", {"line_sep": ";", "kv_sep": "="}) == {
+        "a": "1",
+        "b": "2",
+    }
 
 
 def test_kv_lines_multi_character_separators():
-    assert value("kv-lines", "a => 1 || b => 2", {"line_sep": "||", "kv_sep": "=>"}) == {"a": "1", "b": "2"}
+    assert value("kv-lines", "a => 1 || b => 2", {"line_sep": "||", "kv_sep": "=>"}) == {
+        "a": "1",
+        "b": "2",
+    }
 
 
 def test_kv_lines_strip_false():
@@ -283,8 +372,15 @@ def test_kv_lines_strip_false():
 
 
 def test_kv_lines_value_parser():
-    assert value("kv-lines", 'a: 1\nb: [true]\nc: "s"', {"value_parser": {"name": "json"}}) == {"a": 1, "b": [True], "c": "s"}
-    assert value("kv-lines", "a: true\nb: no", {"value_parser": {"name": "bool"}}) == {"a": True, "b": False}
+    assert value("kv-lines", 'a: 1\nb: [true]\nc: "s"', {"value_parser": {"name": "json"}}) == {
+        "a": 1,
+        "b": [True],
+        "c": "s",
+    }
+    assert value("kv-lines", "a: true\nb: no", {"value_parser": {"name": "bool"}}) == {
+        "a": True,
+        "b": False,
+    }
     assert value("kv-lines", "age: 30", {"value_parser": {"name": "int"}}) == {"age": 30}
 
 
@@ -325,7 +421,9 @@ def test_python_call_list_escapes():
 
 
 def test_python_call_list_unicode_escapes_and_surrogate_pairs_joined():
-    assert calls(r'[f(a="\u00e9\ud83d\ude00", b="\u0041")]') == [{"name": "f", "arguments": {"a": "é😀", "b": "A"}}]
+    assert calls(r'[f(a="\u00e9\ud83d\ude00", b="\u0041")]') == [
+        {"name": "f", "arguments": {"a": "é😀", "b": "A"}}
+    ]
 
 
 def test_python_call_list_lone_surrogates_rejected():
@@ -338,8 +436,12 @@ def test_python_call_list_lone_surrogates_rejected():
 
 
 def test_python_call_list_bad_escapes():
-    assert call_error(r'[f(a="\x41")]').startswith("fields.v: python-call-list: unsupported escape '\\\\x' at position 6")
-    assert call_error(r'[f(a="\u12")]').startswith("fields.v: python-call-list: invalid \\u escape at position 6")
+    assert call_error(r'[f(a="\x41")]').startswith(
+        "fields.v: python-call-list: unsupported escape '\\\\x' at position 6"
+    )
+    assert call_error(r'[f(a="\u12")]').startswith(
+        "fields.v: python-call-list: invalid \\u escape at position 6"
+    )
 
 
 def test_python_call_list_integer_range():
@@ -355,13 +457,20 @@ def test_python_call_list_integer_range():
 
 
 def test_python_call_list_floats():
-    assert calls("[f(a=1.5e3, b=-0.25, c=2E-2, d=1.0)]") == [{"name": "f", "arguments": {"a": 1500.0, "b": -0.25, "c": 0.02, "d": 1.0}}]
-    assert call_error("[f(a=1e400)]").startswith("fields.v: python-call-list: number too large at position 5")
+    assert calls("[f(a=1.5e3, b=-0.25, c=2E-2, d=1.0)]") == [
+        {"name": "f", "arguments": {"a": 1500.0, "b": -0.25, "c": 0.02, "d": 1.0}}
+    ]
+    assert call_error("[f(a=1e400)]").startswith(
+        "fields.v: python-call-list: number too large at position 5"
+    )
 
 
 def test_python_call_list_constants_both_spellings():
     assert calls("[f(a=True, b=False, c=None, d=true, e=false, f=null)]") == [
-        {"name": "f", "arguments": {"a": True, "b": False, "c": None, "d": True, "e": False, "f": None}}
+        {
+            "name": "f",
+            "arguments": {"a": True, "b": False, "c": None, "d": True, "e": False, "f": None},
+        }
     ]
     assert call_error("[f(a=TRUE)]").startswith(
         "fields.v: python-call-list: expected a string, number, list, dict, True, False or None at position 5"
@@ -385,7 +494,9 @@ def test_python_call_list_nesting_limit_100():
         "fields.v: python-call-list: lists and dicts nested more than 100 levels deep at position 105"
     )
     dicts = "[f(a=" + '{"k": ' * 101 + "1" + "}" * 101 + ")]"
-    assert call_error(dicts).startswith("fields.v: python-call-list: lists and dicts nested more than 100 levels deep at position 605")
+    assert call_error(dicts).startswith(
+        "fields.v: python-call-list: lists and dicts nested more than 100 levels deep at position 605"
+    )
 
 
 def test_python_call_list_no_positional_arguments():
@@ -395,29 +506,56 @@ def test_python_call_list_no_positional_arguments():
 
 
 def test_python_call_list_no_trailing_commas():
-    assert call_error("[f(a=1,)]").startswith("fields.v: python-call-list: expected a keyword argument")
+    assert call_error("[f(a=1,)]").startswith(
+        "fields.v: python-call-list: expected a keyword argument"
+    )
     assert " at position 7: " in call_error("[f(a=1,)]")
-    assert call_error("[f(a=1), ]").startswith("fields.v: python-call-list: expected a function name at position 9")
+    assert call_error("[f(a=1), ]").startswith(
+        "fields.v: python-call-list: expected a function name at position 9"
+    )
     assert call_error("[f(a=[1,])]").startswith(
         "fields.v: python-call-list: expected a string, number, list, dict, True, False or None at position 8"
     )
-    assert call_error('[f(a={"a": 1,})]').startswith("fields.v: python-call-list: dict keys must be strings at position 13")
+    assert call_error('[f(a={"a": 1,})]').startswith(
+        "fields.v: python-call-list: dict keys must be strings at position 13"
+    )
 
 
 def test_python_call_list_no_repeated_names():
-    assert call_error("[f(a=1, a=2)]").startswith("fields.v: python-call-list: repeated argument 'a' at position 12")
-    assert call_error('[f(a={"k": 1, "k": 2})]').startswith("fields.v: python-call-list: repeated key 'k' at position 21")
+    assert call_error("[f(a=1, a=2)]").startswith(
+        "fields.v: python-call-list: repeated argument 'a' at position 12"
+    )
+    assert call_error('[f(a={"k": 1, "k": 2})]').startswith(
+        "fields.v: python-call-list: repeated key 'k' at position 21"
+    )
 
 
 def test_python_call_list_nothing_after_the_closing_bracket():
-    assert call_error("[f(a=1)] x").startswith("fields.v: python-call-list: unexpected text after the closing ']' at position 9")
-    assert call_error("[f(a=1)][g()]").startswith("fields.v: python-call-list: unexpected text after the closing ']' at position 8")
+    assert call_error("[f(a=1)] x").startswith(
+        "fields.v: python-call-list: unexpected text after the closing ']' at position 9"
+    )
+    assert call_error("[f(a=1)][g()]").startswith(
+        "fields.v: python-call-list: unexpected text after the closing ']' at position 8"
+    )
 
 
 def test_python_call_list_other_failures_give_the_position():
-    assert call_error("f(a=1)") == "fields.v: python-call-list: expected '[' at position 0: 'f(a=1)' (region at offset 3)"
-    assert call_error("[f(a=1)").startswith("fields.v: python-call-list: expected ',' at position 7")
-    assert call_error("[f(a=01)]").startswith("fields.v: python-call-list: expected ',' at position 6")
-    assert call_error('[f(a="x\ny")]').startswith("fields.v: python-call-list: unterminated string at position 5")
-    assert call_error("[f(a={k: 1})]").startswith("fields.v: python-call-list: dict keys must be strings at position 6")
-    assert call_error("[.f()]").startswith("fields.v: python-call-list: expected a function name at position 1")
+    assert (
+        call_error("f(a=1)")
+        == "fields.v: python-call-list: expected '[' at position 0: 'f(a=1)' (region at offset 3)"
+    )
+    assert call_error("[f(a=1)").startswith(
+        "fields.v: python-call-list: expected ',' at position 7"
+    )
+    assert call_error("[f(a=01)]").startswith(
+        "fields.v: python-call-list: expected ',' at position 6"
+    )
+    assert call_error('[f(a="x\ny")]').startswith(
+        "fields.v: python-call-list: unterminated string at position 5"
+    )
+    assert call_error("[f(a={k: 1})]").startswith(
+        "fields.v: python-call-list: dict keys must be strings at position 6"
+    )
+    assert call_error("[.f()]").startswith(
+        "fields.v: python-call-list: expected a function name at position 1"
+    )

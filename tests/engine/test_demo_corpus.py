@@ -6,9 +6,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
-from pathlib import Path
 
 import pytest
+
 from tests.support.paths import ROOT
 
 _PATH = ROOT / "scripts" / "demo_corpus.py"

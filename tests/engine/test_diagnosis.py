@@ -6,7 +6,6 @@ import copy
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -24,7 +23,11 @@ QWEN3_CASE = SAMPLES["qwen3/text-then-tool-calls"]
 def damaged(family: str, field: str, key: str, old: str, new: str) -> dict:
     template = copy.deepcopy(load_template_file(family).response_template)
     value = template["fields"][field][key] if field else template[key]
-    changed = [v.replace(old, new, 1) for v in value] if isinstance(value, list) else value.replace(old, new, 1)
+    changed = (
+        [v.replace(old, new, 1) for v in value]
+        if isinstance(value, list)
+        else value.replace(old, new, 1)
+    )
     if field:
         template["fields"][field][key] = changed
     else:
@@ -42,8 +45,16 @@ def first(family: str, template: dict):
 def test_the_wrong_close_is_named_with_what_to_change_and_what_it_swallowed():
     template = damaged("qwen3", "tool_calls", "close_pattern", "</tool_call>", "</toolcall>")
     diagnosis = first("qwen3", template)
-    assert (diagnosis.code, diagnosis.severity, diagnosis.key) == ("near-miss", "error", "fields.tool_calls.close_pattern")
-    assert (diagnosis.expected, diagnosis.found, diagnosis.how) == ("</toolcall>", "</tool_call>", "edit")
+    assert (diagnosis.code, diagnosis.severity, diagnosis.key) == (
+        "near-miss",
+        "error",
+        "fields.tool_calls.close_pattern",
+    )
+    assert (diagnosis.expected, diagnosis.found, diagnosis.how) == (
+        "</toolcall>",
+        "</tool_call>",
+        "edit",
+    )
     assert (diagnosis.source, diagnosis.start, diagnosis.end) == ("generation", 105, 117)
     assert diagnosis.message == (
         "fields.tool_calls.close_pattern expects '</toolcall>', but the text has '</tool_call>' at generation offset 105 "
@@ -56,32 +67,114 @@ def test_the_wrong_close_is_named_with_what_to_change_and_what_it_swallowed():
 def test_an_anchor_not_in_the_prefix_comes_first_with_what_the_prefix_has():
     template = damaged("qwen3", "", "start_anchor", "assistant", "model")
     result = trace(QWEN3_CASE.generation, template, prefix=QWEN3_CASE.prefix)
-    assert result.error is not None and result.error.source == "prefix"  # the symptom: the system prompt's example
+    assert (
+        result.error is not None and result.error.source == "prefix"
+    )  # the symptom: the system prompt's example
     diagnosis = result.diagnoses[0]
     assert (diagnosis.code, diagnosis.key, diagnosis.found, diagnosis.how) == (
-        "anchor-not-in-prefix", "start_anchor", "<|im_start|>assistant\n", "prefix"
+        "anchor-not-in-prefix",
+        "start_anchor",
+        "<|im_start|>assistant\n",
+        "prefix",
     )
-    assert "The prefix's last '<|im_start|>' (at prefix offset 1,246) is followed by 'assistant\\n', where the anchor has 'model\\n'" in diagnosis.message
+    assert (
+        "The prefix's last '<|im_start|>' (at prefix offset 1,246) is followed by 'assistant\\n', where the anchor has 'model\\n'"
+        in diagnosis.message
+    )
     assert diagnosis.change == "change start_anchor to '<|im_start|>assistant\\n'"
 
 
 @pytest.mark.parametrize(
     ("family", "field", "key", "old", "new", "expected_key", "how"),
     [
-        ("hermes-2-pro", "tool_calls", "close_pattern", "</tool_call>", "</toolcall>", "fields.tool_calls.close_pattern", "edit"),
-        ("glm-4.5", "tool_calls", "close", "</tool_call>", "</TOOL_CALL>", "fields.tool_calls.close", "case"),
-        ("granite-4", "tool_calls", "close_pattern", "</tool_call>", "</tool_ call>", "fields.tool_calls.close_pattern", "whitespace"),
-        ("hermes-2-pro", "tool_calls", "open", "<tool_call>", "<toolcall>", "fields.tool_calls.open", "edit"),
-        ("mistral", "tool_calls", "open", "[TOOL_CALLS]", "[tool_calls]", "fields.tool_calls.open", "case"),
-        ("gpt-oss", "tool_calls", "open_pattern", "<\\|message\\|>", "<\\|mes sage\\|>", "fields.tool_calls.open_pattern", "whitespace"),
-        ("qwen3-coder", "tool_calls", "open_pattern", "<tool_call>", "<toolcall>", "fields.tool_calls.open_pattern", "edit"),
-        ("gpt-oss", "", "start_anchor", "<|start|>assistant", "<|start|>ssistant", "start_anchor", "edit"),
-        ("llama-3.1", "", "start_anchor", "<|start_header_id|>", "<|START_HEADER_ID|>", "start_anchor", "case"),
+        (
+            "hermes-2-pro",
+            "tool_calls",
+            "close_pattern",
+            "</tool_call>",
+            "</toolcall>",
+            "fields.tool_calls.close_pattern",
+            "edit",
+        ),
+        (
+            "glm-4.5",
+            "tool_calls",
+            "close",
+            "</tool_call>",
+            "</TOOL_CALL>",
+            "fields.tool_calls.close",
+            "case",
+        ),
+        (
+            "granite-4",
+            "tool_calls",
+            "close_pattern",
+            "</tool_call>",
+            "</tool_ call>",
+            "fields.tool_calls.close_pattern",
+            "whitespace",
+        ),
+        (
+            "hermes-2-pro",
+            "tool_calls",
+            "open",
+            "<tool_call>",
+            "<toolcall>",
+            "fields.tool_calls.open",
+            "edit",
+        ),
+        (
+            "mistral",
+            "tool_calls",
+            "open",
+            "[TOOL_CALLS]",
+            "[tool_calls]",
+            "fields.tool_calls.open",
+            "case",
+        ),
+        (
+            "gpt-oss",
+            "tool_calls",
+            "open_pattern",
+            "<\\|message\\|>",
+            "<\\|mes sage\\|>",
+            "fields.tool_calls.open_pattern",
+            "whitespace",
+        ),
+        (
+            "qwen3-coder",
+            "tool_calls",
+            "open_pattern",
+            "<tool_call>",
+            "<toolcall>",
+            "fields.tool_calls.open_pattern",
+            "edit",
+        ),
+        (
+            "gpt-oss",
+            "",
+            "start_anchor",
+            "<|start|>assistant",
+            "<|start|>ssistant",
+            "start_anchor",
+            "edit",
+        ),
+        (
+            "llama-3.1",
+            "",
+            "start_anchor",
+            "<|start_header_id|>",
+            "<|START_HEADER_ID|>",
+            "start_anchor",
+            "case",
+        ),
         ("granite-4", "", "start_anchor", "assistant", "assi stant", "start_anchor", "whitespace"),
         ("mistral", "", "start_anchor", "[/INST]", "[/IST]", "start_anchor", "edit"),
     ],
 )
-def test_damaged_shipped_templates_are_diagnosed_at_the_damaged_key(family, field, key, old, new, expected_key, how):
+def test_damaged_shipped_templates_are_diagnosed_at_the_damaged_key(
+    family, field, key, old, new, expected_key, how
+):
     template = damaged(family, field, key, old, new)
     assert template != load_template_file(family).response_template
     diagnosis = first(family, template)
@@ -93,7 +186,9 @@ def test_a_missing_generation_prompt_names_the_anchor():
     prefix = case.prefix[: case.prefix.rindex("<|im_start|>assistant")]
     result = trace(case.generation, load_template_file("qwen3").response_template, prefix=prefix)
     assert result.diagnoses[0].code == "anchor-not-in-prefix"
-    assert result.diagnoses[0].message.startswith("The start anchor '<|im_start|>assistant\\n' is not in the prefix, so the whole prefix (1,246 characters")
+    assert result.diagnoses[0].message.startswith(
+        "The start anchor '<|im_start|>assistant\\n' is not in the prefix, so the whole prefix (1,246 characters"
+    )
 
 
 def test_a_pattern_whose_literal_is_there_but_its_context_is_not():
@@ -101,50 +196,91 @@ def test_a_pattern_whose_literal_is_there_but_its_context_is_not():
     generation = '<tool_call>\n{"name": "f", "arguments": [1]]\n</tool_call><|im_end|>'
     result = trace(generation, template, prefix="")
     diagnosis = result.diagnoses[0]
-    assert (diagnosis.code, diagnosis.key, diagnosis.found, diagnosis.start) == ("pattern-context", "fields.tool_calls.close_pattern", "</tool_call>", 44)
+    assert (diagnosis.code, diagnosis.key, diagnosis.found, diagnosis.start) == (
+        "pattern-context",
+        "fields.tool_calls.close_pattern",
+        "</tool_call>",
+        44,
+    )
     assert "'(?<=\\\\})\\\\s*' must come before it" in diagnosis.message
 
 
 def test_every_shipped_sample_that_parses_as_expected_has_no_cause_to_report():
     loud = []
     for sample in load_samples():
-        result = trace(sample.generation, sample.template, prefix=sample.prefix, tools=sample.tools, on_error="keep")
+        result = trace(
+            sample.generation,
+            sample.template,
+            prefix=sample.prefix,
+            tools=sample.tools,
+            on_error="keep",
+        )
         if sample.expected is not None and result.message == sample.expected:
             loud += [(sample.id, d.code) for d in result.diagnoses if d.severity != "note"]
-    assert loud == [("field-reports/tool-call-opened-inside-reasoning-plain-close", "region-never-closed")]
+    assert loud == [
+        ("field-reports/tool-call-opened-inside-reasoning-plain-close", "region-never-closed")
+    ]
 
 
 def test_near_misses_by_kind():
-    assert [(m.text, m.how) for m in near_misses("</tool_call>", "a </TOOL_CALL> b")] == [("</TOOL_CALL>", "case")]
-    assert [(m.text, m.how) for m in near_misses("<|im_start|>assistant\n", "x<|im_start|>assistant")] == [("<|im_start|>assistant", "whitespace")]
-    assert [(m.text, m.how, m.errors) for m in near_misses("</toolcall>", "text </tool_call> more")] == [("</tool_call>", "edit", 1)]
+    assert [(m.text, m.how) for m in near_misses("</tool_call>", "a </TOOL_CALL> b")] == [
+        ("</TOOL_CALL>", "case")
+    ]
+    assert [
+        (m.text, m.how) for m in near_misses("<|im_start|>assistant\n", "x<|im_start|>assistant")
+    ] == [("<|im_start|>assistant", "whitespace")]
+    assert [
+        (m.text, m.how, m.errors) for m in near_misses("</toolcall>", "text </tool_call> more")
+    ] == [("</tool_call>", "edit", 1)]
     assert near_misses("</tool_call>", "</tool_call> exactly") == []
-    assert near_misses("<|start|>assistant", "<|im_start|>assistant") == []  # a piece cut from a longer token is not one
+    assert (
+        near_misses("<|start|>assistant", "<|im_start|>assistant") == []
+    )  # a piece cut from a longer token is not one
     assert near_misses("<x>", "<y>") == []  # too short to tell
 
 
 def test_near_misses_stay_quick_on_a_long_text():
     import time
 
-    text = "The weather in Paris is mild today, with a light breeze from the west. " * 3000 + "</tool_call>"
+    text = (
+        "The weather in Paris is mild today, with a light breeze from the west. " * 3000
+        + "</tool_call>"
+    )
     started = time.perf_counter()
     found = near_misses("</toolcall>", text)
     assert [(m.start, m.text) for m in found] == [(len(text) - 12, "</tool_call>")]
-    assert time.perf_counter() - started < 5  # a guard against a hang, not a speed figure (bench_engine measures)
+    assert (
+        time.perf_counter() - started < 5
+    )  # a guard against a hang, not a speed figure (bench_engine measures)
 
 
 def test_a_pattern_explained_piece_by_piece_and_what_each_piece_took():
     explanation = explain_pattern(r"(?<=\})\s*</tool_call>")
     assert [(depth, piece.kind, piece.text) for depth, piece in explanation.lines()] == [
-        (0, "lookbehind", r"(?<=\})"), (1, "literal", r"\}"), (0, "repeat", r"\s*"), (1, "class", r"\s"), (0, "literal", "</tool_call>"),
+        (0, "lookbehind", r"(?<=\})"),
+        (1, "literal", r"\}"),
+        (0, "repeat", r"\s*"),
+        (1, "class", r"\s"),
+        (0, "literal", "</tool_call>"),
     ]
-    assert explanation.lines()[2][1].meaning.startswith("any run of whitespace (spaces, tabs, newlines), possibly none: it takes as much as there is")
-    assert explanation.lines()[0][1].meaning == "looks behind: the text just before this point must match `\\}`; it takes no characters"
+    assert explanation.lines()[2][1].meaning.startswith(
+        "any run of whitespace (spaces, tabs, newlines), possibly none: it takes as much as there is"
+    )
+    assert (
+        explanation.lines()[0][1].meaning
+        == "looks behind: the text just before this point must match `\\}`; it takes no characters"
+    )
     taken = pieces_taken(r"(?<=\})\s*</tool_call>", '{"a": 1}\n </tool_call>', 8)
-    assert [(piece.text, took) for piece, took in taken] == [(r"(?<=\})", ""), (r"\s*", "\n "), ("</tool_call>", "</tool_call>")]
+    assert [(piece.text, took) for piece, took in taken] == [
+        (r"(?<=\})", ""),
+        (r"\s*", "\n "),
+        ("</tool_call>", "</tool_call>"),
+    ]
     alternatives = explain_pattern(r"</think>|(?=<tool_call>\s*\{)").alternatives
     assert [a.text for a in alternatives] == ["</think>", r"(?=<tool_call>\s*\{)"]
-    assert [(r.literal, r.inside_lookahead) for r in literal_runs(r"</think>|(?=<tool_call>\s*\{)")] == [("</think>", False), ("<tool_call>", True)]
+    assert [
+        (r.literal, r.inside_lookahead) for r in literal_runs(r"</think>|(?=<tool_call>\s*\{)")
+    ] == [("</think>", False), ("<tool_call>", True)]
     broken = explain_pattern("(a|b")
     assert (broken.error, broken.error_position) == ("missing ) at position 4", 4)
 
@@ -158,19 +294,43 @@ def test_the_cli_shows_the_cause_first_then_the_symptom(tmp_path):
         (tmp_path / "prefix.txt").write_text(QWEN3_CASE.prefix)
         (tmp_path / "generation.txt").write_text(QWEN3_CASE.generation)
         done = subprocess.run(
-            [sys.executable, "-m", "engine", "parse", str(tmp_path / f"{name}.json"), "--prefix", str(tmp_path / "prefix.txt"),
-             str(tmp_path / "generation.txt")], cwd=ROOT, capture_output=True, text=True,
+            [
+                sys.executable,
+                "-m",
+                "engine",
+                "parse",
+                str(tmp_path / f"{name}.json"),
+                "--prefix",
+                str(tmp_path / "prefix.txt"),
+                str(tmp_path / "generation.txt"),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
         )
         lines = done.stdout.splitlines()
         assert done.returncode == 1, done.stdout + done.stderr
-        assert lines[0].startswith("cause: fields.tool_calls.close_pattern expects '</toolcall>'" if name == "close"
-                                   else "cause: The start anchor '<|im_start|>model\\n' is not in the prefix"), lines
+        assert lines[0].startswith(
+            "cause: fields.tool_calls.close_pattern expects '</toolcall>'"
+            if name == "close"
+            else "cause: The start anchor '<|im_start|>model\\n' is not in the prefix"
+        ), lines
         assert lines[1].startswith("error: fields.tool_calls: json:"), lines
-    explained = subprocess.run([sys.executable, "-m", "engine", "explain", r"(?<=\})\s*</tool_call>"], cwd=ROOT, capture_output=True, text=True)
-    assert explained.returncode == 0 and explained.stdout.splitlines()[0].startswith("(?<=\\})  looks behind")
+    explained = subprocess.run(
+        [sys.executable, "-m", "engine", "explain", r"(?<=\})\s*</tool_call>"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert explained.returncode == 0 and explained.stdout.splitlines()[0].startswith(
+        "(?<=\\})  looks behind"
+    )
 
 
 def test_diagnoses_are_json_ready():
     template = damaged("qwen3", "tool_calls", "close_pattern", "</tool_call>", "</toolcall>")
     result = trace(QWEN3_CASE.generation, template, prefix=QWEN3_CASE.prefix, on_error="keep")
-    assert json.loads(json.dumps(result.to_dict()))["diagnoses"][0]["key"] == "fields.tool_calls.close_pattern"
+    assert (
+        json.loads(json.dumps(result.to_dict()))["diagnoses"][0]["key"]
+        == "fields.tool_calls.close_pattern"
+    )

@@ -23,19 +23,30 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def tracked_files() -> list[Path]:
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.decode()
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode()
     return [ROOT / name for name in listed.split("\0") if name and (ROOT / name).is_file()]
 
 
 @pytest.mark.parametrize(
     "key",
-    sorted({*TEMPLATE_KEYS, *FIELD_KEYS, *CONTENT_ARGS, *(arg for args in CONTENT_ARGS.values() for arg in args)}),
+    sorted(
+        {
+            *TEMPLATE_KEYS,
+            *FIELD_KEYS,
+            *CONTENT_ARGS,
+            *(arg for args in CONTENT_ARGS.values() for arg in args),
+        }
+    ),
 )
 def test_the_language_reference_covers_every_key(key):
     assert f"`{key}`" in LANGUAGE
 
 
-@pytest.mark.parametrize("word", ["region_open", "region_chunk", "region_close", "dirty", "initial_events", "on_error"])
+@pytest.mark.parametrize(
+    "word", ["region_open", "region_chunk", "region_close", "dirty", "initial_events", "on_error"]
+)
 def test_the_language_reference_covers_the_events(word):
     assert f"`{word}`" in LANGUAGE or f"**`{word}`**" in LANGUAGE
 
@@ -67,16 +78,29 @@ def test_the_first_example_gives_the_message_it_says():
     assert parse_response(generation, template, prefix="") == {
         "role": "assistant",
         "reasoning_content": "I should greet the user",
-        "tool_calls": [{"type": "function", "function": {"name": "greet_user", "arguments": {"greeting": "Hi!"}}}],
+        "tool_calls": [
+            {
+                "type": "function",
+                "function": {"name": "greet_user", "arguments": {"greeting": "Hi!"}},
+            }
+        ],
     }
 
 
-README_COMMANDS = [line for line in re.findall(r"^python -m engine .*$", README, flags=re.MULTILINE)]
+README_COMMANDS = [
+    line for line in re.findall(r"^python -m engine .*$", README, flags=re.MULTILINE)
+]
 
 
 @pytest.mark.parametrize("command", README_COMMANDS)
 def test_every_engine_command_in_the_readme_runs_as_written(command):
-    done = subprocess.run([sys.executable, *shlex.split(command)[1:]], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, *shlex.split(command)[1:]],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
 
 
@@ -91,7 +115,9 @@ def requirement_names(lines: list[str]) -> dict[str, str]:
         if not line or line.startswith("-"):
             continue
         name = re.match(r"[A-Za-z0-9_.\-]+", line)[0]
-        found[name.lower()] = line[len(name):]  # extras included: gradio[mcp] must be gradio[mcp] in both
+        found[name.lower()] = line[
+            len(name) :
+        ]  # extras included: gradio[mcp] must be gradio[mcp] in both
     return found
 
 
@@ -112,9 +138,15 @@ OUTSIDE_NOTES = re.compile(r"\b" + "SP" + r"EC(\.md)?\b|\b(?i:" + "iss" + r"ue) 
 def test_nothing_points_to_notes_outside_the_repository():
     found = []
     for path in tracked_files():
-        if path.suffix not in (".py", ".md", ".sh", ".json", ".toml", ".txt", ".jinja", ".css", ".js") or path.stat().st_size > 2_000_000:
+        if (
+            path.suffix
+            not in (".py", ".md", ".sh", ".json", ".toml", ".txt", ".jinja", ".css", ".js")
+            or path.stat().st_size > 2_000_000
+        ):
             continue
-        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        for number, line in enumerate(
+            path.read_text(encoding="utf-8", errors="replace").splitlines(), 1
+        ):
             if OUTSIDE_NOTES.search(line):
                 found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
     assert found == []

@@ -40,9 +40,15 @@ def test_unknown_top_level_key():
 
 
 def test_bad_version():
-    assert template_error({"version": 2, "start_anchor": "A", "fields": {"c": {}}}).startswith("version: only version 1 exists, got ")
-    assert template_error({"version": True, "start_anchor": "A", "fields": {"c": {}}}).startswith("version: only version 1 exists, got ")
-    assert template_error({"version": "1", "start_anchor": "A", "fields": {"c": {}}}).startswith("version: only version 1 exists, got ")
+    assert template_error({"version": 2, "start_anchor": "A", "fields": {"c": {}}}).startswith(
+        "version: only version 1 exists, got "
+    )
+    assert template_error({"version": True, "start_anchor": "A", "fields": {"c": {}}}).startswith(
+        "version: only version 1 exists, got "
+    )
+    assert template_error({"version": "1", "start_anchor": "A", "fields": {"c": {}}}).startswith(
+        "version: only version 1 exists, got "
+    )
 
 
 def test_missing_anchor():
@@ -52,14 +58,20 @@ def test_missing_anchor():
 
 
 def test_both_anchor_kinds():
-    assert template_error({"start_anchor": "A", "start_anchor_pattern": "B", "fields": {"c": {}}}) == (
-        "start_anchor_pattern: give either 'start_anchor' or 'start_anchor_pattern', not both"
-    )
+    assert template_error(
+        {"start_anchor": "A", "start_anchor_pattern": "B", "fields": {"c": {}}}
+    ) == ("start_anchor_pattern: give either 'start_anchor' or 'start_anchor_pattern', not both")
 
 
 def test_bad_anchor_values():
-    assert template_error({"start_anchor": "", "fields": {"c": {}}}) == "start_anchor: must not be an empty string"
-    assert template_error({"start_anchor": ["A", 3], "fields": {"c": {}}}) == "start_anchor.1: must be a string, got int"
+    assert (
+        template_error({"start_anchor": "", "fields": {"c": {}}})
+        == "start_anchor: must not be an empty string"
+    )
+    assert (
+        template_error({"start_anchor": ["A", 3], "fields": {"c": {}}})
+        == "start_anchor.1: must be a string, got int"
+    )
     assert template_error({"start_anchor_pattern": "(", "fields": {"c": {}}}) == (
         "start_anchor_pattern: invalid regex at position 1: missing ): '('"
     )
@@ -73,7 +85,10 @@ def test_empty_or_missing_fields():
 
 
 def test_defaults_must_be_an_object():
-    assert template_error({"start_anchor": "A", "fields": {"c": {}}, "defaults": []}) == "defaults: must be an object, got list"
+    assert (
+        template_error({"start_anchor": "A", "fields": {"c": {}}, "defaults": []})
+        == "defaults: must be an object, got list"
+    )
 
 
 def test_template_must_be_an_object():
@@ -88,11 +103,17 @@ def test_unknown_field_key():
 
 
 def test_field_must_be_an_object():
-    assert template_error({"start_anchor": "A", "fields": {"x": 3}}) == "fields.x: must be an object, got int"
+    assert (
+        template_error({"start_anchor": "A", "fields": {"x": 3}})
+        == "fields.x: must be an object, got int"
+    )
 
 
 def test_open_and_open_pattern():
-    assert template_error(field(open_pattern="<y>")) == "fields.x.open_pattern: give either 'open' or 'open_pattern', not both"
+    assert (
+        template_error(field(open_pattern="<y>"))
+        == "fields.x.open_pattern: give either 'open' or 'open_pattern', not both"
+    )
 
 
 def test_close_and_close_pattern():
@@ -102,21 +123,30 @@ def test_close_and_close_pattern():
 
 
 def test_empty_delimiters():
-    assert template_error({"start_anchor": "A", "fields": {"x": {"open": ""}}}) == "fields.x.open: must not be an empty string"
-    assert template_error({"start_anchor": "A", "fields": {"x": {"open": ["<a>", ""]}}}) == "fields.x.open.1: must not be an empty string"
+    assert (
+        template_error({"start_anchor": "A", "fields": {"x": {"open": ""}}})
+        == "fields.x.open: must not be an empty string"
+    )
+    assert (
+        template_error({"start_anchor": "A", "fields": {"x": {"open": ["<a>", ""]}}})
+        == "fields.x.open.1: must not be an empty string"
+    )
     assert template_error({"start_anchor": "A", "fields": {"x": {"open": []}}}).startswith(
         "fields.x.open: must be a string or a non-empty list of strings, got "
     )
-    assert template_error({"start_anchor": "A", "fields": {"x": {"open_pattern": ""}}}) == "fields.x.open_pattern: must not be empty"
+    assert (
+        template_error({"start_anchor": "A", "fields": {"x": {"open_pattern": ""}}})
+        == "fields.x.open_pattern: must not be empty"
+    )
 
 
 def test_bad_regex():
-    assert template_error({"start_anchor": "A", "fields": {"x": {"open_pattern": "<x(", "close": "</x>"}}}) == (
-        "fields.x.open_pattern: invalid regex at position 3: missing ): '<x('"
-    )
-    assert template_error({"start_anchor": "A", "fields": {"x": {"open": "<x>", "close_pattern": "[a"}}}).startswith(
-        "fields.x.close_pattern: invalid regex at position "
-    )
+    assert template_error(
+        {"start_anchor": "A", "fields": {"x": {"open_pattern": "<x(", "close": "</x>"}}}
+    ) == ("fields.x.open_pattern: invalid regex at position 3: missing ): '<x('")
+    assert template_error(
+        {"start_anchor": "A", "fields": {"x": {"open": "<x>", "close_pattern": "[a"}}}
+    ).startswith("fields.x.close_pattern: invalid regex at position ")
 
 
 def test_join_without_repeats():
@@ -130,9 +160,15 @@ def test_join_must_be_a_string():
 
 
 def test_repeats_and_optional_must_be_booleans():
-    assert template_error(field(repeats="yes")).startswith("fields.x.repeats: must be true or false, got ")
-    assert template_error(field(optional=0)).startswith("fields.x.optional: must be true or false, got ")
-    assert template_error(field(transform_each=1, transform={})).startswith("fields.x.transform_each: must be true or false, got ")
+    assert template_error(field(repeats="yes")).startswith(
+        "fields.x.repeats: must be true or false, got "
+    )
+    assert template_error(field(optional=0)).startswith(
+        "fields.x.optional: must be true or false, got "
+    )
+    assert template_error(field(transform_each=1, transform={})).startswith(
+        "fields.x.transform_each: must be true or false, got "
+    )
 
 
 def test_transform_mixing_placeholder_and_text():
@@ -140,8 +176,12 @@ def test_transform_mixing_placeholder_and_text():
         "fields.x.transform.a: 'name: {content}' mixes a placeholder with other text; a placeholder must be the "
         'whole string (e.g. "{content}"), and string interpolation is not supported'
     )
-    assert template_error(field(transform={"a": ["ok", "x{content}"]})).startswith("fields.x.transform.a.1: 'x{content}' mixes a placeholder")
-    assert template_error(field(transform="{content}!")).startswith("fields.x.transform: '{content}!' mixes a placeholder")
+    assert template_error(field(transform={"a": ["ok", "x{content}"]})).startswith(
+        "fields.x.transform.a.1: 'x{content}' mixes a placeholder"
+    )
+    assert template_error(field(transform="{content}!")).startswith(
+        "fields.x.transform: '{content}!' mixes a placeholder"
+    )
 
 
 def test_transform_each_without_transform():
@@ -151,17 +191,30 @@ def test_transform_each_without_transform():
 
 
 def test_named_group_without_transform():
-    template = {"start_anchor": "A", "fields": {"x": {"open_pattern": r"<x (?P<n>\w+)>", "close": "</x>"}}}
+    template = {
+        "start_anchor": "A",
+        "fields": {"x": {"open_pattern": r"<x (?P<n>\w+)>", "close": "</x>"}},
+    }
     assert template_error(template) == (
         "fields.x.open_pattern: declares named group(s) ['n'] but the field has no 'transform'; captures only reach "
         "the message through a transform. Add one that uses them, or make the groups unnamed (?:...)"
     )
-    template = {"start_anchor": "A", "fields": {"x": {"open": "<x>", "close_pattern": r"</x (?P<n>\w+)>"}}}
-    assert template_error(template).startswith("fields.x.close_pattern: declares named group(s) ['n']")
+    template = {
+        "start_anchor": "A",
+        "fields": {"x": {"open": "<x>", "close_pattern": r"</x (?P<n>\w+)>"}},
+    }
+    assert template_error(template).startswith(
+        "fields.x.close_pattern: declares named group(s) ['n']"
+    )
 
 
 def test_unnamed_groups_need_no_transform():
-    load_template({"start_anchor": "A", "fields": {"x": {"open_pattern": r"<x (\w+)>", "close_pattern": r"</x(?:y)?>"}}})
+    load_template(
+        {
+            "start_anchor": "A",
+            "fields": {"x": {"open_pattern": r"<x (\w+)>", "close_pattern": r"</x(?:y)?>"}},
+        }
+    )
 
 
 def test_two_implicit_fields():
@@ -174,7 +227,9 @@ def test_unknown_content():
     message = template_error(field(content="yaml"))
     assert message.startswith("fields.x.content: unknown content parser ")
     assert "yaml" in message
-    assert message.endswith("(allowed: text, int, float, bool, json, xml-inline, kv-lines, python-call-list)")
+    assert message.endswith(
+        "(allowed: text, int, float, bool, json, xml-inline, kv-lines, python-call-list)"
+    )
 
 
 def test_bad_content_args():
@@ -184,14 +239,19 @@ def test_bad_content_args():
     assert template_error(field(content="python-call-list", content_args={"a": 1})) == (
         "fields.x.content_args.a: unknown argument for content 'python-call-list' (this content parser takes no arguments)"
     )
-    assert template_error(field(content_args=[])) == "fields.x.content_args: must be an object, got list"
+    assert (
+        template_error(field(content_args=[]))
+        == "fields.x.content_args: must be an object, got list"
+    )
     assert template_error(field(content="text", content_args={"strip": "yes"})).startswith(
         "fields.x.content_args.strip: must be a boolean, got "
     )
     assert template_error(field(content="kv-lines", content_args={"line_sep": ""})).startswith(
         "fields.x.content_args.line_sep: must be a non-empty string, got "
     )
-    assert template_error(field(content="json", content_args={"string_delims": [["<"]]})).startswith(
+    assert template_error(
+        field(content="json", content_args={"string_delims": [["<"]]})
+    ).startswith(
         "fields.x.content_args.string_delims.0: must be an [open, close] pair of non-empty strings, got "
     )
 
@@ -200,25 +260,31 @@ def test_bad_xml_inline_tag_pattern():
     assert template_error(field(content="xml-inline")) == (
         "fields.x.content_args.tag_pattern: is required for content 'xml-inline' (a regex with named groups 'key' and 'value')"
     )
-    assert template_error(field(content="xml-inline", content_args={"tag_pattern": r"<(\w+)>"})) == (
+    assert template_error(
+        field(content="xml-inline", content_args={"tag_pattern": r"<(\w+)>"})
+    ) == (
         "fields.x.content_args.tag_pattern: needs named groups 'key' and 'value'; missing ['key', 'value']: '<(\\\\w+)>'"
     )
-    assert template_error(field(content="xml-inline", content_args={"tag_pattern": "<(?P<key>"})) == (
-        "fields.x.content_args.tag_pattern: invalid regex at position 9: missing ): '<(?P<key>'"
-    )
+    assert template_error(
+        field(content="xml-inline", content_args={"tag_pattern": "<(?P<key>"})
+    ) == ("fields.x.content_args.tag_pattern: invalid regex at position 9: missing ): '<(?P<key>'")
 
 
 def test_bad_value_parser():
-    assert template_error(field(content="kv-lines", content_args={"value_parser": {"name": "yaml"}})) == (
+    assert template_error(
+        field(content="kv-lines", content_args={"value_parser": {"name": "yaml"}})
+    ) == (
         "fields.x.content_args.value_parser.name: unknown content parser 'yaml' "
         "(allowed: text, int, float, bool, json, xml-inline, kv-lines, python-call-list)"
     )
-    assert template_error(field(content="kv-lines", content_args={"value_parser": {"name": "int", "args": {"x": 1}}})) == (
+    assert template_error(
+        field(content="kv-lines", content_args={"value_parser": {"name": "int", "args": {"x": 1}}})
+    ) == (
         "fields.x.content_args.value_parser.args.x: unknown argument for content 'int' (allowed: strip)"
     )
-    assert template_error(field(content="kv-lines", content_args={"value_parser": {"name": "int", "bogus": 1}})) == (
-        "fields.x.content_args.value_parser.bogus: unknown key (allowed: name, args)"
-    )
+    assert template_error(
+        field(content="kv-lines", content_args={"value_parser": {"name": "int", "bogus": 1}})
+    ) == ("fields.x.content_args.value_parser.bogus: unknown key (allowed: name, args)")
 
 
 def test_template_as_bad_json_text():
@@ -230,7 +296,11 @@ def test_template_as_bad_json_text():
 
 def test_missing_prefix_says_why():
     template = {"start_anchor": "A", "fields": {"c": {}}}
-    for call in (lambda: parse_response("x", template), lambda: parse_response("x", template, prefix=None), lambda: ResponseParser(template)):
+    for call in (
+        lambda: parse_response("x", template),
+        lambda: parse_response("x", template, prefix=None),
+        lambda: ResponseParser(template),
+    ):
         with pytest.raises(ValueError) as caught:
             call()
         assert not isinstance(caught.value, TemplateError)
@@ -274,7 +344,9 @@ def test_bad_json_names_field_and_shows_text():
 def test_bad_json_long_body_is_shortened():
     body = '{"a": "' + "y" * 1000 + '" oops}'
     error = parse_error(field(content="json"), f"<x>{body}</x>")
-    assert str(error).startswith("fields.x: json: Expecting ',' delimiter (line 1, column 1010, offset 1009): '{\"a\": \"yyy")
+    assert str(error).startswith(
+        "fields.x: json: Expecting ',' delimiter (line 1, column 1010, offset 1009): '{\"a\": \"yyy"
+    )
     assert "... (814 characters) ..." in str(error)
     assert len(str(error)) < 400
     assert error.text == body
@@ -282,12 +354,18 @@ def test_bad_json_long_body_is_shortened():
 
 def test_unresolved_transform_path_names_field():
     error = parse_error(field(content="json", transform={"a": "{content.b}"}), '<x>{"a": 1}</x>')
-    assert str(error).startswith("fields.x: transform placeholder '{content.b}': 'content' is missing key 'b'; keys: ['a']")
+    assert str(error).startswith(
+        "fields.x: transform placeholder '{content.b}': 'content' is missing key 'b'; keys: ['a']"
+    )
     assert error.field == "x" and error.text == '{"a": 1}'
     error = parse_error(field(content="json", transform={"a": "{content.a.b}"}), '<x>{"a": 1}</x>')
-    assert str(error).startswith("fields.x: transform placeholder '{content.a.b}' cannot index into int at 'b': 'content.a' is a int, not a dict")
+    assert str(error).startswith(
+        "fields.x: transform placeholder '{content.a.b}' cannot index into int at 'b': 'content.a' is a int, not a dict"
+    )
     error = parse_error(field(content="json", transform={"a": "{nope}"}), '<x>{"a": 1}</x>')
-    assert str(error).startswith("fields.x: transform placeholder '{nope}': 'nope' is not defined; in scope: ['content']")
+    assert str(error).startswith(
+        "fields.x: transform placeholder '{nope}': 'nope' is not defined; in scope: ['content']"
+    )
 
 
 def test_unresolved_transform_path_shows_the_offending_text():
@@ -297,16 +375,24 @@ def test_unresolved_transform_path_shows_the_offending_text():
 
 
 def test_transform_each_on_a_non_list_names_field():
-    error = parse_error(field(content="json", transform_each=True, transform={"n": "{n}"}), '<x>{"n": 1}</x>')
+    error = parse_error(
+        field(content="json", transform_each=True, transform={"n": "{n}"}), '<x>{"n": 1}</x>'
+    )
     assert str(error) == (
         "fields.x: transform_each needs the content to parse to a list of objects, got \"{'n': 1}\"; region body: '{\"n\": 1}' (region at offset 3)"
     )
 
 
 def test_missing_required_field():
-    template = {"start_anchor": "A", "fields": {"x": {"open": "<x>", "close": "</x>", "optional": False}, "content": {}}}
+    template = {
+        "start_anchor": "A",
+        "fields": {"x": {"open": "<x>", "close": "</x>", "optional": False}, "content": {}},
+    }
     error = parse_error(template, "just text")
-    assert str(error) == "required field(s) ['x'] not found in the generation (they are marked 'optional': false)"
+    assert (
+        str(error)
+        == "required field(s) ['x'] not found in the generation (they are marked 'optional': false)"
+    )
     assert error.field == "x"
 
 
@@ -336,7 +422,9 @@ def test_deeply_nested_json_is_a_clear_value_error_not_recursion_error():
 def test_deeply_nested_json_dict_with_unquoted_keys():
     body = "{a: " * 50000 + "1" + "}" * 50000
     with pytest.raises(ResponseParseError, match=r"^fields\.x: json: nested too deeply to decode"):
-        parse_response(f"<x>{body}</x>", field(content="json", content_args={"unquoted_keys": True}), prefix="")
+        parse_response(
+            f"<x>{body}</x>", field(content="json", content_args={"unquoted_keys": True}), prefix=""
+        )
 
 
 # -- the streaming API -----------------------------------------------------------------------------

@@ -10,7 +10,6 @@ from transformers.utils.chat_parsing import ResponseParser as ReferenceParser
 from transformers.utils.chat_parsing import parse_response as reference_parse_response
 
 from engine import ResponseParser, parse_response
-
 from tests.support.stream_helpers import stream_events as run
 from tests.support.templates_for_tests import SMOLLM3
 
@@ -57,7 +56,11 @@ def test_smollm3_stream_exact_events():
         chunk("tool_calls", '"arguments": {}}', True),
         close("tool_calls", call),
     ]
-    assert message == {"role": "assistant", "reasoning_content": "I should greet the user", "tool_calls": [call]}
+    assert message == {
+        "role": "assistant",
+        "reasoning_content": "I should greet the user",
+        "tool_calls": [call],
+    }
     assert run_reference(SMOLLM3, chunks) == (message, events)
 
 
@@ -72,7 +75,9 @@ def test_feed_returns_events_per_chunk():
 
 
 def test_region_open_in_the_prefix_stays_open_for_the_generation():
-    parser = ResponseParser(SMOLLM3, prefix="<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n")
+    parser = ResponseParser(
+        SMOLLM3, prefix="<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n"
+    )
     assert parser.initial_events == [open_("reasoning_content"), chunk("reasoning_content", "\n")]
     assert parser.feed("ok</think>Hi<|im_end|>") == [
         chunk("reasoning_content", "ok"),
@@ -81,12 +86,19 @@ def test_region_open_in_the_prefix_stays_open_for_the_generation():
         chunk("content", "Hi"),
         close("content", "Hi"),
     ]
-    assert parser.finalize() == ({"role": "assistant", "reasoning_content": "ok", "content": "Hi"}, [])
+    assert parser.finalize() == (
+        {"role": "assistant", "reasoning_content": "ok", "content": "Hi"},
+        [],
+    )
 
 
 def test_finalize_closes_the_open_region():
     message, events = run(SMOLLM3, ["<think>unfinished"])
-    assert events == [open_("reasoning_content"), chunk("reasoning_content", "unfinished"), close("reasoning_content", "unfinished")]
+    assert events == [
+        open_("reasoning_content"),
+        chunk("reasoning_content", "unfinished"),
+        close("reasoning_content", "unfinished"),
+    ]
     assert message == {"role": "assistant", "reasoning_content": "unfinished"}
 
 
@@ -105,13 +117,21 @@ DIRTY_CASES = [
     ("float", None, "2.5", 2.5, False),
     ("bool", None, "true", True, False),
     ("json", None, '{"a": 1}', {"a": 1}, True),
-    ("xml-inline", {"tag_pattern": r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>"}, "<k>v</k>", {"k": "v"}, True),
+    (
+        "xml-inline",
+        {"tag_pattern": r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>"},
+        "<k>v</k>",
+        {"k": "v"},
+        True,
+    ),
     ("kv-lines", None, "k: v", {"k": "v"}, True),
     ("python-call-list", None, "[f(a=1)]", [{"name": "f", "arguments": {"a": 1}}], True),
 ]
 
 
-@pytest.mark.parametrize("content, args, body, expected, dirty", DIRTY_CASES, ids=[c[0] for c in DIRTY_CASES])
+@pytest.mark.parametrize(
+    "content, args, body, expected, dirty", DIRTY_CASES, ids=[c[0] for c in DIRTY_CASES]
+)
 def test_dirty_flags(content, args, body, expected, dirty):
     spec = {"open": "<v>", "close": "</v>", "content": content}
     if args:
@@ -119,7 +139,12 @@ def test_dirty_flags(content, args, body, expected, dirty):
     template = {"start_anchor": "A", "fields": {"v": spec}}
     half = len(body) // 2
     message, events = run(template, ["<v>" + body[:half], body[half:] + "</v>"])
-    assert events == [open_("v"), chunk("v", body[:half], dirty), chunk("v", body[half:], dirty), close("v", expected)]
+    assert events == [
+        open_("v"),
+        chunk("v", body[:half], dirty),
+        chunk("v", body[half:], dirty),
+        close("v", expected),
+    ]
     assert message == {"v": expected}
 
 
@@ -129,7 +154,10 @@ def test_dirty_flags(content, args, body, expected, dirty):
 def test_join_region_close_carries_each_block_message_has_joined_string():
     template = {
         "start_anchor": "A",
-        "fields": {"r": {"open": "<t>", "close": "</t>", "repeats": True, "join": "\n"}, "content": {}},
+        "fields": {
+            "r": {"open": "<t>", "close": "</t>", "repeats": True, "join": "\n"},
+            "content": {},
+        },
     }
     message, events = run(template, ["<t> a </t>x<t>b</t>"])
     assert events == [
@@ -147,9 +175,19 @@ def test_join_region_close_carries_each_block_message_has_joined_string():
 
 
 def test_repeats_region_close_values():
-    template = {"start_anchor": "A", "fields": {"n": {"open": "<n>", "close": "</n>", "repeats": True, "content": "int"}}}
+    template = {
+        "start_anchor": "A",
+        "fields": {"n": {"open": "<n>", "close": "</n>", "repeats": True, "content": "int"}},
+    }
     message, events = run(template, ["<n>1</n><n>", "2</n>"])
-    assert events == [open_("n"), chunk("n", "1"), close("n", 1), open_("n"), chunk("n", "2"), close("n", 2)]
+    assert events == [
+        open_("n"),
+        chunk("n", "1"),
+        close("n", 1),
+        open_("n"),
+        chunk("n", "2"),
+        close("n", 2),
+    ]
     assert message == {"n": [1, 2]}
 
 
@@ -157,15 +195,45 @@ def test_repeats_region_close_values():
 
 
 def test_positions_opt_in():
-    template = {"start_anchor": "A", "fields": {"reasoning_content": {"open": "<think>", "close": "</think>"}, "content": {}}}
+    template = {
+        "start_anchor": "A",
+        "fields": {"reasoning_content": {"open": "<think>", "close": "</think>"}, "content": {}},
+    }
     message, events = run(template, ["<think>ab", "c</think>", "hi"], positions=True)
     assert events == [
         {"type": "region_open", "field": "reasoning_content", "start": 0, "end": 7},
-        {"type": "region_chunk", "field": "reasoning_content", "text": "ab", "dirty": False, "start": 7, "end": 9},
-        {"type": "region_chunk", "field": "reasoning_content", "text": "c", "dirty": False, "start": 9, "end": 10},
-        {"type": "region_close", "field": "reasoning_content", "value": "abc", "start": 10, "end": 18},
+        {
+            "type": "region_chunk",
+            "field": "reasoning_content",
+            "text": "ab",
+            "dirty": False,
+            "start": 7,
+            "end": 9,
+        },
+        {
+            "type": "region_chunk",
+            "field": "reasoning_content",
+            "text": "c",
+            "dirty": False,
+            "start": 9,
+            "end": 10,
+        },
+        {
+            "type": "region_close",
+            "field": "reasoning_content",
+            "value": "abc",
+            "start": 10,
+            "end": 18,
+        },
         {"type": "region_open", "field": "content", "start": 18, "end": 18},
-        {"type": "region_chunk", "field": "content", "text": "hi", "dirty": False, "start": 18, "end": 20},
+        {
+            "type": "region_chunk",
+            "field": "content",
+            "text": "hi",
+            "dirty": False,
+            "start": 18,
+            "end": 20,
+        },
         {"type": "region_close", "field": "content", "value": "hi", "start": 20, "end": 20},
     ]
     assert message == {"reasoning_content": "abc", "content": "hi"}
@@ -174,15 +242,38 @@ def test_positions_opt_in():
 
 
 def test_positions_count_from_the_prefix_cut():
-    template = {"start_anchor": "<|a|>", "fields": {"reasoning_content": {"open": "<think>", "close": "</think>"}}}
+    template = {
+        "start_anchor": "<|a|>",
+        "fields": {"reasoning_content": {"open": "<think>", "close": "</think>"}},
+    }
     parser = ResponseParser(template, prefix="<|u|>q<|a|><think>x", positions=True)
     assert parser.initial_events == [
         {"type": "region_open", "field": "reasoning_content", "start": 0, "end": 7},
-        {"type": "region_chunk", "field": "reasoning_content", "text": "x", "dirty": False, "start": 7, "end": 8},
+        {
+            "type": "region_chunk",
+            "field": "reasoning_content",
+            "text": "x",
+            "dirty": False,
+            "start": 7,
+            "end": 8,
+        },
     ]
     assert parser.feed("y</think>") == [
-        {"type": "region_chunk", "field": "reasoning_content", "text": "y", "dirty": False, "start": 8, "end": 9},
-        {"type": "region_close", "field": "reasoning_content", "value": "xy", "start": 9, "end": 17},
+        {
+            "type": "region_chunk",
+            "field": "reasoning_content",
+            "text": "y",
+            "dirty": False,
+            "start": 8,
+            "end": 9,
+        },
+        {
+            "type": "region_close",
+            "field": "reasoning_content",
+            "value": "xy",
+            "start": 9,
+            "end": 17,
+        },
     ]
 
 
@@ -197,8 +288,13 @@ QWEN = {
             "close": "</tool_call>",
             "repeats": True,
             "content": "xml-inline",
-            "content_args": {"tag_pattern": "<parameter=(?P<key>\\w+)>\\s*(?P<value>.*?)\\s*</parameter>"},
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            "content_args": {
+                "tag_pattern": "<parameter=(?P<key>\\w+)>\\s*(?P<value>.*?)\\s*</parameter>"
+            },
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"},
+            },
         },
         "content": {},
     },
@@ -235,33 +331,79 @@ SCHEMA = {
 }
 
 RAW_ARGUMENTS = [
-    ("i", "7"), ("n", "2.5"), ("n2", "3"), ("b", "true"), ("b0", "0"), ("z", "null"), ("o", '{"a": 1}'),
-    ("a", "[1, 2]"), ("u", "5"), ("u2", "abc"), ("ao", "7"), ("on", "null"), ("nl", "8"), ("nl2", "null"),
-    ("bad", "x7"), ("bado", "[1]"), ("s", "42"), ("extra", "9"),
+    ("i", "7"),
+    ("n", "2.5"),
+    ("n2", "3"),
+    ("b", "true"),
+    ("b0", "0"),
+    ("z", "null"),
+    ("o", '{"a": 1}'),
+    ("a", "[1, 2]"),
+    ("u", "5"),
+    ("u2", "abc"),
+    ("ao", "7"),
+    ("on", "null"),
+    ("nl", "8"),
+    ("nl2", "null"),
+    ("bad", "x7"),
+    ("bado", "[1]"),
+    ("s", "42"),
+    ("extra", "9"),
 ]
 TYPED_ARGUMENTS = {
-    "i": 7, "n": 2.5, "n2": 3, "b": True, "b0": False, "z": None, "o": {"a": 1}, "a": [1, 2], "u": 5,
-    "u2": "abc", "ao": 7, "on": None, "nl": 8, "nl2": None, "bad": "x7", "bado": "[1]", "s": "42", "extra": "9",
+    "i": 7,
+    "n": 2.5,
+    "n2": 3,
+    "b": True,
+    "b0": False,
+    "z": None,
+    "o": {"a": 1},
+    "a": [1, 2],
+    "u": 5,
+    "u2": "abc",
+    "ao": 7,
+    "on": None,
+    "nl": 8,
+    "nl2": None,
+    "bad": "x7",
+    "bado": "[1]",
+    "s": "42",
+    "extra": "9",
 }
 
 
 def qwen_call(name, arguments):
-    return f"<tool_call><function={name}>" + "".join(f"<parameter={k}>{v}</parameter>" for k, v in arguments) + "</function></tool_call>"
+    return (
+        f"<tool_call><function={name}>"
+        + "".join(f"<parameter={k}>{v}</parameter>" for k, v in arguments)
+        + "</function></tool_call>"
+    )
 
 
 def test_tool_typing_json_schema():
     text = qwen_call("f", RAW_ARGUMENTS)
-    expected = {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": TYPED_ARGUMENTS}}]}
+    expected = {
+        "role": "assistant",
+        "tool_calls": [
+            {"type": "function", "function": {"name": "f", "arguments": TYPED_ARGUMENTS}}
+        ],
+    }
     assert parse_response(text, QWEN, prefix="", tools=[SCHEMA]) == expected
-    assert parse_response(text, QWEN, prefix="", tools=[SCHEMA["function"]]) == expected  # bare function dict
+    assert (
+        parse_response(text, QWEN, prefix="", tools=[SCHEMA["function"]]) == expected
+    )  # bare function dict
     assert reference_parse_response(text, QWEN, prefix="", tools=[SCHEMA]) == expected
 
 
 def test_tool_typing_only_for_the_named_tool_and_only_with_tools():
     text = qwen_call("other", [("i", "7")])
-    assert parse_response(text, QWEN, prefix="", tools=[SCHEMA])["tool_calls"][0]["function"]["arguments"] == {"i": "7"}
+    assert parse_response(text, QWEN, prefix="", tools=[SCHEMA])["tool_calls"][0]["function"][
+        "arguments"
+    ] == {"i": "7"}
     text = qwen_call("f", [("i", "7")])
-    assert parse_response(text, QWEN, prefix="")["tool_calls"][0]["function"]["arguments"] == {"i": "7"}
+    assert parse_response(text, QWEN, prefix="")["tool_calls"][0]["function"]["arguments"] == {
+        "i": "7"
+    }
 
 
 def set_alarm(hour: int, enabled: bool, label: str | None = None, ratio: float = 1.0) -> dict:
@@ -277,11 +419,19 @@ def set_alarm(hour: int, enabled: bool, label: str | None = None, ratio: float =
 
 
 def test_tool_typing_python_function():
-    text = qwen_call("set_alarm", [("hour", "7"), ("enabled", "true"), ("label", "9"), ("ratio", "0.5")])
+    text = qwen_call(
+        "set_alarm", [("hour", "7"), ("enabled", "true"), ("label", "9"), ("ratio", "0.5")]
+    )
     expected = {
         "role": "assistant",
         "tool_calls": [
-            {"type": "function", "function": {"name": "set_alarm", "arguments": {"hour": 7, "enabled": True, "label": "9", "ratio": 0.5}}}
+            {
+                "type": "function",
+                "function": {
+                    "name": "set_alarm",
+                    "arguments": {"hour": 7, "enabled": True, "label": "9", "ratio": 0.5},
+                },
+            }
         ],
     }
     assert parse_response(text, QWEN, prefix="", tools=[set_alarm]) == expected
@@ -291,23 +441,39 @@ def test_tool_typing_python_function():
 def test_tool_typing_failed_cast_keeps_the_string():
     text = qwen_call("set_alarm", [("hour", "seven"), ("enabled", "maybe")])
     message = parse_response(text, QWEN, prefix="", tools=[set_alarm])
-    assert message["tool_calls"][0]["function"]["arguments"] == {"hour": "seven", "enabled": "maybe"}
+    assert message["tool_calls"][0]["function"]["arguments"] == {
+        "hour": "seven",
+        "enabled": "maybe",
+    }
 
 
 def test_tool_typing_visible_in_region_close():
     text = qwen_call("set_alarm", [("hour", "7"), ("enabled", "true")])
     cut = text.index("<parameter=") + 5
     message, events = run(QWEN, [text[:cut], text[cut:]], tools=[set_alarm])
-    typed = {"type": "function", "function": {"name": "set_alarm", "arguments": {"hour": 7, "enabled": True}}}
+    typed = {
+        "type": "function",
+        "function": {"name": "set_alarm", "arguments": {"hour": 7, "enabled": True}},
+    }
     assert events[-1] == close("tool_calls", typed)
-    assert [e["type"] for e in events] == ["region_open", "region_chunk", "region_chunk", "region_close"]
+    assert [e["type"] for e in events] == [
+        "region_open",
+        "region_chunk",
+        "region_chunk",
+        "region_close",
+    ]
     assert message == {"role": "assistant", "tool_calls": [typed]}
 
 
 def test_tool_typing_with_json_tool_calls():
     text = '<tool_call>{"name": "set_alarm", "arguments": {"hour": "7", "enabled": "true"}}</tool_call>'
     message = parse_response(text, SMOLLM3, prefix="", tools=[set_alarm])
-    assert message["tool_calls"] == [{"type": "function", "function": {"name": "set_alarm", "arguments": {"hour": 7, "enabled": True}}}]
+    assert message["tool_calls"] == [
+        {
+            "type": "function",
+            "function": {"name": "set_alarm", "arguments": {"hour": 7, "enabled": True}},
+        }
+    ]
 
 
 # -- batches ----------------------------------------------------------------------------------
@@ -315,7 +481,10 @@ def test_tool_typing_with_json_tool_calls():
 SIMPLE = {
     "defaults": {"role": "assistant"},
     "start_anchor": "<|im_start|>assistant\n",
-    "fields": {"reasoning_content": {"open": "<think>", "close": "</think>"}, "content": {"close": "<|im_end|>"}},
+    "fields": {
+        "reasoning_content": {"open": "<think>", "close": "</think>"},
+        "content": {"close": "<|im_end|>"},
+    },
 }
 
 
@@ -359,32 +528,47 @@ def test_batch_numpy_ids_with_tokenizer(small_tokenizer):
 def test_batch_torch_ids_with_tokenizer(small_tokenizer):
     ids = torch.tensor(_ids(small_tokenizer, BATCH_TEXTS))
     assert parse_response(ids, SIMPLE, prefix="", tokenizer=small_tokenizer) == BATCH_MESSAGES
-    assert parse_response(ids[:1], SIMPLE, prefix="", tokenizer=small_tokenizer) == BATCH_MESSAGES[:1]
+    assert (
+        parse_response(ids[:1], SIMPLE, prefix="", tokenizer=small_tokenizer) == BATCH_MESSAGES[:1]
+    )
 
 
 def test_batch_list_of_id_lists_with_tokenizer(small_tokenizer):
     ids = _ids(small_tokenizer, BATCH_TEXTS)
     assert parse_response(ids, SIMPLE, prefix="", tokenizer=small_tokenizer) == BATCH_MESSAGES
-    assert parse_response([ids[1]], SIMPLE, prefix="", tokenizer=small_tokenizer) == BATCH_MESSAGES[1:]
+    assert (
+        parse_response([ids[1]], SIMPLE, prefix="", tokenizer=small_tokenizer) == BATCH_MESSAGES[1:]
+    )
 
 
 def test_single_sequence_of_ids_returns_a_dict(small_tokenizer):
     ids = _ids(small_tokenizer, BATCH_TEXTS[:1])[0]
     assert parse_response(ids, SIMPLE, prefix="", tokenizer=small_tokenizer) == BATCH_MESSAGES[0]
-    assert parse_response(torch.tensor(ids), SIMPLE, prefix="", tokenizer=small_tokenizer) == BATCH_MESSAGES[0]
-    assert parse_response(np.array(ids), SIMPLE, prefix="", tokenizer=small_tokenizer) == BATCH_MESSAGES[0]
+    assert (
+        parse_response(torch.tensor(ids), SIMPLE, prefix="", tokenizer=small_tokenizer)
+        == BATCH_MESSAGES[0]
+    )
+    assert (
+        parse_response(np.array(ids), SIMPLE, prefix="", tokenizer=small_tokenizer)
+        == BATCH_MESSAGES[0]
+    )
 
 
 def test_prefix_as_ids_keeps_special_tokens(small_tokenizer):
     prefix = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>"
     prefix_ids = small_tokenizer(prefix, add_special_tokens=False)["input_ids"]
     ids = small_tokenizer("a</think>b<|im_end|>", add_special_tokens=False)["input_ids"]
-    assert parse_response(ids, SIMPLE, prefix=prefix_ids, tokenizer=small_tokenizer) == BATCH_MESSAGES[0]
+    assert (
+        parse_response(ids, SIMPLE, prefix=prefix_ids, tokenizer=small_tokenizer)
+        == BATCH_MESSAGES[0]
+    )
 
 
 def test_ids_without_tokenizer_is_an_error(small_tokenizer):
     ids = np.array(_ids(small_tokenizer, BATCH_TEXTS))
-    with pytest.raises(ValueError, match="^text: got token ids but no tokenizer; pass tokenizer= to decode them$"):
+    with pytest.raises(
+        ValueError, match="^text: got token ids but no tokenizer; pass tokenizer= to decode them$"
+    ):
         parse_response(ids, SIMPLE, prefix="")
 
 
@@ -399,7 +583,12 @@ TOOLS_AND_CONTENT = {
     "defaults": {"role": "assistant"},
     "start_anchor": "A",
     "fields": {
-        "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json"},
+        "tool_calls": {
+            "open": "<tool_call>",
+            "close": "</tool_call>",
+            "repeats": True,
+            "content": "json",
+        },
         "content": {},
     },
 }
@@ -440,7 +629,10 @@ def test_d1_whitespace_stretch_does_not_overwrite_and_its_close_adds_nothing():
 
 
 def _implicit(**content):
-    return {"start_anchor": "A", "fields": {"x": {"open": "<x>", "close": "</x>"}, "content": content}}
+    return {
+        "start_anchor": "A",
+        "fields": {"x": {"open": "<x>", "close": "</x>"}, "content": content},
+    }
 
 
 @pytest.mark.parametrize(
@@ -499,7 +691,12 @@ def test_d2_optional_trailing_group_inside_delimiter():
     template = {
         "start_anchor": "A",
         "fields": {
-            "b": {"open_pattern": r"<b(?P<n>\d+)?>", "close": "</b>", "repeats": True, "transform": {"n": "{n}", "body": "{content}"}},
+            "b": {
+                "open_pattern": r"<b(?P<n>\d+)?>",
+                "close": "</b>",
+                "repeats": True,
+                "transform": {"n": "{n}", "body": "{content}"},
+            },
             "content": {},
         },
     }
@@ -515,7 +712,14 @@ def test_d2_optional_trailing_group_inside_delimiter():
 def test_d2_optional_trailing_group_at_the_end_of_delimiter():
     template = {
         "start_anchor": "A",
-        "fields": {"b": {"open_pattern": r"<b>(?P<n>\d+)?", "close": "</b>", "repeats": True, "transform": {"n": "{n}", "body": "{content}"}}},
+        "fields": {
+            "b": {
+                "open_pattern": r"<b>(?P<n>\d+)?",
+                "close": "</b>",
+                "repeats": True,
+                "transform": {"n": "{n}", "body": "{content}"},
+            }
+        },
     }
     check_every_chunking(
         template,
@@ -526,14 +730,26 @@ def test_d2_optional_trailing_group_at_the_end_of_delimiter():
 
 
 def test_d2_alternatives_of_different_lengths():
-    template = {"start_anchor": "A", "fields": {"x": {"open_pattern": "abcd|ab", "close": "</x>", "repeats": True}}}
-    check_every_chunking(template, "zabcdQ</x>zabcQ</x>", {"x": ["Q", "cQ"]}, [("x", "Q"), ("x", "cQ")])
-    check_every_chunking(template, "zabcd", {"x": [""]}, [("x", "")])  # an empty region still counts, as in the reference
+    template = {
+        "start_anchor": "A",
+        "fields": {"x": {"open_pattern": "abcd|ab", "close": "</x>", "repeats": True}},
+    }
+    check_every_chunking(
+        template, "zabcdQ</x>zabcQ</x>", {"x": ["Q", "cQ"]}, [("x", "Q"), ("x", "cQ")]
+    )
+    check_every_chunking(
+        template, "zabcd", {"x": [""]}, [("x", "")]
+    )  # an empty region still counts, as in the reference
 
 
 def test_d2_alternatives_at_end_of_stream():
-    template = {"start_anchor": "A", "fields": {"x": {"open_pattern": "abcd|ab", "close": "</x>"}, "content": {}}}
-    check_every_chunking(template, "qabc", {"content": "q", "x": "c"}, [("content", "q"), ("x", "c")])
+    template = {
+        "start_anchor": "A",
+        "fields": {"x": {"open_pattern": "abcd|ab", "close": "</x>"}, "content": {}},
+    }
+    check_every_chunking(
+        template, "qabc", {"content": "q", "x": "c"}, [("content", "q"), ("x", "c")]
+    )
 
 
 def test_d2_positive_lookahead():
@@ -541,8 +757,16 @@ def test_d2_positive_lookahead():
         "defaults": {"role": "assistant"},
         "start_anchor": "A",
         "fields": {
-            "reasoning_content": {"open": "<think>", "close_pattern": r"</think>(?=\s*<tool_call>)"},
-            "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json"},
+            "reasoning_content": {
+                "open": "<think>",
+                "close_pattern": r"</think>(?=\s*<tool_call>)",
+            },
+            "tool_calls": {
+                "open": "<tool_call>",
+                "close": "</tool_call>",
+                "repeats": True,
+                "content": "json",
+            },
         },
     }
     text = '<think>a</think> b</think>\n<tool_call>{"k": 1}</tool_call>'
@@ -557,7 +781,10 @@ def test_d2_positive_lookahead():
 def test_d2_negative_lookahead():
     template = {
         "start_anchor": "A",
-        "fields": {"reasoning_content": {"open": "<think>", "close_pattern": "</think>(?!!)"}, "content": {}},
+        "fields": {
+            "reasoning_content": {"open": "<think>", "close_pattern": "</think>(?!!)"},
+            "content": {},
+        },
     }
     check_every_chunking(
         template,
@@ -574,8 +801,16 @@ def test_d2_negative_lookahead():
 
 
 def test_d2_literal_list_one_a_prefix_of_another():
-    template = {"start_anchor": "A", "fields": {"x": {"open": ["<t", "<tool>"], "close": ["</t>", "</tool>"], "repeats": True}}}
-    check_every_chunking(template, "<tool>A</tool><tB</t><t", {"x": ["A", "B", ""]}, [("x", "A"), ("x", "B"), ("x", "")])
+    template = {
+        "start_anchor": "A",
+        "fields": {"x": {"open": ["<t", "<tool>"], "close": ["</t>", "</tool>"], "repeats": True}},
+    }
+    check_every_chunking(
+        template,
+        "<tool>A</tool><tB</t><t",
+        {"x": ["A", "B", ""]},
+        [("x", "A"), ("x", "B"), ("x", "")],
+    )
 
 
 def test_d2_delimiters_sharing_prefixes_across_fields():
@@ -609,11 +844,19 @@ def test_d2_lazy_open_pattern_with_named_capture():
         },
     }
     text = '<|channel|>commentary to=functions.get_x json<|message|>{"a": 1}<|call|>'
-    check_every_chunking(template, text, {"tool_calls": [{"name": "get_x", "arguments": {"a": 1}}]}, [("tool_calls", '{"a": 1}')])
+    check_every_chunking(
+        template,
+        text,
+        {"tool_calls": [{"name": "get_x", "arguments": {"a": 1}}]},
+        [("tool_calls", '{"a": 1}')],
+    )
 
 
 def test_d2_end_of_text_assertions():
-    template = {"start_anchor": "A", "fields": {"w": {"open_pattern": r"\bgo\b", "close_pattern": r"\.$"}, "content": {}}}
+    template = {
+        "start_anchor": "A",
+        "fields": {"w": {"open_pattern": r"\bgo\b", "close_pattern": r"\.$"}, "content": {}},
+    }
     check_every_chunking(
         template,
         "ago go x. y.",
@@ -647,17 +890,30 @@ def test_a_run_cut_by_a_zero_width_match_does_not_hold_the_stream():
     template = {
         "start_anchor": "<S>",
         "fields": {
-            "reasoning_content": {"open": "<think>", "close_pattern": r"\s*</think>|(?=<tool_call>)"},
-            "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "content": "json", "repeats": True},
+            "reasoning_content": {
+                "open": "<think>",
+                "close_pattern": r"\s*</think>|(?=<tool_call>)",
+            },
+            "tool_calls": {
+                "open": "<tool_call>",
+                "close": "</tool_call>",
+                "content": "json",
+                "repeats": True,
+            },
             "content": {},
         },
     }
     parser = ResponseParser(template, prefix="")
-    fed = [parser.feed(chunk) for chunk in ["<think>I will call it.", "\n<tool_call>", '{"name": "f"}', "</tool_call>"]]
+    fed = [
+        parser.feed(chunk)
+        for chunk in ["<think>I will call it.", "\n<tool_call>", '{"name": "f"}', "</tool_call>"]
+    ]
     assert fed[1] == [
         {"type": "region_chunk", "field": "reasoning_content", "text": "\n", "dirty": False},
         {"type": "region_close", "field": "reasoning_content", "value": "I will call it."},
         {"type": "region_open", "field": "tool_calls"},
     ]
-    assert fed[2] == [{"type": "region_chunk", "field": "tool_calls", "text": '{"name": "f"}', "dirty": True}]
+    assert fed[2] == [
+        {"type": "region_chunk", "field": "tool_calls", "text": '{"name": "f"}', "dirty": True}
+    ]
     assert fed[3] == [{"type": "region_close", "field": "tool_calls", "value": {"name": "f"}}]

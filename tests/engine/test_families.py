@@ -13,7 +13,7 @@ from engine.template_files import list_templates
 # The lines that tell the formats apart, as each chat template writes them.
 LLAMA_CPP_PHI_4_MINI = (
     "{{- '<|system|>' + system_message -}}{{- '<|tool|>' + (tool['function'] | tojson) + '<|/tool|>' -}}"
-    "{{- 'To use a tool, respond in this format: <|tool_call|>{\"name\": \"foo\", \"arguments\": {\"a\": 1}}<|/tool_call|>' -}}"
+    '{{- \'To use a tool, respond in this format: <|tool_call|>{"name": "foo", "arguments": {"a": 1}}<|/tool_call|>\' -}}'
     "{{- '<|tool_call|>' + (tool_call['function'] | tojson) + '<|/tool_call|>' -}}{{- '<|assistant|>' -}}"
 )
 VLLM_PHI_4_MINI = (
@@ -43,16 +43,22 @@ def test_the_chat_template_picks_the_format_it_teaches(chat_template, name):
 
 def test_the_signals_are_named():
     assert family_template(LLAMA_CPP_PHI_4_MINI) == (
-        "phi-4-mini-tool-call", "the chat template contains <|tool_call|> and <|assistant|>")
+        "phi-4-mini-tool-call",
+        "the chat template contains <|tool_call|> and <|assistant|>",
+    )
     assert family_template("<|im_start|>", "qwen3") == ("qwen3", "config.model_type is 'qwen3'")
 
 
 def test_only_available_templates_are_picked():
     assert family_template(LLAMA_CPP_PHI_4_MINI, available={"phi-4-mini"}) == (
-        "phi-4-mini", "the chat template contains <|tool|> and <|assistant|>")
+        "phi-4-mini",
+        "the chat template contains <|tool|> and <|assistant|>",
+    )
     assert family_template(LLAMA_CPP_PHI_4_MINI, available=set()) is None
     assert family_template("{{ messages }}") is None
 
 
 def test_every_rule_names_a_shipped_template():
-    assert {name for name, _, _ in FAMILY_RULES} <= {template_file.name for template_file in list_templates()}
+    assert {name for name, _, _ in FAMILY_RULES} <= {
+        template_file.name for template_file in list_templates()
+    }

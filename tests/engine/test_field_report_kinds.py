@@ -12,11 +12,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import ResponseParseError, load_template, message_from_events, openai_view, parse_response
-from engine import trace
+from engine import (
+    ResponseParseError,
+    load_template,
+    message_from_events,
+    openai_view,
+    parse_response,
+    trace,
+)
 from engine.authoring.samples import load_samples
 from engine.template_files import list_templates
 from tests.support.stream_helpers import stream
+
 SAMPLES = [s for s in load_samples() if s.expected is not None and s.template_name != "<inline>"]
 TEMPLATES = {t.name: t.response_template for t in list_templates()}
 FIELD_REPORTS = {s.name: s for s in load_samples() if s.family == "field-reports"}
@@ -42,7 +49,11 @@ def _regions(events):
 def _delimiter_spans(sample):
     """(start, end) of every delimiter (open or close, literal or pattern) matched in the generation."""
     result = trace(sample.generation, sample.template, prefix=sample.prefix, tools=sample.tools)
-    return [(s.start, s.end) for s in result.spans if s.source == "generation" and s.kind in ("open", "close") and s.end - s.start > 1]
+    return [
+        (s.start, s.end)
+        for s in result.spans
+        if s.source == "generation" and s.kind in ("open", "close") and s.end - s.start > 1
+    ]
 
 
 # -- kind: a delimiter split across chunks (split-open-delimiter) --------------------------------
@@ -57,7 +68,12 @@ def test_every_split_of_every_delimiter(sample):
     for start, end in _delimiter_spans(sample):
         cuts = range(start + 1, end)
         splits = [[c] for c in cuts]
-        pairs = [(a, b) for a in range(start, end) for b in range(a + 1, end + 1) if 0 < a and b < len(text)]
+        pairs = [
+            (a, b)
+            for a in range(start, end)
+            for b in range(a + 1, end + 1)
+            if 0 < a and b < len(text)
+        ]
         splits += [list(p) for p in rng.sample(pairs, min(len(pairs), 12))]
         for points in splits:
             bounds = [0, *points, len(text)]
@@ -101,12 +117,18 @@ def test_truncation_at_every_position(sample):
     stride = max(1, len(text) // 400)
     for cut in range(0, len(text) + 1, stride):
         try:
-            message, events, final = _events(sample.template, sample.prefix, [text[:cut]], sample.tools)
+            message, events, final = _events(
+                sample.template, sample.prefix, [text[:cut]], sample.tools
+            )
         except ResponseParseError:
             continue
         closed = [e for e in events if e["type"] == "region_close"]
-        assert closed == full_closes[: len(closed)], f"cut {cut}: a region closed before the cut changed value"
-        assert message == message_from_events(events + final, sample.template), f"cut {cut}: the events do not add up"
+        assert closed == full_closes[: len(closed)], (
+            f"cut {cut}: a region closed before the cut changed value"
+        )
+        assert message == message_from_events(events + final, sample.template), (
+            f"cut {cut}: the events do not add up"
+        )
 
 
 # -- kind: a close delimiter inside a JSON string (close-delimiter-inside-json-string) -----------
@@ -144,11 +166,17 @@ def test_json_string_containing_every_delimiter(name):
     literals = set()
     for sample in samples:
         result = trace(sample.generation, sample.template, prefix=sample.prefix)
-        literals |= {s.text.strip() for s in result.spans if s.kind in ("open", "close") and s.text.strip()}
+        literals |= {
+            s.text.strip() for s in result.spans if s.kind in ("open", "close") and s.text.strip()
+        }
     checked = 0
     for sample in samples:
         arguments = sample.expected["tool_calls"][0]["function"]["arguments"]
-        delims = sample.template["fields"]["tool_calls"].get("content_args", {}).get("string_delims", [['"', '"']])
+        delims = (
+            sample.template["fields"]["tool_calls"]
+            .get("content_args", {})
+            .get("string_delims", [['"', '"']])
+        )
         for path, value in _string_paths(arguments):
             quoted = [(o, c) for o, c in delims if o + value + c in sample.generation]
             if len(value) < 2 or sample.generation.count(value) != 1 or not quoted:
@@ -156,7 +184,11 @@ def test_json_string_containing_every_delimiter(name):
             left, right = quoted[0]
             for literal in sorted(literals):
                 new_value = f"{value[:1]} a {literal} b {value[1:]}"
-                written = json.dumps(new_value, ensure_ascii=False) if left == '"' else left + new_value + right
+                written = (
+                    json.dumps(new_value, ensure_ascii=False)
+                    if left == '"'
+                    else left + new_value + right
+                )
                 generation = sample.generation.replace(left + value + right, written)
                 expected = copy.deepcopy(sample.expected)
                 _set(expected["tool_calls"][0]["function"]["arguments"], path, new_value)
@@ -172,7 +204,11 @@ def test_json_string_containing_every_delimiter(name):
 
 TEXT = st.text(st.sampled_from(list('ab {}[]"\\/\n\t:,<é中🚀ü') + ["\u2028", "\x00"]), max_size=12)
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.floats(allow_nan=False, allow_infinity=False) | TEXT,
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53) + 1, 2**53 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | TEXT,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
     max_leaves=12,
 )
@@ -210,7 +246,10 @@ def test_json_arguments_round_trip(arguments, ascii_only, arguments_first, array
         template, prefix, generation = ARRAY, ARRAY_PREFIX, f"<|tool_call|>{body}<|end_of_text|>"
     else:
         template, prefix, generation = HERMES, "", f"<tool_call>\n{body}\n</tool_call><|im_end|>"
-    expected = {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "do_it", "arguments": arguments}}]}
+    expected = {
+        "role": "assistant",
+        "tool_calls": [{"type": "function", "function": {"name": "do_it", "arguments": arguments}}],
+    }
     assert parse_response(generation, template, prefix=prefix) == expected
     chunks = _chunked(generation, sizes)
     message, _, _ = _events(template, prefix, chunks)
@@ -246,7 +285,9 @@ def _empty_argument_cases():
                 continue
             expected = copy.deepcopy(sample.expected)
             expected["tool_calls"][0]["function"]["arguments"] = {}
-            cases.append((sample, sample.generation[:start] + "{}" + sample.generation[end:], expected))
+            cases.append(
+                (sample, sample.generation[:start] + "{}" + sample.generation[end:], expected)
+            )
             break
     return cases
 
@@ -258,12 +299,20 @@ def test_empty_argument_family_is_broad():
     assert len({sample.family for sample, _, _ in EMPTY_CASES}) >= 8
 
 
-@pytest.mark.parametrize("sample, generation, expected", EMPTY_CASES, ids=[s.id for s, _, _ in EMPTY_CASES])
+@pytest.mark.parametrize(
+    "sample, generation, expected", EMPTY_CASES, ids=[s.id for s, _, _ in EMPTY_CASES]
+)
 def test_empty_arguments_stream_as_empty_object(sample, generation, expected):
-    for chunks in ([generation], list(generation), _chunked(generation, [random.Random(s).randint(1, 9) for s in range(200)])):
+    for chunks in (
+        [generation],
+        list(generation),
+        _chunked(generation, [random.Random(s).randint(1, 9) for s in range(200)]),
+    ):
         message, _, _ = _events(sample.template, sample.prefix, chunks, sample.tools)
         assert message == expected
-        view = openai_view(generation, sample.template, prefix=sample.prefix, tools=sample.tools, chunks=chunks)
+        view = openai_view(
+            generation, sample.template, prefix=sample.prefix, tools=sample.tools, chunks=chunks
+        )
         assert view.arguments(0) == "{}" and view.ok
 
 
@@ -275,7 +324,11 @@ def _lookahead_templates():
     for name, template in TEMPLATES.items():
         reasoning = template["fields"].get("reasoning_content", {})
         tools = template["fields"].get("tool_calls", {})
-        if "(?=" in reasoning.get("close_pattern", "") and tools.get("open") == "<tool_call>" and reasoning.get("open") == "<think>":
+        if (
+            "(?=" in reasoning.get("close_pattern", "")
+            and tools.get("open") == "<tool_call>"
+            and reasoning.get("open") == "<think>"
+        ):
             found[name] = template
     return found
 

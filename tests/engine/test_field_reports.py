@@ -8,12 +8,9 @@ and in 20 seeded random chunkings, always to the exact expected message. On top:
 the error, lint warning, trace warning or OpenAI-view property its description asks for.
 """
 
-
 import pytest
 
-from engine import ResponseParseError, ResponseParser, openai_view, parse_response
-from engine import lint
-from engine import trace
+from engine import ResponseParseError, ResponseParser, lint, openai_view, parse_response, trace
 from engine.authoring.samples import load_samples
 from tests.support.stream_helpers import random_cuts, stream_events
 
@@ -40,8 +37,6 @@ REPORT_NAMES = [
 VALUE_CASES = sorted(name for name, s in REPORTS.items() if s.expected is not None)
 
 
-
-
 def chunkings(sample):
     """(label, chunks): one-shot, explicit, one character at a time, 20 seeded random."""
     yield "one-shot", [sample.generation]
@@ -53,7 +48,9 @@ def chunkings(sample):
 
 
 def stream(sample, chunks, prefix=None):
-    return stream_events(sample.template, chunks, sample.prefix if prefix is None else prefix, tools=sample.tools)
+    return stream_events(
+        sample.template, chunks, sample.prefix if prefix is None else prefix, tools=sample.tools
+    )
 
 
 def test_every_report_is_a_sample():
@@ -64,7 +61,10 @@ def test_every_report_is_a_sample():
 @pytest.mark.parametrize("name", VALUE_CASES)
 def test_exact_message_in_every_chunking(name):
     sample = REPORTS[name]
-    assert parse_response(sample.generation, sample.template, prefix=sample.prefix, tools=sample.tools) == sample.expected
+    assert (
+        parse_response(sample.generation, sample.template, prefix=sample.prefix, tools=sample.tools)
+        == sample.expected
+    )
     for label, chunks in chunkings(sample):
         message, _ = stream(sample, chunks)
         assert message == sample.expected, f"{label}: {chunks!r}"
@@ -76,7 +76,9 @@ def test_split_open_delimiter_never_leaks():
         _, events = stream(sample, chunks)
         text = "".join(e.get("text", "") for e in events if e["type"] == "region_chunk")
         for fragment in ("<|action", "_start|>", "<|plu", "gin|>", "<|action_", "end|>"):
-            assert fragment not in text, f"{label}: delimiter fragment {fragment!r} emitted as chunk text"
+            assert fragment not in text, (
+                f"{label}: delimiter fragment {fragment!r} emitted as chunk text"
+            )
 
 
 # -- close delimiter inside a JSON string --------------------------------------------------------
@@ -153,7 +155,9 @@ def test_tool_call_opened_inside_reasoning_is_visible():
 
 
 def _view(sample, chunks):
-    return openai_view(sample.generation, sample.template, prefix=sample.prefix, tools=sample.tools, chunks=chunks)
+    return openai_view(
+        sample.generation, sample.template, prefix=sample.prefix, tools=sample.tools, chunks=chunks
+    )
 
 
 def test_empty_arguments_stream_as_empty_object():
@@ -168,7 +172,10 @@ def test_non_ascii_is_never_escaped():
     sample = REPORTS["non-ascii-arguments"]
     for label, chunks in chunkings(sample):
         result = _view(sample, chunks)
-        assert result.arguments(0) == '{"title": "研究报告：大模型推理 🚀", "steps": ["检索资料", "生成图表"]}', label
+        assert (
+            result.arguments(0)
+            == '{"title": "研究报告：大模型推理 🚀", "steps": ["检索资料", "生成图表"]}'
+        ), label
         assert result.text("reasoning_content") == "用户需要一个计划。", label
         assert result.ok, label
 
@@ -188,12 +195,17 @@ def test_json_array_of_calls_arguments_only_append():
         sent = ""
         for piece in pieces:
             sent += piece
-            assert final.startswith(sent), f"{label}: {sent!r} is not a prefix of the final arguments"
+            assert final.startswith(sent), (
+                f"{label}: {sent!r} is not a prefix of the final arguments"
+            )
         assert sent == final, label
         assert result.ok and not result.checks[0].retracted, label
 
 
-@pytest.mark.parametrize("name", ["unbalanced-brace-inside-string", "arguments-before-name", "several-tokens-in-one-chunk"])
+@pytest.mark.parametrize(
+    "name",
+    ["unbalanced-brace-inside-string", "arguments-before-name", "several-tokens-in-one-chunk"],
+)
 def test_openai_view_arguments_join_to_final(name):
     sample = REPORTS[name]
     for label, chunks in chunkings(sample):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
+
 from tests.support.paths import ROOT
 
 SCRIPT = ROOT / "scripts" / "fuzz_engine.py"
@@ -23,7 +23,9 @@ def fuzz_engine():
 
 def test_short_fuzz_run_finds_no_crash(fuzz_engine):
     lines: list[str] = []
-    result = fuzz_engine.fuzz(300, seed=8, report=lambda *args, **kwargs: lines.append(" ".join(map(str, args))))
+    result = fuzz_engine.fuzz(
+        300, seed=8, report=lambda *args, **kwargs: lines.append(" ".join(map(str, args)))
+    )
     stats = result["stats"]
     print("\n".join(lines))
     assert stats["cases run"] >= 300
@@ -44,7 +46,10 @@ def test_a_crash_is_caught_and_shrunk(fuzz_engine, monkeypatch):
 
     monkeypatch.setattr(engine.parser.ResponseParser, "feed", faulty)
     case = {
-        "template": {"start_anchor": "<S>", "fields": {"content": {}, "x": {"open": "<a>", "close": "</a>"}}},
+        "template": {
+            "start_anchor": "<S>",
+            "fields": {"content": {}, "x": {"open": "<a>", "close": "</a>"}},
+        },
         "prefix": "junk<S>",
         "generation": "hello <a>wor\x00ld</a> bye",
         "cuts": [3, 9],

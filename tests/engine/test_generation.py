@@ -11,13 +11,15 @@ import json
 import shutil
 import subprocess
 import threading
-from pathlib import Path
 
 import pytest
 import torch
 from safetensors import safe_open
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from engine import ResponseParser, parse_response
+from engine.authoring.samples import load_samples
+from engine.template_files import TEMPLATES_DIR
 from playground.model.generation import (
     DEFAULT_MODEL_PATH,
     LOAD_STAGES,
@@ -28,9 +30,6 @@ from playground.model.generation import (
     render_prompt,
     stream_generation,
 )
-from engine.authoring.samples import load_samples
-from engine.template_files import TEMPLATES_DIR
-from engine import ResponseParser, parse_response
 from tests.support.paths import ROOT
 
 MiB = 2**20
@@ -58,7 +57,14 @@ def test_folder_loads_with_plain_from_pretrained():
     wrapper = json.loads((TEMPLATES_DIR / "demo-model.json").read_text(encoding="utf-8"))
     assert tokenizer.response_template == wrapper["response_template"]
     assert model.generation_config.eos_token_id == tokenizer.convert_tokens_to_ids("<|im_end|>")
-    for marker in ("<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>"):
+    for marker in (
+        "<|im_start|>",
+        "<|im_end|>",
+        "<think>",
+        "</think>",
+        "<tool_call>",
+        "</tool_call>",
+    ):
         assert len(tokenizer(marker, add_special_tokens=False)["input_ids"]) == 1
     assert model.dtype == torch.float16
 
@@ -76,7 +82,11 @@ def test_no_tracked_file_reaches_10_mib():
     listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True)
     if listed.returncode != 0:
         pytest.skip(f"not a git checkout: {listed.stderr.strip()}")
-    sizes = {name: (ROOT / name).stat().st_size for name in listed.stdout.split("\0") if name and (ROOT / name).is_file()}
+    sizes = {
+        name: (ROOT / name).stat().st_size
+        for name in listed.stdout.split("\0")
+        if name and (ROOT / name).is_file()
+    }
     assert DEFAULT_MODEL_PATH.relative_to(ROOT).joinpath("model.safetensors").as_posix() in sizes
     assert {name: size for name, size in sizes.items() if size >= 10 * MiB} == {}
 
@@ -87,8 +97,12 @@ def test_the_example_tools_are_tools_the_model_was_trained_on(loaded):
     # scripts/build_demo_model.py); an unknown schema splits into many.
     for tool in [*EXAMPLE_TOOLS, WEATHER]:
         line = json.dumps(tool["function"], ensure_ascii=False)
-        assert len(loaded.tokenizer(line, add_special_tokens=False)["input_ids"]) == 1, tool["function"]["name"]
-    unknown = json.dumps({"name": "get_weather", "description": "Weather.", "parameters": {"type": "object"}})
+        assert len(loaded.tokenizer(line, add_special_tokens=False)["input_ids"]) == 1, tool[
+            "function"
+        ]["name"]
+    unknown = json.dumps(
+        {"name": "get_weather", "description": "Weather.", "parameters": {"type": "object"}}
+    )
     assert len(loaded.tokenizer(unknown, add_special_tokens=False)["input_ids"]) > 1
 
 
@@ -106,7 +120,12 @@ def test_without_its_own_template_the_family_template_is_chosen(tmp_path):
     del config["response_template"]
     config_path.write_text(json.dumps(config), encoding="utf-8")
     template, reason = choose_template(load_model(folder))
-    assert template == json.loads((TEMPLATES_DIR / "qwen3.json").read_text(encoding="utf-8"))["response_template"]
+    assert (
+        template
+        == json.loads((TEMPLATES_DIR / "qwen3.json").read_text(encoding="utf-8"))[
+            "response_template"
+        ]
+    )
     assert "qwen3.json" in reason and "<|im_start|>" in reason
 
 
@@ -134,12 +153,25 @@ def test_a_model_two_templates_list_gets_the_one_its_chat_template_conforms_with
     config = json.loads(config_path.read_text(encoding="utf-8"))
     del config["response_template"]
     config_path.write_text(json.dumps(config), encoding="utf-8")
-    for chat_template, name in ((PHI_TAGGED_CALLS, "phi-4-mini-tool-call"), (PHI_FUNCTOOLS, "phi-4-mini")):
-        phi = dataclasses.replace(load_model(folder), name="microsoft/Phi-4-mini-instruct", chosen=[])
+    for chat_template, name in (
+        (PHI_TAGGED_CALLS, "phi-4-mini-tool-call"),
+        (PHI_FUNCTOOLS, "phi-4-mini"),
+    ):
+        phi = dataclasses.replace(
+            load_model(folder), name="microsoft/Phi-4-mini-instruct", chosen=[]
+        )
         phi.tokenizer.chat_template = chat_template
         template, reason = choose_template(phi)
-        assert template == json.loads((TEMPLATES_DIR / f"{name}.json").read_text(encoding="utf-8"))["response_template"]
-        assert reason == f"templates/{name}.json conforms to the chat template (its models list microsoft/Phi-4-mini-instruct)"
+        assert (
+            template
+            == json.loads((TEMPLATES_DIR / f"{name}.json").read_text(encoding="utf-8"))[
+                "response_template"
+            ]
+        )
+        assert (
+            reason
+            == f"templates/{name}.json conforms to the chat template (its models list microsoft/Phi-4-mini-instruct)"
+        )
         assert choose_template(phi) == (template, reason)  # asked once a load
 
 
@@ -157,7 +189,9 @@ def test_streamed_parse_equals_one_shot_parse(loaded):
     text = "".join(piece.text for piece in pieces)
     ids = [token_id for piece in pieces for token_id in piece.ids]
     assert text == loaded.tokenizer.decode(ids, skip_special_tokens=False)
-    assert streamed == parse_response(text, loaded.tokenizer.response_template, prefix=prompt.text, tools=[WEATHER])
+    assert streamed == parse_response(
+        text, loaded.tokenizer.response_template, prefix=prompt.text, tools=[WEATHER]
+    )
     assert streamed["role"] == "assistant"
     assert set(streamed) <= MESSAGE_KEYS
     assert streamed.get("content") or streamed.get("tool_calls")
@@ -165,8 +199,12 @@ def test_streamed_parse_equals_one_shot_parse(loaded):
 
 def test_same_seed_same_generation(loaded):
     prompt = render_prompt(loaded, [{"role": "user", "content": "Hello!"}])
-    first = "".join(piece.text for piece in stream_generation(loaded, prompt, max_new_tokens=30, seed=7))
-    second = "".join(piece.text for piece in stream_generation(loaded, prompt, max_new_tokens=30, seed=7))
+    first = "".join(
+        piece.text for piece in stream_generation(loaded, prompt, max_new_tokens=30, seed=7)
+    )
+    second = "".join(
+        piece.text for piece in stream_generation(loaded, prompt, max_new_tokens=30, seed=7)
+    )
     assert first == second
 
 
@@ -177,8 +215,13 @@ def test_max_new_tokens_is_honoured(loaded):
 
 
 def test_stop_string_ends_the_generation(loaded):
-    prompt = render_prompt(loaded, [{"role": "user", "content": "What's the weather in Berlin?"}], [WEATHER])
-    text = "".join(piece.text for piece in stream_generation(loaded, prompt, temperature=0, stop_strings=["<tool_call>"]))
+    prompt = render_prompt(
+        loaded, [{"role": "user", "content": "What's the weather in Berlin?"}], [WEATHER]
+    )
+    text = "".join(
+        piece.text
+        for piece in stream_generation(loaded, prompt, temperature=0, stop_strings=["<tool_call>"])
+    )
     assert text.endswith("<tool_call>")
 
 
@@ -199,7 +242,9 @@ def test_cancel_stops_the_generation_thread(loaded):
     prompt = render_prompt(loaded, [{"role": "user", "content": "Search the web for volcanoes."}])
     cancel = threading.Event()
     ids = []
-    for piece in stream_generation(loaded, prompt, max_new_tokens=500, temperature=1.5, seed=0, cancel=cancel):
+    for piece in stream_generation(
+        loaded, prompt, max_new_tokens=500, temperature=1.5, seed=0, cancel=cancel
+    ):
         ids.extend(piece.ids)
         cancel.set()
     # The token in flight when the event was set may still arrive.
@@ -253,7 +298,9 @@ def test_load_reports_each_stage_in_order(loaded):
     ]
     assert [r.seconds for r in reports] == sorted(r.seconds for r in reports)
     assert [stage for stage, _ in again.stage_seconds] == list(LOAD_STAGES)
-    assert again.load_seconds == pytest.approx(sum(seconds for _, seconds in again.stage_seconds), abs=0.05)
+    assert again.load_seconds == pytest.approx(
+        sum(seconds for _, seconds in again.stage_seconds), abs=0.05
+    )
     assert again.tokenizer.chat_template == loaded.tokenizer.chat_template
 
 

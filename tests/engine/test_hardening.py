@@ -20,12 +20,11 @@ import os
 import pytest
 
 import engine
-from engine import PatternTimeoutError, ResponseParseError, ResponseParser, parse_response
-from engine import trace
-from tests.support.workloads import QWEN3_CODER_TEMPLATE
+from engine import PatternTimeoutError, ResponseParseError, ResponseParser, parse_response, trace
 from engine.template_files import load_template_file
 from tests.support.stream_helpers import region_texts, stream_events
 from tests.support.templates_for_tests import SMOLLM3
+from tests.support.workloads import QWEN3_CODER_TEMPLATE
 
 BUDGET = 0.2
 CATASTROPHIC = r"(a|aa)+$"
@@ -40,8 +39,13 @@ QWEN3_CODER = {
             "close_pattern": r"\s*</function>\s*</tool_call>",
             "repeats": True,
             "content": "xml-inline",
-            "content_args": {"tag_pattern": r"<parameter=(?P<key>[^>\s]+)>\n?(?P<value>.*?)\n?</parameter>"},
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            "content_args": {
+                "tag_pattern": r"<parameter=(?P<key>[^>\s]+)>\n?(?P<value>.*?)\n?</parameter>"
+            },
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"},
+            },
         },
         "content": {"close": "<|im_end|>"},
     },
@@ -92,13 +96,17 @@ SLOW_TEMPLATES = {
         {
             "start_anchor": "<S>",
             "fields": {
-                "x": {"content": "xml-inline", "content_args": {"tag_pattern": r"(?P<key>b)?(?P<value>(a|aa)+)$"}}
+                "x": {
+                    "content": "xml-inline",
+                    "content_args": {"tag_pattern": r"(?P<key>b)?(?P<value>(a|aa)+)$"},
+                }
             },
         },
         "",
         "fields.x.content_args.tag_pattern",
     ),
 }
+
 
 def check_timeout_error(error: BaseException, path: str) -> None:
     assert isinstance(error, PatternTimeoutError)
@@ -142,7 +150,9 @@ def test_slow_pattern_through_trace(kind, chunks):
     result = trace(EVIL, template, prefix=prefix, chunks=pieces, regex_timeout=BUDGET)
     assert result.message is None
     assert result.error is not None and result.error.type == "PatternTimeoutError"
-    assert result.error.message.startswith(path + ":") and "pattern too slow" in result.error.message
+    assert (
+        result.error.message.startswith(path + ":") and "pattern too slow" in result.error.message
+    )
     assert_tiles(result)
 
 
@@ -155,11 +165,14 @@ def test_slow_anchor_pattern_through_trace_is_reported():
 
 def test_no_budget_by_default_and_fine_patterns_unaffected():
     # Without catastrophic input, a budget changes nothing.
-    generation = '<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>'
+    generation = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
     with_budget = parse_response(generation, QWEN3_CODER, prefix="", regex_timeout=BUDGET)
     without = parse_response(generation, QWEN3_CODER, prefix="")
     assert with_budget == without
-    assert without["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": {"city": "Paris"}}
+    assert without["tool_calls"][0]["function"] == {
+        "name": "get_weather",
+        "arguments": {"city": "Paris"},
+    }
 
 
 # -- 2. size: a 10 MB generation ---------------------------------------------------
@@ -168,9 +181,13 @@ TEN_MB = 10 * 2**20
 
 
 def big_generation() -> str:
-    line = "the quick brown fox < jumps > over </ the lazy dog {\"k\": 1}\n"
+    line = 'the quick brown fox < jumps > over </ the lazy dog {"k": 1}\n'
     think = "<think>" + line * (3_000_000 // len(line)) + "</think>"
-    call = "<tool_call>" + json.dumps({"name": "f", "arguments": {"s": "x" * 2_000_000}}) + "</tool_call>"
+    call = (
+        "<tool_call>"
+        + json.dumps({"name": "f", "arguments": {"s": "x" * 2_000_000}})
+        + "</tool_call>"
+    )
     content = line * (4_000_000 // len(line))
     generation = think + call + content
     return generation + "z" * (TEN_MB - len(generation))
@@ -185,11 +202,17 @@ def test_ten_megabyte_generation_one_shot_and_streamed():
     assert one_shot["tool_calls"][0]["function"]["arguments"]["s"] == "x" * 2_000_000
     assert one_shot["reasoning_content"].startswith("the quick brown fox")
     assert one_shot["content"].endswith("z" * 100)
-    assert sum(len(t) for _, t in region_texts(events)) == TEN_MB - len("<think></think><tool_call></tool_call>")
+    assert sum(len(t) for _, t in region_texts(events)) == TEN_MB - len(
+        "<think></think><tool_call></tool_call>"
+    )
 
 
 def test_ten_megabyte_generation_with_regex_delimiters():
-    call = '<tool_call>\n<function=f>\n<parameter=a>\n' + "v" * 1000 + '\n</parameter>\n</function>\n</tool_call>'
+    call = (
+        "<tool_call>\n<function=f>\n<parameter=a>\n"
+        + "v" * 1000
+        + "\n</parameter>\n</function>\n</tool_call>"
+    )
     filler = "text < with > partial <tool_ angle brackets\n" * 2000
     unit = filler + call
     generation = unit * (TEN_MB // len(unit))
@@ -251,12 +274,17 @@ def test_payloads_in_transform_and_content_args_are_plain_text(payload, no_marke
                 "close": "</tool_call>",
                 "repeats": True,
                 "content": "json",
-                "content_args": {"string_delims": [[payload[:3] or "'", payload[-3:] or "'"]], "allow_non_json": True},
+                "content_args": {
+                    "string_delims": [[payload[:3] or "'", payload[-3:] or "'"]],
+                    "allow_non_json": True,
+                },
                 "transform": {"type": payload, "function": "{content}"},
             }
         },
     }
-    message = parse_response('<tool_call>{"name": "f", "arguments": {}}</tool_call>', template, prefix="")
+    message = parse_response(
+        '<tool_call>{"name": "f", "arguments": {}}</tool_call>', template, prefix=""
+    )
     assert message["tool_calls"][0]["type"] == payload
 
 
@@ -279,9 +307,14 @@ def test_payloads_in_tools_are_only_data(payload, no_marker):
         }
     ]
     arguments = {"code": payload, "n": "3"}
-    generation = "<tool_call>" + json.dumps({"name": "run", "arguments": arguments}) + "</tool_call>"
+    generation = (
+        "<tool_call>" + json.dumps({"name": "run", "arguments": arguments}) + "</tool_call>"
+    )
     message = parse_response(generation, SMOLLM3, prefix="", tools=tools)
-    assert message["tool_calls"][0]["function"] == {"name": "run", "arguments": {"code": payload, "n": 3}}
+    assert message["tool_calls"][0]["function"] == {
+        "name": "run",
+        "arguments": {"code": payload, "n": 3},
+    }
     assert stream(SMOLLM3, "", list(generation), tools=tools)[0] == message
     result = trace(generation, SMOLLM3, prefix="", tools=tools)
     assert result.message == message
@@ -290,7 +323,10 @@ def test_payloads_in_tools_are_only_data(payload, no_marker):
 
 def test_payload_as_template_json_text(no_marker):
     template_text = json.dumps(
-        {"start_anchor": "{{ x }}", "fields": {"content": {"open": "{% for %}", "close": "{% endfor %}"}}}
+        {
+            "start_anchor": "{{ x }}",
+            "fields": {"content": {"open": "{% for %}", "close": "{% endfor %}"}},
+        }
     )
     message = parse_response(
         "{% for %}__import__('os').system('touch /tmp/pwned'){% endfor %}", template_text, prefix=""
@@ -320,7 +356,14 @@ def parse_or_error(template, prefix, generation, chunks=None):
     "generation, expected",
     [
         ("<think>unfinished thought", {"reasoning_content": "unfinished thought"}),
-        ('<tool_call>{"name": "f", "arguments": {"a": 1}}', {"tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {"a": 1}}}]}),
+        (
+            '<tool_call>{"name": "f", "arguments": {"a": 1}}',
+            {
+                "tool_calls": [
+                    {"type": "function", "function": {"name": "f", "arguments": {"a": 1}}}
+                ]
+            },
+        ),
         ("<think>a</think>b<think>c", {"reasoning_content": "c", "content": "b"}),
         ("text then <thi", {"content": "text then <thi"}),
         ("text then </tool_call> stray close", {"content": "text then </tool_call> stray close"}),
@@ -376,7 +419,9 @@ def test_a_delimiter_split_at_every_position(template):
     expected = parse_or_error(template, "", generation)
     assert expected[0] == "ok"
     for i in range(len(generation) + 1):
-        assert parse_or_error(template, "", generation, [generation[:i], generation[i:]]) == expected, i
+        assert (
+            parse_or_error(template, "", generation, [generation[:i], generation[i:]]) == expected
+        ), i
     for i in range(1, len(generation)):
         for j in range(i + 1, min(i + 12, len(generation))):
             pieces = [generation[:i], generation[i:j], generation[j:]]
@@ -398,7 +443,9 @@ def test_delimiter_split_across_prefix_and_generation():
         assert_tiles(result)
 
 
-ODD_CHARACTERS = "\ufffd\x00\x01\x07\x08\x1b[31m\x7f\x85\u2028\u2029\u200b\ufeff\U0001f600\udcff\x0b\x0c\r"
+ODD_CHARACTERS = (
+    "\ufffd\x00\x01\x07\x08\x1b[31m\x7f\x85\u2028\u2029\u200b\ufeff\U0001f600\udcff\x0b\x0c\r"
+)
 
 
 @pytest.mark.parametrize("template", [SMOLLM3, QWEN3_CODER], ids=["literal", "regex"])
@@ -484,25 +531,48 @@ def test_deeply_nested_json_is_a_documented_error():
 def test_an_empty_window_is_not_searched_partially():
     # The regex module crashes (segfault) on a partial search at the end of the text for
     # patterns such as `.+(?<=a)\w`; an empty window left by the prefix must not reach it.
-    template = {"start_anchor": "<S>", "fields": {"tool_calls": {"open_pattern": r".+(?<=a)\w"}, "content": {}}}
+    template = {
+        "start_anchor": "<S>",
+        "fields": {"tool_calls": {"open_pattern": r".+(?<=a)\w"}, "content": {}},
+    }
     assert parse_response("c", template, prefix="junk<S>") == {"content": "c"}
     parser = ResponseParser(template, prefix="junk<S>")
     assert parser.feed("xa") == [] and parser.feed("b") == []
-    assert parser.finalize() == ({}, [{"type": "region_open", "field": "tool_calls"}, {"type": "region_close", "field": "tool_calls", "value": ""}])
+    assert parser.finalize() == (
+        {},
+        [
+            {"type": "region_open", "field": "tool_calls"},
+            {"type": "region_close", "field": "tool_calls", "value": ""},
+        ],
+    )
 
 
 @pytest.mark.parametrize(
     "bad_value, path, message",
     [
-        (lambda: 1, "fields.x.transform", "must be JSON data (object, array, string, number, boolean or null), got function"),
-        (("<x>",), "fields.x.transform", "must be JSON data (object, array, string, number, boolean or null), got tuple"),
+        (
+            lambda: 1,
+            "fields.x.transform",
+            "must be JSON data (object, array, string, number, boolean or null), got function",
+        ),
+        (
+            ("<x>",),
+            "fields.x.transform",
+            "must be JSON data (object, array, string, number, boolean or null), got tuple",
+        ),
         ({1: "a"}, "fields.x.transform", "keys must be strings, got int 1"),
-        (["a", b"b"], "fields.x.transform[1]", "must be JSON data (object, array, string, number, boolean or null), got bytes"),
+        (
+            ["a", b"b"],
+            "fields.x.transform[1]",
+            "must be JSON data (object, array, string, number, boolean or null), got bytes",
+        ),
     ],
 )
 def test_a_template_dict_must_hold_json_data(bad_value, path, message):
     with pytest.raises(engine.TemplateError) as raised:
-        engine.load_template({"start_anchor": "<S>", "fields": {"x": {"open": "<x>", "transform": bad_value}}})
+        engine.load_template(
+            {"start_anchor": "<S>", "fields": {"x": {"open": "<x>", "transform": bad_value}}}
+        )
     assert (raised.value.path, str(raised.value)) == (path, f"{path}: {message}")
 
 
@@ -513,8 +583,15 @@ def test_a_hostile_nesting_depth_in_a_template_is_a_template_error():
         inner["a"] = {}
         inner = inner["a"]
     with pytest.raises(engine.TemplateError, match="nested more than 64 levels deep"):
-        engine.load_template({"start_anchor": "<S>", "fields": {"x": {"open": "<x>", "transform": nested}}})
-    text = '{"start_anchor": "<S>", "fields": {"x": {"open": "<x>", "transform": ' + "[" * 100_000 + "]" * 100_000 + "}}}"
+        engine.load_template(
+            {"start_anchor": "<S>", "fields": {"x": {"open": "<x>", "transform": nested}}}
+        )
+    text = (
+        '{"start_anchor": "<S>", "fields": {"x": {"open": "<x>", "transform": '
+        + "[" * 100_000
+        + "]" * 100_000
+        + "}}}"
+    )
     with pytest.raises(engine.TemplateError, match="nested more than 64 levels deep"):
         engine.load_template(text)
 
@@ -523,8 +600,12 @@ def test_the_template_cache_tells_true_from_one():
     def template(repeats):
         return {"start_anchor": "<S>", "fields": {"x": {"open": "<x>", "repeats": repeats}}}
 
-    assert engine.load_template(template(True)) is engine.load_template(template(True))  # equal data: one entry
-    with pytest.raises(engine.TemplateError, match="fields.x.repeats: must be true or false, got 1"):
+    assert engine.load_template(template(True)) is engine.load_template(
+        template(True)
+    )  # equal data: one entry
+    with pytest.raises(
+        engine.TemplateError, match="fields.x.repeats: must be true or false, got 1"
+    ):
         engine.load_template(template(1))
 
 
@@ -532,7 +613,10 @@ def test_the_template_cache_tells_true_from_one():
     "template, call",
     [
         # The Qwen3-Coder tag pattern of tests/workloads.py: a lazy value between blank runs.
-        (QWEN3_CODER_TEMPLATE, "<tool_call>\n<function=run>\n<parameter=lang>\npy\n</parameter>\n<parameter=code>\n"),
+        (
+            QWEN3_CODER_TEMPLATE,
+            "<tool_call>\n<function=run>\n<parameter=lang>\npy\n</parameter>\n<parameter=code>\n",
+        ),
         # templates/glm-4.5.json: a lazy key between blank runs, then the value.
         (
             load_template_file("glm-4.5").response_template,
@@ -546,7 +630,9 @@ def test_a_value_that_never_closes_costs_no_backtracking(template, call):
     # backtrack in cubic time there (4,000 blanks took 68 s). No tag ends after the last
     # closing text, so the search stops there; within the budget it must finish.
     message = parse_response(call + " " * 20_000, template, prefix="", regex_timeout=BUDGET)
-    assert message["tool_calls"] == [{"type": "function", "function": {"name": "run", "arguments": {"lang": "py"}}}]
+    assert message["tool_calls"] == [
+        {"type": "function", "function": {"name": "run", "arguments": {"lang": "py"}}}
+    ]
 
 
 def test_the_template_cache_finds_equal_data_whatever_refers_to_it():
@@ -567,5 +653,11 @@ def test_string_subclasses_in_a_template_dict_are_strings():
 
     expected = {"reasoning_content": "r", "content": "answer"}
     for make in (numpy.str_, Tag):  # delimiters read from a table are numpy.str_ (found in review)
-        template = {"start_anchor": "<S>", "fields": {"reasoning_content": {"open": make("<think>"), "close": make("</think>")}, "content": {}}}
+        template = {
+            "start_anchor": "<S>",
+            "fields": {
+                "reasoning_content": {"open": make("<think>"), "close": make("</think>")},
+                "content": {},
+            },
+        }
         assert parse_response("<think>r</think>answer", template, prefix="") == expected

@@ -14,8 +14,8 @@ import huggingface_hub.constants
 import pytest
 
 from playground.model import hub
-from playground.server import limits
 from playground.model.generation import ModelLoadError, load_model
+from playground.server import limits
 
 
 @pytest.fixture()
@@ -25,7 +25,9 @@ def silent_hub():
     server.bind(("127.0.0.1", 0))
     server.listen(8)
     accepted = []
-    threading.Thread(target=lambda: [accepted.append(server.accept()) for _ in range(8)], daemon=True).start()
+    threading.Thread(
+        target=lambda: [accepted.append(server.accept()) for _ in range(8)], daemon=True
+    ).start()
     yield f"http://127.0.0.1:{server.getsockname()[1]}"
     for connection, _ in accepted:
         connection.close()
@@ -50,7 +52,9 @@ def test_an_unreachable_hub_names_the_id_and_the_cause(monkeypatch, quick_limits
     assert "is not in the local cache" in message and "samples/demo-model" in message
 
 
-def test_a_hub_that_does_not_answer_gives_up_after_hub_seconds(monkeypatch, quick_limits, silent_hub):
+def test_a_hub_that_does_not_answer_gives_up_after_hub_seconds(
+    monkeypatch, quick_limits, silent_hub
+):
     monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", silent_hub)
     with pytest.raises(ModelLoadError) as raised:
         load_model("response-templates-tests/no-such-model")
@@ -61,5 +65,8 @@ def test_a_hub_that_does_not_answer_gives_up_after_hub_seconds(monkeypatch, quic
 
 def test_offline_mode_is_named_as_the_cause(monkeypatch):
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
-    with pytest.raises(hub.HubError, match=r"^could not load 'Qwen/Qwen3-0\.6B': the Hugging Face Hub is not reachable \(HF_HUB_OFFLINE is set\)"):
+    with pytest.raises(
+        hub.HubError,
+        match=r"^could not load 'Qwen/Qwen3-0\.6B': the Hugging Face Hub is not reachable \(HF_HUB_OFFLINE is set\)",
+    ):
         hub.check_hub_id("Qwen/Qwen3-0.6B")

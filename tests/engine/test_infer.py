@@ -18,35 +18,197 @@ from pathlib import Path
 import pytest
 
 from engine import check_conformance, choose_template, load_template, parse_response
-from engine.chat_templates.families import family_template
-from engine.inputs import prefix_cut
-from engine.chat_templates.infer import InferenceError, infer_template, infer_template_isolated
 from engine.authoring.samples import load_samples
-from tests.support.paths import ROOT as REPO_ROOT
+from engine.chat_templates.families import family_template
+from engine.chat_templates.infer import InferenceError, infer_template, infer_template_isolated
+from engine.inputs import prefix_cut
 from engine.template_files import load_template_file
-from tests.support.paths import CHAT_TEMPLATES, MANIFEST, TEMPLATE_FOR, needs_shared
+from tests.support.paths import (
+    CHAT_TEMPLATE_FIXTURES,
+    CHAT_TEMPLATES,
+    MANIFEST,
+    TEMPLATE_FOR,
+    needs_shared,
+)
+from tests.support.paths import ROOT as REPO_ROOT
 from tests.support.schemas import FILE_VALIDATOR, TEMPLATE_VALIDATOR
-from tests.support.paths import CHAT_TEMPLATE_FIXTURES
 
 SYNTHETIC = CHAT_TEMPLATE_FIXTURES
 
 EXPECTED = {  # the template inferred from each tests/chat_templates/NAME.jinja, without its defaults
-    'bare-json-parameters': {'start_anchor': '[assistant]:', 'fields': {'tool_calls': {'open_pattern': '\\{"name":\\s*"(?P<name>[^"\\\\]+)",\\s*"parameters":\\s*', 'close_pattern': '(?<=\\})\\s*\\}(?=\\s*(?:\\{|\\[end\\]|$))', 'repeats': True, 'content': 'json', 'transform': {'type': 'function', 'function': {'name': '{name}', 'arguments': '{content}'}}}, 'content': {'close': '[end]'}}},
-    'empty-block-off': {'start_anchor_pattern': '==\\s*assistant\\s*==', 'fields': {'reasoning_content': {'open': '{r}', 'close_pattern': '\\{/r\\}|(?=<calls>)'}, 'tool_calls': {'open_pattern': '\\{"type":\\s*"function",\\s*"function":\\s*\\{"name":\\s*"(?P<name>[^"\\\\]+)",\\s*"arguments":\\s*', 'close_pattern': '(?<=\\})\\s*\\}\\s*\\}(?=\\s*(?:\\{|</calls>|== end ==|$))', 'repeats': True, 'content': 'json', 'transform': {'type': 'function', 'function': {'name': '{name}', 'arguments': '{content}'}}}, 'content': {'close': ['== end ==', '<calls>', '</calls>']}}},
-    'forced-open': {'start_anchor': '<<assistant>>', 'fields': {'reasoning_content': {'open': '[reflect]', 'close_pattern': '\\[/reflect\\]|(?=<fn name=")'}, 'tool_calls': {'open_pattern': '<fn\\s*name="(?P<name>[\\w.\\-]+)">', 'close_pattern': '(?<=[}\\]])\\s*</fn>', 'repeats': True, 'content': 'json', 'transform': {'type': 'function', 'function': {'name': '{name}', 'arguments': '{content}'}}}, 'content': {'close': '<<done>>'}}},
-    'indexed-functions': {'start_anchor': ['<|a|>', '<|/out|>'], 'fields': {'tool_calls': {'open_pattern': '<\\|call\\|>functions\\.(?P<name>[\\w.\\-]+):\\d+<\\|args\\|>', 'close_pattern': '(?<=[}\\]])\\s*<\\|/call\\|>', 'repeats': True, 'content': 'json', 'transform': {'type': 'function', 'function': {'name': '{name}', 'arguments': '{content}'}}}, 'content': {'close': ['<|eom|>', '<|section|>', '<|/section|>']}}},
-    'key-value-tags': {'start_anchor_pattern': '###\\s*assistant', 'fields': {'tool_calls': {'open_pattern': '<invoke>(?P<name>[\\w.\\-]+)', 'close': '</invoke>', 'repeats': True, 'content': 'xml-inline', 'content_args': {'tag_pattern': '<k>(?P<key>[^<\\s]+)</k><v>(?P<value>.*?)</v>', 'value_parser': {'name': 'json', 'args': {'allow_non_json': True}}}, 'transform': {'type': 'function', 'function': {'name': '{name}', 'arguments': '{content}'}}}, 'content': {'close': '### stop'}}},
-    'kv-lines': {'start_anchor': '<assistant>', 'fields': {'tool_calls': {'open_pattern': '<action\\s*(?P<name>[\\w.\\-]+)>', 'close': '</action>', 'repeats': True, 'content': 'kv-lines', 'content_args': {'kv_sep': ':', 'value_parser': {'name': 'json', 'args': {'allow_non_json': True}}}, 'transform': {'type': 'function', 'function': {'name': '{name}', 'arguments': '{content}'}}}, 'content': {'close': '</assistant>'}}},
-    'no-tools': {'start_anchor': '@assistant', 'fields': {'content': {'close': '@@'}}},
-    'pythonic': {'start_anchor': '|assistant|', 'fields': {'tool_calls': {'open_pattern': '(?=\\[\\s*[A-Za-z_][\\w.\\-]*\\()', 'close_pattern': '(?<=\\])\\s*(?:\\|eot\\|)', 'content': 'python-call-list', 'transform_each': True, 'transform': {'type': 'function', 'function': {'name': '{name}', 'arguments': '{arguments}'}}}, 'content': {'close': '|eot|'}}},
-    'reasoning-in-turn': {'start_anchor': '<|begin|>assistant', 'fields': {'reasoning_content': {'open': '<mind>', 'close_pattern': '</mind>|(?=<invoke>\\s*\\{)'}, 'tool_calls': {'open_pattern': '<invoke>(?=\\s*\\{)', 'close_pattern': '(?<=[}\\]])\\s*</invoke>', 'repeats': True, 'content': 'json', 'content_args': {'decode_json_strings': ['arguments']}, 'transform': {'type': 'function', 'function': {'name': '{content.name}', 'arguments': '{content.arguments}'}}}, 'content': {'close': '<|finish|>'}}},
-    'xml-parameters': {'start_anchor_pattern': '<turn\\s*assistant>', 'fields': {'tool_calls': {'open_pattern': '<tool\\s*name=(?P<name>[\\w.\\-]+)>', 'close': '</tool>', 'repeats': True, 'content': 'xml-inline', 'content_args': {'tag_pattern': '<arg=(?P<key>[^>\\s]+)>(?P<value>.*?)</arg>', 'value_parser': {'name': 'json', 'args': {'allow_non_json': True}}}, 'transform': {'type': 'function', 'function': {'name': '{name}', 'arguments': '{content}'}}}, 'content': {'close': '</turn>'}}},
+    "bare-json-parameters": {
+        "start_anchor": "[assistant]:",
+        "fields": {
+            "tool_calls": {
+                "open_pattern": '\\{"name":\\s*"(?P<name>[^"\\\\]+)",\\s*"parameters":\\s*',
+                "close_pattern": "(?<=\\})\\s*\\}(?=\\s*(?:\\{|\\[end\\]|$))",
+                "repeats": True,
+                "content": "json",
+                "transform": {
+                    "type": "function",
+                    "function": {"name": "{name}", "arguments": "{content}"},
+                },
+            },
+            "content": {"close": "[end]"},
+        },
+    },
+    "empty-block-off": {
+        "start_anchor_pattern": "==\\s*assistant\\s*==",
+        "fields": {
+            "reasoning_content": {"open": "{r}", "close_pattern": "\\{/r\\}|(?=<calls>)"},
+            "tool_calls": {
+                "open_pattern": '\\{"type":\\s*"function",\\s*"function":\\s*\\{"name":\\s*"(?P<name>[^"\\\\]+)",\\s*"arguments":\\s*',
+                "close_pattern": "(?<=\\})\\s*\\}\\s*\\}(?=\\s*(?:\\{|</calls>|== end ==|$))",
+                "repeats": True,
+                "content": "json",
+                "transform": {
+                    "type": "function",
+                    "function": {"name": "{name}", "arguments": "{content}"},
+                },
+            },
+            "content": {"close": ["== end ==", "<calls>", "</calls>"]},
+        },
+    },
+    "forced-open": {
+        "start_anchor": "<<assistant>>",
+        "fields": {
+            "reasoning_content": {
+                "open": "[reflect]",
+                "close_pattern": '\\[/reflect\\]|(?=<fn name=")',
+            },
+            "tool_calls": {
+                "open_pattern": '<fn\\s*name="(?P<name>[\\w.\\-]+)">',
+                "close_pattern": "(?<=[}\\]])\\s*</fn>",
+                "repeats": True,
+                "content": "json",
+                "transform": {
+                    "type": "function",
+                    "function": {"name": "{name}", "arguments": "{content}"},
+                },
+            },
+            "content": {"close": "<<done>>"},
+        },
+    },
+    "indexed-functions": {
+        "start_anchor": ["<|a|>", "<|/out|>"],
+        "fields": {
+            "tool_calls": {
+                "open_pattern": "<\\|call\\|>functions\\.(?P<name>[\\w.\\-]+):\\d+<\\|args\\|>",
+                "close_pattern": "(?<=[}\\]])\\s*<\\|/call\\|>",
+                "repeats": True,
+                "content": "json",
+                "transform": {
+                    "type": "function",
+                    "function": {"name": "{name}", "arguments": "{content}"},
+                },
+            },
+            "content": {"close": ["<|eom|>", "<|section|>", "<|/section|>"]},
+        },
+    },
+    "key-value-tags": {
+        "start_anchor_pattern": "###\\s*assistant",
+        "fields": {
+            "tool_calls": {
+                "open_pattern": "<invoke>(?P<name>[\\w.\\-]+)",
+                "close": "</invoke>",
+                "repeats": True,
+                "content": "xml-inline",
+                "content_args": {
+                    "tag_pattern": "<k>(?P<key>[^<\\s]+)</k><v>(?P<value>.*?)</v>",
+                    "value_parser": {"name": "json", "args": {"allow_non_json": True}},
+                },
+                "transform": {
+                    "type": "function",
+                    "function": {"name": "{name}", "arguments": "{content}"},
+                },
+            },
+            "content": {"close": "### stop"},
+        },
+    },
+    "kv-lines": {
+        "start_anchor": "<assistant>",
+        "fields": {
+            "tool_calls": {
+                "open_pattern": "<action\\s*(?P<name>[\\w.\\-]+)>",
+                "close": "</action>",
+                "repeats": True,
+                "content": "kv-lines",
+                "content_args": {
+                    "kv_sep": ":",
+                    "value_parser": {"name": "json", "args": {"allow_non_json": True}},
+                },
+                "transform": {
+                    "type": "function",
+                    "function": {"name": "{name}", "arguments": "{content}"},
+                },
+            },
+            "content": {"close": "</assistant>"},
+        },
+    },
+    "no-tools": {"start_anchor": "@assistant", "fields": {"content": {"close": "@@"}}},
+    "pythonic": {
+        "start_anchor": "|assistant|",
+        "fields": {
+            "tool_calls": {
+                "open_pattern": "(?=\\[\\s*[A-Za-z_][\\w.\\-]*\\()",
+                "close_pattern": "(?<=\\])\\s*(?:\\|eot\\|)",
+                "content": "python-call-list",
+                "transform_each": True,
+                "transform": {
+                    "type": "function",
+                    "function": {"name": "{name}", "arguments": "{arguments}"},
+                },
+            },
+            "content": {"close": "|eot|"},
+        },
+    },
+    "reasoning-in-turn": {
+        "start_anchor": "<|begin|>assistant",
+        "fields": {
+            "reasoning_content": {"open": "<mind>", "close_pattern": "</mind>|(?=<invoke>\\s*\\{)"},
+            "tool_calls": {
+                "open_pattern": "<invoke>(?=\\s*\\{)",
+                "close_pattern": "(?<=[}\\]])\\s*</invoke>",
+                "repeats": True,
+                "content": "json",
+                "content_args": {"decode_json_strings": ["arguments"]},
+                "transform": {
+                    "type": "function",
+                    "function": {"name": "{content.name}", "arguments": "{content.arguments}"},
+                },
+            },
+            "content": {"close": "<|finish|>"},
+        },
+    },
+    "xml-parameters": {
+        "start_anchor_pattern": "<turn\\s*assistant>",
+        "fields": {
+            "tool_calls": {
+                "open_pattern": "<tool\\s*name=(?P<name>[\\w.\\-]+)>",
+                "close": "</tool>",
+                "repeats": True,
+                "content": "xml-inline",
+                "content_args": {
+                    "tag_pattern": "<arg=(?P<key>[^>\\s]+)>(?P<value>.*?)</arg>",
+                    "value_parser": {"name": "json", "args": {"allow_non_json": True}},
+                },
+                "transform": {
+                    "type": "function",
+                    "function": {"name": "{name}", "arguments": "{content}"},
+                },
+            },
+            "content": {"close": "</turn>"},
+        },
+    },
 }
 
 
 @pytest.fixture(scope="module")
 def inferred():
-    return {name: infer_template((SYNTHETIC / f"{name}.jinja").read_text(encoding="utf-8")) for name in EXPECTED}
+    return {
+        name: infer_template((SYNTHETIC / f"{name}.jinja").read_text(encoding="utf-8"))
+        for name in EXPECTED
+    }
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -61,22 +223,36 @@ def test_each_synthetic_chat_template_gives_its_template_and_passes_its_matrix(i
 def _delimiter_keys(template: dict) -> set[str]:
     keys = {key for key in ("start_anchor", "start_anchor_pattern") if key in template}
     for name, field in template["fields"].items():
-        keys |= {f"fields.{name}.{key}" for key in ("open", "open_pattern", "close", "close_pattern") if key in field}
+        keys |= {
+            f"fields.{name}.{key}"
+            for key in ("open", "open_pattern", "close", "close_pattern")
+            if key in field
+        }
     return keys
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_every_delimiter_has_its_evidence(inferred, name):
     result = inferred[name]
-    explained = {finding.key.replace("start_anchor", "start_anchor_pattern") if "start_anchor_pattern" in result.template
-                 else finding.key for finding in result.findings}
-    assert _delimiter_keys(result.template) <= explained | {"fields.reasoning_content.close_pattern"}
+    explained = {
+        finding.key.replace("start_anchor", "start_anchor_pattern")
+        if "start_anchor_pattern" in result.template
+        else finding.key
+        for finding in result.findings
+    }
+    assert _delimiter_keys(result.template) <= explained | {
+        "fields.reasoning_content.close_pattern"
+    }
     for finding in result.findings:
-        assert finding.renders and all(render.label and render.text for render in finding.renders), finding
+        assert finding.renders and all(
+            render.label and render.text for render in finding.renders
+        ), finding
         shown = finding.to_dict()
         if len(finding.renders) == 2:
             (a0, a1), (b0, b1) = (render["difference"] for render in shown["renders"])
-            assert 0 <= a0 <= a1 <= len(finding.renders[0].text) and 0 <= b0 <= b1 <= len(finding.renders[1].text)
+            assert 0 <= a0 <= a1 <= len(finding.renders[0].text) and 0 <= b0 <= b1 <= len(
+                finding.renders[1].text
+            )
 
 
 def test_an_opener_the_prompt_prewrites_closes_by_its_closing_form_a_documented_fallback(inferred):
@@ -85,13 +261,18 @@ def test_an_opener_the_prompt_prewrites_closes_by_its_closing_form_a_documented_
         "reasoning close '[/reflect]': no render writes reasoning, so the closer is the opener's closing form"
     ]
     finding = next(f for f in result.findings if f.key == "fields.reasoning_content.close")
-    assert finding.how == "the closing form of the opener; confirmed: the chat template drops an earlier turn's text up to it"
+    assert (
+        finding.how
+        == "the closing form of the opener; confirmed: the chat template drops an earlier turn's text up to it"
+    )
 
 
 def test_a_chat_template_without_tool_calls_gives_a_template_without_them(inferred):
     result = inferred["no-tools"]
     assert "tool_calls" not in result.template["fields"]
-    assert result.notes == ["no tool_calls field: the chat template writes no tool call of an assistant message (or refuses every one)"]
+    assert result.notes == [
+        "no tool_calls field: the chat template writes no tool call of an assistant message (or refuses every one)"
+    ]
 
 
 GENERATIONS = {
@@ -99,27 +280,59 @@ GENERATIONS = {
     "reasoning-in-turn": (
         "<|begin|>user\nWeather?<|finish|>\n<|begin|>assistant\n",
         '<mind>Need the forecast.</mind>\nChecking.<invoke>{"name": "get_weather", "arguments": {"city": "Oslo"}}</invoke><|finish|>',
-        {"role": "assistant", "reasoning_content": "Need the forecast.", "content": "Checking.",
-         "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}]},
+        {
+            "role": "assistant",
+            "reasoning_content": "Need the forecast.",
+            "content": "Checking.",
+            "tool_calls": [
+                {
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": {"city": "Oslo"}},
+                }
+            ],
+        },
     ),
     "forced-open": (
         "<<user>>\nWeather?<<done>>\n<<assistant>>\n[reflect]\n",
         'Need the forecast.[/reflect]<fn name="get_weather">{"city": "Oslo"}</fn><<done>>',
-        {"role": "assistant", "reasoning_content": "Need the forecast.",
-         "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}]},
+        {
+            "role": "assistant",
+            "reasoning_content": "Need the forecast.",
+            "tool_calls": [
+                {
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": {"city": "Oslo"}},
+                }
+            ],
+        },
     ),
     "kv-lines": (
         "<user>Weather?</user>\n<assistant>",
         "Checking.\n<action get_weather>\ncity: Oslo\ndays: 3\n</action></assistant>",
-        {"role": "assistant", "content": "Checking.",
-         "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo", "days": 3}}}]},
+        {
+            "role": "assistant",
+            "content": "Checking.",
+            "tool_calls": [
+                {
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": {"city": "Oslo", "days": 3}},
+                }
+            ],
+        },
     ),
     "pythonic": (
         "|user|\nWeather?|eot|\n|assistant|\n",
         '[get_weather(city="Oslo"), get_time(tz="CET")]|eot|',
-        {"role": "assistant", "tool_calls": [
-            {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}},
-            {"type": "function", "function": {"name": "get_time", "arguments": {"tz": "CET"}}}]},
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": {"city": "Oslo"}},
+                },
+                {"type": "function", "function": {"name": "get_time", "arguments": {"tz": "CET"}}},
+            ],
+        },
     ),
 }
 
@@ -135,7 +348,9 @@ def test_the_templates_file_is_valid_and_names_its_evidence(inferred):
     assert not list(FILE_VALIDATOR.iter_errors(data))
     assert data["models"] == ["reasoning-in-turn"]
     assert data["generation_prompt"] == "<|begin|>assistant\n"
-    assert data["notes"][0].startswith('start_anchor = "<|begin|>assistant": the header the generation prompt writes')
+    assert data["notes"][0].startswith(
+        'start_anchor = "<|begin|>assistant": the header the generation prompt writes'
+    )
 
 
 # -- what inference cannot do -------------------------------------------------------------------------
@@ -152,20 +367,33 @@ def test_a_call_syntax_the_language_cannot_read_is_said_and_fails_the_matrix():
     result = infer_template(UNREADABLE_CALLS)
     assert "tool_calls" not in result.template["fields"]
     assert not result.passed and result.exit_code == 1
-    assert result.notes[-1].startswith("no tool_calls field: no call syntax the template language can read explains")
+    assert result.notes[-1].startswith(
+        "no tool_calls field: no call syntax the template language can read explains"
+    )
     assert {row.name.split("/")[0] for row in result.report.failed} == {
-        "first-turn-tools", "multi-turn", "after-tool-result", "after-parallel-tool-results"}
+        "first-turn-tools",
+        "multi-turn",
+        "after-tool-result",
+        "after-parallel-tool-results",
+    }
 
 
-@pytest.mark.parametrize("chat_template, message", [
-    ("{{ raise_exception('no chat here') }}",
-     "the chat template does not render a first user turn with a generation prompt: user + generation prompt: "
-     "TemplateError: no chat here"),
-    ("{% set x = 'a' * 3000000 %}{{ x }}",
-     "the chat template does not render a first user turn with a generation prompt: user + generation prompt: "
-     "the render is 3,000,000 characters long, over 2,000,000"),
-    ("   ", "the chat template is empty: paste the Jinja text of the model's chat template"),
-])
+@pytest.mark.parametrize(
+    "chat_template, message",
+    [
+        (
+            "{{ raise_exception('no chat here') }}",
+            "the chat template does not render a first user turn with a generation prompt: user + generation prompt: "
+            "TemplateError: no chat here",
+        ),
+        (
+            "{% set x = 'a' * 3000000 %}{{ x }}",
+            "the chat template does not render a first user turn with a generation prompt: user + generation prompt: "
+            "the render is 3,000,000 characters long, over 2,000,000",
+        ),
+        ("   ", "the chat template is empty: paste the Jinja text of the model's chat template"),
+    ],
+)
 def test_a_chat_template_that_renders_nothing_gets_a_clear_message(chat_template, message):
     with pytest.raises(InferenceError) as raised:
         infer_template(chat_template)
@@ -178,10 +406,15 @@ def test_a_chat_template_that_refuses_tools_gives_a_template_without_them():
         "{%- for m in messages %}#{{ m.role }}: {{ m.content }}\n{% endfor -%}{%- if add_generation_prompt %}#assistant: {% endif -%}"
     )
     result = infer_template(refusing)
-    assert result.template == {"defaults": {"role": "assistant"}, "start_anchor": "#assistant:",
-                               "fields": {"content": {"close": "#user:"}}}
-    assert result.fallbacks == ["content close '#user:': no end-of-turn marker is written, so the next user turn's header "
-                                "ends the answer"]
+    assert result.template == {
+        "defaults": {"role": "assistant"},
+        "start_anchor": "#assistant:",
+        "fields": {"content": {"close": "#user:"}},
+    }
+    assert result.fallbacks == [
+        "content close '#user:': no end-of-turn marker is written, so the next user turn's header "
+        "ends the answer"
+    ]
     assert result.passed
     assert "user + generation prompt: TemplateError: tools are not supported" in result.refusals
 
@@ -191,8 +424,10 @@ def test_a_looping_chat_template_is_stopped_within_the_budget():
     started = time.monotonic()
     with pytest.raises(InferenceError) as raised:
         infer_template_isolated(looping, seconds=2)
-    assert str(raised.value) == ("inference did not finish within 2 s: the chat template renders too slowly "
-                                 "(a loop, or a very long output), or the time budget is too small for it")
+    assert str(raised.value) == (
+        "inference did not finish within 2 s: the chat template renders too slowly "
+        "(a loop, or a very long output), or the time budget is too small for it"
+    )
     assert time.monotonic() - started < 30  # the process was killed: the loop would run for hours
 
 
@@ -203,7 +438,9 @@ def test_a_looping_chat_template_is_stopped_within_the_budget():
 @pytest.mark.parametrize("entry", MANIFEST, ids=[entry["file"] for entry in MANIFEST])
 def test_inference_on_each_real_chat_template_passes_its_matrix(entry):
     chat_template = (CHAT_TEMPLATES / entry["file"]).read_text(encoding="utf-8")
-    result = infer_template(chat_template, bos_token=entry["bos_token"], eos_token=entry["eos_token"])
+    result = infer_template(
+        chat_template, bos_token=entry["bos_token"], eos_token=entry["eos_token"]
+    )
     assert result.passed, [row.name + ": " + row.detail for row in result.report.failed]
 
 
@@ -213,53 +450,94 @@ MARKUP = re.compile(r"<[^<>\s][^<>\n]{0,80}>|\[[A-Za-z_/][^\[\]\n\"]{0,80}\]")
 JSON_KEY = re.compile(r'"(\w+)"\s*:')
 # Differences no render can show, by (chat template, sample): the sample writes plain-text markers.
 EXPLAINED = {
-    ("granite-3.3.jinja", "granite-3.2-thought-process"):
-        "its generation marks reasoning and answer with plain text (Here is my thought process:), which no render writes",
-    ("gpt-oss.jinja", "stray-header-before-analysis"):
-        "the model writes a stray channel header (commentary to=assistant) that no render writes",
-    ("gpt-oss.jinja", "stray-header-before-final"):
-        "the model writes a stray channel header (commentary to=assistant) that no render writes",
+    (
+        "granite-3.3.jinja",
+        "granite-3.2-thought-process",
+    ): "its generation marks reasoning and answer with plain text (Here is my thought process:), which no render writes",
+    (
+        "gpt-oss.jinja",
+        "stray-header-before-analysis",
+    ): "the model writes a stray channel header (commentary to=assistant) that no render writes",
+    (
+        "gpt-oss.jinja",
+        "stray-header-before-final",
+    ): "the model writes a stray channel header (commentary to=assistant) that no render writes",
 }
 
 
 def explain_difference(result, sample) -> str | None:
     """Why the inferred template reads `sample` differently from the shipped one, from what the chat
     template writes (None when nothing explains it)."""
-    turns = [row.generation for row in result.report.situations if row.renderable and row.generation]
+    turns = [
+        row.generation for row in result.report.situations if row.renderable and row.generation
+    ]
     markers = {marker for text in turns for marker in MARKUP.findall(text)}
     keys = {key for text in turns for key in JSON_KEY.findall(text)}
     cut = prefix_cut(load_template(result.template), sample.prefix, None) or 0
     tail = sample.prefix[cut:].strip()
-    if tail and tail not in {text.strip() for text in result.prewritten.values()} and MARKUP.search(tail):
+    if (
+        tail
+        and tail not in {text.strip() for text in result.prewritten.values()}
+        and MARKUP.search(tail)
+    ):
         return f"its prompt ends with {tail[:60]!r} after the start anchor, which this chat template never writes"
     new = sorted(set(MARKUP.findall(sample.generation)) - markers)
     if new:
         return f"its generation writes {new}, which this chat template never writes in a turn"
-    arguments = {key for call in sample.expected.get("tool_calls", []) for key in call["function"]["arguments"]}
+    arguments = {
+        key
+        for call in sample.expected.get("tool_calls", [])
+        for key in call["function"]["arguments"]
+    }
     new = sorted(set(JSON_KEY.findall(sample.generation)) - keys - arguments)
     if new:
         return f"its calls use the keys {new}, which this chat template never writes"
     if sample.expected.get("tool_calls"):
-        call_renders = [row.generation for row in result.report.situations if row.renderable and "tool-call" in row.name]
-        always = set.intersection(*(set(MARKUP.findall(text)) for text in call_renders)) if call_renders else set()
+        call_renders = [
+            row.generation
+            for row in result.report.situations
+            if row.renderable and "tool-call" in row.name
+        ]
+        always = (
+            set.intersection(*(set(MARKUP.findall(text)) for text in call_renders))
+            if call_renders
+            else set()
+        )
         missing = sorted(always - set(MARKUP.findall(sample.generation)))
         if missing:
             return f"its calls lack {missing}, which this chat template writes in every call"
-        if len(sample.expected["tool_calls"]) > 1 and any("assistant (calls)" in refusal for refusal in result.refusals):
+        if len(sample.expected["tool_calls"]) > 1 and any(
+            "assistant (calls)" in refusal for refusal in result.refusals
+        ):
             return "it has several calls in one turn, which this chat template refuses to write"
     return None
 
 
 @needs_shared
 @pytest.mark.parametrize("entry", MANIFEST, ids=[entry["file"] for entry in MANIFEST])
-def test_the_inferred_template_reads_the_familys_samples_as_the_shipped_one_or_the_difference_is_explained(entry):
+def test_the_inferred_template_reads_the_familys_samples_as_the_shipped_one_or_the_difference_is_explained(
+    entry,
+):
     family = TEMPLATE_FOR.get(entry["file"], entry["family"])
-    samples = [sample for sample in load_samples() if sample.template_name == family and sample.expected is not None]
-    result = infer_template((CHAT_TEMPLATES / entry["file"]).read_text(encoding="utf-8"),
-                            bos_token=entry["bos_token"], eos_token=entry["eos_token"])
+    samples = [
+        sample
+        for sample in load_samples()
+        if sample.template_name == family and sample.expected is not None
+    ]
+    result = infer_template(
+        (CHAT_TEMPLATES / entry["file"]).read_text(encoding="utf-8"),
+        bos_token=entry["bos_token"],
+        eos_token=entry["eos_token"],
+    )
     unexplained = []
     for sample in samples:
-        got = parse_response(sample.generation, result.template, prefix=sample.prefix, tools=sample.tools, on_error="keep")
+        got = parse_response(
+            sample.generation,
+            result.template,
+            prefix=sample.prefix,
+            tools=sample.tools,
+            on_error="keep",
+        )
         if got == sample.expected:
             continue
         why = EXPLAINED.get((entry["file"], sample.name)) or explain_difference(result, sample)
@@ -272,8 +550,14 @@ def test_the_inferred_template_reads_the_familys_samples_as_the_shipped_one_or_t
 
 
 def run_infer(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "engine", "infer", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    return subprocess.run(
+        [sys.executable, "-m", "engine", "infer", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
 
 
 def test_the_command_writes_the_file_and_exits_0_when_the_matrix_passes(tmp_path):
@@ -285,7 +569,10 @@ def test_the_command_writes_the_file_and_exits_0_when_the_matrix_passes(tmp_path
     lines = done.stdout.splitlines()
     assert lines[0] == f"inferred from {SYNTHETIC / 'kv-lines.jinja'}: wrote kv-lines.json"
     assert 'fields.tool_calls.content = "kv-lines"' in lines
-    assert "    the calls' payload is one argument a line, KEY: VALUE: read back as every call's name and arguments" in lines
+    assert (
+        "    the calls' payload is one argument a line, KEY: VALUE: read back as every call's name and arguments"
+        in lines
+    )
     assert lines[-1] == "matrix: 20 passed, 0 failed, 0 not renderable"
 
 
@@ -294,16 +581,22 @@ def test_the_command_exits_1_and_lists_the_failing_rows_when_the_matrix_fails(tm
     done = run_infer("--chat-template", "calls.jinja", "--output", "out.json", cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     data = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
-    assert any(note.startswith("fails: first-turn-tools/round-trip:tool-call:") for note in data["notes"])
+    assert any(
+        note.startswith("fails: first-turn-tools/round-trip:tool-call:") for note in data["notes"]
+    )
     assert "  FAIL first-turn-tools/round-trip:tool-call: " in done.stdout
 
 
 def test_the_command_exits_2_when_nothing_can_be_inferred(tmp_path):
-    (tmp_path / "broken.jinja").write_text("{{ raise_exception('no chat here') }}", encoding="utf-8")
+    (tmp_path / "broken.jinja").write_text(
+        "{{ raise_exception('no chat here') }}", encoding="utf-8"
+    )
     done = run_infer("--chat-template", "broken.jinja", "--json", cwd=tmp_path)
     assert done.returncode == 2
-    assert done.stdout.strip() == ("error: the chat template does not render a first user turn with a generation prompt: "
-                                   "user + generation prompt: TemplateError: no chat here")
+    assert done.stdout.strip() == (
+        "error: the chat template does not render a first user turn with a generation prompt: "
+        "user + generation prompt: TemplateError: no chat here"
+    )
     assert not (tmp_path / "broken.json").exists()
 
 
@@ -319,9 +612,13 @@ def test_a_chat_template_no_shipped_template_conforms_with_gets_the_inferred_one
 def test_a_family_rule_that_proposes_a_wrong_template_is_overruled_by_the_check():
     # The source mentions Qwen3's markers (in a comment), so the family rules propose qwen3: it fails the
     # check against this chat template, and the inferred template, which passes, is chosen instead.
-    chat_template = "{#- not <|im_start|> with <think> -#}\n" + (SYNTHETIC / "reasoning-in-turn.jinja").read_text(encoding="utf-8")
+    chat_template = "{#- not <|im_start|> with <think> -#}\n" + (
+        SYNTHETIC / "reasoning-in-turn.jinja"
+    ).read_text(encoding="utf-8")
     assert family_template(chat_template)[0] == "qwen3"
-    assert not check_conformance(load_template_file("qwen3").response_template, chat_template).passed
+    assert not check_conformance(
+        load_template_file("qwen3").response_template, chat_template
+    ).passed
     template, reason = choose_template(chat_template)
     assert template == {"defaults": {"role": "assistant"}, **EXPECTED["reasoning-in-turn"]}
     assert reason == "inferred from the chat template: no shipped template conforms (1 checked)"
@@ -331,7 +628,11 @@ def test_a_family_rule_that_proposes_a_wrong_template_is_overruled_by_the_check(
 @pytest.mark.parametrize("entry", MANIFEST, ids=[entry["file"] for entry in MANIFEST])
 def test_each_real_chat_template_gets_a_shipped_template_that_conforms(entry):
     chat_template = (CHAT_TEMPLATES / entry["file"]).read_text(encoding="utf-8")
-    template, reason = choose_template(chat_template, bos_token=entry["bos_token"], eos_token=entry["eos_token"])
+    template, reason = choose_template(
+        chat_template, bos_token=entry["bos_token"], eos_token=entry["eos_token"]
+    )
     name = TEMPLATE_FOR.get(entry["file"], entry["family"])
     assert template == load_template_file(name).response_template
-    assert reason.startswith(f"templates/{name}.json conforms to the chat template (the family rules propose it: ")
+    assert reason.startswith(
+        f"templates/{name}.json conforms to the chat template (the family rules propose it: "
+    )

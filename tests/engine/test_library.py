@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
 import pytest
 
@@ -24,7 +23,15 @@ EXPECTED = {"role": "assistant", "reasoning_content": "Sum it.", "content": "It 
 
 @pytest.mark.parametrize(
     "given",
-    ["qwen3", str(QWEN3_FILE), QWEN3_FILE, QWEN3, json.dumps(QWEN3), QWEN3["response_template"], json.dumps(QWEN3["response_template"])],
+    [
+        "qwen3",
+        str(QWEN3_FILE),
+        QWEN3_FILE,
+        QWEN3,
+        json.dumps(QWEN3),
+        QWEN3["response_template"],
+        json.dumps(QWEN3["response_template"]),
+    ],
     ids=["name", "path", "Path", "wrapper", "wrapper-text", "template", "template-text"],
 )
 def test_load_template_takes_a_name_a_path_a_wrapper_or_the_template(given):
@@ -36,12 +43,17 @@ def test_load_template_takes_a_name_a_path_a_wrapper_or_the_template(given):
 def test_an_unknown_name_lists_the_shipped_ones():
     with pytest.raises(FileNotFoundError) as raised:
         engine.load_template("qwen4")
-    assert str(raised.value) == f"no template file {TEMPLATES_DIR / 'qwen4.json'} (shipped templates: {', '.join(template_names())})"
+    assert (
+        str(raised.value)
+        == f"no template file {TEMPLATES_DIR / 'qwen4.json'} (shipped templates: {', '.join(template_names())})"
+    )
 
 
 def test_list_templates_gives_names_models_and_templates():
     shipped = {template.name: template for template in engine.list_templates()}
-    assert sorted(shipped) == sorted(p.stem for p in (ROOT / "templates").glob("*.json") if not p.name.endswith(".schema.json"))
+    assert sorted(shipped) == sorted(
+        p.stem for p in (ROOT / "templates").glob("*.json") if not p.name.endswith(".schema.json")
+    )
     assert shipped["qwen3"].models[0] == "Qwen/Qwen3-0.6B"
     assert shipped["qwen3"].response_template == QWEN3["response_template"]
     assert all(template.models and template.description for template in shipped.values())
@@ -52,25 +64,47 @@ def test_the_wheel_ships_the_templates_and_works_outside_the_checkout(tmp_path):
     wheels, target, elsewhere = tmp_path / "wheels", tmp_path / "site", tmp_path / "elsewhere"
     elsewhere.mkdir()
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(ROOT)], check=True, timeout=300)
+    subprocess.run(
+        [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(ROOT)],
+        check=True,
+        timeout=300,
+    )
     [wheel] = wheels.glob("response_templates-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "engine/templates/qwen3.json" in names and "engine/parser.py" in names
-    assert not [name for name in names if name.startswith(("playground/", "tests/", "samples/", "scripts/"))]
-    subprocess.run([*pip, "install", "--no-deps", "--target", str(target), str(wheel)], check=True, timeout=300)
+    assert not [
+        name for name in names if name.startswith(("playground/", "tests/", "samples/", "scripts/"))
+    ]
+    subprocess.run(
+        [*pip, "install", "--no-deps", "--target", str(target), str(wheel)], check=True, timeout=300
+    )
     script = (
         "import sys, engine, json; "
         "print(json.dumps([engine.__file__, engine.parse_response(sys.argv[1], engine.load_template('qwen3'), prefix=''),"
         " sorted(m for m in ('torch', 'gradio', 'transformers') if m in sys.modules)]))"
     )
     environment = {**os.environ, "PYTHONPATH": str(target)}
-    done = subprocess.run([sys.executable, "-c", script, GENERATION], cwd=elsewhere, env=environment, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script, GENERATION],
+        cwd=elsewhere,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     location, message, heavy = json.loads(done.stdout)
     assert location == str(target / "engine" / "__init__.py")
     assert message == EXPECTED
     assert heavy == []
-    cli_run = subprocess.run([sys.executable, "-m", "engine", "lint", "qwen3"], cwd=elsewhere, env=environment, capture_output=True, text=True, timeout=120)
+    cli_run = subprocess.run(
+        [sys.executable, "-m", "engine", "lint", "qwen3"],
+        cwd=elsewhere,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert (cli_run.returncode, cli_run.stdout) == (0, "no findings\n")
 
 
@@ -79,8 +113,13 @@ def test_parse_without_a_prefix_says_so(tmp_path, capsys):
     generation.write_text("Thinking.\n</think>\n\nIt is 4.")
     assert cli(["parse", "qwen3", str(generation)]) == 0
     captured = capsys.readouterr()
-    assert captured.err.startswith("note: no --prefix, so the prefix is empty: a region the chat template opens in the prompt")
-    assert json.loads(captured.out) == {"role": "assistant", "content": "Thinking.\n</think>\n\nIt is 4."}
+    assert captured.err.startswith(
+        "note: no --prefix, so the prefix is empty: a region the chat template opens in the prompt"
+    )
+    assert json.loads(captured.out) == {
+        "role": "assistant",
+        "content": "Thinking.\n</think>\n\nIt is 4.",
+    }
     assert cli(["parse", "qwen3", str(generation), "--prefix", os.devnull]) == 0
     assert capsys.readouterr().err == ""
 
@@ -89,12 +128,27 @@ def test_parse_without_a_prefix_says_so(tmp_path, capsys):
 def test_the_missing_prefix_warning_fires_for_pattern_closes(name):
     result = engine.trace("Thinking.\n</think>\n\nIt is 4.", name, prefix="")
     assert [warning.code for warning in result.warnings] == ["close-without-open"]
-    assert result.warnings[0].message.startswith("'</think>', the close delimiter of reasoning_content (its open is '<think>')")
+    assert result.warnings[0].message.startswith(
+        "'</think>', the close delimiter of reasoning_content (its open is '<think>')"
+    )
 
 
 def test_check_explains_truncation_leaks_and_exits_zero(tmp_path, capsys):
     samples = tmp_path / "samples.json"
-    samples.write_text(json.dumps({"cases": [{"name": "short", "prefix": "", "generation": "Hi<|im_end|>", "expected": {"role": "assistant", "content": "Hi"}}]}))
+    samples.write_text(
+        json.dumps(
+            {
+                "cases": [
+                    {
+                        "name": "short",
+                        "prefix": "",
+                        "generation": "Hi<|im_end|>",
+                        "expected": {"role": "assistant", "content": "Hi"},
+                    }
+                ]
+            }
+        )
+    )
     assert cli(["check", "qwen3", str(samples), "--seeds", "2"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "ok   short  (15 chunkings agree; 9 truncation leaks)"

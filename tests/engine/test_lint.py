@@ -2,9 +2,10 @@
 
 import pytest
 
-from engine import Diagnostic, lint_prompts
-from engine import lint
+from engine import Diagnostic, lint, lint_prompts
 from engine.template_files import list_templates
+
+
 def T(**fields):
     """A template with `fields`, plus an implicit content field when none is implicit
     (so the drops-unclaimed-text warning only shows where a test asks for it)."""
@@ -24,50 +25,93 @@ def test_template_that_fails_to_load():
 
 
 def test_clean_template_has_no_findings():
-    assert lint(T(reasoning_content={"open": "<think>", "close_pattern": "</think>|(?=<tool_call>)"},
-                  tool_calls={"open": "<tool_call>", "close_pattern": r"(?<=\})\s*</tool_call>", "content": "json",
-                              "repeats": True, "transform": {"type": "function", "function": "{content}"}},
-                  content={})) == []
+    assert (
+        lint(
+            T(
+                reasoning_content={"open": "<think>", "close_pattern": "</think>|(?=<tool_call>)"},
+                tool_calls={
+                    "open": "<tool_call>",
+                    "close_pattern": r"(?<=\})\s*</tool_call>",
+                    "content": "json",
+                    "repeats": True,
+                    "transform": {"type": "function", "function": "{content}"},
+                },
+                content={},
+            )
+        )
+        == []
+    )
 
 
 def test_open_never_fires():
     [d] = lint(T(a={"open_pattern": r"<\w+>"}, b={"open": "<b>"}))
     assert (d.severity, d.code, d.path) == ("error", "open-never-fires", "fields.b.open")
-    assert d.message == "'<b>' never opens b: a's open '<\\\\w+>' matches the same text at the same place and wins the tie"
+    assert (
+        d.message
+        == "'<b>' never opens b: a's open '<\\\\w+>' matches the same text at the same place and wins the tie"
+    )
 
 
 def test_open_prefix_of_other():
-    assert codes(T(a={"open": "<a"}, b={"open": "<ab>"})) == [("warning", "open-prefix-of-other", "fields.a.open")]
+    assert codes(T(a={"open": "<a"}, b={"open": "<ab>"})) == [
+        ("warning", "open-prefix-of-other", "fields.a.open")
+    ]
 
 
 def test_close_equals_open():
     [d] = lint(T(a={"open": "<a>", "close": "<b>"}, b={"open": "<b>"}))
-    assert (d.code, d.path, d.suggestion) == ("close-equals-open", "fields.a.close", "close a with a lookahead instead: close_pattern '(?=<b>)'")
+    assert (d.code, d.path, d.suggestion) == (
+        "close-equals-open",
+        "fields.a.close",
+        "close a with a lookahead instead: close_pattern '(?=<b>)'",
+    )
 
 
 def test_anchor_inside_delimiter():
-    assert codes({"start_anchor": "<|start|>", "fields": {"a": {"open": "<|start|>x"}, "content": {}}}) == [
-        ("warning", "anchor-inside-delimiter", "start_anchor")
-    ]
+    assert codes(
+        {"start_anchor": "<|start|>", "fields": {"a": {"open": "<|start|>x"}, "content": {}}}
+    ) == [("warning", "anchor-inside-delimiter", "start_anchor")]
 
 
 def test_delimiter_that_is_the_anchor_is_not_cut_in_half():
     # gpt-oss: the implicit content swallows the '<|start|>assistant' header between messages.
-    assert lint({"start_anchor": "<|start|>assistant", "fields": {"content": {"close": ["<|start|>assistant", "<|end|>"]}}}) == []
+    assert (
+        lint(
+            {
+                "start_anchor": "<|start|>assistant",
+                "fields": {"content": {"close": ["<|start|>assistant", "<|end|>"]}},
+            }
+        )
+        == []
+    )
 
 
 def test_pattern_alternative_that_is_the_anchor_is_not_cut_in_half():
     # gpt-oss again, with the closes written as one pattern; an anchor inside a longer alternative still counts.
-    assert lint({"start_anchor": "<|start|>assistant",
-                 "fields": {"content": {"close_pattern": r"<\|start\|>assistant|<\|end\|>"}}}) == []
-    assert codes({"start_anchor": "<|start|>assistant",
-                  "fields": {"content": {"close_pattern": r"<\|start\|>assistant to=\w+|<\|end\|>"}}}) == [
-        ("warning", "anchor-inside-delimiter", "start_anchor")
-    ]
+    assert (
+        lint(
+            {
+                "start_anchor": "<|start|>assistant",
+                "fields": {"content": {"close_pattern": r"<\|start\|>assistant|<\|end\|>"}},
+            }
+        )
+        == []
+    )
+    assert codes(
+        {
+            "start_anchor": "<|start|>assistant",
+            "fields": {"content": {"close_pattern": r"<\|start\|>assistant to=\w+|<\|end\|>"}},
+        }
+    ) == [("warning", "anchor-inside-delimiter", "start_anchor")]
 
 
 def test_drops_unclaimed_text():
-    assert lint({"start_anchor": "<S>", "fields": {"reasoning_content": {"open": "<think>", "close": "</think>"}}}) == [
+    assert lint(
+        {
+            "start_anchor": "<S>",
+            "fields": {"reasoning_content": {"open": "<think>", "close": "</think>"}},
+        }
+    ) == [
         Diagnostic(
             "warning",
             "drops-unclaimed-text",
@@ -83,12 +127,21 @@ def test_drops_unclaimed_text():
 
 def test_catch_all_open_keeps_unclaimed_text():
     # An open that matches at any character leaves no text outside a region.
-    assert lint({"start_anchor": "<S>", "fields": {"content": {"open_pattern": ".", "close": "<E>"}}}) == []
+    assert (
+        lint({"start_anchor": "<S>", "fields": {"content": {"open_pattern": ".", "close": "<E>"}}})
+        == []
+    )
 
 
 def test_anchor_not_in_prompts():
-    template = {"start_anchor": "<start_of_turn>model\n", "fields": {"content": {"close": "<end_of_turn>"}}}
-    prompts = ["<start_of_turn>user\nHi<end_of_turn><start_of_turn>model", "<start_of_turn>user\nOslo?<end_of_turn><start_of_turn>model"]
+    template = {
+        "start_anchor": "<start_of_turn>model\n",
+        "fields": {"content": {"close": "<end_of_turn>"}},
+    }
+    prompts = [
+        "<start_of_turn>user\nHi<end_of_turn><start_of_turn>model",
+        "<start_of_turn>user\nOslo?<end_of_turn><start_of_turn>model",
+    ]
     assert lint_prompts(template, prompts) == [
         Diagnostic(
             "warning",
@@ -110,7 +163,9 @@ def test_lint_prompts_reports_a_broken_template():
 
 
 def test_reasoning_field_name():
-    assert codes(T(thinking={"open": "<think>", "close": "</think>"})) == [("warning", "reasoning-field-name", "fields.thinking")]
+    assert codes(T(thinking={"open": "<think>", "close": "</think>"})) == [
+        ("warning", "reasoning-field-name", "fields.thinking")
+    ]
 
 
 def test_content_field_name():
@@ -118,74 +173,140 @@ def test_content_field_name():
 
 
 def test_tool_call_field_name():
-    assert codes(T(calls={"open": "[", "content": "json", "transform": {"function": "{content}"}})) == [
-        ("warning", "tool-call-field-name", "fields.calls")
-    ]
+    assert codes(
+        T(calls={"open": "[", "content": "json", "transform": {"function": "{content}"}})
+    ) == [("warning", "tool-call-field-name", "fields.calls")]
 
 
 def test_repeats_text_without_join():
     [d] = lint(T(notes={"open": "<n>", "close": "</n>", "repeats": True}))
-    assert (d.code, d.path, d.suggestion) == ("repeats-text-without-join", "fields.notes.repeats", 'add "join": "\\n" to concatenate the regions')
+    assert (d.code, d.path, d.suggestion) == (
+        "repeats-text-without-join",
+        "fields.notes.repeats",
+        'add "join": "\\n" to concatenate the regions',
+    )
 
 
 def test_unused_capture():
-    [d] = lint(T(x={"open_pattern": r"<x (?P<id>\d+)>", "close": "</x>", "transform": {"v": "{content}"}}))
-    assert (d.code, d.path, d.message) == ("unused-capture", "fields.x.open_pattern", "named group 'id' is captured but the transform never uses it")
+    [d] = lint(
+        T(x={"open_pattern": r"<x (?P<id>\d+)>", "close": "</x>", "transform": {"v": "{content}"}})
+    )
+    assert (d.code, d.path, d.message) == (
+        "unused-capture",
+        "fields.x.open_pattern",
+        "named group 'id' is captured but the transform never uses it",
+    )
 
 
 def test_json_tool_call_closed_by_literal():
-    [d] = lint(T(tool_calls={"open": "<tool_call>", "close": "</tool_call>", "content": "json", "repeats": True,
-                             "transform": {"type": "function", "function": "{content}"}}))
-    assert (d.severity, d.code, d.path) == ("warning", "json-close-literal", "fields.tool_calls.close")
-    assert d.suggestion == r"use close_pattern '(?<=[}\\]])\\s*</tool_call>' (close only after a brace)"
+    [d] = lint(
+        T(
+            tool_calls={
+                "open": "<tool_call>",
+                "close": "</tool_call>",
+                "content": "json",
+                "repeats": True,
+                "transform": {"type": "function", "function": "{content}"},
+            }
+        )
+    )
+    assert (d.severity, d.code, d.path) == (
+        "warning",
+        "json-close-literal",
+        "fields.tool_calls.close",
+    )
+    assert (
+        d.suggestion
+        == r"use close_pattern '(?<=[}\\]])\\s*</tool_call>' (close only after a brace)"
+    )
 
 
 def test_tool_call_swallowed_by_reasoning():
-    diagnostics = lint(T(reasoning_content={"open": "<think>", "close": "</think>"},
-                         tool_calls={"open": "<tool_call>", "close_pattern": r"(?<=\})\s*</tool_call>", "content": "json",
-                                     "repeats": True, "transform": {"type": "function", "function": "{content}"}}))
+    diagnostics = lint(
+        T(
+            reasoning_content={"open": "<think>", "close": "</think>"},
+            tool_calls={
+                "open": "<tool_call>",
+                "close_pattern": r"(?<=\})\s*</tool_call>",
+                "content": "json",
+                "repeats": True,
+                "transform": {"type": "function", "function": "{content}"},
+            },
+        )
+    )
     assert [(d.code, d.path, d.suggestion) for d in diagnostics] == [
-        ("tool-call-swallowed-by-reasoning", "fields.reasoning_content.close", "use close_pattern '</think>|(?=<tool_call>)'")
+        (
+            "tool-call-swallowed-by-reasoning",
+            "fields.reasoning_content.close",
+            "use close_pattern '</think>|(?=<tool_call>)'",
+        )
     ]
     assert diagnostics[0].message.startswith("tool-call open inside reasoning is swallowed")
 
 
-GLM_CALL = {"open_pattern": r"<tool_call>\s*(?P<name>[^\s<]+)", "close": "</tool_call>", "repeats": True,
-            "content": "xml-inline", "content_args": {"tag_pattern": "<k>(?P<key>.*?)</k><v>(?P<value>.*?)</v>"},
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}}
+GLM_CALL = {
+    "open_pattern": r"<tool_call>\s*(?P<name>[^\s<]+)",
+    "close": "</tool_call>",
+    "repeats": True,
+    "content": "xml-inline",
+    "content_args": {"tag_pattern": "<k>(?P<key>.*?)</k><v>(?P<value>.*?)</v>"},
+    "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+}
 
 
 def test_tool_call_pattern_swallowed_by_reasoning():
     # GLM-4.7 writes <tool_call>NAME inside unclosed <think>: the reasoning must end where the pattern starts.
-    diagnostics = lint(T(reasoning_content={"open": "<think>", "close": "</think>"}, tool_calls=GLM_CALL))
+    diagnostics = lint(
+        T(reasoning_content={"open": "<think>", "close": "</think>"}, tool_calls=GLM_CALL)
+    )
     assert [(d.code, d.path, d.suggestion) for d in diagnostics] == [
-        ("tool-call-swallowed-by-reasoning", "fields.reasoning_content.close",
-         "use close_pattern '</think>|(?=<tool_call>)', narrowing the look-ahead to what follows in a real call "
-         "if the reasoning may mention it")
+        (
+            "tool-call-swallowed-by-reasoning",
+            "fields.reasoning_content.close",
+            "use close_pattern '</think>|(?=<tool_call>)', narrowing the look-ahead to what follows in a real call "
+            "if the reasoning may mention it",
+        )
     ]
     assert diagnostics[0].message == (
         "tool-call open inside reasoning is swallowed: if the model writes tool_calls's open_pattern (which starts "
-        "'<tool_call>') before closing reasoning_content, the call stays reasoning text")
+        "'<tool_call>') before closing reasoning_content, the call stays reasoning text"
+    )
 
 
-@pytest.mark.parametrize("close", [
-    r"</think>|(?=<tool_call>)",
-    r"</think>|(?=<tool_call>\s*[^\s<]+\s*(?:<k>|</tool_call>))",  # needs more text to decide: still ends there
-])
+@pytest.mark.parametrize(
+    "close",
+    [
+        r"</think>|(?=<tool_call>)",
+        r"</think>|(?=<tool_call>\s*[^\s<]+\s*(?:<k>|</tool_call>))",  # needs more text to decide: still ends there
+    ],
+)
 def test_reasoning_that_ends_at_the_tool_call_pattern(close):
-    assert lint(T(reasoning_content={"open": "<think>", "close_pattern": close}, tool_calls=GLM_CALL)) == []
+    assert (
+        lint(T(reasoning_content={"open": "<think>", "close_pattern": close}, tool_calls=GLM_CALL))
+        == []
+    )
 
 
 def test_reasoning_that_is_a_message_of_its_own():
     # gpt-oss: analysis ends at the end-of-message marker the content closes on too; calls come in a message of their own.
-    call = {"open_pattern": r"<\|channel\|>commentary to=functions\.(?P<name>\w+)<\|message\|>",
-            "close_pattern": r"(?<=\})\s*<\|call\|>",
-            "repeats": True, "content": "json",
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}}
-    template = {"start_anchor": "<|start|>assistant", "fields": {
-        "reasoning_content": {"open": "<|channel|>analysis<|message|>", "close": ["<|end|>", "<|return|>"]},
-        "tool_calls": call,
-        "content": {"close_pattern": r"<\|channel\|>final<\|message\|>|<\|end\|>|<\|return\|>"}}}
+    call = {
+        "open_pattern": r"<\|channel\|>commentary to=functions\.(?P<name>\w+)<\|message\|>",
+        "close_pattern": r"(?<=\})\s*<\|call\|>",
+        "repeats": True,
+        "content": "json",
+        "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+    }
+    template = {
+        "start_anchor": "<|start|>assistant",
+        "fields": {
+            "reasoning_content": {
+                "open": "<|channel|>analysis<|message|>",
+                "close": ["<|end|>", "<|return|>"],
+            },
+            "tool_calls": call,
+            "content": {"close_pattern": r"<\|channel\|>final<\|message\|>|<\|end\|>|<\|return\|>"},
+        },
+    }
     assert lint(template) == []
     template["fields"]["content"] = {"close": "<|return|>"}
     assert [d.code for d in lint(template)] == ["tool-call-swallowed-by-reasoning"]
@@ -202,7 +323,12 @@ def test_pattern_matches_empty(key, pattern, severity):
 
 @pytest.mark.parametrize(
     "pattern, feature",
-    [(r"<(x)>\1", "a backreference"), ("<(?>x)>", "an atomic group"), ("<x++>", "a possessive quantifier"), ("<(?R)?>", "recursion")],
+    [
+        (r"<(x)>\1", "a backreference"),
+        ("<(?>x)>", "an atomic group"),
+        ("<x++>", "a possessive quantifier"),
+        ("<(?R)?>", "recursion"),
+    ],
 )
 def test_unportable_pattern(pattern, feature):
     [d] = [d for d in lint(T(x={"open_pattern": pattern})) if d.code == "unportable-pattern"]
@@ -215,15 +341,25 @@ def test_character_class_is_not_a_backreference():
 
 def test_catastrophic_backtracking():
     [d] = lint(T(x={"open": "<x>", "close_pattern": "(a|aa)+$"}))
-    assert (d.severity, d.code, d.path) == ("error", "catastrophic-backtracking", "fields.x.close_pattern")
+    assert (d.severity, d.code, d.path) == (
+        "error",
+        "catastrophic-backtracking",
+        "fields.x.close_pattern",
+    )
 
 
 def test_shipped_templates_have_no_errors():
     for template_file in list_templates():
-        assert [d for d in lint(template_file.response_template) if d.severity == "error"] == [], template_file.name
+        assert [d for d in lint(template_file.response_template) if d.severity == "error"] == [], (
+            template_file.name
+        )
 
 
 def test_shipped_templates_end_reasoning_at_a_tool_call():
     for template_file in list_templates():
-        found = [d.path for d in lint(template_file.response_template) if d.code == "tool-call-swallowed-by-reasoning"]
+        found = [
+            d.path
+            for d in lint(template_file.response_template)
+            if d.code == "tool-call-swallowed-by-reasoning"
+        ]
         assert found == [], template_file.name

@@ -4,9 +4,9 @@ The scanners skip regex calls on these answers, so each must be exact or "unknow
 """
 
 import pytest
+import regex
 from hypothesis import given
 from hypothesis import strategies as st
-import regex
 
 from engine.pattern_shapes import Lead, MatchStart, context_width, literal_match_start, match_start
 
@@ -52,20 +52,35 @@ def test_context_width(pattern, width):
 
 def test_a_leading_run_and_fixed_text_is_one_exact_lead():
     start = start_of(r"\s*<think>")
-    assert (start.first_characters, start.leads, start.exact, start.whole) == ("<", (Lead(WHITESPACE, "<think>"),), True, False)
+    assert (start.first_characters, start.leads, start.exact, start.whole) == (
+        "<",
+        (Lead(WHITESPACE, "<think>"),),
+        True,
+        False,
+    )
     assert start.lead == Lead(WHITESPACE, "<think>")
     assert start.leading_runs == start.run_tests and len(start.run_tests) == 1
 
 
 def test_a_lookbehind_before_the_run_makes_the_lead_loose():
     start = start_of(r"(?<=\})\s*</tool_call>")
-    assert (start.first_characters, start.leads, start.exact, start.lead) == ("<", (Lead(WHITESPACE, "</tool_call>"),), False, None)
+    assert (start.first_characters, start.leads, start.exact, start.lead) == (
+        "<",
+        (Lead(WHITESPACE, "</tool_call>"),),
+        False,
+        None,
+    )
     assert start.leading_runs is None  # the run is not the pattern's first item
 
 
 def test_alternatives_give_one_lead_each():
     start = start_of(r"<\|end\|>|<\|return\|>")
-    assert (start.leads, start.exact, start.whole, start.lead) == ((Lead(None, "<|return|>"), Lead(None, "<|end|>")), True, True, None)
+    assert (start.leads, start.exact, start.whole, start.lead) == (
+        (Lead(None, "<|return|>"), Lead(None, "<|end|>")),
+        True,
+        True,
+        None,
+    )
 
 
 @pytest.mark.parametrize("pattern", [r"[a-z]+>", r"(?i)<think>", r"\w*<a>", r"(?:<a>)?(?=\{)"])
@@ -76,17 +91,28 @@ def test_what_the_analysis_does_not_model_has_no_leads(pattern):
 def test_a_literal_set():
     start = literal_match_start(["<tool_call>", "<tc>"])
     assert (start.first_characters, start.leads, start.exact, start.whole, start.leading_runs) == (
-        "<", (Lead(None, "<tool_call>"), Lead(None, "<tc>")), True, True, ()
+        "<",
+        (Lead(None, "<tool_call>"), Lead(None, "<tc>")),
+        True,
+        True,
+        (),
     )
 
 
 def test_the_union_of_a_state():
     union = MatchStart.union([start_of(r"\s*<a>"), start_of(r"\s*<b>")])
-    assert (union.first_characters, union.exact, union.lead, len(union.leading_runs)) == ("<", True, None, 1)
+    assert (union.first_characters, union.exact, union.lead, len(union.leading_runs)) == (
+        "<",
+        True,
+        None,
+        1,
+    )
     mixed = MatchStart.union([start_of(r"\s*<a>"), literal_match_start(["[b]"])])
     assert (mixed.first_characters, mixed.exact) == ("<[", False)  # the leads do not share one run
     assert start_of(r"[a-z]+>").first_characters == "abcdefghijklmnopqrstuvwxyz"
-    assert MatchStart.union([start_of(r"<a>"), start_of(r"(?i)<b>")]).first_characters is None  # case folding: unknown
+    assert (
+        MatchStart.union([start_of(r"<a>"), start_of(r"(?i)<b>")]).first_characters is None
+    )  # case folding: unknown
 
 
 @pytest.mark.parametrize(
@@ -97,11 +123,23 @@ def test_the_union_of_a_state():
         (r"\s*<think>", "words \n<thi", 0, False, 5),
         (r"\s*<think>", "ab \n", 3, False, 3),  # the run is held from where undecided text starts
         (r"\s*<think>", "words <think>", 0, False, -1),
-        (r"\s*<think>", "words \n<thi", 0, True, -1),  # at the end a first character means the regex decides
+        (
+            r"\s*<think>",
+            "words \n<thi",
+            0,
+            True,
+            -1,
+        ),  # at the end a first character means the regex decides
         (r"\s*<think>", "words \n", 0, True, 7),  # nothing is held at the end
         # No single lead: the first characters and the run tests decide.
         (r"(?<=\})\s*</tool_call>", "no brace", 0, False, 8),
-        (r"(?<=\})\s*</tool_call>", "then \n", 0, False, -1),  # the run after a lookbehind needs the regex
+        (
+            r"(?<=\})\s*</tool_call>",
+            "then \n",
+            0,
+            False,
+            -1,
+        ),  # the run after a lookbehind needs the regex
         (r"(?<=\})\s*</tool_call>", "x < y", 0, False, -1),
         (r"[a-z]+>", "anything", 0, False, -1),  # unknown: always the regex
     ],
@@ -112,18 +150,50 @@ def test_hold_without_match(pattern, text, pos, at_end, hold):
 
 # A pattern with one exact lead is searched before the end of the stream by one anchored match per
 # occurrence of its lead's text; that must find what the regex's own partial search finds.
-EXACT_LEAD_PATTERNS = [r"\s*<tool_call>(?=\s*\{)", r"\s*</think>", r"<a>\s*(?P<name>\w+)>", r"[ \t]*<x>b?c", r"\n*<x>(?:y|yz)$"]
-PIECES = ["<tool_call>", "<tool_", "<", " ", "\n", "\t", "{", "x", "</think>", "</th", "<a>", "n>", "<x>", "b", "c", "y", "z"]
+EXACT_LEAD_PATTERNS = [
+    r"\s*<tool_call>(?=\s*\{)",
+    r"\s*</think>",
+    r"<a>\s*(?P<name>\w+)>",
+    r"[ \t]*<x>b?c",
+    r"\n*<x>(?:y|yz)$",
+]
+PIECES = [
+    "<tool_call>",
+    "<tool_",
+    "<",
+    " ",
+    "\n",
+    "\t",
+    "{",
+    "x",
+    "</think>",
+    "</th",
+    "<a>",
+    "n>",
+    "<x>",
+    "b",
+    "c",
+    "y",
+    "z",
+]
 
 
-@given(st.sampled_from(EXACT_LEAD_PATTERNS), st.lists(st.sampled_from(PIECES), max_size=14), st.integers(0, 20))
+@given(
+    st.sampled_from(EXACT_LEAD_PATTERNS),
+    st.lists(st.sampled_from(PIECES), max_size=14),
+    st.integers(0, 20),
+)
 def test_a_pattern_with_an_exact_lead_finds_what_a_partial_search_finds(source, pieces, pos):
     from engine.delimiters import Delimiter
 
-    delimiter = Delimiter.from_pattern("x", "close", "fields.x.close_pattern", regex.compile(source, regex.DOTALL))
+    delimiter = Delimiter.from_pattern(
+        "x", "close", "fields.x.close_pattern", regex.compile(source, regex.DOTALL)
+    )
     assert delimiter.start.lead is not None
     text = "".join(pieces)
     pos = min(pos, len(text))
     expected = delimiter.pattern.search(text, pos, partial=True) if pos < len(text) else None
     found = delimiter._first_partial(text, pos, None)
-    assert (found and (found.span(), found.partial)) == (expected and (expected.span(), expected.partial))
+    assert (found and (found.span(), found.partial)) == (
+        expected and (expected.span(), expected.partial)
+    )

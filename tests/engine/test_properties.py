@@ -40,7 +40,11 @@ def run(parser_class, template, prefix, chunks):
 def test_any_chunking_gives_the_same_message_and_region_texts(case, seed):
     template, prefix, generation = case
     one_shot_events, one_shot = run(ResponseParser, template, prefix, [generation])
-    for chunks in (list(generation), random_chunks(generation, seed), random_chunks(generation, seed + 1, 3)):
+    for chunks in (
+        list(generation),
+        random_chunks(generation, seed),
+        random_chunks(generation, seed + 1, 3),
+    ):
         events, message = run(ResponseParser, template, prefix, chunks)
         assert message == one_shot, (chunks, events)
         if events is not None:
@@ -72,13 +76,26 @@ def merged_at(events, boundary: int) -> list[dict]:
     """`events` with the region_chunk before index `boundary` merged into the one at it (same field)."""
     if 0 < boundary < len(events):
         last, following = events[boundary - 1], events[boundary]
-        if last["type"] == following["type"] == "region_chunk" and last["field"] == following["field"]:
-            return [*events[: boundary - 1], {**following, "text": last["text"] + following["text"]}, *events[boundary + 1 :]]
+        if (
+            last["type"] == following["type"] == "region_chunk"
+            and last["field"] == following["field"]
+        ):
+            return [
+                *events[: boundary - 1],
+                {**following, "text": last["text"] + following["text"]},
+                *events[boundary + 1 :],
+            ]
     return events
 
 
 PREFIX_DECIDED_AS_FINAL = (
-    {"defaults": {"role": "assistant"}, "start_anchor": "<S>", "fields": {"reasoning_content": {"close": ["<a>", "</a>", "<"], "content_args": {"strip": False}}}},
+    {
+        "defaults": {"role": "assistant"},
+        "start_anchor": "<S>",
+        "fields": {
+            "reasoning_content": {"close": ["<a>", "</a>", "<"], "content_args": {"strip": False}}
+        },
+    },
     "</",
     "x",
 )
@@ -95,7 +112,11 @@ def test_agrees_with_the_reference(case, seed):
     if ref_streamed != ref:
         REFERENCE_FAULTS.append(("streamed differs from one-shot", template, prefix, generation))
         return
-    if ours_events is not None and ref_events is None and implicit_stretches(template, ours_events)[1]:
+    if (
+        ours_events is not None
+        and ref_events is None
+        and implicit_stretches(template, ours_events)[1]
+    ):
         # A whitespace-only implicit stretch is not a value, so it cannot fail the parse
         # (the reference runs the content parser and transform on it and may raise).
         return
@@ -116,7 +137,10 @@ def test_agrees_with_the_reference(case, seed):
     if implicit is not None and (count > 1 or whitespace_only):
         # Every stretch is kept and the events add up: a later or whitespace-only stretch's close carries the whole value
         # so far (or, repeating, no value), where the reference carries that stretch alone.
-        ours_events, ref_events = without_close_values(ours_events, implicit.name), without_close_values(ref_events, implicit.name)
+        ours_events, ref_events = (
+            without_close_values(ours_events, implicit.name),
+            without_close_values(ref_events, implicit.name),
+        )
         ours = {k: v for k, v in ours.items() if k != implicit.name}
         ref = {k: v for k, v in ref.items() if k != implicit.name}
     assert ours_events == ref_events
@@ -138,7 +162,22 @@ def without_close_values(events, field):
 MODES = ("raise", "keep")
 SHIPPED = [sample for sample in load_samples() if sample.expected_error is None]
 # Text a broken generation may hold: stray delimiter starts, broken JSON, blanks.
-DAMAGE = ["{", "}", '"', ",", "\n", "  ", "<", "</", "<tool_call>", "</tool_call>", "<think>", "</think>", '{"name": ', "]"]
+DAMAGE = [
+    "{",
+    "}",
+    '"',
+    ",",
+    "\n",
+    "  ",
+    "<",
+    "</",
+    "<tool_call>",
+    "</tool_call>",
+    "<think>",
+    "</think>",
+    '{"name": ',
+    "]",
+]
 
 
 def parse_events(template, prefix, chunks, mode):
@@ -165,7 +204,11 @@ def check_add_up_and_chunk_invariance(template, prefix, generation, seed, mode):
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=template_and_generation(contents=("text", "text", "json", "int")), seed=st.integers(0, 10**6), mode=st.sampled_from(MODES))
+@given(
+    case=template_and_generation(contents=("text", "text", "json", "int")),
+    seed=st.integers(0, 10**6),
+    mode=st.sampled_from(MODES),
+)
 def test_events_add_up_and_any_chunking_agrees_in_both_modes(case, seed, mode):
     template, prefix, generation = case
     check_add_up_and_chunk_invariance(template, prefix, generation, seed, mode)
@@ -233,7 +276,10 @@ def check_close_values_are_linear(template, prefix, generation, seed, mode):
             continue
         closes = [event for event in streamed[1] if event["type"] == "region_close"]
         carried = sum(carried_chars(event["value"]) for event in closes if "value" in event)
-        assert carried <= len(prefix) + len(generation) + CLOSE_CONSTANT_CHARS * len(closes), (chunks, closes)
+        assert carried <= len(prefix) + len(generation) + CLOSE_CONSTANT_CHARS * len(closes), (
+            chunks,
+            closes,
+        )
         if implicit is not None and implicit.concatenates_stretches:
             values = [e["value"] for e in closes if e["field"] == implicit.name and "value" in e]
             assert "".join(values) == streamed[0].get(implicit.name, ""), (chunks, values)
@@ -246,7 +292,9 @@ def concatenating_or_no_implicit_field(case) -> bool:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    case=template_and_generation(contents=("text", "text", "json", "int")).filter(concatenating_or_no_implicit_field),
+    case=template_and_generation(contents=("text", "text", "json", "int")).filter(
+        concatenating_or_no_implicit_field
+    ),
     seed=st.integers(0, 10**6),
     mode=st.sampled_from(MODES),
 )
@@ -271,12 +319,22 @@ def test_many_stretches_close_with_their_own_text():
             "content": {},
         },
     }
-    generation = "".join(f"step {index}\n<c>{{\"i\": {index}}}</c>\n" for index in range(200)) + "done"
+    generation = (
+        "".join(f'step {index}\n<c>{{"i": {index}}}</c>\n' for index in range(200)) + "done"
+    )
     for mode in MODES:
         streamed = stream(template, list(generation), "", on_error=mode)
-        values = [e["value"] for e in streamed.events if e["type"] == "region_close" and e["field"] == "content"]
+        values = [
+            e["value"]
+            for e in streamed.events
+            if e["type"] == "region_close" and e["field"] == "content"
+        ]
         assert values[:3] == ["step 0", "\n\nstep 1", "\n\nstep 2"]
         assert values[-1] == "\n\ndone"
         assert len(values) == 201
-        assert "".join(values) == streamed.message["content"] == "\n\n".join(f"step {i}" for i in range(200)) + "\n\ndone"
+        assert (
+            "".join(values)
+            == streamed.message["content"]
+            == "\n\n".join(f"step {i}" for i in range(200)) + "\n\ndone"
+        )
         assert sum(map(len, values)) == len(streamed.message["content"]) == 1894

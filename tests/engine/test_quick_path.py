@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import ResponseParseError, ResponseParser, load_template, parse_response
-from tests.support.workloads import WORKLOADS, make_case, token_chunks
 from engine.authoring.samples import load_samples
 from engine.authoring.stream_checks import random_chunks
 from tests.support.strategies import template_and_generation
+from tests.support.workloads import WORKLOADS, make_case, token_chunks
 
 SAMPLES = [sample for sample in load_samples() if sample.expected is not None]
 
@@ -27,7 +27,9 @@ def events_of(template, prefix, chunks, *, scan_every_chunk: bool, tools=None, q
     `offsets` holds `parser.offset` and `parser.held_text` after each chunk.
     """
     try:
-        parser = ResponseParser(template, prefix=prefix, tools=tools, positions=scan_every_chunk, quick_path=quick_path)
+        parser = ResponseParser(
+            template, prefix=prefix, tools=tools, positions=scan_every_chunk, quick_path=quick_path
+        )
         events = list(parser.initial_events)
         offsets = []
         for chunk in chunks:
@@ -38,7 +40,10 @@ def events_of(template, prefix, chunks, *, scan_every_chunk: bool, tools=None, q
         return None, type(error).__name__
     events += final
     if scan_every_chunk:
-        events = [{key: value for key, value in event.items() if key not in ("start", "end")} for event in events]
+        events = [
+            {key: value for key, value in event.items() if key not in ("start", "end")}
+            for event in events
+        ]
     return message, events, offsets
 
 
@@ -46,14 +51,20 @@ def assert_same_as_full_scan(template, prefix, chunks, tools=None):
     quick = events_of(template, prefix, chunks, scan_every_chunk=False, tools=tools)
     full = events_of(template, prefix, chunks, scan_every_chunk=True, tools=tools)
     assert quick == full
-    assert quick == events_of(template, prefix, chunks, scan_every_chunk=False, tools=tools, quick_path=False)
+    assert quick == events_of(
+        template, prefix, chunks, scan_every_chunk=False, tools=tools, quick_path=False
+    )
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=template_and_generation(), seed=st.integers(0, 10**6))
 def test_quick_path_gives_the_events_of_a_full_scan(case, seed):
     template, prefix, generation = case
-    for chunks in (list(generation), random_chunks(generation, seed), random_chunks(generation, seed, 3)):
+    for chunks in (
+        list(generation),
+        random_chunks(generation, seed),
+        random_chunks(generation, seed, 3),
+    ):
         assert_same_as_full_scan(template, prefix, chunks)
 
 
@@ -63,7 +74,9 @@ def test_quick_hold_answers_like_the_quick_search(case, cut):
     template, _, generation = case
     loaded = load_template(template)
     states = [loaded.watch_outside, *loaded.watch_inside.values()]
-    texts = [generation[start:] for start in range(len(generation))] + [generation[: cut % (len(generation) + 1)] or "x"]
+    texts = [generation[start:] for start in range(len(generation))] + [
+        generation[: cut % (len(generation) + 1)] or "x"
+    ]
     for quick in (state.quick for state in states if state.quick is not None):
         for text in texts:
             assert hold_answer(quick, text) == answer(quick.search, text), (quick, text)
@@ -71,7 +84,11 @@ def test_quick_hold_answers_like_the_quick_search(case, cut):
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda sample: sample.id)
 def test_quick_path_on_every_sample(sample):
-    for chunks in (list(sample.generation), token_chunks(sample.generation), random_chunks(sample.generation, 7)):
+    for chunks in (
+        list(sample.generation),
+        token_chunks(sample.generation),
+        random_chunks(sample.generation, 7),
+    ):
         assert_same_as_full_scan(sample.template, sample.prefix, chunks, sample.tools)
 
 
@@ -167,10 +184,33 @@ WHITESPACE = "".join(sorted(quick_test(RUN_TEMPLATE).run_characters))
         (LITERAL_TEMPLATE, None, "<", "", ""),  # <think>, <tool_call>, <tc> and <|im_end|>
         (LITERAL_TEMPLATE, "reasoning_content", "<", "</", ""),  # </think> only
         (LITERAL_TEMPLATE, "tool_calls", "<", "</", ""),
-        (RUN_TEMPLATE, None, "<", "", WHITESPACE),  # <think> and <|im_end|> differ in their second character
+        (
+            RUN_TEMPLATE,
+            None,
+            "<",
+            "",
+            WHITESPACE,
+        ),  # <think> and <|im_end|> differ in their second character
         (RUN_TEMPLATE, "reasoning_content", "<", "</", WHITESPACE),
-        ({"fields": {"x": {"open": "<", "close": "</x>"}}}, None, "<", "", ""),  # a one-character text
-        ({"fields": {"x": {"open_pattern": r"\s*<a>", "close": "</x>"}, "y": {"open_pattern": r"(?<=q)\s*<b>"}}}, None, "<", "", ""),
+        (
+            {"fields": {"x": {"open": "<", "close": "</x>"}}},
+            None,
+            "<",
+            "",
+            "",
+        ),  # a one-character text
+        (
+            {
+                "fields": {
+                    "x": {"open_pattern": r"\s*<a>", "close": "</x>"},
+                    "y": {"open_pattern": r"(?<=q)\s*<b>"},
+                }
+            },
+            None,
+            "<",
+            "",
+            "",
+        ),
     ],
 )
 def test_what_spares_the_quick_search(template, field, first, pair, trailing_run):
@@ -185,14 +225,24 @@ def test_what_spares_the_quick_search(template, field, first, pair, trailing_run
         (RUN_TEMPLATE, "reasoning_content", "a < b", "emit all"),
         (RUN_TEMPLATE, "reasoning_content", "a < b \n", ("hold from", 5)),
         (RUN_TEMPLATE, "reasoning_content", "a <b \u3000", ("hold from", 4)),
-        (RUN_TEMPLATE, "reasoning_content", "x <", ("hold from", 1)),  # ends in `<`: may be `</think>`
+        (
+            RUN_TEMPLATE,
+            "reasoning_content",
+            "x <",
+            ("hold from", 1),
+        ),  # ends in `<`: may be `</think>`
         (RUN_TEMPLATE, "reasoning_content", "x </th", ("hold from", 1)),
         (RUN_TEMPLATE, "reasoning_content", "x\n</think>", "scan"),
         (RUN_TEMPLATE, "reasoning_content", "\t\n ", ("hold from", 0)),
         (LITERAL_TEMPLATE, "reasoning_content", "List<int> ", "emit all"),
         (LITERAL_TEMPLATE, "reasoning_content", "i<n</", ("hold from", 3)),
         # A run before a loose lead (after a lookbehind) needs the scan to decide.
-        ({"fields": {"x": {"open_pattern": r"(?<=q)\s*<b>", "close": "</x>"}}}, None, "q \n", "scan"),
+        (
+            {"fields": {"x": {"open_pattern": r"(?<=q)\s*<b>", "close": "</x>"}}},
+            None,
+            "q \n",
+            "scan",
+        ),
     ],
 )
 def test_quick_hold_without_a_search(template, field, text, expected):
@@ -211,8 +261,12 @@ def test_inside_a_region_only_its_close_is_watched():
     "template",
     [
         {"fields": {"x": {"open_pattern": r"[a-z]+>", "close": "</x>"}}},  # no fixed leading text
-        {"fields": {"x": {"open_pattern": r"\w*<a>", "close": "</x>"}}},  # \w has no small exact set
-        {"fields": {"x": {"open_pattern": r"(?:<a>)?(?=\{)", "close": "</x>"}}},  # optional group first
+        {
+            "fields": {"x": {"open_pattern": r"\w*<a>", "close": "</x>"}}
+        },  # \w has no small exact set
+        {
+            "fields": {"x": {"open_pattern": r"(?:<a>)?(?=\{)", "close": "</x>"}}
+        },  # optional group first
     ],
 )
 def test_states_the_quick_test_cannot_describe_have_none(template):
@@ -222,7 +276,11 @@ def test_states_the_quick_test_cannot_describe_have_none(template):
 LOOSE_TEMPLATE = {
     "fields": {
         "reasoning_content": {"open": "<think>", "close_pattern": r"</think>|(?=<tool_call>)"},
-        "tool_calls": {"open": "<tool_call>", "close_pattern": r"(?<=\})\s*</tool_call>", "repeats": True},
+        "tool_calls": {
+            "open": "<tool_call>",
+            "close_pattern": r"(?<=\})\s*</tool_call>",
+            "repeats": True,
+        },
         "content": {},
     }
 }
@@ -238,7 +296,7 @@ LOOSE_TEMPLATE = {
         ("reasoning_content", "then <tool_ca", ("hold from", 5)),
         # A lookbehind before the run: a trailing run or start may not be a partial match.
         ("tool_calls", '{"a": 1}', "emit all"),
-        ('tool_calls', '{"a": 1} \n', "scan"),
+        ("tool_calls", '{"a": 1} \n', "scan"),
         ("tool_calls", '{"a": "x</tool', "scan"),
         ("tool_calls", '{"a": "x < y"', "emit all"),
     ],
@@ -248,7 +306,9 @@ def test_quick_search_of_lookaheads_and_lookbehinds(field, text, expected):
 
 
 def test_a_literal_and_a_run_pattern_together_scan_their_trailing_starts():
-    search = quick_search({"fields": {"x": {"open_pattern": r"\s*<a>", "close": "</x>"}, "y": {"open": "<b>"}}})
+    search = quick_search(
+        {"fields": {"x": {"open_pattern": r"\s*<a>", "close": "</x>"}, "y": {"open": "<b>"}}}
+    )
     assert answer(search, "text") == "emit all"
     assert answer(search, "text <") == "scan"  # exact answers need one shared run
     assert answer(search, "text \n") == "scan"
@@ -263,18 +323,25 @@ def test_prefilter_of_a_leading_whitespace_run_is_exactly_regex_whitespace():
     state = load_template({"start_anchor": "<S>", **RUN_TEMPLATE}).watch_outside
     assert state.quick.first == "<"
     assert {" ", "\t", "\n", "\x85", "\u3000"} <= state.quick.run_characters
-    assert "\x1c" not in state.quick.run_characters  # str.isspace() says yes, the regex module's \s says no
+    assert (
+        "\x1c" not in state.quick.run_characters
+    )  # str.isspace() says yes, the regex module's \s says no
     assert len(state.quick.run_characters) == 25
 
 
 def test_no_prefilter_when_first_characters_differ():
-    state = load_template({"start_anchor": "<S>", "fields": {"x": {"open": "<x>"}, "y": {"open": "[y]"}}}).watch_outside
+    state = load_template(
+        {"start_anchor": "<S>", "fields": {"x": {"open": "<x>"}, "y": {"open": "[y]"}}}
+    ).watch_outside
     assert state.quick.search is not None
     assert state.quick.first == ""
 
 
 def test_an_optional_escaped_paren_before_a_tag_is_found_in_one_shot():
-    template = {"start_anchor": "<S>", "fields": {"x": {"open": "<x>", "close_pattern": r"\(?<end>"}, "content": {}}}
+    template = {
+        "start_anchor": "<S>",
+        "fields": {"x": {"open": "<x>", "close_pattern": r"\(?<end>"}, "content": {}},
+    }
     assert parse_response("<x>a<end>b", template, prefix="") == {"x": "a", "content": "b"}
 
 
@@ -282,17 +349,61 @@ def test_an_optional_escaped_paren_before_a_tag_is_found_in_one_shot():
     "fields, chunks",
     [
         # A lookahead that ends a group, not the pattern, is not part of a fixed text.
-        ({"reasoning_content": {"open": "<think>", "close_pattern": r"(?:</think>(?=\n)|</r>)\n"}, "content": {}}, ["<think>hmm", "</think>\nHello"]),
+        (
+            {
+                "reasoning_content": {
+                    "open": "<think>",
+                    "close_pattern": r"(?:</think>(?=\n)|</r>)\n",
+                },
+                "content": {},
+            },
+            ["<think>hmm", "</think>\nHello"],
+        ),
         # Under the ASCII flag \s is ASCII whitespace only.
-        ({"x": {"open": "<x>", "close_pattern": r"(?a)\s</x>"}, "content": {}}, ["<x>a", "b\u2003", "</", "x>d"]),
+        (
+            {"x": {"open": "<x>", "close_pattern": r"(?a)\s</x>"}, "content": {}},
+            ["<x>a", "b\u2003", "</", "x>d"],
+        ),
         # Regex-module syntax the standard parser reads differently: a POSIX class, fuzzy matching.
-        ({"t": {"open_pattern": r"<tool\d>", "close_pattern": r"</tool[[:digit:]]>"}, "content": {}}, ["<tool1>{}", "</tool1>after"]),
-        ({"t": {"open_pattern": r"<tool\d>", "close_pattern": r"(?:</think>){e<=1}|(?=<tool>)"}, "content": {}}, ["<tool1>a", "</thimk>after"]),
+        (
+            {
+                "t": {"open_pattern": r"<tool\d>", "close_pattern": r"</tool[[:digit:]]>"},
+                "content": {},
+            },
+            ["<tool1>{}", "</tool1>after"],
+        ),
+        (
+            {
+                "t": {
+                    "open_pattern": r"<tool\d>",
+                    "close_pattern": r"(?:</think>){e<=1}|(?=<tool>)",
+                },
+                "content": {},
+            },
+            ["<tool1>a", "</thimk>after"],
+        ),
         # A match may start in the run before a text, before a trailing start of another delimiter.
-        ({"a": {"open": " </b>X", "close": "</a>"}, "b": {"open_pattern": r"(?<=q)\s*</b>", "close": "</bb>"}, "content": {}}, ["hi", " q  </b>", "Y"]),
+        (
+            {
+                "a": {"open": " </b>X", "close": "</a>"},
+                "b": {"open_pattern": r"(?<=q)\s*</b>", "close": "</bb>"},
+                "content": {},
+            },
+            ["hi", " q  </b>", "Y"],
+        ),
         # A complete text inside a held trailing start: a scan decides.
-        ({"c": {"close": "\n<a>\n"}, "r": {"open_pattern": r"(?=<a>)|\s*</b>"}}, ["x", "\n\n<a>", "zz"]),
-        ({"a": {"open": "yb!", "close": "</a>"}, "b": {"open_pattern": r"xyyb|(?=b)", "close": "</b>"}, "content": {}}, ["hello", "xyb", "zz"]),
+        (
+            {"c": {"close": "\n<a>\n"}, "r": {"open_pattern": r"(?=<a>)|\s*</b>"}},
+            ["x", "\n\n<a>", "zz"],
+        ),
+        (
+            {
+                "a": {"open": "yb!", "close": "</a>"},
+                "b": {"open_pattern": r"xyyb|(?=b)", "close": "</b>"},
+                "content": {},
+            },
+            ["hello", "xyb", "zz"],
+        ),
         # Group-like text inside a class or after an escaped paren is not a group.
         ({"x": {"open": "<x>", "close_pattern": r"[(?<ab>]x"}, "content": {}}, ["<x>1", "bx2"]),
         ({"x": {"open": "<x>", "close_pattern": r"\(?<end>"}, "content": {}}, ["<x>a", "<end>b"]),
@@ -301,15 +412,24 @@ def test_an_optional_escaped_paren_before_a_tag_is_found_in_one_shot():
 def test_quick_path_on_patterns_that_once_fooled_it(fields, chunks):
     template = {"start_anchor": "<S>", "fields": fields}
     assert_same_as_full_scan(template, "", chunks)
-    assert events_of(template, "", chunks, scan_every_chunk=False)[0] == events_of(template, "", ["".join(chunks)], scan_every_chunk=True)[0]
+    assert (
+        events_of(template, "", chunks, scan_every_chunk=False)[0]
+        == events_of(template, "", ["".join(chunks)], scan_every_chunk=True)[0]
+    )
 
 
 def test_long_delimiters_scan_instead_of_building_a_huge_quick_test():
     long_open = "<" + "a" * 1000 + ">"
-    template = {"start_anchor": "<S>", "fields": {"x": {"open": long_open, "close": "</x>"}, "content": {}}}
+    template = {
+        "start_anchor": "<S>",
+        "fields": {"x": {"open": long_open, "close": "</x>"}, "content": {}},
+    }
     assert load_template(template).watch_outside.quick is None  # 1002**2 > the size bound
     assert load_template(template).watch_inside["x"].quick is not None
-    assert parse_response(f"hello {long_open}y</x>", template, prefix="") == {"content": "hello", "x": "y"}
+    assert parse_response(f"hello {long_open}y</x>", template, prefix="") == {
+        "content": "hello",
+        "x": "y",
+    }
 
 
 def feed_past_errors(template, chunks, *, scan_every_chunk: bool) -> list:
@@ -318,7 +438,12 @@ def feed_past_errors(template, chunks, *, scan_every_chunk: bool) -> list:
     log = []
     for chunk in chunks:
         try:
-            log.append([{k: v for k, v in event.items() if k not in ("start", "end")} for event in parser.feed(chunk)])
+            log.append(
+                [
+                    {k: v for k, v in event.items() if k not in ("start", "end")}
+                    for event in parser.feed(chunk)
+                ]
+            )
         except ResponseParseError as error:
             log.append(("error", error.field, error.offset))
         log.append((parser.offset, parser.held_text))
@@ -328,9 +453,20 @@ def feed_past_errors(template, chunks, *, scan_every_chunk: bool) -> list:
 def test_quick_path_after_a_caught_parse_error():
     # The failed close leaves the region open with its body dropped; offsets must still count
     # from where the quick path began, not from the region's start.
-    template = {"start_anchor": "<S>", "fields": {"t": {"open": "<t>", "close_pattern": r"(?<=\})\s*</t>", "content": "json"}, "content": {}}}
+    template = {
+        "start_anchor": "<S>",
+        "fields": {
+            "t": {"open": "<t>", "close_pattern": r"(?<=\})\s*</t>", "content": "json"},
+            "content": {},
+        },
+    }
     chunks = ["<t>}</t>y", "}", "y", "</t>"]
     quick = feed_past_errors(template, chunks, scan_every_chunk=False)
     assert quick == feed_past_errors(template, chunks, scan_every_chunk=True)
     assert quick[0] == ("error", "t", 3)
-    assert [entry for entry in quick if isinstance(entry, tuple) and len(entry) == 2] == [(8, "y"), (10, ""), (11, ""), (15, "")]
+    assert [entry for entry in quick if isinstance(entry, tuple) and len(entry) == 2] == [
+        (8, "y"),
+        (10, ""),
+        (11, ""),
+        (15, ""),
+    ]

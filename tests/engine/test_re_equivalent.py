@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import parse_response
-from tests.support.workloads import QWEN3_CODER_TEMPLATE
 from engine.re_equivalent import re_equivalent
+from tests.support.workloads import QWEN3_CODER_TEMPLATE
 
 QWEN3_CODER_TAG = QWEN3_CODER_TEMPLATE["fields"]["tool_calls"]["content_args"]["tag_pattern"]
 
@@ -29,12 +29,21 @@ def both(source: str, flags: int = regex.DOTALL):
     "source, text",
     [
         (r"\s+", "a\x1c\x1d\x1e\x1f b\u00a0\u3000c\x85"),  # U+001C-001F: \s for re, not for regex
-        (r"\w+", "e\u0301t\u00e9 \u00b2 x\u203fy _9"),  # marks and connector punctuation: \w for regex
-        (r"\d+", "\u0663\u0664 \u00b2 12"),  # Arabic-Indic digits are \d in both; superscript two in neither
+        (
+            r"\w+",
+            "e\u0301t\u00e9 \u00b2 x\u203fy _9",
+        ),  # marks and connector punctuation: \w for regex
+        (
+            r"\d+",
+            "\u0663\u0664 \u00b2 12",
+        ),  # Arabic-Indic digits are \d in both; superscript two in neither
         (r"[^\s<]+", "ab\x1ccd\u00a0<e"),
         (r"\S+", "a\x1cb c"),
         (r"\W+", "a\u0301 \u00b2b"),
-        (QWEN3_CODER_TAG, "<parameter=p\u0301>\n x\x1c \n</parameter><parameter=q>\n\n</parameter>"),
+        (
+            QWEN3_CODER_TAG,
+            "<parameter=p\u0301>\n x\x1c \n</parameter><parameter=q>\n\n</parameter>",
+        ),
     ],
 )
 def test_categories_follow_the_regex_module(source, text):
@@ -78,11 +87,47 @@ def test_flags_other_than_dotall_and_multiline_stay_with_regex():
 
 
 PIECES = [
-    "a", "<", "=", "/", "x", r"\s", r"\w", r"\d", r"\S", r"\W", ".", "[^<]", "[a-c]", r"[\s\d]", r"[^\w\s]",
-    "$", r"\A", r"\Z", "(?=<)", "(?!a)", "(?<=a)",
+    "a",
+    "<",
+    "=",
+    "/",
+    "x",
+    r"\s",
+    r"\w",
+    r"\d",
+    r"\S",
+    r"\W",
+    ".",
+    "[^<]",
+    "[a-c]",
+    r"[\s\d]",
+    r"[^\w\s]",
+    "$",
+    r"\A",
+    r"\Z",
+    "(?=<)",
+    "(?!a)",
+    "(?<=a)",
 ]
 QUANTIFIERS = ["", "", "*", "+", "?", "*?", "+?", "{1,2}", "*+"]
-TEXT_CHARACTERS = ["a", "b", "x", "<", "=", "/", " ", "\n", "\x1c", "\u0301", "\u00b2", "\u0663", "\u00a0", "_", "1", "\u00e9"]
+TEXT_CHARACTERS = [
+    "a",
+    "b",
+    "x",
+    "<",
+    "=",
+    "/",
+    " ",
+    "\n",
+    "\x1c",
+    "\u0301",
+    "\u00b2",
+    "\u0663",
+    "\u00a0",
+    "_",
+    "1",
+    "\u00e9",
+]
 
 
 @st.composite
@@ -90,7 +135,11 @@ def patterns(draw):
     parts = []
     for _ in range(draw(st.integers(1, 6))):
         piece = draw(st.sampled_from(PIECES))
-        quantifier = draw(st.sampled_from(QUANTIFIERS)) if not piece.startswith(("(", "$", "\\A", "\\Z")) else ""
+        quantifier = (
+            draw(st.sampled_from(QUANTIFIERS))
+            if not piece.startswith(("(", "$", "\\A", "\\Z"))
+            else ""
+        )
         if draw(st.integers(0, 5)) == 0:
             piece = f"(?P<g{len(parts)}>{piece}{quantifier})"
             quantifier = ""
@@ -102,7 +151,11 @@ def patterns(draw):
 
 
 @settings(max_examples=500, deadline=None)
-@given(source=patterns(), text=st.lists(st.sampled_from(TEXT_CHARACTERS), max_size=30).map("".join), flags=st.sampled_from([regex.DOTALL, 0, regex.MULTILINE]))
+@given(
+    source=patterns(),
+    text=st.lists(st.sampled_from(TEXT_CHARACTERS), max_size=30).map("".join),
+    flags=st.sampled_from([regex.DOTALL, 0, regex.MULTILINE]),
+)
 def test_an_equivalent_pattern_finds_the_same_matches(source, text, flags):
     compiled, standard = both(source, flags)
     if standard is not None:
@@ -121,5 +174,8 @@ def test_xml_inline_gives_the_same_message_with_and_without_a_time_budget():
     budgeted = parse_response(generation, template, prefix="", regex_timeout=5.0)
     assert fast == budgeted
     assert fast["tool_calls"] == [
-        {"type": "function", "function": {"name": "write", "arguments": {"path": "a\u0301.py\x1c", "count": "3"}}}
+        {
+            "type": "function",
+            "function": {"name": "write", "arguments": {"path": "a\u0301.py\x1c", "count": "3"}},
+        }
     ]

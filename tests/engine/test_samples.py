@@ -7,22 +7,26 @@ equal that region's body in the one-shot parse (streaming equals one-shot); and
 the region_close events must add up to the message.
 """
 
-
 import pytest
-
 from transformers.utils.chat_parsing import parse_response as reference_parse_response
 
 from engine import load_template, message_from_events, parse_response
-
-from tests.support.stream_helpers import random_cuts, stream_events
 from engine.authoring.samples import SAMPLES_DIR, load_sample_file_metadata, load_samples
+from tests.support.stream_helpers import random_cuts, stream_events
 
 SAMPLES = load_samples()
 RANDOM_CHUNKINGS = 20
 # What every family must show (or explain in the sample file's "uncovered").
 TOPICS = {
-    "reasoning", "tool_call", "parallel_tool_calls", "content_before_tool_call", "multi_turn",
-    "truncated", "non_ascii", "nested_arguments", "typed_arguments",
+    "reasoning",
+    "tool_call",
+    "parallel_tool_calls",
+    "content_before_tool_call",
+    "multi_turn",
+    "truncated",
+    "non_ascii",
+    "nested_arguments",
+    "typed_arguments",
 }
 
 
@@ -30,7 +34,9 @@ def _stream(sample, chunks):
     """Feed `chunks`; return (message, regions) where regions is a list of
     [field, concatenated chunk text, closed value]."""
     message, events = stream_events(sample.template, chunks, sample.prefix, tools=sample.tools)
-    assert message_from_events(events, sample.template) == message, "the region_close events do not add up to the message"
+    assert message_from_events(events, sample.template) == message, (
+        "the region_close events do not add up to the message"
+    )
     return message, _regions(events)
 
 
@@ -53,8 +59,6 @@ def _regions(events):
     return regions
 
 
-
-
 def _chunkings(sample):
     yield "one-character", list(sample.generation)
     if sample.chunks is not None:
@@ -73,7 +77,9 @@ def test_samples_exist():
 
 @pytest.mark.parametrize("sample", VALUE_SAMPLES, ids=lambda s: s.id)
 def test_one_shot(sample):
-    message = parse_response(sample.generation, sample.template, prefix=sample.prefix, tools=sample.tools)
+    message = parse_response(
+        sample.generation, sample.template, prefix=sample.prefix, tools=sample.tools
+    )
     assert message == sample.expected
 
 
@@ -86,9 +92,15 @@ def test_streaming_equals_one_shot(sample):
         field = sample.template["fields"][region_field]
         if implicit is not None and region_field == implicit.name and not implicit.repeats:
             continue  # its closes carry the whole value so far, over every stretch
-        if field.get("content", "text") == "text" and "transform" not in field and isinstance(value, str):
+        if (
+            field.get("content", "text") == "text"
+            and "transform" not in field
+            and isinstance(value, str)
+        ):
             stripped = field.get("content_args", {}).get("strip", True)
-            assert value == (body.strip() if stripped else body), f"{region_field}: chunk text is not the region body"
+            assert value == (body.strip() if stripped else body), (
+                f"{region_field}: chunk text is not the region body"
+            )
     for label, chunks in _chunkings(sample):
         message, regions = _stream(sample, chunks)
         assert message == sample.expected, f"chunking {label}: {chunks!r}"
@@ -115,14 +127,20 @@ def test_family_coverage(family):
     covered = set().union(*(s.covers for s in cases))
     assert not (unknown := covered - TOPICS), f"unknown topics {unknown}"
     uncovered = load_sample_file_metadata(SAMPLES_DIR / f"{family}.json").get("uncovered", {})
-    assert not (both := covered & set(uncovered)), f"{sorted(both)} both covered and marked uncovered"
+    assert not (both := covered & set(uncovered)), (
+        f"{sorted(both)} both covered and marked uncovered"
+    )
     missing = TOPICS - covered - set(uncovered)
-    assert not missing, f"{family} does not cover {sorted(missing)} (cover them or explain under 'uncovered')"
+    assert not missing, (
+        f"{family} does not cover {sorted(missing)} (cover them or explain under 'uncovered')"
+    )
 
 
 @pytest.mark.parametrize("sample", [s for s in VALUE_SAMPLES if not s.needs], ids=lambda s: s.id)
 def test_reference_gives_the_same_message(sample):
     """transformers' reference agrees on every sample except those that need what it does not do
     (the implicit field keeping every stretch, decode_json_strings)."""
-    message = reference_parse_response(sample.generation, sample.template, prefix=sample.prefix, tools=sample.tools)
+    message = reference_parse_response(
+        sample.generation, sample.template, prefix=sample.prefix, tools=sample.tools
+    )
     assert message == sample.expected

@@ -8,7 +8,6 @@ against transformers' reference parser.
 from transformers.utils.chat_parsing import parse_response as reference_parse_response
 
 from engine import ResponseParser, parse_response
-
 from tests.support.templates_for_tests import SMOLLM3
 
 QWEN3_CODER = {
@@ -24,7 +23,10 @@ QWEN3_CODER = {
                 "tag_pattern": "<parameter=(?P<key>\\w+)>\\s*(?P<value>.*?)\\s*</parameter>",
                 "value_parser": {"name": "json", "args": {"allow_non_json": True}},
             },
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"},
+            },
         },
         "content": {"close": "<|im_end|>"},
     },
@@ -40,7 +42,10 @@ GPT_OSS = {
             "close": "<|call|>",
             "repeats": True,
             "content": "json",
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"},
+            },
         },
         "content": {"open": "<|channel|>final<|message|>", "close": ["<|return|>", "<|end|>"]},
     },
@@ -55,7 +60,10 @@ COHERE = {
             "close": "<|END_ACTION|>",
             "content": "json",
             "transform_each": True,
-            "transform": {"type": "function", "function": {"name": "{tool_name}", "arguments": "{parameters}"}},
+            "transform": {
+                "type": "function",
+                "function": {"name": "{tool_name}", "arguments": "{parameters}"},
+            },
         },
         "content": {"open": "<|START_RESPONSE|>", "close": "<|END_RESPONSE|>"},
     },
@@ -86,7 +94,12 @@ def test_smollm3_reasoning_and_tool_call():
         {
             "role": "assistant",
             "reasoning_content": "I should greet the user",
-            "tool_calls": [{"type": "function", "function": {"name": "greet_user", "arguments": {"greeting": "Hi!"}}}],
+            "tool_calls": [
+                {
+                    "type": "function",
+                    "function": {"name": "greet_user", "arguments": {"greeting": "Hi!"}},
+                }
+            ],
         },
         prefix="<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n",
     )
@@ -97,7 +110,9 @@ def test_smollm3_multi_turn_prefix_keeps_only_the_last_turn():
         "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello!<|im_end|>\n"
         "<|im_start|>user\nAgain?<|im_end|>\n<|im_start|>assistant\n"
     )
-    check(SMOLLM3, "Hi again!<|im_end|>", {"role": "assistant", "content": "Hi again!"}, prefix=prefix)
+    check(
+        SMOLLM3, "Hi again!<|im_end|>", {"role": "assistant", "content": "Hi again!"}, prefix=prefix
+    )
     check(SMOLLM3, "", {"role": "assistant"}, prefix=prefix)
 
 
@@ -112,7 +127,13 @@ def test_qwen3_coder_tool_call():
         {
             "role": "assistant",
             "tool_calls": [
-                {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "London", "units": "celsius"}}}
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "get_weather",
+                        "arguments": {"city": "London", "units": "celsius"},
+                    },
+                }
             ],
         },
     )
@@ -121,14 +142,22 @@ def test_qwen3_coder_tool_call():
 def test_qwen3_coder_tool_call_json_values_and_whitespace():
     text = (
         "<tool_call>\n<function=set_alarm>\n<parameter=hour>\n7\n</parameter>\n"
-        "<parameter=days>[\"mon\", \"tue\"]</parameter>\n</function>\n</tool_call>"
+        '<parameter=days>["mon", "tue"]</parameter>\n</function>\n</tool_call>'
     )
     check(
         QWEN3_CODER,
         text,
         {
             "role": "assistant",
-            "tool_calls": [{"type": "function", "function": {"name": "set_alarm", "arguments": {"hour": 7, "days": ["mon", "tue"]}}}],
+            "tool_calls": [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "set_alarm",
+                        "arguments": {"hour": 7, "days": ["mon", "tue"]},
+                    },
+                }
+            ],
         },
     )
 
@@ -145,7 +174,12 @@ def test_gpt_oss_function_name_from_the_channel_header():
         {
             "role": "assistant",
             "reasoning_content": "Need the weather.",
-            "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}],
+            "tool_calls": [
+                {
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": {"city": "Paris"}},
+                }
+            ],
         },
         prefix="<|start|>user<|message|>Weather?<|end|><|start|>assistant",
     )
@@ -167,7 +201,10 @@ def test_cohere_transform_each():
         {
             "role": "assistant",
             "tool_calls": [
-                {"type": "function", "function": {"name": "search", "arguments": {"query": "cats"}}},
+                {
+                    "type": "function",
+                    "function": {"name": "search", "arguments": {"query": "cats"}},
+                },
                 {"type": "function", "function": {"name": "lookup", "arguments": {"id": 3}}},
             ],
         },
@@ -175,14 +212,24 @@ def test_cohere_transform_each():
 
 
 def test_int_field():
-    template = {"start_anchor": "A:", "fields": {"count": {"open": "<n>", "close": "</n>", "content": "int"}}}
+    template = {
+        "start_anchor": "A:",
+        "fields": {"count": {"open": "<n>", "close": "</n>", "content": "int"}},
+    }
     check(template, "<n> 42 </n>", {"count": 42})
 
 
 def test_json_unquoted_keys():
     template = {
         "start_anchor": "A:",
-        "fields": {"args": {"open": "<args>", "close": "</args>", "content": "json", "content_args": {"unquoted_keys": True}}},
+        "fields": {
+            "args": {
+                "open": "<args>",
+                "close": "</args>",
+                "content": "json",
+                "content_args": {"unquoted_keys": True},
+            }
+        },
     }
     check(template, '<args>{city: "London"}</args>', {"args": {"city": "London"}})
 
@@ -195,7 +242,9 @@ def test_kv_lines():
 def test_kv_lines_with_int_value_parser():
     template = {
         "start_anchor": "A:",
-        "fields": {"info": {"content": "kv-lines", "content_args": {"value_parser": {"name": "int"}}}},
+        "fields": {
+            "info": {"content": "kv-lines", "content_args": {"value_parser": {"name": "int"}}}
+        },
     }
     check(template, "age: 30\nheight: 181", {"info": {"age": 30, "height": 181}})
 
@@ -205,7 +254,12 @@ def test_join_newline():
         "defaults": {"role": "assistant"},
         "start_anchor": "A:",
         "fields": {
-            "reasoning_content": {"open": "<think>", "close": "</think>", "repeats": True, "join": "\n"},
+            "reasoning_content": {
+                "open": "<think>",
+                "close": "</think>",
+                "repeats": True,
+                "join": "\n",
+            },
             "content": {},
         },
     }

@@ -1,8 +1,8 @@
 """Stream checks: chunkings agree with one-shot; truncation inside a delimiter is reported."""
 
 from engine import check_stream
-from engine.template_files import load_template_file
 from engine.authoring.stream_checks import MAX_EVERY_SPLIT, StreamRun, truncation
+from engine.template_files import load_template_file
 
 QWEN3 = load_template_file("qwen3").response_template
 PREFIX = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
@@ -14,7 +14,11 @@ def test_consistent_sample():
     assert report.ok and report.mismatch is None
     assert report.runs == 1 + 1 + (len(generation) - 1) + 3
     assert report.every_split_stride == 1 and report.notes == []
-    assert report.baseline.message == {"role": "assistant", "reasoning_content": "hm", "content": "Hello"}
+    assert report.baseline.message == {
+        "role": "assistant",
+        "reasoning_content": "hm",
+        "content": "Hello",
+    }
     assert report.baseline.regions == [["reasoning_content", "\nhm\n"], ["content", "\n\nHello"]]
 
 
@@ -53,22 +57,40 @@ def test_mismatch_is_reported(monkeypatch):
     monkeypatch.setattr(stream_checks, "run_chunks", faulty)
     report = check_stream("Hello", QWEN3, prefix=PREFIX, seeds=range(1), truncation_step=0)
     assert not report.ok
-    assert (report.mismatch.chunking, report.mismatch.splits, report.mismatch.message) == ("split@1", [1], {"role": "assistant"})
+    assert (report.mismatch.chunking, report.mismatch.splits, report.mismatch.message) == (
+        "split@1",
+        [1],
+        {"role": "assistant"},
+    )
     assert report.baseline.message == {"role": "assistant", "content": "Hello"}
 
 
 def test_a_generation_that_fails_the_same_way_in_every_chunking_passes():
-    template = {"start_anchor": "<S>", "fields": {"c": {"open": "<j>", "close": "</j>", "content": "json"}}}
+    template = {
+        "start_anchor": "<S>",
+        "fields": {"c": {"open": "<j>", "close": "</j>", "content": "json"}},
+    }
     report = check_stream("ok <j>{bad</j> more", template, prefix="", seeds=range(3))
     assert report.ok
-    assert report.baseline.error.startswith("fields.c: json: Expecting property name enclosed in double quotes")
+    assert report.baseline.error.startswith(
+        "fields.c: json: Expecting property name enclosed in double quotes"
+    )
 
 
 def test_a_spent_budget_stops_the_check_and_says_so():
     # A hostile pattern can spend the regex budget on every feed; the whole check has its own.
     generation = "<think>\nhm\n</think>\n\nHello<|im_end|>"
     stopped = check_stream(generation, QWEN3, prefix=PREFIX, seeds=range(3), max_seconds=0)
-    assert (stopped.ok, stopped.complete, stopped.runs, stopped.truncation_leaks) == (True, False, 1, [])
+    assert (stopped.ok, stopped.complete, stopped.runs, stopped.truncation_leaks) == (
+        True,
+        False,
+        1,
+        [],
+    )
     assert stopped.notes == ["stopped after the 0 s budget: 0 chunkings compared, the rest not run"]
     finished = check_stream(generation, QWEN3, prefix=PREFIX, seeds=range(3), max_seconds=600)
-    assert (finished.complete, finished.runs, finished.notes) == (True, 1 + 1 + (len(generation) - 1) + 3, [])
+    assert (finished.complete, finished.runs, finished.notes) == (
+        True,
+        1 + 1 + (len(generation) - 1) + 3,
+        [],
+    )

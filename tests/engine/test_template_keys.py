@@ -6,7 +6,6 @@ Every case is checked one-shot and streamed one character at a time.
 import pytest
 
 from engine import ResponseParser, parse_response
-
 from tests.support.stream_helpers import stream_events
 
 THINK = {"open": "<think>", "close": "</think>"}
@@ -37,7 +36,12 @@ def test_version_1_is_accepted():
 def test_defaults_are_always_kept_even_when_empty():
     template = t({"content": {}}, defaults={"role": "assistant", "tool_calls": [], "name": ""})
     assert parse(template, "") == {"role": "assistant", "tool_calls": [], "name": ""}
-    assert parse(template, "  hi ") == {"role": "assistant", "tool_calls": [], "name": "", "content": "hi"}
+    assert parse(template, "  hi ") == {
+        "role": "assistant",
+        "tool_calls": [],
+        "name": "",
+        "content": "hi",
+    }
 
 
 def test_defaults_are_overwritten_by_fields():
@@ -47,7 +51,10 @@ def test_defaults_are_overwritten_by_fields():
 
 
 def test_defaults_are_not_shared_between_parses():
-    template = t({"tool_calls": {"open": "<c>", "close": "</c>", "repeats": True}}, defaults={"tool_calls": []})
+    template = t(
+        {"tool_calls": {"open": "<c>", "close": "</c>", "repeats": True}},
+        defaults={"tool_calls": []},
+    )
     assert parse(template, "<c>a</c>") == {"tool_calls": ["a"]}
     assert parse(template, "") == {"tool_calls": []}
 
@@ -59,26 +66,43 @@ def test_start_anchor_string_cuts_after_the_last_match():
 
 
 def test_start_anchor_list_any_literal():
-    template = {"start_anchor": ["<|assistant|>", "<|bot|>"], "fields": {"reasoning_content": THINK, "content": {}}}
-    assert parse(template, "a</think>b", "<|assistant|>X<|bot|><think>") == {"reasoning_content": "a", "content": "b"}
-    assert parse(template, "a</think>b", "<|bot|>X<|assistant|><think>") == {"reasoning_content": "a", "content": "b"}
+    template = {
+        "start_anchor": ["<|assistant|>", "<|bot|>"],
+        "fields": {"reasoning_content": THINK, "content": {}},
+    }
+    assert parse(template, "a</think>b", "<|assistant|>X<|bot|><think>") == {
+        "reasoning_content": "a",
+        "content": "b",
+    }
+    assert parse(template, "a</think>b", "<|bot|>X<|assistant|><think>") == {
+        "reasoning_content": "a",
+        "content": "b",
+    }
     assert parse(template, "hi", "<|bot|>X<|assistant|>") == {"content": "hi"}
 
 
 def test_start_anchor_pattern():
-    template = {"start_anchor_pattern": r"<\|start\|>(assistant|bot)\n", "fields": {"reasoning_content": THINK, "content": {}}}
+    template = {
+        "start_anchor_pattern": r"<\|start\|>(assistant|bot)\n",
+        "fields": {"reasoning_content": THINK, "content": {}},
+    }
     prefix = "<|start|>bot\nold\n<|start|>user\nq\n<|start|>assistant\n<think>"
     assert parse(template, "r</think>c", prefix) == {"reasoning_content": "r", "content": "c"}
 
 
 def test_anchor_is_not_applied_to_the_generation():
     template = t({"content": {}})
-    assert parse(template, "one <|assistant|> two", "<|assistant|>") == {"content": "one <|assistant|> two"}
+    assert parse(template, "one <|assistant|> two", "<|assistant|>") == {
+        "content": "one <|assistant|> two"
+    }
 
 
 def test_anchor_absent_whole_prefix_is_processed():
     template = t({"reasoning_content": THINK, "content": {}})
-    assert parse(template, "b</think>c", "<think>a ") == {"reasoning_content": "a b", "content": "c"}
+    assert parse(template, "b</think>c", "<think>a ") == {
+        "reasoning_content": "a b",
+        "content": "c",
+    }
     # a closed region in the prefix lands in the message as if the model wrote it
     assert parse(template, "c", "<think>a</think>") == {"reasoning_content": "a", "content": "c"}
 
@@ -103,13 +127,18 @@ def test_open_and_close_literals():
 
 
 def test_open_pattern_and_close_pattern():
-    template = t({"answer": {"open_pattern": r"<ans\s*>", "close_pattern": r"</ans\s*>"}, "content": {}})
+    template = t(
+        {"answer": {"open_pattern": r"<ans\s*>", "close_pattern": r"</ans\s*>"}, "content": {}}
+    )
     assert parse(template, "x<ans  >42</ans >y") == {"answer": "42", "content": "xy"}
 
 
 def test_no_close_runs_to_the_end():
     template = t({"reasoning_content": {"open": "<think>"}, "content": {}})
-    assert parse(template, "pre<think>all </think> the rest") == {"content": "pre", "reasoning_content": "all </think> the rest"}
+    assert parse(template, "pre<think>all </think> the rest") == {
+        "content": "pre",
+        "reasoning_content": "all </think> the rest",
+    }
 
 
 def test_end_of_generation_closes_an_open_region():
@@ -118,12 +147,26 @@ def test_end_of_generation_closes_an_open_region():
 
 
 def test_literal_list_open_and_close():
-    template = t({"tool_calls": {"open": ["<call>", "[CALL]"], "close": ["</call>", "[/CALL]"], "repeats": True}, "content": {}})
+    template = t(
+        {
+            "tool_calls": {
+                "open": ["<call>", "[CALL]"],
+                "close": ["</call>", "[/CALL]"],
+                "repeats": True,
+            },
+            "content": {},
+        }
+    )
     assert parse(template, "<call>a[/CALL][CALL]b</call>") == {"tool_calls": ["a", "b"]}
 
 
 def test_literal_list_one_literal_a_prefix_of_another():
-    template = t({"x": {"open": ["<t", "<tool>"], "close": ["</t>", "</tool>"], "repeats": True}, "content": {}})
+    template = t(
+        {
+            "x": {"open": ["<t", "<tool>"], "close": ["</t>", "</tool>"], "repeats": True},
+            "content": {},
+        }
+    )
     # the longer literal wins where both match
     assert parse(template, "<tool>A</tool>") == {"x": ["A"]}
     assert parse(template, "<tB</t>") == {"x": ["B"]}
@@ -145,7 +188,10 @@ def test_literal_list_prefix_is_held_while_streaming():
 
 def test_implicit_field_catches_unclaimed_text():
     template = t({"reasoning_content": THINK, "answer": {}})
-    assert parse(template, "<think>r</think>the answer") == {"reasoning_content": "r", "answer": "the answer"}
+    assert parse(template, "<think>r</think>the answer") == {
+        "reasoning_content": "r",
+        "answer": "the answer",
+    }
 
 
 def test_without_implicit_field_unclaimed_text_is_dropped():
@@ -193,7 +239,9 @@ def test_optional_true_is_the_default():
 
 
 def test_empty_values_are_dropped_unless_in_defaults():
-    template = t({"x": {"open": "<x>", "close": "</x>"}, "content": {}}, defaults={"role": "assistant"})
+    template = t(
+        {"x": {"open": "<x>", "close": "</x>"}, "content": {}}, defaults={"role": "assistant"}
+    )
     assert parse(template, "<x>  </x>") == {"role": "assistant"}
 
 
@@ -204,7 +252,12 @@ def test_content_and_content_args():
     template = t(
         {
             "n": {"open": "<n>", "close": "</n>", "content": "int"},
-            "raw": {"open": "<raw>", "close": "</raw>", "content": "text", "content_args": {"strip": False}},
+            "raw": {
+                "open": "<raw>",
+                "close": "</raw>",
+                "content": "text",
+                "content_args": {"strip": False},
+            },
         }
     )
     assert parse(template, "<n> 7 </n><raw> a </raw>") == {"n": 7, "raw": " a "}
@@ -214,7 +267,16 @@ def test_content_and_content_args():
 
 
 def test_transform_whole_placeholder_keeps_type():
-    template = t({"x": {"open": "<x>", "close": "</x>", "content": "json", "transform": {"v": "{content}", "k": 1, "l": [True, "{content}"]}}})
+    template = t(
+        {
+            "x": {
+                "open": "<x>",
+                "close": "</x>",
+                "content": "json",
+                "transform": {"v": "{content}", "k": 1, "l": [True, "{content}"]},
+            }
+        }
+    )
     assert parse(template, "<x>[1, 2]</x>") == {"x": {"v": [1, 2], "k": 1, "l": [True, [1, 2]]}}
 
 
@@ -256,18 +318,27 @@ def test_transform_named_capture_of_open_pattern():
     ("open_key", "close_pattern", "transform", "text", "expected"),
     [
         pytest.param(
-            {"open": "<x>"}, r"</x id=(?P<id>\d+)>", {"id": "{id}", "body": "{content}"},
-            "<x>hi</x id=12>", {"x": {"id": "12", "body": "hi"}},
+            {"open": "<x>"},
+            r"</x id=(?P<id>\d+)>",
+            {"id": "{id}", "body": "{content}"},
+            "<x>hi</x id=12>",
+            {"x": {"id": "12", "body": "hi"}},
             id="named_capture_of_close_pattern",
         ),
         pytest.param(
-            {"open_pattern": r"<x n=(?P<n>\w+)>"}, r"</x n=(?P<n>\w+)>", {"n": "{n}", "body": "{content}"},
-            "<x n=open>b</x n=close>", {"x": {"n": "close", "body": "b"}},
+            {"open_pattern": r"<x n=(?P<n>\w+)>"},
+            r"</x n=(?P<n>\w+)>",
+            {"n": "{n}", "body": "{content}"},
+            "<x n=open>b</x n=close>",
+            {"x": {"n": "close", "body": "b"}},
             id="close_capture_wins_over_open_capture",
         ),
         pytest.param(
-            {"open_pattern": r"<x n=(?P<n>\w+)>"}, r"</x(?: n=(?P<n>\w+))?>", {"n": "{n}", "body": "{content}"},
-            "<x n=open>b</x>", {"x": {"n": "open", "body": "b"}},
+            {"open_pattern": r"<x n=(?P<n>\w+)>"},
+            r"</x(?: n=(?P<n>\w+))?>",
+            {"n": "{n}", "body": "{content}"},
+            "<x n=open>b</x>",
+            {"x": {"n": "open", "body": "b"}},
             id="open_capture_kept_when_close_group_does_not_participate",
         ),
     ],
@@ -285,11 +356,17 @@ def test_transform_each():
                 "close": "</calls>",
                 "content": "json",
                 "transform_each": True,
-                "transform": {"type": "function", "function": {"name": "{tool_name}", "arguments": "{parameters}"}},
+                "transform": {
+                    "type": "function",
+                    "function": {"name": "{tool_name}", "arguments": "{parameters}"},
+                },
             }
         }
     )
-    assert parse(template, '<calls>[{"tool_name": "a", "parameters": {"x": 1}}, {"tool_name": "b", "parameters": {}}]</calls>') == {
+    assert parse(
+        template,
+        '<calls>[{"tool_name": "a", "parameters": {"x": 1}}, {"tool_name": "b", "parameters": {}}]</calls>',
+    ) == {
         "tool_calls": [
             {"type": "function", "function": {"name": "a", "arguments": {"x": 1}}},
             {"type": "function", "function": {"name": "b", "arguments": {}}},
@@ -305,14 +382,20 @@ def test_transform_each_with_python_call_list_and_open_capture():
                 "close": "<|eom|>",
                 "content": "python-call-list",
                 "transform_each": True,
-                "transform": {"type": "{kind}", "function": {"name": "{name}", "arguments": "{arguments}"}},
+                "transform": {
+                    "type": "{kind}",
+                    "function": {"name": "{name}", "arguments": "{arguments}"},
+                },
             }
         }
     )
-    text = '<|python_tag|function>[get_weather(city="Paris", days=3), get_time(tz=\'UTC\')]<|eom|>'
+    text = "<|python_tag|function>[get_weather(city=\"Paris\", days=3), get_time(tz='UTC')]<|eom|>"
     assert parse(template, text) == {
         "tool_calls": [
-            {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}},
+            {
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 3}},
+            },
             {"type": "function", "function": {"name": "get_time", "arguments": {"tz": "UTC"}}},
         ]
     }
@@ -331,9 +414,9 @@ def test_transform_each_with_repeats_extends_per_block():
             }
         }
     )
-    assert parse(template, '<calls>[{"n": "a"}, {"n": "b"}]</calls><calls>[{"n": "c"}]</calls>') == {
-        "tool_calls": [[{"name": "a"}, {"name": "b"}], [{"name": "c"}]]
-    }
+    assert parse(
+        template, '<calls>[{"n": "a"}, {"n": "b"}]</calls><calls>[{"n": "c"}]</calls>'
+    ) == {"tool_calls": [[{"name": "a"}, {"name": "b"}], [{"name": "c"}]]}
 
 
 # -- prefix replay: initial_events and held partial delimiters ----------------------
@@ -373,7 +456,9 @@ def test_initial_events_from_a_prefix_that_opens_and_closes_a_region():
 
 
 def test_initial_events_empty_when_prefix_ends_at_the_anchor():
-    parser = ResponseParser(t({"reasoning_content": THINK, "content": {}}), prefix="<|user|>hi<|assistant|>")
+    parser = ResponseParser(
+        t({"reasoning_content": THINK, "content": {}}), prefix="<|user|>hi<|assistant|>"
+    )
     assert parser.initial_events == []
 
 
@@ -382,9 +467,13 @@ def test_held_partial_delimiter():
     parser = ResponseParser(template, prefix="")
     assert parser.feed("<thi") == []
     assert parser.feed("nk>") == [{"type": "region_open", "field": "reasoning_content"}]
-    assert parser.feed("a</") == [{"type": "region_chunk", "field": "reasoning_content", "text": "a", "dirty": False}]
+    assert parser.feed("a</") == [
+        {"type": "region_chunk", "field": "reasoning_content", "text": "a", "dirty": False}
+    ]
     assert parser.feed("thin") == []
-    assert parser.feed("g") == [{"type": "region_chunk", "field": "reasoning_content", "text": "</thing", "dirty": False}]
+    assert parser.feed("g") == [
+        {"type": "region_chunk", "field": "reasoning_content", "text": "</thing", "dirty": False}
+    ]
     message, final = parser.finalize()
     assert message == {"reasoning_content": "a</thing"}
     assert final == [{"type": "region_close", "field": "reasoning_content", "value": "a</thing"}]

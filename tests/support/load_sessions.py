@@ -44,7 +44,9 @@ def api_client(url: str, address: str | None = None):
     """A `gradio_client.Client`; `address` sends it as X-Forwarded-For (a visitor of that address)."""
     import gradio_client
 
-    return gradio_client.Client(url, verbose=False, headers={"X-Forwarded-For": address} if address else None)
+    return gradio_client.Client(
+        url, verbose=False, headers={"X-Forwarded-For": address} if address else None
+    )
 
 
 class SilentEndpoint:
@@ -91,7 +93,14 @@ class PageVisitor:
             as the proxy in front of a Space does).
     """
 
-    def __init__(self, url: str, config: dict | None = None, *, timeout: float = 120.0, headers: dict | None = None):
+    def __init__(
+        self,
+        url: str,
+        config: dict | None = None,
+        *,
+        timeout: float = 120.0,
+        headers: dict | None = None,
+    ):
         self.http = httpx.Client(base_url=url, timeout=timeout, headers=headers or {})
         self.config = config or self.http.get("/config").json()
         self.session_hash = uuid.uuid4().hex[:12]
@@ -100,14 +109,18 @@ class PageVisitor:
         self._closed = threading.Event()
         self._runner = ThreadPoolExecutor(max_workers=2)
         self._lock = threading.Lock()
-        self._pending: dict[str, queue.Queue] = {}  # event id -> its messages (None: the stream ended)
+        self._pending: dict[
+            str, queue.Queue
+        ] = {}  # event id -> its messages (None: the stream ended)
         self._reader: threading.Thread | None = None
         self._heartbeat = threading.Thread(target=self._beat, daemon=True)
         self._heartbeat.start()
 
     def _beat(self) -> None:
         try:
-            with self.http.stream("GET", f"/{API}/heartbeat/{self.session_hash}", timeout=None) as response:
+            with self.http.stream(
+                "GET", f"/{API}/heartbeat/{self.session_hash}", timeout=None
+            ) as response:
                 for _ in response.iter_lines():
                     if self._closed.is_set():
                         return
@@ -120,10 +133,16 @@ class PageVisitor:
             component = self._components[component_id]
             props = component.get("props", {})
             elem_id = props.get("elem_id")
-            data.append(values[elem_id] if elem_id in values else (None if component["type"] == "state" else props.get("value")))
+            data.append(
+                values[elem_id]
+                if elem_id in values
+                else (None if component["type"] == "state" else props.get("value"))
+            )
         return data
 
-    def run(self, listener: str, values: dict | None = None, *, timeout: float = 120.0) -> list[dict]:
+    def run(
+        self, listener: str, values: dict | None = None, *, timeout: float = 120.0
+    ) -> list[dict]:
         """Trigger the page listener `listener` (its api name, e.g. "page_parse") with the page's
         values, those in `values` (keyed by elem_id) replaced; wait for it to end.
 
@@ -133,12 +152,17 @@ class PageVisitor:
         """
         dependency = self._dependencies[listener]
         body = {
-            "data": self._inputs(dependency, values or {}), "event_data": None, "fn_index": dependency["id"],
-            "trigger_id": None, "session_hash": self.session_hash,
+            "data": self._inputs(dependency, values or {}),
+            "event_data": None,
+            "fn_index": dependency["id"],
+            "trigger_id": None,
+            "session_hash": self.session_hash,
         }
         with self._lock:
             joined = self.http.post(f"/{API}/queue/join", json=body)
-            if joined.status_code != 200:  # refused at the door (admission), with the reason as detail
+            if (
+                joined.status_code != 200
+            ):  # refused at the door (admission), with the reason as detail
                 raise PageRefused(f"{listener}: {joined.json().get('detail', joined.text)}")
             messages: queue.Queue = queue.Queue()
             self._pending[joined.json()["event_id"]] = messages
@@ -154,7 +178,10 @@ class PageVisitor:
             if kind in ("process_generating", "process_completed") and message.get("output"):
                 if kind == "process_completed" and not message.get("success", True):
                     raise PageFailure(f"{listener}: {message['output'].get('error')}")
-                names = [self._components[i].get("props", {}).get("elem_id") for i in dependency["outputs"]]
+                names = [
+                    self._components[i].get("props", {}).get("elem_id")
+                    for i in dependency["outputs"]
+                ]
                 outputs.append(dict(zip(names, message["output"].get("data") or [])))
             if kind == "process_completed":
                 return outputs
@@ -163,7 +190,12 @@ class PageVisitor:
         """Read the session's event stream (one for all its listeners) while any is pending."""
         while True:
             try:
-                with self.http.stream("GET", f"/{API}/queue/data", params={"session_hash": self.session_hash}, timeout=None) as stream:
+                with self.http.stream(
+                    "GET",
+                    f"/{API}/queue/data",
+                    params={"session_hash": self.session_hash},
+                    timeout=None,
+                ) as stream:
                     for line in stream.iter_lines():
                         if not line.startswith("data:"):
                             continue
@@ -188,7 +220,13 @@ class PageVisitor:
         """Load the page at `?query` (a deep link) as the browser does: the page's load listeners,
         then what follows them. Returns the outputs of the last listener (`page_open_page`)."""
         load = next(d for d in self.config["dependencies"] if d.get("api_name") == "query_params")
-        body = {"data": [], "event_data": None, "fn_index": load["id"], "trigger_id": None, "session_hash": self.session_hash}
+        body = {
+            "data": [],
+            "event_data": None,
+            "fn_index": load["id"],
+            "trigger_id": None,
+            "session_hash": self.session_hash,
+        }
         answered = self.http.post(f"/{API}/run/predict", params=query or {}, json=body)
         answered.raise_for_status()
         return self.run("page_open_page")

@@ -27,4 +27,7 @@ def field_reports() -> dict[str, dict]:
     marked `needs_field_reports`)."""
     if not FIELD_REPORTS_PATH.is_file():
         return {}
-    return {case["name"]: case for case in json.loads(FIELD_REPORTS_PATH.read_text(encoding="utf-8"))["cases"]}
+    return {
+        case["name"]: case
+        for case in json.loads(FIELD_REPORTS_PATH.read_text(encoding="utf-8"))["cases"]
+    }

@@ -8,9 +8,7 @@ lookaheads and named groups. Generations are built from the same pieces.
 
 from __future__ import annotations
 
-
 from hypothesis import strategies as st
-
 
 LITERALS = ["<a>", "</a>", "<ab>", "<b>", "</b>", "<", "[T]", "[T]x", "<|e|>"]
 # (pattern, named groups)
@@ -25,7 +23,31 @@ PATTERNS = [
     (r"<c>(?!x)", ()),
     (r"<d>.*?</d>", ()),
 ]
-TEXT_PIECES = ["x", "y", " ", "\n", "{", "}", "\"", "1", "é", "<", ">", "/", "a", "b", "[", "T", "]", "|", "e", "d", "c", '{"k": 1}', "42"]
+TEXT_PIECES = [
+    "x",
+    "y",
+    " ",
+    "\n",
+    "{",
+    "}",
+    '"',
+    "1",
+    "é",
+    "<",
+    ">",
+    "/",
+    "a",
+    "b",
+    "[",
+    "T",
+    "]",
+    "|",
+    "e",
+    "d",
+    "c",
+    '{"k": 1}',
+    "42",
+]
 
 
 @st.composite
@@ -34,7 +56,9 @@ def delimiter_spec(draw, side: str) -> dict:
     if kind == "literal":
         return {side: draw(st.sampled_from(LITERALS))}
     if kind == "literal_list":
-        return {side: draw(st.lists(st.sampled_from(LITERALS), min_size=1, max_size=3, unique=True))}
+        return {
+            side: draw(st.lists(st.sampled_from(LITERALS), min_size=1, max_size=3, unique=True))
+        }
     pattern, _ = draw(st.sampled_from(PATTERNS))
     return {f"{side}_pattern": pattern}
 
@@ -51,7 +75,14 @@ def _named_groups(field: dict) -> list[str]:
 @st.composite
 def templates(draw, contents: tuple[str, ...] = ("text",)) -> dict:
     """A valid template with 1 to 3 fields, maybe an implicit one, each with one of `contents`."""
-    names = draw(st.lists(st.sampled_from(["reasoning_content", "tool_calls", "extra", "content"]), min_size=1, max_size=3, unique=True))
+    names = draw(
+        st.lists(
+            st.sampled_from(["reasoning_content", "tool_calls", "extra", "content"]),
+            min_size=1,
+            max_size=3,
+            unique=True,
+        )
+    )
     implicit = draw(st.sampled_from([None, *names]))
     fields = {}
     for name in names:
@@ -94,5 +125,7 @@ def template_and_generation(draw, contents: tuple[str, ...] = ("text",)):
     template = draw(templates(contents))
     pieces = generation_pieces(template)
     generation = "".join(draw(st.lists(st.sampled_from(pieces), max_size=25)))
-    prefix = draw(st.sampled_from(["", "<S>", "junk<S>", "<S>x<S>"])) + "".join(draw(st.lists(st.sampled_from(pieces), max_size=4)))
+    prefix = draw(st.sampled_from(["", "<S>", "junk<S>", "<S>x<S>"])) + "".join(
+        draw(st.lists(st.sampled_from(pieces), max_size=4))
+    )
     return template, prefix, generation

@@ -11,7 +11,11 @@ def random_cuts(text: str, seed: int) -> list[str]:
     if len(text) < 2:
         return [text] if text else []
     rng = random.Random(seed)
-    cuts = sorted(rng.sample(range(1, len(text)), k=min(len(text) - 1, rng.randint(1, max(1, len(text) // 3)))))
+    cuts = sorted(
+        rng.sample(
+            range(1, len(text)), k=min(len(text) - 1, rng.randint(1, max(1, len(text) // 3)))
+        )
+    )
     bounds = [0, *cuts, len(text)]
     return [text[a:b] for a, b in zip(bounds, bounds[1:])]
 

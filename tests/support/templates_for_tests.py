@@ -10,6 +10,7 @@ identity (`template is SMOLLM3`).
 """
 
 import json
+
 from tests.support.workloads import SMOLLM3_TEMPLATE
 
 SMOLLM3 = SMOLLM3_TEMPLATE
@@ -21,5 +22,7 @@ GENERATION = '<think>\nI should greet the user\n</think>\n\n<tool_call>{"name": 
 EXPECTED = {
     "role": "assistant",
     "reasoning_content": "I should greet the user",
-    "tool_calls": [{"type": "function", "function": {"name": "greet_user", "arguments": {"greeting": "Hi!"}}}],
+    "tool_calls": [
+        {"type": "function", "function": {"name": "greet_user", "arguments": {"greeting": "Hi!"}}}
+    ],
 }

@@ -33,10 +33,25 @@ WORDS = (
 ).split()
 
 # Text that is full of `<` without being a delimiter.
-ANGLE_BRACKETS = ["a < b", "i<n", "x <= y", "1<<4", "List<int>", "<div>", "</span>", "<br/>", "a<b", "<-", "<>", "<<"]
+ANGLE_BRACKETS = [
+    "a < b",
+    "i<n",
+    "x <= y",
+    "1<<4",
+    "List<int>",
+    "<div>",
+    "</span>",
+    "<br/>",
+    "a<b",
+    "<-",
+    "<>",
+    "<<",
+]
 
 
-def _filler(rng: random.Random, length: int, near_misses: list[str], whitespace: bool = False) -> str:
+def _filler(
+    rng: random.Random, length: int, near_misses: list[str], whitespace: bool = False
+) -> str:
     """About `length` characters of prose mixing words, `<` constructs and near-miss delimiters.
 
     Every near-miss is followed by a space, so none of them can complete into its delimiter.
@@ -73,7 +88,7 @@ def _code(rng: random.Random, length: int) -> str:
                 f"def step_{index}(items: list[int], limit: int = {index}) -> bool:",
                 f"    if len(items) < limit and items[{index % 7}] <= {index}:",
                 f"        return items[0] << {index % 5} < 1 << 20",
-                f'    html = "<div class=\'row\'>{index}</div></tool "  # a near-miss of the close',
+                f"    html = \"<div class='row'>{index}</div></tool \"  # a near-miss of the close",
                 f"    values = {{k: v for k, v in zip(keys, range({index})) if v < {index * 3}}}",
                 "    # reasoning: <thin and <|en are plain text here",
                 f"    while i < n: i += {index % 3 + 1}",
@@ -134,7 +149,16 @@ SMOLLM3_TEMPLATE = {
         "content": {"close": "<|im_end|>"},
     },
 }
-SMOLLM3_NEAR_MISSES = ["<thin", "</thin", "</tool", "<tool_cal", "<|en", "<|im_en", "<think about", "</think about"]
+SMOLLM3_NEAR_MISSES = [
+    "<thin",
+    "</thin",
+    "</tool",
+    "<tool_cal",
+    "<|en",
+    "<|im_en",
+    "<think about",
+    "</think about",
+]
 
 
 def _smollm3_case(rng: random.Random, size: int) -> Case:
@@ -142,7 +166,10 @@ def _smollm3_case(rng: random.Random, size: int) -> Case:
     weather = {"name": "get_weather", "arguments": {"city": "Paris", "days": 3, "units": "celsius"}}
     report = {
         "name": "write_file",
-        "arguments": {"path": "reports/paris.md", "content": _filler(rng, argument_len, SMOLLM3_NEAR_MISSES)},
+        "arguments": {
+            "path": "reports/paris.md",
+            "content": _filler(rng, argument_len, SMOLLM3_NEAR_MISSES),
+        },
     }
     content = _filler(rng, content_len, SMOLLM3_NEAR_MISSES) + " Done, caf\u00e9 \u2192 ok."
     text = (
@@ -167,12 +194,23 @@ QWEN3_CODER_TEMPLATE = {
                 "tag_pattern": r"<parameter=(?P<key>\w+)>\s*(?P<value>.*?)\s*</parameter>",
                 "value_parser": {"name": "json", "args": {"allow_non_json": True}},
             },
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"},
+            },
         },
         "content": {"close": "<|im_end|>"},
     },
 }
-QWEN3_CODER_NEAR_MISSES = ["<tool_cal", "<tool_call ", "<functio", "</tool", "<|im_en", "<|en", "<param"]
+QWEN3_CODER_NEAR_MISSES = [
+    "<tool_cal",
+    "<tool_call ",
+    "<functio",
+    "</tool",
+    "<|im_en",
+    "<|en",
+    "<param",
+]
 
 
 def _qwen3_coder_case(rng: random.Random, size: int) -> Case:
@@ -204,12 +242,27 @@ GPT_OSS_TEMPLATE = {
             "close": "<|call|>",
             "repeats": True,
             "content": "json",
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"},
+            },
         },
-        "content": {"open": ["<|channel|>final<|message|>", "<|channel|>commentary<|message|>"], "close": ["<|end|>", "<|return|>"]},
+        "content": {
+            "open": ["<|channel|>final<|message|>", "<|channel|>commentary<|message|>"],
+            "close": ["<|end|>", "<|return|>"],
+        },
     },
 }
-GPT_OSS_NEAR_MISSES = ["<|en", "<|end", "<|chan", "<|channel", "<|mess", "<|cal", "<|ret", "<|start"]
+GPT_OSS_NEAR_MISSES = [
+    "<|en",
+    "<|end",
+    "<|chan",
+    "<|channel",
+    "<|mess",
+    "<|cal",
+    "<|ret",
+    "<|start",
+]
 GPT_OSS_PREFIX = (
     "<|start|>system<|message|>You are ChatGPT.<|end|>"
     "<|start|>developer<|message|># Tools\nnamespace functions { type get_weather = (_: {city: string}) => any; }<|end|>"
@@ -250,7 +303,10 @@ WHITESPACE_TEMPLATE = {
 
 def _whitespace_case(rng: random.Random, size: int) -> Case:
     reasoning_len, content_len, argument_len = _split_budget(size, 200, [0.6, 0.25, 0.15])
-    call = {"name": "search", "arguments": {"query": _filler(rng, argument_len, SMOLLM3_NEAR_MISSES, whitespace=True)}}
+    call = {
+        "name": "search",
+        "arguments": {"query": _filler(rng, argument_len, SMOLLM3_NEAR_MISSES, whitespace=True)},
+    }
     text = (
         f"\n<think>\n{_filler(rng, reasoning_len, SMOLLM3_NEAR_MISSES, whitespace=True)}\n\n</think>\n\n"
         f"{_filler(rng, content_len, SMOLLM3_NEAR_MISSES, whitespace=True)}\n\n"
@@ -273,7 +329,10 @@ def _calls_case(calls_per_mb: int) -> Callable[[random.Random, int], Case]:
         blocks = []
         for index in range(calls):
             stretch = _filler(rng, stretch_len, SMOLLM3_NEAR_MISSES) + "\n"
-            call = {"name": "read_file", "arguments": {"path": f"src/module_{index}.py", "line": index}}
+            call = {
+                "name": "read_file",
+                "arguments": {"path": f"src/module_{index}.py", "line": index},
+            }
             stretches.append(("\n" if index else "") + stretch)
             blocks.append(f"{stretches[-1]}<tool_call>\n{json.dumps(call)}\n</tool_call>")
         stretches.append("\n" + _filler(rng, stretch_len, SMOLLM3_NEAR_MISSES))
@@ -286,7 +345,12 @@ def _calls_case(calls_per_mb: int) -> Callable[[random.Random, int], Case]:
 WORKLOADS = {
     workload.name: workload
     for workload in [
-        Workload("smollm3", "SmolLM3: literal <think>, <tool_call> JSON, implicit content", SMOLLM3_TEMPLATE, _smollm3_case),
+        Workload(
+            "smollm3",
+            "SmolLM3: literal <think>, <tool_call> JSON, implicit content",
+            SMOLLM3_TEMPLATE,
+            _smollm3_case,
+        ),
         Workload(
             "qwen3-coder",
             "Qwen3-Coder: regex open with a named group, xml-inline + JSON values, large code argument",
@@ -294,8 +358,18 @@ WORKLOADS = {
             _qwen3_coder_case,
             spans_implicit_stretches=True,
         ),
-        Workload("gpt-oss", "gpt-oss: literal channels, regex open with a named group", GPT_OSS_TEMPLATE, _gpt_oss_case),
-        Workload("ws-prefix", "every pattern starts with \\s* (no literal first character)", WHITESPACE_TEMPLATE, _whitespace_case),
+        Workload(
+            "gpt-oss",
+            "gpt-oss: literal channels, regex open with a named group",
+            GPT_OSS_TEMPLATE,
+            _gpt_oss_case,
+        ),
+        Workload(
+            "ws-prefix",
+            "every pattern starts with \\s* (no literal first character)",
+            WHITESPACE_TEMPLATE,
+            _whitespace_case,
+        ),
         Workload(
             "calls-1000",
             "agent trace: content and tool calls alternating, 1,000 calls per MB (SmolLM3 format)",
