@@ -586,7 +586,7 @@ def _run_ray(
         try:
             if address:
                 # An existing cluster: ship this engine package to its workers.
-                ray.init(runtime_env={"py_modules": [str(Path(__file__).resolve().parent)]})
+                ray.init(runtime_env={"py_modules": [str(Path(__file__).resolve().parents[1])]})
             else:
                 # A cluster of this machine only: on the loopback address, no dashboard.
                 ray.init(num_cpus=num_proc, include_dashboard=False, _node_ip_address="127.0.0.1")

@@ -42,7 +42,7 @@ from engine.tokenizer import IncrementalDecoder
 if TYPE_CHECKING:
     import torch
 
-DEFAULT_MODEL_PATH = Path(__file__).resolve().parent.parent / "samples" / "demo-model"
+DEFAULT_MODEL_PATH = Path(__file__).resolve().parents[2] / "samples" / "demo-model"
 
 # Tokens decoded together with each new one, so tokenizers that render a
 # token differently at the start of a string (SentencePiece's leading space)

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..catalog import shipped_templates
 
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "templates" / "response_template.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "templates" / "response_template.schema.json"
 
 
 @functools.cache

@@ -23,7 +23,7 @@ CHUNKINGS = {
     "random": "seeded random",
     "points": "split points (typed)",
 }
-DEMO_MODEL_PATH = Path(__file__).resolve().parent.parent / "samples" / "demo-model"
+DEMO_MODEL_PATH = Path(__file__).resolve().parents[2] / "samples" / "demo-model"
 _WORDISH = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
 _tokenizer_lock = threading.Lock()
 _tokenizer_cache: dict[str, Any] = {}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import limits
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEMO_MODEL = ROOT / "samples" / "demo-model"
 _HUB_ID = re.compile(r"[\w.-]+(/[\w.-]+)?")
 _allowed: list[Path] = []  # folders the host named (app.py --model)

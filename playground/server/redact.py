@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # The engine's documented errors, whose names stay.
 ENGINE_ERRORS = (
     "ResponseParseError",

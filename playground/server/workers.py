@@ -36,7 +36,7 @@ from typing import Any
 
 from . import limits
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # kind -> the job function, as "module:function" (imported by the worker only).
 JOBS = {
     "conformance": "playground.authoring.chat_template_check:check_job",
