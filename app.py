@@ -21,7 +21,7 @@ except ValueError as error:  # PLAYGROUND_LIMITS is wrong: the message names the
     raise SystemExit(f"app.py: {error}") from None
 from starlette.middleware import Middleware
 
-from playground import api, handlers
+from playground import api, handlers, live
 from playground.authoring.chat_template_check import matrix_html
 from playground.authoring.diagnostics import check_template
 from playground.authoring.inference import findings_html
@@ -35,7 +35,6 @@ from playground.catalog import (
     template_names,
     template_text_of,
 )
-from playground.model import live
 from playground.panels.field_reference import reference_html
 from playground.panels.page_script import (
     CONFORMANCE_JS,

@@ -39,7 +39,7 @@ from rich.text import Text
 from .authoring.diagnosis import Diagnosis
 from .authoring.lint import lint, lint_prompts
 from .authoring.pattern_explain import explain_pattern
-from .authoring.samples import _load_sample_file
+from .authoring.samples import load_sample_file
 from .authoring.stream_checks import check_stream
 from .authoring.trace import trace
 from .batch.files import BATCH_ROWS
@@ -115,7 +115,7 @@ def command_check(args, console: Console) -> int:
     failures = sum(d.severity == "error" for d in diagnostics)
     if any(d.code == "template-error" for d in diagnostics):
         return 1
-    samples = _load_sample_file(Path(args.samples), {}, template)
+    samples = load_sample_file(Path(args.samples), {}, template)
     leaky = 0
     for sample in samples:
         case_template = template if sample.template_name != "<inline>" else sample.template

@@ -21,7 +21,6 @@ from typing import Any
 
 from partial_json_parser import Allow, loads
 
-from .authoring.trace import is_tool_call_field
 from .parser import ResponseParser
 from .template import FieldSpec, ResponseTemplate, load_template
 from .tool_typing import tool_parameter_schemas, type_tool_calls
@@ -165,7 +164,7 @@ class _Builder:
 
     def tool_field(self, name: str) -> FieldSpec | None:
         spec = self.template.fields.get(name)
-        return spec if spec is not None and is_tool_call_field(spec) else None
+        return spec if spec is not None and spec.is_tool_call else None
 
     def handle(self, event: dict) -> None:
         name = event.get("field")

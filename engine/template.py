@@ -96,6 +96,14 @@ class FieldSpec:
         return self.open is None
 
     @property
+    def is_tool_call(self) -> bool:
+        """True for a field that produces tool calls: named ``tool_calls``, or transformed into
+        ``{"function": ...}``."""
+        if self.name == "tool_calls":
+            return True
+        return isinstance(self.transform, dict) and "function" in self.transform
+
+    @property
     def concatenates_stretches(self) -> bool:
         """True for a non-repeating implicit `text` field without a transform: each of its closes
         carries its own stretch of unclaimed text, and its value is those closes' values

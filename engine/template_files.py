@@ -19,9 +19,16 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-# Installed, the files are package data next to this module; in a checkout, the repository's folder.
-_INSTALLED_TEMPLATES = Path(__file__).resolve().parent / "templates"
-TEMPLATES_DIR = _INSTALLED_TEMPLATES if _INSTALLED_TEMPLATES.is_dir() else REPO_ROOT / "templates"
+
+
+def shipped_folder(name: str) -> Path:
+    """A folder of shipped JSON files: package data beside this module once installed
+    (``engine/<name>``), the repository's ``<name>/`` in a checkout."""
+    installed = Path(__file__).resolve().parent / name
+    return installed if installed.is_dir() else REPO_ROOT / name
+
+
+TEMPLATES_DIR = shipped_folder("templates")
 
 # Files in templates/ that describe the format rather than a model family.
 _SCHEMA_SUFFIX = ".schema.json"
@@ -54,7 +61,7 @@ class TemplateFile:
     path: Path
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
     try:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
@@ -99,7 +106,7 @@ def load_template_file(name_or_path: str | Path) -> TemplateFile:
         ValueError: the file is not JSON, or lacks `response_template` or a metadata key.
     """
     path = template_file_path(name_or_path)
-    data = _read_json(path)
+    data = read_json(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a template file is a JSON object")
     missing = [
@@ -150,7 +157,7 @@ def template_source(value: Any) -> Any:
         text = str(value)
         if isinstance(value, str) and text in template_names() and not Path(text).is_file():
             return _shipped_response_template(text)
-        data = _read_json(template_file_path(text))
+        data = read_json(template_file_path(text))
         return data["response_template"] if is_template_file_data(data) else data
     if is_template_file_data(value):
         return value["response_template"]

@@ -428,8 +428,8 @@ def generate(
         {"generation", "message", "error", "finished", "prefix"} after each update; the
         last has `finished` True and the message.
     """
+    from .live import conversation, generation_slots, get_model
     from .model import generation as models
-    from .model.live import conversation, generation_slots, get_model
 
     try:
         messages = conversation(system, user, messages_text)

@@ -18,7 +18,6 @@ from ..errors import PatternTimeoutError, TemplateError
 from ..pattern_shapes import match_start
 from ..template import FieldSpec, ResponseTemplate, load_template
 from ..transform import placeholder_paths
-from .trace import is_tool_call_field, json_safe_close
 
 SEVERITIES = ("error", "warning", "info")
 # Seconds one probe may take before a pattern counts as backtracking catastrophically.
@@ -307,7 +306,7 @@ def _field_checks(spec: FieldSpec) -> list[Diagnostic]:
     found = []
     if (
         spec.name != "reasoning_content"
-        and not is_tool_call_field(spec)
+        and not spec.is_tool_call
         and spec.content == "text"
         and _looks_like_reasoning(spec)
     ):
@@ -330,7 +329,7 @@ def _field_checks(spec: FieldSpec) -> list[Diagnostic]:
                 "rename the field to content",
             )
         )
-    if is_tool_call_field(spec) and spec.name != "tool_calls":
+    if spec.is_tool_call and spec.name != "tool_calls":
         found.append(
             Diagnostic(
                 "warning",
@@ -371,7 +370,7 @@ def _field_checks(spec: FieldSpec) -> list[Diagnostic]:
 
 def _tool_call_checks(fields: list[FieldSpec]) -> list[Diagnostic]:
     found = []
-    tool_fields = [spec for spec in fields if is_tool_call_field(spec) and spec.open is not None]
+    tool_fields = [spec for spec in fields if spec.is_tool_call and spec.open is not None]
     for spec in tool_fields:
         close = spec.close
         if spec.content == "json" and close is not None and close.literals is not None:
@@ -390,7 +389,7 @@ def _tool_call_checks(fields: list[FieldSpec]) -> list[Diagnostic]:
             spec.implicit
             or spec.close is None
             or not _looks_like_reasoning(spec)
-            or is_tool_call_field(spec)
+            or spec.is_tool_call
         ):
             continue
         for tool in tool_fields:
@@ -444,7 +443,7 @@ def _tool_call_pattern_swallowed_by_reasoning(
             spec.implicit
             or spec.close is None
             or not _looks_like_reasoning(spec)
-            or is_tool_call_field(spec)
+            or spec.is_tool_call
         ):
             continue
         if (
@@ -455,7 +454,7 @@ def _tool_call_pattern_swallowed_by_reasoning(
         ):
             continue
         for tool in fields:
-            if not is_tool_call_field(tool) or tool.open is None or tool.open.literals is not None:
+            if not tool.is_tool_call or tool.open is None or tool.open.literals is not None:
                 continue
             leads = match_start(tool.open.pattern).leads
             if not leads:
@@ -650,3 +649,8 @@ def _backtracking_probe(pattern: regex.Pattern, budget: float) -> str | None:
             except TimeoutError:
                 return probe
     return None
+
+
+def json_safe_close(literal: str) -> str:
+    """A close pattern that only fires after a closing brace or bracket: ``(?<=[}\\]])\\s*<literal>``."""
+    return r"(?<=[}\]])\s*" + regex.escape(literal, special_only=True, literal_spaces=True)

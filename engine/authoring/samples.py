@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..template_files import REPO_ROOT, TemplateFile, _read_json, load_template_file
+from ..template_files import TemplateFile, load_template_file, read_json, shipped_folder
 
-SAMPLES_DIR = REPO_ROOT / "samples"
+SAMPLES_DIR = shipped_folder("samples")
 
 _CASE_KEYS = {
     "name",
@@ -96,12 +96,12 @@ def _resolve_template(
     return cache[reference].response_template, reference
 
 
-def _load_sample_file(
+def load_sample_file(
     path: Path, cache: dict[str, TemplateFile], template: dict | None = None
 ) -> list[Sample]:
     """The cases of one sample file. `template`, when given, is the template of every case that
     does not name its own (the file's `template` and `family` are then not looked up)."""
-    data = _read_json(path)
+    data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
         raise ValueError(f"{path}: a sample file is an object with a 'cases' list")
     if unknown := set(data) - _SAMPLE_FILE_KEYS:
@@ -169,12 +169,12 @@ def load_samples(directory: str | Path | None = None) -> list[Sample]:
     cache: dict[str, TemplateFile] = {}
     samples: list[Sample] = []
     for path in sorted(root.glob("*.json")):
-        samples.extend(_load_sample_file(path, cache))
+        samples.extend(load_sample_file(path, cache))
     return samples
 
 
 def load_sample_file_metadata(path: str | Path) -> dict:
     """The file-level keys of one sample file (family, template, description,
     uncovered): what the coverage test needs besides the cases."""
-    data = _read_json(Path(path))
+    data = read_json(Path(path))
     return {key: value for key, value in data.items() if key != "cases"}

@@ -30,6 +30,7 @@ from ..parser import ResponseParser
 from ..parser import Span as ParserSpan
 from ..template import FieldSpec, ResponseTemplate, load_template
 from .diagnosis import Diagnosis, diagnose
+from .lint import json_safe_close
 
 
 @dataclass
@@ -574,14 +575,6 @@ def _trace_error(stream_map: _StreamMap, error: ResponseParseError) -> TraceErro
 _JSON_STRING_TAIL = regex.compile(r'"\s*[}\]]')
 
 
-def is_tool_call_field(spec: FieldSpec) -> bool:
-    """True for a field that produces tool calls: named ``tool_calls`` or transformed into ``{"function": ...}``."""
-    if spec.name == "tool_calls":
-        return True
-    transform = spec.transform
-    return isinstance(transform, dict) and "function" in transform
-
-
 def _region_texts(result: Trace) -> list[tuple[str | None, int | None, list[TraceSpan]]]:
     """Group body and discarded spans by region: (field, region, spans)."""
     groups: dict[tuple, list[TraceSpan]] = {}
@@ -679,12 +672,7 @@ def find_warnings(result: Trace, template: ResponseTemplate) -> list[TraceWarnin
                 )
             )
         for other in fields.values():
-            if (
-                other.name == name
-                or other.open is None
-                or not is_tool_call_field(other)
-                or name is None
-            ):
+            if other.name == name or other.open is None or not other.is_tool_call or name is None:
                 continue
             if not fields[name].open:
                 continue  # the implicit field watches opens: an open in it fired or was not complete
@@ -752,11 +740,6 @@ def _close_inside_json_string(result: Trace, fields: dict[str, FieldSpec]) -> li
             anchor.end,
         )
     ]
-
-
-def json_safe_close(literal: str) -> str:
-    """A close pattern that only fires after a closing brace or bracket: ``(?<=[}\\]])\\s*<literal>``."""
-    return r"(?<=[}\]])\s*" + regex.escape(literal, special_only=True, literal_spaces=True)
 
 
 def _lookahead_close(close_source: str, spec: FieldSpec, tool_field: FieldSpec) -> str:

@@ -30,7 +30,6 @@ import regex
 
 from ..content import parse_content
 from ..errors import ResponseParseError
-from .conformance import _argument_defects, _back_to_boundary, _common_length
 from .probes import (
     ALPHA,
     ALPHA_ARGUMENTS,
@@ -47,6 +46,7 @@ from .probes import (
     shared_start,
 )
 from .render import common_suffix_length, token_boundary
+from .turns import argument_defects, back_to_boundary, common_length
 
 # Stand-ins while comparing the text around calls: the function's name, a call id, a number, an
 # argument's key.
@@ -218,7 +218,7 @@ def _sections(turns: CallTurns) -> _Sections:
 def _between(text: str, before: str, after: str) -> str:
     """`text` without what it shares with `before` at its start and with `after` at its end
     (each cut at a token boundary)."""
-    start = _back_to_boundary(text, _common_length(text, before)) if before else 0
+    start = back_to_boundary(text, common_length(text, before)) if before else 0
     body = text.rstrip()
     tail = after.rstrip()
     end = len(body) - common_suffix_length(body, tail) if tail else len(body)
@@ -557,11 +557,11 @@ def _tagged_shape(sections: _Sections) -> _Shape | None:
         return None
     key_pattern = _key_group(middle)
     tag_pattern = (
-        _loose(key_open.strip())
+        pattern_with_stand_ins(key_open.strip())
         + key_pattern
-        + _loose(middle)
+        + pattern_with_stand_ins(middle)
         + r"(?P<value>.*?)"
-        + _loose(value_close.rstrip())
+        + pattern_with_stand_ins(value_close.rstrip())
     )
     content_args = {"tag_pattern": tag_pattern, "value_parser": TAGGED_VALUES}
     tag = regex.compile(tag_pattern, regex.DOTALL)
@@ -664,7 +664,7 @@ def escape(text: str) -> str:
     return regex.sub(r"([.^$*+?{}\[\]\\|()])", r"\\\1", text)
 
 
-def _loose(text: str, name_group: bool = True) -> str:
+def pattern_with_stand_ins(text: str, name_group: bool = True) -> str:
     """A regex for `text`: whitespace runs match any whitespace, the stand-ins their groups (the
     name as the `name` group, or without one where the name is matched a second time)."""
     pieces = []
@@ -775,7 +775,7 @@ def _build(
         or shape.payload_start
     ):
         # A JSON payload must follow: text that only mentions the marker stays text.
-        spec["open_pattern"] = _loose(opening) + (
+        spec["open_pattern"] = pattern_with_stand_ins(opening) + (
             rf"(?=\s*{escape(shape.payload_start)})" if shape.payload_start else ""
         )
     else:
@@ -791,9 +791,11 @@ def _build(
             else ""
         )
         if shape.json_like:
-            spec["close_pattern"] = r"(?<=[}\]])\s*" + _loose(closing, name_group=False) + consumed
+            spec["close_pattern"] = (
+                r"(?<=[}\]])\s*" + pattern_with_stand_ins(closing, name_group=False) + consumed
+            )
         elif regex.search(r"\s", closing) or _has_stand_in(closing) or consumed:
-            spec["close_pattern"] = _loose(closing, name_group=False) + consumed
+            spec["close_pattern"] = pattern_with_stand_ins(closing, name_group=False) + consumed
         else:
             spec["close"] = closing
     else:
@@ -855,7 +857,9 @@ def _json_prefix_pattern(call_text: str) -> tuple[str, _Shape] | None:
     head, tail = call_text[:brace], call_text[end:].strip()
     if ALPHA not in head or not tail or tail.strip("}"):
         return None
-    opening = _loose(head.replace(ALPHA, NAME)).replace(NAME_GROUP, r'(?P<name>[^"\\]+)')
+    opening = pattern_with_stand_ins(head.replace(ALPHA, NAME)).replace(
+        NAME_GROUP, r'(?P<name>[^"\\]+)'
+    )
     closing = r"(?<=\})" + "".join(
         r"\s*\}" for _ in tail
     )  # the lookahead of what follows is added by _build
@@ -897,7 +901,9 @@ def _build_list(
     closing = one[spans[0][1] :].strip()
     spec: dict[str, Any] = {}
     if opening and shape.payload_start:
-        spec["open_pattern"] = _loose(opening) + rf"(?=\s*{escape(shape.payload_start)})"
+        spec["open_pattern"] = (
+            pattern_with_stand_ins(opening) + rf"(?=\s*{escape(shape.payload_start)})"
+        )
     elif opening:
         spec["open"] = opening
     elif shape.content == "python-call-list":
@@ -906,13 +912,16 @@ def _build_list(
         spec["open_pattern"] = r"(?=\[\s*\{)"
     ends = [escape(marker) for marker in turns.end_markers if marker]
     if closing:
-        spec["close_pattern"] = r"(?<=\])\s*" + _loose(closing)
+        spec["close_pattern"] = r"(?<=\])\s*" + pattern_with_stand_ins(closing)
     elif ends:
         spec["close_pattern"] = r"(?<=\])\s*(?:" + "|".join(ends) + ")"
     spec.update({"content": shape.content, "transform_each": True, "transform": shape.transform})
     section_open = befores[0].strip()[: -len(opening)].strip() if opening else befores[0].strip()
     starts = (
-        [_loose(opening) + (rf"\s*{escape(shape.payload_start)}" if shape.payload_start else "")]
+        [
+            pattern_with_stand_ins(opening)
+            + (rf"\s*{escape(shape.payload_start)}" if shape.payload_start else "")
+        ]
         if opening
         else []
     )
@@ -955,7 +964,7 @@ def _verified(
         cases.append((sections.typed, [(BETA, BETA_ARGUMENTS)], "typed-call"))
     read = 0
     for text, expected, name in cases:
-        if _argument_defects(FINAL_MESSAGES[name], text):
+        if argument_defects(FINAL_MESSAGES[name], text):
             continue  # the chat template writes this call in a form no parser reads back (say, unquoted strings)
         read += 1
         try:

@@ -29,11 +29,8 @@ check runs, so `import engine` stays light.
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass, field
 from typing import Any
-
-import regex
 
 from ..authoring.lint import Diagnostic, lint_prompts
 from ..errors import PatternTimeoutError, ResponseParseError
@@ -45,7 +42,14 @@ from .render import (
     find_thinking_switch,
     load_chat_template,
     thinking_values,
-    token_boundary,
+)
+from .turns import (
+    Turn,
+    argument_defects,
+    common_length,
+    locate_turn,
+    shorten,
+    show,
 )
 
 TOOLS: list[dict] = [
@@ -375,28 +379,6 @@ def _situations(reasoning: bool) -> list[_Situation]:
     ]
 
 
-def _common_length(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-def _loose(text: str) -> str:
-    """A regex for `text` in which every run of whitespace matches any run (or none)."""
-    return r"\s*".join(regex.escape(piece) for piece in regex.split(r"\s+", text))
-
-
-@dataclass
-class _Turn:
-    """Where the final turn's generation starts in a full render."""
-
-    generation: str
-    # Text of the generation prompt that the rendered turn does not contain.
-    missing: str
-
-
 def _texts(messages: list[dict]) -> list[str]:
     """The non-empty texts of `messages` (what must never reappear in a generation)."""
     texts = []
@@ -406,92 +388,6 @@ def _texts(messages: list[dict]) -> list[str]:
             if isinstance(value, str) and value.strip():
                 texts.append(value)
     return texts
-
-
-def _locate_turn(
-    prompt: str,
-    generation_prompt: str,
-    full: str,
-    markers: tuple[str, ...],
-    history_texts: list[str],
-) -> _Turn | str:
-    """Split `full` (history + final message) after the generation prompt.
-
-    The history part of `full` may differ from the prompt's (templates render a turn
-    differently once a later one follows), so the turn is found as the last copy of the
-    generation prompt (whitespace runs may differ) between where the two renders part and
-    the first text of the message; failing that, of its longest start that ends a markup
-    token, the rest being what the rendered turn lacks; failing that, where the renders part.
-
-    Returns the `_Turn`, or a sentence saying why the rendered turn cannot be taken as a
-    generation after `prompt`.
-    """
-    turn = _find_turn(prompt, generation_prompt, full, markers)
-    if isinstance(turn, _Turn):
-        if any(text in turn.missing for text in history_texts):
-            return (
-                "the chat template renders the earlier turns differently once this message follows them "
-                f"(the prompt's {_show(turn.missing, 80)} is not in the finished conversation), so the turn "
-                "cannot be taken as a generation after that prompt"
-            )
-        if any(text in turn.generation for text in history_texts):
-            return (
-                "the turn the chat template writes for this message repeats text of earlier turns "
-                f"({_show(turn.generation, 80)}), so it cannot be taken as a generation after that prompt"
-            )
-    return turn
-
-
-def _find_turn(
-    prompt: str, generation_prompt: str, full: str, markers: tuple[str, ...]
-) -> _Turn | str:
-    found = [full.find(marker) for marker in markers]
-    found = [at for at in found if at >= 0]
-    if not found:
-        return "the chat template writes none of this message (no reasoning, content or tool call of it)"
-    text_at = min(found)
-    if full.startswith(prompt) and len(prompt) <= text_at:
-        return _Turn(full[len(prompt) :], "")
-    in_prompt, in_full = _loose_common(prompt, full)
-    if in_prompt == len(prompt) and in_full <= text_at:
-        return _Turn(full[in_full:], "")
-    parted = _back_to_boundary(full, min(in_full, text_at))
-    if generation_prompt.strip():
-        for size in range(len(generation_prompt), 0, -1):
-            head = generation_prompt[:size]
-            if not head.strip():
-                break
-            if size < len(generation_prompt) and not token_boundary(generation_prompt, size):
-                continue
-            ends = [
-                m.end() for m in regex.finditer(_loose(head), full[:text_at]) if m.end() >= parted
-            ]
-            if ends:
-                return _Turn(full[ends[-1] :], generation_prompt[size:])
-    return _Turn(full[parted:], prompt[_back_to_boundary(prompt, in_prompt) :])
-
-
-def _loose_common(prompt: str, full: str) -> tuple[int, int]:
-    """How far `prompt` and `full` agree when runs of whitespace may differ: (offset in prompt, in full)."""
-    i = j = 0
-    while i < len(prompt) and j < len(full):
-        if prompt[i].isspace() or full[j].isspace():
-            while i < len(prompt) and prompt[i].isspace():
-                i += 1
-            while j < len(full) and full[j].isspace():
-                j += 1
-        elif prompt[i] == full[j]:
-            i += 1
-            j += 1
-        else:
-            break
-    return i, j
-
-
-def _back_to_boundary(text: str, at: int) -> int:
-    while 0 < at < len(text) and not token_boundary(text, at):
-        at -= 1
-    return at
 
 
 # -- expected messages ----------------------------------------------------------------
@@ -527,49 +423,6 @@ def _expected(message: dict, turn: str) -> tuple[dict, list[str]]:
     return expected, notes
 
 
-def _argument_defects(message: dict, turn: str) -> list[str]:
-    """Arguments the chat template writes in a form that loses their value, as phrases.
-
-    Found: a string written bare after its key (``label=wake up``), a string holding a
-    quote written between the same, unescaped quotes (``"Team "offsite""``), and an object
-    or list written as Python's repr inside string delimiters (``"{'room': ...}"``).
-    """
-    defects = []
-    for call in message.get("tool_calls") or ():
-        name = call["function"]["name"]
-        for key, value in call["function"]["arguments"].items():
-            where = f"{name}'s argument {key}"
-            if isinstance(value, str):
-                if json.dumps(value, ensure_ascii=False) in turn:
-                    continue
-                for found in regex.finditer(regex.escape(value), turn):
-                    before = turn[found.start() - 1] if found.start() else ""
-                    if before in "=:":
-                        defects.append(f"{where} without quotes ({key}{before}{value})")
-                        break
-                    if (
-                        before in "\"'"
-                        and before in value
-                        and turn[found.end() : found.end() + 1] == before
-                    ):
-                        defects.append(
-                            f"{where} between unescaped quotes ({before}{value}{before})"
-                        )
-                        break
-            elif isinstance(value, (dict, list)):
-                if any(
-                    json.dumps(value, ensure_ascii=False, separators=s) in turn
-                    for s in ((", ", ": "), (",", ":"))
-                ):
-                    continue
-                found = turn.find(repr(value))
-                if found > 0 and turn[found - 1] not in "=:([, ":
-                    defects.append(
-                        f"{where} as Python's repr inside a string ({_show(repr(value), 40)})"
-                    )
-    return defects
-
-
 def _explicit_open_region(
     template: ResponseTemplate, prompt: str, timeout: float | None
 ) -> str | None:
@@ -596,20 +449,12 @@ def _differences(expected: dict, got: dict) -> str:
     for key in sorted(set(expected) | set(got), key=lambda k: (k != "role", k)):
         if expected.get(key) != got.get(key):
             if key not in got:
-                parts.append(f"{key} missing (expected {_show(expected[key])})")
+                parts.append(f"{key} missing (expected {show(expected[key])})")
             elif key not in expected:
-                parts.append(f"unexpected {key} {_show(got[key])}")
+                parts.append(f"unexpected {key} {show(got[key])}")
             else:
-                parts.append(f"{key}: expected {_show(expected[key])}, got {_show(got[key])}")
+                parts.append(f"{key}: expected {show(expected[key])}, got {show(got[key])}")
     return "; ".join(parts)
-
-
-def _show(value: Any, limit: int = 160) -> str:
-    return _shorten(json.dumps(value, ensure_ascii=False), limit)
-
-
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # -- the check ------------------------------------------------------------------------
@@ -667,7 +512,7 @@ def _parse_row(
             where = (
                 (
                     f"the start anchor cut the prompt at offset {cut} of {len(prompt)}, leaving "
-                    f"{_show(prompt[cut:], 120)}"
+                    f"{show(prompt[cut:], 120)}"
                 )
                 if cut
                 else "the start anchor is not in the prompt"
@@ -769,7 +614,7 @@ def _check_situation(
             bare = shared.render(conversation)
         except ChatTemplateRenderError:
             bare = prompt
-        shared.generation_prompt = prompt[_common_length(bare, prompt) :]
+        shared.generation_prompt = prompt[common_length(bare, prompt) :]
     for final in finals:
         rows.append(_round_trip(shared, final, f"{base}/round-trip:{final.name}"))
     return rows
@@ -784,14 +629,14 @@ def _round_trip(shared: _RoundTrips, final: _Message, name: str) -> SituationRes
     if situation.prefill is not None:
         turn = _locate_prefill(prompt, full, situation.prefill)
     else:
-        turn = _locate_turn(
+        turn = locate_turn(
             prompt, shared.generation_prompt, full, final.markers, _texts(shared.conversation)
         )
     if isinstance(turn, str):
         return _not_renderable(name, turn, prompt)
     notes = []
     if renderer.trailer and turn.generation.endswith(renderer.trailer):
-        turn = _Turn(turn.generation[: -len(renderer.trailer)], turn.missing)
+        turn = Turn(turn.generation[: -len(renderer.trailer)], turn.missing)
         notes.append(
             f"the chat template ends every conversation with {renderer.trailer!r}, cut off"
         )
@@ -843,30 +688,30 @@ def _round_trip(shared: _RoundTrips, final: _Message, name: str) -> SituationRes
             name,
             (
                 f"the generation prompt pre-writes {turn.missing!r}, which leaves {open_field} open, but the chat "
-                f"template writes this turn without it ({_show(turn.generation, 80)}), so the rendered turn cannot "
+                f"template writes this turn without it ({show(turn.generation, 80)}), so the rendered turn cannot "
                 "show how the model closes it"
             ),
             prompt,
         )
-    if defects := _argument_defects(final.message, turn.generation):
+    if defects := argument_defects(final.message, turn.generation):
         return _not_renderable(
             name,
             (
                 f"the chat template writes {defects[0]}, which no parser can read back as the argument "
-                f"(the parse gave: {_shorten(row.detail, 160)})"
+                f"(the parse gave: {shorten(row.detail, 160)})"
             ),
             prompt,
         )
     return row
 
 
-def _locate_prefill(prompt: str, full: str, prefill: str) -> _Turn | str:
+def _locate_prefill(prompt: str, full: str, prefill: str) -> Turn | str:
     if full.startswith(prompt):
-        return _Turn(full[len(prompt) :], "")
+        return Turn(full[len(prompt) :], "")
     at = full.rfind(prefill)
     if at < 0:
         return "the chat template does not write the prefilled text into the finished turn"
-    return _Turn(full[at + len(prefill) :], "")
+    return Turn(full[at + len(prefill) :], "")
 
 
 def rendered_prompts(chat_template: str, *, bos_token: str = "", eos_token: str = "") -> list[str]:

@@ -39,14 +39,8 @@ import regex
 
 from ..errors import TemplateError
 from ..template import load_template
-from .calls import CallSyntax, CallTurns, _loose, escape, learn_call_syntax
-from .conformance import (
-    ConformanceReport,
-    _back_to_boundary,
-    _common_length,
-    check_conformance,
-    resolve_chat_template,
-)
+from .calls import CallSyntax, CallTurns, escape, learn_call_syntax, pattern_with_stand_ins
+from .conformance import ConformanceReport, check_conformance, resolve_chat_template
 from .probes import (
     ANSWER,
     FINAL_MESSAGES,
@@ -71,6 +65,7 @@ from .render import (
     find_thinking_switch,
     thinking_values,
 )
+from .turns import back_to_boundary, common_length
 
 # Seconds inference may take by default (renders and conformance checks).
 DEFAULT_TIME_BUDGET = 60.0
@@ -376,7 +371,7 @@ class _Learner:
             bare = bare[: -len(trailer)]
         user_close = bare[bare.rfind(QUESTION) + len(QUESTION) :]
         between = full[full.find(QUESTION) + len(QUESTION) : full.find(ANSWER)]
-        return between[_back_to_boundary(between, _common_length(between, user_close)) :]
+        return between[back_to_boundary(between, common_length(between, user_close)) :]
 
     def _turn_start(self, probe: Probe) -> str:
         """The marker every turn starts with: the first markup token of a render (after bos_token), or ""."""
@@ -893,7 +888,11 @@ class _Learner:
         anchor: dict[str, Any]
         if any(regex.search(r"\s", text) for text in self.anchors):
             # Blanks inside an anchor vary between prompts (a blank line after one turn, not another).
-            anchor = {"start_anchor_pattern": "|".join(_loose(text) for text in self.anchors)}
+            anchor = {
+                "start_anchor_pattern": "|".join(
+                    pattern_with_stand_ins(text) for text in self.anchors
+                )
+            }
         else:
             anchor = {
                 "start_anchor": self.anchors[0] if len(self.anchors) == 1 else list(self.anchors)

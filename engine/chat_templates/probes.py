@@ -22,13 +22,13 @@ from typing import Any
 
 import regex
 
-from .conformance import _back_to_boundary, _common_length, _locate_turn
 from .render import (
     ChatTemplateRenderer,
     ChatTemplateRenderError,
     common_suffix_length,
     token_boundary,
 )
+from .turns import back_to_boundary, common_length, locate_turn
 
 # Needles: texts that occur in a render only where the conversation put them.
 QUESTION = "zq question one"
@@ -157,7 +157,7 @@ class Render:
 def shared_start(texts: list[str]) -> str:
     """The longest start every text shares, cut back to where each text has a token boundary (or ends)."""
     first = texts[0]
-    size = min(_common_length(first, other) for other in texts)
+    size = min(common_length(first, other) for other in texts)
     # A boundary in every text: a shared "<" that starts different tags is not shared.
     while size and not all(size == len(text) or token_boundary(text, size) for text in texts):
         size -= 1
@@ -339,7 +339,7 @@ class Probe:
         bare = self.render(self.history(situation))
         if prompt is None or bare is None:
             return None
-        return prompt[_back_to_boundary(prompt, _common_length(bare, prompt)) :]
+        return prompt[back_to_boundary(prompt, common_length(bare, prompt)) :]
 
     # -- the final turn -----------------------------------------------------------
 
@@ -414,11 +414,11 @@ def _cut_turn(
 ) -> tuple[str, str] | None:
     """(generation, missing) of the final turn in `full`: after where it parts from `prompt` (at a
     token boundary) when its markers lie after that, else as the conformance check finds it."""
-    parted = _back_to_boundary(full, _common_length(prompt, full))
+    parted = back_to_boundary(full, common_length(prompt, full))
     generation = full[parted:]
     if all(marker in generation for marker in markers):
         return generation, prompt[parted:] if parted < len(prompt) else ""
-    turn = _locate_turn(prompt, generation_prompt, full, markers, [QUESTION])
+    turn = locate_turn(prompt, generation_prompt, full, markers, [QUESTION])
     if isinstance(turn, str) or not any(marker in turn.generation for marker in markers):
         return None
     return turn.generation, turn.missing

@@ -11,6 +11,7 @@ import zipfile
 import pytest
 
 import engine
+from engine.authoring.samples import load_samples
 from engine.cli import main as cli
 from engine.template_files import TEMPLATES_DIR, template_names
 from tests.support.paths import ROOT
@@ -72,6 +73,8 @@ def test_the_wheel_ships_the_templates_and_works_outside_the_checkout(tmp_path):
     [wheel] = wheels.glob("response_templates-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "engine/templates/qwen3.json" in names and "engine/parser.py" in names
+    assert "engine/samples/qwen3.json" in names and "engine/authoring/trace.py" in names
+    assert not [name for name in names if name.startswith("engine/samples/demo-model/")]
     assert not [
         name for name in names if name.startswith(("playground/", "tests/", "samples/", "scripts/"))
     ]
@@ -79,9 +82,9 @@ def test_the_wheel_ships_the_templates_and_works_outside_the_checkout(tmp_path):
         [*pip, "install", "--no-deps", "--target", str(target), str(wheel)], check=True, timeout=300
     )
     script = (
-        "import sys, engine, json; "
+        "import sys, engine, json; from engine.authoring.samples import load_samples; "
         "print(json.dumps([engine.__file__, engine.parse_response(sys.argv[1], engine.load_template('qwen3'), prefix=''),"
-        " sorted(m for m in ('torch', 'gradio', 'transformers') if m in sys.modules)]))"
+        " sorted(m for m in ('torch', 'gradio', 'transformers') if m in sys.modules), len(load_samples())]))"
     )
     environment = {**os.environ, "PYTHONPATH": str(target)}
     done = subprocess.run(
@@ -93,8 +96,9 @@ def test_the_wheel_ships_the_templates_and_works_outside_the_checkout(tmp_path):
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    location, message, heavy = json.loads(done.stdout)
+    location, message, heavy, sample_count = json.loads(done.stdout)
     assert location == str(target / "engine" / "__init__.py")
+    assert sample_count == len(load_samples())
     assert message == EXPECTED
     assert heavy == []
     cli_run = subprocess.run(

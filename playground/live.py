@@ -16,16 +16,16 @@ from typing import Any
 from engine import TemplateError
 from engine.errors import ResponseParseError
 
-from ..catalog import template_choice_for, template_text_of
-from ..outputs import PARSE_VIEWS, failed, produces, render
-from ..panels.status import status_html
-from ..parse.derived import DERIVED_VIEWS, stale_derived
-from ..parse.parse_view import LiveParse, ParseView
-from ..parse.session import Session
-from ..server import limits
-from ..server.folders import FolderError, check_model_name, shown
-from ..server.limits import InputError, read_json, read_template, read_tools
-from ..server.redact import redact
+from .catalog import template_choice_for, template_text_of
+from .outputs import PARSE_VIEWS, failed, produces, render
+from .panels.status import status_html
+from .parse.derived import DERIVED_VIEWS, stale_derived
+from .parse.parse_view import LiveParse, ParseView
+from .parse.session import Session
+from .server import limits
+from .server.folders import FolderError, check_model_name, shown
+from .server.limits import InputError, read_json, read_template, read_tools
+from .server.redact import redact
 
 # Seconds between page updates while streaming (at most ~10 a second); each update outlines
 # what grew since the one before.
@@ -57,7 +57,7 @@ def _model_key(name: str) -> str:
     """One name per model: the default for "", an allowed folder as its absolute path (so
     "samples/demo-model" and the startup load's path are the same model), else the hub id.
     Raises FolderError for a folder the server does not allow (the same for a missing one)."""
-    from . import generation
+    from .model import generation
 
     name = (name or "").strip()
     if not name:
@@ -103,7 +103,7 @@ def start_loading(name: str = "", *, keep: bool = False) -> str:
     page can show how far the load is, `load_status`). Raises FolderError for a folder the
     server does not allow.
     """
-    from . import generation
+    from .model import generation
 
     key = _model_key(name)
     with _model_lock:
@@ -155,7 +155,7 @@ def load_status(name: str = "") -> tuple[str, bool]:
         return f"✘ Loading {shown_name} failed: {redact(progress.error)}", True
     if progress.done:
         return f"✔ Model ready: {shown_name} (loaded in {progress.seconds:.1f} s)", True
-    from .generation import LOAD_STAGES
+    from .model.generation import LOAD_STAGES
 
     step = (
         f", step {LOAD_STAGES.index(progress.stage) + 1} of {len(LOAD_STAGES)}"
@@ -293,7 +293,7 @@ def generate(
     get), fed alongside the traced one the views are drawn from; "tracing per token" is the
     traced parser's time.
     """
-    from . import generation
+    from .model import generation
 
     session.stop_requested = False
     caps = limits.current()

@@ -1,0 +1,181 @@
+"""The folder tree is the architecture: the import rules it shows hold, and one formatter keeps it.
+
+Every import counts, also one inside a function (a lazy import is still a dependency).
+docs/architecture.md draws the same rules.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import ROOT
+
+ENGINE_WINGS = sorted(
+    path.name
+    for path in (ROOT / "engine").iterdir()
+    if path.is_dir() and (path / "__init__.py").is_file()
+)
+# The engine's facade and command line may import any wing; the core modules may not.
+ENGINE_ENTRANCES = {"engine/__init__.py", "engine/__main__.py", "engine/cli.py"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> list[tuple[str, list[str]]]:
+    """(module, names) of every import in `path`, relative ones resolved to absolute names."""
+    package = module_name(path)
+    if path.name != "__init__.py":
+        package = package.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, []) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            found.append((module, [alias.name for alias in node.names]))
+    return found
+
+
+def python_files(*folders: str) -> list[Path]:
+    return sorted(path for folder in folders for path in (ROOT / folder).rglob("*.py"))
+
+
+def within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def offending(files: list[Path], forbidden) -> list[str]:
+    """`file: module` for each import of `files` that `forbidden(file, module, names)` refuses."""
+    found = []
+    for path in files:
+        for module, names in imports_of(path):
+            if forbidden(path.relative_to(ROOT).as_posix(), module, names):
+                found.append(f"{path.relative_to(ROOT)}: {module}")
+    return found
+
+
+def test_the_engine_has_its_wings():
+    assert {"authoring", "batch", "chat_templates"} <= set(ENGINE_WINGS)
+
+
+def test_the_parser_core_imports_no_wing_and_no_app():
+    core = [
+        path
+        for path in (ROOT / "engine").glob("*.py")
+        if path.relative_to(ROOT).as_posix() not in ENGINE_ENTRANCES
+    ]
+    assert len(core) >= 15
+
+    def forbidden(_, module, names):
+        wings = [f"engine.{wing}" for wing in ENGINE_WINGS]
+        if module == "engine":
+            return any(name in ENGINE_WINGS for name in names)
+        return any(within(module, wing) for wing in wings) or within(module, "playground")
+
+    assert offending(core, forbidden) == []
+
+
+def test_authoring_never_imports_chat_templates_and_batch_never_imports_authoring():
+    assert (
+        offending(
+            python_files("engine/authoring"),
+            lambda _, module, __: (
+                within(module, "engine.chat_templates") or within(module, "engine.batch")
+            ),
+        )
+        == []
+    )
+    assert (
+        offending(
+            python_files("engine/batch"),
+            lambda _, module, __: (
+                within(module, "engine.authoring") or within(module, "engine.chat_templates")
+            ),
+        )
+        == []
+    )
+
+
+def test_nothing_in_the_engine_imports_the_playground():
+    assert (
+        offending(python_files("engine"), lambda _, module, __: within(module, "playground")) == []
+    )
+
+
+def test_the_playground_rooms_import_downwards():
+    """server/ is the floor; parse/ stands on it; nothing below the page imports the page."""
+    page = ("playground.handlers", "playground.api", "playground.wiring", "playground.outputs")
+    assert (
+        offending(
+            python_files("playground/server"),
+            lambda _, module, __: (
+                within(module, "playground") and not within(module, "playground.server")
+            ),
+        )
+        == []
+    )
+    assert (
+        offending(
+            python_files("playground/parse"),
+            lambda _, module, __: (
+                within(module, "playground")
+                and not any(
+                    within(module, room) for room in ("playground.server", "playground.parse")
+                )
+            ),
+        )
+        == []
+    )
+    rooms = python_files(
+        "playground/parse",
+        "playground/panels",
+        "playground/authoring",
+        "playground/model",
+        "playground/server",
+    )
+    assert offending(rooms, lambda _, module, __: any(within(module, top) for top in page)) == []
+
+
+def test_no_module_takes_another_modules_private_name():
+    def forbidden(_, module, names):
+        ours = within(module, "engine") or within(module, "playground")
+        return ours and any(name.startswith("_") and not name.startswith("__") for name in names)
+
+    assert offending(python_files("engine", "playground") + [ROOT / "app.py"], forbidden) == []
+
+
+def test_scripts_and_tests_import_support_never_a_test_module():
+    files = python_files("scripts", "tests")
+
+    def forbidden(_, module, names):
+        if within(module, "tests.app") or within(module, "tests.engine"):
+            return True
+        return module == "tests" and any(name in ("app", "engine") for name in names)
+
+    assert offending(files, forbidden) == []
+
+
+@pytest.mark.skipif(
+    shutil.which("ruff", path=str(Path(sys.executable).parent)) is None,
+    reason="needs ruff (the test extra)",
+)
+def test_the_checkout_is_formatted():
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent))
+    result = subprocess.run(
+        [ruff, "format", "--check", "."], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
