@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from .buffer import BODY_BLOCK, StreamBuffer
@@ -35,7 +34,7 @@ from .message import BLANK, MessageBuilder
 from .template import FieldSpec, ResponseTemplate, load_template
 from .tool_typing import tool_parameter_schemas
 
-__all__ = ["MISSING_PREFIX_MESSAGE", "ON_ERROR_MODES", "ResponseParser", "Span", "parse_response"]
+__all__ = ["MISSING_PREFIX_MESSAGE", "ON_ERROR_MODES", "ResponseParser", "parse_response"]
 
 # What a region that cannot be parsed does: raise ResponseParseError, or keep its text and go on.
 ON_ERROR_MODES = ("raise", "keep")
@@ -70,27 +69,6 @@ class StallGuard:
         return False
 
 
-@dataclass(slots=True)
-class Span:
-    """A stretch `[start, end)` of the stream and what the parser made of it.
-
-    Attributes:
-        start, end: stream offsets.
-        kind: ``"body"`` (text of a region), ``"open"`` / ``"close"`` (a delimiter), or
-            ``"discarded"`` (no region was open and the template has no implicit field).
-        field: the field for bodies and delimiters, else None.
-        region: index of the region (0-based, in order of opening) for bodies and delimiters.
-        match: the `DelimiterMatch` for delimiters (which literal or pattern, its captures).
-    """
-
-    start: int
-    end: int
-    kind: str
-    field: str | None = None
-    region: int | None = None
-    match: DelimiterMatch | None = None
-
-
 def check_on_error(on_error: str) -> None:
     """Raise ValueError unless `on_error` is one of `ON_ERROR_MODES`."""
     if on_error not in ON_ERROR_MODES:
@@ -121,7 +99,8 @@ class ResponseParser:
             raises `ParseDeadlineError` (each regex call is given at most the time left).
         positions: when True, events carry `start`/`end` stream offsets (off by default, so
             events are exactly the reference's dicts).
-        record_spans: when True, `spans` lists what became of every character (for tracing).
+        record_spans: when True, `spans` records what became of every character, for the tracer
+            (`engine.authoring.trace.Tracer`, which turns the records into `TraceSpan`s).
         on_error: ``"raise"`` (the default, as in transformers): a region whose body cannot be
             parsed raises `ResponseParseError`. ``"keep"``: nothing is lost instead; the failed
             region's `region_close` carries ``"error"`` and no ``"value"``, its raw text
@@ -139,7 +118,10 @@ class ResponseParser:
         prefix_cut: offset in the prefix where the stream starts (after the last anchor match;
             0 when the anchor is absent or the prefix is empty).
         deadline: the `deadline` given (a server may move it between feeds, one per request).
-        spans: list of `Span` when `record_spans`, else None.
+        spans: with `record_spans`, one ``(start, end, kind, field, region, match)`` tuple per
+            stretch decided, in stream order (kind ``"body"``, ``"open"``, ``"close"`` or
+            ``"discarded"``; `match` the `DelimiterMatch` of a delimiter, else None); the
+            tracer reads and clears it after each feed. None otherwise.
 
     Raises:
         TemplateError: the template is invalid (checked before the prefix).
@@ -167,7 +149,7 @@ class ResponseParser:
         self._timeout = regex_timeout
         self.deadline = deadline
         self._positions = positions
-        self.spans: list[Span] | None = [] if record_spans else None
+        self.spans: list[tuple] | None = [] if record_spans else None
         self._quick_path = quick_path and not positions and not record_spans
         self._message = MessageBuilder(template, tool_parameter_schemas(tools), regex_timeout)
         self._buffer = StreamBuffer(
@@ -441,7 +423,7 @@ class ResponseParser:
         end = start + len(text)
         if field is None:
             if self.spans is not None:
-                self.spans.append(Span(start, end, "discarded"))
+                self.spans.append((start, end, "discarded", None, None, None))
             return
         if not self._opened:
             self._opened = True
@@ -457,7 +439,7 @@ class ResponseParser:
             chunk["start"], chunk["end"] = start, end
         events.append(chunk)
         if self.spans is not None:
-            self.spans.append(Span(start, end, "body", field.name, self._region_count - 1))
+            self.spans.append((start, end, "body", field.name, self._region_count - 1, None))
 
     def _open_region(self, events: list[dict], match: DelimiterMatch) -> None:
         field = self.template.fields[match.delimiter.field]
@@ -476,7 +458,7 @@ class ResponseParser:
             event["start"], event["end"] = start, end
         events.append(event)
         if self.spans is not None:
-            self.spans.append(Span(start, end, "open", field.name, self._region_count - 1, match))
+            self.spans.append((start, end, "open", field.name, self._region_count - 1, match))
 
     def _close_region(self, events: list[dict], match: DelimiterMatch | None, at: int) -> None:
         """Close the current region (if it received anything) and return to the implicit field.
@@ -493,7 +475,7 @@ class ResponseParser:
         if match is not None and self.spans is not None:
             region = self._region_count - 1 if self._opened else None
             self.spans.append(
-                Span(
+                (
                     base + match.start,
                     base + match.end,
                     "close",

@@ -443,8 +443,8 @@ def generate(
         model_note = f"■ Stopped after {tokens} tokens{why}; the text so far is parsed as if generation had ended. {model_note}"
     session.view = session.last_good = view = snapshot()
     session.replay = None
-    generated = "".join(live.parts)
-    session.generated = (generated, [end - len(live.tail) for end in live.chunk_ends[:-1]])
+    generated = live.generation
+    session.generated = (generated, [end - live.tail_length for end in live.chunk_ends[:-1]])
     template_text = chosen.get("template_text", template_text)
     yield {
         **render(view, session, note=model_note),

@@ -19,11 +19,12 @@ from typing import Any
 
 from engine import load_template
 from engine.authoring.pattern_explain import explain_pattern, pieces_taken
+from engine.authoring.trace import TraceSpan
 
 from ..authoring.inference import evidence_html, findings_for_template
 from ..parse.causes import cause_of_error, diagnoses_of
 from ..parse.event_store import LoggedEvent, chunks_overlapping, event_numbered, without_chunks
-from ..parse.parse_view import MapSpan, ParseView
+from ..parse.parse_view import ParseView
 from .markup import short_json, visible_whitespace
 
 PLACEHOLDER = (
@@ -115,7 +116,7 @@ def _where(view: ParseView, start: int, end: int) -> str:
     return f"prefix {start + len(view.cut_away)}– and generation –{end - view.tail_length}"
 
 
-def span_events(view: ParseView, span: MapSpan) -> list[LoggedEvent]:
+def span_events(view: ParseView, span: TraceSpan) -> list[LoggedEvent]:
     """The events a span produced: its region's open and close, and the chunks inside it."""
     if span.region is None:
         return []
@@ -129,7 +130,7 @@ def span_events(view: ParseView, span: MapSpan) -> list[LoggedEvent]:
         return [closing] if closing else []
     found = [
         *(logged for logged in (opening, closing) if logged),
-        *chunks_overlapping(view.events, span.field, span.start, span.end),
+        *chunks_overlapping(view.events, span.field, span.stream_start, span.stream_end),
     ]
     return sorted(found, key=lambda logged: logged.number)
 
@@ -147,9 +148,9 @@ def span_of_event(view: ParseView, number: int) -> int | None:
     for index, span in enumerate(view.spans):
         if span.field != event.get("field") or start is None:
             continue
-        if kind == "body" and span.kind == "body" and span.start <= start < span.end:
+        if kind == "body" and span.kind == "body" and span.stream_start <= start < span.stream_end:
             return index
-        if kind in ("open", "close") and span.kind == kind and span.start == start:
+        if kind in ("open", "close") and span.kind == kind and span.stream_start == start:
             return index
     for index, span in enumerate(
         view.spans
@@ -157,14 +158,14 @@ def span_of_event(view: ParseView, number: int) -> int | None:
         if (
             span.field == event.get("field")
             and start is not None
-            and span.start <= start <= span.end
+            and span.stream_start <= start <= span.stream_end
             and span.kind == "body"
         ):
             return index
     return None
 
 
-def message_key(view: ParseView, span: MapSpan) -> tuple[str, Any]:
+def message_key(view: ParseView, span: TraceSpan) -> tuple[str, Any]:
     """(key path, value) of the message entry a region went to (``tool_calls[1]``, ``content``)."""
     if span.field is None or view.template is None:
         return "", None
@@ -265,7 +266,7 @@ def explain(
     span = view.spans[int(selection)]
     rows = []
     title = _TITLES.get(span.kind, span.kind)
-    if span.end <= view.tail_length and span.kind not in ("held", "unparsed"):
+    if span.stream_end <= view.tail_length and span.kind not in ("held", "unparsed"):
         title += " (in the prefix tail: the chat template wrote it)"
     if span.field is not None:
         rows.append(
@@ -277,16 +278,21 @@ def explain(
     if span.delimiter is not None:
         rows.append(_row("template key", f"<code>{html.escape(span.delimiter_path or '')}</code>"))
         rows.append(_row("delimiter", _code(span.delimiter)))
-        alternative = matched_alternative(view.template or {}, span.delimiter_path, span.matched)
+        alternative = matched_alternative(
+            view.template or {}, span.delimiter_path, span.matched_text
+        )
         if alternative:
             rows.append(_row("matched", html.escape(alternative)))
-        if span.matched is not None and span.matched != view.stream[span.start : span.end]:
-            rows.append(_row("whole match", _code(span.matched)))
+        if (
+            span.matched_text is not None
+            and span.matched_text != view.stream[span.stream_start : span.stream_end]
+        ):
+            rows.append(_row("whole match", _code(span.matched_text)))
         if (span.delimiter_path or "").endswith("_pattern"):
             rows.append(
                 _row(
                     "the pattern, piece by piece",
-                    pattern_html(span.delimiter, view.stream, span.start),
+                    pattern_html(span.delimiter, view.stream, span.stream_start),
                 )
             )
     if span.captures:
@@ -297,14 +303,14 @@ def explain(
     rows.append(
         _row(
             "offsets",
-            f"stream {span.start}–{span.end} · {_where(view, span.start, span.end)} · {span.end - span.start:,} characters",
+            f"stream {span.stream_start}–{span.stream_end} · {_where(view, span.stream_start, span.stream_end)} · {span.stream_end - span.stream_start:,} characters",
         )
     )
     rows.append(
         _row(
             "text",
-            _code(view.stream[span.start : min(span.end, span.start + 300)])
-            + ("…" if span.end - span.start > 300 else ""),
+            _code(view.stream[span.stream_start : min(span.stream_end, span.stream_start + 300)])
+            + ("…" if span.stream_end - span.stream_start > 300 else ""),
         )
     )
     if span.kind == "held":
@@ -551,13 +557,13 @@ def explain_editor_key(
             _row(
                 "in this parse",
                 f"matched {len(matches):,} time{'s' if len(matches) != 1 else ''}; the first at stream "
-                f"{first.start}–{first.end} · {_where(view, first.start, first.end)} (below: what each piece took there)",
+                f"{first.stream_start}–{first.stream_end} · {_where(view, first.stream_start, first.stream_end)} (below: what each piece took there)",
             )
         )
     elif name != "start_anchor_pattern":
         rows.append(_row("in this parse", "never matched"))
     taken = (
-        pattern_html(source, view.stream, first.start)
+        pattern_html(source, view.stream, first.stream_start)
         if first is not None
         else pattern_html(source)
     )

@@ -49,7 +49,7 @@ def _possible_starts(view: ParseView) -> list[tuple[int, int, str, str]]:
     except (TemplateError, ValueError):
         return []
     found = []
-    body = [(s.start, s.end) for s in view.spans if s.kind in ("body", "discarded")]
+    body = [(s.stream_start, s.stream_end) for s in view.spans if s.kind in ("body", "discarded")]
     starts = [a for a, _ in body]
     for spec in template.fields.values():
         for delimiter in (spec.open, spec.close):
@@ -112,12 +112,12 @@ def match_list_html(view: ParseView | None) -> str:
         if span.kind in ("open", "close") and span.delimiter_path:
             rows.append(
                 (
-                    span.start,
+                    span.stream_start,
                     _row(
                         "matched",
                         span.delimiter_path,
-                        view.stream[span.start : span.end],
-                        _where(view, span.start, span.end),
+                        view.stream[span.stream_start : span.stream_end],
+                        _where(view, span.stream_start, span.stream_end),
                         f'data-i="{index}"',
                     ),
                 )
@@ -125,12 +125,12 @@ def match_list_html(view: ParseView | None) -> str:
         elif span.kind == "held":
             rows.append(
                 (
-                    span.start,
+                    span.stream_start,
                     _row(
                         "held now",
                         "",
-                        view.stream[span.start : span.end],
-                        _where(view, span.start, span.end),
+                        view.stream[span.stream_start : span.stream_end],
+                        _where(view, span.stream_start, span.stream_end),
                         f'data-i="{index}"',
                         view.held_reason,
                     ),
@@ -156,7 +156,7 @@ def match_list_html(view: ParseView | None) -> str:
             )
         )
     if view.finished:
-        span_starts = [span.start for span in view.spans]
+        span_starts = [span.stream_start for span in view.spans]
         for start, end, text, path in _possible_starts(view):
             index = max(0, bisect.bisect_right(span_starts, start) - 1)
             rows.append(

@@ -17,8 +17,10 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engine.authoring.trace import TraceSpan
+
 from ..parse.causes import diagnoses_of
-from ..parse.parse_view import MapSpan, ParseView
+from ..parse.parse_view import ParseView
 from .markup import visible_whitespace
 
 # Colour slots; the message keys every template uses keep theirs whatever the field order.
@@ -45,7 +47,7 @@ def field_slots(field_names: Sequence[str]) -> dict[str, int]:
     return {name: FIXED_SLOTS.get(name, slots.get(name, 0)) for name in field_names}
 
 
-def span_title(span: MapSpan) -> str:
+def span_title(span: TraceSpan) -> str:
     """The short hover label of a span ("tool_calls · open"); clicking it explains it in full."""
     return f"{span.field or '(no field)'} · {span.kind}"
 
@@ -213,7 +215,7 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
 
     position = start_at
     for index, span in enumerate(view.spans):
-        start, end = max(span.start, position), span.end
+        start, end = max(span.stream_start, position), span.stream_end
         if start > position:
             emit(position, start, "rt-unknown", "", "")
         if end <= start:

@@ -21,7 +21,7 @@ from ..server import limits
 from ..server.admission import make_way
 from ..server.limits import InputError, check_text_sizes, read_template, read_tools
 from .chunking import make_chunks, token_pieces
-from .parse_view import LiveParse
+from .parse_view import KEPT_EVENT_BYTES, LOGGED_EVENT_BYTES, SPAN_BYTES, LiveParse
 
 # Feeding looks at the request's time budget every this many chunks.
 DEADLINE_EVERY = 1024
@@ -69,9 +69,9 @@ class Replay:
         if live is not None:
             store = live.events
             parse = (
-                32 * len(store)
-                + 600 * len(store._kept)
-                + 320 * len(live._merged)
+                LOGGED_EVENT_BYTES * len(store)
+                + KEPT_EVENT_BYTES * store.kept_count
+                + SPAN_BYTES * live.span_count
                 + 3 * live.received
                 + 8 * len(live.chunk_ends)
             )
