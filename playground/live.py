@@ -21,19 +21,15 @@ from .outputs import PARSE_VIEWS, failed, produces, render
 from .panels.status import status_html
 from .parse.derived import DERIVED_VIEWS, stale_derived
 from .parse.parse_view import LiveParse, ParseView
+from .parse.replay import paced_feed
 from .parse.session import Session
 from .server import limits
 from .server.folders import FolderError, check_model_name, shown
 from .server.limits import InputError, read_json, read_template, read_tools
 from .server.redact import redact
 
-# Seconds between page updates while streaming (at most ~10 a second); each update outlines
-# what grew since the one before.
-UPDATE_INTERVAL = 0.1
 # Teaching pace: tokens shown per second, each in an update of its own (the model runs ahead).
 TEACHING_TOKENS_PER_SECOND = 4
-# Longest sleep between two looks at Stop while pacing (seconds).
-PACE_STEP = 0.05
 # Models kept loaded at once (the least recently used is dropped first).
 MODELS_KEPT = 2
 
@@ -238,15 +234,6 @@ def per_token_figures(live: LiveParse, tokens: int) -> list[tuple[str, str]]:
     ]
 
 
-def _paced_wait(session: Session, due: float) -> bool:
-    """Sleep until `due` (a perf_counter time), looking at Stop every PACE_STEP; True when Stop came."""
-    while (left := due - time.perf_counter()) > 0:
-        if session.stop_requested:
-            return True
-        time.sleep(min(left, PACE_STEP))
-    return session.stop_requested
-
-
 @produces("status")
 def request_stop(session: Session) -> dict:
     """Stop: end this session's replay or live generation at its next chunk."""
@@ -283,8 +270,9 @@ def generate(
     """Generate with a model and parse as tokens arrive.
 
     Yields the parse panels, and at the end the template (when the model's own is used),
-    the prompt as prefix and the generation, at most every UPDATE_INTERVAL seconds plus
-    once at the end; each update outlines the text and events added since the one before.
+    the prompt as prefix and the generation: updates are coalesced by the paced loop Play
+    runs too (`playground.parse.replay.paced_feed`), plus one at the end; each update
+    outlines the text and events added since the one before.
     With `teaching_pace`, tokens are shown TEACHING_TOKENS_PER_SECOND a second, one update
     each. Stop (`request_stop`) ends it at the next token; what was generated is then
     finalized like a finished generation.
@@ -365,9 +353,7 @@ def generate(
         }
     started = time.perf_counter()
     tokens = 0
-    last = 0.0
     shown_feeds = 0  # feeds drawn by the last update
-    due = 0.0  # teaching pace: when the next token may be shown (perf_counter seconds)
 
     def snapshot(fresh_feeds: int = 1) -> ParseView:
         elapsed = time.perf_counter() - started
@@ -380,6 +366,20 @@ def generate(
             ],
             fresh_feeds=fresh_feeds,
         )
+
+    def feed(piece) -> None:
+        nonlocal tokens
+        tokens += len(piece.ids)
+        live.feed(piece.text)
+
+    def draw() -> dict:
+        """An update outlining the text and events added since the one before."""
+        nonlocal shown_feeds
+        session.view = view = snapshot(live.feeds - shown_feeds)
+        shown_feeds = live.feeds
+        session.display.log_page = 10**9  # follow the newest events
+        shown = render(view, session, note=model_note, progress=f"{tokens} tokens")
+        return {**shown, **chosen, "model_note": model_note}
 
     waited = time.perf_counter()
     while not generation_slots.acquire(timeout=LOAD_POLL):
@@ -401,38 +401,21 @@ def generate(
         top_p=float(top_p),
         seed=None if seed is None or seed == "" else int(seed),
     )
-    stopped = out_of_time = False
-    ends = time.perf_counter() + caps.generate_seconds
     try:
-        for piece in pieces:
-            if session.stop_requested:
-                stopped = True
-                break
-            if time.perf_counter() > ends:
-                stopped = out_of_time = True
-                break
-            if teaching_pace:
-                if _paced_wait(session, due):
-                    stopped = True
-                    break
-                due = time.perf_counter() + 1 / TEACHING_TOKENS_PER_SECOND
-            tokens += len(piece.ids)
-            live.feed(piece.text)
-            now = time.perf_counter()
-            if teaching_pace or now - last >= UPDATE_INTERVAL:
-                last = now
-                session.view = view = snapshot(live.feeds - shown_feeds)
-                shown_feeds = live.feeds
-                session.display.log_page = 10**9  # follow the newest events
-                yield {
-                    **render(view, session, note=model_note, progress=f"{tokens} tokens"),
-                    **chosen,
-                    "model_note": model_note,
-                }
+        end = yield from paced_feed(
+            pieces,
+            feed,
+            draw,
+            stop=lambda: session.stop_requested,
+            ends=time.perf_counter() + caps.generate_seconds,
+            seconds_per_piece=1 / TEACHING_TOKENS_PER_SECOND if teaching_pace else 0.0,
+            every_piece=teaching_pace,
+        )
     finally:
         pieces.close()
         generation_slots.release()
         session.stop_requested = False
+    stopped, out_of_time = end.stopped, end.out_of_time
     live.finalize()
     if stopped:
         why = (

@@ -204,18 +204,16 @@ OPEN_SESSIONS = OpenSessions()
 
 
 def session_closed(request: gr.Request) -> None:
-    """The page was closed (`demo.unload`): free its session now, and Gradio's copy of the page's values.
+    """The page was closed (`demo.unload`): release its session now (`OpenSessions.closed`).
 
-    Gradio would keep both for an hour in case the page reconnects; on a shared host that
-    memory is better given back (a page that reconnects starts from a fresh session).
+    Our registry of open sessions is keyed by the public session hash, so this needs nothing of
+    Gradio's own session store: Gradio keeps the page's last input values (and the released,
+    now small `Session`) until its own least-recently-used cap, `state_session_capacity` (set
+    to PLAYGROUND_LIMITS `sessions`), drops them.
     """
     if request is None or not request.session_hash:
         return
     OPEN_SESSIONS.closed(request.session_hash)
-    holder = getattr(getattr(request.request, "app", None), "state_holder", None)
-    if holder is not None:
-        with holder.lock:
-            holder.session_data.pop(request.session_hash, None)
 
 
 def query_params(request: gr.Request) -> dict:

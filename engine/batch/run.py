@@ -16,7 +16,7 @@ go on (a copy in the kernel for JSONL; Parquet is written from Arrow parts, whic
 decoding). Memory stays bounded whatever the input's size: a worker holds one batch of rows,
 and this process none.
 
-A malformed row stops the run with an `InputError` naming the file and line (JSONL) or row
+A malformed row stops the run with an `InputFileError` naming the file and line (JSONL) or row
 (Parquet): the first in file order, whichever worker finds it first; the workers on later
 shards stop at their next batch. docs/batch.md has more, with where the time goes.
 """
@@ -41,8 +41,8 @@ from .columns import parse_batch
 from .files import (
     BATCH_ROWS,
     InputBatch,
-    InputError,
     InputFile,
+    InputFileError,
     OutputFile,
     Shard,
     file_format,
@@ -127,7 +127,7 @@ class ShardResult:
         index: the shard's place in the file.
         rows, rows_with_errors, errors_by_field: as in `BatchSummary`.
         stages: seconds spent per stage (`WORKER_STAGES`).
-        error: the `InputError` that stopped the shard, as `InputError.record` gives it, or None.
+        error: the `InputFileError` that stopped the shard, as `InputFileError.record` gives it, or None.
         stopped: True when the worker stopped early because an earlier shard failed.
         started: when the worker began the shard (seconds since the epoch).
         cpu_seconds: CPU time the worker spent on the shard (less than its stages' wall time
@@ -197,7 +197,7 @@ def parse_shard(
             if job.directory is not None and _earlier_shard_failed(job.directory, shard.index):
                 result.stopped = True
                 break
-    except InputError as error:
+    except InputFileError as error:
         result.error = error.record()
         if job.directory is not None:
             job.failed(shard).touch()
@@ -333,7 +333,7 @@ def parse_file(
 
     Raises:
         TemplateError: the template is invalid (before anything is read).
-        InputError: a malformed input row (names the file and line or row).
+        InputFileError: a malformed input row (names the file and line or row).
         FileNotFoundError, ValueError: no input file; an unknown format, engine or mode.
         ImportError: the engine's package (datasets, ray, pyarrow) is not installed.
     """
@@ -437,7 +437,7 @@ def _take(
 ) -> None:
     """Count a shard's result, or raise the error that stopped it (its lines counted from the file's start)."""
     if result.error is not None:
-        error = InputError(**result.error)
+        error = InputFileError(**result.error)
         if shards is not None and job.input_file.format == "jsonl":
             error = error.after_lines(job.input_file.lines_before(shards[result.index].start))
         raise error

@@ -23,6 +23,10 @@ runs `load_model` in a thread and reports how far it is:
     pending = BackgroundLoad(DEFAULT_MODEL_PATH)   # at startup; returns at once
     pending.progress()    # LoadProgress(fraction=0.25, stage="Loading the tokenizer", ...)
     loaded = pending.result()    # waits; raises ModelLoadError like load_model
+
+`ModelLoadError` (a model or tokenizer that cannot be loaded or cannot chat; the message
+says what to do) is the engine's own (`engine.chat_templates.render`), so the page
+catches one class whether a check or a Generate failed to load.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.chat_templates.render import ModelLoadError
 from engine.tokenizer import IncrementalDecoder
 
 if TYPE_CHECKING:
@@ -48,10 +53,6 @@ DEFAULT_MODEL_PATH = Path(__file__).resolve().parents[2] / "samples" / "demo-mod
 # token differently at the start of a string (SentencePiece's leading space)
 # still give the right text: the piece is the difference of two decodes.
 _DECODE_CONTEXT = 4
-
-
-class ModelLoadError(ValueError):
-    """A model or tokenizer that cannot be loaded or cannot chat; the message says what to do."""
 
 
 class PromptRenderError(ValueError):

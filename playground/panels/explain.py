@@ -18,7 +18,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from engine import load_template
-from engine.authoring.pattern_explain import explain_pattern, pieces_taken
+from engine.authoring.pattern_explain import (
+    explain_pattern,
+    matching_alternative,
+    pieces_taken,
+    top_level_alternatives,
+)
 from engine.authoring.trace import TraceSpan
 
 from ..authoring.inference import evidence_html, findings_for_template
@@ -51,29 +56,6 @@ def region_event_numbers(events: Iterable[LoggedEvent]) -> dict[int, tuple[int |
     return {k: (opens[k], closes[k] if k < len(closes) else None) for k in range(len(opens))}
 
 
-def top_level_alternatives(pattern: str) -> list[str]:
-    """The alternatives of a regex at its top level (`a|b(c|d)` -> ["a", "b(c|d)"])."""
-    parts, depth, in_class, escaped, start = [], 0, False, False, 0
-    for i, char in enumerate(pattern):
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            parts.append(pattern[start:i])
-            start = i + 1
-    parts.append(pattern[start:])
-    return parts
-
-
 def _delimiter_of(template: dict, path: str | None):
     if not path or not path.startswith("fields."):
         return None
@@ -96,15 +78,11 @@ def matched_alternative(template: dict, path: str | None, matched: str | None) -
     alternatives = top_level_alternatives(delimiter.source)
     if len(alternatives) < 2:
         return ""
-    import regex
-
-    for number, alternative in enumerate(alternatives, 1):
-        try:
-            if regex.fullmatch(alternative, matched, flags=delimiter.pattern.flags, timeout=0.05):
-                return f"alternative {number} of {len(alternatives)}: {alternative}"
-        except (regex.error, TimeoutError):
-            continue
-    return ""
+    found = matching_alternative(delimiter.source, matched, flags=delimiter.pattern.flags)
+    if found is None:
+        return ""
+    number, alternative = found
+    return f"alternative {number} of {len(alternatives)}: {alternative}"
 
 
 def _where(view: ParseView, start: int, end: int) -> str:
