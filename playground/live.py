@@ -21,7 +21,7 @@ from .outputs import PARSE_VIEWS, failed, produces, render
 from .panels.status import status_html
 from .parse.derived import DERIVED_VIEWS, stale_derived
 from .parse.parse_view import LiveParse, ParseView
-from .parse.replay import paced_feed
+from .parse.replay import PacedEnd, paced_feed
 from .parse.session import Session
 from .server import limits
 from .server.folders import FolderError, check_model_name, shown
@@ -278,8 +278,7 @@ def generate(
     finalized like a finished generation.
 
     The "parse per token" figure times a plain parser (`PlainParse`: the path library users
-    get), fed alongside the traced one the views are drawn from; "tracing per token" is the
-    traced parser's time.
+    get), fed alongside the traced one; "tracing per token" is the traced parser's time.
     """
     from .model import generation
 
@@ -292,35 +291,18 @@ def generate(
         if not 1 <= max_new_tokens <= caps.max_new_tokens:
             raise InputError(f"max_new_tokens must be between 1 and {caps.max_new_tokens}.")
         template = read_template(template_text) if not use_model_template else None
-    except (InputError, ValueError) as error:
-        yield failed(str(error), session)
-        return
-    try:
         key = start_loading(model_name)
-    except FolderError as error:
+    except (InputError, ValueError) as error:  # FolderError included
         yield failed(str(error), session)
         return
     with waiting_for(key):
-        while True:
-            loading, ended = load_status(model_name)
-            if (
-                session.stop_requested
-            ):  # Stop while waiting: nobody else waiting, the load is abandoned
-                session.stop_requested = False
-                yield failed(
-                    "■ Stopped waiting for the model; its load is abandoned unless someone else waits for it.",
-                    session,
-                )
-                return
-            if ended:
-                break
-            yield {"status": status_html(None, loading)}
-            time.sleep(LOAD_POLL)
+        if not (yield from _wait_for_load(model_name, session)):
+            return
         try:
             loaded = get_model(model_name)
-            template_note = ""
-            if template is None:
-                template, template_note = generation.choose_template(loaded)
+            template, template_note = (
+                generation.choose_template(loaded) if template is None else (template, "")
+            )
             prompt = generation.render_prompt(
                 loaded,
                 messages,
@@ -339,60 +321,11 @@ def generate(
         ) as error:
             yield failed(redact(str(error)), session)
             return
-    model_note = f"Model: {shown(loaded.name)}" + (
-        f" — {redact(template_note)}" if template_note else ""
-    )
-    if teaching_pace:
-        model_note += f" — teaching pace: {TEACHING_TOKENS_PER_SECOND} tokens a second, one update each (the model runs ahead)"
-    chosen = {}
+    run = _LiveRun(live, session, loaded, template_note, teaching_pace)
     if use_model_template:
-        text = template_text_of(template)
-        chosen = {
-            "template_text": text,
-            "template_choice": template_choice_for(text, session.template_origin or None),
-        }
-    started = time.perf_counter()
-    tokens = 0
-    shown_feeds = 0  # feeds drawn by the last update
-
-    def snapshot(fresh_feeds: int = 1) -> ParseView:
-        elapsed = time.perf_counter() - started
-        return live.view(
-            [
-                ("tokens", str(tokens)),
-                ("tokens/s", f"{tokens / elapsed:.1f}" if elapsed > 0 else "0"),
-                *per_token_figures(live, tokens),
-                ("elapsed", f"{elapsed:.1f} s"),
-            ],
-            fresh_feeds=fresh_feeds,
-        )
-
-    def feed(piece) -> None:
-        nonlocal tokens
-        tokens += len(piece.ids)
-        live.feed(piece.text)
-
-    def draw() -> dict:
-        """An update outlining the text and events added since the one before."""
-        nonlocal shown_feeds
-        session.view = view = snapshot(live.feeds - shown_feeds)
-        shown_feeds = live.feeds
-        session.display.log_page = 10**9  # follow the newest events
-        shown = render(view, session, note=model_note, progress=f"{tokens} tokens")
-        return {**shown, **chosen, "model_note": model_note}
-
-    waited = time.perf_counter()
-    while not generation_slots.acquire(timeout=LOAD_POLL):
-        if session.stop_requested:
-            session.stop_requested = False
-            yield failed("■ Stopped waiting for another generation to end.", session)
-            return
-        yield {
-            "status": status_html(
-                None,
-                f"⏳ Waiting for another visitor's generation to end… ({time.perf_counter() - waited:.0f} s)",
-            )
-        }
+        run.choose(template)
+    if not (yield from _wait_for_slot(session)):
+        return
     pieces = generation.stream_generation(
         loaded,
         prompt,
@@ -401,40 +334,147 @@ def generate(
         top_p=float(top_p),
         seed=None if seed is None or seed == "" else int(seed),
     )
-    try:
-        end = yield from paced_feed(
-            pieces,
-            feed,
-            draw,
-            stop=lambda: session.stop_requested,
-            ends=time.perf_counter() + caps.generate_seconds,
-            seconds_per_piece=1 / TEACHING_TOKENS_PER_SECOND if teaching_pace else 0.0,
-            every_piece=teaching_pace,
+    end = yield from run.stream(pieces, teaching_pace)
+    yield run.finished(end, prompt.text, template_text, live_tools_text)
+
+
+def _wait_for_load(model_name: str, session: Session):
+    """Show how far the model's load is until it ends (a generator of status updates); returns
+    False when Stop came first (the load is then abandoned unless someone else waits for it)."""
+    while True:
+        loading, ended = load_status(model_name)
+        if session.stop_requested:
+            session.stop_requested = False
+            yield failed(
+                "■ Stopped waiting for the model; its load is abandoned unless someone else waits for it.",
+                session,
+            )
+            return False
+        if ended:
+            return True
+        yield {"status": status_html(None, loading)}
+        time.sleep(LOAD_POLL)
+
+
+def _wait_for_slot(session: Session):
+    """Take a generation slot (`generation_slots`), saying so while another visitor's generation
+    runs (a generator of status updates); returns False when Stop came first."""
+    waited = time.perf_counter()
+    while not generation_slots.acquire(timeout=LOAD_POLL):
+        if session.stop_requested:
+            session.stop_requested = False
+            yield failed("■ Stopped waiting for another generation to end.", session)
+            return False
+        yield {
+            "status": status_html(
+                None,
+                f"⏳ Waiting for another visitor's generation to end… ({time.perf_counter() - waited:.0f} s)",
+            )
+        }
+    return True
+
+
+class _LiveRun:
+    """One Generate's parse while its tokens arrive: the figures, each update, and the last one.
+
+    Attributes:
+        chosen: the template panel's new values when the model's own template is used, else {}.
+    """
+
+    def __init__(self, live: LiveParse, session: Session, loaded, template_note: str, pace: bool):
+        self.live, self.session = live, session
+        self.model_note = f"Model: {shown(loaded.name)}" + (
+            f" — {redact(template_note)}" if template_note else ""
         )
-    finally:
-        pieces.close()
-        generation_slots.release()
-        session.stop_requested = False
-    stopped, out_of_time = end.stopped, end.out_of_time
-    live.finalize()
-    if stopped:
-        why = (
-            f" (the time budget PLAYGROUND_LIMITS generate_seconds, {caps.generate_seconds:g} s)"
-            if out_of_time
-            else ""
+        if pace:
+            self.model_note += f" — teaching pace: {TEACHING_TOKENS_PER_SECOND} tokens a second, one update each (the model runs ahead)"
+        self.chosen: dict = {}
+        self.started = time.perf_counter()
+        self.tokens = 0
+        self.shown_feeds = 0  # feeds drawn by the last update
+
+    def choose(self, template: dict) -> None:
+        """The model's own template is used: the editor and the template choice show it."""
+        text = template_text_of(template)
+        self.chosen = {
+            "template_text": text,
+            "template_choice": template_choice_for(text, self.session.template_origin or None),
+        }
+
+    def view(self, fresh_feeds: int = 1) -> ParseView:
+        elapsed = time.perf_counter() - self.started
+        tokens = self.tokens
+        return self.live.view(
+            [
+                ("tokens", str(tokens)),
+                ("tokens/s", f"{tokens / elapsed:.1f}" if elapsed > 0 else "0"),
+                *per_token_figures(self.live, tokens),
+                ("elapsed", f"{elapsed:.1f} s"),
+            ],
+            fresh_feeds=fresh_feeds,
         )
-        model_note = f"■ Stopped after {tokens} tokens{why}; the text so far is parsed as if generation had ended. {model_note}"
-    session.view = session.last_good = view = snapshot()
-    session.replay = None
-    generated = live.generation
-    session.generated = (generated, [end - live.tail_length for end in live.chunk_ends[:-1]])
-    template_text = chosen.get("template_text", template_text)
-    yield {
-        **render(view, session, note=model_note),
-        **chosen,
-        "prefix": prompt.text,
-        "generation": generated,
-        "model_note": model_note,
-        "chunking": "tokens",  # a replay of this text steps through the model's own tokens
-        **stale_derived(session, template_text, prompt.text, generated, live_tools_text),
-    }
+
+    def stream(self, pieces, pace: bool):
+        """Parse the model's pieces as they come (`paced_feed`: a generator of updates that returns
+        its `PacedEnd`); then the generation slot is given back."""
+        session = self.session
+        try:
+            return (
+                yield from paced_feed(
+                    pieces,
+                    self.feed,
+                    self.draw,
+                    stop=lambda: session.stop_requested,
+                    ends=time.perf_counter() + limits.current().generate_seconds,
+                    seconds_per_piece=1 / TEACHING_TOKENS_PER_SECOND if pace else 0.0,
+                    every_piece=pace,
+                )
+            )
+        finally:
+            pieces.close()
+            generation_slots.release()
+            session.stop_requested = False
+
+    def feed(self, piece) -> None:
+        """Parse one streamed piece (its text; its token ids are counted)."""
+        self.tokens += len(piece.ids)
+        self.live.feed(piece.text)
+
+    def draw(self) -> dict:
+        """An update outlining the text and events added since the one before."""
+        session, live = self.session, self.live
+        session.view = view = self.view(live.feeds - self.shown_feeds)
+        self.shown_feeds = live.feeds
+        session.display.log_page = 10**9  # follow the newest events
+        shown = render(view, session, note=self.model_note, progress=f"{self.tokens} tokens")
+        return {**shown, **self.chosen, "model_note": self.model_note}
+
+    def finished(self, end: PacedEnd, prefix: str, template_text: str, tools_text: str) -> dict:
+        """Finalize the parse (also after Stop) and give the last update: the panels, the prompt
+        as prefix, the generation, and a replay of it set to step through the model's tokens."""
+        live, session = self.live, self.session
+        live.finalize()
+        note = self.model_note
+        if end.stopped:
+            seconds = limits.current().generate_seconds
+            why = (
+                f" (the time budget PLAYGROUND_LIMITS generate_seconds, {seconds:g} s)"
+                if end.out_of_time
+                else ""
+            )
+            note = f"■ Stopped after {self.tokens} tokens{why}; the text so far is parsed as if generation had ended. {note}"
+        session.view = session.last_good = view = self.view()
+        session.replay = None
+        generated = live.generation
+        cuts = [offset - live.tail_length for offset in live.chunk_ends[:-1]]
+        session.generated = (generated, cuts)
+        template_text = self.chosen.get("template_text", template_text)
+        return {
+            **render(view, session, note=note),
+            **self.chosen,
+            "prefix": prefix,
+            "generation": generated,
+            "model_note": note,
+            "chunking": "tokens",  # a replay of this text steps through the model's own tokens
+            **stale_derived(session, template_text, prefix, generated, tools_text),
+        }

@@ -916,94 +916,112 @@ def find_warnings(
     """Probable faults visible in a finished parse (see the module docstring): its `spans`, the
     failure that stopped it (`error`, or None) and its template."""
     warnings: list[TraceWarning] = []
-    fields = template.fields
-    groups = _region_texts(spans)
-    for name, region, stretch in groups:
-        where = f"the {name} region" if name else "discarded text"
-        own_close = fields[name].close if name else None
-        own = set(own_close.literals or ()) if own_close is not None else set()
-        for other in fields.values():
-            if other.name == name or other.close is None:
+    for name, _, stretch in _region_texts(spans):
+        warnings += _closes_without_open(template.fields, name, stretch)
+        warnings += _swallowed_tool_calls(template.fields, name, stretch)
+    warnings += _discarded_text(spans)
+    warnings += _close_inside_json_string(spans, error, template.fields)
+    return warnings
+
+
+def _closes_without_open(
+    fields: dict[str, FieldSpec], name: str | None, stretch: list[TraceSpan]
+) -> list[TraceWarning]:
+    """``close-without-open``: another field's close delimiter inside the text of region `name`
+    (None: discarded text), made of the spans `stretch`."""
+    warnings = []
+    where = f"the {name} region" if name else "discarded text"
+    own_close = fields[name].close if name else None
+    own = set(own_close.literals or ()) if own_close is not None else set()
+    for other in fields.values():
+        if other.name == name or other.close is None:
+            continue
+        if other.close.literals is None:
+            if own_close is not None and own_close.source == other.close.source:
                 continue
-            if other.close.literals is None:
-                if own_close is not None and own_close.source == other.close.source:
-                    continue
-                close = (
-                    other.close.pattern
-                )  # only text it takes counts (not a lookahead's empty match)
-            else:
-                literals = [literal for literal in other.close.literals if literal not in own]
-                if not literals:
-                    continue
-                close = regex.compile("|".join(regex.escape(x) for x in literals))
-            found = _find_in_spans(stretch, close)
-            if found is None:
+            close = other.close.pattern  # only text it takes counts (not a lookahead's empty match)
+        else:
+            literals = [literal for literal in other.close.literals if literal not in own]
+            if not literals:
                 continue
-            if other.open is not None:
-                opened = _find_in_spans(stretch, other.open.pattern)
-                if opened is not None and (opened.source, opened.start) < (
-                    found.source,
-                    found.start,
-                ):
-                    continue  # its open was swallowed too: reported as such below
-                message = (
-                    f"{found.text!r}, the close delimiter of {other.name} (its open is {other.open.source!r}), "
-                    f"appears inside {where} while {other.name} is not open. This usually means the prefix is "
-                    "missing the text that opened it (a chat template that pre-writes the open delimiter)."
-                )
-                suggestion = "pass the prompt text (with any pre-written open delimiter) as prefix"
-            else:
-                message = (
-                    f"{found.text!r}, the close delimiter of the implicit field {other.name}, appears inside {where}: "
-                    f"that region never closed, so the text after it stayed in {name or 'the discarded text'}."
-                )
-                suggestion = (
-                    "check the region's close delimiter (or pass the full prompt as prefix)"
-                )
-            warnings.append(
-                TraceWarning(
-                    "close-without-open", message, suggestion, found.source, found.start, found.end
-                )
+            close = regex.compile("|".join(regex.escape(x) for x in literals))
+        found = _find_in_spans(stretch, close)
+        if found is None:
+            continue
+        if other.open is not None:
+            opened = _find_in_spans(stretch, other.open.pattern)
+            if opened is not None and (opened.source, opened.start) < (found.source, found.start):
+                continue  # its open was swallowed too: reported as such
+            message = (
+                f"{found.text!r}, the close delimiter of {other.name} (its open is {other.open.source!r}), "
+                f"appears inside {where} while {other.name} is not open. This usually means the prefix is "
+                "missing the text that opened it (a chat template that pre-writes the open delimiter)."
             )
-        for other in fields.values():
-            if other.name == name or other.open is None or not other.is_tool_call or name is None:
-                continue
-            if not fields[name].open:
-                continue  # the implicit field watches opens: an open in it fired or was not complete
-            found = _find_in_spans(stretch, other.open.pattern)
-            if found is None:
-                continue
-            close_source = fields[name].close.source if fields[name].close else ""
-            warnings.append(
-                TraceWarning(
-                    "tool-call-open-swallowed",
-                    f"the tool-call open delimiter {found.text!r} appears inside {where} and was swallowed as its "
-                    f"text: inside a region only its own close can fire, so this call was not parsed.",
-                    f"close {name} also before a tool call, e.g. close_pattern "
-                    f"{_lookahead_close(close_source, fields[name], other)!r}",
-                    found.source,
-                    found.start,
-                    found.end,
-                )
+            suggestion = "pass the prompt text (with any pre-written open delimiter) as prefix"
+        else:
+            message = (
+                f"{found.text!r}, the close delimiter of the implicit field {other.name}, appears inside {where}: "
+                f"that region never closed, so the text after it stayed in {name or 'the discarded text'}."
             )
-    discarded = [span for span in spans if span.kind == "discarded" and span.text.strip()]
-    if discarded:
-        first = discarded[0]
-        count = sum(len(span.text) for span in discarded)
+            suggestion = "check the region's close delimiter (or pass the full prompt as prefix)"
         warnings.append(
             TraceWarning(
-                "text-discarded",
-                f"{count} characters were outside every region and the template has no implicit field, so "
-                f"they are not in the message (first at {first.source} offset {first.start}: {first.text[:40]!r})",
-                "add a field without 'open' (usually content) to catch unclaimed text, or check that the "
-                "open delimiters match this model's output",
-                first.source,
-                first.start,
-                first.end,
+                "close-without-open", message, suggestion, found.source, found.start, found.end
             )
         )
-    warnings += _close_inside_json_string(spans, error, fields)
     return warnings
+
+
+def _swallowed_tool_calls(
+    fields: dict[str, FieldSpec], name: str | None, stretch: list[TraceSpan]
+) -> list[TraceWarning]:
+    """``tool-call-open-swallowed``: a tool call's open delimiter inside the text of region
+    `name` (a field with an open: the implicit field watches opens itself)."""
+    if name is None or not fields[name].open:
+        return []
+    warnings = []
+    for other in fields.values():
+        if other.name == name or other.open is None or not other.is_tool_call:
+            continue
+        found = _find_in_spans(stretch, other.open.pattern)
+        if found is None:
+            continue
+        close_source = fields[name].close.source if fields[name].close else ""
+        warnings.append(
+            TraceWarning(
+                "tool-call-open-swallowed",
+                f"the tool-call open delimiter {found.text!r} appears inside the {name} region and was "
+                "swallowed as its text: inside a region only its own close can fire, so this call was "
+                "not parsed.",
+                f"close {name} also before a tool call, e.g. close_pattern "
+                f"{_lookahead_close(close_source, fields[name], other)!r}",
+                found.source,
+                found.start,
+                found.end,
+            )
+        )
+    return warnings
+
+
+def _discarded_text(spans: list[TraceSpan]) -> list[TraceWarning]:
+    """``text-discarded``: text outside every region, with no implicit field to take it."""
+    discarded = [span for span in spans if span.kind == "discarded" and span.text.strip()]
+    if not discarded:
+        return []
+    first = discarded[0]
+    count = sum(len(span.text) for span in discarded)
+    return [
+        TraceWarning(
+            "text-discarded",
+            f"{count} characters were outside every region and the template has no implicit field, so "
+            f"they are not in the message (first at {first.source} offset {first.start}: {first.text[:40]!r})",
+            "add a field without 'open' (usually content) to catch unclaimed text, or check that the "
+            "open delimiters match this model's output",
+            first.source,
+            first.start,
+            first.end,
+        )
+    ]
 
 
 def _close_inside_json_string(

@@ -241,11 +241,15 @@ def explain(
         return _explain_diagnosis(view, int(selection[1:]))
     if not selection.isdigit() or int(selection) >= len(view.spans):
         return PLACEHOLDER
-    span = view.spans[int(selection)]
-    rows = []
+    return _explain_span(view, view.spans[int(selection)], inference)
+
+
+def _explain_span(view: ParseView, span: TraceSpan, inference: dict | None) -> str:
+    """#explain for one span of the map: what it is, where, and why."""
     title = _TITLES.get(span.kind, span.kind)
     if span.stream_end <= view.tail_length and span.kind not in ("held", "unparsed"):
         title += " (in the prefix tail: the chat template wrote it)"
+    rows = []
     if span.field is not None:
         rows.append(
             _row(
@@ -254,43 +258,59 @@ def explain(
             )
         )
     if span.delimiter is not None:
-        rows.append(_row("template key", f"<code>{html.escape(span.delimiter_path or '')}</code>"))
-        rows.append(_row("delimiter", _code(span.delimiter)))
-        alternative = matched_alternative(
-            view.template or {}, span.delimiter_path, span.matched_text
-        )
-        if alternative:
-            rows.append(_row("matched", html.escape(alternative)))
-        if (
-            span.matched_text is not None
-            and span.matched_text != view.stream[span.stream_start : span.stream_end]
-        ):
-            rows.append(_row("whole match", _code(span.matched_text)))
-        if (span.delimiter_path or "").endswith("_pattern"):
-            rows.append(
-                _row(
-                    "the pattern, piece by piece",
-                    pattern_html(span.delimiter, view.stream, span.stream_start),
-                )
-            )
+        rows += _delimiter_rows(view, span)
     if span.captures:
         captures = ", ".join(
             f"<code>{html.escape(k)}</code> = {_code(v)}" for k, v in span.captures.items()
         )
         rows.append(_row("captures", captures))
+    start, end = span.stream_start, span.stream_end
     rows.append(
         _row(
             "offsets",
-            f"stream {span.stream_start}–{span.stream_end} · {_where(view, span.stream_start, span.stream_end)} · {span.stream_end - span.stream_start:,} characters",
+            f"stream {start}–{end} · {_where(view, start, end)} · {end - start:,} characters",
         )
     )
     rows.append(
         _row(
             "text",
-            _code(view.stream[span.stream_start : min(span.stream_end, span.stream_start + 300)])
-            + ("…" if span.stream_end - span.stream_start > 300 else ""),
+            _code(view.stream[start : min(end, start + 300)]) + ("…" if end - start > 300 else ""),
         )
     )
+    rows += _why_rows(view, span)
+    if span.region is not None:
+        rows += _region_rows(view, span)
+    return _panel(title, "".join(rows)) + _inferred(view, inference, span.delimiter_path)
+
+
+def _delimiter_rows(view: ParseView, span: TraceSpan) -> list[str]:
+    """A delimiter's rows: its template key, which alternative matched, the whole match, and a
+    pattern piece by piece."""
+    rows = [
+        _row("template key", f"<code>{html.escape(span.delimiter_path or '')}</code>"),
+        _row("delimiter", _code(span.delimiter)),
+    ]
+    alternative = matched_alternative(view.template or {}, span.delimiter_path, span.matched_text)
+    if alternative:
+        rows.append(_row("matched", html.escape(alternative)))
+    if (
+        span.matched_text is not None
+        and span.matched_text != view.stream[span.stream_start : span.stream_end]
+    ):
+        rows.append(_row("whole match", _code(span.matched_text)))
+    if (span.delimiter_path or "").endswith("_pattern"):
+        rows.append(
+            _row(
+                "the pattern, piece by piece",
+                pattern_html(span.delimiter, view.stream, span.stream_start),
+            )
+        )
+    return rows
+
+
+def _why_rows(view: ParseView, span: TraceSpan) -> list[str]:
+    """Why held, discarded or unparsed text is so, and the error of a region that failed."""
+    rows = []
     if span.kind == "held":
         rows.append(
             _row("why held", html.escape(view.held_reason or "it may be the start of a delimiter"))
@@ -321,21 +341,27 @@ def explain(
                 "as unclaimed text (the implicit field, if the template has one); every other region still parsed",
             )
         )
-    if span.region is not None:
-        rows.append(_row("region", f"{span.region} (0-based, in opening order)"))
-        rows.append(_row("events", _events_html(span_events(view, span))))
-        key, value = message_key(view, span)
-        if key and view.message is not None and key.split("[")[0] in view.message:
-            rows.append(_row("message key", _message_html(key, value)))
-        elif key:
-            rows.append(
-                _row(
-                    "message key",
-                    f"<code>{html.escape(key)}</code> (not in the message: "
-                    + ("the parse is not finished)" if not view.finished else "empty or failed)"),
-                )
+    return rows
+
+
+def _region_rows(view: ParseView, span: TraceSpan) -> list[str]:
+    """The region of a span: its index, its events, and the message key it went to."""
+    rows = [
+        _row("region", f"{span.region} (0-based, in opening order)"),
+        _row("events", _events_html(span_events(view, span))),
+    ]
+    key, value = message_key(view, span)
+    if key and view.message is not None and key.split("[")[0] in view.message:
+        rows.append(_row("message key", _message_html(key, value)))
+    elif key:
+        rows.append(
+            _row(
+                "message key",
+                f"<code>{html.escape(key)}</code> (not in the message: "
+                + ("the parse is not finished)" if not view.finished else "empty or failed)"),
             )
-    return _panel(title, "".join(rows)) + _inferred(view, inference, span.delimiter_path)
+        )
+    return rows
 
 
 def _inferred(view: ParseView, inference: dict | None, key: str | None) -> str:
