@@ -44,6 +44,9 @@ from .faults import TraceWarning, find_warnings
 # Received pieces are joined into one string once there are this many (a stream fed a character
 # at a time would otherwise keep a list of a million one-character strings).
 PARTS_JOINED = 4096
+# The parser's span records are merged into spans once there are this many (and whenever the
+# spans are read): merging after every feed would cost each feed a few calls more.
+RECORDS_MERGED = 256
 
 
 class StreamText:
@@ -324,6 +327,7 @@ class Tracer:
         template: the loaded template; prefix: the prefix as given.
         anchor: where the start anchor cut the prefix (`AnchorCut`).
         tail_length: the prefix tail's length (where the generation starts in the stream).
+        received: the characters received so far (the prefix tail and the generation).
         initial_events: the events of the prefix tail.
         error: the `ResponseParseError` that stopped the parse, or None.
         message: the message after `finalize` (None before, or when the parse stopped).
@@ -376,15 +380,17 @@ class Tracer:
         self.diagnoses: list[Diagnosis] = []
         self._stream = StreamText()
         self._parts: list[str] = []
-        self._received = 0
         self._spans: list[TraceSpan] = []  # finished spans (never changed once handed out)
         self._run: list | None = (
             None  # the stretch being merged: [start, end, kind, field, region, error]
         )
         self._marked = 0  # failures whose spans are marked so far
         self._log: list[tuple[dict, str, int | None]] | None = [] if keep_events else None
+        self.received = 0
         self._feeds = 0
-        self.initial_events = self._step(prefix[cut:], "prefix", None)
+        self._stage = "prefix"  # the prefix tail is fed like a chunk
+        self.initial_events = self.feed(prefix[cut:])
+        self._stage, self._feeds = "feed", 0
 
     # -- feeding -------------------------------------------------------------
 
@@ -406,8 +412,29 @@ class Tracer:
         """
         if self.finished:
             raise RuntimeError("Tracer.feed() called after finalize(); make a new tracer")
-        events = self._step(chunk, "feed", self._feeds)
-        self._feeds += 1
+        index = self._feeds
+        self._feeds = index + 1
+        if not chunk:
+            return []
+        parts = self._parts
+        parts.append(chunk)
+        self.received += len(chunk)
+        if len(parts) >= PARTS_JOINED:
+            self._join()
+        if self.error is not None:
+            return []
+        parser = self.parser
+        try:
+            events = parser.feed(chunk)
+        except ResponseParseError as caught:
+            self.error, events = caught, []
+            self._absorb()
+        if len(parser.spans) >= RECORDS_MERGED:
+            self._absorb()
+        if self._log is not None:
+            stage = self._stage
+            index = None if stage == "prefix" else index
+            self._log.extend((event, stage, index) for event in events)
         return events
 
     def finalize(self) -> list[dict]:
@@ -438,31 +465,6 @@ class Tracer:
         )
         return events
 
-    def _step(self, text: str, stage: str, chunk: int | None) -> list[dict]:
-        """Keep `text` and feed it to the parser (unless the parse stopped); log its events."""
-        self._add_text(text)
-        if self.error is not None or not text:
-            return []
-        events: list[dict] = []
-        try:
-            events = self.parser.feed(text)
-        except ResponseParseError as caught:
-            self.error = caught
-        finally:
-            self._absorb()
-        if self._log is not None:
-            self._log.extend((event, stage, chunk) for event in events)
-        return events
-
-    def _add_text(self, text: str) -> None:
-        if not text:
-            return
-        parts = self._parts
-        parts.append(text)
-        self._received += len(text)
-        if len(parts) >= PARTS_JOINED:
-            self._join()
-
     def _join(self) -> str:
         """The stream received so far as one string (and the spans' shared text)."""
         parts = self._parts
@@ -479,11 +481,6 @@ class Tracer:
         return self._join() if self._parts else ""
 
     @property
-    def received(self) -> int:
-        """Characters of `stream` (the prefix tail and the generation received so far)."""
-        return self._received
-
-    @property
     def offset(self) -> int:
         """Stream offset up to which text is decided."""
         return self.parser.offset
@@ -491,11 +488,13 @@ class Tracer:
     @property
     def span_count(self) -> int:
         """How many spans the tracer keeps (one a stretch, however many feeds it came in)."""
+        self._absorb()
         return len(self._spans) + (self._run is not None)
 
     def spans(self) -> list[TraceSpan]:
         """The spans so far, tiling the prefix tail and the text received: the text not decided
         yet is ``"held"`` while streaming, the text after a parse error ``"unparsed"``."""
+        self._absorb()
         stream = self.stream
         spans = list(self._spans)
         run = self._run
@@ -604,7 +603,18 @@ class Tracer:
         if recorded:
             boundary = self.tail_length
             for start, end, kind, field, region, match in recorded:
-                if start < boundary < end:
+                run = self._run
+                if (  # the common case, inline: one more piece of the stretch being merged
+                    match is None
+                    and run is not None
+                    and run[1] == start != boundary
+                    and run[2] == kind
+                    and run[3] == field
+                    and run[4] == region
+                    and not start < boundary < end
+                ):
+                    run[1] = end
+                elif start < boundary < end:
                     self._merge(start, boundary, kind, field, region, match)
                     self._merge(boundary, end, kind, field, region, match)
                 else:

@@ -414,18 +414,19 @@ class LiveParse:
         """Feed one chunk (after an error the text is kept but no longer parsed; after
         `finalize` nothing changes). `boundary`: mark where the chunk ends (`chunk_ends`), as a
         replay's chunks are; the Parse button's one feed of the whole generation is not."""
-        if self.finished:
+        tracer = self.tracer
+        if tracer.finished:
             return
         self.feeds += 1
         plain = self.plain
         if plain is not None:
             plain.feed(chunk)
             started = time.thread_time()
-        events = self.tracer.feed(chunk)
+        events = tracer.feed(chunk)
         if plain is not None:
             self.parse_seconds += time.thread_time() - started
         if boundary:
-            self.chunk_ends.append(self.tracer.received)
+            self.chunk_ends.append(tracer.received)
         if events:
             if len(events) == 1 and events[0]["type"] == "region_chunk":
                 self.events.append(events, self.feeds)  # one more chunk of the open region
