@@ -123,7 +123,7 @@ class ResponseParser:
         spans: with `record_spans`, one ``(start, end, kind, field, region, match)`` tuple per
             stretch decided, in stream order (kind ``"body"``, ``"open"``, ``"close"`` or
             ``"discarded"``; `match` the `DelimiterMatch` of a delimiter, else None); the
-            tracer reads and clears it after each feed. None otherwise.
+            tracer reads and clears it. None otherwise.
 
     Raises:
         TemplateError: the template is invalid (checked before the prefix).
