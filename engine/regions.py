@@ -187,7 +187,28 @@ class Regions:
                 self.spans.append((start, end, "close", match.delimiter.field, region, match))
         failed: ResponseParseError | None = None
         if field is not None and self.opened:
-            failed = self._closing_event(events, field, match, at)
+            body = self.buffer.take_body()  # frees the pieces before parsing the body
+            end = at if match is None else base + match.end
+            event: dict[str, Any] = {"type": "region_close", "field": field.name}
+            try:
+                if self.budget.deadline is not None:
+                    self.message.timeout = self.budget.seconds(at)
+                value = self.message.store(field, body, self.captures, self.body_start)
+            except ResponseParseError as error:
+                if isinstance(error, PatternTimeoutError):
+                    self.budget.check(error, at)
+                failed = self._failed(error, field, body, match, end)
+                event["error"] = str(failed)
+            else:
+                if value is BLANK:
+                    event["blank"] = True
+                else:
+                    event["value"] = value
+            if self.positions:
+                event["start"], event["end"] = (
+                    (at, at) if match is None else (base + match.start, base + match.end)
+                )
+            events.append(event)
         implicit = self.template.implicit_field
         self.current = implicit
         self.state = self.template.watch_outside
@@ -196,37 +217,6 @@ class Regions:
         self.opened = False
         if failed is not None and implicit is not None and implicit is not field:
             self._keep_as_unclaimed(events, failed)
-
-    def _closing_event(
-        self, events: list[dict], field: FieldSpec, match: DelimiterMatch | None, at: int
-    ) -> ResponseParseError | None:
-        """Compute the closing region's value and append its `region_close`; return the error of
-        a region that failed to parse and is kept (``on_error="keep"``), else None."""
-        body = self.buffer.take_body()  # frees the pieces before parsing the body
-        base = self.buffer.base
-        end = at if match is None else base + match.end
-        event: dict[str, Any] = {"type": "region_close", "field": field.name}
-        failed = None
-        try:
-            if self.budget.deadline is not None:
-                self.message.timeout = self.budget.seconds(at)
-            value = self.message.store(field, body, self.captures, self.body_start)
-        except ResponseParseError as error:
-            if isinstance(error, PatternTimeoutError):
-                self.budget.check(error, at)
-            failed = self._failed(error, field, body, match, end)
-            event["error"] = str(failed)
-        else:
-            if value is BLANK:
-                event["blank"] = True
-            else:
-                event["value"] = value
-        if self.positions:
-            event["start"], event["end"] = (
-                (at, at) if match is None else (base + match.start, base + match.end)
-            )
-        events.append(event)
-        return failed
 
     def _failed(
         self,
