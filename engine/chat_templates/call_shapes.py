@@ -23,6 +23,7 @@ from .probes import (
     ALPHA_ARGUMENTS,
     BETA,
     BETA_ARGUMENTS,
+    BOOLEAN_KEY,
     NUMBER_KEY,
     NUMBER_TEXT,
     PROBE_TOOLS,
@@ -30,6 +31,8 @@ from .probes import (
     STRING_VALUE,
     Render,
 )
+from .render import common_suffix_length
+from .turns import common_length
 
 # The value parser of tagged arguments: JSON where the value is JSON, else the text.
 TAGGED_VALUES = {"name": "json", "args": {"allow_non_json": True}}
@@ -389,23 +392,24 @@ def tagged_shape(sections: Sections) -> Shape | None:
     after = text[value_n + len(NUMBER_TEXT) :].replace(NUMBER_KEY, KEY)
     value_close = shared_start([between, after])
     key_open = between[len(value_close) :]
-    middle = text[key_a + len(STRING_KEY) : value_a]
+    middles = [text[key_a + len(STRING_KEY) : value_a], text[key_n + len(NUMBER_KEY) : value_n]]
+    middles += _typed_middle(sections.typed)
+    middle = _middle_pattern(middles)
     if (
-        not key_open.strip()
+        middle is None
+        or not key_open.strip()
         or not value_close.strip()
-        or text[key_n + len(NUMBER_KEY) : value_n] != middle
         or not text[:key_a].endswith(key_open)
         or KEY in key_open
-        or KEY in middle
     ):
         return None
-    key_pattern = _key_group(middle)
+    # One newline on each side of a value belongs to the markup; any other blank is the value's.
     tag_pattern = (
         pattern_with_stand_ins(key_open.strip())
-        + key_pattern
-        + pattern_with_stand_ins(middle)
-        + r"(?P<value>.*?)"
-        + pattern_with_stand_ins(value_close.rstrip())
+        + _key_group(middles[0])
+        + middle
+        + r"\n?(?P<value>.*?)\n?"
+        + pattern_with_stand_ins(value_close.strip())
     )
     content_args = {"tag_pattern": tag_pattern, "value_parser": TAGGED_VALUES}
     tag = regex.compile(tag_pattern, regex.DOTALL)
@@ -425,7 +429,7 @@ def tagged_shape(sections: Sections) -> Shape | None:
         return None
     transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
     return Shape(
-        f"tagged arguments, {plain(key_open.strip())}KEY{plain(middle)}VALUE{shown(plain(value_close.strip()))}",
+        f"tagged arguments, {plain(key_open.strip())}KEY{plain(middles[0])}VALUE{shown(plain(value_close.strip()))}",
         "xml-inline",
         content_args,
         transform,
@@ -434,6 +438,41 @@ def tagged_shape(sections: Sections) -> Shape | None:
         json_like=False,
         name_outside=True,
     )
+
+
+def _typed_middle(typed: str | None) -> list[str]:
+    """The text between the boolean argument's key and its value in the typed call's render."""
+    if typed is None:
+        return []
+    key = typed.find(BOOLEAN_KEY)
+    value = typed.find("true", key)
+    return [typed[key + len(BOOLEAN_KEY) : value]] if 0 <= key < value else []
+
+
+def _middle_pattern(middles: list[str]) -> str | None:
+    """The pattern of the text between an argument's key and its value, from its form in each
+    argument (blanks next to the value left out: the tag pattern allows one newline there).
+
+    The same text for every argument is that text. Texts that differ only inside one run of word
+    characters (an attribute that names the value's type, ``string="true"`` and
+    ``string="false"``) give an alternation of the runs seen. None otherwise."""
+    trimmed = [middle.rstrip() for middle in middles]
+    if any(KEY in middle for middle in trimmed):
+        return None
+    if len(set(trimmed)) == 1:
+        return pattern_with_stand_ins(trimmed[0])
+    start = min(common_length(trimmed[0], other) for other in trimmed)
+    while start and regex.match(r"\w", trimmed[0][start - 1]):
+        start -= 1
+    end = min(common_suffix_length(trimmed[0], other) for other in trimmed)
+    while end and regex.match(r"\w", trimmed[0][len(trimmed[0]) - end]):
+        end -= 1
+    cores = [middle[start : len(middle) - end] for middle in trimmed]
+    if not all(regex.fullmatch(r"\w+", core) for core in cores):
+        return None
+    head, tail = trimmed[0][:start], trimmed[0][len(trimmed[0]) - end :]
+    choice = "(?:" + "|".join(dict.fromkeys(cores)) + ")"
+    return pattern_with_stand_ins(head) + choice + pattern_with_stand_ins(tail)
 
 
 def kv_lines_shape(sections: Sections) -> Shape | None:

@@ -47,6 +47,7 @@ def learn_turn_end(parts: Parts) -> None:
         shared = shared_end([after.rstrip(), call.text.rstrip()]).strip()
         if shared and shared != end and end.endswith(shared):
             wrapper_close, end = end[: -len(shared)].strip(), shared
+    end = _first_marker_of(end)
     eos = parts.eos_token
     if eos and end.endswith(eos) and end != eos:
         end = end[: -len(eos)].strip()  # the end of turn, then eos_token (added below)
@@ -82,6 +83,15 @@ def learn_turn_end(parts: Parts) -> None:
             "the end of an earlier answer in the history (the final turn ends otherwise)",
             answer.render,
         )
+
+
+def _first_marker_of(end: str) -> str:
+    """An end of turn that goes on with plain text (a chat template that writes instructions after
+    every conversation) ends at its first marker: the model stops there, the rest is the template's."""
+    token = MARKUP_TOKEN.match(end)
+    if token and regex.search(r"\w{3,}\s+\w{3,}", MARKUP_TOKEN.sub(" ", end)):
+        return token.group()
+    return end
 
 
 def _history_end(probe: Probe) -> str:
@@ -172,6 +182,31 @@ def learn_content_wrapper(parts: Parts) -> None:
             "written before the answer: it opens a wrapper around it, dropped with the text before it",
             answer.render,
         )
+
+
+def learn_stray_reasoning_close(parts: Parts) -> None:
+    """The reasoning's closer as a content close where a finished turn starts with it although
+    the prompt left no reasoning open (thinking off: the prompt pre-writes a closed block, and the
+    chat template writes the finished turn with the closer again)."""
+    reasoning = parts.reasoning
+    if reasoning is None or not reasoning.close or reasoning.close in parts.closes:
+        return
+    for probe in parts.probes:
+        turn = probe.turn("answer")
+        prewritten = parts.prewritten.get(probe.mode, "").strip()
+        if turn is None or not turn.text.lstrip().startswith(reasoning.close):
+            continue
+        if prewritten and not prewritten.endswith(reasoning.close):
+            continue  # the prompt leaves the reasoning open: the closer ends it
+        parts.add_close(reasoning.close)
+        parts.book.find(
+            "fields.content.close",
+            reasoning.close,
+            "a finished turn starts with the reasoning's closer where the prompt left no reasoning "
+            "open: outside reasoning it is a marker, not text",
+            turn.render,
+        )
+        return
 
 
 def _split_reasoning_close(parts: Parts, wrapper: str) -> None:

@@ -19,6 +19,7 @@ from .calls import CallTurns, learn_call_syntax
 from .content_closes import (
     learn_content_wrapper,
     learn_next_headers,
+    learn_stray_reasoning_close,
     learn_turn_end,
 )
 from .markup import escape, pattern_with_stand_ins
@@ -79,7 +80,26 @@ def learn(chat_template: str, bos_token: str, eos_token: str, deadline: float | 
     learn_calls(parts)
     learn_next_headers(parts)
     learn_content_wrapper(parts)
+    learn_stray_reasoning_close(parts)
+    _note_render_help(parts)
     return parts
+
+
+def _note_render_help(parts: Parts) -> None:
+    """Say what the renders needed that no caller passes (variables rendered empty, `tools=[]`)."""
+    filled = sorted({name for probe in parts.probes for name in probe.renderer.filled})
+    if filled:
+        parts.book.notes.append(
+            "the chat template reads "
+            + ", ".join(repr(name) for name in filled)
+            + ", which no caller passes (apply_chat_template does not): rendered with "
+            + ("it" if len(filled) == 1 else "them")
+            + " empty"
+        )
+    if any(probe.renderer.empty_tools for probe in parts.probes):
+        parts.book.notes.append(
+            "the chat template iterates tools even when none are given: rendered with tools=[]"
+        )
 
 
 def learn_calls(parts: Parts) -> None:

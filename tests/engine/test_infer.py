@@ -114,7 +114,7 @@ EXPECTED = {  # the template inferred from each tests/chat_templates/NAME.jinja,
                 "repeats": True,
                 "content": "xml-inline",
                 "content_args": {
-                    "tag_pattern": "<k>(?P<key>[^<\\s]+)</k><v>(?P<value>.*?)</v>",
+                    "tag_pattern": "<k>(?P<key>[^<\\s]+)</k><v>\\n?(?P<value>.*?)\\n?</v>",
                     "value_parser": {"name": "json", "args": {"allow_non_json": True}},
                 },
                 "transform": {
@@ -189,7 +189,7 @@ EXPECTED = {  # the template inferred from each tests/chat_templates/NAME.jinja,
                 "repeats": True,
                 "content": "xml-inline",
                 "content_args": {
-                    "tag_pattern": "<arg=(?P<key>[^>\\s]+)>(?P<value>.*?)</arg>",
+                    "tag_pattern": "<arg=(?P<key>[^>\\s]+)>\\n?(?P<value>.*?)\\n?</arg>",
                     "value_parser": {"name": "json", "args": {"allow_non_json": True}},
                 },
                 "transform": {
