@@ -213,3 +213,24 @@ def _situation_anchor(parts: Parts, probe: Probe, situation: str, needle: str) -
         ),
         Render(probe.label(f"{name}, with the generation prompt"), prompt),
     )
+
+
+def header_without(parts: Parts, tail: str) -> None:
+    """The header without `tail`, when it ends with it: text a later part shows to be the start
+    of the message (a call's recipient marker the generation prompt writes), which the parser
+    must see after the anchor."""
+    header = parts.header.rstrip()
+    if not tail or not header.endswith(tail) or header == tail:
+        return
+    shorter = header[: -len(tail)]
+    parts.anchors = [shorter.rstrip() if anchor == header else anchor for anchor in parts.anchors]
+    for finding in parts.book.findings:
+        if finding.key == "start_anchor" and finding.value == header:
+            finding.value = shorter.rstrip()
+            finding.how += f" ({tail!r}, which it ends with, starts the message: a call's open)"
+    parts.header = shorter
+    for probe in parts.probes:
+        probe.header = shorter.strip()
+        parts.prewritten[probe.mode] = (
+            shorter[len(shorter.rstrip()) :] + tail + parts.prewritten.get(probe.mode, "")
+        )

@@ -22,7 +22,7 @@ only when it parses every render back to its calls. Nothing here knows a model f
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import regex
@@ -59,6 +59,7 @@ from .probes import (
     FINAL_MESSAGES,
     LEAD,
     PROBE_TOOLS,
+    STRING_KEY,
     Finding,
     Turn,
 )
@@ -76,6 +77,7 @@ class CallTurns:
         answer: a plain answer (what the call turns are compared with).
         call, two_calls, typed_call, lead_and_call: see `engine.chat_templates.probes.FINAL_MESSAGES`.
         end_markers: the end-of-turn markers learnt from the answer (for a call without a close).
+        generation_prompt: what the first turn's generation prompt writes.
     """
 
     answer: Turn
@@ -84,6 +86,7 @@ class CallTurns:
     typed_call: Turn | None
     lead_and_call: Turn | None
     end_markers: list[str]
+    generation_prompt: str = ""
 
 
 @dataclass
@@ -98,6 +101,8 @@ class CallSyntax:
             region that a call may end (with the payload's first character where it follows).
         description: the shape, for people ("a JSON object per call, the name inside").
         findings: the evidence of each part.
+        prewritten: the start of each call's open that the prompt writes before the first call
+            (the generation prompt ends with it), or "".
     """
 
     field: dict
@@ -105,6 +110,7 @@ class CallSyntax:
     call_starts: list[str]
     description: str
     findings: list[Finding] = field(default_factory=list)
+    prewritten: str = ""
 
 
 def learn_call_syntax(modes: list[CallTurns]) -> CallSyntax | str:
@@ -123,7 +129,7 @@ def learn_call_syntax(modes: list[CallTurns]) -> CallSyntax | str:
     for turns, sections in all_sections:
         shapes = [shape for make in SHAPES for shape in [make(sections)] if shape]
         if not shapes:
-            if regex.search(r"'zq_(?:fn|key)_\w+'", sections.one):
+            if regex.search(rf"'(?:{ALPHA}|{STRING_KEY})'", sections.one):
                 problems.append(
                     f"the calls are Python literals (single-quoted strings, True/False/None: "
                     f"{show_text(sections.one)}), and no content parser reads a Python dict"
@@ -204,39 +210,74 @@ def _shared_end(texts: list[str]) -> str:
     return shared_end(texts, STAND_INS)
 
 
-def _build(
-    shape: Shape, sections: Sections, others: list[Sections], turns: CallTurns
-) -> CallSyntax | str:
-    """The field for `shape`, its open and close learnt from the text around the payloads in
-    `sections` and in the other thinking modes' `others`."""
-    spans1 = shape.spans(sections.one, (ALPHA,))
-    if spans1 is None:
-        return f"its payload is not found in {show_text(sections.one)}"
-    if shape.list_form:
-        return _build_list(shape, sections, others, spans1, turns)
-    one = sections.one
-    befores, afters, middles = [], [], []
+@dataclass
+class _Around:
+    """The text around the payloads of a shape, stand-ins in place of names and numbers.
+
+    Attributes:
+        befores: before the first payload of each call render (and after the lead text).
+        afters: after the last payload of each call render.
+        middles: between the two payloads of each two-call render.
+    """
+
+    befores: list[str] = field(default_factory=list)
+    afters: list[str] = field(default_factory=list)
+    middles: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Markers:
+    """What marks the calls: each call's open and close, the section's, and the separator.
+
+    Attributes:
+        call_open, call_close: the text before and after each call's payload.
+        section_open: written once before all the calls.
+        section_closes: written once after them (one per distinct ending).
+        separator: between two calls, besides their own open and close.
+        prewritten: the part of each call's open that the prompt writes before the first call
+            (a recipient marker the generation prompt ends with), or "".
+        two_rendered: whether a render shows two calls (else the separator is unknown).
+    """
+
+    call_open: str
+    call_close: str
+    section_open: str
+    section_closes: list[str]
+    separator: str
+    prewritten: str = ""
+    two_rendered: bool = False
+
+    @property
+    def section_close(self) -> str:
+        return " ".join(text for text in self.section_closes if text)
+
+
+def _around(shape: Shape, sections: Sections, others: list[Sections]) -> _Around:
+    around = _Around()
     for each in [sections, *others]:
         found = shape.spans(each.one, (ALPHA,))
         if found is None:
             continue
-        befores.append(_generalize(each.one[: found[0][0]], ALPHA))
-        afters.append(_generalize(each.one[found[-1][1] :], ALPHA))
+        around.befores.append(_generalize(each.one[: found[0][0]], ALPHA))
+        around.afters.append(_generalize(each.one[found[-1][1] :], ALPHA))
         pair = shape.spans(each.two, (ALPHA, BETA)) if each.two else None
         if pair is not None:
             (s1, e1), (s2, e2) = pair
-            befores.append(_generalize(each.two[:s1], ALPHA))
-            middles.append(_generalize(each.two[e1:s2], BETA).replace(ALPHA, NAME))
-            afters.append(_generalize(each.two[e2:], BETA))
-        if each.typed is not None:
-            typed = shape.spans(each.typed, (BETA,))
-            if typed:
-                befores.append(_generalize(each.typed[: typed[0][0]], BETA))
-                afters.append(_generalize(each.typed[typed[-1][1] :], BETA))
-        if each.after_lead is not None:
-            lead = shape.spans(each.after_lead, (ALPHA,))
-            if lead:
-                befores.append(_generalize(each.after_lead[: lead[0][0]], ALPHA))
+            around.befores.append(_generalize(each.two[:s1], ALPHA))
+            around.middles.append(_generalize(each.two[e1:s2], BETA).replace(ALPHA, NAME))
+            around.afters.append(_generalize(each.two[e2:], BETA))
+        typed = shape.spans(each.typed, (BETA,)) if each.typed is not None else None
+        if typed:
+            around.befores.append(_generalize(each.typed[: typed[0][0]], BETA))
+            around.afters.append(_generalize(each.typed[typed[-1][1] :], BETA))
+        lead = shape.spans(each.after_lead, (ALPHA,)) if each.after_lead is not None else None
+        if lead:
+            around.befores.append(_generalize(each.after_lead[: lead[0][0]], ALPHA))
+    return around
+
+
+def _markers(around: _Around) -> _Markers:
+    befores, afters, middles = around.befores, around.afters, around.middles
     call_open = _shared_end(befores + middles)
     middle = middles[0] if middles else None
     if middle is not None and len(call_open) <= len(middle):
@@ -251,58 +292,156 @@ def _build(
             after[len(call_close) :].strip() for after in afters if after.startswith(call_close)
         )
     )
-    section_close = " ".join(text for text in section_closes if text)
     separator = ""
     if middle is not None and len(middle) >= len(call_close) + len(call_open):
         separator = middle[len(call_close) : len(middle) - len(call_open)]
-    if shape.name_outside and NAME not in call_open:
-        return f"the function's name is neither in the payload nor in the text before it ({show_text(call_open)})"
+    markers = _Markers(
+        call_open, call_close, section_open, section_closes, separator, "", middle is not None
+    )
+    # A recipient format: nothing closes a call, the text between two calls starts the next one,
+    # and the first call lacks it because the prompt writes it (it ends with it).
+    if not call_close.strip() and separator.strip() and not literal_head(call_open):
+        if any(before.endswith(separator + call_open) for before in befores + middles):
+            markers.call_open = separator + call_open
+            markers.prewritten, markers.separator = separator, ""
+    return markers
+
+
+def _build(
+    shape: Shape, sections: Sections, others: list[Sections], turns: CallTurns
+) -> CallSyntax | str:
+    """The field for `shape`, its open and close learnt from the text around the payloads in
+    `sections` and in the other thinking modes' `others`."""
+    spans1 = shape.spans(sections.one, (ALPHA,))
+    if spans1 is None:
+        return f"its payload is not found in {show_text(sections.one)}"
+    if shape.list_form:
+        return _build_list(shape, sections, others, spans1, turns)
+    markers = _markers(_around(shape, sections, others))
+    if markers.prewritten and not turns.generation_prompt.rstrip().endswith(
+        markers.prewritten.strip()
+    ):
+        # The first call's open lacks the separator, but not because the prompt writes it.
+        markers.separator, markers.prewritten = markers.prewritten, ""
+        markers.call_open = markers.call_open[len(markers.separator) :]
+    if shape.name_outside and NAME not in markers.call_open:
+        return (
+            "the function's name is neither in the payload nor in the text before it "
+            f"({show_text(markers.call_open)})"
+        )
     spec: dict[str, Any] = {}
-    opening = call_open.strip()
-    between = separator.strip()  # what separates two calls, when it is more than blanks
     ends = [marker for marker in turns.end_markers if marker]
-    # After a call: the next call, a section's end, the turn's end or the text's end.
-    following = [escape(text) for text in (*section_closes, *ends) if text] + ["$"]
+    problem = _open_spec(spec, shape, markers, sections.one[spans1[0][0] : spans1[0][1]], ends)
+    if problem:
+        return problem
+    shape = spec.pop("_shape", shape)
+    problem = _close_spec(spec, shape, markers, ends)
+    if problem:
+        return problem
+    spec.update({"repeats": True, "content": shape.content})
+    if shape.content_args:
+        spec["content_args"] = shape.content_args
+    spec["transform"] = shape.transform
+    content_closes = [
+        piece
+        for text in (markers.section_open, *markers.section_closes)
+        if text and not has_stand_in(text)
+        for piece in markup_pieces(text)
+    ]
+    syntax = CallSyntax(
+        spec,
+        content_closes,
+        _call_starts(shape, markers),
+        shape.description,
+        [],
+        markers.prewritten,
+    )
+    if markers.prewritten:
+        sections = _with_prewritten(sections, markers.prewritten)
+    return _verified(syntax, sections, turns, markers)
+
+
+def _with_prewritten(sections: Sections, prewritten: str) -> Sections:
+    """The call renders as the parser sees them: after what the prompt pre-writes."""
+    return replace(
+        sections,
+        one=prewritten + sections.one,
+        two=prewritten + sections.two if sections.two else sections.two,
+        typed=prewritten + sections.typed if sections.typed else sections.typed,
+    )
+
+
+def _call_starts(shape: Shape, markers: _Markers) -> list[str]:
+    """Patterns of what a call (or its section) starts with."""
+    opening = markers.call_open.strip()
+    starts = [escape(markers.section_open)] if markers.section_open else []
+    head = literal_head(opening)
+    if head:
+        whole = head == opening and shape.payload_start
+        starts.append(escape(head) + (rf"\s*{escape(shape.payload_start)}" if whole else ""))
+    return starts
+
+
+def _separator_pattern(markers: _Markers) -> str:
+    """What may stand between two calls besides blanks: the rendered separator, or, where the
+    chat template never renders two calls, a comma or semicolon (models join calls with them)."""
+    between = markers.separator.strip()
+    if between:
+        return escape(between)
+    return "" if markers.two_rendered else r"[,;]"
+
+
+def _open_spec(
+    spec: dict, shape: Shape, markers: _Markers, payload: str, ends: list[str]
+) -> str | None:
+    """Fill the field's open (and, for a call with nothing around it, its close); a sentence
+    saying why not, or None."""
+    opening = markers.call_open.strip()
+    between = _separator_pattern(markers)
     if not opening:
         if shape.content != "json" or shape.name_outside:
             return "nothing marks where a call starts"
         # Nothing but the JSON marks a call: inside a JSON object, a closing brace is followed by a
         # comma or another brace, never by the next object or what ends the calls.
-        found = _json_prefix_pattern(one[spans1[0][0] : spans1[0][1]])
+        found = _json_prefix_pattern(payload)
         if found is not None:
-            patterns, shape = found
+            patterns, spec["_shape"] = found
             spec["open_pattern"], braces = patterns.split("\x1f")
         else:
-            first_key = regex.match(r'\{\s*"([^"\\]+)"', one[spans1[0][0] : spans1[0][1]])
+            first_key = regex.match(r'\{\s*"([^"\\]+)"', payload)
             if first_key is None:
                 return (
                     "nothing marks where a call starts, and its JSON has no first key to know it by"
                 )
             spec["open_pattern"] = rf'(?=\{{\s*"{escape(first_key.group(1))}")'
             braces = r"(?<=\})"
-        consumed = rf"(?:\s*{escape(between)}(?=\s*\{{))?" if between else ""
+        following = [escape(text) for text in (*markers.section_closes, *ends) if text] + ["$"]
+        consumed = rf"(?:\s*{between}(?=\s*\{{))?" if between else ""
         spec["close_pattern"] = braces + consumed + r"(?=\s*(?:\{|" + "|".join(following) + "))"
-    elif (
-        any(mark in opening for mark in (NAME, NUMBER, CALL_ID))
-        or regex.search(r"\s", opening)
-        or shape.payload_start
-    ):
+        return None
+    payload_start = shape.payload_start
+    if not payload_start and opening.endswith(NAME) and shape.content == "json":
+        payload_start = "{"  # only blanks after the name: the payload must follow
+    if has_stand_in(opening) or regex.search(r"\s", opening) or payload_start:
         # A JSON payload must follow: text that only mentions the marker stays text.
         spec["open_pattern"] = pattern_with_stand_ins(opening) + (
-            rf"(?=\s*{escape(shape.payload_start)})" if shape.payload_start else ""
+            rf"(?=\s*{escape(payload_start)})" if payload_start else ""
         )
     else:
         spec["open"] = opening
-    closing = call_close.strip()
+    return None
+
+
+def _close_spec(spec: dict, shape: Shape, markers: _Markers, ends: list[str]) -> str | None:
+    """Fill the field's close; a sentence saying why not, or None."""
     if "close_pattern" in spec:
-        pass
-    elif closing:
+        return None
+    closing = markers.call_close.strip()
+    head = literal_head(markers.call_open.strip())
+    between = _separator_pattern(markers)
+    if closing:
         # A separator that is more than blanks goes with the call before it (when another call follows).
-        consumed = (
-            rf"(?:\s*{escape(between)}(?=\s*{escape(literal_head(opening))}))?"
-            if between and literal_head(opening)
-            else ""
-        )
+        consumed = rf"(?:\s*{between}(?=\s*{escape(head)}))?" if between and head else ""
         if shape.json_like:
             spec["close_pattern"] = (
                 r"(?<=[}\]])\s*" + pattern_with_stand_ins(closing, name_group=False) + consumed
@@ -311,31 +450,13 @@ def _build(
             spec["close_pattern"] = pattern_with_stand_ins(closing, name_group=False) + consumed
         else:
             spec["close"] = closing
-    else:
-        head = literal_head(opening)
-        if not head:
-            return "no text closes a call, and none starts the next one"
-        alternatives = [f"(?={escape(head)})"] + [escape(marker) for marker in ends]
-        spec["close_pattern"] = "|".join(alternatives)
-    spec.update({"repeats": True, "content": shape.content})
-    if shape.content_args:
-        spec["content_args"] = shape.content_args
-    spec["transform"] = shape.transform
-    content_closes = [
-        piece
-        for text in (section_open, *section_closes)
-        if text and not has_stand_in(text)
-        for piece in markup_pieces(text)
-    ]
-    starts = [escape(section_open)] if section_open else []
-    head = literal_head(opening)
-    if head:
-        whole = head == opening.strip() and shape.payload_start
-        starts.append(escape(head) + (rf"\s*{escape(shape.payload_start)}" if whole else ""))
-    syntax = CallSyntax(spec, content_closes, starts, shape.description)
-    return _verified(
-        syntax, sections, turns, call_open, call_close, section_open, section_close, separator
-    )
+        return None
+    if not head:
+        return "no text closes a call, and none starts the next one"
+    # Nothing closes a call: the next call's start, or the end of the turn, ends it.
+    alternatives = [f"(?={escape(head)})"] + [escape(marker) for marker in ends]
+    spec["close_pattern"] = "|".join(alternatives)
+    return None
 
 
 def _json_prefix_pattern(call_text: str) -> tuple[str, Shape] | None:
@@ -429,20 +550,23 @@ def _build_list(
         else []
     )
     syntax = CallSyntax(spec, [section_open] if section_open else [], starts, shape.description)
-    return _verified(syntax, sections, turns, opening, closing, section_open, "", "")
+    return _verified(syntax, sections, turns, _Markers(opening, closing, section_open, [], ""))
 
 
 def _verified(
-    syntax: CallSyntax,
-    sections: Sections,
-    turns: CallTurns,
-    call_open: str,
-    call_close: str,
-    section_open: str,
-    section_close: str,
-    separator: str,
+    syntax: CallSyntax, sections: Sections, turns: CallTurns, markers: _Markers
 ) -> CallSyntax | str:
     """`syntax` with its findings when it parses every call render back, else what failed."""
+    problem = _reads_back(syntax, sections, turns)
+    if problem:
+        return problem
+    syntax.findings += _evidence(syntax, sections, markers)
+    return syntax
+
+
+def _reads_back(syntax: CallSyntax, sections: Sections, turns: CallTurns) -> str | None:
+    """None when `syntax` parses every call render (that writes its arguments readably) back to
+    its calls, else what failed."""
     from ..parser import ResponseParser
 
     closes = [*syntax.content_closes, *(marker for marker in turns.end_markers if marker)]
@@ -477,61 +601,64 @@ def _verified(
             )
     if not read:
         return "the chat template writes every call in a form no parser reads back (strings without quotes)"
+    return None
+
+
+def _evidence(syntax: CallSyntax, sections: Sections, markers: _Markers) -> list[Finding]:
+    """The findings of a verified syntax, each with the two renders that show it."""
     one, two = sections.renders["call"], sections.renders.get("two-calls")
     answer = sections.renders["answer"]
-    evidence = syntax.findings
-    evidence.append(
+    pair = (one, two) if two else (answer, one)
+    spec = syntax.field
+    found = [
         Finding(
             "fields.tool_calls.content",
-            syntax.field["content"],
+            spec["content"],
             f"the calls' payload is {syntax.description}: read back as every call's name and arguments",
             (answer, one),
         )
-    )
-    key = "open_pattern" if "open_pattern" in syntax.field else "open"
-    if key in syntax.field:
-        evidence.append(
-            Finding(
-                f"fields.tool_calls.{key}",
-                syntax.field[key],
-                f"the text before each call's payload ({show_text(call_open)}), the same before the "
-                "first call and the second"
-                + (" with the function's name as a group" if NAME in call_open else ""),
-                (one, two) if two else (answer, one),
+    ]
+    key = "open_pattern" if "open_pattern" in spec else "open"
+    if key in spec:
+        how = (
+            f"the text before each call's payload ({show_text(markers.call_open)}), the same before "
+            "the first call and the second"
+            + (" with the function's name as a group" if NAME in markers.call_open else "")
+            + (
+                f"; the prompt writes {show_text(markers.prewritten)} before the first"
+                if markers.prewritten
+                else ""
             )
         )
-    key = "close_pattern" if "close_pattern" in syntax.field else "close"
-    if key in syntax.field:
-        what = (
-            f"the text after each call's payload ({show_text(call_close.strip())})"
-            if call_close.strip()
+        found.append(Finding(f"fields.tool_calls.{key}", spec[key], how, pair))
+    key = "close_pattern" if "close_pattern" in spec else "close"
+    if key in spec:
+        how = (
+            f"the text after each call's payload ({show_text(markers.call_close.strip())})"
+            if markers.call_close.strip()
             else "no text ends a call: the next call's start or the end of the turn does"
         )
-        evidence.append(
-            Finding(
-                f"fields.tool_calls.{key}",
-                syntax.field[key],
-                what,
-                (one, two) if two else (answer, one),
-            )
-        )
+        if not markers.two_rendered and markers.call_open.strip():
+            how += "; no render shows two calls, so a comma or semicolon between two is allowed"
+        found.append(Finding(f"fields.tool_calls.{key}", spec[key], how, pair))
+    section_open, section_close = markers.section_open, markers.section_close
     if section_open.strip() or section_close.strip():
-        evidence.append(
+        found.append(
             Finding(
                 "fields.content.close",
                 [t for t in (section_open, section_close) if t.strip()],
                 f"markers around all the calls, written once for two calls ({show_text(section_open)} before, "
                 f"{show_text(section_close)} after): they end the text before them and are dropped",
-                (one, two) if two else (answer, one),
+                pair,
             )
         )
     if two is not None:
-        evidence.append(
+        found.append(
             Finding(
                 "fields.tool_calls.repeats",
                 True,
-                f"two calls are written one after the other, separated by {show_text(separator)}",
+                f"two calls are written one after the other, separated by {show_text(markers.separator)}",
                 (one, two),
             )
         )
-    return syntax
+    return found

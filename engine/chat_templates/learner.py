@@ -14,7 +14,7 @@ from typing import Any
 
 import regex
 
-from .anchor import learn_anchor
+from .anchor import header_without, learn_anchor
 from .calls import CallTurns, learn_call_syntax
 from .content_closes import (
     learn_content_wrapper,
@@ -123,6 +123,7 @@ def learn_calls(parts: Parts) -> None:
                 probe.turn("typed-call"),
                 probe.turn("lead-and-call"),
                 list(parts.closes),
+                parts.generation_prompts.get(probe.mode, ""),
             )
         )
     found = learn_call_syntax(modes) if modes else "no answer renders"
@@ -133,6 +134,20 @@ def learn_calls(parts: Parts) -> None:
     parts.book.findings += found.findings
     for marker in found.content_closes:
         parts.add_close(marker)
+    if found.prewritten:
+        marker = found.prewritten.strip()
+        header_without(parts, marker)
+        if parts.add_close(marker):
+            two = next(
+                f.renders for f in found.findings if f.key.startswith("fields.tool_calls.open")
+            )
+            parts.book.find(
+                "fields.content.close",
+                marker,
+                "the prompt writes it at the end, where a call's open starts: when no call follows, "
+                "it is a marker, not text",
+                *two,
+            )
 
 
 def candidates(parts: Parts) -> list[tuple[str, dict]]:
@@ -166,11 +181,18 @@ def candidates(parts: Parts) -> list[tuple[str, dict]]:
     found = []
     if reasoning and calls and parts.calls.call_starts:
         starts = "|".join(dict.fromkeys(parts.calls.call_starts))
+        close = escape(reasoning["close"])
+        # A call quoted inside reasoning that is closed later stays reasoning.
         ending = {
             "open": reasoning["open"],
-            "close_pattern": f"{escape(reasoning['close'])}|(?={starts})",
+            "close_pattern": f"{close}|(?=(?:{starts})(?!.*?{close}))",
         }
-        found.append(("reasoning also ends where a tool call starts", template(ending, calls)))
+        found.append(
+            (
+                "reasoning also ends where a tool call starts, when its closer never follows",
+                template(ending, calls),
+            )
+        )
     found.append(("as learnt", template(reasoning, calls)))
     if calls:
         found.append(("without tool calls", template(reasoning, None)))
