@@ -36,8 +36,8 @@ from pathlib import Path
 
 from ..errors import TemplateError
 from ..template import load_template
+from .candidates import candidates as build_candidates
 from .conformance import ConformanceReport, check_conformance, resolve_chat_template
-from .learner import candidates as build_candidates
 from .learner import learn
 from .parts import InferenceError, MissingPart
 from .probes import Finding, InferenceTimeout, Render

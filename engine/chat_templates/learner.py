@@ -10,9 +10,6 @@ to check.
 from __future__ import annotations
 
 import time
-from typing import Any
-
-import regex
 
 from .anchor import header_without, learn_anchor
 from .calls import CallTurns, learn_call_syntax
@@ -22,10 +19,9 @@ from .content_closes import (
     learn_stray_reasoning_close,
     learn_turn_end,
 )
-from .markup import escape, pattern_with_stand_ins
 from .parts import InferenceError, Notebook, Parts
 from .probes import BETA, InferenceTimeout, Probe
-from .reasoning import learn_reasoning
+from .reasoning import learn_prefill_after_opener, learn_reasoning
 from .render import (
     ChatTemplateRenderer,
     ChatTemplateRenderError,
@@ -76,6 +72,7 @@ def learn(chat_template: str, bos_token: str, eos_token: str, deadline: float | 
     parts = Parts(rendered, eos_token, Notebook(), switch)
     learn_anchor(parts)
     learn_reasoning(parts)
+    learn_prefill_after_opener(parts)
     learn_turn_end(parts)
     learn_calls(parts)
     learn_next_headers(parts)
@@ -150,59 +147,8 @@ def learn_calls(parts: Parts) -> None:
             )
 
 
-def candidates(parts: Parts) -> list[tuple[str, dict]]:
-    """(description, template) for each candidate, most specific first."""
-    anchor: dict[str, Any]
-    if any(regex.search(r"\s", text) for text in parts.anchors):
-        # Blanks inside an anchor vary between prompts (a blank line after one turn, not another).
-        anchor = {
-            "start_anchor_pattern": "|".join(pattern_with_stand_ins(text) for text in parts.anchors)
-        }
-    else:
-        anchor = {
-            "start_anchor": parts.anchors[0] if len(parts.anchors) == 1 else list(parts.anchors)
-        }
-    closes = parts.closes
-    content = {"close": closes[0] if len(closes) == 1 else list(closes)} if closes else {}
-
-    def template(reasoning: dict | None, calls: dict | None) -> dict:
-        fields: dict[str, Any] = {}
-        if reasoning:
-            fields["reasoning_content"] = reasoning
-        if calls:
-            fields["tool_calls"] = calls
-        fields["content"] = content
-        return {"defaults": {"role": "assistant"}, **anchor, "fields": fields}
-
-    reasoning = (
-        {"open": parts.reasoning.open, "close": parts.reasoning.close} if parts.reasoning else None
-    )
-    calls = parts.calls.field if parts.calls else None
-    found = []
-    if reasoning and calls and parts.calls.call_starts:
-        starts = "|".join(dict.fromkeys(parts.calls.call_starts))
-        close = escape(reasoning["close"])
-        # A call quoted inside reasoning that is closed later stays reasoning.
-        ending = {
-            "open": reasoning["open"],
-            "close_pattern": f"{close}|(?=(?:{starts})(?!.*?{close}))",
-        }
-        found.append(
-            (
-                "reasoning also ends where a tool call starts, when its closer never follows",
-                template(ending, calls),
-            )
-        )
-    found.append(("as learnt", template(reasoning, calls)))
-    if calls:
-        found.append(("without tool calls", template(reasoning, None)))
-    if reasoning:
-        found.append(("without reasoning", template(None, calls)))
-    return found
-
-
 def deadline_after(seconds: float | None) -> float | None:
     return None if seconds is None else time.monotonic() + seconds
 
 
-__all__ = ["InferenceError", "InferenceTimeout", "candidates", "learn", "deadline_after"]
+__all__ = ["InferenceError", "InferenceTimeout", "learn", "deadline_after"]

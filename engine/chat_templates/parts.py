@@ -92,8 +92,9 @@ class Parts:
         switch: the chat template's thinking switch, or None.
         generation_prompts: what each mode's first-turn generation prompt writes.
         anchors: the start anchors (literals; blanks inside make them a pattern).
-        optional_tails: text a prompt may pre-write after an anchor that the finished turn
-            lacks and that is plain text (part of the anchor, optional).
+        optional_tails: patterns of what a prompt may write after an anchor that belongs to it
+            (an optional part of the anchor): a plain-text lead the finished turn lacks, or a
+            pre-written opener that a prefilled answer follows.
         header: the new turn's header.
         turn_start: the marker every turn of a render starts with, or "".
         prewritten: per mode, what the first-turn prompt writes after the start anchor.

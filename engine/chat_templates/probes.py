@@ -228,7 +228,12 @@ class Probe:
         return f"{text}, {self.mode}" if self.mode else text
 
     def render(
-        self, messages: list[dict], *, tools: bool = True, add_generation_prompt: bool = False
+        self,
+        messages: list[dict],
+        *,
+        tools: bool = True,
+        add_generation_prompt: bool = False,
+        continue_final_message: bool = False,
     ) -> str | None:
         """The render, or None when the chat template refuses it (the refusal is recorded).
 
@@ -237,31 +242,35 @@ class Probe:
         """
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise InferenceTimeout("the time budget ran out while rendering")
-        key = (repr(messages), tools, add_generation_prompt)
+        key = (repr(messages), tools, add_generation_prompt, continue_final_message)
         if key in self._cache:
             return self._cache[key]
         tools = tools and not self.without_tools
+        what = _describe(messages, add_generation_prompt, continue_final_message)
         try:
             text = self.renderer.render(
                 messages,
                 tools=copy.deepcopy(PROBE_TOOLS) if tools else None,
                 add_generation_prompt=add_generation_prompt,
+                continue_final_message=continue_final_message,
             )
             if len(text) > MAX_RENDER_CHARS:
                 raise ChatTemplateRenderError(
                     f"the render is {len(text):,} characters long, over {MAX_RENDER_CHARS:,}"
                 )
         except ChatTemplateRenderError as error:
-            self.refusals.append(
-                f"{self.label(_describe(messages, add_generation_prompt))}: {error}"
-            )
+            self.refusals.append(f"{self.label(what)}: {error}")
             text = None
         self._cache[key] = text
         if text is not None:
-            self.renders.append(
-                Render(self.label(_describe(messages, add_generation_prompt)), text)
-            )
+            self.renders.append(Render(self.label(what), text))
         return text
+
+    def prefill(self) -> str | None:
+        """The first turn with an answer to continue (``continue_final_message``), or None."""
+        return self.render(
+            self.history("first-turn") + [assistant(content=ANSWER)], continue_final_message=True
+        )
 
     # -- the prompts --------------------------------------------------------------
 
@@ -364,10 +373,14 @@ def _tool_result(tool_call: dict) -> dict:
     }
 
 
-def _describe(messages: list[dict], add_generation_prompt: bool) -> str:
+def _describe(
+    messages: list[dict], add_generation_prompt: bool, continue_final_message: bool = False
+) -> str:
     roles = " + ".join(
         message["role"] + (" (calls)" if message.get("tool_calls") else "") for message in messages
     )
+    if continue_final_message:
+        return roles + ", continued"
     return roles + (" + generation prompt" if add_generation_prompt else "")
 
 

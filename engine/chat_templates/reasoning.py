@@ -10,7 +10,14 @@ render shows any: `propose_reasoning` checks them the same way.
 
 from __future__ import annotations
 
-from .markup import MARKUP_TOKEN, closing_forms, last_block_start, split_block
+from .markup import (
+    MARKUP_TOKEN,
+    closing_forms,
+    escape,
+    last_block_start,
+    pattern_with_stand_ins,
+    split_block,
+)
 from .parts import Parts, Reasoning
 from .probes import (
     ANSWER,
@@ -21,6 +28,7 @@ from .probes import (
     SECOND_QUESTION,
     Probe,
     Render,
+    Turn,
     assistant,
 )
 
@@ -42,22 +50,54 @@ def _from_finished_turn(parts: Parts, probe: Probe) -> bool:
         view = parts.visible(probe, turn)
         start, end = view.find(REASONING), view.find(ANSWER)
         opening, between = view[:start].strip(), view[start + len(REASONING) : end]
-        if not opening or end < start or not between.strip():
+        if end < start or not between.strip():
             continue
-        opening = last_block_start(opening)
-        parts.reasoning = Reasoning(
-            opening, between.strip()
-        )  # trimmed by the content wrapper later
         pair = (answer.render if answer else turn.render, turn.render)
+        parts.reasoning_renders = pair
+        if not opening:
+            _at_turn_start(parts, probe, turn, between.strip(), key, pair)
+            return True
+        opening = last_block_start(opening)
+        # (the closer is trimmed by the content wrapper later)
+        parts.reasoning = Reasoning(opening, between.strip())
         parts.book.find(
             "fields.reasoning_content.open",
             opening,
             f"the text before the reasoning in a finished turn ({key})",
             *pair,
         )
-        parts.reasoning_renders = pair
         return True
     return False
+
+
+def _at_turn_start(
+    parts: Parts, probe: Probe, turn: Turn, close: str, key: str, pair: tuple[Render, ...]
+) -> None:
+    """Reasoning the finished turn writes first, with no opener, and a closer before the answer.
+    Plain text the prompt pre-writes that the finished turn lacks (a lead into the reasoning)
+    becomes an optional part of the anchor."""
+    parts.reasoning = Reasoning("", close, at_start=True)
+    parts.book.find(
+        "fields.reasoning_content.open_pattern",
+        "^",
+        f"a finished turn starts with the reasoning ({key}), no opener before it, and a closer "
+        "after it: the reasoning opens where the turn starts",
+        *pair,
+    )
+    lead = turn.missing.strip()
+    if lead and not MARKUP_TOKEN.search(lead) and lead not in parts.optional_tails:
+        parts.optional_tails.append(pattern_with_stand_ins(lead))
+        parts.book.find(
+            "start_anchor",
+            lead,
+            "the prompt pre-writes this text after the header, and the finished turn lacks it: an "
+            "optional part of the anchor (a prompt with it and one without both start the turn)",
+            Render(
+                probe.label("first turn, with the generation prompt"),
+                probe.prompt("first-turn") or "",
+            ),
+            turn.render,
+        )
 
 
 def _prompt_pair(parts: Parts) -> tuple[Render, Render]:
@@ -188,3 +228,37 @@ def _dropped_before(probe: Probe, closer: str) -> bool:
     message = assistant(content=f"{REASONING}{closer}{ANSWER}")
     full = probe.render([ask, message, {"role": "user", "content": SECOND_QUESTION}])
     return full is not None and ANSWER in full and REASONING not in full
+
+
+def learn_prefill_after_opener(parts: Parts) -> None:
+    """An opener the prompt pre-writes, after which the chat template writes a continued answer
+    (``continue_final_message``): in a prefix where text follows it, it is part of the anchor,
+    so the prefilled text is the answer's, not reasoning. The anchor's lookahead reads the
+    prefix only: a prompt that ends with the opener still opens the reasoning."""
+    reasoning = parts.reasoning
+    if reasoning is None or not reasoning.open:
+        return
+    for probe in parts.probes:
+        prewritten = parts.prewritten.get(probe.mode, "").strip()
+        continued = probe.prefill()
+        if prewritten != reasoning.open or continued is None or not continued.endswith(ANSWER):
+            continue
+        before = continued[: -len(ANSWER)].rstrip()
+        if not before.endswith(reasoning.open):
+            continue
+        tail = escape(reasoning.open) + r"(?=\s*\S)"
+        if tail not in parts.optional_tails:
+            parts.optional_tails.append(tail)
+            parts.book.find(
+                "start_anchor",
+                reasoning.open,
+                "the chat template writes a continued answer right after the opener the prompt "
+                "pre-writes: where text follows the opener in the prefix, the opener is part of "
+                "the anchor (the prefilled text is the answer's)",
+                Render(
+                    probe.label("first turn, with the generation prompt"),
+                    probe.prompt("first-turn") or "",
+                ),
+                Render(probe.label("first turn, an answer continued"), continued),
+            )
+        return
