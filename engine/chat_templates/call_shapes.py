@@ -535,6 +535,19 @@ def typed(name: str, arguments: Any) -> Any:
     return call["function"]["arguments"]
 
 
+def keyed_by_name(text: str) -> bool:
+    """Whether `text` writes a call as a JSON object whose only key is the function's name."""
+    return any(
+        _path_to(value, lambda node: node == {ALPHA: ALPHA_ARGUMENTS}) is not None
+        for _, _, value in json_values(text)
+    ) or any(
+        isinstance(item, dict) and item == {ALPHA: ALPHA_ARGUMENTS}
+        for _, _, value in json_values(text)
+        if isinstance(value, list)
+        for item in value
+    )
+
+
 # Every shape, in the order tried.
 SHAPES = (
     json_list_shape,

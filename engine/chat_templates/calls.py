@@ -34,6 +34,7 @@ from .call_shapes import (
     Shape,
     call_paths,
     json_arguments_spans,
+    keyed_by_name,
 )
 from .markup import (
     CALL_ID,
@@ -61,6 +62,7 @@ from .probes import (
     PROBE_TOOLS,
     STRING_KEY,
     Finding,
+    Render,
     Turn,
 )
 from .render import common_suffix_length, token_boundary
@@ -113,31 +115,53 @@ class CallSyntax:
     prewritten: str = ""
 
 
-def learn_call_syntax(modes: list[CallTurns]) -> CallSyntax | str:
-    """The tool-call syntax of these renders (one `CallTurns` a thinking mode), or a sentence
-    saying why none was found."""
+@dataclass
+class NoCallSyntax:
+    """Why no tool-call syntax was learnt from the renders.
+
+    Attributes:
+        why: one sentence (the note inference writes).
+        written: whether some render writes a call (the syntax is there but cannot be read).
+        construct: the construct of the template language that would read it, when that is
+            what is missing ("" otherwise).
+        renders: the renders that show it (a plain answer and a call).
+    """
+
+    why: str
+    written: bool = False
+    construct: str = ""
+    renders: tuple[Render, ...] = ()
+
+
+# What the template language lacks to read calls keyed by the function's name.
+NAME_AS_KEY = (
+    "a way to read a JSON object's key as a value: a content parser or transform that turns "
+    '{"NAME": {ARGUMENTS}} into a name and its arguments'
+)
+
+
+def learn_call_syntax(modes: list[CallTurns]) -> CallSyntax | NoCallSyntax:
+    """The tool-call syntax of these renders (one `CallTurns` a thinking mode), or why none was
+    found."""
     rendered = [turns for turns in modes if turns.call is not None]
     if not rendered:
-        return (
+        return NoCallSyntax(
             "the chat template writes no tool call of an assistant message (or refuses every one)"
         )
     all_sections = [(turns, _sections(turns)) for turns in rendered]
     all_sections = [(turns, sections) for turns, sections in all_sections if sections.one.strip()]
     if not all_sections:
-        return f"the render of {rendered[0].call.render.label} adds nothing to a plain answer: it writes no tool call"
-    problems = []
+        return NoCallSyntax(
+            f"the render of {rendered[0].call.render.label} adds nothing to a plain answer: it "
+            "writes no tool call"
+        )
+    problems, construct = [], ""
     for turns, sections in all_sections:
         shapes = [shape for make in SHAPES for shape in [make(sections)] if shape]
         if not shapes:
-            if regex.search(rf"'(?:{ALPHA}|{STRING_KEY})'", sections.one):
-                problems.append(
-                    f"the calls are Python literals (single-quoted strings, True/False/None: "
-                    f"{show_text(sections.one)}), and no content parser reads a Python dict"
-                )
-            else:
-                problems.append(
-                    f"no call syntax the template language can read explains {show_text(sections.one)}"
-                )
+            problem, missing = _unreadable(sections)
+            problems.append(problem)
+            construct = construct or missing
             continue
         others = [other for _, other in all_sections if other is not sections]
         for shape in shapes:
@@ -146,7 +170,26 @@ def learn_call_syntax(modes: list[CallTurns]) -> CallSyntax | str:
                 problems.append(f"{shape.description}: {built}")
                 continue
             return built
-    return "; ".join(dict.fromkeys(problems))
+    sections = all_sections[0][1]
+    renders = (sections.renders["answer"], sections.renders["call"])
+    return NoCallSyntax("; ".join(dict.fromkeys(problems)), True, construct, renders)
+
+
+def _unreadable(sections: Sections) -> tuple[str, str]:
+    """Why no payload shape explains the calls, and the construct that would (or "")."""
+    if keyed_by_name(sections.one):
+        return (
+            "each call is a JSON object whose only key is the function's name and whose value is "
+            f"its arguments ({show_text(sections.one)}); a transform reads values, never a key",
+            NAME_AS_KEY,
+        )
+    if regex.search(rf"'(?:{ALPHA}|{STRING_KEY})'", sections.one):
+        return (
+            f"the calls are Python literals (single-quoted strings, True/False/None: "
+            f"{show_text(sections.one)}), and no content parser reads a Python dict",
+            "a content parser for Python literals (dicts with single-quoted strings)",
+        )
+    return f"no call syntax the template language can read explains {show_text(sections.one)}", ""
 
 
 # -- the sections ----------------------------------------------------------------------

@@ -90,6 +90,8 @@ class InferredTemplate:
             is the first that passed, else the one with the fewest failing rows).
         fallbacks: the documented fallbacks used, as sentences (empty when the renders decided all).
         notes: what was not found, and why (no tool calls: the chat template writes none).
+        missing: the parts of the message that could not be inferred or expressed, each with
+            why and, where the template language lacks it, the construct (`MissingPart`).
         thinking_switch: the chat-template keyword that switches reasoning, or None.
         generation_prompt: what the first turn's generation prompt writes, per thinking mode.
         renders: every render inference made (for looking up what the chat template ever writes).
@@ -116,9 +118,28 @@ class InferredTemplate:
         return self.report.passed
 
     @property
+    def complete(self) -> bool:
+        """Every part of the message the chat template shows was inferred (`missing` is empty)."""
+        return not self.missing
+
+    @property
     def exit_code(self) -> int:
-        """0 when the template passes its matrix, 1 when it does not."""
-        return 0 if self.passed else 1
+        """0 when the template passes its matrix and is complete, 1 when it fails rows or a part
+        is missing (a partial template: the parts that work, the missing ones named)."""
+        return 0 if self.passed and self.complete else 1
+
+    def verdict(self) -> str:
+        """One sentence: whether the template passes its matrix, and what is missing."""
+        counts = self.report.counts()
+        matrix = (
+            f"passes its matrix ({counts['passed']} rows)"
+            if self.passed
+            else f"fails {counts['failed']} of {counts['passed'] + counts['failed']} rows of its matrix"
+        )
+        if self.complete:
+            return f"the inferred template {matrix}"
+        parts = ", ".join(missing.part for missing in self.missing)
+        return f"a partial template: {parts} could not be inferred; the parts that were {matrix}"
 
     def template_file(
         self, name: str = "inferred", models: list[str] | None = None, source: str = ""
@@ -135,6 +156,7 @@ class InferredTemplate:
             for finding in self.findings
         ]
         notes += [f"fallback: {text}" for text in self.fallbacks] + self.notes
+        notes += [f"missing: {missing.sentence()}" for missing in self.missing]
         if not self.passed:
             notes += [f"fails: {row.name}: {row.detail}" for row in self.report.failed]
         counts = self.report.counts()
@@ -155,6 +177,9 @@ class InferredTemplate:
     def to_dict(self) -> dict:
         return {
             "passed": self.passed,
+            "complete": self.complete,
+            "verdict": self.verdict(),
+            "missing": [missing.to_dict() for missing in self.missing],
             "template": self.template,
             "report": self.report.to_dict(),
             "findings": [finding.to_dict() for finding in self.findings],
@@ -434,9 +459,14 @@ def choose_template(
     )
     checked = f"{len(tried)} checked" if tried else "none proposed"
     if inferred.passed:
+        partial = (
+            ""
+            if inferred.complete
+            else f"; it is partial: {'; '.join(missing.sentence() for missing in inferred.missing)}"
+        )
         return (
             inferred.template,
-            f"inferred from the chat template: no shipped template conforms ({checked})",
+            f"inferred from the chat template: no shipped template conforms ({checked}){partial}",
         )
     best = min(tried, key=lambda item: item[0], default=None)
     if best is not None and best[0] < len(inferred.report.failed):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from .anchor import header_without, learn_anchor
-from .calls import CallTurns, learn_call_syntax
+from .calls import CallTurns, NoCallSyntax, learn_call_syntax
 from .content_closes import (
     learn_content_wrapper,
     learn_next_headers,
@@ -20,7 +20,7 @@ from .content_closes import (
     learn_turn_end,
 )
 from .parts import InferenceError, Notebook, Parts
-from .probes import BETA, InferenceTimeout, Probe
+from .probes import BETA, InferenceTimeout, Probe, Render
 from .reasoning import learn_prefill_after_opener, learn_reasoning
 from .render import (
     ChatTemplateRenderer,
@@ -82,6 +82,33 @@ def learn(chat_template: str, bos_token: str, eos_token: str, deadline: float | 
     return parts
 
 
+def _lack_calls(parts: Parts, found: NoCallSyntax) -> None:
+    """Say that the tool calls are missing when the chat template takes tools: it writes calls no
+    shape reads, or it lists the tools in the prompt and writes no call at all."""
+    if found.written:
+        parts.book.lack("tool_calls", found.why, found.construct)
+        parts.book.find("fields.tool_calls", None, f"not inferred: {found.why}", *found.renders)
+        return
+    probe = parts.probes[0]
+    history = probe.history("first-turn")
+    with_tools = probe.render(history, add_generation_prompt=True)
+    without = probe.render(history, tools=False, add_generation_prompt=True)
+    if probe.without_tools or with_tools is None or without is None or with_tools == without:
+        return  # the chat template takes no tools: a template without tool calls is complete
+    why = (
+        "the chat template writes the tools into the prompt but no call of an assistant message, "
+        "so no render shows how the model writes a call; give example outputs with calls"
+    )
+    parts.book.lack("tool_calls", why)
+    parts.book.find(
+        "fields.tool_calls",
+        None,
+        f"not inferred: {why}",
+        Render(probe.label("first turn without tools"), without),
+        Render(probe.label("first turn with tools"), with_tools),
+    )
+
+
 def _note_render_help(parts: Parts) -> None:
     """Say what the renders needed that no caller passes (variables rendered empty, `tools=[]`)."""
     filled = sorted({name for probe in parts.probes for name in probe.renderer.filled})
@@ -123,9 +150,10 @@ def learn_calls(parts: Parts) -> None:
                 parts.generation_prompts.get(probe.mode, ""),
             )
         )
-    found = learn_call_syntax(modes) if modes else "no answer renders"
-    if isinstance(found, str):
-        parts.book.notes.append(f"no tool_calls field: {found}")
+    found = learn_call_syntax(modes) if modes else NoCallSyntax("no answer renders")
+    if isinstance(found, NoCallSyntax):
+        parts.book.notes.append(f"no tool_calls field: {found.why}")
+        _lack_calls(parts, found)
         return
     parts.calls = found
     parts.book.findings += found.findings
