@@ -33,14 +33,17 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import TemplateError
 from ..template import load_template
 from .candidates import candidates as build_candidates
 from .conformance import ConformanceReport, check_conformance, resolve_chat_template
+from .examples import Example, check_examples, read_examples
 from .learner import learn
-from .parts import InferenceError, MissingPart
+from .parts import InferenceError, MissingPart, Parts
 from .probes import Finding, InferenceTimeout, Render
+from .tokens import load_tokenizer
 
 # Seconds inference may take by default (renders and conformance checks).
 DEFAULT_TIME_BUDGET = 60.0
@@ -54,19 +57,27 @@ class Candidate:
         description: what sets it apart ("reasoning also ends where a tool call starts").
         template: the response template.
         report: its conformance matrix against the chat template.
+        example_problems: what it gets wrong on the example outputs, one sentence each ([] when
+            it reads them all, or none were given).
     """
 
     description: str
     template: dict
     report: ConformanceReport
+    example_problems: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
         return self.report.passed
 
+    @property
+    def reads_examples(self) -> bool:
+        return not self.example_problems
+
     def failures(self, limit: int = 3) -> list[str]:
-        """The first failing rows, as ``name: detail``."""
-        return [f"{row.name}: {row.detail}" for row in self.report.failed[:limit]]
+        """The first failing rows, as ``name: detail``, then the first example it misreads."""
+        rows = [f"{row.name}: {row.detail}" for row in self.report.failed[:limit]]
+        return rows + self.example_problems[:1]
 
     def to_dict(self) -> dict:
         return {
@@ -74,6 +85,7 @@ class Candidate:
             "passed": self.passed,
             "counts": self.report.counts(),
             "failures": self.failures(),
+            "example_problems": self.example_problems,
             "template": self.template,
         }
 
@@ -198,6 +210,8 @@ def infer_template(
     model: str | None = None,
     bos_token: str | None = None,
     eos_token: str | None = None,
+    examples: list[dict] | None = None,
+    tokenizer: Any = None,
     regex_timeout: float | None = 1.0,
     time_budget: float | None = DEFAULT_TIME_BUDGET,
 ) -> InferredTemplate:
@@ -206,9 +220,17 @@ def infer_template(
     Args:
         chat_template: the Jinja chat template text. Give this or `model`.
         model: a hub id or local folder whose tokenizer files hold the chat template (and the
-            bos/eos tokens); weights are never read.
+            bos/eos tokens); weights are never read. Its tokenizer is evidence too (below).
         bos_token, eos_token: what the chat template writes as ``bos_token`` / ``eos_token``
             (default "" or the tokenizer's). The eos token is accepted as an end of turn.
+        examples: outputs the model really wrote, each a dict ``{"prefix": PROMPT, "output":
+            GENERATION, "tools": [...] (optional), "expected": MESSAGE (optional)}``. The chosen
+            template must read every one (to `expected` where given, else to a plausible
+            message); where no render shows how the model writes a call, the examples' calls
+            give the syntax; markers no field explains become content closes.
+        tokenizer: a Hugging Face tokenizer (anything with ``get_added_vocab()``): its added and
+            special tokens are evidence of markers (paired as open and close where their names
+            pair). With `model`, that model's tokenizer is used.
         regex_timeout: seconds per regex call of the candidates' patterns in the checks.
         time_budget: seconds for the renders, checked between them (None: no limit). A
             chat template that loops inside one render is not interrupted here: run
@@ -216,25 +238,72 @@ def infer_template(
             playground do).
 
     Returns:
-        An `InferredTemplate` (its `passed` says whether the template passes the matrix).
+        An `InferredTemplate`: `passed` says whether the template passes the matrix, `complete`
+        whether every part was inferred (`missing` names the others).
 
     Raises:
         InferenceError (a ValueError): nothing can be inferred (the chat template renders no
             first turn, or runs out of time); the message says why.
-        ValueError: neither or both of `chat_template` and `model`.
+        ValueError: neither or both of `chat_template` and `model`; a malformed example (the
+            message names it and its key).
         ModelLoadError (a ValueError): `model` has no tokenizer or chat template.
         ImportError: transformers (or jinja2) is not installed.
     """
+    read = read_examples(examples)
+    if model is not None and tokenizer is None:
+        tokenizer = load_tokenizer(model)
     chat_template, bos_token, eos_token = resolve_chat_template(
         chat_template, model, bos_token, eos_token, InferenceError
     )
     deadline = None if time_budget is None else time.monotonic() + time_budget
     try:
-        parts = learn(chat_template, bos_token, eos_token, deadline)
+        parts = learn(chat_template, bos_token, eos_token, deadline, read, tokenizer, regex_timeout)
     except InferenceTimeout as error:
         raise InferenceError(
             f"inference stopped: {error} ({time_budget:g} s); the chat template renders too slowly"
         ) from None
+    candidates = _checked_candidates(
+        parts, chat_template, bos_token, eos_token, read, regex_timeout, deadline
+    )
+    chosen = (
+        next((each for each in candidates if each.passed and each.reads_examples), None)
+        or next((each for each in candidates if each.reads_examples and read), None)
+        or min(candidates, key=lambda each: (len(each.report.failed), len(each.example_problems)))
+    )
+    book = parts.book
+    if read and chosen.example_problems:
+        book.notes += [f"the template misreads {problem}" for problem in chosen.example_problems]
+    return InferredTemplate(
+        chosen.template,
+        chosen.report,
+        book.findings,
+        candidates,
+        book.fallbacks,
+        book.notes,
+        parts.switch,
+        parts.generation_prompts,
+        [render for probe in parts.probes for render in probe.renders],
+        [refusal for probe in parts.probes for refusal in probe.refusals],
+        dict(parts.prewritten),
+        list(book.missing),
+    )
+
+
+def _checked_candidates(
+    parts: Parts,
+    chat_template: str,
+    bos_token: str,
+    eos_token: str,
+    examples: list[Example],
+    regex_timeout: float | None,
+    deadline: float | None,
+) -> list[Candidate]:
+    """Each candidate with its matrix (and its problems on the examples), in order, up to the
+    first that passes and reads every example.
+
+    Raises:
+        InferenceError: no candidate is a valid template.
+    """
     book = parts.book
     candidates = []
     for description, template in build_candidates(parts):
@@ -252,30 +321,15 @@ def infer_template(
             eos_token=eos_token,
             regex_timeout=regex_timeout,
         )
-        candidates.append(Candidate(description, template, report))
-        if report.passed:
+        problems = check_examples(template, examples, regex_timeout) if examples else []
+        candidates.append(Candidate(description, template, report, problems))
+        if report.passed and not problems:
             break
         if deadline is not None and time.monotonic() > deadline:
             break
     if not candidates:
         raise InferenceError("no valid template could be built: " + "; ".join(book.notes))
-    chosen = next((candidate for candidate in candidates if candidate.passed), None)
-    if chosen is None:
-        chosen = min(candidates, key=lambda candidate: len(candidate.report.failed))
-    return InferredTemplate(
-        chosen.template,
-        chosen.report,
-        book.findings,
-        candidates,
-        book.fallbacks,
-        book.notes,
-        parts.switch,
-        parts.generation_prompts,
-        [render for probe in parts.probes for render in probe.renders],
-        [refusal for probe in parts.probes for refusal in probe.refusals],
-        dict(parts.prewritten),
-        list(book.missing),
-    )
+    return candidates
 
 
 # -- inference in a process that can be killed ---------------------------------------------

@@ -10,6 +10,7 @@ to check.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from .anchor import header_without, learn_anchor
 from .calls import CallTurns, NoCallSyntax, learn_call_syntax
@@ -19,6 +20,7 @@ from .content_closes import (
     learn_stray_reasoning_close,
     learn_turn_end,
 )
+from .examples import Example, learn_from_examples
 from .parts import InferenceError, Notebook, Parts
 from .probes import BETA, InferenceTimeout, Probe, Render
 from .reasoning import learn_prefill_after_opener, learn_reasoning
@@ -28,6 +30,9 @@ from .render import (
     find_thinking_switch,
     thinking_values,
 )
+from .source_text import note_source, propose_from_source
+from .system_prompt import learn_from_system_prompt
+from .tokens import note_tokens, propose_from_tokens
 
 
 def probes_for(
@@ -54,8 +59,17 @@ def probes_for(
     return switch, probes
 
 
-def learn(chat_template: str, bos_token: str, eos_token: str, deadline: float | None) -> Parts:
-    """Every part of the template the renders show.
+def learn(
+    chat_template: str,
+    bos_token: str,
+    eos_token: str,
+    deadline: float | None,
+    examples: list[Example] = (),
+    tokenizer: Any = None,
+    regex_timeout: float | None = 1.0,
+) -> Parts:
+    """Every part of the template the renders show, then what the chat template's source, its
+    system prompt for tools, the tokenizer and the example outputs add.
 
     Raises:
         InferenceError: the chat template renders no first turn, or no prompt shows where the
@@ -72,12 +86,23 @@ def learn(chat_template: str, bos_token: str, eos_token: str, deadline: float | 
     parts = Parts(rendered, eos_token, Notebook(), switch)
     learn_anchor(parts)
     learn_reasoning(parts)
+    if parts.reasoning is None:
+        propose_from_source(parts, chat_template)
+    if parts.reasoning is None and tokenizer is not None:
+        propose_from_tokens(parts, tokenizer)
     learn_prefill_after_opener(parts)
     learn_turn_end(parts)
     learn_calls(parts)
     learn_next_headers(parts)
     learn_content_wrapper(parts)
     learn_stray_reasoning_close(parts)
+    learn_from_system_prompt(parts)
+    rendered = "\n".join(render.text for probe in parts.probes for render in probe.renders)
+    note_source(parts, chat_template, rendered)
+    if tokenizer is not None:
+        note_tokens(parts, tokenizer, rendered)
+    if examples:
+        learn_from_examples(parts, list(examples), regex_timeout)
     _note_render_help(parts)
     return parts
 

@@ -16,6 +16,7 @@ light; without it they raise `ImportError` naming what to install.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import socket
 import threading
@@ -371,17 +372,19 @@ def hub_reachable(timeout: float = HUB_CONNECT_TIMEOUT) -> tuple[bool, str]:
     return not outcome[0], outcome[0]
 
 
-def load_chat_template(model: str) -> ChatTemplateSource:
-    """The chat template of a model's tokenizer: a local folder, or a hub id.
+@functools.lru_cache(maxsize=4)
+def load_tokenizer(model: str) -> tuple[Any, str]:
+    """A model's tokenizer, and where it was read (a folder, or ``hub:ID``): a local folder, or a
+    hub id (tokenizer files only, never weights).
 
-    Reads tokenizer files only (``AutoTokenizer``), never weights. A hub id is tried
-    only when the Hub answers within `HUB_CONNECT_TIMEOUT` seconds; otherwise only the
-    local Hugging Face cache is consulted, so an offline machine fails in seconds rather
-    than after transformers' retry loop.
+    A hub id is tried only when the Hub answers within `HUB_CONNECT_TIMEOUT` seconds;
+    otherwise only the local Hugging Face cache is consulted, so an offline machine fails in
+    seconds rather than after transformers' retry loop. The last few are kept (inference and
+    its check read the same one).
 
     Raises:
-        ModelLoadError: no such folder, a folder without tokenizer files, an
-            unreachable Hub with the id not cached, or a tokenizer without a chat template.
+        ModelLoadError: no such folder, a folder without tokenizer files, or an unreachable
+            Hub with the id not cached.
         ImportError: transformers is not installed.
     """
     try:
@@ -418,6 +421,18 @@ def load_chat_template(model: str) -> ChatTemplateSource:
                 "and give their folder, or paste the chat template with --chat-template."
             ) from error
         where = f"hub:{model}"
+    return tokenizer, where
+
+
+def load_chat_template(model: str) -> ChatTemplateSource:
+    """The chat template of a model's tokenizer (`load_tokenizer`): a local folder, or a hub id.
+
+    Raises:
+        ModelLoadError: no such folder, a folder without tokenizer files, an
+            unreachable Hub with the id not cached, or a tokenizer without a chat template.
+        ImportError: transformers is not installed.
+    """
+    tokenizer, where = load_tokenizer(model)
     chat_template = getattr(tokenizer, "chat_template", None)
     if isinstance(chat_template, dict):
         chat_template = chat_template.get("default") or next(iter(chat_template.values()), None)
