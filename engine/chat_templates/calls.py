@@ -39,7 +39,6 @@ from .call_shapes import (
 from .markup import (
     CALL_ID,
     NAME,
-    NAME_GROUP,
     NUMBER,
     STAND_INS,
     escape,
@@ -50,6 +49,7 @@ from .markup import (
     shared_end,
     shared_start,
     show_text,
+    token_joints,
 )
 from .probes import (
     ALPHA,
@@ -465,7 +465,12 @@ def _open_spec(
     payload_start = shape.payload_start
     if not payload_start and opening.endswith(NAME) and shape.content == "json":
         payload_start = "{"  # only blanks after the name: the payload must follow
-    if has_stand_in(opening) or regex.search(r"\s", opening) or payload_start:
+    if (
+        has_stand_in(opening)
+        or regex.search(r"\s", opening)
+        or payload_start
+        or token_joints(opening)
+    ):
         # A JSON payload must follow: text that only mentions the marker stays text.
         spec["open_pattern"] = pattern_with_stand_ins(opening) + (
             rf"(?=\s*{escape(payload_start)})" if payload_start else ""
@@ -489,7 +494,12 @@ def _close_spec(spec: dict, shape: Shape, markers: _Markers, ends: list[str]) ->
             spec["close_pattern"] = (
                 r"(?<=[}\]])\s*" + pattern_with_stand_ins(closing, name_group=False) + consumed
             )
-        elif regex.search(r"\s", closing) or has_stand_in(closing) or consumed:
+        elif (
+            regex.search(r"\s", closing)
+            or has_stand_in(closing)
+            or consumed
+            or token_joints(closing)
+        ):
             spec["close_pattern"] = pattern_with_stand_ins(closing, name_group=False) + consumed
         else:
             spec["close"] = closing
@@ -500,6 +510,15 @@ def _close_spec(spec: dict, shape: Shape, markers: _Markers, ends: list[str]) ->
     alternatives = [f"(?={escape(head)})"] + [escape(marker) for marker in ends]
     spec["close_pattern"] = "|".join(alternatives)
     return None
+
+
+def _json_text_pattern(text: str) -> str:
+    """A regex for the start of a JSON object as rendered, blanks allowed between its tokens (a
+    model writes ``{ "name":"x"`` where the render writes ``{"name": "x"``), the name's stand-in
+    inside a string as the `name` group."""
+    pieces = regex.findall(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+', text)
+    pattern = r"\s*".join(escape(piece).replace(NAME, r'(?P<name>[^"\\]+)') for piece in pieces)
+    return pattern + (r"\s*" if text[-1:].isspace() or text.rstrip().endswith(":") else "")
 
 
 def _json_prefix_pattern(call_text: str) -> tuple[str, Shape] | None:
@@ -524,9 +543,7 @@ def _json_prefix_pattern(call_text: str) -> tuple[str, Shape] | None:
     head, tail = call_text[:brace], call_text[end:].strip()
     if ALPHA not in head or not tail or tail.strip("}"):
         return None
-    opening = pattern_with_stand_ins(head.replace(ALPHA, NAME)).replace(
-        NAME_GROUP, r'(?P<name>[^"\\]+)'
-    )
+    opening = _json_text_pattern(head.replace(ALPHA, NAME))
     closing = r"(?<=\})" + "".join(
         r"\s*\}" for _ in tail
     )  # the lookahead of what follows is added by _build

@@ -8,6 +8,8 @@ first, and the conformance matrix (and the author's example outputs, when given)
 * reasoning that starts the turn with no opener opens at the turn's start, or only when its
   closer follows (a continued answer with no closer is content, at the cost of holding the
   reasoning until the closer arrives while streaming);
+* where the prompt pre-writes the reasoning's opener, the reasoning also opens at the start of
+  a turn whose prompt did not, when its closer follows (a prompt from another stack);
 * the template as learnt, then without tool calls, then without reasoning.
 """
 
@@ -78,7 +80,7 @@ def reasoning_variants(parts: Parts) -> list[tuple[str, dict]]:
             ),
         ]
     else:
-        opens = [("", {"open": reasoning.open})]
+        opens = [("", opener_keys(parts))]
     closes = [("as learnt", {"close": reasoning.close})]
     if parts.calls is not None and parts.calls.call_starts:
         starts = "|".join(dict.fromkeys(parts.calls.call_starts))
@@ -95,3 +97,15 @@ def reasoning_variants(parts: Parts) -> list[tuple[str, dict]]:
         for description, close_keys in closes
         for extra, open_keys in opens
     ]
+
+
+def opener_keys(parts: Parts) -> dict:
+    """The reasoning's open: its opener; and, where the prompt pre-writes the opener alone in some
+    thinking mode (the model is trained to start inside reasoning), also the start of a turn
+    whose prompt did not, when the closer follows (a prompt from another stack)."""
+    reasoning = parts.reasoning
+    opener = reasoning.open
+    if not any(text.strip() == opener for text in parts.prewritten.values()):
+        return {"open": opener}
+    written = escape(opener)
+    return {"open_pattern": f"{written}|^(?=(?:(?!{written}).)*?{escape(reasoning.close)})"}

@@ -14,6 +14,7 @@ from typing import Any
 
 from .anchor import header_without, learn_anchor
 from .calls import CallTurns, NoCallSyntax, learn_call_syntax
+from .candidates import opener_keys
 from .content_closes import (
     learn_content_wrapper,
     learn_next_headers,
@@ -96,6 +97,7 @@ def learn(
     learn_next_headers(parts)
     learn_content_wrapper(parts)
     learn_stray_reasoning_close(parts)
+    _note_closer_without_opener(parts)
     learn_from_system_prompt(parts)
     rendered = "\n".join(render.text for probe in parts.probes for render in probe.renders)
     note_source(parts, chat_template, rendered)
@@ -132,6 +134,27 @@ def _lack_calls(parts: Parts, found: NoCallSyntax) -> None:
         Render(probe.label("first turn without tools"), without),
         Render(probe.label("first turn with tools"), with_tools),
     )
+
+
+def _note_closer_without_opener(parts: Parts) -> None:
+    """The finding for a reasoning that also opens at a turn's start (see `opener_keys`)."""
+    reasoning = parts.reasoning
+    if reasoning is None or reasoning.at_start:
+        return
+    keys = opener_keys(parts)
+    if "open_pattern" in keys:
+        probe = parts.probes[0]
+        parts.book.find(
+            "fields.reasoning_content.open_pattern",
+            keys["open_pattern"],
+            f"the prompt pre-writes {reasoning.open!r}, so the model starts inside the reasoning: "
+            f"in a prompt that does not (another stack's), text before {reasoning.close!r} at the "
+            "turn's start is reasoning too",
+            Render(
+                probe.label("first turn, with the generation prompt"),
+                probe.prompt("first-turn") or "",
+            ),
+        )
 
 
 def _note_render_help(parts: Parts) -> None:

@@ -194,9 +194,24 @@ def escape(text: str) -> str:
     return regex.sub(r"([.^$*+?{}\[\]\\|()])", r"\\\1", text)
 
 
+def token_joints(text: str) -> list[int]:
+    """Offsets where one markup token of `text` ends and the next starts, with nothing between."""
+    tokens = list(MARKUP_TOKEN.finditer(text))
+    return [a.end() for a, b in zip(tokens, tokens[1:]) if a.end() == b.start()]
+
+
 def pattern_with_stand_ins(text: str, name_group: bool = True) -> str:
-    """A regex for `text`: whitespace runs match any whitespace, the stand-ins their groups (the
-    name as the `name` group, or without one where the name is matched a second time)."""
+    """A regex for `text`: whitespace runs match any whitespace, blanks are allowed between two
+    markup tokens the render writes side by side (models break lines there), and the stand-ins
+    match their groups (the name as the `name` group, or without one where the name is matched
+    a second time)."""
+    joints = token_joints(text)
+    if joints:
+        text = "".join(
+            text[start:end] + (" " if end in joints else "")
+            for start, end in zip([0, *joints], [*joints, len(text)])
+        )
+        return pattern_with_stand_ins(text, name_group)
     pieces = []
     for piece in regex.split(r"(\s+|[\x00\x01\x02\x04])", text):
         if not piece:
