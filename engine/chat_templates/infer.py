@@ -143,15 +143,21 @@ class InferredTemplate:
     def verdict(self) -> str:
         """One sentence: whether the template passes its matrix, and what is missing."""
         counts = self.report.counts()
-        matrix = (
-            f"passes its matrix ({counts['passed']} rows)"
-            if self.passed
-            else f"fails {counts['failed']} of {counts['passed'] + counts['failed']} rows of its matrix"
-        )
+        rows = counts["passed"] + counts["failed"]
         if self.complete:
+            matrix = (
+                f"passes its matrix ({rows} rows)"
+                if self.passed
+                else f"fails {counts['failed']} of the {rows} rows of its matrix"
+            )
             return f"the inferred template {matrix}"
+        matrix = (
+            f"pass the matrix ({rows} rows)"
+            if self.passed
+            else f"fail {counts['failed']} of the {rows} rows of the matrix"
+        )
         parts = ", ".join(missing.part for missing in self.missing)
-        return f"a partial template: {parts} could not be inferred; the parts that were {matrix}"
+        return f"a partial template: {parts} could not be inferred; the parts inferred {matrix}"
 
     def template_file(
         self, name: str = "inferred", models: list[str] | None = None, source: str = ""
@@ -345,6 +351,7 @@ def infer_template_isolated(
     model: str | None = None,
     bos_token: str | None = None,
     eos_token: str | None = None,
+    examples: list[dict] | None = None,
     regex_timeout: float | None = 1.0,
     seconds: float = DEFAULT_TIME_BUDGET,
     memory_bytes: int = ISOLATED_MEMORY_BYTES,
@@ -368,6 +375,7 @@ def infer_template_isolated(
         "model": model,
         "bos_token": bos_token,
         "eos_token": eos_token,
+        "examples": examples,
         "regex_timeout": regex_timeout,
         "time_budget": seconds,
     }
@@ -468,21 +476,9 @@ def choose_template(
         ImportError: transformers (or jinja2) is not installed.
     """
     from ..template_files import list_templates
-    from .conformance import rendered_prompts
-    from .families import family_template
 
     files = {template_file.name: template_file for template_file in list_templates()}
-    order: dict[str, str] = {}
-    for template_file in files.values():
-        if model_name and model_name in template_file.models:
-            order.setdefault(template_file.name, f"its models list {model_name}")
-    family = family_template(chat_template, model_type, files)
-    if family is not None:
-        order.setdefault(family[0], f"the family rules propose it: {family[1]}")
-    prompts = rendered_prompts(chat_template, bos_token=bos_token, eos_token=eos_token)
-    for name, template_file in files.items():
-        if name not in order and _anchor_in(template_file.response_template, prompts):
-            order[name] = "its start anchor is in the chat template's prompts"
+    order = _proposed(files, chat_template, bos_token, eos_token, model_name, model_type)
     tried: list[tuple[int, dict, str]] = []
     for name, why in order.items():
         report = check_conformance(
@@ -532,6 +528,32 @@ def choose_template(
         f"inferred from the chat template, which fails {len(inferred.report.failed)} rows of the check: "
         f"no shipped template conforms ({checked})"
     )
+
+
+def _proposed(
+    files: dict,
+    chat_template: str,
+    bos_token: str,
+    eos_token: str,
+    model_name: str,
+    model_type: str,
+) -> dict[str, str]:
+    """The shipped templates to check, in order, each with why it is proposed."""
+    from .conformance import rendered_prompts
+    from .families import family_template
+
+    order: dict[str, str] = {}
+    for template_file in files.values():
+        if model_name and model_name in template_file.models:
+            order.setdefault(template_file.name, f"its models list {model_name}")
+    family = family_template(chat_template, model_type, files)
+    if family is not None:
+        order.setdefault(family[0], f"the family rules propose it: {family[1]}")
+    prompts = rendered_prompts(chat_template, bos_token=bos_token, eos_token=eos_token)
+    for name, template_file in files.items():
+        if name not in order and _anchor_in(template_file.response_template, prompts):
+            order[name] = "its start anchor is in the chat template's prompts"
+    return order
 
 
 def _anchor_in(template: dict, prompts: list[str]) -> bool:
