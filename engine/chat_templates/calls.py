@@ -105,6 +105,7 @@ class CallSyntax:
         findings: the evidence of each part.
         prewritten: the start of each call's open that the prompt writes before the first call
             (the generation prompt ends with it), or "".
+        opening: the literal text each call (or its list) opens with, or "".
     """
 
     field: dict
@@ -113,6 +114,7 @@ class CallSyntax:
     description: str
     findings: list[Finding] = field(default_factory=list)
     prewritten: str = ""
+    opening: str = ""
 
 
 @dataclass
@@ -398,6 +400,7 @@ def _build(
         shape.description,
         [],
         markers.prewritten,
+        literal_head(markers.call_open),
     )
     if markers.prewritten:
         sections = _with_prewritten(sections, markers.prewritten)
@@ -609,7 +612,9 @@ def _build_list(
         if opening
         else []
     )
-    syntax = CallSyntax(spec, [section_open] if section_open else [], starts, shape.description)
+    syntax = CallSyntax(
+        spec, [section_open] if section_open else [], starts, shape.description, [], "", opening
+    )
     return _verified(syntax, sections, turns, _Markers(opening, closing, section_open, [], ""))
 
 

@@ -430,16 +430,8 @@ def learn_from_examples(parts, examples: list[Example], regex_timeout: float | N
         if found is not None:
             syntax, shown_by = found
             parts.calls = syntax
-            book = parts.book
-            book.findings = [
-                f for f in book.findings if not (f.key == "fields.tool_calls" and f.value is None)
-            ]
-            book.findings += syntax.findings
-            book.missing = [each for each in book.missing if each.part != "tool_calls"]
-            book.notes = [
-                note.replace("no tool_calls field: ", "no render shows the tool calls: ", 1)
-                for note in book.notes
-            ]
+            parts.book.found_elsewhere("tool_calls")
+            parts.book.findings += syntax.findings
             parts.book.notes.append(
                 f"the tool-call syntax comes from the example outputs ({', '.join(shown_by)})"
             )

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from .anchor import header_without, learn_anchor
-from .calls import CallTurns, NoCallSyntax, learn_call_syntax
+from .calls import CallSyntax, CallTurns, NoCallSyntax, learn_call_syntax
 from .candidates import opener_keys
 from .content_closes import (
     learn_content_wrapper,
@@ -208,19 +208,27 @@ def learn_calls(parts: Parts) -> None:
     for marker in found.content_closes:
         parts.add_close(marker)
     if found.prewritten:
-        marker = found.prewritten.strip()
-        header_without(parts, marker)
-        if parts.add_close(marker):
-            two = next(
-                f.renders for f in found.findings if f.key.startswith("fields.tool_calls.open")
-            )
-            parts.book.find(
-                "fields.content.close",
-                marker,
-                "the prompt writes it at the end, where a call's open starts: when no call follows, "
-                "it is a marker, not text",
-                *two,
-            )
+        header_without(parts, found.prewritten.strip())
+    _prewritten_open_closes(parts, found)
+
+
+def _prewritten_open_closes(parts: Parts, found: CallSyntax) -> None:
+    """What the prompt pre-writes at its end that a call's open starts with (a recipient marker)
+    is a content close: when no call follows, it is a marker, not text."""
+    prewritten = {text.strip() for text in parts.prewritten.values()} - {""}
+    for marker in sorted(prewritten):
+        if not found.opening.startswith(marker) or not parts.add_close(marker):
+            continue
+        renders = next(
+            f.renders for f in found.findings if f.key.startswith("fields.tool_calls.open")
+        )
+        parts.book.find(
+            "fields.content.close",
+            marker,
+            "the prompt writes it at the end, and a call's open starts with it: when no call "
+            "follows, it is a marker, not text",
+            *renders,
+        )
 
 
 def deadline_after(seconds: float | None) -> float | None:

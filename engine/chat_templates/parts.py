@@ -67,6 +67,18 @@ class Notebook:
     def find(self, key: str, value: Any, how: str, *renders: Render) -> None:
         self.findings.append(Finding(key, value, how, tuple(renders)))
 
+    def found_elsewhere(self, part: str) -> None:
+        """`part` was learnt from other evidence than the renders: it is no longer missing, and the
+        notes say that no render shows it rather than that it is absent."""
+        self.missing = [each for each in self.missing if each.part != part]
+        self.findings = [
+            f for f in self.findings if not (f.key == f"fields.{part}" and f.value is None)
+        ]
+        self.notes = [
+            note.replace(f"no {part} field: ", f"no render shows the {part}: ", 1)
+            for note in self.notes
+        ]
+
     def lack(self, part: str, why: str, construct: str = "") -> None:
         if not any(known.part == part for known in self.missing):
             self.missing.append(MissingPart(part, why, construct))

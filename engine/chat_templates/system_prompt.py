@@ -111,7 +111,7 @@ def learn_from_system_prompt(parts: Parts) -> None:
         f"tool calls between {described[0].open!r} and {described[0].close!r}: only the system "
         "prompt's instructions describe them, no render writes one"
     )
-    parts.book.missing = [each for each in parts.book.missing if each.part != "tool_calls"]
+    parts.book.found_elsewhere("tool_calls")
 
 
 def _field(described: Described) -> dict | None:
