@@ -246,15 +246,17 @@ def implausible(message: dict, example: Example) -> list[str]:
                 f"{name}'s arguments {sorted(set(decoded) - set(tools[name]))} are not its parameters"
             )
     if not calls and tools:
-        text = " ".join(_text(message.get(key)) for key in ("content", "reasoning_content"))
-        named = [
-            name
-            for name in tools
-            if _names(name).search(example.output) and not _names(name).search(text)
-        ]
-        if named and not calls:
-            found.append(f"{named[0]!r} is written but no call was read")
+        named = [name for name in tools if _called(name).search(example.output)]
+        if named:
+            found.append(f"{named[0]!r} is written as a call but no call was read")
     return found
+
+
+def _called(name: str) -> regex.Pattern:
+    """Where a tool's name is written the way a call writes it: quoted, after a marker or an
+    ``=``, or before its arguments (not as a word of prose)."""
+    written = regex.escape(name)
+    return regex.compile(rf"(?:[\"'=>]\s*{written}(?![\w\-])|(?<![\w.\-]){written}\s*[(\"'\n])")
 
 
 def _names(name: str) -> regex.Pattern:
@@ -431,6 +433,9 @@ def learn_from_examples(parts, examples: list[Example], regex_timeout: float | N
             syntax, shown_by = found
             parts.calls = syntax
             parts.book.found_elsewhere("tool_calls")
+            parts.book.fallbacks = [
+                f for f in parts.book.fallbacks if not f.startswith("tool calls ")
+            ]
             parts.book.findings += syntax.findings
             parts.book.notes.append(
                 f"the tool-call syntax comes from the example outputs ({', '.join(shown_by)})"
