@@ -22,7 +22,6 @@ from .probes import (
     SECOND_QUESTION,
     TOOL_RESULT,
     Probe,
-    Turn,
     assistant,
 )
 
@@ -234,12 +233,3 @@ def _split_reasoning_close(parts: Parts, wrapper: str) -> None:
             "the text after the reasoning, before the answer (and its wrapper)",
             *parts.reasoning_renders,
         )
-
-
-def answer_turn(parts: Parts) -> tuple[Probe, Turn] | tuple[None, None]:
-    """The first mode's answer turn, or (None, None)."""
-    for probe in parts.probes:
-        turn = probe.turn("answer")
-        if turn is not None:
-            return probe, turn
-    return None, None

@@ -9,7 +9,6 @@ to check.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from .anchor import header_without, learn_anchor
@@ -23,7 +22,7 @@ from .content_closes import (
 )
 from .examples import Example, learn_from_examples
 from .parts import InferenceError, Notebook, Parts
-from .probes import BETA, InferenceTimeout, Probe, Render
+from .probes import BETA, Probe, Render
 from .reasoning import learn_prefill_after_opener, learn_reasoning
 from .render import (
     ChatTemplateRenderer,
@@ -229,10 +228,3 @@ def _prewritten_open_closes(parts: Parts, found: CallSyntax) -> None:
             "follows, it is a marker, not text",
             *renders,
         )
-
-
-def deadline_after(seconds: float | None) -> float | None:
-    return None if seconds is None else time.monotonic() + seconds
-
-
-__all__ = ["InferenceError", "InferenceTimeout", "learn", "deadline_after"]
