@@ -57,6 +57,7 @@ from .probes import (
     ANSWER,
     BETA,
     BETA_ARGUMENTS,
+    CALL_IDS,
     FINAL_MESSAGES,
     LEAD,
     PROBE_TOOLS,
@@ -67,8 +68,6 @@ from .probes import (
 )
 from .render import common_suffix_length, token_boundary
 from .turns import argument_defects, back_to_boundary, common_length
-
-CALL_IDS = ("call00001", "call00002")
 
 
 @dataclass

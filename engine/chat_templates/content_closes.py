@@ -15,14 +15,13 @@ import regex
 from .markup import MARKUP_TOKEN, escape, mostly_text, shared_end, without_block
 from .parts import Parts
 from .probes import (
-    ALPHA,
     ANSWER,
     FINAL_MESSAGES,
     QUESTION,
     SECOND_QUESTION,
-    TOOL_RESULT,
     Probe,
     assistant,
+    tool_result,
 )
 
 
@@ -143,7 +142,7 @@ def _tool_result_marker(
 ) -> list[tuple[str, str, bool]]:
     between = probe.following(
         FINAL_MESSAGES["call"],
-        {"role": "tool", "tool_call_id": "call00001", "name": ALPHA, "content": TOOL_RESULT},
+        tool_result(FINAL_MESSAGES["call"]["tool_calls"][0]),
     )
     if between is None or parts.calls is None:
         return []

@@ -87,10 +87,19 @@ class InferenceTimeout(Exception):
     """Inference ran past its time budget (raised between renders)."""
 
 
+def call_id(number: int) -> str:
+    """A tool call's id: nine alphanumerics, which every template accepts."""
+    return f"call{number:05d}"
+
+
+# The ids of the probe calls (a render may write them: they are stand-ins when comparing).
+CALL_IDS = (call_id(1), call_id(2))
+
+
 def call(number: int, name: str, arguments: dict) -> dict:
-    """A tool call of an assistant message (ids are nine alphanumerics, which every template accepts)."""
+    """A tool call of an assistant message."""
     return {
-        "id": f"call{number:05d}",
+        "id": call_id(number),
         "type": "function",
         "function": {"name": name, "arguments": copy.deepcopy(arguments)},
     }
@@ -281,7 +290,7 @@ class Probe:
         if situation == "first-turn":
             return [ask]
         if situation == "after-tool-result":
-            return [ask, assistant(tool_calls=[first]), _tool_result(first)]
+            return [ask, assistant(tool_calls=[first]), tool_result(first)]
         if situation == "multi-turn":
             return [ask, assistant(content=ANSWER), {"role": "user", "content": SECOND_QUESTION}]
         raise ValueError(f"no situation {situation!r}")
@@ -364,7 +373,8 @@ class Probe:
         return full[start:end]
 
 
-def _tool_result(tool_call: dict) -> dict:
+def tool_result(tool_call: dict) -> dict:
+    """The tool's message answering `tool_call`."""
     return {
         "role": "tool",
         "tool_call_id": tool_call["id"],
