@@ -310,7 +310,7 @@ def _call_region(example: Example) -> _Region | None:
         return None
     first, last = min(start for start, _ in spans), max(end for _, end in spans)
     output = example.output
-    before = [token for token in MARKUP_TOKEN.finditer(output, 0, first)]
+    before = list(MARKUP_TOKEN.finditer(output, 0, first))
     after = MARKUP_TOKEN.search(output, last)
     if not before or after is None:
         return None
@@ -318,7 +318,7 @@ def _call_region(example: Example) -> _Region | None:
     return _Region(opener.group(), output[opener.end() : after.start()], after.group())
 
 
-def _field_for(region: _Region) -> tuple[dict, str] | None:
+def _field_for(region: _Region, names: set[str]) -> tuple[dict, str] | None:
     """A `tool_calls` field that reads `region`'s payload, and its shape for people, or None."""
     payload = region.payload.strip()
     close = r"(?<=[}\]])\s*" + escape(region.close)
@@ -345,7 +345,7 @@ def _field_for(region: _Region) -> tuple[dict, str] | None:
     except ValueError:
         return None
     items = value if isinstance(value, list) else [value]
-    paths = [_name_and_arguments(item) for item in items if isinstance(item, dict)]
+    paths = [_name_and_arguments(item, names) for item in items if isinstance(item, dict)]
     if not paths or None in paths or len(set(paths)) != 1:
         return None
     name_key, arguments_key = paths[0]
@@ -369,15 +369,10 @@ def _field_for(region: _Region) -> tuple[dict, str] | None:
     return {**spec, "transform": transform}, "a JSON object per call, the name inside"
 
 
-def _name_and_arguments(item: dict) -> tuple[str, str] | None:
-    """The keys of a call object that hold the name (a string) and the arguments (an object)."""
+def _name_and_arguments(item: dict, names: set[str]) -> tuple[str, str] | None:
+    """The keys of a call object that hold the name (one of the tools') and the arguments (an object)."""
     name = next(
-        (
-            key
-            for key, value in item.items()
-            if isinstance(value, str) and regex.fullmatch(r"[\w.\-]+", value)
-        ),
-        None,
+        (key for key, value in item.items() if isinstance(value, str) and value in names), None
     )
     arguments = next((key for key, value in item.items() if isinstance(value, dict)), None)
     return (name, arguments) if name and arguments else None
@@ -392,7 +387,7 @@ def calls_from_examples(
     regions = [(example, _call_region(example)) for example in examples]
     regions = [(example, region) for example, region in regions if region is not None]
     for example, region in regions:
-        found = _field_for(region)
+        found = _field_for(region, set(_tool_properties(example.tools)))
         if found is None:
             continue
         spec, shape = found

@@ -513,3 +513,29 @@ def test_the_command_takes_examples_and_says_a_partial_template(tmp_path):
     bad = run_infer("--chat-template", chat_template, "--examples", "missing.jsonl", cwd=tmp_path)
     assert bad.returncode == 2
     assert bad.stdout.startswith("error: [Errno 2] No such file or directory: 'missing.jsonl'")
+
+
+def test_examples_that_write_json_calls_teach_a_json_call_syntax():
+    examples = [
+        {
+            "prefix": "<|assistant|>",
+            "output": '<<go>>{"type": "function", "tool": "get_weather", "with": {"city": "Oslo"}}<</go>><|eot|>',
+            "tools": WEATHER,
+        }
+    ]
+    result = inferred("listed-tools", examples=examples)
+    assert result.template["fields"]["tool_calls"] == {
+        "open": "<<go>>",
+        "close_pattern": "(?<=[}\\]])\\s*<</go>>",
+        "repeats": True,
+        "content": "json",
+        "transform": {
+            "type": "function",
+            "function": {"name": "{content.tool}", "arguments": "{content.with}"},
+        },
+    }
+    two = '<<go>>{"tool": "get_weather", "with": {"city": "Rome"}}<</go>><<go>>{"tool": "get_weather", "with": {}}<</go>>'
+    assert parse_response(two, result.template, prefix="<|assistant|>")["tool_calls"] == [
+        call("get_weather", {"city": "Rome"}),
+        call("get_weather", {}),
+    ]
