@@ -8,8 +8,9 @@ first, and the conformance matrix (and the author's example outputs, when given)
 * reasoning that starts the turn with no opener opens at the turn's start, or only when its
   closer follows (a continued answer with no closer is content, at the cost of holding the
   reasoning until the closer arrives while streaming);
-* where the prompt pre-writes the reasoning's opener, the reasoning also opens at the start of
-  a turn whose prompt did not, when its closer follows (a prompt from another stack);
+* where the prompt pre-writes the reasoning's opener and example outputs are given, the
+  reasoning also opens at the start of a turn whose prompt did not, when its closer follows
+  (a prompt from another stack);
 * the template as learnt, then without tool calls, then without reasoning.
 """
 
@@ -80,7 +81,10 @@ def reasoning_variants(parts: Parts) -> list[tuple[str, dict]]:
             ),
         ]
     else:
-        opens = [("", opener_keys(parts))]
+        opens = [("", {"open": reasoning.open})]
+        tolerant = tolerant_opener(parts)
+        if tolerant is not None and parts.has_examples:
+            opens.append((WITHOUT_OPENER, {"open_pattern": tolerant}))
     closes = [("as learnt", {"close": reasoning.close})]
     if parts.calls is not None and parts.calls.call_starts:
         starts = "|".join(dict.fromkeys(parts.calls.call_starts))
@@ -99,13 +103,19 @@ def reasoning_variants(parts: Parts) -> list[tuple[str, dict]]:
     ]
 
 
-def opener_keys(parts: Parts) -> dict:
-    """The reasoning's open: its opener; and, where the prompt pre-writes the opener alone in some
-    thinking mode (the model is trained to start inside reasoning), also the start of a turn
-    whose prompt did not, when the closer follows (a prompt from another stack)."""
+# What sets apart the candidate whose reasoning also opens where a turn's text meets its closer.
+WITHOUT_OPENER = ", its closer also read without the opener at a turn's start"
+
+
+def tolerant_opener(parts: Parts) -> str | None:
+    """Where the prompt pre-writes the reasoning's opener alone in some thinking mode (the model
+    is trained to start inside reasoning), an open that also takes the start of a turn whose
+    prompt did not, when the closer follows (a prompt from another stack); else None. Only
+    example outputs choose it: with it, such a turn's text is held while streaming until the
+    closer, an opener or the end decides."""
     reasoning = parts.reasoning
     opener = reasoning.open
-    if not any(text.strip() == opener for text in parts.prewritten.values()):
-        return {"open": opener}
+    if reasoning.at_start or not any(text.strip() == opener for text in parts.prewritten.values()):
+        return None
     written = escape(opener)
-    return {"open_pattern": f"{written}|^(?=(?:(?!{written}).)*?{escape(reasoning.close)})"}
+    return f"{written}|^(?=(?:(?!{written}).)*?{escape(reasoning.close)})"

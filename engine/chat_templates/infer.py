@@ -37,10 +37,11 @@ from typing import Any
 
 from ..errors import TemplateError
 from ..template import load_template
+from .candidates import WITHOUT_OPENER
 from .candidates import candidates as build_candidates
 from .conformance import ConformanceReport, check_conformance, resolve_chat_template
 from .examples import Example, check_examples, read_examples
-from .learner import learn
+from .learner import learn, without_opener_finding
 from .parts import InferenceError, MissingPart, Parts
 from .probes import Finding, InferenceTimeout, Render
 from .tokens import load_tokenizer
@@ -277,6 +278,8 @@ def infer_template(
         or min(candidates, key=lambda each: (len(each.report.failed), len(each.example_problems)))
     )
     book = parts.book
+    if WITHOUT_OPENER in chosen.description:
+        book.findings.append(without_opener_finding(parts))
     if read and chosen.example_problems:
         book.notes += [f"the template misreads {problem}" for problem in chosen.example_problems]
     return InferredTemplate(

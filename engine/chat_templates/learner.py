@@ -13,7 +13,7 @@ from typing import Any
 
 from .anchor import header_without, learn_anchor
 from .calls import CallSyntax, CallTurns, NoCallSyntax, learn_call_syntax
-from .candidates import opener_keys
+from .candidates import tolerant_opener
 from .content_closes import (
     learn_content_wrapper,
     learn_next_headers,
@@ -22,7 +22,7 @@ from .content_closes import (
 )
 from .examples import Example, learn_from_examples
 from .parts import InferenceError, Notebook, Parts
-from .probes import BETA, Probe, Render
+from .probes import BETA, Finding, Probe, Render
 from .reasoning import learn_prefill_after_opener, learn_reasoning
 from .render import (
     ChatTemplateRenderer,
@@ -83,7 +83,7 @@ def learn(
         raise InferenceError(
             f"the chat template does not render a first user turn with a generation prompt: {refusal}"
         )
-    parts = Parts(rendered, eos_token, Notebook(), switch)
+    parts = Parts(rendered, eos_token, Notebook(), switch, has_examples=bool(examples))
     learn_anchor(parts)
     learn_reasoning(parts)
     if parts.reasoning is None:
@@ -96,7 +96,6 @@ def learn(
     learn_next_headers(parts)
     learn_content_wrapper(parts)
     learn_stray_reasoning_close(parts)
-    _note_closer_without_opener(parts)
     learn_from_system_prompt(parts)
     rendered = "\n".join(render.text for probe in parts.probes for render in probe.renders)
     note_source(parts, chat_template, rendered)
@@ -135,25 +134,23 @@ def _lack_calls(parts: Parts, found: NoCallSyntax) -> None:
     )
 
 
-def _note_closer_without_opener(parts: Parts) -> None:
-    """The finding for a reasoning that also opens at a turn's start (see `opener_keys`)."""
+def without_opener_finding(parts: Parts) -> Finding:
+    """The finding for a reasoning that also opens at a turn's start (see `tolerant_opener`)."""
     reasoning = parts.reasoning
-    if reasoning is None or reasoning.at_start:
-        return
-    keys = opener_keys(parts)
-    if "open_pattern" in keys:
-        probe = parts.probes[0]
-        parts.book.find(
-            "fields.reasoning_content.open_pattern",
-            keys["open_pattern"],
-            f"the prompt pre-writes {reasoning.open!r}, so the model starts inside the reasoning: "
-            f"in a prompt that does not (another stack's), text before {reasoning.close!r} at the "
-            "turn's start is reasoning too",
+    probe = parts.probes[0]
+    return Finding(
+        "fields.reasoning_content.open_pattern",
+        tolerant_opener(parts),
+        f"the prompt pre-writes {reasoning.open!r}, so the model starts inside the reasoning, and "
+        f"an example's prompt does not: text before {reasoning.close!r} at the turn's start is "
+        "reasoning too",
+        (
             Render(
                 probe.label("first turn, with the generation prompt"),
                 probe.prompt("first-turn") or "",
             ),
-        )
+        ),
+    )
 
 
 def _note_render_help(parts: Parts) -> None:

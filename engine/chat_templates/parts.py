@@ -102,6 +102,7 @@ class Parts:
         eos_token: the tokenizer's end of sequence (a content close).
         book: the findings, fallbacks, notes and missing parts.
         switch: the chat template's thinking switch, or None.
+        has_examples: whether example outputs were given (some candidates only they can choose).
         generation_prompts: what each mode's first-turn generation prompt writes.
         anchors: the start anchors (literals; blanks inside make them a pattern).
         optional_tails: patterns of what a prompt may write after an anchor that belongs to it
@@ -121,6 +122,7 @@ class Parts:
     eos_token: str
     book: Notebook
     switch: str | None = None
+    has_examples: bool = False
     generation_prompts: dict[str, str] = field(default_factory=dict)
     anchors: list[str] = field(default_factory=list)
     optional_tails: list[str] = field(default_factory=list)

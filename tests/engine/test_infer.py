@@ -76,7 +76,7 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
         "start_anchor": "<<assistant>>",
         "fields": {
             "reasoning_content": {
-                "open_pattern": "\\[reflect\\]|^(?=(?:(?!\\[reflect\\]).)*?\\[/reflect\\])",
+                "open": "[reflect]",
                 "close_pattern": '\\[/reflect\\]|(?=(?:<fn name=")(?!.*?\\[/reflect\\]))',
             },
             "tool_calls": {

@@ -104,20 +104,6 @@ OUTPUTS = {
         None,
         {"role": "assistant", "tool_calls": [call("get_weather", {"city": "Oslo", "days": 3})]},
     ),
-    "a reasoning close without its opener, where the prompt did not pre-write it": (
-        "forced-open",
-        "<<user>>\nWeather?<<done>>\n<<assistant>>\n",
-        "Need the forecast.[/reflect]Sunny.<<done>>",
-        None,
-        {"role": "assistant", "reasoning_content": "Need the forecast.", "content": "Sunny."},
-    ),
-    "an answer without reasoning in such a prompt stays content": (
-        "forced-open",
-        "<<user>>\nHi<<done>>\n<<assistant>>\n",
-        "Hello there.<<done>>",
-        None,
-        {"role": "assistant", "content": "Hello there."},
-    ),
     "two calls joined by a semicolon where the chat template renders one a turn": (
         "bare-json-parameters",
         "[assistant]:",
@@ -312,6 +298,35 @@ EXAMPLES = [
         "tools": WEATHER,
     },
 ]
+
+
+def test_an_example_whose_prompt_lacks_the_pre_written_opener_makes_its_closer_read_without_it():
+    plain = inferred("forced-open")
+    assert plain.template["fields"]["reasoning_content"]["open"] == "[reflect]"
+    prefix = "<<user>>\nWeather?<<done>>\n<<assistant>>\n"  # another stack's prompt: no [reflect]
+    examples = [
+        {
+            "prefix": prefix,
+            "output": "Need the forecast.[/reflect]Sunny.<<done>>",
+            "expected": {"reasoning_content": "Need the forecast.", "content": "Sunny."},
+        }
+    ]
+    result = inferred("forced-open", examples=examples)
+    assert result.template["fields"]["reasoning_content"]["open_pattern"] == (
+        "\\[reflect\\]|^(?=(?:(?!\\[reflect\\]).)*?\\[/reflect\\])"
+    )
+    assert result.passed and result.candidates[-1].example_problems == []
+    finding = next(f for f in result.findings if f.key == "fields.reasoning_content.open_pattern")
+    assert finding.how.startswith("the prompt pre-writes '[reflect]', so the model starts inside")
+    assert parse_response("Hello there.<<done>>", result.template, prefix=prefix) == {
+        "role": "assistant",
+        "content": "Hello there.",
+    }
+    assert parse_response("[reflect]Hm.[/reflect]Hi.<<done>>", result.template, prefix=prefix) == {
+        "role": "assistant",
+        "reasoning_content": "Hm.",
+        "content": "Hi.",
+    }
 
 
 def test_examples_teach_a_call_syntax_no_render_shows():
