@@ -1,10 +1,9 @@
-"""Template inference, the learners in order, and the candidate templates they make.
+"""Template inference, the learners in order.
 
 `learn` renders the probes in every thinking mode and runs each part's learner in turn
 (`anchor`, `reasoning`, `content_closes`, `calls`), then the other evidence where it is
-given or found (`source_text`, `system_prompt`, `tokens`, `examples`). `candidates`
-puts the parts together as response templates, most specific first, for `infer_template`
-to check.
+given or found (`source_text`, `system_prompt`, `tokens`, `examples`). The parts it fills
+are put together by `engine.chat_templates.candidates`.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ from .render import (
     thinking_values,
 )
 from .source_text import note_source, propose_from_source
-from .system_prompt import learn_from_system_prompt
+from .system_prompt import learn_from_system_prompt, tools_section
 from .tokens import note_tokens, propose_from_tokens
 
 
@@ -114,11 +113,8 @@ def _lack_calls(parts: Parts, found: NoCallSyntax) -> None:
         parts.book.lack("tool_calls", found.why, found.construct)
         parts.book.find("fields.tool_calls", None, f"not inferred: {found.why}", *found.renders)
         return
-    probe = parts.probes[0]
-    history = probe.history("first-turn")
-    with_tools = probe.render(history, add_generation_prompt=True)
-    without = probe.render(history, tools=False, add_generation_prompt=True)
-    if probe.without_tools or with_tools is None or without is None or with_tools == without:
+    section = tools_section(parts.probes[0])
+    if section is None:
         return  # the chat template takes no tools: a template without tool calls is complete
     why = (
         "the chat template writes the tools into the prompt but no call of an assistant message, "
@@ -129,8 +125,7 @@ def _lack_calls(parts: Parts, found: NoCallSyntax) -> None:
         "fields.tool_calls",
         None,
         f"not inferred: {why}",
-        Render(probe.label("first turn without tools"), without),
-        Render(probe.label("first turn with tools"), with_tools),
+        *section[1:],
     )
 
 
