@@ -1,4 +1,4 @@
-"""Template inference: each small chat template in tests/chat_templates (one per reasoning mode
+"""Template inference: each small chat template in tests/support/chat_templates (one per reasoning mode
 and tool-call format) gives exactly the template below, which passes its matrix and parses real
 generations; hostile chat templates get a clear message within the budget; the 35 real chat
 templates in ../shared pass their matrices; and on each family's samples the inferred template
