@@ -1,27 +1,20 @@
-"""Template inference: a response template derived from a chat template alone, verified and explained.
+"""Template inference: a response template derived from a chat template, verified and explained.
 
 `infer_template` renders conversations that differ in one thing (an answer and the
 same answer after reasoning, one call and two, no generation prompt and one, thinking
 on and off: `engine.chat_templates.probes`) and reads each part of the response template off
-the difference between two renders:
+the difference between two renders (`engine.chat_templates.learner` runs the learners:
+`anchor`, `reasoning`, `content_closes`, `calls`). Other evidence adds what renders do not
+show: the chat template's source (`source_text`), the system prompt it writes for tools
+(`system_prompt`), a tokenizer's paired tokens (`tokens`) and the author's example outputs
+(`examples`); what none of it shows is named as a missing part, and the rest is still given.
 
-* the start anchor: the header the generation prompt writes for the new turn (the part
-  the two thinking modes and the history's own assistant turns share), and, where a
-  prompt writes no new header (after a tool result, many do), what that prompt ends with;
-* the reasoning field: the markers around the reasoning in a finished turn, or the
-  block the prompt pre-writes (an opener alone: the reasoning is open when generation
-  starts; an empty block: thinking is off);
-* the implicit content field's closes: the end of turn (and the tokenizer's
-  `eos_token`), a wrapper the chat template writes around the answer, markers around
-  the tool calls;
-* the tool-call field (`engine.chat_templates.calls`).
-
-The parts make one or more candidate templates, each checked with the conformance
-matrix (`engine.chat_templates.conformance.check_conformance`) against the same chat template; the
-first that passes is kept, and every finding carries the renders that show it.
-Where the renders cannot decide a marker, a few documented fallbacks apply (listed in
-`InferredTemplate.fallbacks` and in docs/authoring.md). Nothing here knows a model
-family or its markers: they all come from the renders.
+The parts make one or more candidate templates (`engine.chat_templates.candidates`), each
+checked with the conformance matrix (`engine.chat_templates.conformance.check_conformance`)
+against the same chat template, and with the examples when given; the first that passes is
+kept, and every finding carries the evidence that shows it. Where no evidence decides a
+marker, a few documented fallbacks apply (listed in `InferredTemplate.fallbacks` and in
+docs/authoring.md). Nothing here knows a model family or its markers.
 
 transformers renders the chat templates (as for `check_conformance`): install the
 `conformance` extra.
