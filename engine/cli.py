@@ -6,10 +6,11 @@
   of conversation situations with the model's chat template and check the template reads
   each one back; exit 0 when every renderable situation passes, 1 when some fail, 2 when
   nothing could be rendered (or on bad input).
-- ``infer (--chat-template FILE | --model ID_OR_PATH) [--output FILE] [--json]``: infer a
+- ``infer (--chat-template FILE | --model ID_OR_PATH) [--examples FILE] [--output FILE] [--json]``: infer a
   response template from the chat template, write it as a ``templates/``-style file, and print
   the matrix summary and each finding with the renders that show it; exit 0 when it passes the
-  matrix, 1 when it does not (the file is still written), 2 when nothing can be inferred.
+  matrix and every part was inferred, 1 when it does not or a part is missing (the file is
+  still written, with the parts that work), 2 when nothing can be inferred.
 - ``lint TEMPLATE [--chat-template FILE]``: print the diagnostics (with a chat template, also
   whether its prompts contain the start anchor); exit 1 on an error.
 - ``parse TEMPLATE [--prefix FILE] [GENERATION_FILE|-]``: print the message as JSON, or
@@ -252,11 +253,13 @@ def _finding_line(finding, template: dict) -> Text:
 
 
 def command_infer(args, console: Console) -> int:
+    from .chat_templates.examples import load_examples_file
     from .chat_templates.infer import infer_template_isolated
-    from .chat_templates.probes import difference
+    from .chat_templates.markup import difference
 
     options = _chat_template_options(args)
-    result = infer_template_isolated(**options, seconds=args.timeout)
+    examples = load_examples_file(args.examples) if args.examples else None
+    result = infer_template_isolated(**options, examples=examples, seconds=args.timeout)
     source = args.model or args.chat_template
     name = args.name or _file_name(source)
     output = Path(args.output or f"{name}.json")
@@ -285,12 +288,15 @@ def command_infer(args, console: Console) -> int:
         console.print(Text(f"fallback: {text}", "yellow"))
     for text in result.notes:
         console.print(Text(f"note: {text}", "dim"))
+    for missing in result.missing:
+        console.print(Text(f"missing: {missing.sentence()}", "yellow"))
     for candidate in result.candidates:
         verdict = _STATUS[candidate.passed]
         console.print(Text.assemble(verdict, f" candidate: {candidate.description}"))
         for failure in candidate.failures():
             console.print(Text(f"    {failure}", "dim"))
     counts = result.report.counts()
+    console.print(Text(result.verdict(), "bold"))
     console.print(
         f"matrix: {counts['passed']} passed, {counts['failed']} failed, {counts['not_renderable']} not renderable"
     )
@@ -552,6 +558,32 @@ def add_chat_template_source(command: argparse.ArgumentParser) -> None:
     )
 
 
+def add_infer_command(commands) -> None:
+    """The ``infer`` command and its options."""
+    infer = commands.add_parser(
+        "infer",
+        help="infer a response template from a chat template (exit 0 it passes the matrix, 1 it does not, 2 nothing inferred)",
+    )
+    add_chat_template_source(infer)
+    infer.add_argument(
+        "--output", help="the templates/-style file to write (default NAME.json here)"
+    )
+    infer.add_argument(
+        "--name", help="the template's name (default from the chat template file or the model id)"
+    )
+    infer.add_argument(
+        "--json", action="store_true", help="print the result (template, matrix, findings) as JSON"
+    )
+    infer.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds the inference may take (default 60)"
+    )
+    infer.add_argument(
+        "--examples",
+        help="a JSONL file of outputs the model wrote (prefix, output, tools, expected: optional): "
+        "the template must read them, and they teach what no render shows",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser: one subcommand a task (see `main`)."""
     parser = argparse.ArgumentParser(
@@ -614,23 +646,7 @@ def _add_chat_template_commands(commands) -> None:
     )
     add_chat_template_source(conformance)
     conformance.add_argument("--json", action="store_true", help="print the report as JSON")
-    infer = commands.add_parser(
-        "infer",
-        help="infer a response template from a chat template (exit 0 it passes the matrix, 1 it does not, 2 nothing inferred)",
-    )
-    add_chat_template_source(infer)
-    infer.add_argument(
-        "--output", help="the templates/-style file to write (default NAME.json here)"
-    )
-    infer.add_argument(
-        "--name", help="the template's name (default from the chat template file or the model id)"
-    )
-    infer.add_argument(
-        "--json", action="store_true", help="print the result (template, matrix, findings) as JSON"
-    )
-    infer.add_argument(
-        "--timeout", type=float, default=60.0, help="seconds the inference may take (default 60)"
-    )
+    add_infer_command(commands)
 
 
 def _add_parse_and_explain(commands) -> None:
