@@ -585,10 +585,28 @@ def add_infer_command(commands) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser: one subcommand a task (see `main`)."""
     parser = argparse.ArgumentParser(
         prog="python -m engine", description="Response-template tools for template authors."
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    _add_check_and_lint(commands)
+    _add_chat_template_commands(commands)
+    _add_parse_and_explain(commands)
+    _add_batch(commands)
+    return parser
+
+
+def _add_on_error(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--on-error",
+        choices=ON_ERROR_MODES,
+        default="raise",
+        help="raise (default): a region that does not parse is an error; keep: its text goes to the implicit field",
+    )
+
+
+def _add_check_and_lint(commands) -> None:
     check = commands.add_parser(
         "check", help="lint a template and run it over a samples file (exit 1 on failure)"
     )
@@ -605,6 +623,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="test every K-th cut inside a delimiter (0: skip)",
     )
+    _add_on_error(check)
     lint_command = commands.add_parser(
         "lint", help="print diagnostics for a template (exit 1 on an error)"
     )
@@ -615,6 +634,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lint_command.add_argument("--bos-token", help="the chat template's bos_token (default empty)")
     lint_command.add_argument("--eos-token", help="the chat template's eos_token (default empty)")
+
+
+def _add_chat_template_commands(commands) -> None:
     conformance = commands.add_parser(
         "conformance",
         help="check a template against a model's chat template (exit 0 all pass, 1 some fail, 2 nothing renderable)",
@@ -625,6 +647,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_chat_template_source(conformance)
     conformance.add_argument("--json", action="store_true", help="print the report as JSON")
     add_infer_command(commands)
+
+
+def _add_parse_and_explain(commands) -> None:
     parse = commands.add_parser("parse", help="parse one generation and print the message")
     parse.add_argument("template")
     parse.add_argument(
@@ -635,17 +660,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="file holding the prompt text sent before the generation (without it the prefix is empty, with a note)",
     )
     parse.add_argument("--trace", action="store_true", help="print the region map as coloured text")
-    for command in (parse, check):
-        command.add_argument(
-            "--on-error",
-            choices=ON_ERROR_MODES,
-            default="raise",
-            help="raise (default): a region that does not parse is an error; keep: its text goes to the implicit field",
-        )
+    _add_on_error(parse)
     explain = commands.add_parser("explain", help="explain a delimiter pattern piece by piece")
     explain.add_argument(
         "pattern", help="the pattern, as written in the template (quote it for the shell)"
     )
+
+
+def _add_batch(commands) -> None:
     batch = commands.add_parser(
         "batch", help="parse every row of a JSONL or Parquet file (see docs/batch.md)"
     )
@@ -711,7 +733,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also print where the time went, stage by stage (read, parse, write...)",
     )
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
