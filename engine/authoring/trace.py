@@ -453,7 +453,9 @@ class Tracer:
             if self._log is not None:
                 self._log.extend((event, "finalize", None) for event in events)
         spans = self.spans()
-        self.warnings = find_warnings(spans, self.stopped_by(), self.template)
+        self.warnings = find_warnings(
+            spans, self.stopped_by(), self.template, prefix=self.prefix, cut=self.anchor.offset
+        )
         self.diagnoses = diagnose(
             self.template,
             prefix=self.prefix,
