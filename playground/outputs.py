@@ -20,6 +20,7 @@ from typing import Any
 
 from engine.authoring.trace import TraceSpan
 
+from .authoring.inference import inference_losses
 from .panels.event_log import LogQuery, event_log, log_fields
 from .panels.explain import explain
 from .panels.match_list import match_list_html
@@ -107,7 +108,13 @@ def render(
     display.log_page = page
     fields = view.field_names or log_fields(view.events)
     return {
-        "status": status_html(view, note, stale=stale, progress=progress),
+        "status": status_html(
+            view,
+            note,
+            stale=stale,
+            progress=progress,
+            losses=inference_losses(view, session.inference) if view.finished else (),
+        ),
         "region_map": region_map(
             view, MapOptions(display.show_whitespace, stale or None, window_start, boundaries)
         ),

@@ -84,7 +84,8 @@ def fit_problems(view: ParseView) -> list[str]:
             "is parsed as part of the message: is this the template of the model that wrote it?"
         )
     keys = [key for key in view.message or {} if key not in template.get("defaults", {})]
-    if view.stream.strip() and not view.errors and not keys:
+    generation = view.stream[view.tail_length :]
+    if generation.strip() and not view.errors and not keys:
         discarded = discarded_characters(view)
         problems.append(
             f"the template claims nothing: the message has no field, and {discarded:,} of "

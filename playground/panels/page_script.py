@@ -26,7 +26,12 @@ What each part does:
   row in focus) sends its index (`data-row`) and scrolls the input tabs into
   view (the row loads into Paste & parse).
 - INFERENCE_JS: a click on a finding of the inferred template sends its index
-  (`data-finding`): #explain shows the two renders that found it.
+  (`data-finding`): #explain shows the two renders that found it, scrolled into view once
+  it has drawn them (EXPLAIN_JS); an Apply button sends its failure group (`data-apply`).
+- REGION_MAP_JS also follows a stream: while a replay or a live run draws the map, the
+  newest text (`.rt-now`) is scrolled into the map's box after each update.
+- PAGE_JS also presses Infer for a link that names a model (`?chat_template_model=`), once
+  the page-load handler has put it in its box.
 - PAGE_JS: an edit of the prefix, generation, tools or template editor (typing,
   deleting, undo) re-parses once editing pauses (DEBOUNCE_MS) by clicking the
   hidden #reparse-button, a paste or a drop at once (PASTE_MS); Ctrl+Enter (or
@@ -53,6 +58,16 @@ element.addEventListener('click', (event) => {
   const node = event.target.closest(selectable);
   if (node && element.contains(node)) explain(node, false);
 });
+// While streaming, each update draws the map anew: keep the newest text in the map's box
+// (a tool call that lands below it is followed), without scrolling the page.
+const follow = () => {
+  const body = element.querySelector('#region-map-body');
+  const now = body && body.querySelectorAll('.rt-now');
+  if (!now || !now.length) return;
+  const last = now[now.length - 1], box = body.getBoundingClientRect(), place = last.getBoundingClientRect();
+  if (place.bottom > box.bottom || place.top < box.top) body.scrollTop += place.bottom - box.bottom + box.height / 3;
+};
+watch('value', () => requestAnimationFrame(follow));
 element.addEventListener('keydown', (event) => {
   if (!event.target.closest('#region-map-body')) return;
   const items = [...element.querySelectorAll(selectable)];
@@ -79,6 +94,12 @@ element.addEventListener('keydown', (event) => {
 EXPLAIN_JS = """
 // The page script explains a pattern clicked in the template editor through this panel.
 window.rtExplainEditorAt = (at) => trigger('click', {editor_at: at});
+// A finding clicked in the inference panel: once its renders are drawn here, bring them into view.
+watch('value', () => {
+  if (!window.rtRevealExplain || Date.now() - window.rtRevealExplain > 15000) return;
+  window.rtRevealExplain = 0;
+  requestAnimationFrame(() => element.scrollIntoView({block: 'start'}));
+});
 element.addEventListener('click', (event) => {
   const link = event.target.closest('[data-event], [data-select]');
   if (!link) return;
@@ -159,14 +180,17 @@ element.addEventListener('keydown', (event) => {
 """
 
 INFERENCE_JS = """
-// A finding of the inferred template: the renders that found it show in #explain, brought into view.
-const send = (button) => {
-  if (!button) return;
-  trigger('click', {finding: Number(button.dataset.finding)});
-  const panel = document.querySelector('#explain');
-  if (panel) panel.scrollIntoView({block: 'nearest'});
-};
-element.addEventListener('click', (event) => send(event.target.closest('button[data-finding]')));
+// A finding of the inferred template: the renders that found it show in #explain, brought into
+// view when they are drawn (EXPLAIN_JS). An Apply button: that failure group's edit.
+element.addEventListener('click', (event) => {
+  const finding = event.target.closest('button[data-finding]');
+  if (finding) {
+    window.rtRevealExplain = Date.now();
+    trigger('click', {finding: Number(finding.dataset.finding)});
+  }
+  const apply = event.target.closest('button[data-apply]');
+  if (apply) trigger('click', {apply: Number(apply.dataset.apply)});
+});
 """
 
 PAGE_JS = """() => {
@@ -272,6 +296,18 @@ PAGE_JS = """() => {
     };
     setTimeout(keep, 50);
   }, true);
+  // A link that names a model (?chat_template_model=): press Infer once its box holds it.
+  const linked = new URLSearchParams(window.location.search).get('chat_template_model');
+  if (linked) {
+    const until = Date.now() + 60000;
+    const infer = () => {
+      const box = document.querySelector('#chat-template-model textarea, #chat-template-model input');
+      const button = document.getElementById('infer-button');
+      if (box && button && box.value === linked) { button.click(); return; }
+      if (Date.now() < until) setTimeout(infer, 200);
+    };
+    setTimeout(infer, 200);
+  }
   const edited = '#prefix, #generation, #tools, #template-editor';
   // Keys that move or select without editing (the editor deletes on keydown without an input event).
   const moves = /^(Arrow|Page|Home|End|Shift|Control|Alt|Meta|Escape|Tab|CapsLock|F\\d)/;

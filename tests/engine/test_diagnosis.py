@@ -371,7 +371,9 @@ def test_an_anchor_that_cut_past_the_opener_the_prompt_ends_with_is_the_cause_wi
     )
     # The fix applied: the reasoning is read.
     fixed = {**PAST_OPEN, **diagnosis.fix}
-    assert trace("hmm, sunny</think>It is sunny.<|user|>", fixed, prefix=PAST_OPEN_PREFIX).message == {
+    assert trace(
+        "hmm, sunny</think>It is sunny.<|user|>", fixed, prefix=PAST_OPEN_PREFIX
+    ).message == {
         "reasoning_content": "hmm, sunny",
         "content": "It is sunny.",
     }
@@ -382,10 +384,18 @@ def test_an_anchor_that_takes_the_opener_before_a_prefilled_answer_is_not_a_caus
     result = trace("and more.", PAST_OPEN, prefix=PAST_OPEN_PREFIX + "Prefilled answer")
     assert [d.code for d in result.diagnoses] == []
     # Without a close in the output the cut is still a cause, as a warning, with the fix.
-    pattern = {**PAST_OPEN, "start_anchor": None, "start_anchor_pattern": r"<\|assistant\|>\s*<think>"}
+    pattern = {
+        **PAST_OPEN,
+        "start_anchor": None,
+        "start_anchor_pattern": r"<\|assistant\|>\s*<think>",
+    }
     del pattern["start_anchor"]
     [diagnosis] = trace("hmm", pattern, prefix=PAST_OPEN_PREFIX).diagnoses
-    assert (diagnosis.code, diagnosis.severity, diagnosis.fix) == ("anchor-past-open", "warning", None)
+    assert (diagnosis.code, diagnosis.severity, diagnosis.fix) == (
+        "anchor-past-open",
+        "warning",
+        None,
+    )
     assert diagnosis.change == (
         "make start_anchor_pattern end before '<think>', so the prompt's '<think>' opens reasoning_content"
     )
