@@ -42,6 +42,7 @@ from playground.panels.page_script import (
     DIAGNOSTICS_JS,
     EVENT_LOG_JS,
     EXPLAIN_JS,
+    HEADER_JS,
     INFERENCE_JS,
     MATCH_LIST_JS,
     PAGE_JS,
@@ -77,8 +78,12 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                 "message (<code>reasoning_content</code>, <code>content</code>, <code>tool_calls</code>). New model? "
                 "<b>Start from a model</b>: give its chat template (a hub id, a local folder or the pasted Jinja) and a "
                 "template is inferred, checked and shown working. Or pick a sample, paste an output, edit the template or "
-                "generate live, and click any stretch of the region map to see where it went.</p>",
+                "generate live, and click any stretch of the region map to see where it went.</p>"
+                '<div class="rt-front-door"><button type="button" class="rt-door rt-door-main" data-tab="Start from a model" '
+                'id="start-from-model">Start from a model →</button><button type="button" class="rt-door" '
+                'data-tab="Samples">Pick a sample</button></div>',
                 elem_id="page-header",
+                js_on_load=HEADER_JS,
             )
             with gr.Tabs(
                 selected="samples", elem_id="modes", overflow_behavior="wrap"
@@ -434,6 +439,9 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                 selected="message", elem_id="results", overflow_behavior="wrap"
             ) as page.results_tabs:
                 with gr.Tab("Message", id="message"):
+                    page.value_changes = gr.HTML(
+                        first["value_changes"], elem_id="value-changes-panel"
+                    )
                     with gr.Row():
                         page.message_json = gr.Code(
                             first["message_json"],

@@ -180,7 +180,7 @@ def _scrubber_before_replay(session: Session, generation: str) -> Update:
     return Update(value=0, maximum=max(1, len(generation or "")))
 
 
-@produces(*TEMPLATE_OUTPUTS)
+@produces("diagnostics", *TEMPLATE_OUTPUTS)
 def parse(
     template_text: str,
     prefix: str,
@@ -190,8 +190,13 @@ def parse(
     session: Session,
 ) -> dict:
     """Parse (the button, Ctrl+Enter, or a pause in typing): the parse panels, the test results,
-    and whether the editor still holds a templates/ file."""
-    return _parsed_page(template_text, prefix, generation, tools_text, test_cases_text, session)
+    and whether the editor still holds a templates/ file; the diagnostics again when the parse
+    shows a near miss (a fix that would copy that delimiter text is then held back)."""
+    result = _parsed_page(template_text, prefix, generation, tools_text, test_cases_text, session)
+    misses = near_misses_of(session, template_text)
+    if misses:
+        result["diagnostics"] = check_template(template_text, misses)
+    return result
 
 
 @produces(*PARSE_VIEWS)
@@ -222,27 +227,18 @@ def set_display(
 
 
 @produces("explain")
-def explain_span(
-    event: dict,
-    session: Session,
-    template_text: str = "",
-    prefix: str = "",
-    generation: str = "",
-    tools_text: str = "",
-) -> dict:
+def explain_span(event: dict, session: Session) -> dict:
     """A stretch of the region map was clicked (or chosen from the keyboard): explain it.
 
     A click that comes before the page-load handler gave the session its parse (a busy
-    server) parses what is on the page first, so the click is never answered with nothing.
+    server: the page shows the first sample until then) parses that sample first, as the
+    page-load handler would, so the click is never answered with nothing.
     """
     session.display.selection = str(event.get("selected", ""))
-    if session.view is None and (template_text or generation):
-        try:
-            session.view = session.last_good = parse_inputs(
-                template_text, prefix, generation, tools_text
-            )
-        except (InputError, TemplateError, ValueError):
-            pass
+    if session.view is None and not session.sample_id:
+        selection = session.display.selection
+        _sample_outputs(DEFAULT_SAMPLE, session)
+        session.display.selection = selection
     return {"explain": explain(session.view, session.display.selection, session.inference)}
 
 
@@ -451,10 +447,19 @@ def start_from(
     return {**result, "template_choice": start_from} if result else result
 
 
+def near_misses_of(session: Session, template_text: str) -> list:
+    """The near misses of the parse on screen when it was made with the editor's template (a
+    one-click fix must not copy a delimiter text the output shows is wrong)."""
+    view = session.view
+    if view is None or not view.finished or view.template != _editor_template(template_text):
+        return []
+    return [d for d in view.diagnoses if d.code == "near-miss"]
+
+
 @produces("diagnostics")
-def diagnose(template_text: str) -> dict:
+def diagnose(template_text: str, session: Session) -> dict:
     """The editor's diagnostics (validation, did-you-mean, lint), as the text changes."""
-    return {"diagnostics": check_template(template_text)}
+    return {"diagnostics": check_template(template_text, near_misses_of(session, template_text))}
 
 
 @produces("template_text", "diagnostics", "restore_button", *TEMPLATE_OUTPUTS)
@@ -490,7 +495,7 @@ def format_editor(template_text: str) -> dict:
     )
 
 
-@produces("template_text", "restore_button", *TEMPLATE_OUTPUTS)
+@produces("template_text", "diagnostics", "restore_button", *TEMPLATE_OUTPUTS)
 def reset_template(
     prefix: str,
     generation: str,

@@ -345,7 +345,14 @@ def generate(
     yield run.finished(end, prompt.text, template_text, live_tools_text)
 
 
-@produces("template_text", "use_model_button", "model_note", "restore_button", *TEMPLATE_OUTPUTS)
+@produces(
+    "template_text",
+    "diagnostics",
+    "use_model_button",
+    "model_note",
+    "restore_button",
+    *TEMPLATE_OUTPUTS,
+)
 def use_model_template_now(
     model_name: str,
     template_text: str,

@@ -55,16 +55,37 @@ PAGE_CSS = (
 button.selected[role=tab] { color: #9a3412; }
 .dark button.selected[role=tab] { color: #fdba74; }
 footer button, footer a { color: #4b5563 !important; }
-/* The code editors' syntax colours are made for a dark background: on the light one, drawn at
-   half brightness (the colour names are generated, so one filter over the text, not one rule each) */
-.cm-editor .cm-content { filter: brightness(0.5); }
-.dark .cm-editor .cm-content { filter: none; }
 .dark footer button { color: #d1d5db !important; }
+.dark footer a { color: #d1d5db !important; }
+/* The code editors' syntax colours (CodeMirror's, whose class names are generated) are made
+   readable by the page script (PAGE_JS's rtReadableCode: each colour darkened or lightened to
+   4.5:1 against the editor's background); the chat view's code tokens have fixed names. */
+/* Gradio dims a tool call's message to 0.8 twice over: its text then falls short of 4.5:1 */
+#chat .message-content, #chat .md.chatbot { opacity: 1 !important; }
+#chat .token.punctuation { color: #4b5563; }
+#chat .token.string { color: #166534; }
+#chat .token.property, #chat .token.number, #chat .token.boolean { color: #9d174d; }
+#chat .token.operator { color: #27272a; }
+.dark #chat .token.punctuation { color: #d1d5db; }
+.dark #chat .token.string { color: #86efac; }
+.dark #chat .token.property { color: #fca5a5; }
+.dark #chat .token.number { color: #fdba74; }
+.dark #chat .token.boolean { color: #fdba74; }
+.dark #chat .token.operator { color: #93c5fd; }
 """
     + _slots()
     + """
 #page-header h1 { font-size: 20px; margin: 0; }
 #page-header p { margin: 2px 0 0; font-size: 13px; }
+.rt-value-changes { margin: 4px 0; padding: 6px 10px; border-radius: 6px; background: #fef3c7; color: #111827; font-size: 13px; }
+.dark .rt-value-changes { background: #422006; color: #f3f4f6; }
+.rt-value-changes ul { margin: 2px 0 0 18px; padding: 0; }
+.rt-value-changes code { overflow-wrap: anywhere; }
+.rt-front-door { display: flex; gap: 8px; margin-top: 6px; flex-wrap: wrap; }
+.rt-door { padding: 4px 12px; border-radius: 6px; border: 1px solid #9ca3af; background: var(--rt-bg); color: var(--rt-text);
+  font-size: 14px; cursor: pointer; }
+.rt-door-main { background: #c2410c; border-color: #c2410c; color: #ffffff; font-weight: 600; }
+.rt-door:focus-visible { outline: 2px solid var(--color-accent); outline-offset: 2px; }
 .rt-mono textarea, .rt-mono input { font-family: ui-monospace, SFMono-Regular, Menlo, monospace !important; font-size: 13px !important; }
 /* clip instead of hidden: an overflow-hidden ancestor would stop the results column from sticking */
 .gradio-container { overflow: clip !important; }

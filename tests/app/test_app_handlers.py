@@ -299,7 +299,7 @@ def test_play_throttles_and_ends_with_the_check():
 
 
 def test_template_editor_handlers(tmp_path):
-    diagnostics = handlers.diagnose(SMOL_TEXT)["diagnostics"]
+    diagnostics = handlers.diagnose(SMOL_TEXT, Session())["diagnostics"]
     assert diagnostics.count('class="rt-diag rt-diag-warning"') == 2
     assert (
         "<code>fields.tool_calls.close</code>" in diagnostics

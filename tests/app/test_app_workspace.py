@@ -520,6 +520,7 @@ def test_the_wiring_refuses_a_handler_reading_or_writing_a_missing_component():
         ):
             page.listen(page.status.click, handlers.diagnose)
         page.template_text = gr.Code()
+        page.session = gr.State()
         with pytest.raises(
             ValueError, match=r"writes \['diagnostics'\], which are not components of the page"
         ):
