@@ -263,7 +263,7 @@ def _held(found: list[Finding], near_misses: list) -> list[Finding]:
                 miss
                 for miss in near_misses
                 if miss.expected
-                and miss.expected not in finding.message
+                and miss.key != finding.path
                 and _written_in(miss.expected, written)
             ),
             None,

@@ -97,7 +97,13 @@ def fit_problems(view: ParseView) -> list[str]:
         and claimed_characters(view) == 0
         and implicit_field(view) in keys
     ):
-        tokens = list(dict.fromkeys(SPECIAL_TOKEN.findall(view.stream[view.tail_length :])))
+        implicit = implicit_field(view)
+        text = "".join(
+            span.text
+            for span in view.spans
+            if span.kind == "body" and span.field == implicit and span.source == "generation"
+        )
+        tokens = list(dict.fromkeys(SPECIAL_TOKEN.findall(text)))
         if tokens:
             shown = ", ".join(repr(token) for token in tokens[:4])
             problems.append(

@@ -217,7 +217,10 @@ def _missing_html(result: dict, examples: int) -> str:
             f" The template language lacks {missing['construct']}." if missing["construct"] else ""
         )
         way = (
-            "Your outputs did not show it either: add one where the model writes it."
+            "The template language cannot read it, so no example can teach it: the sketch below "
+            "keeps the calls out of content."
+            if missing["construct"]
+            else "Your outputs did not show it either: add one where the model writes it."
             if examples
             else "The way out: paste an output of the model that has it (Paste &amp; parse), "
             "<b>Add the current input as a test case</b> (Tests), and Infer again: your outputs "

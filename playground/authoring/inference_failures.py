@@ -359,7 +359,7 @@ def failures_html(groups: list[dict], result: dict) -> str:
                 else ""
             )
             parts.append(
-                f'<div class="rt-fix">The edit: <ul class="rt-changes">{edits}</ul>{note}'
+                f'<div class="rt-edit">The edit: <ul class="rt-changes">{edits}</ul>{note}'
                 f'<button type="button" class="rt-apply" data-apply="{index}">{label}</button></div>'
             )
         parts.append("</div>")

@@ -178,6 +178,23 @@ footer button, footer a { color: #4b5563 !important; }
 .rt-finding { background: transparent; border: 0; padding: 0; cursor: pointer; color: inherit; text-align: left; }
 .rt-finding:hover code, .rt-finding:focus code { text-decoration: underline; }
 .rt-finding-how { color: var(--rt-muted); }
+.rt-finding code, .rt-failure code, .rt-changes code { overflow-wrap: anywhere; }
+.rt-failures { margin: 6px 0; }
+.rt-failure { margin: 4px 0; padding: 6px 8px; border-radius: 6px; background: #fef2f2; color: #7f1d1d; font-size: 13px; }
+.dark .rt-failure { background: #450a0a; color: #fee2e2; }
+.rt-failure .rt-finding-how { color: inherit; }
+.rt-failure-findings { margin-top: 2px; }
+.rt-edit { margin-top: 4px; }
+.rt-failure-findings .rt-finding { margin-right: 8px; }
+.rt-changes { margin: 2px 0 2px 18px; padding: 0; font-size: 12px; }
+.rt-changes .rt-add, .rt-changes code.rt-add { color: #14532d; }
+.rt-changes .rt-del, .rt-changes code.rt-del { color: #7f1d1d; }
+.dark .rt-changes .rt-add, .dark .rt-changes code.rt-add { color: #86efac; }
+.dark .rt-changes .rt-del, .dark .rt-changes code.rt-del { color: #fca5a5; }
+.rt-apply { margin-top: 4px; padding: 3px 10px; border-radius: 6px; border: 0; background: #c2410c; color: #ffffff; font-weight: 600; cursor: pointer; }
+.rt-candidates { margin-top: 6px; font-size: 13px; }
+.rt-case-kind { font-size: 11px; color: var(--rt-muted); margin-left: 6px; }
+.rt-missing { margin: 4px 0; }
 .rt-candidate { font-size: 12px; color: var(--rt-muted); }
 .rt-pattern { border-collapse: collapse; width: 100%; font-size: 12px; }
 .rt-pattern td, .rt-pattern th { border-bottom: 1px solid var(--border-color-primary); padding: 2px 6px; text-align: left; vertical-align: top; }
@@ -307,6 +324,12 @@ footer button, footer a { color: #4b5563 !important; }
 .rt-detail { margin-top: 1px; }
 @media (max-width: 768px) {
   .rt-map { max-height: 55vh; }
+  /* #explain on a phone: each label above its value, and the pattern table's columns wide
+     enough to read (what a piece took is never one character wide) */
+  .rt-explain dl { grid-template-columns: minmax(0, 1fr); }
+  .rt-explain dt { margin-top: 4px; }
+  .rt-pattern th:first-child, .rt-pattern td:first-child { width: 28%; overflow-wrap: anywhere; }
+  .rt-pattern th:last-child, .rt-pattern td:last-child { width: 28%; overflow-wrap: anywhere; }
   /* on a phone the samples table scrolls in a box, so the region map comes within two screens */
   #sample-table { max-height: 36vh; overflow: auto; }
   #page-header h1 { font-size: 18px; }

@@ -503,6 +503,9 @@ def test_generate_live_keeps_an_edited_template_and_offers_the_models():
         "template” puts it in the editor)"
     )
     assert out[-1]["use_model_button"] == {"visible": True}
+    # The scrubber is set to this run's pieces (the model's tokens), not a previous replay's.
+    pieces = len(session.generated[1]) + 1
+    assert out[-1]["scrubber"] == {"value": pieces, "maximum": pieces} and 1 <= pieces <= 3
     # The author chooses the model's: it goes into the editor, the edit is kept for Restore.
     chosen = live.use_model_template_now(
         "samples/demo-model", SMOL_TEXT, PREFIX, GENERATION, "", "", session
