@@ -89,7 +89,7 @@ def open_page(page, url: str, ready: str = "Parsed") -> None:
 def code_text(page, elem_id: str) -> str:
     """A code editor's whole text: CodeMirror's document (its DOM draws only the lines in view,
     each wrapped line split over several boxes), else the drawn text."""
-    page.wait_for_selector(f"#{elem_id} .cm-content")
+    page.wait_for_selector(f"#{elem_id} .cm-content", state="attached")
     text = page.evaluate(
         """(id) => {
           const content = document.querySelector(`#${id} .cm-content`);
@@ -987,10 +987,17 @@ def test_json_and_regex_errors_are_marked_in_the_editor_at_their_character(
     # "Show in the editor" selects that character.
     page.locator("#template-diagnostics .rt-goto").click()
     assert page.evaluate("() => window.getSelection().toString()") == '"', shots.where()
-    # Editing takes the mark away at once; the next diagnostics mark the new place (a regex error).
+    # Editing takes the mark away at once (the diagnostics of the edited text, here the same
+    # error, may mark it again at once); the next diagnostics mark the new place (a regex error).
+    page.evaluate(
+        """() => { const mark = document.querySelector('#template-editor .rt-editor-mark');
+          window.rtMarkGone = false;
+          new MutationObserver(() => { if (!mark.isConnected) window.rtMarkGone = true; })
+            .observe(document.querySelector('#template-editor'), {childList: true, subtree: true}); }"""
+    )
     page.keyboard.press("End")
     page.keyboard.type(" ")
-    page.wait_for_selector("#template-editor .rt-editor-mark", state="detached", timeout=5_000)
+    page.wait_for_function("() => window.rtMarkGone", timeout=5_000)
     replace_editor_text(
         page,
         '{"start_anchor": "<s>",\n  "fields": {"x": {"open": "<x>", "close_pattern": "(?<=\\\\})\\\\s*</x>("}}}',
@@ -1439,3 +1446,17 @@ def test_the_map_follows_a_stream_to_a_tool_call_below_its_box(new_page, app_url
         timeout=60_000,
     )
     shots.take("followed")
+
+
+def test_a_link_naming_a_model_opens_the_start_tab_and_infers(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    page.goto(app_url + "?chat_template_model=samples/demo-model")
+    page.wait_for_selector("#inference-badge", timeout=120_000)
+    settle(page)
+    shots.take("linked")
+    box = page.locator("#chat-template-model textarea, #chat-template-model input").first
+    assert box.input_value() == "samples/demo-model", shots.where()
+    assert "passes its matrix" in page.locator("#inference-badge").inner_text(), shots.where()
+    assert page.locator("#modes button.selected[role=tab]").inner_text() == "Start from a model"
+    assert status_text(page).startswith("✔ Parsed"), shots.where()
