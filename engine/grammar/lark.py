@@ -87,6 +87,8 @@ class _Writer:
         if isinstance(node, Alt):
             return " | ".join(self.expr(item) for item in node.items)
         if isinstance(node, Repeat):
+            if node.max == 0:
+                return '""'
             inner = self.atom(node.item)
             if (node.min, node.max) == (0, None):
                 return inner + "*"
@@ -100,7 +102,12 @@ class _Writer:
 
     def atom(self, node: Node) -> str:
         text = self.expr(node)
-        return f"({text})" if " " in text and not text.startswith("/") else text
+        simple = (
+            isinstance(node, (Lit, CharSet, Ref, Text))
+            or is_regular(node)
+            and not self._has_special(node)
+        )
+        return text if simple and " " not in text else f"({text})"
 
     def literal(self, text: str) -> str:
         if not text:

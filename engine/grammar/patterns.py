@@ -140,7 +140,35 @@ class _Reader:
         return Unconstrainable(f"{self.where}: {what} has no grammar form")
 
     def items(self, items: list) -> Node:
-        return seq(*(self.item(op, av) for op, av in items))
+        written: list[Node] = []
+        index = 0
+        while index < len(items):
+            op, av = items[index]
+            written.append(self.item(op, av))
+            index += 1
+            stop = self.substituted_class(op, av)
+            # A run after a written group that could extend the group's match is left out: the
+            # parser's group would take those characters into the value.
+            while (
+                stop is not None
+                and index < len(items)
+                and _optional_run_overlapping(items[index], stop, self)
+            ):
+                index += 1
+        return seq(*written)
+
+    def substituted_class(self, op, av) -> Node | None:
+        """The character class a substituted group's pattern ends with (it could take more)."""
+        if op is not sre.SUBPATTERN:
+            return None
+        name = self.group_names.get(av[0])
+        if name is None or not isinstance(self.values.get(name), str):
+            return None
+        body = list(av[3])
+        if not body or body[-1][0] not in _REPEATS:
+            return None
+        inner = list(body[-1][1][2])
+        return self.items(inner) if len(inner) == 1 else None
 
     def item(self, op, av) -> Node:
         if op is sre.LITERAL:
@@ -227,6 +255,22 @@ class _Reader:
             ]
             return CharSet(_ranges(kept))
         return CharSet(_merge(ranges), negated)
+
+
+def _optional_run_overlapping(item, group_class: Node, reader: _Reader) -> bool:
+    """Whether `item` is an optional run (``X*``, ``X?``) of a class sharing a character with
+    `group_class`."""
+    op, av = item
+    if op not in _REPEATS or av[0] != 0:
+        return False
+    body = list(av[2])
+    if len(body) != 1:
+        return False
+    run = reader.items(body)
+    if not isinstance(run, CharSet) or not isinstance(group_class, CharSet):
+        return isinstance(run, (CharSet, Lit))
+    probe = [chr(code) for code in range(32, 127)] + ["\t", "\n", "é"]
+    return any(run.contains(char) and group_class.contains(char) for char in probe)
 
 
 def _strip_edges(items: list, reader: _Reader) -> Alternative:

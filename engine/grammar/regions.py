@@ -101,9 +101,7 @@ def open_leads(spec: FieldSpec) -> set[str]:
     """
     found: set[str] = set()
     for option in alternatives(spec.open):
-        node = (
-            option.lookahead if option.zero_width and option.lookahead is not None else option.node
-        )
+        node = seq(option.node, option.lookahead) if option.lookahead is not None else option.node
         literals = leads(node)
         if literals is None:
             raise Unconstrainable(
@@ -119,9 +117,7 @@ def close_leads(spec: FieldSpec, values: dict | None = None) -> set[str]:
         return set()
     found: set[str] = set()
     for option in alternatives(spec.close, values):
-        node = (
-            option.lookahead if option.zero_width and option.lookahead is not None else option.node
-        )
+        node = seq(option.node, option.lookahead) if option.lookahead is not None else option.node
         literals = leads(node) or set()
         found |= {literal for literal in literals if literal.strip()}
     return found
@@ -338,14 +334,13 @@ class CallWriter:
 
     @staticmethod
     def raw_string(excludes: tuple[str, ...], reads_json: bool) -> Node:
-        """Raw text read back as a string: not empty and, when a JSON value parser reads it,
-        starting with a character no other JSON value starts with (or quoted as JSON)."""
-        first = CharSet(
-            tuple((ord(c), ord(c)) for c in sorted(set(_JSON_STARTS + " \t\n\r"))) + ((0, 31),),
-            negated=True,
-        )
-        if not reads_json:
-            first = CharSet(((0, 32),), negated=True)
+        """Raw text read back as a string: not blank at its start, never starting an excluded
+        literal, and, when a JSON value parser reads it, starting with a character no other
+        JSON value starts with (or quoted as JSON)."""
+        banned = {literal[0] for literal in excludes if literal} | set(" \t\n\r")
+        if reads_json:
+            banned |= set(_JSON_STARTS)
+        first = CharSet(tuple((ord(c), ord(c)) for c in sorted(banned)) + ((0, 31),), negated=True)
         raw = Token(seq(first, Text(excludes)))
         if not reads_json:
             return raw

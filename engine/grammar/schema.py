@@ -363,7 +363,7 @@ class SchemaWriter:
         if high == 0:
             return Lit("[]")
         more = Repeat(seq(separator, item), max(low - 1, 0), None if high is None else high - 1)
-        body = seq(item, more)
+        body = item if high == 1 else seq(item, more)
         return seq(Lit("["), body if low > 0 else optional(body), Lit("]"))
 
     def merged(self, schema: dict, path: str) -> dict:

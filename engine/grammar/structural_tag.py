@@ -54,22 +54,14 @@ def _body(plan, writer: "_Formats") -> dict | None:
     tags = []
     for call in plan.calls:
         content = Seq((call.opening.rest, call.body, call.closing.before))
-        if plan.call_end == "chain" and plan.max_calls is None:
-            following = Alt(
-                tuple(
-                    Seq(
-                        (
-                            Lit(other.opening.begin),
-                            other.opening.rest,
-                            other.body,
-                            other.closing.before,
-                        )
-                    )
-                    for other in plan.calls
-                )
-            )
-            content = Seq((content, Repeat(following)))
         tags.append(writer.tag(call.opening.begin, content, call.closing))
+    if plan.call_end == "chain" and plan.max_calls is None:
+        # Calls one after the other with nothing between (each ends where the next begins).
+        calls = {"type": "or", "elements": tags} if len(tags) > 1 else tags[0]
+        text = {"type": "any_text", "excludes": list(plan.text_excludes)}
+        if plan.min_calls:
+            return {"type": "plus", "content": calls}
+        return {"type": "sequence", "elements": [text, {"type": "star", "content": calls}]}
     body = {"type": "triggered_tags", "triggers": plan.triggers, "tags": tags}
     if excludes:
         body["excludes"] = excludes
