@@ -35,6 +35,7 @@ class _Writer:
         self.grammar = Grammar(dict(grammar.rules))
         self.names: dict[str, str] = {}
         self.lines: list[str] = []
+        self.text_lines: list[str] = []
         self.texts: dict[tuple, str] = {}
         self.lowered: dict[Json, Node] = {}
 
@@ -58,7 +59,7 @@ class _Writer:
             for rule in pending:
                 done.add(rule)
                 self.lines.append(f"{self.name(rule)} ::= {self.expr(self.grammar.rules[rule])}")
-        return "\n".join(self.lines) + "\n"
+        return "\n".join(self.lines + self.text_lines) + "\n"
 
     def expr(self, node: Node, following: str | None = None) -> str:
         if isinstance(node, Lit):
@@ -132,7 +133,7 @@ class _Writer:
                 alternatives = [f"{char_class(chars)} {stem}-{target}" for chars, target in body[0]]
                 if body[1]:
                     alternatives.append('""')
-                self.lines.append(f"{rule} ::= {' | '.join(alternatives) or chr(34) * 2}")
+                self.text_lines.append(f"{rule} ::= {' | '.join(alternatives) or chr(34) * 2}")
         return f"{self.texts[key]}-0"
 
 
