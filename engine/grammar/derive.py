@@ -136,18 +136,21 @@ class PrefixState:
 
 
 def prefix_state(template: ResponseTemplate, prefix: str) -> PrefixState:
-    """Replay `prefix` with the template's parser and read its events."""
-    parser = ResponseParser(template, prefix=prefix, on_error="keep")
+    """Replay `prefix` with the template's parser, as if the output ended there, and read which
+    delimiters matched (a close the parser still holds, waiting for more text, counts)."""
+    parser = ResponseParser(template, prefix=prefix, on_error="keep", record_spans=True)
+    parser.finalize()
     state = PrefixState()
+    stream = prefix[parser.prefix_cut :]
     implicit = template.implicit_field.name if template.implicit_field else None
-    for event in parser.initial_events:
-        if event["type"] == "region_open":
-            state.open_field = event["field"]
-        elif event["type"] == "region_close":
-            state.closed.add(event["field"])
+    for span in parser.spans or []:
+        if span.kind == "open":
+            state.open_field = span.field
+        elif span.kind == "close":
+            state.closed.add(span.field)
             state.open_field = None
         elif (
-            event["type"] == "region_chunk" and event["field"] == implicit and event["text"].strip()
+            span.kind == "body" and span.field == implicit and stream[span.start : span.end].strip()
         ):
             state.answer_begun = True
     if state.open_field == implicit:
@@ -170,6 +173,7 @@ class _Planner:
         self.notes: list[str] = []
         self.implicit = template.implicit_field
         self.implicit_closes = self._implicit_closes()
+        self.lead_in = ""  # what the output writes before any call (the open region's close)
 
     def _implicit_closes(self) -> set[str]:
         if self.implicit is None or self.implicit.close is None:
@@ -207,6 +211,8 @@ class _Planner:
                     f"the prefix leaves a tool call ({spec.path}) open; a grammar cannot continue a call it did not start"
                 )
             plan.continuation = self.region(spec, with_open=False)
+            if plan.continuation is not None:
+                self.lead_in = example(plan.continuation.body, self.grammar)
             if plan.continuation is None:
                 raise Unconstrainable(
                     f"the prefix leaves {spec.path} open and its body cannot be written"
@@ -346,9 +352,16 @@ class _Planner:
                 self.notes.append(str(error))
                 continue
             for way in ways:
-                calls.append(
-                    CallPlan(spec.name, batch[0].name if per_tool else None, way, body, close)
-                )
+                written = body
+                if way.in_body:  # a lookahead open: the body itself starts with the trigger
+                    written = _without_lead(body, way.begin)
+                    if written is None:
+                        self.notes.append(
+                            f"{spec.path}: the body does not start with {way.begin!r}, which the open looks for"
+                        )
+                        continue
+                tool = batch[0].name if per_tool else None
+                calls.append(CallPlan(spec.name, tool, way, written, close))
         return calls
 
     def call_body(
@@ -383,7 +396,7 @@ class _Planner:
     def call_reads_back(self, call: CallPlan, shape: CallShape) -> bool:
         """Self-check: a written call parses back into a tool call of the right name."""
         written = example(call.after_trigger(), self.grammar)
-        text = call.opening.trigger + written
+        text = self.lead_in + call.opening.trigger + written
         try:
             message = parse_response(text, self.template, prefix=self.prefix)
         except Exception as error:
@@ -403,6 +416,14 @@ class _Planner:
             )
             return False
         return True
+
+
+def _without_lead(node: Node, lead: str) -> Node | None:
+    """`node` without the literal `lead` it starts with, or None when it does not start so."""
+    items = list(node.items) if isinstance(node, Seq) else [node]
+    if not items or not isinstance(items[0], Lit) or not items[0].text.startswith(lead):
+        return None
+    return seq(Lit(items[0].text[len(lead) :]), *items[1:])
 
 
 def _short(error: Exception) -> str:

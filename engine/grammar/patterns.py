@@ -135,6 +135,7 @@ class _Reader:
         self.where = where
         self.group_names = group_names  # group index -> name as written in the template
         self.values = values
+        self.in_lookahead = False
 
     def fail(self, what: str) -> Unconstrainable:
         return Unconstrainable(f"{self.where}: {what} has no grammar form")
@@ -194,6 +195,8 @@ class _Reader:
         if op in _REPEATS:
             low, high, body = av
             return Repeat(self.items(list(body)), low, None if high == sre.MAXREPEAT else high)
+        if op is sre.AT and self.in_lookahead and av in (sre.AT_END, sre.AT_END_STRING):
+            return EMPTY  # the end of the text, looked for after the match
         if op is sre.AT:
             return self._raise("an anchor inside the pattern")
         if op in (sre.ASSERT, sre.ASSERT_NOT):
@@ -291,7 +294,11 @@ def _strip_edges(items: list, reader: _Reader) -> Alternative:
         at_end = True
         items = items[:-1]
     elif items and items[-1][0] is sre.ASSERT and items[-1][1][0] == 1:
-        lookahead = reader.items(list(items[-1][1][1]))
+        reader.in_lookahead = True
+        try:
+            lookahead = reader.items(list(items[-1][1][1]))
+        finally:
+            reader.in_lookahead = False
         items = items[:-1]
     return Alternative(reader.items(items), lookbehind, lookahead, at_end)
 

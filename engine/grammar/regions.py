@@ -51,12 +51,15 @@ class Opening:
         begin: the literal this way starts with (starts with `trigger`; may hold the tool name).
         rest: the rest of the delimiter after `begin`.
         lookahead: what the body must start with (a trailing lookahead of the pattern), or None.
+        in_body: True for an open that consumes nothing (a lookahead alone): `begin` is the
+            start of the body itself.
     """
 
     trigger: str
     begin: str
     rest: Node
     lookahead: Node | None = None
+    in_body: bool = False
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,12 @@ def openings(spec: FieldSpec, values: dict | None, notes: list[str]) -> list[Ope
     triggers = sorted(open_leads(spec), key=len, reverse=True)
     out: list[Opening] = []
     for index, option in enumerate(written):
+        if option.zero_width and option.lookahead is not None and not option.lookbehind:
+            for form in expanded(option.lookahead):
+                begin = first_literal(form)
+                if begin is not None and begin in triggers:
+                    out.append(Opening(begin, begin, EMPTY, option.lookahead, in_body=True))
+            continue
         if option.zero_width or option.at_end or option.lookbehind:
             what = "a lookahead alone" if option.zero_width else "an anchor or a lookbehind"
             notes.append(
@@ -170,6 +179,11 @@ def closing(spec: FieldSpec, values: dict | None, implicit_closes: set[str], too
         return Closing(before, literal, chain=False)
     for option in written:
         if option.at_end:
+            return Closing(option.node, "", ends_output=True, chain=chain)
+    for (
+        option
+    ) in options:  # a lookahead the end of the text satisfies: the region may end the output
+        if option.lookahead is not None and not option.zero_width and _nullable(option.lookahead):
             return Closing(option.node, "", ends_output=True, chain=chain)
     return Closing(EMPTY, "", ends_output=True, chain=chain)
 
