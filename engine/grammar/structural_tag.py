@@ -79,12 +79,12 @@ class _Formats:
         self.grammar = grammar
 
     def tag(self, begin: str, content: Node, closing) -> dict:
-        return {
-            "type": "tag",
-            "begin": begin,
-            "content": self.format(content),
-            "end": closing.literal,
-        }
+        end = closing.literal
+        content = _flat(content)
+        if not end and isinstance(content, Seq) and isinstance(content.items[-1], Lit):
+            # xgrammar needs an end it can see: the literal the content ends with serves
+            end, content = content.items[-1].text, _flat(Seq(content.items[:-1]))
+        return {"type": "tag", "begin": begin, "content": self.format(content), "end": end}
 
     def format(self, node: Node) -> dict:
         node = _flat(node)
