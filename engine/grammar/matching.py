@@ -297,53 +297,60 @@ def random_walk(
         The token ids (without the stop token), or None when the walk did not end within
         `max_tokens` tokens or reached a state with no allowed token.
     """
+    import numpy
+
     matcher = compiled.matcher()
     out: list[int] = []
-    short = _one_character_ids(tokenizer, compiled.vocab_size)
+    short = _one_character_mask(tokenizer, compiled.vocab_size)
+    stops = [i for i in compiled.stop_ids if i < compiled.vocab_size]
     while len(out) < max_tokens:
-        if matcher.can_end() and (len(out) >= 8 and rng.random() < 0.3):
+        if len(out) >= 8 and matcher.can_end() and rng.random() < 0.3:
             return out
-        allowed = matcher.allowed_ids()
-        allowed = [int(i) for i in allowed if int(i) not in compiled.stop_ids]
-        if not allowed:
+        allowed = numpy.zeros(compiled.vocab_size, dtype=bool)
+        allowed[matcher.allowed_ids()] = True
+        allowed[stops] = False
+        if not allowed.any():
             return out if matcher.can_end() else None
-        allowed_set = set(allowed)
         roll = rng.random()
         if roll < 0.25 and steering:
-            candidates = [seq for seq in steering if seq and seq[0] in allowed_set]
+            candidates = [tokens for tokens in steering if tokens and allowed[tokens[0]]]
             if candidates:
                 for token in rng.choice(candidates):
-                    if len(out) >= max_tokens or token not in set(
-                        int(i) for i in matcher.allowed_ids()
-                    ):
+                    if len(out) >= max_tokens or not _allows(matcher, token):
                         break
                     if not matcher.accept(token):
                         return None
                     out.append(token)
                 continue
-        if roll < 0.55:
-            pool = [i for i in allowed if i in short]
-            token = rng.choice(pool) if pool else rng.choice(allowed)
-        else:
-            token = rng.choice(allowed)
+        pool = numpy.flatnonzero(allowed & short) if roll < 0.55 else ()
+        if not len(pool):
+            pool = numpy.flatnonzero(allowed)
+        token = int(pool[rng.randrange(len(pool))])
         if not matcher.accept(token):
             return None
         out.append(token)
     return None
 
 
-_SHORT_CACHE: dict[tuple[int, int], set[int]] = {}
+def _allows(matcher: Matcher, token: int) -> bool:
+    mask = matcher.allowed_mask()
+    return bool((int(mask[token // 32]) >> (token % 32)) & 1)
 
 
-def _one_character_ids(tokenizer, vocab_size: int) -> set[int]:
+_SHORT_CACHE: dict[tuple[int, int], Any] = {}
+
+
+def _one_character_mask(tokenizer, vocab_size: int):
+    """A boolean array: which token ids decode to one character."""
+    import numpy
+
     key = (id(tokenizer), vocab_size)
     if key not in _SHORT_CACHE:
-        pieces = tokenizer.convert_ids_to_tokens(list(range(min(vocab_size, len(tokenizer)))))
-        _SHORT_CACHE[key] = {
-            index
-            for index, piece in enumerate(pieces)
-            if piece is not None and len(tokenizer.convert_tokens_to_string([piece])) == 1
-        }
+        mask = numpy.zeros(vocab_size, dtype=bool)
+        for index in range(min(vocab_size, len(tokenizer))):
+            if len(tokenizer.decode([index], clean_up_tokenization_spaces=False)) == 1:
+                mask[index] = True
+        _SHORT_CACHE[key] = mask
     return _SHORT_CACHE[key]
 
 

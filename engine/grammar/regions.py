@@ -247,12 +247,13 @@ class CallWriter:
         else:
             schema = shape_schema(self.shape.content, tools[0])
         dialect = self.dialect()
+        lead = Repeat(CharSet(((9, 10), (32, 32))), 0, 4)  # blanks before the JSON, as models write
         if dialect.name == "json" and dialect.string_delims is None:
-            return Json(json.dumps(schema, sort_keys=False), self.excludes)
+            return seq(lead, Json(json.dumps(schema, sort_keys=False), self.excludes))
         writer = SchemaWriter(self.grammar, dialect, stem=_rule_stem(where))
         node = writer.value(schema, where, root=schema)
         self.notes += [f"{where}: {note}" for note in writer.notes]
-        return node
+        return seq(lead, node)
 
     # -- tagged parameters ------------------------------------------------------
 
