@@ -247,6 +247,42 @@ def _paced_wait(session: Session, due: float) -> bool:
     return session.stop_requested
 
 
+# The tool choices "Constrain to the template" offers besides the tools' own names.
+TOOL_CHOICES = ("auto", "auto, no parallel", "required", "required, no parallel", "none")
+
+
+def constraint_for(generation, loaded, template, tools, prompt, constrain, tool_choice):
+    """`(logits processors, note)` for "Constrain to the template": none and "" when off.
+
+    Raises:
+        LookupError: the tool choice names no offered tool (the message lists them).
+    """
+    if not constrain:
+        return [], ""
+    choice = (tool_choice or "auto").strip()
+    parallel = not choice.endswith(", no parallel")
+    choice = choice.removesuffix(", no parallel")
+    names = [
+        tool.get("function", tool).get("name") for tool in tools or [] if isinstance(tool, dict)
+    ]
+    if choice not in ("auto", "required", "none") and choice not in names:
+        raise LookupError(
+            f"tool choice {choice!r} names no offered tool (offered: {', '.join(map(str, names)) or 'none'})."
+        )
+    try:
+        processor, derived = generation.constrained_processor(
+            loaded, template, tools, prompt, tool_choice=choice, parallel_tool_calls=parallel
+        )
+    except (ImportError, ValueError) as error:
+        return [], f"not constrained: {error}"
+    if processor is None:
+        return [], "not constrained: " + "; ".join(derived.unconstrainable)
+    note = f"constrained to the template's grammar (tool choice {tool_choice or 'auto'})"
+    if derived.notes:
+        note += "; not enforced: " + "; ".join(derived.notes[:3])
+    return [processor], note
+
+
 @produces("status")
 def request_stop(session: Session) -> dict:
     """Stop: end this session's replay or live generation at its next chunk."""
@@ -279,6 +315,8 @@ def generate(
     template_text,
     session: Session,
     teaching_pace: bool = False,
+    constrain: bool = False,
+    tool_choice: str = "auto",
 ):
     """Generate with a model and parse as tokens arrive.
 
@@ -292,6 +330,11 @@ def generate(
     The "parse per token" figure times a plain parser (`PlainParse`: the path library users
     get), fed alongside the traced one the views are drawn from; "tracing per token" is the
     traced parser's time.
+
+    With `constrain`, generation is constrained to the template's grammar (`engine.grammar`)
+    under `tool_choice` (``auto``, ``required``, ``none``, a tool's name; with ``, no
+    parallel`` at most one call): every token is one the grammar allows, so the output
+    parses; the note says what the grammar does not enforce, or why it cannot be built.
     """
     from .model import generation
 
@@ -342,6 +385,9 @@ def generate(
                 max_tokens=caps.prompt_tokens,
             )
             live = LiveParse(template, prompt.text, tools, plain=True)
+            processors, constraint_note = constraint_for(
+                generation, loaded, template, tools, prompt, constrain, tool_choice
+            )
         except (
             generation.ModelLoadError,
             LookupError,
@@ -354,6 +400,8 @@ def generate(
     model_note = f"Model: {shown(loaded.name)}" + (
         f" — {redact(template_note)}" if template_note else ""
     )
+    if constraint_note:
+        model_note += f" — {redact(constraint_note)}"
     if teaching_pace:
         model_note += f" — teaching pace: {TEACHING_TOKENS_PER_SECOND} tokens a second, one update each (the model runs ahead)"
     chosen = {}
@@ -400,6 +448,7 @@ def generate(
         temperature=float(temperature),
         top_p=float(top_p),
         seed=None if seed is None or seed == "" else int(seed),
+        logits_processors=processors,
     )
     stopped = out_of_time = False
     ends = time.perf_counter() + caps.generate_seconds

@@ -102,12 +102,10 @@ class _Writer:
 
     def atom(self, node: Node) -> str:
         text = self.expr(node)
-        simple = (
-            isinstance(node, (Lit, CharSet, Ref, Text))
-            or is_regular(node)
-            and not self._has_special(node)
+        one_regex = (
+            text.startswith("/") and text.endswith("/") and text.count("/") - text.count("\\/") == 2
         )
-        return text if simple and " " not in text else f"({text})"
+        return text if " " not in text or one_regex else f"({text})"
 
     def literal(self, text: str) -> str:
         if not text:

@@ -249,6 +249,13 @@ class CallWriter:
         dialect = self.dialect()
         lead = Repeat(CharSet(((9, 10), (32, 32))), 0, 4)  # blanks before the JSON, as models write
         if dialect.name == "json" and dialect.string_delims is None:
+            # The structural tag hands the schema to the engine; Lark and GBNF write it out.
+            writer = SchemaWriter(Grammar(), dialect)
+            writer.value(schema, where, root=schema)
+            self.notes += [
+                f"{note} in the Lark and GBNF forms (the structural tag's JSON Schema enforces it)"
+                for note in writer.notes
+            ]
             return seq(lead, Json(json.dumps(schema, sort_keys=False), self.excludes))
         writer = SchemaWriter(self.grammar, dialect, stem=_rule_stem(where))
         node = writer.value(schema, where, root=schema)
