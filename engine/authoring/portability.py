@@ -23,14 +23,16 @@ what cannot be carried over.
 from __future__ import annotations
 
 import copy
+import json
 import re
 import re._constants as sre
 import re._parser as sre_parser
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..template import ResponseTemplate, load_template
-from ..template_files import is_template_file_data, template_source
+from ..template_files import is_template_file_data, read_json, template_file_path, template_source
 from ..transform import placeholder_paths
 
 TARGETS = ("transformers", "vllm", "sglang", "vllm-rust")
@@ -489,12 +491,19 @@ def export_for(template, target: str) -> Export:
     """
     if target not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
-    source = (
-        template_source(template) if not isinstance(template, ResponseTemplate) else template.source
-    )
+    if isinstance(template, ResponseTemplate):
+        source = template.source
+    elif isinstance(template, dict):
+        source = template
+    elif (
+        isinstance(template, str)
+        and not template.lstrip().startswith("{")
+        and not Path(template).is_file()
+    ):
+        source = read_json(template_file_path(template))  # a shipped name: its whole file
+    else:
+        source = template_source(template)
     if isinstance(source, str):
-        import json
-
         source = json.loads(source)
     wrapper = copy.deepcopy(source) if is_template_file_data(source) else None
     response = copy.deepcopy(wrapper["response_template"] if wrapper else source)
