@@ -589,3 +589,49 @@ def test_stop_while_waiting_for_a_load_ends_the_wait():
         generation_module._load_slots.release()
     assert key not in live._models and key not in live._loads
     assert live.get_model(key).name == key  # the next Generate loads it again
+
+
+def test_generate_live_constrained_to_the_template_honours_the_tool_choice():
+    pytest.importorskip("llguidance")
+    tools = json.dumps(
+        [
+            {
+                "type": "function",
+                "function": {
+                    "name": "get_weather",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"city": {"type": "string"}},
+                        "required": ["city"],
+                    },
+                },
+            }
+        ]
+    )
+
+    def run(tool_choice: str) -> dict:
+        session = Session()
+        args = (
+            "samples/demo-model",
+            "",
+            "Weather in Oslo?",
+            "",
+            tools,
+            False,
+            80,
+            0.7,
+            0.9,
+            1,
+            True,
+            SMOL_TEXT,
+            session,
+        )
+        return list(live.generate(*args, constrain=True, tool_choice=tool_choice))[-1]
+
+    required = run("required, no parallel")
+    assert "constrained to the template" in required["model_note"]
+    assert required["generation"].count("<tool_call>") == 1
+    none = run("none")
+    assert "<tool_call>" not in none["generation"]
+    unknown = run("get_time")
+    assert "names no offered tool (offered: get_weather)" in unknown[STATUS]
