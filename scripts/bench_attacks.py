@@ -2,7 +2,7 @@
 
     python scripts/bench_attacks.py [--root PATH] [--fresh] [--only 1.,3a] [--allow-scratch] [--json FILE]
 
-Runs every attack of `tests/attacks.py` against app.py on loopback (from checkout
+Runs every attack of `tests/support/attacks.py` against app.py on loopback (from checkout
 `--root`, default this one: pass an older checkout to measure "before"), and
 prints one row per attack: how long the attacking requests took and what they
 were told, how many were refused at once, another visitor's /parse latency

@@ -1,4 +1,4 @@
-"""A hostile visitor against app.py on loopback: every payload of `tests/attacks.py`, one server.
+"""A hostile visitor against app.py on loopback: every payload of `tests/support/attacks.py`, one server.
 
 Under each attack another visitor's /parse answers within 2 s (p95 over 20 parses, from a
 process of its own), and the attacking requests end within their budget with a clear

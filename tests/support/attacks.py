@@ -1,6 +1,6 @@
 """What one hostile visitor of a public Space can send, run against app.py on loopback.
 
-Shared by `tests/test_app_attacks.py` (which asserts the limits) and
+Shared by `tests/app/test_app_attacks.py` (which asserts the limits) and
 `scripts/bench_attacks.py` (which prints the before/after table). Each attack
 comes from `ATTACKER`'s address and another visitor, `VICTIM`, parses the
 default sample 20 times meanwhile; every figure is wall time on this machine.
@@ -300,7 +300,7 @@ def under_attack(run: Run, name: str, attack, lead: float = 1.0) -> Row:
     """Start `attack(run)` in a thread, let it run `lead` seconds, then time the victim's parses
     (from a process of its own)."""
     victim_process = subprocess.Popen(
-        [sys.executable, "-m", "tests.attacks", run.url, str(PARSES)],
+        [sys.executable, "-m", "tests.support.attacks", run.url, str(PARSES)],
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
