@@ -238,12 +238,18 @@ def per_token_figures(live: LiveParse, tokens: int) -> list[tuple[str, str]]:
 TOOL_CHOICES = ("auto", "auto, no parallel", "required", "required, no parallel", "none")
 
 
-def constraint_for(generation, loaded, template, tools, prompt, constrain, tool_choice):
-    """`(logits processors, note)` for "Constrain to the template": none and "" when off.
+def constrained(loaded, template, tools, prompt, constrain, tool_choice):
+    """`(logits processors, note)` for Generate live's "Constrain to the template": none and ""
+    when off. Constrained, every token is one the template's grammar (`engine.grammar`)
+    allows under `tool_choice` (``auto``, ``required``, ``none``, a tool's name; with ``, no
+    parallel`` at most one call), so the output parses; the note says what the grammar does
+    not enforce, or why it cannot be built.
 
     Raises:
         LookupError: the tool choice names no offered tool (the message lists them).
     """
+    from .model import generation
+
     if not constrain:
         return [], ""
     choice = (tool_choice or "auto").strip()
@@ -317,11 +323,6 @@ def generate(
 
     The "parse per token" figure times a plain parser (`PlainParse`: the path library users
     get), fed alongside the traced one; "tracing per token" is the traced parser's time.
-
-    With `constrain`, generation is constrained to the template's grammar (`engine.grammar`)
-    under `tool_choice` (``auto``, ``required``, ``none``, a tool's name; with ``, no
-    parallel`` at most one call): every token is one the grammar allows, so the output
-    parses; the note says what the grammar does not enforce, or why it cannot be built.
     """
     from .model import generation
 
@@ -355,9 +356,7 @@ def generate(
                 max_tokens=caps.prompt_tokens,
             )
             live = LiveParse(template, prompt.text, tools, plain=True)
-            processors, constraint_note = constraint_for(
-                generation, loaded, template, tools, prompt, constrain, tool_choice
-            )
+            processors, note = constrained(loaded, template, tools, prompt, constrain, tool_choice)
         except (
             generation.ModelLoadError,
             LookupError,
@@ -367,9 +366,7 @@ def generate(
         ) as error:
             yield failed(redact(str(error)), session)
             return
-    run = _LiveRun(live, session, loaded, template_note, teaching_pace)
-    if constraint_note:
-        run.model_note += f" — {redact(constraint_note)}"
+    run = _LiveRun(live, session, loaded, (template_note, note), teaching_pace)
     if use_model_template:
         run.choose(template)
     if not (yield from _wait_for_slot(session)):
@@ -430,10 +427,10 @@ class _LiveRun:
         chosen: the template panel's new values when the model's own template is used, else {}.
     """
 
-    def __init__(self, live: LiveParse, session: Session, loaded, template_note: str, pace: bool):
+    def __init__(self, live: LiveParse, session: Session, loaded, notes: tuple, pace: bool):
         self.live, self.session = live, session
-        self.model_note = f"Model: {shown(loaded.name)}" + (
-            f" — {redact(template_note)}" if template_note else ""
+        self.model_note = f"Model: {shown(loaded.name)}" + "".join(
+            f" — {redact(note)}" for note in notes if note
         )
         if pace:
             self.model_note += f" — teaching pace: {TEACHING_TOKENS_PER_SECOND} tokens a second, one update each (the model runs ahead)"

@@ -181,7 +181,6 @@ def _given_args(template: ResponseTemplate, name: str) -> list[str]:
 
 def _serving_rules(template: ResponseTemplate, target: str) -> list[Finding]:
     found = []
-    parser_source = f"{target}-parser"
     unsupported = [name for name in template.fields if name not in SERVING_FIELDS]
     for name in unsupported:
         hint = (
@@ -251,6 +250,13 @@ def _serving_rules(template: ResponseTemplate, target: str) -> list[Finding]:
                     "remove the key: the default strips as well",
                 )
             )
+    return found + _serving_parsers(template, target)
+
+
+def _serving_parsers(template: ResponseTemplate, target: str) -> list[Finding]:
+    """What the serving adapters' parser copies lack or read differently."""
+    found = []
+    parser_source = f"{target}-parser"
     for spec in template.fields.values():
         if spec.content not in VENDORED_PARSERS:
             found.append(

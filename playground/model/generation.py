@@ -563,8 +563,7 @@ def stream_generation(
             the stop string is part of the output.
         cancel: set this event (from any thread) to stop mid-way; the thread
             stops after the token being computed.
-        logits_processors: `transformers` logits processors for this generation (such as
-            `constrained_processor`'s, which keeps the output inside a grammar).
+        logits_processors: logits processors for this generation (`constrained_processor`).
 
     Yields:
         `GeneratedPiece`s. Their texts concatenate to the decoded generation
@@ -589,11 +588,9 @@ def stream_generation(
     streamer = _TokenQueue()
     failure: list[BaseException] = []
     criteria = StoppingCriteriaList([_CancelCriteria([stop] if cancel is None else [stop, cancel])])
-    sampling = (
-        {"do_sample": True, "temperature": temperature, "top_p": top_p}
-        if temperature > 0
-        else {"do_sample": False}
-    )
+    sampling = {"do_sample": True, "temperature": temperature, "top_p": top_p}
+    sampling = sampling if temperature > 0 else {"do_sample": False}
+    processors = LogitsProcessorList(logits_processors) if logits_processors else None
     model = loaded.model
     input_ids = torch.tensor([prompt.ids], device=loaded.device)
 
@@ -611,9 +608,7 @@ def stream_generation(
                     tokenizer=loaded.tokenizer if stop_strings else None,
                     streamer=streamer,
                     top_k=None,
-                    logits_processor=LogitsProcessorList(logits_processors)
-                    if logits_processors
-                    else None,
+                    logits_processor=processors,
                     **sampling,
                 )
         except BaseException as error:  # handed to the consumer, which re-raises it
