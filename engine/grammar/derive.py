@@ -143,15 +143,13 @@ def prefix_state(template: ResponseTemplate, prefix: str) -> PrefixState:
     state = PrefixState()
     stream = prefix[parser.prefix_cut :]
     implicit = template.implicit_field.name if template.implicit_field else None
-    for span in parser.spans or []:
-        if span.kind == "open":
-            state.open_field = span.field
-        elif span.kind == "close":
-            state.closed.add(span.field)
+    for start, end, kind, field_name, *_ in parser.spans or []:
+        if kind == "open":
+            state.open_field = field_name
+        elif kind == "close":
+            state.closed.add(field_name)
             state.open_field = None
-        elif (
-            span.kind == "body" and span.field == implicit and stream[span.start : span.end].strip()
-        ):
+        elif kind == "body" and field_name == implicit and stream[start:end].strip():
             state.answer_begun = True
     if state.open_field == implicit:
         state.open_field = None
