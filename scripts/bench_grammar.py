@@ -184,6 +184,7 @@ def main() -> None:
     )
     parser.add_argument("--skip-walks", action="store_true")
     parser.add_argument("--skip-inferred", action="store_true")
+    parser.add_argument("--skip-shipped", action="store_true")
     parser.add_argument("--skip-generation", action="store_true")
     parser.add_argument("--prompts", type=int, default=20)
     parser.add_argument(
@@ -193,7 +194,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average: {', '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores)")
     if not args.skip_walks:
-        cases = shipped_cases()
+        cases = [] if args.skip_shipped else shipped_cases()
         if args.skip_inferred:
             pass
         elif MANIFEST:

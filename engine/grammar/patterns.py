@@ -194,11 +194,15 @@ class _Reader:
             return self.items(list(av))
         if op in _REPEATS:
             low, high, body = av
+            if low == 0 and not self.in_lookahead and _looks_around(list(body)):
+                return EMPTY  # an optional part that looks around: never written (narrower)
             return Repeat(self.items(list(body)), low, None if high == sre.MAXREPEAT else high)
         if op is sre.AT and self.in_lookahead and av in (sre.AT_END, sre.AT_END_STRING):
             return EMPTY  # the end of the text, looked for after the match
         if op is sre.AT:
             return self._raise("an anchor inside the pattern")
+        if op in (sre.ASSERT, sre.ASSERT_NOT) and self.in_lookahead:
+            return EMPTY  # inside a lookahead, read only for its leads: a nested look is dropped
         if op in (sre.ASSERT, sre.ASSERT_NOT):
             return self._raise("a lookaround inside the pattern")
         return self._raise(f"the regex construct {op}")
@@ -258,6 +262,20 @@ class _Reader:
             ]
             return CharSet(_ranges(kept))
         return CharSet(_merge(ranges), negated)
+
+
+def _looks_around(items: list) -> bool:
+    """Whether parsed `items` hold a lookahead or lookbehind anywhere."""
+    for op, av in items:
+        if op in (sre.ASSERT, sre.ASSERT_NOT):
+            return True
+        if op is sre.SUBPATTERN and _looks_around(list(av[3])):
+            return True
+        if op is sre.BRANCH and any(_looks_around(list(branch)) for branch in av[1]):
+            return True
+        if op in _REPEATS and _looks_around(list(av[2])):
+            return True
+    return False
 
 
 def _optional_run_overlapping(item, group_class: Node, reader: _Reader) -> bool:

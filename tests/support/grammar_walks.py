@@ -173,7 +173,7 @@ def round_trip(
     steering = steering_sequences(derived, tokenizer)
     rng = random.Random(seed)
     attempts = 0
-    while result.samples < samples and attempts < samples * 3:
+    while result.samples < samples and attempts < samples * 10:
         attempts += 1
         ids = random_walk(compiled, tokenizer, rng, steering, max_tokens=max_tokens)
         if ids is None:
