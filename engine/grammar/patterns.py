@@ -13,7 +13,6 @@ with the reason.
 
 from __future__ import annotations
 
-import functools
 import re._constants as sre
 import re._parser as sre_parser
 import unicodedata
@@ -62,9 +61,17 @@ _WORD_WRITTEN = ((48, 57), (65, 90), (95, 95), (97, 122))
 _NON_WORD_WRITTEN = ((9, 10), (13, 13), (32, 47), (58, 64), (91, 94), (96, 96), (123, 126))
 
 
-@functools.cache
+_EXACT: dict[str, tuple[tuple[int, int], ...]] = {}
+
+
 def _exact_ranges(category: str) -> tuple[tuple[int, int], ...]:
     """Every code point `\\s` or `\\d` matches, as ranges (for negated classes, which must be exact)."""
+    if category not in _EXACT:
+        _EXACT[category] = _category_ranges(category)
+    return _EXACT[category]
+
+
+def _category_ranges(category: str) -> tuple[tuple[int, int], ...]:
     if category == "space":
         test = regex.compile(r"\s").fullmatch
         codes = [code for code in range(0x3001) if test(chr(code))]
