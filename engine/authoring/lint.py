@@ -18,6 +18,7 @@ from ..errors import PatternTimeoutError, TemplateError
 from ..pattern_shapes import match_start
 from ..template import FieldSpec, ResponseTemplate, load_template
 from ..transform import placeholder_paths
+from .portability import TARGETS, target_diagnostics
 
 SEVERITIES = ("error", "warning", "info")
 # Seconds one probe may take before a pattern counts as backtracking catastrophically.
@@ -54,13 +55,19 @@ class Diagnostic:
 
 
 def lint(
-    template: dict | str | ResponseTemplate, *, probe_budget: float = PROBE_BUDGET
+    template: dict | str | ResponseTemplate,
+    *,
+    probe_budget: float = PROBE_BUDGET,
+    target: str | None = None,
 ) -> list[Diagnostic]:
     """Check a response template for likely mistakes.
 
     Args:
         template: the template (dict, JSON text or loaded).
         probe_budget: seconds one backtracking probe may take.
+        target: also check what a runtime that serves response templates refuses or reads
+            differently: ``"transformers"``, ``"vllm"``, ``"sglang"`` or ``"vllm-rust"``
+            (`engine.authoring.portability`; docs/serving.md lists the rules).
 
     Returns:
         Diagnostics, errors first, then in template order. A template that does not
@@ -68,8 +75,10 @@ def lint(
         `TemplateError`'s path.
 
     Raises:
-        Nothing for bad templates; only programming errors propagate.
+        ValueError: `target` is not one of the runtimes above. Nothing for bad templates.
     """
+    if target is not None and target not in TARGETS:
+        raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
     try:
         loaded = load_template(template)
     except TemplateError as error:
@@ -85,8 +94,22 @@ def lint(
     found += _drops_text(loaded, fields)
     for path, pattern in _patterns(loaded):
         found += _pattern_checks(path, pattern, probe_budget)
+    if target is not None:
+        found += _target_checks(loaded, target)
     order = {severity: i for i, severity in enumerate(SEVERITIES)}
     return sorted(found, key=lambda d: order[d.severity])
+
+
+# -- what a serving runtime refuses (engine/authoring/portability.py) ---------------
+
+
+def _target_checks(template: ResponseTemplate, target: str) -> list[Diagnostic]:
+    return [
+        Diagnostic(
+            finding.severity, finding.code, finding.path, finding.message, finding.suggestion
+        )
+        for finding in target_diagnostics(template, target)
+    ]
 
 
 # -- delimiters against each other ------------------------------------------------
