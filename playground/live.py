@@ -322,8 +322,7 @@ def generate(
     runs too (`playground.parse.replay.paced_feed`), plus one at the end; each update
     outlines the text and events added since the one before.
 
-    `use_model_template`: the model's template replaces the editor's unless that is the
-    author's work (edited, inferred: kept, said, `use_model_template_now` offered).
+    `use_model_template`: the model's replaces the editor's template unless that is the author's.
     With `teaching_pace`, tokens are shown TEACHING_TOKENS_PER_SECOND a second, one update
     each. Stop (`request_stop`) ends it at the next token; what was generated is then
     finalized like a finished generation.
@@ -341,8 +340,7 @@ def generate(
         max_new_tokens = int(max_new_tokens)
         if not 1 <= max_new_tokens <= caps.max_new_tokens:
             raise InputError(f"max_new_tokens must be between 1 and {caps.max_new_tokens}.")
-        kept = bool(use_model_template) and is_authors_template(template_text or "")
-        template = read_template(template_text) if not use_model_template or kept else None
+        kept, template = _run_template(use_model_template, template_text)
         key = start_loading(model_name)
     except (InputError, ValueError) as error:  # FolderError included
         yield failed(str(error), session)
@@ -389,6 +387,14 @@ def generate(
     )
     end = yield from run.stream(pieces, teaching_pace)
     yield run.finished(end, prompt.text, template_text, live_tools_text)
+
+
+def _run_template(use_model_template: bool, template_text: str) -> tuple[bool, dict | None]:
+    """(whether the editor's template is kept, the template to parse with: None for the model's).
+    An edited or inferred template is the author's work: kept even when the model's is asked
+    for (the note says so, and *Use the model's template* is offered). Raises InputError."""
+    kept = bool(use_model_template) and is_authors_template(template_text or "")
+    return kept, read_template(template_text) if not use_model_template or kept else None
 
 
 @produces(
