@@ -652,6 +652,7 @@ INFER_OUTPUTS = (
     "generation",
     "tools_text",
     "test_cases_text",
+    "start_from",
     *TEMPLATE_OUTPUTS,
 )
 
@@ -720,6 +721,7 @@ def infer_chat_template(
         "generation": row["generation"],
         "tools_text": tools_text,
         "test_cases_text": cases,
+        "start_from": None,  # the editor no longer holds a templates/ file
         **_parsed_page(text, row["prompt"], row["generation"], tools_text, cases, session, note),
     }
 

@@ -101,6 +101,7 @@ def test_the_inferred_template_goes_into_the_editor_and_a_matrix_row_shows_it_wo
         "visible": True,
     }
     assert session.replaced == [("Infer", '{"my": "draft"}')]
+    assert last["start_from"] is None  # the editor no longer holds a templates/ file
     # Every finding is a button that shows its renders.
     assert last["inference"].count('class="rt-finding" data-finding=') == len(
         session.inference["findings"]
