@@ -7,8 +7,9 @@ scripts) need, one concept a module:
   functions from named inputs to named outputs (`outputs`), bound to the
   layout by name (`wiring`); `api`: the public API endpoints.
 - `session`: one visitor's state (and the open pages' sessions, freed when a
-  page closes or past their memory caps); `limits`: input caps, time budgets
-  and the kinds of work; `admission`: each kind's queue and each client's
+  page closes or past their memory caps); `limits`: input caps and time
+  budgets; `queues`: the kinds of work and their slots; `input_readers`: a
+  visitor's input read within the caps; `admission`: each kind's queue and each client's
   share, checked before a job is queued; `workers`: third-party code in
   worker processes killed past their budget; `folders`: which server folders
   a visitor may name; `redact`: no server path or Python type in a message;

@@ -32,7 +32,8 @@ from .parse.chunking import make_chunks, parse_chunking_param
 from .parse.parse_view import LiveParse, ParseView, traced_view
 from .server import limits
 from .server.admission import make_way
-from .server.limits import InputError, check_text_sizes, json_kind, read_template, read_tools
+from .server.input_readers import InputError, check_text_sizes, read_template, read_tools
+from .server.limits import json_kind
 from .server.redact import redact
 
 # A replay looks at its time budget every this many chunks.

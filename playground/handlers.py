@@ -71,7 +71,7 @@ from .parse.session import Session
 from .server import limits
 from .server.admission import make_way
 from .server.downloads import download_folder, remove_upload
-from .server.limits import InputError, check_text_sizes, read_template, read_tools
+from .server.input_readers import InputError, check_text_sizes, read_template, read_tools
 
 # Seconds between page updates while playing a replay (at most ~10 a second); an update
 # that took long to draw waits DRAW_SHARE times as long before the next one.

@@ -23,7 +23,7 @@ from .outputs import Labelled, Update
 from .panels.status import error_html
 from .parse.session import OpenSessions, heavy_job
 from .server import limits
-from .server.limits import HEAVY_WORK, queue_options
+from .server.queues import HEAVY_WORK, queue_options
 
 # Parameters Gradio fills itself, by annotation, and the event data's parameter name.
 _SPECIAL = {"gr.Request", "Request", "gr.EventData", "EventData"}

@@ -26,7 +26,7 @@ from engine import TemplateError, load_template
 from ..panels.markup import escape
 from ..server import limits
 from ..server.folders import FolderError, check_model_name, shown
-from ..server.limits import InputError, read_template
+from ..server.input_readers import InputError, read_template
 from ..server.redact import redact
 from ..server.workers import JobError, run_job
 

@@ -27,7 +27,7 @@ from engine.transform import placeholder_paths
 from ..catalog import template_text_of
 from ..panels.field_reference import schema
 from ..panels.markup import escape
-from ..server.limits import InputError, read_template
+from ..server.input_readers import InputError, read_template
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 # Lint codes whose suggestion names a close_pattern to use instead of the literal close.

@@ -17,7 +17,7 @@ from engine import load_template
 from ..catalog import template_text_of
 from ..server import limits
 from ..server.downloads import download_folder
-from ..server.limits import InputError, read_template
+from ..server.input_readers import InputError, read_template
 
 
 def check_config_size(size: int) -> None:

@@ -19,7 +19,8 @@ from urllib.parse import urlencode
 
 from ..catalog import samples_by_id, shipped_template_text, template_names, template_text_of
 from ..parse.chunking import parse_chunking_param
-from ..server.limits import InputError, current, json_depth
+from ..server.input_readers import InputError, json_depth
+from ..server.limits import current
 from .test_cases import cases_for_template, cases_text
 
 # Longest `state` parameter a link may carry (characters).

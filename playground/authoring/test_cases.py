@@ -18,7 +18,7 @@ from engine import ParseDeadlineError, TemplateError, parse_response
 
 from ..catalog import samples_by_id
 from ..server import limits
-from ..server.limits import InputError, read_json
+from ..server.input_readers import InputError, read_json
 from ..server.redact import redact
 
 # Cases run on each edit at most (the rest are reported as not run).

@@ -1,14 +1,14 @@
 """Admission: who may add a job to the server's queues, decided before the job is queued or its input read.
 
 Gradio keeps one queue per concurrency group; `app.py` gives each kind of work
-(`limits.WORK`) its own group. `install(blocks)` puts a check in front of
+(`queues.WORK`) its own group. `install(blocks)` puts a check in front of
 Gradio's queue, so a request is refused at once, with a message saying why,
 when
 
 - its kind's queue already holds `WorkKind.waiting` jobs (a flood of one kind
   never refuses another);
 - its client already has its share of that kind running or waiting
-  (`limits.client_cap`): a client is a page session, and an address over all
+  (`queues.client_cap`): a client is a page session, and an address over all
   its sessions and API calls (`client_address`);
 - its page session already has `session_jobs` heavy jobs running and one more
   waiting.
@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import limits
+from . import limits, queues
 
 # Extra heavy jobs a page session may have waiting beyond the `session_jobs` running.
 SESSION_WAITING = 1
@@ -73,7 +73,7 @@ def _events(queue, kind: str) -> tuple[list, list]:
 
 def refusal(queue, kind: str, session_hash: str | None, address: str) -> str | None:
     """Why a new job of `kind` from this session and address may not be queued now, or None."""
-    work = limits.WORK.get(kind)
+    work = queues.WORK.get(kind)
     if work is None:
         return None
     caps = limits.current()
@@ -82,7 +82,7 @@ def refusal(queue, kind: str, session_hash: str | None, address: str) -> str | N
     if len(waiting) >= work.waiting:
         return f"The server is busy with {name}: {len(waiting)} are waiting (at most {work.waiting}). Try again in a moment."
     mine = [event for event in waiting + running if _address(event) == address]
-    cap = limits.client_cap(kind)
+    cap = queues.client_cap(kind)
     if len(mine) >= cap:
         setting = "client_jobs" if work.heavy else "client_parses"
         return (
@@ -92,7 +92,7 @@ def refusal(queue, kind: str, session_hash: str | None, address: str) -> str | N
     if work.heavy and session_hash:
         heavy = [
             event
-            for heavy_kind in limits.HEAVY_WORK
+            for heavy_kind in queues.HEAVY_WORK
             for event in sum(_events(queue, heavy_kind), [])
             if event.session_hash == session_hash
         ]

@@ -12,7 +12,7 @@ MemoryError instead of the machine's memory, and its CPU priority is lower than
 the server's (`NICENESS`). One worker is started ahead, its
 imports done, so a job does not wait for transformers to import.
 
-Each kind of job (`JOBS`) has its own slots and its own queue (`limits.WORK`,
+Each kind of job (`JOBS`) has its own slots and its own queue (`queues.WORK`,
 else `POOL_WORK`): a job past a full queue is refused at once. A new kind is one
 entry in `JOBS`, a function ``job(payload: dict) -> dict`` that raises
 `JobError` for what the visitor should read; any other exception is logged by
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import limits
+from . import limits, queues
 
 ROOT = Path(__file__).resolve().parents[2]
 # kind -> the job function, as "module:function" (imported by the worker only).
@@ -45,8 +45,8 @@ JOBS = {
     "infer": "playground.authoring.inference:infer_job",
     "choose": "playground.model.generation:choose_job",
 }
-# Slots and queue of the kinds `limits.WORK` does not list (they run inside another kind's request).
-POOL_WORK = {"chat_template": limits.WorkKind(1, 8, True), "choose": limits.WorkKind(1, 8, True)}
+# Slots and queue of the kinds `queues.WORK` does not list (they run inside another kind's request).
+POOL_WORK = {"chat_template": queues.WorkKind(1, 8, True), "choose": queues.WorkKind(1, 8, True)}
 # The largest result a worker sends back (characters of JSON).
 RESULT_CHARS = 8_000_000
 # How much lower a worker's CPU priority is than the server's (os.nice): a job that loops, or a
@@ -177,7 +177,7 @@ class _Pool:
 
     def enter(self, kind: str) -> threading.BoundedSemaphore | None:
         """Count a job of `kind`: its slot semaphore, or None when the kind's queue is full."""
-        work = limits.WORK.get(kind) or POOL_WORK[kind]
+        work = queues.WORK.get(kind) or POOL_WORK[kind]
         with self._lock:
             if self._jobs.get(kind, 0) >= work.slots + work.waiting:
                 return None

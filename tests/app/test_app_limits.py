@@ -17,7 +17,7 @@ from playground.panels.markup import chat_code, chat_text
 from playground.panels.message_view import chat_messages
 from playground.parse.parse_view import traced_view
 from playground.parse.session import OpenSessions, Session
-from playground.server import admission, folders, limits, workers
+from playground.server import admission, folders, limits, queues, workers
 from playground.server.redact import redact
 from tests.support.paths import ROOT
 
@@ -55,7 +55,7 @@ def test_folders_and_proxy_hops_have_their_own_kinds_of_value():
 
 
 def test_a_client_never_holds_more_than_half_of_a_kinds_slots():
-    assert {kind: limits.client_cap(kind) for kind in limits.WORK} == {
+    assert {kind: queues.client_cap(kind) for kind in queues.WORK} == {
         "parse": 4,
         "replay": 2,
         "model": 2,
