@@ -214,7 +214,9 @@ def compile_pattern(path: str, pattern: Any, flags: int = regex.DOTALL) -> regex
         raise TemplateError(path, "must not be empty")
     try:
         pattern_size(pattern)
-        return regex.compile(pattern, flags)
+        # Not kept in the regex module's own cache (500 patterns of any size): loaded templates
+        # are kept by `TemplateCache`, within its weight.
+        return regex.compile(pattern, flags, cache_pattern=False)
     except PatternBoundError as error:
         raise TemplateError(path, f"{error}: {_show(pattern, 80)}") from None
     except regex.error as error:

@@ -191,3 +191,43 @@ def test_the_size_read_from_the_text_is_never_below_what_compiles(built):
         assert pattern_size(pattern, limit=10**12) >= expanded
     except PatternBoundError as error:
         assert "deep" in str(error)
+
+
+LONG_OPEN = "<" + "tag" * 100 + ">"  # past watch.SHORT_LITERAL: its starts are not kept in a set
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([LONG_OPEN, LONG_OPEN[:150], LONG_OPEN[:-1], "x", "</t>", "<"]),
+        max_size=8,
+    ),
+    st.lists(st.integers(1, 400), max_size=12),
+)
+def test_a_long_literal_streams_like_one_shot(pieces, cuts):
+    from engine import ResponseParser, parse_response
+
+    template = {
+        "start_anchor": "<s>",
+        "fields": {"t": {"open": LONG_OPEN, "close": "</t>"}, "content": {}},
+    }
+    generation = "".join(pieces)
+    expected = parse_response(generation, template, prefix="")
+    parser = ResponseParser(template, prefix="")
+    at = 0
+    for size in cuts:
+        parser.feed(generation[at : at + size])
+        at += size
+    parser.feed(generation[at:])
+    assert parser.finalize()[0] == expected
+
+
+def test_a_template_of_long_literals_holds_no_square_of_their_length():
+    import tracemalloc
+
+    fields = {f"f{i}": {"open": f"<{i}>" + "a" * 1900, "close": f"</{i}>"} for i in range(15)}
+    tracemalloc.start()
+    load_template({"start_anchor": "<s>", "fields": {**fields, "content": {}}, "version": 1})
+    held = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert held < 8_000_000  # a set of every start would hold over 80 MB
