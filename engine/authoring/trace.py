@@ -31,6 +31,7 @@ from ..parser import Span as ParserSpan
 from ..template import FieldSpec, ResponseTemplate, load_template
 from .diagnosis import Diagnosis, diagnose
 from .lint import json_safe_close
+from .time_budget import deadline_in_force, out_of_time, regex_timeout
 
 
 @dataclass
@@ -472,9 +473,11 @@ def trace(
         snapshots=snapshots,
         errors=kept,
     )
-    result.warnings = find_warnings(result, loaded)
+    with deadline_in_force(deadline):  # the reading of the parse is within its deadline too
+        result.warnings = find_warnings(result, loaded)
     result.diagnoses = diagnose(
         loaded,
+        deadline=deadline,
         prefix=prefix,
         cut=cut,
         anchor_found=found,
@@ -591,7 +594,11 @@ def _find_in_spans(spans: list[TraceSpan], needle: regex.Pattern) -> TraceSpan |
     text = "".join(span.text for span in spans)
     try:
         found = next(
-            (match for match in needle.finditer(text, timeout=0.05) if match.end() > match.start()),
+            (
+                match
+                for match in needle.finditer(text, timeout=regex_timeout(0.05))
+                if match.end() > match.start()
+            ),
             None,
         )
     except TimeoutError:
@@ -625,6 +632,8 @@ def find_warnings(result: Trace, template: ResponseTemplate) -> list[TraceWarnin
     fields = template.fields
     groups = _region_texts(result)
     for name, region, spans in groups:
+        if out_of_time():
+            break  # past the trace's deadline: the warnings found so far
         where = f"the {name} region" if name else "discarded text"
         own_close = fields[name].close if name else None
         own = set(own_close.literals or ()) if own_close is not None else set()
@@ -641,7 +650,9 @@ def find_warnings(result: Trace, template: ResponseTemplate) -> list[TraceWarnin
                 literals = [literal for literal in other.close.literals if literal not in own]
                 if not literals:
                     continue
-                close = regex.compile("|".join(regex.escape(x) for x in literals))
+                close = regex.compile(
+                    "|".join(regex.escape(x) for x in literals), cache_pattern=False
+                )
             found = _find_in_spans(spans, close)
             if found is None:
                 continue

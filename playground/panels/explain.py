@@ -99,7 +99,8 @@ def matched_alternative(template: dict, path: str | None, matched: str | None) -
 
     for number, alternative in enumerate(alternatives, 1):
         try:
-            if regex.fullmatch(alternative, matched, flags=delimiter.pattern.flags, timeout=0.05):
+            compiled = regex.compile(alternative, delimiter.pattern.flags, cache_pattern=False)
+            if compiled.fullmatch(matched, timeout=0.05):
                 return f"alternative {number} of {len(alternatives)}: {alternative}"
         except (regex.error, TimeoutError):
             continue

@@ -12,6 +12,7 @@ from __future__ import annotations
 from engine import TemplateError, load_template
 from engine.authoring.diagnosis import Diagnosis, diagnose
 
+from ..server import limits
 from .parse_view import ErrorMark, ParseView
 
 
@@ -34,6 +35,7 @@ def diagnoses_of(view: ParseView | None) -> list[Diagnosis]:
             stream=view.stream,
             tail_length=view.tail_length,
             spans=view.spans,
+            deadline=limits.deadline("parse_seconds"),
         )
     return view.diagnoses
 
