@@ -29,9 +29,9 @@ from typing import Any
 
 from .buffer import BODY_BLOCK, StreamBuffer
 from .delimiters import DelimiterMatch
-from .errors import ParseDeadlineError, PatternTimeoutError, ResponseParseError
+from .errors import ParseDeadlineError, ParseLimitError, PatternTimeoutError, ResponseParseError
 from .inputs import MISSING_PREFIX_MESSAGE, batch_prefixes, prefix_cut, prefix_text, split_batch
-from .message import BLANK, MessageBuilder
+from .message import BLANK, MessageBuilder, value_chars
 from .template import FieldSpec, ResponseTemplate, load_template
 from .tool_typing import tool_parameter_schemas
 
@@ -119,6 +119,13 @@ class ResponseParser:
             template whose every regex call stays within `regex_timeout` can still take that
             long on each of thousands of regions; past the deadline a scan or a region's value
             raises `ParseDeadlineError` (each regex call is given at most the time left).
+        max_value_chars: the most characters the region values of the parse may hold together,
+            as JSON would write them (`message.value_chars`: a transform that repeats a value
+            counts it each time, and so does a close carrying the value so far), or None. The
+            close past it raises `ParseLimitError`: a server bounds its answer with it.
+        max_regions: the most regions the parse may open (implicit stretches included), or None.
+            The next open raises `ParseLimitError` before it is taken, the text from it on left
+            unparsed: a server bounds what one request's events, spans and views cost with it.
         positions: when True, events carry `start`/`end` stream offsets (off by default, so
             events are exactly the reference's dicts).
         record_spans: when True, `spans` lists what became of every character (for tracing).
@@ -158,6 +165,8 @@ class ResponseParser:
         record_spans: bool = False,
         on_error: str = "raise",
         quick_path: bool = True,
+        max_regions: int | None = None,
+        max_value_chars: int | None = None,
     ):
         self.template = template = load_template(response_template)
         check_on_error(on_error)
@@ -166,6 +175,9 @@ class ResponseParser:
         prefix = prefix_text(prefix)
         self._timeout = regex_timeout
         self.deadline = deadline
+        self.max_regions = max_regions
+        self.max_value_chars = max_value_chars
+        self._value_chars = 0
         self._positions = positions
         self.spans: list[Span] | None = [] if record_spans else None
         self._quick_path = quick_path and not positions and not record_spans
@@ -387,6 +399,29 @@ class ResponseParser:
             offset=offset,
         ) from None
 
+    def _check_regions(self, offset: int) -> None:
+        """Raise ParseLimitError when a region opening at stream `offset` would be one too many."""
+        if self.max_regions is not None and self._region_count >= self.max_regions:
+            raise ParseLimitError(
+                f"the parse stopped at stream offset {offset}: it has opened {self.max_regions:,} "
+                "regions, the most it may (max_regions); the text after it is not parsed",
+                offset=offset,
+            )
+
+    def _count_value(self, value: Any, offset: int) -> None:
+        """Add a region's value to what the parse's values hold; raise ParseLimitError past
+        `max_value_chars` (the region closing at stream `offset` is the one too many)."""
+        if self.max_value_chars is None:
+            return
+        self._value_chars += value_chars(value, self.max_value_chars - self._value_chars)
+        if self._value_chars > self.max_value_chars:
+            raise ParseLimitError(
+                f"the parse stopped at stream offset {offset}: its region values would hold over "
+                f"{self.max_value_chars:,} characters (max_value_chars; a transform that repeats a "
+                "value counts it each time); the text after it is not parsed",
+                offset=offset,
+            )
+
     def _commit(self, events: list[dict], match: DelimiterMatch) -> None:
         """Route the text before `match`, then open or close a region with it (unless the stall
         guard holds it back)."""
@@ -397,6 +432,8 @@ class ResponseParser:
             window.pos = match.start
         if not self._stalls.allows(match, pos, base):
             return
+        if match.delimiter.side == "open":
+            self._check_regions(base + match.start)
         window.pos = match.end
         if match.delimiter.side == "open":
             self._close_region(events, None, base + match.start)
@@ -444,6 +481,7 @@ class ResponseParser:
                 self.spans.append(Span(start, end, "discarded"))
             return
         if not self._opened:
+            self._check_regions(start)
             self._opened = True
             self._body_start = self._region_start = start
             self._region_count += 1
@@ -521,6 +559,7 @@ class ResponseParser:
                     event["blank"] = True
                 else:
                     event["value"] = value
+                    self._count_value(value, at)
             if self._positions:
                 event["start"], event["end"] = (
                     (at, at) if match is None else (base + match.start, base + match.end)

@@ -367,6 +367,8 @@ def trace(
     deadline: float | None = None,
     positions: bool = False,
     on_error: str = "raise",
+    max_regions: int | None = None,
+    max_value_chars: int | None = None,
 ) -> Trace:
     """Parse `generation` and account for every character of the prefix tail and the generation.
 
@@ -380,6 +382,9 @@ def trace(
         regex_timeout: seconds allowed for each regex call of a template pattern.
         deadline: a `time.perf_counter()` value the parse must end by (see `ResponseParser`);
             past it the parse stops with a `ParseDeadlineError` in `Trace.error`.
+        max_regions, max_value_chars: the most regions the parse may open, and characters its
+            values may hold (see `ResponseParser`); past either the parse stops with a
+            `ParseLimitError` in `Trace.error`.
         positions: keep `start`/`end` stream offsets in the event dicts (off by default:
             events are then exactly the reference's dicts).
         on_error: ``"raise"`` (default): the first region that fails to parse stops the
@@ -422,6 +427,8 @@ def trace(
         positions=True,
         record_spans=True,
         on_error=on_error,
+        max_regions=max_regions,
+        max_value_chars=max_value_chars,
     )
     message, raw_events, snapshots = None, [], []
     if error is None:

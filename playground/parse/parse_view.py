@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 
 from engine import ResponseParser, load_template
 from engine.authoring.trace import trace
-from engine.errors import ParseDeadlineError, ResponseParseError
+from engine.errors import ParseDeadlineError, ParseLimitError, ResponseParseError
 from engine.events import message_from_events
 
 from ..server import limits
@@ -213,6 +213,12 @@ def _deadline_note(message: str, budget: str) -> str:
     return f"{message} (the time budget is PLAYGROUND_LIMITS {budget}, {seconds:g} s)"
 
 
+def _limit_note(message: str) -> str:
+    """The PLAYGROUND_LIMITS key behind a `ParseLimitError` message, with its value."""
+    key = "value_chars" if "max_value_chars" in message else "regions"
+    return f" (PLAYGROUND_LIMITS {key}, {getattr(limits.current(), key):,})"
+
+
 def _trace_errors(result, to_stream, budget: str) -> list[ErrorMark]:
     """ErrorMarks of a trace: the regions kept with their errors, then the error that stopped it."""
     errors = [*result.errors, *([result.error] if result.error else [])]
@@ -230,6 +236,8 @@ def _trace_errors(result, to_stream, budget: str) -> list[ErrorMark]:
         message = f"{error.type}: {error.message}"
         if error.type == ParseDeadlineError.__name__:
             message = _deadline_note(message, budget)
+        elif error.type == ParseLimitError.__name__:
+            message += _limit_note(message)
         marks.append(ErrorMark(message, error.field, error.key, start, end, position))
     return marks
 
@@ -262,6 +270,8 @@ def traced_view(
         deadline=deadline if until is None else min(deadline, until),
         positions=True,
         on_error=ON_ERROR,
+        max_regions=limits.current().regions,
+        max_value_chars=limits.current().value_chars,
     )
     seconds = time.perf_counter() - started
     tail = result.prefix_tail
@@ -460,6 +470,8 @@ class LiveParse:
             positions=True,
             record_spans=True,
             on_error=ON_ERROR,
+            max_regions=limits.current().regions,
+            max_value_chars=limits.current().value_chars,
         )
         self.cut_away = prefix[: self.parser.prefix_cut]
         self.tail = prefix[self.parser.prefix_cut :]
@@ -545,6 +557,8 @@ class LiveParse:
             message = f"{type(error).__name__}: {error}"
             if isinstance(error, ParseDeadlineError):
                 message = _deadline_note(message, self.budget)
+            elif isinstance(error, ParseLimitError):
+                message += _limit_note(message)
             marks.append(ErrorMark(message, error.field, error.key, start, end, error.position))
         return marks
 

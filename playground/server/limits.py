@@ -46,6 +46,11 @@ class Limits:
         prompt_tokens: the longest prompt Generate live gives the model (tokens).
         regex_seconds: what one template regex call may take on this page.
         parse_seconds: one parse (a parse, a sample, a test-case run, a lint), over all its regex calls.
+        regions: regions one parse or replay may open; past it the parse stops with an error naming
+            the limit (its events, spans and views cost in proportion).
+        value_chars: characters the region values of one parse may hold together, as JSON (a
+            transform that repeats a value counts it each time): what bounds the message, the
+            event log and an answer; past it the parse stops with an error naming the limit.
         replay_seconds: one replay request (Step, Play with its pacing, /replay), stream check included.
         stream_check_seconds: the stream check at the end of a replay.
         reference_seconds: transformers' reference parse ("vs transformers"), in a worker process.
@@ -89,6 +94,8 @@ class Limits:
     prompt_tokens: int = 4_096
     regex_seconds: float = 0.5
     parse_seconds: float = 10.0
+    regions: int = 20_000
+    value_chars: int = 16_000_000
     replay_seconds: float = 60.0
     stream_check_seconds: float = 10.0
     reference_seconds: float = 10.0
