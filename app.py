@@ -51,7 +51,7 @@ from playground.panels.page_script import (
 from playground.panels.styles import PAGE_CSS
 from playground.parse.chunking import CHUNKINGS, DEMO_MODEL_PATH
 from playground.parse.session import Session
-from playground.server import admission, queues, workers
+from playground.server import admission, queues, uploads, workers
 from playground.server.allocator import return_freed_memory
 from playground.server.folders import allow_folder, looks_like_hub_id
 from playground.server.limits import LIMITS
@@ -640,7 +640,9 @@ def main() -> None:
         mcp_server=True,
         state_session_capacity=LIMITS.sessions,
         max_file_size=f"{LIMITS.upload_mb}mb",
-        app_kwargs={"middleware": [Middleware(admission.RequestSizeCap)]},
+        app_kwargs={
+            "middleware": [Middleware(admission.RequestSizeCap), Middleware(uploads.UploadQuota)]
+        },
     )
 
 

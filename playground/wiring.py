@@ -23,7 +23,10 @@ from .outputs import Labelled, Update
 from .panels.status import error_html
 from .parse.session import OpenSessions, heavy_job
 from .server import limits
+from .server.admission import client_address
+from .server.input_readers import InputError, check_unicode
 from .server.queues import HEAVY_WORK, queue_options
+from .server.uploads import remove_uploads
 
 # Parameters Gradio fills itself, by annotation, and the event data's parameter name.
 _SPECIAL = {"gr.Request", "Request", "gr.EventData", "EventData"}
@@ -119,6 +122,16 @@ class Page:
                     caps.sessions_mb * 1_000_000,
                 )
 
+        def unreadable(named: dict) -> dict | None:
+            """The refusal of text that is not valid Unicode (a lone surrogate), or None."""
+            for name, value in named.items():
+                if isinstance(value, str):
+                    try:
+                        check_unicode(value, f"The {name.replace('_', ' ')}")
+                    except InputError as error:
+                        return {"status": error_html(str(error))} if "status" in names else {}
+            return None
+
         def job(named: dict):
             session = named.get("session") if heavy else None
             return (
@@ -132,6 +145,9 @@ class Page:
             def run(*args, **kwargs):
                 named = arguments(args, kwargs)
                 session_id = named.pop(_SESSION_ID, None)
+                if (refusal := unreadable(named)) is not None:
+                    yield to_components(refusal)
+                    return
                 try:
                     with job(named) as refused:
                         if refused:
@@ -147,6 +163,8 @@ class Page:
             def run(*args, **kwargs):
                 named = arguments(args, kwargs)
                 session_id = named.pop(_SESSION_ID, None)
+                if (refusal := unreadable(named)) is not None:
+                    return to_components(refusal)
                 try:
                     with job(named) as refused:
                         return to_components(
@@ -204,14 +222,17 @@ OPEN_SESSIONS = OpenSessions()
 
 
 def session_closed(request: gr.Request) -> None:
-    """The page was closed (`demo.unload`): free its session now, and Gradio's copy of the page's values.
+    """The page was closed (`demo.unload`): free its session now, Gradio's copy of the page's
+    values, and the files its client uploaded (`uploads.remove_uploads`).
 
-    Gradio would keep both for an hour in case the page reconnects; on a shared host that
-    memory is better given back (a page that reconnects starts from a fresh session).
+    Gradio would keep all three for an hour (the uploads ten minutes) in case the page
+    reconnects; on a shared host that memory and disk are better given back (a page that
+    reconnects starts from a fresh session).
     """
     if request is None or not request.session_hash:
         return
     OPEN_SESSIONS.closed(request.session_hash)
+    remove_uploads(client_address(request))
     holder = getattr(getattr(request.request, "app", None), "state_holder", None)
     if holder is not None:
         with holder.lock:

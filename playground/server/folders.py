@@ -58,7 +58,8 @@ def check_model_name(name: str) -> str:
     like ``owner/name`` that is not one is a hub id; anything else is a folder.
 
     Raises:
-        FolderError: a folder that does not exist or is not allowed (one message for both).
+        FolderError: a folder that does not exist or is not allowed: one message for all, which
+            does not repeat the name (redacted or not, an echo would differ by what exists).
     """
     name = name.strip()
     folder = Path(name).expanduser()
@@ -68,8 +69,9 @@ def check_model_name(name: str) -> str:
     if looks_like_hub_id(name) and not folder.exists():
         return name
     raise FolderError(
-        f"{name!r} is not a model this server can load: name a Hugging Face hub id (owner/name) or the bundled "
-        "demo model (samples/demo-model); other server folders are only allowed through PLAYGROUND_LIMITS model_folders."
+        "'(a server path)' is not a model this server can load: name a Hugging Face hub id "
+        "(owner/name) or the bundled demo model (samples/demo-model); other server folders are "
+        "only allowed through PLAYGROUND_LIMITS model_folders."
     )
 
 

@@ -3,7 +3,10 @@
 Everything the page accepts from a visitor (a template, a prefix, a generation,
 tools JSON, a shared link) passes through `read_template`, `read_tools` and
 `check_text_sizes`, so an oversized or malformed input gets a message naming
-what is wrong (an `InputError`) instead of a slow parse or a traceback.
+what is wrong (an `InputError`) instead of a slow parse or a traceback. Text
+that is not valid Unicode (a lone surrogate, which UTF-8 cannot write and which
+a JSON `\ud83d` escape without its pair decodes to) is refused here too
+(`check_unicode`), before it reaches a worker process, a log or an answer.
 """
 
 from __future__ import annotations
@@ -16,6 +19,37 @@ from .limits import Limits, current
 
 class InputError(ValueError):
     """Input the page refuses before parsing (too big, not JSON, wrong shape)."""
+
+
+def lone_surrogate(text: str) -> int | None:
+    """The index of the first lone surrogate (U+D800 to U+DFFF) in `text`, or None when UTF-8 can
+    write it all."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return error.start
+    return None
+
+
+def check_unicode(value: Any, what: str) -> None:
+    """Raise InputError naming `what` (and the JSON path inside it) when a string in `value` (a
+    text, or JSON data) holds a lone surrogate."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            at = lone_surrogate(item)
+            if at is not None:
+                where = f" at {path}" if path else ""
+                raise InputError(
+                    f"{what} is not valid Unicode{where}: character {at:,} is a lone surrogate "
+                    f"(U+{ord(item[at]):04X}); an escape such as \\ud83d must come with its pair."
+                )
+        elif isinstance(item, dict):
+            stack += [(key, path) for key in item if isinstance(key, str)]
+            stack += [(v, f"{path}.{k}" if path else str(k)) for k, v in item.items()]
+        elif isinstance(item, list):
+            stack += [(v, f"{path}[{i}]") for i, v in enumerate(item)]
 
 
 def json_depth(text: str) -> int:
@@ -50,11 +84,15 @@ def read_json(text: str, what: str, max_chars: int, limits: Limits | None = None
             f"{what} is nested too deeply: {depth} levels (limit {limits.json_depth})."
         )
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as error:
         raise InputError(
             f"{what} is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}."
         ) from None
+    except ValueError:  # a number of thousands of digits, which Python will not convert
+        raise InputError(f"{what} is not valid JSON: it holds a number too long to read.") from None
+    check_unicode(value, what)
+    return value
 
 
 def _long_patterns(value: Any, path: str, limit: int) -> list[str]:

@@ -42,6 +42,9 @@ class Limits:
         request_mb: the largest HTTP request body the server reads (MB); a bigger one is refused
             before it is read.
         upload_mb: the largest uploaded file (MB).
+        client_upload_mb: what one client's uploads may hold on the server's disk at once (MB);
+            they are deleted when its page closes (Gradio deletes any upload after ten minutes).
+        uploads_mb: what all clients' uploads may hold on the server's disk at once (MB).
         max_new_tokens: the largest generation Generate live allows (tokens).
         prompt_tokens: the longest prompt Generate live gives the model (tokens).
         regex_seconds: what one template regex call may take on this page.
@@ -60,6 +63,8 @@ class Limits:
         chat_template_seconds: rendering a model's chat template into the prompt, in a worker process.
         conformance_seconds: one chat-template check, in a worker process.
         worker_mb: the address space of one worker process (MB).
+        client_worker_mb: the worker memory one client's jobs may hold at once (MB): jobs in
+            worker processes (checks, comparisons, inferences, prompt renders), `worker_mb` each.
         session_jobs: heavy jobs (a replay, a generation, a check, a comparison, a fit, an export)
             one page runs at once; another press says so on the status line.
         client_jobs: heavy jobs one client (a page, or one address over all its pages and API
@@ -90,6 +95,8 @@ class Limits:
     json_depth: int = 32
     request_mb: int = 16
     upload_mb: int = 20
+    client_upload_mb: int = 100
+    uploads_mb: int = 2_000
     max_new_tokens: int = 2_048
     prompt_tokens: int = 4_096
     regex_seconds: float = 0.5
@@ -105,6 +112,7 @@ class Limits:
     chat_template_seconds: float = 20.0
     conformance_seconds: float = 30.0
     worker_mb: int = 3_072
+    client_worker_mb: int = 6_144
     session_jobs: int = 1
     client_jobs: int = 2
     client_parses: int = 4
