@@ -241,5 +241,6 @@ def link_problems(params: dict[str, str]) -> list[str]:
     if "chunk" in params and not (
         params["chunk"].isdigit() and len(params["chunk"]) <= CHUNK_DIGITS
     ):
-        problems.append(f"?chunk={params['chunk']} is not a chunk number (0, 1, 2, ...)")
+        shown = params["chunk"] if len(params["chunk"]) <= 20 else params["chunk"][:20] + "…"
+        problems.append(f"?chunk={shown} is not a chunk number (0, 1, 2, ...)")
     return problems

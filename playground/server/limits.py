@@ -101,7 +101,7 @@ class Limits:
     prompt_tokens: int = 4_096
     regex_seconds: float = 0.5
     parse_seconds: float = 10.0
-    regions: int = 20_000
+    regions: int = 10_000
     value_chars: int = 16_000_000
     replay_seconds: float = 60.0
     stream_check_seconds: float = 10.0
