@@ -82,6 +82,8 @@ def decode_state(text: str, limit: int = 1_000_000) -> dict:
                 f"The shared state in the link is nested too deeply (limit {current().json_depth} levels)."
             )
         state = json.loads(text)
+    except InputError:
+        raise
     except json.JSONDecodeError as error:
         raise InputError(f"The shared state in the link cannot be read ({error}).") from None
     except (ValueError, zlib.error):  # not base64, not zlib, not UTF-8, a number too long to read
@@ -182,6 +184,8 @@ def read_state_file(raw: bytes) -> PageState:
                 f"The state file is nested too deeply (limit {current().json_depth} levels)."
             )
         data = json.loads(text)
+    except InputError:
+        raise
     except json.JSONDecodeError as error:
         raise InputError(f"The state file is not JSON ({error}).") from None
     except ValueError:  # not UTF-8, or a number too long to read
