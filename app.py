@@ -4,7 +4,7 @@
 
 Host and port come from Gradio's own GRADIO_SERVER_NAME / GRADIO_SERVER_PORT.
 This file is the layout and the wiring only: handlers are `playground.handlers`
-(and `playground.model.live` for Generate live), bound to components by name
+(and `playground.live` for Generate live), bound to components by name
 (`playground.wiring.Page`); the public API is `playground.api`. See docs/app.md.
 """
 

@@ -3,7 +3,7 @@
 Run it with ``python scripts/bench_batch.py`` (``--help`` for the options); the table for 10^5
 and 10^6 rows is ``python scripts/bench_batch.py --rows 100000 1000000``. For each row count it
 writes a JSONL file of SmolLM3-shaped generations of about 4 KB (reasoning, tool calls and
-content, cycling through 200 seeds of tests/workloads.py) to a temporary directory, runs
+content, cycling through 200 seeds of tests/support/workloads.py) to a temporary directory, runs
 `engine.batch.run.parse_file` (what ``python -m engine batch`` runs) on it once per engine and
 worker count in a fresh Python process, and deletes the file at the end.
 

@@ -39,7 +39,7 @@ def chat_templates(shared: Path) -> list[tuple[str, str, str, str]]:
             found.append((entry["file"], text, entry["bos_token"], entry["eos_token"]))
     else:
         print(
-            f"note: no real chat templates at {manifest.parent}; timing the small ones in tests/chat_templates only"
+            f"note: no real chat templates at {manifest.parent}; timing the small ones in tests/support/chat_templates only"
         )
     for path in sorted((ROOT / "tests" / "support" / "chat_templates").glob("*.jinja")):
         found.append((f"tests/{path.name}", path.read_text(encoding="utf-8"), "", ""))

@@ -13,9 +13,8 @@ import gradio as gr
 import pytest
 
 from engine.template_files import load_template_file
-from playground import catalog, handlers
+from playground import catalog, handlers, live
 from playground.authoring.chat_template_check import CheckOutcome, matrix_html, root_causes
-from playground.model import live
 from playground.parse.replay import prepare_replay
 from playground.parse.session import Session
 from playground.wiring import Page

@@ -11,11 +11,10 @@ import pytest
 
 from engine.authoring.samples import load_samples
 from engine.template_files import load_template_file
-from playground import catalog, handlers
+from playground import catalog, handlers, live
 from playground.authoring import share, stream_check
 from playground.authoring.diagnostics import check_template
 from playground.model import generation as generation_module
-from playground.model import live
 from playground.model.generation import DEFAULT_MODEL_PATH, ModelLoadError
 from playground.panels import region_map
 from playground.panels.explain import explain

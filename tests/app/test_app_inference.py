@@ -1,7 +1,7 @@
 """The Template tab's "Start from a chat template": inference in a worker process, the inferred
 template in the editor with its matrix, and the renders that found each delimiter in #explain
 (for a finding clicked, and for a delimiter clicked on the map). Real worker processes, real
-chat templates (tests/chat_templates), no mocks."""
+chat templates (tests/support/chat_templates), no mocks."""
 
 from __future__ import annotations
 

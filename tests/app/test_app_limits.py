@@ -1,6 +1,6 @@
 """What a public server bounds, one part at a time (no server): the limits and their docs, client
 addresses and shares, folders, redaction, the chat view's escaping, sessions' weights, the engine's
-deadline and worker jobs. The whole server under attack is tests/test_app_attacks.py."""
+deadline and worker jobs. The whole server under attack is tests/app/test_app_attacks.py."""
 
 from __future__ import annotations
 

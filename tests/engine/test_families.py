@@ -1,6 +1,6 @@
 """Family rules: the template file a chat template calls for, by what it teaches the model.
 
-The shipped chat templates of ../shared are checked in tests/test_conformance.py
+The shipped chat templates of ../shared are checked in tests/engine/test_conformance.py
 (`test_generate_live_picks_the_family_template_from_the_chat_template_alone`);
 these cases are chat templates the conformance matrix does not hold.
 """

@@ -4,7 +4,7 @@ Each variant is shown by cases of samples/ (prompts rendered from the chat templ
 that produces them). Here every such case is checked the way `check_stream` checks a
 generation: one shot, one character at a time, split once at every offset and 20 seeded
 random chunkings; each must give the one-shot message, which is the case's expected
-message. tests/test_samples.py runs the
+message. tests/engine/test_samples.py runs the
 same cases through its own chunkings and the reference comparison.
 """
 

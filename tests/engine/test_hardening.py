@@ -612,7 +612,7 @@ def test_the_template_cache_tells_true_from_one():
 @pytest.mark.parametrize(
     "template, call",
     [
-        # The Qwen3-Coder tag pattern of tests/workloads.py: a lazy value between blank runs.
+        # The Qwen3-Coder tag pattern of tests/support/workloads.py: a lazy value between blank runs.
         (
             QWEN3_CODER_TEMPLATE,
             "<tool_call>\n<function=run>\n<parameter=lang>\npy\n</parameter>\n<parameter=code>\n",

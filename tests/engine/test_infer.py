@@ -1,4 +1,4 @@
-"""Template inference: each small chat template in tests/chat_templates (one per reasoning mode
+"""Template inference: each small chat template in tests/support/chat_templates (one per reasoning mode
 and tool-call format) gives exactly the template below, which passes its matrix and parses real
 generations; hostile chat templates get a clear message within the budget; the 35 real chat
 templates in ../shared pass their matrices; and on each family's samples the inferred template
@@ -35,7 +35,7 @@ from tests.support.schemas import FILE_VALIDATOR, TEMPLATE_VALIDATOR
 
 SYNTHETIC = CHAT_TEMPLATE_FIXTURES
 
-EXPECTED = {  # the template inferred from each tests/chat_templates/NAME.jinja, without its defaults
+EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAME.jinja, without its defaults
     "bare-json-parameters": {
         "start_anchor": "[assistant]:",
         "fields": {
