@@ -1030,31 +1030,28 @@ def _mcp_call(
 
 
 def mcp_callers(run: Run) -> Outcome:
-    """Two heavy MCP tool calls (chat-template checks that loop) from the attacker, then one from
-    another MCP caller."""
+    """Two heavy MCP tool calls from the attacker (a chat-template check that loops, a replay of a
+    big paste a character at a time: each within the attacker's share of its kind), then a heavy
+    call (an export) from another MCP caller."""
     looping = {"template_text": QWEN3_TEXT, "chat_template_text": LOOPING_JINJA}
+    replay = {
+        "template_text": QWEN3_TEXT,
+        "prefix": "",
+        "generation": _big_generation(400_000),
+        "tools_text": "",
+        "chunking": "chars:1",
+    }
     with ThreadPoolExecutor(max_workers=2) as pool:
         heavy = [
-            pool.submit(_mcp_call, run, ATTACKER, "conformance", looping, PATIENCE)
-            for _ in range(2)
+            pool.submit(_mcp_call, run, ATTACKER, "conformance", looping, PATIENCE),
+            pool.submit(_mcp_call, run, ATTACKER, "replay", replay, PATIENCE * 2),
         ]
-        time.sleep(3)
-        other = _mcp_call(
-            run,
-            OTHER_CALLER,
-            "parse",
-            {
-                "template_text": QWEN3_TEXT,
-                "prefix": SAMPLE.prefix,
-                "generation": SAMPLE.generation,
-                "tools_text": "",
-            },
-            PATIENCE,
-        )
+        time.sleep(4)
+        other = _mcp_call(run, OTHER_CALLER, "export", {"template_text": QWEN3_TEXT}, PATIENCE)
         attacker = [future.result() for future in heavy]
     return Outcome(
         max(seconds for _, _, seconds in attacker),
-        next((said for refused, said, _ in attacker if refused), attacker[-1][1]),
+        next((said for refused, said, _ in attacker if refused), attacker[0][1]),
         sum(refused for refused, _, _ in attacker),
         {
             "other_refused": other[0],
