@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
 import gradio as gr
 
@@ -618,6 +619,7 @@ admission.install(demo)
 
 def main() -> None:
     return_freed_memory()  # before the server's threads start
+    sys.setswitchinterval(admission.SWITCH_SECONDS)  # each request's regex calls wait less
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--model", help="model folder or hub id for Generate live (default: the bundled demo model)"

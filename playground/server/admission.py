@@ -32,6 +32,12 @@ from typing import Any
 
 from . import limits, queues
 
+# How long a thread may hold Python's interpreter lock while another waits for it (seconds). The
+# regex module lets go of the lock while it matches and takes it back after, so each regex call
+# of a parse may wait this long while other requests run: at Python's default, 5 ms, a parse of
+# the default sample took up to 2.3 s beside four busy threads (its regex calls ran past their
+# time budget); at 1 ms, at most 0.15 s, with the busy threads' work unchanged.
+SWITCH_SECONDS = 0.001
 # Extra heavy jobs a page session may have waiting beyond the `session_jobs` running.
 SESSION_WAITING = 1
 # The longest a heavy job waits for running parses in one `make_way` (seconds).
