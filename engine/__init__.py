@@ -3,11 +3,14 @@
 `from engine import parse_response, ResponseParser` is a drop-in replacement
 for `transformers.utils.chat_parsing`, with positions, diagnostics and linear
 streaming on top. The format is described in docs/template-language.md.
+
+`Span` is the former name of the parser's span record, kept so that imports of it
+work: the one span type is now `TraceSpan` (what `Tracer` and `trace` give).
 """
 
 from .authoring.lint import Diagnostic, lint, lint_prompts
 from .authoring.stream_checks import StreamCheckReport, check_stream
-from .authoring.trace import Trace, TraceSpan, trace
+from .authoring.trace import Trace, Tracer, TraceSpan, trace
 from .batch.columns import BatchInputError, parse_batch
 from .chat_templates.conformance import ConformanceReport, SituationResult, check_conformance
 from .chat_templates.infer import InferenceError, InferredTemplate, choose_template, infer_template
@@ -21,7 +24,7 @@ from .errors import (
 )
 from .events import message_from_events
 from .openai_view import OpenAIView, openai_deltas, openai_view
-from .parser import ResponseParser, Span, parse_response
+from .parser import ResponseParser, parse_response
 from .template import FieldSpec, ResponseTemplate, load_template
 from .template_files import TemplateFile, list_templates
 from .tokenizer import (
@@ -30,6 +33,8 @@ from .tokenizer import (
     attach_response_template,
     get_response_parser,
 )
+
+Span = TraceSpan
 
 __all__ = [
     "BatchInputError",
@@ -63,6 +68,7 @@ __all__ = [
     "StreamCheckReport",
     "Trace",
     "TraceSpan",
+    "Tracer",
     "check_stream",
     "lint",
     "list_templates",

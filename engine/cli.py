@@ -6,10 +6,11 @@
   of conversation situations with the model's chat template and check the template reads
   each one back; exit 0 when every renderable situation passes, 1 when some fail, 2 when
   nothing could be rendered (or on bad input).
-- ``infer (--chat-template FILE | --model ID_OR_PATH) [--output FILE] [--json]``: infer a
+- ``infer (--chat-template FILE | --model ID_OR_PATH) [--examples FILE] [--output FILE] [--json]``: infer a
   response template from the chat template, write it as a ``templates/``-style file, and print
   the matrix summary and each finding with the renders that show it; exit 0 when it passes the
-  matrix, 1 when it does not (the file is still written), 2 when nothing can be inferred.
+  matrix and every part was inferred, 1 when it does not or a part is missing (the file is
+  still written, with the parts that work), 2 when nothing can be inferred.
 - ``lint TEMPLATE [--chat-template FILE]``: print the diagnostics (with a chat template, also
   whether its prompts contain the start anchor); exit 1 on an error.
 - ``parse TEMPLATE [--prefix FILE] [GENERATION_FILE|-]``: print the message as JSON, or
@@ -252,11 +253,13 @@ def _finding_line(finding, template: dict) -> Text:
 
 
 def command_infer(args, console: Console) -> int:
+    from .chat_templates.examples import load_examples_file
     from .chat_templates.infer import infer_template_isolated
-    from .chat_templates.probes import difference
+    from .chat_templates.markup import difference
 
     options = _chat_template_options(args)
-    result = infer_template_isolated(**options, seconds=args.timeout)
+    examples = load_examples_file(args.examples) if args.examples else None
+    result = infer_template_isolated(**options, examples=examples, seconds=args.timeout)
     source = args.model or args.chat_template
     name = args.name or _file_name(source)
     output = Path(args.output or f"{name}.json")
@@ -285,12 +288,15 @@ def command_infer(args, console: Console) -> int:
         console.print(Text(f"fallback: {text}", "yellow"))
     for text in result.notes:
         console.print(Text(f"note: {text}", "dim"))
+    for missing in result.missing:
+        console.print(Text(f"missing: {missing.sentence()}", "yellow"))
     for candidate in result.candidates:
         verdict = _STATUS[candidate.passed]
         console.print(Text.assemble(verdict, f" candidate: {candidate.description}"))
         for failure in candidate.failures():
             console.print(Text(f"    {failure}", "dim"))
     counts = result.report.counts()
+    console.print(Text(result.verdict(), "bold"))
     console.print(
         f"matrix: {counts['passed']} passed, {counts['failed']} failed, {counts['not_renderable']} not renderable"
     )
@@ -552,46 +558,8 @@ def add_chat_template_source(command: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m engine", description="Response-template tools for template authors."
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-    check = commands.add_parser(
-        "check", help="lint a template and run it over a samples file (exit 1 on failure)"
-    )
-    check.add_argument(
-        "template", help="template JSON file (plain or templates/ wrapper) or family name"
-    )
-    check.add_argument("samples", help="samples JSON file (format: samples/README.md)")
-    check.add_argument(
-        "--seeds", type=int, default=20, help="random chunkings per sample (default 20)"
-    )
-    check.add_argument(
-        "--truncation-step",
-        type=int,
-        default=1,
-        help="test every K-th cut inside a delimiter (0: skip)",
-    )
-    lint_command = commands.add_parser(
-        "lint", help="print diagnostics for a template (exit 1 on an error)"
-    )
-    lint_command.add_argument("template")
-    lint_command.add_argument(
-        "--chat-template",
-        help="a Jinja chat template file: also check its prompts contain the start anchor",
-    )
-    lint_command.add_argument("--bos-token", help="the chat template's bos_token (default empty)")
-    lint_command.add_argument("--eos-token", help="the chat template's eos_token (default empty)")
-    conformance = commands.add_parser(
-        "conformance",
-        help="check a template against a model's chat template (exit 0 all pass, 1 some fail, 2 nothing renderable)",
-    )
-    conformance.add_argument(
-        "template", help="template JSON file (plain or templates/ wrapper) or family name"
-    )
-    add_chat_template_source(conformance)
-    conformance.add_argument("--json", action="store_true", help="print the report as JSON")
+def add_infer_command(commands) -> None:
+    """The ``infer`` command and its options."""
     infer = commands.add_parser(
         "infer",
         help="infer a response template from a chat template (exit 0 it passes the matrix, 1 it does not, 2 nothing inferred)",
@@ -609,6 +577,79 @@ def build_parser() -> argparse.ArgumentParser:
     infer.add_argument(
         "--timeout", type=float, default=60.0, help="seconds the inference may take (default 60)"
     )
+    infer.add_argument(
+        "--examples",
+        help="a JSONL file of outputs the model wrote (prefix, output, tools, expected: optional): "
+        "the template must read them, and they teach what no render shows",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser: one subcommand a task (see `main`)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m engine", description="Response-template tools for template authors."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    _add_check_and_lint(commands)
+    _add_chat_template_commands(commands)
+    _add_parse_and_explain(commands)
+    _add_batch(commands)
+    return parser
+
+
+def _add_on_error(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--on-error",
+        choices=ON_ERROR_MODES,
+        default="raise",
+        help="raise (default): a region that does not parse is an error; keep: its text goes to the implicit field",
+    )
+
+
+def _add_check_and_lint(commands) -> None:
+    check = commands.add_parser(
+        "check", help="lint a template and run it over a samples file (exit 1 on failure)"
+    )
+    check.add_argument(
+        "template", help="template JSON file (plain or templates/ wrapper) or family name"
+    )
+    check.add_argument("samples", help="samples JSON file (format: samples/README.md)")
+    check.add_argument(
+        "--seeds", type=int, default=20, help="random chunkings per sample (default 20)"
+    )
+    check.add_argument(
+        "--truncation-step",
+        type=int,
+        default=1,
+        help="test every K-th cut inside a delimiter (0: skip)",
+    )
+    _add_on_error(check)
+    lint_command = commands.add_parser(
+        "lint", help="print diagnostics for a template (exit 1 on an error)"
+    )
+    lint_command.add_argument("template")
+    lint_command.add_argument(
+        "--chat-template",
+        help="a Jinja chat template file: also check its prompts contain the start anchor",
+    )
+    lint_command.add_argument("--bos-token", help="the chat template's bos_token (default empty)")
+    lint_command.add_argument("--eos-token", help="the chat template's eos_token (default empty)")
+
+
+def _add_chat_template_commands(commands) -> None:
+    conformance = commands.add_parser(
+        "conformance",
+        help="check a template against a model's chat template (exit 0 all pass, 1 some fail, 2 nothing renderable)",
+    )
+    conformance.add_argument(
+        "template", help="template JSON file (plain or templates/ wrapper) or family name"
+    )
+    add_chat_template_source(conformance)
+    conformance.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_infer_command(commands)
+
+
+def _add_parse_and_explain(commands) -> None:
     parse = commands.add_parser("parse", help="parse one generation and print the message")
     parse.add_argument("template")
     parse.add_argument(
@@ -619,17 +660,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="file holding the prompt text sent before the generation (without it the prefix is empty, with a note)",
     )
     parse.add_argument("--trace", action="store_true", help="print the region map as coloured text")
-    for command in (parse, check):
-        command.add_argument(
-            "--on-error",
-            choices=ON_ERROR_MODES,
-            default="raise",
-            help="raise (default): a region that does not parse is an error; keep: its text goes to the implicit field",
-        )
+    _add_on_error(parse)
     explain = commands.add_parser("explain", help="explain a delimiter pattern piece by piece")
     explain.add_argument(
         "pattern", help="the pattern, as written in the template (quote it for the shell)"
     )
+
+
+def _add_batch(commands) -> None:
     batch = commands.add_parser(
         "batch", help="parse every row of a JSONL or Parquet file (see docs/batch.md)"
     )
@@ -695,7 +733,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also print where the time went, stage by stage (read, parse, write...)",
     )
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,8 +25,16 @@ from .errors import (
 )
 from .events import is_empty
 from .template import FieldSpec, ResponseTemplate
-from .tool_typing import type_tool_calls
+from .tool_typing import RawArguments, type_tool_calls
 from .transform import PlaceholderNotDefined
+
+# Content parsers whose values a `value_parser` may read (the tool schema may want the text instead).
+_TAGGED = ("xml-inline", "kv-lines")
+
+
+def _texts_as_written(content: str, body: str, args: dict) -> dict:
+    """The values of a tagged body as written: the content parser run again without its value parser."""
+    return parse_content(content, body, {k: v for k, v in args.items() if k != "value_parser"})
 
 
 class _Blank:
@@ -186,8 +194,11 @@ class MessageBuilder:
             field.content_args if timeout is None else {**field.content_args, "_timeout": timeout}
         )
         key = "content"
+        raw = None
         try:
             value = parse_content(field.content, body, args)
+            if tool_schemas and field.content in _TAGGED and args.get("value_parser"):
+                raw = RawArguments(value, _texts_as_written(field.content, body, args))
             build = field.build
             if build is not None:
                 key = "transform"
@@ -234,7 +245,7 @@ class MessageBuilder:
                 position=position,
             ) from None
         if tool_schemas:
-            type_tool_calls(value, tool_schemas)
+            type_tool_calls(value, tool_schemas, raw)
         return value
 
     def missing_fields(self) -> list[str]:

@@ -7,6 +7,8 @@ described in docs/template-language.md). Its pieces each have a module:
   match to commit and where to hold (`WatchState.scan`);
 * `buffer`: the scan window (undecided text, plus the decided characters
   lookbehinds may need) and the open region's body, kept linear in the text;
+* `regions`: where decided text goes, the events of regions opening and closing,
+  and the parse's time budget;
 * `message`: each closed region's value, written into the message;
 * `inputs`: the prefix, token ids and batches turned into text.
 
@@ -22,20 +24,19 @@ followed by the generation.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from .buffer import BODY_BLOCK, StreamBuffer
 from .delimiters import DelimiterMatch
-from .errors import ParseDeadlineError, ParseLimitError, PatternTimeoutError, ResponseParseError
+from .errors import PatternTimeoutError, ResponseParseError
 from .inputs import MISSING_PREFIX_MESSAGE, batch_prefixes, prefix_cut, prefix_text, split_batch
-from .message import BLANK, MessageBuilder, value_chars
-from .template import FieldSpec, ResponseTemplate, load_template
+from .message import MessageBuilder
+from .regions import Regions, TimeBudget
+from .template import ResponseTemplate, load_template
 from .tool_typing import tool_parameter_schemas
 
-__all__ = ["MISSING_PREFIX_MESSAGE", "ON_ERROR_MODES", "ResponseParser", "Span", "parse_response"]
+__all__ = ["MISSING_PREFIX_MESSAGE", "ON_ERROR_MODES", "ResponseParser", "parse_response"]
 
 # What a region that cannot be parsed does: raise ResponseParseError, or keep its text and go on.
 ON_ERROR_MODES = ("raise", "keep")
@@ -70,27 +71,6 @@ class StallGuard:
         return False
 
 
-@dataclass(slots=True)
-class Span:
-    """A stretch `[start, end)` of the stream and what the parser made of it.
-
-    Attributes:
-        start, end: stream offsets.
-        kind: ``"body"`` (text of a region), ``"open"`` / ``"close"`` (a delimiter), or
-            ``"discarded"`` (no region was open and the template has no implicit field).
-        field: the field for bodies and delimiters, else None.
-        region: index of the region (0-based, in order of opening) for bodies and delimiters.
-        match: the `DelimiterMatch` for delimiters (which literal or pattern, its captures).
-    """
-
-    start: int
-    end: int
-    kind: str
-    field: str | None = None
-    region: int | None = None
-    match: DelimiterMatch | None = None
-
-
 def check_on_error(on_error: str) -> None:
     """Raise ValueError unless `on_error` is one of `ON_ERROR_MODES`."""
     if on_error not in ON_ERROR_MODES:
@@ -119,16 +99,17 @@ class ResponseParser:
             template whose every regex call stays within `regex_timeout` can still take that
             long on each of thousands of regions; past the deadline a scan or a region's value
             raises `ParseDeadlineError` (each regex call is given at most the time left).
+        max_regions: the most regions the parse may open (implicit stretches included), or None.
+            The next open raises `ParseLimitError` before it is taken, the text from it on left
+            unparsed: a server bounds what one request's events, spans and views cost with it.
         max_value_chars: the most characters the region values of the parse may hold together,
             as JSON would write them (`message.value_chars`: a transform that repeats a value
             counts it each time, and so does a close carrying the value so far), or None. The
             close past it raises `ParseLimitError`: a server bounds its answer with it.
-        max_regions: the most regions the parse may open (implicit stretches included), or None.
-            The next open raises `ParseLimitError` before it is taken, the text from it on left
-            unparsed: a server bounds what one request's events, spans and views cost with it.
         positions: when True, events carry `start`/`end` stream offsets (off by default, so
             events are exactly the reference's dicts).
-        record_spans: when True, `spans` lists what became of every character (for tracing).
+        record_spans: when True, `spans` records what became of every character, for the tracer
+            (`engine.authoring.trace.Tracer`, which turns the records into `TraceSpan`s).
         on_error: ``"raise"`` (the default, as in transformers): a region whose body cannot be
             parsed raises `ResponseParseError`. ``"keep"``: nothing is lost instead; the failed
             region's `region_close` carries ``"error"`` and no ``"value"``, its raw text
@@ -146,7 +127,10 @@ class ResponseParser:
         prefix_cut: offset in the prefix where the stream starts (after the last anchor match;
             0 when the anchor is absent or the prefix is empty).
         deadline: the `deadline` given (a server may move it between feeds, one per request).
-        spans: list of `Span` when `record_spans`, else None.
+        spans: with `record_spans`, one ``(start, end, kind, field, region, match)`` tuple per
+            stretch decided, in stream order (kind ``"body"``, ``"open"``, ``"close"`` or
+            ``"discarded"``; `match` the `DelimiterMatch` of a delimiter, else None); the
+            tracer reads and clears it. None otherwise.
 
     Raises:
         TemplateError: the template is invalid (checked before the prefix).
@@ -173,42 +157,47 @@ class ResponseParser:
         self.on_error = on_error
         self.errors: list[ResponseParseError] = []
         prefix = prefix_text(prefix)
-        self._timeout = regex_timeout
-        self.deadline = deadline
-        self.max_regions = max_regions
-        self.max_value_chars = max_value_chars
-        self._value_chars = 0
-        self._positions = positions
-        self.spans: list[Span] | None = [] if record_spans else None
+        self._budget = budget = TimeBudget(regex_timeout, deadline)
+        self.spans: list[tuple] | None = [] if record_spans else None
         self._quick_path = quick_path and not positions and not record_spans
         self._message = MessageBuilder(template, tool_parameter_schemas(tools), regex_timeout)
-        self._buffer = StreamBuffer(
-            template.context_width
-        )  # the scan window and the open region's body
-        self._current: FieldSpec | None = template.implicit_field  # where text goes now
-        self._state = template.watch_outside  # what can fire now: depends on `_current`
-        self._opened = (
-            False  # whether `_current`'s region has opened (the implicit one opens lazily)
+        # the scan window and the open region's body
+        self._buffer = StreamBuffer(template.context_width)
+        self._regions = Regions(
+            template,
+            self._buffer,
+            self._message,
+            budget,
+            positions=positions,
+            spans=self.spans,
+            on_error=on_error,
+            errors=self.errors,
+            max_regions=max_regions,
+            max_value_chars=max_value_chars,
         )
-        self._body_start = 0  # stream offset of the open region's body
-        self._region_start = 0  # stream offset of the open region's open delimiter (its body, for the implicit field)
-        self._open_text = ""  # the open region's open delimiter text
-        self._captures: dict[str, str] = {}
-        self._region_count = 0
         self._finalized = False
-        self._quick = (
-            None  # the open region's `QuickTest` while the next chunk may take the quick path
-        )
-        self._chunk_event: dict = {}  # the open region's region_chunk event without its text, for the quick path
-        self._quick_first = (
-            ""  # text without it (and without a trailing run) needs no quick test; "" with context
-        )
+        # While the next chunk may take the quick path: the open region's `QuickTest`, its
+        # region_chunk event without its text, and the text that needs no quick test without
+        # it (and without a trailing run; "" with context).
+        self._quick = None
+        self._chunk_event: dict = {}
+        self._quick_first = ""
         self._stalls = StallGuard()
         self.initial_events: list[dict] = []
-        self.prefix_cut = prefix_cut(template, prefix, self._regex_budget(0)) or 0
+        self.prefix_cut = prefix_cut(template, prefix, budget.seconds(0)) or 0
         if prefix:
             self._buffer.text = prefix[self.prefix_cut :]
             self._process(self.initial_events, at_end=False)
+
+    @property
+    def deadline(self) -> float | None:
+        """The `time.perf_counter()` value the parse must end by, or None (a server may move it
+        between feeds, one per request)."""
+        return self._budget.deadline
+
+    @deadline.setter
+    def deadline(self, value: float | None) -> None:
+        self._budget.deadline = value
 
     # -- public API ---------------------------------------------------------
 
@@ -274,13 +263,13 @@ class ResponseParser:
         if buffer.pos == len(buffer.text):
             # Nothing is held, so the chunk is the whole undecided text: when the state's start
             # shows no match can be complete in it, its hold is the scan's answer.
-            hold = self._state.start.hold_without_match(chunk, 0, False)
+            hold = self._regions.state.start.hold_without_match(chunk, 0, False)
             if hold >= 0 and (
                 self._stalls.stalled_at < 0 or buffer.offset != self._stalls.stalled_at
             ):
                 offset = buffer.add_decided(chunk, hold)
                 if hold:
-                    self._route(events, chunk[:hold], offset)
+                    self._regions.route(events, chunk[:hold], offset)
                     self._stalls.count = 0
                 self._settle()
                 return events
@@ -336,111 +325,63 @@ class ResponseParser:
     def _process(self, events: list[dict], at_end: bool) -> None:
         """Scan the window from `pos`, committing matches and routing decided text, until the
         rest is held (or, `at_end`, until the stream is used up and the last region closed)."""
-        window = self._buffer
+        window, regions, budget = self._buffer, self._regions, self._budget
         final_searches: dict | None = {} if at_end else None
         while True:
             text, pos, base = window.text, window.pos, window.base
-            timeout = self._regex_budget(base + pos)
+            timeout = budget.seconds(base + pos)
             if base + pos == self._stalls.stalled_at:
                 # Zero-width delimiters kept firing here without consuming text; step over one
                 # character (the same in every chunking), then match again.
                 if pos < len(text):
-                    self._route(events, text[pos], base + pos)
+                    regions.route(events, text[pos], base + pos)
                     window.pos = pos + 1
                     self._stalls.count = 0
                     continue
                 if at_end:
-                    self._close_region(events, None, base + pos)
+                    regions.close(events, None, base + pos)
                 break
             try:
-                match, hold = self._state.scan(text, pos, at_end, timeout, final_searches)
+                match, hold = regions.state.scan(text, pos, at_end, timeout, final_searches)
             except PatternTimeoutError as error:
-                self._past_deadline(error, base + pos)
+                budget.check(error, base + pos)
                 raise
             if match is not None:
                 self._commit(events, match)
                 continue
             if not at_end:
                 if hold > pos:
-                    self._route(events, text[pos:hold], base + pos)
+                    regions.route(events, text[pos:hold], base + pos)
                     window.pos = hold
                     self._stalls.count = 0
                 break
             if pos < len(text):
-                self._route(events, text[pos:], base + pos)
+                regions.route(events, text[pos:], base + pos)
                 window.pos = len(text)
-            self._close_region(events, None, window.offset)
+            regions.close(events, None, window.offset)
             break
         window.trim()
         self._settle()
-
-    def _regex_budget(self, offset: int) -> float | None:
-        """Seconds the next regex call may take: `regex_timeout`, or less when the deadline is
-        nearer. Raises ParseDeadlineError (at stream `offset`) once the deadline has passed."""
-        if self.deadline is None:
-            return self._timeout
-        left = self.deadline - time.perf_counter()
-        if left <= 0:
-            self._past_deadline(None, offset)
-        return left if self._timeout is None or left < self._timeout else self._timeout
-
-    def _past_deadline(self, error: PatternTimeoutError | None, offset: int) -> None:
-        """Raise ParseDeadlineError when the deadline has passed (a regex call that ran out of the
-        time left is the deadline's doing, not the pattern's budget); return otherwise."""
-        if (
-            self.deadline is None
-            or time.perf_counter() < self.deadline
-            or isinstance(error, ParseDeadlineError)
-        ):
-            return
-        raise ParseDeadlineError(
-            f"the parse ran past its deadline at stream offset {offset}: the template's patterns are too slow "
-            "on this input; the text after it is not parsed",
-            offset=offset,
-        ) from None
-
-    def _check_regions(self, offset: int) -> None:
-        """Raise ParseLimitError when a region opening at stream `offset` would be one too many."""
-        if self.max_regions is not None and self._region_count >= self.max_regions:
-            raise ParseLimitError(
-                f"the parse stopped at stream offset {offset}: it has opened {self.max_regions:,} "
-                "regions, the most it may (max_regions); the text after it is not parsed",
-                offset=offset,
-            )
-
-    def _count_value(self, value: Any, offset: int) -> None:
-        """Add a region's value to what the parse's values hold; raise ParseLimitError past
-        `max_value_chars` (the region closing at stream `offset` is the one too many)."""
-        if self.max_value_chars is None:
-            return
-        self._value_chars += value_chars(value, self.max_value_chars - self._value_chars)
-        if self._value_chars > self.max_value_chars:
-            raise ParseLimitError(
-                f"the parse stopped at stream offset {offset}: its region values would hold over "
-                f"{self.max_value_chars:,} characters (max_value_chars; a transform that repeats a "
-                "value counts it each time); the text after it is not parsed",
-                offset=offset,
-            )
 
     def _commit(self, events: list[dict], match: DelimiterMatch) -> None:
         """Route the text before `match`, then open or close a region with it (unless the stall
         guard holds it back)."""
         window = self._buffer
         pos, base = window.pos, window.base
+        regions = self._regions
         if match.start > pos:
-            self._route(events, window.text[pos : match.start], base + pos)
+            regions.route(events, window.text[pos : match.start], base + pos)
             window.pos = match.start
         if not self._stalls.allows(match, pos, base):
             return
         if match.delimiter.side == "open":
-            self._check_regions(base + match.start)
+            regions.check_count(base + match.start)  # before the match is taken
         window.pos = match.end
         if match.delimiter.side == "open":
-            self._close_region(events, None, base + match.start)
-            self._open_region(events, match)
+            regions.close(events, None, base + match.start)
+            regions.open(events, match)
         else:
-            self._captures.update(match.captures)
-            self._close_region(events, match, base + match.start)
+            regions.close(events, match, base + match.start)
 
     def _settle(self) -> None:
         """After a scan: let the next chunk take `feed`'s quick path when it may.
@@ -450,12 +391,12 @@ class ResponseParser:
         never with positions, spans or `quick_path=False`). The window is cut down to the held
         text and its context, which the quick path tests together with the next chunk.
         """
-        state = self._state
-        current = self._current
+        regions = self._regions
+        state, current = regions.state, regions.current
         if (
             self._quick_path
             and state.quick is not None
-            and self._opened
+            and regions.opened
             and not self._finalized
             and not self._stalls.count
             and current is not None
@@ -471,146 +412,6 @@ class ResponseParser:
             }
         else:
             self._quick = None
-
-    def _route(self, events: list[dict], text: str, start: int) -> None:
-        """Send `text`, found at stream offset `start`, to the current region (opening the implicit one lazily)."""
-        field = self._current
-        end = start + len(text)
-        if field is None:
-            if self.spans is not None:
-                self.spans.append(Span(start, end, "discarded"))
-            return
-        if not self._opened:
-            self._check_regions(start)
-            self._opened = True
-            self._body_start = self._region_start = start
-            self._region_count += 1
-            opening = {"type": "region_open", "field": field.name}
-            if self._positions:
-                opening["start"] = opening["end"] = start
-            events.append(opening)
-        self._buffer.add_to_body(text)
-        chunk = {"type": "region_chunk", "field": field.name, "text": text, "dirty": field.dirty}
-        if self._positions:
-            chunk["start"], chunk["end"] = start, end
-        events.append(chunk)
-        if self.spans is not None:
-            self.spans.append(Span(start, end, "body", field.name, self._region_count - 1))
-
-    def _open_region(self, events: list[dict], match: DelimiterMatch) -> None:
-        field = self.template.fields[match.delimiter.field]
-        start, end = self._buffer.base + match.start, self._buffer.base + match.end
-        self._current = field
-        self._state = self.template.watch_inside[field.name]
-        self._captures = dict(match.captures)
-        self._buffer.clear_body()
-        self._opened = True
-        self._body_start = end
-        self._region_start = start
-        self._open_text = match.text
-        self._region_count += 1
-        event = {"type": "region_open", "field": field.name}
-        if self._positions:
-            event["start"], event["end"] = start, end
-        events.append(event)
-        if self.spans is not None:
-            self.spans.append(Span(start, end, "open", field.name, self._region_count - 1, match))
-
-    def _close_region(self, events: list[dict], match: DelimiterMatch | None, at: int) -> None:
-        """Close the current region (if it received anything) and return to the implicit field.
-
-        `match` is the close delimiter, or None when the region ends because another region
-        opens or the stream ends; `at` is the stream offset where it ends.
-
-        A region whose value cannot be computed raises with ``on_error="raise"``. With
-        ``"keep"`` its close carries the error, and its raw text, delimiters included,
-        goes to the implicit field as a stretch of its own (`_keep_as_unclaimed`).
-        """
-        field = self._current
-        base = self._buffer.base
-        if match is not None and self.spans is not None:
-            region = self._region_count - 1 if self._opened else None
-            self.spans.append(
-                Span(
-                    base + match.start,
-                    base + match.end,
-                    "close",
-                    match.delimiter.field,
-                    region,
-                    match,
-                )
-            )
-        failed: ResponseParseError | None = None
-        if field is not None and self._opened:
-            body = self._buffer.take_body()  # frees the pieces before parsing the body
-            end = at if match is None else base + match.end
-            event: dict[str, Any] = {"type": "region_close", "field": field.name}
-            try:
-                if self.deadline is not None:
-                    self._message.timeout = self._regex_budget(at)
-                value = self._message.store(field, body, self._captures, self._body_start)
-            except ResponseParseError as error:
-                if isinstance(error, PatternTimeoutError):
-                    self._past_deadline(error, at)
-                failed = self._failed_region(error, field, body, match, end)
-                event["error"] = str(failed)
-            else:
-                if value is BLANK:
-                    event["blank"] = True
-                else:
-                    event["value"] = value
-                    self._count_value(value, at)
-            if self._positions:
-                event["start"], event["end"] = (
-                    (at, at) if match is None else (base + match.start, base + match.end)
-                )
-            events.append(event)
-        implicit = self.template.implicit_field
-        self._current = implicit
-        self._state = self.template.watch_outside
-        self._captures = {}
-        self._buffer.clear_body()
-        self._opened = False
-        if failed is not None and implicit is not None and implicit is not field:
-            self._keep_as_unclaimed(events, failed)
-
-    def _failed_region(
-        self,
-        error: ResponseParseError,
-        field: FieldSpec,
-        body: str,
-        close: DelimiterMatch | None,
-        end: int,
-    ) -> ResponseParseError:
-        """Complete `error` with where the failed region lies; raise it, or record it and return it.
-
-        With ``on_error="raise"`` its `text` is the region body; kept, it is the region's raw
-        text, delimiters included, which `_keep_as_unclaimed` hands to the implicit field.
-        """
-        error.start, error.end, error.region = self._region_start, end, self._region_count - 1
-        self.errors.append(error)
-        if self.on_error == "raise":
-            raise error
-        opening = "" if field.implicit else self._open_text
-        error.text = opening + body + ("" if close is None else close.text)
-        return error
-
-    def _keep_as_unclaimed(self, events: list[dict], error: ResponseParseError) -> None:
-        """The raw text of a failed region becomes a stretch of the implicit field (the current
-        field now), with its own open, chunk and close events at the failed region's offsets."""
-        field = self._current
-        start, end, text = error.start, error.end, error.text
-        self._opened = True
-        self._body_start = self._region_start = start
-        self._region_count += 1
-        opening = {"type": "region_open", "field": field.name}
-        chunk = {"type": "region_chunk", "field": field.name, "text": text, "dirty": field.dirty}
-        if self._positions:
-            opening["start"] = opening["end"] = start
-            chunk["start"], chunk["end"] = start, end
-        events += (opening, chunk)
-        self._buffer.add_to_body(text)
-        self._close_region(events, None, end)
 
 
 def parse_response(

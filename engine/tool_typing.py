@@ -1,8 +1,11 @@
-"""Tool-argument typing: cast string arguments of tool calls by the tool's JSON schema
+"""Tool-argument typing: cast tool-call arguments by the tool's JSON schema, in both directions
 (docs/template-language.md, "Tool-argument typing").
 
 Formats such as Qwen3-Coder or GLM write every argument as text; the tool's
-schema says which of them are numbers, booleans, objects or arrays.
+schema says which of them are numbers, booleans, objects or arrays. The other
+direction matters as much: a tagged value that a `value_parser` read as JSON
+(`5123123`, `"foo"`) is, for a parameter whose schema says `string`, the text the
+model wrote, so the raw text is kept (`RawArguments`).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import inspect
 import json
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -114,16 +118,37 @@ def cast_argument(raw: str, types: list[str]) -> Any:
     return raw
 
 
-def type_tool_calls(value: Any, parameter_schemas: dict[str, dict]) -> Any:
-    """Cast the string arguments of the tool call(s) in a closed region's value, in place.
+@dataclass(frozen=True)
+class RawArguments:
+    """Arguments a content parser read with a `value_parser`, and the text each value was read from.
+
+    Attributes:
+        parsed: the parsed object (the very dict a transform puts into the call's arguments).
+        texts: key -> the value's text as the tag (or line) held it; a list of texts for a key
+            that `merge_duplicates` collected.
+    """
+
+    parsed: dict
+    texts: dict[str, Any]
+
+
+def type_tool_calls(
+    value: Any, parameter_schemas: dict[str, dict], raw: RawArguments | None = None
+) -> Any:
+    """Type the arguments of the tool call(s) in a closed region's value by their schemas, in place.
 
     `value` is a tool call `{"function": {"name", "arguments": {...}}}` or a list of them;
-    anything else is returned unchanged. A list argument (repeated keys collected by
-    `merge_duplicates`) has each string element cast, unless the schema asks for an array.
+    anything else is returned unchanged. A string argument is cast to the first type its
+    schema admits that it reads as (a failed cast keeps the string). A list argument
+    (repeated keys collected by `merge_duplicates`) has each string element cast, unless
+    the schema asks for an array. When `raw` gives the texts of arguments that a value
+    parser read (the call's arguments are `raw.parsed`), a parameter whose schema admits
+    `string` keeps the text as written unless the parsed value is of another admitted type:
+    `5123123` stays ``"5123123"`` and `"foo"` stays ``'"foo"'`` for a `string` parameter.
     """
     if isinstance(value, list):
         for item in value:
-            type_tool_calls(item, parameter_schemas)
+            type_tool_calls(item, parameter_schemas, raw)
         return value
     call = value.get("function") if isinstance(value, dict) else None
     call = call if isinstance(call, dict) else {}
@@ -132,11 +157,43 @@ def type_tool_calls(value: Any, parameter_schemas: dict[str, dict]) -> Any:
     properties = parameter_schemas.get(name) if isinstance(name, str) else None
     if not properties or not isinstance(arguments, dict):
         return value
-    typed = {key: schema_types(properties.get(key)) for key in arguments}
-    arguments.update(
-        {key: _typed_value(arguments[key], types) for key, types in typed.items() if types}
-    )
+    texts = raw.texts if raw is not None and raw.parsed is arguments else {}
+    for key in list(arguments):
+        types = schema_types(properties.get(key))
+        if not types:
+            continue
+        argument = arguments[key]
+        if key in texts and "string" in types:
+            argument = _as_written(argument, texts[key], types)
+        arguments[key] = _typed_value(argument, types)
     return value
+
+
+def _json_types(value: Any) -> tuple[str, ...]:
+    """The JSON type names a parsed value has (an integer is also a number)."""
+    if isinstance(value, bool):
+        return ("boolean",)
+    if isinstance(value, int):
+        return ("integer", "number")
+    if isinstance(value, float):
+        return ("number",)
+    if value is None:
+        return ("null",)
+    if isinstance(value, dict):
+        return ("object",)
+    if isinstance(value, list):
+        return ("array",)
+    return ("string",)
+
+
+def _as_written(parsed: Any, text: Any, types: list[str]) -> Any:
+    """For a parameter that admits `string`: the text as written, unless the parsed value is of
+    another admitted type (element by element for merged duplicates, unless an array is wanted)."""
+    if isinstance(parsed, list) and isinstance(text, list) and "array" not in types:
+        return [_as_written(item, written, types) for item, written in zip(parsed, text)]
+    if isinstance(parsed, str) or not any(kind in types for kind in _json_types(parsed)):
+        return text
+    return parsed
 
 
 def _typed_value(argument: Any, types: list[str]) -> Any:

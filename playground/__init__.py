@@ -1,30 +1,32 @@
 """The playground app's parts: everything `app.py` wires into its Gradio layout.
 
-`engine` is the library; this package holds what only the app (and its
-scripts) need, one concept a module:
+`engine` is the library; this package holds what only the app (and its scripts) need,
+one concept a module, in rooms (docs/architecture.md draws the map and its import rules):
 
-- `handlers` (and `live` for Generate live): the page's event handlers, plain
-  functions from named inputs to named outputs (`outputs`), bound to the
-  layout by name (`wiring`); `api`: the public API endpoints.
-- `session`: one visitor's state (and the open pages' sessions, freed when a
-  page closes or past their memory caps); `limits`: input caps and time
-  budgets; `queues`: the kinds of work and their slots; `input_readers`: a
-  visitor's input read within the caps; `admission`: each kind's queue and each client's
-  share, checked before a job is queued; `workers`: third-party code in
-  worker processes killed past their budget; `folders`: which server folders
-  a visitor may name; `redact`: no server path or Python type in a message;
-  `downloads`: files written for download, cleaned up; `allocator`: freed
-  memory back to the operating system.
-- `parse_view`: a parse as the page shows it (its events kept compactly by
-  `event_store`); `region_map`, `event_log`, `match_list`,
-  `message_view`, `status`: the panels drawn from it; `causes`: its diagnosis
-  (the cause, in the template's terms); `derived`: views made on demand and
-  marked stale when the input changes; `code_snippet`: Copy as code; `styles`, `markup` and
-  `page_script`: the page's CSS, HTML helpers and JavaScript.
-- `chunking`, `replay`, `stream_check`: replaying a generation as a stream.
-- `catalog` (samples and templates/), `template_editor`, `export`, `share`.
-- `generation`: running a model (the only module that imports torch); `hub`:
-  a hub id failing fast when the Hugging Face Hub is out of reach.
+- top: `handlers` (the page's event handlers, plain functions from named inputs to named
+  outputs), `live` (Generate live's handlers: a model's tokens parsed as they arrive),
+  `outputs` (the named outputs, and `render`: every parse panel of a view), `wiring`
+  (handlers bound to the layout by name), `api` (the public API endpoints), `catalog` (the
+  samples and `templates/` files offered).
+- `parse/`: `parse_view` (a `ParseView`, and `LiveParse`: the engine's tracer fed chunk by
+  chunk or whole), `event_store` (events kept compactly), `replay` (a replay's state and the
+  one paced feed loop), `chunking` (how a replay cuts a generation), `causes` (the diagnoses
+  a view carries, said in one line), `derived` (views made on demand, marked stale),
+  `session` (one visitor's state, and the open pages' sessions).
+- `panels/`: `region_map`, `event_log`, `match_list`, `message_view`, `status`, `explain`,
+  `field_reference`, `reference_diff`, `code_snippet`; `markup`, `styles` and `page_script`
+  (HTML helpers, the stylesheet, the page's JavaScript).
+- `authoring/`: `template_editor`, `diagnostics`, `editor_paths` (the editor), `inference`
+  (Start from a chat template), `chat_template_check`, `stream_check`, `fit`, `test_cases`,
+  `export`, `share`.
+- `model/`: `generation` (load a model and stream its output: the only module that imports
+  torch), `hub` (a hub id failing fast when the Hugging Face Hub is out of reach).
+- `server/`: `limits` (caps and budgets), `queues` (the kinds of work, their slots and
+  queues), `input_readers` (a visitor's input read within the caps), `admission` (each
+  kind's queue and each client's share), `workers` (third-party code in killable processes),
+  `uploads` (each client's uploads within a quota), `folders` (which server folders a
+  visitor may name), `redact` (no server path or Python type in a message), `downloads`
+  (files for download, cleaned up), `allocator` (freed memory back to the operating system).
 
 See docs/app.md.
 """

@@ -200,7 +200,13 @@ def _result(view: ParseView) -> dict:
         "initial_events": view.initial_events,
         **_events(view),
         "spans": [
-            {"start": s.start, "end": s.end, "kind": s.kind, "field": s.field, "region": s.region}
+            {
+                "start": s.stream_start,
+                "end": s.stream_end,
+                "kind": s.kind,
+                "field": s.field,
+                "region": s.region,
+            }
             for s in view.spans
         ],
     }
@@ -475,7 +481,7 @@ def generate(
             for piece in pieces:
                 live.feed(piece.text)
                 yield {
-                    "generation": "".join(live.parts),
+                    "generation": live.generation,
                     "message": None,
                     "error": None,
                     "finished": False,
@@ -491,7 +497,7 @@ def generate(
     if error is None and time.perf_counter() > ends:
         error = limits.over_budget("generate_seconds", "The generation")
     yield {
-        "generation": "".join(live.parts),
+        "generation": live.generation,
         "message": view.message,
         "error": error,
         "finished": True,

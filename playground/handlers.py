@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import time
+from itertools import islice
 from pathlib import Path
 
 from engine import TemplateError
@@ -67,19 +68,12 @@ from .panels.status import error_html
 from .parse.chunking import chunking_param, parse_chunking_param
 from .parse.derived import DERIVED_VIEWS, remember_derived, stale_derived
 from .parse.parse_view import ParseView, traced_view
-from .parse.replay import prepare_replay, seek
+from .parse.replay import paced_feed, prepare_replay, seek
 from .parse.session import Session
 from .server import limits
-from .server.admission import make_way
 from .server.downloads import download_folder, remove_upload
 from .server.input_readers import InputError, check_text_sizes, read_template, read_tools
 
-# Seconds between page updates while playing a replay (at most ~10 a second); an update
-# that took long to draw waits DRAW_SHARE times as long before the next one.
-UPDATE_INTERVAL = 0.1
-DRAW_SHARE = 4
-# A Play lets running parses go first every this many chunks (`admission.make_way`).
-MAKE_WAY_EVERY = 1024
 # Above this many characters a running replay draws only the end of the map (MAP_TAIL).
 FULL_MAP_CHARS = 50_000
 MAP_TAIL = 20_000
@@ -933,10 +927,9 @@ def replay_play(
 ):
     """Play: feed the remaining chunks at `speed` chunks per second (0: as fast as possible).
 
-    Updates are coalesced: at most one every UPDATE_INTERVAL seconds, and never more than
-    1/DRAW_SHARE of the time goes to drawing, so a huge input stays responsive. Stop
-    (`live.request_stop`) ends the replay at the next chunk with a finalized parse; at the
-    end comes the stream check.
+    Updates are coalesced (`playground.parse.replay.paced_feed`, the loop Generate live runs
+    too). Stop (`live.request_stop`) ends the replay at the next chunk with a finalized parse;
+    at the end comes the stream check.
     """
     try:
         replay = prepare_replay(
@@ -963,29 +956,22 @@ def replay_play(
         yield _replay_view(session, note=str(error))
         return
     session.stop_requested = False
-    delay = 1.0 / float(speed) if speed else 0.0
-    live, next_update = replay.live, 0.0
+    live = replay.live
     live.set_deadline(ends)
-    stopped = out_of_time = False
-    while replay.position < len(replay.chunks):
-        if session.stop_requested:
-            stopped = True
-            break
-        if time.perf_counter() > ends:
-            stopped = out_of_time = True
-            break
-        if not replay.position % MAKE_WAY_EVERY:
-            make_way()
-        live.feed(replay.chunks[replay.position])
+
+    def feed(chunk: str) -> None:
+        live.feed(chunk)
         replay.position += 1
-        if delay:
-            time.sleep(delay)
-        now = time.perf_counter()
-        if now >= next_update:
-            update = _replay_view(session, playing=True, pending="playing…")
-            drawn = time.perf_counter() - now
-            next_update = time.perf_counter() + max(UPDATE_INTERVAL, DRAW_SHARE * drawn)
-            yield update
+
+    end = yield from paced_feed(
+        islice(replay.chunks, replay.position, None),
+        feed,
+        lambda: _replay_view(session, playing=True, pending="playing…"),
+        stop=lambda: session.stop_requested,
+        ends=ends,
+        seconds_per_piece=1.0 / float(speed) if speed else 0.0,
+    )
+    stopped, out_of_time = end.stopped, end.out_of_time
     session.stop_requested = False
     live.finalize()
     # The finalized parse first, drawn like the updates (on a huge input only the map's end),

@@ -21,19 +21,15 @@ from .outputs import PARSE_VIEWS, failed, produces, render
 from .panels.status import status_html
 from .parse.derived import DERIVED_VIEWS, stale_derived
 from .parse.parse_view import LiveParse, ParseView
+from .parse.replay import PacedEnd, paced_feed
 from .parse.session import Session
 from .server import limits, queues
 from .server.folders import FolderError, check_model_name, shown
 from .server.input_readers import InputError, read_json, read_template, read_tools
 from .server.redact import redact
 
-# Seconds between page updates while streaming (at most ~10 a second); each update outlines
-# what grew since the one before.
-UPDATE_INTERVAL = 0.1
 # Teaching pace: tokens shown per second, each in an update of its own (the model runs ahead).
 TEACHING_TOKENS_PER_SECOND = 4
-# Longest sleep between two looks at Stop while pacing (seconds).
-PACE_STEP = 0.05
 # Models kept loaded at once (the least recently used is dropped first).
 MODELS_KEPT = 2
 
@@ -238,15 +234,6 @@ def per_token_figures(live: LiveParse, tokens: int) -> list[tuple[str, str]]:
     ]
 
 
-def _paced_wait(session: Session, due: float) -> bool:
-    """Sleep until `due` (a perf_counter time), looking at Stop every PACE_STEP; True when Stop came."""
-    while (left := due - time.perf_counter()) > 0:
-        if session.stop_requested:
-            return True
-        time.sleep(min(left, PACE_STEP))
-    return session.stop_requested
-
-
 @produces("status")
 def request_stop(session: Session) -> dict:
     """Stop: end this session's replay or live generation at its next chunk."""
@@ -283,15 +270,15 @@ def generate(
     """Generate with a model and parse as tokens arrive.
 
     Yields the parse panels, and at the end the template (when the model's own is used),
-    the prompt as prefix and the generation, at most every UPDATE_INTERVAL seconds plus
-    once at the end; each update outlines the text and events added since the one before.
+    the prompt as prefix and the generation: updates are coalesced by the paced loop Play
+    runs too (`playground.parse.replay.paced_feed`), plus one at the end; each update
+    outlines the text and events added since the one before.
     With `teaching_pace`, tokens are shown TEACHING_TOKENS_PER_SECOND a second, one update
     each. Stop (`request_stop`) ends it at the next token; what was generated is then
     finalized like a finished generation.
 
     The "parse per token" figure times a plain parser (`PlainParse`: the path library users
-    get), fed alongside the traced one the views are drawn from; "tracing per token" is the
-    traced parser's time.
+    get), fed alongside the traced one; "tracing per token" is the traced parser's time.
     """
     from .model import generation
 
@@ -304,35 +291,18 @@ def generate(
         if not 1 <= max_new_tokens <= caps.max_new_tokens:
             raise InputError(f"max_new_tokens must be between 1 and {caps.max_new_tokens}.")
         template = read_template(template_text) if not use_model_template else None
-    except (InputError, ValueError) as error:
-        yield failed(str(error), session)
-        return
-    try:
         key = start_loading(model_name)
-    except FolderError as error:
+    except (InputError, ValueError) as error:  # FolderError included
         yield failed(str(error), session)
         return
     with waiting_for(key):
-        while True:
-            loading, ended = load_status(model_name)
-            if (
-                session.stop_requested
-            ):  # Stop while waiting: nobody else waiting, the load is abandoned
-                session.stop_requested = False
-                yield failed(
-                    "■ Stopped waiting for the model; its load is abandoned unless someone else waits for it.",
-                    session,
-                )
-                return
-            if ended:
-                break
-            yield {"status": status_html(None, loading)}
-            time.sleep(LOAD_POLL)
+        if not (yield from _wait_for_load(model_name, session)):
+            return
         try:
             loaded = get_model(model_name)
-            template_note = ""
-            if template is None:
-                template, template_note = generation.choose_template(loaded)
+            template, template_note = (
+                generation.choose_template(loaded) if template is None else (template, "")
+            )
             prompt = generation.render_prompt(
                 loaded,
                 messages,
@@ -351,48 +321,11 @@ def generate(
         ) as error:
             yield failed(redact(str(error)), session)
             return
-    model_note = f"Model: {shown(loaded.name)}" + (
-        f" — {redact(template_note)}" if template_note else ""
-    )
-    if teaching_pace:
-        model_note += f" — teaching pace: {TEACHING_TOKENS_PER_SECOND} tokens a second, one update each (the model runs ahead)"
-    chosen = {}
+    run = _LiveRun(live, session, loaded, template_note, teaching_pace)
     if use_model_template:
-        text = template_text_of(template)
-        chosen = {
-            "template_text": text,
-            "template_choice": template_choice_for(text, session.template_origin or None),
-        }
-    started = time.perf_counter()
-    tokens = 0
-    last = 0.0
-    shown_feeds = 0  # feeds drawn by the last update
-    due = 0.0  # teaching pace: when the next token may be shown (perf_counter seconds)
-
-    def snapshot(fresh_feeds: int = 1) -> ParseView:
-        elapsed = time.perf_counter() - started
-        return live.view(
-            [
-                ("tokens", str(tokens)),
-                ("tokens/s", f"{tokens / elapsed:.1f}" if elapsed > 0 else "0"),
-                *per_token_figures(live, tokens),
-                ("elapsed", f"{elapsed:.1f} s"),
-            ],
-            fresh_feeds=fresh_feeds,
-        )
-
-    waited = time.perf_counter()
-    while not generation_slots.acquire(timeout=LOAD_POLL):
-        if session.stop_requested:
-            session.stop_requested = False
-            yield failed("■ Stopped waiting for another generation to end.", session)
-            return
-        yield {
-            "status": status_html(
-                None,
-                f"⏳ Waiting for another visitor's generation to end… ({time.perf_counter() - waited:.0f} s)",
-            )
-        }
+        run.choose(template)
+    if not (yield from _wait_for_slot(session)):
+        return
     pieces = generation.stream_generation(
         loaded,
         prompt,
@@ -401,57 +334,147 @@ def generate(
         top_p=float(top_p),
         seed=None if seed is None or seed == "" else int(seed),
     )
-    stopped = out_of_time = False
-    ends = time.perf_counter() + caps.generate_seconds
-    try:
-        for piece in pieces:
-            if session.stop_requested:
-                stopped = True
-                break
-            if time.perf_counter() > ends:
-                stopped = out_of_time = True
-                break
-            if teaching_pace:
-                if _paced_wait(session, due):
-                    stopped = True
-                    break
-                due = time.perf_counter() + 1 / TEACHING_TOKENS_PER_SECOND
-            tokens += len(piece.ids)
-            live.feed(piece.text)
-            now = time.perf_counter()
-            if teaching_pace or now - last >= UPDATE_INTERVAL:
-                last = now
-                session.view = view = snapshot(live.feeds - shown_feeds)
-                shown_feeds = live.feeds
-                session.display.log_page = 10**9  # follow the newest events
-                yield {
-                    **render(view, session, note=model_note, progress=f"{tokens} tokens"),
-                    **chosen,
-                    "model_note": model_note,
-                }
-    finally:
-        pieces.close()
-        generation_slots.release()
-        session.stop_requested = False
-    live.finalize()
-    if stopped:
-        why = (
-            f" (the time budget PLAYGROUND_LIMITS generate_seconds, {caps.generate_seconds:g} s)"
-            if out_of_time
-            else ""
+    end = yield from run.stream(pieces, teaching_pace)
+    yield run.finished(end, prompt.text, template_text, live_tools_text)
+
+
+def _wait_for_load(model_name: str, session: Session):
+    """Show how far the model's load is until it ends (a generator of status updates); returns
+    False when Stop came first (the load is then abandoned unless someone else waits for it)."""
+    while True:
+        loading, ended = load_status(model_name)
+        if session.stop_requested:
+            session.stop_requested = False
+            yield failed(
+                "■ Stopped waiting for the model; its load is abandoned unless someone else waits for it.",
+                session,
+            )
+            return False
+        if ended:
+            return True
+        yield {"status": status_html(None, loading)}
+        time.sleep(LOAD_POLL)
+
+
+def _wait_for_slot(session: Session):
+    """Take a generation slot (`generation_slots`), saying so while another visitor's generation
+    runs (a generator of status updates); returns False when Stop came first."""
+    waited = time.perf_counter()
+    while not generation_slots.acquire(timeout=LOAD_POLL):
+        if session.stop_requested:
+            session.stop_requested = False
+            yield failed("■ Stopped waiting for another generation to end.", session)
+            return False
+        yield {
+            "status": status_html(
+                None,
+                f"⏳ Waiting for another visitor's generation to end… ({time.perf_counter() - waited:.0f} s)",
+            )
+        }
+    return True
+
+
+class _LiveRun:
+    """One Generate's parse while its tokens arrive: the figures, each update, and the last one.
+
+    Attributes:
+        chosen: the template panel's new values when the model's own template is used, else {}.
+    """
+
+    def __init__(self, live: LiveParse, session: Session, loaded, template_note: str, pace: bool):
+        self.live, self.session = live, session
+        self.model_note = f"Model: {shown(loaded.name)}" + (
+            f" — {redact(template_note)}" if template_note else ""
         )
-        model_note = f"■ Stopped after {tokens} tokens{why}; the text so far is parsed as if generation had ended. {model_note}"
-    session.view = session.last_good = view = snapshot()
-    session.replay = None
-    generated = "".join(live.parts)
-    session.generated = (generated, [end - len(live.tail) for end in live.chunk_ends[:-1]])
-    template_text = chosen.get("template_text", template_text)
-    yield {
-        **render(view, session, note=model_note),
-        **chosen,
-        "prefix": prompt.text,
-        "generation": generated,
-        "model_note": model_note,
-        "chunking": "tokens",  # a replay of this text steps through the model's own tokens
-        **stale_derived(session, template_text, prompt.text, generated, live_tools_text),
-    }
+        if pace:
+            self.model_note += f" — teaching pace: {TEACHING_TOKENS_PER_SECOND} tokens a second, one update each (the model runs ahead)"
+        self.chosen: dict = {}
+        self.started = time.perf_counter()
+        self.tokens = 0
+        self.shown_feeds = 0  # feeds drawn by the last update
+
+    def choose(self, template: dict) -> None:
+        """The model's own template is used: the editor and the template choice show it."""
+        text = template_text_of(template)
+        self.chosen = {
+            "template_text": text,
+            "template_choice": template_choice_for(text, self.session.template_origin or None),
+        }
+
+    def view(self, fresh_feeds: int = 1) -> ParseView:
+        elapsed = time.perf_counter() - self.started
+        tokens = self.tokens
+        return self.live.view(
+            [
+                ("tokens", str(tokens)),
+                ("tokens/s", f"{tokens / elapsed:.1f}" if elapsed > 0 else "0"),
+                *per_token_figures(self.live, tokens),
+                ("elapsed", f"{elapsed:.1f} s"),
+            ],
+            fresh_feeds=fresh_feeds,
+        )
+
+    def stream(self, pieces, pace: bool):
+        """Parse the model's pieces as they come (`paced_feed`: a generator of updates that returns
+        its `PacedEnd`); then the generation slot is given back."""
+        session = self.session
+        try:
+            return (
+                yield from paced_feed(
+                    pieces,
+                    self.feed,
+                    self.draw,
+                    stop=lambda: session.stop_requested,
+                    ends=time.perf_counter() + limits.current().generate_seconds,
+                    seconds_per_piece=1 / TEACHING_TOKENS_PER_SECOND if pace else 0.0,
+                    every_piece=pace,
+                )
+            )
+        finally:
+            pieces.close()
+            generation_slots.release()
+            session.stop_requested = False
+
+    def feed(self, piece) -> None:
+        """Parse one streamed piece (its text; its token ids are counted)."""
+        self.tokens += len(piece.ids)
+        self.live.feed(piece.text)
+
+    def draw(self) -> dict:
+        """An update outlining the text and events added since the one before."""
+        session, live = self.session, self.live
+        session.view = view = self.view(live.feeds - self.shown_feeds)
+        self.shown_feeds = live.feeds
+        session.display.log_page = 10**9  # follow the newest events
+        shown = render(view, session, note=self.model_note, progress=f"{self.tokens} tokens")
+        return {**shown, **self.chosen, "model_note": self.model_note}
+
+    def finished(self, end: PacedEnd, prefix: str, template_text: str, tools_text: str) -> dict:
+        """Finalize the parse (also after Stop) and give the last update: the panels, the prompt
+        as prefix, the generation, and a replay of it set to step through the model's tokens."""
+        live, session = self.live, self.session
+        live.finalize()
+        note = self.model_note
+        if end.stopped:
+            seconds = limits.current().generate_seconds
+            why = (
+                f" (the time budget PLAYGROUND_LIMITS generate_seconds, {seconds:g} s)"
+                if end.out_of_time
+                else ""
+            )
+            note = f"■ Stopped after {self.tokens} tokens{why}; the text so far is parsed as if generation had ended. {note}"
+        session.view = session.last_good = view = self.view()
+        session.replay = None
+        generated = live.generation
+        cuts = [offset - live.tail_length for offset in live.chunk_ends[:-1]]
+        session.generated = (generated, cuts)
+        template_text = self.chosen.get("template_text", template_text)
+        return {
+            **render(view, session, note=note),
+            **self.chosen,
+            "prefix": prefix,
+            "generation": generated,
+            "model_note": note,
+            "chunking": "tokens",  # a replay of this text steps through the model's own tokens
+            **stale_derived(session, template_text, prefix, generated, tools_text),
+        }

@@ -18,13 +18,15 @@ import json
 import logging
 from typing import Any
 
+from engine.authoring.trace import TraceSpan
+
 from .panels.event_log import LogQuery, event_log, log_fields
 from .panels.explain import explain
 from .panels.match_list import match_list_html
 from .panels.message_view import chat_messages, message_json, message_language, openai_stream
 from .panels.region_map import MapOptions, region_map
 from .panels.status import error_html, figures, status_html
-from .parse.parse_view import MapSpan, ParseView
+from .parse.parse_view import ParseView
 
 log = logging.getLogger("playground")
 
@@ -140,7 +142,8 @@ def render(
 def failed(message: str, session, generation: str = "") -> dict:
     """The parse panels for input that never reached the parser: the message, the
     generation shown unparsed in the region map, the rest cleared."""
-    spans = [MapSpan(0, len(generation), "unparsed")] if generation else []
+    length = len(generation)
+    spans = [TraceSpan(0, length, "generation", 0, length, "unparsed")] if generation else []
     outputs = render(ParseView(stream=generation, spans=spans, finished=True), session)
     outputs["status"] = error_html(message)
     return outputs

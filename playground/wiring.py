@@ -82,9 +82,7 @@ class Page:
         `heavy`: each run counts against its session's `session_jobs` (PLAYGROUND_LIMITS); past
         it the status says so and nothing else changes."""
         components = self.components
-        signature = inspect.signature(handler)
-        wants_event = EVENT in signature.parameters
-
+        wants_event = EVENT in inspect.signature(handler).parameters
         names = getattr(handler, "outputs", ())
         # Gradio reads an empty dict as one value, not as "nothing changes"; and a handler with
         # one output gets its value as it is, so a tuple of one skip would be that value.
@@ -98,30 +96,6 @@ class Page:
                 for name, value in result.items()
             }
 
-        def arguments(args, kwargs) -> dict:
-            named = run.__signature__.bind(*args, **kwargs).arguments
-            request = named.pop(REQUEST, None)
-            if "session" in named and request is not None and request.session_hash:
-                OPEN_SESSIONS.seen(
-                    request.session_hash, named["session"], limits.current().sessions
-                )
-                named[_SESSION_ID] = request.session_hash
-            if wants_event:
-                named[EVENT] = dict(getattr(named.pop("evt", None), "_data", None) or {})
-            return named
-
-        def charged(named: dict) -> None:
-            """The request is over: count what its session keeps (`OpenSessions.charge`)."""
-            session_id = named.pop(_SESSION_ID, None)
-            if session_id is not None:
-                caps = limits.current()
-                OPEN_SESSIONS.charge(
-                    session_id,
-                    named["session"],
-                    caps.session_mb * 1_000_000,
-                    caps.sessions_mb * 1_000_000,
-                )
-
         def unreadable(named: dict) -> dict | None:
             """The refusal of text that is not valid Unicode (a lone surrogate), or None."""
             for name, value in named.items():
@@ -132,63 +106,40 @@ class Page:
                         return {"status": error_html(str(error))} if "status" in names else {}
             return None
 
-        def job(named: dict):
-            session = named.get("session") if heavy else None
-            return (
-                heavy_job(session, limits.current().session_jobs)
-                if session is not None
-                else nullcontext()
-            )
-
         if inspect.isgeneratorfunction(handler):
 
             def run(*args, **kwargs):
-                named = arguments(args, kwargs)
+                named = _arguments(run.__signature__, args, kwargs, wants_event)
                 session_id = named.pop(_SESSION_ID, None)
                 if (refusal := unreadable(named)) is not None:
                     yield to_components(refusal)
                     return
                 try:
-                    with job(named) as refused:
+                    with _job(named, heavy) as refused:
                         if refused:
                             yield to_components({"status": error_html(refused)})
                             return
                         for result in handler(**named):
                             yield to_components(result)
                 finally:
-                    charged({**named, _SESSION_ID: session_id})
+                    _charged(named, session_id)
 
         else:
 
             def run(*args, **kwargs):
-                named = arguments(args, kwargs)
+                named = _arguments(run.__signature__, args, kwargs, wants_event)
                 session_id = named.pop(_SESSION_ID, None)
                 if (refusal := unreadable(named)) is not None:
                     return to_components(refusal)
                 try:
-                    with job(named) as refused:
+                    with _job(named, heavy) as refused:
                         return to_components(
                             {"status": error_html(refused)} if refused else handler(**named)
                         )
                 finally:
-                    charged({**named, _SESSION_ID: session_id})
+                    _charged(named, session_id)
 
-        parameters = [p for name, p in signature.parameters.items() if name != EVENT]
-        if wants_event:  # Gradio fills a positional parameter annotated gr.EventData
-            parameters.append(
-                inspect.Parameter(
-                    "evt", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.EventData
-                )
-            )
-        parameters.append(
-            inspect.Parameter(
-                REQUEST,
-                inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                default=None,
-                annotation=gr.Request,
-            )
-        )
-        run.__signature__ = signature.replace(parameters=parameters)
+        run.__signature__ = _gradio_signature(handler, wants_event)
         run.__annotations__ = (
             {"evt": gr.EventData, REQUEST: gr.Request} if wants_event else {REQUEST: gr.Request}
         )
@@ -221,22 +172,68 @@ class Page:
 OPEN_SESSIONS = OpenSessions()
 
 
-def session_closed(request: gr.Request) -> None:
-    """The page was closed (`demo.unload`): free its session now, Gradio's copy of the page's
-    values, and the files its client uploaded (`uploads.remove_uploads`).
+def _arguments(signature: inspect.Signature, args, kwargs, wants_event: bool) -> dict:
+    """A bound handler's call as the handler's keyword arguments: the session noted as its Gradio
+    session's (and its id kept under `_SESSION_ID` for `_charged`), the event data as a dict."""
+    named = signature.bind(*args, **kwargs).arguments
+    request = named.pop(REQUEST, None)
+    if "session" in named and request is not None and request.session_hash:
+        OPEN_SESSIONS.seen(request.session_hash, named["session"], limits.current().sessions)
+        named[_SESSION_ID] = request.session_hash
+    if wants_event:
+        named[EVENT] = dict(getattr(named.pop("evt", None), "_data", None) or {})
+    return named
 
-    Gradio would keep all three for an hour (the uploads ten minutes) in case the page
-    reconnects; on a shared host that memory and disk are better given back (a page that
-    reconnects starts from a fresh session).
+
+def _job(named: dict, heavy: bool):
+    """A heavy job's slot in its session (`heavy_job`), or nothing for other work."""
+    session = named.get("session") if heavy else None
+    return (
+        heavy_job(session, limits.current().session_jobs) if session is not None else nullcontext()
+    )
+
+
+def _charged(named: dict, session_id: str | None) -> None:
+    """The request is over: count what its session keeps (`OpenSessions.charge`)."""
+    if session_id is not None:
+        caps = limits.current()
+        OPEN_SESSIONS.charge(
+            session_id, named["session"], caps.session_mb * 1_000_000, caps.sessions_mb * 1_000_000
+        )
+
+
+def _gradio_signature(handler: Callable, wants_event: bool) -> inspect.Signature:
+    """The handler's signature as Gradio must see it: `event` replaced by a positional parameter
+    annotated `gr.EventData` (which Gradio fills), and the request (`REQUEST`) added."""
+    signature = inspect.signature(handler)
+    parameters = [p for name, p in signature.parameters.items() if name != EVENT]
+    if wants_event:
+        parameters.append(
+            inspect.Parameter(
+                "evt", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.EventData
+            )
+        )
+    parameters.append(
+        inspect.Parameter(
+            REQUEST, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=gr.Request
+        )
+    )
+    return signature.replace(parameters=parameters)
+
+
+def session_closed(request: gr.Request) -> None:
+    """The page was closed (`demo.unload`): release its session now (`OpenSessions.closed`), and
+    delete the files its client uploaded (`uploads.remove_uploads`).
+
+    Our registry of open sessions is keyed by the public session hash, so this needs nothing of
+    Gradio's own session store: Gradio keeps the page's last input values (and the released,
+    now small `Session`) until its own least-recently-used cap, `state_session_capacity` (set
+    to PLAYGROUND_LIMITS `sessions`), drops them.
     """
     if request is None or not request.session_hash:
         return
     OPEN_SESSIONS.closed(request.session_hash)
     remove_uploads(client_address(request))
-    holder = getattr(getattr(request.request, "app", None), "state_holder", None)
-    if holder is not None:
-        with holder.lock:
-            holder.session_data.pop(request.session_hash, None)
 
 
 def query_params(request: gr.Request) -> dict:

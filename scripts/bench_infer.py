@@ -1,52 +1,236 @@
-"""Time template inference on every chat template: the real ones beside the checkout and the small ones in tests.
+"""Template inference per chat template: produced, matrix, real outputs parsed, and the time.
 
-    python scripts/bench_infer.py [--shared DIR] [--isolated] [--repeats N]
+    python scripts/bench_infer.py [--shared DIR] [--only NAME] [--failures] [--isolated]
 
-For each chat template it prints the wall time of `engine.infer_template` (the best of
-`--repeats` runs; the first run of the process also pays for importing transformers, so
-it is timed apart), how many candidates were checked, and the matrix: passed / failed /
-not renderable. `--isolated` times `infer_template_isolated` instead (a child process with
-a time and memory cap, as the command line runs it), start-up included. The target is at
-most 10 s a chat template on a 2-core machine.
+For every chat template it infers a response template from the chat template and its
+bos/eos tokens alone, and prints whether a template was produced, whether it passes its
+conformance matrix, and the seconds it took (the first inference of the process also pays for
+importing transformers, and is timed apart). For the chat templates that have real outputs
+(`chat_templates_more/` with `cases/real_outputs.jsonl`), it parses every output with the
+inferred template in one shot, in random chunks and one character at a time, and counts the
+outputs all three give the expected message for: once inferred without examples, once with
+the first 2 outputs of that chat template given as examples (`infer_template(examples=...)`,
+prompt, output and tools only). Outputs marked `doubt` are counted apart. Then the totals
+against the targets, and with `--failures` every output that still fails, with why.
 
-The real chat templates are read from ../shared/chat_templates (or `--shared DIR`, the
-folder holding chat_templates/manifest.json); without them only the small ones run.
+The chat templates are read from ../shared (or `--shared DIR`): `chat_templates/`,
+`chat_templates_more/` and `cases/real_outputs.jsonl`, each skipped when absent; the small
+ones in tests/support/chat_templates always run. `--isolated` times
+`infer_template_isolated` (a child process with a time and memory cap, as the command line
+runs it) instead. `--streaming` also times streaming a long reasoning that quotes a tool call
+(the reasoning close that waits for its closer) at three lengths.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine.chat_templates.infer import infer_template, infer_template_isolated  # noqa: E402
+from tests.support.real_outputs import (  # noqa: E402
+    as_examples,
+    cases_by_chat_template,
+    load_cases,
+    manifest,
+    score_case,
+)
 
 TARGET_SECONDS = 10.0
+# Targets on chat_templates_more, inferred from the chat template and its bos/eos alone.
+TARGET_MATRICES, TARGET_PARSED, TARGET_PARSED_WITH_EXAMPLES = 28, 200, 215
+EXAMPLES = 2
 
 
-def chat_templates(shared: Path) -> list[tuple[str, str, str, str]]:
-    """(name, text, bos_token, eos_token) of every chat template to time."""
+@dataclass
+class Row:
+    """One chat template's results."""
+
+    group: str
+    name: str
+    produced: bool = False
+    passed: bool = False
+    complete: bool = False
+    seconds: float = 0.0
+    error: str = ""
+    # per run ("without", "with"): (headline passed, headline, doubt passed, doubt)
+    scores: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
+    failures: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+
+
+def chat_templates(shared: Path) -> list[tuple[str, str, str, str, str]]:
+    """(group, file name, text, bos_token, eos_token) of every chat template to run."""
     found = []
-    manifest = shared / "chat_templates" / "manifest.json"
-    if manifest.is_file():
-        for entry in json.loads(manifest.read_text(encoding="utf-8")):
-            text = (shared / "chat_templates" / entry["file"]).read_text(encoding="utf-8")
-            found.append((entry["file"], text, entry["bos_token"], entry["eos_token"]))
-    else:
-        print(
-            f"note: no real chat templates at {manifest.parent}; timing the small ones in tests/support/chat_templates only"
-        )
+    for group in ("chat_templates", "chat_templates_more"):
+        folder = shared / group
+        entries = manifest(folder)
+        if not entries:
+            print(f"note: no chat templates at {folder}: skipped")
+        for entry in entries:
+            text = (folder / entry["file"]).read_text(encoding="utf-8")
+            found.append(
+                (
+                    group,
+                    entry["file"],
+                    text,
+                    entry.get("bos_token") or "",
+                    entry.get("eos_token") or "",
+                )
+            )
     for path in sorted((ROOT / "tests" / "support" / "chat_templates").glob("*.jinja")):
-        found.append((f"tests/{path.name}", path.read_text(encoding="utf-8"), "", ""))
+        found.append(("tests", path.name, path.read_text(encoding="utf-8"), "", ""))
     return found
 
 
-def main() -> int:
+def _score(row: Row, run: str, template: dict | None, cases: list[dict], seed: int) -> None:
+    rng = random.Random(seed)
+    counts = [0, 0, 0, 0]
+    failures = row.failures.setdefault(run, [])
+    for case in cases:
+        why = score_case(template, case, rng)
+        headline = not case.get("doubt")
+        counts[0 if headline else 2] += not why
+        counts[1 if headline else 3] += 1
+        if why:
+            failures.append((case["id"] + ("" if headline else " (doubt)"), why[0]))
+    row.scores[run] = tuple(counts)
+
+
+def run_one(
+    group: str, name: str, text: str, bos: str, eos: str, cases: list[dict], options
+) -> Row:
+    infer = infer_template_isolated if options.isolated else infer_template
+    row = Row(group, name)
+    started = time.perf_counter()
+    try:
+        result = infer(text, bos_token=bos, eos_token=eos)
+        row.produced, row.passed, row.complete = True, result.passed, result.complete
+        template = result.template
+    except ValueError as error:
+        row.error, template = str(error), None
+    row.seconds = time.perf_counter() - started
+    if not cases:
+        return row
+    _score(row, "without", template, cases, options.seed)
+    examples = as_examples(cases[:EXAMPLES])
+    try:
+        with_examples = infer_template(
+            text, bos_token=bos, eos_token=eos, examples=examples
+        ).template
+    except ValueError:
+        with_examples = None
+    _score(row, "with", with_examples, cases, options.seed)
+    return row
+
+
+def _cell(scores: tuple[int, int, int, int] | None) -> str:
+    if scores is None:
+        return "-"
+    passed, total, doubt_passed, doubt = scores
+    return f"{passed}/{total}" + (f" +{doubt_passed}/{doubt}?" if doubt else "")
+
+
+def print_table(rows: list[Row]) -> None:
+    print(
+        f"{'chat template':52} {'produced':>8} {'matrix':>7} {'no examples':>13} {f'{EXAMPLES} examples':>13} {'seconds':>8}"
+    )
+    for row in rows:
+        produced = ("yes" if row.complete else "partial") if row.produced else "NO"
+        print(
+            f"{row.group + '/' + row.name:52.52} {produced:>8} {'pass' if row.passed else 'FAIL':>7} "
+            f"{_cell(row.scores.get('without')):>13} {_cell(row.scores.get('with')):>13} {row.seconds:8.2f}"
+            + (f"  [{row.error[:70]}]" if row.error else "")
+        )
+
+
+def print_totals(rows: list[Row]) -> None:
+    for group in dict.fromkeys(row.group for row in rows):
+        mine = [row for row in rows if row.group == group]
+        line = (
+            f"{group}: {sum(r.produced for r in mine)}/{len(mine)} produced, "
+            f"{sum(r.passed for r in mine)}/{len(mine)} pass their matrix"
+        )
+        for run, label in (("without", "without examples"), ("with", f"with {EXAMPLES} examples")):
+            scored = [r.scores[run] for r in mine if run in r.scores]
+            if scored:
+                line += (
+                    f"; real outputs {label}: {sum(s[0] for s in scored)}/{sum(s[1] for s in scored)}"
+                    f" (doubt {sum(s[2] for s in scored)}/{sum(s[3] for s in scored)})"
+                )
+        print(line)
+    more = [row for row in rows if row.group == "chat_templates_more"]
+    if more:
+        targets = [
+            ("matrices passed", sum(r.passed for r in more), TARGET_MATRICES),
+            (
+                "outputs parsed, no examples",
+                sum(r.scores.get("without", (0,))[0] for r in more),
+                TARGET_PARSED,
+            ),
+            (
+                f"outputs parsed, {EXAMPLES} examples",
+                sum(r.scores.get("with", (0,))[0] for r in more),
+                TARGET_PARSED_WITH_EXAMPLES,
+            ),
+        ]
+        for label, got, target in targets:
+            print(
+                f"[{'PASS' if got >= target else 'FAIL'}] chat_templates_more {label}: {got} (target >= {target})"
+            )
+    slowest = max(rows, key=lambda r: r.seconds)
+    print(
+        f"[{'PASS' if slowest.seconds <= TARGET_SECONDS else 'FAIL'}] slowest inference: "
+        f"{slowest.name} {slowest.seconds:.2f} s (target <= {TARGET_SECONDS:g} s)"
+    )
+
+
+def streaming_cost() -> None:
+    """Seconds to stream reasoning that quotes a call and closes much later, 8 characters a chunk:
+    the reasoning close waits for its closer from the quoted call on."""
+    from engine import ResponseParser
+
+    template = {
+        "start_anchor": "<|a|>",
+        "fields": {
+            "reasoning_content": {
+                "open": "<r>",
+                "close_pattern": "</r>|(?=(?:<call>\\s*\\{)(?!.*?</r>))",
+            },
+            "tool_calls": {
+                "open_pattern": "<call>(?=\\s*\\{)",
+                "close_pattern": "(?<=\\})\\s*</call>",
+                "repeats": True,
+                "content": "json",
+                "transform": {"type": "function", "function": "{content}"},
+            },
+            "content": {"close": "<|end|>"},
+        },
+    }
+    print("\nstreaming reasoning that quotes a call, 8 characters a chunk:")
+    for size in (10_000, 40_000, 160_000):
+        text = (
+            '<r>thinking <call>{"name": "f", "arguments": {}}</call> '
+            + "x " * (size // 2)
+            + "</r>answer<|end|>"
+        )
+        parser = ResponseParser(template, prefix="<|a|>")
+        started = time.perf_counter()
+        for at in range(0, len(text), 8):
+            parser.feed(text[at : at + 8])
+        parser.finalize()
+        print(
+            f"  {size:>7,} characters after the quoted call: {time.perf_counter() - started:6.2f} s"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python scripts/bench_infer.py", description=__doc__.split("\n\n")[0]
     )
@@ -54,7 +238,16 @@ def main() -> int:
         "--shared",
         type=Path,
         default=ROOT.parent / "shared",
-        help="the folder holding chat_templates/",
+        help="the folder holding chat_templates/, chat_templates_more/ and cases/",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        help="a chat template's file name or stem (repeatable)",
+    )
+    parser.add_argument(
+        "--failures", action="store_true", help="print every real output that fails, with why"
     )
     parser.add_argument(
         "--isolated",
@@ -62,42 +255,44 @@ def main() -> int:
         help="time inference in a child process, as the CLI runs it",
     )
     parser.add_argument(
-        "--repeats",
-        type=int,
-        default=3,
-        help="runs per chat template; the best is shown (default 3)",
+        "--seed", type=int, default=36, help="seed of the random chunkings (default 36)"
     )
-    options = parser.parse_args()
-    infer = infer_template_isolated if options.isolated else infer_template
+    parser.add_argument(
+        "--json", type=Path, help="also write every row, failures included, to this file"
+    )
+    parser.add_argument(
+        "--streaming",
+        action="store_true",
+        help="also time the reasoning close that waits for its closer",
+    )
+    options = parser.parse_args(argv)
+    by_file = cases_by_chat_template(load_cases(options.shared / "cases" / "real_outputs.jsonl"))
     templates = chat_templates(options.shared)
+    if options.only:
+        templates = [
+            t for t in templates if t[1] in options.only or Path(t[1]).stem in options.only
+        ]
     started = time.perf_counter()
-    infer(templates[0][1], bos_token=templates[0][2], eos_token=templates[0][3])
+    infer_template(templates[0][2], bos_token=templates[0][3], eos_token=templates[0][4])
     print(f"first run (imports transformers): {time.perf_counter() - started:.2f} s\n")
-    print(
-        f"{'chat template':34} {'best':>7} {'worst':>7} {'candidates':>10}  matrix (passed/failed/not renderable)"
-    )
-    slowest = 0.0
-    failing = []
-    for name, text, bos, eos in templates:
-        times = []
-        for _ in range(max(1, options.repeats)):
-            started = time.perf_counter()
-            result = infer(text, bos_token=bos, eos_token=eos)
-            times.append(time.perf_counter() - started)
-        counts = result.report.counts()
-        slowest = max(slowest, min(times))
-        if not result.passed:
-            failing.append(name)
-        print(
-            f"{name:34} {min(times):6.2f}s {max(times):6.2f}s {len(result.candidates):>10}  "
-            f"{counts['passed']}/{counts['failed']}/{counts['not_renderable']}{'' if result.passed else '  FAILS'}"
+    rows = []
+    for group, name, text, bos, eos in templates:
+        cases = by_file.get(name, []) if group == "chat_templates_more" else []
+        rows.append(run_one(group, name, text, bos, eos, cases, options))
+    print_table(rows)
+    print()
+    print_totals(rows)
+    if options.failures:
+        for row in rows:
+            for run, failures in row.failures.items():
+                for case, why in failures:
+                    print(f"  {row.name} ({run} examples) {case}: {why[:300]}")
+    if options.json:
+        options.json.write_text(
+            json.dumps([row.__dict__ for row in rows], indent=1, ensure_ascii=False)
         )
-    verdict = "PASS" if slowest <= TARGET_SECONDS else "FAIL"
-    print(
-        f"\n[{verdict}] slowest chat template: {slowest:.2f} s (target <= {TARGET_SECONDS:g} s); "
-        f"{len(templates) - len(failing)} of {len(templates)} pass their matrix"
-        + (f" (failing: {', '.join(failing)})" if failing else "")
-    )
+    if options.streaming:
+        streaming_cost()
     return 0
 
 

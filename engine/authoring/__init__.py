@@ -1,7 +1,10 @@
 """What a template author runs on a parse: built on the parser core, never needed to parse.
 
-- `trace`: where every character of a parse went (spans with stream and source offsets,
-  events tied to them, snapshots while streaming), and the warnings read from it.
+- `trace`: where every character of a parse went: the `Tracer`, read at any moment while a
+  parse is fed (spans with stream and source offsets, events tied to them, failures), and
+  the warnings and diagnoses it works out once when the parse ends; `trace`, a whole parse.
+- `faults`: the warnings a finished parse shows (a close with no open, a swallowed tool-call
+  open, discarded text, a close inside a JSON string).
 - `diagnosis`: the cause of a parse in the author's terms (the start anchor, near misses of
   delimiters, regions that never closed).
 - `pattern_explain`: a delimiter pattern explained piece by piece.

@@ -2,9 +2,9 @@
 
 A parse error is usually a symptom: a JSON error in a tool call whose close
 delimiter is misspelt, or in the system prompt because the start anchor never
-matched. `diagnose` reads a finished parse (the spans of `engine.trace`, or of
-the playground's view) and says what caused it, naming the template key and
-what to change:
+matched. `diagnose` reads a finished parse (the spans of a tracer,
+`engine.authoring.trace.Tracer`, which works the diagnoses out once when the
+parse ends) and says what caused it, naming the template key and what to change:
 
 - ``anchor-not-in-prefix``: the start anchor does not occur in the prefix, so the
   whole prefix was parsed as part of the message. Reported first: what follows
@@ -106,10 +106,11 @@ class NearMiss:
 
 
 class _Stretch:
-    """Span-like input: anything with start, end (stream offsets), kind, field and region."""
+    """What `diagnose` reads of a span (`engine.authoring.trace.TraceSpan`): its stream offsets,
+    kind, field and region."""
 
-    start: int
-    end: int
+    stream_start: int
+    stream_end: int
     kind: str
     field: str | None
     region: int | None
@@ -285,9 +286,9 @@ def _texts(delimiter: Delimiter | None) -> set[str]:
 def _fired_texts(spans: Sequence[_Stretch], stream: str) -> set[str]:
     """The texts delimiters matched in this parse (a near miss is never one of them)."""
     return {
-        stream[s.start : s.end].strip()
+        stream[s.stream_start : s.stream_end].strip()
         for s in spans
-        if s.kind in ("open", "close") and s.end > s.start
+        if s.kind in ("open", "close") and s.stream_end > s.stream_start
     }
 
 
@@ -323,18 +324,18 @@ def _regions(spans: Iterable[_Stretch]) -> list[_Region]:
         if span.kind == "body":
             key = (span.field, span.region)
             if key in found:
-                found[key].end = span.end
+                found[key].end = span.stream_end
             else:
-                found[key] = _Region(span.field, span.region, span.start, span.end)
+                found[key] = _Region(span.field, span.region, span.stream_start, span.stream_end)
                 order.append(found[key])
             last_discarded = None
         elif span.kind == "close" and (span.field, span.region) in found:
             found[(span.field, span.region)].closed = True
         elif span.kind == "discarded":
-            if last_discarded is not None and last_discarded.end == span.start:
-                last_discarded.end = span.end
+            if last_discarded is not None and last_discarded.end == span.stream_start:
+                last_discarded.end = span.stream_end
             else:
-                last_discarded = _Region(None, None, span.start, span.end)
+                last_discarded = _Region(None, None, span.stream_start, span.stream_end)
                 order.append(last_discarded)
     return order
 
@@ -390,9 +391,8 @@ def diagnose(
         prefix: the whole prefix; cut: where the start anchor cut it (0 when it did not).
         anchor_found: whether the anchor matched in the prefix.
         stream: the prefix tail followed by the generation; tail_length: the tail's length.
-        spans: the parse's stretches in stream offsets, in order, tiling `stream` (objects with
-            ``start``, ``end``, ``kind``, ``field``, ``region``: `engine.trace`'s spans use
-            ``stream_start``/``stream_end``, so `trace` passes adapted ones).
+        spans: the parse's `TraceSpan`s, in order, tiling `stream` (what is read of them:
+            ``stream_start``, ``stream_end``, ``kind``, ``field``, ``region``).
         timeout: seconds one regex call may take (a call over it finds nothing).
         deadline: a `time.perf_counter()` value all of it must end by (`time_budget`), or None:
             past it every regex call finds nothing, so what is found by then is returned.

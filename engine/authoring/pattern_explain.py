@@ -8,7 +8,9 @@ there is), a group and what it captures, a lookbehind or lookahead (which
 takes no text), the alternatives and the order they are tried in.
 
 `pieces_taken(source, text, start)` says, for a match at `start`, which
-characters each top-level piece of the matched alternative took; and
+characters each top-level piece of the matched alternative took;
+`top_level_alternatives(source)` and `matching_alternative(source, text)` name
+the alternatives and the one a matched text is; and
 `literal_runs(source)` gives the fixed texts a pattern's matches hold, with
 the pattern text around them (what a near miss of the pattern is measured
 against, `engine.authoring.diagnosis`).
@@ -572,6 +574,29 @@ def explain_pattern(source: str) -> PatternExplanation:
                 f"alternative {number} of {len(alternatives)}, tried in this order at each position"
             )
     return PatternExplanation(source, alternatives, error, position)
+
+
+def top_level_alternatives(source: str) -> list[str]:
+    """The alternatives of a pattern at its top level, as written (``a(b|c)|d`` -> ``["a(b|c)",
+    "d"]``; ``|`` inside a group, a character class or after a backslash does not count)."""
+    return [alternative.text for alternative in explain_pattern(source).alternatives]
+
+
+def matching_alternative(
+    source: str, matched: str, *, flags: int = regex.DOTALL, timeout: float = 0.05
+) -> tuple[int, str] | None:
+    """Which top-level alternative of `source` matches the whole of `matched` (the first that
+    does, as the regex tries them): ``(its number from 1, its source)``, or None when none does
+    (or the pattern does not compile, or a try runs past `timeout` seconds)."""
+    for number, alternative in enumerate(top_level_alternatives(source), 1):
+        try:
+            pattern_size(alternative)
+            compiled = regex.compile(alternative, flags, cache_pattern=False)
+            if compiled.fullmatch(matched, timeout=regex_timeout(timeout)):
+                return number, alternative
+        except (regex.error, TimeoutError, PatternBoundError):
+            continue
+    return None
 
 
 @dataclass(frozen=True)

@@ -299,16 +299,7 @@ def check_stream(
     if max_chars is not None:  # one-shot, one-char and the seeds first; splits share what is left
         max_splits = min(max_splits, max(0, max_chars // n - 2 - len(seeds)))
     chunkings, stride, notes = _chunkings(generation, seeds, every_split, max_splits)
-    runs, mismatch, complete = 1, None, not baseline.stopped
-    for name, chunks in chunkings if complete else ():
-        run = run_chunks(loaded, prefix, chunks, chunking=name, deadline=deadline, **options)
-        if run.stopped:
-            complete = False
-            break
-        runs += 1
-        if not run.same_as(baseline):
-            mismatch = run
-            break
+    runs, mismatch, complete = _compare(baseline, chunkings, loaded, prefix, deadline, options)
     leaks: list[TruncationLeak] = []
     chunkings_done = complete
     if not truncation_step:
@@ -324,12 +315,7 @@ def check_stream(
                 f"truncation check: {skipped} cuts not tested (the work cap of {max_chars:,} characters)"
             )
     if not complete:
-        what = (
-            "the truncation check was cut short"
-            if chunkings_done
-            else f"{runs - 1} chunkings compared, the rest not run"
-        )
-        notes.append(f"stopped after the {max_seconds:g} s budget: {what}")
+        notes.append(_budget_note(max_seconds, runs, chunkings_done))
     return StreamCheckReport(
         ok=mismatch is None,
         runs=runs,
@@ -342,6 +328,38 @@ def check_stream(
         seconds=time.perf_counter() - started,
         complete=complete,
     )
+
+
+def _budget_note(max_seconds: float, runs: int, chunkings_done: bool) -> str:
+    """The note of a check stopped by its time budget: what was left out."""
+    what = (
+        "the truncation check was cut short"
+        if chunkings_done
+        else f"{runs - 1} chunkings compared, the rest not run"
+    )
+    return f"stopped after the {max_seconds:g} s budget: {what}"
+
+
+def _compare(
+    baseline: StreamRun,
+    chunkings: Iterator[tuple[str, list[str]]],
+    template: ResponseTemplate,
+    prefix: str,
+    deadline: float | None,
+    options: dict,
+) -> tuple[int, StreamRun | None, bool]:
+    """Run each chunking until one differs from `baseline` or the time runs out:
+    ``(runs done, baseline included; the first run that differs, or None; whether every run
+    that was started finished)``."""
+    runs, complete = 1, not baseline.stopped
+    for name, chunks in chunkings if complete else ():
+        run = run_chunks(template, prefix, chunks, chunking=name, deadline=deadline, **options)
+        if run.stopped:
+            return runs, None, False
+        runs += 1
+        if not run.same_as(baseline):
+            return runs, run, True
+    return runs, None, complete
 
 
 def _literal_delimiters(template: ResponseTemplate) -> list[tuple[str, str]]:

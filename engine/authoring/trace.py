@@ -1,40 +1,69 @@
 """Tracing: where every character of a parse went, for template authors.
 
-`trace()` runs the parser with positions and span recording on, then turns
-its stream offsets (the prefix after the start anchor, followed by the
-generation) into offsets in the text the author actually has: the prefix or
-the generation. The result tiles that text with no gaps and no overlaps, so a
-view can colour every character, and it keeps going when the parse fails: the
-text the parser never reached becomes one ``"unparsed"`` span.
+`Tracer` follows one parse as it is fed: a whole generation, or chunk by chunk
+while a model streams or a replay steps. It runs the parser with positions and
+span records on, merges the records into one `TraceSpan` a stretch (a stream fed
+a character at a time keeps one span per stretch, not one per feed), and can be
+read at any moment: its spans tile the prefix tail and the text received so far
+with no gaps and no overlaps (text not decided yet is ``"held"``), so a view can
+colour every character. It keeps going when the parse fails: the text the
+parser never reached becomes one ``"unparsed"`` span.
 
-It also reads the finished picture for the faults template authors meet most
-(the field reports): a close delimiter with no open (usually a missing
-prefix), a tool-call open swallowed by another region, and a close delimiter
-that fired inside a JSON string; and, as `Trace.diagnoses`, the cause behind
-them in the author's terms (`engine.authoring.diagnosis`: a start anchor not in the
-prefix, a near miss of a delimiter, a region that never closed).
+`trace()` is a `Tracer` fed a whole generation (or given chunks, with a snapshot
+after each), returned as a `Trace`.
+
+Each span carries both offsets: `stream_start`/`stream_end` in the parser's
+stream (the prefix after its start-anchor cut, then the generation) and
+`start`/`end` in the text the author has (`source`: the prefix or the
+generation). A stretch that crosses the prefix/generation boundary is two spans.
+
+When the parse is finished, the tracer reads the picture once for the faults
+template authors meet most (`warnings`, from `engine.authoring.faults`: a close
+delimiter with no open, usually a missing prefix; a tool-call open swallowed by
+another region; a close delimiter that fired inside a JSON string) and for the
+cause behind them in the author's terms (`diagnoses`, from
+`engine.authoring.diagnosis`: a start anchor not in the prefix, a near miss of a
+delimiter, a region that never closed).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from bisect import bisect_left
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
 from dataclasses import field as dataclass_field
-
-import regex
 
 from ..errors import PatternTimeoutError, ResponseParseError
 from ..inputs import prefix_cut, prefix_text
 from ..parser import ResponseParser
-from ..parser import Span as ParserSpan
-from ..template import FieldSpec, ResponseTemplate, load_template
+from ..template import ResponseTemplate, load_template
 from .diagnosis import Diagnosis, diagnose
-from .lint import json_safe_close
-from .time_budget import deadline_in_force, out_of_time, regex_timeout
+from .faults import TraceWarning, find_warnings
+from .time_budget import deadline_in_force
+
+# Received pieces are joined into one string once there are this many (a stream fed a character
+# at a time would otherwise keep a list of a million one-character strings).
+PARTS_JOINED = 4096
+# The parser's span records are merged into spans once there are this many (and whenever the
+# spans are read): merging after every feed would cost each feed a few calls more.
+RECORDS_MERGED = 256
 
 
-@dataclass
+class StreamText:
+    """The text a tracer's spans index (the prefix tail, then the generation received so far).
+
+    Every span of a tracer shares one, so that no span holds a copy of its characters: the
+    text only grows, so a span read after more text arrived still reads its own stretch.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str = ""):
+        self.text = text
+
+
+@dataclass(slots=True)
 class TraceSpan:
     """One stretch of the prefix tail or of the generation, and what became of it.
 
@@ -44,20 +73,23 @@ class TraceSpan:
         stream_start, stream_end: the same stretch in parser stream offsets
             (prefix tail after the anchor, then the generation).
         kind: ``"body"`` (region text), ``"open"`` / ``"close"`` (a delimiter),
-            ``"discarded"`` (no region open, no implicit field), ``"held"`` (streaming
-            snapshots only: maybe part of a delimiter, not decided yet) or
+            ``"discarded"`` (no region open, no implicit field), ``"held"`` (while
+            streaming: maybe part of a delimiter, not decided yet) or
             ``"unparsed"`` (after a parse error: never reached).
         field, region: the field and region index (0-based, in opening order) for bodies
             and delimiters, else None.
-        text: the characters of the stretch.
         side: ``"open"`` / ``"close"`` for delimiters, else None.
-        delimiter: the literal or pattern that matched, as written in the template.
+        delimiter: the literal (literals joined by `` | ``) or pattern that matched, as
+            written in the template.
         delimiter_path: JSON path of that template key (``fields.x.close_pattern``).
         captures: named captures of the match (``{}`` for literals).
         matched_text: the whole delimiter match (also when this span is one part of a
             match split at the prefix/generation boundary).
         error: for the spans of a region that failed to parse (``on_error="keep"``), the
             index of its error in `Trace.errors`; else None.
+        stream: the text the stream offsets index, shared by the spans of one tracer (see
+            `text`); None for a span made by hand (its `text` is then ``""``).
+        text: the characters of the stretch (read from `stream`).
     """
 
     start: int
@@ -68,17 +100,40 @@ class TraceSpan:
     kind: str
     field: str | None = None
     region: int | None = None
-    text: str = ""
     side: str | None = None
     delimiter: str | None = None
     delimiter_path: str | None = None
     captures: dict[str, str] = dataclass_field(default_factory=dict)
     matched_text: str | None = None
     error: int | None = None
+    stream: StreamText | None = dataclass_field(default=None, repr=False, compare=False)
+
+    @property
+    def text(self) -> str:
+        """The characters of the stretch."""
+        if self.stream is None:
+            return ""
+        return self.stream.text[self.stream_start : self.stream_end]
 
     def to_dict(self) -> dict:
-        """A JSON-ready dict of every attribute."""
-        return asdict(self)
+        """A JSON-ready dict of every attribute, the text included (the shared stream is not)."""
+        return {
+            "start": self.start,
+            "end": self.end,
+            "source": self.source,
+            "stream_start": self.stream_start,
+            "stream_end": self.stream_end,
+            "kind": self.kind,
+            "field": self.field,
+            "region": self.region,
+            "text": self.text,
+            "side": self.side,
+            "delimiter": self.delimiter,
+            "delimiter_path": self.delimiter_path,
+            "captures": dict(self.captures),
+            "matched_text": self.matched_text,
+            "error": self.error,
+        }
 
 
 @dataclass
@@ -125,20 +180,24 @@ class AnchorCut:
 
 
 @dataclass
-class TraceError:
-    """A failed parse.
+class ParseFailure:
+    """A region that failed to parse, or the failure that stopped the parse (a record of a
+    `ResponseParseError`, in both offsets).
 
     Attributes:
         type: the exception class name (``ResponseParseError``, ``PatternTimeoutError``).
         message: its message.
         field: the field whose region failed, or None.
-        stream_offset: the region body's stream offset, or None.
+        stream_offset: the region body's stream offset (or where the parse stopped), or None.
         source, offset: the same place as `source` (prefix/generation) and offset in it.
         text: the offending region body (raised) or the region's raw text (kept), or None.
         key: JSON path of the template key whose work failed (``fields.x.content``), or None.
         position_source, position: where parsing failed, to the character (a JSON line and
             column turned into an offset in the prefix or the generation), or None.
         region: index of the failed region (as in `TraceSpan.region`), or None.
+        stream_start, stream_end: the failed region in stream offsets, delimiters included
+            (without a region: `stream_offset` and the end of `text`), or None.
+        stream_position: `position` in stream offsets, or None.
     """
 
     type: str
@@ -152,29 +211,9 @@ class TraceError:
     position_source: str | None = None
     position: int | None = None
     region: int | None = None
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-@dataclass
-class TraceWarning:
-    """A probable template or input fault seen in this parse.
-
-    Attributes:
-        code: a stable name (``close-without-open``, ``tool-call-open-swallowed``,
-            ``close-inside-json-string``, ``text-discarded``).
-        message: what was seen and what it usually means.
-        suggestion: what to change, or ``""``.
-        source, start, end: where (offsets into the prefix or the generation).
-    """
-
-    code: str
-    message: str
-    suggestion: str
-    source: str
-    start: int
-    end: int
+    stream_start: int | None = None
+    stream_end: int | None = None
+    stream_position: int | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -198,7 +237,13 @@ class TraceSnapshot:
     events: list[TraceEvent]
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {
+            "chunk": self.chunk,
+            "chunk_text": self.chunk_text,
+            "offset": self.offset,
+            "spans": [span.to_dict() for span in self.spans],
+            "events": [event.to_dict() for event in self.events],
+        }
 
 
 @dataclass
@@ -216,8 +261,8 @@ class Trace:
         snapshots: one per fed chunk when `chunks` was given, else ``[]``.
         errors: with ``on_error="keep"``, the regions that failed to parse while the parse
             went on (their spans point here with `TraceSpan.error`); else ``[]``.
-        diagnoses: the causes (`engine.authoring.diagnosis.Diagnosis`), the start anchor first; read
-            them before `error` and `warnings`, which are often their symptoms.
+        diagnoses: the causes (`engine.authoring.diagnosis.Diagnosis`), the start anchor
+            first; read them before `error` and `warnings`, which are often their symptoms.
     """
 
     prefix: str
@@ -226,10 +271,10 @@ class Trace:
     spans: list[TraceSpan]
     events: list[TraceEvent]
     message: dict | None
-    error: TraceError | None
+    error: ParseFailure | None
     warnings: list[TraceWarning]
     snapshots: list[TraceSnapshot]
-    errors: list[TraceError] = dataclass_field(default_factory=list)
+    errors: list[ParseFailure] = dataclass_field(default_factory=list)
     diagnoses: list[Diagnosis] = dataclass_field(default_factory=list)
 
     @property
@@ -239,121 +284,516 @@ class Trace:
 
     def to_dict(self) -> dict:
         """A JSON-ready dict (``json.dumps(trace.to_dict())`` works)."""
-        return asdict(self)
+        return {
+            "prefix": self.prefix,
+            "generation": self.generation,
+            "anchor": self.anchor.to_dict(),
+            "spans": [span.to_dict() for span in self.spans],
+            "events": [event.to_dict() for event in self.events],
+            "message": copy.deepcopy(self.message),
+            "error": None if self.error is None else self.error.to_dict(),
+            "warnings": [warning.to_dict() for warning in self.warnings],
+            "snapshots": [snapshot.to_dict() for snapshot in self.snapshots],
+            "errors": [error.to_dict() for error in self.errors],
+            "diagnoses": [diagnosis.to_dict() for diagnosis in self.diagnoses],
+        }
 
 
-class _StreamMap:
-    """Maps stream offsets to (source, offset) and cuts spans at the prefix/generation boundary."""
+class Tracer:
+    """One parse followed as it is fed, readable at any moment.
 
-    def __init__(self, prefix: str, cut: int, generation: str):
-        self.cut = cut
+    Usage::
+
+        tracer = Tracer(template, prompt_text, on_error="keep")
+        for chunk in stream:
+            events = tracer.feed(chunk)
+            draw(tracer.spans())
+        tracer.finalize()
+        tracer.diagnoses, tracer.warnings, tracer.message
+
+    The prefix tail (after the start-anchor cut) is fed first, like a chunk: its events are
+    `initial_events`, and an error in it is caught like any other. A parse error never
+    raises: the failure that stops the parse is `error` (the text after it is kept, never
+    parsed, and shown as ``"unparsed"``); with ``on_error="keep"`` the regions that failed
+    while the parse went on are `failures()` and their spans point to them.
+
+    Args:
+        template: the response template (dict, JSON text or loaded).
+        prefix: REQUIRED, as for `ResponseParser` (``""`` opts out).
+        tools, regex_timeout, deadline, on_error, max_regions, max_value_chars: as for
+            `ResponseParser` (the deadline bounds the warnings and diagnoses `finalize` works
+            out too).
+        keep_events: keep every event (with its stage and chunk) for `events()`; a caller
+            that stores the events `feed` returns itself turns this off.
+
+    Attributes:
+        template: the loaded template; prefix: the prefix as given.
+        anchor: where the start anchor cut the prefix (`AnchorCut`).
+        tail_length: the prefix tail's length (where the generation starts in the stream).
+        received: the characters received so far (the prefix tail and the generation).
+        initial_events: the events of the prefix tail.
+        error: the `ResponseParseError` that stopped the parse, or None.
+        message: the message after `finalize` (None before, or when the parse stopped).
+        finished: whether `finalize` ran.
+        warnings, diagnoses: `TraceWarning`s and `Diagnosis`es, worked out once by `finalize`
+            (``[]`` before).
+
+    Raises:
+        TemplateError: the template is invalid.
+        ValueError: `prefix` is missing or not text; `on_error` is not a mode.
+    """
+
+    def __init__(
+        self,
+        template: dict | str | ResponseTemplate,
+        prefix: str,
+        *,
+        tools: list[dict | Callable] | None = None,
+        regex_timeout: float | None = None,
+        deadline: float | None = None,
+        on_error: str = "raise",
+        keep_events: bool = True,
+        max_regions: int | None = None,
+        max_value_chars: int | None = None,
+    ):
+        self.template = loaded = load_template(template)
+        self.prefix = prefix = prefix_text(prefix)
+        self.on_error = on_error
+        self.error: ResponseParseError | None = None
+        try:
+            anchor_end = prefix_cut(loaded, prefix, regex_timeout)
+        except PatternTimeoutError as caught:
+            anchor_end, self.error = None, caught
+        cut = anchor_end or 0
+        self.anchor = AnchorCut(
+            loaded.start_anchor.source, anchor_end is not None, cut, prefix[:cut]
+        )
         self.tail_length = len(prefix) - cut
-        self.stream = prefix[cut:] + generation
+        self.parser = ResponseParser(
+            loaded,
+            "",
+            tools=tools,
+            regex_timeout=regex_timeout,
+            deadline=deadline,
+            positions=True,
+            record_spans=True,
+            on_error=on_error,
+            max_regions=max_regions,
+            max_value_chars=max_value_chars,
+        )
+        self.message: dict | None = None
+        self.finished = False
+        self.warnings: list[TraceWarning] = []
+        self.diagnoses: list[Diagnosis] = []
+        self._stream = StreamText()
+        self._parts: list[str] = []
+        self._spans: list[TraceSpan] = []  # finished spans (never changed once handed out)
+        self._run: list | None = (
+            None  # the stretch being merged: [start, end, kind, field, region, error]
+        )
+        self._marked = 0  # failures whose spans are marked so far
+        self._log: list[tuple[dict, str, int | None]] | None = [] if keep_events else None
+        self.received = 0
+        self._feeds = 0
+        self._stage = "prefix"  # the prefix tail is fed like a chunk
+        self.initial_events = self.feed(prefix[cut:])
+        self._stage, self._feeds = "feed", 0
 
-    def locate(self, stream_offset: int) -> tuple[str, int]:
-        if stream_offset < self.tail_length:
-            return "prefix", self.cut + stream_offset
-        return "generation", stream_offset - self.tail_length
+    # -- feeding -------------------------------------------------------------
 
-    def pieces(self, start: int, end: int) -> list[tuple[int, int]]:
-        """`[start, end)` as one or two stream ranges, split at the boundary."""
+    @property
+    def deadline(self) -> float | None:
+        """The `time.perf_counter()` value the parse must end by (a server may move it between feeds)."""
+        return self.parser.deadline
+
+    @deadline.setter
+    def deadline(self, value: float | None) -> None:
+        self.parser.deadline = value
+
+    def feed(self, chunk: str) -> list[dict]:
+        """Add the next piece of the generation; return the events it settled (with stream
+        `start`/`end`). After the parse stopped, the text is kept but not parsed.
+
+        Raises:
+            RuntimeError: called after `finalize`.
+        """
+        if self.finished:
+            raise RuntimeError("Tracer.feed() called after finalize(); make a new tracer")
+        index = self._feeds
+        self._feeds = index + 1
+        if not chunk:
+            return []
+        parts = self._parts
+        parts.append(chunk)
+        self.received += len(chunk)
+        if len(parts) >= PARTS_JOINED:
+            self._join()
+        if self.error is not None:
+            return []
+        parser = self.parser
+        try:
+            events = parser.feed(chunk)
+        except ResponseParseError as caught:
+            self.error, events = caught, []
+            self._absorb()
+        if len(parser.spans) >= RECORDS_MERGED:
+            self._absorb()
+        if self._log is not None:
+            stage = self._stage
+            index = None if stage == "prefix" else index
+            self._log.extend((event, stage, index) for event in events)
+        return events
+
+    def finalize(self) -> list[dict]:
+        """End the stream: settle held text, take the message, and work out the warnings and
+        diagnoses once. Returns the final events ([] when called again or after an error)."""
+        if self.finished:
+            return []
+        self.finished = True
+        events: list[dict] = []
+        if self.error is None:
+            try:
+                self.message, events = self.parser.finalize()
+            except ResponseParseError as caught:
+                self.error = caught
+            self._absorb()
+            if self._log is not None:
+                self._log.extend((event, "finalize", None) for event in events)
+        spans = self.spans()
+        with deadline_in_force(self.deadline):  # the reading of the parse within its deadline
+            self.warnings = find_warnings(spans, self.stopped_by(), self.template)
+        self.diagnoses = diagnose(
+            self.template,
+            deadline=self.deadline,
+            prefix=self.prefix,
+            cut=self.anchor.offset,
+            anchor_found=self.anchor.found,
+            stream=self.stream,
+            tail_length=self.tail_length,
+            spans=spans,
+        )
+        return events
+
+    def _join(self) -> str:
+        """The stream received so far as one string (and the spans' shared text)."""
+        parts = self._parts
+        if len(parts) != 1:
+            parts[:] = ["".join(parts)]
+        self._stream.text = parts[0]
+        return parts[0]
+
+    # -- reading -------------------------------------------------------------
+
+    @property
+    def stream(self) -> str:
+        """The prefix tail followed by the generation received so far."""
+        return self._join() if self._parts else ""
+
+    @property
+    def offset(self) -> int:
+        """Stream offset up to which text is decided."""
+        return self.parser.offset
+
+    @property
+    def span_count(self) -> int:
+        """How many spans the tracer keeps (one a stretch, however many feeds it came in)."""
+        self._absorb()
+        return len(self._spans) + (self._run is not None)
+
+    def spans(self) -> list[TraceSpan]:
+        """The spans so far, tiling the prefix tail and the text received: the text not decided
+        yet is ``"held"`` while streaming, the text after a parse error ``"unparsed"``."""
+        self._absorb()
+        stream = self.stream
+        spans = list(self._spans)
+        run = self._run
+        if run is not None:
+            spans.append(self._span(run[0], run[1], run[2], run[3], run[4], None, run[5]))
+        decided = spans[-1].stream_end if spans else 0
+        if decided < len(stream):
+            kind = "unparsed" if self.error is not None else "held"
+            for start, end in self._pieces(decided, len(stream)):
+                spans.append(self._span(start, end, kind, None, None, None, None))
+        return spans
+
+    def failures(self) -> list[ParseFailure]:
+        """The regions that failed while the parse went on (``on_error="keep"``), in order;
+        `TraceSpan.error` indexes this list."""
+        if self.on_error != "keep":
+            return []
+        return [
+            _failure(error, self.anchor, self.tail_length)
+            for error in self.parser.errors
+            if error is not self.error
+        ]
+
+    def stopped_by(self) -> ParseFailure | None:
+        """The failure that stopped the parse (`error`, in both offsets), or None."""
+        return None if self.error is None else _failure(self.error, self.anchor, self.tail_length)
+
+    def events(self, spans: list[TraceSpan] | None = None) -> list[TraceEvent]:
+        """Every event so far as `TraceEvent`s tied to `spans` (default: `spans()`); [] without
+        `keep_events`."""
+        if self._log is None:
+            return []
+        return _tie_events(self._log, self.spans() if spans is None else spans, self.tail_length)
+
+    def snapshot(self, chunk: int, chunk_text: str, positions: bool = True) -> TraceSnapshot:
+        """The picture now, after feeding chunk number `chunk` (`chunk_text`)."""
+        spans = self.spans()
+        events = self.events(spans)
+        if not positions:
+            events = [replace(event, event=_without_positions(event.event)) for event in events]
+        return TraceSnapshot(chunk, chunk_text, self.offset, spans, events)
+
+    def result(self, *, positions: bool = False, snapshots: list | None = None) -> Trace:
+        """The parse as a `Trace` (call after `finalize`); `positions` keeps the events' stream
+        offsets."""
+        spans = self.spans()
+        events = self.events(spans)
+        if not positions:
+            for event in events:
+                event.event = _without_positions(event.event)
+        return Trace(
+            prefix=self.prefix,
+            generation=self.stream[self.tail_length :],
+            anchor=self.anchor,
+            spans=spans,
+            events=events,
+            message=copy.deepcopy(self.message),
+            error=self.stopped_by(),
+            warnings=self.warnings,
+            snapshots=snapshots or [],
+            errors=self.failures(),
+            diagnoses=self.diagnoses,
+        )
+
+    # -- spans ---------------------------------------------------------------
+
+    def _pieces(self, start: int, end: int) -> list[tuple[int, int]]:
+        """`[start, end)` as one or two stream ranges, split at the prefix/generation boundary."""
         boundary = self.tail_length
         if start < boundary < end:
             return [(start, boundary), (boundary, end)]
         return [(start, end)]
 
-    def source_range(self, start: int, end: int) -> tuple[str, int, int]:
-        """A range on one side of the boundary (zero-width at the boundary counts as generation)."""
-        if start < self.tail_length:
-            return "prefix", self.cut + start, self.cut + end
-        return "generation", start - self.tail_length, end - self.tail_length
-
-
-def _convert(
-    stream_map: _StreamMap, raw: Iterable[ParserSpan | tuple], out: list[TraceSpan]
-) -> list[list[int]]:
-    """Append TraceSpans for parser spans to `out`; return, per parser span, the indices it became.
-
-    `raw` items are parser `Span`s or ``(start, end, kind)`` tuples for held/unparsed text.
-    """
-    produced = []
-    for item in raw:
-        if isinstance(item, tuple):
-            start, end, kind = item
-            field_name = region = match = None
+    def _span(self, start, end, kind, field, region, match, error) -> TraceSpan:
+        """A span of one side of the boundary (zero-width at the boundary counts as generation)."""
+        tail = self.tail_length
+        if start < tail:
+            source, offset = "prefix", self.anchor.offset
         else:
-            start, end, kind, field_name, region, match = (
-                item.start,
-                item.end,
-                item.kind,
-                item.field,
-                item.region,
-                item.match,
-            )
-        indices = []
-        for piece_start, piece_end in stream_map.pieces(start, end):
-            source, source_start, source_end = stream_map.source_range(piece_start, piece_end)
-            span = TraceSpan(
-                start=source_start,
-                end=source_end,
-                source=source,
-                stream_start=piece_start,
-                stream_end=piece_end,
-                kind=kind,
-                field=field_name,
-                region=region,
-                text=stream_map.stream[piece_start:piece_end],
-            )
-            if match is not None:
-                span.side = match.delimiter.side
-                span.delimiter = match.delimiter.source
-                span.delimiter_path = match.delimiter.path
-                span.captures = dict(match.captures)
-                span.matched_text = match.text
-            indices.append(len(out))
-            out.append(span)
-        produced.append(indices)
-    return produced
+            source, offset = "generation", -tail
+        span = TraceSpan(
+            start + offset,
+            end + offset,
+            source,
+            start,
+            end,
+            kind,
+            field,
+            region,
+            error=error,
+            stream=self._stream,
+        )
+        if match is not None:
+            delimiter = match.delimiter
+            span.side = delimiter.side
+            span.delimiter = delimiter.source
+            span.delimiter_path = delimiter.path
+            span.captures = dict(match.captures)
+            span.matched_text = match.text
+        return span
+
+    def _absorb(self) -> None:
+        """Merge the parser's new records into spans: consecutive pieces of one stretch (the
+        same kind, field and region, on one side of the boundary) become one span."""
+        recorded = self.parser.spans
+        if recorded:
+            boundary = self.tail_length
+            for start, end, kind, field, region, match in recorded:
+                run = self._run
+                if (  # the common case, inline: one more piece of the stretch being merged
+                    match is None
+                    and run is not None
+                    and run[1] == start != boundary
+                    and run[2] == kind
+                    and run[3] == field
+                    and run[4] == region
+                    and not start < boundary < end
+                ):
+                    run[1] = end
+                elif start < boundary < end:
+                    self._merge(start, boundary, kind, field, region, match)
+                    self._merge(boundary, end, kind, field, region, match)
+                else:
+                    self._merge(start, end, kind, field, region, match)
+            recorded.clear()  # the parser only appends to it
+        if self.on_error == "keep" and len(self.parser.errors) > self._marked:
+            self._mark_failures()
+
+    def _merge(self, start, end, kind, field, region, match) -> None:
+        run = self._run
+        if match is None:
+            if (
+                run is not None
+                and run[1] == start
+                and run[2] == kind
+                and run[3] == field
+                and run[4] == region
+                and start != self.tail_length
+            ):
+                run[1] = end  # one stretch, however many feeds it came in
+                return
+            self._end_run()
+            self._run = [start, end, kind, field, region, None]
+            return
+        self._end_run()
+        self._spans.append(self._span(start, end, kind, field, region, match, None))
+
+    def _end_run(self) -> None:
+        run = self._run
+        if run is not None:
+            self._spans.append(self._span(run[0], run[1], run[2], run[3], run[4], None, run[5]))
+            self._run = None
+
+    def _mark_failures(self) -> None:
+        """Point the spans of each region that failed since the last look to its failure."""
+        errors = self.parser.errors
+        for index in range(self._marked, len(errors)):
+            failed = errors[index]
+            if failed.region is None or failed is self.error:
+                continue
+            key = (failed.field, failed.region)
+            run = self._run
+            if run is not None and (run[3], run[4]) == key:
+                run[5] = index
+            spans = self._spans
+            for position in range(len(spans) - 1, -1, -1):
+                span = spans[position]
+                if span.region is not None and span.region < failed.region:
+                    break  # regions are in order: the failed one's spans are all later
+                if (span.field, span.region) == key:
+                    spans[position] = replace(span, error=index)
+        self._marked = len(errors)
 
 
-def _tie_events(
-    events: list[dict], parser_spans: list[ParserSpan], produced: list[list[int]]
-) -> list[list[int]]:
-    """For each event (with stream positions), the trace span indices it covers."""
-    by_range: dict[tuple, int] = {}
-    for i, span in enumerate(parser_spans):
-        by_range.setdefault((span.kind, span.start, span.end, span.field), i)
-    first_body: dict[tuple, int] = {}
-    ending_at: dict[tuple, int] = {}  # (field, end) -> last body or open span ending there
-    for i, span in enumerate(parser_spans):
-        if span.kind == "body":
-            first_body.setdefault((span.field, span.start), i)
-        if span.kind in ("body", "open"):
-            ending_at[(span.field, span.end)] = i
-    tied = []
-    for event in events:
-        start, end, name = event.get("start"), event.get("end"), event.get("field")
-        kind = event["type"]
-        index = None
-        if kind == "region_chunk":
-            index = by_range.get(("body", start, end, name))
-        elif kind == "region_open":
-            index = by_range.get(("open", start, end, name))
-            if index is None:
-                index = first_body.get((name, start))
-        elif kind == "region_close":
-            index = by_range.get(("close", start, end, name))
-            if index is None and start == end:
-                index = ending_at.get((name, start))
-        tied.append([] if index is None else list(produced[index]))
-    return tied
+def _locate(stream_offset: int | None, anchor: AnchorCut, tail_length: int) -> tuple:
+    """`(source, offset)` of a stream offset (or `(None, None)`)."""
+    if stream_offset is None:
+        return None, None
+    if stream_offset < tail_length:
+        return "prefix", anchor.offset + stream_offset
+    return "generation", stream_offset - tail_length
 
 
-def _strip_positions(event: dict) -> dict:
+def _failure(error: ResponseParseError, anchor: AnchorCut, tail_length: int) -> ParseFailure:
+    """A parser error in both offsets."""
+    source, offset = _locate(error.offset, anchor, tail_length)
+    position_source, position = _locate(error.position, anchor, tail_length)
+    start = error.offset if error.start is None else error.start
+    end = error.end
+    if end is None and error.offset is not None and error.text is not None:
+        end = error.offset + len(error.text)
+    return ParseFailure(
+        type(error).__name__,
+        str(error),
+        error.field,
+        error.offset,
+        source,
+        offset,
+        error.text,
+        key=error.key,
+        position_source=position_source,
+        position=position,
+        region=error.region,
+        stream_start=start,
+        stream_end=end,
+        stream_position=error.position,
+    )
+
+
+def _without_positions(event: dict) -> dict:
     event = dict(event)
     event.pop("start", None)
     event.pop("end", None)
     return event
+
+
+def _tie_events(
+    log: list[tuple[dict, str, int | None]], spans: list[TraceSpan], boundary: int
+) -> list[TraceEvent]:
+    """`TraceEvent`s for logged `(event, stage, chunk)`, each tied to the spans it came from.
+
+    A chunk is tied to the body spans of its field it overlaps; an open or a close to its
+    delimiter's span (two when the delimiter crosses the prefix/generation `boundary`). A
+    zero-width open (the implicit field's, opened by its first text) takes the spans of the
+    chunk after it; a zero-width close (a region that ends where another opens, or at the end)
+    those of its region's last chunk, or its open when the region is empty.
+    """
+    starts = [span.stream_start for span in spans]
+    delimiters: dict[tuple, list[int]] = {}
+    previous: tuple | None = None  # the key of the last delimiter span that ended at the boundary
+    for index, span in enumerate(spans):
+        if span.kind not in ("open", "close"):
+            previous = None
+            continue
+        if previous is not None and span.stream_start == boundary and span.stream_end > boundary:
+            kind, start, _, name = previous
+            if (kind, name) == (span.kind, span.field):  # the second half of a split delimiter
+                whole = (kind, start, span.stream_end, name)
+                delimiters.setdefault(whole, [*delimiters[previous], index])
+        key = (span.kind, span.stream_start, span.stream_end, span.field)
+        delimiters.setdefault(key, [index])
+        previous = key if span.stream_end == boundary and span.stream_start < boundary else None
+
+    def body(field: str | None, start: int, end: int) -> list[int]:
+        found = []
+        index = max(0, bisect_left(starts, start) - 1)
+        while index < len(spans) and spans[index].stream_start < end:
+            span = spans[index]
+            if span.kind == "body" and span.field == field and span.stream_end > start:
+                found.append(index)
+            index += 1
+        return found
+
+    tied: list[list[int]] = []
+    last_chunk: dict[
+        str | None, tuple[int, list[int]]
+    ] = {}  # field -> (end, ties) of its last chunk
+    last_open: dict[tuple, list[int]] = {}  # (field, end) -> the open spans ending there
+    for position, (event, _, _) in enumerate(log):
+        kind, name = event["type"], event.get("field")
+        start, end = event.get("start"), event.get("end")
+        ties: list[int] = []
+        if kind == "region_chunk":
+            ties = body(name, start, end) if start is not None else []
+            last_chunk[name] = (end, ties)
+        elif kind == "region_open":
+            last_chunk.pop(name, None)
+            if ("open", start, end, name) in delimiters:
+                ties = list(delimiters[("open", start, end, name)])
+                last_open[(name, end)] = ties
+            elif start is not None and start == end and position + 1 < len(log):
+                after = log[position + 1][0]
+                if (
+                    after["type"] == "region_chunk"
+                    and after.get("field") == name
+                    and after.get("start") == start
+                ):
+                    ties = body(name, after["start"], after["end"])
+        elif kind == "region_close":
+            if ("close", start, end, name) in delimiters:
+                ties = list(delimiters[("close", start, end, name)])
+            elif start is not None and start == end:
+                chunk_end, chunk_ties = last_chunk.get(name, (None, []))
+                if chunk_end == start:
+                    ties = list(chunk_ties)
+                else:
+                    ties = list(last_open.get((name, start), []))
+            last_chunk.pop(name, None)
+        tied.append(ties)
+    return [TraceEvent(event, ties, stage, chunk) for (event, stage, chunk), ties in zip(log, tied)]
 
 
 def trace(
@@ -382,20 +822,21 @@ def trace(
         regex_timeout: seconds allowed for each regex call of a template pattern.
         deadline: a `time.perf_counter()` value the parse must end by (see `ResponseParser`);
             past it the parse stops with a `ParseDeadlineError` in `Trace.error`.
+        positions: keep `start`/`end` stream offsets in the event dicts (off by default:
+            events are then exactly the reference's dicts).
         max_regions, max_value_chars: the most regions the parse may open, and characters its
             values may hold (see `ResponseParser`); past either the parse stops with a
             `ParseLimitError` in `Trace.error`.
-        positions: keep `start`/`end` stream offsets in the event dicts (off by default:
-            events are then exactly the reference's dicts).
         on_error: ``"raise"`` (default): the first region that fails to parse stops the
             parse. ``"keep"``: failed regions are listed in `Trace.errors`, their spans
             point to their error, and the parse goes on as `ResponseParser` does.
 
     Returns:
-        A `Trace`. Parse failures (`ResponseParseError`, including pattern timeouts) do
-        not raise: one that stops the parse is reported in `Trace.error`, and the text after
-        the last decided offset becomes an ``"unparsed"`` span (after the close delimiter
-        that ended the failing region, when it can be found).
+        A `Trace` (a `Tracer` fed the whole generation). Parse failures
+        (`ResponseParseError`, including pattern timeouts) do not raise: one that stops
+        the parse is reported in `Trace.error`, and the text after the last decided offset
+        becomes an ``"unparsed"`` span (after the close delimiter that ended the failing
+        region, when it can be found).
 
     Raises:
         TemplateError: the template is invalid.
@@ -405,377 +846,20 @@ def trace(
     prefix = prefix_text(prefix)
     if chunks is not None and "".join(chunks) != generation:
         raise ValueError("chunks must concatenate to the generation")
-    anchor = loaded.start_anchor
-    error: ResponseParseError | None = None
-    try:
-        anchor_end = prefix_cut(loaded, prefix, regex_timeout)
-    except PatternTimeoutError as caught:
-        anchor_end, error = None, caught
-    cut = anchor_end or 0
-    found = anchor_end is not None
-    anchor_cut = AnchorCut(anchor=anchor.source, found=found, offset=cut, dropped=prefix[:cut])
-    stream_map = _StreamMap(prefix, cut, generation)
-
-    # The prefix tail is fed like any chunk: identical to the constructor's replay, and an
-    # error in it is caught like any other.
-    parser = ResponseParser(
+    tracer = Tracer(
         loaded,
-        "",
+        prefix,
         tools=tools,
         regex_timeout=regex_timeout,
         deadline=deadline,
-        positions=True,
-        record_spans=True,
         on_error=on_error,
         max_regions=max_regions,
         max_value_chars=max_value_chars,
     )
-    message, raw_events, snapshots = None, [], []
-    if error is None:
-        try:
-            message = _feed_all(
-                parser,
-                prefix[cut:],
-                generation,
-                chunks,
-                stream_map,
-                positions,
-                raw_events,
-                snapshots,
-            )
-        except ResponseParseError as caught:
-            error = caught
-
-    parser_spans = list(parser.spans)
-    decided = parser_spans[-1].end if parser_spans else 0
-    unparsed = (
-        [(decided, len(stream_map.stream), "unparsed")]
-        if error is not None and decided < len(stream_map.stream)
-        else []
-    )
-    spans, events = _spans_and_events(stream_map, parser_spans, unparsed, raw_events, positions)
-    trace_error = None if error is None else _trace_error(stream_map, error)
-    kept = (
-        [_trace_error(stream_map, failed) for failed in parser.errors if failed is not error]
-        if on_error == "keep"
-        else []
-    )
-    for index, failed in enumerate(kept):
-        for span in spans:
-            if (
-                span.region is not None
-                and span.region == failed.region
-                and span.field == failed.field
-            ):
-                span.error = index
-    result = Trace(
-        prefix=prefix,
-        generation=generation,
-        anchor=anchor_cut,
-        spans=spans,
-        events=events,
-        message=copy.deepcopy(message),
-        error=trace_error,
-        warnings=[],
-        snapshots=snapshots,
-        errors=kept,
-    )
-    with deadline_in_force(deadline):  # the reading of the parse is within its deadline too
-        result.warnings = find_warnings(result, loaded)
-    result.diagnoses = diagnose(
-        loaded,
-        deadline=deadline,
-        prefix=prefix,
-        cut=cut,
-        anchor_found=found,
-        stream=stream_map.stream,
-        tail_length=stream_map.tail_length,
-        spans=[
-            _StreamStretch(s.stream_start, s.stream_end, s.kind, s.field, s.region) for s in spans
-        ],
-    )
-    return result
-
-
-@dataclass(frozen=True)
-class _StreamStretch:
-    """A trace span in stream offsets, as `engine.authoring.diagnosis.diagnose` reads spans."""
-
-    start: int
-    end: int
-    kind: str
-    field: str | None
-    region: int | None
-
-
-def _feed_all(
-    parser: ResponseParser,
-    prefix_tail: str,
-    generation: str,
-    chunks: list[str] | None,
-    stream_map: _StreamMap,
-    positions: bool,
-    raw_events: list[tuple[dict, str, int | None]],
-    snapshots: list[TraceSnapshot],
-) -> dict:
-    """Feed the prefix tail, then the generation (in `chunks` when given, with a snapshot after
-    each), then finalize; collect `(event, stage, chunk index)` in `raw_events` as they come, so
-    that they are there when a parse error stops the parse. Return the message."""
-    received = 0
-    plan = [("prefix", None, prefix_tail)] + [
-        ("feed", i, piece) for i, piece in enumerate(chunks if chunks is not None else [generation])
-    ]
-    for stage, chunk_index, piece in plan:
-        produced_events = parser.feed(piece)
-        received += len(piece)
-        raw_events.extend((event, stage, chunk_index) for event in produced_events)
-        if chunks is not None and stage == "feed":
-            spans, events = _spans_and_events(
-                stream_map, list(parser.spans), [], raw_events, positions
-            )
-            if parser.offset < received:
-                _convert(stream_map, [(parser.offset, received, "held")], spans)
-            snapshots.append(TraceSnapshot(chunk_index, piece, parser.offset, spans, events))
-    message, final_events = parser.finalize()
-    raw_events.extend((event, "finalize", None) for event in final_events)
-    return message
-
-
-def _spans_and_events(
-    stream_map: _StreamMap,
-    parser_spans: list[ParserSpan],
-    extra: list[tuple],
-    raw_events: list[tuple[dict, str, int | None]],
-    positions: bool,
-) -> tuple[list[TraceSpan], list[TraceEvent]]:
-    """The trace spans of `parser_spans` and then of `extra` ``(start, end, kind)`` stretches, and
-    the `TraceEvent`s of `raw_events` tied to them."""
-    spans: list[TraceSpan] = []
-    produced = _convert(stream_map, parser_spans, spans)
-    _convert(stream_map, extra, spans)
-    ties = _tie_events([event for event, _, _ in raw_events], parser_spans, produced)
-    events = [
-        TraceEvent(event if positions else _strip_positions(event), tie, stage, chunk_index)
-        for (event, stage, chunk_index), tie in zip(raw_events, ties)
-    ]
-    return spans, events
-
-
-def _trace_error(stream_map: _StreamMap, error: ResponseParseError) -> TraceError:
-    """A parser error with its stream offsets turned into places in the prefix or the generation."""
-    where = stream_map.locate(error.offset) if error.offset is not None else (None, None)
-    position = stream_map.locate(error.position) if error.position is not None else (None, None)
-    return TraceError(
-        type(error).__name__,
-        str(error),
-        error.field,
-        error.offset,
-        where[0],
-        where[1],
-        error.text,
-        key=error.key,
-        position_source=position[0],
-        position=position[1],
-        region=error.region,
-    )
-
-
-# -- warnings -----------------------------------------------------------------
-
-_JSON_STRING_TAIL = regex.compile(r'"\s*[}\]]')
-
-
-def _region_texts(result: Trace) -> list[tuple[str | None, int | None, list[TraceSpan]]]:
-    """Group body and discarded spans by region: (field, region, spans)."""
-    groups: dict[tuple, list[TraceSpan]] = {}
-    for span in result.spans:
-        if span.kind == "body":
-            groups.setdefault((span.field, span.region), []).append(span)
-        elif span.kind == "discarded":
-            groups.setdefault((None, None), []).append(span)
-    return [(name, region, spans) for (name, region), spans in groups.items()]
-
-
-def _find_in_spans(spans: list[TraceSpan], needle: regex.Pattern) -> TraceSpan | None:
-    """The first non-empty match of `needle` in the text of `spans`, as a span of its own, or None."""
-    text = "".join(span.text for span in spans)
-    try:
-        found = next(
-            (
-                match
-                for match in needle.finditer(text, timeout=regex_timeout(0.05))
-                if match.end() > match.start()
-            ),
-            None,
-        )
-    except TimeoutError:
-        return None
-    if found is None:
-        return None
-    # Locate the span holding the match start, and the match's place in the sources.
-    position = 0
-    for span in spans:
-        if position + len(span.text) > found.start():
-            offset = span.start + found.start() - position
-            length = min(found.end() - found.start(), span.end - offset)
-            return TraceSpan(
-                offset,
-                offset + length,
-                span.source,
-                0,
-                0,
-                span.kind,
-                span.field,
-                span.region,
-                found.group(),
-            )
-        position += len(span.text)
-    return None
-
-
-def find_warnings(result: Trace, template: ResponseTemplate) -> list[TraceWarning]:
-    """Probable faults visible in a finished trace (see the module docstring)."""
-    warnings: list[TraceWarning] = []
-    fields = template.fields
-    groups = _region_texts(result)
-    for name, region, spans in groups:
-        if out_of_time():
-            break  # past the trace's deadline: the warnings found so far
-        where = f"the {name} region" if name else "discarded text"
-        own_close = fields[name].close if name else None
-        own = set(own_close.literals or ()) if own_close is not None else set()
-        for other in fields.values():
-            if other.name == name or other.close is None:
-                continue
-            if other.close.literals is None:
-                if own_close is not None and own_close.source == other.close.source:
-                    continue
-                close = (
-                    other.close.pattern
-                )  # only text it takes counts (not a lookahead's empty match)
-            else:
-                literals = [literal for literal in other.close.literals if literal not in own]
-                if not literals:
-                    continue
-                close = regex.compile(
-                    "|".join(regex.escape(x) for x in literals), cache_pattern=False
-                )
-            found = _find_in_spans(spans, close)
-            if found is None:
-                continue
-            if other.open is not None:
-                opened = _find_in_spans(spans, other.open.pattern)
-                if opened is not None and (opened.source, opened.start) < (
-                    found.source,
-                    found.start,
-                ):
-                    continue  # its open was swallowed too: reported as such below
-                message = (
-                    f"{found.text!r}, the close delimiter of {other.name} (its open is {other.open.source!r}), "
-                    f"appears inside {where} while {other.name} is not open. This usually means the prefix is "
-                    "missing the text that opened it (a chat template that pre-writes the open delimiter)."
-                )
-                suggestion = "pass the prompt text (with any pre-written open delimiter) as prefix"
-            else:
-                message = (
-                    f"{found.text!r}, the close delimiter of the implicit field {other.name}, appears inside {where}: "
-                    f"that region never closed, so the text after it stayed in {name or 'the discarded text'}."
-                )
-                suggestion = (
-                    "check the region's close delimiter (or pass the full prompt as prefix)"
-                )
-            warnings.append(
-                TraceWarning(
-                    "close-without-open", message, suggestion, found.source, found.start, found.end
-                )
-            )
-        for other in fields.values():
-            if other.name == name or other.open is None or not other.is_tool_call or name is None:
-                continue
-            if not fields[name].open:
-                continue  # the implicit field watches opens: an open in it fired or was not complete
-            found = _find_in_spans(spans, other.open.pattern)
-            if found is None:
-                continue
-            close_source = fields[name].close.source if fields[name].close else ""
-            warnings.append(
-                TraceWarning(
-                    "tool-call-open-swallowed",
-                    f"the tool-call open delimiter {found.text!r} appears inside {where} and was swallowed as its "
-                    f"text: inside a region only its own close can fire, so this call was not parsed.",
-                    f"close {name} also before a tool call, e.g. close_pattern "
-                    f"{_lookahead_close(close_source, fields[name], other)!r}",
-                    found.source,
-                    found.start,
-                    found.end,
-                )
-            )
-    discarded = [span for span in result.spans if span.kind == "discarded" and span.text.strip()]
-    if discarded:
-        first = discarded[0]
-        count = sum(len(span.text) for span in discarded)
-        warnings.append(
-            TraceWarning(
-                "text-discarded",
-                f"{count} characters were outside every region and the template has no implicit field, so "
-                f"they are not in the message (first at {first.source} offset {first.start}: {first.text[:40]!r})",
-                "add a field without 'open' (usually content) to catch unclaimed text, or check that the "
-                "open delimiters match this model's output",
-                first.source,
-                first.start,
-                first.end,
-            )
-        )
-    warnings += _close_inside_json_string(result, fields)
-    return warnings
-
-
-def _close_inside_json_string(result: Trace, fields: dict[str, FieldSpec]) -> list[TraceWarning]:
-    """The ``close-inside-json-string`` warning, when a JSON region failed and the text after it
-    looks like the rest of a JSON string."""
-    error = result.error
-    if error is None or error.field not in fields or fields[error.field].content != "json":
-        return []
-    rest = "".join(span.text for span in result.spans if span.kind == "unparsed")
-    if not _JSON_STRING_TAIL.search(rest):
-        return []
-    closes = [span for span in result.spans if span.kind == "close" and span.field == error.field]
-    spec = fields[error.field]
-    anchor = (
-        closes[-1] if closes else next(span for span in result.spans if span.kind == "unparsed")
-    )
-    literal = (
-        spec.close.literals[0] if spec.close is not None and spec.close.literals else "</tool_call>"
-    )
-    return [
-        TraceWarning(
-            "close-inside-json-string",
-            f"the close delimiter of {error.field} probably matched inside a JSON string: the region body "
-            "does not parse and the text after the close looks like the rest of a JSON string",
-            f"use a close_pattern like {json_safe_close(literal)!r}",
-            anchor.source,
-            anchor.start,
-            anchor.end,
-        )
-    ]
-
-
-def _lookahead_close(close_source: str, spec: FieldSpec, tool_field: FieldSpec) -> str:
-    """`close` or a lookahead on the tool-call open, as a close_pattern."""
-    if tool_field.open.literals is not None:
-        ahead = "|".join(
-            regex.escape(x, special_only=True, literal_spaces=True)
-            for x in tool_field.open.literals
-        )
-    else:
-        ahead = tool_field.open.source
-    if spec.close is None:
-        return f"(?={ahead})"
-    own = (
-        "|".join(
-            regex.escape(x, special_only=True, literal_spaces=True) for x in spec.close.literals
-        )
-        if spec.close.literals is not None
-        else spec.close.source
-    )
-    return f"{own}|(?={ahead})"
+    snapshots = []
+    for index, piece in enumerate(chunks if chunks is not None else [generation]):
+        tracer.feed(piece)
+        if chunks is not None and tracer.error is None:  # none from the feed that failed on
+            snapshots.append(tracer.snapshot(index, piece, positions))
+    tracer.finalize()
+    return tracer.result(positions=positions, snapshots=snapshots)

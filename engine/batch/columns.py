@@ -68,6 +68,15 @@ def _batch_columns(
     return prefixes, outputs, tools
 
 
+def _check_texts(row: int, values: tuple[tuple[Any, str | None], ...]) -> None:
+    """Raise BatchInputError naming `row` and the column when a `(value, column)` is not text."""
+    for value, column in values:
+        if problem := text_problem(value):
+            raise BatchInputError(
+                f"row {row} of the batch, column {column!r}: {problem}", row=row, column=column
+            )
+
+
 def parse_batch(
     batch: Any,
     template: dict | str | ResponseTemplate,
@@ -130,19 +139,12 @@ def parse_batch(
     fields: list[list[str | None]] = []
     tools_by_text: dict[str, Any] = {}  # rows of a batch usually share one tools text
     for row, (prefix, output, row_tools) in enumerate(zip(prefixes, outputs, tools)):
-        for value, column in ((prefix, prefix_column), (output, output_column)):
-            if problem := text_problem(value):
-                raise BatchInputError(
-                    f"row {row} of the batch, column {column!r}: {problem}", row=row, column=column
-                )
+        _check_texts(row, ((prefix, prefix_column), (output, output_column)))
         try:
             parser_tools = read_tools(row_tools, tools_by_text)
         except ValueError as error:
-            raise BatchInputError(
-                f"row {row} of the batch, column {tools_column!r}: {error}",
-                row=row,
-                column=tools_column,
-            ) from None
+            message = f"row {row} of the batch, column {tools_column!r}: {error}"
+            raise BatchInputError(message, row=row, column=tools_column) from None
         try:
             parser = ResponseParser(
                 compiled, prefix, tools=parser_tools, regex_timeout=regex_timeout, on_error=on_error

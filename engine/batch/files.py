@@ -48,7 +48,7 @@ _READ_BYTES = 4 << 20
 _PARQUET_BUFFER_BYTES = 1 << 20
 
 
-class InputError(ValueError):
+class InputFileError(ValueError):
     """A malformed input file or row, naming the file and the line (JSONL) or row (Parquet).
 
     Attributes:
@@ -86,7 +86,7 @@ class InputError(ValueError):
         super().__init__(f"{where}: {detail}")
 
     def record(self) -> dict:
-        """The error as JSON-able values, to send from a worker (`InputError(**record)` rebuilds it)."""
+        """The error as JSON-able values, to send from a worker (`InputFileError(**record)` rebuilds it)."""
         return {
             "path": self.path,
             "detail": self.detail,
@@ -95,12 +95,12 @@ class InputError(ValueError):
             "row": self.row,
         }
 
-    def after_lines(self, lines: int) -> InputError:
+    def after_lines(self, lines: int) -> InputFileError:
         """The same error for a shard that starts after `lines` lines of the file (a worker counts from its shard's start)."""
         if self.line is None:
             return self
         last = None if self.last_line is None else self.last_line + lines
-        return InputError(self.path, self.detail, line=self.line + lines, last_line=last)
+        return InputFileError(self.path, self.detail, line=self.line + lines, last_line=last)
 
 
 def file_format(path: str | Path) -> str:
@@ -285,8 +285,8 @@ class InputFile:
                 Python ones) under ``"read"`` and ``"convert"``.
 
         Raises:
-            InputError: a malformed row, or a column the output would overwrite. The line
-                numbers of a JSONL shard count from its own start (see `InputError.after_lines`).
+            InputFileError: a malformed row, or a column the output would overwrite. The line
+                numbers of a JSONL shard count from its own start (see `InputFileError.after_lines`).
         """
         stages = Counter() if stages is None else stages
         if self.format == "jsonl":
@@ -342,7 +342,7 @@ class InputFile:
             )
             for name in (MESSAGE_COLUMN, ERROR_COLUMN):
                 if name in row and name not in self.dropped:
-                    raise InputError(
+                    raise InputFileError(
                         self.path,
                         f"the row has a {name!r} key, which the output adds; rename it",
                         line=number,
@@ -363,13 +363,13 @@ class InputFile:
             return ""
         if column not in row:
             keys = ", ".join(repr(key) for key in list(row)[:10]) or "none"
-            raise InputError(
+            raise InputFileError(
                 self.path,
                 f"no {column!r} key (the row has {keys}); name the column with {option}",
                 line=line,
             )
         if problem := text_problem(row[column]):
-            raise InputError(self.path, f"{column!r}: {problem}", line=line)
+            raise InputFileError(self.path, f"{column!r}: {problem}", line=line)
         return row[column]
 
     def _tools_text(
@@ -378,7 +378,7 @@ class InputFile:
         try:
             tools = read_tools(value, tools_by_text)
         except ValueError as error:
-            raise InputError(
+            raise InputFileError(
                 self.path, f"{self.tools_column!r}: {error}", line=line, row=row
             ) from None
         if tools is None:
@@ -391,17 +391,19 @@ class InputFile:
         """A Parquet file's columns that are written through to the output, in order.
 
         Raises:
-            InputError: a parser column is missing, or a column the output would overwrite is there.
+            InputFileError: a parser column is missing, or a column the output would overwrite is there.
         """
         import pyarrow.parquet as pq
 
         names = pq.ParquetFile(self.path).schema_arrow.names
         for column in self._parse_columns:
             if column not in names:
-                raise InputError(self.path, f"no column {column!r} (columns: {', '.join(names)})")
+                raise InputFileError(
+                    self.path, f"no column {column!r} (columns: {', '.join(names)})"
+                )
         for name in (MESSAGE_COLUMN, ERROR_COLUMN):
             if name in names and name not in self.dropped:
-                raise InputError(
+                raise InputFileError(
                     self.path, f"has a column {name!r}, which the output adds; rename it"
                 )
         return [name for name in names if name not in self.dropped]
@@ -451,7 +453,7 @@ class InputFile:
                 )
                 for index, value in enumerate(values):
                     if problem := text_problem(value):
-                        raise InputError(
+                        raise InputFileError(
                             self.path,
                             f"{column!r}: {problem} (name the column with {option})",
                             row=first + index,
@@ -478,15 +480,17 @@ def _json_object(line: bytes, path: Path, number: int) -> dict:
     try:
         row = json.loads(line)
     except UnicodeDecodeError as error:
-        raise InputError(
+        raise InputFileError(
             path, f"not UTF-8 text ({error.reason} at byte {error.start})", line=number
         ) from None
     except json.JSONDecodeError as error:
-        raise InputError(
+        raise InputFileError(
             path, f"not valid JSON ({error.msg} at column {error.colno})", line=number
         ) from None
     if not isinstance(row, dict):
-        raise InputError(path, f"expected a JSON object, got {describe_value(row)}", line=number)
+        raise InputFileError(
+            path, f"expected a JSON object, got {describe_value(row)}", line=number
+        )
     return row
 
 
@@ -506,7 +510,7 @@ def output_schema(input_file: InputFile, first: InputBatch | None) -> Any:
     schema), then `message` and `error` as strings.
 
     Raises:
-        InputError: the first rows' values cannot make Parquet columns.
+        InputFileError: the first rows' values cannot make Parquet columns.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -521,7 +525,7 @@ def output_schema(input_file: InputFile, first: InputBatch | None) -> Any:
         try:
             fields = list(pa.Table.from_pylist(first.other).schema)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
-            raise InputError(
+            raise InputFileError(
                 input_file.path,
                 f"these rows' values cannot make Parquet columns ({error})",
                 line=first.rows[0],
@@ -545,7 +549,7 @@ def open_writer(
     stream, which `OutputFile` reads back without decoding).
 
     Its ``write(batch, messages, errors, stages)`` takes a batch, its messages (dicts, or None)
-    and its error texts, and raises `InputError` (naming `input_file`) for JSONL rows that do
+    and its error texts, and raises `InputFileError` (naming `input_file`) for JSONL rows that do
     not fit a Parquet `schema`; ``close()`` ends the file.
     """
     if output_format == "jsonl":
@@ -661,7 +665,7 @@ class _TableWriter:
         rows, names = batch.other, set(self._other_schema.names)
         for number, row in zip(batch.rows, rows):
             if new := [key for key in row if key not in names]:
-                raise InputError(
+                raise InputFileError(
                     self._input_path,
                     f"key {new[0]!r} is not in the first batch of rows, and a Parquet file has one schema; "
                     "give it to every row, or write JSONL",
@@ -670,7 +674,7 @@ class _TableWriter:
         try:
             table = pa.Table.from_pylist(rows, schema=self._other_schema)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
-            raise InputError(
+            raise InputFileError(
                 self._input_path,
                 f"values do not fit the column types of the first rows ({error})",
                 line=batch.rows[0],

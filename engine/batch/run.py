@@ -16,7 +16,7 @@ go on (a copy in the kernel for JSONL; Parquet is written from Arrow parts, whic
 decoding). Memory stays bounded whatever the input's size: a worker holds one batch of rows,
 and this process none.
 
-A malformed row stops the run with an `InputError` naming the file and line (JSONL) or row
+A malformed row stops the run with an `InputFileError` naming the file and line (JSONL) or row
 (Parquet): the first in file order, whichever worker finds it first; the workers on later
 shards stop at their next batch. docs/batch.md has more, with where the time goes.
 """
@@ -41,8 +41,8 @@ from .columns import parse_batch
 from .files import (
     BATCH_ROWS,
     InputBatch,
-    InputError,
     InputFile,
+    InputFileError,
     OutputFile,
     Shard,
     file_format,
@@ -127,7 +127,7 @@ class ShardResult:
         index: the shard's place in the file.
         rows, rows_with_errors, errors_by_field: as in `BatchSummary`.
         stages: seconds spent per stage (`WORKER_STAGES`).
-        error: the `InputError` that stopped the shard, as `InputError.record` gives it, or None.
+        error: the `InputFileError` that stopped the shard, as `InputFileError.record` gives it, or None.
         stopped: True when the worker stopped early because an earlier shard failed.
         started: when the worker began the shard (seconds since the epoch).
         cpu_seconds: CPU time the worker spent on the shard (less than its stages' wall time
@@ -197,7 +197,7 @@ def parse_shard(
             if job.directory is not None and _earlier_shard_failed(job.directory, shard.index):
                 result.stopped = True
                 break
-    except InputError as error:
+    except InputFileError as error:
         result.error = error.record()
         if job.directory is not None:
             job.failed(shard).touch()
@@ -333,24 +333,13 @@ def parse_file(
 
     Raises:
         TemplateError: the template is invalid (before anything is read).
-        InputError: a malformed input row (names the file and line or row).
+        InputFileError: a malformed input row (names the file and line or row).
         FileNotFoundError, ValueError: no input file; an unknown format, engine or mode.
         ImportError: the engine's package (datasets, ray, pyarrow) is not installed.
     """
     started = perf_counter()
     load_template(template)
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    if on_error not in ON_ERROR_MODES:
-        raise ValueError(f"on_error must be one of {ON_ERROR_MODES}, got {on_error!r}")
-    if num_proc is not None and num_proc < 1:
-        raise ValueError(f"num_proc must be at least 1, got {num_proc}")
-    if engine == "local" and (num_proc or 1) > 1:
-        raise ValueError(
-            "the local engine parses in this process only; for more processes use the datasets or ray engine"
-        )
-    if batch_rows < 1:
-        raise ValueError(f"batch_rows must be at least 1, got {batch_rows}")
+    _check_options(engine, on_error, num_proc, batch_rows)
     input_file = InputFile(
         input_path,
         prefix_column=prefix_column,
@@ -377,31 +366,59 @@ def parse_file(
         schema=output_schema(input_file, first) if output_format == "parquet" else None,
         batch_rows=batch_rows,
     )
-    output.parent.mkdir(parents=True, exist_ok=True)
-    partial = output.with_name(f".{output.name}.partial")
     summary = BatchSummary(engine=engine, workers=num_proc or 1)
     summary.stages["plan"] = perf_counter() - started
+    _run(job, output, summary, num_proc, progress, shard_bytes)
+    summary.seconds = perf_counter() - started - summary.startup_seconds - summary.shutdown_seconds
+    summary.stages["start-up"] = summary.startup_seconds
+    summary.stages["shut-down"] = summary.shutdown_seconds
+    return summary
+
+
+def _check_options(engine: str, on_error: str, num_proc: int | None, batch_rows: int) -> None:
+    """Raise ValueError for an unknown engine or mode, or a count out of range."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if on_error not in ON_ERROR_MODES:
+        raise ValueError(f"on_error must be one of {ON_ERROR_MODES}, got {on_error!r}")
+    if num_proc is not None and num_proc < 1:
+        raise ValueError(f"num_proc must be at least 1, got {num_proc}")
+    if engine == "local" and (num_proc or 1) > 1:
+        raise ValueError(
+            "the local engine parses in this process only; for more processes use the datasets or ray engine"
+        )
+    if batch_rows < 1:
+        raise ValueError(f"batch_rows must be at least 1, got {batch_rows}")
+
+
+def _run(
+    job: ShardJob,
+    output: Path,
+    summary: BatchSummary,
+    num_proc: int | None,
+    progress: bool,
+    shard_bytes: int,
+) -> None:
+    """Run `job` on `summary.engine` into a partial file beside `output`, renamed to it at the
+    end (removed when the run fails, so a failed run leaves no partial file)."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    partial = output.with_name(f".{output.name}.partial")
     try:
-        if engine == "local":
+        if summary.engine == "local":
             _run_local(job, partial, summary, progress)
         else:
             with _WorkDirectory(output) as directory:
                 job = replace(job, directory=str(directory))
-                output_file = OutputFile(partial, output_format, job.schema, batch_rows)
+                output_file = OutputFile(partial, job.output_format, job.schema, job.batch_rows)
+                run = _run_datasets if summary.engine == "datasets" else _run_ray
                 try:
-                    (_run_datasets if engine == "datasets" else _run_ray)(
-                        job, output_file, summary, num_proc, progress, shard_bytes
-                    )
+                    run(job, output_file, summary, num_proc, progress, shard_bytes)
                 finally:
                     output_file.close()
         os.replace(partial, output)
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
-    summary.seconds = perf_counter() - started - summary.startup_seconds - summary.shutdown_seconds
-    summary.stages["start-up"] = summary.startup_seconds
-    summary.stages["shut-down"] = summary.shutdown_seconds
-    return summary
 
 
 def _bar(progress: bool, input_file: InputFile, description: str):
@@ -437,7 +454,7 @@ def _take(
 ) -> None:
     """Count a shard's result, or raise the error that stopped it (its lines counted from the file's start)."""
     if result.error is not None:
-        error = InputError(**result.error)
+        error = InputFileError(**result.error)
         if shards is not None and job.input_file.format == "jsonl":
             error = error.after_lines(job.input_file.lines_before(shards[result.index].start))
         raise error

@@ -1,10 +1,16 @@
 """A response template against a model's chat template: render, compare, check, infer.
 
-- `render`: chat templates loaded and rendered with transformers' own rendering.
+- `render`: chat templates loaded and rendered with transformers' own rendering (robust to
+  variables no caller passes), and tokenizers read.
 - `turns`: the render diffing shared by the check and inference (common prefixes, where a
   turn starts in a render, argument defects).
 - `conformance`: the matrix of conversation situations, rendered and read back.
 - `families`: which shipped template a chat template calls for.
-- `probes`, `calls`, `infer`: template inference from probe renders (the probe
-  conversations, the tool-call syntax, and the inference that puts a template together).
+- Template inference (`infer` is its entry point: `infer_template`, `choose_template`):
+  `probes` (the probe conversations and their needles), `markup` (markup tokens, openers
+  and closers, patterns from rendered text), `parts` (the shared state and its notebook of
+  findings), `anchor`, `reasoning`, `content_closes`, `call_shapes` and `calls` (one module
+  per part of the template), `source_text`, `system_prompt`, `tokens` and `examples` (one
+  module per evidence source besides the renders), `learner` (the learners in order) and
+  `candidates` (the parts put together, most specific first).
 """

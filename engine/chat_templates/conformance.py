@@ -60,7 +60,10 @@ TOOLS: list[dict] = [
             "description": "Weather forecast for a city.",
             "parameters": {
                 "type": "object",
-                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                "properties": {
+                    "city": {"type": "string", "description": "The city."},
+                    "days": {"type": "integer", "description": "How many days."},
+                },
                 "required": ["city"],
             },
         },
@@ -73,9 +76,13 @@ TOOLS: list[dict] = [
             "parameters": {
                 "type": "object",
                 "properties": {
-                    "title": {"type": "string"},
-                    "details": {"type": "object"},
-                    "notify": {"type": "boolean"},
+                    "title": {"type": "string", "description": "The title."},
+                    "details": {
+                        "type": "object",
+                        "description": "Where and with what.",
+                        "additionalProperties": True,
+                    },
+                    "notify": {"type": "boolean", "description": "Whether to notify."},
                 },
                 "required": ["title"],
             },
@@ -89,10 +96,10 @@ TOOLS: list[dict] = [
             "parameters": {
                 "type": "object",
                 "properties": {
-                    "hour": {"type": "integer"},
-                    "minutes": {"type": "integer"},
-                    "enabled": {"type": "boolean"},
-                    "label": {"type": "string"},
+                    "hour": {"type": "integer", "description": "The hour."},
+                    "minutes": {"type": "integer", "description": "The minutes."},
+                    "enabled": {"type": "boolean", "description": "Whether it rings."},
+                    "label": {"type": "string", "description": "The label."},
                 },
                 "required": ["hour"],
             },

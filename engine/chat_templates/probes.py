@@ -22,25 +22,29 @@ from typing import Any
 
 import regex
 
-from .render import (
-    ChatTemplateRenderer,
-    ChatTemplateRenderError,
-    common_suffix_length,
-    token_boundary,
-)
+from .markup import difference
+from .render import ChatTemplateRenderer, ChatTemplateRenderError
 from .turns import back_to_boundary, common_length, locate_turn
 
-# Needles: texts that occur in a render only where the conversation put them.
+# Needles: texts that occur in a render only where the conversation put them. Every one starts
+# with the same two letters, so `NEEDLE` finds a message's text in a render.
 QUESTION = "zq question one"
 SECOND_QUESTION = "zq question two"
 ANSWER = "zq answer text"
 LEAD = "zq lead text"
 REASONING = "zq reasoning text"
+TOOL_RESULT_TEXT = "zq sunny"
 TOOL_RESULT = '{"zq_result": "zq sunny"}'
 ALPHA, BETA = "zq_fn_alpha", "zq_fn_beta"
-ALPHA_ARGUMENTS = {"zq_key_a": "zq val 1", "zq_num": 73519}
-BETA_ARGUMENTS = {"zq_key_b": True}
-OTHER_ALPHA_ARGUMENTS = {"zq_key_a": "zq val 2", "zq_num": 46082}
+# The arguments: a string and an integer of ALPHA, a boolean of BETA.
+STRING_KEY, NUMBER_KEY, BOOLEAN_KEY = "zq_key_a", "zq_num", "zq_key_b"
+STRING_VALUE, NUMBER_VALUE = "zq val 1", 73519
+OTHER_STRING_VALUE, OTHER_NUMBER_VALUE = "zq val 2", 46082
+NUMBER_TEXT = str(NUMBER_VALUE)
+ALPHA_ARGUMENTS = {STRING_KEY: STRING_VALUE, NUMBER_KEY: NUMBER_VALUE}
+BETA_ARGUMENTS = {BOOLEAN_KEY: True}
+OTHER_ALPHA_ARGUMENTS = {STRING_KEY: OTHER_STRING_VALUE, NUMBER_KEY: OTHER_NUMBER_VALUE}
+NEEDLE = regex.compile(r"zq[ _]")
 
 PROBE_TOOLS: list[dict] = [
     {
@@ -50,8 +54,11 @@ PROBE_TOOLS: list[dict] = [
             "description": "Look a thing up.",
             "parameters": {
                 "type": "object",
-                "properties": {"zq_key_a": {"type": "string"}, "zq_num": {"type": "integer"}},
-                "required": ["zq_key_a"],
+                "properties": {
+                    STRING_KEY: {"type": "string", "description": "What to look up."},
+                    NUMBER_KEY: {"type": "integer", "description": "How many."},
+                },
+                "required": [STRING_KEY],
             },
         },
     },
@@ -62,7 +69,7 @@ PROBE_TOOLS: list[dict] = [
             "description": "Switch a thing.",
             "parameters": {
                 "type": "object",
-                "properties": {"zq_key_b": {"type": "boolean"}},
+                "properties": {BOOLEAN_KEY: {"type": "boolean", "description": "On or off."}},
                 "required": [],
             },
         },
@@ -72,13 +79,6 @@ PROBE_SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for to
 
 # The keys a chat template may read a message's reasoning from, in the order tried.
 REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
-# The markup tokens chat templates write: <...> (also <|...|>, <<...>> and full-width forms) and
-# [...] around a name (not a JSON list).
-MARKUP_TOKEN = regex.compile(
-    r"<<?[^<>\s][^<>\n]{0,80}>>?|\[\[?[A-Za-z_/][^\[\]\n\"]{0,80}\]\]?"
-    # brackets and quotes of other scripts (not ASCII's): a marker between a pair, or one alone
-    r"|(?![(){}\[\]])[\p{Ps}\p{Pi}][^\s\p{Ps}\p{Pi}\p{Pe}\p{Pf}]{0,40}[\p{Pe}\p{Pf}]|(?![(){}\[\]])[\p{Ps}\p{Pi}\p{Pe}\p{Pf}]"
-)
 # Renders longer than this are refused: a chat template that writes megabytes is not probed further.
 MAX_RENDER_CHARS = 2_000_000
 
@@ -87,10 +87,19 @@ class InferenceTimeout(Exception):
     """Inference ran past its time budget (raised between renders)."""
 
 
+def call_id(number: int) -> str:
+    """A tool call's id: nine alphanumerics, which every template accepts."""
+    return f"call{number:05d}"
+
+
+# The ids of the probe calls (a render may write them: they are stand-ins when comparing).
+CALL_IDS = (call_id(1), call_id(2))
+
+
 def call(number: int, name: str, arguments: dict) -> dict:
-    """A tool call of an assistant message (ids are nine alphanumerics, which every template accepts)."""
+    """A tool call of an assistant message."""
     return {
-        "id": f"call{number:05d}",
+        "id": call_id(number),
         "type": "function",
         "function": {"name": name, "arguments": copy.deepcopy(arguments)},
     }
@@ -128,10 +137,10 @@ FINAL_LABELS = {
 MARKERS = {
     "answer": (ANSWER,),
     "reasoning": (REASONING, ANSWER),
-    "call": ("zq val 1",),
-    "other-call": ("zq val 2",),
-    "typed-call": ("zq_key_b",),
-    "two-calls": ("zq val 1",),
+    "call": (STRING_VALUE,),
+    "other-call": (OTHER_STRING_VALUE,),
+    "typed-call": (BOOLEAN_KEY,),
+    "two-calls": (STRING_VALUE,),
     "lead-and-call": (LEAD,),
 }
 
@@ -152,48 +161,6 @@ class Render:
 
     def to_dict(self) -> dict:
         return {"label": self.label, "text": self.text}
-
-
-def shared_start(texts: list[str]) -> str:
-    """The longest start every text shares, cut back to where each text has a token boundary (or ends)."""
-    first = texts[0]
-    size = min(common_length(first, other) for other in texts)
-    # A boundary in every text: a shared "<" that starts different tags is not shared.
-    while size and not all(size == len(text) or token_boundary(text, size) for text in texts):
-        size -= 1
-    return first[:size]
-
-
-def shared_end(texts: list[str], stand_ins: str = "") -> str:
-    """The longest end every text shares, from a token boundary of the first (a character of
-    `stand_ins`, which stands for a name or a number, counts as one)."""
-    first = texts[0]
-    size = min(common_suffix_length(first, other) for other in texts)
-    start = len(first) - size
-    while (
-        0 < start < len(first)
-        and not token_boundary(first, start)
-        and first[start - 1] not in stand_ins
-    ):
-        start += 1
-    return first[start:]
-
-
-def difference(a: str, b: str) -> tuple[tuple[int, int], tuple[int, int]]:
-    """Where `a` and `b` differ: the span of each between their common start and common end,
-    widened to whole markup tokens."""
-    start = 0
-    limit = min(len(a), len(b))
-    while start < limit and a[start] == b[start]:
-        start += 1
-    end = 0
-    while end < limit - start and a[-1 - end] == b[-1 - end]:
-        end += 1
-    while 0 < start < len(a) and not token_boundary(a, start):
-        start -= 1
-    while end > 0 and len(a) - end > start and not token_boundary(a, len(a) - end):
-        end -= 1
-    return (start, len(a) - end), (start, len(b) - end)
 
 
 @dataclass
@@ -270,7 +237,12 @@ class Probe:
         return f"{text}, {self.mode}" if self.mode else text
 
     def render(
-        self, messages: list[dict], *, tools: bool = True, add_generation_prompt: bool = False
+        self,
+        messages: list[dict],
+        *,
+        tools: bool = True,
+        add_generation_prompt: bool = False,
+        continue_final_message: bool = False,
     ) -> str | None:
         """The render, or None when the chat template refuses it (the refusal is recorded).
 
@@ -279,31 +251,35 @@ class Probe:
         """
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise InferenceTimeout("the time budget ran out while rendering")
-        key = (repr(messages), tools, add_generation_prompt)
+        key = (repr(messages), tools, add_generation_prompt, continue_final_message)
         if key in self._cache:
             return self._cache[key]
         tools = tools and not self.without_tools
+        what = _describe(messages, add_generation_prompt, continue_final_message)
         try:
             text = self.renderer.render(
                 messages,
                 tools=copy.deepcopy(PROBE_TOOLS) if tools else None,
                 add_generation_prompt=add_generation_prompt,
+                continue_final_message=continue_final_message,
             )
             if len(text) > MAX_RENDER_CHARS:
                 raise ChatTemplateRenderError(
                     f"the render is {len(text):,} characters long, over {MAX_RENDER_CHARS:,}"
                 )
         except ChatTemplateRenderError as error:
-            self.refusals.append(
-                f"{self.label(_describe(messages, add_generation_prompt))}: {error}"
-            )
+            self.refusals.append(f"{self.label(what)}: {error}")
             text = None
         self._cache[key] = text
         if text is not None:
-            self.renders.append(
-                Render(self.label(_describe(messages, add_generation_prompt)), text)
-            )
+            self.renders.append(Render(self.label(what), text))
         return text
+
+    def prefill(self) -> str | None:
+        """The first turn with an answer to continue (``continue_final_message``), or None."""
+        return self.render(
+            self.history("first-turn") + [assistant(content=ANSWER)], continue_final_message=True
+        )
 
     # -- the prompts --------------------------------------------------------------
 
@@ -314,7 +290,7 @@ class Probe:
         if situation == "first-turn":
             return [ask]
         if situation == "after-tool-result":
-            return [ask, assistant(tool_calls=[first]), _tool_result(first)]
+            return [ask, assistant(tool_calls=[first]), tool_result(first)]
         if situation == "multi-turn":
             return [ask, assistant(content=ANSWER), {"role": "user", "content": SECOND_QUESTION}]
         raise ValueError(f"no situation {situation!r}")
@@ -379,21 +355,26 @@ class Probe:
         full = self.render([ask, message, next_message])
         if full is None:
             return None
-        needle = next(text for text in (message.get("content"), "zq val 1") if text)
+        needle = next(text for text in (message.get("content"), STRING_VALUE) if text)
         start = full.rfind(needle)
         after = TOOL_RESULT if next_message["role"] == "tool" else next_message["content"]
         end = full.rfind(after)
         if start < 0 or end < 0 or end < start:
             return None
-        if needle == "zq val 1":  # a call: from the end of its arguments, wherever they close
-            start = full.find("73519", start)
-            start = start + len("73519") if start >= 0 else full.rfind("zq val 1") + len("zq val 1")
+        if needle == STRING_VALUE:  # a call: from the end of its arguments, wherever they close
+            start = full.find(NUMBER_TEXT, start)
+            start = (
+                start + len(NUMBER_TEXT)
+                if start >= 0
+                else full.rfind(STRING_VALUE) + len(STRING_VALUE)
+            )
         else:
             start += len(needle)
         return full[start:end]
 
 
-def _tool_result(tool_call: dict) -> dict:
+def tool_result(tool_call: dict) -> dict:
+    """The tool's message answering `tool_call`."""
     return {
         "role": "tool",
         "tool_call_id": tool_call["id"],
@@ -402,10 +383,14 @@ def _tool_result(tool_call: dict) -> dict:
     }
 
 
-def _describe(messages: list[dict], add_generation_prompt: bool) -> str:
+def _describe(
+    messages: list[dict], add_generation_prompt: bool, continue_final_message: bool = False
+) -> str:
     roles = " + ".join(
         message["role"] + (" (calls)" if message.get("tool_calls") else "") for message in messages
     )
+    if continue_final_message:
+        return roles + ", continued"
     return roles + (" + generation prompt" if add_generation_prompt else "")
 
 

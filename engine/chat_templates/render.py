@@ -16,6 +16,7 @@ light; without it they raise `ImportError` naming what to install.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import socket
 import threading
@@ -25,6 +26,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
+
+import regex
 
 # Chat-template keywords that switch reasoning, with the values that turn it on and off, in the
 # order they are tried (a level such as reasoning_effort: its highest and lowest values).
@@ -51,6 +54,14 @@ _PROBE_TOOLS = [
         },
     }
 ]
+
+
+# A variable a template reads that no caller passes, as jinja2 names it.
+_UNDEFINED = regex.compile(r"^UndefinedError: '(\w+)' is undefined")
+# What a template that iterates `tools` says when there are none.
+_NOT_ITERABLE = "'NoneType' object is not iterable"
+# How many such variables a render may fill before the template's error stands.
+_MAX_FILLED = 8
 
 
 class ChatTemplateRenderError(Exception):
@@ -81,6 +92,12 @@ def token_boundary(text: str, at: int) -> bool:
     )
 
 
+def _first_token(text: str) -> str:
+    """The first marker of `text` (a generation prompt): a tag, a bracketed name, or its first word."""
+    found = regex.match(r"\s*(<<[^<>]*>>|<[^<>]*>|\[[^\[\]]*\]|\S+)", text)
+    return found.group(1) if found else ""
+
+
 def common_suffix_length(a: str, b: str) -> int:
     n = min(len(a), len(b))
     i = 0
@@ -109,6 +126,10 @@ class ChatTemplateRenderer:
 
     def __post_init__(self):
         self._render = _render_function()
+        # Variables the chat template reads that no caller passes, rendered empty (see `_call`).
+        self.filled: dict[str, str] = {}
+        # Whether the chat template needs `tools` to be a list even when none are given.
+        self.empty_tools = False
 
     def render(
         self,
@@ -166,16 +187,19 @@ class ChatTemplateRenderer:
 
     @cached_property
     def trailer(self) -> str:
-        """What the template writes after every conversation whether asked or not ("" for most).
+        """What the template writes after every conversation, whatever its last message ("" for most).
 
         A template that writes its generation prompt even without ``add_generation_prompt``
-        ends every finished conversation with the next turn's header, which no model writes.
+        ends every finished conversation with the next turn's header, which no model writes;
+        one that appends a turn of its own after the last message (instructions in a system
+        turn) ends every conversation with that turn, which no model writes either. The
+        second is told apart from a turn's own end by starting with the marker the generation
+        prompt starts a turn with.
         """
         ask = [{"role": "user", "content": "Hi"}]
         try:
             asked = self._call(ask, None, False, False)
-            if asked != self._call(ask, None, True, False):
-                return ""
+            prompted = self._call(ask, None, True, False)
             answered = self._call(
                 ask + [{"role": "assistant", "content": "Yo"}], None, False, False
             )
@@ -184,7 +208,15 @@ class ChatTemplateRenderer:
         start = len(asked) - common_suffix_length(asked, answered)
         while start < len(asked) and not token_boundary(asked, start):
             start += 1
-        return asked[start:] if asked[start:].strip() else ""
+        shared = asked[start:]
+        if asked == prompted:
+            return shared if shared.strip() else ""
+        opening = _first_token(prompted[len(asked) :] if prompted.startswith(asked) else "")
+        at = shared.find(opening) if opening.strip() else -1
+        # A turn of its own: after the last message's end (not blanks), starting as turns start.
+        if at <= 0 or not shared[:at].strip() or "Hi" in shared:
+            return ""
+        return shared[at:]
 
     def _call(
         self,
@@ -193,7 +225,46 @@ class ChatTemplateRenderer:
         add_generation_prompt: bool,
         continue_final_message: bool,
     ) -> str:
-        options: dict[str, Any] = {"bos_token": self.bos_token, "eos_token": self.eos_token}
+        """The render, made robust to what the template needs and no caller passes.
+
+        A template that reads a variable nobody passes (``'functions' is undefined``) is
+        rendered again with it empty, and keeps it for every later render (`filled`); one
+        that iterates `tools` even when there are none gets an empty list (`empty_tools`).
+        Any other error is the template's own.
+        """
+        for _ in range(_MAX_FILLED + 1):
+            try:
+                return self._call_once(
+                    messages,
+                    [] if tools is None and self.empty_tools else tools,
+                    add_generation_prompt,
+                    continue_final_message,
+                )
+            except ChatTemplateRenderError as error:
+                missing = _UNDEFINED.search(str(error))
+                if missing and missing.group(1) not in self.filled:
+                    self.filled[missing.group(1)] = ""
+                elif tools is None and not self.empty_tools and _NOT_ITERABLE in str(error):
+                    self.empty_tools = True
+                else:
+                    raise
+        raise ChatTemplateRenderError(
+            f"UndefinedError: the template reads more than {_MAX_FILLED} variables no caller passes "
+            f"({', '.join(self.filled)})"
+        )
+
+    def _call_once(
+        self,
+        messages: list[dict],
+        tools: list[dict] | None,
+        add_generation_prompt: bool,
+        continue_final_message: bool,
+    ) -> str:
+        options: dict[str, Any] = {
+            **self.filled,
+            "bos_token": self.bos_token,
+            "eos_token": self.eos_token,
+        }
         if self.switch is not None and self.thinking is not None:
             options[self.switch] = self.thinking
         try:
@@ -301,17 +372,19 @@ def hub_reachable(timeout: float = HUB_CONNECT_TIMEOUT) -> tuple[bool, str]:
     return not outcome[0], outcome[0]
 
 
-def load_chat_template(model: str) -> ChatTemplateSource:
-    """The chat template of a model's tokenizer: a local folder, or a hub id.
+@functools.lru_cache(maxsize=4)
+def load_tokenizer(model: str) -> tuple[Any, str]:
+    """A model's tokenizer, and where it was read (a folder, or ``hub:ID``): a local folder, or a
+    hub id (tokenizer files only, never weights).
 
-    Reads tokenizer files only (``AutoTokenizer``), never weights. A hub id is tried
-    only when the Hub answers within `HUB_CONNECT_TIMEOUT` seconds; otherwise only the
-    local Hugging Face cache is consulted, so an offline machine fails in seconds rather
-    than after transformers' retry loop.
+    A hub id is tried only when the Hub answers within `HUB_CONNECT_TIMEOUT` seconds;
+    otherwise only the local Hugging Face cache is consulted, so an offline machine fails in
+    seconds rather than after transformers' retry loop. The last few are kept (inference and
+    its check read the same one).
 
     Raises:
-        ModelLoadError: no such folder, a folder without tokenizer files, an
-            unreachable Hub with the id not cached, or a tokenizer without a chat template.
+        ModelLoadError: no such folder, a folder without tokenizer files, or an unreachable
+            Hub with the id not cached.
         ImportError: transformers is not installed.
     """
     try:
@@ -348,6 +421,18 @@ def load_chat_template(model: str) -> ChatTemplateSource:
                 "and give their folder, or paste the chat template with --chat-template."
             ) from error
         where = f"hub:{model}"
+    return tokenizer, where
+
+
+def load_chat_template(model: str) -> ChatTemplateSource:
+    """The chat template of a model's tokenizer (`load_tokenizer`): a local folder, or a hub id.
+
+    Raises:
+        ModelLoadError: no such folder, a folder without tokenizer files, an
+            unreachable Hub with the id not cached, or a tokenizer without a chat template.
+        ImportError: transformers is not installed.
+    """
+    tokenizer, where = load_tokenizer(model)
     chat_template = getattr(tokenizer, "chat_template", None)
     if isinstance(chat_template, dict):
         chat_template = chat_template.get("default") or next(iter(chat_template.values()), None)

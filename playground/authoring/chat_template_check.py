@@ -312,33 +312,9 @@ def _cause_groups(causes: list[str | None]) -> list[tuple[str, list[int]]]:
     return sorted(groups.items(), key=lambda item: -len(item[1]))
 
 
-def matrix_html(
-    outcome: CheckOutcome | None, *, pending: str = "", causes: list[str | None] | None = None
-) -> str:
-    """The check's panel: the summary (or the error), the lint findings, the failing rows by
-    root cause (`causes`, one per row, from `root_causes`), then the matrix: failing rows
-    grouped under their cause, then the others.
-
-    Each row with a prompt carries ``data-row`` (its index in `outcome.rows`): a click loads
-    its prompt and generation into Paste & parse.
-    """
-    if pending:
-        return f'<div class="rt-status rt-status-live" id="conformance-pending">⏳ {escape(pending)}</div>'
-    if outcome is None:
-        return (
-            '<div class="rt-note" id="conformance-empty">Paste a chat template (or name a model), then '
-            "<b>Check</b>: the editor's template is checked against every conversation situation.</div>"
-        )
-    parts = []
-    if outcome.error:
-        parts.append(
-            f'<div class="rt-status rt-status-error" id="conformance-error">⚠ {escape(outcome.error)}</div>'
-        )
+def _summary_html(outcome: CheckOutcome) -> str:
+    """The verdict line: conforms or not, the counts, the chat template checked against."""
     report = outcome.report
-    for note in outcome.notes:
-        parts.append(f'<div class="rt-status rt-status-note">{escape(note)}</div>')
-    if report is None:
-        return '<div id="conformance-report">' + "".join(parts) + "</div>"
     counts = report["counts"]
     switch = (
         f"; thinking switch: <code>{escape(report['thinking_switch'])}</code>"
@@ -350,34 +326,15 @@ def matrix_html(
         if report["passed"]
         else '<span class="rt-badge rt-fail" id="conformance-badge" data-passed="false">✘ does not conform</span>'
     )
-    parts.append(
+    return (
         f'<div class="rt-conformance-summary" id="conformance-summary">{verdict} {counts["passed"]} passed, '
         f"{counts['failed']} failed, {counts['not_renderable']} not renderable — against {escape(outcome.source)} "
         f"({outcome.seconds:.1f} s{switch})</div>"
     )
-    for diagnostic in report["diagnostics"]:
-        hint = f" → {escape(diagnostic['suggestion'])}" if diagnostic.get("suggestion") else ""
-        parts.append(
-            f'<div class="rt-diag rt-diag-warning">△ {escape(diagnostic["message"])}{hint}</div>'
-        )
-    situations = report["situations"]
-    causes = (
-        causes
-        if causes is not None and len(causes) == len(situations)
-        else [None] * len(situations)
-    )
-    groups = _cause_groups(causes)
-    if groups:
-        listed = "".join(
-            f"<li><b>{len(indices)} row{'s' if len(indices) > 1 else ''}</b>: {escape(cause)}</li>"
-            for cause, indices in groups
-        )
-        parts.append(
-            f'<div class="rt-status rt-status-error" id="conformance-causes">Failing rows by root cause:<ul>{listed}</ul></div>'
-        )
-    parts.append(
-        '<div class="rt-note">Click a row to load its prompt and generation into Paste &amp; parse.</div>'
-    )
+
+
+def _matrix_rows(situations: list[dict], groups: list[tuple[str, list[int]]]) -> list[str]:
+    """The matrix's rows: failing rows under a head row naming their root cause, then the others."""
     rows = []
     grouped = [i for _, indices in groups for i in indices]
     order = grouped + [i for i in range(len(situations)) if i not in set(grouped)]
@@ -405,6 +362,61 @@ def matrix_html(
             f'<b>{escape(situation)}</b><span class="rt-check">{escape(mode)} · {escape(check.replace(":", ": "))}</span>'
             f"{said}</td></tr>"
         )
+    return rows
+
+
+def matrix_html(
+    outcome: CheckOutcome | None, *, pending: str = "", causes: list[str | None] | None = None
+) -> str:
+    """The check's panel: the summary (or the error), the lint findings, the failing rows by
+    root cause (`causes`, one per row, from `root_causes`), then the matrix: failing rows
+    grouped under their cause, then the others.
+
+    Each row with a prompt carries ``data-row`` (its index in `outcome.rows`): a click loads
+    its prompt and generation into Paste & parse.
+    """
+    if pending:
+        return f'<div class="rt-status rt-status-live" id="conformance-pending">⏳ {escape(pending)}</div>'
+    if outcome is None:
+        return (
+            '<div class="rt-note" id="conformance-empty">Paste a chat template (or name a model), then '
+            "<b>Check</b>: the editor's template is checked against every conversation situation.</div>"
+        )
+    parts = []
+    if outcome.error:
+        parts.append(
+            f'<div class="rt-status rt-status-error" id="conformance-error">⚠ {escape(outcome.error)}</div>'
+        )
+    report = outcome.report
+    for note in outcome.notes:
+        parts.append(f'<div class="rt-status rt-status-note">{escape(note)}</div>')
+    if report is None:
+        return '<div id="conformance-report">' + "".join(parts) + "</div>"
+    parts.append(_summary_html(outcome))
+    for diagnostic in report["diagnostics"]:
+        hint = f" → {escape(diagnostic['suggestion'])}" if diagnostic.get("suggestion") else ""
+        parts.append(
+            f'<div class="rt-diag rt-diag-warning">△ {escape(diagnostic["message"])}{hint}</div>'
+        )
+    situations = report["situations"]
+    causes = (
+        causes
+        if causes is not None and len(causes) == len(situations)
+        else [None] * len(situations)
+    )
+    groups = _cause_groups(causes)
+    if groups:
+        listed = "".join(
+            f"<li><b>{len(indices)} row{'s' if len(indices) > 1 else ''}</b>: {escape(cause)}</li>"
+            for cause, indices in groups
+        )
+        parts.append(
+            f'<div class="rt-status rt-status-error" id="conformance-causes">Failing rows by root cause:<ul>{listed}</ul></div>'
+        )
+    parts.append(
+        '<div class="rt-note">Click a row to load its prompt and generation into Paste &amp; parse.</div>'
+    )
+    rows = _matrix_rows(situations, groups)
     parts.append(
         '<div class="rt-conformance" id="conformance-table"><table>'
         "<thead><tr><th>result · situation · thinking · check, and what happened</th></tr></thead><tbody>"

@@ -46,7 +46,7 @@ SPECIAL_TOKEN = re.compile(
 
 def _generation_part(view: ParseView, span) -> int:
     """Characters of `span` in the generation (the part after the prefix tail)."""
-    return max(0, span.end - max(span.start, view.tail_length))
+    return max(0, span.stream_end - max(span.stream_start, view.tail_length))
 
 
 def unclaimed_characters(view: ParseView) -> int:
@@ -69,7 +69,7 @@ def claimed_characters(view: ParseView) -> int:
 
 
 def discarded_characters(view: ParseView) -> int:
-    return sum(s.end - s.start for s in view.spans if s.kind == "discarded")
+    return sum(s.stream_end - s.stream_start for s in view.spans if s.kind == "discarded")
 
 
 def fit_problems(view: ParseView) -> list[str]:

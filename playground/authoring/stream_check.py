@@ -127,28 +127,7 @@ def stream_check(
         return stopped
     mismatch = None if replayed.same_as(baseline) else replayed
     mismatch = mismatch or report.mismatch
-    found = []
-    if mismatch is not None:
-        found.append(
-            CheckFinding(
-                "error",
-                f"{mismatch.chunking} differs from one-shot parsing (chunk boundaries at offsets {json.dumps(mismatch.splits[:200])}); "
-                f"one-shot: {json.dumps(baseline.message, ensure_ascii=False)} {baseline.error or ''}; "
-                f"streamed: {json.dumps(mismatch.message, ensure_ascii=False)} {mismatch.error or ''}",
-            )
-        )
-    groups: dict[tuple, list] = {}
-    for leak in report.truncation_leaks:
-        groups.setdefault((leak.delimiter, leak.path, leak.field), []).append(leak.cut)
-    for (delimiter, path, field_name), cuts in groups.items():
-        found.append(
-            CheckFinding(
-                "warning",
-                f"a generation cut inside {delimiter!r} ({path}) leaves its first characters in {field_name} "
-                f"(cuts at {_ranges(sorted(cuts))}: {len(cuts)} cut{'s' if len(cuts) > 1 else ''}); a serving engine "
-                "that stops at a token limit there shows a delimiter fragment",
-            )
-        )
+    found = _findings(baseline, mismatch, report.truncation_leaks)
     found += [CheckFinding("note", note) for note in report.notes]
     if mismatch is None:
         this = (
@@ -163,6 +142,34 @@ def stream_check(
     else:
         label = f"streaming differs from one-shot parsing ({mismatch.chunking})"
     return StreamCheckResult(mismatch is None, label, found)
+
+
+def _findings(baseline, mismatch, leaks) -> list[CheckFinding]:
+    """The report's errors and warnings: a chunking that changes the message (`mismatch`, a
+    `StreamRun`, or None), then the truncation leaks grouped by delimiter and field."""
+    found = []
+    if mismatch is not None:
+        found.append(
+            CheckFinding(
+                "error",
+                f"{mismatch.chunking} differs from one-shot parsing (chunk boundaries at offsets {json.dumps(mismatch.splits[:200])}); "
+                f"one-shot: {json.dumps(baseline.message, ensure_ascii=False)} {baseline.error or ''}; "
+                f"streamed: {json.dumps(mismatch.message, ensure_ascii=False)} {mismatch.error or ''}",
+            )
+        )
+    groups: dict[tuple, list] = {}
+    for leak in leaks:
+        groups.setdefault((leak.delimiter, leak.path, leak.field), []).append(leak.cut)
+    for (delimiter, path, field_name), cuts in groups.items():
+        found.append(
+            CheckFinding(
+                "warning",
+                f"a generation cut inside {delimiter!r} ({path}) leaves its first characters in {field_name} "
+                f"(cuts at {_ranges(sorted(cuts))}: {len(cuts)} cut{'s' if len(cuts) > 1 else ''}); a serving engine "
+                "that stops at a token limit there shows a delimiter fragment",
+            )
+        )
+    return found
 
 
 _ICONS = {"error": "⛔", "warning": "△", "note": "ℹ"}

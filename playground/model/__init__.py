@@ -1,2 +1,3 @@
 """The model runner: `generation` loads a model and streams its output (the only place that
-imports torch), `live` parses it as the tokens arrive, `hub` fails fast without the Hub."""
+imports torch), `hub` fails fast without the Hub. Parsing its tokens as they arrive is
+Generate live's (`playground.live`)."""

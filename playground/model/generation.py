@@ -23,6 +23,10 @@ runs `load_model` in a thread and reports how far it is:
     pending = BackgroundLoad(DEFAULT_MODEL_PATH)   # at startup; returns at once
     pending.progress()    # LoadProgress(fraction=0.25, stage="Loading the tokenizer", ...)
     loaded = pending.result()    # waits; raises ModelLoadError like load_model
+
+`ModelLoadError` (a model or tokenizer that cannot be loaded or cannot chat; the message
+says what to do) is the engine's own (`engine.chat_templates.render`), so the page
+catches one class whether a check or a Generate failed to load.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.chat_templates.render import ModelLoadError
 from engine.tokenizer import IncrementalDecoder
 
 if TYPE_CHECKING:
@@ -48,10 +53,6 @@ DEFAULT_MODEL_PATH = Path(__file__).resolve().parents[2] / "samples" / "demo-mod
 # token differently at the start of a string (SentencePiece's leading space)
 # still give the right text: the piece is the difference of two decodes.
 _DECODE_CONTEXT = 4
-
-
-class ModelLoadError(ValueError):
-    """A model or tokenizer that cannot be loaded or cannot chat; the message says what to do."""
 
 
 class PromptRenderError(ValueError):
@@ -166,26 +167,7 @@ def load_model(
             mode); the tokenizer has no chat template.
     """
     name = str(name)
-    folder = Path(name).expanduser()
-    if folder.exists():
-        if not (folder / "config.json").is_file():
-            raise ModelLoadError(
-                f"{name!r} is not a model folder (no config.json). Point at the folder that holds config.json, "
-                "the weights and the tokenizer files, e.g. samples/demo-model."
-            )
-    elif _looks_like_path(name):
-        raise ModelLoadError(
-            f"no folder {name!r}. Check the path, or leave the field empty to use the bundled demo model "
-            "(samples/demo-model)."
-        )
-    else:  # a hub id: fail in seconds when the Hub is out of reach (playground.model.hub)
-        from .hub import HubError, check_hub_id
-
-        try:
-            folder = check_hub_id(name) or folder
-        except HubError as error:
-            raise ModelLoadError(str(error)) from None
-    source = str(folder) if folder.exists() else name
+    folder, source = _model_source(name)
     started = time.perf_counter()
     stage_starts: list[float] = []
 
@@ -215,16 +197,7 @@ def load_model(
         model = AutoModelForCausalLM.from_pretrained(source, dtype="auto", **placement)
         begin(3)
     except OSError as error:  # missing files, unknown repo, no network
-        if folder.exists():
-            advice = "Check that the folder holds complete weights and tokenizer files (save them with save_pretrained)."
-        else:
-            advice = (
-                "Check the id's spelling and the network (this machine may have none; HF_HUB_OFFLINE=1 forbids "
-                "downloads). Without network, download the model elsewhere, copy its folder here and give the "
-                "path. The bundled demo model needs no network: samples/demo-model."
-            )
-        where = f"the folder {name!r}" if folder.exists() else "the Hugging Face Hub"
-        raise ModelLoadError(f"could not load {name!r} from {where}: {error}\n{advice}") from error
+        raise _unreadable(name, folder, error) from error
     except ValueError as error:  # e.g. an architecture this transformers version does not know
         raise ModelLoadError(
             f"{name!r} is not a causal language model this transformers version can load: {error}\n"
@@ -242,6 +215,49 @@ def load_model(
             for stage, start, end in zip(LOAD_STAGES, stage_starts, stage_starts[1:])
         ),
     )
+
+
+def _model_source(name: str) -> tuple[Path, str]:
+    """`(folder, what from_pretrained reads)` for a model name: a model folder, or a hub id
+    (checked to fail in seconds when the Hub is out of reach, `playground.model.hub`).
+
+    Raises ModelLoadError: a folder without config.json, a path to no folder, a hub id that
+    cannot be fetched."""
+    folder = Path(name).expanduser()
+    if folder.exists():
+        if not (folder / "config.json").is_file():
+            raise ModelLoadError(
+                f"{name!r} is not a model folder (no config.json). Point at the folder that holds config.json, "
+                "the weights and the tokenizer files, e.g. samples/demo-model."
+            )
+    elif _looks_like_path(name):
+        raise ModelLoadError(
+            f"no folder {name!r}. Check the path, or leave the field empty to use the bundled demo model "
+            "(samples/demo-model)."
+        )
+    else:
+        from .hub import HubError, check_hub_id
+
+        try:
+            folder = check_hub_id(name) or folder
+        except HubError as error:
+            raise ModelLoadError(str(error)) from None
+    return folder, str(folder) if folder.exists() else name
+
+
+def _unreadable(name: str, folder: Path, error: OSError) -> ModelLoadError:
+    """The error for files transformers could not read (missing files, unknown repo, no
+    network), with what to do about it."""
+    if folder.exists():
+        advice = "Check that the folder holds complete weights and tokenizer files (save them with save_pretrained)."
+    else:
+        advice = (
+            "Check the id's spelling and the network (this machine may have none; HF_HUB_OFFLINE=1 forbids "
+            "downloads). Without network, download the model elsewhere, copy its folder here and give the "
+            "path. The bundled demo model needs no network: samples/demo-model."
+        )
+    where = f"the folder {name!r}" if folder.exists() else "the Hugging Face Hub"
+    return ModelLoadError(f"could not load {name!r} from {where}: {error}\n{advice}")
 
 
 # Model loads running at once over the process: a second waits for the first (its progress says so).

@@ -18,12 +18,18 @@ from collections.abc import Iterable
 from typing import Any
 
 from engine import load_template
-from engine.authoring.pattern_explain import explain_pattern, pieces_taken
+from engine.authoring.pattern_explain import (
+    explain_pattern,
+    matching_alternative,
+    pieces_taken,
+    top_level_alternatives,
+)
+from engine.authoring.trace import TraceSpan
 
 from ..authoring.inference import evidence_html, findings_for_template
 from ..parse.causes import cause_of_error, diagnoses_of
 from ..parse.event_store import LoggedEvent, chunks_overlapping, event_numbered, without_chunks
-from ..parse.parse_view import MapSpan, ParseView
+from ..parse.parse_view import ParseView
 from .markup import short_json, visible_whitespace
 
 PLACEHOLDER = (
@@ -50,29 +56,6 @@ def region_event_numbers(events: Iterable[LoggedEvent]) -> dict[int, tuple[int |
     return {k: (opens[k], closes[k] if k < len(closes) else None) for k in range(len(opens))}
 
 
-def top_level_alternatives(pattern: str) -> list[str]:
-    """The alternatives of a regex at its top level (`a|b(c|d)` -> ["a", "b(c|d)"])."""
-    parts, depth, in_class, escaped, start = [], 0, False, False, 0
-    for i, char in enumerate(pattern):
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            parts.append(pattern[start:i])
-            start = i + 1
-    parts.append(pattern[start:])
-    return parts
-
-
 def _delimiter_of(template: dict, path: str | None):
     if not path or not path.startswith("fields."):
         return None
@@ -95,16 +78,11 @@ def matched_alternative(template: dict, path: str | None, matched: str | None) -
     alternatives = top_level_alternatives(delimiter.source)
     if len(alternatives) < 2:
         return ""
-    import regex
-
-    for number, alternative in enumerate(alternatives, 1):
-        try:
-            compiled = regex.compile(alternative, delimiter.pattern.flags, cache_pattern=False)
-            if compiled.fullmatch(matched, timeout=0.05):
-                return f"alternative {number} of {len(alternatives)}: {alternative}"
-        except (regex.error, TimeoutError):
-            continue
-    return ""
+    found = matching_alternative(delimiter.source, matched, flags=delimiter.pattern.flags)
+    if found is None:
+        return ""
+    number, alternative = found
+    return f"alternative {number} of {len(alternatives)}: {alternative}"
 
 
 def _where(view: ParseView, start: int, end: int) -> str:
@@ -116,7 +94,7 @@ def _where(view: ParseView, start: int, end: int) -> str:
     return f"prefix {start + len(view.cut_away)}– and generation –{end - view.tail_length}"
 
 
-def span_events(view: ParseView, span: MapSpan) -> list[LoggedEvent]:
+def span_events(view: ParseView, span: TraceSpan) -> list[LoggedEvent]:
     """The events a span produced: its region's open and close, and the chunks inside it."""
     if span.region is None:
         return []
@@ -130,7 +108,7 @@ def span_events(view: ParseView, span: MapSpan) -> list[LoggedEvent]:
         return [closing] if closing else []
     found = [
         *(logged for logged in (opening, closing) if logged),
-        *chunks_overlapping(view.events, span.field, span.start, span.end),
+        *chunks_overlapping(view.events, span.field, span.stream_start, span.stream_end),
     ]
     return sorted(found, key=lambda logged: logged.number)
 
@@ -148,9 +126,9 @@ def span_of_event(view: ParseView, number: int) -> int | None:
     for index, span in enumerate(view.spans):
         if span.field != event.get("field") or start is None:
             continue
-        if kind == "body" and span.kind == "body" and span.start <= start < span.end:
+        if kind == "body" and span.kind == "body" and span.stream_start <= start < span.stream_end:
             return index
-        if kind in ("open", "close") and span.kind == kind and span.start == start:
+        if kind in ("open", "close") and span.kind == kind and span.stream_start == start:
             return index
     for index, span in enumerate(
         view.spans
@@ -158,14 +136,14 @@ def span_of_event(view: ParseView, number: int) -> int | None:
         if (
             span.field == event.get("field")
             and start is not None
-            and span.start <= start <= span.end
+            and span.stream_start <= start <= span.stream_end
             and span.kind == "body"
         ):
             return index
     return None
 
 
-def message_key(view: ParseView, span: MapSpan) -> tuple[str, Any]:
+def message_key(view: ParseView, span: TraceSpan) -> tuple[str, Any]:
     """(key path, value) of the message entry a region went to (``tool_calls[1]``, ``content``)."""
     if span.field is None or view.template is None:
         return "", None
@@ -263,11 +241,15 @@ def explain(
         return _explain_diagnosis(view, int(selection[1:]))
     if not selection.isdigit() or int(selection) >= len(view.spans):
         return PLACEHOLDER
-    span = view.spans[int(selection)]
-    rows = []
+    return _explain_span(view, view.spans[int(selection)], inference)
+
+
+def _explain_span(view: ParseView, span: TraceSpan, inference: dict | None) -> str:
+    """#explain for one span of the map: what it is, where, and why."""
     title = _TITLES.get(span.kind, span.kind)
-    if span.end <= view.tail_length and span.kind not in ("held", "unparsed"):
+    if span.stream_end <= view.tail_length and span.kind not in ("held", "unparsed"):
         title += " (in the prefix tail: the chat template wrote it)"
+    rows = []
     if span.field is not None:
         rows.append(
             _row(
@@ -276,38 +258,59 @@ def explain(
             )
         )
     if span.delimiter is not None:
-        rows.append(_row("template key", f"<code>{html.escape(span.delimiter_path or '')}</code>"))
-        rows.append(_row("delimiter", _code(span.delimiter)))
-        alternative = matched_alternative(view.template or {}, span.delimiter_path, span.matched)
-        if alternative:
-            rows.append(_row("matched", html.escape(alternative)))
-        if span.matched is not None and span.matched != view.stream[span.start : span.end]:
-            rows.append(_row("whole match", _code(span.matched)))
-        if (span.delimiter_path or "").endswith("_pattern"):
-            rows.append(
-                _row(
-                    "the pattern, piece by piece",
-                    pattern_html(span.delimiter, view.stream, span.start),
-                )
-            )
+        rows += _delimiter_rows(view, span)
     if span.captures:
         captures = ", ".join(
             f"<code>{html.escape(k)}</code> = {_code(v)}" for k, v in span.captures.items()
         )
         rows.append(_row("captures", captures))
+    start, end = span.stream_start, span.stream_end
     rows.append(
         _row(
             "offsets",
-            f"stream {span.start}–{span.end} · {_where(view, span.start, span.end)} · {span.end - span.start:,} characters",
+            f"stream {start}–{end} · {_where(view, start, end)} · {end - start:,} characters",
         )
     )
     rows.append(
         _row(
             "text",
-            _code(view.stream[span.start : min(span.end, span.start + 300)])
-            + ("…" if span.end - span.start > 300 else ""),
+            _code(view.stream[start : min(end, start + 300)]) + ("…" if end - start > 300 else ""),
         )
     )
+    rows += _why_rows(view, span)
+    if span.region is not None:
+        rows += _region_rows(view, span)
+    return _panel(title, "".join(rows)) + _inferred(view, inference, span.delimiter_path)
+
+
+def _delimiter_rows(view: ParseView, span: TraceSpan) -> list[str]:
+    """A delimiter's rows: its template key, which alternative matched, the whole match, and a
+    pattern piece by piece."""
+    rows = [
+        _row("template key", f"<code>{html.escape(span.delimiter_path or '')}</code>"),
+        _row("delimiter", _code(span.delimiter)),
+    ]
+    alternative = matched_alternative(view.template or {}, span.delimiter_path, span.matched_text)
+    if alternative:
+        rows.append(_row("matched", html.escape(alternative)))
+    if (
+        span.matched_text is not None
+        and span.matched_text != view.stream[span.stream_start : span.stream_end]
+    ):
+        rows.append(_row("whole match", _code(span.matched_text)))
+    if (span.delimiter_path or "").endswith("_pattern"):
+        rows.append(
+            _row(
+                "the pattern, piece by piece",
+                pattern_html(span.delimiter, view.stream, span.stream_start),
+            )
+        )
+    return rows
+
+
+def _why_rows(view: ParseView, span: TraceSpan) -> list[str]:
+    """Why held, discarded or unparsed text is so, and the error of a region that failed."""
+    rows = []
     if span.kind == "held":
         rows.append(
             _row("why held", html.escape(view.held_reason or "it may be the start of a delimiter"))
@@ -338,21 +341,27 @@ def explain(
                 "as unclaimed text (the implicit field, if the template has one); every other region still parsed",
             )
         )
-    if span.region is not None:
-        rows.append(_row("region", f"{span.region} (0-based, in opening order)"))
-        rows.append(_row("events", _events_html(span_events(view, span))))
-        key, value = message_key(view, span)
-        if key and view.message is not None and key.split("[")[0] in view.message:
-            rows.append(_row("message key", _message_html(key, value)))
-        elif key:
-            rows.append(
-                _row(
-                    "message key",
-                    f"<code>{html.escape(key)}</code> (not in the message: "
-                    + ("the parse is not finished)" if not view.finished else "empty or failed)"),
-                )
+    return rows
+
+
+def _region_rows(view: ParseView, span: TraceSpan) -> list[str]:
+    """The region of a span: its index, its events, and the message key it went to."""
+    rows = [
+        _row("region", f"{span.region} (0-based, in opening order)"),
+        _row("events", _events_html(span_events(view, span))),
+    ]
+    key, value = message_key(view, span)
+    if key and view.message is not None and key.split("[")[0] in view.message:
+        rows.append(_row("message key", _message_html(key, value)))
+    elif key:
+        rows.append(
+            _row(
+                "message key",
+                f"<code>{html.escape(key)}</code> (not in the message: "
+                + ("the parse is not finished)" if not view.finished else "empty or failed)"),
             )
-    return _panel(title, "".join(rows)) + _inferred(view, inference, span.delimiter_path)
+        )
+    return rows
 
 
 def _inferred(view: ParseView, inference: dict | None, key: str | None) -> str:
@@ -552,13 +561,13 @@ def explain_editor_key(
             _row(
                 "in this parse",
                 f"matched {len(matches):,} time{'s' if len(matches) != 1 else ''}; the first at stream "
-                f"{first.start}–{first.end} · {_where(view, first.start, first.end)} (below: what each piece took there)",
+                f"{first.stream_start}–{first.stream_end} · {_where(view, first.stream_start, first.stream_end)} (below: what each piece took there)",
             )
         )
     elif name != "start_anchor_pattern":
         rows.append(_row("in this parse", "never matched"))
     taken = (
-        pattern_html(source, view.stream, first.start)
+        pattern_html(source, view.stream, first.stream_start)
         if first is not None
         else pattern_html(source)
     )

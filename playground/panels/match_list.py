@@ -52,7 +52,7 @@ def _possible_starts(view: ParseView) -> list[tuple[int, int, str, str]]:
         return []
     found = []
     ends = time.perf_counter() + HELD_SECONDS
-    body = [(s.start, s.end) for s in view.spans if s.kind in ("body", "discarded")]
+    body = [(s.stream_start, s.stream_end) for s in view.spans if s.kind in ("body", "discarded")]
     starts = [a for a, _ in body]
     for spec in template.fields.values():
         for delimiter in (spec.open, spec.close):
@@ -96,88 +96,9 @@ def match_list_html(view: ParseView | None) -> str:
     """The match list of `view` as a table (see the module docstring)."""
     if view is None:
         return '<div class="rt-note">No parse yet.</div>'
-    rows: list[tuple[int, str]] = []
-    if view.cut_away:
-        rows.append(
-            (
-                -1,
-                _row(
-                    "matched",
-                    "start_anchor",
-                    view.cut_away[-40:],
-                    f"prefix –{len(view.cut_away)} (the cut)",
-                    'data-i="anchor"',
-                ),
-            )
-        )
-    elif not view.anchor_found:
-        rows.append(
-            (-1, _row("not found", "start_anchor", "", "not in the prefix", 'data-i="anchor"'))
-        )
-    for index, span in enumerate(view.spans):
-        if span.kind in ("open", "close") and span.delimiter_path:
-            rows.append(
-                (
-                    span.start,
-                    _row(
-                        "matched",
-                        span.delimiter_path,
-                        view.stream[span.start : span.end],
-                        _where(view, span.start, span.end),
-                        f'data-i="{index}"',
-                    ),
-                )
-            )
-        elif span.kind == "held":
-            rows.append(
-                (
-                    span.start,
-                    _row(
-                        "held now",
-                        "",
-                        view.stream[span.start : span.end],
-                        _where(view, span.start, span.end),
-                        f'data-i="{index}"',
-                        view.held_reason,
-                    ),
-                )
-            )
-    for number, diagnosis in enumerate(diagnoses_of(view)):
-        if diagnosis.stream_start is None or diagnosis.code == "anchor-not-in-prefix":
-            continue
-        kind = "almost" if diagnosis.code in ("near-miss", "pattern-context") else "swallowed"
-        rows.append(
-            (
-                diagnosis.stream_start,
-                _row(
-                    kind,
-                    diagnosis.key,
-                    diagnosis.found or "",
-                    _where(
-                        view, diagnosis.stream_start, diagnosis.stream_end or diagnosis.stream_start
-                    ),
-                    f'data-d="{number}"',
-                    f"expected {diagnosis.expected!r}" if diagnosis.expected else "",
-                ),
-            )
-        )
+    rows = [*_anchor_rows(view), *_span_rows(view), *_diagnosis_rows(view)]
     if view.finished:
-        span_starts = [span.start for span in view.spans]
-        for start, end, text, path in _possible_starts(view):
-            index = max(0, bisect.bisect_right(span_starts, start) - 1)
-            rows.append(
-                (
-                    start,
-                    _row(
-                        "held",
-                        path,
-                        text,
-                        _where(view, start, end),
-                        f'data-i="{index}"',
-                        "a stream holds this until the next characters rule the delimiter out",
-                    ),
-                )
-            )
+        rows += _possible_start_rows(view)
     rows.sort(key=lambda row: row[0])
     shown = "".join(row for _, row in rows[:ROWS_SHOWN])
     more = (
@@ -192,6 +113,82 @@ def match_list_html(view: ParseView | None) -> str:
         "<thead><tr><th>what</th><th>template key</th><th>text</th><th>where</th></tr></thead>"
         f"<tbody>{shown}</tbody></table></div>{more}"
     )
+
+
+def _anchor_rows(view: ParseView) -> list[tuple[int, str]]:
+    """The start anchor's row: where it cut the prefix, or that it is not in it."""
+    if view.cut_away:
+        where = f"prefix –{len(view.cut_away)} (the cut)"
+        row = _row("matched", "start_anchor", view.cut_away[-40:], where, 'data-i="anchor"')
+        return [(-1, row)]
+    if not view.anchor_found:
+        return [(-1, _row("not found", "start_anchor", "", "not in the prefix", 'data-i="anchor"'))]
+    return []
+
+
+def _span_rows(view: ParseView) -> list[tuple[int, str]]:
+    """A row for every delimiter that matched and for the text held now: (stream offset, row)."""
+    rows = []
+    for index, span in enumerate(view.spans):
+        start, end = span.stream_start, span.stream_end
+        if span.kind in ("open", "close") and span.delimiter_path:
+            row = _row(
+                "matched",
+                span.delimiter_path,
+                view.stream[start:end],
+                _where(view, start, end),
+                f'data-i="{index}"',
+            )
+            rows.append((start, row))
+        elif span.kind == "held":
+            row = _row(
+                "held now",
+                "",
+                view.stream[start:end],
+                _where(view, start, end),
+                f'data-i="{index}"',
+                view.held_reason,
+            )
+            rows.append((start, row))
+    return rows
+
+
+def _diagnosis_rows(view: ParseView) -> list[tuple[int, str]]:
+    """A row for every near miss and swallowed delimiter the diagnoses found."""
+    rows = []
+    for number, diagnosis in enumerate(diagnoses_of(view)):
+        start = diagnosis.stream_start
+        if start is None or diagnosis.code == "anchor-not-in-prefix":
+            continue
+        kind = "almost" if diagnosis.code in ("near-miss", "pattern-context") else "swallowed"
+        row = _row(
+            kind,
+            diagnosis.key,
+            diagnosis.found or "",
+            _where(view, start, diagnosis.stream_end or start),
+            f'data-d="{number}"',
+            f"expected {diagnosis.expected!r}" if diagnosis.expected else "",
+        )
+        rows.append((start, row))
+    return rows
+
+
+def _possible_start_rows(view: ParseView) -> list[tuple[int, str]]:
+    """A row for every place a stream would hold (`_possible_starts`), pointing at its span."""
+    rows = []
+    span_starts = [span.stream_start for span in view.spans]
+    for start, end, text, path in _possible_starts(view):
+        index = max(0, bisect.bisect_right(span_starts, start) - 1)
+        row = _row(
+            "held",
+            path,
+            text,
+            _where(view, start, end),
+            f'data-i="{index}"',
+            "a stream holds this until the next characters rule the delimiter out",
+        )
+        rows.append((start, row))
+    return rows
 
 
 def _row(kind: str, key: str, text: str, where: str, data: str, note: str = "") -> str:

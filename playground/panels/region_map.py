@@ -17,8 +17,10 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engine.authoring.trace import TraceSpan
+
 from ..parse.causes import diagnoses_of
-from ..parse.parse_view import MapSpan, ParseView
+from ..parse.parse_view import ParseView
 from .markup import visible_whitespace
 
 # Colour slots; the message keys every template uses keep theirs whatever the field order.
@@ -45,7 +47,7 @@ def field_slots(field_names: Sequence[str]) -> dict[str, int]:
     return {name: FIXED_SLOTS.get(name, slots.get(name, 0)) for name in field_names}
 
 
-def span_title(span: MapSpan) -> str:
+def span_title(span: TraceSpan) -> str:
     """The short hover label of a span ("tool_calls · open"); clicking it explains it in full."""
     return f"{span.field or '(no field)'} · {span.kind}"
 
@@ -112,11 +114,6 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
     region is underlined with its error marked at the exact failing character; during
     a replay, chunk boundaries are thin bars and the last feed is outlined.
     """
-    slots = field_slots(view.field_names)
-    text_of = (
-        visible_whitespace if options.show_whitespace else (lambda t: html.escape(t, quote=False))
-    )
-    stream, tail_length = view.stream, view.tail_length
     out = [legend(view.field_names)]
     if options.stale:
         out.append(
@@ -127,52 +124,112 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
         f'<div class="rt-map{" rt-stale" if options.stale else ""}" id="region-map-body" tabindex="0" '
         'aria-label="Region map: arrow keys move between stretches, Enter explains one"><div class="rt-block">'
     )
-    start_at = max(0, min(options.window_start, len(stream)))
-    if start_at:
-        out.append(
-            f'<span class="rt-note">… {start_at:,} earlier characters (the whole map shows when the replay stops) …\n</span>'
-        )
-    elif view.cut_away:
-        shown = view.cut_away[-CUT_PREFIX_SHOWN:]
-        hidden = len(view.cut_away) - len(shown)
-        lead = f'<span class="rt-note">… {hidden:,} earlier characters …</span>\n' if hidden else ""
-        out.append(
-            f'<span class="rt-cutaway" data-i="cut" title="prefix before the start-anchor cut: never parsed">{lead}{text_of(shown)}</span>'
-            '<span class="rt-marker" data-i="anchor" title="the prefix is cut after the last start-anchor match">✂ start anchor</span>'
-        )
-    elif tail_length:
-        out.append(
-            '<span class="rt-marker" data-i="anchor" title="no start-anchor match: the whole prefix is parsed">prefix</span>'
-        )
-    errors_at: dict[int, list[int]] = {}
-    for index, error in enumerate(view.errors):
-        if error.at is not None:
-            errors_at.setdefault(min(max(error.at, 0), len(stream)), []).append(index)
-    misses_at: dict[
-        int, list[int]
-    ] = {}  # near misses and swallowed delimiters (engine.authoring.diagnosis), marked where they are
-    for number, diagnosis in enumerate(diagnoses_of(view)):
-        if (
-            diagnosis.stream_start is not None
-            and diagnosis.code != "anchor-not-in-prefix"
-            and diagnosis.stream_start >= start_at
-        ):
-            misses_at.setdefault(min(diagnosis.stream_start, len(stream)), []).append(number)
-    boundaries = _boundaries(view, start_at) if options.show_boundaries else []
-    current = view.current_feed if not view.finished else None
-    cuts_wanted = {tail_length, *errors_at, *misses_at, *boundaries, *(current or ())}
-    cuts_wanted |= {p + 1 for p in errors_at if p < len(stream)}
-    blocks = block_ends(stream, start_at)
-    cuts_wanted |= set(blocks)
-    block_set = set(blocks)
-    cuts_sorted = sorted(cuts_wanted)
-    marks = {"generation": tail_length <= start_at and start_at > 0, "errors": set()}
+    writer = _MapWriter(view, options, out)
+    writer.head()
+    writer.body()
+    out.append("</div></div>")
+    return "".join(out)
 
-    def add_markers(at: int) -> None:
-        if not marks["generation"] and at >= tail_length:
+
+class _MapWriter:
+    """Writes the map's stream into `out`: each span cut where a marker, a chunk boundary, the
+    fresh feed, the prefix/generation boundary or a block end falls, with its markers."""
+
+    def __init__(self, view: ParseView, options: MapOptions, out: list[str]):
+        self.view, self.out = view, out
+        self.text_of = (
+            visible_whitespace
+            if options.show_whitespace
+            else (lambda t: html.escape(t, quote=False))
+        )
+        stream, tail_length = view.stream, view.tail_length
+        self.start_at = start_at = max(0, min(options.window_start, len(stream)))
+        self.errors_at: dict[int, list[int]] = {}
+        for index, error in enumerate(view.errors):
+            if error.at is not None:
+                self.errors_at.setdefault(min(max(error.at, 0), len(stream)), []).append(index)
+        # near misses and swallowed delimiters (engine.authoring.diagnosis), marked where they are
+        self.misses_at: dict[int, list[int]] = {}
+        for number, diagnosis in enumerate(diagnoses_of(view)):
+            if (
+                diagnosis.stream_start is not None
+                and diagnosis.code != "anchor-not-in-prefix"
+                and diagnosis.stream_start >= start_at
+            ):
+                at = min(diagnosis.stream_start, len(stream))
+                self.misses_at.setdefault(at, []).append(number)
+        self.boundaries = _boundaries(view, start_at) if options.show_boundaries else []
+        self.current = view.current_feed if not view.finished else None
+        cuts = {tail_length, *self.errors_at, *self.misses_at, *self.boundaries}
+        cuts |= set(self.current or ())
+        cuts |= {p + 1 for p in self.errors_at if p < len(stream)}
+        blocks = block_ends(stream, start_at)
+        self.block_set = set(blocks)
+        self.cuts = sorted(cuts | self.block_set)
+        self.generation_marked = tail_length <= start_at and start_at > 0
+        self.errors_marked: set[int] = set()
+
+    def head(self) -> None:
+        """What comes before the stream: the window's note, or the cut-away prefix and the anchor."""
+        view, out = self.view, self.out
+        if self.start_at:
+            out.append(
+                f'<span class="rt-note">… {self.start_at:,} earlier characters (the whole map shows when the replay stops) …\n</span>'
+            )
+        elif view.cut_away:
+            shown = view.cut_away[-CUT_PREFIX_SHOWN:]
+            hidden = len(view.cut_away) - len(shown)
+            lead = (
+                f'<span class="rt-note">… {hidden:,} earlier characters …</span>\n'
+                if hidden
+                else ""
+            )
+            out.append(
+                f'<span class="rt-cutaway" data-i="cut" title="prefix before the start-anchor cut: never parsed">{lead}{self.text_of(shown)}</span>'
+                '<span class="rt-marker" data-i="anchor" title="the prefix is cut after the last start-anchor match">✂ start anchor</span>'
+            )
+        elif view.tail_length:
+            out.append(
+                '<span class="rt-marker" data-i="anchor" title="no start-anchor match: the whole prefix is parsed">prefix</span>'
+            )
+
+    def body(self) -> None:
+        """Every span (and any gap as unknown text), then the markers at the end and the errors
+        with no place."""
+        view, out = self.view, self.out
+        slots = field_slots(view.field_names)
+        stream = view.stream
+        position = self.start_at
+        for index, span in enumerate(view.spans):
+            start, end = max(span.stream_start, position), span.stream_end
+            if start > position:
+                self.emit(position, start, "rt-unknown", "", "")
+            if end <= start:
+                continue
+            classes = _KIND_CLASSES[span.kind]
+            if span.field is not None and span.kind in ("body", "open", "close"):
+                classes += f" rt-f{slots.get(span.field, 0)}"
+            if span.error is not None:
+                classes += " rt-error"
+            title = _KIND_TITLES.get(span.kind) or span_title(span)
+            self.emit(start, end, classes, f' data-i="{index}"', title)
+            position = end
+        if position < len(stream):
+            self.emit(position, len(stream), "rt-unknown", "", "")
+        self.markers(len(stream))
+        for index, error in enumerate(view.errors):
+            if index not in self.errors_marked:  # an error with no place (a required field missing)
+                out.append(
+                    f'<span class="rt-marker rt-err" data-e="{index}" title="{html.escape(error.message)}">⚠ {html.escape(error.message)}</span>'
+                )
+
+    def markers(self, at: int) -> None:
+        """The markers at stream offset `at`: where the generation starts, near misses, errors."""
+        view, out = self.view, self.out
+        if not self.generation_marked and at >= view.tail_length:
             out.append('<span class="rt-marker rt-gen">▶ generation</span>')
-            marks["generation"] = True
-        for number in misses_at.pop(at, ()):
+            self.generation_marked = True
+        for number in self.misses_at.pop(at, ()):
             diagnosis = view.diagnoses[number]
             label = (
                 "≈ near miss"
@@ -182,21 +239,24 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
             out.append(
                 f'<span class="rt-marker rt-miss" data-d="{number}" title="{html.escape(diagnosis.message)}">{label}</span>'
             )
-        for index in errors_at.get(at, ()):
-            if index not in marks["errors"]:
-                marks["errors"].add(index)
+        for index in self.errors_at.get(at, ()):
+            if index not in self.errors_marked:
+                self.errors_marked.add(index)
                 message = view.errors[index].message
                 out.append(
                     f'<span class="rt-marker rt-err" data-e="{index}" title="{html.escape(message)}">⚠ error here</span>'
                 )
 
-    def emit(start: int, end: int, classes: str, data: str, title: str) -> None:
+    def emit(self, start: int, end: int, classes: str, data: str, title: str) -> None:
+        """`stream[start:end]` as spans of `classes`, cut at every cut inside it."""
+        cuts_sorted, out, stream = self.cuts, self.out, self.view.stream
+        tail_length, boundaries, current = self.view.tail_length, self.boundaries, self.current
         inside = cuts_sorted[
             bisect.bisect_right(cuts_sorted, start) : bisect.bisect_left(cuts_sorted, end)
         ]
         cuts = [start, *inside, end]
         for a, b in zip(cuts, cuts[1:]):
-            add_markers(a)
+            self.markers(a)
             extra = ""
             if b <= tail_length:
                 extra += " rt-tail"
@@ -204,38 +264,14 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
                 extra += " rt-tok-odd"  # every other chunk underlined: chunks show as stripes, never as characters
             if current and current[0] <= a < current[1]:
                 extra += " rt-now"
-            if a in errors_at and b == a + 1:
+            if a in self.errors_at and b == a + 1:
                 extra += " rt-error-at"
             hover = f' title="{html.escape(title)}"' if title else ""
-            out.append(f'<span class="{classes}{extra}"{data}{hover}>{text_of(stream[a:b])}</span>')
-            if b in block_set:
-                out.append('</div><div class="rt-block">')
-
-    position = start_at
-    for index, span in enumerate(view.spans):
-        start, end = max(span.start, position), span.end
-        if start > position:
-            emit(position, start, "rt-unknown", "", "")
-        if end <= start:
-            continue
-        classes = _KIND_CLASSES[span.kind]
-        if span.field is not None and span.kind in ("body", "open", "close"):
-            classes += f" rt-f{slots.get(span.field, 0)}"
-        if span.error is not None:
-            classes += " rt-error"
-        title = _KIND_TITLES.get(span.kind) or span_title(span)
-        emit(start, end, classes, f' data-i="{index}"', title)
-        position = end
-    if position < len(stream):
-        emit(position, len(stream), "rt-unknown", "", "")
-    add_markers(len(stream))
-    for index, error in enumerate(view.errors):
-        if index not in marks["errors"]:  # an error with no place (a required field missing)
             out.append(
-                f'<span class="rt-marker rt-err" data-e="{index}" title="{html.escape(error.message)}">⚠ {html.escape(error.message)}</span>'
+                f'<span class="{classes}{extra}"{data}{hover}>{self.text_of(stream[a:b])}</span>'
             )
-    out.append("</div></div>")
-    return "".join(out)
+            if b in self.block_set:
+                out.append('</div><div class="rt-block">')
 
 
 def legend(field_names: Sequence[str]) -> str:

@@ -1,42 +1,24 @@
-"""The causes of a parse as the page shows them: `engine.authoring.diagnosis` read from a `ParseView`.
+"""The causes of a parse as the page shows them: the diagnoses a `ParseView` carries.
 
-`diagnoses_of(view)` works the diagnoses out once per view (a finished parse only: while
-streaming a region is not closed yet, so nothing is diagnosed) and keeps them on it.
-`cause_of_error(view, error)` is the diagnosis that explains a region's parse error, so
-#explain and the status line point at the template key to change rather than at the
-content parser that gave up.
+The tracer works the diagnoses out once, when the parse ends (`engine.authoring.diagnosis`;
+while streaming a region is not closed yet, so nothing is diagnosed), and the view carries
+them to every panel: `diagnoses_of(view)` reads them. `cause_of_error(view, error)` is
+the diagnosis that explains a region's parse error, so #explain and the status line point
+at the template key to change rather than at the content parser that gave up; `brief` and
+`leading_of` say a diagnosis in one line and pick the one to lead with.
 """
 
 from __future__ import annotations
 
-from engine import TemplateError, load_template
-from engine.authoring.diagnosis import Diagnosis, diagnose
+from engine.authoring.diagnosis import Diagnosis
 
-from ..server import limits
 from .parse_view import ErrorMark, ParseView
 
 
 def diagnoses_of(view: ParseView | None) -> list[Diagnosis]:
-    """The diagnoses of `view`, the start anchor first ([] while streaming or without a template)."""
-    if view is None or view.template is None or not view.finished:
+    """The diagnoses of `view`, the start anchor first ([] while streaming or without a view)."""
+    if view is None or not view.finished:
         return []
-    if view.diagnoses is None:
-        try:
-            template = load_template(view.template)
-        except (TemplateError, ValueError):
-            view.diagnoses = []
-            return view.diagnoses
-        prefix = view.cut_away + view.stream[: view.tail_length]
-        view.diagnoses = diagnose(
-            template,
-            prefix=prefix,
-            cut=len(view.cut_away),
-            anchor_found=view.anchor_found or not prefix,
-            stream=view.stream,
-            tail_length=view.tail_length,
-            spans=view.spans,
-            deadline=limits.deadline("parse_seconds"),
-        )
     return view.diagnoses
 
 

@@ -22,11 +22,9 @@ from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-# Phase codes: events from the prefix, from feed N (N >= 1), from finalize, from the one feed
-# of a whole generation (a one-shot trace).
+# Phase codes: events from the prefix, from feed N (N >= 1), from finalize.
 PREFIX = 0
 FINALIZE = -1
-WHOLE_FEED = -2
 
 # How an event is kept: its dict, or a clean or dirty region_chunk read back from the stream.
 _KEPT, _CLEAN, _DIRTY = 0, 1, 2
@@ -47,7 +45,7 @@ def phase_label(code: int) -> str:
     """ "prefix", "finalize" or "feed N" for a phase code."""
     if code > 0:
         return f"feed {code}"
-    return {PREFIX: "prefix", FINALIZE: "finalize", WHOLE_FEED: "feed"}[code]
+    return {PREFIX: "prefix", FINALIZE: "finalize"}[code]
 
 
 class EventStore:
@@ -70,6 +68,11 @@ class EventStore:
 
     def __len__(self) -> int:
         return len(self._phases)
+
+    @property
+    def kept_count(self) -> int:
+        """How many events are kept as their dicts (the rest are a few integers each)."""
+        return len(self._kept)
 
     def append(self, events: list[dict], phase: int) -> None:
         """Log `events` (engine event dicts, in order) as produced in `phase` (a phase code)."""
@@ -137,6 +140,11 @@ class LoggedEvents(Sequence):
 
     def __len__(self) -> int:
         return self._count
+
+    @property
+    def store(self) -> EventStore:
+        """The store these events are read from (a replay's views share its store)."""
+        return self._store
 
     def _entry(self, index: int) -> LoggedEvent:
         store = self._store

@@ -1,8 +1,12 @@
 """The parse as the page shows it: a `ParseView`, built from a whole parse or a stream.
 
-`traced_view` parses a whole generation with `engine.trace`; `LiveParse` feeds a
-parser chunk by chunk (replay and live generation) and can be viewed at any
-moment. Both give a `ParseView`, which every panel of the page is drawn from.
+`LiveParse` follows one parse with the engine's tracer (`engine.authoring.trace.Tracer`)
+and can be viewed at any moment: fed chunk by chunk for a replay or a live generation,
+or the whole generation at once for the Parse button (`traced_view`). Either way the
+view is one `ParseView`, which every panel of the page is drawn from: the tracer's
+`TraceSpan`s (each in stream offsets and in prefix/generation offsets), the events,
+the errors, and the warnings and diagnoses the tracer worked out once when the parse
+ended.
 
 Both parse leniently (`on_error="keep"`): a region that fails to parse keeps
 its raw text as unclaimed text and is marked with its error at the failing
@@ -10,8 +14,9 @@ character, and every other field keeps its value, so an error never hides the
 parts that did parse. (A delimiter pattern over its time budget still stops
 the parse; the text after it is then "unparsed".)
 
-Offsets are stream offsets: 0 is the first character of the prefix after its
-start-anchor cut; the generation follows the prefix tail.
+Panels use stream offsets (`TraceSpan.stream_start`/`stream_end`): 0 is the first
+character of the prefix after its start-anchor cut; the generation follows the
+prefix tail.
 """
 
 from __future__ import annotations
@@ -21,53 +26,24 @@ import sys
 import time
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from engine import ResponseParser, load_template
-from engine.authoring.trace import trace
+from engine.authoring.diagnosis import Diagnosis
+from engine.authoring.trace import ParseFailure, Tracer, TraceSpan
 from engine.errors import ParseDeadlineError, ParseLimitError, ResponseParseError
 from engine.events import message_from_events
 
 from ..server import limits
-from .event_store import FINALIZE, PREFIX, WHOLE_FEED, EventStore, LoggedEvent
+from .event_store import FINALIZE, PREFIX, EventStore, LoggedEvent
 
 # Failed regions are kept as text with their error (see the module docstring).
 ON_ERROR = "keep"
-# A stream's fed pieces are joined into one string once there are this many.
-PARTS_JOINED = 4096
 # Bytes a view keeps per span, per logged event and per event kept as a dict (see `ParseView.weight`).
 SPAN_BYTES, LOGGED_EVENT_BYTES, KEPT_EVENT_BYTES = 320, 32, 600
 # What explaining held text may try: its last starts, within a time (seconds).
 HELD_STARTS = 256
 HELD_SECONDS = 0.2
-
-
-@dataclass(frozen=True)
-class MapSpan:
-    """A stretch `[start, end)` of the stream for the region map.
-
-    Attributes:
-        kind: "body", "open", "close", "discarded", "held" (maybe a delimiter, not
-            decided yet) or "unparsed" (after a parse error the parser never reached).
-        field, region: the field and region index (0-based, in opening order) for
-            bodies and delimiters.
-        captures: a delimiter's named groups.
-        delimiter: the delimiter as written (a literal, literals joined by " | ", or a
-            pattern); delimiter_path: its template key (`fields.x.close_pattern`);
-            matched: the whole text it matched.
-        error: index into `ParseView.errors` when this span belongs to a failed region.
-    """
-
-    start: int
-    end: int
-    kind: str
-    field: str | None = None
-    region: int | None = None
-    captures: dict | None = None
-    delimiter: str | None = None
-    delimiter_path: str | None = None
-    matched: str | None = None
-    error: int | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +70,26 @@ class ErrorMark:
         """Where the map marks the error: the failing character, else the region's start."""
         return self.position if self.position is not None else self.start
 
+    @classmethod
+    def of(cls, failure: ParseFailure, budget: str) -> ErrorMark:
+        """The mark of a tracer's `ParseFailure` (its stream offsets as they are); a parse that
+        ran past its deadline names `budget`, the ``*_seconds`` limit it ran out of."""
+        message = f"{failure.type}: {failure.message}"
+        if failure.type == ParseDeadlineError.__name__:
+            seconds = getattr(limits.current(), budget)
+            message = f"{message} (the time budget is PLAYGROUND_LIMITS {budget}, {seconds:g} s)"
+        elif failure.type == ParseLimitError.__name__:  # the limit's own key and value
+            key = "value_chars" if "max_value_chars" in message else "regions"
+            message += f" (PLAYGROUND_LIMITS {key}, {getattr(limits.current(), key):,})"
+        return cls(
+            message,
+            failure.field,
+            failure.key,
+            failure.stream_start,
+            failure.stream_end,
+            failure.stream_position,
+        )
+
 
 @dataclass(frozen=True)
 class WarningNote:
@@ -116,7 +112,8 @@ class ParseView:
         stream: the prefix tail followed by the generation (what the spans index).
         tail_length: length of the prefix tail in `stream`.
         anchor_found: whether the start anchor matched in the prefix (True for an empty prefix).
-        spans: `MapSpan`s tiling the stream, in order.
+        spans: the tracer's `TraceSpan`s tiling the stream, in order (panels read their
+            `stream_start`/`stream_end`).
         events: every event, numbered (`LoggedEvents`, built as they are read).
         field_names: the template's fields, in order.
         message: the message (with lenient parsing also when a region failed), or None.
@@ -131,15 +128,15 @@ class ParseView:
             updates are coalesced (live generation), so the growth is what is outlined.
         held_reason: why the held text is held ("`<tool` could still become `<tool_call>`").
         template, tools: the inputs.
-        diagnoses: the causes of what went wrong (`engine.authoring.diagnosis`), worked out when first
-            asked for (`playground.parse.causes.diagnoses_of`); None until then.
+        diagnoses: the causes of what went wrong (`engine.authoring.diagnosis`), worked out once
+            by the tracer when the parse ended ([] while streaming).
     """
 
     cut_away: str = ""
     stream: str = ""
     tail_length: int = 0
     anchor_found: bool = True
-    spans: list[MapSpan] = field(default_factory=list)
+    spans: list[TraceSpan] = field(default_factory=list)
     events: Sequence[LoggedEvent] = ()
     field_names: list[str] = field(default_factory=list)
     message: dict | None = None
@@ -153,14 +150,14 @@ class ParseView:
     held_reason: str = ""
     template: dict | None = None
     tools: list | None = None
-    diagnoses: list | None = None
+    diagnoses: list[Diagnosis] = field(default_factory=list)
 
     @property
     def weight(self) -> int:
         """About the bytes this view keeps (measured with tracemalloc on big pastes): the text twice
         (the stream and the values made of it), each span, each logged event, each kept event dict."""
-        store = getattr(self.events, "_store", None)
-        kept = len(store._kept) if store is not None else len(self.events)
+        store = getattr(self.events, "store", None)
+        kept = store.kept_count if store is not None else len(self.events)
         return (
             2 * (sys.getsizeof(self.stream) + sys.getsizeof(self.cut_away))
             + SPAN_BYTES * len(self.spans)
@@ -200,48 +197,6 @@ class ParseView:
         )
 
 
-def _phase(stage: str, chunk: int | None) -> int:
-    """The event-store phase code of a trace event's stage and chunk index."""
-    if stage == "feed":
-        return WHOLE_FEED if chunk is None else chunk + 1
-    return PREFIX if stage == "prefix" else FINALIZE
-
-
-def _deadline_note(message: str, budget: str) -> str:
-    """An error message, with the time budget named when the parse ran past its deadline."""
-    seconds = getattr(limits.current(), budget)
-    return f"{message} (the time budget is PLAYGROUND_LIMITS {budget}, {seconds:g} s)"
-
-
-def _limit_note(message: str) -> str:
-    """The PLAYGROUND_LIMITS key behind a `ParseLimitError` message, with its value."""
-    key = "value_chars" if "max_value_chars" in message else "regions"
-    return f" (PLAYGROUND_LIMITS {key}, {getattr(limits.current(), key):,})"
-
-
-def _trace_errors(result, to_stream, budget: str) -> list[ErrorMark]:
-    """ErrorMarks of a trace: the regions kept with their errors, then the error that stopped it."""
-    errors = [*result.errors, *([result.error] if result.error else [])]
-    marks = []
-    for index, error in enumerate(errors):
-        region = [s for s in result.spans if s.error == index]
-        if region:
-            start, end = region[0].stream_start, region[-1].stream_end
-        else:
-            start = error.stream_offset
-            end = None if start is None or error.text is None else start + len(error.text)
-        position = (
-            None if error.position is None else to_stream(error.position_source, error.position)
-        )
-        message = f"{error.type}: {error.message}"
-        if error.type == ParseDeadlineError.__name__:
-            message = _deadline_note(message, budget)
-        elif error.type == ParseLimitError.__name__:
-            message += _limit_note(message)
-        marks.append(ErrorMark(message, error.field, error.key, start, end, position))
-    return marks
-
-
 def traced_view(
     template: dict,
     prefix: str,
@@ -251,7 +206,7 @@ def traced_view(
     budget: str = "parse_seconds",
     until: float | None = None,
 ) -> ParseView:
-    """Parse a whole generation with `engine.trace` and turn it into a ParseView.
+    """Parse a whole generation (one feed of a `LiveParse`) and view it.
 
     `budget` is the ``*_seconds`` limit the parse must end within (PLAYGROUND_LIMITS); past it
     the parse stops with an error naming it, and the rest is "unparsed". `until` (a
@@ -261,62 +216,22 @@ def traced_view(
     """
     started = time.perf_counter()
     deadline = started + getattr(limits.current(), budget)
-    result = trace(
-        generation,
+    live = LiveParse(
         template,
-        prefix=prefix,
-        tools=tools,
-        regex_timeout=limits.current().regex_seconds,
+        prefix,
+        tools,
         deadline=deadline if until is None else min(deadline, until),
-        positions=True,
-        on_error=ON_ERROR,
-        max_regions=limits.current().regions,
-        max_value_chars=limits.current().value_chars,
+        budget=budget,
     )
+    live.feed(generation, boundary=False)
+    live.finalize()
     seconds = time.perf_counter() - started
-    tail = result.prefix_tail
-
-    def to_stream(source: str | None, offset: int) -> int:
-        return offset - result.anchor.offset if source == "prefix" else len(tail) + offset
-
-    spans = [
-        MapSpan(
-            s.stream_start,
-            s.stream_end,
-            s.kind,
-            s.field,
-            s.region,
-            s.captures or None,
-            s.delimiter,
-            s.delimiter_path,
-            s.matched_text,
-            s.error,
-        )
-        for s in result.spans
-    ]
-    store = EventStore()
-    for traced in result.events:
-        store.append([traced.event], _phase(traced.stage, traced.chunk))
-    stream = tail + generation
-    events = store.view(stream)
-    return ParseView(
-        cut_away=result.anchor.dropped,
-        stream=stream,
-        tail_length=len(tail),
-        anchor_found=result.anchor.found or not prefix,
-        spans=spans,
-        events=events,
-        field_names=list(template.get("fields", {})),
-        message=result.message,
-        errors=_trace_errors(result, to_stream, budget),
-        warnings=[WarningNote(w.code, w.message, w.suggestion) for w in result.warnings],
-        figures=[
+    return live.view(
+        [
             ("characters", f"{len(generation):,}"),
-            ("events", f"{len(events):,}"),
+            ("events", f"{len(live.events):,}"),
             ("traced parse", f"{seconds * 1000:.1f} ms"),
-        ],
-        template=template,
-        tools=tools,
+        ]
     )
 
 
@@ -359,26 +274,6 @@ def held_reason(template: dict, current_field: str | None, held: str) -> str:
 def shorten_text(text: str, limit: int = 200) -> str:
     """`text`, its middle cut out when it is longer than `limit` characters."""
     return text if len(text) <= limit else f"{text[: limit // 2]}…{text[-limit // 2 :]}"
-
-
-def _marked(spans: list[MapSpan], error: ErrorMark, index: int) -> list[MapSpan]:
-    """`spans` with those starting in `error`'s range marked with `index` (spans marked already
-    keep their error); a merged stretch that crosses an end of the range is cut there first."""
-    if error.start is None or error.end is None:
-        return spans
-    out = []
-    for span in spans:
-        pieces = [span]
-        if span.error is None and span.delimiter is None:
-            cuts = sorted({cut for cut in (error.start, error.end) if span.start < cut < span.end})
-            if cuts:
-                bounds = [span.start, *cuts, span.end]
-                pieces = [replace(span, start=a, end=b) for a, b in zip(bounds, bounds[1:])]
-        for piece in pieces:
-            if piece.error is None and error.start <= piece.start < error.end:
-                piece = replace(piece, error=index)
-            out.append(piece)
-    return out
 
 
 class PlainParse:
@@ -430,13 +325,16 @@ class PlainParse:
 
 
 class LiveParse:
-    """A parse fed chunk by chunk (replay and live generation), viewable at any moment.
+    """A parse fed chunk by chunk (replay and live generation), or whole (the Parse button),
+    viewable at any moment: the engine's `Tracer`, its events kept compactly (`EventStore`).
 
     `plain`: also feed a `PlainParse` (live generation's "parse per token" figure) and time the
     traced parser: `parse_seconds` is its CPU time in feed and finalize (0 without `plain`: a
     replay does not time itself). `deadline` (a `time.perf_counter()` value, or None) is the
     parser's: a feed or finalize that runs past it stops the parse with a `ParseDeadlineError`
     naming `budget`; a server sets it per request (`set_deadline`).
+
+    Raises TemplateError for a template that does not load; parse errors land in the view.
     """
 
     def __init__(
@@ -452,39 +350,61 @@ class LiveParse:
         self.template, self.tools = template, tools
         self.field_names = list(template.get("fields", {}))
         self.events = EventStore()
-        self.parts: list[str] = []
         self.chunk_ends = array("q")
-        self.message: dict | None = None
-        self.error: ResponseParseError | None = None
-        self.finished = False
         self.parse_seconds = 0.0
         self.feeds = 0
         self.budget = budget
         self.plain = PlainParse(template, prefix, tools) if plain else None
-        self.parser = ResponseParser(
+        self.tracer = Tracer(
             template,
-            prefix=prefix,
+            prefix,
             tools=tools,
             regex_timeout=limits.current().regex_seconds,
             deadline=deadline,
-            positions=True,
-            record_spans=True,
             on_error=ON_ERROR,
+            keep_events=False,
             max_regions=limits.current().regions,
             max_value_chars=limits.current().value_chars,
         )
-        self.cut_away = prefix[: self.parser.prefix_cut]
-        self.tail = prefix[self.parser.prefix_cut :]
-        self.anchor_found = not prefix or self.parser.prefix_cut > 0
-        self.received = len(self.tail)
-        self._merged: list[MapSpan] = []
-        self._errors_merged = 0
         self.open_field: str | None = None
-        self._log(self.parser.initial_events, PREFIX)
+        self._log(self.tracer.initial_events, PREFIX)
+
+    @property
+    def finished(self) -> bool:
+        return self.tracer.finished
+
+    @property
+    def message(self) -> dict | None:
+        """The message once finalized (None before, or when the parse stopped)."""
+        return self.tracer.message
+
+    @property
+    def error(self) -> ResponseParseError | None:
+        """The error that stopped the parse, or None."""
+        return self.tracer.error
+
+    @property
+    def received(self) -> int:
+        """Characters of the stream so far (the prefix tail and the generation received)."""
+        return self.tracer.received
+
+    @property
+    def tail_length(self) -> int:
+        return self.tracer.tail_length
+
+    @property
+    def generation(self) -> str:
+        """The generation received so far."""
+        return self.tracer.stream[self.tracer.tail_length :]
+
+    @property
+    def span_count(self) -> int:
+        """Spans the tracer keeps (one a stretch)."""
+        return self.tracer.span_count
 
     def set_deadline(self, deadline: float | None) -> None:
         """The time the parser must stop by from now on (one per request), or None."""
-        self.parser.deadline = deadline
+        self.tracer.deadline = deadline
 
     def _log(self, events: list[dict], phase: int) -> None:
         self.events.append(events, phase)
@@ -495,132 +415,41 @@ class LiveParse:
             elif kind == "region_close":
                 self.open_field = None
 
-    def feed(self, chunk: str) -> None:
-        """Feed one chunk (after an error the text is kept but no longer parsed)."""
-        parts = self.parts
-        parts.append(chunk)
-        if len(parts) >= PARTS_JOINED:  # one string, not a list of a million one-character ones
-            parts[:] = ["".join(parts)]
-        self.received += len(chunk)
-        if self.error is not None or self.finished:
+    def feed(self, chunk: str, *, boundary: bool = True) -> None:
+        """Feed one chunk (after an error the text is kept but no longer parsed; after
+        `finalize` nothing changes). `boundary`: mark where the chunk ends (`chunk_ends`), as a
+        replay's chunks are; the Parse button's one feed of the whole generation is not."""
+        tracer = self.tracer
+        if tracer.finished:
             return
         self.feeds += 1
-        self.chunk_ends.append(self.received)
         plain = self.plain
         if plain is not None:
             plain.feed(chunk)
             started = time.thread_time()
-        try:
-            events = self.parser.feed(chunk)
-        except ResponseParseError as error:
-            self.error = error
-            events = []
+        events = tracer.feed(chunk)
         if plain is not None:
             self.parse_seconds += time.thread_time() - started
+        if boundary:
+            self.chunk_ends.append(tracer.received)
         if events:
             if len(events) == 1 and events[0]["type"] == "region_chunk":
-                self.events.append(
-                    events, self.feeds
-                )  # the common case: one more chunk of the open region
+                self.events.append(events, self.feeds)  # one more chunk of the open region
             else:
                 self._log(events, self.feeds)
 
     def finalize(self) -> None:
-        """End the stream: settle held text and take the message."""
+        """End the stream: settle held text and take the message (the tracer works out the
+        warnings and diagnoses here, once)."""
         if self.finished:
             return
-        self.finished = True
         if self.plain is not None:
             self.plain.finalize()
-        if self.error is not None:
-            return
         started = time.thread_time()
-        try:
-            self.message, events = self.parser.finalize()
-        except ResponseParseError as error:
-            self.error = error
-            events = []
+        events = self.tracer.finalize()
         if self.plain is not None:
             self.parse_seconds += time.thread_time() - started
         self._log(events, FINALIZE)
-
-    def _errors(self) -> list[ErrorMark]:
-        found = list(self.parser.errors)
-        if self.error is not None and self.error not in found:
-            found.append(self.error)
-        marks = []
-        for error in found:
-            start = error.offset if error.start is None else error.start
-            end = error.end
-            if end is None and error.offset is not None and error.text is not None:
-                end = error.offset + len(error.text)
-            message = f"{type(error).__name__}: {error}"
-            if isinstance(error, ParseDeadlineError):
-                message = _deadline_note(message, self.budget)
-            elif isinstance(error, ParseLimitError):
-                message += _limit_note(message)
-            marks.append(ErrorMark(message, error.field, error.key, start, end, error.position))
-        return marks
-
-    def _merged_spans(self, errors: list[ErrorMark]) -> list[MapSpan]:
-        """The parser's spans as MapSpans, consecutive pieces of one stretch merged (a stream fed a
-        character at a time records a span per feed).
-
-        Kept between views: the spans recorded since the last view are merged in and dropped from
-        the parser's list, so a long stream holds one MapSpan per stretch, not one per feed. An
-        error found since marks the spans in its range (cut at its ends), as it covers text
-        recorded before it.
-        """
-        merged = self._merged
-        for index in range(self._errors_merged, len(errors)):
-            merged[:] = _marked(merged, errors[index], index)
-        self._errors_merged = len(errors)
-        ranges = [
-            (i, e.start, e.end)
-            for i, e in enumerate(errors)
-            if e.start is not None and e.end is not None
-        ]
-        recorded = self.parser.spans
-        # The stretch being merged: its MapSpan fields but the end, and its end (built once it ends).
-        last = merged.pop() if merged and merged[-1].delimiter is None else None
-        run = None if last is None else (last.kind, last.field, last.region, last.error)
-        run_start = None if last is None else last.start
-        run_end = None if last is None else last.end
-        for s in recorded:
-            match = s.match
-            error = next((i for i, a, b in ranges if a <= s.start < b), None) if ranges else None
-            if (
-                match is None
-                and run is not None
-                and run_end == s.start
-                and run == (s.kind, s.field, s.region, error)
-            ):
-                run_end = s.end  # one stretch, however many feeds it came in
-                continue
-            if run is not None:
-                merged.append(MapSpan(run_start, run_end, run[0], run[1], run[2], error=run[3]))
-                run = None
-            if match is None:
-                run, run_start, run_end = (s.kind, s.field, s.region, error), s.start, s.end
-                continue
-            merged.append(
-                MapSpan(
-                    s.start,
-                    s.end,
-                    s.kind,
-                    s.field,
-                    s.region,
-                    dict(match.captures) if match.captures else None,
-                    match.delimiter.source,
-                    match.delimiter.path,
-                    match.text,
-                    error,
-                )
-            )
-        if run is not None:
-            merged.append(MapSpan(run_start, run_end, run[0], run[1], run[2], error=run[3]))
-        recorded.clear()  # the parser only appends to its list; what it held is merged in now
-        return list(merged)
 
     def view(
         self,
@@ -635,32 +464,34 @@ class LiveParse:
         event, which a fast replay of a huge input skips on its intermediate updates).
         `fresh_feeds`: how many of the last feeds to show as new (`ParseView.fresh_feeds`).
         """
-        stream = self.tail + "".join(self.parts)
+        tracer = self.tracer
+        spans = tracer.spans()
+        stream = tracer.stream
         events = self.events.view(stream)
-        errors = self._errors()
-        spans = self._merged_spans(errors)
-        decided = spans[-1].end if spans else 0
-        reason = ""
-        if decided < len(stream):
-            kind = "unparsed" if self.error else "held"
-            spans.append(MapSpan(decided, len(stream), kind))
-            if kind == "held":
-                reason = held_reason(self.template, self.open_field, stream[decided:])
+        stopped = [] if tracer.error is None else [tracer.stopped_by()]
+        errors = [ErrorMark.of(failure, self.budget) for failure in tracer.failures() + stopped]
+        held = [span for span in spans[-2:] if span.kind == "held"]  # two across the boundary
+        reason = (
+            held_reason(self.template, self.open_field, stream[held[0].stream_start :])
+            if held
+            else ""
+        )
         return ParseView(
-            cut_away=self.cut_away,
+            cut_away=tracer.anchor.dropped,
             stream=stream,
-            tail_length=len(self.tail),
-            anchor_found=self.anchor_found,
+            tail_length=tracer.tail_length,
+            anchor_found=tracer.anchor.found or not tracer.prefix,
             spans=spans,
             events=events,
             field_names=self.field_names,
-            message=self.message,
+            message=tracer.message,
             partial_message=(
                 message_from_events((e.event for e in events), self.template)
                 if partial_message and not self.finished
                 else None
             ),
             errors=errors,
+            warnings=[WarningNote(w.code, w.message, w.suggestion) for w in tracer.warnings],
             figures=list(extra_figures),
             finished=self.finished,
             chunk_ends=self.chunk_ends[:],
@@ -668,4 +499,5 @@ class LiveParse:
             held_reason=reason,
             template=self.template,
             tools=self.tools,
+            diagnoses=tracer.diagnoses,
         )

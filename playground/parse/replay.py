@@ -6,6 +6,9 @@ chunk to that parse; stepping back or jumping with the scrubber rebuilds it
 (the engine feeds a 200 KB generation a character at a time in well under a
 second). Stop always leaves a finalized parse: the chunks fed so far are
 parsed as if the stream had ended there.
+
+`paced_feed` is the one loop that feeds a stream at a pace and draws the page now
+and then: Play (a replay's chunks) and Generate live (a model's tokens) both run it.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from engine import load_template
 
@@ -21,10 +26,21 @@ from ..server import limits
 from ..server.admission import make_way
 from ..server.input_readers import InputError, check_text_sizes, read_template, read_tools
 from .chunking import make_chunks, token_pieces
-from .parse_view import LiveParse
+from .parse_view import KEPT_EVENT_BYTES, LOGGED_EVENT_BYTES, SPAN_BYTES, LiveParse
 
 # Feeding looks at the request's time budget every this many chunks.
 DEADLINE_EVERY = 1024
+# Seconds between page updates while a stream is fed (at most ~10 a second); an update that
+# took long to draw waits DRAW_SHARE times as long before the next one.
+UPDATE_INTERVAL = 0.1
+DRAW_SHARE = 4
+# Longest sleep between two looks at Stop while pacing (seconds).
+PACE_STEP = 0.05
+# A paced feed lets running parses go first every this many pieces (`admission.make_way`).
+MAKE_WAY_EVERY = 1024
+
+Piece = TypeVar("Piece")
+Drawn = TypeVar("Drawn")
 
 
 @dataclass
@@ -69,9 +85,9 @@ class Replay:
         if live is not None:
             store = live.events
             parse = (
-                32 * len(store)
-                + 600 * len(store._kept)
-                + 320 * len(live._merged)
+                LOGGED_EVENT_BYTES * len(store)
+                + KEPT_EVENT_BYTES * store.kept_count
+                + SPAN_BYTES * live.span_count
                 + 3 * live.received
                 + 8 * len(live.chunk_ends)
             )
@@ -160,3 +176,64 @@ def seek(replay: Replay, position: int, *, deadline: float | None = None) -> Liv
     if replay.at_end:
         live.finalize()
     return live
+
+
+@dataclass(frozen=True)
+class PacedEnd:
+    """How a paced feed ended: `stopped` before its last piece (Stop, or the time ran out:
+    `out_of_time`), or neither when every piece was fed."""
+
+    stopped: bool = False
+    out_of_time: bool = False
+
+
+def paced_feed(
+    pieces: Iterable[Piece],
+    feed: Callable[[Piece], None],
+    draw: Callable[[], Drawn],
+    *,
+    stop: Callable[[], bool],
+    ends: float,
+    seconds_per_piece: float = 0.0,
+    every_piece: bool = False,
+) -> Generator[Drawn, None, PacedEnd]:
+    """Feed `pieces` one by one (`feed(piece)`) and yield `draw()` whenever an update is due.
+
+    Updates are coalesced: at most one every UPDATE_INTERVAL seconds, and never more than
+    1/DRAW_SHARE of the time goes to drawing, so a huge input stays responsive; with
+    `every_piece`, every piece gets an update of its own. `seconds_per_piece` paces the feed
+    (0: as fast as the pieces come); a paced wait looks at `stop` every PACE_STEP seconds.
+    Before each piece, `stop()` or the `time.perf_counter()` deadline `ends` ends the loop.
+    Every MAKE_WAY_EVERY pieces, running parses go first (`admission.make_way`).
+
+    Use as ``end = yield from paced_feed(...)``: the generator returns a `PacedEnd`.
+    """
+    next_update = due = 0.0
+    for count, piece in enumerate(pieces):
+        if stop():
+            return PacedEnd(stopped=True)
+        if time.perf_counter() > ends:
+            return PacedEnd(stopped=True, out_of_time=True)
+        if seconds_per_piece:
+            if _wait_until(due, stop):
+                return PacedEnd(stopped=True)
+            due = time.perf_counter() + seconds_per_piece
+        if not count % MAKE_WAY_EVERY:
+            make_way()
+        feed(piece)
+        now = time.perf_counter()
+        if every_piece or now >= next_update:
+            update = draw()
+            drawn = time.perf_counter() - now
+            next_update = time.perf_counter() + max(UPDATE_INTERVAL, DRAW_SHARE * drawn)
+            yield update
+    return PacedEnd()
+
+
+def _wait_until(due: float, stop: Callable[[], bool]) -> bool:
+    """Sleep until `due` (a perf_counter time), looking at `stop` every PACE_STEP; True when it came."""
+    while (left := due - time.perf_counter()) > 0:
+        if stop():
+            return True
+        time.sleep(min(left, PACE_STEP))
+    return stop()

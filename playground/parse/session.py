@@ -111,7 +111,7 @@ class Session:
         live = self.replay.live if self.replay is not None else None
         shown = 0
         for view in views.values():
-            if live is not None and getattr(view.events, "_store", None) is live.events:
+            if live is not None and getattr(view.events, "store", None) is live.events:
                 shown += 2 * sys.getsizeof(view.stream)  # its events and spans are the replay's
             else:
                 shown += view.weight

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from engine import TraceSpan
 from engine.authoring.samples import load_samples
 from engine.template_files import load_template_file
 from playground import catalog, handlers, live
@@ -20,7 +21,7 @@ from playground.panels import region_map
 from playground.panels.explain import explain
 from playground.panels.markup import visible_whitespace
 from playground.parse import chunking
-from playground.parse.parse_view import MapSpan, ParseView
+from playground.parse.parse_view import ParseView
 from playground.parse.session import Session
 from playground.server import input_readers, limits
 from tests.support.templates_for_tests import EXPECTED, GENERATION, PREFIX, SMOL_TEXT
@@ -489,7 +490,9 @@ def test_views_render_whitespace_and_escape_html():
         visible_whitespace("a b\n<")
         == 'a<span class="rt-ws">·</span>b<span class="rt-ws">↵</span>&lt;'
     )
-    html = region_map.region_map(ParseView(stream="<b>", spans=[MapSpan(0, 3, "discarded")]))
+    html = region_map.region_map(
+        ParseView(stream="<b>", spans=[TraceSpan(0, 3, "generation", 0, 3, "discarded")])
+    )
     assert "&lt;b&gt;" in html and "<b>" not in html.split('id="region-map-body"')[1]
 
 

@@ -12,11 +12,12 @@ from urllib.parse import parse_qsl
 
 import pytest
 
+from engine.authoring.pattern_explain import top_level_alternatives
 from engine.authoring.samples import load_samples
 from playground import api, catalog, handlers, live
 from playground.authoring.diagnostics import apply_fix, findings
 from playground.panels.event_log import PAGE_ROWS
-from playground.panels.explain import explain, top_level_alternatives
+from playground.panels.explain import explain
 from playground.panels.field_reference import field_keys, reference_html
 from playground.parse.session import Session
 from playground.server import queues

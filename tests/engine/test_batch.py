@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from engine import BatchInputError, ResponseParser, parse_batch
 from engine.authoring.samples import load_samples
 from engine.batch.columns import datasets_features
-from engine.batch.files import InputError, InputFile, Shard
+from engine.batch.files import InputFile, InputFileError, Shard
 from engine.batch.run import STAGES, ShardJob, parse_shard
 from engine.template import _load_cached
 from engine.template_files import load_template_file
@@ -625,7 +625,7 @@ def test_a_malformed_row_deep_in_the_file_names_its_line(tmp_path, engine, num_p
     template, rows = file_rows()
     rows[60] = {**rows[60], "output": 5}
     write_rows(tmp_path / "in.jsonl", rows, blank_every=7)
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(InputFileError) as caught:
         run_file(template, tmp_path / "in.jsonl", tmp_path / "out.jsonl", engine, num_proc)
     assert (
         str(caught.value)
@@ -642,7 +642,7 @@ def test_the_first_malformed_row_in_file_order_is_the_one_named(tmp_path):
     }  # in a shard of the second process: found first, reported second
     rows[20] = {**rows[20], "prefix": None}
     write_rows(tmp_path / "in.jsonl", rows)
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(InputFileError) as caught:
         run_file(template, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "datasets", 2)
     assert (
         str(caught.value)
@@ -654,7 +654,9 @@ def test_jsonl_rows_that_do_not_fit_the_parquet_columns_name_their_lines(tmp_pat
     template, rows = file_rows()
     rows[50] = {**rows[50], "meta": "not an object"}
     write_rows(tmp_path / "in.jsonl", rows, blank_every=7)
-    with pytest.raises(InputError) as caught:  # a batch a row: the error names the row's line alone
+    with pytest.raises(
+        InputFileError
+    ) as caught:  # a batch a row: the error names the row's line alone
         run_file(
             template, tmp_path / "in.jsonl", tmp_path / "out.parquet", "datasets", 2, batch_rows=1
         )
@@ -662,7 +664,7 @@ def test_jsonl_rows_that_do_not_fit_the_parquet_columns_name_their_lines(tmp_pat
         f"{tmp_path}/in.jsonl line {_line_of(51, 7)}: values do not fit the column types of the first rows ("
     )
     with pytest.raises(
-        InputError
+        InputFileError
     ) as caught:  # the first batch of 4 rows types the columns; 49-52 is the row's batch
         run_file(template, tmp_path / "in.jsonl", tmp_path / "out.parquet", "local")
     assert str(caught.value).startswith(
@@ -683,7 +685,7 @@ def test_a_malformed_parquet_row_deep_in_the_file_names_its_row(tmp_path):
         tmp_path / "in.parquet",
         row_group_size=5,
     )
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(InputFileError) as caught:
         run_file(template, tmp_path / "in.parquet", tmp_path / "out.jsonl", "datasets", 2)
     assert (
         str(caught.value)

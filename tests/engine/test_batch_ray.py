@@ -14,7 +14,7 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from engine.batch.files import InputError
+from engine.batch.files import InputFileError
 from tests.support.batch_cases import (
     check_mixed_results,
     compilations_by_worker,
@@ -161,7 +161,7 @@ def test_ray_engine_names_the_line_of_a_malformed_row_deep_in_the_file(cluster, 
     template, rows = file_rows()
     rows[60] = {**rows[60], "output": ["not", "text"]}
     write_rows(tmp_path / "in.jsonl", rows, blank_every=7)
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(InputFileError) as caught:
         run_file(template, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "ray", 2)
     assert (
         str(caught.value)

@@ -26,7 +26,7 @@ EXPECTED_COUNTS = {
     "qwen3.jinja": (40, 0),
     "qwq.jinja": (31, 9),
     "smollm3.jinja": (32, 8),
-    "hermes2pro.jinja": (16, 2),
+    "hermes2pro.jinja": (20, 0),  # without tools, rendered with tools=[] (it iterates them)
     "qwen3coder.jinja": (20, 0),
     "r1-distill-qwen.jinja": (37, 3),
     "r1-distill-llama.jinja": (15, 5),

@@ -150,3 +150,17 @@ def test_nothing_points_to_notes_outside_the_repository():
             if OUTSIDE_NOTES.search(line):
                 found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
     assert found == []
+
+
+def test_the_architecture_page_names_every_module():
+    """docs/architecture.md lists every module of engine/ and playground/ by its path, so the map
+    cannot drift from the tree; every path it names exists."""
+    page = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    modules = sorted(
+        path.relative_to(ROOT).as_posix()
+        for folder in ("engine", "playground")
+        for path in (ROOT / folder).rglob("*.py")
+    )
+    assert [module for module in modules if f"`{module}`" not in page] == []
+    named = set(re.findall(r"`((?:engine|playground)/[\w/]+\.py)`", page))
+    assert sorted(path for path in named if not (ROOT / path).is_file()) == []

@@ -15,7 +15,7 @@ from playground.parse.event_store import (
     event_numbered,
     without_chunks,
 )
-from playground.parse.parse_view import LiveParse
+from playground.parse.parse_view import LiveParse, traced_view
 
 QWEN3 = load_template_file("qwen3").response_template
 BAD_ARGUMENTS = (
@@ -122,3 +122,12 @@ def test_viewing_a_replay_at_every_step_ends_with_the_view_of_one_look_at_the_en
     assert list(stepped.events) == list(once.events)
     assert stepped.errors == once.errors and stepped.errors[0].field == "tool_calls"
     assert stepped.message == {"role": "assistant", "content": BAD_ARGUMENTS}
+
+
+def test_the_parse_button_and_a_replay_to_the_end_show_one_picture():
+    """One tracer under both: the same spans, errors, warnings and diagnoses (worked out once)."""
+    parsed = traced_view(QWEN3, "", BAD_ARGUMENTS, None)
+    replayed = _replayed(BAD_ARGUMENTS, False)
+    assert parsed.spans == replayed.spans and parsed.errors == replayed.errors
+    assert parsed.diagnoses == replayed.diagnoses and parsed.warnings == replayed.warnings
+    assert [s.kind for s in parsed.spans] == ["body", "open", "body", "close"]

@@ -40,8 +40,8 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
         "start_anchor": "[assistant]:",
         "fields": {
             "tool_calls": {
-                "open_pattern": '\\{"name":\\s*"(?P<name>[^"\\\\]+)",\\s*"parameters":\\s*',
-                "close_pattern": "(?<=\\})\\s*\\}(?=\\s*(?:\\{|\\[end\\]|$))",
+                "open_pattern": '\\{\\s*"name"\\s*:\\s*"(?P<name>[^"\\\\]+)"\\s*,\\s*"parameters"\\s*:\\s*',
+                "close_pattern": "(?<=\\})\\s*\\}(?:\\s*[,;](?=\\s*\\{))?(?=\\s*(?:\\{|\\[end\\]|$))",
                 "repeats": True,
                 "content": "json",
                 "transform": {
@@ -55,9 +55,12 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
     "empty-block-off": {
         "start_anchor_pattern": "==\\s*assistant\\s*==",
         "fields": {
-            "reasoning_content": {"open": "{r}", "close_pattern": "\\{/r\\}|(?=<calls>)"},
+            "reasoning_content": {
+                "open": "{r}",
+                "close_pattern": "\\{/r\\}|(?=(?:<calls>)(?!.*?\\{/r\\}))",
+            },
             "tool_calls": {
-                "open_pattern": '\\{"type":\\s*"function",\\s*"function":\\s*\\{"name":\\s*"(?P<name>[^"\\\\]+)",\\s*"arguments":\\s*',
+                "open_pattern": '\\{\\s*"type"\\s*:\\s*"function"\\s*,\\s*"function"\\s*:\\s*\\{\\s*"name"\\s*:\\s*"(?P<name>[^"\\\\]+)"\\s*,\\s*"arguments"\\s*:\\s*',
                 "close_pattern": "(?<=\\})\\s*\\}\\s*\\}(?=\\s*(?:\\{|</calls>|== end ==|$))",
                 "repeats": True,
                 "content": "json",
@@ -74,7 +77,7 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
         "fields": {
             "reasoning_content": {
                 "open": "[reflect]",
-                "close_pattern": '\\[/reflect\\]|(?=<fn name=")',
+                "close_pattern": '\\[/reflect\\]|(?=(?:<fn name=")(?!.*?\\[/reflect\\]))',
             },
             "tool_calls": {
                 "open_pattern": '<fn\\s*name="(?P<name>[\\w.\\-]+)">',
@@ -114,7 +117,7 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
                 "repeats": True,
                 "content": "xml-inline",
                 "content_args": {
-                    "tag_pattern": "<k>(?P<key>[^<\\s]+)</k><v>(?P<value>.*?)</v>",
+                    "tag_pattern": "<k>(?P<key>[^<\\s]+)</k>\\s*<v>\\n?(?P<value>.*?)\\n?</v>",
                     "value_parser": {"name": "json", "args": {"allow_non_json": True}},
                 },
                 "transform": {
@@ -165,7 +168,10 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
     "reasoning-in-turn": {
         "start_anchor": "<|begin|>assistant",
         "fields": {
-            "reasoning_content": {"open": "<mind>", "close_pattern": "</mind>|(?=<invoke>\\s*\\{)"},
+            "reasoning_content": {
+                "open": "<mind>",
+                "close_pattern": "</mind>|(?=(?:<invoke>\\s*\\{)(?!.*?</mind>))",
+            },
             "tool_calls": {
                 "open_pattern": "<invoke>(?=\\s*\\{)",
                 "close_pattern": "(?<=[}\\]])\\s*</invoke>",
@@ -189,7 +195,7 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
                 "repeats": True,
                 "content": "xml-inline",
                 "content_args": {
-                    "tag_pattern": "<arg=(?P<key>[^>\\s]+)>(?P<value>.*?)</arg>",
+                    "tag_pattern": "<arg=(?P<key>[^>\\s]+)>\\n?(?P<value>.*?)\\n?</arg>",
                     "value_parser": {"name": "json", "args": {"allow_non_json": True}},
                 },
                 "transform": {

@@ -179,3 +179,21 @@ def test_the_checkout_is_formatted():
         [ruff, "format", "--check", "."], cwd=ROOT, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# The project's shape rule: a class at most 400 lines, a function at most 90.
+LONGEST_CLASS, LONGEST_FUNCTION = 400, 90
+
+
+def test_no_class_or_function_outgrows_the_shape_rule():
+    too_long = []
+    for path in python_files("engine", "playground") + [ROOT / "app.py"]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                limit = LONGEST_CLASS if isinstance(node, ast.ClassDef) else LONGEST_FUNCTION
+                lines = node.end_lineno - node.lineno + 1
+                if lines > limit:
+                    too_long.append(
+                        f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)"
+                    )
+    assert too_long == []

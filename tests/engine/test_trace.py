@@ -3,8 +3,10 @@
 import json
 
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from engine import trace
+from engine import Tracer, trace
+from engine.authoring.trace import RECORDS_MERGED
 from engine.template_files import load_template_file
 from tests.support.shared_inputs import field_reports, needs_field_reports
 from tests.support.strategies import template_and_generation
@@ -189,3 +191,75 @@ def test_discarded_text_is_a_warning():
         "in the message (first at generation offset 0: 'Sure thing. ')"
     )
     assert trace(" <call>x</call>\n", template, prefix="").warnings == []
+
+
+# -- the incremental tracer ---------------------------------------------------------------
+
+
+def _chunked(text: str, cuts: list[int]) -> list[str]:
+    bounds = [0, *sorted(cuts), len(text)]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(template_and_generation(contents=("text", "json")), st.data())
+def test_a_tracer_fed_any_chunking_ends_with_the_whole_trace(case, data):
+    """Spans are one a stretch however the text came in; diagnoses, warnings and failures alike."""
+    template, prefix, generation = case
+    cuts = data.draw(st.lists(st.integers(0, len(generation)), max_size=8))
+    whole = trace(generation, template, prefix=prefix, on_error="keep")
+    tracer = Tracer(template, prefix, on_error="keep")
+    for chunk in _chunked(generation, cuts):
+        tracer.feed(chunk)
+    tracer.finalize()
+    streamed = tracer.result()
+    assert streamed.spans == whole.spans
+    assert [span.text for span in streamed.spans] == [span.text for span in whole.spans]
+    assert streamed.diagnoses == whole.diagnoses and streamed.warnings == whole.warnings
+    assert (streamed.errors, streamed.error) == (whole.errors, whole.error)
+    assert streamed.message == whole.message
+
+
+def test_a_stream_fed_a_character_at_a_time_keeps_one_span_a_stretch():
+    body = "word " * 40_000  # 200,000 characters of reasoning, then an answer
+    generation = f"{body}</think>\n\nThe answer.<|im_end|>"
+    tracer = Tracer(QWEN3, "<|im_start|>assistant\n<think>\n", on_error="keep")
+    for character in generation:
+        tracer.feed(character)
+        assert len(tracer.parser.spans) < RECORDS_MERGED  # the parser's records are merged in
+    assert tracer.span_count == 6  # one a stretch, never one a feed
+    tracer.finalize()
+    assert [(s.source, s.kind, s.field, s.end - s.start) for s in tracer.spans()] == [
+        ("prefix", "open", "reasoning_content", 7),
+        ("prefix", "body", "reasoning_content", 1),
+        ("generation", "body", "reasoning_content", 200_000),
+        ("generation", "close", "reasoning_content", 8),
+        ("generation", "body", "content", 13),
+        ("generation", "close", "content", 10),
+    ]
+
+
+def test_a_tracer_shows_held_text_and_its_error_marks_while_streaming():
+    tracer = Tracer(QWEN3, "", on_error="keep")
+    tracer.feed('<tool_call>\n{"name": "f", "arguments": {"a": 1}')
+    assert [(s.kind, s.text) for s in tracer.spans()] == [
+        ("open", "<tool_call>"),
+        ("body", '\n{"name": "f", "arguments": {"a": 1}'),
+    ]
+    tracer.feed("\n</tool")
+    assert [(s.kind, s.text) for s in tracer.spans()][-1] == ("held", "\n</tool")
+    tracer.feed("_call>after")
+    [failure] = tracer.failures()
+    assert (failure.field, failure.stream_start, failure.stream_end) == ("tool_calls", 0, 60)
+    assert [(s.kind, s.error) for s in tracer.spans()] == [
+        ("open", 0),
+        ("body", 0),
+        ("close", 0),
+        ("body", None),
+    ]
+    assert tracer.diagnoses == [] and tracer.message is None  # worked out when the parse ends
+    tracer.finalize()
+    assert tracer.message == {
+        "role": "assistant",
+        "content": '<tool_call>\n{"name": "f", "arguments": {"a": 1}\n</tool_call>after',
+    }

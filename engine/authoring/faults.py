@@ -1,0 +1,271 @@
+"""The faults a finished parse shows: warnings for template authors.
+
+`find_warnings` reads a tracer's spans (`engine.authoring.trace`) for the faults template
+authors meet most (the field reports), one function a warning:
+
+- ``close-without-open``: another field's close delimiter inside a region's text, usually a
+  missing prefix (a chat template that pre-writes the open delimiter);
+- ``tool-call-open-swallowed``: a tool call's open delimiter inside another region, where
+  only that region's close can fire;
+- ``text-discarded``: text outside every region, with no implicit field to take it;
+- ``close-inside-json-string``: a JSON region that failed because its close delimiter fired
+  inside a JSON string.
+
+Warnings are often symptoms; their cause in the author's terms is `engine.authoring.diagnosis`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+import regex
+
+from ..template import FieldSpec, ResponseTemplate
+from .lint import json_safe_close
+from .time_budget import out_of_time, regex_timeout
+
+if TYPE_CHECKING:
+    from .trace import ParseFailure, TraceSpan
+
+
+@dataclass
+class TraceWarning:
+    """A probable template or input fault seen in this parse.
+
+    Attributes:
+        code: a stable name (``close-without-open``, ``tool-call-open-swallowed``,
+            ``close-inside-json-string``, ``text-discarded``).
+        message: what was seen and what it usually means.
+        suggestion: what to change, or ``""``.
+        source, start, end: where (offsets into the prefix or the generation).
+    """
+
+    code: str
+    message: str
+    suggestion: str
+    source: str
+    start: int
+    end: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+_JSON_STRING_TAIL = regex.compile(r'"\s*[}\]]')
+
+
+def _region_texts(spans: list[TraceSpan]) -> list[tuple[str | None, int | None, list[TraceSpan]]]:
+    """Group body and discarded spans by region: (field, region, spans)."""
+    groups: dict[tuple, list[TraceSpan]] = {}
+    for span in spans:
+        if span.kind == "body":
+            groups.setdefault((span.field, span.region), []).append(span)
+        elif span.kind == "discarded":
+            groups.setdefault((None, None), []).append(span)
+    return [(name, region, spans) for (name, region), spans in groups.items()]
+
+
+@dataclass(frozen=True)
+class _Found:
+    """A match found in the text of some spans: where it starts (in one span's source) and its text."""
+
+    source: str
+    start: int
+    end: int
+    text: str
+
+
+def _find_in_spans(spans: list[TraceSpan], needle: regex.Pattern) -> _Found | None:
+    """The first non-empty match of `needle` in the text of `spans` (cut at the end of the span it
+    starts in), or None."""
+    text = "".join(span.text for span in spans)
+    try:
+        found = next(
+            (
+                match
+                for match in needle.finditer(text, timeout=regex_timeout(0.05))
+                if match.end() > match.start()
+            ),
+            None,
+        )
+    except TimeoutError:
+        return None
+    if found is None:
+        return None
+    # Locate the span holding the match start, and the match's place in the sources.
+    position = 0
+    for span in spans:
+        length = span.end - span.start
+        if position + length > found.start():
+            offset = span.start + found.start() - position
+            size = min(found.end() - found.start(), span.end - offset)
+            return _Found(span.source, offset, offset + size, found.group())
+        position += length
+    return None
+
+
+def find_warnings(
+    spans: list[TraceSpan], error: ParseFailure | None, template: ResponseTemplate
+) -> list[TraceWarning]:
+    """Probable faults visible in a finished parse (see the module docstring): its `spans`, the
+    failure that stopped it (`error`, or None) and its template."""
+    warnings: list[TraceWarning] = []
+    for name, _, stretch in _region_texts(spans):
+        if out_of_time():
+            break  # past the deadline in force (the trace's): the warnings found so far
+        warnings += _closes_without_open(template.fields, name, stretch)
+        warnings += _swallowed_tool_calls(template.fields, name, stretch)
+    warnings += _discarded_text(spans)
+    warnings += _close_inside_json_string(spans, error, template.fields)
+    return warnings
+
+
+def _closes_without_open(
+    fields: dict[str, FieldSpec], name: str | None, stretch: list[TraceSpan]
+) -> list[TraceWarning]:
+    """``close-without-open``: another field's close delimiter inside the text of region `name`
+    (None: discarded text), made of the spans `stretch`."""
+    warnings = []
+    where = f"the {name} region" if name else "discarded text"
+    own_close = fields[name].close if name else None
+    own = set(own_close.literals or ()) if own_close is not None else set()
+    for other in fields.values():
+        if other.name == name or other.close is None:
+            continue
+        if other.close.literals is None:
+            if own_close is not None and own_close.source == other.close.source:
+                continue
+            close = other.close.pattern  # only text it takes counts (not a lookahead's empty match)
+        else:
+            literals = [literal for literal in other.close.literals if literal not in own]
+            if not literals:
+                continue
+            close = regex.compile("|".join(regex.escape(x) for x in literals), cache_pattern=False)
+        found = _find_in_spans(stretch, close)
+        if found is None:
+            continue
+        if other.open is not None:
+            opened = _find_in_spans(stretch, other.open.pattern)
+            if opened is not None and (opened.source, opened.start) < (found.source, found.start):
+                continue  # its open was swallowed too: reported as such
+            message = (
+                f"{found.text!r}, the close delimiter of {other.name} (its open is {other.open.source!r}), "
+                f"appears inside {where} while {other.name} is not open. This usually means the prefix is "
+                "missing the text that opened it (a chat template that pre-writes the open delimiter)."
+            )
+            suggestion = "pass the prompt text (with any pre-written open delimiter) as prefix"
+        else:
+            message = (
+                f"{found.text!r}, the close delimiter of the implicit field {other.name}, appears inside {where}: "
+                f"that region never closed, so the text after it stayed in {name or 'the discarded text'}."
+            )
+            suggestion = "check the region's close delimiter (or pass the full prompt as prefix)"
+        warnings.append(
+            TraceWarning(
+                "close-without-open", message, suggestion, found.source, found.start, found.end
+            )
+        )
+    return warnings
+
+
+def _swallowed_tool_calls(
+    fields: dict[str, FieldSpec], name: str | None, stretch: list[TraceSpan]
+) -> list[TraceWarning]:
+    """``tool-call-open-swallowed``: a tool call's open delimiter inside the text of region
+    `name` (a field with an open: the implicit field watches opens itself)."""
+    if name is None or not fields[name].open:
+        return []
+    warnings = []
+    for other in fields.values():
+        if other.name == name or other.open is None or not other.is_tool_call:
+            continue
+        found = _find_in_spans(stretch, other.open.pattern)
+        if found is None:
+            continue
+        close_source = fields[name].close.source if fields[name].close else ""
+        warnings.append(
+            TraceWarning(
+                "tool-call-open-swallowed",
+                f"the tool-call open delimiter {found.text!r} appears inside the {name} region and was "
+                "swallowed as its text: inside a region only its own close can fire, so this call was "
+                "not parsed.",
+                f"close {name} also before a tool call, e.g. close_pattern "
+                f"{_lookahead_close(close_source, fields[name], other)!r}",
+                found.source,
+                found.start,
+                found.end,
+            )
+        )
+    return warnings
+
+
+def _discarded_text(spans: list[TraceSpan]) -> list[TraceWarning]:
+    """``text-discarded``: text outside every region, with no implicit field to take it."""
+    discarded = [span for span in spans if span.kind == "discarded" and span.text.strip()]
+    if not discarded:
+        return []
+    first = discarded[0]
+    count = sum(len(span.text) for span in discarded)
+    return [
+        TraceWarning(
+            "text-discarded",
+            f"{count} characters were outside every region and the template has no implicit field, so "
+            f"they are not in the message (first at {first.source} offset {first.start}: {first.text[:40]!r})",
+            "add a field without 'open' (usually content) to catch unclaimed text, or check that the "
+            "open delimiters match this model's output",
+            first.source,
+            first.start,
+            first.end,
+        )
+    ]
+
+
+def _close_inside_json_string(
+    spans: list[TraceSpan], error: ParseFailure | None, fields: dict[str, FieldSpec]
+) -> list[TraceWarning]:
+    """The ``close-inside-json-string`` warning, when a JSON region failed and the text after it
+    looks like the rest of a JSON string."""
+    if error is None or error.field not in fields or fields[error.field].content != "json":
+        return []
+    rest = "".join(span.text for span in spans if span.kind == "unparsed")
+    if not _JSON_STRING_TAIL.search(rest):
+        return []
+    closes = [span for span in spans if span.kind == "close" and span.field == error.field]
+    spec = fields[error.field]
+    anchor = closes[-1] if closes else next(span for span in spans if span.kind == "unparsed")
+    literal = (
+        spec.close.literals[0] if spec.close is not None and spec.close.literals else "</tool_call>"
+    )
+    return [
+        TraceWarning(
+            "close-inside-json-string",
+            f"the close delimiter of {error.field} probably matched inside a JSON string: the region body "
+            "does not parse and the text after the close looks like the rest of a JSON string",
+            f"use a close_pattern like {json_safe_close(literal)!r}",
+            anchor.source,
+            anchor.start,
+            anchor.end,
+        )
+    ]
+
+
+def _lookahead_close(close_source: str, spec: FieldSpec, tool_field: FieldSpec) -> str:
+    """`close` or a lookahead on the tool-call open, as a close_pattern."""
+    if tool_field.open.literals is not None:
+        ahead = "|".join(
+            regex.escape(x, special_only=True, literal_spaces=True)
+            for x in tool_field.open.literals
+        )
+    else:
+        ahead = tool_field.open.source
+    if spec.close is None:
+        return f"(?={ahead})"
+    own = (
+        "|".join(
+            regex.escape(x, special_only=True, literal_spaces=True) for x in spec.close.literals
+        )
+        if spec.close.literals is not None
+        else spec.close.source
+    )
+    return f"{own}|(?={ahead})"

@@ -1,0 +1,560 @@
+"""Template inference, call payloads: the shapes a call's payload can have, and where each lies.
+
+A shape says how the payload of calls is written (a JSON list of calls, a JSON object per
+call with the name inside, a JSON object of the arguments alone, a Python-style call list,
+JSON with bare keys and string delimiters of the template's own, tagged arguments, one
+`key: value` line an argument) and finds the payloads in a call section by the needles
+(`engine.chat_templates.probes`). `engine.chat_templates.calls` builds a field around them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from ..content import parse_content
+from .markup import KEY, escape, pattern_with_stand_ins, plain, shared_start, shown
+from .probes import (
+    ALPHA,
+    ALPHA_ARGUMENTS,
+    BETA,
+    BETA_ARGUMENTS,
+    BOOLEAN_KEY,
+    NUMBER_KEY,
+    NUMBER_TEXT,
+    PROBE_TOOLS,
+    STRING_KEY,
+    STRING_VALUE,
+    Render,
+)
+from .render import common_suffix_length
+from .turns import common_length
+
+# The value parser of tagged arguments: JSON where the value is JSON, else the text.
+TAGGED_VALUES = {"name": "json", "args": {"allow_non_json": True}}
+
+
+@dataclass
+class Sections:
+    """Each call render cut down to what it adds to the plain answer."""
+
+    one: str
+    two: str | None
+    typed: str | None
+    after_lead: str | None  # the lead-and-call render from the end of the lead text
+    renders: dict[str, Render]
+
+
+@dataclass
+class Shape:
+    """How the payload of calls is written, before the text around it is known.
+
+    Attributes:
+        description: for people.
+        content, content_args, transform, transform_each: the field's keys.
+        spans: finds the payload spans in a section: `spans(section, names)` -> list of
+            (start, end), one a call (one span for a list form), or None.
+        list_form: one payload holds every call (no `repeats`).
+        json_like: the payload ends in `}` or `]` (the close may require it).
+        name_outside: the name is in the text before the payload, not in it.
+    """
+
+    description: str
+    content: str
+    content_args: dict
+    transform: dict
+    transform_each: bool
+    spans: Callable[[str, tuple[str, ...]], list[tuple[int, int]] | None]
+    list_form: bool = False
+    json_like: bool = True
+    name_outside: bool = False
+    payload_start: str = (
+        ""  # the character every payload starts with, when the open must be followed by it
+    )
+
+
+def json_values(text: str) -> list[tuple[int, int, Any]]:
+    """Every outermost JSON object or list in `text`: (start, end, value)."""
+    decoder = json.JSONDecoder()
+    found = []
+    position = 0
+    while True:
+        match = regex.compile(r"[\[{]").search(text, position)
+        if match is None:
+            return found
+        try:
+            value, end = decoder.raw_decode(text, match.start())
+        except ValueError:
+            position = match.start() + 1
+            continue
+        found.append((match.start(), end, value))
+        position = end
+
+
+def _path_to(
+    value: Any, wanted: Callable[[Any], bool], path: tuple[str, ...] = ()
+) -> tuple[str, ...] | None:
+    """The key path to the first node of `value` for which `wanted` holds (dicts only), or None."""
+    if wanted(value):
+        return path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and regex.fullmatch(r"\w+", key):
+                found = _path_to(item, wanted, path + (key,))
+                if found is not None:
+                    return found
+    return None
+
+
+def _placeholder(path: tuple[str, ...]) -> str:
+    return "{" + ".".join(path) + "}"
+
+
+def call_paths(
+    item: Any, name: str, arguments: dict
+) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The key paths to the name and to the arguments in a call's JSON (the arguments as an object,
+    or as JSON text holding it), or None."""
+    name_path = _path_to(item, lambda node: node == name)
+    arguments_path = _path_to(
+        item, lambda node: node == arguments or _json_text_of(node) == arguments
+    )
+    if not name_path or not arguments_path:
+        return None
+    return name_path, arguments_path
+
+
+def _json_text_of(node: Any) -> Any:
+    """What `node` holds when it is JSON text of an object, else None."""
+    if not isinstance(node, str) or not node.lstrip().startswith("{"):
+        return None
+    try:
+        return json.loads(node)
+    except ValueError:
+        return None
+
+
+def _json_string_keys(arguments_path: tuple[str, ...]) -> dict:
+    """`content_args` that decode arguments a model may write as JSON text (stacks accept both):
+    the top-level key holding them."""
+    return {"decode_json_strings": [arguments_path[-1]]} if len(arguments_path) == 1 else {}
+
+
+def json_list_shape(sections: Sections) -> Shape | None:
+    text, names, arguments = (
+        (sections.two, (ALPHA, BETA), (ALPHA_ARGUMENTS, BETA_ARGUMENTS))
+        if sections.two
+        else (sections.one, (ALPHA,), (ALPHA_ARGUMENTS,))
+    )
+    for start, end, value in json_values(text):
+        if not isinstance(value, list) or len(value) != len(names):
+            continue
+        paths = [call_paths(item, name, args) for item, name, args in zip(value, names, arguments)]
+        if None in paths or len(set(paths)) != 1:
+            continue
+        name_path, arguments_path = paths[0]
+        transform = {
+            "type": "function",
+            "function": {
+                "name": _placeholder(name_path),
+                "arguments": _placeholder(arguments_path),
+            },
+        }
+        return Shape(
+            "a JSON list of calls",
+            "json",
+            _json_string_keys(arguments_path),
+            transform,
+            True,
+            _json_list_spans,
+            list_form=True,
+            payload_start="[",
+        )
+    return None
+
+
+def _json_list_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+    for start, end, value in json_values(section):
+        if isinstance(value, list) and all(name in json.dumps(value) for name in names):
+            return [(start, end)]
+    return None
+
+
+def json_call_shape(sections: Sections) -> Shape | None:
+    for start, end, value in json_values(sections.one):
+        paths = call_paths(value, ALPHA, ALPHA_ARGUMENTS) if isinstance(value, dict) else None
+        if paths:
+            name_path, arguments_path = (("content",) + path for path in paths)
+            transform = {
+                "type": "function",
+                "function": {
+                    "name": _placeholder(name_path),
+                    "arguments": _placeholder(arguments_path),
+                },
+            }
+            return Shape(
+                "a JSON object per call, the name inside",
+                "json",
+                _json_string_keys(paths[1]),
+                transform,
+                False,
+                _json_call_spans,
+                payload_start="{",
+            )
+    return None
+
+
+def _json_call_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+    spans = [
+        (start, end)
+        for start, end, value in json_values(section)
+        if isinstance(value, dict)
+        and any(_path_to(value, lambda node, name=name: node == name) for name in names)
+    ]
+    return spans if len(spans) == len(names) else None
+
+
+def json_arguments_shape(sections: Sections) -> Shape | None:
+    if not any(value == ALPHA_ARGUMENTS for _, _, value in json_values(sections.one)):
+        return None
+    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    return Shape(
+        "a JSON object of the arguments per call, the name before it",
+        "json",
+        {},
+        transform,
+        False,
+        json_arguments_spans,
+        name_outside=True,
+    )
+
+
+def json_arguments_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+    wanted = {ALPHA: ALPHA_ARGUMENTS, BETA: BETA_ARGUMENTS}
+    spans = []
+    position = 0
+    for name in names:
+        found = next(
+            ((s, e) for s, e, value in json_values(section[position:]) if value == wanted[name]),
+            None,
+        )
+        if found is None:
+            return None
+        spans.append((position + found[0], position + found[1]))
+        position += found[1]
+    return spans
+
+
+def python_list_shape(sections: Sections) -> Shape | None:
+    # Typed arguments only: some chat templates write string arguments without quotes.
+    text = sections.typed or sections.one
+    if _python_list_spans(text, (BETA,) if sections.typed else (ALPHA,)) is None:
+        return None
+    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}}
+    return Shape(
+        "a Python-style list of calls",
+        "python-call-list",
+        {},
+        transform,
+        True,
+        _python_list_spans,
+        list_form=True,
+    )
+
+
+def _python_list_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+    start = section.find("[")
+    end = section.rfind("]")
+    if start < 0 or end < start:
+        return None
+    try:
+        calls = parse_content("python-call-list", section[start : end + 1], {})
+    except ValueError:
+        return (
+            [(start, end + 1)]
+            if all(regex.search(escape(name) + r"\s*\(", section) for name in names)
+            else None
+        )
+    return [(start, end + 1)] if [call["name"] for call in calls] == list(names) else None
+
+
+def bare_key_json_shape(sections: Sections) -> Shape | None:
+    text = sections.one
+    key = text.find(STRING_KEY)
+    value = text.find(STRING_VALUE, key)
+    brace = text.rfind("{", 0, key)
+    if key < 0 or value < 0 or brace < 0 or text[key - 1] == '"':
+        return None
+    colon = text.find(":", key)
+    opening = text[colon + 1 : value].strip()
+    closing_end = min(
+        (at for at in (text.find(",", value), text.find("}", value)) if at >= 0), default=-1
+    )
+    closing = text[value + len(STRING_VALUE) : closing_end].strip() if closing_end >= 0 else ""
+    content_args: dict = {"unquoted_keys": True}
+    if opening != '"' or closing != '"':
+        if not opening or not closing:
+            return None
+        content_args["string_delims"] = [[opening, closing]]
+    spans = _bare_key_spans(content_args)
+    if spans(text, (ALPHA,)) is None:
+        return None
+    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    return Shape(
+        "JSON with bare keys"
+        + (
+            f" and strings between {opening} and {closing}"
+            if "string_delims" in content_args
+            else ""
+        ),
+        "json",
+        content_args,
+        transform,
+        False,
+        spans,
+        name_outside=True,
+    )
+
+
+def _bare_key_spans(
+    content_args: dict,
+) -> Callable[[str, tuple[str, ...]], list[tuple[int, int]] | None]:
+    wanted = {ALPHA: ALPHA_ARGUMENTS, BETA: BETA_ARGUMENTS}
+
+    def spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+        found = []
+        position = 0
+        for name in names:
+            start = section.find(
+                "{", section.find(name, position) if name in section[position:] else position
+            )
+            span = None
+            while start >= 0 and span is None:
+                for end in (m.end() for m in regex.finditer(r"\}", section, pos=start)):
+                    try:
+                        if (
+                            typed(name, parse_content("json", section[start:end], content_args))
+                            == wanted[name]
+                        ):
+                            span = (start, end)
+                            break
+                    except ValueError:
+                        continue
+                if span is None:
+                    start = section.find("{", start + 1)
+            if span is None:
+                return None
+            found.append(span)
+            position = span[1]
+        return found
+
+    return spans
+
+
+def _argument_spans(
+    arguments_after: Callable[[str, int, str, tuple[str, ...]], list[regex.Match]],
+) -> Callable[[str, tuple[str, ...]], list[tuple[int, int]] | None]:
+    """The spans function of a tagged argument format: for each function name in turn, the
+    stretch from its first argument to its last, where `arguments_after(section, at, name,
+    names)` gives the argument matches of the call whose name is at `at`; None when a name or
+    its arguments are missing."""
+
+    def spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+        found = []
+        position = 0
+        for name in names:
+            at = section.find(name, position)
+            if at < 0:
+                return None
+            arguments = arguments_after(section, at, name, names)
+            if not arguments:
+                return None
+            found.append((arguments[0].start(), arguments[-1].end()))
+            position = arguments[-1].end()
+        return found
+
+    return spans
+
+
+def tagged_shape(sections: Sections) -> Shape | None:
+    text = sections.one
+    key_a, value_a = text.find(STRING_KEY), text.find(STRING_VALUE)
+    key_n = text.find(NUMBER_KEY, value_a)
+    value_n = text.find(NUMBER_TEXT, key_n)
+    if min(key_a, value_a, key_n, value_n) < 0:
+        return None
+    # The keys as a stand-in: a tag that repeats its key (<KEY>VALUE</KEY>) closes by a back-reference.
+    between = text[value_a + len(STRING_VALUE) : key_n].replace(STRING_KEY, KEY)
+    after = text[value_n + len(NUMBER_TEXT) :].replace(NUMBER_KEY, KEY)
+    value_close = shared_start([between, after])
+    key_open = between[len(value_close) :]
+    middles = [text[key_a + len(STRING_KEY) : value_a], text[key_n + len(NUMBER_KEY) : value_n]]
+    middles += _typed_middle(sections.typed)
+    middle = _middle_pattern(middles)
+    if (
+        middle is None
+        or not key_open.strip()
+        or not value_close.strip()
+        or not text[:key_a].endswith(key_open)
+        or KEY in key_open
+    ):
+        return None
+    # One newline on each side of a value belongs to the markup; any other blank is the value's.
+    tag_pattern = (
+        pattern_with_stand_ins(key_open.strip())
+        + _key_group(middles[0])
+        + middle
+        + r"\n?(?P<value>.*?)\n?"
+        + pattern_with_stand_ins(value_close.strip())
+    )
+    content_args = {"tag_pattern": tag_pattern, "value_parser": TAGGED_VALUES}
+    tag = regex.compile(tag_pattern, regex.DOTALL)
+
+    def tags_after(section: str, at: int, name: str, names: tuple[str, ...]) -> list[regex.Match]:
+        tags = []
+        for match in tag.finditer(section, at):
+            nxt = [section.find(other, at + len(name)) for other in names if other != name]
+            if any(0 <= n < match.start() for n in nxt):
+                break
+            tags.append(match)
+        return tags
+
+    spans = _argument_spans(tags_after)
+
+    if spans(text, (ALPHA,)) is None:
+        return None
+    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    return Shape(
+        f"tagged arguments, {plain(key_open.strip())}KEY{plain(middles[0])}VALUE{shown(plain(value_close.strip()))}",
+        "xml-inline",
+        content_args,
+        transform,
+        False,
+        spans,
+        json_like=False,
+        name_outside=True,
+    )
+
+
+def _typed_middle(typed: str | None) -> list[str]:
+    """The text between the boolean argument's key and its value in the typed call's render."""
+    if typed is None:
+        return []
+    key = typed.find(BOOLEAN_KEY)
+    value = typed.find("true", key)
+    return [typed[key + len(BOOLEAN_KEY) : value]] if 0 <= key < value else []
+
+
+def _middle_pattern(middles: list[str]) -> str | None:
+    """The pattern of the text between an argument's key and its value, from its form in each
+    argument (blanks next to the value left out: the tag pattern allows one newline there).
+
+    The same text for every argument is that text. Texts that differ only inside one run of word
+    characters (an attribute that names the value's type, ``string="true"`` and
+    ``string="false"``) give an alternation of the runs seen. None otherwise."""
+    trimmed = [middle.rstrip() for middle in middles]
+    if any(KEY in middle for middle in trimmed):
+        return None
+    if len(set(trimmed)) == 1:
+        return pattern_with_stand_ins(trimmed[0])
+    start = min(common_length(trimmed[0], other) for other in trimmed)
+    while start and regex.match(r"\w", trimmed[0][start - 1]):
+        start -= 1
+    end = min(common_suffix_length(trimmed[0], other) for other in trimmed)
+    while end and regex.match(r"\w", trimmed[0][len(trimmed[0]) - end]):
+        end -= 1
+    cores = [middle[start : len(middle) - end] for middle in trimmed]
+    if not all(regex.fullmatch(r"\w+", core) for core in cores):
+        return None
+    head, tail = trimmed[0][:start], trimmed[0][len(trimmed[0]) - end :]
+    choice = "(?:" + "|".join(dict.fromkeys(cores)) + ")"
+    return pattern_with_stand_ins(head) + choice + pattern_with_stand_ins(tail)
+
+
+def kv_lines_shape(sections: Sections) -> Shape | None:
+    """Arguments as `key<sep>value` lines (one argument a line)."""
+    text = sections.one
+    key_a, value_a = text.find(STRING_KEY), text.find(STRING_VALUE)
+    key_n = text.find(NUMBER_KEY, value_a)
+    value_n = text.find(NUMBER_TEXT, key_n)
+    if min(key_a, value_a, key_n, value_n) < 0:
+        return None
+    separator = text[key_a + len(STRING_KEY) : value_a]
+    line_break = text[value_a + len(STRING_VALUE) : key_n]
+    if (
+        text[key_n + len(NUMBER_KEY) : value_n] != separator
+        or not separator.strip()
+        or "\n" not in line_break
+        or line_break.strip()
+    ):
+        return None
+    content_args = {"kv_sep": separator.strip(), "value_parser": TAGGED_VALUES}
+    pattern = regex.compile(r"(?m)^[ \t]*[\w.\-]+[ \t]*" + escape(separator.strip()) + r".*$")
+
+    def lines_after(section: str, at: int, name: str, names: tuple[str, ...]) -> list[regex.Match]:
+        lines = []
+        for match in pattern.finditer(section, section.find("\n", at) + 1):
+            if lines and section[lines[-1].end() : match.start()].strip():
+                break
+            lines.append(match)
+        return lines
+
+    spans = _argument_spans(lines_after)
+
+    if spans(text, (ALPHA,)) is None:
+        return None
+    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    return Shape(
+        f"one argument a line, KEY{plain(separator)}VALUE",
+        "kv-lines",
+        content_args,
+        transform,
+        False,
+        spans,
+        json_like=False,
+        name_outside=True,
+    )
+
+
+def _key_group(after_key: str) -> str:
+    """The key's group: up to the first character of what follows it."""
+    stop = after_key.lstrip()[:1] or "\n"
+    return f"(?P<key>[^{regex.escape(stop)}\\s]+)" if not stop.isspace() else r"(?P<key>\S+)"
+
+
+def typed(name: str, arguments: Any) -> Any:
+    """`arguments` of probe function `name` typed by its schema."""
+    from ..tool_typing import tool_parameter_schemas, type_tool_calls
+
+    call = {"function": {"name": name, "arguments": arguments}}
+    type_tool_calls(call, tool_parameter_schemas(PROBE_TOOLS))
+    return call["function"]["arguments"]
+
+
+def keyed_by_name(text: str) -> bool:
+    """Whether `text` writes a call as a JSON object whose only key is the function's name."""
+    return any(
+        _path_to(value, lambda node: node == {ALPHA: ALPHA_ARGUMENTS}) is not None
+        for _, _, value in json_values(text)
+    ) or any(
+        isinstance(item, dict) and item == {ALPHA: ALPHA_ARGUMENTS}
+        for _, _, value in json_values(text)
+        if isinstance(value, list)
+        for item in value
+    )
+
+
+# Every shape, in the order tried.
+SHAPES = (
+    json_list_shape,
+    json_call_shape,
+    json_arguments_shape,
+    python_list_shape,
+    bare_key_json_shape,
+    tagged_shape,
+    kv_lines_shape,
+)

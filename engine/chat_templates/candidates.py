@@ -1,0 +1,121 @@
+"""Template inference, candidates: the learnt parts put together as response templates.
+
+Where the renders cannot tell two readings apart, each reading is a candidate, most specific
+first, and the conformance matrix (and the author's example outputs, when given) decides:
+
+* reasoning also ends where a tool call starts (a call written inside unclosed reasoning),
+  unless its closer follows later (a call only quoted inside reasoning stays reasoning);
+* reasoning that starts the turn with no opener opens at the turn's start, or only when its
+  closer follows (a continued answer with no closer is content, at the cost of holding the
+  reasoning until the closer arrives while streaming);
+* where the prompt pre-writes the reasoning's opener and example outputs are given, the
+  reasoning also opens at the start of a turn whose prompt did not, when its closer follows
+  (a prompt from another stack);
+* the template as learnt, then without tool calls, then without reasoning.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+from .markup import escape, pattern_with_stand_ins
+from .parts import Parts
+
+
+def candidates(parts: Parts) -> list[tuple[str, dict]]:
+    """(description, template) for each candidate, most specific first."""
+    anchor = anchor_keys(parts)
+    closes = parts.closes
+    content = {"close": closes[0] if len(closes) == 1 else list(closes)} if closes else {}
+
+    def template(reasoning: dict | None, calls: dict | None) -> dict:
+        fields: dict[str, Any] = {}
+        if reasoning:
+            fields["reasoning_content"] = reasoning
+        if calls:
+            fields["tool_calls"] = calls
+        fields["content"] = content
+        return {"defaults": {"role": "assistant"}, **anchor, "fields": fields}
+
+    calls = parts.calls.field if parts.calls else None
+    variants = reasoning_variants(parts)
+    found = [(description, template(spec, calls)) for description, spec in variants]
+    if not variants:
+        found.append(("as learnt", template(None, calls)))
+    plain = next((spec for description, spec in variants if description == "as learnt"), None)
+    if calls:
+        found.append(("without tool calls", template(plain, None)))
+    if variants:
+        found.append(("without reasoning", template(None, calls)))
+    return found
+
+
+def anchor_keys(parts: Parts) -> dict[str, Any]:
+    """`start_anchor` (a literal or a list), or `start_anchor_pattern` when an anchor has blanks
+    inside (they vary between prompts) or the prompt may pre-write an optional lead after it."""
+    anchors = parts.anchors
+    if not parts.optional_tails and not any(regex.search(r"\s", text) for text in anchors):
+        return {"start_anchor": anchors[0] if len(anchors) == 1 else list(anchors)}
+    pattern = "|".join(pattern_with_stand_ins(text) for text in anchors)
+    if parts.optional_tails:
+        tails = "|".join(parts.optional_tails)
+        pattern = (f"(?:{pattern})" if len(anchors) > 1 else pattern) + rf"(?:\s*(?:{tails}))?"
+    return {"start_anchor_pattern": pattern}
+
+
+def reasoning_variants(parts: Parts) -> list[tuple[str, dict]]:
+    """The reasoning field's readings, (description, field), most specific first; [] without
+    reasoning. The plain reading is described "as learnt"."""
+    reasoning = parts.reasoning
+    if reasoning is None:
+        return []
+    close = escape(reasoning.close)
+    if reasoning.at_start:
+        opens = [
+            ("", {"open_pattern": "^"}),
+            (
+                ", opened at the start only when its closer follows",
+                {"open_pattern": f"^(?=.*?{close})"},
+            ),
+        ]
+    else:
+        opens = [("", {"open": reasoning.open})]
+        tolerant = tolerant_opener(parts)
+        if tolerant is not None and parts.has_examples:
+            opens.append((WITHOUT_OPENER, {"open_pattern": tolerant}))
+    closes = [("as learnt", {"close": reasoning.close})]
+    if parts.calls is not None and parts.calls.call_starts:
+        starts = "|".join(dict.fromkeys(parts.calls.call_starts))
+        # A call quoted inside reasoning that is closed later stays reasoning.
+        closes.insert(
+            0,
+            (
+                "reasoning also ends where a tool call starts, when its closer never follows",
+                {"close_pattern": f"{close}|(?=(?:{starts})(?!.*?{close}))"},
+            ),
+        )
+    return [
+        (description + extra, {**open_keys, **close_keys})
+        for description, close_keys in closes
+        for extra, open_keys in opens
+    ]
+
+
+# What sets apart the candidate whose reasoning also opens where a turn's text meets its closer.
+WITHOUT_OPENER = ", its closer also read without the opener at a turn's start"
+
+
+def tolerant_opener(parts: Parts) -> str | None:
+    """Where the prompt pre-writes the reasoning's opener alone in some thinking mode (the model
+    is trained to start inside reasoning), an open that also takes the start of a turn whose
+    prompt did not, when the closer follows (a prompt from another stack); else None. Only
+    example outputs choose it: with it, such a turn's text is held while streaming until the
+    closer, an opener or the end decides."""
+    reasoning = parts.reasoning
+    opener = reasoning.open
+    if reasoning.at_start or not any(text.strip() == opener for text in parts.prewritten.values()):
+        return None
+    written = escape(opener)
+    return f"{written}|^(?=(?:(?!{written}).)*?{escape(reasoning.close)})"

@@ -1,0 +1,467 @@
+"""Template inference, example outputs: what the model really wrote, when the author has it.
+
+Renders show what a chat template writes; a model's outputs may differ (whitespace, a call
+syntax the chat template never renders, markers no turn contains). An author who has outputs
+gives them as examples, each a dict:
+
+    {"prefix": PROMPT, "output": GENERATION, "tools": [...] (optional), "expected": MESSAGE (optional)}
+
+and inference uses them three ways:
+
+* `check_examples`: a candidate template is kept only when it parses every example without
+  an error, to `expected` where given (text compared stripped; missing, None and "" alike;
+  tool calls by order, name and arguments), and otherwise to a plausible message (each call
+  names a given tool, with arguments its schema knows);
+* `calls_from_examples`: where no render shows the call syntax, the text around the tools'
+  names in the outputs proposes it: the markers before and after the calls and the payload
+  between them, read by each payload parser; a syntax is kept only when it reads every
+  example back;
+* `unexplained_markers`: markers the chosen template leaves in an example's text (no field
+  explains them) are proposed as content closes, and said.
+
+Nothing here knows a model family: the markers are the examples' own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import regex
+
+from ..content import parse_content
+from ..errors import ResponseParseError
+from .calls import CallSyntax
+from .markup import MARKUP_TOKEN, escape
+from .probes import Finding, Render
+
+
+@dataclass(frozen=True)
+class Example:
+    """One example output.
+
+    Attributes:
+        index: its position in the list (0-based), for messages.
+        prefix: the prompt the model was given.
+        output: what it wrote.
+        tools: the tools it was given (JSON-schema dicts), or None.
+        expected: the message the output should give, or None (then only plausibility is checked).
+    """
+
+    index: int
+    prefix: str
+    output: str
+    tools: list | None = None
+    expected: dict | None = None
+
+    @property
+    def label(self) -> str:
+        return f"example {self.index + 1}"
+
+    def render(self) -> Render:
+        return Render(f"{self.label}: the output", self.output)
+
+
+def read_examples(examples: list[dict] | None) -> list[Example]:
+    """Validated examples.
+
+    Raises:
+        ValueError: an example is not a dict, lacks `prefix` or `output` (strings), or has
+            `tools` that is not a list or `expected` that is not a dict; the message names the
+            example and the key.
+    """
+    found = []
+    for index, example in enumerate(examples or []):
+        where = f"examples[{index}]"
+        if not isinstance(example, dict):
+            raise ValueError(
+                f"{where}: an example is a dict with prefix and output, got {type(example).__name__}"
+            )
+        for key in ("prefix", "output"):
+            if not isinstance(example.get(key), str):
+                raise ValueError(f"{where}.{key}: a string is required")
+        tools, expected = example.get("tools"), example.get("expected")
+        if tools is not None and not isinstance(tools, list):
+            raise ValueError(
+                f"{where}.tools: a list of tool schemas is required, got {type(tools).__name__}"
+            )
+        if expected is not None and not isinstance(expected, dict):
+            raise ValueError(
+                f"{where}.expected: a message dict is required, got {type(expected).__name__}"
+            )
+        found.append(Example(index, example["prefix"], example["output"], tools or None, expected))
+    return found
+
+
+def load_examples_file(path: str | Path) -> list[dict]:
+    """The examples in a JSONL file (one JSON object a line; blank lines skipped).
+
+    Raises:
+        ValueError: a line is not JSON; the message gives the file and line.
+        OSError: the file cannot be read.
+    """
+    found = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            found.append(json.loads(line))
+        except ValueError as error:
+            raise ValueError(f"{path}:{number}: not a JSON object: {error}") from None
+    return found
+
+
+# -- checking a template against the examples ----------------------------------------------
+
+
+def parse_example(
+    template: dict, example: Example, regex_timeout: float | None = 1.0
+) -> tuple[dict, list[str]]:
+    """(message, kept errors) of the example's output parsed with `template` (errors kept, not raised)."""
+    from ..parser import ResponseParser
+
+    parser = ResponseParser(
+        template,
+        prefix=example.prefix,
+        tools=example.tools,
+        on_error="keep",
+        regex_timeout=regex_timeout,
+    )
+    message, _ = parser.finalize(example.output)
+    return message, [str(error) for error in parser.errors]
+
+
+def check_examples(
+    template: dict, examples: list[Example], regex_timeout: float | None = 1.0
+) -> list[str]:
+    """What `template` gets wrong on the examples, one sentence each ([] when it reads them all)."""
+    problems = []
+    for example in examples:
+        try:
+            message, errors = parse_example(template, example, regex_timeout)
+        except (ResponseParseError, ValueError) as error:
+            problems.append(f"{example.label}: the parse failed: {error}")
+            continue
+        if errors:
+            problems.append(f"{example.label}: {errors[0]}")
+            continue
+        wrong = (
+            message_differences(example.expected, message)
+            if example.expected is not None
+            else implausible(message, example)
+        )
+        if wrong:
+            problems.append(f"{example.label}: {'; '.join(wrong)}")
+    return problems
+
+
+def _blank(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+def _text(value: Any) -> str:
+    if _blank(value):
+        return ""
+    return (
+        value.strip()
+        if isinstance(value, str)
+        else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    )
+
+
+def _arguments(value: Any) -> str:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def calls_of(message: dict) -> list[tuple[Any, str]]:
+    """The message's tool calls as (name, arguments as JSON text with sorted keys)."""
+    found = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function", call) if isinstance(call, dict) else {}
+        function = function if isinstance(function, dict) else {}
+        found.append((function.get("name"), _arguments(function.get("arguments"))))
+    return found
+
+
+def message_differences(expected: dict, got: dict) -> list[str]:
+    """How `got` differs from `expected` ([] when they agree): reasoning and content compared
+    stripped (missing, None and "" alike), tool calls by order, name and arguments as JSON values
+    (``true`` is not ``1``), any other key exactly; `role` is not compared."""
+    found = []
+    for key in ("reasoning_content", "content"):
+        if _text(expected.get(key)) != _text(got.get(key)):
+            found.append(
+                f"{key}: expected {_text(expected.get(key))!r}, got {_text(got.get(key))!r}"
+            )
+    if calls_of(expected) != calls_of(got):
+        found.append(f"tool_calls: expected {calls_of(expected)}, got {calls_of(got)}")
+    for key in sorted(set(expected) | set(got)):
+        if key in ("role", "reasoning_content", "content", "tool_calls"):
+            continue
+        if not (_blank(expected.get(key)) and _blank(got.get(key))) and expected.get(
+            key
+        ) != got.get(key):
+            found.append(f"{key}: expected {expected.get(key)!r}, got {got.get(key)!r}")
+    return found
+
+
+def _tool_properties(tools: list | None) -> dict[str, dict]:
+    found = {}
+    for tool in tools or []:
+        function = tool.get("function", tool) if isinstance(tool, dict) else {}
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            parameters = function.get("parameters") or {}
+            found[function["name"]] = (
+                parameters.get("properties") or {} if isinstance(parameters, dict) else {}
+            )
+    return found
+
+
+def implausible(message: dict, example: Example) -> list[str]:
+    """Why `message` cannot be what an example without `expected` means ([] when plausible):
+    a call that names no given tool or has arguments its schema does not know, or a tool's name
+    written where no call was read."""
+    tools = _tool_properties(example.tools)
+    found = []
+    calls = message.get("tool_calls") or []
+    for name, arguments in calls_of(message):
+        if tools and name not in tools:
+            found.append(f"a call of {name!r}, which is not one of the tools")
+            continue
+        try:
+            decoded = json.loads(arguments)
+        except ValueError:
+            decoded = None
+        if not isinstance(decoded, dict):
+            found.append(f"{name}'s arguments are not an object")
+        elif tools and set(decoded) - set(tools[name]):
+            found.append(
+                f"{name}'s arguments {sorted(set(decoded) - set(tools[name]))} are not its parameters"
+            )
+    if not calls and tools:
+        named = [name for name in tools if _called(name).search(example.output)]
+        if named:
+            found.append(f"{named[0]!r} is written as a call but no call was read")
+    return found
+
+
+def _called(name: str) -> regex.Pattern:
+    """Where a tool's name is written the way a call writes it: quoted, after a marker or an
+    ``=``, or before its arguments (not as a word of prose)."""
+    written = regex.escape(name)
+    return regex.compile(rf"(?:[\"'=>]\s*{written}(?![\w\-])|(?<![\w.\-]){written}\s*[(\"'\n])")
+
+
+def _names(name: str) -> regex.Pattern:
+    """Where a tool's name occurs as a whole name."""
+    return regex.compile(rf"(?<![\w.\-]){regex.escape(name)}(?![\w\-])")
+
+
+# -- markers no field explains ------------------------------------------------------------------
+
+
+def unexplained_markers(template: dict, examples: list[Example]) -> dict[str, Example]:
+    """Markup tokens left in the content or reasoning of an example (no field explains them),
+    each with the first example that shows it."""
+    found: dict[str, Example] = {}
+    for example in examples:
+        try:
+            message, _ = parse_example(template, example)
+        except (ResponseParseError, ValueError):
+            continue
+        written = " ".join(_text(message.get(key)) for key in ("content", "reasoning_content"))
+        for token in MARKUP_TOKEN.findall(written):
+            if token in example.output and not _mentioned(token, example):
+                found.setdefault(token, example)
+    return found
+
+
+def _mentioned(token: str, example: Example) -> bool:
+    """Whether the expected message itself holds the marker (it is text the model meant)."""
+    expected = example.expected or {}
+    return any(token in _text(expected.get(key)) for key in ("content", "reasoning_content"))
+
+
+# -- the call syntax from the examples -----------------------------------------------------------
+
+
+@dataclass
+class _Region:
+    """Where the calls of one example lie: the marker before them, their payload, the marker after."""
+
+    open: str
+    payload: str
+    close: str
+
+
+def _call_region(example: Example) -> _Region | None:
+    """The calls of `example`: from the last marker before the first tool name written to the
+    first marker after the last, when each is a markup token; None when the output names no tool."""
+    names = list(_tool_properties(example.tools))
+    spans = [m.span() for name in names for m in _names(name).finditer(example.output)]
+    if not spans:
+        return None
+    first, last = min(start for start, _ in spans), max(end for _, end in spans)
+    output = example.output
+    before = list(MARKUP_TOKEN.finditer(output, 0, first))
+    after = MARKUP_TOKEN.search(output, last)
+    if not before or after is None:
+        return None
+    opener = before[-1]
+    return _Region(opener.group(), output[opener.end() : after.start()], after.group())
+
+
+def _field_for(region: _Region, names: set[str]) -> tuple[dict, str] | None:
+    """A `tool_calls` field that reads `region`'s payload, and its shape for people, or None."""
+    payload = region.payload.strip()
+    close = r"(?<=[}\]])\s*" + escape(region.close)
+    try:
+        calls = parse_content("python-call-list", payload, {})
+    except ValueError:
+        calls = None
+    if calls:
+        return (
+            {
+                "open": region.open,
+                "close_pattern": close,
+                "content": "python-call-list",
+                "transform_each": True,
+                "transform": {
+                    "type": "function",
+                    "function": {"name": "{name}", "arguments": "{arguments}"},
+                },
+            },
+            "a Python-style list of calls",
+        )
+    try:
+        value = json.loads(payload)
+    except ValueError:
+        return None
+    items = value if isinstance(value, list) else [value]
+    paths = [_name_and_arguments(item, names) for item in items if isinstance(item, dict)]
+    if not paths or None in paths or len(set(paths)) != 1:
+        return None
+    name_key, arguments_key = paths[0]
+    transform = {
+        "type": "function",
+        "function": {"name": "{" + name_key + "}", "arguments": "{" + arguments_key + "}"},
+    }
+    if isinstance(value, list):
+        spec = {
+            "open": region.open,
+            "close_pattern": close,
+            "content": "json",
+            "transform_each": True,
+        }
+        return {**spec, "transform": transform}, "a JSON list of calls"
+    transform["function"] = {
+        "name": "{content." + name_key + "}",
+        "arguments": "{content." + arguments_key + "}",
+    }
+    spec = {"open": region.open, "close_pattern": close, "repeats": True, "content": "json"}
+    return {**spec, "transform": transform}, "a JSON object per call, the name inside"
+
+
+def _name_and_arguments(item: dict, names: set[str]) -> tuple[str, str] | None:
+    """The keys of a call object that hold the name (one of the tools') and the arguments (an object)."""
+    name = next(
+        (key for key, value in item.items() if isinstance(value, str) and value in names), None
+    )
+    arguments = next((key for key, value in item.items() if isinstance(value, dict)), None)
+    return (name, arguments) if name and arguments else None
+
+
+def calls_from_examples(
+    base: dict, examples: list[Example], regex_timeout: float | None = 1.0
+) -> tuple[CallSyntax, list[str]] | None:
+    """A tool-call syntax the examples show (the text around the tools' names), kept only when
+    `base` (a template without tool calls) with it reads every example right; with the examples
+    it was read from. None when no example writes a call, or no syntax reads them all."""
+    regions = [(example, _call_region(example)) for example in examples]
+    regions = [(example, region) for example, region in regions if region is not None]
+    for example, region in regions:
+        found = _field_for(region, set(_tool_properties(example.tools)))
+        if found is None:
+            continue
+        spec, shape = found
+        template = {**base, "fields": {"tool_calls": spec, **base["fields"]}}
+        if check_examples(template, examples, regex_timeout):
+            continue
+        evidence = [example.render() for example, _ in regions[:2]]
+        syntax = CallSyntax(spec, [], [escape(region.open)], f"{shape}, as the examples write it")
+        syntax.findings.append(
+            Finding(
+                "fields.tool_calls",
+                spec,
+                f"the examples write their calls as {shape} between {region.open!r} and "
+                f"{region.close!r} (no render shows a call); it reads every example back",
+                tuple(evidence),
+            )
+        )
+        return syntax, [example.label for example, _ in regions]
+    return None
+
+
+# -- what the examples teach ------------------------------------------------------------------------
+
+
+def learn_from_examples(parts, examples: list[Example], regex_timeout: float | None = 1.0) -> None:
+    """The call syntax from the examples where the renders give none that reads them, and the
+    markers they write that no field explains as content closes (each kept only when no example
+    reads worse with it)."""
+    from .candidates import candidates
+
+    first = candidates(parts)[0][1]
+    if any(_call_region(example) for example in examples) and (
+        parts.calls is None or _misreads_calls(first, examples, regex_timeout)
+    ):
+        base = {**first, "fields": {k: v for k, v in first["fields"].items() if k != "tool_calls"}}
+        found = calls_from_examples(base, examples, regex_timeout)
+        if found is not None:
+            syntax, shown_by = found
+            parts.calls = syntax
+            parts.book.found_elsewhere("tool_calls")
+            parts.book.fallbacks = [
+                f for f in parts.book.fallbacks if not f.startswith("tool calls ")
+            ]
+            parts.book.findings += syntax.findings
+            parts.book.notes.append(
+                f"the tool-call syntax comes from the example outputs ({', '.join(shown_by)})"
+            )
+            first = candidates(parts)[0][1]
+    before = len(check_examples(first, examples, regex_timeout))
+    for marker, example in unexplained_markers(first, examples).items():
+        closes = first["fields"]["content"].get("close", [])
+        closes = [closes] if isinstance(closes, str) else list(closes)
+        trial = {
+            **first,
+            "fields": {
+                **first["fields"],
+                "content": {**first["fields"]["content"], "close": [*closes, marker]},
+            },
+        }
+        if len(check_examples(trial, examples, regex_timeout)) > before:
+            continue
+        parts.add_close(marker)
+        parts.book.find(
+            "fields.content.close",
+            marker,
+            f"{example.label} writes it where no field explains it (no render does): a marker, "
+            "dropped from the text",
+            example.render(),
+        )
+        first = trial
+
+
+def _misreads_calls(template: dict, examples: list[Example], regex_timeout: float | None) -> bool:
+    return any(
+        "tool_calls" in problem or "no call was read" in problem
+        for problem in check_examples(template, examples, regex_timeout)
+    )

@@ -1,0 +1,222 @@
+"""Template inference, the learners in order.
+
+`learn` renders the probes in every thinking mode and runs each part's learner in turn
+(`anchor`, `reasoning`, `content_closes`, `calls`), then the other evidence where it is
+given or found (`source_text`, `system_prompt`, `tokens`, `examples`). The parts it fills
+are put together by `engine.chat_templates.candidates`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .anchor import header_without, learn_anchor
+from .calls import CallSyntax, CallTurns, NoCallSyntax, learn_call_syntax
+from .candidates import tolerant_opener
+from .content_closes import (
+    learn_content_wrapper,
+    learn_next_headers,
+    learn_stray_reasoning_close,
+    learn_turn_end,
+)
+from .examples import Example, learn_from_examples
+from .parts import InferenceError, Notebook, Parts
+from .probes import BETA, Finding, Probe, Render
+from .reasoning import learn_prefill_after_opener, learn_reasoning
+from .render import (
+    ChatTemplateRenderer,
+    ChatTemplateRenderError,
+    find_thinking_switch,
+    thinking_values,
+)
+from .source_text import note_source, propose_from_source
+from .system_prompt import learn_from_system_prompt, tools_section
+from .tokens import note_tokens, propose_from_tokens
+
+
+def probes_for(
+    chat_template: str, bos_token: str, eos_token: str, deadline: float | None
+) -> tuple[str | None, list[Probe]]:
+    """The thinking switch and one probe per thinking mode."""
+    try:
+        switch = find_thinking_switch(chat_template, bos_token=bos_token, eos_token=eos_token)
+    except ChatTemplateRenderError:
+        switch = None
+    modes = (
+        list(zip(thinking_values(switch), ("thinking on", "thinking off")))
+        if switch
+        else [(None, "")]
+    )
+    probes = [
+        Probe(
+            ChatTemplateRenderer(chat_template, bos_token, eos_token, switch, thinking),
+            mode,
+            deadline,
+        )
+        for thinking, mode in modes
+    ]
+    return switch, probes
+
+
+def learn(
+    chat_template: str,
+    bos_token: str,
+    eos_token: str,
+    deadline: float | None,
+    examples: list[Example] = (),
+    tokenizer: Any = None,
+    regex_timeout: float | None = 1.0,
+) -> Parts:
+    """Every part of the template the renders show, then what the chat template's source, its
+    system prompt for tools, the tokenizer and the example outputs add.
+
+    Raises:
+        InferenceError: the chat template renders no first turn, or no prompt shows where the
+            new turn starts.
+        InferenceTimeout: past the deadline.
+    """
+    switch, probes = probes_for(chat_template, bos_token, eos_token, deadline)
+    rendered = [probe for probe in probes if probe.prompt("first-turn") is not None]
+    if not rendered:
+        refusal = next(iter(probes[0].refusals), "it renders nothing")
+        raise InferenceError(
+            f"the chat template does not render a first user turn with a generation prompt: {refusal}"
+        )
+    parts = Parts(rendered, eos_token, Notebook(), switch, has_examples=bool(examples))
+    learn_anchor(parts)
+    learn_reasoning(parts)
+    if parts.reasoning is None:
+        propose_from_source(parts, chat_template)
+    if parts.reasoning is None and tokenizer is not None:
+        propose_from_tokens(parts, tokenizer)
+    learn_prefill_after_opener(parts)
+    learn_turn_end(parts)
+    learn_calls(parts)
+    learn_next_headers(parts)
+    learn_content_wrapper(parts)
+    learn_stray_reasoning_close(parts)
+    learn_from_system_prompt(parts)
+    rendered = "\n".join(render.text for probe in parts.probes for render in probe.renders)
+    note_source(parts, chat_template, rendered)
+    if tokenizer is not None:
+        note_tokens(parts, tokenizer, rendered)
+    if examples:
+        learn_from_examples(parts, list(examples), regex_timeout)
+    _note_render_help(parts)
+    return parts
+
+
+def _lack_calls(parts: Parts, found: NoCallSyntax) -> None:
+    """Say that the tool calls are missing when the chat template takes tools: it writes calls no
+    shape reads, or it lists the tools in the prompt and writes no call at all."""
+    if found.written:
+        parts.book.lack("tool_calls", found.why, found.construct)
+        parts.book.find("fields.tool_calls", None, f"not inferred: {found.why}", *found.renders)
+        return
+    section = tools_section(parts.probes[0])
+    if section is None:
+        return  # the chat template takes no tools: a template without tool calls is complete
+    why = (
+        "the chat template writes the tools into the prompt but no call of an assistant message, "
+        "so no render shows how the model writes a call; give example outputs with calls"
+    )
+    parts.book.lack("tool_calls", why)
+    parts.book.find(
+        "fields.tool_calls",
+        None,
+        f"not inferred: {why}",
+        *section[1:],
+    )
+
+
+def without_opener_finding(parts: Parts) -> Finding:
+    """The finding for a reasoning that also opens at a turn's start (see `tolerant_opener`)."""
+    reasoning = parts.reasoning
+    probe = parts.probes[0]
+    return Finding(
+        "fields.reasoning_content.open_pattern",
+        tolerant_opener(parts),
+        f"the prompt pre-writes {reasoning.open!r}, so the model starts inside the reasoning, and "
+        f"an example's prompt does not: text before {reasoning.close!r} at the turn's start is "
+        "reasoning too",
+        (
+            Render(
+                probe.label("first turn, with the generation prompt"),
+                probe.prompt("first-turn") or "",
+            ),
+        ),
+    )
+
+
+def _note_render_help(parts: Parts) -> None:
+    """Say what the renders needed that no caller passes (variables rendered empty, `tools=[]`)."""
+    filled = sorted({name for probe in parts.probes for name in probe.renderer.filled})
+    if filled:
+        parts.book.notes.append(
+            "the chat template reads "
+            + ", ".join(repr(name) for name in filled)
+            + ", which no caller passes (apply_chat_template does not): rendered with "
+            + ("it" if len(filled) == 1 else "them")
+            + " empty"
+        )
+    if any(probe.renderer.empty_tools for probe in parts.probes):
+        parts.book.notes.append(
+            "the chat template iterates tools even when none are given: rendered with tools=[]"
+        )
+
+
+def learn_calls(parts: Parts) -> None:
+    """The tool-call syntax from every mode's call renders."""
+    modes = []
+    for probe in parts.probes:
+        answer = probe.turn("answer")
+        if answer is None:
+            continue
+        two = probe.turn("two-calls")
+        if two is not None and BETA not in two.text:
+            parts.book.notes.append(
+                f"{probe.label('the render of two calls')} writes only the first one"
+            )
+            two = None
+        modes.append(
+            CallTurns(
+                answer,
+                probe.turn("call"),
+                two,
+                probe.turn("typed-call"),
+                probe.turn("lead-and-call"),
+                list(parts.closes),
+                parts.generation_prompts.get(probe.mode, ""),
+            )
+        )
+    found = learn_call_syntax(modes) if modes else NoCallSyntax("no answer renders")
+    if isinstance(found, NoCallSyntax):
+        parts.book.notes.append(f"no tool_calls field: {found.why}")
+        _lack_calls(parts, found)
+        return
+    parts.calls = found
+    parts.book.findings += found.findings
+    for marker in found.content_closes:
+        parts.add_close(marker)
+    if found.prewritten:
+        header_without(parts, found.prewritten.strip())
+    _prewritten_open_closes(parts, found)
+
+
+def _prewritten_open_closes(parts: Parts, found: CallSyntax) -> None:
+    """What the prompt pre-writes at its end that a call's open starts with (a recipient marker)
+    is a content close: when no call follows, it is a marker, not text."""
+    prewritten = {text.strip() for text in parts.prewritten.values()} - {""}
+    for marker in sorted(prewritten):
+        if not found.opening.startswith(marker) or not parts.add_close(marker):
+            continue
+        renders = next(
+            f.renders for f in found.findings if f.key.startswith("fields.tool_calls.open")
+        )
+        parts.book.find(
+            "fields.content.close",
+            marker,
+            "the prompt writes it at the end, and a call's open starts with it: when no call "
+            "follows, it is a marker, not text",
+            *renders,
+        )

@@ -1,0 +1,258 @@
+"""Template inference, text: markup tokens in rendered text, and patterns built from that text.
+
+A chat template writes its markers as markup tokens (`<...>`, `<|...|>`, `[...]` around a
+name, brackets of other scripts); everything inference compares is cut at their
+boundaries. This module holds what every part of inference reads text with:
+
+* `MARKUP_TOKEN`, `shared_start`, `shared_end`, `difference`: tokens, and what renders share;
+* openers and closers: `closing_forms`, `closes`, `split_block`, `opening_forms`;
+* patterns from rendered text: `escape`, `pattern_with_stand_ins` (blanks match any blanks,
+  and blanks are allowed between two adjacent markup tokens), and the stand-ins that mark a
+  function's name, a number, a call id or an argument's key in text being compared.
+
+Nothing here knows a model family: it reads the shape of text, never a marker's name.
+"""
+
+from __future__ import annotations
+
+import json
+
+import regex
+
+from .render import common_suffix_length, token_boundary
+from .turns import common_length
+
+# The markup tokens chat templates write: <...> (also <|...|>, <<...>> and full-width forms) and
+# [...] around a name (not a JSON list).
+MARKUP_TOKEN = regex.compile(
+    r"<<?[^<>\s][^<>\n]{0,80}>>?|\[\[?[A-Za-z_/][^\[\]\n\"]{0,80}\]\]?"
+    # brackets and quotes of other scripts (not ASCII's): a marker between a pair, or one alone
+    r"|(?![(){}\[\]])[\p{Ps}\p{Pi}][^\s\p{Ps}\p{Pi}\p{Pe}\p{Pf}]{0,40}[\p{Pe}\p{Pf}]|(?![(){}\[\]])[\p{Ps}\p{Pi}\p{Pe}\p{Pf}]"
+)
+
+# Stand-ins while comparing the text around calls: the function's name, a number, a call id, an
+# argument's key. They never occur in rendered text.
+NAME, NUMBER, CALL_ID, KEY = "\x00", "\x01", "\x02", "\x04"
+STAND_INS = NAME + NUMBER + CALL_ID + KEY
+NAME_GROUP = r"(?P<name>[\w.\-]+)"
+
+
+def shared_start(texts: list[str]) -> str:
+    """The longest start every text shares, cut back to where each text has a token boundary (or ends)."""
+    first = texts[0]
+    size = min(common_length(first, other) for other in texts)
+    # A boundary in every text: a shared "<" that starts different tags is not shared.
+    while size and not all(size == len(text) or token_boundary(text, size) for text in texts):
+        size -= 1
+    return first[:size]
+
+
+def shared_end(texts: list[str], stand_ins: str = "") -> str:
+    """The longest end every text shares, from a token boundary of the first (a character of
+    `stand_ins`, which stands for a name or a number, counts as one)."""
+    first = texts[0]
+    size = min(common_suffix_length(first, other) for other in texts)
+    start = len(first) - size
+    while (
+        0 < start < len(first)
+        and not token_boundary(first, start)
+        and first[start - 1] not in stand_ins
+    ):
+        start += 1
+    return first[start:]
+
+
+def difference(a: str, b: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Where `a` and `b` differ: the span of each between their common start and common end,
+    widened to whole markup tokens."""
+    start = 0
+    limit = min(len(a), len(b))
+    while start < limit and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < limit - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    while 0 < start < len(a) and not token_boundary(a, start):
+        start -= 1
+    while end > 0 and len(a) - end > start and not token_boundary(a, len(a) - end):
+        end -= 1
+    return (start, len(a) - end), (start, len(b) - end)
+
+
+# -- openers and closers -------------------------------------------------------------------
+
+
+def closing_forms(opener: str) -> list[str]:
+    """The closing forms of a markup opener, most common first: a slash after its first
+    punctuation, or its delimiters mirrored."""
+    token = MARKUP_TOKEN.fullmatch(opener)
+    if token is None:
+        return []
+    head = regex.match(r"^([<\[][^\w\s]*)(.*?)([^\w\s]*[>\]])$", opener)
+    if head is None:
+        return []
+    left, word, right = head.groups()
+    found = [f"{left}/{word}{right}"]
+    if left != right[::-1] and len(left) > 1:
+        found.append(f"{left[0]}{word}{left[1:][::-1]}{right[-1]}")
+    return list(dict.fromkeys(found))
+
+
+def opening_forms(closer: str) -> list[str]:
+    """The openers whose closing form `closer` is (a closer found alone, in a chat template's
+    source or a tokenizer's vocabulary, proposes them)."""
+    head = regex.match(r"^([<\[][^\w\s]*)/(.*)$", closer)
+    if head is None or MARKUP_TOKEN.fullmatch(closer) is None:
+        return []
+    opener = head.group(1) + head.group(2)
+    return [opener] if closer in closing_forms(opener) else []
+
+
+def _words(token: str) -> list[str]:
+    return regex.sub(r"[^\w]", " ", token).split()
+
+
+def closes(opener: str, closer: str) -> bool:
+    """Whether markup token `closer` reads as the closing one of `opener`: one of its closing
+    forms (`closing_forms`), or the same name with another first or last word
+    (``<|x_begin|>`` and ``<|x_end|>``). A slash alone is not enough: ``</x>`` closes ``<x>``,
+    never a turn's header such as ``<|assistant|>``."""
+    if closer in closing_forms(opener):
+        return True
+    first, second = _words(opener), _words(closer)
+    if len(first) != 1 or len(second) != 1 or first == second:
+        return False
+    a, b = (word.split("_") for word in (first[0].lower(), second[0].lower()))
+    return len(a) > 1 and len(b) > 1 and (a[1:] == b[1:] or a[:-1] == b[:-1])
+
+
+def split_block(text: str, needle: regex.Pattern) -> tuple[str, str] | None:
+    """(opener, closer) when `text` is an empty block: an opener (a markup token, maybe with text
+    after it) and a markup token that closes it (see `closes`). Text matching `needle` (a
+    message's text) is never a pre-written block."""
+    tokens = list(MARKUP_TOKEN.finditer(text))
+    if (
+        len(tokens) < 2
+        or tokens[-1].end() != len(text)
+        or tokens[0].start() != 0
+        or needle.search(text)
+    ):
+        return None
+    opener = text[: tokens[-1].start()].strip()
+    starts = [token.group() for token in tokens[:-1]]
+    if not any(closes(start, tokens[-1].group()) for start in starts):
+        return None
+    return opener, tokens[-1].group()
+
+
+def last_block_start(opening: str) -> str:
+    """The reasoning opener: the last run of text without blanks before the reasoning (what comes
+    before it, such as the turn's own markers, is not part of the opener)."""
+    return opening.split()[-1] if opening.split() else opening
+
+
+def without_block(text: str, opener: str, closer: str) -> str:
+    """`text` without an opener ... closer block in it (reasoning written empty)."""
+    start = text.find(opener)
+    end = text.find(closer, start + len(opener)) if start >= 0 else -1
+    if start < 0 or end < 0:
+        return text.replace(opener, "", 1) if start >= 0 else text
+    return text[:start] + text[end + len(closer) :]
+
+
+def mostly_text(text: str) -> bool:
+    """True for plain words (no markup): not a marker the model writes."""
+    return not MARKUP_TOKEN.search(text) and not regex.search(r"[^\w\s]", text)
+
+
+def markup_pieces(text: str) -> list[str]:
+    """`text` as its markup tokens when it is nothing else (each then ends the content on its own), else whole."""
+    tokens = MARKUP_TOKEN.findall(text)
+    return tokens if tokens and not MARKUP_TOKEN.sub("", text).strip() else [text]
+
+
+def prompt_end(prompt: str, needle: str) -> str:
+    """What the prompt ends with after the last `needle`: its last markup token (when only blanks
+    follow it), else everything from its first markup token."""
+    at = prompt.rfind(needle)
+    tail = prompt[at + len(needle) :] if at >= 0 else prompt[-80:]
+    tokens = list(MARKUP_TOKEN.finditer(tail))
+    if not tokens:
+        return tail.strip()
+    if tail[tokens[-1].end() :].strip():
+        return tail[tokens[0].start() :]
+    # The last marker: the turns before it are rendered differently by other stacks.
+    return tokens[-1].group()
+
+
+# -- patterns from rendered text --------------------------------------------------------------
+
+
+def escape(text: str) -> str:
+    """`text` as a regex, escaping only what is special outside a character class (unlike
+    `regex.escape`, spaces and ``#`` stay as written, so patterns read like the text)."""
+    return regex.sub(r"([.^$*+?{}\[\]\\|()])", r"\\\1", text)
+
+
+def token_joints(text: str) -> list[int]:
+    """Offsets where one markup token of `text` ends and the next starts, with nothing between."""
+    tokens = list(MARKUP_TOKEN.finditer(text))
+    return [a.end() for a, b in zip(tokens, tokens[1:]) if a.end() == b.start()]
+
+
+def pattern_with_stand_ins(text: str, name_group: bool = True) -> str:
+    """A regex for `text`: whitespace runs match any whitespace, blanks are allowed between two
+    markup tokens the render writes side by side (models break lines there), and the stand-ins
+    match their groups (the name as the `name` group, or without one where the name is matched
+    a second time)."""
+    joints = token_joints(text)
+    if joints:
+        text = "".join(
+            text[start:end] + (" " if end in joints else "")
+            for start, end in zip([0, *joints], [*joints, len(text)])
+        )
+        return pattern_with_stand_ins(text, name_group)
+    pieces = []
+    for piece in regex.split(r"(\s+|[\x00\x01\x02\x04])", text):
+        if not piece:
+            continue
+        if piece == KEY:
+            pieces.append("(?P=key)")
+        elif piece == NAME:
+            pieces.append(NAME_GROUP if name_group else r"[\w.\-]+")
+        elif piece == NUMBER:
+            pieces.append(r"\d+")
+        elif piece == CALL_ID:
+            pieces.append(r"[\w\-]+")
+        elif piece.isspace():
+            pieces.append(r"\s*")
+        else:
+            pieces.append(escape(piece))
+    return "".join(pieces)
+
+
+def literal_head(text: str) -> str:
+    """The literal text before the first stand-in, stripped."""
+    return regex.split(r"[\x00\x01\x02]", text)[0].strip()
+
+
+def has_stand_in(text: str) -> bool:
+    return any(mark in text for mark in (NAME, NUMBER, CALL_ID))
+
+
+def plain(text: str) -> str:
+    """`text` for a sentence: line breaks written as \\n."""
+    return text.replace("\n", "\\n")
+
+
+def shown(text: str) -> str:
+    """`text` with its stand-ins named (NAME, N, ID, KEY)."""
+    return (
+        text.replace(NAME, "NAME").replace(NUMBER, "N").replace(CALL_ID, "ID").replace(KEY, "KEY")
+    )
+
+
+def show_text(text: str, limit: int = 80) -> str:
+    """`text` quoted for a sentence (stand-ins named), cut to `limit` characters."""
+    quoted = json.dumps(shown(text), ensure_ascii=False)
+    return quoted if len(quoted) <= limit else quoted[: limit - 4] + '..."'

@@ -1,0 +1,123 @@
+"""Template inference, the chat template's source: the markers it tests for, splits on or strips.
+
+A chat template often handles a marker without ever rendering it: it drops reasoning from
+history with ``content.split(CLOSER)[-1]``, tests ``OPENER in content``, strips a marker off
+an answer, or writes markers around a message's reasoning only in some turns. Those string
+literals are read from the template's syntax tree (jinja2's parser, not a text search, so
+comments and plain text do not count) and proposed as markers; a proposal is kept only when
+a render confirms it (the chat template drops an earlier turn's text up to a proposed
+reasoning closer), and the literals no render writes are said.
+"""
+
+from __future__ import annotations
+
+from .markup import MARKUP_TOKEN, closes, opening_forms
+from .parts import Parts
+from .probes import REASONING_KEYS, Render
+from .reasoning import propose_reasoning
+
+# String methods and filters whose literal arguments are markers the template looks for.
+_LOOKING_METHODS = {
+    "split", "rsplit", "startswith", "endswith", "replace", "strip", "lstrip", "rstrip",
+    "find", "rfind", "index", "partition", "rpartition", "count",
+}  # fmt: skip
+
+
+def source_markers(chat_template: str) -> list[str]:
+    """The markup-token literals the chat template tests for (``in``), looks for or strips
+    (string methods and the ``replace`` filter), or concatenates with a message's reasoning, in
+    source order. [] when the source does not parse."""
+    try:
+        import jinja2
+        from jinja2 import nodes
+    except ImportError:
+        return []
+    try:
+        tree = jinja2.Environment(extensions=["jinja2.ext.loopcontrols"]).parse(chat_template)
+    except jinja2.TemplateSyntaxError:
+        return []
+    found: list[str] = []
+
+    def literals(*items) -> None:
+        for item in items:
+            if isinstance(item, nodes.Const) and isinstance(item.value, str):
+                found.append(item.value)
+
+    for node in tree.find_all((nodes.Compare, nodes.Call, nodes.Filter, nodes.Add, nodes.Concat)):
+        if isinstance(node, nodes.Compare) and any(op.op in ("in", "notin") for op in node.ops):
+            literals(node.expr, *(op.expr for op in node.ops))
+        elif isinstance(node, nodes.Call) and isinstance(node.node, nodes.Getattr):
+            if node.node.attr in _LOOKING_METHODS:
+                literals(*node.args)
+        elif isinstance(node, nodes.Filter) and node.name == "replace":
+            literals(*node.args[:1])
+        elif isinstance(node, (nodes.Add, nodes.Concat)) and _reads_reasoning(node):
+            operands = node.nodes if isinstance(node, nodes.Concat) else (node.left, node.right)
+            literals(*operands)
+    return [text for text in dict.fromkeys(found) if MARKUP_TOKEN.fullmatch(text.strip())]
+
+
+def _reads_reasoning(node) -> bool:
+    """Whether an expression reads a message's reasoning (by one of the keys chat templates use)."""
+    from jinja2 import nodes
+
+    for item in node.find_all((nodes.Getattr, nodes.Getitem, nodes.Name)):
+        name = (
+            item.attr
+            if isinstance(item, nodes.Getattr)
+            else item.name
+            if isinstance(item, nodes.Name)
+            else getattr(item.arg, "value", None)
+        )
+        if name in REASONING_KEYS:
+            return True
+    return False
+
+
+def propose_from_source(parts: Parts, chat_template: str) -> None:
+    """Reasoning markers from the source where no render shows reasoning: a closer it splits or
+    tests on, paired with its opener, kept when the chat template confirms it."""
+    markers = [marker.strip() for marker in source_markers(chat_template)]
+    evidence = (Render("the chat template's source: the markers it looks for", "\n".join(markers)),)
+    for opener, closer in _reasoning_pairs(markers):
+        if propose_reasoning(
+            parts,
+            opener,
+            "the chat template's source looks for it (or for its closer), and drops an earlier "
+            "turn's text up to the closer",
+            evidence,
+            closer=closer,
+            source="the chat template's source looks for it",
+        ):
+            return
+
+
+def note_source(parts: Parts, chat_template: str, rendered: str) -> None:
+    """Say the markers the source looks for that no render writes and no field uses."""
+    known = _known(parts)
+    unseen = [
+        marker
+        for marker in (each.strip() for each in source_markers(chat_template))
+        if marker not in rendered and marker not in known
+    ]
+    if unseen:
+        parts.book.notes.append(
+            "the chat template's source looks for "
+            + ", ".join(repr(marker) for marker in unseen)
+            + ", which no render writes: if the model writes it, example outputs that show it "
+            "let inference place it"
+        )
+
+
+def _reasoning_pairs(markers: list[str]) -> list[tuple[str, str]]:
+    """(opener, closer) proposals: two literals that pair, or a closer and its opening form."""
+    pairs = [(a, b) for a in markers for b in markers if a != b and closes(a, b)]
+    pairs += [(opener, closer) for closer in markers for opener in opening_forms(closer)]
+    return list(dict.fromkeys(pairs))
+
+
+def _known(parts: Parts) -> set[str]:
+    found = set(parts.closes) | set(parts.anchors)
+    if parts.reasoning is not None:
+        found |= {parts.reasoning.open, parts.reasoning.close}
+    return found

@@ -1,0 +1,145 @@
+"""Template inference, the system prompt: what a chat template tells the model when tools are given.
+
+Many chat templates write format instructions into the prompt when tools are given ("return a
+JSON object ... within <x></x> tags", an example call). The tools section is what the
+first turn's prompt gains when tools are given; in it, two markers whose names pair around
+something other than the tool list are the call syntax it describes, and the text between
+them is its example payload (placeholders such as ``<function-name>`` and all).
+
+That evidence confirms the markers a render shows (a finding says so), and where no render
+shows a call it proposes a `tool_calls` field: a documented fallback, marked unconfirmed,
+that the author's example outputs (or the matrix, where it renders calls) decide.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import regex
+
+from .calls import CallSyntax
+from .markup import MARKUP_TOKEN, closes, difference, escape
+from .parts import Parts
+from .probes import ALPHA, PROBE_TOOLS, Probe, Render
+
+
+@dataclass(frozen=True)
+class Described:
+    """A call syntax the instructions describe: its markers and their example payload."""
+
+    open: str
+    close: str
+    payload: str
+
+
+def tools_section(probe: Probe) -> tuple[str, Render, Render] | None:
+    """What the first turn's prompt gains when tools are given, with the two prompts compared."""
+    history = probe.history("first-turn")
+    with_tools = probe.render(history, add_generation_prompt=True)
+    without = probe.render(history, tools=False, add_generation_prompt=True)
+    if probe.without_tools or with_tools is None or without is None or with_tools == without:
+        return None
+    (_, _), (start, end) = difference(without, with_tools)
+    return (
+        with_tools[start:end],
+        Render(probe.label("first turn without tools"), without),
+        Render(probe.label("first turn with tools"), with_tools),
+    )
+
+
+def described_calls(section: str) -> list[Described]:
+    """Marker pairs in the tools section around an example call (not around the tool list)."""
+    description = PROBE_TOOLS[0]["function"]["description"]
+    found = []
+    tokens = list(MARKUP_TOKEN.finditer(section))
+    for i, opener in enumerate(tokens):
+        for closer in tokens[i + 1 :]:
+            if not closes(opener.group(), closer.group()):
+                continue
+            inner = section[opener.end() : closer.start()]
+            if ALPHA in inner or description in inner or not regex.search(r"[\[{]", inner):
+                break  # the tool list, or no payload
+            found.append(Described(opener.group(), closer.group(), inner.strip()))
+            break
+    return found
+
+
+def learn_from_system_prompt(parts: Parts) -> None:
+    """Confirm the call markers the renders show, or propose the described syntax where no render
+    shows a call (a fallback the examples or the matrix decide)."""
+    found = next(
+        (section for section in map(tools_section, parts.probes) if section is not None), None
+    )
+    if found is None:
+        return
+    section, without, with_tools = found
+    described = described_calls(section)
+    if not described:
+        return
+    syntax = parts.calls
+    if syntax is not None:
+        field_text = json.dumps(syntax.field, ensure_ascii=False)
+        for each in described:
+            if escape(each.open) in field_text or each.open in field_text:
+                parts.book.find(
+                    "fields.tool_calls",
+                    [each.open, each.close],
+                    "the system prompt the chat template writes for tools describes calls between "
+                    "these markers, as the call renders show",
+                    without,
+                    with_tools,
+                )
+                return
+        return
+    proposed = _field(described[0])
+    if proposed is None:
+        return
+    parts.calls = CallSyntax(
+        proposed, [], [escape(described[0].open)], "as the system prompt describes it"
+    )
+    parts.book.find(
+        "fields.tool_calls",
+        proposed,
+        f"no render shows a call, but the system prompt the chat template writes for tools "
+        f"describes calls between {described[0].open!r} and {described[0].close!r} "
+        f"({described[0].payload[:80]!r}); unconfirmed by any render",
+        without,
+        with_tools,
+    )
+    parts.book.fallbacks.append(
+        f"tool calls between {described[0].open!r} and {described[0].close!r}: only the system "
+        "prompt's instructions describe them, no render writes one"
+    )
+    parts.book.found_elsewhere("tool_calls")
+
+
+def _field(described: Described) -> dict | None:
+    """A `tool_calls` field for the described payload: a JSON list of calls or a JSON object per
+    call, its first key the name and its second the arguments (as the example writes them)."""
+    keys = regex.findall(r'"(\w+)"\s*:', described.payload)
+    if len(keys) < 2:
+        return None
+    name, arguments = keys[0], keys[1]
+    close = r"(?<=[}\]])\s*" + escape(described.close)
+    if described.payload.startswith("["):
+        return {
+            "open_pattern": escape(described.open) + r"(?=\s*\[)",
+            "close_pattern": close,
+            "content": "json",
+            "transform_each": True,
+            "transform": {
+                "type": "function",
+                "function": {"name": f"{{{name}}}", "arguments": f"{{{arguments}}}"},
+            },
+        }
+    return {
+        "open_pattern": escape(described.open) + r"(?=\s*\{)",
+        "close_pattern": close,
+        "repeats": True,
+        "content": "json",
+        "transform": {
+            "type": "function",
+            "function": {"name": f"{{content.{name}}}", "arguments": f"{{content.{arguments}}}"},
+        },
+    }
