@@ -10,10 +10,10 @@ import time
 from engine import trace
 from engine.authoring import time_budget
 from engine.authoring.diagnosis import diagnose
+from engine.authoring.faults import find_warnings
 from engine.authoring.lint import lint
 from engine.authoring.pattern_explain import explain_pattern, pieces_taken
 from engine.authoring.samples import load_samples
-from engine.authoring.trace import find_warnings
 from engine.template import load_template
 from engine.template_files import load_template_file
 
@@ -73,10 +73,6 @@ def test_diagnosis_finds_nothing_past_its_deadline():
     ].replace("</tool_call>", "</toolcall>")
     result = trace(QWEN3_CASE.generation, template, prefix=QWEN3_CASE.prefix, on_error="keep")
     assert result.diagnoses[0].code == "near-miss"
-    spans = [
-        type("Stretch", (), {"start": s.stream_start, "end": s.stream_end, **vars(s)})()
-        for s in result.spans
-    ]
     late = diagnose(
         load_template(template),
         prefix=QWEN3_CASE.prefix,
@@ -84,7 +80,7 @@ def test_diagnosis_finds_nothing_past_its_deadline():
         anchor_found=result.anchor.found,
         stream=result.prefix_tail + QWEN3_CASE.generation,
         tail_length=len(result.prefix_tail),
-        spans=spans,
+        spans=result.spans,
         deadline=time.perf_counter() - 1,
     )
     assert [d for d in late if d.code == "near-miss"] == []
@@ -94,7 +90,7 @@ def test_a_traces_warnings_are_read_within_its_deadline():
     result = trace("</think>x" + QWEN3_CASE.generation, "qwen3", prefix="")
     assert [w.code for w in result.warnings] == ["close-without-open"]
     with time_budget.deadline_in_force(time.perf_counter() - 1):
-        assert find_warnings(result, load_template("qwen3")) == []
+        assert find_warnings(result.spans, None, load_template("qwen3")) == []
 
 
 def test_a_pattern_over_the_bounds_is_explained_by_its_bound_and_never_compiled():
