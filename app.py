@@ -25,6 +25,7 @@ from starlette.middleware import Middleware
 from playground import api, handlers, live
 from playground.authoring.chat_template_check import matrix_html
 from playground.authoring.diagnostics import check_template
+from playground.authoring.export import EXPORT_TARGETS
 from playground.authoring.inference import findings_html
 from playground.authoring.stream_check import report_html
 from playground.catalog import (
@@ -198,6 +199,19 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                                 elem_id="teaching-pace",
                             )
                         with gr.Row():
+                            page.constrain = gr.Checkbox(
+                                False,
+                                label="Constrain to the template (every token one its grammar allows)",
+                                elem_id="constrain",
+                            )
+                            page.tool_choice = gr.Dropdown(
+                                list(live.TOOL_CHOICES),
+                                value="auto",
+                                allow_custom_value=True,
+                                label="Tool choice (or a tool's name)",
+                                elem_id="tool-choice",
+                            )
+                        with gr.Row():
                             page.max_new_tokens = gr.Slider(
                                 1,
                                 LIMITS.max_new_tokens,
@@ -293,6 +307,12 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                             file_types=[".json"],
                             type="filepath",
                             elem_id="tokenizer-config-upload",
+                        )
+                        page.export_target = gr.Dropdown(
+                            [(label, target) for label, target in EXPORT_TARGETS],
+                            value="transformers",
+                            label="For (vLLM and SGLang call reasoning 'thinking'; what they refuse is listed)",
+                            elem_id="export-target",
                         )
                         page.export_button = gr.Button("Download / export", elem_id="export-button")
                         page.export_note = gr.HTML(elem_id="export-note")

@@ -1,4 +1,4 @@
-"""Command line for template authors: ``python -m engine {batch,check,conformance,explain,infer,lint,parse} ...``.
+"""Command line for template authors: ``python -m engine {batch,check,conformance,explain,export,grammar,infer,lint,parse} ...``.
 
 - ``check TEMPLATE SAMPLES``: lint, then parse every sample (expected message or error)
   and run the stream checks; exit 1 on a lint error, a wrong message or a stream mismatch.
@@ -11,8 +11,16 @@
   the matrix summary and each finding with the renders that show it; exit 0 when it passes the
   matrix and every part was inferred, 1 when it does not or a part is missing (the file is
   still written, with the parts that work), 2 when nothing can be inferred.
-- ``lint TEMPLATE [--chat-template FILE]``: print the diagnostics (with a chat template, also
-  whether its prompts contain the start anchor); exit 1 on an error.
+- ``lint TEMPLATE [--chat-template FILE] [--target RUNTIME]``: print the diagnostics (with a
+  chat template, also whether its prompts contain the start anchor; with a target, also what
+  that runtime refuses or reads differently); exit 1 on an error.
+- ``grammar TEMPLATE --tools FILE [--tool-choice auto|required|none|NAME] [--no-parallel]
+  [--format structural-tag|lark|gbnf] [--prefix FILE] [--tokenizer DIR]``: the grammar of
+  every output the template reads back that honours the request (`engine.grammar`); what it
+  cannot enforce goes to stderr; exit 1 when no grammar honours the request.
+- ``export TEMPLATE --for RUNTIME [--output FILE]``: the template rewritten for a runtime
+  (``reasoning_content`` is ``thinking`` in vLLM and SGLang), what changed and what the
+  runtime still refuses; exit 1 when it still refuses something.
 - ``parse TEMPLATE [--prefix FILE] [GENERATION_FILE|-]``: print the message as JSON, or
   with ``--trace`` the region map as coloured text. A failed or suspicious parse is
   explained cause first (`engine.authoring.diagnosis`: the key to change and how), then the error.
@@ -40,6 +48,7 @@ from rich.text import Text
 from .authoring.diagnosis import Diagnosis
 from .authoring.lint import lint, lint_prompts
 from .authoring.pattern_explain import explain_pattern
+from .authoring.portability import TARGETS
 from .authoring.samples import load_sample_file
 from .authoring.stream_checks import check_stream
 from .authoring.trace import trace
@@ -94,7 +103,7 @@ def _chat_template_options(args) -> dict:
 
 def command_lint(args, console: Console) -> int:
     template = read_template(args.template)
-    diagnostics = lint(template)
+    diagnostics = lint(template, target=args.target)
     if args.chat_template is not None:
         from .chat_templates.conformance import rendered_prompts
 
@@ -558,6 +567,105 @@ def add_chat_template_source(command: argparse.ArgumentParser) -> None:
     )
 
 
+def command_grammar(args, console: Console) -> int:
+    from .grammar import derive_grammar
+
+    tools = json.loads(Path(args.tools).read_text(encoding="utf-8")) if args.tools else []
+    if isinstance(tools, dict) and "tools" in tools:
+        tools = tools["tools"]
+    if not isinstance(tools, list):
+        raise ValueError(f'{args.tools}: expected a JSON list of tools (or {{"tools": [...]}})')
+    prefix = Path(args.prefix).read_text(encoding="utf-8") if args.prefix else ""
+    derived = derive_grammar(
+        read_template(args.template),
+        tools,
+        tool_choice=args.tool_choice,
+        parallel_tool_calls=not args.no_parallel,
+        prefix=prefix,
+    )
+    errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    if not derived.ok:
+        for reason in derived.unconstrainable:
+            errors.print(Text(f"cannot constrain: {reason}", "bold red"))
+        return 1
+    if args.format == "structural-tag":
+        written = json.dumps(derived.structural_tag(), indent=2, ensure_ascii=False) + "\n"
+    elif args.format == "lark":
+        special = {}
+        if args.tokenizer:
+            from transformers import AutoTokenizer
+
+            from .grammar.matching import special_tokens
+
+            special = special_tokens(AutoTokenizer.from_pretrained(args.tokenizer))
+        written = derived.lark(special)
+    else:
+        written = derived.gbnf()
+    sys.stdout.write(written)
+    for note in derived.notes:
+        errors.print(Text(f"note: {note}", "yellow"))
+    return 0
+
+
+def command_export(args, console: Console) -> int:
+    from .authoring.portability import export_for
+
+    path = Path(args.template)
+    source = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else args.template
+    exported = export_for(source, args.target)
+    written = json.dumps(exported.template, indent=2, ensure_ascii=False) + "\n"
+    errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    if args.output:
+        Path(args.output).write_text(written, encoding="utf-8")
+        errors.print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(written)
+    for change in exported.changes:
+        errors.print(Text(f"changed: {change}", "green"))
+    for finding in exported.remaining:
+        style = {"error": "bold red", "warning": "yellow", "info": "blue"}[finding.severity]
+        errors.print(Text(f"{finding.severity}: {finding.path}: {finding.message}", style))
+    return 0 if exported.servable else 1
+
+
+def add_grammar_commands(commands) -> None:
+    """The ``grammar`` and ``export`` commands."""
+    grammar = commands.add_parser(
+        "grammar",
+        help="the grammar of every output a template reads back, for constrained generation (exit 1 when none honours the request)",
+    )
+    grammar.add_argument(
+        "template", help="template JSON file (plain or templates/ wrapper) or family name"
+    )
+    grammar.add_argument(
+        "--tools", help="JSON file: a list of tools as apply_chat_template takes them"
+    )
+    grammar.add_argument(
+        "--tool-choice", default="auto", help="auto (default), required, none, or a function name"
+    )
+    grammar.add_argument("--no-parallel", action="store_true", help="at most one tool call")
+    grammar.add_argument(
+        "--format",
+        choices=("structural-tag", "lark", "gbnf"),
+        default="structural-tag",
+        help="structural-tag (xgrammar, vLLM, SGLang; default), lark (llguidance) or gbnf (llama.cpp)",
+    )
+    grammar.add_argument("--prefix", help="file holding the prompt text the output continues")
+    grammar.add_argument(
+        "--tokenizer",
+        help="a local tokenizer folder: with --format lark, its special tokens are written as tokens",
+    )
+    export = commands.add_parser(
+        "export",
+        help="rewrite a template for a serving runtime (exit 1 when it still refuses something)",
+    )
+    export.add_argument(
+        "template", help="template JSON file (plain or templates/ wrapper) or family name"
+    )
+    export.add_argument("--for", dest="target", required=True, choices=TARGETS, help="the runtime")
+    export.add_argument("--output", help="the file to write (default: stdout)")
+
+
 def add_infer_command(commands) -> None:
     """The ``infer`` command and its options."""
     infer = commands.add_parser(
@@ -594,6 +702,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_chat_template_commands(commands)
     _add_parse_and_explain(commands)
     _add_batch(commands)
+    add_grammar_commands(commands)
     return parser
 
 
@@ -634,6 +743,11 @@ def _add_check_and_lint(commands) -> None:
     )
     lint_command.add_argument("--bos-token", help="the chat template's bos_token (default empty)")
     lint_command.add_argument("--eos-token", help="the chat template's eos_token (default empty)")
+    lint_command.add_argument(
+        "--target",
+        choices=TARGETS,
+        help="also check what this runtime refuses (errors) or reads differently (warnings)",
+    )
 
 
 def _add_chat_template_commands(commands) -> None:
@@ -756,6 +870,8 @@ def main(argv: list[str] | None = None) -> int:
         "check": command_check,
         "conformance": command_conformance,
         "explain": command_explain,
+        "export": command_export,
+        "grammar": command_grammar,
         "infer": command_infer,
         "lint": command_lint,
         "parse": command_parse,

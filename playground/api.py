@@ -25,7 +25,7 @@ from engine import TemplateError, load_template
 
 from .authoring.chat_template_check import check_from_page
 from .authoring.diagnostics import findings
-from .authoring.export import check_config_size, merged_config
+from .authoring.export import check_config_size, for_target, merged_config
 from .authoring.stream_check import stream_check
 from .catalog import samples_by_id, template_names, template_text_of
 from .parse.chunking import make_chunks, parse_chunking_param
@@ -338,20 +338,26 @@ def lint(template_text: str) -> list[dict]:
 
 
 @_endpoint(lambda message: {"error": message})
-def export(template_text: str, tokenizer_config_text: str = "") -> dict:
+def export(
+    template_text: str, tokenizer_config_text: str = "", target: str = "transformers"
+) -> dict:
     """The template as file texts, merged into a tokenizer_config.json when one is given.
 
     Args:
         template_text: the response template, as JSON text.
         tokenizer_config_text: the model's tokenizer_config.json text; its other keys are kept.
+        target: the runtime to write for: ``transformers`` (as is), ``vllm``, ``sglang``
+            (``reasoning_content`` renamed ``thinking``) or ``vllm-rust``.
 
     Returns:
-        {"response_template.json", "tokenizer_config.json", "error"}.
+        {"response_template.json", "tokenizer_config.json", "changes", "refused", "error"}:
+        `changes` lists what was rewritten, `refused` what the runtime still refuses.
     """
     try:
         check_config_size(len(tokenizer_config_text))
         template = read_template(template_text)
         load_template(template)
+        template, changes, remaining = for_target(template, target or "transformers")
         config = merged_config(
             template, tokenizer_config_text if tokenizer_config_text.strip() else None
         )
@@ -360,6 +366,8 @@ def export(template_text: str, tokenizer_config_text: str = "") -> dict:
     return {
         "response_template.json": template_text_of(template) + "\n",
         "tokenizer_config.json": json.dumps(config, ensure_ascii=False, indent=2) + "\n",
+        "changes": changes,
+        "refused": [f"{f.path}: {f.message}" for f in remaining if f.severity == "error"],
         "error": None,
     }
 

@@ -234,6 +234,48 @@ def per_token_figures(live: LiveParse, tokens: int) -> list[tuple[str, str]]:
     ]
 
 
+# The tool choices "Constrain to the template" offers besides the tools' own names.
+TOOL_CHOICES = ("auto", "auto, no parallel", "required", "required, no parallel", "none")
+
+
+def constrained(loaded, template, tools, prompt, constrain, tool_choice):
+    """`(logits processors, note)` for Generate live's "Constrain to the template": none and ""
+    when off. Constrained, every token is one the template's grammar (`engine.grammar`)
+    allows under `tool_choice` (``auto``, ``required``, ``none``, a tool's name; with ``, no
+    parallel`` at most one call), so the output parses; the note says what the grammar does
+    not enforce, or why it cannot be built.
+
+    Raises:
+        LookupError: the tool choice names no offered tool (the message lists them).
+    """
+    from .model import generation
+
+    if not constrain:
+        return [], ""
+    choice = (tool_choice or "auto").strip()
+    parallel = not choice.endswith(", no parallel")
+    choice = choice.removesuffix(", no parallel")
+    names = [
+        tool.get("function", tool).get("name") for tool in tools or [] if isinstance(tool, dict)
+    ]
+    if choice not in ("auto", "required", "none") and choice not in names:
+        raise LookupError(
+            f"tool choice {choice!r} names no offered tool (offered: {', '.join(map(str, names)) or 'none'})."
+        )
+    try:
+        processor, derived = generation.constrained_processor(
+            loaded, template, tools, prompt, tool_choice=choice, parallel_tool_calls=parallel
+        )
+    except (ImportError, ValueError) as error:
+        return [], f"not constrained: {error}"
+    if processor is None:
+        return [], "not constrained: " + "; ".join(derived.unconstrainable)
+    note = f"constrained to the template's grammar (tool choice {tool_choice or 'auto'})"
+    if derived.notes:
+        note += "; not enforced: " + "; ".join(derived.notes[:3])
+    return [processor], note
+
+
 @produces("status")
 def request_stop(session: Session) -> dict:
     """Stop: end this session's replay or live generation at its next chunk."""
@@ -266,6 +308,8 @@ def generate(
     template_text,
     session: Session,
     teaching_pace: bool = False,
+    constrain: bool = False,
+    tool_choice: str = "auto",
 ):
     """Generate with a model and parse as tokens arrive.
 
@@ -312,6 +356,7 @@ def generate(
                 max_tokens=caps.prompt_tokens,
             )
             live = LiveParse(template, prompt.text, tools, plain=True)
+            processors, note = constrained(loaded, template, tools, prompt, constrain, tool_choice)
         except (
             generation.ModelLoadError,
             LookupError,
@@ -321,7 +366,7 @@ def generate(
         ) as error:
             yield failed(redact(str(error)), session)
             return
-    run = _LiveRun(live, session, loaded, template_note, teaching_pace)
+    run = _LiveRun(live, session, loaded, (template_note, note), teaching_pace)
     if use_model_template:
         run.choose(template)
     if not (yield from _wait_for_slot(session)):
@@ -333,6 +378,7 @@ def generate(
         temperature=float(temperature),
         top_p=float(top_p),
         seed=None if seed is None or seed == "" else int(seed),
+        logits_processors=processors,
     )
     end = yield from run.stream(pieces, teaching_pace)
     yield run.finished(end, prompt.text, template_text, live_tools_text)
@@ -381,10 +427,10 @@ class _LiveRun:
         chosen: the template panel's new values when the model's own template is used, else {}.
     """
 
-    def __init__(self, live: LiveParse, session: Session, loaded, template_note: str, pace: bool):
+    def __init__(self, live: LiveParse, session: Session, loaded, notes: tuple, pace: bool):
         self.live, self.session = live, session
-        self.model_note = f"Model: {shown(loaded.name)}" + (
-            f" — {redact(template_note)}" if template_note else ""
+        self.model_note = f"Model: {shown(loaded.name)}" + "".join(
+            f" — {redact(note)}" for note in notes if note
         )
         if pace:
             self.model_note += f" — teaching pace: {TEACHING_TOKENS_PER_SECOND} tokens a second, one update each (the model runs ahead)"

@@ -19,6 +19,7 @@ from ..errors import PatternTimeoutError, TemplateError
 from ..pattern_shapes import match_start
 from ..template import FieldSpec, ResponseTemplate, load_template
 from ..transform import placeholder_paths
+from .portability import TARGETS, target_diagnostics
 from .time_budget import deadline_in_force, out_of_time, regex_timeout
 
 SEVERITIES = ("error", "warning", "info")
@@ -60,6 +61,7 @@ def lint(
     *,
     probe_budget: float = PROBE_BUDGET,
     deadline: float | None = None,
+    target: str | None = None,
 ) -> list[Diagnostic]:
     """Check a response template for likely mistakes.
 
@@ -70,6 +72,9 @@ def lint(
             regex call gets at most what is left (`time_budget.regex_timeout`); past it lint
             stops, drops the check it was in (a probe cut short proves nothing) and ends with
             one ``"info"`` diagnostic, code ``lint-cut-off``.
+        target: also check what a runtime that serves response templates refuses or reads
+            differently: ``"transformers"``, ``"vllm"``, ``"sglang"`` or ``"vllm-rust"``
+            (`engine.authoring.portability`; docs/serving.md lists the rules).
 
     Returns:
         Diagnostics, errors first, then in template order. A template that does not
@@ -77,8 +82,10 @@ def lint(
         `TemplateError`'s path.
 
     Raises:
-        Nothing for bad templates; only programming errors propagate.
+        ValueError: `target` is not one of the runtimes above. Nothing for bad templates.
     """
+    if target is not None and target not in TARGETS:
+        raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
     try:
         loaded = load_template(template)
     except TemplateError as error:
@@ -98,6 +105,8 @@ def lint(
         functools.partial(_pattern_checks, path, pattern, probe_budget)
         for path, pattern in _patterns(loaded)
     ]
+    if target is not None:
+        checks.append(functools.partial(_target_checks, loaded, target))
     found: list[Diagnostic] = []
     with deadline_in_force(deadline):
         for done, check in enumerate(checks):
@@ -119,6 +128,18 @@ def _cut_off(left: int) -> Diagnostic:
         "patterns are slow on its probes)",
         "check the patterns the backtracking check names, or lint the template on its own",
     )
+
+
+# -- what a serving runtime refuses (engine/authoring/portability.py) ---------------
+
+
+def _target_checks(template: ResponseTemplate, target: str) -> list[Diagnostic]:
+    return [
+        Diagnostic(
+            finding.severity, finding.code, finding.path, finding.message, finding.suggestion
+        )
+        for finding in target_diagnostics(template, target)
+    ]
 
 
 # -- delimiters against each other ------------------------------------------------

@@ -66,14 +66,36 @@ def read_config_file(path: str | None) -> str | None:
         raise InputError("The uploaded tokenizer_config.json is not UTF-8 text.") from None
 
 
-def export_files(text: str, config_path: str | None = None) -> tuple[str, str]:
-    """Write (response_template.json, tokenizer_config.json) for editor `text`; return their paths.
+# The runtimes the export writes for: (label, `engine.authoring.portability` target).
+EXPORT_TARGETS = (
+    ("this playground and transformers", "transformers"),
+    ("vLLM", "vllm"),
+    ("SGLang", "sglang"),
+    ("vLLM's Rust parser", "vllm-rust"),
+)
+
+
+def for_target(template: dict, target: str) -> tuple[dict, list[str], list]:
+    """`template` rewritten for runtime `target` (`engine.authoring.portability.export_for`):
+    (the template, what changed, what the runtime still refuses or reads differently)."""
+    from engine.authoring.portability import export_for
+
+    exported = export_for(template, target or "transformers")
+    return exported.template, exported.changes, exported.remaining
+
+
+def export_files(
+    text: str, config_path: str | None = None, target: str = "transformers"
+) -> tuple[str, str, list[str], list]:
+    """Write (response_template.json, tokenizer_config.json) for editor `text`, rewritten for
+    runtime `target`; return their paths, what changed and what the runtime still refuses.
 
     Raises InputError / TemplateError for a template that does not load or a config that is not JSON.
     """
     ends = limits.deadline("export_seconds")
     template = read_template(text)
     load_template(template)
+    template, changes, remaining = for_target(template, target)
     config = merged_config(template, read_config_file(config_path))
     if time.perf_counter() > ends:
         raise InputError(limits.over_budget("export_seconds", "The export"))
@@ -82,4 +104,4 @@ def export_files(text: str, config_path: str | None = None) -> tuple[str, str]:
     template_path.write_text(template_text_of(template) + "\n", encoding="utf-8")
     out_path = folder / "tokenizer_config.json"
     out_path.write_text(json.dumps(config, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    return str(template_path), str(out_path)
+    return str(template_path), str(out_path), changes, remaining

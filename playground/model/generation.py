@@ -545,6 +545,7 @@ def stream_generation(
     seed: int | None = None,
     stop_strings: Sequence[str] = (),
     cancel: threading.Event | None = None,
+    logits_processors: Sequence[Callable] = (),
 ) -> Iterator[GeneratedPiece]:
     """Generate in a background thread and yield the output as it arrives.
 
@@ -562,6 +563,7 @@ def stream_generation(
             the stop string is part of the output.
         cancel: set this event (from any thread) to stop mid-way; the thread
             stops after the token being computed.
+        logits_processors: logits processors for this generation (`constrained_processor`).
 
     Yields:
         `GeneratedPiece`s. Their texts concatenate to the decoded generation
@@ -580,17 +582,15 @@ def stream_generation(
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
     import torch  # already imported by load_model
-    from transformers import StoppingCriteriaList
+    from transformers import LogitsProcessorList, StoppingCriteriaList
 
     stop = threading.Event()
     streamer = _TokenQueue()
     failure: list[BaseException] = []
     criteria = StoppingCriteriaList([_CancelCriteria([stop] if cancel is None else [stop, cancel])])
-    sampling = (
-        {"do_sample": True, "temperature": temperature, "top_p": top_p}
-        if temperature > 0
-        else {"do_sample": False}
-    )
+    sampling = {"do_sample": True, "temperature": temperature, "top_p": top_p}
+    sampling = sampling if temperature > 0 else {"do_sample": False}
+    processors = LogitsProcessorList(logits_processors) if logits_processors else None
     model = loaded.model
     input_ids = torch.tensor([prompt.ids], device=loaded.device)
 
@@ -608,6 +608,7 @@ def stream_generation(
                     tokenizer=loaded.tokenizer if stop_strings else None,
                     streamer=streamer,
                     top_k=None,
+                    logits_processor=processors,
                     **sampling,
                 )
         except BaseException as error:  # handed to the consumer, which re-raises it
@@ -643,6 +644,53 @@ def _decode_stream(
             pending = []
     if pending:
         yield GeneratedPiece(ids=tuple(pending), text=decoder.flush())
+
+
+# The engine that constrains generation (measured on this project's CPU machine with the demo
+# model: scripts/bench_grammar.py --generation; docs/serving.md gives the figures).
+GRAMMAR_ENGINE = "llguidance"
+
+
+def constrained_processor(
+    loaded: LoadedModel,
+    template: dict,
+    tools: Sequence[dict] | None,
+    prompt: Prompt,
+    *,
+    tool_choice: Any = "auto",
+    parallel_tool_calls: bool = True,
+    engine: str = GRAMMAR_ENGINE,
+):
+    """A logits processor that keeps the output inside the grammar of `template`.
+
+    Args:
+        loaded: from `load_model`.
+        template: the response template the output is read with.
+        tools: the tools offered in the prompt (their schemas constrain the arguments).
+        prompt: the rendered prompt (what it pre-wrote decides where the grammar starts).
+        tool_choice, parallel_tool_calls: as a chat-completion request gives them.
+        engine: ``"llguidance"`` (the Lark form) or ``"xgrammar"`` (the structural tag).
+
+    Returns:
+        `(processor, derived)`: a `engine.grammar.matching.GrammarLogitsProcessor` for one
+        `stream_generation` call, or None when no grammar honours the request; and the
+        `engine.grammar.DerivedGrammar` (its `notes` and `unconstrainable` say what and why).
+
+    Raises:
+        ImportError: the grammar engine is not installed (``pip install .[grammar]``).
+        ValueError: a malformed tool or tool choice, or a grammar the engine refuses.
+    """
+    from engine.grammar import derive_grammar
+    from engine.grammar.matching import GrammarLogitsProcessor, compile_grammar
+
+    derived = derive_grammar(
+        template, list(tools or []), tool_choice, parallel_tool_calls, prefix=prompt.text
+    )
+    if not derived.ok:
+        return None, derived
+    vocab = getattr(loaded.model.config, "vocab_size", None)
+    compiled = compile_grammar(derived, loaded.tokenizer, engine, vocab_size=vocab)
+    return GrammarLogitsProcessor(compiled), derived
 
 
 def choose_template(loaded: LoadedModel) -> tuple[dict, str]:

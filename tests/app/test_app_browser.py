@@ -1028,3 +1028,37 @@ def test_the_fit_ranking_reads_in_its_column_and_names_a_leftover_prefix(
         table,
         shots.where(),
     )
+
+
+@pytest.mark.skipif(
+    not (ROOT / "samples" / "demo-model" / "config.json").exists(), reason="demo model not built"
+)
+def test_constrain_to_the_template_with_a_required_call_gives_one_valid_call(
+    page, app_url, tmp_path
+):
+    pytest.importorskip("llguidance")
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.get_by_role("tab", name="Generate live").click()
+    page.locator("#live-settings").click()
+    page.locator("#enable-thinking input").uncheck()
+    page.locator("#constrain input").check()
+    choice = page.locator("#tool-choice input")
+    choice.click()
+    choice.fill("required, no parallel")
+    choice.press("Enter")
+    page.locator("#generate-button").click()
+    page.wait_for_function(
+        "() => document.querySelector('#model-note').innerText.includes('constrained to the template')",
+        timeout=150_000,
+    )
+    page.wait_for_function("() => !document.querySelector('.rt-status-live')", timeout=150_000)
+    shots.take("constrained")
+    note = page.locator("#model-note").inner_text()
+    assert "tool choice required, no parallel" in note, (note, shots.where())
+    message = json.loads(code_text(page, "message-json"))
+    assert len(message["tool_calls"]) == 1, (message, shots.where())
+    assert "Parsed" in status_text(page), shots.where()
+    # The region map shows the call as it formed: an open, a body and a close of tool_calls.
+    titles = page.locator("#region-map-body [title]").evaluate_all("els => els.map(e => e.title)")
+    assert any(t.startswith("tool_calls · open") for t in titles), shots.where()

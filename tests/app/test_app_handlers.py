@@ -591,3 +591,71 @@ def test_stop_while_waiting_for_a_load_ends_the_wait():
         generation_module._load_slots.release()
     assert key not in live._models and key not in live._loads
     assert live.get_model(key).name == key  # the next Generate loads it again
+
+
+def test_generate_live_constrained_to_the_template_honours_the_tool_choice():
+    pytest.importorskip("llguidance")
+    tools = json.dumps(
+        [
+            {
+                "type": "function",
+                "function": {
+                    "name": "get_weather",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"city": {"type": "string"}},
+                        "required": ["city"],
+                    },
+                },
+            }
+        ]
+    )
+
+    def run(tool_choice: str) -> dict:
+        session = Session()
+        args = (
+            "samples/demo-model",
+            "",
+            "Weather in Oslo?",
+            "",
+            tools,
+            False,
+            80,
+            0.7,
+            0.9,
+            1,
+            True,
+            SMOL_TEXT,
+            session,
+        )
+        return list(live.generate(*args, constrain=True, tool_choice=tool_choice))[-1]
+
+    required = run("required, no parallel")
+    assert "constrained to the template" in required["model_note"]
+    assert required["generation"].count("<tool_call>") == 1
+    none = run("none")
+    assert "<tool_call>" not in none["generation"]
+    unknown = run("get_time")
+    assert "names no offered tool (offered: get_weather)" in unknown[STATUS]
+
+
+def test_export_for_vllm_renames_the_reasoning_field_and_says_what_it_still_refuses():
+    qwen3 = json.dumps(load_template_file("qwen3").response_template)
+    out = handlers.export_template(qwen3, None, "vllm")
+    exported = json.loads(Path(out["template_file"]).read_text(encoding="utf-8"))
+    assert list(exported["fields"]) == ["thinking", "tool_calls", "content"]
+    assert "changed: fields.reasoning_content renamed to fields.thinking" in out["export_note"]
+    gpt = json.dumps(load_template_file("gpt-oss").response_template)
+    note = handlers.export_template(gpt, None, "sglang")["export_note"]
+    assert "error: fields.thinking.join: sglang refuses this template" in note
+    assert api_export_refused(gpt) == [
+        "fields.thinking.join: vllm refuses this template: 'thinking' must have no join "
+        "(it cannot be streamed by the serving adapter) "
+        "(vLLM, validate_response_template_for_serving in vllm/parser/response_template.py)"
+    ]
+
+
+def api_export_refused(template_text: str) -> list[str]:
+    from playground import api
+
+    return api.export(template_text, "", "vllm")["refused"]

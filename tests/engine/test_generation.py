@@ -326,3 +326,59 @@ def test_background_load_of_a_missing_folder_fails_with_the_load_error(tmp_path)
     final = pending.progress()
     assert (final.stage, final.fraction, final.done) == ("Failed", 1.0, True)
     assert final.error.startswith(f"no folder {str(tmp_path / 'missing')!r}")
+
+
+# -- constrained generation -------------------------------------------------------------------
+
+
+def _constrained(loaded, tools, tool_choice, parallel=True, seed=0, max_new_tokens=120):
+    from playground.model.generation import constrained_processor
+
+    template, _ = choose_template(loaded)
+    prompt = render_prompt(
+        loaded, [{"role": "user", "content": "What's the weather in Oslo?"}], tools
+    )
+    processor, derived = constrained_processor(
+        loaded, template, tools, prompt, tool_choice=tool_choice, parallel_tool_calls=parallel
+    )
+    assert processor is not None, derived.unconstrainable
+    pieces = stream_generation(
+        loaded,
+        prompt,
+        max_new_tokens=max_new_tokens,
+        seed=seed,
+        logits_processors=[processor],
+        **SAMPLED,
+    )
+    text = "".join(piece.text for piece in pieces)
+    return parse_response(text, template, prefix=prompt.text, tools=tools), text
+
+
+def test_constrained_generation_parses_and_honours_the_tool_choice(loaded):
+    pytest.importorskip("llguidance")
+    import jsonschema
+
+    schemas = {tool["function"]["name"]: tool["function"]["parameters"] for tool in EXAMPLE_TOOLS}
+    for seed in range(3):
+        message, text = _constrained(loaded, EXAMPLE_TOOLS, "required", parallel=False, seed=seed)
+        assert len(message["tool_calls"]) == 1, text
+        call = message["tool_calls"][0]["function"]
+        jsonschema.validate(call["arguments"], schemas[call["name"]])
+        message, text = _constrained(loaded, EXAMPLE_TOOLS, "set_alarm", seed=seed)
+        assert {c["function"]["name"] for c in message["tool_calls"]} == {"set_alarm"}, text
+        message, text = _constrained(loaded, EXAMPLE_TOOLS, "none", seed=seed)
+        assert "tool_calls" not in message and "<tool_call>" not in text, text
+
+
+def test_a_request_no_grammar_honours_gives_no_processor_and_says_why(loaded):
+    from playground.model.generation import constrained_processor
+
+    template, _ = choose_template(loaded)
+    prompt = render_prompt(loaded, [{"role": "user", "content": "Hi"}], None)
+    processor, derived = constrained_processor(
+        loaded, template, None, prompt, tool_choice="required"
+    )
+    assert processor is None
+    assert derived.unconstrainable == [
+        "tool_choice asks for a call, but no tool or no tool-call field exists"
+    ]

@@ -1,0 +1,289 @@
+"""GBNF: the grammar as llama.cpp reads it (``--grammar-file``, the ``grammar`` request field).
+
+Written in the subset that llama.cpp, xgrammar's EBNF reader and llguidance's GBNF reader all
+accept: rule names of lowercase letters, digits and dashes; no empty alternative except ``""``;
+no ``.``; escapes only ``\\\\``, ``\\"``, ``\\[``, ``\\]``, ``\\n``, ``\\r``, ``\\t`` and
+``\\xHH`` (other characters are written as themselves, UTF-8). Delimiters are written as text,
+so a tokenizer's special tokens match by their text.
+
+Free text that must not hold some literals (`ir.Text`) is written as a small automaton: one
+rule per state of a matcher of those literals (Aho-Corasick), each character moving to the
+next state, and the states that complete a literal left out. When a literal follows the text,
+the text may only end in states from which that literal does not complete another one first.
+"""
+
+from __future__ import annotations
+
+import json
+
+import regex
+
+from .ir import Alt, CharSet, Grammar, Json, Lit, Node, Ref, Repeat, Seq, Text, Token
+from .schema import Dialect, SchemaWriter
+
+_SURROGATES = (0xD800, 0xDFFF)
+_ANY = CharSet((), negated=True)
+
+
+def gbnf_grammar(grammar: Grammar) -> str:
+    """`grammar` as GBNF text (the start rule is ``root``)."""
+    return _Writer(grammar).write()
+
+
+class _Writer:
+    def __init__(self, grammar: Grammar):
+        self.grammar = Grammar(dict(grammar.rules))
+        self.names: dict[str, str] = {}
+        self.lines: list[str] = []
+        self.text_lines: list[str] = []
+        self.texts: dict[tuple, str] = {}
+        self.lowered: dict[Json, Node] = {}
+
+    def name(self, rule: str) -> str:
+        if rule not in self.names:
+            base = regex.sub(r"[^a-z0-9]+", "-", rule.lower()).strip("-") or "rule"
+            name, count = base, 1
+            while name in self.names.values():
+                count += 1
+                name = f"{base}-{count}"
+            self.names[rule] = name
+        return self.names[rule]
+
+    def write(self) -> str:
+        done: set[str] = set()
+        self.name("root")
+        while True:
+            pending = [rule for rule in self.grammar.rules if rule not in done]
+            if not pending:
+                break
+            for rule in pending:
+                done.add(rule)
+                self.lines.append(f"{self.name(rule)} ::= {self.expr(self.grammar.rules[rule])}")
+        return "\n".join(self.lines + self.text_lines) + "\n"
+
+    def expr(self, node: Node, following: str | None = None) -> str:
+        if isinstance(node, Lit):
+            return quote(node.text)
+        if isinstance(node, CharSet):
+            return char_class(node)
+        if isinstance(node, Seq):
+            if not node.items:
+                return '""'
+            parts = []
+            for index, item in enumerate(node.items):
+                after = node.items[index + 1] if index + 1 < len(node.items) else None
+                parts.append(self.atom(item, after.text if isinstance(after, Lit) else None))
+            return " ".join(parts)
+        if isinstance(node, Alt):
+            return " | ".join(self.expr(item) for item in node.items)
+        if isinstance(node, Repeat):
+            inner = self.atom(node.item)
+            if (node.min, node.max) == (0, None):
+                return inner + "*"
+            if (node.min, node.max) == (1, None):
+                return inner + "+"
+            if (node.min, node.max) == (0, 1):
+                return inner + "?"
+            high = "" if node.max is None else str(node.max)
+            return (
+                f"{inner}{{{node.min}}}"
+                if node.max == node.min
+                else f"{inner}{{{node.min},{high}}}"
+            )
+        if isinstance(node, Token):
+            return self.expr(node.node, following)
+        if isinstance(node, Ref):
+            return self.name(node.name)
+        if isinstance(node, Text):
+            return self.text(node, following)
+        if isinstance(node, Json):
+            return self.expr(self.lower(node), following)
+        raise TypeError(f"not a grammar node: {node!r}")
+
+    def atom(self, node: Node, following: str | None = None) -> str:
+        text = self.expr(node, following)
+        if isinstance(node, (Alt, Seq)) and (len(node.items) > 1):
+            return f"({text})"
+        if (
+            isinstance(node, Repeat)
+            or isinstance(node, Token)
+            and isinstance(node.node, (Alt, Seq))
+        ):
+            return f"({text})"
+        return text
+
+    def lower(self, node: Json) -> Node:
+        if node not in self.lowered:
+            schema = json.loads(node.schema_text)
+            writer = SchemaWriter(self.grammar, Dialect("json", node.excludes), stem="json")
+            self.lowered[node] = writer.value(schema, "schema", root=schema)
+        return self.lowered[node]
+
+    def text(self, node: Text, following: str | None) -> str:
+        allowed = node.allowed or _ANY
+        if not node.excludes:
+            return f"{char_class(allowed)}*"
+        key = (node.excludes, allowed, following)
+        if key not in self.texts:
+            stem = f"text-{len(self.texts) + 1}"
+            self.texts[key] = stem
+            for state, body in text_automaton(node.excludes, allowed, following).items():
+                rule = f"{stem}-{state}"
+                self.names[f"\x00{rule}"] = rule
+                alternatives = [f"{char_class(chars)} {stem}-{target}" for chars, target in body[0]]
+                if body[1]:
+                    alternatives.append('""')
+                self.text_lines.append(f"{rule} ::= {' | '.join(alternatives) or chr(34) * 2}")
+        return f"{self.texts[key]}-0"
+
+
+def text_automaton(
+    excludes: tuple[str, ...], allowed: CharSet, following: str | None
+) -> dict[int, tuple[list[tuple[CharSet, int]], bool]]:
+    """States of text over `allowed` that never holds any of `excludes`.
+
+    Returns:
+        state -> (moves, may_end): each move is a character set and the state it leads to;
+        `may_end` says whether the text may end there (it may not when `following`, the
+        literal written next, would complete an excluded literal before itself ends).
+    """
+    goto: list[dict[str, int]] = [{}]
+    fail = [0]
+    longest = [0]  # the longest excluded literal that ends at each state
+    for literal in excludes:
+        state = 0
+        for char in literal:
+            if char not in goto[state]:
+                goto.append({})
+                fail.append(0)
+                longest.append(0)
+                goto[state][char] = len(goto) - 1
+            state = goto[state][char]
+        longest[state] = max(longest[state], len(literal))
+    order = list(goto[0].values())
+    for state in order:
+        for char, target in goto[state].items():
+            back = fail[state]
+            while back and char not in goto[back]:
+                back = fail[back]
+            fail[target] = goto[back].get(char, 0) if goto[back].get(char, 0) != target else 0
+            longest[target] = max(longest[target], longest[fail[target]])
+            order.append(target)
+
+    def move(state: int, char: str) -> int:
+        while state and char not in goto[state]:
+            state = fail[state]
+        return goto[state].get(char, 0)
+
+    alphabet = sorted({char for literal in excludes for char in literal if allowed.contains(char)})
+    live = [state for state in range(len(goto)) if not longest[state]]
+    automaton = {}
+    for state in live:
+        targets: dict[int, list[str]] = {}
+        blocked: list[str] = []
+        for char in alphabet:
+            target = move(state, char)
+            (blocked if longest[target] else targets.setdefault(target, [])).append(char)
+        special = [char for target, chars in targets.items() if target for char in chars] + blocked
+        moves = [(_without(allowed, special), 0)]
+        moves += [(_of(chars), target) for target, chars in targets.items() if target]
+        moves = [(chars, target) for chars, target in moves if chars.ranges or chars.negated]
+        automaton[live.index(state)] = (
+            [(chars, live.index(target)) for chars, target in moves],
+            _may_end(state, following, move, longest),
+        )
+    return automaton
+
+
+def _may_end(state: int, following: str | None, move, longest: list[int]) -> bool:
+    if following is None:
+        return True
+    for index, char in enumerate(following, start=1):
+        state = move(state, char)
+        if longest[state] > index:
+            return False
+    return True
+
+
+def _of(chars: list[str]) -> CharSet:
+    return CharSet(tuple((ord(c), ord(c)) for c in sorted(chars)))
+
+
+def _without(allowed: CharSet, chars: list[str]) -> CharSet:
+    """`allowed` minus `chars`."""
+    codes = sorted(ord(c) for c in chars)
+    if allowed.negated:
+        return CharSet(_merge([*allowed.ranges, *((c, c) for c in codes)]), negated=True)
+    out = []
+    for low, high in allowed.ranges:
+        start = low
+        for code in codes:
+            if start <= code <= high:
+                if code > start:
+                    out.append((start, code - 1))
+                start = code + 1
+        if start <= high:
+            out.append((start, high))
+    return CharSet(tuple(out))
+
+
+def _merge(ranges) -> tuple[tuple[int, int], ...]:
+    merged: list[list[int]] = []
+    for low, high in sorted(ranges):
+        if merged and low <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], high)
+        else:
+            merged.append([low, high])
+    return tuple((low, high) for low, high in merged)
+
+
+def quote(text: str) -> str:
+    """`text` as a GBNF string literal."""
+    return '"' + "".join(_escape(char, '"') for char in text) + '"'
+
+
+def _escape(char: str, quote_char: str = "") -> str:
+    code = ord(char)
+    if char in ("\\", quote_char):
+        return "\\" + char
+    if char == "\n":
+        return "\\n"
+    if char == "\r":
+        return "\\r"
+    if char == "\t":
+        return "\\t"
+    if code < 0x20 or code == 0x7F:
+        return f"\\x{code:02x}"
+    return char
+
+
+def _class_char(code: int) -> str:
+    char = chr(code)
+    if char in "[]\\":
+        return "\\" + char
+    if char in '-^"' or code < 0x20 or code == 0x7F:
+        return f"\\x{code:02x}" if code < 0x100 else char
+    return _escape(char)
+
+
+def char_class(chars: CharSet) -> str:
+    """`chars` as a GBNF character class (surrogates, which UTF-8 cannot hold, left out)."""
+    ranges = []
+    for low, high in chars.ranges:
+        if low <= _SURROGATES[0] and high >= _SURROGATES[1]:
+            ranges += [(low, _SURROGATES[0] - 1), (_SURROGATES[1] + 1, high)]
+        elif not (
+            _SURROGATES[0] <= low <= _SURROGATES[1] and _SURROGATES[0] <= high <= _SURROGATES[1]
+        ):
+            ranges.append((low, high))
+    ranges = [(low, high) for low, high in ranges if low <= high]
+    if not ranges:
+        return "[^\\x00]" if chars.negated else "[\\x00]"
+    parts = []
+    for low, high in ranges:
+        parts.append(
+            _class_char(low)
+            if low == high
+            else f"{_class_char(low)}-{_class_char(min(high, 0x10FFFF))}"
+        )
+    return ("[^" if chars.negated else "[") + "".join(parts) + "]"

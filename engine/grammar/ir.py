@@ -1,0 +1,182 @@
+"""The grammar's building blocks: a small tree of nodes every output format is written from.
+
+A derived grammar is a `Grammar`: named rules (`rules`, the start rule is ``"root"``)
+whose bodies are trees of these nodes. The emitters (`structural_tag`, `lark`, `gbnf`)
+each turn the same tree into their format, so the three formats accept the same outputs.
+
+Nodes:
+
+* `Lit`: a fixed text;
+* `CharSet`: one character from ranges of code points (or outside them, when negated);
+* `Seq`, `Alt`, `Repeat`: sequence, alternatives, repetition (``max`` None: unbounded);
+* `Text`: free text that never contains any of `excludes` (the delimiters the parser watches
+  for there), optionally limited to the characters of `allowed`;
+* `Json`: one JSON value valid against a JSON Schema, written as standard JSON whose strings
+  never contain `excludes` (the structural tag hands the schema to the engine; Lark and GBNF
+  expand it with `schema`);
+* `Token`: a lexical unit (Lark writes it as one terminal);
+* `Ref`: the rule of that name (rules may be recursive).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+
+@dataclass(frozen=True)
+class Lit:
+    """A fixed text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class CharSet:
+    """One character: any of the code-point `ranges` (inclusive pairs), or, when `negated`, any
+    character outside them."""
+
+    ranges: tuple[tuple[int, int], ...]
+    negated: bool = False
+
+    def contains(self, char: str) -> bool:
+        code = ord(char)
+        inside = any(low <= code <= high for low, high in self.ranges)
+        return inside != self.negated
+
+
+@dataclass(frozen=True)
+class Seq:
+    """The items one after the other."""
+
+    items: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Alt:
+    """One of the items."""
+
+    items: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """`item` `min` to `max` times (`max` None: any number of times)."""
+
+    item: Node
+    min: int = 0
+    max: int | None = None
+
+
+@dataclass(frozen=True)
+class Text:
+    """Free text (possibly empty) in which none of `excludes` occurs.
+
+    Attributes:
+        excludes: literals the text never contains.
+        allowed: the characters the text is made of (None: any character).
+    """
+
+    excludes: tuple[str, ...]
+    allowed: CharSet | None = None
+
+
+@dataclass(frozen=True)
+class Json:
+    """A JSON value valid against `schema`, standard JSON, strings never containing `excludes`."""
+
+    schema_text: str  # the schema as canonical JSON text (keeps the node hashable)
+    excludes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Token:
+    """A lexical unit (a string value; a stretch of text and the delimiter that ends it): Lark
+    writes it as one terminal, so its lexer never has to guess where free text ends; the
+    other formats write `node` as it is."""
+
+    node: Node
+
+
+@dataclass(frozen=True)
+class Ref:
+    """The rule named `name`."""
+
+    name: str
+
+
+Node = Union[Lit, CharSet, Seq, Alt, Repeat, Text, Json, Token, Ref]
+
+EMPTY = Seq(())
+
+
+def seq(*items: Node) -> Node:
+    """A `Seq` of `items` with nested sequences flattened, adjacent literals joined and empty
+    items dropped; a single item is returned as it is."""
+    flat: list[Node] = []
+    for item in items:
+        parts = item.items if isinstance(item, Seq) else (item,)
+        for part in parts:
+            if isinstance(part, Lit) and part.text == "":
+                continue
+            if isinstance(part, Lit) and flat and isinstance(flat[-1], Lit):
+                flat[-1] = Lit(flat[-1].text + part.text)
+            else:
+                flat.append(part)
+    return flat[0] if len(flat) == 1 else Seq(tuple(flat))
+
+
+def alt(*items: Node) -> Node:
+    """An `Alt` of `items` without duplicates; a single item is returned as it is."""
+    unique = tuple(dict.fromkeys(items))
+    return unique[0] if len(unique) == 1 else Alt(unique)
+
+
+def optional(item: Node) -> Node:
+    """`item` or nothing."""
+    return Repeat(item, 0, 1)
+
+
+@dataclass
+class Grammar:
+    """Named rules; ``rules["root"]`` is the whole output.
+
+    Attributes:
+        rules: rule name -> body, in the order they were added (the root first).
+    """
+
+    rules: dict[str, Node] = field(default_factory=dict)
+
+    def add(self, name: str, body: Node) -> Ref:
+        """Add (or replace) rule `name`; return a `Ref` to it."""
+        self.rules[name] = body
+        return Ref(name)
+
+    def fresh(self, stem: str) -> str:
+        """A rule name starting with `stem` that is not taken yet."""
+        name, count = stem, 1
+        while name in self.rules:
+            count += 1
+            name = f"{stem}-{count}"
+        return name
+
+
+def is_regular(node: Node) -> bool:
+    """True when `node` is made only of literals, character sets, sequences, alternatives and
+    repetitions (no free text, JSON value or rule reference), so a regex can say it."""
+    if isinstance(node, (Lit, CharSet)):
+        return True
+    if isinstance(node, (Seq, Alt)):
+        return all(is_regular(item) for item in node.items)
+    if isinstance(node, Repeat):
+        return is_regular(node.item)
+    return False
+
+
+def first_literal(node: Node) -> str | None:
+    """The literal text every match of `node` starts with, when it starts with a `Lit`."""
+    if isinstance(node, Lit):
+        return node.text
+    if isinstance(node, Seq) and node.items:
+        return first_literal(node.items[0])
+    return None

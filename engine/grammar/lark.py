@@ -1,0 +1,210 @@
+"""Lark: the grammar as llguidance reads it (``%llguidance`` dialect).
+
+llguidance splits text into lexemes greedily, so free text would run over the delimiter that
+should end it. Every `ir.Token` (a string value; a stretch of text and the delimiter that
+ends it) is therefore one terminal: its regex, intersected (``&``) with the negation (``~``)
+of "an excluded literal, then the rest up to the closing literal". Regular parts are regex
+terminals of their own. Special tokens of the tokenizer (``special_tokens``, text -> id) are
+written as tokens (``<[id]>``): llguidance matches a quoted string byte by byte and never
+with a special token, and free text never produces one.
+
+This Lark is for llguidance. xgrammar reads a Lark dialect too, but gives ``lazy``, ``&`` and
+``~`` other meanings or refuses them; give xgrammar the structural tag or the GBNF.
+"""
+
+from __future__ import annotations
+
+import json
+
+import regex
+
+from .ir import Alt, CharSet, Grammar, Json, Lit, Node, Ref, Repeat, Seq, Text, Token, is_regular
+from .patterns import char_class, to_regex
+from .schema import Dialect, SchemaWriter
+
+
+def lark_grammar(derived, special_tokens: dict[str, int]) -> str:
+    """`derived`'s grammar (a `DerivedGrammar`) as llguidance Lark text."""
+    return _Writer(derived.grammar, special_tokens).write()
+
+
+class _Writer:
+    def __init__(self, grammar: Grammar, special_tokens: dict[str, int]):
+        self.grammar = Grammar(dict(grammar.rules))
+        self.special = {text: id_ for text, id_ in special_tokens.items() if text}
+        self.special_re = (
+            regex.compile(
+                "|".join(regex.escape(t) for t in sorted(self.special, key=len, reverse=True))
+            )
+            if self.special
+            else None
+        )
+        self.names: dict[str, str] = {}
+        self.terminals: dict[str, str] = {}  # definition -> name
+        self.lowered: dict[Json, Node] = {}
+
+    def name(self, rule: str) -> str:
+        if rule not in self.names:
+            base = regex.sub(r"[^a-z0-9]+", "_", rule.lower()).strip("_") or "rule"
+            name, count = base, 1
+            while name in self.names.values() or name == "start":
+                count += 1
+                name = f"{base}_{count}"
+            self.names[rule] = name
+        return self.names[rule]
+
+    def write(self) -> str:
+        lines = ["%llguidance {}", "", f"start: {self.name('root')}"]
+        done: set[str] = set()
+        while True:
+            pending = [rule for rule in self.grammar.rules if rule not in done]
+            if not pending:
+                break
+            for rule in pending:
+                done.add(rule)
+                lines.append(f"{self.name(rule)}: {self.expr(self.grammar.rules[rule])}")
+        lines.append("")
+        lines += [f"{name}: {definition}" for definition, name in self.terminals.items()]
+        return "\n".join(lines) + "\n"
+
+    # -- expressions --------------------------------------------------------------
+
+    def expr(self, node: Node) -> str:
+        if isinstance(node, Lit):
+            return self.literal(node.text)
+        if isinstance(node, Json):
+            return self.expr(self.lower(node))
+        if isinstance(node, Token):
+            return self.token(node.node)
+        if isinstance(node, Text):
+            return self.terminal(node, None)
+        if isinstance(node, Ref):
+            return self.name(node.name)
+        if is_regular(node) and not self._has_special(node):
+            return self.regex_terminal(node)
+        if isinstance(node, Seq):
+            return " ".join(self.atom(item) for item in node.items) if node.items else '""'
+        if isinstance(node, Alt):
+            return " | ".join(self.expr(item) for item in node.items)
+        if isinstance(node, Repeat):
+            if node.max == 0:
+                return '""'
+            inner = self.atom(node.item)
+            if (node.min, node.max) == (0, None):
+                return inner + "*"
+            if (node.min, node.max) == (1, None):
+                return inner + "+"
+            if (node.min, node.max) == (0, 1):
+                return inner + "?"
+            high = "" if node.max is None else str(node.max)
+            return f"{inner}{{{node.min},{high}}}"
+        raise TypeError(f"not a grammar node: {node!r}")
+
+    def atom(self, node: Node) -> str:
+        text = self.expr(node)
+        one_regex = (
+            text.startswith("/") and text.endswith("/") and text.count("/") - text.count("\\/") == 2
+        )
+        return text if " " not in text or one_regex else f"({text})"
+
+    def literal(self, text: str) -> str:
+        if not text:
+            return '""'
+        if self.special_re is None:
+            return json.dumps(text, ensure_ascii=False)
+        parts, last = [], 0
+        for found in self.special_re.finditer(text):
+            if found.start() > last:
+                parts.append(json.dumps(text[last : found.start()], ensure_ascii=False))
+            parts.append(f"<[{self.special[found.group()]}]>")
+            last = found.end()
+        if last < len(text):
+            parts.append(json.dumps(text[last:], ensure_ascii=False))
+        return " ".join(parts)
+
+    def _has_special(self, node: Node) -> bool:
+        if self.special_re is None:
+            return False
+        if isinstance(node, Lit):
+            return bool(self.special_re.search(node.text))
+        if isinstance(node, (Seq, Alt)):
+            return any(self._has_special(item) for item in node.items)
+        if isinstance(node, Repeat):
+            return self._has_special(node.item)
+        return False
+
+    def regex_terminal(self, node: Node) -> str:
+        if isinstance(node, Lit):
+            return self.literal(node.text)
+        return "/" + to_regex(node) + "/"
+
+    def token(self, node: Node) -> str:
+        """One lexical unit; a trailing literal that spells a special token stays outside it."""
+        items = list(node.items) if isinstance(node, Seq) else [node]
+        if items and isinstance(items[-1], Lit) and self._has_special(items[-1]):
+            head = items[:-1]
+            inner = head[0] if len(head) == 1 else Seq(tuple(head))
+            return f"{self.token(inner)} {self.literal(items[-1].text)}"
+        if items and isinstance(items[-1], Lit):
+            return self.terminal(
+                Seq(tuple(items[:-1])) if len(items) > 2 else items[0], items[-1].text
+            )
+        return self.terminal(node, None)
+
+    def terminal(self, node: Node, closing: str | None) -> str:
+        """A named terminal: `node` then `closing`, no excluded literal before `closing`."""
+        excludes = sorted(_excludes(node))
+        body = _text_regex(node) + (_escape_literal(closing) if closing else "")
+        definition = f"/{body}/"
+        if excludes:
+            alternation = "|".join(_escape_literal(text) for text in excludes)
+            tail = _escape_literal(closing) if closing else ""
+            definition += f" & ~/(?s:.*)(?:{alternation})(?s:.*){tail}/"
+        if definition not in self.terminals:
+            self.terminals[definition] = f"T{len(self.terminals) + 1}"
+        return self.terminals[definition]
+
+    def lower(self, node: Json) -> Node:
+        if node not in self.lowered:
+            schema = json.loads(node.schema_text)
+            writer = SchemaWriter(self.grammar, Dialect("json", node.excludes), stem="json")
+            self.lowered[node] = writer.value(schema, "schema", root=schema)
+        return self.lowered[node]
+
+
+def _excludes(node: Node) -> set[str]:
+    if isinstance(node, Text):
+        return set(node.excludes)
+    if isinstance(node, (Seq, Alt)):
+        return set().union(*(_excludes(item) for item in node.items)) if node.items else set()
+    if isinstance(node, (Repeat, Token)):
+        return _excludes(node.item if isinstance(node, Repeat) else node.node)
+    return set()
+
+
+def _text_regex(node: Node) -> str:
+    """A regex for a lexical node; free text becomes "any text" (its exclusions are added by
+    the caller)."""
+    if isinstance(node, Text):
+        return (char_class(node.allowed) if node.allowed else "(?s:.)") + "*"
+    if isinstance(node, Seq):
+        return "".join(_text_atom(item) for item in node.items)
+    if isinstance(node, Alt):
+        return "(?:" + "|".join(_text_regex(item) for item in node.items) + ")"
+    if isinstance(node, Repeat):
+        high = "" if node.max is None else str(node.max)
+        return f"{_text_atom(node.item)}{{{node.min},{high}}}"
+    if isinstance(node, Token):
+        return _text_regex(node.node)
+    if isinstance(node, CharSet):
+        return char_class(node)
+    return to_regex(node)
+
+
+def _text_atom(node: Node) -> str:
+    text = _text_regex(node)
+    return f"(?:{text})" if isinstance(node, (Alt, Seq)) else text
+
+
+def _escape_literal(text: str) -> str:
+    return to_regex(Lit(text))

@@ -1,0 +1,218 @@
+"""Measure derived grammars: the sampling round trip, the build times, constrained generation.
+
+    python scripts/bench_grammar.py [--samples 200] [--forms structural-tag] [--skip-walks]
+                                    [--skip-generation] [--prompts 20] [--only NAME,...]
+
+1. Round trip: for every shipped template and every template inferred from the shared chat
+   templates (skipped, saying why, when they are absent), and every tool choice (auto,
+   required, none, one named function; with and without parallel calls), `--samples`
+   outputs drawn at random from the grammar (tests/support/grammar_walks.py) and parsed back.
+   The table: samples, parsed (one-shot and chunked, strict), schema-valid, choice held,
+   walks that did not end (drawn again), and why a request could not be constrained.
+2. Build times: deriving the grammar and compiling it (per template and form: the largest
+   over the tool choices), target at most 1 s.
+3. Generation: the demo model on the prompts of scripts/evaluate_demo_model.py (tool choice
+   auto, sampled with the prompt's index as seed), unconstrained and constrained with each
+   engine, interleaved prompt by prompt in one run: messages that parse, messages that parse
+   with every call's arguments valid, calls, tokens per second (new tokens over wall time).
+
+Figures depend on the machine's load: the script prints `os.getloadavg()` first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from tests.support.grammar_walks import (  # noqa: E402
+    CHOICES,
+    choice_label,
+    inferred_cases,
+    round_trip,
+    shipped_cases,
+)
+from tests.support.paths import CHAT_TEMPLATES, MANIFEST  # noqa: E402
+
+ENGINE_OF = {"structural-tag": "xgrammar", "gbnf": "xgrammar", "lark": "llguidance"}
+
+
+def walks(cases, samples: int, forms: list[str]) -> dict[tuple[str, str], float]:
+    """Print the round-trip table; return the build seconds by (template, form)."""
+    builds: dict[tuple[str, str], float] = {}
+    for (
+        form
+    ) in forms:  # the engines' one-time setup (imports, the tokenizer's tables) is not a build
+        round_trip(cases[0], "auto", True, 1, engine_name=ENGINE_OF[form], form=form)
+    header = f"{'template':46} {'tool choice':22} {'form':15} {'samples':>7} {'parsed':>6} {'valid':>6} {'choice':>6} {'redrawn':>7}  not constrainable"
+    print(header)
+    print("-" * len(header))
+    failures = 0
+    for case in cases:
+        for form in forms:
+            for choice, parallel in CHOICES:
+                result = round_trip(
+                    case, choice, parallel, samples, engine_name=ENGINE_OF[form], form=form
+                )
+                key = (case.name, form)
+                builds[key] = max(builds.get(key, 0.0), result.build_seconds)
+                label = choice_label(choice, parallel)
+                if result.unconstrainable:
+                    print(
+                        f"{case.name:46} {label:22} {form:15} {'-':>7} {'-':>6} {'-':>6} {'-':>6} {'-':>7}  {result.unconstrainable}"
+                    )
+                    continue
+                print(
+                    f"{case.name:46} {label:22} {form:15} {result.samples:>7} {result.parsed:>6} "
+                    f"{result.valid:>6} {result.choice_held:>6} {result.not_ended:>7}"
+                )
+                for failure in result.failures[:3]:
+                    failures += 1
+                    print(f"    FAILURE {failure[:400]}")
+            sys.stdout.flush()
+    print(f"failures: {failures}")
+    return builds
+
+
+def build_times(builds: dict[tuple[str, str], float]) -> None:
+    if not builds:
+        return
+    seconds = sorted(builds.values())
+    worst = max(builds, key=builds.get)
+    print(
+        f"\nbuild (derive + compile), largest over tool choices, per template: median {statistics.median(seconds) * 1000:.0f} ms, "
+        f"max {seconds[-1] * 1000:.0f} ms ({worst[0]}, {worst[1]}); target <= 1000 ms"
+    )
+
+
+def generation(prompts: int, engines: list[str], max_new_tokens: int) -> None:
+    """Unconstrained and constrained generation side by side, interleaved prompt by prompt."""
+    from demo_corpus import evaluation_samples
+    from evaluate_demo_model import EVALUATION_SEED, SAMPLING, valid_call_count
+
+    from engine import parse_response
+    from playground.model.generation import (
+        DEFAULT_MODEL_PATH,
+        choose_template,
+        constrained_processor,
+        load_model,
+        render_prompt,
+        stream_generation,
+    )
+
+    loaded = load_model(DEFAULT_MODEL_PATH)
+    template, _ = choose_template(loaded)
+    samples = evaluation_samples(prompts, EVALUATION_SEED)
+    modes = ["unconstrained", *engines]
+    tally = {
+        mode: {"parsed": 0, "valid": 0, "calls": 0, "tokens": 0, "seconds": 0.0, "grammar": 0.0}
+        for mode in modes
+    }
+    for index, sample in enumerate(samples):
+        prompt = render_prompt(
+            loaded,
+            sample["messages"][:-1],
+            sample["tools"],
+            enable_thinking=sample["enable_thinking"],
+        )
+        for mode in modes:
+            processors = []
+            started = time.perf_counter()
+            if mode != "unconstrained":
+                processor, derived = constrained_processor(
+                    loaded, template, sample["tools"], prompt, engine=mode
+                )
+                if processor is None:
+                    raise SystemExit(f"not constrainable: {derived.unconstrainable}")
+                processors = [processor]
+            pieces = list(
+                stream_generation(
+                    loaded,
+                    prompt,
+                    max_new_tokens=max_new_tokens,
+                    seed=index,
+                    logits_processors=processors,
+                    **SAMPLING,
+                )
+            )
+            elapsed = time.perf_counter() - started
+            text = "".join(piece.text for piece in pieces)
+            row = tally[mode]
+            row["tokens"] += sum(len(piece.ids) for piece in pieces)
+            row["seconds"] += elapsed
+            row["grammar"] += processors[0].seconds if processors else 0.0
+            try:
+                message = parse_response(text, template, prefix=prompt.text, tools=sample["tools"])
+            except ValueError:
+                continue
+            row["parsed"] += 1
+            calls = message.get("tool_calls") or []
+            row["calls"] += len(calls)
+            row["valid"] += valid_call_count(message, sample["tools"]) == len(calls)
+    base = tally["unconstrained"]["tokens"] / tally["unconstrained"]["seconds"]
+    print(
+        f"\ngeneration: demo model, {len(samples)} prompts of scripts/evaluate_demo_model.py, tool choice auto, sampled {SAMPLING}, max_new_tokens {max_new_tokens}"
+    )
+    print(
+        f"{'':16} {'parsed':>8} {'parsed, valid args':>19} {'calls':>6} {'tokens':>7} {'tok/s':>7} {'ratio':>6} {'in grammar':>11}"
+    )
+    for mode in modes:
+        row = tally[mode]
+        rate = row["tokens"] / row["seconds"]
+        per_token = row["grammar"] / row["tokens"] * 1000 if row["tokens"] else 0
+        print(
+            f"{mode:16} {row['parsed']:>5}/{len(samples):<2} {row['valid']:>16}/{len(samples):<2} {row['calls']:>6} "
+            f"{row['tokens']:>7} {rate:>7.1f} {rate / base:>6.2f} {per_token:>8.3f} ms/token"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--samples", type=int, default=200, help="outputs per template and tool choice"
+    )
+    parser.add_argument(
+        "--forms", default="structural-tag", help="comma-separated: structural-tag, gbnf, lark"
+    )
+    parser.add_argument(
+        "--only", help="comma-separated template names (shipped, or 'inferred ...')"
+    )
+    parser.add_argument("--skip-walks", action="store_true")
+    parser.add_argument("--skip-inferred", action="store_true")
+    parser.add_argument("--skip-shipped", action="store_true")
+    parser.add_argument("--skip-generation", action="store_true")
+    parser.add_argument("--prompts", type=int, default=20)
+    parser.add_argument(
+        "--engines", default="llguidance,xgrammar", help="engines constraining generation"
+    )
+    parser.add_argument("--max-new-tokens", type=int, default=200)
+    args = parser.parse_args()
+    print(f"load average: {', '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores)")
+    if not args.skip_walks:
+        cases = [] if args.skip_shipped else shipped_cases()
+        if args.skip_inferred:
+            pass
+        elif MANIFEST:
+            cases += list(inferred_cases())
+        else:
+            print(f"inferred templates skipped: no chat templates at {CHAT_TEMPLATES}")
+        if args.only:
+            wanted = set(args.only.split(","))
+            cases = [case for case in cases if case.name in wanted]
+        builds = walks(cases, args.samples, args.forms.split(","))
+        build_times(builds)
+    if not args.skip_generation:
+        generation(args.prompts, args.engines.split(","), args.max_new_tokens)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,312 @@
+"""Grammars derived from response templates: their shape, the engines that compile them, what
+cannot be constrained, and the command line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import engine
+from engine.cli import main
+from engine.grammar import ToolChoice, derive_grammar
+from engine.grammar.derive import prefix_state
+
+xgrammar = pytest.importorskip("xgrammar")
+llguidance = pytest.importorskip("llguidance")
+
+from engine.grammar.matching import compile_grammar, special_tokens  # noqa: E402
+from tests.support.grammar_walks import TOOLS, demo_tokenizer  # noqa: E402
+
+TIME = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_time",
+            "parameters": {
+                "type": "object",
+                "properties": {"tz": {"type": "string"}},
+                "required": ["tz"],
+            },
+        },
+    }
+]
+HERMES_PREFIX = "<|im_start|>assistant\n"
+
+
+def test_a_json_call_template_gives_triggered_tags_with_the_tools_schema_and_the_closer_excluded():
+    derived = derive_grammar("hermes-2-pro", TIME, prefix=HERMES_PREFIX)
+    assert derived.ok and derived.notes == [] and derived.unconstrainable == []
+    assert derived.structural_tag() == {
+        "type": "structural_tag",
+        "format": {
+            "type": "triggered_tags",
+            "triggers": ["<tool_call>"],
+            "tags": [
+                {
+                    "type": "tag",
+                    "begin": "<tool_call>",
+                    "content": {
+                        "type": "sequence",
+                        "elements": [
+                            {"type": "regex", "pattern": "[\\t\\n ]{0,4}"},
+                            {
+                                "type": "json_schema",
+                                "json_schema": {
+                                    "type": "object",
+                                    "properties": {
+                                        "name": {"type": "string", "enum": ["get_time"]},
+                                        "arguments": {
+                                            "type": "object",
+                                            "properties": {"tz": {"type": "string"}},
+                                            "required": ["tz"],
+                                            "additionalProperties": False,
+                                        },
+                                    },
+                                    "required": ["name", "arguments"],
+                                    "additionalProperties": False,
+                                },
+                                "excludes": ["</tool_call>"],
+                            },
+                            {"type": "regex", "pattern": "[\\t\\n\\r ]*"},
+                        ],
+                    },
+                    "end": "</tool_call>",
+                }
+            ],
+        },
+    }
+
+
+def test_tool_choices_map_onto_the_structural_tags_own_words():
+    def body(choice, parallel=True):
+        tag = derive_grammar("hermes-2-pro", TOOLS, choice, parallel, prefix=HERMES_PREFIX)
+        found = tag.structural_tag()["format"]
+        return {key: found.get(key) for key in ("type", "at_least_one", "stop_after_first")}
+
+    assert body("auto") == {
+        "type": "triggered_tags",
+        "at_least_one": None,
+        "stop_after_first": None,
+    }
+    assert body("auto", False) == {
+        "type": "triggered_tags",
+        "at_least_one": None,
+        "stop_after_first": True,
+    }
+    assert body("required") == {
+        "type": "triggered_tags",
+        "at_least_one": True,
+        "stop_after_first": None,
+    }
+    assert body("required", False) == {
+        "type": "triggered_tags",
+        "at_least_one": True,
+        "stop_after_first": True,
+    }
+    assert body("none") == {"type": "any_text", "at_least_one": None, "stop_after_first": None}
+    named = derive_grammar(
+        "hermes-2-pro", TOOLS, "set_alarm", prefix=HERMES_PREFIX
+    ).structural_tag()
+    assert [
+        tag["content"]["elements"][1]["json_schema"]["properties"]["name"]
+        for tag in named["format"]["tags"]
+    ] == [{"type": "string", "enum": ["set_alarm"]}]
+
+
+def test_a_reasoning_block_the_prompt_opened_is_continued_from_its_body():
+    prefix = "<|im_start|>assistant\n<think>\n"
+    assert (
+        prefix_state(engine.load_template("demo-model"), prefix).open_field == "reasoning_content"
+    )
+    derived = derive_grammar("demo-model", TIME, "none", prefix=prefix)
+    assert derived.structural_tag()["format"]["elements"] == [
+        {
+            "type": "tag",
+            "begin": "",
+            "content": {"type": "any_text", "excludes": ["</think>", "<tool_call>"]},
+            "end": "</think>",
+        },
+        {"type": "any_text", "excludes": ["<think>", "<tool_call>"]},
+    ]
+    closed = derive_grammar("demo-model", TIME, "none", prefix=prefix + "plan</think>")
+    assert closed.structural_tag()["format"] == {
+        "type": "any_text",
+        "excludes": ["<think>", "<tool_call>"],
+    }
+
+
+def test_a_begun_answer_leaves_out_the_reasoning_that_could_have_come_first():
+    fresh = derive_grammar("demo-model", TIME, "none", prefix="<|im_start|>assistant\n")
+    begun = derive_grammar("demo-model", TIME, "none", prefix="<|im_start|>assistant\nSure, ")
+    assert [region.field for region in fresh.plan.prelude] == ["reasoning_content"]
+    assert begun.plan.prelude == []
+
+
+@pytest.mark.parametrize(
+    ("template", "request_", "reason"),
+    [
+        (
+            "demo-model",
+            {"tool_choice": "nope"},
+            "tool_choice names 'nope', which is not among the tools",
+        ),
+        (
+            "demo-model",
+            {"tool_choice": "required", "tools": []},
+            "tool_choice asks for a call, but no tool or no tool-call field exists",
+        ),
+        (
+            "demo-model",
+            {"prefix": '<|im_start|>assistant\n<tool_call>{"name": "get_time", '},
+            "the prefix leaves a tool call (fields.tool_calls) open; a grammar cannot continue a call it did not start",
+        ),
+    ],
+)
+def test_a_request_no_grammar_can_honour_says_why(template, request_, reason):
+    arguments = {"tools": TIME, "prefix": HERMES_PREFIX, **request_}
+    derived = derive_grammar(template, **arguments)
+    assert not derived.ok and derived.unconstrainable == [reason]
+    with pytest.raises(
+        engine.grammar.Unconstrainable, match="not among the tools|asks for a call|did not start"
+    ):
+        derived.structural_tag()
+
+
+def test_schema_keywords_the_grammar_cannot_enforce_are_listed_not_dropped():
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "book",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "code": {"type": "string", "pattern": "^[A-Z]{3}$"},
+                        "seats": {"type": "integer", "minimum": 1},
+                    },
+                },
+            },
+        }
+    ]
+    derived = derive_grammar(
+        "llama-3.2-pythonic", tools, prefix="<|start_header_id|>assistant<|end_header_id|>\n\n"
+    )
+    assert derived.notes == [
+        "fields.tool_calls.book.code: 'pattern' is not enforced",
+        "fields.tool_calls.book.seats: 'minimum' is not enforced",
+    ]
+    assert derive_grammar("hermes-2-pro", tools).notes == [
+        "fields.tool_calls[book].arguments.code: 'pattern' is not enforced in the Lark and GBNF forms (the structural tag's JSON Schema enforces it)",
+        "fields.tool_calls[book].arguments.seats: 'minimum' is not enforced in the Lark and GBNF forms (the structural tag's JSON Schema enforces it)",
+    ]
+
+
+def test_tool_choice_reads_every_request_form():
+    assert ToolChoice.read({"type": "function", "function": {"name": "f"}}, False) == ToolChoice(
+        "named", "f", False
+    )
+    assert ToolChoice.read(None) == ToolChoice("auto", None, True)
+    assert ToolChoice.read("required").label == "required"
+    assert ToolChoice.read("f", False).label == "f, no parallel"
+    with pytest.raises(ValueError, match="tool_choice must be"):
+        ToolChoice.read(3)
+
+
+def test_the_structural_tag_compiles_in_xgrammar_and_the_lark_and_gbnf_in_llguidance():
+    tokenizer = demo_tokenizer()
+    for name in ("demo-model", "qwen3-coder", "gpt-oss", "llama-3.2-pythonic", "gemma-4"):
+        derived = derive_grammar(
+            name, TOOLS, prefix=engine.load_template(name).start_anchor.literals[0]
+        )
+        assert (
+            compile_grammar(derived, tokenizer, "xgrammar", "structural-tag").engine == "xgrammar"
+        )
+        assert compile_grammar(derived, tokenizer, "xgrammar", "gbnf").form == "gbnf"
+        assert compile_grammar(derived, tokenizer, "llguidance", "lark").form == "lark"
+        assert compile_grammar(derived, tokenizer, "llguidance", "gbnf").form == "gbnf"
+
+
+def test_special_tokens_are_written_as_tokens_in_the_lark_so_llguidance_accepts_the_models_own():
+    tokenizer = demo_tokenizer()
+    specials = special_tokens(tokenizer)
+    assert {
+        "<tool_call>": 5,
+        "</tool_call>": 6,
+        "<think>": 3,
+        "</think>": 4,
+    }.items() <= specials.items()
+    derived = derive_grammar("demo-model", TIME, "required", prefix=HERMES_PREFIX)
+    assert "<[5]>" in derived.lark(specials) and '"<tool_call>"' in derived.lark({})
+    compiled = compile_grammar(derived, tokenizer, "llguidance", "lark")
+    matcher = compiled.matcher()
+    text = '<tool_call>\n{"name": "get_time", "arguments": {"tz": "UTC"}}\n</tool_call>'
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    assert ids[0] == 5 and all(matcher.accept(token) for token in ids) and matcher.can_end()
+
+
+def test_the_grammar_refuses_what_the_template_would_not_read_back():
+    tokenizer = demo_tokenizer()
+    derived = derive_grammar("hermes-2-pro", TIME, "auto", prefix=HERMES_PREFIX)
+    compiled = compile_grammar(derived, tokenizer, "xgrammar", "structural-tag")
+
+    def accepts(text: str) -> bool:
+        matcher = compiled.matcher()
+        return (
+            all(matcher.accept(token) for token in tokenizer.encode(text, add_special_tokens=False))
+            and matcher.can_end()
+        )
+
+    assert accepts(
+        'Let me check.<tool_call>\n{"name": "get_time", "arguments": {"tz": "UTC"}}\n</tool_call>'
+    )
+    assert not accepts('<tool_call>{"name": "get_time", "arguments": {"zone": "UTC"}}</tool_call>')
+    assert not accepts('<tool_call>{"name": "get_weather", "arguments": {"tz": "UTC"}}</tool_call>')
+    assert not accepts(
+        '<tool_call>{"name": "get_time", "arguments": {"tz": "a</tool_call>"}}</tool_call>'
+    )
+
+
+def test_building_a_grammar_is_quick_enough_to_do_per_request():
+    derived = derive_grammar("gpt-oss", TOOLS, prefix="<|start|>assistant")
+    assert (
+        derived.ok
+        and len(derived.gbnf()) > 0
+        and "triggered_tags" in json.dumps(derived.structural_tag())
+    )
+
+
+def test_the_command_line_prints_each_format_and_says_when_it_cannot(tmp_path, capsys):
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TIME), encoding="utf-8")
+    assert main(["grammar", "hermes-2-pro", "--tools", str(tools)]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out) == derive_grammar("hermes-2-pro", TIME).structural_tag()
+    assert (
+        main(
+            ["grammar", "hermes-2-pro", "--tools", str(tools), "--format", "gbnf", "--no-parallel"]
+        )
+        == 0
+    )
+    assert capsys.readouterr().out.startswith("root ::= ")
+    assert (
+        main(
+            [
+                "grammar",
+                "hermes-2-pro",
+                "--tools",
+                str(tools),
+                "--format",
+                "lark",
+                "--tool-choice",
+                "none",
+            ]
+        )
+        == 0
+    )
+    assert capsys.readouterr().out.startswith("%llguidance {}\n\nstart: root\nroot: T1\n")
+    assert main(["grammar", "hermes-2-pro", "--tools", str(tools), "--tool-choice", "nope"]) == 1
+    assert (
+        "cannot constrain: tool_choice names 'nope', which is not among the tools"
+        in capsys.readouterr().err
+    )
