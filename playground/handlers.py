@@ -29,6 +29,7 @@ from .authoring.export import export_files
 from .authoring.fit import family_note, rank_templates
 from .authoring.inference import evidence_html, findings_html, infer_from_page
 from .authoring.share import (
+    CHUNK_DIGITS,
     MAX_STATE_FILE,
     PageState,
     decode_state,
@@ -71,7 +72,7 @@ from .parse.replay import paced_feed, prepare_replay, seek
 from .parse.session import Session
 from .server import limits
 from .server.downloads import download_folder, remove_upload
-from .server.limits import InputError, check_text_sizes, read_template, read_tools
+from .server.input_readers import InputError, check_text_sizes, read_template, read_tools
 
 # Above this many characters a running replay draws only the end of the map (MAP_TAIL).
 FULL_MAP_CHARS = 50_000
@@ -255,7 +256,7 @@ def _editor_template(template_text: str) -> dict | None:
     """The editor's text as a template dict, or None while it is not valid JSON."""
     try:
         template = json.loads(template_text or "")
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return template if isinstance(template, dict) else None
 
@@ -1213,7 +1214,7 @@ def open_page(params: dict, session: Session) -> dict:
         texts,
         params.get("chunking", "chars:1"),
         tab,
-        int(chunk) if chunk.isdigit() else 0,
+        int(chunk) if chunk.isdigit() and len(chunk) <= CHUNK_DIGITS else 0,
     )
     return _apply_state(state, session, problems)
 
