@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
 import gradio as gr
 
@@ -53,10 +54,11 @@ from playground.panels.page_script import (
 from playground.panels.styles import PAGE_CSS
 from playground.parse.chunking import CHUNKINGS, DEMO_MODEL_PATH
 from playground.parse.session import Session
-from playground.server import admission, workers
+from playground.server import admission, queues, uploads, workers
 from playground.server.allocator import return_freed_memory
 from playground.server.folders import allow_folder, looks_like_hub_id
-from playground.server.limits import LIMITS, queue_options
+from playground.server.limits import LIMITS
+from playground.server.queues import queue_options
 from playground.wiring import Page, query_params, session_closed
 
 first = handlers.load_sample(DEFAULT_SAMPLE, Session())
@@ -671,12 +673,13 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
 
 # No queue-wide size and no route around the queue: each kind has its own queue, and
 # playground.server.admission refuses what is over it, or over a client's share, at once.
-demo.queue(default_concurrency_limit=limits.WORK["parse"].slots, max_size=None, api_open=False)
+demo.queue(default_concurrency_limit=queues.WORK["parse"].slots, max_size=None, api_open=False)
 admission.install(demo)
 
 
 def main() -> None:
     return_freed_memory()  # before the server's threads start
+    sys.setswitchinterval(admission.SWITCH_SECONDS)  # each request's regex calls wait less
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--model", help="model folder or hub id for Generate live (default: the bundled demo model)"
@@ -699,7 +702,9 @@ def main() -> None:
         mcp_server=True,
         state_session_capacity=LIMITS.sessions,
         max_file_size=f"{LIMITS.upload_mb}mb",
-        app_kwargs={"middleware": [Middleware(admission.RequestSizeCap)]},
+        app_kwargs={
+            "middleware": [Middleware(admission.RequestSizeCap), Middleware(uploads.UploadQuota)]
+        },
     )
 
 

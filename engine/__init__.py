@@ -15,7 +15,13 @@ from .batch.columns import BatchInputError, parse_batch
 from .chat_templates.conformance import ConformanceReport, SituationResult, check_conformance
 from .chat_templates.infer import InferenceError, InferredTemplate, choose_template, infer_template
 from .chat_templates.render import load_chat_template
-from .errors import ParseDeadlineError, PatternTimeoutError, ResponseParseError, TemplateError
+from .errors import (
+    ParseDeadlineError,
+    ParseLimitError,
+    PatternTimeoutError,
+    ResponseParseError,
+    TemplateError,
+)
 from .events import message_from_events
 from .openai_view import OpenAIView, openai_deltas, openai_view
 from .parser import ResponseParser, parse_response
@@ -39,6 +45,7 @@ __all__ = [
     "get_response_parser",
     "FieldSpec",
     "ParseDeadlineError",
+    "ParseLimitError",
     "PatternTimeoutError",
     "ResponseParseError",
     "ResponseParser",

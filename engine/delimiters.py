@@ -85,7 +85,9 @@ class Delimiter:
         """A delimiter matching any of `literals` (non-empty strings); the longest wins at one position."""
         ordered = tuple(sorted(dict.fromkeys(literals), key=len, reverse=True))
         compiled = regex.compile(
-            "|".join(regex.escape(literal) for literal in ordered), regex.DOTALL
+            "|".join(regex.escape(literal) for literal in ordered),
+            regex.DOTALL,
+            cache_pattern=False,  # a template's own: not kept in the regex module's cache
         )
         source = literals[0] if len(literals) == 1 else " | ".join(literals)
         return cls(field_name, side, path, ordered, compiled, source, literal_match_start(ordered))
@@ -113,9 +115,9 @@ class Delimiter:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                return regex.compile(f"(?:{body})(?!)", self.pattern.flags), regex.compile(
-                    f"(?:{body})(*PRUNE)(?!)", self.pattern.flags
-                )
+                return regex.compile(
+                    f"(?:{body})(?!)", self.pattern.flags, cache_pattern=False
+                ), regex.compile(f"(?:{body})(*PRUNE)(?!)", self.pattern.flags, cache_pattern=False)
             except regex.error:
                 return None, None
 

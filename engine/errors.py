@@ -104,6 +104,11 @@ class ParseDeadlineError(PatternTimeoutError):
     parse (also with ``on_error="keep"``)."""
 
 
+class ParseLimitError(ResponseParseError):
+    """The parse opened as many regions as its caller allowed (`max_regions`) and stopped before
+    the next one. Like a deadline, it always stops the parse (also with ``on_error="keep"``)."""
+
+
 def shorten(text: str, limit: int = 200) -> str:
     """Return `repr(text)`, cut in the middle to about `limit` characters for error messages."""
     if len(text) <= limit:

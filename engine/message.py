@@ -47,6 +47,26 @@ class _Blank:
 BLANK = _Blank()
 
 
+def value_chars(value: Any, limit: int) -> int:
+    """About the characters `value` takes as JSON (each string, key and number as often as it is
+    referred to: a list holding one string 500 times counts it 500 times), counted no further
+    than just past `limit`, so the walk is cheap however large the value would be written out."""
+    total, stack = 0, [value]
+    while stack and total <= limit:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item) + 2
+        elif isinstance(item, dict):
+            total += 2 + sum(len(str(key)) + 4 for key in item)
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            total += 2 + len(item)
+            stack.extend(item)
+        else:
+            total += 8
+    return total
+
+
 class MessageBuilder:
     """The message of one parse, built region by region.
 

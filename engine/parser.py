@@ -99,6 +99,13 @@ class ResponseParser:
             template whose every regex call stays within `regex_timeout` can still take that
             long on each of thousands of regions; past the deadline a scan or a region's value
             raises `ParseDeadlineError` (each regex call is given at most the time left).
+        max_regions: the most regions the parse may open (implicit stretches included), or None.
+            The next open raises `ParseLimitError` before it is taken, the text from it on left
+            unparsed: a server bounds what one request's events, spans and views cost with it.
+        max_value_chars: the most characters the region values of the parse may hold together,
+            as JSON would write them (`message.value_chars`: a transform that repeats a value
+            counts it each time, and so does a close carrying the value so far), or None. The
+            close past it raises `ParseLimitError`: a server bounds its answer with it.
         positions: when True, events carry `start`/`end` stream offsets (off by default, so
             events are exactly the reference's dicts).
         record_spans: when True, `spans` records what became of every character, for the tracer
@@ -142,6 +149,8 @@ class ResponseParser:
         record_spans: bool = False,
         on_error: str = "raise",
         quick_path: bool = True,
+        max_regions: int | None = None,
+        max_value_chars: int | None = None,
     ):
         self.template = template = load_template(response_template)
         check_on_error(on_error)
@@ -163,6 +172,8 @@ class ResponseParser:
             spans=self.spans,
             on_error=on_error,
             errors=self.errors,
+            max_regions=max_regions,
+            max_value_chars=max_value_chars,
         )
         self._finalized = False
         # While the next chunk may take the quick path: the open region's `QuickTest`, its
@@ -363,6 +374,8 @@ class ResponseParser:
             window.pos = match.start
         if not self._stalls.allows(match, pos, base):
             return
+        if match.delimiter.side == "open":
+            regions.check_count(base + match.start)  # before the match is taken
         window.pos = match.end
         if match.delimiter.side == "open":
             regions.close(events, None, base + match.start)

@@ -9,7 +9,12 @@ scanners use the answers to skip regex calls that cannot find anything:
   and the *leads*, the fixed texts (after a run) that every match begins with;
 * `context_width` says how many decided characters before a match its
   lookbehinds, anchors and word boundaries may look at;
-* `end_literal` says what text every match ends with.
+* `end_literal` says what text every match ends with;
+* `pattern_size` says how big a pattern is once compiled, read from its text before
+  anything compiles it: a counted repeat such as `a{100000}` is written out that many
+  times by the `regex` module (tens of bytes a copy, while holding the interpreter lock),
+  and groups nested hundreds deep overflow its recursive parser. `PatternBoundError`
+  refuses what is over `MAX_PATTERN_SIZE` or `MAX_GROUP_DEPTH`.
 
 Every answer errs on the safe side: "unknown" (None) whenever the tree holds
 syntax the analysis does not model, and the scanner then asks the regex.
@@ -28,6 +33,23 @@ from typing import Any, NamedTuple
 import regex
 
 from .re_equivalent import NOT_A_COUNTED_REPEAT
+
+# What one pattern may cost to compile (docs/template-language.md, "Pattern bounds"): its size
+# with every counted repeat written out, and how deep its groups nest.
+MAX_PATTERN_SIZE = 10_000
+MAX_GROUP_DEPTH = 32
+# Digits a repeat count may have (the regex module refuses counts of 4294967295 and over anyway;
+# converting thousands of digits to a number is itself slow).
+MAX_COUNT_DIGITS = 10
+# A counted repeat as the regex module reads one: `{m}`, `{m,}`, `{,n}`, `{m,n}` (no spaces).
+_COUNTED_REPEAT = regex.compile(r"\{(\d*)(?:(,)(\d*))?\}")
+# An inline flag group that may turn verbose mode on (`(?x)`, `(?ix:`); read loosely, to be safe.
+_VERBOSE_FLAG = regex.compile(r"\(\?[\w^-]*x[\w-]*[:)]")
+# What follows `(` before a group's pattern: `?:`, `?P<name>`, a lookaround, scoped flags
+# (`?i:`); or a whole inline flag group or call (`?i)`, `?R)`, `?1)`).
+_GROUP_HEADER = regex.compile(r"\?(?:P?<\w+>|'\w+'|<[=!]|[:=!>|]|[\w^-]*[:)])")
+# Escapes followed by a braced argument (`\p{L}`, `\N{SPACE}`), which is not a repeat.
+_BRACED_ESCAPES = "pPNxXu"
 
 # Pattern text that may look at characters before the match start (lookbehinds, word
 # boundaries, start-of-text anchors): the parser then keeps some decided text as context.
@@ -605,3 +627,139 @@ def _leads(items: list) -> list[Lead] | None:
     if not literal or (run_characters is not None and literal[0] in run_characters):
         return None
     return [Lead(run_characters, "".join(literal))]
+
+
+class PatternBoundError(ValueError):
+    """A pattern over `MAX_PATTERN_SIZE` or `MAX_GROUP_DEPTH`; the message says which, without a key."""
+
+
+def pattern_size(pattern: str, limit: int = MAX_PATTERN_SIZE) -> int:
+    """How many pieces `pattern` compiles to: characters, escapes and classes, a counted repeat's
+    operand counted as many times as its least count (the `regex` module copies it that many
+    times), and groups as the sum of their alternatives.
+
+    Read from the text alone, in one pass, without compiling: whitespace and a `#` never take
+    a repeat (in verbose mode they are not its operand), and a character class ends at its
+    first `]`, so the size errs on the large side, never on the small one. A pattern that may
+    turn verbose mode on (`(?x)`), where a `#` comment may hide any character, is counted
+    coarsely: its length times every repeat's least count, its depth the number of its `(`.
+
+    Raises:
+        PatternBoundError: groups opened more than `MAX_GROUP_DEPTH` deep, a size past `limit`,
+            or a repeat count of more than `MAX_COUNT_DIGITS` digits (raised as soon as read).
+    """
+    if _VERBOSE_FLAG.search(pattern):
+        return _coarse_size(pattern, limit)
+    return _scanned_size(pattern, limit)
+
+
+def _too_large(limit: int, index: int) -> PatternBoundError:
+    return PatternBoundError(
+        f"is too large to compile: over {limit:,} pieces once its counted repeats are written out "
+        f"(at character {index}; a repeat such as a{{1000}} is a thousand pieces). Use an "
+        "open-ended repeat (a+, a{1,}) or a smaller count"
+    )
+
+
+def _counted_copies(counted: regex.Match) -> int:
+    """The least count of a counted repeat (at least 1), after the digits check."""
+    least, _, most = counted.groups()
+    if max(len(least), len(most or "")) > MAX_COUNT_DIGITS:
+        raise PatternBoundError(
+            f"has a repeat count of more than {MAX_COUNT_DIGITS} digits (at character {counted.start()})"
+        )
+    return max(1, int(least or 0))
+
+
+def _coarse_size(pattern: str, limit: int) -> int:
+    """`pattern_size` of a pattern that may be verbose: an upper bound read without its structure."""
+    if pattern.count("(") > MAX_GROUP_DEPTH:
+        raise PatternBoundError(
+            f"may nest groups more than {MAX_GROUP_DEPTH} deep (in verbose mode every '(' counts)"
+        )
+    size = len(pattern)
+    for counted in _COUNTED_REPEAT.finditer(pattern):
+        if counted.group(1) or counted.group(2):
+            size *= _counted_copies(counted)
+            if size > limit:
+                raise _too_large(limit, counted.start())
+    return size
+
+
+def _scanned_size(pattern: str, limit: int) -> int:
+    """`pattern_size` of a pattern without verbose mode, read piece by piece."""
+    # One frame per open group: [its size so far, the size of its last piece (what a repeat takes)].
+    frames = [[0, 0]]
+    index, length = 0, len(pattern)
+    while index < length:
+        char = pattern[index]
+        frame = frames[-1]
+        if char == "\\":
+            end = index + 2
+            if (
+                pattern[index + 1 : index + 2] in tuple(_BRACED_ESCAPES)
+                and pattern[end : end + 1] == "{"
+            ):
+                close = pattern.find("}", end)
+                end = length if close == -1 else close + 1
+            frame[0], frame[1] = frame[0] + 1, 1
+            index = end
+        elif char == "[":
+            frame[0], frame[1] = frame[0] + 1, 1
+            index = _class_end(pattern, index)
+        elif char == "(" and pattern.startswith("(?#", index):
+            close = pattern.find(")", index)  # a comment takes nothing, and may hold any character
+            index = length if close == -1 else close + 1
+        elif char == "(":
+            header = _GROUP_HEADER.match(pattern, index + 1)
+            if header is not None and header.group().endswith(")"):
+                index = header.end()  # inline flags, or a call (?R), (?1): nothing to compile
+                continue
+            if len(frames) > MAX_GROUP_DEPTH:
+                raise PatternBoundError(
+                    f"nests groups more than {MAX_GROUP_DEPTH} deep (at character {index})"
+                )
+            frames.append([0, 0])
+            index = index + 1 if header is None else header.end()
+        elif char == ")" and len(frames) > 1:
+            size = frames.pop()[0]
+            parent = frames[-1]
+            parent[0], parent[1] = parent[0] + size, size
+            index += 1
+        elif (
+            char == "{"
+            and (counted := _COUNTED_REPEAT.match(pattern, index))
+            and (counted.group(1) or counted.group(2))
+        ):
+            copies = _counted_copies(counted)
+            frame[0] += frame[1] * (copies - 1)
+            frame[1] *= copies
+            index = counted.end()
+        elif char in "|":
+            frame[0], frame[1] = frame[0] + 1, 0
+            index += 1
+        elif char in "*+?":
+            index += 1  # a repeat the regex module does not write out
+        elif char.isspace() or char == "#":
+            frame[0] += 1  # never what a repeat takes: the last piece stays what it was
+            index += 1
+        else:
+            frame[0], frame[1] = frame[0] + 1, 1
+            index += 1
+        if frame[0] > limit or (len(frames) > 1 and sum(f[0] for f in frames) > limit):
+            raise _too_large(limit, index)
+    return sum(frame[0] for frame in frames)
+
+
+def _class_end(pattern: str, index: int) -> int:
+    """Index after the character class opened at `pattern[index]`: its first `]` that is not
+    escaped or first in the class. (A nested set of version 1 syntax ends later than that:
+    reading less of it as a class only makes `pattern_size` larger.)"""
+    index += 1
+    if pattern[index : index + 1] == "^":
+        index += 1
+    if pattern[index : index + 1] == "]":
+        index += 1
+    while index < len(pattern) and pattern[index] != "]":
+        index += 2 if pattern[index] == "\\" else 1
+    return index + 1

@@ -20,8 +20,8 @@ from typing import Any
 
 from .buffer import StreamBuffer
 from .delimiters import DelimiterMatch
-from .errors import ParseDeadlineError, PatternTimeoutError, ResponseParseError
-from .message import BLANK, MessageBuilder
+from .errors import ParseDeadlineError, ParseLimitError, PatternTimeoutError, ResponseParseError
+from .message import BLANK, MessageBuilder, value_chars
 from .template import FieldSpec, ResponseTemplate
 
 
@@ -77,6 +77,8 @@ class Regions:
         opened: whether `current`'s region has opened (the implicit one opens lazily).
         count: regions opened so far (the next one's index).
         captures: the open region's named captures (its open's, then its close's).
+        max_regions, max_value_chars: the parse's limits (`ResponseParser`), or None;
+            value_chars: what the values of the regions closed so far hold (`message.value_chars`).
     """
 
     __slots__ = (
@@ -96,6 +98,9 @@ class Regions:
         "body_start",
         "region_start",
         "open_text",
+        "max_regions",
+        "max_value_chars",
+        "value_chars",
     )
 
     def __init__(
@@ -109,6 +114,8 @@ class Regions:
         spans: list[tuple] | None,
         on_error: str,
         errors: list[ResponseParseError],
+        max_regions: int | None = None,
+        max_value_chars: int | None = None,
     ):
         self.template, self.buffer, self.message, self.budget = template, buffer, message, budget
         self.positions, self.spans, self.on_error, self.errors = positions, spans, on_error, errors
@@ -120,6 +127,30 @@ class Regions:
         self.body_start = 0  # stream offset of the open region's body
         self.region_start = 0  # ... of its open delimiter (its body, for the implicit field)
         self.open_text = ""  # the open region's open delimiter text
+        self.max_regions, self.max_value_chars, self.value_chars = max_regions, max_value_chars, 0
+
+    def check_count(self, offset: int) -> None:
+        """Raise ParseLimitError when a region opening at stream `offset` would be one too many."""
+        if self.max_regions is not None and self.count >= self.max_regions:
+            raise ParseLimitError(
+                f"the parse stopped at stream offset {offset}: it has opened {self.max_regions:,} "
+                "regions, the most it may (max_regions); the text after it is not parsed",
+                offset=offset,
+            )
+
+    def _count_value(self, value: Any, offset: int) -> None:
+        """Add a region's value to what the values hold; raise ParseLimitError past
+        `max_value_chars` (the region closing at stream `offset` is the one too many)."""
+        if self.max_value_chars is None:
+            return
+        self.value_chars += value_chars(value, self.max_value_chars - self.value_chars)
+        if self.value_chars > self.max_value_chars:
+            raise ParseLimitError(
+                f"the parse stopped at stream offset {offset}: its region values would hold over "
+                f"{self.max_value_chars:,} characters (max_value_chars; a transform that repeats a "
+                "value counts it each time); the text after it is not parsed",
+                offset=offset,
+            )
 
     def route(self, events: list[dict], text: str, start: int) -> None:
         """Send `text`, found at stream offset `start`, to the current region (opening the
@@ -131,6 +162,7 @@ class Regions:
                 self.spans.append((start, end, "discarded", None, None, None))
             return
         if not self.opened:
+            self.check_count(start)
             self.opened = True
             self.body_start = self.region_start = start
             self.count += 1
@@ -204,6 +236,7 @@ class Regions:
                     event["blank"] = True
                 else:
                     event["value"] = value
+                    self._count_value(value, at)
             if self.positions:
                 event["start"], event["end"] = (
                     (at, at) if match is None else (base + match.start, base + match.end)

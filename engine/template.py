@@ -4,25 +4,33 @@
 checked, every pattern compiled once, every error a `TemplateError` whose
 message starts with the JSON path of the offending key and says what was
 found and what is allowed.
+
+A template may come from a stranger (a hosted playground, a shared link), so
+what it costs to compile is bounded before anything compiles: each pattern's
+size and nesting (`pattern_shapes.pattern_size`, `compile_pattern`) and the
+size of all its patterns together (`MAX_TEMPLATE_PATTERN_SIZE`). Loaded
+templates are cached by content, and the cache is bounded by what its
+templates weigh (`TemplateCache`), not only by their number.
 """
 
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import marshal
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import regex
 
 from .content import CONTENT_PARSERS, STREAMABLE_CONTENT
 from .delimiters import Delimiter
 from .errors import TemplateError
-from .pattern_shapes import end_literal
+from .pattern_shapes import MAX_PATTERN_SIZE, PatternBoundError, end_literal, pattern_size
 from .re_equivalent import re_equivalent
 from .template_files import is_template_file_data, template_source
 from .transform import compile_transform, find_mixed_placeholder
@@ -129,6 +137,7 @@ class ResponseTemplate:
         watch_outside: what the parser watches for outside explicit regions (`watch.WatchState`).
         watch_inside: what it watches for inside each field's region, by field name.
         context_width: decided characters before the scan position that any pattern may look at.
+        pattern_pieces: what its patterns compile to together (`pattern_shapes.pattern_size`).
     """
 
     source: dict
@@ -139,6 +148,7 @@ class ResponseTemplate:
     watch_outside: WatchState = field(init=False, repr=False)
     watch_inside: dict[str, WatchState] = field(init=False, repr=False)
     context_width: int = field(init=False)
+    pattern_pieces: int = 0
 
     def __post_init__(self) -> None:
         self.watch_outside, self.watch_inside, self.context_width = watch_states(
@@ -186,19 +196,90 @@ def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _compile_regex(path: str, pattern: Any) -> regex.Pattern:
+def compile_pattern(path: str, pattern: Any, flags: int = regex.DOTALL) -> regex.Pattern:
+    """A template pattern compiled, after its bounds are checked (see `pattern_shapes.pattern_size`).
+
+    Args:
+        path: the pattern's JSON path in the template, for messages (``fields.x.open_pattern``).
+        pattern: what the template holds there (a non-empty regex string is expected).
+        flags: the `regex` flags (the format compiles with DOTALL).
+
+    Raises:
+        TemplateError: at `path`: not a non-empty string, over the bounds, or not a valid regex
+            (with the position of the fault when the regex module gives one).
+    """
     if not isinstance(pattern, str):
         raise TemplateError(path, f"must be a regex string, got {_type_name(pattern)}")
     if pattern == "":
         raise TemplateError(path, "must not be empty")
     try:
-        return regex.compile(pattern, regex.DOTALL)
+        pattern_size(pattern)
+        # Not kept in the regex module's own cache (500 patterns of any size): loaded templates
+        # are kept by `TemplateCache`, within its weight.
+        return regex.compile(pattern, flags, cache_pattern=False)
+    except PatternBoundError as error:
+        raise TemplateError(path, f"{error}: {_show(pattern, 80)}") from None
     except regex.error as error:
         where = f" at position {error.pos}" if getattr(error, "pos", None) is not None else ""
         raise TemplateError(
             path,
             f"invalid regex{where}: {error.msg if hasattr(error, 'msg') else error}: {pattern!r}",
         ) from None
+    except (ValueError, OverflowError, RecursionError):  # the regex module's own limits
+        raise TemplateError(
+            path, f"invalid regex: it cannot be compiled: {_show(pattern, 80)}"
+        ) from None
+
+
+# What a template's patterns may weigh together (pieces, as `pattern_shapes.pattern_size` counts).
+MAX_TEMPLATE_PATTERN_SIZE = 100_000
+_PATTERN_KEYS = ("open_pattern", "close_pattern")
+
+
+def _template_patterns(template: dict) -> list[tuple[str, str]]:
+    """(JSON path, text) of every pattern string a template holds, in template order: the start
+    anchor's, each field's delimiters', and the tag patterns of its content arguments (value
+    parsers included); whatever is not a string is left to the checks of its key."""
+    found = []
+    if isinstance(template.get("start_anchor_pattern"), str):
+        found.append(("start_anchor_pattern", template["start_anchor_pattern"]))
+    fields = template.get("fields")
+    for name, spec in (fields if isinstance(fields, dict) else {}).items():
+        if not isinstance(spec, dict):
+            continue
+        path = f"fields.{name}"
+        found += [
+            (f"{path}.{key}", spec[key]) for key in _PATTERN_KEYS if isinstance(spec.get(key), str)
+        ]
+        args, where = spec.get("content_args"), f"{path}.content_args"
+        while isinstance(args, dict):
+            if isinstance(args.get("tag_pattern"), str):
+                found.append((f"{where}.tag_pattern", args["tag_pattern"]))
+            parser = args.get("value_parser")
+            args = parser.get("args") if isinstance(parser, dict) else None
+            where = f"{where}.value_parser.args"
+    return found
+
+
+def _check_pattern_sizes(template: dict) -> int:
+    """The size of all the template's patterns together (before any is compiled).
+
+    Raises TemplateError at the pattern that is over its own bounds, or at the one that takes
+    the total past `MAX_TEMPLATE_PATTERN_SIZE`."""
+    total = 0
+    for path, text in _template_patterns(template):
+        try:
+            total += pattern_size(text)
+        except PatternBoundError as error:
+            raise TemplateError(path, f"{error}: {_show(text, 80)}") from None
+        if total > MAX_TEMPLATE_PATTERN_SIZE:
+            raise TemplateError(
+                path,
+                f"the template's patterns are too large together: over {MAX_TEMPLATE_PATTERN_SIZE:,} "
+                "pieces once their counted repeats are written out (each pattern may have "
+                f"{MAX_PATTERN_SIZE:,}); use open-ended repeats or smaller counts",
+            )
+    return total
 
 
 def _literal_list(path: str, raw: Any) -> list[str]:
@@ -229,7 +310,7 @@ def _delimiter(
         literals = _literal_list(_join(path, literal_key), spec[literal_key])
         return Delimiter.from_literals(field_name, side, _join(path, literal_key), literals)
     if pattern_key in spec:
-        compiled = _compile_regex(_join(path, pattern_key), spec[pattern_key])
+        compiled = compile_pattern(_join(path, pattern_key), spec[pattern_key])
         return Delimiter.from_pattern(field_name, side, _join(path, pattern_key), compiled)
     return None
 
@@ -284,7 +365,7 @@ def _content_args(content: str, args: Any, path: str) -> dict:
                 f"{path}.tag_pattern",
                 "is required for content 'xml-inline' (a regex with named groups 'key' and 'value')",
             )
-        tag_re = _compile_regex(f"{path}.tag_pattern", args["tag_pattern"])
+        tag_re = compile_pattern(f"{path}.tag_pattern", args["tag_pattern"])
         missing = [group for group in ("key", "value") if group not in tag_re.groupindex]
         if missing:
             raise TemplateError(
@@ -443,13 +524,65 @@ def load_template(template: dict | str | Path | ResponseTemplate) -> ResponseTem
     return _load_cached(key)
 
 
-@functools.lru_cache(maxsize=128)
-def _load_cached(template: str | bytes) -> ResponseTemplate:
-    """The template from its JSON text or its `marshal` bytes (`load_template`'s cache key).
+class CacheInfo(NamedTuple):
+    """What a `TemplateCache` has done: as `functools.lru_cache` reports it, and its weight."""
 
+    hits: int
+    misses: int
+    maxsize: int
+    currsize: int
+    weight: int
+
+
+class TemplateCache:
+    """Loaded templates by content (`load_template`'s key: JSON text or `marshal` bytes).
+
+    Bounded by what the templates weigh as well as by their number: a template's weight is
+    its patterns' size (`ResponseTemplate.pattern_pieces`) plus its key's length, about what
+    its compiled form holds. The least recently used go once there are more than `entries`
+    or they weigh more than `weight`; a template heavier than `heaviest` is compiled every
+    time and never kept, so no caller can fill the cache with its own templates' patterns.
     Loaded templates are never mutated, so parsers of the same template share one.
     """
-    return _compile_template(marshal.loads(template) if isinstance(template, bytes) else template)
+
+    def __init__(self, entries: int = 128, weight: int = 400_000, heaviest: int = 50_000):
+        self.entries, self.weight, self.heaviest = entries, weight, heaviest
+        self._kept: OrderedDict[str | bytes, tuple[ResponseTemplate, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._hits = self._misses = self._held = 0
+
+    def __call__(self, key: str | bytes) -> ResponseTemplate:
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+                self._hits += 1
+                return found[0]
+            self._misses += 1
+        loaded = _compile_template(marshal.loads(key) if isinstance(key, bytes) else key)
+        weight = loaded.pattern_pieces + len(key)
+        if weight > self.heaviest:
+            return loaded
+        with self._lock:
+            if key not in self._kept:
+                self._kept[key] = (loaded, weight)
+                self._held += weight
+            while len(self._kept) > self.entries or self._held > self.weight:
+                self._held -= self._kept.popitem(last=False)[1][1]
+        return loaded
+
+    def cache_info(self) -> CacheInfo:
+        with self._lock:
+            return CacheInfo(self._hits, self._misses, self.entries, len(self._kept), self._held)
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+            self._hits = self._misses = self._held = 0
+
+
+# `load_template`'s cache (the name a test reads its `cache_info()` by).
+_load_cached = TemplateCache()
 
 
 def _compile_template(template: dict | str) -> ResponseTemplate:
@@ -464,6 +597,8 @@ def _compile_template(template: dict | str) -> ResponseTemplate:
             raise TemplateError(
                 "", f"not a usable template: nested more than {MAX_TEMPLATE_DEPTH} levels deep"
             ) from None
+        except ValueError:  # a number of thousands of digits, which Python will not convert
+            raise TemplateError("", "not valid JSON: a number is too long to read") from None
     if is_template_file_data(template):
         template = template["response_template"]  # the JSON text of a templates/ file
     if not isinstance(template, dict):
@@ -485,6 +620,7 @@ def _compile_template(template: dict | str) -> ResponseTemplate:
     raw_fields = template.get("fields")
     if not isinstance(raw_fields, dict) or not raw_fields:
         raise TemplateError("fields", "must be a non-empty object of field name -> field spec")
+    pieces = _check_pattern_sizes(template)
     fields = {name: _field(name, spec) for name, spec in raw_fields.items()}
     implicit = [spec for spec in fields.values() if spec.implicit]
     if len(implicit) > 1:
@@ -504,4 +640,5 @@ def _compile_template(template: dict | str) -> ResponseTemplate:
         fields=fields,
         implicit_field=implicit[0] if implicit else None,
         start_anchor=start_anchor,
+        pattern_pieces=pieces,
     )

@@ -17,6 +17,7 @@ region (only its close). Each is built once, with everything its scans need:
 from __future__ import annotations
 
 import re
+import re._compiler as sre_compiler
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -38,6 +39,10 @@ def _match_priority(match: DelimiterMatch) -> tuple:
     )
 
 
+# Literals up to this long have every proper start in a set (`LiteralScan.prefixes`).
+SHORT_LITERAL = 256
+
+
 @dataclass(frozen=True, eq=False)
 class LiteralScan:
     """One search over every literal of a watch state's literal delimiters.
@@ -49,9 +54,12 @@ class LiteralScan:
         owner: literal -> its delimiter.
         search: the alternation of every literal, longest first (the standard `re` module:
             the same answer as `regex` for escaped literals, and about twice as fast).
-        prefixes: every proper start of a literal.
+        prefixes: every proper start of a literal of at most `SHORT_LITERAL` characters.
         first_characters: the literals' first characters.
         longest: the longest literal's length.
+        long_literals: the literals longer than `SHORT_LITERAL`, whose proper starts are
+            tested with `startswith` (a set of all of them would hold the square of their
+            length: 2 MB for one 2,000-character literal, in every watch state).
     """
 
     owner: dict[str, Delimiter]
@@ -59,6 +67,7 @@ class LiteralScan:
     prefixes: frozenset[str]
     first_characters: str
     longest: int
+    long_literals: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, delimiters: list[Delimiter]) -> "LiteralScan | None":
@@ -70,13 +79,21 @@ class LiteralScan:
         if not owner:
             return None
         ordered = sorted(owner, key=len, reverse=True)
+        short = [literal for literal in ordered if len(literal) <= SHORT_LITERAL]
         return cls(
             owner,
-            re.compile("|".join(map(re.escape, ordered))),
-            frozenset(literal[:k] for literal in ordered for k in range(1, len(literal))),
+            sre_compiler.compile("|".join(map(re.escape, ordered))),  # not kept in re's cache
+            frozenset(literal[:k] for literal in short for k in range(1, len(literal))),
             "".join(dict.fromkeys(literal[0] for literal in ordered)),
             len(ordered[0]),
+            tuple(literal for literal in ordered if len(literal) > SHORT_LITERAL),
         )
+
+    def proper_start(self, tail: str) -> bool:
+        """Whether non-empty `tail` is a proper start of one of the literals."""
+        if tail in self.prefixes:
+            return True
+        return any(len(tail) < len(long) and long.startswith(tail) for long in self.long_literals)
 
     def scan(self, text: str, pos: int, at_end: bool) -> tuple[DelimiterMatch | None, int]:
         """`Delimiter.scan` for every literal delimiter at once: `(earliest match, hold)`.
@@ -88,12 +105,12 @@ class LiteralScan:
         n = len(text)
         hold = n
         if not at_end:
-            prefixes = self.prefixes
+            prefixes, long_literals = self.prefixes, self.long_literals
             lowest = max(pos, n - self.longest + 1)
             for first in self.first_characters:
                 i = text.find(first, lowest)
                 while i != -1 and i < hold:
-                    if text[i:] in prefixes:
+                    if text[i:] in prefixes or (long_literals and self.proper_start(text[i:])):
                         hold = i
                         break
                     i = text.find(first, i + 1)
@@ -104,7 +121,7 @@ class LiteralScan:
             not at_end
             and start < hold
             and n - start < self.longest
-            and text[start:] in self.prefixes
+            and self.proper_start(text[start:])
         ):
             hold = start  # a longer literal may still complete at the same start
         literal = found.group()
@@ -381,7 +398,7 @@ def _quick_test(starts: list[MatchStart]) -> QuickTest | None:
         )  # checked only where a tail is
         alternatives.append("(?=(" + "|".join(exact_tails) + "))" + complete_later)
     alternatives += loose_tails
-    search = re.compile("|".join(alternatives) or "(?!)", re.DOTALL).search
+    search = sre_compiler.compile("|".join(alternatives) or "(?!)", re.DOTALL).search
     firsts = {text[0] for _, text in leads}
     first = firsts.pop() if len(firsts) == 1 else ""
     run_characters = frozenset().union(*(run for run, _ in leads if run))

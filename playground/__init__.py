@@ -21,11 +21,12 @@ one concept a module, in rooms (docs/architecture.md draws the map and its impor
   `export`, `share`.
 - `model/`: `generation` (load a model and stream its output: the only module that imports
   torch), `hub` (a hub id failing fast when the Hugging Face Hub is out of reach).
-- `server/`: `limits` (caps, budgets and the kinds of work), `admission` (each kind's queue
-  and each client's share), `workers` (third-party code in killable processes), `folders`
-  (which server folders a visitor may name), `redact` (no server path or Python type in a
-  message), `downloads` (files for download, cleaned up), `allocator` (freed memory back to
-  the operating system).
+- `server/`: `limits` (caps and budgets), `queues` (the kinds of work, their slots and
+  queues), `input_readers` (a visitor's input read within the caps), `admission` (each
+  kind's queue and each client's share), `workers` (third-party code in killable processes),
+  `uploads` (each client's uploads within a quota), `folders` (which server folders a
+  visitor may name), `redact` (no server path or Python type in a message), `downloads`
+  (files for download, cleaned up), `allocator` (freed memory back to the operating system).
 
 See docs/app.md.
 """

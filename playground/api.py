@@ -32,7 +32,14 @@ from .parse.chunking import make_chunks, parse_chunking_param
 from .parse.parse_view import LiveParse, ParseView, traced_view
 from .server import limits
 from .server.admission import make_way
-from .server.limits import InputError, check_text_sizes, json_kind, read_template, read_tools
+from .server.input_readers import (
+    InputError,
+    check_text_sizes,
+    check_unicode,
+    read_template,
+    read_tools,
+)
+from .server.limits import json_kind
 from .server.redact import redact
 
 # A replay looks at its time budget every this many chunks.
@@ -73,6 +80,7 @@ def _coerced(name: str, kind: str, value):
             return ""
         if not isinstance(value, str):
             raise InputError(f"{_LABELS.get(name, name)} must be text, got {json_kind(value)}.")
+        check_unicode(value, _LABELS.get(name, name))
         return value
     if kind == "bool":
         return bool(value)

@@ -53,13 +53,13 @@ def template_choice_for(
     template it holds (the same data, in any key order or layout; `current` first, as two
     files may hold the same template), else `otherwise`: an edited template is no longer
     the file it started from."""
-    from .server import limits
+    from .server import input_readers, limits
 
     caps = limits.current()
     if (
         not isinstance(text, str)
         or len(text) > caps.template_chars
-        or limits.json_depth(text) > caps.json_depth
+        or input_readers.json_depth(text) > caps.json_depth
     ):
         return otherwise  # too big or too deep to be a templates/ file: not parsed at all
     try:

@@ -35,6 +35,7 @@ from .authoring.inference import (
 )
 from .authoring.inference_failures import apply_edit, failure_groups
 from .authoring.share import (
+    CHUNK_DIGITS,
     MAX_STATE_FILE,
     MODEL_PARAMETER_CHARS,
     MODEL_PARAMETERS,
@@ -84,7 +85,7 @@ from .parse.replay import paced_feed, prepare_replay, seek
 from .parse.session import Session
 from .server import limits
 from .server.downloads import download_folder, remove_upload
-from .server.limits import InputError, check_text_sizes, read_template, read_tools
+from .server.input_readers import InputError, check_text_sizes, read_template, read_tools
 
 # Above this many characters a running replay draws only the end of the map (MAP_TAIL).
 FULL_MAP_CHARS = 50_000
@@ -282,7 +283,7 @@ def _editor_template(template_text: str) -> dict | None:
     """The editor's text as a template dict, or None while it is not valid JSON."""
     try:
         template = json.loads(template_text or "")
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return template if isinstance(template, dict) else None
 
@@ -1464,7 +1465,7 @@ def open_page(params: dict, session: Session) -> dict:
         texts,
         params.get("chunking", "chars:1"),
         tab,
-        int(chunk) if chunk.isdigit() else 0,
+        int(chunk) if chunk.isdigit() and len(chunk) <= CHUNK_DIGITS else 0,
     )
     # ?chat_template_model= fills the Start from a model tab (the page script then presses Infer).
     return {**_apply_state(state, session, problems), **model}

@@ -24,9 +24,9 @@ from .parse.derived import DERIVED_VIEWS, stale_derived
 from .parse.parse_view import LiveParse, ParseView
 from .parse.replay import PacedEnd, paced_feed
 from .parse.session import Session
-from .server import limits
+from .server import limits, queues
 from .server.folders import FolderError, check_model_name, shown
-from .server.limits import InputError, read_json, read_template, read_tools
+from .server.input_readers import InputError, read_json, read_template, read_tools
 from .server.redact import redact
 
 # Teaching pace: tokens shown per second, each in an update of its own (the model runs ahead).
@@ -47,7 +47,7 @@ _kept_loads: set[str] = (
 LOAD_POLL = 0.25
 # Generations running at once over the server (on 2 CPU cores one is as fast as two); a
 # Generate waits for a slot, and Stop ends the wait.
-generation_slots = threading.BoundedSemaphore(limits.GENERATIONS_AT_ONCE)
+generation_slots = threading.BoundedSemaphore(queues.GENERATIONS_AT_ONCE)
 
 
 def _model_key(name: str) -> str:

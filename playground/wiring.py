@@ -23,7 +23,10 @@ from .outputs import Labelled, Update
 from .panels.status import error_html
 from .parse.session import OpenSessions, heavy_job
 from .server import limits
-from .server.limits import HEAVY_WORK, queue_options
+from .server.admission import client_address
+from .server.input_readers import InputError, check_unicode
+from .server.queues import HEAVY_WORK, queue_options
+from .server.uploads import remove_uploads
 
 # Parameters Gradio fills itself, by annotation, and the event data's parameter name.
 _SPECIAL = {"gr.Request", "Request", "gr.EventData", "EventData"}
@@ -93,11 +96,24 @@ class Page:
                 for name, value in result.items()
             }
 
+        def unreadable(named: dict) -> dict | None:
+            """The refusal of text that is not valid Unicode (a lone surrogate), or None."""
+            for name, value in named.items():
+                if isinstance(value, str):
+                    try:
+                        check_unicode(value, f"The {name.replace('_', ' ')}")
+                    except InputError as error:
+                        return {"status": error_html(str(error))} if "status" in names else {}
+            return None
+
         if inspect.isgeneratorfunction(handler):
 
             def run(*args, **kwargs):
                 named = _arguments(run.__signature__, args, kwargs, wants_event)
                 session_id = named.pop(_SESSION_ID, None)
+                if (refusal := unreadable(named)) is not None:
+                    yield to_components(refusal)
+                    return
                 try:
                     with _job(named, heavy) as refused:
                         if refused:
@@ -113,6 +129,8 @@ class Page:
             def run(*args, **kwargs):
                 named = _arguments(run.__signature__, args, kwargs, wants_event)
                 session_id = named.pop(_SESSION_ID, None)
+                if (refusal := unreadable(named)) is not None:
+                    return to_components(refusal)
                 try:
                     with _job(named, heavy) as refused:
                         return to_components(
@@ -204,7 +222,8 @@ def _gradio_signature(handler: Callable, wants_event: bool) -> inspect.Signature
 
 
 def session_closed(request: gr.Request) -> None:
-    """The page was closed (`demo.unload`): release its session now (`OpenSessions.closed`).
+    """The page was closed (`demo.unload`): release its session now (`OpenSessions.closed`), and
+    delete the files its client uploaded (`uploads.remove_uploads`).
 
     Our registry of open sessions is keyed by the public session hash, so this needs nothing of
     Gradio's own session store: Gradio keeps the page's last input values (and the released,
@@ -214,6 +233,7 @@ def session_closed(request: gr.Request) -> None:
     if request is None or not request.session_hash:
         return
     OPEN_SESSIONS.closed(request.session_hash)
+    remove_uploads(client_address(request))
 
 
 def query_params(request: gr.Request) -> dict:

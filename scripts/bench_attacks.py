@@ -1,21 +1,29 @@
 """One hostile visitor against the playground: what each attack costs everyone else.
 
-    python scripts/bench_attacks.py [--root PATH] [--fresh] [--only 1.,3a] [--allow-scratch] [--json FILE]
+    python scripts/bench_attacks.py [--root PATH] [--fresh] [--only 1.,3a] [--bounded]
+                                    [--allow-scratch] [--limits JSON] [--json FILE]
 
-Runs every attack of `tests/support/attacks.py` against app.py on loopback (from checkout
-`--root`, default this one: pass an older checkout to measure "before"), and
-prints one row per attack: how long the attacking requests took and what they
-were told, how many were refused at once, another visitor's /parse latency
-meanwhile (p95 and max over 20 parses), and the server's memory after it.
+Runs every attack of `tests/support/attacks.py` against app.py on loopback (from
+checkout `--root`, default this one: pass an older checkout to measure "before"),
+with `proxy_hops` 1 as on a Space, and prints one row per attack: how long the
+attacking requests took and what they were told, how many were refused at once,
+another visitor's /parse latency meanwhile (p95 and max over 20 parses), the memory
+of the server and its worker processes together before the attack, at its peak and
+after it (MB), the disk its uploads took (before / peak / after, MB), and the worker
+processes it left running. A watchdog kills a server whose memory passes
+`attacks.KILL_ABOVE_MB` (the row says so). `--bounded` sends smaller payloads of the
+attacks that grow without bound on a checkout without the bounds (so measuring one
+never takes the machine's memory); the rows say which.
 `--fresh` starts a new server for every attack (an attack that jams the server
-would otherwise spoil the rows after it). Figures are wall time on this
-machine, disturbed by whatever else runs on it.
+would otherwise spoil the rows after it). Figures are wall time on this machine,
+disturbed by whatever else runs on it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -28,6 +36,33 @@ from tests.support import attacks  # noqa: E402
 
 def seconds(value: float | None, patience: float) -> str:
     return f"> {patience:g} s" if value is None else f"{value:.1f} s"
+
+
+def triple(values: tuple[float, float, float]) -> str:
+    return "/".join(f"{value:,.0f}" for value in values)
+
+
+def row_text(row: attacks.Row) -> str:
+    victim = [s for s in row.victim if s is not None]
+    failed = len(row.victim) - len(victim)
+    victim_text = (
+        f"{seconds(row.victim_p95, attacks.VICTIM_PATIENCE)} / {max(victim):.1f} s"
+        if victim
+        else "all failed"
+    )
+    if failed:
+        victim_text += f" ({failed} failed)"
+    footprint = row.footprint
+    memory = triple(footprint.memory_mb) if footprint else "?"
+    disk = triple(footprint.disk_mb) if footprint else "?"
+    left = str(footprint.workers_left) if footprint else "?"
+    said = " ".join(row.outcome.said.split())[:150] + (
+        f" [{footprint.killed}]" if footprint and footprint.killed else ""
+    )
+    return (
+        f"{row.attack:<46} | {seconds(row.outcome.seconds, attacks.PATIENCE):<9} | "
+        f"{row.outcome.refused:>7} | {victim_text:<24} | {memory:<17} | {disk:<11} | {left:>4} | {said}"
+    )
 
 
 def main() -> None:
@@ -43,11 +78,17 @@ def main() -> None:
     options.add_argument("--limits", default="", help="PLAYGROUND_LIMITS for the server (JSON)")
     options.add_argument("--json", type=Path, help="also write the rows to this file")
     options.add_argument(
+        "--bounded",
+        action="store_true",
+        help="smaller payloads where an older checkout grows without bound (for measuring one)",
+    )
+    options.add_argument(
         "--allow-scratch",
         action="store_true",
         help="let visitors name the attack's model copies (PLAYGROUND_LIMITS model_folders; checkouts that know it)",
     )
     args = options.parse_args()
+    attacks.BOUNDED["value"] = args.bounded
     chosen = [
         (name, attack)
         for name, attack in attacks.ATTACKS
@@ -58,12 +99,17 @@ def main() -> None:
     if args.allow_scratch:
         limits = {**(limits or {}), "model_folders": [str(scratch)]}
     rows, run = [], None
+    load = " ".join(f"{value:.2f}" for value in os.getloadavg())
     print(
-        f"{'attack':<50} | {'attacking requests':<22} | refused | other visitor's parse p95 / max | server MB | what the attacker was told"
+        f"checkout {args.root}; load average {load}; payloads {'bounded' if args.bounded else 'full'}"
+    )
+    print(
+        f"{'attack':<46} | {'attacker':<9} | refused | other visitor's p95 / max | "
+        f"{'memory MB b/p/a':<17} | {'disk MB b/p/a':<11} | left | what the attacker was told"
     )
     try:
         for name, attack in chosen:
-            if run is None or args.fresh:
+            if run is None or args.fresh or run.process.poll() is not None:
                 if run is not None:
                     attacks.stop_server(run)
                 run = attacks.start_server(args.root, limits, scratch)
@@ -71,20 +117,8 @@ def main() -> None:
                     run, timeout=60
                 )  # a checkout with worker processes: its spare is warm
             row = attacks.under_attack(run, name, attack)
-            victim = [s for s in row.victim if s is not None]
-            failed = len(row.victim) - len(victim)
-            victim_text = (
-                f"{seconds(row.victim_p95, attacks.VICTIM_PATIENCE)} / {max(victim):.1f} s"
-                if victim
-                else "all failed"
-            )
-            if failed:
-                victim_text += f" ({failed} of {len(row.victim)} failed)"
-            print(
-                f"{name:<50} | {seconds(row.outcome.seconds, attacks.PATIENCE):<22} | {row.outcome.refused:>7} | "
-                f"{victim_text:<31} | {row.memory[0]:>6.0f} +{row.memory[1]:.0f} | {row.outcome.said[:160]}",
-                flush=True,
-            )
+            print(row_text(row), flush=True)
+            footprint = row.footprint
             rows.append(
                 {
                     "attack": name,
@@ -95,6 +129,10 @@ def main() -> None:
                     "victim_p95": row.victim_p95,
                     "server_mb": row.memory[0],
                     "workers_mb": row.memory[1],
+                    "memory_mb": footprint.memory_mb if footprint else None,
+                    "disk_mb": footprint.disk_mb if footprint else None,
+                    "workers_left": footprint.workers_left if footprint else None,
+                    "killed": footprint.killed if footprint else None,
                     "details": row.outcome.details,
                 }
             )

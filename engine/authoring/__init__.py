@@ -11,4 +11,6 @@
 - `lint`: templates that load but are probably wrong.
 - `stream_checks`: does streaming give the one-shot result for every chunking?
 - `samples`: the shipped sample generations with their expected messages.
+- `time_budget`: one deadline over all of a tool's regex calls (lint, diagnosis, a trace's
+  warnings), each call given at most what is left.
 """

@@ -42,6 +42,7 @@ import regex
 from ..delimiters import Delimiter
 from ..template import FieldSpec, ResponseTemplate
 from .pattern_explain import literal_runs
+from .time_budget import deadline_in_force, regex_timeout
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "note": 2}
 # Seconds one regex call of the diagnosis may take.
@@ -184,10 +185,12 @@ def _fuzzy(literal: str, text: str, errors: int, timeout: float) -> list[NearMis
         windows = [(0, len(text))] if len(text) <= 20_000 else []
     found: list[NearMiss] = []
     for allowed in range(1, errors + 1):
-        pattern = regex.compile(f"(?e)(?:{regex.escape(literal)}){{e<={allowed}}}", regex.BESTMATCH)
+        pattern = regex.compile(
+            f"(?e)(?:{regex.escape(literal)}){{e<={allowed}}}", regex.BESTMATCH, cache_pattern=False
+        )
         for low, high in windows:
             try:
-                match = pattern.search(text, low, high, timeout=timeout)
+                match = pattern.search(text, low, high, timeout=regex_timeout(timeout))
             except TimeoutError:
                 continue
             if (
@@ -215,9 +218,9 @@ def near_misses(literal: str, text: str, *, timeout: float = REGEX_BUDGET) -> li
     try:
         cased = [
             NearMiss(m.start(), m.end(), m.group(), "case")
-            for m in regex.finditer(
-                regex.escape(literal), text, flags=regex.IGNORECASE, timeout=timeout
-            )
+            for m in regex.compile(
+                regex.escape(literal), regex.IGNORECASE, cache_pattern=False
+            ).finditer(text, timeout=regex_timeout(timeout))
             if m.group() != literal
         ]
         if cased:
@@ -231,7 +234,9 @@ def near_misses(literal: str, text: str, *, timeout: float = REGEX_BUDGET) -> li
                 loose = r"\s*" + loose
             spaced = [
                 NearMiss(m.start(), m.end(), m.group(), "whitespace")
-                for m in regex.finditer(loose, text, timeout=timeout)
+                for m in regex.compile(loose, cache_pattern=False).finditer(
+                    text, timeout=regex_timeout(timeout)
+                )
                 if m.group() != literal
             ]
             if spaced:
@@ -384,6 +389,7 @@ def diagnose(
     tail_length: int,
     spans: Sequence[_Stretch],
     timeout: float = REGEX_BUDGET,
+    deadline: float | None = None,
 ) -> list[Diagnosis]:
     """The causes visible in a finished parse, the start anchor first, then by severity and place.
 
@@ -395,10 +401,26 @@ def diagnose(
         spans: the parse's `TraceSpan`s, in order, tiling `stream` (what is read of them:
             ``stream_start``, ``stream_end``, ``kind``, ``field``, ``region``).
         timeout: seconds one regex call may take (a call over it finds nothing).
+        deadline: a `time.perf_counter()` value all of it must end by (`time_budget`), or None:
+            past it every regex call finds nothing, so what is found by then is returned.
 
     Returns:
         `Diagnosis` objects (see the module docstring); [] when nothing looks wrong.
     """
+    with deadline_in_force(deadline):
+        return _diagnose(template, prefix, cut, anchor_found, stream, tail_length, spans, timeout)
+
+
+def _diagnose(
+    template: ResponseTemplate,
+    prefix: str,
+    cut: int,
+    anchor_found: bool,
+    stream: str,
+    tail_length: int,
+    spans: Sequence[_Stretch],
+    timeout: float,
+) -> list[Diagnosis]:
     places = _Places(cut, tail_length)
     found: list[Diagnosis] = []
     if prefix and not anchor_found:
@@ -576,7 +598,9 @@ def _swallowed(
                 match = next(
                     (
                         m
-                        for m in delimiter.pattern.finditer(body, timeout=REGEX_BUDGET)
+                        for m in delimiter.pattern.finditer(
+                            body, timeout=regex_timeout(REGEX_BUDGET)
+                        )
                         if m.end() > m.start()
                     ),
                     None,
@@ -609,7 +633,9 @@ def _context_failure(
         try:
             matched = any(
                 m.start() <= start + len(expected.text) and m.end() >= start
-                for m in delimiter.pattern.finditer(stream, low, high, timeout=timeout)
+                for m in delimiter.pattern.finditer(
+                    stream, low, high, timeout=regex_timeout(timeout)
+                )
             )
         except TimeoutError:
             return None
@@ -805,7 +831,9 @@ def opener_before_cut(
     try:
         matches = [
             m
-            for m in spec.open.pattern.finditer(prefix, low, len(prefix), timeout=timeout)
+            for m in spec.open.pattern.finditer(
+                prefix, low, len(prefix), timeout=regex_timeout(timeout)
+            )
             if m.end() > m.start() and m.end() <= cut and not prefix[m.end() : cut].strip()
         ]
     except TimeoutError:

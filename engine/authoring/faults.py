@@ -30,6 +30,7 @@ from ..template import FieldSpec, ResponseTemplate
 from .diagnosis import opener_before_cut
 from .lint import json_safe_close
 from .pattern_explain import literal_runs
+from .time_budget import out_of_time, regex_timeout
 
 if TYPE_CHECKING:
     from .trace import ParseFailure, TraceSpan
@@ -88,7 +89,11 @@ def _find_in_spans(spans: list[TraceSpan], needle: regex.Pattern) -> _Found | No
     text = "".join(span.text for span in spans)
     try:
         found = next(
-            (match for match in needle.finditer(text, timeout=0.05) if match.end() > match.start()),
+            (
+                match
+                for match in needle.finditer(text, timeout=regex_timeout(0.05))
+                if match.end() > match.start()
+            ),
             None,
         )
     except TimeoutError:
@@ -121,6 +126,8 @@ def find_warnings(
     warnings: list[TraceWarning] = []
     prompt = _Prompt(prefix, cut)
     for name, _, stretch in _region_texts(spans):
+        if out_of_time():
+            break  # past the deadline in force (the trace's): the warnings found so far
         warnings += _closes_without_open(template.fields, name, stretch, prompt)
         warnings += _swallowed_tool_calls(template.fields, name, stretch)
     warnings += _delimiters_in_content(template, spans)
@@ -189,7 +196,7 @@ def _closes_without_open(
             literals = [literal for literal in other.close.literals if literal not in own]
             if not literals:
                 continue
-            close = regex.compile("|".join(regex.escape(x) for x in literals))
+            close = regex.compile("|".join(regex.escape(x) for x in literals), cache_pattern=False)
         found = _find_in_spans(stretch, close)
         if found is None:
             continue

@@ -9,6 +9,7 @@ backtracking before a hosted playground meets it.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass
 
 import regex
@@ -19,6 +20,7 @@ from ..pattern_shapes import match_start
 from ..template import FieldSpec, ResponseTemplate, load_template
 from ..transform import placeholder_paths
 from .portability import TARGETS, target_diagnostics
+from .time_budget import deadline_in_force, out_of_time, regex_timeout
 
 SEVERITIES = ("error", "warning", "info")
 # Seconds one probe may take before a pattern counts as backtracking catastrophically.
@@ -58,6 +60,7 @@ def lint(
     template: dict | str | ResponseTemplate,
     *,
     probe_budget: float = PROBE_BUDGET,
+    deadline: float | None = None,
     target: str | None = None,
 ) -> list[Diagnostic]:
     """Check a response template for likely mistakes.
@@ -65,6 +68,10 @@ def lint(
     Args:
         template: the template (dict, JSON text or loaded).
         probe_budget: seconds one backtracking probe may take.
+        deadline: a `time.perf_counter()` value all the checks must end by, or None. Each
+            regex call gets at most what is left (`time_budget.regex_timeout`); past it lint
+            stops, drops the check it was in (a probe cut short proves nothing) and ends with
+            one ``"info"`` diagnostic, code ``lint-cut-off``.
         target: also check what a runtime that serves response templates refuses or reads
             differently: ``"transformers"``, ``"vllm"``, ``"sglang"`` or ``"vllm-rust"``
             (`engine.authoring.portability`; docs/serving.md lists the rules).
@@ -83,21 +90,44 @@ def lint(
         loaded = load_template(template)
     except TemplateError as error:
         return [Diagnostic("error", "template-error", error.path, error.detail, "")]
-    found: list[Diagnostic] = []
     fields = list(loaded.fields.values())
-    for check in (_shadowed_opens, _prefix_opens, _close_equals_open, _anchor_inside_delimiters):
-        found += check(loaded, fields)
-    for spec in fields:
-        found += _field_checks(spec)
-    found += _tool_call_checks(fields)
-    found += _tool_call_pattern_swallowed_by_reasoning(loaded, fields)
-    found += _drops_text(loaded, fields)
-    for path, pattern in _patterns(loaded):
-        found += _pattern_checks(path, pattern, probe_budget)
+    checks = [
+        functools.partial(check, loaded, fields)
+        for check in (_shadowed_opens, _prefix_opens, _close_equals_open, _anchor_inside_delimiters)
+    ]
+    checks += [functools.partial(_field_checks, spec) for spec in fields]
+    checks += [
+        functools.partial(_tool_call_checks, fields),
+        functools.partial(_tool_call_pattern_swallowed_by_reasoning, loaded, fields),
+        functools.partial(_drops_text, loaded, fields),
+    ]
+    checks += [
+        functools.partial(_pattern_checks, path, pattern, probe_budget)
+        for path, pattern in _patterns(loaded)
+    ]
     if target is not None:
-        found += _target_checks(loaded, target)
+        checks.append(functools.partial(_target_checks, loaded, target))
+    found: list[Diagnostic] = []
+    with deadline_in_force(deadline):
+        for done, check in enumerate(checks):
+            results = check()
+            if out_of_time():
+                found.append(_cut_off(len(checks) - done))
+                break
+            found += results
     order = {severity: i for i, severity in enumerate(SEVERITIES)}
     return sorted(found, key=lambda d: order[d.severity])
+
+
+def _cut_off(left: int) -> Diagnostic:
+    return Diagnostic(
+        "info",
+        "lint-cut-off",
+        "",
+        f"lint stopped at its time budget: {left} of its checks did not run (the template's "
+        "patterns are slow on its probes)",
+        "check the patterns the backtracking check names, or lint the template on its own",
+    )
 
 
 # -- what a serving runtime refuses (engine/authoring/portability.py) ---------------
@@ -130,7 +160,7 @@ def _shadowed_opens(template: ResponseTemplate, fields: list[FieldSpec]) -> list
                 if other is spec:
                     continue
                 try:
-                    match = other_open.pattern.match(literal, timeout=PROBE_BUDGET)
+                    match = other_open.pattern.match(literal, timeout=regex_timeout(PROBE_BUDGET))
                 except TimeoutError:
                     continue
                 # Longest match wins at one position, then the field name: a full match
@@ -244,7 +274,8 @@ def _drops_text(template: ResponseTemplate, fields: list[FieldSpec]) -> list[Dia
     for spec in fields:
         try:
             if all(
-                spec.open.pattern.match(probe, timeout=PROBE_BUDGET) for probe in _CATCH_ALL_PROBES
+                spec.open.pattern.match(probe, timeout=regex_timeout(PROBE_BUDGET))
+                for probe in _CATCH_ALL_PROBES
             ):
                 return []
         except TimeoutError:
@@ -304,13 +335,21 @@ def lint_prompts(template: dict | str | ResponseTemplate, prompts: list[str]) ->
 
 def _matches_whole(delimiter: Delimiter, text: str) -> bool:
     try:
-        return delimiter.pattern.fullmatch(text, timeout=PROBE_BUDGET) is not None
+        return delimiter.pattern.fullmatch(text, timeout=regex_timeout(PROBE_BUDGET)) is not None
     except TimeoutError:
         return False  # too slow to tell; the backtracking check reports the pattern
 
 
+def _all_match_whole(delimiter: Delimiter, texts: tuple[str, ...]) -> bool:
+    """Whether `delimiter` matches each of `texts` whole (False when too slow to tell)."""
+    return all(_matches_whole(delimiter, text) for text in texts)
+
+
 def _anchor_inside(anchor: Delimiter, literal: str) -> bool:
-    found = anchor.pattern.search(literal)
+    try:
+        found = anchor.pattern.search(literal, timeout=regex_timeout(PROBE_BUDGET))
+    except TimeoutError:
+        return False  # too slow to tell; the backtracking check reports the pattern
     return found is not None and not (found.start() == 0 and found.end() == len(literal))
 
 
@@ -421,7 +460,8 @@ def _tool_call_checks(fields: list[FieldSpec]) -> list[Diagnostic]:
                 continue
             try:
                 safe = all(
-                    spec.close.pattern.match(sample, timeout=PROBE_BUDGET) for sample in samples
+                    spec.close.pattern.match(sample, timeout=regex_timeout(PROBE_BUDGET))
+                    for sample in samples
                 )
             except TimeoutError:
                 safe = False
@@ -473,7 +513,7 @@ def _tool_call_pattern_swallowed_by_reasoning(
             implicit is not None
             and implicit.close is not None
             and spec.close.literals is not None
-            and all(implicit.close.pattern.fullmatch(literal) for literal in spec.close.literals)
+            and _all_match_whole(implicit.close, spec.close.literals)
         ):
             continue
         for tool in fields:
@@ -486,7 +526,9 @@ def _tool_call_pattern_swallowed_by_reasoning(
                 missed = [
                     lead.text
                     for lead in leads
-                    if spec.close.pattern.match(lead.text, partial=True, timeout=PROBE_BUDGET)
+                    if spec.close.pattern.match(
+                        lead.text, partial=True, timeout=regex_timeout(PROBE_BUDGET)
+                    )
                     is None
                 ]
             except TimeoutError:
@@ -583,7 +625,7 @@ def _pattern_checks(path: str, pattern: regex.Pattern, budget: float) -> list[Di
 def _matches_empty(pattern: regex.Pattern) -> bool:
     for probe in _EMPTY_PROBES:
         try:
-            for match in pattern.finditer(probe, timeout=PROBE_BUDGET):
+            for match in pattern.finditer(probe, timeout=regex_timeout(PROBE_BUDGET)):
                 if match.start() == match.end():
                     return True
         except TimeoutError:
@@ -669,10 +711,10 @@ def _backtracking_probe(pattern: regex.Pattern, budget: float) -> str | None:
     for char in _probe_alphabet(pattern.pattern):
         for probe in (char * PROBE_REPEAT + "\x00", char * PROBE_REPEAT):
             try:
-                pattern.search(probe, timeout=budget)
-                pattern.search(probe, partial=True, timeout=budget)
+                pattern.search(probe, timeout=regex_timeout(budget))
+                pattern.search(probe, partial=True, timeout=regex_timeout(budget))
             except TimeoutError:
-                return probe
+                return None if out_of_time() else probe  # a spent budget proves nothing
     return None
 
 

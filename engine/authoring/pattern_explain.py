@@ -26,6 +26,9 @@ from dataclasses import dataclass, field
 
 import regex
 
+from ..pattern_shapes import PatternBoundError, pattern_size
+from .time_budget import regex_timeout
+
 # Escapes that stand for a class of characters, and what they match.
 _CLASS_ESCAPES = {
     "s": "one whitespace character (space, tab, newline, ...)",
@@ -530,12 +533,22 @@ def _repeat_meaning(
 
 
 def explain_pattern(source: str) -> PatternExplanation:
-    """`source` read piece by piece (see the module docstring); never raises for bad input."""
+    """`source` read piece by piece (see the module docstring); never raises for bad input.
+
+    A pattern over the template bounds (`pattern_shapes.pattern_size`) is not compiled or read:
+    its explanation is the bound it is over, as one piece."""
     error = position = None
     try:
-        regex.compile(source, regex.DOTALL)
+        pattern_size(source)
+        regex.compile(source, regex.DOTALL, cache_pattern=False)
+    except PatternBoundError as caught:
+        whole = PatternPiece(0, len(source), source, "other", "not read")
+        alternative = PatternPiece(0, len(source), source, "alternative", "", [whole])
+        return PatternExplanation(source, [alternative], f"the pattern {caught}", None)
     except regex.error as caught:
         error, position = str(caught), caught.pos
+    except (ValueError, OverflowError, RecursionError):
+        error = "the pattern cannot be compiled"
     reader = _Reader(source)
     try:
         alternatives = reader.alternatives(closing=False)
@@ -543,6 +556,7 @@ def explain_pattern(source: str) -> PatternExplanation:
         IndexError,
         AttributeError,
         ValueError,
+        RecursionError,
     ):  # a truncated construct: keep what was read as one piece
         alternatives = [
             PatternPiece(
@@ -576,9 +590,11 @@ def matching_alternative(
     (or the pattern does not compile, or a try runs past `timeout` seconds)."""
     for number, alternative in enumerate(top_level_alternatives(source), 1):
         try:
-            if regex.fullmatch(alternative, matched, flags=flags, timeout=timeout):
+            pattern_size(alternative)
+            compiled = regex.compile(alternative, flags, cache_pattern=False)
+            if compiled.fullmatch(matched, timeout=regex_timeout(timeout)):
                 return number, alternative
-        except (regex.error, TimeoutError):
+        except (regex.error, TimeoutError, PatternBoundError):
             continue
     return None
 
@@ -661,7 +677,8 @@ def pieces_taken(
             continue
         wrapped = "".join(f"(?P<rt_piece{i}>{piece.text})" for i, piece in enumerate(pieces))
         try:
-            found = regex.compile(wrapped, flags).match(text, start, timeout=timeout)
+            compiled = regex.compile(wrapped, flags, cache_pattern=False)
+            found = compiled.match(text, start, timeout=regex_timeout(timeout))
         except (regex.error, TimeoutError):
             return None
         if found is not None:

@@ -40,6 +40,7 @@ from ..parser import ResponseParser
 from ..template import ResponseTemplate, load_template
 from .diagnosis import Diagnosis, diagnose
 from .faults import TraceWarning, find_warnings
+from .time_budget import deadline_in_force
 
 # Received pieces are joined into one string once there are this many (a stream fed a character
 # at a time would otherwise keep a list of a million one-character strings).
@@ -319,7 +320,9 @@ class Tracer:
     Args:
         template: the response template (dict, JSON text or loaded).
         prefix: REQUIRED, as for `ResponseParser` (``""`` opts out).
-        tools, regex_timeout, deadline, on_error: as for `ResponseParser`.
+        tools, regex_timeout, deadline, on_error, max_regions, max_value_chars: as for
+            `ResponseParser` (the deadline bounds the warnings and diagnoses `finalize` works
+            out too).
         keep_events: keep every event (with its stage and chunk) for `events()`; a caller
             that stores the events `feed` returns itself turns this off.
 
@@ -350,6 +353,8 @@ class Tracer:
         deadline: float | None = None,
         on_error: str = "raise",
         keep_events: bool = True,
+        max_regions: int | None = None,
+        max_value_chars: int | None = None,
     ):
         self.template = loaded = load_template(template)
         self.prefix = prefix = prefix_text(prefix)
@@ -373,6 +378,8 @@ class Tracer:
             positions=True,
             record_spans=True,
             on_error=on_error,
+            max_regions=max_regions,
+            max_value_chars=max_value_chars,
         )
         self.message: dict | None = None
         self.finished = False
@@ -453,11 +460,13 @@ class Tracer:
             if self._log is not None:
                 self._log.extend((event, "finalize", None) for event in events)
         spans = self.spans()
-        self.warnings = find_warnings(
-            spans, self.stopped_by(), self.template, prefix=self.prefix, cut=self.anchor.offset
-        )
+        with deadline_in_force(self.deadline):  # the reading of the parse within its deadline
+            self.warnings = find_warnings(
+                spans, self.stopped_by(), self.template, prefix=self.prefix, cut=self.anchor.offset
+            )
         self.diagnoses = diagnose(
             self.template,
+            deadline=self.deadline,
             prefix=self.prefix,
             cut=self.anchor.offset,
             anchor_found=self.anchor.found,
@@ -800,6 +809,8 @@ def trace(
     deadline: float | None = None,
     positions: bool = False,
     on_error: str = "raise",
+    max_regions: int | None = None,
+    max_value_chars: int | None = None,
 ) -> Trace:
     """Parse `generation` and account for every character of the prefix tail and the generation.
 
@@ -815,6 +826,9 @@ def trace(
             past it the parse stops with a `ParseDeadlineError` in `Trace.error`.
         positions: keep `start`/`end` stream offsets in the event dicts (off by default:
             events are then exactly the reference's dicts).
+        max_regions, max_value_chars: the most regions the parse may open, and characters its
+            values may hold (see `ResponseParser`); past either the parse stops with a
+            `ParseLimitError` in `Trace.error`.
         on_error: ``"raise"`` (default): the first region that fails to parse stops the
             parse. ``"keep"``: failed regions are listed in `Trace.errors`, their spans
             point to their error, and the parse goes on as `ResponseParser` does.
@@ -841,6 +855,8 @@ def trace(
         regex_timeout=regex_timeout,
         deadline=deadline,
         on_error=on_error,
+        max_regions=max_regions,
+        max_value_chars=max_value_chars,
     )
     snapshots = []
     for index, piece in enumerate(chunks if chunks is not None else [generation]):

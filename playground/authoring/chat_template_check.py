@@ -26,7 +26,7 @@ from engine import TemplateError, load_template
 from ..panels.markup import escape
 from ..server import limits
 from ..server.folders import FolderError, check_model_name, shown
-from ..server.limits import InputError, read_template
+from ..server.input_readers import InputError, read_template
 from ..server.redact import redact
 from ..server.workers import JobError, run_job
 
@@ -290,6 +290,8 @@ def root_causes(rows: list[dict], template: dict | None) -> list[str | None]:
     from ..parse.causes import brief, leading_of
 
     causes: list[str | None] = []
+    caps = limits.current()
+    ends = limits.deadline("parse_seconds")  # every row's trace together, as one parse
     for row in rows:
         if row["passed"] or not row["renderable"]:
             causes.append(None)
@@ -303,7 +305,10 @@ def root_causes(rows: list[dict], template: dict | None) -> list[str | None]:
                     prefix=row["prompt"],
                     tools=TOOLS,
                     on_error="keep",
-                    regex_timeout=limits.current().regex_seconds,
+                    regex_timeout=caps.regex_seconds,
+                    deadline=ends,
+                    max_regions=caps.regions,
+                    max_value_chars=caps.value_chars,
                 )
                 found = leading_of(result.diagnoses)
                 if found is not None:

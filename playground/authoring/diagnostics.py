@@ -23,12 +23,14 @@ import regex
 
 from engine import TemplateError, load_template
 from engine.authoring.lint import lint
+from engine.template import compile_pattern
 from engine.transform import placeholder_paths
 
 from ..catalog import template_text_of
 from ..panels.field_reference import schema
 from ..panels.markup import escape
-from ..server.limits import InputError, read_template
+from ..server import limits
+from ..server.input_readers import InputError, read_template
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 # Lint codes whose suggestion names a close_pattern to use instead of the literal close.
@@ -172,12 +174,12 @@ def _placeholder_findings(template: dict) -> list[Finding]:
         for key in ("open_pattern", "close_pattern"):
             try:
                 names |= (
-                    set(regex.compile(spec[key]).groupindex)
+                    set(compile_pattern(f"fields.{name}.{key}", spec[key]).groupindex)
                     if isinstance(spec.get(key), str)
                     else set()
                 )
-            except regex.error:
-                pass
+            except TemplateError:
+                pass  # the loader names it
         for path in dict.fromkeys(placeholder_paths(spec["transform"])):
             used = path.split(".")[0]
             if used in names:
@@ -307,7 +309,7 @@ def findings(text: str, near_misses: list | None = None) -> list[Finding]:
         if not any(f.path == error.path for f in found):
             found.append(Finding("error", "template-error", error.path, error.detail))
     else:
-        for diagnostic in lint(template):
+        for diagnostic in lint(template, deadline=limits.deadline("parse_seconds")):
             label, fixed = _lint_fix(template, diagnostic)
             found.append(
                 Finding(

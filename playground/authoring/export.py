@@ -17,7 +17,7 @@ from engine import load_template
 from ..catalog import template_text_of
 from ..server import limits
 from ..server.downloads import download_folder
-from ..server.limits import InputError, read_template
+from ..server.input_readers import InputError, check_unicode, read_template
 
 
 def check_config_size(size: int) -> None:
@@ -39,12 +39,17 @@ def merged_config(template: dict, config_text: str | None) -> dict:
         return {"response_template": template}
     try:
         config = json.loads(config_text)
-    except ValueError as error:
+    except json.JSONDecodeError as error:
         raise InputError(f"The uploaded tokenizer_config.json is not JSON ({error}).") from None
+    except ValueError:  # a number of thousands of digits
+        raise InputError(
+            "The uploaded tokenizer_config.json is not JSON that can be read (a number is too long)."
+        ) from None
     except RecursionError:
         raise InputError("The uploaded tokenizer_config.json is nested too deeply.") from None
     if not isinstance(config, dict):
         raise InputError("The uploaded tokenizer_config.json must be a JSON object.")
+    check_unicode(config, "The uploaded tokenizer_config.json")
     config["response_template"] = template  # an existing key keeps its place
     return config
 

@@ -21,7 +21,7 @@ from typing import Any
 from ..panels.markup import escape, visible_whitespace
 from ..server import limits
 from ..server.folders import FolderError, shown
-from ..server.limits import InputError
+from ..server.input_readers import InputError
 from ..server.redact import redact
 from ..server.workers import JobError, run_job
 from .chat_template_check import chat_template_input

@@ -19,7 +19,8 @@ from urllib.parse import urlencode
 
 from ..catalog import samples_by_id, shipped_template_text, template_names, template_text_of
 from ..parse.chunking import parse_chunking_param
-from ..server.limits import InputError, current, json_depth
+from ..server.input_readers import InputError, check_unicode, json_depth
+from ..server.limits import current
 from .test_cases import cases_for_template, cases_text
 
 # Longest `state` parameter a link may carry (characters).
@@ -43,6 +44,8 @@ PARAMETERS = (
 MODEL_PARAMETERS = ("chat_template_model", "bos_token", "eos_token")
 # The longest value of a MODEL_PARAMETERS link parameter (characters).
 MODEL_PARAMETER_CHARS = 300
+# Digits a ?chunk= number may have (more is no chunk of a generation the page accepts).
+CHUNK_DIGITS = 9
 # What a state holds, as {state key: page component}.
 STATE_KEYS = {
     "template": "template_text",
@@ -93,12 +96,17 @@ def decode_state(text: str, limit: int = 1_000_000) -> dict:
                 f"The shared state in the link is nested too deeply (limit {current().json_depth} levels)."
             )
         state = json.loads(text)
-    except (ValueError, zlib.error) as error:
+    except InputError:
+        raise
+    except json.JSONDecodeError as error:
         raise InputError(f"The shared state in the link cannot be read ({error}).") from None
+    except (ValueError, zlib.error):  # not base64, not zlib, not UTF-8, a number too long to read
+        raise InputError("The shared state in the link cannot be read.") from None
     except RecursionError:
         raise InputError("The shared state in the link is nested too deeply.") from None
     if not isinstance(state, dict):
         raise InputError("The shared state in the link cannot be read.")
+    check_unicode(state, "The shared state in the link")
     return state
 
 
@@ -190,10 +198,15 @@ def read_state_file(raw: bytes) -> PageState:
                 f"The state file is nested too deeply (limit {current().json_depth} levels)."
             )
         data = json.loads(text)
-    except (UnicodeDecodeError, ValueError) as error:
+    except InputError:
+        raise
+    except json.JSONDecodeError as error:
         raise InputError(f"The state file is not JSON ({error}).") from None
+    except ValueError:  # not UTF-8, or a number too long to read
+        raise InputError("The state file is not JSON (UTF-8 text) that can be read.") from None
     except RecursionError:
         raise InputError("The state file is nested too deeply.") from None
+    check_unicode(data, "The state file")
     if not isinstance(data, dict) or data.get("format") != STATE_FORMAT:
         raise InputError(
             f'This is not a playground state file (its "format" must be {STATE_FORMAT!r}).'
@@ -248,6 +261,9 @@ def link_problems(params: dict[str, str]) -> list[str]:
             problems.append(
                 f"?{name}= is longer than {MODEL_PARAMETER_CHARS} characters; it is left out"
             )
-    if "chunk" in params and not params["chunk"].isdigit():
-        problems.append(f"?chunk={params['chunk']} is not a chunk number (0, 1, 2, ...)")
+    if "chunk" in params and not (
+        params["chunk"].isdigit() and len(params["chunk"]) <= CHUNK_DIGITS
+    ):
+        shown = params["chunk"] if len(params["chunk"]) <= 20 else params["chunk"][:20] + "…"
+        problems.append(f"?chunk={shown} is not a chunk number (0, 1, 2, ...)")
     return problems

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..catalog import shipped_template_text, template_names, template_text_of
-from ..server.limits import InputError, read_template
+from ..server.input_readers import InputError, read_template
 from .diagnostics import Finding, check_template, diagnostics_html
 
 

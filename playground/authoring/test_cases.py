@@ -21,11 +21,11 @@ import html
 import json
 from dataclasses import dataclass
 
-from engine import ParseDeadlineError, TemplateError, parse_response
+from engine import ParseDeadlineError, ResponseParser, TemplateError
 
 from ..catalog import samples_by_id
 from ..server import limits
-from ..server.limits import InputError, read_json
+from ..server.input_readers import InputError, read_json
 from ..server.redact import redact
 
 # Cases run on each edit at most (the rest are reported as not run): the author's outputs and
@@ -161,20 +161,22 @@ def _diff(expected: dict | None, got: dict | None) -> list[str]:
 def run_cases(template: dict, cases: list[dict]) -> list[CaseResult]:
     """Parse every case (up to CASES_RUN) with `template`; each result diffs expected and got."""
     results = []
-    timeout = limits.current().regex_seconds
+    caps = limits.current()
     deadline = limits.deadline("parse_seconds")  # all the cases together, as one parse
     for number, case in enumerate(cases[:CASES_RUN], 1):
         name = str(case.get("name") or f"case {number}")
         try:
-            got = parse_response(
-                case["generation"],
+            # `parse_response` as a server runs it: within the parse's regions and value limits.
+            parser = ResponseParser(
                 template,
                 prefix=case.get("prefix") or "",
                 tools=case.get("tools"),
-                regex_timeout=timeout,
+                regex_timeout=caps.regex_seconds,
                 deadline=deadline,
+                max_regions=caps.regions,
+                max_value_chars=caps.value_chars,
             )
-            error = None
+            got, error = parser.finalize(case["generation"])[0], None
         except ParseDeadlineError:
             got, error = None, limits.over_budget("parse_seconds", "Running the test cases")
         except (TemplateError, ValueError) as caught:

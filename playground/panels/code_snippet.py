@@ -13,7 +13,7 @@ from __future__ import annotations
 import pprint
 
 from ..parse.chunking import make_chunks
-from ..server.limits import InputError, read_template, read_tools
+from ..server.input_readers import InputError, read_template, read_tools
 
 
 def code_snippet(

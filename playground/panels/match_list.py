@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import html
+import time
 
 import regex
 
@@ -30,8 +31,9 @@ from .markup import visible_whitespace
 
 # Rows listed at most (the map has every place).
 ROWS_SHOWN = 500
-# Possible starts looked for per delimiter text at most.
+# Possible starts looked for per delimiter text at most, and for how long in all (seconds).
 HELD_PER_DELIMITER = 50
+HELD_SECONDS = 1.0
 
 
 def _where(view: ParseView, start: int, end: int) -> str:
@@ -49,6 +51,7 @@ def _possible_starts(view: ParseView) -> list[tuple[int, int, str, str]]:
     except (TemplateError, ValueError):
         return []
     found = []
+    ends = time.perf_counter() + HELD_SECONDS
     body = [(s.stream_start, s.stream_end) for s in view.spans if s.kind in ("body", "discarded")]
     starts = [a for a, _ in body]
     for spec in template.fields.values():
@@ -65,7 +68,10 @@ def _possible_starts(view: ParseView) -> list[tuple[int, int, str, str]]:
                     continue
                 head = literal[: max(2, len(literal) // 2)]
                 count = 0
-                for match in regex.finditer(regex.escape(head), view.stream):
+                search = regex.compile(regex.escape(head), cache_pattern=False)
+                for match in search.finditer(view.stream):
+                    if time.perf_counter() > ends:
+                        return found  # the list is drawn within its time (the map has every place)
                     at = match.start()
                     if view.stream.startswith(literal, at):
                         continue

@@ -15,7 +15,7 @@ from typing import Any
 
 from engine.authoring.stream_checks import random_chunks, split_at
 
-from ..server.limits import InputError
+from ..server.input_readers import InputError
 
 CHUNKINGS = {
     "tokens": "tokenizer tokens",

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from engine import ResponseParser, load_template
 from engine.authoring.diagnosis import Diagnosis
 from engine.authoring.trace import ParseFailure, Tracer, TraceSpan
-from engine.errors import ParseDeadlineError, ResponseParseError
+from engine.errors import ParseDeadlineError, ParseLimitError, ResponseParseError
 from engine.events import message_from_events
 
 from ..server import limits
@@ -78,6 +78,9 @@ class ErrorMark:
         if failure.type == ParseDeadlineError.__name__:
             seconds = getattr(limits.current(), budget)
             message = f"{message} (the time budget is PLAYGROUND_LIMITS {budget}, {seconds:g} s)"
+        elif failure.type == ParseLimitError.__name__:  # the limit's own key and value
+            key = "value_chars" if "max_value_chars" in message else "regions"
+            message += f" (PLAYGROUND_LIMITS {key}, {getattr(limits.current(), key):,})"
         return cls(
             message,
             failure.field,
@@ -360,6 +363,8 @@ class LiveParse:
             deadline=deadline,
             on_error=ON_ERROR,
             keep_events=False,
+            max_regions=limits.current().regions,
+            max_value_chars=limits.current().value_chars,
         )
         self.open_field: str | None = None
         self._log(self.tracer.initial_events, PREFIX)

@@ -24,7 +24,7 @@ from engine import load_template
 
 from ..server import limits
 from ..server.admission import make_way
-from ..server.limits import InputError, check_text_sizes, read_template, read_tools
+from ..server.input_readers import InputError, check_text_sizes, read_template, read_tools
 from .chunking import make_chunks, token_pieces
 from .parse_view import KEPT_EVENT_BYTES, LOGGED_EVENT_BYTES, SPAN_BYTES, LiveParse
 

@@ -1,20 +1,25 @@
 """Admission: who may add a job to the server's queues, decided before the job is queued or its input read.
 
 Gradio keeps one queue per concurrency group; `app.py` gives each kind of work
-(`limits.WORK`) its own group. `install(blocks)` puts a check in front of
+(`queues.WORK`) its own group. `install(blocks)` puts a check in front of
 Gradio's queue, so a request is refused at once, with a message saying why,
 when
 
 - its kind's queue already holds `WorkKind.waiting` jobs (a flood of one kind
   never refuses another);
 - its client already has its share of that kind running or waiting
-  (`limits.client_cap`): a client is a page session, and an address over all
+  (`queues.client_cap`): a client is a page session, and an address over all
   its sessions and API calls (`client_address`);
 - its page session already has `session_jobs` heavy jobs running and one more
   waiting.
 
 Refused requests get HTTP 503 with the message as the error's detail (the page
 shows it; `gradio_client` raises it). Everyone else keeps their place.
+
+Gradio's MCP server calls the endpoints for every MCP caller through one client of
+its own, so all its calls share one page session: here each MCP caller's address is
+its session (`session_key`), and its refusals go back as a validation error, the one
+kind of refusal whose message Gradio's client passes on to the MCP caller.
 
 `RequestSizeCap` refuses a request body over PLAYGROUND_LIMITS `request_mb`
 before it is read (uploads have their own cap, `upload_mb`).
@@ -25,8 +30,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import limits
+from . import limits, queues
 
+# How long a thread may hold Python's interpreter lock while another waits for it (seconds). The
+# regex module lets go of the lock while it matches and takes it back after, so each regex call
+# of a parse may wait this long while other requests run: at Python's default, 5 ms, a parse of
+# the default sample took up to 2.3 s beside four busy threads (its regex calls ran past their
+# time budget); at 1 ms, at most 0.15 s, with the busy threads' work unchanged.
+SWITCH_SECONDS = 0.001
 # Extra heavy jobs a page session may have waiting beyond the `session_jobs` running.
 SESSION_WAITING = 1
 # The longest a heavy job waits for running parses in one `make_way` (seconds).
@@ -57,6 +68,33 @@ def client_address(request: Any) -> str:
     return seen[-hops] if len(seen) >= hops else (seen[0] if seen else peer)
 
 
+def current_client() -> str | None:
+    """The address of the client whose request this thread is serving (Gradio notes each
+    listener's request in its context), or None outside a request."""
+    from gradio.context import LocalContext
+
+    request = LocalContext.request.get(None)
+    return None if request is None else client_address(request)
+
+
+# The user Gradio's MCP server names in the calls it makes for its callers.
+MCP_USER = "mcp"
+
+
+def _from_mcp(request: Any) -> bool:
+    headers = getattr(request, "headers", None) or {}
+    return headers.get("x-gradio-user") == MCP_USER
+
+
+def session_key(session_hash: str | None, request: Any) -> str | None:
+    """The page session a job counts against: its Gradio session, or for a call Gradio's MCP
+    server makes for an MCP caller, that caller's address (the MCP server's own client has
+    one session for all of them)."""
+    if request is not None and _from_mcp(request):
+        return f"{MCP_USER}@{client_address(request)}"
+    return session_hash
+
+
 def _events(queue, kind: str) -> tuple[list, list]:
     """(waiting, running) events of concurrency group `kind`."""
     group = queue.event_queue_per_concurrency_id.get(kind)
@@ -71,9 +109,10 @@ def _events(queue, kind: str) -> tuple[list, list]:
     return waiting, running
 
 
-def refusal(queue, kind: str, session_hash: str | None, address: str) -> str | None:
-    """Why a new job of `kind` from this session and address may not be queued now, or None."""
-    work = limits.WORK.get(kind)
+def refusal(queue, kind: str, session: str | None, address: str) -> str | None:
+    """Why a new job of `kind` from this session (`session_key`) and address may not be queued
+    now, or None."""
+    work = queues.WORK.get(kind)
     if work is None:
         return None
     caps = limits.current()
@@ -82,19 +121,19 @@ def refusal(queue, kind: str, session_hash: str | None, address: str) -> str | N
     if len(waiting) >= work.waiting:
         return f"The server is busy with {name}: {len(waiting)} are waiting (at most {work.waiting}). Try again in a moment."
     mine = [event for event in waiting + running if _address(event) == address]
-    cap = limits.client_cap(kind)
+    cap = queues.client_cap(kind)
     if len(mine) >= cap:
         setting = "client_jobs" if work.heavy else "client_parses"
         return (
             f"You already have {len(mine)} {name} running or waiting (at most {cap} at once, PLAYGROUND_LIMITS "
             f"{setting}): wait for them to end."
         )
-    if work.heavy and session_hash:
+    if work.heavy and session:
         heavy = [
             event
-            for heavy_kind in limits.HEAVY_WORK
+            for heavy_kind in queues.HEAVY_WORK
             for event in sum(_events(queue, heavy_kind), [])
-            if event.session_hash == session_hash
+            if session_key(event.session_hash, event.request) == session
         ]
         allowed = caps.session_jobs + SESSION_WAITING
         if len(heavy) >= allowed:
@@ -137,7 +176,11 @@ def install(blocks) -> None:
     async def admitted(body, request, username):
         fn = blocks.fns.get(body.fn_index) if body.fn_index is not None else None
         if fn is not None:
-            refused = refusal(queue, fn.concurrency_id, body.session_hash, client_address(request))
+            session = session_key(body.session_hash, request)
+            refused = refusal(queue, fn.concurrency_id, session, client_address(request))
+            if refused is not None and _from_mcp(request):
+                detail = {"__type__": "validate", "is_valid": False, "message": refused}
+                return False, [{**detail, "parameter_name": "admission"}], "validator_error"
             if refused is not None:
                 return False, refused, "queue_full"
         return await push(body, request, username)

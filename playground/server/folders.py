@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from . import limits
+from .redact import redact
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_MODEL = ROOT / "samples" / "demo-model"
@@ -58,7 +59,8 @@ def check_model_name(name: str) -> str:
     like ``owner/name`` that is not one is a hub id; anything else is a folder.
 
     Raises:
-        FolderError: a folder that does not exist or is not allowed (one message for both).
+        FolderError: a folder that does not exist or is not allowed, with one message for both
+            that depends on the name as typed only (`_named`), never on what exists.
     """
     name = name.strip()
     folder = Path(name).expanduser()
@@ -68,9 +70,25 @@ def check_model_name(name: str) -> str:
     if looks_like_hub_id(name) and not folder.exists():
         return name
     raise FolderError(
-        f"{name!r} is not a model this server can load: name a Hugging Face hub id (owner/name) or the bundled "
-        "demo model (samples/demo-model); other server folders are only allowed through PLAYGROUND_LIMITS model_folders."
+        f"{_named(name)!r} is not a model this server can load: name a Hugging Face hub id "
+        "(owner/name) or the bundled demo model (samples/demo-model); other server folders are "
+        "only allowed through PLAYGROUND_LIMITS model_folders."
     )
+
+
+def _named(name: str) -> str:
+    """A refused folder as its message names it: as typed when it is a plain name under the
+    repository (no absolute path, no home folder, no ``..``, nothing `redact` would change),
+    else "(a server path)" whatever it is, so no answer tells what exists where."""
+    parts = Path(name).parts
+    plain = (
+        name
+        and not Path(name).is_absolute()
+        and not name.startswith("~")
+        and ".." not in parts
+        and redact(name) == name
+    )
+    return name if plain else "(a server path)"
 
 
 def shown(name: str) -> str:

@@ -1,23 +1,16 @@
-"""Limits: caps on untrusted input, and how much of each kind of work may run at once.
-
-Everything the page accepts from a visitor (a template, a prefix, a generation,
-tools JSON, a shared link) passes through `read_template`, `read_tools` and
-`check_text_sizes` before the engine sees it, so an oversized or malformed input
-gets a message naming what is wrong instead of a slow parse or a traceback.
+"""Limits: the caps on untrusted input, the time budgets and what one visitor may hold.
 
 The caps come from `Limits` and can be changed with the PLAYGROUND_LIMITS
 environment variable, a JSON object such as ``{"generation_chars": 2000000}``
-(every key is listed in docs/app.md).
-
-`WORK` names the kinds of work the page does, how many of each may run at
-once and how many may wait; `app.py` passes `queue_options(kind)` to every
-listener, so each kind gets its own slots and its own queue, and a parse never
-waits behind a download or a generation (`playground.server.admission` refuses what
-is over a queue or a client's share at once).
+(every key is listed in docs/app.md). `current()` is the limits in force;
+`deadline(budget)` and `over_budget(budget, what)` turn a ``*_seconds`` key
+into a deadline and into the message of what it stopped.
 
 A bad PLAYGROUND_LIMITS raises `LimitsError` when this module is imported,
 naming the key and what is wrong with it; `app.py` turns it into a one-line
-message and stops.
+message and stops. The kinds of work and their queues are
+`playground.server.queues`; reading a visitor's input within these caps is
+`playground.server.input_readers`.
 """
 
 from __future__ import annotations
@@ -49,10 +42,18 @@ class Limits:
         request_mb: the largest HTTP request body the server reads (MB); a bigger one is refused
             before it is read.
         upload_mb: the largest uploaded file (MB).
+        client_upload_mb: what one client's uploads may hold on the server's disk at once (MB);
+            they are deleted when its page closes (Gradio deletes any upload after ten minutes).
+        uploads_mb: what all clients' uploads may hold on the server's disk at once (MB).
         max_new_tokens: the largest generation Generate live allows (tokens).
         prompt_tokens: the longest prompt Generate live gives the model (tokens).
         regex_seconds: what one template regex call may take on this page.
         parse_seconds: one parse (a parse, a sample, a test-case run, a lint), over all its regex calls.
+        regions: regions one parse or replay may open; past it the parse stops with an error naming
+            the limit (its events, spans and views cost in proportion).
+        value_chars: characters the region values of one parse may hold together, as JSON (a
+            transform that repeats a value counts it each time): what bounds the message, the
+            event log and an answer; past it the parse stops with an error naming the limit.
         replay_seconds: one replay request (Step, Play with its pacing, /replay), stream check included.
         stream_check_seconds: the stream check at the end of a replay.
         reference_seconds: transformers' reference parse ("vs transformers"), in a worker process.
@@ -62,6 +63,8 @@ class Limits:
         chat_template_seconds: rendering a model's chat template into the prompt, in a worker process.
         conformance_seconds: one chat-template check, in a worker process.
         worker_mb: the address space of one worker process (MB).
+        client_worker_mb: the worker memory one client's jobs may hold at once (MB): jobs in
+            worker processes (checks, comparisons, inferences, prompt renders), `worker_mb` each.
         session_jobs: heavy jobs (a replay, a generation, a check, a comparison, a fit, an export)
             one page runs at once; another press says so on the status line.
         client_jobs: heavy jobs one client (a page, or one address over all its pages and API
@@ -92,10 +95,14 @@ class Limits:
     json_depth: int = 32
     request_mb: int = 16
     upload_mb: int = 20
+    client_upload_mb: int = 100
+    uploads_mb: int = 2_000
     max_new_tokens: int = 2_048
     prompt_tokens: int = 4_096
     regex_seconds: float = 0.5
     parse_seconds: float = 10.0
+    regions: int = 10_000
+    value_chars: int = 16_000_000
     replay_seconds: float = 60.0
     stream_check_seconds: float = 10.0
     reference_seconds: float = 10.0
@@ -105,6 +112,7 @@ class Limits:
     chat_template_seconds: float = 20.0
     conformance_seconds: float = 30.0
     worker_mb: int = 3_072
+    client_worker_mb: int = 6_144
     session_jobs: int = 1
     client_jobs: int = 2
     client_parses: int = 4
@@ -219,154 +227,3 @@ def deadline(budget: str) -> float:
 def over_budget(budget: str, what: str) -> str:
     """The message for `what` ("The parse") stopped by time budget `budget`."""
     return f"{what} was stopped after {getattr(current(), budget):g} s (the time budget PLAYGROUND_LIMITS {budget})."
-
-
-@dataclass(frozen=True)
-class WorkKind:
-    """One kind of work: `slots` run at once over the whole server (a Gradio concurrency
-    group of its own), at most `waiting` more wait for a slot, and `heavy` work counts against
-    a client's `session_jobs` and `client_jobs` (else against `client_parses`)."""
-
-    slots: int
-    waiting: int
-    heavy: bool
-
-
-# Each kind has its own slots and its own queue: a flood of one kind never refuses another.
-WORK = {
-    "parse": WorkKind(8, 64, False),  # parse, sample switch, lint, format, share, display changes
-    "replay": WorkKind(4, 8, True),  # Step / Play with its stream check
-    "model": WorkKind(
-        4, 8, True
-    ),  # Generate live (waiting for a load or a generation slot included)
-    "export": WorkKind(4, 8, True),  # writing the download files
-    "conformance": WorkKind(2, 8, True),  # chat-template checks, each in a worker process
-    "infer": WorkKind(2, 8, True),  # template inference from a chat template, in a worker process
-    "reference": WorkKind(2, 8, True),  # transformers' reference parse, in a worker process
-    "fit": WorkKind(2, 8, True),  # "Which template fits?"
-}
-# Inside the "model" group: generations running at once (on 2 CPU cores one is as fast as two).
-GENERATIONS_AT_ONCE = 1
-# Work that counts against a session's `session_jobs`.
-HEAVY_WORK = tuple(kind for kind, work in WORK.items() if work.heavy)
-
-
-def queue_options(kind: str) -> dict:
-    """Keyword arguments for a Gradio listener doing work of `kind` (a key of `WORK`)."""
-    return {"concurrency_id": kind, "concurrency_limit": WORK[kind].slots}
-
-
-def client_cap(kind: str, limits: Limits | None = None) -> int:
-    """Jobs of `kind` one client may have running or waiting: `client_parses` for parsing, else
-    `client_jobs`; never more than half of the kind's slots (at least one)."""
-    limits = limits or current()
-    work = WORK[kind]
-    wanted = limits.client_jobs if work.heavy else limits.client_parses
-    return max(1, min(wanted, work.slots // 2))
-
-
-class InputError(ValueError):
-    """Input the page refuses before parsing (too big, not JSON, wrong shape)."""
-
-
-def json_depth(text: str) -> int:
-    """Deepest nesting of [ and { in JSON text, found without parsing it (strings skipped)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
-
-
-def read_json(text: str, what: str, max_chars: int, limits: Limits | None = None) -> Any:
-    """JSON text -> value, after the size and depth caps. Raises InputError naming `what`."""
-    limits = limits or current()
-    if len(text) > max_chars:
-        raise InputError(f"{what} is too large: {len(text):,} characters (limit {max_chars:,}).")
-    if (depth := json_depth(text)) > limits.json_depth:
-        raise InputError(
-            f"{what} is nested too deeply: {depth} levels (limit {limits.json_depth})."
-        )
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(
-            f"{what} is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}."
-        ) from None
-
-
-def _long_patterns(value: Any, path: str, limit: int) -> list[str]:
-    """JSON paths of delimiter strings and patterns longer than `limit`."""
-    found = []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found += _long_patterns(item, f"{path}.{key}" if path else str(key), limit)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            found += _long_patterns(item, f"{path}[{i}]", limit)
-    elif isinstance(value, str) and len(value) > limit:
-        found.append(path)
-    return found
-
-
-def read_template(text: str, limits: Limits | None = None) -> dict:
-    """The template dict from editor text, after the size, depth, field-count and pattern caps.
-
-    Raises InputError (caps, not JSON, not an object); the engine's TemplateError comes later.
-    """
-    limits = limits or current()
-    if not text or not text.strip():
-        raise InputError(
-            "The template is empty: pick one from templates/ in the Template tab, or load a sample."
-        )
-    template = read_json(text, "The template", limits.template_chars, limits)
-    if not isinstance(template, dict):
-        raise InputError("The template must be a JSON object with 'fields' (and 'start_anchor').")
-    fields = template.get("fields")
-    if isinstance(fields, dict) and len(fields) > limits.fields:
-        raise InputError(f"The template has {len(fields)} fields (limit {limits.fields}).")
-    anchors = {k: template[k] for k in ("start_anchor", "start_anchor_pattern") if k in template}
-    if too_long := _long_patterns({**anchors, "fields": fields or {}}, "", limits.pattern_chars):
-        raise InputError(
-            f"Pattern or delimiter too long at {too_long[0]} (limit {limits.pattern_chars:,} characters)."
-        )
-    return template
-
-
-def read_tools(text: str, limits: Limits | None = None) -> list | None:
-    """Tools (JSON-schema list) from the tools box; None when empty."""
-    limits = limits or current()
-    if not text or not text.strip():
-        return None
-    tools = read_json(text, "The tools JSON", limits.tools_chars, limits)
-    if not isinstance(tools, list) or not all(isinstance(tool, dict) for tool in tools):
-        raise InputError(
-            'The tools JSON must be a list of tool objects, e.g. [{"type": "function", "function": {...}}].'
-        )
-    return tools
-
-
-def check_text_sizes(prefix: str, generation: str, limits: Limits | None = None) -> None:
-    """Raise InputError when the prefix or the generation is over its cap."""
-    limits = limits or current()
-    if len(prefix) > limits.prefix_chars:
-        raise InputError(
-            f"The prefix is too long: {len(prefix):,} characters (limit {limits.prefix_chars:,})."
-        )
-    if len(generation) > limits.generation_chars:
-        raise InputError(
-            f"The generation is too long: {len(generation):,} characters (limit {limits.generation_chars:,})."
-        )

@@ -20,6 +20,7 @@ ENGINE_ERRORS = (
     "ResponseParseError",
     "PatternTimeoutError",
     "ParseDeadlineError",
+    "ParseLimitError",
     "UndefinedPlaceholderError",
     "TemplateError",
 )

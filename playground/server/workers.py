@@ -12,11 +12,17 @@ MemoryError instead of the machine's memory, and its CPU priority is lower than
 the server's (`NICENESS`). One worker is started ahead, its
 imports done, so a job does not wait for transformers to import.
 
-Each kind of job (`JOBS`) has its own slots and its own queue (`limits.WORK`,
+Each kind of job (`JOBS`) has its own slots and its own queue (`queues.WORK`,
 else `POOL_WORK`): a job past a full queue is refused at once. A new kind is one
 entry in `JOBS`, a function ``job(payload: dict) -> dict`` that raises
 `JobError` for what the visitor should read; any other exception is logged by
 the worker and reported as a failed job, with no traceback or type name.
+
+A worker never outlives its job: whatever ends `run_job` (an answer, its time
+limit, an error of the server's own) ends the worker too. And one client (an
+address, `admission.current_client`) may have only as many jobs in workers as
+PLAYGROUND_LIMITS `client_worker_mb` holds of `worker_mb` each, so no visitor
+holds most of the machine's memory in workers.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import limits
+from . import admission, limits, queues
 
 ROOT = Path(__file__).resolve().parents[2]
 # kind -> the job function, as "module:function" (imported by the worker only).
@@ -45,8 +51,8 @@ JOBS = {
     "infer": "playground.authoring.inference:infer_job",
     "choose": "playground.model.generation:choose_job",
 }
-# Slots and queue of the kinds `limits.WORK` does not list (they run inside another kind's request).
-POOL_WORK = {"chat_template": limits.WorkKind(1, 8, True), "choose": limits.WorkKind(1, 8, True)}
+# Slots and queue of the kinds `queues.WORK` does not list (they run inside another kind's request).
+POOL_WORK = {"chat_template": queues.WorkKind(1, 8, True), "choose": queues.WorkKind(1, 8, True)}
 # The largest result a worker sends back (characters of JSON).
 RESULT_CHARS = 8_000_000
 # How much lower a worker's CPU priority is than the server's (os.nice): a job that loops, or a
@@ -126,7 +132,7 @@ def _worker_main() -> None:
         logging.basicConfig()
         log.exception("a %s job failed", job["kind"])
         result = {"error": "the job failed in its worker process (the server log has the details)"}
-    text = json.dumps(result, ensure_ascii=False)
+    text = json.dumps(result)  # ASCII: a lone surrogate in a result is written escaped
     if len(text) > RESULT_CHARS:
         text = json.dumps(
             {
@@ -148,6 +154,7 @@ class _Pool:
         self._spare: subprocess.Popen | None = None
         self._slots: dict[str, threading.BoundedSemaphore] = {}
         self._jobs: dict[str, int] = {}  # kind -> jobs running or waiting
+        self._held_mb: dict[str, int] = {}  # client -> worker memory of its jobs running or waiting
         self.running: set[subprocess.Popen] = set()
 
     @staticmethod
@@ -160,6 +167,7 @@ class _Pool:
             stderr=subprocess.PIPE,
             text=True,
             encoding="utf-8",
+            errors="replace",  # what a library prints to stderr is only logged
         )
 
     def take(self) -> subprocess.Popen:
@@ -177,7 +185,7 @@ class _Pool:
 
     def enter(self, kind: str) -> threading.BoundedSemaphore | None:
         """Count a job of `kind`: its slot semaphore, or None when the kind's queue is full."""
-        work = limits.WORK.get(kind) or POOL_WORK[kind]
+        work = queues.WORK.get(kind) or POOL_WORK[kind]
         with self._lock:
             if self._jobs.get(kind, 0) >= work.slots + work.waiting:
                 return None
@@ -187,6 +195,32 @@ class _Pool:
     def leave(self, kind: str) -> None:
         with self._lock:
             self._jobs[kind] -= 1
+
+    def reserve(self, client: str | None, memory_mb: int) -> str | None:
+        """Count `memory_mb` of worker memory against `client`'s share; the refusal when it is
+        over PLAYGROUND_LIMITS `client_worker_mb` (None: reserved, or no client to count)."""
+        if client is None:
+            return None
+        share = limits.current().client_worker_mb
+        with self._lock:
+            held = self._held_mb.get(client, 0)
+            if held and held + memory_mb > share:
+                return (
+                    f"you already have jobs in worker processes holding {held:,} MB of memory (at "
+                    f"most {share:,} MB at once, PLAYGROUND_LIMITS client_worker_mb): wait for them to end"
+                )
+            self._held_mb[client] = held + memory_mb
+        return None
+
+    def release(self, client: str | None, memory_mb: int) -> None:
+        if client is None:
+            return
+        with self._lock:
+            left = self._held_mb.get(client, 0) - memory_mb
+            if left > 0:
+                self._held_mb[client] = left
+            else:
+                self._held_mb.pop(client, None)
 
 
 _pool = _Pool()
@@ -221,24 +255,31 @@ def run_job(
     """
     started = time.perf_counter()
     memory_mb = memory_mb or limits.current().worker_mb
-    slots = _pool.enter(kind)
-    if slots is None:
-        return JobOutcome(
-            error=f"too many jobs of this kind ({kind}) are waiting; try again in a moment"
-        )
+    client = admission.current_client()
+    refused = _pool.reserve(client, memory_mb)
+    if refused is not None:
+        return JobOutcome(error=refused)
     try:
-        if not slots.acquire(timeout=seconds):
+        slots = _pool.enter(kind)
+        if slots is None:
             return JobOutcome(
-                error=f"cut off after {seconds:g} s",
-                cut_off=True,
-                seconds=time.perf_counter() - started,
+                error=f"too many jobs of this kind ({kind}) are waiting; try again in a moment"
             )
         try:
-            return _run(kind, payload, seconds, memory_mb, started)
+            if not slots.acquire(timeout=seconds):
+                return JobOutcome(
+                    error=f"cut off after {seconds:g} s",
+                    cut_off=True,
+                    seconds=time.perf_counter() - started,
+                )
+            try:
+                return _run(kind, payload, seconds, memory_mb, started)
+            finally:
+                slots.release()
         finally:
-            slots.release()
+            _pool.leave(kind)
     finally:
-        _pool.leave(kind)
+        _pool.release(client, memory_mb)
 
 
 def _ready(worker: subprocess.Popen, timeout: float) -> bool:
@@ -263,7 +304,8 @@ def _run(kind: str, payload: dict, seconds: float, memory_mb: int, started: floa
             took - started,
             ready - took,
         )
-        out, err = worker.communicate(json.dumps(job, ensure_ascii=False), timeout=seconds)
+        # ASCII JSON: text the job holds that UTF-8 cannot encode (a lone surrogate) still goes.
+        out, err = worker.communicate(json.dumps(job), timeout=seconds)
     except subprocess.TimeoutExpired:
         worker.kill()
         worker.communicate()
@@ -273,6 +315,9 @@ def _run(kind: str, payload: dict, seconds: float, memory_mb: int, started: floa
             seconds=time.perf_counter() - started,
         )
     finally:
+        if worker.poll() is None:  # whatever ended the job (an error of the server's too)
+            worker.kill()
+            worker.wait()
         _pool.done(worker)
     elapsed = time.perf_counter() - started
     try:

@@ -23,7 +23,7 @@ from playground.panels.markup import visible_whitespace
 from playground.parse import chunking
 from playground.parse.parse_view import ParseView
 from playground.parse.session import Session
-from playground.server import limits
+from playground.server import input_readers, limits
 from tests.support.templates_for_tests import EXPECTED, GENERATION, PREFIX, SMOL_TEXT
 from tests.support.templates_for_tests import SMOLLM3 as SMOL
 
@@ -231,8 +231,8 @@ def test_size_caps_each_have_a_message(monkeypatch, caps, kwargs, message):
 
 
 def test_json_depth_skips_strings():
-    assert limits.json_depth('{"a": [1, {"b": "[[[{{{"}]}') == 3
-    assert limits.json_depth("[]") == 1 and limits.json_depth('"x"') == 0
+    assert input_readers.json_depth('{"a": [1, {"b": "[[[{{{"}]}') == 3
+    assert input_readers.json_depth("[]") == 1 and input_readers.json_depth('"x"') == 0
 
 
 def test_make_chunks():
@@ -242,7 +242,7 @@ def test_make_chunks():
     assert "".join(random_chunks) == "abcdefghijklmnop"
     assert random_chunks == chunking.make_chunks("abcdefghijklmnop", "random", seed=3)
     assert "".join(chunking.make_chunks("Hi there, <b>x</b>", "tokens")) == "Hi there, <b>x</b>"
-    with pytest.raises(limits.InputError, match="Split points are character offsets"):
+    with pytest.raises(input_readers.InputError, match="Split points are character offsets"):
         chunking.make_chunks("abc", "points", points="x")
 
 
@@ -377,7 +377,7 @@ def test_share_link_round_trip():
 def test_bad_state_in_a_link_is_reported():
     out = handlers.open_page({"state": "!!!notbase64"}, Session())
     assert "The shared state in the link cannot be read" in out[STATUS]
-    with pytest.raises(limits.InputError, match="too long"):
+    with pytest.raises(input_readers.InputError, match="too long"):
         share.decode_state("a" * (share.MAX_STATE_PARAM + 1))
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import threading
 import time
 
+import psutil
 import pytest
 
 from engine import ParseDeadlineError, ResponseParser, parse_response
@@ -17,7 +19,7 @@ from playground.panels.markup import chat_code, chat_text
 from playground.panels.message_view import chat_messages
 from playground.parse.parse_view import traced_view
 from playground.parse.session import OpenSessions, Session
-from playground.server import admission, folders, limits, workers
+from playground.server import admission, folders, input_readers, limits, queues, uploads, workers
 from playground.server.redact import redact
 from tests.support.paths import ROOT
 
@@ -55,7 +57,7 @@ def test_folders_and_proxy_hops_have_their_own_kinds_of_value():
 
 
 def test_a_client_never_holds_more_than_half_of_a_kinds_slots():
-    assert {kind: limits.client_cap(kind) for kind in limits.WORK} == {
+    assert {kind: queues.client_cap(kind) for kind in queues.WORK} == {
         "parse": 4,
         "replay": 2,
         "model": 2,
@@ -233,3 +235,125 @@ def test_a_worker_job_gets_its_result_its_own_error_or_is_cut_off(monkeypatch):
         seconds=3,
     )
     assert stuck.cut_off and stuck.error == "cut off after 3 s" and workers.running_workers() == 0
+
+
+def _worker_children() -> list[psutil.Process]:
+    return [
+        child
+        for child in psutil.Process().children()
+        if child.is_running()
+        and child.status() != psutil.STATUS_ZOMBIE
+        and "playground.server.workers" in " ".join(child.cmdline())
+    ]
+
+
+def test_a_job_holding_a_lone_surrogate_runs_and_its_worker_ends():
+    template = json.loads((ROOT / "templates" / "qwen3.json").read_text())["response_template"]
+    done = workers.run_job(
+        "reference",
+        {"template": template, "prefix": "", "generation": "<think>\ud800</think>b", "tools": None},
+        seconds=60,
+    )
+    assert done.error is None and done.result == {
+        "message": {"role": "assistant", "reasoning_content": "\ud800", "content": "b"}
+    }
+    assert len(_worker_children()) <= 1  # the spare started for the next job, no other
+
+
+def test_a_worker_is_ended_by_an_error_of_the_server_too():
+    with pytest.raises(TypeError):
+        workers.run_job("reference", {"not JSON": {1, 2}}, seconds=60)
+    time.sleep(0.5)
+    assert len(_worker_children()) <= 1 and workers.running_workers() == 0
+
+
+def test_a_clients_jobs_in_workers_hold_at_most_its_share(monkeypatch):
+    from gradio.context import LocalContext
+
+    with_limits(monkeypatch, worker_mb=1024, client_worker_mb=2048)
+    visitor = gr_request("10.9.0.1")
+    looping = {"start_anchor": "<s>", "fields": {"t": {"open_pattern": "(a|aa)+$"}}}
+    payload = {"template": looping, "prefix": "<s>", "generation": "a" * 36 + "b", "tools": None}
+    outcomes = []
+
+    def job():
+        LocalContext.request.set(visitor)
+        outcomes.append(workers.run_job("reference", payload, seconds=4))
+
+    running = [threading.Thread(target=job) for _ in range(2)]
+    for thread in running:
+        thread.start()
+    time.sleep(1)
+    LocalContext.request.set(visitor)
+    third = workers.run_job("reference", payload, seconds=4)
+    LocalContext.request.set(gr_request("10.9.0.2"))
+    other = workers.run_job("reference", payload, seconds=1)
+    LocalContext.request.set(None)
+    for thread in running:
+        thread.join()
+    assert third.error == (
+        "you already have jobs in worker processes holding 2,048 MB of memory (at most 2,048 MB "
+        "at once, PLAYGROUND_LIMITS client_worker_mb): wait for them to end"
+    )
+    assert other.cut_off  # not refused: another client's job waits for a slot (both are busy)
+    assert [outcome.cut_off for outcome in outcomes] == [True, True]
+
+
+def gr_request(address: str):
+    """A real Gradio request as a listener gets it, from `address`."""
+    import gradio as gr
+    from starlette.requests import Request
+
+    scope = {"type": "http", "client": (address, 40000), "headers": [], "method": "POST"}
+    return gr.Request(Request(scope))
+
+
+def test_text_that_is_not_valid_unicode_is_refused_saying_where():
+    with pytest.raises(input_readers.InputError) as caught:
+        input_readers.check_unicode("ok \ud83d", "The prefix")
+    assert str(caught.value) == (
+        "The prefix is not valid Unicode: character 3 is a lone surrogate (U+D83D); an escape "
+        "such as \\ud83d must come with its pair."
+    )
+    with pytest.raises(input_readers.InputError, match=r"^The template is not valid Unicode at "):
+        input_readers.read_template('{"fields": {"x": {"open": ["<a>", "\\udc00"]}}}')
+    assert input_readers.read_json('["\\ud83d\\ude00"]', "The tools JSON", 100) == ["😀"]
+    with pytest.raises(input_readers.InputError, match="holds a number too long to read"):
+        input_readers.read_json("[" + "1" * 5000 + "]", "The tools JSON", 10_000)
+
+
+def test_mcp_callers_are_sessions_by_address():
+    from starlette.requests import Request
+
+    def request(address: str, user: bytes | None = None):
+        headers = [(b"x-forwarded-for", address.encode())]
+        if user is not None:
+            headers.append((b"x-gradio-user", user))
+        return Request({"type": "http", "client": ("127.0.0.1", 1), "headers": headers})
+
+    with_limits_proxy = dataclasses.replace(limits.LIMITS, proxy_hops=1)
+    previous, limits.LIMITS = limits.LIMITS, with_limits_proxy
+    try:
+        assert admission.session_key("abc", request("10.1.0.1")) == "abc"
+        assert admission.session_key("abc", request("10.1.0.1", b"mcp")) == "mcp@10.1.0.1"
+        assert admission.session_key("abc", request("10.1.0.2", b"mcp")) == "mcp@10.1.0.2"
+    finally:
+        limits.LIMITS = previous
+
+
+def test_a_clients_uploads_count_against_its_quota_until_removed(tmp_path, monkeypatch):
+    with_limits(monkeypatch, client_upload_mb=1, uploads_mb=2)
+    ledger = uploads.UploadLedger()
+    kept = tmp_path / "kept.json"
+    kept.write_bytes(b"x" * 600_000)
+    assert ledger.admit("10.3.0.1", 600_000) == (None, 0)
+    ledger.arrived("10.3.0.1", 600_000, [kept], 600_000)
+    refused, held = ledger.admit("10.3.0.1", 600_000)
+    assert held == 600_000 and refused == (
+        "You have 0.6 MB of uploads on the server (at most 1 MB per client, PLAYGROUND_LIMITS "
+        "client_upload_mb): they are deleted when your page closes, or ten minutes after the upload."
+    )
+    assert ledger.admit("10.3.0.2", 600_000)[0] is None  # another client has its own quota
+    ledger.arrived("10.3.0.2", 600_000, [], 0)
+    assert ledger.remove("10.3.0.1") == 1 and not kept.exists()
+    assert ledger.admit("10.3.0.1", 600_000) == (None, 0)

@@ -20,7 +20,7 @@ from playground.panels.event_log import PAGE_ROWS
 from playground.panels.explain import explain
 from playground.panels.field_reference import field_keys, reference_html
 from playground.parse.session import Session
-from playground.server import limits
+from playground.server import queues
 from playground.wiring import Page
 from tests.support.templates_for_tests import EXPECTED, GENERATION, PREFIX, SMOL_TEXT
 from tests.support.templates_for_tests import SMOLLM3 as SMOL
@@ -528,7 +528,7 @@ def test_the_wiring_refuses_a_handler_reading_or_writing_a_missing_component():
 
 
 def test_each_kind_of_work_has_its_own_queue():
-    assert limits.queue_options("model") == {"concurrency_id": "model", "concurrency_limit": 4}
-    assert len({limits.queue_options(kind)["concurrency_id"] for kind in limits.WORK}) == len(
-        limits.WORK
+    assert queues.queue_options("model") == {"concurrency_id": "model", "concurrency_limit": 4}
+    assert len({queues.queue_options(kind)["concurrency_id"] for kind in queues.WORK}) == len(
+        queues.WORK
     )

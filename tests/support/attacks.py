@@ -5,11 +5,16 @@ Shared by `tests/app/test_app_attacks.py` (which asserts the limits) and
 comes from `ATTACKER`'s address and another visitor, `VICTIM`, parses the
 default sample 20 times meanwhile; every figure is wall time on this machine.
 Addresses are given as X-Forwarded-For, which the server trusts from loopback
-(as from the proxy in front of a Space).
+(as from the proxy in front of a Space: the server runs with `proxy_hops` 1).
 
 - `start_server(root, limits)`: app.py of the checkout `root` on a free port.
 - `ATTACKS`: (name, function) pairs; a function takes a `Run` and returns an `Outcome`.
-- `under_attack(run, attack)`: the attack in a thread and the victim's parses meanwhile.
+- `under_attack(run, attack)`: the attack in a thread and the victim's parses meanwhile, and
+  the server's footprint (`Footprint`: the memory of the server and its worker processes, the
+  disk its uploads take) before, at its peak and after. A watchdog kills the server when its
+  memory passes `KILL_ABOVE_MB` (a checkout without the bounds would take the machine).
+- `BOUNDED`: smaller payloads of the attacks that grow without bound on an older checkout,
+  for measuring one safely (`scripts/bench_attacks.py --bounded`).
 """
 
 from __future__ import annotations
@@ -38,6 +43,13 @@ from tests.support.paths import ROOT
 
 ATTACKER = "10.66.0.1"
 VICTIM = "10.2.0.1"
+OTHER_CALLER = "10.3.0.1"  # a third visitor (an MCP caller of its own)
+# Server and workers together past this (MB): the watchdog kills the server.
+KILL_ABOVE_MB = 3000.0
+# How long after an attack its footprint is read "after" (seconds): freed memory, ended workers.
+SETTLE_SECONDS = 4.0
+# Smaller payloads for checkouts without the bounds (set by scripts/bench_attacks.py --bounded).
+BOUNDED = {"value": False}
 PARSES = 20
 # Longest the victim waits for one parse (seconds): past it the parse counts as failed.
 VICTIM_PATIENCE = 15.0
@@ -87,11 +99,13 @@ class Outcome:
 
 @dataclass
 class Run:
-    """A running server: its process, URL, and a scratch folder for model copies."""
+    """A running server: its process, URL, a scratch folder for model copies, and the folder
+    Gradio keeps its uploads and downloads in (GRADIO_TEMP_DIR)."""
 
     process: subprocess.Popen
     url: str
     scratch: Path
+    files: Path | None = None
 
 
 def free_port() -> int:
@@ -101,19 +115,21 @@ def free_port() -> int:
 
 
 def start_server(root: Path = ROOT, limits: dict | None = None, scratch: Path | None = None) -> Run:
-    """app.py of checkout `root` on loopback, with PLAYGROUND_LIMITS `limits`; waits until it answers."""
+    """app.py of checkout `root` on loopback, with PLAYGROUND_LIMITS `limits` (and `proxy_hops` 1,
+    as on a Space: each visitor's address is its X-Forwarded-For); waits until it answers."""
     port = free_port()
     scratch = scratch or Path(tempfile.mkdtemp(prefix="attack-models-"))
+    files = Path(tempfile.mkdtemp(prefix="attack-gradio-files-"))
     env = {
         **os.environ,
         "GRADIO_SERVER_NAME": "127.0.0.1",
         "GRADIO_SERVER_PORT": str(port),
         "GRADIO_ANALYTICS_ENABLED": "False",
+        "GRADIO_TEMP_DIR": str(files),
         "HF_HUB_OFFLINE": "1",
         "PYTHONPATH": str(root),
+        "PLAYGROUND_LIMITS": json.dumps({"proxy_hops": 1, **(limits or {})}),
     }
-    if limits:
-        env["PLAYGROUND_LIMITS"] = json.dumps(limits)
     process = subprocess.Popen(
         [sys.executable, "app.py"],
         cwd=root,
@@ -129,7 +145,7 @@ def start_server(root: Path = ROOT, limits: dict | None = None, scratch: Path | 
         try:
             with urllib.request.urlopen(url, timeout=2) as response:
                 if response.status == 200:
-                    return Run(process, url, scratch)
+                    return Run(process, url, scratch, files)
         except OSError:
             time.sleep(0.5)
     process.kill()
@@ -184,13 +200,117 @@ def stop_server(run: Run) -> None:
             child.kill()
         except psutil.NoSuchProcess:
             pass
+    if run.files is not None:
+        shutil.rmtree(run.files, ignore_errors=True)
 
 
 def memory_mb(run: Run) -> tuple[float, float]:
     """(server RSS, its worker processes' RSS) in MB."""
     server = psutil.Process(run.process.pid)
-    workers = sum(child.memory_info().rss for child in server.children(recursive=True))
+    workers = 0
+    for child in server.children(recursive=True):
+        try:
+            workers += child.memory_info().rss
+        except psutil.Error:  # ended meanwhile
+            pass
     return server.memory_info().rss / 1e6, workers / 1e6
+
+
+def disk_mb(run: Run) -> float:
+    """What the server's upload and download folder holds (MB)."""
+    total = 0
+    for folder, _, names in os.walk(run.files) if run.files is not None else ():
+        for name in names:
+            try:
+                total += os.stat(os.path.join(folder, name)).st_size
+            except OSError:
+                pass
+    return total / 1e6
+
+
+def worker_processes(run: Run) -> list[psutil.Process]:
+    """The server's worker processes alive now (the spare included)."""
+    found = []
+    for child in psutil.Process(run.process.pid).children(recursive=True):
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE and any(
+                name in " ".join(child.cmdline())
+                for name in (
+                    "playground.server.workers",
+                    "playground.authoring.chat_template_check",
+                )
+            ):
+                found.append(child)
+        except psutil.Error:
+            pass
+    return found
+
+
+@dataclass
+class Footprint:
+    """What an attack cost the server: memory of the server and its workers together (MB) and
+    the disk of its uploads (MB), each (before, peak, after); the worker processes left running
+    after it beyond the spare; and why the watchdog killed the server ("" when it did not)."""
+
+    memory_mb: tuple[float, float, float]
+    disk_mb: tuple[float, float, float]
+    workers_left: int
+    killed: str = ""
+
+
+class _Watch:
+    """Samples the server's memory and disk every 0.1 s until stopped; kills the server (and its
+    workers) when their memory passes `KILL_ABOVE_MB`."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.memory = [sum(memory_mb(run))]
+        self.disk = [disk_mb(run)]
+        self.killed = ""
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        turn = 0
+        while not self._stop.is_set() and self.run.process.poll() is None:
+            try:
+                total = sum(memory_mb(self.run))
+            except psutil.Error:
+                break
+            self.memory.append(total)
+            if total > KILL_ABOVE_MB:
+                self.killed = f"killed by the watchdog at {total:,.0f} MB"
+                for process in [
+                    *psutil.Process(self.run.process.pid).children(recursive=True),
+                    psutil.Process(self.run.process.pid),
+                ]:
+                    try:
+                        process.kill()
+                    except psutil.Error:
+                        pass
+                break
+            turn += 1
+            if turn % 3 == 0:
+                self.disk.append(disk_mb(self.run))
+            time.sleep(0.1)
+
+    def footprint(self) -> Footprint:
+        """Stop sampling; read "after" once the server settled (`SETTLE_SECONDS`)."""
+        if self.run.process.poll() is None and not self.killed:
+            time.sleep(SETTLE_SECONDS)
+        self._stop.set()
+        self._thread.join(timeout=5)
+        alive = self.run.process.poll() is None
+        after_memory = sum(memory_mb(self.run)) if alive else 0.0
+        after_disk = disk_mb(self.run)
+        left = max(0, len(worker_processes(self.run)) - 1) if alive else 0
+        return Footprint(
+            (self.memory[0], max(self.memory + [after_memory]), after_memory),
+            (self.disk[0], max(self.disk + [after_disk]), after_disk),
+            left,
+            self.killed or ("" if alive else "the server stopped"),
+        )
 
 
 def client(run: Run, address: str, timeout: float = PATIENCE) -> httpx.Client:
@@ -200,7 +320,11 @@ def client(run: Run, address: str, timeout: float = PATIENCE) -> httpx.Client:
 def join(run: Run, endpoint: str, data: list, address: str = ATTACKER) -> tuple[int, str]:
     """POST /gradio_api/call/<endpoint>: (HTTP status, the event id or the refusal's detail)."""
     with client(run, address, 30) as http:
-        joined = http.post(f"/gradio_api/call/{endpoint}", json={"data": data})
+        joined = http.post(  # ASCII JSON, as any client may send it (a lone surrogate escaped)
+            f"/gradio_api/call/{endpoint}",
+            content=json.dumps({"data": data}).encode("ascii"),
+            headers={"content-type": "application/json"},
+        )
     if joined.status_code != 200:
         try:
             return joined.status_code, str(joined.json().get("detail"))
@@ -275,6 +399,7 @@ class Row:
     outcome: Outcome
     victim: list[float | None]
     memory: tuple[float, float]
+    footprint: Footprint | None = None
 
     @property
     def victim_p95(self) -> float | None:
@@ -308,8 +433,9 @@ def under_attack(run: Run, name: str, attack, lead: float = 1.0) -> Row:
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert victim_process.stdout.readline().strip() == "ready"
+    watch = _Watch(run)
     outcome: list[Outcome] = []
-    thread = threading.Thread(target=lambda: outcome.append(attack(run)), daemon=True)
+    thread = threading.Thread(target=lambda: outcome.append(_attempt(attack, run)), daemon=True)
     thread.start()
     time.sleep(lead)
     victim_process.stdin.write("go\n")
@@ -320,7 +446,17 @@ def under_attack(run: Run, name: str, attack, lead: float = 1.0) -> Row:
     if thread.is_alive():  # the attack is still waiting: its requests are past PATIENCE
         outcome.append(Outcome(None, f"still running after {PATIENCE + 30:g} s"))
     found = outcome[0]
-    return Row(name, found, victim, memory_mb(run))
+    footprint = watch.footprint()
+    alive = run.process.poll() is None
+    return Row(name, found, victim, memory_mb(run) if alive else (0.0, 0.0), footprint)
+
+
+def _attempt(attack, run: Run) -> Outcome:
+    """`attack(run)`, or what stopped it (a server the watchdog killed refuses connections)."""
+    try:
+        return attack(run)
+    except Exception as error:  # noqa: BLE001 - the row says what happened
+        return Outcome(None, f"the attack stopped: {type(error).__name__}: {str(error)[:200]}")
 
 
 def _longest(results: list[tuple[int, object, float | None]]) -> Outcome:
@@ -655,6 +791,364 @@ def _nested_state() -> str:
     return base64.urlsafe_b64encode(zlib.compress(b"[" * 200_000, 9)).decode("ascii").rstrip("=")
 
 
+# -- round two: costs outside every budget --------------------------------------------------
+
+
+def with_pattern(pattern: str) -> str:
+    """A template whose one explicit field opens on `pattern` (the issue's `T(x)`, our own keys)."""
+    return json.dumps(
+        {
+            "start_anchor": "<s>",
+            "fields": {"probe": {"open_pattern": pattern, "close": "</p>"}, "content": {}},
+        }
+    )
+
+
+def _said(result: object) -> str:
+    if isinstance(result, dict):
+        return str(result.get("error") or result.get("status") or "answered")
+    if isinstance(result, list) and result and isinstance(result[0], dict):
+        return str(result[0].get("message"))
+    return str(result)
+
+
+def compile_bombs(run: Run) -> Outcome:
+    """Counted repeats that the regex module writes out when it compiles, through every entrance:
+    /parse, /lint, /conformance, the editor's live check and a share link (the outcome's seconds
+    are the slowest entrance's)."""
+    from playground.authoring.share import encode_state
+
+    count = 1_000_000 if BOUNDED["value"] else 3_999_999_999
+    said, took = {}, {}
+
+    def entrance(name: str, ask) -> None:
+        started = time.perf_counter()
+        said[name] = " ".join(str(ask()).split())[:240]
+        took[name] = time.perf_counter() - started
+
+    entrance(
+        "parse",
+        lambda: _said(call(run, "parse", [with_pattern(f"(?:xy){{{count}}}"), "", "xy", ""])[1]),
+    )
+    entrance("lint", lambda: _said(call(run, "lint", [with_pattern(f"[0-9]{{{count - 1}}}")])[1]))
+    if not BOUNDED["value"]:  # each entrance keeps its compiled pattern on an older checkout
+        chat = [with_pattern(f"z{{{count - 2}}}"), "{{ messages }}", "", "", ""]
+        entrance("conformance", lambda: _said(call(run, "conformance", chat)[1]))
+        page = _page(run)
+        try:
+            typed = {"template-editor": with_pattern(f"q{{{count - 3}}}")}
+            entrance(
+                "editor",
+                lambda: re.sub(
+                    r"<[^>]+>",
+                    " ",
+                    str(page.run("page_diagnose", typed)[-1].get("template-diagnostics")),
+                ),
+            )
+            state = encode_state({"template": with_pattern(f"w{{{count - 4}}}")})
+            entrance(
+                "share link",
+                lambda: re.sub(r"<[^>]+>", " ", str(page.open({"state": state})[-1].get("status"))),
+            )
+        finally:
+            page.close()
+    return Outcome(
+        max(took.values()), said["parse"], details={"said": said, "count": count, "seconds": took}
+    )
+
+
+def kept_templates(run: Run) -> Outcome:
+    """Many distinct templates, each as heavy as a template may be: none is kept after its request."""
+    started = time.perf_counter()
+    big = 400_000 if BOUNDED["value"] else 2_500_000
+    said = []
+    for number in range(5 if BOUNDED["value"] else 10):
+        _, result, _ = call(run, "parse", [with_pattern(f"k{{{big + number}}}"), "", "k", ""])
+        said.append(_said(result))
+    if not BOUNDED["value"]:
+        for number in range(40):  # just under the bounds: 9 patterns of 9,000 pieces
+            fields = {
+                f"f{i}": {"open_pattern": f"<{number}.{i}>" + "m{9000}", "close": "</f>"}
+                for i in range(9)
+            }
+            template = json.dumps({"start_anchor": "<s>", "fields": {**fields, "content": {}}})
+            call(run, "parse", [template, "", "text", ""])
+    return Outcome(time.perf_counter() - started, said[0][:300], details={"said": said})
+
+
+def amplified_answer(run: Run) -> Outcome:
+    """A transform that repeats a large value thousands of times, on a large value."""
+    copies, size = (500, 100_000) if BOUNDED["value"] else (4_000, 999_990)
+    template = json.dumps(
+        {
+            "start_anchor": "<s>",
+            "fields": {"big": {"open": "<b>", "transform": {"v": ["{content}"] * copies}}},
+        }
+    )
+    started = time.perf_counter()
+    status, result, seconds = call(
+        run, "parse", [template, "", "<b>" + "w" * size, ""], timeout=PATIENCE * 2
+    )
+    answer = len(json.dumps(result)) if result is not None else 0
+    return Outcome(
+        seconds if seconds is not None else None,
+        f"{_said(result)} (answer {answer / 1e6:,.1f} MB)",
+        0 if status == 200 else 1,
+        {"answer_mb": answer / 1e6, "started": started},
+    )
+
+
+def many_regions(run: Run) -> Outcome:
+    """Four parallel /parse of a million characters of tiny repeated regions."""
+    template = json.dumps(
+        {
+            "start_anchor": "<s>",
+            "fields": {"r": {"open": "<r>", "close": "</r>", "repeats": True}, "content": {}},
+        }
+    )
+    data = [template, "", "<r>1</r>" * 124_000, ""]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        outcome = _longest(list(pool.map(lambda _: call(run, "parse", data), range(4))))
+    return outcome
+
+
+def slow_lint(run: Run) -> Outcome:
+    """Lint of a start anchor pattern that backtracks on a delimiter of the template, four at once
+    over the API, and typed into the editor."""
+    template = json.dumps(
+        {
+            "start_anchor_pattern": "(?:b|bb)+d",
+            "fields": {"held": {"open": "b" * 80, "close": "</h>"}, "content": {}},
+        }
+    )
+
+    def lint_once(_):
+        return call(run, "lint", [template], timeout=PATIENCE)
+
+    def editor(_):
+        page = _page(run)
+        started = time.perf_counter()
+        try:
+            outputs = page.run("page_diagnose", {"template-editor": template}, timeout=PATIENCE)
+            text = re.sub(r"<[^>]+>", " ", str(outputs[-1].get("template-diagnostics")))
+            return 200, {"status": " ".join(text.split())}, time.perf_counter() - started
+        except Exception as error:  # noqa: BLE001 - still running at PATIENCE, or refused
+            return 200, {"status": str(error)}, None
+        finally:
+            page.close()
+
+    with ThreadPoolExecutor(max_workers=5) as pool:
+        results = list(pool.map(lint_once, range(4))) + [pool.submit(editor, 0).result()]
+    return _longest(results)
+
+
+LONE_SURROGATE = "\ud800"
+
+
+def surrogate_jobs(run: Run) -> Outcome:
+    """/conformance and /generate with a lone surrogate in a text field, many times."""
+    calls = 3 if BOUNDED["value"] else 16
+    started = time.perf_counter()
+    said = ""
+    refused = 0
+    for number in range(calls):
+        if number % 2:
+            status, result, _ = call(
+                run, "conformance", [QWEN3_TEXT, "{{ messages }}" + LONE_SURROGATE, "", "", ""]
+            )
+        else:
+            status, result, _ = call(run, "generate", _generate("Hi " + LONE_SURROGATE))
+        said = said or _said(result)
+        refused += status != 200
+    return Outcome(time.perf_counter() - started, said[:300], refused, {"calls": calls})
+
+
+def upload_flood(run: Run) -> Outcome:
+    """Uploads of 19 MB files (each a different one), as fast as one client sends them for a minute."""
+    uploads = 20 if BOUNDED["value"] else 190
+    started = time.perf_counter()
+    statuses: dict[int, int] = {}
+    said = ""
+    with client(run, ATTACKER, 60) as http:
+        for number in range(uploads):
+            if time.perf_counter() - started > 60:
+                break
+            blob = number.to_bytes(4, "big") * (19_000_000 // 4)
+            try:
+                answer = http.post(
+                    "/gradio_api/upload",
+                    files={"files": (f"u{number}.bin", blob, "application/octet-stream")},
+                )
+                statuses[answer.status_code] = statuses.get(answer.status_code, 0) + 1
+                if answer.status_code != 200 and not said:
+                    said = f"HTTP {answer.status_code}: {answer.text[:240]}"
+            except httpx.HTTPError as error:
+                statuses[-1] = statuses.get(-1, 0) + 1
+                said = said or f"connection closed ({type(error).__name__})"
+    accepted = statuses.get(200, 0)
+    return Outcome(
+        time.perf_counter() - started,
+        said or f"all {accepted} accepted",
+        uploads - accepted,
+        {"statuses": statuses, "accepted_mb": accepted * 19},
+    )
+
+
+def _mcp_call(
+    run: Run, address: str, tool: str, arguments: dict, timeout: float
+) -> tuple[bool, str, float]:
+    """One MCP tool call from `address`: (refused or failed, what it said, seconds)."""
+    import asyncio
+    from datetime import timedelta
+
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def called():
+        http = httpx.AsyncClient(headers={"X-Forwarded-For": address}, timeout=timeout)
+        async with (
+            http,
+            streamable_http_client(run.url + "gradio_api/mcp/", http_client=http) as (
+                read,
+                write,
+                _,
+            ),
+        ):
+            async with ClientSession(
+                read, write, read_timeout_seconds=timedelta(seconds=timeout)
+            ) as session:
+                await session.initialize()
+                return await session.call_tool(tool, arguments)
+
+    started = time.perf_counter()
+    try:
+        result = asyncio.run(called())
+    except Exception as error:  # noqa: BLE001 - a refusal or a timeout, said as it came
+        return True, f"{type(error).__name__}: {error}"[:300], time.perf_counter() - started
+    text = " ".join(getattr(item, "text", "") for item in result.content)
+    return bool(result.isError), text[:300], time.perf_counter() - started
+
+
+def mcp_callers(run: Run) -> Outcome:
+    """Two heavy MCP tool calls from the attacker (a chat-template check that loops, a replay of a
+    big paste a character at a time: each within the attacker's share of its kind), then a heavy
+    call (an export) from another MCP caller."""
+    looping = {"template_text": QWEN3_TEXT, "chat_template_text": LOOPING_JINJA}
+    replay = {
+        "template_text": QWEN3_TEXT,
+        "prefix": "",
+        "generation": _big_generation(400_000),
+        "tools_text": "",
+        "chunking": "chars:1",
+    }
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        heavy = [
+            pool.submit(_mcp_call, run, ATTACKER, "conformance", looping, PATIENCE),
+            pool.submit(_mcp_call, run, ATTACKER, "replay", replay, PATIENCE * 2),
+        ]
+        time.sleep(4)
+        other = _mcp_call(run, OTHER_CALLER, "export", {"template_text": QWEN3_TEXT}, PATIENCE)
+        attacker = [future.result() for future in heavy]
+    return Outcome(
+        max(seconds for _, _, seconds in attacker),
+        next((said for refused, said, _ in attacker if refused), attacker[0][1]),
+        sum(refused for refused, _, _ in attacker),
+        {
+            "other_refused": other[0],
+            "other_said": other[1],
+            "other_seconds": other[2],
+            "attacker": attacker,
+        },
+    )
+
+
+def odd_inputs(run: Run) -> Outcome:
+    """The small leaks: a ?chunk= of thousands of digits, a template number of thousands of digits,
+    groups nested hundreds deep, and folder probes of the home folder and a missing one."""
+    started = time.perf_counter()
+    said = {}
+    page = _page(run)
+    try:
+        status = page.open({"sample": "qwen3/text-then-tool-calls", "chunk": "7" * 5000})[-1].get(
+            "status"
+        )
+        said["chunk digits"] = " ".join(re.sub(r"<[^>]+>", " ", str(status)).split())[:300]
+    except Exception as error:  # noqa: BLE001 - the page failed: say how
+        said["chunk digits"] = f"the page failed: {error}"[:300]
+    finally:
+        page.close()
+    long_number = QWEN3_TEXT[:-1] + ', "version": 1' + "0" * 5000 + "}"
+    _, result, _ = call(run, "parse", [long_number, "", "hi", ""])
+    said["number digits"] = _said(result)
+    _, result, _ = call(run, "parse", [with_pattern("(" * 700 + "n" + ")" * 700), "", "n", ""])
+    said["nested groups"] = _said(result)
+    answers = []
+    for folder in ("~", "/root", "/root/no-such-folder-here", "/no/such/top/folder"):
+        _, result, _ = call(run, "conformance", [QWEN3_TEXT, "", folder, "", ""])
+        answers.append(_said(result))
+    said["folders"] = answers
+    return Outcome(
+        time.perf_counter() - started,
+        json.dumps(said)[:300],
+        details={"said": said, "distinct_folder_answers": len(set(answers))},
+    )
+
+
+def client_workers(run: Run) -> Outcome:
+    """One client starting every kind of worker job at once: a check, an inference, a comparison
+    with transformers and a prompt render, each of a chat template or pattern that loops."""
+    looping_model = model_copy(run, "looping-workers", LOOPING_JINJA)
+    started = time.perf_counter()
+    jobs = {
+        "page_check_chat_template": {"template-editor": QWEN3_TEXT, "chat-template": LOOPING_JINJA},
+        "page_infer_chat_template": {"chat-template": LOOPING_JINJA},
+        "page_compare_reference": {
+            "template-editor": BACKTRACKING,
+            "prefix": "<s>",
+            "generation": "a" * 36 + "b",
+        },
+        "page_generate": {"model-name": str(looping_model), "user": "Hi"},
+    }
+    counted = []
+
+    def count_workers():
+        for _ in range(40):
+            counted.append(max(0, len(worker_processes(run)) - 1))
+            time.sleep(0.25)
+
+    counter = threading.Thread(target=count_workers, daemon=True)
+    counter.start()
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        results = list(pool.map(lambda item: _one_page_job(run, *item), jobs.items()))
+    counter.join()
+    refused = [said for ok, said in results if not ok]
+    return Outcome(
+        time.perf_counter() - started,
+        (refused[0] if refused else results[-1][1])[:300],
+        len(refused),
+        {"most_workers": max(counted, default=0), "results": results},
+    )
+
+
+def _one_page_job(run: Run, listener: str, values: dict) -> tuple[bool, str]:
+    from tests.support.load_sessions import PageFailure, PageRefused
+
+    page = _page(run)
+    try:
+        outputs = page.run(listener, values, timeout=PATIENCE)
+        texts = [v for output in outputs for v in output.values() if isinstance(v, str) and v]
+        text = " ".join(re.sub(r"<[^>]+>", " ", " ".join(texts)).split())
+        if "PLAYGROUND_LIMITS client_worker_mb" in text:
+            return False, text[text.find("you already") :][:300]
+        return True, text[-300:]
+    except PageRefused as error:
+        return False, str(error)
+    except PageFailure as error:
+        return True, str(error)
+    finally:
+        page.close()
+
+
 ATTACKS = [
     ("1. 66 looping chat-template checks in 1 s", queue_flood),
     ("2. 8 backtracking 'vs transformers'", reference_backtracking),
@@ -668,6 +1162,16 @@ ATTACKS = [
     ("8. folder probes", folder_probe),
     ("9. HTML in the chat view", chat_injection),
     ("10. paths, types, caps", hygiene),
+    ("11. regex compile bombs at every entrance", compile_bombs),
+    ("12. heavy templates, each kept?", kept_templates),
+    ("13. a transform repeating 1 MB 4,000 times", amplified_answer),
+    ("14. 4 /parse of 248,000 tiny regions", many_regions),
+    ("15. lint of a backtracking anchor, 4 + editor", slow_lint),
+    ("16. lone surrogates in worker jobs", surrogate_jobs),
+    ("17. 190 uploads of 19 MB in a minute", upload_flood),
+    ("18. MCP: 2 heavy calls, then another caller", mcp_callers),
+    ("19. digits, nesting, folder probes", odd_inputs),
+    ("20. one client's jobs in every worker kind", client_workers),
 ]
 
 

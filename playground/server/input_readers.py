@@ -1,0 +1,159 @@
+"""Input readers: a visitor's text read within the caps, before the engine sees it.
+
+Everything the page accepts from a visitor (a template, a prefix, a generation,
+tools JSON, a shared link) passes through `read_template`, `read_tools` and
+`check_text_sizes`, so an oversized or malformed input gets a message naming
+what is wrong (an `InputError`) instead of a slow parse or a traceback. Text
+that is not valid Unicode (a lone surrogate, which UTF-8 cannot write and which
+a JSON `\ud83d` escape without its pair decodes to) is refused here too
+(`check_unicode`), before it reaches a worker process, a log or an answer.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .limits import Limits, current
+
+
+class InputError(ValueError):
+    """Input the page refuses before parsing (too big, not JSON, wrong shape)."""
+
+
+def lone_surrogate(text: str) -> int | None:
+    """The index of the first lone surrogate (U+D800 to U+DFFF) in `text`, or None when UTF-8 can
+    write it all."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return error.start
+    return None
+
+
+def check_unicode(value: Any, what: str) -> None:
+    """Raise InputError naming `what` (and the JSON path inside it) when a string in `value` (a
+    text, or JSON data) holds a lone surrogate."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            at = lone_surrogate(item)
+            if at is not None:
+                where = f" at {path}" if path else ""
+                raise InputError(
+                    f"{what} is not valid Unicode{where}: character {at:,} is a lone surrogate "
+                    f"(U+{ord(item[at]):04X}); an escape such as \\ud83d must come with its pair."
+                )
+        elif isinstance(item, dict):
+            stack += [(key, path) for key in item if isinstance(key, str)]
+            stack += [(v, f"{path}.{k}" if path else str(k)) for k, v in item.items()]
+        elif isinstance(item, list):
+            stack += [(v, f"{path}[{i}]") for i, v in enumerate(item)]
+
+
+def json_depth(text: str) -> int:
+    """Deepest nesting of [ and { in JSON text, found without parsing it (strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def read_json(text: str, what: str, max_chars: int, limits: Limits | None = None) -> Any:
+    """JSON text -> value, after the size and depth caps. Raises InputError naming `what`."""
+    limits = limits or current()
+    if len(text) > max_chars:
+        raise InputError(f"{what} is too large: {len(text):,} characters (limit {max_chars:,}).")
+    if (depth := json_depth(text)) > limits.json_depth:
+        raise InputError(
+            f"{what} is nested too deeply: {depth} levels (limit {limits.json_depth})."
+        )
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(
+            f"{what} is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}."
+        ) from None
+    except ValueError:  # a number of thousands of digits, which Python will not convert
+        raise InputError(f"{what} is not valid JSON: it holds a number too long to read.") from None
+    check_unicode(value, what)
+    return value
+
+
+def _long_patterns(value: Any, path: str, limit: int) -> list[str]:
+    """JSON paths of delimiter strings and patterns longer than `limit`."""
+    found = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _long_patterns(item, f"{path}.{key}" if path else str(key), limit)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found += _long_patterns(item, f"{path}[{i}]", limit)
+    elif isinstance(value, str) and len(value) > limit:
+        found.append(path)
+    return found
+
+
+def read_template(text: str, limits: Limits | None = None) -> dict:
+    """The template dict from editor text, after the size, depth, field-count and pattern caps.
+
+    Raises InputError (caps, not JSON, not an object); the engine's TemplateError comes later.
+    """
+    limits = limits or current()
+    if not text or not text.strip():
+        raise InputError(
+            "The template is empty: pick one from templates/ in the Template tab, or load a sample."
+        )
+    template = read_json(text, "The template", limits.template_chars, limits)
+    if not isinstance(template, dict):
+        raise InputError("The template must be a JSON object with 'fields' (and 'start_anchor').")
+    fields = template.get("fields")
+    if isinstance(fields, dict) and len(fields) > limits.fields:
+        raise InputError(f"The template has {len(fields)} fields (limit {limits.fields}).")
+    anchors = {k: template[k] for k in ("start_anchor", "start_anchor_pattern") if k in template}
+    if too_long := _long_patterns({**anchors, "fields": fields or {}}, "", limits.pattern_chars):
+        raise InputError(
+            f"Pattern or delimiter too long at {too_long[0]} (limit {limits.pattern_chars:,} characters)."
+        )
+    return template
+
+
+def read_tools(text: str, limits: Limits | None = None) -> list | None:
+    """Tools (JSON-schema list) from the tools box; None when empty."""
+    limits = limits or current()
+    if not text or not text.strip():
+        return None
+    tools = read_json(text, "The tools JSON", limits.tools_chars, limits)
+    if not isinstance(tools, list) or not all(isinstance(tool, dict) for tool in tools):
+        raise InputError(
+            'The tools JSON must be a list of tool objects, e.g. [{"type": "function", "function": {...}}].'
+        )
+    return tools
+
+
+def check_text_sizes(prefix: str, generation: str, limits: Limits | None = None) -> None:
+    """Raise InputError when the prefix or the generation is over its cap."""
+    limits = limits or current()
+    if len(prefix) > limits.prefix_chars:
+        raise InputError(
+            f"The prefix is too long: {len(prefix):,} characters (limit {limits.prefix_chars:,})."
+        )
+    if len(generation) > limits.generation_chars:
+        raise InputError(
+            f"The generation is too long: {len(generation):,} characters (limit {limits.generation_chars:,})."
+        )

@@ -1,0 +1,104 @@
+"""A parse's own limits, for a server that answers strangers: `max_regions` (what its events, spans
+and views cost) and `max_value_chars` (what its message and event values hold, repeats counted)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine import ParseLimitError, ResponseParser, parse_response, trace
+from engine.message import value_chars
+
+
+def parsed(generation: str, template: dict, **limits) -> dict:
+    """The message of one whole-text parse with `limits` (`ResponseParser` keywords)."""
+    parser = ResponseParser(template, prefix="", **limits)
+    parser.feed(generation)
+    return parser.finalize()[0]
+
+
+REPEATS = {
+    "start_anchor": "<s>",
+    "fields": {"x": {"open": "<x>", "close": "</x>", "repeats": True}, "content": {}},
+}
+
+
+def test_a_parse_stops_before_the_region_past_its_limit():
+    parser = ResponseParser(REPEATS, prefix="", max_regions=3)
+    events = parser.feed("a<x>1</x><x>2</x>")
+    assert [(e["type"], e["field"]) for e in events if e["type"] != "region_chunk"] == [
+        ("region_open", "content"),
+        ("region_close", "content"),
+        ("region_open", "x"),
+        ("region_close", "x"),
+        ("region_open", "x"),
+        ("region_close", "x"),
+    ]
+    with pytest.raises(ParseLimitError) as caught:
+        parser.feed("<x>3</x>")
+    assert str(caught.value) == (
+        "the parse stopped at stream offset 17: it has opened 3 regions, the most it may "
+        "(max_regions); the text after it is not parsed"
+    )
+    assert caught.value.offset == 17
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(1, 6), max_size=20), st.integers(1, 8))
+def test_the_region_limit_stops_every_chunking_at_the_same_place(cuts, most):
+    generation = "hi<x>a</x> <x>bb</x>text<x>c</x><x></x>end"
+    try:
+        parsed(generation, REPEATS, max_regions=most)
+        whole = None
+    except ParseLimitError as error:
+        whole = error.offset
+    parser = ResponseParser(REPEATS, prefix="", max_regions=most)
+    at, stopped = 0, None
+    try:
+        for size in cuts:
+            parser.feed(generation[at : at + size])
+            at += size
+        parser.feed(generation[at:])
+        parser.finalize()
+    except ParseLimitError as error:
+        stopped = error.offset
+    assert stopped == whole
+
+
+def test_a_transform_that_repeats_a_large_value_stops_at_the_value_limit():
+    template = {
+        "start_anchor": "<s>",
+        "fields": {"x": {"open": "<x>", "transform": ["{content}"] * 500}},
+    }
+    generation = "<x>" + "a" * 100_000
+    assert len(parse_response(generation, template, prefix="")["x"]) == 500
+    with pytest.raises(
+        ParseLimitError, match="its region values would hold over 1,000,000 characters"
+    ):
+        parsed(generation, template, max_value_chars=1_000_000)
+
+
+def test_closes_that_carry_the_value_so_far_stop_at_the_value_limit():
+    template = {
+        "start_anchor": "<s>",
+        "fields": {
+            "x": {"open": "<x>", "close": "</x>"},
+            "content": {"transform": {"t": "{content}"}},
+        },
+    }
+    generation = (
+        "a" * 100 + "<x></x>"
+    ) * 2000  # 2,000 closes of the content so far: 200 M characters
+    result = trace(generation, template, prefix="", max_value_chars=2_000_000)
+    assert result.error.type == "ParseLimitError"
+    assert result.spans[-1].kind == "unparsed"
+
+
+def test_value_chars_counts_what_json_writes_and_stops_past_the_limit():
+    assert value_chars("abc", 100) == 5
+    assert value_chars({"a": ["xy", 1, None]}, 100) == 2 + 5 + 2 + 3 + 4 + 8 + 8
+    shared = "x" * 1000
+    assert value_chars([shared] * 1000, 10**9) == 2 + 1000 + 1000 * 1002
+    # Past the limit once the list is counted: none of its strings is visited.
+    assert value_chars([shared] * 10**6, 5000) == 2 + 10**6
