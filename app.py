@@ -44,6 +44,7 @@ from playground.panels.page_script import (
     DIAGNOSTICS_JS,
     EVENT_LOG_JS,
     EXPLAIN_JS,
+    HEADER_JS,
     INFERENCE_JS,
     MATCH_LIST_JS,
     PAGE_JS,
@@ -77,9 +78,15 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
         with gr.Column(scale=5, min_width=340, elem_id="inputs-column"):
             gr.HTML(
                 "<h1>Response Template Playground</h1><p>A <b>response template</b> turns a chat model's raw output back into a "
-                "message (<code>reasoning_content</code>, <code>content</code>, <code>tool_calls</code>). Pick a sample, paste an "
-                "output, edit the template or generate live, and click any stretch of the region map to see where it went.</p>",
+                "message (<code>reasoning_content</code>, <code>content</code>, <code>tool_calls</code>). New model? "
+                "<b>Start from a model</b>: give its chat template (a hub id, a local folder or the pasted Jinja) and a "
+                "template is inferred, checked and shown working. Or pick a sample, paste an output, edit the template or "
+                "generate live, and click any stretch of the region map to see where it went.</p>"
+                '<div class="rt-front-door"><button type="button" class="rt-door rt-door-main" data-tab="Start from a model" '
+                'id="start-from-model">Start from a model →</button><button type="button" class="rt-door" '
+                'data-tab="Samples">Pick a sample</button></div>',
                 elem_id="page-header",
+                js_on_load=HEADER_JS,
             )
             with gr.Tabs(
                 selected="samples", elem_id="modes", overflow_behavior="wrap"
@@ -100,6 +107,47 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                         samples_per_page=8,
                         label="Click a case to load it",
                         elem_id="sample-table",
+                    )
+                with gr.Tab("Start from a model", id="model", elem_id="tab-model"):
+                    page.chat_template_model = gr.Textbox(
+                        "",
+                        label="A model: a hub id or a local folder (tokenizer files only)",
+                        placeholder="samples/demo-model",
+                        elem_id="chat-template-model",
+                    )
+                    page.chat_template_text = gr.Code(
+                        "",
+                        language="jinja2",
+                        label="…or its chat template, pasted (the Jinja text of chat_template; wins when given)",
+                        lines=6,
+                        max_lines=16,
+                        wrap_lines=True,
+                        elem_id="chat-template",
+                    )
+                    with gr.Row():
+                        page.bos_token = gr.Textbox(
+                            "", label="bos_token (optional)", elem_id="bos-token", min_width=140
+                        )
+                        page.eos_token = gr.Textbox(
+                            "", label="eos_token (optional)", elem_id="eos-token", min_width=140
+                        )
+                    page.use_examples = gr.Checkbox(
+                        True,
+                        label="Send my outputs in Tests as examples (the model's real outputs teach what no render shows)",
+                        elem_id="use-examples",
+                    )
+                    with gr.Row():
+                        page.infer_button = gr.Button(
+                            "Infer a template", variant="primary", elem_id="infer-button"
+                        )
+                        page.check_button = gr.Button(
+                            "Check the editor's template against it", elem_id="check-button"
+                        )
+                    page.inference = gr.HTML(
+                        findings_html(None), elem_id="inference", js_on_load=INFERENCE_JS
+                    )
+                    page.conformance = gr.HTML(
+                        matrix_html(None), elem_id="conformance", js_on_load=CONFORMANCE_JS
                     )
                 with gr.Tab("Paste & parse", id="paste", elem_id="tab-paste"):
                     page.prefix = gr.Textbox(
@@ -158,6 +206,12 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                         )
                         page.stop_button = gr.Button("Stop", variant="stop", elem_id="stop-button")
                     page.model_note = gr.Markdown(elem_id="model-note")
+                    page.use_model_button = gr.Button(
+                        "Use the model's template",
+                        size="sm",
+                        visible=False,
+                        elem_id="use-model-button",
+                    )
                     model_status = gr.Markdown(elem_id="model-status")
                     model_status_timer = gr.Timer(0.5)
                     with gr.Accordion(
@@ -190,7 +244,7 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                             )
                             page.use_model_template = gr.Checkbox(
                                 True,
-                                label="Use the model's template (tokenizer's own, else templates/)",
+                                label="Use the model's template (tokenizer's own, else templates/); an edited template is kept",
                                 elem_id="use-model-template",
                             )
                             page.teaching_pace = gr.Checkbox(
@@ -246,6 +300,7 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                         label="Response template (Ctrl+Enter parses)",
                         lines=16,
                         max_lines=36,
+                        wrap_lines=True,
                         elem_id="template-editor",
                     )
                     page.diagnostics = gr.HTML(
@@ -256,45 +311,13 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                     with gr.Row():
                         page.format_button = gr.Button("Format", elem_id="format-button")
                         page.reset_button = gr.Button("Reset", elem_id="reset-button")
-                    with gr.Accordion(
-                        "Start from a chat template, or check against one",
-                        open=False,
-                        elem_id="chat-template-check",
-                    ):
-                        page.chat_template_text = gr.Code(
-                            "",
-                            language="jinja2",
-                            label="Chat template (the Jinja text of the model's chat_template)",
-                            lines=6,
-                            max_lines=16,
-                            elem_id="chat-template",
+                        page.restore_button = gr.Button(
+                            "↶ Restore", visible=False, elem_id="restore-button"
                         )
-                        page.chat_template_model = gr.Textbox(
-                            "",
-                            label="…or a model to take it from: a local folder or a hub id (tokenizer files only)",
-                            placeholder="samples/demo-model",
-                            elem_id="chat-template-model",
-                        )
-                        with gr.Row():
-                            page.bos_token = gr.Textbox(
-                                "", label="bos_token (optional)", elem_id="bos-token", min_width=140
-                            )
-                            page.eos_token = gr.Textbox(
-                                "", label="eos_token (optional)", elem_id="eos-token", min_width=140
-                            )
-                        with gr.Row():
-                            page.infer_button = gr.Button(
-                                "Infer a template from it", elem_id="infer-button"
-                            )
-                            page.check_button = gr.Button(
-                                "Check the template against it", elem_id="check-button"
-                            )
-                        page.inference = gr.HTML(
-                            findings_html(None), elem_id="inference", js_on_load=INFERENCE_JS
-                        )
-                        page.conformance = gr.HTML(
-                            matrix_html(None), elem_id="conformance", js_on_load=CONFORMANCE_JS
-                        )
+                    gr.HTML(
+                        '<div class="rt-note">To infer a template from a model, or check this one against '
+                        "a chat template: the <b>Start from a model</b> tab.</div>"
+                    )
                     with gr.Accordion(
                         "Field reference (from the JSON Schema)",
                         open=False,
@@ -438,6 +461,9 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                 selected="message", elem_id="results", overflow_behavior="wrap"
             ) as page.results_tabs:
                 with gr.Tab("Message", id="message"):
+                    page.value_changes = gr.HTML(
+                        first["value_changes"], elem_id="value-changes-panel"
+                    )
                     with gr.Row():
                         page.message_json = gr.Code(
                             first["message_json"],
@@ -508,8 +534,18 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                     page.stream_check = gr.HTML(report_html(None), elem_id="stream-check")
                 with gr.Tab("Tests", id="tests"):
                     page.test_results = gr.HTML(first["test_results"], elem_id="test-results")
-                    page.add_case_button = gr.Button(
-                        "Add the current input as a test case", size="sm", elem_id="add-case-button"
+                    with gr.Row():
+                        page.add_case_button = gr.Button(
+                            "Add the current input as a test case",
+                            size="sm",
+                            elem_id="add-case-button",
+                        )
+                        page.export_cases_button = gr.Button(
+                            "Download as examples (JSONL)", size="sm", elem_id="export-cases-button"
+                        )
+                    page.examples_file = gr.File(
+                        label="examples.jsonl (for python -m engine infer --examples)",
+                        elem_id="examples-file",
                     )
                     with gr.Accordion(
                         "Test cases (JSON: name, prefix, generation, expected)", open=False
@@ -519,6 +555,7 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                             language="json",
                             lines=8,
                             max_lines=24,
+                            wrap_lines=True,
                             elem_id="test-cases",
                         )
                 with gr.Tab("vs transformers", id="reference"):
@@ -568,9 +605,10 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
     page.listen(page.diagnostics.click, handlers.fix_template)
     page.listen(page.format_button.click, handlers.format_editor)
     page.listen(page.reset_button.click, handlers.reset_template)
+    page.listen(page.restore_button.click, handlers.restore_template)
     page.listen(page.export_button.click, handlers.export_template, work="export")
     page.listen(page.infer_button.click, handlers.infer_chat_template, work="infer")
-    page.listen(page.inference.click, handlers.show_finding, show_progress="hidden")
+    page.listen(page.inference.click, handlers.inference_click, show_progress="hidden")
     page.listen(page.check_button.click, handlers.check_chat_template, work="conformance")
     page.listen(page.conformance.click, handlers.load_check_row)
     page.listen(page.fit_button.click, handlers.fit_templates, work="fit")
@@ -582,6 +620,7 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
         show_progress="hidden",
     )
     page.listen(page.add_case_button.click, handlers.add_test_case)
+    page.listen(page.export_cases_button.click, handlers.export_cases, work="export")
     page.listen(page.compare_button.click, handlers.compare_reference, work="reference")
     page.listen(page.step_button.click, handlers.replay_step, work="replay")
     page.listen(page.back_button.click, handlers.replay_back, work="replay")
@@ -592,6 +631,7 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
     )
     page.listen(page.generate_button.click, live.generate, work="model")
     page.listen(page.stop_button.click, live.request_stop, queue=False)
+    page.listen(page.use_model_button.click, live.use_model_template_now, work="model")
 
     # The model's background load (started by main()) shows its progress until it ends.
     def show_load_status(model_name: str):

@@ -70,3 +70,18 @@ def template_choice_for(
     if current in matching:
         return current
     return matching[0] if matching else otherwise
+
+
+def is_authors_template(text: str) -> bool:
+    """Whether editor `text` is the author's own work: not a `templates/` file's template nor a
+    sample's as loaded (an edited, inferred or hand-written template; also text that is not
+    valid JSON yet)."""
+    if not (text or "").strip():
+        return False
+    if template_choice_for(text) != EDITED_TEMPLATE:
+        return False
+    try:
+        data = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return True
+    return not any(sample.template == data for sample in samples_by_id().values())

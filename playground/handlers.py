@@ -27,10 +27,18 @@ from .authoring.diagnostics import apply_fix, check_template
 from .authoring.editor_paths import string_at
 from .authoring.export import export_files
 from .authoring.fit import family_note, rank_templates
-from .authoring.inference import evidence_html, findings_html, infer_from_page
+from .authoring.inference import (
+    evidence_html,
+    findings_html,
+    infer_from_page,
+    inference_losses,
+)
+from .authoring.inference_failures import apply_edit, failure_groups
 from .authoring.share import (
     CHUNK_DIGITS,
     MAX_STATE_FILE,
+    MODEL_PARAMETER_CHARS,
+    MODEL_PARAMETERS,
     PageState,
     decode_state,
     link_problems,
@@ -41,8 +49,13 @@ from .authoring.share import (
 from .authoring.stream_check import report_html, stream_check
 from .authoring.template_editor import format_template, shipped_template
 from .authoring.test_cases import (
+    CHECK_NOTE,
+    as_examples,
+    author_cases,
     cases_for_template,
     cases_text,
+    examples_jsonl,
+    matrix_cases,
     read_cases,
     results_html,
     run_cases,
@@ -64,7 +77,7 @@ from .panels.explain import explain, explain_editor_key, span_of_event
 from .panels.markup import escape
 from .panels.match_list import match_list_html
 from .panels.message_view import openai_stream
-from .panels.status import error_html
+from .panels.status import error_html, probable_losses
 from .parse.chunking import chunking_param, parse_chunking_param
 from .parse.derived import DERIVED_VIEWS, remember_derived, stale_derived
 from .parse.parse_view import ParseView, traced_view
@@ -168,7 +181,7 @@ def _scrubber_before_replay(session: Session, generation: str) -> Update:
     return Update(value=0, maximum=max(1, len(generation or "")))
 
 
-@produces(*TEMPLATE_OUTPUTS)
+@produces("diagnostics", *TEMPLATE_OUTPUTS)
 def parse(
     template_text: str,
     prefix: str,
@@ -178,8 +191,13 @@ def parse(
     session: Session,
 ) -> dict:
     """Parse (the button, Ctrl+Enter, or a pause in typing): the parse panels, the test results,
-    and whether the editor still holds a templates/ file."""
-    return _parsed_page(template_text, prefix, generation, tools_text, test_cases_text, session)
+    and whether the editor still holds a templates/ file; the diagnostics again when the parse
+    shows a near miss (a fix that would copy that delimiter text is then held back)."""
+    result = _parsed_page(template_text, prefix, generation, tools_text, test_cases_text, session)
+    misses = near_misses_of(session, template_text)
+    if misses:
+        result["diagnostics"] = check_template(template_text, misses)
+    return result
 
 
 @produces(*PARSE_VIEWS)
@@ -211,8 +229,17 @@ def set_display(
 
 @produces("explain")
 def explain_span(event: dict, session: Session) -> dict:
-    """A stretch of the region map was clicked (or chosen from the keyboard): explain it."""
+    """A stretch of the region map was clicked (or chosen from the keyboard): explain it.
+
+    A click that comes before the page-load handler gave the session its parse (a busy
+    server: the page shows the first sample until then) parses that sample first, as the
+    page-load handler would, so the click is never answered with nothing.
+    """
     session.display.selection = str(event.get("selected", ""))
+    if session.view is None and not session.sample_id:
+        selection = session.display.selection
+        _sample_outputs(DEFAULT_SAMPLE, session)
+        session.display.selection = selection
     return {"explain": explain(session.view, session.display.selection, session.inference)}
 
 
@@ -266,7 +293,34 @@ def _editor_template(template_text: str) -> dict | None:
 # ---------------------------------------------------------------------------
 
 
-def _sample_outputs(sample_id: str, session: Session) -> dict:
+# Editor texts a session keeps for Restore at most.
+RESTORES_KEPT = 10
+
+
+def restore_button(session: Session) -> Update:
+    """The Restore button: names what replaced the editor's text last; hidden when nothing did."""
+    if not session.replaced:
+        return Update(visible=False)
+    why, _ = session.replaced[-1]
+    return Update(value=f"↶ Restore the template before {why}", visible=True)
+
+
+def replacing(session: Session, old: str, new: str, why: str) -> Update:
+    """The editor's text `old` is being replaced by `new` (by `why`: "loading a sample",
+    "Infer"): keep it for Restore (unless it is empty or the same), and return the button."""
+    if (
+        (old or "").strip()
+        and old != new
+        and (not session.replaced or session.replaced[-1][1] != old)
+    ):
+        session.replaced.append((why, old))
+        del session.replaced[:-RESTORES_KEPT]
+    return restore_button(session)
+
+
+def _sample_outputs(sample_id: str, session: Session, editor: str | None = None) -> dict:
+    """The page for one sample; `editor` is the editor's text it replaces (kept for Restore),
+    None on page load."""
     sample = samples_by_id().get(sample_id)
     if sample is None:
         return failed(f"No sample {sample_id!r}; pick one from the Samples tab.", session)
@@ -284,7 +338,13 @@ def _sample_outputs(sample_id: str, session: Session) -> dict:
         cases_for_template(choice if choice != INLINE_TEMPLATE else None, sample.template)
     )
     session.test_cases_text = cases
+    restore = (
+        {"restore_button": replacing(session, editor, text, "loading a sample")}
+        if editor is not None
+        else {}
+    )
     return {
+        **restore,
         "sample_id": sample.id,
         "template_text": text,
         "prefix": sample.prefix,
@@ -305,6 +365,7 @@ def _sample_outputs(sample_id: str, session: Session) -> dict:
 
 SAMPLE_OUTPUTS = (
     *SAMPLE_INPUTS,
+    "restore_button",
     "test_cases_text",
     "test_results",
     "stream_check",
@@ -316,18 +377,21 @@ SAMPLE_OUTPUTS = (
 
 
 @produces(*SAMPLE_OUTPUTS)
-def load_sample(sample_id: str, session: Session) -> dict:
-    """Load one sample case, template and all, and parse it."""
-    return _sample_outputs(sample_id, session)
+def load_sample(sample_id: str, session: Session, template_text: str | None = None) -> dict:
+    """Load one sample case, template and all, and parse it (the editor's text is kept for
+    Restore)."""
+    return _sample_outputs(sample_id, session, template_text)
 
 
 @produces(*SAMPLE_OUTPUTS)
-def load_sample_at(sample_rows: int, session: Session) -> dict:
+def load_sample_at(sample_rows: int, session: Session, template_text: str | None = None) -> dict:
     """One click on a row of the samples table (`sample_rows` is the row index)."""
-    return _sample_outputs(list(samples_by_id())[int(sample_rows)], session)
+    return _sample_outputs(list(samples_by_id())[int(sample_rows)], session, template_text)
 
 
-def _use_template(name: str, prefix, generation, tools_text, session: Session) -> dict:
+def _use_template(
+    name: str, prefix, generation, tools_text, session: Session, editor: str = ""
+) -> dict:
     text = shipped_template(name)
     if text is None:
         return {}  # "(edited...)" or "(inline...)": nothing to load
@@ -335,6 +399,7 @@ def _use_template(name: str, prefix, generation, tools_text, session: Session) -
     cases = cases_text(cases_for_template(name))
     session.test_cases_text = cases
     return {
+        "restore_button": replacing(session, editor, text, f"loading {name}"),
         "template_text": text,
         "test_cases_text": cases,
         "test_results": _tests(text, cases),
@@ -345,6 +410,7 @@ def _use_template(name: str, prefix, generation, tools_text, session: Session) -
 
 
 USE_TEMPLATE_OUTPUTS = (
+    "restore_button",
     "template_text",
     "template_choice",
     "test_cases_text",
@@ -357,28 +423,47 @@ USE_TEMPLATE_OUTPUTS = (
 
 @produces(*USE_TEMPLATE_OUTPUTS)
 def choose_template(
-    template_choice: str, prefix: str, generation: str, tools_text: str, session: Session
+    template_choice: str,
+    prefix: str,
+    generation: str,
+    tools_text: str,
+    session: Session,
+    template_text: str = "",
 ) -> dict:
     """The template dropdown: load that templates/ file into the editor, with its test cases, and parse."""
-    return _use_template(template_choice, prefix, generation, tools_text, session)
+    return _use_template(template_choice, prefix, generation, tools_text, session, template_text)
 
 
 @produces(*USE_TEMPLATE_OUTPUTS)
 def start_from(
-    start_from: str, prefix: str, generation: str, tools_text: str, session: Session
+    start_from: str,
+    prefix: str,
+    generation: str,
+    tools_text: str,
+    session: Session,
+    template_text: str = "",
 ) -> dict:
     """The Template tab's "Start from templates/": like the dropdown, and the dropdown follows."""
-    result = _use_template(start_from, prefix, generation, tools_text, session)
+    result = _use_template(start_from, prefix, generation, tools_text, session, template_text)
     return {**result, "template_choice": start_from} if result else result
 
 
+def near_misses_of(session: Session, template_text: str) -> list:
+    """The near misses of the parse on screen when it was made with the editor's template (a
+    one-click fix must not copy a delimiter text the output shows is wrong)."""
+    view = session.view
+    if view is None or not view.finished or view.template != _editor_template(template_text):
+        return []
+    return [d for d in view.diagnoses if d.code == "near-miss"]
+
+
 @produces("diagnostics")
-def diagnose(template_text: str) -> dict:
+def diagnose(template_text: str, session: Session) -> dict:
     """The editor's diagnostics (validation, did-you-mean, lint), as the text changes."""
-    return {"diagnostics": check_template(template_text)}
+    return {"diagnostics": check_template(template_text, near_misses_of(session, template_text))}
 
 
-@produces("template_text", "diagnostics", *TEMPLATE_OUTPUTS)
+@produces("template_text", "diagnostics", "restore_button", *TEMPLATE_OUTPUTS)
 def fix_template(
     event: dict,
     template_text: str,
@@ -395,6 +480,7 @@ def fix_template(
     return {
         "template_text": fixed,
         "diagnostics": check_template(fixed),
+        "restore_button": replacing(session, template_text, fixed, "the Fix"),
         **parse(fixed, prefix, generation, tools_text, test_cases_text, session),
     }
 
@@ -410,17 +496,45 @@ def format_editor(template_text: str) -> dict:
     )
 
 
-@produces("template_text", *TEMPLATE_OUTPUTS)
+@produces("template_text", "diagnostics", "restore_button", *TEMPLATE_OUTPUTS)
 def reset_template(
-    prefix: str, generation: str, tools_text: str, test_cases_text: str, session: Session
+    prefix: str,
+    generation: str,
+    tools_text: str,
+    test_cases_text: str,
+    session: Session,
+    template_text: str = "",
 ) -> dict:
-    """Reset button: put back the template the editor started from, and parse."""
+    """Reset button: put back the template the editor started from, and parse (the edited text
+    is kept for Restore)."""
     text = session.reset_text
     result = parse(text, prefix, generation, tools_text, test_cases_text, session)
     result["template_choice"] = template_choice_for(
         text, session.template_origin or None, INLINE_TEMPLATE
     )
-    return {"template_text": text, **result}
+    restore = replacing(session, template_text, text, "Reset")
+    return {"template_text": text, "restore_button": restore, **result}
+
+
+@produces("template_text", "diagnostics", "restore_button", *TEMPLATE_OUTPUTS)
+def restore_template(
+    prefix: str,
+    generation: str,
+    tools_text: str,
+    test_cases_text: str,
+    session: Session,
+) -> dict:
+    """Restore: put back the editor text the last replacement took away, and parse."""
+    if not session.replaced:
+        return {"restore_button": restore_button(session)}
+    _, text = session.replaced.pop()
+    result = parse(text, prefix, generation, tools_text, test_cases_text, session)
+    return {
+        "template_text": text,
+        "diagnostics": check_template(text),
+        "restore_button": restore_button(session),
+        **result,
+    }
 
 
 @produces("template_file", "tokenizer_config_file", "export_note")
@@ -501,42 +615,115 @@ def check_chat_template(
     yield {"conformance": remember_derived(session, "conformance", shown, template_text)}
 
 
-@produces("inference", "conformance", "template_text", "diagnostics", *TEMPLATE_OUTPUTS)
+# Which matrix row shows an inferred template working, best first (by the row's check).
+SHOWCASE_CHECKS = (
+    "round-trip:content-and-tool-calls",
+    "round-trip:tool-call",
+    "round-trip:reasoning-and-answer",
+    "round-trip:answer",
+    "round-trip:continuation",
+    "anchor",
+)
+
+
+def showcase_row(rows: list[dict], groups: list[dict] | None = None) -> int | None:
+    """The matrix row to load into the workspace after Infer: a passing one that shows the most
+    (text and calls, then a call, then reasoning and an answer...); when none passes, the first
+    row of the largest failure group (what to fix first). None when no row has a prompt."""
+
+    def rank(index: int) -> int:
+        check = rows[index]["name"].rsplit("/", 1)[-1]
+        return SHOWCASE_CHECKS.index(check) if check in SHOWCASE_CHECKS else len(SHOWCASE_CHECKS)
+
+    passing = [i for i, row in enumerate(rows) if row["passed"] and row.get("prompt") is not None]
+    if passing:
+        return min(passing, key=lambda i: (rank(i), i))
+    for group in groups or []:
+        return group["rows"][0]
+    return next((i for i, row in enumerate(rows) if row.get("prompt") is not None), None)
+
+
+INFER_OUTPUTS = (
+    "inference",
+    "conformance",
+    "template_text",
+    "diagnostics",
+    "restore_button",
+    "prefix",
+    "generation",
+    "tools_text",
+    "test_cases_text",
+    "start_from",
+    *TEMPLATE_OUTPUTS,
+)
+
+
+@produces(*INFER_OUTPUTS)
 def infer_chat_template(
     chat_template_text: str,
     chat_template_model: str,
     bos_token: str,
     eos_token: str,
-    prefix: str,
-    generation: str,
-    tools_text: str,
+    use_examples: bool,
+    template_text: str,
     test_cases_text: str,
     session: Session,
 ):
-    """Infer: a template derived from the pasted chat template (or the model's), in a worker with the
-    check's caps (`playground.authoring.inference`), goes into the editor with its matrix, and parses."""
+    """Infer: a template derived from the pasted chat template (or the model's), in a worker with
+    the check's caps (`playground.authoring.inference`), with the author's outputs in Tests as
+    examples (`use_examples`). It goes into the editor (the text there is kept for Restore)
+    with its matrix and what fails grouped by cause; one of its own matrix rows (a render of
+    this chat template) is loaded into the workspace; the Tests tab holds the author's outputs
+    and the matrix rows."""
     yield {
         "inference": findings_html(
             None, pending=f"Inferring… (at most {limits.current().conformance_seconds:g} s)"
         )
     }
-    outcome = infer_from_page(chat_template_text, chat_template_model, bos_token, eos_token)
+    try:
+        mine = author_cases(read_cases(test_cases_text))
+    except InputError:
+        mine = []
+    examples = as_examples(mine) if use_examples else []
+    outcome = infer_from_page(
+        chat_template_text, chat_template_model, bos_token, eos_token, examples
+    )
     if outcome.result is None:
         yield {"inference": findings_html(None, outcome.error)}
         return
     result = outcome.result
+    result["failure_groups"] = [group.to_dict() for group in failure_groups(result)]
     session.inference = result
     text = template_text_of(result["template"])
     session.reset_text, session.template_origin = text, ""
     check = CheckOutcome(result["report"], seconds=outcome.seconds, source=outcome.source)
     session.check_rows, session.check_template = check.rows, text
     matrix = matrix_html(check, causes=root_causes(check.rows, result["template"]))
+    cases = cases_text(mine + matrix_cases(check.rows, CHECK_TOOLS))
+    session.test_cases_text = cases
+    index = showcase_row(check.rows, result["failure_groups"])
+    row = (
+        check.rows[index] if index is not None else {"prompt": "", "generation": "", "tools": False}
+    )
+    tools_text = template_text_of(CHECK_TOOLS) if row.get("tools") else ""
+    note = (
+        f"Matrix row {row['name']} ({'passed' if row['passed'] else 'failed'}): a render of "
+        f"{outcome.source}, parsed with the inferred template."
+        if index is not None
+        else ""
+    )
     yield {
-        "inference": findings_html(result),
+        "inference": findings_html(result, examples=len(examples)),
         "conformance": remember_derived(session, "conformance", matrix, text),
         "template_text": text,
         "diagnostics": check_template(text),
-        **parse(text, prefix, generation, tools_text, test_cases_text, session),
+        "restore_button": replacing(session, template_text, text, "Infer"),
+        "prefix": row["prompt"],
+        "generation": row["generation"],
+        "tools_text": tools_text,
+        "test_cases_text": cases,
+        "start_from": None,  # the editor no longer holds a templates/ file
+        **_parsed_page(text, row["prompt"], row["generation"], tools_text, cases, session, note),
     }
 
 
@@ -548,6 +735,40 @@ def show_finding(event: dict, session: Session) -> dict:
     if not 0 <= index < len(findings):
         return {}
     return {"explain": evidence_html(findings[index])}
+
+
+@produces("explain", "template_text", "diagnostics", "restore_button", *TEMPLATE_OUTPUTS)
+def inference_click(
+    event: dict,
+    template_text: str,
+    prefix: str,
+    generation: str,
+    tools_text: str,
+    test_cases_text: str,
+    session: Session,
+) -> dict:
+    """A click in the inference panel: a finding shows its renders in #explain; an Apply button
+    (``apply``: the index of a failure group) applies that group's edit to the editor's
+    template (the text before is kept for Restore) and parses."""
+    if "apply" not in event:
+        return show_finding(event, session)
+    groups = (session.inference or {}).get("failure_groups", [])
+    index = int(event.get("apply", -1))
+    if not 0 <= index < len(groups) or not groups[index]["fix"]:
+        return {}
+    try:
+        template = json.loads(template_text or "")
+    except ValueError:
+        return {"status": error_html("The editor's template is not valid JSON: fix it first.")}
+    if not isinstance(template, dict):
+        return {}
+    fixed = template_text_of(apply_edit(template, groups[index]["fix"]))
+    return {
+        "template_text": fixed,
+        "diagnostics": check_template(fixed),
+        "restore_button": replacing(session, template_text, fixed, "the Apply"),
+        **parse(fixed, prefix, generation, tools_text, test_cases_text, session),
+    }
 
 
 @produces("prefix", "generation", "tools_text", "modes", *TEMPLATE_OUTPUTS)
@@ -672,18 +893,39 @@ def add_test_case(
         tools = read_tools(tools_text)
     except InputError as error:
         return {"test_results": results_html([], 0, str(error))}
-    message = session.view.message if session.view is not None else None
+    view = session.view
+    message = view.message if view is not None else None
     case = {
         "name": f"case {len(cases) + 1}",
+        "source": "output",
         "prefix": prefix or "",
         "generation": generation or "",
         "expected": message or {},
     }
+    if view is not None and probable_losses(view, inference_losses(view, session.inference)):
+        # Recorded from a parse that probably lost text: not evidence until the author checks it.
+        case["check"] = CHECK_NOTE
     if tools:
         case["tools"] = tools
-    text = cases_text([*cases, case])
+    # The author's outputs first: they run before the matrix rows, and inference reads them.
+    mine = author_cases(cases)
+    text = cases_text([*mine, case, *(c for c in cases if c not in mine)])
     session.test_cases_text = text
     return {"test_cases_text": text, "test_results": _tests(template_text, text)}
+
+
+@produces("examples_file", "test_results")
+def export_cases(template_text: str, test_cases_text: str) -> dict:
+    """Download the test cases as examples: a JSONL file of ``{"prefix", "output", "tools"?,
+    "expected"}``, what `python -m engine infer --examples` reads (every case: the author's
+    outputs and the rows)."""
+    try:
+        cases = read_cases(test_cases_text)
+    except InputError as error:
+        return {"examples_file": None, "test_results": results_html([], 0, str(error))}
+    path = download_folder() / "examples.jsonl"
+    path.write_text(examples_jsonl(cases), encoding="utf-8")
+    return {"examples_file": str(path)}
 
 
 @produces("reference")
@@ -1124,7 +1366,7 @@ def share(
     return {"share_link": query, "share_warning": shown, "state_file": str(path)}
 
 
-OPEN_OUTPUTS = (*SAMPLE_OUTPUTS, *CHUNKING_INPUTS, "modes")
+OPEN_OUTPUTS = (*SAMPLE_OUTPUTS, *CHUNKING_INPUTS, *MODEL_PARAMETERS, "modes")
 
 
 def _apply_state(state: PageState, session: Session, problems: list[str]) -> dict:
@@ -1197,6 +1439,11 @@ def open_page(params: dict, session: Session) -> dict:
         _sample_outputs(DEFAULT_SAMPLE, session)
         return {}
     problems = link_problems(params)
+    model = {
+        name: params[name]
+        for name in MODEL_PARAMETERS
+        if name in params and len(params[name]) <= MODEL_PARAMETER_CHARS
+    }
     texts: dict[str, str] = {}
     if "state" in params:
         try:
@@ -1206,7 +1453,11 @@ def open_page(params: dict, session: Session) -> dict:
             problems.append(str(error).rstrip("."))
     chunk = params.get("chunk", "0")
     tab = params.get("tab") or (
-        "paste" if params.get("sample") or params.get("template") or texts else ""
+        "model"
+        if model.get("chat_template_model")
+        else "paste"
+        if params.get("sample") or params.get("template") or texts
+        else ""
     )
     state = PageState(
         params.get("sample", ""),
@@ -1216,7 +1467,8 @@ def open_page(params: dict, session: Session) -> dict:
         tab,
         int(chunk) if chunk.isdigit() and len(chunk) <= CHUNK_DIGITS else 0,
     )
-    return _apply_state(state, session, problems)
+    # ?chat_template_model= fills the Start from a model tab (the page script then presses Infer).
+    return {**_apply_state(state, session, problems), **model}
 
 
 @produces(*OPEN_OUTPUTS)

@@ -16,8 +16,9 @@ from typing import Any
 from engine import TemplateError
 from engine.errors import ResponseParseError
 
-from .catalog import template_choice_for, template_text_of
-from .outputs import PARSE_VIEWS, failed, produces, render
+from .catalog import is_authors_template, template_choice_for, template_text_of
+from .handlers import TEMPLATE_OUTPUTS, parse, replacing
+from .outputs import PARSE_VIEWS, Update, failed, produces, render
 from .panels.status import status_html
 from .parse.derived import DERIVED_VIEWS, stale_derived
 from .parse.parse_view import LiveParse, ParseView
@@ -291,6 +292,9 @@ def request_stop(session: Session) -> dict:
     "generation",
     "model_note",
     "chunking",
+    "scrubber",
+    "restore_button",
+    "use_model_button",
     *DERIVED_VIEWS,
 )
 def generate(
@@ -317,6 +321,8 @@ def generate(
     the prompt as prefix and the generation: updates are coalesced by the paced loop Play
     runs too (`playground.parse.replay.paced_feed`), plus one at the end; each update
     outlines the text and events added since the one before.
+
+    `use_model_template`: the model's replaces the editor's template unless that is the author's.
     With `teaching_pace`, tokens are shown TEACHING_TOKENS_PER_SECOND a second, one update
     each. Stop (`request_stop`) ends it at the next token; what was generated is then
     finalized like a finished generation.
@@ -334,7 +340,7 @@ def generate(
         max_new_tokens = int(max_new_tokens)
         if not 1 <= max_new_tokens <= caps.max_new_tokens:
             raise InputError(f"max_new_tokens must be between 1 and {caps.max_new_tokens}.")
-        template = read_template(template_text) if not use_model_template else None
+        kept, template = _run_template(use_model_template, template_text)
         key = start_loading(model_name)
     except (InputError, ValueError) as error:  # FolderError included
         yield failed(str(error), session)
@@ -367,8 +373,7 @@ def generate(
             yield failed(redact(str(error)), session)
             return
     run = _LiveRun(live, session, loaded, (template_note, note), teaching_pace)
-    if use_model_template:
-        run.choose(template)
+    run.editor(kept, use_model_template, template, template_text)
     if not (yield from _wait_for_slot(session)):
         return
     pieces = generation.stream_generation(
@@ -382,6 +387,51 @@ def generate(
     )
     end = yield from run.stream(pieces, teaching_pace)
     yield run.finished(end, prompt.text, template_text, live_tools_text)
+
+
+def _run_template(use_model_template: bool, template_text: str) -> tuple[bool, dict | None]:
+    """(whether the editor's template is kept, the template to parse with: None for the model's).
+    An edited or inferred template is the author's work: kept even when the model's is asked
+    for (the note says so, and *Use the model's template* is offered). Raises InputError."""
+    kept = bool(use_model_template) and is_authors_template(template_text or "")
+    return kept, read_template(template_text) if not use_model_template or kept else None
+
+
+@produces(
+    "template_text",
+    "diagnostics",
+    "use_model_button",
+    "model_note",
+    "restore_button",
+    *TEMPLATE_OUTPUTS,
+)
+def use_model_template_now(
+    model_name: str,
+    template_text: str,
+    prefix: str,
+    generation: str,
+    tools_text: str,
+    test_cases_text: str,
+    session: Session,
+) -> dict:
+    """*Use the model's template*, offered after a Generate that kept the author's template: the
+    template Generate live chooses for the model goes into the editor (the edited text is kept
+    for Restore), and the input is parsed with it."""
+    from .model import generation as model_code
+
+    try:
+        loaded = get_model(model_name)
+        template, why = model_code.choose_template(loaded)
+    except (model_code.ModelLoadError, LookupError, FolderError) as error:
+        return {"model_note": redact(str(error))}
+    text = template_text_of(template)
+    return {
+        "template_text": text,
+        "use_model_button": Update(visible=False),
+        "model_note": f"Model: {shown(loaded.name)} — {redact(why)}",
+        "restore_button": replacing(session, template_text, text, "Use the model's template"),
+        **parse(text, prefix, generation, tools_text, test_cases_text, session),
+    }
 
 
 def _wait_for_load(model_name: str, session: Session):
@@ -439,13 +489,32 @@ class _LiveRun:
         self.tokens = 0
         self.shown_feeds = 0  # feeds drawn by the last update
 
-    def choose(self, template: dict) -> None:
-        """The model's own template is used: the editor and the template choice show it."""
+    def choose(self, template: dict, editor: str) -> None:
+        """The model's own template is used: the editor and the template choice show it, and the
+        editor's text (`editor`) is kept for Restore."""
         text = template_text_of(template)
         self.chosen = {
             "template_text": text,
             "template_choice": template_choice_for(text, self.session.template_origin or None),
+            "restore_button": replacing(self.session, editor, text, "Generate live"),
+            "use_model_button": Update(visible=False),
         }
+
+    def editor(self, kept: bool, model_template: bool, template: dict, text: str) -> None:
+        """What the run does to the editor: keeps the author's template (`kept`), or shows the
+        model's `template` in place of `text` when the model's is used."""
+        if kept:
+            self.keep_edit()
+        elif model_template:
+            self.choose(template, text)
+
+    def keep_edit(self) -> None:
+        """The editor holds the author's template: it parses this run, and the note says so."""
+        self.model_note += (
+            " — your edited template was kept (the model's own was not used: "
+            "“Use the model's template” puts it in the editor)"
+        )
+        self.chosen = {"use_model_button": Update(visible=True)}
 
     def view(self, fresh_feeds: int = 1) -> ParseView:
         elapsed = time.perf_counter() - self.started
@@ -515,6 +584,7 @@ class _LiveRun:
         cuts = [offset - live.tail_length for offset in live.chunk_ends[:-1]]
         session.generated = (generated, cuts)
         template_text = self.chosen.get("template_text", template_text)
+        pieces = max(1, len(cuts) + 1)
         return {
             **render(view, session, note=note),
             **self.chosen,
@@ -522,5 +592,7 @@ class _LiveRun:
             "generation": generated,
             "model_note": note,
             "chunking": "tokens",  # a replay of this text steps through the model's own tokens
+            # The scrubber at the end of this run's pieces (not a previous replay's position).
+            "scrubber": Update(value=pieces, maximum=pieces),
             **stale_derived(session, template_text, prefix, generated, tools_text),
         }

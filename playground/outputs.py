@@ -20,12 +20,14 @@ from typing import Any
 
 from engine.authoring.trace import TraceSpan
 
+from .authoring.inference import inference_losses
 from .panels.event_log import LogQuery, event_log, log_fields
 from .panels.explain import explain
 from .panels.match_list import match_list_html
 from .panels.message_view import chat_messages, message_json, message_language, openai_stream
 from .panels.region_map import MapOptions, region_map
 from .panels.status import error_html, figures, status_html
+from .panels.value_changes import value_changes_html
 from .parse.parse_view import ParseView
 
 log = logging.getLogger("playground")
@@ -40,6 +42,7 @@ PARSE_VIEWS = (
     "log_field",
     "initial_events",
     "message_json",
+    "value_changes",
     "chat",
     "openai_stream",
     "matches",
@@ -107,7 +110,13 @@ def render(
     display.log_page = page
     fields = view.field_names or log_fields(view.events)
     return {
-        "status": status_html(view, note, stale=stale, progress=progress),
+        "status": status_html(
+            view,
+            note,
+            stale=stale,
+            progress=progress,
+            losses=inference_losses(view, session.inference) if view.finished else (),
+        ),
         "region_map": region_map(
             view, MapOptions(display.show_whitespace, stale or None, window_start, boundaries)
         ),
@@ -128,6 +137,7 @@ def render(
                 "chat": chat_messages(view.message if view.finished else view.partial_message),
             }
         ),
+        "value_changes": value_changes_html(view) if view.finished else "",
         "figures": figures(view.figures),
         # The OpenAI view costs as much as the parse on a big input: drawn while its tab is shown.
         **(

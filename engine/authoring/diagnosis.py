@@ -22,6 +22,10 @@ parse ends) and says what caused it, naming the template key and what to change:
   closed.
 - ``region-never-closed``: a region ran to the end without its close and swallowed
   other delimiters ("the tool_calls region never closed, and swallowed ...").
+- ``anchor-past-open``: the prompt ends with a field's open delimiter (a chat template that
+  pre-writes `<think>`), but the start anchor cuts the prefix after it, so that field never
+  opens and what the model writes in it goes to the implicit field. The fix is known (the
+  anchor without the opener) and given as `Diagnosis.fix`.
 
 Everything here is linear in the text: candidate places for a near miss are found
 with q-gram counts, and fuzzy matching (the `regex` module's ``{e<=2}``) only runs
@@ -72,6 +76,8 @@ class Diagnosis:
             tail, then the generation), or None.
         source, start, end: the same place as ``"prefix"``/``"generation"`` and offsets in it.
         places: how many places hold the same near miss (the first is given).
+        fix: the edit that fixes it when one is known, as {template key path: new value}
+            (``{"start_anchor": "<|assistant|>"}``), else None.
     """
 
     code: str
@@ -89,6 +95,7 @@ class Diagnosis:
     start: int | None = None
     end: int | None = None
     places: int = 1
+    fix: dict | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -418,6 +425,8 @@ def _diagnose(
     found: list[Diagnosis] = []
     if prefix and not anchor_found:
         found.append(_anchor_diagnosis(template.start_anchor, prefix, timeout))
+    elif prefix:
+        found += _anchor_past_open(template, prefix, cut, stream, tail_length, spans, timeout)
     fired = _fired_texts(spans, stream)
     regions = _regions(spans)
     opened = {region.field for region in regions if region.field is not None} | {
@@ -804,6 +813,118 @@ def _anchor_diagnosis(anchor: Delimiter, prefix: str, timeout: float) -> Diagnos
         miss.start,
         miss.end,
     )
+
+
+# How far before the cut an open delimiter the anchor cut past is looked for (characters).
+OPENER_WINDOW = 400
+
+
+def opener_before_cut(
+    spec: FieldSpec, prefix: str, cut: int, timeout: float = REGEX_BUDGET
+) -> str | None:
+    """The text of `spec`'s open delimiter when a match of it ends the prefix before `cut` (only
+    blanks between, and nothing but blanks after `cut`: a prompt that pre-writes the opener and
+    whose start anchor cut after it), else None."""
+    if spec.open is None or not cut or prefix[cut:].strip():
+        return None
+    low = max(0, cut - OPENER_WINDOW)
+    try:
+        matches = [
+            m
+            for m in spec.open.pattern.finditer(
+                prefix, low, len(prefix), timeout=regex_timeout(timeout)
+            )
+            if m.end() > m.start() and m.end() <= cut and not prefix[m.end() : cut].strip()
+        ]
+    except TimeoutError:
+        return None
+    return matches[-1].group() if matches else None
+
+
+def _anchor_without(anchor: Delimiter, opener: str) -> dict | None:
+    """The start anchor with `opener` taken off the end of each literal that ends with it, as
+    {key: value}; None for a pattern anchor (no edit is known) or when nothing ends with it."""
+    literals = anchor.literals
+    if literals is None:
+        return None
+    shortened = []
+    for literal in literals:
+        written = literal.rstrip()
+        kept = written[: -len(opener)] if written.endswith(opener) else literal
+        if kept and kept not in shortened:
+            shortened.append(kept)
+    if shortened == list(literals) or not shortened:
+        return None
+    key = anchor.path
+    return {key: shortened[0] if len(shortened) == 1 else shortened}
+
+
+def _anchor_past_open(
+    template: ResponseTemplate,
+    prefix: str,
+    cut: int,
+    stream: str,
+    tail_length: int,
+    spans: Sequence[_Stretch],
+    timeout: float,
+) -> list[Diagnosis]:
+    """``anchor-past-open``: the prompt ends with a field's open delimiter and the start anchor
+    cut the prefix after it, so the field never opened (a prompt whose tail holds text, such as
+    a prefilled answer after the opener, is left alone: the anchor takes the opener on purpose)."""
+    if not cut or prefix[cut:].strip():
+        return []
+    opened = {span.field for span in spans if span.kind == "open"}
+    implicit = template.implicit_field
+    found = []
+    for spec in template.fields.values():
+        if spec.open is None or spec.name in opened:
+            continue
+        opener = opener_before_cut(spec, prefix, cut, timeout)
+        if opener is None:
+            continue
+        generation = stream[tail_length:]
+        closes = sorted(
+            (generation.find(text), text)
+            for text in _texts(spec.close)
+            if text and generation.find(text) >= 0
+        )
+        goes = f"goes to {implicit.name}" if implicit is not None else "is discarded"
+        written = (
+            f"; the model closed it ({_show(closes[0][1])} at generation offset {closes[0][0]:,}), "
+            f"so what it wrote before that {goes}"
+            if closes
+            else f", and what the model writes in it {goes}"
+        )
+        fix = _anchor_without(template.start_anchor, opener)
+        key = template.start_anchor.path
+        change = (
+            f"end the start anchor before {_show(opener)}: set {key} to {_show(next(iter(fix.values())))} "
+            f"({spec.open.path} stays {_show(spec.open.source)})"
+            if fix
+            else f"make {key} end before {_show(opener)}, so the prompt's {_show(opener)} opens {spec.name}"
+        )
+        found.append(
+            Diagnosis(
+                "anchor-past-open",
+                "error" if closes else "warning",
+                key,
+                f"The prompt ends with {_show(opener)}, the open delimiter of {spec.name} ({spec.open.path}), "
+                f"but the start anchor {_show(template.start_anchor.source)} cuts the prefix after it, so "
+                f"{spec.name} never opens{written}. Fix: {change}.",
+                change,
+                template.start_anchor.source,
+                opener,
+                "anchor",
+                None,
+                None,
+                None,
+                "prefix",
+                cut - len(opener),
+                cut,
+                fix=fix,
+            )
+        )
+    return found
 
 
 def _common_beginning(a: str, b: str) -> str:

@@ -3,13 +3,18 @@
 `find_warnings` reads a tracer's spans (`engine.authoring.trace`) for the faults template
 authors meet most (the field reports), one function a warning:
 
-- ``close-without-open``: another field's close delimiter inside a region's text, usually a
-  missing prefix (a chat template that pre-writes the open delimiter);
+- ``close-without-open``: another field's close delimiter inside a region's text: a missing
+  prefix (a chat template that pre-writes the open delimiter), a start anchor that cut the
+  prefix after that open delimiter, or a model that closes what it never opened (the advice
+  says which, from the prefix and where the anchor cut it);
 - ``tool-call-open-swallowed``: a tool call's open delimiter inside another region, where
   only that region's close can fire;
 - ``text-discarded``: text outside every region, with no implicit field to take it;
 - ``close-inside-json-string``: a JSON region that failed because its close delimiter fired
-  inside a JSON string.
+  inside a JSON string;
+- ``delimiter-in-content``: text of the implicit field that is another field's open delimiter
+  (or the literal text of its pattern) or the start anchor: a region that did not open there,
+  so its text is in the implicit field's value.
 
 Warnings are often symptoms; their cause in the author's terms is `engine.authoring.diagnosis`.
 """
@@ -22,7 +27,9 @@ from typing import TYPE_CHECKING
 import regex
 
 from ..template import FieldSpec, ResponseTemplate
+from .diagnosis import opener_before_cut
 from .lint import json_safe_close
+from .pattern_explain import literal_runs
 from .time_budget import out_of_time, regex_timeout
 
 if TYPE_CHECKING:
@@ -35,7 +42,7 @@ class TraceWarning:
 
     Attributes:
         code: a stable name (``close-without-open``, ``tool-call-open-swallowed``,
-            ``close-inside-json-string``, ``text-discarded``).
+            ``close-inside-json-string``, ``text-discarded``, ``delimiter-in-content``).
         message: what was seen and what it usually means.
         suggestion: what to change, or ``""``.
         source, start, end: where (offsets into the prefix or the generation).
@@ -106,23 +113,71 @@ def _find_in_spans(spans: list[TraceSpan], needle: regex.Pattern) -> _Found | No
 
 
 def find_warnings(
-    spans: list[TraceSpan], error: ParseFailure | None, template: ResponseTemplate
+    spans: list[TraceSpan],
+    error: ParseFailure | None,
+    template: ResponseTemplate,
+    *,
+    prefix: str = "",
+    cut: int = 0,
 ) -> list[TraceWarning]:
     """Probable faults visible in a finished parse (see the module docstring): its `spans`, the
-    failure that stopped it (`error`, or None) and its template."""
+    failure that stopped it (`error`, or None) and its template; `prefix` (the whole prefix) and
+    `cut` (where the start anchor cut it) let the advice name the prefix the author passed."""
     warnings: list[TraceWarning] = []
+    prompt = _Prompt(prefix, cut)
     for name, _, stretch in _region_texts(spans):
         if out_of_time():
             break  # past the deadline in force (the trace's): the warnings found so far
-        warnings += _closes_without_open(template.fields, name, stretch)
+        warnings += _closes_without_open(template.fields, name, stretch, prompt)
         warnings += _swallowed_tool_calls(template.fields, name, stretch)
+    warnings += _delimiters_in_content(template, spans)
     warnings += _discarded_text(spans)
     warnings += _close_inside_json_string(spans, error, template.fields)
     return warnings
 
 
+@dataclass(frozen=True)
+class _Prompt:
+    """The prefix the author passed (`text`) and where the start anchor cut it (`cut`)."""
+
+    text: str
+    cut: int
+
+
+def _without_open_advice(other: FieldSpec, found: _Found, where: str, prompt: _Prompt):
+    """(message, suggestion) for `other`'s close found in `where` while `other` is not open: the
+    start anchor cut past the open the prompt ends with, no prefix was passed, or the prompt
+    does not pre-write the open (the model closed what it never opened)."""
+    said = (
+        f"{found.text!r}, the close delimiter of {other.name} (its open is {other.open.source!r}), "
+        f"appears inside {where} while {other.name} is not open."
+    )
+    opener = opener_before_cut(other, prompt.text, prompt.cut) if prompt.text else None
+    if opener is not None:
+        return (
+            f"{said} The prefix does end with {opener!r}, {other.name}'s open delimiter, but the start "
+            f"anchor cut the prefix after it, so {other.name} never opened.",
+            f"end the start anchor before {opener!r}, so the prompt's {opener!r} opens {other.name}",
+        )
+    if not prompt.text.strip():
+        return (
+            f"{said} This usually means the prefix is missing the text that opened it (a chat "
+            "template that pre-writes the open delimiter).",
+            "pass the prompt text (with any pre-written open delimiter) as prefix",
+        )
+    return (
+        f"{said} The prefix does not end with {other.open.source!r} either, so the model wrote the "
+        "close without the open.",
+        f"if the model starts its turn inside {other.name}, let {other.name} open at the start of "
+        f"the turn; if {found.text!r} is only a stray marker, add it to the implicit field's closes",
+    )
+
+
 def _closes_without_open(
-    fields: dict[str, FieldSpec], name: str | None, stretch: list[TraceSpan]
+    fields: dict[str, FieldSpec],
+    name: str | None,
+    stretch: list[TraceSpan],
+    prompt: _Prompt = _Prompt("", 0),
 ) -> list[TraceWarning]:
     """``close-without-open``: another field's close delimiter inside the text of region `name`
     (None: discarded text), made of the spans `stretch`."""
@@ -149,12 +204,7 @@ def _closes_without_open(
             opened = _find_in_spans(stretch, other.open.pattern)
             if opened is not None and (opened.source, opened.start) < (found.source, found.start):
                 continue  # its open was swallowed too: reported as such
-            message = (
-                f"{found.text!r}, the close delimiter of {other.name} (its open is {other.open.source!r}), "
-                f"appears inside {where} while {other.name} is not open. This usually means the prefix is "
-                "missing the text that opened it (a chat template that pre-writes the open delimiter)."
-            )
-            suggestion = "pass the prompt text (with any pre-written open delimiter) as prefix"
+            message, suggestion = _without_open_advice(other, found, where, prompt)
         else:
             message = (
                 f"{found.text!r}, the close delimiter of the implicit field {other.name}, appears inside {where}: "
@@ -192,6 +242,71 @@ def _swallowed_tool_calls(
                 "not parsed.",
                 f"close {name} also before a tool call, e.g. close_pattern "
                 f"{_lookahead_close(close_source, fields[name], other)!r}",
+                found.source,
+                found.start,
+                found.end,
+            )
+        )
+    return warnings
+
+
+def _markup_texts(delimiter) -> list[str]:
+    """The texts a delimiter's matches hold that read as markup: its literals, or its pattern's
+    literal runs of at least 3 characters with one that is neither a letter, a digit nor a blank
+    (so a plain word of a pattern is never looked for)."""
+    if delimiter is None:
+        return []
+    if delimiter.literals is not None:
+        texts = list(delimiter.literals)
+    else:
+        texts = [run.literal for run in literal_runs(delimiter.source)]
+    return [
+        text
+        for text in texts
+        if len(text.strip()) >= 3 and any(not (c.isalnum() or c.isspace()) for c in text)
+    ]
+
+
+def _delimiters_in_content(
+    template: ResponseTemplate, spans: list[TraceSpan]
+) -> list[TraceWarning]:
+    """``delimiter-in-content``: another field's open delimiter, or the start anchor, in the text
+    of the implicit field: no region opened there (a pattern whose context did not fit, a model
+    that ran on into a new turn), so that text is in the implicit field's value. Closes are
+    ``close-without-open``'s."""
+    implicit = template.implicit_field
+    if implicit is None:
+        return []
+    stretch = [s for s in spans if s.kind == "body" and s.field == implicit.name]
+    if not stretch:
+        return []
+    looked_for = [
+        (text, spec.open.path, spec.name)
+        for spec in template.fields.values()
+        if not spec.implicit
+        for text in _markup_texts(spec.open)
+    ] + [(text, template.start_anchor.path, None) for text in _markup_texts(template.start_anchor)]
+    warnings, seen = [], set()
+    for text, path, name in looked_for:
+        if text in seen:
+            continue
+        seen.add(text)
+        found = _find_in_spans(stretch, regex.compile(regex.escape(text)))
+        if found is None:
+            continue
+        what = (
+            f"no {name} region opened there, so what follows it is {implicit.name}, not {name}"
+            if name
+            else "the model went on into a new turn, which became part of this message"
+        )
+        warnings.append(
+            TraceWarning(
+                "delimiter-in-content",
+                f"{text!r}, the text of {path}, is in {implicit.name}: {what}.",
+                f"click it on the map to see why {path} did not match there (if the model only "
+                "mentioned it, nothing is lost)"
+                if name
+                else f"end {implicit.name} at the end of the turn (add the turn's end to its closes)",
                 found.source,
                 found.start,
                 found.end,

@@ -556,7 +556,9 @@ def _tool_call_pattern_swallowed_by_reasoning(
 
 
 def _escape(literal: str) -> str:
-    return regex.escape(literal, special_only=True, literal_spaces=True)
+    """`literal` as a pattern, escaping only what a pattern reads specially: a hyphen is literal
+    outside a character class, so `<tool-call>` stays as written (``\\-`` reads as a typo)."""
+    return regex.escape(literal, special_only=True, literal_spaces=True).replace("\\-", "-")
 
 
 # -- patterns ---------------------------------------------------------------------

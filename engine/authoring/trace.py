@@ -461,7 +461,9 @@ class Tracer:
                 self._log.extend((event, "finalize", None) for event in events)
         spans = self.spans()
         with deadline_in_force(self.deadline):  # the reading of the parse within its deadline
-            self.warnings = find_warnings(spans, self.stopped_by(), self.template)
+            self.warnings = find_warnings(
+                spans, self.stopped_by(), self.template, prefix=self.prefix, cut=self.anchor.offset
+            )
         self.diagnoses = diagnose(
             self.template,
             deadline=self.deadline,

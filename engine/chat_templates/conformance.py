@@ -129,6 +129,7 @@ class SituationResult:
         generation: the text parsed after it ("" for the anchor check).
         normalisations: parts of the message left out of `expected` because the chat
             template does not write them, as phrases.
+        tools: the parse was given the check's tools (`TOOLS`), as the situation's prompt was.
     """
 
     name: str
@@ -140,6 +141,7 @@ class SituationResult:
     prompt: str = ""
     generation: str = ""
     normalisations: tuple[str, ...] = ()
+    tools: bool = False
 
     def to_dict(self) -> dict:
         return {
@@ -152,6 +154,7 @@ class SituationResult:
             "prompt": self.prompt,
             "generation": self.generation,
             "normalisations": list(self.normalisations),
+            "tools": self.tools,
         }
 
 
@@ -496,6 +499,7 @@ def _parse_row(
             prompt,
             generation,
             tuple(notes),
+            tools,
         )
     if parser.errors:
         return SituationResult(
@@ -508,6 +512,7 @@ def _parse_row(
             prompt,
             generation,
             tuple(notes),
+            tools,
         )
     passed = got == expected
     if passed:
@@ -526,7 +531,7 @@ def _parse_row(
             )
             detail += f" ({where})"
     return SituationResult(
-        name, passed, True, detail, expected, got, prompt, generation, tuple(notes)
+        name, passed, True, detail, expected, got, prompt, generation, tuple(notes), tools
     )
 
 

@@ -1,6 +1,7 @@
 """The author's tools on the page: the template editor and what checks a template.
 
-`template_editor`, `diagnostics` and `editor_paths` (the editor), `inference` (Start from a
-chat template), `chat_template_check`, `stream_check`, `fit` (which template fits),
-`test_cases`, `export` and `share`.
+`template_editor`, `diagnostics` and `editor_paths` (the editor), `inference` and
+`inference_failures` (Start from a model, and the way out of a failed inference),
+`chat_template_check`, `stream_check`, `fit` (which template fits), `test_cases`, `export`
+and `share`.
 """

@@ -261,11 +261,29 @@ _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
 _NUMBER = re.compile(r"\d+")
 
 
+def difference_summary(expected: dict | None, got: dict | None) -> str:
+    """How `got` differs from `expected`, by key and without values ("content missing;
+    unexpected reasoning_content; tool_calls differs"), so rows failing the same way read alike."""
+    expected, got = expected or {}, got or {}
+    parts = []
+    for key in sorted(set(expected) | set(got), key=lambda k: (k != "role", k)):
+        if expected.get(key) == got.get(key):
+            continue
+        if key not in got:
+            parts.append(f"{key} missing")
+        elif key not in expected:
+            parts.append(f"unexpected {key}")
+        else:
+            parts.append(f"{key} differs")
+    return "; ".join(parts) or "the message differs"
+
+
 def root_causes(rows: list[dict], template: dict | None) -> list[str | None]:
     """For each row: the root cause of its failure (None for rows that pass or are not
     renderable). The cause is the leading diagnosis of the row's parse (`engine.authoring.diagnosis`,
-    the template key and what to change), else the row's detail with quoted texts and
-    numbers blanked, so rows failing the same way share one cause."""
+    the template key and what to change), else how its message differs, by key and without
+    values (`difference_summary`), or for a row with no message its detail with quoted texts
+    and numbers blanked, so rows failing the same way share one cause."""
     from engine import trace
     from engine.chat_templates.conformance import TOOLS
 
@@ -297,6 +315,8 @@ def root_causes(rows: list[dict], template: dict | None) -> list[str | None]:
                     cause = brief(found)
             except (TemplateError, ValueError):
                 cause = None
+        if cause is None and row.get("got") is not None and row.get("expected") is not None:
+            cause = difference_summary(row["expected"], row["got"])
         if cause is None:
             cause = _NUMBER.sub("N", _QUOTED.sub("“…”", row["detail"] or "fails"))
         causes.append(cause)

@@ -14,6 +14,7 @@ import ast
 import copy
 import difflib
 import functools
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -252,8 +253,51 @@ def _lint_fix(template: dict, diagnostic) -> tuple[str, dict | None]:
     return "", None
 
 
-def findings(text: str) -> list[Finding]:
-    """Every diagnostic of editor `text`, errors first (see the module docstring)."""
+def _held(found: list[Finding], near_misses: list) -> list[Finding]:
+    """`found` with each one-click fix held back that would copy a delimiter text the current
+    parse shows is wrong (a near miss: the text has something else where the template expects
+    it): fixing the delimiter comes first, or the fix spreads its typo to another key."""
+    held = []
+    for finding in found:
+        written = json.dumps(finding.fixed, ensure_ascii=False) if finding.fixed else ""
+        wrong = next(
+            (
+                miss
+                for miss in near_misses
+                if miss.expected
+                and miss.key != finding.path
+                and _written_in(miss.expected, written)
+            ),
+            None,
+        )
+        if wrong is None:
+            held.append(finding)
+            continue
+        held.append(
+            Finding(
+                finding.severity,
+                finding.code,
+                finding.path,
+                finding.message,
+                f"first fix {wrong.key}: the output has {wrong.found!r} where it expects "
+                f"{wrong.expected!r} (then this fix copies the right text)",
+            )
+        )
+    return held
+
+
+def _written_in(literal: str, written: str) -> bool:
+    """Whether `literal` is in the JSON text `written`, as itself or escaped as a pattern."""
+    escaped = regex.escape(literal, special_only=True, literal_spaces=True)
+    return any(json.dumps(form, ensure_ascii=False)[1:-1] in written for form in (literal, escaped))
+
+
+def findings(text: str, near_misses: list | None = None) -> list[Finding]:
+    """Every diagnostic of editor `text`, errors first (see the module docstring).
+
+    `near_misses`: the near-miss diagnoses (`engine.authoring.diagnosis.Diagnosis`) of the
+    current parse with this template; a fix that would copy a delimiter text they show is
+    wrong is held back (`_held`)."""
     try:
         template = read_template(text)
     except InputError as error:
@@ -278,6 +322,8 @@ def findings(text: str) -> list[Finding]:
                     fixed,
                 )
             )
+    if near_misses:
+        found = _held(found, near_misses)
     return sorted(found, key=lambda f: SEVERITY_ORDER.get(f.severity, 3))
 
 
@@ -305,17 +351,47 @@ _LINE_COLUMN = re.compile(r"line (\d+), column (\d+)")
 _POSITION = re.compile(r"at position (\d+)")
 
 
+_BLANK = re.compile(r"[ \t\n\r]*")
+
+
 def _value_start(text: str, path: str) -> int | None:
-    """Offset in editor `text` of the JSON value at a dotted `path` (``fields.x.close_pattern``),
-    found key by key; None when a key is not there."""
-    at = 0
-    for key in path.split("."):
-        if key.isdigit():
-            continue
-        found = re.compile(r'"' + re.escape(key) + r'"\s*:\s*').search(text, at)
-        if found is None:
-            return None
-        at = found.end()
+    """Offset in editor `text` of the JSON value at a dotted `path` (``fields.x.close_pattern``,
+    a digit indexing a list), found by walking the JSON's own structure (a key of the same name
+    elsewhere, such as a field's ``content`` key before the field named ``content``, is never
+    taken for it); None when the path is not there or the text is not JSON up to it."""
+    decoder = json.JSONDecoder()
+    at = _BLANK.match(text, 0).end()
+    try:
+        for part in path.split("."):
+            at = _BLANK.match(text, at).end()
+            if text[at : at + 1] == "[" and part.isdigit():
+                at = _BLANK.match(text, at + 1).end()
+                for _ in range(int(part)):
+                    at = _BLANK.match(text, decoder.raw_decode(text, at)[1]).end()
+                    if text[at : at + 1] != ",":
+                        return None
+                    at = _BLANK.match(text, at + 1).end()
+                continue
+            if text[at : at + 1] != "{":
+                return None
+            at += 1
+            while True:
+                at = _BLANK.match(text, at).end()
+                if text[at : at + 1] != '"':
+                    return None
+                key, at = json.decoder.scanstring(text, at + 1)
+                at = _BLANK.match(text, at).end()
+                if text[at : at + 1] != ":":
+                    return None
+                at = _BLANK.match(text, at + 1).end()
+                if key == part:
+                    break
+                at = _BLANK.match(text, decoder.raw_decode(text, at)[1]).end()
+                if text[at : at + 1] != ",":
+                    return None
+                at += 1
+    except ValueError:
+        return None
     return at
 
 
@@ -393,6 +469,6 @@ def diagnostics_html(found: list[Finding], text: str = "") -> str:
     return '<div id="template-diagnostics-list">' + "".join(rows) + "</div>"
 
 
-def check_template(text: str) -> str:
-    """The editor's diagnostics panel for `text`, as HTML."""
-    return diagnostics_html(findings(text), text)
+def check_template(text: str, near_misses: list | None = None) -> str:
+    """The editor's diagnostics panel for `text`, as HTML (`near_misses`: see `findings`)."""
+    return diagnostics_html(findings(text, near_misses), text)

@@ -84,7 +84,8 @@ def fit_problems(view: ParseView) -> list[str]:
             "is parsed as part of the message: is this the template of the model that wrote it?"
         )
     keys = [key for key in view.message or {} if key not in template.get("defaults", {})]
-    if view.stream.strip() and not view.errors and not keys:
+    generation = view.stream[view.tail_length :]
+    if generation.strip() and not view.errors and not keys:
         discarded = discarded_characters(view)
         problems.append(
             f"the template claims nothing: the message has no field, and {discarded:,} of "
@@ -96,7 +97,13 @@ def fit_problems(view: ParseView) -> list[str]:
         and claimed_characters(view) == 0
         and implicit_field(view) in keys
     ):
-        tokens = list(dict.fromkeys(SPECIAL_TOKEN.findall(view.stream[view.tail_length :])))
+        implicit = implicit_field(view)
+        text = "".join(
+            span.text
+            for span in view.spans
+            if span.kind == "body" and span.field == implicit and span.source == "generation"
+        )
+        tokens = list(dict.fromkeys(SPECIAL_TOKEN.findall(text)))
         if tokens:
             shown = ", ".join(repr(token) for token in tokens[:4])
             problems.append(

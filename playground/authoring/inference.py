@@ -43,7 +43,7 @@ class InferenceOutcome:
 
 def infer_job(payload: dict) -> dict:
     """One inference in a worker: `InferredTemplate.to_dict()` for `payload` (chat_template or
-    model, bos_token, eos_token, regex_timeout, seconds)."""
+    model, bos_token, eos_token, examples, regex_timeout, seconds)."""
     from engine.chat_templates.infer import infer_template
     from engine.chat_templates.render import ModelLoadError
 
@@ -53,6 +53,7 @@ def infer_job(payload: dict) -> dict:
             model=payload.get("model"),
             bos_token=payload.get("bos_token"),
             eos_token=payload.get("eos_token"),
+            examples=payload.get("examples") or None,
             regex_timeout=payload.get("regex_timeout"),
             time_budget=payload["seconds"],
         )
@@ -65,10 +66,16 @@ def infer_job(payload: dict) -> dict:
 
 
 def infer_from_page(
-    chat_template_text: str, chat_template_model: str, bos_token: str = "", eos_token: str = ""
+    chat_template_text: str,
+    chat_template_model: str,
+    bos_token: str = "",
+    eos_token: str = "",
+    examples: list[dict] | None = None,
 ) -> InferenceOutcome:
     """Inference as the page asks for it: from the pasted chat template, or else the named
-    model's (a folder the server allows, or a hub id). Bad input gives an outcome with `error`."""
+    model's (a folder the server allows, or a hub id), with the author's outputs as `examples`
+    (``{"prefix", "output", "tools"?, "expected"?}`` each). Bad input gives an outcome with
+    `error`."""
     caps = limits.current()
     pasted = (chat_template_text or "").strip()
     try:
@@ -81,6 +88,7 @@ def infer_from_page(
         "model": None if pasted else model,
         "bos_token": bos_token or None,
         "eos_token": eos_token or None,
+        "examples": examples or None,
         "regex_timeout": caps.regex_seconds,
         "seconds": seconds,
     }
@@ -182,10 +190,59 @@ def evidence_html(finding: dict) -> str:
     return "".join(parts)
 
 
-def findings_html(result: dict | None, error: str | None = None, pending: str = "") -> str:
-    """The inference panel: what was found (each finding a button showing its renders in
-    #explain, ``data-finding``), the fallbacks used, the notes, and the candidates checked;
-    or the error, or what is running (`pending`)."""
+def _verdict_html(result: dict, examples: int) -> str:
+    """The badges (the matrix; partial), the counts, and the verdict sentence."""
+    badge = (
+        '<span class="rt-badge rt-pass" id="inference-badge">✔ passes its matrix</span>'
+        if result["passed"]
+        else '<span class="rt-badge rt-fail" id="inference-badge">✘ fails its matrix</span>'
+    )
+    if not result.get("complete", True):
+        parts = ", ".join(missing["part"] for missing in result.get("missing", []))
+        badge += f' <span class="rt-badge rt-pass-warn" id="inference-partial">◐ partial: {escape(parts)} missing</span>'
+    counts = result["report"]["counts"]
+    given = f"; {examples} of your outputs given as examples" if examples else ""
+    return (
+        f'<div class="rt-conformance-summary">{badge} {counts["passed"]} passed, {counts["failed"]} failed, '
+        f"{counts['not_renderable']} not renderable{given}</div>"
+        f'<div class="rt-note" id="inference-verdict">{escape(result.get("verdict", ""))}</div>'
+    )
+
+
+def _missing_html(result: dict, examples: int) -> str:
+    """Each part inference could not learn, why, and the way out."""
+    parts = []
+    for missing in result.get("missing", []):
+        construct = (
+            f" The template language lacks {missing['construct']}." if missing["construct"] else ""
+        )
+        way = (
+            "The template language cannot read it, so no example can teach it: the sketch below "
+            "keeps the calls out of content."
+            if missing["construct"]
+            else "Your outputs did not show it either: add one where the model writes it."
+            if examples
+            else "The way out: paste an output of the model that has it (Paste &amp; parse), "
+            "<b>Add the current input as a test case</b> (Tests), and Infer again: your outputs "
+            "are sent as examples."
+        )
+        parts.append(
+            f'<div class="rt-diag rt-diag-warning rt-missing" data-part="{escape(missing["part"])}">◐ '
+            f"<b>{escape(missing['part'])}</b> not inferred: {escape(missing['why'])}.{escape(construct)} {way}</div>"
+        )
+    return "".join(parts)
+
+
+def findings_html(
+    result: dict | None, error: str | None = None, pending: str = "", examples: int = 0
+) -> str:
+    """The inference panel: the verdict (the matrix, what is missing), the failing rows by cause
+    with the way out (`playground.authoring.inference_failures`), what was found (each finding a
+    button showing its renders in #explain, ``data-finding``), the fallbacks, the notes, and
+    the candidates as changes against the chosen one; or the error, or what is running
+    (`pending`). `examples`: how many of the author's outputs were given."""
+    from .inference_failures import candidates_html, failures_html
+
     if pending:
         return f'<div class="rt-status rt-status-live" id="inference-pending">⏳ {escape(pending)}</div>'
     if error:
@@ -194,18 +251,16 @@ def findings_html(result: dict | None, error: str | None = None, pending: str = 
         )
     if result is None:
         return (
-            '<div class="rt-note" id="inference-empty">Paste a chat template (or name a model), then <b>Infer</b>: '
-            "the template is derived from the chat template's own renders, checked, and put in the editor.</div>"
+            '<div class="rt-note" id="inference-empty">Name a model (a hub id or a local folder) or paste its '
+            "chat template, then <b>Infer a template</b>: the template is derived from the chat template's "
+            "own renders, checked, put in the editor, and one of the renders is parsed in the workspace.</div>"
         )
-    verdict = (
-        '<span class="rt-badge rt-pass" id="inference-badge">✔ passes its matrix</span>'
-        if result["passed"]
-        else '<span class="rt-badge rt-fail" id="inference-badge">✘ fails its matrix</span>'
-    )
-    counts = result["report"]["counts"]
     parts = [
-        f'<div class="rt-inference" id="inference-report"><div class="rt-conformance-summary">{verdict} '
-        f"{counts['passed']} passed, {counts['failed']} failed, {counts['not_renderable']} not renderable</div>",
+        '<div class="rt-inference" id="inference-report">',
+        _verdict_html(result, examples),
+        _missing_html(result, examples),
+        failures_html(result.get("failure_groups", []), result),
+        '<div class="rt-evidence-label">What inference found (click one: the renders behind it)</div>',
         '<ol class="rt-findings">',
     ]
     for index, finding in enumerate(result["findings"]):
@@ -220,13 +275,94 @@ def findings_html(result: dict | None, error: str | None = None, pending: str = 
         parts.append(f'<div class="rt-diag rt-diag-warning">△ fallback: {escape(text)}</div>')
     for text in result.get("notes", []):
         parts.append(f'<div class="rt-note">{escape(text)}</div>')
-    for candidate in result.get("candidates", []):
-        mark = "✔" if candidate["passed"] else "✘"
-        failures = "; ".join(candidate["failures"])
-        parts.append(
-            f'<div class="rt-candidate">{mark} candidate: {escape(candidate["description"])}'
-            + (f' <span class="rt-finding-how">({escape(failures)})</span>' if failures else "")
-            + "</div>"
-        )
+    if len(result.get("candidates", [])) > 1 or not result["passed"]:
+        parts.append(candidates_html(result))
     parts.append("</div>")
     return "".join(parts)
+
+
+def _looks_like_markup(text: str) -> bool:
+    return len(text.strip()) >= 3 and any(not (c.isalnum() or c.isspace()) for c in text)
+
+
+def inference_markers(result: dict) -> dict[str, str]:
+    """The markup texts inference found, each with the template key of its finding: the
+    findings' literal values, and the literal runs of their patterns."""
+    from engine.authoring.pattern_explain import literal_runs
+
+    found: dict[str, str] = {}
+    for finding in result.get("findings", []):
+        key, value = finding["key"], finding["value"]
+        for text in value if isinstance(value, list) else [value]:
+            if not isinstance(text, str):
+                continue
+            runs = (
+                [run.literal for run in literal_runs(text)] if key.endswith("_pattern") else [text]
+            )
+            for run in runs:
+                if _looks_like_markup(run):
+                    found.setdefault(run, key)
+    return found
+
+
+def _applies(view, result: dict) -> bool:
+    """Whether `view` parses an output of the chat template inference read: its prefix holds the
+    inferred template's start anchor."""
+    from engine import TemplateError, load_template
+
+    prefix = view.cut_away + view.stream[: view.tail_length]
+    if not prefix or not view.finished or not view.template:
+        return False
+    try:
+        anchor = load_template(result["template"]).start_anchor
+        return anchor.pattern.search(prefix, timeout=limits.current().regex_seconds) is not None
+    except (TemplateError, TimeoutError):
+        return False
+
+
+def inference_losses(view, result: dict | None) -> list[str]:
+    """What inference knows was lost in `view` (a `ParseView` of an output of the same chat
+    template), a sentence each: a marker the chat template writes left in the implicit field's
+    text, or a part inference could not learn (`missing`) that the template lacks while that
+    text names a given tool."""
+    if not result or not _applies(view, result):
+        return []
+    fields = view.template.get("fields", {})
+    implicit = next(
+        (
+            name
+            for name, spec in fields.items()
+            if "open" not in spec and "open_pattern" not in spec
+        ),
+        None,
+    )
+    text = "".join(
+        span.text
+        for span in view.spans
+        if span.field == implicit and span.kind == "body" and span.source == "generation"
+    )
+    if not text:
+        return []
+    written = json.dumps(view.template, ensure_ascii=False)
+    losses = []
+    for marker, key in inference_markers(result).items():
+        if marker in text and json.dumps(marker, ensure_ascii=False)[1:-1] not in written:
+            losses.append(
+                f"{marker!r}, which the chat template writes (inference found it for {key}), is in "
+                f"{implicit}: no field of this template reads it"
+            )
+    names = [
+        (tool.get("function", tool) or {}).get("name")
+        for tool in view.tools or []
+        if isinstance(tool, dict)
+    ]
+    for part in result.get("missing", []):
+        if part["part"] in fields:
+            continue
+        named = next((name for name in names if isinstance(name, str) and name in text), None)
+        if named:
+            losses.append(
+                f"the template has no {part['part']} field (inference: {part['why']}), and {implicit} "
+                f"holds {named!r}, a tool's name: a call is probably in {implicit}"
+            )
+    return losses

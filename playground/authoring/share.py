@@ -28,8 +28,22 @@ MAX_STATE_PARAM = 8_000
 # Largest state file accepted (bytes).
 MAX_STATE_FILE = 4_000_000
 STATE_FORMAT = "response-template-playground-state"
-TABS = ("samples", "paste", "live", "template")
-PARAMETERS = ("sample", "template", "state", "chunking", "tab", "chunk")
+TABS = ("samples", "model", "paste", "live", "template")
+PARAMETERS = (
+    "sample",
+    "template",
+    "state",
+    "chunking",
+    "tab",
+    "chunk",
+    "chat_template_model",
+    "bos_token",
+    "eos_token",
+)
+# The link parameters that start from a model: the Start from a model tab's boxes.
+MODEL_PARAMETERS = ("chat_template_model", "bos_token", "eos_token")
+# The longest value of a MODEL_PARAMETERS link parameter (characters).
+MODEL_PARAMETER_CHARS = 300
 # Digits a ?chunk= number may have (more is no chunk of a generation the page accepts).
 CHUNK_DIGITS = 9
 # What a state holds, as {state key: page component}.
@@ -242,6 +256,11 @@ def link_problems(params: dict[str, str]) -> list[str]:
             problems.append(problem)
     if "tab" in params and params["tab"] not in TABS:
         problems.append(f"no tab {params['tab']!r} (use one of {', '.join(TABS)})")
+    for name in MODEL_PARAMETERS:
+        if len(params.get(name, "")) > MODEL_PARAMETER_CHARS:
+            problems.append(
+                f"?{name}= is longer than {MODEL_PARAMETER_CHARS} characters; it is left out"
+            )
     if "chunk" in params and not (
         params["chunk"].isdigit() and len(params["chunk"]) <= CHUNK_DIGITS
     ):

@@ -1,10 +1,17 @@
 """Per-template test cases: prefix / output / expected-message triples, re-run on every edit.
 
 The cases are JSON text the visitor can edit: a list of
-``{"name", "prefix", "generation", "expected"}`` (and optional ``"tools"``).
-A shipped template starts with its family's samples from `samples/` as cases.
-`run_cases` parses each with the editor's template and diffs the message it
-got against the expected one.
+``{"name", "prefix", "generation", "expected"}`` (and optional ``"tools"`` and
+``"source"``). A shipped template starts with its family's samples from
+`samples/` as cases (``"source": "sample"``); a template inferred from a chat
+template with that chat template's matrix rows (``"source": "matrix"``,
+`matrix_cases`), never another family's samples; the author's own outputs
+(added from the workspace, ``"source": "output"``, or written by hand with no
+source; one recorded from a parse that probably lost text carries ``"check"`` until
+the author corrects its expected message) come first, are kept across inferences, and are what inference takes
+as examples (`author_cases`, `as_examples`; downloaded as the JSONL file that
+`python -m engine infer --examples` reads). `run_cases` parses each with the
+editor's template and diffs the message it got against the expected one.
 """
 
 from __future__ import annotations
@@ -21,13 +28,22 @@ from ..server import limits
 from ..server.input_readers import InputError, read_json
 from ..server.redact import redact
 
-# Cases run on each edit at most (the rest are reported as not run).
-CASES_RUN = 40
+# Cases run on each edit at most (the rest are reported as not run): the author's outputs and
+# a chat template's matrix (40 rows at most) fit.
+CASES_RUN = 80
+# The sources of cases the page makes itself; any other case is one of the author's outputs.
+MADE_SOURCES = ("sample", "matrix")
+# The "check" of a case recorded from a parse that probably lost text: its expected message is
+# not sent to inference as evidence while it is there.
+CHECK_NOTE = (
+    "recorded from a parse that probably lost text: correct expected, then delete this line"
+)
 
 
 @dataclass(frozen=True)
 class CaseResult:
-    """One case's outcome: `passed`, the message `got` (or None), `error`, and the diff lines."""
+    """One case's outcome: `passed`, the message `got` (or None), `error`, the diff lines, the
+    case's `source` ("sample", "matrix", "output" or "") and its `check` note ("" when none)."""
 
     name: str
     passed: bool
@@ -35,6 +51,8 @@ class CaseResult:
     got: dict | None
     error: str | None
     diff: list[str]
+    source: str = ""
+    check: str = ""
 
 
 def cases_for_template(template_name: str | None, template: dict | None = None) -> list[dict]:
@@ -48,6 +66,7 @@ def cases_for_template(template_name: str | None, template: dict | None = None) 
         ):
             case = {
                 "name": sample.id,
+                "source": "sample",
                 "prefix": sample.prefix,
                 "generation": sample.generation,
                 "expected": sample.expected,
@@ -56,6 +75,52 @@ def cases_for_template(template_name: str | None, template: dict | None = None) 
                 case["tools"] = sample.tools
             cases.append(case)
     return cases
+
+
+def matrix_cases(rows: list[dict], tools: list[dict]) -> list[dict]:
+    """The renderable rows of a chat-template check (``ConformanceReport.to_dict()``'s
+    situations) as cases: each row's prompt, its generation and the message the chat template
+    wrote (`tools` where the check gave them)."""
+    cases = []
+    for row in rows:
+        if not row["renderable"] or row.get("expected") is None or row.get("prompt") is None:
+            continue
+        case = {
+            "name": row["name"],
+            "source": "matrix",
+            "prefix": row["prompt"],
+            "generation": row["generation"],
+            "expected": row["expected"],
+        }
+        if row.get("tools"):
+            case["tools"] = tools
+        cases.append(case)
+    return cases
+
+
+def author_cases(cases: list[dict]) -> list[dict]:
+    """The author's own outputs among `cases`: every case the page did not make itself."""
+    return [case for case in cases if case.get("source") not in MADE_SOURCES]
+
+
+def as_examples(cases: list[dict]) -> list[dict]:
+    """Cases as inference's example outputs: ``{"prefix", "output", "tools"?, "expected"?}``;
+    the expected message of a case still marked ``"check"`` is left out (only plausibility is
+    asked of the output)."""
+    examples = []
+    for case in cases:
+        example = {"prefix": case.get("prefix") or "", "output": case["generation"]}
+        if "check" not in case:
+            example["expected"] = case["expected"]
+        if case.get("tools"):
+            example["tools"] = case["tools"]
+        examples.append(example)
+    return examples
+
+
+def examples_jsonl(cases: list[dict]) -> str:
+    """`cases` as a JSONL file of example outputs, one a line (what `--examples` reads)."""
+    return "".join(json.dumps(example, ensure_ascii=False) + "\n" for example in as_examples(cases))
 
 
 def cases_text(cases: list[dict]) -> str:
@@ -125,6 +190,8 @@ def run_cases(template: dict, cases: list[dict]) -> list[CaseResult]:
                 got,
                 error,
                 [] if passed else _diff(case["expected"], got),
+                str(case.get("source") or ""),
+                str(case.get("check") or ""),
             )
         )
     return results
@@ -140,15 +207,33 @@ def results_html(results: list[CaseResult], total: int, problem: str = "") -> st
     summary = f"{passed} of {len(results)} cases pass" + (
         f" ({total - len(results)} more not run)" if total > len(results) else ""
     )
+    kinds = [
+        (label, [r for r in results if (r.source or "output") == source])
+        for source, label in (
+            ("output", "your outputs"),
+            ("matrix", "matrix rows"),
+            ("sample", "samples"),
+        )
+    ]
+    shown = [(label, found) for label, found in kinds if found]
+    if len(shown) > 1:
+        summary += ": " + ", ".join(
+            f"{sum(r.passed for r in found)} of {len(found)} {label}" for label, found in shown
+        )
     kind = "rt-status-ok" if passed == len(results) else "rt-status-error"
     out = [
         f'<div class="rt-status {kind}" id="test-summary" data-passed="{passed}" data-total="{len(results)}">{summary}</div>'
     ]
     for result in results:
         mark = "✔" if result.passed else "✘"
+        kind = {"matrix": "matrix row", "sample": "sample"}.get(result.source, "your output")
         out.append(
-            f'<details class="rt-case" {"" if result.passed else "open"}><summary>{mark} {html.escape(result.name)}</summary>'
+            f'<details class="rt-case" data-source="{html.escape(result.source or "output")}" '
+            f"{'' if result.passed else 'open'}><summary>{mark} {html.escape(result.name)} "
+            f'<span class="rt-case-kind">{kind}</span></summary>'
         )
+        if result.check:
+            out.append(f'<div class="rt-diag rt-diag-warning">△ {html.escape(result.check)}</div>')
         if result.error:
             out.append(f'<div class="rt-diag rt-diag-error">{html.escape(result.error)}</div>')
         if result.diff:

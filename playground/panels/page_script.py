@@ -26,7 +26,17 @@ What each part does:
   row in focus) sends its index (`data-row`) and scrolls the input tabs into
   view (the row loads into Paste & parse).
 - INFERENCE_JS: a click on a finding of the inferred template sends its index
-  (`data-finding`): #explain shows the two renders that found it.
+  (`data-finding`): #explain shows the two renders that found it, scrolled into view once
+  it has drawn them (EXPLAIN_JS); an Apply button sends its failure group (`data-apply`).
+- HEADER_JS: the introduction's buttons open an input tab (`data-tab`: "Start from a model",
+  "Samples").
+- REGION_MAP_JS also follows a stream: while a replay or a live run draws the map, the
+  newest text (`.rt-now`) is scrolled into the map's box after each update.
+- PAGE_JS also presses Infer for a link that names a model (`?chat_template_model=`), once
+  the page-load handler has put it in its box; and makes the code editors' syntax colours
+  readable (`rtReadableCode`): CodeMirror writes them as rules of generated class names, so
+  each such rule's colour is darkened (light theme) or lightened (dark) until it has 4.5:1
+  against the editor's background, whenever an editor appears.
 - PAGE_JS: an edit of the prefix, generation, tools or template editor (typing,
   deleting, undo) re-parses once editing pauses (DEBOUNCE_MS) by clicking the
   hidden #reparse-button, a paste or a drop at once (PASTE_MS); Ctrl+Enter (or
@@ -53,6 +63,16 @@ element.addEventListener('click', (event) => {
   const node = event.target.closest(selectable);
   if (node && element.contains(node)) explain(node, false);
 });
+// While streaming, each update draws the map anew: keep the newest text in the map's box
+// (a tool call that lands below it is followed), without scrolling the page.
+const follow = () => {
+  const body = element.querySelector('#region-map-body');
+  const now = body && body.querySelectorAll('.rt-now');
+  if (!now || !now.length) return;
+  const last = now[now.length - 1], box = body.getBoundingClientRect(), place = last.getBoundingClientRect();
+  if (place.bottom > box.bottom || place.top < box.top) body.scrollTop += place.bottom - box.bottom + box.height / 3;
+};
+watch('value', () => requestAnimationFrame(follow));
 element.addEventListener('keydown', (event) => {
   if (!event.target.closest('#region-map-body')) return;
   const items = [...element.querySelectorAll(selectable)];
@@ -76,9 +96,24 @@ element.addEventListener('keydown', (event) => {
 });
 """
 
+HEADER_JS = """
+element.addEventListener('click', (event) => {
+  const button = event.target.closest('[data-tab]');
+  if (!button) return;
+  const tab = [...document.querySelectorAll('#modes [role=tab]')].find((node) => node.textContent.trim() === button.dataset.tab);
+  if (tab) { tab.click(); tab.scrollIntoView({block: 'nearest'}); }
+});
+"""
+
 EXPLAIN_JS = """
 // The page script explains a pattern clicked in the template editor through this panel.
 window.rtExplainEditorAt = (at) => trigger('click', {editor_at: at});
+// A finding clicked in the inference panel: once its renders are drawn here, bring them into view.
+watch('value', () => {
+  if (!window.rtRevealExplain || Date.now() - window.rtRevealExplain > 15000) return;
+  window.rtRevealExplain = 0;
+  requestAnimationFrame(() => element.scrollIntoView({block: 'start'}));
+});
 element.addEventListener('click', (event) => {
   const link = event.target.closest('[data-event], [data-select]');
   if (!link) return;
@@ -159,14 +194,17 @@ element.addEventListener('keydown', (event) => {
 """
 
 INFERENCE_JS = """
-// A finding of the inferred template: the renders that found it show in #explain, brought into view.
-const send = (button) => {
-  if (!button) return;
-  trigger('click', {finding: Number(button.dataset.finding)});
-  const panel = document.querySelector('#explain');
-  if (panel) panel.scrollIntoView({block: 'nearest'});
-};
-element.addEventListener('click', (event) => send(event.target.closest('button[data-finding]')));
+// A finding of the inferred template: the renders that found it show in #explain, brought into
+// view when they are drawn (EXPLAIN_JS). An Apply button: that failure group's edit.
+element.addEventListener('click', (event) => {
+  const finding = event.target.closest('button[data-finding]');
+  if (finding) {
+    window.rtRevealExplain = Date.now();
+    trigger('click', {finding: Number(finding.dataset.finding)});
+  }
+  const apply = event.target.closest('button[data-apply]');
+  if (apply) trigger('click', {apply: Number(apply.dataset.apply)});
+});
 """
 
 PAGE_JS = """() => {
@@ -272,6 +310,63 @@ PAGE_JS = """() => {
     };
     setTimeout(keep, 50);
   }, true);
+  // The code editors' syntax colours at 4.5:1 at least against the editor's background.
+  const parseColour = (text) => { const m = (text || '').match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
+    const p = m[1].split(/[ ,/]+/).filter(Boolean).map(Number); return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; };
+  const luminance = (c) => [c.r, c.g, c.b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const contrast = (a, b) => { const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const backgroundOf = (element) => {
+    for (let node = element; node; node = node.parentElement) {
+      const colour = parseColour(getComputedStyle(node).backgroundColor);
+      if (colour && colour.a === 1) return colour;
+    }
+    return document.body.classList.contains('dark') ? {r: 11, g: 15, b: 25} : {r: 255, g: 255, b: 255};
+  };
+  const fixed = new WeakSet();
+  window.rtReadableCode = () => {
+    const editor = document.querySelector('.cm-editor');
+    if (!editor) return 0;
+    const background = backgroundOf(editor), light = luminance(background) > 0.4;
+    let changed = 0;
+    for (const sheet of [...document.styleSheets, ...(document.adoptedStyleSheets || [])]) {
+      let rules;
+      try { rules = sheet.cssRules; } catch (error) { continue; }
+      for (const rule of rules || []) {
+        if (fixed.has(rule) || !rule.style || !rule.style.color || !/^\\.\\u037c\\w+$/.test(rule.selectorText || '')) continue;
+        fixed.add(rule);
+        const probe = document.createElement('span');
+        probe.style.color = rule.style.color;
+        document.body.append(probe);
+        let colour = parseColour(getComputedStyle(probe).color);
+        probe.remove();
+        if (!colour) continue;
+        for (let step = 0; step < 40 && contrast(colour, background) < 4.6; step++) {
+          colour = light ? {r: colour.r * 0.92, g: colour.g * 0.92, b: colour.b * 0.92}
+                         : {r: colour.r + (255 - colour.r) * 0.1, g: colour.g + (255 - colour.g) * 0.1, b: colour.b + (255 - colour.b) * 0.1};
+        }
+        rule.style.color = `rgb(${Math.round(colour.r)}, ${Math.round(colour.g)}, ${Math.round(colour.b)})`;
+        changed++;
+      }
+    }
+    return changed;
+  };
+  let readableTimer = null;
+  new MutationObserver(() => { clearTimeout(readableTimer); readableTimer = setTimeout(window.rtReadableCode, 50); })
+    .observe(document.body, {childList: true, subtree: true});
+  setTimeout(window.rtReadableCode, 500);
+  // A link that names a model (?chat_template_model=): press Infer once its box holds it.
+  const linked = new URLSearchParams(window.location.search).get('chat_template_model');
+  if (linked) {
+    const until = Date.now() + 60000;
+    const infer = () => {
+      const box = document.querySelector('#chat-template-model textarea, #chat-template-model input');
+      const button = document.getElementById('infer-button');
+      if (box && button && box.value === linked) { button.click(); return; }
+      if (Date.now() < until) setTimeout(infer, 200);
+    };
+    setTimeout(infer, 200);
+  }
   const edited = '#prefix, #generation, #tools, #template-editor';
   // Keys that move or select without editing (the editor deletes on keydown without an input event).
   const moves = /^(Arrow|Page|Home|End|Shift|Control|Alt|Meta|Escape|Tab|CapsLock|F\\d)/;

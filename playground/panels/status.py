@@ -4,7 +4,12 @@ The status line says how the parse went, in order of what matters: the cause
 (`playground.parse.causes`: the template key to change and how, the start anchor
 first), then what it caused (errors: with lenient parsing the parts that
 parsed are still shown; "does not fit" problems: the template claims
-nothing), then "Parsed", then the parse's warnings. A stale parse (the
+nothing), then "Parsed", then the parse's warnings. It is never green over a
+lost region: when a cause is found, or a warning says text went where it does
+not belong (a delimiter of the template in content, a close with no open, a
+swallowed tool call, discarded text), or the caller names a loss it sees (an
+inferred marker in content, a field the chat template writes that the template
+lacks: `losses`), the line says "Parsed, but text was probably lost" instead. A stale parse (the
 template became invalid) keeps its map under a marker, and the status gives
 only the new error: the old parse's own errors are not stacked under it.
 """
@@ -21,6 +26,16 @@ from ..server.redact import redact
 from .markup import escape
 
 ERRORS_LISTED = 5
+# Warnings that mean text went where it does not belong (`engine.authoring.faults`).
+LOSS_WARNINGS = frozenset(
+    {
+        "close-without-open",
+        "tool-call-open-swallowed",
+        "delimiter-in-content",
+        "text-discarded",
+        "close-inside-json-string",
+    }
+)
 CAUSES_LISTED = 3
 # Characters of an error shown on the status line (#explain has it whole).
 SYMPTOM_SHOWN = 240
@@ -42,8 +57,37 @@ def _shortened(text: str) -> str:
     return text if len(text) <= SYMPTOM_SHOWN else text[: SYMPTOM_SHOWN - 1] + "…"
 
 
+def probable_losses(view: ParseView, losses: Sequence[str] = ()) -> list[str]:
+    """Why text of `view` probably went where it does not belong, a sentence each ([] when
+    nothing says so): its causes (errors and warnings), its loss warnings, then `losses`."""
+    return (
+        [d.message for d in leading(view)]
+        + [w.message for w in view.warnings if w.code in LOSS_WARNINGS]
+        + list(losses)
+    )
+
+
+def _parsed_line(view: ParseView, causes: list[str], losses: Sequence[str]) -> str:
+    """The "Parsed" line with the message keys: green only when nothing says text was lost."""
+    keys = ", ".join(k for k in (view.message or {}) if k != "role") or "no fields"
+    lost = [w.message for w in view.warnings if w.code in LOSS_WARNINGS] + list(losses)
+    if not causes and not lost:
+        empty = "" if view.stream[view.tail_length :] else " (nothing after the prompt)"
+        return f'<div class="rt-status rt-status-ok" id="status-parsed">✔ Parsed{empty}: {escape(keys)}</div>'
+    why = "see the cause above" if causes else _shortened(lost[0])
+    return (
+        f'<div class="rt-status rt-status-warn" id="status-lost">△ Parsed, but text was probably lost '
+        f"({escape(why)}): {escape(keys)}</div>"
+    )
+
+
 def status_html(
-    view: ParseView | None, note: str = "", *, stale: str = "", progress: str = ""
+    view: ParseView | None,
+    note: str = "",
+    *,
+    stale: str = "",
+    progress: str = "",
+    losses: Sequence[str] = (),
 ) -> str:
     """The status box of `view` (None: no parse yet).
 
@@ -51,6 +95,8 @@ def status_html(
         note: a line of context (the sample's description, the model used).
         stale: why the parse shown is stale (the input error), or "".
         progress: a replay or live position ("chunk 12 / 80"), or "".
+        losses: losses the caller sees that the parse cannot (a sentence each): they turn
+            "Parsed" into a warning and are listed under it.
     """
     parts = []
     if stale:
@@ -93,10 +139,11 @@ def status_html(
                     f'<div class="rt-status rt-status-misfit" id="status-misfit">✘ Does not fit: {escape(problem)}</div>'
                 )
         else:
-            keys = ", ".join(k for k in (view.message or {}) if k != "role") or "no fields"
-            parts.append(f'<div class="rt-status rt-status-ok">✔ Parsed: {escape(keys)}</div>')
+            parts.append(_parsed_line(view, causes, losses))
     for warning in view.warnings if view and not stale else []:
         parts.append(f'<div class="rt-status rt-status-warn">△ {escape(str(warning))}</div>')
+    for loss in losses if view is not None and view.finished and not stale else ():
+        parts.append(f'<div class="rt-status rt-status-warn rt-loss">△ {escape(loss)}</div>')
     if note:
         parts.append(f'<div class="rt-status rt-status-note">{escape(redact(note))}</div>')
     return "".join(parts)

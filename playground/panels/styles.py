@@ -55,16 +55,37 @@ PAGE_CSS = (
 button.selected[role=tab] { color: #9a3412; }
 .dark button.selected[role=tab] { color: #fdba74; }
 footer button, footer a { color: #4b5563 !important; }
-/* The code editors' syntax colours are made for a dark background: on the light one, drawn at
-   half brightness (the colour names are generated, so one filter over the text, not one rule each) */
-.cm-editor .cm-content { filter: brightness(0.5); }
-.dark .cm-editor .cm-content { filter: none; }
 .dark footer button { color: #d1d5db !important; }
+.dark footer a { color: #d1d5db !important; }
+/* The code editors' syntax colours (CodeMirror's, whose class names are generated) are made
+   readable by the page script (PAGE_JS's rtReadableCode: each colour darkened or lightened to
+   4.5:1 against the editor's background); the chat view's code tokens have fixed names. */
+/* Gradio dims a tool call's message to 0.8 twice over: its text then falls short of 4.5:1 */
+#chat .message-content, #chat .md.chatbot { opacity: 1 !important; }
+#chat .token.punctuation { color: #4b5563; }
+#chat .token.string { color: #166534; }
+#chat .token.property, #chat .token.number, #chat .token.boolean { color: #9d174d; }
+#chat .token.operator { color: #27272a; }
+.dark #chat .token.punctuation { color: #d1d5db; }
+.dark #chat .token.string { color: #86efac; }
+.dark #chat .token.property { color: #fca5a5; }
+.dark #chat .token.number { color: #fdba74; }
+.dark #chat .token.boolean { color: #fdba74; }
+.dark #chat .token.operator { color: #93c5fd; }
 """
     + _slots()
     + """
 #page-header h1 { font-size: 20px; margin: 0; }
 #page-header p { margin: 2px 0 0; font-size: 13px; }
+.rt-value-changes { margin: 4px 0; padding: 6px 10px; border-radius: 6px; background: #fef3c7; color: #111827; font-size: 13px; }
+.dark .rt-value-changes { background: #422006; color: #f3f4f6; }
+.rt-value-changes ul { margin: 2px 0 0 18px; padding: 0; }
+.rt-value-changes code { overflow-wrap: anywhere; }
+.rt-front-door { display: flex; gap: 8px; margin-top: 6px; flex-wrap: wrap; }
+.rt-door { padding: 4px 12px; border-radius: 6px; border: 1px solid #9ca3af; background: var(--rt-bg); color: var(--rt-text);
+  font-size: 14px; cursor: pointer; }
+.rt-door-main { background: #c2410c; border-color: #c2410c; color: #ffffff; font-weight: 600; }
+.rt-door:focus-visible { outline: 2px solid var(--color-accent); outline-offset: 2px; }
 .rt-mono textarea, .rt-mono input { font-family: ui-monospace, SFMono-Regular, Menlo, monospace !important; font-size: 13px !important; }
 /* clip instead of hidden: an overflow-hidden ancestor would stop the results column from sticking */
 .gradio-container { overflow: clip !important; }
@@ -157,6 +178,23 @@ footer button, footer a { color: #4b5563 !important; }
 .rt-finding { background: transparent; border: 0; padding: 0; cursor: pointer; color: inherit; text-align: left; }
 .rt-finding:hover code, .rt-finding:focus code { text-decoration: underline; }
 .rt-finding-how { color: var(--rt-muted); }
+.rt-finding code, .rt-failure code, .rt-changes code { overflow-wrap: anywhere; }
+.rt-failures { margin: 6px 0; }
+.rt-failure { margin: 4px 0; padding: 6px 8px; border-radius: 6px; background: #fef2f2; color: #7f1d1d; font-size: 13px; }
+.dark .rt-failure { background: #450a0a; color: #fee2e2; }
+.rt-failure .rt-finding-how { color: inherit; }
+.rt-failure-findings { margin-top: 2px; }
+.rt-edit { margin-top: 4px; }
+.rt-failure-findings .rt-finding { margin-right: 8px; }
+.rt-changes { margin: 2px 0 2px 18px; padding: 0; font-size: 12px; }
+.rt-changes .rt-add, .rt-changes code.rt-add { color: #14532d; }
+.rt-changes .rt-del, .rt-changes code.rt-del { color: #7f1d1d; }
+.dark .rt-changes .rt-add, .dark .rt-changes code.rt-add { color: #86efac; }
+.dark .rt-changes .rt-del, .dark .rt-changes code.rt-del { color: #fca5a5; }
+.rt-apply { margin-top: 4px; padding: 3px 10px; border-radius: 6px; border: 0; background: #c2410c; color: #ffffff; font-weight: 600; cursor: pointer; }
+.rt-candidates { margin-top: 6px; font-size: 13px; }
+.rt-case-kind { font-size: 11px; color: var(--rt-muted); margin-left: 6px; }
+.rt-missing { margin: 4px 0; }
 .rt-candidate { font-size: 12px; color: var(--rt-muted); }
 .rt-pattern { border-collapse: collapse; width: 100%; font-size: 12px; }
 .rt-pattern td, .rt-pattern th { border-bottom: 1px solid var(--border-color-primary); padding: 2px 6px; text-align: left; vertical-align: top; }
@@ -286,6 +324,12 @@ footer button, footer a { color: #4b5563 !important; }
 .rt-detail { margin-top: 1px; }
 @media (max-width: 768px) {
   .rt-map { max-height: 55vh; }
+  /* #explain on a phone: each label above its value, and the pattern table's columns wide
+     enough to read (what a piece took is never one character wide) */
+  .rt-explain dl { grid-template-columns: minmax(0, 1fr); }
+  .rt-explain dt { margin-top: 4px; }
+  .rt-pattern th:first-child, .rt-pattern td:first-child { width: 28%; overflow-wrap: anywhere; }
+  .rt-pattern th:last-child, .rt-pattern td:last-child { width: 28%; overflow-wrap: anywhere; }
   /* on a phone the samples table scrolls in a box, so the region map comes within two screens */
   #sample-table { max-height: 36vh; overflow: auto; }
   #page-header h1 { font-size: 18px; }

@@ -74,6 +74,9 @@ class Session:
         derived: the views derived from the input on demand ("reference", "fits",
             "conformance"): name -> (the inputs they were made from, their HTML, marked stale).
         heavy_jobs: replays and generations of this session running now (see `heavy_job`).
+        replaced: editor texts a handler replaced (a sample loaded, Infer, Generate live with the
+            model's template...), as (what replaced it, the text), the latest last: the Template
+            tab's Restore puts them back.
     """
 
     view: ParseView | None = None
@@ -93,6 +96,7 @@ class Session:
     derived: dict[str, tuple[tuple, str, bool]] = field(default_factory=dict)
     generated: tuple[str, list[int]] | None = None
     heavy_jobs: int = 0
+    replaced: list[tuple[str, str]] = field(default_factory=list)
 
     def release(self) -> None:
         """Drop what takes memory (the parses on screen and the replay); the page options stay."""
@@ -123,6 +127,7 @@ class Session:
             * 2
         )
         texts = sys.getsizeof(self.test_cases_text) + sys.getsizeof(self.reset_text)
+        texts += sum(sys.getsizeof(text) for _, text in self.replaced)
         return shown + replay + rows + texts
 
     def trim(self, cap: int) -> bool:

@@ -305,6 +305,7 @@ def test_the_conformance_endpoint_takes_the_page_inputs_by_name():
         "prompt",
         "generation",
         "normalisations",
+        "tools",
     }
     bad = api.conformance("{", DEMO_CHAT_TEMPLATE)
     assert (

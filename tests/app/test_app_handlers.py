@@ -299,7 +299,7 @@ def test_play_throttles_and_ends_with_the_check():
 
 
 def test_template_editor_handlers(tmp_path):
-    diagnostics = handlers.diagnose(SMOL_TEXT)["diagnostics"]
+    diagnostics = handlers.diagnose(SMOL_TEXT, Session())["diagnostics"]
     assert diagnostics.count('class="rt-diag rt-diag-warning"') == 2
     assert (
         "<code>fields.tool_calls.close</code>" in diagnostics
@@ -450,39 +450,78 @@ def test_generate_live_reports_bad_input_without_a_model():
     assert forbidden[-1][STATUS] == missing[-1][STATUS] and "(a server path)" in missing[-1][STATUS]
 
 
-def test_generate_live_with_the_model_template_names_it_in_the_dropdown():
-    # The demo model's template is the text of templates/demo-model.json.
-    for origin, expected in (("qwen3", "demo-model"), ("hermes-2-pro", "demo-model")):
-        session = Session(template_origin=origin)
-        out = list(
-            live.generate(
-                "samples/demo-model",
-                "",
-                "Hi",
-                "",
-                "",
-                False,
-                3,
-                0.7,
-                0.9,
-                0,
-                True,
-                SMOL_TEXT,
-                session,
-            )
-        )
-        template_text, choice = out[-1]["template_text"], out[-1]["template_choice"]
-        assert json.loads(template_text) == load_template_file("demo-model").response_template
-        assert choice == expected
-    session = Session(template_origin="qwen3")
-    kept = list(
+def generate_hi(template_text: str, session: Session, use_model_template: bool = True) -> list:
+    return list(
         live.generate(
-            "samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, False, SMOL_TEXT, session
+            "samples/demo-model",
+            "",
+            "Hi",
+            "",
+            "",
+            False,
+            3,
+            0.7,
+            0.9,
+            0,
+            use_model_template,
+            template_text,
+            session,
         )
     )
+
+
+def test_generate_live_with_the_model_template_names_it_in_the_dropdown():
+    # The demo model's template is the text of templates/demo-model.json; the editor holds a
+    # templates/ file as loaded (no work of the author's): the model's template replaces it.
+    for origin in ("qwen3", "hermes-2-pro"):
+        session = Session(template_origin=origin)
+        shipped = catalog.shipped_template_text(origin)
+        out = generate_hi(shipped, session)
+        template_text, choice = out[-1]["template_text"], out[-1]["template_choice"]
+        assert json.loads(template_text) == load_template_file("demo-model").response_template
+        assert choice == "demo-model"
+        # What it replaced can be put back.
+        assert out[-1]["restore_button"] == {
+            "value": "↶ Restore the template before Generate live",
+            "visible": True,
+        }
+        assert session.replaced == [("Generate live", shipped)]
+    session = Session(template_origin="qwen3")
+    kept = generate_hi(catalog.shipped_template_text("qwen3"), session, use_model_template=False)
     assert (
         "template_text" not in kept[-1] and "template_choice" not in kept[-1]
     )  # its own template: editor and dropdown kept
+
+
+def test_generate_live_keeps_an_edited_template_and_offers_the_models():
+    session = Session(template_origin="qwen3")
+    out = generate_hi(SMOL_TEXT, session)  # the author's own template, not a templates/ file
+    assert "template_text" not in out[-1] and "restore_button" not in out[-1]
+    assert session.view.template == json.loads(SMOL_TEXT)  # the run was parsed with it
+    assert out[-1]["model_note"].endswith(
+        " — your edited template was kept (the model's own was not used: “Use the model's "
+        "template” puts it in the editor)"
+    )
+    assert out[-1]["use_model_button"] == {"visible": True}
+    # The scrubber is set to this run's pieces (the model's tokens), not a previous replay's.
+    pieces = len(session.generated[1]) + 1
+    assert out[-1]["scrubber"] == {"value": pieces, "maximum": pieces} and 1 <= pieces <= 3
+    # The author chooses the model's: it goes into the editor, the edit is kept for Restore.
+    chosen = live.use_model_template_now(
+        "samples/demo-model", SMOL_TEXT, PREFIX, GENERATION, "", "", session
+    )
+    assert json.loads(chosen["template_text"]) == load_template_file("demo-model").response_template
+    assert chosen["use_model_button"] == {"visible": False}
+    assert chosen["model_note"] == (
+        "Model: samples/demo-model — samples/demo-model ships its own response_template in "
+        "tokenizer_config.json"
+    )
+    assert session.replaced == [("Use the model's template", SMOL_TEXT)]
+    restored = handlers.restore_template(PREFIX, GENERATION, "", "", session)
+    assert restored["template_text"] == SMOL_TEXT and restored["restore_button"] == {
+        "visible": False
+    }
+    assert session.view.template == json.loads(SMOL_TEXT)
 
 
 def test_views_render_whitespace_and_escape_html():

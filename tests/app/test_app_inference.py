@@ -12,6 +12,7 @@ import re
 
 import pytest
 
+from engine.chat_templates.conformance import TOOLS as CHECK_TOOLS
 from engine.chat_templates.render import hub_reachable
 from playground import handlers
 from playground.authoring import inference
@@ -27,12 +28,21 @@ GENERATION = "Checking.\n<action get_weather>\ncity: Oslo\ndays: 3\n</action></a
 LOOPS = "{% for i in range(99999) %}{% for j in range(99999) %}{{ i }}{% endfor %}{% endfor %}"
 
 
-def infer(chat_template_text=KV_LINES, chat_template_model="", session=None):
+def infer(
+    chat_template_text=KV_LINES, chat_template_model="", session=None, test_cases_text="", **kw
+):
     """Run the Infer handler to the end: (its outputs in order, the session)."""
     session = session or Session()
     outputs = list(
         handlers.infer_chat_template(
-            chat_template_text, chat_template_model, "", "", PREFIX, GENERATION, "", "", session
+            chat_template_text,
+            chat_template_model,
+            kw.get("bos_token", ""),
+            kw.get("eos_token", ""),
+            kw.get("use_examples", True),
+            kw.get("template_text", ""),
+            test_cases_text,
+            session,
         )
     )
     return outputs, session
@@ -42,8 +52,8 @@ def text_of(markup: str) -> str:
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", markup))).strip()
 
 
-def test_the_inferred_template_goes_into_the_editor_with_its_matrix_and_parses_the_input():
-    outputs, session = infer()
+def test_the_inferred_template_goes_into_the_editor_and_a_matrix_row_shows_it_working():
+    outputs, session = infer(template_text='{"my": "draft"}')
     assert outputs[0] == {
         "inference": '<div class="rt-status rt-status-live" id="inference-pending">⏳ Inferring… (at most 30 s)</div>'
     }
@@ -56,19 +66,42 @@ def test_the_inferred_template_goes_into_the_editor_with_its_matrix_and_parses_t
         in last["inference"]
     )
     assert (
+        '<div class="rt-note" id="inference-verdict">the inferred template passes its matrix (20 rows)</div>'
+        in last["inference"]
+    )
+    assert (
         'data-passed="true">✔ conforms</span> 20 passed, 0 failed, 0 not renderable — against the pasted chat template'
         in last["conformance"]
     )
-    assert session.view.message == {
-        "role": "assistant",
-        "content": "Checking.",
-        "tool_calls": [
-            {
-                "type": "function",
-                "function": {"name": "get_weather", "arguments": {"city": "Oslo", "days": 3}},
-            }
-        ],
+    # The workspace shows one of the chat template's own renders, parsed: no failure banner.
+    assert last["prefix"] == "<user>What's the weather in Paris today?</user>\n<assistant>"
+    assert last["generation"].startswith("Checking both now.<action get_weather>\ncity: Zürich")
+    assert json.loads(last["tools_text"]) == CHECK_TOOLS
+    assert text_of(last["status"]) == (
+        "✔ Parsed: tool_calls, content Matrix row first-turn-tools/round-trip:content-and-tool-calls "
+        "(passed): a render of the pasted chat template, parsed with the inferred template."
+    )
+    assert "rt-status-error" not in last["status"] and "rt-status-misfit" not in last["status"]
+    assert session.view.message["content"] == "Checking both now."
+    assert [call["function"]["name"] for call in session.view.message["tool_calls"]] == [
+        "get_weather",
+        "create_event",
+    ]
+    # The Tests tab holds the matrix rows, never another family's samples, and they pass.
+    cases = json.loads(last["test_cases_text"])
+    assert len(cases) == 20 and {case["source"] for case in cases} == {"matrix"}
+    assert [case.get("tools") is not None for case in cases[:3]] == [False, False, True]
+    assert (
+        'id="test-summary" data-passed="20" data-total="20">20 of 20 cases pass'
+        in (last["test_results"])
+    )
+    # The editor's text before is kept for Restore.
+    assert last["restore_button"] == {
+        "value": "↶ Restore the template before Infer",
+        "visible": True,
     }
+    assert session.replaced == [("Infer", '{"my": "draft"}')]
+    assert last["start_from"] is None  # the editor no longer holds a templates/ file
     # Every finding is a button that shows its renders.
     assert last["inference"].count('class="rt-finding" data-finding=') == len(
         session.inference["findings"]

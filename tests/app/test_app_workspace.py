@@ -256,7 +256,13 @@ def test_test_cases_rerun_on_every_edit_with_a_diff():
     added = handlers.add_test_case(
         out["template_text"], "", "hello", "", out["test_cases_text"], Session(view=session.view)
     )
-    assert json.loads(added["test_cases_text"])[-1]["generation"] == "hello"
+    # The author's output comes first (before the samples), marked as theirs.
+    first = json.loads(added["test_cases_text"])[0]
+    assert (first["generation"], first["source"], first["name"]) == (
+        "hello",
+        "output",
+        f"case {len(cases) + 1}",
+    )
 
 
 def test_the_reference_side_by_side_for_a_sample():
@@ -514,6 +520,7 @@ def test_the_wiring_refuses_a_handler_reading_or_writing_a_missing_component():
         ):
             page.listen(page.status.click, handlers.diagnose)
         page.template_text = gr.Code()
+        page.session = gr.State()
         with pytest.raises(
             ValueError, match=r"writes \['diagnostics'\], which are not components of the page"
         ):

@@ -320,6 +320,7 @@ def test_cli_json_report():
         "prompt",
         "generation",
         "normalisations",
+        "tools",
     }
 
 

@@ -334,3 +334,68 @@ def test_diagnoses_are_json_ready():
         json.loads(json.dumps(result.to_dict()))["diagnoses"][0]["key"]
         == "fields.tool_calls.close_pattern"
     )
+
+
+# A chat template that pre-writes the reasoning's opener, and a start anchor that takes it.
+PAST_OPEN = {
+    "start_anchor": ["<|assistant|><think>", "<|observation|>"],
+    "fields": {
+        "reasoning_content": {"open": "<think>", "close": "</think>"},
+        "content": {"close": ["<|user|>", "</think>"]},
+    },
+}
+PAST_OPEN_PREFIX = "<|user|>Weather?<|assistant|><think>"
+
+
+def test_an_anchor_that_cut_past_the_opener_the_prompt_ends_with_is_the_cause_with_its_fix():
+    result = trace("hmm, sunny</think>It is sunny.<|user|>", PAST_OPEN, prefix=PAST_OPEN_PREFIX)
+    # The reasoning went to content, and nothing else looks wrong: only the cause says so.
+    assert result.message == {"content": "hmm, sunnyIt is sunny."}
+    assert result.warnings == []
+    [diagnosis] = result.diagnoses
+    assert (diagnosis.code, diagnosis.severity, diagnosis.key, diagnosis.found) == (
+        "anchor-past-open",
+        "error",
+        "start_anchor",
+        "<think>",
+    )
+    assert (diagnosis.source, diagnosis.start, diagnosis.end) == ("prefix", 29, 36)
+    assert diagnosis.fix == {"start_anchor": ["<|assistant|>", "<|observation|>"]}
+    assert diagnosis.message == (
+        "The prompt ends with '<think>', the open delimiter of reasoning_content "
+        "(fields.reasoning_content.open), but the start anchor '<|assistant|><think> | <|observation|>' "
+        "cuts the prefix after it, so reasoning_content never opens; the model closed it ('</think>' at "
+        "generation offset 10), so what it wrote before that goes to content. Fix: end the start anchor "
+        "before '<think>': set start_anchor to ['<|assistant|>', '<|observation|>'] "
+        "(fields.reasoning_content.open stays '<think>')."
+    )
+    # The fix applied: the reasoning is read.
+    fixed = {**PAST_OPEN, **diagnosis.fix}
+    assert trace(
+        "hmm, sunny</think>It is sunny.<|user|>", fixed, prefix=PAST_OPEN_PREFIX
+    ).message == {
+        "reasoning_content": "hmm, sunny",
+        "content": "It is sunny.",
+    }
+
+
+def test_an_anchor_that_takes_the_opener_before_a_prefilled_answer_is_not_a_cause():
+    # The prompt's tail holds text after the opener: the anchor takes the opener on purpose.
+    result = trace("and more.", PAST_OPEN, prefix=PAST_OPEN_PREFIX + "Prefilled answer")
+    assert [d.code for d in result.diagnoses] == []
+    # Without a close in the output the cut is still a cause, as a warning, with the fix.
+    pattern = {
+        **PAST_OPEN,
+        "start_anchor": None,
+        "start_anchor_pattern": r"<\|assistant\|>\s*<think>",
+    }
+    del pattern["start_anchor"]
+    [diagnosis] = trace("hmm", pattern, prefix=PAST_OPEN_PREFIX).diagnoses
+    assert (diagnosis.code, diagnosis.severity, diagnosis.fix) == (
+        "anchor-past-open",
+        "warning",
+        None,
+    )
+    assert diagnosis.change == (
+        "make start_anchor_pattern end before '<think>', so the prompt's '<think>' opens reasoning_content"
+    )

@@ -263,3 +263,80 @@ def test_a_tracer_shows_held_text_and_its_error_marks_while_streaming():
         "role": "assistant",
         "content": '<tool_call>\n{"name": "f", "arguments": {"a": 1}\n</tool_call>after',
     }
+
+
+def test_a_close_without_open_names_the_real_cause_never_a_prefix_already_passed():
+    template = {
+        "start_anchor": "<|assistant|><think>",
+        "fields": {
+            "reasoning_content": {"open": "<think>", "close": "</think>"},
+            "content": {"close": "<|user|>"},
+        },
+    }
+    generation = "hmm</think>Sunny.<|user|>"
+
+    def advice(prefix: str) -> tuple[str, str]:
+        [warning] = trace(generation, template, prefix=prefix).warnings
+        assert (warning.code, warning.source, warning.start, warning.end) == (
+            "close-without-open",
+            "generation",
+            3,
+            11,
+        )
+        return warning.message.split("is not open. ")[1], warning.suggestion
+
+    # The prompt ends with the opener, and the anchor cut past it.
+    assert advice("<|user|>Hi<|assistant|><think>") == (
+        "The prefix does end with '<think>', reasoning_content's open delimiter, but the start anchor "
+        "cut the prefix after it, so reasoning_content never opened.",
+        "end the start anchor before '<think>', so the prompt's '<think>' opens reasoning_content",
+    )
+    # No prefix passed: pass it.
+    assert advice("") == (
+        "This usually means the prefix is missing the text that opened it (a chat template that "
+        "pre-writes the open delimiter).",
+        "pass the prompt text (with any pre-written open delimiter) as prefix",
+    )
+    # A prefix without the opener: never "pass the prefix" again.
+    template["start_anchor"] = "<|assistant|>"
+    assert advice("<|user|>Hi<|assistant|>") == (
+        "The prefix does not end with '<think>' either, so the model wrote the close without the open.",
+        "if the model starts its turn inside reasoning_content, let reasoning_content open at the start "
+        "of the turn; if '</think>' is only a stray marker, add it to the implicit field's closes",
+    )
+
+
+def test_a_delimiter_of_the_template_left_in_content_is_a_warning():
+    template = {
+        "start_anchor": "<|assistant|>",
+        "fields": {
+            "tool_calls": {
+                "open_pattern": r"<call>(?=\s*\{)",
+                "close": "</call>",
+                "content": "json",
+            },
+            "content": {"close": "<|end|>"},
+        },
+    }
+    # The open's context did not fit (no JSON after it): the call is in content.
+    result = trace(
+        "Sure.<call>get_weather(city=Paris)</call><|end|>", template, prefix="<|assistant|>"
+    )
+    assert result.message == {"content": "Sure.<call>get_weather(city=Paris)</call>"}
+    warnings = [(w.code, w.start, w.end, w.message) for w in result.warnings]
+    assert warnings[-1] == (
+        "delimiter-in-content",
+        5,
+        11,
+        "'<call>', the text of fields.tool_calls.open_pattern, is in content: no tool_calls region "
+        "opened there, so what follows it is content, not tool_calls.",
+    )
+    # The model running on into a new turn: the start anchor in content.
+    [warning] = trace("Hi.<|assistant|>Hi again.", template, prefix="<|assistant|>").warnings
+    assert (warning.code, warning.start, warning.suggestion) == (
+        "delimiter-in-content",
+        3,
+        "end content at the end of the turn (add the turn's end to its closes)",
+    )
+    # Plain words of a pattern are never looked for; a parse that reads the call has no warning.
+    assert trace('<call>{"a": 1}</call>', template, prefix="<|assistant|>").warnings == []
