@@ -84,7 +84,15 @@ MAX_RENDER_CHARS = 2_000_000
 
 
 class InferenceTimeout(Exception):
-    """Inference ran past its time budget (raised between renders)."""
+    """Inference ran past its time budget (raised between renders, and between the steps of
+    reading other evidence); the message says what it was doing."""
+
+
+def check_deadline(deadline: float | None, doing: str) -> None:
+    """Raise `InferenceTimeout` when `time.monotonic()` is past `deadline` (None: no limit);
+    `doing` says what inference was doing ("rendering"), for the message."""
+    if deadline is not None and time.monotonic() > deadline:
+        raise InferenceTimeout(f"the time budget ran out while {doing}")
 
 
 def call_id(number: int) -> str:
@@ -249,8 +257,7 @@ class Probe:
         Raises:
             InferenceTimeout: past the deadline.
         """
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise InferenceTimeout("the time budget ran out while rendering")
+        check_deadline(self.deadline, "rendering: the chat template renders too slowly")
         key = (repr(messages), tools, add_generation_prompt, continue_final_message)
         if key in self._cache:
             return self._cache[key]
