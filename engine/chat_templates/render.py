@@ -40,20 +40,24 @@ THINKING_SWITCHES: tuple[tuple[str, Any, Any], ...] = (
 # Seconds the Hub may take to answer a connection before a hub id gives up on it.
 HUB_CONNECT_TIMEOUT = 3.0
 
-_PROBE_TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Weather forecast for a city.",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}},
-                "required": ["city"],
+# The one tool every check that needs a tool call describes: `call_style` calls it, and it heads
+# the conformance matrix's tools. Every parameter has a description (some chat templates read
+# one for each).
+WEATHER_TOOL: dict = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather forecast for a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": "The city."},
+                "days": {"type": "integer", "description": "How many days."},
             },
+            "required": ["city"],
         },
-    }
-]
+    },
+}
 
 
 # A variable a template reads that no caller passes, as jinja2 names it.
@@ -178,7 +182,7 @@ class ChatTemplateRenderer:
                     {"role": "assistant", "content": empty, "tool_calls": [call]},
                 ]
                 try:
-                    rendered = self._call(probe, _PROBE_TOOLS, False, False)
+                    rendered = self._call(probe, [copy.deepcopy(WEATHER_TOOL)], False, False)
                 except ChatTemplateRenderError:
                     continue
                 if "Oslo" in rendered.split("Oslo?", 1)[-1]:
