@@ -880,4 +880,11 @@ def main(argv: list[str] | None = None) -> int:
         return handlers[args.command](args, console)
     except (TemplateError, OSError, ValueError, ImportError) as error:
         console.print(Text(f"error: {error}", "bold red"))
+        # What the error hints at (its `hint`), named as this command offers it.
+        offered = {
+            "chat_template": ("chat_template", "give the chat template with --chat-template FILE"),
+            "time_budget": ("timeout", "allow more time with --timeout SECONDS"),
+        }.get(getattr(error, "hint", ""))
+        if offered is not None and hasattr(args, offered[0]):
+            console.print(Text(f"hint: {offered[1]}", "yellow"))
         return 2

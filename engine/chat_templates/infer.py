@@ -259,7 +259,9 @@ def infer_template(
     try:
         parts = learn(chat_template, bos_token, eos_token, deadline, read, tokenizer, regex_timeout)
     except InferenceTimeout as error:
-        raise InferenceError(f"inference stopped after {time_budget:g} s: {error}") from None
+        raise InferenceError(
+            f"inference ran out of time after {time_budget:g} s: {error}", hint="time_budget"
+        ) from None
     candidates = _checked_candidates(
         parts, chat_template, bos_token, eos_token, read, regex_timeout, deadline
     )
@@ -379,15 +381,17 @@ def infer_template_isolated(
     try:
         if not receiver.poll(seconds + 1):
             raise InferenceError(
-                f"inference did not finish within {seconds:g} s: the chat template renders too slowly "
-                "(a loop, or a very long output), or the time budget is too small for it"
+                f"inference ran out of time: it did not finish within {seconds:g} s (the chat "
+                "template may render too slowly: a loop, or a very long output)",
+                hint="time_budget",
             )
         kind, value = receiver.recv()
     except EOFError:
         child.join(5)
         raise InferenceError(
             f"the inference process stopped without an answer (exit code {child.exitcode}): the chat "
-            f"template may need more than {memory_bytes // 1024**2} MB"
+            f"template may need more than {memory_bytes // 1024**2} MB",
+            hint="memory",
         ) from None
     finally:
         if child.is_alive():
@@ -413,7 +417,8 @@ def _isolated_main(sender, job: dict, memory_bytes: int) -> None:
             "error",
             InferenceError(
                 f"inference ran out of memory (it may use {memory_bytes // 1024**2} MB): the "
-                "chat template builds very large outputs"
+                "chat template builds very large outputs",
+                hint="memory",
             ),
         )
     except (

@@ -20,7 +20,18 @@ if TYPE_CHECKING:
 
 
 class InferenceError(ValueError):
-    """Nothing can be inferred from the chat template; the message says why."""
+    """Nothing can be inferred from the chat template; the message says why.
+
+    Attributes:
+        hint: what a caller may change for another try, for it to name in its own terms (a
+            command-line option, a server's setting): ``"time_budget"``, inference ran out of
+            time and a larger budget may let it finish; ``"memory"``, it ran out of memory; ""
+            when the chat template itself gives nothing to infer from.
+    """
+
+    def __init__(self, message: str, *, hint: str = ""):
+        super().__init__(message)
+        self.hint = hint
 
 
 @dataclass(frozen=True)

@@ -331,7 +331,17 @@ def thinking_values(switch: str) -> tuple[Any, Any]:
 
 
 class ModelLoadError(ValueError):
-    """A tokenizer (and its chat template) could not be loaded; the message says what to do."""
+    """A tokenizer (and its chat template) could not be loaded; the message says what to do.
+
+    Attributes:
+        hint: what a caller may offer instead, for it to name in its own terms (a command-line
+            option, a box of a page): ``"chat_template"``, the chat template's own text; ""
+            when nothing else would do.
+    """
+
+    def __init__(self, message: str, *, hint: str = ""):
+        super().__init__(message)
+        self.hint = hint
 
 
 @dataclass(frozen=True)
@@ -422,7 +432,8 @@ def load_tokenizer(model: str) -> tuple[Any, str]:
             raise ModelLoadError(
                 f"the Hugging Face Hub is not reachable ({why}) and {model!r} is not in the local cache. "
                 "Download the tokenizer files elsewhere (tokenizer_config.json, tokenizer.json, chat_template.jinja) "
-                "and give their folder, or paste the chat template with --chat-template."
+                "and give their folder, or paste the chat template instead.",
+                hint="chat_template",
             ) from error
         where = f"hub:{model}"
     return tokenizer, where
