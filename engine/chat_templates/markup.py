@@ -110,6 +110,7 @@ def opening_forms(closer: str) -> list[str]:
 
 
 def _words(token: str) -> list[str]:
+    """The runs of word characters of `token` (``<|x_end|>`` -> ``["x_end"]``)."""
     return regex.sub(r"[^\w]", " ", token).split()
 
 
@@ -291,6 +292,7 @@ def literal_head(text: str) -> str:
 
 
 def has_stand_in(text: str) -> bool:
+    """Whether `text` holds a stand-in for a function's name, a number or a call id."""
     return any(mark in text for mark in (NAME, NUMBER, CALL_ID))
 
 

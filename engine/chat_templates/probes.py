@@ -114,6 +114,7 @@ def call(number: int, name: str, arguments: dict) -> dict:
 
 
 def assistant(**keys: Any) -> dict:
+    """An assistant message with empty content, `keys` added (``tool_calls=[...]``)."""
     message = {"role": "assistant", "content": ""}
     message.update(keys)
     return message
@@ -168,6 +169,7 @@ class Render:
     text: str
 
     def to_dict(self) -> dict:
+        """JSON-ready: ``{"label", "text"}``."""
         return {"label": self.label, "text": self.text}
 
 
@@ -214,6 +216,7 @@ class Turn:
 
     @property
     def text(self) -> str:
+        """The generation's text."""
         return self.render.text
 
 
@@ -242,6 +245,7 @@ class Probe:
     _cache: dict = field(default_factory=dict, repr=False)
 
     def label(self, text: str) -> str:
+        """`text` with the probe's mode after it (``"..., thinking on"``), when it has one."""
         return f"{text}, {self.mode}" if self.mode else text
 
     def render(
@@ -393,6 +397,8 @@ def tool_result(tool_call: dict) -> dict:
 def _describe(
     messages: list[dict], add_generation_prompt: bool, continue_final_message: bool = False
 ) -> str:
+    """A render's label from its conversation: the roles (`` (calls)`` after one that calls),
+    then ``+ generation prompt`` or ``, continued``."""
     roles = " + ".join(
         message["role"] + (" (calls)" if message.get("tool_calls") else "") for message in messages
     )

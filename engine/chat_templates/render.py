@@ -73,6 +73,11 @@ class ChatTemplateRenderError(Exception):
 
 
 def _render_function():
+    """transformers' function that renders a chat template (imported on first use).
+
+    Raises:
+        ImportError: transformers (or jinja2) is not installed; the message says what to install.
+    """
     try:
         from transformers.utils.chat_template_utils import render_jinja_template
     except ImportError as error:
@@ -103,6 +108,7 @@ def _first_token(text: str) -> str:
 
 
 def common_suffix_length(a: str, b: str) -> int:
+    """How many characters `a` and `b` share at their end."""
     n = min(len(a), len(b))
     i = 0
     while i < n and a[-1 - i] == b[-1 - i]:
@@ -264,6 +270,13 @@ class ChatTemplateRenderer:
         add_generation_prompt: bool,
         continue_final_message: bool,
     ) -> str:
+        """One render of `messages` (with `tools`), with the variables filled so far, the
+        bos/eos tokens and the thinking switch, as text.
+
+        Raises:
+            ChatTemplateRenderError: the chat template's own error (its type name first), or a
+                MemoryError said in words.
+        """
         options: dict[str, Any] = {
             **self.filled,
             "bos_token": self.bos_token,
@@ -371,6 +384,7 @@ def hub_reachable(timeout: float = HUB_CONNECT_TIMEOUT) -> tuple[bool, str]:
     outcome: list[str] = []
 
     def connect() -> None:
+        """Try a connection to the Hub's host; append "" or why it failed to `outcome`."""
         try:
             socket.create_connection((host, port), timeout=timeout).close()
             outcome.append("")
