@@ -173,6 +173,37 @@ def test_a_request_no_grammar_can_honour_says_why(template, request_, reason):
         derived.structural_tag()
 
 
+@pytest.mark.parametrize(
+    "close_pattern",
+    [
+        "(?:</r>){e<=1}",  # fuzzy matching: the standard parser alone reads `{e<=1}` as text
+        "(?a)</r\\w*>",  # ASCII classes
+    ],
+)
+def test_a_pattern_the_shared_reader_refuses_is_listed_never_written_as_other_text(close_pattern):
+    reason = (
+        "fields.reasoning_content.close_pattern: the pattern uses syntax a grammar here cannot"
+        " read (case folding, verbose mode, ASCII or locale classes, fuzzy matching such as"
+        " {e<=1}, or syntax only the regex module knows)"
+    )
+    fields = {"reasoning_content": {"open": "<r>", "close_pattern": close_pattern}, "content": {}}
+    optional = derive_grammar({"start_anchor": "<a>", "fields": fields})
+    assert optional.ok and optional.notes == [reason]
+    # Only the answer is written, and it never opens the left-out region.
+    assert optional.gbnf() == (
+        "root ::= text-1-0\n"
+        'text-1-0 ::= [^<] text-1-0 | [<] text-1-1 | ""\n'
+        'text-1-1 ::= [^<r] text-1-0 | [<] text-1-1 | [r] text-1-2 | ""\n'
+        'text-1-2 ::= [^<>] text-1-0 | [<] text-1-1 | ""\n'
+    )
+    fields["reasoning_content"]["optional"] = False
+    required = derive_grammar({"start_anchor": "<a>", "fields": fields})
+    assert not required.ok and required.notes == [reason]
+    assert required.unconstrainable == [
+        "fields.reasoning_content is required but cannot be written"
+    ]
+
+
 def test_schema_keywords_the_grammar_cannot_enforce_are_listed_not_dropped():
     tools = [
         {

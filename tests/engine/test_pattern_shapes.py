@@ -8,7 +8,14 @@ import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.pattern_shapes import Lead, MatchStart, context_width, literal_match_start, match_start
+from engine.pattern_shapes import (
+    Lead,
+    MatchStart,
+    context_width,
+    literal_match_start,
+    match_start,
+    read_pattern,
+)
 
 WHITESPACE = frozenset(filter(regex.compile(r"\s").fullmatch, map(chr, range(0x3001))))
 
@@ -197,3 +204,26 @@ def test_a_pattern_with_an_exact_lead_finds_what_a_partial_search_finds(source, 
     assert (found and (found.span(), found.partial)) == (
         expected and (expected.span(), expected.partial)
     )
+
+
+def test_the_pattern_reader_gives_the_tree_and_each_named_groups_written_name():
+    tree = read_pattern(
+        regex.compile(r"(?:<a=(?P<name>\w+)>|<b=(?<name>\w+)>)[(?P<x>]+(?P<args>.*)", regex.DOTALL)
+    )
+    assert tree.group_names == {1: "name", 2: "name", 3: "args"}
+    assert [str(group) for group in tree.parsed.state.groupdict] == ["g0", "g1", "g2"]
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"(?:</r>){e<=1}",  # fuzzy matching: the standard parser would read `{e<=1}` as text
+        r"(?a)</r\w>",  # ASCII classes
+        r"(?i)</r>",
+        r"(?x)</r> # comment",
+        r"[[:alpha:]]+",
+        r"\p{L}+",
+    ],
+)
+def test_the_pattern_reader_refuses_what_the_standard_parser_would_read_differently(pattern):
+    assert read_pattern(regex.compile(pattern, regex.DOTALL)) is None
