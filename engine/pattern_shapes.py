@@ -16,7 +16,9 @@ scanners use the answers to skip regex calls that cannot find anything:
   and groups nested hundreds deep overflow its recursive parser. `PatternBoundError`
   refuses what is over `MAX_PATTERN_SIZE` or `MAX_GROUP_DEPTH`;
 * `read_pattern` is the one reader of a pattern's parse tree (with its named groups' names),
-  for these answers and for the grammar wing, so that all of them refuse the same syntax.
+  for these answers and for the grammar wing, so that all of them refuse the same syntax;
+* `pattern_literal` writes a literal text as the pattern that matches it, for every pattern
+  the tools suggest or infer.
 
 Every answer errs on the safe side: "unknown" (None) whenever the tree holds
 syntax the analysis does not model, and the scanner then asks the regex.
@@ -51,6 +53,9 @@ _VERBOSE_FLAG = regex.compile(r"\(\?[\w^-]*x[\w-]*[:)]")
 _GROUP_HEADER = regex.compile(r"\?(?:P?<\w+>|'\w+'|<[=!]|[:=!>|]|[\w^-]*[:)])")
 # Escapes followed by a braced argument (`\p{L}`, `\N{SPACE}`), which is not a repeat.
 _BRACED_ESCAPES = "pPNxXu"
+
+# What a pattern reads specially outside a character class (`pattern_literal` escapes these).
+_SPECIAL_OUTSIDE_CLASS = regex.compile(r"[.^$*+?{}\[\]\\|()]")
 
 # Pattern text that may look at characters before the match start (lookbehinds, word
 # boundaries, start-of-text anchors): the parser then keeps some decided text as context.
@@ -405,6 +410,18 @@ def match_start(compiled: regex.Pattern) -> MatchStart:
     loose = _leads(items)
     leads = None if loose is None else tuple(dict.fromkeys(loose))
     return MatchStart(first, run_tests, leading_runs, leads, False, False)
+
+
+def pattern_literal(text: str) -> str:
+    """`text` as a pattern that matches exactly it, for patterns shown to an author.
+
+    Escapes only what a template pattern reads specially outside a character class
+    (``. ^ $ * + ? { } [ ] \\ | ( )``); spaces, ``-``, ``#`` and every other character stay as
+    written, so the pattern reads like the text: ``<tool-call>`` stays ``<tool-call>`` and
+    ``<|im_end|>`` becomes ``<\\|im_end\\|>`` (`regex.escape` would write ``<tool\\-call>``).
+    Template patterns are never verbose, where spaces and ``#`` would be syntax.
+    """
+    return _SPECIAL_OUTSIDE_CLASS.sub(r"\\\g<0>", text)
 
 
 class PatternTree(NamedTuple):

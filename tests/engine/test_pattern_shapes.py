@@ -14,8 +14,10 @@ from engine.pattern_shapes import (
     context_width,
     literal_match_start,
     match_start,
+    pattern_literal,
     read_pattern,
 )
+from engine.template import compile_pattern
 
 WHITESPACE = frozenset(filter(regex.compile(r"\s").fullmatch, map(chr, range(0x3001))))
 
@@ -227,3 +229,27 @@ def test_the_pattern_reader_gives_the_tree_and_each_named_groups_written_name():
 )
 def test_the_pattern_reader_refuses_what_the_standard_parser_would_read_differently(pattern):
     assert read_pattern(regex.compile(pattern, regex.DOTALL)) is None
+
+
+@pytest.mark.parametrize(
+    "text, pattern",
+    [
+        ("<|im_end|>", r"<\|im_end\|>"),
+        ("<tool-call>", "<tool-call>"),  # a hyphen is literal outside a class: no `\-`
+        ("[TOOL_CALLS]", r"\[TOOL_CALLS\]"),
+        ("a.b (c) # d", r"a\.b \(c\) # d"),  # spaces and `#` stay as written
+        ("{x}^$*+?", r"\{x\}\^\$\*\+\?"),
+        ("a\\b\n", "a\\\\b\n"),  # a backslash is doubled, a newline stays itself
+        ("~&=!<>:", "~&=!<>:"),
+        ("", ""),
+    ],
+)
+def test_a_literal_is_written_as_the_pattern_that_reads_like_it(text, pattern):
+    assert pattern_literal(text) == pattern
+
+
+@given(st.text(max_size=40))
+def test_a_literal_pattern_matches_exactly_its_text(text):
+    compiled = compile_pattern("fields.x.close_pattern", pattern_literal(text) + "|$")
+    assert compiled.fullmatch(text) is not None
+    assert compiled.match(text + "tail").group() == text
