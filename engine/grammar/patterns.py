@@ -21,7 +21,20 @@ from dataclasses import dataclass
 import regex
 
 from ..pattern_shapes import read_pattern
-from .ir import EMPTY, Alt, CharSet, Lit, Node, Repeat, Seq, Text, alt, seq
+from .ir import (
+    EMPTY,
+    Alt,
+    CharSet,
+    Lit,
+    Node,
+    Repeat,
+    Seq,
+    Text,
+    alt,
+    merge_ranges,
+    quantifier,
+    seq,
+)
 
 
 class Unconstrainable(ValueError):
@@ -76,27 +89,7 @@ def _category_ranges(category: str) -> tuple[tuple[int, int], ...]:
         codes = [code for code in range(0x3001) if test(chr(code))]
     else:
         codes = [code for code in range(0x110000) if unicodedata.category(chr(code)) == "Nd"]
-    return _ranges(codes)
-
-
-def _ranges(codes: list[int]) -> tuple[tuple[int, int], ...]:
-    merged: list[list[int]] = []
-    for code in sorted(set(codes)):
-        if merged and code == merged[-1][1] + 1:
-            merged[-1][1] = code
-        else:
-            merged.append([code, code])
-    return tuple((low, high) for low, high in merged)
-
-
-def _merge(ranges) -> tuple[tuple[int, int], ...]:
-    merged: list[list[int]] = []
-    for low, high in sorted(ranges):
-        if merged and low <= merged[-1][1] + 1:
-            merged[-1][1] = max(merged[-1][1], high)
-        else:
-            merged.append([low, high])
-    return tuple((low, high) for low, high in merged)
+    return merge_ranges((code, code) for code in codes)
 
 
 class _Reader:
@@ -224,15 +217,15 @@ class _Reader:
                 return self._raise(f"the character class item {op} {av}")
         if narrowed:
             # Not a word character and not one of `ranges`: ASCII punctuation and blanks.
-            excluded = _merge(ranges)
+            excluded = merge_ranges(ranges)
             kept = [
                 code
                 for low, high in _NON_WORD_WRITTEN
                 for code in range(low, high + 1)
                 if not any(a <= code <= b for a, b in excluded)
             ]
-            return CharSet(_ranges(kept))
-        return CharSet(_merge(ranges), negated)
+            return CharSet(merge_ranges((code, code) for code in kept))
+        return CharSet(merge_ranges(ranges), negated)
 
 
 def _looks_around(items: list) -> bool:
@@ -417,17 +410,7 @@ def to_regex(node: Node) -> str:
     if isinstance(node, Alt):
         return "|".join(to_regex(item) for item in node.items)
     if isinstance(node, Repeat):
-        inner = _atom(node.item)
-        if (node.min, node.max) == (0, None):
-            return inner + "*"
-        if (node.min, node.max) == (1, None):
-            return inner + "+"
-        if (node.min, node.max) == (0, 1):
-            return inner + "?"
-        high = "" if node.max is None else str(node.max)
-        if node.max == node.min:
-            return f"{inner}{{{node.min}}}"
-        return f"{inner}{{{node.min},{high}}}"
+        return _atom(node.item) + quantifier(node.min, node.max)
     if isinstance(node, Text) and not node.excludes:
         return (char_class(node.allowed) if node.allowed else "[\\s\\S]") + "*"
     raise ValueError(f"not a regular node: {node!r}")
