@@ -14,7 +14,7 @@
 - ``lint TEMPLATE [--chat-template FILE] [--target RUNTIME]``: print the diagnostics (with a
   chat template, also whether its prompts contain the start anchor; with a target, also what
   that runtime refuses or reads differently); exit 1 on an error.
-- ``grammar TEMPLATE --tools FILE [--tool-choice auto|required|none|NAME] [--no-parallel]
+- ``grammar TEMPLATE [--tools FILE] [--tool-choice auto|required|none|NAME] [--no-parallel]
   [--format structural-tag|lark|gbnf] [--prefix FILE] [--tokenizer DIR]``: the grammar of
   every output the template reads back that honours the request (`engine.grammar`); what it
   cannot enforce goes to stderr; exit 1 when no grammar honours the request.
@@ -638,7 +638,8 @@ def add_grammar_commands(commands) -> None:
         "template", help="template JSON file (plain or templates/ wrapper) or family name"
     )
     grammar.add_argument(
-        "--tools", help="JSON file: a list of tools as apply_chat_template takes them"
+        "--tools",
+        help="JSON file: a list of tools as apply_chat_template takes them (none: no tool calls)",
     )
     grammar.add_argument(
         "--tool-choice", default="auto", help="auto (default), required, none, or a function name"
@@ -880,4 +881,11 @@ def main(argv: list[str] | None = None) -> int:
         return handlers[args.command](args, console)
     except (TemplateError, OSError, ValueError, ImportError) as error:
         console.print(Text(f"error: {error}", "bold red"))
+        # What the error hints at (its `hint`), named as this command offers it.
+        offered = {
+            "chat_template": ("chat_template", "give the chat template with --chat-template FILE"),
+            "time_budget": ("timeout", "allow more time with --timeout SECONDS"),
+        }.get(getattr(error, "hint", ""))
+        if offered is not None and hasattr(args, offered[0]):
+            console.print(Text(f"hint: {offered[1]}", "yellow"))
         return 2

@@ -105,8 +105,25 @@ class ParseDeadlineError(PatternTimeoutError):
 
 
 class ParseLimitError(ResponseParseError):
-    """The parse opened as many regions as its caller allowed (`max_regions`) and stopped before
-    the next one. Like a deadline, it always stops the parse (also with ``on_error="keep"``)."""
+    """The parse reached a limit its caller set (`ResponseParser` keywords) and stopped there:
+    ``max_regions``, the most regions it may open (implicit stretches, and the stretches that
+    keep a failed region's text, included), raised before the one too many opens; or
+    ``max_value_chars``, the most characters its region values may hold together, raised when
+    the region that goes past it closes. Like a deadline, it always stops the parse (also with
+    ``on_error="keep"``); the text after `offset` is not parsed.
+
+    Attributes:
+        limit: the keyword reached, ``"max_regions"`` or ``"max_value_chars"``.
+        allowed: its value (regions, or characters).
+        offset: stream offset where the parse stopped.
+    """
+
+    def __init__(
+        self, message: str, *, limit: str = "", allowed: int = 0, offset: int | None = None
+    ):
+        super().__init__(message, offset=offset)
+        self.limit = limit
+        self.allowed = allowed
 
 
 def shorten(text: str, limit: int = 200) -> str:

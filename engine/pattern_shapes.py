@@ -598,6 +598,7 @@ def _renamed_groups(pattern: str) -> tuple[str, dict[str, str]]:
         if char == "\\":
             out.append(pattern[index : index + 2])
             index += 2
+            class_start = False  # an escape is a member: a "]" after it closes the class
             continue
         if in_class:
             if char == "]" and not class_start:

@@ -135,6 +135,8 @@ class Regions:
             raise ParseLimitError(
                 f"the parse stopped at stream offset {offset}: it has opened {self.max_regions:,} "
                 "regions, the most it may (max_regions); the text after it is not parsed",
+                limit="max_regions",
+                allowed=self.max_regions,
                 offset=offset,
             )
 
@@ -149,6 +151,8 @@ class Regions:
                 f"the parse stopped at stream offset {offset}: its region values would hold over "
                 f"{self.max_value_chars:,} characters (max_value_chars; a transform that repeats a "
                 "value counts it each time); the text after it is not parsed",
+                limit="max_value_chars",
+                allowed=self.max_value_chars,
                 offset=offset,
             )
 
@@ -274,9 +278,15 @@ class Regions:
 
     def _keep_as_unclaimed(self, events: list[dict], error: ResponseParseError) -> None:
         """The raw text of a failed region becomes a stretch of the implicit field (the current
-        field now), with its own open, chunk and close events at the failed region's offsets."""
+        field now), with its own open, chunk and close events at the failed region's offsets.
+        The stretch is a region: it counts towards `max_regions` like any other.
+
+        Raises:
+            ParseLimitError: the stretch would be one region too many.
+        """
         field = self.current
         start, end, text = error.start, error.end, error.text
+        self.check_count(start)
         self.opened = True
         self.body_start = self.region_start = start
         self.count += 1

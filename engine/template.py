@@ -504,7 +504,7 @@ def load_template(template: dict | str | Path | ResponseTemplate) -> ResponseTem
         return template
     template = template_source(template)
     if isinstance(template, str):
-        return _load_cached(template)
+        return template_cache(template)
     try:
         # The cache key of a dict is its `marshal` serialization, twice cheaper than JSON text
         # and exact about types (True is not 1). Version 2 writes no object references, so
@@ -521,7 +521,7 @@ def load_template(template: dict | str | Path | ResponseTemplate) -> ResponseTem
             RecursionError,
         ):  # not JSON data (a function, a cycle, too deep): the loader names it
             return _compile_template(template)
-    return _load_cached(key)
+    return template_cache(key)
 
 
 class CacheInfo(NamedTuple):
@@ -546,12 +546,21 @@ class TemplateCache:
     """
 
     def __init__(self, entries: int = 128, weight: int = 400_000, heaviest: int = 50_000):
+        """`entries`: the most templates kept; `weight`: the most they may weigh together;
+        `heaviest`: the most one may weigh and be kept (weights in pattern pieces and
+        characters, see the class)."""
         self.entries, self.weight, self.heaviest = entries, weight, heaviest
         self._kept: OrderedDict[str | bytes, tuple[ResponseTemplate, int]] = OrderedDict()
         self._lock = threading.Lock()
         self._hits = self._misses = self._held = 0
 
     def __call__(self, key: str | bytes) -> ResponseTemplate:
+        """The loaded template of `key` (JSON text, or `marshal` bytes of a dict): kept, or
+        compiled now (and kept when it is light enough).
+
+        Raises:
+            TemplateError: the template is invalid (compiled, never kept).
+        """
         with self._lock:
             found = self._kept.get(key)
             if found is not None:
@@ -572,17 +581,20 @@ class TemplateCache:
         return loaded
 
     def cache_info(self) -> CacheInfo:
+        """Hits and misses (compilations) since the last `cache_clear`, the most templates kept,
+        how many are kept and what they weigh."""
         with self._lock:
             return CacheInfo(self._hits, self._misses, self.entries, len(self._kept), self._held)
 
     def cache_clear(self) -> None:
+        """Drop every kept template and zero the counts."""
         with self._lock:
             self._kept.clear()
             self._hits = self._misses = self._held = 0
 
 
-# `load_template`'s cache (the name a test reads its `cache_info()` by).
-_load_cached = TemplateCache()
+# `load_template`'s cache: its `cache_info()` says how many templates were compiled and kept.
+template_cache = TemplateCache()
 
 
 def _compile_template(template: dict | str) -> ResponseTemplate:

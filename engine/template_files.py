@@ -62,6 +62,12 @@ class TemplateFile:
 
 
 def read_json(path: Path) -> Any:
+    """The JSON value in file `path` (UTF-8).
+
+    Raises:
+        ValueError: the file is not valid JSON (the message names the file and where).
+        OSError: the file cannot be read.
+    """
     try:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)

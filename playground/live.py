@@ -189,6 +189,27 @@ def get_model(name: str):
             return loaded
 
 
+def pending_load(key: str):
+    """The background load of model `key` (`_model_key`'s name: an allowed folder's absolute
+    path, or a hub id) not yet collected by a Generate, or None: a
+    `playground.model.generation.BackgroundLoad`."""
+    with _model_lock:
+        return _loads.get(key)
+
+
+def is_loaded(key: str) -> bool:
+    """Whether model `key` (as for `pending_load`) is loaded and kept."""
+    with _model_lock:
+        return key in _models
+
+
+def forget_model(key: str) -> None:
+    """Drop loaded model `key` (as for `pending_load`), if kept: the next Generate loads it
+    again. A load under way is not touched."""
+    with _model_lock:
+        _models.pop(key, None)
+
+
 def conversation(system: str, user: str, messages_text: str) -> list[dict]:
     """The messages to render: the messages JSON when given, else system + user turns."""
     if messages_text and messages_text.strip():

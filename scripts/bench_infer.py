@@ -1,6 +1,7 @@
 """Template inference per chat template: produced, matrix, real outputs parsed, and the time.
 
     python scripts/bench_infer.py [--shared DIR] [--only NAME] [--failures] [--isolated]
+        [--streaming] [--placeholders]
 
 For every chat template it infers a response template from the chat template and its
 bos/eos tokens alone, and prints whether a template was produced, whether it passes its
@@ -18,7 +19,10 @@ The chat templates are read from ../shared (or `--shared DIR`): `chat_templates/
 ones in tests/support/chat_templates always run. `--isolated` times
 `infer_template_isolated` (a child process with a time and memory cap, as the command line
 runs it) instead. `--streaming` also times streaming a long reasoning that quotes a tool call
-(the reasoning close that waits for its closer) at three lengths.
+(the reasoning close that waits for its closer) at three lengths. `--placeholders` also
+times inference with the demo model's tokenizer, alone and with 1,000 numbered special tokens
+(``<SPECIAL_N>``) added, and the pairing of its tokens: numbered tokens never pair, so the
+cost grows with the vocabulary, not with its square.
 """
 
 from __future__ import annotations
@@ -230,6 +234,30 @@ def streaming_cost() -> None:
         )
 
 
+def placeholder_tokens_cost(counts: tuple[int, ...] = (0, 1_000)) -> None:
+    """Seconds to infer a small chat template with the demo model's tokenizer given, with `counts`
+    numbered special tokens added, and seconds to pair its markup tokens alone."""
+    from engine.chat_templates.tokens import marker_tokens, token_pairs
+    from tests.support.paths import CHAT_TEMPLATE_FIXTURES
+    from tests.support.tokenizers import demo_tokenizer_with_placeholders
+
+    chat_template = (CHAT_TEMPLATE_FIXTURES / "hidden-reasoning.jinja").read_text(encoding="utf-8")
+    print("\ninference with the demo tokenizer and numbered special tokens (<SPECIAL_N>):")
+    print(f"  {'added':>7} {'tokens':>7} {'pairs':>6} {'pairing':>9} {'inference':>10}")
+    for count in counts:
+        tokenizer = demo_tokenizer_with_placeholders(count)
+        started = time.perf_counter()
+        tokens = marker_tokens(tokenizer)
+        pairs = token_pairs(tokens)
+        pairing = time.perf_counter() - started
+        started = time.perf_counter()
+        infer_template(chat_template, tokenizer=tokenizer)
+        inference = time.perf_counter() - started
+        print(
+            f"  {count:>7,} {len(tokens):>7,} {len(pairs):>6,} {pairing:>8.3f}s {inference:>9.2f}s"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python scripts/bench_infer.py", description=__doc__.split("\n\n")[0]
@@ -265,6 +293,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also time the reasoning close that waits for its closer",
     )
+    parser.add_argument(
+        "--placeholders",
+        action="store_true",
+        help="also time inference with a tokenizer of 1,000 numbered special tokens",
+    )
     options = parser.parse_args(argv)
     by_file = cases_by_chat_template(load_cases(options.shared / "cases" / "real_outputs.jsonl"))
     templates = chat_templates(options.shared)
@@ -293,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     if options.streaming:
         streaming_cost()
+    if options.placeholders:
+        placeholder_tokens_cost()
     return 0
 
 

@@ -622,7 +622,8 @@ def _matches_empty(pattern: regex.Pattern) -> bool:
 
 
 def discouraged_features(source: str) -> list[str]:
-    """Regex features the spec's portability notes discourage, as phrases, in order of appearance.
+    """Regex features other regex engines lack (docs/serving.md, "Portability: what each runtime
+    accepts"), as phrases, in order of appearance.
 
     Detects backreferences (``\\1``, ``\\k<n>``, ``(?P=n)``), atomic groups ``(?>...)``,
     possessive quantifiers (``a*+``) and recursion (``(?R)``, ``(?1)``, ``(?&n)``, ``(?P>n)``).

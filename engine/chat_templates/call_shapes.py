@@ -112,6 +112,7 @@ def _path_to(
 
 
 def _placeholder(path: tuple[str, ...]) -> str:
+    """A transform placeholder for key `path` (``("content", "name")`` -> ``{content.name}``)."""
     return "{" + ".".join(path) + "}"
 
 
@@ -146,6 +147,8 @@ def _json_string_keys(arguments_path: tuple[str, ...]) -> dict:
 
 
 def json_list_shape(sections: Sections) -> Shape | None:
+    """A JSON list of call objects (the name and the arguments inside each), when the two-call
+    render (else the one-call render) writes one holding every function name; None otherwise."""
     text, names, arguments = (
         (sections.two, (ALPHA, BETA), (ALPHA_ARGUMENTS, BETA_ARGUMENTS))
         if sections.two
@@ -179,6 +182,7 @@ def json_list_shape(sections: Sections) -> Shape | None:
 
 
 def _json_list_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+    """The span of the first JSON list in `section` that holds every name of `names`, or None."""
     for start, end, value in json_values(section):
         if isinstance(value, list) and all(name in json.dumps(value) for name in names):
             return [(start, end)]
@@ -186,6 +190,8 @@ def _json_list_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, in
 
 
 def json_call_shape(sections: Sections) -> Shape | None:
+    """One JSON object per call with the name and arguments inside (their key paths read from
+    the one-call render), or None."""
     for start, end, value in json_values(sections.one):
         paths = call_paths(value, ALPHA, ALPHA_ARGUMENTS) if isinstance(value, dict) else None
         if paths:
@@ -210,6 +216,8 @@ def json_call_shape(sections: Sections) -> Shape | None:
 
 
 def _json_call_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+    """One span a name of `names`: the JSON objects of `section` that hold a function name, or
+    None when there are not as many as names."""
     spans = [
         (start, end)
         for start, end, value in json_values(section)
@@ -220,6 +228,7 @@ def _json_call_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, in
 
 
 def json_arguments_shape(sections: Sections) -> Shape | None:
+    """A JSON object of the arguments alone, the name written before it, or None."""
     if not any(value == ALPHA_ARGUMENTS for _, _, value in json_values(sections.one)):
         return None
     transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
@@ -235,6 +244,8 @@ def json_arguments_shape(sections: Sections) -> Shape | None:
 
 
 def json_arguments_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+    """For each name of `names` in turn, the span of its probe arguments' JSON object in
+    `section` (each found after the previous one), or None when one is missing."""
     wanted = {ALPHA: ALPHA_ARGUMENTS, BETA: BETA_ARGUMENTS}
     spans = []
     position = 0
@@ -251,6 +262,7 @@ def json_arguments_spans(section: str, names: tuple[str, ...]) -> list[tuple[int
 
 
 def python_list_shape(sections: Sections) -> Shape | None:
+    """A Python-style list of calls (``[name(key=value)]``), or None."""
     # Typed arguments only: some chat templates write string arguments without quotes.
     text = sections.typed or sections.one
     if _python_list_spans(text, (BETA,) if sections.typed else (ALPHA,)) is None:
@@ -268,6 +280,8 @@ def python_list_shape(sections: Sections) -> Shape | None:
 
 
 def _python_list_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+    """The span from the first ``[`` to the last ``]`` of `section` when it is a call list of
+    `names` in order (or, unparseable, when each name is followed by ``(``); None otherwise."""
     start = section.find("[")
     end = section.rfind("]")
     if start < 0 or end < start:
@@ -284,6 +298,8 @@ def _python_list_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, 
 
 
 def bare_key_json_shape(sections: Sections) -> Shape | None:
+    """JSON whose keys have no quotes (strings between the template's own delimiters when they
+    are not quotes), the name written before it; None otherwise."""
     text = sections.one
     key = text.find(STRING_KEY)
     value = text.find(STRING_VALUE, key)
@@ -324,9 +340,13 @@ def bare_key_json_shape(sections: Sections) -> Shape | None:
 def _bare_key_spans(
     content_args: dict,
 ) -> Callable[[str, tuple[str, ...]], list[tuple[int, int]] | None]:
+    """The spans function of bare-key JSON read with `content_args`: for each name in turn, the
+    first ``{...}`` after it that parses to that function's probe arguments; None when one is
+    missing."""
     wanted = {ALPHA: ALPHA_ARGUMENTS, BETA: BETA_ARGUMENTS}
 
     def spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+        """One span a name of `names`, in order; None when one is missing."""
         found = []
         position = 0
         for name in names:
@@ -365,6 +385,7 @@ def _argument_spans(
     its arguments are missing."""
 
     def spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
+        """One span a name of `names`, in order; None when one is missing."""
         found = []
         position = 0
         for name in names:
@@ -382,6 +403,8 @@ def _argument_spans(
 
 
 def tagged_shape(sections: Sections) -> Shape | None:
+    """Tagged arguments (a tag around each key and value, such as ``<KEY>VALUE</KEY>``), read by
+    a `tag_pattern` learnt from where the probe keys and values lie; None otherwise."""
     text = sections.one
     key_a, value_a = text.find(STRING_KEY), text.find(STRING_VALUE)
     key_n = text.find(NUMBER_KEY, value_a)
@@ -416,6 +439,7 @@ def tagged_shape(sections: Sections) -> Shape | None:
     tag = regex.compile(tag_pattern, regex.DOTALL)
 
     def tags_after(section: str, at: int, name: str, names: tuple[str, ...]) -> list[regex.Match]:
+        """The argument tags of the call whose name is at `at`: up to the next other name."""
         tags = []
         for match in tag.finditer(section, at):
             nxt = [section.find(other, at + len(name)) for other in names if other != name]
@@ -499,6 +523,8 @@ def kv_lines_shape(sections: Sections) -> Shape | None:
     )
 
     def lines_after(section: str, at: int, name: str, names: tuple[str, ...]) -> list[regex.Match]:
+        """The argument lines of the call whose name is at `at`: from the next line on, while
+        nothing but blanks lies between two."""
         lines = []
         for match in pattern.finditer(section, section.find("\n", at) + 1):
             if lines and section[lines[-1].end() : match.start()].strip():

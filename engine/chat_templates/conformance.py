@@ -37,6 +37,7 @@ from ..errors import PatternTimeoutError, ResponseParseError
 from ..parser import ResponseParser
 from ..template import ResponseTemplate, load_template
 from .render import (
+    WEATHER_TOOL,
     ChatTemplateRenderer,
     ChatTemplateRenderError,
     find_thinking_switch,
@@ -52,22 +53,9 @@ from .turns import (
     show,
 )
 
+# The matrix's tools: the weather tool `call_style` probes with, and two more.
 TOOLS: list[dict] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Weather forecast for a city.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "city": {"type": "string", "description": "The city."},
-                    "days": {"type": "integer", "description": "How many days."},
-                },
-                "required": ["city"],
-            },
-        },
-    },
+    WEATHER_TOOL,
     {
         "type": "function",
         "function": {

@@ -232,10 +232,10 @@ def infer_template(
             special tokens are evidence of markers (paired as open and close where their names
             pair). With `model`, that model's tokenizer is used.
         regex_timeout: seconds per regex call of the candidates' patterns in the checks.
-        time_budget: seconds for the renders, checked between them (None: no limit). A
-            chat template that loops inside one render is not interrupted here: run
-            inference in a process that can be killed (`python -m engine infer` and the
-            playground do).
+        time_budget: seconds for inference, checked between renders and between the steps of
+            reading the other evidence (None: no limit). A chat template that loops inside
+            one render is not interrupted here: run inference in a process that can be killed
+            (`python -m engine infer` and the playground do).
 
     Returns:
         An `InferredTemplate`: `passed` says whether the template passes the matrix, `complete`
@@ -243,7 +243,7 @@ def infer_template(
 
     Raises:
         InferenceError (a ValueError): nothing can be inferred (the chat template renders no
-            first turn, or runs out of time); the message says why.
+            first turn, or inference runs out of time); the message says why.
         ValueError: neither or both of `chat_template` and `model`; a malformed example (the
             message names it and its key).
         ModelLoadError (a ValueError): `model` has no tokenizer or chat template.
@@ -260,7 +260,7 @@ def infer_template(
         parts = learn(chat_template, bos_token, eos_token, deadline, read, tokenizer, regex_timeout)
     except InferenceTimeout as error:
         raise InferenceError(
-            f"inference stopped: {error} ({time_budget:g} s); the chat template renders too slowly"
+            f"inference ran out of time after {time_budget:g} s: {error}", hint="time_budget"
         ) from None
     candidates = _checked_candidates(
         parts, chat_template, bos_token, eos_token, read, regex_timeout, deadline
@@ -381,15 +381,17 @@ def infer_template_isolated(
     try:
         if not receiver.poll(seconds + 1):
             raise InferenceError(
-                f"inference did not finish within {seconds:g} s: the chat template renders too slowly "
-                "(a loop, or a very long output), or the time budget is too small for it"
+                f"inference ran out of time: it did not finish within {seconds:g} s (the chat "
+                "template may render too slowly: a loop, or a very long output)",
+                hint="time_budget",
             )
         kind, value = receiver.recv()
     except EOFError:
         child.join(5)
         raise InferenceError(
             f"the inference process stopped without an answer (exit code {child.exitcode}): the chat "
-            f"template may need more than {memory_bytes // 1024**2} MB"
+            f"template may need more than {memory_bytes // 1024**2} MB",
+            hint="memory",
         ) from None
     finally:
         if child.is_alive():
@@ -415,7 +417,8 @@ def _isolated_main(sender, job: dict, memory_bytes: int) -> None:
             "error",
             InferenceError(
                 f"inference ran out of memory (it may use {memory_bytes // 1024**2} MB): the "
-                "chat template builds very large outputs"
+                "chat template builds very large outputs",
+                hint="memory",
             ),
         )
     except (

@@ -20,6 +20,7 @@ from .content_closes import (
     learn_turn_end,
 )
 from .examples import Example, learn_from_examples
+from .markup import MARKUP_TOKEN
 from .parts import InferenceError, Notebook, Parts
 from .probes import BETA, Finding, Probe, Render
 from .reasoning import learn_prefill_after_opener, learn_reasoning
@@ -96,10 +97,16 @@ def learn(
     learn_content_wrapper(parts)
     learn_stray_reasoning_close(parts)
     learn_from_system_prompt(parts)
-    rendered = "\n".join(render.text for probe in parts.probes for render in probe.renders)
-    note_source(parts, chat_template, rendered)
+    # Every render's markup tokens, read once: what the other evidence proposes is checked here.
+    written = {
+        token
+        for probe in parts.probes
+        for render in probe.renders
+        for token in MARKUP_TOKEN.findall(render.text)
+    }
+    note_source(parts, chat_template, written)
     if tokenizer is not None:
-        note_tokens(parts, tokenizer, rendered)
+        note_tokens(parts, tokenizer, written)
     if examples:
         learn_from_examples(parts, list(examples), regex_timeout)
     _note_render_help(parts)

@@ -5,7 +5,8 @@ name, brackets of other scripts); everything inference compares is cut at their
 boundaries. This module holds what every part of inference reads text with:
 
 * `MARKUP_TOKEN`, `shared_start`, `shared_end`, `difference`: tokens, and what renders share;
-* openers and closers: `closing_forms`, `closes`, `split_block`, `opening_forms`;
+* openers and closers: `closing_forms`, `word_closing_forms`, `closes`, `marker_pairs`,
+  `split_block`, `opening_forms`;
 * patterns from rendered text: `pattern_with_stand_ins` (blanks match any blanks, and blanks
   are allowed between two adjacent markup tokens; each literal piece is written by
   `engine.pattern_shapes.pattern_literal`), and the stand-ins that mark a function's name, a
@@ -111,21 +112,75 @@ def opening_forms(closer: str) -> list[str]:
 
 
 def _words(token: str) -> list[str]:
+    """The runs of word characters of `token` (``<|x_end|>`` -> ``["x_end"]``)."""
     return regex.sub(r"[^\w]", " ", token).split()
+
+
+# The words that name a marker's opening and closing forms (``<|x_start|>`` and ``<|x_end|>``),
+# opening word -> closing word. Nothing else pairs two names: ``<|x_3|>`` and ``<|x_7|>`` are
+# numbered tokens, and ``<|x_start|>`` and ``<|x_sep|>`` two markers that do not pair.
+OPEN_CLOSE_WORDS = {"start": "end", "begin": "end", "open": "close"}
+
+
+def word_closing_forms(opener: str) -> list[str]:
+    """The closers of a markup token named by an opening word: its name (one run of word
+    characters, at least two ``_``-separated words) with its first or last word, one of
+    `OPEN_CLOSE_WORDS`, swapped for the closing word in the same case (``<|x_begin|>`` ->
+    ``<|x_end|>``, ``<|START_X|>`` -> ``<|END_X|>``). [] for any other token."""
+    words = _words(opener)
+    if len(words) != 1 or MARKUP_TOKEN.fullmatch(opener) is None:
+        return []
+    name = words[0]
+    parts = name.split("_")
+    if len(parts) < 2:
+        return []
+    found = []
+    for index in (0, len(parts) - 1):
+        closing = OPEN_CLOSE_WORDS.get(parts[index].lower())
+        if closing is None:
+            continue
+        written = parts[index]
+        closing = (
+            closing.upper()
+            if written.isupper()
+            else closing.title()
+            if written.istitle()
+            else closing
+        )
+        swapped = [*parts[:index], closing, *parts[index + 1 :]]
+        found.append(opener.replace(name, "_".join(swapped), 1))
+    return found
 
 
 def closes(opener: str, closer: str) -> bool:
     """Whether markup token `closer` reads as the closing one of `opener`: one of its closing
-    forms (`closing_forms`), or the same name with another first or last word
-    (``<|x_begin|>`` and ``<|x_end|>``). A slash alone is not enough: ``</x>`` closes ``<x>``,
-    never a turn's header such as ``<|assistant|>``."""
-    if closer in closing_forms(opener):
-        return True
-    first, second = _words(opener), _words(closer)
-    if len(first) != 1 or len(second) != 1 or first == second:
-        return False
-    a, b = (word.split("_") for word in (first[0].lower(), second[0].lower()))
-    return len(a) > 1 and len(b) > 1 and (a[1:] == b[1:] or a[:-1] == b[:-1])
+    forms (`closing_forms`), or the same name with its opening word swapped for the closing
+    one (`word_closing_forms`: ``<|x_begin|>`` and ``<|x_end|>``). A slash alone is not enough:
+    ``</x>`` closes ``<x>``, never a turn's header such as ``<|assistant|>``; and names that
+    differ in another word (a number: ``<|token_3|>``, ``<|token_7|>``) never pair."""
+    return closer != opener and (
+        closer in closing_forms(opener) or closer in word_closing_forms(opener)
+    )
+
+
+def marker_pairs(markers: list[str], *, lone_closers: bool = False) -> list[tuple[str, str]]:
+    """(opener, closer) for every two of `markers` that pair (see `closes`), in the order of the
+    openers (each first found), without repeats.
+
+    One pass: the markers go into a dict, and each one's closing forms are looked up in it, so
+    the cost is linear in the number of markers (a tokenizer holds thousands of reserved
+    tokens). With `lone_closers`, a closer whose opener is not among `markers` proposes its
+    opening form too (`opening_forms`), after the pairs found whole."""
+    present = dict.fromkeys(markers)
+    pairs = [
+        (opener, closer)
+        for opener in present
+        for closer in (*closing_forms(opener), *word_closing_forms(opener))
+        if closer != opener and closer in present
+    ]
+    if lone_closers:
+        pairs += [(opener, closer) for closer in present for opener in opening_forms(closer)]
+    return list(dict.fromkeys(pairs))
 
 
 def split_block(text: str, needle: regex.Pattern) -> tuple[str, str] | None:
@@ -233,6 +288,7 @@ def literal_head(text: str) -> str:
 
 
 def has_stand_in(text: str) -> bool:
+    """Whether `text` holds a stand-in for a function's name, a number or a call id."""
     return any(mark in text for mark in (NAME, NUMBER, CALL_ID))
 
 

@@ -13,14 +13,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .probes import Finding, Probe, Render, Turn
+from .probes import Finding, Probe, Render, Turn, check_deadline
 
 if TYPE_CHECKING:
     from .calls import CallSyntax
 
 
 class InferenceError(ValueError):
-    """Nothing can be inferred from the chat template; the message says why."""
+    """Nothing can be inferred from the chat template; the message says why.
+
+    Attributes:
+        hint: what a caller may change for another try, for it to name in its own terms (a
+            command-line option, a server's setting): ``"time_budget"``, inference ran out of
+            time and a larger budget may let it finish; ``"memory"``, it ran out of memory; ""
+            when the chat template itself gives nothing to infer from.
+    """
+
+    def __init__(self, message: str, *, hint: str = ""):
+        super().__init__(message)
+        self.hint = hint
 
 
 @dataclass(frozen=True)
@@ -141,6 +152,34 @@ class Parts:
             self.closes.append(text)
             return True
         return False
+
+    def check_deadline(self, doing: str) -> None:
+        """Raise `InferenceTimeout` past the probes' deadline; `doing` says what for the message."""
+        check_deadline(self.probes[0].deadline, doing)
+
+    def used_markers(self) -> list[str]:
+        """The texts the learnt parts use: the content's closes, the start anchors, the reasoning's
+        markers and the tool-call field's strings (its delimiters and patterns)."""
+        found = [*self.closes, *self.anchors]
+        if self.reasoning is not None:
+            found += [self.reasoning.open, self.reasoning.close]
+        if self.calls is not None:
+            found += [value for value in self.calls.field.values() if isinstance(value, str)]
+        return [text for text in found if text]
+
+    def unwritten(self, groups: list[tuple[str, ...]], written: set[str]) -> list[tuple[str, ...]]:
+        """The groups of markers (one marker, or an opener and its closer) that evidence other than
+        the renders proposes and that nothing explains: no marker of the group is in `written`
+        (the markup tokens of every render, `MARKUP_TOKEN` matches) or inside a text the learnt
+        parts use (`used_markers`): one set look-up and a few substring tests a marker."""
+        used = self.used_markers()
+        return [
+            group
+            for group in groups
+            if not any(
+                marker in written or any(marker in text for text in used) for marker in group
+            )
+        ]
 
     def visible(self, probe: Probe, turn: Turn) -> str:
         """The turn as the parser sees it: what the prompt pre-writes after the anchor, then the

@@ -84,7 +84,15 @@ MAX_RENDER_CHARS = 2_000_000
 
 
 class InferenceTimeout(Exception):
-    """Inference ran past its time budget (raised between renders)."""
+    """Inference ran past its time budget (raised between renders, and between the steps of
+    reading other evidence); the message says what it was doing."""
+
+
+def check_deadline(deadline: float | None, doing: str) -> None:
+    """Raise `InferenceTimeout` when `time.monotonic()` is past `deadline` (None: no limit);
+    `doing` says what inference was doing ("rendering"), for the message."""
+    if deadline is not None and time.monotonic() > deadline:
+        raise InferenceTimeout(f"the time budget ran out while {doing}")
 
 
 def call_id(number: int) -> str:
@@ -106,6 +114,7 @@ def call(number: int, name: str, arguments: dict) -> dict:
 
 
 def assistant(**keys: Any) -> dict:
+    """An assistant message with empty content, `keys` added (``tool_calls=[...]``)."""
     message = {"role": "assistant", "content": ""}
     message.update(keys)
     return message
@@ -160,6 +169,7 @@ class Render:
     text: str
 
     def to_dict(self) -> dict:
+        """JSON-ready: ``{"label", "text"}``."""
         return {"label": self.label, "text": self.text}
 
 
@@ -206,6 +216,7 @@ class Turn:
 
     @property
     def text(self) -> str:
+        """The generation's text."""
         return self.render.text
 
 
@@ -234,6 +245,7 @@ class Probe:
     _cache: dict = field(default_factory=dict, repr=False)
 
     def label(self, text: str) -> str:
+        """`text` with the probe's mode after it (``"..., thinking on"``), when it has one."""
         return f"{text}, {self.mode}" if self.mode else text
 
     def render(
@@ -249,8 +261,7 @@ class Probe:
         Raises:
             InferenceTimeout: past the deadline.
         """
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise InferenceTimeout("the time budget ran out while rendering")
+        check_deadline(self.deadline, "rendering: the chat template renders too slowly")
         key = (repr(messages), tools, add_generation_prompt, continue_final_message)
         if key in self._cache:
             return self._cache[key]
@@ -386,6 +397,8 @@ def tool_result(tool_call: dict) -> dict:
 def _describe(
     messages: list[dict], add_generation_prompt: bool, continue_final_message: bool = False
 ) -> str:
+    """A render's label from its conversation: the roles (`` (calls)`` after one that calls),
+    then ``+ generation prompt`` or ``, continued``."""
     roles = " + ".join(
         message["role"] + (" (calls)" if message.get("tool_calls") else "") for message in messages
     )

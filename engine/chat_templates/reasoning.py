@@ -5,7 +5,8 @@ pre-writes (thinking off), or one a finished turn starts with; an opener the pro
 pre-writes alone (the reasoning is open when generation starts), whose closer is its
 closing form, confirmed when the chat template drops an earlier turn's text up to it.
 Other evidence (the chat template's source, the tokenizer) may propose markers where no
-render shows any: `propose_reasoning` checks them the same way.
+render shows any: `propose_reasoning` checks them the same way, `propose_from_pairs` the
+pairs such evidence gives.
 """
 
 from __future__ import annotations
@@ -219,6 +220,28 @@ def propose_reasoning(
             + ("" if confirmed else ", unconfirmed by any render")
         )
     return True
+
+
+def propose_from_pairs(
+    parts: Parts,
+    pairs: list[tuple[str, str]],
+    evidence: tuple[Render, ...],
+    how: str,
+    source: str,
+) -> bool:
+    """Reasoning from the first (opener, closer) of `pairs` (markers that evidence other than the
+    renders pairs: the chat template's source, the tokenizer) that the chat template confirms
+    (`propose_reasoning` with `closer`, `how` and `source` its wording). Each pair costs one
+    render. Returns whether a reasoning field was made.
+
+    Raises:
+        InferenceTimeout: past the deadline (checked before each pair).
+    """
+    for opener, closer in pairs:
+        parts.check_deadline("trying reasoning markers that other evidence pairs")
+        if propose_reasoning(parts, opener, how, evidence, closer=closer, source=source):
+            return True
+    return False
 
 
 def _dropped_before(probe: Probe, closer: str) -> bool:

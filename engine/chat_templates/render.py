@@ -40,20 +40,24 @@ THINKING_SWITCHES: tuple[tuple[str, Any, Any], ...] = (
 # Seconds the Hub may take to answer a connection before a hub id gives up on it.
 HUB_CONNECT_TIMEOUT = 3.0
 
-_PROBE_TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Weather forecast for a city.",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}},
-                "required": ["city"],
+# The one tool every check that needs a tool call describes: `call_style` calls it, and it heads
+# the conformance matrix's tools. Every parameter has a description (some chat templates read
+# one for each).
+WEATHER_TOOL: dict = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather forecast for a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": "The city."},
+                "days": {"type": "integer", "description": "How many days."},
             },
+            "required": ["city"],
         },
-    }
-]
+    },
+}
 
 
 # A variable a template reads that no caller passes, as jinja2 names it.
@@ -69,6 +73,11 @@ class ChatTemplateRenderError(Exception):
 
 
 def _render_function():
+    """transformers' function that renders a chat template (imported on first use).
+
+    Raises:
+        ImportError: transformers (or jinja2) is not installed; the message says what to install.
+    """
     try:
         from transformers.utils.chat_template_utils import render_jinja_template
     except ImportError as error:
@@ -99,6 +108,7 @@ def _first_token(text: str) -> str:
 
 
 def common_suffix_length(a: str, b: str) -> int:
+    """How many characters `a` and `b` share at their end."""
     n = min(len(a), len(b))
     i = 0
     while i < n and a[-1 - i] == b[-1 - i]:
@@ -178,7 +188,7 @@ class ChatTemplateRenderer:
                     {"role": "assistant", "content": empty, "tool_calls": [call]},
                 ]
                 try:
-                    rendered = self._call(probe, _PROBE_TOOLS, False, False)
+                    rendered = self._call(probe, [copy.deepcopy(WEATHER_TOOL)], False, False)
                 except ChatTemplateRenderError:
                     continue
                 if "Oslo" in rendered.split("Oslo?", 1)[-1]:
@@ -260,6 +270,13 @@ class ChatTemplateRenderer:
         add_generation_prompt: bool,
         continue_final_message: bool,
     ) -> str:
+        """One render of `messages` (with `tools`), with the variables filled so far, the
+        bos/eos tokens and the thinking switch, as text.
+
+        Raises:
+            ChatTemplateRenderError: the chat template's own error (its type name first), or a
+                MemoryError said in words.
+        """
         options: dict[str, Any] = {
             **self.filled,
             "bos_token": self.bos_token,
@@ -327,7 +344,17 @@ def thinking_values(switch: str) -> tuple[Any, Any]:
 
 
 class ModelLoadError(ValueError):
-    """A tokenizer (and its chat template) could not be loaded; the message says what to do."""
+    """A tokenizer (and its chat template) could not be loaded; the message says what to do.
+
+    Attributes:
+        hint: what a caller may offer instead, for it to name in its own terms (a command-line
+            option, a box of a page): ``"chat_template"``, the chat template's own text; ""
+            when nothing else would do.
+    """
+
+    def __init__(self, message: str, *, hint: str = ""):
+        super().__init__(message)
+        self.hint = hint
 
 
 @dataclass(frozen=True)
@@ -357,6 +384,7 @@ def hub_reachable(timeout: float = HUB_CONNECT_TIMEOUT) -> tuple[bool, str]:
     outcome: list[str] = []
 
     def connect() -> None:
+        """Try a connection to the Hub's host; append "" or why it failed to `outcome`."""
         try:
             socket.create_connection((host, port), timeout=timeout).close()
             outcome.append("")
@@ -418,7 +446,8 @@ def load_tokenizer(model: str) -> tuple[Any, str]:
             raise ModelLoadError(
                 f"the Hugging Face Hub is not reachable ({why}) and {model!r} is not in the local cache. "
                 "Download the tokenizer files elsewhere (tokenizer_config.json, tokenizer.json, chat_template.jinja) "
-                "and give their folder, or paste the chat template with --chat-template."
+                "and give their folder, or paste the chat template instead.",
+                hint="chat_template",
             ) from error
         where = f"hub:{model}"
     return tokenizer, where

@@ -11,10 +11,10 @@ reasoning closer), and the literals no render writes are said.
 
 from __future__ import annotations
 
-from .markup import MARKUP_TOKEN, closes, opening_forms
+from .markup import MARKUP_TOKEN, marker_pairs
 from .parts import Parts
 from .probes import REASONING_KEYS, Render
-from .reasoning import propose_reasoning
+from .reasoning import propose_from_pairs
 
 # String methods and filters whose literal arguments are markers the template looks for.
 _LOOKING_METHODS = {
@@ -76,30 +76,28 @@ def _reads_reasoning(node) -> bool:
 
 def propose_from_source(parts: Parts, chat_template: str) -> None:
     """Reasoning markers from the source where no render shows reasoning: a closer it splits or
-    tests on, paired with its opener, kept when the chat template confirms it."""
+    tests on, paired with its opener, kept when the chat template confirms it.
+
+    Raises:
+        InferenceTimeout: past the deadline.
+    """
     markers = [marker.strip() for marker in source_markers(chat_template)]
     evidence = (Render("the chat template's source: the markers it looks for", "\n".join(markers)),)
-    for opener, closer in _reasoning_pairs(markers):
-        if propose_reasoning(
-            parts,
-            opener,
-            "the chat template's source looks for it (or for its closer), and drops an earlier "
-            "turn's text up to the closer",
-            evidence,
-            closer=closer,
-            source="the chat template's source looks for it",
-        ):
-            return
+    propose_from_pairs(
+        parts,
+        marker_pairs(markers, lone_closers=True),
+        evidence,
+        "the chat template's source looks for it (or for its closer), and drops an earlier "
+        "turn's text up to the closer",
+        "the chat template's source looks for it",
+    )
 
 
-def note_source(parts: Parts, chat_template: str, rendered: str) -> None:
-    """Say the markers the source looks for that no render writes and no field uses."""
-    known = _known(parts)
-    unseen = [
-        marker
-        for marker in (each.strip() for each in source_markers(chat_template))
-        if marker not in rendered and marker not in known
-    ]
+def note_source(parts: Parts, chat_template: str, written: set[str]) -> None:
+    """Say the markers the source looks for that no render writes (`written`: the markup tokens
+    of every render) and no field uses."""
+    markers = [(each.strip(),) for each in source_markers(chat_template)]
+    unseen = [marker for (marker,) in parts.unwritten(markers, written)]
     if unseen:
         parts.book.notes.append(
             "the chat template's source looks for "
@@ -107,17 +105,3 @@ def note_source(parts: Parts, chat_template: str, rendered: str) -> None:
             + ", which no render writes: if the model writes it, example outputs that show it "
             "let inference place it"
         )
-
-
-def _reasoning_pairs(markers: list[str]) -> list[tuple[str, str]]:
-    """(opener, closer) proposals: two literals that pair, or a closer and its opening form."""
-    pairs = [(a, b) for a in markers for b in markers if a != b and closes(a, b)]
-    pairs += [(opener, closer) for closer in markers for opener in opening_forms(closer)]
-    return list(dict.fromkeys(pairs))
-
-
-def _known(parts: Parts) -> set[str]:
-    found = set(parts.closes) | set(parts.anchors)
-    if parts.reasoning is not None:
-        found |= {parts.reasoning.open, parts.reasoning.close}
-    return found

@@ -3,7 +3,8 @@
 A model's markers are usually tokens of their own. When a tokenizer is given (`--model`, the
 app's hub id, `infer_template(tokenizer=...)`), its added and special tokens are read, and
 those whose names pair (``<x>`` and ``</x>``, ``<|x_start|>`` and ``<|x_end|>``: see
-`engine.chat_templates.markup.closes`) are paired as an open and a close. A pair proposes
+`engine.chat_templates.markup.closes`; numbered tokens never pair) are paired as an open and a
+close, in one pass over the vocabulary's markup tokens. A pair proposes
 what no render shows: reasoning markers (kept only when the chat template confirms them, by
 dropping an earlier turn's text up to the close), and otherwise it is said, with the pairs
 no render writes, so that an author knows which markers example outputs would settle.
@@ -13,11 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .markup import MARKUP_TOKEN, closes
+from .markup import MARKUP_TOKEN, marker_pairs
 from .parts import Parts
 from .probes import Render
-from .reasoning import propose_reasoning
+from .reasoning import propose_from_pairs
 from .render import load_tokenizer as _load_tokenizer
+
+_READING = "reading the tokenizer's tokens"
 
 
 def load_tokenizer(model: str) -> Any:
@@ -46,59 +49,45 @@ def marker_tokens(tokenizer: Any) -> list[str]:
 
 
 def token_pairs(tokens: list[str]) -> list[tuple[str, str]]:
-    """(open, close) for every two tokens whose names pair: the closing form is the close
-    (``</x>``); where either reads as the other's close (``<|x_start|>``, ``<|x_end|>``), the one
-    the vocabulary holds first is the open."""
-    found = []
-    for i, first in enumerate(tokens):
-        for second in tokens[i + 1 :]:
-            if closes(first, second):
-                found.append((first, second))
-            elif closes(second, first):
-                found.append((second, first))
-    return found
+    """(open, close) for the tokens whose names pair (`engine.chat_templates.markup.closes`:
+    ``<x>`` and ``</x>``, ``<|x_start|>`` and ``<|x_end|>``), in vocabulary order of the open.
+    Numbered tokens (``<|token_3|>``, ``<SPECIAL_7>``) never pair, and the cost
+    is linear in the number of tokens (`marker_pairs`)."""
+    return marker_pairs(tokens)
 
 
 def propose_from_tokens(parts: Parts, tokenizer: Any) -> None:
     """Reasoning markers from the tokenizer's paired tokens where no render shows reasoning, kept
-    when the chat template confirms them."""
+    when the chat template confirms them.
+
+    Raises:
+        InferenceTimeout: past the deadline.
+    """
+    parts.check_deadline(_READING)
     tokens = marker_tokens(tokenizer)
     evidence = (Render("the tokenizer's added and special tokens", "\n".join(tokens)),)
-    for opener, closer in token_pairs(tokens):
-        if propose_reasoning(
-            parts,
-            opener,
-            "the tokenizer pairs it with its closer, and the chat template drops an earlier "
-            "turn's text up to the closer",
-            evidence,
-            closer=closer,
-            source="the tokenizer pairs it with the opener",
-        ):
-            return
+    propose_from_pairs(
+        parts,
+        token_pairs(tokens),
+        evidence,
+        "the tokenizer pairs it with its closer, and the chat template drops an earlier "
+        "turn's text up to the closer",
+        "the tokenizer pairs it with the opener",
+    )
 
 
-def note_tokens(parts: Parts, tokenizer: Any, rendered: str) -> None:
-    """Say the tokenizer's paired tokens that no render writes and no field uses."""
-    known = [marker for marker in (*parts.closes, *_field_markers(parts)) if marker]
-    unused = [
-        (opener, closer)
-        for opener, closer in token_pairs(marker_tokens(tokenizer))
-        if opener not in rendered
-        and closer not in rendered
-        and not any(opener in each or closer in each for each in known)
-    ]
+def note_tokens(parts: Parts, tokenizer: Any, written: set[str]) -> None:
+    """Say the tokenizer's paired tokens that no render writes (`written`: the markup tokens of
+    every render) and no field uses.
+
+    Raises:
+        InferenceTimeout: past the deadline.
+    """
+    parts.check_deadline(_READING)
+    unused = parts.unwritten(token_pairs(marker_tokens(tokenizer)), written)
     if unused:
         shown = ", ".join(f"{opener} … {closer}" for opener, closer in unused[:6])
         parts.book.notes.append(
             f"the tokenizer pairs {shown}, which no render writes: if the model writes them "
             "(calls, reasoning), example outputs that show them let inference learn them"
         )
-
-
-def _field_markers(parts: Parts) -> list[str]:
-    found = []
-    if parts.reasoning is not None:
-        found += [parts.reasoning.open, parts.reasoning.close]
-    if parts.calls is not None:
-        found += [str(value) for value in parts.calls.field.values() if isinstance(value, str)]
-    return found

@@ -18,6 +18,7 @@ from .render import token_boundary
 
 
 def common_length(a: str, b: str) -> int:
+    """How many characters `a` and `b` share at their start."""
     n = min(len(a), len(b))
     i = 0
     while i < n and a[i] == b[i]:
@@ -76,6 +77,12 @@ def locate_turn(
 def find_turn(
     prompt: str, generation_prompt: str, full: str, markers: tuple[str, ...]
 ) -> Turn | str:
+    """The final turn of `full` (a render of the conversation with the final message) after
+    `prompt` (the same conversation without it, `generation_prompt` the text its generation
+    prompt adds): where the full render parts from the prompt, whitespace aside, or else after
+    the longest start of the generation prompt it writes before the first of `markers` (the
+    message's own texts). A `Turn`, or a sentence saying why there is none (no marker is
+    written)."""
     found = [full.find(marker) for marker in markers]
     found = [at for at in found if at >= 0]
     if not found:
@@ -122,6 +129,7 @@ def loose_common(prompt: str, full: str) -> tuple[int, int]:
 
 
 def back_to_boundary(text: str, at: int) -> int:
+    """`at`, moved back to the nearest token boundary of `text` (`render.token_boundary`)."""
     while 0 < at < len(text) and not token_boundary(text, at):
         at -= 1
     return at
@@ -171,8 +179,10 @@ def argument_defects(message: dict, turn: str) -> list[str]:
 
 
 def show(value: Any, limit: int = 160) -> str:
+    """`value` as JSON text, cut to `limit` characters (`shorten`)."""
     return shorten(json.dumps(value, ensure_ascii=False), limit)
 
 
 def shorten(text: str, limit: int) -> str:
+    """`text` itself, or its first `limit` - 3 characters and ``...`` when longer than `limit`."""
     return text if len(text) <= limit else text[: limit - 3] + "..."

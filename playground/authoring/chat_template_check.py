@@ -157,8 +157,6 @@ def run_check(
         and error.startswith(("the worker", "the job", "too many", "the result"))
     ):
         error = f"The check's {error.removeprefix('the ')}."
-    if error:  # the library's advice names its command-line option; here the text is pasted
-        error = error.replace(" with --chat-template", " instead")
     return CheckOutcome(outcome.result, error, seconds=outcome.seconds, source=source)
 
 

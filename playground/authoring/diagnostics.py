@@ -334,18 +334,6 @@ def apply_fix(text: str, index: int) -> str | None:
     return template_text_of(found[index].fixed)
 
 
-def with_implicit_content(template: dict) -> dict | None:
-    """The template with an implicit `content` field added (nothing is discarded), or None when it has one."""
-    fields = template.get("fields", {})
-    if any(
-        isinstance(s, dict) and "open" not in s and "open_pattern" not in s for s in fields.values()
-    ):
-        return None
-    fixed = copy.deepcopy(template)
-    fixed["fields"]["content" if "content" not in fields else "unclaimed"] = {}
-    return fixed
-
-
 _LINE_COLUMN = re.compile(r"line (\d+), column (\d+)")
 _POSITION = re.compile(r"at position (\d+)")
 

@@ -58,7 +58,10 @@ def infer_job(payload: dict) -> dict:
             time_budget=payload["seconds"],
         )
     except (ModelLoadError, ValueError, ImportError) as error:
-        raise JobError(redact(str(error))) from None
+        message = str(error)
+        if getattr(error, "hint", "") == "time_budget":  # InferenceError's: name the page's cap
+            message += ". The time limit is PLAYGROUND_LIMITS' conformance_seconds."
+        raise JobError(redact(message)) from None
     found = result.to_dict()
     for row in found["report"]["situations"]:
         row["detail"] = redact(row["detail"])
@@ -96,15 +99,13 @@ def infer_from_page(
     source = "the pasted chat template" if pasted else f"the chat template of {shown(model)}"
     if outcome.cut_off:
         return InferenceOutcome(
-            error=f"Inference was cut off after {seconds:g} s: the chat template takes too long to "
-            "render (or loops). The time limit is PLAYGROUND_LIMITS' conformance_seconds.",
+            error=f"Inference ran out of time: it was cut off after {seconds:g} s (the chat "
+            "template may render too slowly, or loop). The time limit is PLAYGROUND_LIMITS' "
+            "conformance_seconds.",
             seconds=outcome.seconds,
             source=source,
         )
-    error = outcome.error
-    if error:  # the library's advice names its command-line option; here the text is pasted
-        error = error.replace(" with --chat-template", " instead")
-    return InferenceOutcome(outcome.result, error, outcome.seconds, source)
+    return InferenceOutcome(outcome.result, outcome.error, outcome.seconds, source)
 
 
 def evidence_for(result: dict | None, key: str | None, value: Any = None) -> list[dict]:

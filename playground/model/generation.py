@@ -261,8 +261,9 @@ def _unreadable(name: str, folder: Path, error: OSError) -> ModelLoadError:
 
 
 # Model loads running at once over the process: a second waits for the first (its progress says so).
+# A caller that holds a slot (`load_slots.acquire()`) keeps every new load waiting.
 LOADS_AT_ONCE = 1
-_load_slots = threading.BoundedSemaphore(LOADS_AT_ONCE)
+load_slots = threading.BoundedSemaphore(LOADS_AT_ONCE)
 WAITING_STAGE = "Waiting for another model's load to end"
 
 
@@ -300,7 +301,7 @@ class BackgroundLoad:
             self._progress = progress
 
         try:
-            while not _load_slots.acquire(timeout=0.25):
+            while not load_slots.acquire(timeout=0.25):
                 if self._cancelled.is_set():
                     raise ModelLoadError(
                         f"the load of {self.name!r} was abandoned before it started"
@@ -315,7 +316,7 @@ class BackgroundLoad:
                 )
                 self._loaded = load_model(self.name, progress=report)
             finally:
-                _load_slots.release()
+                load_slots.release()
             self._progress = LoadProgress(1.0, "Ready", self._loaded.load_seconds, done=True)
         except Exception as error:
             if not isinstance(

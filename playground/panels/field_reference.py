@@ -46,11 +46,6 @@ def field_keys() -> dict[str, dict]:
     return {name: _resolve(node) for name, node in schema()["$defs"]["field"]["properties"].items()}
 
 
-def content_types() -> list[str]:
-    """The content parser names a field's `content` takes."""
-    return list(schema()["$defs"]["content_type"]["enum"])
-
-
 def _values(node: dict) -> str:
     if "enum" in node:
         return " · ".join(node["enum"])

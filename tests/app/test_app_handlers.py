@@ -537,9 +537,9 @@ def test_views_render_whitespace_and_escape_html():
 
 def test_a_background_load_reports_its_progress_and_generate_uses_it():
     key = str(DEFAULT_MODEL_PATH)
-    live._models.pop(key, None)
+    live.forget_model(key)
     live.start_loading("samples/demo-model")  # the textbox's relative path names the same model
-    pending = live._loads[key]
+    pending = live.pending_load(key)
     text, ended = live.load_status("")
     assert ended is False and text.startswith(
         "⏳ Loading samples/demo-model: "
@@ -566,7 +566,9 @@ def test_a_background_load_reports_its_progress_and_generate_uses_it():
             Session(),
         )
     )
-    assert "prefix" in out[-1] and key not in live._loads  # the background load's model, collected
+    assert (
+        "prefix" in out[-1] and live.pending_load(key) is None
+    )  # the background load's model, collected
     assert live.get_model("") is live.get_model(key)
 
 
@@ -579,11 +581,11 @@ def test_a_failed_background_load_is_shown_and_tried_again(tmp_path, monkeypatch
     live.start_loading(empty)
     with pytest.raises(ModelLoadError, match="is not a model folder"):
         live.get_model(empty)
-    assert empty not in live._loads  # forgotten: the next Generate loads again
+    assert live.pending_load(empty) is None  # forgotten: the next Generate loads again
     assert live.load_status(empty) == ("", True)
     live.start_loading(empty)
     with pytest.raises(ModelLoadError):
-        live._loads[empty].result(timeout=60)
+        live.pending_load(empty).result(timeout=60)
     text, ended = live.load_status(empty)
     assert (
         ended is True
@@ -595,7 +597,7 @@ def test_a_failed_background_load_is_shown_and_tried_again(tmp_path, monkeypatch
 
 def test_stop_while_waiting_for_a_load_ends_the_wait():
     key = str(DEFAULT_MODEL_PATH)
-    earlier = live._loads.get(key)
+    earlier = live.pending_load(key)
     if (
         earlier is not None
     ):  # a load an earlier test started: let it end, or this test would wait on it too
@@ -603,18 +605,18 @@ def test_stop_while_waiting_for_a_load_ends_the_wait():
             earlier.result(timeout=120)
         except Exception:
             pass
-    live._models.pop(key, None)
+    live.forget_model(key)
     session = Session()
     # Another load holds the process's one load slot, so this one is still waiting when Stop comes
     # (else a fast load could end before the Stop is seen).
-    assert generation_module._load_slots.acquire(timeout=120)
+    assert generation_module.load_slots.acquire(timeout=120)
     try:
         outputs = live.generate(
             "samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, True, SMOL_TEXT, session
         )
         first = next(outputs)  # Generate waits for the load, showing where it is
         assert "⏳ Loading samples/demo-model: " in first[STATUS]
-        pending = live._loads[key]
+        pending = live.pending_load(key)
         live.request_stop(session)
         rest = list(outputs)
         assert (
@@ -627,8 +629,8 @@ def test_stop_while_waiting_for_a_load_ends_the_wait():
         ):  # nobody waits: it never starts
             pending.result(timeout=120)
     finally:
-        generation_module._load_slots.release()
-    assert key not in live._models and key not in live._loads
+        generation_module.load_slots.release()
+    assert not live.is_loaded(key) and live.pending_load(key) is None
     assert live.get_model(key).name == key  # the next Generate loads it again
 
 

@@ -19,6 +19,7 @@ from playground.authoring import inference
 from playground.catalog import template_text_of
 from playground.parse.session import Session
 from playground.server import limits
+from playground.server.workers import JobError
 from tests.support.paths import CHAT_TEMPLATE_FIXTURES
 
 CHAT_TEMPLATES = CHAT_TEMPLATE_FIXTURES
@@ -212,8 +213,8 @@ def test_a_chat_template_that_loops_is_cut_off_within_the_check_budget(monkeypat
     outcome = inference.infer_from_page(LOOPS, "")
     assert outcome.result is None
     assert outcome.error == (
-        "Inference was cut off after 2 s: the chat template takes too long to render (or loops). "
-        "The time limit is PLAYGROUND_LIMITS' conformance_seconds."
+        "Inference ran out of time: it was cut off after 2 s (the chat template may render too "
+        "slowly, or loop). The time limit is PLAYGROUND_LIMITS' conformance_seconds."
     )
 
 
@@ -228,3 +229,18 @@ def test_a_hub_id_without_network_fails_with_advice_for_the_page():
     assert outcome.error.endswith(
         "and give their folder, or paste the chat template instead."
     )  # no command-line option
+
+
+def test_an_inference_past_its_budget_names_the_pages_time_limit():
+    slow = (
+        "{% for i in range(300000) %}{% endfor %}"
+        "{%- for m in messages %}<|{{ m.role }}|>{{ m.content }}<|eot|>{% endfor -%}"
+        "{%- if add_generation_prompt %}<|assistant|>{% endif -%}"
+    )
+    with pytest.raises(JobError) as raised:
+        inference.infer_job({"chat_template": slow, "seconds": 0.001})
+    assert str(raised.value) == (
+        "inference ran out of time after 0.001 s: the time budget ran out while rendering: the "
+        "chat template renders too slowly. The time limit is PLAYGROUND_LIMITS' "
+        "conformance_seconds."
+    )

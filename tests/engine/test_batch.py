@@ -21,7 +21,7 @@ from engine.authoring.samples import load_samples
 from engine.batch.columns import datasets_features
 from engine.batch.files import InputFile, InputFileError, Shard
 from engine.batch.run import STAGES, ShardJob, parse_shard
-from engine.template import _load_cached
+from engine.template import template_cache
 from engine.template_files import load_template_file
 from tests.support.batch_cases import (
     check_mixed_results,
@@ -161,10 +161,10 @@ def test_the_template_is_compiled_once_per_process_not_per_batch():
         **QWEN3,
         "defaults": {"role": "assistant", "batch-test": "compiled once"},
     }  # not compiled before
-    before = _load_cached.cache_info().misses
+    before = template_cache.cache_info().misses
     for _ in range(5):
         parse_batch({"prefix": [""] * 3, "output": ["a", "b", "c"]}, template)
-    assert _load_cached.cache_info().misses == before + 1
+    assert template_cache.cache_info().misses == before + 1
 
 
 @pytest.mark.parametrize("num_proc", [1, 2])

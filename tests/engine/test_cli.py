@@ -70,3 +70,23 @@ def test_parse_prints_message_and_trace(tmp_path):
         "anchor cut at prefix offset 1268" in traced.stdout
         and "Let me check both cities." in traced.stdout
     )
+
+
+def test_infer_past_its_timeout_says_so_and_hints_at_the_option(tmp_path):
+    slow = tmp_path / "slow.jinja"
+    slow.write_text(
+        "{% for i in range(300000) %}{% endfor %}"
+        "{%- for m in messages %}<|{{ m.role }}|>{{ m.content }}<|eot|>{% endfor -%}"
+        "{%- if add_generation_prompt %}<|assistant|>{% endif -%}",
+        encoding="utf-8",
+    )
+    result = run(
+        "infer", "--chat-template", str(slow), "--timeout", "0.01",
+        "--output", str(tmp_path / "out.json"),
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stdout.split("\n")[:2] == [
+        "error: inference ran out of time after 0.01 s: the time budget ran out while rendering: "
+        "the chat template renders too slowly",
+        "hint: allow more time with --timeout SECONDS",
+    ]

@@ -431,10 +431,26 @@ def test_a_looping_chat_template_is_stopped_within_the_budget():
     with pytest.raises(InferenceError) as raised:
         infer_template_isolated(looping, seconds=2)
     assert str(raised.value) == (
-        "inference did not finish within 2 s: the chat template renders too slowly "
-        "(a loop, or a very long output), or the time budget is too small for it"
+        "inference ran out of time: it did not finish within 2 s (the chat template may render "
+        "too slowly: a loop, or a very long output)"
     )
+    assert raised.value.hint == "time_budget"
     assert time.monotonic() - started < 30  # the process was killed: the loop would run for hours
+
+
+def test_inference_past_its_time_budget_says_inference_ran_out_and_hints_at_the_budget():
+    slow = (
+        "{% for i in range(300000) %}{% endfor %}"
+        "{%- for m in messages %}<|{{ m.role }}|>{{ m.content }}<|eot|>{% endfor -%}"
+        "{%- if add_generation_prompt %}<|assistant|>{% endif -%}"
+    )
+    with pytest.raises(InferenceError) as raised:
+        infer_template(slow, time_budget=0.001)
+    assert str(raised.value) == (
+        "inference ran out of time after 0.001 s: the time budget ran out while rendering: "
+        "the chat template renders too slowly"
+    )
+    assert raised.value.hint == "time_budget"
 
 
 # -- the real chat templates --------------------------------------------------------------------------

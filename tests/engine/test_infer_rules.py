@@ -17,7 +17,10 @@ import pytest
 
 from engine import infer_template, parse_response
 from engine.chat_templates.examples import load_examples_file, read_examples
+from engine.chat_templates.markup import closes, marker_pairs
+from engine.chat_templates.tokens import marker_tokens, token_pairs
 from tests.support.paths import CHAT_TEMPLATE_FIXTURES, ROOT
+from tests.support.tokenizers import demo_tokenizer_with_placeholders, placeholder_tokens
 
 WEATHER = [
     {
@@ -401,6 +404,59 @@ def test_the_tokenizers_paired_tokens_propose_reasoning_the_chat_template_confir
         "the tokenizer pairs <tool_call> … </tool_call>, which no render writes: if the model "
         "writes them (calls, reasoning), example outputs that show them let inference learn them"
     ) in result.notes
+
+
+def test_a_thousand_numbered_special_tokens_never_pair_and_change_nothing():
+    pytest.importorskip("transformers")
+    tokenizer = demo_tokenizer_with_placeholders(1000)
+    tokens = marker_tokens(tokenizer)
+    assert tokens[-1000:] == placeholder_tokens(1000)
+    assert token_pairs(tokens) == [
+        ("<|im_start|>", "<|im_end|>"),
+        ("<think>", "</think>"),
+        ("<tool_call>", "</tool_call>"),
+    ]
+    result = inferred("hidden-reasoning", tokenizer=tokenizer)
+    assert result.template["fields"]["reasoning_content"] == {
+        "open": "<think>",
+        "close": "</think>",
+    }
+    assert [note for note in result.notes if note.startswith("the tokenizer pairs")] == [
+        "the tokenizer pairs <tool_call> … </tool_call>, which no render writes: if the model "
+        "writes them (calls, reasoning), example outputs that show them let inference learn them"
+    ]
+
+
+def test_only_an_opening_word_or_a_slash_pairs_two_markup_tokens():
+    markers = [
+        "<|x_begin|>",
+        "<|x_3|>",
+        "<|x_7|>",
+        "<|x_end|>",
+        "<|fim_prefix|>",
+        "<|fim_suffix|>",
+        "<|START_X|>",
+        "<|END_X|>",
+        "<box>",
+        "</box>",
+        "</lone>",
+        "<|assistant|>",
+    ]
+    assert marker_pairs(markers) == [
+        ("<|x_begin|>", "<|x_end|>"),
+        ("<|START_X|>", "<|END_X|>"),
+        ("<box>", "</box>"),
+    ]
+    # A closer found alone proposes its opening form, after the pairs found whole.
+    assert marker_pairs(markers, lone_closers=True) == [
+        ("<|x_begin|>", "<|x_end|>"),
+        ("<|START_X|>", "<|END_X|>"),
+        ("<box>", "</box>"),
+        ("<lone>", "</lone>"),
+    ]
+    assert not closes("<|x_3|>", "<|x_7|>")
+    assert not closes("<|x_end|>", "<|x_begin|>")
+    assert not closes("<|assistant|>", "</box>")
 
 
 def test_calls_keyed_by_the_functions_name_name_the_construct_the_language_lacks():

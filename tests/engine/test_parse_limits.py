@@ -44,6 +44,54 @@ def test_a_parse_stops_before_the_region_past_its_limit():
     assert caught.value.offset == 17
 
 
+JSON_REPEATS = {
+    "start_anchor": "<s>",
+    "fields": {
+        "x": {"open": "<x>", "close": "</x>", "repeats": True, "content": "json"},
+        "content": {},
+    },
+}
+
+
+def limited_opens(most: int) -> tuple[list[tuple[str, str]], ParseLimitError | None]:
+    """The opens and closes of a kept parse of a failed region, fed piece by piece with
+    `max_regions=most`, and the limit error it stopped with (or None)."""
+    parser = ResponseParser(JSON_REPEATS, prefix="", max_regions=most, on_error="keep")
+    seen = []
+    try:
+        for piece in ("a<x>{bad", "</x>", "b", "<x>{}</x>"):
+            events = parser.feed(piece)
+            seen += [(e["type"], e["field"]) for e in events if e["type"] != "region_chunk"]
+    except ParseLimitError as error:
+        return seen, error
+    return seen, None
+
+
+def test_the_stretch_that_keeps_a_failed_regions_text_counts_towards_the_limit():
+    # Two regions: content, then x (its JSON fails). Keeping x's text would open a third.
+    seen, error = limited_opens(2)
+    assert seen == [("region_open", "content"), ("region_close", "content"), ("region_open", "x")]
+    assert (error.offset, error.limit, error.allowed) == (1, "max_regions", 2)
+    assert str(error) == (
+        "the parse stopped at stream offset 1: it has opened 2 regions, the most it may "
+        "(max_regions); the text after it is not parsed"
+    )
+    seen, error = limited_opens(3)
+    assert [kind for kind in seen if kind[0] == "region_open"] == [
+        ("region_open", "content"),
+        ("region_open", "x"),
+        ("region_open", "content"),
+    ]
+    assert (error.offset, error.limit, error.allowed) == (12, "max_regions", 3)
+
+
+def test_the_value_limit_error_names_its_limit():
+    template = {"start_anchor": "<s>", "fields": {"x": {"open": "<x>", "close": "</x>"}}}
+    with pytest.raises(ParseLimitError) as caught:
+        parsed("<x>" + "a" * 20 + "</x>", template, max_value_chars=10)
+    assert (caught.value.limit, caught.value.allowed) == ("max_value_chars", 10)
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.integers(1, 6), max_size=20), st.integers(1, 8))
 def test_the_region_limit_stops_every_chunking_at_the_same_place(cuts, most):

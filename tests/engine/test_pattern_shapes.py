@@ -216,6 +216,11 @@ def test_the_pattern_reader_gives_the_tree_and_each_named_groups_written_name():
     assert [str(group) for group in tree.parsed.state.groupdict] == ["g0", "g1", "g2"]
 
 
+def test_a_class_that_starts_with_an_escape_ends_at_its_bracket_for_the_group_names():
+    tree = read_pattern(regex.compile(r"<b>[\w\-]+<n>(?P<name>[\w.\-]+)<a>", regex.DOTALL))
+    assert tree.group_names == {1: "name"}
+
+
 @pytest.mark.parametrize(
     "pattern",
     [

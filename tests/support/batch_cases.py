@@ -121,14 +121,14 @@ def parse_and_count_compilations(batch, template: dict) -> dict[str, list]:
     import os
 
     from engine.batch.columns import parse_batch
-    from engine.template import _load_cached
+    from engine.template import template_cache
 
     result = parse_batch(batch, template, message_format="json")
     count = len(result["message"])
     return {
         **result,
         "pid": [os.getpid()] * count,
-        "compilations": [_load_cached.cache_info().misses] * count,
+        "compilations": [template_cache.cache_info().misses] * count,
     }
 
 
