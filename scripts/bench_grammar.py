@@ -236,7 +236,6 @@ def parser_limits(cases, samples: int) -> None:
     from engine.grammar import derive_grammar
     from engine.grammar.matching import (
         SERVING_PARSER_LIMITS,
-        _engine_tokenizer,
         compile_grammar,
         parser_limits_of,
         random_walk,
@@ -246,7 +245,6 @@ def parser_limits(cases, samples: int) -> None:
 
     tokenizer = demo_tokenizer()
     specials = special_tokens(tokenizer)
-    engine_tokenizer = _engine_tokenizer(tokenizer, "llguidance", len(tokenizer))
     grammars = []
     for case in cases:
         for tools, label in ((TOOLS, "test tools"), (realistic_tools(), "46 tools")):
@@ -256,6 +254,11 @@ def parser_limits(cases, samples: int) -> None:
                     lark = derived.lark(specials)
                     grammars.append((f"{case.name}, {label}, {choice}", derived, lark))
     print(f"\nparser limits: {len(grammars)} grammars (Lark), {samples} walks each for generating")
+    if not grammars:
+        print("no grammar to measure")
+        return
+    # llguidance's tokenizer for the demo model, as every compiled grammar holds it.
+    engine_tokenizer = compile_grammar(grammars[0][1], tokenizer, "llguidance").engine_tokenizer
     needs: dict[str, tuple[int | None, str]] = {}
     for key in COMPILE_LIMITS:
         worst: tuple[int | None, str] = (0, "")
