@@ -14,7 +14,11 @@ scanners use the answers to skip regex calls that cannot find anything:
   anything compiles it: a counted repeat such as `a{100000}` is written out that many
   times by the `regex` module (tens of bytes a copy, while holding the interpreter lock),
   and groups nested hundreds deep overflow its recursive parser. `PatternBoundError`
-  refuses what is over `MAX_PATTERN_SIZE` or `MAX_GROUP_DEPTH`.
+  refuses what is over `MAX_PATTERN_SIZE` or `MAX_GROUP_DEPTH`;
+* `read_pattern` is the one reader of a pattern's parse tree (with its named groups' names),
+  for these answers and for the grammar wing, so that all of them refuse the same syntax;
+* `pattern_literal` writes a literal text as the pattern that matches it, for every pattern
+  the tools suggest or infer.
 
 Every answer errs on the safe side: "unknown" (None) whenever the tree holds
 syntax the analysis does not model, and the scanner then asks the regex.
@@ -22,7 +26,6 @@ syntax the analysis does not model, and the scanner then asks the regex.
 
 from __future__ import annotations
 
-import itertools
 import re._constants as sre_constants
 import re._parser as sre_parser
 import warnings
@@ -50,6 +53,9 @@ _VERBOSE_FLAG = regex.compile(r"\(\?[\w^-]*x[\w-]*[:)]")
 _GROUP_HEADER = regex.compile(r"\?(?:P?<\w+>|'\w+'|<[=!]|[:=!>|]|[\w^-]*[:)])")
 # Escapes followed by a braced argument (`\p{L}`, `\N{SPACE}`), which is not a repeat.
 _BRACED_ESCAPES = "pPNxXu"
+
+# What a pattern reads specially outside a character class (`pattern_literal` escapes these).
+_SPECIAL_OUTSIDE_CLASS = regex.compile(r"[.^$*+?{}\[\]\\|()]")
 
 # Pattern text that may look at characters before the match start (lookbehinds, word
 # boundaries, start-of-text anchors): the parser then keeps some decided text as context.
@@ -381,7 +387,7 @@ def match_start(compiled: regex.Pattern) -> MatchStart:
     else an optional run and the fixed text every match starts with (exact); else the texts
     every match starts with after lookbehinds or anchors, or one per alternative (loose).
     """
-    parsed = parse_for_analysis(compiled)
+    parsed = _parsed(compiled)
     if parsed is None:
         return UNKNOWN_START
     items = list(parsed)
@@ -406,13 +412,41 @@ def match_start(compiled: regex.Pattern) -> MatchStart:
     return MatchStart(first, run_tests, leading_runs, leads, False, False)
 
 
-def parse_for_analysis(compiled: regex.Pattern) -> sre_parser.SubPattern | None:
+def pattern_literal(text: str) -> str:
+    """`text` as a pattern that matches exactly it, for patterns shown to an author.
+
+    Escapes only what a template pattern reads specially outside a character class
+    (``. ^ $ * + ? { } [ ] \\ | ( )``); spaces, ``-``, ``#`` and every other character stay as
+    written, so the pattern reads like the text: ``<tool-call>`` stays ``<tool-call>`` and
+    ``<|im_end|>`` becomes ``<\\|im_end\\|>`` (`regex.escape` would write ``<tool\\-call>``).
+    Template patterns are never verbose, where spaces and ``#`` would be syntax.
+    """
+    return _SPECIAL_OUTSIDE_CLASS.sub(r"\\\g<0>", text)
+
+
+class PatternTree(NamedTuple):
+    """A template pattern as the standard parser reads it (`read_pattern`).
+
+    Attributes:
+        parsed: the parse tree (`re._parser.SubPattern`); its named groups are renamed
+            ``g0``, ``g1``... in the order they are written.
+        group_names: group number -> the group's name as the template writes it, for every
+            named group (two alternatives may give the same name to two groups).
+    """
+
+    parsed: sre_parser.SubPattern
+    group_names: dict[int, str]
+
+
+def read_pattern(compiled: regex.Pattern) -> PatternTree | None:
     """`compiled` parsed by the standard parser, for reading what its matches look like.
 
-    None when the pattern uses case folding, ASCII or locale classes, or syntax the standard
-    parser does not know or would read differently (it warns about POSIX classes and set
-    operations; a `{` that is not a counted repeat may be fuzzy matching). Named groups
-    are renamed first (`_renamed_groups`).
+    Every reader of a pattern's shape goes through here (the scanners' shortcuts, the grammar
+    wing), so that they all refuse the same syntax. None when the pattern uses case folding,
+    verbose mode, ASCII or locale classes, or syntax the standard parser does not know or
+    would read differently (it warns about POSIX classes and set operations; a `{` that is not
+    a counted repeat may be the regex module's fuzzy matching, ``(?:</r>){e<=1}``, which the
+    standard parser takes for literal text).
     """
     if compiled.flags & (
         regex.IGNORECASE | regex.VERBOSE | regex.FULLCASE | regex.ASCII | regex.LOCALE
@@ -420,7 +454,7 @@ def parse_for_analysis(compiled: regex.Pattern) -> sre_parser.SubPattern | None:
         return None
     if NOT_A_COUNTED_REPEAT.search(compiled.pattern):
         return None
-    source = _renamed_groups(compiled.pattern)
+    source, renamed = _renamed_groups(compiled.pattern)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
@@ -433,7 +467,13 @@ def parse_for_analysis(compiled: regex.Pattern) -> sre_parser.SubPattern | None:
         | sre_constants.SRE_FLAG_LOCALE
     ):
         return None
-    return parsed
+    group_names = {index: renamed[name] for name, index in parsed.state.groupdict.items()}
+    return PatternTree(parsed, group_names)
+
+
+def _parsed(compiled: regex.Pattern) -> sre_parser.SubPattern | None:
+    tree = read_pattern(compiled)
+    return None if tree is None else tree.parsed
 
 
 def _children(op, av) -> list:
@@ -509,7 +549,7 @@ def end_literal(compiled: regex.Pattern) -> str | None:
     (``endpos``) and find the same matches: on text where the ending never comes, a pattern
     like ``\\s*(?P<value>.*?)\\s*</parameter>`` otherwise backtracks in cubic time.
     """
-    parsed = parse_for_analysis(compiled)
+    parsed = _parsed(compiled)
     if parsed is None:
         return None
     items = list(parsed)
@@ -539,19 +579,20 @@ def context_width(compiled: regex.Pattern) -> int:
     """
     if not any(mark in compiled.pattern for mark in _CONTEXT_MARKS):
         return 0
-    parsed = parse_for_analysis(compiled)
+    parsed = _parsed(compiled)
     width = None if parsed is None else _look_back(list(parsed))
     return UNMEASURED_CONTEXT if width is None else width
 
 
-_GROUP_NAME = regex.compile(r"\(\?P?<(?![=!])\w+>")
+_GROUP_NAME = regex.compile(r"\(\?P?<(?![=!])(\w+)>")
 
 
-def _renamed_groups(pattern: str) -> str:
-    """`pattern` with every named group renamed `lead0`, `lead1`, ...: group names do not
-    change what matches, and the standard parser then reads names reused across alternatives
-    and the `(?<name>...)` spelling. Escapes and character classes are left as they are."""
-    out, index, names, in_class, class_start = [], 0, itertools.count(), False, False
+def _renamed_groups(pattern: str) -> tuple[str, dict[str, str]]:
+    """`pattern` with every named group renamed ``g0``, ``g1``..., and the new names' names as
+    written. Group names do not change what matches, and the standard parser then reads names
+    reused across alternatives and the ``(?<name>...)`` spelling. Escapes and character
+    classes are left as they are."""
+    out, names, index, in_class, class_start = [], {}, 0, False, False
     while index < len(pattern):
         char = pattern[index]
         if char == "\\":
@@ -571,14 +612,16 @@ def _renamed_groups(pattern: str) -> str:
                 index += 1
             continue
         elif char == "(":
-            name = _GROUP_NAME.match(pattern, index)
-            if name is not None:
-                out.append(f"(?P<lead{next(names)}>")
-                index = name.end()
+            found = _GROUP_NAME.match(pattern, index)
+            if found is not None:
+                new = f"g{len(names)}"
+                names[new] = found.group(1)
+                out.append(f"(?P<{new}>")
+                index = found.end()
                 continue
         out.append(char)
         index += 1
-    return "".join(out)
+    return "".join(out), names
 
 
 def _leads(items: list) -> list[Lead] | None:

@@ -9,6 +9,8 @@
   delimiters, regions that never closed).
 - `pattern_explain`: a delimiter pattern explained piece by piece.
 - `lint`: templates that load but are probably wrong.
+- `suggested_patterns`: the delimiter patterns lint and a trace's warnings suggest (a close
+  that also ends before a tool call, a close that fires only after JSON).
 - `stream_checks`: does streaming give the one-shot result for every chunking?
 - `samples`: the shipped sample generations with their expected messages.
 - `time_budget`: one deadline over all of a tool's regex calls (lint, diagnosis, a trace's

@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass
 import regex
 
 from ..delimiters import Delimiter
+from ..pattern_shapes import pattern_literal
 from ..template import FieldSpec, ResponseTemplate
 from .pattern_explain import literal_runs
 from .time_budget import deadline_in_force, regex_timeout
@@ -125,10 +126,6 @@ class _Stretch:
 
 def _show(text: str) -> str:
     return repr(text)
-
-
-def _escaped(literal: str) -> str:
-    return regex.escape(literal, special_only=True, literal_spaces=True)
 
 
 def _max_errors(literal: str) -> int:
@@ -306,7 +303,7 @@ def _change_text(delimiter: Delimiter, expected: str, found: str) -> str:
         return f"change {_show(expected)} to {_show(found)} in {delimiter.path} (or add {_show(found)} to its list)"
     if delimiter.literals is not None:
         return f"change {delimiter.path} to {_show(found)}"
-    escaped = f" (escaped: {_escaped(found)})" if _escaped(found) != found else ""
+    escaped = f" (escaped: {pattern_literal(found)})" if pattern_literal(found) != found else ""
     return f"in {delimiter.path}, write {_show(found)} instead of {_show(expected)}{escaped}"
 
 

@@ -28,8 +28,8 @@ import regex
 
 from ..template import FieldSpec, ResponseTemplate
 from .diagnosis import opener_before_cut
-from .lint import json_safe_close
 from .pattern_explain import literal_runs
+from .suggested_patterns import close_or_lookahead, json_safe_close
 from .time_budget import out_of_time, regex_timeout
 
 if TYPE_CHECKING:
@@ -233,7 +233,6 @@ def _swallowed_tool_calls(
         found = _find_in_spans(stretch, other.open.pattern)
         if found is None:
             continue
-        close_source = fields[name].close.source if fields[name].close else ""
         warnings.append(
             TraceWarning(
                 "tool-call-open-swallowed",
@@ -241,7 +240,7 @@ def _swallowed_tool_calls(
                 "swallowed as its text: inside a region only its own close can fire, so this call was "
                 "not parsed.",
                 f"close {name} also before a tool call, e.g. close_pattern "
-                f"{_lookahead_close(close_source, fields[name], other)!r}",
+                f"{close_or_lookahead(fields[name].close, other.open)!r}",
                 found.source,
                 found.start,
                 found.end,
@@ -363,24 +362,3 @@ def _close_inside_json_string(
             anchor.end,
         )
     ]
-
-
-def _lookahead_close(close_source: str, spec: FieldSpec, tool_field: FieldSpec) -> str:
-    """`close` or a lookahead on the tool-call open, as a close_pattern."""
-    if tool_field.open.literals is not None:
-        ahead = "|".join(
-            regex.escape(x, special_only=True, literal_spaces=True)
-            for x in tool_field.open.literals
-        )
-    else:
-        ahead = tool_field.open.source
-    if spec.close is None:
-        return f"(?={ahead})"
-    own = (
-        "|".join(
-            regex.escape(x, special_only=True, literal_spaces=True) for x in spec.close.literals
-        )
-        if spec.close.literals is not None
-        else spec.close.source
-    )
-    return f"{own}|(?={ahead})"

@@ -16,10 +16,11 @@ import regex
 
 from ..delimiters import Delimiter
 from ..errors import PatternTimeoutError, TemplateError
-from ..pattern_shapes import match_start
+from ..pattern_shapes import match_start, pattern_literal
 from ..template import FieldSpec, ResponseTemplate, load_template
 from ..transform import placeholder_paths
 from .portability import TARGETS, target_diagnostics
+from .suggested_patterns import close_or_lookahead, json_safe_close
 from .time_budget import deadline_in_force, out_of_time, regex_timeout
 
 SEVERITIES = ("error", "warning", "info")
@@ -218,6 +219,8 @@ def _close_equals_open(template: ResponseTemplate, fields: list[FieldSpec]) -> l
             else:
                 same = [spec.close.source] if spec.close.source == other_open.source else []
             if same:
+                # A pattern shared by both is already pattern text; a literal is written as one.
+                same_text = same[0] if spec.close.literals is None else pattern_literal(same[0])
                 found.append(
                     Diagnostic(
                         "warning",
@@ -227,7 +230,7 @@ def _close_equals_open(template: ResponseTemplate, fields: list[FieldSpec]) -> l
                         f"without opening {other.name} (inside a region only its close can fire), so "
                         f"{other.name} never follows {spec.name} directly",
                         f"close {spec.name} with a lookahead instead: close_pattern "
-                        f"'(?={_escape(same[0])})'",
+                        f"'(?={same_text})'",
                     )
                 )
     return found
@@ -250,7 +253,10 @@ def _anchor_inside_delimiters(
                 inside = [
                     x
                     for x in anchor.literals or ()
-                    if (x in delimiter.source or regex.escape(x) in delimiter.source)
+                    if any(
+                        form in delimiter.source
+                        for form in (x, pattern_literal(x), regex.escape(x))
+                    )
                     and not _matches_whole(delimiter, x)
                 ]
             if inside:
@@ -466,12 +472,6 @@ def _tool_call_checks(fields: list[FieldSpec]) -> list[Diagnostic]:
             except TimeoutError:
                 safe = False
             if not safe:
-                own = (
-                    "|".join(_escape(x) for x in spec.close.literals)
-                    if spec.close.literals is not None
-                    else spec.close.source
-                )
-                ahead = "|".join(_escape(x) for x in samples)
                 found.append(
                     Diagnostic(
                         "warning",
@@ -479,7 +479,7 @@ def _tool_call_checks(fields: list[FieldSpec]) -> list[Diagnostic]:
                         spec.close.path,
                         f"tool-call open inside reasoning is swallowed: if the model writes {samples[0]!r} before "
                         f"closing {spec.name}, the call stays reasoning text",
-                        f"use close_pattern {own + '|(?=' + ahead + ')'!r}",
+                        f"use close_pattern {close_or_lookahead(spec.close, samples)!r}",
                     )
                 )
     return found
@@ -535,12 +535,6 @@ def _tool_call_pattern_swallowed_by_reasoning(
                 continue
             if not missed:
                 continue
-            own = (
-                "|".join(_escape(x) for x in spec.close.literals)
-                if spec.close.literals is not None
-                else spec.close.source
-            )
-            ahead = "|".join(_escape(x) for x in dict.fromkeys(missed))
             found.append(
                 Diagnostic(
                     "warning",
@@ -548,17 +542,11 @@ def _tool_call_pattern_swallowed_by_reasoning(
                     spec.close.path,
                     f"tool-call open inside reasoning is swallowed: if the model writes {tool.name}'s open_pattern "
                     f"(which starts {missed[0]!r}) before closing {spec.name}, the call stays reasoning text",
-                    f"use close_pattern {own + '|(?=' + ahead + ')'!r}, narrowing the look-ahead to what follows "
+                    f"use close_pattern {close_or_lookahead(spec.close, missed)!r}, narrowing the look-ahead to what follows "
                     "in a real call if the reasoning may mention it",
                 )
             )
     return found
-
-
-def _escape(literal: str) -> str:
-    """`literal` as a pattern, escaping only what a pattern reads specially: a hyphen is literal
-    outside a character class, so `<tool-call>` stays as written (``\\-`` reads as a typo)."""
-    return regex.escape(literal, special_only=True, literal_spaces=True).replace("\\-", "-")
 
 
 # -- patterns ---------------------------------------------------------------------
@@ -716,8 +704,3 @@ def _backtracking_probe(pattern: regex.Pattern, budget: float) -> str | None:
             except TimeoutError:
                 return None if out_of_time() else probe  # a spent budget proves nothing
     return None
-
-
-def json_safe_close(literal: str) -> str:
-    """A close pattern that only fires after a closing brace or bracket: ``(?<=[}\\]])\\s*<literal>``."""
-    return r"(?<=[}\]])\s*" + regex.escape(literal, special_only=True, literal_spaces=True)

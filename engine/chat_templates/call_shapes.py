@@ -17,7 +17,8 @@ from typing import Any
 import regex
 
 from ..content import parse_content
-from .markup import KEY, escape, pattern_with_stand_ins, plain, shared_start, shown
+from ..pattern_shapes import pattern_literal
+from .markup import KEY, pattern_with_stand_ins, plain, shared_start, shown
 from .probes import (
     ALPHA,
     ALPHA_ARGUMENTS,
@@ -276,7 +277,7 @@ def _python_list_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, 
     except ValueError:
         return (
             [(start, end + 1)]
-            if all(regex.search(escape(name) + r"\s*\(", section) for name in names)
+            if all(regex.search(pattern_literal(name) + r"\s*\(", section) for name in names)
             else None
         )
     return [(start, end + 1)] if [call["name"] for call in calls] == list(names) else None
@@ -493,7 +494,9 @@ def kv_lines_shape(sections: Sections) -> Shape | None:
     ):
         return None
     content_args = {"kv_sep": separator.strip(), "value_parser": TAGGED_VALUES}
-    pattern = regex.compile(r"(?m)^[ \t]*[\w.\-]+[ \t]*" + escape(separator.strip()) + r".*$")
+    pattern = regex.compile(
+        r"(?m)^[ \t]*[\w.\-]+[ \t]*" + pattern_literal(separator.strip()) + r".*$"
+    )
 
     def lines_after(section: str, at: int, name: str, names: tuple[str, ...]) -> list[regex.Match]:
         lines = []

@@ -28,6 +28,7 @@ from typing import Any
 import regex
 
 from ..errors import ResponseParseError
+from ..pattern_shapes import pattern_literal
 from .call_shapes import (
     SHAPES,
     Sections,
@@ -41,7 +42,6 @@ from .markup import (
     NAME,
     NUMBER,
     STAND_INS,
-    escape,
     has_stand_in,
     literal_head,
     markup_pieces,
@@ -419,11 +419,13 @@ def _with_prewritten(sections: Sections, prewritten: str) -> Sections:
 def _call_starts(shape: Shape, markers: _Markers) -> list[str]:
     """Patterns of what a call (or its section) starts with."""
     opening = markers.call_open.strip()
-    starts = [escape(markers.section_open)] if markers.section_open else []
+    starts = [pattern_literal(markers.section_open)] if markers.section_open else []
     head = literal_head(opening)
     if head:
         whole = head == opening and shape.payload_start
-        starts.append(escape(head) + (rf"\s*{escape(shape.payload_start)}" if whole else ""))
+        starts.append(
+            pattern_literal(head) + (rf"\s*{pattern_literal(shape.payload_start)}" if whole else "")
+        )
     return starts
 
 
@@ -432,7 +434,7 @@ def _separator_pattern(markers: _Markers) -> str:
     chat template never renders two calls, a comma or semicolon (models join calls with them)."""
     between = markers.separator.strip()
     if between:
-        return escape(between)
+        return pattern_literal(between)
     return "" if markers.two_rendered else r"[,;]"
 
 
@@ -458,9 +460,10 @@ def _open_spec(
                 return (
                     "nothing marks where a call starts, and its JSON has no first key to know it by"
                 )
-            spec["open_pattern"] = rf'(?=\{{\s*"{escape(first_key.group(1))}")'
+            spec["open_pattern"] = rf'(?=\{{\s*"{pattern_literal(first_key.group(1))}")'
             braces = r"(?<=\})"
-        following = [escape(text) for text in (*markers.section_closes, *ends) if text] + ["$"]
+        following = [pattern_literal(text) for text in (*markers.section_closes, *ends) if text]
+        following.append("$")
         consumed = rf"(?:\s*{between}(?=\s*\{{))?" if between else ""
         spec["close_pattern"] = braces + consumed + r"(?=\s*(?:\{|" + "|".join(following) + "))"
         return None
@@ -475,7 +478,7 @@ def _open_spec(
     ):
         # A JSON payload must follow: text that only mentions the marker stays text.
         spec["open_pattern"] = pattern_with_stand_ins(opening) + (
-            rf"(?=\s*{escape(payload_start)})" if payload_start else ""
+            rf"(?=\s*{pattern_literal(payload_start)})" if payload_start else ""
         )
     else:
         spec["open"] = opening
@@ -491,7 +494,7 @@ def _close_spec(spec: dict, shape: Shape, markers: _Markers, ends: list[str]) ->
     between = _separator_pattern(markers)
     if closing:
         # A separator that is more than blanks goes with the call before it (when another call follows).
-        consumed = rf"(?:\s*{between}(?=\s*{escape(head)}))?" if between and head else ""
+        consumed = rf"(?:\s*{between}(?=\s*{pattern_literal(head)}))?" if between and head else ""
         if shape.json_like:
             spec["close_pattern"] = (
                 r"(?<=[}\]])\s*" + pattern_with_stand_ins(closing, name_group=False) + consumed
@@ -509,7 +512,7 @@ def _close_spec(spec: dict, shape: Shape, markers: _Markers, ends: list[str]) ->
     if not head:
         return "no text closes a call, and none starts the next one"
     # Nothing closes a call: the next call's start, or the end of the turn, ends it.
-    alternatives = [f"(?={escape(head)})"] + [escape(marker) for marker in ends]
+    alternatives = [f"(?={pattern_literal(head)})"] + [pattern_literal(marker) for marker in ends]
     spec["close_pattern"] = "|".join(alternatives)
     return None
 
@@ -519,7 +522,9 @@ def _json_text_pattern(text: str) -> str:
     model writes ``{ "name":"x"`` where the render writes ``{"name": "x"``), the name's stand-in
     inside a string as the `name` group."""
     pieces = regex.findall(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+', text)
-    pattern = r"\s*".join(escape(piece).replace(NAME, r'(?P<name>[^"\\]+)') for piece in pieces)
+    pattern = r"\s*".join(
+        pattern_literal(piece).replace(NAME, r'(?P<name>[^"\\]+)') for piece in pieces
+    )
     return pattern + (r"\s*" if text[-1:].isspace() or text.rstrip().endswith(":") else "")
 
 
@@ -588,7 +593,7 @@ def _build_list(
     spec: dict[str, Any] = {}
     if opening and shape.payload_start:
         spec["open_pattern"] = (
-            pattern_with_stand_ins(opening) + rf"(?=\s*{escape(shape.payload_start)})"
+            pattern_with_stand_ins(opening) + rf"(?=\s*{pattern_literal(shape.payload_start)})"
         )
     elif opening:
         spec["open"] = opening
@@ -596,7 +601,7 @@ def _build_list(
         spec["open_pattern"] = r"(?=\[\s*[A-Za-z_][\w.\-]*\()"
     else:
         spec["open_pattern"] = r"(?=\[\s*\{)"
-    ends = [escape(marker) for marker in turns.end_markers if marker]
+    ends = [pattern_literal(marker) for marker in turns.end_markers if marker]
     if closing:
         spec["close_pattern"] = r"(?<=\])\s*" + pattern_with_stand_ins(closing)
     elif ends:
@@ -606,7 +611,7 @@ def _build_list(
     starts = (
         [
             pattern_with_stand_ins(opening)
-            + (rf"\s*{escape(shape.payload_start)}" if shape.payload_start else "")
+            + (rf"\s*{pattern_literal(shape.payload_start)}" if shape.payload_start else "")
         ]
         if opening
         else []

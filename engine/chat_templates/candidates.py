@@ -20,7 +20,8 @@ from typing import Any
 
 import regex
 
-from .markup import escape, pattern_with_stand_ins
+from ..pattern_shapes import pattern_literal
+from .markup import pattern_with_stand_ins
 from .parts import Parts
 
 
@@ -71,7 +72,7 @@ def reasoning_variants(parts: Parts) -> list[tuple[str, dict]]:
     reasoning = parts.reasoning
     if reasoning is None:
         return []
-    close = escape(reasoning.close)
+    close = pattern_literal(reasoning.close)
     if reasoning.at_start:
         opens = [
             ("", {"open_pattern": "^"}),
@@ -117,5 +118,5 @@ def tolerant_opener(parts: Parts) -> str | None:
     opener = reasoning.open
     if reasoning.at_start or not any(text.strip() == opener for text in parts.prewritten.values()):
         return None
-    written = escape(opener)
-    return f"{written}|^(?=(?:(?!{written}).)*?{escape(reasoning.close)})"
+    written = pattern_literal(opener)
+    return f"{written}|^(?=(?:(?!{written}).)*?{pattern_literal(reasoning.close)})"

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import regex
 
-from .markup import MARKUP_TOKEN, escape, mostly_text, shared_end, without_block
+from ..pattern_shapes import pattern_literal
+from .markup import MARKUP_TOKEN, mostly_text, shared_end, without_block
 from .parts import Parts
 from .probes import (
     ANSWER,
@@ -149,9 +150,9 @@ def _tool_result_marker(
     spec = parts.calls.field
     close = spec.get("close") or spec.get("close_pattern")
     if isinstance(close, list):
-        close = "|".join(escape(each) for each in close)
+        close = "|".join(pattern_literal(each) for each in close)
     elif "close" in spec:
-        close = escape(close)
+        close = pattern_literal(close)
     ends = [m.end() for m in regex.finditer(close, between) if m.end() > m.start()]
     token = MARKUP_TOKEN.search(between, ends[-1]) if ends else None
     if token is None or between[ends[-1] : token.start()].strip():

@@ -33,8 +33,9 @@ import regex
 
 from ..content import parse_content
 from ..errors import ResponseParseError
+from ..pattern_shapes import pattern_literal
 from .calls import CallSyntax
-from .markup import MARKUP_TOKEN, escape
+from .markup import MARKUP_TOKEN
 from .probes import Finding, Render
 
 
@@ -321,7 +322,7 @@ def _call_region(example: Example) -> _Region | None:
 def _field_for(region: _Region, names: set[str]) -> tuple[dict, str] | None:
     """A `tool_calls` field that reads `region`'s payload, and its shape for people, or None."""
     payload = region.payload.strip()
-    close = r"(?<=[}\]])\s*" + escape(region.close)
+    close = r"(?<=[}\]])\s*" + pattern_literal(region.close)
     try:
         calls = parse_content("python-call-list", payload, {})
     except ValueError:
@@ -395,7 +396,9 @@ def calls_from_examples(
         if check_examples(template, examples, regex_timeout):
             continue
         evidence = [example.render() for example, _ in regions[:2]]
-        syntax = CallSyntax(spec, [], [escape(region.open)], f"{shape}, as the examples write it")
+        syntax = CallSyntax(
+            spec, [], [pattern_literal(region.open)], f"{shape}, as the examples write it"
+        )
         syntax.findings.append(
             Finding(
                 "fields.tool_calls",

@@ -6,9 +6,10 @@ boundaries. This module holds what every part of inference reads text with:
 
 * `MARKUP_TOKEN`, `shared_start`, `shared_end`, `difference`: tokens, and what renders share;
 * openers and closers: `closing_forms`, `closes`, `split_block`, `opening_forms`;
-* patterns from rendered text: `escape`, `pattern_with_stand_ins` (blanks match any blanks,
-  and blanks are allowed between two adjacent markup tokens), and the stand-ins that mark a
-  function's name, a number, a call id or an argument's key in text being compared.
+* patterns from rendered text: `pattern_with_stand_ins` (blanks match any blanks, and blanks
+  are allowed between two adjacent markup tokens; each literal piece is written by
+  `engine.pattern_shapes.pattern_literal`), and the stand-ins that mark a function's name, a
+  number, a call id or an argument's key in text being compared.
 
 Nothing here knows a model family: it reads the shape of text, never a marker's name.
 """
@@ -19,6 +20,7 @@ import json
 
 import regex
 
+from ..pattern_shapes import pattern_literal
 from .render import common_suffix_length, token_boundary
 from .turns import common_length
 
@@ -188,12 +190,6 @@ def prompt_end(prompt: str, needle: str) -> str:
 # -- patterns from rendered text --------------------------------------------------------------
 
 
-def escape(text: str) -> str:
-    """`text` as a regex, escaping only what is special outside a character class (unlike
-    `regex.escape`, spaces and ``#`` stay as written, so patterns read like the text)."""
-    return regex.sub(r"([.^$*+?{}\[\]\\|()])", r"\\\1", text)
-
-
 def token_joints(text: str) -> list[int]:
     """Offsets where one markup token of `text` ends and the next starts, with nothing between."""
     tokens = list(MARKUP_TOKEN.finditer(text))
@@ -227,7 +223,7 @@ def pattern_with_stand_ins(text: str, name_group: bool = True) -> str:
         elif piece.isspace():
             pieces.append(r"\s*")
         else:
-            pieces.append(escape(piece))
+            pieces.append(pattern_literal(piece))
     return "".join(pieces)
 
 

@@ -10,10 +10,10 @@ render shows any: `propose_reasoning` checks them the same way.
 
 from __future__ import annotations
 
+from ..pattern_shapes import pattern_literal
 from .markup import (
     MARKUP_TOKEN,
     closing_forms,
-    escape,
     last_block_start,
     pattern_with_stand_ins,
     split_block,
@@ -246,7 +246,7 @@ def learn_prefill_after_opener(parts: Parts) -> None:
         before = continued[: -len(ANSWER)].rstrip()
         if not before.endswith(reasoning.open):
             continue
-        tail = escape(reasoning.open) + r"(?=\s*\S)"
+        tail = pattern_literal(reasoning.open) + r"(?=\s*\S)"
         if tail not in parts.optional_tails:
             parts.optional_tails.append(tail)
             parts.book.find(

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 import regex
 
+from ..pattern_shapes import pattern_literal
 from .calls import CallSyntax
-from .markup import MARKUP_TOKEN, closes, difference, escape
+from .markup import MARKUP_TOKEN, closes, difference
 from .parts import Parts
 from .probes import ALPHA, PROBE_TOOLS, Probe, Render
 
@@ -81,7 +82,7 @@ def learn_from_system_prompt(parts: Parts) -> None:
     if syntax is not None:
         field_text = json.dumps(syntax.field, ensure_ascii=False)
         for each in described:
-            if escape(each.open) in field_text or each.open in field_text:
+            if pattern_literal(each.open) in field_text or each.open in field_text:
                 parts.book.find(
                     "fields.tool_calls",
                     [each.open, each.close],
@@ -96,7 +97,7 @@ def learn_from_system_prompt(parts: Parts) -> None:
     if proposed is None:
         return
     parts.calls = CallSyntax(
-        proposed, [], [escape(described[0].open)], "as the system prompt describes it"
+        proposed, [], [pattern_literal(described[0].open)], "as the system prompt describes it"
     )
     parts.book.find(
         "fields.tool_calls",
@@ -121,10 +122,10 @@ def _field(described: Described) -> dict | None:
     if len(keys) < 2:
         return None
     name, arguments = keys[0], keys[1]
-    close = r"(?<=[}\]])\s*" + escape(described.close)
+    close = r"(?<=[}\]])\s*" + pattern_literal(described.close)
     if described.payload.startswith("["):
         return {
-            "open_pattern": escape(described.open) + r"(?=\s*\[)",
+            "open_pattern": pattern_literal(described.open) + r"(?=\s*\[)",
             "close_pattern": close,
             "content": "json",
             "transform_each": True,
@@ -134,7 +135,7 @@ def _field(described: Described) -> dict | None:
             },
         }
     return {
-        "open_pattern": escape(described.open) + r"(?=\s*\{)",
+        "open_pattern": pattern_literal(described.open) + r"(?=\s*\{)",
         "close_pattern": close,
         "repeats": True,
         "content": "json",

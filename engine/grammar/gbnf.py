@@ -18,7 +18,21 @@ import json
 
 import regex
 
-from .ir import Alt, CharSet, Grammar, Json, Lit, Node, Ref, Repeat, Seq, Text, Token
+from .ir import (
+    Alt,
+    CharSet,
+    Grammar,
+    Json,
+    Lit,
+    Node,
+    Ref,
+    Repeat,
+    Seq,
+    Text,
+    Token,
+    merge_ranges,
+    quantifier,
+)
 from .schema import Dialect, SchemaWriter
 
 _SURROGATES = (0xD800, 0xDFFF)
@@ -94,19 +108,9 @@ class _Writer:
         if isinstance(node, Alt):
             return " | ".join(self.expr(item) for item in node.items)
         if isinstance(node, Repeat):
-            inner = self.atom(node.item)
-            if (node.min, node.max) == (0, None):
-                return inner + "*"
-            if (node.min, node.max) == (1, None):
-                return inner + "+"
-            if (node.min, node.max) == (0, 1):
-                return inner + "?"
-            high = "" if node.max is None else str(node.max)
-            return (
-                f"{inner}{{{node.min}}}"
-                if node.max == node.min
-                else f"{inner}{{{node.min},{high}}}"
-            )
+            if node.max == 0:
+                return '""'  # GBNF refuses a range that ends at 0 (`{0}`)
+            return self.atom(node.item) + quantifier(node.min, node.max)
         if isinstance(node, Token):
             return self.expr(node.node, following)
         if isinstance(node, Ref):
@@ -123,6 +127,7 @@ class _Writer:
             return f"({text})"
         if (
             isinstance(node, Repeat)
+            and node.max != 0
             or isinstance(node, Token)
             and isinstance(node.node, (Alt, Seq))
         ):
@@ -233,7 +238,7 @@ def _without(allowed: CharSet, chars: list[str]) -> CharSet:
     """`allowed` minus `chars`."""
     codes = sorted(ord(c) for c in chars)
     if allowed.negated:
-        return CharSet(_merge([*allowed.ranges, *((c, c) for c in codes)]), negated=True)
+        return CharSet(merge_ranges([*allowed.ranges, *((c, c) for c in codes)]), negated=True)
     out = []
     for low, high in allowed.ranges:
         start = low
@@ -245,16 +250,6 @@ def _without(allowed: CharSet, chars: list[str]) -> CharSet:
         if start <= high:
             out.append((start, high))
     return CharSet(tuple(out))
-
-
-def _merge(ranges) -> tuple[tuple[int, int], ...]:
-    merged: list[list[int]] = []
-    for low, high in sorted(ranges):
-        if merged and low <= merged[-1][1] + 1:
-            merged[-1][1] = max(merged[-1][1], high)
-        else:
-            merged.append([low, high])
-    return tuple((low, high) for low, high in merged)
 
 
 def quote(text: str) -> str:

@@ -16,10 +16,14 @@ Nodes:
   expand it with `schema`);
 * `Token`: a lexical unit (Lark writes it as one terminal);
 * `Ref`: the rule of that name (rules may be recursive).
+
+Shared by the writers: `merge_ranges` (code-point ranges sorted and joined, the form `CharSet`
+holds) and `quantifier` (a repetition's suffix, written the same in regex, Lark and GBNF).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -135,6 +139,39 @@ def alt(*items: Node) -> Node:
 def optional(item: Node) -> Node:
     """`item` or nothing."""
     return Repeat(item, 0, 1)
+
+
+def merge_ranges(ranges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """`ranges` (inclusive ``(low, high)`` code-point pairs, in any order) sorted, with ranges
+    that overlap or touch joined: ``[(5, 9), (0, 3), (4, 4)]`` gives ``((0, 9),)``. A set of
+    single code points is ``merge_ranges((code, code) for code in codes)``."""
+    merged: list[list[int]] = []
+    for low, high in sorted(ranges):
+        if merged and low <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], high)
+        else:
+            merged.append([low, high])
+    return tuple((low, high) for low, high in merged)
+
+
+def quantifier(low: int, high: int | None) -> str:
+    """The suffix that repeats an item `low` to `high` times (`high` None: no upper bound), in
+    the syntax regex, Lark and GBNF share: ``*`` (0 or more), ``+`` (1 or more), ``?`` (0 or
+    1), ``{n}`` (exactly n), ``{n,}`` (n or more), ``{n,m}``.
+
+    ``{0}`` (never) is valid in a regex, but GBNF and Lark rules refuse a range that ends at 0:
+    their writers write the empty text for a `Repeat` whose `max` is 0 instead of asking here.
+
+    Raises:
+        ValueError: `low` is negative or `high` is below `low`.
+    """
+    if low < 0 or high is not None and high < low:
+        raise ValueError(f"not a repetition count: {low} to {high}")
+    if high is None:
+        return {0: "*", 1: "+"}.get(low, f"{{{low},}}")
+    if (low, high) == (0, 1):
+        return "?"
+    return f"{{{low}}}" if low == high else f"{{{low},{high}}}"
 
 
 @dataclass

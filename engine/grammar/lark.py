@@ -18,7 +18,21 @@ import json
 
 import regex
 
-from .ir import Alt, CharSet, Grammar, Json, Lit, Node, Ref, Repeat, Seq, Text, Token, is_regular
+from .ir import (
+    Alt,
+    CharSet,
+    Grammar,
+    Json,
+    Lit,
+    Node,
+    Ref,
+    Repeat,
+    Seq,
+    Text,
+    Token,
+    is_regular,
+    quantifier,
+)
 from .patterns import char_class, to_regex
 from .schema import Dialect, SchemaWriter
 
@@ -106,15 +120,7 @@ class _Writer:
         if isinstance(node, Repeat):
             if node.max == 0:
                 return '""'
-            inner = self.atom(node.item)
-            if (node.min, node.max) == (0, None):
-                return inner + "*"
-            if (node.min, node.max) == (1, None):
-                return inner + "+"
-            if (node.min, node.max) == (0, 1):
-                return inner + "?"
-            high = "" if node.max is None else str(node.max)
-            return f"{inner}{{{node.min},{high}}}"
+            return self.atom(node.item) + quantifier(node.min, node.max)
         raise TypeError(f"not a grammar node: {node!r}")
 
     def atom(self, node: Node) -> str:
@@ -209,8 +215,7 @@ def _text_regex(node: Node) -> str:
     if isinstance(node, Alt):
         return "(?:" + "|".join(_text_regex(item) for item in node.items) + ")"
     if isinstance(node, Repeat):
-        high = "" if node.max is None else str(node.max)
-        return f"{_text_atom(node.item)}{{{node.min},{high}}}"
+        return _text_atom(node.item) + quantifier(node.min, node.max)
     if isinstance(node, Token):
         return _text_regex(node.node)
     if isinstance(node, CharSet):

@@ -7,21 +7,34 @@ asks of its surroundings (a lookbehind before it, a lookahead after it, the end 
 
 The grammar may be narrower than the pattern, never wider: `\\w` becomes ASCII word
 characters, `\\s` becomes space, tab and line breaks; whatever cannot be said as a grammar
-(a back-reference, a negative lookaround, case-insensitive matching) raises `Unconstrainable`
+(a back-reference, a negative lookaround, case-insensitive matching, fuzzy matching, or
+anything else `engine.pattern_shapes.read_pattern` does not read) raises `Unconstrainable`
 with the reason.
 """
 
 from __future__ import annotations
 
 import re._constants as sre
-import re._parser as sre_parser
 import unicodedata
-import warnings
 from dataclasses import dataclass
 
 import regex
 
-from .ir import EMPTY, Alt, CharSet, Lit, Node, Repeat, Seq, Text, alt, seq
+from ..pattern_shapes import read_pattern
+from .ir import (
+    EMPTY,
+    Alt,
+    CharSet,
+    Lit,
+    Node,
+    Repeat,
+    Seq,
+    Text,
+    alt,
+    merge_ranges,
+    quantifier,
+    seq,
+)
 
 
 class Unconstrainable(ValueError):
@@ -52,7 +65,6 @@ class Alternative:
 
 
 _REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", None))
-_GROUP_START = regex.compile(r"\(\?P?<(?![=!])(\w+)>")
 # What a generator writes for classes it narrows (a subset of what the class matches).
 _SPACE_WRITTEN = ((9, 10), (13, 13), (32, 32))
 _DIGIT_WRITTEN = ((48, 57),)
@@ -77,62 +89,7 @@ def _category_ranges(category: str) -> tuple[tuple[int, int], ...]:
         codes = [code for code in range(0x3001) if test(chr(code))]
     else:
         codes = [code for code in range(0x110000) if unicodedata.category(chr(code)) == "Nd"]
-    return _ranges(codes)
-
-
-def _ranges(codes: list[int]) -> tuple[tuple[int, int], ...]:
-    merged: list[list[int]] = []
-    for code in sorted(set(codes)):
-        if merged and code == merged[-1][1] + 1:
-            merged[-1][1] = code
-        else:
-            merged.append([code, code])
-    return tuple((low, high) for low, high in merged)
-
-
-def _merge(ranges) -> tuple[tuple[int, int], ...]:
-    merged: list[list[int]] = []
-    for low, high in sorted(ranges):
-        if merged and low <= merged[-1][1] + 1:
-            merged[-1][1] = max(merged[-1][1], high)
-        else:
-            merged.append([low, high])
-    return tuple((low, high) for low, high in merged)
-
-
-def _renamed(pattern: str) -> tuple[str, dict[str, str]]:
-    """`pattern` with its named groups renamed ``g0``, ``g1``... (so that a name used in two
-    alternatives parses with the standard parser), and the new names' original names."""
-    out, names, index, in_class, class_start = [], {}, 0, False, False
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\":
-            out.append(pattern[index : index + 2])
-            index += 2
-            continue
-        if in_class:
-            if char == "]" and not class_start:
-                in_class = False
-            class_start = False
-        elif char == "[":
-            in_class, class_start = True, True
-            out.append(char)
-            index += 1
-            if index < len(pattern) and pattern[index] == "^":
-                out.append("^")
-                index += 1
-            continue
-        elif char == "(":
-            found = _GROUP_START.match(pattern, index)
-            if found is not None:
-                new = f"g{len(names)}"
-                names[new] = found.group(1)
-                out.append(f"(?P<{new}>")
-                index = found.end()
-                continue
-        out.append(char)
-        index += 1
-    return "".join(out), names
+    return merge_ranges((code, code) for code in codes)
 
 
 class _Reader:
@@ -260,15 +217,15 @@ class _Reader:
                 return self._raise(f"the character class item {op} {av}")
         if narrowed:
             # Not a word character and not one of `ranges`: ASCII punctuation and blanks.
-            excluded = _merge(ranges)
+            excluded = merge_ranges(ranges)
             kept = [
                 code
                 for low, high in _NON_WORD_WRITTEN
                 for code in range(low, high + 1)
                 if not any(a <= code <= b for a, b in excluded)
             ]
-            return CharSet(_ranges(kept))
-        return CharSet(_merge(ranges), negated)
+            return CharSet(merge_ranges((code, code) for code in kept))
+        return CharSet(merge_ranges(ranges), negated)
 
 
 def _looks_around(items: list) -> bool:
@@ -376,18 +333,14 @@ def alternatives(
     if delimiter.literals is not None:
         return [Alternative(Lit(literal)) for literal in delimiter.literals]
     compiled = delimiter.pattern
-    if compiled.flags & (regex.IGNORECASE | regex.VERBOSE | regex.FULLCASE):
-        raise Unconstrainable(f"{where}: case-insensitive or verbose patterns have no grammar form")
-    source, renamed = _renamed(compiled.pattern)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            parsed = sre_parser.parse(source)
-    except Exception as error:
+    tree = read_pattern(compiled)
+    if tree is None:
         raise Unconstrainable(
-            f"{where}: the pattern cannot be read as a grammar ({error})"
-        ) from None
-    group_names = {index: renamed[name] for name, index in parsed.state.groupdict.items()}
+            f"{where}: the pattern uses syntax a grammar here cannot read (case folding, verbose"
+            " mode, ASCII or locale classes, fuzzy matching such as {e<=1}, or syntax only the"
+            " regex module knows)"
+        )
+    parsed, group_names = tree
     reader = _Reader(where, group_names, values or {})
     return [_strip_edges(branch, reader) for branch in _distribute(list(parsed), group_names)]
 
@@ -457,17 +410,7 @@ def to_regex(node: Node) -> str:
     if isinstance(node, Alt):
         return "|".join(to_regex(item) for item in node.items)
     if isinstance(node, Repeat):
-        inner = _atom(node.item)
-        if (node.min, node.max) == (0, None):
-            return inner + "*"
-        if (node.min, node.max) == (1, None):
-            return inner + "+"
-        if (node.min, node.max) == (0, 1):
-            return inner + "?"
-        high = "" if node.max is None else str(node.max)
-        if node.max == node.min:
-            return f"{inner}{{{node.min}}}"
-        return f"{inner}{{{node.min},{high}}}"
+        return _atom(node.item) + quantifier(node.min, node.max)
     if isinstance(node, Text) and not node.excludes:
         return (char_class(node.allowed) if node.allowed else "[\\s\\S]") + "*"
     raise ValueError(f"not a regular node: {node!r}")

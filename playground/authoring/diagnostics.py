@@ -19,10 +19,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import regex
-
 from engine import TemplateError, load_template
 from engine.authoring.lint import lint
+from engine.pattern_shapes import pattern_literal
 from engine.template import compile_pattern
 from engine.transform import placeholder_paths
 
@@ -241,7 +240,7 @@ def _lint_fix(template: dict, diagnostic) -> tuple[str, dict | None]:
         pattern = ast.literal_eval(quoted.group(1))
         return f"use close_pattern {pattern}", _with_close_pattern(template, name, pattern)
     if diagnostic.code == "close-equals-open" and isinstance(spec.get("close"), str):
-        pattern = "(?=" + regex.escape(spec["close"], special_only=True, literal_spaces=True) + ")"
+        pattern = "(?=" + pattern_literal(spec["close"]) + ")"
         return f"use close_pattern {pattern}", _with_close_pattern(template, name, pattern)
     if diagnostic.code == "repeats-text-without-join":
         fixed = copy.deepcopy(template)
@@ -288,7 +287,7 @@ def _held(found: list[Finding], near_misses: list) -> list[Finding]:
 
 def _written_in(literal: str, written: str) -> bool:
     """Whether `literal` is in the JSON text `written`, as itself or escaped as a pattern."""
-    escaped = regex.escape(literal, special_only=True, literal_spaces=True)
+    escaped = pattern_literal(literal)
     return any(json.dumps(form, ensure_ascii=False)[1:-1] in written for form in (literal, escaped))
 
 

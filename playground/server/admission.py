@@ -27,8 +27,11 @@ before it is read (uploads have their own cap, `upload_mb`).
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
+
+from starlette.responses import Response
 
 from . import limits, queues
 
@@ -205,7 +208,7 @@ class RequestSizeCap:
         ) * 1_000_000 + 65_536  # room for the form's own fields
         length = dict(scope.get("headers") or ()).get(b"content-length")
         if length is not None and length.isdigit() and int(length) > cap:
-            return await _too_large(send, cap)
+            return await _too_large(scope, receive, send, cap)
         seen = 0
 
         async def counted():
@@ -220,28 +223,34 @@ class RequestSizeCap:
         try:
             return await self.app(scope, counted, send)
         except _TooLarge:
-            return await _too_large(send, cap)
+            return await _too_large(scope, receive, send, cap)
 
 
 class _TooLarge(Exception):
     pass
 
 
-async def _too_large(send, cap: int) -> None:
-    body = (
-        f'{{"detail": "The request is too large (limit {cap // 1_000_000} MB, PLAYGROUND_LIMITS request_mb or '
-        f'upload_mb)."}}'
-    ).encode()
-    # Connection: close, so the server stops reading the body instead of draining it.
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 413,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"connection", b"close"),
-            ],
-        }
+async def _too_large(scope, receive, send, cap: int) -> None:
+    await send_refusal(
+        scope,
+        receive,
+        send,
+        413,
+        f"The request is too large (limit {cap // 1_000_000} MB, PLAYGROUND_LIMITS request_mb or "
+        "upload_mb).",
     )
-    await send({"type": "http.response.body", "body": body})
+
+
+async def send_refusal(scope, receive, send, status: int, detail: str) -> None:
+    """Answer the HTTP request of ASGI `scope` with `status` (413, 429, ...) and the JSON body
+    ``{"detail": detail}``, the shape of Gradio's own errors, so the page shows `detail` and
+    `gradio_client` raises it; for the middleware here (`RequestSizeCap`, `uploads.UploadQuota`).
+
+    The answer says ``Connection: close``, so the server stops reading a body that was refused
+    instead of draining it.
+    """
+    body = json.dumps({"detail": detail})
+    response = Response(
+        body, status_code=status, media_type="application/json", headers={"connection": "close"}
+    )
+    await response(scope, receive, send)

@@ -22,7 +22,7 @@ from pathlib import Path
 from starlette.requests import Request
 
 from . import limits
-from .admission import client_address
+from .admission import client_address, send_refusal
 
 # What one upload counts at least (bytes): a flood of tiny files is still a flood.
 LEAST_CHARGE = 64 * 1024
@@ -149,7 +149,7 @@ class UploadQuota:
         declared = int(length) if length.isdigit() and len(length) < 19 else 0
         refused, held = LEDGER.admit(address, declared)
         if refused is not None:
-            return await _refuse(send, refused)
+            return await send_refusal(scope, receive, send, 429, refused)
         quota = limits.current().client_upload_mb * 1_000_000
         received, answer, status = 0, [], [0]
 
@@ -172,7 +172,7 @@ class UploadQuota:
         try:
             await self.app(scope, counted, kept)
         except _OverQuota:
-            await _refuse(send, over_quota(held + received))
+            await send_refusal(scope, receive, send, 429, over_quota(held + received))
         finally:
             LEDGER.arrived(address, declared, _paths(b"".join(answer)), received)
 
@@ -184,19 +184,3 @@ def _paths(body: bytes) -> list[Path]:
     except ValueError:
         return []
     return [Path(p) for p in named if isinstance(p, str)] if isinstance(named, list) else []
-
-
-async def _refuse(send, message: str) -> None:
-    body = json.dumps({"detail": message}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 429,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"connection", b"close"),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})

@@ -159,7 +159,10 @@ def test_generate_refuses_a_huge_message_and_cuts_off_a_looping_chat_template(se
 
 def test_stopped_model_loads_are_freed(server):
     outcome = attacked(server, "5. 8 model loads, each stopped")
-    assert "Stopped waiting for the model; its load is abandoned" in outcome.said
+    # A small model may finish loading within the 0.3 s before Stop: then generation is stopped.
+    assert "■ Stopped waiting for the model; its load is abandoned" in outcome.said or re.search(
+        r"■ Stopped after \d+ tokens; the text so far is parsed", outcome.said
+    ), outcome.said
     assert outcome.details["grown_mb"] < 60  # eight demo models kept would be hundreds of MB
 
 

@@ -357,3 +357,52 @@ def test_a_clients_uploads_count_against_its_quota_until_removed(tmp_path, monke
     ledger.arrived("10.3.0.2", 600_000, [], 0)
     assert ledger.remove("10.3.0.1") == 1 and not kept.exists()
     assert ledger.admit("10.3.0.1", 600_000) == (None, 0)
+
+
+async def _read_and_answer_no_paths(scope, receive, send):
+    """The application behind the middleware: reads the whole body, answers an empty JSON list."""
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+
+    await Request(scope, receive).body()
+    await JSONResponse([])(scope, receive, send)
+
+
+def test_a_request_over_its_size_or_its_clients_upload_quota_gets_the_same_kind_of_refusal(
+    monkeypatch,
+):
+    from starlette.testclient import TestClient
+
+    with_limits(monkeypatch, request_mb=1, upload_mb=3, client_upload_mb=2)
+    monkeypatch.setattr(uploads, "LEDGER", uploads.UploadLedger())
+    client = TestClient(
+        admission.RequestSizeCap(uploads.UploadQuota(_read_and_answer_no_paths)),
+        raise_server_exceptions=True,
+    )
+    too_large = client.post("/gradio_api/run/parse", content=b"x" * 1_100_000)
+    over_quota = client.post("/gradio_api/upload", content=b"x" * 2_500_000)
+    streamed = client.post(
+        "/gradio_api/upload", content=(b"x" * 500_000 for _ in range(5))
+    )  # no declared length: refused once what arrived is over the quota
+    answers = [
+        (r.status_code, r.headers["content-type"], r.headers["connection"], r.json())
+        for r in (too_large, over_quota, streamed)
+    ]
+    assert answers == [
+        (
+            413,
+            "application/json",
+            "close",
+            {
+                "detail": "The request is too large (limit 1 MB, PLAYGROUND_LIMITS request_mb or "
+                "upload_mb)."
+            },
+        ),
+        (429, "application/json", "close", {"detail": uploads.over_quota(0)}),
+        (429, "application/json", "close", {"detail": uploads.over_quota(2_500_000)}),
+    ]
+    assert uploads.over_quota(0).startswith(
+        "You have 0.0 MB of uploads on the server (at most 2 MB"
+    )
+    assert client.post("/gradio_api/upload", content=b"x" * 1_000).json() == []
+    assert too_large.headers["content-length"] == str(len(too_large.content))

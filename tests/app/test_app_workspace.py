@@ -227,6 +227,22 @@ def test_a_lint_fix_applies_from_the_diagnostics_and_reparses():
     assert session.view.message == EXPECTED and 'data-fix="' in out["diagnostics"]
 
 
+def test_a_close_equal_to_an_open_is_fixed_with_a_lookahead_written_like_the_text():
+    text = json.dumps(
+        {
+            "start_anchor": "<s>",
+            "fields": {
+                "a": {"open": "<a>", "close": "<|b-x|>"},
+                "b": {"open": "<|b-x|>"},
+                "content": {},
+            },
+        }
+    )
+    index = next(i for i, f in enumerate(findings(text)) if f.code == "close-equals-open")
+    fixed = json.loads(apply_fix(text, index))["fields"]["a"]
+    assert fixed == {"open": "<a>", "close_pattern": r"(?=<\|b-x\|>)"}
+
+
 def test_the_field_reference_has_every_schema_key_with_an_example_from_templates():
     table = reference_html()
     for key in field_keys():

@@ -399,3 +399,18 @@ def test_an_anchor_that_takes_the_opener_before_a_prefilled_answer_is_not_a_caus
     assert diagnosis.change == (
         "make start_anchor_pattern end before '<think>', so the prompt's '<think>' opens reasoning_content"
     )
+
+
+def test_a_fix_inside_a_pattern_gives_the_text_as_the_pattern_writes_it():
+    template = damaged("gpt-oss", "tool_calls", "close_pattern", r"<\|call\|>", r"<\|cal\|>")
+    diagnosis = first("gpt-oss", template)
+    assert (diagnosis.code, diagnosis.key, diagnosis.expected, diagnosis.found) == (
+        "near-miss",
+        "fields.tool_calls.close_pattern",
+        "<|cal|>",
+        "<|call|>",
+    )
+    assert diagnosis.message.endswith(
+        "Fix: in fields.tool_calls.close_pattern, write '<|call|>' instead of '<|cal|>' "
+        r"(escaped: <\|call\|>)."
+    )

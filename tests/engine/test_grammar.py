@@ -3,6 +3,7 @@ cannot be constrained, and the command line."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -11,6 +12,9 @@ import engine
 from engine.cli import main
 from engine.grammar import ToolChoice, derive_grammar
 from engine.grammar.derive import prefix_state
+from engine.grammar.gbnf import gbnf_grammar
+from engine.grammar.ir import CharSet, Grammar, Lit, Ref, Repeat, Seq, merge_ranges, quantifier
+from engine.grammar.patterns import to_regex
 
 xgrammar = pytest.importorskip("xgrammar")
 llguidance = pytest.importorskip("llguidance")
@@ -181,6 +185,37 @@ def test_a_request_no_grammar_can_honour_says_why(template, request_, reason):
         engine.grammar.Unconstrainable, match="not among the tools|asks for a call|did not start"
     ):
         derived.structural_tag()
+
+
+@pytest.mark.parametrize(
+    "close_pattern",
+    [
+        "(?:</r>){e<=1}",  # fuzzy matching: the standard parser alone reads `{e<=1}` as text
+        "(?a)</r\\w*>",  # ASCII classes
+    ],
+)
+def test_a_pattern_the_shared_reader_refuses_is_listed_never_written_as_other_text(close_pattern):
+    reason = (
+        "fields.reasoning_content.close_pattern: the pattern uses syntax a grammar here cannot"
+        " read (case folding, verbose mode, ASCII or locale classes, fuzzy matching such as"
+        " {e<=1}, or syntax only the regex module knows)"
+    )
+    fields = {"reasoning_content": {"open": "<r>", "close_pattern": close_pattern}, "content": {}}
+    optional = derive_grammar({"start_anchor": "<a>", "fields": fields})
+    assert optional.ok and optional.notes == [reason]
+    # Only the answer is written, and it never opens the left-out region.
+    assert optional.gbnf() == (
+        "root ::= text-1-0\n"
+        'text-1-0 ::= [^<] text-1-0 | [<] text-1-1 | ""\n'
+        'text-1-1 ::= [^<r] text-1-0 | [<] text-1-1 | [r] text-1-2 | ""\n'
+        'text-1-2 ::= [^<>] text-1-0 | [<] text-1-1 | ""\n'
+    )
+    fields["reasoning_content"]["optional"] = False
+    required = derive_grammar({"start_anchor": "<a>", "fields": fields})
+    assert not required.ok and required.notes == [reason]
+    assert required.unconstrainable == [
+        "fields.reasoning_content is required but cannot be written"
+    ]
 
 
 def test_schema_keywords_the_grammar_cannot_enforce_are_listed_not_dropped():
@@ -408,3 +443,73 @@ def test_the_command_line_prints_each_format_and_says_when_it_cannot(tmp_path, c
         "cannot constrain: tool_choice names 'nope', which is not among the tools"
         in capsys.readouterr().err
     )
+
+
+@pytest.mark.parametrize(
+    "low, high, suffix",
+    [
+        (0, None, "*"),
+        (1, None, "+"),
+        (0, 1, "?"),
+        (3, 3, "{3}"),
+        (0, 0, "{0}"),
+        (2, None, "{2,}"),
+        (2, 5, "{2,5}"),
+    ],
+)
+def test_one_quantifier_for_every_format(low, high, suffix):
+    assert quantifier(low, high) == suffix
+
+
+@pytest.mark.parametrize("low, high", [(-1, None), (3, 2)])
+def test_a_repetition_count_that_is_no_count_is_refused(low, high):
+    with pytest.raises(ValueError, match=f"not a repetition count: {low} to {high}"):
+        quantifier(low, high)
+
+
+def test_code_point_ranges_are_sorted_and_joined_where_they_overlap_or_touch():
+    assert merge_ranges([(53, 57), (48, 52), (97, 99), (98, 122), (65, 65)]) == (
+        (48, 57),
+        (65, 65),
+        (97, 122),
+    )
+    assert merge_ranges((code, code) for code in [3, 1, 2, 2, 7]) == ((1, 3), (7, 7))
+    assert merge_ranges([]) == ()
+
+
+REPEATS = Grammar(
+    {
+        "root": Seq(
+            (
+                Lit("a"),
+                Repeat(Lit("b"), 0, 0),
+                Repeat(Ref("digit"), 2, 3),
+                Repeat(Ref("digit"), 3, 3),
+                Repeat(Ref("digit"), 2, None),
+                Repeat(Ref("digit"), 0, 0),
+                Lit("z"),
+            )
+        ),
+        "digit": CharSet(merge_ranges([(53, 57), (48, 52)])),
+    }
+)
+
+
+def test_every_format_writes_a_repeat_with_one_quantifier_and_never_as_a_range_ending_at_0():
+    # GBNF and Lark rules refuse `{0}`: a repeat that may not occur is the empty text there.
+    assert gbnf_grammar(REPEATS) == (
+        'root ::= "a" "" (digit{2,3}) (digit{3}) (digit{2,}) "" "z"\ndigit ::= [0-9]\n'
+    )
+    derived = dataclasses.replace(
+        derive_grammar("demo-model", TOOLS, prefix=HERMES_PREFIX), grammar=REPEATS
+    )
+    assert derived.lark() == (
+        "%llguidance {}\n\nstart: root\n"
+        'root: "a" /b{0}/ digit{2,3} digit{3} digit{2,} "" "z"\n'
+        "digit: /[0-9]/\n\n"
+    )
+    assert to_regex(REPEATS.rules["root"].items[1]) == "b{0}"
+    tokenizer = demo_tokenizer()
+    assert compile_grammar(derived, tokenizer, "llguidance", "gbnf").form == "gbnf"
+    assert compile_grammar(derived, tokenizer, "llguidance", "lark").form == "lark"
+    assert compile_grammar(derived, tokenizer, "xgrammar", "gbnf").form == "gbnf"

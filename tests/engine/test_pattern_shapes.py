@@ -8,7 +8,16 @@ import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.pattern_shapes import Lead, MatchStart, context_width, literal_match_start, match_start
+from engine.pattern_shapes import (
+    Lead,
+    MatchStart,
+    context_width,
+    literal_match_start,
+    match_start,
+    pattern_literal,
+    read_pattern,
+)
+from engine.template import compile_pattern
 
 WHITESPACE = frozenset(filter(regex.compile(r"\s").fullmatch, map(chr, range(0x3001))))
 
@@ -197,3 +206,50 @@ def test_a_pattern_with_an_exact_lead_finds_what_a_partial_search_finds(source, 
     assert (found and (found.span(), found.partial)) == (
         expected and (expected.span(), expected.partial)
     )
+
+
+def test_the_pattern_reader_gives_the_tree_and_each_named_groups_written_name():
+    tree = read_pattern(
+        regex.compile(r"(?:<a=(?P<name>\w+)>|<b=(?<name>\w+)>)[(?P<x>]+(?P<args>.*)", regex.DOTALL)
+    )
+    assert tree.group_names == {1: "name", 2: "name", 3: "args"}
+    assert [str(group) for group in tree.parsed.state.groupdict] == ["g0", "g1", "g2"]
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"(?:</r>){e<=1}",  # fuzzy matching: the standard parser would read `{e<=1}` as text
+        r"(?a)</r\w>",  # ASCII classes
+        r"(?i)</r>",
+        r"(?x)</r> # comment",
+        r"[[:alpha:]]+",
+        r"\p{L}+",
+    ],
+)
+def test_the_pattern_reader_refuses_what_the_standard_parser_would_read_differently(pattern):
+    assert read_pattern(regex.compile(pattern, regex.DOTALL)) is None
+
+
+@pytest.mark.parametrize(
+    "text, pattern",
+    [
+        ("<|im_end|>", r"<\|im_end\|>"),
+        ("<tool-call>", "<tool-call>"),  # a hyphen is literal outside a class: no `\-`
+        ("[TOOL_CALLS]", r"\[TOOL_CALLS\]"),
+        ("a.b (c) # d", r"a\.b \(c\) # d"),  # spaces and `#` stay as written
+        ("{x}^$*+?", r"\{x\}\^\$\*\+\?"),
+        ("a\\b\n", "a\\\\b\n"),  # a backslash is doubled, a newline stays itself
+        ("~&=!<>:", "~&=!<>:"),
+        ("", ""),
+    ],
+)
+def test_a_literal_is_written_as_the_pattern_that_reads_like_it(text, pattern):
+    assert pattern_literal(text) == pattern
+
+
+@given(st.text(max_size=40))
+def test_a_literal_pattern_matches_exactly_its_text(text):
+    compiled = compile_pattern("fields.x.close_pattern", pattern_literal(text) + "|$")
+    assert compiled.fullmatch(text) is not None
+    assert compiled.match(text + "tail").group() == text

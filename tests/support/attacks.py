@@ -647,7 +647,8 @@ def stopped_loads(run: Run) -> Outcome:
             time.sleep(0.3)
             page.run("page_request_stop")
             outputs = future.result(timeout=PATIENCE)
-            said = outputs[-1].get("status") or said
+            status = outputs[-1].get("status")
+            said = " ".join(re.sub(r"<[^>]+>", " ", str(status)).split()) if status else said
         except PageFailure as error:
             said = str(error)
         finally:
@@ -656,7 +657,7 @@ def stopped_loads(run: Run) -> Outcome:
     grown = memory_mb(run)[0] - before
     return Outcome(
         time.perf_counter() - started,
-        f"{said[:160]} (server memory {grown:+.0f} MB after the loads ended)",
+        f"{said[-200:]} (server memory {grown:+.0f} MB after the loads ended)",
         details={"grown_mb": grown},
     )
 
