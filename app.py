@@ -133,7 +133,7 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                         )
                     page.use_examples = gr.Checkbox(
                         True,
-                        label="Send my outputs in Tests as examples (the model's real outputs teach what no render shows)",
+                        label="Send my outputs as examples: the one pasted in the workspace and those in Tests (the model's real outputs teach what no render shows)",
                         elem_id="use-examples",
                     )
                     with gr.Row():

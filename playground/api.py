@@ -28,6 +28,7 @@ from .authoring.diagnostics import findings
 from .authoring.export import check_config_size, for_target, merged_config
 from .authoring.stream_check import stream_check
 from .catalog import samples_by_id, template_names, template_text_of
+from .panels.status import parse_judgement
 from .parse.chunking import make_chunks, parse_chunking_param
 from .parse.parse_view import LiveParse, ParseView, traced_view
 from .server import limits
@@ -174,10 +175,11 @@ def _generate_error(message: str) -> dict:
 
 
 def _status(view: ParseView) -> str:
+    """The first error, or the page status line's judgement (`parse_judgement`): "Parsed: <keys>",
+    "Parsed, but text was probably lost (<why>): <keys>", "Does not fit: <why>"."""
     if view.error:
         return redact(view.error)
-    keys = ", ".join(k for k in (view.message or {}) if k != "role") or "no fields"
-    return f"Parsed: {keys}"
+    return redact(parse_judgement(view)[1])
 
 
 def _result(view: ParseView) -> dict:
@@ -224,7 +226,10 @@ def parse(template_text: str, prefix: str, generation: str, tools_text: str = ""
 
     Returns:
         {"status", "message", "error", "errors", "warnings", "initial_events", "events", "events_total", "spans"}:
-        `message` is None and `error` says why when the input or the parse fails; events
+        `status` is the first error, or the page status line's judgement ("Parsed: <keys>",
+        "Parsed, but text was probably lost (<why>): <keys>" when a region was probably lost,
+        "Does not fit: <why>"); `message` is None and `error` says why when the input or the
+        parse fails; events
         carry stream offsets (the first 100,000; `events_total` counts them all); spans tile
         the stream (prefix tail, then the generation).
     """

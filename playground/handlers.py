@@ -32,6 +32,7 @@ from .authoring.inference import (
     findings_html,
     infer_from_page,
     inference_losses,
+    with_workspace_output,
 )
 from .authoring.inference_failures import apply_edit, failure_groups
 from .authoring.share import (
@@ -668,10 +669,15 @@ def infer_chat_template(
     template_text: str,
     test_cases_text: str,
     session: Session,
+    prefix: str = "",
+    generation: str = "",
+    tools_text: str = "",
 ):
     """Infer: a template derived from the pasted chat template (or the model's), in a worker with
-    the check's caps (`playground.authoring.inference`), with the author's outputs in Tests as
-    examples (`use_examples`). It goes into the editor (the text there is kept for Restore)
+    the check's caps (`playground.authoring.inference`), with the author's outputs as examples
+    (`use_examples`): the output pasted in the workspace (`prefix`, `generation`, `tools_text`;
+    not a sample or a render the page put there) and those in Tests. It goes into the editor
+    (the text there is kept for Restore)
     with its matrix and what fails grouped by cause; one of its own matrix rows (a render of
     this chat template) is loaded into the workspace; the Tests tab holds the author's outputs
     and the matrix rows."""
@@ -684,7 +690,13 @@ def infer_chat_template(
         mine = author_cases(read_cases(test_cases_text))
     except InputError:
         mine = []
-    examples = as_examples(mine) if use_examples else []
+    page_made = {sample.generation for sample in samples_by_id().values()}
+    page_made |= {row.get("generation", "") for row in session.check_rows}
+    examples = (
+        with_workspace_output(as_examples(mine), prefix, generation, tools_text, page_made)
+        if use_examples
+        else []
+    )
     outcome = infer_from_page(
         chat_template_text, chat_template_model, bos_token, eos_token, examples
     )

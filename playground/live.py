@@ -260,6 +260,22 @@ def per_token_figures(live: LiveParse, tokens: int) -> list[tuple[str, str]]:
 TOOL_CHOICES = ("auto", "auto, no parallel", "required", "required, no parallel", "none")
 
 
+# Which PLAYGROUND_LIMITS key each bound of a grammar's budget comes from.
+GRAMMAR_LIMIT_KEYS = {
+    "seconds": "grammar_seconds",
+    "nodes": "grammar_nodes",
+    "chars": "grammar_chars",
+}
+
+
+def grammar_refused(detail: str, limit: str) -> str:
+    """The model note for a grammar refused as too large: `detail` says what passed `limit`."""
+    return (
+        f"not constrained: the template's grammar is too large ({detail}; limit {limit}); "
+        "the model generates without it"
+    )
+
+
 def constrained(loaded, template, tools, prompt, constrain, tool_choice):
     """`(logits processors, note)` for Generate live's "Constrain to the template": none and ""
     when off. Constrained, every token is one the template's grammar (`engine.grammar`)
@@ -267,9 +283,18 @@ def constrained(loaded, template, tools, prompt, constrain, tool_choice):
     parallel`` at most one call), so the output parses; the note says what the grammar does
     not enforce, or why it cannot be built.
 
+    The grammar comes from the visitor's template and tools, and is built in the server's
+    process: deriving and writing it is bounded by `grammar_seconds`, `grammar_nodes` and
+    `grammar_chars` (an `engine.grammar.GrammarBudget`), compiling it and each token's mask by
+    llguidance's parser limits (`SERVING_PARSER_LIMITS`). A grammar past a bound is refused with a note
+    naming it, and the model generates unconstrained.
+
     Raises:
         LookupError: the tool choice names no offered tool (the message lists them).
     """
+    from engine.grammar import GrammarBudget, GrammarTooLarge
+    from engine.grammar.matching import SERVING_PARSER_LIMITS, passed_limit
+
     from .model import generation
 
     if not constrain:
@@ -284,18 +309,40 @@ def constrained(loaded, template, tools, prompt, constrain, tool_choice):
         raise LookupError(
             f"tool choice {choice!r} names no offered tool (offered: {', '.join(map(str, names)) or 'none'})."
         )
+    caps = limits.current()
+    budget = GrammarBudget(caps.grammar_seconds, caps.grammar_nodes, caps.grammar_chars)
     try:
         processor, derived = generation.constrained_processor(
-            loaded, template, tools, prompt, tool_choice=choice, parallel_tool_calls=parallel
+            loaded,
+            template,
+            tools,
+            prompt,
+            tool_choice=choice,
+            parallel_tool_calls=parallel,
+            budget=budget,
+            parser_limits=SERVING_PARSER_LIMITS,
         )
+    except GrammarTooLarge as error:
+        return [], _too_large(error)
     except (ImportError, ValueError) as error:
+        first = str(error).strip().splitlines()[0]
+        if passed_limit(first):
+            return [], grammar_refused(first, "a parser limit of this server")
         return [], f"not constrained: {error}"
     if processor is None:
+        if derived.too_large is not None:
+            return [], _too_large(derived.too_large)
         return [], "not constrained: " + "; ".join(derived.unconstrainable)
     note = f"constrained to the template's grammar (tool choice {tool_choice or 'auto'})"
     if derived.notes:
         note += "; not enforced: " + "; ".join(derived.notes[:3])
     return [processor], note
+
+
+def _too_large(error) -> str:
+    """The note for an `engine.grammar.GrammarTooLarge`, naming the PLAYGROUND_LIMITS key."""
+    key = GRAMMAR_LIMIT_KEYS[error.bound]
+    return grammar_refused(error.detail, f"PLAYGROUND_LIMITS {key}")
 
 
 @produces("status")
@@ -393,7 +440,7 @@ def generate(
         ) as error:
             yield failed(redact(str(error)), session)
             return
-    run = _LiveRun(live, session, loaded, (template_note, note), teaching_pace)
+    run = _LiveRun(live, session, loaded, (template_note, note), teaching_pace, processors)
     run.editor(kept, use_model_template, template, template_text)
     if not (yield from _wait_for_slot(session)):
         return
@@ -496,9 +543,12 @@ class _LiveRun:
 
     Attributes:
         chosen: the template panel's new values when the model's own template is used, else {}.
+        constraint: the `GrammarLogitsProcessor` of "Constrain to the template", or None.
     """
 
-    def __init__(self, live: LiveParse, session: Session, loaded, notes: tuple, pace: bool):
+    def __init__(
+        self, live: LiveParse, session: Session, loaded, notes: tuple, pace: bool, processors=()
+    ):
         self.live, self.session = live, session
         self.model_note = f"Model: {shown(loaded.name)}" + "".join(
             f" — {redact(note)}" for note in notes if note
@@ -506,6 +556,8 @@ class _LiveRun:
         if pace:
             self.model_note += f" — teaching pace: {TEACHING_TOKENS_PER_SECOND} tokens a second, one update each (the model runs ahead)"
         self.chosen: dict = {}
+        # The GrammarLogitsProcessor of "Constrain to the template" (None: unconstrained).
+        self.constraint = processors[0] if processors else None
         self.started = time.perf_counter()
         self.tokens = 0
         self.shown_feeds = 0  # feeds drawn by the last update
@@ -599,6 +651,11 @@ class _LiveRun:
                 else ""
             )
             note = f"■ Stopped after {self.tokens} tokens{why}; the text so far is parsed as if generation had ended. {note}"
+        elif self.constraint is not None and self.constraint.problem:
+            note = (
+                "■ The constraint ended the output: its grammar passed a parser limit of this "
+                f"server ({self.constraint.problem}); the text so far is parsed. {note}"
+            )
         session.view = session.last_good = view = self.view()
         session.replay = None
         generated = live.generation

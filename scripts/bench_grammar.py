@@ -2,6 +2,7 @@
 
     python scripts/bench_grammar.py [--samples 200] [--forms structural-tag] [--skip-walks]
                                     [--skip-generation] [--prompts 20] [--only NAME,...]
+                                    [--parser-limits [--limit-samples 2]]
 
 1. Round trip: for every shipped template and every template inferred from the shared chat
    templates (skipped, saying why, when they are absent), and every tool choice (auto,
@@ -15,6 +16,15 @@
    auto, sampled with the prompt's index as seed), unconstrained and constrained with each
    engine, interleaved prompt by prompt in one run: messages that parse, messages that parse
    with every call's arguments valid, calls, tokens per second (new tokens over wall time).
+4. Parser limits (`--parser-limits`, alone: the other parts are skipped): what llguidance's
+   parser limits must allow for the grammars of real templates, next to the values a server
+   sets (`engine.grammar.matching.SERVING_PARSER_LIMITS`) and llguidance's defaults. The
+   grammars: every template (shipped and inferred) with the test tools and with 46 realistic
+   tools (`realistic_tools`, 62 KB of JSON), tool choices auto and required, in Lark. For the
+   limits that bound compiling (grammar size, initial lexer fuel) the least value each grammar
+   compiles with; for those that bound generating (lexer states, step fuel and items, items
+   in a row) the least value with which `--limit-samples` random walks of every grammar pass
+   no limit.
 
 Figures depend on the machine's load: the script prints `os.getloadavg()` first.
 """
@@ -34,8 +44,11 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from tests.support.grammar_walks import (  # noqa: E402
     CHOICES,
+    TOOLS,
     choice_label,
+    demo_tokenizer,
     inferred_cases,
+    realistic_tools,
     round_trip,
     shipped_cases,
 )
@@ -173,6 +186,128 @@ def generation(prompts: int, engines: list[str], max_new_tokens: int) -> None:
         )
 
 
+# llguidance's defaults (llguidance 1.9.1, `LLParserLimits`).
+LLGUIDANCE_DEFAULTS = {
+    "max_grammar_size": 500_000,
+    "initial_lexer_fuel": 1_000_000,
+    "max_lexer_states": 250_000,
+    "step_lexer_fuel": 200_000,
+    "step_max_items": 50_000,
+    "max_items_in_row": 2_000,
+}
+COMPILE_LIMITS = ("max_grammar_size", "initial_lexer_fuel")
+GENERATE_LIMITS = ("max_lexer_states", "step_lexer_fuel", "step_max_items", "max_items_in_row")
+
+
+def _least(passes, high: int) -> int | None:
+    """The least value in 1..`high` for which `passes(value)` holds (it holds for all above),
+    or None when it fails at `high`."""
+    if not passes(high):
+        return None
+    low = 1
+    while low < high:
+        middle = (low + high) // 2
+        if passes(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def _recording(compiled) -> list:
+    """The matchers `compiled` makes from now on (`random_walk` makes its own), kept in a list."""
+    made = []
+    plain = type(compiled).matcher
+
+    def matcher():
+        made.append(plain(compiled))
+        return made[-1]
+
+    compiled.matcher = matcher
+    return made
+
+
+def parser_limits(cases, samples: int) -> None:
+    """Print what the grammars of `cases` need of each llguidance parser limit."""
+    import random
+
+    import llguidance
+
+    from engine.grammar import derive_grammar
+    from engine.grammar.matching import (
+        SERVING_PARSER_LIMITS,
+        compile_grammar,
+        parser_limits_of,
+        random_walk,
+        special_tokens,
+        steering_sequences,
+    )
+
+    tokenizer = demo_tokenizer()
+    specials = special_tokens(tokenizer)
+    grammars = []
+    for case in cases:
+        for tools, label in ((TOOLS, "test tools"), (realistic_tools(), "46 tools")):
+            for choice in ("auto", "required"):
+                derived = derive_grammar(case.template, tools, choice, prefix=case.prefix)
+                if derived.ok:
+                    lark = derived.lark(specials)
+                    grammars.append((f"{case.name}, {label}, {choice}", derived, lark))
+    print(f"\nparser limits: {len(grammars)} grammars (Lark), {samples} walks each for generating")
+    if not grammars:
+        print("no grammar to measure")
+        return
+    # llguidance's tokenizer for the demo model, as every compiled grammar holds it.
+    engine_tokenizer = compile_grammar(grammars[0][1], tokenizer, "llguidance").engine_tokenizer
+    needs: dict[str, tuple[int | None, str]] = {}
+    for key in COMPILE_LIMITS:
+        worst: tuple[int | None, str] = (0, "")
+        for name, _, lark in grammars:
+            grammar = llguidance.grammar_from("lark", lark)
+
+            def compiles(value: int) -> bool:
+                limits = llguidance.LLParserLimits(verbose_errors=False, **{key: value})
+                return not llguidance.LLMatcher.validate_grammar(
+                    grammar, engine_tokenizer, limits=limits
+                )
+
+            least = _least(compiles, LLGUIDANCE_DEFAULTS[key])
+            if least is None or worst[0] is not None and least > worst[0]:
+                worst = (least, name)
+        needs[key] = worst
+    compiled_grammars = [
+        (name, compile_grammar(derived, tokenizer, "llguidance"), derived)
+        for name, derived, _ in grammars
+    ]
+    for key in GENERATE_LIMITS:
+        failed = [""]
+
+        def walks(value: int) -> bool:
+            for name, compiled, derived in compiled_grammars:
+                compiled.parser_limits = parser_limits_of({key: value})  # for its matchers
+                made = _recording(compiled)
+                rng = random.Random(7)
+                steering = steering_sequences(derived, tokenizer)
+                for _ in range(samples):
+                    made.clear()
+                    random_walk(compiled, tokenizer, rng, steering, max_tokens=300)
+                    if any(matcher.problem() for matcher in made):
+                        failed[0] = name
+                        return False
+            return True
+
+        least = _least(walks, LLGUIDANCE_DEFAULTS[key])
+        needs[key] = (least, failed[0] if least and least > 1 else "")
+    print(f"{'limit':20} {'needed':>10} {'set':>10} {'default':>10} {'headroom':>9}  needed by")
+    for key, (least, name) in needs.items():
+        value = SERVING_PARSER_LIMITS[key]
+        shown = "refused" if least is None else f"{least:,}"
+        room = f"{value / least:.0f}x" if least else "-"
+        print(
+            f"{key:20} {shown:>10} {value:>10,} {LLGUIDANCE_DEFAULTS[key]:>10,} {room:>9}  {name}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -195,8 +330,20 @@ def main() -> None:
         "--engines", default="llguidance,xgrammar", help="engines constraining generation"
     )
     parser.add_argument("--max-new-tokens", type=int, default=200)
+    parser.add_argument(
+        "--parser-limits",
+        action="store_true",
+        help="measure what real grammars need of llguidance's parser limits (only that)",
+    )
+    parser.add_argument(
+        "--limit-samples", type=int, default=2, help="random walks per grammar for --parser-limits"
+    )
     args = parser.parse_args()
     print(f"load average: {', '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores)")
+    if args.parser_limits:
+        cases = shipped_cases() + ([] if args.skip_inferred else list(inferred_cases()))
+        parser_limits(cases, args.limit_samples)
+        return
     if not args.skip_walks:
         cases = [] if args.skip_shipped else shipped_cases()
         if args.skip_inferred:

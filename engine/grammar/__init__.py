@@ -15,6 +15,8 @@ Modules:
   (the field's transform read backwards);
 * `regions`: how each region opens, what its body is, how it closes;
 * `derive`: the output plan and `derive_grammar` (with its self-check);
+* `budget`: what deriving and writing one grammar may spend (`GrammarBudget`: a deadline,
+  nodes, characters; `GrammarTooLarge`), for grammars derived from untrusted input;
 * `structural_tag`, `lark`, `gbnf`: the three output formats (xgrammar / vLLM / SGLang,
   llguidance, llama.cpp);
 * `matching`: compiling a grammar with xgrammar or llguidance, a `transformers` logits
@@ -24,12 +26,15 @@ Nothing here is imported by `import engine`; the engines (``pip install .[gramma
 needed only for `matching`.
 """
 
+from .budget import GrammarBudget, GrammarTooLarge
 from .derive import DerivedGrammar, derive_grammar
 from .patterns import Unconstrainable
 from .tools import ToolChoice, ToolSpec, tool_specs
 
 __all__ = [
     "DerivedGrammar",
+    "GrammarBudget",
+    "GrammarTooLarge",
     "ToolChoice",
     "ToolSpec",
     "Unconstrainable",

@@ -16,8 +16,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ParseDeadlineError
 from ..parser import ResponseParser, parse_response
 from ..template import FieldSpec, ResponseTemplate, load_template
+from .budget import GrammarBudget, GrammarTooLarge, spend
 from .ir import (
     EMPTY,
     Alt,
@@ -135,11 +137,23 @@ class PrefixState:
     answer_begun: bool = False
 
 
-def prefix_state(template: ResponseTemplate, prefix: str) -> PrefixState:
+def prefix_state(
+    template: ResponseTemplate, prefix: str, budget: GrammarBudget | None = None
+) -> PrefixState:
     """Replay `prefix` with the template's parser, as if the output ended there, and read which
-    delimiters matched (a close the parser still holds, waiting for more text, counts)."""
-    parser = ResponseParser(template, prefix=prefix, on_error="keep", record_spans=True)
-    parser.finalize()
+    delimiters matched (a close the parser still holds, waiting for more text, counts).
+
+    Raises:
+        GrammarTooLarge: the replay ran past the budget's deadline.
+    """
+    deadline = budget.deadline if budget is not None else None
+    parser = ResponseParser(
+        template, prefix=prefix, on_error="keep", record_spans=True, deadline=deadline
+    )
+    try:
+        parser.finalize()
+    except ParseDeadlineError:
+        budget.out_of_time()
     state = PrefixState()
     stream = prefix[parser.prefix_cut :]
     implicit = template.implicit_field.name if template.implicit_field else None
@@ -160,13 +174,19 @@ class _Planner:
     """Plans the output for one template and request (see `derive_grammar`)."""
 
     def __init__(
-        self, template: ResponseTemplate, tools: list[ToolSpec], choice: ToolChoice, prefix: str
+        self,
+        template: ResponseTemplate,
+        tools: list[ToolSpec],
+        choice: ToolChoice,
+        prefix: str,
+        budget: GrammarBudget | None = None,
     ):
         self.template = template
         self.tools = tools
         self.choice = choice
         self.prefix = prefix
-        self.grammar = Grammar()
+        self.budget = budget
+        self.grammar = Grammar(budget=budget)
         self.grammar.add("root", EMPTY)
         self.notes: list[str] = []
         self.implicit = template.implicit_field
@@ -191,7 +211,7 @@ class _Planner:
             raise Unconstrainable(
                 f"{self.implicit.path}: the implicit field's content '{self.implicit.content}' is not free text"
             )
-        state = prefix_state(template, self.prefix)
+        state = prefix_state(template, self.prefix, self.budget)
         explicit = [spec for spec in template.fields.values() if not spec.implicit]
         tool_fields = [spec for spec in explicit if spec.is_tool_call]
         if self.implicit is not None and self.implicit.is_tool_call:
@@ -262,7 +282,9 @@ class _Planner:
         written = (opening.begin + example(opening.rest, self.grammar) if opening else "") + "x"
         written += example(region.closing.before, self.grammar) + region.closing.literal
         try:
-            message = parse_response(written, self.template, prefix=self.prefix)
+            message = self.parse_back(written)
+        except GrammarTooLarge:
+            raise
         except Exception as error:  # a template error surfaces as a parse error here
             self.notes.append(
                 f"{spec.path}: a written region does not parse back ({error}); not written"
@@ -274,6 +296,22 @@ class _Planner:
             )
             return False
         return True
+
+    def parse_back(self, text: str) -> dict:
+        """`text` parsed with the template after the prefix (a self-check: one node of the
+        budget, and its deadline bounds the parse).
+
+        Raises:
+            GrammarTooLarge: the budget is spent, or the parse ran past its deadline.
+            Exception: whatever the parse raises (the caller notes it).
+        """
+        spend(self.budget)
+        deadline = self.budget.deadline if self.budget is not None else None
+        try:
+            return parse_response(text, self.template, prefix=self.prefix, deadline=deadline)
+        except ParseDeadlineError:
+            self.budget.out_of_time()
+            raise
 
     # -- tool calls --------------------------------------------------------------
 
@@ -396,7 +434,9 @@ class _Planner:
         written = example(call.after_trigger(), self.grammar)
         text = self.lead_in + call.opening.trigger + written
         try:
-            message = parse_response(text, self.template, prefix=self.prefix)
+            message = self.parse_back(text)
+        except GrammarTooLarge:
+            raise
         except Exception as error:
             self.notes.append(
                 f"{call.field}: a written call of {call.tool or 'a tool'} does not parse back ({_short(error)}); that way of writing it is left out"
@@ -436,12 +476,18 @@ def build_grammar(plan: OutputPlan, grammar: Grammar) -> Grammar:
     """Write `plan` into `grammar`'s ``root`` rule (and helper rules)."""
     text = Text(plan.text_excludes)
     body = _body(plan, grammar, text)
+    doubled = False  # whether `body` already holds a part written twice
     for region in reversed(plan.prelude):
         written = alt(*(seq(Lit(way.begin), way.rest, region.body) for way in region.openings))
         if region.closing.ends_output:
             body = alt(written, body) if not region.required else written
+        elif region.required:
+            body = seq(written, body)
         else:
-            body = seq(written, body) if region.required else alt(seq(written, body), body)
+            if doubled:  # a rule: n optional regions write what follows them once, not 2**n times
+                body = grammar.add(grammar.fresh(f"after-{region.field}"), body)
+            body = alt(seq(written, body), body)
+            doubled = True
     if plan.continuation is not None:
         body = (
             seq(plan.continuation.body, body)
@@ -488,7 +534,12 @@ def _body(plan: OutputPlan, grammar: Grammar, text: Text) -> Node:
 
 
 def example(node: Node, grammar: Grammar, depth: int = 0) -> str:
-    """A short text `node` matches: first alternatives, fewest repetitions, empty free text."""
+    """A short text `node` matches: first alternatives, fewest repetitions, empty free text.
+
+    Raises:
+        Unconstrainable: no finite example; GrammarTooLarge when the grammar's budget is spent.
+    """
+    spend(grammar.budget)
     if depth > 60:
         raise Unconstrainable("the grammar has no finite example")
     if isinstance(node, Lit):
@@ -561,6 +612,10 @@ class DerivedGrammar:
         grammar: the grammar (``grammar.rules["root"]`` is the whole output), or None.
         notes: what the grammar does not enforce or leaves out, and why, each naming where.
         unconstrainable: why no grammar honours the request (empty when there is one).
+        budget: the `GrammarBudget` the derivation spent from; writing a format spends from it
+            too (None: unbounded).
+        too_large: the `GrammarTooLarge` that ended the derivation (its message is also in
+            `unconstrainable`), or None.
     """
 
     template: ResponseTemplate
@@ -571,6 +626,8 @@ class DerivedGrammar:
     grammar: Grammar | None
     notes: list[str]
     unconstrainable: list[str]
+    budget: GrammarBudget | None = None
+    too_large: GrammarTooLarge | None = None
 
     @property
     def ok(self) -> bool:
@@ -583,19 +640,34 @@ class DerivedGrammar:
 
         Raises:
             Unconstrainable: there is no grammar (`unconstrainable` says why).
+            GrammarTooLarge: writing it spent the budget (`budget`), or its JSON is longer than
+                the budget's characters.
         """
         from .structural_tag import structural_tag
 
-        return structural_tag(self._needed())
+        written = structural_tag(self._needed())
+        if self.budget is not None and self.budget.chars is not None:
+            self.budget.check_written(
+                len(json.dumps(written, ensure_ascii=False)), "structural tag"
+            )
+        return written
 
     def lark(self, special_tokens: dict[str, int] | None = None) -> str:
-        """The grammar in llguidance's Lark; `special_tokens` (text -> id) are written as tokens."""
+        """The grammar in llguidance's Lark; `special_tokens` (text -> id) are written as tokens.
+
+        Raises:
+            Unconstrainable: there is no grammar. GrammarTooLarge: the budget is spent.
+        """
         from .lark import lark_grammar
 
         return lark_grammar(self._needed(), special_tokens or {})
 
     def gbnf(self) -> str:
-        """The grammar in GBNF (llama.cpp's ``--grammar``; also xgrammar's EBNF)."""
+        """The grammar in GBNF (llama.cpp's ``--grammar``; also xgrammar's EBNF).
+
+        Raises:
+            Unconstrainable: there is no grammar. GrammarTooLarge: the budget is spent.
+        """
         from .gbnf import gbnf_grammar
 
         return gbnf_grammar(self._needed().grammar)
@@ -612,6 +684,7 @@ def derive_grammar(
     tool_choice: Any = "auto",
     parallel_tool_calls: bool = True,
     prefix: str = "",
+    budget: GrammarBudget | None = None,
 ) -> DerivedGrammar:
     """The grammar of every output `template` reads back that honours the request.
 
@@ -623,10 +696,14 @@ def derive_grammar(
         parallel_tool_calls: False: at most one tool call.
         prefix: the prompt text the output continues (a reasoning block it opened, an answer
             it began); ``""`` when the output starts the message.
+        budget: what deriving and then writing the grammar may spend (a `GrammarBudget`: a
+            deadline, nodes, characters), for grammars derived from input a server does not
+            trust; None (the default) bounds nothing.
 
     Returns:
         A `DerivedGrammar`; when no grammar honours the request, its `grammar` is None and
-        `unconstrainable` says why (nothing is raised for that).
+        `unconstrainable` says why (nothing is raised for that), also when the budget was
+        spent (then `too_large` is the `GrammarTooLarge`).
 
     Raises:
         TemplateError: the template is invalid.
@@ -635,14 +712,32 @@ def derive_grammar(
     loaded = load_template(template)
     specs = tool_specs(tools)
     choice = ToolChoice.read(tool_choice, parallel_tool_calls)
-    planner = _Planner(loaded, specs, choice, prefix or "")
+    planner = _Planner(loaded, specs, choice, prefix or "", budget)
     try:
         plan = planner.plan()
         grammar = build_grammar(plan, planner.grammar)
-    except Unconstrainable as error:
+    except (Unconstrainable, GrammarTooLarge) as error:
+        too_large = error if isinstance(error, GrammarTooLarge) else None
         return DerivedGrammar(
-            loaded, specs, choice, prefix or "", None, None, planner.notes, [str(error)]
+            loaded,
+            specs,
+            choice,
+            prefix or "",
+            None,
+            None,
+            planner.notes,
+            [str(error)],
+            budget,
+            too_large,
         )
     return DerivedGrammar(
-        loaded, specs, choice, prefix or "", plan, grammar, list(dict.fromkeys(planner.notes)), []
+        loaded,
+        specs,
+        choice,
+        prefix or "",
+        plan,
+        grammar,
+        list(dict.fromkeys(planner.notes)),
+        [],
+        budget,
     )

@@ -40,14 +40,21 @@ _ANY = CharSet((), negated=True)
 
 
 def gbnf_grammar(grammar: Grammar) -> str:
-    """`grammar` as GBNF text (the start rule is ``root``)."""
+    """`grammar` as GBNF text (the start rule is ``root``).
+
+    Raises:
+        budget.GrammarTooLarge: writing it spent the grammar's budget (each node visited spends
+            one), or the text is longer than the budget's characters.
+    """
     return _Writer(grammar).write()
 
 
 class _Writer:
     def __init__(self, grammar: Grammar):
-        self.grammar = Grammar(dict(grammar.rules))
+        self.grammar = Grammar(dict(grammar.rules), budget=grammar.budget)
+        self.budget = grammar.budget
         self.names: dict[str, str] = {}
+        self.taken: set[str] = set()
         self.lines: list[str] = []
         self.text_lines: list[str] = []
         self.texts: dict[tuple, str] = {}
@@ -57,15 +64,17 @@ class _Writer:
         if rule not in self.names:
             base = regex.sub(r"[^a-z0-9]+", "-", rule.lower()).strip("-") or "rule"
             name, count = base, 1
-            while name in self.names.values():
+            while name in self.taken:
                 count += 1
                 name = f"{base}-{count}"
             self.names[rule] = name
+            self.taken.add(name)
         return self.names[rule]
 
     def write(self) -> str:
         done: set[str] = set()
         self.name("root")
+        written = 0
         while True:
             pending = [rule for rule in self.grammar.rules if rule not in done]
             if not pending:
@@ -73,9 +82,17 @@ class _Writer:
             for rule in pending:
                 done.add(rule)
                 self.lines.append(f"{self.name(rule)} ::= {self.expr(self.grammar.rules[rule])}")
-        return "\n".join(self.lines + self.text_lines) + "\n"
+                written += len(self.lines[-1]) + 1
+                if self.budget is not None:
+                    self.budget.check_written(written, "GBNF")
+        text = "\n".join(self.lines + self.text_lines) + "\n"
+        if self.budget is not None:
+            self.budget.check_written(len(text), "GBNF")
+        return text
 
     def expr(self, node: Node, following: str | None = None) -> str:
+        if self.budget is not None:
+            self.budget.spend()
         if isinstance(node, Lit):
             return quote(node.text)
         if isinstance(node, CharSet):
@@ -134,7 +151,10 @@ class _Writer:
             self.texts[key] = stem
             for state, body in text_automaton(node.excludes, allowed, following).items():
                 rule = f"{stem}-{state}"
+                if self.budget is not None:
+                    self.budget.spend()
                 self.names[f"\x00{rule}"] = rule
+                self.taken.add(rule)
                 alternatives = [f"{char_class(chars)} {stem}-{target}" for chars, target in body[0]]
                 if body[1]:
                     alternatives.append('""')

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Any, Union
 
 
 @dataclass(frozen=True)
@@ -180,21 +180,34 @@ class Grammar:
 
     Attributes:
         rules: rule name -> body, in the order they were added (the root first).
+        budget: the `budget.GrammarBudget` every rule added spends from (None: unbounded); the
+            writers' copies of the grammar keep it.
     """
 
     rules: dict[str, Node] = field(default_factory=dict)
+    budget: Any = field(default=None, compare=False, repr=False)
+    _counts: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def add(self, name: str, body: Node) -> Ref:
-        """Add (or replace) rule `name`; return a `Ref` to it."""
+        """Add (or replace) rule `name`; return a `Ref` to it.
+
+        Raises:
+            budget.GrammarTooLarge: the budget is spent.
+        """
+        if self.budget is not None:
+            self.budget.spend()
         self.rules[name] = body
         return Ref(name)
 
     def fresh(self, stem: str) -> str:
-        """A rule name starting with `stem` that is not taken yet."""
-        name, count = stem, 1
+        """A rule name starting with `stem` that is not taken yet (the count of each stem is
+        kept, so a grammar of many rules of one stem is named in linear time)."""
+        count = self._counts.get(stem, 1)
+        name = stem if count == 1 else f"{stem}-{count}"
         while name in self.rules:
             count += 1
             name = f"{stem}-{count}"
+        self._counts[stem] = count
         return name
 
 

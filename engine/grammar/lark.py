@@ -38,13 +38,19 @@ from .schema import Dialect, SchemaWriter
 
 
 def lark_grammar(derived, special_tokens: dict[str, int]) -> str:
-    """`derived`'s grammar (a `DerivedGrammar`) as llguidance Lark text."""
+    """`derived`'s grammar (a `DerivedGrammar`) as llguidance Lark text.
+
+    Raises:
+        budget.GrammarTooLarge: writing it spent the grammar's budget (each node visited spends
+            one), or the text is longer than the budget's characters.
+    """
     return _Writer(derived.grammar, special_tokens).write()
 
 
 class _Writer:
     def __init__(self, grammar: Grammar, special_tokens: dict[str, int]):
-        self.grammar = Grammar(dict(grammar.rules))
+        self.grammar = Grammar(dict(grammar.rules), budget=grammar.budget)
+        self.budget = grammar.budget
         self.special = {text: id_ for text, id_ in special_tokens.items() if text}
         self.special_re = (
             regex.compile(
@@ -54,6 +60,7 @@ class _Writer:
             else None
         )
         self.names: dict[str, str] = {}
+        self.taken: set[str] = {"start"}
         self.terminals: dict[str, str] = {}  # definition -> name
         self.lowered: dict[Json, Node] = {}
 
@@ -61,14 +68,16 @@ class _Writer:
         if rule not in self.names:
             base = regex.sub(r"[^a-z0-9]+", "_", rule.lower()).strip("_") or "rule"
             name, count = base, 1
-            while name in self.names.values() or name == "start":
+            while name in self.taken:
                 count += 1
                 name = f"{base}_{count}"
             self.names[rule] = name
+            self.taken.add(name)
         return self.names[rule]
 
     def write(self) -> str:
         lines = ["%llguidance {}", "", f"start: {self.name('root')}"]
+        written = sum(map(len, lines))
         done: set[str] = set()
         while True:
             pending = [rule for rule in self.grammar.rules if rule not in done]
@@ -77,13 +86,21 @@ class _Writer:
             for rule in pending:
                 done.add(rule)
                 lines.append(f"{self.name(rule)}: {self.expr(self.grammar.rules[rule])}")
+                written += len(lines[-1]) + 1
+                if self.budget is not None:
+                    self.budget.check_written(written, "Lark")
         lines.append("")
         lines += [f"{name}: {definition}" for definition, name in self.terminals.items()]
-        return "\n".join(lines) + "\n"
+        text = "\n".join(lines) + "\n"
+        if self.budget is not None:
+            self.budget.check_written(len(text), "Lark")
+        return text
 
     # -- expressions --------------------------------------------------------------
 
     def expr(self, node: Node) -> str:
+        if self.budget is not None:
+            self.budget.spend()
         if isinstance(node, Lit):
             return self.literal(node.text)
         if isinstance(node, Json):

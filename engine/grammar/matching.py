@@ -10,6 +10,12 @@ chosen among those the grammar allows.
 Engines (``pip install .[grammar]``): xgrammar reads the structural tag and the GBNF (as its
 EBNF), llguidance reads the Lark. Both are imported only when used.
 
+llguidance bounds what one grammar may cost with its parser limits (`LLParserLimits`): pass
+`parser_limits` (a dict of its fields) to `compile_grammar` for grammars from input a server
+does not trust; `SERVING_PARSER_LIMITS` are values no grammar of a real template needs more
+than. A matcher that passes a limit while generating stops the output
+(`GrammarLogitsProcessor.problem` says why).
+
 Raises (every function): ImportError naming the extra when the engine is not installed.
 """
 
@@ -23,6 +29,28 @@ from typing import Any
 ENGINES = ("xgrammar", "llguidance")
 FORMS = ("structural-tag", "gbnf", "lark")
 _INSTALL = "pip install 'response-templates[grammar]'"
+
+# llguidance's parser limits for grammars a server derives from its visitors' templates and tools
+# (`compile_grammar(parser_limits=...)`). What real templates need was measured with
+# `python scripts/bench_grammar.py --parser-limits`: every shipped template with the test tools
+# and with 46 realistic tools (62 KB of JSON), compiled and walked at random; the figure after
+# each value is the most any of them needed (llguidance's own default in brackets).
+SERVING_PARSER_LIMITS = {
+    # Symbols in the grammar's productions: 7,362 needed (500,000).
+    "max_grammar_size": 100_000,
+    # Work building the lexer when compiling, about 50 per microsecond: 27,784 (1,000,000).
+    "initial_lexer_fuel": 300_000,
+    # Lexer states built while generating, 1-2 kB each (this bounds the memory): 313 (250,000).
+    "max_lexer_states": 20_000,
+    # Lexer work for one token's mask, about 14 per microsecond: 29,251 (200,000).
+    "step_lexer_fuel": 200_000,
+    # Earley items for one token's mask, about 20 per microsecond: 920 (50,000).
+    "step_max_items": 20_000,
+    # Items in one row of the Earley parser: never reached by the walks (2,000).
+    "max_items_in_row": 2_000,
+    # Error messages without the grammar's text (a refusal names the limit, not the grammar).
+    "verbose_errors": False,
+}
 
 
 def _xgrammar():
@@ -61,6 +89,32 @@ def stop_token_ids(tokenizer) -> list[int]:
 _TOKENIZER_CACHE: dict[tuple[int, str], Any] = {}
 
 
+# Words of llguidance's errors for a limit passed (not for a token the grammar does not allow).
+_LIMIT_WORDS = ("too many", "too big", "limit", "fuel")
+
+
+def passed_limit(message: str) -> bool:
+    """Whether an llguidance error (a refusal by `compile_grammar`, a `Matcher.problem`) is a
+    parser limit passed, not a grammar error."""
+    return any(word in message.lower() for word in _LIMIT_WORDS)
+
+
+def parser_limits_of(limits: dict | None):
+    """`limits` (field -> value) as `llguidance.LLParserLimits`, or None (llguidance's defaults).
+
+    Raises:
+        ValueError: a field llguidance does not know (the message lists those it does).
+    """
+    if limits is None:
+        return None
+    llg = _llguidance()
+    try:
+        return llg.LLParserLimits(**limits)
+    except TypeError:
+        known = ", ".join(sorted(SERVING_PARSER_LIMITS))
+        raise ValueError(f"parser limits are {known}; got {sorted(limits)}") from None
+
+
 def _engine_tokenizer(tokenizer, engine: str, vocab_size: int):
     key = (id(tokenizer), engine, vocab_size)
     if key not in _TOKENIZER_CACHE:
@@ -88,6 +142,8 @@ class CompiledGrammar:
         compiled: the engine's compiled grammar.
         vocab_size: the size of the masks.
         stop_ids: token ids that end the output.
+        engine_tokenizer: llguidance's tokenizer (None for xgrammar).
+        parser_limits: the `llguidance.LLParserLimits` every matcher gets (None: its defaults).
     """
 
     engine: str
@@ -97,6 +153,7 @@ class CompiledGrammar:
     vocab_size: int
     stop_ids: list[int]
     engine_tokenizer: Any = None
+    parser_limits: Any = None
 
     def matcher(self) -> "Matcher":
         """A fresh matcher at the start of the output."""
@@ -111,6 +168,7 @@ def compile_grammar(
     engine: str = "xgrammar",
     form: str | None = None,
     vocab_size: int | None = None,
+    parser_limits: dict | None = None,
 ) -> CompiledGrammar:
     """Compile `derived` (a `DerivedGrammar`) for `tokenizer` (a Hugging Face tokenizer).
 
@@ -118,14 +176,21 @@ def compile_grammar(
         engine: ``"xgrammar"`` (forms ``"structural-tag"``, the default, and ``"gbnf"``) or
             ``"llguidance"`` (form ``"lark"``).
         vocab_size: the model's vocabulary size (masks are this long); default: the tokenizer's.
+        parser_limits: llguidance's parser limits (field -> value, `SERVING_PARSER_LIMITS` for
+            untrusted input) for compiling and for every matcher; None: llguidance's defaults.
+            xgrammar has no such limits: giving them with xgrammar is a ValueError.
 
     Raises:
-        ValueError: an unknown engine or form, a form the engine does not read, or a grammar
-            the engine refuses (the message is the engine's).
+        ValueError: an unknown engine or form, a form the engine does not read, parser limits
+            with xgrammar, or a grammar the engine refuses (the message is the engine's; a
+            grammar past a parser limit names the limit).
         Unconstrainable: `derived` has no grammar.
+        GrammarTooLarge: writing the grammar spent `derived.budget`.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if parser_limits is not None and engine != "llguidance":
+        raise ValueError("parser limits are llguidance's; xgrammar has none")
     form = form or ("structural-tag" if engine == "xgrammar" else "lark")
     if (engine, form) not in (
         ("xgrammar", "structural-tag"),
@@ -150,12 +215,13 @@ def compile_grammar(
             raise ValueError(f"xgrammar refused the {form}: {error}") from None
         return CompiledGrammar(engine, form, text, compiled, vocab_size, stops)
     llg = _llguidance()
+    limits = parser_limits_of(parser_limits)
     text = derived.lark(special_tokens(tokenizer)) if form == "lark" else derived.gbnf()
     grammar = llg.grammar_from("lark" if form == "lark" else "gbnf", text)
-    problem = llg.LLMatcher.validate_grammar(grammar, engine_tokenizer)
+    problem = llg.LLMatcher.validate_grammar(grammar, engine_tokenizer, limits=limits)
     if problem:
-        raise ValueError(f"llguidance refused the {form}: {problem}")
-    return CompiledGrammar(engine, form, text, grammar, vocab_size, stops, engine_tokenizer)
+        raise ValueError(f"llguidance refused the {form}: {problem.strip()}")
+    return CompiledGrammar(engine, form, text, grammar, vocab_size, stops, engine_tokenizer, limits)
 
 
 class Matcher:
@@ -172,6 +238,11 @@ class Matcher:
     def can_end(self) -> bool:
         """True when the output may end here."""
         raise NotImplementedError
+
+    def problem(self) -> str:
+        """Why the matcher can go no further though the grammar would (an engine limit
+        passed), or "" (a token the grammar does not allow is not a problem)."""
+        return ""
 
     def allowed_ids(self):
         """The ids of the tokens allowed next (numpy array)."""
@@ -216,7 +287,12 @@ class _LlguidanceMatcher(Matcher):
     def __init__(self, compiled: CompiledGrammar):
         llg = _llguidance()
         self.vocab_size = compiled.vocab_size
-        self.matcher = llg.LLMatcher(compiled.engine_tokenizer, compiled.compiled, log_level=0)
+        self.matcher = llg.LLMatcher(
+            compiled.engine_tokenizer,
+            compiled.compiled,
+            log_level=0,
+            limits=compiled.parser_limits,
+        )
         self.bitmask = llg.numpy.allocate_token_bitmask(1, compiled.vocab_size)
         self.llg = llg
 
@@ -237,19 +313,33 @@ class _LlguidanceMatcher(Matcher):
     def can_end(self) -> bool:
         return self.matcher.is_accepting()
 
+    def problem(self) -> str:
+        if not self.matcher.is_error():
+            return ""
+        lines = self.matcher.get_error().strip().splitlines()
+        error = lines[0].strip() if lines else "an error"
+        return f"llguidance: {error}" if passed_limit(error) else ""
+
 
 class GrammarLogitsProcessor:
     """A `transformers` logits processor: tokens the grammar does not allow get -inf.
 
     Make one per `generate` call (it follows one output per batch row from the first step).
     After the output ends (the grammar accepted a stop token), only stop tokens are allowed.
+    A matcher that passed an engine limit (`Matcher.problem`) allows only stop tokens too: the
+    output ends there, and `problem` says why (with the number of tokens generated before).
+
+    Attributes:
+        problem: "" or why a row's output was ended by an engine limit.
+        seconds: time spent inside the processor, for measurements.
     """
 
     def __init__(self, compiled: CompiledGrammar):
         self.compiled = compiled
         self.matchers: list[Matcher] | None = None
         self.prompt_length = 0
-        self.seconds = 0.0  # time spent inside the processor, for measurements
+        self.seconds = 0.0
+        self.problem = ""
 
     def __call__(self, input_ids, scores):
         import time
@@ -265,13 +355,20 @@ class GrammarLogitsProcessor:
             for row, matcher in enumerate(self.matchers):
                 matcher.accept(int(input_ids[row, -1]))
         vocab = scores.shape[-1]
+        stops = [i for i in self.compiled.stop_ids if i < vocab]
         for row, matcher in enumerate(self.matchers):
             mask = numpy.zeros(vocab, dtype=bool)
             ids = matcher.allowed_ids()
             ids = ids[ids < vocab]
             mask[ids] = True
-            if matcher.can_end():
-                mask[[i for i in self.compiled.stop_ids if i < vocab]] = True
+            problem = matcher.problem()
+            if problem:
+                mask[:] = False
+                self.problem = self.problem or (
+                    f"{problem} (after {input_ids.shape[1] - self.prompt_length} tokens)"
+                )
+            if problem or matcher.can_end():
+                mask[stops] = True
             scores[row] = scores[row].masked_fill(
                 ~torch.from_numpy(mask).to(scores.device), float("-inf")
             )

@@ -250,7 +250,7 @@ class CallWriter:
         lead = Repeat(CharSet(((9, 10), (32, 32))), 0, 4)  # blanks before the JSON, as models write
         if dialect.name == "json" and dialect.string_delims is None:
             # The structural tag hands the schema to the engine; Lark and GBNF write it out.
-            writer = SchemaWriter(Grammar(), dialect)
+            writer = SchemaWriter(Grammar(budget=self.grammar.budget), dialect)
             writer.value(schema, where, root=schema)
             self.notes += [
                 f"{note} in the Lark and GBNF forms (the structural tag's JSON Schema enforces it)"

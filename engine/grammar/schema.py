@@ -108,7 +108,13 @@ class SchemaWriter:
     # -- entry point ------------------------------------------------------
 
     def value(self, schema: Any, path: str, root: dict | None = None) -> Node:
-        """The values `schema` allows (`path` names it in notes; `root` resolves ``$ref``)."""
+        """The values `schema` allows (`path` names it in notes; `root` resolves ``$ref``).
+
+        Raises:
+            budget.GrammarTooLarge: the grammar's budget is spent (each value spends a node).
+        """
+        if self.grammar.budget is not None:
+            self.grammar.budget.spend()
         if root is not None:
             self._root = root
         if schema is True or schema == {} or schema is None:

@@ -87,6 +87,8 @@ class _Formats:
         return {"type": "tag", "begin": begin, "content": self.format(content), "end": end}
 
     def format(self, node: Node) -> dict:
+        if self.grammar.budget is not None:
+            self.grammar.budget.spend()
         node = _flat(node)
         if isinstance(node, Lit):
             return {"type": "const_string", "value": node.text}
@@ -120,7 +122,7 @@ class _Formats:
         """`node` (and the rules it reaches) as EBNF whose start rule is ``root``."""
         rules = dict(self.grammar.rules)
         rules["root"] = node
-        return gbnf_grammar(Grammar(_reachable(rules)))
+        return gbnf_grammar(Grammar(_reachable(rules), budget=self.grammar.budget))
 
 
 def _flat(node: Node) -> Node:

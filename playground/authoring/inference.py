@@ -9,7 +9,9 @@ template key it decided, its value, a sentence, and the two renders compared wit
 the span where they differ. `findings_html` lists the findings; `evidence_html`
 draws one finding's two renders, the difference highlighted, for the #explain
 panel when a finding, or a delimiter in the editor or on the map, is clicked
-(`evidence_for` finds the findings of a template key and value).
+(`evidence_for` finds the findings of a template key and value). The author's outputs are
+evidence: the output pasted in the workspace and their test cases go to inference as example
+outputs (`with_workspace_output`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 from ..panels.markup import escape, visible_whitespace
 from ..server import limits
 from ..server.folders import FolderError, shown
-from ..server.input_readers import InputError
+from ..server.input_readers import InputError, read_tools
 from ..server.redact import redact
 from ..server.workers import JobError, run_job
 from .chat_template_check import chat_template_input
@@ -106,6 +108,40 @@ def infer_from_page(
             source=source,
         )
     return InferenceOutcome(outcome.result, outcome.error, outcome.seconds, source)
+
+
+def with_workspace_output(
+    examples: list[dict],
+    prefix: str,
+    generation: str,
+    tools_text: str,
+    page_made: set[str] | frozenset[str] = frozenset(),
+) -> list[dict]:
+    """`examples` (``{"prefix", "output", "tools"?, "expected"?}`` each) and, first, the output
+    pasted in the workspace (`prefix`, `generation`, the tools of `tools_text`), so Infer learns
+    from what the author pasted as from their test cases.
+
+    The workspace's output is left out when it is empty, when an example already holds it (the
+    same prefix and output), or when the page put it there itself (`page_made`: the shipped
+    samples' generations and the renders of the last check or inference): a sample of another
+    model, or a render of this chat template, is no evidence of what the model writes. Tools
+    that do not read as a tool list are left out of the example (its output still counts).
+
+    Returns:
+        A new list; `examples` is not changed.
+    """
+    if not (generation or "").strip() or generation in page_made:
+        return list(examples)
+    if any(e["output"] == generation and e["prefix"] == (prefix or "") for e in examples):
+        return list(examples)
+    pasted: dict[str, Any] = {"prefix": prefix or "", "output": generation}
+    try:
+        tools = read_tools(tools_text)
+    except InputError:
+        tools = None
+    if tools:
+        pasted["tools"] = tools
+    return [pasted, *examples]
 
 
 def evidence_for(result: dict | None, key: str | None, value: Any = None) -> list[dict]:
@@ -224,8 +260,7 @@ def _missing_html(result: dict, examples: int) -> str:
             else "Your outputs did not show it either: add one where the model writes it."
             if examples
             else "The way out: paste an output of the model that has it (Paste &amp; parse), "
-            "<b>Add the current input as a test case</b> (Tests), and Infer again: your outputs "
-            "are sent as examples."
+            "and Infer again: the pasted output and your test cases are sent as examples."
         )
         parts.append(
             f'<div class="rt-diag rt-diag-warning rt-missing" data-part="{escape(missing["part"])}">◐ '

@@ -661,6 +661,8 @@ def constrained_processor(
     tool_choice: Any = "auto",
     parallel_tool_calls: bool = True,
     engine: str = GRAMMAR_ENGINE,
+    budget=None,
+    parser_limits: dict | None = None,
 ):
     """A logits processor that keeps the output inside the grammar of `template`.
 
@@ -671,26 +673,40 @@ def constrained_processor(
         prompt: the rendered prompt (what it pre-wrote decides where the grammar starts).
         tool_choice, parallel_tool_calls: as a chat-completion request gives them.
         engine: ``"llguidance"`` (the Lark form) or ``"xgrammar"`` (the structural tag).
+        budget: an `engine.grammar.GrammarBudget` for deriving and writing the grammar (the
+            server's: a visitor's template and tools), or None.
+        parser_limits: llguidance's parser limits for compiling and matching (llguidance only;
+            `engine.grammar.matching.SERVING_PARSER_LIMITS` for a visitor's grammar), or None.
 
     Returns:
         `(processor, derived)`: a `engine.grammar.matching.GrammarLogitsProcessor` for one
-        `stream_generation` call, or None when no grammar honours the request; and the
+        `stream_generation` call, or None when no grammar honours the request (also when
+        deriving it spent `budget`: `derived.too_large`); and the
         `engine.grammar.DerivedGrammar` (its `notes` and `unconstrainable` say what and why).
 
     Raises:
         ImportError: the grammar engine is not installed (``pip install .[grammar]``).
-        ValueError: a malformed tool or tool choice, or a grammar the engine refuses.
+        ValueError: a malformed tool or tool choice, or a grammar the engine refuses (past a
+            parser limit, the message names the limit).
+        engine.grammar.GrammarTooLarge: writing the grammar spent `budget`.
     """
     from engine.grammar import derive_grammar
     from engine.grammar.matching import GrammarLogitsProcessor, compile_grammar
 
     derived = derive_grammar(
-        template, list(tools or []), tool_choice, parallel_tool_calls, prefix=prompt.text
+        template,
+        list(tools or []),
+        tool_choice,
+        parallel_tool_calls,
+        prefix=prompt.text,
+        budget=budget,
     )
     if not derived.ok:
         return None, derived
     vocab = getattr(loaded.model.config, "vocab_size", None)
-    compiled = compile_grammar(derived, loaded.tokenizer, engine, vocab_size=vocab)
+    compiled = compile_grammar(
+        derived, loaded.tokenizer, engine, vocab_size=vocab, parser_limits=parser_limits
+    )
     return GrammarLogitsProcessor(compiled), derived
 
 

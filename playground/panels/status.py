@@ -67,18 +67,43 @@ def probable_losses(view: ParseView, losses: Sequence[str] = ()) -> list[str]:
     )
 
 
-def _parsed_line(view: ParseView, causes: list[str], losses: Sequence[str]) -> str:
-    """The "Parsed" line with the message keys: green only when nothing says text was lost."""
+def parse_judgement(
+    view: ParseView, losses: Sequence[str] = (), *, cause_shown: bool = False
+) -> tuple[bool, str]:
+    """How a parse of `view` that raised no error went, as one sentence: the judgement the page's
+    status line and `/parse`'s ``status`` share.
+
+    Args:
+        losses: losses the caller sees that the parse cannot (a sentence each).
+        cause_shown: the cause is shown above the sentence (the page), so the sentence points to
+            it instead of repeating it.
+
+    Returns:
+        `(clean, sentence)`: clean only when nothing says text was lost. The sentence is
+        "Does not fit: <why>" when the template probably does not fit the output
+        (`playground.authoring.fit.fit_problems`, the first), "Parsed: <keys>" (with
+        " (nothing after the prompt)" when the generation is empty), or "Parsed, but text was
+        probably lost (<why>): <keys>" when a cause, a loss warning or `losses` says so.
+    """
+    problems = fit_problems(view)
+    if problems:
+        return False, f"Does not fit: {problems[0]}"
     keys = ", ".join(k for k in (view.message or {}) if k != "role") or "no fields"
+    causes = [diagnosis.message for diagnosis in leading(view)]
     lost = [w.message for w in view.warnings if w.code in LOSS_WARNINGS] + list(losses)
     if not causes and not lost:
         empty = "" if view.stream[view.tail_length :] else " (nothing after the prompt)"
-        return f'<div class="rt-status rt-status-ok" id="status-parsed">✔ Parsed{empty}: {escape(keys)}</div>'
-    why = "see the cause above" if causes else _shortened(lost[0])
-    return (
-        f'<div class="rt-status rt-status-warn" id="status-lost">△ Parsed, but text was probably lost '
-        f"({escape(why)}): {escape(keys)}</div>"
-    )
+        return True, f"Parsed{empty}: {keys}"
+    why = "see the cause above" if causes and cause_shown else _shortened((causes + lost)[0])
+    return False, f"Parsed, but text was probably lost ({why}): {keys}"
+
+
+def _parsed_line(view: ParseView, causes: list[str], losses: Sequence[str]) -> str:
+    """The "Parsed" line with the message keys: green only when nothing says text was lost."""
+    clean, sentence = parse_judgement(view, losses, cause_shown=bool(causes))
+    if clean:
+        return f'<div class="rt-status rt-status-ok" id="status-parsed">✔ {escape(sentence)}</div>'
+    return f'<div class="rt-status rt-status-warn" id="status-lost">△ {escape(sentence)}</div>'
 
 
 def status_html(

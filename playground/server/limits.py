@@ -60,6 +60,14 @@ class Limits:
         fit_seconds: "Which template fits?" (every templates/ file on the input).
         export_seconds: writing the download files.
         generate_seconds: one Generate live, from its first token.
+        grammar_seconds: deriving and writing the grammar of Generate live's "Constrain to the
+            template", in the server's process; past it the generation goes on unconstrained and
+            the model note says why.
+        grammar_nodes: grammar nodes deriving and writing that grammar may build (what bounds its
+            memory in the server's process); past it, as for grammar_seconds.
+        grammar_chars: the written grammar (llguidance's Lark) of "Constrain to the template";
+            past it, as for grammar_seconds. llguidance's own parser limits bound compiling it
+            and each token's mask (`engine.grammar.matching.SERVING_PARSER_LIMITS`).
         chat_template_seconds: rendering a model's chat template into the prompt, in a worker process.
         conformance_seconds: one chat-template check, in a worker process.
         worker_mb: the address space of one worker process (MB).
@@ -109,6 +117,9 @@ class Limits:
     fit_seconds: float = 10.0
     export_seconds: float = 5.0
     generate_seconds: float = 120.0
+    grammar_seconds: float = 5.0
+    grammar_nodes: int = 100_000
+    grammar_chars: int = 500_000
     chat_template_seconds: float = 20.0
     conformance_seconds: float = 30.0
     worker_mb: int = 3_072

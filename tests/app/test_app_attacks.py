@@ -34,6 +34,7 @@ LIMITS = {
     "parse_seconds": 5,
     "replay_seconds": 45,
     "chat_template_seconds": 6,
+    "grammar_seconds": 2,
     "session_mb": 16,
     "sessions_mb": 96,
     "model_folders": [str(SCRATCH)],
@@ -290,6 +291,22 @@ def test_one_client_holds_at_most_its_share_of_worker_memory(server):
         "you already have jobs in worker processes holding 6,144 MB of memory (at most 6,144 MB at "
         "once, PLAYGROUND_LIMITS client_worker_mb): wait for them to end"
     )
+
+
+def test_a_grammar_bomb_through_constrain_is_refused_within_its_budget(server):
+    outcome = bounded(server, "21. a grammar bomb through Generate live's Constrain")
+    said = outcome.details["said"]
+    # Tools whose schema doubles at every level: deriving stops at the time budget, and the model
+    # generates unconstrained.
+    assert (
+        "not constrained: the template's grammar is too large (building it took more than 2 s; "
+        "limit PLAYGROUND_LIMITS grammar_seconds); the model generates without it"
+    ) in said["tools"], said
+    # 29 optional fields of 32 tags each: each once doubled what follows it; now a small grammar.
+    assert "constrained to the template's grammar (tool choice auto)" in said["fields"], said
+    assert "not constrained" not in said["fields"], said
+    # The demo model's load and two one-token generations around the budget.
+    assert outcome.details["seconds"]["tools"] <= LIMITS["grammar_seconds"] + 15
 
 
 def test_memory_stayed_within_the_caps_and_nothing_is_left_running(server):

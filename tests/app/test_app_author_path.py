@@ -18,6 +18,7 @@ from engine.chat_templates.conformance import check_conformance
 from playground import catalog, handlers
 from playground.authoring.chat_template_check import difference_summary, root_causes
 from playground.authoring.diagnostics import editor_place, findings
+from playground.authoring.inference import with_workspace_output
 from playground.authoring.inference_failures import (
     apply_edit,
     candidate_changes,
@@ -279,6 +280,67 @@ def test_the_authors_outputs_are_test_cases_and_examples_that_teach_what_no_rend
     exported = handlers.export_cases(again["template_text"], corrected)
     with open(exported["examples_file"], encoding="utf-8") as file:
         assert len(file.read().splitlines()) == 17
+
+
+def test_infer_learns_from_the_output_pasted_in_the_workspace():
+    session = Session()
+    listed = jinja("listed-tools")
+    first = infer(listed, session, template_text="{}")
+    assert "◐ partial: tool_calls missing" in text_of(first["inference"])
+    # The workspace holds the matrix row Infer loaded: a render of this chat template, no example.
+    assert (first["prefix"], first["generation"]) != ("", "")
+    shown = list(
+        handlers.infer_chat_template(
+            listed,
+            "",
+            "",
+            "",
+            True,
+            first["template_text"],
+            "",
+            session,
+            first["prefix"],
+            first["generation"],
+            first["tools_text"],
+        )
+    )[-1]
+    assert "given as examples" not in text_of(shown["inference"])
+    assert "◐ partial: tool_calls missing" in text_of(shown["inference"])
+    # The author pastes a real output with a call and Infers again, with no test case added.
+    tools_text = template_text_of(CHECK_TOOLS)
+    prefix = "<|sys|>Tools: []<|eot|>\n<|user|>Weather in Oslo?<|eot|>\n<|assistant|>"
+    output = 'Checking.<<go>>[get_weather(city="Oslo", days=2)]<</go>><|eot|>'
+    examples = with_workspace_output([], prefix, output, tools_text)
+    assert examples == [{"prefix": prefix, "output": output, "tools": CHECK_TOOLS}]
+    # The same output already a test case is sent once; a sample's output is not sent.
+    assert with_workspace_output(examples, prefix, output, "") == examples
+    assert with_workspace_output([], prefix, output, "", {output}) == []
+
+    def infer_pasted(use_examples: bool) -> dict:
+        return list(
+            handlers.infer_chat_template(
+                listed,
+                "",
+                "",
+                "",
+                use_examples,
+                first["template_text"],
+                "",
+                session,
+                prefix,
+                output,
+                tools_text,
+            )
+        )[-1]
+
+    again = infer_pasted(True)
+    assert json.loads(again["template_text"])["fields"]["tool_calls"]["open"] == "<<go>>"
+    assert "✔ passes its matrix" in again["inference"] and "partial" not in again["inference"]
+    assert "1 of your outputs given as examples" in text_of(again["inference"])
+    # With "Send my outputs as examples" off, the pasted output is not sent.
+    off = infer_pasted(False)
+    assert "◐ partial: tool_calls missing" in text_of(off["inference"])
+    assert "given as examples" not in text_of(off["inference"])
 
 
 # -- 5. never green over a lost region ------------------------------------------------------

@@ -24,6 +24,7 @@ from playground.parse import chunking
 from playground.parse.parse_view import ParseView
 from playground.parse.session import Session
 from playground.server import input_readers, limits
+from tests.support.grammar_bombs import CALL_LIST_TEMPLATE, doubling_tools, many_optional_fields
 from tests.support.templates_for_tests import EXPECTED, GENERATION, PREFIX, SMOL_TEXT
 from tests.support.templates_for_tests import SMOLLM3 as SMOL
 
@@ -678,6 +679,58 @@ def test_generate_live_constrained_to_the_template_honours_the_tool_choice():
     assert "<tool_call>" not in none["generation"]
     unknown = run("get_time")
     assert "names no offered tool (offered: get_weather)" in unknown[STATUS]
+
+
+def _generate_constrained(template: dict, tools: list) -> dict:
+    """Generate live's last update: the demo model, one token, constrained to `template`."""
+    args = (
+        "samples/demo-model",
+        "",
+        "Hi",
+        "",
+        json.dumps(tools),
+        False,
+        1,
+        0.7,
+        0.9,
+        1,
+        False,
+        json.dumps(template),
+        Session(),
+    )
+    return list(live.generate(*args, constrain=True, tool_choice="auto"))[-1]
+
+
+def test_a_grammar_bomb_through_constrain_is_refused_within_its_budget(monkeypatch):
+    pytest.importorskip("llguidance")
+    # Tools whose schema doubles at every level: 2**30 values from 4.7 KB of JSON.
+    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, grammar_nodes=20_000))
+    out = _generate_constrained(CALL_LIST_TEMPLATE, doubling_tools(30))
+    assert (
+        "not constrained: the template's grammar is too large (more than 20,000 grammar nodes; "
+        "limit PLAYGROUND_LIMITS grammar_nodes); the model generates without it"
+    ) in out["model_note"]
+    assert out[STATUS].count("rt-status-error") == 0  # the generation went on, unconstrained
+    monkeypatch.setattr(
+        limits,
+        "LIMITS",
+        dataclasses.replace(limits.LIMITS, grammar_nodes=10**9, grammar_seconds=0.5),
+    )
+    out = _generate_constrained(CALL_LIST_TEMPLATE, doubling_tools(30))
+    assert (
+        "not constrained: the template's grammar is too large (building it took more than 0.5 s; "
+        "limit PLAYGROUND_LIMITS grammar_seconds); the model generates without it"
+    ) in out["model_note"]
+    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, grammar_chars=5_000))
+    out = _generate_constrained(CALL_LIST_TEMPLATE, doubling_tools(8))
+    assert (
+        "not constrained: the template's grammar is too large (its Lark is longer than 5,000 "
+        "characters; limit PLAYGROUND_LIMITS grammar_chars); the model generates without it"
+    ) in out["model_note"]
+    # 29 optional fields of 32 tags each: each once doubled what follows it; now written once.
+    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, grammar_chars=500_000))
+    out = _generate_constrained(many_optional_fields(29), [])
+    assert "constrained to the template's grammar (tool choice auto)" in out["model_note"]
 
 
 def test_export_for_vllm_renames_the_reasoning_field_and_says_what_it_still_refuses():

@@ -525,6 +525,28 @@ def test_the_public_api_functions_take_the_page_inputs_by_name():
     assert loaded["sample_id"] == QWEN3 and loaded["template_name"] == "qwen3"
 
 
+def test_the_api_status_is_the_page_status_line_judgement_when_text_is_lost():
+    # A close delimiter with no open: the text is kept in content, but the template lost the
+    # region it meant. /parse's status and the page's status line say the same sentence.
+    lost = (
+        "Parsed, but text was probably lost ('</think>', the close delimiter of "
+        "reasoning_content (its open is '<think>'), appears inside the content region while "
+        "reasoning_content is not open. The prefix does not end with '<think>' either, so the "
+        "model wrote the close without the op…): content"
+    )
+    result = api.parse(SMOL_TEXT, PREFIX, "Hello </think> world", "")
+    assert result["status"] == lost
+    assert result["message"] == {"role": "assistant", "content": "Hello </think> world"}
+    page = handlers.parse(SMOL_TEXT, PREFIX, "Hello </think> world", "", "", Session())
+    lines = re.findall(r'id="status-lost">(.*?)</div>', page["status"])
+    assert [html.unescape(line) for line in lines] == [f"△ {lost}"]
+    # Nothing lost: the plain judgement, on both.
+    assert api.parse(SMOL_TEXT, PREFIX, "Hi", "")["status"] == "Parsed: content"
+    assert api.parse(SMOL_TEXT, PREFIX, "", "")["status"] == (
+        "Parsed (nothing after the prompt): no fields"
+    )
+
+
 def test_the_wiring_refuses_a_handler_reading_or_writing_a_missing_component():
     import gradio as gr
 

@@ -19,7 +19,17 @@ from engine.grammar.patterns import to_regex
 xgrammar = pytest.importorskip("xgrammar")
 llguidance = pytest.importorskip("llguidance")
 
-from engine.grammar.matching import compile_grammar, special_tokens  # noqa: E402
+from engine.grammar.matching import (  # noqa: E402
+    SERVING_PARSER_LIMITS,
+    GrammarLogitsProcessor,
+    compile_grammar,
+    special_tokens,
+)
+from tests.support.grammar_bombs import (  # noqa: E402
+    CALL_LIST_TEMPLATE,
+    doubling_tools,
+    many_optional_fields,
+)
 from tests.support.grammar_walks import TOOLS, demo_tokenizer  # noqa: E402
 
 TIME = [
@@ -308,6 +318,94 @@ def test_building_a_grammar_is_quick_enough_to_do_per_request():
         derived.ok
         and len(derived.gbnf()) > 0
         and "triggered_tags" in json.dumps(derived.structural_tag())
+    )
+
+
+def test_a_budget_ends_a_grammar_that_grows_past_it_and_says_which_bound():
+    from engine.grammar import GrammarBudget, GrammarTooLarge
+
+    # 2**30 schema values from 4.7 KB of tools: the nodes run out, not the machine's memory.
+    budget = GrammarBudget(nodes=20_000)
+    derived = derive_grammar(
+        CALL_LIST_TEMPLATE, doubling_tools(30), prefix=HERMES_PREFIX, budget=budget
+    )
+    assert not derived.ok and derived.unconstrainable == [
+        "the grammar is too large: more than 20,000 grammar nodes"
+    ]
+    assert (derived.too_large.bound, derived.too_large.limit, budget.spent) == (
+        "nodes",
+        20_000,
+        20_001,
+    )
+    derived = derive_grammar(
+        CALL_LIST_TEMPLATE, doubling_tools(30), prefix=HERMES_PREFIX, budget=GrammarBudget(0.2)
+    )
+    assert derived.unconstrainable == ["the grammar is too large: building it took more than 0.2 s"]
+    assert derived.too_large.bound == "seconds"
+    # Writing a format spends from the same budget, and its text is bounded.
+    derived = derive_grammar(
+        CALL_LIST_TEMPLATE,
+        doubling_tools(8),
+        prefix=HERMES_PREFIX,
+        budget=GrammarBudget(chars=5_000),
+    )
+    assert derived.ok
+    with pytest.raises(GrammarTooLarge, match="its Lark is longer than 5,000 characters"):
+        derived.lark()
+    with pytest.raises(GrammarTooLarge, match="its GBNF is longer than 5,000 characters"):
+        derived.gbnf()
+    # Without a budget nothing is bounded: the same grammar is written whole.
+    assert (
+        len(derive_grammar(CALL_LIST_TEMPLATE, doubling_tools(8), prefix=HERMES_PREFIX).lark())
+        > 5_000
+    )
+
+
+def test_optional_fields_write_what_follows_them_once():
+    lengths = {}
+    for fields in (10, 20):
+        derived = derive_grammar(many_optional_fields(fields), TIME, prefix=HERMES_PREFIX)
+        # What follows each optional region (reasoning, f0... f{n-1}) is a rule, but the last's.
+        assert list(derived.grammar.rules) == [
+            "root",
+            "text-and-calls",
+            *(f"after-f{number}" for number in range(fields - 2, -1, -1)),
+            "after-reasoning_content",
+        ]
+        lengths[fields] = len(derived.lark())
+    # Ten more fields of 32 tags each add about as much again (each doubled the rest before).
+    assert lengths[20] < 2.2 * lengths[10]
+    compiled = compile_grammar(
+        derived, demo_tokenizer(), "llguidance", parser_limits=SERVING_PARSER_LIMITS
+    )
+    assert compiled.parser_limits.max_lexer_states == 20_000
+
+
+def test_llguidance_parser_limits_refuse_a_grammar_and_end_an_output_past_them():
+    import torch
+
+    tokenizer = demo_tokenizer()
+    derived = derive_grammar("demo-model", TIME, "required", prefix=HERMES_PREFIX)
+    with pytest.raises(
+        ValueError,
+        match=r"grammar size \(number of symbols\) too big \(limit for this grammar: 20\)",
+    ):
+        compile_grammar(derived, tokenizer, "llguidance", parser_limits={"max_grammar_size": 20})
+    with pytest.raises(ValueError, match="parser limits are llguidance's; xgrammar has none"):
+        compile_grammar(derived, tokenizer, "xgrammar", parser_limits=SERVING_PARSER_LIMITS)
+    with pytest.raises(ValueError, match="parser limits are initial_lexer_fuel, max_grammar_size"):
+        compile_grammar(derived, tokenizer, "llguidance", parser_limits={"lexer_states": 20})
+    # Lexer states are built as tokens come: past the limit the output ends, and says why.
+    compiled = compile_grammar(
+        derived, tokenizer, "llguidance", parser_limits={"max_lexer_states": 20}
+    )
+    processor = GrammarLogitsProcessor(compiled)
+    vocab = compiled.vocab_size
+    scores = processor(torch.tensor([[1, 2, 3]]), torch.zeros((1, vocab)))
+    allowed = torch.nonzero(scores[0] > float("-inf")).flatten().tolist()
+    assert allowed == compiled.stop_ids
+    assert (
+        processor.problem == "llguidance: lexer error: too many states: 22 >= 20 (after 0 tokens)"
     )
 
 

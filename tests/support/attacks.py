@@ -39,6 +39,7 @@ import httpx
 import psutil
 
 from engine.authoring.samples import load_samples
+from tests.support.grammar_bombs import CALL_LIST_TEMPLATE, doubling_tools, many_optional_fields
 from tests.support.paths import ROOT
 
 ATTACKER = "10.66.0.1"
@@ -1150,6 +1151,47 @@ def _one_page_job(run: Run, listener: str, values: dict) -> tuple[bool, str]:
         page.close()
 
 
+def _constrained_generate(run: Run, template: dict, tools: list) -> tuple[str, float | None]:
+    """Generate live through the page, constrained to `template` with `tools` (one token of the
+    demo model): (the model note, or what failed; the seconds it took, None past PATIENCE)."""
+    from tests.support.load_sessions import PageFailure, PageRefused
+
+    page = _page(run)
+    started = time.perf_counter()
+    values = {
+        "user": "Hi",
+        "live-tools": json.dumps(tools),
+        "constrain": True,
+        "tool-choice": "auto",
+        "max-new-tokens": 1,
+        "use-model-template": False,
+        "template-editor": json.dumps(template),
+    }
+    try:
+        outputs = page.run("page_generate", values, timeout=PATIENCE)
+        note = next((o["model-note"] for o in reversed(outputs) if o.get("model-note")), "")
+        return " ".join(str(note).split()), time.perf_counter() - started
+    except (PageFailure, PageRefused) as error:
+        return str(error), time.perf_counter() - started
+    except Exception:  # noqa: BLE001 - still running at PATIENCE
+        return "still running", None
+    finally:
+        page.close()
+
+
+def grammar_bomb(run: Run) -> Outcome:
+    """Generate live constrained to the template, twice: tools whose schema doubles at every level
+    (`doubling_tools`), and a template of many optional fields (`many_optional_fields`)."""
+    levels, fields = (14, 12) if BOUNDED["value"] else (30, 29)
+    said, took = {}, {}
+    said["tools"], took["tools"] = _constrained_generate(
+        run, CALL_LIST_TEMPLATE, doubling_tools(levels)
+    )
+    said["fields"], took["fields"] = _constrained_generate(run, many_optional_fields(fields), [])
+    longest = None if None in took.values() else max(took.values())
+    return Outcome(longest, said["tools"][:300], details={"said": said, "seconds": took})
+
+
 ATTACKS = [
     ("1. 66 looping chat-template checks in 1 s", queue_flood),
     ("2. 8 backtracking 'vs transformers'", reference_backtracking),
@@ -1173,6 +1215,7 @@ ATTACKS = [
     ("18. MCP: 2 heavy calls, then another caller", mcp_callers),
     ("19. digits, nesting, folder probes", odd_inputs),
     ("20. one client's jobs in every worker kind", client_workers),
+    ("21. a grammar bomb through Generate live's Constrain", grammar_bomb),
 ]
 
 

@@ -11,6 +11,7 @@ checked: the two parses agree, every tool call's arguments validate against its 
 from __future__ import annotations
 
 import functools
+import json
 import random
 import time
 from dataclasses import dataclass, field
@@ -64,6 +65,55 @@ TOOLS = [
     },
 ]
 SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for tool in TOOLS}
+
+
+def realistic_tools(chars: int = 62_000, seed: int = 1) -> list[dict]:
+    """Tools as a large real request gives them, as many as fit in `chars` characters of
+    indented JSON (the playground's tools_chars is 64,000): each with a description and two to
+    seven parameters of every kind (strings, integers, numbers, booleans, enums, arrays, objects
+    nested two deep), the first two required. The same list for the same arguments."""
+    rng = random.Random(seed)
+
+    def parameter(depth: int) -> dict:
+        roll = rng.random()
+        if roll < 0.3:
+            return {"type": "string", "description": "A value the function reads, in a sentence."}
+        if roll < 0.45:
+            return {"type": "integer", "description": "How many.", "minimum": 0}
+        if roll < 0.55:
+            return {"type": "number", "description": "A quantity."}
+        if roll < 0.65:
+            return {"type": "boolean", "description": "Whether to do it."}
+        if roll < 0.8:
+            options = [f"option_{index}" for index in range(rng.randint(2, 8))]
+            return {"type": "string", "enum": options, "description": "One of the options."}
+        if roll < 0.9 and depth < 2:
+            return {"type": "array", "items": parameter(depth + 1), "description": "A list."}
+        if depth < 2:
+            inner = {f"part_{index}": parameter(depth + 1) for index in range(rng.randint(1, 4))}
+            return {"type": "object", "properties": inner, "required": list(inner)[:1]}
+        return {"type": "string"}
+
+    tools: list[dict] = []
+    while True:
+        properties = {f"param_{index}": parameter(0) for index in range(rng.randint(2, 7))}
+        tool = {
+            "type": "function",
+            "function": {
+                "name": f"tool_number_{len(tools)}",
+                "description": "Does one thing the assistant may need, said in a sentence or two.",
+                "parameters": {
+                    "type": "object",
+                    "properties": properties,
+                    "required": list(properties)[:2],
+                },
+            },
+        }
+        if len(json.dumps([*tools, tool], indent=2)) > chars:
+            return tools
+        tools.append(tool)
+
+
 NAMED = "set_alarm"
 # (tool_choice, parallel_tool_calls)
 CHOICES = [
