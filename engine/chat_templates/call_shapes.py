@@ -227,19 +227,50 @@ def _json_call_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, in
     return spans if len(spans) == len(names) else None
 
 
+def _name_outside_shape(
+    description: str,
+    content: str,
+    content_args: dict,
+    spans: Callable[[str, tuple[str, ...]], list[tuple[int, int]] | None],
+    json_like: bool = True,
+) -> Shape:
+    """A `Shape` whose payload holds the arguments alone, the function name written before it:
+    one call a region, the transform taking the name from ``{name}`` and the arguments from
+    the content."""
+    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    return Shape(
+        description,
+        content,
+        content_args,
+        transform,
+        False,
+        spans,
+        json_like=json_like,
+        name_outside=True,
+    )
+
+
+def _argument_places(text: str) -> tuple[int, int, int, int] | None:
+    """Where the probe call's string argument and number argument lie in `text`:
+    (string key, string value, number key, number value) offsets, each found after the one
+    before it; None when one is missing."""
+    key_a, value_a = text.find(STRING_KEY), text.find(STRING_VALUE)
+    key_n = text.find(NUMBER_KEY, value_a)
+    value_n = text.find(NUMBER_TEXT, key_n)
+    if min(key_a, value_a, key_n, value_n) < 0:
+        return None
+    return key_a, value_a, key_n, value_n
+
+
 def json_arguments_shape(sections: Sections) -> Shape | None:
     """A JSON object of the arguments alone, the name written before it, or None."""
     if not any(value == ALPHA_ARGUMENTS for _, _, value in json_values(sections.one)):
         return None
-    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
-    return Shape(
+    return _name_outside_shape(
         "a JSON object of the arguments per call, the name before it",
         "json",
         {},
-        transform,
-        False,
         json_arguments_spans,
-        name_outside=True,
     )
 
 
@@ -320,8 +351,7 @@ def bare_key_json_shape(sections: Sections) -> Shape | None:
     spans = _bare_key_spans(content_args)
     if spans(text, (ALPHA,)) is None:
         return None
-    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
-    return Shape(
+    return _name_outside_shape(
         "JSON with bare keys"
         + (
             f" and strings between {opening} and {closing}"
@@ -330,10 +360,7 @@ def bare_key_json_shape(sections: Sections) -> Shape | None:
         ),
         "json",
         content_args,
-        transform,
-        False,
         spans,
-        name_outside=True,
     )
 
 
@@ -406,11 +433,10 @@ def tagged_shape(sections: Sections) -> Shape | None:
     """Tagged arguments (a tag around each key and value, such as ``<KEY>VALUE</KEY>``), read by
     a `tag_pattern` learnt from where the probe keys and values lie; None otherwise."""
     text = sections.one
-    key_a, value_a = text.find(STRING_KEY), text.find(STRING_VALUE)
-    key_n = text.find(NUMBER_KEY, value_a)
-    value_n = text.find(NUMBER_TEXT, key_n)
-    if min(key_a, value_a, key_n, value_n) < 0:
+    places = _argument_places(text)
+    if places is None:
         return None
+    key_a, value_a, key_n, value_n = places
     # The keys as a stand-in: a tag that repeats its key (<KEY>VALUE</KEY>) closes by a back-reference.
     between = text[value_a + len(STRING_VALUE) : key_n].replace(STRING_KEY, KEY)
     after = text[value_n + len(NUMBER_TEXT) :].replace(NUMBER_KEY, KEY)
@@ -452,16 +478,12 @@ def tagged_shape(sections: Sections) -> Shape | None:
 
     if spans(text, (ALPHA,)) is None:
         return None
-    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
-    return Shape(
+    return _name_outside_shape(
         f"tagged arguments, {plain(key_open.strip())}KEY{plain(middles[0])}VALUE{shown(plain(value_close.strip()))}",
         "xml-inline",
         content_args,
-        transform,
-        False,
         spans,
         json_like=False,
-        name_outside=True,
     )
 
 
@@ -503,11 +525,10 @@ def _middle_pattern(middles: list[str]) -> str | None:
 def kv_lines_shape(sections: Sections) -> Shape | None:
     """Arguments as `key<sep>value` lines (one argument a line)."""
     text = sections.one
-    key_a, value_a = text.find(STRING_KEY), text.find(STRING_VALUE)
-    key_n = text.find(NUMBER_KEY, value_a)
-    value_n = text.find(NUMBER_TEXT, key_n)
-    if min(key_a, value_a, key_n, value_n) < 0:
+    places = _argument_places(text)
+    if places is None:
         return None
+    key_a, value_a, key_n, value_n = places
     separator = text[key_a + len(STRING_KEY) : value_a]
     line_break = text[value_a + len(STRING_VALUE) : key_n]
     if (
@@ -536,16 +557,12 @@ def kv_lines_shape(sections: Sections) -> Shape | None:
 
     if spans(text, (ALPHA,)) is None:
         return None
-    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
-    return Shape(
+    return _name_outside_shape(
         f"one argument a line, KEY{plain(separator)}VALUE",
         "kv-lines",
         content_args,
-        transform,
-        False,
         spans,
         json_like=False,
-        name_outside=True,
     )
 
 
