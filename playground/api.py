@@ -455,27 +455,23 @@ def generate(
         {"generation", "message", "error", "finished", "prefix"} after each update; the
         last has `finished` True and the message.
     """
-    from .live import conversation, generation_slots, get_model
+    from .live import (
+        checked_token_count,
+        conversation,
+        generation_slots,
+        get_model,
+        model_prompt,
+    )
     from .model import generation as models
 
     try:
         messages = conversation(system, user, messages_text)
         tools = read_tools(tools_text)
         caps = limits.current()
-        if not 1 <= int(max_new_tokens) <= caps.max_new_tokens:
-            raise InputError(f"max_new_tokens must be between 1 and {caps.max_new_tokens}.")
+        checked_token_count(max_new_tokens)
         template = read_template(template_text) if template_text.strip() else None
         loaded = get_model(model_name)
-        if template is None:
-            template, _ = models.choose_template(loaded)
-        prompt = models.render_prompt(
-            loaded,
-            messages,
-            tools,
-            enable_thinking=bool(enable_thinking),
-            seconds=caps.chat_template_seconds,
-            max_tokens=caps.prompt_tokens,
-        )
+        template, _, prompt = model_prompt(loaded, template, messages, tools, enable_thinking)
         live = LiveParse(template, prompt.text, tools)
     except (InputError, TemplateError, LookupError, ValueError) as error:
         yield _generate_error(redact(str(error)))

@@ -210,6 +210,53 @@ def forget_model(key: str) -> None:
         _models.pop(key, None)
 
 
+def checked_token_count(max_new_tokens) -> int:
+    """`max_new_tokens` (a number, or its text) as an int.
+
+    Raises:
+        ValueError: it is not a whole number.
+        InputError: it is outside 1 to the limits' ``max_new_tokens``.
+    """
+    count = int(max_new_tokens)
+    cap = limits.current().max_new_tokens
+    if not 1 <= count <= cap:
+        raise InputError(f"max_new_tokens must be between 1 and {cap}.")
+    return count
+
+
+def model_prompt(loaded, template, messages: list[dict], tools, enable_thinking) -> tuple:
+    """The template to parse a generation with, and the prompt to generate from.
+
+    Args:
+        loaded: the `LoadedModel`.
+        template: the author's template (loaded), or None: the one chosen for the model.
+        messages, tools: the conversation and the tool schemas (or None).
+        enable_thinking: passed to the chat template.
+
+    Returns:
+        (template, note, prompt): `note` says why the model's template was chosen ("" for the
+        author's); `prompt` is the `Prompt` rendered under the limits (chat-template seconds,
+        prompt tokens).
+
+    Raises:
+        Whatever `choose_template` and `render_prompt` raise (ModelLoadError, LookupError,
+        TemplateError, InputError for a prompt over the limit).
+    """
+    from .model import generation
+
+    caps = limits.current()
+    template, note = generation.choose_template(loaded) if template is None else (template, "")
+    prompt = generation.render_prompt(
+        loaded,
+        messages,
+        tools,
+        enable_thinking=bool(enable_thinking),
+        seconds=caps.chat_template_seconds,
+        max_tokens=caps.prompt_tokens,
+    )
+    return template, note, prompt
+
+
 def conversation(system: str, user: str, messages_text: str) -> list[dict]:
     """The messages to render: the messages JSON when given, else system + user turns."""
     if messages_text and messages_text.strip():
@@ -401,13 +448,10 @@ def generate(
     from .model import generation
 
     session.stop_requested = False
-    caps = limits.current()
     try:
         messages = conversation(system, user, messages_text)
         tools = read_tools(live_tools_text)
-        max_new_tokens = int(max_new_tokens)
-        if not 1 <= max_new_tokens <= caps.max_new_tokens:
-            raise InputError(f"max_new_tokens must be between 1 and {caps.max_new_tokens}.")
+        max_new_tokens = checked_token_count(max_new_tokens)
         kept, template = _run_template(use_model_template, template_text)
         key = start_loading(model_name)
     except (InputError, ValueError) as error:  # FolderError included
@@ -418,16 +462,8 @@ def generate(
             return
         try:
             loaded = get_model(model_name)
-            template, template_note = (
-                generation.choose_template(loaded) if template is None else (template, "")
-            )
-            prompt = generation.render_prompt(
-                loaded,
-                messages,
-                tools,
-                enable_thinking=bool(enable_thinking),
-                seconds=caps.chat_template_seconds,
-                max_tokens=caps.prompt_tokens,
+            template, template_note, prompt = model_prompt(
+                loaded, template, messages, tools, enable_thinking
             )
             live = LiveParse(template, prompt.text, tools, plain=True)
             processors, note = constrained(loaded, template, tools, prompt, constrain, tool_choice)
