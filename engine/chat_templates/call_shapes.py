@@ -429,6 +429,22 @@ def _argument_spans(
     return spans
 
 
+def _arguments_shape(
+    text: str,
+    arguments_after: Callable[[str, int, str, tuple[str, ...]], list[regex.Match]],
+    description: str,
+    content: str,
+    content_args: dict,
+) -> Shape | None:
+    """The `Shape` of a format that writes the arguments one by one (tags, lines), the name
+    outside them, found by `arguments_after` (see `_argument_spans`); None when the probe
+    call's arguments are not found that way in `text` (the one-call render)."""
+    spans = _argument_spans(arguments_after)
+    if spans(text, (ALPHA,)) is None:
+        return None
+    return _name_outside_shape(description, content, content_args, spans, json_like=False)
+
+
 def tagged_shape(sections: Sections) -> Shape | None:
     """Tagged arguments (a tag around each key and value, such as ``<KEY>VALUE</KEY>``), read by
     a `tag_pattern` learnt from where the probe keys and values lie; None otherwise."""
@@ -474,16 +490,12 @@ def tagged_shape(sections: Sections) -> Shape | None:
             tags.append(match)
         return tags
 
-    spans = _argument_spans(tags_after)
-
-    if spans(text, (ALPHA,)) is None:
-        return None
-    return _name_outside_shape(
+    return _arguments_shape(
+        text,
+        tags_after,
         f"tagged arguments, {plain(key_open.strip())}KEY{plain(middles[0])}VALUE{shown(plain(value_close.strip()))}",
         "xml-inline",
         content_args,
-        spans,
-        json_like=False,
     )
 
 
@@ -553,16 +565,12 @@ def kv_lines_shape(sections: Sections) -> Shape | None:
             lines.append(match)
         return lines
 
-    spans = _argument_spans(lines_after)
-
-    if spans(text, (ALPHA,)) is None:
-        return None
-    return _name_outside_shape(
+    return _arguments_shape(
+        text,
+        lines_after,
         f"one argument a line, KEY{plain(separator)}VALUE",
         "kv-lines",
         content_args,
-        spans,
-        json_like=False,
     )
 
 
