@@ -161,13 +161,7 @@ def json_list_shape(sections: Sections) -> Shape | None:
         if None in paths or len(set(paths)) != 1:
             continue
         name_path, arguments_path = paths[0]
-        transform = {
-            "type": "function",
-            "function": {
-                "name": _placeholder(name_path),
-                "arguments": _placeholder(arguments_path),
-            },
-        }
+        transform = _paths_transform(name_path, arguments_path)
         return Shape(
             "a JSON list of calls",
             "json",
@@ -179,6 +173,15 @@ def json_list_shape(sections: Sections) -> Shape | None:
             payload_start="[",
         )
     return None
+
+
+def _paths_transform(name_path: tuple[str, ...], arguments_path: tuple[str, ...]) -> dict:
+    """The transform of a call whose function name and arguments lie at these key paths of
+    the call's JSON value (tuples of keys: ``("content", "name")``)."""
+    return {
+        "type": "function",
+        "function": {"name": _placeholder(name_path), "arguments": _placeholder(arguments_path)},
+    }
 
 
 def _json_list_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
@@ -196,13 +199,7 @@ def json_call_shape(sections: Sections) -> Shape | None:
         paths = call_paths(value, ALPHA, ALPHA_ARGUMENTS) if isinstance(value, dict) else None
         if paths:
             name_path, arguments_path = (("content",) + path for path in paths)
-            transform = {
-                "type": "function",
-                "function": {
-                    "name": _placeholder(name_path),
-                    "arguments": _placeholder(arguments_path),
-                },
-            }
+            transform = _paths_transform(name_path, arguments_path)
             return Shape(
                 "a JSON object per call, the name inside",
                 "json",
