@@ -1009,6 +1009,19 @@ def _replay_view(
     }
 
 
+def _checked(replay: Replay, inputs: ReplayInputs, ends: float):
+    """The stream checks of `replay`, fed to its end, within the request's deadline `ends` (a
+    `time.perf_counter()` value)."""
+    return stream_check(
+        replay.template,
+        replay.prefix,
+        inputs.generation or "",
+        replay.tools,
+        replay.chunks,
+        deadline=ends,
+    )
+
+
 def _at(session: Session, position: int | Callable[[Replay], int], inputs: ReplayInputs) -> dict:
     """The replay of `inputs` moved to `position` (a chunk count, or a function of the replay
     giving one), drawn; the stream checks run when it is at the end."""
@@ -1026,14 +1039,7 @@ def _at(session: Session, position: int | Callable[[Replay], int], inputs: Repla
         return _replay_view(session, note=str(error))
     check = None
     if replay.at_end:
-        check = stream_check(
-            replay.template,
-            replay.prefix,
-            inputs.generation or "",
-            replay.tools,
-            replay.chunks,
-            deadline=ends,
-        )
+        check = _checked(replay, inputs, ends)
     return _replay_view(session, check=check)
 
 
@@ -1164,14 +1170,7 @@ def replay_play(inputs: ReplayInputs, speed, session: Session):
     if stopped:
         yield _replay_view(session, note=note, pending=pending)
         return
-    check = stream_check(
-        replay.template,
-        replay.prefix,
-        inputs.generation or "",
-        replay.tools,
-        replay.chunks,
-        deadline=ends,
-    )
+    check = _checked(replay, inputs, ends)
     yield _replay_view(session, check=check)
 
 
