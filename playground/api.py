@@ -461,6 +461,7 @@ def generate(
         conversation,
         generation_slots,
         get_model,
+        sampled_stream,
     )
     from .model import generation as models
 
@@ -477,14 +478,7 @@ def generate(
     except (InputError, TemplateError, LookupError, ValueError) as error:
         yield _generate_error(redact(str(error)))
         return
-    pieces = models.stream_generation(
-        loaded,
-        prompt,
-        max_new_tokens=max_new_tokens,
-        temperature=float(temperature),
-        top_p=float(top_p),
-        seed=int(seed),
-    )
+    pieces = sampled_stream(loaded, prompt, max_new_tokens, temperature, top_p, seed)
     ends = time.perf_counter() + limits.current().generate_seconds
     try:
         with generation_slots:  # one generation at a time over the server, as for the page

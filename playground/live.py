@@ -265,6 +265,25 @@ def capped_prompt(loaded, messages: list[dict], tools: list | None, enable_think
     )
 
 
+def sampled_stream(
+    loaded, prompt, max_new_tokens: int, temperature, top_p, seed, logits_processors=()
+):
+    """`generation.stream_generation` with the sampling settings as the page's fields and the API
+    give them: `temperature` and `top_p` numbers or numeric text, `seed` a whole number, or None
+    or "" for an unseeded generation. Raises ValueError for a setting that is no number."""
+    from .model import generation
+
+    return generation.stream_generation(
+        loaded,
+        prompt,
+        max_new_tokens=max_new_tokens,
+        temperature=float(temperature),
+        top_p=float(top_p),
+        seed=None if seed is None or seed == "" else int(seed),
+        logits_processors=logits_processors,
+    )
+
+
 def per_token_figures(live: LiveParse, tokens: int) -> list[tuple[str, str]]:
     """The per-token figures: a plain parser's time (the path library users get) and the
     tracing the page's views need, each divided by the tokens fed."""
@@ -466,14 +485,8 @@ def generate(
     run.editor(kept, use_model_template, template, template_text)
     if not (yield from _wait_for_slot(session)):
         return
-    pieces = generation.stream_generation(
-        loaded,
-        prompt,
-        max_new_tokens=max_new_tokens,
-        temperature=float(temperature),
-        top_p=float(top_p),
-        seed=None if seed is None or seed == "" else int(seed),
-        logits_processors=processors,
+    pieces = sampled_stream(
+        loaded, prompt, max_new_tokens, temperature, top_p, seed, logits_processors=processors
     )
     end = yield from run.stream(pieces, teaching_pace)
     yield run.finished(end, prompt.text, template_text, live_tools_text)
