@@ -455,40 +455,31 @@ def generate(
         {"generation", "message", "error", "finished", "prefix"} after each update; the
         last has `finished` True and the message.
     """
-    from .live import conversation, generation_slots, get_model
+    from .live import (
+        capped_prompt,
+        checked_max_new_tokens,
+        conversation,
+        generation_slots,
+        get_model,
+        sampled_stream,
+    )
     from .model import generation as models
 
     try:
         messages = conversation(system, user, messages_text)
         tools = read_tools(tools_text)
-        caps = limits.current()
-        if not 1 <= int(max_new_tokens) <= caps.max_new_tokens:
-            raise InputError(f"max_new_tokens must be between 1 and {caps.max_new_tokens}.")
+        max_new_tokens = checked_max_new_tokens(max_new_tokens)
         template = read_template(template_text) if template_text.strip() else None
         loaded = get_model(model_name)
         if template is None:
             template, _ = models.choose_template(loaded)
-        prompt = models.render_prompt(
-            loaded,
-            messages,
-            tools,
-            enable_thinking=bool(enable_thinking),
-            seconds=caps.chat_template_seconds,
-            max_tokens=caps.prompt_tokens,
-        )
+        prompt = capped_prompt(loaded, messages, tools, enable_thinking)
         live = LiveParse(template, prompt.text, tools)
     except (InputError, TemplateError, LookupError, ValueError) as error:
         yield _generate_error(redact(str(error)))
         return
-    pieces = models.stream_generation(
-        loaded,
-        prompt,
-        max_new_tokens=int(max_new_tokens),
-        temperature=float(temperature),
-        top_p=float(top_p),
-        seed=int(seed),
-    )
-    ends = time.perf_counter() + caps.generate_seconds
+    pieces = sampled_stream(loaded, prompt, max_new_tokens, temperature, top_p, seed)
+    ends = time.perf_counter() + limits.current().generate_seconds
     try:
         with generation_slots:  # one generation at a time over the server, as for the page
             for piece in pieces:

@@ -233,6 +233,57 @@ def conversation(system: str, user: str, messages_text: str) -> list[dict]:
     return turns + [{"role": "user", "content": user}]
 
 
+def checked_max_new_tokens(value) -> int:
+    """`value` as a token count a generation may ask for: 1 to PLAYGROUND_LIMITS `max_new_tokens`.
+
+    Raises InputError for a count out of that range, ValueError for one that is no number."""
+    cap = limits.current().max_new_tokens
+    count = int(value)
+    if not 1 <= count <= cap:
+        raise InputError(f"max_new_tokens must be between 1 and {cap}.")
+    return count
+
+
+def capped_prompt(loaded, messages: list[dict], tools: list | None, enable_thinking):
+    """The prompt a generation on this server starts from (`generation.Prompt`): `messages` and
+    `tools` rendered with the model's chat template in a worker killed after PLAYGROUND_LIMITS
+    `chat_template_seconds` (a chat template is code from the model's repository), refusing a
+    prompt over `prompt_tokens` tokens. `loaded`: a `generation.LoadedModel`.
+
+    Raises generation.PromptRenderError (a ValueError) when the template fails, runs too long or
+    writes too long a prompt."""
+    from .model import generation
+
+    caps = limits.current()
+    return generation.render_prompt(
+        loaded,
+        messages,
+        tools,
+        enable_thinking=bool(enable_thinking),
+        seconds=caps.chat_template_seconds,
+        max_tokens=caps.prompt_tokens,
+    )
+
+
+def sampled_stream(
+    loaded, prompt, max_new_tokens: int, temperature, top_p, seed, logits_processors=()
+):
+    """`generation.stream_generation` with the sampling settings as the page's fields and the API
+    give them: `temperature` and `top_p` numbers or numeric text, `seed` a whole number, or None
+    or "" for an unseeded generation. Raises ValueError for a setting that is no number."""
+    from .model import generation
+
+    return generation.stream_generation(
+        loaded,
+        prompt,
+        max_new_tokens=max_new_tokens,
+        temperature=float(temperature),
+        top_p=float(top_p),
+        seed=None if seed is None or seed == "" else int(seed),
+        logits_processors=logits_processors,
+    )
+
+
 def per_token_figures(live: LiveParse, tokens: int) -> list[tuple[str, str]]:
     """The per-token figures: a plain parser's time (the path library users get) and the
     tracing the page's views need, each divided by the tokens fed."""
@@ -401,13 +452,10 @@ def generate(
     from .model import generation
 
     session.stop_requested = False
-    caps = limits.current()
     try:
         messages = conversation(system, user, messages_text)
         tools = read_tools(live_tools_text)
-        max_new_tokens = int(max_new_tokens)
-        if not 1 <= max_new_tokens <= caps.max_new_tokens:
-            raise InputError(f"max_new_tokens must be between 1 and {caps.max_new_tokens}.")
+        max_new_tokens = checked_max_new_tokens(max_new_tokens)
         kept, template = _run_template(use_model_template, template_text)
         key = start_loading(model_name)
     except (InputError, ValueError) as error:  # FolderError included
@@ -421,14 +469,7 @@ def generate(
             template, template_note = (
                 generation.choose_template(loaded) if template is None else (template, "")
             )
-            prompt = generation.render_prompt(
-                loaded,
-                messages,
-                tools,
-                enable_thinking=bool(enable_thinking),
-                seconds=caps.chat_template_seconds,
-                max_tokens=caps.prompt_tokens,
-            )
+            prompt = capped_prompt(loaded, messages, tools, enable_thinking)
             live = LiveParse(template, prompt.text, tools, plain=True)
             processors, note = constrained(loaded, template, tools, prompt, constrain, tool_choice)
         except (
@@ -444,14 +485,8 @@ def generate(
     run.editor(kept, use_model_template, template, template_text)
     if not (yield from _wait_for_slot(session)):
         return
-    pieces = generation.stream_generation(
-        loaded,
-        prompt,
-        max_new_tokens=max_new_tokens,
-        temperature=float(temperature),
-        top_p=float(top_p),
-        seed=None if seed is None or seed == "" else int(seed),
-        logits_processors=processors,
+    pieces = sampled_stream(
+        loaded, prompt, max_new_tokens, temperature, top_p, seed, logits_processors=processors
     )
     end = yield from run.stream(pieces, teaching_pace)
     yield run.finished(end, prompt.text, template_text, live_tools_text)
