@@ -9,8 +9,8 @@ one concept a module, in rooms (docs/architecture.md draws the map and its impor
   (handlers bound to the layout by name), `api` (the public API endpoints), `catalog` (the
   samples and `templates/` files offered).
 - `parse/`: `parse_view` (a `ParseView`, and `LiveParse`: the engine's tracer fed chunk by
-  chunk or whole), `event_store` (events kept compactly), `replay` (a replay's state and the
-  one paced feed loop), `chunking` (how a replay cuts a generation), `causes` (the diagnoses
+  chunk or whole), `event_store` (events kept compactly), `replay` (a replay's inputs and state,
+  the one paced feed loop), `chunking` (how a replay cuts a generation), `causes` (the diagnoses
   a view carries, said in one line), `derived` (views made on demand, marked stale),
   `session` (one visitor's state, and the open pages' sessions).
 - `panels/`: `region_map`, `event_log`, `match_list`, `message_view`, `status`, `explain`,

@@ -456,35 +456,30 @@ def generate(
         last has `finished` True and the message.
     """
     from .live import (
-        checked_token_count,
+        capped_prompt,
+        checked_max_new_tokens,
         conversation,
         generation_slots,
         get_model,
-        model_prompt,
+        sampled_stream,
     )
     from .model import generation as models
 
     try:
         messages = conversation(system, user, messages_text)
         tools = read_tools(tools_text)
-        caps = limits.current()
-        checked_token_count(max_new_tokens)
+        max_new_tokens = checked_max_new_tokens(max_new_tokens)
         template = read_template(template_text) if template_text.strip() else None
         loaded = get_model(model_name)
-        template, _, prompt = model_prompt(loaded, template, messages, tools, enable_thinking)
+        if template is None:
+            template, _ = models.choose_template(loaded)
+        prompt = capped_prompt(loaded, messages, tools, enable_thinking)
         live = LiveParse(template, prompt.text, tools)
     except (InputError, TemplateError, LookupError, ValueError) as error:
         yield _generate_error(redact(str(error)))
         return
-    pieces = models.stream_generation(
-        loaded,
-        prompt,
-        max_new_tokens=int(max_new_tokens),
-        temperature=float(temperature),
-        top_p=float(top_p),
-        seed=int(seed),
-    )
-    ends = time.perf_counter() + caps.generate_seconds
+    pieces = sampled_stream(loaded, prompt, max_new_tokens, temperature, top_p, seed)
+    ends = time.perf_counter() + limits.current().generate_seconds
     try:
         with generation_slots:  # one generation at a time over the server, as for the page
             for piece in pieces:

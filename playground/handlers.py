@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from itertools import islice
 from pathlib import Path
 
@@ -82,7 +83,7 @@ from .panels.status import error_html, probable_losses
 from .parse.chunking import chunking_param, parse_chunking_param
 from .parse.derived import DERIVED_VIEWS, remember_derived, stale_derived
 from .parse.parse_view import ParseView, traced_view
-from .parse.replay import paced_feed, prepare_replay, seek
+from .parse.replay import Replay, ReplayInputs, paced_feed, prepare_replay, seek
 from .parse.session import Session
 from .server import limits
 from .server.downloads import download_folder, remove_upload
@@ -1008,31 +1009,24 @@ def _replay_view(
     }
 
 
-def _at(
-    session: Session,
-    position: int,
-    template_text,
-    prefix,
-    generation,
-    tools_text,
-    chunking,
-    chunk_size,
-    chunk_seed,
-    split_points,
-) -> dict:
+def _checked(replay: Replay, inputs: ReplayInputs, ends: float):
+    """The stream checks of `replay`, fed to its end, within the request's deadline `ends` (a
+    `time.perf_counter()` value)."""
+    return stream_check(
+        replay.template,
+        replay.prefix,
+        inputs.generation or "",
+        replay.tools,
+        replay.chunks,
+        deadline=ends,
+    )
+
+
+def _at(session: Session, position: int | Callable[[Replay], int], inputs: ReplayInputs) -> dict:
+    """The replay of `inputs` moved to `position` (a chunk count, or a function of the replay
+    giving one), drawn; the stream checks run when it is at the end."""
     try:
-        replay = prepare_replay(
-            template_text,
-            prefix,
-            generation,
-            tools_text,
-            chunking,
-            chunk_size,
-            chunk_seed,
-            split_points,
-            session.replay,
-            session.generated,
-        )
+        replay = prepare_replay(inputs, session.replay, session.generated)
     except (InputError, TemplateError, ValueError) as error:
         return _replay_failed(error, session)
     session.replay = replay
@@ -1045,14 +1039,7 @@ def _at(
         return _replay_view(session, note=str(error))
     check = None
     if replay.at_end:
-        check = stream_check(
-            replay.template,
-            replay.prefix,
-            generation or "",
-            replay.tools,
-            replay.chunks,
-            deadline=ends,
-        )
+        check = _checked(replay, inputs, ends)
     return _replay_view(session, check=check)
 
 
@@ -1079,90 +1066,26 @@ def select_results_tab(event: dict, session: Session) -> dict:
 
 
 @produces(*REPLAY_OUTPUTS)
-def replay_step(
-    template_text,
-    prefix,
-    generation,
-    tools_text,
-    chunking,
-    chunk_size,
-    chunk_seed,
-    split_points,
-    session: Session,
-) -> dict:
+def replay_step(inputs: ReplayInputs, session: Session) -> dict:
     """Step: feed one more chunk; after the last one, finalize and run the stream checks;
     one more press starts over."""
 
     def forward(replay):
         return 0 if replay.at_end and replay.position else replay.position + 1
 
-    return _at(
-        session,
-        forward,
-        template_text,
-        prefix,
-        generation,
-        tools_text,
-        chunking,
-        chunk_size,
-        chunk_seed,
-        split_points,
-    )
+    return _at(session, forward, inputs)
 
 
 @produces(*REPLAY_OUTPUTS)
-def replay_back(
-    template_text,
-    prefix,
-    generation,
-    tools_text,
-    chunking,
-    chunk_size,
-    chunk_seed,
-    split_points,
-    session: Session,
-) -> dict:
+def replay_back(inputs: ReplayInputs, session: Session) -> dict:
     """Step back: the parse one chunk earlier."""
-    return _at(
-        session,
-        lambda replay: replay.position - 1,
-        template_text,
-        prefix,
-        generation,
-        tools_text,
-        chunking,
-        chunk_size,
-        chunk_seed,
-        split_points,
-    )
+    return _at(session, lambda replay: replay.position - 1, inputs)
 
 
 @produces(*REPLAY_OUTPUTS)
-def replay_seek(
-    scrubber: float,
-    template_text,
-    prefix,
-    generation,
-    tools_text,
-    chunking,
-    chunk_size,
-    chunk_seed,
-    split_points,
-    session: Session,
-) -> dict:
+def replay_seek(scrubber: float, inputs: ReplayInputs, session: Session) -> dict:
     """The scrubber was let go: jump to chunk N."""
-    return _at(
-        session,
-        int(scrubber or 0),
-        template_text,
-        prefix,
-        generation,
-        tools_text,
-        chunking,
-        chunk_size,
-        chunk_seed,
-        split_points,
-    )
+    return _at(session, int(scrubber or 0), inputs)
 
 
 @produces(*REPLAY_OUTPUTS)
@@ -1185,18 +1108,7 @@ def replay_stop(session: Session) -> dict:
 
 
 @produces(*REPLAY_OUTPUTS)
-def replay_play(
-    template_text,
-    prefix,
-    generation,
-    tools_text,
-    chunking,
-    chunk_size,
-    chunk_seed,
-    split_points,
-    speed,
-    session: Session,
-):
+def replay_play(inputs: ReplayInputs, speed, session: Session):
     """Play: feed the remaining chunks at `speed` chunks per second (0: as fast as possible).
 
     Updates are coalesced (`playground.parse.replay.paced_feed`, the loop Generate live runs
@@ -1204,18 +1116,7 @@ def replay_play(
     at the end comes the stream check.
     """
     try:
-        replay = prepare_replay(
-            template_text,
-            prefix,
-            generation,
-            tools_text,
-            chunking,
-            chunk_size,
-            chunk_seed,
-            split_points,
-            session.replay,
-            session.generated,
-        )
+        replay = prepare_replay(inputs, session.replay, session.generated)
     except (InputError, TemplateError, ValueError) as error:
         yield _replay_failed(error, session)
         return
@@ -1269,9 +1170,7 @@ def replay_play(
     if stopped:
         yield _replay_view(session, note=note, pending=pending)
         return
-    check = stream_check(
-        replay.template, replay.prefix, generation or "", replay.tools, replay.chunks, deadline=ends
-    )
+    check = _checked(replay, inputs, ends)
     yield _replay_view(session, check=check)
 
 
@@ -1281,26 +1180,14 @@ def replay_play(
 
 
 def page_state(
-    sample_id,
-    template_choice,
-    chunking,
-    chunk_size,
-    chunk_seed,
-    split_points,
-    template_text,
-    prefix,
-    generation,
-    tools_text,
-    test_cases_text,
-    tab,
-    session: Session,
+    sample_id, template_choice, inputs: ReplayInputs, test_cases_text, tab, session: Session
 ) -> PageState:
     """The shareable state of the page."""
     texts = {
-        "template": template_text,
-        "prefix": prefix,
-        "generation": generation,
-        "tools": tools_text,
+        "template": inputs.template_text,
+        "prefix": inputs.prefix,
+        "generation": inputs.generation,
+        "tools": inputs.tools_text,
         "test_cases": test_cases_text,
     }
     position = session.replay.position if session.replay is not None else 0
@@ -1308,28 +1195,17 @@ def page_state(
         sample_id or "",
         template_choice or "",
         {k: v or "" for k, v in texts.items()},
-        chunking_param(chunking, chunk_size, chunk_seed, split_points),
+        chunking_param(inputs.chunking, inputs.chunk_size, inputs.chunk_seed, inputs.split_points),
         tab or "paste",
         position,
     )
 
 
 @produces("code_snippet", "share_warning")
-def copy_as_code(
-    template_text, prefix, generation, tools_text, chunking, chunk_size, chunk_seed, split_points
-) -> dict:
+def copy_as_code(inputs: ReplayInputs) -> dict:
     """Copy as code: the template and input as a runnable `parse_response` / `ResponseParser`
     snippet (the page copies it to the clipboard)."""
-    snippet, error = code_snippet_or_error(
-        template_text,
-        prefix,
-        generation,
-        tools_text,
-        chunking,
-        chunk_size,
-        chunk_seed,
-        split_points,
-    )
+    snippet, error = code_snippet_or_error(*inputs)
     if error:
         return {"code_snippet": "", "share_warning": error_html(error)}
     return {"code_snippet": snippet, "share_warning": ""}
@@ -1337,36 +1213,11 @@ def copy_as_code(
 
 @produces("share_link", "share_warning", "state_file")
 def share(
-    sample_id,
-    template_choice,
-    chunking,
-    chunk_size,
-    chunk_seed,
-    split_points,
-    template_text,
-    prefix,
-    generation,
-    tools_text,
-    test_cases_text,
-    session: Session,
+    sample_id, template_choice, inputs: ReplayInputs, test_cases_text, session: Session
 ) -> dict:
     """Share: the link to this state (the page adds the address), a warning when it does not carry
     everything, and the state file to download."""
-    state = page_state(
-        sample_id,
-        template_choice,
-        chunking,
-        chunk_size,
-        chunk_seed,
-        split_points,
-        template_text,
-        prefix,
-        generation,
-        tools_text,
-        test_cases_text,
-        session.tab,
-        session,
-    )
+    state = page_state(sample_id, template_choice, inputs, test_cases_text, session.tab, session)
     query, warning = share_link(state)
     path = download_folder() / "playground-state.json"
     path.write_text(state_file_text(state), encoding="utf-8")
@@ -1424,9 +1275,8 @@ def _apply_state(state: PageState, session: Session, problems: list[str]) -> dic
         outputs["tools_text"],
     )
     if state.chunk:
-        outputs.update(
-            _at(session, state.chunk, *texts, *(outputs[name] for name in CHUNKING_INPUTS))
-        )
+        inputs = ReplayInputs(*(outputs[name] for name in ReplayInputs._fields))
+        outputs.update(_at(session, state.chunk, inputs))
     elif state.texts or state.template_choice:
         outputs.update(_parsed(*texts, session))
     outputs["test_results"] = _tests(outputs["template_text"], outputs["test_cases_text"])

@@ -210,53 +210,6 @@ def forget_model(key: str) -> None:
         _models.pop(key, None)
 
 
-def checked_token_count(max_new_tokens) -> int:
-    """`max_new_tokens` (a number, or its text) as an int.
-
-    Raises:
-        ValueError: it is not a whole number.
-        InputError: it is outside 1 to the limits' ``max_new_tokens``.
-    """
-    count = int(max_new_tokens)
-    cap = limits.current().max_new_tokens
-    if not 1 <= count <= cap:
-        raise InputError(f"max_new_tokens must be between 1 and {cap}.")
-    return count
-
-
-def model_prompt(loaded, template, messages: list[dict], tools, enable_thinking) -> tuple:
-    """The template to parse a generation with, and the prompt to generate from.
-
-    Args:
-        loaded: the `LoadedModel`.
-        template: the author's template (loaded), or None: the one chosen for the model.
-        messages, tools: the conversation and the tool schemas (or None).
-        enable_thinking: passed to the chat template.
-
-    Returns:
-        (template, note, prompt): `note` says why the model's template was chosen ("" for the
-        author's); `prompt` is the `Prompt` rendered under the limits (chat-template seconds,
-        prompt tokens).
-
-    Raises:
-        Whatever `choose_template` and `render_prompt` raise (ModelLoadError, LookupError,
-        TemplateError, InputError for a prompt over the limit).
-    """
-    from .model import generation
-
-    caps = limits.current()
-    template, note = generation.choose_template(loaded) if template is None else (template, "")
-    prompt = generation.render_prompt(
-        loaded,
-        messages,
-        tools,
-        enable_thinking=bool(enable_thinking),
-        seconds=caps.chat_template_seconds,
-        max_tokens=caps.prompt_tokens,
-    )
-    return template, note, prompt
-
-
 def conversation(system: str, user: str, messages_text: str) -> list[dict]:
     """The messages to render: the messages JSON when given, else system + user turns."""
     if messages_text and messages_text.strip():
@@ -278,6 +231,57 @@ def conversation(system: str, user: str, messages_text: str) -> list[dict]:
             )
     turns = [{"role": "system", "content": system}] if (system or "").strip() else []
     return turns + [{"role": "user", "content": user}]
+
+
+def checked_max_new_tokens(value) -> int:
+    """`value` as a token count a generation may ask for: 1 to PLAYGROUND_LIMITS `max_new_tokens`.
+
+    Raises InputError for a count out of that range, ValueError for one that is no number."""
+    cap = limits.current().max_new_tokens
+    count = int(value)
+    if not 1 <= count <= cap:
+        raise InputError(f"max_new_tokens must be between 1 and {cap}.")
+    return count
+
+
+def capped_prompt(loaded, messages: list[dict], tools: list | None, enable_thinking):
+    """The prompt a generation on this server starts from (`generation.Prompt`): `messages` and
+    `tools` rendered with the model's chat template in a worker killed after PLAYGROUND_LIMITS
+    `chat_template_seconds` (a chat template is code from the model's repository), refusing a
+    prompt over `prompt_tokens` tokens. `loaded`: a `generation.LoadedModel`.
+
+    Raises generation.PromptRenderError (a ValueError) when the template fails, runs too long or
+    writes too long a prompt."""
+    from .model import generation
+
+    caps = limits.current()
+    return generation.render_prompt(
+        loaded,
+        messages,
+        tools,
+        enable_thinking=bool(enable_thinking),
+        seconds=caps.chat_template_seconds,
+        max_tokens=caps.prompt_tokens,
+    )
+
+
+def sampled_stream(
+    loaded, prompt, max_new_tokens: int, temperature, top_p, seed, logits_processors=()
+):
+    """`generation.stream_generation` with the sampling settings as the page's fields and the API
+    give them: `temperature` and `top_p` numbers or numeric text, `seed` a whole number, or None
+    or "" for an unseeded generation. Raises ValueError for a setting that is no number."""
+    from .model import generation
+
+    return generation.stream_generation(
+        loaded,
+        prompt,
+        max_new_tokens=max_new_tokens,
+        temperature=float(temperature),
+        top_p=float(top_p),
+        seed=None if seed is None or seed == "" else int(seed),
+        logits_processors=logits_processors,
+    )
 
 
 def per_token_figures(live: LiveParse, tokens: int) -> list[tuple[str, str]]:
@@ -451,7 +455,7 @@ def generate(
     try:
         messages = conversation(system, user, messages_text)
         tools = read_tools(live_tools_text)
-        max_new_tokens = checked_token_count(max_new_tokens)
+        max_new_tokens = checked_max_new_tokens(max_new_tokens)
         kept, template = _run_template(use_model_template, template_text)
         key = start_loading(model_name)
     except (InputError, ValueError) as error:  # FolderError included
@@ -462,9 +466,10 @@ def generate(
             return
         try:
             loaded = get_model(model_name)
-            template, template_note, prompt = model_prompt(
-                loaded, template, messages, tools, enable_thinking
+            template, template_note = (
+                generation.choose_template(loaded) if template is None else (template, "")
             )
+            prompt = capped_prompt(loaded, messages, tools, enable_thinking)
             live = LiveParse(template, prompt.text, tools, plain=True)
             processors, note = constrained(loaded, template, tools, prompt, constrain, tool_choice)
         except (
@@ -480,14 +485,8 @@ def generate(
     run.editor(kept, use_model_template, template, template_text)
     if not (yield from _wait_for_slot(session)):
         return
-    pieces = generation.stream_generation(
-        loaded,
-        prompt,
-        max_new_tokens=max_new_tokens,
-        temperature=float(temperature),
-        top_p=float(top_p),
-        seed=None if seed is None or seed == "" else int(seed),
-        logits_processors=processors,
+    pieces = sampled_stream(
+        loaded, prompt, max_new_tokens, temperature, top_p, seed, logits_processors=processors
     )
     end = yield from run.stream(pieces, teaching_pace)
     yield run.finished(end, prompt.text, template_text, live_tools_text)

@@ -7,6 +7,15 @@ misspelt name fails when the app is built, not when a visitor clicks. A
 parameter named `event` receives the event's data as a dict (what a custom
 HTML panel sent with `trigger`, or a tab's id).
 
+Inputs that travel together (the template, the text and the chunking settings a
+replay is cut from) are one parameter: annotate it with a `NamedTuple` class
+whose fields are named like the components (`inputs: ReplayInputs`, the class
+imported under that bare name in the handler's module). `Page.listen` reads one
+component per field, Gradio sees one parameter per field in the group's place (so
+the page's listeners and their inputs are the same as with the fields spelled
+out), and the handler receives the fields packed into the tuple. A field named
+like another parameter of the handler is refused at startup.
+
 Every listener bound here is private (`api_visibility="private"`): the public
 API is `playground.api`, published with `gr.api` under stable names.
 """
@@ -53,16 +62,22 @@ class Page:
             raise AttributeError(f"the page has no component {name!r}") from None
 
     def inputs_of(self, handler: Callable) -> dict:
-        """The components a handler reads: one per parameter, by name (special parameters excluded)."""
+        """The components a handler reads: one per parameter, by name (special parameters
+        excluded), and one per field of a parameter annotated with a group of inputs
+        (`input_groups`). Raises ValueError naming a name that is no component of the page."""
+        groups = input_groups(handler)
         found = {}
         for name, parameter in inspect.signature(handler).parameters.items():
             if str(parameter.annotation) in _SPECIAL or name == EVENT:
                 continue
-            if name not in self.components:
-                raise ValueError(
-                    f"{handler.__name__} reads {name!r}, which is not a component of the page"
-                )
-            found[name] = self.components[name]
+            for field in groups[name]._fields if name in groups else (name,):
+                if field not in self.components:
+                    where = f" (a field of its {name!r})" if name in groups else ""
+                    raise ValueError(
+                        f"{handler.__name__} reads {field!r}{where}, which is not a component"
+                        " of the page"
+                    )
+                found[field] = self.components[field]
         return found
 
     def outputs_of(self, handler: Callable) -> list:
@@ -83,6 +98,7 @@ class Page:
         it the status says so and nothing else changes."""
         components = self.components
         wants_event = EVENT in inspect.signature(handler).parameters
+        groups = input_groups(handler)
         names = getattr(handler, "outputs", ())
         # Gradio reads an empty dict as one value, not as "nothing changes"; and a handler with
         # one output gets its value as it is, so a tuple of one skip would be that value.
@@ -114,6 +130,7 @@ class Page:
                 if (refusal := unreadable(named)) is not None:
                     yield to_components(refusal)
                     return
+                named = _packed(named, groups)
                 try:
                     with _job(named, heavy) as refused:
                         if refused:
@@ -131,6 +148,7 @@ class Page:
                 session_id = named.pop(_SESSION_ID, None)
                 if (refusal := unreadable(named)) is not None:
                     return to_components(refusal)
+                named = _packed(named, groups)
                 try:
                     with _job(named, heavy) as refused:
                         return to_components(
@@ -139,7 +157,7 @@ class Page:
                 finally:
                     _charged(named, session_id)
 
-        run.__signature__ = _gradio_signature(handler, wants_event)
+        run.__signature__ = _gradio_signature(handler, wants_event, groups)
         run.__annotations__ = (
             {"evt": gr.EventData, REQUEST: gr.Request} if wants_event else {REQUEST: gr.Request}
         )
@@ -172,6 +190,41 @@ class Page:
 OPEN_SESSIONS = OpenSessions()
 
 
+def input_groups(handler: Callable) -> dict[str, type]:
+    """The handler's parameters that are groups of inputs: {parameter name: its NamedTuple class}.
+
+    A group is a parameter annotated with a `NamedTuple` class, as the class itself or (under
+    `from __future__ import annotations`) as its bare name in the handler's module.
+    Raises ValueError when a field is named like another parameter of the handler (Gradio
+    would see two parameters of that name).
+    """
+    parameters = inspect.signature(handler).parameters
+    scope = getattr(inspect.unwrap(handler), "__globals__", {})
+    groups = {}
+    for name, parameter in parameters.items():
+        annotation = parameter.annotation
+        if isinstance(annotation, str):
+            annotation = scope.get(annotation)
+        if isinstance(annotation, type) and issubclass(annotation, tuple):
+            if hasattr(annotation, "_fields"):
+                groups[name] = annotation
+    fields = [field for group in groups.values() for field in group._fields]
+    clashes = sorted({field for field in fields if fields.count(field) > 1 or field in parameters})
+    if clashes:
+        raise ValueError(
+            f"{handler.__name__}: {', '.join(map(repr, clashes))} would be read twice"
+            " (a field of a group of inputs named like another parameter or field)"
+        )
+    return groups
+
+
+def _packed(named: dict, groups: dict[str, type]) -> dict:
+    """The handler's keyword arguments with each group's fields packed into its tuple."""
+    for name, group in groups.items():
+        named[name] = group(*(named.pop(field) for field in group._fields))
+    return named
+
+
 def _arguments(signature: inspect.Signature, args, kwargs, wants_event: bool) -> dict:
     """A bound handler's call as the handler's keyword arguments: the session noted as its Gradio
     session's (and its id kept under `_SESSION_ID` for `_charged`), the event data as a dict."""
@@ -202,11 +255,22 @@ def _charged(named: dict, session_id: str | None) -> None:
         )
 
 
-def _gradio_signature(handler: Callable, wants_event: bool) -> inspect.Signature:
-    """The handler's signature as Gradio must see it: `event` replaced by a positional parameter
-    annotated `gr.EventData` (which Gradio fills), and the request (`REQUEST`) added."""
+def _gradio_signature(
+    handler: Callable, wants_event: bool, groups: dict[str, type]
+) -> inspect.Signature:
+    """The handler's signature as Gradio must see it: a group of inputs replaced by one parameter
+    per field, `event` replaced by a positional parameter annotated `gr.EventData` (which Gradio
+    fills), and the request (`REQUEST`) added."""
     signature = inspect.signature(handler)
-    parameters = [p for name, p in signature.parameters.items() if name != EVENT]
+    parameters = []
+    for name, parameter in signature.parameters.items():
+        if name in groups:
+            parameters += [
+                inspect.Parameter(field, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                for field in groups[name]._fields
+            ]
+        elif name != EVENT:
+            parameters.append(parameter)
     if wants_event:
         parameters.append(
             inspect.Parameter(

@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from playground import handlers, live
 from playground.catalog import DEFAULT_SAMPLE, samples_by_id, shipped_template_text  # noqa: E402
 from playground.parse.chunking import DEMO_MODEL_PATH  # noqa: E402
+from playground.parse.replay import ReplayInputs  # noqa: E402
 from playground.parse.session import Session  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -358,7 +359,9 @@ def bench_server_ratio(size: int, template_name: str = "qwen3", repeats: int = 3
     session = Session()
     started = time.perf_counter()
     updates = list(
-        handlers.replay_play(template_text, prefix, generation, "", "chars", 1, 0, "", 0, session)
+        handlers.replay_play(
+            ReplayInputs(template_text, prefix, generation, "", "chars", 1, 0, ""), 0, session
+        )
     )
     played = time.perf_counter() - started
     print(

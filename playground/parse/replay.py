@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from engine import load_template
 
@@ -99,15 +99,35 @@ def replay_key(*inputs) -> str:
     return str(hash(json.dumps([str(i) for i in inputs])))
 
 
+class ReplayInputs(NamedTuple):
+    """The page's inputs a replay is cut from, as its components hold them (each field is named
+    like the component it comes from: a handler parameter annotated `ReplayInputs` reads all of
+    them, see `playground.wiring`).
+
+    Attributes:
+        template_text: the response template, as JSON text.
+        prefix: the prompt's end the generation continues ("" for none).
+        generation: the model's raw output to replay.
+        tools_text: the tools, as a JSON list ("" for none).
+        chunking: how the generation is cut: "tokens", "chars", "random" or "points"
+            (`chunking.make_chunks`).
+        chunk_size: characters per chunk for "chars" (a number, as the page's field gives it).
+        chunk_seed: the seed of "random" chunk sizes.
+        split_points: character offsets for "points", e.g. "5, 12, 40".
+    """
+
+    template_text: str
+    prefix: str
+    generation: str
+    tools_text: str
+    chunking: str
+    chunk_size: float | int | None
+    chunk_seed: float | int | None
+    split_points: str
+
+
 def prepare_replay(
-    template_text,
-    prefix,
-    generation,
-    tools_text,
-    how,
-    size,
-    seed,
-    points,
+    inputs: ReplayInputs,
     replay: Replay | None,
     generated: tuple[str, list[int]] | None = None,
 ) -> Replay:
@@ -118,7 +138,8 @@ def prepare_replay(
 
     Raises InputError / TemplateError for input that cannot be replayed.
     """
-    key = replay_key(template_text, prefix, generation, tools_text, how, size, seed, points)
+    template_text, prefix, generation, tools_text, how, size, seed, points = inputs
+    key = replay_key(*inputs)
     if replay is not None and replay.key == key:
         return replay
     template = read_template(template_text)

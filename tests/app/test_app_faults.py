@@ -15,7 +15,7 @@ import pytest
 from engine.template_files import load_template_file
 from playground import catalog, handlers, live
 from playground.authoring.chat_template_check import CheckOutcome, matrix_html, root_causes
-from playground.parse.replay import prepare_replay
+from playground.parse.replay import ReplayInputs, prepare_replay
 from playground.parse.session import Session
 from playground.wiring import Page
 from tests.support.paths import ROOT
@@ -85,7 +85,7 @@ def test_the_anchor_not_in_the_prefix_is_the_headline():
 def test_stop_after_steps_finalizes_the_parse_there():
     session = Session()
     loaded = handlers.load_sample(QWEN3.id, session)
-    args = (
+    inputs = ReplayInputs(
         loaded["template_text"],
         QWEN3.prefix,
         QWEN3.generation,
@@ -96,7 +96,7 @@ def test_stop_after_steps_finalizes_the_parse_there():
         "",
     )
     for _ in range(5):
-        stepped = handlers.replay_step(*args, session)
+        stepped = handlers.replay_step(inputs, session)
     assert json.loads(stepped["message_json"]) == {"role": "assistant"}
     stopped = handlers.replay_stop(session)
     assert json.loads(stopped["message_json"]) == {
@@ -184,7 +184,7 @@ def test_using_a_template_that_claims_nothing_does_not_say_parsed():
 def test_token_boundaries_are_off_after_the_run_unless_asked_and_the_label_follows():
     session = Session()
     loaded = handlers.load_sample(QWEN3.id, session)
-    args = (
+    inputs = ReplayInputs(
         loaded["template_text"],
         QWEN3.prefix,
         QWEN3.generation,
@@ -194,11 +194,11 @@ def test_token_boundaries_are_off_after_the_run_unless_asked_and_the_label_follo
         0,
         "",
     )
-    streaming = handlers.replay_step(*args, session)
+    streaming = handlers.replay_step(inputs, session)
     assert (
         streaming["message_json"].label == "Message so far (streaming: the regions closed so far)"
     )
-    ended = handlers.replay_seek(10**6, *args, session)
+    ended = handlers.replay_seek(10**6, inputs, session)
     assert ended["message_json"].label == "Message"
     assert "rt-tok-odd" not in ended["region_map"]
     shown = handlers.set_display(False, False, "", "", 1, session, show_tokens=True)
@@ -230,7 +230,7 @@ def test_an_invalid_template_shows_its_error_alone_over_the_stale_parse():
 def test_a_replay_after_generate_live_steps_through_the_models_tokens():
     session = Session()
     session.generated = (QWEN3.generation, [4, 9, 26])
-    replay = prepare_replay(
+    inputs = ReplayInputs(
         catalog.shipped_template_text("qwen3"),
         QWEN3.prefix,
         QWEN3.generation,
@@ -239,9 +239,8 @@ def test_a_replay_after_generate_live_steps_through_the_models_tokens():
         1,
         0,
         "",
-        None,
-        session.generated,
     )
+    replay = prepare_replay(inputs, None, session.generated)
     assert replay.chunks[:4] == [
         QWEN3.generation[:4],
         QWEN3.generation[4:9],
@@ -286,21 +285,24 @@ def test_copy_as_code_runs_and_gives_the_message_on_screen(capsys):
     session = Session()
     loaded = handlers.load_sample(QWEN3.id, session)
     out = handlers.copy_as_code(
-        loaded["template_text"],
-        QWEN3.prefix,
-        QWEN3.generation,
-        loaded["tools_text"],
-        "chars",
-        3,
-        0,
-        "",
+        ReplayInputs(
+            loaded["template_text"],
+            QWEN3.prefix,
+            QWEN3.generation,
+            loaded["tools_text"],
+            "chars",
+            3,
+            0,
+            "",
+        )
     )
     scope: dict = {}
     exec(compile(out["code_snippet"], "snippet", "exec"), scope)  # noqa: S102 - our own snippet, run as a user would
     assert scope["message"] == session.view.message and scope["streamed"] == session.view.message
+    broken = ReplayInputs("{", "", "", "", "chars", 1, 0, "")
     assert (
-        "error" in handlers.copy_as_code("{", "", "", "", "chars", 1, 0, "")["share_warning"]
-        or handlers.copy_as_code("{", "", "", "", "chars", 1, 0, "")["share_warning"]
+        "error" in handlers.copy_as_code(broken)["share_warning"]
+        or handlers.copy_as_code(broken)["share_warning"]
     )
 
 

@@ -22,6 +22,7 @@ from playground.panels.explain import explain
 from playground.panels.markup import visible_whitespace
 from playground.parse import chunking
 from playground.parse.parse_view import ParseView
+from playground.parse.replay import ReplayInputs
 from playground.parse.session import Session
 from playground.server import input_readers, limits
 from tests.support.grammar_bombs import CALL_LIST_TEMPLATE, doubling_tools, many_optional_fields
@@ -249,24 +250,24 @@ def test_make_chunks():
 
 def test_replay_steps_to_the_end_and_passes_the_stream_check():
     session = Session()
-    args = (SMOL_TEXT, PREFIX, GENERATION, "", "chars", 20, 0, "")
-    out = handlers.replay_step(*args, session)
+    inputs = ReplayInputs(SMOL_TEXT, PREFIX, GENERATION, "", "chars", 20, 0, "")
+    out = handlers.replay_step(inputs, session)
     replay = session.replay
     assert replay.position == 1 and len(replay.chunks) == 7
     while replay.position < len(replay.chunks):
-        out = handlers.replay_step(*args, session)
+        out = handlers.replay_step(inputs, session)
         replay = session.replay
     assert session.view.message == EXPECTED
     assert 'data-passed="true"' in out["stream_check"]
     # One more step starts over.
-    handlers.replay_step(*args, session)
+    handlers.replay_step(inputs, session)
     assert session.replay.position == 0
 
 
 def test_held_text_is_shown_pending_while_streaming():
-    args = (SMOL_TEXT, PREFIX, "ab<thi", "", "chars", 3, 0, "")
+    inputs = ReplayInputs(SMOL_TEXT, PREFIX, "ab<thi", "", "chars", 3, 0, "")
     session = Session()
-    out = handlers.replay_step(*args, session)
+    out = handlers.replay_step(inputs, session)
     assert session.view.finished is False
     assert '<span class="rt-held' in out[MAP] and ">&lt;</span>" in out[MAP]
     held = len(session.view.spans) - 1
@@ -292,7 +293,9 @@ def test_the_stream_check_has_a_time_budget(monkeypatch):
 def test_play_throttles_and_ends_with_the_check():
     session = Session()
     outputs = list(
-        handlers.replay_play(SMOL_TEXT, PREFIX, GENERATION, "", "chars", 1, 0, "", 0, session)
+        handlers.replay_play(
+            ReplayInputs(SMOL_TEXT, PREFIX, GENERATION, "", "chars", 1, 0, ""), 0, session
+        )
     )
     assert len(outputs) <= 3  # a fast replay is not one update per chunk
     last = outputs[-1]

@@ -4,6 +4,7 @@ fit, authoring help, big inputs, replay transport, share and export, the public 
 from __future__ import annotations
 
 import html
+import inspect
 import json
 import re
 import threading
@@ -16,9 +17,11 @@ from engine.authoring.pattern_explain import top_level_alternatives
 from engine.authoring.samples import load_samples
 from playground import api, catalog, handlers, live
 from playground.authoring.diagnostics import apply_fix, findings
+from playground.outputs import produces
 from playground.panels.event_log import PAGE_ROWS
 from playground.panels.explain import explain
 from playground.panels.field_reference import field_keys, reference_html
+from playground.parse.replay import ReplayInputs
 from playground.parse.session import Session
 from playground.server import queues
 from playground.wiring import Page
@@ -352,9 +355,9 @@ def test_the_chat_view_and_the_message_panel_stay_bounded():
 
 def test_step_back_and_the_scrubber_move_the_replay_both_ways():
     session = Session()
-    args = (SMOL_TEXT, PREFIX, GENERATION, "", "chars", 10, 0, "")
+    inputs = ReplayInputs(SMOL_TEXT, PREFIX, GENERATION, "", "chars", 10, 0, "")
     for _ in range(3):
-        out = handlers.replay_step(*args, session)
+        out = handlers.replay_step(inputs, session)
     chunks = -(-len(GENERATION) // 10)
     assert session.replay.position == 3 and out["scrubber"] == {"value": 3, "maximum": chunks}
     # Every other chunk is underlined (the second of three here), and the last feed outlined.
@@ -362,15 +365,15 @@ def test_step_back_and_the_scrubber_move_the_replay_both_ways():
         re.findall(r'class="[^"]*rt-tok-odd[^"]*"[^>]*>([^<]*)<', out["region_map"])
     )
     assert html.unescape(underlined) == GENERATION[10:20] and "rt-now" in out["region_map"]
-    out = handlers.replay_back(*args, session)
+    out = handlers.replay_back(inputs, session)
     assert session.replay.position == 2 and f"chunk 2 / {chunks}" in out["status"]
-    out = handlers.replay_seek(chunks, *args, session)
+    out = handlers.replay_seek(chunks, inputs, session)
     assert (
         session.view.finished
         and session.view.message == EXPECTED
         and 'data-passed="true"' in out["stream_check"]
     )
-    out = handlers.replay_seek(5, *args, session)
+    out = handlers.replay_seek(5, inputs, session)
     assert session.replay.position == 5 and not session.view.finished
 
 
@@ -378,7 +381,7 @@ def test_stop_during_play_leaves_a_finalized_parse():
     session = Session()
     generation = GENERATION + "x" * 3000
     updates = handlers.replay_play(
-        SMOL_TEXT, PREFIX, generation, "", "chars", 1, 0, "", 200, session
+        ReplayInputs(SMOL_TEXT, PREFIX, generation, "", "chars", 1, 0, ""), 200, session
     )
     next(updates)
     threading.Timer(
@@ -394,7 +397,9 @@ def test_playing_a_huge_input_coalesces_updates_and_draws_only_the_end():
     session = Session()
     generation = "word " * 40_000  # 200,000 characters, one chunk each
     updates = list(
-        handlers.replay_play(SMOL_TEXT, PREFIX, generation, "", "chars", 1, 0, "", 0, session)
+        handlers.replay_play(
+            ReplayInputs(SMOL_TEXT, PREFIX, generation, "", "chars", 1, 0, ""), 0, session
+        )
     )
     assert len(updates) < 200  # far fewer updates than chunks
     playing = [
@@ -418,10 +423,9 @@ def test_a_state_too_big_for_a_link_is_said_and_the_state_file_restores_it(tmp_p
     rng = random.Random(3)
     generation = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(20_000))
     session = Session(tab="paste")
-    handlers.replay_step(SMOL_TEXT, PREFIX, generation, "", "chars", 500, 0, "", session)
-    out = handlers.share(
-        QWEN3, "", "chars", 500, 0, "", SMOL_TEXT, PREFIX, generation, "", "", session
-    )
+    inputs = ReplayInputs(SMOL_TEXT, PREFIX, generation, "", "chars", 500, 0, "")
+    handlers.replay_step(inputs, session)
+    out = handlers.share(QWEN3, "", inputs, "", session)
     assert "too big for a link" in out["share_warning"] and "generation" in out["share_warning"]
     assert "state=" not in out["share_link"] and "chunk=1" in out["share_link"]
     restored_session = Session()
@@ -436,11 +440,10 @@ def test_a_state_too_big_for_a_link_is_said_and_the_state_file_restores_it(tmp_p
 
 def test_a_small_state_travels_in_the_link_with_its_tab_and_position():
     session = Session(tab="template")
-    handlers.replay_step(SMOL_TEXT, PREFIX, GENERATION, "", "chars", 20, 0, "", session)
-    handlers.replay_step(SMOL_TEXT, PREFIX, GENERATION, "", "chars", 20, 0, "", session)
-    out = handlers.share(
-        QWEN3, "", "chars", 20, 0, "", SMOL_TEXT, PREFIX, GENERATION, "", "", session
-    )
+    inputs = ReplayInputs(SMOL_TEXT, PREFIX, GENERATION, "", "chars", 20, 0, "")
+    handlers.replay_step(inputs, session)
+    handlers.replay_step(inputs, session)
+    out = handlers.share(QWEN3, "", inputs, "", session)
     assert out["share_warning"] == ""
     params = dict(parse_qsl(out["share_link"][1:]))
     assert (params["tab"], params["chunk"], params["chunking"]) == ("template", "2", "chars:20")
@@ -563,6 +566,49 @@ def test_the_wiring_refuses_a_handler_reading_or_writing_a_missing_component():
             ValueError, match=r"writes \['diagnostics'\], which are not components of the page"
         ):
             page.listen(page.status.click, handlers.diagnose)
+
+
+def test_a_group_of_inputs_is_read_field_by_field_and_reaches_the_handler_packed():
+    import gradio as gr
+
+    @produces("status")
+    def echo(scrubber: float, inputs: ReplayInputs, session: Session) -> dict:
+        return {"status": f"{scrubber:g} {inputs!r}"}
+
+    with gr.Blocks():
+        page = Page()
+        for name in ("status", "scrubber", *ReplayInputs._fields, "session"):
+            setattr(page, name, gr.Textbox() if name != "session" else gr.State())
+        fields = list(ReplayInputs._fields)
+        assert list(page.inputs_of(echo)) == ["scrubber", *fields, "session"]
+        bound = page.bound(echo)
+        assert list(inspect.signature(bound).parameters) == [
+            "scrubber",
+            *fields,
+            "session",
+            "gradio_request",
+        ]
+        values = ("{}", "p", "g", "", "chars", 2, 0, "")
+        assert list(bound(3.0, *values, Session()).values()) == [
+            "3 ReplayInputs(template_text='{}', prefix='p', generation='g', tools_text='',"
+            " chunking='chars', chunk_size=2, chunk_seed=0, split_points='')"
+        ]
+        # A field's text is checked like any input's: a lone surrogate is refused by name.
+        (refused,) = bound(3.0, "{}", "\ud800", *values[2:], Session()).values()
+        assert "The prefix" in refused and "rt-status-error" in refused
+
+        @produces("status")
+        def clashing(prefix: str, inputs: ReplayInputs) -> dict:
+            return {}
+
+        with pytest.raises(ValueError, match="clashing: 'prefix' would be read twice"):
+            page.inputs_of(clashing)
+        del page.components["split_points"]
+        with pytest.raises(
+            ValueError,
+            match="echo reads 'split_points' \\(a field of its 'inputs'\\), which is not a component",
+        ):
+            page.listen(page.status.change, echo)
 
 
 def test_each_kind_of_work_has_its_own_queue():
