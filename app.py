@@ -638,22 +638,16 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
         text, ended = live.load_status(model_name)
         return text, gr.Timer(active=not ended)
 
-    model_status_timer.tick(
-        show_load_status,
-        page.model_name,
-        [model_status, model_status_timer],
-        queue=False,
-        show_progress="hidden",
-        api_visibility="private",
-    )
-    opened.then(
-        show_load_status,
-        page.model_name,
-        [model_status, model_status_timer],
-        queue=False,
-        show_progress="hidden",
-        api_visibility="private",
-    )
+    # Shown once the page has opened, then on each tick of the timer.
+    for listen in (model_status_timer.tick, opened.then):
+        listen(
+            show_load_status,
+            page.model_name,
+            [model_status, model_status_timer],
+            queue=False,
+            show_progress="hidden",
+            api_visibility="private",
+        )
     page.listen(page.share_button.click, handlers.share).then(
         None, page.share_link, page.share_link, js=SHARE_JS
     )

@@ -628,14 +628,22 @@ def command_export(args, console: Console) -> int:
     return 0 if exported.servable else 1
 
 
+def _template_command(commands, name: str, help: str) -> argparse.ArgumentParser:
+    """Subcommand `name` of `commands` (argparse subparsers), its first argument the template
+    (a template JSON file, plain or a templates/ wrapper, or a family name); returns its parser."""
+    command = commands.add_parser(name, help=help)
+    command.add_argument(
+        "template", help="template JSON file (plain or templates/ wrapper) or family name"
+    )
+    return command
+
+
 def add_grammar_commands(commands) -> None:
     """The ``grammar`` and ``export`` commands."""
-    grammar = commands.add_parser(
+    grammar = _template_command(
+        commands,
         "grammar",
         help="the grammar of every output a template reads back, for constrained generation (exit 1 when none honours the request)",
-    )
-    grammar.add_argument(
-        "template", help="template JSON file (plain or templates/ wrapper) or family name"
     )
     grammar.add_argument(
         "--tools",
@@ -656,12 +664,10 @@ def add_grammar_commands(commands) -> None:
         "--tokenizer",
         help="a local tokenizer folder: with --format lark, its special tokens are written as tokens",
     )
-    export = commands.add_parser(
+    export = _template_command(
+        commands,
         "export",
         help="rewrite a template for a serving runtime (exit 1 when it still refuses something)",
-    )
-    export.add_argument(
-        "template", help="template JSON file (plain or templates/ wrapper) or family name"
     )
     export.add_argument("--for", dest="target", required=True, choices=TARGETS, help="the runtime")
     export.add_argument("--output", help="the file to write (default: stdout)")
@@ -717,11 +723,8 @@ def _add_on_error(command: argparse.ArgumentParser) -> None:
 
 
 def _add_check_and_lint(commands) -> None:
-    check = commands.add_parser(
-        "check", help="lint a template and run it over a samples file (exit 1 on failure)"
-    )
-    check.add_argument(
-        "template", help="template JSON file (plain or templates/ wrapper) or family name"
+    check = _template_command(
+        commands, "check", help="lint a template and run it over a samples file (exit 1 on failure)"
     )
     check.add_argument("samples", help="samples JSON file (format: samples/README.md)")
     check.add_argument(
@@ -752,12 +755,10 @@ def _add_check_and_lint(commands) -> None:
 
 
 def _add_chat_template_commands(commands) -> None:
-    conformance = commands.add_parser(
+    conformance = _template_command(
+        commands,
         "conformance",
         help="check a template against a model's chat template (exit 0 all pass, 1 some fail, 2 nothing renderable)",
-    )
-    conformance.add_argument(
-        "template", help="template JSON file (plain or templates/ wrapper) or family name"
     )
     add_chat_template_source(conformance)
     conformance.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -783,11 +784,8 @@ def _add_parse_and_explain(commands) -> None:
 
 
 def _add_batch(commands) -> None:
-    batch = commands.add_parser(
-        "batch", help="parse every row of a JSONL or Parquet file (see docs/batch.md)"
-    )
-    batch.add_argument(
-        "template", help="template JSON file (plain or templates/ wrapper) or family name"
+    batch = _template_command(
+        commands, "batch", help="parse every row of a JSONL or Parquet file (see docs/batch.md)"
     )
     batch.add_argument(
         "input", help="input file: .jsonl/.ndjson or .parquet/.pq, one generation a row"

@@ -32,6 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -107,114 +108,123 @@ def bench_export(repeats: int = 5) -> None:
     return uploaded
 
 
-def bench_browser(size: int, config_path: Path) -> None:
-    if not CHROMIUM.exists():
-        print("browser: skipped (no /usr/bin/chromium)")
-        return
+@contextmanager
+def parsed_page(query: str = ""):
+    """The app started in a child process and opened in headless Chromium (1440x900, two
+    minutes' timeout a step) at `query` (``"?tab=paste"``; "" for the front page), once the
+    first parse shows in the status; yields the playwright ``Page``. The browser and the app
+    are closed after, also on an error."""
     from playwright.sync_api import sync_playwright
 
     from tests.support.app_server import CHROMIUM_ARGS, start_app
 
-    prefix, generation = pasted_generation(size)
     process, url = start_app()
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(
                 executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
             )
-            page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
-            page.set_default_timeout(120_000)
-            page.goto(url)
-            page.wait_for_function(
-                "() => document.querySelector('#status') && document.querySelector('#status').innerText.includes('Parsed')"
-            )
-            page.get_by_role("tab", name="Paste & parse").click()
-            # Put the text in the boxes at once, as a paste does; the page re-parses after the pause.
-            page.evaluate(
-                """([prefix, generation]) => {
-                    for (const [id, text] of [['prefix', prefix], ['generation', generation]]) {
-                        const box = document.querySelector('#' + id + ' textarea');
-                        box.value = text; box.dispatchEvent(new Event('input'));
-                    }
-                }""",
-                [prefix, generation],
-            )
-            shown = "(characters) => document.querySelector('#live-figures').textContent.includes(characters)"
-            page.wait_for_function(shown, arg=f"{len(generation):,}")
-            # Then time edits: one more character, Ctrl+Enter, until the new parse is painted.
-            box = page.locator("#generation textarea")
-            timings = []
-            for added in range(1, 4):
-                box.focus()
-                page.keyboard.press("Control+End")
-                page.keyboard.type("x")
-                started = time.perf_counter()
-                page.keyboard.press("Control+Enter")
-                page.wait_for_function(shown, arg=f"{len(generation) + added:,}")
-                page.evaluate(
-                    "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
-                )
-                timings.append(time.perf_counter() - started)
-                time.sleep(1)
-            spans = page.locator("#region-map-body span").count()
-            print(
-                f"browser: paste+parse+render of {len(generation):,} characters ({spans:,} map spans), Ctrl+Enter to painted: {best(timings)} (target < 1000 ms)"
-            )
-
-            page.get_by_role("tab", name="Template").click()
-            timings = []
-            link = "() => (document.querySelector('#tokenizer-config-file a') || {}).href || ''"
-            config = json.loads(config_path.read_text())
-            for round_number in range(3):
-                # A config of its own each round: equal files share one download link.
-                config["model_max_length"] = 1000 + round_number
-                config_path.write_text(json.dumps(config, indent=2))
-                page.locator("#tokenizer-config-upload input[type=file]").set_input_files(
-                    str(config_path)
-                )
-                page.wait_for_selector("#tokenizer-config-upload a", state="attached")
-                before = page.evaluate(link)
-                started = time.perf_counter()
-                page.locator("#export-button").click()
+            try:
+                page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
+                page.set_default_timeout(120_000)
+                page.goto(url + query)
                 page.wait_for_function(
-                    f"(before) => ({link})() && ({link})() !== before", arg=before
+                    "() => document.querySelector('#status') && document.querySelector('#status').innerText.includes('Parsed')"
                 )
-                timings.append(time.perf_counter() - started)
-                page.locator("#tokenizer-config-upload button[aria-label='Clear']").first.click()
-            print(
-                f"browser: export merged into an uploaded tokenizer_config.json, click to both files ready: {best(timings)} (target < 1000 ms)"
-            )
-
-            page.locator("#replay-settings").click()
-            page.get_by_label("every N characters").check()
-            page.locator("#chunk-size input").fill("1")
-            page.locator("#speed input[type=number]").fill("0")
-            page.locator("#speed input[type=number]").press("Enter")
-            page.locator("#play-button").click()
-            page.wait_for_function(
-                "() => document.querySelector('#status').textContent.includes('streaming')"
-            )
-            time.sleep(1)  # the whole replay takes a few seconds: stop it halfway
-            started = time.perf_counter()
-            page.locator("#stop-play-button").click()
-            page.wait_for_function(
-                "() => ['Stopped at chunk', 'Parsed'].some((text) => document.querySelector('#status').textContent.includes(text))"
-            )
-            stopped = time.perf_counter() - started
-            if "Stopped at chunk" not in page.locator("#status").inner_text():
-                print(
-                    "browser: Stop: the replay ended before Stop was pressed (run again on a busier input)"
-                )
+                yield page
+            finally:
                 browser.close()
-                return
-            position = page.locator("#live-figures").inner_text().replace("\n", " ")
-            print(
-                f"browser: Stop during a one-character replay of {len(generation):,} characters: {stopped * 1000:.0f} ms to a finalized parse ({position}) (target < 1000 ms)"
-            )
-            browser.close()
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def bench_browser(size: int, config_path: Path) -> None:
+    if not CHROMIUM.exists():
+        print("browser: skipped (no /usr/bin/chromium)")
+        return
+    prefix, generation = pasted_generation(size)
+    with parsed_page() as page:
+        page.get_by_role("tab", name="Paste & parse").click()
+        # Put the text in the boxes at once, as a paste does; the page re-parses after the pause.
+        page.evaluate(
+            """([prefix, generation]) => {
+                for (const [id, text] of [['prefix', prefix], ['generation', generation]]) {
+                    const box = document.querySelector('#' + id + ' textarea');
+                    box.value = text; box.dispatchEvent(new Event('input'));
+                }
+            }""",
+            [prefix, generation],
+        )
+        shown = "(characters) => document.querySelector('#live-figures').textContent.includes(characters)"
+        page.wait_for_function(shown, arg=f"{len(generation):,}")
+        # Then time edits: one more character, Ctrl+Enter, until the new parse is painted.
+        box = page.locator("#generation textarea")
+        timings = []
+        for added in range(1, 4):
+            box.focus()
+            page.keyboard.press("Control+End")
+            page.keyboard.type("x")
+            started = time.perf_counter()
+            page.keyboard.press("Control+Enter")
+            page.wait_for_function(shown, arg=f"{len(generation) + added:,}")
+            page.evaluate(
+                "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+            )
+            timings.append(time.perf_counter() - started)
+            time.sleep(1)
+        spans = page.locator("#region-map-body span").count()
+        print(
+            f"browser: paste+parse+render of {len(generation):,} characters ({spans:,} map spans), Ctrl+Enter to painted: {best(timings)} (target < 1000 ms)"
+        )
+
+        page.get_by_role("tab", name="Template").click()
+        timings = []
+        link = "() => (document.querySelector('#tokenizer-config-file a') || {}).href || ''"
+        config = json.loads(config_path.read_text())
+        for round_number in range(3):
+            # A config of its own each round: equal files share one download link.
+            config["model_max_length"] = 1000 + round_number
+            config_path.write_text(json.dumps(config, indent=2))
+            page.locator("#tokenizer-config-upload input[type=file]").set_input_files(
+                str(config_path)
+            )
+            page.wait_for_selector("#tokenizer-config-upload a", state="attached")
+            before = page.evaluate(link)
+            started = time.perf_counter()
+            page.locator("#export-button").click()
+            page.wait_for_function(f"(before) => ({link})() && ({link})() !== before", arg=before)
+            timings.append(time.perf_counter() - started)
+            page.locator("#tokenizer-config-upload button[aria-label='Clear']").first.click()
+        print(
+            f"browser: export merged into an uploaded tokenizer_config.json, click to both files ready: {best(timings)} (target < 1000 ms)"
+        )
+
+        page.locator("#replay-settings").click()
+        page.get_by_label("every N characters").check()
+        page.locator("#chunk-size input").fill("1")
+        page.locator("#speed input[type=number]").fill("0")
+        page.locator("#speed input[type=number]").press("Enter")
+        page.locator("#play-button").click()
+        page.wait_for_function(
+            "() => document.querySelector('#status').textContent.includes('streaming')"
+        )
+        time.sleep(1)  # the whole replay takes a few seconds: stop it halfway
+        started = time.perf_counter()
+        page.locator("#stop-play-button").click()
+        page.wait_for_function(
+            "() => ['Stopped at chunk', 'Parsed'].some((text) => document.querySelector('#status').textContent.includes(text))"
+        )
+        stopped = time.perf_counter() - started
+        if "Stopped at chunk" not in page.locator("#status").inner_text():
+            print(
+                "browser: Stop: the replay ended before Stop was pressed (run again on a busier input)"
+            )
+            return
+        position = page.locator("#live-figures").inner_text().replace("\n", " ")
+        print(
+            f"browser: Stop during a one-character replay of {len(generation):,} characters: {stopped * 1000:.0f} ms to a finalized parse ({position}) (target < 1000 ms)"
+        )
 
 
 # In the page: a paste into both boxes (as the browser fires it), resolved once the figures show
@@ -265,54 +275,31 @@ def bench_felt(size: int, repeats: int = 3) -> None:
     if not CHROMIUM.exists():
         print("felt: skipped (no /usr/bin/chromium)")
         return
-    from playwright.sync_api import sync_playwright
-
-    from tests.support.app_server import CHROMIUM_ARGS, start_app
-
     prefix, generation = pasted_generation(size)
-    process, url = start_app()
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-            )
-            page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
-            page.set_default_timeout(120_000)
-            page.goto(url + "?tab=paste")
-            page.wait_for_function(
-                "() => document.querySelector('#status') && document.querySelector('#status').innerText.includes('Parsed')"
-            )
-            page.wait_for_selector(
-                "#generation textarea"
-            )  # the link's tab opens after the first paint
-            paste, click, loads = [], [], []
-            for round_number in range(repeats):
-                text = generation + "x" * round_number
-                loads.append(load_average())
-                paste.append(
-                    page.evaluate(PASTE_TO_PAINT_JS, [prefix, text, f"{len(text):,}"]) / 1000
-                )
-                spans = page.locator("#region-map-body [data-i]")
-                for pick in (5, 40, 200):
-                    target = spans.nth(pick)
-                    target.scroll_into_view_if_needed()
-                    page.wait_for_timeout(300)
-                    page.evaluate(CLICK_TO_PAINT_JS)
-                    target.click()
-                    click.append(page.evaluate("() => window.__felt") / 1000)
-            count = page.locator("#region-map-body [data-i]").count()
-            print(
-                f"felt: paste {len(generation):,} characters to the map painted ({count:,} spans): "
-                f"{best(paste)} (target < 1500 ms; {', '.join(loads)})"
-            )
-            print(
-                f"felt: click a stretch of that map to #explain painted: {best(click)} over {len(click)} clicks "
-                f"(target < 200 ms; {load_average()})"
-            )
-            browser.close()
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with parsed_page("?tab=paste") as page:
+        page.wait_for_selector("#generation textarea")  # the link's tab opens after the first paint
+        paste, click, loads = [], [], []
+        for round_number in range(repeats):
+            text = generation + "x" * round_number
+            loads.append(load_average())
+            paste.append(page.evaluate(PASTE_TO_PAINT_JS, [prefix, text, f"{len(text):,}"]) / 1000)
+            spans = page.locator("#region-map-body [data-i]")
+            for pick in (5, 40, 200):
+                target = spans.nth(pick)
+                target.scroll_into_view_if_needed()
+                page.wait_for_timeout(300)
+                page.evaluate(CLICK_TO_PAINT_JS)
+                target.click()
+                click.append(page.evaluate("() => window.__felt") / 1000)
+        count = page.locator("#region-map-body [data-i]").count()
+        print(
+            f"felt: paste {len(generation):,} characters to the map painted ({count:,} spans): "
+            f"{best(paste)} (target < 1500 ms; {', '.join(loads)})"
+        )
+        print(
+            f"felt: click a stretch of that map to #explain painted: {best(click)} over {len(click)} clicks "
+            f"(target < 200 ms; {load_average()})"
+        )
 
 
 def bench_server_ratio(size: int, template_name: str = "qwen3", repeats: int = 3) -> None:

@@ -370,6 +370,19 @@ def _looks_like_reasoning(spec: FieldSpec) -> bool:
     return any(word in text for word in _REASONING_WORDS for text in texts)
 
 
+def _closed_reasoning_fields(fields: list[FieldSpec]) -> list[FieldSpec]:
+    """The explicit fields of `fields` that look like reasoning, have a close, and are not tool
+    calls (the regions a tool call or the message's end may cut short), in order."""
+    return [
+        spec
+        for spec in fields
+        if not spec.implicit
+        and spec.close is not None
+        and _looks_like_reasoning(spec)
+        and not spec.is_tool_call
+    ]
+
+
 def _field_checks(spec: FieldSpec) -> list[Diagnostic]:
     found = []
     if (
@@ -452,14 +465,7 @@ def _tool_call_checks(fields: list[FieldSpec]) -> list[Diagnostic]:
                     f"use close_pattern {json_safe_close(close.literals[0])!r} (close only after a brace)",
                 )
             )
-    for spec in fields:
-        if (
-            spec.implicit
-            or spec.close is None
-            or not _looks_like_reasoning(spec)
-            or spec.is_tool_call
-        ):
-            continue
+    for spec in _closed_reasoning_fields(fields):
         for tool in tool_fields:
             samples = tool.open.literals or ()
             if not samples:
@@ -501,14 +507,7 @@ def _tool_call_pattern_swallowed_by_reasoning(
     """
     implicit = template.implicit_field
     found = []
-    for spec in fields:
-        if (
-            spec.implicit
-            or spec.close is None
-            or not _looks_like_reasoning(spec)
-            or spec.is_tool_call
-        ):
-            continue
+    for spec in _closed_reasoning_fields(fields):
         if (
             implicit is not None
             and implicit.close is not None

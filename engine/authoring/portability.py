@@ -29,6 +29,7 @@ import re._constants as sre
 import re._parser as sre_parser
 import warnings
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from ..template import ResponseTemplate, load_template
@@ -81,22 +82,31 @@ class Finding:
     suggestion: str = ""
 
 
-def _refuses(
-    target: str, path: str, what: str, code: str, suggestion: str = "", source: str | None = None
+_VERDICTS = {"error": "refuses this template", "warning": "reads this differently"}
+
+
+def _finding(
+    severity: str,
+    target: str,
+    path: str,
+    what: str,
+    code: str,
+    suggestion: str = "",
+    source: str | None = None,
 ) -> Finding:
+    """A `Finding` of `severity` (``"error"``: `target` refuses the template; ``"warning"``: it
+    reads it differently) at template path `path`, its message naming where the rule is
+    written down (`SOURCES` of `source`, or of `target` when None)."""
     where = SOURCES[source or target]
     return Finding(
-        "error", code, path, f"{target} refuses this template: {what} ({where})", suggestion
+        severity, code, path, f"{target} {_VERDICTS[severity]}: {what} ({where})", suggestion
     )
 
 
-def _differs(
-    target: str, path: str, what: str, code: str, suggestion: str = "", source: str | None = None
-) -> Finding:
-    where = SOURCES[source or target]
-    return Finding(
-        "warning", code, path, f"{target} reads this differently: {what} ({where})", suggestion
-    )
+# `_refuses(target, path, what, code, suggestion="", source=None)`: an error finding.
+_refuses = partial(_finding, "error")
+# `_differs(target, path, what, code, suggestion="", source=None)`: a warning finding.
+_differs = partial(_finding, "warning")
 
 
 def target_diagnostics(template, target: str) -> list[Finding]:

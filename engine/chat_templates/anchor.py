@@ -93,14 +93,8 @@ def set_header(parts: Parts, header: str, first: dict[str, str], shared: bool = 
                 if shared
                 else ""
             ),
-            Render(
-                probe.label("first turn, no generation prompt"),
-                probe.render(probe.history("first-turn")) or "",
-            ),
-            Render(
-                probe.label("first turn, with the generation prompt"),
-                probe.prompt("first-turn") or "",
-            ),
+            probe.first_turn_render(),
+            probe.first_prompt_render(),
         )
     for mode, text in first.items():
         # What the parser sees after the anchor (its trailing blanks included).

@@ -161,13 +161,7 @@ def json_list_shape(sections: Sections) -> Shape | None:
         if None in paths or len(set(paths)) != 1:
             continue
         name_path, arguments_path = paths[0]
-        transform = {
-            "type": "function",
-            "function": {
-                "name": _placeholder(name_path),
-                "arguments": _placeholder(arguments_path),
-            },
-        }
+        transform = _paths_transform(name_path, arguments_path)
         return Shape(
             "a JSON list of calls",
             "json",
@@ -179,6 +173,15 @@ def json_list_shape(sections: Sections) -> Shape | None:
             payload_start="[",
         )
     return None
+
+
+def _paths_transform(name_path: tuple[str, ...], arguments_path: tuple[str, ...]) -> dict:
+    """The transform of a call whose function name and arguments lie at these key paths of
+    the call's JSON value (tuples of keys: ``("content", "name")``)."""
+    return {
+        "type": "function",
+        "function": {"name": _placeholder(name_path), "arguments": _placeholder(arguments_path)},
+    }
 
 
 def _json_list_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, int]] | None:
@@ -196,13 +199,7 @@ def json_call_shape(sections: Sections) -> Shape | None:
         paths = call_paths(value, ALPHA, ALPHA_ARGUMENTS) if isinstance(value, dict) else None
         if paths:
             name_path, arguments_path = (("content",) + path for path in paths)
-            transform = {
-                "type": "function",
-                "function": {
-                    "name": _placeholder(name_path),
-                    "arguments": _placeholder(arguments_path),
-                },
-            }
+            transform = _paths_transform(name_path, arguments_path)
             return Shape(
                 "a JSON object per call, the name inside",
                 "json",
@@ -227,19 +224,50 @@ def _json_call_spans(section: str, names: tuple[str, ...]) -> list[tuple[int, in
     return spans if len(spans) == len(names) else None
 
 
+def _name_outside_shape(
+    description: str,
+    content: str,
+    content_args: dict,
+    spans: Callable[[str, tuple[str, ...]], list[tuple[int, int]] | None],
+    json_like: bool = True,
+) -> Shape:
+    """A `Shape` whose payload holds the arguments alone, the function name written before it:
+    one call a region, the transform taking the name from ``{name}`` and the arguments from
+    the content."""
+    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    return Shape(
+        description,
+        content,
+        content_args,
+        transform,
+        False,
+        spans,
+        json_like=json_like,
+        name_outside=True,
+    )
+
+
+def _argument_places(text: str) -> tuple[int, int, int, int] | None:
+    """Where the probe call's string argument and number argument lie in `text`:
+    (string key, string value, number key, number value) offsets, each found after the one
+    before it; None when one is missing."""
+    key_a, value_a = text.find(STRING_KEY), text.find(STRING_VALUE)
+    key_n = text.find(NUMBER_KEY, value_a)
+    value_n = text.find(NUMBER_TEXT, key_n)
+    if min(key_a, value_a, key_n, value_n) < 0:
+        return None
+    return key_a, value_a, key_n, value_n
+
+
 def json_arguments_shape(sections: Sections) -> Shape | None:
     """A JSON object of the arguments alone, the name written before it, or None."""
     if not any(value == ALPHA_ARGUMENTS for _, _, value in json_values(sections.one)):
         return None
-    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
-    return Shape(
+    return _name_outside_shape(
         "a JSON object of the arguments per call, the name before it",
         "json",
         {},
-        transform,
-        False,
         json_arguments_spans,
-        name_outside=True,
     )
 
 
@@ -320,8 +348,7 @@ def bare_key_json_shape(sections: Sections) -> Shape | None:
     spans = _bare_key_spans(content_args)
     if spans(text, (ALPHA,)) is None:
         return None
-    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
-    return Shape(
+    return _name_outside_shape(
         "JSON with bare keys"
         + (
             f" and strings between {opening} and {closing}"
@@ -330,10 +357,7 @@ def bare_key_json_shape(sections: Sections) -> Shape | None:
         ),
         "json",
         content_args,
-        transform,
-        False,
         spans,
-        name_outside=True,
     )
 
 
@@ -402,15 +426,30 @@ def _argument_spans(
     return spans
 
 
+def _arguments_shape(
+    text: str,
+    arguments_after: Callable[[str, int, str, tuple[str, ...]], list[regex.Match]],
+    description: str,
+    content: str,
+    content_args: dict,
+) -> Shape | None:
+    """The `Shape` of a format that writes the arguments one by one (tags, lines), the name
+    outside them, found by `arguments_after` (see `_argument_spans`); None when the probe
+    call's arguments are not found that way in `text` (the one-call render)."""
+    spans = _argument_spans(arguments_after)
+    if spans(text, (ALPHA,)) is None:
+        return None
+    return _name_outside_shape(description, content, content_args, spans, json_like=False)
+
+
 def tagged_shape(sections: Sections) -> Shape | None:
     """Tagged arguments (a tag around each key and value, such as ``<KEY>VALUE</KEY>``), read by
     a `tag_pattern` learnt from where the probe keys and values lie; None otherwise."""
     text = sections.one
-    key_a, value_a = text.find(STRING_KEY), text.find(STRING_VALUE)
-    key_n = text.find(NUMBER_KEY, value_a)
-    value_n = text.find(NUMBER_TEXT, key_n)
-    if min(key_a, value_a, key_n, value_n) < 0:
+    places = _argument_places(text)
+    if places is None:
         return None
+    key_a, value_a, key_n, value_n = places
     # The keys as a stand-in: a tag that repeats its key (<KEY>VALUE</KEY>) closes by a back-reference.
     between = text[value_a + len(STRING_VALUE) : key_n].replace(STRING_KEY, KEY)
     after = text[value_n + len(NUMBER_TEXT) :].replace(NUMBER_KEY, KEY)
@@ -448,20 +487,12 @@ def tagged_shape(sections: Sections) -> Shape | None:
             tags.append(match)
         return tags
 
-    spans = _argument_spans(tags_after)
-
-    if spans(text, (ALPHA,)) is None:
-        return None
-    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
-    return Shape(
+    return _arguments_shape(
+        text,
+        tags_after,
         f"tagged arguments, {plain(key_open.strip())}KEY{plain(middles[0])}VALUE{shown(plain(value_close.strip()))}",
         "xml-inline",
         content_args,
-        transform,
-        False,
-        spans,
-        json_like=False,
-        name_outside=True,
     )
 
 
@@ -503,11 +534,10 @@ def _middle_pattern(middles: list[str]) -> str | None:
 def kv_lines_shape(sections: Sections) -> Shape | None:
     """Arguments as `key<sep>value` lines (one argument a line)."""
     text = sections.one
-    key_a, value_a = text.find(STRING_KEY), text.find(STRING_VALUE)
-    key_n = text.find(NUMBER_KEY, value_a)
-    value_n = text.find(NUMBER_TEXT, key_n)
-    if min(key_a, value_a, key_n, value_n) < 0:
+    places = _argument_places(text)
+    if places is None:
         return None
+    key_a, value_a, key_n, value_n = places
     separator = text[key_a + len(STRING_KEY) : value_a]
     line_break = text[value_a + len(STRING_VALUE) : key_n]
     if (
@@ -532,20 +562,12 @@ def kv_lines_shape(sections: Sections) -> Shape | None:
             lines.append(match)
         return lines
 
-    spans = _argument_spans(lines_after)
-
-    if spans(text, (ALPHA,)) is None:
-        return None
-    transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
-    return Shape(
+    return _arguments_shape(
+        text,
+        lines_after,
         f"one argument a line, KEY{plain(separator)}VALUE",
         "kv-lines",
         content_args,
-        transform,
-        False,
-        spans,
-        json_like=False,
-        name_outside=True,
     )
 
 

@@ -442,16 +442,34 @@ def _explicit_open_region(
     return current
 
 
-def _differences(expected: dict, got: dict) -> str:
-    parts = []
+def message_differences(expected: dict, got: dict) -> list[tuple[str, str]]:
+    """The keys on which message `got` differs from `expected`, ``role`` first, then by name.
+
+    Returns:
+        (key, how) pairs; `how` is ``"missing"`` (only `expected` has the key), ``"unexpected"``
+        (only `got` has it) or ``"differs"`` (both have it, with different values). [] when the
+        two are equal.
+    """
+    found = []
     for key in sorted(set(expected) | set(got), key=lambda k: (k != "role", k)):
-        if expected.get(key) != got.get(key):
-            if key not in got:
-                parts.append(f"{key} missing (expected {show(expected[key])})")
-            elif key not in expected:
-                parts.append(f"unexpected {key} {show(got[key])}")
-            else:
-                parts.append(f"{key}: expected {show(expected[key])}, got {show(got[key])}")
+        if expected.get(key) == got.get(key):
+            continue
+        how = "missing" if key not in got else "unexpected" if key not in expected else "differs"
+        found.append((key, how))
+    return found
+
+
+def _differences(expected: dict, got: dict) -> str:
+    """How `got` differs from `expected`, with the values shown ("content: expected 'a', got
+    'b'; unexpected tool_calls [...]"); "" when equal."""
+    parts = []
+    for key, how in message_differences(expected, got):
+        if how == "missing":
+            parts.append(f"{key} missing (expected {show(expected[key])})")
+        elif how == "unexpected":
+            parts.append(f"unexpected {key} {show(got[key])}")
+        else:
+            parts.append(f"{key}: expected {show(expected[key])}, got {show(got[key])}")
     return "; ".join(parts)
 
 

@@ -22,7 +22,7 @@ from .content_closes import (
 from .examples import Example, learn_from_examples
 from .markup import MARKUP_TOKEN
 from .parts import InferenceError, Notebook, Parts
-from .probes import BETA, Finding, Probe, Render
+from .probes import BETA, Finding, Probe
 from .reasoning import learn_prefill_after_opener, learn_reasoning
 from .render import (
     ChatTemplateRenderer,
@@ -146,12 +146,7 @@ def without_opener_finding(parts: Parts) -> Finding:
         f"the prompt pre-writes {reasoning.open!r}, so the model starts inside the reasoning, and "
         f"an example's prompt does not: text before {reasoning.close!r} at the turn's start is "
         "reasoning too",
-        (
-            Render(
-                probe.label("first turn, with the generation prompt"),
-                probe.prompt("first-turn") or "",
-            ),
-        ),
+        (probe.first_prompt_render(),),
     )
 
 

@@ -292,6 +292,22 @@ class Probe:
             self.history("first-turn") + [assistant(content=ANSWER)], continue_final_message=True
         )
 
+    def first_turn_render(self) -> Render:
+        """The first turn rendered without the generation prompt, as a `Render` (text "" when
+        the chat template refuses it)."""
+        return Render(
+            self.label("first turn, no generation prompt"),
+            self.render(self.history("first-turn")) or "",
+        )
+
+    def first_prompt_render(self) -> Render:
+        """The first turn's prompt (with the generation prompt), as a `Render` (text "" when
+        the chat template refuses it)."""
+        return Render(
+            self.label("first turn, with the generation prompt"),
+            self.prompt("first-turn") or "",
+        )
+
     # -- the prompts --------------------------------------------------------------
 
     def history(self, situation: str) -> list[dict]:

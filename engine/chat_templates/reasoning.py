@@ -93,10 +93,7 @@ def _at_turn_start(
             lead,
             "the prompt pre-writes this text after the header, and the finished turn lacks it: an "
             "optional part of the anchor (a prompt with it and one without both start the turn)",
-            Render(
-                probe.label("first turn, with the generation prompt"),
-                probe.prompt("first-turn") or "",
-            ),
+            probe.first_prompt_render(),
             turn.render,
         )
 
@@ -112,14 +109,8 @@ def _prompt_pair(parts: Parts) -> tuple[Render, Render]:
         )
     probe = probes[0]
     return (
-        Render(
-            probe.label("first turn, no generation prompt"),
-            probe.render(probe.history("first-turn")) or "",
-        ),
-        Render(
-            probe.label("first turn, with the generation prompt"),
-            probe.prompt("first-turn") or "",
-        ),
+        probe.first_turn_render(),
+        probe.first_prompt_render(),
     )
 
 
@@ -169,10 +160,7 @@ def _block_starting_a_turn(parts: Parts, pair: tuple[Render, Render]):
         block = split_block(view[: view.find(ANSWER)].strip(), NEEDLE)
         if block is not None:
             return block, (
-                Render(
-                    probe.label("first turn, no generation prompt"),
-                    probe.render(probe.history("first-turn")) or "",
-                ),
+                probe.first_turn_render(),
                 answer.render,
             )
     return None, pair
@@ -278,10 +266,7 @@ def learn_prefill_after_opener(parts: Parts) -> None:
                 "the chat template writes a continued answer right after the opener the prompt "
                 "pre-writes: where text follows the opener in the prefix, the opener is part of "
                 "the anchor (the prefilled text is the answer's)",
-                Render(
-                    probe.label("first turn, with the generation prompt"),
-                    probe.prompt("first-turn") or "",
-                ),
+                probe.first_prompt_render(),
                 Render(probe.label("first turn, an answer continued"), continued),
             )
         return

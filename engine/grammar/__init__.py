@@ -18,7 +18,8 @@ Modules:
 * `budget`: what deriving and writing one grammar may spend (`GrammarBudget`: a deadline,
   nodes, characters; `GrammarTooLarge`), for grammars derived from untrusted input;
 * `structural_tag`, `lark`, `gbnf`: the three output formats (xgrammar / vLLM / SGLang,
-  llguidance, llama.cpp);
+  llguidance, llama.cpp); `rule_text`: what the Lark and GBNF writers share (naming and
+  writing rules, lowering JSON values, the budget);
 * `matching`: compiling a grammar with xgrammar or llguidance, a `transformers` logits
   processor, and random walks through a grammar (imports the engines lazily).
 

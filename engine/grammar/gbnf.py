@@ -14,10 +14,6 @@ the text may only end in states from which that literal does not complete anothe
 
 from __future__ import annotations
 
-import json
-
-import regex
-
 from .ir import (
     Alt,
     CharSet,
@@ -31,9 +27,8 @@ from .ir import (
     Text,
     Token,
     merge_ranges,
-    quantifier,
 )
-from .schema import Dialect, SchemaWriter
+from .rule_text import RuleText
 
 _SURROGATES = (0xD800, 0xDFFF)
 _ANY = CharSet((), negated=True)
@@ -49,50 +44,22 @@ def gbnf_grammar(grammar: Grammar) -> str:
     return _Writer(grammar).write()
 
 
-class _Writer:
+class _Writer(RuleText):
+    format_name = "GBNF"
+    name_separator = "-"
+    assign = " ::= "
+
     def __init__(self, grammar: Grammar):
-        self.grammar = Grammar(dict(grammar.rules), budget=grammar.budget)
-        self.budget = grammar.budget
-        self.names: dict[str, str] = {}
-        self.taken: set[str] = set()
-        self.lines: list[str] = []
+        super().__init__(grammar)
         self.text_lines: list[str] = []
         self.texts: dict[tuple, str] = {}
-        self.lowered: dict[Json, Node] = {}
-
-    def name(self, rule: str) -> str:
-        if rule not in self.names:
-            base = regex.sub(r"[^a-z0-9]+", "-", rule.lower()).strip("-") or "rule"
-            name, count = base, 1
-            while name in self.taken:
-                count += 1
-                name = f"{base}-{count}"
-            self.names[rule] = name
-            self.taken.add(name)
-        return self.names[rule]
 
     def write(self) -> str:
-        done: set[str] = set()
         self.name("root")
-        written = 0
-        while True:
-            pending = [rule for rule in self.grammar.rules if rule not in done]
-            if not pending:
-                break
-            for rule in pending:
-                done.add(rule)
-                self.lines.append(f"{self.name(rule)} ::= {self.expr(self.grammar.rules[rule])}")
-                written += len(self.lines[-1]) + 1
-                if self.budget is not None:
-                    self.budget.check_written(written, "GBNF")
-        text = "\n".join(self.lines + self.text_lines) + "\n"
-        if self.budget is not None:
-            self.budget.check_written(len(text), "GBNF")
-        return text
+        return self.joined(self.rule_lines() + self.text_lines)
 
     def expr(self, node: Node, following: str | None = None) -> str:
-        if self.budget is not None:
-            self.budget.spend()
+        self.spend()
         if isinstance(node, Lit):
             return quote(node.text)
         if isinstance(node, CharSet):
@@ -106,11 +73,9 @@ class _Writer:
                 parts.append(self.atom(item, after.text if isinstance(after, Lit) else None))
             return " ".join(parts)
         if isinstance(node, Alt):
-            return " | ".join(self.expr(item) for item in node.items)
+            return self.either(node)
         if isinstance(node, Repeat):
-            if node.max == 0:
-                return '""'  # GBNF refuses a range that ends at 0 (`{0}`)
-            return self.atom(node.item) + quantifier(node.min, node.max)
+            return self.repeat(node)
         if isinstance(node, Token):
             return self.expr(node.node, following)
         if isinstance(node, Ref):
@@ -134,13 +99,6 @@ class _Writer:
             return f"({text})"
         return text
 
-    def lower(self, node: Json) -> Node:
-        if node not in self.lowered:
-            schema = json.loads(node.schema_text)
-            writer = SchemaWriter(self.grammar, Dialect("json", node.excludes), stem="json")
-            self.lowered[node] = writer.value(schema, "schema", root=schema)
-        return self.lowered[node]
-
     def text(self, node: Text, following: str | None) -> str:
         allowed = node.allowed or _ANY
         if not node.excludes:
@@ -151,8 +109,7 @@ class _Writer:
             self.texts[key] = stem
             for state, body in text_automaton(node.excludes, allowed, following).items():
                 rule = f"{stem}-{state}"
-                if self.budget is not None:
-                    self.budget.spend()
+                self.spend()
                 self.names[f"\x00{rule}"] = rule
                 self.taken.add(rule)
                 alternatives = [f"{char_class(chars)} {stem}-{target}" for chars, target in body[0]]

@@ -34,7 +34,7 @@ from .ir import (
     quantifier,
 )
 from .patterns import char_class, to_regex
-from .schema import Dialect, SchemaWriter
+from .rule_text import RuleText
 
 
 def lark_grammar(derived, special_tokens: dict[str, int]) -> str:
@@ -47,10 +47,13 @@ def lark_grammar(derived, special_tokens: dict[str, int]) -> str:
     return _Writer(derived.grammar, special_tokens).write()
 
 
-class _Writer:
+class _Writer(RuleText):
+    format_name = "Lark"
+    name_separator = "_"
+    assign = ": "
+
     def __init__(self, grammar: Grammar, special_tokens: dict[str, int]):
-        self.grammar = Grammar(dict(grammar.rules), budget=grammar.budget)
-        self.budget = grammar.budget
+        super().__init__(grammar, taken=("start",))
         self.special = {text: id_ for text, id_ in special_tokens.items() if text}
         self.special_re = (
             regex.compile(
@@ -59,48 +62,19 @@ class _Writer:
             if self.special
             else None
         )
-        self.names: dict[str, str] = {}
-        self.taken: set[str] = {"start"}
         self.terminals: dict[str, str] = {}  # definition -> name
-        self.lowered: dict[Json, Node] = {}
-
-    def name(self, rule: str) -> str:
-        if rule not in self.names:
-            base = regex.sub(r"[^a-z0-9]+", "_", rule.lower()).strip("_") or "rule"
-            name, count = base, 1
-            while name in self.taken:
-                count += 1
-                name = f"{base}_{count}"
-            self.names[rule] = name
-            self.taken.add(name)
-        return self.names[rule]
 
     def write(self) -> str:
         lines = ["%llguidance {}", "", f"start: {self.name('root')}"]
-        written = sum(map(len, lines))
-        done: set[str] = set()
-        while True:
-            pending = [rule for rule in self.grammar.rules if rule not in done]
-            if not pending:
-                break
-            for rule in pending:
-                done.add(rule)
-                lines.append(f"{self.name(rule)}: {self.expr(self.grammar.rules[rule])}")
-                written += len(lines[-1]) + 1
-                if self.budget is not None:
-                    self.budget.check_written(written, "Lark")
+        lines += self.rule_lines(written=sum(map(len, lines)))
         lines.append("")
         lines += [f"{name}: {definition}" for definition, name in self.terminals.items()]
-        text = "\n".join(lines) + "\n"
-        if self.budget is not None:
-            self.budget.check_written(len(text), "Lark")
-        return text
+        return self.joined(lines)
 
     # -- expressions --------------------------------------------------------------
 
     def expr(self, node: Node) -> str:
-        if self.budget is not None:
-            self.budget.spend()
+        self.spend()
         if isinstance(node, Lit):
             return self.literal(node.text)
         if isinstance(node, Json):
@@ -116,11 +90,9 @@ class _Writer:
         if isinstance(node, Seq):
             return " ".join(self.atom(item) for item in node.items) if node.items else '""'
         if isinstance(node, Alt):
-            return " | ".join(self.expr(item) for item in node.items)
+            return self.either(node)
         if isinstance(node, Repeat):
-            if node.max == 0:
-                return '""'
-            return self.atom(node.item) + quantifier(node.min, node.max)
+            return self.repeat(node)
         raise TypeError(f"not a grammar node: {node!r}")
 
     def atom(self, node: Node) -> str:
@@ -186,13 +158,6 @@ class _Writer:
         if definition not in self.terminals:
             self.terminals[definition] = f"T{len(self.terminals) + 1}"
         return self.terminals[definition]
-
-    def lower(self, node: Json) -> Node:
-        if node not in self.lowered:
-            schema = json.loads(node.schema_text)
-            writer = SchemaWriter(self.grammar, Dialect("json", node.excludes), stem="json")
-            self.lowered[node] = writer.value(schema, "schema", root=schema)
-        return self.lowered[node]
 
 
 def _excludes(node: Node) -> set[str]:

@@ -262,17 +262,16 @@ _NUMBER = re.compile(r"\d+")
 def difference_summary(expected: dict | None, got: dict | None) -> str:
     """How `got` differs from `expected`, by key and without values ("content missing;
     unexpected reasoning_content; tool_calls differs"), so rows failing the same way read alike."""
-    expected, got = expected or {}, got or {}
-    parts = []
-    for key in sorted(set(expected) | set(got), key=lambda k: (k != "role", k)):
-        if expected.get(key) == got.get(key):
-            continue
-        if key not in got:
-            parts.append(f"{key} missing")
-        elif key not in expected:
-            parts.append(f"unexpected {key}")
-        else:
-            parts.append(f"{key} differs")
+    from engine.chat_templates.conformance import message_differences
+
+    words = {
+        "missing": "{key} missing",
+        "unexpected": "unexpected {key}",
+        "differs": "{key} differs",
+    }
+    parts = [
+        words[how].format(key=key) for key, how in message_differences(expected or {}, got or {})
+    ]
     return "; ".join(parts) or "the message differs"
 
 

@@ -15,6 +15,7 @@ import difflib
 import json
 import zlib
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlencode
 
 from ..catalog import samples_by_id, shipped_template_text, template_names, template_text_of
@@ -80,6 +81,28 @@ def encode_state(state: dict) -> str:
     return base64.urlsafe_b64encode(packed).decode("ascii").rstrip("=")
 
 
+def _shallow_json(text: str, what: str, unreadable: str) -> Any:
+    """`text` read as JSON, refused when nested deeper than the limits allow.
+
+    Args:
+        what: the thing read, as the messages name it ("The state file").
+        unreadable: what the messages say of it when it is not JSON ("is not JSON").
+
+    Raises:
+        InputError: ``"{what} is nested too deeply (limit N levels)."``, or
+            ``"{what} {unreadable} (the JSON error)."``.
+        ValueError: a number too long to read (the caller words it).
+    """
+    try:
+        if json_depth(text) > current().json_depth:
+            raise InputError(f"{what} is nested too deeply (limit {current().json_depth} levels).")
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"{what} {unreadable} ({error}).") from None
+    except RecursionError:
+        raise InputError(f"{what} is nested too deeply.") from None
+
+
 def decode_state(text: str, limit: int = 1_000_000) -> dict:
     """Inverse of encode_state; refuses oversized or malformed input with InputError."""
     if len(text) > MAX_STATE_PARAM:
@@ -90,20 +113,11 @@ def decode_state(text: str, limit: int = 1_000_000) -> dict:
         raw = inflater.decompress(packed, limit)
         if inflater.unconsumed_tail:
             raise InputError("The shared state in the link is too large.")
-        text = raw.decode("utf-8")
-        if json_depth(text) > current().json_depth:
-            raise InputError(
-                f"The shared state in the link is nested too deeply (limit {current().json_depth} levels)."
-            )
-        state = json.loads(text)
+        state = _shallow_json(raw.decode("utf-8"), "The shared state in the link", "cannot be read")
     except InputError:
         raise
-    except json.JSONDecodeError as error:
-        raise InputError(f"The shared state in the link cannot be read ({error}).") from None
     except (ValueError, zlib.error):  # not base64, not zlib, not UTF-8, a number too long to read
         raise InputError("The shared state in the link cannot be read.") from None
-    except RecursionError:
-        raise InputError("The shared state in the link is nested too deeply.") from None
     if not isinstance(state, dict):
         raise InputError("The shared state in the link cannot be read.")
     check_unicode(state, "The shared state in the link")
@@ -192,20 +206,11 @@ def read_state_file(raw: bytes) -> PageState:
             f"The state file is too large: {len(raw):,} bytes (limit {MAX_STATE_FILE:,})."
         )
     try:
-        text = raw.decode("utf-8")
-        if json_depth(text) > current().json_depth:
-            raise InputError(
-                f"The state file is nested too deeply (limit {current().json_depth} levels)."
-            )
-        data = json.loads(text)
+        data = _shallow_json(raw.decode("utf-8"), "The state file", "is not JSON")
     except InputError:
         raise
-    except json.JSONDecodeError as error:
-        raise InputError(f"The state file is not JSON ({error}).") from None
     except ValueError:  # not UTF-8, or a number too long to read
         raise InputError("The state file is not JSON (UTF-8 text) that can be read.") from None
-    except RecursionError:
-        raise InputError("The state file is nested too deeply.") from None
     check_unicode(data, "The state file")
     if not isinstance(data, dict) or data.get("format") != STATE_FORMAT:
         raise InputError(
