@@ -27,7 +27,6 @@ from ..server.admission import make_way
 from ..server.input_readers import InputError, check_text_sizes, read_template, read_tools
 from .chunking import make_chunks, token_pieces
 from .parse_view import KEPT_EVENT_BYTES, LOGGED_EVENT_BYTES, SPAN_BYTES, LiveParse
-from .workspace import WorkspaceInputs
 
 # Feeding looks at the request's time budget every this many chunks.
 DEADLINE_EVERY = 1024
@@ -103,8 +102,8 @@ def replay_key(*inputs) -> str:
 class ReplayInputs(NamedTuple):
     """The page's inputs a replay is cut from, as its components hold them (each field is named
     like the component it comes from: a handler parameter annotated `ReplayInputs` reads all of
-    them, see `playground.wiring`): the workspace's four (`WorkspaceInputs`, also as
-    `.workspace`) and the chunking settings.
+    them, see `playground.wiring`): the four of `WorkspaceInputs`, then the chunking settings
+    (a NamedTuple cannot extend another's fields, and the wiring reads one level of group).
 
     Attributes:
         template_text: the response template, as JSON text.
@@ -126,11 +125,6 @@ class ReplayInputs(NamedTuple):
     chunk_size: float | int | None
     chunk_seed: float | int | None
     split_points: str
-
-    @property
-    def workspace(self) -> WorkspaceInputs:
-        """The four inputs a parse is made from (the first four fields)."""
-        return WorkspaceInputs(self.template_text, self.prefix, self.generation, self.tools_text)
 
 
 def prepare_replay(

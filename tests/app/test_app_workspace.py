@@ -626,3 +626,11 @@ def test_each_kind_of_work_has_its_own_queue():
     assert len({queues.queue_options(kind)["concurrency_id"] for kind in queues.WORK}) == len(
         queues.WORK
     )
+
+
+def test_a_replay_reads_the_workspace_then_its_chunking():
+    # The replay's inputs are the workspace's four, in that order, then the chunking settings:
+    # a replay and a parse of the same page read the same template, prefix, generation and tools.
+    assert ReplayInputs._fields == (*WorkspaceInputs._fields, *handlers.CHUNKING_INPUTS)
+    assert WorkspaceInputs._fields == ("template_text", "prefix", "generation", "tools_text")
+    assert WorkspaceInputs("{}", "p", "g", "").with_template("[]") == ("[]", "p", "g", "")
