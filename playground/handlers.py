@@ -85,6 +85,7 @@ from .parse.derived import DERIVED_VIEWS, remember_derived, stale_derived
 from .parse.parse_view import ParseView, traced_view
 from .parse.replay import Replay, ReplayInputs, paced_feed, prepare_replay, seek
 from .parse.session import Session
+from .parse.workspace import WorkspaceInputs
 from .server import limits
 from .server.downloads import download_folder, remove_upload
 from .server.input_readers import InputError, check_text_sizes, read_template, read_tools
@@ -110,12 +111,13 @@ TEMPLATE_OUTPUTS = ("template_choice", "test_results", "scrubber", *DERIVED_VIEW
 # ---------------------------------------------------------------------------
 
 
-def parse_inputs(template_text: str, prefix: str, generation: str, tools_text: str) -> ParseView:
+def parse_inputs(workspace: WorkspaceInputs) -> ParseView:
     """Check the caps, then parse a pasted generation. Raises InputError / TemplateError."""
-    template = read_template(template_text)
-    tools = read_tools(tools_text)
-    check_text_sizes(prefix or "", generation or "")
-    return traced_view(template, prefix or "", generation or "", tools)
+    template = read_template(workspace.template_text)
+    tools = read_tools(workspace.tools_text)
+    prefix, generation = workspace.prefix or "", workspace.generation or ""
+    check_text_sizes(prefix, generation)
+    return traced_view(template, prefix, generation, tools)
 
 
 def show(view: ParseView, session: Session, **options) -> dict:
@@ -128,12 +130,11 @@ def show(view: ParseView, session: Session, **options) -> dict:
     return render(view, session, **options)
 
 
-def _parsed(
-    template_text, prefix, generation, tools_text, session: Session, note: str = ""
-) -> dict:
+def _parsed(workspace: WorkspaceInputs, session: Session, note: str = "") -> dict:
     """The parse panels for these inputs; the last good parse, marked stale, when they cannot be parsed."""
+    generation = workspace.generation
     try:
-        view = parse_inputs(template_text, prefix, generation, tools_text)
+        view = parse_inputs(workspace)
     except (InputError, TemplateError, ValueError) as error:
         if session.last_good is not None:
             drawn = render(session.last_good, session, stale=str(error))
@@ -159,18 +160,18 @@ def _tests(template_text: str, test_cases_text: str) -> str:
 
 
 def _parsed_page(
-    template_text, prefix, generation, tools_text, test_cases_text, session: Session, note: str = ""
+    workspace: WorkspaceInputs, test_cases_text, session: Session, note: str = ""
 ) -> dict:
     """The parse panels, the test results, and whether the editor still holds a templates/ file."""
-    choice = template_choice_for(template_text, session.template_origin or None)
+    choice = template_choice_for(workspace.template_text, session.template_origin or None)
     if choice != EDITED_TEMPLATE:
         session.template_origin = choice
-    parsed = _parsed(template_text, prefix, generation, tools_text, session, note)
+    parsed = _parsed(workspace, session, note)
     return {
         "template_choice": choice,
-        "test_results": _tests(template_text, test_cases_text),
-        "scrubber": _scrubber_before_replay(session, generation),
-        **stale_derived(session, template_text, prefix, generation, tools_text),
+        "test_results": _tests(workspace.template_text, test_cases_text),
+        "scrubber": _scrubber_before_replay(session, workspace.generation),
+        **stale_derived(session, workspace),
         **parsed,
     }
 
@@ -184,21 +185,14 @@ def _scrubber_before_replay(session: Session, generation: str) -> Update:
 
 
 @produces("diagnostics", *TEMPLATE_OUTPUTS)
-def parse(
-    template_text: str,
-    prefix: str,
-    generation: str,
-    tools_text: str,
-    test_cases_text: str,
-    session: Session,
-) -> dict:
+def parse(workspace: WorkspaceInputs, test_cases_text: str, session: Session) -> dict:
     """Parse (the button, Ctrl+Enter, or a pause in typing): the parse panels, the test results,
     and whether the editor still holds a templates/ file; the diagnostics again when the parse
     shows a near miss (a fix that would copy that delimiter text is then held back)."""
-    result = _parsed_page(template_text, prefix, generation, tools_text, test_cases_text, session)
-    misses = near_misses_of(session, template_text)
+    result = _parsed_page(workspace, test_cases_text, session)
+    misses = near_misses_of(session, workspace.template_text)
     if misses:
-        result["diagnostics"] = check_template(template_text, misses)
+        result["diagnostics"] = check_template(workspace.template_text, misses)
     return result
 
 
@@ -360,7 +354,9 @@ def _sample_outputs(sample_id: str, session: Session, editor: str | None = None)
         "start_from": session.template_origin
         if session.template_origin in template_names()
         else None,
-        **stale_derived(session, text, sample.prefix, sample.generation, tools_text),
+        **stale_derived(
+            session, WorkspaceInputs(text, sample.prefix, sample.generation, tools_text)
+        ),
         **show(view, session, note=note),
     }
 
@@ -391,9 +387,9 @@ def load_sample_at(sample_rows: int, session: Session, template_text: str | None
     return _sample_outputs(list(samples_by_id())[int(sample_rows)], session, template_text)
 
 
-def _use_template(
-    name: str, prefix, generation, tools_text, session: Session, editor: str = ""
-) -> dict:
+def _use_template(name: str, workspace: WorkspaceInputs, session: Session) -> dict:
+    """Load templates/ file `name` into the editor (its text before kept for Restore), with its
+    test cases, and parse the workspace with it; {} for a choice that names no file."""
     text = shipped_template(name)
     if text is None:
         return {}  # "(edited...)" or "(inline...)": nothing to load
@@ -401,13 +397,13 @@ def _use_template(
     cases = cases_text(cases_for_template(name))
     session.test_cases_text = cases
     return {
-        "restore_button": replacing(session, editor, text, f"loading {name}"),
+        "restore_button": replacing(session, workspace.template_text, text, f"loading {name}"),
         "template_text": text,
         "test_cases_text": cases,
         "test_results": _tests(text, cases),
         "start_from": name,
-        **stale_derived(session, text, prefix, generation, tools_text),
-        **_parsed(text, prefix, generation, tools_text, session),
+        **stale_derived(session, workspace.with_template(text)),
+        **_parsed(workspace.with_template(text), session),
     }
 
 
@@ -424,29 +420,15 @@ USE_TEMPLATE_OUTPUTS = (
 
 
 @produces(*USE_TEMPLATE_OUTPUTS)
-def choose_template(
-    template_choice: str,
-    prefix: str,
-    generation: str,
-    tools_text: str,
-    session: Session,
-    template_text: str = "",
-) -> dict:
+def choose_template(template_choice: str, workspace: WorkspaceInputs, session: Session) -> dict:
     """The template dropdown: load that templates/ file into the editor, with its test cases, and parse."""
-    return _use_template(template_choice, prefix, generation, tools_text, session, template_text)
+    return _use_template(template_choice, workspace, session)
 
 
 @produces(*USE_TEMPLATE_OUTPUTS)
-def start_from(
-    start_from: str,
-    prefix: str,
-    generation: str,
-    tools_text: str,
-    session: Session,
-    template_text: str = "",
-) -> dict:
+def start_from(start_from: str, workspace: WorkspaceInputs, session: Session) -> dict:
     """The Template tab's "Start from templates/": like the dropdown, and the dropdown follows."""
-    result = _use_template(start_from, prefix, generation, tools_text, session, template_text)
+    result = _use_template(start_from, workspace, session)
     return {**result, "template_choice": start_from} if result else result
 
 
@@ -467,15 +449,10 @@ def diagnose(template_text: str, session: Session) -> dict:
 
 @produces("template_text", "diagnostics", "restore_button", *TEMPLATE_OUTPUTS)
 def fix_template(
-    event: dict,
-    template_text: str,
-    prefix: str,
-    generation: str,
-    tools_text: str,
-    test_cases_text: str,
-    session: Session,
+    event: dict, workspace: WorkspaceInputs, test_cases_text: str, session: Session
 ) -> dict:
     """A "Fix" button in the diagnostics: apply that fix to the editor and parse."""
+    template_text = workspace.template_text
     fixed = apply_fix(template_text, int(event.get("fix", -1)))
     if fixed is None:
         return {"diagnostics": check_template(template_text)}
@@ -483,7 +460,7 @@ def fix_template(
         "template_text": fixed,
         "diagnostics": check_template(fixed),
         "restore_button": replacing(session, template_text, fixed, "the Fix"),
-        **parse(fixed, prefix, generation, tools_text, test_cases_text, session),
+        **parse(workspace.with_template(fixed), test_cases_text, session),
     }
 
 
@@ -499,22 +476,15 @@ def format_editor(template_text: str) -> dict:
 
 
 @produces("template_text", "diagnostics", "restore_button", *TEMPLATE_OUTPUTS)
-def reset_template(
-    prefix: str,
-    generation: str,
-    tools_text: str,
-    test_cases_text: str,
-    session: Session,
-    template_text: str = "",
-) -> dict:
+def reset_template(workspace: WorkspaceInputs, test_cases_text: str, session: Session) -> dict:
     """Reset button: put back the template the editor started from, and parse (the edited text
     is kept for Restore)."""
     text = session.reset_text
-    result = parse(text, prefix, generation, tools_text, test_cases_text, session)
+    result = parse(workspace.with_template(text), test_cases_text, session)
     result["template_choice"] = template_choice_for(
         text, session.template_origin or None, INLINE_TEMPLATE
     )
-    restore = replacing(session, template_text, text, "Reset")
+    restore = replacing(session, workspace.template_text, text, "Reset")
     return {"template_text": text, "restore_button": restore, **result}
 
 
@@ -530,7 +500,7 @@ def restore_template(
     if not session.replaced:
         return {"restore_button": restore_button(session)}
     _, text = session.replaced.pop()
-    result = parse(text, prefix, generation, tools_text, test_cases_text, session)
+    result = parse(WorkspaceInputs(text, prefix, generation, tools_text), test_cases_text, session)
     return {
         "template_text": text,
         "diagnostics": check_template(text),
@@ -667,16 +637,13 @@ def infer_chat_template(
     bos_token: str,
     eos_token: str,
     use_examples: bool,
-    template_text: str,
+    workspace: WorkspaceInputs,
     test_cases_text: str,
     session: Session,
-    prefix: str = "",
-    generation: str = "",
-    tools_text: str = "",
 ):
     """Infer: a template derived from the pasted chat template (or the model's), in a worker with
     the check's caps (`playground.authoring.inference`), with the author's outputs as examples
-    (`use_examples`): the output pasted in the workspace (`prefix`, `generation`, `tools_text`;
+    (`use_examples`): the output pasted in the workspace (its prefix, generation and tools;
     not a sample or a render the page put there) and those in Tests. It goes into the editor
     (the text there is kept for Restore)
     with its matrix and what fails grouped by cause; one of its own matrix rows (a render of
@@ -694,9 +661,7 @@ def infer_chat_template(
     page_made = {sample.generation for sample in samples_by_id().values()}
     page_made |= {row.get("generation", "") for row in session.check_rows}
     examples = (
-        with_workspace_output(as_examples(mine), prefix, generation, tools_text, page_made)
-        if use_examples
-        else []
+        with_workspace_output(as_examples(mine), *workspace[1:], page_made) if use_examples else []
     )
     outcome = infer_from_page(
         chat_template_text, chat_template_model, bos_token, eos_token, examples
@@ -730,13 +695,18 @@ def infer_chat_template(
         "conformance": remember_derived(session, "conformance", matrix, text),
         "template_text": text,
         "diagnostics": check_template(text),
-        "restore_button": replacing(session, template_text, text, "Infer"),
+        "restore_button": replacing(session, workspace.template_text, text, "Infer"),
         "prefix": row["prompt"],
         "generation": row["generation"],
         "tools_text": tools_text,
         "test_cases_text": cases,
         "start_from": None,  # the editor no longer holds a templates/ file
-        **_parsed_page(text, row["prompt"], row["generation"], tools_text, cases, session, note),
+        **_parsed_page(
+            WorkspaceInputs(text, row["prompt"], row["generation"], tools_text),
+            cases,
+            session,
+            note,
+        ),
     }
 
 
@@ -752,13 +722,7 @@ def show_finding(event: dict, session: Session) -> dict:
 
 @produces("explain", "template_text", "diagnostics", "restore_button", *TEMPLATE_OUTPUTS)
 def inference_click(
-    event: dict,
-    template_text: str,
-    prefix: str,
-    generation: str,
-    tools_text: str,
-    test_cases_text: str,
-    session: Session,
+    event: dict, workspace: WorkspaceInputs, test_cases_text: str, session: Session
 ) -> dict:
     """A click in the inference panel: a finding shows its renders in #explain; an Apply button
     (``apply``: the index of a failure group) applies that group's edit to the editor's
@@ -769,6 +733,7 @@ def inference_click(
     index = int(event.get("apply", -1))
     if not 0 <= index < len(groups) or not groups[index]["fix"]:
         return {}
+    template_text = workspace.template_text
     try:
         template = json.loads(template_text or "")
     except ValueError:
@@ -780,7 +745,7 @@ def inference_click(
         "template_text": fixed,
         "diagnostics": check_template(fixed),
         "restore_button": replacing(session, template_text, fixed, "the Apply"),
-        **parse(fixed, prefix, generation, tools_text, test_cases_text, session),
+        **parse(workspace.with_template(fixed), test_cases_text, session),
     }
 
 
@@ -808,10 +773,7 @@ def load_check_row(event: dict, template_text: str, test_cases_text: str, sessio
         "tools_text": tools_text,
         "modes": Update(selected="paste"),
         **_parsed_page(
-            template_text,
-            row["prompt"],
-            row["generation"],
-            tools_text,
+            WorkspaceInputs(template_text, row["prompt"], row["generation"], tools_text),
             test_cases_text,
             session,
             note,
@@ -873,9 +835,10 @@ def fit_templates(prefix: str, generation: str, tools_text: str, session: Sessio
 
 @produces(*USE_TEMPLATE_OUTPUTS)
 def use_best(prefix: str, generation: str, tools_text: str, session: Session) -> dict:
-    """Use the best-fitting template found by "Which template fits?"."""
+    """Use the best-fitting template found by "Which template fits?" (the editor's text is not
+    read, so none is kept for Restore)."""
     best = session.best_template
-    result = _use_template(best, prefix, generation, tools_text, session)
+    result = _use_template(best, WorkspaceInputs("", prefix, generation, tools_text), session)
     return {**result, "template_choice": best} if result else result
 
 
@@ -892,18 +855,11 @@ def run_tests(template_text: str, test_cases_text: str, session: Session) -> dic
 
 
 @produces("test_cases_text", "test_results")
-def add_test_case(
-    template_text: str,
-    prefix: str,
-    generation: str,
-    tools_text: str,
-    test_cases_text: str,
-    session: Session,
-) -> dict:
+def add_test_case(workspace: WorkspaceInputs, test_cases_text: str, session: Session) -> dict:
     """Add the current input, with the message it parses to now, as a test case."""
     try:
         cases = read_cases(test_cases_text)
-        tools = read_tools(tools_text)
+        tools = read_tools(workspace.tools_text)
     except InputError as error:
         return {"test_results": results_html([], 0, str(error))}
     view = session.view
@@ -911,8 +867,8 @@ def add_test_case(
     case = {
         "name": f"case {len(cases) + 1}",
         "source": "output",
-        "prefix": prefix or "",
-        "generation": generation or "",
+        "prefix": workspace.prefix or "",
+        "generation": workspace.generation or "",
         "expected": message or {},
     }
     if view is not None and probable_losses(view, inference_losses(view, session.inference)):
@@ -924,7 +880,7 @@ def add_test_case(
     mine = author_cases(cases)
     text = cases_text([*mine, case, *(c for c in cases if c not in mine)])
     session.test_cases_text = text
-    return {"test_cases_text": text, "test_results": _tests(template_text, text)}
+    return {"test_cases_text": text, "test_results": _tests(workspace.template_text, text)}
 
 
 @produces("examples_file", "test_results")
@@ -942,23 +898,22 @@ def export_cases(template_text: str, test_cases_text: str) -> dict:
 
 
 @produces("reference")
-def compare_reference(
-    template_text: str, prefix: str, generation: str, tools_text: str, session: Session
-) -> dict:
+def compare_reference(workspace: WorkspaceInputs, session: Session) -> dict:
     """Compare with transformers: this engine's message and the reference's, side by side (marked
     stale when the input changes afterwards)."""
     try:
-        view = parse_inputs(template_text, prefix, generation, tools_text)
+        view = parse_inputs(workspace)
     except (InputError, TemplateError, ValueError) as error:
         return {"reference": error_html(str(error))}
     shown = reference_diff.compare(
-        view.template, prefix or "", generation or "", view.tools, view.message, view.error
+        view.template,
+        workspace.prefix or "",
+        workspace.generation or "",
+        view.tools,
+        view.message,
+        view.error,
     )
-    return {
-        "reference": remember_derived(
-            session, "reference", shown, template_text, prefix, generation, tools_text
-        )
-    }
+    return {"reference": remember_derived(session, "reference", shown, *workspace)}
 
 
 # ---------------------------------------------------------------------------
@@ -1268,17 +1223,12 @@ def _apply_state(state: PageState, session: Session, problems: list[str]) -> dic
     if state.tab:  # a plain visit leaves the visitor's tab alone
         outputs["modes"] = Update(selected=state.tab)
         session.tab = state.tab
-    texts = (
-        outputs["template_text"],
-        outputs["prefix"],
-        outputs["generation"],
-        outputs["tools_text"],
-    )
     if state.chunk:
         inputs = ReplayInputs(*(outputs[name] for name in ReplayInputs._fields))
         outputs.update(_at(session, state.chunk, inputs))
     elif state.texts or state.template_choice:
-        outputs.update(_parsed(*texts, session))
+        workspace = WorkspaceInputs(*(outputs[name] for name in WorkspaceInputs._fields))
+        outputs.update(_parsed(workspace, session))
     outputs["test_results"] = _tests(outputs["template_text"], outputs["test_cases_text"])
     if problems:
         lines = "".join(

@@ -24,6 +24,7 @@ from .parse.derived import DERIVED_VIEWS, stale_derived
 from .parse.parse_view import LiveParse, ParseView
 from .parse.replay import PacedEnd, paced_feed
 from .parse.session import Session
+from .parse.workspace import WorkspaceInputs
 from .server import limits, queues
 from .server.folders import FolderError, check_model_name, shown
 from .server.input_readers import InputError, read_json, read_template, read_tools
@@ -509,13 +510,7 @@ def _run_template(use_model_template: bool, template_text: str) -> tuple[bool, d
     *TEMPLATE_OUTPUTS,
 )
 def use_model_template_now(
-    model_name: str,
-    template_text: str,
-    prefix: str,
-    generation: str,
-    tools_text: str,
-    test_cases_text: str,
-    session: Session,
+    model_name: str, workspace: WorkspaceInputs, test_cases_text: str, session: Session
 ) -> dict:
     """*Use the model's template*, offered after a Generate that kept the author's template: the
     template Generate live chooses for the model goes into the editor (the edited text is kept
@@ -532,8 +527,10 @@ def use_model_template_now(
         "template_text": text,
         "use_model_button": Update(visible=False),
         "model_note": f"Model: {shown(loaded.name)} — {redact(why)}",
-        "restore_button": replacing(session, template_text, text, "Use the model's template"),
-        **parse(text, prefix, generation, tools_text, test_cases_text, session),
+        "restore_button": replacing(
+            session, workspace.template_text, text, "Use the model's template"
+        ),
+        **parse(workspace.with_template(text), test_cases_text, session),
     }
 
 
@@ -707,5 +704,5 @@ class _LiveRun:
             "chunking": "tokens",  # a replay of this text steps through the model's own tokens
             # The scrubber at the end of this run's pieces (not a previous replay's position).
             "scrubber": Update(value=pieces, maximum=pieces),
-            **stale_derived(session, template_text, prefix, generated, tools_text),
+            **stale_derived(session, WorkspaceInputs(template_text, prefix, generated, tools_text)),
         }

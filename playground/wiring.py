@@ -7,9 +7,10 @@ misspelt name fails when the app is built, not when a visitor clicks. A
 parameter named `event` receives the event's data as a dict (what a custom
 HTML panel sent with `trigger`, or a tab's id).
 
-Inputs that travel together (the template, the text and the chunking settings a
-replay is cut from) are one parameter: annotate it with a `NamedTuple` class
-whose fields are named like the components (`inputs: ReplayInputs`, the class
+Inputs that travel together (the template, prefix, generation and tools a parse
+reads; those and the chunking settings a replay is cut from) are one parameter:
+annotate it with a `NamedTuple` class whose fields are named like the components
+(`workspace: WorkspaceInputs`, `inputs: ReplayInputs`, the class
 imported under that bare name in the handler's module). `Page.listen` reads one
 component per field, Gradio sees one parameter per field in the group's place (so
 the page's listeners and their inputs are the same as with the fields spelled

@@ -42,6 +42,7 @@ from playground.catalog import DEFAULT_SAMPLE, samples_by_id, shipped_template_t
 from playground.parse.chunking import DEMO_MODEL_PATH  # noqa: E402
 from playground.parse.replay import ReplayInputs  # noqa: E402
 from playground.parse.session import Session  # noqa: E402
+from playground.parse.workspace import WorkspaceInputs
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -72,7 +73,7 @@ def bench_paste(size: int, template_name: str, repeats: int = 3) -> None:
     for _ in range(repeats):
         session = Session()
         started = time.perf_counter()
-        out = handlers.parse(template_text, prefix, generation, "", "", session)
+        out = handlers.parse(WorkspaceInputs(template_text, prefix, generation, ""), "", session)
         timings.append(time.perf_counter() - started)
     view = session.view
     assert view is not None and not view.errors, out["status"]

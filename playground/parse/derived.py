@@ -11,6 +11,7 @@ STALE banner that says which button makes them again.
 from __future__ import annotations
 
 from .session import Session
+from .workspace import WorkspaceInputs
 
 DERIVED_VIEWS = ("reference", "fits", "conformance")
 
@@ -48,12 +49,12 @@ def remember_derived(
     return shown
 
 
-def stale_derived(session: Session, template_text, prefix, generation, tools_text) -> dict:
-    """{name: HTML} of the derived views whose inputs differ from these, under a STALE banner
-    (each view once, until it is made again)."""
+def stale_derived(session: Session, workspace: WorkspaceInputs) -> dict:
+    """{name: HTML} of the derived views whose inputs differ from `workspace`, under a STALE
+    banner (each view once, until it is made again)."""
     marked = {}
     for name, (inputs, shown, stale) in list(session.derived.items()):
-        if stale or inputs == _inputs(name, template_text, prefix, generation, tools_text):
+        if stale or inputs == _inputs(name, *workspace):
             continue
         banner = f'<div class="rt-stale-banner rt-derived-stale" id="{name}-stale" role="status">STALE: {_STALE_WHAT[name]}.</div>'
         session.derived[name] = (inputs, shown, True)

@@ -102,7 +102,8 @@ def replay_key(*inputs) -> str:
 class ReplayInputs(NamedTuple):
     """The page's inputs a replay is cut from, as its components hold them (each field is named
     like the component it comes from: a handler parameter annotated `ReplayInputs` reads all of
-    them, see `playground.wiring`).
+    them, see `playground.wiring`): the four of `WorkspaceInputs`, then the chunking settings
+    (a NamedTuple cannot extend another's fields, and the wiring reads one level of group).
 
     Attributes:
         template_text: the response template, as JSON text.

@@ -31,6 +31,7 @@ from playground.panels.status import status_html
 from playground.panels.value_changes import value_changes, value_changes_html
 from playground.parse.parse_view import LiveParse, traced_view
 from playground.parse.session import Session
+from playground.parse.workspace import WorkspaceInputs
 from tests.support.paths import CHAT_TEMPLATE_FIXTURES
 from tests.support.real_outputs import (
     MORE,
@@ -53,7 +54,14 @@ def infer(chat_template: str, session: Session, test_cases_text: str = "", templ
     """The Infer button to the end: its last outputs."""
     return list(
         handlers.infer_chat_template(
-            chat_template, "", "", "", True, template_text, test_cases_text, session
+            chat_template,
+            "",
+            "",
+            "",
+            True,
+            WorkspaceInputs(template_text, "", "", ""),
+            test_cases_text,
+            session,
         )
     )[-1]
 
@@ -98,7 +106,7 @@ def test_a_failed_inference_groups_its_rows_by_the_finding_they_contradict_and_a
     row = next(r for r in rows if r["name"] == "first-turn/round-trip:reasoning-and-answer")
     cases = session.test_cases_text
     applied = handlers.inference_click(
-        {"apply": 0}, damaged, row["prompt"], row["generation"], "", cases, session
+        {"apply": 0}, WorkspaceInputs(damaged, row["prompt"], row["generation"], ""), cases, session
     )
     assert json.loads(applied["template_text"])["start_anchor"] == "<|assistant|>"
     assert session.view.message == row["expected"]
@@ -110,7 +118,7 @@ def test_a_failed_inference_groups_its_rows_by_the_finding_they_contradict_and_a
     }
     # A finding clicked still shows the evidence behind it.
     shown = handlers.inference_click(
-        {"finding": groups[0].findings[0]}, "", "", "", "", "", session
+        {"finding": groups[0].findings[0]}, WorkspaceInputs("", "", "", ""), "", session
     )
     assert text_of(shown["explain"]).startswith('start_anchor = "<|assistant|>"')
 
@@ -138,7 +146,9 @@ def test_a_missing_tool_call_field_is_sketched_from_the_rows_and_marked_as_a_ske
     # A call in content while the template lacks the field inference could not learn: not green.
     tools_text = template_text_of(CHECK_TOOLS)
     output = 'On it.<|calls|>[{"get_weather": {"city": "Oslo", "days": 2}}]<|/calls|><|eot|>'
-    parsed = handlers.parse(last["template_text"], "<|assistant|>", output, tools_text, "", session)
+    parsed = handlers.parse(
+        WorkspaceInputs(last["template_text"], "<|assistant|>", output, tools_text), "", session
+    )
     status = text_of(parsed["status"])
     assert status.startswith(
         "✘ Does not fit: the template claims nothing: no region opened, so all of the generation "
@@ -151,7 +161,10 @@ def test_a_missing_tool_call_field_is_sketched_from_the_rows_and_marked_as_a_ske
         i for i, group in enumerate(session.inference["failure_groups"]) if group["sketch"]
     )
     applied = handlers.inference_click(
-        {"apply": index}, last["template_text"], "<|assistant|>", output, tools_text, "", session
+        {"apply": index},
+        WorkspaceInputs(last["template_text"], "<|assistant|>", output, tools_text),
+        "",
+        session,
     )
     assert session.view.message["content"] == "On it."
     assert session.view.message["tool_calls"] == [{"get_weather": {"city": "Oslo", "days": 2}}]
@@ -228,11 +241,15 @@ def test_the_authors_outputs_are_test_cases_and_examples_that_teach_what_no_rend
     prefix = "<|sys|>Tools: []<|eot|>\n<|user|>Weather in Oslo?<|eot|>\n<|assistant|>"
     output = 'Checking.<<go>>[get_weather(city="Oslo", days=2)]<</go>><|eot|>'
     parsed = handlers.parse(
-        first["template_text"], prefix, output, tools_text, first["test_cases_text"], session
+        WorkspaceInputs(first["template_text"], prefix, output, tools_text),
+        first["test_cases_text"],
+        session,
     )
     assert text_of(parsed["status"]).startswith("△ Parsed, but text was probably lost")
     added = handlers.add_test_case(
-        first["template_text"], prefix, output, tools_text, first["test_cases_text"], session
+        WorkspaceInputs(first["template_text"], prefix, output, tools_text),
+        first["test_cases_text"],
+        session,
     )
     cases = json.loads(added["test_cases_text"])
     assert (cases[0]["name"], cases[0]["source"], cases[0]["check"]) == (
@@ -270,7 +287,9 @@ def test_the_authors_outputs_are_test_cases_and_examples_that_teach_what_no_rend
     )
     # An edit that breaks the call syntax turns the author's case red.
     broken = again["template_text"].replace('"<<go>>"', '"<<run>>"')
-    red = handlers.parse(broken, prefix, output, tools_text, corrected, session)["test_results"]
+    red = handlers.parse(WorkspaceInputs(broken, prefix, output, tools_text), corrected, session)[
+        "test_results"
+    ]
     assert 'data-passed="16" data-total="17"' in red
     assert '<details class="rt-case" data-source="output" open><summary>✘ case 17' in red
     # The cases download as the examples file the command line reads.
@@ -296,12 +315,11 @@ def test_infer_learns_from_the_output_pasted_in_the_workspace():
             "",
             "",
             True,
-            first["template_text"],
+            WorkspaceInputs(
+                first["template_text"], first["prefix"], first["generation"], first["tools_text"]
+            ),
             "",
             session,
-            first["prefix"],
-            first["generation"],
-            first["tools_text"],
         )
     )[-1]
     assert "given as examples" not in text_of(shown["inference"])
@@ -324,12 +342,9 @@ def test_infer_learns_from_the_output_pasted_in_the_workspace():
                 "",
                 "",
                 use_examples,
-                first["template_text"],
+                WorkspaceInputs(first["template_text"], prefix, output, tools_text),
                 "",
                 session,
-                prefix,
-                output,
-                tools_text,
             )
         )[-1]
 
@@ -358,10 +373,12 @@ ANCHOR_PAST_OPEN = {
 def test_an_anchor_that_cut_past_the_opener_is_never_parsed_green_and_the_advice_names_it():
     session = Session()
     out = handlers.parse(
-        template_text_of(ANCHOR_PAST_OPEN),
-        "<|user|>Weather?<|assistant|><think>",
-        "hmm, sunny</think>It is sunny.<|user|>",
-        "",
+        WorkspaceInputs(
+            template_text_of(ANCHOR_PAST_OPEN),
+            "<|user|>Weather?<|assistant|><think>",
+            "hmm, sunny</think>It is sunny.<|user|>",
+            "",
+        ),
         "",
         session,
     )
@@ -403,7 +420,9 @@ def test_every_replaced_editor_text_can_be_restored():
         "visible": True,
     }
     chosen = handlers.choose_template(
-        "smollm3", loaded["prefix"], loaded["generation"], "", session, loaded["template_text"]
+        "smollm3",
+        WorkspaceInputs(loaded["template_text"], loaded["prefix"], loaded["generation"], ""),
+        session,
     )
     assert chosen["restore_button"]["value"] == "↶ Restore the template before loading smollm3"
     back = handlers.restore_template(loaded["prefix"], loaded["generation"], "", "", session)
@@ -487,7 +506,9 @@ def test_arguments_whose_values_changed_are_marked_beside_the_message():
     ]
     # The handler draws it with the parse.
     out = handlers.parse(
-        template_text_of(SEED_LIKE), "<seed:bos>assistant", NOTE_CALL, "", "", Session()
+        WorkspaceInputs(template_text_of(SEED_LIKE), "<seed:bos>assistant", NOTE_CALL, ""),
+        "",
+        Session(),
     )
     assert out["value_changes"].startswith('<div class="rt-value-changes" id="value-changes">')
 
@@ -535,7 +556,7 @@ def test_a_lint_fix_never_copies_a_delimiter_the_output_shows_is_misspelt():
     assert lint.fixed is not None  # without the output, the fix is offered
     session = Session()
     output = '<seed:think>hmm</seed:think><seed:tool_call>{"name": "f", "arguments": {}}</seed:tool_call>'
-    out = handlers.parse(text, "<seed:bos>assistant", output, "", "", session)
+    out = handlers.parse(WorkspaceInputs(text, "<seed:bos>assistant", output, ""), "", session)
     assert "Fix: use close_pattern" not in out["diagnostics"]
     assert (
         "first fix fields.tool_calls.open: the output has '&lt;seed:tool_call&gt;' where it expects "
@@ -597,7 +618,7 @@ def test_real_outputs_parse_green_only_when_nothing_is_lost(name):
             entry["bos_token"],
             entry["eos_token"],
             False,
-            "",
+            WorkspaceInputs("", "", "", ""),
             "",
             session,
         )
@@ -605,7 +626,9 @@ def test_real_outputs_parse_green_only_when_nothing_is_lost(name):
     text = template_text_of(session.inference["template"])
     for case in cases_by_chat_template(load_cases())[name]:
         tools = json.dumps(case.get("tools")) if case.get("tools") else ""
-        out = handlers.parse(text, case["prefix"], case["output"], tools, "", session)
+        out = handlers.parse(
+            WorkspaceInputs(text, case["prefix"], case["output"], tools), "", session
+        )
         assert "✔ Parsed" in out["status"], (case["id"], text_of(out["status"]))
     # The anchor that cut past the reasoning's opener: never green where reasoning was written.
     if name.startswith("GLM"):
@@ -622,7 +645,9 @@ def test_real_outputs_parse_green_only_when_nothing_is_lost(name):
         for case in reasoned:
             tools = json.dumps(case.get("tools")) if case.get("tools") else ""
             out = handlers.parse(
-                template_text_of(damaged), case["prefix"], case["output"], tools, "", session
+                WorkspaceInputs(template_text_of(damaged), case["prefix"], case["output"], tools),
+                "",
+                session,
             )
             assert "✔" not in out["status"], case["id"]
             assert 'data-key="start_anchor"' in out["status"]

@@ -17,6 +17,7 @@ from playground import catalog, handlers, live
 from playground.authoring.chat_template_check import CheckOutcome, matrix_html, root_causes
 from playground.parse.replay import ReplayInputs, prepare_replay
 from playground.parse.session import Session
+from playground.parse.workspace import WorkspaceInputs
 from playground.wiring import Page
 from tests.support.paths import ROOT
 
@@ -46,7 +47,9 @@ def wrong_anchor() -> str:
 
 def test_the_wrong_close_is_the_headline_and_explain_points_at_its_key():
     session = Session()
-    out = handlers.parse(wrong_close(), QWEN3.prefix, QWEN3.generation, "", "", session)
+    out = handlers.parse(
+        WorkspaceInputs(wrong_close(), QWEN3.prefix, QWEN3.generation, ""), "", session
+    )
     lines = re.findall(r'<div class="rt-status[^"]*"[^>]*>(.*?)</div>', out["status"])
     assert text_of(lines[0]).startswith(
         "⚠ Cause (fields.tool_calls.close_pattern): fields.tool_calls.close_pattern expects '&lt;/toolcall&gt;'"
@@ -68,7 +71,9 @@ def test_the_wrong_close_is_the_headline_and_explain_points_at_its_key():
 
 def test_the_anchor_not_in_the_prefix_is_the_headline():
     session = Session()
-    out = handlers.parse(wrong_anchor(), QWEN3.prefix, QWEN3.generation, "", "", session)
+    out = handlers.parse(
+        WorkspaceInputs(wrong_anchor(), QWEN3.prefix, QWEN3.generation, ""), "", session
+    )
     first = text_of(
         re.search(r'<div class="rt-status[^"]*"[^>]*>(.*?)</div>', out["status"]).group(1)
     )
@@ -127,14 +132,18 @@ def test_the_comparison_and_the_ranking_are_marked_stale_when_the_input_changes(
     template, tools = loaded["template_text"], loaded["tools_text"]
     assert (
         'id="reference-summary"'
-        in handlers.compare_reference(template, QWEN3.prefix, QWEN3.generation, tools, session)[
-            "reference"
-        ]
+        in handlers.compare_reference(
+            WorkspaceInputs(template, QWEN3.prefix, QWEN3.generation, tools), session
+        )["reference"]
     )
     handlers.fit_templates(QWEN3.prefix, QWEN3.generation, tools, session)
-    same = handlers.parse(template, QWEN3.prefix, QWEN3.generation, tools, "", session)
+    same = handlers.parse(
+        WorkspaceInputs(template, QWEN3.prefix, QWEN3.generation, tools), "", session
+    )
     assert "reference" not in same and "fits" not in same
-    changed = handlers.parse(template, QWEN3.prefix, QWEN3.generation + " more", tools, "", session)
+    changed = handlers.parse(
+        WorkspaceInputs(template, QWEN3.prefix, QWEN3.generation + " more", tools), "", session
+    )
     assert changed["reference"].startswith(
         '<div class="rt-stale-banner rt-derived-stale" id="reference-stale"'
     )
@@ -142,7 +151,7 @@ def test_the_comparison_and_the_ranking_are_marked_stale_when_the_input_changes(
         '<div class="rt-stale-banner rt-derived-stale" id="fits-stale"'
     )
     assert "reference" not in handlers.parse(
-        template, QWEN3.prefix, QWEN3.generation + " more!", tools, "", session
+        WorkspaceInputs(template, QWEN3.prefix, QWEN3.generation + " more!", tools), "", session
     )  # marked once
 
 
@@ -169,7 +178,11 @@ def test_a_leftover_prefix_does_not_fool_the_ranking():
 
 def test_using_a_template_that_claims_nothing_does_not_say_parsed():
     out = handlers.parse(
-        catalog.shipped_template_text("qwen3"), QWEN3.prefix, GPT_OSS.generation, "", "", Session()
+        WorkspaceInputs(
+            catalog.shipped_template_text("qwen3"), QWEN3.prefix, GPT_OSS.generation, ""
+        ),
+        "",
+        Session(),
     )
     assert "✔ Parsed" not in out["status"]
     assert (
@@ -210,7 +223,9 @@ def test_token_boundaries_are_off_after_the_run_unless_asked_and_the_label_follo
 
 def test_the_scrubber_takes_a_chunk_before_any_replay():
     out = handlers.parse(
-        catalog.shipped_template_text("qwen3"), QWEN3.prefix, QWEN3.generation, "", "", Session()
+        WorkspaceInputs(catalog.shipped_template_text("qwen3"), QWEN3.prefix, QWEN3.generation, ""),
+        "",
+        Session(),
     )
     assert out["scrubber"] == {"value": 0, "maximum": len(QWEN3.generation)}
 
@@ -221,8 +236,10 @@ def test_start_from_shows_the_loaded_template():
 
 def test_an_invalid_template_shows_its_error_alone_over_the_stale_parse():
     session = Session()
-    handlers.parse(wrong_close(), QWEN3.prefix, QWEN3.generation, "", "", session)
-    out = handlers.parse("{not json", QWEN3.prefix, QWEN3.generation, "", "", session)
+    handlers.parse(WorkspaceInputs(wrong_close(), QWEN3.prefix, QWEN3.generation, ""), "", session)
+    out = handlers.parse(
+        WorkspaceInputs("{not json", QWEN3.prefix, QWEN3.generation, ""), "", session
+    )
     assert out["status"].count("rt-status-error") == 1 and "not valid JSON" in out["status"]
     assert "json: Extra data" not in out["status"]
 

@@ -23,6 +23,7 @@ from engine import TemplateError, load_template
 from playground import api, handlers
 from playground.catalog import template_text_of
 from playground.parse.session import Session
+from playground.parse.workspace import WorkspaceInputs
 from playground.server import limits
 from tests.support.load_sessions import PageVisitor, api_client
 
@@ -239,7 +240,9 @@ def test_generated_templates_and_inputs_get_a_message_never_a_traceback(
     template_text, generation, tools_text
 ):
     started = time.perf_counter()
-    outputs = handlers.parse(template_text, "<s>", generation, tools_text, "", Session())
+    outputs = handlers.parse(
+        WorkspaceInputs(template_text, "<s>", generation, tools_text), "", Session()
+    )
     result = api.parse(template_text, "<s>", generation, tools_text)
     assert time.perf_counter() - started < BOUND
     assert not LEAKS.search(_status(outputs)), _status(outputs)

@@ -24,6 +24,7 @@ from playground.parse import chunking
 from playground.parse.parse_view import ParseView
 from playground.parse.replay import ReplayInputs
 from playground.parse.session import Session
+from playground.parse.workspace import WorkspaceInputs
 from playground.server import input_readers, limits
 from tests.support.grammar_bombs import CALL_LIST_TEMPLATE, doubling_tools, many_optional_fields
 from tests.support.templates_for_tests import EXPECTED, GENERATION, PREFIX, SMOL_TEXT
@@ -45,7 +46,9 @@ def parse(
     template_text=SMOL_TEXT, prefix=PREFIX, generation=GENERATION, tools_text="", session=None
 ):
     session = session or Session()
-    out = handlers.parse(template_text, prefix, generation, tools_text, "", session)
+    out = handlers.parse(
+        WorkspaceInputs(template_text, prefix, generation, tools_text), "", session
+    )
     return {**out, "session": session}
 
 
@@ -312,7 +315,9 @@ def test_template_editor_handlers(tmp_path):
     pretty = handlers.format_editor(SMOL_TEXT)["template_text"]
     assert json.loads(pretty) == SMOL and pretty.startswith('{\n  "defaults"')
     session = Session()
-    text = handlers.choose_template("qwen3", PREFIX, GENERATION, "", session)["template_text"]
+    text = handlers.choose_template("qwen3", WorkspaceInputs("", PREFIX, GENERATION, ""), session)[
+        "template_text"
+    ]
     assert text == session.reset_text and json.loads(text)["fields"]
     exported = handlers.export_template(SMOL_TEXT, None)
     assert json.loads(Path(exported["tokenizer_config_file"]).read_text(encoding="utf-8")) == {
@@ -323,9 +328,13 @@ def test_template_editor_handlers(tmp_path):
 
 
 def test_the_template_dropdown_says_when_the_editor_no_longer_holds_the_file():
-    text = handlers.choose_template("qwen3", PREFIX, GENERATION, "", Session())["template_text"]
+    text = handlers.choose_template(
+        "qwen3", WorkspaceInputs("", PREFIX, GENERATION, ""), Session()
+    )["template_text"]
     assert catalog.template_choice_for(text, "qwen3") == "qwen3"
-    same = handlers.choose_template("llama-3.1", PREFIX, GENERATION, "", Session())["template_text"]
+    same = handlers.choose_template(
+        "llama-3.1", WorkspaceInputs("", PREFIX, GENERATION, ""), Session()
+    )["template_text"]
     assert (
         catalog.template_choice_for(same, "llama-3.2") == "llama-3.2"
     )  # the same template in two files
@@ -341,7 +350,10 @@ def test_the_template_dropdown_says_when_the_editor_no_longer_holds_the_file():
         == catalog.INLINE_TEMPLATE
     )
     assert (
-        handlers.choose_template(catalog.EDITED_TEMPLATE, PREFIX, GENERATION, "", Session()) == {}
+        handlers.choose_template(
+            catalog.EDITED_TEMPLATE, WorkspaceInputs("", PREFIX, GENERATION, ""), Session()
+        )
+        == {}
     )  # choosing it loads nothing
 
 
@@ -512,7 +524,7 @@ def test_generate_live_keeps_an_edited_template_and_offers_the_models():
     assert out[-1]["scrubber"] == {"value": pieces, "maximum": pieces} and 1 <= pieces <= 3
     # The author chooses the model's: it goes into the editor, the edit is kept for Restore.
     chosen = live.use_model_template_now(
-        "samples/demo-model", SMOL_TEXT, PREFIX, GENERATION, "", "", session
+        "samples/demo-model", WorkspaceInputs(SMOL_TEXT, PREFIX, GENERATION, ""), "", session
     )
     assert json.loads(chosen["template_text"]) == load_template_file("demo-model").response_template
     assert chosen["use_model_button"] == {"visible": False}

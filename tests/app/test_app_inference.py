@@ -18,6 +18,7 @@ from playground import handlers
 from playground.authoring import inference
 from playground.catalog import template_text_of
 from playground.parse.session import Session
+from playground.parse.workspace import WorkspaceInputs
 from playground.server import limits
 from playground.server.workers import JobError
 from tests.support.paths import CHAT_TEMPLATE_FIXTURES
@@ -41,7 +42,7 @@ def infer(
             kw.get("bos_token", ""),
             kw.get("eos_token", ""),
             kw.get("use_examples", True),
-            kw.get("template_text", ""),
+            WorkspaceInputs(kw.get("template_text", ""), "", "", ""),
             test_cases_text,
             session,
         )
@@ -151,7 +152,7 @@ def test_a_delimiter_clicked_on_the_map_says_how_inference_found_it():
             "open_pattern": "<action (?P<name>\\w+)>",
         },
     }
-    handlers.parse(template_text_of(template), PREFIX, GENERATION, "", "", session)
+    handlers.parse(WorkspaceInputs(template_text_of(template), PREFIX, GENERATION, ""), "", session)
     opening = next(
         i
         for i, span in enumerate(session.view.spans)

@@ -23,6 +23,7 @@ from playground.panels.explain import explain
 from playground.panels.field_reference import field_keys, reference_html
 from playground.parse.replay import ReplayInputs
 from playground.parse.session import Session
+from playground.parse.workspace import WorkspaceInputs
 from playground.server import queues
 from playground.wiring import Page
 from tests.support.templates_for_tests import EXPECTED, GENERATION, PREFIX, SMOL_TEXT
@@ -35,7 +36,9 @@ def parsed(
     template_text=SMOL_TEXT, prefix=PREFIX, generation=GENERATION, tools_text="", session=None
 ):
     session = session or Session()
-    return handlers.parse(template_text, prefix, generation, tools_text, "", session), session
+    return handlers.parse(
+        WorkspaceInputs(template_text, prefix, generation, tools_text), "", session
+    ), session
 
 
 def event_number(view, kind, field):
@@ -109,9 +112,9 @@ def test_an_event_link_pages_the_log_to_its_row_and_explains_its_span():
 
 def test_an_invalid_template_keeps_the_last_good_parse_marked_stale():
     session = Session()
-    handlers.parse(SMOL_TEXT, PREFIX, GENERATION, "", "", session)
+    handlers.parse(WorkspaceInputs(SMOL_TEXT, PREFIX, GENERATION, ""), "", session)
     good = session.view
-    out = handlers.parse(SMOL_TEXT[:-1], PREFIX, GENERATION, "", "", session)
+    out = handlers.parse(WorkspaceInputs(SMOL_TEXT[:-1], PREFIX, GENERATION, ""), "", session)
     assert (
         "The template is not valid JSON" in out["status"]
         and "last good parse (stale)" in out["status"]
@@ -124,7 +127,7 @@ def test_an_invalid_template_keeps_the_last_good_parse_marked_stale():
         "message_json" not in out and "event_log" not in out
     )  # the message and the log stay as they were
     assert session.view is good
-    out = handlers.parse(SMOL_TEXT, PREFIX, GENERATION, "", "", session)
+    out = handlers.parse(WorkspaceInputs(SMOL_TEXT, PREFIX, GENERATION, ""), "", session)
     assert "stale-marker" not in out["region_map"] and "✔ Parsed" in out["status"]
 
 
@@ -221,7 +224,9 @@ def test_a_lint_fix_applies_from_the_diagnostics_and_reparses():
     session = Session()
     found = findings(SMOL_TEXT)
     index = next(i for i, f in enumerate(found) if f.code == "json-close-literal")
-    out = handlers.fix_template({"fix": index}, SMOL_TEXT, PREFIX, GENERATION, "", "", session)
+    out = handlers.fix_template(
+        {"fix": index}, WorkspaceInputs(SMOL_TEXT, PREFIX, GENERATION, ""), "", session
+    )
     assert (
         json.loads(out["template_text"])["fields"]["tool_calls"]["close_pattern"]
         == r"(?<=[}\]])\s*</tool_call>"
@@ -265,7 +270,9 @@ def test_test_cases_rerun_on_every_edit_with_a_diff():
     assert f'data-passed="{len(cases)}" data-total="{len(cases)}"' in out["test_results"]
     broken = out["template_text"].replace('"reasoning_content"', '"thoughts"', 1)
     edited = handlers.parse(
-        broken, out["prefix"], out["generation"], out["tools_text"], out["test_cases_text"], session
+        WorkspaceInputs(broken, out["prefix"], out["generation"], out["tools_text"]),
+        out["test_cases_text"],
+        session,
     )
     assert (
         'data-passed="' in edited["test_results"]
@@ -273,7 +280,9 @@ def test_test_cases_rerun_on_every_edit_with_a_diff():
     )
     assert '<span class="rt-del">-  &quot;reasoning_content&quot;' in edited["test_results"]
     added = handlers.add_test_case(
-        out["template_text"], "", "hello", "", out["test_cases_text"], Session(view=session.view)
+        WorkspaceInputs(out["template_text"], "", "hello", ""),
+        out["test_cases_text"],
+        Session(view=session.view),
     )
     # The author's output comes first (before the samples), marked as theirs.
     first = json.loads(added["test_cases_text"])[0]
@@ -289,10 +298,9 @@ def test_the_reference_side_by_side_for_a_sample():
     assert not sample.needs  # no deliberate difference from the reference
     tools = catalog.template_text_of(sample.tools) if sample.tools else ""
     out = handlers.compare_reference(
-        catalog.template_text_of(sample.template),
-        sample.prefix,
-        sample.generation,
-        tools,
+        WorkspaceInputs(
+            catalog.template_text_of(sample.template), sample.prefix, sample.generation, tools
+        ),
         Session(),
     )
     assert 'data-same="true"' in out["reference"] and "<th>transformers</th>" in out["reference"]
@@ -306,7 +314,7 @@ def test_the_event_log_is_paged_searchable_and_filtered_by_field():
         f'<tool_call>{{"name": "f{i}", "arguments": {{}}}}</tool_call>' for i in range(60)
     )
     session = Session()
-    out = handlers.parse(SMOL_TEXT, PREFIX, generation, "", "", session)
+    out = handlers.parse(WorkspaceInputs(SMOL_TEXT, PREFIX, generation, ""), "", session)
     total = len(session.view.events)
     assert (
         total > PAGE_ROWS and f"events 1–{PAGE_ROWS} of {total:,} · page 1 of 2" in out["event_log"]
@@ -540,7 +548,9 @@ def test_the_api_status_is_the_page_status_line_judgement_when_text_is_lost():
     result = api.parse(SMOL_TEXT, PREFIX, "Hello </think> world", "")
     assert result["status"] == lost
     assert result["message"] == {"role": "assistant", "content": "Hello </think> world"}
-    page = handlers.parse(SMOL_TEXT, PREFIX, "Hello </think> world", "", "", Session())
+    page = handlers.parse(
+        WorkspaceInputs(SMOL_TEXT, PREFIX, "Hello </think> world", ""), "", Session()
+    )
     lines = re.findall(r'id="status-lost">(.*?)</div>', page["status"])
     assert [html.unescape(line) for line in lines] == [f"△ {lost}"]
     # Nothing lost: the plain judgement, on both.
@@ -616,3 +626,11 @@ def test_each_kind_of_work_has_its_own_queue():
     assert len({queues.queue_options(kind)["concurrency_id"] for kind in queues.WORK}) == len(
         queues.WORK
     )
+
+
+def test_a_replay_reads_the_workspace_then_its_chunking():
+    # The replay's inputs are the workspace's four, in that order, then the chunking settings:
+    # a replay and a parse of the same page read the same template, prefix, generation and tools.
+    assert ReplayInputs._fields == (*WorkspaceInputs._fields, *handlers.CHUNKING_INPUTS)
+    assert WorkspaceInputs._fields == ("template_text", "prefix", "generation", "tools_text")
+    assert WorkspaceInputs("{}", "p", "g", "").with_template("[]") == ("[]", "p", "g", "")
