@@ -38,9 +38,9 @@ What each part does:
   each such rule's colour is darkened (light theme) or lightened (dark) until it has 4.5:1
   against the editor's background, whenever an editor appears.
 - PAGE_JS: an edit of the prefix, generation, tools or template editor (typing,
-  deleting, undo) re-parses once editing pauses (DEBOUNCE_MS) by clicking the
-  hidden #reparse-button, a paste or a drop at once (PASTE_MS); Ctrl+Enter (or
-  Cmd+Enter) parses at once with #parse-button. It also finds the template
+  deleting, undo and redo: any key that changes the editor's text) re-parses once
+  editing pauses (DEBOUNCE_MS) by clicking the hidden #reparse-button, a paste or a
+  drop at once (PASTE_MS); Ctrl+Enter (or Cmd+Enter) parses at once with #parse-button. It also finds the template
   editor's CodeMirror view, to select a place in it, mark errors over it, and
   send a click on a pattern to #explain.
 """
@@ -386,10 +386,22 @@ PAGE_JS = """() => {
   for (const kind of ['input', 'paste', 'cut', 'drop']) {
     document.addEventListener(kind, (event) => { if (inside(event)) schedule(whole(event) ? %d : %d); }, true);
   }
+  // A key in the template editor that changed its text (Ctrl+Z, Ctrl+Y, Alt+ArrowUp...) edits
+  // without an input event: CodeMirror's text before the key, compared when the key is released.
+  // The server's own settings of the text (a sample, Reset) happen between no keydown and keyup.
+  let textBeforeKey = null;
   document.addEventListener('keyup', (event) => {
-    if (inside(event) && !moves.test(event.key) && !event.ctrlKey && !event.metaKey) schedule(%d);
+    if (!inside(event)) return;
+    const view = event.target.closest('#template-editor') ? editorView() : null;
+    const changed = view && textBeforeKey && view.state.doc !== textBeforeKey;
+    if (view) textBeforeKey = view.state.doc;
+    if (changed || (!moves.test(event.key) && !event.ctrlKey && !event.metaKey)) schedule(%d);
   }, true);
   document.addEventListener('keydown', (event) => {
+    if (inside(event) && event.target.closest('#template-editor')) {
+      const view = editorView();
+      if (view) textBeforeKey = view.state.doc;
+    }
     if (event.key === 'Enter' && (event.ctrlKey || event.metaKey) && inside(event)) {
       event.preventDefault();
       clearTimeout(timer);
