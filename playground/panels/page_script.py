@@ -40,9 +40,10 @@ What each part does:
 - PAGE_JS: an edit of the prefix, generation, tools or template editor (typing,
   deleting, undo and redo: any key that changes the editor's text) re-parses once
   editing pauses (DEBOUNCE_MS) by clicking the hidden #reparse-button, a paste or a
-  drop at once (PASTE_MS); Ctrl+Enter (or Cmd+Enter) parses at once with #parse-button. It also finds the template
-  editor's CodeMirror view, to select a place in it, mark errors over it, and
-  send a click on a pattern to #explain.
+  drop at once (PASTE_MS); Ctrl+Enter (or Cmd+Enter) parses at once with #parse-button.
+  Enter in the replay scrubber's number box seeks, as leaving the box does (a drag seeks
+  once, when let go). It also finds the template editor's CodeMirror view, to select a
+  place in it, mark errors over it, and send a click on a pattern to #explain.
 """
 
 DEBOUNCE_MS = 400
@@ -396,6 +397,12 @@ PAGE_JS = """() => {
     const changed = view && textBeforeKey && view.state.doc !== textBeforeKey;
     if (view) textBeforeKey = view.state.doc;
     if (changed || (!moves.test(event.key) && !event.ctrlKey && !event.metaKey)) schedule(%d);
+  }, true);
+  // Enter in the scrubber's number box seeks: Gradio sends the slider's `release` (wired to the
+  // seek) when that box loses the focus, and nothing on Enter; so the box is left and taken again.
+  document.addEventListener('keydown', (event) => {
+    const box = event.key === 'Enter' && event.target.closest && event.target.closest('#replay-scrubber input[type=number]');
+    if (box) { event.preventDefault(); box.blur(); box.focus(); }
   }, true);
   document.addEventListener('keydown', (event) => {
     if (inside(event) && event.target.closest('#template-editor')) {
