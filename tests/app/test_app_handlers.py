@@ -541,6 +541,16 @@ def test_generate_live_keeps_an_edited_template_and_offers_the_models():
     assert session.view.template == json.loads(SMOL_TEXT)
 
 
+def test_generate_live_says_edited_only_when_the_author_changed_the_editors_text():
+    # The page itself put this text in the editor (as Infer does): kept, but not called edited.
+    session = Session(reset_text=SMOL_TEXT)
+    out = generate_hi(SMOL_TEXT, session)
+    assert out[-1]["model_note"].endswith(
+        " — the editor's template was kept (the model's own was not used: “Use the model's "
+        "template” puts it in the editor)"
+    )
+
+
 def test_views_render_whitespace_and_escape_html():
     assert (
         visible_whitespace("a b\n<")
