@@ -397,7 +397,7 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                 )
                 page.scrubber = gr.Slider(
                     0,
-                    1,
+                    first["scrubber"]["maximum"],
                     value=0,
                     step=1,
                     label="chunk",

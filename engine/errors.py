@@ -14,12 +14,16 @@ class TemplateError(ValueError):
         path: JSON path of the offending key, e.g. ``fields.tool_calls.content_args.tag_pattern``
             (``""`` for the template itself).
         detail: the message without the path.
+
+    A `predicate` message continues the path as its subject ("is too large to compile..."):
+    the whole message reads "fields.x.open_pattern is too large to compile...", no colon.
     """
 
-    def __init__(self, path: str, message: str):
+    def __init__(self, path: str, message: str, *, predicate: bool = False):
         self.path = path
         self.detail = message
-        super().__init__(f"{path}: {message}" if path else message)
+        joined = f"{path} {message}" if predicate else f"{path}: {message}"
+        super().__init__(joined if path else message)
 
 
 class ResponseParseError(ValueError):

@@ -218,7 +218,7 @@ def compile_pattern(path: str, pattern: Any, flags: int = regex.DOTALL) -> regex
         # are kept by `TemplateCache`, within its weight.
         return regex.compile(pattern, flags, cache_pattern=False)
     except PatternBoundError as error:
-        raise TemplateError(path, f"{error}: {_show(pattern, 80)}") from None
+        raise TemplateError(path, f"{error}: {_show(pattern, 80)}", predicate=True) from None
     except regex.error as error:
         where = f" at position {error.pos}" if getattr(error, "pos", None) is not None else ""
         raise TemplateError(
@@ -271,7 +271,7 @@ def _check_pattern_sizes(template: dict) -> int:
         try:
             total += pattern_size(text)
         except PatternBoundError as error:
-            raise TemplateError(path, f"{error}: {_show(text, 80)}") from None
+            raise TemplateError(path, f"{error}: {_show(text, 80)}", predicate=True) from None
         if total > MAX_TEMPLATE_PATTERN_SIZE:
             raise TemplateError(
                 path,

@@ -1244,12 +1244,13 @@ def open_page(params: dict, session: Session) -> dict:
     """Page load: apply ?sample=, ?template=, ?state=, ?chunking=, ?tab= and ?chunk= (see docs/app.md);
     bad parameters are named in the status, and the rest still applies.
 
-    A plain visit changes nothing on the page (it already shows the first sample), so text
-    typed while the page loads is never replaced; the session learns what is on screen.
+    A plain visit changes no text on the page (it already shows the first sample), so text
+    typed while the page loads is never replaced; the session learns what is on screen, and
+    the scrubber gets its range (one chunk a character), so a chunk typed before any replay
+    is taken.
     """
     if not params:
-        _sample_outputs(DEFAULT_SAMPLE, session)
-        return {}
+        return {"scrubber": _sample_outputs(DEFAULT_SAMPLE, session)["scrubber"]}
     problems = link_problems(params)
     model = {
         name: params[name]

@@ -609,14 +609,17 @@ class _LiveRun:
         """What the run does to the editor: keeps the author's template (`kept`), or shows the
         model's `template` in place of `text` when the model's is used."""
         if kept:
-            self.keep_edit()
+            self.keep_edit(edited=text != self.session.reset_text)
         elif model_template:
             self.choose(template, text)
 
-    def keep_edit(self) -> None:
-        """The editor holds the author's template: it parses this run, and the note says so."""
+    def keep_edit(self, edited: bool) -> None:
+        """The editor holds the author's template: it parses this run, and the note says so;
+        "edited" only when the author changed it (`edited`: it differs from the text the page
+        itself last put there, such as an inferred template)."""
+        what = "your edited template" if edited else "the editor's template"
         self.model_note += (
-            " — your edited template was kept (the model's own was not used: "
+            f" — {what} was kept (the model's own was not used: "
             "“Use the model's template” puts it in the editor)"
         )
         self.chosen = {"use_model_button": Update(visible=True)}

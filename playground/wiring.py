@@ -90,13 +90,14 @@ class Page:
             )
         return [self.components[name] for name in names]
 
-    def bound(self, handler: Callable, *, heavy: bool = False) -> Callable:
+    def bound(self, handler: Callable, *, heavy: bool = False, work: str = "") -> Callable:
         """`handler` as Gradio calls it: returning {component: value} instead of {name: value},
         and taking the event data (`gr.EventData`) for its `event` parameter.
 
         A handler reading `session` has it noted as the one of its Gradio session (`OPEN_SESSIONS`).
         `heavy`: each run counts against its session's `session_jobs` (PLAYGROUND_LIMITS); past
-        it the status says so and nothing else changes."""
+        it the status says so, naming the jobs running by their kind of `work`, and nothing
+        else changes."""
         components = self.components
         wants_event = EVENT in inspect.signature(handler).parameters
         groups = input_groups(handler)
@@ -133,7 +134,7 @@ class Page:
                     return
                 named = _packed(named, groups)
                 try:
-                    with _job(named, heavy) as refused:
+                    with _job(named, heavy, work) as refused:
                         if refused:
                             yield to_components({"status": error_html(refused)})
                             return
@@ -151,7 +152,7 @@ class Page:
                     return to_components(refusal)
                 named = _packed(named, groups)
                 try:
-                    with _job(named, heavy) as refused:
+                    with _job(named, heavy, work) as refused:
                         return to_components(
                             {"status": error_html(refused)} if refused else handler(**named)
                         )
@@ -178,7 +179,7 @@ class Page:
             # costs the browser more than drawing a big parse.
             options["show_progress_on"] = [self.components["status"]]
         return trigger(
-            self.bound(handler, heavy=work in HEAVY_WORK),
+            self.bound(handler, heavy=work in HEAVY_WORK, work=work),
             inputs_kwargs=inputs,
             outputs=outputs,
             api_name=f"page_{handler.__name__}",  # never one of the public names
@@ -239,12 +240,13 @@ def _arguments(signature: inspect.Signature, args, kwargs, wants_event: bool) ->
     return named
 
 
-def _job(named: dict, heavy: bool):
-    """A heavy job's slot in its session (`heavy_job`), or nothing for other work."""
+def _job(named: dict, heavy: bool, work: str = ""):
+    """A heavy job's slot in its session (`heavy_job`, named by its kind of `work`), or nothing
+    for other work."""
     session = named.get("session") if heavy else None
-    return (
-        heavy_job(session, limits.current().session_jobs) if session is not None else nullcontext()
-    )
+    if session is None:
+        return nullcontext()
+    return heavy_job(session, limits.current().session_jobs, work)
 
 
 def _charged(named: dict, session_id: str | None) -> None:

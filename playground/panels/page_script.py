@@ -38,11 +38,12 @@ What each part does:
   each such rule's colour is darkened (light theme) or lightened (dark) until it has 4.5:1
   against the editor's background, whenever an editor appears.
 - PAGE_JS: an edit of the prefix, generation, tools or template editor (typing,
-  deleting, undo) re-parses once editing pauses (DEBOUNCE_MS) by clicking the
-  hidden #reparse-button, a paste or a drop at once (PASTE_MS); Ctrl+Enter (or
-  Cmd+Enter) parses at once with #parse-button. It also finds the template
-  editor's CodeMirror view, to select a place in it, mark errors over it, and
-  send a click on a pattern to #explain.
+  deleting, undo and redo: any key that changes the editor's text) re-parses once
+  editing pauses (DEBOUNCE_MS) by clicking the hidden #reparse-button, a paste or a
+  drop at once (PASTE_MS); Ctrl+Enter (or Cmd+Enter) parses at once with #parse-button.
+  Enter in the replay scrubber's number box seeks, as leaving the box does (a drag seeks
+  once, when let go). It also finds the template editor's CodeMirror view, to select a
+  place in it, mark errors over it, and send a click on a pattern to #explain.
 """
 
 DEBOUNCE_MS = 400
@@ -386,10 +387,28 @@ PAGE_JS = """() => {
   for (const kind of ['input', 'paste', 'cut', 'drop']) {
     document.addEventListener(kind, (event) => { if (inside(event)) schedule(whole(event) ? %d : %d); }, true);
   }
+  // A key in the template editor that changed its text (Ctrl+Z, Ctrl+Y, Alt+ArrowUp...) edits
+  // without an input event: CodeMirror's text before the key, compared when the key is released.
+  // The server's own settings of the text (a sample, Reset) happen between no keydown and keyup.
+  let textBeforeKey = null;
   document.addEventListener('keyup', (event) => {
-    if (inside(event) && !moves.test(event.key) && !event.ctrlKey && !event.metaKey) schedule(%d);
+    if (!inside(event)) return;
+    const view = event.target.closest('#template-editor') ? editorView() : null;
+    const changed = view && textBeforeKey && view.state.doc !== textBeforeKey;
+    if (view) textBeforeKey = view.state.doc;
+    if (changed || (!moves.test(event.key) && !event.ctrlKey && !event.metaKey)) schedule(%d);
+  }, true);
+  // Enter in the scrubber's number box seeks: Gradio sends the slider's `release` (wired to the
+  // seek) when that box loses the focus, and nothing on Enter; so the box is left and taken again.
+  document.addEventListener('keydown', (event) => {
+    const box = event.key === 'Enter' && event.target.closest && event.target.closest('#replay-scrubber input[type=number]');
+    if (box) { event.preventDefault(); box.blur(); box.focus(); }
   }, true);
   document.addEventListener('keydown', (event) => {
+    if (inside(event) && event.target.closest('#template-editor')) {
+      const view = editorView();
+      if (view) textBeforeKey = view.state.doc;
+    }
     if (event.key === 'Enter' && (event.ctrlKey || event.metaKey) && inside(event)) {
       event.preventDefault();
       clearTimeout(timer);

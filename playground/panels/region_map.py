@@ -118,7 +118,8 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
     if options.stale:
         out.append(
             '<div class="rt-stale-banner" id="stale-marker" role="status">'
-            f"STALE: the last good parse, shown while {html.escape(options.stale)}</div>"
+            "STALE: the last good parse, shown until the inputs parse again. The error: "
+            f"{html.escape(options.stale)}</div>"
         )
     out.append(
         f'<div class="rt-map{" rt-stale" if options.stale else ""}" id="region-map-body" tabindex="0" '

@@ -73,7 +73,8 @@ class Session:
             or None.
         derived: the views derived from the input on demand ("reference", "fits",
             "conformance"): name -> (the inputs they were made from, their HTML, marked stale).
-        heavy_jobs: replays and generations of this session running now (see `heavy_job`).
+        heavy_jobs: heavy jobs (replays, generations, checks, inferences...) of this session
+            running now (see `heavy_job`); running_jobs: their kinds of work.
         replaced: editor texts a handler replaced (a sample loaded, Infer, Generate live with the
             model's template...), as (what replaced it, the text), the latest last: the Template
             tab's Restore puts them back.
@@ -96,6 +97,7 @@ class Session:
     derived: dict[str, tuple[tuple, str, bool]] = field(default_factory=dict)
     generated: tuple[str, list[int]] | None = None
     heavy_jobs: int = 0
+    running_jobs: list[str] = field(default_factory=list)
     replaced: list[tuple[str, str]] = field(default_factory=list)
 
     def release(self) -> None:
@@ -148,29 +150,60 @@ class Session:
 
 _jobs_lock = threading.Lock()
 
+# The heavy jobs by their kind of work (the page's listeners name it), as the refusal names them.
+JOB_NAMES = {
+    "replay": "a replay",
+    "model": "a generation",
+    "export": "an export",
+    "conformance": "a chat-template check",
+    "infer": "a template inference",
+    "reference": "a comparison with transformers' parser",
+    "fit": "a template fit",
+}
+# The kinds a Stop button ends (Play's Stop, Generate's Stop).
+STOPPABLE_JOBS = ("replay", "model")
+
 
 @contextmanager
-def heavy_job(session: Session, cap: int) -> Iterator[str | None]:
-    """Count a replay or generation against the session's cap of `cap` running at once.
+def heavy_job(session: Session, cap: int, kind: str = "") -> Iterator[str | None]:
+    """Count a heavy job of `kind` (a key of `JOB_NAMES`; "" when unknown) against the
+    session's cap of `cap` running at once.
 
     Yields None when the job may run (it counts until the block ends), else the message
-    to show instead.
+    to show instead: it names the jobs running, and says "press Stop" only when a Stop button
+    ends every one of them.
     """
     with _jobs_lock:
+        running = list(session.running_jobs)
         refused = session.heavy_jobs >= cap
         if not refused:
             session.heavy_jobs += 1
+            session.running_jobs.append(kind)
     if refused:
-        yield (
-            f"This page is already running {session.heavy_jobs} replay or generation (at most {cap} at once, "
-            "PLAYGROUND_LIMITS session_jobs): press Stop or wait for it to end."
-        )
+        yield _refusal(running, session.heavy_jobs, cap)
         return
     try:
         yield None
     finally:
         with _jobs_lock:
             session.heavy_jobs -= 1
+            if kind in session.running_jobs:
+                session.running_jobs.remove(kind)
+
+
+def _refusal(running: list[str], count: int, cap: int) -> str:
+    """The refusal of one more job while `count` jobs of kinds `running` run."""
+    named = [JOB_NAMES[kind] for kind in running if kind in JOB_NAMES]
+    if named and len(named) == count:
+        what = " and ".join(named)
+    else:
+        what = f"{count} job{'s' if count != 1 else ''} (a replay, generation, check or inference)"
+    it = "it" if count == 1 else "them"
+    stop = "press Stop or " if running and all(kind in STOPPABLE_JOBS for kind in running) else ""
+    return (
+        f"This page is already running {what} (at most {cap} at once, PLAYGROUND_LIMITS "
+        f"session_jobs): {stop}wait for {it} to end."
+    )
 
 
 class OpenSessions:

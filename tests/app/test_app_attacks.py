@@ -203,8 +203,8 @@ def test_a_pattern_too_large_to_compile_is_refused_at_every_entrance(server):
     outcome = bounded(server, "11. regex compile bombs at every entrance")
     said = outcome.details["said"]
     assert set(said) == {"parse", "lint", "conformance", "editor", "share link"}
-    assert said["parse"].startswith(f"fields.probe.open_pattern: {TOO_LARGE}")
-    assert said["conformance"].startswith(f"fields.probe.open_pattern: {TOO_LARGE}")
+    assert said["parse"].startswith(f"fields.probe.open_pattern {TOO_LARGE}")
+    assert said["conformance"].startswith(f"fields.probe.open_pattern {TOO_LARGE}")
     assert said["lint"].startswith(TOO_LARGE)
     assert TOO_LARGE in said["editor"] and TOO_LARGE in said["share link"]
     assert outcome.seconds <= LIMITS["parse_seconds"]
@@ -213,7 +213,7 @@ def test_a_pattern_too_large_to_compile_is_refused_at_every_entrance(server):
 def test_heavy_templates_are_not_kept(server):
     outcome = bounded(server, "12. heavy templates, each kept?")
     assert all(
-        said.startswith(f"fields.probe.open_pattern: {TOO_LARGE}")
+        said.startswith(f"fields.probe.open_pattern {TOO_LARGE}")
         for said in outcome.details["said"]
     )
 
@@ -278,7 +278,7 @@ def test_odd_inputs_get_plain_answers_and_folders_answer_alike(server):
         == "The template is not valid JSON: it holds a number too long to read."
     )
     assert said["nested groups"].startswith(
-        "fields.probe.open_pattern: nests groups more than 32 deep (at character 32)"
+        "fields.probe.open_pattern nests groups more than 32 deep (at character 32)"
     )
     assert outcome.details["distinct_folder_answers"] == 1
     assert not LEAKS.search(json.dumps(said)), said

@@ -452,6 +452,45 @@ def test_an_invalid_template_keeps_the_last_good_parse_marked_stale(new_page, ap
     shots.take("valid-again")
 
 
+def test_undo_in_the_template_editor_parses_the_text_it_brings_back(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    headline = page.locator("#status").get_by_text("Parsed:").inner_text()
+    page.get_by_role("tab", name="Template").click()
+    page.locator("#template-editor .cm-content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type(",")
+    page.wait_for_selector("#stale-marker", timeout=15_000)
+    shots.take("edited")
+    page.keyboard.press("Control+z")
+    page.wait_for_function("() => !document.querySelector('#stale-marker')", timeout=15_000)
+    shots.take("undone")
+    assert headline in status_text(page), shots.where()
+    assert "not valid JSON" not in status_text(page), shots.where()
+
+
+def test_a_chunk_typed_in_the_scrubber_before_any_replay_seeks_on_enter(
+    new_page, app_url, tmp_path
+):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    # One chunk a character (the default chunking): the scrubber's range is the generation's length.
+    chunks = len(next(s for s in load_samples() if s.id == DEFAULT_SAMPLE).generation)
+    box = page.locator("#replay-scrubber input[type=number]")
+    assert box.get_attribute("max") == str(chunks)
+    box.fill("30")
+    box.press("Enter")
+    page.wait_for_function(
+        "(text) => document.querySelector('#status').innerText.includes(text)",
+        arg=f"chunk 30 / {chunks}",
+        timeout=15_000,
+    )
+    shots.take("seeked")
+    assert page.get_by_text("greater than maximum").count() == 0, shots.where()
+
+
 def test_a_state_too_big_for_a_link_says_so_and_round_trips_as_a_file(new_page, app_url, tmp_path):
     import random
 

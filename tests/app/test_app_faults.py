@@ -242,6 +242,11 @@ def test_an_invalid_template_shows_its_error_alone_over_the_stale_parse():
     )
     assert out["status"].count("rt-status-error") == 1 and "not valid JSON" in out["status"]
     assert "json: Extra data" not in out["status"]
+    banner = out["region_map"].split('id="stale-marker" role="status">')[1].split("</div>")[0]
+    assert banner.startswith(
+        "STALE: the last good parse, shown until the inputs parse again. The error: "
+        "The template is not valid JSON"
+    )
 
 
 def test_a_replay_after_generate_live_steps_through_the_models_tokens():

@@ -399,9 +399,10 @@ def test_bad_state_in_a_link_is_reported():
 
 def test_default_page_is_a_parsed_sample():
     session = Session()
-    assert (
-        handlers.open_page({}, session) == {}
-    )  # the layout already shows it: nothing typed meanwhile is replaced
+    generation = catalog.samples_by_id()[catalog.DEFAULT_SAMPLE].generation
+    # The layout already shows it: nothing typed meanwhile is replaced; the scrubber gets its
+    # range (one chunk a character), so a chunk typed before any replay is not refused.
+    assert handlers.open_page({}, session) == {"scrubber": {"value": 0, "maximum": len(generation)}}
     assert (
         session.sample_id == catalog.DEFAULT_SAMPLE
         and session.view.message == catalog.samples_by_id()[catalog.DEFAULT_SAMPLE].expected
@@ -538,6 +539,16 @@ def test_generate_live_keeps_an_edited_template_and_offers_the_models():
         "visible": False
     }
     assert session.view.template == json.loads(SMOL_TEXT)
+
+
+def test_generate_live_says_edited_only_when_the_author_changed_the_editors_text():
+    # The page itself put this text in the editor (as Infer does): kept, but not called edited.
+    session = Session(reset_text=SMOL_TEXT)
+    out = generate_hi(SMOL_TEXT, session)
+    assert out[-1]["model_note"].endswith(
+        " — the editor's template was kept (the model's own was not used: “Use the model's "
+        "template” puts it in the editor)"
+    )
 
 
 def test_views_render_whitespace_and_escape_html():

@@ -18,7 +18,7 @@ from engine.authoring.stream_checks import check_stream
 from playground.panels.markup import chat_code, chat_text
 from playground.panels.message_view import chat_messages
 from playground.parse.parse_view import traced_view
-from playground.parse.session import OpenSessions, Session
+from playground.parse.session import OpenSessions, Session, heavy_job
 from playground.server import admission, folders, input_readers, limits, queues, uploads, workers
 from playground.server.redact import redact
 from tests.support.paths import ROOT
@@ -35,6 +35,30 @@ SLOW = ("<x>" + "a" * 28 + "c</x>") * 40
 
 def with_limits(monkeypatch, **caps):
     monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, **caps))
+
+
+def test_a_refused_job_names_the_job_running_and_says_press_stop_only_when_stop_ends_it():
+    session = Session()
+    with heavy_job(session, 1, "conformance") as admitted:
+        assert admitted is None
+        with heavy_job(session, 1, "model") as refused:
+            assert refused == (
+                "This page is already running a chat-template check (at most 1 at once, "
+                "PLAYGROUND_LIMITS session_jobs): wait for it to end."
+            )
+    with heavy_job(session, 1, "replay"):
+        with heavy_job(session, 1, "model") as refused:
+            assert refused == (
+                "This page is already running a replay (at most 1 at once, "
+                "PLAYGROUND_LIMITS session_jobs): press Stop or wait for it to end."
+            )
+    with heavy_job(session, 1):  # a job of no known kind
+        with heavy_job(session, 1, "replay") as refused:
+            assert refused == (
+                "This page is already running 1 job (a replay, generation, check or inference) "
+                "(at most 1 at once, PLAYGROUND_LIMITS session_jobs): wait for it to end."
+            )
+    assert session.heavy_jobs == 0 and session.running_jobs == []
 
 
 def test_the_docs_list_every_limit_with_its_default():

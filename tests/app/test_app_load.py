@@ -127,7 +127,10 @@ def test_a_session_runs_one_replay_at_a_time_and_stop_ends_it(loaded_app):
         )  # the default sample, a few chunks a second
         time.sleep(1.5)
         refused = page.run("page_replay_step")
-        assert "at most 1 at once, PLAYGROUND_LIMITS session_jobs" in _status(refused)
+        assert (
+            "already running a replay (at most 1 at once, PLAYGROUND_LIMITS session_jobs): "
+            "press Stop or wait for it to end." in _status(refused)
+        )
         page.run("page_request_stop")
         stopped = playing.result(timeout=30)
         assert "■ Stopped at chunk" in _status(stopped)

@@ -70,6 +70,7 @@ def test_a_pattern_over_its_bounds_is_refused_before_it_compiles(pattern, messag
         load_template(with_open_pattern(pattern))
     assert loading.value.path == "fields.thing.open_pattern"
     assert loading.value.detail.startswith(message)
+    assert str(loading.value).startswith(f"fields.thing.open_pattern {message}")
 
 
 def test_thirty_two_nested_groups_still_load():
@@ -136,7 +137,7 @@ def test_a_number_of_thousands_of_digits_is_a_template_error():
 
 
 def test_compile_pattern_names_the_key_for_any_caller():
-    with pytest.raises(TemplateError, match="^explain: is too large to compile"):
+    with pytest.raises(TemplateError, match="^explain is too large to compile"):
         compile_pattern("explain", "a{4294967294}")
     assert compile_pattern("explain", "a{3}").fullmatch("aaa")
 
