@@ -314,6 +314,9 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
                         page.restore_button = gr.Button(
                             "↶ Restore", visible=False, elem_id="restore-button"
                         )
+                        page.restore_back_button = gr.Button(
+                            handlers.BACK_LABEL, visible=False, elem_id="restore-back-button"
+                        )
                     gr.HTML(
                         '<div class="rt-note">To infer a template from a model, or check this one against '
                         "a chat template: the <b>Start from a model</b> tab.</div>"
@@ -606,6 +609,7 @@ with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING
     page.listen(page.format_button.click, handlers.format_editor)
     page.listen(page.reset_button.click, handlers.reset_template)
     page.listen(page.restore_button.click, handlers.restore_template)
+    page.listen(page.restore_back_button.click, handlers.restore_back)
     page.listen(page.export_button.click, handlers.export_template, work="export")
     page.listen(page.infer_button.click, handlers.infer_chat_template, work="infer")
     page.listen(page.inference.click, handlers.inference_click, show_progress="hidden")

@@ -289,29 +289,42 @@ def _editor_template(template_text: str) -> dict | None:
 # ---------------------------------------------------------------------------
 
 
-# Editor texts a session keeps for Restore at most.
+# Editor texts a session keeps for Restore at most (and for going back after Restore).
 RESTORES_KEPT = 10
 
-
-def restore_button(session: Session) -> Update:
-    """The Restore button: names what replaced the editor's text last; hidden when nothing did."""
-    if not session.replaced:
-        return Update(visible=False)
-    why, _ = session.replaced[-1]
-    return Update(value=f"↶ Restore the template before {why}", visible=True)
+# The buttons under the editor every replacement of its text updates.
+RESTORE_BUTTONS = ("restore_button", "restore_back_button")
+BACK_LABEL = "↷ Back to the text Restore replaced"
 
 
-def replacing(session: Session, old: str, new: str, why: str) -> Update:
+def restore_buttons(session: Session) -> dict:
+    """The Restore button (names what replaced the editor's text last; hidden when nothing did)
+    and the button that undoes a Restore (shown after one): {output name: Update}."""
+    if session.replaced:
+        why, _ = session.replaced[-1]
+        restore = Update(value=f"↶ Restore the template before {why}", visible=True)
+    else:
+        restore = Update(visible=False)
+    back = Update(value=BACK_LABEL, visible=True) if session.restored else Update(visible=False)
+    return {"restore_button": restore, "restore_back_button": back}
+
+
+def _keep(stack: list[tuple[str, str]], why: str, text: str) -> None:
+    """Push (why, text) on a stack of editor texts, unless it is blank or the text on top; keep
+    the last RESTORES_KEPT."""
+    if (text or "").strip() and (not stack or stack[-1][1] != text):
+        stack.append((why, text))
+        del stack[:-RESTORES_KEPT]
+
+
+def replacing(session: Session, old: str, new: str, why: str) -> dict:
     """The editor's text `old` is being replaced by `new` (by `why`: "loading a sample",
-    "Infer"): keep it for Restore (unless it is empty or the same), and return the button."""
-    if (
-        (old or "").strip()
-        and old != new
-        and (not session.replaced or session.replaced[-1][1] != old)
-    ):
-        session.replaced.append((why, old))
-        del session.replaced[:-RESTORES_KEPT]
-    return restore_button(session)
+    "Infer"): keep it for Restore (unless it is empty or the same), forget the texts Restore
+    replaced (a new step), and return both buttons ({output name: Update})."""
+    if old != new:
+        _keep(session.replaced, why, old)
+    session.restored.clear()
+    return restore_buttons(session)
 
 
 def _sample_outputs(sample_id: str, session: Session, editor: str | None = None) -> dict:
@@ -334,11 +347,7 @@ def _sample_outputs(sample_id: str, session: Session, editor: str | None = None)
         cases_for_template(choice if choice != INLINE_TEMPLATE else None, sample.template)
     )
     session.test_cases_text = cases
-    restore = (
-        {"restore_button": replacing(session, editor, text, "loading a sample")}
-        if editor is not None
-        else {}
-    )
+    restore = replacing(session, editor, text, "loading a sample") if editor is not None else {}
     return {
         **restore,
         "sample_id": sample.id,
@@ -363,7 +372,7 @@ def _sample_outputs(sample_id: str, session: Session, editor: str | None = None)
 
 SAMPLE_OUTPUTS = (
     *SAMPLE_INPUTS,
-    "restore_button",
+    *RESTORE_BUTTONS,
     "test_cases_text",
     "test_results",
     "stream_check",
@@ -397,7 +406,7 @@ def _use_template(name: str, workspace: WorkspaceInputs, session: Session) -> di
     cases = cases_text(cases_for_template(name))
     session.test_cases_text = cases
     return {
-        "restore_button": replacing(session, workspace.template_text, text, f"loading {name}"),
+        **replacing(session, workspace.template_text, text, f"loading {name}"),
         "template_text": text,
         "test_cases_text": cases,
         "test_results": _tests(text, cases),
@@ -408,7 +417,7 @@ def _use_template(name: str, workspace: WorkspaceInputs, session: Session) -> di
 
 
 USE_TEMPLATE_OUTPUTS = (
-    "restore_button",
+    *RESTORE_BUTTONS,
     "template_text",
     "template_choice",
     "test_cases_text",
@@ -447,7 +456,7 @@ def diagnose(template_text: str, session: Session) -> dict:
     return {"diagnostics": check_template(template_text, near_misses_of(session, template_text))}
 
 
-@produces("template_text", "diagnostics", "restore_button", *TEMPLATE_OUTPUTS)
+@produces("template_text", "diagnostics", *RESTORE_BUTTONS, *TEMPLATE_OUTPUTS)
 def fix_template(
     event: dict, workspace: WorkspaceInputs, test_cases_text: str, session: Session
 ) -> dict:
@@ -459,7 +468,7 @@ def fix_template(
     return {
         "template_text": fixed,
         "diagnostics": check_template(fixed),
-        "restore_button": replacing(session, template_text, fixed, "the Fix"),
+        **replacing(session, template_text, fixed, "the Fix"),
         **parse(workspace.with_template(fixed), test_cases_text, session),
     }
 
@@ -475,7 +484,7 @@ def format_editor(template_text: str) -> dict:
     )
 
 
-@produces("template_text", "diagnostics", "restore_button", *TEMPLATE_OUTPUTS)
+@produces("template_text", "diagnostics", *RESTORE_BUTTONS, *TEMPLATE_OUTPUTS)
 def reset_template(workspace: WorkspaceInputs, test_cases_text: str, session: Session) -> dict:
     """Reset button: put back the template the editor started from, and parse (the edited text
     is kept for Restore)."""
@@ -485,27 +494,39 @@ def reset_template(workspace: WorkspaceInputs, test_cases_text: str, session: Se
         text, session.template_origin or None, INLINE_TEMPLATE
     )
     restore = replacing(session, workspace.template_text, text, "Reset")
-    return {"template_text": text, "restore_button": restore, **result}
+    return {"template_text": text, **restore, **result}
 
 
-@produces("template_text", "diagnostics", "restore_button", *TEMPLATE_OUTPUTS)
-def restore_template(
-    prefix: str,
-    generation: str,
-    tools_text: str,
-    test_cases_text: str,
-    session: Session,
-) -> dict:
-    """Restore: put back the editor text the last replacement took away, and parse."""
+@produces("template_text", "diagnostics", *RESTORE_BUTTONS, *TEMPLATE_OUTPUTS)
+def restore_template(workspace: WorkspaceInputs, test_cases_text: str, session: Session) -> dict:
+    """Restore: put back the editor text the last replacement took away, and parse; the text
+    it replaces (`workspace.template_text`) is kept for *Back*."""
     if not session.replaced:
-        return {"restore_button": restore_button(session)}
-    _, text = session.replaced.pop()
-    result = parse(WorkspaceInputs(text, prefix, generation, tools_text), test_cases_text, session)
+        return restore_buttons(session)
+    why, text = session.replaced.pop()
+    _keep(session.restored, why, workspace.template_text)
+    return _put_back(workspace.with_template(text), test_cases_text, session)
+
+
+@produces("template_text", "diagnostics", *RESTORE_BUTTONS, *TEMPLATE_OUTPUTS)
+def restore_back(workspace: WorkspaceInputs, test_cases_text: str, session: Session) -> dict:
+    """Back: undo the last Restore, putting back the text it replaced, and parse; the text there
+    now goes back on Restore's stack (under what replaced it first), so Restore works again."""
+    if not session.restored:
+        return restore_buttons(session)
+    why, text = session.restored.pop()
+    _keep(session.replaced, why, workspace.template_text)
+    return _put_back(workspace.with_template(text), test_cases_text, session)
+
+
+def _put_back(workspace: WorkspaceInputs, test_cases_text: str, session: Session) -> dict:
+    """The editor set to `workspace.template_text` by Restore or Back, parsed, with both buttons."""
+    text = workspace.template_text
     return {
         "template_text": text,
         "diagnostics": check_template(text),
-        "restore_button": restore_button(session),
-        **result,
+        **restore_buttons(session),
+        **parse(workspace, test_cases_text, session),
     }
 
 
@@ -620,7 +641,7 @@ INFER_OUTPUTS = (
     "conformance",
     "template_text",
     "diagnostics",
-    "restore_button",
+    *RESTORE_BUTTONS,
     "prefix",
     "generation",
     "tools_text",
@@ -695,7 +716,7 @@ def infer_chat_template(
         "conformance": remember_derived(session, "conformance", matrix, text),
         "template_text": text,
         "diagnostics": check_template(text),
-        "restore_button": replacing(session, workspace.template_text, text, "Infer"),
+        **replacing(session, workspace.template_text, text, "Infer"),
         "prefix": row["prompt"],
         "generation": row["generation"],
         "tools_text": tools_text,
@@ -720,7 +741,7 @@ def show_finding(event: dict, session: Session) -> dict:
     return {"explain": evidence_html(findings[index])}
 
 
-@produces("explain", "template_text", "diagnostics", "restore_button", *TEMPLATE_OUTPUTS)
+@produces("explain", "template_text", "diagnostics", *RESTORE_BUTTONS, *TEMPLATE_OUTPUTS)
 def inference_click(
     event: dict, workspace: WorkspaceInputs, test_cases_text: str, session: Session
 ) -> dict:
@@ -744,7 +765,7 @@ def inference_click(
     return {
         "template_text": fixed,
         "diagnostics": check_template(fixed),
-        "restore_button": replacing(session, template_text, fixed, "the Apply"),
+        **replacing(session, template_text, fixed, "the Apply"),
         **parse(workspace.with_template(fixed), test_cases_text, session),
     }
 

@@ -17,7 +17,7 @@ from engine import TemplateError
 from engine.errors import ResponseParseError
 
 from .catalog import is_authors_template, template_choice_for, template_text_of
-from .handlers import TEMPLATE_OUTPUTS, parse, replacing
+from .handlers import RESTORE_BUTTONS, TEMPLATE_OUTPUTS, parse, replacing
 from .outputs import PARSE_VIEWS, Update, failed, produces, render
 from .panels.status import status_html
 from .parse.derived import DERIVED_VIEWS, stale_derived
@@ -413,7 +413,7 @@ def request_stop(session: Session) -> dict:
     "model_note",
     "chunking",
     "scrubber",
-    "restore_button",
+    *RESTORE_BUTTONS,
     "use_model_button",
     *DERIVED_VIEWS,
 )
@@ -506,7 +506,7 @@ def _run_template(use_model_template: bool, template_text: str) -> tuple[bool, d
     "diagnostics",
     "use_model_button",
     "model_note",
-    "restore_button",
+    *RESTORE_BUTTONS,
     *TEMPLATE_OUTPUTS,
 )
 def use_model_template_now(
@@ -527,9 +527,7 @@ def use_model_template_now(
         "template_text": text,
         "use_model_button": Update(visible=False),
         "model_note": f"Model: {shown(loaded.name)} — {redact(why)}",
-        "restore_button": replacing(
-            session, workspace.template_text, text, "Use the model's template"
-        ),
+        **replacing(session, workspace.template_text, text, "Use the model's template"),
         **parse(workspace.with_template(text), test_cases_text, session),
     }
 
@@ -601,7 +599,7 @@ class _LiveRun:
         self.chosen = {
             "template_text": text,
             "template_choice": template_choice_for(text, self.session.template_origin or None),
-            "restore_button": replacing(self.session, editor, text, "Generate live"),
+            **replacing(self.session, editor, text, "Generate live"),
             "use_model_button": Update(visible=False),
         }
 

@@ -78,6 +78,9 @@ class Session:
         replaced: editor texts a handler replaced (a sample loaded, Infer, Generate live with the
             model's template...), as (what replaced it, the text), the latest last: the Template
             tab's Restore puts them back.
+        restored: editor texts Restore replaced, as (what first replaced the text Restore put
+            back, the text), the latest last: *Back to the text Restore replaced* puts them back;
+            emptied by any other replacement.
     """
 
     view: ParseView | None = None
@@ -99,6 +102,7 @@ class Session:
     heavy_jobs: int = 0
     running_jobs: list[str] = field(default_factory=list)
     replaced: list[tuple[str, str]] = field(default_factory=list)
+    restored: list[tuple[str, str]] = field(default_factory=list)
 
     def release(self) -> None:
         """Drop what takes memory (the parses on screen and the replay); the page options stay."""
@@ -129,7 +133,7 @@ class Session:
             * 2
         )
         texts = sys.getsizeof(self.test_cases_text) + sys.getsizeof(self.reset_text)
-        texts += sum(sys.getsizeof(text) for _, text in self.replaced)
+        texts += sum(sys.getsizeof(text) for _, text in self.replaced + self.restored)
         return shown + replay + rows + texts
 
     def trim(self, cap: int) -> bool:

@@ -425,10 +425,68 @@ def test_every_replaced_editor_text_can_be_restored():
         session,
     )
     assert chosen["restore_button"]["value"] == "↶ Restore the template before loading smollm3"
-    back = handlers.restore_template(loaded["prefix"], loaded["generation"], "", "", session)
+    back = handlers.restore_template(
+        WorkspaceInputs(chosen["template_text"], loaded["prefix"], loaded["generation"], ""),
+        "",
+        session,
+    )
     assert back["template_text"] == loaded["template_text"]
-    back = handlers.restore_template(loaded["prefix"], loaded["generation"], "", "", session)
+    back = handlers.restore_template(
+        WorkspaceInputs(back["template_text"], loaded["prefix"], loaded["generation"], ""),
+        "",
+        session,
+    )
     assert back["template_text"] == mine and back["restore_button"] == {"visible": False}
+
+
+def test_the_text_restore_replaced_can_be_put_back():
+    session = Session()
+    sample = handlers.load_sample("qwen3/reasoning-and-answer", session, template_text="")
+    assert sample["restore_back_button"] == {"visible": False}
+    mine = sample["template_text"].replace('"<think>"', '"<reasoning>"')
+    loaded = handlers.load_sample("hermes-2-pro/typed-arguments", session, template_text=mine)
+    hermes = loaded["template_text"]
+    edited = hermes.replace('"<tool_call>"', '"<call>"')
+    assert edited != hermes
+
+    def workspace(text: str) -> WorkspaceInputs:
+        return WorkspaceInputs(text, loaded["prefix"], loaded["generation"], "")
+
+    # Restore brings back the author's text, and keeps the edited one for Back.
+    restored = handlers.restore_template(workspace(edited), "", session)
+    assert restored["template_text"] == mine
+    assert restored["restore_button"] == {"visible": False}
+    assert restored["restore_back_button"] == {
+        "value": "↷ Back to the text Restore replaced",
+        "visible": True,
+    }
+    assert session.view.template == json.loads(mine)
+    # Back puts the edited text back, parsed, and Restore is offered again.
+    back = handlers.restore_back(workspace(mine), "", session)
+    assert back["template_text"] == edited
+    assert back["restore_button"] == {
+        "value": "↶ Restore the template before loading a sample",
+        "visible": True,
+    }
+    assert back["restore_back_button"] == {"visible": False}
+    assert session.view.template == json.loads(edited)
+    # Restore again works as before, and so does Back after it.
+    again = handlers.restore_template(workspace(edited), "", session)
+    assert again["template_text"] == mine
+    assert again["restore_back_button"]["visible"] is True
+    # Any other replacement is a new step: the way back is gone, Restore keeps that text.
+    reset = handlers.reset_template(workspace(mine), "", session)
+    assert reset["template_text"] == hermes
+    assert reset["restore_button"] == {
+        "value": "↶ Restore the template before Reset",
+        "visible": True,
+    }
+    assert reset["restore_back_button"] == {"visible": False}
+    assert session.restored == []
+    assert handlers.restore_back(workspace(hermes), "", session) == {
+        "restore_button": {"value": "↶ Restore the template before Reset", "visible": True},
+        "restore_back_button": {"visible": False},
+    }
 
 
 # -- 7. changed values are shown --------------------------------------------------------------

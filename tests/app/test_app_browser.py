@@ -1456,6 +1456,21 @@ def test_generate_live_after_an_edit_keeps_the_edited_template(new_page, app_url
         "() => document.querySelector('#template-editor .cm-content').innerText.includes('<|my_end|>')"
     )
     shots.take("restored")
+    # Restore kept the model's template: Back puts it in the editor again.
+    page.wait_for_selector("#restore-back-button", state="visible")
+    assert (
+        page.locator("#restore-back-button").inner_text() == "↷ Back to the text Restore replaced"
+    )
+    page.locator("#restore-back-button").click()
+    page.wait_for_function(
+        "() => !document.querySelector('#template-editor .cm-content').innerText.includes('<|my_end|>')"
+    )
+    page.wait_for_selector("#restore-back-button", state="hidden")
+    assert (
+        page.locator("#restore-button").inner_text()
+        == "↶ Restore the template before Use the model's template"
+    ), shots.where()
+    shots.take("back")
 
 
 def test_a_paste_into_the_template_editor_keeps_the_line_starts_in_view(

@@ -534,7 +534,9 @@ def test_generate_live_keeps_an_edited_template_and_offers_the_models():
         "tokenizer_config.json"
     )
     assert session.replaced == [("Use the model's template", SMOL_TEXT)]
-    restored = handlers.restore_template(PREFIX, GENERATION, "", "", session)
+    restored = handlers.restore_template(
+        WorkspaceInputs(chosen["template_text"], PREFIX, GENERATION, ""), "", session
+    )
     assert restored["template_text"] == SMOL_TEXT and restored["restore_button"] == {
         "visible": False
     }
