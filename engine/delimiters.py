@@ -152,6 +152,7 @@ class Delimiter:
             raise PatternTimeoutError(
                 f"{self.path}: pattern too slow on this input (over the {timeout} s budget): {shorten(self.source, 120)}",
                 field=self.field or None,
+                key=self.path,
             ) from None
 
     def _first_match(self, text: str, pos: int, timeout: float | None) -> regex.Match | None:
@@ -271,5 +272,6 @@ class Delimiter:
             return None if last is None else last.end()
         except TimeoutError:
             raise PatternTimeoutError(
-                f"{self.path}: pattern too slow on this input (over the {timeout} s budget): {shorten(self.source, 120)}"
+                f"{self.path}: pattern too slow on this input (over the {timeout} s budget): {shorten(self.source, 120)}",
+                key=self.path,
             ) from None

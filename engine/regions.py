@@ -40,30 +40,43 @@ class TimeBudget:
         self.regex_timeout = regex_timeout
         self.deadline = deadline
 
-    def seconds(self, offset: int) -> float | None:
+    def seconds(self, offset: int, watching: list | None = None) -> float | None:
         """Seconds the next regex call may take: `regex_timeout`, or less when the deadline is
-        nearer. Raises ParseDeadlineError (at stream `offset`) once the deadline has passed."""
+        nearer. Raises ParseDeadlineError (at stream `offset`) once the deadline has passed,
+        naming the pattern delimiters in `watching` (what the parse was searching for)."""
         if self.deadline is None:
             return self.regex_timeout
         left = self.deadline - time.perf_counter()
         if left <= 0:
-            self.check(None, offset)
+            self.check(None, offset, watching)
         timeout = self.regex_timeout
         return left if timeout is None or left < timeout else timeout
 
-    def check(self, error: PatternTimeoutError | None, offset: int) -> None:
+    def check(
+        self, error: PatternTimeoutError | None, offset: int, watching: list | None = None
+    ) -> None:
         """Raise ParseDeadlineError when the deadline has passed (a regex call that ran out of the
-        time left is the deadline's doing, not the pattern's budget); return otherwise."""
+        time left is the deadline's doing, not the pattern's budget); return otherwise.
+
+        The error names the template key whose pattern was running (`error.key`) or, between
+        regex calls, the pattern delimiters in `watching`, so that an author sees which pattern
+        spent the time."""
         if (
             self.deadline is None
             or time.perf_counter() < self.deadline
             or isinstance(error, ParseDeadlineError)
         ):
             return
+        if error is not None and error.key:
+            slow = [error.key]
+        else:
+            slow = [delimiter.path for delimiter in watching or ()]
+        searching = f" while searching with {', '.join(slow)}" if slow else ""
         raise ParseDeadlineError(
-            f"the parse ran past its deadline at stream offset {offset}: the template's patterns are too slow "
-            "on this input; the text after it is not parsed",
+            f"the parse ran past its deadline at stream offset {offset}{searching}: the template's "
+            "patterns are too slow on this input; the text after it is not parsed",
             offset=offset,
+            key=slow[0] if slow else None,
         ) from None
 
 

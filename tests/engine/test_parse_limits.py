@@ -3,11 +3,13 @@ and views cost) and `max_value_chars` (what its message and event values hold, r
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import ParseLimitError, ResponseParser, parse_response, trace
+from engine import ParseDeadlineError, ParseLimitError, ResponseParser, parse_response, trace
 from engine.message import value_chars
 
 
@@ -150,3 +152,39 @@ def test_value_chars_counts_what_json_writes_and_stops_past_the_limit():
     assert value_chars([shared] * 1000, 10**9) == 2 + 1000 + 1000 * 1002
     # Past the limit once the list is counted: none of its strings is visited.
     assert value_chars([shared] * 10**6, 5000) == 2 + 10**6
+
+
+SLOW_OPEN = {
+    "start_anchor": "<s>",
+    "fields": {
+        "x": {"open_pattern": "<x>(?=(?:(?:a|aa)+d)?)", "close": "</x>", "repeats": True},
+        "content": {},
+    },
+}
+
+
+def test_a_deadline_between_regex_calls_names_the_patterns_being_searched():
+    parser = ResponseParser(SLOW_OPEN, prefix="", deadline=time.perf_counter() + 60)
+    parser.deadline = time.perf_counter() - 1  # a server moves it between feeds
+    with pytest.raises(ParseDeadlineError) as raised:
+        parser.feed("<x>b</x>")
+    assert str(raised.value) == (
+        "the parse ran past its deadline at stream offset 0 while searching with "
+        "fields.x.open_pattern: the template's patterns are too slow on this input; the text "
+        "after it is not parsed"
+    )
+    assert (raised.value.key, raised.value.offset) == ("fields.x.open_pattern", 0)
+
+
+def test_a_deadline_that_cuts_a_regex_call_names_its_pattern():
+    # One call takes far longer than the time left (the regex budget alone would allow it).
+    generation = "ok <x>" + "a" * 40 + "c</x>"
+    with pytest.raises(ParseDeadlineError) as raised:
+        parse_response(
+            generation, SLOW_OPEN, prefix="", regex_timeout=30, deadline=time.perf_counter() + 0.3
+        )
+    assert str(raised.value).startswith(
+        "the parse ran past its deadline at stream offset 0 while searching with "
+        "fields.x.open_pattern: "
+    )
+    assert raised.value.key == "fields.x.open_pattern"
