@@ -46,6 +46,9 @@ class ResponseParseError(ValueError):
         text: the offending text: the region body when raised, the region's raw text
             (delimiters included) when kept; or None.
         region: index of the failed region (0-based, in order of opening), or None.
+        events: the events the failing `feed` or `finalize` settled before the error, in order
+            (its return value had it not raised), so that a caller loses none of the text
+            decided before it; [] when raised elsewhere.
     """
 
     def __init__(
@@ -69,6 +72,7 @@ class ResponseParseError(ValueError):
         self.position = position
         self.text = text
         self.region = region
+        self.events: list[dict] = []
         super().__init__(message)
 
     @property

@@ -187,7 +187,7 @@ class ResponseParser:
         self.prefix_cut = prefix_cut(template, prefix, budget.seconds(0)) or 0
         if prefix:
             self._buffer.text = prefix[self.prefix_cut :]
-            self._process(self.initial_events, at_end=False)
+            self._scan(self.initial_events, at_end=False)
 
     @property
     def deadline(self) -> float | None:
@@ -210,7 +210,9 @@ class ResponseParser:
         Raises:
             RuntimeError: the parser was finalized.
             ResponseParseError: with ``on_error="raise"``, a region closed by this chunk failed
-                to parse (names the field, the key and where).
+                to parse (names the field, the key and where); also, whatever `on_error` says,
+                a pattern over its time budget, the deadline or a limit. Its `events` are those
+                this chunk settled before the error.
         """
         quick = self._quick
         if quick is None or not chunk:
@@ -247,7 +249,7 @@ class ResponseParser:
             return []
         self._quick = None
         events: list[dict] = []
-        self._process(events, at_end=False)
+        self._scan(events, at_end=False)
         return events
 
     def _feed_scanning(self, chunk: str) -> list[dict]:
@@ -274,7 +276,7 @@ class ResponseParser:
                 self._settle()
                 return events
         buffer.text += chunk
-        self._process(events, at_end=False)
+        self._scan(events, at_end=False)
         return events
 
     def finalize(self, last_chunk: str = "") -> tuple[dict, list[dict]]:
@@ -289,7 +291,9 @@ class ResponseParser:
         Raises:
             RuntimeError: called twice.
             ResponseParseError: with ``on_error="raise"``, a region failed to parse or a
-                required field is missing (with ``"keep"`` both are recorded in `errors`).
+                required field is missing (with ``"keep"`` both are recorded in `errors`); also a
+                pattern over its time budget, the deadline or a limit. Its `events` are the final
+                events settled before the error.
         """
         if self._finalized:
             raise RuntimeError("ResponseParser.finalize() called twice")
@@ -297,7 +301,7 @@ class ResponseParser:
         self._finalized = True
         events: list[dict] = []
         self._buffer.text += last_chunk
-        self._process(events, at_end=True)
+        self._scan(events, at_end=True)
         missing = self._message.missing_fields()
         if missing:
             error = ResponseParseError(
@@ -305,6 +309,7 @@ class ResponseParser:
                 field=missing[0],
                 key=f"fields.{missing[0]}.optional",
             )
+            error.events = events
             self.errors.append(error)
             if self.on_error == "raise":
                 raise error
@@ -321,6 +326,14 @@ class ResponseParser:
         return self._buffer.offset
 
     # -- the state machine -------------------------------------------------
+
+    def _scan(self, events: list[dict], at_end: bool) -> None:
+        """`_process`, handing the events settled before an error to the error (`events`)."""
+        try:
+            self._process(events, at_end)
+        except ResponseParseError as error:
+            error.events = events
+            raise
 
     def _process(self, events: list[dict], at_end: bool) -> None:
         """Scan the window from `pos`, committing matches and routing decided text, until the

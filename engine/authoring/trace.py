@@ -434,7 +434,7 @@ class Tracer:
         try:
             events = parser.feed(chunk)
         except ResponseParseError as caught:
-            self.error, events = caught, []
+            self.error, events = caught, caught.events
             self._absorb()
         if len(parser.spans) >= RECORDS_MERGED:
             self._absorb()
@@ -455,7 +455,7 @@ class Tracer:
             try:
                 self.message, events = self.parser.finalize()
             except ResponseParseError as caught:
-                self.error = caught
+                self.error, events = caught, caught.events
             self._absorb()
             if self._log is not None:
                 self._log.extend((event, "finalize", None) for event in events)

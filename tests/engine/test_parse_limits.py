@@ -9,7 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import ParseDeadlineError, ParseLimitError, ResponseParser, parse_response, trace
+from engine import (
+    ParseDeadlineError,
+    ParseLimitError,
+    ResponseParseError,
+    ResponseParser,
+    parse_response,
+    trace,
+)
 from engine.message import value_chars
 
 
@@ -188,3 +195,35 @@ def test_a_deadline_that_cuts_a_regex_call_names_its_pattern():
         "fields.x.open_pattern: "
     )
     assert raised.value.key == "fields.x.open_pattern"
+
+
+def test_the_events_settled_before_a_limit_stopped_a_feed_come_with_the_error():
+    parser = ResponseParser(REPEATS, prefix="", max_regions=3)
+    with pytest.raises(ParseLimitError) as caught:
+        parser.feed("a<x>1</x><x>2</x><x>3</x>")
+    assert caught.value.events == [
+        {"type": "region_open", "field": "content"},
+        {"type": "region_chunk", "field": "content", "text": "a", "dirty": False},
+        {"type": "region_close", "field": "content", "value": "a"},
+        {"type": "region_open", "field": "x"},
+        {"type": "region_chunk", "field": "x", "text": "1", "dirty": False},
+        {"type": "region_close", "field": "x", "value": "1"},
+        {"type": "region_open", "field": "x"},
+        {"type": "region_chunk", "field": "x", "text": "2", "dirty": False},
+        {"type": "region_close", "field": "x", "value": "2"},
+    ]
+
+
+def test_a_failed_finalize_hands_over_the_events_it_settled():
+    required = {
+        "start_anchor": "<s>",
+        "fields": {"x": {"open": "<x>", "close": "</x>", "optional": False}, "content": {}},
+    }
+    parser = ResponseParser(required, prefix="")
+    parser.feed("no x here")
+    with pytest.raises(ResponseParseError) as caught:
+        parser.finalize()
+    assert caught.value.key == "fields.x.optional"
+    assert caught.value.events == [
+        {"type": "region_close", "field": "content", "value": "no x here"}
+    ]

@@ -340,3 +340,22 @@ def test_a_delimiter_of_the_template_left_in_content_is_a_warning():
     )
     # Plain words of a pattern are never looked for; a parse that reads the call has no warning.
     assert trace('<call>{"a": 1}</call>', template, prefix="<|assistant|>").warnings == []
+
+
+def test_a_tracer_stopped_by_a_limit_keeps_the_events_settled_before_it():
+    repeats = {
+        "start_anchor": "<s>",
+        "fields": {"x": {"open": "<x>", "close": "</x>", "repeats": True}, "content": {}},
+    }
+    tracer = Tracer(repeats, "", max_regions=2)
+    events = tracer.feed("a<x>1</x><x>2</x>")
+    assert [(e["type"], e["field"], e["start"], e["end"]) for e in events] == [
+        ("region_open", "content", 0, 0),
+        ("region_chunk", "content", 0, 1),
+        ("region_close", "content", 1, 1),
+        ("region_open", "x", 1, 4),
+        ("region_chunk", "x", 4, 5),
+        ("region_close", "x", 5, 9),
+    ]
+    assert tracer.error is not None and tracer.error.offset == 9
+    assert tracer.feed("more") == []
