@@ -18,8 +18,8 @@ from engine.errors import ResponseParseError
 
 from .catalog import is_authors_template, template_choice_for, template_text_of
 from .handlers import RESTORE_BUTTONS, TEMPLATE_OUTPUTS, parse, replacing
-from .outputs import PARSE_VIEWS, Update, failed, produces, render
-from .panels.status import status_html
+from .outputs import PARSE_VIEWS, Update, produces, render
+from .panels.status import error_html, status_html
 from .parse.derived import DERIVED_VIEWS, stale_derived
 from .parse.parse_view import LiveParse, ParseView
 from .parse.replay import PacedEnd, paced_feed
@@ -460,7 +460,7 @@ def generate(
         kept, template = _run_template(use_model_template, template_text)
         key = start_loading(model_name)
     except (InputError, ValueError) as error:  # FolderError included
-        yield failed(str(error), session)
+        yield not_started(str(error))
         return
     with waiting_for(key):
         if not (yield from _wait_for_load(model_name, session)):
@@ -480,7 +480,7 @@ def generate(
             ResponseParseError,
             FolderError,
         ) as error:
-            yield failed(redact(str(error)), session)
+            yield not_started(redact(str(error)))
             return
     run = _LiveRun(live, session, loaded, (template_note, note), teaching_pace, processors)
     run.editor(kept, use_model_template, template, template_text)
@@ -491,6 +491,13 @@ def generate(
     )
     end = yield from run.stream(pieces, teaching_pace)
     yield run.finished(end, prompt.text, template_text, live_tools_text)
+
+
+def not_started(message: str) -> dict:
+    """Generate live's answer when no generation started (bad input, a model that cannot load or
+    chat, Stop while waiting): `message` in the status line, every panel left showing the parse
+    it showed, so a failed Generate costs the author nothing on screen."""
+    return {"status": error_html(message)}
 
 
 def _run_template(use_model_template: bool, template_text: str) -> tuple[bool, dict | None]:
@@ -539,9 +546,8 @@ def _wait_for_load(model_name: str, session: Session):
         loading, ended = load_status(model_name)
         if session.stop_requested:
             session.stop_requested = False
-            yield failed(
-                "■ Stopped waiting for the model; its load is abandoned unless someone else waits for it.",
-                session,
+            yield not_started(
+                "■ Stopped waiting for the model; its load is abandoned unless someone else waits for it."
             )
             return False
         if ended:
@@ -557,7 +563,7 @@ def _wait_for_slot(session: Session):
     while not generation_slots.acquire(timeout=LOAD_POLL):
         if session.stop_requested:
             session.stop_requested = False
-            yield failed("■ Stopped waiting for another generation to end.", session)
+            yield not_started("■ Stopped waiting for another generation to end.")
             return False
         yield {
             "status": status_html(

@@ -781,3 +781,18 @@ def api_export_refused(template_text: str) -> list[str]:
     from playground import api
 
     return api.export(template_text, "", "vllm")["refused"]
+
+
+def test_a_generate_that_cannot_start_keeps_the_parse_on_screen():
+    shown = parse()
+    session = shown["session"]
+    view = session.view
+    out = list(
+        live.generate(
+            "./no/such/folder", "", "Hi", "", "", False, 10, 0.7, 0.9, 0, True, SMOL_TEXT, session
+        )
+    )
+    # Only the status line changes: the map, log and message keep the parse the author had.
+    assert len(out) == 1 and set(out[0]) == {STATUS}
+    assert "is not a model this server can load" in out[0][STATUS]
+    assert session.view is view and view.message == EXPECTED
