@@ -276,7 +276,11 @@ class ResponseParser:
                 self._settle()
                 return events
         buffer.text += chunk
-        self._scan(events, at_end=False)
+        try:  # inline `_scan`: this is the streaming path, once per chunk
+            self._process(events, at_end=False)
+        except ResponseParseError as error:
+            error.events = events
+            raise
         return events
 
     def finalize(self, last_chunk: str = "") -> tuple[dict, list[dict]]:
@@ -309,9 +313,9 @@ class ResponseParser:
                 field=missing[0],
                 key=f"fields.{missing[0]}.optional",
             )
-            error.events = events
             self.errors.append(error)
             if self.on_error == "raise":
+                error.events = events
                 raise error
         return self._message.finished(), events
 
