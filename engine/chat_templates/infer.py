@@ -37,6 +37,7 @@ from .examples import Example, check_examples, read_examples
 from .learner import learn, without_opener_finding
 from .parts import InferenceError, MissingPart, Parts
 from .probes import Finding, InferenceTimeout, Render
+from .render import render_function
 from .tokens import load_tokenizer
 
 # Seconds inference may take by default (renders and conformance checks).
@@ -340,6 +341,14 @@ def _checked_candidates(
 # string gets a MemoryError there, not the machine's memory.
 ISOLATED_MEMORY_BYTES = 3 * 1024**3
 
+# Seconds the inference process may take to start (importing the chat-template renderer) before
+# its time budget begins: seconds on a loaded machine, never the chat template's doing.
+ISOLATED_START_SECONDS = 120
+
+# Seconds past its time budget the inference process is waited for before it is killed: a render
+# cannot be interrupted, so the one in flight at the deadline ends first, then the answer comes.
+ISOLATED_GRACE_SECONDS = 5
+
 
 def infer_template_isolated(
     chat_template: str | None = None,
@@ -353,6 +362,9 @@ def infer_template_isolated(
     memory_bytes: int = ISOLATED_MEMORY_BYTES,
 ) -> InferredTemplate:
     """`infer_template` in a child process that is killed past `seconds` and capped at `memory_bytes`.
+
+    The `seconds` start once the child has imported the chat-template renderer (allowed
+    ISOLATED_START_SECONDS), so a slow start is never reported as a slow chat template.
 
     A chat template is code: one that loops inside a render cannot be stopped in this
     process, so the command line (and anything serving untrusted chat templates) infers here.
@@ -379,10 +391,18 @@ def infer_template_isolated(
     child.start()
     sender.close()
     try:
-        if not receiver.poll(seconds + 1):
+        if not receiver.poll(ISOLATED_START_SECONDS):
             raise InferenceError(
-                f"inference ran out of time: it did not finish within {seconds:g} s (the chat "
-                "template may render too slowly: a loop, or a very long output)",
+                f"the inference process did not start within {ISOLATED_START_SECONDS} s (importing "
+                "transformers to render the chat template): the machine may be overloaded",
+                hint="time_budget",
+            )
+        receiver.recv()  # started: the time budget runs from here, in the child and here
+        if not receiver.poll(seconds + ISOLATED_GRACE_SECONDS):
+            raise InferenceError(
+                f"inference ran out of time after {seconds:g} s: it was stopped "
+                f"{ISOLATED_GRACE_SECONDS} s later, inside one render (the chat template may "
+                "loop, or render a very long output)",
                 hint="time_budget",
             )
         kind, value = receiver.recv()
@@ -410,6 +430,11 @@ def _isolated_main(sender, job: dict, memory_bytes: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     except (ValueError, OSError):
         pass  # the limit cannot be lowered here: inference still runs, with its time budget
+    try:
+        render_function()  # imported before the budget starts: its seconds are not the template's
+    except ImportError:
+        pass  # infer_template raises it again, with what to install
+    sender.send(("started", None))
     try:
         result = ("ok", infer_template(**job))
     except MemoryError:

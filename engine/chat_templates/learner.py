@@ -22,7 +22,7 @@ from .content_closes import (
 from .examples import Example, learn_from_examples
 from .markup import MARKUP_TOKEN
 from .parts import InferenceError, Notebook, Parts
-from .probes import BETA, Finding, Probe
+from .probes import BETA, RENDERING_TOO_SLOWLY, Finding, Probe, check_deadline
 from .reasoning import learn_prefill_after_opener, learn_reasoning
 from .render import (
     ChatTemplateRenderer,
@@ -40,7 +40,12 @@ def probes_for(
 ) -> tuple[str | None, list[Probe]]:
     """The thinking switch and one probe per thinking mode."""
     try:
-        switch = find_thinking_switch(chat_template, bos_token=bos_token, eos_token=eos_token)
+        switch = find_thinking_switch(
+            chat_template,
+            bos_token=bos_token,
+            eos_token=eos_token,
+            before_each_render=lambda: check_deadline(deadline, RENDERING_TOO_SLOWLY),
+        )
     except ChatTemplateRenderError:
         switch = None
     modes = (

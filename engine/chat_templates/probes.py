@@ -83,6 +83,9 @@ REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
 MAX_RENDER_CHARS = 2_000_000
 
 
+RENDERING_TOO_SLOWLY = "rendering: the chat template renders too slowly"
+
+
 class InferenceTimeout(Exception):
     """Inference ran past its time budget (raised between renders, and between the steps of
     reading other evidence); the message says what it was doing."""
@@ -261,7 +264,7 @@ class Probe:
         Raises:
             InferenceTimeout: past the deadline.
         """
-        check_deadline(self.deadline, "rendering: the chat template renders too slowly")
+        check_deadline(self.deadline, RENDERING_TOO_SLOWLY)
         key = (repr(messages), tools, add_generation_prompt, continue_final_message)
         if key in self._cache:
             return self._cache[key]

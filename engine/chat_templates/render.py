@@ -24,7 +24,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import urlparse
 
 import regex
@@ -72,8 +72,9 @@ class ChatTemplateRenderError(Exception):
     """The chat template refused to render; the message is its own error, prefixed by its type."""
 
 
-def _render_function():
-    """transformers' function that renders a chat template (imported on first use).
+def render_function():
+    """transformers' function that renders a chat template (imported on first use; calling this
+    early moves the import's seconds out of a time budget that starts later).
 
     Raises:
         ImportError: transformers (or jinja2) is not installed; the message says what to install.
@@ -135,7 +136,7 @@ class ChatTemplateRenderer:
     thinking: Any = None
 
     def __post_init__(self):
-        self._render = _render_function()
+        self._render = render_function()
         # Variables the chat template reads that no caller passes, rendered empty (see `_call`).
         self.filled: dict[str, str] = {}
         # Whether the chat template needs `tools` to be a list even when none are given.
@@ -303,7 +304,11 @@ class ChatTemplateRenderer:
 
 
 def find_thinking_switch(
-    chat_template: str, *, bos_token: str = "", eos_token: str = ""
+    chat_template: str,
+    *,
+    bos_token: str = "",
+    eos_token: str = "",
+    before_each_render: Callable[[], None] | None = None,
 ) -> str | None:
     """The keyword that switches the chat template's reasoning on and off, or None.
 
@@ -312,6 +317,9 @@ def find_thinking_switch(
     SmolLM3; ``thinking`` for Granite 3.x), or of a finished turn with reasoning (a chat
     template whose generation prompt is the same in both modes but that writes the
     reasoning only when it is on). Keywords are tried in `THINKING_SWITCHES` order.
+
+    `before_each_render` is called before each of the (up to 16) renders: a caller with a time
+    budget raises there once it is spent, which this function lets through.
     """
     ask = [{"role": "user", "content": "Hi"}]
     answered = ask + [
@@ -328,9 +336,12 @@ def find_thinking_switch(
         for value in (on, off):
             renderer = ChatTemplateRenderer(chat_template, bos_token, eos_token, switch, value)
             try:
-                renders.add(
-                    (renderer.render(ask, add_generation_prompt=True), renderer.render(answered))
-                )
+                if before_each_render is not None:
+                    before_each_render()
+                prompt = renderer.render(ask, add_generation_prompt=True)
+                if before_each_render is not None:
+                    before_each_render()
+                renders.add((prompt, renderer.render(answered)))
             except ChatTemplateRenderError:
                 break
         if len(renders) == 2:

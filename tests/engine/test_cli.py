@@ -75,7 +75,7 @@ def test_parse_prints_message_and_trace(tmp_path):
 def test_infer_past_its_timeout_says_so_and_hints_at_the_option(tmp_path):
     slow = tmp_path / "slow.jinja"
     slow.write_text(
-        "{% for i in range(300000) %}{% endfor %}"
+        "{% for i in range(1200) %}{% for j in range(1200) %}{% endfor %}{% endfor %}"
         "{%- for m in messages %}<|{{ m.role }}|>{{ m.content }}<|eot|>{% endfor -%}"
         "{%- if add_generation_prompt %}<|assistant|>{% endif -%}",
         encoding="utf-8",

@@ -431,8 +431,8 @@ def test_a_looping_chat_template_is_stopped_within_the_budget():
     with pytest.raises(InferenceError) as raised:
         infer_template_isolated(looping, seconds=2)
     assert str(raised.value) == (
-        "inference ran out of time: it did not finish within 2 s (the chat template may render "
-        "too slowly: a loop, or a very long output)"
+        "inference ran out of time after 2 s: it was stopped 5 s later, inside one render (the "
+        "chat template may loop, or render a very long output)"
     )
     assert raised.value.hint == "time_budget"
     assert time.monotonic() - started < 30  # the process was killed: the loop would run for hours
@@ -440,7 +440,7 @@ def test_a_looping_chat_template_is_stopped_within_the_budget():
 
 def test_inference_past_its_time_budget_says_inference_ran_out_and_hints_at_the_budget():
     slow = (
-        "{% for i in range(300000) %}{% endfor %}"
+        "{% for i in range(1200) %}{% for j in range(1200) %}{% endfor %}{% endfor %}"
         "{%- for m in messages %}<|{{ m.role }}|>{{ m.content }}<|eot|>{% endfor -%}"
         "{%- if add_generation_prompt %}<|assistant|>{% endif -%}"
     )
