@@ -412,7 +412,8 @@ class Tracer:
 
     def feed(self, chunk: str) -> list[dict]:
         """Add the next piece of the generation; return the events it settled (with stream
-        `start`/`end`). After the parse stopped, the text is kept but not parsed.
+        `start`/`end`), those settled before an error that stopped the parse included. After the
+        parse stopped, the text is kept but not parsed.
 
         Raises:
             RuntimeError: called after `finalize`.
