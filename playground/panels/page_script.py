@@ -28,6 +28,8 @@ What each part does:
 - INFERENCE_JS: a click on a finding of the inferred template sends its index
   (`data-finding`): #explain shows the two renders that found it, scrolled into view once
   it has drawn them (EXPLAIN_JS); an Apply button sends its failure group (`data-apply`).
+- PAGE_JS also brings the status line into view after a sample is picked from the table, when
+  it is off screen (on a phone, below the table).
 - HEADER_JS: the introduction's buttons open an input tab (`data-tab`: "Start from a model",
   "Samples").
 - REGION_MAP_JS also follows a stream: while a replay or a live run draws the map, the
@@ -310,6 +312,20 @@ PAGE_JS = """() => {
       if (Date.now() < until) setTimeout(keep, 100);
     };
     setTimeout(keep, 50);
+  }, true);
+  // A sample picked from the table: once its parse is drawn, the status line is brought into view
+  // when it is off screen (on a phone the result sits below the table).
+  document.addEventListener('click', (event) => {
+    if (!(event.target.closest && event.target.closest('#sample-table tr'))) return;
+    const status = document.getElementById('status');
+    if (!status) return;
+    const before = status.textContent, until = Date.now() + 15000;
+    const follow = () => {
+      if (status.textContent === before) { if (Date.now() < until) setTimeout(follow, 100); return; }
+      const place = status.getBoundingClientRect();
+      if (place.top < 0 || place.bottom > window.innerHeight) status.scrollIntoView({block: 'nearest'});
+    };
+    setTimeout(follow, 100);
   }, true);
   // The code editors' syntax colours at 4.5:1 at least against the editor's background.
   const parseColour = (text) => { const m = (text || '').match(/rgba?\\(([^)]+)\\)/); if (!m) return null;

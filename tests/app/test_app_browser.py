@@ -1549,3 +1549,20 @@ def test_a_link_naming_a_model_opens_the_start_tab_and_infers(new_page, app_url,
     assert "passes its matrix" in page.locator("#inference-badge").inner_text(), shots.where()
     assert page.locator("#modes button.selected[role=tab]").inner_text() == "Start from a model"
     assert status_text(page).startswith("✔ Parsed"), shots.where()
+
+
+def test_a_sample_tapped_on_a_phone_brings_its_status_into_view(new_page, app_url, tmp_path):
+    page = new_page(390, 844, phone=True)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.locator("#sample-table tr", has_text="multi-turn-nested-arguments").first.tap()
+    page.wait_for_function(
+        "() => document.querySelector('#status').innerText.includes('multi-turn-nested-arguments')"
+    )
+    page.wait_for_timeout(500)
+    shots.take("phone-sample-tapped")
+    place = page.locator("#status").bounding_box()
+    assert place is not None and place["y"] >= -1 and place["y"] + place["height"] <= 845, (
+        place,
+        shots.where(),
+    )
