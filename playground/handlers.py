@@ -951,8 +951,16 @@ def _replay_failed(error: Exception, session: Session) -> dict:
 
 
 def _replay_view(
-    session: Session, *, check=None, note: str = "", playing: bool = False, pending: str = ""
+    session: Session,
+    *,
+    check=None,
+    note: str = "",
+    playing: bool = False,
+    pending: str = "",
+    stopped: bool = False,
 ) -> dict:
+    """The replay's panels, with `note` under the status (`stopped`: the replay was stopped
+    before its end and finalized there; the note then also names a region the stop cut)."""
     replay = session.replay
     live = replay.live
     huge = (
@@ -965,6 +973,8 @@ def _replay_view(
         ],
         partial_message=not huge,
     )
+    if stopped:
+        note = f"{note} {cut_by_stop(view)}".strip()
     window = max(0, len(view.stream) - MAP_TAIL) if huge else 0
     if playing:
         session.display.log_page = 10**9  # follow the newest events
@@ -983,6 +993,20 @@ def _replay_view(
         "stream_check": report_html(check, pending),
         "scrubber": Update(value=replay.position, maximum=max(1, len(replay.chunks))),
     }
+
+
+def cut_by_stop(view: ParseView) -> str:
+    """A sentence naming the region a stopped replay cut: one that failed and that no close
+    delimiter ended (the end of the stream closed it), so its unfinished text is what failed;
+    "" when there is none."""
+    closed = {(span.field, span.stream_end) for span in view.spans if span.kind == "close"}
+    for error in view.errors:
+        if error.field and error.end == len(view.stream) and (error.field, error.end) not in closed:
+            return (
+                f"The {error.field} region was still open there, so its unfinished text is what "
+                "fails to parse above; Play or Step on to see it close."
+            )
+    return ""
 
 
 def _checked(replay: Replay, inputs: ReplayInputs, ends: float):
@@ -1080,6 +1104,7 @@ def replay_stop(session: Session) -> dict:
         session,
         note=note,
         pending="stopped before the end: Play or Step to the end to check streaming",
+        stopped=True,
     )
 
 
@@ -1144,7 +1169,7 @@ def replay_play(inputs: ReplayInputs, speed, session: Session):
     if live.received > FULL_MAP_CHARS:
         yield _replay_view(session, note=note, pending=pending, playing=True)
     if stopped:
-        yield _replay_view(session, note=note, pending=pending)
+        yield _replay_view(session, note=note, pending=pending, stopped=True)
         return
     check = _checked(replay, inputs, ends)
     yield _replay_view(session, check=check)

@@ -111,6 +111,37 @@ def test_stop_after_steps_finalizes_the_parse_there():
     assert "■ Stopped at chunk 5 of 72" in stopped["status"] and session.view.finished
 
 
+def test_a_stop_inside_a_tool_call_says_the_stop_cut_it():
+    session = Session()
+    loaded = handlers.load_sample(QWEN3.id, session)
+    inputs = ReplayInputs(
+        loaded["template_text"],
+        QWEN3.prefix,
+        QWEN3.generation,
+        loaded["tools_text"],
+        "chars",
+        3,
+        0,
+        "",
+    )
+    for _ in range(27):  # to `{"name": "get_weather", "arguments": {"city`
+        handlers.replay_step(inputs, session)
+    status = handlers.replay_stop(session)["status"]
+    assert "ResponseParseError: fields.tool_calls: json: Unterminated string" in status
+    assert (
+        "■ Stopped at chunk 27 of 72: the text so far is parsed as if the stream had ended there. "
+        "The tool_calls region was still open there, so its unfinished text is what fails to "
+        "parse above; Play or Step on to see it close."
+    ) in status
+    # A stop inside the implicit content names no region: nothing failed.
+    session = Session()
+    handlers.load_sample(QWEN3.id, session)
+    for _ in range(5):
+        handlers.replay_step(inputs, session)
+    status = handlers.replay_stop(session)["status"]
+    assert "■ Stopped at chunk 5 of 72" in status and "still open there" not in status
+
+
 def test_a_handler_with_one_output_that_changes_nothing_skips_it():
     page = Page()
     page.status = gr.HTML()
