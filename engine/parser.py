@@ -346,7 +346,7 @@ class ResponseParser:
         final_searches: dict | None = {} if at_end else None
         while True:
             text, pos, base = window.text, window.pos, window.base
-            timeout = budget.seconds(base + pos, regions.state.patterns)
+            timeout = budget.seconds(base + pos, regions.state)
             if base + pos == self._stalls.stalled_at:
                 # Zero-width delimiters kept firing here without consuming text; step over one
                 # character (the same in every chunking), then match again.

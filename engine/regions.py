@@ -23,6 +23,7 @@ from .delimiters import DelimiterMatch
 from .errors import ParseDeadlineError, ParseLimitError, PatternTimeoutError, ResponseParseError
 from .message import BLANK, MessageBuilder, value_chars
 from .template import FieldSpec, ResponseTemplate
+from .watch import WatchState
 
 
 class TimeBudget:
@@ -40,10 +41,10 @@ class TimeBudget:
         self.regex_timeout = regex_timeout
         self.deadline = deadline
 
-    def seconds(self, offset: int, watching: list | None = None) -> float | None:
+    def seconds(self, offset: int, watching: WatchState | None = None) -> float | None:
         """Seconds the next regex call may take: `regex_timeout`, or less when the deadline is
         nearer. Raises ParseDeadlineError (at stream `offset`) once the deadline has passed,
-        naming the pattern delimiters in `watching` (what the parse was searching for)."""
+        naming the patterns `watching` (the scan's state) searches for."""
         if self.deadline is None:
             return self.regex_timeout
         left = self.deadline - time.perf_counter()
@@ -53,13 +54,13 @@ class TimeBudget:
         return left if timeout is None or left < timeout else timeout
 
     def check(
-        self, error: PatternTimeoutError | None, offset: int, watching: list | None = None
+        self, error: PatternTimeoutError | None, offset: int, watching: WatchState | None = None
     ) -> None:
         """Raise ParseDeadlineError when the deadline has passed (a regex call that ran out of the
         time left is the deadline's doing, not the pattern's budget); return otherwise.
 
         The error names the template key whose pattern was running (`error.key`) or, between
-        regex calls, the pattern delimiters in `watching`, so that an author sees which pattern
+        regex calls, the pattern delimiters of `watching`, so that an author sees which pattern
         spent the time."""
         if (
             self.deadline is None
@@ -69,8 +70,10 @@ class TimeBudget:
             return
         if error is not None and error.key:
             slow = [error.key]
+        elif watching is not None:
+            slow = [delimiter.path for delimiter in watching.patterns]
         else:
-            slow = [delimiter.path for delimiter in watching or ()]
+            slow = []
         searching = f" while searching with {', '.join(slow)}" if slow else ""
         raise ParseDeadlineError(
             f"the parse ran past its deadline at stream offset {offset}{searching}: the template's "
