@@ -318,9 +318,11 @@ def find_thinking_switch(
     template whose generation prompt is the same in both modes but that writes the
     reasoning only when it is on). Keywords are tried in `THINKING_SWITCHES` order.
 
-    `before_each_render` is called before each of the (up to 16) renders: a caller with a time
+    `before_each_render` is called before each of the (up to 16: four keywords, two values, two
+    conversations) renders: a caller with a time
     budget raises there once it is spent, which this function lets through.
     """
+    before_render = before_each_render or (lambda: None)
     ask = [{"role": "user", "content": "Hi"}]
     answered = ask + [
         {
@@ -336,11 +338,9 @@ def find_thinking_switch(
         for value in (on, off):
             renderer = ChatTemplateRenderer(chat_template, bos_token, eos_token, switch, value)
             try:
-                if before_each_render is not None:
-                    before_each_render()
+                before_render()
                 prompt = renderer.render(ask, add_generation_prompt=True)
-                if before_each_render is not None:
-                    before_each_render()
+                before_render()
                 renders.add((prompt, renderer.render(answered)))
             except ChatTemplateRenderError:
                 break
