@@ -318,9 +318,9 @@ def find_thinking_switch(
     template whose generation prompt is the same in both modes but that writes the
     reasoning only when it is on). Keywords are tried in `THINKING_SWITCHES` order.
 
-    `before_each_render` is called before each of the (up to 16: four keywords, two values, two
-    conversations) renders: a caller with a time
-    budget raises there once it is spent, which this function lets through.
+    `before_each_render` is called before each render (up to 16: four keywords, two values, two
+    conversations): a caller with a time budget raises there once it is spent, which this
+    function lets through.
     """
     before_render = before_each_render or (lambda: None)
     ask = [{"role": "user", "content": "Hi"}]
