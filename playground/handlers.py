@@ -79,7 +79,7 @@ from .panels.explain import explain, explain_editor_key, span_of_event
 from .panels.markup import escape
 from .panels.match_list import match_list_html
 from .panels.message_view import openai_stream
-from .panels.status import error_html, probable_losses
+from .panels.status import error_html, probable_losses, region_cut_by_stop
 from .parse.chunking import chunking_param, parse_chunking_param
 from .parse.derived import DERIVED_VIEWS, remember_derived, stale_derived
 from .parse.parse_view import ParseView, traced_view
@@ -973,8 +973,9 @@ def _replay_view(
         ],
         partial_message=not huge,
     )
-    if stopped:
-        note = f"{note} {cut_by_stop(view)}".strip()
+    cut = region_cut_by_stop(view) if stopped else ""
+    if cut:
+        note = f"{note} {cut} Play or Step on to see it close."
     window = max(0, len(view.stream) - MAP_TAIL) if huge else 0
     if playing:
         session.display.log_page = 10**9  # follow the newest events
@@ -993,20 +994,6 @@ def _replay_view(
         "stream_check": report_html(check, pending),
         "scrubber": Update(value=replay.position, maximum=max(1, len(replay.chunks))),
     }
-
-
-def cut_by_stop(view: ParseView) -> str:
-    """A sentence naming the region a stopped replay cut: one that failed and that no close
-    delimiter ended (the end of the stream closed it), so its unfinished text is what failed;
-    "" when there is none."""
-    closed = {(span.field, span.stream_end) for span in view.spans if span.kind == "close"}
-    for error in view.errors:
-        if error.field and error.end == len(view.stream) and (error.field, error.end) not in closed:
-            return (
-                f"The {error.field} region was still open there, so its unfinished text is what "
-                "fails to parse above; Play or Step on to see it close."
-            )
-    return ""
 
 
 def _checked(replay: Replay, inputs: ReplayInputs, ends: float):

@@ -19,7 +19,7 @@ from engine.errors import ResponseParseError
 from .catalog import is_authors_template, template_choice_for, template_text_of
 from .handlers import RESTORE_BUTTONS, TEMPLATE_OUTPUTS, parse, replacing
 from .outputs import PARSE_VIEWS, Update, produces, render
-from .panels.status import error_html, status_html
+from .panels.status import error_html, region_cut_by_stop, status_html
 from .parse.derived import DERIVED_VIEWS, stale_derived
 from .parse.parse_view import LiveParse, ParseView
 from .parse.replay import PacedEnd, paced_feed
@@ -294,11 +294,12 @@ def per_token_figures(live: LiveParse, tokens: int) -> list[tuple[str, str]]:
             ("tracing per token (extra, for the views)", "–"),
         ]
     plain = live.plain
-    parse = (
-        "stopped: the plain parser raised"
-        if plain is None or plain.stopped
-        else f"{plain.seconds / tokens * 1000:.3f} ms"
-    )
+    if plain is None:
+        parse = "–"
+    else:  # a parser that raised was timed up to its error
+        parse = f"{plain.seconds / tokens * 1000:.3f} ms" + (
+            " (up to its error)" if plain.stopped else ""
+        )
     return [
         ("parse per token (plain parser)", parse),
         (
@@ -681,6 +682,7 @@ class _LiveRun:
         as prefix, the generation, and a replay of it set to step through the model's tokens."""
         live, session = self.live, self.session
         live.finalize()
+        session.view = session.last_good = view = self.view()
         note = self.model_note
         if end.stopped:
             seconds = limits.current().generate_seconds
@@ -689,13 +691,16 @@ class _LiveRun:
                 if end.out_of_time
                 else ""
             )
-            note = f"■ Stopped after {self.tokens} tokens{why}; the text so far is parsed as if generation had ended. {note}"
+            cut = region_cut_by_stop(view)
+            note = (
+                f"■ Stopped after {self.tokens} tokens{why}; the text so far is parsed as if "
+                f"generation had ended.{' ' + cut if cut else ''} {note}"
+            )
         elif self.constraint is not None and self.constraint.problem:
             note = (
                 "■ The constraint ended the output: its grammar passed a parser limit of this "
                 f"server ({self.constraint.problem}); the text so far is parsed. {note}"
             )
-        session.view = session.last_good = view = self.view()
         session.replay = None
         generated = live.generation
         cuts = [offset - live.tail_length for offset in live.chunk_ends[:-1]]

@@ -174,6 +174,20 @@ def status_html(
     return "".join(parts)
 
 
+def region_cut_by_stop(view: ParseView) -> str:
+    """For a stream stopped before its end and parsed as if it had ended there: a sentence naming
+    the region the stop cut (one that failed and that no close delimiter ended: the end of the
+    stream closed it, so its unfinished text is what failed), or "" when there is none."""
+    closed = {(span.field, span.stream_end) for span in view.spans if span.kind == "close"}
+    for error in view.errors:
+        if error.field and error.end == len(view.stream) and (error.field, error.end) not in closed:
+            return (
+                f"The {error.field} region was still open there, so its unfinished text is what "
+                "fails to parse above."
+            )
+    return ""
+
+
 def error_html(message: str) -> str:
     """The status line for input that never reached the parser."""
     return f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(redact(message))}</div>'

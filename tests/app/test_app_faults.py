@@ -131,7 +131,7 @@ def test_a_stop_inside_a_tool_call_says_the_stop_cut_it():
     assert (
         "■ Stopped at chunk 27 of 72: the text so far is parsed as if the stream had ended there. "
         "The tool_calls region was still open there, so its unfinished text is what fails to "
-        "parse above; Play or Step on to see it close."
+        "parse above. Play or Step on to see it close."
     ) in status
     # A stop inside the implicit content names no region: nothing failed.
     session = Session()

@@ -796,3 +796,26 @@ def test_a_generate_that_cannot_start_keeps_the_parse_on_screen():
     assert len(out) == 1 and set(out[0]) == {STATUS}
     assert "is not a model this server can load" in out[0][STATUS]
     assert session.view is view and view.message == EXPECTED
+
+
+def test_a_generation_stopped_inside_a_tool_call_says_the_stop_cut_it():
+    tools = catalog.template_text_of(catalog.samples_by_id()[catalog.DEFAULT_SAMPLE].tools)
+    session = Session()
+    outputs = live.generate(
+        "samples/demo-model", "", "What's the weather in Paris?", "", tools, False, 80, 0.7,
+        0.9, 0, True, "", session, teaching_pace=True,
+    )  # fmt: skip
+    last = None
+    for last in outputs:  # one update per token: Stop once the call's arguments have begun
+        stream = session.view.stream if session.view is not None else ""
+        if '"arguments"' in stream and "</tool_call>" not in stream:
+            live.request_stop(session)
+    assert re.search(
+        r"■ Stopped after \d+ tokens; the text so far is parsed as if generation had ended\. "
+        r"The tool_calls region was still open there, so its unfinished text is what fails to "
+        r"parse above\.",
+        last[STATUS],
+    ), last[STATUS]
+    assert "ResponseParseError: fields.tool_calls: json:" in last[STATUS]
+    # The plain parser raised at the end too: its time is shown up to its error.
+    assert re.search(r"\d+\.\d{3} ms \(up to its error\)", last[FIGURES]), last[FIGURES]
