@@ -28,8 +28,8 @@ What each part does:
 - INFERENCE_JS: a click on a finding of the inferred template sends its index
   (`data-finding`): #explain shows the two renders that found it, scrolled into view once
   it has drawn them (EXPLAIN_JS); an Apply button sends its failure group (`data-apply`).
-- PAGE_JS also brings the status line into view after a sample is picked from the table, when
-  it is off screen (on a phone, below the table).
+- PAGE_JS also brings the status line into view after a sample is picked from the table or
+  Generate is pressed, when it is off screen (on a phone, below the inputs).
 - HEADER_JS: the introduction's buttons open an input tab (`data-tab`: "Start from a model",
   "Samples").
 - REGION_MAP_JS also follows a stream: while a replay or a live run draws the map, the
@@ -313,17 +313,21 @@ PAGE_JS = """() => {
     };
     setTimeout(keep, 50);
   }, true);
-  // A sample picked from the table: once its parse is drawn, the status line is brought into view
-  // when it is off screen (on a phone the result sits below the table).
+  // A sample picked from the table, or Generate: once the status line changes, it is brought into
+  // view when it is off screen (on a phone the result sits below the inputs). After Generate the
+  // status goes to the top, so that the map's first lines follow it on the screen.
   document.addEventListener('click', (event) => {
-    if (!(event.target.closest && event.target.closest('#sample-table tr'))) return;
-    const status = document.getElementById('status');
+    const from = event.target.closest && event.target.closest('#sample-table tr, #generate-button');
+    const status = from && document.getElementById('status');
     if (!status) return;
+    const block = from.id === 'generate-button' ? 'start' : 'nearest';
     const before = status.textContent, until = Date.now() + 15000;
+    const inView = () => { const place = status.getBoundingClientRect(); return place.top >= 0 && place.bottom <= window.innerHeight; };
+    // Looked at again as the status grows (its first change may be Gradio's progress text).
+    const settle = (left) => { if (!inView()) status.scrollIntoView({block}); if (left) setTimeout(() => settle(left - 1), 400); };
     const follow = () => {
       if (status.textContent === before) { if (Date.now() < until) setTimeout(follow, 100); return; }
-      const place = status.getBoundingClientRect();
-      if (place.top < 0 || place.bottom > window.innerHeight) status.scrollIntoView({block: 'nearest'});
+      settle(3);
     };
     setTimeout(follow, 100);
   }, true);

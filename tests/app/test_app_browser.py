@@ -1559,10 +1559,35 @@ def test_a_sample_tapped_on_a_phone_brings_its_status_into_view(new_page, app_ur
     page.wait_for_function(
         "() => document.querySelector('#status').innerText.includes('multi-turn-nested-arguments')"
     )
-    page.wait_for_timeout(500)
+    page.wait_for_timeout(1500)  # the status may grow after its first change
+    place = page.locator("#status").bounding_box()  # before the full-page screenshot
     shots.take("phone-sample-tapped")
-    place = page.locator("#status").bounding_box()
     assert place is not None and place["y"] >= -1 and place["y"] + place["height"] <= 845, (
         place,
         shots.where(),
+    )
+
+
+def test_generate_tapped_on_a_phone_brings_the_status_and_the_map_into_view(
+    new_page, app_url, tmp_path
+):
+    page = new_page(390, 844, phone=True)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.get_by_role("tab", name="Generate live").click()
+    button = page.locator("#generate-button")
+    button.scroll_into_view_if_needed()  # at the bottom of the screen: the status is below it
+    below = page.locator("#status").bounding_box()
+    assert below["y"] + below["height"] > 844, below
+    button.tap()
+    page.wait_for_function(
+        "() => /streaming|Loading|Stopped after/.test(document.querySelector('#status').innerText)"
+    )
+    page.wait_for_timeout(300)
+    status = page.locator("#status").bounding_box()  # before the full-page screenshot
+    map_top = page.locator("#region-map-body").bounding_box()["y"]
+    shots.take("phone-generate-tapped")
+    assert -1 <= status["y"] <= 60 and map_top + 60 <= 844, (status, map_top, shots.where())
+    page.wait_for_function(
+        "() => /Parsed|Stopped/.test(document.querySelector('#status').innerText)", timeout=120_000
     )
