@@ -381,8 +381,9 @@ class ChatTemplateSource:
 def hub_reachable(timeout: float = HUB_CONNECT_TIMEOUT) -> tuple[bool, str]:
     """Whether the Hugging Face Hub answers a TCP connection within `timeout` seconds, and if not, why.
 
-    Returns (True, "") or (False, a reason such as "HF_HUB_OFFLINE is set" or
-    "cannot connect to huggingface.co:443 (...)"). Honours HF_ENDPOINT and HF_HUB_OFFLINE.
+    Returns (True, "") or (False, a reason in words: "HF_HUB_OFFLINE is set", "the name
+    huggingface.co cannot be looked up", "cannot connect to huggingface.co:443 (Connection
+    refused)", "no answer from huggingface.co:443 within 3 s"). Honours HF_ENDPOINT and HF_HUB_OFFLINE.
     Takes at most `timeout` + 0.5 s, even when the name lookup hangs.
     """
     from huggingface_hub import constants
@@ -399,8 +400,12 @@ def hub_reachable(timeout: float = HUB_CONNECT_TIMEOUT) -> tuple[bool, str]:
         try:
             socket.create_connection((host, port), timeout=timeout).close()
             outcome.append("")
-        except OSError as error:
-            outcome.append(f"cannot connect to {host}:{port} ({error})")
+        except socket.gaierror:
+            outcome.append(f"the name {host} cannot be looked up")
+        except TimeoutError:
+            outcome.append(f"no answer from {host}:{port} within {timeout:g} s")
+        except OSError as error:  # in words, without the error number
+            outcome.append(f"cannot connect to {host}:{port} ({error.strerror or error})")
 
     # The name lookup has no timeout of its own, so the attempt runs in a thread we stop waiting for.
     attempt = threading.Thread(target=connect, daemon=True)

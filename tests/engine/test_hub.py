@@ -13,6 +13,7 @@ import threading
 import huggingface_hub.constants
 import pytest
 
+from engine.chat_templates.render import hub_reachable
 from playground.model import hub
 from playground.model.generation import ModelLoadError, load_model
 from playground.server import limits
@@ -70,3 +71,11 @@ def test_offline_mode_is_named_as_the_cause(monkeypatch):
         match=r"^could not load 'Qwen/Qwen3-0\.6B': the Hugging Face Hub is not reachable \(HF_HUB_OFFLINE is set\)",
     ):
         hub.check_hub_id("Qwen/Qwen3-0.6B")
+
+
+def test_a_hub_whose_name_cannot_be_looked_up_is_named_in_words(monkeypatch):
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", "https://hub.invalid")
+    assert hub_reachable(2) == (False, "the name hub.invalid cannot be looked up")
+    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", "http://127.0.0.1:9")
+    assert hub_reachable(2) == (False, "cannot connect to 127.0.0.1:9 (Connection refused)")
