@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass
 
 import regex
 
+from ..content import parse_content
 from ..delimiters import Delimiter
 from ..pattern_shapes import pattern_literal
 from ..template import FieldSpec, ResponseTemplate
@@ -510,6 +511,7 @@ def _unclosed_region(
             context = _context_failure(close, expected, body, region.start, stream, timeout)
             if context is not None:
                 at, needs = context
+                fix, change = _close_context_fix(spec, expected, body[: at - region.start])
                 found.append(
                     Diagnosis(
                         "pattern-context",
@@ -517,9 +519,8 @@ def _unclosed_region(
                         close.path,
                         f"{_show(expected.text)}, the literal of {close.path} {_show(close.source)}, is at {places.name(at)}, "
                         f"but the pattern does not match there: {needs}; the text there is "
-                        f"{_context(stream, at, at + len(expected.text))}. So {consequence}. "
-                        f"Fix: make {close.path} accept what the model writes around {_show(expected.text)}.",
-                        f"make {close.path} accept the text around {_show(expected.text)}",
+                        f"{_context(stream, at, at + len(expected.text))}. So {consequence}. {fix}",
+                        change,
                         expected.text,
                         expected.text,
                         "context",
@@ -616,6 +617,45 @@ def _swallowed_list(swallowed: list[tuple[int, str, str]], places: _Places) -> s
     shown = [f"{_show(text)} at {places.name(at)} ({what})" for at, text, what in swallowed[:3]]
     more = f" and {len(swallowed) - 3} more" if len(swallowed) > 3 else ""
     return ", ".join(shown) + more
+
+
+def _close_context_fix(spec: FieldSpec, expected: _Expected, before: str) -> tuple[str, str]:
+    """(the sentence that ends a close's `pattern-context` message, its `change`): the pattern
+    to loosen; or, when the body `before` the literal does not parse with the field's content
+    parser, the model's output (a pattern that waits for a well-formed body, such as a
+    lookbehind for the JSON's closing brace, is right not to close there)."""
+    close = spec.close
+    malformed = _unparsed_body(spec, before)
+    if not malformed:
+        return (
+            f"Fix: make {close.path} accept what the model writes around {_show(expected.text)}.",
+            f"make {close.path} accept the text around {_show(expected.text)}",
+        )
+    return (
+        f"The {spec.name} text before it does not parse as {spec.content} ({malformed}): the "
+        f"model's {spec.content} is broken there, and {close.path} waits for one that ends "
+        "well. The template is right for a well-formed output; loosen "
+        f"{close.path} only if the model writes this on purpose.",
+        f"none in the template: the model's {spec.content} is broken before {_show(expected.text)}",
+    )
+
+
+def _unparsed_body(spec: FieldSpec, text: str) -> str:
+    """Why `text` (a region's body up to where its close's literal stands) does not parse with the
+    field's content parser, shortened; "" when it parses, or when the field takes any text."""
+    if spec.content == "text" or not text.strip():
+        return ""
+    try:
+        parse_content(spec.content, text, spec.content_args)
+    except ValueError as error:
+        return _shortened_reason(str(error))
+    return ""
+
+
+def _shortened_reason(reason: str, most: int = 80) -> str:
+    """The first line of a parser's error without the text it quotes, at most `most` characters."""
+    line = reason.splitlines()[0].split(": '", 1)[0] if reason else ""
+    return line if len(line) <= most else line[: most - 1] + "…"
 
 
 def _context_failure(

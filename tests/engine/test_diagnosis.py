@@ -203,6 +203,34 @@ def test_a_pattern_whose_literal_is_there_but_its_context_is_not():
         44,
     )
     assert "'(?<=\\\\})\\\\s*' must come before it" in diagnosis.message
+    # The JSON before the close is broken: the model's output is at fault, not the pattern.
+    assert diagnosis.message.endswith(
+        "The tool_calls text before it does not parse as json (json: Expecting ',' delimiter "
+        "(line 2, column 31, offset 31)): the model's json is broken there, and "
+        "fields.tool_calls.close_pattern waits for one that ends well. The template is right for "
+        "a well-formed output; loosen fields.tool_calls.close_pattern only if the model writes "
+        "this on purpose."
+    ), diagnosis.message
+    assert diagnosis.change == (
+        "none in the template: the model's json is broken before '</tool_call>'"
+    )
+
+
+def test_a_well_formed_body_whose_close_context_fails_points_at_the_pattern():
+    template = {
+        "start_anchor": "<s>",
+        "fields": {
+            "call": {"open": "<call>", "close_pattern": "</call>(?=\\n)", "content": "json"},
+            "content": {},
+        },
+    }
+    result = trace('<call>{"a": 1}</call> and more', template, prefix="")
+    diagnosis = result.diagnoses[0]
+    assert (diagnosis.code, diagnosis.key) == ("pattern-context", "fields.call.close_pattern")
+    assert diagnosis.message.endswith(
+        "Fix: make fields.call.close_pattern accept what the model writes around '</call>'."
+    ), diagnosis.message
+    assert diagnosis.change == "make fields.call.close_pattern accept the text around '</call>'"
 
 
 def test_every_shipped_sample_that_parses_as_expected_has_no_cause_to_report():
