@@ -19,7 +19,8 @@ parse ends) and says what caused it, naming the template key and what to change:
   pattern did not match because of what it needs around the literal (a lookbehind,
   a lookahead). Severity ``note`` for an open (templates use a lookahead on purpose
   to skip a mere mention of the tag), ``error`` for the close of a region that never
-  closed.
+  closed. When that region's text up to the literal does not parse with its content
+  parser (JSON the model broke), the output is named as the cause, not the pattern.
 - ``region-never-closed``: a region ran to the end without its close and swallowed
   other delimiters ("the tool_calls region never closed, and swallowed ...").
 - ``anchor-past-open``: the prompt ends with a field's open delimiter (a chat template that
