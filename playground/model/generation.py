@@ -728,7 +728,7 @@ def choose_template(loaded: LoadedModel) -> tuple[dict, str]:
     """
     own = getattr(loaded.tokenizer, "response_template", None)
     if own:
-        return own, f"{loaded.name} ships its own response_template in tokenizer_config.json"
+        return own, "its tokenizer_config.json ships a response_template, used as it is"
     if loaded.chosen:
         return loaded.chosen[0]
     from ..server import limits

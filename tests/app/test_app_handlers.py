@@ -530,8 +530,8 @@ def test_generate_live_keeps_an_edited_template_and_offers_the_models():
     assert json.loads(chosen["template_text"]) == load_template_file("demo-model").response_template
     assert chosen["use_model_button"] == {"visible": False}
     assert chosen["model_note"] == (
-        "Model: samples/demo-model — samples/demo-model ships its own response_template in "
-        "tokenizer_config.json"
+        "Model: samples/demo-model — its tokenizer_config.json ships a response_template, used "
+        "as it is"
     )
     assert session.replaced == [("Use the model's template", SMOL_TEXT)]
     restored = handlers.restore_template(
