@@ -998,8 +998,18 @@ def assert_marked_at(page, shots, line: int, column: int, char: str) -> None:
     )
     mark = page.locator("#template-editor .rt-editor-mark")
     assert mark.count() == 1, shots.where()
-    box = mark.bounding_box()
-    target = page.evaluate(EDITOR_CHAR_JS, [line, column])
+    # The marks are drawn again when the editor resizes or the diagnostics re-render: a box read
+    # in between is None, so it is read again (for up to 5 s).
+    for _ in range(50):
+        try:
+            box = mark.bounding_box(timeout=1_000) if mark.count() == 1 else None
+        except playwright_api.TimeoutError:  # taken away and not drawn again within the second
+            box = None
+        target = page.evaluate(EDITOR_CHAR_JS, [line, column])
+        if box is not None and target is not None:
+            break
+        page.wait_for_timeout(100)
+    assert box is not None and mark.count() == 1, shots.where()
     assert target is not None and target["char"] == char, (target, shots.where())
     centre = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     assert (
