@@ -35,11 +35,15 @@ class TimeBudget:
             may move it between feeds).
     """
 
-    __slots__ = ("regex_timeout", "deadline")
+    __slots__ = ("regex_timeout", "deadline", "cut_by_deadline")
 
     def __init__(self, regex_timeout: float | None, deadline: float | None):
         self.regex_timeout = regex_timeout
         self.deadline = deadline
+        # Whether the last `seconds` gave the time left rather than `regex_timeout`: a regex call
+        # that then times out is the deadline's doing, even when the regex module's clock fires
+        # a hair before ours reads the deadline.
+        self.cut_by_deadline = False
 
     def seconds(self, offset: int, watching: WatchState | None = None) -> float | None:
         """Seconds the next regex call may take: `regex_timeout`, or less when the deadline is
@@ -51,7 +55,8 @@ class TimeBudget:
         if left <= 0:
             self.check(None, offset, watching)
         timeout = self.regex_timeout
-        return left if timeout is None or left < timeout else timeout
+        self.cut_by_deadline = timeout is None or left < timeout
+        return left if self.cut_by_deadline else timeout
 
     def check(
         self, error: PatternTimeoutError | None, offset: int, watching: WatchState | None = None
@@ -62,11 +67,9 @@ class TimeBudget:
         The error names the template key whose pattern was running (`error.key`) or, between
         regex calls, the pattern delimiters of `watching`, so that an author sees which pattern
         spent the time."""
-        if (
-            self.deadline is None
-            or time.perf_counter() < self.deadline
-            or isinstance(error, ParseDeadlineError)
-        ):
+        if self.deadline is None or isinstance(error, ParseDeadlineError):
+            return
+        if time.perf_counter() < self.deadline and not (error is not None and self.cut_by_deadline):
             return
         if error is not None and error.key:
             slow = [error.key]
