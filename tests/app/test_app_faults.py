@@ -87,10 +87,10 @@ def test_the_anchor_not_in_the_prefix_is_the_headline():
 # -- 1. Stop after Step; 8. a one-output handler that changes nothing -----------------
 
 
-def test_stop_after_steps_finalizes_the_parse_there():
-    session = Session()
+def qwen3_in_chunks_of_3(session: Session) -> ReplayInputs:
+    """The default qwen3 sample loaded into `session`, as replay inputs of 3-character chunks."""
     loaded = handlers.load_sample(QWEN3.id, session)
-    inputs = ReplayInputs(
+    return ReplayInputs(
         loaded["template_text"],
         QWEN3.prefix,
         QWEN3.generation,
@@ -100,6 +100,11 @@ def test_stop_after_steps_finalizes_the_parse_there():
         0,
         "",
     )
+
+
+def test_stop_after_steps_finalizes_the_parse_there():
+    session = Session()
+    inputs = qwen3_in_chunks_of_3(session)
     for _ in range(5):
         stepped = handlers.replay_step(inputs, session)
     assert json.loads(stepped["message_json"]) == {"role": "assistant"}
@@ -113,17 +118,7 @@ def test_stop_after_steps_finalizes_the_parse_there():
 
 def test_a_stop_inside_a_tool_call_says_the_stop_cut_it():
     session = Session()
-    loaded = handlers.load_sample(QWEN3.id, session)
-    inputs = ReplayInputs(
-        loaded["template_text"],
-        QWEN3.prefix,
-        QWEN3.generation,
-        loaded["tools_text"],
-        "chars",
-        3,
-        0,
-        "",
-    )
+    inputs = qwen3_in_chunks_of_3(session)
     for _ in range(27):  # to `{"name": "get_weather", "arguments": {"city`
         handlers.replay_step(inputs, session)
     status = handlers.replay_stop(session)["status"]
@@ -227,17 +222,7 @@ def test_using_a_template_that_claims_nothing_does_not_say_parsed():
 
 def test_token_boundaries_are_off_after_the_run_unless_asked_and_the_label_follows():
     session = Session()
-    loaded = handlers.load_sample(QWEN3.id, session)
-    inputs = ReplayInputs(
-        loaded["template_text"],
-        QWEN3.prefix,
-        QWEN3.generation,
-        loaded["tools_text"],
-        "chars",
-        3,
-        0,
-        "",
-    )
+    inputs = qwen3_in_chunks_of_3(session)
     streaming = handlers.replay_step(inputs, session)
     assert (
         streaming["message_json"].label == "Message so far (streaming: the regions closed so far)"
