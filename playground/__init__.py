@@ -1,4 +1,4 @@
-"""The playground app's parts: everything `app.py` wires into its Gradio layout.
+"""The playground app's parts: everything `app.py` builds its Gradio page from.
 
 `engine` is the library; this package holds what only the app (and its scripts) need,
 one concept a module, in rooms (docs/architecture.md draws the map and its import rules):
@@ -8,6 +8,9 @@ one concept a module, in rooms (docs/architecture.md draws the map and its impor
   `outputs` (the named outputs, and `render`: every parse panel of a view), `wiring`
   (handlers bound to the layout by name), `api` (the public API endpoints), `catalog` (the
   samples and `templates/` files offered).
+- `layout/`: the page's layout, a module a panel (`front_door`, `start_from_model`, `workspace`,
+  `generate_live`, `editor`, `export`, `share`, `replay`, `region_map`, `message`, `event_log`,
+  `checks`), each building its components and binding its handlers; only `app.py` imports it.
 - `parse/`: `parse_view` (a `ParseView`, and `LiveParse`: the engine's tracer fed chunk by
   chunk or whole), `event_store` (events kept compactly), `replay` (a replay's inputs and state,
   the one paced feed loop), `chunking` (how a replay cuts a generation), `causes` (the diagnoses

@@ -4,8 +4,8 @@ Each parameter is named after the page component it reads (`template_text`,
 `prefix`, `generation`, `tools_text`, ...; `session` is the visitor's
 `Session`; `event` is the data a custom-HTML panel sent), and each handler
 returns a dict keyed by the output names it declares with `@produces` (see
-`playground.outputs`). Tests call them directly; `app.py` binds them to the
-layout by those names.
+`playground.outputs`). Tests call them directly; each panel's module in
+`playground/layout/` binds them to the page's components by those names.
 
 Nothing is wiped: input that cannot be parsed (a template that is not valid
 yet, an oversized text) keeps the last good parse on screen, marked stale,

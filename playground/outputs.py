@@ -1,10 +1,10 @@
 """Named outputs: what a handler returns, by the names of the page's panels.
 
 A handler returns a dict whose keys are output names ("status", "region_map",
-...), a subset of the names it declares with `@produces`. `app.py` binds each
+...), a subset of the names it declares with `@produces`. The wiring binds each
 name to the component of that name (`playground.wiring.Page`), so a new panel
-is one name here, one component in the layout and one key in `render`; no
-positional indexes to keep in step. A value may be an `Update` to change a
+is one name here, one component in its layout module (`playground/layout/`) and
+one key in `render`; no positional indexes to keep in step. A value may be an `Update` to change a
 component's properties (a slider's maximum, a dropdown's choices, the tab shown).
 
 `render` fills the parse panels (`PARSE_VIEWS`) from a `ParseView`.
