@@ -150,6 +150,28 @@ def test_the_playground_rooms_import_downwards():
     assert offending(rooms, lambda _, module, __: any(within(module, top) for top in page)) == []
 
 
+def test_only_app_imports_the_layout_and_the_layout_never_imports_the_public_api():
+    """playground/layout/ is the page, built by app.py alone; the public API is app.py's to publish."""
+    assert len(python_files("playground/layout")) >= 10
+    outside = [
+        path
+        for path in python_files("engine", "playground", "scripts", "tests")
+        if not path.is_relative_to(ROOT / "playground" / "layout")
+    ]
+    assert offending(outside, lambda _, module, __: within(module, "playground.layout")) == []
+    assert (
+        offending(
+            python_files("playground/layout"),
+            lambda _, module, names: (
+                within(module, "playground.api") or (module == "playground" and "api" in names)
+            ),
+        )
+        == []
+    )
+    app_imports = [module for module, _ in imports_of(ROOT / "app.py")]
+    assert "playground.layout" in app_imports
+
+
 def test_no_module_takes_another_modules_private_name():
     def forbidden(_, module, names):
         ours = within(module, "engine") or within(module, "playground")
