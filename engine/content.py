@@ -308,7 +308,10 @@ def parse_xml_inline(body: str, args: dict) -> dict:
     `_tag_re_std`, a standard-`re` equivalent (engine/re_equivalent.py) used when no time
     budget `_timeout` is passed down, and `_tag_end`, the text every tag ends with;
     named groups `key` and `value`), `value_parser` (`{"name", "args"}` applied to each
-    value), `merge_duplicates` (repeated keys collect into a list; otherwise the
+    value), `value_parser_by` (`{"group", "parsers"}`: each tag's value parser is the one
+    `parsers` gives for what the named `group` captured in that tag, `value_parser` when it
+    gives none or the group took no part in the match; a parser given as None keeps the
+    value's text), `merge_duplicates` (repeated keys collect into a list; otherwise the
     last one wins).
     """
     timeout = args.get("_timeout")
@@ -329,11 +332,15 @@ def parse_xml_inline(body: str, args: dict) -> dict:
         tag_re = args.get("_tag_re") or regex.compile(args["tag_pattern"], regex.DOTALL)
         tags = tag_re.finditer(body, 0, end, timeout=timeout)
     value_parser = args.get("value_parser")
+    by = args.get("value_parser_by")
     merge = args.get("merge_duplicates", False)
     values_by_key: dict[str, list] = {}
     for tag in tags:
+        parser = value_parser
+        if by is not None:
+            parser = by["parsers"].get(tag.group(by["group"]), value_parser)
         value = _parse_sub_value(
-            tag.groupdict().get("value") or "", value_parser, timeout, tag.start("value")
+            tag.groupdict().get("value") or "", parser, timeout, tag.start("value")
         )
         values_by_key.setdefault(tag.group("key"), []).append(value)
     if merge:

@@ -28,8 +28,11 @@ from .template import FieldSpec, ResponseTemplate
 from .tool_typing import RawArguments, type_tool_calls
 from .transform import PlaceholderNotDefined
 
-# Content parsers whose values a `value_parser` may read (the tool schema may want the text instead).
+# Content parsers whose values a `value_parser` may read (`strings_as_written` may want the text).
 _TAGGED = ("xml-inline", "kv-lines")
+# Content parsers whose syntax tells strings from other values: a parameter whose schema admits
+# `string` keeps what they gave.
+TYPED_CONTENT = ("json", "python-call-list")
 
 
 def _texts_as_written(content: str, body: str, args: dict) -> dict:
@@ -75,12 +78,21 @@ class MessageBuilder:
         tool_schemas: tool name -> JSON schema of its parameters, to type tool-call arguments.
         timeout: seconds allowed for each regex call of a content parser, or None (an attribute:
             a parser with a deadline lowers it to the time left before each region's value).
+        strings_as_written: a tagged value a `value_parser` read keeps its text for a parameter
+            whose schema says `string` (see `engine.tool_typing`); False: the reference's rule.
     """
 
-    def __init__(self, template: ResponseTemplate, tool_schemas: dict, timeout: float | None):
+    def __init__(
+        self,
+        template: ResponseTemplate,
+        tool_schemas: dict,
+        timeout: float | None,
+        strings_as_written: bool = False,
+    ):
         self.template = template
         self.message: dict[str, Any] = copy.deepcopy(template.defaults)
         self._tool_schemas = tool_schemas
+        self._strings_as_written = strings_as_written
         self.timeout = timeout
         self._implicit_stretches: list[
             str
@@ -197,7 +209,12 @@ class MessageBuilder:
         raw = None
         try:
             value = parse_content(field.content, body, args)
-            if tool_schemas and field.content in _TAGGED and args.get("value_parser"):
+            if (
+                self._strings_as_written
+                and tool_schemas
+                and field.content in _TAGGED
+                and args.get("value_parser")
+            ):
                 raw = RawArguments(value, _texts_as_written(field.content, body, args))
             build = field.build
             if build is not None:
@@ -244,8 +261,9 @@ class MessageBuilder:
                 text=body,
                 position=position,
             ) from None
-        if tool_schemas:
-            type_tool_calls(value, tool_schemas, raw)
+        # Values read by `value_parser_by` are read as the model's own output says: final.
+        if tool_schemas and "value_parser_by" not in field.content_args:
+            type_tool_calls(value, tool_schemas, raw, typed=field.content in TYPED_CONTENT)
         return value
 
     def missing_fields(self) -> list[str]:

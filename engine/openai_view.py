@@ -208,7 +208,7 @@ class _Builder:
         except (ValueError, KeyError, TypeError, IndexError, RecursionError):
             return  # not previewable yet (a missing key, malformed text): wait for more or for the close
         if self.schemas:
-            type_tool_calls(values if spec.transform_each else values[0], self.schemas)
+            type_tool_calls(values if spec.transform_each else values[0], self.schemas, typed=True)
         for position, value in enumerate(values):
             name, arguments = _function_of(value)
             if name is None:

@@ -120,6 +120,10 @@ class ResponseParser:
             a delimiter is emitted without a full scan (the same events, several times
             faster). False scans every chunk: to measure or check the full scan. Parsers with
             `positions` or `record_spans` always scan every chunk.
+        strings_as_written: False (the default, as in transformers): tool typing casts only
+            strings. True: a tagged argument (`xml-inline`, `kv-lines`) that a `value_parser`
+            read keeps the text the model wrote when its parameter's schema says `string`
+            (`5123123` stays ``"5123123"``), a difference from transformers.
 
     Attributes:
         errors: the `ResponseParseError`s met so far, in order (with ``"raise"``, the one raised).
@@ -151,6 +155,7 @@ class ResponseParser:
         quick_path: bool = True,
         max_regions: int | None = None,
         max_value_chars: int | None = None,
+        strings_as_written: bool = False,
     ):
         self.template = template = load_template(response_template)
         check_on_error(on_error)
@@ -160,7 +165,9 @@ class ResponseParser:
         self._budget = budget = TimeBudget(regex_timeout, deadline)
         self.spans: list[tuple] | None = [] if record_spans else None
         self._quick_path = quick_path and not positions and not record_spans
-        self._message = MessageBuilder(template, tool_parameter_schemas(tools), regex_timeout)
+        self._message = MessageBuilder(
+            template, tool_parameter_schemas(tools), regex_timeout, strings_as_written
+        )
         # the scan window and the open region's body
         self._buffer = StreamBuffer(template.context_width)
         self._regions = Regions(
@@ -441,6 +448,7 @@ def parse_response(
     regex_timeout: float | None = None,
     deadline: float | None = None,
     on_error: str = "raise",
+    strings_as_written: bool = False,
 ) -> dict | list[dict]:
     """Parse a complete generation into a message dict.
 
@@ -457,6 +465,7 @@ def parse_response(
         on_error: ``"raise"`` (default) or ``"keep"``: a region that cannot be parsed then
             becomes unclaimed text instead of an error (see `ResponseParser`; to see what
             failed, parse with `ResponseParser(...).finalize(text)` and read its `errors`).
+        strings_as_written: as for `ResponseParser` (False: transformers' tool typing).
 
     Returns:
         The message dict, or a list of them for a batch (also for a batch of one).
@@ -490,6 +499,7 @@ def parse_response(
             regex_timeout=regex_timeout,
             deadline=deadline,
             on_error=on_error,
+            strings_as_written=strings_as_written,
         )
         messages.append(parser.finalize(generation)[0])
     return messages if batched else messages[0]

@@ -56,6 +56,7 @@ CONTENT_ARGS: dict[str, dict[str, tuple[type | tuple[type, ...], str]]] = {
     "xml-inline": {
         "tag_pattern": (str, "a regex with named groups 'key' and 'value'"),
         "value_parser": (dict, 'a {"name": ..., "args": {...}} object'),
+        "value_parser_by": (dict, 'a {"group": ..., "parsers": {...}} object'),
         "merge_duplicates": (bool, "a boolean"),
     },
     "kv-lines": {
@@ -251,13 +252,29 @@ def _template_patterns(template: dict) -> list[tuple[str, str]]:
         found += [
             (f"{path}.{key}", spec[key]) for key in _PATTERN_KEYS if isinstance(spec.get(key), str)
         ]
-        args, where = spec.get("content_args"), f"{path}.content_args"
-        while isinstance(args, dict):
-            if isinstance(args.get("tag_pattern"), str):
-                found.append((f"{where}.tag_pattern", args["tag_pattern"]))
-            parser = args.get("value_parser")
-            args = parser.get("args") if isinstance(parser, dict) else None
-            where = f"{where}.value_parser.args"
+        found += _content_patterns(spec.get("content_args"), f"{path}.content_args")
+    return found
+
+
+def _content_patterns(args: Any, where: str) -> list[tuple[str, str]]:
+    """(JSON path, text) of the tag patterns in content arguments `args` at `where`, value
+    parsers' (`value_parser`, each of `value_parser_by`'s) included."""
+    if not isinstance(args, dict):
+        return []
+    found = []
+    if isinstance(args.get("tag_pattern"), str):
+        found.append((f"{where}.tag_pattern", args["tag_pattern"]))
+    parsers = [(f"{where}.value_parser", args.get("value_parser"))]
+    by = args.get("value_parser_by")
+    by_parsers = by.get("parsers") if isinstance(by, dict) else None
+    if isinstance(by_parsers, dict):
+        parsers += [
+            (f"{where}.value_parser_by.parsers.{capture}", parser)
+            for capture, parser in by_parsers.items()
+        ]
+    for parser_path, parser in parsers:
+        if isinstance(parser, dict):
+            found += _content_patterns(parser.get("args"), f"{parser_path}.args")
     return found
 
 
@@ -375,9 +392,49 @@ def _content_args(content: str, args: Any, path: str) -> dict:
         compiled["_tag_re"] = tag_re
         compiled["_tag_re_std"] = re_equivalent(tag_re)
         compiled["_tag_end"] = end_literal(tag_re)
+        if "value_parser_by" in args:
+            compiled["value_parser_by"] = _value_parser_by(
+                args["value_parser_by"], tag_re, f"{path}.value_parser_by"
+            )
     if "value_parser" in args:
         compiled["value_parser"] = _value_parser(args["value_parser"], f"{path}.value_parser")
     return compiled
+
+
+def _value_parser_by(spec: dict, tag_re: Any, path: str) -> dict:
+    """Validate `value_parser_by` (`{"group": G, "parsers": {capture: parser or null}}`) against
+    the compiled `tag_re`; return it with each parser validated."""
+    unknown = sorted(set(spec) - {"group", "parsers"})
+    if unknown:
+        raise TemplateError(f"{path}.{unknown[0]}", "unknown key (allowed: group, parsers)")
+    group, parsers = spec.get("group"), spec.get("parsers")
+    if not isinstance(group, str) or not group:
+        raise TemplateError(
+            f"{path}.group",
+            f"must be the name of a named group of tag_pattern, got {_show(group, 60)}",
+        )
+    if group not in tag_re.groupindex:
+        raise TemplateError(
+            f"{path}.group",
+            f"value_parser_by names group {group!r}, which tag_pattern does not define "
+            f"(its named groups: {', '.join(tag_re.groupindex)}): {tag_re.pattern!r}",
+        )
+    if not isinstance(parsers, dict):
+        raise TemplateError(
+            f"{path}.parsers",
+            "must be an object mapping what the group captures to a value parser "
+            f'({{"name": ..., "args": {{...}}}}, or null to keep the text), got {_show(parsers, 60)}',
+        )
+    checked = {}
+    for capture, parser in parsers.items():
+        where = f"{path}.parsers.{capture}"
+        if parser is not None and not isinstance(parser, dict):
+            raise TemplateError(
+                where,
+                f'must be a {{"name": ..., "args": {{...}}}} object or null, got {_show(parser, 60)}',
+            )
+        checked[capture] = None if parser is None else _value_parser(parser, where)
+    return {"group": group, "parsers": checked}
 
 
 def _value_parser(spec: dict, path: str) -> dict:

@@ -1,11 +1,15 @@
-"""Tool-argument typing: cast tool-call arguments by the tool's JSON schema, in both directions
+"""Tool-argument typing: tool-call arguments cast by the tool's JSON schema
 (docs/template-language.md, "Tool-argument typing").
 
 Formats such as Qwen3-Coder or GLM write every argument as text; the tool's
-schema says which of them are numbers, booleans, objects or arrays. The other
-direction matters as much: a tagged value that a `value_parser` read as JSON
-(`5123123`, `"foo"`) is, for a parameter whose schema says `string`, the text the
-model wrote, so the raw text is kept (`RawArguments`).
+schema says which of them are numbers, booleans, objects or arrays. Only strings
+are cast, as in transformers: a value a content parser already typed stays what it
+is, and a `json` or `python-call-list` body, whose syntax tells strings from other
+values, keeps what it gave for a parameter whose schema admits `string`.
+
+`strings_as_written` is the one other rule, asked for explicitly: a tagged value
+(xml-inline, kv-lines) that a `value_parser` read as JSON keeps the text the model
+wrote when the schema says `string` (`RawArguments`).
 """
 
 from __future__ import annotations
@@ -133,22 +137,31 @@ class RawArguments:
 
 
 def type_tool_calls(
-    value: Any, parameter_schemas: dict[str, dict], raw: RawArguments | None = None
+    value: Any,
+    parameter_schemas: dict[str, dict],
+    raw: RawArguments | None = None,
+    *,
+    typed: bool = False,
 ) -> Any:
     """Type the arguments of the tool call(s) in a closed region's value by their schemas, in place.
 
     `value` is a tool call `{"function": {"name", "arguments": {...}}}` or a list of them;
     anything else is returned unchanged. A string argument is cast to the first type its
-    schema admits that it reads as (a failed cast keeps the string). A list argument
-    (repeated keys collected by `merge_duplicates`) has each string element cast, unless
-    the schema asks for an array. When `raw` gives the texts of arguments that a value
-    parser read (the call's arguments are `raw.parsed`), a parameter whose schema admits
-    `string` keeps the text as written unless the parsed value is of another admitted type:
-    `5123123` stays ``"5123123"`` and `"foo"` stays ``'"foo"'`` for a `string` parameter.
+    schema admits that it reads as (a failed cast keeps the string); any other value is
+    final. A list argument (repeated keys collected by `merge_duplicates`) has each string
+    element cast, unless the schema asks for an array.
+
+    Args:
+        typed: the content parser's syntax already tells strings from other values (`json`,
+            `python-call-list`): a parameter whose schema admits `string` keeps what it gave.
+        raw: with `strings_as_written`, the texts of arguments a value parser read (the call's
+            arguments are `raw.parsed`): a parameter whose schema admits `string` keeps the
+            text as written unless the parsed value is of another admitted type (`5123123`
+            stays ``"5123123"``, `"foo"` stays ``'"foo"'``).
     """
     if isinstance(value, list):
         for item in value:
-            type_tool_calls(item, parameter_schemas, raw)
+            type_tool_calls(item, parameter_schemas, raw, typed=typed)
         return value
     call = value.get("function") if isinstance(value, dict) else None
     call = call if isinstance(call, dict) else {}
@@ -160,7 +173,7 @@ def type_tool_calls(
     texts = raw.texts if raw is not None and raw.parsed is arguments else {}
     for key in list(arguments):
         types = schema_types(properties.get(key))
-        if not types:
+        if not types or (typed and "string" in types):
             continue
         argument = arguments[key]
         if key in texts and "string" in types:

@@ -4,7 +4,7 @@ when it is exported there.
 `target_diagnostics(template, target)` checks the rules each runtime enforces when it loads a
 response template (docs/serving.md lists them with their sources):
 
-* ``transformers``: `transformers.utils.chat_parsing` (5.24), the reference this format comes from;
+* ``transformers``: `transformers.utils.chat_parsing` (5.25), the reference this format comes from;
 * ``vllm``: vLLM's serving adapter (``validate_response_template_for_serving`` in
   ``vllm/parser/response_template.py``) and the parser copy it vendors
   (``vllm/parser/chat_parsing/``);
@@ -39,7 +39,7 @@ from ..transform import placeholder_paths
 TARGETS = ("transformers", "vllm", "sglang", "vllm-rust")
 # Where each runtime's rules come from (named in every diagnostic).
 SOURCES = {
-    "transformers": "transformers 5.24, transformers/utils/chat_parsing",
+    "transformers": "transformers 5.25, transformers/utils/chat_parsing",
     "vllm": "vLLM, validate_response_template_for_serving in vllm/parser/response_template.py",
     "vllm-parser": "vLLM's vendored parser, vllm/parser/chat_parsing/content_parsers.py",
     "sglang": "SGLang, validate_response_template_for_serving in python/sglang/srt/parser/response_template.py",
@@ -51,8 +51,8 @@ SERVING_FIELDS = ("thinking", "content", "tool_calls")
 RUST_FIELDS = ("content", "reasoning_content", "thinking", "tool_calls")
 # Content parsers of the vendored copies (no python-call-list).
 VENDORED_PARSERS = ("text", "int", "float", "bool", "json", "xml-inline", "kv-lines")
-# content_args the reference parser reads (others are ignored there).
-REFERENCE_ARGS = {
+# content_args the vendored parser copies read (others are ignored there).
+VENDORED_ARGS = {
     "text": {"strip"},
     "int": {"strip"},
     "float": {"strip"},
@@ -61,6 +61,11 @@ REFERENCE_ARGS = {
     "xml-inline": {"tag_pattern", "value_parser", "merge_duplicates"},
     "kv-lines": {"line_sep", "kv_sep", "strip", "value_parser"},
     "python-call-list": set(),
+}
+# content_args the reference parser reads: the copies' and `value_parser_by`.
+REFERENCE_ARGS = {
+    **VENDORED_ARGS,
+    "xml-inline": VENDORED_ARGS["xml-inline"] | {"value_parser_by"},
 }
 # The reasoning field's name in each runtime.
 REASONING_NAME = {
@@ -148,7 +153,7 @@ def _transformers_rules(template: ResponseTemplate) -> list[Finding]:
                     "write it with `re` syntax",
                 )
             )
-    found += _ignored_args(template, "transformers", "transformers")
+    found += _ignored_args(template, "transformers", "transformers", REFERENCE_ARGS)
     if "thinking" in template.fields and "reasoning_content" not in template.fields:
         found.append(
             Finding(
@@ -162,10 +167,12 @@ def _transformers_rules(template: ResponseTemplate) -> list[Finding]:
     return found
 
 
-def _ignored_args(template: ResponseTemplate, target: str, source: str) -> list[Finding]:
+def _ignored_args(
+    template: ResponseTemplate, target: str, source: str, known_args: dict[str, set[str]]
+) -> list[Finding]:
     found = []
     for spec in template.fields.values():
-        known = REFERENCE_ARGS.get(spec.content, set())
+        known = known_args.get(spec.content, set())
         for key in _given_args(template, spec.name):
             if key not in known:
                 found.append(
@@ -291,7 +298,7 @@ def _serving_parsers(template: ResponseTemplate, target: str) -> list[Finding]:
                         parser_source,
                     )
                 )
-    found += _ignored_args(template, target, parser_source)
+    found += _ignored_args(template, target, parser_source, VENDORED_ARGS)
     for spec in template.fields.values():
         if target == "sglang" and spec.is_tool_call and spec.content == "xml-inline":
             found.append(

@@ -9,6 +9,7 @@ JSON with bare keys and string delimiters of the template's own, tagged argument
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,8 +36,10 @@ from .probes import (
 from .render import common_suffix_length
 from .turns import common_length
 
-# The value parser of tagged arguments: JSON where the value is JSON, else the text.
+# How a tagged value that the markup marks as no string is read: JSON where it is JSON, else the text.
 TAGGED_VALUES = {"name": "json", "args": {"allow_non_json": True}}
+# The `tag_pattern` group of an attribute that says whether a tagged value is a string.
+VALUE_KIND = "value_kind"
 
 
 @dataclass
@@ -457,7 +460,7 @@ def tagged_shape(sections: Sections) -> Shape | None:
     key_open = between[len(value_close) :]
     middles = [text[key_a + len(STRING_KEY) : value_a], text[key_n + len(NUMBER_KEY) : value_n]]
     middles += _typed_middle(sections.typed)
-    middle = _middle_pattern(middles)
+    middle, value_parser_by = _middle_pattern(middles)
     if (
         middle is None
         or not key_open.strip()
@@ -474,7 +477,12 @@ def tagged_shape(sections: Sections) -> Shape | None:
         + r"\n?(?P<value>.*?)\n?"
         + pattern_with_stand_ins(value_close.strip())
     )
-    content_args = {"tag_pattern": tag_pattern, "value_parser": TAGGED_VALUES}
+    # A value is the text the model wrote: the tool's schema casts it (as a parser that reads
+    # it as JSON would also cast a string parameter's "75001"), unless the markup says itself
+    # which values are not strings.
+    content_args = {"tag_pattern": tag_pattern}
+    if value_parser_by is not None:
+        content_args["value_parser_by"] = value_parser_by
     tag = regex.compile(tag_pattern, regex.DOTALL)
 
     def tags_after(section: str, at: int, name: str, names: tuple[str, ...]) -> list[regex.Match]:
@@ -505,18 +513,22 @@ def _typed_middle(typed: str | None) -> list[str]:
     return [typed[key + len(BOOLEAN_KEY) : value]] if 0 <= key < value else []
 
 
-def _middle_pattern(middles: list[str]) -> str | None:
+def _middle_pattern(middles: list[str]) -> tuple[str | None, dict | None]:
     """The pattern of the text between an argument's key and its value, from its form in each
-    argument (blanks next to the value left out: the tag pattern allows one newline there).
+    argument (blanks next to the value left out: the tag pattern allows one newline there), and
+    the `value_parser_by` that form calls for, or None.
 
-    The same text for every argument is that text. Texts that differ only inside one run of word
-    characters (an attribute that names the value's type, ``string="true"`` and
-    ``string="false"``) give an alternation of the runs seen. None otherwise."""
+    `middles` are the string argument's form first, then the other arguments'. The same text
+    for every argument is that text. Texts that differ only inside one run of word characters
+    (an attribute that names the value's type, ``string="true"`` and ``string="false"``) give
+    a group of the runs seen; when the string argument's run is its own, the group says how to
+    read each value: the text as written for the string's run, JSON for the others'. None
+    otherwise."""
     trimmed = [middle.rstrip() for middle in middles]
     if any(KEY in middle for middle in trimmed):
-        return None
+        return None, None
     if len(set(trimmed)) == 1:
-        return pattern_with_stand_ins(trimmed[0])
+        return pattern_with_stand_ins(trimmed[0]), None
     start = min(common_length(trimmed[0], other) for other in trimmed)
     while start and regex.match(r"\w", trimmed[0][start - 1]):
         start -= 1
@@ -525,10 +537,19 @@ def _middle_pattern(middles: list[str]) -> str | None:
         end -= 1
     cores = [middle[start : len(middle) - end] for middle in trimmed]
     if not all(regex.fullmatch(r"\w+", core) for core in cores):
-        return None
+        return None, None
     head, tail = trimmed[0][:start], trimmed[0][len(trimmed[0]) - end :]
-    choice = "(?:" + "|".join(dict.fromkeys(cores)) + ")"
-    return pattern_with_stand_ins(head) + choice + pattern_with_stand_ins(tail)
+    runs = "|".join(dict.fromkeys(cores))
+    if cores[0] in cores[1:]:
+        return pattern_with_stand_ins(head) + f"(?:{runs})" + pattern_with_stand_ins(tail), None
+    by = {
+        "group": VALUE_KIND,
+        "parsers": {core: copy.deepcopy(TAGGED_VALUES) for core in dict.fromkeys(cores[1:])},
+    }
+    return (
+        pattern_with_stand_ins(head) + f"(?P<{VALUE_KIND}>{runs})" + pattern_with_stand_ins(tail),
+        by,
+    )
 
 
 def kv_lines_shape(sections: Sections) -> Shape | None:
@@ -547,7 +568,7 @@ def kv_lines_shape(sections: Sections) -> Shape | None:
         or line_break.strip()
     ):
         return None
-    content_args = {"kv_sep": separator.strip(), "value_parser": TAGGED_VALUES}
+    content_args = {"kv_sep": separator.strip()}  # values as written: the schema casts them
     pattern = regex.compile(
         r"(?m)^[ \t]*[\w.\-]+[ \t]*" + pattern_literal(separator.strip()) + r".*$"
     )

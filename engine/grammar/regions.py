@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import regex
 
@@ -268,18 +269,25 @@ class CallWriter:
         """Parameters written one tag each (`xml-inline`), in declared order."""
         args = self.spec.content_args
         tag = _TagPattern(args["tag_pattern"], f"{self.spec.path}.content_args.tag_pattern")
+        by = args.get("value_parser_by")
         entries = []
         for name, schema in _properties(tool):
             required = name in tool.parameters.get("required", [])
+            fills, value_parser = {}, args.get("value_parser")
+            if by is not None:
+                capture, value_parser = _capture_for(by, value_parser, schema, args["tag_pattern"])
+                if capture is None:
+                    self.notes.append(
+                        f"{where}: no capture of {by['group']!r} in value_parser_by reads {name!r} "
+                        "the way its schema asks; the tag may say either"
+                    )
+                else:
+                    fills[by["group"]] = capture
             value = self.raw_value(
-                schema,
-                tag.value_excludes | set(self.excludes),
-                args.get("value_parser"),
-                where,
-                name,
+                schema, tag.value_excludes | set(self.excludes), value_parser, where, name
             )
             try:
-                written = tag.write(name, value)
+                written = tag.write(name, value, fills)
             except Unconstrainable as error:
                 if required:
                     raise Unconstrainable(f"{where}: {error}") from None
@@ -445,12 +453,49 @@ class _TagPattern:
         after = _after_value(forms[0].node) if forms else None
         self.value_excludes = (leads(after) or set()) if after is not None else set()
 
-    def write(self, key: str, value: Node) -> Node:
-        options = alternatives(self.delimiter, {"key": key, "value": value}, self.path)
+    def write(self, key: str, value: Node, fills: dict | None = None) -> Node:
+        """The tag for `key` with `value` in it, other named groups written as `fills` says.
+
+        Raises:
+            Unconstrainable: no alternative of the pattern can be written that way."""
+        options = alternatives(
+            self.delimiter, {**(fills or {}), "key": key, "value": value}, self.path
+        )
         for option in options:
             if not option.zero_width and option.lookahead is None and not option.lookbehind:
                 return _absorb_runs(option.node)
         raise Unconstrainable(f"{self.path}: no way to write a tag")
+
+
+def _capture_for(
+    by: dict, value_parser: dict | None, schema: Any, tag_pattern: str
+) -> tuple[str | None, Any]:
+    """The capture of `value_parser_by`'s group to write a parameter of `schema` with, and the
+    value parser it picks: one that keeps the text for a string, one that reads JSON for any
+    other type (tool typing leaves values read this way alone). The captures are the group's
+    entries, and the words of the group when it is an alternation of words (a capture with no
+    entry picks `value_parser`). (None, `value_parser`) when no capture does."""
+    wants_text = isinstance(schema, dict) and schema.get("type") == "string"
+    parsers = dict(by["parsers"])
+    for word in _group_words(tag_pattern, by["group"]):
+        parsers.setdefault(word, value_parser)
+    for capture, parser in parsers.items():
+        name = parser.get("name", "text") if isinstance(parser, dict) else None
+        if (name in (None, "text")) if wants_text else name == "json":
+            return capture, parser
+    return None, value_parser
+
+
+def _group_words(pattern: str, group: str) -> list[str]:
+    """The words named group `group` of `pattern` matches when its body is an alternation of
+    words (``(?P<string>true|false)``), else []."""
+    start = pattern.find(f"(?P<{group}>")
+    if start < 0:
+        return []
+    body_start = start + len(group) + 5
+    end = pattern.find(")", body_start)
+    body = pattern[body_start:end] if end >= 0 else ""
+    return body.split("|") if regex.fullmatch(r"\w+(?:\|\w+)*", body) else []
 
 
 def _after_value(node: Node) -> Node | None:

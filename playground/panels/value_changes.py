@@ -142,7 +142,11 @@ def value_changes(view: ParseView) -> list[ValueChange]:
                 parse_content(
                     spec.content,
                     body,
-                    {k: v for k, v in spec.content_args.items() if k != "value_parser"},
+                    {
+                        k: v
+                        for k, v in spec.content_args.items()
+                        if k not in ("value_parser", "value_parser_by")
+                    },
                 )
                 if spec.content in TAGGED
                 else {}

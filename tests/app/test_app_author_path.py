@@ -534,7 +534,8 @@ def test_arguments_whose_values_changed_are_marked_beside_the_message():
         'around it stripped: "say \\"bar\\"\\n" → "say \\"bar\\"" tool_calls[0].function.arguments.days '
         ': number read from the text: "3" → 3'
     )
-    # With the tool's schema the string keeps its newline; a JSON string cast to a number is marked.
+    # The tool's schema casts only strings: the value parser's values stay (transformers' rule);
+    # a JSON string cast to a number is marked.
     tools = [
         {
             "type": "function",
@@ -549,7 +550,8 @@ def test_arguments_whose_values_changed_are_marked_beside_the_message():
     ]
     typed = traced_view(SEED_LIKE, "<seed:bos>assistant", NOTE_CALL, tools)
     assert [(c.path, c.how) for c in value_changes(typed)] == [
-        ("tool_calls[0].function.arguments.days", "number read from the text")
+        ("tool_calls[0].function.arguments.text", "whitespace around it stripped"),
+        ("tool_calls[0].function.arguments.days", "number read from the text"),
     ]
     qwen3 = catalog.shipped_template_text("qwen3")
     json_call = '<tool_call>\n{"name": "note", "arguments": {"days": "4"}}\n</tool_call>'

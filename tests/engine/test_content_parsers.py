@@ -271,6 +271,79 @@ def test_xml_inline_value_parser_failure_names_the_field():
     )
 
 
+# Tags whose `s` attribute says whether the value is a string.
+TYPED_TAGS = r'<(?P<key>\w+)(?: s="(?P<s>yes|no)")?>(?P<value>.*?)</(?P=key)>'
+
+
+@pytest.mark.parametrize(
+    "by, body, expected",
+    [
+        (  # a capture with no entry falls back to value_parser (none: the text)
+            {"group": "s", "parsers": {"no": {"name": "json"}}},
+            '<a s="yes">1.50</a><b s="no">1.50</b><c s="no">[1]</c>',
+            {"a": "1.50", "b": 1.5, "c": [1]},
+        ),
+        (  # null keeps the text; a group that took no part falls back too
+            {"group": "s", "parsers": {"yes": None}},
+            '<a s="yes">007</a><b>7</b>',
+            {"a": "007", "b": 7},
+        ),
+        (  # the key itself can pick the parser
+            {"group": "key", "parsers": {"zip": {"name": "text"}}},
+            "<zip>75001</zip><n>3</n>",
+            {"zip": "75001", "n": 3},
+        ),
+    ],
+)
+def test_xml_inline_value_parser_by_picks_each_tags_parser_as_transformers_does(by, body, expected):
+    args = {"tag_pattern": TYPED_TAGS, "value_parser": {"name": "json"}, "value_parser_by": by}
+    if by["parsers"] == {"no": {"name": "json"}}:
+        del args["value_parser"]
+    assert value("xml-inline", body, args) == expected
+
+
+def test_xml_inline_value_parser_by_with_merge_duplicates():
+    args = {
+        "tag_pattern": TYPED_TAGS,
+        "value_parser_by": {"group": "s", "parsers": {"no": {"name": "json"}}},
+        "merge_duplicates": True,
+    }
+    assert value("xml-inline", '<a s="no">1</a><a s="yes">1</a>', args) == {"a": [1, "1"]}
+
+
+@pytest.mark.parametrize(
+    "by, error_text",
+    [
+        (
+            {"group": "type", "parsers": {}},
+            "fields.v.content_args.value_parser_by.group: value_parser_by names group 'type', "
+            "which tag_pattern does not define (its named groups: key, s, value): ",
+        ),
+        (
+            {"group": "s"},
+            "fields.v.content_args.value_parser_by.parsers: must be an object mapping what the "
+            "group captures to a value parser",
+        ),
+        (
+            {"group": "s", "parsers": {"no": {"name": "yaml"}}},
+            "fields.v.content_args.value_parser_by.parsers.no.name: unknown content parser 'yaml'",
+        ),
+        (
+            {"group": "s", "parsers": {"no": "json"}},
+            "fields.v.content_args.value_parser_by.parsers.no: must be a",
+        ),
+        (
+            {"group": "s", "parsers": {}, "default": None},
+            "fields.v.content_args.value_parser_by.default: unknown key (allowed: group, parsers)",
+        ),
+    ],
+)
+def test_xml_inline_value_parser_by_errors_name_the_field_and_key_at_load(by, error_text):
+    with pytest.raises(ValueError) as raised:
+        load_template(template("xml-inline", {"tag_pattern": TYPED_TAGS, "value_parser_by": by}))
+    assert str(raised.value).startswith(error_text)
+
+
 @pytest.mark.parametrize(
     "pattern, ending",
     [

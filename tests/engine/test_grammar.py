@@ -513,3 +513,49 @@ def test_every_format_writes_a_repeat_with_one_quantifier_and_never_as_a_range_e
     assert compile_grammar(derived, tokenizer, "llguidance", "gbnf").form == "gbnf"
     assert compile_grammar(derived, tokenizer, "llguidance", "lark").form == "lark"
     assert compile_grammar(derived, tokenizer, "xgrammar", "gbnf").form == "gbnf"
+
+
+def test_value_parser_by_tags_say_how_each_parameter_is_read():
+    """A string parameter is written with the capture that keeps its text, any other with the
+    capture whose parser reads JSON (tool typing leaves both alone)."""
+    template = {
+        "start_anchor": "<a>",
+        "fields": {
+            "tool_calls": {
+                "open_pattern": r"<call=(?P<name>\w+)>",
+                "close": "</call>",
+                "repeats": True,
+                "content": "xml-inline",
+                "content_args": {
+                    "tag_pattern": r'<arg=(?P<key>\w+) string="(?P<string>true|false)">(?P<value>.*?)</arg>',
+                    "value_parser_by": {
+                        "group": "string",
+                        "parsers": {"false": {"name": "json"}},
+                    },
+                },
+                "transform": {
+                    "type": "function",
+                    "function": {"name": "{name}", "arguments": "{content}"},
+                },
+            },
+            "content": {},
+        },
+    }
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "run",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"zip": {"type": "string"}, "n": {"type": "integer"}},
+                    "required": ["zip", "n"],
+                },
+            },
+        }
+    ]
+    derived = derive_grammar(template, tools, tool_choice="required")
+    root = derived.lark().splitlines()[3]
+    assert derived.notes == []
+    assert '("<arg=zip string=\\"true\\">") T1' in root
+    assert '("<arg=n string=\\"false\\">") /\\-?/ /0|[1-9][0-9]{0,14}/' in root

@@ -118,7 +118,6 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
                 "content": "xml-inline",
                 "content_args": {
                     "tag_pattern": "<k>(?P<key>[^<\\s]+)</k>\\s*<v>\\n?(?P<value>.*?)\\n?</v>",
-                    "value_parser": {"name": "json", "args": {"allow_non_json": True}},
                 },
                 "transform": {
                     "type": "function",
@@ -136,10 +135,7 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
                 "close": "</action>",
                 "repeats": True,
                 "content": "kv-lines",
-                "content_args": {
-                    "kv_sep": ":",
-                    "value_parser": {"name": "json", "args": {"allow_non_json": True}},
-                },
+                "content_args": {"kv_sep": ":"},
                 "transform": {
                     "type": "function",
                     "function": {"name": "{name}", "arguments": "{content}"},
@@ -196,7 +192,6 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
                 "content": "xml-inline",
                 "content_args": {
                     "tag_pattern": "<arg=(?P<key>[^>\\s]+)>\\n?(?P<value>.*?)\\n?</arg>",
-                    "value_parser": {"name": "json", "args": {"allow_non_json": True}},
                 },
                 "transform": {
                     "type": "function",
@@ -343,10 +338,26 @@ GENERATIONS = {
 }
 
 
+# The tool the generations call: tagged and line values are text, cast by its schema.
+WEATHER_TOOL = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            },
+        },
+    }
+]
+
+
 @pytest.mark.parametrize("name", sorted(GENERATIONS))
 def test_the_inferred_template_parses_a_real_generation(inferred, name):
     prefix, generation, message = GENERATIONS[name]
-    assert parse_response(generation, inferred[name].template, prefix=prefix) == message
+    parsed = parse_response(generation, inferred[name].template, prefix=prefix, tools=WEATHER_TOOL)
+    assert parsed == message
 
 
 def test_the_templates_file_is_valid_and_names_its_evidence(inferred):

@@ -7,12 +7,11 @@ with the reason, when the development material is absent.
 
 from __future__ import annotations
 
-import json
 import random
 
 import pytest
 
-from engine import infer_template, parse_response
+from engine import infer_template
 from tests.support.real_outputs import (
     MORE,
     as_examples,
@@ -22,6 +21,7 @@ from tests.support.real_outputs import (
     needs_real_outputs,
     score_case,
 )
+from tests.support.reference_parity import compare
 
 pytestmark = needs_real_outputs
 
@@ -91,37 +91,13 @@ def test_with_two_examples_a_chat_template_the_model_writes_calls_no_render_show
     assert inferred["LFM2-8B-A1B.jinja"][1]["fields"]["tool_calls"]["open"] == "<|tool_call_start|>"
 
 
-def _as_the_reference_types(message: dict) -> dict:
-    """`message` with every string argument read the way the reference's JSON value parser reads
-    it (this engine keeps a string parameter as written: a documented difference)."""
-    copied = json.loads(json.dumps(message))
-    for call in copied.get("tool_calls", []):
-        arguments = call["function"]["arguments"]
-        for key, value in arguments.items():
-            if isinstance(value, str):
-                try:
-                    arguments[key] = json.loads(value)
-                except ValueError:
-                    arguments[key] = value.strip()
-    return copied
-
-
 def test_transformers_reads_the_inferred_templates_the_same_way_bar_the_documented_differences(
     inferred,
 ):
-    reference = pytest.importorskip("transformers.utils.chat_parsing")
     differences = []
     for name, (template, _, _, cases) in inferred.items():
         for case in cases:
-            arguments = {"prefix": case["prefix"], "tools": case.get("tools")}
-            ours = parse_response(case["output"], template, **arguments)
-            theirs = reference.parse_response(case["output"], template, **arguments)
-            if ours == theirs or _as_the_reference_types(ours) == theirs:
-                continue
-            # The reference keeps only the last stretch of text outside regions.
-            lost = {key: value for key, value in ours.items() if key != "content"}
-            if lost == {key: value for key, value in theirs.items() if key != "content"}:
-                assert ours["content"].endswith(theirs.get("content", "")), case["id"]
-                continue
-            differences.append(case["id"])
+            why = compare(template, case["output"], case["prefix"], case.get("tools"))
+            if why:
+                differences.append(f"{case['id']}: {why}")
     assert differences == []

@@ -69,6 +69,11 @@ def test_every_template_has_samples(template_file):
 #   "reference_lax": the reference loader accepts it (our engine must reject it).
 
 _ANCHOR = {"start_anchor": "<|im_start|>assistant\n"}
+# xml-inline arguments whose value parser the tag's `kind` attribute picks.
+_BY = {
+    "tag_pattern": r'<a (?P<key>\w+) kind="(?P<kind>s|n)">(?P<value>.*?)</a>',
+    "value_parser_by": {"group": "kind", "parsers": {"n": {"name": "json"}}},
+}
 
 
 def _t(fields, **top):
@@ -444,6 +449,91 @@ AGREEMENT_CASES = [
                     "open": "<c>",
                     "content": "json",
                     "content_args": {"decode_json_strings": "arguments"},
+                }
+            }
+        ),
+        False,
+        {"reference_lax": True},
+    ),
+    (
+        "value-parser-by",
+        _t({"tool_calls": {"open": "<c>", "content": "xml-inline", "content_args": _BY}}),
+        True,
+        {},
+    ),
+    (
+        "value-parser-by-null-keeps-the-text",
+        _t(
+            {
+                "tool_calls": {
+                    "open": "<c>",
+                    "content": "xml-inline",
+                    "content_args": {
+                        **_BY,
+                        "value_parser_by": {"group": "kind", "parsers": {"s": None}},
+                    },
+                }
+            }
+        ),
+        True,
+        {},
+    ),
+    (
+        "value-parser-by-without-group",
+        _t(
+            {
+                "tool_calls": {
+                    "open": "<c>",
+                    "content": "xml-inline",
+                    "content_args": {**_BY, "value_parser_by": {"parsers": {}}},
+                }
+            }
+        ),
+        False,
+        {"reference_lax": True},
+    ),
+    (
+        "value-parser-by-group-the-tag-pattern-lacks",
+        _t(
+            {
+                "tool_calls": {
+                    "open": "<c>",
+                    "content": "xml-inline",
+                    "content_args": {
+                        **_BY,
+                        "value_parser_by": {"group": "type", "parsers": {}},
+                    },
+                }
+            }
+        ),
+        False,
+        {"schema_blind": True, "reference_lax": True},
+    ),
+    (
+        "value-parser-by-unknown-parser",
+        _t(
+            {
+                "tool_calls": {
+                    "open": "<c>",
+                    "content": "xml-inline",
+                    "content_args": {
+                        **_BY,
+                        "value_parser_by": {"group": "kind", "parsers": {"n": {"name": "yaml"}}},
+                    },
+                }
+            }
+        ),
+        False,
+        {"reference_lax": True},
+    ),
+    (
+        "value-parser-by-on-kv-lines",
+        _t(
+            {
+                "tool_calls": {
+                    "open": "<c>",
+                    "content": "kv-lines",
+                    "content_args": {"value_parser_by": _BY["value_parser_by"]},
                 }
             }
         ),
