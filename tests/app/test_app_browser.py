@@ -1532,18 +1532,30 @@ def test_the_map_follows_a_stream_to_a_tool_call_below_its_box(new_page, app_url
     page.locator("#chunk-size input").press("Enter")
     page.locator("#speed input[type=number]").fill("15")
     page.locator("#speed input[type=number]").press("Enter")
-    page.locator("#play-button").click()
-    # While it plays, the newest text stays inside the map's box, the call included.
-    page.wait_for_function(
+    page.evaluate(
         """() => {
-          const body = document.querySelector('#region-map-body');
-          const now = body && body.querySelectorAll('.rt-now');
-          if (!now || !now.length || ![...now].some((node) => /tool_call|get_weather/.test(node.textContent))) return false;
-          const box = body.getBoundingClientRect(), last = now[now.length - 1].getBoundingClientRect();
-          return body.scrollTop > 0 && last.top >= box.top && last.bottom <= box.bottom + 1;
-        }""",
+        window.__streamed = false;
+        new MutationObserver(() => {
+            if (document.querySelector('#region-map-body .rt-now')) window.__streamed = true;
+        }).observe(document.body, {subtree: true, childList: true});
+    }"""
+    )
+    page.locator("#play-button").click()
+    # Once it has played, the map still shows where the stream ended: the call, inside the map's box.
+    page.wait_for_function(
+        "() => window.__streamed && !document.querySelector('#region-map-body .rt-now')",
         timeout=60_000,
     )
+    page.wait_for_timeout(500)  # the last frame's scroll is applied on the next animation frame
+    place = page.evaluate(
+        """() => {
+          const body = document.querySelector('#region-map-body');
+          const call = [...body.querySelectorAll('span')].filter((node) => /get_weather/.test(node.textContent)).pop();
+          const box = body.getBoundingClientRect(), at = call.getBoundingClientRect();
+          return {scrolled: body.scrollTop, inside: at.top >= box.top - 1 && at.bottom <= box.bottom + 1};
+        }"""
+    )
+    assert place["scrolled"] > 0 and place["inside"], (place, shots.where())
     shots.take("followed")
 
 
