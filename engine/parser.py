@@ -34,6 +34,7 @@ from .inputs import MISSING_PREFIX_MESSAGE, batch_prefixes, prefix_cut, prefix_t
 from .message import MessageBuilder
 from .regions import Regions, TimeBudget
 from .template import ResponseTemplate, load_template
+from .token_ids import StreamTokens, TokenDecoder, strip_marks, token_id_list
 from .tool_typing import tool_parameter_schemas
 
 __all__ = ["MISSING_PREFIX_MESSAGE", "ON_ERROR_MODES", "ResponseParser", "parse_response"]
@@ -124,10 +125,20 @@ class ResponseParser:
             strings. True: a tagged argument (`xml-inline`, `kv-lines`) that a `value_parser`
             read keeps the text the model wrote when its parameter's schema says `string`
             (`5123123` stays ``"5123123"``), a difference from transformers.
+        tokenizer: a fast Hugging Face tokenizer: the parser then reads token ids, not text
+            (`feed(ids)`, `finalize(ids)`; text raises TypeError), and `prefix` may be token
+            ids (text is encoded). A control token (a special token, or one the chat template
+            writes; see `engine.token_ids`) acts as a delimiter only when generated as its id:
+            spelled out with ordinary tokens it stays text. Chunks, values and the message never
+            show the marks used for that; positions are offsets in the decoded text, and
+            events with positions also carry ``"tokens"``: the ``(first, past_last)`` token
+            indices they cover.
 
     Attributes:
         errors: the `ResponseParseError`s met so far, in order (with ``"raise"``, the one raised).
         initial_events: events produced by the prefix.
+        tokens: with a tokenizer, the `engine.token_ids.StreamTokens` record of the ids read:
+            token boundaries, control tokens, spelled-out ones, `matched_by`. None otherwise.
         prefix_cut: offset in the prefix where the stream starts (after the last anchor match;
             0 when the anchor is absent or the prefix is empty).
         deadline: the `deadline` given (a server may move it between feeds, one per request).
@@ -156,11 +167,27 @@ class ResponseParser:
         max_regions: int | None = None,
         max_value_chars: int | None = None,
         strings_as_written: bool = False,
+        tokenizer: Any = None,
     ):
         self.template = template = load_template(response_template)
         check_on_error(on_error)
         self.on_error = on_error
         self.errors: list[ResponseParseError] = []
+        self._decoder: TokenDecoder | None = None
+        self.tokens: StreamTokens | None = None
+        self._positions = positions
+        if tokenizer is not None:
+            if prefix is None:
+                raise ValueError(MISSING_PREFIX_MESSAGE)
+            self._decoder = TokenDecoder(tokenizer)
+            self.tokens = self._decoder.tokens
+            if isinstance(prefix, str):
+                prefix_ids = tokenizer.encode(prefix, add_special_tokens=False) if prefix else []
+            else:
+                prefix_ids = token_id_list(prefix, "prefix")
+            prefix = self._decoder.feed(prefix_ids) + self._decoder.flush()
+            self.tokens.prefix_tokens = len(prefix_ids)
+            self.feed = self._feed_ids  # type: ignore[method-assign]
         prefix = prefix_text(prefix)
         self._budget = budget = TimeBudget(regex_timeout, deadline)
         self.spans: list[tuple] | None = [] if record_spans else None
@@ -192,9 +219,13 @@ class ResponseParser:
         self._stalls = StallGuard()
         self.initial_events: list[dict] = []
         self.prefix_cut = prefix_cut(template, prefix, budget.seconds(0)) or 0
+        if self.tokens is not None:
+            self.tokens.start_stream(self.prefix_cut)
         if prefix:
             self._buffer.text = prefix[self.prefix_cut :]
             self._scan(self.initial_events, at_end=False)
+            if self._decoder is not None:
+                self._as_read(self.initial_events)
 
     @property
     def deadline(self) -> float | None:
@@ -248,6 +279,42 @@ class ResponseParser:
         event = self._chunk_event.copy()  # copying a prepared dict is cheaper than building one
         event["text"] = text
         return [event]
+
+    def _feed_ids(self, ids: Any) -> list[dict]:
+        """`feed` of a parser given a tokenizer: the next generated token ids (a list of ints, a
+        1-D numpy array or torch tensor, or one int); returns the events they settle.
+
+        Raises:
+            TypeError: text, or anything that is not token ids.
+            RuntimeError, ResponseParseError: as `feed`.
+        """
+        if self._finalized:
+            raise RuntimeError(
+                "ResponseParser.feed() called after finalize(); make a new parser per generation"
+            )
+        text = self._decoder.feed(token_id_list(ids, "feed"))
+        try:
+            events = ResponseParser.feed(self, text)
+        except ResponseParseError as error:
+            self._as_read(error.events or [])
+            raise
+        return self._as_read(events)
+
+    def _as_read(self, events: list[dict]) -> list[dict]:
+        """Events of a parse of token ids as the caller sees them: without the marks of spelled-out
+        control tokens, positions in the decoded text (see `engine.token_ids`); in place."""
+        tokens = self.tokens
+        if not tokens.any_spelled and not self._positions:
+            return events
+        for event in events:
+            if "text" in event:
+                event["text"] = strip_marks(event["text"])
+            if "value" in event:
+                event["value"] = strip_marks(event["value"])
+            if "start" in event:
+                event["start"], event["end"] = tokens.plain(event["start"]), tokens.plain(event["end"])
+                event["tokens"] = tokens.token_range(event["start"], event["end"])
+        return events
 
     def _held_quickly(self, scan: bool) -> list[dict]:
         """`feed` when the quick path decided nothing: all is held, or (`scan`) a scan must
@@ -308,6 +375,24 @@ class ResponseParser:
         """
         if self._finalized:
             raise RuntimeError("ResponseParser.finalize() called twice")
+        if self._decoder is not None:
+            if isinstance(last_chunk, str) and not last_chunk:
+                last_chunk = ""
+            else:
+                last_chunk = self._decoder.feed(token_id_list(last_chunk, "finalize"))
+            last_chunk += self._decoder.flush()
+            try:
+                message, events = self._finalize_text(last_chunk)
+            except ResponseParseError as error:
+                self._as_read(error.events or [])
+                raise
+            if self.tokens.any_spelled:
+                message = strip_marks(message)
+            return message, self._as_read(events)
+        return self._finalize_text(last_chunk)
+
+    def _finalize_text(self, last_chunk: str) -> tuple[dict, list[dict]]:
+        """`finalize` of the text in the window and `last_chunk` (text)."""
         self._quick = None
         self._finalized = True
         events: list[dict] = []
@@ -459,7 +544,9 @@ def parse_response(
         prefix: REQUIRED. The prompt before generation (text, ids, or one per batch item);
             ``""`` or ``[]`` opts out.
         tools: tool schemas or functions, to cast tool-call arguments.
-        tokenizer: a Hugging Face tokenizer, to decode ids (special tokens kept).
+        tokenizer: a fast Hugging Face tokenizer: `text` is then token ids (one sequence or a
+            batch; text raises TypeError, as in transformers) read as `ResponseParser` does with
+            a tokenizer: control tokens are delimiters only when generated as their ids.
         regex_timeout: seconds allowed for each regex call of a template pattern.
         deadline: a `time.perf_counter()` value the whole call must end by (see `ResponseParser`).
         on_error: ``"raise"`` (default) or ``"keep"``: a region that cannot be parsed then
@@ -486,20 +573,59 @@ def parse_response(
     template = load_template(response_template)
     if prefix is None:
         raise ValueError(MISSING_PREFIX_MESSAGE)
+    check_on_error(on_error)
+    options = dict(
+        tools=tools,
+        regex_timeout=regex_timeout,
+        deadline=deadline,
+        on_error=on_error,
+        strings_as_written=strings_as_written,
+    )
+    if tokenizer is not None:
+        sequences, batched = id_sequences(text, "text")
+        if batched:
+            prefixes, prefix_batched = id_sequences(prefix, "prefix", allow_text=True)
+            if not prefix_batched:
+                prefixes = [prefix] * len(sequences)
+            elif len(prefixes) != len(sequences):
+                raise ValueError(
+                    f"got {len(sequences)} generation(s) but {len(prefixes)} prefixes; give one prefix, or one per generation"
+                )
+        else:
+            prefixes = [prefix]
+        messages = [
+            ResponseParser(template, generation_prefix, tokenizer=tokenizer, **options).finalize(ids)[0]
+            for ids, generation_prefix in zip(sequences, prefixes)
+        ]
+        return messages if batched else messages[0]
     texts, batched = split_batch(text, "text", tokenizer)
     prefixes = batch_prefixes(prefix, len(texts), tokenizer)
-    check_on_error(on_error)
     messages = []
     for generation, generation_prefix in zip(texts, prefixes):
         # The stream is already whole, so nothing needs holding back.
-        parser = ResponseParser(
-            template,
-            generation_prefix,
-            tools=tools,
-            regex_timeout=regex_timeout,
-            deadline=deadline,
-            on_error=on_error,
-            strings_as_written=strings_as_written,
-        )
+        parser = ResponseParser(template, generation_prefix, **options)
         messages.append(parser.finalize(generation)[0])
     return messages if batched else messages[0]
+
+
+def id_sequences(value: Any, what: str, allow_text: bool = False) -> tuple[list, bool]:
+    """`value` (token ids, or a batch of them: a list of id lists, a 2-D array or tensor) as a
+    list of sequences, and whether it was a batch. With `allow_text` (a prefix), text is one
+    sequence and a list of texts a batch.
+
+    Raises:
+        TypeError: text where ids are needed (a parser given a tokenizer reads ids), or not ids.
+        ValueError: an array that is neither 1-D nor 2-D.
+    """
+    if allow_text and isinstance(value, str):
+        return [value], False
+    if hasattr(value, "ndim"):
+        if value.ndim not in (1, 2):
+            raise ValueError(f"{what}: arrays must be 1-D (one sequence) or 2-D (a batch), got {value.ndim}-D")
+        return (value.tolist(), True) if value.ndim == 2 else ([value], False)
+    if isinstance(value, (list, tuple)) and value and all(
+        isinstance(item, (list, tuple)) or hasattr(item, "ndim") or (allow_text and isinstance(item, str))
+        for item in value
+    ):
+        return list(value), True
+    return [token_id_list(value, what) if not (allow_text and isinstance(value, str)) else value], False
