@@ -34,7 +34,7 @@ from .inputs import MISSING_PREFIX_MESSAGE, batch_prefixes, prefix_cut, prefix_t
 from .message import MessageBuilder
 from .regions import Regions, TimeBudget
 from .template import ResponseTemplate, load_template
-from .token_ids import StreamTokens, TokenDecoder, strip_marks, token_id_list
+from .token_ids import IdReader, StreamTokens, token_id_list
 from .tool_typing import tool_parameter_schemas
 
 __all__ = ["MISSING_PREFIX_MESSAGE", "ON_ERROR_MODES", "ResponseParser", "parse_response"]
@@ -125,14 +125,9 @@ class ResponseParser:
             strings. True: a tagged argument (`xml-inline`, `kv-lines`) that a `value_parser`
             read keeps the text the model wrote when its parameter's schema says `string`
             (`5123123` stays ``"5123123"``), a difference from transformers.
-        tokenizer: a fast Hugging Face tokenizer: the parser then reads token ids, not text
-            (`feed(ids)`, `finalize(ids)`; text raises TypeError), and `prefix` may be token
-            ids (text is encoded). A control token (a special token, or one the chat template
-            writes; see `engine.token_ids`) acts as a delimiter only when generated as its id:
-            spelled out with ordinary tokens it stays text. Chunks, values and the message never
-            show the marks used for that; positions are offsets in the decoded text, and
-            events with positions also carry ``"tokens"``: the ``(first, past_last)`` token
-            indices they cover.
+        tokenizer: a fast Hugging Face tokenizer: `feed` and `finalize` then take token ids
+            (text raises TypeError), `prefix` text or ids; a control token is a delimiter only
+            when generated as its id (`engine.token_ids.IdReader`).
 
     Attributes:
         errors: the `ResponseParseError`s met so far, in order (with ``"raise"``, the one raised).
@@ -173,21 +168,13 @@ class ResponseParser:
         check_on_error(on_error)
         self.on_error = on_error
         self.errors: list[ResponseParseError] = []
-        self._decoder: TokenDecoder | None = None
+        self._ids: IdReader | None = None
         self.tokens: StreamTokens | None = None
-        self._positions = positions
         if tokenizer is not None:
-            if prefix is None:
-                raise ValueError(MISSING_PREFIX_MESSAGE)
-            self._decoder = TokenDecoder(tokenizer)
-            self.tokens = self._decoder.tokens
-            if isinstance(prefix, str):
-                prefix_ids = tokenizer.encode(prefix, add_special_tokens=False) if prefix else []
-            else:
-                prefix_ids = token_id_list(prefix, "prefix")
-            prefix = self._decoder.feed(prefix_ids) + self._decoder.flush()
-            self.tokens.prefix_tokens = len(prefix_ids)
-            self.feed = self._feed_ids  # type: ignore[method-assign]
+            self._ids = IdReader(tokenizer, positions, ResponseParser.feed.__get__(self))
+            self.tokens = self._ids.tokens
+            prefix = self._ids.prefix(prefix)
+            self.feed = self._ids.feed  # type: ignore[method-assign]
         prefix = prefix_text(prefix)
         self._budget = budget = TimeBudget(regex_timeout, deadline)
         self.spans: list[tuple] | None = [] if record_spans else None
@@ -219,13 +206,13 @@ class ResponseParser:
         self._stalls = StallGuard()
         self.initial_events: list[dict] = []
         self.prefix_cut = prefix_cut(template, prefix, budget.seconds(0)) or 0
-        if self.tokens is not None:
+        if self._ids is not None:
             self.tokens.start_stream(self.prefix_cut)
         if prefix:
             self._buffer.text = prefix[self.prefix_cut :]
             self._scan(self.initial_events, at_end=False)
-            if self._decoder is not None:
-                self._as_read(self.initial_events)
+            if self._ids is not None:
+                self._ids.as_read(self.initial_events)
 
     @property
     def deadline(self) -> float | None:
@@ -279,42 +266,6 @@ class ResponseParser:
         event = self._chunk_event.copy()  # copying a prepared dict is cheaper than building one
         event["text"] = text
         return [event]
-
-    def _feed_ids(self, ids: Any) -> list[dict]:
-        """`feed` of a parser given a tokenizer: the next generated token ids (a list of ints, a
-        1-D numpy array or torch tensor, or one int); returns the events they settle.
-
-        Raises:
-            TypeError: text, or anything that is not token ids.
-            RuntimeError, ResponseParseError: as `feed`.
-        """
-        if self._finalized:
-            raise RuntimeError(
-                "ResponseParser.feed() called after finalize(); make a new parser per generation"
-            )
-        text = self._decoder.feed(token_id_list(ids, "feed"))
-        try:
-            events = ResponseParser.feed(self, text)
-        except ResponseParseError as error:
-            self._as_read(error.events or [])
-            raise
-        return self._as_read(events)
-
-    def _as_read(self, events: list[dict]) -> list[dict]:
-        """Events of a parse of token ids as the caller sees them: without the marks of spelled-out
-        control tokens, positions in the decoded text (see `engine.token_ids`); in place."""
-        tokens = self.tokens
-        if not tokens.any_spelled and not self._positions:
-            return events
-        for event in events:
-            if "text" in event:
-                event["text"] = strip_marks(event["text"])
-            if "value" in event:
-                event["value"] = strip_marks(event["value"])
-            if "start" in event:
-                event["start"], event["end"] = tokens.plain(event["start"]), tokens.plain(event["end"])
-                event["tokens"] = tokens.token_range(event["start"], event["end"])
-        return events
 
     def _held_quickly(self, scan: bool) -> list[dict]:
         """`feed` when the quick path decided nothing: all is held, or (`scan`) a scan must
@@ -375,20 +326,8 @@ class ResponseParser:
         """
         if self._finalized:
             raise RuntimeError("ResponseParser.finalize() called twice")
-        if self._decoder is not None:
-            if isinstance(last_chunk, str) and not last_chunk:
-                last_chunk = ""
-            else:
-                last_chunk = self._decoder.feed(token_id_list(last_chunk, "finalize"))
-            last_chunk += self._decoder.flush()
-            try:
-                message, events = self._finalize_text(last_chunk)
-            except ResponseParseError as error:
-                self._as_read(error.events or [])
-                raise
-            if self.tokens.any_spelled:
-                message = strip_marks(message)
-            return message, self._as_read(events)
+        if self._ids is not None:
+            return self._ids.finalize(self._finalize_text, last_chunk)
         return self._finalize_text(last_chunk)
 
     def _finalize_text(self, last_chunk: str) -> tuple[dict, list[dict]]:
@@ -594,7 +533,9 @@ def parse_response(
         else:
             prefixes = [prefix]
         messages = [
-            ResponseParser(template, generation_prefix, tokenizer=tokenizer, **options).finalize(ids)[0]
+            ResponseParser(template, generation_prefix, tokenizer=tokenizer, **options).finalize(
+                ids
+            )[0]
             for ids, generation_prefix in zip(sequences, prefixes)
         ]
         return messages if batched else messages[0]
@@ -621,11 +562,21 @@ def id_sequences(value: Any, what: str, allow_text: bool = False) -> tuple[list,
         return [value], False
     if hasattr(value, "ndim"):
         if value.ndim not in (1, 2):
-            raise ValueError(f"{what}: arrays must be 1-D (one sequence) or 2-D (a batch), got {value.ndim}-D")
+            raise ValueError(
+                f"{what}: arrays must be 1-D (one sequence) or 2-D (a batch), got {value.ndim}-D"
+            )
         return (value.tolist(), True) if value.ndim == 2 else ([value], False)
-    if isinstance(value, (list, tuple)) and value and all(
-        isinstance(item, (list, tuple)) or hasattr(item, "ndim") or (allow_text and isinstance(item, str))
-        for item in value
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(
+            isinstance(item, (list, tuple))
+            or hasattr(item, "ndim")
+            or (allow_text and isinstance(item, str))
+            for item in value
+        )
     ):
         return list(value), True
-    return [token_id_list(value, what) if not (allow_text and isinstance(value, str)) else value], False
+    return [
+        token_id_list(value, what) if not (allow_text and isinstance(value, str)) else value
+    ], False

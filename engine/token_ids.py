@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
+
+from .errors import ResponseParseError
 
 # A Unicode noncharacter (reserved for a program's internal use, so model output does not
 # contain it), the one transformers 5.25 uses for the same purpose.
@@ -68,7 +70,9 @@ def token_id_list(ids: Any, what: str = "ids") -> list[int]:
             return list(ids)
         bad = next(item for item in ids if not isinstance(item, int) or isinstance(item, bool))
         raise TypeError(f"{what}: expected token ids (ints), found {type(bad).__name__} {bad!r}")
-    raise TypeError(f"{what}: expected token ids (a list of ints, an array or a tensor), got {type(ids).__name__}")
+    raise TypeError(
+        f"{what}: expected token ids (a list of ints, an array or a tensor), got {type(ids).__name__}"
+    )
 
 
 def chat_template_literals(chat_template: str) -> str:
@@ -113,7 +117,9 @@ def control_tokens(tokenizer: Any) -> dict[int, str]:
             if token.special or token.content in listed
         }
     chat_template = getattr(tokenizer, "chat_template", None)
-    templates = list(chat_template.values()) if isinstance(chat_template, dict) else [chat_template or ""]
+    templates = (
+        list(chat_template.values()) if isinstance(chat_template, dict) else [chat_template or ""]
+    )
     literal = "\0".join(chat_template_literals(text) for text in templates if text)
     return {
         token_id: token.content
@@ -290,7 +296,12 @@ class TokenDecoder:
         """Decode the next ids; return the text they release (marked; ``""`` while all is held:
         an incomplete character, or a possible start of a spelled-out control token)."""
         out: list[str] = []
-        step, backend, spellings, record = self._stream.step, self._backend, self.spellings, self.tokens
+        step, backend, spellings, record = (
+            self._stream.step,
+            self._backend,
+            self.spellings,
+            self.tokens,
+        )
         for token_id in ids:
             spelling = spellings.get(token_id)
             decoded = step(backend, token_id)
@@ -369,3 +380,104 @@ class TokenDecoder:
         self._plain += len(rest)
         self._marked += len(rest)
         return "".join(out)
+
+
+class IdReader:
+    """A parser's side of reading token ids: the prefix and each feed decoded to the text it
+    scans, and its events and message handed back as read (see `ResponseParser`'s `tokenizer`).
+
+    A parser given a tokenizer reads token ids, not text: `feed(ids)` and `finalize(ids)` take
+    a list of ints, a 1-D numpy array or torch tensor, or one int, and text raises TypeError;
+    the prefix may be text (encoded without special tokens added) or ids. A control token
+    acts as a delimiter only when generated as its id: spelled out with ordinary tokens it
+    stays text. Chunks, values and the message never show the marks used for that; positions
+    are offsets in the decoded text, and events with positions also carry ``"tokens"``, the
+    ``(first, past_last)`` token indices they cover.
+
+    Args:
+        tokenizer: a fast Hugging Face tokenizer.
+        positions: whether the parser's events carry positions.
+        feed_text: the parser's text `feed`, which scans the text the ids release.
+    """
+
+    def __init__(self, tokenizer: Any, positions: bool, feed_text: Callable[[str], list[dict]]):
+        self.tokenizer = tokenizer
+        self.feed_text = feed_text
+        self.decoder = TokenDecoder(tokenizer)
+        self.tokens = self.decoder.tokens
+        self.positions = positions
+
+    def prefix(self, prefix: Any) -> str | None:
+        """The prefix (text, encoded without special tokens added, or ids) decoded as one text;
+        None stays None (the parser says why a prefix is required).
+
+        Raises:
+            TypeError: a prefix that is neither text nor token ids.
+        """
+        if prefix is None:
+            return None
+        if isinstance(prefix, str):
+            ids = self.tokenizer.encode(prefix, add_special_tokens=False) if prefix else []
+        else:
+            ids = token_id_list(prefix, "prefix")
+        text = self.decoder.feed(ids) + self.decoder.flush()
+        self.tokens.prefix_tokens = len(ids)
+        return text
+
+    def feed(self, ids: Any) -> list[dict]:
+        """The parser's `feed`: the next generated token ids; returns the events they settle.
+
+        Raises:
+            TypeError: text, or anything that is not token ids (`token_id_list`).
+            RuntimeError, ResponseParseError: as `ResponseParser.feed` (the error's events
+                as read).
+        """
+        try:
+            return self.as_read(self.feed_text(self.decoder.feed(token_id_list(ids, "feed"))))
+        except ResponseParseError as error:
+            self.as_read(error.events)
+            raise
+
+    def finalize(
+        self, finalize_text: Callable[[str], tuple[dict, list[dict]]], last_ids: Any = ""
+    ) -> tuple[dict, list[dict]]:
+        """The parser's `finalize`: decode `last_ids` (optional) and all that is held, and end
+        the stream with `finalize_text` (the parser's finalize of text).
+
+        Raises:
+            TypeError: `last_ids` is not token ids.
+            RuntimeError, ResponseParseError: as `ResponseParser.finalize`.
+        """
+        text = "" if isinstance(last_ids, str) and not last_ids else None
+        if text is None:
+            text = self.decoder.feed(token_id_list(last_ids, "finalize"))
+        try:
+            message, events = finalize_text(text + self.decoder.flush())
+        except ResponseParseError as error:
+            self.as_read(error.events)
+            raise
+        return self.as_read_message(message), self.as_read(events)
+
+    def as_read(self, events: list[dict]) -> list[dict]:
+        """`events` without the marks of spelled-out control tokens, and with positions as
+        offsets in the decoded text plus ``"tokens"``, the ``(first, past_last)`` token indices
+        they cover; changed in place and returned."""
+        tokens = self.tokens
+        if not tokens.any_spelled and not self.positions:
+            return events
+        for event in events:
+            if "text" in event:
+                event["text"] = strip_marks(event["text"])
+            if "value" in event:
+                event["value"] = strip_marks(event["value"])
+            if "start" in event:
+                event["start"], event["end"] = (
+                    tokens.plain(event["start"]),
+                    tokens.plain(event["end"]),
+                )
+                event["tokens"] = tokens.token_range(event["start"], event["end"])
+        return events
+
+    def as_read_message(self, message: dict) -> dict:
+        """The finished message without the marks of spelled-out control tokens."""
+        return strip_marks(message) if self.tokens.any_spelled else message

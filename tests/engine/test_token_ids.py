@@ -21,7 +21,13 @@ from transformers.utils.chat_parsing import ResponseParser as ReferenceParser
 from engine import ResponseParser, get_response_parser, infer_template, parse_response
 from engine.authoring.samples import load_samples
 from engine.token_ids import SPELLED_MARK, TokenDecoder, control_tokens
-from tests.support.real_outputs import MORE, cases_by_chat_template, load_cases, manifest, needs_real_outputs
+from tests.support.real_outputs import (
+    MORE,
+    cases_by_chat_template,
+    load_cases,
+    manifest,
+    needs_real_outputs,
+)
 from tests.support.token_parity import (
     CHUNKINGS,
     DEMO_MODEL,
@@ -82,16 +88,16 @@ def _differences(cases, tokenizer_for) -> tuple[list[str], dict]:
 def test_every_sample_fed_as_ids_reads_as_in_transformers_in_every_chunking():
     samples = [sample for sample in load_samples() if ENGINE_ONLY not in sample.needs]
     tokenizer = wide_tokenizer([sample.template for sample in samples])
-    cases = [
-        (f"{s.family}/{s.name}", s.template, s.prefix, s.generation, s.tools) for s in samples
-    ]
+    cases = [(f"{s.family}/{s.name}", s.template, s.prefix, s.generation, s.tools) for s in samples]
     differences, compared = _differences(cases, lambda template: tokenizer)
     assert differences == []
     assert compared["as generated"] == len(samples) > 200
     assert compared["spelled out"] > 200
 
 
-REAL = [entry for entry in manifest(MORE) if cases_by_chat_template(load_cases()).get(entry["file"])]
+REAL = [
+    entry for entry in manifest(MORE) if cases_by_chat_template(load_cases()).get(entry["file"])
+]
 
 
 @needs_real_outputs
@@ -142,7 +148,10 @@ TAGGED_CALLS = {
                 "value_parser_by": {"group": "string", "parsers": {"true": None}},
             },
             "repeats": True,
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"},
+            },
         },
     },
 }
@@ -199,7 +208,12 @@ def test_value_parser_by_values_from_ids_are_exactly_the_references(tokenizer):
             "type": "function",
             "function": {
                 "name": "price",
-                "arguments": {"amount": "1.50", "count": 3, "ratio": 0.5, "note": "<tool_call> is a tag"},
+                "arguments": {
+                    "amount": "1.50",
+                    "count": 3,
+                    "ratio": 0.5,
+                    "note": "<tool_call> is a tag",
+                },
             },
         }
     ]
@@ -208,7 +222,8 @@ def test_value_parser_by_values_from_ids_are_exactly_the_references(tokenizer):
 
 _texts = st.lists(
     st.sampled_from(
-        list("ab <>/_\n{}\"é東") + ["<tool_call>", "</tool_call>", "<think>", "</think>", "<|im_end|>", "tool", "call"]
+        list('ab <>/_\n{}"é東')
+        + ["<tool_call>", "</tool_call>", "<think>", "</think>", "<|im_end|>", "tool", "call"]
     ),
     max_size=12,
 ).map("".join)
@@ -236,10 +251,18 @@ def test_any_ids_in_any_chunking_read_as_the_references_one_shot(tokenizer, temp
 def test_control_tokens_are_the_special_tokens_and_those_the_chat_template_writes(tmp_path):
     tokenizer = AutoTokenizer.from_pretrained(DEMO_MODEL)
     tokenizer.add_tokens(["<tool_call>x", "<unused_tag>", "\n\n"])
-    tokenizer.chat_template = "{{ '<tool_call>x' }}{% for m in messages %}{{ m.content }}\n\n{% endfor %}"
+    tokenizer.chat_template = (
+        "{{ '<tool_call>x' }}{% for m in messages %}{{ m.content }}\n\n{% endfor %}"
+    )
     found = set(control_tokens(tokenizer).values())
     assert found == {
-        "<|pad|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>",
+        "<|pad|>",
+        "<|im_start|>",
+        "<|im_end|>",
+        "<think>",
+        "</think>",
+        "<tool_call>",
+        "</tool_call>",
         "<tool_call>x",
     }
     assert found == set(tokenizer._get_control_tokens(tokenizer.chat_template))
@@ -277,11 +300,18 @@ def test_an_incomplete_character_is_held_and_completes_whole(tokenizer, template
     ids = ids_of(tokenizer, "東")
     assert len(ids) == 2  # byte-level: this character takes two tokens
     parser = ResponseParser(template, prefix=PROMPT, tokenizer=tokenizer)
-    texts = [e["text"] for token_id in ids for e in parser.feed([token_id]) if e["type"] == "region_chunk"]
+    texts = [
+        e["text"]
+        for token_id in ids
+        for e in parser.feed([token_id])
+        if e["type"] == "region_chunk"
+    ]
     assert all("\ufffd" not in text for text in texts)
     assert parser.finalize()[0]["content"] == "東"
     broken = ids[:1]  # the first byte only: at the end it comes out as U+FFFD
-    assert parse_response(broken, template, prefix=PROMPT, tokenizer=tokenizer)["content"] == "\ufffd"
+    assert (
+        parse_response(broken, template, prefix=PROMPT, tokenizer=tokenizer)["content"] == "\ufffd"
+    )
 
 
 # -- positions, tokens, lenient mode --------------------------------------------------------
@@ -292,7 +322,9 @@ GENERATION = '<think>\nCheck.\n</think>\n\n<tool_call>\n{"name": "f", "arguments
 
 def test_positions_are_characters_of_the_decoded_text_and_token_indices(tokenizer, template):
     ids = ids_of(tokenizer, GENERATION)
-    spelled = spelled_out(tokenizer, ids, 2)  # the <tool_call>: its text in the reasoning? no: after it
+    spelled = spelled_out(
+        tokenizer, ids, 2
+    )  # the <tool_call>: its text in the reasoning? no: after it
     parser = ResponseParser(template, prefix=PROMPT, tokenizer=tokenizer, positions=True)
     events = list(parser.initial_events)
     for token_id in spelled:
@@ -311,18 +343,28 @@ def test_positions_are_characters_of_the_decoded_text_and_token_indices(tokenize
             covered.append((event["start"], event["end"]))
             first, past = event["tokens"]
             if event["end"] > event["start"]:
-                assert tokens.start(first) <= event["start"] and tokens.end(past - 1) >= event["end"]
+                assert (
+                    tokens.start(first) <= event["start"] and tokens.end(past - 1) >= event["end"]
+                )
     assert sorted(covered)[-1][1] == len(text)
     opens = [e for e in events if e["type"] == "region_open" and e["start"] < e["end"]]
-    assert [(e["field"], text[e["start"] : e["end"]], tokens.matched_by(e["start"], e["end"])) for e in opens] == [
-        ("reasoning_content", "<think>", "control token")
-    ]
+    assert [
+        (e["field"], text[e["start"] : e["end"]], tokens.matched_by(e["start"], e["end"]))
+        for e in opens
+    ] == [("reasoning_content", "<think>", "control token")]
     assert tokens.spelled_out() == [(text.index("<tool_call>"), text.index("<tool_call>") + 11)]
     assert message["content"].startswith("<tool_call>")
     boundaries = tokens.boundaries()
     assert "".join(b["text"] for b in boundaries) == text
     assert [b["id"] for b in boundaries] == spelled
-    assert boundaries[0] == {"index": tokens.prefix_tokens, "id": 3, "text": "<think>", "start": 0, "end": 7, "control": True}
+    assert boundaries[0] == {
+        "index": tokens.prefix_tokens,
+        "id": 3,
+        "text": "<think>",
+        "start": 0,
+        "end": 7,
+        "control": True,
+    }
 
 
 def test_lenient_mode_keeps_a_broken_call_as_content_from_ids(tokenizer, template):
@@ -337,10 +379,14 @@ def test_lenient_mode_keeps_a_broken_call_as_content_from_ids(tokenizer, templat
 
 def test_a_spelled_out_token_in_a_prefix_given_as_ids_is_text(tokenizer, template):
     prefix = ids_of(tokenizer, PROMPT) + plain_ids(tokenizer, "<think>")
-    message = parse_response(ids_of(tokenizer, "x</think>y<|im_end|>"), template, prefix=prefix, tokenizer=tokenizer)
+    message = parse_response(
+        ids_of(tokenizer, "x</think>y<|im_end|>"), template, prefix=prefix, tokenizer=tokenizer
+    )
     reference = ReferenceParser(template, prefix, tokenizer=tokenizer)
     reference.feed(ids_of(tokenizer, "x</think>y<|im_end|>"))
-    assert message == reference.finalize()[0] == {"role": "assistant", "content": "<think>x</think>y"}
+    assert (
+        message == reference.finalize()[0] == {"role": "assistant", "content": "<think>x</think>y"}
+    )
 
 
 # -- inputs -----------------------------------------------------------------------------------
@@ -352,7 +398,9 @@ def test_ids_as_list_numpy_and_torch_and_batches(tokenizer, template):
     expected = {"role": "assistant", "content": "Hello"}
     for form in (ids, tuple(ids), np.array(ids), torch.tensor(ids)):
         assert parse_response(form, template, prefix=PROMPT, tokenizer=tokenizer) == expected
-        parser = ResponseParser(template, prefix=np.array(ids_of(tokenizer, PROMPT)), tokenizer=tokenizer)
+        parser = ResponseParser(
+            template, prefix=np.array(ids_of(tokenizer, PROMPT)), tokenizer=tokenizer
+        )
         parser.feed(form)
         assert parser.finalize()[0] == expected
     pad = ids_of(tokenizer, "<|im_end|>")[0]
@@ -404,7 +452,9 @@ def test_decoding_is_linear_each_id_is_decoded_once(tokenizer, template):
 @pytest.mark.parametrize("chunking", CHUNKINGS)
 def test_streamed_events_add_up_to_the_message(tokenizer, template, chunking):
     ids = ids_of(tokenizer, GENERATION)
-    message, events = stream_ids(template, chunked(ids, chunking, 3), ids_of(tokenizer, PROMPT), None, tokenizer)
+    message, events = stream_ids(
+        template, chunked(ids, chunking, 3), ids_of(tokenizer, PROMPT), None, tokenizer
+    )
     closes = {e["field"]: e["value"] for e in events if e["type"] == "region_close"}
     assert closes["reasoning_content"] == message["reasoning_content"] == "Check."
     assert [closes["tool_calls"]] == message["tool_calls"]
