@@ -34,6 +34,7 @@ from .inputs import MISSING_PREFIX_MESSAGE, batch_prefixes, prefix_cut, prefix_t
 from .message import MessageBuilder
 from .regions import Regions, TimeBudget
 from .template import ResponseTemplate, load_template
+from .token_ids import IdReader, StreamTokens, token_id_list
 from .tool_typing import tool_parameter_schemas
 
 __all__ = ["MISSING_PREFIX_MESSAGE", "ON_ERROR_MODES", "ResponseParser", "parse_response"]
@@ -124,10 +125,15 @@ class ResponseParser:
             strings. True: a tagged argument (`xml-inline`, `kv-lines`) that a `value_parser`
             read keeps the text the model wrote when its parameter's schema says `string`
             (`5123123` stays ``"5123123"``), a difference from transformers.
+        tokenizer: a fast Hugging Face tokenizer: `feed` and `finalize` then take token ids
+            (text raises TypeError), `prefix` text or ids; a control token is a delimiter only
+            when generated as its id (`engine.token_ids.IdReader`).
 
     Attributes:
         errors: the `ResponseParseError`s met so far, in order (with ``"raise"``, the one raised).
         initial_events: events produced by the prefix.
+        tokens: with a tokenizer, the `engine.token_ids.StreamTokens` record of the ids read:
+            token boundaries, control tokens, spelled-out ones, `matched_by`. None otherwise.
         prefix_cut: offset in the prefix where the stream starts (after the last anchor match;
             0 when the anchor is absent or the prefix is empty).
         deadline: the `deadline` given (a server may move it between feeds, one per request).
@@ -156,11 +162,19 @@ class ResponseParser:
         max_regions: int | None = None,
         max_value_chars: int | None = None,
         strings_as_written: bool = False,
+        tokenizer: Any = None,
     ):
         self.template = template = load_template(response_template)
         check_on_error(on_error)
         self.on_error = on_error
         self.errors: list[ResponseParseError] = []
+        self._ids: IdReader | None = None
+        self.tokens: StreamTokens | None = None
+        if tokenizer is not None:
+            self._ids = IdReader(tokenizer, positions, ResponseParser.feed.__get__(self))
+            self.tokens = self._ids.tokens
+            prefix = self._ids.prefix(prefix)
+            self.feed = self._ids.feed  # type: ignore[method-assign]
         prefix = prefix_text(prefix)
         self._budget = budget = TimeBudget(regex_timeout, deadline)
         self.spans: list[tuple] | None = [] if record_spans else None
@@ -192,9 +206,13 @@ class ResponseParser:
         self._stalls = StallGuard()
         self.initial_events: list[dict] = []
         self.prefix_cut = prefix_cut(template, prefix, budget.seconds(0)) or 0
+        if self._ids is not None:
+            self.tokens.start_stream(self.prefix_cut)
         if prefix:
             self._buffer.text = prefix[self.prefix_cut :]
             self._scan(self.initial_events, at_end=False)
+            if self._ids is not None:
+                self._ids.as_read(self.initial_events)
 
     @property
     def deadline(self) -> float | None:
@@ -308,6 +326,12 @@ class ResponseParser:
         """
         if self._finalized:
             raise RuntimeError("ResponseParser.finalize() called twice")
+        if self._ids is not None:
+            return self._ids.finalize(self._finalize_text, last_chunk)
+        return self._finalize_text(last_chunk)
+
+    def _finalize_text(self, last_chunk: str) -> tuple[dict, list[dict]]:
+        """`finalize` of the text in the window and `last_chunk` (text)."""
         self._quick = None
         self._finalized = True
         events: list[dict] = []
@@ -459,7 +483,9 @@ def parse_response(
         prefix: REQUIRED. The prompt before generation (text, ids, or one per batch item);
             ``""`` or ``[]`` opts out.
         tools: tool schemas or functions, to cast tool-call arguments.
-        tokenizer: a Hugging Face tokenizer, to decode ids (special tokens kept).
+        tokenizer: a fast Hugging Face tokenizer: `text` is then token ids (one sequence or a
+            batch; text raises TypeError, as in transformers) read as `ResponseParser` does with
+            a tokenizer: control tokens are delimiters only when generated as their ids.
         regex_timeout: seconds allowed for each regex call of a template pattern.
         deadline: a `time.perf_counter()` value the whole call must end by (see `ResponseParser`).
         on_error: ``"raise"`` (default) or ``"keep"``: a region that cannot be parsed then
@@ -486,20 +512,71 @@ def parse_response(
     template = load_template(response_template)
     if prefix is None:
         raise ValueError(MISSING_PREFIX_MESSAGE)
+    check_on_error(on_error)
+    options = dict(
+        tools=tools,
+        regex_timeout=regex_timeout,
+        deadline=deadline,
+        on_error=on_error,
+        strings_as_written=strings_as_written,
+    )
+    if tokenizer is not None:
+        sequences, batched = id_sequences(text, "text")
+        if batched:
+            prefixes, prefix_batched = id_sequences(prefix, "prefix", allow_text=True)
+            if not prefix_batched:
+                prefixes = [prefix] * len(sequences)
+            elif len(prefixes) != len(sequences):
+                raise ValueError(
+                    f"got {len(sequences)} generation(s) but {len(prefixes)} prefixes; give one prefix, or one per generation"
+                )
+        else:
+            prefixes = [prefix]
+        messages = [
+            ResponseParser(template, generation_prefix, tokenizer=tokenizer, **options).finalize(
+                ids
+            )[0]
+            for ids, generation_prefix in zip(sequences, prefixes)
+        ]
+        return messages if batched else messages[0]
     texts, batched = split_batch(text, "text", tokenizer)
     prefixes = batch_prefixes(prefix, len(texts), tokenizer)
-    check_on_error(on_error)
     messages = []
     for generation, generation_prefix in zip(texts, prefixes):
         # The stream is already whole, so nothing needs holding back.
-        parser = ResponseParser(
-            template,
-            generation_prefix,
-            tools=tools,
-            regex_timeout=regex_timeout,
-            deadline=deadline,
-            on_error=on_error,
-            strings_as_written=strings_as_written,
-        )
+        parser = ResponseParser(template, generation_prefix, **options)
         messages.append(parser.finalize(generation)[0])
     return messages if batched else messages[0]
+
+
+def id_sequences(value: Any, what: str, allow_text: bool = False) -> tuple[list, bool]:
+    """`value` (token ids, or a batch of them: a list of id lists, a 2-D array or tensor) as a
+    list of sequences, and whether it was a batch. With `allow_text` (a prefix), text is one
+    sequence and a list of texts a batch.
+
+    Raises:
+        TypeError: text where ids are needed (a parser given a tokenizer reads ids), or not ids.
+        ValueError: an array that is neither 1-D nor 2-D.
+    """
+    if allow_text and isinstance(value, str):
+        return [value], False
+    if hasattr(value, "ndim"):
+        if value.ndim not in (1, 2):
+            raise ValueError(
+                f"{what}: arrays must be 1-D (one sequence) or 2-D (a batch), got {value.ndim}-D"
+            )
+        return (value.tolist(), True) if value.ndim == 2 else ([value], False)
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(
+            isinstance(item, (list, tuple))
+            or hasattr(item, "ndim")
+            or (allow_text and isinstance(item, str))
+            for item in value
+        )
+    ):
+        return list(value), True
+    return [
+        token_id_list(value, what) if not (allow_text and isinstance(value, str)) else value
+    ], False

@@ -134,7 +134,8 @@ def get_response_parser(
     tools: list[dict | Callable] | None = None,
     regex_timeout: float | None = None,
     on_error: str = "raise",
-) -> TokenResponseParser:
+    token_ids: bool = False,
+) -> TokenResponseParser | ResponseParser:
     """A streaming parser for one generation of the model behind `tokenizer`.
 
     Args:
@@ -142,12 +143,26 @@ def get_response_parser(
         response_template: the template; None takes `tokenizer.response_template`.
         prefix: REQUIRED. The prompt, as text or as token ids (one sequence); ``""``/``[]`` opt out.
         tools, regex_timeout, on_error: as for `ResponseParser`.
+        token_ids: False (the default): a `TokenResponseParser`, which takes text (`feed`) or ids
+            (`feed_ids`) and reads every `<tool_call>` the same however it was written. True:
+            a `ResponseParser` given the tokenizer, as transformers 5.25's: it reads ids only
+            (`feed(ids)`), and a control token is a delimiter only when generated as its id
+            (see `engine.token_ids`).
 
     Raises:
         ValueError: no template on the tokenizer; no prefix; a batch given as prefix.
         TemplateError: the template is invalid.
     """
     template = load_template(template_of(tokenizer, response_template))
+    if token_ids:
+        return ResponseParser(
+            template,
+            prefix,
+            tools=tools,
+            regex_timeout=regex_timeout,
+            on_error=on_error,
+            tokenizer=tokenizer,
+        )
     text = prefix_text(prefix, tokenizer)
     return TokenResponseParser(
         tokenizer, template, text, tools=tools, regex_timeout=regex_timeout, on_error=on_error

@@ -1,0 +1,483 @@
+"""Token ids in, text out: control tokens count as delimiters only when generated as their ids.
+
+A model writes a control token (`<tool_call>`, `<|im_end|>`) as one id. The same characters
+can also come out of ordinary tokens: a model quoting a tag in prose, or repeating a tool
+result that contains one. Parsing token ids, only the first kind may act as a delimiter.
+
+`TokenDecoder` turns ids into the text the parser scans. Ordinary ids are decoded
+incrementally with `tokenizers`' `DecodeStream` (each id once: linear in the ids), which
+holds back the ids of an incomplete character. In the text they give, every spelling of a
+control token gets `SPELLED_MARK` between its characters, so that no delimiter can match
+it, and a tail that could still grow into such a spelling is held back until later ids
+decide. The parser strips the mark from every chunk and value it hands out
+(`strip_marks`), so callers never see it.
+
+Which tokens are control tokens follows transformers 5.25 (the tokens that
+`apply_chat_template(..., sanitize_control_tokens=True)` protects): the tokenizer's special
+added tokens, plus the added tokens listed in `tokenizer.chat_control_tokens`; when that is
+unset, plus the added tokens that the chat template's literal text contains (whitespace
+tokens excepted: templates write those as ordinary text).
+
+`StreamTokens` (a parser's `tokens`) records every id: its text, where it lies in the
+stream, whether it is a control token, and where a control token was spelled out.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .errors import ResponseParseError
+
+# A Unicode noncharacter (reserved for a program's internal use, so model output does not
+# contain it), the one transformers 5.25 uses for the same purpose.
+SPELLED_MARK = "\ufdd2"
+
+
+def strip_marks(value: Any) -> Any:
+    """`value` with `SPELLED_MARK` removed from every string in it (dict keys included);
+    lists and dicts are copied, other values returned as they are."""
+    if isinstance(value, str):
+        return value.replace(SPELLED_MARK, "") if SPELLED_MARK in value else value
+    if isinstance(value, list):
+        return [strip_marks(item) for item in value]
+    if isinstance(value, dict):
+        return {strip_marks(key): strip_marks(item) for key, item in value.items()}
+    return value
+
+
+def token_id_list(ids: Any, what: str = "ids") -> list[int]:
+    """Token ids as a list of ints: from a list or tuple of ints, a 1-D numpy array or torch
+    tensor, or a single int (one id).
+
+    Raises:
+        TypeError: text (a parser given a tokenizer reads ids, not text), or a value that is
+            none of these (names `what` and the type found).
+    """
+    if isinstance(ids, str):
+        raise TypeError(
+            f"{what}: this parser was given a tokenizer, so it reads token ids, not text; feed "
+            "the generated ids (or parse text with a parser made without tokenizer=)"
+        )
+    if hasattr(ids, "tolist"):  # numpy array or torch tensor
+        ids = ids.tolist()
+    if isinstance(ids, int) and not isinstance(ids, bool):
+        return [ids]
+    if isinstance(ids, (list, tuple)):
+        if all(isinstance(item, int) and not isinstance(item, bool) for item in ids):
+            return list(ids)
+        bad = next(item for item in ids if not isinstance(item, int) or isinstance(item, bool))
+        raise TypeError(f"{what}: expected token ids (ints), found {type(bad).__name__} {bad!r}")
+    raise TypeError(
+        f"{what}: expected token ids (a list of ints, an array or a tensor), got {type(ids).__name__}"
+    )
+
+
+def chat_template_literals(chat_template: str) -> str:
+    """The literal text of a Jinja chat template: its raw text pieces and string constants,
+    joined with NUL so that a search cannot match across two of them. A template Jinja
+    cannot parse gives its whole source."""
+    import jinja2
+    from jinja2 import nodes
+    from jinja2.ext import Extension, loopcontrols
+
+    class GenerationBlock(Extension):  # `{% generation %}` marks what the assistant wrote
+        tags = {"generation"}
+
+        def parse(self, parser):
+            lineno = next(parser.stream).lineno
+            body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+            return nodes.Scope(body, lineno=lineno)
+
+    environment = jinja2.Environment(extensions=[loopcontrols, GenerationBlock])
+    try:
+        tree = environment.parse(chat_template)
+    except jinja2.TemplateError:
+        return chat_template
+    pieces = {node.data for node in tree.find_all(nodes.TemplateData)}
+    pieces |= {node.value for node in tree.find_all(nodes.Const) if isinstance(node.value, str)}
+    return "\0".join(sorted(pieces))
+
+
+def control_tokens(tokenizer: Any) -> dict[int, str]:
+    """The tokenizer's control tokens as ``{id: spelling}`` (see the module's docstring).
+
+    A tokenizer may hold several named chat templates (a dict): a token any of them writes
+    counts. Tokens that are not added tokens are never control tokens.
+    """
+    added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
+    listed = getattr(tokenizer, "chat_control_tokens", None)
+    if listed is not None:
+        listed = set(listed)
+        return {
+            token_id: token.content
+            for token_id, token in added.items()
+            if token.special or token.content in listed
+        }
+    chat_template = getattr(tokenizer, "chat_template", None)
+    templates = (
+        list(chat_template.values()) if isinstance(chat_template, dict) else [chat_template or ""]
+    )
+    literal = "\0".join(chat_template_literals(text) for text in templates if text)
+    return {
+        token_id: token.content
+        for token_id, token in added.items()
+        if token.special or (token.content in literal and not token.content.isspace())
+    }
+
+
+class StreamTokens:
+    """Every token id a parser read, and where its text lies.
+
+    Offsets are characters of the decoded text the parse saw (without `SPELLED_MARK`),
+    counted from the start of the stream like event positions: the prefix after its last
+    start-anchor match, then the generation. Tokens of the prefix before the cut have
+    negative offsets. Token indices count every id read, the prefix's first.
+
+    Attributes:
+        ids: the token ids, in order.
+        pieces: the text each id added (``""`` for an id that began a character a later id
+            completed; that one carries the whole character).
+        control: for each id, whether it is a control token (generated as its id).
+        prefix_tokens: how many of the ids were the prefix's.
+    """
+
+    def __init__(self, spellings: dict[int, str]):
+        self.spellings = spellings
+        self.ids: list[int] = []
+        self.pieces: list[str] = []
+        self.control: list[bool] = []
+        self.prefix_tokens = 0
+        self._starts: list[int] = []  # offset of each piece in the whole decoded text
+        self._length = 0  # of the whole decoded text
+        self._marks: list[int] = []  # offsets of the marks in the marked text
+        self._spelled: list[tuple[int, int]] = []  # spelled-out control tokens (whole text)
+        self._origin = 0  # where the stream starts in the whole decoded text
+        self._origin_marked = 0  # ... in the marked text
+
+    # -- recording (the decoder's) ---------------------------------------------------------
+
+    def add(self, token_id: int, piece: str, control: bool) -> None:
+        self.ids.append(token_id)
+        self.pieces.append(piece)
+        self.control.append(control)
+        self._starts.append(self._length)
+        self._length += len(piece)
+
+    def add_spelled(self, plain_start: int, marked_start: int, length: int) -> None:
+        """A control token spelled out at `plain_start` (whole text) / `marked_start` (marked)."""
+        self._spelled.append((plain_start, plain_start + length))
+        self._marks.extend(marked_start + 2 * k + 1 for k in range(length - 1))
+
+    def start_stream(self, marked_cut: int) -> None:
+        """The stream starts at `marked_cut` in the marked text (the prefix's anchor cut)."""
+        self._origin_marked = marked_cut
+        self._origin = marked_cut - bisect_left(self._marks, marked_cut)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    @property
+    def any_spelled(self) -> bool:
+        """Whether a control token was spelled out so far (the parser then strips marks)."""
+        return bool(self._marks)
+
+    def plain(self, marked_offset: int) -> int:
+        """A stream offset in the marked text the parser scans, as an offset in `text`."""
+        whole = marked_offset + self._origin_marked
+        return whole - bisect_left(self._marks, whole) - self._origin
+
+    @property
+    def text(self) -> str:
+        """The decoded stream (from the prefix's cut on), as the parse read it."""
+        return "".join(self.pieces)[self._origin :]
+
+    def start(self, index: int) -> int:
+        """Stream offset where token `index`'s text starts."""
+        return self._starts[index] - self._origin
+
+    def end(self, index: int) -> int:
+        """Stream offset where token `index`'s text ends."""
+        return self._starts[index] + len(self.pieces[index]) - self._origin
+
+    def token_at(self, offset: int) -> int | None:
+        """The index of the token whose text holds stream `offset`, or None past the end."""
+        whole = offset + self._origin
+        if whole < 0 or whole >= self._length:
+            return None
+        return bisect_right(self._starts, whole) - 1
+
+    def token_range(self, start: int, end: int) -> tuple[int, int]:
+        """The tokens text ``[start, end)`` touches, as ``(first, past_last)`` indices (first ==
+        past_last for an empty range: the token at `start`)."""
+        first = self.token_at(start)
+        if first is None:
+            return len(self.ids), len(self.ids)
+        if end <= start:
+            return first, first
+        last = self.token_at(end - 1)
+        return first, (len(self.ids) if last is None else last + 1)
+
+    def spelled_out(self) -> list[tuple[int, int]]:
+        """Where control tokens were spelled out with ordinary tokens, as ``(start, end)`` stream
+        offsets: text, never a delimiter."""
+        return [(start - self._origin, end - self._origin) for start, end in self._spelled]
+
+    def matched_by(self, start: int, end: int) -> str:
+        """``"control token"`` when the delimiter text ``[start, end)`` holds a control token
+        generated as its id, else ``"text"`` (matched in text the ordinary tokens gave)."""
+        first, past = self.token_range(start, end)
+        for index in range(first, past):
+            if self.control[index] and self.start(index) >= start and self.end(index) <= end:
+                return "control token"
+        return "text"
+
+    def boundaries(self) -> list[dict]:
+        """One dict per token of the stream: ``index``, ``id``, ``text``, ``start``, ``end``
+        (stream offsets) and ``control``; prefix tokens wholly before the cut are left out."""
+        found = []
+        for index, token_id in enumerate(self.ids):
+            end = self.end(index)
+            if end <= 0 and (end < 0 or self.start(index) < 0):
+                continue
+            found.append(
+                {
+                    "index": index,
+                    "id": token_id,
+                    "text": self.pieces[index],
+                    "start": max(0, self.start(index)),
+                    "end": end,
+                    "control": self.control[index],
+                }
+            )
+        return found
+
+
+class TokenDecoder:
+    """Decode generated token ids into the text a parser scans, defusing spelled-out control tokens.
+
+    Args:
+        tokenizer: a fast (``tokenizers``-backed) Hugging Face tokenizer.
+
+    Attributes:
+        tokens: the `StreamTokens` record of every id decoded.
+
+    Raises:
+        TypeError: the tokenizer has no ``backend_tokenizer`` (a slow tokenizer): incremental
+            decoding needs the ``tokenizers`` library's.
+    """
+
+    def __init__(self, tokenizer: Any):
+        from tokenizers.decoders import DecodeStream
+
+        backend = getattr(tokenizer, "backend_tokenizer", None)
+        if backend is None:
+            raise TypeError(
+                f"tokenizer {type(tokenizer).__name__} has no backend_tokenizer: parsing token ids "
+                "needs a fast tokenizer (AutoTokenizer.from_pretrained(..., use_fast=True))"
+            )
+        self._new_stream = lambda: DecodeStream(skip_special_tokens=False)
+        self._backend = backend
+        self._stream = self._new_stream()
+        self.spellings = control_tokens(tokenizer)
+        self.tokens = StreamTokens(self.spellings)
+        ordered = sorted(set(self.spellings.values()), key=len, reverse=True)
+        # longest first, so that a token wins over the tokens it contains
+        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        self._starts = {spelling[:k] for spelling in ordered for k in range(1, len(spelling))}
+        self._longest_start = max(map(len, self._starts), default=0)
+        self._pending: list[int] = []  # ids of an incomplete character
+        self._held = ""  # decoded text that may still become a spelled-out control token
+        self._plain = 0  # characters handed out, marks not counted
+        self._marked = 0  # characters handed out, marks counted
+
+    def feed(self, ids: Iterable[int]) -> str:
+        """Decode the next ids; return the text they release (marked; ``""`` while all is held:
+        an incomplete character, or a possible start of a spelled-out control token)."""
+        out: list[str] = []
+        step, backend, spellings, record = (
+            self._stream.step,
+            self._backend,
+            self.spellings,
+            self.tokens,
+        )
+        for token_id in ids:
+            spelling = spellings.get(token_id)
+            decoded = step(backend, token_id)
+            if spelling is None:
+                if decoded is None:
+                    self._pending.append(token_id)
+                    record.add(token_id, "", False)
+                    continue
+                self._pending = []
+                record.add(token_id, decoded, False)
+                out.append(self._release(decoded, final=False))
+                continue
+            # A control token also releases the incomplete character held before it.
+            decoded = decoded or ""
+            before = decoded[: -len(spelling)] if decoded.endswith(spelling) else decoded
+            self._pending = []
+            record.add(token_id, before + spelling, True)
+            out.append(self._release(before, final=True))
+            out.append(spelling)
+            self._plain += len(spelling)
+            self._marked += len(spelling)
+        return "".join(out)
+
+    def flush(self) -> str:
+        """Release everything held (bytes of an incomplete character decode as U+FFFD), and start
+        decoding the next ids as a new text, as `decode` does for a generation given alone."""
+        text = ""
+        if self._pending:
+            text = self._backend.decode(self._pending, skip_special_tokens=False)
+            self.tokens.pieces[-1] += text  # the last id's piece now carries them
+            self.tokens._length += len(text)
+        self._pending = []
+        self._stream = self._new_stream()
+        return self._release(text, final=True)
+
+    def _release(self, text: str, final: bool) -> str:
+        """Hand out `text` after what is held, marking control-token spellings; unless `final`,
+        keep back a tail that could still grow into one."""
+        text = self._held + text
+        self._held = ""
+        pattern = self._pattern
+        if not final and self._longest_start:
+            hold = 0
+            for length in range(min(self._longest_start, len(text)), 0, -1):
+                if text[-length:] in self._starts:
+                    hold = length
+                    break
+            if hold:
+                cut = len(text) - hold
+                # never cut a whole spelling in two: it is marked whole once the tail is decided
+                for match in pattern.finditer(text, max(0, cut - self._longest_start)):
+                    if match.start() < cut < match.end():
+                        cut = match.start()
+                        break
+                text, self._held = text[:cut], text[cut:]
+        if not text:
+            return ""
+        if pattern is None or pattern.search(text) is None:
+            self._plain += len(text)
+            self._marked += len(text)
+            return text
+        out, last = [], 0
+        for match in pattern.finditer(text):
+            before = text[last : match.start()]
+            out.append(before)
+            self._plain += len(before)
+            self._marked += len(before)
+            spelled = match.group()
+            self.tokens.add_spelled(self._plain, self._marked, len(spelled))
+            out.append(SPELLED_MARK.join(spelled))
+            self._plain += len(spelled)
+            self._marked += 2 * len(spelled) - 1
+            last = match.end()
+        rest = text[last:]
+        out.append(rest)
+        self._plain += len(rest)
+        self._marked += len(rest)
+        return "".join(out)
+
+
+class IdReader:
+    """A parser's side of reading token ids: the prefix and each feed decoded to the text it
+    scans, and its events and message handed back as read (see `ResponseParser`'s `tokenizer`).
+
+    A parser given a tokenizer reads token ids, not text: `feed(ids)` and `finalize(ids)` take
+    a list of ints, a 1-D numpy array or torch tensor, or one int, and text raises TypeError;
+    the prefix may be text (encoded without special tokens added) or ids. A control token
+    acts as a delimiter only when generated as its id: spelled out with ordinary tokens it
+    stays text. Chunks, values and the message never show the marks used for that; positions
+    are offsets in the decoded text, and events with positions also carry ``"tokens"``, the
+    ``(first, past_last)`` token indices they cover.
+
+    Args:
+        tokenizer: a fast Hugging Face tokenizer.
+        positions: whether the parser's events carry positions.
+        feed_text: the parser's text `feed`, which scans the text the ids release.
+    """
+
+    def __init__(self, tokenizer: Any, positions: bool, feed_text: Callable[[str], list[dict]]):
+        self.tokenizer = tokenizer
+        self.feed_text = feed_text
+        self.decoder = TokenDecoder(tokenizer)
+        self.tokens = self.decoder.tokens
+        self.positions = positions
+
+    def prefix(self, prefix: Any) -> str | None:
+        """The prefix (text, encoded without special tokens added, or ids) decoded as one text;
+        None stays None (the parser says why a prefix is required).
+
+        Raises:
+            TypeError: a prefix that is neither text nor token ids.
+        """
+        if prefix is None:
+            return None
+        if isinstance(prefix, str):
+            ids = self.tokenizer.encode(prefix, add_special_tokens=False) if prefix else []
+        else:
+            ids = token_id_list(prefix, "prefix")
+        text = self.decoder.feed(ids) + self.decoder.flush()
+        self.tokens.prefix_tokens = len(ids)
+        return text
+
+    def feed(self, ids: Any) -> list[dict]:
+        """The parser's `feed`: the next generated token ids; returns the events they settle.
+
+        Raises:
+            TypeError: text, or anything that is not token ids (`token_id_list`).
+            RuntimeError, ResponseParseError: as `ResponseParser.feed` (the error's events
+                as read).
+        """
+        try:
+            return self.as_read(self.feed_text(self.decoder.feed(token_id_list(ids, "feed"))))
+        except ResponseParseError as error:
+            self.as_read(error.events)
+            raise
+
+    def finalize(
+        self, finalize_text: Callable[[str], tuple[dict, list[dict]]], last_ids: Any = ""
+    ) -> tuple[dict, list[dict]]:
+        """The parser's `finalize`: decode `last_ids` (optional) and all that is held, and end
+        the stream with `finalize_text` (the parser's finalize of text).
+
+        Raises:
+            TypeError: `last_ids` is not token ids.
+            RuntimeError, ResponseParseError: as `ResponseParser.finalize`.
+        """
+        text = "" if isinstance(last_ids, str) and not last_ids else None
+        if text is None:
+            text = self.decoder.feed(token_id_list(last_ids, "finalize"))
+        try:
+            message, events = finalize_text(text + self.decoder.flush())
+        except ResponseParseError as error:
+            self.as_read(error.events)
+            raise
+        return self.as_read_message(message), self.as_read(events)
+
+    def as_read(self, events: list[dict]) -> list[dict]:
+        """`events` without the marks of spelled-out control tokens, and with positions as
+        offsets in the decoded text plus ``"tokens"``, the ``(first, past_last)`` token indices
+        they cover; changed in place and returned."""
+        tokens = self.tokens
+        if not tokens.any_spelled and not self.positions:
+            return events
+        for event in events:
+            if "text" in event:
+                event["text"] = strip_marks(event["text"])
+            if "value" in event:
+                event["value"] = strip_marks(event["value"])
+            if "start" in event:
+                event["start"], event["end"] = (
+                    tokens.plain(event["start"]),
+                    tokens.plain(event["end"]),
+                )
+                event["tokens"] = tokens.token_range(event["start"], event["end"])
+        return events
+
+    def as_read_message(self, message: dict) -> dict:
+        """The finished message without the marks of spelled-out control tokens."""
+        return strip_marks(message) if self.tokens.any_spelled else message
