@@ -461,6 +461,31 @@ def learn_from_examples(parts, examples: list[Example], regex_timeout: float | N
             example.render(),
         )
         first = trial
+    if check_examples(first, examples, regex_timeout):
+        _learn_by_alignment(parts, first, examples, regex_timeout)
+
+
+def _learn_by_alignment(parts, first: dict, examples: list[Example], regex_timeout) -> None:
+    """Where the template the renders give still misreads an example, a template whose fields
+    are learnt by aligning each example's message with its text (it keeps `first`'s start
+    anchor, content closes and the fields no example shows); kept as the first candidate when
+    it reads every example back, else the reason is noted."""
+    from .example_fields import NotLearnt, learn_template
+
+    try:
+        learnt = learn_template(examples, first, regex_timeout)
+    except NotLearnt as error:
+        parts.book.notes.append(f"aligning the example outputs gave no template that reads them all: {error}")
+        return
+    parts.example_template = learnt.template
+    evidence = [example.render() for example in examples[:2]]
+    for key, value, how in learnt.findings:
+        parts.book.find(key, value, f"{how} (aligned with the example outputs)", *evidence)
+    parts.book.found_elsewhere("tool_calls")
+    parts.book.notes.append(
+        f"a template learnt by aligning the example outputs ({learnt.description}) is tried first"
+    )
+    parts.book.notes += [f"assumed: {text}" for text in learnt.assumptions]
 
 
 def _misreads_calls(template: dict, examples: list[Example], regex_timeout: float | None) -> bool:
