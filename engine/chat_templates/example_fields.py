@@ -18,7 +18,7 @@ the text between them is the syntax. Here it is generalised across every example
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import regex
@@ -30,8 +30,13 @@ from .examples import Example, check_examples
 
 # A name as a call writes it: an identifier, maybe with dots or dashes between parts.
 NAME = r"[A-Za-z_][\w\-]*(?:\.[\w\-]+)*"
-# Where one marker ends and the next starts when two are written with nothing between them.
-_MARKER_BOUNDARY = regex.compile(r"\s+|(?<=[>\]|])(?=[<\[])|(?<=[>\]])(?=\w)|(?<=\w)(?=[<\[])")
+# Where one marker ends and the next starts: a blank, or two markers written with nothing between.
+_SEAM = regex.compile(r"\s+|(?<=[>\]|])(?=[<\[])")
+# The same, and where a marker meets a word (``</a>calls``, ``name<b>``): a call's open is cut
+# finer, since a word glued to a call's payload is its own marker.
+_WORD_SEAM = regex.compile(r"\s+|(?<=[>\]|])(?=[<\[])|(?<=[>\]])(?=\w)|(?<=\w)(?=[<\[])")
+# A piece of text that may be a marker: it holds a character no sentence holds.
+_MARKER_LIKE = regex.compile(r"[^\w\s.,!?;'\"]")
 
 
 @dataclass
@@ -67,16 +72,16 @@ def common_suffix(texts: list[str]) -> str:
     return common_prefix([text[::-1] for text in texts])[::-1]
 
 
-def first_marker(text: str) -> str:
+def first_marker(text: str, seam: regex.Pattern = _SEAM) -> str:
     """The first marker of `text` (stripped): up to a blank or the seam of two markers."""
     stripped = text.strip()
-    cut = _MARKER_BOUNDARY.search(stripped)
+    cut = seam.search(stripped)
     return stripped[: cut.start()] if cut else stripped
 
 
-def last_marker(text: str) -> str:
+def last_marker(text: str, seam: regex.Pattern = _SEAM) -> str:
     stripped = text.strip()
-    cuts = list(_MARKER_BOUNDARY.finditer(stripped))
+    cuts = list(seam.finditer(stripped))
     return stripped[cuts[-1].end() :] if cuts else stripped
 
 
@@ -88,11 +93,11 @@ def leading(texts: list[str]) -> str:
     return common_prefix(texts).strip()
 
 
-def trailing(texts: list[str]) -> str:
+def trailing(texts: list[str], seam: regex.Pattern = _SEAM) -> str:
     """What every text ends with (stripped); with one distinct text, its last marker."""
     texts = [text.rstrip() for text in texts]
     if len(set(texts)) == 1:
-        return last_marker(texts[0])
+        return last_marker(texts[0], seam)
     return common_suffix(texts).strip()
 
 
@@ -143,9 +148,7 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
     after_calls = [text for before, text, _ in gaps if before and before.kind == "calls"]
     between = [text for before, text, after in gaps if before and after and before.kind == after.kind == "calls"]
     if before_calls:
-        cuts.call_open = (
-            common_suffix(before_calls).strip() if len(set(before_calls)) > 1 else last_marker(before_calls[0])
-        )
+        cuts.call_open = trailing(before_calls, _WORD_SEAM)
     if after_calls:
         ends = [text for before, text, after in gaps if before and before.kind == "calls" and after is None]
         if between or len(set(after_calls)) > 1:
@@ -165,8 +168,21 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
             rest = _cut_end(rest, cuts.reasoning_open)
         if after is not None and after.kind == "calls":
             rest = _cut_end(rest, cuts.call_open)
-        left += [piece for piece in _MARKER_BOUNDARY.split(rest.strip()) if piece]
+        left += [piece for piece in _pieces(rest) if _MARKER_LIKE.search(piece)]
     return cuts, list(dict.fromkeys(left))
+
+
+def _pieces(text: str) -> list[str]:
+    """The pieces of left-over text: split at blanks and marker seams, and a word glued to the
+    outside of a marker (``Warm.<|x|>``) apart from it."""
+    found = []
+    for piece in _SEAM.split(text.strip()):
+        found += [part for part in _PROSE_EDGES.split(piece) if part]
+    return found
+
+
+# A word at the outside edge of a marker: before its opening bracket, after its closing one.
+_PROSE_EDGES = regex.compile(r"^([\w.,!?;'\"]+)(?=[<\[])|(?<=[>\]])([\w.,!?;'\"]+)$")
 
 
 def _without_start(text: str, before: Span | None, cuts: _Cuts) -> str:
@@ -273,6 +289,34 @@ def _calls_field(alignments: list[Alignment], cuts: _Cuts) -> tuple[dict, str]:
     return spec, how
 
 
+def _settle_empty_calls(alignments: list[Alignment]) -> None:
+    """A call with no arguments, where the others write theirs as pairs after the name: its
+    span takes the text the others open their arguments with (``(``, ``{``), so that what
+    follows is its close, as for the others."""
+    pairs = [
+        span.reading.pairs
+        for alignment in alignments
+        for span in alignment.of("calls")
+        if span.reading.shape == "name-pairs" and span.reading.pairs is not None
+    ]
+    if not pairs:
+        return
+    _, opens = pair_syntax(pairs)
+    if len(set(opens)) != 1:
+        return
+    opening = opens[0]
+    for alignment in alignments:
+        for index, span in enumerate(alignment.spans):
+            reading = span.reading
+            if reading is None or reading.shape not in ("name-json", "name-pairs") or reading.calls[0][1]:
+                continue
+            name_end = reading.start + len(reading.calls[0][0])
+            if alignment.text.startswith(opening, name_end):
+                end = name_end + len(opening)
+                settled = replace(reading, shape="name-pairs", end=end, body_start=end, pairs=None)
+                alignment.spans[index] = Span("calls", span.start, end, settled)
+
+
 def _reasoning_field(cuts: _Cuts) -> dict:
     if not cuts.reasoning_close:
         raise NotLearnt("nothing follows the examples' reasoning that could close it")
@@ -307,6 +351,7 @@ def learn_template(
     alignments = [found for found in (align(example, anchor) for example in examples) if found]
     if not alignments:
         raise NotLearnt("no example's message could be found in its output")
+    _settle_empty_calls(alignments)
     cuts, left = _peel(alignments)
     fields: dict[str, Any] = {}
     findings: list[tuple[str, Any, str]] = []

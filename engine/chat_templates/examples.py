@@ -254,10 +254,13 @@ def implausible(message: dict, example: Example) -> list[str]:
 
 
 def _called(name: str) -> regex.Pattern:
-    """Where a tool's name is written the way a call writes it: quoted, after a marker or an
-    ``=``, or before its arguments (not as a word of prose)."""
+    """Where a tool's name is written the way a call writes it: right after punctuation (a
+    quote, a marker, an ``=``, a namespace's dot) or right before punctuation that is not a
+    sentence's (its arguments, an index), not as a word of prose."""
     written = regex.escape(name)
-    return regex.compile(rf"(?:[\"'=>]\s*{written}(?![\w\-])|(?<![\w.\-]){written}\s*[(\"'\n])")
+    return regex.compile(
+        rf"(?:[^\w\s,;!?]\s*{written}(?![\w\-])|(?<![\w.\-]){written}\s*[^\w\s.,;!?])"
+    )
 
 
 def _names(name: str) -> regex.Pattern:
@@ -461,8 +464,30 @@ def learn_from_examples(parts, examples: list[Example], regex_timeout: float | N
             example.render(),
         )
         first = trial
-    if check_examples(first, examples, regex_timeout):
+    if check_examples(first, examples, regex_timeout) or _proposal_unread(first, examples):
         _learn_by_alignment(parts, first, examples, regex_timeout)
+
+
+def _proposal_unread(template: dict, examples: list[Example]) -> bool:
+    """Whether the aligner proposes, for an example with no expected message, reasoning or calls
+    that `template` does not read (a plausible reading may still miss them)."""
+    from ..template import load_template
+    from .align import align
+
+    anchor = load_template(template).start_anchor.pattern
+    for example in examples:
+        if example.expected is not None:
+            continue
+        alignment = align(example, anchor)
+        try:
+            message, _ = parse_example(template, example)
+        except (ResponseParseError, ValueError):
+            return True
+        if (alignment.of("reasoning") and not _text(message.get("reasoning_content"))) or (
+            alignment.of("calls") and not message.get("tool_calls")
+        ):
+            return True
+    return False
 
 
 def _learn_by_alignment(parts, first: dict, examples: list[Example], regex_timeout) -> None:
