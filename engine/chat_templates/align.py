@@ -20,7 +20,7 @@ from typing import Any
 import regex
 
 from .call_readers import CallReading, read_calls_at
-from .examples import Example, _tool_properties, calls_of
+from .examples import Example, _tool_properties
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def align(example: Example, anchor: regex.Pattern | None = None) -> Alignment | 
     expected = example.expected
     if expected is None:
         return propose(alignment)
-    wanted = [(name, json.loads(arguments)) for name, arguments in calls_of(expected)]
+    wanted = _expected_calls(expected)
     if wanted:
         readings = read_calls_at(text, wanted, {name for name, _ in wanted})
         if readings is None:
@@ -119,95 +119,110 @@ def align(example: Example, anchor: regex.Pattern | None = None) -> Alignment | 
     return alignment
 
 
+def _expected_calls(expected: dict) -> list[tuple[str, dict]]:
+    """The expected message's calls as (name, arguments), the arguments in the order written
+    (a JSON string decoded)."""
+    found = []
+    for call in expected.get("tool_calls") or []:
+        function = call.get("function", call) if isinstance(call, dict) else {}
+        arguments = function.get("arguments") if isinstance(function, dict) else None
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                pass
+        found.append((function.get("name") if isinstance(function, dict) else None, arguments if isinstance(arguments, dict) else {}))
+    return found
+
+
 # -- without an expected message --------------------------------------------------------------
 
-# A marker's look: a run of punctuation-wrapped text with no blanks (``<a>``, ``[B]``, ``<|c|>``).
-_MARKER = regex.compile(r"[^\w\s]+[\w\-/|:.]*[^\w\s]+|[^\w\s]{2,}")
-
-
-def _closer_of(opener: str, text: str, start: int) -> tuple[int, str] | None:
-    """Where a closer paired with `opener` (the same marker with a ``/`` after its first
-    punctuation, or the same marker again) stands in `text` after `start`, and the closer."""
-    cut = len(opener) - len(opener.lstrip("<[{(|!"))
-    for closer in (opener[:cut] + "/" + opener[cut:], opener[:cut] + "/" + opener[cut:].lstrip("|"), opener):
-        at = text.find(closer, start)
-        if at >= 0:
-            return at, closer
-    return None
+# Prose: two words or more (blanks between; a sentence's end is followed by a space, not a new
+# line), or one word that ends a sentence.
+PROSE = regex.compile(
+    r"\w[\w'\-]*(?:(?:[,;:]?[ \t]+|(?<![.!?])\n[ \t]*)\w[\w'\-]*|[.!?]+[ \t]+\w[\w'\-]*)+[.!?]*|\w[\w'\-]*[.!?]+"
+)
 
 
 def propose(alignment: Alignment) -> Alignment:
-    """A message guessed for an example with no expected message: the calls the readers find at
-    the tools' names (arguments whose keys are the tool's parameters), reasoning between a
-    marker that starts the text and its paired closer, the rest content. Each guess is said in
-    `assumptions` with the text it rests on."""
+    """The calls of an example with no expected message: where the readers read a tool's name
+    and arguments that are that tool's parameters. Each is said in `assumptions` with its text
+    (`propose_text` adds the reasoning and the answer, across the examples)."""
     example, text = alignment.example, alignment.text
     tools = _tool_properties(example.tools)
-    label = example.label
     if tools:
         readings = read_calls_at(text, None, set(tools), tools)
-        if readings:
-            alignment.spans += [Span("calls", r.start, r.end, r) for r in readings]
-            for reading in readings:
-                alignment.assumptions.append(
-                    f"{label}: {text[reading.start:reading.end]!r} is taken for "
-                    f"{len(reading.calls)} call(s) of {', '.join(n for n, _ in reading.calls)}: "
-                    "the tools' names and parameters stand there"
-                )
-    first_call = min((span.start for span in alignment.spans), default=len(text))
-    head = text[:first_call]
-    stripped = head.lstrip()
-    opener = _MARKER.match(stripped)
-    if opener is not None:
-        start = len(head) - len(stripped) + opener.end()
-        paired = _closer_of(opener.group(), head, start)
-        if paired is not None and head[start : paired[0]].strip():
-            at, closer = paired
-            inner = head[start:at]
-            begin = start + len(inner) - len(inner.lstrip())
-            alignment.spans.append(Span("reasoning", begin, start + len(inner.rstrip())))
+        alignment.spans += [Span("calls", r.start, r.end, r) for r in readings or []]
+        for reading in readings or []:
             alignment.assumptions.append(
-                f"{label}: the text between {opener.group()!r} and {closer!r} is taken for "
-                f"reasoning (a pair of markers around the leading text: "
-                f"{_shorten(head[start - opener.end() + opener.start():at + len(closer)])!r})"
+                f"{example.label}: {_shorten(text[reading.start:reading.end])!r} is taken for "
+                f"{len(reading.calls)} call(s) of {', '.join(n for n, _ in reading.calls)}: "
+                "the tools' names and parameters stand there"
             )
-    alignment.spans.sort(key=lambda span: span.start)
-    _content_between(alignment)
     return alignment
 
 
-# A marker inside a gap: a bracketed run with no blanks (``<a>``, ``[B]``, ``</c>``).
-_BRACKETED = regex.compile(r"<[^<>\s]{1,80}>|\[[^\[\]\s]{1,80}\]")
-
-
-def _content_between(alignment: Alignment) -> None:
-    """The longest stretch of words between the parts found (or around them) taken for content:
-    text with at least two words between markers, less a word glued to the part after it (a
-    marker such as ``calls[``)."""
-    best: tuple[int, int] | None = None
+def _stretches(alignment: Alignment) -> list[tuple[int, int]]:
+    """The prose stretches of the text outside the calls, in order."""
+    found = []
     for _, between, after in alignment.gaps():
         end = after.start if after is not None else len(alignment.text)
         start = end - len(between)
-        at = 0
-        for piece in [*_BRACKETED.finditer(between), None]:
-            stop = piece.start() if piece is not None else len(between)
-            stretch = between[at:stop]
-            if after is not None and piece is None:
-                stretch = regex.sub(r"\S+$", "", stretch)
-            words = stretch.strip()
-            if regex.search(r"\w{2,}.*\s.*\w|\w{2,}", words) and (
-                best is None or len(words) > best[1] - best[0]
-            ):
-                offset = start + at + len(stretch) - len(stretch.lstrip())
-                best = (offset, offset + len(words))
-            at = piece.end() if piece is not None else stop
-    if best is not None:
-        alignment.spans.append(Span("content", *best))
+        for prose in PROSE.finditer(between):
+            stop = prose.end()
+            if after is not None and stop == len(between):
+                # A word glued to the part after it is a marker (``calls[``), not prose.
+                stop = prose.start() + len(regex.sub(r"\s*\S+$", "", prose.group()))
+            if PROSE.fullmatch(between, prose.start(), stop):
+                found.append((start + prose.start(), start + stop))
+    return found
+
+
+def propose_text(alignments: list[Alignment]) -> None:
+    """The reasoning and the answer of the examples with no expected message. Where some example
+    writes two stretches of prose, a marker after the first that every such example writes
+    makes the first the reasoning (a pair of markers around the leading text; the same marker
+    after an example's only stretch makes it reasoning too); the longest other stretch is the
+    answer. Each guess is said in `assumptions` with the text it rests on."""
+    guessed = [alignment for alignment in alignments if alignment.example.expected is None]
+    found = {id(alignment): _stretches(alignment) for alignment in guessed}
+
+    def after(alignment: Alignment, stretch: tuple[int, int]) -> str:
+        following = regex.compile(r"\S+").match(alignment.text, stretch[1])
+        return following.group() if following else ""
+
+    closers = [
+        after(alignment, found[id(alignment)][0])
+        for alignment in guessed
+        if len(found[id(alignment)]) >= 2
+    ]
+    closers = [closer for closer in closers if regex.search(r"[^\w\s.,!?;'\"]", closer)]
+    closer = max(set(closers), key=closers.count) if closers else ""
+    for alignment in guessed:
+        stretches = found[id(alignment)]
+        label, text = alignment.example.label, alignment.text
+        if closer and stretches and after(alignment, stretches[0]) == closer:
+            start, end = stretches.pop(0)
+            alignment.spans.append(Span("reasoning", start, end))
+            alignment.assumptions.append(
+                f"{label}: {_shorten(text[start:end])!r} is taken for reasoning: the leading text, "
+                f"before {closer!r}, which every example with more text after it writes there"
+            )
+        if stretches:
+            start, end = max(stretches, key=lambda stretch: stretch[1] - stretch[0])
+            alignment.spans.append(Span("content", start, end))
+            alignment.assumptions.append(
+                f"{label}: {_shorten(text[start:end])!r} is taken for the answer (words no other "
+                "part explains)"
+            )
         alignment.spans.sort(key=lambda span: span.start)
-        alignment.assumptions.append(
-            f"{alignment.example.label}: {_shorten(alignment.text[best[0]:best[1]])!r} is taken "
-            "for the answer (words no other part explains)"
-        )
+
+
+def align_all(examples: list[Example], anchor: regex.Pattern | None = None) -> list[Alignment | None]:
+    """`align` for every example, then `propose_text` across those with no expected message."""
+    found = [align(example, anchor) for example in examples]
+    propose_text([alignment for alignment in found if alignment is not None])
+    return found
 
 
 def _shorten(text: str, limit: int = 80) -> str:

@@ -99,7 +99,7 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
     if not names:
         return None
     key_pattern = regex.compile(rf"(?<![\w\-])({names})(?![\w\-])([^\w\s\"']{{1,3}}\s*)")
-    value_pattern = regex.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\s,;}\])<]+")
+    value_pattern = regex.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\s,;}\])<](?:[^,;}\])<\n]*[^\s,;}\])<])?")
     while True:
         found = key_pattern.search(text, at, min(len(text), at + _NEAR))
         if found is None or found.group(1) in {pair.key for pair in pairs}:
@@ -160,13 +160,9 @@ class PairSyntax:
         else:
             end = r"(?=\s*\n|\s*$)"
         value = r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\[[^\]]*\]|\{[^{}]*\}|.*?" if self.quoted else r".*?"
-        pattern = (
-            loose(self.key_before)
-            + key
-            + loose(self.between)
-            + f"(?P<value>{value}){end}"
-            + (loose(self.value_after.strip()) if self.value_after.strip() else "")
-        )
+        if self.value_after.strip():
+            end = r"\s*" + loose(self.value_after.strip())
+        pattern = loose(self.key_before) + key + loose(self.between) + f"(?P<value>{value}){end}"
         args: dict = {"tag_pattern": pattern}
         if self.quoted:
             args["value_parser"] = {"name": "json", "args": {"allow_non_json": True}}

@@ -34,6 +34,8 @@ _REACH = 80
 _AFTER_NAME = 24
 
 Call = tuple[str, dict]
+# Empty arguments right after a name: a pair of brackets with nothing but blanks inside.
+_EMPTY = regex.compile(r"[^\S\n]*(?:\(\s*\)|\{\s*\}|\[\s*\])")
 
 
 @dataclass(frozen=True)
@@ -212,7 +214,9 @@ def _readings_at(
             found.append(
                 CallReading("name-pairs", name_at.start(), pairs.end, ((name, values),), body_start=after, pairs=pairs)
             )
-    elif wanted is not None and not wanted[1]:
+    elif (wanted is not None and not wanted[1]) or (
+        wanted is None and name in (tools or {}) and _EMPTY.match(text, after)
+    ):
         found.append(CallReading("name-pairs", name_at.start(), after, ((name, {}),), body_start=after))
     return found
 

@@ -24,7 +24,7 @@ from typing import Any
 import regex
 
 from ..pattern_shapes import pattern_literal
-from .align import Alignment, Span, align
+from .align import Alignment, Span, align_all
 from .argument_readers import loose, pair_syntax
 from .examples import Example, check_examples
 
@@ -86,19 +86,15 @@ def last_marker(text: str, seam: regex.Pattern = _SEAM) -> str:
 
 
 def leading(texts: list[str]) -> str:
-    """What every text starts with (stripped); with one distinct text, its first marker."""
+    """The first marker of what every text starts with (stripped)."""
     texts = [text.lstrip() for text in texts]
-    if len(set(texts)) == 1:
-        return first_marker(texts[0])
-    return common_prefix(texts).strip()
+    return first_marker(texts[0] if len(set(texts)) == 1 else common_prefix(texts))
 
 
 def trailing(texts: list[str], seam: regex.Pattern = _SEAM) -> str:
-    """What every text ends with (stripped); with one distinct text, its last marker."""
+    """The last marker of what every text ends with (stripped)."""
     texts = [text.rstrip() for text in texts]
-    if len(set(texts)) == 1:
-        return last_marker(texts[0], seam)
-    return common_suffix(texts).strip()
+    return last_marker(texts[0] if len(set(texts)) == 1 else common_suffix(texts), seam)
 
 
 def generalise(texts: list[str]) -> str:
@@ -127,6 +123,8 @@ class _Cuts:
     reasoning_close: str = ""
     call_open: str = ""
     call_close: str = ""
+    call_separator: str = ""
+    blank_after_open: bool = False
 
 
 def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
@@ -148,7 +146,9 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
     after_calls = [text for before, text, _ in gaps if before and before.kind == "calls"]
     between = [text for before, text, after in gaps if before and after and before.kind == after.kind == "calls"]
     if before_calls:
-        cuts.call_open = trailing(before_calls, _WORD_SEAM)
+        named = any(span.reading.shape.startswith("name-") for alignment in alignments for span in alignment.of("calls"))
+        cuts.call_open = trailing(before_calls, _SEAM if named else _WORD_SEAM)
+        cuts.blank_after_open = any(text[-1:].isspace() for text in before_calls)
     if after_calls:
         ends = [text for before, text, after in gaps if before and before.kind == "calls" and after is None]
         if between or len(set(after_calls)) > 1:
@@ -161,6 +161,13 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
             stripped = [text.strip() for text in between]
             if not all(text.startswith(cuts.call_close) for text in stripped):
                 cuts.call_close = ""
+    if between:
+        middles = {
+            _cut_end(_without_start(text, Span("calls", 0, 0), cuts), cuts.call_open).strip()
+            for text in between
+        }
+        if len(middles) == 1 and not _MARKER_LIKE.search(middles.copy().pop() or "x"):
+            cuts.call_separator = middles.pop()
     left = []
     for before, text, after in gaps:
         rest = _without_start(text, before, cuts)
@@ -219,7 +226,10 @@ def _calls_field(alignments: list[Alignment], cuts: _Cuts) -> tuple[dict, str]:
         raise NotLearnt(f"the examples write their calls in different shapes: {sorted(shapes)}")
     shape = shapes.pop()
     open_text, close_text = cuts.call_open, cuts.call_close
+    separator = rf"(?:\s*{loose(cuts.call_separator)})?" if cuts.call_separator else ""
     close = {"close": close_text} if close_text else {}
+    if close_text and separator:
+        close = {"close_pattern": loose(close_text) + separator}
     if shape in ("json-list", "python-list"):
         first = readings[0]
         if open_text:
@@ -251,7 +261,7 @@ def _calls_field(alignments: list[Alignment], cuts: _Cuts) -> tuple[dict, str]:
             spec = {"open_pattern": f"(?={start})"}
             ahead = start
         if not close_text:
-            close = {"close_pattern": rf"(?<=\}})(?=\s*(?:{ahead}|$))"}
+            close = {"close_pattern": rf"(?<=\}}){separator}(?=\s*(?:{ahead}|$))"}
         spec.update(repeats=True, content="json")
         spec["transform"] = _function("{content." + first.name_key + "}", "{content." + first.arguments_key + "}")
         if first.encoded and "." not in first.arguments_key:
@@ -278,21 +288,23 @@ def _calls_field(alignments: list[Alignment], cuts: _Cuts) -> tuple[dict, str]:
         how = "the name, then its arguments as a JSON object"
     middle = generalise(middles)
     name_group = f"(?P<name>{NAME})"
-    lead = loose(open_text) if open_text else r"(?<![\w.\-])"
+    blank = r"\s*" if cuts.blank_after_open else ""
+    lead = loose(open_text) + blank if open_text else r"(?<![\w.\-])"
     opening = lead + name_group + middle
     if not close_text:
         ahead = (loose(open_text) if open_text else NAME + middle)
         behind = r"(?<=[}\]])" if shape == "name-json" else ""
-        close = {"close_pattern": rf"{behind}(?=\s*(?:{ahead}|$))"}
+        close = {"close_pattern": rf"{behind}{separator}(?=\s*(?:{ahead}|$))"}
     spec = {"open_pattern": opening, **close, "repeats": True, **body}
     spec["transform"] = _function("{name}", "{content}")
     return spec, how
 
 
 def _settle_empty_calls(alignments: list[Alignment]) -> None:
-    """A call with no arguments, where the others write theirs as pairs after the name: its
-    span takes the text the others open their arguments with (``(``, ``{``), so that what
-    follows is its close, as for the others."""
+    """Calls whose arguments are pairs: each span takes the text after its last value that
+    every value is followed by (``</arg>``), and a call with no arguments takes the text the
+    others open their arguments with (``(``, ``{``), so that what follows is the close, as for
+    the others."""
     pairs = [
         span.reading.pairs
         for alignment in alignments
@@ -301,7 +313,17 @@ def _settle_empty_calls(alignments: list[Alignment]) -> None:
     ]
     if not pairs:
         return
-    _, opens = pair_syntax(pairs)
+    syntax, opens = pair_syntax(pairs)
+    after = syntax.value_after.strip()
+    for alignment in alignments:
+        for index, span in enumerate(alignment.spans):
+            reading = span.reading
+            if after and reading is not None and reading.pairs is not None:
+                found = regex.compile(r"\s*" + loose(after)).match(alignment.text, reading.end)
+                if found:
+                    alignment.spans[index] = Span(
+                        "calls", span.start, found.end(), replace(reading, end=found.end())
+                    )
     if len(set(opens)) != 1:
         return
     opening = opens[0]
@@ -348,7 +370,7 @@ def learn_template(
     from ..template import load_template
 
     anchor = load_template(base).start_anchor.pattern
-    alignments = [found for found in (align(example, anchor) for example in examples) if found]
+    alignments = [found for found in align_all(examples, anchor) if found]
     if not alignments:
         raise NotLearnt("no example's message could be found in its output")
     _settle_empty_calls(alignments)

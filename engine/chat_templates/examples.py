@@ -472,13 +472,12 @@ def _proposal_unread(template: dict, examples: list[Example]) -> bool:
     """Whether the aligner proposes, for an example with no expected message, reasoning or calls
     that `template` does not read (a plausible reading may still miss them)."""
     from ..template import load_template
-    from .align import align
+    from .align import align_all
 
     anchor = load_template(template).start_anchor.pattern
-    for example in examples:
-        if example.expected is not None:
+    for example, alignment in zip(examples, align_all(examples, anchor)):
+        if example.expected is not None or alignment is None:
             continue
-        alignment = align(example, anchor)
         try:
             message, _ = parse_example(template, example)
         except (ResponseParseError, ValueError):
