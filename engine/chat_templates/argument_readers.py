@@ -120,14 +120,24 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
     return Pairs(tuple(pairs), at) if pairs else None
 
 
-def _common_suffix(texts: list[str]) -> str:
-    first = texts[0]
+def common_prefix(texts: list[str]) -> str:
+    """What every text starts with, less a bracket it ends in (the start of a marker the texts
+    go on to write differently: ``<|`` of ``<|a|>`` and ``<|b|>``)."""
+    first = min(texts, key=len) if texts else ""
     size = 0
-    while size < len(first) and all(
-        len(text) > size and text[-1 - size] == first[-1 - size] for text in texts
-    ):
+    while size < len(first) and all(text[size] == first[size] for text in texts):
         size += 1
-    return first[len(first) - size :]
+    return first[:size].rstrip("<[{(|")
+
+
+def common_suffix(texts: list[str]) -> str:
+    """What every text ends with, less a bracket it starts with (the end of a marker the texts
+    write differently: ``>`` of ``<a>`` and ``<|b|>``)."""
+    first = min(texts, key=len) if texts else ""
+    size = 0
+    while size < len(first) and all(text[-1 - size] == first[-1 - size] for text in texts):
+        size += 1
+    return first[len(first) - size :].lstrip(">]})|")
 
 
 def loose(text: str) -> str:
@@ -174,7 +184,7 @@ def pair_syntax(readings: list[Pairs]) -> tuple[PairSyntax, list[str]]:
     text each call writes before its first key (what opens its arguments: ``{``, ``(``)."""
     firsts = [reading.pairs[0].before for reading in readings]
     rests = [pair.before for reading in readings for pair in reading.pairs[1:]]
-    key_before = _common_suffix(firsts + rests) if rests else ""
+    key_before = common_suffix(firsts + rests) if rests else ""
     if rests and not key_before.strip():
         key_before = ""
     value_after, separator = "", ""

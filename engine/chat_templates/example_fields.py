@@ -25,7 +25,7 @@ import regex
 
 from ..pattern_shapes import pattern_literal
 from .align import Alignment, Span, align_all
-from .argument_readers import loose, pair_syntax
+from .argument_readers import common_prefix, common_suffix, loose, pair_syntax
 from .examples import Example, check_examples
 
 # A name as a call writes it: an identifier, maybe with dots or dashes between parts.
@@ -58,18 +58,6 @@ class LearntTemplate:
 
 class NotLearnt(ValueError):
     """The examples' alignments do not give a template; the message says why."""
-
-
-def common_prefix(texts: list[str]) -> str:
-    first = min(texts, key=len) if texts else ""
-    size = 0
-    while size < len(first) and all(text[size] == first[size] for text in texts):
-        size += 1
-    return first[:size]
-
-
-def common_suffix(texts: list[str]) -> str:
-    return common_prefix([text[::-1] for text in texts])[::-1]
 
 
 def first_marker(text: str, seam: regex.Pattern = _SEAM) -> str:
@@ -189,7 +177,7 @@ def _pieces(text: str) -> list[str]:
 
 
 # A word at the outside edge of a marker: before its opening bracket, after its closing one.
-_PROSE_EDGES = regex.compile(r"^([\w.,!?;'\"]+)(?=[<\[])|(?<=[>\]])([\w.,!?;'\"]+)$")
+_PROSE_EDGES = regex.compile(r"^(\w[\w'\-]*[.!?]+)(?=[<\[])|(?<=[>\]])(\w[\w'\-]*[.!?]+)$")
 
 
 def _without_start(text: str, before: Span | None, cuts: _Cuts) -> str:
