@@ -178,6 +178,10 @@ def _stretches(alignment: Alignment) -> list[tuple[int, int]]:
     return found
 
 
+# The marker a stretch of prose is followed by: one bracketed run, or text up to a blank or bracket.
+_FIRST_MARKER = regex.compile(r"<[^<>\s]*>|\[[^\[\]\s]*\]|[^\s<\[]+")
+
+
 def propose_text(alignments: list[Alignment]) -> None:
     """The reasoning and the answer of the examples with no expected message. Where some example
     writes two stretches of prose, a marker after the first that every such example writes
@@ -188,7 +192,7 @@ def propose_text(alignments: list[Alignment]) -> None:
     found = {id(alignment): _stretches(alignment) for alignment in guessed}
 
     def after(alignment: Alignment, stretch: tuple[int, int]) -> str:
-        following = regex.compile(r"\S+").match(alignment.text, stretch[1])
+        following = _FIRST_MARKER.match(alignment.text, stretch[1])
         return following.group() if following else ""
 
     closers = [

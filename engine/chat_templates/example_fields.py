@@ -47,13 +47,14 @@ class LearntTemplate:
         template: the response template (reads every example back).
         description: what was learnt, for people.
         findings: (key, value, how) of each delimiter and choice, for the notebook.
-        assumptions: what was assumed without expected messages, each with its text.
+        assumptions: (example, sentence) for what was assumed without an expected message, the
+            sentence quoting the example's text it rests on.
     """
 
     template: dict
     description: str
     findings: list[tuple[str, Any, str]] = field(default_factory=list)
-    assumptions: list[str] = field(default_factory=list)
+    assumptions: list[tuple[Example, str]] = field(default_factory=list)
 
 
 class NotLearnt(ValueError):
@@ -396,7 +397,9 @@ def learn_template(
         content = {"close": all_closes[0] if len(all_closes) == 1 else all_closes} if all_closes else {}
         ordered = {key: merged[key] for key in ("reasoning_content", "tool_calls") if key in merged}
         variants.append({**anchor_keys, "fields": {**ordered, "content": content}})
-    assumptions = [text for alignment in alignments for text in alignment.assumptions]
+    assumptions = [
+        (alignment.example, text) for alignment in alignments for text in alignment.assumptions
+    ]
     first_problem = ""
     for template in variants:
         try:

@@ -509,7 +509,13 @@ def _learn_by_alignment(parts, first: dict, examples: list[Example], regex_timeo
     parts.book.notes.append(
         f"a template learnt by aligning the example outputs ({learnt.description}) is tried first"
     )
-    parts.book.notes += [f"assumed: {text}" for text in learnt.assumptions]
+    for example, text in learnt.assumptions:
+        parts.book.find(
+            "assumed",
+            text,
+            "no expected message was given: a guess the example's own text suggests",
+            example.render(),
+        )
 
 
 def _misreads_calls(template: dict, examples: list[Example], regex_timeout: float | None) -> bool:

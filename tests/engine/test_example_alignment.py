@@ -198,19 +198,19 @@ def test_fact_6_a_channel_header_between_regions_is_consumed():
     template = learnt(
         [
             (
-                "<|zs|>think<|zm|>The user wants weather.<|ze|><|zs|>final<|zm|>It is sunny.<|eot|>",
+                "<|zs|>muse<|zm|>The user wants weather.<|ze|><|zs|>reply<|zm|>It is sunny.<|eot|>",
                 message("It is sunny.", "The user wants weather."),
             ),
             (
-                "<|zs|>think<|zm|>Short one.<|ze|><|zs|>final<|zm|>Cold today.<|eot|>",
+                "<|zs|>muse<|zm|>Short one.<|ze|><|zs|>reply<|zm|>Cold today.<|eot|>",
                 message("Cold today.", "Short one."),
             ),
         ],
         True,
     )
-    assert template["fields"]["reasoning_content"] == {"open": "<|zs|>think<|zm|>", "close": "<|ze|>"}
-    assert "<|zs|>final<|zm|>" in template["fields"]["content"]["close"]
-    fresh = "<|zs|>think<|zm|>Hm.<|ze|><|zs|>final<|zm|>Warm.<|eot|>"
+    assert template["fields"]["reasoning_content"] == {"open": "<|zs|>muse<|zm|>", "close": "<|ze|>"}
+    assert "<|zs|>reply<|zm|>" in template["fields"]["content"]["close"]
+    fresh = "<|zs|>muse<|zm|>Hm.<|ze|><|zs|>reply<|zm|>Warm.<|eot|>"
     assert read(template, fresh) == message("Warm.", "Hm.")
 
 
@@ -268,17 +268,42 @@ def test_fact_8_an_answer_in_its_own_tags_after_the_reasoning(with_expected):
     assert read(template, "<zr>Hm.</zr><zanswer>Snow.</zanswer>") == message("Snow.", "Hm.")
 
 
+def test_without_expected_messages_every_assumption_is_a_finding_quoting_its_text():
+    text = (CHAT_TEMPLATE_FIXTURES / "listed-tools.jinja").read_text(encoding="utf-8")
+    outputs = [
+        "<zr>Check the sky.</zr>\n<zanswer>Clear skies.</zanswer>",
+        "<zr>Look it up.</zr><zanswer>Rain at noon.</zanswer>",
+    ]
+    examples = [{"prefix": PREFIX, "output": output, "tools": TOOLS} for output in outputs]
+    result = infer_template(text, examples=examples)
+    assumed = [finding for finding in result.findings if finding.key == "assumed"]
+    assert [(finding.value, finding.renders[0].label) for finding in assumed] == [
+        (
+            "example 1: 'Check the sky.' is taken for reasoning: the leading text, before "
+            "'</zr>', which every example with more text after it writes there",
+            "example 1: the output",
+        ),
+        ("example 1: 'Clear skies.' is taken for the answer (words no other part explains)", "example 1: the output"),
+        (
+            "example 2: 'Look it up.' is taken for reasoning: the leading text, before "
+            "'</zr>', which every example with more text after it writes there",
+            "example 2: the output",
+        ),
+        ("example 2: 'Rain at noon.' is taken for the answer (words no other part explains)", "example 2: the output"),
+    ]
+
+
 def test_the_aligner_locates_each_part_of_the_expected_message():
     example = Example(
         0,
         "",
-        'Think first.</zr> Here. calls[{"name": "get_time", "arguments": {"tz": "UTC"}}]',
+        'Ponder first.</zr> Here. calls[{"name": "get_time", "arguments": {"tz": "UTC"}}]',
         TOOLS,
-        message("Here.", "Think first.", [call("get_time", {"tz": "UTC"})]),
+        message("Here.", "Ponder first.", [call("get_time", {"tz": "UTC"})]),
     )
     found = align(example)
     assert [(span.kind, found.text[span.start : span.end]) for span in found.spans] == [
-        ("reasoning", "Think first."),
+        ("reasoning", "Ponder first."),
         ("content", "Here."),
         ("calls", '[{"name": "get_time", "arguments": {"tz": "UTC"}}]'),
     ]
