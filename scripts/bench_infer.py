@@ -11,7 +11,9 @@ importing transformers, and is timed apart). For the chat templates that have re
 inferred template in one shot, in random chunks and one character at a time, and counts the
 outputs all three give the expected message for: once inferred without examples, once with
 the first 2 outputs of that chat template given as examples (`infer_template(examples=...)`,
-prompt, output and tools only). Outputs marked `doubt` are counted apart. Then the totals
+prompt, output and tools only); then with the first 2 outputs that make tool calls as
+examples, once with their expected messages and once without, each scored on the other
+outputs (with the slowest such inference). Outputs marked `doubt` are counted apart. Then the totals
 against the targets, and with `--failures` every output that still fails, with why.
 
 The chat templates are read from ../shared (or `--shared DIR`): `chat_templates/`,
@@ -64,6 +66,7 @@ class Row:
     complete: bool = False
     seconds: float = 0.0
     error: str = ""
+    example_seconds: float = 0.0
     # per run ("without", "with"): (headline passed, headline, doubt passed, doubt)
     scores: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
     failures: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
@@ -131,6 +134,22 @@ def run_one(
     except ValueError:
         with_examples = None
     _score(row, "with", with_examples, cases, options.seed)
+    # Two outputs that make tool calls as examples, as an author pastes them: with their expected
+    # messages, and without (outputs and tools); scored on the other outputs.
+    calling = [case for case in cases if case["expected"].get("tool_calls")][:EXAMPLES]
+    rest = [case for case in cases if case not in calling]
+    for run, keep in (("calls", True), ("calls-outputs", False)):
+        examples = [
+            {**example, **({"expected": case["expected"]} if keep else {})}
+            for example, case in zip(as_examples(calling), calling)
+        ]
+        started = time.perf_counter()
+        try:
+            taught = infer_template(text, bos_token=bos, eos_token=eos, examples=examples).template
+        except ValueError:
+            taught = None
+        row.example_seconds = max(row.example_seconds, time.perf_counter() - started)
+        _score(row, run, taught, rest, options.seed)
     return row
 
 
@@ -161,7 +180,12 @@ def print_totals(rows: list[Row]) -> None:
             f"{group}: {sum(r.produced for r in mine)}/{len(mine)} produced, "
             f"{sum(r.passed for r in mine)}/{len(mine)} pass their matrix"
         )
-        for run, label in (("without", "without examples"), ("with", f"with {EXAMPLES} examples")):
+        for run, label in (
+            ("without", "without examples"),
+            ("with", f"with {EXAMPLES} examples"),
+            ("calls", f"with {EXAMPLES} tool-call examples and their messages (on the others)"),
+            ("calls-outputs", f"with {EXAMPLES} tool-call examples, outputs and tools only (on the others)"),
+        ):
             scored = [r.scores[run] for r in mine if run in r.scores]
             if scored:
                 line += (
@@ -188,6 +212,8 @@ def print_totals(rows: list[Row]) -> None:
             print(
                 f"[{'PASS' if got >= target else 'FAIL'}] chat_templates_more {label}: {got} (target >= {target})"
             )
+    taught = max(rows, key=lambda r: r.example_seconds)
+    print(f"slowest inference with {EXAMPLES} tool-call examples: {taught.name} {taught.example_seconds:.2f} s")
     slowest = max(rows, key=lambda r: r.seconds)
     print(
         f"[{'PASS' if slowest.seconds <= TARGET_SECONDS else 'FAIL'}] slowest inference: "

@@ -11,7 +11,8 @@ first, and the conformance matrix (and the author's example outputs, when given)
 * where the prompt pre-writes the reasoning's opener and example outputs are given, the
   reasoning also opens at the start of a turn whose prompt did not, when its closer follows
   (a prompt from another stack);
-* the template as learnt, then without tool calls, then without reasoning.
+* the template as learnt, then without tool calls, then without reasoning; before them all, a
+  template learnt by aligning the example outputs, where the others misread an example.
 """
 
 from __future__ import annotations
@@ -50,7 +51,13 @@ def candidates(parts: Parts) -> list[tuple[str, dict]]:
         found.append(("without tool calls", template(plain, None)))
     if variants:
         found.append(("without reasoning", template(None, calls)))
+    if parts.example_template is not None:
+        found.insert(0, (LEARNT_FROM_EXAMPLES, parts.example_template))
     return found
+
+
+# What sets apart the candidate learnt by aligning the example outputs with their messages.
+LEARNT_FROM_EXAMPLES = "learnt by aligning the example outputs"
 
 
 def anchor_keys(parts: Parts) -> dict[str, Any]:

@@ -254,10 +254,13 @@ def implausible(message: dict, example: Example) -> list[str]:
 
 
 def _called(name: str) -> regex.Pattern:
-    """Where a tool's name is written the way a call writes it: quoted, after a marker or an
-    ``=``, or before its arguments (not as a word of prose)."""
+    """Where a tool's name is written the way a call writes it: right after punctuation (a
+    quote, a marker, an ``=``, a namespace's dot) or right before punctuation that is not a
+    sentence's (its arguments, an index), not as a word of prose."""
     written = regex.escape(name)
-    return regex.compile(rf"(?:[\"'=>]\s*{written}(?![\w\-])|(?<![\w.\-]){written}\s*[(\"'\n])")
+    return regex.compile(
+        rf"(?:[^\w\s,;!?]\s*{written}(?![\w\-])|(?<![\w.\-]){written}\s*[^\w\s.,;!?])"
+    )
 
 
 def _names(name: str) -> regex.Pattern:
@@ -461,6 +464,58 @@ def learn_from_examples(parts, examples: list[Example], regex_timeout: float | N
             example.render(),
         )
         first = trial
+    if check_examples(first, examples, regex_timeout) or _proposal_unread(first, examples):
+        _learn_by_alignment(parts, first, examples, regex_timeout)
+
+
+def _proposal_unread(template: dict, examples: list[Example]) -> bool:
+    """Whether the aligner proposes, for an example with no expected message, reasoning or calls
+    that `template` does not read (a plausible reading may still miss them)."""
+    from ..template import load_template
+    from .align import align_all
+
+    anchor = load_template(template).start_anchor.pattern
+    for example, alignment in zip(examples, align_all(examples, anchor)):
+        if example.expected is not None or alignment is None:
+            continue
+        try:
+            message, _ = parse_example(template, example)
+        except (ResponseParseError, ValueError):
+            return True
+        if (alignment.of("reasoning") and not _text(message.get("reasoning_content"))) or (
+            alignment.of("calls") and not message.get("tool_calls")
+        ):
+            return True
+    return False
+
+
+def _learn_by_alignment(parts, first: dict, examples: list[Example], regex_timeout) -> None:
+    """Where the template the renders give still misreads an example, a template whose fields
+    are learnt by aligning each example's message with its text (it keeps `first`'s start
+    anchor, content closes and the fields no example shows); kept as the first candidate when
+    it reads every example back, else the reason is noted."""
+    from .example_fields import NotLearnt, learn_template
+
+    try:
+        learnt = learn_template(examples, first, regex_timeout)
+    except NotLearnt as error:
+        parts.book.notes.append(f"aligning the example outputs gave no template that reads them all: {error}")
+        return
+    parts.example_template = learnt.template
+    evidence = [example.render() for example in examples[:2]]
+    for key, value, how in learnt.findings:
+        parts.book.find(key, value, f"{how} (aligned with the example outputs)", *evidence)
+    parts.book.found_elsewhere("tool_calls")
+    parts.book.notes.append(
+        f"a template learnt by aligning the example outputs ({learnt.description}) is tried first"
+    )
+    for example, text in learnt.assumptions:
+        parts.book.find(
+            "assumed",
+            text,
+            "no expected message was given: a guess the example's own text suggests",
+            example.render(),
+        )
 
 
 def _misreads_calls(template: dict, examples: list[Example], regex_timeout: float | None) -> bool:

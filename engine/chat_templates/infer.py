@@ -39,6 +39,7 @@ from .parts import InferenceError, MissingPart, Parts
 from .probes import Finding, InferenceTimeout, Render
 from .render import render_function
 from .tokens import load_tokenizer
+from .unexplained import Unexplained, unexplained
 
 # Seconds inference may take by default (renders and conformance checks).
 DEFAULT_TIME_BUDGET = 60.0
@@ -105,6 +106,9 @@ class InferredTemplate:
         refusals: every conversation the chat template refused, with its error.
         prewritten: per thinking mode, what the first turn's prompt writes after the start anchor
             (the prefix tail the parser starts from: an opener, an empty block, or "").
+        unexplained: {example index: the stretches of its output the template does not explain
+            (`engine.chat_templates.unexplained.Unexplained`: offsets into the output, and why)};
+            empty when every example is read right, or none was given.
     """
 
     template: dict
@@ -119,6 +123,7 @@ class InferredTemplate:
     refusals: list[str] = field(default_factory=list)
     prewritten: dict[str, str] = field(default_factory=dict)
     missing: list[MissingPart] = field(default_factory=list)
+    unexplained: dict[int, list[Unexplained]] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -202,6 +207,10 @@ class InferredTemplate:
             "thinking_switch": self.thinking_switch,
             "generation_prompt": self.generation_prompt,
             "refusals": self.refusals,
+            "unexplained": {
+                str(index): [span.to_dict() for span in spans]
+                for index, spans in self.unexplained.items()
+            },
         }
 
 
@@ -289,6 +298,7 @@ def infer_template(
         [refusal for probe in parts.probes for refusal in probe.refusals],
         dict(parts.prewritten),
         list(book.missing),
+        unexplained(chosen.template, read, regex_timeout) if chosen.example_problems else {},
     )
 
 

@@ -127,6 +127,7 @@ class Parts:
         closes: the implicit content field's closes, in the order found.
         calls: the tool-call syntax, or None.
         answer_end: (probe, answer turn, whether an end of turn is written) once known.
+        example_template: a template learnt by aligning the example outputs, tried first, or None.
     """
 
     probes: list[Probe]
@@ -145,6 +146,7 @@ class Parts:
     closes: list[str] = field(default_factory=list)
     calls: CallSyntax | None = None
     answer_end: tuple = (None, None, False)
+    example_template: dict | None = None
 
     def add_close(self, text: str) -> bool:
         """Add a content close; False when it was known already (or empty)."""

@@ -1,0 +1,203 @@
+"""Template inference from example outputs: arguments written as key and value pairs.
+
+Some models write a call's arguments in a syntax of their own: ``{key:value,key:value}`` with
+unquoted strings, ``key=value`` lines, ``(a=1, b="x")``, tags around each value. Each is a run
+of pairs: text before each key, the key, text between key and value, the value, text after it.
+`read_pairs` finds the pairs of an expected arguments object (or of a tool's parameters) in an
+output, and `pair_pattern` writes the `xml-inline` tag pattern that reads such pairs back: the
+values are text the tool's schema casts, or JSON where the example wrote them as JSON strings.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from ..pattern_shapes import pattern_literal
+
+# How far (characters) a value may stand from its key, and a key from the value before it.
+_NEAR = 40
+
+
+def written_forms(value: Any) -> list[str]:
+    """The ways an argument value may be written in an output, most specific first: JSON (with
+    and without blanks, with and without escaped non-ASCII), Python's repr, and bare."""
+    forms = [
+        json.dumps(value, ensure_ascii=False),
+        json.dumps(value),
+        json.dumps(value, ensure_ascii=False, separators=(",", ":")),
+        repr(value),
+    ]
+    if isinstance(value, str):
+        forms.append(value)
+    elif isinstance(value, bool):
+        forms += ["true" if value else "false", "True" if value else "False"]
+    return list(dict.fromkeys(form for form in forms if form))
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One argument as written: the text before its key (from the previous value's end, or the
+    pairs' start), the key, the text between key and value, the value as written, and whether
+    it was written as a quoted string."""
+
+    before: str
+    key: str
+    between: str
+    value: str
+    quoted: bool
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """The arguments of one call read as pairs: `pairs` in order and `end`, the offset after the
+    last value."""
+
+    pairs: tuple[Pair, ...]
+    end: int
+
+
+def read_pairs(
+    text: str, start: int, arguments: dict | None, parameters: dict | None = None
+) -> Pairs | None:
+    """The pairs of `arguments` (keys in order, each value in one of its `written_forms`) in
+    `text` from `start`, each key within a few characters of the text before it; or, with
+    `arguments` None, the `parameters`' names as keys and the value up to the next blank,
+    comma or closing bracket. None when a key or a value is not there."""
+    if arguments is None:
+        return _read_parameters(text, start, parameters or {})
+    at, pairs = start, []
+    for key, value in arguments.items():
+        found = regex.compile(rf"(?<![\w\-]){regex.escape(key)}(?![\w\-])").search(
+            text, at, min(len(text), at + _NEAR)
+        )
+        if found is None:
+            return None
+        best = None
+        for form in written_forms(value):
+            where = text.find(form, found.end(), found.end() + _NEAR + len(form))
+            if where >= 0 and (best is None or where < best[0]):
+                best = (where, form)
+        if best is None:
+            return None
+        where, form = best
+        between = text[found.end() : where]
+        if regex.search(r"\w", between):
+            return None
+        quoted = form[:1] in "\"'" and isinstance(value, str)
+        pairs.append(Pair(text[at : found.start()], key, between, form, quoted))
+        at = where + len(form)
+    return Pairs(tuple(pairs), at) if pairs else None
+
+
+def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
+    at, pairs = start, []
+    names = "|".join(regex.escape(name) for name in sorted(parameters, key=len, reverse=True))
+    if not names:
+        return None
+    key_pattern = regex.compile(rf"(?<![\w\-])({names})(?![\w\-])([^\w\s\"']{{1,3}}\s*)")
+    value_pattern = regex.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\s,;}\])<](?:[^,;}\])<\n]*[^\s,;}\])<])?")
+    while True:
+        found = key_pattern.search(text, at, min(len(text), at + _NEAR))
+        if found is None or found.group(1) in {pair.key for pair in pairs}:
+            break
+        value = value_pattern.match(text, found.end())
+        if value is None:
+            break
+        pairs.append(
+            Pair(
+                text[at : found.start()],
+                found.group(1),
+                found.group(2),
+                value.group(),
+                value.group()[:1] in "\"'",
+            )
+        )
+        at = value.end()
+    return Pairs(tuple(pairs), at) if pairs else None
+
+
+def common_prefix(texts: list[str]) -> str:
+    """What every text starts with, less a bracket it ends in (the start of a marker the texts
+    go on to write differently: ``<|`` of ``<|a|>`` and ``<|b|>``)."""
+    first = min(texts, key=len) if texts else ""
+    size = 0
+    while size < len(first) and all(text[size] == first[size] for text in texts):
+        size += 1
+    return first[:size].rstrip("<[{(|")
+
+
+def common_suffix(texts: list[str]) -> str:
+    """What every text ends with, less a bracket it starts with (the end of a marker the texts
+    write differently: ``>`` of ``<a>`` and ``<|b|>``)."""
+    first = min(texts, key=len) if texts else ""
+    size = 0
+    while size < len(first) and all(text[-1 - size] == first[-1 - size] for text in texts):
+        size += 1
+    return first[len(first) - size :].lstrip(">]})|")
+
+
+def loose(text: str) -> str:
+    """`text` as a pattern whose blanks may be any blanks (or none)."""
+    return "".join(
+        r"\s*" if piece.isspace() else pattern_literal(piece)
+        for piece in regex.split(r"(\s+)", text)
+        if piece
+    )
+
+
+@dataclass(frozen=True)
+class PairSyntax:
+    """How one format writes its pairs: text before each key, between key and value, after each
+    value, between pairs; and whether string values are quoted (JSON strings)."""
+
+    key_before: str
+    between: str
+    value_after: str
+    separator: str
+    quoted: bool
+
+    def content(self) -> dict:
+        """The `xml-inline` content keys that read the pairs back (`content`, `content_args`)."""
+        key = r"(?P<key>[A-Za-z_][\w.\-]*)"
+        if self.value_after.strip():
+            end = f"(?=\\s*{loose(self.value_after.strip())})"
+        elif self.separator.strip():
+            end = f"(?=\\s*(?:{loose(self.separator.strip())}|$))"
+        else:
+            end = r"(?=\s*\n|\s*$)"
+        value = r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\[[^\]]*\]|\{[^{}]*\}|.*?" if self.quoted else r".*?"
+        if self.value_after.strip():
+            end = r"\s*" + loose(self.value_after.strip())
+        pattern = loose(self.key_before) + key + loose(self.between) + f"(?P<value>{value}){end}"
+        args: dict = {"tag_pattern": pattern}
+        if self.quoted:
+            args["value_parser"] = {"name": "json", "args": {"allow_non_json": True}}
+        return {"content": "xml-inline", "content_args": args}
+
+
+def pair_syntax(readings: list[Pairs]) -> tuple[PairSyntax, list[str]]:
+    """The pair syntax common to `readings` (every call's pairs, over every example), and the
+    text each call writes before its first key (what opens its arguments: ``{``, ``(``)."""
+    firsts = [reading.pairs[0].before for reading in readings]
+    rests = [pair.before for reading in readings for pair in reading.pairs[1:]]
+    key_before = common_suffix(firsts + rests) if rests else ""
+    if rests and not key_before.strip():
+        key_before = ""
+    value_after, separator = "", ""
+    if rests:
+        middle = rests[0][: len(rests[0]) - len(key_before)]
+        stripped = middle.strip()
+        if len(stripped) >= 2 and regex.search(r"[</\w]", stripped):
+            value_after, separator = stripped, middle[len(middle.rstrip()) :] or "\n"
+        else:
+            separator = middle
+    between = readings[0].pairs[0].between
+    quoted = any(pair.quoted for reading in readings for pair in reading.pairs) or any(
+        pair.value[:1] in "[{" for reading in readings for pair in reading.pairs
+    )
+    opens = [first[: len(first) - len(key_before)] for first in firsts]
+    return PairSyntax(key_before, between, value_after, separator, quoted), opens

@@ -1,0 +1,425 @@
+"""Template inference from example outputs: the aligned parts turned into template fields.
+
+`engine.chat_templates.align` locates the reasoning, the content and the calls in each example;
+the text between them is the syntax. Here it is generalised across every example:
+
+* the reasoning's open is what every reasoning is preceded by (nothing: the turn starts inside
+  it), its close what every reasoning is followed by (the longest common literal; with one
+  example, its first marker);
+* a call's open is the text every call (or list of calls) is preceded by, its close what every
+  call is followed by; nothing after the calls means the end of the output closes them; a part
+  of the text around a call's name that varies (an index, a recipient) becomes a pattern group;
+* the content parser is the one that read the calls back (`engine.chat_templates.call_readers`);
+* whatever text is left between the parts (a header between regions, an answer's own tags) is
+  a marker the implicit content field drops (a content close).
+
+`learn_template` builds the fields and keeps the first template that reads every example back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import regex
+
+from ..pattern_shapes import pattern_literal
+from .align import Alignment, Span, align_all
+from .argument_readers import common_prefix, common_suffix, loose, pair_syntax
+from .examples import Example, check_examples
+
+# A name as a call writes it: an identifier, maybe with dots or dashes between parts.
+NAME = r"[A-Za-z_][\w\-]*(?:\.[\w\-]+)*"
+# Where one marker ends and the next starts: a blank, or two markers written with nothing between.
+_SEAM = regex.compile(r"\s+|(?<=[>\]|])(?=[<\[])")
+# The same, and where a marker meets a word (``</a>calls``, ``name<b>``): a call's open is cut
+# finer, since a word glued to a call's payload is its own marker.
+_WORD_SEAM = regex.compile(r"\s+|(?<=[>\]|])(?=[<\[])|(?<=[>\]])(?=\w)|(?<=\w)(?=[<\[])")
+# A piece of text that may be a marker: it holds a character no sentence holds.
+_MARKER_LIKE = regex.compile(r"[^\w\s.,!?;'\"]")
+
+
+@dataclass
+class LearntTemplate:
+    """A template learnt from the examples' alignments.
+
+    Attributes:
+        template: the response template (reads every example back).
+        description: what was learnt, for people.
+        findings: (key, value, how) of each delimiter and choice, for the notebook.
+        assumptions: (example, sentence) for what was assumed without an expected message, the
+            sentence quoting the example's text it rests on.
+    """
+
+    template: dict
+    description: str
+    findings: list[tuple[str, Any, str]] = field(default_factory=list)
+    assumptions: list[tuple[Example, str]] = field(default_factory=list)
+
+
+class NotLearnt(ValueError):
+    """The examples' alignments do not give a template; the message says why."""
+
+
+def first_marker(text: str, seam: regex.Pattern = _SEAM) -> str:
+    """The first marker of `text` (stripped): up to a blank or the seam of two markers."""
+    stripped = text.strip()
+    cut = seam.search(stripped)
+    return stripped[: cut.start()] if cut else stripped
+
+
+def last_marker(text: str, seam: regex.Pattern = _SEAM) -> str:
+    stripped = text.strip()
+    cuts = list(seam.finditer(stripped))
+    return stripped[cuts[-1].end() :] if cuts else stripped
+
+
+def leading(texts: list[str]) -> str:
+    """The first marker of what every text starts with (stripped)."""
+    texts = [text.lstrip() for text in texts]
+    return first_marker(texts[0] if len(set(texts)) == 1 else common_prefix(texts))
+
+
+def trailing(texts: list[str], seam: regex.Pattern = _SEAM) -> str:
+    """The last marker of what every text ends with (stripped)."""
+    texts = [text.rstrip() for text in texts]
+    return last_marker(texts[0] if len(set(texts)) == 1 else common_suffix(texts), seam)
+
+
+def generalise(texts: list[str]) -> str:
+    """One pattern for texts that should be the same: the literal (blanks loose) when they
+    are; else their common start and end around a group that takes the part that varies
+    (digits when it is always digits)."""
+    if len(set(texts)) == 1:
+        return loose(texts[0])
+    head = common_prefix(texts)
+    tail = common_suffix([text[len(head) :] for text in texts])
+    middles = [text[len(head) : len(text) - len(tail)] for text in texts]
+    if all(regex.fullmatch(r"\d+", middle) for middle in middles):
+        middle = r"\d+"
+    elif all(regex.fullmatch(r"\S*", middle) for middle in middles):
+        middle = r"\S*?"
+    else:
+        middle = r".*?"
+    return loose(head) + middle + loose(tail)
+
+
+@dataclass
+class _Cuts:
+    """The text between parts, cut into what belongs to which delimiter."""
+
+    reasoning_open: str = ""
+    reasoning_close: str = ""
+    call_open: str = ""
+    call_close: str = ""
+    call_separator: str = ""
+    blank_after_open: bool = False
+
+
+def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
+    """The reasoning's and calls' delimiters from the gaps around them, and the pieces of text
+    left over (markers the content drops)."""
+    cuts = _Cuts()
+    gaps = [gap for alignment in alignments for gap in alignment.gaps()]
+    before_reasoning = [text for _, text, after in gaps if after and after.kind == "reasoning"]
+    after_reasoning = [text for before, text, _ in gaps if before and before.kind == "reasoning"]
+    if before_reasoning:
+        cuts.reasoning_open = trailing(before_reasoning)
+    if after_reasoning:
+        cuts.reasoning_close = leading(after_reasoning)
+    # A call's open: what the text before every call (a first call after other parts, or one
+    # after the call before it) ends with; its close: what the text after every call starts with.
+    before_calls = [
+        _without_start(text, before, cuts) for before, text, after in gaps if after and after.kind == "calls"
+    ]
+    after_calls = [text for before, text, _ in gaps if before and before.kind == "calls"]
+    between = [text for before, text, after in gaps if before and after and before.kind == after.kind == "calls"]
+    if before_calls:
+        named = any(span.reading.shape.startswith("name-") for alignment in alignments for span in alignment.of("calls"))
+        cuts.call_open = trailing(before_calls, _SEAM if named else _WORD_SEAM)
+        cuts.blank_after_open = any(text[-1:].isspace() for text in before_calls)
+    if after_calls:
+        ends = [text for before, text, after in gaps if before and before.kind == "calls" and after is None]
+        if between or len(set(after_calls)) > 1:
+            cuts.call_close = common_prefix([text.lstrip() for text in after_calls]).strip()
+        elif ends and not ends[0].strip():
+            cuts.call_close = ""
+        else:
+            cuts.call_close = first_marker(after_calls[0])
+        if between and cuts.call_open:
+            stripped = [text.strip() for text in between]
+            if not all(text.startswith(cuts.call_close) for text in stripped):
+                cuts.call_close = ""
+    if between:
+        middles = {
+            _cut_end(_without_start(text, Span("calls", 0, 0), cuts), cuts.call_open).strip()
+            for text in between
+        }
+        if len(middles) == 1 and not _MARKER_LIKE.search(middles.copy().pop() or "x"):
+            cuts.call_separator = middles.pop()
+    left = []
+    for before, text, after in gaps:
+        rest = _without_start(text, before, cuts)
+        if after is not None and after.kind == "reasoning":
+            rest = _cut_end(rest, cuts.reasoning_open)
+        if after is not None and after.kind == "calls":
+            rest = _cut_end(rest, cuts.call_open)
+        left += [piece for piece in _pieces(rest) if _MARKER_LIKE.search(piece)]
+    return cuts, list(dict.fromkeys(left))
+
+
+def _pieces(text: str) -> list[str]:
+    """The pieces of left-over text: split at blanks and marker seams, and a word glued to the
+    outside of a marker (``Warm.<|x|>``) apart from it."""
+    found = []
+    for piece in _SEAM.split(text.strip()):
+        found += [part for part in _PROSE_EDGES.split(piece) if part]
+    return found
+
+
+# A word at the outside edge of a marker: before its opening bracket, after its closing one.
+_PROSE_EDGES = regex.compile(r"^(\w[\w'\-]*[.!?]+)(?=[<\[])|(?<=[>\]])(\w[\w'\-]*[.!?]+)$")
+
+
+def _without_start(text: str, before: Span | None, cuts: _Cuts) -> str:
+    if before is None:
+        return text
+    start = cuts.reasoning_close if before.kind == "reasoning" else cuts.call_close if before.kind == "calls" else ""
+    stripped = text.lstrip()
+    return stripped[len(start) :] if start and stripped.startswith(start) else text
+
+
+def _cut_end(text: str, end: str) -> str:
+    stripped = text.rstrip()
+    return stripped[: -len(end)] if end and stripped.endswith(end) else text
+
+
+def _function(name: str, arguments: str) -> dict:
+    return {"type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _calls_field(alignments: list[Alignment], cuts: _Cuts) -> tuple[dict, str]:
+    """The `tool_calls` field and its shape for people.
+
+    Raises:
+        NotLearnt: the examples' calls are read by different shapes, or their syntax cannot be
+            put in a field.
+    """
+    spans = [(alignment, span) for alignment in alignments for span in alignment.of("calls")]
+    readings = [span.reading for _, span in spans]
+    shapes = {reading.shape for reading in readings if reading.calls[0][1] or reading.shape != "name-json"}
+    shapes = shapes or {readings[0].shape}
+    if len(shapes) > 1 and shapes == {"name-json", "name-pairs"}:
+        shapes = {"name-pairs"}
+    if len(shapes) != 1:
+        raise NotLearnt(f"the examples write their calls in different shapes: {sorted(shapes)}")
+    shape = shapes.pop()
+    open_text, close_text = cuts.call_open, cuts.call_close
+    separator = rf"(?:\s*{loose(cuts.call_separator)})?" if cuts.call_separator else ""
+    close = {"close": close_text} if close_text else {}
+    if close_text and separator:
+        close = {"close_pattern": loose(close_text) + separator}
+    if shape in ("json-list", "python-list"):
+        first = readings[0]
+        if open_text:
+            spec: dict = {"open": open_text}
+        elif shape == "json-list":
+            key = first.name_key.split(".")[0]
+            spec = {"open_pattern": rf"(?=\[\s*\{{\s*\"{pattern_literal(key)}\"\s*:)"}
+        else:
+            spec = {"open_pattern": rf"(?=\[\s*{NAME}\()"}
+        if shape == "json-list":
+            spec.update(content="json", transform_each=True)
+            spec["transform"] = _function("{" + first.name_key + "}", "{" + first.arguments_key + "}")
+            if first.encoded:
+                spec["content_args"] = {"decode_json_strings": [first.arguments_key]}
+            how = "a JSON list of call objects"
+        else:
+            spec.update(content="python-call-list", transform_each=True)
+            spec["transform"] = _function("{name}", "{arguments}")
+            how = "a Python-style list of calls"
+        return {**spec, **close}, how
+    if shape == "json-object":
+        first = readings[0]
+        key = first.name_key.split(".")[0]
+        start = rf"\{{\s*\"{pattern_literal(key)}\"\s*:"
+        if open_text:
+            spec = {"open": open_text}
+            ahead = loose(open_text)
+        else:
+            spec = {"open_pattern": f"(?={start})"}
+            ahead = start
+        if not close_text:
+            close = {"close_pattern": rf"(?<=\}}){separator}(?=\s*(?:{ahead}|$))"}
+        spec.update(repeats=True, content="json")
+        spec["transform"] = _function("{content." + first.name_key + "}", "{content." + first.arguments_key + "}")
+        if first.encoded and "." not in first.arguments_key:
+            spec["content_args"] = {"decode_json_strings": [first.arguments_key]}
+        return {**spec, **close}, "a JSON object per call, the name inside"
+    # The name outside the payload: the text between the name and the arguments.
+    middles, pair_readings = [], []
+    for alignment, span in spans:
+        reading = span.reading
+        name_end = reading.start + len(reading.calls[0][0])
+        if reading.pairs is not None:
+            pair_readings.append(reading.pairs)
+        elif shape == "name-json":
+            middles.append(alignment.text[name_end : reading.body_start])
+    if shape == "name-pairs":
+        if not pair_readings:
+            raise NotLearnt("no call of the examples has arguments to learn their syntax from")
+        syntax, opens = pair_syntax(pair_readings)
+        middles = opens
+        body = syntax.content()
+        how = "the name, then its arguments as key and value pairs"
+    else:
+        body = {"content": "json"}
+        how = "the name, then its arguments as a JSON object"
+    middle = generalise(middles)
+    name_group = f"(?P<name>{NAME})"
+    blank = r"\s*" if cuts.blank_after_open else ""
+    lead = loose(open_text) + blank if open_text else r"(?<![\w.\-])"
+    opening = lead + name_group + middle
+    if not close_text:
+        ahead = (loose(open_text) if open_text else NAME + middle)
+        behind = r"(?<=[}\]])" if shape == "name-json" else ""
+        close = {"close_pattern": rf"{behind}{separator}(?=\s*(?:{ahead}|$))"}
+    spec = {"open_pattern": opening, **close, "repeats": True, **body}
+    spec["transform"] = _function("{name}", "{content}")
+    return spec, how
+
+
+def _settle_empty_calls(alignments: list[Alignment]) -> None:
+    """Calls whose arguments are pairs: each span takes the text after its last value that
+    every value is followed by (``</arg>``), and a call with no arguments takes the text the
+    others open their arguments with (``(``, ``{``), so that what follows is the close, as for
+    the others."""
+    pairs = [
+        span.reading.pairs
+        for alignment in alignments
+        for span in alignment.of("calls")
+        if span.reading.shape == "name-pairs" and span.reading.pairs is not None
+    ]
+    if not pairs:
+        return
+    syntax, opens = pair_syntax(pairs)
+    after = syntax.value_after.strip()
+    for alignment in alignments:
+        for index, span in enumerate(alignment.spans):
+            reading = span.reading
+            if after and reading is not None and reading.pairs is not None:
+                found = regex.compile(r"\s*" + loose(after)).match(alignment.text, reading.end)
+                if found:
+                    alignment.spans[index] = Span(
+                        "calls", span.start, found.end(), replace(reading, end=found.end())
+                    )
+    if len(set(opens)) != 1:
+        return
+    opening = opens[0]
+    for alignment in alignments:
+        for index, span in enumerate(alignment.spans):
+            reading = span.reading
+            if reading is None or reading.shape not in ("name-json", "name-pairs") or reading.calls[0][1]:
+                continue
+            name_end = reading.start + len(reading.calls[0][0])
+            if alignment.text.startswith(opening, name_end):
+                end = name_end + len(opening)
+                settled = replace(reading, shape="name-pairs", end=end, body_start=end, pairs=None)
+                alignment.spans[index] = Span("calls", span.start, end, settled)
+
+
+def _reasoning_field(cuts: _Cuts) -> dict:
+    if not cuts.reasoning_close:
+        raise NotLearnt("nothing follows the examples' reasoning that could close it")
+    if cuts.reasoning_open:
+        return {"open": cuts.reasoning_open, "close": cuts.reasoning_close}
+    return {"open_pattern": f"^(?=.*?{pattern_literal(cuts.reasoning_close)})", "close": cuts.reasoning_close}
+
+
+def learn_template(
+    examples: list[Example],
+    base: dict,
+    regex_timeout: float | None = 1.0,
+) -> LearntTemplate:
+    """A template whose fields are learnt from the examples' alignments, read back to check.
+
+    Args:
+        examples: the examples (with or without expected messages).
+        base: a response template whose start anchor (and content closes, and fields for parts
+            no example shows) the learnt template keeps.
+        regex_timeout: seconds per regex call while checking.
+
+    Returns:
+        The learnt template; the first of the variants tried that reads every example back.
+
+    Raises:
+        NotLearnt: no example aligns, or no variant reads every example (the message gives the
+            first problem).
+    """
+    from ..template import load_template
+
+    anchor = load_template(base).start_anchor.pattern
+    alignments = [found for found in align_all(examples, anchor) if found]
+    if not alignments:
+        raise NotLearnt("no example's message could be found in its output")
+    _settle_empty_calls(alignments)
+    cuts, left = _peel(alignments)
+    fields: dict[str, Any] = {}
+    findings: list[tuple[str, Any, str]] = []
+    shows = {span.kind for alignment in alignments for span in alignment.spans}
+    if "reasoning" in shows:
+        fields["reasoning_content"] = _reasoning_field(cuts)
+        findings.append(("fields.reasoning_content", fields["reasoning_content"],
+                         "what every example writes before and after its reasoning"))
+    how = ""
+    if "calls" in shows:
+        fields["tool_calls"], how = _calls_field(alignments, cuts)
+        findings.append(("fields.tool_calls", fields["tool_calls"],
+                         f"the examples write their calls as {how}; this content parser reads them back"))
+    base_fields = base.get("fields", {})
+    base_content = base_fields.get("content", {})
+    closes = base_content.get("close", [])
+    closes = [closes] if isinstance(closes, str) else list(closes)
+    used = {cuts.reasoning_open, cuts.reasoning_close, cuts.call_open, cuts.call_close}
+    markers = [piece for piece in left if piece not in used and not _inside_message(piece, alignments)]
+    for marker in markers:
+        findings.append(("fields.content.close", marker,
+                         "written between the parts of an example where no field explains it: a marker, dropped"))
+    anchor_keys = {key: value for key, value in base.items() if key not in ("fields",)}
+    variants = []
+    for with_base in (True, False):
+        merged = dict(fields)
+        if with_base:
+            for key in ("reasoning_content", "tool_calls"):
+                if key not in merged and key in base_fields:
+                    merged[key] = base_fields[key]
+        all_closes = list(dict.fromkeys([*closes, *markers]))
+        content = {"close": all_closes[0] if len(all_closes) == 1 else all_closes} if all_closes else {}
+        ordered = {key: merged[key] for key in ("reasoning_content", "tool_calls") if key in merged}
+        variants.append({**anchor_keys, "fields": {**ordered, "content": content}})
+    assumptions = [
+        (alignment.example, text) for alignment in alignments for text in alignment.assumptions
+    ]
+    first_problem = ""
+    for template in variants:
+        try:
+            load_template(template)
+        except ValueError as error:
+            first_problem = first_problem or f"the learnt template is not valid: {error}"
+            continue
+        problems = check_examples(template, examples, regex_timeout)
+        if not problems:
+            return LearntTemplate(template, how or "the examples' markers", findings, assumptions)
+        first_problem = first_problem or problems[0]
+    raise NotLearnt(first_problem)
+
+
+def _inside_message(piece: str, alignments: list[Alignment]) -> bool:
+    """Whether `piece` is text of an expected message (then it is not a marker)."""
+    for alignment in alignments:
+        expected = alignment.example.expected or {}
+        for key in ("content", "reasoning_content"):
+            value = expected.get(key)
+            if isinstance(value, str) and piece in value:
+                return True
+    return False

@@ -1,0 +1,324 @@
+"""Template inference learns an output format from two example outputs by aligning each
+expected message with its text: one test per format fact real models write, each with invented
+markers, learnt through `infer_template` from a chat template that renders no call and no
+reasoning (tests/support/chat_templates/listed-tools.jinja), with expected messages and with
+outputs and tools only; the learnt template then reads a fresh output of the same format.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import infer_template, parse_response
+from engine.chat_templates.align import align
+from engine.chat_templates.examples import Example
+from tests.support.paths import CHAT_TEMPLATE_FIXTURES
+
+PREFIX = "<|user|>Weather?<|eot|>\n<|assistant|>"
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "get_time",
+            "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}},
+        },
+    },
+]
+
+
+def call(name: str, arguments: dict) -> dict:
+    return {"type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def message(content: str = "", reasoning: str = "", calls: list | None = None) -> dict:
+    found: dict = {"role": "assistant"}
+    if reasoning:
+        found["reasoning_content"] = reasoning
+    if calls:
+        found["tool_calls"] = calls
+    if content:
+        found["content"] = content
+    return found
+
+
+def learnt(outputs: list[tuple[str, dict]], with_expected: bool) -> dict:
+    """The template inferred from listed-tools.jinja with the outputs as examples."""
+    examples = [
+        {"prefix": PREFIX, "output": output, "tools": TOOLS}
+        | ({"expected": expected} if with_expected else {})
+        for output, expected in outputs
+    ]
+    text = (CHAT_TEMPLATE_FIXTURES / "listed-tools.jinja").read_text(encoding="utf-8")
+    result = infer_template(text, examples=examples)
+    assert result.unexplained == {}
+    return result.template
+
+
+def read(template: dict, output: str) -> dict:
+    return parse_response(output, template, prefix=PREFIX, tools=TOOLS)
+
+
+BOTH = pytest.mark.parametrize("with_expected", [True, False], ids=["expected", "outputs-only"])
+
+
+@BOTH
+def test_fact_1_a_call_list_opened_by_a_plain_word_runs_to_the_end(with_expected):
+    template = learnt(
+        [
+            (
+                'Let me look. calls[{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}]',
+                message("Let me look.", calls=[call("get_weather", {"city": "Paris", "days": 3})]),
+            ),
+            (
+                'calls[{"name": "get_time", "arguments": {"tz": "UTC"}}, {"name": "get_weather", "arguments": {"city": "Rome", "days": 1}}]',
+                message(calls=[call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Rome", "days": 1})]),
+            ),
+        ],
+        with_expected,
+    )
+    assert template["fields"]["tool_calls"]["open"] == "calls"
+    assert "close" not in template["fields"]["tool_calls"]
+    assert read(template, 'On it. calls[{"name": "get_time", "arguments": {"tz": "CET"}}]') == message(
+        "On it.", calls=[call("get_time", {"tz": "CET"})]
+    )
+
+
+@BOTH
+def test_fact_2_bare_json_calls_with_no_marker(with_expected):
+    template = learnt(
+        [
+            (
+                '{"name": "get_weather", "parameters": {"city": "Paris", "days": 3}}',
+                message(calls=[call("get_weather", {"city": "Paris", "days": 3})]),
+            ),
+            (
+                '{"name": "get_time", "parameters": {"tz": "UTC"}}\n{"name": "get_weather", "parameters": {"city": "Rome", "days": 1}}',
+                message(calls=[call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Rome", "days": 1})]),
+            ),
+        ],
+        with_expected,
+    )
+    assert template["fields"]["tool_calls"]["transform"]["function"] == {
+        "name": "{content.name}",
+        "arguments": "{content.parameters}",
+    }
+    fresh = '{"name": "get_time", "parameters": {"tz": "CET"}} {"name": "get_time", "parameters": {"tz": "PST"}}'
+    assert read(template, fresh) == message(
+        calls=[call("get_time", {"tz": "CET"}), call("get_time", {"tz": "PST"})]
+    )
+
+
+@BOTH
+def test_fact_3_a_namespaced_indexed_name_in_the_opener_then_json_arguments(with_expected):
+    template = learnt(
+        [
+            (
+                '<|q1|>ns.get_weather:0<|q2|>{"city": "Paris", "days": 3}<|q3|>',
+                message(calls=[call("get_weather", {"city": "Paris", "days": 3})]),
+            ),
+            (
+                '<|q1|>ns.get_time:0<|q2|>{"tz": "UTC"}<|q3|><|q1|>ns.get_weather:1<|q2|>{"city": "Rome", "days": 1}<|q3|>',
+                message(calls=[call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Rome", "days": 1})]),
+            ),
+        ],
+        with_expected,
+    )
+    assert template["fields"]["tool_calls"]["open_pattern"] == (
+        r"<\|q1\|>ns\.(?P<name>[A-Za-z_][\w\-]*(?:\.[\w\-]+)*):\d+<\|q2\|>"
+    )
+    fresh = '<|q1|>ns.get_time:0<|q2|>{"tz": "CET"}<|q3|><|q1|>ns.get_time:7<|q2|>{"tz": "PST"}<|q3|>'
+    assert read(template, fresh) == message(
+        calls=[call("get_time", {"tz": "CET"}), call("get_time", {"tz": "PST"})]
+    )
+
+
+@BOTH
+def test_fact_4_a_bespoke_key_value_syntax_with_unquoted_strings(with_expected):
+    template = learnt(
+        [
+            (
+                "get_weather{city:Paris,days:3}",
+                message(calls=[call("get_weather", {"city": "Paris", "days": 3})]),
+            ),
+            (
+                "Sure thing. get_time{tz:UTC} get_weather{city:Rome,days:1}",
+                message(
+                    "Sure thing.",
+                    calls=[call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Rome", "days": 1})],
+                ),
+            ),
+        ],
+        with_expected,
+    )
+    field = template["fields"]["tool_calls"]
+    assert (field["content"], field["close"]) == ("xml-inline", "}")
+    assert read(template, "get_weather{city:New York,days:12}") == message(
+        calls=[call("get_weather", {"city": "New York", "days": 12})]
+    )
+
+
+@BOTH
+@pytest.mark.parametrize(
+    "opener, closer, answer_open, answer_close",
+    [("<zq>", "</zq>", "<zans>", "</zans>"), ("[ZQ]", "[/ZQ]", "", "")],
+    ids=["markup", "brackets"],
+)
+def test_fact_5_reasoning_and_answer_tags_the_chat_template_never_renders(
+    with_expected, opener, closer, answer_open, answer_close
+):
+    template = learnt(
+        [
+            (
+                f"{opener}Rain is likely.{closer}{answer_open}Take an umbrella.{answer_close}<|eot|>",
+                message("Take an umbrella.", "Rain is likely."),
+            ),
+            (
+                f"{opener}It is sunny there.{closer}\n{answer_open}No umbrella today.{answer_close}<|eot|>",
+                message("No umbrella today.", "It is sunny there."),
+            ),
+        ],
+        with_expected,
+    )
+    assert template["fields"]["reasoning_content"] == {"open": opener, "close": closer}
+    fresh = f"{opener}Hmm.{closer}{answer_open}Fine.{answer_close}<|eot|>"
+    assert read(template, fresh) == message("Fine.", "Hmm.")
+
+
+def test_fact_6_a_channel_header_between_regions_is_consumed():
+    template = learnt(
+        [
+            (
+                "<|zs|>muse<|zm|>The user wants weather.<|ze|><|zs|>reply<|zm|>It is sunny.<|eot|>",
+                message("It is sunny.", "The user wants weather."),
+            ),
+            (
+                "<|zs|>muse<|zm|>Short one.<|ze|><|zs|>reply<|zm|>Cold today.<|eot|>",
+                message("Cold today.", "Short one."),
+            ),
+        ],
+        True,
+    )
+    assert template["fields"]["reasoning_content"] == {"open": "<|zs|>muse<|zm|>", "close": "<|ze|>"}
+    assert "<|zs|>reply<|zm|>" in template["fields"]["content"]["close"]
+    fresh = "<|zs|>muse<|zm|>Hm.<|ze|><|zs|>reply<|zm|>Warm.<|eot|>"
+    assert read(template, fresh) == message("Warm.", "Hm.")
+
+
+@BOTH
+def test_fact_7_python_style_calls_without_a_list(with_expected):
+    template = learnt(
+        [
+            ("get_time()", message(calls=[call("get_time", {})])),
+            (
+                'get_weather(city="Rome", days=1)\nget_time(tz="UTC")',
+                message(calls=[call("get_weather", {"city": "Rome", "days": 1}), call("get_time", {"tz": "UTC"})]),
+            ),
+        ],
+        with_expected,
+    )
+    assert read(template, 'get_weather(city="Oslo", days=4)') == message(
+        calls=[call("get_weather", {"city": "Oslo", "days": 4})]
+    )
+
+
+@BOTH
+def test_fact_7_json_call_objects_under_other_keys(with_expected):
+    template = learnt(
+        [
+            (
+                '<zc>{"tool": "get_weather", "args": {"city": "Paris", "days": 3}}</zc>',
+                message(calls=[call("get_weather", {"city": "Paris", "days": 3})]),
+            ),
+            (
+                'One moment.<zc>{"tool": "get_time", "args": {"tz": "UTC"}}</zc>',
+                message("One moment.", calls=[call("get_time", {"tz": "UTC"})]),
+            ),
+        ],
+        with_expected,
+    )
+    assert template["fields"]["tool_calls"]["transform"]["function"] == {
+        "name": "{content.tool}",
+        "arguments": "{content.args}",
+    }
+    assert read(template, '<zc>{"tool": "get_time", "args": {"tz": "CET"}}</zc>') == message(
+        calls=[call("get_time", {"tz": "CET"})]
+    )
+
+
+@BOTH
+def test_fact_8_an_answer_in_its_own_tags_after_the_reasoning(with_expected):
+    template = learnt(
+        [
+            ("<zr>Check the sky.</zr>\n<zanswer>Clear skies.</zanswer>", message("Clear skies.", "Check the sky.")),
+            ("<zr>Look it up.</zr><zanswer>Rain at noon.</zanswer>", message("Rain at noon.", "Look it up.")),
+        ],
+        with_expected,
+    )
+    assert {"<zanswer>", "</zanswer>"} <= set(template["fields"]["content"]["close"])
+    assert read(template, "<zr>Hm.</zr><zanswer>Snow.</zanswer>") == message("Snow.", "Hm.")
+
+
+def test_without_expected_messages_every_assumption_is_a_finding_quoting_its_text():
+    text = (CHAT_TEMPLATE_FIXTURES / "listed-tools.jinja").read_text(encoding="utf-8")
+    outputs = [
+        "<zr>Check the sky.</zr>\n<zanswer>Clear skies.</zanswer>",
+        "<zr>Look it up.</zr><zanswer>Rain at noon.</zanswer>",
+    ]
+    examples = [{"prefix": PREFIX, "output": output, "tools": TOOLS} for output in outputs]
+    result = infer_template(text, examples=examples)
+    assumed = [finding for finding in result.findings if finding.key == "assumed"]
+    assert [(finding.value, finding.renders[0].label) for finding in assumed] == [
+        (
+            "example 1: 'Check the sky.' is taken for reasoning: the leading text, before "
+            "'</zr>', which every example with more text after it writes there",
+            "example 1: the output",
+        ),
+        ("example 1: 'Clear skies.' is taken for the answer (words no other part explains)", "example 1: the output"),
+        (
+            "example 2: 'Look it up.' is taken for reasoning: the leading text, before "
+            "'</zr>', which every example with more text after it writes there",
+            "example 2: the output",
+        ),
+        ("example 2: 'Rain at noon.' is taken for the answer (words no other part explains)", "example 2: the output"),
+    ]
+
+
+def test_the_aligner_locates_each_part_of_the_expected_message():
+    example = Example(
+        0,
+        "",
+        'Ponder first.</zr> Here. calls[{"name": "get_time", "arguments": {"tz": "UTC"}}]',
+        TOOLS,
+        message("Here.", "Ponder first.", [call("get_time", {"tz": "UTC"})]),
+    )
+    found = align(example)
+    assert [(span.kind, found.text[span.start : span.end]) for span in found.spans] == [
+        ("reasoning", "Ponder first."),
+        ("content", "Here."),
+        ("calls", '[{"name": "get_time", "arguments": {"tz": "UTC"}}]'),
+    ]
+    assert found.spans[2].reading.shape == "json-list"
+
+
+def test_a_template_that_cannot_explain_an_example_says_where():
+    text = (CHAT_TEMPLATE_FIXTURES / "listed-tools.jinja").read_text(encoding="utf-8")
+    examples = [
+        {
+            "prefix": PREFIX,
+            "output": "Sunny. Warm.<|eot|>",
+            "expected": {"content": "Sunny."},
+        }
+    ]
+    result = infer_template(text, examples=examples)
+    assert [(span.start, span.end) for span in result.unexplained[0]] == [(7, 12)]
+    assert result.unexplained[0][0].why == "read into content, which the expected message does not hold"

@@ -1,0 +1,321 @@
+"""Random output formats, each with outputs and the messages they mean: development material for
+learning a format from example outputs that cannot be overfitted.
+
+A format is drawn from a small grammar of features (`FEATURES`), seeded:
+
+* reasoning wrapper: none, markup (``<a>…</a>``), brackets (``[A]…[/A]``), special tokens
+  (``<|a|>…<|b|>``), or pre-written (the prompt ends with the opener);
+* answer wrapper: none, markup, brackets, special tokens;
+* headers between regions: none, one (before the answer), one per region (a marker, a word
+  that names the region, a marker);
+* call syntax: a JSON object per call (the name inside, under keys drawn from a few pairs), a
+  JSON list of them, a Python-style list, or the name in a header followed by its arguments as
+  JSON, as ``key:value`` pairs in braces, as Python keyword arguments, as tags, or as
+  ``key: value`` lines;
+* the call open: markup, a special token, a plain word, or none (where the payload says where
+  a call starts); the close: its own marker or none (the end of the output closes the calls);
+* separators between calls, and blanks after opens and before closes.
+
+Marker strings are random consonant runs, never a real model's markers. `Format.example(rng)`
+writes one output with its expected message; `Format.examples()` gives the two examples a
+learner gets (one call with two arguments after an answer; two calls), `Format.fresh(rng, n)`
+other outputs to check on.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "find_item",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string"},
+                    "limit": {"type": "integer"},
+                    "exact": {"type": "boolean"},
+                },
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "send_note",
+            "parameters": {
+                "type": "object",
+                "properties": {"to": {"type": "string"}, "text": {"type": "string"}},
+            },
+        },
+    },
+]
+PARAMETERS = {
+    tool["function"]["name"]: tool["function"]["parameters"]["properties"] for tool in TOOLS
+}
+WORDS = "river stone maple quiet amber north harbor candle meadow silver window orchard".split()
+# Argument values: names no sentence of `WORDS` holds.
+NAMES = "Paris Oslo Lima Kyiv Quito Accra Perth Hanoi Dakar Riga Tunis Sofia".split()
+CONSONANTS = "bcdfghjklmnpqrstvwxz"
+
+FEATURES = {
+    "reasoning": ("none", "markup", "bracket", "special", "prewritten"),
+    "answer": ("none", "markup", "bracket", "special"),
+    "headers": ("none", "one", "per-region"),
+    "calls": (
+        "json-object",
+        "json-list",
+        "python-list",
+        "name-json",
+        "name-braces",
+        "name-python",
+        "name-tags",
+        "name-lines",
+    ),
+    "call_open": ("markup", "special", "word", "none"),
+    "call_close": ("marker", "none"),
+    "separator": ("none", "newline", "comma", "space"),
+    "blanks": ("none", "space", "newline"),
+}
+# The keys a JSON call object holds its name and arguments under.
+CALL_KEYS = [("name", "arguments"), ("name", "parameters"), ("tool", "args"), ("function", "input")]
+
+
+def _word(rng: random.Random, size: int | None = None) -> str:
+    return "".join(rng.choice(CONSONANTS) for _ in range(size or rng.randint(2, 5)))
+
+
+def _pair(rng: random.Random, kind: str) -> tuple[str, str]:
+    word = _word(rng)
+    if kind == "markup":
+        return f"<{word}>", f"</{word}>"
+    if kind == "bracket":
+        return f"[{word.upper()}]", f"[/{word.upper()}]"
+    if kind == "special":
+        return f"<|{word}|>", f"<|{_word(rng)}|>"
+    return f"{word}:", ""
+
+
+def _value(rng: random.Random, kind: str):
+    if kind == "integer":
+        return rng.randint(1, 999)
+    if kind == "boolean":
+        return rng.random() < 0.5
+    return " ".join(rng.choice(NAMES) for _ in range(rng.randint(1, 2)))
+
+
+def _sentence(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 7))).capitalize() + "."
+
+
+@dataclass
+class Format:
+    """One random output format: its features and the markers drawn for them."""
+
+    seed: int
+    features: dict[str, str]
+    anchor: str
+    reasoning: tuple[str, str] = ("", "")
+    answer: tuple[str, str] = ("", "")
+    headers: dict[str, str] = field(default_factory=dict)
+    call_open: str = ""
+    call_close: str = ""
+    separator: str = ""
+    blank: str = ""
+    keys: tuple[str, str] = ("name", "arguments")
+    middle: str = ""
+
+    @property
+    def prefix(self) -> str:
+        lead = self.reasoning[0] if self.features["reasoning"] == "prewritten" else ""
+        return f"USER: what now?\n{self.anchor}{lead}"
+
+    def base(self) -> dict:
+        """The template a chat template would give: the start anchor, nothing else."""
+        return {"start_anchor": self.anchor, "fields": {"content": {}}}
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def _arguments(self, name: str, arguments: dict) -> str:
+        shape = self.features["calls"]
+        if shape == "name-braces":
+            return "{" + ",".join(f"{k}:{_bare(v)}" for k, v in arguments.items()) + "}"
+        if shape == "name-python":
+            return "(" + ", ".join(f"{k}={_python(v)}" for k, v in arguments.items()) + ")"
+        if shape == "name-tags":
+            return "".join(f"<arg={k}>{_bare(v)}</arg>" for k, v in arguments.items())
+        if shape == "name-lines":
+            return "".join(f"\n{k}: {_bare(v)}" for k, v in arguments.items()) + "\n"
+        return _json(arguments)
+
+    def _call(self, index: int, name: str, arguments: dict) -> str:
+        shape = self.features["calls"]
+        if shape == "json-object":
+            return "{" + f'"{self.keys[0]}": "{name}", "{self.keys[1]}": {_json(arguments)}' + "}"
+        middle = self.middle.replace("#", str(index))
+        return f"{name}{middle}{self._arguments(name, arguments)}"
+
+    def _calls(self, calls: list[tuple[str, dict]]) -> str:
+        shape, blank = self.features["calls"], self.blank
+        if shape == "json-list":
+            body = "[" + ", ".join(
+                "{" + f'"{self.keys[0]}": "{n}", "{self.keys[1]}": {_json(a)}' + "}" for n, a in calls
+            ) + "]"
+            return f"{self.call_open}{blank}{body}{blank if self.call_close else ''}{self.call_close}"
+        if shape == "python-list":
+            body = "[" + ", ".join(
+                f"{n}(" + ", ".join(f"{k}={_python(v)}" for k, v in a.items()) + ")" for n, a in calls
+            ) + "]"
+            return f"{self.call_open}{blank}{body}{blank if self.call_close else ''}{self.call_close}"
+        written = [
+            f"{self.call_open}{blank if self.call_open else ''}{self._call(i, n, a)}"
+            f"{blank if self.call_close else ''}{self.call_close}"
+            for i, (n, a) in enumerate(calls)
+        ]
+        return self.separator.join(written)
+
+    def write(self, reasoning: str, content: str, calls: list[tuple[str, dict]]) -> str:
+        parts = []
+        headers = self.headers
+        if self.features["reasoning"] == "prewritten":
+            parts.append(f"{reasoning}{self.reasoning[1]}")
+        elif reasoning and self.features["reasoning"] != "none":
+            parts.append(headers.get("reasoning", "") + f"{self.reasoning[0]}{reasoning}{self.reasoning[1]}")
+        if content:
+            parts.append(headers.get("content", "") + f"{self.answer[0]}{content}{self.answer[1]}")
+        if calls:
+            parts.append(headers.get("calls", "") + self._calls(calls))
+        return "\n".join(parts)
+
+    def example(
+        self, rng: random.Random, reasoning: bool, content: bool, calls: int, arguments: int | None = None
+    ) -> dict:
+        """One output and its expected message."""
+        thought = _sentence(rng) if reasoning or self.features["reasoning"] == "prewritten" else ""
+        if self.features["reasoning"] == "none":
+            thought = ""
+        answer = _sentence(rng) if content else ""
+        made = []
+        for _ in range(calls):
+            name = rng.choice(sorted(PARAMETERS))
+            keys = list(PARAMETERS[name])
+            count = arguments if arguments is not None else rng.randint(1, len(keys))
+            chosen = keys[: max(1, min(count, len(keys)))]
+            made.append((name, {key: _value(rng, PARAMETERS[name][key]["type"]) for key in chosen}))
+        expected: dict = {"role": "assistant"}
+        if thought:
+            expected["reasoning_content"] = thought
+        if made:
+            expected["tool_calls"] = [
+                {"type": "function", "function": {"name": n, "arguments": a}} for n, a in made
+            ]
+        if answer:
+            expected["content"] = answer
+        return {
+            "prefix": self.prefix,
+            "output": self.write(thought, answer, made),
+            "tools": TOOLS,
+            "expected": expected,
+        }
+
+    def examples(self) -> list[dict]:
+        """The two examples a learner gets: reasoning, an answer and one call with two
+        arguments; reasoning and two calls."""
+        rng = random.Random(self.seed * 7 + 1)
+        return [
+            self.example(rng, True, True, 1, 2),
+            self.example(rng, True, False, 2),
+        ]
+
+    def fresh(self, count: int = 20) -> list[dict]:
+        """`count` other outputs of the format: reasoning, an answer and up to three calls each
+        there or not (an answer or a call always)."""
+        rng = random.Random(self.seed * 7 + 2)
+        found = []
+        for _ in range(count):
+            calls = rng.choice([0, 1, 1, 2, 3])
+            content = calls == 0 or rng.random() < 0.5
+            found.append(self.example(rng, rng.random() < 0.8, content, calls))
+        return found
+
+
+def _json(value) -> str:
+    import json
+
+    return json.dumps(value)
+
+
+def _python(value) -> str:
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    return _json(value)
+
+
+def _bare(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def random_format(seed: int) -> Format:
+    """The format `seed` draws (the same seed, the same format)."""
+    rng = random.Random(seed)
+    features = {name: rng.choice(choices) for name, choices in FEATURES.items()}
+    shape = features["calls"]
+    # What a feature cannot go with: a name written in a header needs an open unless the
+    # arguments' own bracket follows it; lines need an open and a close.
+    if shape in ("name-json", "name-tags", "name-lines") and features["call_open"] == "none":
+        features["call_open"] = "special"
+    if shape == "name-lines":
+        features["call_close"] = "marker"
+    if shape in ("json-object", "name-json") and features["call_close"] == "none" and features["separator"] == "none":
+        features["separator"] = "newline"
+    if shape in ("name-braces", "name-python") and features["separator"] == "none":
+        features["separator"] = "space"
+    made = Format(seed, features, anchor=f"<|{_word(rng, 4)}|>\n")
+    if features["reasoning"] != "none":
+        made.reasoning = _pair(rng, "special" if features["reasoning"] == "prewritten" else features["reasoning"])
+    if features["answer"] != "none":
+        made.answer = _pair(rng, features["answer"])
+    left, right = f"<|{_word(rng, 3)}|>", f"<|{_word(rng, 3)}|>"
+    if features["headers"] == "one":
+        made.headers = {"content": f"{left}{_word(rng)}{right}"}
+    elif features["headers"] == "per-region":
+        made.headers = {
+            region: f"{left}{_word(rng)}{right}" for region in ("reasoning", "content", "calls")
+        }
+        if features["reasoning"] == "prewritten":
+            del made.headers["reasoning"]
+    opener, closer = {
+        "markup": _pair(rng, "markup"),
+        "special": _pair(rng, "special"),
+        "word": (_word(rng, 4), ""),
+        "none": ("", ""),
+    }[features["call_open"]]
+    if features["call_open"] == "word":
+        closer = f"<|{_word(rng, 3)}|>"
+    made.call_open = opener
+    made.call_close = closer if features["call_close"] == "marker" else ""
+    made.separator = {"none": "", "newline": "\n", "comma": ", ", "space": " "}[features["separator"]]
+    made.blank = {"none": "", "space": " ", "newline": "\n"}[features["blanks"]]
+    if features["call_open"] == "word" and not made.blank:
+        made.blank = " "  # a word glued to what follows it would be one word
+    made.keys = rng.choice(CALL_KEYS)
+    if shape == "name-json":
+        made.middle = rng.choice(["", ":#", "\n", " ", f"<|{_word(rng, 3)}|>"])
+    elif shape == "name-tags":
+        made.middle = rng.choice(["\n", " ", f"<|{_word(rng, 3)}|>"])
+    return made
