@@ -484,11 +484,21 @@ def format_editor(template_text: str) -> dict:
     )
 
 
+# Reset when the session no longer knows the text the editor started from (a page idle past
+# the server's cap on sessions has its session freed).
+NOTHING_TO_RESET = (
+    "Nothing to reset to: this page was idle and the server freed what it kept. Load a sample or "
+    "a template from templates/ to start again."
+)
+
+
 @produces("template_text", "diagnostics", *RESTORE_BUTTONS, *TEMPLATE_OUTPUTS)
 def reset_template(workspace: WorkspaceInputs, test_cases_text: str, session: Session) -> dict:
     """Reset button: put back the template the editor started from, and parse (the edited text
     is kept for Restore)."""
     text = session.reset_text
+    if not text:
+        return {"status": error_html(NOTHING_TO_RESET)}
     result = parse(workspace.with_template(text), test_cases_text, session)
     result["template_choice"] = template_choice_for(
         text, session.template_origin or None, INLINE_TEMPLATE
