@@ -110,3 +110,77 @@ def test_the_oldest_sessions_go_past_the_total_and_are_freed():
     assert opened[0].weight < 5_000 and opened[0].replaced == []
     assert opened[2].weight > 20 * MB
     assert sessions.weight <= 50 * MB
+
+
+# -- what comes in is checked at the door ---------------------------------------------------
+
+HUGE = "x" * 15_000_000
+
+
+def test_event_ids_not_among_the_known_ones_are_not_kept():
+    from playground import handlers
+
+    session = Session()
+    assert handlers.select_tab({"id": HUGE}, session) == {} and session.tab == "samples"
+    handlers.select_tab({"id": "paste"}, session)
+    assert session.tab == "paste"
+    handlers.select_results_tab({"id": HUGE}, session)
+    assert session.display.results_tab == "message"
+    handlers.select_results_tab({"id": "log"}, session)
+    assert session.display.results_tab == "log"
+    handlers.load_sample("qwen3/text-then-tool-calls", session)
+    assert handlers.explain_span({"selected": HUGE}, session) == {}
+    assert handlers.show_event({"selected": "e" + "1" * 5000}, "", session) == {}
+    assert session.display.selection is None
+    assert handlers.explain_span({"selected": "anchor"}, session)["explain"]
+    assert session.display.selection == "anchor"
+    # A number of thousands of digits is no row, no event and no fix.
+    assert handlers.event_number({"event": "9" * 5000}, "event", 0) == 0
+    assert handlers.event_number({"row": 3.0}, "row") == 3
+    assert handlers.event_number({"row": True}, "row") == -1
+    assert handlers.load_check_row({"row": "1" * 5000}, "", "", session) == {}
+    assert session.weight < 2_000_000
+
+
+def test_an_editor_text_over_the_template_limit_is_never_pushed_on_restore():
+    from playground import handlers
+
+    session = Session()
+    handlers.load_sample("qwen3/text-then-tool-calls", session)
+    for _ in range(3):
+        handlers.load_sample("qwen3/text-then-tool-calls", session, HUGE + "{}")
+    assert session.replaced == []
+    handlers.load_sample("qwen3/text-then-tool-calls", session, '{"fields": {}}')
+    assert session.replaced == [("loading a sample", '{"fields": {}}')]
+
+
+def test_a_text_longer_than_its_box_is_refused_at_the_door_before_the_handler_runs():
+    import gradio as gr
+
+    from playground.outputs import produces
+    from playground.wiring import Page
+
+    ran = []
+
+    @produces("status", "diagnostics")
+    def keeps(template_text: str, log_search: str, session: Session) -> dict:
+        ran.append(template_text)
+        return {"status": "kept"}
+
+    with gr.Blocks():
+        page = Page()
+        page.status, page.diagnostics = gr.HTML(), gr.HTML()
+        page.template_text, page.log_search = gr.Code(), gr.Textbox()
+        page.session = gr.State(Session())
+        bound = page.bound(keeps)
+    session = Session()
+    refused = bound(HUGE, "", session)
+    assert refused[page.status] == (
+        '<div class="rt-status rt-status-error" id="status-error">⚠ The template is too long: '
+        "15,000,000 characters (limit 64,000, PLAYGROUND_LIMITS template_chars); nothing was "
+        "changed.</div>"
+    )
+    assert ran == []
+    refused = bound("{}", "s" * 1_001, session)
+    assert "The log search is too long: 1,001 characters (limit 1,000)" in refused[page.status]
+    assert bound("{}", "s", session)[page.status] == "kept" and ran == ["{}"]
