@@ -42,7 +42,7 @@ from playground.layout import (
 from playground.panels.page_script import PAGE_JS
 from playground.panels.styles import PAGE_CSS
 from playground.parse.session import Session
-from playground.server import admission, queues, uploads, workers
+from playground.server import admission, queues, session_store, uploads, workers
 from playground.server.allocator import return_freed_memory
 from playground.server.folders import allow_folder, looks_like_hub_id
 from playground.server.limits import LIMITS
@@ -125,6 +125,7 @@ admission.install(demo)
 
 
 def main() -> None:
+    session_store.keep_lean()  # Gradio keeps no copy of what visitors send (PLAYGROUND_LIMITS sessions)
     return_freed_memory()  # before the server's threads start
     sys.setswitchinterval(admission.SWITCH_SECONDS)  # each request's regex calls wait less
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -150,7 +151,11 @@ def main() -> None:
         state_session_capacity=LIMITS.sessions,
         max_file_size=f"{LIMITS.upload_mb}mb",
         app_kwargs={
-            "middleware": [Middleware(admission.RequestSizeCap), Middleware(uploads.UploadQuota)]
+            "middleware": [
+                Middleware(admission.UnqueuedAdmission),
+                Middleware(admission.RequestSizeCap),
+                Middleware(uploads.UploadQuota),
+            ]
         },
     )
 

@@ -15,6 +15,7 @@ with the message saying what is wrong.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from itertools import islice
@@ -41,6 +42,7 @@ from .authoring.share import (
     MAX_STATE_FILE,
     MODEL_PARAMETER_CHARS,
     MODEL_PARAMETERS,
+    TABS,
     PageState,
     decode_state,
     link_problems,
@@ -231,7 +233,10 @@ def explain_span(event: dict, session: Session) -> dict:
     server: the page shows the first sample until then) parses that sample first, as the
     page-load handler would, so the click is never answered with nothing.
     """
-    session.display.selection = str(event.get("selected", ""))
+    selection = known_selection(event.get("selected"))
+    if selection is None:
+        return {}
+    session.display.selection = selection
     if session.view is None and not session.sample_id:
         selection = session.display.selection
         _sample_outputs(DEFAULT_SAMPLE, session)
@@ -247,7 +252,7 @@ def show_event(event: dict, template_text: str, session: Session) -> dict:
     a delimiter the last inference found shows the renders that found it."""
     view = session.view
     if "editor_at" in event:
-        found = string_at(template_text or "", int(event["editor_at"]))
+        found = string_at(template_text or "", event_number(event, "editor_at"))
         panel = (
             explain_editor_key(view, *found, session.inference, _editor_template(template_text))
             if found
@@ -257,9 +262,12 @@ def show_event(event: dict, template_text: str, session: Session) -> dict:
     if view is None:
         return {}
     if "selected" in event:
-        session.display.selection = str(event["selected"])
-        return {"explain": explain(view, session.display.selection, session.inference)}
-    number = int(event.get("event", 0))
+        selection = known_selection(event["selected"])
+        if selection is None:
+            return {}
+        session.display.selection = selection
+        return {"explain": explain(view, selection, session.inference)}
+    number = event_number(event, "event", 0)
     session.display.selected_event = number
     session.display.log_search = session.display.log_field = ""
     index = span_of_event(view, number)
@@ -282,6 +290,49 @@ def _editor_template(template_text: str) -> dict | None:
     except (ValueError, RecursionError):
         return None
     return template if isinstance(template, dict) else None
+
+
+# The results tabs by id (what `select_results_tab` may remember).
+RESULTS_TABS = (
+    "message",
+    "log",
+    "matches",
+    "initial",
+    "openai",
+    "checks",
+    "tests",
+    "reference",
+)
+# What #explain may be asked to explain: a span's index, the anchor, the cut, an error ("e3")
+# or a diagnosis ("d0").
+_SELECTION = re.compile(r"anchor|cut|[ed]?[0-9]{1,9}")
+# The most digits a number sent in an event may have (more is no index of anything on the page).
+EVENT_DIGITS = 9
+
+
+def known_selection(selected) -> str | None:
+    """What a click asks #explain to explain (see `_SELECTION`) as a string, or None when it is
+    nothing #explain knows (a page of this server never sends one: it is not kept)."""
+    if isinstance(selected, int) and not isinstance(selected, bool):
+        selected = str(selected)
+    if isinstance(selected, str) and _SELECTION.fullmatch(selected):
+        return selected
+    return None
+
+
+def event_number(event: dict, key: str, default: int = -1) -> int:
+    """The whole number an event sent under `key` (a JSON number, or a string of at most
+    EVENT_DIGITS digits), or `default` when there is none or it is anything else."""
+    value = event.get(key, default)
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, float) and value.is_integer() and abs(value) < 10**EVENT_DIGITS:
+        return int(value)
+    if isinstance(value, int):
+        return value if abs(value) < 10**EVENT_DIGITS else default
+    if isinstance(value, str) and re.fullmatch(r"-?[0-9]{1,%d}" % EVENT_DIGITS, value):
+        return int(value)
+    return default
 
 
 # ---------------------------------------------------------------------------
@@ -310,8 +361,10 @@ def restore_buttons(session: Session) -> dict:
 
 
 def _keep(stack: list[tuple[str, str]], why: str, text: str) -> None:
-    """Push (why, text) on a stack of editor texts, unless it is blank or the text on top; keep
-    the last RESTORES_KEPT."""
+    """Push (why, text) on a stack of editor texts, unless it is blank, the text on top, or longer
+    than PLAYGROUND_LIMITS `template_chars`; keep the last RESTORES_KEPT."""
+    if len(text or "") > limits.current().template_chars:
+        return  # no template: the door refuses such an editor text, and it would outweigh the stack
     if (text or "").strip() and (not stack or stack[-1][1] != text):
         stack.append((why, text))
         del stack[:-RESTORES_KEPT]
@@ -462,7 +515,7 @@ def fix_template(
 ) -> dict:
     """A "Fix" button in the diagnostics: apply that fix to the editor and parse."""
     template_text = workspace.template_text
-    fixed = apply_fix(template_text, int(event.get("fix", -1)))
+    fixed = apply_fix(template_text, event_number(event, "fix"))
     if fixed is None:
         return {"diagnostics": check_template(template_text)}
     return {
@@ -484,11 +537,21 @@ def format_editor(template_text: str) -> dict:
     )
 
 
+# Reset when the session no longer knows the text the editor started from (a page idle past
+# the server's cap on sessions has its session freed).
+NOTHING_TO_RESET = (
+    "Nothing to reset to: this page was idle and the server freed what it kept. Load a sample or "
+    "a template from templates/ to start again."
+)
+
+
 @produces("template_text", "diagnostics", *RESTORE_BUTTONS, *TEMPLATE_OUTPUTS)
 def reset_template(workspace: WorkspaceInputs, test_cases_text: str, session: Session) -> dict:
     """Reset button: put back the template the editor started from, and parse (the edited text
     is kept for Restore)."""
     text = session.reset_text
+    if not text:
+        return {"status": error_html(NOTHING_TO_RESET)}
     result = parse(workspace.with_template(text), test_cases_text, session)
     result["template_choice"] = template_choice_for(
         text, session.template_origin or None, INLINE_TEMPLATE
@@ -735,7 +798,7 @@ def infer_chat_template(
 def show_finding(event: dict, session: Session) -> dict:
     """A finding of the inference panel was clicked: the renders that found it, in #explain."""
     findings = (session.inference or {}).get("findings", [])
-    index = int(event.get("finding", -1))
+    index = event_number(event, "finding")
     if not 0 <= index < len(findings):
         return {}
     return {"explain": evidence_html(findings[index])}
@@ -751,7 +814,7 @@ def inference_click(
     if "apply" not in event:
         return show_finding(event, session)
     groups = (session.inference or {}).get("failure_groups", [])
-    index = int(event.get("apply", -1))
+    index = event_number(event, "apply")
     if not 0 <= index < len(groups) or not groups[index]["fix"]:
         return {}
     template_text = workspace.template_text
@@ -774,7 +837,7 @@ def inference_click(
 def load_check_row(event: dict, template_text: str, test_cases_text: str, session: Session) -> dict:
     """A row of the chat-template check was clicked: its prompt becomes the prefix and its
     generation the generation (with the check's tools), parsed with the editor's template."""
-    index = int(event.get("row", -1))
+    index = event_number(event, "row")
     if not 0 <= index < len(session.check_rows) or not session.check_rows[index]["prompt"]:
         return {}
     row = session.check_rows[index]
@@ -1033,7 +1096,8 @@ def _at(session: Session, position: int | Callable[[Replay], int], inputs: Repla
 @produces()
 def select_tab(event: dict, session: Session) -> dict:
     """An input tab was chosen: remember it (share links and state files reopen it)."""
-    session.tab = str(event.get("id") or session.tab)
+    if event.get("id") in TABS:
+        session.tab = event["id"]
     return {}
 
 
@@ -1041,7 +1105,8 @@ def select_tab(event: dict, session: Session) -> dict:
 def select_results_tab(event: dict, session: Session) -> dict:
     """A results tab was chosen: remember it, and draw the OpenAI stream or the match list when
     it is that one (each costs as much as the parse on a big input, so only while shown)."""
-    session.display.results_tab = str(event.get("id") or "message")
+    chosen = event.get("id")
+    session.display.results_tab = chosen if chosen in RESULTS_TABS else "message"
     view = session.view
     if view is None:
         return {}

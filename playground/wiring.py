@@ -34,7 +34,7 @@ from .panels.status import error_html
 from .parse.session import OpenSessions, heavy_job
 from .server import limits
 from .server.admission import client_address
-from .server.input_readers import InputError, check_unicode
+from .server.input_readers import InputError, box_problem, check_unicode
 from .server.queues import HEAVY_WORK, queue_options
 from .server.uploads import remove_uploads
 
@@ -43,6 +43,20 @@ _SPECIAL = {"gr.Request", "Request", "gr.EventData", "EventData"}
 EVENT = "event"
 # The parameter Gradio fills with the request (its session id) on every bound handler.
 REQUEST = "gradio_request"
+# Where a refusal at the door is shown: the first of these a handler draws.
+REFUSAL_PANELS = (
+    "status",
+    "diagnostics",
+    "test_results",
+    "explain",
+    "inference",
+    "conformance",
+    "reference",
+    "fits",
+    "export_note",
+    "share_warning",
+    "model_note",
+)
 # Where `Page.bound` keeps the session id of a call between its start and its end.
 _SESSION_ID = "_session_id"
 
@@ -114,14 +128,20 @@ class Page:
                 for name, value in result.items()
             }
 
+        shown_at = next((name for name in REFUSAL_PANELS if name in names), None)
+
         def unreadable(named: dict) -> dict | None:
-            """The refusal of text that is not valid Unicode (a lone surrogate), or None."""
+            """The refusal of text longer than its box takes (`box_problem`) or not valid Unicode
+            (a lone surrogate), shown on the status line (or the panel the handler draws), or
+            None."""
             for name, value in named.items():
                 if isinstance(value, str):
                     try:
+                        if (problem := box_problem(name, value)) is not None:
+                            raise InputError(problem)
                         check_unicode(value, f"The {name.replace('_', ' ')}")
                     except InputError as error:
-                        return {"status": error_html(str(error))} if "status" in names else {}
+                        return {shown_at: error_html(str(error))} if shown_at else {}
             return None
 
         if inspect.isgeneratorfunction(handler):

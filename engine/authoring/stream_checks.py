@@ -132,11 +132,15 @@ def run_chunks(
     regex_timeout: float | None = None,
     deadline: float | None = None,
     on_error: str = "raise",
+    max_regions: int | None = None,
+    max_value_chars: int | None = None,
 ) -> StreamRun:
     """Feed `chunks` to a fresh parser and record the message and per-region text.
 
     `deadline` (a `time.perf_counter()` value) stops feeding once passed, and the parser itself
     at it (`ResponseParser`'s deadline): the run is then `stopped`, with no message.
+    `max_regions` and `max_value_chars` are the parser's caps (`ResponseParser`): a run past one
+    records its `ParseLimitError` in `error`.
 
     Returns:
         A `StreamRun`; a `ResponseParseError` is recorded in `error`, not raised.
@@ -155,6 +159,8 @@ def run_chunks(
             regex_timeout=regex_timeout,
             deadline=deadline,
             on_error=on_error,
+            max_regions=max_regions,
+            max_value_chars=max_value_chars,
         )
         events += parser.initial_events
         at = 0
@@ -253,6 +259,8 @@ def check_stream(
     max_seconds: float | None = None,
     max_chars: int | None = None,
     on_error: str = "raise",
+    max_regions: int | None = None,
+    max_value_chars: int | None = None,
 ) -> StreamCheckReport:
     """Compare one-shot parsing with many chunkings of `generation`, then check truncations.
 
@@ -278,6 +286,8 @@ def check_stream(
             stops because it has compared enough, not because time ran out.
         on_error: ``"raise"`` or ``"keep"``, as for `ResponseParser`; kept errors are compared
             between runs too.
+        max_regions, max_value_chars: each run's parser caps, as for `ResponseParser` (a run
+            past one records its `ParseLimitError` as its error, compared like any other).
 
     Returns:
         A `StreamCheckReport`; runs stop at the first mismatch.
@@ -288,7 +298,13 @@ def check_stream(
     started = time.perf_counter()
     loaded = load_template(template)
     prefix = prefix_text(prefix)
-    options = {"tools": tools, "regex_timeout": regex_timeout, "on_error": on_error}
+    options = {
+        "tools": tools,
+        "regex_timeout": regex_timeout,
+        "on_error": on_error,
+        "max_regions": max_regions,
+        "max_value_chars": max_value_chars,
+    }
     deadline = None if max_seconds is None else started + max_seconds
     baseline = run_chunks(
         loaded, prefix, [generation], chunking="one-shot", deadline=deadline, **options
@@ -418,6 +434,8 @@ def _truncation(
     tools: list | None = None,
     regex_timeout: float | None = None,
     on_error: str = "raise",
+    max_regions: int | None = None,
+    max_value_chars: int | None = None,
 ) -> tuple[list[TruncationLeak], bool, int]:
     """`truncation`'s leaks, whether every cut was parsed before `deadline`, and how many cuts
     the work cap `max_chars` (characters parsed, None: no cap) left out. Under a cap each
@@ -454,6 +472,8 @@ def _truncation(
             regex_timeout=regex_timeout,
             deadline=deadline,
             on_error=on_error,
+            max_regions=max_regions,
+            max_value_chars=max_value_chars,
         )
         if run.stopped:
             return sorted(leaks, key=lambda leak: leak.cut), False, 0

@@ -22,6 +22,7 @@ another candidate differs from the chosen one, key by key, instead of printing b
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -84,23 +85,30 @@ def _field_key(key: str) -> str:
     return "start_anchor" if key.startswith("start_anchor") else key
 
 
-def _row_cause(row: dict, template: dict) -> tuple[str, str, dict | None]:
-    """(template key, cause, fix) of one failing row: the leading diagnosis of its parse, else
-    what its message shows."""
+def _row_cause(row: dict, template: dict, deadline: float) -> tuple[str, str, dict | None]:
+    """(template key, cause, fix) of one failing row: the leading diagnosis of its parse (traced
+    within the parse's caps and by `deadline`, a `time.perf_counter()` value), else what its
+    message shows (also when the trace stopped at a cap or the deadline)."""
     from ..parse.causes import brief, leading_of
 
-    try:
-        result = trace(
-            row["generation"],
-            template,
-            prefix=row["prompt"],
-            tools=TOOLS if row.get("tools") else None,
-            on_error="keep",
-            regex_timeout=limits.current().regex_seconds,
-        )
-        found = leading_of(result.diagnoses)
-    except (TemplateError, ValueError):
-        found = None
+    caps = limits.current()
+    found = None
+    if time.perf_counter() < deadline:
+        try:
+            result = trace(
+                row["generation"],
+                template,
+                prefix=row["prompt"],
+                tools=TOOLS if row.get("tools") else None,
+                on_error="keep",
+                regex_timeout=caps.regex_seconds,
+                deadline=deadline,
+                max_regions=caps.regions,
+                max_value_chars=caps.value_chars,
+            )
+            found = leading_of(result.diagnoses)
+        except (TemplateError, ValueError):  # a parse stopped by a cap or the deadline too
+            found = None
     if found is not None:
         return found.key, brief(found), found.fix
     expected, got = row.get("expected") or {}, row.get("got") or {}
@@ -177,16 +185,22 @@ def sketch_tool_calls(rows: list[dict]) -> dict | None:
     return None
 
 
-def failure_groups(result: dict) -> list[FailureGroup]:
+def failure_groups(result: dict, deadline: float | None = None) -> list[FailureGroup]:
     """The failing rows of an inference result by the template key they contradict, the most
-    rows first, each with the findings of that key and the fix when one is known."""
+    rows first, each with the findings of that key and the fix when one is known.
+
+    Each failing row is traced in this process, all of them together within one parse's
+    budget: by `deadline` (a `time.perf_counter()` value; default PLAYGROUND_LIMITS
+    `parse_seconds` from now), each within `regions` and `value_chars`. A row whose trace
+    stops is grouped by what its message shows."""
+    deadline = limits.deadline("parse_seconds") if deadline is None else deadline
     template = result["template"]
     rows = result["report"]["situations"]
     groups: dict[tuple[str, str], FailureGroup] = {}
     for index, row in enumerate(rows):
         if row["passed"] or not row["renderable"] or row.get("prompt") is None:
             continue
-        key, cause, fix = _row_cause(row, template)
+        key, cause, fix = _row_cause(row, template, deadline)
         group = groups.setdefault((key, cause), FailureGroup(key, cause, fix=fix))
         group.rows.append(index)
     found = sorted(groups.values(), key=lambda group: -len(group.rows))

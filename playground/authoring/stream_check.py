@@ -86,7 +86,12 @@ def stream_check(
     """
     caps = limits.current()
     loaded = load_template(template)
-    options = {"tools": tools, "regex_timeout": caps.regex_seconds}
+    options = {
+        "tools": tools,
+        "regex_timeout": caps.regex_seconds,
+        "max_regions": caps.regions,
+        "max_value_chars": caps.value_chars,
+    }
     budget = caps.stream_check_seconds  # a hostile pattern may spend the regex budget on every feed
     started = time.perf_counter()
     if deadline is not None and deadline < started + budget:  # the request's budget ends first

@@ -10,6 +10,8 @@ STALE banner that says which button makes them again.
 
 from __future__ import annotations
 
+import hashlib
+
 from .session import Session
 from .workspace import WorkspaceInputs
 
@@ -23,12 +25,19 @@ _STALE_WHAT = {
 
 
 def _inputs(name: str, template_text, prefix, generation, tools_text) -> tuple:
-    """What a derived view depends on."""
+    """What a derived view depends on, as a digest of those inputs (a view is kept with the
+    digest, not the texts: they would be a second copy of a megabyte paste in the session)."""
     if name == "reference":
-        return (template_text or "", prefix or "", generation or "", tools_text or "")
-    if name == "fits":
-        return (prefix or "", generation or "", tools_text or "")
-    return (template_text or "",)
+        texts = (template_text or "", prefix or "", generation or "", tools_text or "")
+    elif name == "fits":
+        texts = (prefix or "", generation or "", tools_text or "")
+    else:
+        texts = (template_text or "",)
+    digest = hashlib.sha256()
+    for text in texts:
+        encoded = text.encode("utf-8", "surrogatepass")
+        digest.update(len(encoded).to_bytes(8, "big") + encoded)
+    return (digest.hexdigest(),)
 
 
 def remember_derived(

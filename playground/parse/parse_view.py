@@ -27,6 +27,7 @@ import time
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from engine import ResponseParser, load_template
 from engine.authoring.diagnosis import Diagnosis
@@ -36,6 +37,7 @@ from engine.events import message_from_events
 
 from ..server import limits
 from .event_store import FINALIZE, PREFIX, EventStore, LoggedEvent
+from .weight import plain_weight
 
 # Failed regions are kept as text with their error (see the module docstring).
 ON_ERROR = "keep"
@@ -152,10 +154,16 @@ class ParseView:
     tools: list | None = None
     diagnoses: list[Diagnosis] = field(default_factory=list)
 
+    # The fields `weight` counts by estimate (the others by `plain_weight`).
+    ESTIMATED: ClassVar[frozenset[str]] = frozenset(
+        ("stream", "cut_away", "spans", "events", "chunk_ends", "message", "partial_message")
+    )
+
     @property
     def weight(self) -> int:
         """About the bytes this view keeps (measured with tracemalloc on big pastes): the text twice
-        (the stream and the values made of it), each span, each logged event, each kept event dict."""
+        (the stream and the values made of it), each span, each logged event, each kept event dict,
+        and every other field by its plain weight (the template, the tools, the notes)."""
         store = getattr(self.events, "store", None)
         kept = store.kept_count if store is not None else len(self.events)
         return (
@@ -164,6 +172,7 @@ class ParseView:
             + LOGGED_EVENT_BYTES * len(self.events)
             + KEPT_EVENT_BYTES * kept
             + 8 * len(self.chunk_ends)
+            + plain_weight(self, skip=self.ESTIMATED)
         )
 
     @property

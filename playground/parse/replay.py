@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
-from typing import NamedTuple, TypeVar
+from typing import ClassVar, NamedTuple, TypeVar
 
 from engine import load_template
 
@@ -27,6 +27,7 @@ from ..server.admission import make_way
 from ..server.input_readers import InputError, check_text_sizes, read_template, read_tools
 from .chunking import make_chunks, token_pieces
 from .parse_view import KEPT_EVENT_BYTES, LOGGED_EVENT_BYTES, SPAN_BYTES, LiveParse
+from .weight import plain_weight
 
 # Feeding looks at the request's time budget every this many chunks.
 DEADLINE_EVERY = 1024
@@ -69,6 +70,9 @@ class Replay:
     characters: int = 0
     latin1: bool = True
 
+    # The fields `weight` counts by estimate (the others by `plain_weight`).
+    ESTIMATED: ClassVar[frozenset[str]] = frozenset(("chunks", "live", "characters", "latin1"))
+
     @property
     def at_end(self) -> bool:
         return self.position >= len(self.chunks)
@@ -76,7 +80,8 @@ class Replay:
     @property
     def weight(self) -> int:
         """About the bytes this replay keeps: its chunks (one-character Latin-1 strings are shared
-        by Python, others are objects of their own) and the parse so far."""
+        by Python, others are objects of their own), the parse so far, and every other field by
+        its plain weight (the template, the prefix, the tools)."""
         chunks = sys.getsizeof(self.chunks) + (
             0 if self.latin1 else 56 * len(self.chunks) + self.characters
         )
@@ -91,7 +96,7 @@ class Replay:
                 + 3 * live.received
                 + 8 * len(live.chunk_ends)
             )
-        return chunks + parse
+        return chunks + parse + plain_weight(self, skip=self.ESTIMATED)
 
 
 def replay_key(*inputs) -> str:

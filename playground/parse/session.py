@@ -14,10 +14,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from .parse_view import ParseView
 from .replay import Replay
+from .weight import plain_weight
 
 
 @dataclass
@@ -105,51 +106,105 @@ class Session:
     restored: list[tuple[str, str]] = field(default_factory=list)
 
     def release(self) -> None:
-        """Drop what takes memory (the parses on screen and the replay); the page options stay."""
+        """Drop everything that takes memory: the parses, the replay, the derived views, the
+        inference, the Restore stacks, the texts kept for Reset and the tests; the page options
+        stay. Gradio keeps the (now small) object until its own cap drops the page's state, so
+        what is not dropped here is not freed."""
         self.view = self.last_good = self.replay = None
         self.check_rows = []
+        self.check_template = ""
         self.inference = None
         self.derived = {}
         self.generated = None
+        self.replaced = []
+        self.restored = []
+        self.test_cases_text = ""
+        self.reset_text = ""
+        self.display.log_search = ""
+        self.display.selection = None
+        self.__dict__.pop("_weights", None)
         self.stop_requested = True  # a replay or generation still running ends at its next chunk
 
     @property
     def weight(self) -> int:
-        """About the bytes this session keeps between requests (estimated in O(1) per part)."""
+        """About the bytes this session keeps between requests: every field, by its weight (a parse
+        and the replay by their estimates, everything else by `plain_weight`). The parses are
+        estimated in O(1) per part; the inference and the check rows, assigned whole, are walked
+        once and remembered by identity."""
         views = {id(view): view for view in (self.view, self.last_good) if view is not None}
-        replay = self.replay.weight if self.replay is not None else 0
-        live = self.replay.live if self.replay is not None else None
-        shown = 0
+        replay = self.replay if isinstance(self.replay, Replay) else None
+        live = replay.live if replay is not None else None
+        total = replay.weight if replay is not None else 0
         for view in views.values():
-            if live is not None and getattr(view.events, "store", None) is live.events:
-                shown += 2 * sys.getsizeof(view.stream)  # its events and spans are the replay's
+            if not isinstance(view, ParseView):
+                total += plain_weight(view)
+            elif live is not None and getattr(view.events, "store", None) is live.events:
+                total += 2 * sys.getsizeof(view.stream)  # its events and spans are the replay's
             else:
-                shown += view.weight
-        rows = (
-            sum(
-                len(row.get("prompt") or "") + len(row.get("generation") or "")
-                for row in self.check_rows
-            )
-            * 2
-        )
-        texts = sys.getsizeof(self.test_cases_text) + sys.getsizeof(self.reset_text)
-        texts += sum(sys.getsizeof(text) for _, text in self.replaced + self.restored)
-        return shown + replay + rows + texts
+                total += view.weight
+        if self.replay is not None and replay is None:
+            total += plain_weight(self.replay)
+        for one in fields(self):
+            if one.name in _PARSES:
+                continue
+            value = getattr(self, one.name)
+            if one.name in _ASSIGNED_WHOLE:
+                total += self._remembered(one.name, value)
+            else:
+                total += plain_weight(value)
+        return total
+
+    def _remembered(self, name: str, value) -> int:
+        """`plain_weight(value)` of field `name`, walked again only when the field holds another object."""
+        memo = self.__dict__.setdefault("_weights", {})
+        known = memo.get(name)
+        if known is not None and known[0] is value:
+            return known[1]
+        weight = plain_weight(value)
+        memo[name] = (value, weight)
+        return weight
 
     def trim(self, cap: int) -> bool:
         """Keep at most about `cap` bytes: drop the last good parse, then the replay, then the parse on
-        screen, until under it. Returns whether anything was dropped (#explain and the event log then
-        ask for a new parse)."""
+        screen, then the derived views, the check rows, the inference, the last generation, the
+        tests, and the texts Back and Restore would put back (oldest first), until under it. Returns
+        whether anything was dropped (#explain and the event log then ask for a new parse)."""
         dropped = False
-        for names in (("last_good",), ("replay",), ("view", "last_good")):
+        for names in _TRIM_ORDER:
             if self.weight <= cap:
                 break
             if names == ("last_good",) and self.last_good is self.view:
                 continue
+            if names in (("restored",), ("replaced",)):
+                stack = getattr(self, names[0])
+                while stack and self.weight > cap:
+                    del stack[0]
+                    dropped = True
+                continue
             for name in names:
-                setattr(self, name, None)
+                setattr(self, name, _EMPTY.get(name))
             dropped = True
         return dropped
+
+
+# The fields holding parses (`Session.weight` counts them by their estimates, shared parts once).
+_PARSES = ("view", "last_good", "replay")
+# Fields only ever assigned a new object (never changed in place): weighed once per object.
+_ASSIGNED_WHOLE = ("inference", "check_rows")
+# What `Session.trim` drops, in order (a field name gets its empty value from `_EMPTY`, or None).
+_TRIM_ORDER = (
+    ("last_good",),
+    ("replay",),
+    ("view", "last_good"),
+    ("derived",),
+    ("check_rows", "check_template"),
+    ("inference",),
+    ("generated",),
+    ("test_cases_text",),
+    ("restored",),
+    ("replaced",),
+)
+_EMPTY = {"derived": {}, "check_rows": [], "check_template": "", "test_cases_text": ""}
 
 
 _jobs_lock = threading.Lock()

@@ -22,12 +22,22 @@ its session (`session_key`), and its refusals go back as a validation error, the
 kind of refusal whose message Gradio's client passes on to the MCP caller.
 
 `RequestSizeCap` refuses a request body over PLAYGROUND_LIMITS `request_mb`
-before it is read (uploads have their own cap, `upload_mb`).
+before it is read (uploads have their own cap, `upload_mb`; an MCP message has a
+lower one, `mcp_message_bytes`: the page's text limits, twice over).
+
+`UnqueuedAdmission` admits what does not go through the queue: the listeners that
+run at once (a tab chosen, Stop, the model's load status, the page's load), the
+direct API routes and MCP messages. Each client (its address) may have
+`UNQUEUED_AT_ONCE` of them running and send `UNQUEUED_PER_SECOND` a second (a
+burst of `UNQUEUED_BURST`), and at most `UNQUEUED_BYTES_PER_SECOND` of their bodies;
+past that it gets HTTP 429 at once.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import threading
 import time
 from typing import Any
 
@@ -202,13 +212,17 @@ class RequestSizeCap:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         caps = limits.current()
-        upload = scope.get("path", "").rstrip("/").endswith("/upload")
+        path = scope.get("path", "")
+        upload = path.rstrip("/").endswith("/upload")
+        mcp = "/mcp/" in path + "/"
         cap = (
-            caps.upload_mb if upload else caps.request_mb
-        ) * 1_000_000 + 65_536  # room for the form's own fields
+            mcp_message_bytes(caps)
+            if mcp
+            else (caps.upload_mb if upload else caps.request_mb) * 1_000_000 + 65_536
+        )  # room for the form's own fields
         length = dict(scope.get("headers") or ()).get(b"content-length")
         if length is not None and length.isdigit() and int(length) > cap:
-            return await _too_large(scope, receive, send, cap)
+            return await _too_large(scope, receive, send, cap, mcp)
         seen = 0
 
         async def counted():
@@ -223,22 +237,163 @@ class RequestSizeCap:
         try:
             return await self.app(scope, counted, send)
         except _TooLarge:
-            return await _too_large(scope, receive, send, cap)
+            return await _too_large(scope, receive, send, cap, mcp)
 
 
 class _TooLarge(Exception):
     pass
 
 
-async def _too_large(scope, receive, send, cap: int) -> None:
-    await send_refusal(
-        scope,
-        receive,
-        send,
-        413,
-        f"The request is too large (limit {cap // 1_000_000} MB, PLAYGROUND_LIMITS request_mb or "
-        "upload_mb).",
+def mcp_message_bytes(caps: limits.Limits | None = None) -> int:
+    """The largest MCP message body the server reads (bytes): twice what the page's text boxes
+    take together (the template, the prefix, the generation and the tools, each at its limit,
+    with room for JSON's escapes), and 64 KB for the message around them. Far below
+    `request_mb`: the MCP server reads and checks a message on the server's event loop, where
+    every other request waits meanwhile."""
+    caps = caps or limits.current()
+    texts = caps.template_chars + caps.prefix_chars + caps.generation_chars + caps.tools_chars
+    return 2 * texts + 65_536
+
+
+async def _too_large(scope, receive, send, cap: int, mcp: bool = False) -> None:
+    what = (
+        f"The MCP message is too large (limit {cap / 1_000_000:.1f} MB: twice the page's text "
+        "limits, PLAYGROUND_LIMITS template_chars, prefix_chars, generation_chars and tools_chars)."
+        if mcp
+        else f"The request is too large (limit {cap // 1_000_000} MB, PLAYGROUND_LIMITS request_mb "
+        "or upload_mb)."
     )
+    await send_refusal(scope, receive, send, 413, what)
+
+
+# Requests of one client that do not go through the queue: at most this many running at once,
+# this many a second (and a burst of UNQUEUED_BURST), and their bodies at most this many bytes
+# a second (a burst of twice that).
+UNQUEUED_AT_ONCE = 4
+UNQUEUED_PER_SECOND = 10.0
+UNQUEUED_BURST = 30
+UNQUEUED_BYTES_PER_SECOND = 8_000_000
+# The routes that run without the queue (after Gradio's /gradio_api prefix, if any): the page's
+# listeners that run at once and the direct API (/run, /api), component functions, cancel and
+# reset, Gradio's deep links, and MCP messages (POST only: an MCP event stream is a GET).
+UNQUEUED_ROUTES = re.compile(
+    r"^(?:/gradio_api)?/(?:run|api|component_server|cancel|reset|deep_link|mcp)(?:/|$)"
+)
+# Clients whose last request is older than this are forgotten (seconds), once there are
+# more than FORGET_PAST of them.
+FORGET_SECONDS = 60.0
+FORGET_PAST = 10_000
+
+
+class _Allowance:
+    """One client's allowance: requests running, and the tokens of its two buckets."""
+
+    __slots__ = ("running", "requests", "bytes", "at")
+
+    def __init__(self, now: float) -> None:
+        self.running = 0
+        self.requests = float(UNQUEUED_BURST)
+        self.bytes = 2.0 * UNQUEUED_BYTES_PER_SECOND
+        self.at = now
+
+
+class UnqueuedAdmission:
+    """ASGI middleware: per-client admission of the requests that do not go through the queue
+    (`UNQUEUED_ROUTES`; see the module docstring). A request over the client's share gets HTTP
+    429 before its body is read, with a message saying which share and to wait."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+        self._clients: dict[str, _Allowance] = {}
+        self._lock = threading.Lock()
+
+    def refusal(self, address: str, body_bytes: int, now: float | None = None) -> str | None:
+        """Why one more request of `body_bytes` (its declared length, 0 when unknown) from client
+        `address` may not run now, or None (it then counts as running until `done`)."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            if len(self._clients) > FORGET_PAST:
+                for key in [
+                    k
+                    for k, a in self._clients.items()
+                    if not a.running and now - a.at > FORGET_SECONDS
+                ]:
+                    del self._clients[key]
+            allowance = self._clients.setdefault(address, _Allowance(now))
+            passed = max(0.0, now - allowance.at)
+            allowance.at = now
+            allowance.requests = min(
+                float(UNQUEUED_BURST), allowance.requests + passed * UNQUEUED_PER_SECOND
+            )
+            allowance.bytes = min(
+                2.0 * UNQUEUED_BYTES_PER_SECOND,
+                allowance.bytes + passed * UNQUEUED_BYTES_PER_SECOND,
+            )
+            if allowance.running >= UNQUEUED_AT_ONCE:
+                return (
+                    f"You already have {allowance.running} requests running outside the queue "
+                    f"(at most {UNQUEUED_AT_ONCE} at once): wait for them to end."
+                )
+            if allowance.requests < 1:
+                return (
+                    f"Too many requests from your address (at most {UNQUEUED_PER_SECOND:g} a "
+                    "second outside the queue): wait a moment."
+                )
+            if body_bytes > allowance.bytes:
+                return (
+                    f"Too much sent from your address (at most "
+                    f"{UNQUEUED_BYTES_PER_SECOND / 1_000_000:g} MB a second outside the queue): "
+                    "wait a moment."
+                )
+            allowance.requests -= 1
+            allowance.bytes -= body_bytes
+            allowance.running += 1
+            return None
+
+    def done(self, address: str, undeclared_bytes: int = 0) -> None:
+        """A request `refusal` admitted has ended; `undeclared_bytes` of its body came without a
+        declared length (they are taken from the client's allowance now)."""
+        with self._lock:
+            allowance = self._clients.get(address)
+            if allowance is not None:
+                allowance.running = max(0, allowance.running - 1)
+                allowance.bytes -= undeclared_bytes
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or not _unqueued(scope):
+            return await self.app(scope, receive, send)
+        from starlette.requests import Request
+
+        address = client_address(Request(scope))
+        length = dict(scope.get("headers") or ()).get(b"content-length")
+        declared = length is not None and length.isdigit()
+        refused = self.refusal(address, int(length) if declared else 0)
+        if refused is not None:
+            return await send_refusal(scope, receive, send, 429, refused)
+        seen = 0
+
+        async def counted():
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+            return message
+
+        try:
+            return await self.app(scope, receive if declared else counted, send)
+        finally:
+            self.done(address, 0 if declared else seen)
+
+
+def _unqueued(scope) -> bool:
+    """Whether the request of ASGI `scope` is one `UnqueuedAdmission` admits."""
+    path = scope.get("path", "")
+    root = scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    if not UNQUEUED_ROUTES.match(path):
+        return False
+    return scope.get("method") == "POST" or "/mcp" not in path
 
 
 async def send_refusal(scope, receive, send, status: int, detail: str) -> None:

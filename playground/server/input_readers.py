@@ -157,3 +157,47 @@ def check_text_sizes(prefix: str, generation: str, limits: Limits | None = None)
         raise InputError(
             f"The generation is too long: {len(generation):,} characters (limit {limits.generation_chars:,})."
         )
+
+
+# The longest text of a short box that names something (a model, a token, a search, a dropdown's
+# choice) and of any box not listed in `BOXES` (characters).
+SHORT_BOX_CHARS = 1_000
+# The page's text boxes by the name handlers read them under: what the box is called in a
+# message, and its limit (the PLAYGROUND_LIMITS keys whose sum it is, or a number of characters).
+BOXES: dict[str, tuple[str, tuple[str, ...] | int]] = {
+    "template_text": ("template", ("template_chars",)),
+    "prefix": ("prefix", ("prefix_chars",)),
+    "generation": ("generation", ("generation_chars",)),
+    "tools_text": ("tools JSON", ("tools_chars",)),
+    "live_tools_text": ("tools JSON", ("tools_chars",)),
+    "messages_text": ("messages JSON", ("tools_chars",)),
+    "test_cases_text": ("test cases", ("prefix_chars", "generation_chars")),
+    "chat_template_text": ("chat template", ("chat_template_chars",)),
+    "user": ("user message", ("message_chars",)),
+    "system": ("system message", ("message_chars",)),
+    "split_points": ("split points", ("generation_chars",)),
+}
+
+
+def box_limit(name: str, limits: Limits | None = None) -> tuple[str, int, str]:
+    """(what box `name` is called, its limit in characters, the PLAYGROUND_LIMITS keys that set
+    it joined with " + ", "" for a fixed limit). A box not in `BOXES` takes SHORT_BOX_CHARS."""
+    limits = limits or current()
+    what, limit = BOXES.get(name, (name.replace("_", " "), SHORT_BOX_CHARS))
+    if isinstance(limit, int):
+        return what, limit, ""
+    return what, sum(getattr(limits, key) for key in limit), " + ".join(limit)
+
+
+def box_problem(name: str, text: str, limits: Limits | None = None) -> str | None:
+    """Why text `text` from the page's box `name` (a handler's parameter name) is refused at the
+    door, before any handler reads or keeps it: longer than the box's limit (`box_limit`).
+    None when it is within it."""
+    what, limit, keys = box_limit(name, limits)
+    if len(text) <= limit:
+        return None
+    setting = f", PLAYGROUND_LIMITS {keys}" if keys else ""
+    return (
+        f"The {what} is too long: {len(text):,} characters (limit {limit:,}{setting}); "
+        "nothing was changed."
+    )

@@ -123,6 +123,32 @@ def test_a_failed_inference_groups_its_rows_by_the_finding_they_contradict_and_a
     assert text_of(shown["explain"]).startswith('start_anchor = "<|assistant|>"')
 
 
+def test_failure_groups_trace_within_the_parses_deadline_and_caps(monkeypatch):
+    import dataclasses
+    import time
+
+    from playground.server import limits
+
+    session = Session()
+    infer(jinja("opened-reasoning"), session)
+    result = copy.deepcopy(session.inference)
+    result["template"]["start_anchor"] = "<|assistant|><mind>"
+    report = check_conformance(
+        result["template"], jinja("opened-reasoning"), bos_token="", eos_token=""
+    )
+    result["report"] = report.to_dict()
+    # Past the deadline a row is grouped by what its message shows: no trace of a hostile row
+    # runs on in the server's process.
+    late = failure_groups(result, deadline=time.perf_counter() - 1)
+    by_message = [(g.key, len(g.rows), g.fix) for g in late]
+    assert by_message == [("fields.content", 9, None), ("fields.content", 6, None)]
+    assert "start_anchor" not in {g.key for g in late}  # what only the trace tells
+    # A trace stopped at a cap still diagnoses what it read (the anchor is at the start).
+    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, value_chars=1))
+    capped = failure_groups(result)
+    assert [(g.key, len(g.rows)) for g in capped] == [("start_anchor", 13), ("fields.content", 2)]
+
+
 def test_a_missing_tool_call_field_is_sketched_from_the_rows_and_marked_as_a_sketch():
     session = Session()
     last = infer(jinja("keyed-calls"), session)

@@ -430,3 +430,86 @@ def test_a_request_over_its_size_or_its_clients_upload_quota_gets_the_same_kind_
     )
     assert client.post("/gradio_api/upload", content=b"x" * 1_000).json() == []
     assert too_large.headers["content-length"] == str(len(too_large.content))
+
+
+def test_requests_outside_the_queue_are_admitted_each_client_by_its_share():
+    door = admission.UnqueuedAdmission(None)
+    answers = []
+    for _ in range(admission.UNQUEUED_BURST + 1):
+        answers.append(door.refusal("10.7.0.1", 0, now=100.0))
+        door.done("10.7.0.1")
+    assert answers[:-1] == [None] * admission.UNQUEUED_BURST
+    assert answers[-1] == (
+        "Too many requests from your address (at most 10 a second outside the queue): wait a moment."
+    )
+    assert door.refusal("10.7.0.2", 0, now=100.0) is None  # another client has its own share
+    door.done("10.7.0.2")
+    assert door.refusal("10.7.0.1", 0, now=100.5) is None  # half a second: five more
+    door.done("10.7.0.1")
+    running = [door.refusal("10.7.0.3", 0, now=200.0) for _ in range(5)]
+    assert running[:4] == [None] * 4 and running[4] == (
+        "You already have 4 requests running outside the queue (at most 4 at once): wait for "
+        "them to end."
+    )
+    assert door.refusal("10.7.0.4", 16_000_000, now=300.0) is None
+    door.done("10.7.0.4")
+    assert door.refusal("10.7.0.4", 2_000_000, now=300.1) == (
+        "Too much sent from your address (at most 8 MB a second outside the queue): wait a moment."
+    )
+
+
+def test_the_routes_outside_the_queue_and_mcp_messages_are_refused_past_their_caps(monkeypatch):
+    from starlette.testclient import TestClient
+
+    with_limits(monkeypatch, proxy_hops=1)
+    client = TestClient(
+        admission.UnqueuedAdmission(admission.RequestSizeCap(_read_and_answer_no_paths))
+    )
+    answers = [
+        client.post(
+            "/gradio_api/run/predict", content=b"{}", headers={"x-forwarded-for": "10.8.0.1"}
+        ).status_code
+        for _ in range(admission.UNQUEUED_BURST + 5)
+    ]
+    # The burst, then one every tenth of a second as the test's requests take it.
+    assert answers[: admission.UNQUEUED_BURST] == [200] * admission.UNQUEUED_BURST
+    assert 429 in answers[admission.UNQUEUED_BURST :]
+    other = client.post("/gradio_api/run/predict", headers={"x-forwarded-for": "10.8.0.2"})
+    assert other.status_code == 200
+    queued = [
+        client.post("/gradio_api/queue/join", headers={"x-forwarded-for": "10.8.0.1"}).status_code
+        for _ in range(5)
+    ]
+    assert queued == [200] * 5  # the queue has its own admission
+    cap = admission.mcp_message_bytes()
+    assert cap == 2 * (64_000 + 200_000 + 1_000_000 + 64_000) + 65_536
+    big = client.post(
+        "/gradio_api/mcp/messages/",
+        content=b"x" * (cap + 1),
+        headers={"x-forwarded-for": "10.8.0.3"},
+    )
+    assert (big.status_code, big.json()) == (
+        413,
+        {
+            "detail": "The MCP message is too large (limit 2.7 MB: twice the page's text limits, "
+            "PLAYGROUND_LIMITS template_chars, prefix_chars, generation_chars and tools_chars)."
+        },
+    )
+
+
+def test_gradio_keeps_no_copy_of_what_visitors_send():
+    import gradio as gr
+    from gradio.state_holder import SessionState
+
+    from playground.server import session_store
+
+    with gr.Blocks() as blocks:
+        box = gr.Textbox()
+        kept = gr.State("state")
+    session_store.keep_lean()
+    state = SessionState(blocks)
+    assert state.config_values == {}
+    state[box._id] = box
+    state._update_value_in_config(box._id, "x" * 1_000_000)
+    state[kept._id] = "kept"
+    assert state.config_values == {} and state[kept._id] == "kept"

@@ -1,7 +1,7 @@
 """Stream checks: chunkings agree with one-shot; truncation inside a delimiter is reported."""
 
-from engine import check_stream
-from engine.authoring.stream_checks import MAX_EVERY_SPLIT, StreamRun, truncation
+from engine import check_stream, load_template
+from engine.authoring.stream_checks import MAX_EVERY_SPLIT, StreamRun, run_chunks, truncation
 from engine.template_files import load_template_file
 
 QWEN3 = load_template_file("qwen3").response_template
@@ -94,3 +94,18 @@ def test_a_spent_budget_stops_the_check_and_says_so():
         1 + 1 + (len(generation) - 1) + 3,
         [],
     )
+
+
+def test_every_run_of_the_stream_check_stops_at_the_parsers_caps():
+    template = {
+        "start_anchor": "<s>",
+        "fields": {"r": {"open": "<r>", "close": "</r>", "repeats": True}, "content": {}},
+    }
+    report = check_stream("<r>1</r>" * 5, template, prefix="<s>", seeds=range(2), max_regions=2)
+    assert report.ok and report.baseline.error == (
+        "the parse stopped at stream offset 16: it has opened 2 regions, the most it may "
+        "(max_regions); the text after it is not parsed"
+    )
+    run = run_chunks(load_template(template), "<s>", ["<r>" + "v" * 50], max_value_chars=10)
+    assert run.error.startswith("the parse stopped at stream offset")
+    assert "max_value_chars" in run.error

@@ -296,10 +296,10 @@ class _Watch:
                 self.disk.append(disk_mb(self.run))
             time.sleep(0.1)
 
-    def footprint(self) -> Footprint:
-        """Stop sampling; read "after" once the server settled (`SETTLE_SECONDS`)."""
+    def footprint(self, settle: float = SETTLE_SECONDS) -> Footprint:
+        """Stop sampling; read "after" once the server settled (`settle` seconds)."""
         if self.run.process.poll() is None and not self.killed:
-            time.sleep(SETTLE_SECONDS)
+            time.sleep(settle)
         self._stop.set()
         self._thread.join(timeout=5)
         alive = self.run.process.poll() is None
@@ -447,7 +447,7 @@ def under_attack(run: Run, name: str, attack, lead: float = 1.0) -> Row:
     if thread.is_alive():  # the attack is still waiting: its requests are past PATIENCE
         outcome.append(Outcome(None, f"still running after {PATIENCE + 30:g} s"))
     found = outcome[0]
-    footprint = watch.footprint()
+    footprint = watch.footprint(SETTLE.get(name, SETTLE_SECONDS))
     alive = run.process.poll() is None
     return Row(name, found, victim, memory_mb(run) if alive else (0.0, 0.0), footprint)
 
@@ -1192,6 +1192,287 @@ def grammar_bomb(run: Run) -> Outcome:
     return Outcome(longest, said["tools"][:300], details={"said": said, "seconds": took})
 
 
+# -- round three: what a session keeps -----------------------------------------------------
+
+
+def _config(run: Run) -> dict:
+    with client(run, ATTACKER) as http:
+        return http.get("/config").json()
+
+
+def _dependency(config: dict, listener: str) -> dict:
+    return next(d for d in config["dependencies"] if d.get("api_name") == listener)
+
+
+def _page_body(
+    config: dict, listener: str, values: dict, session_hash: str, event_data: dict | None
+) -> dict:
+    """The body a page sends for `listener` (by api name), its inputs those of the page but
+    `values` (by elem_id), from page session `session_hash`, with `event_data`."""
+    dependency = _dependency(config, listener)
+    components = {c["id"]: c for c in config["components"]}
+    data = []
+    for component_id in dependency["inputs"]:
+        component = components[component_id]
+        props = component.get("props", {})
+        elem_id = props.get("elem_id")
+        data.append(
+            values[elem_id]
+            if elem_id in values
+            else (None if component["type"] == "state" else props.get("value"))
+        )
+    return {
+        "data": data,
+        "event_data": event_data,
+        "fn_index": dependency["id"],
+        "trigger_id": None,
+        "session_hash": session_hash,
+    }
+
+
+def _page_call(
+    run: Run,
+    config: dict,
+    listener: str,
+    values: dict,
+    session_hash: str,
+    event_data: dict | None = None,
+    http: httpx.Client | None = None,
+) -> tuple[int, str]:
+    """One page listener called as a page's script calls it, from a page that never holds a
+    heartbeat (so Gradio never learns it closed): a listener that runs without the queue by
+    POST /gradio_api/run/<name>, the others by joining the queue and reading the session's
+    stream to the end. (HTTP status, what it answered, shortened)."""
+    body = json.dumps(_page_body(config, listener, values, session_hash, event_data)).encode()
+    own = http is None
+    http = http or client(run, ATTACKER, PATIENCE)
+    try:
+        if _dependency(config, listener).get("queue") is False:
+            answer = http.post(
+                f"/gradio_api/run/{listener}",
+                content=body,
+                headers={"content-type": "application/json"},
+            )
+            return answer.status_code, answer.text[:300]
+        joined = http.post(
+            "/gradio_api/queue/join", content=body, headers={"content-type": "application/json"}
+        )
+        if joined.status_code != 200:
+            return joined.status_code, joined.text[:300]
+        event_id = joined.json()["event_id"]
+        with http.stream(
+            "GET", "/gradio_api/queue/data", params={"session_hash": session_hash}
+        ) as stream:
+            for line in stream.iter_lines():
+                if line.startswith("data:"):
+                    message = json.loads(line[5:])
+                    if message.get("event_id") == event_id and message.get("msg") == (
+                        "process_completed"
+                    ):
+                        return 200, json.dumps(message.get("output"))[:300]
+        return 200, "the stream ended"
+    except httpx.HTTPError as error:
+        return -1, f"{type(error).__name__}"
+    finally:
+        if own:
+            http.close()
+
+
+def _fresh_sessions(
+    run: Run, calls: list[tuple[str, dict, dict | None]], sessions: int, spread: bool = False
+) -> Outcome:
+    """`sessions` fresh page sessions (8 at once), each making `calls` (listener, values by
+    elem_id, event data) in order; how many calls were refused, and what the first refusal or
+    the last answer said. `spread`: each session from an address of its own (what one client's
+    share cannot stop: only what the server keeps per session can)."""
+    import uuid
+
+    config = _config(run)
+    started = time.perf_counter()
+
+    def one(number):
+        session_hash = uuid.uuid4().hex[:12]
+        answers = []
+        address = f"10.67.{number // 250}.{number % 250 + 1}" if spread else ATTACKER
+        with client(run, address, PATIENCE) as http:
+            for listener, values, event_data in calls:
+                answers.append(
+                    _page_call(run, config, listener, values, session_hash, event_data, http)
+                )
+        return answers
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = [
+            answer for one_session in pool.map(one, range(sessions)) for answer in one_session
+        ]
+    refused = [said for status, said in answers if status != 200]
+    said = refused[0] if refused else answers[-1][1]
+    return Outcome(
+        time.perf_counter() - started,
+        " ".join(re.sub(r"<[^>]+>", " ", said).split())[:300],
+        len(refused),
+        {"calls": len(answers)},
+    )
+
+
+def tab_ids(run: Run) -> Outcome:
+    """200 fresh page sessions, each choosing an input tab whose id is 15 MB (POST
+    /gradio_api/run/page_select_tab, a listener that runs without the queue)."""
+    sessions, size = (40, 5_000_000) if BOUNDED["value"] else (200, 15_000_000)
+    return _fresh_sessions(run, [("page_select_tab", {}, {"id": "t" * size})], sessions)
+
+
+def tab_ids_spread(run: Run) -> Outcome:
+    """`tab_ids`, each session from an address of its own."""
+    sessions, size = (40, 5_000_000) if BOUNDED["value"] else (200, 15_000_000)
+    return _fresh_sessions(run, [("page_select_tab", {}, {"id": "t" * size})], sessions, True)
+
+
+def editor_loads_spread(run: Run) -> Outcome:
+    """`editor_loads`, each session from an address of its own."""
+    sessions, size = (10, 5_000_000) if BOUNDED["value"] else (25, 15_000_000)
+    calls = [
+        (
+            "page_load_sample",
+            {"template-editor": str(number) * size, "sample-picker": SAMPLE.id},
+            None,
+        )
+        for number in range(10)
+    ]
+    return _fresh_sessions(run, calls, sessions, True)
+
+
+def editor_loads(run: Run) -> Outcome:
+    """25 fresh page sessions, each loading a sample 10 times with a different 15 MB text in
+    the template editor (each kept for Restore on a checkout without the cap)."""
+    sessions, size = (10, 5_000_000) if BOUNDED["value"] else (25, 15_000_000)
+    calls = [
+        (
+            "page_load_sample",
+            {"template-editor": str(number) * size, "sample-picker": SAMPLE.id},
+            None,
+        )
+        for number in range(10)
+    ]
+    return _fresh_sessions(run, calls, sessions)
+
+
+def unqueued_flood(run: Run) -> Outcome:
+    """The listeners that run without the queue (a tab chosen, Stop, Play's Stop), 3,000 calls
+    from one address, 16 at once, each from a fresh page session."""
+    import uuid
+
+    config = _config(run)
+    listeners = ["page_select_tab", "page_request_stop", "page_replay_stop"]
+    started = time.perf_counter()
+
+    def one(number):
+        return _page_call(
+            run, config, listeners[number % 3], {}, uuid.uuid4().hex[:12], {"id": "paste"}
+        )
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        answers = list(pool.map(one, range(3_000)))
+    refused = [said for status, said in answers if status != 200]
+    return Outcome(
+        time.perf_counter() - started,
+        (refused[0] if refused else answers[-1][1])[:300],
+        len(refused),
+        {"calls": len(answers)},
+    )
+
+
+def mcp_messages(run: Run) -> Outcome:
+    """100 MCP messages of 4 MB in a row, each a ping padded with 4 MB, over the SSE transport
+    (POST /gradio_api/mcp/messages/)."""
+    count, size = (20, 4_000_000) if BOUNDED["value"] else (100, 4_000_000)
+    started = time.perf_counter()
+    statuses: dict[int, int] = {}
+    said = ""
+    with client(run, ATTACKER, PATIENCE) as http:
+        with http.stream("GET", "/gradio_api/mcp/sse") as events:
+            endpoint = ""
+            for line in events.iter_lines():
+                if line.startswith("data:"):
+                    endpoint = line[5:].strip()
+                    break
+            for number in range(count):
+                body = json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": number,
+                        "method": "ping",
+                        "params": {"pad": "p" * size},
+                    }
+                ).encode()
+                try:
+                    answer = http.post(
+                        endpoint, content=body, headers={"content-type": "application/json"}
+                    )
+                    statuses[answer.status_code] = statuses.get(answer.status_code, 0) + 1
+                    if answer.status_code >= 400 and not said:
+                        said = f"HTTP {answer.status_code}: {answer.text[:200]}"
+                except httpx.HTTPError as error:
+                    statuses[-1] = statuses.get(-1, 0) + 1
+                    said = said or f"connection closed ({type(error).__name__})"
+    accepted = sum(n for status, n in statuses.items() if 200 <= status < 300)
+    return Outcome(
+        time.perf_counter() - started,
+        said or f"all {accepted} accepted",
+        count - accepted,
+        {"statuses": statuses},
+    )
+
+
+MB_TEXT = 5_000_000
+
+
+def every_stateful_route(run: Run) -> Outcome:
+    """100 fresh page sessions (each from an address of its own), each through the page's
+    stateful routes with 5 MB strings in their text inputs and event data: a parse (the generation), the event log's search, the test
+    cases, #explain, a results tab, an event row, Reset, Restore and a fix."""
+    sessions = 20 if BOUNDED["value"] else 100
+    big = "m" * MB_TEXT
+    calls = [
+        ("page_parse", {"generation": big, "prefix": big[:1_000_000]}, None),
+        ("page_set_display", {"log-search": big}, None),
+        ("page_run_tests", {"test-cases": big}, None),
+        ("page_explain_span", {}, {"selected": big}),
+        ("page_select_results_tab", {}, {"id": big}),
+        ("page_show_event", {"template-editor": big}, {"selected": big}),
+        ("page_reset_template", {"template-editor": big, "tools": big}, None),
+        ("page_restore_template", {"template-editor": big}, None),
+        ("page_fix_template", {"template-editor": big}, {"fix": "9" * 10_000}),
+    ]
+    return _fresh_sessions(run, calls, sessions, True)
+
+
+def editor_routes(run: Run) -> Outcome:
+    """40 fresh page sessions (each from an address of its own), each putting 5 MB editor texts through every route that may keep
+    the editor's text: a templates/ file chosen, Start from, Reset, Restore, Back, the Fix, a
+    sample loaded and the chat-template check (its template is kept with its rows)."""
+    sessions = 10 if BOUNDED["value"] else 40
+    calls = [
+        (
+            "page_choose_template",
+            {"template-editor": "a" * MB_TEXT, "template-choice": "qwen3"},
+            None,
+        ),
+        ("page_start_from", {"template-editor": "b" * MB_TEXT, "start-from": "qwen3"}, None),
+        ("page_reset_template", {"template-editor": "c" * MB_TEXT}, None),
+        ("page_restore_template", {"template-editor": "d" * MB_TEXT}, None),
+        ("page_restore_back", {"template-editor": "e" * MB_TEXT}, None),
+        ("page_load_sample", {"template-editor": "f" * MB_TEXT, "sample-picker": SAMPLE.id}, None),
+        ("page_diagnose", {"template-editor": "g" * MB_TEXT}, None),
+        (
+            "page_check_chat_template",
+            {"template-editor": "h" * MB_TEXT, "chat-template": "x"},
+            None,
+        ),
+    ]
+    return _fresh_sessions(run, calls, sessions, True)
+
+
 ATTACKS = [
     ("1. 66 looping chat-template checks in 1 s", queue_flood),
     ("2. 8 backtracking 'vs transformers'", reference_backtracking),
@@ -1216,7 +1497,17 @@ ATTACKS = [
     ("19. digits, nesting, folder probes", odd_inputs),
     ("20. one client's jobs in every worker kind", client_workers),
     ("21. a grammar bomb through Generate live's Constrain", grammar_bomb),
+    ("22. 200 sessions x a 15 MB tab id", tab_ids),
+    ("22b. 22 from 200 addresses", tab_ids_spread),
+    ("23. 25 sessions x 10 editor loads of 15 MB", editor_loads),
+    ("23b. 23 from 25 addresses", editor_loads_spread),
+    ("24. 3,000 calls without the queue, one address", unqueued_flood),
+    ("25. 100 MCP messages of 4 MB", mcp_messages),
+    ("26. 100 sessions x 9 stateful routes, 5 MB strings", every_stateful_route),
+    ("27. 40 sessions x 8 editor routes, 5 MB texts", editor_routes),
 ]
+# The attacks whose footprint is read later (seconds after the attack): what sessions keep.
+SETTLE = {name: 10.0 for name, _ in ATTACKS[21:]}
 
 
 if __name__ == "__main__":
