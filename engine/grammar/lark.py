@@ -33,6 +33,7 @@ from .ir import (
     is_regular,
     quantifier,
 )
+from .json_excludes import schema_for_lark
 from .patterns import char_class, to_regex
 from .rule_text import RuleText
 
@@ -63,10 +64,12 @@ class _Writer(RuleText):
             else None
         )
         self.terminals: dict[str, str] = {}  # definition -> name
+        self.json_rules: dict[Json, tuple[str, str]] = {}  # node -> (rule name, its line)
 
     def write(self) -> str:
         lines = ["%llguidance {}", "", f"start: {self.name('root')}"]
         lines += self.rule_lines(written=sum(map(len, lines)))
+        lines += [line for _, line in self.json_rules.values()]
         lines.append("")
         lines += [f"{name}: {definition}" for definition, name in self.terminals.items()]
         return self.joined(lines)
@@ -78,7 +81,7 @@ class _Writer(RuleText):
         if isinstance(node, Lit):
             return self.literal(node.text)
         if isinstance(node, Json):
-            return self.expr(self.lower(node))
+            return self.json_rule(node)
         if isinstance(node, Token):
             return self.token(node.node)
         if isinstance(node, Text):
@@ -94,6 +97,16 @@ class _Writer(RuleText):
         if isinstance(node, Repeat):
             return self.repeat(node)
         raise TypeError(f"not a grammar node: {node!r}")
+
+    def json_rule(self, node: Json) -> str:
+        """A rule holding the JSON value as llguidance's own JSON Schema support reads it
+        (``name: %json {...}``, the schema prepared by `json_excludes.schema_for_lark`)."""
+        if node not in self.json_rules:
+            schema = schema_for_lark(json.loads(node.schema_text), node.excludes)
+            name = self.name(f"\x00json-{len(self.json_rules) + 1}")
+            text = json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
+            self.json_rules[node] = (name, f"{name}: %json {text}")
+        return self.json_rules[node][0]
 
     def atom(self, node: Node) -> str:
         text = self.expr(node)

@@ -33,6 +33,7 @@ from .ir import (
     seq,
 )
 from .patterns import Unconstrainable, alternatives, expanded, first_literal, leads, to_regex
+from .json_excludes import refused
 from .schema import INTEGER, NUMBER, Dialect, SchemaWriter
 from .tools import ARGUMENTS, NAME, ToolSpec, shape_schema
 
@@ -250,12 +251,14 @@ class CallWriter:
         dialect = self.dialect()
         lead = Repeat(CharSet(((9, 10), (32, 32))), 0, 4)  # blanks before the JSON, as models write
         if dialect.name == "json" and dialect.string_delims is None:
-            # The structural tag hands the schema to the engine; Lark and GBNF write it out.
+            # The structural tag and the Lark form hand the schema to the engine (xgrammar,
+            # llguidance); the GBNF writes it out and names what it cannot enforce.
             writer = SchemaWriter(Grammar(budget=self.grammar.budget), dialect)
             writer.value(schema, where, root=schema)
+            self.notes += [f"{note} in the GBNF form" for note in writer.notes]
             self.notes += [
-                f"{note} in the Lark and GBNF forms (the structural tag's JSON Schema enforces it)"
-                for note in writer.notes
+                f"{keyword} is ignored by llguidance: not enforced in the Lark form"
+                for keyword in refused(schema, where)
             ]
             return seq(lead, Json(json.dumps(schema, sort_keys=False), self.excludes))
         writer = SchemaWriter(self.grammar, dialect, stem=_rule_stem(where))
