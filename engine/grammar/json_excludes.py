@@ -216,7 +216,9 @@ def refused(schema: Any, path: str) -> list[str]:
         for key in _SCHEMA_MAPS:
             if isinstance(node.get(key), dict):
                 for name, sub in node[key].items():
-                    visit(sub, f"{where}.{name}" if key == "properties" else f"{where}.{key}.{name}")
+                    visit(
+                        sub, f"{where}.{name}" if key == "properties" else f"{where}.{key}.{name}"
+                    )
         for key in _SCHEMA_LISTS:
             if isinstance(node.get(key), list):
                 for index, sub in enumerate(node[key]):

@@ -32,8 +32,8 @@ from .ir import (
     optional,
     seq,
 )
-from .patterns import Unconstrainable, alternatives, expanded, first_literal, leads, to_regex
 from .json_excludes import refused
+from .patterns import Unconstrainable, alternatives, expanded, first_literal, leads, to_regex
 from .schema import INTEGER, NUMBER, Dialect, SchemaWriter
 from .tools import ARGUMENTS, NAME, ToolSpec, shape_schema
 
