@@ -15,6 +15,12 @@ tool's schema whole instead of writing it out. Two things are added, never remov
 
 `REFUSED_KEYWORDS` are the keywords llguidance does not implement; the schema is compiled
 leniently (they are ignored) and `refused` names them per parameter.
+
+The structural tag hands xgrammar the schema with its own ``excludes``; xgrammar (0.2.9) then
+drops ``minLength``/``maxLength`` (as it does next to a ``pattern``). `schema_for_xgrammar`
+writes such lengths as a ``pattern`` of that many characters, none of them the first character
+of an excluded literal (so none can begin), and `xgrammar_gaps` names the strings that have a
+pattern and lengths both (the lengths are not enforced there).
 """
 
 from __future__ import annotations
@@ -225,6 +231,58 @@ def refused(schema: Any, path: str) -> list[str]:
                     visit(sub, f"{where}.{key}[{index}]")
         for key in ("items", "additionalProperties"):
             visit(node.get(key), f"{where}.{key}")
+
+    visit(schema, path)
+    return found
+
+
+def schema_for_xgrammar(schema: Any, excludes: tuple[str, ...]) -> Any:
+    """`schema` as the structural tag hands it to xgrammar with `excludes`: each string with
+    ``minLength``/``maxLength`` and no ``pattern`` takes them as a ``pattern`` instead (its
+    characters never the first character of an excluded literal), since xgrammar drops lengths
+    when excludes are given."""
+    if not excludes:
+        return schema
+    firsts = CharSet(tuple(sorted({(ord(text[0]), ord(text[0])) for text in excludes if text})))
+    # Surrogates too (escaped): xgrammar takes their UTF-8 forms for one character each,
+    # which no UTF-8 reader does.
+    chars = "[^" + char_class(firsts)[1:-1] + "\\uD800-\\uDFFF]"
+
+    def visit(node: Any) -> Any:
+        if isinstance(node, list):
+            return [visit(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        node = {key: visit(value) for key, value in node.items()}
+        kinds = node.get("type")
+        lengths = "minLength" in node or "maxLength" in node
+        if (kinds == "string" or kinds == ["string"]) and lengths and "pattern" not in node:
+            low = node.pop("minLength", 0)
+            high = node.pop("maxLength", None)
+            high_text = "" if high is None else str(high)
+            node["pattern"] = f"^{chars}{{{low},{high_text}}}$"
+        return node
+
+    return visit(schema)
+
+
+def xgrammar_gaps(schema: Any, path: str) -> list[str]:
+    """Strings of `schema` with a ``pattern`` and ``minLength``/``maxLength`` both, each as
+    ``"<path>: 'minLength'"`` (or maxLength): xgrammar enforces the pattern only."""
+    found: list[str] = []
+
+    def visit(node: Any, where: str) -> None:
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                visit(item, f"{where}[{index}]")
+            return
+        if not isinstance(node, dict):
+            return
+        if "pattern" in node:
+            found.extend(f"{where}: '{key}'" for key in ("minLength", "maxLength") if key in node)
+        for key, value in node.items():
+            if isinstance(value, (dict, list)):
+                visit(value, f"{where}.{key}" if key != "properties" else where)
 
     visit(schema, path)
     return found

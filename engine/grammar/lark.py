@@ -83,7 +83,7 @@ class _Writer(RuleText):
         if isinstance(node, Json):
             return self.json_rule(node)
         if isinstance(node, Token):
-            return self.token(node.node)
+            return self.token(node.node, node.also)
         if isinstance(node, Text):
             return self.terminal(node, None)
         if isinstance(node, Ref):
@@ -146,28 +146,38 @@ class _Writer(RuleText):
             return self.literal(node.text)
         return "/" + to_regex(node) + "/"
 
-    def token(self, node: Node) -> str:
+    def token(self, node: Node, also: str | None = None) -> str:
         """One lexical unit; a trailing literal that spells a special token stays outside it."""
         items = list(node.items) if isinstance(node, Seq) else [node]
         if items and isinstance(items[-1], Lit) and self._has_special(items[-1]):
             head = items[:-1]
             inner = head[0] if len(head) == 1 else Seq(tuple(head))
-            return f"{self.token(inner)} {self.literal(items[-1].text)}"
+            written = self.token(inner)
+            if also:
+                written = self.terminal(inner, None, also)
+            return f"{written} {self.literal(items[-1].text)}"
         if items and isinstance(items[-1], Lit):
             return self.terminal(
-                Seq(tuple(items[:-1])) if len(items) > 2 else items[0], items[-1].text
+                Seq(tuple(items[:-1])) if len(items) > 2 else items[0], items[-1].text, also
             )
-        return self.terminal(node, None)
+        return self.terminal(node, None, also)
 
-    def terminal(self, node: Node, closing: str | None) -> str:
-        """A named terminal: `node` then `closing`, no excluded literal before `closing`."""
+    def terminal(self, node: Node, closing: str | None, also: str | None = None) -> str:
+        """A named terminal: `node` then `closing`, no excluded literal before `closing`, and
+        (`also`, a regex of the text before `closing`) matching that too."""
         excludes = sorted(_excludes(node))
-        body = _text_regex(node) + (_escape_literal(closing) if closing else "")
+        tail = _escape_literal(closing) if closing else ""
+        body = _text_regex(node) + tail
         definition = f"/{body}/"
         if excludes:
+            # The text may not hold an excluded literal; the literal the unit opens with (a
+            # string's open delimiter, which may itself be one) is outside the text.
+            items = node.items if isinstance(node, Seq) else (node,)
+            lead = _escape_literal(items[0].text) if isinstance(items[0], Lit) else ""
             alternation = "|".join(_escape_literal(text) for text in excludes)
-            tail = _escape_literal(closing) if closing else ""
-            definition += f" & ~/(?s:.*)(?:{alternation})(?s:.*){tail}/"
+            definition += f" & ~/{lead}(?s:.*)(?:{alternation})(?s:.*){tail}/"
+        if also:
+            definition += f" & /(?:{also}){tail}/"
         if definition not in self.terminals:
             self.terminals[definition] = f"T{len(self.terminals) + 1}"
         return self.terminals[definition]
@@ -187,7 +197,8 @@ def _text_regex(node: Node) -> str:
     """A regex for a lexical node; free text becomes "any text" (its exclusions are added by
     the caller)."""
     if isinstance(node, Text):
-        return (char_class(node.allowed) if node.allowed else "(?s:.)") + "*"
+        chars = char_class(node.allowed) if node.allowed else "(?s:.)"
+        return chars + quantifier(node.min_length, node.max_length)
     if isinstance(node, Seq):
         return "".join(_text_atom(item) for item in node.items)
     if isinstance(node, Alt):

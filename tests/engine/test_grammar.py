@@ -218,7 +218,7 @@ def test_a_pattern_the_shared_reader_refuses_is_listed_never_written_as_other_te
     ]
 
 
-def test_schema_keywords_the_grammar_cannot_enforce_are_listed_not_dropped():
+def test_schema_keywords_a_form_cannot_enforce_are_listed_per_form_and_parameter():
     tools = [
         {
             "type": "function",
@@ -227,8 +227,9 @@ def test_schema_keywords_the_grammar_cannot_enforce_are_listed_not_dropped():
                 "parameters": {
                     "type": "object",
                     "properties": {
-                        "code": {"type": "string", "pattern": "^[A-Z]{3}$"},
-                        "seats": {"type": "integer", "minimum": 1},
+                        "code": {"type": "string", "pattern": "^[A-Z]{3}$", "maxLength": 3},
+                        "seats": {"type": "integer", "minimum": 1, "multipleOf": 2},
+                        "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
                     },
                 },
             },
@@ -238,12 +239,16 @@ def test_schema_keywords_the_grammar_cannot_enforce_are_listed_not_dropped():
         "llama-3.2-pythonic", tools, prefix="<|start_header_id|>assistant<|end_header_id|>\n\n"
     )
     assert derived.notes == [
-        "fields.tool_calls.book.code: 'pattern' is not enforced",
-        "fields.tool_calls.book.seats: 'minimum' is not enforced",
+        "fields.tool_calls.book.code: 'pattern' is not enforced in the GBNF form and the structural tag",
+        "fields.tool_calls.book.seats: 'multipleOf' is not enforced",
+        "fields.tool_calls.book.tags: 'uniqueItems' is not enforced",
     ]
     assert derive_grammar("hermes-2-pro", tools).notes == [
         "fields.tool_calls[book].arguments.code: 'pattern' is not enforced in the GBNF form",
-        "fields.tool_calls[book].arguments.seats: 'minimum' is not enforced in the GBNF form",
+        "fields.tool_calls[book].arguments.seats: 'multipleOf' is not enforced in the GBNF form",
+        "fields.tool_calls[book].arguments.tags: 'uniqueItems' is not enforced in the GBNF form",
+        "fields.tool_calls[book].arguments.tags: 'uniqueItems' is ignored by llguidance: not enforced in the Lark form",
+        "fields.tool_calls[book].arguments.code: 'maxLength' next to a 'pattern' is ignored by xgrammar: not enforced in the structural tag",
     ]
 
 
