@@ -8,6 +8,10 @@ terminals of their own. Special tokens of the tokenizer (``special_tokens``, tex
 written as tokens (``<[id]>``): llguidance matches a quoted string byte by byte and never
 with a special token, and free text never produces one.
 
+The tokenizer is part of the Lark form's contract: written without one (no special tokens),
+every delimiter is text and the grammar says so in its first lines; a server whose tokenizer
+has a delimiter as a special token needs the grammar written with that tokenizer.
+
 This Lark is for llguidance. xgrammar reads a Lark dialect too, but gives ``lazy``, ``&`` and
 ``~`` other meanings or refuses them; give xgrammar the structural tag or the GBNF.
 """
@@ -68,6 +72,8 @@ class _Writer(RuleText):
 
     def write(self) -> str:
         lines = ["%llguidance {}", "", f"start: {self.name('root')}"]
+        if not self.special:
+            lines = [*_TEXT_ONLY, *lines]
         lines += self.rule_lines(written=sum(map(len, lines)))
         lines += [line for _, line in self.json_rules.values()]
         lines.append("")
@@ -181,6 +187,14 @@ class _Writer(RuleText):
         if definition not in self.terminals:
             self.terminals[definition] = f"T{len(self.terminals) + 1}"
         return self.terminals[definition]
+
+
+# The head of a Lark grammar written without a tokenizer's special tokens.
+_TEXT_ONLY = [
+    "// Written without a tokenizer: every delimiter is text. llguidance never matches a special",
+    "// token against text, so for a tokenizer that has a delimiter as a special token, write",
+    "// the grammar with that tokenizer (--tokenizer: special tokens become <[id]>).",
+]
 
 
 def _excludes(node: Node) -> set[str]:
