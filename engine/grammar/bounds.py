@@ -112,7 +112,7 @@ def _non_negative(low: int, low_x: bool, high: int | None, high_x: bool) -> Node
     (high None: no upper bound); None when there is none."""
     any_fraction = optional(seq(Lit("."), Repeat(DIGITS, 1, 15)))
     zero_fraction = optional(seq(Lit("."), Repeat(Lit("0"), 1, 15)))
-    above_zero = seq(Lit("."), Repeat(DIGITS, 0, 14), NONZERO)
+    above_zero = seq(Lit("."), Repeat(Lit("0"), 0, 14), NONZERO, Repeat(DIGITS, 0, 14))
     if high is not None and low == high:
         return None if low_x or high_x else seq(Lit(str(low)), zero_fraction)
     options = [seq(Lit(str(low)), above_zero if low_x else any_fraction)]
@@ -153,7 +153,10 @@ def _same_length(low: str, high: str) -> list[Node]:
         last_full -= 1
     if first_full <= last_full:
         options.append(
-            seq(CharSet(((48 + first_full, 48 + last_full),)), Repeat(DIGITS, size, size))
+            seq(
+                CharSet(((48 + first_full, 48 + last_full),)),
+                DIGITS if size == 1 else Repeat(DIGITS, size, size),
+            )
         )
     if high[1:] != "9" * size:
         options += [seq(Lit(high[0]), rest) for rest in _same_length("0" * size, high[1:])]

@@ -194,7 +194,11 @@ def _prepared(schema: Any, avoid: str | None) -> Any:
     kinds = schema.get("type")
     kinds = [kinds] if isinstance(kinds, str) else kinds
     fixed = "enum" in schema or "const" in schema  # the values are given: nothing to avoid
-    if (kinds is None or "string" in kinds) and not fixed and "$ref" not in schema:
+    # A union or reference says its types through its parts, which are prepared themselves.
+    composed = any(key in schema for key in ("$ref", "anyOf", "oneOf", "allOf"))
+    if fixed or composed and kinds is None:
+        return schema
+    if kinds is None or "string" in kinds:
         schema["allOf"] = [*schema.get("allOf", []), {"$ref": _AVOID}]
     if kinds is None or "object" in kinds:
         extra = schema.get("additionalProperties")
