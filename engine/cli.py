@@ -599,6 +599,14 @@ def command_grammar(args, console: Console) -> int:
 
             special = special_tokens(AutoTokenizer.from_pretrained(args.tokenizer))
         written = derived.lark(special)
+        if not args.tokenizer:
+            errors.print(
+                Text(
+                    "note: written without --tokenizer: delimiters are text; for a model whose "
+                    "tokenizer has a delimiter as a special token, give --tokenizer",
+                    "yellow",
+                )
+            )
     else:
         written = derived.gbnf()
     sys.stdout.write(written)

@@ -1,15 +1,21 @@
 """Measure derived grammars: the sampling round trip, the build times, constrained generation.
 
-    python scripts/bench_grammar.py [--samples 200] [--forms structural-tag] [--skip-walks]
+    python scripts/bench_grammar.py [--samples 200] [--forms structural-tag] [--choices auto,...]
+                                    [--skip-walks]
                                     [--skip-generation] [--prompts 20] [--only NAME,...]
                                     [--parser-limits [--limit-samples 2]]
 
 1. Round trip: for every shipped template and every template inferred from the shared chat
    templates (skipped, saying why, when they are absent), and every tool choice (auto,
    required, none, one named function; with and without parallel calls), `--samples`
-   outputs drawn at random from the grammar (tests/support/grammar_walks.py) and parsed back.
+   outputs drawn at random from the grammar (tests/support/grammar_walks.py) and parsed back,
+   the tools `KEYWORD_TOOLS` (bounded integers and numbers, strings with lengths and a
+   pattern, arrays with item bounds, nested required objects, anyOf, a $ref), every call
+   validated with `jsonschema` against its tool's whole schema.
    The table: samples, parsed (one-shot and chunked, strict), schema-valid, choice held,
-   walks that did not end (drawn again), and why a request could not be constrained.
+   dead ends (a failure), noted (valid but for keywords the form's notes name as not
+   enforced), not UTF-8 (the engine let such bytes through), walks that did not end (drawn
+   again), and why a request could not be constrained; then the failures per form.
 2. Build times: deriving the grammar and compiling it (per template and form: the largest
    over the tool choices), target at most 1 s.
 3. Generation: the demo model on the prompts of scripts/evaluate_demo_model.py (tool choice
@@ -44,7 +50,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from tests.support.grammar_walks import (  # noqa: E402
     CHOICES,
-    TOOLS,
+    KEYWORD_TOOLS,
     choice_label,
     demo_tokenizer,
     inferred_cases,
@@ -57,20 +63,28 @@ from tests.support.paths import CHAT_TEMPLATES, MANIFEST  # noqa: E402
 ENGINE_OF = {"structural-tag": "xgrammar", "gbnf": "xgrammar", "lark": "llguidance"}
 
 
-def walks(cases, samples: int, forms: list[str]) -> dict[tuple[str, str], float]:
-    """Print the round-trip table; return the build seconds by (template, form)."""
+def walks(cases, samples: int, forms: list[str], choices) -> dict[tuple[str, str], float]:
+    """Print the round-trip table (tools: `KEYWORD_TOOLS`, every call validated against its
+    tool's whole schema) and the failures per form; return the build seconds by (template,
+    form)."""
     builds: dict[tuple[str, str], float] = {}
     for (
         form
     ) in forms:  # the engines' one-time setup (imports, the tokenizer's tables) is not a build
         round_trip(cases[0], "auto", True, 1, engine_name=ENGINE_OF[form], form=form)
-    header = f"{'template':46} {'tool choice':22} {'form':15} {'samples':>7} {'parsed':>6} {'valid':>6} {'choice':>6} {'redrawn':>7}  not constrainable"
+    header = (
+        f"{'template':46} {'tool choice':22} {'form':15} {'samples':>7} {'parsed':>6} "
+        f"{'valid':>6} {'choice':>6} {'dead':>4} {'noted':>5} {'utf8':>4} {'redrawn':>7}  "
+        "not constrainable"
+    )
     print(header)
     print("-" * len(header))
-    failures = 0
+    totals = {
+        form: {"samples": 0, "failures": 0, "dead": 0, "noted": 0, "utf8": 0} for form in forms
+    }
     for case in cases:
         for form in forms:
-            for choice, parallel in CHOICES:
+            for choice, parallel in choices:
                 result = round_trip(
                     case, choice, parallel, samples, engine_name=ENGINE_OF[form], form=form
                 )
@@ -79,18 +93,40 @@ def walks(cases, samples: int, forms: list[str]) -> dict[tuple[str, str], float]
                 label = choice_label(choice, parallel)
                 if result.unconstrainable:
                     print(
-                        f"{case.name:46} {label:22} {form:15} {'-':>7} {'-':>6} {'-':>6} {'-':>6} {'-':>7}  {result.unconstrainable}"
+                        f"{case.name:46} {label:22} {form:15} {'-':>7} {'-':>6} {'-':>6} {'-':>6} "
+                        f"{'-':>4} {'-':>5} {'-':>4} {'-':>7}  {result.unconstrainable}"
                     )
                     continue
                 print(
                     f"{case.name:46} {label:22} {form:15} {result.samples:>7} {result.parsed:>6} "
-                    f"{result.valid:>6} {result.choice_held:>6} {result.not_ended:>7}"
+                    f"{result.valid:>6} {result.choice_held:>6} {result.dead_ends:>4} "
+                    f"{result.noted:>5} {result.invalid_utf8:>4} {result.not_ended:>7}"
                 )
+                total = totals[form]
+                total["samples"] += result.samples
+                total["failures"] += len(result.failures)
+                total["dead"] += result.dead_ends
+                total["noted"] += result.noted
+                total["utf8"] += result.invalid_utf8
                 for failure in result.failures[:3]:
-                    failures += 1
                     print(f"    FAILURE {failure[:400]}")
+                for failure in result.engine_failures[:1]:
+                    print(f"    NOT UTF-8 (the engine's) {failure[:300]}")
             sys.stdout.flush()
-    print(f"failures: {failures}")
+    print(
+        "\nper form (failures: a sample that does not parse back, breaks its tool's schema where "
+        "the form claims to enforce it, breaks the tool choice, or reaches a dead end; noted: "
+        "valid except for keywords the grammar's notes say that form cannot enforce; utf8: the "
+        "engine let bytes through that are not UTF-8)"
+    )
+    print(
+        f"{'form':15} {'engine':11} {'samples':>7} {'failures':>8} {'dead ends':>9} {'noted':>6} {'utf8':>5}"
+    )
+    for form, total in totals.items():
+        print(
+            f"{form:15} {ENGINE_OF[form]:11} {total['samples']:>7} {total['failures']:>8} "
+            f"{total['dead']:>9} {total['noted']:>6} {total['utf8']:>5}"
+        )
     return builds
 
 
@@ -236,6 +272,7 @@ def parser_limits(cases, samples: int) -> None:
     from engine.grammar import derive_grammar
     from engine.grammar.matching import (
         SERVING_PARSER_LIMITS,
+        DeadEnd,
         compile_grammar,
         parser_limits_of,
         random_walk,
@@ -247,7 +284,7 @@ def parser_limits(cases, samples: int) -> None:
     specials = special_tokens(tokenizer)
     grammars = []
     for case in cases:
-        for tools, label in ((TOOLS, "test tools"), (realistic_tools(), "46 tools")):
+        for tools, label in ((KEYWORD_TOOLS, "test tools"), (realistic_tools(), "46 tools")):
             for choice in ("auto", "required"):
                 derived = derive_grammar(case.template, tools, choice, prefix=case.prefix)
                 if derived.ok:
@@ -290,7 +327,10 @@ def parser_limits(cases, samples: int) -> None:
                 steering = steering_sequences(derived, tokenizer)
                 for _ in range(samples):
                     made.clear()
-                    random_walk(compiled, tokenizer, rng, steering, max_tokens=300)
+                    try:
+                        random_walk(compiled, tokenizer, rng, steering, max_tokens=300)
+                    except DeadEnd:
+                        pass  # not a limit (the round trip counts dead ends)
                     if any(matcher.problem() for matcher in made):
                         failed[0] = name
                         return False
@@ -320,6 +360,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--only", help="comma-separated template names (shipped, or 'inferred ...')"
+    )
+    parser.add_argument(
+        "--choices", help="comma-separated tool choices to walk (auto, required, none, set_alarm)"
     )
     parser.add_argument("--skip-walks", action="store_true")
     parser.add_argument("--skip-inferred", action="store_true")
@@ -355,7 +398,13 @@ def main() -> None:
         if args.only:
             wanted = set(args.only.split(","))
             cases = [case for case in cases if case.name in wanted]
-        builds = walks(cases, args.samples, args.forms.split(","))
+        wanted_choices = args.choices.split(",") if args.choices else None
+        choices = [
+            (choice, parallel)
+            for choice, parallel in CHOICES
+            if wanted_choices is None or choice in wanted_choices
+        ]
+        builds = walks(cases, args.samples, args.forms.split(","), choices)
         build_times(builds)
     if not args.skip_generation:
         generation(args.prompts, args.engines.split(","), args.max_new_tokens)

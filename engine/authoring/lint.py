@@ -10,6 +10,7 @@ backtracking before a hosted playground meets it.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import asdict, dataclass
 
 import regex
@@ -135,11 +136,49 @@ def _cut_off(left: int) -> Diagnostic:
 
 
 def _target_checks(template: ResponseTemplate, target: str) -> list[Diagnostic]:
-    return [
+    found = [
         Diagnostic(
             finding.severity, finding.code, finding.path, finding.message, finding.suggestion
         )
         for finding in target_diagnostics(template, target)
+    ]
+    if target in ("vllm", "sglang"):
+        found += _grammar_tokens(template)
+    return found
+
+
+# Delimiter text shaped like a tokenizer's markup token (`<name>`, `<|name|>`, `[NAME]`).
+_TOKEN_SHAPED = re.compile(r"<\|?[^\s<>|]{1,40}\|?>|\[[A-Z_]{2,40}\]")
+
+
+def _grammar_tokens(template: ResponseTemplate) -> list[Diagnostic]:
+    """Constrained decoding (both runtimes can run llguidance on the Lark form) needs the
+    model's tokenizer when a delimiter may be one of its special tokens: one ``info``."""
+    shaped: dict[str, str] = {}
+    for spec in template.fields.values():
+        for key, delimiter in (("open", spec.open), ("close", spec.close)):
+            if delimiter is None:
+                continue
+            source = re.sub(r"\(\?P?<[^>]*>", "(", delimiter.pattern.pattern)  # no group names
+            texts = delimiter.literals or [source.replace("\\", "")]
+            for text in texts:
+                for found in _TOKEN_SHAPED.findall(text):
+                    shaped.setdefault(found, f"{spec.path}.{key}")
+    if not shaped:
+        return []
+    names = ", ".join(sorted(shaped))
+    return [
+        Diagnostic(
+            "info",
+            "grammar-special-tokens",
+            next(iter(shaped.values())),
+            f"the Lark grammar for constrained decoding writes the delimiters {names} as text "
+            "unless it is given the model's tokenizer; llguidance never matches a special token "
+            "against text, so for a tokenizer that has one of them as a special token the "
+            "grammar written without it contradicts itself",
+            "python -m engine grammar TEMPLATE --format lark --tokenizer MODEL_DIR "
+            "(special tokens written as <[id]>)",
+        )
     ]
 
 

@@ -23,6 +23,7 @@ from .budget import GrammarBudget, GrammarTooLarge, spend
 from .ir import (
     EMPTY,
     Alt,
+    CharSet,
     Grammar,
     Json,
     Lit,
@@ -558,7 +559,11 @@ def example(node: Node, grammar: Grammar, depth: int = 0) -> str:
     if isinstance(node, Token):
         return example(node.node, grammar, depth + 1)
     if isinstance(node, Text):
-        return ""
+        if not node.min_length:
+            return ""
+        return (
+            example(node.allowed or CharSet((), negated=True), grammar, depth + 1) * node.min_length
+        )
     if isinstance(node, Ref):
         return example(grammar.rules[node.name], grammar, depth + 1)
     if isinstance(node, Json):

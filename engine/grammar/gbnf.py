@@ -27,6 +27,7 @@ from .ir import (
     Text,
     Token,
     merge_ranges,
+    quantifier,
 )
 from .rule_text import RuleText
 
@@ -101,6 +102,13 @@ class _Writer(RuleText):
 
     def text(self, node: Text, following: str | None) -> str:
         allowed = node.allowed or _ANY
+        if node.bounded:
+            # No excluded literal can begin inside: none of their first characters is written.
+            firsts = sorted({literal[0] for literal in node.excludes if literal})
+            chars = _without(allowed, firsts)
+            if node.max_length == 0:
+                return '""'
+            return f"{char_class(chars)}{quantifier(node.min_length, node.max_length)}"
         if not node.excludes:
             return f"{char_class(allowed)}*"
         key = (node.excludes, allowed, following)

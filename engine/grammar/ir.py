@@ -79,10 +79,19 @@ class Text:
     Attributes:
         excludes: literals the text never contains.
         allowed: the characters the text is made of (None: any character).
+        min_length, max_length: how many characters it has (max None: any number); a bounded
+            text is written by GBNF without the first character of any excluded literal, so
+            that none can begin in it.
     """
 
     excludes: tuple[str, ...]
     allowed: CharSet | None = None
+    min_length: int = 0
+    max_length: int | None = None
+
+    @property
+    def bounded(self) -> bool:
+        return self.min_length > 0 or self.max_length is not None
 
 
 @dataclass(frozen=True)
@@ -97,9 +106,18 @@ class Json:
 class Token:
     """A lexical unit (a string value; a stretch of text and the delimiter that ends it): Lark
     writes it as one terminal, so its lexer never has to guess where free text ends; the
-    other formats write `node` as it is."""
+    other formats write `node` as it is.
+
+    Attributes:
+        node: what the unit is.
+        also: a regex (llguidance's syntax) the unit's text must match as well, without the
+            literal the unit ends with when it ends with one (a string value's ``pattern``
+            after its opening quote): Lark intersects its terminal with it; the other formats
+            cannot, and the grammar's notes say so. None: nothing more.
+    """
 
     node: Node
+    also: str | None = None
 
 
 @dataclass(frozen=True)

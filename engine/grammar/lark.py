@@ -8,6 +8,10 @@ terminals of their own. Special tokens of the tokenizer (``special_tokens``, tex
 written as tokens (``<[id]>``): llguidance matches a quoted string byte by byte and never
 with a special token, and free text never produces one.
 
+The tokenizer is part of the Lark form's contract: written without one (no special tokens),
+every delimiter is text and the grammar says so in its first lines; a server whose tokenizer
+has a delimiter as a special token needs the grammar written with that tokenizer.
+
 This Lark is for llguidance. xgrammar reads a Lark dialect too, but gives ``lazy``, ``&`` and
 ``~`` other meanings or refuses them; give xgrammar the structural tag or the GBNF.
 """
@@ -33,6 +37,7 @@ from .ir import (
     is_regular,
     quantifier,
 )
+from .json_excludes import schema_for_lark
 from .patterns import char_class, to_regex
 from .rule_text import RuleText
 
@@ -63,10 +68,14 @@ class _Writer(RuleText):
             else None
         )
         self.terminals: dict[str, str] = {}  # definition -> name
+        self.json_rules: dict[Json, tuple[str, str]] = {}  # node -> (rule name, its line)
 
     def write(self) -> str:
         lines = ["%llguidance {}", "", f"start: {self.name('root')}"]
+        if not self.special:
+            lines = [*_TEXT_ONLY, *lines]
         lines += self.rule_lines(written=sum(map(len, lines)))
+        lines += [line for _, line in self.json_rules.values()]
         lines.append("")
         lines += [f"{name}: {definition}" for definition, name in self.terminals.items()]
         return self.joined(lines)
@@ -78,9 +87,9 @@ class _Writer(RuleText):
         if isinstance(node, Lit):
             return self.literal(node.text)
         if isinstance(node, Json):
-            return self.expr(self.lower(node))
+            return self.json_rule(node)
         if isinstance(node, Token):
-            return self.token(node.node)
+            return self.token(node.node, node.also)
         if isinstance(node, Text):
             return self.terminal(node, None)
         if isinstance(node, Ref):
@@ -94,6 +103,16 @@ class _Writer(RuleText):
         if isinstance(node, Repeat):
             return self.repeat(node)
         raise TypeError(f"not a grammar node: {node!r}")
+
+    def json_rule(self, node: Json) -> str:
+        """A rule holding the JSON value as llguidance's own JSON Schema support reads it
+        (``name: %json {...}``, the schema prepared by `json_excludes.schema_for_lark`)."""
+        if node not in self.json_rules:
+            schema = schema_for_lark(json.loads(node.schema_text), node.excludes)
+            name = self.name(f"\x00json-{len(self.json_rules) + 1}")
+            text = json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
+            self.json_rules[node] = (name, f"{name}: %json {text}")
+        return self.json_rules[node][0]
 
     def atom(self, node: Node) -> str:
         text = self.expr(node)
@@ -133,31 +152,49 @@ class _Writer(RuleText):
             return self.literal(node.text)
         return "/" + to_regex(node) + "/"
 
-    def token(self, node: Node) -> str:
+    def token(self, node: Node, also: str | None = None) -> str:
         """One lexical unit; a trailing literal that spells a special token stays outside it."""
         items = list(node.items) if isinstance(node, Seq) else [node]
         if items and isinstance(items[-1], Lit) and self._has_special(items[-1]):
             head = items[:-1]
             inner = head[0] if len(head) == 1 else Seq(tuple(head))
-            return f"{self.token(inner)} {self.literal(items[-1].text)}"
+            written = self.token(inner)
+            if also:
+                written = self.terminal(inner, None, also)
+            return f"{written} {self.literal(items[-1].text)}"
         if items and isinstance(items[-1], Lit):
             return self.terminal(
-                Seq(tuple(items[:-1])) if len(items) > 2 else items[0], items[-1].text
+                Seq(tuple(items[:-1])) if len(items) > 2 else items[0], items[-1].text, also
             )
-        return self.terminal(node, None)
+        return self.terminal(node, None, also)
 
-    def terminal(self, node: Node, closing: str | None) -> str:
-        """A named terminal: `node` then `closing`, no excluded literal before `closing`."""
+    def terminal(self, node: Node, closing: str | None, also: str | None = None) -> str:
+        """A named terminal: `node` then `closing`, no excluded literal before `closing`, and
+        (`also`, a regex of the text before `closing`) matching that too."""
         excludes = sorted(_excludes(node))
-        body = _text_regex(node) + (_escape_literal(closing) if closing else "")
+        tail = _escape_literal(closing) if closing else ""
+        body = _text_regex(node) + tail
         definition = f"/{body}/"
         if excludes:
+            # The text may not hold an excluded literal; the literal the unit opens with (a
+            # string's open delimiter, which may itself be one) is outside the text.
+            items = node.items if isinstance(node, Seq) else (node,)
+            lead = _escape_literal(items[0].text) if isinstance(items[0], Lit) else ""
             alternation = "|".join(_escape_literal(text) for text in excludes)
-            tail = _escape_literal(closing) if closing else ""
-            definition += f" & ~/(?s:.*)(?:{alternation})(?s:.*){tail}/"
+            definition += f" & ~/{lead}(?s:.*)(?:{alternation})(?s:.*){tail}/"
+        if also:
+            definition += f" & /(?:{also}){tail}/"
         if definition not in self.terminals:
             self.terminals[definition] = f"T{len(self.terminals) + 1}"
         return self.terminals[definition]
+
+
+# The head of a Lark grammar written without a tokenizer's special tokens.
+_TEXT_ONLY = [
+    "// Written without a tokenizer: every delimiter is text. llguidance never matches a special",
+    "// token against text, so for a tokenizer that has a delimiter as a special token, write",
+    "// the grammar with that tokenizer (--tokenizer: special tokens become <[id]>).",
+]
 
 
 def _excludes(node: Node) -> set[str]:
@@ -174,7 +211,8 @@ def _text_regex(node: Node) -> str:
     """A regex for a lexical node; free text becomes "any text" (its exclusions are added by
     the caller)."""
     if isinstance(node, Text):
-        return (char_class(node.allowed) if node.allowed else "(?s:.)") + "*"
+        chars = char_class(node.allowed) if node.allowed else "(?s:.)"
+        return chars + quantifier(node.min_length, node.max_length)
     if isinstance(node, Seq):
         return "".join(_text_atom(item) for item in node.items)
     if isinstance(node, Alt):

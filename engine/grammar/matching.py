@@ -392,7 +392,12 @@ def random_walk(
 
     Returns:
         The token ids (without the stop token), or None when the walk did not end within
-        `max_tokens` tokens or reached a state with no allowed token.
+        `max_tokens` tokens or the matcher passed an engine limit (`Matcher.problem`).
+
+    Raises:
+        DeadEnd: the grammar reached a state from which no token continues and where the
+            output may not end, or the engine refused a token its own mask allowed: a grammar
+            that contradicts itself for this tokenizer (a failure, not a long walk).
     """
     import numpy
 
@@ -407,7 +412,9 @@ def random_walk(
         allowed[matcher.allowed_ids()] = True
         allowed[stops] = False
         if not allowed.any():
-            return out if matcher.can_end() else None
+            if matcher.can_end() or matcher.problem():
+                return out if matcher.can_end() else None
+            raise DeadEnd(out, "no token continues and the output may not end here")
         roll = rng.random()
         if roll < 0.25 and steering:
             candidates = [tokens for tokens in steering if tokens and allowed[tokens[0]]]
@@ -416,7 +423,7 @@ def random_walk(
                     if len(out) >= max_tokens or not _allows(matcher, token):
                         break
                     if not matcher.accept(token):
-                        return None
+                        return _refused(matcher, out, token)
                     out.append(token)
                 continue
         pool = numpy.flatnonzero(allowed & short) if roll < 0.55 else ()
@@ -424,9 +431,32 @@ def random_walk(
             pool = numpy.flatnonzero(allowed)
         token = int(pool[rng.randrange(len(pool))])
         if not matcher.accept(token):
-            return None
+            return _refused(matcher, out, token)
         out.append(token)
     return None
+
+
+class DeadEnd(ValueError):
+    """A random walk reached a state no token leaves though the output may not end there, or
+    the engine refused a token its mask allowed.
+
+    Attributes:
+        ids: the tokens drawn before it.
+        reason: what happened.
+    """
+
+    def __init__(self, ids: list[int], reason: str):
+        super().__init__(f"dead end after {len(ids)} tokens: {reason}")
+        self.ids = list(ids)
+        self.reason = reason
+
+
+def _refused(matcher: Matcher, out: list[int], token: int) -> None:
+    """None when the matcher passed an engine limit; otherwise raises DeadEnd (the mask
+    allowed `token`, the matcher refused it)."""
+    if matcher.problem():
+        return None
+    raise DeadEnd(out, f"the engine refused token {token}, which its mask allowed")
 
 
 def _allows(matcher: Matcher, token: int) -> bool:

@@ -412,7 +412,8 @@ def to_regex(node: Node) -> str:
     if isinstance(node, Repeat):
         return _atom(node.item) + quantifier(node.min, node.max)
     if isinstance(node, Text) and not node.excludes:
-        return (char_class(node.allowed) if node.allowed else "[\\s\\S]") + "*"
+        chars = char_class(node.allowed) if node.allowed else "[\\s\\S]"
+        return chars + quantifier(node.min_length, node.max_length)
     raise ValueError(f"not a regular node: {node!r}")
 
 

@@ -16,6 +16,8 @@ from typing import Any
 import regex
 
 from ..template import FieldSpec
+from ..tool_typing import schema_types
+from . import bounds
 from .ir import (
     EMPTY,
     Alt,
@@ -32,6 +34,7 @@ from .ir import (
     optional,
     seq,
 )
+from .json_excludes import refused, xgrammar_gaps
 from .patterns import Unconstrainable, alternatives, expanded, first_literal, leads, to_regex
 from .schema import INTEGER, NUMBER, Dialect, SchemaWriter
 from .tools import ARGUMENTS, NAME, ToolSpec, shape_schema
@@ -236,8 +239,9 @@ class CallWriter:
 
     def json_body(self, tools: list[ToolSpec], parallel: bool, where: str) -> Node:
         """One call's JSON body (or, with `transform_each`, a list of calls of any of `tools`)."""
+        definitions: dict = {}  # the tools' own definitions, gathered at the root
         if self.shape.each:
-            items = [shape_schema(self.shape.content, tool) for tool in tools]
+            items = [shape_schema(self.shape.content, tool, definitions) for tool in tools]
             schema: dict = {
                 "type": "array",
                 "items": items[0] if len(items) == 1 else {"anyOf": items},
@@ -246,21 +250,30 @@ class CallWriter:
             if not parallel:
                 schema["maxItems"] = 1
         else:
-            schema = shape_schema(self.shape.content, tools[0])
+            schema = shape_schema(self.shape.content, tools[0], definitions)
+        if definitions:
+            schema = {**schema, "$defs": {**schema.get("$defs", {}), **definitions}}
         dialect = self.dialect()
         lead = Repeat(CharSet(((9, 10), (32, 32))), 0, 4)  # blanks before the JSON, as models write
         if dialect.name == "json" and dialect.string_delims is None:
-            # The structural tag hands the schema to the engine; Lark and GBNF write it out.
+            # The structural tag and the Lark form hand the schema to the engine (xgrammar,
+            # llguidance); the GBNF writes it out and names what it cannot enforce.
             writer = SchemaWriter(Grammar(budget=self.grammar.budget), dialect)
             writer.value(schema, where, root=schema)
+            self.notes += [f"{note.split(' in the ')[0]} in the GBNF form" for note in writer.notes]
             self.notes += [
-                f"{note} in the Lark and GBNF forms (the structural tag's JSON Schema enforces it)"
-                for note in writer.notes
+                f"{keyword} is ignored by llguidance: not enforced in the Lark form"
+                for keyword in refused(schema, where)
+            ]
+            self.notes += [
+                f"{keyword} next to a 'pattern' is ignored by xgrammar: not enforced in the "
+                "structural tag"
+                for keyword in xgrammar_gaps(schema, where)
             ]
             return seq(lead, Json(json.dumps(schema, sort_keys=False), self.excludes))
         writer = SchemaWriter(self.grammar, dialect, stem=_rule_stem(where))
         node = writer.value(schema, where, root=schema)
-        self.notes += [f"{where}: {note}" for note in writer.notes]
+        self.notes += writer.notes
         return seq(lead, node)
 
     # -- tagged parameters ------------------------------------------------------
@@ -283,10 +296,15 @@ class CallWriter:
                     )
                 else:
                     fills[by["group"]] = capture
-            value = self.raw_value(
-                schema, tag.value_excludes | set(self.excludes), value_parser, where, name
-            )
             try:
+                value = self.raw_value(
+                    schema,
+                    tag.value_excludes | set(self.excludes),
+                    value_parser,
+                    where,
+                    name,
+                    tool.parameters,
+                )
                 written = tag.write(name, value, fills)
             except Unconstrainable as error:
                 if required:
@@ -313,20 +331,67 @@ class CallWriter:
                     f"{where}: parameter {name!r} cannot be written as a key of a line; left out"
                 )
                 continue
-            value = self.raw_value(
-                schema, {line_sep, *self.excludes}, args.get("value_parser"), where, name
-            )
+            try:
+                value = self.raw_value(
+                    schema,
+                    {line_sep, *self.excludes},
+                    args.get("value_parser"),
+                    where,
+                    name,
+                    tool.parameters,
+                )
+            except Unconstrainable as error:
+                if required:
+                    raise
+                self.notes.append(f"{where}: parameter {name!r} left out: {error}")
+                continue
             entries.append((seq(Lit(f"{name}{kv_sep} "), value, Lit(line_sep)), required))
         return _in_order(entries)
 
     def raw_value(
-        self, schema: dict, excludes: set[str], value_parser, where: str, name: str
+        self,
+        schema: dict,
+        excludes: set[str],
+        value_parser,
+        where: str,
+        name: str,
+        root: dict | None = None,
+        in_union: bool = False,
     ) -> Node:
         """A parameter value written as raw text (read back by tool-argument typing, or by a
-        JSON value parser when the template gives one)."""
+        JSON value parser when the template gives one). `root` (the tool's parameters)
+        resolves ``$ref``; `in_union`: the value is one option of an ``anyOf``/``oneOf``,
+        so a string must not read as another type.
+
+        Raises:
+            Unconstrainable: no text reads back as the schema asks (a ``$ref`` to a schema that
+                is not a string, which tool typing does not follow).
+        """
         kinds = schema.get("type") if isinstance(schema, dict) else None
         reads_json = isinstance(value_parser, dict) and value_parser.get("name") == "json"
         excludes_t = tuple(sorted(e for e in excludes if e))
+        if isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and not reads_json:
+            target = _resolved(schema["$ref"], root or {})
+            if not isinstance(target, dict) or schema_types(target) not in (["string"], []):
+                raise Unconstrainable(
+                    f"parameter {name!r}: tool typing reads a $ref parameter as text, and "
+                    f"{schema['$ref']!r} is not a string schema"
+                )
+            return self.raw_value(target, excludes, value_parser, where, name, root, in_union)
+        unions = [
+            schema[key]
+            for key in ("anyOf", "oneOf")
+            if isinstance(schema, dict) and isinstance(schema.get(key), list) and schema[key]
+        ]
+        if unions and kinds is None and not reads_json:
+            if "oneOf" in schema:
+                self.notes.append(f"{where}.{name}: 'oneOf' is written as 'anyOf'")
+            return alt(
+                *(
+                    self.raw_value(option, excludes, value_parser, where, name, root, True)
+                    for option in unions[0]
+                )
+            )
         if (
             isinstance(schema, dict)
             and "enum" in schema
@@ -346,36 +411,67 @@ class CallWriter:
             if options:
                 return alt(*options)
         if kinds == "string" or kinds is None and not isinstance(schema, dict):
-            return self.raw_string(excludes_t, reads_json)
+            return self.raw_string(
+                excludes_t,
+                reads_json,
+                schema if isinstance(schema, dict) else {},
+                f"{where}.{name}",
+                in_union,
+            )
         if kinds in ("integer", "number", "boolean") and not (
             isinstance(schema, dict) and ("enum" in schema or "const" in schema)
         ):
-            return {"integer": INTEGER, "number": NUMBER}.get(kinds) or alt(
-                Lit("true"), Lit("false")
-            )
+            if kinds == "boolean":
+                return alt(Lit("true"), Lit("false"))
+            try:
+                node = bounds.integer(schema) if kinds == "integer" else bounds.number(schema)
+            except ValueError as error:
+                self.notes.append(f"{where}.{name}: the bounds are not enforced ({error})")
+                node = None
+            return node if node is not None else INTEGER if kinds == "integer" else NUMBER
         writer = SchemaWriter(
             self.grammar, Dialect("json", excludes_t), stem=_rule_stem(f"{where}-{name}")
         )
-        node = writer.value(schema, f"{where}.{name}", root=schema)
+        node = writer.value(schema, f"{where}.{name}", root=root if root is not None else schema)
         self.notes += writer.notes
         if isinstance(kinds, list) and "string" in kinds:
-            node = alt(node, self.raw_string(excludes_t, reads_json))
+            node = alt(
+                node, self.raw_string(excludes_t, reads_json, schema, f"{where}.{name}", True)
+            )
         return node
 
-    @staticmethod
-    def raw_string(excludes: tuple[str, ...], reads_json: bool) -> Node:
+    def raw_string(
+        self,
+        excludes: tuple[str, ...],
+        reads_json: bool,
+        schema: dict,
+        path: str,
+        in_union: bool = False,
+    ) -> Node:
         """Raw text read back as a string: not blank at its start, never starting an excluded
-        literal, and, when a JSON value parser reads it, starting with a character no other
-        JSON value starts with (or quoted as JSON)."""
+        literal, and, when a JSON value parser reads it or another type of a union could
+        (`in_union`), starting with a character no other JSON value starts with (or quoted as
+        JSON, for the value parser); within `schema`'s ``minLength`` and ``maxLength``, and
+        matching its ``pattern`` in the Lark form (noted for the others)."""
+        low, high, pattern = bounds.string_bounds(schema, path, self.notes)
         banned = {literal[0] for literal in excludes if literal} | set(" \t\n\r")
-        if reads_json:
+        if reads_json or in_union:
             banned |= set(_JSON_STARTS)
         first = CharSet(tuple((ord(c), ord(c)) for c in sorted(banned)) + ((0, 31),), negated=True)
-        raw = Token(seq(first, Text(excludes)))
+        if high == 0:
+            self.notes.append(
+                f"{path}: an empty raw value cannot be written; maxLength not enforced"
+            )
+            high = None
+        rest = Text(excludes, None, max(low - 1, 0), None if high is None else high - 1)
+        raw = Token(seq(first, rest), pattern)
         if not reads_json:
             return raw
         plain = CharSet(((0, 31), (34, 34), (92, 92)), negated=True)
-        quoted = Token(seq(Lit('"'), Text(excludes, plain), Lit('"')))
+        quoted = Token(
+            seq(Lit('"'), Text(excludes, plain, low, high), Lit('"')),
+            None if pattern is None else f'"(?:{pattern})',
+        )
         return alt(raw, quoted)
 
     # -- Python call lists ----------------------------------------------------
@@ -414,6 +510,25 @@ class CallWriter:
         call = alt(*calls)
         more = Repeat(seq(Lit(","), optional(Lit(" ")), call)) if parallel else EMPTY
         return seq(Lit("["), call, more, Lit("]"))
+
+
+def _resolved(ref: str, root: dict) -> Any:
+    """The schema a local ``$ref`` (``#/...``) points to in `root`, following chains of refs,
+    or None."""
+    seen = set()
+    target: Any = {"$ref": ref}
+    while isinstance(target, dict) and isinstance(target.get("$ref"), str):
+        ref = target["$ref"]
+        if ref in seen or not ref.startswith("#"):
+            return None
+        seen.add(ref)
+        target = root
+        for part in ref[1:].strip("/").split("/") if ref != "#" else []:
+            part = part.replace("~1", "/").replace("~0", "~")
+            if not isinstance(target, dict) or part not in target:
+                return None
+            target = target[part]
+    return target
 
 
 def _reads_as_json(value: str) -> bool:
@@ -545,7 +660,7 @@ def _ending_with(node: Node, literal: Lit) -> Node:
     if isinstance(node, Alt):
         return alt(*(_ending_with(option, literal) for option in node.items))
     if isinstance(node, Token):
-        return Token(seq(node.node, literal))
+        return Token(seq(node.node, literal), node.also)
     if isinstance(node, Text):
         return Token(seq(node, literal))
     return seq(node, literal)

@@ -10,9 +10,14 @@ a template reads.
 
 What is enforced: ``type`` (and lists of types), ``enum``, ``const``, ``properties`` with
 ``required`` (declared order; objects are closed: no key outside ``properties``),
-``items``, ``minItems``/``maxItems``, ``anyOf``/``oneOf``, ``allOf`` of objects, ``nullable``,
-local ``$ref``. Anything else (``pattern``, ``minimum``, ``format``...) is listed in
-`SchemaWriter.notes`, never silently dropped. Strings never contain the dialect's
+``items``, ``minItems``/``maxItems``, ``minLength``/``maxLength`` (a string with a length
+bound is written without escapes, and in GBNF without the first character of any delimiter it
+must avoid), ``minimum``/``maximum`` and their exclusive forms (whole-number bounds for
+numbers, `bounds`), ``anyOf``/``oneOf``, ``allOf`` of objects, ``nullable``, local ``$ref``;
+``pattern`` in the Lark form only (its terminal is intersected with the pattern,
+`ir.Token.also`; a string with a pattern is written without escapes). Anything else
+(``format``, ``multipleOf``...) is listed in `SchemaWriter.notes`, never silently dropped;
+a note that holds for some forms only says which. Strings never contain the dialect's
 `excludes` (the delimiters that would end the region early). Integers have at most 15
 digits and numbers an exponent of at most two digits, so every value stays exact.
 """
@@ -23,7 +28,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from . import bounds
 from .ir import Alt, CharSet, Grammar, Lit, Node, Ref, Repeat, Text, Token, alt, optional, seq
+from .patterns import to_regex
 
 _CONTROLS = (0, 0x1F)
 _HEX = CharSet(((48, 57), (65, 70), (97, 102)))
@@ -52,14 +59,7 @@ NUMBER = seq(
 _AMBIGUOUS_KEY_CHARACTERS = set('{}[],"\n\r:')
 # Keywords that restrict values beyond what the grammar writes: listed, not enforced.
 _NOT_ENFORCED = (
-    "pattern",
     "format",
-    "minLength",
-    "maxLength",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
     "multipleOf",
     "uniqueItems",
     "contains",
@@ -169,11 +169,14 @@ class SchemaWriter:
 
     def typed(self, kind: str, schema: dict, path: str) -> Node:
         if kind == "string":
-            return self.string()
-        if kind == "integer":
-            return INTEGER
-        if kind == "number":
-            return NUMBER
+            return self.bounded_string(schema, path)
+        if kind in ("integer", "number"):
+            try:
+                node = bounds.integer(schema) if kind == "integer" else bounds.number(schema)
+            except ValueError as error:
+                self.notes.append(f"{path}: the bounds are not enforced ({error})")
+                node = None
+            return node if node is not None else INTEGER if kind == "integer" else NUMBER
         if kind == "boolean":
             return (
                 Alt((Lit("True"), Lit("False")))
@@ -215,6 +218,22 @@ class SchemaWriter:
         )
         chunk = Text(excludes, plain)
         return Token(seq(Lit('"'), chunk, Repeat(seq(escape, chunk)), Lit('"')))
+
+    def bounded_string(self, schema: dict, path: str) -> Node:
+        """A string in the dialect within `schema`'s ``minLength``/``maxLength`` and matching
+        its ``pattern`` (Lark only); written without escapes when either is given, so that its
+        characters are the string's own."""
+        low, high, also = bounds.string_bounds(schema, path, self.notes)
+        if not low and high is None and also is None:
+            return self.string()
+        excludes = tuple(self.dialect.excludes)
+        if self.dialect.string_delims is not None:
+            open_, close = self.dialect.string_delims
+            text = Text(tuple(sorted({*excludes, close})), None, low, high)
+            return Token(seq(Lit(open_), text, Lit(close)), _quoted(also, open_))
+        plain = CharSet((_CONTROLS, (34, 34), (92, 92)), negated=True)
+        text = Text(excludes, plain, low, high)
+        return Token(seq(Lit('"'), text, Lit('"')), _quoted(also, '"'))
 
     def literal(self, value: Any, path: str) -> Node | None:
         """One fixed value written in the dialect, or None when it cannot be (noted)."""
@@ -433,6 +452,14 @@ class SchemaWriter:
         )
         self.grammar.add(name, body)
         return self._any
+
+
+def _quoted(pattern: str | None, open_: str) -> str | None:
+    """`pattern` (a regex of a string's characters) after the string's open delimiter (the
+    `ir.Token.also` of a string token: its text without the closing delimiter)."""
+    if pattern is None:
+        return None
+    return to_regex(Lit(open_)) + f"(?:{pattern})"
 
 
 def _joined(items: list, separator: Node) -> list:

@@ -19,6 +19,7 @@ import json
 
 from .gbnf import gbnf_grammar
 from .ir import EMPTY, Alt, Grammar, Json, Lit, Node, Ref, Repeat, Seq, Text, Token, is_regular
+from .json_excludes import schema_for_xgrammar
 from .patterns import to_regex
 
 
@@ -97,11 +98,12 @@ class _Formats:
         if is_regular(node):
             return {"type": "regex", "pattern": to_regex(node)}
         if isinstance(node, Json):
-            written = {"type": "json_schema", "json_schema": json.loads(node.schema_text)}
+            schema = schema_for_xgrammar(json.loads(node.schema_text), node.excludes)
+            written = {"type": "json_schema", "json_schema": schema}
             if node.excludes:
                 written["excludes"] = list(node.excludes)
             return written
-        if isinstance(node, Text) and node.allowed is None:
+        if isinstance(node, Text) and node.allowed is None and not node.bounded:
             return (
                 {"type": "any_text", "excludes": list(node.excludes)}
                 if node.excludes

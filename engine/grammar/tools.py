@@ -210,17 +210,67 @@ def _role_of(expected: Any) -> Any:
     return ANY
 
 
-def shape_schema(shape: Any, tool: ToolSpec) -> dict:
-    """The JSON Schema a value of `shape` must follow for a call of `tool`."""
+def shape_schema(shape: Any, tool: ToolSpec, definitions: dict | None = None) -> dict:
+    """The JSON Schema a value of `shape` must follow for a call of `tool`.
+
+    The tool's parameters may sit inside a larger schema (the call object, a list of calls), so
+    their root definitions (``$defs``, ``definitions``) move into `definitions` under names
+    that start with the tool's name, and their local ``$ref`` s are rewritten to match: the
+    caller puts `definitions` at the root as ``$defs``. Without `definitions` the parameters
+    are returned as they are."""
     if shape is NAME:
         return {"type": "string", "enum": [tool.name]}
     if shape is ARGUMENTS:
-        return tool.parameters
+        return tool.parameters if definitions is None else _hoisted(tool, definitions)
     if isinstance(shape, dict):
         return {
             "type": "object",
-            "properties": {key: shape_schema(value, tool) for key, value in shape.items()},
+            "properties": {
+                key: shape_schema(value, tool, definitions) for key, value in shape.items()
+            },
             "required": list(shape),
             "additionalProperties": False,
         }
     return {"type": "string"}
+
+
+def _hoisted(tool: ToolSpec, definitions: dict) -> dict:
+    """`tool`'s parameters with their root definitions moved into `definitions` and every
+    local ``$ref`` rewritten to point there (a reference to anything else in the parameters
+    points into a copy of them kept there too)."""
+    stem = tool.name.replace("~", "_").replace("/", "_")
+    parameters = copy.deepcopy(tool.parameters)
+    own = {}
+    for key in ("$defs", "definitions"):
+        if isinstance(parameters.get(key), dict):
+            own[key] = parameters.pop(key)
+    whole = [False]
+
+    def target(ref: str) -> str:
+        for key in own:
+            lead = f"#/{key}/"
+            if ref.startswith(lead):
+                name, _, rest = ref[len(lead) :].partition("/")
+                return f"#/$defs/{stem}.{name}" + (f"/{rest}" if rest else "")
+        whole[0] = True
+        return f"#/$defs/{stem}" + ref[1:]
+
+    def rewrite(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {
+                key: target(value)
+                if key == "$ref" and isinstance(value, str) and value.startswith("#")
+                else rewrite(value)
+                for key, value in node.items()
+            }
+        if isinstance(node, list):
+            return [rewrite(item) for item in node]
+        return node
+
+    parameters = rewrite(parameters)
+    for key, table in own.items():
+        for name, schema in table.items():
+            definitions[f"{stem}.{name}"] = rewrite(schema)
+    if whole[0]:
+        definitions[stem] = parameters
+    return parameters

@@ -218,7 +218,7 @@ def test_a_pattern_the_shared_reader_refuses_is_listed_never_written_as_other_te
     ]
 
 
-def test_schema_keywords_the_grammar_cannot_enforce_are_listed_not_dropped():
+def test_schema_keywords_a_form_cannot_enforce_are_listed_per_form_and_parameter():
     tools = [
         {
             "type": "function",
@@ -227,8 +227,9 @@ def test_schema_keywords_the_grammar_cannot_enforce_are_listed_not_dropped():
                 "parameters": {
                     "type": "object",
                     "properties": {
-                        "code": {"type": "string", "pattern": "^[A-Z]{3}$"},
-                        "seats": {"type": "integer", "minimum": 1},
+                        "code": {"type": "string", "pattern": "^[A-Z]{3}$", "maxLength": 3},
+                        "seats": {"type": "integer", "minimum": 1, "multipleOf": 2},
+                        "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
                     },
                 },
             },
@@ -238,12 +239,16 @@ def test_schema_keywords_the_grammar_cannot_enforce_are_listed_not_dropped():
         "llama-3.2-pythonic", tools, prefix="<|start_header_id|>assistant<|end_header_id|>\n\n"
     )
     assert derived.notes == [
-        "fields.tool_calls.book.code: 'pattern' is not enforced",
-        "fields.tool_calls.book.seats: 'minimum' is not enforced",
+        "fields.tool_calls.book.code: 'pattern' is not enforced in the GBNF form and the structural tag",
+        "fields.tool_calls.book.seats: 'multipleOf' is not enforced",
+        "fields.tool_calls.book.tags: 'uniqueItems' is not enforced",
     ]
     assert derive_grammar("hermes-2-pro", tools).notes == [
-        "fields.tool_calls[book].arguments.code: 'pattern' is not enforced in the Lark and GBNF forms (the structural tag's JSON Schema enforces it)",
-        "fields.tool_calls[book].arguments.seats: 'minimum' is not enforced in the Lark and GBNF forms (the structural tag's JSON Schema enforces it)",
+        "fields.tool_calls[book].arguments.code: 'pattern' is not enforced in the GBNF form",
+        "fields.tool_calls[book].arguments.seats: 'multipleOf' is not enforced in the GBNF form",
+        "fields.tool_calls[book].arguments.tags: 'uniqueItems' is not enforced in the GBNF form",
+        "fields.tool_calls[book].arguments.tags: 'uniqueItems' is ignored by llguidance: not enforced in the Lark form",
+        "fields.tool_calls[book].arguments.code: 'maxLength' next to a 'pattern' is ignored by xgrammar: not enforced in the structural tag",
     ]
 
 
@@ -405,7 +410,7 @@ def test_llguidance_parser_limits_refuse_a_grammar_and_end_an_output_past_them()
     allowed = torch.nonzero(scores[0] > float("-inf")).flatten().tolist()
     assert allowed == compiled.stop_ids
     assert (
-        processor.problem == "llguidance: lexer error: too many states: 22 >= 20 (after 0 tokens)"
+        processor.problem == "llguidance: lexer error: too many states: 28 >= 20 (after 0 tokens)"
     )
 
 
@@ -437,7 +442,14 @@ def test_the_command_line_prints_each_format_and_says_when_it_cannot(tmp_path, c
         )
         == 0
     )
-    assert capsys.readouterr().out.startswith("%llguidance {}\n\nstart: root\nroot: T1\n")
+    written = capsys.readouterr()
+    assert written.out.startswith(
+        "// Written without a tokenizer: every delimiter is text. llguidance never matches a special\n"
+        "// token against text, so for a tokenizer that has a delimiter as a special token, write\n"
+        "// the grammar with that tokenizer (--tokenizer: special tokens become <[id]>).\n"
+        "%llguidance {}\n\nstart: root\nroot: T1\n"
+    )
+    assert "note: written without --tokenizer: delimiters are text" in written.err
     assert main(["grammar", "hermes-2-pro", "--tools", str(tools), "--tool-choice", "nope"]) == 1
     assert (
         "cannot constrain: tool_choice names 'nope', which is not among the tools"
@@ -503,7 +515,7 @@ def test_every_format_writes_a_repeat_with_one_quantifier_and_never_as_a_range_e
     derived = dataclasses.replace(
         derive_grammar("demo-model", TOOLS, prefix=HERMES_PREFIX), grammar=REPEATS
     )
-    assert derived.lark() == (
+    assert derived.lark({"<never-written>": 7}) == (
         "%llguidance {}\n\nstart: root\n"
         'root: "a" /b{0}/ digit{2,3} digit{3} digit{2,} "" "z"\n'
         "digit: /[0-9]/\n\n"
@@ -555,7 +567,7 @@ def test_value_parser_by_tags_say_how_each_parameter_is_read():
         }
     ]
     derived = derive_grammar(template, tools, tool_choice="required")
-    root = derived.lark().splitlines()[3]
+    root = derived.lark().splitlines()[6]  # after the three lines that say "no tokenizer"
     assert derived.notes == []
     assert '("<arg=zip string=\\"true\\">") T1' in root
     assert '("<arg=n string=\\"false\\">") /\\-?/ /0|[1-9][0-9]{0,14}/' in root
