@@ -15,6 +15,7 @@ import pytest
 
 from engine.chat_templates.conformance import TOOLS as CHECK_TOOLS
 from engine.chat_templates.conformance import check_conformance
+from engine.template_files import load_template_file
 from playground import catalog, handlers
 from playground.authoring.chat_template_check import difference_summary, root_causes
 from playground.authoring.diagnostics import editor_place, findings
@@ -722,3 +723,54 @@ def test_an_edit_puts_a_new_field_before_the_implicit_one_and_replaces_the_ancho
         "start_anchor": "<a>",
     }
     assert list(edited["fields"]) == ["r", "t", "c"] and "start_anchor_pattern" in template
+
+
+# Two minimax-m2 calls; each output misspells one close the template has right.
+MINIMAX_PREFIX = "]~b]ai\n<think>\n"
+
+
+def minimax_output(call_close: str = "</invoke>", section_close: str = "</minimax:tool_call>"):
+    def call(city: str, days: int, close: str) -> str:
+        return (
+            f'<invoke name="get_weather">\n<parameter name="city">{city}</parameter>\n'
+            f'<parameter name="days">{days}</parameter>\n{close}\n'
+        )
+
+    return (
+        "Two cities.\n</think>\n\n<minimax:tool_call>\n"
+        + call("Paris", 3, call_close)
+        + call("Tokyo", 5, "</invoke>")
+        + section_close
+    )
+
+
+def test_parse_api_is_never_plain_parsed_over_a_lost_call_or_a_misspelt_close():
+    from playground import api
+
+    template = json.dumps(load_template_file("minimax-m2").response_template)
+    lost = api.parse(template, MINIMAX_PREFIX, minimax_output(call_close="</invok>"))
+    assert [c["function"]["arguments"] for c in lost["message"]["tool_calls"]] == [
+        {"city": "Tokyo", "days": "5"}
+    ]
+    assert lost["status"].startswith(
+        "Parsed, but text was probably lost (the tool call opened by '<invoke name=\"get_weather\">' "
+        "at generation offset 42 is lost: its close '</invoke>' never came (the output has '</invok>' "
+        "there, a near miss of it)"
+    )
+    assert lost["warnings"][1].startswith(
+        "the key 'city' appears 2 times in one tool_calls call's arguments: only the last value is kept"
+    )
+    misspelt = api.parse(
+        template, MINIMAX_PREFIX, minimax_output(section_close="</minimax:tool_cal>")
+    )
+    assert misspelt["message"]["content"] == "</minimax:tool_cal>"
+    assert misspelt["status"].startswith(
+        "Parsed, but text was probably lost (fields.content.close expects '</minimax:tool_call>', but "
+        "the text has '</minimax:tool_cal>' at generation offset 274"
+    )
+    # Cut short after a whole word, never inside one.
+    assert misspelt["status"].endswith(
+        "ran to the end of the text. Fix: change…): reasoning_content, tool_calls, content"
+    )
+    clean = api.parse(template, MINIMAX_PREFIX, minimax_output())
+    assert clean["status"] == "Parsed: reasoning_content, tool_calls" and clean["warnings"] == []
