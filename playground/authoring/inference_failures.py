@@ -128,7 +128,7 @@ def _row_cause(row: dict, template: dict) -> tuple[str, str, dict | None]:
         gained or lost or [k for k in set(expected) | set(got) if expected.get(k) != got.get(k)]
     )
     key = f"fields.{changed[0]}" if changed and changed[0] != "role" else "fields"
-    return key, difference_summary(expected, got), None
+    return key, difference_summary(expected, got, template), None
 
 
 def _extra_text(expected: str, got: str) -> str:

@@ -774,3 +774,67 @@ def test_parse_api_is_never_plain_parsed_over_a_lost_call_or_a_misspelt_close():
     )
     clean = api.parse(template, MINIMAX_PREFIX, minimax_output())
     assert clean["status"] == "Parsed: reasoning_content, tool_calls" and clean["warnings"] == []
+
+
+def test_a_failure_group_says_what_differs_in_the_calls_and_why():
+    from engine import parse_response
+
+    template = {
+        "start_anchor": "<|assistant|>",
+        "defaults": {"role": "assistant"},
+        "fields": {
+            "tool_calls": {
+                "open_pattern": '<call name="(?P<name>[^"]+)">',
+                "close": "</call>",
+                "repeats": True,
+                "content": "xml-inline",
+                "content_args": {"tag_pattern": r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>"},
+                "transform": {
+                    "type": "function",
+                    "function": {"name": "{name}", "arguments": "{content}"},
+                },
+            },
+            "content": {},
+        }
+    }
+    generation = '<call name="create_event"><title>Lunch</title><details><where>Paris</where></details></call>'
+    got = parse_response(generation, template, prefix="")
+    expected = {
+        "role": "assistant",
+        "tool_calls": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "create_event",
+                    "arguments": {"title": "Lunch", "details": {"where": "Paris"}},
+                },
+            }
+        ],
+    }
+    assert got["tool_calls"][0]["function"]["arguments"]["details"] == "<where>Paris</where>"
+    row = {
+        "name": "first-turn-tools/round-trip:content-and-tool-calls",
+        "passed": False,
+        "renderable": True,
+        "detail": "tool_calls differs",
+        "expected": expected,
+        "got": got,
+        "prompt": "",
+        "generation": generation,
+        "tools": True,
+    }
+    [group] = failure_groups({"template": template, "report": {"situations": [row]}})
+    assert group.key == "fields.tool_calls"
+    assert group.cause == (
+        "argument 'details' came back as text, not an object: the chat template writes it as nested "
+        "tags, and xml-inline reads one level of tags, so the inner tags stay a raw string. Read that "
+        "value as JSON (content_args.value_parser) when the model writes JSON there, or accept the "
+        "text and convert it after parsing"
+    )
+    assert root_causes([row], template) == [group.cause]
+    # One call read where two were written says so, not "tool_calls differs".
+    two = {**expected, "tool_calls": expected["tool_calls"] * 2}
+    assert difference_summary(two, got, template) == (
+        "2 tool calls expected, 1 read (a call lost, or two read as one: check where each call's "
+        "region closes)"
+    )
