@@ -795,7 +795,7 @@ def test_a_failure_group_says_what_differs_in_the_calls_and_why():
                 },
             },
             "content": {},
-        }
+        },
     }
     generation = '<call name="create_event"><title>Lunch</title><details><where>Paris</where></details></call>'
     got = parse_response(generation, template, prefix="")
@@ -838,3 +838,62 @@ def test_a_failure_group_says_what_differs_in_the_calls_and_why():
         "2 tool calls expected, 1 read (a call lost, or two read as one: check where each call's "
         "region closes)"
     )
+
+
+def test_findings_list_each_key_once_only_what_the_template_holds_in_the_authors_words():
+    from engine.chat_templates.infer import infer_template
+    from playground.authoring.inference import findings_html
+
+    result = infer_template(jinja("xml-parameters")).to_dict()
+    # Two findings of one key (as inference gives for a close list), and a finding of a key the
+    # chosen template does not have.
+    result["findings"].append({**result["findings"][0], "how": "seen again in another render"})
+    assert result["template"]["fields"]["tool_calls"].pop("repeats") is True
+    shown = findings_html(result)
+    keys = re.findall(r'data-finding="\d+"><code class="rt-key">([^<]+)</code>', shown)
+    assert len(keys) == len(set(keys))
+    assert "fields.tool_calls.repeats" not in keys
+    assert "fields.tool_calls.repeats" in text_of(shown.split('id="inference-unused"')[1])
+    first = result["findings"][0]
+    assert f"{first['how']}; seen again in another render" in html.unescape(shown)
+    # Probe names never reach the author's text; the renders (evidence) keep them.
+    missing = infer_template(jinja("keyed-calls")).to_dict()
+    assert "zq_fn_alpha" in json.dumps(missing["missing"])
+    panel = text_of(findings_html(missing))
+    assert "zq" not in panel
+    assert r"[{\"a_tool\": {\"text_arg\": \"some text\", \"number_arg\": 73519}" in panel
+
+
+def test_the_same_template_pasted_back_is_not_stale():
+    from playground.parse.derived import remember_derived, stale_derived
+
+    session = Session()
+    text = template_text_of(load_template_file("qwen3").response_template)
+    remember_derived(session, "conformance", "<p>the check</p>", text)
+    same = json.dumps(json.loads(text), indent=4).replace("\n", "\r\n") + "\n"
+    assert stale_derived(session, WorkspaceInputs(same, "", "", "")) == {}
+    changed = text.replace("</think>", "</thought>")
+    [banner] = stale_derived(session, WorkspaceInputs(changed, "", "", "")).values()
+    assert banner.startswith('<div class="rt-stale-banner rt-derived-stale" id="conformance-stale"')
+    # Pasted back: the check is shown again without the banner.
+    assert stale_derived(session, WorkspaceInputs(text, "", "", "")) == {
+        "conformance": "<p>the check</p>"
+    }
+
+
+def test_a_failed_parse_in_the_tests_shows_its_error_not_a_null_diff():
+    from playground.authoring.test_cases import results_html, run_cases
+
+    template = load_template_file("qwen3").response_template
+    case = {
+        "name": "broken call",
+        "prefix": "<|im_start|>assistant\n",
+        "generation": '<tool_call>\n{"name": "f", "arguments": {]}\n</tool_call>',
+        "expected": {"role": "assistant", "content": "x"},
+    }
+    [result] = run_cases(template, [case])
+    assert not result.passed and result.got is None and result.diff == []
+    assert result.error.startswith("ResponseParseError: fields.tool_calls: json:")
+    shown = results_html([result], 1)
+    assert "null" not in shown and 'class="rt-diff"' not in shown
+    assert "ResponseParseError: fields.tool_calls: json:" in html.unescape(shown)
