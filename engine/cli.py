@@ -45,11 +45,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .authoring.delimiter_evidence import DelimiterEvidence, blame_the_output
 from .authoring.diagnosis import Diagnosis
 from .authoring.lint import lint, lint_prompts
 from .authoring.pattern_explain import explain_pattern
 from .authoring.portability import TARGETS
-from .authoring.samples import load_sample_file
+from .authoring.samples import SAMPLES_DIR, load_sample_file
 from .authoring.stream_checks import check_stream
 from .authoring.trace import trace
 from .batch.files import BATCH_ROWS
@@ -408,6 +409,13 @@ def command_parse(args, console: Console) -> int:
         render_trace(result, console)
         return 1 if result.error else 0
     errors = Console(stderr=True, highlight=False, soft_wrap=True)
+
+    def causes() -> list[Diagnosis]:
+        found = trace(generation, template, prefix=prefix, on_error=args.on_error).diagnoses
+        if not any(d.code == "near-miss" for d in found):
+            return found
+        return blame_the_output(found, parse_evidence(args, prefix))
+
     try:
         parser = ResponseParser(
             template, prefix, on_error=args.on_error
@@ -415,21 +423,47 @@ def command_parse(args, console: Console) -> int:
         message, _ = parser.finalize(generation)
     except ResponseParseError as error:
         # The error is usually a symptom: say its cause first.
-        print_diagnoses(
-            console, trace(generation, template, prefix=prefix, on_error=args.on_error).diagnoses
-        )
+        print_diagnoses(console, causes())
         console.print(Text(f"error: {error}", "bold red"), highlight=False)
         return 1
-    diagnoses = (
-        trace(generation, template, prefix=prefix, on_error=args.on_error).diagnoses
-        if parser.errors or prefix
-        else []
-    )
+    diagnoses = causes() if parser.errors or prefix else []
     print_diagnoses(errors, diagnoses)
     for kept in parser.errors:
         errors.print(Text(f"kept: {kept} (its text went to the implicit field)", "yellow"))
     print(json.dumps(message, ensure_ascii=False, indent=2))
     return 0
+
+
+def parse_evidence(args, prefix: str) -> DelimiterEvidence:
+    """What confirms the template's delimiters for `parse`: the chat template's renders
+    (--chat-template or --model), the tokenizer's tokens (--model), the prefix, and, for a
+    shipped template named by family, the outputs of its samples file.
+
+    Raises:
+        ValueError (ModelLoadError): --model cannot be loaded; the chat template is empty.
+    """
+    renders: list[str] = []
+    tokens: list[str] = []
+    if args.chat_template or args.model:
+        from .chat_templates.conformance import rendered_prompts, resolve_chat_template
+        from .chat_templates.tokens import load_tokenizer, marker_tokens
+
+        text = Path(args.chat_template).read_text(encoding="utf-8") if args.chat_template else None
+        chat_template, bos, eos = resolve_chat_template(
+            text, args.model, args.bos_token, args.eos_token
+        )
+        renders = rendered_prompts(chat_template, bos_token=bos, eos_token=eos)
+        if args.model:
+            tokens = marker_tokens(load_tokenizer(args.model))
+    outputs: list[str] = []
+    samples = SAMPLES_DIR / f"{args.template}.json"
+    if not Path(args.template).is_file() and samples.is_file():
+        outputs = [
+            case.prefix + case.generation
+            for case in load_sample_file(samples, {})
+            if case.expected is not None
+        ]
+    return DelimiterEvidence.of(renders=renders, tokens=tokens, prefix=prefix, outputs=outputs)
 
 
 def command_explain(args, console: Console) -> int:
@@ -785,6 +819,8 @@ def _add_parse_and_explain(commands) -> None:
     )
     parse.add_argument("--trace", action="store_true", help="print the region map as coloured text")
     _add_on_error(parse)
+    # What confirms the template's delimiters, so a near miss in the output is not blamed on it.
+    add_chat_template_source(parse)
     explain = commands.add_parser("explain", help="explain a delimiter pattern piece by piece")
     explain.add_argument(
         "pattern", help="the pattern, as written in the template (quote it for the shell)"

@@ -81,6 +81,10 @@ class Diagnosis:
         places: how many places hold the same near miss (the first is given).
         fix: the edit that fixes it when one is known, as {template key path: new value}
             (``{"start_anchor": "<|assistant|>"}``), else None.
+        consequence: what the near miss did to the parse, in words (``the tool_calls region
+            never closed and ran to the end of the text``), or "".
+        confirmed_by: for a near miss the output is to blame for, where the template's delimiter
+            is confirmed (`engine.authoring.delimiter_evidence.blame_the_output`), else ().
     """
 
     code: str
@@ -99,6 +103,8 @@ class Diagnosis:
     end: int | None = None
     places: int = 1
     fix: dict | None = None
+    consequence: str = ""
+    confirmed_by: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -505,6 +511,7 @@ def _unclosed_region(
                 at,
                 at + len(miss.text),
                 places=len(misses),
+                consequence=consequence,
             )
         )
     for expected in expected_texts if not found else ():
@@ -730,6 +737,7 @@ def _open_near_misses(
                 at,
                 at + len(miss.text),
                 places=len(misses),
+                consequence=f"no {spec.name} region opened and that text stayed in {where}",
             )
         ]
     for region in unclaimed:

@@ -15,6 +15,11 @@ authors meet most (the field reports), one function a warning:
 - ``delimiter-in-content``: text of the implicit field that is another field's open delimiter
   (or the literal text of its pattern) or the start anchor: a region that did not open there,
   so its text is in the implicit field's value.
+- ``open-inside-own-region``: a region whose text holds its own field's open delimiter again:
+  a second region (a second tool call) was written inside the first, whose close never came,
+  so the first is lost (its text merged into the second);
+- ``key-repeated``: a key that appears twice in one region's arguments (tags of `xml-inline`,
+  or a JSON object): only the last value is kept, the others are overwritten.
 
 Warnings are often symptoms; their cause in the author's terms is `engine.authoring.diagnosis`.
 """
@@ -130,6 +135,8 @@ def find_warnings(
             break  # past the deadline in force (the trace's): the warnings found so far
         warnings += _closes_without_open(template.fields, name, stretch, prompt)
         warnings += _swallowed_tool_calls(template.fields, name, stretch)
+        warnings += _open_inside_own_region(template.fields, name, stretch, spans)
+        warnings += _repeated_keys(template.fields, name, stretch)
     warnings += _delimiters_in_content(template, spans)
     warnings += _discarded_text(spans)
     warnings += _close_inside_json_string(spans, error, template.fields)
@@ -247,6 +254,119 @@ def _swallowed_tool_calls(
             )
         )
     return warnings
+
+
+def _open_inside_own_region(
+    fields: dict[str, FieldSpec],
+    name: str | None,
+    stretch: list[TraceSpan],
+    spans: list[TraceSpan],
+) -> list[TraceWarning]:
+    """``open-inside-own-region``: the open delimiter of field `name` inside the text of one of
+    its own regions. Inside a region only its close fires, so a second call written before the
+    first one's close is read as part of the first: the first call is lost."""
+    if name is None or fields[name].open is None or fields[name].close is None:
+        return []
+    spec = fields[name]
+    found = _find_in_spans(stretch, spec.open.pattern)
+    if found is None:
+        return []
+    region = stretch[0].region
+    opened = next(
+        (s for s in spans if s.kind == "open" and s.field == name and s.region == region), None
+    )
+    first = (
+        f"opened by {opened.matched_text!r} at {opened.source} offset {opened.start}"
+        if opened
+        else ""
+    )
+    before = "".join(span.text for span in stretch)
+    before = before[: before.find(found.text)] if found.text in before else before
+    near = _near_close(spec, before)
+    lost = "tool call" if spec.is_tool_call else f"{name} region"
+    return [
+        TraceWarning(
+            "open-inside-own-region",
+            f"the {lost} {first} is lost: its close {spec.close.source!r} never came"
+            + (f" (the output has {near!r} there, a near miss of it)" if near else "")
+            + f", so the {lost} opened inside it by {found.text!r} at {found.source} offset {found.start} "
+            "was read as part of it and the two came out as one.",
+            f"if the output misspells the close, it is a generation error; else check {spec.close.path}",
+            found.source,
+            found.start,
+            found.end,
+        )
+    ]
+
+
+def _near_close(spec: FieldSpec, text: str) -> str:
+    """A near miss of `spec`'s close in `text` (the last one), or ""."""
+    from .diagnosis import near_misses
+
+    for literal in _markup_texts(spec.close):
+        misses = near_misses(literal.strip(), text)
+        if misses:
+            return misses[-1].text
+    return ""
+
+
+def _repeated_keys(
+    fields: dict[str, FieldSpec], name: str | None, stretch: list[TraceSpan]
+) -> list[TraceWarning]:
+    """``key-repeated``: a key written twice in one region's arguments, read by `xml-inline`
+    tags or as a JSON object: the parsed value keeps only the last one."""
+    if name is None or fields[name].open is None:
+        return []
+    spec = fields[name]
+    text = "".join(span.text for span in stretch)
+    keys: list[str] = []
+    if spec.content == "xml-inline" and spec.content_args.get("_tag_re") is not None:
+        try:
+            keys = [
+                tag.group("key")
+                for tag in spec.content_args["_tag_re"].finditer(text, timeout=regex_timeout(0.05))
+            ]
+        except TimeoutError:
+            return []
+    elif spec.content == "json":
+        keys = _json_repeated_keys(text)
+    seen: set[str] = set()
+    repeated = next((key for key in keys if key in seen or seen.add(key)), None)
+    if repeated is None or spec.content_args.get("merge_duplicates"):
+        return []
+    lost = "call's arguments" if spec.is_tool_call else "region"
+    return [
+        TraceWarning(
+            "key-repeated",
+            f"the key {repeated!r} appears {keys.count(repeated)} times in one {name} {lost}: only the last "
+            "value is kept, the others are overwritten (often two calls read as one, because the first "
+            "call's close was not found).",
+            "check the region's close against the output; keys that may repeat on purpose need "
+            "merge_duplicates",
+            stretch[0].source,
+            stretch[0].start,
+            stretch[-1].end,
+        )
+    ]
+
+
+def _json_repeated_keys(text: str) -> list[str]:
+    """The keys of the JSON objects in `text` that repeat within one object, each once per
+    extra occurrence ([] when `text` is not JSON)."""
+    import json
+
+    repeated: list[str] = []
+
+    def pairs(items: list[tuple[str, object]]) -> dict:
+        keys = [key for key, _ in items]
+        repeated.extend(key for key in keys if keys.count(key) > 1)
+        return dict(items)
+
+    try:
+        json.loads(text.strip(), object_pairs_hook=pairs)
+    except ValueError:
+        return []
+    return repeated
 
 
 def _markup_texts(delimiter) -> list[str]:

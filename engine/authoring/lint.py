@@ -20,7 +20,7 @@ from ..errors import PatternTimeoutError, TemplateError
 from ..pattern_shapes import match_start, pattern_literal
 from ..template import FieldSpec, ResponseTemplate, load_template
 from ..transform import placeholder_paths
-from .portability import TARGETS, target_diagnostics
+from .portability import REASONING_NAME, TARGETS, target_diagnostics
 from .suggested_patterns import close_or_lookahead, json_safe_close
 from .time_budget import deadline_in_force, out_of_time, regex_timeout
 
@@ -97,7 +97,7 @@ def lint(
         functools.partial(check, loaded, fields)
         for check in (_shadowed_opens, _prefix_opens, _close_equals_open, _anchor_inside_delimiters)
     ]
-    checks += [functools.partial(_field_checks, spec) for spec in fields]
+    checks += [functools.partial(_field_checks, spec, target) for spec in fields]
     checks += [
         functools.partial(_tool_call_checks, fields),
         functools.partial(_tool_call_pattern_swallowed_by_reasoning, loaded, fields),
@@ -422,10 +422,13 @@ def _closed_reasoning_fields(fields: list[FieldSpec]) -> list[FieldSpec]:
     ]
 
 
-def _field_checks(spec: FieldSpec) -> list[Diagnostic]:
+def _field_checks(spec: FieldSpec, target: str | None = None) -> list[Diagnostic]:
+    """The checks of one field. With a `target` runtime, its own name for reasoning (``thinking``
+    for vLLM and SGLang, which `export --for` writes) is not a name to change."""
     found = []
     if (
         spec.name != "reasoning_content"
+        and spec.name != REASONING_NAME.get(target or "")
         and not spec.is_tool_call
         and spec.content == "text"
         and _looks_like_reasoning(spec)

@@ -708,7 +708,11 @@ def _evidence(syntax: CallSyntax, sections: Sections, markers: _Markers) -> list
             else "no text ends a call: the next call's start or the end of the turn does"
         )
         if not markers.two_rendered and markers.call_open.strip():
-            how += "; no render shows two calls, so a comma or semicolon between two is allowed"
+            how += (
+                "; no render shows two calls"
+                if two is None
+                else "; the render of two calls could not be split call by call"
+            ) + ", so a comma or semicolon between two is allowed"
         found.append(Finding(f"fields.tool_calls.{key}", spec[key], how, pair))
     section_open, section_close = markers.section_open, markers.section_close
     if section_open.strip() or section_close.strip():

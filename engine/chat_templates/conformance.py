@@ -490,7 +490,12 @@ def _parse_row(
     try:
         # Lenient, so a failed region still shows where its text went.
         parser = ResponseParser(
-            template, prefix=prompt, tools=_tools(tools), regex_timeout=timeout, on_error="keep"
+            template,
+            prefix=prompt,
+            tools=_tools(tools),
+            regex_timeout=timeout,
+            on_error="keep",
+            record_spans=True,
         )
         parser.feed(generation)
         got, _ = parser.finalize()
@@ -520,11 +525,18 @@ def _parse_row(
             tuple(notes),
             tools,
         )
-    passed = got == expected
+    unclosed = (
+        []
+        if anchor_check
+        else unclosed_regions(template, parser.spans or [], len(prompt) - parser.prefix_cut)
+    )
+    passed = got == expected and not unclosed
     if passed:
         detail = "; ".join(f"normalised {note}" for note in notes)
+    elif got == expected:
+        detail = unclosed[0]
     else:
-        detail = _differences(expected, got)
+        detail = "; ".join([_differences(expected, got)] + unclosed[:1])
         if anchor_check:
             cut = parser.prefix_cut
             where = (
@@ -539,6 +551,52 @@ def _parse_row(
     return SituationResult(
         name, passed, True, detail, expected, got, prompt, generation, tuple(notes), tools
     )
+
+
+def unclosed_regions(
+    template: ResponseTemplate, spans: list[tuple], output_start: int
+) -> list[str]:
+    """The regions of fields that have a close delimiter but ended without it, in words.
+
+    A region that runs to the end of the output, or ends where another region opens, was not
+    ended by its own delimiter: its text may be right by chance (one call that happens to be
+    the last thing written), but the close is not read, so a second call or any text after it
+    would be lost. The matrix counts such a row as failed.
+
+    Args:
+        template: the template the spans were recorded with.
+        spans: a parser's `spans` (``record_spans=True``), stream offsets.
+        output_start: the stream offset where the output starts (the length of the prefix
+            after its start anchor), so offsets are told in the output.
+
+    Returns:
+        one sentence per such region, in stream order ([] when every region ended at its own
+        close).
+    """
+    opened: dict[int, tuple[str, int]] = {}
+    closed: set[int] = set()
+    for start, _end, kind, name, region, _match in spans:
+        if kind == "open" and region is not None:
+            opened[region] = (name, start)
+        elif kind == "close" and region is not None:
+            closed.add(region)
+    found = []
+    regions = sorted(opened.items())
+    for index, (region, (name, start)) in enumerate(regions):
+        spec = template.fields.get(name)
+        if region in closed or spec is None or spec.implicit or spec.close is None:
+            continue
+        following = next((other for other in regions[index + 1 :]), None)
+        ended = (
+            f"where the next {following[1][0]} region opened"
+            if following is not None
+            else "at the end of the output"
+        )
+        found.append(
+            f"the {name} region opened at offset {start - output_start} of the output never reached its close "
+            f"{spec.close.source!r}: it ended {ended}"
+        )
+    return found
 
 
 def _not_renderable(name: str, reason: str, prompt: str = "") -> SituationResult:

@@ -45,6 +45,35 @@ ALPHA_ARGUMENTS = {STRING_KEY: STRING_VALUE, NUMBER_KEY: NUMBER_VALUE}
 BETA_ARGUMENTS = {BOOLEAN_KEY: True}
 OTHER_ALPHA_ARGUMENTS = {STRING_KEY: OTHER_STRING_VALUE, NUMBER_KEY: OTHER_NUMBER_VALUE}
 NEEDLE = regex.compile(r"zq[ _]")
+# What each needle stands for, in words an author reads (`probe_names_in_words`), longest first.
+_IN_WORDS = {
+    TOOL_RESULT: '{"result": "a tool result"}',
+    SECOND_QUESTION: "a second question",
+    QUESTION: "a question",
+    ANSWER: "an answer",
+    LEAD: "some text",
+    REASONING: "some reasoning",
+    TOOL_RESULT_TEXT: "a tool result",
+    OTHER_STRING_VALUE: "more text",
+    STRING_VALUE: "some text",
+    ALPHA: "a_tool",
+    BETA: "another_tool",
+    STRING_KEY: "text_arg",
+    NUMBER_KEY: "number_arg",
+    BOOLEAN_KEY: "flag_arg",
+    "zq_result": "result",
+}
+_IN_WORDS_RE = regex.compile(
+    "|".join(regex.escape(needle) for needle in sorted(_IN_WORDS, key=len, reverse=True))
+)
+
+
+def probe_names_in_words(text: str) -> str:
+    """`text` with the probes' needles (made-up tool names, argument names and values, texts)
+    put as what they stand for (``a_tool(text_arg='some text', ...)``), for sentences meant for
+    the author; the renders themselves keep them. Numbers are left alone."""
+    return _IN_WORDS_RE.sub(lambda match: _IN_WORDS[match.group()], text)
+
 
 PROBE_TOOLS: list[dict] = [
     {

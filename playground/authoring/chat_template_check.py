@@ -259,9 +259,13 @@ _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
 _NUMBER = re.compile(r"\d+")
 
 
-def difference_summary(expected: dict | None, got: dict | None) -> str:
+def difference_summary(
+    expected: dict | None, got: dict | None, template: dict | None = None
+) -> str:
     """How `got` differs from `expected`, by key and without values ("content missing;
-    unexpected reasoning_content; tool_calls differs"), so rows failing the same way read alike."""
+    unexpected reasoning_content"), so rows failing the same way read alike. For tool calls it
+    says what differs and why (`call_differences`); `template` (the response template dict, when
+    known) lets it name the content parser behind a value read as raw text."""
     from engine.chat_templates.conformance import message_differences
 
     words = {
@@ -269,10 +273,103 @@ def difference_summary(expected: dict | None, got: dict | None) -> str:
         "unexpected": "unexpected {key}",
         "differs": "{key} differs",
     }
-    parts = [
-        words[how].format(key=key) for key, how in message_differences(expected or {}, got or {})
-    ]
+    parts = []
+    for key, how in message_differences(expected or {}, got or {}):
+        if key == "tool_calls" and how == "differs":
+            spec = ((template or {}).get("fields") or {}).get("tool_calls") or {}
+            parts += call_differences(expected["tool_calls"], got["tool_calls"], spec)
+        else:
+            parts.append(words[how].format(key=key))
     return "; ".join(parts) or "the message differs"
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "text"
+    return "null"
+
+
+def call_differences(expected: object, got: object, spec: dict) -> list[str]:
+    """What differs between the expected and the parsed tool calls, and why when it can tell,
+    without values (argument names and kinds only), each a phrase.
+
+    Args:
+        expected, got: the two messages' ``tool_calls`` values.
+        spec: the template's tool-call field (its ``content`` names the parser), or {}.
+
+    Returns:
+        phrases such as "2 tool calls expected, 1 read" or "argument 'details' came back as
+        text, not an object: ..." ([] never: "tool_calls differs" when nothing more is known).
+    """
+    if not isinstance(expected, list) or not isinstance(got, list):
+        return ["tool_calls differs"]
+    if len(expected) != len(got):
+        return [
+            f"{len(expected)} tool call{'s' if len(expected) != 1 else ''} expected, {len(got)} read "
+            "(a call lost, or two read as one: check where each call's region closes)"
+        ]
+    content = spec.get("content", "")
+    found: list[str] = []
+    for want, have in zip(expected, got):
+        want_fn, have_fn = (want or {}).get("function") or {}, (have or {}).get("function") or {}
+        if want_fn.get("name") != have_fn.get("name"):
+            found.append(
+                f"a call named {have_fn.get('name')!r} where {want_fn.get('name')!r} was expected"
+            )
+            continue
+        want_args, have_args = want_fn.get("arguments"), have_fn.get("arguments")
+        if isinstance(want_args, dict) and isinstance(have_args, str):
+            found.append(
+                f"the arguments of {want_fn.get('name')!r} came back as one string, not an object: "
+                "the field's transform or content parser does not read them (check its content)"
+            )
+            continue
+        if not isinstance(want_args, dict) or not isinstance(have_args, dict):
+            found.append(f"the arguments of {want_fn.get('name')!r} differ")
+            continue
+        for key in want_args.keys() - have_args.keys():
+            found.append(f"argument {key!r} missing")
+        for key in have_args.keys() - want_args.keys():
+            found.append(f"unexpected argument {key!r}")
+        for key in sorted(want_args.keys() & have_args.keys()):
+            a, b = want_args[key], have_args[key]
+            if a == b:
+                continue
+            found.append(_argument_difference(key, a, b, content))
+    return list(dict.fromkeys(found)) or ["tool_calls differs"]
+
+
+def _argument_difference(key: str, expected: object, got: object, content: str) -> str:
+    """One argument's difference, and why when the kinds tell it."""
+    if isinstance(got, str) and isinstance(expected, (dict, list)):
+        if content == "xml-inline":
+            return (
+                f"argument {key!r} came back as text, not {_kind(expected)}: the chat template writes "
+                "it as nested tags, and xml-inline reads one level of tags, so the inner tags stay a "
+                "raw string. Read that value as JSON (content_args.value_parser) when the model "
+                "writes JSON there, or accept the text and convert it after parsing"
+            )
+        return (
+            f"argument {key!r} came back as text, not {_kind(expected)}: its value is read as raw "
+            "text; give the tool's schema (tools=) so it is cast, or read it as JSON "
+            "(content_args.value_parser)"
+        )
+    if isinstance(got, str) and isinstance(expected, (bool, int, float)):
+        return (
+            f"argument {key!r} came back as text, not {_kind(expected)}: values are read as raw text; "
+            "give the tool's schema (tools=) so it is cast"
+        )
+    if _kind(got) != _kind(expected):
+        return f"argument {key!r} came back as {_kind(got)}, not {_kind(expected)}"
+    return f"argument {key!r} has a different value"
 
 
 def root_causes(rows: list[dict], template: dict | None) -> list[str | None]:
@@ -313,7 +410,7 @@ def root_causes(rows: list[dict], template: dict | None) -> list[str | None]:
             except (TemplateError, ValueError):
                 cause = None
         if cause is None and row.get("got") is not None and row.get("expected") is not None:
-            cause = difference_summary(row["expected"], row["got"])
+            cause = difference_summary(row["expected"], row["got"], template)
         if cause is None:
             cause = _NUMBER.sub("N", _QUOTED.sub("“…”", row["detail"] or "fails"))
         causes.append(cause)

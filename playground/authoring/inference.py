@@ -242,7 +242,7 @@ def _verdict_html(result: dict, examples: int) -> str:
     return (
         f'<div class="rt-conformance-summary">{badge} {counts["passed"]} passed, {counts["failed"]} failed, '
         f"{counts['not_renderable']} not renderable{given}</div>"
-        f'<div class="rt-note" id="inference-verdict">{escape(result.get("verdict", ""))}</div>'
+        f'<div class="rt-note" id="inference-verdict">{escape(in_authors_words(result.get("verdict", "")))}</div>'
     )
 
 
@@ -264,7 +264,7 @@ def _missing_html(result: dict, examples: int) -> str:
         )
         parts.append(
             f'<div class="rt-diag rt-diag-warning rt-missing" data-part="{escape(missing["part"])}">◐ '
-            f"<b>{escape(missing['part'])}</b> not inferred: {escape(missing['why'])}.{escape(construct)} {way}</div>"
+            f"<b>{escape(missing['part'])}</b> not inferred: {escape(in_authors_words(missing['why']))}.{escape(construct)} {way}</div>"
         )
     return "".join(parts)
 
@@ -299,22 +299,79 @@ def findings_html(
         '<div class="rt-evidence-label">What inference found (click one: the renders behind it)</div>',
         '<ol class="rt-findings">',
     ]
-    for index, finding in enumerate(result["findings"]):
-        value = json.dumps(finding["value"], ensure_ascii=False)
+    shown, unused = findings_by_key(result)
+    for key, indices in shown:
+        values = []
+        for index in indices:
+            value = result["findings"][index]["value"]
+            if value not in values:
+                values.append(value)
+        text = " / ".join(json.dumps(value, ensure_ascii=False) for value in values)
+        hows = list(dict.fromkeys(result["findings"][index]["how"] for index in indices))
         parts.append(
-            f'<li><button type="button" class="rt-finding" data-finding="{index}"><code class="rt-key">'
-            f"{escape(finding['key'])}</code> = <code>{escape(value if len(value) <= 120 else value[:119] + '…')}</code>"
-            f'</button> <span class="rt-finding-how">{escape(finding["how"])}</span></li>'
+            f'<li><button type="button" class="rt-finding" data-finding="{indices[0]}"><code class="rt-key">'
+            f"{escape(key)}</code> = <code>{escape(text if len(text) <= 120 else text[:119] + '…')}</code>"
+            f'</button> <span class="rt-finding-how">{escape(in_authors_words("; ".join(hows)))}</span></li>'
+        )
+    if unused:
+        parts.append(
+            f'<li class="rt-finding-how" id="inference-unused">{len(unused)} more found for a candidate '
+            "the chosen template is not: "
+            + ", ".join(
+                f"<code>{escape(key)}</code>"
+                for key in dict.fromkeys(result["findings"][i]["key"] for i in unused)
+            )
+            + "</li>"
         )
     parts.append("</ol>")
     for text in result.get("fallbacks", []):
-        parts.append(f'<div class="rt-diag rt-diag-warning">△ fallback: {escape(text)}</div>')
+        parts.append(
+            f'<div class="rt-diag rt-diag-warning">△ fallback: {escape(in_authors_words(text))}</div>'
+        )
     for text in result.get("notes", []):
-        parts.append(f'<div class="rt-note">{escape(text)}</div>')
+        parts.append(f'<div class="rt-note">{escape(in_authors_words(text))}</div>')
     if len(result.get("candidates", [])) > 1 or not result["passed"]:
         parts.append(candidates_html(result))
     parts.append("</div>")
     return "".join(parts)
+
+
+def findings_by_key(result: dict) -> tuple[list[tuple[str, list[int]]], list[int]]:
+    """The findings of `result` the chosen template holds, one entry a key (its findings'
+    indices, in order), and the indices of the others (found for a candidate that was not chosen:
+    a ``repeats = true`` the template does not have is not shown as if it had). Findings of a
+    field the template lacks (why a part was not inferred) are shown.
+
+    Returns:
+        ([(key, [index, ...]), ...] in order of first finding, [index, ...]).
+    """
+    template = result.get("template") or {}
+    by_key: dict[str, list[int]] = {}
+    unused = []
+    for index, finding in enumerate(result.get("findings", [])):
+        key = finding["key"]
+        if key == "start_anchor" and "start_anchor_pattern" in template:
+            key = "start_anchor_pattern"
+        parts = key.split(".")
+        field_absent = (
+            parts[0] == "fields"
+            and len(parts) >= 2
+            and parts[1] not in (template.get("fields") or {})
+        )
+        if field_absent or finding in findings_for_template(result, template, key):
+            by_key.setdefault(finding["key"], []).append(index)
+        else:
+            unused.append(index)
+    return list(by_key.items()), unused
+
+
+def in_authors_words(text: str) -> str:
+    """`text` with the probe conversations' names (inference renders calls of tools with made-up
+    names, arguments and values) put as what they stand for, so a sentence meant for the author
+    does not read like internal noise."""
+    from engine.chat_templates.probes import probe_names_in_words
+
+    return probe_names_in_words(text)
 
 
 def _looks_like_markup(text: str) -> bool:

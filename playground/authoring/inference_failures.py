@@ -29,6 +29,7 @@ from typing import Any
 from engine import TemplateError, trace
 from engine.chat_templates.conformance import TOOLS
 from engine.chat_templates.markup import MARKUP_TOKEN
+from engine.chat_templates.probes import probe_names_in_words
 
 from ..panels.markup import escape
 from ..server import limits
@@ -136,7 +137,7 @@ def _row_cause(row: dict, template: dict, deadline: float) -> tuple[str, str, di
         gained or lost or [k for k in set(expected) | set(got) if expected.get(k) != got.get(k)]
     )
     key = f"fields.{changed[0]}" if changed and changed[0] != "role" else "fields"
-    return key, difference_summary(expected, got), None
+    return key, difference_summary(expected, got, template), None
 
 
 def _extra_text(expected: str, got: str) -> str:
@@ -351,7 +352,7 @@ def failures_html(groups: list[dict], result: dict) -> str:
         parts.append(
             f'<div class="rt-failure" data-group="{index}"><div class="rt-failure-head">'
             f"<b>{len(group['rows'])} row{'s' if len(group['rows']) != 1 else ''}</b> contradict "
-            f'<code class="rt-key">{escape(group["key"])}</code>: {escape(group["cause"])}</div>'
+            f'<code class="rt-key">{escape(group["key"])}</code>: {escape(probe_names_in_words(group["cause"]))}</div>'
             f'<div class="rt-finding-how">{escape(names)}</div>'
         )
         if group["findings"]:

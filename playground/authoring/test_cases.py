@@ -189,7 +189,8 @@ def run_cases(template: dict, cases: list[dict]) -> list[CaseResult]:
                 case["expected"],
                 got,
                 error,
-                [] if passed else _diff(case["expected"], got),
+                # A parse that failed has no message to diff: its error says why.
+                [] if passed or got is None else _diff(case["expected"], got),
                 str(case.get("source") or ""),
                 str(case.get("check") or ""),
             )

@@ -34,6 +34,8 @@ LOSS_WARNINGS = frozenset(
         "delimiter-in-content",
         "text-discarded",
         "close-inside-json-string",
+        "open-inside-own-region",
+        "key-repeated",
     }
 )
 CAUSES_LISTED = 3
@@ -54,7 +56,11 @@ def _cause_lines(view: ParseView) -> list[str]:
 
 
 def _shortened(text: str) -> str:
-    return text if len(text) <= SYMPTOM_SHOWN else text[: SYMPTOM_SHOWN - 1] + "…"
+    """`text`, or its first `SYMPTOM_SHOWN` characters cut after a whole word, with "…"."""
+    if len(text) <= SYMPTOM_SHOWN:
+        return text
+    cut = text.rfind(" ", 0, SYMPTOM_SHOWN)
+    return text[: cut if cut > SYMPTOM_SHOWN // 2 else SYMPTOM_SHOWN - 1].rstrip(" ,;:(") + "…"
 
 
 def probable_losses(view: ParseView, losses: Sequence[str] = ()) -> list[str]:

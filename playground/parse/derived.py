@@ -11,6 +11,7 @@ STALE banner that says which button makes them again.
 from __future__ import annotations
 
 import hashlib
+import json
 
 from .session import Session
 from .workspace import WorkspaceInputs
@@ -24,15 +25,38 @@ _STALE_WHAT = {
 }
 
 
+def _json_or_text(text) -> str:
+    """`text` as what it means: JSON in one canonical form when it is JSON (key order kept,
+    layout ignored), else the text with line ends unified and trailing blanks cut, so text pasted
+    back unchanged, or re-indented, is the same input."""
+    text = (text or "").replace("\r\n", "\n").replace("\r", "\n")
+    try:
+        return json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+    except ValueError:
+        return "\n".join(line.rstrip() for line in text.strip().split("\n"))
+
+
+def _text(text) -> str:
+    """`text` with line ends unified (a paste may bring CR LF where the box had LF)."""
+    return (text or "").replace("\r\n", "\n").replace("\r", "\n")
+
+
 def _inputs(name: str, template_text, prefix, generation, tools_text) -> tuple:
-    """What a derived view depends on, as a digest of those inputs (a view is kept with the
-    digest, not the texts: they would be a second copy of a megabyte paste in the session)."""
+    """What a derived view depends on: a digest of those inputs, normalised so that the same
+    meaning gives the same digest (text pasted back unchanged or re-indented is the same input).
+    A view is kept with the digest, not the texts: they would be a second copy of a megabyte
+    paste in the session."""
     if name == "reference":
-        texts = (template_text or "", prefix or "", generation or "", tools_text or "")
+        texts = (
+            _json_or_text(template_text),
+            _text(prefix),
+            _text(generation),
+            _json_or_text(tools_text),
+        )
     elif name == "fits":
-        texts = (prefix or "", generation or "", tools_text or "")
+        texts = (_text(prefix), _text(generation), _json_or_text(tools_text))
     else:
-        texts = (template_text or "",)
+        texts = (_json_or_text(template_text),)
     digest = hashlib.sha256()
     for text in texts:
         encoded = text.encode("utf-8", "surrogatepass")
@@ -60,10 +84,16 @@ def remember_derived(
 
 def stale_derived(session: Session, workspace: WorkspaceInputs) -> dict:
     """{name: HTML} of the derived views whose inputs differ from `workspace`, under a STALE
-    banner (each view once, until it is made again)."""
+    banner (each view once, until it is made again), and of the views marked stale whose inputs
+    are back to what they were made from (the same text pasted back), without the banner."""
     marked = {}
     for name, (inputs, shown, stale) in list(session.derived.items()):
-        if stale or inputs == _inputs(name, *workspace):
+        same = inputs == _inputs(name, *workspace)
+        if same and stale:
+            session.derived[name] = (inputs, shown, False)
+            marked[name] = shown
+            continue
+        if stale or same:
             continue
         banner = f'<div class="rt-stale-banner rt-derived-stale" id="{name}-stale" role="status">STALE: {_STALE_WHAT[name]}.</div>'
         session.derived[name] = (inputs, shown, True)

@@ -15,6 +15,7 @@ import pytest
 
 from engine.chat_templates.conformance import TOOLS as CHECK_TOOLS
 from engine.chat_templates.conformance import check_conformance
+from engine.template_files import load_template_file
 from playground import catalog, handlers
 from playground.authoring.chat_template_check import difference_summary, root_causes
 from playground.authoring.diagnostics import editor_place, findings
@@ -748,3 +749,177 @@ def test_an_edit_puts_a_new_field_before_the_implicit_one_and_replaces_the_ancho
         "start_anchor": "<a>",
     }
     assert list(edited["fields"]) == ["r", "t", "c"] and "start_anchor_pattern" in template
+
+
+# Two minimax-m2 calls; each output misspells one close the template has right.
+MINIMAX_PREFIX = "]~b]ai\n<think>\n"
+
+
+def minimax_output(call_close: str = "</invoke>", section_close: str = "</minimax:tool_call>"):
+    def call(city: str, days: int, close: str) -> str:
+        return (
+            f'<invoke name="get_weather">\n<parameter name="city">{city}</parameter>\n'
+            f'<parameter name="days">{days}</parameter>\n{close}\n'
+        )
+
+    return (
+        "Two cities.\n</think>\n\n<minimax:tool_call>\n"
+        + call("Paris", 3, call_close)
+        + call("Tokyo", 5, "</invoke>")
+        + section_close
+    )
+
+
+def test_parse_api_is_never_plain_parsed_over_a_lost_call_or_a_misspelt_close():
+    from playground import api
+
+    template = json.dumps(load_template_file("minimax-m2").response_template)
+    lost = api.parse(template, MINIMAX_PREFIX, minimax_output(call_close="</invok>"))
+    assert [c["function"]["arguments"] for c in lost["message"]["tool_calls"]] == [
+        {"city": "Tokyo", "days": "5"}
+    ]
+    assert lost["status"].startswith(
+        "Parsed, but text was probably lost (the tool call opened by '<invoke name=\"get_weather\">' "
+        "at generation offset 42 is lost: its close '</invoke>' never came (the output has '</invok>' "
+        "there, a near miss of it)"
+    )
+    assert lost["warnings"][1].startswith(
+        "the key 'city' appears 2 times in one tool_calls call's arguments: only the last value is kept"
+    )
+    misspelt = api.parse(
+        template, MINIMAX_PREFIX, minimax_output(section_close="</minimax:tool_cal>")
+    )
+    assert misspelt["message"]["content"] == "</minimax:tool_cal>"
+    assert misspelt["status"].startswith(
+        "Parsed, but text was probably lost (fields.content.close expects '</minimax:tool_call>', but "
+        "the text has '</minimax:tool_cal>' at generation offset 274"
+    )
+    # Cut short after a whole word, never inside one.
+    assert misspelt["status"].endswith(
+        "ran to the end of the text. Fix: change…): reasoning_content, tool_calls, content"
+    )
+    clean = api.parse(template, MINIMAX_PREFIX, minimax_output())
+    assert clean["status"] == "Parsed: reasoning_content, tool_calls" and clean["warnings"] == []
+
+
+def test_a_failure_group_says_what_differs_in_the_calls_and_why():
+    from engine import parse_response
+
+    template = {
+        "start_anchor": "<|assistant|>",
+        "defaults": {"role": "assistant"},
+        "fields": {
+            "tool_calls": {
+                "open_pattern": '<call name="(?P<name>[^"]+)">',
+                "close": "</call>",
+                "repeats": True,
+                "content": "xml-inline",
+                "content_args": {"tag_pattern": r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>"},
+                "transform": {
+                    "type": "function",
+                    "function": {"name": "{name}", "arguments": "{content}"},
+                },
+            },
+            "content": {},
+        },
+    }
+    generation = '<call name="create_event"><title>Lunch</title><details><where>Paris</where></details></call>'
+    got = parse_response(generation, template, prefix="")
+    expected = {
+        "role": "assistant",
+        "tool_calls": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "create_event",
+                    "arguments": {"title": "Lunch", "details": {"where": "Paris"}},
+                },
+            }
+        ],
+    }
+    assert got["tool_calls"][0]["function"]["arguments"]["details"] == "<where>Paris</where>"
+    row = {
+        "name": "first-turn-tools/round-trip:content-and-tool-calls",
+        "passed": False,
+        "renderable": True,
+        "detail": "tool_calls differs",
+        "expected": expected,
+        "got": got,
+        "prompt": "",
+        "generation": generation,
+        "tools": True,
+    }
+    [group] = failure_groups({"template": template, "report": {"situations": [row]}})
+    assert group.key == "fields.tool_calls"
+    assert group.cause == (
+        "argument 'details' came back as text, not an object: the chat template writes it as nested "
+        "tags, and xml-inline reads one level of tags, so the inner tags stay a raw string. Read that "
+        "value as JSON (content_args.value_parser) when the model writes JSON there, or accept the "
+        "text and convert it after parsing"
+    )
+    assert root_causes([row], template) == [group.cause]
+    # One call read where two were written says so, not "tool_calls differs".
+    two = {**expected, "tool_calls": expected["tool_calls"] * 2}
+    assert difference_summary(two, got, template) == (
+        "2 tool calls expected, 1 read (a call lost, or two read as one: check where each call's "
+        "region closes)"
+    )
+
+
+def test_findings_list_each_key_once_only_what_the_template_holds_in_the_authors_words():
+    from engine.chat_templates.infer import infer_template
+    from playground.authoring.inference import findings_html
+
+    result = infer_template(jinja("xml-parameters")).to_dict()
+    # Two findings of one key (as inference gives for a close list), and a finding of a key the
+    # chosen template does not have.
+    result["findings"].append({**result["findings"][0], "how": "seen again in another render"})
+    assert result["template"]["fields"]["tool_calls"].pop("repeats") is True
+    shown = findings_html(result)
+    keys = re.findall(r'data-finding="\d+"><code class="rt-key">([^<]+)</code>', shown)
+    assert len(keys) == len(set(keys))
+    assert "fields.tool_calls.repeats" not in keys
+    assert "fields.tool_calls.repeats" in text_of(shown.split('id="inference-unused"')[1])
+    first = result["findings"][0]
+    assert f"{first['how']}; seen again in another render" in html.unescape(shown)
+    # Probe names never reach the author's text; the renders (evidence) keep them.
+    missing = infer_template(jinja("keyed-calls")).to_dict()
+    assert "zq_fn_alpha" in json.dumps(missing["missing"])
+    panel = text_of(findings_html(missing))
+    assert "zq" not in panel
+    assert r"[{\"a_tool\": {\"text_arg\": \"some text\", \"number_arg\": 73519}" in panel
+
+
+def test_the_same_template_pasted_back_is_not_stale():
+    from playground.parse.derived import remember_derived, stale_derived
+
+    session = Session()
+    text = template_text_of(load_template_file("qwen3").response_template)
+    remember_derived(session, "conformance", "<p>the check</p>", text)
+    same = json.dumps(json.loads(text), indent=4).replace("\n", "\r\n") + "\n"
+    assert stale_derived(session, WorkspaceInputs(same, "", "", "")) == {}
+    changed = text.replace("</think>", "</thought>")
+    [banner] = stale_derived(session, WorkspaceInputs(changed, "", "", "")).values()
+    assert banner.startswith('<div class="rt-stale-banner rt-derived-stale" id="conformance-stale"')
+    # Pasted back: the check is shown again without the banner.
+    assert stale_derived(session, WorkspaceInputs(text, "", "", "")) == {
+        "conformance": "<p>the check</p>"
+    }
+
+
+def test_a_failed_parse_in_the_tests_shows_its_error_not_a_null_diff():
+    from playground.authoring.test_cases import results_html, run_cases
+
+    template = load_template_file("qwen3").response_template
+    case = {
+        "name": "broken call",
+        "prefix": "<|im_start|>assistant\n",
+        "generation": '<tool_call>\n{"name": "f", "arguments": {]}\n</tool_call>',
+        "expected": {"role": "assistant", "content": "x"},
+    }
+    [result] = run_cases(template, [case])
+    assert not result.passed and result.got is None and result.diff == []
+    assert result.error.startswith("ResponseParseError: fields.tool_calls: json:")
+    shown = results_html([result], 1)
+    assert "null" not in shown and 'class="rt-diff"' not in shown
+    assert "ResponseParseError: fields.tool_calls: json:" in html.unescape(shown)

@@ -543,7 +543,7 @@ def test_the_api_status_is_the_page_status_line_judgement_when_text_is_lost():
         "Parsed, but text was probably lost ('</think>', the close delimiter of "
         "reasoning_content (its open is '<think>'), appears inside the content region while "
         "reasoning_content is not open. The prefix does not end with '<think>' either, so the "
-        "model wrote the close without the op…): content"
+        "model wrote the close without the…): content"
     )
     result = api.parse(SMOL_TEXT, PREFIX, "Hello </think> world", "")
     assert result["status"] == lost

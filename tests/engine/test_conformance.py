@@ -441,3 +441,36 @@ def test_generate_live_picks_the_family_template_from_the_chat_template_alone(en
     chat_template = (CHAT_TEMPLATES / entry["file"]).read_text(encoding="utf-8")
     picked = family_template(chat_template)
     assert picked is not None and picked[0] == TEMPLATE_FOR.get(entry["file"], entry["family"])
+
+
+@needs_shared
+def test_cli_a_broken_call_close_fails_every_row_with_a_call(tmp_path):
+    # One call that happens to be the last thing written still parses when its region runs to
+    # the end of the output; the matrix must not count that as reading the close.
+    source = json.loads((REPO_ROOT / "templates" / "minimax-m2.json").read_text())
+    source["response_template"]["fields"]["tool_calls"]["close"] = "</invok>"
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(source))
+    result = run_cli(
+        "conformance", str(path), "--chat-template", str(CHAT_TEMPLATES / "minimax-m2.jinja")
+    )
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    failed = [line for line in lines if line.startswith("FAIL ")]
+    assert failed == [
+        f"FAIL {situation}/round-trip:tool-call"
+        for situation in (
+            "first-turn-tools",
+            "multi-turn",
+            "after-tool-result",
+            "after-parallel-tool-results",
+        )
+    ]
+    assert (
+        "    the tool_calls region opened at offset 65 of the output never reached its close "
+        "'</invok>': it ended at the end of the output"
+    ) in lines
+    # Every other row with a call is one the chat template cannot show (not a pass).
+    passed_with_calls = [line for line in lines if line.startswith("ok ") and "tool-call" in line]
+    assert passed_with_calls == []
+    assert lines[-1] == "20 situations: 12 passed, 4 failed, 4 not renderable"

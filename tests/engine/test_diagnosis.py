@@ -10,11 +10,12 @@ import sys
 import pytest
 
 from engine import trace
+from engine.authoring.delimiter_evidence import DelimiterEvidence, blame_the_output
 from engine.authoring.diagnosis import near_misses
 from engine.authoring.pattern_explain import explain_pattern, literal_runs, pieces_taken
 from engine.authoring.samples import load_samples
 from engine.template_files import load_template_file
-from tests.support.paths import ROOT
+from tests.support.paths import CHAT_TEMPLATES, ROOT, needs_shared
 
 SAMPLES = {sample.id: sample for sample in load_samples()}
 QWEN3_CASE = SAMPLES["qwen3/text-then-tool-calls"]
@@ -442,3 +443,64 @@ def test_a_fix_inside_a_pattern_gives_the_text_as_the_pattern_writes_it():
         "Fix: in fields.tool_calls.close_pattern, write '<|call|>' instead of '<|cal|>' "
         r"(escaped: <\|call\|>)."
     )
+
+
+# A qwen3 call whose close the output misspells; the template's close is the model's own.
+MISSPELT_CLOSE_OUTPUT = (
+    "<think>\nLet me check.\n</think>\n\n<tool_call>\n"
+    '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_calsl>'
+)
+
+
+def parse_cli(tmp_path, *args):
+    (tmp_path / "generation.txt").write_text(MISSPELT_CLOSE_OUTPUT)
+    return subprocess.run(
+        [sys.executable, "-m", "engine", "parse", *args, str(tmp_path / "generation.txt")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_cli_blames_an_output_that_misspells_a_delimiter_its_samples_confirm(tmp_path):
+    done = parse_cli(tmp_path, "qwen3")
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[0] == (
+        "cause: The output misspells '</tool_call>' as '</tool_calsl>' at generation offset 100: "
+        "a generation error, not a template fault (other outputs of the model hold it, as "
+        "fields.tool_calls.close_pattern expects), so the tool_calls region never closed and ran "
+        "to the end of the text. Leave the template as it is."
+    )
+    assert "Fix" not in done.stdout and "instead of" not in done.stdout
+
+
+@needs_shared
+def test_the_cli_blames_the_output_when_the_chat_template_renders_the_delimiter(tmp_path):
+    # A template file (no samples to go by): the chat template's render is the evidence.
+    args = ["templates/qwen3.json", "--chat-template", str(CHAT_TEMPLATES / "qwen3.jinja")]
+    done = parse_cli(tmp_path, *args)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[0].startswith(
+        "cause: The output misspells '</tool_call>' as '</tool_calsl>' at generation offset 100: "
+        "a generation error, not a template fault (the chat template renders it, as "
+    )
+    # Without evidence the template is the suspect, as before.
+    alone = parse_cli(tmp_path, "templates/qwen3.json")
+    assert alone.stdout.splitlines()[0].endswith(
+        "Fix: in fields.tool_calls.close_pattern, write '</tool_calsl>' instead of '</tool_call>'."
+    )
+
+
+def test_a_delimiter_the_tokenizer_holds_as_one_token_is_confirmed():
+    result = trace(MISSPELT_CLOSE_OUTPUT, "qwen3", prefix="", on_error="keep")
+    [near] = [d for d in result.diagnoses if d.code == "near-miss"]
+    assert near.fix is None and near.change.startswith("in fields.tool_calls.close_pattern")
+    [blamed] = blame_the_output(
+        [near], DelimiterEvidence.of(tokens=["<tool_call>", "</tool_call>"])
+    )
+    assert blamed.change == "" and blamed.fix is None
+    assert blamed.confirmed_by == ("the tokenizer has it as one token",)
+    assert (blamed.code, blamed.severity, blamed.start) == ("near-miss", "error", 100)
+    # Evidence that does not hold the delimiter changes nothing.
+    assert blame_the_output([near], DelimiterEvidence.of(prefix="<|im_start|>user\nhi")) == [near]

@@ -363,3 +363,31 @@ def test_shipped_templates_end_reasoning_at_a_tool_call():
             if d.code == "tool-call-swallowed-by-reasoning"
         ]
         assert found == [], template_file.name
+
+
+@pytest.mark.parametrize("runtime", ["vllm", "sglang"])
+def test_lint_for_a_runtime_accepts_the_name_its_export_gives_reasoning(tmp_path, runtime):
+    import subprocess
+    import sys
+
+    from tests.support.paths import ROOT
+
+    def engine(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "engine", *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    exported = tmp_path / "exported.json"
+    assert engine("export", "qwen3", "--for", runtime, "--output", str(exported)).returncode == 0
+    checked = engine("lint", str(exported), "--target", runtime)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "rename" not in checked.stdout and "reasoning-field" not in checked.stdout
+    assert checked.stdout.startswith("info    fields.tool_calls:")
+    # Named for no runtime, 'thinking' is still one transformers' chat templates do not read.
+    assert [d.code for d in lint(exported.read_text()) if d.path == "fields.thinking"] == [
+        "reasoning-field-name"
+    ]
