@@ -163,7 +163,8 @@ def propose(alignment: Alignment) -> Alignment:
 
 
 def _stretches(alignment: Alignment) -> list[tuple[int, int]]:
-    """The prose stretches of the text outside the calls, in order."""
+    """The prose stretches of the text outside the calls, in order; stretches with nothing but
+    blanks between (lines of one text) are one."""
     found = []
     for _, between, after in alignment.gaps():
         end = after.start if after is not None else len(alignment.text)
@@ -173,7 +174,11 @@ def _stretches(alignment: Alignment) -> list[tuple[int, int]]:
             if after is not None and stop == len(between):
                 # A word glued to the part after it is a marker (``calls[``), not prose.
                 stop = prose.start() + len(regex.sub(r"\s*\S+$", "", prose.group()))
-            if PROSE.fullmatch(between, prose.start(), stop):
+            if not PROSE.fullmatch(between, prose.start(), stop):
+                continue
+            if found and found[-1][1] >= start and not alignment.text[found[-1][1] : start + prose.start()].strip():
+                found[-1] = (found[-1][0], start + stop)  # lines of one text, blanks between
+            else:
                 found.append((start + prose.start(), start + stop))
     return found
 

@@ -121,23 +121,27 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
 
 
 def common_prefix(texts: list[str]) -> str:
-    """What every text starts with, less a bracket it ends in (the start of a marker the texts
-    go on to write differently: ``<|`` of ``<|a|>`` and ``<|b|>``)."""
+    """What every text starts with, less a marker it only starts (an opening bracket with no
+    closing one after it: ``<|`` of ``<|a|>`` and ``<|b|>``)."""
     first = min(texts, key=len) if texts else ""
     size = 0
     while size < len(first) and all(text[size] == first[size] for text in texts):
         size += 1
-    return first[:size].rstrip("<[{(|")
+    found = first[:size]
+    cut = regex.search(r"[<\[][^>\]]*$", found)
+    return found[: cut.start()] if cut else found
 
 
 def common_suffix(texts: list[str]) -> str:
-    """What every text ends with, less a bracket it starts with (the end of a marker the texts
-    write differently: ``>`` of ``<a>`` and ``<|b|>``)."""
+    """What every text ends with, less a marker it only ends (a closing bracket with no opening
+    one before it: ``m|>`` of ``<|nqm|>`` and ``<|ctm|>``)."""
     first = min(texts, key=len) if texts else ""
     size = 0
     while size < len(first) and all(text[-1 - size] == first[-1 - size] for text in texts):
         size += 1
-    return first[len(first) - size :].lstrip(">]})|")
+    found = first[len(first) - size :]
+    cut = regex.match(r"^[^<\[]*[>\]]", found)
+    return found[cut.end() :] if cut else found
 
 
 def loose(text: str) -> str:

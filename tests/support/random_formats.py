@@ -14,7 +14,9 @@ A format is drawn from a small grammar of features (`FEATURES`), seeded:
   ``key: value`` lines;
 * the call open: markup, a special token, a plain word, or none (where the payload says where
   a call starts); the close: its own marker or none (the end of the output closes the calls);
-* separators between calls, and blanks after opens and before closes.
+* separators between calls, and blanks after opens and before closes;
+* JSON written with blanks after ``:`` and ``,`` or without; reasoning and answers of one
+  sentence, or of several sentences over lines.
 
 Marker strings are random consonant runs, never a real model's markers. `Format.example(rng)`
 writes one output with its expected message; `Format.examples()` gives the two examples a
@@ -24,6 +26,7 @@ other outputs to check on.
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, field
 
@@ -89,6 +92,8 @@ FEATURES = {
     "call_close": ("marker", "none"),
     "separator": ("none", "newline", "comma", "space"),
     "blanks": ("none", "space", "newline"),
+    "json": ("spaced", "compact"),
+    "prose": ("sentence", "lines"),
 }
 # The keys a JSON call object holds its name and arguments under.
 CALL_KEYS = [("name", "arguments"), ("name", "parameters"), ("tool", "args"), ("function", "input")]
@@ -159,21 +164,28 @@ class Format:
             return "".join(f"<arg={k}>{_bare(v)}</arg>" for k, v in arguments.items())
         if shape == "name-lines":
             return "".join(f"\n{k}: {_bare(v)}" for k, v in arguments.items()) + "\n"
-        return _json(arguments)
+        return self._json(arguments)
+
+    def _json(self, value) -> str:
+        compact = self.features["json"] == "compact"
+        return json.dumps(value, separators=(",", ":") if compact else None)
+
+    def _sentences(self, rng: random.Random) -> str:
+        if self.features["prose"] == "sentence":
+            return _sentence(rng)
+        return "\n".join(_sentence(rng) for _ in range(rng.randint(2, 3)))
 
     def _call(self, index: int, name: str, arguments: dict) -> str:
         shape = self.features["calls"]
         if shape == "json-object":
-            return "{" + f'"{self.keys[0]}": "{name}", "{self.keys[1]}": {_json(arguments)}' + "}"
+            return self._json({self.keys[0]: name, self.keys[1]: arguments})
         middle = self.middle.replace("#", str(index))
         return f"{name}{middle}{self._arguments(name, arguments)}"
 
     def _calls(self, calls: list[tuple[str, dict]]) -> str:
         shape, blank = self.features["calls"], self.blank
         if shape == "json-list":
-            body = "[" + ", ".join(
-                "{" + f'"{self.keys[0]}": "{n}", "{self.keys[1]}": {_json(a)}' + "}" for n, a in calls
-            ) + "]"
+            body = self._json([{self.keys[0]: n, self.keys[1]: a} for n, a in calls])
             return f"{self.call_open}{blank}{body}{blank if self.call_close else ''}{self.call_close}"
         if shape == "python-list":
             body = "[" + ", ".join(
@@ -204,10 +216,10 @@ class Format:
         self, rng: random.Random, reasoning: bool, content: bool, calls: int, arguments: int | None = None
     ) -> dict:
         """One output and its expected message."""
-        thought = _sentence(rng) if reasoning or self.features["reasoning"] == "prewritten" else ""
+        thought = self._sentences(rng) if reasoning or self.features["reasoning"] == "prewritten" else ""
         if self.features["reasoning"] == "none":
             thought = ""
-        answer = _sentence(rng) if content else ""
+        answer = self._sentences(rng) if content else ""
         made = []
         for _ in range(calls):
             name = rng.choice(sorted(PARAMETERS))
@@ -253,8 +265,6 @@ class Format:
 
 
 def _json(value) -> str:
-    import json
-
     return json.dumps(value)
 
 
