@@ -192,9 +192,20 @@ def propose_text(alignments: list[Alignment]) -> None:
     writes two stretches of prose, a marker after the first that every such example writes
     makes the first the reasoning (a pair of markers around the leading text; the same marker
     after an example's only stretch makes it reasoning too); the longest other stretch is the
-    answer. Each guess is said in `assumptions` with the text it rests on."""
+    answer; prose every example writes alike is a marker, not text. Each guess is said in
+    `assumptions` with the text it rests on."""
     guessed = [alignment for alignment in alignments if alignment.example.expected is None]
     found = {id(alignment): _stretches(alignment) for alignment in guessed}
+    # Words every example writes alike are a marker (a header such as ``function call``), not prose.
+    if len(guessed) > 1:
+        texts = [
+            {alignment.text[start:end] for start, end in found[id(alignment)]} for alignment in guessed
+        ]
+        alike = set.intersection(*texts)
+        for alignment in guessed:
+            found[id(alignment)] = [
+                (start, end) for start, end in found[id(alignment)] if alignment.text[start:end] not in alike
+            ]
 
     def after(alignment: Alignment, stretch: tuple[int, int]) -> str:
         following = _FIRST_MARKER.match(alignment.text, stretch[1])

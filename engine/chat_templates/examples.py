@@ -137,8 +137,12 @@ def parse_example(
 def check_examples(
     template: dict, examples: list[Example], regex_timeout: float | None = 1.0
 ) -> list[str]:
-    """What `template` gets wrong on the examples, one sentence each ([] when it reads them all)."""
+    """What `template` gets wrong on the examples, one sentence each ([] when it reads them all).
+
+    An example without `expected` is also misread when the text the aligner proposes as its
+    reasoning (prose a marker every such example writes follows) is read as content."""
     problems = []
+    proposed = _proposed_reasoning(template, examples)
     for example in examples:
         try:
             message, errors = parse_example(template, example, regex_timeout)
@@ -153,9 +157,35 @@ def check_examples(
             if example.expected is not None
             else implausible(message, example)
         )
+        reasoning = proposed.get(example.index, "")
+        if reasoning and reasoning in _text(message.get("content")):
+            wrong.append(
+                f"{reasoning[:60]!r}, followed by the marker that ends every example's leading "
+                "text, is read as content, not reasoning"
+            )
         if wrong:
             problems.append(f"{example.label}: {'; '.join(wrong)}")
     return problems
+
+
+def _proposed_reasoning(template: dict, examples: list[Example]) -> dict[int, str]:
+    """{example index: the text the aligner proposes as reasoning} for the examples with no
+    expected message."""
+    if all(example.expected is not None for example in examples):
+        return {}
+    from ..template import load_template
+    from .align import align_all
+
+    try:
+        anchor = load_template(template).start_anchor.pattern
+    except ValueError:
+        return {}
+    found = {}
+    for example, alignment in zip(examples, align_all(examples, anchor)):
+        if example.expected is None and alignment is not None:
+            for span in alignment.of("reasoning"):
+                found[example.index] = alignment.text[span.start : span.end]
+    return found
 
 
 def _blank(value: Any) -> bool:
