@@ -94,15 +94,23 @@ def test_fact_1_a_call_list_opened_by_a_plain_word_runs_to_the_end(with_expected
 
 
 @BOTH
-def test_fact_2_bare_json_calls_with_no_marker(with_expected):
+@pytest.mark.parametrize(
+    "lead, between",
+    [("", "\n"), ("", ""), ("<|zx|>", "\n")],
+    ids=["one-a-line", "back-to-back", "after-one-special-token"],
+)
+def test_fact_2_bare_json_calls_with_no_marker(with_expected, lead, between):
     template = learnt(
         [
             (
-                '{"name": "get_weather", "parameters": {"city": "Paris", "days": 3}}',
+                lead + '{"name": "get_weather", "parameters": {"city": "Paris", "days": 3}}',
                 message(calls=[call("get_weather", {"city": "Paris", "days": 3})]),
             ),
             (
-                '{"name": "get_time", "parameters": {"tz": "UTC"}}\n{"name": "get_weather", "parameters": {"city": "Rome", "days": 1}}',
+                lead
+                + '{"name": "get_time", "parameters": {"tz": "UTC"}}'
+                + between
+                + '{"name": "get_weather", "parameters": {"city": "Rome", "days": 1}}',
                 message(calls=[call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Rome", "days": 1})]),
             ),
         ],
@@ -112,7 +120,7 @@ def test_fact_2_bare_json_calls_with_no_marker(with_expected):
         "name": "{content.name}",
         "arguments": "{content.parameters}",
     }
-    fresh = '{"name": "get_time", "parameters": {"tz": "CET"}} {"name": "get_time", "parameters": {"tz": "PST"}}'
+    fresh = lead + '{"name": "get_time", "parameters": {"tz": "CET"}}' + between + '{"name": "get_time", "parameters": {"tz": "PST"}}'
     assert read(template, fresh) == message(
         calls=[call("get_time", {"tz": "CET"}), call("get_time", {"tz": "PST"})]
     )
@@ -194,7 +202,8 @@ def test_fact_5_reasoning_and_answer_tags_the_chat_template_never_renders(
     assert read(template, fresh) == message("Fine.", "Hmm.")
 
 
-def test_fact_6_a_channel_header_between_regions_is_consumed():
+@BOTH
+def test_fact_6_a_channel_header_between_regions_is_consumed(with_expected):
     template = learnt(
         [
             (
@@ -206,7 +215,7 @@ def test_fact_6_a_channel_header_between_regions_is_consumed():
                 message("Cold today.", "Short one."),
             ),
         ],
-        True,
+        with_expected,
     )
     assert template["fields"]["reasoning_content"] == {"open": "<|zs|>muse<|zm|>", "close": "<|ze|>"}
     assert "<|zs|>reply<|zm|>" in template["fields"]["content"]["close"]
