@@ -60,7 +60,9 @@ def main() -> int:
     parser.add_argument("--first", type=int, default=0)
     parser.add_argument("--failures", action="store_true", help="print every failure, with why")
     options = parser.parse_args()
-    formats = [random_format(seed) for seed in range(options.first, options.first + options.formats)]
+    formats = [
+        random_format(seed) for seed in range(options.first, options.first + options.formats)
+    ]
     mix = Counter((name, fmt.features[name]) for fmt in formats for name in FEATURES)
     failed = {run: Counter() for run in RUNS}
     times = {run: [] for run in RUNS}

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
 
 import regex
 
@@ -131,7 +130,12 @@ def _expected_calls(expected: dict) -> list[tuple[str, dict]]:
                 arguments = json.loads(arguments)
             except ValueError:
                 pass
-        found.append((function.get("name") if isinstance(function, dict) else None, arguments if isinstance(arguments, dict) else {}))
+        found.append(
+            (
+                function.get("name") if isinstance(function, dict) else None,
+                arguments if isinstance(arguments, dict) else {},
+            )
+        )
     return found
 
 
@@ -155,7 +159,7 @@ def propose(alignment: Alignment) -> Alignment:
         alignment.spans += [Span("calls", r.start, r.end, r) for r in readings or []]
         for reading in readings or []:
             alignment.assumptions.append(
-                f"{example.label}: {_shorten(text[reading.start:reading.end])!r} is taken for "
+                f"{example.label}: {_shorten(text[reading.start : reading.end])!r} is taken for "
                 f"{len(reading.calls)} call(s) of {', '.join(n for n, _ in reading.calls)}: "
                 "the tools' names and parameters stand there"
             )
@@ -176,7 +180,11 @@ def _stretches(alignment: Alignment) -> list[tuple[int, int]]:
                 stop = prose.start() + len(regex.sub(r"\s*\S+$", "", prose.group()))
             if not PROSE.fullmatch(between, prose.start(), stop):
                 continue
-            if found and found[-1][1] >= start and not alignment.text[found[-1][1] : start + prose.start()].strip():
+            if (
+                found
+                and found[-1][1] >= start
+                and not alignment.text[found[-1][1] : start + prose.start()].strip()
+            ):
                 found[-1] = (found[-1][0], start + stop)  # lines of one text, blanks between
             else:
                 found.append((start + prose.start(), start + stop))
@@ -199,12 +207,15 @@ def propose_text(alignments: list[Alignment]) -> None:
     # Words every example writes alike are a marker (a header such as ``function call``), not prose.
     if len(guessed) > 1:
         texts = [
-            {alignment.text[start:end] for start, end in found[id(alignment)]} for alignment in guessed
+            {alignment.text[start:end] for start, end in found[id(alignment)]}
+            for alignment in guessed
         ]
         alike = set.intersection(*texts)
         for alignment in guessed:
             found[id(alignment)] = [
-                (start, end) for start, end in found[id(alignment)] if alignment.text[start:end] not in alike
+                (start, end)
+                for start, end in found[id(alignment)]
+                if alignment.text[start:end] not in alike
             ]
 
     def after(alignment: Alignment, stretch: tuple[int, int]) -> str:
@@ -238,7 +249,9 @@ def propose_text(alignments: list[Alignment]) -> None:
         alignment.spans.sort(key=lambda span: span.start)
 
 
-def align_all(examples: list[Example], anchor: regex.Pattern | None = None) -> list[Alignment | None]:
+def align_all(
+    examples: list[Example], anchor: regex.Pattern | None = None
+) -> list[Alignment | None]:
     """`align` for every example, then `propose_text` across those with no expected message."""
     found = [align(example, anchor) for example in examples]
     propose_text([alignment for alignment in found if alignment is not None])

@@ -99,7 +99,9 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
     if not names:
         return None
     key_pattern = regex.compile(rf"(?<![\w\-])({names})(?![\w\-])([^\w\s\"']{{1,3}}\s*)")
-    value_pattern = regex.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\s,;}\])<](?:[^,;}\])<\n]*[^\s,;}\])<])?")
+    value_pattern = regex.compile(
+        r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\s,;}\])<](?:[^,;}\])<\n]*[^\s,;}\])<])?"
+    )
     while True:
         found = key_pattern.search(text, at, min(len(text), at + _NEAR))
         if found is None or found.group(1) in {pair.key for pair in pairs}:
@@ -173,7 +175,11 @@ class PairSyntax:
             end = f"(?=\\s*(?:{loose(self.separator.strip())}|$))"
         else:
             end = r"(?=\s*\n|\s*$)"
-        value = r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\[[^\]]*\]|\{[^{}]*\}|.*?" if self.quoted else r".*?"
+        value = (
+            r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\[[^\]]*\]|\{[^{}]*\}|.*?"
+            if self.quoted
+            else r".*?"
+        )
         if self.value_after.strip():
             end = r"\s*" + loose(self.value_after.strip())
         pattern = loose(self.key_before) + key + loose(self.between) + f"(?P<value>{value}){end}"

@@ -130,16 +130,30 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
     # A call's open: what the text before every call (a first call after other parts, or one
     # after the call before it) ends with; its close: what the text after every call starts with.
     before_calls = [
-        _without_start(text, before, cuts) for before, text, after in gaps if after and after.kind == "calls"
+        _without_start(text, before, cuts)
+        for before, text, after in gaps
+        if after and after.kind == "calls"
     ]
     after_calls = [text for before, text, _ in gaps if before and before.kind == "calls"]
-    between = [text for before, text, after in gaps if before and after and before.kind == after.kind == "calls"]
+    between = [
+        text
+        for before, text, after in gaps
+        if before and after and before.kind == after.kind == "calls"
+    ]
     if before_calls:
-        named = any(span.reading.shape.startswith("name-") for alignment in alignments for span in alignment.of("calls"))
+        named = any(
+            span.reading.shape.startswith("name-")
+            for alignment in alignments
+            for span in alignment.of("calls")
+        )
         cuts.call_open = trailing(before_calls, _SEAM if named else _WORD_SEAM)
         cuts.blank_after_open = any(text[-1:].isspace() for text in before_calls)
     if after_calls:
-        ends = [text for before, text, after in gaps if before and before.kind == "calls" and after is None]
+        ends = [
+            text
+            for before, text, after in gaps
+            if before and before.kind == "calls" and after is None
+        ]
         if between or len(set(after_calls)) > 1:
             cuts.call_close = common_prefix([text.lstrip() for text in after_calls]).strip()
         elif ends and not ends[0].strip():
@@ -184,7 +198,13 @@ _PROSE_EDGES = regex.compile(r"^(\w[\w'\-]*[.!?]+)(?=[<\[])|(?<=[>\]])(\w[\w'\-]
 def _without_start(text: str, before: Span | None, cuts: _Cuts) -> str:
     if before is None:
         return text
-    start = cuts.reasoning_close if before.kind == "reasoning" else cuts.call_close if before.kind == "calls" else ""
+    start = (
+        cuts.reasoning_close
+        if before.kind == "reasoning"
+        else cuts.call_close
+        if before.kind == "calls"
+        else ""
+    )
     stripped = text.lstrip()
     return stripped[len(start) :] if start and stripped.startswith(start) else text
 
@@ -207,7 +227,9 @@ def _calls_field(alignments: list[Alignment], cuts: _Cuts) -> tuple[dict, str]:
     """
     spans = [(alignment, span) for alignment in alignments for span in alignment.of("calls")]
     readings = [span.reading for _, span in spans]
-    shapes = {reading.shape for reading in readings if reading.calls[0][1] or reading.shape != "name-json"}
+    shapes = {
+        reading.shape for reading in readings if reading.calls[0][1] or reading.shape != "name-json"
+    }
     shapes = shapes or {readings[0].shape}
     if len(shapes) > 1 and shapes == {"name-json", "name-pairs"}:
         shapes = {"name-pairs"}
@@ -230,7 +252,9 @@ def _calls_field(alignments: list[Alignment], cuts: _Cuts) -> tuple[dict, str]:
             spec = {"open_pattern": rf"(?=\[\s*{NAME}\()"}
         if shape == "json-list":
             spec.update(content="json", transform_each=True)
-            spec["transform"] = _function("{" + first.name_key + "}", "{" + first.arguments_key + "}")
+            spec["transform"] = _function(
+                "{" + first.name_key + "}", "{" + first.arguments_key + "}"
+            )
             if first.encoded:
                 spec["content_args"] = {"decode_json_strings": [first.arguments_key]}
             how = "a JSON list of call objects"
@@ -252,7 +276,9 @@ def _calls_field(alignments: list[Alignment], cuts: _Cuts) -> tuple[dict, str]:
         if not close_text:
             close = {"close_pattern": rf"(?<=\}}){separator}(?=\s*(?:{ahead}|$))"}
         spec.update(repeats=True, content="json")
-        spec["transform"] = _function("{content." + first.name_key + "}", "{content." + first.arguments_key + "}")
+        spec["transform"] = _function(
+            "{content." + first.name_key + "}", "{content." + first.arguments_key + "}"
+        )
         if first.encoded and "." not in first.arguments_key:
             spec["content_args"] = {"decode_json_strings": [first.arguments_key]}
         return {**spec, **close}, "a JSON object per call, the name inside"
@@ -281,7 +307,7 @@ def _calls_field(alignments: list[Alignment], cuts: _Cuts) -> tuple[dict, str]:
     lead = loose(open_text) + blank if open_text else r"(?<![\w.\-])"
     opening = lead + name_group + middle
     if not close_text:
-        ahead = (loose(open_text) if open_text else NAME + middle)
+        ahead = loose(open_text) if open_text else NAME + middle
         behind = r"(?<=[}\]])" if shape == "name-json" else ""
         close = {"close_pattern": rf"{behind}{separator}(?=\s*(?:{ahead}|$))"}
     spec = {"open_pattern": opening, **close, "repeats": True, **body}
@@ -319,7 +345,11 @@ def _settle_empty_calls(alignments: list[Alignment]) -> None:
     for alignment in alignments:
         for index, span in enumerate(alignment.spans):
             reading = span.reading
-            if reading is None or reading.shape not in ("name-json", "name-pairs") or reading.calls[0][1]:
+            if (
+                reading is None
+                or reading.shape not in ("name-json", "name-pairs")
+                or reading.calls[0][1]
+            ):
                 continue
             name_end = reading.start + len(reading.calls[0][0])
             if alignment.text.startswith(opening, name_end):
@@ -333,7 +363,10 @@ def _reasoning_field(cuts: _Cuts) -> dict:
         raise NotLearnt("nothing follows the examples' reasoning that could close it")
     if cuts.reasoning_open:
         return {"open": cuts.reasoning_open, "close": cuts.reasoning_close}
-    return {"open_pattern": f"^(?=.*?{pattern_literal(cuts.reasoning_close)})", "close": cuts.reasoning_close}
+    return {
+        "open_pattern": f"^(?=.*?{pattern_literal(cuts.reasoning_close)})",
+        "close": cuts.reasoning_close,
+    }
 
 
 def learn_template(
@@ -369,22 +402,39 @@ def learn_template(
     shows = {span.kind for alignment in alignments for span in alignment.spans}
     if "reasoning" in shows:
         fields["reasoning_content"] = _reasoning_field(cuts)
-        findings.append(("fields.reasoning_content", fields["reasoning_content"],
-                         "what every example writes before and after its reasoning"))
+        findings.append(
+            (
+                "fields.reasoning_content",
+                fields["reasoning_content"],
+                "what every example writes before and after its reasoning",
+            )
+        )
     how = ""
     if "calls" in shows:
         fields["tool_calls"], how = _calls_field(alignments, cuts)
-        findings.append(("fields.tool_calls", fields["tool_calls"],
-                         f"the examples write their calls as {how}; this content parser reads them back"))
+        findings.append(
+            (
+                "fields.tool_calls",
+                fields["tool_calls"],
+                f"the examples write their calls as {how}; this content parser reads them back",
+            )
+        )
     base_fields = base.get("fields", {})
     base_content = base_fields.get("content", {})
     closes = base_content.get("close", [])
     closes = [closes] if isinstance(closes, str) else list(closes)
     used = {cuts.reasoning_open, cuts.reasoning_close, cuts.call_open, cuts.call_close}
-    markers = [piece for piece in left if piece not in used and not _inside_message(piece, alignments)]
+    markers = [
+        piece for piece in left if piece not in used and not _inside_message(piece, alignments)
+    ]
     for marker in markers:
-        findings.append(("fields.content.close", marker,
-                         "written between the parts of an example where no field explains it: a marker, dropped"))
+        findings.append(
+            (
+                "fields.content.close",
+                marker,
+                "written between the parts of an example where no field explains it: a marker, dropped",
+            )
+        )
     anchor_keys = {key: value for key, value in base.items() if key not in ("fields",)}
     variants = []
     for with_base in (True, False):
@@ -394,7 +444,9 @@ def learn_template(
                 if key not in merged and key in base_fields:
                     merged[key] = base_fields[key]
         all_closes = list(dict.fromkeys([*closes, *markers]))
-        content = {"close": all_closes[0] if len(all_closes) == 1 else all_closes} if all_closes else {}
+        content = (
+            {"close": all_closes[0] if len(all_closes) == 1 else all_closes} if all_closes else {}
+        )
         ordered = {key: merged[key] for key in ("reasoning_content", "tool_calls") if key in merged}
         variants.append({**anchor_keys, "fields": {**ordered, "content": content}})
     assumptions = [

@@ -529,7 +529,9 @@ def _learn_by_alignment(parts, first: dict, examples: list[Example], regex_timeo
     try:
         learnt = learn_template(examples, first, regex_timeout)
     except NotLearnt as error:
-        parts.book.notes.append(f"aligning the example outputs gave no template that reads them all: {error}")
+        parts.book.notes.append(
+            f"aligning the example outputs gave no template that reads them all: {error}"
+        )
         return
     parts.example_template = learnt.template
     evidence = [example.render() for example in examples[:2]]

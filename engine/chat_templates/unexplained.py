@@ -34,7 +34,9 @@ def _leftovers(got: str, wanted: str) -> list[str]:
     """The pieces of `got` that are not `wanted` (which is removed once where it stands)."""
     at = got.find(wanted) if wanted else -1
     rest = [got[:at], got[at + len(wanted) :]] if at >= 0 else [got]
-    return [piece.strip() for part in rest for piece in regex.split(r"\n\s*\n", part) if piece.strip()]
+    return [
+        piece.strip() for part in rest for piece in regex.split(r"\n\s*\n", part) if piece.strip()
+    ]
 
 
 def unexplained(
@@ -69,7 +71,11 @@ def unexplained(
             for name in _tool_properties(example.tools):
                 for written in _called(name).finditer(output):
                     spans.append(
-                        Unexplained(written.start(), written.end(), f"{name!r} is written as a call but no call was read")
+                        Unexplained(
+                            written.start(),
+                            written.end(),
+                            f"{name!r} is written as a call but no call was read",
+                        )
                     )
         if spans:
             found[example.index] = sorted(set(spans), key=lambda span: (span.start, span.end))

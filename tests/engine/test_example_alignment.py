@@ -81,16 +81,21 @@ def test_fact_1_a_call_list_opened_by_a_plain_word_runs_to_the_end(with_expected
             ),
             (
                 'calls[{"name": "get_time", "arguments": {"tz": "UTC"}}, {"name": "get_weather", "arguments": {"city": "Rome", "days": 1}}]',
-                message(calls=[call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Rome", "days": 1})]),
+                message(
+                    calls=[
+                        call("get_time", {"tz": "UTC"}),
+                        call("get_weather", {"city": "Rome", "days": 1}),
+                    ]
+                ),
             ),
         ],
         with_expected,
     )
     assert template["fields"]["tool_calls"]["open"] == "calls"
     assert "close" not in template["fields"]["tool_calls"]
-    assert read(template, 'On it. calls[{"name": "get_time", "arguments": {"tz": "CET"}}]') == message(
-        "On it.", calls=[call("get_time", {"tz": "CET"})]
-    )
+    assert read(
+        template, 'On it. calls[{"name": "get_time", "arguments": {"tz": "CET"}}]'
+    ) == message("On it.", calls=[call("get_time", {"tz": "CET"})])
 
 
 @BOTH
@@ -111,7 +116,12 @@ def test_fact_2_bare_json_calls_with_no_marker(with_expected, lead, between):
                 + '{"name": "get_time", "parameters": {"tz": "UTC"}}'
                 + between
                 + '{"name": "get_weather", "parameters": {"city": "Rome", "days": 1}}',
-                message(calls=[call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Rome", "days": 1})]),
+                message(
+                    calls=[
+                        call("get_time", {"tz": "UTC"}),
+                        call("get_weather", {"city": "Rome", "days": 1}),
+                    ]
+                ),
             ),
         ],
         with_expected,
@@ -120,7 +130,12 @@ def test_fact_2_bare_json_calls_with_no_marker(with_expected, lead, between):
         "name": "{content.name}",
         "arguments": "{content.parameters}",
     }
-    fresh = lead + '{"name": "get_time", "parameters": {"tz": "CET"}}' + between + '{"name": "get_time", "parameters": {"tz": "PST"}}'
+    fresh = (
+        lead
+        + '{"name": "get_time", "parameters": {"tz": "CET"}}'
+        + between
+        + '{"name": "get_time", "parameters": {"tz": "PST"}}'
+    )
     assert read(template, fresh) == message(
         calls=[call("get_time", {"tz": "CET"}), call("get_time", {"tz": "PST"})]
     )
@@ -136,7 +151,12 @@ def test_fact_3_a_namespaced_indexed_name_in_the_opener_then_json_arguments(with
             ),
             (
                 '<|q1|>ns.get_time:0<|q2|>{"tz": "UTC"}<|q3|><|q1|>ns.get_weather:1<|q2|>{"city": "Rome", "days": 1}<|q3|>',
-                message(calls=[call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Rome", "days": 1})]),
+                message(
+                    calls=[
+                        call("get_time", {"tz": "UTC"}),
+                        call("get_weather", {"city": "Rome", "days": 1}),
+                    ]
+                ),
             ),
         ],
         with_expected,
@@ -144,7 +164,9 @@ def test_fact_3_a_namespaced_indexed_name_in_the_opener_then_json_arguments(with
     assert template["fields"]["tool_calls"]["open_pattern"] == (
         r"<\|q1\|>ns\.(?P<name>[A-Za-z_][\w\-]*(?:\.[\w\-]+)*):\d+<\|q2\|>"
     )
-    fresh = '<|q1|>ns.get_time:0<|q2|>{"tz": "CET"}<|q3|><|q1|>ns.get_time:7<|q2|>{"tz": "PST"}<|q3|>'
+    fresh = (
+        '<|q1|>ns.get_time:0<|q2|>{"tz": "CET"}<|q3|><|q1|>ns.get_time:7<|q2|>{"tz": "PST"}<|q3|>'
+    )
     assert read(template, fresh) == message(
         calls=[call("get_time", {"tz": "CET"}), call("get_time", {"tz": "PST"})]
     )
@@ -162,7 +184,10 @@ def test_fact_4_a_bespoke_key_value_syntax_with_unquoted_strings(with_expected):
                 "Sure thing. get_time{tz:UTC} get_weather{city:Rome,days:1}",
                 message(
                     "Sure thing.",
-                    calls=[call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Rome", "days": 1})],
+                    calls=[
+                        call("get_time", {"tz": "UTC"}),
+                        call("get_weather", {"city": "Rome", "days": 1}),
+                    ],
                 ),
             ),
         ],
@@ -217,7 +242,10 @@ def test_fact_6_a_channel_header_between_regions_is_consumed(with_expected):
         ],
         with_expected,
     )
-    assert template["fields"]["reasoning_content"] == {"open": "<|zs|>muse<|zm|>", "close": "<|ze|>"}
+    assert template["fields"]["reasoning_content"] == {
+        "open": "<|zs|>muse<|zm|>",
+        "close": "<|ze|>",
+    }
     assert "<|zs|>reply<|zm|>" in template["fields"]["content"]["close"]
     fresh = "<|zs|>muse<|zm|>Hm.<|ze|><|zs|>reply<|zm|>Warm.<|eot|>"
     assert read(template, fresh) == message("Warm.", "Hm.")
@@ -230,7 +258,12 @@ def test_fact_7_python_style_calls_without_a_list(with_expected):
             ("get_time()", message(calls=[call("get_time", {})])),
             (
                 'get_weather(city="Rome", days=1)\nget_time(tz="UTC")',
-                message(calls=[call("get_weather", {"city": "Rome", "days": 1}), call("get_time", {"tz": "UTC"})]),
+                message(
+                    calls=[
+                        call("get_weather", {"city": "Rome", "days": 1}),
+                        call("get_time", {"tz": "UTC"}),
+                    ]
+                ),
             ),
         ],
         with_expected,
@@ -268,8 +301,14 @@ def test_fact_7_json_call_objects_under_other_keys(with_expected):
 def test_fact_8_an_answer_in_its_own_tags_after_the_reasoning(with_expected):
     template = learnt(
         [
-            ("<zr>Check the sky.</zr>\n<zanswer>Clear skies.</zanswer>", message("Clear skies.", "Check the sky.")),
-            ("<zr>Look it up.</zr><zanswer>Rain at noon.</zanswer>", message("Rain at noon.", "Look it up.")),
+            (
+                "<zr>Check the sky.</zr>\n<zanswer>Clear skies.</zanswer>",
+                message("Clear skies.", "Check the sky."),
+            ),
+            (
+                "<zr>Look it up.</zr><zanswer>Rain at noon.</zanswer>",
+                message("Rain at noon.", "Look it up."),
+            ),
         ],
         with_expected,
     )
@@ -292,13 +331,19 @@ def test_without_expected_messages_every_assumption_is_a_finding_quoting_its_tex
             "'</zr>', which every example with more text after it writes there",
             "example 1: the output",
         ),
-        ("example 1: 'Clear skies.' is taken for the answer (words no other part explains)", "example 1: the output"),
+        (
+            "example 1: 'Clear skies.' is taken for the answer (words no other part explains)",
+            "example 1: the output",
+        ),
         (
             "example 2: 'Look it up.' is taken for reasoning: the leading text, before "
             "'</zr>', which every example with more text after it writes there",
             "example 2: the output",
         ),
-        ("example 2: 'Rain at noon.' is taken for the answer (words no other part explains)", "example 2: the output"),
+        (
+            "example 2: 'Rain at noon.' is taken for the answer (words no other part explains)",
+            "example 2: the output",
+        ),
     ]
 
 
@@ -330,4 +375,7 @@ def test_a_template_that_cannot_explain_an_example_says_where():
     ]
     result = infer_template(text, examples=examples)
     assert [(span.start, span.end) for span in result.unexplained[0]] == [(7, 12)]
-    assert result.unexplained[0][0].why == "read into content, which the expected message does not hold"
+    assert (
+        result.unexplained[0][0].why
+        == "read into content, which the expected message does not hold"
+    )

@@ -186,12 +186,21 @@ class Format:
         shape, blank = self.features["calls"], self.blank
         if shape == "json-list":
             body = self._json([{self.keys[0]: n, self.keys[1]: a} for n, a in calls])
-            return f"{self.call_open}{blank}{body}{blank if self.call_close else ''}{self.call_close}"
+            return (
+                f"{self.call_open}{blank}{body}{blank if self.call_close else ''}{self.call_close}"
+            )
         if shape == "python-list":
-            body = "[" + ", ".join(
-                f"{n}(" + ", ".join(f"{k}={_python(v)}" for k, v in a.items()) + ")" for n, a in calls
-            ) + "]"
-            return f"{self.call_open}{blank}{body}{blank if self.call_close else ''}{self.call_close}"
+            body = (
+                "["
+                + ", ".join(
+                    f"{n}(" + ", ".join(f"{k}={_python(v)}" for k, v in a.items()) + ")"
+                    for n, a in calls
+                )
+                + "]"
+            )
+            return (
+                f"{self.call_open}{blank}{body}{blank if self.call_close else ''}{self.call_close}"
+            )
         written = [
             f"{self.call_open}{blank if self.call_open else ''}{self._call(i, n, a)}"
             f"{blank if self.call_close else ''}{self.call_close}"
@@ -205,7 +214,9 @@ class Format:
         if self.features["reasoning"] == "prewritten":
             parts.append(f"{reasoning}{self.reasoning[1]}")
         elif reasoning and self.features["reasoning"] != "none":
-            parts.append(headers.get("reasoning", "") + f"{self.reasoning[0]}{reasoning}{self.reasoning[1]}")
+            parts.append(
+                headers.get("reasoning", "") + f"{self.reasoning[0]}{reasoning}{self.reasoning[1]}"
+            )
         if content:
             parts.append(headers.get("content", "") + f"{self.answer[0]}{content}{self.answer[1]}")
         if calls:
@@ -213,10 +224,17 @@ class Format:
         return "\n".join(parts)
 
     def example(
-        self, rng: random.Random, reasoning: bool, content: bool, calls: int, arguments: int | None = None
+        self,
+        rng: random.Random,
+        reasoning: bool,
+        content: bool,
+        calls: int,
+        arguments: int | None = None,
     ) -> dict:
         """One output and its expected message."""
-        thought = self._sentences(rng) if reasoning or self.features["reasoning"] == "prewritten" else ""
+        thought = (
+            self._sentences(rng) if reasoning or self.features["reasoning"] == "prewritten" else ""
+        )
         if self.features["reasoning"] == "none":
             thought = ""
         answer = self._sentences(rng) if content else ""
@@ -291,13 +309,19 @@ def random_format(seed: int) -> Format:
         features["call_open"] = "special"
     if shape == "name-lines":
         features["call_close"] = "marker"
-    if shape in ("json-object", "name-json") and features["call_close"] == "none" and features["separator"] == "none":
+    if (
+        shape in ("json-object", "name-json")
+        and features["call_close"] == "none"
+        and features["separator"] == "none"
+    ):
         features["separator"] = "newline"
     if shape in ("name-braces", "name-python") and features["separator"] == "none":
         features["separator"] = "space"
     made = Format(seed, features, anchor=f"<|{_word(rng, 4)}|>\n")
     if features["reasoning"] != "none":
-        made.reasoning = _pair(rng, "special" if features["reasoning"] == "prewritten" else features["reasoning"])
+        made.reasoning = _pair(
+            rng, "special" if features["reasoning"] == "prewritten" else features["reasoning"]
+        )
     if features["answer"] != "none":
         made.answer = _pair(rng, features["answer"])
     left, right = f"<|{_word(rng, 3)}|>", f"<|{_word(rng, 3)}|>"
@@ -319,7 +343,9 @@ def random_format(seed: int) -> Format:
         closer = f"<|{_word(rng, 3)}|>"
     made.call_open = opener
     made.call_close = closer if features["call_close"] == "marker" else ""
-    made.separator = {"none": "", "newline": "\n", "comma": ", ", "space": " "}[features["separator"]]
+    made.separator = {"none": "", "newline": "\n", "comma": ", ", "space": " "}[
+        features["separator"]
+    ]
     made.blank = {"none": "", "space": " ", "newline": "\n"}[features["blanks"]]
     if features["call_open"] == "word" and not made.blank:
         made.blank = " "  # a word glued to what follows it would be one word
