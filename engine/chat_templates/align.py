@@ -78,12 +78,16 @@ def text_after_anchor(example: Example, anchor: regex.Pattern | None) -> tuple[s
     return lead + example.output, len(lead)
 
 
-def _find_text(text: str, wanted: str, start: int, taken: list[Span]) -> int:
-    """The first offset >= `start` where `wanted` stands outside the `taken` spans, or -1."""
-    at = text.find(wanted, start)
-    while at >= 0 and any(span.start < at + len(wanted) and at < span.end for span in taken):
-        at = text.find(wanted, at + 1)
-    return at
+def _find_text(text: str, wanted: str, start: int, taken: list[Span]) -> tuple[int, int] | None:
+    """The first stretch [start, end) at or after `start` that writes `wanted` (its blanks may be
+    other blanks) outside the `taken` spans, or None."""
+    pattern = regex.compile(
+        r"\s+".join(regex.escape(word) for word in wanted.split()) or regex.escape(wanted)
+    )
+    for found in pattern.finditer(text, start):
+        if not any(span.start < found.end() and found.start() < span.end for span in taken):
+            return found.span()
+    return None
 
 
 def align(example: Example, anchor: regex.Pattern | None = None) -> Alignment | None:
@@ -109,11 +113,11 @@ def align(example: Example, anchor: regex.Pattern | None = None) -> Alignment | 
         value = expected.get(kind)
         if not isinstance(value, str) or not value.strip():
             continue
-        at = _find_text(text, value.strip(), 0, alignment.spans)
-        if at < 0:
+        found = _find_text(text, value.strip(), 0, alignment.spans)
+        if found is None:
             return None
         name = "reasoning" if kind == "reasoning_content" else "content"
-        alignment.spans.append(Span(name, at, at + len(value.strip())))
+        alignment.spans.append(Span(name, *found))
     alignment.spans.sort(key=lambda span: span.start)
     return alignment
 

@@ -63,17 +63,16 @@ class Pairs:
 def read_pairs(
     text: str, start: int, arguments: dict | None, parameters: dict | None = None
 ) -> Pairs | None:
-    """The pairs of `arguments` (keys in order, each value in one of its `written_forms`) in
-    `text` from `start`, each key within a few characters of the text before it; or, with
+    """The pairs of `arguments` (keys in the order the text writes them, each value in one of
+    its `written_forms`) in `text` from `start`, each key within a few characters of the text
+    before it; or, with
     `arguments` None, the `parameters`' names as keys and the value up to the next blank,
     comma or closing bracket. None when a key or a value is not there."""
     if arguments is None:
         return _read_parameters(text, start, parameters or {})
     at, pairs = start, []
-    for key, value in arguments.items():
-        found = regex.compile(rf"(?<![\w\-]){regex.escape(key)}(?![\w\-])").search(
-            text, at, min(len(text), at + _NEAR)
-        )
+    for key, value in _in_written_order(text, start, arguments):
+        found = _key(key).search(text, at, min(len(text), at + _NEAR))
         if found is None:
             return None
         best = None
@@ -85,7 +84,7 @@ def read_pairs(
             return None
         where, form = best
         between = text[found.end() : where]
-        if regex.search(r"\w", between):
+        if regex.search(r"\w", _BRACKETED.sub("", between)):
             return None
         quoted = form[:1] in "\"'" and isinstance(value, str)
         pairs.append(Pair(text[at : found.start()], key, between, form, quoted))
@@ -93,12 +92,33 @@ def read_pairs(
     return Pairs(tuple(pairs), at) if pairs else None
 
 
+# A marker between a key and its value (``</k><v>``): words inside brackets are not prose.
+_BRACKETED = regex.compile(r"<[^<>\s]*>|\[[^\[\]\s]*\]")
+
+
+def _key(key: str) -> regex.Pattern:
+    return regex.compile(rf"(?<![\w\-]){regex.escape(key)}(?![\w\-])")
+
+
+def _in_written_order(text: str, start: int, arguments: dict) -> list[tuple[str, Any]]:
+    """The arguments in the order their keys first stand in `text` after `start` (a model may
+    write them in another order than the message lists them)."""
+
+    def where(item: tuple[str, Any]) -> int:
+        found = _key(item[0]).search(text, start)
+        return found.start() if found else len(text)
+
+    return sorted(arguments.items(), key=where)
+
+
 def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
     at, pairs = start, []
     names = "|".join(regex.escape(name) for name in sorted(parameters, key=len, reverse=True))
     if not names:
         return None
-    key_pattern = regex.compile(rf"(?<![\w\-])({names})(?![\w\-])([^\w\s\"']{{1,3}}\s*)")
+    key_pattern = regex.compile(
+        rf"(?<![\w\-])({names})(?![\w\-])((?:<[^<>\s]*>|\[[^\[\]\s]*\]|[^\w\s\"'<\[]){{1,3}}\s*)"
+    )
     value_pattern = regex.compile(
         r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\s,;}\])<](?:[^,;}\])<\n]*[^\s,;}\])<])?"
     )

@@ -201,6 +201,36 @@ def test_fact_4_a_bespoke_key_value_syntax_with_unquoted_strings(with_expected):
 
 
 @BOTH
+def test_arguments_as_key_and_value_tags_written_in_another_order_than_the_message(with_expected):
+    template = learnt(
+        [
+            (
+                "Checking.\n<zc>get_weather\n<zk>days</zk><zv>3</zv>\n<zk>city</zk><zv>Paris</zv>\n</zc>",
+                message("Checking.", calls=[call("get_weather", {"city": "Paris", "days": 3})]),
+            ),
+            (
+                "<zc>get_time\n<zk>tz</zk><zv>UTC</zv>\n</zc>\n"
+                "<zc>get_weather\n<zk>city</zk><zv>Rome</zv>\n<zk>days</zk><zv>1</zv>\n</zc>",
+                message(
+                    calls=[
+                        call("get_time", {"tz": "UTC"}),
+                        call("get_weather", {"city": "Rome", "days": 1}),
+                    ]
+                ),
+            ),
+        ],
+        with_expected,
+    )
+    assert template["fields"]["tool_calls"]["content_args"] == {
+        "tag_pattern": r"\s*<zk>(?P<key>[A-Za-z_][\w.\-]*)</zk><zv>(?P<value>.*?)\s*</zv>"
+    }
+    fresh = "<zc>get_weather\n<zk>city</zk><zv>New York</zv>\n<zk>days</zk><zv>2</zv>\n</zc>"
+    assert read(template, fresh) == message(
+        calls=[call("get_weather", {"city": "New York", "days": 2})]
+    )
+
+
+@BOTH
 @pytest.mark.parametrize(
     "opener, closer, answer_open, answer_close",
     [("<zq>", "</zq>", "<zans>", "</zans>"), ("[ZQ]", "[/ZQ]", "", "")],
