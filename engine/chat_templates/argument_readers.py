@@ -53,11 +53,12 @@ class Pair:
 
 @dataclass(frozen=True)
 class Pairs:
-    """The arguments of one call read as pairs: `pairs` in order and `end`, the offset after the
-    last value."""
+    """The arguments of one call read as pairs: `pairs` in order, `end`, the offset after the
+    last value, and `after`, the few characters that follow it."""
 
     pairs: tuple[Pair, ...]
     end: int
+    after: str = ""
 
 
 def read_pairs(
@@ -89,7 +90,7 @@ def read_pairs(
         quoted = form[:1] in "\"'" and isinstance(value, str)
         pairs.append(Pair(text[at : found.start()], key, between, form, quoted))
         at = where + len(form)
-    return Pairs(tuple(pairs), at) if pairs else None
+    return Pairs(tuple(pairs), at, text[at : at + _NEAR]) if pairs else None
 
 
 # A marker between a key and its value (``</k><v>``): words inside brackets are not prose.
@@ -117,7 +118,7 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
     if not names:
         return None
     key_pattern = regex.compile(
-        rf"(?<![\w\-])({names})(?![\w\-])((?:<[^<>\s]*>|\[[^\[\]\s]*\]|[^\w\s\"'<\[]){{1,3}}\s*)"
+        rf"(?<![\w\-])({names})(?![\w\-])((?:<[^<>\s]*>|\[[^\[\]\s]*\]|[\"']?[^\w\s\"'<\[]){{1,3}}\s*)"
     )
     value_pattern = regex.compile(
         r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\s,;}\])<](?:[^,;}\])<\n]*[^\s,;}\])<])?"
@@ -139,7 +140,7 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
             )
         )
         at = value.end()
-    return Pairs(tuple(pairs), at) if pairs else None
+    return Pairs(tuple(pairs), at, text[at : at + _NEAR]) if pairs else None
 
 
 def common_prefix(texts: list[str]) -> str:
@@ -209,6 +210,22 @@ class PairSyntax:
         return {"content": "xml-inline", "content_args": args}
 
 
+def _tag_around(firsts: list[str], afters: list[str]) -> tuple[str, str]:
+    """With one pair a call, where a tag wraps each pair: (the tag's start before the key, its
+    closer after the value), when every value is followed by the same closing tag (``</p>``,
+    ``[/p]``) whose opening (``<p``) stands before every key; else ("", "")."""
+    closers = {regex.match(r"\s*(</([^<>\s/]+)>|\[/([^\[\]\s/]+)\])", after) for after in afters}
+    if None in closers or len({found.group(1) for found in closers}) != 1:
+        return "", ""
+    found = closers.pop()
+    opening = ("<" + found.group(2)) if found.group(2) else ("[" + found.group(3))
+    starts = [first.rfind(opening) for first in firsts]
+    if min(starts) < 0:
+        return "", ""
+    befores = {first[at:] for first, at in zip(firsts, starts)}
+    return (befores.pop(), found.group(1)) if len(befores) == 1 else ("", "")
+
+
 def pair_syntax(readings: list[Pairs]) -> tuple[PairSyntax, list[str]]:
     """The pair syntax common to `readings` (every call's pairs, over every example), and the
     text each call writes before its first key (what opens its arguments: ``{``, ``(``)."""
@@ -225,6 +242,8 @@ def pair_syntax(readings: list[Pairs]) -> tuple[PairSyntax, list[str]]:
             value_after, separator = stripped, middle[len(middle.rstrip()) :] or "\n"
         else:
             separator = middle
+    if not rests:
+        key_before, value_after = _tag_around(firsts, [reading.after for reading in readings])
     between = readings[0].pairs[0].between
     quoted = any(pair.quoted for reading in readings for pair in reading.pairs) or any(
         pair.value[:1] in "[{" for reading in readings for pair in reading.pairs

@@ -69,9 +69,16 @@ def first_marker(text: str, seam: regex.Pattern = _SEAM) -> str:
 
 
 def last_marker(text: str, seam: regex.Pattern = _SEAM) -> str:
+    """The last marker of `text` (stripped): after the last blank or seam of two markers, or
+    from the bracket it opens and leaves open (``<call name="``)."""
     stripped = text.strip()
     cuts = list(seam.finditer(stripped))
-    return stripped[cuts[-1].end() :] if cuts else stripped
+    at = cuts[-1].end() if cuts else 0
+    for opening, closing in ("<>", "[]"):
+        opened = stripped.rfind(opening)
+        if opened > stripped.rfind(closing):
+            at = min(at, opened)
+    return stripped[at:]
 
 
 def leading(texts: list[str]) -> str:

@@ -472,6 +472,9 @@ def learn_from_examples(parts, examples: list[Example], regex_timeout: float | N
                 f"the tool-call syntax comes from the example outputs ({', '.join(shown_by)})"
             )
             first = candidates(parts)[0][1]
+    # The aligner starts from the template before the markers below: a marker of a call's own
+    # syntax (an opener with the name inside) would be dropped as text before its field opens.
+    unmarked = first
     before = len(check_examples(first, examples, regex_timeout))
     for marker, example in unexplained_markers(first, examples).items():
         closes = first["fields"]["content"].get("close", [])
@@ -495,7 +498,7 @@ def learn_from_examples(parts, examples: list[Example], regex_timeout: float | N
         )
         first = trial
     if check_examples(first, examples, regex_timeout) or _proposal_unread(first, examples):
-        _learn_by_alignment(parts, first, examples, regex_timeout)
+        _learn_by_alignment(parts, unmarked, examples, regex_timeout)
 
 
 def _proposal_unread(template: dict, examples: list[Example]) -> bool:

@@ -231,6 +231,41 @@ def test_arguments_as_key_and_value_tags_written_in_another_order_than_the_messa
 
 
 @BOTH
+def test_a_tag_around_each_pair_is_learnt_from_calls_of_one_argument_each(with_expected):
+    template = learnt(
+        [
+            (
+                'Checking.\n<zq:calls>\n<zinvoke name="get_weather">\n<zparam name="city">Paris</zparam>\n'
+                "</zinvoke>\n</zq:calls>",
+                message("Checking.", calls=[call("get_weather", {"city": "Paris"})]),
+            ),
+            (
+                '<zq:calls>\n<zinvoke name="get_time">\n<zparam name="tz">UTC</zparam>\n</zinvoke>\n'
+                "</zq:calls>",
+                message(calls=[call("get_time", {"tz": "UTC"})]),
+            ),
+        ],
+        with_expected,
+    )
+    field = template["fields"]["tool_calls"]
+    assert (field["open_pattern"], field["close"]) == (
+        r'<zinvoke\s*name="(?P<name>[A-Za-z_][\w\-]*(?:\.[\w\-]+)*)">\s*',
+        "</zinvoke>",
+    )
+    fresh = (
+        '<zq:calls>\n<zinvoke name="get_weather">\n<zparam name="city">New York</zparam>\n'
+        '<zparam name="days">2</zparam>\n</zinvoke>\n<zinvoke name="get_time">\n'
+        '<zparam name="tz">CET</zparam>\n</zinvoke>\n</zq:calls>'
+    )
+    assert read(template, fresh) == message(
+        calls=[
+            call("get_weather", {"city": "New York", "days": 2}),
+            call("get_time", {"tz": "CET"}),
+        ]
+    )
+
+
+@BOTH
 @pytest.mark.parametrize(
     "opener, closer, answer_open, answer_close",
     [("<zq>", "</zq>", "<zans>", "</zans>"), ("[ZQ]", "[/ZQ]", "", "")],
