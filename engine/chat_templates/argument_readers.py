@@ -194,8 +194,10 @@ class PairSyntax:
             end = f"(?=\\s*{loose(self.value_after.strip())})"
         elif self.separator.strip():
             end = f"(?=\\s*(?:{loose(self.separator.strip())}|$))"
-        else:
+        elif self.separator:
             end = r"(?=\s*\n|\s*$)"
+        else:  # no call shows two pairs: a comma, a semicolon or a new line may part them
+            end = r"(?=\s*(?:[,;\n]|$))"
         value = (
             r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\[[^\]]*\]|\{[^{}]*\}|.*?"
             if self.quoted

@@ -121,6 +121,7 @@ class _Cuts:
     call_close: str = ""
     call_separator: str = ""
     blank_after_open: bool = False
+    calls_in_a_row: bool = False
 
 
 def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
@@ -148,12 +149,14 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
         if before and after and before.kind == after.kind == "calls"
     ]
     if before_calls:
+        # Texts between calls in a row hold only the open (and a close and a separator): cut at
+        # markers. Before a lone call a header may stand glued to the open: cut finer.
         named = any(
             span.reading.shape.startswith("name-")
             for alignment in alignments
             for span in alignment.of("calls")
         )
-        cuts.call_open = trailing(before_calls, _SEAM if named else _WORD_SEAM)
+        cuts.call_open = trailing(before_calls, _SEAM if named and between else _WORD_SEAM)
         cuts.blank_after_open = any(text[-1:].isspace() for text in before_calls)
     if after_calls:
         ends = [
@@ -171,6 +174,7 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
             stripped = [text.strip() for text in between]
             if not all(text.startswith(cuts.call_close) for text in stripped):
                 cuts.call_close = ""
+    cuts.calls_in_a_row = bool(between)
     if between:
         middles = {
             _cut_end(_without_start(text, Span("calls", 0, 0), cuts), cuts.call_open).strip()
@@ -246,8 +250,15 @@ def _calls_field(alignments: list[Alignment], cuts: _Cuts) -> tuple[dict, str]:
     open_text, close_text = cuts.call_open, cuts.call_close
     separator = rf"(?:\s*{loose(cuts.call_separator)})?" if cuts.call_separator else ""
     close = {"close": close_text} if close_text else {}
-    if close_text and separator:
-        close = {"close_pattern": loose(close_text) + separator}
+
+    def after_close(ahead: str) -> dict:
+        """The close, taking the separator the examples write between calls; where no example
+        writes two calls in a row, a comma or semicolon before the next call's open."""
+        unseen = "" if cuts.calls_in_a_row else rf"(?:\s*[,;](?=\s*(?:{ahead})))?"
+        if close_text and (separator or unseen):
+            return {"close_pattern": loose(close_text) + (separator or unseen)}
+        return close
+
     if shape in ("json-list", "python-list"):
         first = readings[0]
         if open_text:
@@ -280,8 +291,10 @@ def _calls_field(alignments: list[Alignment], cuts: _Cuts) -> tuple[dict, str]:
         else:
             spec = {"open_pattern": f"(?={start})"}
             ahead = start
+        close = after_close(ahead)
         if not close_text:
-            close = {"close_pattern": rf"(?<=\}}){separator}(?=\s*(?:{ahead}|$))"}
+            between = separator or ("" if cuts.calls_in_a_row else r"(?:\s*[,;])?")
+            close = {"close_pattern": rf"(?<=\}}){between}(?=\s*(?:{ahead}|$))"}
         spec.update(repeats=True, content="json")
         spec["transform"] = _function(
             "{content." + first.name_key + "}", "{content." + first.arguments_key + "}"
@@ -308,15 +321,18 @@ def _calls_field(alignments: list[Alignment], cuts: _Cuts) -> tuple[dict, str]:
     else:
         body = {"content": "json"}
         how = "the name, then its arguments as a JSON object"
-    middle = generalise(middles)
+    # A number written between the name and its arguments is an index: any number.
+    middle = regex.sub(r"(?<![\\\w])\d+(?!\w)", r"\\d+", generalise(middles))
     name_group = f"(?P<name>{NAME})"
     blank = r"\s*" if cuts.blank_after_open else ""
     lead = loose(open_text) + blank if open_text else r"(?<![\w.\-])"
     opening = lead + name_group + middle
+    ahead = loose(open_text) if open_text else NAME + middle
+    close = after_close(ahead)
     if not close_text:
-        ahead = loose(open_text) if open_text else NAME + middle
         behind = r"(?<=[}\]])" if shape == "name-json" else ""
-        close = {"close_pattern": rf"{behind}{separator}(?=\s*(?:{ahead}|$))"}
+        between = separator or ("" if cuts.calls_in_a_row else r"(?:\s*[,;])?")
+        close = {"close_pattern": rf"{behind}{between}(?=\s*(?:{ahead}|$))"}
     spec = {"open_pattern": opening, **close, "repeats": True, **body}
     spec["transform"] = _function("{name}", "{content}")
     return spec, how
