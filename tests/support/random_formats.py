@@ -261,10 +261,13 @@ class Format:
             "expected": expected,
         }
 
-    def examples(self) -> list[dict]:
+    def examples(self, single_calls: bool = False) -> list[dict]:
         """The two examples a learner gets: reasoning, an answer and one call with two
-        arguments; reasoning and two calls."""
+        arguments; reasoning and two calls (with `single_calls`, one call of any arguments:
+        no example shows what parts two calls or two arguments)."""
         rng = random.Random(self.seed * 7 + 1)
+        if single_calls:
+            return [self.example(rng, True, True, 1), self.example(rng, True, False, 1)]
         return [
             self.example(rng, True, True, 1, 2),
             self.example(rng, True, False, 2),
