@@ -169,7 +169,7 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
         elif ends and not ends[0].strip():
             cuts.call_close = ""
         else:
-            cuts.call_close = first_marker(after_calls[0])
+            cuts.call_close = leading(after_calls)
         if between and cuts.call_open:
             stripped = [text.strip() for text in between]
             if not all(text.startswith(cuts.call_close) for text in stripped):
@@ -177,11 +177,11 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
     cuts.calls_in_a_row = bool(between)
     if between:
         middles = {
-            _cut_end(_without_start(text, Span("calls", 0, 0), cuts), cuts.call_open).strip()
-            for text in between
+            _cut_end(_cut_start(text, cuts.call_close), cuts.call_open).strip() for text in between
         }
-        if len(middles) == 1 and not _MARKER_LIKE.search(middles.copy().pop() or "x"):
-            cuts.call_separator = middles.pop()
+        separator = middles.pop() if len(middles) == 1 else ""
+        if not _MARKER_LIKE.search(separator):
+            cuts.call_separator = separator
     left = []
     for before, text, after in gaps:
         rest = _without_start(text, before, cuts)
@@ -207,15 +207,14 @@ _PROSE_EDGES = regex.compile(r"^(\w[\w'\-]*[.!?]+)(?=[<\[])|(?<=[>\]])(\w[\w'\-]
 
 
 def _without_start(text: str, before: Span | None, cuts: _Cuts) -> str:
-    if before is None:
-        return text
-    start = (
-        cuts.reasoning_close
-        if before.kind == "reasoning"
-        else cuts.call_close
-        if before.kind == "calls"
-        else ""
+    """`text` less the close of the part before it (reasoning's or a call's)."""
+    kind = before.kind if before is not None else ""
+    return _cut_start(
+        text, {"reasoning": cuts.reasoning_close, "calls": cuts.call_close}.get(kind, "")
     )
+
+
+def _cut_start(text: str, start: str) -> str:
     stripped = text.lstrip()
     return stripped[len(start) :] if start and stripped.startswith(start) else text
 
