@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import regex
 
 from .call_readers import CallReading, read_calls_at
-from .examples import Example, _tool_properties
+from .examples import Example, tool_properties
 
 
 @dataclass(frozen=True)
@@ -157,7 +157,7 @@ def propose(alignment: Alignment) -> Alignment:
     and arguments that are that tool's parameters. Each is said in `assumptions` with its text
     (`propose_text` adds the reasoning and the answer, across the examples)."""
     example, text = alignment.example, alignment.text
-    tools = _tool_properties(example.tools)
+    tools = tool_properties(example.tools)
     if tools:
         readings = read_calls_at(text, None, set(tools), tools)
         alignment.spans += [Span("calls", r.start, r.end, r) for r in readings or []]
