@@ -96,8 +96,14 @@ def align(example: Example, anchor: regex.Pattern | None = None) -> Alignment | 
 
     With `expected`, the calls are read first (each call's name and every argument value,
     written in any of the ways the readers know), then the reasoning and the content text, each
-    outside what the calls took. Without it, `propose` guesses the message (the assumptions are
-    said)."""
+    outside what the calls took. Without it, `propose` finds the calls where the tools' names
+    stand (`align_all` then proposes the reasoning and the answer across the examples).
+
+    Args:
+        example: the example.
+        anchor: the start anchor's pattern: the prompt's text after its last match is read with
+            the output (what the prompt pre-writes). None: the output alone.
+    """
     text, lead = text_after_anchor(example, anchor)
     alignment = Alignment(example, text, lead)
     expected = example.expected
