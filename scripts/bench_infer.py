@@ -184,7 +184,10 @@ def print_totals(rows: list[Row]) -> None:
             ("without", "without examples"),
             ("with", f"with {EXAMPLES} examples"),
             ("calls", f"with {EXAMPLES} tool-call examples and their messages (on the others)"),
-            ("calls-outputs", f"with {EXAMPLES} tool-call examples, outputs and tools only (on the others)"),
+            (
+                "calls-outputs",
+                f"with {EXAMPLES} tool-call examples, outputs and tools only (on the others)",
+            ),
         ):
             scored = [r.scores[run] for r in mine if run in r.scores]
             if scored:
@@ -213,7 +216,9 @@ def print_totals(rows: list[Row]) -> None:
                 f"[{'PASS' if got >= target else 'FAIL'}] chat_templates_more {label}: {got} (target >= {target})"
             )
     taught = max(rows, key=lambda r: r.example_seconds)
-    print(f"slowest inference with {EXAMPLES} tool-call examples: {taught.name} {taught.example_seconds:.2f} s")
+    print(
+        f"slowest inference with {EXAMPLES} tool-call examples: {taught.name} {taught.example_seconds:.2f} s"
+    )
     slowest = max(rows, key=lambda r: r.seconds)
     print(
         f"[{'PASS' if slowest.seconds <= TARGET_SECONDS else 'FAIL'}] slowest inference: "

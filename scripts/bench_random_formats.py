@@ -2,6 +2,7 @@
 recovered, the feature mix, the failures by feature, and the learning time.
 
     python scripts/bench_random_formats.py [--formats N] [--fresh N] [--first SEED] [--failures]
+        [--single-calls]
 
 For each of N random formats (tests/support/random_formats.py, seeds FIRST..FIRST+N-1), a
 template is learnt from the format's two examples (`engine.chat_templates.example_fields.
@@ -10,7 +11,8 @@ messages and once from the outputs and the tools alone. A format is recovered wh
 template reads every one of `--fresh` other outputs of the format to its message in all three
 modes (one shot, random chunks, one character at a time: tests/support/real_outputs.py). It
 prints the recovery rate of each run, how often each feature value was drawn, the failures by
-feature value, and the median and largest learning time.
+feature value, and the median and largest learning time. With `--single-calls` each example
+makes one call (of any arguments), so no example shows what parts two calls or two arguments.
 """
 
 from __future__ import annotations
@@ -34,9 +36,9 @@ from tests.support.real_outputs import score_case  # noqa: E402
 RUNS = ("with expected", "outputs only")
 
 
-def recovered(fmt, run: str, fresh: int) -> tuple[str, float]:
+def recovered(fmt, run: str, fresh: int, single_calls: bool = False) -> tuple[str, float]:
     """("" when recovered, else why; seconds learning took)."""
-    examples = fmt.examples()
+    examples = fmt.examples(single_calls)
     if run == "outputs only":
         examples = [{k: v for k, v in example.items() if k != "expected"} for example in examples]
     started = time.perf_counter()
@@ -59,15 +61,22 @@ def main() -> int:
     parser.add_argument("--fresh", type=int, default=20)
     parser.add_argument("--first", type=int, default=0)
     parser.add_argument("--failures", action="store_true", help="print every failure, with why")
+    parser.add_argument(
+        "--single-calls",
+        action="store_true",
+        help="examples of one call each (no example shows what parts two calls or two arguments)",
+    )
     options = parser.parse_args()
-    formats = [random_format(seed) for seed in range(options.first, options.first + options.formats)]
+    formats = [
+        random_format(seed) for seed in range(options.first, options.first + options.formats)
+    ]
     mix = Counter((name, fmt.features[name]) for fmt in formats for name in FEATURES)
     failed = {run: Counter() for run in RUNS}
     times = {run: [] for run in RUNS}
     passed = Counter()
     for fmt in formats:
         for run in RUNS:
-            why, seconds = recovered(fmt, run, options.fresh)
+            why, seconds = recovered(fmt, run, options.fresh, options.single_calls)
             times[run].append(seconds)
             if not why:
                 passed[run] += 1

@@ -11,6 +11,8 @@
   and closers, patterns from rendered text), `parts` (the shared state and its notebook of
   findings), `anchor`, `reasoning`, `content_closes`, `call_shapes` and `calls` (one module
   per part of the template), `source_text`, `system_prompt`, `tokens` and `examples` (one
-  module per evidence source besides the renders), `learner` (the learners in order) and
-  `candidates` (the parts put together, most specific first).
+  module per evidence source besides the renders), `align`, `call_readers`,
+  `argument_readers`, `example_fields` and `unexplained` (example outputs aligned with their
+  messages and generalised into fields), `learner` (the learners in order) and `candidates`
+  (the parts put together, most specific first).
 """

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
 
 import regex
 
 from .call_readers import CallReading, read_calls_at
-from .examples import Example, _tool_properties
+from .examples import Example, tool_properties
 
 
 @dataclass(frozen=True)
@@ -79,12 +78,16 @@ def text_after_anchor(example: Example, anchor: regex.Pattern | None) -> tuple[s
     return lead + example.output, len(lead)
 
 
-def _find_text(text: str, wanted: str, start: int, taken: list[Span]) -> int:
-    """The first offset >= `start` where `wanted` stands outside the `taken` spans, or -1."""
-    at = text.find(wanted, start)
-    while at >= 0 and any(span.start < at + len(wanted) and at < span.end for span in taken):
-        at = text.find(wanted, at + 1)
-    return at
+def _find_text(text: str, wanted: str, start: int, taken: list[Span]) -> tuple[int, int] | None:
+    """The first stretch [start, end) at or after `start` that writes `wanted` (its blanks may be
+    other blanks) outside the `taken` spans, or None."""
+    pattern = regex.compile(
+        r"\s+".join(regex.escape(word) for word in wanted.split()) or regex.escape(wanted)
+    )
+    for found in pattern.finditer(text, start):
+        if not any(span.start < found.end() and found.start() < span.end for span in taken):
+            return found.span()
+    return None
 
 
 def align(example: Example, anchor: regex.Pattern | None = None) -> Alignment | None:
@@ -93,8 +96,14 @@ def align(example: Example, anchor: regex.Pattern | None = None) -> Alignment | 
 
     With `expected`, the calls are read first (each call's name and every argument value,
     written in any of the ways the readers know), then the reasoning and the content text, each
-    outside what the calls took. Without it, `propose` guesses the message (the assumptions are
-    said)."""
+    outside what the calls took. Without it, `propose` finds the calls where the tools' names
+    stand (`align_all` then proposes the reasoning and the answer across the examples).
+
+    Args:
+        example: the example.
+        anchor: the start anchor's pattern: the prompt's text after its last match is read with
+            the output (what the prompt pre-writes). None: the output alone.
+    """
     text, lead = text_after_anchor(example, anchor)
     alignment = Alignment(example, text, lead)
     expected = example.expected
@@ -110,11 +119,11 @@ def align(example: Example, anchor: regex.Pattern | None = None) -> Alignment | 
         value = expected.get(kind)
         if not isinstance(value, str) or not value.strip():
             continue
-        at = _find_text(text, value.strip(), 0, alignment.spans)
-        if at < 0:
+        found = _find_text(text, value.strip(), 0, alignment.spans)
+        if found is None:
             return None
         name = "reasoning" if kind == "reasoning_content" else "content"
-        alignment.spans.append(Span(name, at, at + len(value.strip())))
+        alignment.spans.append(Span(name, *found))
     alignment.spans.sort(key=lambda span: span.start)
     return alignment
 
@@ -131,7 +140,12 @@ def _expected_calls(expected: dict) -> list[tuple[str, dict]]:
                 arguments = json.loads(arguments)
             except ValueError:
                 pass
-        found.append((function.get("name") if isinstance(function, dict) else None, arguments if isinstance(arguments, dict) else {}))
+        found.append(
+            (
+                function.get("name") if isinstance(function, dict) else None,
+                arguments if isinstance(arguments, dict) else {},
+            )
+        )
     return found
 
 
@@ -149,13 +163,13 @@ def propose(alignment: Alignment) -> Alignment:
     and arguments that are that tool's parameters. Each is said in `assumptions` with its text
     (`propose_text` adds the reasoning and the answer, across the examples)."""
     example, text = alignment.example, alignment.text
-    tools = _tool_properties(example.tools)
+    tools = tool_properties(example.tools)
     if tools:
         readings = read_calls_at(text, None, set(tools), tools)
         alignment.spans += [Span("calls", r.start, r.end, r) for r in readings or []]
         for reading in readings or []:
             alignment.assumptions.append(
-                f"{example.label}: {_shorten(text[reading.start:reading.end])!r} is taken for "
+                f"{example.label}: {_shorten(text[reading.start : reading.end])!r} is taken for "
                 f"{len(reading.calls)} call(s) of {', '.join(n for n, _ in reading.calls)}: "
                 "the tools' names and parameters stand there"
             )
@@ -163,7 +177,8 @@ def propose(alignment: Alignment) -> Alignment:
 
 
 def _stretches(alignment: Alignment) -> list[tuple[int, int]]:
-    """The prose stretches of the text outside the calls, in order."""
+    """The prose stretches of the text outside the calls, in order; stretches with nothing but
+    blanks between (lines of one text) are one."""
     found = []
     for _, between, after in alignment.gaps():
         end = after.start if after is not None else len(alignment.text)
@@ -173,7 +188,15 @@ def _stretches(alignment: Alignment) -> list[tuple[int, int]]:
             if after is not None and stop == len(between):
                 # A word glued to the part after it is a marker (``calls[``), not prose.
                 stop = prose.start() + len(regex.sub(r"\s*\S+$", "", prose.group()))
-            if PROSE.fullmatch(between, prose.start(), stop):
+            if not PROSE.fullmatch(between, prose.start(), stop):
+                continue
+            if (
+                found
+                and found[-1][1] >= start
+                and not alignment.text[found[-1][1] : start + prose.start()].strip()
+            ):
+                found[-1] = (found[-1][0], start + stop)  # lines of one text, blanks between
+            else:
                 found.append((start + prose.start(), start + stop))
     return found
 
@@ -187,9 +210,23 @@ def propose_text(alignments: list[Alignment]) -> None:
     writes two stretches of prose, a marker after the first that every such example writes
     makes the first the reasoning (a pair of markers around the leading text; the same marker
     after an example's only stretch makes it reasoning too); the longest other stretch is the
-    answer. Each guess is said in `assumptions` with the text it rests on."""
+    answer; prose every example writes alike is a marker, not text. Each guess is said in
+    `assumptions` with the text it rests on."""
     guessed = [alignment for alignment in alignments if alignment.example.expected is None]
     found = {id(alignment): _stretches(alignment) for alignment in guessed}
+    # Words every example writes alike are a marker (a header such as ``function call``), not prose.
+    if len(guessed) > 1:
+        texts = [
+            {alignment.text[start:end] for start, end in found[id(alignment)]}
+            for alignment in guessed
+        ]
+        alike = set.intersection(*texts)
+        for alignment in guessed:
+            found[id(alignment)] = [
+                (start, end)
+                for start, end in found[id(alignment)]
+                if alignment.text[start:end] not in alike
+            ]
 
     def after(alignment: Alignment, stretch: tuple[int, int]) -> str:
         following = _FIRST_MARKER.match(alignment.text, stretch[1])
@@ -222,7 +259,9 @@ def propose_text(alignments: list[Alignment]) -> None:
         alignment.spans.sort(key=lambda span: span.start)
 
 
-def align_all(examples: list[Example], anchor: regex.Pattern | None = None) -> list[Alignment | None]:
+def align_all(
+    examples: list[Example], anchor: regex.Pattern | None = None
+) -> list[Alignment | None]:
     """`align` for every example, then `propose_text` across those with no expected message."""
     found = [align(example, anchor) for example in examples]
     propose_text([alignment for alignment in found if alignment is not None])

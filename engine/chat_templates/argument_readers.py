@@ -53,27 +53,27 @@ class Pair:
 
 @dataclass(frozen=True)
 class Pairs:
-    """The arguments of one call read as pairs: `pairs` in order and `end`, the offset after the
-    last value."""
+    """The arguments of one call read as pairs: `pairs` in order, `end`, the offset after the
+    last value, and `after`, the few characters that follow it."""
 
     pairs: tuple[Pair, ...]
     end: int
+    after: str = ""
 
 
 def read_pairs(
     text: str, start: int, arguments: dict | None, parameters: dict | None = None
 ) -> Pairs | None:
-    """The pairs of `arguments` (keys in order, each value in one of its `written_forms`) in
-    `text` from `start`, each key within a few characters of the text before it; or, with
+    """The pairs of `arguments` (keys in the order the text writes them, each value in one of
+    its `written_forms`) in `text` from `start`, each key within a few characters of the text
+    before it; or, with
     `arguments` None, the `parameters`' names as keys and the value up to the next blank,
     comma or closing bracket. None when a key or a value is not there."""
     if arguments is None:
         return _read_parameters(text, start, parameters or {})
     at, pairs = start, []
-    for key, value in arguments.items():
-        found = regex.compile(rf"(?<![\w\-]){regex.escape(key)}(?![\w\-])").search(
-            text, at, min(len(text), at + _NEAR)
-        )
+    for key, value in _in_written_order(text, start, arguments):
+        found = _key(key).search(text, at, min(len(text), at + _NEAR))
         if found is None:
             return None
         best = None
@@ -85,12 +85,31 @@ def read_pairs(
             return None
         where, form = best
         between = text[found.end() : where]
-        if regex.search(r"\w", between):
+        if regex.search(r"\w", _BRACKETED.sub("", between)):
             return None
         quoted = form[:1] in "\"'" and isinstance(value, str)
         pairs.append(Pair(text[at : found.start()], key, between, form, quoted))
         at = where + len(form)
-    return Pairs(tuple(pairs), at) if pairs else None
+    return Pairs(tuple(pairs), at, text[at : at + _NEAR]) if pairs else None
+
+
+# A marker between a key and its value (``</k><v>``): words inside brackets are not prose.
+_BRACKETED = regex.compile(r"<[^<>\s]*>|\[[^\[\]\s]*\]")
+
+
+def _key(key: str) -> regex.Pattern:
+    return regex.compile(rf"(?<![\w\-]){regex.escape(key)}(?![\w\-])")
+
+
+def _in_written_order(text: str, start: int, arguments: dict) -> list[tuple[str, Any]]:
+    """The arguments in the order their keys first stand in `text` after `start` (a model may
+    write them in another order than the message lists them)."""
+
+    def where(item: tuple[str, Any]) -> int:
+        found = _key(item[0]).search(text, start)
+        return found.start() if found else len(text)
+
+    return sorted(arguments.items(), key=where)
 
 
 def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
@@ -98,8 +117,12 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
     names = "|".join(regex.escape(name) for name in sorted(parameters, key=len, reverse=True))
     if not names:
         return None
-    key_pattern = regex.compile(rf"(?<![\w\-])({names})(?![\w\-])([^\w\s\"']{{1,3}}\s*)")
-    value_pattern = regex.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\s,;}\])<](?:[^,;}\])<\n]*[^\s,;}\])<])?")
+    key_pattern = regex.compile(
+        rf"(?<![\w\-])({names})(?![\w\-])((?:<[^<>\s]*>|\[[^\[\]\s]*\]|[\"']?[^\w\s\"'<\[]){{1,3}}\s*)"
+    )
+    value_pattern = regex.compile(
+        r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\s,;}\])<](?:[^,;}\])<\n]*[^\s,;}\])<])?"
+    )
     while True:
         found = key_pattern.search(text, at, min(len(text), at + _NEAR))
         if found is None or found.group(1) in {pair.key for pair in pairs}:
@@ -117,27 +140,31 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
             )
         )
         at = value.end()
-    return Pairs(tuple(pairs), at) if pairs else None
+    return Pairs(tuple(pairs), at, text[at : at + _NEAR]) if pairs else None
 
 
 def common_prefix(texts: list[str]) -> str:
-    """What every text starts with, less a bracket it ends in (the start of a marker the texts
-    go on to write differently: ``<|`` of ``<|a|>`` and ``<|b|>``)."""
+    """What every text starts with, less a marker it only starts (an opening bracket with no
+    closing one after it: ``<|`` of ``<|a|>`` and ``<|b|>``)."""
     first = min(texts, key=len) if texts else ""
     size = 0
     while size < len(first) and all(text[size] == first[size] for text in texts):
         size += 1
-    return first[:size].rstrip("<[{(|")
+    found = first[:size]
+    cut = regex.search(r"[<\[][^>\]]*$", found)
+    return found[: cut.start()] if cut else found
 
 
 def common_suffix(texts: list[str]) -> str:
-    """What every text ends with, less a bracket it starts with (the end of a marker the texts
-    write differently: ``>`` of ``<a>`` and ``<|b|>``)."""
+    """What every text ends with, less a marker it only ends (a closing bracket with no opening
+    one before it: ``m|>`` of ``<|nqm|>`` and ``<|ctm|>``)."""
     first = min(texts, key=len) if texts else ""
     size = 0
     while size < len(first) and all(text[-1 - size] == first[-1 - size] for text in texts):
         size += 1
-    return first[len(first) - size :].lstrip(">]})|")
+    found = first[len(first) - size :]
+    cut = regex.match(r"^[^<\[]*[>\]]", found)
+    return found[cut.end() :] if cut else found
 
 
 def loose(text: str) -> str:
@@ -167,9 +194,15 @@ class PairSyntax:
             end = f"(?=\\s*{loose(self.value_after.strip())})"
         elif self.separator.strip():
             end = f"(?=\\s*(?:{loose(self.separator.strip())}|$))"
-        else:
+        elif self.separator:
             end = r"(?=\s*\n|\s*$)"
-        value = r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\[[^\]]*\]|\{[^{}]*\}|.*?" if self.quoted else r".*?"
+        else:  # no call shows two pairs: a comma, a semicolon or a new line may part them
+            end = r"(?=\s*(?:[,;\n]|$))"
+        value = (
+            r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\[[^\]]*\]|\{[^{}]*\}|.*?"
+            if self.quoted
+            else r".*?"
+        )
         if self.value_after.strip():
             end = r"\s*" + loose(self.value_after.strip())
         pattern = loose(self.key_before) + key + loose(self.between) + f"(?P<value>{value}){end}"
@@ -177,6 +210,22 @@ class PairSyntax:
         if self.quoted:
             args["value_parser"] = {"name": "json", "args": {"allow_non_json": True}}
         return {"content": "xml-inline", "content_args": args}
+
+
+def _tag_around(firsts: list[str], afters: list[str]) -> tuple[str, str]:
+    """With one pair a call, where a tag wraps each pair: (the tag's start before the key, its
+    closer after the value), when every value is followed by the same closing tag (``</p>``,
+    ``[/p]``) whose opening (``<p``) stands before every key; else ("", "")."""
+    closers = {regex.match(r"\s*(</([^<>\s/]+)>|\[/([^\[\]\s/]+)\])", after) for after in afters}
+    if None in closers or len({found.group(1) for found in closers}) != 1:
+        return "", ""
+    found = closers.pop()
+    opening = ("<" + found.group(2)) if found.group(2) else ("[" + found.group(3))
+    starts = [first.rfind(opening) for first in firsts]
+    if min(starts) < 0:
+        return "", ""
+    befores = {first[at:] for first, at in zip(firsts, starts)}
+    return (befores.pop(), found.group(1)) if len(befores) == 1 else ("", "")
 
 
 def pair_syntax(readings: list[Pairs]) -> tuple[PairSyntax, list[str]]:
@@ -195,6 +244,8 @@ def pair_syntax(readings: list[Pairs]) -> tuple[PairSyntax, list[str]]:
             value_after, separator = stripped, middle[len(middle.rstrip()) :] or "\n"
         else:
             separator = middle
+    if not rests:
+        key_before, value_after = _tag_around(firsts, [reading.after for reading in readings])
     between = readings[0].pairs[0].between
     quoted = any(pair.quoted for reading in readings for pair in reading.pairs) or any(
         pair.value[:1] in "[{" for reading in readings for pair in reading.pairs

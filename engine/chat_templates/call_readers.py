@@ -178,13 +178,23 @@ def _readings_at(
                 read = _as_calls([value], first, tools)
                 if read:
                     found.append(
-                        CallReading("json-object", at, end, tuple(read[0]), read[1], read[2], encoded=read[3])
+                        CallReading(
+                            "json-object",
+                            at,
+                            end,
+                            tuple(read[0]),
+                            read[1],
+                            read[2],
+                            encoded=read[3],
+                        )
                     )
             elif isinstance(value, list):
                 read = _as_calls(value, want, tools)
                 if read:
                     found.append(
-                        CallReading("json-list", at, end, tuple(read[0]), read[1], read[2], encoded=read[3])
+                        CallReading(
+                            "json-list", at, end, tuple(read[0]), read[1], read[2], encoded=read[3]
+                        )
                     )
         if text[at] == "[":
             listed = _python_list_at(text, at, len(text))
@@ -198,9 +208,19 @@ def _readings_at(
     brace = regex.compile(r"[{\[]").search(text, after, after + _AFTER_NAME)
     if brace is not None:
         decoded = _json_at(text, brace.start())
-        if decoded is not None and isinstance(decoded[0], dict) and _fits(name, decoded[0], wanted, tools):
+        if (
+            decoded is not None
+            and isinstance(decoded[0], dict)
+            and _fits(name, decoded[0], wanted, tools)
+        ):
             found.append(
-                CallReading("name-json", name_at.start(), decoded[1], ((name, decoded[0]),), body_start=brace.start())
+                CallReading(
+                    "name-json",
+                    name_at.start(),
+                    decoded[1],
+                    ((name, decoded[0]),),
+                    body_start=brace.start(),
+                )
             )
     if wanted is not None:
         arguments = wanted[1]
@@ -212,12 +232,21 @@ def _readings_at(
         if wanted is not None or _fits(name, read_arguments, None, tools):
             values = wanted[1] if wanted is not None else read_arguments
             found.append(
-                CallReading("name-pairs", name_at.start(), pairs.end, ((name, values),), body_start=after, pairs=pairs)
+                CallReading(
+                    "name-pairs",
+                    name_at.start(),
+                    pairs.end,
+                    ((name, values),),
+                    body_start=after,
+                    pairs=pairs,
+                )
             )
     elif (wanted is not None and not wanted[1]) or (
         wanted is None and name in (tools or {}) and _EMPTY.match(text, after)
     ):
-        found.append(CallReading("name-pairs", name_at.start(), after, ((name, {}),), body_start=after))
+        found.append(
+            CallReading("name-pairs", name_at.start(), after, ((name, {}),), body_start=after)
+        )
     return found
 
 

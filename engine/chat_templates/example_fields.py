@@ -26,6 +26,7 @@ import regex
 from ..pattern_shapes import pattern_literal
 from .align import Alignment, Span, align_all
 from .argument_readers import common_prefix, common_suffix, loose, pair_syntax
+from .call_readers import CallReading
 from .examples import Example, check_examples
 
 # A name as a call writes it: an identifier, maybe with dots or dashes between parts.
@@ -69,9 +70,16 @@ def first_marker(text: str, seam: regex.Pattern = _SEAM) -> str:
 
 
 def last_marker(text: str, seam: regex.Pattern = _SEAM) -> str:
+    """The last marker of `text` (stripped): after the last blank or seam of two markers, or
+    from the bracket it opens and leaves open (``<call name="``)."""
     stripped = text.strip()
     cuts = list(seam.finditer(stripped))
-    return stripped[cuts[-1].end() :] if cuts else stripped
+    at = cuts[-1].end() if cuts else 0
+    for opening, closing in ("<>", "[]"):
+        opened = stripped.rfind(opening)
+        if opened > stripped.rfind(closing):
+            at = min(at, opened)
+    return stripped[at:]
 
 
 def leading(texts: list[str]) -> str:
@@ -114,6 +122,7 @@ class _Cuts:
     call_close: str = ""
     call_separator: str = ""
     blank_after_open: bool = False
+    calls_in_a_row: bool = False
 
 
 def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
@@ -130,33 +139,50 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
     # A call's open: what the text before every call (a first call after other parts, or one
     # after the call before it) ends with; its close: what the text after every call starts with.
     before_calls = [
-        _without_start(text, before, cuts) for before, text, after in gaps if after and after.kind == "calls"
+        _without_start(text, before, cuts)
+        for before, text, after in gaps
+        if after and after.kind == "calls"
     ]
     after_calls = [text for before, text, _ in gaps if before and before.kind == "calls"]
-    between = [text for before, text, after in gaps if before and after and before.kind == after.kind == "calls"]
+    between = [
+        text
+        for before, text, after in gaps
+        if before and after and before.kind == after.kind == "calls"
+    ]
     if before_calls:
-        named = any(span.reading.shape.startswith("name-") for alignment in alignments for span in alignment.of("calls"))
-        cuts.call_open = trailing(before_calls, _SEAM if named else _WORD_SEAM)
+        # Texts between calls in a row hold only the open (and a close and a separator): cut at
+        # markers. Before a lone call a header may stand glued to the open: cut finer.
+        named = any(
+            span.reading.shape.startswith("name-")
+            for alignment in alignments
+            for span in alignment.of("calls")
+        )
+        cuts.call_open = trailing(before_calls, _SEAM if named and between else _WORD_SEAM)
         cuts.blank_after_open = any(text[-1:].isspace() for text in before_calls)
     if after_calls:
-        ends = [text for before, text, after in gaps if before and before.kind == "calls" and after is None]
+        ends = [
+            text
+            for before, text, after in gaps
+            if before and before.kind == "calls" and after is None
+        ]
         if between or len(set(after_calls)) > 1:
             cuts.call_close = common_prefix([text.lstrip() for text in after_calls]).strip()
         elif ends and not ends[0].strip():
             cuts.call_close = ""
         else:
-            cuts.call_close = first_marker(after_calls[0])
+            cuts.call_close = leading(after_calls)
         if between and cuts.call_open:
             stripped = [text.strip() for text in between]
             if not all(text.startswith(cuts.call_close) for text in stripped):
                 cuts.call_close = ""
+    cuts.calls_in_a_row = bool(between)
     if between:
         middles = {
-            _cut_end(_without_start(text, Span("calls", 0, 0), cuts), cuts.call_open).strip()
-            for text in between
+            _cut_end(_cut_start(text, cuts.call_close), cuts.call_open).strip() for text in between
         }
-        if len(middles) == 1 and not _MARKER_LIKE.search(middles.copy().pop() or "x"):
-            cuts.call_separator = middles.pop()
+        separator = middles.pop() if len(middles) == 1 else ""
+        if not _MARKER_LIKE.search(separator):
+            cuts.call_separator = separator
     left = []
     for before, text, after in gaps:
         rest = _without_start(text, before, cuts)
@@ -182,9 +208,14 @@ _PROSE_EDGES = regex.compile(r"^(\w[\w'\-]*[.!?]+)(?=[<\[])|(?<=[>\]])(\w[\w'\-]
 
 
 def _without_start(text: str, before: Span | None, cuts: _Cuts) -> str:
-    if before is None:
-        return text
-    start = cuts.reasoning_close if before.kind == "reasoning" else cuts.call_close if before.kind == "calls" else ""
+    """`text` less the close of the part before it (reasoning's or a call's)."""
+    kind = before.kind if before is not None else ""
+    return _cut_start(
+        text, {"reasoning": cuts.reasoning_close, "calls": cuts.call_close}.get(kind, "")
+    )
+
+
+def _cut_start(text: str, start: str) -> str:
     stripped = text.lstrip()
     return stripped[len(start) :] if start and stripped.startswith(start) else text
 
@@ -207,56 +238,83 @@ def _calls_field(alignments: list[Alignment], cuts: _Cuts) -> tuple[dict, str]:
     """
     spans = [(alignment, span) for alignment in alignments for span in alignment.of("calls")]
     readings = [span.reading for _, span in spans]
-    shapes = {reading.shape for reading in readings if reading.calls[0][1] or reading.shape != "name-json"}
+    shapes = {
+        reading.shape for reading in readings if reading.calls[0][1] or reading.shape != "name-json"
+    }
     shapes = shapes or {readings[0].shape}
     if len(shapes) > 1 and shapes == {"name-json", "name-pairs"}:
         shapes = {"name-pairs"}
     if len(shapes) != 1:
         raise NotLearnt(f"the examples write their calls in different shapes: {sorted(shapes)}")
     shape = shapes.pop()
-    open_text, close_text = cuts.call_open, cuts.call_close
-    separator = rf"(?:\s*{loose(cuts.call_separator)})?" if cuts.call_separator else ""
-    close = {"close": close_text} if close_text else {}
-    if close_text and separator:
-        close = {"close_pattern": loose(close_text) + separator}
     if shape in ("json-list", "python-list"):
-        first = readings[0]
-        if open_text:
-            spec: dict = {"open": open_text}
-        elif shape == "json-list":
-            key = first.name_key.split(".")[0]
-            spec = {"open_pattern": rf"(?=\[\s*\{{\s*\"{pattern_literal(key)}\"\s*:)"}
-        else:
-            spec = {"open_pattern": rf"(?=\[\s*{NAME}\()"}
-        if shape == "json-list":
-            spec.update(content="json", transform_each=True)
-            spec["transform"] = _function("{" + first.name_key + "}", "{" + first.arguments_key + "}")
-            if first.encoded:
-                spec["content_args"] = {"decode_json_strings": [first.arguments_key]}
-            how = "a JSON list of call objects"
-        else:
-            spec.update(content="python-call-list", transform_each=True)
-            spec["transform"] = _function("{name}", "{arguments}")
-            how = "a Python-style list of calls"
-        return {**spec, **close}, how
+        return _list_field(shape, readings[0], cuts)
     if shape == "json-object":
-        first = readings[0]
+        return _object_field(readings[0], cuts)
+    return _named_field(shape, spans, cuts)
+
+
+def _close(cuts: _Cuts, ahead: str, behind: str = "") -> dict:
+    """A call's close: its marker, or where the next call's open (`ahead`, a pattern) or the end
+    follows (after `behind`, a lookbehind on the payload's last character); taking the separator
+    the examples write between calls, or, where no example writes two calls in a row, a comma
+    or semicolon before the next call's open."""
+    separator = rf"(?:\s*{loose(cuts.call_separator)})?" if cuts.call_separator else ""
+    if not cuts.call_close:
+        between = separator or ("" if cuts.calls_in_a_row else r"(?:\s*[,;])?")
+        return {"close_pattern": rf"{behind}{between}(?=\s*(?:{ahead}|$))"}
+    unseen = "" if cuts.calls_in_a_row else rf"(?:\s*[,;](?=\s*(?:{ahead})))?"
+    if separator or unseen:
+        return {"close_pattern": loose(cuts.call_close) + (separator or unseen)}
+    return {"close": cuts.call_close}
+
+
+def _list_field(shape: str, first: CallReading, cuts: _Cuts) -> tuple[dict, str]:
+    """One region holding a list of calls (JSON, or Python-style), closed by its marker or the
+    end of the output."""
+    if cuts.call_open:
+        spec: dict = {"open": cuts.call_open}
+    elif shape == "json-list":
         key = first.name_key.split(".")[0]
-        start = rf"\{{\s*\"{pattern_literal(key)}\"\s*:"
-        if open_text:
-            spec = {"open": open_text}
-            ahead = loose(open_text)
-        else:
-            spec = {"open_pattern": f"(?={start})"}
-            ahead = start
-        if not close_text:
-            close = {"close_pattern": rf"(?<=\}}){separator}(?=\s*(?:{ahead}|$))"}
-        spec.update(repeats=True, content="json")
-        spec["transform"] = _function("{content." + first.name_key + "}", "{content." + first.arguments_key + "}")
-        if first.encoded and "." not in first.arguments_key:
-            spec["content_args"] = {"decode_json_strings": [first.arguments_key]}
-        return {**spec, **close}, "a JSON object per call, the name inside"
-    # The name outside the payload: the text between the name and the arguments.
+        spec = {"open_pattern": rf"(?=\[\s*\{{\s*\"{pattern_literal(key)}\"\s*:)"}
+    else:
+        spec = {"open_pattern": rf"(?=\[\s*{NAME}\()"}
+    close = {"close": cuts.call_close} if cuts.call_close else {}
+    if shape == "python-list":
+        spec.update(content="python-call-list", transform_each=True)
+        spec["transform"] = _function("{name}", "{arguments}")
+        return {**spec, **close}, "a Python-style list of calls"
+    spec.update(content="json", transform_each=True)
+    spec["transform"] = _function("{" + first.name_key + "}", "{" + first.arguments_key + "}")
+    if first.encoded:
+        spec["content_args"] = {"decode_json_strings": [first.arguments_key]}
+    return {**spec, **close}, "a JSON list of call objects"
+
+
+def _object_field(first: CallReading, cuts: _Cuts) -> tuple[dict, str]:
+    """A region per call, each a JSON object with the name inside; with no open marker, it opens
+    where such an object starts."""
+    key = first.name_key.split(".")[0]
+    start = rf"\{{\s*\"{pattern_literal(key)}\"\s*:"
+    if cuts.call_open:
+        spec: dict = {"open": cuts.call_open}
+        ahead = loose(cuts.call_open)
+    else:
+        spec = {"open_pattern": f"(?={start})"}
+        ahead = start
+    spec.update(_close(cuts, ahead, r"(?<=\})"), repeats=True, content="json")
+    spec["transform"] = _function(
+        "{content." + first.name_key + "}", "{content." + first.arguments_key + "}"
+    )
+    if first.encoded and "." not in first.arguments_key:
+        spec["content_args"] = {"decode_json_strings": [first.arguments_key]}
+    return spec, "a JSON object per call, the name inside"
+
+
+def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -> tuple[dict, str]:
+    """A region per call, the name in its open (a pattern group) and the arguments after it, as
+    JSON or as pairs; the text between the name and the arguments generalised (an index that
+    varies is any number)."""
     middles, pair_readings = [], []
     for alignment, span in spans:
         reading = span.reading
@@ -268,23 +326,19 @@ def _calls_field(alignments: list[Alignment], cuts: _Cuts) -> tuple[dict, str]:
     if shape == "name-pairs":
         if not pair_readings:
             raise NotLearnt("no call of the examples has arguments to learn their syntax from")
-        syntax, opens = pair_syntax(pair_readings)
-        middles = opens
+        syntax, middles = pair_syntax(pair_readings)
         body = syntax.content()
         how = "the name, then its arguments as key and value pairs"
     else:
         body = {"content": "json"}
         how = "the name, then its arguments as a JSON object"
-    middle = generalise(middles)
-    name_group = f"(?P<name>{NAME})"
+    middle = regex.sub(r"(?<![\\\w])\d+(?!\w)", r"\\d+", generalise(middles))
     blank = r"\s*" if cuts.blank_after_open else ""
-    lead = loose(open_text) + blank if open_text else r"(?<![\w.\-])"
-    opening = lead + name_group + middle
-    if not close_text:
-        ahead = (loose(open_text) if open_text else NAME + middle)
-        behind = r"(?<=[}\]])" if shape == "name-json" else ""
-        close = {"close_pattern": rf"{behind}{separator}(?=\s*(?:{ahead}|$))"}
-    spec = {"open_pattern": opening, **close, "repeats": True, **body}
+    lead = loose(cuts.call_open) + blank if cuts.call_open else r"(?<![\w.\-])"
+    ahead = loose(cuts.call_open) if cuts.call_open else NAME + middle
+    behind = r"(?<=[}\]])" if shape == "name-json" else ""
+    spec = {"open_pattern": lead + f"(?P<name>{NAME})" + middle, **_close(cuts, ahead, behind)}
+    spec.update(repeats=True, **body)
     spec["transform"] = _function("{name}", "{content}")
     return spec, how
 
@@ -319,7 +373,11 @@ def _settle_empty_calls(alignments: list[Alignment]) -> None:
     for alignment in alignments:
         for index, span in enumerate(alignment.spans):
             reading = span.reading
-            if reading is None or reading.shape not in ("name-json", "name-pairs") or reading.calls[0][1]:
+            if (
+                reading is None
+                or reading.shape not in ("name-json", "name-pairs")
+                or reading.calls[0][1]
+            ):
                 continue
             name_end = reading.start + len(reading.calls[0][0])
             if alignment.text.startswith(opening, name_end):
@@ -333,7 +391,10 @@ def _reasoning_field(cuts: _Cuts) -> dict:
         raise NotLearnt("nothing follows the examples' reasoning that could close it")
     if cuts.reasoning_open:
         return {"open": cuts.reasoning_open, "close": cuts.reasoning_close}
-    return {"open_pattern": f"^(?=.*?{pattern_literal(cuts.reasoning_close)})", "close": cuts.reasoning_close}
+    return {
+        "open_pattern": f"^(?=.*?{pattern_literal(cuts.reasoning_close)})",
+        "close": cuts.reasoning_close,
+    }
 
 
 def learn_template(
@@ -369,34 +430,36 @@ def learn_template(
     shows = {span.kind for alignment in alignments for span in alignment.spans}
     if "reasoning" in shows:
         fields["reasoning_content"] = _reasoning_field(cuts)
-        findings.append(("fields.reasoning_content", fields["reasoning_content"],
-                         "what every example writes before and after its reasoning"))
+        findings.append(
+            (
+                "fields.reasoning_content",
+                fields["reasoning_content"],
+                "what every example writes before and after its reasoning",
+            )
+        )
     how = ""
     if "calls" in shows:
         fields["tool_calls"], how = _calls_field(alignments, cuts)
-        findings.append(("fields.tool_calls", fields["tool_calls"],
-                         f"the examples write their calls as {how}; this content parser reads them back"))
-    base_fields = base.get("fields", {})
-    base_content = base_fields.get("content", {})
-    closes = base_content.get("close", [])
-    closes = [closes] if isinstance(closes, str) else list(closes)
+        findings.append(
+            (
+                "fields.tool_calls",
+                fields["tool_calls"],
+                f"the examples write their calls as {how}; this content parser reads them back",
+            )
+        )
     used = {cuts.reasoning_open, cuts.reasoning_close, cuts.call_open, cuts.call_close}
-    markers = [piece for piece in left if piece not in used and not _inside_message(piece, alignments)]
-    for marker in markers:
-        findings.append(("fields.content.close", marker,
-                         "written between the parts of an example where no field explains it: a marker, dropped"))
-    anchor_keys = {key: value for key, value in base.items() if key not in ("fields",)}
-    variants = []
-    for with_base in (True, False):
-        merged = dict(fields)
-        if with_base:
-            for key in ("reasoning_content", "tool_calls"):
-                if key not in merged and key in base_fields:
-                    merged[key] = base_fields[key]
-        all_closes = list(dict.fromkeys([*closes, *markers]))
-        content = {"close": all_closes[0] if len(all_closes) == 1 else all_closes} if all_closes else {}
-        ordered = {key: merged[key] for key in ("reasoning_content", "tool_calls") if key in merged}
-        variants.append({**anchor_keys, "fields": {**ordered, "content": content}})
+    markers = [
+        piece for piece in left if piece not in used and not _inside_message(piece, alignments)
+    ]
+    findings += [
+        (
+            "fields.content.close",
+            marker,
+            "written between the parts of an example where no field explains it: a marker, dropped",
+        )
+        for marker in markers
+    ]
+    variants = _variants(fields, markers, base)
     assumptions = [
         (alignment.example, text) for alignment in alignments for text in alignment.assumptions
     ]
@@ -412,6 +475,27 @@ def learn_template(
             return LearntTemplate(template, how or "the examples' markers", findings, assumptions)
         first_problem = first_problem or problems[0]
     raise NotLearnt(first_problem)
+
+
+def _variants(fields: dict, markers: list[str], base: dict) -> list[dict]:
+    """The learnt fields as templates with `base`'s start anchor and content closes (and the
+    markers added): first with `base`'s fields for the parts no example shows, then without."""
+    base_fields = base.get("fields", {})
+    closes = base_fields.get("content", {}).get("close", [])
+    closes = [closes] if isinstance(closes, str) else list(closes)
+    closes = list(dict.fromkeys([*closes, *markers]))
+    content = {"close": closes[0] if len(closes) == 1 else closes} if closes else {}
+    anchor_keys = {key: value for key, value in base.items() if key != "fields"}
+    variants = []
+    for with_base in (True, False):
+        merged = dict(fields)
+        if with_base:
+            for key in ("reasoning_content", "tool_calls"):
+                if key not in merged and key in base_fields:
+                    merged[key] = base_fields[key]
+        ordered = {key: merged[key] for key in ("reasoning_content", "tool_calls") if key in merged}
+        variants.append({**anchor_keys, "fields": {**ordered, "content": content}})
+    return variants
 
 
 def _inside_message(piece: str, alignments: list[Alignment]) -> bool:

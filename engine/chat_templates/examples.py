@@ -137,8 +137,12 @@ def parse_example(
 def check_examples(
     template: dict, examples: list[Example], regex_timeout: float | None = 1.0
 ) -> list[str]:
-    """What `template` gets wrong on the examples, one sentence each ([] when it reads them all)."""
+    """What `template` gets wrong on the examples, one sentence each ([] when it reads them all).
+
+    An example without `expected` is also misread when the text the aligner proposes as its
+    reasoning (prose a marker every such example writes follows) is read as content."""
     problems = []
+    proposed = _proposed_reasoning(template, examples)
     for example in examples:
         try:
             message, errors = parse_example(template, example, regex_timeout)
@@ -153,16 +157,44 @@ def check_examples(
             if example.expected is not None
             else implausible(message, example)
         )
+        reasoning = proposed.get(example.index, "")
+        if reasoning and reasoning in message_text(message.get("content")):
+            wrong.append(
+                f"{reasoning[:60]!r}, followed by the marker that ends every example's leading "
+                "text, is read as content, not reasoning"
+            )
         if wrong:
             problems.append(f"{example.label}: {'; '.join(wrong)}")
     return problems
+
+
+def _proposed_reasoning(template: dict, examples: list[Example]) -> dict[int, str]:
+    """{example index: the text the aligner proposes as reasoning} for the examples with no
+    expected message."""
+    if all(example.expected is not None for example in examples):
+        return {}
+    from ..template import load_template
+    from .align import align_all
+
+    try:
+        anchor = load_template(template).start_anchor.pattern
+    except ValueError:
+        return {}
+    found = {}
+    for example, alignment in zip(examples, align_all(examples, anchor)):
+        if example.expected is None and alignment is not None:
+            for span in alignment.of("reasoning"):
+                found[example.index] = alignment.text[span.start : span.end]
+    return found
 
 
 def _blank(value: Any) -> bool:
     return value is None or value == "" or value == [] or value == {}
 
 
-def _text(value: Any) -> str:
+def message_text(value: Any) -> str:
+    """A message value as compared: "" when missing or empty, a string stripped, anything else
+    as JSON with sorted keys."""
     if _blank(value):
         return ""
     return (
@@ -197,9 +229,9 @@ def message_differences(expected: dict, got: dict) -> list[str]:
     (``true`` is not ``1``), any other key exactly; `role` is not compared."""
     found = []
     for key in ("reasoning_content", "content"):
-        if _text(expected.get(key)) != _text(got.get(key)):
+        if message_text(expected.get(key)) != message_text(got.get(key)):
             found.append(
-                f"{key}: expected {_text(expected.get(key))!r}, got {_text(got.get(key))!r}"
+                f"{key}: expected {message_text(expected.get(key))!r}, got {message_text(got.get(key))!r}"
             )
     if calls_of(expected) != calls_of(got):
         found.append(f"tool_calls: expected {calls_of(expected)}, got {calls_of(got)}")
@@ -213,7 +245,8 @@ def message_differences(expected: dict, got: dict) -> list[str]:
     return found
 
 
-def _tool_properties(tools: list | None) -> dict[str, dict]:
+def tool_properties(tools: list | None) -> dict[str, dict]:
+    """{tool name: its parameters' properties} of the tools given (schemas without a name skipped)."""
     found = {}
     for tool in tools or []:
         function = tool.get("function", tool) if isinstance(tool, dict) else {}
@@ -229,7 +262,7 @@ def implausible(message: dict, example: Example) -> list[str]:
     """Why `message` cannot be what an example without `expected` means ([] when plausible):
     a call that names no given tool or has arguments its schema does not know, or a tool's name
     written where no call was read."""
-    tools = _tool_properties(example.tools)
+    tools = tool_properties(example.tools)
     found = []
     calls = message.get("tool_calls") or []
     for name, arguments in calls_of(message):
@@ -247,13 +280,13 @@ def implausible(message: dict, example: Example) -> list[str]:
                 f"{name}'s arguments {sorted(set(decoded) - set(tools[name]))} are not its parameters"
             )
     if not calls and tools:
-        named = [name for name in tools if _called(name).search(example.output)]
+        named = [name for name in tools if written_as_call(name).search(example.output)]
         if named:
             found.append(f"{named[0]!r} is written as a call but no call was read")
     return found
 
 
-def _called(name: str) -> regex.Pattern:
+def written_as_call(name: str) -> regex.Pattern:
     """Where a tool's name is written the way a call writes it: right after punctuation (a
     quote, a marker, an ``=``, a namespace's dot) or right before punctuation that is not a
     sentence's (its arguments, an index), not as a word of prose."""
@@ -280,7 +313,9 @@ def unexplained_markers(template: dict, examples: list[Example]) -> dict[str, Ex
             message, _ = parse_example(template, example)
         except (ResponseParseError, ValueError):
             continue
-        written = " ".join(_text(message.get(key)) for key in ("content", "reasoning_content"))
+        written = " ".join(
+            message_text(message.get(key)) for key in ("content", "reasoning_content")
+        )
         for token in MARKUP_TOKEN.findall(written):
             if token in example.output and not _mentioned(token, example):
                 found.setdefault(token, example)
@@ -290,7 +325,7 @@ def unexplained_markers(template: dict, examples: list[Example]) -> dict[str, Ex
 def _mentioned(token: str, example: Example) -> bool:
     """Whether the expected message itself holds the marker (it is text the model meant)."""
     expected = example.expected or {}
-    return any(token in _text(expected.get(key)) for key in ("content", "reasoning_content"))
+    return any(token in message_text(expected.get(key)) for key in ("content", "reasoning_content"))
 
 
 # -- the call syntax from the examples -----------------------------------------------------------
@@ -308,7 +343,7 @@ class _Region:
 def _call_region(example: Example) -> _Region | None:
     """The calls of `example`: from the last marker before the first tool name written to the
     first marker after the last, when each is a markup token; None when the output names no tool."""
-    names = list(_tool_properties(example.tools))
+    names = list(tool_properties(example.tools))
     spans = [m.span() for name in names for m in _names(name).finditer(example.output)]
     if not spans:
         return None
@@ -391,7 +426,7 @@ def calls_from_examples(
     regions = [(example, _call_region(example)) for example in examples]
     regions = [(example, region) for example, region in regions if region is not None]
     for example, region in regions:
-        found = _field_for(region, set(_tool_properties(example.tools)))
+        found = _field_for(region, set(tool_properties(example.tools)))
         if found is None:
             continue
         spec, shape = found
@@ -442,6 +477,9 @@ def learn_from_examples(parts, examples: list[Example], regex_timeout: float | N
                 f"the tool-call syntax comes from the example outputs ({', '.join(shown_by)})"
             )
             first = candidates(parts)[0][1]
+    # The aligner starts from the template before the markers below: a marker of a call's own
+    # syntax (an opener with the name inside) would be dropped as text before its field opens.
+    unmarked = first
     before = len(check_examples(first, examples, regex_timeout))
     for marker, example in unexplained_markers(first, examples).items():
         closes = first["fields"]["content"].get("close", [])
@@ -465,7 +503,7 @@ def learn_from_examples(parts, examples: list[Example], regex_timeout: float | N
         )
         first = trial
     if check_examples(first, examples, regex_timeout) or _proposal_unread(first, examples):
-        _learn_by_alignment(parts, first, examples, regex_timeout)
+        _learn_by_alignment(parts, unmarked, examples, regex_timeout)
 
 
 def _proposal_unread(template: dict, examples: list[Example]) -> bool:
@@ -482,7 +520,7 @@ def _proposal_unread(template: dict, examples: list[Example]) -> bool:
             message, _ = parse_example(template, example)
         except (ResponseParseError, ValueError):
             return True
-        if (alignment.of("reasoning") and not _text(message.get("reasoning_content"))) or (
+        if (alignment.of("reasoning") and not message_text(message.get("reasoning_content"))) or (
             alignment.of("calls") and not message.get("tool_calls")
         ):
             return True
@@ -499,7 +537,9 @@ def _learn_by_alignment(parts, first: dict, examples: list[Example], regex_timeo
     try:
         learnt = learn_template(examples, first, regex_timeout)
     except NotLearnt as error:
-        parts.book.notes.append(f"aligning the example outputs gave no template that reads them all: {error}")
+        parts.book.notes.append(
+            f"aligning the example outputs gave no template that reads them all: {error}"
+        )
         return
     parts.example_template = learnt.template
     evidence = [example.render() for example in examples[:2]]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import regex
 
 from ..errors import ResponseParseError
-from .examples import Example, _called, _text, _tool_properties, parse_example
+from .examples import Example, message_text, parse_example, tool_properties, written_as_call
 from .markup import MARKUP_TOKEN
 
 
@@ -34,7 +34,9 @@ def _leftovers(got: str, wanted: str) -> list[str]:
     """The pieces of `got` that are not `wanted` (which is removed once where it stands)."""
     at = got.find(wanted) if wanted else -1
     rest = [got[:at], got[at + len(wanted) :]] if at >= 0 else [got]
-    return [piece.strip() for part in rest for piece in regex.split(r"\n\s*\n", part) if piece.strip()]
+    return [
+        piece.strip() for part in rest for piece in regex.split(r"\n\s*\n", part) if piece.strip()
+    ]
 
 
 def unexplained(
@@ -54,9 +56,9 @@ def unexplained(
         if errors:
             spans.append(Unexplained(0, len(output), errors[0]))
         for key in ("content", "reasoning_content"):
-            got = _text(message.get(key))
+            got = message_text(message.get(key))
             if example.expected is not None:
-                pieces = _leftovers(got, _text(example.expected.get(key)))
+                pieces = _leftovers(got, message_text(example.expected.get(key)))
                 why = f"read into {key}, which the expected message does not hold"
             else:
                 pieces = [token for token in MARKUP_TOKEN.findall(got)]
@@ -66,10 +68,14 @@ def unexplained(
                 if at >= 0:
                     spans.append(Unexplained(at, at + len(piece), why))
         if example.expected is None and not message.get("tool_calls"):
-            for name in _tool_properties(example.tools):
-                for written in _called(name).finditer(output):
+            for name in tool_properties(example.tools):
+                for written in written_as_call(name).finditer(output):
                     spans.append(
-                        Unexplained(written.start(), written.end(), f"{name!r} is written as a call but no call was read")
+                        Unexplained(
+                            written.start(),
+                            written.end(),
+                            f"{name!r} is written as a call but no call was read",
+                        )
                     )
         if spans:
             found[example.index] = sorted(set(spans), key=lambda span: (span.start, span.end))

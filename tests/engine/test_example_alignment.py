@@ -81,29 +81,47 @@ def test_fact_1_a_call_list_opened_by_a_plain_word_runs_to_the_end(with_expected
             ),
             (
                 'calls[{"name": "get_time", "arguments": {"tz": "UTC"}}, {"name": "get_weather", "arguments": {"city": "Rome", "days": 1}}]',
-                message(calls=[call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Rome", "days": 1})]),
+                message(
+                    calls=[
+                        call("get_time", {"tz": "UTC"}),
+                        call("get_weather", {"city": "Rome", "days": 1}),
+                    ]
+                ),
             ),
         ],
         with_expected,
     )
     assert template["fields"]["tool_calls"]["open"] == "calls"
     assert "close" not in template["fields"]["tool_calls"]
-    assert read(template, 'On it. calls[{"name": "get_time", "arguments": {"tz": "CET"}}]') == message(
-        "On it.", calls=[call("get_time", {"tz": "CET"})]
-    )
+    assert read(
+        template, 'On it. calls[{"name": "get_time", "arguments": {"tz": "CET"}}]'
+    ) == message("On it.", calls=[call("get_time", {"tz": "CET"})])
 
 
 @BOTH
-def test_fact_2_bare_json_calls_with_no_marker(with_expected):
+@pytest.mark.parametrize(
+    "lead, between",
+    [("", "\n"), ("", ""), ("<|zx|>", "\n")],
+    ids=["one-a-line", "back-to-back", "after-one-special-token"],
+)
+def test_fact_2_bare_json_calls_with_no_marker(with_expected, lead, between):
     template = learnt(
         [
             (
-                '{"name": "get_weather", "parameters": {"city": "Paris", "days": 3}}',
+                lead + '{"name": "get_weather", "parameters": {"city": "Paris", "days": 3}}',
                 message(calls=[call("get_weather", {"city": "Paris", "days": 3})]),
             ),
             (
-                '{"name": "get_time", "parameters": {"tz": "UTC"}}\n{"name": "get_weather", "parameters": {"city": "Rome", "days": 1}}',
-                message(calls=[call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Rome", "days": 1})]),
+                lead
+                + '{"name": "get_time", "parameters": {"tz": "UTC"}}'
+                + between
+                + '{"name": "get_weather", "parameters": {"city": "Rome", "days": 1}}',
+                message(
+                    calls=[
+                        call("get_time", {"tz": "UTC"}),
+                        call("get_weather", {"city": "Rome", "days": 1}),
+                    ]
+                ),
             ),
         ],
         with_expected,
@@ -112,7 +130,12 @@ def test_fact_2_bare_json_calls_with_no_marker(with_expected):
         "name": "{content.name}",
         "arguments": "{content.parameters}",
     }
-    fresh = '{"name": "get_time", "parameters": {"tz": "CET"}} {"name": "get_time", "parameters": {"tz": "PST"}}'
+    fresh = (
+        lead
+        + '{"name": "get_time", "parameters": {"tz": "CET"}}'
+        + between
+        + '{"name": "get_time", "parameters": {"tz": "PST"}}'
+    )
     assert read(template, fresh) == message(
         calls=[call("get_time", {"tz": "CET"}), call("get_time", {"tz": "PST"})]
     )
@@ -128,7 +151,12 @@ def test_fact_3_a_namespaced_indexed_name_in_the_opener_then_json_arguments(with
             ),
             (
                 '<|q1|>ns.get_time:0<|q2|>{"tz": "UTC"}<|q3|><|q1|>ns.get_weather:1<|q2|>{"city": "Rome", "days": 1}<|q3|>',
-                message(calls=[call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Rome", "days": 1})]),
+                message(
+                    calls=[
+                        call("get_time", {"tz": "UTC"}),
+                        call("get_weather", {"city": "Rome", "days": 1}),
+                    ]
+                ),
             ),
         ],
         with_expected,
@@ -136,7 +164,9 @@ def test_fact_3_a_namespaced_indexed_name_in_the_opener_then_json_arguments(with
     assert template["fields"]["tool_calls"]["open_pattern"] == (
         r"<\|q1\|>ns\.(?P<name>[A-Za-z_][\w\-]*(?:\.[\w\-]+)*):\d+<\|q2\|>"
     )
-    fresh = '<|q1|>ns.get_time:0<|q2|>{"tz": "CET"}<|q3|><|q1|>ns.get_time:7<|q2|>{"tz": "PST"}<|q3|>'
+    fresh = (
+        '<|q1|>ns.get_time:0<|q2|>{"tz": "CET"}<|q3|><|q1|>ns.get_time:7<|q2|>{"tz": "PST"}<|q3|>'
+    )
     assert read(template, fresh) == message(
         calls=[call("get_time", {"tz": "CET"}), call("get_time", {"tz": "PST"})]
     )
@@ -154,7 +184,10 @@ def test_fact_4_a_bespoke_key_value_syntax_with_unquoted_strings(with_expected):
                 "Sure thing. get_time{tz:UTC} get_weather{city:Rome,days:1}",
                 message(
                     "Sure thing.",
-                    calls=[call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Rome", "days": 1})],
+                    calls=[
+                        call("get_time", {"tz": "UTC"}),
+                        call("get_weather", {"city": "Rome", "days": 1}),
+                    ],
                 ),
             ),
         ],
@@ -164,6 +197,73 @@ def test_fact_4_a_bespoke_key_value_syntax_with_unquoted_strings(with_expected):
     assert (field["content"], field["close"]) == ("xml-inline", "}")
     assert read(template, "get_weather{city:New York,days:12}") == message(
         calls=[call("get_weather", {"city": "New York", "days": 12})]
+    )
+
+
+@BOTH
+def test_arguments_as_key_and_value_tags_written_in_another_order_than_the_message(with_expected):
+    template = learnt(
+        [
+            (
+                "Checking.\n<zc>get_weather\n<zk>days</zk><zv>3</zv>\n<zk>city</zk><zv>Paris</zv>\n</zc>",
+                message("Checking.", calls=[call("get_weather", {"city": "Paris", "days": 3})]),
+            ),
+            (
+                "<zc>get_time\n<zk>tz</zk><zv>UTC</zv>\n</zc>\n"
+                "<zc>get_weather\n<zk>city</zk><zv>Rome</zv>\n<zk>days</zk><zv>1</zv>\n</zc>",
+                message(
+                    calls=[
+                        call("get_time", {"tz": "UTC"}),
+                        call("get_weather", {"city": "Rome", "days": 1}),
+                    ]
+                ),
+            ),
+        ],
+        with_expected,
+    )
+    assert template["fields"]["tool_calls"]["content_args"] == {
+        "tag_pattern": r"\s*<zk>(?P<key>[A-Za-z_][\w.\-]*)</zk><zv>(?P<value>.*?)\s*</zv>"
+    }
+    fresh = "<zc>get_weather\n<zk>city</zk><zv>New York</zv>\n<zk>days</zk><zv>2</zv>\n</zc>"
+    assert read(template, fresh) == message(
+        calls=[call("get_weather", {"city": "New York", "days": 2})]
+    )
+
+
+@BOTH
+def test_a_tag_around_each_pair_is_learnt_from_calls_of_one_argument_each(with_expected):
+    template = learnt(
+        [
+            (
+                'Checking.\n<zq:calls>\n<zinvoke name="get_weather">\n<zparam name="city">Paris</zparam>\n'
+                "</zinvoke>\n</zq:calls>",
+                message("Checking.", calls=[call("get_weather", {"city": "Paris"})]),
+            ),
+            (
+                '<zq:calls>\n<zinvoke name="get_time">\n<zparam name="tz">UTC</zparam>\n</zinvoke>\n'
+                "</zq:calls>",
+                message(calls=[call("get_time", {"tz": "UTC"})]),
+            ),
+        ],
+        with_expected,
+    )
+    field = template["fields"]["tool_calls"]
+    # No example writes two calls in a row: a comma or semicolon before the next call's open
+    # is taken as their separator.
+    assert (field["open_pattern"], field["close_pattern"]) == (
+        r'<zinvoke\s*name="(?P<name>[A-Za-z_][\w\-]*(?:\.[\w\-]+)*)">\s*',
+        r'</zinvoke>(?:\s*[,;](?=\s*(?:<zinvoke\s*name=")))?',
+    )
+    fresh = (
+        '<zq:calls>\n<zinvoke name="get_weather">\n<zparam name="city">New York</zparam>\n'
+        '<zparam name="days">2</zparam>\n</zinvoke>\n<zinvoke name="get_time">\n'
+        '<zparam name="tz">CET</zparam>\n</zinvoke>\n</zq:calls>'
+    )
+    assert read(template, fresh) == message(
+        calls=[
+            call("get_weather", {"city": "New York", "days": 2}),
+            call("get_time", {"tz": "CET"}),
+        ]
     )
 
 
@@ -194,7 +294,8 @@ def test_fact_5_reasoning_and_answer_tags_the_chat_template_never_renders(
     assert read(template, fresh) == message("Fine.", "Hmm.")
 
 
-def test_fact_6_a_channel_header_between_regions_is_consumed():
+@BOTH
+def test_fact_6_a_channel_header_between_regions_is_consumed(with_expected):
     template = learnt(
         [
             (
@@ -206,9 +307,12 @@ def test_fact_6_a_channel_header_between_regions_is_consumed():
                 message("Cold today.", "Short one."),
             ),
         ],
-        True,
+        with_expected,
     )
-    assert template["fields"]["reasoning_content"] == {"open": "<|zs|>muse<|zm|>", "close": "<|ze|>"}
+    assert template["fields"]["reasoning_content"] == {
+        "open": "<|zs|>muse<|zm|>",
+        "close": "<|ze|>",
+    }
     assert "<|zs|>reply<|zm|>" in template["fields"]["content"]["close"]
     fresh = "<|zs|>muse<|zm|>Hm.<|ze|><|zs|>reply<|zm|>Warm.<|eot|>"
     assert read(template, fresh) == message("Warm.", "Hm.")
@@ -221,7 +325,12 @@ def test_fact_7_python_style_calls_without_a_list(with_expected):
             ("get_time()", message(calls=[call("get_time", {})])),
             (
                 'get_weather(city="Rome", days=1)\nget_time(tz="UTC")',
-                message(calls=[call("get_weather", {"city": "Rome", "days": 1}), call("get_time", {"tz": "UTC"})]),
+                message(
+                    calls=[
+                        call("get_weather", {"city": "Rome", "days": 1}),
+                        call("get_time", {"tz": "UTC"}),
+                    ]
+                ),
             ),
         ],
         with_expected,
@@ -259,8 +368,14 @@ def test_fact_7_json_call_objects_under_other_keys(with_expected):
 def test_fact_8_an_answer_in_its_own_tags_after_the_reasoning(with_expected):
     template = learnt(
         [
-            ("<zr>Check the sky.</zr>\n<zanswer>Clear skies.</zanswer>", message("Clear skies.", "Check the sky.")),
-            ("<zr>Look it up.</zr><zanswer>Rain at noon.</zanswer>", message("Rain at noon.", "Look it up.")),
+            (
+                "<zr>Check the sky.</zr>\n<zanswer>Clear skies.</zanswer>",
+                message("Clear skies.", "Check the sky."),
+            ),
+            (
+                "<zr>Look it up.</zr><zanswer>Rain at noon.</zanswer>",
+                message("Rain at noon.", "Look it up."),
+            ),
         ],
         with_expected,
     )
@@ -283,13 +398,19 @@ def test_without_expected_messages_every_assumption_is_a_finding_quoting_its_tex
             "'</zr>', which every example with more text after it writes there",
             "example 1: the output",
         ),
-        ("example 1: 'Clear skies.' is taken for the answer (words no other part explains)", "example 1: the output"),
+        (
+            "example 1: 'Clear skies.' is taken for the answer (words no other part explains)",
+            "example 1: the output",
+        ),
         (
             "example 2: 'Look it up.' is taken for reasoning: the leading text, before "
             "'</zr>', which every example with more text after it writes there",
             "example 2: the output",
         ),
-        ("example 2: 'Rain at noon.' is taken for the answer (words no other part explains)", "example 2: the output"),
+        (
+            "example 2: 'Rain at noon.' is taken for the answer (words no other part explains)",
+            "example 2: the output",
+        ),
     ]
 
 
@@ -321,4 +442,7 @@ def test_a_template_that_cannot_explain_an_example_says_where():
     ]
     result = infer_template(text, examples=examples)
     assert [(span.start, span.end) for span in result.unexplained[0]] == [(7, 12)]
-    assert result.unexplained[0][0].why == "read into content, which the expected message does not hold"
+    assert (
+        result.unexplained[0][0].why
+        == "read into content, which the expected message does not hold"
+    )

@@ -14,7 +14,9 @@ A format is drawn from a small grammar of features (`FEATURES`), seeded:
   ``key: value`` lines;
 * the call open: markup, a special token, a plain word, or none (where the payload says where
   a call starts); the close: its own marker or none (the end of the output closes the calls);
-* separators between calls, and blanks after opens and before closes.
+* separators between calls, and blanks after opens and before closes;
+* JSON written with blanks after ``:`` and ``,`` or without; reasoning and answers of one
+  sentence, or of several sentences over lines.
 
 Marker strings are random consonant runs, never a real model's markers. `Format.example(rng)`
 writes one output with its expected message; `Format.examples()` gives the two examples a
@@ -24,6 +26,7 @@ other outputs to check on.
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, field
 
@@ -89,6 +92,8 @@ FEATURES = {
     "call_close": ("marker", "none"),
     "separator": ("none", "newline", "comma", "space"),
     "blanks": ("none", "space", "newline"),
+    "json": ("spaced", "compact"),
+    "prose": ("sentence", "lines"),
 }
 # The keys a JSON call object holds its name and arguments under.
 CALL_KEYS = [("name", "arguments"), ("name", "parameters"), ("tool", "args"), ("function", "input")]
@@ -159,27 +164,43 @@ class Format:
             return "".join(f"<arg={k}>{_bare(v)}</arg>" for k, v in arguments.items())
         if shape == "name-lines":
             return "".join(f"\n{k}: {_bare(v)}" for k, v in arguments.items()) + "\n"
-        return _json(arguments)
+        return self._json(arguments)
+
+    def _json(self, value) -> str:
+        compact = self.features["json"] == "compact"
+        return json.dumps(value, separators=(",", ":") if compact else None)
+
+    def _sentences(self, rng: random.Random) -> str:
+        if self.features["prose"] == "sentence":
+            return _sentence(rng)
+        return "\n".join(_sentence(rng) for _ in range(rng.randint(2, 3)))
 
     def _call(self, index: int, name: str, arguments: dict) -> str:
         shape = self.features["calls"]
         if shape == "json-object":
-            return "{" + f'"{self.keys[0]}": "{name}", "{self.keys[1]}": {_json(arguments)}' + "}"
+            return self._json({self.keys[0]: name, self.keys[1]: arguments})
         middle = self.middle.replace("#", str(index))
         return f"{name}{middle}{self._arguments(name, arguments)}"
 
     def _calls(self, calls: list[tuple[str, dict]]) -> str:
         shape, blank = self.features["calls"], self.blank
         if shape == "json-list":
-            body = "[" + ", ".join(
-                "{" + f'"{self.keys[0]}": "{n}", "{self.keys[1]}": {_json(a)}' + "}" for n, a in calls
-            ) + "]"
-            return f"{self.call_open}{blank}{body}{blank if self.call_close else ''}{self.call_close}"
+            body = self._json([{self.keys[0]: n, self.keys[1]: a} for n, a in calls])
+            return (
+                f"{self.call_open}{blank}{body}{blank if self.call_close else ''}{self.call_close}"
+            )
         if shape == "python-list":
-            body = "[" + ", ".join(
-                f"{n}(" + ", ".join(f"{k}={_python(v)}" for k, v in a.items()) + ")" for n, a in calls
-            ) + "]"
-            return f"{self.call_open}{blank}{body}{blank if self.call_close else ''}{self.call_close}"
+            body = (
+                "["
+                + ", ".join(
+                    f"{n}(" + ", ".join(f"{k}={_python(v)}" for k, v in a.items()) + ")"
+                    for n, a in calls
+                )
+                + "]"
+            )
+            return (
+                f"{self.call_open}{blank}{body}{blank if self.call_close else ''}{self.call_close}"
+            )
         written = [
             f"{self.call_open}{blank if self.call_open else ''}{self._call(i, n, a)}"
             f"{blank if self.call_close else ''}{self.call_close}"
@@ -193,7 +214,9 @@ class Format:
         if self.features["reasoning"] == "prewritten":
             parts.append(f"{reasoning}{self.reasoning[1]}")
         elif reasoning and self.features["reasoning"] != "none":
-            parts.append(headers.get("reasoning", "") + f"{self.reasoning[0]}{reasoning}{self.reasoning[1]}")
+            parts.append(
+                headers.get("reasoning", "") + f"{self.reasoning[0]}{reasoning}{self.reasoning[1]}"
+            )
         if content:
             parts.append(headers.get("content", "") + f"{self.answer[0]}{content}{self.answer[1]}")
         if calls:
@@ -201,13 +224,20 @@ class Format:
         return "\n".join(parts)
 
     def example(
-        self, rng: random.Random, reasoning: bool, content: bool, calls: int, arguments: int | None = None
+        self,
+        rng: random.Random,
+        reasoning: bool,
+        content: bool,
+        calls: int,
+        arguments: int | None = None,
     ) -> dict:
         """One output and its expected message."""
-        thought = _sentence(rng) if reasoning or self.features["reasoning"] == "prewritten" else ""
+        thought = (
+            self._sentences(rng) if reasoning or self.features["reasoning"] == "prewritten" else ""
+        )
         if self.features["reasoning"] == "none":
             thought = ""
-        answer = _sentence(rng) if content else ""
+        answer = self._sentences(rng) if content else ""
         made = []
         for _ in range(calls):
             name = rng.choice(sorted(PARAMETERS))
@@ -231,10 +261,13 @@ class Format:
             "expected": expected,
         }
 
-    def examples(self) -> list[dict]:
+    def examples(self, single_calls: bool = False) -> list[dict]:
         """The two examples a learner gets: reasoning, an answer and one call with two
-        arguments; reasoning and two calls."""
+        arguments; reasoning and two calls (with `single_calls`, one call of any arguments:
+        no example shows what parts two calls or two arguments)."""
         rng = random.Random(self.seed * 7 + 1)
+        if single_calls:
+            return [self.example(rng, True, True, 1), self.example(rng, True, False, 1)]
         return [
             self.example(rng, True, True, 1, 2),
             self.example(rng, True, False, 2),
@@ -253,8 +286,6 @@ class Format:
 
 
 def _json(value) -> str:
-    import json
-
     return json.dumps(value)
 
 
@@ -281,13 +312,19 @@ def random_format(seed: int) -> Format:
         features["call_open"] = "special"
     if shape == "name-lines":
         features["call_close"] = "marker"
-    if shape in ("json-object", "name-json") and features["call_close"] == "none" and features["separator"] == "none":
+    if (
+        shape in ("json-object", "name-json")
+        and features["call_close"] == "none"
+        and features["separator"] == "none"
+    ):
         features["separator"] = "newline"
     if shape in ("name-braces", "name-python") and features["separator"] == "none":
         features["separator"] = "space"
     made = Format(seed, features, anchor=f"<|{_word(rng, 4)}|>\n")
     if features["reasoning"] != "none":
-        made.reasoning = _pair(rng, "special" if features["reasoning"] == "prewritten" else features["reasoning"])
+        made.reasoning = _pair(
+            rng, "special" if features["reasoning"] == "prewritten" else features["reasoning"]
+        )
     if features["answer"] != "none":
         made.answer = _pair(rng, features["answer"])
     left, right = f"<|{_word(rng, 3)}|>", f"<|{_word(rng, 3)}|>"
@@ -309,7 +346,9 @@ def random_format(seed: int) -> Format:
         closer = f"<|{_word(rng, 3)}|>"
     made.call_open = opener
     made.call_close = closer if features["call_close"] == "marker" else ""
-    made.separator = {"none": "", "newline": "\n", "comma": ", ", "space": " "}[features["separator"]]
+    made.separator = {"none": "", "newline": "\n", "comma": ", ", "space": " "}[
+        features["separator"]
+    ]
     made.blank = {"none": "", "space": " ", "newline": "\n"}[features["blanks"]]
     if features["call_open"] == "word" and not made.blank:
         made.blank = " "  # a word glued to what follows it would be one word
