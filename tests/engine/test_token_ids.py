@@ -438,9 +438,9 @@ def test_decoding_is_linear_each_id_is_decoded_once(tokenizer, template):
     stream = decoder._stream
 
     class Counting:
-        def step(self, backend, token_id):
-            calls.append(token_id)
-            return stream.step(backend, token_id)
+        def step(self, backend, token_ids):
+            calls.extend(token_ids if isinstance(token_ids, list) else [token_ids])
+            return stream.step(backend, token_ids)
 
     decoder._stream = Counting()
     ids = ids_of(tokenizer, "word " * 200)
