@@ -564,6 +564,8 @@ class IdReader:
                 event["tokens"] = tokens.token_range(event["start"], event["end"])
         return events
 
-    def as_read_message(self, message: dict) -> dict:
-        """The finished message without the marks of spelled-out control tokens."""
+    def as_read_message(self, message: dict, events: list[dict] = ()) -> dict:
+        """The finished message without the marks of spelled-out control tokens (and its final
+        `events` as read, in place)."""
+        self.as_read(events)
         return strip_marks(message) if self.tokens.any_spelled else message

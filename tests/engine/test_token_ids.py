@@ -458,3 +458,34 @@ def test_streamed_events_add_up_to_the_message(tokenizer, template, chunking):
     closes = {e["field"]: e["value"] for e in events if e["type"] == "region_close"}
     assert closes["reasoning_content"] == message["reasoning_content"] == "Check."
     assert [closes["tool_calls"]] == message["tool_calls"]
+
+
+def test_trace_with_a_tokenizer_accounts_for_every_character_of_the_decoded_text(
+    tokenizer, template
+):
+    from engine import trace
+
+    ids = (
+        ids_of(tokenizer, "Use the ")
+        + plain_ids(tokenizer, "<tool_call>")
+        + ids_of(
+            tokenizer,
+            ' tag.</think>\n\n<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call><|im_end|>',
+        )
+    )
+    result = trace(ids, template, prefix=PROMPT + "<think>\n", tokenizer=tokenizer)
+    assert result.message["reasoning_content"] == "Use the <tool_call> tag."
+    assert result.generation == tokenizer.decode(ids, skip_special_tokens=False)
+    assert [(s.kind, s.field, s.source, s.start, s.end, s.text) for s in result.spans] == [
+        ("open", "reasoning_content", "prefix", 58, 65, "<think>"),
+        ("body", "reasoning_content", "prefix", 65, 66, "\n"),
+        ("body", "reasoning_content", "generation", 0, 24, "Use the <tool_call> tag."),
+        ("close", "reasoning_content", "generation", 24, 32, "</think>"),
+        ("body", "content", "generation", 32, 34, "\n\n"),
+        ("open", "tool_calls", "generation", 34, 45, "<tool_call>"),
+        ("body", "tool_calls", "generation", 45, 76, '\n{"name": "f", "arguments": {}}'),
+        ("close", "tool_calls", "generation", 76, 89, "\n</tool_call>"),
+        ("close", "content", "generation", 89, 99, "<|im_end|>"),
+    ]
+    with pytest.raises(ValueError, match="chunks must concatenate"):
+        trace(ids, template, prefix=PROMPT, tokenizer=tokenizer, chunks=[ids[:3]])
