@@ -18,9 +18,18 @@ from hypothesis import strategies as st
 from transformers import AutoTokenizer
 from transformers.utils.chat_parsing import ResponseParser as ReferenceParser
 
-from engine import ResponseParser, get_response_parser, infer_template, parse_response
+from engine import (
+    ResponseParser,
+    check_conformance,
+    get_response_parser,
+    infer_template,
+    parse_response,
+)
 from engine.authoring.samples import load_samples
+from engine.chat_templates.conformance import TOOLS as MATRIX_TOOLS
+from engine.template_files import load_template_file
 from engine.token_ids import SPELLED_MARK, TokenDecoder, control_tokens
+from tests.support.paths import CHAT_TEMPLATES, MANIFEST, TEMPLATE_FOR, needs_shared
 from tests.support.real_outputs import (
     MORE,
     cases_by_chat_template,
@@ -489,3 +498,40 @@ def test_trace_with_a_tokenizer_accounts_for_every_character_of_the_decoded_text
     ]
     with pytest.raises(ValueError, match="chunks must concatenate"):
         trace(ids, template, prefix=PROMPT, tokenizer=tokenizer, chunks=[ids[:3]])
+
+
+@needs_shared
+@pytest.mark.parametrize("entry", MANIFEST, ids=lambda entry: entry["file"])
+def test_the_development_set_fed_as_ids_reads_as_in_transformers(entry):
+    # every renderable row of the conformance matrix, with the family's shipped template and the
+    # inferred one, all at once and one id at a time (the other chunkings run on the outputs above)
+    chat_template = (CHAT_TEMPLATES / entry["file"]).read_text(encoding="utf-8")
+    tokenizer = family_tokenizer(chat_template)
+    tokens = {"bos_token": entry["bos_token"] or "", "eos_token": entry["eos_token"] or ""}
+    templates = {
+        "shipped": load_template_file(
+            TEMPLATE_FOR.get(entry["file"], entry["family"])
+        ).response_template,
+        "inferred": infer_template(chat_template, **tokens).template,
+    }
+    differences, compared = [], 0
+    for how, template in templates.items():
+        report = check_conformance(template, chat_template, **tokens)
+        for index, row in enumerate(report.situations):
+            if not row.renderable:
+                continue
+            compared += 1
+            found = id_differences(
+                template,
+                encode(tokenizer, row.generation),
+                encode(tokenizer, row.prompt),
+                MATRIX_TOOLS if row.tools else None,
+                tokenizer,
+                seed=index,
+                chunkings=("one-shot", "per-id"),
+            )
+            differences += [
+                f"{how} {row.name} ({chunking}): {why}" for chunking, why in found.items()
+            ]
+    assert differences == []
+    assert compared
