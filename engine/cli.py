@@ -11,9 +11,11 @@
   the matrix summary and each finding with the renders that show it; exit 0 when it passes the
   matrix and every part was inferred, 1 when it does not or a part is missing (the file is
   still written, with the parts that work), 2 when nothing can be inferred.
-- ``lint TEMPLATE [--chat-template FILE] [--target RUNTIME]``: print the diagnostics (with a
-  chat template, also whether its prompts contain the start anchor; with a target, also what
-  that runtime refuses or reads differently); exit 1 on an error.
+- ``lint TEMPLATE [--chat-template FILE] [--target RUNTIME] [--tokenizer DIR]``: print the
+  diagnostics (with a chat template, also whether its prompts contain the start anchor; with a
+  target, also what that runtime refuses or reads differently; with a tokenizer, also literal
+  delimiters that are not one control token and control tokens the template never mentions);
+  exit 1 on an error.
 - ``grammar TEMPLATE [--tools FILE] [--tool-choice auto|required|none|NAME] [--no-parallel]
   [--format structural-tag|lark|gbnf] [--prefix FILE] [--tokenizer DIR]``: the grammar of
   every output the template reads back that honours the request (`engine.grammar`); what it
@@ -21,8 +23,10 @@
 - ``export TEMPLATE --for RUNTIME [--output FILE]``: the template rewritten for a runtime
   (``reasoning_content`` is ``thinking`` in vLLM and SGLang), what changed and what the
   runtime still refuses; exit 1 when it still refuses something.
-- ``parse TEMPLATE [--prefix FILE] [GENERATION_FILE|-]``: print the message as JSON, or
-  with ``--trace`` the region map as coloured text. A failed or suspicious parse is
+- ``parse TEMPLATE [--prefix FILE] [--tokenizer DIR] [GENERATION_FILE|-]``: print the message
+  as JSON, or with ``--trace`` the region map as coloured text. With a tokenizer the generation
+  is read as token ids (a JSON list, or text that is tokenized) and ``--trace`` shows the
+  tokens, what matched each delimiter, and the control tokens spelled out as text. A failed or suspicious parse is
   explained cause first (`engine.authoring.diagnosis`: the key to change and how), then the error.
 - ``explain PATTERN``: a delimiter pattern piece by piece (`engine.authoring.pattern_explain`).
 - ``batch TEMPLATE INPUT --output OUTPUT [--engine local|datasets|ray] [--num-proc N] ...``:
@@ -47,7 +51,7 @@ from rich.text import Text
 
 from .authoring.delimiter_evidence import DelimiterEvidence, blame_the_output
 from .authoring.diagnosis import Diagnosis
-from .authoring.lint import lint, lint_prompts
+from .authoring.lint import lint, lint_prompts, lint_tokenizer
 from .authoring.pattern_explain import explain_pattern
 from .authoring.portability import TARGETS
 from .authoring.samples import SAMPLES_DIR, load_sample_file
@@ -113,6 +117,8 @@ def command_lint(args, console: Console) -> int:
             chat_template, bos_token=args.bos_token or "", eos_token=args.eos_token or ""
         )
         diagnostics += lint_prompts(template, prompts)
+    if args.tokenizer is not None:
+        diagnostics += lint_tokenizer(template, load_tokenizer_folder(args.tokenizer))
     _print_diagnostics(console, diagnostics)
     if not diagnostics:
         console.print("no findings")
@@ -404,6 +410,8 @@ def command_parse(args, console: Console) -> int:
         if args.generation == "-"
         else Path(args.generation).read_text(encoding="utf-8")
     )
+    if args.tokenizer is not None:
+        return command_parse_ids(args, console, template, prefix, generation)
     if args.trace:
         result = trace(generation, template, prefix=prefix, on_error=args.on_error)
         render_trace(result, console)
@@ -464,6 +472,96 @@ def parse_evidence(args, prefix: str) -> DelimiterEvidence:
             if case.expected is not None
         ]
     return DelimiterEvidence.of(renders=renders, tokens=tokens, prefix=prefix, outputs=outputs)
+
+
+def load_tokenizer_folder(folder: str):
+    """The Hugging Face tokenizer saved in `folder` (nothing is downloaded).
+
+    Raises:
+        SystemExit: the folder holds no tokenizer (the message says which folder).
+    """
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    except (OSError, ValueError) as error:
+        raise SystemExit(f"error: no tokenizer in {folder!r}: {error}") from None
+
+
+def generation_ids(generation: str, tokenizer) -> list[int]:
+    """The generation as token ids: a JSON list of ints as is, any other text tokenized
+    (without special tokens added; a control token written in the text is encoded as its id)."""
+    stripped = generation.strip()
+    if stripped.startswith("["):
+        try:
+            ids = json.loads(stripped)
+        except json.JSONDecodeError:
+            ids = None
+        if isinstance(ids, list) and all(
+            isinstance(i, int) and not isinstance(i, bool) for i in ids
+        ):
+            return ids
+    return tokenizer.encode(generation, add_special_tokens=False)
+
+
+def render_tokens(parser: ResponseParser, events: list[dict], console: Console) -> None:
+    """Print the decoded stream token by token (alternate shades, control tokens bold, spelled-out
+    control tokens underlined in red), then each delimiter and what matched it."""
+    tokens = parser.tokens
+    spelled = tokens.spelled_out()
+    text = Text()
+    for number, token in enumerate(tokens.boundaries()):
+        if token["control"]:
+            style = "bold black on magenta"
+        elif any(start < token["end"] and token["start"] < end for start, end in spelled):
+            style = "underline red"
+        else:
+            style = "on grey23" if number % 2 else "on grey35"
+        text.append(tokens.text[token["start"] : token["end"]], style)
+    console.print(Text(f"{len(tokens.ids) - tokens.prefix_tokens} generated token(s)", "dim"))
+    console.print(text)
+    legend = Text("\ntokens: ")
+    legend.append(" control token ", "bold black on magenta")
+    legend.append(" ")
+    legend.append(" spelled out (text, never a delimiter) ", "underline red")
+    console.print(legend)
+    for event in events:
+        if event["type"] != "region_chunk" and event["end"] > event["start"]:
+            first, past = event["tokens"]
+            side = "open" if event["type"] == "region_open" else "close"
+            console.print(
+                f"{side} {event['field']}: {tokens.text[event['start'] : event['end']]!r} "
+                f"(tokens {first}-{past - 1}, matched by {tokens.matched_by(event['start'], event['end'])})",
+                highlight=False,
+            )
+    for start, end in spelled:
+        console.print(
+            Text(f"spelled out at {start}: {tokens.text[start:end]!r} stays text", "yellow")
+        )
+
+
+def command_parse_ids(args, console: Console, template: dict, prefix: str, generation: str) -> int:
+    """`parse --tokenizer DIR`: the generation read as token ids (see `generation_ids`)."""
+    tokenizer = load_tokenizer_folder(args.tokenizer)
+    ids = generation_ids(generation, tokenizer)
+    try:
+        parser = ResponseParser(
+            template, prefix, on_error=args.on_error, tokenizer=tokenizer, positions=args.trace
+        )
+        events = list(parser.initial_events)
+        message, final = parser.finalize(ids)
+    except ResponseParseError as error:
+        console.print(Text(f"error: {error}", "bold red"), highlight=False)
+        return 1
+    if args.trace:
+        render_tokens(parser, events + final, console)
+        console.print_json(json.dumps(message, ensure_ascii=False))
+        return 0
+    errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    for kept in parser.errors:
+        errors.print(Text(f"kept: {kept} (its text went to the implicit field)", "yellow"))
+    print(json.dumps(message, ensure_ascii=False, indent=2))
+    return 0
 
 
 def command_explain(args, console: Console) -> int:
@@ -790,6 +888,13 @@ def _add_check_and_lint(commands) -> None:
     lint_command.add_argument("--bos-token", help="the chat template's bos_token (default empty)")
     lint_command.add_argument("--eos-token", help="the chat template's eos_token (default empty)")
     lint_command.add_argument(
+        "--tokenizer",
+        metavar="DIR",
+        help="a local tokenizer folder: also warn where a literal delimiter is not one control token "
+        "(`</tool_call >`, or one split across tokens) and where a control token the chat template "
+        "writes appears nowhere in the template",
+    )
+    lint_command.add_argument(
         "--target",
         choices=TARGETS,
         help="also check what this runtime refuses (errors) or reads differently (warnings)",
@@ -818,6 +923,13 @@ def _add_parse_and_explain(commands) -> None:
         help="file holding the prompt text sent before the generation (without it the prefix is empty, with a note)",
     )
     parse.add_argument("--trace", action="store_true", help="print the region map as coloured text")
+    parse.add_argument(
+        "--tokenizer",
+        metavar="DIR",
+        help="a local tokenizer folder: read the generation as token ids (a JSON list of ints, or "
+        "text, which is tokenized), so that control tokens are delimiters only as their ids; with "
+        "--trace, show the token boundaries",
+    )
     _add_on_error(parse)
     # What confirms the template's delimiters, so a near miss in the output is not blamed on it.
     add_chat_template_source(parse)

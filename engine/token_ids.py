@@ -24,9 +24,12 @@ stream, whether it is a control token, and where a control token was spelled out
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
+import weakref
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from .errors import ResponseParseError
@@ -66,15 +69,19 @@ def token_id_list(ids: Any, what: str = "ids") -> list[int]:
     if isinstance(ids, int) and not isinstance(ids, bool):
         return [ids]
     if isinstance(ids, (list, tuple)):
-        if all(isinstance(item, int) and not isinstance(item, bool) for item in ids):
-            return list(ids)
-        bad = next(item for item in ids if not isinstance(item, int) or isinstance(item, bool))
-        raise TypeError(f"{what}: expected token ids (ints), found {type(bad).__name__} {bad!r}")
+        try:
+            return list(map(operator.index, ids))
+        except TypeError:
+            bad = next(item for item in ids if not isinstance(item, int))
+            raise TypeError(
+                f"{what}: expected token ids (ints), found {type(bad).__name__} {bad!r}"
+            ) from None
     raise TypeError(
         f"{what}: expected token ids (a list of ints, an array or a tensor), got {type(ids).__name__}"
     )
 
 
+@functools.lru_cache(maxsize=32)
 def chat_template_literals(chat_template: str) -> str:
     """The literal text of a Jinja chat template: its raw text pieces and string constants,
     joined with NUL so that a search cannot match across two of them. A template Jinja
@@ -101,12 +108,35 @@ def chat_template_literals(chat_template: str) -> str:
     return "\0".join(sorted(pieces))
 
 
+_CONTROL_TOKENS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def control_tokens(tokenizer: Any) -> dict[int, str]:
     """The tokenizer's control tokens as ``{id: spelling}`` (see the module's docstring).
 
     A tokenizer may hold several named chat templates (a dict): a token any of them writes
-    counts. Tokens that are not added tokens are never control tokens.
+    counts. Tokens that are not added tokens are never control tokens. The answer is kept
+    per tokenizer while its vocabulary size, chat template and `chat_control_tokens` stay
+    the same (a parser per generation then costs no walk over the added tokens).
     """
+    listed = getattr(tokenizer, "chat_control_tokens", None)
+    signature = (
+        len(tokenizer),
+        str(getattr(tokenizer, "chat_template", None)),
+        None if listed is None else tuple(listed),
+    )
+    try:
+        kept = _CONTROL_TOKENS.get(tokenizer)
+    except TypeError:  # not weakly referenceable: work it out each time
+        return _control_tokens(tokenizer)
+    if kept is not None and kept[0] == signature:
+        return kept[1]
+    found = _control_tokens(tokenizer)
+    _CONTROL_TOKENS[tokenizer] = (signature, found)
+    return found
+
+
+def _control_tokens(tokenizer: Any) -> dict[int, str]:
     added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
     listed = getattr(tokenizer, "chat_control_tokens", None)
     if listed is not None:
@@ -128,6 +158,16 @@ def control_tokens(tokenizer: Any) -> dict[int, str]:
     }
 
 
+def _token_pieces(step: Callable, backend: Any, spelling: str | None, token_id: int):
+    """The text one id adds when stepped alone (None: it leaves a character incomplete)."""
+    decoded = step(backend, token_id)
+    if spelling is None:
+        return decoded
+    decoded = decoded or ""
+    before = decoded[: -len(spelling)] if decoded.endswith(spelling) else decoded
+    return before + spelling
+
+
 class StreamTokens:
     """Every token id a parser read, and where its text lies.
 
@@ -136,35 +176,34 @@ class StreamTokens:
     start-anchor match, then the generation. Tokens of the prefix before the cut have
     negative offsets. Token indices count every id read, the prefix's first.
 
+    Each id's own text is worked out when first asked for (the decoder steps runs of ids
+    at once, as fast as the tokenizer allows), by stepping a second `DecodeStream` one id at
+    a time from where the last question left off: linear in the ids however often it is asked.
+
     Attributes:
         ids: the token ids, in order.
-        pieces: the text each id added (``""`` for an id that began a character a later id
-            completed; that one carries the whole character).
-        control: for each id, whether it is a control token (generated as its id).
         prefix_tokens: how many of the ids were the prefix's.
     """
 
-    def __init__(self, spellings: dict[int, str]):
+    def __init__(self, spellings: dict[int, str], backend: Any, new_stream: Callable):
         self.spellings = spellings
         self.ids: list[int] = []
-        self.pieces: list[str] = []
-        self.control: list[bool] = []
         self.prefix_tokens = 0
+        self._backend, self._new_stream = backend, new_stream
+        self._flushes: list[int] = []  # the decoder started a new text after this many ids
+        self._pieces: list[str] = []
+        self._control: list[bool] = []
         self._starts: list[int] = []  # offset of each piece in the whole decoded text
-        self._length = 0  # of the whole decoded text
+        self._length = 0  # of the whole decoded text, up to the ids worked out
+        self._replay = new_stream()  # the DecodeStream that works the pieces out
+        self._replay_pending: list[int] = []
+        self._next_flush = 0  # index in `_flushes` of the next flush to replay
         self._marks: list[int] = []  # offsets of the marks in the marked text
         self._spelled: list[tuple[int, int]] = []  # spelled-out control tokens (whole text)
         self._origin = 0  # where the stream starts in the whole decoded text
         self._origin_marked = 0  # ... in the marked text
 
     # -- recording (the decoder's) ---------------------------------------------------------
-
-    def add(self, token_id: int, piece: str, control: bool) -> None:
-        self.ids.append(token_id)
-        self.pieces.append(piece)
-        self.control.append(control)
-        self._starts.append(self._length)
-        self._length += len(piece)
 
     def add_spelled(self, plain_start: int, marked_start: int, length: int) -> None:
         """A control token spelled out at `plain_start` (whole text) / `marked_start` (marked)."""
@@ -176,7 +215,49 @@ class StreamTokens:
         self._origin_marked = marked_cut
         self._origin = marked_cut - bisect_left(self._marks, marked_cut)
 
+    def _catch_up(self) -> None:
+        """Work out the pieces of the ids read since the last call."""
+        done, ids, flushes = len(self._pieces), self.ids, self._flushes
+        if done == len(ids) and self._next_flush == len(flushes):
+            return
+        spellings, backend = self.spellings, self._backend
+        for index in range(done, len(ids) + 1):
+            while self._next_flush < len(flushes) and flushes[self._next_flush] == index:
+                self._next_flush += 1
+                if self._replay_pending:
+                    text = backend.decode(self._replay_pending, skip_special_tokens=False)
+                    self._pieces[-1] += text
+                    self._length += len(text)
+                self._replay, self._replay_pending = self._new_stream(), []
+            if index == len(ids):
+                break
+            token_id = ids[index]
+            spelling = spellings.get(token_id)
+            piece = _token_pieces(self._replay.step, backend, spelling, token_id)
+            if piece is None:
+                self._replay_pending.append(token_id)
+                piece = ""
+            else:
+                self._replay_pending = []
+            self._pieces.append(piece)
+            self._control.append(spelling is not None)
+            self._starts.append(self._length)
+            self._length += len(piece)
+
     # -- reading ---------------------------------------------------------------------------
+
+    @property
+    def pieces(self) -> list[str]:
+        """The text each id added (``""`` for an id that began a character a later id completed;
+        that one carries the whole character)."""
+        self._catch_up()
+        return self._pieces
+
+    @property
+    def control(self) -> list[bool]:
+        """For each id, whether it is a control token (generated as its id)."""
+        self._catch_up()
+        return self._control
 
     @property
     def any_spelled(self) -> bool:
@@ -195,14 +276,17 @@ class StreamTokens:
 
     def start(self, index: int) -> int:
         """Stream offset where token `index`'s text starts."""
+        self._catch_up()
         return self._starts[index] - self._origin
 
     def end(self, index: int) -> int:
         """Stream offset where token `index`'s text ends."""
-        return self._starts[index] + len(self.pieces[index]) - self._origin
+        self._catch_up()
+        return self._starts[index] + len(self._pieces[index]) - self._origin
 
     def token_at(self, offset: int) -> int | None:
         """The index of the token whose text holds stream `offset`, or None past the end."""
+        self._catch_up()
         whole = offset + self._origin
         if whole < 0 or whole >= self._length:
             return None
@@ -229,13 +313,14 @@ class StreamTokens:
         generated as its id, else ``"text"`` (matched in text the ordinary tokens gave)."""
         first, past = self.token_range(start, end)
         for index in range(first, past):
-            if self.control[index] and self.start(index) >= start and self.end(index) <= end:
+            if self._control[index] and self.start(index) >= start and self.end(index) <= end:
                 return "control token"
         return "text"
 
     def boundaries(self) -> list[dict]:
         """One dict per token of the stream: ``index``, ``id``, ``text``, ``start``, ``end``
         (stream offsets) and ``control``; prefix tokens wholly before the cut are left out."""
+        self._catch_up()
         found = []
         for index, token_id in enumerate(self.ids):
             end = self.end(index)
@@ -245,10 +330,10 @@ class StreamTokens:
                 {
                     "index": index,
                     "id": token_id,
-                    "text": self.pieces[index],
+                    "text": self._pieces[index],
                     "start": max(0, self.start(index)),
                     "end": end,
-                    "control": self.control[index],
+                    "control": self._control[index],
                 }
             )
         return found
@@ -281,7 +366,7 @@ class TokenDecoder:
         self._backend = backend
         self._stream = self._new_stream()
         self.spellings = control_tokens(tokenizer)
-        self.tokens = StreamTokens(self.spellings)
+        self.tokens = StreamTokens(self.spellings, backend, self._new_stream)
         ordered = sorted(set(self.spellings.values()), key=len, reverse=True)
         # longest first, so that a token wins over the tokens it contains
         self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
@@ -292,38 +377,40 @@ class TokenDecoder:
         self._plain = 0  # characters handed out, marks not counted
         self._marked = 0  # characters handed out, marks counted
 
-    def feed(self, ids: Iterable[int]) -> str:
+    def feed(self, ids: list[int]) -> str:
         """Decode the next ids; return the text they release (marked; ``""`` while all is held:
         an incomplete character, or a possible start of a spelled-out control token)."""
+        self.tokens.ids += ids
+        spellings = self.spellings
+        if spellings.keys().isdisjoint(ids):  # the common case: one run of ordinary ids
+            return self._release(self._step_run(ids), final=False) if ids else ""
         out: list[str] = []
-        step, backend, spellings, record = (
-            self._stream.step,
-            self._backend,
-            self.spellings,
-            self.tokens,
-        )
-        for token_id in ids:
-            spelling = spellings.get(token_id)
-            decoded = step(backend, token_id)
-            if spelling is None:
-                if decoded is None:
-                    self._pending.append(token_id)
-                    record.add(token_id, "", False)
-                    continue
-                self._pending = []
-                record.add(token_id, decoded, False)
-                out.append(self._release(decoded, final=False))
-                continue
+        start = 0
+        for at in [at for at, token_id in enumerate(ids) if token_id in spellings]:
+            token_id = ids[at]
+            spelling = spellings[token_id]
             # A control token also releases the incomplete character held before it.
-            decoded = decoded or ""
+            run = self._step_run(ids[start:at]) if at > start else ""
+            decoded = self._stream.step(self._backend, token_id) or ""
             before = decoded[: -len(spelling)] if decoded.endswith(spelling) else decoded
             self._pending = []
-            record.add(token_id, before + spelling, True)
-            out.append(self._release(before, final=True))
+            out.append(self._release(run + before, final=True))
             out.append(spelling)
             self._plain += len(spelling)
             self._marked += len(spelling)
+            start = at + 1
+        if start < len(ids):
+            out.append(self._release(self._step_run(ids[start:]), final=False))
         return "".join(out)
+
+    def _step_run(self, run: list[int]) -> str:
+        """The text a run of ordinary ids gives (``""`` while it ends inside a character)."""
+        decoded = self._stream.step(self._backend, run)
+        if decoded is None:
+            self._pending += run
+            return ""
+        self._pending = []
+        return decoded
 
     def flush(self) -> str:
         """Release everything held (bytes of an incomplete character decode as U+FFFD), and start
@@ -331,10 +418,9 @@ class TokenDecoder:
         text = ""
         if self._pending:
             text = self._backend.decode(self._pending, skip_special_tokens=False)
-            self.tokens.pieces[-1] += text  # the last id's piece now carries them
-            self.tokens._length += len(text)
         self._pending = []
         self._stream = self._new_stream()
+        self.tokens._flushes.append(len(self.tokens.ids))
         return self._release(text, final=True)
 
     def _release(self, text: str, final: bool) -> str:
@@ -478,6 +564,8 @@ class IdReader:
                 event["tokens"] = tokens.token_range(event["start"], event["end"])
         return events
 
-    def as_read_message(self, message: dict) -> dict:
-        """The finished message without the marks of spelled-out control tokens."""
+    def as_read_message(self, message: dict, events: list[dict] = ()) -> dict:
+        """The finished message without the marks of spelled-out control tokens (and its final
+        `events` as read, in place)."""
+        self.as_read(events)
         return strip_marks(message) if self.tokens.any_spelled else message

@@ -35,6 +35,14 @@ when streaming: at 1 MB in token-sized chunks one run takes 5 to 12 seconds
 depending on the machine (and one-shot on `\\s*` patterns about ten). A
 reference run that slow is done once, and its peak memory is not traced.
 
+Token ids. After the text table, the same workloads (up to ``--ids-limit``, 100 KB by
+default) are tokenized with the demo model's tokenizer, widened with each workload's
+delimiter tokens as control tokens, and parsed as transformers 5.25 parses ids
+(``tokenizer=``): our ids path, our text path on the decoded text, and the reference's ids
+path, side by side, for the whole generation at once and one id at a time (the text path
+fed the same pieces the ids decode to). Our id messages must equal the reference's.
+``--ids`` runs only that section; ``--no-ids`` leaves it out.
+
 ``--profile`` profiles our streaming instead (`profile_streaming`): how many
 chunks took each path of `ResponseParser.feed`, and the functions that cost most.
 """
@@ -678,6 +686,14 @@ def _argument_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="instead of timing, profile our streaming (token chunks) at the largest size and print where the time goes",
     )
+    parser.add_argument("--ids", action="store_true", help="run only the token-id section")
+    parser.add_argument("--no-ids", action="store_true", help="leave out the token-id section")
+    parser.add_argument(
+        "--ids-limit",
+        default="100KB",
+        help="the largest size the token-id section runs (default 100KB: the reference fed one id "
+        "at a time is quadratic)",
+    )
     parser.add_argument(
         "--against",
         metavar="CHECKOUT",
@@ -801,6 +817,123 @@ def profile_streaming(workload: Workload, size: int, top: int = 14) -> list[str]
     return lines
 
 
+# -- token ids ------------------------------------------------------------------------
+
+
+ID_MODES = ("whole", "one id at a time")
+
+
+def _id_tokenizer(names: list[str]):
+    """The demo model's tokenizer with every workload's literal delimiter pieces added as
+    special tokens (so its outputs hold control tokens, as a real model's do)."""
+    from tests.support.token_parity import demo_tokenizer, wide_tokenizer
+
+    demo_tokenizer()  # the demo model must be there
+    return wide_tokenizer([WORKLOADS[name].template for name in names])
+
+
+def _id_runs(template: dict, ids: list[int], pieces: list[str], prefix: str, tokenizer) -> dict:
+    """One callable per (path, mode), each returning the message."""
+    from transformers.utils.chat_parsing import ResponseParser as ReferenceParser
+    from transformers.utils.chat_parsing import parse_response as reference_parse
+
+    text = "".join(pieces)
+
+    def streamed(parser_class, chunks, **options):
+        def run():
+            parser = parser_class(template, prefix, **options)
+            for chunk in chunks:
+                parser.feed(chunk)
+            return parser.finalize()[0]
+
+        return run
+
+    each_id = [[token_id] for token_id in ids]
+    return {
+        ("ours ids", "whole"): lambda: parse_response(
+            ids, template, prefix=prefix, tokenizer=tokenizer
+        ),
+        ("ours text", "whole"): lambda: parse_response(text, template, prefix=prefix),
+        ("reference ids", "whole"): lambda: reference_parse(
+            ids, template, prefix=prefix, tokenizer=tokenizer
+        ),
+        ("ours ids", "one id at a time"): streamed(ResponseParser, each_id, tokenizer=tokenizer),
+        ("ours text", "one id at a time"): streamed(ResponseParser, pieces),
+        ("reference ids", "one id at a time"): streamed(
+            ReferenceParser, each_id, tokenizer=tokenizer
+        ),
+    }
+
+
+def id_section(
+    names: list[str], sizes: list[int], repeats: int, limit: int
+) -> tuple[list[str], int]:
+    """The token-id table: lines to print, and how many id parses differed from the reference."""
+    from engine.token_ids import TokenDecoder
+
+    tokenizer = _id_tokenizer(names)
+    lines = [
+        "",
+        "== token ids: our ids path vs our text path vs the reference's ids path "
+        f"(demo tokenizer + workload delimiters, {repeats} repeat(s), median)",
+        f"  {'workload':<14}{'size':>7}{'tokens':>8}  {'mode':<17}{'ours ids':>10}{'ours text':>11}"
+        f"{'reference':>11}{'ref/ours ids':>14}{'us/id ours':>12}",
+    ]
+    differences = 0
+    for name in names:
+        workload = WORKLOADS[name]
+        for size in [size for size in sizes if size <= limit]:
+            case = make_case(name, size)
+            ids = tokenizer.encode(case.text, add_special_tokens=False)
+            decoder = TokenDecoder(tokenizer)
+            pieces = [decoder.feed([token_id]) for token_id in ids] + [decoder.flush()]
+            pieces = [piece.replace("\ufdd2", "") for piece in pieces if piece]
+            runs = _id_runs(workload.template, ids, pieces, case.prefix, tokenizer)
+            ours_message = runs[("ours ids", "whole")]()
+            theirs_message = runs[("reference ids", "whole")]()
+            ours_streamed = runs[("ours ids", "one id at a time")]()
+            if workload.spans_implicit_stretches:
+                implicit = next(
+                    (
+                        k
+                        for k, v in workload.template["fields"].items()
+                        if not ("open" in v or "open_pattern" in v)
+                    ),
+                    None,
+                )
+                ours_message = {k: v for k, v in ours_message.items() if k != implicit}
+                theirs_message = {k: v for k, v in theirs_message.items() if k != implicit}
+                ours_streamed = {k: v for k, v in ours_streamed.items() if k != implicit}
+            if ours_message != theirs_message or ours_streamed != theirs_message:
+                differences += 1
+                lines.append(
+                    f"  DIFFERENCE {name} {_size_label(size)}: {_first_difference(ours_message, theirs_message)}"
+                )
+            for mode in ID_MODES:
+                times = {}
+                for path in ("ours ids", "ours text", "reference ids"):
+                    samples = []
+                    for _ in range(repeats):
+                        gc.collect()
+                        started = time.perf_counter()
+                        runs[(path, mode)]()
+                        samples.append(time.perf_counter() - started)
+                    times[path] = statistics.median(samples)
+                lines.append(
+                    f"  {name:<14}{_size_label(size):>7}{len(ids):>8}  {mode:<17}"
+                    f"{_seconds(times['ours ids']):>10}{_seconds(times['ours text']):>11}"
+                    f"{_seconds(times['reference ids']):>11}"
+                    f"{times['reference ids'] / times['ours ids']:>13.1f}x"
+                    f"{times['ours ids'] / max(1, len(ids)) * 1e6:>12.2f}"
+                )
+    lines.append(
+        "  all id messages match the reference's one-shot"
+        if not differences
+        else f"  {differences} id run(s) differ from the reference"
+    )
+    return lines, differences
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; return 0 when every message and event matched the reference, else 1."""
     options = _argument_parser().parse_args(argv)
@@ -813,6 +946,10 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"unknown workload(s) {unknown}; choose from {list(WORKLOADS)}", file=sys.stderr)
         return 2
+    if options.ids:
+        lines, differences = id_section(names, sizes, repeats, _parse_size(options.ids_limit))
+        print("\n".join(lines))
+        return 1 if differences else 0
     if options.profile:
         for name in names:
             print("\n".join(profile_streaming(WORKLOADS[name], sizes[-1] if sizes else 100 * KB)))
@@ -870,6 +1007,11 @@ def main(argv: list[str] | None = None) -> int:
         verdict = "n/a " if target.passed is None else "PASS" if target.passed else "FAIL"
         print(f"  [{verdict}] {target.goal}: {target.figure}")
 
+    id_differences = 0
+    if not options.no_ids:
+        lines, id_differences = id_section(names, sizes, repeats, _parse_size(options.ids_limit))
+        print("\n".join(lines))
+
     if differences:
         row = differences[0]
         print(f"\nDIFFERENCES from the reference: {len(differences)} run(s). First one:")
@@ -881,7 +1023,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         "\nAll messages and events match the reference (where the implicit field keeps every stretch by design, against the generator's text)."
     )
-    return 0
+    return 1 if id_differences else 0
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import regex
 
@@ -746,3 +747,106 @@ def _backtracking_probe(pattern: regex.Pattern, budget: float) -> str | None:
             except TimeoutError:
                 return None if out_of_time() else probe  # a spent budget proves nothing
     return None
+
+
+def _template_strings(source: dict) -> list[tuple[str, str, bool]]:
+    """Every literal and pattern of a template dict as ``(path, text, is_literal)``."""
+    found: list[tuple[str, str, bool]] = []
+
+    def add(path: str, value: Any, literal: bool) -> None:
+        if isinstance(value, str):
+            found.append((path, value, literal))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                if isinstance(item, str):
+                    found.append((f"{path}[{index}]", item, literal))
+
+    add("start_anchor", source.get("start_anchor"), True)
+    add("start_anchor_pattern", source.get("start_anchor_pattern"), False)
+    for name, spec in (source.get("fields") or {}).items():
+        if isinstance(spec, dict):
+            for key in ("open", "close"):
+                add(f"fields.{name}.{key}", spec.get(key), True)
+                add(f"fields.{name}.{key}_pattern", spec.get(f"{key}_pattern"), False)
+    return found
+
+
+def lint_tokenizer(template: dict | str | ResponseTemplate, tokenizer: Any) -> list[Diagnostic]:
+    """Check a template against the tokenizer of the model it parses, as token ids read it.
+
+    Parsing token ids (``tokenizer=``), a control token is a delimiter only when the model
+    generated it as its id (`engine.token_ids`). So:
+
+    * ``delimiter-not-a-control-token`` (warning): a literal delimiter that looks like a control
+      token but is not encoded as one: the same characters with whitespace added or removed
+      (``</tool_call >``), or a piece of one (``<tool_call`` split from its ``>``). The model
+      writes the control token as its id, which this literal never matches.
+    * ``control-token-unused`` (warning): a control token that the chat template writes (so
+      the model sees and writes it) appears nowhere in the template: its text lands in
+      whatever field is open.
+
+    Args:
+        template: the response template (dict, JSON text or loaded).
+        tokenizer: a Hugging Face tokenizer (its added tokens and chat template are read).
+
+    Returns:
+        The findings, delimiter findings first, each with the template key at fault.
+
+    Raises:
+        TemplateError: the template is invalid.
+    """
+    from ..token_ids import chat_template_literals, control_tokens
+
+    source = load_template(template).source
+    control = control_tokens(tokenizer)
+    spellings = set(control.values())
+    strings = _template_strings(source)
+    found: list[Diagnostic] = []
+    for path, literal, is_literal in strings:
+        if not is_literal or literal in spellings:
+            continue
+        squeezed = "".join(literal.split())
+        ids = tokenizer.encode(literal, add_special_tokens=False)
+        if any(token_id in control for token_id in ids):
+            continue  # it holds a control token: matched as its id
+        near = sorted(
+            token
+            for token in spellings
+            if squeezed == token
+            or (len(squeezed) >= 3 and squeezed != literal.strip() and token in squeezed)
+            or (len(squeezed) >= 3 and (token.startswith(squeezed) or token.endswith(squeezed)))
+        )
+        if near:
+            found.append(
+                Diagnostic(
+                    "warning",
+                    "delimiter-not-a-control-token",
+                    path,
+                    f"{literal!r} is not the control token {near[0]!r}: this tokenizer encodes it as "
+                    f"{len(ids)} ordinary token(s), so, parsing token ids, it never matches the "
+                    f"{near[0]!r} the model generates as one id (and matches only the same text "
+                    "spelled out)",
+                    f"write {near[0]!r}",
+                )
+            )
+    chat_template = getattr(tokenizer, "chat_template", None) or ""
+    texts = list(chat_template.values()) if isinstance(chat_template, dict) else [chat_template]
+    written = "\0".join(chat_template_literals(text) for text in texts if text)
+    mentioned = "\0".join(
+        text if is_literal else text.replace("\\", "") for _, text, is_literal in strings
+    )
+    for token in sorted(spellings):
+        if token in written and token not in mentioned:
+            found.append(
+                Diagnostic(
+                    "warning",
+                    "control-token-unused",
+                    "fields",
+                    f"the chat template writes the control token {token!r}, but no delimiter or "
+                    "anchor of the template mentions it: when the model writes it, its text goes "
+                    "to whichever field is open",
+                    f"end a field with {token!r}, or open one with it, if the model writes it in "
+                    "its answers",
+                )
+            )
+    return found

@@ -33,11 +33,13 @@ from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from dataclasses import field as dataclass_field
+from typing import Any
 
 from ..errors import PatternTimeoutError, ResponseParseError
 from ..inputs import prefix_cut, prefix_text
 from ..parser import ResponseParser
 from ..template import ResponseTemplate, load_template
+from ..token_ids import IdReader, strip_marks, token_id_list
 from .diagnosis import Diagnosis, diagnose
 from .faults import TraceWarning, find_warnings
 from .time_budget import deadline_in_force
@@ -325,6 +327,8 @@ class Tracer:
             out too).
         keep_events: keep every event (with its stage and chunk) for `events()`; a caller
             that stores the events `feed` returns itself turns this off.
+        tokenizer: `feed` then takes token ids (`ResponseParser`'s `tokenizer`); offsets are in
+            the decoded text, and `tokens` (`engine.token_ids.StreamTokens`) has the tokens.
 
     Attributes:
         template: the loaded template; prefix: the prefix as given.
@@ -355,8 +359,12 @@ class Tracer:
         keep_events: bool = True,
         max_regions: int | None = None,
         max_value_chars: int | None = None,
+        tokenizer: Any = None,
     ):
         self.template = loaded = load_template(template)
+        self._ids = IdReader(tokenizer, True, None) if tokenizer is not None else None
+        self.tokens = self._ids.tokens if self._ids is not None else None
+        prefix = self._ids.prefix(prefix) if self._ids is not None else prefix
         self.prefix = prefix = prefix_text(prefix)
         self.on_error = on_error
         self.error: ResponseParseError | None = None
@@ -369,6 +377,7 @@ class Tracer:
             loaded.start_anchor.source, anchor_end is not None, cut, prefix[:cut]
         )
         self.tail_length = len(prefix) - cut
+        self.tokens.start_stream(cut) if self.tokens is not None else None
         self.parser = ResponseParser(
             loaded,
             "",
@@ -396,7 +405,8 @@ class Tracer:
         self.received = 0
         self._feeds = 0
         self._stage = "prefix"  # the prefix tail is fed like a chunk
-        self.initial_events = self.feed(prefix[cut:])
+        self.initial_events = self._feed_text(prefix[cut:])
+        self._ids.as_read(self.initial_events) if self._ids is not None else None
         self._stage, self._feeds = "feed", 0
 
     # -- feeding -------------------------------------------------------------
@@ -410,14 +420,20 @@ class Tracer:
     def deadline(self, value: float | None) -> None:
         self.parser.deadline = value
 
-    def feed(self, chunk: str) -> list[dict]:
-        """Add the next piece of the generation; return the events it settled (with stream
-        `start`/`end`), those settled before an error that stopped the parse included. After the
-        parse stopped, the text is kept but not parsed.
+    def feed(self, chunk: Any) -> list[dict]:
+        """Add the next piece of the generation (token ids with a tokenizer); return the events it
+        settled (with stream `start`/`end`), those settled before an error that stopped the parse
+        included. After the parse stopped, the text is kept but not parsed.
 
         Raises:
-            RuntimeError: called after `finalize`.
+            RuntimeError: called after `finalize`. TypeError: with a tokenizer, not token ids.
         """
+        if self._ids is None:
+            return self._feed_text(chunk)
+        return self._ids.as_read(self._feed_text(self._ids.decoder.feed(token_id_list(chunk))))
+
+    def _feed_text(self, chunk: str) -> list[dict]:
+        """`feed` of text (the decoded ids' with a tokenizer)."""
         if self.finished:
             raise RuntimeError("Tracer.feed() called after finalize(); make a new tracer")
         index = self._feeds
@@ -450,6 +466,8 @@ class Tracer:
         diagnoses once. Returns the final events ([] when called again or after an error)."""
         if self.finished:
             return []
+        if self._ids is not None:
+            self._ids.as_read(self._feed_text(self._ids.decoder.flush()))
         self.finished = True
         events: list[dict] = []
         if self.error is None:
@@ -458,6 +476,8 @@ class Tracer:
             except ResponseParseError as caught:
                 self.error, events = caught, caught.events
             self._absorb()
+            if self._ids is not None:
+                self.message = self._ids.as_read_message(self.message, events)
             if self._log is not None:
                 self._log.extend((event, "finalize", None) for event in events)
         spans = self.spans()
@@ -517,7 +537,7 @@ class Tracer:
             kind = "unparsed" if self.error is not None else "held"
             for start, end in self._pieces(decided, len(stream)):
                 spans.append(self._span(start, end, kind, None, None, None, None))
-        return spans
+        return _as_read(self, spans)
 
     def failures(self) -> list[ParseFailure]:
         """The regions that failed while the parse went on (``on_error="keep"``), in order;
@@ -539,7 +559,8 @@ class Tracer:
         `keep_events`."""
         if self._log is None:
             return []
-        return _tie_events(self._log, self.spans() if spans is None else spans, self.tail_length)
+        tail = self.tail_length if self.tokens is None else self.tokens.plain(self.tail_length)
+        return _tie_events(self._log, self.spans() if spans is None else spans, tail)
 
     def snapshot(self, chunk: int, chunk_text: str, positions: bool = True) -> TraceSnapshot:
         """The picture now, after feeding chunk number `chunk` (`chunk_text`)."""
@@ -557,10 +578,11 @@ class Tracer:
         if not positions:
             for event in events:
                 event.event = _without_positions(event.event)
+        spelled = self.tokens is not None and self.tokens.any_spelled
         return Trace(
-            prefix=self.prefix,
-            generation=self.stream[self.tail_length :],
-            anchor=self.anchor,
+            prefix=strip_marks(self.prefix) if spelled else self.prefix,
+            generation=strip_marks(self.stream[self.tail_length :]),
+            anchor=replace(self.anchor, offset=self.tokens._origin) if spelled else self.anchor,
             spans=spans,
             events=events,
             message=copy.deepcopy(self.message),
@@ -723,6 +745,31 @@ def _without_positions(event: dict) -> dict:
     return event
 
 
+def _as_read(tracer: Tracer, spans: list[TraceSpan]) -> list[TraceSpan]:
+    """`spans` as a tracer given a tokenizer shows them: offsets in the decoded text, without
+    the marks that kept spelled-out control tokens apart (unchanged when none was spelled)."""
+    tokens = tracer.tokens
+    if tokens is None or not tokens.any_spelled:
+        return spans
+    text = StreamText(strip_marks(tracer.stream))
+    tail, cut = tokens.plain(tracer.tail_length), tokens._origin
+    found = []
+    for span in spans:
+        start, end = tokens.plain(span.stream_start), tokens.plain(span.stream_end)
+        offset = cut if span.source == "prefix" else -tail
+        found.append(
+            replace(
+                span,
+                start=start + offset,
+                end=end + offset,
+                stream_start=start,
+                stream_end=end,
+                stream=text,
+            )
+        )
+    return found
+
+
 def _tie_events(
     log: list[tuple[dict, str, int | None]], spans: list[TraceSpan], boundary: int
 ) -> list[TraceEvent]:
@@ -812,6 +859,7 @@ def trace(
     on_error: str = "raise",
     max_regions: int | None = None,
     max_value_chars: int | None = None,
+    tokenizer: Any = None,
 ) -> Trace:
     """Parse `generation` and account for every character of the prefix tail and the generation.
 
@@ -830,6 +878,10 @@ def trace(
         max_regions, max_value_chars: the most regions the parse may open, and characters its
             values may hold (see `ResponseParser`); past either the parse stops with a
             `ParseLimitError` in `Trace.error`.
+        tokenizer: a fast Hugging Face tokenizer: `generation` and `chunks` are then token ids
+            (and `prefix` text or ids), read as `ResponseParser(..., tokenizer=)` reads them
+            (control tokens are delimiters only as their ids); the spans and events give
+            offsets in the decoded text, and the `Tracer`'s `tokens` the token boundaries.
         on_error: ``"raise"`` (default): the first region that fails to parse stops the
             parse. ``"keep"``: failed regions are listed in `Trace.errors`, their spans
             point to their error, and the parse goes on as `ResponseParser` does.
@@ -846,8 +898,12 @@ def trace(
         ValueError: `prefix` is None or not text; `chunks` do not concatenate to `generation`.
     """
     loaded = load_template(template)
-    prefix = prefix_text(prefix)
-    if chunks is not None and "".join(chunks) != generation:
+    if tokenizer is None:
+        prefix = prefix_text(prefix)
+    joined = [i for chunk in chunks or [] for i in chunk] if tokenizer is not None else None
+    if chunks is not None and (joined if tokenizer is not None else "".join(chunks)) != (
+        generation if tokenizer is None else list(generation)
+    ):
         raise ValueError("chunks must concatenate to the generation")
     tracer = Tracer(
         loaded,
@@ -858,6 +914,7 @@ def trace(
         on_error=on_error,
         max_regions=max_regions,
         max_value_chars=max_value_chars,
+        tokenizer=tokenizer,
     )
     snapshots = []
     for index, piece in enumerate(chunks if chunks is not None else [generation]):

@@ -90,3 +90,81 @@ def test_infer_past_its_timeout_says_so_and_hints_at_the_option(tmp_path):
         "the chat template renders too slowly",
         "hint: allow more time with --timeout SECONDS",
     ]
+
+
+DEMO_PROMPT = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+
+
+def _demo_ids(spell_first_call: bool) -> list[int]:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(REPO_ROOT / "samples" / "demo-model")
+    quoted = "<tool_call>"
+    ids = tokenizer.encode("<think>\nUse the ", add_special_tokens=False)
+    ids += tokenizer.encode(quoted, add_special_tokens=False, split_special_tokens=spell_first_call)
+    return ids + tokenizer.encode(
+        ' tag.</think>\n\n<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call><|im_end|>',
+        add_special_tokens=False,
+    )
+
+
+def test_parse_with_a_tokenizer_reads_token_ids_and_keeps_a_spelled_out_tag_as_text(tmp_path):
+    (tmp_path / "prefix.txt").write_text(DEMO_PROMPT, encoding="utf-8")
+    (tmp_path / "ids.json").write_text(json.dumps(_demo_ids(True)), encoding="utf-8")
+    args = ("parse", "demo-model", "--prefix", str(tmp_path / "prefix.txt"))
+    result = run(*args, str(tmp_path / "ids.json"), "--tokenizer", "samples/demo-model")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {
+        "role": "assistant",
+        "reasoning_content": "Use the <tool_call> tag.",
+        "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {}}}],
+    }
+    # text is tokenized: its <tool_call> becomes the control token, which ends the reasoning
+    text = "<think>\nUse the <tool_call> tag.</think>"
+    result = run(*args, "--tokenizer", "samples/demo-model", stdin=text)
+    assert result.returncode == 1
+    assert "error: fields.tool_calls: json" in result.stdout
+
+
+def test_parse_trace_with_a_tokenizer_shows_tokens_and_what_matched_each_delimiter(tmp_path):
+    (tmp_path / "prefix.txt").write_text(DEMO_PROMPT, encoding="utf-8")
+    (tmp_path / "ids.json").write_text(json.dumps(_demo_ids(True)), encoding="utf-8")
+    result = run(
+        "parse",
+        "demo-model",
+        str(tmp_path / "ids.json"),
+        "--prefix",
+        str(tmp_path / "prefix.txt"),
+        "--tokenizer",
+        "samples/demo-model",
+        "--trace",
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "30 generated token(s)"
+    assert "open reasoning_content: '<think>' (tokens 9-9, matched by control token)" in lines
+    assert "open tool_calls: '<tool_call>' (tokens 25-25, matched by control token)" in lines
+    assert "spelled out at 16: '<tool_call>' stays text" in lines
+
+
+def test_lint_with_a_tokenizer_flags_a_close_that_is_not_the_control_token(tmp_path):
+    template = json.loads(
+        (REPO_ROOT / "samples" / "demo-model" / "tokenizer_config.json").read_text()
+    )["response_template"]
+    clean = tmp_path / "clean.json"
+    clean.write_text(json.dumps(template), encoding="utf-8")
+    result = run("lint", str(clean), "--tokenizer", "samples/demo-model")
+    assert result.returncode == 0 and "no findings" in result.stdout, result.stdout
+    tool_calls = template["fields"]["tool_calls"]
+    del tool_calls["close_pattern"]
+    tool_calls["close"] = "</tool_call >"
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(template), encoding="utf-8")
+    result = run("lint", str(broken), "--tokenizer", "samples/demo-model")
+    assert result.returncode == 0, result.stderr  # warnings only
+    found = " ".join(result.stdout.split())
+    assert (
+        "warning fields.tool_calls.close: '</tool_call >' is not the control token '</tool_call>': "
+        "this tokenizer encodes it as 4 ordinary token(s)"
+    ) in found
+    assert "fix: write '</tool_call>'" in found

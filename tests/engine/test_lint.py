@@ -391,3 +391,81 @@ def test_lint_for_a_runtime_accepts_the_name_its_export_gives_reasoning(tmp_path
     assert [d.code for d in lint(exported.read_text()) if d.path == "fields.thinking"] == [
         "reasoning-field-name"
     ]
+
+
+# -- with a tokenizer --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def demo_tokenizer():
+    from transformers import AutoTokenizer
+
+    from tests.support.paths import ROOT
+
+    return AutoTokenizer.from_pretrained(ROOT / "samples" / "demo-model")
+
+
+def test_lint_tokenizer_is_silent_on_the_demo_models_own_template(demo_tokenizer):
+    from engine.authoring.lint import lint_tokenizer
+
+    assert lint_tokenizer(demo_tokenizer.response_template, demo_tokenizer) == []
+
+
+def test_lint_tokenizer_flags_delimiters_that_are_not_one_control_token(demo_tokenizer):
+    from engine.authoring.lint import lint_tokenizer
+
+    template = {
+        "start_anchor": "<|im_start|>assistant\n",
+        "fields": {
+            "reasoning_content": {"open": "<think", "close": "</think>"},
+            "tool_calls": {"open": "<tool_call>", "close": "</tool_call >", "content": "json"},
+            "content": {"close": "<|im_end|>"},
+        },
+    }
+    assert [
+        (d.severity, d.code, d.path, d.suggestion) for d in lint_tokenizer(template, demo_tokenizer)
+    ] == [
+        (
+            "warning",
+            "delimiter-not-a-control-token",
+            "fields.reasoning_content.open",
+            "write '<think>'",
+        ),
+        (
+            "warning",
+            "delimiter-not-a-control-token",
+            "fields.tool_calls.close",
+            "write '</tool_call>'",
+        ),
+        (
+            "warning",
+            "control-token-unused",
+            "fields",
+            "end a field with '</tool_call>', or open one with it, if the model writes it in its answers",
+        ),
+        (
+            "warning",
+            "control-token-unused",
+            "fields",
+            "end a field with '<think>', or open one with it, if the model writes it in its answers",
+        ),
+    ]
+
+
+def test_lint_tokenizer_flags_a_control_token_the_chat_template_writes_and_the_template_ignores(
+    demo_tokenizer,
+):
+    from engine.authoring.lint import lint_tokenizer
+
+    template = {
+        "start_anchor": "<|im_start|>assistant\n",
+        "fields": {"content": {"close_pattern": r"<\|im_end\|>"}},
+    }
+    found = [(d.code, d.message.split("'")[1]) for d in lint_tokenizer(template, demo_tokenizer)]
+    # <|im_end|> is mentioned by a pattern; <|pad|> is special but the chat template never writes it
+    assert found == [
+        ("control-token-unused", "</think>"),
+        ("control-token-unused", "</tool_call>"),
+        ("control-token-unused", "<think>"),
+        ("control-token-unused", "<tool_call>"),
+    ]

@@ -18,9 +18,18 @@ from hypothesis import strategies as st
 from transformers import AutoTokenizer
 from transformers.utils.chat_parsing import ResponseParser as ReferenceParser
 
-from engine import ResponseParser, get_response_parser, infer_template, parse_response
+from engine import (
+    ResponseParser,
+    check_conformance,
+    get_response_parser,
+    infer_template,
+    parse_response,
+)
 from engine.authoring.samples import load_samples
+from engine.chat_templates.conformance import TOOLS as MATRIX_TOOLS
+from engine.template_files import load_template_file
 from engine.token_ids import SPELLED_MARK, TokenDecoder, control_tokens
+from tests.support.paths import CHAT_TEMPLATES, MANIFEST, TEMPLATE_FOR, needs_shared
 from tests.support.real_outputs import (
     MORE,
     cases_by_chat_template,
@@ -438,9 +447,9 @@ def test_decoding_is_linear_each_id_is_decoded_once(tokenizer, template):
     stream = decoder._stream
 
     class Counting:
-        def step(self, backend, token_id):
-            calls.append(token_id)
-            return stream.step(backend, token_id)
+        def step(self, backend, token_ids):
+            calls.extend(token_ids if isinstance(token_ids, list) else [token_ids])
+            return stream.step(backend, token_ids)
 
     decoder._stream = Counting()
     ids = ids_of(tokenizer, "word " * 200)
@@ -458,3 +467,71 @@ def test_streamed_events_add_up_to_the_message(tokenizer, template, chunking):
     closes = {e["field"]: e["value"] for e in events if e["type"] == "region_close"}
     assert closes["reasoning_content"] == message["reasoning_content"] == "Check."
     assert [closes["tool_calls"]] == message["tool_calls"]
+
+
+def test_trace_with_a_tokenizer_accounts_for_every_character_of_the_decoded_text(
+    tokenizer, template
+):
+    from engine import trace
+
+    ids = (
+        ids_of(tokenizer, "Use the ")
+        + plain_ids(tokenizer, "<tool_call>")
+        + ids_of(
+            tokenizer,
+            ' tag.</think>\n\n<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call><|im_end|>',
+        )
+    )
+    result = trace(ids, template, prefix=PROMPT + "<think>\n", tokenizer=tokenizer)
+    assert result.message["reasoning_content"] == "Use the <tool_call> tag."
+    assert result.generation == tokenizer.decode(ids, skip_special_tokens=False)
+    assert [(s.kind, s.field, s.source, s.start, s.end, s.text) for s in result.spans] == [
+        ("open", "reasoning_content", "prefix", 58, 65, "<think>"),
+        ("body", "reasoning_content", "prefix", 65, 66, "\n"),
+        ("body", "reasoning_content", "generation", 0, 24, "Use the <tool_call> tag."),
+        ("close", "reasoning_content", "generation", 24, 32, "</think>"),
+        ("body", "content", "generation", 32, 34, "\n\n"),
+        ("open", "tool_calls", "generation", 34, 45, "<tool_call>"),
+        ("body", "tool_calls", "generation", 45, 76, '\n{"name": "f", "arguments": {}}'),
+        ("close", "tool_calls", "generation", 76, 89, "\n</tool_call>"),
+        ("close", "content", "generation", 89, 99, "<|im_end|>"),
+    ]
+    with pytest.raises(ValueError, match="chunks must concatenate"):
+        trace(ids, template, prefix=PROMPT, tokenizer=tokenizer, chunks=[ids[:3]])
+
+
+@needs_shared
+@pytest.mark.parametrize("entry", MANIFEST, ids=lambda entry: entry["file"])
+def test_the_development_set_fed_as_ids_reads_as_in_transformers(entry):
+    # every renderable row of the conformance matrix, with the family's shipped template and the
+    # inferred one, all at once and one id at a time (the other chunkings run on the outputs above)
+    chat_template = (CHAT_TEMPLATES / entry["file"]).read_text(encoding="utf-8")
+    tokenizer = family_tokenizer(chat_template)
+    tokens = {"bos_token": entry["bos_token"] or "", "eos_token": entry["eos_token"] or ""}
+    templates = {
+        "shipped": load_template_file(
+            TEMPLATE_FOR.get(entry["file"], entry["family"])
+        ).response_template,
+        "inferred": infer_template(chat_template, **tokens).template,
+    }
+    differences, compared = [], 0
+    for how, template in templates.items():
+        report = check_conformance(template, chat_template, **tokens)
+        for index, row in enumerate(report.situations):
+            if not row.renderable:
+                continue
+            compared += 1
+            found = id_differences(
+                template,
+                encode(tokenizer, row.generation),
+                encode(tokenizer, row.prompt),
+                MATRIX_TOOLS if row.tools else None,
+                tokenizer,
+                seed=index,
+                chunkings=("one-shot", "per-id"),
+            )
+            differences += [
+                f"{how} {row.name} ({chunking}): {why}" for chunking, why in found.items()
+            ]
+    assert differences == []
+    assert compared

@@ -136,7 +136,9 @@ def regions(events: list[dict], implicit: str | None) -> list[tuple]:
     return [tuple(region) for region in found]
 
 
-def id_differences(template, ids, prefix, tools, tokenizer, seed: int = 0) -> dict[str, str]:
+def id_differences(
+    template, ids, prefix, tools, tokenizer, seed: int = 0, chunkings=CHUNKINGS
+) -> dict[str, str]:
     """{chunking: why} where feeding `ids` in that chunking gives another message, or other
     regions and values in its events, than the reference's one-shot parse (bar the documented
     differences of `reference_parity`); {} when all agree. Where the reference raises, the
@@ -145,7 +147,7 @@ def id_differences(template, ids, prefix, tools, tokenizer, seed: int = 0) -> di
     implicit = implicit.name if implicit is not None else None
     theirs = reference_parse(template, ids, prefix, tools, tokenizer)
     found = {}
-    for chunking in CHUNKINGS:
+    for chunking in chunkings:
         try:
             ours = stream_ids(template, chunked(ids, chunking, seed), prefix, tools, tokenizer)
         except Exception as error:
