@@ -34,6 +34,8 @@ class Display:
         selected_event: the event-log row highlighted (from #explain), or None.
         selection: what #explain explains (a span index, "anchor", "cut", "e0"...), or None.
         results_tab: the results tab shown (the OpenAI stream is only computed while it is).
+        group_by_token: in a parse of token ids, the event log puts the events of each token
+            under a row naming it.
     """
 
     hide_chunks: bool = False
@@ -45,6 +47,7 @@ class Display:
     selected_event: int | None = None
     selection: str | None = None
     results_tab: str = "message"
+    group_by_token: bool = False
 
 
 @dataclass
@@ -82,6 +85,10 @@ class Session:
         restored: editor texts Restore replaced, as (what first replaced the text Restore put
             back, the text), the latest last: *Back to the text Restore replaced* puts them back;
             emptied by any other replacement.
+        read_as: how Paste & parse reads the output: as text, or as the ids of a tokenizer
+            (`playground.parse.token_reading.READ_CHOICES`).
+        spelled_text: the "Spelled out" box: ranges of the generation written with ordinary
+            tokens when the output is read as ids (`token_reading.spelled_ranges`).
     """
 
     view: ParseView | None = None
@@ -104,6 +111,8 @@ class Session:
     running_jobs: list[str] = field(default_factory=list)
     replaced: list[tuple[str, str]] = field(default_factory=list)
     restored: list[tuple[str, str]] = field(default_factory=list)
+    read_as: str = "text"
+    spelled_text: str = ""
 
     def release(self) -> None:
         """Drop everything that takes memory: the parses, the replay, the derived views, the
