@@ -241,8 +241,8 @@ def traced_view(
     the parse stops with an error naming it, and the rest is "unparsed". `until` (a
     `time.perf_counter()` value) ends it earlier when the request's own budget ends first.
     `reading`: a `playground.parse.token_reading.TokenReading` to parse the generation as the
-    token ids its tokenizer gives (the spelled-out ranges with ordinary tokens), or None to
-    parse text.
+    token ids its tokenizer gives (the spelled-out ranges with ordinary tokens), fed one id at
+    a time as a model streams them, or None to parse text (one feed).
 
     Raises TemplateError for a template that does not load; parse errors land in the view.
     """
@@ -257,7 +257,11 @@ def traced_view(
         tokenizer=reading.tokenizer if reading is not None else None,
         tokenizer_name=reading.name if reading is not None else "",
     )
-    live.feed(reading.ids(generation) if reading is not None else generation, boundary=False)
+    if reading is None:
+        live.feed(generation, boundary=False)
+    else:  # one id a feed, as a model streams them: the chunks are those a live stream gives
+        for token_id in reading.ids(generation):
+            live.feed([token_id], boundary=False)
     live.finalize()
     seconds = time.perf_counter() - started
     read = (
