@@ -11,9 +11,10 @@
   the matrix summary and each finding with the renders that show it; exit 0 when it passes the
   matrix and every part was inferred, 1 when it does not or a part is missing (the file is
   still written, with the parts that work), 2 when nothing can be inferred.
-- ``lint TEMPLATE [--chat-template FILE] [--target RUNTIME]``: print the diagnostics (with a
-  chat template, also whether its prompts contain the start anchor; with a target, also what
-  that runtime refuses or reads differently); exit 1 on an error.
+- ``lint TEMPLATE [--chat-template FILE] [--target RUNTIME] [--tokenizer DIR]``: print the
+  diagnostics (with a chat template, also whether its prompts contain the start anchor; with a
+  target, also what that runtime refuses or reads differently; with a tokenizer, also
+  delimiters that are not its control tokens); exit 1 on an error.
 - ``grammar TEMPLATE [--tools FILE] [--tool-choice auto|required|none|NAME] [--no-parallel]
   [--format structural-tag|lark|gbnf] [--prefix FILE] [--tokenizer DIR]``: the grammar of
   every output the template reads back that honours the request (`engine.grammar`); what it
@@ -113,6 +114,12 @@ def command_lint(args, console: Console) -> int:
             chat_template, bos_token=args.bos_token or "", eos_token=args.eos_token or ""
         )
         diagnostics += lint_prompts(template, prompts)
+    if args.tokenizer and not any(d.code == "template-error" for d in diagnostics):
+        from transformers import AutoTokenizer
+
+        from .authoring.token_lint import lint_tokenizer
+
+        diagnostics += lint_tokenizer(template, AutoTokenizer.from_pretrained(args.tokenizer))
     _print_diagnostics(console, diagnostics)
     if not diagnostics:
         console.print("no findings")
@@ -793,6 +800,12 @@ def _add_check_and_lint(commands) -> None:
         "--target",
         choices=TARGETS,
         help="also check what this runtime refuses (errors) or reads differently (warnings)",
+    )
+    lint_command.add_argument(
+        "--tokenizer",
+        help="a local tokenizer folder: also check the delimiters are its control tokens "
+        "(token-shaped text that is none, control tokens its chat template writes that no "
+        "delimiter names)",
     )
 
 
