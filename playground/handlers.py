@@ -138,12 +138,26 @@ def reading_of(session: Session, generation: str):
         raise InputError(
             f"Spelled out: {len(session.spelled_text):,} characters (at most {SPELLED_TEXT_CHARS:,})."
         )
-    loaded = None
-    if session.read_as == READ_LOADED:
-        from .live import loaded_tokenizer  # the live module imports this one
+    return reading_for(session.read_as, session.spelled_text, generation, _loaded(session))
 
-        loaded = loaded_tokenizer()
-    return reading_for(session.read_as, session.spelled_text, generation, loaded)
+
+def _loaded(session: Session):
+    """The loaded model's tokenizer when "Read as" asks for it (else None)."""
+    if session.read_as != READ_LOADED:
+        return None
+    from .live import loaded_tokenizer  # the live module imports this one
+
+    return loaded_tokenizer()
+
+
+def reading_tokenizer(session: Session):
+    """The tokenizer Paste & parse reads outputs with ("Read as"), which the diagnostics lint
+    the template against; None when it reads text or the tokenizer is not at hand."""
+    try:
+        reading = reading_for(session.read_as, "", "", _loaded(session))
+    except InputError:
+        return None
+    return reading.tokenizer if reading is not None else None
 
 
 def show(view: ParseView, session: Session, **options) -> dict:
@@ -218,7 +232,9 @@ def parse(workspace: WorkspaceInputs, test_cases_text: str, session: Session) ->
     result = _parsed_page(workspace, test_cases_text, session)
     misses = near_misses_of(session, workspace.template_text)
     if misses:
-        result["diagnostics"] = check_template(workspace.template_text, misses)
+        result["diagnostics"] = check_template(
+            workspace.template_text, misses, reading_tokenizer(session)
+        )
     return result
 
 
@@ -234,7 +250,14 @@ def set_reading(
     token ids of the chosen tokenizer with the marked ranges spelled out)."""
     session.read_as = read_as or "text"
     session.spelled_text = spelled_out or ""
-    return parse(workspace, test_cases_text, session)
+    result = parse(workspace, test_cases_text, session)
+    if "diagnostics" not in result:  # the template is linted against the new tokenizer
+        result["diagnostics"] = check_template(
+            workspace.template_text,
+            near_misses_of(session, workspace.template_text),
+            reading_tokenizer(session),
+        )
+    return result
 
 
 @produces(*PARSE_VIEWS)
@@ -548,7 +571,11 @@ def near_misses_of(session: Session, template_text: str) -> list:
 @produces("diagnostics")
 def diagnose(template_text: str, session: Session) -> dict:
     """The editor's diagnostics (validation, did-you-mean, lint), as the text changes."""
-    return {"diagnostics": check_template(template_text, near_misses_of(session, template_text))}
+    return {
+        "diagnostics": check_template(
+            template_text, near_misses_of(session, template_text), reading_tokenizer(session)
+        )
+    }
 
 
 @produces("template_text", "diagnostics", *RESTORE_BUTTONS, *TEMPLATE_OUTPUTS)
@@ -557,12 +584,13 @@ def fix_template(
 ) -> dict:
     """A "Fix" button in the diagnostics: apply that fix to the editor and parse."""
     template_text = workspace.template_text
-    fixed = apply_fix(template_text, event_number(event, "fix"))
+    tokenizer = reading_tokenizer(session)
+    fixed = apply_fix(template_text, event_number(event, "fix"), tokenizer)
     if fixed is None:
-        return {"diagnostics": check_template(template_text)}
+        return {"diagnostics": check_template(template_text, tokenizer=tokenizer)}
     return {
         "template_text": fixed,
-        "diagnostics": check_template(fixed),
+        "diagnostics": check_template(fixed, tokenizer=tokenizer),
         **replacing(session, template_text, fixed, "the Fix"),
         **parse(workspace.with_template(fixed), test_cases_text, session),
     }

@@ -228,3 +228,19 @@ def test_spelled_out_ids_use_ordinary_tokens_only():
     ids = reading.ids(QUOTED + CALL)
     assert ids[:10] == [59, 617, 227, 399, 227, 34, 311, 36, 227, 1807]
     assert 5 in ids[10:] and 5 not in ids[:10]
+
+
+def test_the_diagnostics_lint_the_template_against_the_tokenizer_read_with():
+    template = demo_tokenizer().response_template
+    calls = {**template["fields"]["tool_calls"], "close": "</tool_call >"}
+    del calls["close_pattern"]
+    text = json.dumps({**template, "fields": {**template["fields"], "tool_calls": calls}})
+    workspace = WorkspaceInputs(text, PROMPT, QUOTED + CALL, "")
+    finding = (
+        "`</tool_call >` is not a control token of this tokenizer (4 ordinary tokens: '</' "
+        "'tool_call' ' ' '>'); the model writes `</tool_call>` as one id"
+    )
+    as_ids = handlers.set_reading(READ_DEMO, "", workspace, "", Session())
+    assert finding in html.unescape(re.sub(r"<[^>]+>", "", as_ids["diagnostics"]))
+    as_text = handlers.set_reading(READ_AS_TEXT, "", workspace, "", Session())
+    assert "is not a control token" not in html.unescape(as_text["diagnostics"])
