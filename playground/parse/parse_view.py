@@ -373,6 +373,13 @@ class PlainParse:
             self._parser = None
 
 
+def _spelled_at(tokens: StreamTokens | None):
+    """A test of stream offsets: whether one lies in a control token spelled out with ordinary
+    tokens (always False for a parse of text, or when none was)."""
+    spelled = tokens.spelled_out() if tokens is not None else []
+    return lambda at: at is not None and any(start <= at < end for start, end in spelled)
+
+
 def _untokened(events: list[dict]) -> list[dict]:
     """`events` without their ``"tokens"`` ranges (changed in place): the store keeps a chunk
     as a few integers only with the parser's usual keys, and the view's `tokens` give the
@@ -544,6 +551,7 @@ class LiveParse:
             if held
             else ""
         )
+        spelled = _spelled_at(tracer.tokens)
         return ParseView(
             cut_away=tracer.anchor.dropped,
             stream=stream,
@@ -559,7 +567,17 @@ class LiveParse:
                 else None
             ),
             errors=errors,
-            warnings=[WarningNote(w.code, w.message, w.suggestion) for w in tracer.warnings],
+            # A spelled-out control token is no delimiter by design (the map says why): the
+            # warnings and diagnoses found at one are not a near miss or lost text.
+            warnings=[
+                WarningNote(w.code, w.message, w.suggestion)
+                for w in tracer.warnings
+                if not spelled(
+                    w.start + tracer.tail_length
+                    if w.source == "generation"
+                    else w.start - tracer.anchor.offset
+                )
+            ],
             figures=list(extra_figures),
             finished=self.finished,
             chunk_ends=self.chunk_ends[:],
@@ -567,7 +585,7 @@ class LiveParse:
             held_reason=reason,
             template=self.template,
             tools=self.tools,
-            diagnoses=tracer.diagnoses,
+            diagnoses=[d for d in tracer.diagnoses if not spelled(d.stream_start)],
             tokens=tracer.tokens,
             tokenizer_name=self.tokenizer_name,
         )

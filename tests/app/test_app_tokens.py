@@ -244,3 +244,41 @@ def test_the_diagnostics_lint_the_template_against_the_tokenizer_read_with():
     assert finding in html.unescape(re.sub(r"<[^>]+>", "", as_ids["diagnostics"]))
     as_text = handlers.set_reading(READ_AS_TEXT, "", workspace, "", Session())
     assert "is not a control token" not in html.unescape(as_text["diagnostics"])
+
+
+def test_a_spelled_out_open_is_no_probable_loss():
+    """The default sample with its first `<tool_call>` spelled out: that call stays content,
+    the status is clean (text there is no delimiter by design), the second call parses."""
+    from playground import catalog
+
+    sample = catalog.samples_by_id()[catalog.DEFAULT_SAMPLE]
+    workspace = WorkspaceInputs(
+        catalog.template_text_of(sample.template),
+        sample.prefix,
+        sample.generation,
+        catalog.template_text_of(sample.tools),
+    )
+    session = Session()
+    handlers.set_reading(READ_DEMO, "", workspace, "", session)
+    assert [
+        call["function"]["arguments"]["city"] for call in session.view.message["tool_calls"]
+    ] == [
+        "Paris",
+        "東京",
+    ]
+    out = handlers.set_reading(READ_DEMO, "26:37", workspace, "", session)
+    assert session.view.message == {
+        "role": "assistant",
+        "content": 'Let me check both cities.\n<tool_call>\n{"name": "get_weather", "arguments": '
+        '{"city": "Paris", "days": 3}}\n</tool_call>',
+        "tool_calls": [
+            {
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "東京", "days": 1}},
+            }
+        ],
+    }
+    assert (
+        '<div class="rt-status rt-status-ok" id="status-parsed">✔ Parsed: tool_calls, content</div>'
+        in out["status"]
+    )
