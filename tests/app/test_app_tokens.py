@@ -282,3 +282,19 @@ def test_a_spelled_out_open_is_no_probable_loss():
         '<div class="rt-status rt-status-ok" id="status-parsed">✔ Parsed: tool_calls, content</div>'
         in out["status"]
     )
+
+
+def test_explain_names_the_tokens_and_why_a_spelled_out_tag_is_text():
+    session = Session()
+    read(READ_DEMO, "8:19", session=session)
+    body = handlers.explain_span({"selected": "0"}, session)["explain"]
+    text = html.unescape(re.sub(r"<[^>]+>", "", body))
+    assert (
+        "spelled out<tool_call> at 8–19 is written with ordinary tokens: only the control "
+        "token's id opens or closes a region, so it is text here"
+    ) in text
+    assert "token 10: id 59 U · token 11: id 617 se" in text
+    opened = handlers.explain_span({"selected": "1"}, session)["explain"]
+    text = html.unescape(re.sub(r"<[^>]+>", "", opened))
+    assert "control token 21: id 5 <tool_call>" in text
+    assert "matched bya control token, generated as its id" in text
