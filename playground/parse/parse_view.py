@@ -44,6 +44,8 @@ from .weight import plain_weight
 ON_ERROR = "keep"
 # Bytes a view keeps per span, per logged event and per event kept as a dict (see `ParseView.weight`).
 SPAN_BYTES, LOGGED_EVENT_BYTES, KEPT_EVENT_BYTES = 320, 32, 600
+# A pasted output read as ids is fed one id at a time, in at most this many feeds.
+ID_FEEDS = 8_000
 # ... and per token id read (its id, text, flag and offset in `StreamTokens`).
 TOKEN_BYTES = 120
 # What explaining held text may try: its last starts, within a time (seconds).
@@ -242,7 +244,9 @@ def traced_view(
     `time.perf_counter()` value) ends it earlier when the request's own budget ends first.
     `reading`: a `playground.parse.token_reading.TokenReading` to parse the generation as the
     token ids its tokenizer gives (the spelled-out ranges with ordinary tokens), fed one id at
-    a time as a model streams them, or None to parse text (one feed).
+    a time as a model streams them (an output of more than ID_FEEDS ids in ID_FEEDS even
+    pieces: each feed costs the tracer as much as a short text), or None to parse text (one
+    feed).
 
     Raises TemplateError for a template that does not load; parse errors land in the view.
     """
@@ -260,8 +264,10 @@ def traced_view(
     if reading is None:
         live.feed(generation, boundary=False)
     else:  # one id a feed, as a model streams them: the chunks are those a live stream gives
-        for token_id in reading.ids(generation):
-            live.feed([token_id], boundary=False)
+        ids = reading.ids(generation)
+        step = -(-len(ids) // ID_FEEDS) if len(ids) > ID_FEEDS else 1
+        for at in range(0, len(ids), step):
+            live.feed(ids[at : at + step], boundary=False)
     live.finalize()
     seconds = time.perf_counter() - started
     read = (
