@@ -502,24 +502,34 @@ def generate(
     yield run.finished(end, prompt.text, template_text, live_tools_text)
 
 
-def live_parse(loaded, template: dict, prompt, tools: list | None) -> LiveParse:
+def live_parse(
+    loaded, template: dict, prompt, tools: list | None, *, plain: bool = True
+) -> LiveParse:
     """The parse a generation is fed to: the model's token ids read with its tokenizer (the
     parse transformers 5.25 gives with that tokenizer: a control token is a delimiter only
     when generated as its id), from the prompt's ids on. A tokenizer that cannot read ids
     (a slow one, with no ``backend_tokenizer``) leaves the parse reading the decoded text.
 
+    `plain`: also time a plain parser (the page's "parse per token" figure).
+
     Raises TemplateError for a template that does not load."""
     tokenizer = loaded.tokenizer
     if getattr(tokenizer, "backend_tokenizer", None) is None:
-        return LiveParse(template, prompt.text, tools, plain=True)
+        return LiveParse(template, prompt.text, tools, plain=plain)
     return LiveParse(
         template,
         list(prompt.ids),
         tools,
-        plain=True,
+        plain=plain,
         tokenizer=tokenizer,
         tokenizer_name="the model's tokenizer",
     )
+
+
+def feed_piece(live: LiveParse, piece) -> None:
+    """Feed one streamed piece (`generation.GeneratedPiece`) to a `live_parse`: its token ids,
+    or its text when the parse reads text."""
+    live.feed(list(piece.ids) if live.tokenizer_name else piece.text)
 
 
 def not_started(message: str) -> dict:
@@ -694,7 +704,7 @@ class _LiveRun:
     def feed(self, piece) -> None:
         """Parse one streamed piece: its token ids (its text when the parse reads text)."""
         self.tokens += len(piece.ids)
-        self.live.feed(list(piece.ids) if self.live.tokenizer_name else piece.text)
+        feed_piece(self.live, piece)
 
     def draw(self) -> dict:
         """An update outlining the text and events added since the one before."""
