@@ -185,7 +185,8 @@ class _MapWriter:
         self.spelled: list[tuple[int, int]] = []
         self.spelled_notes: dict[int, int] = {}
         if self.tokens is not None:
-            self.boundaries = token_starts(view, start_at)
+            # the generation's tokens (the prefix tail is the chat template's: hover names them)
+            self.boundaries = token_starts(view, max(start_at, tail_length))
             self.spelled = [
                 (start, end)
                 for start, end in self.tokens.spelled_out()
@@ -326,15 +327,16 @@ class _MapWriter:
                 out.append('</div><div class="rt-block">')
 
 
-def token_starts(view: ParseView, window_start: int) -> list[int]:
-    """Stream offsets where the tokens after `window_start` start (the first TOKENS_DRAWN of
-    them; an empty token, the first byte of a character a later token completes, adds none)."""
+def token_starts(view: ParseView, after: int) -> list[int]:
+    """Stream offsets where the tokens starting after offset `after` start (the first
+    TOKENS_DRAWN of them; an empty token, the first byte of a character a later token
+    completes, adds none)."""
     starts: list[int] = []
     end = len(view.stream)
     for token in view.tokens.boundaries():
         if token["start"] >= end:
             break
-        if token["start"] > window_start and token["end"] > token["start"]:
+        if token["start"] > after and token["end"] > token["start"]:
             starts.append(token["start"])
             if len(starts) >= TOKENS_DRAWN:
                 break
