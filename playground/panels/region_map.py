@@ -9,7 +9,7 @@ or chosen from the keyboard (see `playground.panels.page_script`), so
 Offsets are stream offsets: 0 is the first character of the prefix after its
 start-anchor cut; the generation follows the prefix tail.
 
-The Tokens view (a parse of token ids, with "Show token boundaries") underlines every other
+The Tokens view (a parse of token ids, with "Tokens view" checked) underlines every other
 token, gives each piece its token's index, id and text on hover, draws a delimiter matched
 by a control token's id apart from one matched in text, and marks a control token spelled
 out with ordinary tokens, with a note saying why it is no delimiter.
