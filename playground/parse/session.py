@@ -28,8 +28,9 @@ class Display:
     Attributes:
         hide_chunks: leave `region_chunk` events out of the event log.
         show_whitespace: draw spaces, tabs and newlines in the region map.
-        show_tokens: after a run, still mark where its chunks (tokens) ended (while streaming
-            they are always marked).
+        show_tokens: the Tokens view: for a parse of token ids, the tokens, their ids and
+            which delimiters control tokens matched; for a parse of text, after a run, still
+            mark where its chunks ended (while streaming they are always marked).
         log_search, log_field, log_page: the event log's search text, field filter and page.
         selected_event: the event-log row highlighted (from #explain), or None.
         selection: what #explain explains (a span index, "anchor", "cut", "e0"...), or None.
