@@ -4,6 +4,8 @@ a control token spelled out with ordinary tokens left as text, the same message 
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engine import ResponseParser
 from engine.authoring.trace import Tracer
@@ -69,3 +71,25 @@ def test_text_is_refused_with_a_tokenizer(tokenizer):
     tracer = Tracer(tokenizer.response_template, PROMPT, tokenizer=tokenizer)
     with pytest.raises(TypeError, match="reads token ids, not text"):
         tracer.feed("hello")
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(cuts=st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=20))
+def test_spans_tile_the_stream_and_the_message_is_the_parsers_in_any_chunking(tokenizer, cuts):
+    ids = generated(tokenizer)
+    tracer = Tracer(tokenizer.response_template, PROMPT, tokenizer=tokenizer, on_error="keep")
+    at = 0
+    for size in cuts:
+        tracer.feed(ids[at : at + size])
+        at += size
+    tracer.feed(ids[at:])
+    tracer.finalize()
+    spans = tracer.spans()
+    assert spans[0].stream_start == 0 and spans[-1].stream_end == len(tracer.stream)
+    assert all(a.stream_end == b.stream_start for a, b in zip(spans, spans[1:]))
+    assert "".join(span.text for span in spans) == QUOTED + CALL
+    parser = ResponseParser(tokenizer.response_template, PROMPT, tokenizer=tokenizer)
+    parser.feed(ids)
+    assert tracer.message == parser.finalize()[0]
