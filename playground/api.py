@@ -445,7 +445,8 @@ def generate(
     seed: int = 0,
     template_text: str = "",
 ) -> Iterator[dict]:
-    """Generate with a model (default: the bundled demo model) and parse as tokens arrive.
+    """Generate with a model (default: the bundled demo model) and parse its token ids as they
+    arrive, read with its tokenizer (a control token is a delimiter only as its id).
 
     Args:
         user: the user message (or give `messages_text`, a messages JSON list, which wins).
@@ -459,8 +460,10 @@ def generate(
         capped_prompt,
         checked_max_new_tokens,
         conversation,
+        feed_piece,
         generation_slots,
         get_model,
+        live_parse,
         sampled_stream,
     )
     from .model import generation as models
@@ -474,7 +477,7 @@ def generate(
         if template is None:
             template, _ = models.choose_template(loaded)
         prompt = capped_prompt(loaded, messages, tools, enable_thinking)
-        live = LiveParse(template, prompt.text, tools)
+        live = live_parse(loaded, template, prompt, tools, plain=False)
     except (InputError, TemplateError, LookupError, ValueError) as error:
         yield _generate_error(redact(str(error)))
         return
@@ -483,7 +486,7 @@ def generate(
     try:
         with generation_slots:  # one generation at a time over the server, as for the page
             for piece in pieces:
-                live.feed(piece.text)
+                feed_piece(live, piece)
                 yield {
                     "generation": live.generation,
                     "message": None,

@@ -87,6 +87,7 @@ from .parse.derived import DERIVED_VIEWS, remember_derived, stale_derived
 from .parse.parse_view import ParseView, traced_view
 from .parse.replay import Replay, ReplayInputs, paced_feed, prepare_replay, seek
 from .parse.session import Session
+from .parse.token_reading import READ_LOADED, reading_for
 from .parse.workspace import WorkspaceInputs
 from .server import limits
 from .server.downloads import download_folder, remove_upload
@@ -113,13 +114,50 @@ TEMPLATE_OUTPUTS = ("template_choice", "test_results", "scrubber", *DERIVED_VIEW
 # ---------------------------------------------------------------------------
 
 
-def parse_inputs(workspace: WorkspaceInputs) -> ParseView:
-    """Check the caps, then parse a pasted generation. Raises InputError / TemplateError."""
+def parse_inputs(workspace: WorkspaceInputs, session: Session | None = None) -> ParseView:
+    """Check the caps, then parse a pasted generation: as text, or as token ids when the
+    session's "Read as" asks for a tokenizer (`reading_of`). Raises InputError / TemplateError."""
     template = read_template(workspace.template_text)
     tools = read_tools(workspace.tools_text)
     prefix, generation = workspace.prefix or "", workspace.generation or ""
     check_text_sizes(prefix, generation)
-    return traced_view(template, prefix, generation, tools)
+    reading = reading_of(session, generation) if session is not None else None
+    return traced_view(template, prefix, generation, tools, reading=reading)
+
+
+# The "Spelled out" box's text read at most (characters).
+SPELLED_TEXT_CHARS = 20_000
+
+
+def reading_of(session: Session, generation: str):
+    """How the session's "Read as" reads `generation`: a `TokenReading`, or None for text.
+
+    Raises InputError: see `playground.parse.token_reading.reading_for`; a "Spelled out" box
+    over SPELLED_TEXT_CHARS characters."""
+    if len(session.spelled_text) > SPELLED_TEXT_CHARS:
+        raise InputError(
+            f"Spelled out: {len(session.spelled_text):,} characters (at most {SPELLED_TEXT_CHARS:,})."
+        )
+    return reading_for(session.read_as, session.spelled_text, generation, _loaded(session))
+
+
+def _loaded(session: Session):
+    """The loaded model's tokenizer when "Read as" asks for it (else None)."""
+    if session.read_as != READ_LOADED:
+        return None
+    from .live import loaded_tokenizer  # the live module imports this one
+
+    return loaded_tokenizer()
+
+
+def reading_tokenizer(session: Session):
+    """The tokenizer Paste & parse reads outputs with ("Read as"), which the diagnostics lint
+    the template against; None when it reads text or the tokenizer is not at hand."""
+    try:
+        reading = reading_for(session.read_as, "", "", _loaded(session))
+    except InputError:
+        return None
+    return reading.tokenizer if reading is not None else None
 
 
 def show(view: ParseView, session: Session, **options) -> dict:
@@ -136,7 +174,7 @@ def _parsed(workspace: WorkspaceInputs, session: Session, note: str = "") -> dic
     """The parse panels for these inputs; the last good parse, marked stale, when they cannot be parsed."""
     generation = workspace.generation
     try:
-        view = parse_inputs(workspace)
+        view = parse_inputs(workspace, session)
     except (InputError, TemplateError, ValueError) as error:
         if session.last_good is not None:
             drawn = render(session.last_good, session, stale=str(error))
@@ -194,7 +232,31 @@ def parse(workspace: WorkspaceInputs, test_cases_text: str, session: Session) ->
     result = _parsed_page(workspace, test_cases_text, session)
     misses = near_misses_of(session, workspace.template_text)
     if misses:
-        result["diagnostics"] = check_template(workspace.template_text, misses)
+        result["diagnostics"] = check_template(
+            workspace.template_text, misses, reading_tokenizer(session)
+        )
+    return result
+
+
+@produces("diagnostics", *TEMPLATE_OUTPUTS)
+def set_reading(
+    read_as: str,
+    spelled_out: str,
+    workspace: WorkspaceInputs,
+    test_cases_text: str,
+    session: Session,
+) -> dict:
+    """ "Read as" or "Spelled out" changed: remember them and parse again (as text, or as the
+    token ids of the chosen tokenizer with the marked ranges spelled out)."""
+    session.read_as = read_as or "text"
+    session.spelled_text = spelled_out or ""
+    result = parse(workspace, test_cases_text, session)
+    if "diagnostics" not in result:  # the template is linted against the new tokenizer
+        result["diagnostics"] = check_template(
+            workspace.template_text,
+            near_misses_of(session, workspace.template_text),
+            reading_tokenizer(session),
+        )
     return result
 
 
@@ -207,10 +269,13 @@ def set_display(
     log_page: float,
     session: Session,
     show_tokens: bool = False,
+    group_by_token: bool = False,
 ) -> dict:
-    """A display option changed (event-log filter or page, whitespace, token boundaries): re-draw the parse on screen."""
+    """A display option changed (event-log filter or page, whitespace, the Tokens view, the
+    log's grouping by token): re-draw the parse on screen."""
     display = session.display
     display.show_tokens = bool(show_tokens)
+    display.group_by_token = bool(group_by_token)
     changed = (display.log_search, display.log_field, display.hide_chunks) != (
         log_search or "",
         log_field or "",
@@ -506,7 +571,11 @@ def near_misses_of(session: Session, template_text: str) -> list:
 @produces("diagnostics")
 def diagnose(template_text: str, session: Session) -> dict:
     """The editor's diagnostics (validation, did-you-mean, lint), as the text changes."""
-    return {"diagnostics": check_template(template_text, near_misses_of(session, template_text))}
+    return {
+        "diagnostics": check_template(
+            template_text, near_misses_of(session, template_text), reading_tokenizer(session)
+        )
+    }
 
 
 @produces("template_text", "diagnostics", *RESTORE_BUTTONS, *TEMPLATE_OUTPUTS)
@@ -515,12 +584,13 @@ def fix_template(
 ) -> dict:
     """A "Fix" button in the diagnostics: apply that fix to the editor and parse."""
     template_text = workspace.template_text
-    fixed = apply_fix(template_text, event_number(event, "fix"))
+    tokenizer = reading_tokenizer(session)
+    fixed = apply_fix(template_text, event_number(event, "fix"), tokenizer)
     if fixed is None:
-        return {"diagnostics": check_template(template_text)}
+        return {"diagnostics": check_template(template_text, tokenizer=tokenizer)}
     return {
         "template_text": fixed,
-        "diagnostics": check_template(fixed),
+        "diagnostics": check_template(fixed, tokenizer=tokenizer),
         **replacing(session, template_text, fixed, "the Fix"),
         **parse(workspace.with_template(fixed), test_cases_text, session),
     }

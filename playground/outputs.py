@@ -103,9 +103,10 @@ def render(
         display.log_field,
         display.hide_chunks,
         display.selected_event,
+        display.group_by_token,
     )
     log_html, page, pages = event_log(
-        view.events, query, view.current_phases if not view.finished else ()
+        view.events, query, view.current_phases if not view.finished else (), view.tokens
     )
     display.log_page = page
     fields = view.field_names or log_fields(view.events)
@@ -118,7 +119,14 @@ def render(
             losses=inference_losses(view, session.inference) if view.finished else (),
         ),
         "region_map": region_map(
-            view, MapOptions(display.show_whitespace, stale or None, window_start, boundaries)
+            view,
+            MapOptions(
+                display.show_whitespace,
+                stale or None,
+                window_start,
+                boundaries,
+                show_tokens=display.show_tokens,
+            ),
         ),
         "explain": explain(view, display.selection, session.inference),
         "event_log": log_html,

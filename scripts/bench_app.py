@@ -1,6 +1,6 @@
 """Benchmark the playground: its handlers, and the page in Chromium.
 
-    python scripts/bench_app.py [--size 200000] [--tokens 300] [--no-browser] [--felt] [--server-only]
+    python scripts/bench_app.py [--size 200000] [--tokens 300] [--no-browser] [--felt] [--server-only] [--tokens-view]
 
 Prints, side by side:
 - paste + parse + render of a generation of about `--size` characters, in the handler
@@ -15,6 +15,9 @@ Prints, side by side:
 - where it is felt, in Chromium (`bench_felt`, alone with `--felt`): a 200 KB paste until the
   map is painted (target < 1.5 s), and a click on the map until #explain is painted (target
   < 200 ms), both timed inside the page, each with the machine's load average beside it.
+- that paste read as text against read as the demo model's token ids (fed one id at a time,
+  as a model streams them, in at most 8,000 feeds) with the Tokens view and the log grouped by token drawn, in the
+  handler (alone with `--tokens-view`); target < 1 s for the paste read as ids too;
 - the server side of that paste next to the engine alone on the same chunks (target: the
   app at most 5 times the engine): /parse's work against `parse_response`, and a replay a
   character at a time (LiveParse, as Step, Play and /replay feed it) against a plain
@@ -83,6 +86,34 @@ def bench_paste(size: int, template_name: str, repeats: int = 3) -> None:
         f"({len(view.message.get('tool_calls', []))} tool calls, {len(view.events):,} events, {html_size / 1e3:.0f} KB of HTML): "
         f"{best(timings)} (target < 1000 ms)"
     )
+
+
+def bench_tokens_view(size: int, template_name: str = "qwen3", repeats: int = 3) -> None:
+    """The paste read as text, then as the demo model's ids with the Tokens view: handler time."""
+    from playground.parse.parse_view import ID_FEEDS
+    from playground.parse.token_reading import READ_AS_TEXT, READ_DEMO, demo_tokenizer
+
+    prefix, generation = pasted_generation(size)
+    template_text = shipped_template_text(template_name)
+    demo_tokenizer()  # loaded once per process: not what a paste costs
+    for read_as in (READ_AS_TEXT, READ_DEMO):
+        timings = []
+        for _ in range(repeats):
+            session = Session()
+            session.display.show_tokens = session.display.group_by_token = True
+            started = time.perf_counter()
+            out = handlers.set_reading(
+                read_as, "", WorkspaceInputs(template_text, prefix, generation, ""), "", session
+            )
+            timings.append(time.perf_counter() - started)
+        view = session.view
+        assert view is not None and not view.errors, out["status"]
+        tokens = len(view.tokens.ids) - view.tokens.prefix_tokens if view.tokens else 0
+        print(
+            f"handler: paste read as {read_as}, {template_name}, {len(generation):,} characters"
+            + (f" ({tokens:,} ids in {min(tokens, ID_FEEDS):,} feeds)" if tokens else "")
+            + f", Tokens view drawn: {best(timings)} (target < 1000 ms)"
+        )
 
 
 def bench_export(repeats: int = 5) -> None:
@@ -429,7 +460,15 @@ def main() -> None:
     parser.add_argument(
         "--server-only", action="store_true", help="only the server side next to the engine"
     )
+    parser.add_argument(
+        "--tokens-view",
+        action="store_true",
+        help="only the paste read as text against read as token ids, with the Tokens view",
+    )
     args = parser.parse_args()
+    if args.tokens_view:
+        bench_tokens_view(args.size)
+        return
     if args.felt:
         bench_felt(args.size)
         return
@@ -439,6 +478,7 @@ def main() -> None:
     # qwen3 closes tool calls with a regex (close_pattern); hermes-2-pro with literals only.
     for template_name in ("hermes-2-pro", "qwen3"):
         bench_paste(args.size, template_name)
+    bench_tokens_view(args.size)
     config_path = bench_export()
     if not args.no_browser:
         bench_browser(args.size, config_path)

@@ -21,6 +21,7 @@ from typing import Any
 
 from engine import TemplateError, load_template
 from engine.authoring.lint import lint
+from engine.authoring.lint import lint_tokenizer
 from engine.pattern_shapes import pattern_literal
 from engine.template import compile_pattern
 from engine.transform import placeholder_paths
@@ -291,12 +292,14 @@ def _written_in(literal: str, written: str) -> bool:
     return any(json.dumps(form, ensure_ascii=False)[1:-1] in written for form in (literal, escaped))
 
 
-def findings(text: str, near_misses: list | None = None) -> list[Finding]:
+def findings(text: str, near_misses: list | None = None, tokenizer=None) -> list[Finding]:
     """Every diagnostic of editor `text`, errors first (see the module docstring).
 
     `near_misses`: the near-miss diagnoses (`engine.authoring.diagnosis.Diagnosis`) of the
     current parse with this template; a fix that would copy a delimiter text they show is
-    wrong is held back (`_held`)."""
+    wrong is held back (`_held`). `tokenizer`: the tokenizer the page reads outputs with
+    (Paste & parse's "Read as"), or None: its findings (`lint_tokenizer`: delimiters that are
+    not its control tokens) are added, with no one-click fix."""
     try:
         template = read_template(text)
     except InputError as error:
@@ -321,14 +324,20 @@ def findings(text: str, near_misses: list | None = None) -> list[Finding]:
                     fixed,
                 )
             )
+        if tokenizer is not None:
+            found += [
+                Finding(d.severity, d.code, d.path, d.message, d.suggestion)
+                for d in lint_tokenizer(template, tokenizer)
+            ]
     if near_misses:
         found = _held(found, near_misses)
     return sorted(found, key=lambda f: SEVERITY_ORDER.get(f.severity, 3))
 
 
-def apply_fix(text: str, index: int) -> str | None:
-    """Editor text with finding `index` of `findings(text)` fixed, or None when it has no fix."""
-    found = findings(text)
+def apply_fix(text: str, index: int, tokenizer=None) -> str | None:
+    """Editor text with finding `index` of `findings(text, tokenizer=tokenizer)` fixed, or None
+    when it has no fix."""
+    found = findings(text, tokenizer=tokenizer)
     if not 0 <= index < len(found) or found[index].fixed is None:
         return None
     return template_text_of(found[index].fixed)
@@ -456,6 +465,7 @@ def diagnostics_html(found: list[Finding], text: str = "") -> str:
     return '<div id="template-diagnostics-list">' + "".join(rows) + "</div>"
 
 
-def check_template(text: str, near_misses: list | None = None) -> str:
-    """The editor's diagnostics panel for `text`, as HTML (`near_misses`: see `findings`)."""
-    return diagnostics_html(findings(text, near_misses), text)
+def check_template(text: str, near_misses: list | None = None, tokenizer=None) -> str:
+    """The editor's diagnostics panel for `text`, as HTML (`near_misses`, `tokenizer`: see
+    `findings`)."""
+    return diagnostics_html(findings(text, near_misses, tokenizer), text)

@@ -44,6 +44,13 @@ def build(page: Page, first: dict) -> None:
                 scale=0,
                 min_width=120,
             )
+            page.group_by_token = gr.Checkbox(
+                False,
+                label="Group by token",
+                elem_id="group-by-token",
+                scale=0,
+                min_width=130,
+            )
         page.event_log = gr.HTML(first["event_log"], elem_id="event-log", js_on_load=EVENT_LOG_JS)
 
 
@@ -55,7 +62,7 @@ def matches(page: Page) -> None:
 
 def wire(page: Page) -> None:
     """A filter or the page of the log re-draws it; a click on a row shows that event."""
-    for display_option in (page.hide_chunks, page.log_field):
+    for display_option in (page.hide_chunks, page.log_field, page.group_by_token):
         page.listen(display_option.change, handlers.set_display, show_progress="hidden")
     page.listen(page.log_search.submit, handlers.set_display, show_progress="hidden")
     page.listen(page.log_page.submit, handlers.set_display, show_progress="hidden")

@@ -25,9 +25,9 @@ def build(page: Page, first: dict) -> None:
         )
         page.show_tokens = gr.Checkbox(
             False,
-            label="Show token boundaries",
+            label="Tokens view (boundaries, ids, control tokens)",
             elem_id="show-tokens",
-            min_width=190,
+            min_width=300,
             scale=0,
             container=False,
         )

@@ -7,6 +7,8 @@ import gradio as gr
 
 from .. import handlers
 from ..catalog import EDITED_TEMPLATE, INLINE_TEMPLATE, template_names
+from ..panels.page_script import MARK_SPELLED_JS
+from ..parse.token_reading import READ_AS_TEXT, READ_CHOICES
 from ..wiring import Page
 
 MONO = ["rt-mono"]
@@ -32,6 +34,32 @@ def build(page: Page, first: dict) -> None:
             elem_id="generation",
             elem_classes=MONO,
         )
+        with gr.Row(equal_height=False, elem_id="reading-row"):
+            page.read_as = gr.Radio(
+                list(READ_CHOICES),
+                value=READ_AS_TEXT,
+                label="Read the output as",
+                info="as token ids, a control token is a delimiter only when it is its own id",
+                elem_id="read-as",
+                scale=2,
+            )
+            page.spelled_out = gr.Textbox(
+                "",
+                label="Spelled out (start:end, one a line)",
+                info="read as ids, these stretches are written with ordinary tokens, as a model "
+                "quoting a tag in prose writes them",
+                lines=1,
+                max_lines=4,
+                elem_id="spelled-out",
+                elem_classes=MONO,
+                scale=2,
+            )
+            page.mark_spelled_button = gr.Button(
+                "Mark selection as spelled out",
+                elem_id="mark-spelled-button",
+                scale=1,
+                min_width=160,
+            )
         page.tools_text = gr.Code(
             first["tools_text"],
             language="json",
@@ -70,5 +98,13 @@ def wire(page: Page) -> None:
         show_progress="hidden",
     )
     page.listen(page.template_choice.input, handlers.choose_template)
+    page.listen(page.read_as.input, handlers.set_reading)
+    page.listen(page.spelled_out.submit, handlers.set_reading)
+    page.listen(page.spelled_out.blur, handlers.set_reading)
+    # The selected text of the generation box becomes a range of the box, then parses again.
+    marked = page.mark_spelled_button.click(
+        None, page.spelled_out, page.spelled_out, js=MARK_SPELLED_JS
+    )
+    page.listen(marked.then, handlers.set_reading)
     page.listen(page.fit_button.click, handlers.fit_templates, work="fit")
     page.listen(page.use_best_button.click, handlers.use_best)

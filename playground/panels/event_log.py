@@ -36,6 +36,7 @@ class LogQuery:
     field: str = ""
     hide_chunks: bool = False
     selected: int | None = None
+    group_by_token: bool = False
 
 
 def _row_text(event: dict) -> str:
@@ -64,14 +65,39 @@ def page_count(rows: int) -> int:
     return max(1, -(-rows // PAGE_ROWS))
 
 
+def token_group(tokens, event: dict) -> tuple[int, int] | None:
+    """The tokens an event's text lies in, as ``(first, past_last)`` indices, or None for an
+    event without offsets (or past the tokens read)."""
+    if "start" not in event or tokens is None:
+        return None
+    first, past = tokens.token_range(event["start"], event["end"])
+    return None if first >= len(tokens.ids) else (first, max(past, first + 1))
+
+
+def token_heading(tokens, group: tuple[int, int]) -> str:
+    """The group row's words: each token's index, id and text, control tokens named so."""
+    first, past = group
+    shown = []
+    for index in range(first, min(past, first + 8)):
+        kind = "control token" if tokens.control[index] else "token"
+        shown.append(f"{kind} {index}: id {tokens.ids[index]} {tokens.pieces[index]!r}")
+    if past - first > 8:
+        shown.append(f"… {past - first - 8} more tokens")
+    return " · ".join(shown)
+
+
 def event_log(
     events: Sequence[LoggedEvent],
     query: LogQuery = LogQuery(),
     current_phases: Collection[str] = (),
+    tokens=None,
 ) -> tuple[str, int, int]:
     """The event log table for `query`; returns (HTML, the page shown, the number of pages).
 
-    Rows of the phases in `current_phases` (the feeds this update added) are outlined.
+    Rows of the phases in `current_phases` (the feeds this update added) are outlined. With
+    `query.group_by_token` and `tokens` (the `engine.token_ids.StreamTokens` of a parse of
+    ids), a row naming the tokens comes before the events of each token: the clean and dirty
+    chunks each token released.
 
     Columns: number, phase, type, field, chunk text (whitespace drawn), dirty, value, offsets.
     """
@@ -104,9 +130,25 @@ def event_log(
         "<thead><tr><th>#</th><th>phase</th><th>type</th><th>field</th><th>text</th><th>dirty</th><th>value</th><th>offsets</th>"
         "</tr></thead><tbody>",
     ]
+    grouping = query.group_by_token and tokens is not None
+    if query.group_by_token and tokens is None:
+        out.insert(
+            2,
+            '<div class="rt-log-note" id="event-log-token-note">Grouping by token needs a parse '
+            "of token ids: Generate live, or Paste &amp; parse read through a tokenizer.</div>",
+        )
+    group: tuple[int, int] | None = None
     for logged in shown:
         event = logged.event
         kind = event.get("type", "?")
+        if grouping:
+            found = token_group(tokens, event)
+            if found is not None and found != group:
+                group = found
+                out.append(
+                    f'<tr class="rt-token-group" data-tokens="{found[0]}-{found[1]}"><td colspan="8">'
+                    f"{html.escape(token_heading(tokens, found))}</td></tr>"
+                )
         classes = []
         if logged.phase == "prefix":
             classes.append("rt-prefix")

@@ -278,9 +278,53 @@ def _explain_span(view: ParseView, span: TraceSpan, inference: dict | None) -> s
         )
     )
     rows += _why_rows(view, span)
+    rows += _token_rows(view, span)
     if span.region is not None:
         rows += _region_rows(view, span)
     return _panel(title, "".join(rows)) + _inferred(view, inference, span.delimiter_path)
+
+
+# Tokens #explain lists by id and text at most (the rest are counted).
+TOKENS_LISTED = 12
+
+
+def _token_rows(view: ParseView, span: TraceSpan) -> list[str]:
+    """For a parse of token ids: the tokens the span covers, whether a delimiter was matched
+    by a control token or in text, and the control tokens spelled out inside it (and why
+    they are text)."""
+    tokens = view.tokens
+    if tokens is None or span.stream_end <= span.stream_start:
+        return []
+    first, past = tokens.token_range(span.stream_start, span.stream_end)
+    listed = [
+        f"{'control token' if tokens.control[i] else 'token'} {i}: id {tokens.ids[i]} "
+        f"{_code(tokens.pieces[i])}"
+        for i in range(first, min(past, first + TOKENS_LISTED))
+    ]
+    if past - first > TOKENS_LISTED:
+        listed.append(f"… {past - first - TOKENS_LISTED:,} more")
+    rows = [_row("tokens", " · ".join(listed) or "(none read yet)")]
+    if span.kind in ("open", "close"):
+        matched_by = tokens.matched_by(span.stream_start, span.stream_end)
+        rows.append(
+            _row(
+                "matched by",
+                "a control token, generated as its id"
+                if matched_by == "control token"
+                else "text: ordinary tokens (the same text quoted by the model matches too)",
+            )
+        )
+    for start, end in tokens.spelled_out():
+        if span.stream_start <= start < span.stream_end:
+            rows.append(
+                _row(
+                    "spelled out",
+                    f"{_code(view.stream[start:end])} at {start}–{end} is written with ordinary "
+                    "tokens: only the control token's id opens or closes a region, so it is text "
+                    "here",
+                )
+            )
+    return rows
 
 
 def _delimiter_rows(view: ParseView, span: TraceSpan) -> list[str]:

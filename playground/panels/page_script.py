@@ -450,3 +450,14 @@ SHARE_JS = """(query) => {
 COPY_JS = """(snippet) => {
   if (snippet && navigator.clipboard) { navigator.clipboard.writeText(snippet).catch(() => {}); }
 }"""
+
+# "Mark selection as spelled out": the generation box's selected text as a range of the
+# "Spelled out" box (character offsets as Python counts them: code points, not UTF-16 units).
+MARK_SPELLED_JS = """(spelled) => {
+  const box = document.querySelector('#generation textarea');
+  if (!box || box.selectionStart === box.selectionEnd) return spelled;
+  const start = Array.from(box.value.slice(0, box.selectionStart)).length;
+  const end = start + Array.from(box.value.slice(box.selectionStart, box.selectionEnd)).length;
+  const kept = (spelled || '').replace(/\\s+$/, '');
+  return (kept ? kept + '\\n' : '') + start + ':' + end;
+}"""

@@ -8,6 +8,11 @@ or chosen from the keyboard (see `playground.panels.page_script`), so
 
 Offsets are stream offsets: 0 is the first character of the prefix after its
 start-anchor cut; the generation follows the prefix tail.
+
+The Tokens view (a parse of token ids, with "Tokens view" checked) underlines every other
+token, gives each piece its token's index, id and text on hover, draws a delimiter matched
+by a control token's id apart from one matched in text, and marks a control token spelled
+out with ordinary tokens, with a note saying why it is no delimiter.
 """
 
 from __future__ import annotations
@@ -36,6 +41,18 @@ BLOCK_CHARS = 2_000
 BOUNDARIES_DRAWN = 2_000
 BOUNDARIES_MEAN_CHARS = 3
 BOUNDARIES_NEAR_END = 20
+# Tokens the Tokens view draws one by one at most (after the window's start); past them the
+# map draws stretches as usual.
+TOKENS_DRAWN = 5_000
+# Why a spelled-out control token is no delimiter (the map's note and hover).
+SPELLED_NOTE = (
+    "spelled out with ordinary tokens: only the control token's id opens or closes a region, "
+    "so this is text"
+)
+MATCHED_BY_TITLES = {
+    "control token": "matched by a control token (generated as its id)",
+    "text": "matched in text (ordinary tokens)",
+}
 
 
 def field_slots(field_names: Sequence[str]) -> dict[str, int]:
@@ -79,12 +96,14 @@ class MapOptions:
             huge input draws its end; the whole map comes back when it stops).
         show_boundaries: mark where fed chunks (tokens) end, by underlining every other one
             (drawn while streaming; after the run only on request).
+        show_tokens: the Tokens view, for a parse of token ids (see the module docstring).
     """
 
     show_whitespace: bool = False
     stale: str | None = None
     window_start: int = 0
     show_boundaries: bool = True
+    show_tokens: bool = False
 
 
 def _boundaries(view: ParseView, window_start: int) -> list[int]:
@@ -114,7 +133,8 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
     region is underlined with its error marked at the exact failing character; during
     a replay, chunk boundaries are thin bars and the last feed is outlined.
     """
-    out = [legend(view.field_names)]
+    tokens_view = options.show_tokens and view.tokens is not None
+    out = [legend(view.field_names, tokens=tokens_view)]
     if options.stale:
         out.append(
             '<div class="rt-stale-banner" id="stale-marker" role="status">'
@@ -160,8 +180,22 @@ class _MapWriter:
                 at = min(diagnosis.stream_start, len(stream))
                 self.misses_at.setdefault(at, []).append(number)
         self.boundaries = _boundaries(view, start_at) if options.show_boundaries else []
+        # The Tokens view: token starts as the boundaries, spelled-out stretches and their notes.
+        self.tokens = view.tokens if options.show_tokens else None
+        self.spelled: list[tuple[int, int]] = []
+        self.spelled_notes: dict[int, int] = {}
+        if self.tokens is not None:
+            # the generation's tokens (the prefix tail is the chat template's: hover names them)
+            self.boundaries = token_starts(view, max(start_at, tail_length))
+            self.spelled = [
+                (start, end)
+                for start, end in self.tokens.spelled_out()
+                if end > start_at and start < len(stream)
+            ]
+            self.spelled_notes = {min(end, len(stream)): start for start, end in self.spelled}
         self.current = view.current_feed if not view.finished else None
         cuts = {tail_length, *self.errors_at, *self.misses_at, *self.boundaries}
+        cuts |= {at for stretch in self.spelled for at in stretch if at < len(stream)}
         cuts |= set(self.current or ())
         cuts |= {p + 1 for p in self.errors_at if p < len(stream)}
         blocks = block_ends(stream, start_at)
@@ -213,6 +247,10 @@ class _MapWriter:
             if span.error is not None:
                 classes += " rt-error"
             title = _KIND_TITLES.get(span.kind) or span_title(span)
+            if self.tokens is not None and span.kind in ("open", "close"):
+                matched_by = self.tokens.matched_by(span.stream_start, span.stream_end)
+                classes += " rt-by-control" if matched_by == "control token" else " rt-by-text"
+                title += f" · {MATCHED_BY_TITLES[matched_by]}"
             self.emit(start, end, classes, f' data-i="{index}"', title)
             position = end
         if position < len(stream):
@@ -230,6 +268,13 @@ class _MapWriter:
         if not self.generation_marked and at >= view.tail_length:
             out.append('<span class="rt-marker rt-gen">▶ generation</span>')
             self.generation_marked = True
+        if at in self.spelled_notes:
+            start = self.spelled_notes.pop(at)
+            spelled = html.escape(view.stream[start:at])
+            out.append(
+                f'<span class="rt-marker rt-spelled-note" title="{html.escape(SPELLED_NOTE)}">'
+                f"✎ {spelled} spelled out: text, not a delimiter</span>"
+            )
         for number in self.misses_at.pop(at, ()):
             diagnosis = view.diagnoses[number]
             label = (
@@ -267,7 +312,14 @@ class _MapWriter:
                 extra += " rt-now"
             if a in self.errors_at and b == a + 1:
                 extra += " rt-error-at"
-            hover = f' title="{html.escape(title)}"' if title else ""
+            piece_title = title
+            if self.tokens is not None:
+                spelled = next((s for s in self.spelled if s[0] <= a < s[1]), None)
+                if spelled is not None:
+                    extra += " rt-spelled"
+                    piece_title += f" · {SPELLED_NOTE}"
+                piece_title += token_title(self.tokens, a)
+            hover = f' title="{html.escape(piece_title)}"' if piece_title else ""
             out.append(
                 f'<span class="{classes}{extra}"{data}{hover}>{self.text_of(stream[a:b])}</span>'
             )
@@ -275,8 +327,35 @@ class _MapWriter:
                 out.append('</div><div class="rt-block">')
 
 
-def legend(field_names: Sequence[str]) -> str:
-    """The colour key: one swatch per field, then the delimiter and special styles."""
+def token_starts(view: ParseView, after: int) -> list[int]:
+    """Stream offsets where the tokens starting after offset `after` start (the first
+    TOKENS_DRAWN of them; an empty token, the first byte of a character a later token
+    completes, adds none)."""
+    starts: list[int] = []
+    end = len(view.stream)
+    for token in view.tokens.boundaries():
+        if token["start"] >= end:
+            break
+        if token["start"] > after and token["end"] > token["start"]:
+            starts.append(token["start"])
+            if len(starts) >= TOKENS_DRAWN:
+                break
+    return starts
+
+
+def token_title(tokens, at: int) -> str:
+    """The hover words of the token holding stream offset `at`: " · token N: id I, 'text'"
+    ("control token" for a control token), or "" past the tokens read."""
+    index = tokens.token_at(at)
+    if index is None:
+        return ""
+    kind = "control token" if tokens.control[index] else "token"
+    return f" · {kind} {index}: id {tokens.ids[index]}, {tokens.pieces[index]!r}"
+
+
+def legend(field_names: Sequence[str], tokens: bool = False) -> str:
+    """The colour key: one swatch per field, then the delimiter and special styles (with
+    `tokens`, those of the Tokens view too)."""
     slots = field_slots(field_names)
     items = [
         f'<span class="rt-swatch rt-body rt-f{slot}">{html.escape(name)}</span>'
@@ -292,6 +371,15 @@ def legend(field_names: Sequence[str]) -> str:
         '<span class="rt-swatch rt-unparsed">unparsed</span>',
         '<span class="rt-swatch rt-error">error</span>',
     ]
+    if tokens:
+        items += [
+            '<span class="rt-swatch rt-tok-odd">tokens</span> every other token underlined',
+            f'<span class="rt-swatch rt-delim rt-f{first} rt-by-control">delimiter</span> '
+            "matched by a control token",
+            f'<span class="rt-swatch rt-delim rt-f{first} rt-by-text">delimiter</span> '
+            "matched in text",
+            f'<span class="rt-swatch rt-spelled">spelled out</span> {html.escape(SPELLED_NOTE)}',
+        ]
     return (
         '<div class="rt-legend" id="region-legend">'
         + "".join(f"<span>{item}</span>" for item in items)

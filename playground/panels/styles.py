@@ -134,6 +134,15 @@ footer button, footer a { color: #4b5563 !important; }
 .rt-marker.rt-gen { background: #0f766e; color: #ffffff; }
 .rt-marker.rt-err { background: #b91c1c; color: #ffffff; }
 .rt-marker.rt-miss { background: #7c2d12; color: #ffffff; }
+/* the Tokens view: a delimiter matched by a control token's id (double outline) or in text
+   (dashed outline); a spelled-out control token (wavy underline) and its note */
+.rt-by-control { outline: 2px double #1d4ed8; outline-offset: 1px; }
+.dark .rt-by-control { outline-color: #93c5fd; }
+.rt-by-text { outline: 2px dashed #b45309; outline-offset: 1px; }
+.dark .rt-by-text { outline-color: #fcd34d; }
+.rt-spelled { text-decoration: underline wavy 2px #be185d; text-underline-offset: 3px; }
+.dark .rt-spelled { text-decoration-color: #f9a8d4; }
+.rt-marker.rt-spelled-note { background: #be185d; color: #ffffff; }
 .rt-c-kind { width: 84px; } .rt-c-key { width: 34%; } .rt-c-where { width: 150px; }
 .rt-matches table { min-width: 560px; }
 .rt-matches tr[data-i], .rt-matches tr[data-d] { cursor: pointer; }
@@ -222,6 +231,9 @@ footer button, footer a { color: #4b5563 !important; }
 .rt-log tr.rt-dirty td.rt-text { background: #fff7ed; color: #9a3412; font-style: italic; }
 .dark .rt-log tr.rt-dirty td.rt-text { background: #431407; color: #fed7aa; }
 .rt-log tr.rt-clean td.rt-text { background: #ecfdf5; color: #065f46; }
+.rt-log tr.rt-token-group td { font-family: ui-monospace, monospace; font-size: 11px; font-weight: 600;
+  color: #5b21b6; background: #f5f3ff; border-top: 2px solid #7c3aed; }
+.dark .rt-log tr.rt-token-group td { color: #ddd6fe; background: #2e1065; border-top-color: #c4b5fd; }
 .dark .rt-log tr.rt-clean td.rt-text { background: #022c22; color: #a7f3d0; }
 .rt-log tr.rt-now td:first-child { box-shadow: inset 4px 0 0 #d97706; }
 .rt-log tr.rt-selected td { outline: 2px solid #d97706; outline-offset: -2px; }

@@ -34,6 +34,7 @@ from engine.authoring.diagnosis import Diagnosis
 from engine.authoring.trace import ParseFailure, Tracer, TraceSpan
 from engine.errors import ParseDeadlineError, ParseLimitError, ResponseParseError
 from engine.events import message_from_events
+from engine.token_ids import StreamTokens
 
 from ..server import limits
 from .event_store import FINALIZE, PREFIX, EventStore, LoggedEvent
@@ -43,6 +44,10 @@ from .weight import plain_weight
 ON_ERROR = "keep"
 # Bytes a view keeps per span, per logged event and per event kept as a dict (see `ParseView.weight`).
 SPAN_BYTES, LOGGED_EVENT_BYTES, KEPT_EVENT_BYTES = 320, 32, 600
+# A pasted output read as ids is fed one id at a time, in at most this many feeds.
+ID_FEEDS = 8_000
+# ... and per token id read (its id, text, flag and offset in `StreamTokens`).
+TOKEN_BYTES = 120
 # What explaining held text may try: its last starts, within a time (seconds).
 HELD_STARTS = 256
 HELD_SECONDS = 0.2
@@ -132,6 +137,10 @@ class ParseView:
         template, tools: the inputs.
         diagnoses: the causes of what went wrong (`engine.authoring.diagnosis`), worked out once
             by the tracer when the parse ended ([] while streaming).
+        tokens: when the parse read token ids, the `engine.token_ids.StreamTokens` record of
+            them (boundaries, control tokens, spelled-out ones; offsets are stream offsets);
+            None for a parse of text.
+        tokenizer_name: which tokenizer read the ids ("" for a parse of text).
     """
 
     cut_away: str = ""
@@ -153,10 +162,21 @@ class ParseView:
     template: dict | None = None
     tools: list | None = None
     diagnoses: list[Diagnosis] = field(default_factory=list)
+    tokens: StreamTokens | None = None
+    tokenizer_name: str = ""
 
     # The fields `weight` counts by estimate (the others by `plain_weight`).
     ESTIMATED: ClassVar[frozenset[str]] = frozenset(
-        ("stream", "cut_away", "spans", "events", "chunk_ends", "message", "partial_message")
+        (
+            "stream",
+            "cut_away",
+            "spans",
+            "events",
+            "chunk_ends",
+            "message",
+            "partial_message",
+            "tokens",
+        )
     )
 
     @property
@@ -172,6 +192,7 @@ class ParseView:
             + LOGGED_EVENT_BYTES * len(self.events)
             + KEPT_EVENT_BYTES * kept
             + 8 * len(self.chunk_ends)
+            + TOKEN_BYTES * (len(self.tokens.ids) if self.tokens is not None else 0)
             + plain_weight(self, skip=self.ESTIMATED)
         )
 
@@ -214,12 +235,18 @@ def traced_view(
     *,
     budget: str = "parse_seconds",
     until: float | None = None,
+    reading=None,
 ) -> ParseView:
     """Parse a whole generation (one feed of a `LiveParse`) and view it.
 
     `budget` is the ``*_seconds`` limit the parse must end within (PLAYGROUND_LIMITS); past it
     the parse stops with an error naming it, and the rest is "unparsed". `until` (a
     `time.perf_counter()` value) ends it earlier when the request's own budget ends first.
+    `reading`: a `playground.parse.token_reading.TokenReading` to parse the generation as the
+    token ids its tokenizer gives (the spelled-out ranges with ordinary tokens), fed one id at
+    a time as a model streams them (an output of more than ID_FEEDS ids in ID_FEEDS even
+    pieces: each feed costs the tracer as much as a short text), or None to parse text (one
+    feed).
 
     Raises TemplateError for a template that does not load; parse errors land in the view.
     """
@@ -227,17 +254,31 @@ def traced_view(
     deadline = started + getattr(limits.current(), budget)
     live = LiveParse(
         template,
-        prefix,
+        reading.prefix_ids(prefix) if reading is not None else prefix,
         tools,
         deadline=deadline if until is None else min(deadline, until),
         budget=budget,
+        tokenizer=reading.tokenizer if reading is not None else None,
+        tokenizer_name=reading.name if reading is not None else "",
     )
-    live.feed(generation, boundary=False)
+    if reading is None:
+        live.feed(generation, boundary=False)
+    else:  # one id a feed, as a model streams them: the chunks are those a live stream gives
+        ids = reading.ids(generation)
+        step = -(-len(ids) // ID_FEEDS) if len(ids) > ID_FEEDS else 1
+        for at in range(0, len(ids), step):
+            live.feed(ids[at : at + step], boundary=False)
     live.finalize()
     seconds = time.perf_counter() - started
+    read = (
+        [("tokens", f"{len(live.tracer.tokens.ids) - live.tracer.tokens.prefix_tokens:,}")]
+        if reading is not None
+        else []
+    )
     return live.view(
         [
             ("characters", f"{len(generation):,}"),
+            *read,
             ("events", f"{len(live.events):,}"),
             ("traced parse", f"{seconds * 1000:.1f} ms"),
         ]
@@ -299,14 +340,18 @@ class PlainParse:
         message: the message the plain parser gave at finalize (None before, or when it raised).
     """
 
-    def __init__(self, template: dict, prefix: str, tools: list | None):
+    def __init__(self, template: dict, prefix, tools: list | None, tokenizer=None):
         self.seconds = 0.0
         self.stopped = ""
         self.message: dict | None = None
         self._parser: ResponseParser | None = None
         try:
             self._parser = ResponseParser(
-                template, prefix=prefix, tools=tools, regex_timeout=limits.current().regex_seconds
+                template,
+                prefix=prefix,
+                tools=tools,
+                regex_timeout=limits.current().regex_seconds,
+                tokenizer=tokenizer,
             )
         except (ResponseParseError, TimeoutError) as error:
             self.stopped = f"{type(error).__name__}: {error}"
@@ -322,7 +367,8 @@ class PlainParse:
         finally:
             self.seconds += time.thread_time() - started
 
-    def feed(self, chunk: str) -> None:
+    def feed(self, chunk) -> None:
+        """Feed `chunk` (text, or token ids for a parser given a tokenizer)."""
         if self._parser is not None:
             self._timed(self._parser.feed, chunk)
 
@@ -331,6 +377,22 @@ class PlainParse:
             finished = self._timed(self._parser.finalize)
             self.message = finished[0] if finished else None
             self._parser = None
+
+
+def _spelled_at(tokens: StreamTokens | None):
+    """A test of stream offsets: whether one lies in a control token spelled out with ordinary
+    tokens (always False for a parse of text, or when none was)."""
+    spelled = tokens.spelled_out() if tokens is not None else []
+    return lambda at: at is not None and any(start <= at < end for start, end in spelled)
+
+
+def _untokened(events: list[dict]) -> list[dict]:
+    """`events` without their ``"tokens"`` ranges (changed in place): the store keeps a chunk
+    as a few integers only with the parser's usual keys, and the view's `tokens` give the
+    range of any offsets again."""
+    for event in events:
+        event.pop("tokens", None)
+    return events
 
 
 class LiveParse:
@@ -342,6 +404,10 @@ class LiveParse:
     replay does not time itself). `deadline` (a `time.perf_counter()` value, or None) is the
     parser's: a feed or finalize that runs past it stops the parse with a `ParseDeadlineError`
     naming `budget`; a server sets it per request (`set_deadline`).
+
+    `tokenizer`: a fast Hugging Face tokenizer: `prefix` may then be text or token ids, `feed`
+    takes token ids, and the parse is transformers 5.25's reading of ids (a control token is
+    a delimiter only when generated as its id); `tokenizer_name` says whose it is.
 
     Raises TemplateError for a template that does not load; parse errors land in the view.
     """
@@ -355,15 +421,18 @@ class LiveParse:
         plain: bool = False,
         deadline: float | None = None,
         budget: str = "replay_seconds",
+        tokenizer=None,
+        tokenizer_name: str = "",
     ):
         self.template, self.tools = template, tools
+        self.tokenizer_name = tokenizer_name if tokenizer is not None else ""
         self.field_names = list(template.get("fields", {}))
         self.events = EventStore()
         self.chunk_ends = array("q")
         self.parse_seconds = 0.0
         self.feeds = 0
         self.budget = budget
-        self.plain = PlainParse(template, prefix, tools) if plain else None
+        self.plain = PlainParse(template, prefix, tools, tokenizer) if plain else None
         self.tracer = Tracer(
             template,
             prefix,
@@ -374,9 +443,10 @@ class LiveParse:
             keep_events=False,
             max_regions=limits.current().regions,
             max_value_chars=limits.current().value_chars,
+            tokenizer=tokenizer,
         )
         self.open_field: str | None = None
-        self._log(self.tracer.initial_events, PREFIX)
+        self._log(_untokened(self.tracer.initial_events), PREFIX)
 
     @property
     def finished(self) -> bool:
@@ -424,8 +494,8 @@ class LiveParse:
             elif kind == "region_close":
                 self.open_field = None
 
-    def feed(self, chunk: str, *, boundary: bool = True) -> None:
-        """Feed one chunk (after an error the text is kept but no longer parsed; after
+    def feed(self, chunk, *, boundary: bool = True) -> None:
+        """Feed one chunk (text, or token ids with a tokenizer; after an error the text is kept but no longer parsed; after
         `finalize` nothing changes). `boundary`: mark where the chunk ends (`chunk_ends`), as a
         replay's chunks are; the Parse button's one feed of the whole generation is not."""
         tracer = self.tracer
@@ -441,6 +511,8 @@ class LiveParse:
             self.parse_seconds += time.thread_time() - started
         if boundary:
             self.chunk_ends.append(tracer.received)
+        if tracer.tokens is not None:
+            events = _untokened(events)
         if events:
             if len(events) == 1 and events[0]["type"] == "region_chunk":
                 self.events.append(events, self.feeds)  # one more chunk of the open region
@@ -458,7 +530,7 @@ class LiveParse:
         events = self.tracer.finalize()
         if self.plain is not None:
             self.parse_seconds += time.thread_time() - started
-        self._log(events, FINALIZE)
+        self._log(_untokened(events), FINALIZE)
 
     def view(
         self,
@@ -485,6 +557,7 @@ class LiveParse:
             if held
             else ""
         )
+        spelled = _spelled_at(tracer.tokens)
         return ParseView(
             cut_away=tracer.anchor.dropped,
             stream=stream,
@@ -500,7 +573,17 @@ class LiveParse:
                 else None
             ),
             errors=errors,
-            warnings=[WarningNote(w.code, w.message, w.suggestion) for w in tracer.warnings],
+            # A spelled-out control token is no delimiter by design (the map says why): the
+            # warnings and diagnoses found at one are not a near miss or lost text.
+            warnings=[
+                WarningNote(w.code, w.message, w.suggestion)
+                for w in tracer.warnings
+                if not spelled(
+                    w.start + tracer.tail_length
+                    if w.source == "generation"
+                    else w.start - tracer.anchor.offset
+                )
+            ],
             figures=list(extra_figures),
             finished=self.finished,
             chunk_ends=self.chunk_ends[:],
@@ -508,5 +591,7 @@ class LiveParse:
             held_reason=reason,
             template=self.template,
             tools=self.tools,
-            diagnoses=tracer.diagnoses,
+            diagnoses=[d for d in tracer.diagnoses if not spelled(d.stream_start)],
+            tokens=tracer.tokens,
+            tokenizer_name=self.tokenizer_name,
         )

@@ -28,12 +28,15 @@ class Display:
     Attributes:
         hide_chunks: leave `region_chunk` events out of the event log.
         show_whitespace: draw spaces, tabs and newlines in the region map.
-        show_tokens: after a run, still mark where its chunks (tokens) ended (while streaming
-            they are always marked).
+        show_tokens: the Tokens view: for a parse of token ids, the tokens, their ids and
+            which delimiters control tokens matched; for a parse of text, after a run, still
+            mark where its chunks ended (while streaming they are always marked).
         log_search, log_field, log_page: the event log's search text, field filter and page.
         selected_event: the event-log row highlighted (from #explain), or None.
         selection: what #explain explains (a span index, "anchor", "cut", "e0"...), or None.
         results_tab: the results tab shown (the OpenAI stream is only computed while it is).
+        group_by_token: in a parse of token ids, the event log puts the events of each token
+            under a row naming it.
     """
 
     hide_chunks: bool = False
@@ -45,6 +48,7 @@ class Display:
     selected_event: int | None = None
     selection: str | None = None
     results_tab: str = "message"
+    group_by_token: bool = False
 
 
 @dataclass
@@ -82,6 +86,10 @@ class Session:
         restored: editor texts Restore replaced, as (what first replaced the text Restore put
             back, the text), the latest last: *Back to the text Restore replaced* puts them back;
             emptied by any other replacement.
+        read_as: how Paste & parse reads the output: as text, or as the ids of a tokenizer
+            (`playground.parse.token_reading.READ_CHOICES`).
+        spelled_text: the "Spelled out" box: ranges of the generation written with ordinary
+            tokens when the output is read as ids (`token_reading.spelled_ranges`).
     """
 
     view: ParseView | None = None
@@ -104,6 +112,8 @@ class Session:
     running_jobs: list[str] = field(default_factory=list)
     replaced: list[tuple[str, str]] = field(default_factory=list)
     restored: list[tuple[str, str]] = field(default_factory=list)
+    read_as: str = "text"
+    spelled_text: str = ""
 
     def release(self) -> None:
         """Drop everything that takes memory: the parses, the replay, the derived views, the
