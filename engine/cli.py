@@ -899,12 +899,6 @@ def _add_check_and_lint(commands) -> None:
         choices=TARGETS,
         help="also check what this runtime refuses (errors) or reads differently (warnings)",
     )
-    lint_command.add_argument(
-        "--tokenizer",
-        help="a local tokenizer folder: also check the delimiters are its control tokens "
-        "(token-shaped text that is none, control tokens its chat template writes that no "
-        "delimiter names)",
-    )
 
 
 def _add_chat_template_commands(commands) -> None:

@@ -33,13 +33,12 @@ from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from dataclasses import field as dataclass_field
-from typing import Any
 
 from ..errors import PatternTimeoutError, ResponseParseError
 from ..inputs import prefix_cut, prefix_text
 from ..parser import ResponseParser
 from ..template import ResponseTemplate, load_template
-from ..token_ids import IdReader, strip_marks, token_id_list
+from ..token_ids import IdReader, StreamTokens, strip_marks, token_id_list
 from .diagnosis import Diagnosis, diagnose
 from .faults import TraceWarning, find_warnings
 from .time_budget import deadline_in_force
@@ -327,8 +326,10 @@ class Tracer:
             out too).
         keep_events: keep every event (with its stage and chunk) for `events()`; a caller
             that stores the events `feed` returns itself turns this off.
-        tokenizer: `feed` then takes token ids (`ResponseParser`'s `tokenizer`); offsets are in
-            the decoded text, and `tokens` (`engine.token_ids.StreamTokens`) has the tokens.
+        tokenizer: a fast Hugging Face tokenizer: `feed` then takes token ids (as
+            `ResponseParser`'s does: a control token is a delimiter only when generated as its
+            id) and `prefix` may be text or ids. Every offset (spans, events, failures) is
+            then a character of the decoded text, and events also carry ``"tokens"``.
 
     Attributes:
         template: the loaded template; prefix: the prefix as given.
@@ -341,6 +342,8 @@ class Tracer:
         finished: whether `finalize` ran.
         warnings, diagnoses: `TraceWarning`s and `Diagnosis`es, worked out once by `finalize`
             (``[]`` before).
+        tokens: with a tokenizer, the `engine.token_ids.StreamTokens` record of every id read
+            (boundaries, control tokens, spelled-out ones); None otherwise.
 
     Raises:
         TemplateError: the template is invalid.
@@ -359,25 +362,36 @@ class Tracer:
         keep_events: bool = True,
         max_regions: int | None = None,
         max_value_chars: int | None = None,
-        tokenizer: Any = None,
+        tokenizer=None,
     ):
         self.template = loaded = load_template(template)
-        self._ids = IdReader(tokenizer, True, None) if tokenizer is not None else None
-        self.tokens = self._ids.tokens if self._ids is not None else None
-        prefix = self._ids.prefix(prefix) if self._ids is not None else prefix
+        # With a tokenizer the parser scans the marked text the ids decode to (see
+        # `engine.token_ids`); the tracer's stream and offsets are the text without the marks.
+        self._ids: IdReader | None = None
+        self.tokens: StreamTokens | None = None
+        scanned = None
+        if tokenizer is not None:
+            self._ids = IdReader(tokenizer, True, lambda text: [])
+            self.tokens = self._ids.tokens
+            scanned = self._ids.prefix(prefix)
+            prefix = strip_marks(scanned)
         self.prefix = prefix = prefix_text(prefix)
+        scanned = prefix if scanned is None else scanned
         self.on_error = on_error
         self.error: ResponseParseError | None = None
         try:
-            anchor_end = prefix_cut(loaded, prefix, regex_timeout)
+            anchor_end = prefix_cut(loaded, scanned, regex_timeout)
         except PatternTimeoutError as caught:
             anchor_end, self.error = None, caught
-        cut = anchor_end or 0
+        scanned_cut = anchor_end or 0
+        cut = scanned_cut
+        if self.tokens is not None:
+            self.tokens.start_stream(scanned_cut)
+            cut = len(strip_marks(scanned[:scanned_cut]))
         self.anchor = AnchorCut(
             loaded.start_anchor.source, anchor_end is not None, cut, prefix[:cut]
         )
         self.tail_length = len(prefix) - cut
-        self.tokens.start_stream(cut) if self.tokens is not None else None
         self.parser = ResponseParser(
             loaded,
             "",
@@ -405,8 +419,7 @@ class Tracer:
         self.received = 0
         self._feeds = 0
         self._stage = "prefix"  # the prefix tail is fed like a chunk
-        self.initial_events = self._feed_text(prefix[cut:])
-        self._ids.as_read(self.initial_events) if self._ids is not None else None
+        self.initial_events = self._feed_text(scanned[scanned_cut:])
         self._stage, self._feeds = "feed", 0
 
     # -- feeding -------------------------------------------------------------
@@ -420,29 +433,31 @@ class Tracer:
     def deadline(self, value: float | None) -> None:
         self.parser.deadline = value
 
-    def feed(self, chunk: Any) -> list[dict]:
-        """Add the next piece of the generation (token ids with a tokenizer); return the events it
-        settled (with stream `start`/`end`), those settled before an error that stopped the parse
-        included. After the parse stopped, the text is kept but not parsed.
+    def feed(self, chunk) -> list[dict]:
+        """Add the next piece of the generation (text, or token ids with a tokenizer); return
+        the events it settled (with stream `start`/`end`), those settled before an error that
+        stopped the parse included. After the parse stopped, the text is kept but not parsed.
 
         Raises:
-            RuntimeError: called after `finalize`. TypeError: with a tokenizer, not token ids.
+            RuntimeError: called after `finalize`.
+            TypeError: with a tokenizer, a chunk that is not token ids (text included).
         """
-        if self._ids is None:
-            return self._feed_text(chunk)
-        return self._ids.as_read(self._feed_text(self._ids.decoder.feed(token_id_list(chunk))))
-
-    def _feed_text(self, chunk: str) -> list[dict]:
-        """`feed` of text (the decoded ids' with a tokenizer)."""
         if self.finished:
             raise RuntimeError("Tracer.feed() called after finalize(); make a new tracer")
+        if self._ids is not None:
+            chunk = self._ids.decoder.feed(token_id_list(chunk, "feed"))
+        return self._feed_text(chunk)
+
+    def _feed_text(self, chunk: str) -> list[dict]:
+        """`feed` of the text the parser scans (marked, with a tokenizer)."""
         index = self._feeds
         self._feeds = index + 1
         if not chunk:
             return []
+        shown = chunk if self._ids is None else strip_marks(chunk)
         parts = self._parts
-        parts.append(chunk)
-        self.received += len(chunk)
+        parts.append(shown)
+        self.received += len(shown)
         if len(parts) >= PARTS_JOINED:
             self._join()
         if self.error is not None:
@@ -453,6 +468,8 @@ class Tracer:
         except ResponseParseError as caught:
             self.error, events = caught, caught.events
             self._absorb()
+        if self._ids is not None:
+            self._ids.as_read(events)
         if len(parser.spans) >= RECORDS_MERGED:
             self._absorb()
         if self._log is not None:
@@ -466,18 +483,23 @@ class Tracer:
         diagnoses once. Returns the final events ([] when called again or after an error)."""
         if self.finished:
             return []
-        if self._ids is not None:
-            self._ids.as_read(self._feed_text(self._ids.decoder.flush()))
         self.finished = True
         events: list[dict] = []
+        last = ""
+        if self._ids is not None:  # what the decoder still holds ends the stream
+            last = self._ids.decoder.flush()
+            if last:
+                self._parts.append(strip_marks(last))
+                self.received += len(self._parts[-1])
         if self.error is None:
             try:
-                self.message, events = self.parser.finalize()
+                self.message, events = self.parser.finalize(last)
             except ResponseParseError as caught:
                 self.error, events = caught, caught.events
             self._absorb()
             if self._ids is not None:
-                self.message = self._ids.as_read_message(self.message, events)
+                self._ids.as_read(events)
+                self.message = self._ids.as_read_message(self.message)
             if self._log is not None:
                 self._log.extend((event, "finalize", None) for event in events)
         spans = self.spans()
@@ -515,7 +537,8 @@ class Tracer:
     @property
     def offset(self) -> int:
         """Stream offset up to which text is decided."""
-        return self.parser.offset
+        offset = self.parser.offset
+        return offset if self.tokens is None else self.tokens.plain(offset)
 
     @property
     def span_count(self) -> int:
@@ -537,7 +560,7 @@ class Tracer:
             kind = "unparsed" if self.error is not None else "held"
             for start, end in self._pieces(decided, len(stream)):
                 spans.append(self._span(start, end, kind, None, None, None, None))
-        return _as_read(self, spans)
+        return spans
 
     def failures(self) -> list[ParseFailure]:
         """The regions that failed while the parse went on (``on_error="keep"``), in order;
@@ -545,22 +568,23 @@ class Tracer:
         if self.on_error != "keep":
             return []
         return [
-            _failure(error, self.anchor, self.tail_length)
+            _failure(error, self.anchor, self.tail_length, self.tokens)
             for error in self.parser.errors
             if error is not self.error
         ]
 
     def stopped_by(self) -> ParseFailure | None:
         """The failure that stopped the parse (`error`, in both offsets), or None."""
-        return None if self.error is None else _failure(self.error, self.anchor, self.tail_length)
+        if self.error is None:
+            return None
+        return _failure(self.error, self.anchor, self.tail_length, self.tokens)
 
     def events(self, spans: list[TraceSpan] | None = None) -> list[TraceEvent]:
         """Every event so far as `TraceEvent`s tied to `spans` (default: `spans()`); [] without
         `keep_events`."""
         if self._log is None:
             return []
-        tail = self.tail_length if self.tokens is None else self.tokens.plain(self.tail_length)
-        return _tie_events(self._log, self.spans() if spans is None else spans, tail)
+        return _tie_events(self._log, self.spans() if spans is None else spans, self.tail_length)
 
     def snapshot(self, chunk: int, chunk_text: str, positions: bool = True) -> TraceSnapshot:
         """The picture now, after feeding chunk number `chunk` (`chunk_text`)."""
@@ -578,11 +602,10 @@ class Tracer:
         if not positions:
             for event in events:
                 event.event = _without_positions(event.event)
-        spelled = self.tokens is not None and self.tokens.any_spelled
         return Trace(
-            prefix=strip_marks(self.prefix) if spelled else self.prefix,
-            generation=strip_marks(self.stream[self.tail_length :]),
-            anchor=replace(self.anchor, offset=self.tokens._origin) if spelled else self.anchor,
+            prefix=self.prefix,
+            generation=self.stream[self.tail_length :],
+            anchor=self.anchor,
             spans=spans,
             events=events,
             message=copy.deepcopy(self.message),
@@ -628,6 +651,9 @@ class Tracer:
             span.delimiter_path = delimiter.path
             span.captures = dict(match.captures)
             span.matched_text = match.text
+            if self.tokens is not None:
+                span.captures = strip_marks(span.captures)
+                span.matched_text = strip_marks(match.text)
         return span
 
     def _absorb(self) -> None:
@@ -636,7 +662,12 @@ class Tracer:
         recorded = self.parser.spans
         if recorded:
             boundary = self.tail_length
+            plain = None if self.tokens is None else self.tokens.plain
             for start, end, kind, field, region, match in recorded:
+                if plain is not None:
+                    was_empty, start, end = start == end, plain(start), plain(end)
+                    if start == end and not was_empty:  # only the marks of a spelled-out token
+                        continue
                 run = self._run
                 if (  # the common case, inline: one more piece of the stretch being merged
                     match is None
@@ -712,29 +743,41 @@ def _locate(stream_offset: int | None, anchor: AnchorCut, tail_length: int) -> t
     return "generation", stream_offset - tail_length
 
 
-def _failure(error: ResponseParseError, anchor: AnchorCut, tail_length: int) -> ParseFailure:
-    """A parser error in both offsets."""
-    source, offset = _locate(error.offset, anchor, tail_length)
-    position_source, position = _locate(error.position, anchor, tail_length)
-    start = error.offset if error.start is None else error.start
+def _failure(
+    error: ResponseParseError,
+    anchor: AnchorCut,
+    tail_length: int,
+    tokens: StreamTokens | None = None,
+) -> ParseFailure:
+    """A parser error in both offsets (`tokens`: the ids read, whose marked offsets the error
+    gives; its offsets are then made offsets of the decoded text)."""
+    error_offset, position, text = error.offset, error.position, error.text
+    start = error_offset if error.start is None else error.start
     end = error.end
-    if end is None and error.offset is not None and error.text is not None:
-        end = error.offset + len(error.text)
+    if end is None and error_offset is not None and text is not None:
+        end = error_offset + len(text)
+    if tokens is not None:
+        error_offset, position, start, end = (
+            None if at is None else tokens.plain(at) for at in (error_offset, position, start, end)
+        )
+        text = strip_marks(text)
+    source, offset = _locate(error_offset, anchor, tail_length)
+    position_source, position_at = _locate(position, anchor, tail_length)
     return ParseFailure(
         type(error).__name__,
         str(error),
         error.field,
-        error.offset,
+        error_offset,
         source,
         offset,
-        error.text,
+        text,
         key=error.key,
         position_source=position_source,
-        position=position,
+        position=position_at,
         region=error.region,
         stream_start=start,
         stream_end=end,
-        stream_position=error.position,
+        stream_position=position,
     )
 
 
@@ -743,31 +786,6 @@ def _without_positions(event: dict) -> dict:
     event.pop("start", None)
     event.pop("end", None)
     return event
-
-
-def _as_read(tracer: Tracer, spans: list[TraceSpan]) -> list[TraceSpan]:
-    """`spans` as a tracer given a tokenizer shows them: offsets in the decoded text, without
-    the marks that kept spelled-out control tokens apart (unchanged when none was spelled)."""
-    tokens = tracer.tokens
-    if tokens is None or not tokens.any_spelled:
-        return spans
-    text = StreamText(strip_marks(tracer.stream))
-    tail, cut = tokens.plain(tracer.tail_length), tokens._origin
-    found = []
-    for span in spans:
-        start, end = tokens.plain(span.stream_start), tokens.plain(span.stream_end)
-        offset = cut if span.source == "prefix" else -tail
-        found.append(
-            replace(
-                span,
-                start=start + offset,
-                end=end + offset,
-                stream_start=start,
-                stream_end=end,
-                stream=text,
-            )
-        )
-    return found
 
 
 def _tie_events(
@@ -859,7 +877,7 @@ def trace(
     on_error: str = "raise",
     max_regions: int | None = None,
     max_value_chars: int | None = None,
-    tokenizer: Any = None,
+    tokenizer=None,
 ) -> Trace:
     """Parse `generation` and account for every character of the prefix tail and the generation.
 

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine import TemplateError, load_template
-from engine.authoring.lint import lint
-from engine.authoring.lint import lint_tokenizer
+from engine.authoring.lint import lint, lint_tokenizer
 from engine.pattern_shapes import pattern_literal
 from engine.template import compile_pattern
 from engine.transform import placeholder_paths
