@@ -486,7 +486,14 @@ def _parse_row(
     notes: list[str],
     anchor_check: bool,
     timeout: float | None,
+    cut_off: str = "",
 ) -> SituationResult:
+    """Parse one row's `generation` after `prompt` and compare with `expected`.
+
+    `cut_off`: the text the chat template ends every conversation with, cut from the rendered
+    turn (`ChatTemplateRenderer.trailer`). A region that ran to the end of the generation
+    still counts as closed when its close is read once that text is put back: the close the
+    model writes (an end-of-turn token) was in the render, the matrix only cut it."""
     try:
         # Lenient, so a failed region still shows where its text went.
         parser = ResponseParser(
@@ -530,6 +537,18 @@ def _parse_row(
         if anchor_check
         else unclosed_regions(template, parser.spans or [], len(prompt) - parser.prefix_cut)
     )
+    if unclosed and cut_off:
+        whole = ResponseParser(
+            template,
+            prefix=prompt,
+            tools=_tools(tools),
+            regex_timeout=timeout,
+            on_error="keep",
+            record_spans=True,
+        )
+        whole.feed(generation + cut_off)
+        whole.finalize()
+        unclosed = unclosed_regions(template, whole.spans or [], len(prompt) - whole.prefix_cut)
     passed = got == expected and not unclosed
     if passed:
         detail = "; ".join(f"normalised {note}" for note in notes)
@@ -711,7 +730,9 @@ def _round_trip(shared: _RoundTrips, final: _Message, name: str) -> SituationRes
     if isinstance(turn, str):
         return _not_renderable(name, turn, prompt)
     notes = []
+    cut_off = ""
     if renderer.trailer and turn.generation.endswith(renderer.trailer):
+        cut_off = renderer.trailer
         turn = Turn(turn.generation[: -len(renderer.trailer)], turn.missing)
         notes.append(
             f"the chat template ends every conversation with {renderer.trailer!r}, cut off"
@@ -755,6 +776,7 @@ def _round_trip(shared: _RoundTrips, final: _Message, name: str) -> SituationRes
         notes,
         False,
         shared.timeout,
+        cut_off,
     )
     if row.passed:
         return row
