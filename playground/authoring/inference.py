@@ -65,9 +65,43 @@ def infer_job(payload: dict) -> dict:
             message += ". The time limit is PLAYGROUND_LIMITS' conformance_seconds."
         raise JobError(redact(message)) from None
     found = result.to_dict()
+    _add_example_evidence(found, payload)
     for row in found["report"]["situations"]:
         row["detail"] = redact(row["detail"])
     return found
+
+
+def _add_example_evidence(found: dict, payload: dict) -> None:
+    """What the panel needs about the author's outputs and the way out, put in `found` (in the
+    worker, within its caps): ``example_outputs`` (the outputs given, in order); ``unexplained``
+    for every output when the template lacks a part or fails rows (not only when it misreads
+    one: an output whose calls were taken as text still shows them); and ``call_sketch``, the
+    checked tool-call field for a template that has none (`playground.authoring.call_sketch`)."""
+    from engine.chat_templates.conformance import resolve_chat_template
+    from engine.chat_templates.examples import read_examples
+    from engine.chat_templates.unexplained import unexplained
+
+    from .call_sketch import sketch_calls
+
+    examples = payload.get("examples") or []
+    timeout = payload.get("regex_timeout")
+    found["example_outputs"] = [example["output"] for example in examples]
+    if examples and not found["unexplained"] and not (found["passed"] and found["complete"]):
+        spans = unexplained(found["template"], read_examples(examples), timeout)
+        found["unexplained"] = {
+            str(index): [span.to_dict() for span in listed] for index, listed in spans.items()
+        }
+    chat_template, bos_token, eos_token = resolve_chat_template(
+        payload.get("chat_template"),
+        payload.get("model"),
+        payload.get("bos_token"),
+        payload.get("eos_token"),
+    )
+    try:
+        sketch = sketch_calls(found, chat_template, bos_token, eos_token, examples, timeout)
+    except ValueError:  # TemplateError and a regex cut off by its time limit included
+        sketch = None
+    found["call_sketch"] = sketch.to_dict() if sketch is not None else None
 
 
 def infer_from_page(
@@ -247,16 +281,26 @@ def _verdict_html(result: dict, examples: int) -> str:
 
 
 def _missing_html(result: dict, examples: int) -> str:
-    """Each part inference could not learn, why, and the way out."""
+    """Each part inference could not learn, why, and the way out: the checked sketch when there
+    is one; the text of the author's outputs no field reads when they show the part; asking for
+    an output only when none was given, or none shows anything unread."""
     parts = []
+    sketched = bool((result.get("call_sketch") or {}).get("fix"))
+    unread = bool(result.get("unexplained"))
     for missing in result.get("missing", []):
         construct = (
             f" The template language lacks {missing['construct']}." if missing["construct"] else ""
         )
+        offered = sketched and missing["part"] == "tool_calls"
         way = (
-            "The template language cannot read it, so no example can teach it: the sketch below "
-            "keeps the calls out of content."
+            "The way out: the field sketched below, learnt from the calls and checked against "
+            "the matrix and your outputs."
+            if offered
+            else "The template language cannot read it, so no example can teach it: what stays "
+            "unread is shown below."
             if missing["construct"]
+            else "Your outputs show text no field reads: it is highlighted in each output below."
+            if examples and unread
             else "Your outputs did not show it either: add one where the model writes it."
             if examples
             else "The way out: paste an output of the model that has it (Paste &amp; parse), "
@@ -267,6 +311,24 @@ def _missing_html(result: dict, examples: int) -> str:
             f"<b>{escape(missing['part'])}</b> not inferred: {escape(in_authors_words(missing['why']))}.{escape(construct)} {way}</div>"
         )
     return "".join(parts)
+
+
+def _unread_outputs_html(result: dict) -> str:
+    """Each of the author's outputs the template could not explain, the text it leaves unread
+    highlighted in the output (``unexplained``: example index -> spans; ``example_outputs``)."""
+    from .call_sketch import unexplained_html
+
+    outputs = result.get("example_outputs") or []
+    entries = [
+        {
+            "label": f"example {int(index) + 1}: your output",
+            "text": outputs[int(index)],
+            "spans": [{**span, "why": in_authors_words(span["why"])} for span in spans],
+        }
+        for index, spans in sorted((result.get("unexplained") or {}).items(), key=lambda i: int(i[0]))
+        if int(index) < len(outputs)
+    ]
+    return unexplained_html(entries, "What the template could not explain in your outputs (highlighted)")
 
 
 def findings_html(
@@ -295,6 +357,7 @@ def findings_html(
         '<div class="rt-inference" id="inference-report">',
         _verdict_html(result, examples),
         _missing_html(result, examples),
+        _unread_outputs_html(result),
         failures_html(result.get("failure_groups", []), result),
         '<div class="rt-evidence-label">What inference found (click one: the renders behind it)</div>',
         '<ol class="rt-findings">',
