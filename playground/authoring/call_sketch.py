@@ -96,7 +96,9 @@ def _relabelled(text: str, labels: list[str]) -> str:
     return re.sub(r"\bexample (\d+)\b", label, text)
 
 
-def _unexplained(template: dict, examples: list, labels: list[str], timeout: float | None) -> list[dict]:
+def _unexplained(
+    template: dict, examples: list, labels: list[str], timeout: float | None
+) -> list[dict]:
     from engine.chat_templates.unexplained import unexplained
 
     found = unexplained(template, examples, timeout)
@@ -130,7 +132,9 @@ def _without_call_markers(closes: Any, spec: dict) -> list[str]:
     """The content closes that are not markers of the calls' own open or close (a content close
     on the calls' opener would take the calls as text)."""
     listed = [closes] if isinstance(closes, str) else list(closes or [])
-    own = " ".join(str(spec.get(key, "")) for key in ("open", "close", "open_pattern", "close_pattern"))
+    own = " ".join(
+        str(spec.get(key, "")) for key in ("open", "close", "open_pattern", "close_pattern")
+    )
     return [
         marker
         for marker in listed
@@ -170,23 +174,23 @@ def sketch_calls(
     regex_timeout: float | None = 1.0,
 ) -> CallSketch | None:
     """The tool-call field to offer for `result`'s template (an ``InferredTemplate.to_dict()``):
-a field for a template that has none, or one in place of a field that fails rows with calls.
+    a field for a template that has none, or one in place of a field that fails rows with calls.
 
-    Args:
-        result: the inference result: its template and its matrix (``report.situations``).
-        chat_template, bos_token, eos_token: the chat template the matrix was rendered from (the
-            field is checked against its matrix again).
-        examples: the author's outputs given to inference (``{"prefix", "output", "tools"?,
-            "expected"?}`` each), read back too.
-        regex_timeout: seconds per regex call of the templates' patterns.
+        Args:
+            result: the inference result: its template and its matrix (``report.situations``).
+            chat_template, bos_token, eos_token: the chat template the matrix was rendered from (the
+                field is checked against its matrix again).
+            examples: the author's outputs given to inference (``{"prefix", "output", "tools"?,
+                "expected"?}`` each), read back too.
+            regex_timeout: seconds per regex call of the templates' patterns.
 
-    Returns:
-        None when no failing row expects calls and the template has a tool_calls field (or no
-        output holds a call to read); else a `CallSketch` (its `fix` None when no field learnt passes both
-        checks, `unexplained` then naming the text that stays unread).
+        Returns:
+            None when no failing row expects calls and the template has a tool_calls field (or no
+            output holds a call to read); else a `CallSketch` (its `fix` None when no field learnt passes both
+            checks, `unexplained` then naming the text that stays unread).
 
-    Raises:
-        ValueError: a malformed example (as `engine.chat_templates.examples.read_examples`).
+        Raises:
+            ValueError: a malformed example (as `engine.chat_templates.examples.read_examples`).
     """
     from engine import TemplateError
     from engine.chat_templates.conformance import TOOLS, check_conformance
@@ -232,7 +236,11 @@ a field for a template that has none, or one in place of a field that fails rows
             problem = problem or _relabelled(wrong[0], labels)
             continue
         report = check_conformance(
-            candidate, chat_template, bos_token=bos_token, eos_token=eos_token, regex_timeout=regex_timeout
+            candidate,
+            chat_template,
+            bos_token=bos_token,
+            eos_token=eos_token,
+            regex_timeout=regex_timeout,
         )
         broken = [
             row
@@ -285,7 +293,9 @@ def _excerpt(text: str, spans: list[dict]) -> str:
         )
         at = end
     rest = text[at:]
-    parts.append(visible_whitespace(rest if len(rest) <= AROUND_CHARS else rest[:AROUND_CHARS] + "…"))
+    parts.append(
+        visible_whitespace(rest if len(rest) <= AROUND_CHARS else rest[:AROUND_CHARS] + "…")
+    )
     return "".join(parts)
 
 
@@ -294,7 +304,9 @@ def unexplained_html(entries: list[dict], head: str) -> str:
     highlighted, and why, under `head` (a sentence); "" when there is none."""
     if not entries:
         return ""
-    parts = [f'<div class="rt-unexplained" id="inference-unexplained"><div class="rt-evidence-label">{escape(head)}</div>']
+    parts = [
+        f'<div class="rt-unexplained" id="inference-unexplained"><div class="rt-evidence-label">{escape(head)}</div>'
+    ]
     for number, entry in enumerate(entries[:UNEXPLAINED_SHOWN]):
         whys = list(dict.fromkeys(span["why"] for span in entry["spans"]))
         parts.append(
@@ -305,6 +317,8 @@ def unexplained_html(entries: list[dict], head: str) -> str:
             + "</div>"
         )
     if len(entries) > UNEXPLAINED_SHOWN:
-        parts.append(f'<div class="rt-finding-how">… and {len(entries) - UNEXPLAINED_SHOWN} more</div>')
+        parts.append(
+            f'<div class="rt-finding-how">… and {len(entries) - UNEXPLAINED_SHOWN} more</div>'
+        )
     parts.append("</div>")
     return "".join(parts)

@@ -296,11 +296,11 @@ def _missing_html(result: dict, examples: int) -> str:
             "The way out: the field sketched below, learnt from the calls and checked against "
             "the matrix and your outputs."
             if offered
+            else "Your outputs show text no field reads: it is highlighted in each output below."
+            if examples and unread
             else "The template language cannot read it, so no example can teach it: what stays "
             "unread is shown below."
             if missing["construct"]
-            else "Your outputs show text no field reads: it is highlighted in each output below."
-            if examples and unread
             else "Your outputs did not show it either: add one where the model writes it."
             if examples
             else "The way out: paste an output of the model that has it (Paste &amp; parse), "
@@ -325,10 +325,14 @@ def _unread_outputs_html(result: dict) -> str:
             "text": outputs[int(index)],
             "spans": [{**span, "why": in_authors_words(span["why"])} for span in spans],
         }
-        for index, spans in sorted((result.get("unexplained") or {}).items(), key=lambda i: int(i[0]))
+        for index, spans in sorted(
+            (result.get("unexplained") or {}).items(), key=lambda i: int(i[0])
+        )
         if int(index) < len(outputs)
     ]
-    return unexplained_html(entries, "What the template could not explain in your outputs (highlighted)")
+    return unexplained_html(
+        entries, "What the template could not explain in your outputs (highlighted)"
+    )
 
 
 def findings_html(

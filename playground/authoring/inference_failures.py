@@ -352,20 +352,22 @@ def failures_html(groups: list[dict], result: dict) -> str:
                 f'<button type="button" class="rt-apply" data-apply="{index}">{label}</button></div>'
             )
         elif group.get("calls") and (result.get("call_sketch") or {}).get("how"):
-            parts.append(_no_sketch_html(result["call_sketch"]))
+            parts.append(_no_sketch_html(result["call_sketch"], result))
         parts.append("</div>")
     parts.append("</div>")
     return "".join(parts)
 
 
-def _no_sketch_html(sketch: dict) -> str:
-    """Why no tool-call field is offered, and the text of each row or output no field reads."""
+def _no_sketch_html(sketch: dict, result: dict) -> str:
+    """Why no tool-call field is offered, and the text of each row or output no field reads
+    (an output of the author's whose unread text the panel shows already is not shown twice)."""
     from .call_sketch import unexplained_html
 
+    outputs = result.get("example_outputs") or []
+    shown = {outputs[int(i)] for i in result.get("unexplained") or {} if int(i) < len(outputs)}
+    entries = [entry for entry in sketch.get("unexplained", []) if entry["text"] not in shown]
     return (
         f'<div class="rt-diag rt-diag-warning" id="inference-no-sketch">△ No edit is offered: '
         f"{escape(probe_names_in_words(sketch['how']))}.</div>"
-        + unexplained_html(
-            sketch.get("unexplained", []), "The text no field reads (highlighted), where it stands"
-        )
+        + unexplained_html(entries, "The text no field reads (highlighted), where it stands")
     )

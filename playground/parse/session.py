@@ -72,6 +72,9 @@ class Session:
         generated: the last Generate live's generation and the offsets between the pieces the
             model streamed (a replay with "tokens" chunking of that text replays those pieces),
             or None.
+        live_output: the last Generate live's output as an example for inference (``{"prefix",
+            "output", "tools"?}``: the prompt, what the model wrote, the tools it was given), what
+            "Use as example" adds to Tests; None before a generation.
         derived: the views derived from the input on demand ("reference", "fits",
             "conformance"): name -> (the inputs they were made from, their HTML, marked stale).
         heavy_jobs: heavy jobs (replays, generations, checks, inferences...) of this session
@@ -100,6 +103,7 @@ class Session:
     inference: dict | None = None
     derived: dict[str, tuple[tuple, str, bool]] = field(default_factory=dict)
     generated: tuple[str, list[int]] | None = None
+    live_output: dict | None = None
     heavy_jobs: int = 0
     running_jobs: list[str] = field(default_factory=list)
     replaced: list[tuple[str, str]] = field(default_factory=list)
