@@ -11,12 +11,15 @@ draws one finding's two renders, the difference highlighted, for the #explain
 panel when a finding, or a delimiter in the editor or on the map, is clicked
 (`evidence_for` finds the findings of a template key and value). The author's outputs are
 evidence: the output pasted in the workspace and their test cases go to inference as example
-outputs (`with_workspace_output`).
+outputs (`with_workspace_output`); what a failed learn could not explain in each is highlighted
+in it, and the tool-call field offered as the way out is one checked against the rows and the
+outputs (`playground.authoring.call_sketch`).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +33,9 @@ from .chat_template_check import chat_template_input
 
 # Characters of a render shown on each side of its difference.
 CONTEXT_CHARS = 160
+# The share of an inference job's seconds past which no tool-call sketch is learnt (learning
+# and checking one takes a fraction of a second; the job is cut off at its seconds).
+SKETCH_SHARE = 0.5
 
 
 @dataclass
@@ -45,10 +51,13 @@ class InferenceOutcome:
 
 def infer_job(payload: dict) -> dict:
     """One inference in a worker: `InferredTemplate.to_dict()` for `payload` (chat_template or
-    model, bos_token, eos_token, examples, regex_timeout, seconds)."""
+    model, bos_token, eos_token, examples, regex_timeout, seconds), with what the panel shows
+    of the author's outputs and the way out (`_add_example_evidence`: ``example_outputs``,
+    ``unexplained`` for every output, ``call_sketch``)."""
     from engine.chat_templates.infer import infer_template
     from engine.chat_templates.render import ModelLoadError
 
+    started = time.monotonic()
     try:
         result = infer_template(
             payload.get("chat_template"),
@@ -65,18 +74,21 @@ def infer_job(payload: dict) -> dict:
             message += ". The time limit is PLAYGROUND_LIMITS' conformance_seconds."
         raise JobError(redact(message)) from None
     found = result.to_dict()
-    _add_example_evidence(found, payload)
+    _add_example_evidence(found, payload, time.monotonic() - started)
     for row in found["report"]["situations"]:
         row["detail"] = redact(row["detail"])
     return found
 
 
-def _add_example_evidence(found: dict, payload: dict) -> None:
+def _add_example_evidence(found: dict, payload: dict, spent: float) -> None:
     """What the panel needs about the author's outputs and the way out, put in `found` (in the
     worker, within its caps): ``example_outputs`` (the outputs given, in order); ``unexplained``
     for every output when the template lacks a part or fails rows (not only when it misreads
     one: an output whose calls were taken as text still shows them); and ``call_sketch``, the
-    checked tool-call field for a template that has none (`playground.authoring.call_sketch`)."""
+    checked tool-call field for a template that lacks one or fails rows with calls
+    (`playground.authoring.call_sketch`), None when it passes and is complete, or when
+    inference took more than SKETCH_SHARE of the job's `seconds` (`spent`: seconds so far), so
+    the sketch never costs the inference its answer."""
     from engine.chat_templates.conformance import resolve_chat_template
     from engine.chat_templates.examples import read_examples
     from engine.chat_templates.unexplained import unexplained
@@ -91,6 +103,9 @@ def _add_example_evidence(found: dict, payload: dict) -> None:
         found["unexplained"] = {
             str(index): [span.to_dict() for span in listed] for index, listed in spans.items()
         }
+    found["call_sketch"] = None
+    if (found["passed"] and found["complete"]) or spent > SKETCH_SHARE * payload["seconds"]:
+        return
     chat_template, bos_token, eos_token = resolve_chat_template(
         payload.get("chat_template"),
         payload.get("model"),
