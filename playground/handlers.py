@@ -993,8 +993,9 @@ def use_live_output(template_text: str, test_cases_text: str, session: Session) 
         }
     view = session.view
     message = view.message if view is not None and view.stream.endswith(live["output"]) else None
+    mine = author_cases(cases)
     case = {
-        "name": f"live output {len(cases) + 1}",
+        "name": f"live output {len(mine) + 1}",
         "source": "output",
         "prefix": live["prefix"],
         "generation": live["output"],
@@ -1003,7 +1004,6 @@ def use_live_output(template_text: str, test_cases_text: str, session: Session) 
     }
     if live.get("tools"):
         case["tools"] = live["tools"]
-    mine = author_cases(cases)
     text = cases_text([*mine, case, *(c for c in cases if c not in mine)])
     session.test_cases_text = text
     return {

@@ -299,13 +299,14 @@ def _excerpt(text: str, spans: list[dict]) -> str:
     return "".join(parts)
 
 
-def unexplained_html(entries: list[dict], head: str) -> str:
+def unexplained_html(entries: list[dict], head: str, element_id: str) -> str:
     """Each row or output (``{"label", "text", "spans"}``) with the text no field explains
-    highlighted, and why, under `head` (a sentence); "" when there is none."""
+    highlighted, and why, under `head` (a sentence), in a block with id `element_id`; "" when
+    there is none."""
     if not entries:
         return ""
     parts = [
-        f'<div class="rt-unexplained" id="inference-unexplained"><div class="rt-evidence-label">{escape(head)}</div>'
+        f'<div class="rt-unexplained" id="{element_id}"><div class="rt-evidence-label">{escape(head)}</div>'
     ]
     for number, entry in enumerate(entries[:UNEXPLAINED_SHOWN]):
         whys = list(dict.fromkeys(span["why"] for span in entry["spans"]))

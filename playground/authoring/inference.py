@@ -346,7 +346,9 @@ def _unread_outputs_html(result: dict) -> str:
         if int(index) < len(outputs)
     ]
     return unexplained_html(
-        entries, "What the template could not explain in your outputs (highlighted)"
+        entries,
+        "What the template could not explain in your outputs (highlighted)",
+        "inference-unexplained",
     )
 
 

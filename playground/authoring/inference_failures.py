@@ -369,5 +369,7 @@ def _no_sketch_html(sketch: dict, result: dict) -> str:
     return (
         f'<div class="rt-diag rt-diag-warning" id="inference-no-sketch">△ No edit is offered: '
         f"{escape(probe_names_in_words(sketch['how']))}.</div>"
-        + unexplained_html(entries, "The text no field reads (highlighted), where it stands")
+        + unexplained_html(
+            entries, "The text no field reads (highlighted), where it stands", "sketch-unexplained"
+        )
     )
