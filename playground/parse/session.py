@@ -120,6 +120,7 @@ class Session:
         self.inference = None
         self.derived = {}
         self.generated = None
+        self.live_output = None
         self.replaced = []
         self.restored = []
         self.test_cases_text = ""
@@ -194,7 +195,7 @@ class Session:
 # The fields holding parses (`Session.weight` counts them by their estimates, shared parts once).
 _PARSES = ("view", "last_good", "replay")
 # Fields only ever assigned a new object (never changed in place): weighed once per object.
-_ASSIGNED_WHOLE = ("inference", "check_rows")
+_ASSIGNED_WHOLE = ("inference", "check_rows", "live_output")
 # What `Session.trim` drops, in order (a field name gets its empty value from `_EMPTY`, or None).
 _TRIM_ORDER = (
     ("last_good",),
@@ -203,7 +204,7 @@ _TRIM_ORDER = (
     ("derived",),
     ("check_rows", "check_template"),
     ("inference",),
-    ("generated",),
+    ("generated", "live_output"),
     ("test_cases_text",),
     ("restored",),
     ("replaced",),
