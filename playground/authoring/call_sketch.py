@@ -99,6 +99,9 @@ def _relabelled(text: str, labels: list[str]) -> str:
 def _unexplained(
     template: dict, examples: list, labels: list[str], timeout: float | None
 ) -> list[dict]:
+    """The rows and outputs whose text `template` leaves unexplained, as ``{"label", "text",
+    "spans"}`` each (`labels`: by example index; `timeout`: seconds per regex call), one entry
+    per distinct text, its label counting the others that write the same."""
     from engine.chat_templates.unexplained import unexplained
 
     found = unexplained(template, examples, timeout)
