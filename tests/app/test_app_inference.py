@@ -279,7 +279,7 @@ def test_an_output_generated_live_becomes_an_example_with_one_click():
         )
     )[-1]
     generated, prefix = out["generation"], out["prefix"]
-    assert generated.strip() and prefix.endswith("<|im_start|>assistant\n")
+    assert generated.strip() and prefix.endswith("assistant\n")
     assert session.live_output == {"prefix": prefix, "output": generated, "tools": CHECK_TOOLS}
     clicked = handlers.use_live_output(out["template_text"], "", session)
     cases = json.loads(clicked["test_cases_text"])
