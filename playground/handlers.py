@@ -54,6 +54,7 @@ from .authoring.stream_check import report_html, stream_check
 from .authoring.template_editor import format_template, shipped_template
 from .authoring.test_cases import (
     CHECK_NOTE,
+    LIVE_NOTE,
     as_examples,
     author_cases,
     cases_for_template,
@@ -1035,6 +1036,52 @@ def add_test_case(workspace: WorkspaceInputs, test_cases_text: str, session: Ses
     text = cases_text([*mine, case, *(c for c in cases if c not in mine)])
     session.test_cases_text = text
     return {"test_cases_text": text, "test_results": _tests(workspace.template_text, text)}
+
+
+@produces("test_cases_text", "test_results", "live_example_note")
+def use_live_output(template_text: str, test_cases_text: str, session: Session) -> dict:
+    """Use as example: the last output generated live (its prompt, what the model wrote, the
+    tools it was given) becomes one of the author's test cases, so Infer sends it as an example.
+    Its expected message is the parse shown, marked to check (`LIVE_NOTE`): until the author
+    deletes that mark, inference gets the output and its tools only."""
+    live = session.live_output
+    if not live or not live["output"].strip():
+        return {
+            "live_example_note": "Generate first: the output the model writes can then become an "
+            "example for Infer (Start from a model)."
+        }
+    try:
+        cases = read_cases(test_cases_text)
+    except InputError as error:
+        return {"test_results": results_html([], 0, str(error))}
+    if any(
+        case["generation"] == live["output"] and (case.get("prefix") or "") == live["prefix"]
+        for case in cases
+    ):
+        return {
+            "live_example_note": "This output is already in Tests: Infer sends it as an example."
+        }
+    view = session.view
+    message = view.message if view is not None and view.stream.endswith(live["output"]) else None
+    mine = author_cases(cases)
+    case = {
+        "name": f"live output {len(mine) + 1}",
+        "source": "output",
+        "prefix": live["prefix"],
+        "generation": live["output"],
+        "expected": message or {},
+        "check": LIVE_NOTE,
+    }
+    if live.get("tools"):
+        case["tools"] = live["tools"]
+    text = cases_text([*mine, case, *(c for c in cases if c not in mine)])
+    session.test_cases_text = text
+    return {
+        "test_cases_text": text,
+        "test_results": _tests(template_text, text),
+        "live_example_note": f"✔ Added to Tests as {case['name']!r}, one of your outputs: Infer "
+        "(Start from a model) sends it as an example, the output and the tools it was given.",
+    }
 
 
 @produces("examples_file", "test_results")

@@ -532,6 +532,19 @@ def feed_piece(live: LiveParse, piece) -> None:
     live.feed(list(piece.ids) if live.tokenizer_name else piece.text)
 
 
+def live_example(prefix: str, output: str, tools_text: str) -> dict:
+    """A generation as an example output for inference: ``{"prefix", "output", "tools"?}`` (the
+    tools the prompt offered, left out when `tools_text` gives none or does not read)."""
+    example: dict = {"prefix": prefix, "output": output}
+    try:
+        tools = read_tools(tools_text)
+    except InputError:
+        tools = None
+    if tools:
+        example["tools"] = tools
+    return example
+
+
 def not_started(message: str) -> dict:
     """Generate live's answer when no generation started (bad input, a model that cannot load or
     chat, Stop while waiting): `message` in the status line, every panel left showing the parse
@@ -743,6 +756,7 @@ class _LiveRun:
         generated = live.generation
         cuts = [offset - live.tail_length for offset in live.chunk_ends[:-1]]
         session.generated = (generated, cuts)
+        session.live_output = live_example(prefix, generated, tools_text)
         template_text = self.chosen.get("template_text", template_text)
         pieces = max(1, len(cuts) + 1)
         return {

@@ -481,7 +481,17 @@ def learn_from_examples(parts, examples: list[Example], regex_timeout: float | N
     # syntax (an opener with the name inside) would be dropped as text before its field opens.
     unmarked = first
     before = len(check_examples(first, examples, regex_timeout))
+    # The markers around an example's calls are the calls' own: as a content close one would
+    # take the calls as text, its marker dropped, and hide them from every later check.
+    around_calls = {
+        marker
+        for region in map(_call_region, examples)
+        if region is not None
+        for marker in (region.open, region.close)
+    }
     for marker, example in unexplained_markers(first, examples).items():
+        if marker in around_calls:
+            continue
         closes = first["fields"]["content"].get("close", [])
         closes = [closes] if isinstance(closes, str) else list(closes)
         trial = {

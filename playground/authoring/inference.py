@@ -11,12 +11,15 @@ draws one finding's two renders, the difference highlighted, for the #explain
 panel when a finding, or a delimiter in the editor or on the map, is clicked
 (`evidence_for` finds the findings of a template key and value). The author's outputs are
 evidence: the output pasted in the workspace and their test cases go to inference as example
-outputs (`with_workspace_output`).
+outputs (`with_workspace_output`); what a failed learn could not explain in each is highlighted
+in it, and the tool-call field offered as the way out is one checked against the rows and the
+outputs (`playground.authoring.call_sketch`).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +33,9 @@ from .chat_template_check import chat_template_input
 
 # Characters of a render shown on each side of its difference.
 CONTEXT_CHARS = 160
+# The share of an inference job's seconds past which no tool-call sketch is learnt (learning
+# and checking one takes a fraction of a second; the job is cut off at its seconds).
+SKETCH_SHARE = 0.5
 
 
 @dataclass
@@ -45,10 +51,13 @@ class InferenceOutcome:
 
 def infer_job(payload: dict) -> dict:
     """One inference in a worker: `InferredTemplate.to_dict()` for `payload` (chat_template or
-    model, bos_token, eos_token, examples, regex_timeout, seconds)."""
+    model, bos_token, eos_token, examples, regex_timeout, seconds), with what the panel shows
+    of the author's outputs and the way out (`_add_example_evidence`: ``example_outputs``,
+    ``unexplained`` for every output, ``call_sketch``)."""
     from engine.chat_templates.infer import infer_template
     from engine.chat_templates.render import ModelLoadError
 
+    started = time.monotonic()
     try:
         result = infer_template(
             payload.get("chat_template"),
@@ -65,9 +74,49 @@ def infer_job(payload: dict) -> dict:
             message += ". The time limit is PLAYGROUND_LIMITS' conformance_seconds."
         raise JobError(redact(message)) from None
     found = result.to_dict()
+    _add_example_evidence(found, payload, time.monotonic() - started)
     for row in found["report"]["situations"]:
         row["detail"] = redact(row["detail"])
     return found
+
+
+def _add_example_evidence(found: dict, payload: dict, spent: float) -> None:
+    """What the panel needs about the author's outputs and the way out, put in `found` (in the
+    worker, within its caps): ``example_outputs`` (the outputs given, in order); ``unexplained``
+    for every output when the template lacks a part or fails rows (not only when it misreads
+    one: an output whose calls were taken as text still shows them); and ``call_sketch``, the
+    checked tool-call field for a template that lacks one or fails rows with calls
+    (`playground.authoring.call_sketch`), None when it passes and is complete, or when
+    inference took more than SKETCH_SHARE of the job's `seconds` (`spent`: seconds so far), so
+    the sketch never costs the inference its answer."""
+    from engine.chat_templates.conformance import resolve_chat_template
+    from engine.chat_templates.examples import read_examples
+    from engine.chat_templates.unexplained import unexplained
+
+    from .call_sketch import sketch_calls
+
+    examples = payload.get("examples") or []
+    timeout = payload.get("regex_timeout")
+    found["example_outputs"] = [example["output"] for example in examples]
+    if examples and not found["unexplained"] and not (found["passed"] and found["complete"]):
+        spans = unexplained(found["template"], read_examples(examples), timeout)
+        found["unexplained"] = {
+            str(index): [span.to_dict() for span in listed] for index, listed in spans.items()
+        }
+    found["call_sketch"] = None
+    if (found["passed"] and found["complete"]) or spent > SKETCH_SHARE * payload["seconds"]:
+        return
+    chat_template, bos_token, eos_token = resolve_chat_template(
+        payload.get("chat_template"),
+        payload.get("model"),
+        payload.get("bos_token"),
+        payload.get("eos_token"),
+    )
+    try:
+        sketch = sketch_calls(found, chat_template, bos_token, eos_token, examples, timeout)
+    except ValueError:  # TemplateError and a regex cut off by its time limit included
+        sketch = None
+    found["call_sketch"] = sketch.to_dict() if sketch is not None else None
 
 
 def infer_from_page(
@@ -247,15 +296,25 @@ def _verdict_html(result: dict, examples: int) -> str:
 
 
 def _missing_html(result: dict, examples: int) -> str:
-    """Each part inference could not learn, why, and the way out."""
+    """Each part inference could not learn, why, and the way out: the checked sketch when there
+    is one; the text of the author's outputs no field reads when they show the part; asking for
+    an output only when none was given, or none shows anything unread."""
     parts = []
+    sketched = bool((result.get("call_sketch") or {}).get("fix"))
+    unread = bool(result.get("unexplained"))
     for missing in result.get("missing", []):
         construct = (
             f" The template language lacks {missing['construct']}." if missing["construct"] else ""
         )
+        offered = sketched and missing["part"] == "tool_calls"
         way = (
-            "The template language cannot read it, so no example can teach it: the sketch below "
-            "keeps the calls out of content."
+            "The way out: the field sketched below, learnt from the calls and checked against "
+            "the matrix and your outputs."
+            if offered
+            else "Your outputs show text no field reads: it is highlighted in each output below."
+            if examples and unread
+            else "The template language cannot read it, so no example can teach it: what stays "
+            "unread is shown below."
             if missing["construct"]
             else "Your outputs did not show it either: add one where the model writes it."
             if examples
@@ -267,6 +326,30 @@ def _missing_html(result: dict, examples: int) -> str:
             f"<b>{escape(missing['part'])}</b> not inferred: {escape(in_authors_words(missing['why']))}.{escape(construct)} {way}</div>"
         )
     return "".join(parts)
+
+
+def _unread_outputs_html(result: dict) -> str:
+    """Each of the author's outputs the template could not explain, the text it leaves unread
+    highlighted in the output (``unexplained``: example index -> spans; ``example_outputs``)."""
+    from .call_sketch import unexplained_html
+
+    outputs = result.get("example_outputs") or []
+    entries = [
+        {
+            "label": f"example {int(index) + 1}: your output",
+            "text": outputs[int(index)],
+            "spans": [{**span, "why": in_authors_words(span["why"])} for span in spans],
+        }
+        for index, spans in sorted(
+            (result.get("unexplained") or {}).items(), key=lambda i: int(i[0])
+        )
+        if int(index) < len(outputs)
+    ]
+    return unexplained_html(
+        entries,
+        "What the template could not explain in your outputs (highlighted)",
+        "inference-unexplained",
+    )
 
 
 def findings_html(
@@ -295,6 +378,7 @@ def findings_html(
         '<div class="rt-inference" id="inference-report">',
         _verdict_html(result, examples),
         _missing_html(result, examples),
+        _unread_outputs_html(result),
         failures_html(result.get("failure_groups", []), result),
         '<div class="rt-evidence-label">What inference found (click one: the renders behind it)</div>',
         '<ol class="rt-findings">',

@@ -10,9 +10,10 @@ groups its failing rows by the template key they contradict:
   (`Diagnosis.fix`) when one is known;
 - else what the row's message shows (`difference_summary`: one field took another's text, a
   field is missing), the field that took the text being the one whose delimiters are wrong;
-- a tool-call field the template lacks, while the rows leave the calls in content: a field
-  sketched from that text (`sketch_tool_calls`: the marker before the calls, the marker after
-  them, the payload read as JSON), marked as a sketch: no render has checked it.
+- a tool-call field the template lacks, while the rows leave the calls in content: the field
+  learnt from the rows and the author's outputs and checked against them and the matrix
+  (`playground.authoring.call_sketch`, run with the inference: the result's ``call_sketch``),
+  offered only when it reads them; else the text that stays unexplained is shown instead.
 
 Each group names the findings of its key (`FailureGroup.findings`, their indices), so the
 panel can show the renders behind the finding the rows contradict. `candidate_changes` says how
@@ -28,7 +29,6 @@ from typing import Any
 
 from engine import TemplateError, trace
 from engine.chat_templates.conformance import TOOLS
-from engine.chat_templates.markup import MARKUP_TOKEN
 from engine.chat_templates.probes import probe_names_in_words
 
 from ..panels.markup import escape
@@ -50,7 +50,10 @@ class FailureGroup:
         rows: the rows' indices in the report's situations.
         findings: the indices of the findings of `key` (what inference found there).
         fix: the edit that fixes it, {template key path: new value} (None when none is known).
-        sketch: the fix is a sketch from the evidence, not checked by any render.
+        sketch: the fix is the tool-call field learnt from the rows and the author's outputs
+            and checked against them and the matrix (`playground.authoring.call_sketch`).
+        calls: the first group whose rows lose or misread calls: the sketch, or why there is
+            none and the text no field reads, is shown with it.
     """
 
     key: str
@@ -59,6 +62,7 @@ class FailureGroup:
     findings: list[int] = field(default_factory=list)
     fix: dict | None = None
     sketch: bool = False
+    calls: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -140,52 +144,6 @@ def _row_cause(row: dict, template: dict, deadline: float) -> tuple[str, str, di
     return key, difference_summary(expected, got, template), None
 
 
-def _extra_text(expected: str, got: str) -> str:
-    """What `got` holds besides `expected` (a text field that took another's text)."""
-    expected, got = (expected or "").strip(), (got or "").strip()
-    at = got.find(expected) if expected else 0
-    if at < 0:
-        return got
-    return (got[:at] + got[at + len(expected) :]).strip()
-
-
-def sketch_tool_calls(rows: list[dict]) -> dict | None:
-    """A tool-call field sketched from the calls `rows` left in content: the marker the text
-    starts with as the open, the one it ends with as the close, the payload between as JSON
-    (read into calls when its objects hold a name and arguments). None when the text has no
-    markers around it."""
-    for row in rows:
-        expected, got = row.get("expected") or {}, row.get("got") or {}
-        text = _extra_text(expected.get("content") or "", got.get("content") or "")
-        opened = MARKUP_TOKEN.match(text)
-        closes = [m for m in MARKUP_TOKEN.finditer(text) if m.end() == len(text)]
-        if not opened or not closes or closes[-1].start() < opened.end():
-            continue
-        sketch: dict[str, Any] = {
-            "open": opened.group(),
-            "close": closes[-1].group(),
-            "content": "json",
-        }
-        try:
-            payload = json.loads(text[opened.end() : closes[-1].start()])
-        except ValueError:
-            payload = None
-        items = payload if isinstance(payload, list) else [payload]
-        if items and all(isinstance(item, dict) for item in items):
-            keys = set(items[0])
-            arguments = next((k for k in ("arguments", "parameters") if k in keys), None)
-            if "name" in keys and arguments:
-                call = {
-                    "type": "function",
-                    "function": {"name": "{name}", "arguments": "{" + arguments + "}"},
-                }
-                if isinstance(payload, list):
-                    sketch["transform_each"] = True
-                sketch["transform"] = call
-        return sketch
-    return None
-
-
 def failure_groups(result: dict, deadline: float | None = None) -> list[FailureGroup]:
     """The failing rows of an inference result by the template key they contradict, the most
     rows first, each with the findings of that key and the fix when one is known.
@@ -213,11 +171,27 @@ def failure_groups(result: dict, deadline: float | None = None) -> list[FailureG
             for i, finding in enumerate(findings)
             if finding["key"] == wanted or finding["key"].startswith(wanted + ".")
         ]
-        if group.key == "fields.tool_calls" and "tool_calls" not in template.get("fields", {}):
-            sketch = sketch_tool_calls([rows[i] for i in group.rows])
-            if sketch is not None:
-                group.fix, group.sketch = {"fields.tool_calls": sketch}, True
+    sketch = result.get("call_sketch") or {}
+    about_calls = next(
+        (
+            group
+            for group in found
+            if _field_key(group.key) == "fields.tool_calls"
+            or any(_misreads_calls(rows[i]) for i in group.rows)
+        ),
+        None,
+    )
+    if about_calls is not None and sketch:
+        about_calls.calls = True
+        if sketch.get("fix") and not about_calls.fix:
+            about_calls.fix, about_calls.sketch = sketch["fix"], True
     return found
+
+
+def _misreads_calls(row: dict) -> bool:
+    """Whether a row expects calls its parse did not give as expected."""
+    expected = (row.get("expected") or {}).get("tool_calls")
+    return bool(expected) and (row.get("got") or {}).get("tool_calls") != expected
 
 
 def apply_edit(template: dict, fix: dict) -> dict:
@@ -367,9 +341,9 @@ def failures_html(groups: list[dict], result: dict) -> str:
         if group["fix"]:
             edits = "".join(_change_html(path, None, value) for path, value in group["fix"].items())
             label = "Apply the sketch" if group["sketch"] else "Apply the fix"
+            sketch = result.get("call_sketch") or {}
             note = (
-                '<div class="rt-diag rt-diag-warning">△ a sketch from the text the rows left in '
-                "content: no render has checked it. Apply it, then check the template.</div>"
+                f'<div class="rt-note rt-sketch-how">{escape(probe_names_in_words(sketch.get("how", "")))}</div>'
                 if group["sketch"]
                 else ""
             )
@@ -377,6 +351,25 @@ def failures_html(groups: list[dict], result: dict) -> str:
                 f'<div class="rt-edit">The edit: <ul class="rt-changes">{edits}</ul>{note}'
                 f'<button type="button" class="rt-apply" data-apply="{index}">{label}</button></div>'
             )
+        elif group.get("calls") and (result.get("call_sketch") or {}).get("how"):
+            parts.append(_no_sketch_html(result["call_sketch"], result))
         parts.append("</div>")
     parts.append("</div>")
     return "".join(parts)
+
+
+def _no_sketch_html(sketch: dict, result: dict) -> str:
+    """Why no tool-call field is offered, and the text of each row or output no field reads
+    (an output of the author's whose unread text the panel shows already is not shown twice)."""
+    from .call_sketch import unexplained_html
+
+    outputs = result.get("example_outputs") or []
+    shown = {outputs[int(i)] for i in result.get("unexplained") or {} if int(i) < len(outputs)}
+    entries = [entry for entry in sketch.get("unexplained", []) if entry["text"] not in shown]
+    return (
+        f'<div class="rt-diag rt-diag-warning" id="inference-no-sketch">△ No edit is offered: '
+        f"{escape(probe_names_in_words(sketch['how']))}.</div>"
+        + unexplained_html(
+            entries, "The text no field reads (highlighted), where it stands", "sketch-unexplained"
+        )
+    )

@@ -38,6 +38,12 @@ MADE_SOURCES = ("sample", "matrix")
 CHECK_NOTE = (
     "recorded from a parse that probably lost text: correct expected, then delete this line"
 )
+# The "check" of an output generated live and added with "Use as example": inference gets its
+# output and tools, not the message it parsed to, until the author checks that message.
+LIVE_NOTE = (
+    "generated live: sent to inference as an output with its tools; check expected, then "
+    "delete this line to send the message too"
+)
 
 
 @dataclass(frozen=True)

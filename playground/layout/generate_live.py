@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from .. import live
+from .. import handlers, live
 from ..catalog import DEFAULT_SAMPLE, samples_by_id, template_text_of
 from ..parse.chunking import DEMO_MODEL_PATH
 from ..server.limits import LIMITS
@@ -18,7 +18,8 @@ USE_MODEL_TEMPLATE_LABEL = (
 
 
 def build(page: Page) -> None:
-    """The Generate live tab: the model, the user's message, Generate and Stop, the model's note
+    """The Generate live tab: the model, the user's message, Generate, Stop and Use as example
+    (the output just generated added to Tests, for Infer), the model's note
     and load status (`page.model_status`, refreshed by `page.model_status_timer`), the settings."""
     with gr.Tab("Generate live", id="live", elem_id="tab-live"):
         page.model_name = gr.Textbox(
@@ -35,6 +36,12 @@ def build(page: Page) -> None:
                 "Generate", variant="primary", elem_id="generate-button"
             )
             page.stop_button = gr.Button("Stop", variant="stop", elem_id="stop-button")
+            # One click: the output just generated becomes one of the author's outputs in
+            # Tests, an example Infer sends (Start from a model).
+            page.use_live_example_button = gr.Button(
+                "Use as example", elem_id="use-as-example-button"
+            )
+        page.live_example_note = gr.Markdown(elem_id="live-example-note")
         page.model_note = gr.Markdown(elem_id="model-note")
         page.use_model_button = gr.Button(
             "Use the model's template",
@@ -127,11 +134,12 @@ def show_load_status(model_name: str):
 
 
 def wire(page: Page, opened) -> None:
-    """Generate, Stop and Use the model's template; the load status, shown once the page has
+    """Generate, Stop, Use as example and Use the model's template; the load status, shown once the page has
     opened (`opened`: the page's load event) and then on each tick of its timer."""
     page.listen(page.generate_button.click, live.generate, work="model")
     page.listen(page.stop_button.click, live.request_stop, queue=False)
     page.listen(page.use_model_button.click, live.use_model_template_now, work="model")
+    page.listen(page.use_live_example_button.click, handlers.use_live_output)
     for listen in (page.model_status_timer.tick, opened.then):
         listen(
             show_load_status,

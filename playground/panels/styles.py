@@ -204,6 +204,10 @@ footer button, footer a { color: #4b5563 !important; }
 .rt-candidates { margin-top: 6px; font-size: 13px; }
 .rt-case-kind { font-size: 11px; color: var(--rt-muted); margin-left: 6px; }
 .rt-missing { margin: 4px 0; }
+.rt-unexplained { margin: 6px 0; }
+.rt-unexplained-entry { margin: 4px 0; }
+.rt-unexplained-text { background: #fecaca; color: #7f1d1d; border-radius: 2px; outline: 1px solid #b91c1c; }
+.dark .rt-unexplained-text { background: #7f1d1d; color: #ffffff; outline-color: #fca5a5; }
 .rt-candidate { font-size: 12px; color: var(--rt-muted); }
 .rt-pattern { border-collapse: collapse; width: 100%; font-size: 12px; }
 .rt-pattern td, .rt-pattern th { border-bottom: 1px solid var(--border-color-primary); padding: 2px 6px; text-align: left; vertical-align: top; }

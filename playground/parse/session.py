@@ -76,6 +76,9 @@ class Session:
         generated: the last Generate live's generation and the offsets between the pieces the
             model streamed (a replay with "tokens" chunking of that text replays those pieces),
             or None.
+        live_output: the last Generate live's output as an example for inference (``{"prefix",
+            "output", "tools"?}``: the prompt, what the model wrote, the tools it was given), what
+            "Use as example" adds to Tests; None before a generation.
         derived: the views derived from the input on demand ("reference", "fits",
             "conformance"): name -> (the inputs they were made from, their HTML, marked stale).
         heavy_jobs: heavy jobs (replays, generations, checks, inferences...) of this session
@@ -108,6 +111,7 @@ class Session:
     inference: dict | None = None
     derived: dict[str, tuple[tuple, str, bool]] = field(default_factory=dict)
     generated: tuple[str, list[int]] | None = None
+    live_output: dict | None = None
     heavy_jobs: int = 0
     running_jobs: list[str] = field(default_factory=list)
     replaced: list[tuple[str, str]] = field(default_factory=list)
@@ -126,6 +130,7 @@ class Session:
         self.inference = None
         self.derived = {}
         self.generated = None
+        self.live_output = None
         self.replaced = []
         self.restored = []
         self.test_cases_text = ""
@@ -200,7 +205,7 @@ class Session:
 # The fields holding parses (`Session.weight` counts them by their estimates, shared parts once).
 _PARSES = ("view", "last_good", "replay")
 # Fields only ever assigned a new object (never changed in place): weighed once per object.
-_ASSIGNED_WHOLE = ("inference", "check_rows")
+_ASSIGNED_WHOLE = ("inference", "check_rows", "live_output")
 # What `Session.trim` drops, in order (a field name gets its empty value from `_EMPTY`, or None).
 _TRIM_ORDER = (
     ("last_good",),
@@ -209,7 +214,7 @@ _TRIM_ORDER = (
     ("derived",),
     ("check_rows", "check_template"),
     ("inference",),
-    ("generated",),
+    ("generated", "live_output"),
     ("test_cases_text",),
     ("restored",),
     ("replaced",),

@@ -150,7 +150,7 @@ def test_failure_groups_trace_within_the_parses_deadline_and_caps(monkeypatch):
     assert [(g.key, len(g.rows)) for g in capped] == [("start_anchor", 13), ("fields.content", 2)]
 
 
-def test_a_missing_tool_call_field_is_sketched_from_the_rows_and_marked_as_a_sketch():
+def test_no_sketch_is_offered_for_calls_no_field_reads_and_the_unread_text_is_shown():
     session = Session()
     last = infer(jinja("keyed-calls"), session)
     panel = text_of(last["inference"])
@@ -162,12 +162,25 @@ def test_a_missing_tool_call_field_is_sketched_from_the_rows_and_marked_as_a_ske
         "8 rows contradict fields.tool_calls : the template has no tool_calls field: the calls are "
         "read as text" in panel
     )
-    assert "so no example can teach it: the sketch below keeps the calls out of content" in panel
+    # No field of the template language reads a name from a key: no edit is offered (a sketch
+    # reading the calls as JSON would give objects keyed by name, not calls), and the text no
+    # field reads is shown where it stands, per row.
+    assert "Apply the sketch" not in panel and "fields.tool_calls = {" not in panel
+    assert session.inference["call_sketch"]["fix"] is None
+    assert "so no example can teach it: what stays unread is shown below" in panel
     assert (
-        'The edit: + fields.tool_calls = {"open": "<|calls|>", "close": "<|/calls|>", "content": '
-        '"json"} △ a sketch from the text the rows left in content: no render has checked it. '
-        "Apply it, then check the template. Apply the sketch" in panel
+        "△ No edit is offered: no tool-call field reads these calls back: every payload parser "
+        "was tried (matrix row first-turn-tools/round-trip:tool-call: fields.tool_calls: json: "
+        "Expecting ',' delimiter" in panel
     )
+    assert (
+        "The text no field reads (highlighted), where it stands matrix row "
+        "first-turn-tools/round-trip:tool-call (and 3 more with the same output)" in panel
+    )
+    assert (
+        '<mark class="rt-unexplained-text" title="read into content, which the expected message '
+        'does not hold">&lt;|calls|&gt;[{&quot;set_alarm&quot;:'
+    ).replace("&quot;", '"') in last["inference"]
     # The workspace shows a row that passes: the partial template at work, no failure banner.
     assert text_of(last["status"]).startswith("✔ Parsed")
     # A call in content while the template lacks the field inference could not learn: not green.
@@ -183,19 +196,132 @@ def test_a_missing_tool_call_field_is_sketched_from_the_rows_and_marked_as_a_ske
     )
     assert "content holds 'get_weather', a tool's name: a call is probably in content" in status
     assert "✔" not in status
-    # The sketch applied keeps the calls out of content.
-    index = next(
-        i for i, group in enumerate(session.inference["failure_groups"]) if group["sketch"]
+
+
+PYTHON_PROMPT = "<|user|>Weather in Oslo?<|eot|>\n<|assistant|>"
+PYTHON_OUTPUT = 'Checking.<|calls|>get_weather(city="Oslo", days=2)<|/calls|><|eot|>'
+
+
+def test_python_style_calls_get_no_json_sketch_and_an_output_that_shows_them_teaches_them():
+    session = Session()
+    chat_template = jinja("bare-python-calls")
+    first = infer(chat_template, session)
+    panel = text_of(first["inference"])
+    assert "◐ partial: tool_calls missing 12 passed, 8 failed" in panel
+    # No sketch that reads the calls as JSON (it failed every row with calls): every payload
+    # parser was tried on the rows, none reads a nested object argument written this way, and
+    # the panel says which row and which argument.
+    assert "Apply the sketch" not in panel and '"content": "json"' not in panel
+    assert session.inference["call_sketch"]["fix"] is None
+    assert (
+        "△ No edit is offered: no tool-call field reads these calls back: every payload parser "
+        "was tried (matrix row first-turn-tools/round-trip:content-and-tool-calls: tool_calls: "
+        "expected [('get_weather', '{\"city\": \"Zürich\", \"days\": 3}'), ('create_event', "
+        '\'{"details": {"room"' in panel
     )
-    applied = handlers.inference_click(
-        {"apply": index},
-        WorkspaceInputs(last["template_text"], "<|assistant|>", output, tools_text),
+    assert (
+        'got [(\'get_weather\', \'{"city": "Zürich", "days": 3}\'), (\'create_event\', \'{"details": "{'
+        in panel
+    )
+    assert (
+        "matrix row first-turn-tools/round-trip:tool-call (and 3 more with the same output) "
+        '<|calls|>set_alarm(hour=7, · minutes=30, · enabled=true, · label="wake · up · ☕")<|/calls|> '
+        "<|eot|> ↵ read into content, which the expected message does not hold" in panel
+    )
+    # The author pastes an output that shows a call and infers again: the output teaches the
+    # call syntax, the markers around the call stay out of content.close, and the panel never
+    # says the outputs did not show it.
+    again = list(
+        handlers.infer_chat_template(
+            chat_template,
+            "",
+            "",
+            "",
+            True,
+            WorkspaceInputs(
+                first["template_text"], PYTHON_PROMPT, PYTHON_OUTPUT, template_text_of(CHECK_TOOLS)
+            ),
+            first["test_cases_text"],
+            session,
+        )
+    )[-1]
+    template = json.loads(again["template_text"])
+    assert template["fields"]["content"] == {"close": "<|eot|>"}
+    assert template["fields"]["tool_calls"]["content"] == "xml-inline"
+    panel = text_of(again["inference"])
+    assert "did not show it" not in panel and "partial" not in panel
+    assert (
+        "✘ fails its matrix 16 passed, 4 failed, 0 not renderable; 1 of your outputs given as examples"
+        in panel
+    )
+    # The rows it still fails (two calls, one with a nested object) get no edit that cannot
+    # work: the panel says why no field reads them.
+    assert (
+        "4 rows contradict fields.tool_calls : 2 tool calls expected, 1 read (a call lost, or two "
+        "read as one: check where each call's region closes)" in panel
+    )
+    assert "△ No edit is offered: no tool-call field reads these calls back" in panel
+    assert "Apply the sketch" not in panel
+
+
+def test_a_sketch_is_offered_only_once_it_reads_the_rows_and_passes_the_matrix():
+    from playground.authoring.call_sketch import sketch_calls
+
+    session = Session()
+    chat_template = jinja("pythonic")
+    infer(chat_template, session)
+    # A template without its tool_calls field (an older inference, or the author's deletion).
+    result = copy.deepcopy(session.inference)
+    del result["template"]["fields"]["tool_calls"]
+    report = check_conformance(result["template"], chat_template, bos_token="", eos_token="")
+    result["report"], result["passed"] = report.to_dict(), False
+    sketch = sketch_calls(result, chat_template)
+    assert sketch.fix == {
+        "fields.tool_calls": {
+            "open_pattern": "(?=\\[\\s*[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*\\()",
+            "content": "python-call-list",
+            "transform_each": True,
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{arguments}"},
+            },
+            "close": "|eot|",
+        }
+    }
+    assert sketch.how == (
+        "learnt from the calls: a Python-style list of calls; checked: it reads 8 matrix row(s) "
+        "with calls back, and with it the matrix passes 20 of 20 rows"
+    )
+    result["call_sketch"] = sketch.to_dict()
+    groups = failure_groups(result)
+    assert [(g.key, len(g.rows), g.sketch, g.calls) for g in groups] == [
+        ("fields.tool_calls", 8, True, True)
+    ]
+    result["failure_groups"] = [group.to_dict() for group in groups]
+    session.inference = result
+    panel = text_of(handlers.findings_html(result))
+    assert (
+        "learnt from the calls: a Python-style list of calls; checked: it reads 8 matrix row(s) "
+        "with calls back, and with it the matrix passes 20 of 20 rows Apply the sketch" in panel
+    )
+    # Applied, it reads a row with two calls.
+    row = next(
+        r
+        for r in result["report"]["situations"]
+        if r["name"] == "first-turn-tools/round-trip:content-and-tool-calls"
+    )
+    handlers.inference_click(
+        {"apply": 0},
+        WorkspaceInputs(
+            template_text_of(result["template"]),
+            row["prompt"],
+            row["generation"],
+            template_text_of(CHECK_TOOLS),
+        ),
         "",
         session,
     )
-    assert session.view.message["content"] == "On it."
-    assert session.view.message["tool_calls"] == [{"get_weather": {"city": "Oslo", "days": 2}}]
-    assert applied["restore_button"]["visible"] is True
+    assert session.view.message == row["expected"]
 
 
 def test_candidates_are_shown_as_changes_against_the_chosen_one():

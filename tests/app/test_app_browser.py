@@ -1613,3 +1613,61 @@ def test_generate_tapped_on_a_phone_brings_the_status_and_the_map_into_view(
     page.wait_for_function(
         "() => /Parsed|Stopped/.test(document.querySelector('#status').innerText)", timeout=120_000
     )
+
+
+# An output of a chat template whose calls no field can read (positional arguments).
+UNREAD_PREFIX = "<|user|>Weather in Oslo?<|eot|>\n<|assistant|>"
+UNREAD_OUTPUT = 'On it.<|calls|>get_weather("Oslo", 2)<|/calls|><|eot|>'
+
+
+def test_a_live_output_becomes_an_example_in_one_click_and_a_failed_learn_marks_what_it_missed(
+    new_page, app_url, tmp_path
+):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    # Generate live, then one click: the output is one of the author's outputs in Tests.
+    page.get_by_role("tab", name="Generate live").click()
+    page.locator("#generate-button").click()
+    page.wait_for_function(
+        "() => document.querySelector('#model-note').innerText.includes('Model:')", timeout=150_000
+    )
+    page.wait_for_function("() => !document.querySelector('.rt-status-live')", timeout=150_000)
+    page.locator("#use-as-example-button").click()
+    page.wait_for_function(
+        "() => document.querySelector('#live-example-note').innerText.includes('Added to Tests')"
+    )
+    shots.take("used-as-example")
+    assert page.locator("#live-example-note").inner_text().startswith(
+        "✔ Added to Tests as 'live output 1', one of your outputs"
+    ), shots.where()
+    page.get_by_role("tab", name="Tests", exact=True).click()
+    mine = page.locator("#test-results details[data-source=output]")
+    assert mine.count() == 1, shots.where()
+    assert mine.first.locator("summary").inner_text().startswith("✔ live output 1"), shots.where()
+    assert "generated live: sent to inference as an output with its tools" in mine.first.text_content()
+    # An output whose call no field reads, pasted, and a chat template inferred: the panel marks
+    # in that output the text the learn could not explain.
+    page.get_by_role("tab", name="Paste & parse", exact=True).click()
+    page.locator("#prefix textarea").fill(UNREAD_PREFIX)
+    page.locator("#generation textarea").fill(UNREAD_OUTPUT)
+    page.get_by_role("tab", name="Start from a model", exact=True).click()
+    page.locator("#chat-template .cm-content").click()
+    page.keyboard.insert_text(CHAT_TEMPLATE_FIXTURES.joinpath("keyed-calls.jinja").read_text())
+    page.locator("#infer-button").click()
+    page.wait_for_selector("#inference-unexplained", timeout=120_000)
+    page.locator("#inference-unexplained").scroll_into_view_if_needed()
+    shots.take("unexplained")
+    entry = page.locator("#inference-unexplained .rt-unexplained-entry").first
+    assert entry.locator(".rt-evidence-label").inner_text() == "example 1: your output"
+    marks = entry.locator("mark.rt-unexplained-text")
+    assert [marks.nth(i).inner_text() for i in range(marks.count())] == [
+        "<|calls|>",
+        "get_weather",
+        "<|/calls|>",
+    ], shots.where()
+    assert marks.nth(1).get_attribute("title") == (
+        "'get_weather' is written as a call but no call was read"
+    )
+    ratio = page.evaluate(CONTRAST_JS, "#inference mark.rt-unexplained-text")
+    assert ratio and all(m["ratio"] >= 4.5 for m in ratio), (ratio, shots.where())

@@ -245,3 +245,126 @@ def test_an_inference_past_its_budget_names_the_pages_time_limit():
         "chat template renders too slowly. The time limit is PLAYGROUND_LIMITS' "
         "conformance_seconds."
     )
+
+
+# -- the author's outputs as examples: one click from Generate live, the text a learn leaves --
+
+
+def test_an_output_generated_live_becomes_an_example_with_one_click():
+    from playground import live
+    from playground.authoring.test_cases import LIVE_NOTE, as_examples
+
+    session = Session()
+    before = handlers.use_live_output("", "", session)
+    assert before == {
+        "live_example_note": "Generate first: the output the model writes can then become an "
+        "example for Infer (Start from a model)."
+    }
+    tools_text = template_text_of(CHECK_TOOLS)
+    out = list(
+        live.generate(
+            "samples/demo-model",
+            "",
+            "Weather in Paris?",
+            "",
+            tools_text,
+            False,
+            24,
+            0.7,
+            0.9,
+            0,
+            True,
+            "",
+            session,
+        )
+    )[-1]
+    generated, prefix = out["generation"], out["prefix"]
+    assert generated.strip() and prefix.endswith("assistant\n")
+    assert session.live_output == {"prefix": prefix, "output": generated, "tools": CHECK_TOOLS}
+    clicked = handlers.use_live_output(out["template_text"], "", session)
+    cases = json.loads(clicked["test_cases_text"])
+    assert cases == [
+        {
+            "name": "live output 1",
+            "source": "output",
+            "prefix": prefix,
+            "generation": generated,
+            "expected": session.view.message,
+            "check": LIVE_NOTE,
+            "tools": CHECK_TOOLS,
+        }
+    ]
+    assert clicked["live_example_note"] == (
+        "✔ Added to Tests as 'live output 1', one of your outputs: Infer (Start from a model) "
+        "sends it as an example, the output and the tools it was given."
+    )
+    assert 'data-passed="1" data-total="1"' in clicked["test_results"]
+    # Sent to inference as the app has it: the output and the tools, no unchecked message.
+    assert as_examples(cases) == [{"prefix": prefix, "output": generated, "tools": CHECK_TOOLS}]
+    again = handlers.use_live_output(out["template_text"], clicked["test_cases_text"], session)
+    assert again == {
+        "live_example_note": "This output is already in Tests: Infer sends it as an example."
+    }
+    # Infer from the model's chat template: the live output is one of the examples given.
+    outputs, _ = infer("", "samples/demo-model", session, clicked["test_cases_text"])
+    assert "1 of your outputs given as examples" in text_of(outputs[-1]["inference"])
+    assert session.inference["example_outputs"] == [generated]
+
+
+KEYED = (CHAT_TEMPLATES / "keyed-calls.jinja").read_text(encoding="utf-8")
+# A call with positional arguments: no payload parser of the template language reads it.
+POSITIONAL = 'On it.<|calls|>get_weather("Oslo", 2)<|/calls|><|eot|>'
+
+
+def test_a_failed_learn_highlights_per_example_the_text_it_could_not_explain():
+    # Two outputs: the first with a call no field can read, the second plain text. The panel
+    # marks, in the first output only, what no field reads and why, instead of saying the
+    # outputs did not show the calls.
+    cases = [
+        {
+            "name": "mine",
+            "source": "output",
+            "prefix": "<|user|>Weather in Oslo?<|eot|>\n<|assistant|>",
+            "generation": POSITIONAL,
+            "expected": {},
+            "check": "unchecked",
+            "tools": CHECK_TOOLS,
+        },
+        {
+            "name": "plain",
+            "source": "output",
+            "prefix": "<|user|>Hi<|eot|>\n<|assistant|>",
+            "generation": "Hello there.<|eot|>",
+            "expected": {"role": "assistant", "content": "Hello there."},
+        },
+    ]
+    outputs, session = infer(KEYED, test_cases_text=json.dumps(cases))
+    panel = outputs[-1]["inference"]
+    assert session.inference["example_outputs"] == [POSITIONAL, "Hello there.<|eot|>"]
+    assert session.inference["unexplained"] == {
+        "0": [
+            {"start": 6, "end": 15, "why": "a marker left in content: no field explains it"},
+            {
+                "start": 14,
+                "end": 26,
+                "why": "'get_weather' is written as a call but no call was read",
+            },
+            {"start": 37, "end": 47, "why": "a marker left in content: no field explains it"},
+        ]
+    }
+    shown = text_of(panel)
+    assert "did not show it" not in shown
+    assert (
+        "Your outputs show text no field reads: it is highlighted in each output below. What the "
+        "template could not explain in your outputs (highlighted) example 1: your output On · it. "
+        '<|calls|> get_weather ("Oslo", · 2) <|/calls|> <|eot|> a marker left in content: no '
+        "field explains it 'get_weather' is written as a call but no call was read What fails"
+        in shown
+    )
+    assert "example 2: your output" not in shown and "your output 1" not in shown
+    marks = re.findall(r'<mark class="rt-unexplained-text" title="([^"]*)">(.*?)</mark>', panel)
+    assert [(html.unescape(why), html.unescape(text)) for why, text in marks[:3]] == [
+        ("a marker left in content: no field explains it", "<|calls|>"),
+        ("'get_weather' is written as a call but no call was read", "get_weather"),
+        ("a marker left in content: no field explains it", "<|/calls|>"),
+    ]

@@ -446,3 +446,23 @@ def test_a_template_that_cannot_explain_an_example_says_where():
         result.unexplained[0][0].why
         == "read into content, which the expected message does not hold"
     )
+
+
+def test_the_markers_around_an_examples_calls_are_not_content_closes():
+    # A chat template whose calls no render teaches (Python-style, no list around them): the
+    # output given teaches them, and the markers around its call stay the call's own, not
+    # markers the content drops (which would take an unread call as text, silently).
+    text = (CHAT_TEMPLATE_FIXTURES / "bare-python-calls.jinja").read_text(encoding="utf-8")
+    examples = [
+        {
+            "prefix": PREFIX,
+            "output": 'Checking.<|calls|>get_weather(city="Oslo", days=2)<|/calls|><|eot|>',
+            "tools": TOOLS,
+        }
+    ]
+    result = infer_template(text, examples=examples)
+    assert result.template["fields"]["content"] == {"close": "<|eot|>"}
+    assert "<|calls|>" not in [finding.value for finding in result.findings]
+    assert read(result.template, 'Sure.<|calls|>get_time(tz="UTC")<|/calls|><|eot|>') == message(
+        "Sure.", calls=[call("get_time", {"tz": "UTC"})]
+    )
