@@ -162,7 +162,7 @@ def noted(notes: list[str], form: str, keyword: str, where: list) -> bool:
     names = [str(part) for part in where if isinstance(part, str)]
     for note in notes:
         if " in the " in note and FORM_LABELS[form] not in note.split(" in the ", 1)[1]:
-            continue
+            continue  # as DerivedGrammar.notes_for: a note for other forms
         said = f"'{keyword}'" in note or keyword in _NUMERIC_KEYWORDS and "bounds" in note
         if said and (not names or any(name in note for name in names[-1:])):
             return True
