@@ -20,6 +20,7 @@ import jsonschema
 
 import engine
 from engine.grammar import derive_grammar
+from engine.grammar.derive import FORM_LABELS
 from tests.support.paths import CHAT_TEMPLATES, MANIFEST, ROOT
 
 DEMO_MODEL = ROOT / "samples" / "demo-model"
@@ -146,7 +147,6 @@ KEYWORD_TOOLS = [
         },
     },
 ]
-FORM_LABELS = {"structural-tag": "structural tag", "gbnf": "GBNF", "lark": "Lark"}
 _NUMERIC_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 
 
