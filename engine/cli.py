@@ -742,7 +742,7 @@ def command_grammar(args, console: Console) -> int:
     else:
         written = derived.gbnf()
     sys.stdout.write(written)
-    for note in derived.notes:
+    for note in derived.notes_for(args.format):
         errors.print(Text(f"note: {note}", "yellow"))
     return 0
 

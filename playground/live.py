@@ -395,8 +395,9 @@ def constrained(loaded, template, tools, prompt, constrain, tool_choice):
             return [], _too_large(derived.too_large)
         return [], "not constrained: " + "; ".join(derived.unconstrainable)
     note = f"constrained to the template's grammar (tool choice {tool_choice or 'auto'})"
-    if derived.notes:
-        note += "; not enforced: " + "; ".join(derived.notes[:3])
+    notes = derived.notes_for("lark")  # the form llguidance reads
+    if notes:
+        note += "; not enforced: " + "; ".join(notes[:3])
     return [processor], note
 
 

@@ -11,6 +11,10 @@ Modules:
 * `ir`: the grammar's building blocks (literals, character sets, free text, JSON values, rules);
 * `patterns`: delimiter regexes read as grammar (`alternatives`, `leads`, `to_regex`);
 * `schema`: JSON Schema as grammar in three dialects (JSON, bare keys, Python literals);
+* `bounds`: a schema's numeric bounds as digits, string patterns as Lark regexes;
+* `json_excludes`: a tool's schema as the engines take it whole (llguidance's ``%json`` in
+  the Lark form, xgrammar's ``json_schema`` in the structural tag), strings kept off the
+  delimiters, and what each engine ignores;
 * `tools`: tools, the tool choice, and where a call's name and arguments come from
   (the field's transform read backwards);
 * `regions`: how each region opens, what its body is, how it closes;

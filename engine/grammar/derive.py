@@ -603,6 +603,9 @@ def json_example(schema: Any) -> Any:
 
 # -- the public result ------------------------------------------------------------
 
+# How notes name each form ("... is not enforced in the GBNF form and the structural tag").
+FORM_LABELS = {"structural-tag": "structural tag", "lark": "Lark", "gbnf": "GBNF"}
+
 
 @dataclass
 class DerivedGrammar:
@@ -638,6 +641,21 @@ class DerivedGrammar:
     def ok(self) -> bool:
         """True when there is a grammar."""
         return self.grammar is not None
+
+    def notes_for(self, form: str) -> list[str]:
+        """The `notes` that hold for one form (``"structural-tag"``, ``"lark"`` or ``"gbnf"``):
+        a note that names no form holds for all; one that says "in the ..." for those it names.
+
+        Raises:
+            ValueError: an unknown form.
+        """
+        if form not in FORM_LABELS:
+            raise ValueError(f"form must be one of {', '.join(FORM_LABELS)}, got {form!r}")
+        return [
+            note
+            for note in self.notes
+            if " in the " not in note or FORM_LABELS[form] in note.split(" in the ", 1)[1]
+        ]
 
     def structural_tag(self) -> dict:
         """The structural tag (``{"type": "structural_tag", "format": ...}``) for xgrammar and for

@@ -38,8 +38,9 @@ _INSTALL = "pip install 'response-templates[grammar]'"
 SERVING_PARSER_LIMITS = {
     # Symbols in the grammar's productions: 7,362 needed (500,000).
     "max_grammar_size": 100_000,
-    # Work building the lexer when compiling, about 50 per microsecond: 27,784 (1,000,000).
-    "initial_lexer_fuel": 300_000,
+    # Work building the lexer when compiling, about 50 per microsecond: 316,372 (1,000,000),
+    # mistral-v11's grammar for the 46 tools (one llguidance JSON schema per tool).
+    "initial_lexer_fuel": 1_000_000,
     # Lexer states built while generating, 1-2 kB each (this bounds the memory): 313 (250,000).
     "max_lexer_states": 20_000,
     # Lexer work for one token's mask, about 14 per microsecond: 29,251 (200,000).

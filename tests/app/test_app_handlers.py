@@ -709,6 +709,52 @@ def test_generate_live_constrained_to_the_template_honours_the_tool_choice():
     assert "names no offered tool (offered: get_weather)" in unknown[STATUS]
 
 
+def test_constrain_with_a_bounded_tool_gives_only_calls_valid_against_its_whole_schema():
+    pytest.importorskip("llguidance")
+    import jsonschema
+
+    parameters = {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "minLength": 2, "maxLength": 6},
+            "days": {"type": "integer", "minimum": 2, "maximum": 3},
+            "level": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+            "tags": {
+                "type": "array",
+                "items": {"type": "string", "maxLength": 3},
+                "minItems": 1,
+                "maxItems": 2,
+            },
+        },
+        "required": ["city", "days", "level", "tags"],
+    }
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": parameters}}]
+    calls = []
+    for seed in range(2):
+        args = (
+            "samples/demo-model",
+            "",
+            "Weather in Oslo for the next two days?",
+            "",
+            json.dumps(tools),
+            False,
+            80,
+            0.7,
+            0.9,
+            seed,
+            True,
+            SMOL_TEXT,
+            Session(),
+        )
+        update = list(live.generate(*args, constrain=True, tool_choice="required"))[-1]
+        assert "constrained to the template" in update["model_note"]
+        written = re.findall(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", update["generation"], re.S)
+        calls += [json.loads(call)["arguments"] for call in written]
+    assert calls
+    for arguments in calls:
+        jsonschema.validate(arguments, parameters)
+
+
 def _generate_constrained(template: dict, tools: list) -> dict:
     """Generate live's last update: the demo model, one token, constrained to `template`."""
     args = (

@@ -243,7 +243,14 @@ def test_schema_keywords_a_form_cannot_enforce_are_listed_per_form_and_parameter
         "fields.tool_calls.book.seats: 'multipleOf' is not enforced",
         "fields.tool_calls.book.tags: 'uniqueItems' is not enforced",
     ]
-    assert derive_grammar("hermes-2-pro", tools).notes == [
+    hermes = derive_grammar("hermes-2-pro", tools)
+    assert hermes.notes_for("lark") == [
+        "fields.tool_calls[book].arguments.tags: 'uniqueItems' is ignored by llguidance: not enforced in the Lark form",
+    ]
+    assert hermes.notes_for("structural-tag") == [
+        "fields.tool_calls[book].arguments.code: 'maxLength' next to a 'pattern' is ignored by xgrammar: not enforced in the structural tag",
+    ]
+    assert hermes.notes == [
         "fields.tool_calls[book].arguments.code: 'pattern' is not enforced in the GBNF form",
         "fields.tool_calls[book].arguments.seats: 'multipleOf' is not enforced in the GBNF form",
         "fields.tool_calls[book].arguments.tags: 'uniqueItems' is not enforced in the GBNF form",

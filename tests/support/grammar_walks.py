@@ -20,6 +20,7 @@ import jsonschema
 
 import engine
 from engine.grammar import derive_grammar
+from engine.grammar.derive import FORM_LABELS
 from tests.support.paths import CHAT_TEMPLATES, MANIFEST, ROOT
 
 DEMO_MODEL = ROOT / "samples" / "demo-model"
@@ -146,7 +147,6 @@ KEYWORD_TOOLS = [
         },
     },
 ]
-FORM_LABELS = {"structural-tag": "structural tag", "gbnf": "GBNF", "lark": "Lark"}
 _NUMERIC_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 
 
@@ -162,7 +162,7 @@ def noted(notes: list[str], form: str, keyword: str, where: list) -> bool:
     names = [str(part) for part in where if isinstance(part, str)]
     for note in notes:
         if " in the " in note and FORM_LABELS[form] not in note.split(" in the ", 1)[1]:
-            continue
+            continue  # as DerivedGrammar.notes_for: a note for other forms
         said = f"'{keyword}'" in note or keyword in _NUMERIC_KEYWORDS and "bounds" in note
         if said and (not names or any(name in note for name in names[-1:])):
             return True
