@@ -36,6 +36,7 @@ from .authoring.inference import (
     with_workspace_output,
 )
 from .authoring.inference_failures import apply_edit, failure_groups
+from .authoring.output_evidence import with_output_evidence
 from .authoring.share import (
     CHUNK_DIGITS,
     MAX_STATE_FILE,
@@ -130,8 +131,12 @@ def show(view: ParseView, session: Session, **options) -> dict:
     return render(view, session, **options)
 
 
-def _parsed(workspace: WorkspaceInputs, session: Session, note: str = "") -> dict:
-    """The parse panels for these inputs; the last good parse, marked stale, when they cannot be parsed."""
+def _parsed(
+    workspace: WorkspaceInputs, session: Session, note: str = "", test_cases_text: str | None = None
+) -> dict:
+    """The parse panels for these inputs; the last good parse, marked stale, when they cannot be
+    parsed. A near miss that the chat template's renders, the prompt or the test cases
+    (`test_cases_text`, else the session's) confirm is named as the output's misspelling."""
     generation = workspace.generation
     try:
         view = parse_inputs(workspace)
@@ -146,7 +151,8 @@ def _parsed(workspace: WorkspaceInputs, session: Session, note: str = "") -> dic
         )
         return failed(str(error), session, shown)
     session.replay = None
-    return show(view, session, note=note)
+    cases = session.test_cases_text if test_cases_text is None else test_cases_text
+    return show(with_output_evidence(view, session, workspace, cases), session, note=note)
 
 
 def _tests(template_text: str, test_cases_text: str) -> str:
@@ -166,7 +172,7 @@ def _parsed_page(
     choice = template_choice_for(workspace.template_text, session.template_origin or None)
     if choice != EDITED_TEMPLATE:
         session.template_origin = choice
-    parsed = _parsed(workspace, session, note)
+    parsed = _parsed(workspace, session, note, test_cases_text)
     return {
         "template_choice": choice,
         "test_results": _tests(workspace.template_text, test_cases_text),

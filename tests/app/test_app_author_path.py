@@ -897,3 +897,26 @@ def test_a_failed_parse_in_the_tests_shows_its_error_not_a_null_diff():
     shown = results_html([result], 1)
     assert "null" not in shown and 'class="rt-diff"' not in shown
     assert "ResponseParseError: fields.tool_calls: json:" in html.unescape(shown)
+
+
+def test_the_page_names_an_output_that_misspells_a_delimiter_the_test_cases_confirm():
+    qwen3 = template_text_of(load_template_file("qwen3").response_template)
+    prefix = "<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n"
+    good = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    misspelt = good.replace("</tool_call>", "</tool_calsl>")
+    cases = json.dumps([{"prefix": prefix, "generation": good, "expected": {"role": "assistant"}}])
+    page = handlers.parse(WorkspaceInputs(qwen3, prefix, misspelt, ""), cases, Session())
+    status = text_of(page["status"])
+    assert (
+        "The output misspells '</tool_call>' as '</tool_calsl>' at generation offset 68: a generation "
+        "error, not a template fault (other outputs of the model hold it"
+    ) in status
+    assert "instead of" not in status and "Fix:" not in status
+    # Nothing confirms the template's side: the template is the suspect, as before.
+    alone = text_of(
+        handlers.parse(WorkspaceInputs(qwen3, prefix, misspelt, ""), "", Session())["status"]
+    )
+    assert (
+        "Fix: in fields.tool_calls.close_pattern, write '</tool_calsl>' instead of '</tool_call>'"
+        in alone
+    )
