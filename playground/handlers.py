@@ -697,7 +697,7 @@ def infer_chat_template(
         yield {"inference": findings_html(None, outcome.error)}
         return
     result = outcome.result
-    result["failure_groups"] = [group.to_dict() for group in failure_groups(result)]
+    result["failure_groups"] = [group.to_dict() for group in failure_groups(result, examples)]
     session.inference = result
     text = template_text_of(result["template"])
     session.reset_text, session.template_origin = text, ""

@@ -257,7 +257,9 @@ def _missing_html(result: dict, examples: int) -> str:
             "The template language cannot read it, so no example can teach it: the sketch below "
             "keeps the calls out of content."
             if missing["construct"]
-            else "Your outputs did not show it either: add one where the model writes it."
+            else f"Your {examples} output{'s were' if examples != 1 else ' was'} sent as examples, but "
+            "inference did not learn it from them: what fails below says which row or example "
+            "stays unexplained. If none of them has it, add one where the model writes it."
             if examples
             else "The way out: paste an output of the model that has it (Paste &amp; parse), "
             "and Infer again: the pasted output and your test cases are sent as examples."

@@ -178,9 +178,77 @@ def sketch_tool_calls(rows: list[dict]) -> dict | None:
     return None
 
 
-def failure_groups(result: dict) -> list[FailureGroup]:
+def sketch_problem(template: dict, rows: list[dict], examples: list[dict]) -> str | None:
+    """What `template` (with a sketched field) fails to read, or None when it reads every row
+    that has tool calls and every example.
+
+    Args:
+        template: the template with the sketch applied (`apply_edit`).
+        rows: matrix rows (``SituationResult.to_dict()``); the renderable ones that expect tool
+            calls must give their expected message.
+        examples: the author's outputs (``{"prefix", "output", "tools"?, "expected"?}``): each
+            must parse, to its expected message when it has one.
+
+    Returns:
+        one phrase naming the first row or example left unexplained and why, or None. A message
+        read means its text fields as expected and as many tool calls: a sketch of calls the
+        template language cannot turn into name and arguments still reads them out of content.
+    """
+    from engine import ResponseParseError, parse_response
+
+    def reads(prefix: str, output: str, tools, expected) -> str | None:
+        try:
+            got = parse_response(
+                output,
+                template,
+                prefix=prefix,
+                tools=tools,
+                regex_timeout=limits.current().regex_seconds,
+            )
+        except (ResponseParseError, TemplateError, ValueError) as error:
+            return str(error)
+        if expected is None:
+            return None
+        # Read: the text fields as expected and as many calls, each a call (a sketch of a form
+        # the language cannot turn into name and arguments still keeps the calls out of content).
+        calls, wanted = got.get("tool_calls") or [], expected.get("tool_calls") or []
+        others = {k: v for k, v in expected.items() if k != "tool_calls"}
+        if {k: v for k, v in got.items() if k != "tool_calls"} != others or len(calls) != len(
+            wanted
+        ):
+            return difference_summary(expected, got, template)
+        return None
+
+    for row in rows:
+        if not row.get("renderable") or "tool_calls" not in (row.get("expected") or {}):
+            continue
+        why = reads(
+            row.get("prompt") or "",
+            row.get("generation") or "",
+            TOOLS if row.get("tools") else None,
+            row["expected"],
+        )
+        if why:
+            return f"matrix row {row['name']} ({why})"
+    for number, example in enumerate(examples, 1):
+        why = reads(
+            example.get("prefix") or "",
+            example.get("output") or "",
+            example.get("tools"),
+            example.get("expected"),
+        )
+        if why:
+            return f"example {number} ({why})"
+    return None
+
+
+def failure_groups(result: dict, examples: list[dict] = ()) -> list[FailureGroup]:
     """The failing rows of an inference result by the template key they contradict, the most
-    rows first, each with the findings of that key and the fix when one is known."""
+    rows first, each with the findings of that key and the fix when one is known.
+
+    A tool-call field sketched from the rows is offered only when the template with it reads
+    every matrix row that has calls and every one of `examples` (the author's outputs, as
+    `sketch_problem` takes them); otherwise the group's cause says what stays unexplained."""
     template = result["template"]
     rows = result["report"]["situations"]
     groups: dict[tuple[str, str], FailureGroup] = {}
@@ -202,7 +270,16 @@ def failure_groups(result: dict) -> list[FailureGroup]:
         if group.key == "fields.tool_calls" and "tool_calls" not in template.get("fields", {}):
             sketch = sketch_tool_calls([rows[i] for i in group.rows])
             if sketch is not None:
-                group.fix, group.sketch = {"fields.tool_calls": sketch}, True
+                fix = {"fields.tool_calls": sketch}
+                problem = sketch_problem(apply_edit(template, fix), rows, list(examples))
+                if problem is None:
+                    group.fix, group.sketch = fix, True
+                else:
+                    group.cause += (
+                        f"; a field reading the calls between {sketch['open']!r} and "
+                        f"{sketch['close']!r} as {sketch['content']} was tried, but it leaves "
+                        f"{problem} unexplained, so no sketch is offered"
+                    )
     return found
 
 

@@ -920,3 +920,36 @@ def test_the_page_names_an_output_that_misspells_a_delimiter_the_test_cases_conf
         "Fix: in fields.tool_calls.close_pattern, write '</tool_calsl>' instead of '</tool_call>'"
         in alone
     )
+
+
+PYTHON_STYLE_CALLS = jinja("keyed-calls").replace(
+    "{{ {c.function.name: c.function.arguments} | tojson }}",
+    "{{ c.function.name }}({% for k, v in c.function.arguments.items() %}{{ k }}={{ v | tojson }}"
+    "{% if not loop.last %}, {% endif %}{% endfor %})",
+)
+
+
+def test_a_sketch_is_offered_only_when_it_reads_the_rows_and_the_examples():
+    from engine.chat_templates.infer import infer_template
+
+    # Python-style calls between markers, and a template without the field: a JSON sketch
+    # reads none of the rows, so none is offered, and the group says what stays unexplained.
+    result = infer_template(PYTHON_STYLE_CALLS).to_dict()
+    del result["template"]["fields"]["tool_calls"]
+    report = check_conformance(result["template"], PYTHON_STYLE_CALLS)
+    result["report"], result["passed"] = report.to_dict(), False
+    [group] = failure_groups(result)
+    assert (group.key, group.fix, group.sketch) == ("fields.tool_calls", None, False)
+    assert group.cause.startswith(
+        "the template has no tool_calls field: the calls are read as text; a field reading the "
+        "calls between '<|calls|>' and '<|/calls|>' as json was tried, but it leaves matrix row "
+        "first-turn-tools/round-trip:tool-call (fields.tool_calls: json: Expecting value"
+    )
+    assert group.cause.endswith("unexplained, so no sketch is offered")
+    # A sketch that reads every row is still offered, unless an example stays unexplained.
+    keyed = infer_template(jinja("keyed-calls")).to_dict()
+    [offered] = [g for g in failure_groups(keyed) if g.key == "fields.tool_calls"]
+    assert offered.sketch is True
+    broken = {"prefix": "<|assistant|>", "output": "<|calls|>[{oops}]<|/calls|><|eot|>"}
+    [refused] = [g for g in failure_groups(keyed, [broken]) if g.key == "fields.tool_calls"]
+    assert refused.fix is None and "leaves example 1 (fields.tool_calls: json:" in refused.cause
