@@ -657,6 +657,18 @@ INFER_OUTPUTS = (
 )
 
 
+def chat_template_owner(chat_template_text: str, chat_template_model: str) -> str:
+    """Which chat template the author's outputs are made for: the model named, else the pasted
+    chat template's text (blank-insensitive), as a short digest ("" when neither is given)."""
+    import hashlib
+
+    name = (chat_template_model or "").strip()
+    text = "" if name else " ".join((chat_template_text or "").split())
+    if not name and not text:
+        return ""
+    return hashlib.sha256(f"{name}\0{text}".encode()).hexdigest()[:16]
+
+
 @produces(*INFER_OUTPUTS)
 def infer_chat_template(
     chat_template_text: str,
@@ -687,8 +699,17 @@ def infer_chat_template(
         mine = []
     page_made = {sample.generation for sample in samples_by_id().values()}
     page_made |= {row.get("generation", "") for row in session.check_rows}
+    # The author's outputs belong to the chat template they were made for: another one starts
+    # fresh (they are set aside, not sent, and named; pasted again they count for this one).
+    owner = chat_template_owner(chat_template_text, chat_template_model)
+    set_aside = []
+    if session.outputs_for and session.outputs_for != owner:
+        set_aside = with_workspace_output(as_examples(mine), *workspace[1:], page_made)
+        mine = []
     examples = (
-        with_workspace_output(as_examples(mine), *workspace[1:], page_made) if use_examples else []
+        with_workspace_output(as_examples(mine), *workspace[1:], page_made)
+        if use_examples and not set_aside
+        else []
     )
     outcome = infer_from_page(
         chat_template_text, chat_template_model, bos_token, eos_token, examples
@@ -698,7 +719,8 @@ def infer_chat_template(
         return
     result = outcome.result
     result["failure_groups"] = [group.to_dict() for group in failure_groups(result, examples)]
-    session.inference = result
+    result["set_aside"] = len(set_aside)
+    session.inference, session.outputs_for = result, owner
     text = template_text_of(result["template"])
     session.reset_text, session.template_origin = text, ""
     check = CheckOutcome(result["report"], seconds=outcome.seconds, source=outcome.source)

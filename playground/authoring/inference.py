@@ -293,9 +293,19 @@ def findings_html(
             "chat template, then <b>Infer a template</b>: the template is derived from the chat template's "
             "own renders, checked, put in the editor, and one of the renders is parsed in the workspace.</div>"
         )
+    set_aside = result.get("set_aside", 0)
     parts = [
         '<div class="rt-inference" id="inference-report">',
         _verdict_html(result, examples),
+        (
+            f'<div class="rt-note" id="inference-fresh">Started fresh for this chat template: '
+            f"{set_aside} output{'s' if set_aside != 1 else ''} made for the previous chat template "
+            f"{'were' if set_aside != 1 else 'was'} not sent as examples and left out of Tests (they "
+            "belong to that model). To use one with this chat template, paste it again and Infer "
+            "again.</div>"
+            if set_aside
+            else ""
+        ),
         _missing_html(result, examples),
         failures_html(result.get("failure_groups", []), result),
         '<div class="rt-evidence-label">What inference found (click one: the renders behind it)</div>',

@@ -953,3 +953,43 @@ def test_a_sketch_is_offered_only_when_it_reads_the_rows_and_the_examples():
     broken = {"prefix": "<|assistant|>", "output": "<|calls|>[{oops}]<|/calls|><|eot|>"}
     [refused] = [g for g in failure_groups(keyed, [broken]) if g.key == "fields.tool_calls"]
     assert refused.fix is None and "leaves example 1 (fields.tool_calls: json:" in refused.cause
+
+
+def test_outputs_made_for_one_chat_template_never_reach_the_inference_of_another():
+    session = Session()
+    first = infer(jinja("listed-tools"), session, template_text="{}")
+    tools_text = template_text_of(CHECK_TOOLS)
+    prefix = "<|sys|>Tools: []<|eot|>\n<|user|>Weather in Oslo?<|eot|>\n<|assistant|>"
+    output = 'Checking.<<go>>[get_weather(city="Oslo", days=2)]<</go>><|eot|>'
+    pasted = WorkspaceInputs(first["template_text"], prefix, output, tools_text)
+    added = handlers.add_test_case(pasted, first["test_cases_text"], session)
+    # Another chat template, with the first model's output in the workspace and in Tests.
+    other = list(
+        handlers.infer_chat_template(
+            jinja("xml-parameters"), "", "", "", True, pasted, added["test_cases_text"], session
+        )
+    )[-1]
+    panel = text_of(other["inference"])
+    assert "given as examples" not in panel
+    assert (
+        "Started fresh for this chat template: 1 output made for the previous chat template was not "
+        "sent as examples and left out of Tests (they belong to that model)."
+    ) in panel
+    cases = json.loads(other["test_cases_text"])
+    assert {case["source"] for case in cases} == {"matrix"}
+    assert all("<<go>>" not in case["generation"] for case in cases)
+    assert "<<go>>" not in other["template_text"] and output not in other["generation"]
+    # The same chat template again: the author's outputs count for it.
+    mine = json.dumps([json.loads(added["test_cases_text"])[0]] + cases)
+    again = list(
+        handlers.infer_chat_template(
+            jinja("xml-parameters"), "", "", "", True, other_workspace(other), mine, session
+        )
+    )[-1]
+    assert "1 of your outputs given as examples" in text_of(again["inference"])
+
+
+def other_workspace(outputs: dict) -> WorkspaceInputs:
+    return WorkspaceInputs(
+        outputs["template_text"], outputs["prefix"], outputs["generation"], outputs["tools_text"]
+    )
