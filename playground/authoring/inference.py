@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..panels.markup import escape, visible_whitespace
+from ..panels.markup import escape, key_path, visible_whitespace
 from ..server import limits
 from ..server.folders import FolderError, shown
 from ..server.input_readers import InputError, read_tools
@@ -322,7 +322,7 @@ def findings_html(
         hows = list(dict.fromkeys(result["findings"][index]["how"] for index in indices))
         parts.append(
             f'<li><button type="button" class="rt-finding" data-finding="{indices[0]}"><code class="rt-key">'
-            f"{escape(key)}</code> = <code>{escape(text if len(text) <= 120 else text[:119] + '…')}</code>"
+            f"{key_path(key)}</code> = <code>{escape(text if len(text) <= 120 else text[:119] + '…')}</code>"
             f'</button> <span class="rt-finding-how">{escape(in_authors_words("; ".join(hows)))}</span></li>'
         )
     if unused:

@@ -34,7 +34,8 @@ def build(page: Page) -> None:
             page.generate_button = gr.Button(
                 "Generate", variant="primary", elem_id="generate-button"
             )
-            page.stop_button = gr.Button("Stop", variant="stop", elem_id="stop-button")
+            # Neutral while nothing runs; the page script turns it red while Generate runs.
+            page.stop_button = gr.Button("Stop", variant="secondary", elem_id="stop-button")
         page.model_note = gr.Markdown(elem_id="model-note")
         page.use_model_button = gr.Button(
             "Use the model's template",
