@@ -1601,3 +1601,131 @@ def test_generate_tapped_on_a_phone_brings_the_status_and_the_map_into_view(
     page.wait_for_function(
         "() => /Parsed|Stopped/.test(document.querySelector('#status').innerText)", timeout=120_000
     )
+
+
+def paste_chat_template(page, name: str) -> None:
+    """Replace the Start tab's chat template with fixture `name`."""
+    page.locator("#chat-template .cm-content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(CHAT_TEMPLATE_FIXTURES.joinpath(f"{name}.jinja").read_text())
+
+
+def infer_and_wait(page, old: str = "") -> None:
+    """Press Infer and wait for a verdict other than `old` (the previous one's text)."""
+    page.locator("#infer-button").click()
+    page.wait_for_function(
+        "(old) => { const v = document.querySelector('#inference-report'); return v && v.innerText !== old; }",
+        arg=old,
+        timeout=120_000,
+    )
+    settle(page)
+    page.wait_for_timeout(500)  # the scroll that brings the verdict into view
+
+
+def in_view(page, selector: str) -> bool:
+    place = page.locator(selector).first.bounding_box()
+    height = page.viewport_size["height"]
+    return place is not None and -1 <= place["y"] and place["y"] + 20 <= height
+
+
+def test_a_second_chat_template_starts_fresh_and_each_verdict_comes_into_view(
+    new_page, app_url, tmp_path
+):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.locator("#start-from-model").click()
+    page.wait_for_selector("#chat-template .cm-content")
+    paste_chat_template(page, "listed-tools")
+    page.evaluate("() => window.scrollTo(0, 0)")
+    infer_and_wait(page)
+    shots.take("first-inferred")
+    assert in_view(page, "#inference-badge"), shots.where()
+    first = page.locator("#inference-report").inner_text()
+    # The author pastes the first model's output and keeps it as a test case.
+    page.get_by_role("tab", name="Paste & parse", exact=True).click()
+    page.locator("#prefix textarea").fill("<|assistant|>")
+    page.locator("#generation textarea").fill(
+        'Checking.<<go>>[get_weather(city="Oslo")]<</go>><|eot|>'
+    )
+    page.locator("#parse-button").click()
+    page.get_by_role("tab", name="Tests", exact=True).click()
+    page.locator("#add-case-button").click()
+    page.wait_for_selector("#test-results details[data-source=output]")
+    # Another model's chat template: nothing of the first reaches its inference.
+    page.get_by_role("tab", name="Start from a model", exact=True).click()
+    paste_chat_template(page, WALK_CHAT_TEMPLATE)
+    page.evaluate("() => window.scrollTo(0, 0)")
+    infer_and_wait(page, first)
+    shots.take("second-inferred")
+    report = page.locator("#inference-report").inner_text()
+    assert "given as examples" not in report, shots.where()
+    assert (
+        page.locator("#inference-fresh")
+        .inner_text()
+        .startswith(
+            "Started fresh for this chat template: 1 output made for the previous chat template"
+        )
+    ), shots.where()
+    assert in_view(page, "#inference-badge"), shots.where()
+    assert "<<go>>" not in code_text(page, "template-editor"), shots.where()
+    page.get_by_role("tab", name="Tests", exact=True).click()
+    page.wait_for_selector("#test-summary")
+    assert page.locator("#test-results details[data-source=output]").count() == 0, shots.where()
+    assert "<<go>>" not in page.locator("#test-cases").inner_text(), shots.where()
+
+
+def test_phone_key_names_wrap_between_names_only(new_page, app_url, tmp_path):
+    page = new_page(390, 844, phone=True)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.locator("#start-from-model").tap()
+    page.wait_for_selector("#chat-template .cm-content")
+    paste_chat_template(page, "listed-tools")
+    infer_and_wait(page)
+    shots.take("inferred")
+    assert in_view(page, "#inference-badge"), shots.where()
+    # Each name of a key path sits on one line (a narrow screen breaks only after the dots).
+    broken = page.evaluate(
+        """() => [...document.querySelectorAll('#inference code.rt-key')].flatMap((code) =>
+             [...code.childNodes].filter((node) => node.nodeType === 3).filter((node) => {
+               const range = document.createRange(); range.selectNodeContents(node);
+               const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+               return tops.size > 1;
+             }).map((node) => node.textContent))"""
+    )
+    assert page.locator("#inference code.rt-key").count() > 3, shots.where()
+    assert broken == [], (broken, shots.where())
+
+
+def test_the_chat_label_stop_and_export_label_read_plainly(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)  # the default sample: text, then two tool calls
+    page.locator("#chat .thought").first.wait_for()
+    shots.take("chat")
+    boxes = page.evaluate(
+        """() => { const chat = document.querySelector('#chat');
+             const box = (e) => e.getBoundingClientRect().toJSON();
+             return {label: box(chat.querySelector('[data-testid=block-label]')),
+                     messages: box(chat.querySelector('.bubble-wrap')),
+                     call: box(chat.querySelector('.thought'))}; }"""
+    )
+    label, messages, call = boxes["label"], boxes["messages"], boxes["call"]
+    # The label sits above the messages' box, so no message (the first tool call) is under it.
+    assert label["bottom"] <= messages["top"] + 1, (boxes, shots.where())
+    # What shows of the first tool call (the box clips what scrolled out) is below the label.
+    assert max(call["top"], messages["top"]) >= label["bottom"], (boxes, shots.where())
+    page.get_by_role("tab", name="Generate live", exact=True).click()
+    page.wait_for_selector("#stop-button")
+    colour = page.evaluate(
+        "() => getComputedStyle(document.querySelector('#stop-button')).backgroundColor"
+    )
+    red, green, blue = (int(part) for part in colour[colour.index("(") + 1 : -1].split(",")[:3])
+    assert not (red > 180 and green < 120 and blue < 120), (colour, shots.where())
+    page.get_by_role("tab", name="Template", exact=True).click()
+    page.wait_for_selector("#export-target")
+    assert page.locator("#export-target [data-testid=block-info]").inner_text() == "For", (
+        shots.where()
+    )
