@@ -80,7 +80,7 @@ from .panels.explain import explain, explain_editor_key, span_of_event
 from .panels.markup import escape
 from .panels.match_list import match_list_html
 from .panels.message_view import openai_stream
-from .panels.status import error_html, probable_losses, region_cut_by_stop
+from .panels.status import error_html, parse_judgement, probable_losses, region_cut_by_stop
 from .parse.chunking import chunking_param, parse_chunking_param
 from .parse.derived import DERIVED_VIEWS, remember_derived, stale_derived
 from .parse.parse_view import ParseView, traced_view
@@ -739,8 +739,18 @@ def infer_chat_template(
         if index is not None
         else ""
     )
+    parsed = _parsed_page(
+        WorkspaceInputs(text, row["prompt"], row["generation"], tools_text), cases, session, note
+    )
+    # The workspace's status, said beside the verdict too (on a phone the status line sits
+    # below the whole tab).
+    shown = (
+        f"{note} {parse_judgement(session.view)[1]}"
+        if note and session.view is not None and session.view.finished
+        else ""
+    )
     yield {
-        "inference": findings_html(result, examples=len(examples)),
+        "inference": findings_html(result, examples=len(examples), workspace_status=shown),
         "conformance": remember_derived(session, "conformance", matrix, text),
         "template_text": text,
         "diagnostics": check_template(text),
@@ -750,12 +760,7 @@ def infer_chat_template(
         "tools_text": tools_text,
         "test_cases_text": cases,
         "start_from": None,  # the editor no longer holds a templates/ file
-        **_parsed_page(
-            WorkspaceInputs(text, row["prompt"], row["generation"], tools_text),
-            cases,
-            session,
-            note,
-        ),
+        **parsed,
     }
 
 

@@ -272,13 +272,18 @@ def _missing_html(result: dict, examples: int) -> str:
 
 
 def findings_html(
-    result: dict | None, error: str | None = None, pending: str = "", examples: int = 0
+    result: dict | None,
+    error: str | None = None,
+    pending: str = "",
+    examples: int = 0,
+    workspace_status: str = "",
 ) -> str:
     """The inference panel: the verdict (the matrix, what is missing), the failing rows by cause
     with the way out (`playground.authoring.inference_failures`), what was found (each finding a
     button showing its renders in #explain, ``data-finding``), the fallbacks, the notes, and
     the candidates as changes against the chosen one; or the error, or what is running
-    (`pending`). `examples`: how many of the author's outputs were given."""
+    (`pending`). `examples`: how many of the author's outputs were given; `workspace_status`: the
+    workspace's status after Infer, in one sentence, shown under the verdict ("" for none)."""
     from .inference_failures import candidates_html, failures_html
 
     if pending:
@@ -297,6 +302,12 @@ def findings_html(
     parts = [
         '<div class="rt-inference" id="inference-report">',
         _verdict_html(result, examples),
+        (
+            f'<div class="rt-note" id="inference-workspace">{escape(workspace_status)} '
+            '<a href="#status">See the workspace</a></div>'
+            if workspace_status
+            else ""
+        ),
         (
             f'<div class="rt-note" id="inference-fresh">Started fresh for this chat template: '
             f"{set_aside} output{'s' if set_aside != 1 else ''} made for the previous chat template "

@@ -1680,7 +1680,7 @@ def test_a_second_chat_template_starts_fresh_and_each_verdict_comes_into_view(
     assert page.locator("#test-results details[data-source=matrix]").count() == total, shots.where()
 
 
-def test_phone_key_names_wrap_between_names_only(new_page, app_url, tmp_path):
+def test_phone_key_names_wrap_between_names_and_the_status_is_said_by_the_verdict(new_page, app_url, tmp_path):
     page = new_page(390, 844, phone=True)
     shots = Shots(page, tmp_path)
     open_page(page, app_url)
@@ -1700,6 +1700,15 @@ def test_phone_key_names_wrap_between_names_only(new_page, app_url, tmp_path):
                return tops.size > 1;
              }).map((node) => node.textContent))"""
     )
+    # The workspace's status is said under the verdict, not only far below the tab.
+    near = page.evaluate(
+        """() => document.querySelector('#inference-workspace').getBoundingClientRect().top
+                 - document.querySelector('#inference-badge').getBoundingClientRect().top"""
+    )
+    assert page.locator("#inference-workspace").inner_text().startswith("Matrix row "), (
+        shots.where()
+    )
+    assert 0 < near < 300, (near, shots.where())
     assert page.locator("#inference code.rt-key").count() >= 3, shots.where()
     assert broken == [], (broken, shots.where())
 
