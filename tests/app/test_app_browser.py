@@ -1680,7 +1680,9 @@ def test_a_second_chat_template_starts_fresh_and_each_verdict_comes_into_view(
     assert page.locator("#test-results details[data-source=matrix]").count() == total, shots.where()
 
 
-def test_phone_key_names_wrap_between_names_and_the_status_is_said_by_the_verdict(new_page, app_url, tmp_path):
+def test_phone_key_names_wrap_between_names_and_the_status_is_said_by_the_verdict(
+    new_page, app_url, tmp_path
+):
     page = new_page(390, 844, phone=True)
     shots = Shots(page, tmp_path)
     open_page(page, app_url)
