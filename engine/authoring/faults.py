@@ -361,7 +361,7 @@ def _json_repeated_keys(text: str) -> list[str]:
 
     try:
         json.loads(text.strip(), object_pairs_hook=pairs)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the reader goes
         return []
     return repeated
 
