@@ -37,6 +37,7 @@ from .authoring.inference import (
     with_workspace_output,
 )
 from .authoring.inference_failures import apply_edit, failure_groups
+from .authoring.output_evidence import with_output_evidence
 from .authoring.share import (
     CHUNK_DIGITS,
     MAX_STATE_FILE,
@@ -82,7 +83,7 @@ from .panels.explain import explain, explain_editor_key, span_of_event
 from .panels.markup import escape
 from .panels.match_list import match_list_html
 from .panels.message_view import openai_stream
-from .panels.status import error_html, probable_losses, region_cut_by_stop
+from .panels.status import error_html, parse_judgement, probable_losses, region_cut_by_stop
 from .parse.chunking import chunking_param, parse_chunking_param
 from .parse.derived import DERIVED_VIEWS, remember_derived, stale_derived
 from .parse.parse_view import ParseView, traced_view
@@ -171,8 +172,12 @@ def show(view: ParseView, session: Session, **options) -> dict:
     return render(view, session, **options)
 
 
-def _parsed(workspace: WorkspaceInputs, session: Session, note: str = "") -> dict:
-    """The parse panels for these inputs; the last good parse, marked stale, when they cannot be parsed."""
+def _parsed(
+    workspace: WorkspaceInputs, session: Session, note: str = "", test_cases_text: str | None = None
+) -> dict:
+    """The parse panels for these inputs; the last good parse, marked stale, when they cannot be
+    parsed. A near miss that the chat template's renders, the prompt or the test cases
+    (`test_cases_text`, else the session's) confirm is named as the output's misspelling."""
     generation = workspace.generation
     try:
         view = parse_inputs(workspace, session)
@@ -187,7 +192,8 @@ def _parsed(workspace: WorkspaceInputs, session: Session, note: str = "") -> dic
         )
         return failed(str(error), session, shown)
     session.replay = None
-    return show(view, session, note=note)
+    cases = session.test_cases_text if test_cases_text is None else test_cases_text
+    return show(with_output_evidence(view, session, workspace, cases), session, note=note)
 
 
 def _tests(template_text: str, test_cases_text: str) -> str:
@@ -207,7 +213,7 @@ def _parsed_page(
     choice = template_choice_for(workspace.template_text, session.template_origin or None)
     if choice != EDITED_TEMPLATE:
         session.template_origin = choice
-    parsed = _parsed(workspace, session, note)
+    parsed = _parsed(workspace, session, note, test_cases_text)
     return {
         "template_choice": choice,
         "test_results": _tests(workspace.template_text, test_cases_text),
@@ -785,6 +791,18 @@ INFER_OUTPUTS = (
 )
 
 
+def chat_template_owner(chat_template_text: str, chat_template_model: str) -> str:
+    """Which chat template the author's outputs are made for: the model named, else the pasted
+    chat template's text (blank-insensitive), as a short digest ("" when neither is given)."""
+    import hashlib
+
+    name = (chat_template_model or "").strip()
+    text = "" if name else " ".join((chat_template_text or "").split())
+    if not name and not text:
+        return ""
+    return hashlib.sha256(f"{name}\0{text}".encode()).hexdigest()[:16]
+
+
 @produces(*INFER_OUTPUTS)
 def infer_chat_template(
     chat_template_text: str,
@@ -815,8 +833,17 @@ def infer_chat_template(
         mine = []
     page_made = {sample.generation for sample in samples_by_id().values()}
     page_made |= {row.get("generation", "") for row in session.check_rows}
+    # The author's outputs belong to the chat template they were made for: another one starts
+    # fresh (they are set aside, not sent, and named; pasted again they count for this one).
+    owner = chat_template_owner(chat_template_text, chat_template_model)
+    set_aside = []
+    if session.outputs_for and session.outputs_for != owner:
+        set_aside = with_workspace_output(as_examples(mine), *workspace[1:], page_made)
+        mine = []
     examples = (
-        with_workspace_output(as_examples(mine), *workspace[1:], page_made) if use_examples else []
+        with_workspace_output(as_examples(mine), *workspace[1:], page_made)
+        if use_examples and not set_aside
+        else []
     )
     outcome = infer_from_page(
         chat_template_text, chat_template_model, bos_token, eos_token, examples
@@ -826,7 +853,8 @@ def infer_chat_template(
         return
     result = outcome.result
     result["failure_groups"] = [group.to_dict() for group in failure_groups(result)]
-    session.inference = result
+    result["set_aside"] = len(set_aside)
+    session.inference, session.outputs_for = result, owner
     text = template_text_of(result["template"])
     session.reset_text, session.template_origin = text, ""
     check = CheckOutcome(result["report"], seconds=outcome.seconds, source=outcome.source)
@@ -845,8 +873,18 @@ def infer_chat_template(
         if index is not None
         else ""
     )
+    parsed = _parsed_page(
+        WorkspaceInputs(text, row["prompt"], row["generation"], tools_text), cases, session, note
+    )
+    # The workspace's status, said beside the verdict too (on a phone the status line sits
+    # below the whole tab).
+    shown = (
+        f"{note} {parse_judgement(session.view)[1]}"
+        if note and session.view is not None and session.view.finished
+        else ""
+    )
     yield {
-        "inference": findings_html(result, examples=len(examples)),
+        "inference": findings_html(result, examples=len(examples), workspace_status=shown),
         "conformance": remember_derived(session, "conformance", matrix, text),
         "template_text": text,
         "diagnostics": check_template(text),
@@ -856,12 +894,7 @@ def infer_chat_template(
         "tools_text": tools_text,
         "test_cases_text": cases,
         "start_from": None,  # the editor no longer holds a templates/ file
-        **_parsed_page(
-            WorkspaceInputs(text, row["prompt"], row["generation"], tools_text),
-            cases,
-            session,
-            note,
-        ),
+        **parsed,
     }
 
 

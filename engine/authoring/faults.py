@@ -26,13 +26,14 @@ Warnings are often symptoms; their cause in the author's terms is `engine.author
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import regex
 
 from ..template import FieldSpec, ResponseTemplate
-from .diagnosis import opener_before_cut
+from .diagnosis import near_misses, opener_before_cut
 from .pattern_explain import literal_runs
 from .suggested_patterns import close_or_lookahead, json_safe_close
 from .time_budget import out_of_time, regex_timeout
@@ -301,8 +302,6 @@ def _open_inside_own_region(
 
 def _near_close(spec: FieldSpec, text: str) -> str:
     """A near miss of `spec`'s close in `text` (the last one), or ""."""
-    from .diagnosis import near_misses
-
     for literal in _markup_texts(spec.close):
         misses = near_misses(literal.strip(), text)
         if misses:
@@ -353,8 +352,6 @@ def _repeated_keys(
 def _json_repeated_keys(text: str) -> list[str]:
     """The keys of the JSON objects in `text` that repeat within one object, each once per
     extra occurrence ([] when `text` is not JSON)."""
-    import json
-
     repeated: list[str] = []
 
     def pairs(items: list[tuple[str, object]]) -> dict:
@@ -364,7 +361,7 @@ def _json_repeated_keys(text: str) -> list[str]:
 
     try:
         json.loads(text.strip(), object_pairs_hook=pairs)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the reader goes
         return []
     return repeated
 

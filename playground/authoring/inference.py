@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..panels.markup import escape, visible_whitespace
+from ..panels.markup import escape, key_path, visible_whitespace
 from ..server import limits
 from ..server.folders import FolderError, shown
 from ..server.input_readers import InputError, read_tools
@@ -316,7 +316,9 @@ def _missing_html(result: dict, examples: int) -> str:
             else "The template language cannot read it, so no example can teach it: what stays "
             "unread is shown below."
             if missing["construct"]
-            else "Your outputs did not show it either: add one where the model writes it."
+            else f"Your {examples} output{'s were' if examples != 1 else ' was'} sent as examples, but "
+            "inference did not learn it from them: what fails below says which row or example "
+            "stays unexplained. If none of them has it, add one where the model writes it."
             if examples
             else "The way out: paste an output of the model that has it (Paste &amp; parse), "
             "and Infer again: the pasted output and your test cases are sent as examples."
@@ -353,13 +355,18 @@ def _unread_outputs_html(result: dict) -> str:
 
 
 def findings_html(
-    result: dict | None, error: str | None = None, pending: str = "", examples: int = 0
+    result: dict | None,
+    error: str | None = None,
+    pending: str = "",
+    examples: int = 0,
+    workspace_status: str = "",
 ) -> str:
     """The inference panel: the verdict (the matrix, what is missing), the failing rows by cause
     with the way out (`playground.authoring.inference_failures`), what was found (each finding a
     button showing its renders in #explain, ``data-finding``), the fallbacks, the notes, and
     the candidates as changes against the chosen one; or the error, or what is running
-    (`pending`). `examples`: how many of the author's outputs were given."""
+    (`pending`). `examples`: how many of the author's outputs were given; `workspace_status`: the
+    workspace's status after Infer, in one sentence, shown under the verdict ("" for none)."""
     from .inference_failures import candidates_html, failures_html
 
     if pending:
@@ -374,9 +381,25 @@ def findings_html(
             "chat template, then <b>Infer a template</b>: the template is derived from the chat template's "
             "own renders, checked, put in the editor, and one of the renders is parsed in the workspace.</div>"
         )
+    set_aside = result.get("set_aside", 0)
     parts = [
         '<div class="rt-inference" id="inference-report">',
         _verdict_html(result, examples),
+        (
+            f'<div class="rt-note" id="inference-workspace">{escape(workspace_status)} '
+            '<a href="#status">See the workspace</a></div>'
+            if workspace_status
+            else ""
+        ),
+        (
+            f'<div class="rt-note" id="inference-fresh">Started fresh for this chat template: '
+            f"{set_aside} output{'s' if set_aside != 1 else ''} made for the previous chat template "
+            f"{'were' if set_aside != 1 else 'was'} not sent as examples and left out of Tests (they "
+            "belong to that model). To use one with this chat template, paste it again and Infer "
+            "again.</div>"
+            if set_aside
+            else ""
+        ),
         _missing_html(result, examples),
         _unread_outputs_html(result),
         failures_html(result.get("failure_groups", []), result),
@@ -394,7 +417,7 @@ def findings_html(
         hows = list(dict.fromkeys(result["findings"][index]["how"] for index in indices))
         parts.append(
             f'<li><button type="button" class="rt-finding" data-finding="{indices[0]}"><code class="rt-key">'
-            f"{escape(key)}</code> = <code>{escape(text if len(text) <= 120 else text[:119] + '…')}</code>"
+            f"{key_path(key)}</code> = <code>{escape(text if len(text) <= 120 else text[:119] + '…')}</code>"
             f'</button> <span class="rt-finding-how">{escape(in_authors_words("; ".join(hows)))}</span></li>'
         )
     if unused:

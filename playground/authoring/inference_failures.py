@@ -31,7 +31,7 @@ from engine import TemplateError, trace
 from engine.chat_templates.conformance import TOOLS
 from engine.chat_templates.probes import probe_names_in_words
 
-from ..panels.markup import escape
+from ..panels.markup import escape, key_path
 from ..server import limits
 from .chat_template_check import difference_summary
 
@@ -326,13 +326,13 @@ def failures_html(groups: list[dict], result: dict) -> str:
         parts.append(
             f'<div class="rt-failure" data-group="{index}"><div class="rt-failure-head">'
             f"<b>{len(group['rows'])} row{'s' if len(group['rows']) != 1 else ''}</b> contradict "
-            f'<code class="rt-key">{escape(group["key"])}</code>: {escape(probe_names_in_words(group["cause"]))}</div>'
+            f'<code class="rt-key">{key_path(group["key"])}</code>: {escape(probe_names_in_words(group["cause"]))}</div>'
             f'<div class="rt-finding-how">{escape(names)}</div>'
         )
         if group["findings"]:
             buttons = "".join(
                 f'<button type="button" class="rt-finding" data-finding="{i}"><code class="rt-key">'
-                f"{escape(findings[i]['key'])}</code> = <code>{escape(_value(findings[i]['value']))}</code></button>"
+                f"{key_path(findings[i]['key'])}</code> = <code>{escape(_value(findings[i]['value']))}</code></button>"
                 for i in group["findings"][:4]
             )
             parts.append(

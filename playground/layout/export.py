@@ -22,7 +22,8 @@ def build(page: Page) -> None:
         page.export_target = gr.Dropdown(
             [(label, target) for label, target in EXPORT_TARGETS],
             value="transformers",
-            label="For (vLLM and SGLang call reasoning 'thinking'; what they refuse is listed)",
+            label="For",
+            info="vLLM and SGLang call reasoning 'thinking'; what a runtime refuses is listed after the export.",
             elem_id="export-target",
         )
         page.export_button = gr.Button("Download / export", elem_id="export-button")

@@ -35,7 +35,8 @@ def build(page: Page) -> None:
             page.generate_button = gr.Button(
                 "Generate", variant="primary", elem_id="generate-button"
             )
-            page.stop_button = gr.Button("Stop", variant="stop", elem_id="stop-button")
+            # Neutral while nothing runs; the page script turns it red while Generate runs.
+            page.stop_button = gr.Button("Stop", variant="secondary", elem_id="stop-button")
             # One click: the output just generated becomes one of the author's outputs in
             # Tests, an example Infer sends (Start from a model).
             page.use_live_example_button = gr.Button(

@@ -16,6 +16,12 @@ def escape(text: str) -> str:
     return html.escape(text, quote=False)
 
 
+def key_path(path: str) -> str:
+    """A template key path (``fields.tool_calls.close_pattern``) escaped for HTML, breakable only
+    after its dots: a narrow screen wraps it between names, never inside one."""
+    return ".<wbr>".join(escape(part) for part in path.split("."))
+
+
 def visible_whitespace(text: str) -> str:
     """HTML of `text` with spaces, tabs and newlines drawn as ·, → and ↵ (dimmed)."""
     return _WHITESPACE_RE.sub(

@@ -28,8 +28,10 @@ What each part does:
 - INFERENCE_JS: a click on a finding of the inferred template sends its index
   (`data-finding`): #explain shows the two renders that found it, scrolled into view once
   it has drawn them (EXPLAIN_JS); an Apply button sends its failure group (`data-apply`).
+- PAGE_JS marks Stop (`rt-stop-live`, red) only while a Generate runs.
 - PAGE_JS also brings the status line into view after a sample is picked from the table or
-  Generate is pressed, when it is off screen (on a phone, below the inputs).
+  Generate is pressed, when it is off screen (on a phone, below the inputs); and the inference
+  verdict after Infer, when it lands off screen (under a long chat template).
 - HEADER_JS: the introduction's buttons open an input tab (`data-tab`: "Start from a model",
   "Samples").
 - REGION_MAP_JS also follows a stream: while a replay or a live run draws the map, the
@@ -330,6 +332,36 @@ PAGE_JS = """() => {
       settle(3);
     };
     setTimeout(follow, 100);
+  }, true);
+  // Stop is red only while Generate runs: from the click until the status is no longer a
+  // stream's (the model's load, then the tokens) and Gradio has nothing pending.
+  document.addEventListener('click', (event) => {
+    if (!(event.target.closest && event.target.closest('#generate-button'))) return;
+    const stop = document.getElementById('stop-button');
+    if (!stop) return;
+    stop.classList.add('rt-stop-live');
+    const started = Date.now();
+    const running = () => document.querySelector('#status .rt-status-live, #status .pending, #status .generating, #region-map .pending, #region-map .generating');
+    const watch = () => {
+      if (Date.now() - started < 1500 || running()) { setTimeout(watch, 300); return; }
+      stop.classList.remove('rt-stop-live');
+    };
+    setTimeout(watch, 300);
+  }, true);
+  // Infer: once the verdict is drawn, it is brought to the top of the screen when it is off
+  // screen (under a long chat template it lands below the fold), the same on a desktop and a phone.
+  document.addEventListener('click', (event) => {
+    if (!(event.target.closest && event.target.closest('#infer-button'))) return;
+    const panel = document.getElementById('inference');
+    if (!panel) return;
+    const old = panel.querySelector('#inference-report'), until = Date.now() + 180000;
+    const follow = () => {
+      const verdict = panel.querySelector('#inference-report, #inference-error');
+      if (!verdict || verdict === old) { if (Date.now() < until) setTimeout(follow, 150); return; }
+      const place = verdict.getBoundingClientRect();
+      if (place.top < 0 || place.top > window.innerHeight - 80) verdict.scrollIntoView({block: 'start'});
+    };
+    setTimeout(follow, 150);
   }, true);
   // The code editors' syntax colours at 4.5:1 at least against the editor's background.
   const parseColour = (text) => { const m = (text || '').match(/rgba?\\(([^)]+)\\)/); if (!m) return null;

@@ -188,6 +188,12 @@ footer button, footer a { color: #4b5563 !important; }
 .rt-finding:hover code, .rt-finding:focus code { text-decoration: underline; }
 .rt-finding-how { color: var(--rt-muted); }
 .rt-finding code, .rt-failure code, .rt-changes code { overflow-wrap: anywhere; }
+/* Key paths break after their dots (<wbr>), never inside a name. */
+.rt-finding code.rt-key, .rt-failure code.rt-key { overflow-wrap: normal; word-break: normal; }
+/* The chat view's label takes its own line: floated over the messages it covered the first one. */
+#chat label[data-testid="block-label"] { position: static !important; margin-bottom: 4px; }
+/* Stop: neutral while nothing runs, red while Generate runs (the page script marks it). */
+#stop-button.rt-stop-live { background: #dc2626 !important; color: #ffffff !important; border-color: #b91c1c !important; }
 .rt-failures { margin: 6px 0; }
 .rt-failure { margin: 4px 0; padding: 6px 8px; border-radius: 6px; background: #fef2f2; color: #7f1d1d; font-size: 13px; }
 .dark .rt-failure { background: #450a0a; color: #fee2e2; }

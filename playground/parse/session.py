@@ -73,6 +73,9 @@ class Session:
         check_template: the template text that check ran with.
         inference: the last template inferred from a chat template (``InferredTemplate.to_dict()``:
             its findings explain the delimiters clicked in the editor or on the map), or None.
+        outputs_for: which chat template the author's outputs and test cases were made for (a
+            digest, `playground.handlers.chat_template_owner`; "" before the first Infer): Infer
+            with another one starts fresh instead of sending them.
         generated: the last Generate live's generation and the offsets between the pieces the
             model streamed (a replay with "tokens" chunking of that text replays those pieces),
             or None.
@@ -109,6 +112,7 @@ class Session:
     check_rows: list[dict] = field(default_factory=list)
     check_template: str = ""
     inference: dict | None = None
+    outputs_for: str = ""
     derived: dict[str, tuple[tuple, str, bool]] = field(default_factory=dict)
     generated: tuple[str, list[int]] | None = None
     live_output: dict | None = None

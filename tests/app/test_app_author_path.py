@@ -33,7 +33,7 @@ from playground.panels.value_changes import value_changes, value_changes_html
 from playground.parse.parse_view import LiveParse, traced_view
 from playground.parse.session import Session
 from playground.parse.workspace import WorkspaceInputs
-from tests.support.paths import CHAT_TEMPLATE_FIXTURES
+from tests.support.paths import CHAT_TEMPLATE_FIXTURES, CHAT_TEMPLATES, needs_shared
 from tests.support.real_outputs import (
     MORE,
     cases_by_chat_template,
@@ -48,6 +48,8 @@ def jinja(name: str) -> str:
 
 
 def text_of(markup: str) -> str:
+    # <wbr> (a break point inside a key path) draws nothing.
+    markup = markup.replace("<wbr>", "")
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", markup))).strip()
 
 
@@ -1049,3 +1051,87 @@ def test_a_failed_parse_in_the_tests_shows_its_error_not_a_null_diff():
     shown = results_html([result], 1)
     assert "null" not in shown and 'class="rt-diff"' not in shown
     assert "ResponseParseError: fields.tool_calls: json:" in html.unescape(shown)
+
+
+def test_the_page_names_an_output_that_misspells_a_delimiter_the_test_cases_confirm():
+    qwen3 = template_text_of(load_template_file("qwen3").response_template)
+    prefix = "<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n"
+    good = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    misspelt = good.replace("</tool_call>", "</tool_calsl>")
+    cases = json.dumps([{"prefix": prefix, "generation": good, "expected": {"role": "assistant"}}])
+    page = handlers.parse(WorkspaceInputs(qwen3, prefix, misspelt, ""), cases, Session())
+    status = text_of(page["status"])
+    assert (
+        "The output misspells '</tool_call>' as '</tool_calsl>' at generation offset 68: a generation "
+        "error, not a template fault (other outputs of the model hold it"
+    ) in status
+    assert "instead of" not in status and "Fix:" not in status
+    # Nothing confirms the template's side: the template is the suspect, as before.
+    alone = text_of(
+        handlers.parse(WorkspaceInputs(qwen3, prefix, misspelt, ""), "", Session())["status"]
+    )
+    assert (
+        "Fix: in fields.tool_calls.close_pattern, write '</tool_calsl>' instead of '</tool_call>'"
+        in alone
+    )
+
+
+def test_outputs_made_for_one_chat_template_never_reach_the_inference_of_another():
+    session = Session()
+    first = infer(jinja("listed-tools"), session, template_text="{}")
+    tools_text = template_text_of(CHECK_TOOLS)
+    prefix = "<|sys|>Tools: []<|eot|>\n<|user|>Weather in Oslo?<|eot|>\n<|assistant|>"
+    output = 'Checking.<<go>>[get_weather(city="Oslo", days=2)]<</go>><|eot|>'
+    pasted = WorkspaceInputs(first["template_text"], prefix, output, tools_text)
+    added = handlers.add_test_case(pasted, first["test_cases_text"], session)
+    # Another chat template, with the first model's output in the workspace and in Tests.
+    other = list(
+        handlers.infer_chat_template(
+            jinja("xml-parameters"), "", "", "", True, pasted, added["test_cases_text"], session
+        )
+    )[-1]
+    panel = text_of(other["inference"])
+    assert "given as examples" not in panel
+    assert (
+        "Started fresh for this chat template: 1 output made for the previous chat template was not "
+        "sent as examples and left out of Tests (they belong to that model)."
+    ) in panel
+    cases = json.loads(other["test_cases_text"])
+    assert {case["source"] for case in cases} == {"matrix"}
+    assert all("<<go>>" not in case["generation"] for case in cases)
+    assert "<<go>>" not in other["template_text"] and output not in other["generation"]
+    # The same chat template again: the author's outputs count for it.
+    mine = json.dumps([json.loads(added["test_cases_text"])[0]] + cases)
+    again = list(
+        handlers.infer_chat_template(
+            jinja("xml-parameters"), "", "", "", True, other_workspace(other), mine, session
+        )
+    )[-1]
+    assert "1 of your outputs given as examples" in text_of(again["inference"])
+
+
+def other_workspace(outputs: dict) -> WorkspaceInputs:
+    return WorkspaceInputs(
+        outputs["template_text"], outputs["prefix"], outputs["generation"], outputs["tools_text"]
+    )
+
+
+@needs_shared
+@pytest.mark.parametrize("close", ["</invoke>", "</invok>"])
+def test_the_status_of_a_matrix_row_agrees_with_the_matrix(close):
+    # A row passes only when every region ended at its own close, so the page never shows
+    # "text was probably lost ... never closed" above a row the matrix calls passed.
+    from engine.chat_templates.conformance import TOOLS
+    from playground.panels.status import parse_judgement
+
+    template = copy.deepcopy(load_template_file("minimax-m2").response_template)
+    template["fields"]["tool_calls"]["close"] = close
+    chat_template = (CHAT_TEMPLATES / "minimax-m2.jinja").read_text(encoding="utf-8")
+    report = check_conformance(template, chat_template)
+    judged = {}
+    for row in report.situations:
+        if row.renderable:
+            view = traced_view(template, row.prompt, row.generation, TOOLS if row.tools else None)
+            judged[row.name] = (row.passed, parse_judgement(view)[0])
+    assert all(passed == clean for passed, clean in judged.values()), judged
+    assert sum(passed for passed, _ in judged.values()) == (16 if close == "</invoke>" else 12)

@@ -1638,14 +1638,18 @@ def test_a_live_output_becomes_an_example_in_one_click_and_a_failed_learn_marks_
         "() => document.querySelector('#live-example-note').innerText.includes('Added to Tests')"
     )
     shots.take("used-as-example")
-    assert page.locator("#live-example-note").inner_text().startswith(
-        "✔ Added to Tests as 'live output 1', one of your outputs"
+    assert (
+        page.locator("#live-example-note")
+        .inner_text()
+        .startswith("✔ Added to Tests as 'live output 1', one of your outputs")
     ), shots.where()
     page.get_by_role("tab", name="Tests", exact=True).click()
     mine = page.locator("#test-results details[data-source=output]")
     assert mine.count() == 1, shots.where()
     assert mine.first.locator("summary").inner_text().startswith("✔ live output 1"), shots.where()
-    assert "generated live: sent to inference as an output with its tools" in mine.first.text_content()
+    assert (
+        "generated live: sent to inference as an output with its tools" in mine.first.text_content()
+    )
     # An output whose call no field reads, pasted, and a chat template inferred: the panel marks
     # in that output the text the learn could not explain.
     page.get_by_role("tab", name="Paste & parse", exact=True).click()
@@ -1671,3 +1675,147 @@ def test_a_live_output_becomes_an_example_in_one_click_and_a_failed_learn_marks_
     )
     ratio = page.evaluate(CONTRAST_JS, "#inference mark.rt-unexplained-text")
     assert ratio and all(m["ratio"] >= 4.5 for m in ratio), (ratio, shots.where())
+
+
+def paste_chat_template(page, name: str) -> None:
+    """Replace the Start tab's chat template with fixture `name`."""
+    page.locator("#chat-template .cm-content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(CHAT_TEMPLATE_FIXTURES.joinpath(f"{name}.jinja").read_text())
+
+
+def infer_and_wait(page, old: str = "") -> None:
+    """Press Infer and wait for a verdict other than `old` (the previous one's text)."""
+    page.locator("#infer-button").click()
+    page.wait_for_function(
+        "(old) => { const v = document.querySelector('#inference-report'); return v && v.innerText !== old; }",
+        arg=old,
+        timeout=120_000,
+    )
+    settle(page)
+    page.wait_for_timeout(500)  # the scroll that brings the verdict into view
+
+
+def in_view(page, selector: str) -> bool:
+    """The top of `selector`'s first element is on the screen (with a line of it under)."""
+    top = page.evaluate("(s) => document.querySelector(s).getBoundingClientRect().top", selector)
+    return -1 <= top and top + 20 <= page.evaluate("() => window.innerHeight")
+
+
+def test_a_second_chat_template_starts_fresh_and_each_verdict_comes_into_view(
+    new_page, app_url, tmp_path
+):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.locator("#start-from-model").click()
+    page.wait_for_selector("#chat-template .cm-content")
+    paste_chat_template(page, "listed-tools")
+    page.evaluate("() => window.scrollTo(0, 0)")
+    infer_and_wait(page)
+    verdict_shown = in_view(page, "#inference-badge")  # before a full-page screenshot scrolls
+    shots.take("first-inferred")
+    assert verdict_shown, shots.where()
+    first = page.locator("#inference-report").inner_text()
+    # The author pastes the first model's output and keeps it as a test case.
+    page.get_by_role("tab", name="Paste & parse", exact=True).click()
+    page.locator("#prefix textarea").fill("<|assistant|>")
+    page.locator("#generation textarea").fill(
+        'Checking.<<go>>[get_weather(city="Oslo")]<</go>><|eot|>'
+    )
+    page.locator("#parse-button").click()
+    page.get_by_role("tab", name="Tests", exact=True).click()
+    page.locator("#add-case-button").click()
+    page.wait_for_selector("#test-results details[data-source=output]")
+    # Another model's chat template: nothing of the first reaches its inference.
+    page.get_by_role("tab", name="Start from a model", exact=True).click()
+    paste_chat_template(page, WALK_CHAT_TEMPLATE)
+    page.evaluate("() => window.scrollTo(0, 0)")
+    infer_and_wait(page, first)
+    verdict_shown = in_view(page, "#inference-badge")
+    shots.take("second-inferred")
+    assert verdict_shown, shots.where()
+    report = page.locator("#inference-report").inner_text()
+    assert "given as examples" not in report, shots.where()
+    assert (
+        page.locator("#inference-fresh")
+        .inner_text()
+        .startswith(
+            "Started fresh for this chat template: 1 output made for the previous chat template"
+        )
+    ), shots.where()
+    page.get_by_role("tab", name="Template", exact=True).click()
+    assert "<<go>>" not in code_text(page, "template-editor"), shots.where()
+    page.get_by_role("tab", name="Tests", exact=True).click()
+    page.wait_for_selector("#test-summary")
+    assert page.locator("#test-results details[data-source=output]").count() == 0, shots.where()
+    total = summary(page)[1]
+    assert page.locator("#test-results details[data-source=matrix]").count() == total, shots.where()
+
+
+def test_phone_key_names_wrap_between_names_and_the_status_is_said_by_the_verdict(
+    new_page, app_url, tmp_path
+):
+    page = new_page(390, 844, phone=True)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.locator("#start-from-model").tap()
+    page.wait_for_selector("#chat-template .cm-content")
+    paste_chat_template(page, "listed-tools")
+    infer_and_wait(page)
+    verdict_shown = in_view(page, "#inference-badge")  # before a full-page screenshot scrolls
+    shots.take("inferred")
+    assert verdict_shown, shots.where()
+    # Each name of a key path sits on one line (a narrow screen breaks only after the dots).
+    broken = page.evaluate(
+        """() => [...document.querySelectorAll('#inference code.rt-key')].flatMap((code) =>
+             [...code.childNodes].filter((node) => node.nodeType === 3).filter((node) => {
+               const range = document.createRange(); range.selectNodeContents(node);
+               const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+               return tops.size > 1;
+             }).map((node) => node.textContent))"""
+    )
+    # The workspace's status is said under the verdict, not only far below the tab.
+    near = page.evaluate(
+        """() => document.querySelector('#inference-workspace').getBoundingClientRect().top
+                 - document.querySelector('#inference-badge').getBoundingClientRect().top"""
+    )
+    assert page.locator("#inference-workspace").inner_text().startswith("Matrix row "), (
+        shots.where()
+    )
+    assert 0 < near < 300, (near, shots.where())
+    assert page.locator("#inference code.rt-key").count() >= 3, shots.where()
+    assert broken == [], (broken, shots.where())
+
+
+def test_the_chat_label_stop_and_export_label_read_plainly(new_page, app_url, tmp_path):
+    page = new_page(1440, 900)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)  # the default sample: text, then two tool calls
+    page.locator("#chat .thought").first.wait_for()
+    shots.take("chat")
+    boxes = page.evaluate(
+        """() => { const chat = document.querySelector('#chat');
+             const box = (e) => e.getBoundingClientRect().toJSON();
+             return {label: box(chat.querySelector('[data-testid=block-label]')),
+                     messages: box(chat.querySelector('.bubble-wrap')),
+                     call: box(chat.querySelector('.thought'))}; }"""
+    )
+    label, messages, call = boxes["label"], boxes["messages"], boxes["call"]
+    # The label sits above the messages' box, so no message (the first tool call) is under it.
+    assert label["bottom"] <= messages["top"] + 1, (boxes, shots.where())
+    # What shows of the first tool call (the box clips what scrolled out) is below the label.
+    assert max(call["top"], messages["top"]) >= label["bottom"], (boxes, shots.where())
+    page.get_by_role("tab", name="Generate live", exact=True).click()
+    page.wait_for_selector("#stop-button")
+    colour = page.evaluate(
+        "() => getComputedStyle(document.querySelector('#stop-button')).backgroundColor"
+    )
+    red, green, blue = (int(part) for part in colour[colour.index("(") + 1 : -1].split(",")[:3])
+    assert not (red > 180 and green < 120 and blue < 120), (colour, shots.where())
+    page.get_by_role("tab", name="Template", exact=True).click()
+    page.wait_for_selector("#export-target")
+    assert page.locator("#export-target [data-testid=block-info]").inner_text() == "For", (
+        shots.where()
+    )

@@ -51,6 +51,8 @@ def infer(
 
 
 def text_of(markup: str) -> str:
+    # <wbr> (a break point inside a key path) draws nothing.
+    markup = markup.replace("<wbr>", "")
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", markup))).strip()
 
 

@@ -359,3 +359,17 @@ def test_a_tracer_stopped_by_a_limit_keeps_the_events_settled_before_it():
     ]
     assert tracer.error is not None and tracer.error.offset == 9
     assert tracer.feed("more") == []
+
+
+def test_a_key_written_twice_in_one_json_call_is_a_warning():
+    generation = (
+        '<tool_call>\n{"name": "f", "arguments": {"city": "Paris", "city": "Tokyo"}}\n</tool_call>'
+    )
+    result = trace(generation, "qwen3", prefix="", on_error="keep")
+    assert result.message["tool_calls"][0]["function"]["arguments"] == {"city": "Tokyo"}
+    [warning] = [w for w in result.warnings if w.code == "key-repeated"]
+    assert warning.message.startswith(
+        "the key 'city' appears 2 times in one tool_calls call's arguments: only the last value is kept"
+    )
+    once = generation.replace('"city": "Tokyo"', '"days": 2')
+    assert [w.code for w in trace(once, "qwen3", prefix="", on_error="keep").warnings] == []
