@@ -1428,10 +1428,10 @@ MB_TEXT = 5_000_000
 
 
 def every_stateful_route(run: Run) -> Outcome:
-    """100 fresh page sessions (each from an address of its own), each through the page's
+    """40 fresh page sessions (each from an address of its own), each through the page's
     stateful routes with 5 MB strings in their text inputs and event data: a parse (the generation), the event log's search, the test
     cases, #explain, a results tab, an event row, Reset, Restore and a fix."""
-    sessions = 20 if BOUNDED["value"] else 100
+    sessions = 10 if BOUNDED["value"] else 40
     big = "m" * MB_TEXT
     calls = [
         ("page_parse", {"generation": big, "prefix": big[:1_000_000]}, None),
@@ -1503,7 +1503,7 @@ ATTACKS = [
     ("23b. 23 from 25 addresses", editor_loads_spread),
     ("24. 3,000 calls without the queue, one address", unqueued_flood),
     ("25. 100 MCP messages of 4 MB", mcp_messages),
-    ("26. 100 sessions x 9 stateful routes, 5 MB strings", every_stateful_route),
+    ("26. 40 sessions x 9 stateful routes, 5 MB strings", every_stateful_route),
     ("27. 40 sessions x 8 editor routes, 5 MB texts", editor_routes),
 ]
 # The attacks whose footprint is read later (seconds after the attack): what sessions keep.
