@@ -1383,38 +1383,38 @@ def unqueued_flood(run: Run) -> Outcome:
 
 
 def mcp_messages(run: Run) -> Outcome:
-    """100 MCP messages of 4 MB in a row, each a ping padded with 4 MB, over the SSE transport
-    (POST /gradio_api/mcp/messages/)."""
+    """100 MCP messages of 4 MB in a row: each an `initialize` request padded with 4 MB, to the
+    MCP endpoint (POST /gradio_api/mcp/, streamable HTTP), which reads and checks it whole."""
     count, size = (20, 4_000_000) if BOUNDED["value"] else (100, 4_000_000)
     started = time.perf_counter()
     statuses: dict[int, int] = {}
     said = ""
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "a"}}
     with client(run, ATTACKER, PATIENCE) as http:
-        with http.stream("GET", "/gradio_api/mcp/sse") as events:
-            endpoint = ""
-            for line in events.iter_lines():
-                if line.startswith("data:"):
-                    endpoint = line[5:].strip()
-                    break
-            for number in range(count):
-                body = json.dumps(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": number,
-                        "method": "ping",
-                        "params": {"pad": "p" * size},
-                    }
-                ).encode()
-                try:
-                    answer = http.post(
-                        endpoint, content=body, headers={"content-type": "application/json"}
-                    )
-                    statuses[answer.status_code] = statuses.get(answer.status_code, 0) + 1
-                    if answer.status_code >= 400 and not said:
-                        said = f"HTTP {answer.status_code}: {answer.text[:200]}"
-                except httpx.HTTPError as error:
-                    statuses[-1] = statuses.get(-1, 0) + 1
-                    said = said or f"connection closed ({type(error).__name__})"
+        for number in range(count):
+            body = json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": number,
+                    "method": "initialize",
+                    "params": {**hello, "pad": "p" * size},
+                }
+            ).encode()
+            try:
+                answer = http.post(
+                    "/gradio_api/mcp/",
+                    content=body,
+                    headers={
+                        "content-type": "application/json",
+                        "accept": "application/json, text/event-stream",
+                    },
+                )
+                statuses[answer.status_code] = statuses.get(answer.status_code, 0) + 1
+                if answer.status_code >= 400 and not said:
+                    said = f"HTTP {answer.status_code}: {answer.text[:200]}"
+            except httpx.HTTPError as error:
+                statuses[-1] = statuses.get(-1, 0) + 1
+                said = said or f"connection closed ({type(error).__name__})"
     accepted = sum(n for status, n in statuses.items() if 200 <= status < 300)
     return Outcome(
         time.perf_counter() - started,
