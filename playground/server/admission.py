@@ -27,7 +27,8 @@ lower one, `mcp_message_bytes`: the page's text limits, twice over).
 
 `UnqueuedAdmission` admits what does not go through the queue: the listeners that
 run at once (a tab chosen, Stop, the model's load status, the page's load), the
-direct API routes and MCP messages. Each client (its address) may have
+direct API routes and MCP messages (whose bodies `RequestSizeCap` caps at
+`UNQUEUED_BODY_BYTES`, MCP messages at `mcp_message_bytes`). Each client (its address) may have
 `UNQUEUED_AT_ONCE` of them running and send `UNQUEUED_PER_SECOND` a second (a
 burst of `UNQUEUED_BURST`), and at most `UNQUEUED_BYTES_PER_SECOND` of their bodies;
 past that it gets HTTP 429 at once.
@@ -215,14 +216,16 @@ class RequestSizeCap:
         path = scope.get("path", "")
         upload = path.rstrip("/").endswith("/upload")
         mcp = "/mcp/" in path + "/"
-        cap = (
-            mcp_message_bytes(caps)
-            if mcp
-            else (caps.upload_mb if upload else caps.request_mb) * 1_000_000 + 65_536
-        )  # room for the form's own fields
+        kind = "mcp" if mcp else "unqueued" if _unqueued(scope) else ""
+        if kind == "mcp":
+            cap = mcp_message_bytes(caps)
+        elif kind == "unqueued":
+            cap = UNQUEUED_BODY_BYTES
+        else:  # room for the form's own fields
+            cap = (caps.upload_mb if upload else caps.request_mb) * 1_000_000 + 65_536
         length = dict(scope.get("headers") or ()).get(b"content-length")
         if length is not None and length.isdigit() and int(length) > cap:
-            return await _too_large(scope, receive, send, cap, mcp)
+            return await _too_large(scope, receive, send, cap, kind)
         seen = 0
 
         async def counted():
@@ -237,7 +240,7 @@ class RequestSizeCap:
         try:
             return await self.app(scope, counted, send)
         except _TooLarge:
-            return await _too_large(scope, receive, send, cap, mcp)
+            return await _too_large(scope, receive, send, cap, kind)
 
 
 class _TooLarge(Exception):
@@ -255,17 +258,32 @@ def mcp_message_bytes(caps: limits.Limits | None = None) -> int:
     return 2 * texts + 65_536
 
 
-async def _too_large(scope, receive, send, cap: int, mcp: bool = False) -> None:
-    what = (
-        f"The MCP message is too large (limit {cap / 1_000_000:.1f} MB: twice the page's text "
-        "limits, PLAYGROUND_LIMITS template_chars, prefix_chars, generation_chars and tools_chars)."
-        if mcp
-        else f"The request is too large (limit {cap // 1_000_000} MB, PLAYGROUND_LIMITS request_mb "
-        "or upload_mb)."
-    )
+async def _too_large(scope, receive, send, cap: int, kind: str = "") -> None:
+    """Refuse a body over `cap` bytes (HTTP 413), saying which cap: of an MCP message (`kind`
+    "mcp"), of a route outside the queue ("unqueued"), or of any other request."""
+    if kind == "mcp":
+        what = (
+            f"The MCP message is too large (limit {cap / 1_000_000:.1f} MB: twice the page's text "
+            "limits, PLAYGROUND_LIMITS template_chars, prefix_chars, generation_chars and "
+            "tools_chars)."
+        )
+    elif kind == "unqueued":
+        what = (
+            f"The request is too large for a route outside the queue (limit {cap // 1_000} KB): "
+            "send texts through the queue (/gradio_api/queue/join, or the API's /call routes)."
+        )
+    else:
+        what = (
+            f"The request is too large (limit {cap // 1_000_000} MB, PLAYGROUND_LIMITS request_mb "
+            "or upload_mb)."
+        )
     await send_refusal(scope, receive, send, 413, what)
 
 
+# The largest body of a request outside the queue but MCP messages (bytes): the page's listeners
+# that run at once send an event's data and short texts (a tab's id, a model's name). Gradio
+# reads a body on the server's event loop, where every other request waits meanwhile.
+UNQUEUED_BODY_BYTES = 65_536
 # Requests of one client that do not go through the queue: at most this many running at once,
 # this many a second (and a burst of UNQUEUED_BURST), and their bodies at most this many bytes
 # a second (a burst of twice that).

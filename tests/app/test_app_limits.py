@@ -403,7 +403,7 @@ def test_a_request_over_its_size_or_its_clients_upload_quota_gets_the_same_kind_
         admission.RequestSizeCap(uploads.UploadQuota(_read_and_answer_no_paths)),
         raise_server_exceptions=True,
     )
-    too_large = client.post("/gradio_api/run/parse", content=b"x" * 1_100_000)
+    too_large = client.post("/gradio_api/queue/join", content=b"x" * 1_100_000)
     over_quota = client.post("/gradio_api/upload", content=b"x" * 2_500_000)
     streamed = client.post(
         "/gradio_api/upload", content=(b"x" * 500_000 for _ in range(5))
@@ -487,6 +487,18 @@ def test_the_routes_outside_the_queue_and_mcp_messages_are_refused_past_their_ca
         "/gradio_api/mcp/messages/",
         content=b"x" * (cap + 1),
         headers={"x-forwarded-for": "10.8.0.3"},
+    )
+    event = client.post(
+        "/gradio_api/run/page_select_tab",
+        content=b"x" * (admission.UNQUEUED_BODY_BYTES + 1),
+        headers={"x-forwarded-for": "10.8.0.4"},
+    )
+    assert (event.status_code, event.json()) == (
+        413,
+        {
+            "detail": "The request is too large for a route outside the queue (limit 65 KB): send "
+            "texts through the queue (/gradio_api/queue/join, or the API's /call routes)."
+        },
     )
     assert (big.status_code, big.json()) == (
         413,
