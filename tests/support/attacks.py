@@ -1365,10 +1365,19 @@ def unqueued_flood(run: Run) -> Outcome:
     config = _config(run)
     listeners = ["page_select_tab", "page_request_stop", "page_replay_stop"]
     started = time.perf_counter()
+    clients = threading.local()  # one connection a thread, kept alive, as a flood keeps it
 
     def one(number):
+        if getattr(clients, "http", None) is None:
+            clients.http = client(run, ATTACKER, PATIENCE)
         return _page_call(
-            run, config, listeners[number % 3], {}, uuid.uuid4().hex[:12], {"id": "paste"}
+            run,
+            config,
+            listeners[number % 3],
+            {},
+            uuid.uuid4().hex[:12],
+            {"id": "paste"},
+            clients.http,
         )
 
     with ThreadPoolExecutor(max_workers=16) as pool:
