@@ -519,6 +519,9 @@ def test_gradio_keeps_no_copy_of_what_visitors_send():
         kept = gr.State("state")
     session_store.keep_lean()
     state = SessionState(blocks)
+    gradios = object.__new__(SessionState)
+    SessionState._gradio_init(gradios, blocks)
+    assert set(vars(state)) == set(vars(gradios)) and gradios.config_values != {}
     assert state.config_values == {}
     state[box._id] = box
     state._update_value_in_config(box._id, "x" * 1_000_000)
