@@ -27,10 +27,13 @@ lower one, `mcp_message_bytes`: the page's text limits, twice over).
 
 `UnqueuedAdmission` admits what does not go through the queue: the listeners that
 run at once (a tab chosen, Stop, the model's load status, the page's load), the
-direct API routes and MCP messages. Each client (its address) may have
+direct API routes and MCP messages (whose bodies `RequestSizeCap` caps at
+`UNQUEUED_BODY_BYTES`, MCP messages at `mcp_message_bytes`). Each client (its address) may have
 `UNQUEUED_AT_ONCE` of them running and send `UNQUEUED_PER_SECOND` a second (a
 burst of `UNQUEUED_BURST`), and at most `UNQUEUED_BYTES_PER_SECOND` of their bodies;
-past that it gets HTTP 429 at once.
+past that it gets HTTP 429 at once. It also budgets the bytes sent to join the queue:
+`JOIN_BYTES_PER_SECOND` a client, and `LARGE_BYTES_PER_SECOND` for everyone's bodies over
+`LARGE_BODY_BYTES` (HTTP 503 past it), since Gradio reads every body on its event loop.
 """
 
 from __future__ import annotations
@@ -215,14 +218,16 @@ class RequestSizeCap:
         path = scope.get("path", "")
         upload = path.rstrip("/").endswith("/upload")
         mcp = "/mcp/" in path + "/"
-        cap = (
-            mcp_message_bytes(caps)
-            if mcp
-            else (caps.upload_mb if upload else caps.request_mb) * 1_000_000 + 65_536
-        )  # room for the form's own fields
+        kind = "mcp" if mcp else "unqueued" if _unqueued(scope) else ""
+        if kind == "mcp":
+            cap = mcp_message_bytes(caps)
+        elif kind == "unqueued":
+            cap = UNQUEUED_BODY_BYTES
+        else:  # room for the form's own fields
+            cap = (caps.upload_mb if upload else caps.request_mb) * 1_000_000 + 65_536
         length = dict(scope.get("headers") or ()).get(b"content-length")
         if length is not None and length.isdigit() and int(length) > cap:
-            return await _too_large(scope, receive, send, cap, mcp)
+            return await _too_large(scope, receive, send, cap, kind)
         seen = 0
 
         async def counted():
@@ -237,7 +242,7 @@ class RequestSizeCap:
         try:
             return await self.app(scope, counted, send)
         except _TooLarge:
-            return await _too_large(scope, receive, send, cap, mcp)
+            return await _too_large(scope, receive, send, cap, kind)
 
 
 class _TooLarge(Exception):
@@ -255,17 +260,32 @@ def mcp_message_bytes(caps: limits.Limits | None = None) -> int:
     return 2 * texts + 65_536
 
 
-async def _too_large(scope, receive, send, cap: int, mcp: bool = False) -> None:
-    what = (
-        f"The MCP message is too large (limit {cap / 1_000_000:.1f} MB: twice the page's text "
-        "limits, PLAYGROUND_LIMITS template_chars, prefix_chars, generation_chars and tools_chars)."
-        if mcp
-        else f"The request is too large (limit {cap // 1_000_000} MB, PLAYGROUND_LIMITS request_mb "
-        "or upload_mb)."
-    )
+async def _too_large(scope, receive, send, cap: int, kind: str = "") -> None:
+    """Refuse a body over `cap` bytes (HTTP 413), saying which cap: of an MCP message (`kind`
+    "mcp"), of a route outside the queue ("unqueued"), or of any other request."""
+    if kind == "mcp":
+        what = (
+            f"The MCP message is too large (limit {cap / 1_000_000:.1f} MB: twice the page's text "
+            "limits, PLAYGROUND_LIMITS template_chars, prefix_chars, generation_chars and "
+            "tools_chars)."
+        )
+    elif kind == "unqueued":
+        what = (
+            f"The request is too large for a route outside the queue (limit {cap // 1_000} KB): "
+            "send texts through the queue (/gradio_api/queue/join, or the API's /call routes)."
+        )
+    else:
+        what = (
+            f"The request is too large (limit {cap // 1_000_000} MB, PLAYGROUND_LIMITS request_mb "
+            "or upload_mb)."
+        )
     await send_refusal(scope, receive, send, 413, what)
 
 
+# The largest body of a request outside the queue but MCP messages (bytes): the page's listeners
+# that run at once send an event's data and short texts (a tab's id, a model's name). Gradio
+# reads a body on the server's event loop, where every other request waits meanwhile.
+UNQUEUED_BODY_BYTES = 65_536
 # Requests of one client that do not go through the queue: at most this many running at once,
 # this many a second (and a burst of UNQUEUED_BURST), and their bodies at most this many bytes
 # a second (a burst of twice that).
@@ -283,6 +303,43 @@ UNQUEUED_ROUTES = re.compile(
 # more than FORGET_PAST of them.
 FORGET_SECONDS = 60.0
 FORGET_PAST = 10_000
+
+
+# What the queue's routes (joining the queue, the API's /call) may be sent: each client at most
+# this many bytes a second (a burst of twice that), and everyone together this many bytes a
+# second in bodies over LARGE_BODY_BYTES (a burst of twice that). Gradio reads and checks a body
+# on the server's event loop: a flood of big ones, even refused at the door, would hold up
+# everyone's requests; small bodies (a parse of a sample) never wait for big ones.
+JOIN_BYTES_PER_SECOND = 16_000_000
+LARGE_BODY_BYTES = 1_000_000
+LARGE_BYTES_PER_SECOND = 48_000_000
+JOIN_ROUTES = re.compile(r"^(?:/gradio_api)?/(?:queue/join|call/)")
+
+
+class ByteBudget:
+    """Token buckets of bytes by key: `rate` bytes a second, up to `2 * rate` saved."""
+
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, when)
+        self._lock = threading.Lock()
+
+    def take(self, key: str, size: int, now: float | None = None, dry: bool = False) -> bool:
+        """Take `size` bytes from `key`'s bucket; False (nothing taken) when it holds fewer.
+        `dry`: only say whether it could."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            if len(self._buckets) > FORGET_PAST:
+                self._buckets = {
+                    k: v for k, v in self._buckets.items() if now - v[1] <= FORGET_SECONDS
+                }
+            tokens, at = self._buckets.get(key, (2.0 * self.rate, now))
+            tokens = min(2.0 * self.rate, tokens + max(0.0, now - at) * self.rate)
+            if size > tokens or dry:
+                self._buckets[key] = (tokens, now)
+                return size <= tokens
+            self._buckets[key] = (tokens - size, now)
+            return True
 
 
 class _Allowance:
@@ -306,6 +363,8 @@ class UnqueuedAdmission:
         self.app = app
         self._clients: dict[str, _Allowance] = {}
         self._lock = threading.Lock()
+        self._joins = ByteBudget(JOIN_BYTES_PER_SECOND)
+        self._large = ByteBudget(LARGE_BYTES_PER_SECOND)
 
     def refusal(self, address: str, body_bytes: int, now: float | None = None) -> str | None:
         """Why one more request of `body_bytes` (its declared length, 0 when unknown) from client
@@ -350,6 +409,32 @@ class UnqueuedAdmission:
             allowance.running += 1
             return None
 
+    def join_refusal(self, scope, now: float | None = None) -> tuple[int, str] | None:
+        """(HTTP status, why) a request joining the queue is refused before its body is read, or
+        None: its client's bytes (`JOIN_BYTES_PER_SECOND`), and a body over `LARGE_BODY_BYTES`
+        everyone's (`LARGE_BYTES_PER_SECOND`). A body of undeclared length is counted by
+        `RequestSizeCap` alone."""
+        from starlette.requests import Request
+
+        length = dict(scope.get("headers") or ()).get(b"content-length")
+        size = int(length) if length is not None and length.isdigit() else 0
+        if not size:
+            return None
+        address = client_address(Request(scope))
+        if not self._joins.take(address, size, now, dry=True):
+            return 429, (
+                f"Too much sent from your address (at most "
+                f"{JOIN_BYTES_PER_SECOND / 1_000_000:g} MB a second to the queue): wait a moment."
+            )
+        if size > LARGE_BODY_BYTES and not self._large.take("", size, now):
+            return 503, (
+                f"The server is receiving too much large input right now (at most "
+                f"{LARGE_BYTES_PER_SECOND / 1_000_000:g} MB a second in requests over "
+                f"{LARGE_BODY_BYTES / 1_000_000:g} MB, from everyone): try again in a moment."
+            )
+        self._joins.take(address, size, now)
+        return None
+
     def done(self, address: str, undeclared_bytes: int = 0) -> None:
         """A request `refusal` admitted has ended; `undeclared_bytes` of its body came without a
         declared length (they are taken from the client's allowance now)."""
@@ -360,6 +445,11 @@ class UnqueuedAdmission:
                 allowance.bytes -= undeclared_bytes
 
     async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and _joining(scope):
+            refused = self.join_refusal(scope)
+            if refused is not None:
+                return await send_refusal(scope, receive, send, *refused)
+            return await self.app(scope, receive, send)
         if scope["type"] != "http" or not _unqueued(scope):
             return await self.app(scope, receive, send)
         from starlette.requests import Request
@@ -383,6 +473,15 @@ class UnqueuedAdmission:
             return await self.app(scope, receive if declared else counted, send)
         finally:
             self.done(address, 0 if declared else seen)
+
+
+def _joining(scope) -> bool:
+    """Whether the request of ASGI `scope` joins the queue (`JOIN_ROUTES`, POST)."""
+    path = scope.get("path", "")
+    root = scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    return scope.get("method") == "POST" and bool(JOIN_ROUTES.match(path))
 
 
 def _unqueued(scope) -> bool:

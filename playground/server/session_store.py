@@ -16,6 +16,9 @@ is kept as before.
 
 from __future__ import annotations
 
+import os
+from copy import copy
+
 from gradio import state_holder
 
 
@@ -26,12 +29,18 @@ def keep_lean() -> None:
     if getattr(store, "_kept_lean", False):
         return
 
-    original_init = store.__init__
-
     def init(self, blocks) -> None:
-        original_init(self, blocks)
-        self.config_values = {}  # built by Gradio's own init, dropped at once
+        # Gradio's own init, without building the configuration copy (milliseconds of work for
+        # every fresh session a visitor names); `tests/app/test_app_limits.py` checks that it
+        # sets the same attributes as Gradio's.
+        self.blocks_config = copy(blocks.default_config)
+        self.config_values = {}
+        self.state_data = {}
+        self._state_ttl = {}
+        self.is_closed = False
+        self.STATE_TTL_WHEN_CLOSED = 1 if os.getenv("GRADIO_IS_E2E_TEST") else 3600
 
+    store._gradio_init = store.__init__
     store.__init__ = init
     store._update_config = lambda self, key: None
     store._update_value_in_config = lambda self, key, value: None
