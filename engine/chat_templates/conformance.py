@@ -494,7 +494,8 @@ def _parse_row(
     turn (`ChatTemplateRenderer.trailer`). A region that ran to the end of the generation
     still counts as closed when its close is read once that text is put back: the close the
     model writes (an end-of-turn token) was in the render, the matrix only cut it."""
-    try:
+
+    def read(text: str) -> tuple[ResponseParser, dict]:
         # Lenient, so a failed region still shows where its text went.
         parser = ResponseParser(
             template,
@@ -504,8 +505,15 @@ def _parse_row(
             on_error="keep",
             record_spans=True,
         )
-        parser.feed(generation)
-        got, _ = parser.finalize()
+        parser.feed(text)
+        return parser, parser.finalize()[0]
+
+    try:
+        parser, got = read(generation)
+        if cut_off and not parser.errors and not anchor_check:
+            whole = read(generation + cut_off)[0] if _unclosed(template, parser, prompt) else parser
+        else:
+            whole = parser
     except PatternTimeoutError as error:
         return SituationResult(
             name,
@@ -532,23 +540,7 @@ def _parse_row(
             tuple(notes),
             tools,
         )
-    unclosed = (
-        []
-        if anchor_check
-        else unclosed_regions(template, parser.spans or [], len(prompt) - parser.prefix_cut)
-    )
-    if unclosed and cut_off:
-        whole = ResponseParser(
-            template,
-            prefix=prompt,
-            tools=_tools(tools),
-            regex_timeout=timeout,
-            on_error="keep",
-            record_spans=True,
-        )
-        whole.feed(generation + cut_off)
-        whole.finalize()
-        unclosed = unclosed_regions(template, whole.spans or [], len(prompt) - whole.prefix_cut)
+    unclosed = [] if anchor_check else _unclosed(template, whole, prompt)
     passed = got == expected and not unclosed
     if passed:
         detail = "; ".join(f"normalised {note}" for note in notes)
@@ -570,6 +562,11 @@ def _parse_row(
     return SituationResult(
         name, passed, True, detail, expected, got, prompt, generation, tuple(notes), tools
     )
+
+
+def _unclosed(template: ResponseTemplate, parser: ResponseParser, prompt: str) -> list[str]:
+    """`unclosed_regions` of a finished parser's spans, offsets told in its output."""
+    return unclosed_regions(template, parser.spans or [], len(prompt) - parser.prefix_cut)
 
 
 def unclosed_regions(
