@@ -120,6 +120,7 @@ class _Cuts:
     reasoning_close: str = ""
     call_open: str = ""
     call_close: str = ""
+    call_close_tail: str = ""
     call_separator: str = ""
     blank_after_open: bool = False
     calls_in_a_row: bool = False
@@ -171,6 +172,7 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
             cuts.call_close = ""
         else:
             cuts.call_close = leading(after_calls)
+            cuts.call_close_tail = _close_tail(after_calls, ends, cuts.call_close)
         if between and cuts.call_open:
             stripped = [text.strip() for text in between]
             if not all(text.startswith(cuts.call_close) for text in stripped):
@@ -192,6 +194,17 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
             rest = _cut_end(rest, cuts.call_open)
         left += [piece for piece in _pieces(rest) if _MARKER_LIKE.search(piece)]
     return cuts, list(dict.fromkeys(left))
+
+
+def _close_tail(after_calls: list[str], ends: list[str], close: str) -> str:
+    """The markers every lone call is followed by after its close (``) <|x|>``), when each call
+    of the examples ends its output: whether they close the call or the turn, no example shows;
+    the call's close takes them when they are there."""
+    texts = {text.strip() for text in after_calls}
+    if len(texts) != 1 or len(ends) != len(after_calls) or not close:
+        return ""
+    text = texts.pop()
+    return text[len(close) :].strip() if text.startswith(close) else ""
 
 
 def _pieces(text: str) -> list[str]:
@@ -260,6 +273,10 @@ def _close(cuts: _Cuts, ahead: str, behind: str = "") -> dict:
     the examples write between calls, or, where no example writes two calls in a row, a comma
     or semicolon before the next call's open."""
     separator = rf"(?:\s*{loose(cuts.call_separator)})?" if cuts.call_separator else ""
+    if cuts.call_close_tail:
+        tail = rf"(?:\s*{loose(cuts.call_close_tail)})?"
+        unseen = rf"(?:\s*[,;](?=\s*(?:{ahead})))?"
+        return {"close_pattern": loose(cuts.call_close) + tail + (separator or unseen)}
     if not cuts.call_close:
         between = separator or ("" if cuts.calls_in_a_row else r"(?:\s*[,;])?")
         return {"close_pattern": rf"{behind}{between}(?=\s*(?:{ahead}|$))"}

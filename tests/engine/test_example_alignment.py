@@ -248,11 +248,12 @@ def test_a_tag_around_each_pair_is_learnt_from_calls_of_one_argument_each(with_e
         with_expected,
     )
     field = template["fields"]["tool_calls"]
-    # No example writes two calls in a row: a comma or semicolon before the next call's open
-    # is taken as their separator.
+    # No example writes two calls in a row: the markers after every lone call's close may
+    # follow it, and a comma or semicolon before the next call's open is taken as their
+    # separator.
     assert (field["open_pattern"], field["close_pattern"]) == (
         r'<zinvoke\s*name="(?P<name>[A-Za-z_][\w\-]*(?:\.[\w\-]+)*)">\s*',
-        r'</zinvoke>(?:\s*[,;](?=\s*(?:<zinvoke\s*name=")))?',
+        r'</zinvoke>(?:\s*</zq:calls>)?(?:\s*[,;](?=\s*(?:<zinvoke\s*name=")))?',
     )
     fresh = (
         '<zq:calls>\n<zinvoke name="get_weather">\n<zparam name="city">New York</zparam>\n'
@@ -445,4 +446,25 @@ def test_a_template_that_cannot_explain_an_example_says_where():
     assert (
         result.unexplained[0][0].why
         == "read into content, which the expected message does not hold"
+    )
+
+
+@BOTH
+def test_lone_calls_teach_a_close_then_a_marker_then_a_comma_before_the_next_call(with_expected):
+    template = learnt(
+        [
+            (
+                'Sunny.\nqvx get_weather(city="Rome") <|zq|>',
+                message("Sunny.", calls=[call("get_weather", {"city": "Rome"})]),
+            ),
+            ('qvx get_time(tz="UTC") <|zq|>', message(calls=[call("get_time", {"tz": "UTC"})])),
+        ],
+        with_expected,
+    )
+    assert read(
+        template,
+        'Both.\nqvx get_time(tz="CET") <|zq|>, qvx get_weather(city="Oslo", days=2) <|zq|>',
+    ) == message(
+        "Both.",
+        calls=[call("get_time", {"tz": "CET"}), call("get_weather", {"city": "Oslo", "days": 2})],
     )
