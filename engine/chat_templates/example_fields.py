@@ -126,9 +126,10 @@ class _Cuts:
     calls_in_a_row: bool = False
 
 
-def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
-    """The reasoning's and calls' delimiters from the gaps around them, and the pieces of text
-    left over (markers the content drops)."""
+def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]]:
+    """The reasoning's and calls' delimiters from the gaps around them, the pieces of text left
+    over (markers the content drops), and {piece: pattern} for the pieces that vary between the
+    examples in a word (`_varying_markers`)."""
     cuts = _Cuts()
     gaps = [gap for alignment in alignments for gap in alignment.gaps()]
     before_reasoning = [text for _, text, after in gaps if after and after.kind == "reasoning"]
@@ -185,15 +186,49 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
         separator = middles.pop() if len(middles) == 1 else ""
         if not _MARKER_LIKE.search(separator):
             cuts.call_separator = separator
-    left = []
-    for before, text, after in gaps:
-        rest = _without_start(text, before, cuts)
-        if after is not None and after.kind == "reasoning":
-            rest = _cut_end(rest, cuts.reasoning_open)
-        if after is not None and after.kind == "calls":
-            rest = _cut_end(rest, cuts.call_open)
-        left += [piece for piece in _pieces(rest) if _MARKER_LIKE.search(piece)]
-    return cuts, list(dict.fromkeys(left))
+    left: list[str] = []
+    placed: list[dict[tuple[str, str], list[str]]] = []
+    for alignment in alignments:
+        placed.append({})
+        for before, text, after in alignment.gaps():
+            rest = _without_start(text, before, cuts)
+            if after is not None and after.kind == "reasoning":
+                rest = _cut_end(rest, cuts.reasoning_open)
+            if after is not None and after.kind == "calls":
+                rest = _cut_end(rest, cuts.call_open)
+            pieces = [piece for piece in _pieces(rest) if _MARKER_LIKE.search(piece)]
+            # A header stands before the part it heads; at the end, after the last part.
+            place = (after.kind, "") if after else ("", before.kind if before else "")
+            placed[-1].setdefault(place, pieces)
+            left += pieces
+    return cuts, list(dict.fromkeys(left)), _varying_markers(placed)
+
+
+def _varying_markers(placed: list[dict[tuple[str, str], list[str]]]) -> dict[str, str]:
+    """{marker as one example writes it: a pattern for all} for the markers that stand at the
+    same place (the first text before the same part, or at the end after it; the same
+    how-many-th counted back from the part) in every example showing that place but differ in
+    a word (a recipient, a channel name): their common start and end (one
+    of them marker-like) around a word."""
+    found: dict[str, str] = {}
+    for place in {place for pieces in placed for place in pieces}:
+        rows = [pieces[place][::-1] for pieces in placed if place in pieces]
+        if len(rows) < 2:
+            continue
+        for texts in zip(*rows):
+            if len(set(texts)) == 1:
+                continue
+            # The word varies whole: letters two words share at an edge by chance stay in it.
+            head = regex.sub(r"[\w\-.]+$", "", common_prefix(list(texts)))
+            tail = regex.sub(r"^[\w\-.]+", "", common_suffix([t[len(head) :] for t in texts]))
+            middles = [text[len(head) : len(text) - len(tail)] for text in texts]
+            if not _MARKER_LIKE.search(head + tail) or not all(
+                regex.fullmatch(r"[\w\-.]+", middle) for middle in middles
+            ):
+                continue
+            pattern = loose(head) + r"[\w\-.]+" + loose(tail)
+            found |= {text: pattern for text in texts}
+    return found
 
 
 def _close_tail(after_calls: list[str], ends: list[str], close: str) -> str:
@@ -441,7 +476,7 @@ def learn_template(
     if not alignments:
         raise NotLearnt("no example's message could be found in its output")
     _settle_empty_calls(alignments)
-    cuts, left = _peel(alignments)
+    cuts, left, varying = _peel(alignments)
     fields: dict[str, Any] = {}
     findings: list[tuple[str, Any, str]] = []
     shows = {span.kind for alignment in alignments for span in alignment.spans}
@@ -476,7 +511,7 @@ def learn_template(
         )
         for marker in markers
     ]
-    variants = _variants(fields, markers, base)
+    variants = _variants(fields, markers, base, varying)
     assumptions = [
         (alignment.example, text) for alignment in alignments for text in alignment.assumptions
     ]
@@ -494,14 +529,26 @@ def learn_template(
     raise NotLearnt(first_problem)
 
 
-def _variants(fields: dict, markers: list[str], base: dict) -> list[dict]:
+def _variants(
+    fields: dict, markers: list[str], base: dict, varying: dict[str, str] | None = None
+) -> list[dict]:
     """The learnt fields as templates with `base`'s start anchor and content closes (and the
-    markers added): first with `base`'s fields for the parts no example shows, then without."""
+    markers added; a marker of `varying` as its pattern, the closes then one pattern): first
+    with `base`'s fields for the parts no example shows, then without."""
     base_fields = base.get("fields", {})
-    closes = base_fields.get("content", {}).get("close", [])
+    base_content = base_fields.get("content", {})
+    closes = base_content.get("close", [])
     closes = [closes] if isinstance(closes, str) else list(closes)
-    closes = list(dict.fromkeys([*closes, *markers]))
-    content = {"close": closes[0] if len(closes) == 1 else closes} if closes else {}
+    varying = varying or {}
+    patterns = list(dict.fromkeys(varying[marker] for marker in markers if marker in varying))
+    closes = list(dict.fromkeys([*closes, *(m for m in markers if m not in varying)]))
+    if patterns:
+        known = [base_content["close_pattern"]] if "close_pattern" in base_content else []
+        # Longer markers first: one marker may start another.
+        literals = [pattern_literal(close) for close in sorted(closes, key=len, reverse=True)]
+        content = {"close_pattern": "|".join([*known, *patterns, *literals])}
+    else:
+        content = {"close": closes[0] if len(closes) == 1 else closes} if closes else {}
     anchor_keys = {key: value for key, value in base.items() if key != "fields"}
     variants = []
     for with_base in (True, False):

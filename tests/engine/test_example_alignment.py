@@ -468,3 +468,26 @@ def test_lone_calls_teach_a_close_then_a_marker_then_a_comma_before_the_next_cal
         "Both.",
         calls=[call("get_time", {"tz": "CET"}), call("get_weather", {"city": "Oslo", "days": 2})],
     )
+
+
+@BOTH
+def test_a_header_whose_word_varies_between_examples_becomes_a_pattern(with_expected):
+    template = learnt(
+        [
+            (
+                'Looking.<|zs|>to=lmq<|zm|>{"name": "get_weather", "arguments": {"city": "Rome"}}',
+                message("Looking.", calls=[call("get_weather", {"city": "Rome"})]),
+            ),
+            (
+                '<|zs|>to=brtvx<|zm|>{"name": "get_time", "arguments": {"tz": "UTC"}}',
+                message(calls=[call("get_time", {"tz": "UTC"})]),
+            ),
+        ],
+        with_expected,
+    )
+    # The calls open with the header's last marker; the rest of it, its word any word, is a
+    # marker the content drops.
+    assert template["fields"]["tool_calls"]["open"] == "<|zm|>"
+    assert template["fields"]["content"]["close_pattern"].split("|<")[0] == r"<\|zs\|>to=[\w\-.]+"
+    fresh = 'Now.<|zs|>to=qq.tools<|zm|>{"name": "get_time", "arguments": {"tz": "CET"}}'
+    assert read(template, fresh) == message("Now.", calls=[call("get_time", {"tz": "CET"})])

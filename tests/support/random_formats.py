@@ -95,6 +95,12 @@ FEATURES = {
     "json": ("spaced", "compact"),
     "prose": ("sentence", "lines"),
 }
+# Features drawn only with `random_format(seed, more=True)`, from a generator of their own so
+# that the formats of `FEATURES` stay the same: the word of a header that each output writes
+# anew (a recipient, a channel name).
+MORE_FEATURES = {
+    "header_word": ("fixed", "varies"),
+}
 # The keys a JSON call object holds its name and arguments under.
 CALL_KEYS = [("name", "arguments"), ("name", "parameters"), ("tool", "args"), ("function", "input")]
 
@@ -142,6 +148,8 @@ class Format:
     blank: str = ""
     keys: tuple[str, str] = ("name", "arguments")
     middle: str = ""
+    # The word each output writes in its headers' "{}" (a header word that varies).
+    header_word: str = ""
 
     @property
     def prefix(self) -> str:
@@ -210,7 +218,10 @@ class Format:
 
     def write(self, reasoning: str, content: str, calls: list[tuple[str, dict]]) -> str:
         parts = []
-        headers = self.headers
+        headers = {
+            region: header.replace("{}", self.header_word)
+            for region, header in self.headers.items()
+        }
         if self.features["reasoning"] == "prewritten":
             parts.append(f"{reasoning}{self.reasoning[1]}")
         elif reasoning and self.features["reasoning"] != "none":
@@ -238,6 +249,8 @@ class Format:
         if self.features["reasoning"] == "none":
             thought = ""
         answer = self._sentences(rng) if content else ""
+        if self.features.get("header_word") == "varies":
+            self.header_word = _word(rng, rng.randint(3, 6))
         made = []
         for _ in range(calls):
             name = rng.choice(sorted(PARAMETERS))
@@ -301,10 +314,17 @@ def _bare(value) -> str:
     return str(value)
 
 
-def random_format(seed: int) -> Format:
-    """The format `seed` draws (the same seed, the same format)."""
+def random_format(seed: int, more: bool = False) -> Format:
+    """The format `seed` draws (the same seed, the same format); with `more`, also the features
+    of `MORE_FEATURES` (the features of `FEATURES` drawn the same)."""
     rng = random.Random(seed)
     features = {name: rng.choice(choices) for name, choices in FEATURES.items()}
+    if more:
+        extra = random.Random(f"more {seed}")
+        features |= {name: extra.choice(choices) for name, choices in MORE_FEATURES.items()}
+        if features["header_word"] == "varies":
+            # The calls' header varies: both examples show it.
+            features["headers"] = "per-region"
     shape = features["calls"]
     # What a feature cannot go with: a name written in a header needs an open unless the
     # arguments' own bracket follows it; lines need an open and a close.
@@ -336,6 +356,9 @@ def random_format(seed: int) -> Format:
         }
         if features["reasoning"] == "prewritten":
             del made.headers["reasoning"]
+    if features.get("header_word") == "varies":
+        # The calls' header names a recipient anew in each output.
+        made.headers["calls"] = f"{left}to={{}}{right}"
     opener, closer = {
         "markup": _pair(rng, "markup"),
         "special": _pair(rng, "special"),
