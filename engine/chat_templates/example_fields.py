@@ -121,6 +121,9 @@ class _Cuts:
     call_open: str = ""
     call_close: str = ""
     call_close_tail: str = ""
+    # The first marker after the close in each text after the calls that does not go on to
+    # the next call ("" where the output ends there).
+    after_close: tuple[str, ...] = ()
     call_separator: str = ""
     blank_after_open: bool = False
     calls_in_a_row: bool = False
@@ -179,6 +182,16 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]
             if not all(text.startswith(cuts.call_close) for text in stripped):
                 cuts.call_close = ""
     cuts.calls_in_a_row = bool(between)
+    if not between:
+        _keyed_list(cuts, alignments)
+    if cuts.call_close:
+        cuts.after_close = tuple(
+            dict.fromkeys(
+                first_marker(_cut_start(text, cuts.call_close))
+                for before, text, after in gaps
+                if before and before.kind == "calls" and (after is None or after.kind != "calls")
+            )
+        )
     if between:
         middles = {
             _cut_end(_cut_start(text, cuts.call_close), cuts.call_open).strip() for text in between
@@ -186,8 +199,34 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]
         separator = middles.pop() if len(middles) == 1 else ""
         if not _MARKER_LIKE.search(separator):
             cuts.call_separator = separator
+    left, varying = _left_over(alignments, cuts)
+    return cuts, left, varying
+
+
+def _keyed_list(cuts: _Cuts, alignments: list[Alignment]) -> None:
+    """Lone calls keyed by their name in a JSON list (``[{"NAME": {...}}]``): the list may hold
+    several, each its own object, parted by commas as JSON parts items; `cuts` changed so that
+    a call opens at its object and closes at its object's end."""
+    keyed = regex.fullmatch(r"(.*\[\s*)(\{\s*[\"'])", cuts.call_open, flags=regex.DOTALL)
+    if (
+        keyed
+        and regex.match(r"\}\s*\]", cuts.call_close)
+        and all(
+            span.reading.shape == "name-json"
+            for alignment in alignments
+            for span in alignment.of("calls")
+        )
+    ):
+        cuts.call_open, cuts.call_close = keyed.group(2), "}"
+        cuts.call_close_tail, cuts.call_separator = "", ","
+
+
+def _left_over(alignments: list[Alignment], cuts: _Cuts) -> tuple[list[str], dict[str, str]]:
+    """The pieces of text no delimiter of `cuts` takes (markers the content drops), and
+    {piece: pattern} for those that vary between the examples in a word."""
     left: list[str] = []
     placed: list[dict[tuple[str, str], list[str]]] = []
+    lead_ins: dict[int, list[str]] = {}
     for alignment in alignments:
         placed.append({})
         for before, text, after in alignment.gaps():
@@ -196,12 +235,30 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]
                 rest = _cut_end(rest, cuts.reasoning_open)
             if after is not None and after.kind == "calls":
                 rest = _cut_end(rest, cuts.call_open)
-            pieces = [piece for piece in _pieces(rest) if _MARKER_LIKE.search(piece)]
+            every = _pieces(rest)
+            pieces = [piece for piece in every if _MARKER_LIKE.search(piece)]
             # A header stands before the part it heads; at the end, after the last part.
             place = (after.kind, "") if after else ("", before.kind if before else "")
             placed[-1].setdefault(place, pieces)
+            if after is not None and after.kind == "calls":
+                lead_ins.setdefault(len(placed), every)
             left += pieces
-    return cuts, list(dict.fromkeys(left)), _varying_markers(placed)
+    return list(dict.fromkeys(left + _lead_in_words(lead_ins))), _varying_markers(placed)
+
+
+def _lead_in_words(lead_ins: dict[int, list[str]]) -> list[str]:
+    """The words every example writes last before its first call, alike (``calls`` in
+    ``calls [{...}]``, where the call's open is the object's bracket): a marker, not prose."""
+    rows = list(lead_ins.values())
+    if len(rows) < 2:
+        return []
+    found = []
+    for pieces in zip(*(row[::-1] for row in rows)):
+        if len(set(pieces)) != 1:
+            break
+        if regex.fullmatch(r"[A-Za-z_]\w*", pieces[0]):
+            found.append(pieces[0])
+    return found
 
 
 def _varying_markers(placed: list[dict[tuple[str, str], list[str]]]) -> dict[str, str]:
@@ -389,7 +446,18 @@ def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -
     lead = loose(cuts.call_open) + blank if cuts.call_open else r"(?<![\w.\-])"
     ahead = loose(cuts.call_open) if cuts.call_open else NAME + middle
     behind = r"(?<=[}\]])" if shape == "name-json" else ""
-    spec = {"open_pattern": lead + f"(?P<name>{NAME})" + middle, **_close(cuts, ahead, behind)}
+    close = _close(cuts, ahead, behind)
+    if shape == "name-json" and regex.fullmatch(r"[}\])]+", cuts.call_close):
+        # The call's close is a bracket (the object the name keys, ``{"NAME": {...}}``) that
+        # the arguments may end with too: it closes where what the examples write after it
+        # (the next call's open, a marker, the end) follows.
+        separator = rf"(?:{loose(cuts.call_separator)}\s*)?" if cuts.call_separator else ""
+        follows = [loose(marker) for marker in cuts.after_close if marker]
+        ahead = "|".join([separator + loose(cuts.call_open), *follows, "$"])
+        close = {"close_pattern": rf"{loose(cuts.call_close)}(?=\s*(?:{ahead}))"}
+        if cuts.call_separator:
+            close["close_pattern"] += rf"(?:\s*{loose(cuts.call_separator)})?"
+    spec = {"open_pattern": lead + f"(?P<name>{NAME})" + middle, **close}
     spec.update(repeats=True, **body)
     spec["transform"] = _function("{name}", "{content}")
     return spec, how

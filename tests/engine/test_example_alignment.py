@@ -491,3 +491,34 @@ def test_a_header_whose_word_varies_between_examples_becomes_a_pattern(with_expe
     assert template["fields"]["content"]["close_pattern"].split("|<")[0] == r"<\|zs\|>to=[\w\-.]+"
     fresh = 'Now.<|zs|>to=qq.tools<|zm|>{"name": "get_time", "arguments": {"tz": "CET"}}'
     assert read(template, fresh) == message("Now.", calls=[call("get_time", {"tz": "CET"})])
+
+
+@BOTH
+@pytest.mark.parametrize("lone", [False, True], ids=["two-in-a-list", "lone-calls"])
+def test_calls_keyed_by_their_name_several_in_one_list(with_expected, lone):
+    second = (
+        ('[{"get_time": {"tz": "UTC"}}]', [call("get_time", {"tz": "UTC"})])
+        if lone
+        else (
+            '[{"get_time": {"tz": "UTC"}}, {"get_weather": {"city": "Oslo", "days": 2}}]',
+            [call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Oslo", "days": 2})],
+        )
+    )
+    template = learnt(
+        [
+            (
+                'Sure.<|zc|>[{"get_weather": {"city": "Rome"}}]<|/zc|>',
+                message("Sure.", calls=[call("get_weather", {"city": "Rome"})]),
+            ),
+            (f"<|zc|>{second[0]}<|/zc|>", message(calls=second[1])),
+        ],
+        with_expected,
+    )
+    fresh = '<|zc|>[{"get_time": {"tz": "CET"}}, {"get_time": {}}, {"get_weather": {"city": "X"}}]<|/zc|>'
+    assert read(template, fresh) == message(
+        calls=[
+            call("get_time", {"tz": "CET"}),
+            call("get_time", {}),
+            call("get_weather", {"city": "X"}),
+        ]
+    )

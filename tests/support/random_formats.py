@@ -1,7 +1,7 @@
 """Random output formats, each with outputs and the messages they mean: development material for
 learning a format from example outputs that cannot be overfitted.
 
-A format is drawn from a small grammar of features (`FEATURES`), seeded:
+A format is drawn from a small grammar of features (`FEATURES`, and with `more` those of `MORE_FEATURES`), seeded:
 
 * reasoning wrapper: none, markup (``<a>…</a>``), brackets (``[A]…[/A]``), special tokens
   (``<|a|>…<|b|>``), or pre-written (the prompt ends with the opener);
@@ -100,6 +100,9 @@ FEATURES = {
 # anew (a recipient, a channel name).
 MORE_FEATURES = {
     "header_word": ("fixed", "varies"),
+    # Calls as a JSON list of objects keyed by the function's name (``[{"NAME": {...}}]``),
+    # in place of the drawn call syntax.
+    "keyed_list": ("no", "yes"),
 }
 # The keys a JSON call object holds its name and arguments under.
 CALL_KEYS = [("name", "arguments"), ("name", "parameters"), ("tool", "args"), ("function", "input")]
@@ -192,6 +195,11 @@ class Format:
 
     def _calls(self, calls: list[tuple[str, dict]]) -> str:
         shape, blank = self.features["calls"], self.blank
+        if self.features.get("keyed_list") == "yes":
+            body = self._json([{n: a} for n, a in calls])
+            return (
+                f"{self.call_open}{blank}{body}{blank if self.call_close else ''}{self.call_close}"
+            )
         if shape == "json-list":
             body = self._json([{self.keys[0]: n, self.keys[1]: a} for n, a in calls])
             return (
