@@ -11,7 +11,11 @@ the text between them is the syntax. Here it is generalised across every example
   of the text around a call's name that varies (an index, a recipient) becomes a pattern group;
 * the content parser is the one that read the calls back (`engine.chat_templates.call_readers`);
 * whatever text is left between the parts (a header between regions, an answer's own tags) is
-  a marker the implicit content field drops (a content close).
+  a marker the implicit content field drops (a content close); a marker that stands at the same
+  place in every example but differs in a word (a recipient) is a pattern, the word any word;
+* where no example writes two calls in a row, the markers after every lone call's close may
+  follow it, then a comma or semicolon before the next call's open; lone calls keyed by their
+  name in a JSON list (``[{"NAME": {...}}]``) may be several in the list.
 
 `learn_template` builds the fields and keeps the first template that reads every example back.
 """
