@@ -2,7 +2,7 @@
 recovered, the feature mix, the failures by feature, and the learning time.
 
     python scripts/bench_random_formats.py [--formats N] [--fresh N] [--first SEED] [--failures]
-        [--single-calls]
+        [--single-calls] [--more]
 
 For each of N random formats (tests/support/random_formats.py, seeds FIRST..FIRST+N-1), a
 template is learnt from the format's two examples (`engine.chat_templates.example_fields.
@@ -13,6 +13,8 @@ modes (one shot, random chunks, one character at a time: tests/support/real_outp
 prints the recovery rate of each run, how often each feature value was drawn, the failures by
 feature value, and the median and largest learning time. With `--single-calls` each example
 makes one call (of any arguments), so no example shows what parts two calls or two arguments.
+With `--more` the formats also draw the features of `MORE_FEATURES` (the other features drawn
+the same), and the mix and failures list them too.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine.chat_templates.example_fields import NotLearnt, learn_template  # noqa: E402
 from engine.chat_templates.examples import read_examples  # noqa: E402
-from tests.support.random_formats import FEATURES, random_format  # noqa: E402
+from tests.support.random_formats import FEATURES, MORE_FEATURES, random_format  # noqa: E402
 from tests.support.real_outputs import score_case  # noqa: E402
 
 RUNS = ("with expected", "outputs only")
@@ -66,11 +68,16 @@ def main() -> int:
         action="store_true",
         help="examples of one call each (no example shows what parts two calls or two arguments)",
     )
+    parser.add_argument(
+        "--more", action="store_true", help="also draw the features of MORE_FEATURES"
+    )
     options = parser.parse_args()
     formats = [
-        random_format(seed) for seed in range(options.first, options.first + options.formats)
+        random_format(seed, options.more)
+        for seed in range(options.first, options.first + options.formats)
     ]
-    mix = Counter((name, fmt.features[name]) for fmt in formats for name in FEATURES)
+    features = {**FEATURES, **MORE_FEATURES} if options.more else FEATURES
+    mix = Counter((name, fmt.features[name]) for fmt in formats for name in features)
     failed = {run: Counter() for run in RUNS}
     times = {run: [] for run in RUNS}
     passed = Counter()
@@ -81,7 +88,7 @@ def main() -> int:
             if not why:
                 passed[run] += 1
                 continue
-            for name in FEATURES:
+            for name in features:
                 failed[run][(name, fmt.features[name])] += 1
             if options.failures:
                 print(f"seed {fmt.seed} ({run}) {fmt.features}: {why}")
@@ -93,7 +100,7 @@ def main() -> int:
             f"learning median {statistics.median(times[run]):.3f} s, max {max(times[run]):.3f} s"
         )
     print("\nfeature mix (formats drawn) and failures (with expected / outputs only):")
-    for name, choices in FEATURES.items():
+    for name, choices in features.items():
         row = ", ".join(
             f"{choice} {mix[(name, choice)]}"
             + (

@@ -11,7 +11,11 @@ the text between them is the syntax. Here it is generalised across every example
   of the text around a call's name that varies (an index, a recipient) becomes a pattern group;
 * the content parser is the one that read the calls back (`engine.chat_templates.call_readers`);
 * whatever text is left between the parts (a header between regions, an answer's own tags) is
-  a marker the implicit content field drops (a content close).
+  a marker the implicit content field drops (a content close); a marker that stands at the same
+  place in every example but differs in a word (a recipient) is a pattern, the word any word;
+* where no example writes two calls in a row, the markers after every lone call's close may
+  follow it, then a comma or semicolon before the next call's open; lone calls keyed by their
+  name in a JSON list (``[{"NAME": {...}}]``) may be several in the list.
 
 `learn_template` builds the fields and keeps the first template that reads every example back.
 """
@@ -120,14 +124,19 @@ class _Cuts:
     reasoning_close: str = ""
     call_open: str = ""
     call_close: str = ""
+    call_close_tail: str = ""
+    # The first marker after the close in each text after the calls that does not go on to
+    # the next call ("" where the output ends there).
+    after_close: tuple[str, ...] = ()
     call_separator: str = ""
     blank_after_open: bool = False
     calls_in_a_row: bool = False
 
 
-def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
-    """The reasoning's and calls' delimiters from the gaps around them, and the pieces of text
-    left over (markers the content drops)."""
+def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]]:
+    """The reasoning's and calls' delimiters from the gaps around them, the pieces of text left
+    over (markers the content drops), and {piece: pattern} for the pieces that vary between the
+    examples in a word (`_varying_markers`)."""
     cuts = _Cuts()
     gaps = [gap for alignment in alignments for gap in alignment.gaps()]
     before_reasoning = [text for _, text, after in gaps if after and after.kind == "reasoning"]
@@ -171,11 +180,22 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
             cuts.call_close = ""
         else:
             cuts.call_close = leading(after_calls)
+            cuts.call_close_tail = _close_tail(after_calls, ends, cuts.call_close)
         if between and cuts.call_open:
             stripped = [text.strip() for text in between]
             if not all(text.startswith(cuts.call_close) for text in stripped):
                 cuts.call_close = ""
     cuts.calls_in_a_row = bool(between)
+    if not between:
+        _keyed_list(cuts, alignments)
+    if cuts.call_close:
+        cuts.after_close = tuple(
+            dict.fromkeys(
+                first_marker(_cut_start(text, cuts.call_close))
+                for before, text, after in gaps
+                if before and before.kind == "calls" and (after is None or after.kind != "calls")
+            )
+        )
     if between:
         middles = {
             _cut_end(_cut_start(text, cuts.call_close), cuts.call_open).strip() for text in between
@@ -183,15 +203,104 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str]]:
         separator = middles.pop() if len(middles) == 1 else ""
         if not _MARKER_LIKE.search(separator):
             cuts.call_separator = separator
-    left = []
-    for before, text, after in gaps:
-        rest = _without_start(text, before, cuts)
-        if after is not None and after.kind == "reasoning":
-            rest = _cut_end(rest, cuts.reasoning_open)
-        if after is not None and after.kind == "calls":
-            rest = _cut_end(rest, cuts.call_open)
-        left += [piece for piece in _pieces(rest) if _MARKER_LIKE.search(piece)]
-    return cuts, list(dict.fromkeys(left))
+    left, varying = _left_over(alignments, cuts)
+    return cuts, left, varying
+
+
+def _keyed_list(cuts: _Cuts, alignments: list[Alignment]) -> None:
+    """Lone calls keyed by their name in a JSON list (``[{"NAME": {...}}]``): the list may hold
+    several, each its own object, parted by commas as JSON parts items; `cuts` changed so that
+    a call opens at its object and closes at its object's end."""
+    keyed = regex.fullmatch(r"(.*\[\s*)(\{\s*[\"'])", cuts.call_open, flags=regex.DOTALL)
+    if (
+        keyed
+        and regex.match(r"\}\s*\]", cuts.call_close)
+        and all(
+            span.reading.shape == "name-json"
+            for alignment in alignments
+            for span in alignment.of("calls")
+        )
+    ):
+        cuts.call_open, cuts.call_close = keyed.group(2), "}"
+        cuts.call_close_tail, cuts.call_separator = "", ","
+
+
+def _left_over(alignments: list[Alignment], cuts: _Cuts) -> tuple[list[str], dict[str, str]]:
+    """The pieces of text no delimiter of `cuts` takes (markers the content drops), and
+    {piece: pattern} for those that vary between the examples in a word."""
+    left: list[str] = []
+    placed: list[dict[tuple[str, str], list[str]]] = []
+    lead_ins: dict[int, list[str]] = {}
+    for alignment in alignments:
+        placed.append({})
+        for before, text, after in alignment.gaps():
+            rest = _without_start(text, before, cuts)
+            if after is not None and after.kind == "reasoning":
+                rest = _cut_end(rest, cuts.reasoning_open)
+            if after is not None and after.kind == "calls":
+                rest = _cut_end(rest, cuts.call_open)
+            every = _pieces(rest)
+            pieces = [piece for piece in every if _MARKER_LIKE.search(piece)]
+            # A header stands before the part it heads; at the end, after the last part.
+            place = (after.kind, "") if after else ("", before.kind if before else "")
+            placed[-1].setdefault(place, pieces)
+            if after is not None and after.kind == "calls":
+                lead_ins.setdefault(len(placed), every)
+            left += pieces
+    return list(dict.fromkeys(left + _lead_in_words(lead_ins))), _varying_markers(placed)
+
+
+def _lead_in_words(lead_ins: dict[int, list[str]]) -> list[str]:
+    """The words every example writes last before its first call, alike (``calls`` in
+    ``calls [{...}]``, where the call's open is the object's bracket): a marker, not prose."""
+    rows = list(lead_ins.values())
+    if len(rows) < 2:
+        return []
+    found = []
+    for pieces in zip(*(row[::-1] for row in rows)):
+        if len(set(pieces)) != 1:
+            break
+        if regex.fullmatch(r"[A-Za-z_]\w*", pieces[0]):
+            found.append(pieces[0])
+    return found
+
+
+def _varying_markers(placed: list[dict[tuple[str, str], list[str]]]) -> dict[str, str]:
+    """{marker as one example writes it: a pattern for all} for the markers that stand at the
+    same place (the first text before the same part, or at the end after it; the same
+    how-many-th counted back from the part) in every example showing that place but differ in
+    a word (a recipient, a channel name): their common start and end (one
+    of them marker-like) around a word."""
+    found: dict[str, str] = {}
+    for place in {place for pieces in placed for place in pieces}:
+        rows = [pieces[place][::-1] for pieces in placed if place in pieces]
+        if len(rows) < 2:
+            continue
+        for texts in zip(*rows):
+            if len(set(texts)) == 1:
+                continue
+            # The word varies whole: letters two words share at an edge by chance stay in it.
+            head = regex.sub(r"[\w\-.]+$", "", common_prefix(list(texts)))
+            tail = regex.sub(r"^[\w\-.]+", "", common_suffix([t[len(head) :] for t in texts]))
+            middles = [text[len(head) : len(text) - len(tail)] for text in texts]
+            if not _MARKER_LIKE.search(head + tail) or not all(
+                regex.fullmatch(r"[\w\-.]+", middle) for middle in middles
+            ):
+                continue
+            pattern = loose(head) + r"[\w\-.]+" + loose(tail)
+            found |= {text: pattern for text in texts}
+    return found
+
+
+def _close_tail(after_calls: list[str], ends: list[str], close: str) -> str:
+    """The markers every lone call is followed by after its close (``) <|x|>``), when each call
+    of the examples ends its output: whether they close the call or the turn, no example shows;
+    the call's close takes them when they are there."""
+    texts = {text.strip() for text in after_calls}
+    if len(texts) != 1 or len(ends) != len(after_calls) or not close:
+        return ""
+    text = texts.pop()
+    return text[len(close) :].strip() if text.startswith(close) else ""
 
 
 def _pieces(text: str) -> list[str]:
@@ -260,6 +369,10 @@ def _close(cuts: _Cuts, ahead: str, behind: str = "") -> dict:
     the examples write between calls, or, where no example writes two calls in a row, a comma
     or semicolon before the next call's open."""
     separator = rf"(?:\s*{loose(cuts.call_separator)})?" if cuts.call_separator else ""
+    if cuts.call_close_tail:
+        tail = rf"(?:\s*{loose(cuts.call_close_tail)})?"
+        unseen = rf"(?:\s*[,;](?=\s*(?:{ahead})))?"
+        return {"close_pattern": loose(cuts.call_close) + tail + (separator or unseen)}
     if not cuts.call_close:
         between = separator or ("" if cuts.calls_in_a_row else r"(?:\s*[,;])?")
         return {"close_pattern": rf"{behind}{between}(?=\s*(?:{ahead}|$))"}
@@ -337,7 +450,18 @@ def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -
     lead = loose(cuts.call_open) + blank if cuts.call_open else r"(?<![\w.\-])"
     ahead = loose(cuts.call_open) if cuts.call_open else NAME + middle
     behind = r"(?<=[}\]])" if shape == "name-json" else ""
-    spec = {"open_pattern": lead + f"(?P<name>{NAME})" + middle, **_close(cuts, ahead, behind)}
+    close = _close(cuts, ahead, behind)
+    if shape == "name-json" and regex.fullmatch(r"[}\])]+", cuts.call_close):
+        # The call's close is a bracket (the object the name keys, ``{"NAME": {...}}``) that
+        # the arguments may end with too: it closes where what the examples write after it
+        # (the next call's open, a marker, the end) follows.
+        separator = rf"(?:{loose(cuts.call_separator)}\s*)?" if cuts.call_separator else ""
+        follows = [loose(marker) for marker in cuts.after_close if marker]
+        ahead = "|".join([separator + loose(cuts.call_open), *follows, "$"])
+        close = {"close_pattern": rf"{loose(cuts.call_close)}(?=\s*(?:{ahead}))"}
+        if cuts.call_separator:
+            close["close_pattern"] += rf"(?:\s*{loose(cuts.call_separator)})?"
+    spec = {"open_pattern": lead + f"(?P<name>{NAME})" + middle, **close}
     spec.update(repeats=True, **body)
     spec["transform"] = _function("{name}", "{content}")
     return spec, how
@@ -424,7 +548,7 @@ def learn_template(
     if not alignments:
         raise NotLearnt("no example's message could be found in its output")
     _settle_empty_calls(alignments)
-    cuts, left = _peel(alignments)
+    cuts, left, varying = _peel(alignments)
     fields: dict[str, Any] = {}
     findings: list[tuple[str, Any, str]] = []
     shows = {span.kind for alignment in alignments for span in alignment.spans}
@@ -459,7 +583,7 @@ def learn_template(
         )
         for marker in markers
     ]
-    variants = _variants(fields, markers, base)
+    variants = _variants(fields, markers, base, varying)
     assumptions = [
         (alignment.example, text) for alignment in alignments for text in alignment.assumptions
     ]
@@ -477,14 +601,26 @@ def learn_template(
     raise NotLearnt(first_problem)
 
 
-def _variants(fields: dict, markers: list[str], base: dict) -> list[dict]:
+def _variants(
+    fields: dict, markers: list[str], base: dict, varying: dict[str, str] | None = None
+) -> list[dict]:
     """The learnt fields as templates with `base`'s start anchor and content closes (and the
-    markers added): first with `base`'s fields for the parts no example shows, then without."""
+    markers added; a marker of `varying` as its pattern, the closes then one pattern): first
+    with `base`'s fields for the parts no example shows, then without."""
     base_fields = base.get("fields", {})
-    closes = base_fields.get("content", {}).get("close", [])
+    base_content = base_fields.get("content", {})
+    closes = base_content.get("close", [])
     closes = [closes] if isinstance(closes, str) else list(closes)
-    closes = list(dict.fromkeys([*closes, *markers]))
-    content = {"close": closes[0] if len(closes) == 1 else closes} if closes else {}
+    varying = varying or {}
+    patterns = list(dict.fromkeys(varying[marker] for marker in markers if marker in varying))
+    closes = list(dict.fromkeys([*closes, *(m for m in markers if m not in varying)]))
+    if patterns:
+        known = [base_content["close_pattern"]] if "close_pattern" in base_content else []
+        # Longer markers first: one marker may start another.
+        literals = [pattern_literal(close) for close in sorted(closes, key=len, reverse=True)]
+        content = {"close_pattern": "|".join([*known, *patterns, *literals])}
+    else:
+        content = {"close": closes[0] if len(closes) == 1 else closes} if closes else {}
     anchor_keys = {key: value for key, value in base.items() if key != "fields"}
     variants = []
     for with_base in (True, False):

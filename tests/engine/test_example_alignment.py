@@ -248,11 +248,12 @@ def test_a_tag_around_each_pair_is_learnt_from_calls_of_one_argument_each(with_e
         with_expected,
     )
     field = template["fields"]["tool_calls"]
-    # No example writes two calls in a row: a comma or semicolon before the next call's open
-    # is taken as their separator.
+    # No example writes two calls in a row: the markers after every lone call's close may
+    # follow it, and a comma or semicolon before the next call's open is taken as their
+    # separator.
     assert (field["open_pattern"], field["close_pattern"]) == (
         r'<zinvoke\s*name="(?P<name>[A-Za-z_][\w\-]*(?:\.[\w\-]+)*)">\s*',
-        r'</zinvoke>(?:\s*[,;](?=\s*(?:<zinvoke\s*name=")))?',
+        r'</zinvoke>(?:\s*</zq:calls>)?(?:\s*[,;](?=\s*(?:<zinvoke\s*name=")))?',
     )
     fresh = (
         '<zq:calls>\n<zinvoke name="get_weather">\n<zparam name="city">New York</zparam>\n'
@@ -465,4 +466,79 @@ def test_the_markers_around_an_examples_calls_are_not_content_closes():
     assert "<|calls|>" not in [finding.value for finding in result.findings]
     assert read(result.template, 'Sure.<|calls|>get_time(tz="UTC")<|/calls|><|eot|>') == message(
         "Sure.", calls=[call("get_time", {"tz": "UTC"})]
+    )
+
+
+@BOTH
+def test_lone_calls_teach_a_close_then_a_marker_then_a_comma_before_the_next_call(with_expected):
+    template = learnt(
+        [
+            (
+                'Sunny.\nqvx get_weather(city="Rome") <|zq|>',
+                message("Sunny.", calls=[call("get_weather", {"city": "Rome"})]),
+            ),
+            ('qvx get_time(tz="UTC") <|zq|>', message(calls=[call("get_time", {"tz": "UTC"})])),
+        ],
+        with_expected,
+    )
+    assert read(
+        template,
+        'Both.\nqvx get_time(tz="CET") <|zq|>, qvx get_weather(city="Oslo", days=2) <|zq|>',
+    ) == message(
+        "Both.",
+        calls=[call("get_time", {"tz": "CET"}), call("get_weather", {"city": "Oslo", "days": 2})],
+    )
+
+
+@BOTH
+def test_a_header_whose_word_varies_between_examples_becomes_a_pattern(with_expected):
+    template = learnt(
+        [
+            (
+                'Looking.<|zs|>to=lmq<|zm|>{"name": "get_weather", "arguments": {"city": "Rome"}}',
+                message("Looking.", calls=[call("get_weather", {"city": "Rome"})]),
+            ),
+            (
+                '<|zs|>to=brtvx<|zm|>{"name": "get_time", "arguments": {"tz": "UTC"}}',
+                message(calls=[call("get_time", {"tz": "UTC"})]),
+            ),
+        ],
+        with_expected,
+    )
+    # The calls open with the header's last marker; the rest of it, its word any word, is a
+    # marker the content drops.
+    assert template["fields"]["tool_calls"]["open"] == "<|zm|>"
+    assert template["fields"]["content"]["close_pattern"].split("|<")[0] == r"<\|zs\|>to=[\w\-.]+"
+    fresh = 'Now.<|zs|>to=qq.tools<|zm|>{"name": "get_time", "arguments": {"tz": "CET"}}'
+    assert read(template, fresh) == message("Now.", calls=[call("get_time", {"tz": "CET"})])
+
+
+@BOTH
+@pytest.mark.parametrize("lone", [False, True], ids=["two-in-a-list", "lone-calls"])
+def test_calls_keyed_by_their_name_several_in_one_list(with_expected, lone):
+    second = (
+        ('[{"get_time": {"tz": "UTC"}}]', [call("get_time", {"tz": "UTC"})])
+        if lone
+        else (
+            '[{"get_time": {"tz": "UTC"}}, {"get_weather": {"city": "Oslo", "days": 2}}]',
+            [call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Oslo", "days": 2})],
+        )
+    )
+    template = learnt(
+        [
+            (
+                'Sure.<|zc|>[{"get_weather": {"city": "Rome"}}]<|/zc|>',
+                message("Sure.", calls=[call("get_weather", {"city": "Rome"})]),
+            ),
+            (f"<|zc|>{second[0]}<|/zc|>", message(calls=second[1])),
+        ],
+        with_expected,
+    )
+    fresh = '<|zc|>[{"get_time": {"tz": "CET"}}, {"get_time": {}}, {"get_weather": {"city": "X"}}]<|/zc|>'
+    assert read(template, fresh) == message(
+        calls=[
+            call("get_time", {"tz": "CET"}),
+            call("get_time", {}),
+            call("get_weather", {"city": "X"}),
+        ]
     )

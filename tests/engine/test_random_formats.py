@@ -46,3 +46,20 @@ def test_the_generator_draws_every_feature_value_and_repeats_a_seed():
     assert drawn == {(name, choice) for name, choices in FEATURES.items() for choice in choices}
     assert random_format(7).examples() == random_format(7).examples()
     assert random_format(7).examples() != random_format(8).examples()
+
+
+def test_more_features_leave_the_other_features_as_drawn_and_vary_the_calls_header():
+    for seed in range(40):
+        plain, more = random_format(seed), random_format(seed, more=True)
+        assert {name: more.features[name] for name in FEATURES if name != "headers"} == {
+            name: plain.features[name] for name in FEATURES if name != "headers"
+        }
+    fmt = next(
+        random_format(seed, more=True)
+        for seed in range(40)
+        if random_format(seed, more=True).features["header_word"] == "varies"
+    )
+    headers = [example["output"] for example in fmt.examples()]
+    left, right = fmt.headers["calls"].split("{}")
+    words = [output.split(left)[-1].split(right)[0] for output in headers]
+    assert left.endswith("to=") and words[0] != words[1] and all(map(str.isalpha, words))

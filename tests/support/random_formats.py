@@ -1,7 +1,7 @@
 """Random output formats, each with outputs and the messages they mean: development material for
 learning a format from example outputs that cannot be overfitted.
 
-A format is drawn from a small grammar of features (`FEATURES`), seeded:
+A format is drawn from a small grammar of features (`FEATURES`, and with `more` those of `MORE_FEATURES`), seeded:
 
 * reasoning wrapper: none, markup (``<a>…</a>``), brackets (``[A]…[/A]``), special tokens
   (``<|a|>…<|b|>``), or pre-written (the prompt ends with the opener);
@@ -95,6 +95,15 @@ FEATURES = {
     "json": ("spaced", "compact"),
     "prose": ("sentence", "lines"),
 }
+# Features drawn only with `random_format(seed, more=True)`, from a generator of their own so
+# that the formats of `FEATURES` stay the same: the word of a header that each output writes
+# anew (a recipient, a channel name).
+MORE_FEATURES = {
+    "header_word": ("fixed", "varies"),
+    # Calls as a JSON list of objects keyed by the function's name (``[{"NAME": {...}}]``),
+    # in place of the drawn call syntax.
+    "keyed_list": ("no", "yes"),
+}
 # The keys a JSON call object holds its name and arguments under.
 CALL_KEYS = [("name", "arguments"), ("name", "parameters"), ("tool", "args"), ("function", "input")]
 
@@ -142,6 +151,8 @@ class Format:
     blank: str = ""
     keys: tuple[str, str] = ("name", "arguments")
     middle: str = ""
+    # The word each output writes in its headers' "{}" (a header word that varies).
+    header_word: str = ""
 
     @property
     def prefix(self) -> str:
@@ -184,6 +195,11 @@ class Format:
 
     def _calls(self, calls: list[tuple[str, dict]]) -> str:
         shape, blank = self.features["calls"], self.blank
+        if self.features.get("keyed_list") == "yes":
+            body = self._json([{n: a} for n, a in calls])
+            return (
+                f"{self.call_open}{blank}{body}{blank if self.call_close else ''}{self.call_close}"
+            )
         if shape == "json-list":
             body = self._json([{self.keys[0]: n, self.keys[1]: a} for n, a in calls])
             return (
@@ -210,7 +226,10 @@ class Format:
 
     def write(self, reasoning: str, content: str, calls: list[tuple[str, dict]]) -> str:
         parts = []
-        headers = self.headers
+        headers = {
+            region: header.replace("{}", self.header_word)
+            for region, header in self.headers.items()
+        }
         if self.features["reasoning"] == "prewritten":
             parts.append(f"{reasoning}{self.reasoning[1]}")
         elif reasoning and self.features["reasoning"] != "none":
@@ -238,6 +257,8 @@ class Format:
         if self.features["reasoning"] == "none":
             thought = ""
         answer = self._sentences(rng) if content else ""
+        if self.features.get("header_word") == "varies":
+            self.header_word = _word(rng, rng.randint(3, 6))
         made = []
         for _ in range(calls):
             name = rng.choice(sorted(PARAMETERS))
@@ -301,10 +322,17 @@ def _bare(value) -> str:
     return str(value)
 
 
-def random_format(seed: int) -> Format:
-    """The format `seed` draws (the same seed, the same format)."""
+def random_format(seed: int, more: bool = False) -> Format:
+    """The format `seed` draws (the same seed, the same format); with `more`, also the features
+    of `MORE_FEATURES` (the features of `FEATURES` drawn the same)."""
     rng = random.Random(seed)
     features = {name: rng.choice(choices) for name, choices in FEATURES.items()}
+    if more:
+        extra = random.Random(f"more {seed}")
+        features |= {name: extra.choice(choices) for name, choices in MORE_FEATURES.items()}
+        if features["header_word"] == "varies":
+            # The calls' header varies: both examples show it.
+            features["headers"] = "per-region"
     shape = features["calls"]
     # What a feature cannot go with: a name written in a header needs an open unless the
     # arguments' own bracket follows it; lines need an open and a close.
@@ -336,6 +364,9 @@ def random_format(seed: int) -> Format:
         }
         if features["reasoning"] == "prewritten":
             del made.headers["reasoning"]
+    if features.get("header_word") == "varies":
+        # The calls' header names a recipient anew in each output.
+        made.headers["calls"] = f"{left}to={{}}{right}"
     opener, closer = {
         "markup": _pair(rng, "markup"),
         "special": _pair(rng, "special"),
