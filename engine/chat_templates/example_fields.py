@@ -204,6 +204,10 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]
         if not _MARKER_LIKE.search(separator):
             cuts.call_separator = separator
     left, varying = _left_over(alignments, cuts)
+    if cuts.call_open.startswith("{"):
+        # The calls are the objects of a JSON list: its brackets are markers only next to a
+        # call, so prose such as "[1]" keeps its brackets.
+        varying = {**varying, "[": r"\[(?=\s*\{)", "]": r"(?<=\})\s*\]"}
     return cuts, left, varying
 
 

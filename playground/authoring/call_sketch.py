@@ -154,7 +154,10 @@ def _fixes(learnt: dict, template: dict) -> list[dict]:
     """The edits to try, best first: the learnt calls' field with the content closes that are
     not the calls' own markers, then with the learnt closes as they are."""
     spec = learnt["fields"]["tool_calls"]
-    learnt_closes = (learnt["fields"].get("content") or {}).get("close")
+    learnt_content = learnt["fields"].get("content") or {}
+    if "close_pattern" in learnt_content:  # closes that are patterns: the learnt field whole
+        return [{"fields.tool_calls": spec, "fields.content": learnt_content}]
+    learnt_closes = learnt_content.get("close")
     before = (template.get("fields", {}).get("content") or {}).get("close")
     kept = _without_call_markers(learnt_closes, spec)
     fixes = []

@@ -13,6 +13,7 @@ import re
 
 import pytest
 
+from engine import parse_response
 from engine.chat_templates.conformance import TOOLS as CHECK_TOOLS
 from engine.chat_templates.conformance import check_conformance
 from engine.template_files import load_template_file
@@ -152,7 +153,7 @@ def test_failure_groups_trace_within_the_parses_deadline_and_caps(monkeypatch):
     assert [(g.key, len(g.rows)) for g in capped] == [("start_anchor", 13), ("fields.content", 2)]
 
 
-def test_no_sketch_is_offered_for_calls_no_field_reads_and_the_unread_text_is_shown():
+def test_calls_keyed_by_their_name_get_a_checked_sketch_that_keeps_brackets_in_prose():
     session = Session()
     last = infer(jinja("keyed-calls"), session)
     panel = text_of(last["inference"])
@@ -164,28 +165,33 @@ def test_no_sketch_is_offered_for_calls_no_field_reads_and_the_unread_text_is_sh
         "8 rows contradict fields.tool_calls : the template has no tool_calls field: the calls are "
         "read as text" in panel
     )
-    # No field of the template language reads a name from a key: no edit is offered (a sketch
-    # reading the calls as JSON would give objects keyed by name, not calls), and the text no
-    # field reads is shown where it stands, per row.
-    assert "Apply the sketch" not in panel and "fields.tool_calls = {" not in panel
-    assert session.inference["call_sketch"]["fix"] is None
-    assert "so no example can teach it: what stays unread is shown below" in panel
+    # Every payload parser is tried on the rows: a call opens at each object of the list, its
+    # name read from the key; offered only once checked against the matrix.
     assert (
-        "△ No edit is offered: no tool-call field reads these calls back: every payload parser "
-        "was tried (matrix row first-turn-tools/round-trip:tool-call: fields.tool_calls: json: "
-        "Expecting ',' delimiter" in panel
+        "learnt from the calls: the name, then its arguments as a JSON object; checked: it reads "
+        "8 matrix row(s) with calls back, and with it the matrix passes 20 of 20 rows" in panel
     )
-    assert (
-        "The text no field reads (highlighted), where it stands matrix row "
-        "first-turn-tools/round-trip:tool-call (and 3 more with the same output)" in panel
-    )
-    assert (
-        '<mark class="rt-unexplained-text" title="read into content, which the expected message '
-        'does not hold">&lt;|calls|&gt;[{&quot;set_alarm&quot;:'
-    ).replace("&quot;", '"') in last["inference"]
+    assert "Apply the sketch" in panel
+    fix = session.inference["call_sketch"]["fix"]
+    assert fix["fields.content"] == {
+        "close_pattern": r"\[(?=\s*\{)|(?<=\})\s*\]|<\|/calls\|>|<\|calls\|>|<\|eot\|>"
+    }
+    sketched = apply_edit(session.inference["template"], fix)
+    output = 'See [1].<|calls|>[{"get_weather": {"city": "Oslo", "days": 2}}, {"get_time": {}}]<|/calls|><|eot|>'
+    assert parse_response(output, sketched, prefix="<|assistant|>") == {
+        "role": "assistant",
+        "content": "See [1].",
+        "tool_calls": [
+            {
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Oslo", "days": 2}},
+            },
+            {"type": "function", "function": {"name": "get_time", "arguments": {}}},
+        ],
+    }
     # The workspace shows a row that passes: the partial template at work, no failure banner.
     assert text_of(last["status"]).startswith("✔ Parsed")
-    # A call in content while the template lacks the field inference could not learn: not green.
+    # A call in content while the template lacks the field (the sketch not applied): not green.
     tools_text = template_text_of(CHECK_TOOLS)
     output = 'On it.<|calls|>[{"get_weather": {"city": "Oslo", "days": 2}}]<|/calls|><|eot|>'
     parsed = handlers.parse(
