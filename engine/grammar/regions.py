@@ -36,7 +36,7 @@ from .ir import (
 )
 from .json_excludes import refused, xgrammar_gaps
 from .patterns import Unconstrainable, alternatives, expanded, first_literal, leads, to_regex
-from .schema import INTEGER, NUMBER, Dialect, SchemaWriter
+from .schema import INTEGER, NUMBER, Dialect, SchemaWriter, bounded_number
 from .tools import ARGUMENTS, NAME, ToolSpec, shape_schema
 
 # Names `python-call-list` reads as function names and keyword arguments.
@@ -423,12 +423,7 @@ class CallWriter:
         ):
             if kinds == "boolean":
                 return alt(Lit("true"), Lit("false"))
-            try:
-                node = bounds.integer(schema) if kinds == "integer" else bounds.number(schema)
-            except ValueError as error:
-                self.notes.append(f"{where}.{name}: the bounds are not enforced ({error})")
-                node = None
-            return node if node is not None else INTEGER if kinds == "integer" else NUMBER
+            return bounded_number(kinds, schema, f"{where}.{name}", self.notes)
         writer = SchemaWriter(
             self.grammar, Dialect("json", excludes_t), stem=_rule_stem(f"{where}-{name}")
         )

@@ -74,6 +74,18 @@ _NOT_ENFORCED = (
 )
 
 
+def bounded_number(kind: str, schema: dict, path: str, notes: list[str]) -> Node:
+    """An ``integer`` or ``number`` value within `schema`'s bounds (`bounds.integer`,
+    `bounds.number`); bounds the digits cannot express are noted in `notes` (at `path`) and the
+    value is then any integer or number."""
+    try:
+        node = bounds.integer(schema) if kind == "integer" else bounds.number(schema)
+    except ValueError as error:
+        notes.append(f"{path}: the bounds are not enforced ({error})")
+        node = None
+    return node if node is not None else INTEGER if kind == "integer" else NUMBER
+
+
 @dataclass(frozen=True)
 class Dialect:
     """How values are written.
@@ -171,12 +183,7 @@ class SchemaWriter:
         if kind == "string":
             return self.bounded_string(schema, path)
         if kind in ("integer", "number"):
-            try:
-                node = bounds.integer(schema) if kind == "integer" else bounds.number(schema)
-            except ValueError as error:
-                self.notes.append(f"{path}: the bounds are not enforced ({error})")
-                node = None
-            return node if node is not None else INTEGER if kind == "integer" else NUMBER
+            return bounded_number(kind, schema, path, self.notes)
         if kind == "boolean":
             return (
                 Alt((Lit("True"), Lit("False")))
