@@ -151,9 +151,11 @@ def main() -> None:
         state_session_capacity=LIMITS.sessions,
         max_file_size=f"{LIMITS.upload_mb}mb",
         app_kwargs={
+            # The first is outermost: a body over its cap is refused (413) before any
+            # allowance is spent on it.
             "middleware": [
-                Middleware(admission.UnqueuedAdmission),
                 Middleware(admission.RequestSizeCap),
+                Middleware(admission.UnqueuedAdmission),
                 Middleware(uploads.UploadQuota),
             ]
         },
