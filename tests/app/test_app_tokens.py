@@ -237,13 +237,14 @@ def test_the_diagnostics_lint_the_template_against_the_tokenizer_read_with():
     text = json.dumps({**template, "fields": {**template["fields"], "tool_calls": calls}})
     workspace = WorkspaceInputs(text, PROMPT, QUOTED + CALL, "")
     finding = (
-        "`</tool_call >` is not a control token of this tokenizer (4 ordinary tokens: '</' "
-        "'tool_call' ' ' '>'); the model writes `</tool_call>` as one id"
+        "'</tool_call >' is not the control token '</tool_call>': this tokenizer encodes it as 4 "
+        "ordinary token(s), so, parsing token ids, it never matches the '</tool_call>' the model "
+        "generates as one id"
     )
     as_ids = handlers.set_reading(READ_DEMO, "", workspace, "", Session())
     assert finding in html.unescape(re.sub(r"<[^>]+>", "", as_ids["diagnostics"]))
     as_text = handlers.set_reading(READ_AS_TEXT, "", workspace, "", Session())
-    assert "is not a control token" not in html.unescape(as_text["diagnostics"])
+    assert "is not the control token" not in html.unescape(as_text["diagnostics"])
 
 
 def test_a_spelled_out_open_is_no_probable_loss():
