@@ -35,7 +35,8 @@ What each part does:
 - HEADER_JS: the introduction's buttons open an input tab (`data-tab`: "Start from a model",
   "Samples").
 - REGION_MAP_JS also follows a stream: while a replay or a live run draws the map, the
-  newest text (`.rt-now`) is scrolled into the map's box after each update.
+  newest text (`.rt-now`) is scrolled into the map's box after each update, and the stream's
+  last frame is scrolled to its end.
 - PAGE_JS also presses Infer for a link that names a model (`?chat_template_model=`), once
   the page-load handler has put it in its box; and makes the code editors' syntax colours
   readable (`rtReadableCode`): CodeMirror writes them as rules of generated class names, so
@@ -69,11 +70,20 @@ element.addEventListener('click', (event) => {
   if (node && element.contains(node)) explain(node, false);
 });
 // While streaming, each update draws the map anew: keep the newest text in the map's box
-// (a tool call that lands below it is followed), without scrolling the page.
+// (a tool call that lands below it is followed), without scrolling the page. The stream's
+// last frame marks nothing as newest: the map then shows where the stream ended, its end
+// (a busy browser may not have painted the frames just before it).
+let streaming = false;
 const follow = () => {
   const body = element.querySelector('#region-map-body');
-  const now = body && body.querySelectorAll('.rt-now');
-  if (!now || !now.length) return;
+  if (!body) return;
+  const now = body.querySelectorAll('.rt-now');
+  if (!now.length) {
+    if (streaming) body.scrollTop = body.scrollHeight;
+    streaming = false;
+    return;
+  }
+  streaming = true;
   const last = now[now.length - 1], box = body.getBoundingClientRect(), place = last.getBoundingClientRect();
   if (place.bottom > box.bottom || place.top < box.top) body.scrollTop += place.bottom - box.bottom + box.height / 3;
 };
