@@ -439,7 +439,7 @@ def test_an_invalid_template_keeps_the_last_good_parse_marked_stale(new_page, ap
     editor.click()
     page.keyboard.press("Control+End")
     page.keyboard.type(",")
-    page.wait_for_selector("#stale-marker", timeout=15_000)
+    page.wait_for_selector("#stale-marker", timeout=60_000)
     shots.take("stale")
     assert "not valid JSON" in status_text(page), shots.where()
     assert "last good parse (stale)" in status_text(page), shots.where()
@@ -461,10 +461,10 @@ def test_undo_in_the_template_editor_parses_the_text_it_brings_back(new_page, ap
     page.locator("#template-editor .cm-content").click()
     page.keyboard.press("Control+End")
     page.keyboard.type(",")
-    page.wait_for_selector("#stale-marker", timeout=15_000)
+    page.wait_for_selector("#stale-marker", timeout=60_000)
     shots.take("edited")
     page.keyboard.press("Control+z")
-    page.wait_for_function("() => !document.querySelector('#stale-marker')", timeout=15_000)
+    page.wait_for_function("() => !document.querySelector('#stale-marker')", timeout=60_000)
     shots.take("undone")
     assert headline in status_text(page), shots.where()
     assert "not valid JSON" not in status_text(page), shots.where()
@@ -485,7 +485,7 @@ def test_a_chunk_typed_in_the_scrubber_before_any_replay_seeks_on_enter(
     page.wait_for_function(
         "(text) => document.querySelector('#status').innerText.includes(text)",
         arg=f"chunk 30 / {chunks}",
-        timeout=15_000,
+        timeout=60_000,
     )
     shots.take("seeked")
     assert page.get_by_text("greater than maximum").count() == 0, shots.where()
