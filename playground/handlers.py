@@ -816,12 +816,10 @@ def infer_chat_template(
 ):
     """Infer: a template derived from the pasted chat template (or the model's), in a worker with
     the check's caps (`playground.authoring.inference`), with the author's outputs as examples
-    (`use_examples`): the output pasted in the workspace (its prefix, generation and tools;
-    not a sample or a render the page put there) and those in Tests. It goes into the editor
-    (the text there is kept for Restore)
-    with its matrix and what fails grouped by cause; one of its own matrix rows (a render of
-    this chat template) is loaded into the workspace; the Tests tab holds the author's outputs
-    and the matrix rows."""
+    (`use_examples`): the workspace's output (not a sample or a render the page put there) and
+    those in Tests. It goes into the editor (the text there kept for Restore) with its matrix
+    and what fails grouped by cause; one of its matrix rows is loaded into the workspace; Tests
+    holds the author's outputs and the matrix rows."""
     yield {
         "inference": findings_html(
             None, pending=f"Inferring… (at most {limits.current().conformance_seconds:g} s)"

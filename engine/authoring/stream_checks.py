@@ -275,17 +275,14 @@ def check_stream(
         truncation_step: K: test cuts at every K-th offset that falls inside a literal
             delimiter in the generation; 0 skips the truncation check.
         regex_timeout: seconds allowed for each regex call.
-        max_seconds: wall-time budget for the whole check (None: no limit). A hostile
-            pattern can take `regex_timeout` on every feed; past the budget no new run
-            starts, the running one stops, and the report says it is not `complete`.
-        max_chars: work cap: the characters all runs together may parse (None: no cap). A big
-            generation then gets as many single splits as fit, spread evenly over it, after
-            one-shot, one-character and the seeded runs, and the truncation cuts that fit in
-            what is left, each delimiter's first occurrence first; the notes say what was
-            left out. Unlike `max_seconds`, reaching it leaves the report `complete`: the check
-            stops because it has compared enough, not because time ran out.
-        on_error: ``"raise"`` or ``"keep"``, as for `ResponseParser`; kept errors are compared
-            between runs too.
+        max_seconds: wall-time budget for the whole check (None: no limit; a hostile pattern
+            can take `regex_timeout` on every feed). Past it no new run starts, the running one
+            stops, and the report is not `complete`.
+        max_chars: the characters all runs together may parse (None: no cap). After one-shot,
+            one-character and the seeded runs, as many single splits as fit, spread evenly,
+            then the truncation cuts that fit, each delimiter's first occurrence first; the
+            notes say what was left out, and the report stays `complete` (enough compared).
+        on_error: ``"raise"`` or ``"keep"``, as for `ResponseParser`; kept errors are compared.
         max_regions, max_value_chars: each run's parser caps, as for `ResponseParser` (a run
             past one records its `ParseLimitError` as its error, compared like any other).
 
@@ -298,13 +295,8 @@ def check_stream(
     started = time.perf_counter()
     loaded = load_template(template)
     prefix = prefix_text(prefix)
-    options = {
-        "tools": tools,
-        "regex_timeout": regex_timeout,
-        "on_error": on_error,
-        "max_regions": max_regions,
-        "max_value_chars": max_value_chars,
-    }
+    options = dict(tools=tools, regex_timeout=regex_timeout, on_error=on_error)
+    options.update(max_regions=max_regions, max_value_chars=max_value_chars)
     deadline = None if max_seconds is None else started + max_seconds
     baseline = run_chunks(
         loaded, prefix, [generation], chunking="one-shot", deadline=deadline, **options

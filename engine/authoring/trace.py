@@ -300,6 +300,56 @@ class Trace:
         }
 
 
+def _read_finished(tracer: "Tracer") -> tuple[list[TraceWarning], list[Diagnosis]]:
+    """The warnings and diagnoses of a finished tracer's parse, worked out within its deadline."""
+    spans = tracer.spans()
+    with deadline_in_force(tracer.deadline):
+        warnings = find_warnings(
+            spans,
+            tracer.stopped_by(),
+            tracer.template,
+            prefix=tracer.prefix,
+            cut=tracer.anchor.offset,
+        )
+    diagnoses = diagnose(
+        tracer.template,
+        deadline=tracer.deadline,
+        prefix=tracer.prefix,
+        cut=tracer.anchor.offset,
+        anchor_found=tracer.anchor.found,
+        stream=tracer.stream,
+        tail_length=tracer.tail_length,
+        spans=spans,
+    )
+    return warnings, diagnoses
+
+
+def _cut_prefix(
+    loaded: ResponseTemplate, prefix: object, ids: IdReader | None, regex_timeout: float | None
+) -> tuple[str, str, int, AnchorCut, ResponseParseError | None]:
+    """(the prefix as text, the text the parser scans, the start anchor's cut in it, the cut
+    as `AnchorCut`, the error that stopped it or None). With token ids (`ids`) the parser scans
+    the marked text the ids decode to (`engine.token_ids`); the tracer's stream and offsets
+    are the text without the marks."""
+    scanned = None
+    if ids is not None:
+        scanned = ids.prefix(prefix)
+        prefix = strip_marks(scanned)
+    prefix = prefix_text(prefix)
+    scanned = prefix if scanned is None else scanned
+    error = None
+    try:
+        anchor_end = prefix_cut(loaded, scanned, regex_timeout)
+    except PatternTimeoutError as caught:
+        anchor_end, error = None, caught
+    scanned_cut = cut = anchor_end or 0
+    if ids is not None:
+        ids.tokens.start_stream(scanned_cut)
+        cut = len(strip_marks(scanned[:scanned_cut]))
+    anchor = AnchorCut(loaded.start_anchor.source, anchor_end is not None, cut, prefix[:cut])
+    return prefix, scanned, scanned_cut, anchor, error
+
+
 class Tracer:
     """One parse followed as it is fed, readable at any moment.
 
@@ -309,8 +359,7 @@ class Tracer:
         for chunk in stream:
             events = tracer.feed(chunk)
             draw(tracer.spans())
-        tracer.finalize()
-        tracer.diagnoses, tracer.warnings, tracer.message
+        tracer.finalize()  # then tracer.diagnoses, tracer.warnings, tracer.message
 
     The prefix tail (after the start-anchor cut) is fed first, like a chunk: its events are
     `initial_events`, and an error in it is caught like any other. A parse error never
@@ -365,33 +414,16 @@ class Tracer:
         tokenizer=None,
     ):
         self.template = loaded = load_template(template)
-        # With a tokenizer the parser scans the marked text the ids decode to (see
-        # `engine.token_ids`); the tracer's stream and offsets are the text without the marks.
         self._ids: IdReader | None = None
         self.tokens: StreamTokens | None = None
-        scanned = None
         if tokenizer is not None:
             self._ids = IdReader(tokenizer, True, lambda text: [])
             self.tokens = self._ids.tokens
-            scanned = self._ids.prefix(prefix)
-            prefix = strip_marks(scanned)
-        self.prefix = prefix = prefix_text(prefix)
-        scanned = prefix if scanned is None else scanned
         self.on_error = on_error
-        self.error: ResponseParseError | None = None
-        try:
-            anchor_end = prefix_cut(loaded, scanned, regex_timeout)
-        except PatternTimeoutError as caught:
-            anchor_end, self.error = None, caught
-        scanned_cut = anchor_end or 0
-        cut = scanned_cut
-        if self.tokens is not None:
-            self.tokens.start_stream(scanned_cut)
-            cut = len(strip_marks(scanned[:scanned_cut]))
-        self.anchor = AnchorCut(
-            loaded.start_anchor.source, anchor_end is not None, cut, prefix[:cut]
+        self.prefix, scanned, scanned_cut, self.anchor, self.error = _cut_prefix(
+            loaded, prefix, self._ids, regex_timeout
         )
-        self.tail_length = len(prefix) - cut
+        self.tail_length = len(self.prefix) - self.anchor.offset
         self.parser = ResponseParser(
             loaded,
             "",
@@ -502,21 +534,7 @@ class Tracer:
                 self.message = self._ids.as_read_message(self.message)
             if self._log is not None:
                 self._log.extend((event, "finalize", None) for event in events)
-        spans = self.spans()
-        with deadline_in_force(self.deadline):  # the reading of the parse within its deadline
-            self.warnings = find_warnings(
-                spans, self.stopped_by(), self.template, prefix=self.prefix, cut=self.anchor.offset
-            )
-        self.diagnoses = diagnose(
-            self.template,
-            deadline=self.deadline,
-            prefix=self.prefix,
-            cut=self.anchor.offset,
-            anchor_found=self.anchor.found,
-            stream=self.stream,
-            tail_length=self.tail_length,
-            spans=spans,
-        )
+        self.warnings, self.diagnoses = _read_finished(self)
         return events
 
     def _join(self) -> str:

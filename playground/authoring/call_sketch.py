@@ -199,7 +199,7 @@ def sketch_calls(
             ValueError: a malformed example (as `engine.chat_templates.examples.read_examples`).
     """
     from engine import TemplateError
-    from engine.chat_templates.conformance import TOOLS, check_conformance
+    from engine.chat_templates.conformance import TOOLS
     from engine.chat_templates.example_fields import NotLearnt, learn_template
     from engine.chat_templates.examples import Example, check_examples, read_examples
 
@@ -241,22 +241,12 @@ def sketch_calls(
         if wrong:
             problem = problem or _relabelled(wrong[0], labels)
             continue
-        report = check_conformance(
-            candidate,
-            chat_template,
-            bos_token=bos_token,
-            eos_token=eos_token,
-            regex_timeout=regex_timeout,
+        counts, broken = _matrix_with(
+            candidate, chat_template, bos_token, eos_token, regex_timeout, passed_before
         )
-        broken = [
-            row
-            for row in report.failed
-            if row.name in passed_before or (row.expected or {}).get("tool_calls")
-        ]
         if broken:
-            problem = problem or f"with it, matrix row {broken[0].name} fails: {broken[0].detail}"
+            problem = problem or broken
             continue
-        counts = report.counts()
         read = f"{len(row_examples)} matrix row(s) with calls" + (
             f" and {len(given)} of your output(s)" if given else ""
         )
@@ -329,3 +319,31 @@ def unexplained_html(entries: list[dict], head: str, element_id: str) -> str:
         )
     parts.append("</div>")
     return "".join(parts)
+
+
+def _matrix_with(
+    candidate: dict,
+    chat_template: str,
+    bos_token: str,
+    eos_token: str,
+    regex_timeout: float | None,
+    passed_before: set[str],
+) -> tuple[dict, str]:
+    """The matrix of `candidate` against the chat template: (its counts, "" or why it does not
+    hold: a row that passed before, or a row with calls, fails with it)."""
+    from engine.chat_templates.conformance import check_conformance
+
+    report = check_conformance(
+        candidate,
+        chat_template,
+        bos_token=bos_token,
+        eos_token=eos_token,
+        regex_timeout=regex_timeout,
+    )
+    broken = [
+        row
+        for row in report.failed
+        if row.name in passed_before or (row.expected or {}).get("tool_calls")
+    ]
+    why = f"with it, matrix row {broken[0].name} fails: {broken[0].detail}" if broken else ""
+    return report.counts(), why

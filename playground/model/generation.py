@@ -44,10 +44,12 @@ from typing import TYPE_CHECKING, Any
 from engine.chat_templates.render import ModelLoadError
 from engine.tokenizer import IncrementalDecoder
 
+from ..parse.token_reading import DEMO_MODEL_PATH
+
 if TYPE_CHECKING:
     import torch
 
-DEFAULT_MODEL_PATH = Path(__file__).resolve().parents[2] / "samples" / "demo-model"
+DEFAULT_MODEL_PATH = DEMO_MODEL_PATH
 
 # Tokens decoded together with each new one, so tokenizers that render a
 # token differently at the start of a string (SentencePiece's leading space)

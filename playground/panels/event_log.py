@@ -139,54 +139,59 @@ def event_log(
         )
     group: tuple[int, int] | None = None
     for logged in shown:
-        event = logged.event
-        kind = event.get("type", "?")
         if grouping:
-            found = token_group(tokens, event)
+            found = token_group(tokens, logged.event)
             if found is not None and found != group:
                 group = found
                 out.append(
                     f'<tr class="rt-token-group" data-tokens="{found[0]}-{found[1]}"><td colspan="8">'
                     f"{html.escape(token_heading(tokens, found))}</td></tr>"
                 )
-        classes = []
-        if logged.phase == "prefix":
-            classes.append("rt-prefix")
-        elif logged.phase == "finalize":
-            classes.append("rt-finalize")
-        if logged.phase in current_phases:
-            classes.append("rt-now")
-        if kind == "region_chunk":
-            classes.append("rt-dirty" if event.get("dirty") else "rt-clean")
-        if "error" in event:
-            classes.append("rt-failed")
-        if logged.number == query.selected:
-            classes.append("rt-selected")
-        text = ""
-        if "text" in event:
-            chunk = event["text"]
-            text = breakable_whitespace(chunk[:TEXT_SHOWN])
-            if len(chunk) > TEXT_SHOWN:
-                text += f'<span class="rt-ws">… {len(chunk) - TEXT_SHOWN:,} more characters</span>'
-
-        dirty = "" if "dirty" not in event else ("dirty" if event["dirty"] else "clean")
-        if "value" in event:
-            value = html.escape(short_json(event["value"]))
-        elif "error" in event:
-            value = "⚠ " + html.escape(str(event["error"]))
-        else:
-            value = ""
-        offsets = f"{event['start']}–{event['end']}" if "start" in event else ""
-        out.append(
-            f'<tr class="{" ".join(classes)}" data-n="{logged.number}" id="event-{logged.number}"><td>{logged.number}</td>'
-            f"<td>{html.escape(logged.phase)}</td><td>{html.escape(kind)}</td>"
-            f"<td>{html.escape(str(event.get('field', '')))}</td>"
-            f'<td class="rt-text">{text}</td><td>{dirty}</td><td class="rt-value">{value}</td><td>{offsets}</td></tr>'
-        )
+        out.append(_event_row(logged, query.selected, current_phases))
     if not shown:
         out.append('<tr><td colspan="8">no events</td></tr>')
     out.append("</tbody></table></div>")
     return "".join(out), page, pages
+
+
+def _event_row(logged: LoggedEvent, selected: int | None, current_phases: Collection[str]) -> str:
+    """One event as a row of the log: its classes (phase, dirty or clean chunk, error, selected),
+    the chunk text with whitespace drawn, the value and the offsets."""
+    event = logged.event
+    kind = event.get("type", "?")
+    classes = []
+    if logged.phase == "prefix":
+        classes.append("rt-prefix")
+    elif logged.phase == "finalize":
+        classes.append("rt-finalize")
+    if logged.phase in current_phases:
+        classes.append("rt-now")
+    if kind == "region_chunk":
+        classes.append("rt-dirty" if event.get("dirty") else "rt-clean")
+    if "error" in event:
+        classes.append("rt-failed")
+    if logged.number == selected:
+        classes.append("rt-selected")
+    text = ""
+    if "text" in event:
+        chunk = event["text"]
+        text = breakable_whitespace(chunk[:TEXT_SHOWN])
+        if len(chunk) > TEXT_SHOWN:
+            text += f'<span class="rt-ws">… {len(chunk) - TEXT_SHOWN:,} more characters</span>'
+    dirty = "" if "dirty" not in event else ("dirty" if event["dirty"] else "clean")
+    if "value" in event:
+        value = html.escape(short_json(event["value"]))
+    elif "error" in event:
+        value = "⚠ " + html.escape(str(event["error"]))
+    else:
+        value = ""
+    offsets = f"{event['start']}–{event['end']}" if "start" in event else ""
+    return (
+        f'<tr class="{" ".join(classes)}" data-n="{logged.number}" id="event-{logged.number}"><td>{logged.number}</td>'
+        f"<td>{html.escape(logged.phase)}</td><td>{html.escape(kind)}</td>"
+        f"<td>{html.escape(str(event.get('field', '')))}</td>"
+        f'<td class="rt-text">{text}</td><td>{dirty}</td><td class="rt-value">{value}</td><td>{offsets}</td></tr>'
+    )
 
 
 def log_fields(events: Sequence[LoggedEvent]) -> list[str]:

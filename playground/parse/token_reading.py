@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..server.input_readers import InputError
@@ -29,15 +30,15 @@ READ_CHOICES = (READ_AS_TEXT, READ_DEMO, READ_LOADED)
 MAX_SPELLED_RANGES = 200
 
 _demo_lock = threading.Lock()
+# The bundled demo model (the one Generate live loads by default).
+DEMO_MODEL_PATH = Path(__file__).resolve().parents[2] / "samples" / "demo-model"
 
 
 @functools.cache
 def _demo_tokenizer_cached():
     from transformers import AutoTokenizer
 
-    from ..model.generation import DEFAULT_MODEL_PATH
-
-    return AutoTokenizer.from_pretrained(str(DEFAULT_MODEL_PATH))
+    return AutoTokenizer.from_pretrained(str(DEMO_MODEL_PATH))
 
 
 def demo_tokenizer():

@@ -15,6 +15,7 @@ import pytest
 
 from engine.authoring.samples import load_samples
 from playground.catalog import DEFAULT_SAMPLE
+from playground.parse.token_reading import READ_DEMO
 from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, start_app
 from tests.support.paths import CHAT_TEMPLATE_FIXTURES, ROOT
 
@@ -1819,3 +1820,86 @@ def test_the_chat_label_stop_and_export_label_read_plainly(new_page, app_url, tm
     assert page.locator("#export-target [data-testid=block-info]").inner_text() == "For", (
         shots.where()
     )
+
+
+# The Tokens view: Generate live with the demo model draws `<tool_call>` as a control token; a
+# pasted output with a `<tool_call>` marked spelled out keeps it in content and says why.
+@pytest.mark.skipif(
+    not (ROOT / "samples" / "demo-model" / "config.json").exists(), reason="demo model not built"
+)
+def test_generate_live_shows_tool_call_as_a_control_token(new_page, app_url, tmp_path):
+    page = new_page(1440, 1000)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)
+    page.locator("#show-tokens input").check()
+    page.get_by_role("tab", name="Event log").click()
+    page.locator("#group-by-token input").check()
+    page.get_by_role("tab", name="Generate live", exact=True).click()
+    page.locator("#live-settings").click()
+    page.locator("#enable-thinking input").uncheck()  # seed 0: the demo model calls get_weather
+    page.locator("#generate-button").click()
+    page.wait_for_function(
+        "() => document.querySelector('#model-note').innerText.includes('Model:')", timeout=300_000
+    )
+    page.wait_for_function("() => !document.querySelector('.rt-status-live')", timeout=300_000)
+    shots.take("generated")
+    opens = page.locator("#region-map-body .rt-open.rt-by-control")
+    assert opens.count() == 1, shots.where()
+    assert opens.inner_text() == "<tool_call>", shots.where()
+    title = opens.get_attribute("title")
+    assert title.startswith(
+        "tool_calls · open · matched by a control token (generated as its id) · control token "
+    ), (title, shots.where())
+    assert title.endswith(": id 5, '<tool_call>'"), (title, shots.where())
+    assert page.locator("#region-map-body .rt-by-text").count() == 0, shots.where()
+    legend = page.locator("#region-legend").inner_text()
+    assert "matched by a control token" in legend and "matched in text" in legend, shots.where()
+    # The event log puts each token's chunks under it: the call's open under its control token.
+    groups = page.locator("#event-log-table tr.rt-token-group")
+    assert groups.count() > 0, shots.where()
+    assert (
+        page.locator("#event-log-table tr.rt-token-group", has_text="control token").count() >= 1
+    ), shots.where()
+    message = json.loads(code_text(page, "message-json"))
+    assert message["tool_calls"][0]["function"]["name"] == "get_weather", shots.where()
+
+
+@pytest.mark.skipif(
+    not (ROOT / "samples" / "demo-model" / "config.json").exists(), reason="demo model not built"
+)
+def test_a_tool_call_marked_spelled_out_stays_content_and_the_map_says_why(
+    new_page, app_url, tmp_path
+):
+    page = new_page(1440, 1000)
+    shots = Shots(page, tmp_path)
+    open_page(page, app_url)  # the default sample: text, then two tool calls
+    page.get_by_role("tab", name="Paste & parse", exact=True).click()
+    box = page.locator("#generation textarea")
+    generation = box.input_value()
+    start = generation.index("<tool_call>")
+    # The author selects the first <tool_call> and marks it spelled out.
+    box.evaluate(
+        "(box, at) => { box.focus(); box.setSelectionRange(at[0], at[1]); }", [start, start + 11]
+    )
+    page.locator("#mark-spelled-button").click()
+    page.wait_for_function(
+        "(range) => document.querySelector('#spelled-out textarea').value === range",
+        arg=f"{start}:{start + 11}",
+    )
+    page.locator("#read-as").get_by_text(READ_DEMO).click()
+    page.locator("#show-tokens input").check()
+    note = page.locator("#region-map-body .rt-spelled-note")
+    note.wait_for(timeout=60_000)
+    shots.take("spelled-out")
+    assert note.inner_text() == "✎ <tool_call> spelled out: text, not a delimiter", shots.where()
+    assert note.get_attribute("title") == (
+        "spelled out with ordinary tokens: only the control token's id opens or closes a "
+        "region, so this is text"
+    ), shots.where()
+    spelled = page.locator("#region-map-body .rt-spelled")
+    assert "".join(spelled.all_inner_texts()) == "<tool_call>", shots.where()
+    assert "content · body" in spelled.first.get_attribute("title"), shots.where()
+    message = json.loads(code_text(page, "message-json"))
+    assert message["content"].startswith("Let me check both cities.\n<tool_call>\n"), shots.where()
+    assert [call["function"]["arguments"]["city"] for call in message["tool_calls"]] == ["東京"]
+    assert "✔ Parsed: tool_calls, content" in page.locator("#status").inner_text(), shots.where()
