@@ -36,7 +36,8 @@ What each part does:
   "Samples").
 - REGION_MAP_JS also follows a stream: while a replay or a live run draws the map, the
   newest text (`.rt-now`) is scrolled into the map's box after each update, and the stream's
-  last frame is scrolled to its end.
+  last frame is scrolled to its end. Nothing here waits for an animation frame (a headless or
+  background browser may paint none): each update is followed as soon as it is in the page.
 - PAGE_JS also presses Infer for a link that names a model (`?chat_template_model=`), once
   the page-load handler has put it in its box; and makes the code editors' syntax colours
   readable (`rtReadableCode`): CodeMirror writes them as rules of generated class names, so
@@ -71,8 +72,10 @@ element.addEventListener('click', (event) => {
 });
 // While streaming, each update draws the map anew: keep the newest text in the map's box
 // (a tool call that lands below it is followed), without scrolling the page. The stream's
-// last frame marks nothing as newest: the map then shows where the stream ended, its end
-// (a busy browser may not have painted the frames just before it).
+// last frame marks nothing as newest: the map then shows where the stream ended, its end.
+// This runs as soon as Gradio has put the new value into the page, never on an animation
+// frame: headless and background browsers may run no animation frame for seconds, and a
+// scroll waiting for one would land late or never.
 let streaming = false;
 const follow = () => {
   const body = element.querySelector('#region-map-body');
@@ -87,7 +90,7 @@ const follow = () => {
   const last = now[now.length - 1], box = body.getBoundingClientRect(), place = last.getBoundingClientRect();
   if (place.bottom > box.bottom || place.top < box.top) body.scrollTop += place.bottom - box.bottom + box.height / 3;
 };
-watch('value', () => requestAnimationFrame(follow));
+watch('value', follow);
 element.addEventListener('keydown', (event) => {
   if (!event.target.closest('#region-map-body')) return;
   const items = [...element.querySelectorAll(selectable)];
@@ -127,7 +130,7 @@ window.rtExplainEditorAt = (at) => trigger('click', {editor_at: at});
 watch('value', () => {
   if (!window.rtRevealExplain || Date.now() - window.rtRevealExplain > 15000) return;
   window.rtRevealExplain = 0;
-  requestAnimationFrame(() => element.scrollIntoView({block: 'start'}));
+  element.scrollIntoView({block: 'start'});
 });
 element.addEventListener('click', (event) => {
   const link = event.target.closest('[data-event], [data-select]');

@@ -46,10 +46,26 @@ def browser():
         chromium.close()
 
 
+# How often a wait_for_function condition is tested, in milliseconds. Playwright's default tests
+# it on every animation frame, and headless Chromium may run none for seconds (the wait then
+# times out although its condition holds): a timer runs whether the page paints or not.
+POLL_MS = 100
+
+
+def polled(page):
+    """`page`, its wait_for_function testing the condition every POLL_MS rather than on each
+    animation frame."""
+    wait = page.wait_for_function
+    page.wait_for_function = lambda expression, **options: wait(
+        expression, **{"polling": POLL_MS, **options}
+    )
+    return page
+
+
 @pytest.fixture
 def page(browser, app_url):
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
-    page = context.new_page()
+    page = polled(context.new_page())
     page.set_default_timeout(30_000)
     yield page
     context.close()
@@ -278,7 +294,7 @@ def new_page(browser):
             options.update(is_mobile=True, has_touch=True, device_scale_factor=2)
         context = browser.new_context(**options)
         contexts.append(context)
-        made = context.new_page()
+        made = polled(context.new_page())
         made.set_default_timeout(30_000)
         return made
 
@@ -1515,8 +1531,13 @@ def test_a_paste_into_the_template_editor_keeps_the_line_starts_in_view(
     )
 
 
-def test_the_map_follows_a_stream_to_a_tool_call_below_its_box(new_page, app_url, tmp_path):
+@pytest.mark.parametrize("frames", ["painted", "never painted"])
+def test_the_map_follows_a_stream_to_a_tool_call_below_its_box(new_page, app_url, tmp_path, frames):
     page = new_page(1440, 900)
+    if frames == "never painted":
+        # A headless or background browser may run no animation frame for seconds: the page's
+        # own script must follow the stream without one (Playwright's isolated world keeps its own).
+        page.add_init_script("window.requestAnimationFrame = () => 0;")
     shots = Shots(page, tmp_path)
     open_page(page, app_url)  # the qwen3 sample: its template reads <tool_call> JSON calls
     generation = "".join(f"Line {i} of a long answer before the call.\n" for i in range(80)) + (
@@ -1547,7 +1568,7 @@ def test_the_map_follows_a_stream_to_a_tool_call_below_its_box(new_page, app_url
         "() => window.__streamed && !document.querySelector('#region-map-body .rt-now')",
         timeout=60_000,
     )
-    page.wait_for_timeout(500)  # the last frame's scroll is applied on the next animation frame
+    page.wait_for_timeout(500)  # and it stays there
     place = page.evaluate(
         """() => {
           const body = document.querySelector('#region-map-body');
