@@ -39,6 +39,28 @@ from .errors import ResponseParseError
 SPELLED_MARK = "\ufdd2"
 
 
+# After a run of more than this many ordinary ids, decoding goes on from a stream that holds
+# only the last CONTEXT_IDS of them (see `TokenDecoder._reprime`).
+REPRIME_AFTER = 32
+CONTEXT_IDS = 4
+
+
+def _positions_of(ids: list[int], wanted: set[int]) -> list[int]:
+    """The indices in `ids` of the ids in `wanted`, in order (a search per wanted id, at the
+    speed of `list.index`, instead of a Python step per id)."""
+    found = []
+    for token_id in wanted:
+        at = -1
+        try:
+            while True:
+                at = ids.index(token_id, at + 1)
+                found.append(at)
+        except ValueError:
+            pass
+    found.sort()
+    return found
+
+
 def strip_marks(value: Any) -> Any:
     """`value` with `SPELLED_MARK` removed from every string in it (dict keys included);
     lists and dicts are copied, other values returned as they are."""
@@ -362,7 +384,7 @@ class TokenDecoder:
                 f"tokenizer {type(tokenizer).__name__} has no backend_tokenizer: parsing token ids "
                 "needs a fast tokenizer (AutoTokenizer.from_pretrained(..., use_fast=True))"
             )
-        self._new_stream = lambda: DecodeStream(skip_special_tokens=False)
+        self._new_stream = lambda context=None: DecodeStream(context, skip_special_tokens=False)
         self._backend = backend
         self._stream = self._new_stream()
         self.spellings = control_tokens(tokenizer)
@@ -372,45 +394,114 @@ class TokenDecoder:
         self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
         self._starts = {spelling[:k] for spelling in ordered for k in range(1, len(spelling))}
         self._longest_start = max(map(len, self._starts), default=0)
+        # the characters a spelling starts with: text without one needs no look for spellings
+        self._first_characters = frozenset(spelling[0] for spelling in ordered)
         self._pending: list[int] = []  # ids of an incomplete character
         self._held = ""  # decoded text that may still become a spelled-out control token
-        self._plain = 0  # characters handed out, marks not counted
-        self._marked = 0  # characters handed out, marks counted
+        self._marked = 0  # characters handed out, marks counted (`_plain` leaves them out)
+
+    @property
+    def _plain(self) -> int:
+        """Characters handed out, marks not counted."""
+        return self._marked - len(self.tokens._marks)
+
+    def feed_one(self, token_id: int) -> str:
+        """`feed` of one id (an int), the streaming case, without the per-call work of a list:
+        the same text, state and records."""
+        spellings = self.spellings
+        if token_id in spellings:
+            return self.feed([token_id])
+        self.tokens.ids.append(token_id)
+        decoded = self._stream.step(self._backend, token_id)
+        if decoded is None:
+            self._pending.append(token_id)
+            return ""
+        if self._pending:
+            self._pending = []
+        if self._held or not self._first_characters.isdisjoint(decoded):
+            return self._release(decoded, final=False)
+        # no spelling can start in it: nothing to hold back or mark
+        self._marked += len(decoded)
+        return decoded
 
     def feed(self, ids: list[int]) -> str:
         """Decode the next ids; return the text they release (marked; ``""`` while all is held:
         an incomplete character, or a possible start of a spelled-out control token)."""
+        offset = len(self.tokens.ids)  # where `ids` start in `tokens.ids`
         self.tokens.ids += ids
         spellings = self.spellings
         if spellings.keys().isdisjoint(ids):  # the common case: one run of ordinary ids
-            return self._release(self._step_run(ids), final=False) if ids else ""
+            return self._release(self._step_run(ids, offset), final=False) if ids else ""
         out: list[str] = []
         start = 0
-        for at in [at for at, token_id in enumerate(ids) if token_id in spellings]:
+        for at in _positions_of(ids, spellings.keys() & set(ids)):
             token_id = ids[at]
             spelling = spellings[token_id]
             # A control token also releases the incomplete character held before it.
-            run = self._step_run(ids[start:at]) if at > start else ""
+            run = self._step_run(ids[start:at], offset + start) if at > start else ""
             decoded = self._stream.step(self._backend, token_id) or ""
             before = decoded[: -len(spelling)] if decoded.endswith(spelling) else decoded
             self._pending = []
             out.append(self._release(run + before, final=True))
             out.append(spelling)
-            self._plain += len(spelling)
             self._marked += len(spelling)
             start = at + 1
         if start < len(ids):
-            out.append(self._release(self._step_run(ids[start:]), final=False))
+            out.append(self._release(self._step_run(ids[start:], offset + start), final=False))
         return "".join(out)
 
-    def _step_run(self, run: list[int]) -> str:
-        """The text a run of ordinary ids gives (``""`` while it ends inside a character)."""
+    def _step_run(self, run: list[int], start: int) -> str:
+        """The text a run of ordinary ids gives (``""`` while it ends inside a character); the
+        run starts at index `start` of `tokens.ids`."""
+        if len(run) > REPRIME_AFTER and not self._pending:
+            decoded = self._decode_run(run, start)
+            if decoded is not None:
+                return decoded
         decoded = self._stream.step(self._backend, run)
         if decoded is None:
             self._pending += run
             return ""
         self._pending = []
+        if len(run) > REPRIME_AFTER:
+            self._reprime(run[-CONTEXT_IDS:])
         return decoded
+
+    def _decode_run(self, run: list[int], start: int) -> str | None:
+        """A long run's text by one decode of it after the few ids before it, which is what
+        `DecodeStream` gives for it (it decodes the run twice); None when that text ends
+        inside a character or does not extend the context's (the stream then steps the run).
+        """
+        flushes = self.tokens._flushes
+        context = self.tokens.ids[max(start - CONTEXT_IDS, flushes[-1] if flushes else 0) : start]
+        backend = self._backend
+        text = backend.decode(context + run, skip_special_tokens=False)
+        head = backend.decode(context, skip_special_tokens=False) if context else ""
+        if (
+            len(text) <= len(head)
+            or text.endswith("\ufffd")
+            or head.endswith("\ufffd")
+            or not text.startswith(head)
+            or not self._reprime(run[-CONTEXT_IDS:])
+        ):
+            return None
+        return text[len(head) :]
+
+    def _reprime(self, context: list[int]) -> bool:
+        """Continue decoding from a `DecodeStream` that holds only the last `context` ids;
+        return whether it did.
+
+        A `DecodeStream` re-decodes every id it stepped since its last text on its next step,
+        so after a long run each following step (a control token, the next run) would cost the
+        whole run again. Decoders are local (a character, a leading space or a word joint
+        depends on the ids just before it), so the last few ids are context enough; the
+        stream is kept when their text ends inside a character (U+FFFD), where a shorter
+        context could read differently.
+        """
+        text = self._backend.decode(context, skip_special_tokens=False)
+        if text and not text.endswith("\ufffd"):
+            self._stream = self._new_stream(context)
+            return True
+        return False
 
     def flush(self) -> str:
         """Release everything held (bytes of an incomplete character decode as U+FFFD), and start
@@ -446,24 +537,20 @@ class TokenDecoder:
         if not text:
             return ""
         if pattern is None or pattern.search(text) is None:
-            self._plain += len(text)
             self._marked += len(text)
             return text
         out, last = [], 0
         for match in pattern.finditer(text):
             before = text[last : match.start()]
             out.append(before)
-            self._plain += len(before)
             self._marked += len(before)
             spelled = match.group()
             self.tokens.add_spelled(self._plain, self._marked, len(spelled))
             out.append(SPELLED_MARK.join(spelled))
-            self._plain += len(spelled)
             self._marked += 2 * len(spelled) - 1
             last = match.end()
         rest = text[last:]
         out.append(rest)
-        self._plain += len(rest)
         self._marked += len(rest)
         return "".join(out)
 
@@ -518,11 +605,20 @@ class IdReader:
             RuntimeError, ResponseParseError: as `ResponseParser.feed` (the error's events
                 as read).
         """
+        if ids.__class__ is list and len(ids) == 1 and ids[0].__class__ is int:
+            text = self.decoder.feed_one(ids[0])  # one id at a time: the streaming case
+        else:
+            text = self.decoder.feed(token_id_list(ids, "feed"))
+        if not text:  # all held: an incomplete character or a possible spelling
+            return self.feed_text(text)  # (the parser still says when it is finalized)
         try:
-            return self.as_read(self.feed_text(self.decoder.feed(token_id_list(ids, "feed"))))
+            events = self.feed_text(text)
         except ResponseParseError as error:
             self.as_read(error.events)
             raise
+        if self.positions or self.tokens._marks:
+            return self.as_read(events)
+        return events
 
     def finalize(
         self, finalize_text: Callable[[str], tuple[dict, list[dict]]], last_ids: Any = ""
