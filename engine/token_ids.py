@@ -45,20 +45,19 @@ REPRIME_AFTER = 32
 CONTEXT_IDS = 4
 
 
-def _positions_of(ids: list[int], wanted: set[int]) -> list[int]:
-    """The indices in `ids` of the ids in `wanted`, in order (a search per wanted id, at the
-    speed of `list.index`, instead of a Python step per id)."""
+def _positions_of(ids: list[int], wanted: dict[int, Any]) -> list[int]:
+    """The indices in `ids` of the ids that are keys of `wanted`, in order (a lookup per id
+    in one `map`, then a search for True at the speed of `list.index`, instead of a Python
+    step per id)."""
+    flags = list(map(wanted.__contains__, ids))
     found = []
-    for token_id in wanted:
-        at = -1
-        try:
-            while True:
-                at = ids.index(token_id, at + 1)
-                found.append(at)
-        except ValueError:
-            pass
-    found.sort()
-    return found
+    at = -1
+    try:
+        while True:
+            at = flags.index(True, at + 1)
+            found.append(at)
+    except ValueError:
+        return found
 
 
 def strip_marks(value: Any) -> Any:
@@ -180,6 +179,27 @@ def _control_tokens(tokenizer: Any) -> dict[int, str]:
     }
 
 
+@functools.lru_cache(maxsize=32)
+def spelling_matcher(
+    spellings: frozenset[str],
+) -> tuple[re.Pattern | None, frozenset[str], int, frozenset[str]]:
+    """What a decoder looks for in text, for control tokens spelled `spellings`: a pattern
+    matching any spelling (longest first, so that a token wins over the tokens it contains;
+    None without spellings), the proper starts of spellings (a tail that may still grow into
+    one), the longest start's length, and the characters spellings start with (text without
+    one holds no spelling and no start). Kept per set of spellings: a parser per generation
+    then builds none of it."""
+    ordered = sorted(spellings, key=len, reverse=True)
+    pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+    starts = frozenset(spelling[:k] for spelling in ordered for k in range(1, len(spelling)))
+    return (
+        pattern,
+        starts,
+        max(map(len, starts), default=0),
+        frozenset(spelling[0] for spelling in ordered),
+    )
+
+
 def _token_pieces(step: Callable, backend: Any, spelling: str | None, token_id: int):
     """The text one id adds when stepped alone (None: it leaves a character incomplete)."""
     decoded = step(backend, token_id)
@@ -217,7 +237,7 @@ class StreamTokens:
         self._control: list[bool] = []
         self._starts: list[int] = []  # offset of each piece in the whole decoded text
         self._length = 0  # of the whole decoded text, up to the ids worked out
-        self._replay = new_stream()  # the DecodeStream that works the pieces out
+        self._replay = None  # the DecodeStream that works the pieces out (made when first asked)
         self._replay_pending: list[int] = []
         self._next_flush = 0  # index in `_flushes` of the next flush to replay
         self._marks: list[int] = []  # offsets of the marks in the marked text
@@ -243,6 +263,8 @@ class StreamTokens:
         if done == len(ids) and self._next_flush == len(flushes):
             return
         spellings, backend = self.spellings, self._backend
+        if self._replay is None:
+            self._replay = self._new_stream()
         for index in range(done, len(ids) + 1):
             while self._next_flush < len(flushes) and flushes[self._next_flush] == index:
                 self._next_flush += 1
@@ -389,13 +411,9 @@ class TokenDecoder:
         self._stream = self._new_stream()
         self.spellings = control_tokens(tokenizer)
         self.tokens = StreamTokens(self.spellings, backend, self._new_stream)
-        ordered = sorted(set(self.spellings.values()), key=len, reverse=True)
-        # longest first, so that a token wins over the tokens it contains
-        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
-        self._starts = {spelling[:k] for spelling in ordered for k in range(1, len(spelling))}
-        self._longest_start = max(map(len, self._starts), default=0)
-        # the characters a spelling starts with: text without one needs no look for spellings
-        self._first_characters = frozenset(spelling[0] for spelling in ordered)
+        self._pattern, self._starts, self._longest_start, self._first_characters = (
+            spelling_matcher(frozenset(self.spellings.values()))
+        )
         self._pending: list[int] = []  # ids of an incomplete character
         self._held = ""  # decoded text that may still become a spelled-out control token
         self._marked = 0  # characters handed out, marks counted (`_plain` leaves them out)
@@ -430,11 +448,21 @@ class TokenDecoder:
         offset = len(self.tokens.ids)  # where `ids` start in `tokens.ids`
         self.tokens.ids += ids
         spellings = self.spellings
-        if spellings.keys().isdisjoint(ids):  # the common case: one run of ordinary ids
+        positions = _positions_of(ids, spellings)
+        if not positions:  # the common case: one run of ordinary ids
             return self._release(self._step_run(ids, offset), final=False) if ids else ""
         out: list[str] = []
         start = 0
-        for at in _positions_of(ids, spellings.keys() & set(ids)):
+        if len(ids) > 1 and not self._pending:
+            pieces = self._decode_before_controls(ids, offset, positions)
+            if pieces is not None:
+                for at, piece in zip(positions, pieces):
+                    out.append(self._release(piece, final=True))
+                    spelling = spellings[ids[at]]
+                    out.append(spelling)
+                    self._marked += len(spelling)
+                positions, start = [], positions[-1] + 1
+        for at in positions:
             token_id = ids[at]
             spelling = spellings[token_id]
             # A control token also releases the incomplete character held before it.
@@ -449,6 +477,49 @@ class TokenDecoder:
         if start < len(ids):
             out.append(self._release(self._step_run(ids[start:], offset + start), final=False))
         return "".join(out)
+
+    def _decode_before_controls(
+        self, ids: list[int], offset: int, positions: list[int]
+    ) -> list[str] | None:
+        """For each control token at `positions` in `ids` (which start at `offset` in
+        `tokens.ids`), the text the ordinary ids before it give (from the previous control
+        token on), by a decode per run instead of a stream step per token; the stream then
+        holds the last few ids up to the last control token.
+
+        Each run is decoded after the few ids before it, with its control token, as the stream
+        would read it; None (nothing changed) when a text does not extend its context's or
+        does not end with the control token's spelling: the stream then steps them.
+        """
+        all_ids, spellings = self.tokens.ids, self.spellings
+        flushes = self.tokens._flushes
+        stream_start = flushes[-1] if flushes else 0
+        contexts, readings = [], []
+        start = 0
+        for at in positions:
+            begin = offset + start
+            context = all_ids[max(begin - CONTEXT_IDS, stream_start) : begin]
+            contexts.append(context)
+            readings.append(context + ids[start : at + 1])
+            start = at + 1
+        # one call per text: `decode_batch` hands short texts to a thread pool, dearer here
+        decode = self._backend.decode
+        heads = [decode(context, skip_special_tokens=False) for context in contexts]
+        texts = [decode(reading, skip_special_tokens=False) for reading in readings]
+        pieces = []
+        for at, head, text in zip(positions, heads, texts):
+            spelling = spellings[ids[at]]
+            if (
+                head.endswith("\ufffd")
+                or len(text) < len(head) + len(spelling)
+                or not text.startswith(head)
+                or not text.endswith(spelling)
+            ):
+                return None
+            pieces.append(text[len(head) : len(text) - len(spelling)])
+        last = offset + positions[-1] + 1
+        if not self._reprime(all_ids[max(last - CONTEXT_IDS, stream_start) : last]):
+            return None
+        return pieces
 
     def _step_run(self, run: list[int], start: int) -> str:
         """The text a run of ordinary ids gives (``""`` while it ends inside a character); the
