@@ -200,6 +200,41 @@ def spelling_matcher(
     )
 
 
+_OWN_PIECES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def own_pieces(tokenizer: Any, backend: Any) -> dict[int, str | bool] | None:
+    """Where an id's text does not depend on the ids before it, a dict the decoder fills with
+    each id's own text (False for an id that must go through the stream); else None.
+
+    That holds for a byte-level decoder (GPT-2's, and the many models that share it): the text
+    of ids is their bytes read as UTF-8, each id's bytes the same wherever it stands. So
+    once the text so far ends with a whole character, an id whose own bytes end with a whole
+    character adds exactly its own text, which is what `DecodeStream` gives for it, without
+    a stream step. Ids whose text ends inside a character (U+FFFD) still go through the
+    stream. Kept per tokenizer while its vocabulary size stays the same.
+    """
+    from tokenizers.decoders import ByteLevel
+
+    if not isinstance(getattr(backend, "decoder", None), ByteLevel):
+        return None
+    try:
+        kept = _OWN_PIECES.get(tokenizer)
+    except TypeError:  # not weakly referenceable: a dict per decoder
+        return {}
+    if kept is not None and kept[0] == len(tokenizer):
+        return kept[1]
+    pieces: dict[int, str | bool] = {}
+    _OWN_PIECES[tokenizer] = (len(tokenizer), pieces)
+    return pieces
+
+
+def _own_piece(backend: Any, token_id: int) -> str | bool:
+    """One id's own text, or False when it is empty or ends inside a character."""
+    text = backend.decode([token_id], skip_special_tokens=False)
+    return text if text and not text.endswith("\ufffd") else False
+
+
 def _token_pieces(step: Callable, backend: Any, spelling: str | None, token_id: int):
     """The text one id adds when stepped alone (None: it leaves a character incomplete)."""
     decoded = step(backend, token_id)
@@ -409,6 +444,8 @@ class TokenDecoder:
         self._new_stream = lambda context=None: DecodeStream(context, skip_special_tokens=False)
         self._backend = backend
         self._stream = self._new_stream()
+        # an id's own text, where it is the text the stream would give (see `own_pieces`)
+        self._own_pieces = own_pieces(tokenizer, backend)
         self.spellings = control_tokens(tokenizer)
         self.tokens = StreamTokens(self.spellings, backend, self._new_stream)
         self._pattern, self._starts, self._longest_start, self._first_characters = (
@@ -423,13 +460,42 @@ class TokenDecoder:
         """Characters handed out, marks not counted."""
         return self._marked - len(self.tokens._marks)
 
+    @property
+    def _stream(self) -> Any:
+        """The `DecodeStream` that decodes the next ids: after ids read by their own text
+        (`feed_one`) it has not stepped, one that holds the last few of them."""
+        read = self._read_by_own_text
+        if read:  # the ids before `read` were read by their own text, without the stream
+            self._read_by_own_text = 0
+            flushes = self.tokens._flushes
+            stream_start = flushes[-1] if flushes else 0
+            context = self.tokens.ids[max(read - CONTEXT_IDS, stream_start) : read]
+            if not self._reprime(context):  # (not with a byte-level decoder)
+                self._live_stream = self._new_stream(self.tokens.ids[stream_start:read])
+        return self._live_stream
+
+    @_stream.setter
+    def _stream(self, stream: Any) -> None:
+        self._live_stream = stream
+        self._read_by_own_text = 0
+
     def feed_one(self, token_id: int) -> str:
         """`feed` of one id (an int), the streaming case, without the per-call work of a list:
         the same text, state and records."""
-        spellings = self.spellings
-        if token_id in spellings:
+        if token_id in self.spellings:
             return self.feed([token_id])
         self.tokens.ids.append(token_id)
+        pieces = self._own_pieces
+        if pieces is not None and not self._pending:
+            decoded = pieces.get(token_id)
+            if decoded is None:
+                decoded = pieces[token_id] = _own_piece(self._backend, token_id)
+            if decoded:
+                self._read_by_own_text = len(self.tokens.ids)
+                if self._held or not self._first_characters.isdisjoint(decoded):
+                    return self._release(decoded, final=False)
+                self._marked += len(decoded)
+                return decoded
         decoded = self._stream.step(self._backend, token_id)
         if decoded is None:
             self._pending.append(token_id)
@@ -650,6 +716,35 @@ class IdReader:
         self.decoder = TokenDecoder(tokenizer)
         self.tokens = self.decoder.tokens
         self.positions = positions
+        self.feed = self._one_id_at_a_time(self._feed_ids)
+
+    def _one_id_at_a_time(self, feed_ids: Callable[[Any], list[dict]]) -> Callable:
+        """`feed`, with the streaming case inline: one ordinary id, whose own text is known
+        and holds no character a control token's spelling starts with, while nothing is held.
+        Everything else goes to `feed_ids`. (One call per id instead of four: the ids of a
+        generation come one at a time, and per id the rest costs little more than that.)"""
+        decoder, feed_text = self.decoder, self.feed_text
+        own_pieces, first_characters = decoder._own_pieces, decoder._first_characters
+        ids_read, marks = decoder.tokens.ids, decoder.tokens._marks
+        if own_pieces is None or self.positions:
+            return feed_ids
+
+        def feed(ids: Any) -> list[dict]:
+            if ids.__class__ is list and len(ids) == 1 and ids[0].__class__ is int and not marks:
+                text = own_pieces.get(ids[0])
+                if (
+                    text
+                    and not decoder._pending
+                    and not decoder._held
+                    and first_characters.isdisjoint(text)
+                ):
+                    ids_read.append(ids[0])
+                    decoder._read_by_own_text = len(ids_read)
+                    decoder._marked += len(text)
+                    return feed_text(text)
+            return feed_ids(ids)
+
+        return feed
 
     def prefix(self, prefix: Any) -> str | None:
         """The prefix (text, encoded without special tokens added, or ids) decoded as one text;
@@ -668,8 +763,9 @@ class IdReader:
         self.tokens.prefix_tokens = len(ids)
         return text
 
-    def feed(self, ids: Any) -> list[dict]:
-        """The parser's `feed`: the next generated token ids; returns the events they settle.
+    def _feed_ids(self, ids: Any) -> list[dict]:
+        """The parser's `feed` (as `feed`, which takes the streaming case inline): the next
+        generated token ids; returns the events they settle.
 
         Raises:
             TypeError: text, or anything that is not token ids (`token_id_list`).
