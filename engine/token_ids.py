@@ -39,6 +39,27 @@ from .errors import ResponseParseError
 SPELLED_MARK = "\ufdd2"
 
 
+# After a run of more than this many ordinary ids, decoding goes on from a stream that holds
+# only the last CONTEXT_IDS of them (see `TokenDecoder._reprime`).
+REPRIME_AFTER = 32
+CONTEXT_IDS = 4
+
+
+def _positions_of(ids: list[int], wanted: dict[int, Any]) -> list[int]:
+    """The indices in `ids` of the ids that are keys of `wanted`, in order (a lookup per id
+    in one `map`, then a search for True at the speed of `list.index`, instead of a Python
+    step per id)."""
+    flags = list(map(wanted.__contains__, ids))
+    found = []
+    at = -1
+    try:
+        while True:
+            at = flags.index(True, at + 1)
+            found.append(at)
+    except ValueError:
+        return found
+
+
 def strip_marks(value: Any) -> Any:
     """`value` with `SPELLED_MARK` removed from every string in it (dict keys included);
     lists and dicts are copied, other values returned as they are."""
@@ -158,6 +179,62 @@ def _control_tokens(tokenizer: Any) -> dict[int, str]:
     }
 
 
+@functools.lru_cache(maxsize=32)
+def spelling_matcher(
+    spellings: frozenset[str],
+) -> tuple[re.Pattern | None, frozenset[str], int, frozenset[str]]:
+    """What a decoder looks for in text, for control tokens spelled `spellings`: a pattern
+    matching any spelling (longest first, so that a token wins over the tokens it contains;
+    None without spellings), the proper starts of spellings (a tail that may still grow into
+    one), the longest start's length, and the characters spellings start with (text without
+    one holds no spelling and no start). Kept per set of spellings: a parser per generation
+    then builds none of it."""
+    ordered = sorted(spellings, key=len, reverse=True)
+    pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+    starts = frozenset(spelling[:k] for spelling in ordered for k in range(1, len(spelling)))
+    return (
+        pattern,
+        starts,
+        max(map(len, starts), default=0),
+        frozenset(spelling[0] for spelling in ordered),
+    )
+
+
+_OWN_PIECES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def own_pieces(tokenizer: Any, backend: Any) -> dict[int, str | bool] | None:
+    """Where an id's text does not depend on the ids before it, a dict the decoder fills with
+    each id's own text (False for an id that must go through the stream); else None.
+
+    That holds for a byte-level decoder (GPT-2's, and the many models that share it): the text
+    of ids is their bytes read as UTF-8, each id's bytes the same wherever it stands. So
+    once the text so far ends with a whole character, an id whose own bytes end with a whole
+    character adds exactly its own text, which is what `DecodeStream` gives for it, without
+    a stream step. Ids whose text ends inside a character (U+FFFD) still go through the
+    stream. Kept per tokenizer while its vocabulary size stays the same.
+    """
+    from tokenizers.decoders import ByteLevel
+
+    if not isinstance(getattr(backend, "decoder", None), ByteLevel):
+        return None
+    try:
+        kept = _OWN_PIECES.get(tokenizer)
+    except TypeError:  # not weakly referenceable: a dict per decoder
+        return {}
+    if kept is not None and kept[0] == len(tokenizer):
+        return kept[1]
+    pieces: dict[int, str | bool] = {}
+    _OWN_PIECES[tokenizer] = (len(tokenizer), pieces)
+    return pieces
+
+
+def _own_piece(backend: Any, token_id: int) -> str | bool:
+    """One id's own text, or False when it is empty or ends inside a character."""
+    text = backend.decode([token_id], skip_special_tokens=False)
+    return text if text and not text.endswith("\ufffd") else False
+
+
 def _token_pieces(step: Callable, backend: Any, spelling: str | None, token_id: int):
     """The text one id adds when stepped alone (None: it leaves a character incomplete)."""
     decoded = step(backend, token_id)
@@ -195,7 +272,7 @@ class StreamTokens:
         self._control: list[bool] = []
         self._starts: list[int] = []  # offset of each piece in the whole decoded text
         self._length = 0  # of the whole decoded text, up to the ids worked out
-        self._replay = new_stream()  # the DecodeStream that works the pieces out
+        self._replay = None  # the DecodeStream that works the pieces out (made when first asked)
         self._replay_pending: list[int] = []
         self._next_flush = 0  # index in `_flushes` of the next flush to replay
         self._marks: list[int] = []  # offsets of the marks in the marked text
@@ -221,6 +298,8 @@ class StreamTokens:
         if done == len(ids) and self._next_flush == len(flushes):
             return
         spellings, backend = self.spellings, self._backend
+        if self._replay is None:
+            self._replay = self._new_stream()
         for index in range(done, len(ids) + 1):
             while self._next_flush < len(flushes) and flushes[self._next_flush] == index:
                 self._next_flush += 1
@@ -362,55 +441,204 @@ class TokenDecoder:
                 f"tokenizer {type(tokenizer).__name__} has no backend_tokenizer: parsing token ids "
                 "needs a fast tokenizer (AutoTokenizer.from_pretrained(..., use_fast=True))"
             )
-        self._new_stream = lambda: DecodeStream(skip_special_tokens=False)
+        self._new_stream = lambda context=None: DecodeStream(context, skip_special_tokens=False)
         self._backend = backend
         self._stream = self._new_stream()
+        # an id's own text, where it is the text the stream would give (see `own_pieces`)
+        self._own_pieces = own_pieces(tokenizer, backend)
         self.spellings = control_tokens(tokenizer)
         self.tokens = StreamTokens(self.spellings, backend, self._new_stream)
-        ordered = sorted(set(self.spellings.values()), key=len, reverse=True)
-        # longest first, so that a token wins over the tokens it contains
-        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
-        self._starts = {spelling[:k] for spelling in ordered for k in range(1, len(spelling))}
-        self._longest_start = max(map(len, self._starts), default=0)
+        self._pattern, self._starts, self._longest_start, self._first_characters = (
+            spelling_matcher(frozenset(self.spellings.values()))
+        )
         self._pending: list[int] = []  # ids of an incomplete character
         self._held = ""  # decoded text that may still become a spelled-out control token
-        self._plain = 0  # characters handed out, marks not counted
-        self._marked = 0  # characters handed out, marks counted
+        self._marked = 0  # characters handed out, marks counted (`_plain` leaves them out)
+
+    @property
+    def _plain(self) -> int:
+        """Characters handed out, marks not counted."""
+        return self._marked - len(self.tokens._marks)
+
+    @property
+    def _stream(self) -> Any:
+        """The `DecodeStream` that decodes the next ids: after ids read by their own text
+        (`feed_one`) it has not stepped, one that holds the last few of them."""
+        read = self._read_by_own_text
+        if read:  # the ids before `read` were read by their own text, without the stream
+            self._read_by_own_text = 0
+            flushes = self.tokens._flushes
+            stream_start = flushes[-1] if flushes else 0
+            context = self.tokens.ids[max(read - CONTEXT_IDS, stream_start) : read]
+            if not self._reprime(context):  # (not with a byte-level decoder)
+                self._live_stream = self._new_stream(self.tokens.ids[stream_start:read])
+        return self._live_stream
+
+    @_stream.setter
+    def _stream(self, stream: Any) -> None:
+        self._live_stream = stream
+        self._read_by_own_text = 0
+
+    def feed_one(self, token_id: int) -> str:
+        """`feed` of one id (an int), the streaming case, without the per-call work of a list:
+        the same text, state and records."""
+        if token_id in self.spellings:
+            return self.feed([token_id])
+        self.tokens.ids.append(token_id)
+        pieces = self._own_pieces
+        if pieces is not None and not self._pending:
+            decoded = pieces.get(token_id)
+            if decoded is None:
+                decoded = pieces[token_id] = _own_piece(self._backend, token_id)
+            if decoded:
+                self._read_by_own_text = len(self.tokens.ids)
+                if self._held or not self._first_characters.isdisjoint(decoded):
+                    return self._release(decoded, final=False)
+                self._marked += len(decoded)
+                return decoded
+        decoded = self._stream.step(self._backend, token_id)
+        if decoded is None:
+            self._pending.append(token_id)
+            return ""
+        if self._pending:
+            self._pending = []
+        if self._held or not self._first_characters.isdisjoint(decoded):
+            return self._release(decoded, final=False)
+        # no spelling can start in it: nothing to hold back or mark
+        self._marked += len(decoded)
+        return decoded
 
     def feed(self, ids: list[int]) -> str:
         """Decode the next ids; return the text they release (marked; ``""`` while all is held:
         an incomplete character, or a possible start of a spelled-out control token)."""
+        offset = len(self.tokens.ids)  # where `ids` start in `tokens.ids`
         self.tokens.ids += ids
         spellings = self.spellings
-        if spellings.keys().isdisjoint(ids):  # the common case: one run of ordinary ids
-            return self._release(self._step_run(ids), final=False) if ids else ""
+        positions = _positions_of(ids, spellings)
+        if not positions:  # the common case: one run of ordinary ids
+            return self._release(self._step_run(ids, offset), final=False) if ids else ""
         out: list[str] = []
         start = 0
-        for at in [at for at, token_id in enumerate(ids) if token_id in spellings]:
+        if len(ids) > 1 and not self._pending:
+            pieces = self._decode_before_controls(ids, offset, positions)
+            if pieces is not None:
+                for at, piece in zip(positions, pieces):
+                    out.append(self._release(piece, final=True))
+                    spelling = spellings[ids[at]]
+                    out.append(spelling)
+                    self._marked += len(spelling)
+                positions, start = [], positions[-1] + 1
+        for at in positions:
             token_id = ids[at]
             spelling = spellings[token_id]
             # A control token also releases the incomplete character held before it.
-            run = self._step_run(ids[start:at]) if at > start else ""
+            run = self._step_run(ids[start:at], offset + start) if at > start else ""
             decoded = self._stream.step(self._backend, token_id) or ""
             before = decoded[: -len(spelling)] if decoded.endswith(spelling) else decoded
             self._pending = []
             out.append(self._release(run + before, final=True))
             out.append(spelling)
-            self._plain += len(spelling)
             self._marked += len(spelling)
             start = at + 1
         if start < len(ids):
-            out.append(self._release(self._step_run(ids[start:]), final=False))
+            out.append(self._release(self._step_run(ids[start:], offset + start), final=False))
         return "".join(out)
 
-    def _step_run(self, run: list[int]) -> str:
-        """The text a run of ordinary ids gives (``""`` while it ends inside a character)."""
+    def _decode_before_controls(
+        self, ids: list[int], offset: int, positions: list[int]
+    ) -> list[str] | None:
+        """For each control token at `positions` in `ids` (which start at `offset` in
+        `tokens.ids`), the text the ordinary ids before it give (from the previous control
+        token on), by a decode per run instead of a stream step per token; the stream then
+        holds the last few ids up to the last control token.
+
+        Each run is decoded after the few ids before it, with its control token, as the stream
+        would read it; None (nothing changed) when a text does not extend its context's or
+        does not end with the control token's spelling: the stream then steps them.
+        """
+        all_ids, spellings = self.tokens.ids, self.spellings
+        flushes = self.tokens._flushes
+        stream_start = flushes[-1] if flushes else 0
+        contexts, readings = [], []
+        start = 0
+        for at in positions:
+            begin = offset + start
+            context = all_ids[max(begin - CONTEXT_IDS, stream_start) : begin]
+            contexts.append(context)
+            readings.append(context + ids[start : at + 1])
+            start = at + 1
+        # one call per text: `decode_batch` hands short texts to a thread pool, dearer here
+        decode = self._backend.decode
+        heads = [decode(context, skip_special_tokens=False) for context in contexts]
+        texts = [decode(reading, skip_special_tokens=False) for reading in readings]
+        pieces = []
+        for at, head, text in zip(positions, heads, texts):
+            spelling = spellings[ids[at]]
+            if (
+                head.endswith("\ufffd")
+                or len(text) < len(head) + len(spelling)
+                or not text.startswith(head)
+                or not text.endswith(spelling)
+            ):
+                return None
+            pieces.append(text[len(head) : len(text) - len(spelling)])
+        last = offset + positions[-1] + 1
+        if not self._reprime(all_ids[max(last - CONTEXT_IDS, stream_start) : last]):
+            return None
+        return pieces
+
+    def _step_run(self, run: list[int], start: int) -> str:
+        """The text a run of ordinary ids gives (``""`` while it ends inside a character); the
+        run starts at index `start` of `tokens.ids`."""
+        if len(run) > REPRIME_AFTER and not self._pending:
+            decoded = self._decode_run(run, start)
+            if decoded is not None:
+                return decoded
         decoded = self._stream.step(self._backend, run)
         if decoded is None:
             self._pending += run
             return ""
         self._pending = []
+        if len(run) > REPRIME_AFTER:
+            self._reprime(run[-CONTEXT_IDS:])
         return decoded
+
+    def _decode_run(self, run: list[int], start: int) -> str | None:
+        """A long run's text by one decode of it after the few ids before it, which is what
+        `DecodeStream` gives for it (it decodes the run twice); None when that text ends
+        inside a character or does not extend the context's (the stream then steps the run).
+        """
+        flushes = self.tokens._flushes
+        context = self.tokens.ids[max(start - CONTEXT_IDS, flushes[-1] if flushes else 0) : start]
+        backend = self._backend
+        text = backend.decode(context + run, skip_special_tokens=False)
+        head = backend.decode(context, skip_special_tokens=False) if context else ""
+        if (
+            len(text) <= len(head)
+            or text.endswith("\ufffd")
+            or head.endswith("\ufffd")
+            or not text.startswith(head)
+            or not self._reprime(run[-CONTEXT_IDS:])
+        ):
+            return None
+        return text[len(head) :]
+
+    def _reprime(self, context: list[int]) -> bool:
+        """Continue decoding from a `DecodeStream` that holds only the last `context` ids;
+        return whether it did.
+
+        A `DecodeStream` re-decodes every id it stepped since its last text on its next step,
+        so after a long run each following step (a control token, the next run) would cost the
+        whole run again. Decoders are local (a character, a leading space or a word joint
+        depends on the ids just before it), so the last few ids are context enough; the
+        stream is kept when their text ends inside a character (U+FFFD), where a shorter
+        context could read differently.
+        """
+        text = self._backend.decode(context, skip_special_tokens=False)
+        if text and not text.endswith("\ufffd"):
+            self._stream = self._new_stream(context)
+            return True
+        return False
 
     def flush(self) -> str:
         """Release everything held (bytes of an incomplete character decode as U+FFFD), and start
@@ -446,24 +674,20 @@ class TokenDecoder:
         if not text:
             return ""
         if pattern is None or pattern.search(text) is None:
-            self._plain += len(text)
             self._marked += len(text)
             return text
         out, last = [], 0
         for match in pattern.finditer(text):
             before = text[last : match.start()]
             out.append(before)
-            self._plain += len(before)
             self._marked += len(before)
             spelled = match.group()
             self.tokens.add_spelled(self._plain, self._marked, len(spelled))
             out.append(SPELLED_MARK.join(spelled))
-            self._plain += len(spelled)
             self._marked += 2 * len(spelled) - 1
             last = match.end()
         rest = text[last:]
         out.append(rest)
-        self._plain += len(rest)
         self._marked += len(rest)
         return "".join(out)
 
@@ -492,6 +716,35 @@ class IdReader:
         self.decoder = TokenDecoder(tokenizer)
         self.tokens = self.decoder.tokens
         self.positions = positions
+        self.feed = self._one_id_at_a_time(self._feed_ids)
+
+    def _one_id_at_a_time(self, feed_ids: Callable[[Any], list[dict]]) -> Callable:
+        """`feed`, with the streaming case inline: one ordinary id, whose own text is known
+        and holds no character a control token's spelling starts with, while nothing is held.
+        Everything else goes to `feed_ids`. (One call per id instead of four: the ids of a
+        generation come one at a time, and per id the rest costs little more than that.)"""
+        decoder, feed_text = self.decoder, self.feed_text
+        own_pieces, first_characters = decoder._own_pieces, decoder._first_characters
+        ids_read, marks = decoder.tokens.ids, decoder.tokens._marks
+        if own_pieces is None or self.positions:
+            return feed_ids
+
+        def feed(ids: Any) -> list[dict]:
+            if ids.__class__ is list and len(ids) == 1 and ids[0].__class__ is int and not marks:
+                text = own_pieces.get(ids[0])
+                if (
+                    text
+                    and not decoder._pending
+                    and not decoder._held
+                    and first_characters.isdisjoint(text)
+                ):
+                    ids_read.append(ids[0])
+                    decoder._read_by_own_text = len(ids_read)
+                    decoder._marked += len(text)
+                    return feed_text(text)
+            return feed_ids(ids)
+
+        return feed
 
     def prefix(self, prefix: Any) -> str | None:
         """The prefix (text, encoded without special tokens added, or ids) decoded as one text;
@@ -510,19 +763,29 @@ class IdReader:
         self.tokens.prefix_tokens = len(ids)
         return text
 
-    def feed(self, ids: Any) -> list[dict]:
-        """The parser's `feed`: the next generated token ids; returns the events they settle.
+    def _feed_ids(self, ids: Any) -> list[dict]:
+        """The parser's `feed` (as `feed`, which takes the streaming case inline): the next
+        generated token ids; returns the events they settle.
 
         Raises:
             TypeError: text, or anything that is not token ids (`token_id_list`).
             RuntimeError, ResponseParseError: as `ResponseParser.feed` (the error's events
                 as read).
         """
+        if ids.__class__ is list and len(ids) == 1 and ids[0].__class__ is int:
+            text = self.decoder.feed_one(ids[0])  # one id at a time: the streaming case
+        else:
+            text = self.decoder.feed(token_id_list(ids, "feed"))
+        if not text:  # all held: an incomplete character or a possible spelling
+            return self.feed_text(text)  # (the parser still says when it is finalized)
         try:
-            return self.as_read(self.feed_text(self.decoder.feed(token_id_list(ids, "feed"))))
+            events = self.feed_text(text)
         except ResponseParseError as error:
             self.as_read(error.events)
             raise
+        if self.positions or self.tokens._marks:
+            return self.as_read(events)
+        return events
 
     def finalize(
         self, finalize_text: Callable[[str], tuple[dict, list[dict]]], last_ids: Any = ""

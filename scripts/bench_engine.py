@@ -39,8 +39,11 @@ Token ids. After the text table, the same workloads (up to ``--ids-limit``, 100 
 default) are tokenized with the demo model's tokenizer, widened with each workload's
 delimiter tokens as control tokens, and parsed as transformers 5.25 parses ids
 (``tokenizer=``): our ids path, our text path on the decoded text, and the reference's ids
-path, side by side, for the whole generation at once and one id at a time (the text path
-fed the same pieces the ids decode to). Our id messages must equal the reference's.
+path, for the whole generation at once and one id at a time (the text path fed the same
+pieces the ids decode to), side by side with the floor of our id path: decoding alone (one
+decode call, or a `DecodeStream` step per id) plus our text path alone. The prefix is given
+as its ids. Each figure is the best of the repeats, taken in turn. Our id messages must
+equal the reference's.
 ``--ids`` runs only that section; ``--no-ids`` leaves it out.
 
 ``--profile`` profiles our streaming instead (`profile_streaming`): how many
@@ -832,14 +835,20 @@ def _id_tokenizer(names: list[str]):
     return wide_tokenizer([WORKLOADS[name].template for name in names])
 
 
-def _id_runs(template: dict, ids: list[int], pieces: list[str], prefix: str, tokenizer) -> dict:
-    """One callable per (path, mode), each returning the message."""
+def _id_runs(
+    template: dict, ids: list[int], pieces: list[str], prefix: str, prefix_ids: list[int], tokenizer
+) -> dict:
+    """One callable per (path, mode), each returning the message; plus ("decode", mode): the
+    decoding alone (the prefix's ids and the generation's, whole or one id at a time with
+    `DecodeStream`), which with ("ours text", mode) makes the floor of the id path."""
+    from tokenizers.decoders import DecodeStream
     from transformers.utils.chat_parsing import ResponseParser as ReferenceParser
     from transformers.utils.chat_parsing import parse_response as reference_parse
 
     text = "".join(pieces)
+    backend = tokenizer.backend_tokenizer
 
-    def streamed(parser_class, chunks, **options):
+    def streamed(parser_class, chunks, prefix, **options):
         def run():
             parser = parser_class(template, prefix, **options)
             for chunk in chunks:
@@ -848,36 +857,59 @@ def _id_runs(template: dict, ids: list[int], pieces: list[str], prefix: str, tok
 
         return run
 
+    def decode_whole():
+        backend.decode(prefix_ids, skip_special_tokens=False)
+        return backend.decode(ids, skip_special_tokens=False)
+
+    def decode_each_id():
+        backend.decode(prefix_ids, skip_special_tokens=False)
+        stream = DecodeStream(skip_special_tokens=False)
+        return [stream.step(backend, token_id) for token_id in ids]
+
     each_id = [[token_id] for token_id in ids]
     return {
         ("ours ids", "whole"): lambda: parse_response(
-            ids, template, prefix=prefix, tokenizer=tokenizer
+            ids, template, prefix=prefix_ids, tokenizer=tokenizer
         ),
         ("ours text", "whole"): lambda: parse_response(text, template, prefix=prefix),
         ("reference ids", "whole"): lambda: reference_parse(
-            ids, template, prefix=prefix, tokenizer=tokenizer
+            ids, template, prefix=prefix_ids, tokenizer=tokenizer
         ),
-        ("ours ids", "one id at a time"): streamed(ResponseParser, each_id, tokenizer=tokenizer),
-        ("ours text", "one id at a time"): streamed(ResponseParser, pieces),
+        ("decode", "whole"): decode_whole,
+        ("ours ids", "one id at a time"): streamed(
+            ResponseParser, each_id, prefix_ids, tokenizer=tokenizer
+        ),
+        ("ours text", "one id at a time"): streamed(ResponseParser, pieces, prefix),
         ("reference ids", "one id at a time"): streamed(
-            ReferenceParser, each_id, tokenizer=tokenizer
+            ReferenceParser, each_id, prefix_ids, tokenizer=tokenizer
         ),
+        ("decode", "one id at a time"): decode_each_id,
     }
+
+
+ID_PATHS = ("reference ids", "ours ids", "decode", "ours text")
 
 
 def id_section(
     names: list[str], sizes: list[int], repeats: int, limit: int
 ) -> tuple[list[str], int]:
-    """The token-id table: lines to print, and how many id parses differed from the reference."""
+    """The token-id table: lines to print, and how many id parses differed from the reference.
+
+    Per workload, size and mode: the reference's id path, ours, and our floor (decoding alone
+    plus our text path alone on the decoded text), each the best of `repeats` runs taken in
+    turn, with ours over the floor and the reference over ours.
+    """
     from engine.token_ids import TokenDecoder
 
     tokenizer = _id_tokenizer(names)
     lines = [
         "",
-        "== token ids: our ids path vs our text path vs the reference's ids path "
-        f"(demo tokenizer + workload delimiters, {repeats} repeat(s), median)",
-        f"  {'workload':<14}{'size':>7}{'tokens':>8}  {'mode':<17}{'ours ids':>10}{'ours text':>11}"
-        f"{'reference':>11}{'ref/ours ids':>14}{'us/id ours':>12}",
+        "== token ids: the reference's id path, ours, and ours' floor (decode alone + our text path "
+        f"alone), demo tokenizer + workload delimiters, best of {repeats} runs taken in turn",
+        "  the prefix is given as its ids (the prompt a server generated from); 'whole' decodes with "
+        "one decode call, 'one id at a time' steps a DecodeStream per id",
+        f"  {'workload':<14}{'size':>7}{'tokens':>8}  {'mode':<17}{'reference':>10}{'ours':>9}"
+        f"{'decode':>9}{'text':>9}{'floor':>9}{'ours/floor':>11}{'ref/ours':>9}",
     ]
     differences = 0
     for name in names:
@@ -885,10 +917,11 @@ def id_section(
         for size in [size for size in sizes if size <= limit]:
             case = make_case(name, size)
             ids = tokenizer.encode(case.text, add_special_tokens=False)
+            prefix_ids = tokenizer.encode(case.prefix, add_special_tokens=False)
             decoder = TokenDecoder(tokenizer)
             pieces = [decoder.feed([token_id]) for token_id in ids] + [decoder.flush()]
             pieces = [piece.replace("\ufdd2", "") for piece in pieces if piece]
-            runs = _id_runs(workload.template, ids, pieces, case.prefix, tokenizer)
+            runs = _id_runs(workload.template, ids, pieces, case.prefix, prefix_ids, tokenizer)
             ours_message = runs[("ours ids", "whole")]()
             theirs_message = runs[("reference ids", "whole")]()
             ours_streamed = runs[("ours ids", "one id at a time")]()
@@ -910,21 +943,20 @@ def id_section(
                     f"  DIFFERENCE {name} {_size_label(size)}: {_first_difference(ours_message, theirs_message)}"
                 )
             for mode in ID_MODES:
-                times = {}
-                for path in ("ours ids", "ours text", "reference ids"):
-                    samples = []
-                    for _ in range(repeats):
+                times = {path: math.inf for path in ID_PATHS}
+                for _ in range(repeats):
+                    for path in ID_PATHS:
                         gc.collect()
                         started = time.perf_counter()
                         runs[(path, mode)]()
-                        samples.append(time.perf_counter() - started)
-                    times[path] = statistics.median(samples)
+                        times[path] = min(times[path], time.perf_counter() - started)
+                floor = times["decode"] + times["ours text"]
                 lines.append(
                     f"  {name:<14}{_size_label(size):>7}{len(ids):>8}  {mode:<17}"
-                    f"{_seconds(times['ours ids']):>10}{_seconds(times['ours text']):>11}"
-                    f"{_seconds(times['reference ids']):>11}"
-                    f"{times['reference ids'] / times['ours ids']:>13.1f}x"
-                    f"{times['ours ids'] / max(1, len(ids)) * 1e6:>12.2f}"
+                    f"{_seconds(times['reference ids']):>10}{_seconds(times['ours ids']):>9}"
+                    f"{_seconds(times['decode']):>9}{_seconds(times['ours text']):>9}"
+                    f"{_seconds(floor):>9}{times['ours ids'] / floor:>10.2f}x"
+                    f"{times['reference ids'] / times['ours ids']:>8.1f}x"
                 )
     lines.append(
         "  all id messages match the reference's one-shot"
