@@ -106,7 +106,9 @@ def _built_size(operator: str, left: Any, right: Any) -> int:
 
 def _padded_width(method: Any, args: tuple, kwargs: dict) -> int:
     """The width a padding method of str (`_PADDING_METHODS`) is asked for; 0 for another call."""
-    if not (isinstance(getattr(method, "__self__", None), str) and method.__name__ in _PADDING_METHODS):
+    if not (
+        isinstance(getattr(method, "__self__", None), str) and method.__name__ in _PADDING_METHODS
+    ):
         return 0
     sizes = [value for value in (*args, *kwargs.values()) if isinstance(value, int)]
     if method.__name__ == "expandtabs":

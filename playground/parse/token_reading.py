@@ -156,7 +156,9 @@ class TokenReading:
                     "(PLAYGROUND_LIMITS token_reading_ids); read it as text, or paste less."
                 )
             if until is not None and time.perf_counter() > until:
-                raise InputError(limits.over_budget("parse_seconds", "Reading the generation as tokens"))
+                raise InputError(
+                    limits.over_budget("parse_seconds", "Reading the generation as tokens")
+                )
         return into
 
 

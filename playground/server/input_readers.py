@@ -17,7 +17,6 @@ from typing import Any
 
 from .limits import Limits, current
 
-
 # The longest key a JSON path in a message shows (characters); a longer one is cut with "…".
 QUOTED_KEY_CHARS = 40
 

@@ -18,6 +18,7 @@ message the same way for every message that quotes one.
 
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 
@@ -47,13 +48,25 @@ _TYPE_NAME = re.compile(r"[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning)")
 _MODULE_NAME = re.compile(r"[a-z_]\w*")
 
 
-def clip(text: object, limit: int = QUOTED_CHARS) -> str:
-    """`text` (a visitor's input quoted in a message) as `repr` shows it, cut to about `limit`
-    characters with how many more there were: ``'a.a.a.…' (64,000 characters)``."""
+def clip(text: object, limit: int = QUOTED_CHARS, quoted: bool = True) -> str:
+    """`text` (a visitor's input quoted in a message), as `repr` shows it when `quoted`, cut to
+    `limit` characters with how many there were: ``'a.a.a.'… (64,000 characters)``."""
     text = str(text)
-    if len(text) <= limit:
-        return repr(text)
-    return f"{text[:limit]!r}… ({len(text):,} characters)"
+    shown = text if len(text) <= limit else text[:limit]
+    shown = repr(shown) if quoted else shown
+    return shown if len(text) <= limit else f"{shown}… ({len(text):,} characters)"
+
+
+def near_miss(word: str, choices, cutoff: float = 0.6) -> str | None:
+    """The choice `word` was most likely meant to be (difflib's ratio at least `cutoff`), or None.
+    A word over twice as long as the longest choice is near none of them (the ratio cannot reach
+    0.6) and is not compared, so the search costs the choices' length, not the word's."""
+    choices = list(choices)
+    longest = max((len(choice) for choice in choices), default=0)
+    if not choices or len(word) > 2 * longest + 2:
+        return None
+    found = difflib.get_close_matches(word, choices, n=1, cutoff=cutoff)
+    return found[0] if found else None
 
 
 def _type_spans(text: str) -> list[tuple[int, int, bool]]:
