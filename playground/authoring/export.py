@@ -106,19 +106,19 @@ def export_files(
     )
     out_path = write_download(
         "tokenizer_config.json",
-        _pieces(config, ends),
+        config_pieces(config, ends),
         "The exported tokenizer_config.json",
     )
     return template_path, out_path, changes, remaining
 
 
-def _pieces(config: dict, ends: float):
+def config_pieces(config: dict, ends: float | None = None):
     """`config` as indented JSON, piece by piece (what `write_download` counts against its caps),
     stopping with the export's time budget."""
     for count, piece in enumerate(
         json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(config), 1
     ):
-        if count % 4096 == 0 and time.perf_counter() > ends:
+        if count % 4096 == 0 and ends is not None and time.perf_counter() > ends:
             raise InputError(limits.over_budget("export_seconds", "The export"))
         yield piece
     yield "\n"

@@ -104,6 +104,21 @@ def write_download(name: str, pieces: Iterable[str] | str, what: str = "The down
     return str(path)
 
 
+def answer_text(pieces: Iterable[str], what: str = "The answer") -> str:
+    """The pieces of an answer joined, counted while they come: raises InputError naming `what`
+    as soon as they pass PLAYGROUND_LIMITS `answer_mb` (characters), before the rest is built."""
+    cap = limits.current().answer_mb * 1_000_000
+    kept, size = [], 0
+    for piece in pieces:
+        size += len(piece)
+        if size > cap:
+            raise InputError(
+                f"{what} is too large: more than {cap:,} characters (limit PLAYGROUND_LIMITS answer_mb)."
+            )
+        kept.append(piece)
+    return "".join(kept)
+
+
 def remove_upload(path: str | Path | None) -> None:
     """Delete an uploaded file once it has been read (Gradio keeps uploads in its cache)."""
     if path:
