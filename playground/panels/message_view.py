@@ -134,7 +134,7 @@ def openai_stream(view: ParseView) -> str:
     derived = openai_deltas(
         [logged.event for logged in view.events], view.template, tools=view.tools
     )
-    cap = limits.current().answer_mb * 1_000_000
+    cap = int(limits.current().answer_mb * 1_000_000)
     lines, size = [], 0
     for delta in derived.deltas:
         line = json.dumps(delta, ensure_ascii=False)
