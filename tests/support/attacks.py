@@ -1549,10 +1549,12 @@ def _wide_under_long_key(key_chars: int, items: int) -> dict:
 
 
 def nested_value_parses(run: Run) -> Outcome:
-    """Four /parse at once of a 63 KB template holding one unknown key of 30,000 characters over a
+    """Four /parse at once of a 63 KB template holding one unknown key of 28,000 characters over a
     list of 15,000 zeros: each item's JSON path used to copy the key."""
-    key_chars, items = (3_000, 3_000) if BOUNDED["value"] else (30_000, 15_000)
-    template = json.dumps({**QWEN3, **_wide_under_long_key(key_chars, items)})
+    key_chars, items = (3_000, 3_000) if BOUNDED["value"] else (28_000, 15_000)
+    template = json.dumps(
+        {**QWEN3, **_wide_under_long_key(key_chars, items)}, separators=(",", ":")
+    )
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(
             pool.map(lambda _: call(run, "parse", [template, "", "hello", ""]), range(4))
@@ -1759,7 +1761,7 @@ ATTACKS = [
     ("28a. 4 /parse quoting a 63 KB key of 'a.'", quoted_key_parses),
     ("28b. a link: that template and 80 test cases", quoted_key_link),
     ("28c. MCP: 4 parse calls quoting that key", quoted_key_mcp),
-    ("29a. 4 /parse, a 30 KB key over 15,000 items", nested_value_parses),
+    ("29a. 4 /parse, a 28 KB key over 15,000 items", nested_value_parses),
     ("29b. /export of a config of 500,000 zeros", wide_config_export),
     ("29c. a link of 300 KB: a 100 KB key, 100,000 items", wide_state_link),
     ("29d. Tokens reading of 1,000,000 emoji, twice", emoji_token_reading),
