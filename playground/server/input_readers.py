@@ -89,24 +89,27 @@ _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 _BRACKET = re.compile(r"[\[\]{}]")
 
 
-def json_shape(text: str, deepest_read: int | None = None) -> tuple[int, int]:
+def json_shape(text: str) -> tuple[int, int]:
     """(deepest nesting of [ and {, values) of JSON text, found without parsing it (strings
     skipped, in linear time). Values are counted as containers plus commas plus one: every value
-    but the first of a container follows a comma, so it bounds the tree `json.loads` builds.
-    With `deepest_read`, the depth stops being counted once it passes that."""
+    but the first of a container follows a comma, so it bounds the tree `json.loads` builds."""
     bare = _STRING.sub('""', text)
-    values = bare.count(",") + bare.count("[") + bare.count("{") + 1
+    return _deepest(bare), _values(bare)
+
+
+def _values(bare: str) -> int:
+    return bare.count(",") + bare.count("[") + bare.count("{") + 1
+
+
+def _deepest(bare: str) -> int:
     depth = deepest = 0
     for found in _BRACKET.finditer(bare):
         if found.group() in "[{":
             depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest_read is not None and deepest > deepest_read:
-                    break
+            deepest = max(deepest, depth)
         else:
             depth -= 1
-    return deepest, values
+    return deepest
 
 
 def json_depth(text: str) -> int:
@@ -117,17 +120,22 @@ def json_depth(text: str) -> int:
 def check_json_shape(text: str, what: str, limits: Limits | None = None) -> None:
     """Raise InputError naming `what` when JSON text would build a tree deeper than
     PLAYGROUND_LIMITS `json_depth` or of more values than `json_nodes`: checked on the text, before
-    `json.loads` allocates the tree (linear in the text)."""
+    `json.loads` allocates the tree. Linear: the strings are skipped by one regex, the values
+    counted by `str.count`, and the depth read over at most twice `json_nodes` brackets (a text
+    with more closing brackets than values is no JSON, which `json.loads` then says)."""
     limits = limits or current()
-    depth, values = json_shape(text, limits.json_depth)
+    bare = _STRING.sub('""', text)
+    values = _values(bare)
     if values > limits.json_nodes:
         raise InputError(
             f"{what} holds too many JSON values: {values:,} (limit {limits.json_nodes:,}, "
             "PLAYGROUND_LIMITS json_nodes)."
         )
-    if depth > limits.json_depth:
+    if bare.count("]") + bare.count("}") > values:
+        return
+    if (depth := _deepest(bare)) > limits.json_depth:
         raise InputError(
-            f"{what} is nested too deeply: more than {limits.json_depth} levels (limit {limits.json_depth})."
+            f"{what} is nested too deeply: {depth} levels (limit {limits.json_depth})."
         )
 
 

@@ -91,7 +91,7 @@ def test_a_json_tree_is_measured_on_its_text_before_it_is_read(monkeypatch):
     )
     with pytest.raises(InputError) as caught:
         input_readers.read_json("[[[[[0]]]]]", "The template", 10_000)
-    assert str(caught.value) == "The template is nested too deeply: more than 4 levels (limit 4)."
+    assert str(caught.value) == "The template is nested too deeply: 5 levels (limit 4)."
     assert input_readers.bounded_json("[[[[[0]]]]]") is None
     assert input_readers.bounded_json('{"a": [1]}') == {"a": [1]}
 

@@ -1645,11 +1645,11 @@ def _upload(http: httpx.Client, name: str, blob: bytes) -> str | None:
     return answer.json()[0] if answer.status_code == 200 else None
 
 
-def deep_config_exports(run: Run, depth: int = 100) -> Outcome:
-    """Twelve exports of one 1 MB tokenizer_config.json upload nested `depth` deep, one after
-    another from one page: pretty-printing multiplies its size by about the depth, and each
-    export was a file and Gradio's copy of it."""
-    blob = _deep_config(depth, 1_000_000)
+def deep_config_exports(run: Run, depth: int = 100, size: int = 1_000_000) -> Outcome:
+    """Twelve exports of one tokenizer_config.json upload of `size` bytes nested `depth` deep,
+    one after another from one page: pretty-printing multiplies its size by about the depth,
+    and each export was a file and Gradio's copy of it."""
+    blob = _deep_config(depth, size)
     page = _page(run)
     started = time.perf_counter()
     said, exported = "", 0
@@ -1684,9 +1684,9 @@ def deep_config_exports(run: Run, depth: int = 100) -> Outcome:
 
 
 def wide_config_exports(run: Run) -> Outcome:
-    """As `deep_config_exports`, nested 30 deep (within the depth cap) and as wide as the value
-    cap lets one file be."""
-    return deep_config_exports(run, depth=30)
+    """As `deep_config_exports`, nested 30 deep (within the depth cap), 380 KB: as many values as
+    the value cap lets one file hold."""
+    return deep_config_exports(run, depth=30, size=380_000)
 
 
 BOMB_JINJA = "{{ 'x' * 2000000000 }}{% for m in messages %}{{ m.content }}{% endfor %}"
@@ -1766,7 +1766,7 @@ ATTACKS = [
     ("29c. a link of 300 KB: a 100 KB key, 100,000 items", wide_state_link),
     ("29d. Tokens reading of 1,000,000 emoji, twice", emoji_token_reading),
     ("30a. 12 exports of a 1 MB config 100 deep", deep_config_exports),
-    ("30b. 12 exports of a 1 MB config 30 deep", wide_config_exports),
+    ("30b. 12 exports of a 380 KB config 30 deep", wide_config_exports),
     ("31a. a 2e9-character Jinja string: check + Infer", jinja_bombs),
     ("31b. a Jinja string doubled 40 times: check + Infer", jinja_doubling),
 ]
