@@ -1632,6 +1632,31 @@ def emoji_token_reading(run: Run) -> Outcome:
     return Outcome(time.perf_counter() - started, said[:300])
 
 
+def prose_token_reading(run: Run) -> Outcome:
+    """A held-out variant: the Tokens reading of 200,000 characters of prose (as much as it
+    reads), twice in a row from one page."""
+    from playground.parse.token_reading import READ_DEMO
+
+    text = ("The weather in Paris is mild today, with rain later. " * 4_000)[:200_000]
+    page = _page(run)
+    started = time.perf_counter()
+    said = ""
+    try:
+        for _ in range(2):
+            outputs = page.run(
+                "page_set_reading",
+                {"read-as": READ_DEMO, "generation": text, "template-editor": QWEN3_TEXT},
+                timeout=PATIENCE,
+            )
+            said = next(
+                (str(o.get("status")) for o in reversed(outputs) if o.get("status")), "no status"
+            )
+    finally:
+        page.close()
+    said = " ".join(re.sub(r"<[^>]+>", " ", said).split())
+    return Outcome(time.perf_counter() - started, said[:300])
+
+
 def _deep_config(depth: int, size: int) -> bytes:
     """A tokenizer_config.json of about `size` bytes: `depth` nested lists at each of its keys'
     values, zeros inside."""
@@ -1765,6 +1790,7 @@ ATTACKS = [
     ("29b. /export of a config of 500,000 zeros", wide_config_export),
     ("29c. a link of 300 KB: a 100 KB key, 100,000 items", wide_state_link),
     ("29d. Tokens reading of 1,000,000 emoji, twice", emoji_token_reading),
+    ("29e. Tokens reading of 200,000 characters of prose, twice", prose_token_reading),
     ("30a. 12 exports of a 1 MB config 100 deep", deep_config_exports),
     ("30b. 12 exports of a 380 KB config 30 deep", wide_config_exports),
     ("31a. a 2e9-character Jinja string: check + Infer", jinja_bombs),
