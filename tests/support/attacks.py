@@ -127,6 +127,7 @@ def start_server(root: Path = ROOT, limits: dict | None = None, scratch: Path | 
         "GRADIO_SERVER_PORT": str(port),
         "GRADIO_ANALYTICS_ENABLED": "False",
         "GRADIO_TEMP_DIR": str(files),
+        "TMPDIR": str(files),  # the app's own folders (downloads) are counted with Gradio's
         "HF_HUB_OFFLINE": "1",
         "PYTHONPATH": str(root),
         "PLAYGROUND_LIMITS": json.dumps({"proxy_hops": 1, **(limits or {})}),
@@ -218,7 +219,8 @@ def memory_mb(run: Run) -> tuple[float, float]:
 
 
 def disk_mb(run: Run) -> float:
-    """What the server's upload and download folder holds (MB)."""
+    """What the server's folders hold (MB): Gradio's uploads and cache, and the app's downloads
+    (its TMPDIR)."""
     total = 0
     for folder, _, names in os.walk(run.files) if run.files is not None else ():
         for name in names:
