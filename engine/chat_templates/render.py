@@ -74,6 +74,9 @@ _MAX_FILLED = 8
 # the widest a string may be padded to, and the most bits a power may have: past them jinja2's
 # sandbox refuses, before the memory is asked for (`'x' * 2000000000` would take 2 GB).
 MAX_BUILT = 1_000_000
+# The longest string or list a chat template may build by joining (``+`` and ``~``): a prompt is
+# far shorter, and a loop doubling a string reaches it in a few steps.
+MAX_JOINED = 16 * MAX_BUILT
 # Methods of str that pad to a width given as an argument.
 _PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
 # A printf width or precision written in a format string ("%2000000000s").
@@ -88,6 +91,8 @@ def _built_size(operator: str, left: Any, right: Any) -> int:
         for sequence, times in ((left, right), (right, left)):
             if isinstance(sequence, sequences) and isinstance(times, int):
                 return len(sequence) * max(times, 0)
+    if operator == "+" and isinstance(left, sequences) and isinstance(right, sequences):
+        return len(left) + len(right)
     if operator == "**" and isinstance(left, int) and isinstance(right, int) and right > 0:
         return abs(left).bit_length() * right if abs(left) > 1 else 0
     if operator == "%" and isinstance(left, str):
@@ -120,17 +125,33 @@ def _padded_width(method: Any, args: tuple, kwargs: dict) -> int:
 def bounded_sandbox():
     """jinja2's immutable sandbox (what transformers renders chat templates in) that refuses to
     build a string, list or number past MAX_BUILT: ``*`` of a sequence, ``**``, ``%`` with a
-    width, the padding methods of str and the `center` and `indent` filters. A refusal is
-    jinja2's `SecurityError`, saying what was asked for."""
+    width, the padding methods of str and the `center` and `indent` filters; and a join past
+    MAX_JOINED (``+`` before it is built, ``~`` once built, so a doubling loop stops at twice
+    that). A refusal is jinja2's `SecurityError`, saying what was asked for."""
+    from jinja2.compiler import CodeGenerator
     from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
-    def refuse(what: str, size: int) -> None:
+    def refuse(what: str, size: int, bound: int = MAX_BUILT) -> None:
         raise SecurityError(
-            f"the chat template {what} {size:,} (at most {MAX_BUILT:,} in this sandbox)"
+            f"the chat template {what} {size:,} (at most {bound:,} in this sandbox)"
         )
 
+    class BoundedCode(CodeGenerator):
+        """jinja2's code generator with every ``~`` join checked by `bounded_concat`."""
+
+        def visit_Concat(self, node, frame) -> None:
+            self.write("environment.bounded_concat(")
+            super().visit_Concat(node, frame)
+            self.write(")")
+
     class BoundedSandbox(ImmutableSandboxedEnvironment):
-        intercepted_binops = frozenset({"*", "**", "%"})
+        intercepted_binops = frozenset({"*", "**", "%", "+"})
+        code_generator_class = BoundedCode
+
+        def bounded_concat(self, joined: str) -> str:
+            if len(joined) > MAX_JOINED:
+                refuse("joins with '~' a string of", len(joined), MAX_JOINED)
+            return joined
 
         def __init__(self, *args, **kwargs) -> None:
             super().__init__(*args, **kwargs)
@@ -148,8 +169,11 @@ def bounded_sandbox():
             return bounded
 
         def call_binop(self, context, operator: str, left: Any, right: Any) -> Any:
-            if (size := _built_size(operator, left, right)) > MAX_BUILT:
-                refuse(f"builds with {operator!r} a value (characters, items or bits) of", size)
+            bound = MAX_JOINED if operator == "+" else MAX_BUILT
+            if (size := _built_size(operator, left, right)) > bound:
+                refuse(
+                    f"builds with {operator!r} a value (characters, items or bits) of", size, bound
+                )
             return super().call_binop(context, operator, left, right)
 
         def call(__self, __context, __obj, *args, **kwargs):  # noqa: N805 - jinja2's own names

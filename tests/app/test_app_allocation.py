@@ -255,13 +255,19 @@ def test_a_reading_in_pieces_gives_the_ids_of_one_encoding(monkeypatch):
     assert reading.ids(text) == whole
 
 
-# -- a worker's address space, and the chat-template sandbox -----------------------------------
-
-
+# A template that keeps a new string of a million characters at each step: within every sandbox
+# bound, so only the worker's address space stops it.
+FILLING = (
+    "{% set ns = namespace(kept=[]) %}{% for i in range(100000) %}"
+    "{% set ns.kept = ns.kept + [('x' * 1000000) ~ i] %}{% endfor %}{{ ns.kept|length }}"
+)
 DOUBLING = (
     "{% set ns = namespace(s='x') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}"
     "{% endfor %}{{ ns.s|length }}"
 )
+
+
+# -- a worker's address space, and the chat-template sandbox -----------------------------------
 
 
 def test_a_worker_that_passes_its_address_space_dies_alone_with_a_clear_error():
@@ -270,7 +276,7 @@ def test_a_worker_that_passes_its_address_space_dies_alone_with_a_clear_error():
         {
             "messages": [{"role": "user", "content": "hi"}],
             "tools": None,
-            "chat_template": DOUBLING,
+            "chat_template": FILLING,
             "keywords": {},
         },
         seconds=60,
@@ -309,6 +315,15 @@ def test_a_worker_that_passes_its_address_space_dies_alone_with_a_clear_error():
             "{{ '%2000000000s' % 'a' }}",
             "the chat template builds with '%' a value (characters, items or bits) of "
             "2,000,000,000 (at most 1,000,000 in this sandbox)",
+        ),
+        (
+            "{% set s = 'x' * 1000000 %}{{ s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s }}",
+            "the chat template builds with '+' a value (characters, items or bits) of "
+            "17,000,000 (at most 16,000,000 in this sandbox)",
+        ),
+        (
+            DOUBLING,
+            "the chat template joins with '~' a string of 16,777,216 (at most 16,000,000 in this sandbox)",
         ),
         (
             "{{ 7 ** 9000000 }}",
