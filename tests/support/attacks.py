@@ -1741,7 +1741,12 @@ def jinja_bombs(run: Run, chat_template: str = BOMB_JINJA) -> Outcome:
             infer_said = f"{type(error).__name__}: {error}"
     finally:
         page.close()
-    said = checked[1].get("error") if isinstance(checked[1], dict) else checked[1]
+    said = checked[1]
+    if isinstance(said, dict):
+        refusals = [
+            row.get("detail", "") for row in said.get("situations", []) if not row.get("renderable")
+        ]
+        said = said.get("error") or (f"{said.get('counts')}; {refusals[0] if refusals else ''}")
     infer_said = " ".join(re.sub(r"<[^>]+>", " ", infer_said).split())
     return Outcome(
         checked[2], f"check: {str(said)[:140]} | infer: {infer_said[:140]}", int(checked[0] != 200)
