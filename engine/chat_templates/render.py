@@ -150,7 +150,7 @@ def bounded_sandbox():
 
         def bounded_concat(self, joined: str) -> str:
             if len(joined) > MAX_JOINED:
-                refuse("joins with '~' a string of", len(joined), MAX_JOINED)
+                refuse("joins strings into one of", len(joined), MAX_JOINED)
             return joined
 
         def __init__(self, *args, **kwargs) -> None:

@@ -323,7 +323,7 @@ def test_a_worker_that_passes_its_address_space_dies_alone_with_a_clear_error():
         ),
         (
             DOUBLING,
-            "the chat template joins with '~' a string of 16,777,216 (at most 16,000,000 in this sandbox)",
+            "the chat template joins strings into one of 16,777,216 (at most 16,000,000 in this sandbox)",
         ),
         (
             "{{ 7 ** 9000000 }}",
