@@ -101,9 +101,12 @@ def _values(bare: str) -> int:
     return bare.count(",") + bare.count("[") + bare.count("{") + 1
 
 
-def _deepest(bare: str) -> int:
+def _deepest(bare: str, most: int | None = None) -> int:
+    """The deepest nesting of the first `most` brackets of `bare` (all of them when None)."""
     depth = deepest = 0
-    for found in _BRACKET.finditer(bare):
+    for count, found in enumerate(_BRACKET.finditer(bare)):
+        if most is not None and count >= most:
+            break
         if found.group() in "[{":
             depth += 1
             deepest = max(deepest, depth)
@@ -120,22 +123,20 @@ def json_depth(text: str) -> int:
 def check_json_shape(text: str, what: str, limits: Limits | None = None) -> None:
     """Raise InputError naming `what` when JSON text would build a tree deeper than
     PLAYGROUND_LIMITS `json_depth` or of more values than `json_nodes`: checked on the text, before
-    `json.loads` allocates the tree. Linear: the strings are skipped by one regex, the values
-    counted by `str.count`, and the depth read over at most twice `json_nodes` brackets (a text
-    with more closing brackets than values is no JSON, which `json.loads` then says)."""
+    `json.loads` allocates the tree. Linear: the strings are skipped by one regex, the depth read
+    over at most twice `json_nodes` brackets, and the values counted by `str.count`."""
     limits = limits or current()
     bare = _STRING.sub('""', text)
+    # A tree within the caps has at most twice json_nodes brackets: reading more tells nothing.
+    if (depth := _deepest(bare, 2 * limits.json_nodes + 2)) > limits.json_depth:
+        raise InputError(
+            f"{what} is nested too deeply: {depth} levels (limit {limits.json_depth})."
+        )
     values = _values(bare)
     if values > limits.json_nodes:
         raise InputError(
             f"{what} holds too many JSON values: {values:,} (limit {limits.json_nodes:,}, "
             "PLAYGROUND_LIMITS json_nodes)."
-        )
-    if bare.count("]") + bare.count("}") > values:
-        return
-    if (depth := _deepest(bare)) > limits.json_depth:
-        raise InputError(
-            f"{what} is nested too deeply: {depth} levels (limit {limits.json_depth})."
         )
 
 

@@ -379,10 +379,18 @@ def call(
 
 
 def parse_seconds(run: Run, address: str = VICTIM) -> float | None:
-    """One /parse of the default sample: its seconds, or None when it failed or was refused."""
-    status, result, seconds = call(
-        run, "parse", [QWEN3_TEXT, SAMPLE.prefix, SAMPLE.generation, ""], address, VICTIM_PATIENCE
-    )
+    """One /parse of the default sample: its seconds, or None when it failed or was refused (a
+    server too busy to take the request counts as failed)."""
+    try:
+        status, result, seconds = call(
+            run,
+            "parse",
+            [QWEN3_TEXT, SAMPLE.prefix, SAMPLE.generation, ""],
+            address,
+            VICTIM_PATIENCE,
+        )
+    except httpx.HTTPError:
+        return None
     if status != 200 or not isinstance(result, dict) or result.get("message") != SAMPLE.expected:
         return None
     return seconds
