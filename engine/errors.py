@@ -7,6 +7,10 @@ reference (which raises plain `ValueError`) catches ours unchanged.
 from __future__ import annotations
 
 
+# The longest JSON path a TemplateError's message shows (characters).
+SHOWN_PATH_CHARS = 120
+
+
 class TemplateError(ValueError):
     """A response template that cannot be loaded.
 
@@ -22,7 +26,12 @@ class TemplateError(ValueError):
     def __init__(self, path: str, message: str, *, predicate: bool = False):
         self.path = path
         self.detail = message
-        joined = f"{path} {message}" if predicate else f"{path}: {message}"
+        # A path quotes the template's keys, which a visitor may make as long as the template:
+        # the message shows its first SHOWN_PATH_CHARS characters and says how long it is.
+        shown = path
+        if len(path) > SHOWN_PATH_CHARS:
+            shown = f"{path[:SHOWN_PATH_CHARS]}… ({len(path):,} characters)"
+        joined = f"{shown} {message}" if predicate else f"{shown}: {message}"
         super().__init__(joined if path else message)
 
 

@@ -25,7 +25,7 @@ from engine import TemplateError, load_template
 
 from .authoring.chat_template_check import check_from_page
 from .authoring.diagnostics import findings
-from .authoring.export import check_config_size, for_target, merged_config
+from .authoring.export import check_config_size, config_pieces, for_target, merged_config
 from .authoring.stream_check import stream_check
 from .catalog import samples_by_id, template_names, template_text_of
 from .panels.status import parse_judgement
@@ -33,6 +33,7 @@ from .parse.chunking import make_chunks, parse_chunking_param
 from .parse.parse_view import LiveParse, ParseView, traced_view
 from .server import limits
 from .server.admission import make_way
+from .server.downloads import answer_text
 from .server.input_readers import (
     InputError,
     check_text_sizes,
@@ -366,11 +367,12 @@ def export(
         config = merged_config(
             template, tokenizer_config_text if tokenizer_config_text.strip() else None
         )
+        config_text = answer_text(config_pieces(config), "The exported tokenizer_config.json")
     except (InputError, TemplateError) as error:
         return {"error": redact(str(error))}
     return {
         "response_template.json": template_text_of(template) + "\n",
-        "tokenizer_config.json": json.dumps(config, ensure_ascii=False, indent=2) + "\n",
+        "tokenizer_config.json": config_text,
         "changes": changes,
         "refused": [f"{f.path}: {f.message}" for f in remaining if f.severity == "error"],
         "error": None,

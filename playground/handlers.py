@@ -92,7 +92,7 @@ from .parse.session import Session
 from .parse.token_reading import READ_LOADED, reading_for
 from .parse.workspace import WorkspaceInputs
 from .server import limits
-from .server.downloads import download_folder, remove_upload
+from .server.downloads import remove_upload, write_download
 from .server.input_readers import InputError, check_text_sizes, read_template, read_tools
 
 # Above this many characters a running replay draws only the end of the map (MAP_TAIL).
@@ -1124,9 +1124,8 @@ def export_cases(template_text: str, test_cases_text: str) -> dict:
         cases = read_cases(test_cases_text)
     except InputError as error:
         return {"examples_file": None, "test_results": results_html([], 0, str(error))}
-    path = download_folder() / "examples.jsonl"
-    path.write_text(examples_jsonl(cases), encoding="utf-8")
-    return {"examples_file": str(path)}
+    path = write_download("examples.jsonl", examples_jsonl(cases), "The examples file")
+    return {"examples_file": path}
 
 
 @produces("reference")
@@ -1420,8 +1419,7 @@ def share(
     everything, and the state file to download."""
     state = page_state(sample_id, template_choice, inputs, test_cases_text, session.tab, session)
     query, warning = share_link(state)
-    path = download_folder() / "playground-state.json"
-    path.write_text(state_file_text(state), encoding="utf-8")
+    path = write_download("playground-state.json", state_file_text(state), "The state file")
     shown = (
         f'<div class="rt-status rt-status-warn" id="share-warning">△ {escape(warning)}</div>'
         if warning

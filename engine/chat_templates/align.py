@@ -152,9 +152,12 @@ def _expected_calls(expected: dict) -> list[tuple[str, dict]]:
 # -- without an expected message --------------------------------------------------------------
 
 # Prose: two words or more (blanks between; a sentence's end is followed by a space, not a new
-# line), or one word that ends a sentence.
+# line), or one word that ends a sentence. A match starts at a word's first letter only (a
+# search that failed there fails inside the word too): one try per word keeps a search linear,
+# where trying every letter of a 10,000-letter word took seconds.
 PROSE = regex.compile(
-    r"\w[\w'\-]*(?:(?:[,;:]?[ \t]+|(?<![.!?])\n[ \t]*)\w[\w'\-]*|[.!?]+[ \t]+\w[\w'\-]*)+[.!?]*|\w[\w'\-]*[.!?]+"
+    r"(?=\w)(?<!\w[\-']*)"
+    r"(?:\w[\w'\-]*(?:(?:[,;:]?[ \t]+|(?<![.!?])\n[ \t]*)\w[\w'\-]*|[.!?]+[ \t]+\w[\w'\-]*)+[.!?]*|\w[\w'\-]*[.!?]+)"
 )
 
 

@@ -7,7 +7,9 @@ a tool-calling turn without text has content ``""`` or None, whether tool-call
 arguments are a dict or JSON text, and what the template writes after every
 conversation. `load_chat_template` takes the chat template from a tokenizer (a
 local folder or a hub id), reading tokenizer files only and failing in seconds
-when the Hub cannot be reached.
+when the Hub cannot be reached. Templates render in `bounded_sandbox()`, jinja2's
+sandbox refusing to build strings and lists past `MAX_BUILT` by multiplication or
+padding (a memory bomb of one line), installed into transformers by `render_function`.
 
 transformers is imported only inside these functions, so `import engine` stays
 light; without it they raise `ImportError` naming what to install.
@@ -68,6 +70,130 @@ _NOT_ITERABLE = "'NoneType' object is not iterable"
 _MAX_FILLED = 8
 
 
+# The longest string or list a chat template may build by multiplying one (characters or items),
+# the widest a string may be padded to, and the most bits a power may have: past them jinja2's
+# sandbox refuses, before the memory is asked for (`'x' * 2000000000` would take 2 GB).
+MAX_BUILT = 1_000_000
+# The longest string or list a chat template may build by joining (``+`` and ``~``): a prompt is
+# far shorter, and a loop doubling a string reaches it in a few steps.
+MAX_JOINED = 16 * MAX_BUILT
+# Methods of str that pad to a width given as an argument.
+_PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
+# A printf width or precision written in a format string ("%2000000000s").
+_PRINTF_WIDTH = regex.compile(r"%[-#0 +]*(\d+|\*)(?:\.(\d+|\*))?")
+
+
+def _built_size(operator: str, left: Any, right: Any) -> int:
+    """How large `left <operator> right` would be (characters, items or bits) when it builds a
+    sequence or a big number; 0 for anything else."""
+    sequences = (str, list, tuple, bytes)
+    if operator == "*":
+        for sequence, times in ((left, right), (right, left)):
+            if isinstance(sequence, sequences) and isinstance(times, int):
+                return len(sequence) * max(times, 0)
+    if operator == "+" and isinstance(left, sequences) and isinstance(right, sequences):
+        return len(left) + len(right)
+    if operator == "**" and isinstance(left, int) and isinstance(right, int) and right > 0:
+        return abs(left).bit_length() * right if abs(left) > 1 else 0
+    if operator == "%" and isinstance(left, str):
+        values = right if isinstance(right, tuple) else (right,)
+        widths = [
+            int(size)
+            for found in _PRINTF_WIDTH.finditer(left)
+            for size in found.groups()
+            if size and size != "*"
+        ]
+        if "*" in left:
+            widths += [value for value in values if isinstance(value, int)]
+        return max(widths, default=0)
+    return 0
+
+
+def _padded_width(method: Any, args: tuple, kwargs: dict) -> int:
+    """The width a padding method of str (`_PADDING_METHODS`) is asked for; 0 for another call."""
+    if not (
+        isinstance(getattr(method, "__self__", None), str) and method.__name__ in _PADDING_METHODS
+    ):
+        return 0
+    sizes = [value for value in (*args, *kwargs.values()) if isinstance(value, int)]
+    if method.__name__ == "expandtabs":
+        return method.__self__.count("\t") * max(sizes, default=8)
+    return max(sizes, default=0)
+
+
+@functools.cache
+def bounded_sandbox():
+    """jinja2's immutable sandbox (what transformers renders chat templates in) that refuses to
+    build a string, list or number past MAX_BUILT: ``*`` of a sequence, ``**``, ``%`` with a
+    width, the padding methods of str and the `center` and `indent` filters; and a join past
+    MAX_JOINED (``+`` before it is built, ``~`` once built, so a doubling loop stops at twice
+    that). A refusal is jinja2's `SecurityError`, saying what was asked for."""
+    from jinja2.compiler import CodeGenerator
+    from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+
+    def refuse(what: str, size: int, bound: int = MAX_BUILT) -> None:
+        raise SecurityError(
+            f"the chat template {what} {size:,} (at most {bound:,} in this sandbox)"
+        )
+
+    class BoundedCode(CodeGenerator):
+        """jinja2's code generator with every ``~`` join checked by `bounded_concat`."""
+
+        def visit_Concat(self, node, frame) -> None:
+            self.write("environment.bounded_concat(")
+            super().visit_Concat(node, frame)
+            self.write(")")
+
+    class BoundedSandbox(ImmutableSandboxedEnvironment):
+        intercepted_binops = frozenset({"*", "**", "%", "+"})
+        code_generator_class = BoundedCode
+
+        def bounded_concat(self, joined: str) -> str:
+            if len(joined) > MAX_JOINED:
+                refuse("joins strings into one of", len(joined), MAX_JOINED)
+            return joined
+
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            for name in ("center", "indent"):
+                self.filters[name] = self._bounded_filter(self.filters[name])
+
+        @staticmethod
+        def _bounded_filter(apply):
+            @functools.wraps(apply)
+            def bounded(value, width=80, *args, **kwargs):
+                if isinstance(width, int) and width > MAX_BUILT:
+                    refuse("pads a string to a width of", width)
+                return apply(value, width, *args, **kwargs)
+
+            return bounded
+
+        def call_binop(self, context, operator: str, left: Any, right: Any) -> Any:
+            bound = MAX_JOINED if operator == "+" else MAX_BUILT
+            if (size := _built_size(operator, left, right)) > bound:
+                refuse(
+                    f"builds with {operator!r} a value (characters, items or bits) of", size, bound
+                )
+            return super().call_binop(context, operator, left, right)
+
+        def call(__self, __context, __obj, *args, **kwargs):  # noqa: N805 - jinja2's own names
+            if (width := _padded_width(__obj, args, kwargs)) > MAX_BUILT:
+                refuse("pads a string to a width of", width)
+            return super().call(__context, __obj, *args, **kwargs)
+
+    return BoundedSandbox
+
+
+def install_bounded_sandbox() -> None:
+    """Make transformers render chat templates in `bounded_sandbox()` (its compile cache is
+    emptied, so no template compiled before keeps the unbounded sandbox). Idempotent."""
+    from transformers.utils import chat_template_utils
+
+    if chat_template_utils.ImmutableSandboxedEnvironment is not bounded_sandbox():
+        chat_template_utils.ImmutableSandboxedEnvironment = bounded_sandbox()
+        chat_template_utils._compile_jinja_template.cache_clear()
+
+
 class ChatTemplateRenderError(Exception):
     """The chat template refused to render; the message is its own error, prefixed by its type."""
 
@@ -86,6 +212,7 @@ def render_function():
             "rendering a chat template needs transformers (and jinja2): pip install transformers jinja2, "
             "or pip install -r requirements.txt"
         ) from error
+    install_bounded_sandbox()
     return render_jinja_template
 
 

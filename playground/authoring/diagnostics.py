@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import difflib
 import functools
 import json
 import re
@@ -30,6 +29,7 @@ from ..panels.field_reference import schema
 from ..panels.markup import escape
 from ..server import limits
 from ..server.input_readers import InputError, read_template
+from ..server.redact import near_miss
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 # Lint codes whose suggestion names a close_pattern to use instead of the literal close.
@@ -77,8 +77,7 @@ def _dotted(parts) -> str:
 
 
 def _nearest(word: str, choices) -> str | None:
-    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return found[0] if found else None
+    return near_miss(word, choices)
 
 
 def _at(template: dict, parts: list) -> Any:

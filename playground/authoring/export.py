@@ -16,8 +16,8 @@ from engine import load_template
 
 from ..catalog import template_text_of
 from ..server import limits
-from ..server.downloads import download_folder
-from ..server.input_readers import InputError, check_unicode, read_template
+from ..server.downloads import write_download
+from ..server.input_readers import InputError, check_json_shape, check_unicode, read_template
 
 
 def check_config_size(size: int) -> None:
@@ -37,6 +37,8 @@ def merged_config(template: dict, config_text: str | None) -> dict:
     """
     if config_text is None:
         return {"response_template": template}
+    what = "The uploaded tokenizer_config.json"
+    check_json_shape(config_text, what)  # its depth and size, before the tree is built
     try:
         config = json.loads(config_text)
     except json.JSONDecodeError as error:
@@ -49,7 +51,7 @@ def merged_config(template: dict, config_text: str | None) -> dict:
         raise InputError("The uploaded tokenizer_config.json is nested too deeply.") from None
     if not isinstance(config, dict):
         raise InputError("The uploaded tokenizer_config.json must be a JSON object.")
-    check_unicode(config, "The uploaded tokenizer_config.json")
+    check_unicode(config, what)
     config["response_template"] = template  # an existing key keeps its place
     return config
 
@@ -99,9 +101,24 @@ def export_files(
     config = merged_config(template, read_config_file(config_path))
     if time.perf_counter() > ends:
         raise InputError(limits.over_budget("export_seconds", "The export"))
-    folder = download_folder()
-    template_path = folder / "response_template.json"
-    template_path.write_text(template_text_of(template) + "\n", encoding="utf-8")
-    out_path = folder / "tokenizer_config.json"
-    out_path.write_text(json.dumps(config, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    return str(template_path), str(out_path), changes, remaining
+    template_path = write_download(
+        "response_template.json", [template_text_of(template), "\n"], "The exported template"
+    )
+    out_path = write_download(
+        "tokenizer_config.json",
+        config_pieces(config, ends),
+        "The exported tokenizer_config.json",
+    )
+    return template_path, out_path, changes, remaining
+
+
+def config_pieces(config: dict, ends: float | None = None):
+    """`config` as indented JSON, piece by piece (what `write_download` counts against its caps),
+    stopping with the export's time budget."""
+    for count, piece in enumerate(
+        json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(config), 1
+    ):
+        if count % 4096 == 0 and ends is not None and time.perf_counter() > ends:
+            raise InputError(limits.over_budget("export_seconds", "The export"))
+        yield piece
+    yield "\n"

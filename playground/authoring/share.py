@@ -11,7 +11,6 @@ be downloaded as a file (`state_file_text`) and uploaded again
 from __future__ import annotations
 
 import base64
-import difflib
 import json
 import zlib
 from dataclasses import dataclass, field
@@ -20,8 +19,8 @@ from urllib.parse import urlencode
 
 from ..catalog import samples_by_id, shipped_template_text, template_names, template_text_of
 from ..parse.chunking import parse_chunking_param
-from ..server.input_readers import InputError, check_unicode, json_depth
-from ..server.limits import current
+from ..server.input_readers import InputError, check_json_shape, check_unicode
+from ..server.redact import clip, near_miss
 from .test_cases import cases_for_template, cases_text
 
 # Longest `state` parameter a link may carry (characters).
@@ -89,13 +88,12 @@ def _shallow_json(text: str, what: str, unreadable: str) -> Any:
         unreadable: what the messages say of it when it is not JSON ("is not JSON").
 
     Raises:
-        InputError: ``"{what} is nested too deeply (limit N levels)."``, or
+        InputError: over PLAYGROUND_LIMITS `json_depth` or `json_nodes` (`check_json_shape`), or
             ``"{what} {unreadable} (the JSON error)."``.
         ValueError: a number too long to read (the caller words it).
     """
+    check_json_shape(text, what)  # its depth and size, before the tree is built
     try:
-        if json_depth(text) > current().json_depth:
-            raise InputError(f"{what} is nested too deeply (limit {current().json_depth} levels).")
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise InputError(f"{what} {unreadable} ({error}).") from None
@@ -232,27 +230,23 @@ def link_problems(params: dict[str, str]) -> list[str]:
     problems = []
     for name in params:
         if name not in PARAMETERS and not name.startswith("__"):
-            guess = difflib.get_close_matches(name, PARAMETERS, n=1)
+            guess = near_miss(name, PARAMETERS)
             problems.append(
-                f"unknown parameter ?{name}="
-                + (
-                    f" (did you mean ?{guess[0]}=?)"
-                    if guess
-                    else f" (known: {', '.join(PARAMETERS)})"
-                )
+                f"unknown parameter ?{clip(name, quoted=False)}="
+                + (f" (did you mean ?{guess}=?)" if guess else f" (known: {', '.join(PARAMETERS)})")
             )
     if "sample" in params and params["sample"] not in samples_by_id():
-        guess = difflib.get_close_matches(params["sample"], list(samples_by_id()), n=1)
+        guess = near_miss(params["sample"], samples_by_id())
         problems.append(
-            f"no sample {params['sample']!r}"
-            + (f" (did you mean {guess[0]!r}?)" if guess else "")
+            f"no sample {clip(params['sample'])}"
+            + (f" (did you mean {guess!r}?)" if guess else "")
             + "; the first sample is shown"
         )
     if "template" in params and params["template"] not in template_names():
-        guess = difflib.get_close_matches(params["template"], template_names(), n=1)
+        guess = near_miss(params["template"], template_names())
         problems.append(
-            f"no template {params['template']!r} in templates/"
-            + (f" (did you mean {guess[0]!r}?)" if guess else "")
+            f"no template {clip(params['template'])} in templates/"
+            + (f" (did you mean {guess!r}?)" if guess else "")
             + "; the sample's template is used"
         )
     if "chunking" in params:
@@ -260,7 +254,7 @@ def link_problems(params: dict[str, str]) -> list[str]:
         if problem:
             problems.append(problem)
     if "tab" in params and params["tab"] not in TABS:
-        problems.append(f"no tab {params['tab']!r} (use one of {', '.join(TABS)})")
+        problems.append(f"no tab {clip(params['tab'])} (use one of {', '.join(TABS)})")
     for name in MODEL_PARAMETERS:
         if len(params.get(name, "")) > MODEL_PARAMETER_CHARS:
             problems.append(

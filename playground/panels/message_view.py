@@ -7,6 +7,7 @@ import json
 from engine.openai_view import openai_deltas
 
 from ..parse.parse_view import ParseView
+from ..server import limits
 from .markup import chat_code, chat_text, short_json
 
 # Tool calls drawn in the chat view at most, and characters of a reasoning or content text
@@ -133,7 +134,18 @@ def openai_stream(view: ParseView) -> str:
     derived = openai_deltas(
         [logged.event for logged in view.events], view.template, tools=view.tools
     )
-    lines = [json.dumps(delta, ensure_ascii=False) for delta in derived.deltas]
+    cap = int(limits.current().answer_mb * 1_000_000)
+    lines, size = [], 0
+    for delta in derived.deltas:
+        line = json.dumps(delta, ensure_ascii=False)
+        size += len(line) + 1
+        if size > cap:
+            lines.append(
+                f"// cut: the deltas pass {cap:,} characters (PLAYGROUND_LIMITS answer_mb); "
+                "the message JSON holds the whole message"
+            )
+            break
+        lines.append(line)
     for check in derived.checks:
         verdict = (
             "ok"

@@ -252,11 +252,13 @@ def traced_view(
     """
     started = time.perf_counter()
     deadline = started + getattr(limits.current(), budget)
+    deadline = deadline if until is None else min(deadline, until)
+    ids = reading.ids(generation, until=deadline) if reading is not None else None
     live = LiveParse(
         template,
         reading.prefix_ids(prefix) if reading is not None else prefix,
         tools,
-        deadline=deadline if until is None else min(deadline, until),
+        deadline=deadline,
         budget=budget,
         tokenizer=reading.tokenizer if reading is not None else None,
         tokenizer_name=reading.name if reading is not None else "",
@@ -264,7 +266,6 @@ def traced_view(
     if reading is None:
         live.feed(generation, boundary=False)
     else:  # one id a feed, as a model streams them: the chunks are those a live stream gives
-        ids = reading.ids(generation)
         step = -(-len(ids) // ID_FEEDS) if len(ids) > ID_FEEDS else 1
         for at in range(0, len(ids), step):
             live.feed(ids[at : at + step], boundary=False)

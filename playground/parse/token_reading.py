@@ -9,16 +9,23 @@ tag does: it stays text.
 
 The marked stretches are character ranges of the generation, written one a line as
 ``start:end`` (the "Spelled out" box; the page's button adds the selected text's range).
+
+A reading is bounded before it allocates: a generation longer than PLAYGROUND_LIMITS
+`token_reading_chars` is refused before it is encoded, the encoding goes piece by
+piece within the parse's deadline, and more ids than `token_reading_ids` stop it
+(a million emoji would be four million ids, and seconds of encoding outside any budget).
 """
 
 from __future__ import annotations
 
 import functools
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..server import limits
 from ..server.input_readers import InputError
 
 # Where the page reads a pasted output: as text, or as the ids of one of these tokenizers.
@@ -28,6 +35,9 @@ READ_LOADED = "tokens: the loaded model's tokenizer"
 READ_CHOICES = (READ_AS_TEXT, READ_DEMO, READ_LOADED)
 # Marked ranges read at most (each is a line of the "Spelled out" box).
 MAX_SPELLED_RANGES = 200
+# The longest piece of text encoded at once (characters): the deadline and the id cap are checked
+# between pieces. A piece ends after a line break when one is near, so few tokens are split.
+ENCODE_PIECE_CHARS = 20_000
 
 _demo_lock = threading.Lock()
 # The bundled demo model (the one Generate live loads by default).
@@ -108,24 +118,48 @@ class TokenReading:
         """The prefix as ids: control-token spellings as their ids, no special tokens added."""
         return self._encode(prefix, ordinary=False)
 
-    def ids(self, generation: str) -> list[int]:
+    def ids(self, generation: str, until: float | None = None) -> list[int]:
         """The generation as the model would have generated it: control-token spellings as
         their ids, except inside the spelled-out ranges (ordinary tokens only). Each piece
-        between range ends is encoded on its own."""
+        between range ends is encoded on its own.
+
+        `until`: a `time.perf_counter()` value past which the reading stops. Raises InputError
+        past it, or past PLAYGROUND_LIMITS `token_reading_ids` ids."""
         ids: list[int] = []
         at = 0
         for start, end in self.spelled:
-            ids += self._encode(generation[at:start], ordinary=False)
-            ids += self._encode(generation[start:end], ordinary=True)
+            self._encode(generation[at:start], False, ids, until)
+            self._encode(generation[start:end], True, ids, until)
             at = end
-        return ids + self._encode(generation[at:], ordinary=False)
+        self._encode(generation[at:], False, ids, until)
+        return ids
 
-    def _encode(self, text: str, ordinary: bool) -> list[int]:
-        if not text:
-            return []
-        return list(
-            self.tokenizer.encode(text, add_special_tokens=False, split_special_tokens=ordinary)
-        )
+    def _encode(
+        self, text: str, ordinary: bool, into: list[int] | None = None, until: float | None = None
+    ) -> list[int]:
+        """`text` encoded and added to `into` (a new list when None), in pieces of about
+        ENCODE_PIECE_CHARS, each cut after a line break when one is in its last quarter."""
+        into = [] if into is None else into
+        cap = limits.current().token_reading_ids
+        at = 0
+        while at < len(text):
+            end = min(len(text), at + ENCODE_PIECE_CHARS)
+            if end < len(text):
+                end = text.rfind("\n", at + ENCODE_PIECE_CHARS * 3 // 4, end) + 1 or end
+            into += self.tokenizer.encode(
+                text[at:end], add_special_tokens=False, split_special_tokens=ordinary
+            )
+            at = end
+            if len(into) > cap:
+                raise InputError(
+                    f"Read as tokens: the generation gives more than {cap:,} token ids "
+                    "(PLAYGROUND_LIMITS token_reading_ids); read it as text, or paste less."
+                )
+            if until is not None and time.perf_counter() > until:
+                raise InputError(
+                    limits.over_budget("parse_seconds", "Reading the generation as tokens")
+                )
+        return into
 
 
 def reading_for(read_as: str, spelled_text: str, generation: str, loaded_tokenizer=None):
@@ -150,6 +184,13 @@ def reading_for(read_as: str, spelled_text: str, generation: str, loaded_tokeniz
         tokenizer, name = loaded_tokenizer, "the loaded model's tokenizer"
     else:
         raise InputError(f"Read as: {read_as!r} is not one of {', '.join(READ_CHOICES)}.")
+    cap = limits.current().token_reading_chars
+    if len(generation) > cap:
+        raise InputError(
+            f"Read as tokens: the generation has {len(generation):,} characters, more than "
+            f"{cap:,} can be read as token ids (PLAYGROUND_LIMITS token_reading_chars); read it "
+            "as text, or paste less."
+        )
     if getattr(tokenizer, "backend_tokenizer", None) is None:
         raise InputError(f"{name} is not a fast tokenizer: token ids cannot be read with it.")
     return TokenReading(tokenizer, name, tuple(spelled_ranges(spelled_text, len(generation))))

@@ -12,9 +12,13 @@ a JSON `\ud83d` escape without its pair decodes to) is refused here too
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .limits import Limits, current
+
+# The longest key a JSON path in a message shows (characters); a longer one is cut with "…".
+QUOTED_KEY_CHARS = 40
 
 
 class InputError(ValueError):
@@ -33,45 +37,117 @@ def lone_surrogate(text: str) -> int | None:
 
 def check_unicode(value: Any, what: str) -> None:
     """Raise InputError naming `what` (and the JSON path inside it) when a string in `value` (a
-    text, or JSON data) holds a lone surrogate."""
-    stack: list[tuple[Any, str]] = [(value, "")]
+    text, or JSON data) holds a lone surrogate.
+
+    The walk keeps, for each item, only its parent's place and its own key: the path is written
+    for the one item the message names, so its cost is the tree's size, not the size of every
+    item's path (a wide list under a long key would otherwise copy the key for every item)."""
+    seen: list[tuple[int, Any]] = [(-1, None)]  # (index of the parent's entry, key or index)
+    stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
-        item, path = stack.pop()
+        item, at = stack.pop()
         if isinstance(item, str):
-            at = lone_surrogate(item)
-            if at is not None:
-                where = f" at {path}" if path else ""
+            where = lone_surrogate(item)
+            if where is not None:
+                path = json_path(seen, at)
+                shown = f" at {path}" if path else ""
                 raise InputError(
-                    f"{what} is not valid Unicode{where}: character {at:,} is a lone surrogate "
-                    f"(U+{ord(item[at]):04X}); an escape such as \\ud83d must come with its pair."
+                    f"{what} is not valid Unicode{shown}: character {where:,} is a lone surrogate "
+                    f"(U+{ord(item[where]):04X}); an escape such as \\ud83d must come with its pair."
                 )
         elif isinstance(item, dict):
-            stack += [(key, path) for key in item if isinstance(key, str)]
-            stack += [(v, f"{path}.{k}" if path else str(k)) for k, v in item.items()]
+            stack += [(key, at) for key in item if isinstance(key, str)]
+            stack += [(v, seen_at(seen, at, k)) for k, v in item.items()]
         elif isinstance(item, list):
-            stack += [(v, f"{path}[{i}]") for i, v in enumerate(item)]
+            stack += [(v, seen_at(seen, at, i)) for i, v in enumerate(item)]
+
+
+def seen_at(seen: list[tuple[int, Any]], parent: int, key: Any) -> int:
+    """Record an item under entry `parent` of `seen` with `key` (a dict key or a list index);
+    its entry's index."""
+    seen.append((parent, key))
+    return len(seen) - 1
+
+
+def json_path(seen: list[tuple[int, Any]], at: int, quoted: int = QUOTED_KEY_CHARS) -> str:
+    """The JSON path (``a.b[2]``) of entry `at` of `seen`, each key cut to `quoted` characters."""
+    parts: list[str] = []
+    while at > 0:
+        parent, key = seen[at]
+        if isinstance(key, int):
+            parts.append(f"[{key}]")
+        else:
+            key = str(key)
+            key = key if len(key) <= quoted else key[:quoted] + "…"
+            parts.append(f".{key}" if parent > 0 else key)
+        at = parent
+    return "".join(reversed(parts))
+
+
+# A JSON string (escapes included): linear, each character read once.
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def json_shape(text: str) -> tuple[int, int]:
+    """(deepest nesting of [ and {, values) of JSON text, found without parsing it (strings
+    skipped, in linear time). Values are counted as containers plus commas plus one: every value
+    but the first of a container follows a comma, so it bounds the tree `json.loads` builds."""
+    bare = _STRING.sub('""', text)
+    return _deepest(bare), _values(bare)
+
+
+def _values(bare: str) -> int:
+    return bare.count(",") + bare.count("[") + bare.count("{") + 1
+
+
+def _deepest(bare: str, most: int | None = None) -> int:
+    """The deepest nesting of the first `most` brackets of `bare` (all of them when None)."""
+    depth = deepest = 0
+    for count, found in enumerate(_BRACKET.finditer(bare)):
+        if most is not None and count >= most:
+            break
+        if found.group() in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
 
 
 def json_depth(text: str) -> int:
     """Deepest nesting of [ and { in JSON text, found without parsing it (strings skipped)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
+    return json_shape(text)[0]
+
+
+def check_json_shape(text: str, what: str, limits: Limits | None = None) -> None:
+    """Raise InputError naming `what` when JSON text would build a tree deeper than
+    PLAYGROUND_LIMITS `json_depth` or of more values than `json_nodes`: checked on the text, before
+    `json.loads` allocates the tree. Linear: the strings are skipped by one regex, the depth read
+    over at most twice `json_nodes` brackets, and the values counted by `str.count`."""
+    limits = limits or current()
+    bare = _STRING.sub('""', text)
+    # A tree within the caps has at most twice json_nodes brackets: reading more tells nothing.
+    if (depth := _deepest(bare, 2 * limits.json_nodes + 2)) > limits.json_depth:
+        raise InputError(
+            f"{what} is nested too deeply: {depth} levels (limit {limits.json_depth})."
+        )
+    values = _values(bare)
+    if values > limits.json_nodes:
+        raise InputError(
+            f"{what} holds too many JSON values: {values:,} (limit {limits.json_nodes:,}, "
+            "PLAYGROUND_LIMITS json_nodes)."
+        )
+
+
+def bounded_json(text: str, limits: Limits | None = None) -> Any:
+    """`text` read as JSON when it is within the JSON caps (`check_json_shape`), else None; None
+    too when it is not JSON. For readers that only ask whether a text is JSON."""
+    try:
+        check_json_shape(text, "JSON", limits)
+        return json.loads(text)
+    except (InputError, ValueError, RecursionError):
+        return None
 
 
 def read_json(text: str, what: str, max_chars: int, limits: Limits | None = None) -> Any:
@@ -79,10 +155,7 @@ def read_json(text: str, what: str, max_chars: int, limits: Limits | None = None
     limits = limits or current()
     if len(text) > max_chars:
         raise InputError(f"{what} is too large: {len(text):,} characters (limit {max_chars:,}).")
-    if (depth := json_depth(text)) > limits.json_depth:
-        raise InputError(
-            f"{what} is nested too deeply: {depth} levels (limit {limits.json_depth})."
-        )
+    check_json_shape(text, what, limits)
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
@@ -95,18 +168,20 @@ def read_json(text: str, what: str, max_chars: int, limits: Limits | None = None
     return value
 
 
-def _long_patterns(value: Any, path: str, limit: int) -> list[str]:
-    """JSON paths of delimiter strings and patterns longer than `limit`."""
-    found = []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found += _long_patterns(item, f"{path}.{key}" if path else str(key), limit)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            found += _long_patterns(item, f"{path}[{i}]", limit)
-    elif isinstance(value, str) and len(value) > limit:
-        found.append(path)
-    return found
+def _long_patterns(value: Any, limit: int) -> str | None:
+    """The JSON path of the first delimiter string or pattern longer than `limit`, or None (the
+    path is written for that one only, its keys cut to QUOTED_KEY_CHARS)."""
+    seen: list[tuple[int, Any]] = [(-1, None)]
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, dict):
+            stack += [(v, seen_at(seen, at, k)) for k, v in reversed(item.items())]
+        elif isinstance(item, list):
+            stack += [(v, seen_at(seen, at, i)) for i, v in reversed(list(enumerate(item)))]
+        elif isinstance(item, str) and len(item) > limit:
+            return json_path(seen, at)
+    return None
 
 
 def read_template(text: str, limits: Limits | None = None) -> dict:
@@ -126,9 +201,9 @@ def read_template(text: str, limits: Limits | None = None) -> dict:
     if isinstance(fields, dict) and len(fields) > limits.fields:
         raise InputError(f"The template has {len(fields)} fields (limit {limits.fields}).")
     anchors = {k: template[k] for k in ("start_anchor", "start_anchor_pattern") if k in template}
-    if too_long := _long_patterns({**anchors, "fields": fields or {}}, "", limits.pattern_chars):
+    if too_long := _long_patterns({**anchors, "fields": fields or {}}, limits.pattern_chars):
         raise InputError(
-            f"Pattern or delimiter too long at {too_long[0]} (limit {limits.pattern_chars:,} characters)."
+            f"Pattern or delimiter too long at {too_long} (limit {limits.pattern_chars:,} characters)."
         )
     return template
 

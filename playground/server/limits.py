@@ -39,6 +39,13 @@ class Limits:
         prefix_chars, generation_chars, tools_chars: the three text inputs.
         message_chars: the user and the system message of Generate live.
         json_depth: nesting of [ and { in any JSON input.
+        json_nodes: values in any JSON input (a template, tools, test cases, a tokenizer_config.json,
+            a link's state, a state file), counted on its text before it is read.
+        answer_mb: the largest answer one request builds (an export's files, a state file, the
+            OpenAI view, the examples file), checked while it is written (MB).
+        token_reading_chars: the longest generation the page reads as token ids (a tokenizer's
+            encoding of it, and the parse of its ids, run within parse_seconds).
+        token_reading_ids: the most token ids such a reading may give.
         request_mb: the largest HTTP request body the server reads (MB); a bigger one is refused
             before it is read.
         upload_mb: the largest uploaded file (MB).
@@ -101,6 +108,10 @@ class Limits:
     tools_chars: int = 64_000
     message_chars: int = 8_000
     json_depth: int = 32
+    json_nodes: int = 200_000
+    answer_mb: int = 32
+    token_reading_chars: int = 200_000
+    token_reading_ids: int = 200_000
     request_mb: int = 16
     upload_mb: int = 20
     client_upload_mb: int = 100

@@ -9,6 +9,10 @@ An upload that would take a client past PLAYGROUND_LIMITS `client_upload_mb`, or
 all clients past `uploads_mb`, is refused (HTTP 429, the reason in its detail)
 before its body is read, or as soon as a body without a declared length goes over.
 `remove_uploads(address)` deletes a client's uploads when its page closes.
+
+The same ledger counts the files the page writes for a client to download
+(`downloads.write_download`: the file and Gradio's copy of it in its cache), so
+the quotas cover everything a client can make the server keep on disk.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ class _Upload:
     paths: list[Path]
     charged: int
     at: float = field(default_factory=time.time)
+    download: str | None = None  # a download's file name; None for an upload
 
 
 class UploadLedger:
@@ -89,24 +94,57 @@ class UploadLedger:
                     _Upload(paths, max(received, LEAST_CHARGE))
                 )
 
+    def room(self, address: str) -> int:
+        """Bytes `address` may still add to the disk: the least of what its quota and the
+        server's leave."""
+        caps = limits.current()
+        with self._lock:
+            held = self._held(address) + self._arriving.get(address, 0)
+            everyone = sum(self._held(other) for other in list(self._kept)) + sum(
+                self._arriving.values()
+            )
+        return max(
+            0, min(caps.client_upload_mb * 1_000_000 - held, caps.uploads_mb * 1_000_000 - everyone)
+        )
+
+    def downloaded(self, address: str, name: str, paths: list[Path | None], charged: int) -> None:
+        """Count a download called `name` written for `address` (its file and Gradio's copy,
+        `charged` bytes); delete its earlier download of that name, which the page no longer shows."""
+        kept = [path for path in paths if path is not None]
+        with self._lock:
+            earlier = [up for up in self._kept.get(address, []) if up.download == name]
+            self._kept[address] = [
+                up for up in self._kept.get(address, []) if up.download != name
+            ] + [_Upload(kept, charged, download=name)]
+        for upload in earlier:
+            for path in upload.paths:
+                if path not in kept:
+                    _delete(path)
+
     def remove(self, address: str) -> int:
         """Delete every upload of `address` now; returns how many files were deleted."""
         with self._lock:
             uploads = self._kept.pop(address, [])
-        deleted = 0
-        for upload in uploads:
-            for path in upload.paths:
-                try:
-                    path.unlink()
-                    deleted += 1
-                except OSError:
-                    pass
-        return deleted
+        return sum(_delete(path) for upload in uploads for path in upload.paths)
 
     def held_bytes(self, address: str) -> int:
         """Bytes of `address`'s uploads on disk now."""
         with self._lock:
             return self._held(address)
+
+
+def _delete(path: Path) -> bool:
+    """Delete a kept file, and the folder it was alone in (Gradio keeps each file in a folder
+    named by its hash); whether the file was there."""
+    try:
+        path.unlink()
+    except OSError:
+        return False
+    try:
+        path.parent.rmdir()  # only when empty
+    except OSError:
+        pass
+    return True
 
 
 def over_quota(held: int) -> str:

@@ -102,6 +102,9 @@ def _worker_main() -> None:
     for target in JOBS.values():
         importlib.import_module(target.partition(":")[0])
     import engine.chat_templates.conformance  # noqa: F401
+    from engine.chat_templates.render import install_bounded_sandbox
+
+    install_bounded_sandbox()  # every chat template a job renders: no multiplication bombs
 
     out = sys.stdout
     sys.stdout = sys.stderr  # whatever a library prints stays off the result channel
@@ -330,7 +333,10 @@ def _run(kind: str, payload: dict, seconds: float, memory_mb: int, started: floa
             (err or "").strip()[-4000:],
         )
         stopped = (
-            "ran out of CPU time" if worker.returncode == -24 else "stopped before it answered"
+            "ran out of CPU time"
+            if worker.returncode == -24
+            else "stopped before it answered (it may have passed its memory limit, "
+            f"{memory_mb:,} MB, PLAYGROUND_LIMITS worker_mb)"
         )
         return JobOutcome(error=f"the worker process {stopped}", seconds=elapsed)
     if (

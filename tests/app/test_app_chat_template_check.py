@@ -247,7 +247,7 @@ def test_a_chat_template_that_loops_is_cut_off_and_its_worker_killed(monkeypatch
     )
 
 
-def test_a_chat_template_that_allocates_without_end_is_stopped_by_the_memory_cap():
+def test_a_chat_template_that_allocates_without_end_is_refused_by_the_sandbox():
     outcome = chat_template_check.check_from_page(DEMO_TEXT, '{{ "x" * 10000000000 }}', "")
     assert outcome.error is None and outcome.report["counts"] == {
         "passed": 0,
@@ -258,7 +258,11 @@ def test_a_chat_template_that_allocates_without_end_is_stopped_by_the_memory_cap
         row["name"]: row["detail"].removeprefix("the chat template refuses this conversation: ")
         for row in outcome.rows
     }
-    out_of_memory = "rendering needed more memory than this process may use"  # no Python type names
+    # Refused before the memory is asked for, with no Python type name.
+    out_of_memory = (
+        "the chat template builds with '*' a value (characters, items or bits) of "
+        "10,000,000,000 (at most 1,000,000 in this sandbox)"
+    )
     assert refusals == {
         **{
             f"{situation}/anchor": out_of_memory

@@ -127,6 +127,7 @@ def start_server(root: Path = ROOT, limits: dict | None = None, scratch: Path | 
         "GRADIO_SERVER_PORT": str(port),
         "GRADIO_ANALYTICS_ENABLED": "False",
         "GRADIO_TEMP_DIR": str(files),
+        "TMPDIR": str(files),  # the app's own folders (downloads) are counted with Gradio's
         "HF_HUB_OFFLINE": "1",
         "PYTHONPATH": str(root),
         "PLAYGROUND_LIMITS": json.dumps({"proxy_hops": 1, **(limits or {})}),
@@ -218,7 +219,8 @@ def memory_mb(run: Run) -> tuple[float, float]:
 
 
 def disk_mb(run: Run) -> float:
-    """What the server's upload and download folder holds (MB)."""
+    """What the server's folders hold (MB): Gradio's uploads and cache, and the app's downloads
+    (its TMPDIR)."""
     total = 0
     for folder, _, names in os.walk(run.files) if run.files is not None else ():
         for name in names:
@@ -377,10 +379,18 @@ def call(
 
 
 def parse_seconds(run: Run, address: str = VICTIM) -> float | None:
-    """One /parse of the default sample: its seconds, or None when it failed or was refused."""
-    status, result, seconds = call(
-        run, "parse", [QWEN3_TEXT, SAMPLE.prefix, SAMPLE.generation, ""], address, VICTIM_PATIENCE
-    )
+    """One /parse of the default sample: its seconds, or None when it failed or was refused (a
+    server too busy to take the request counts as failed)."""
+    try:
+        status, result, seconds = call(
+            run,
+            "parse",
+            [QWEN3_TEXT, SAMPLE.prefix, SAMPLE.generation, ""],
+            address,
+            VICTIM_PATIENCE,
+        )
+    except httpx.HTTPError:
+        return None
     if status != 200 or not isinstance(result, dict) or result.get("message") != SAMPLE.expected:
         return None
     return seconds
@@ -1482,6 +1492,280 @@ def editor_routes(run: Run) -> Outcome:
     return _fresh_sessions(run, calls, sessions, True)
 
 
+# -- round four: what the newest surfaces let one visitor allocate ---------------------------
+
+
+def _dotted_key_template(size: int = 63_000) -> str:
+    """The qwen3 template with one unknown top-level key made of "a." repeated, the whole about
+    `size` characters: its error quotes the key."""
+    base = json.dumps(QWEN3)
+    key = "a." * ((size - len(base) - 10) // 2)
+    return json.dumps({**QWEN3, key: 1})
+
+
+def _case_list(count: int) -> str:
+    return json.dumps(
+        [{"name": f"c{i}", "prefix": "", "generation": "x", "expected": {}} for i in range(count)]
+    )
+
+
+def quoted_key_parses(run: Run) -> Outcome:
+    """Four /parse at once, each of a 63 KB template whose unknown top-level key is "a." repeated:
+    the error quotes the key, and its redaction used to retry a pattern at every word boundary."""
+    template = _dotted_key_template(20_000 if BOUNDED["value"] else 63_000)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(
+            pool.map(
+                lambda _: call(run, "parse", [template, "", "hello", ""]),
+                range(4),
+            )
+        )
+    return _longest(results)
+
+
+def quoted_key_link(run: Run) -> Outcome:
+    """A share link carrying that template and 80 test cases, opened by a page."""
+    from playground.authoring.share import encode_state
+
+    template = _dotted_key_template(20_000 if BOUNDED["value"] else 63_000)
+    state = encode_state({"template": template, "test_cases": _case_list(80)})
+    page = _page(run)
+    started = time.perf_counter()
+    try:
+        outputs = page.open({"state": state})
+        said = next(
+            (str(o.get("status")) for o in reversed(outputs) if o.get("status")), "no status"
+        )
+    finally:
+        page.close()
+    said = " ".join(re.sub(r"<[^>]+>", " ", said).split())
+    return Outcome(time.perf_counter() - started, said[:300], 0, {"link_chars": len(state)})
+
+
+def quoted_key_mcp(run: Run) -> Outcome:
+    """Four MCP `parse` calls of that template, at once."""
+    template = _dotted_key_template(20_000 if BOUNDED["value"] else 63_000)
+    arguments = {"template_text": template, "prefix": "", "generation": "hello", "tools_text": ""}
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        found = list(
+            pool.map(lambda _: _mcp_call(run, ATTACKER, "parse", arguments, PATIENCE), range(4))
+        )
+    slowest = max(found, key=lambda one: one[2])
+    return Outcome(slowest[2], slowest[1], sum(1 for one in found if one[0]))
+
+
+def _wide_under_long_key(key_chars: int, items: int) -> dict:
+    return {"k" * key_chars: [0] * items}
+
+
+def nested_value_parses(run: Run) -> Outcome:
+    """Four /parse at once of a 63 KB template holding one unknown key of 28,000 characters over a
+    list of 15,000 zeros: each item's JSON path used to copy the key."""
+    key_chars, items = (3_000, 3_000) if BOUNDED["value"] else (28_000, 15_000)
+    template = json.dumps(
+        {**QWEN3, **_wide_under_long_key(key_chars, items)}, separators=(",", ":")
+    )
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(
+            pool.map(lambda _: call(run, "parse", [template, "", "hello", ""]), range(4))
+        )
+    outcome = _longest(results)
+    outcome.details["template_chars"] = len(template)
+    return outcome
+
+
+def wide_config_export(run: Run) -> Outcome:
+    """/export of a tokenizer_config_text of two nested keys over 500,000 zeros (1 MB): the
+    answer, pretty-printed, is 5 MB, and its walk writes a path for each zero."""
+    items = 50_000 if BOUNDED["value"] else 500_000
+    config = json.dumps({"a": {"b": [0] * items}}, separators=(",", ":"))
+    status, result, seconds = call(run, "export", [QWEN3_TEXT, config, "transformers"])
+    said = result.get("error") if isinstance(result, dict) else result
+    size = len(json.dumps(result)) if isinstance(result, dict) else 0
+    return Outcome(
+        seconds,
+        str(said or f"exported, an answer of {size:,} characters")[:300],
+        int(status != 200),
+        {"answer_chars": size},
+    )
+
+
+def wide_state_link(run: Run) -> Outcome:
+    """A share link of a few hundred characters that decompresses to 300 KB: a key of 100,000
+    characters over a list of 100,000 zeros, which the link's walk used to copy per zero."""
+    import base64
+    import zlib
+
+    key_chars = 2_000 if BOUNDED["value"] else 100_000
+    raw = json.dumps({"template": QWEN3_TEXT, **_wide_under_long_key(key_chars, 100_000)})
+    state = base64.urlsafe_b64encode(zlib.compress(raw.encode(), 9)).decode().rstrip("=")
+    page = _page(run)
+    started = time.perf_counter()
+    try:
+        outputs = page.open({"state": state})
+        said = next(
+            (str(o.get("status")) for o in reversed(outputs) if o.get("status")), "no status"
+        )
+    finally:
+        page.close()
+    said = " ".join(re.sub(r"<[^>]+>", " ", said).split())
+    return Outcome(
+        time.perf_counter() - started,
+        said[:300],
+        0,
+        {"link_chars": len(state), "decompressed_chars": len(raw)},
+    )
+
+
+def emoji_token_reading(run: Run) -> Outcome:
+    """The Tokens reading (Read as the demo model's tokenizer) of a 1,000,000-emoji generation,
+    twice in a row from one page."""
+    from playground.parse.token_reading import READ_DEMO
+
+    count = 100_000 if BOUNDED["value"] else 1_000_000
+    page = _page(run)
+    started = time.perf_counter()
+    said = ""
+    try:
+        for _ in range(2):
+            outputs = page.run(
+                "page_set_reading",
+                {"read-as": READ_DEMO, "generation": "😀" * count, "template-editor": QWEN3_TEXT},
+                timeout=PATIENCE,
+            )
+            said = next(
+                (str(o.get("status")) for o in reversed(outputs) if o.get("status")), "no status"
+            )
+    finally:
+        page.close()
+    said = " ".join(re.sub(r"<[^>]+>", " ", said).split())
+    return Outcome(time.perf_counter() - started, said[:300])
+
+
+def prose_token_reading(run: Run) -> Outcome:
+    """A held-out variant: the Tokens reading of 200,000 characters of prose (as much as it
+    reads), twice in a row from one page."""
+    from playground.parse.token_reading import READ_DEMO
+
+    text = ("The weather in Paris is mild today, with rain later. " * 4_000)[:200_000]
+    page = _page(run)
+    started = time.perf_counter()
+    said = ""
+    try:
+        for _ in range(2):
+            outputs = page.run(
+                "page_set_reading",
+                {"read-as": READ_DEMO, "generation": text, "template-editor": QWEN3_TEXT},
+                timeout=PATIENCE,
+            )
+            said = next(
+                (str(o.get("status")) for o in reversed(outputs) if o.get("status")), "no status"
+            )
+    finally:
+        page.close()
+    said = " ".join(re.sub(r"<[^>]+>", " ", said).split())
+    return Outcome(time.perf_counter() - started, said[:300])
+
+
+def _deep_config(depth: int, size: int) -> bytes:
+    """A tokenizer_config.json of about `size` bytes: `depth` nested lists at each of its keys'
+    values, zeros inside."""
+    inner = "[" * (depth - 1) + "0" + "]" * (depth - 1)
+    count = max(1, size // (len(inner) + 1))
+    return ('{"model_max_length": 4096, "x": [' + ",".join([inner] * count) + "]}").encode()
+
+
+def _upload(http: httpx.Client, name: str, blob: bytes) -> str | None:
+    answer = http.post("/gradio_api/upload", files={"files": (name, blob, "application/json")})
+    return answer.json()[0] if answer.status_code == 200 else None
+
+
+def deep_config_exports(run: Run, depth: int = 100, size: int = 1_000_000) -> Outcome:
+    """Twelve exports of one tokenizer_config.json upload of `size` bytes nested `depth` deep,
+    one after another from one page: pretty-printing multiplies its size by about the depth,
+    and each export was a file and Gradio's copy of it."""
+    blob = _deep_config(depth, size)
+    page = _page(run)
+    started = time.perf_counter()
+    said, exported = "", 0
+    try:
+        for number in range(3 if BOUNDED["value"] else 12):
+            path = _upload(page.http, f"tokenizer_config_{number}.json", blob)
+            if path is None:
+                said = "the upload was refused"
+                break
+            outputs = page.run(
+                "page_export_template",
+                {
+                    "template-editor": QWEN3_TEXT,
+                    "tokenizer-config-upload": {
+                        "path": path,
+                        "orig_name": "tokenizer_config.json",
+                        "meta": {"_type": "gradio.FileData"},
+                    },
+                },
+                timeout=PATIENCE,
+            )
+            note = next(
+                (str(o.get("export-note")) for o in reversed(outputs) if o.get("export-note")), ""
+            )
+            exported += "Exported" in note
+            said = " ".join(re.sub(r"<[^>]+>", " ", note).split())
+    finally:
+        page.close()
+    return Outcome(
+        time.perf_counter() - started, f"{exported} exported; {said}"[:300], 0, {"depth": depth}
+    )
+
+
+def wide_config_exports(run: Run) -> Outcome:
+    """As `deep_config_exports`, nested 30 deep (within the depth cap), 380 KB: as many values as
+    the value cap lets one file hold."""
+    return deep_config_exports(run, depth=30, size=380_000)
+
+
+BOMB_JINJA = "{{ 'x' * 2000000000 }}{% for m in messages %}{{ m.content }}{% endfor %}"
+DOUBLING_JINJA = (
+    "{% set ns = namespace(s='x') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}"
+    "{{ ns.s|length }}{% for m in messages %}{{ m.content }}{% endfor %}"
+)
+
+
+def jinja_bombs(run: Run, chat_template: str = BOMB_JINJA) -> Outcome:
+    """A chat template building a 2,000,000,000-character string, sent at once to the
+    chat-template check (/conformance) and to Infer (a page), from one address."""
+    page = _page(run)
+    try:
+        inferred = page.start(
+            "page_infer_chat_template", {"chat-template": chat_template, "use-examples": False}
+        )
+        checked = call(run, "conformance", [QWEN3_TEXT, chat_template, "", "", ""])
+        try:
+            outputs = inferred.result(timeout=PATIENCE)
+            infer_said = next(
+                (str(o.get("inference")) for o in reversed(outputs) if o.get("inference")), ""
+            )
+        except Exception as error:  # noqa: BLE001 - said in the row
+            infer_said = f"{type(error).__name__}: {error}"
+    finally:
+        page.close()
+    said = checked[1]
+    if isinstance(said, dict):
+        refusals = [
+            row.get("detail", "") for row in said.get("situations", []) if not row.get("renderable")
+        ]
+        said = said.get("error") or (f"{said.get('counts')}; {refusals[0] if refusals else ''}")
+    infer_said = " ".join(re.sub(r"<[^>]+>", " ", infer_said).split())
+    return Outcome(
+        checked[2], f"check: {str(said)[:140]} | infer: {infer_said[:140]}", int(checked[0] != 200)
+    )
+
+
+def jinja_doubling(run: Run) -> Outcome:
+    """A held-out variant: the string doubled with `~` in a loop (no multiplication)."""
+    return jinja_bombs(run, DOUBLING_JINJA)
+
+
 ATTACKS = [
     ("1. 66 looping chat-template checks in 1 s", queue_flood),
     ("2. 8 backtracking 'vs transformers'", reference_backtracking),
@@ -1514,6 +1798,18 @@ ATTACKS = [
     ("25. 100 MCP messages of 4 MB", mcp_messages),
     ("26. 40 sessions x 9 stateful routes, 5 MB strings", every_stateful_route),
     ("27. 40 sessions x 8 editor routes, 5 MB texts", editor_routes),
+    ("28a. 4 /parse quoting a 63 KB key of 'a.'", quoted_key_parses),
+    ("28b. a link: that template and 80 test cases", quoted_key_link),
+    ("28c. MCP: 4 parse calls quoting that key", quoted_key_mcp),
+    ("29a. 4 /parse, a 28 KB key over 15,000 items", nested_value_parses),
+    ("29b. /export of a config of 500,000 zeros", wide_config_export),
+    ("29c. a link of 300 KB: a 100 KB key, 100,000 items", wide_state_link),
+    ("29d. Tokens reading of 1,000,000 emoji, twice", emoji_token_reading),
+    ("29e. Tokens reading of 200,000 characters of prose, twice", prose_token_reading),
+    ("30a. 12 exports of a 1 MB config 100 deep", deep_config_exports),
+    ("30b. 12 exports of a 380 KB config 30 deep", wide_config_exports),
+    ("31a. a 2e9-character Jinja string: check + Infer", jinja_bombs),
+    ("31b. a Jinja string doubled 40 times: check + Infer", jinja_doubling),
 ]
 # The attacks whose footprint is read later (seconds after the attack): what sessions keep.
 SETTLE = {name: 10.0 for name, _ in ATTACKS[21:]}
