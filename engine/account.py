@@ -431,8 +431,8 @@ class Account:
                 f"it, and it swallowed {_quoted(word.text)} ({word.path}) at stream offset "
                 f"{body_start + at}",
                 field.name,
-                region_start,
-                end,
+                body_start + at,
+                body_start + at + len(word.text),
             )
             return
 

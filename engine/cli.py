@@ -628,6 +628,15 @@ def command_batch(args, console: Console) -> int:
         report.print(Text(f"{rows} with errors ({kept}); errors by field: {by_field}", "yellow"))
     else:
         report.print("no errors")
+    if summary.rows_with_warnings:
+        rows = f"{summary.rows_with_warnings:,} row{'s' if summary.rows_with_warnings != 1 else ''}"
+        report.print(
+            Text(
+                f"{rows} with warnings (text the parse probably put where it does not belong: "
+                "parse one with `parse --trace` to see where)",
+                "yellow",
+            )
+        )
     if args.profile:
         report.print(profile_table(summary))
     return 0

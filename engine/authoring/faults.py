@@ -92,6 +92,15 @@ ACCOUNT_SUGGESTIONS = {
 }
 
 
+_STREAM_OFFSET = regex.compile(r"stream offset (\d+)")
+
+
+def _offset_words(locate, offset: int) -> str:
+    """A stream offset as the author reads it: "generation offset 12" or "prefix offset 40"."""
+    source, at = locate(offset)
+    return f"stream offset {offset}" if source is None else f"{source} offset {at}"
+
+
 def with_account(
     warnings: list[TraceWarning], account: list[ParseWarning], locate
 ) -> list[TraceWarning]:
@@ -114,7 +123,7 @@ def with_account(
         merged.append(
             TraceWarning(
                 found.code,
-                found.message,
+                _STREAM_OFFSET.sub(lambda m: _offset_words(locate, int(m.group(1))), found.message),
                 ACCOUNT_SUGGESTIONS.get(found.code, ""),
                 source,
                 start,

@@ -88,6 +88,7 @@ def parse_batch(
     message_format: str = "dict",
     error_fields: bool = False,
     regex_timeout: float | None = None,
+    warnings: bool = False,
 ) -> dict[str, list]:
     """Parse every row of a column batch with one response template.
 
@@ -115,6 +116,9 @@ def parse_batch(
         error_fields: when True, also return an `error_fields` column: each row's error fields
             (the field whose region failed, None for a message-level error), [] when none.
         regex_timeout: seconds allowed for each regex call of a template pattern, or None.
+        warnings: when True, also return a `warnings` column: each row's `parser.warnings`
+            (`engine.account`), one ``code: message`` a line in order, or None when the parse
+            accounts for every character.
 
     Returns:
         ``{"message": [...], "error": [...]}`` (plus ``"error_fields"``), one value per row in
@@ -137,6 +141,7 @@ def parse_batch(
     messages: list = []
     errors: list[str | None] = []
     fields: list[list[str | None]] = []
+    warned: list[str | None] = []
     tools_by_text: dict[str, Any] = {}  # rows of a batch usually share one tools text
     for row, (prefix, output, row_tools) in enumerate(zip(prefixes, outputs, tools)):
         _check_texts(row, ((prefix, prefix_column), (output, output_column)))
@@ -154,6 +159,7 @@ def parse_batch(
             messages.append(None)
             errors.append(_one_line(error))
             fields.append([error.field])
+            warned.append(None)
             continue
         messages.append(
             message if message_format == "dict" else json.dumps(message, ensure_ascii=False)
@@ -162,9 +168,17 @@ def parse_batch(
             ERROR_SEPARATOR.join(map(_one_line, parser.errors)) if parser.errors else None
         )
         fields.append([kept.field for kept in parser.errors])
+        warned.append(
+            ERROR_SEPARATOR.join(
+                f"{found.code}: {found.message}".replace("\n", "\\n") for found in parser.warnings
+            )
+            or None
+        )
     columns: dict[str, list] = {"message": messages, "error": errors}
     if error_fields:
         columns["error_fields"] = fields
+    if warnings:
+        columns["warnings"] = warned
     return columns
 
 

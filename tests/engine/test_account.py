@@ -151,7 +151,7 @@ def test_a_region_the_end_of_the_stream_ended_after_swallowing_a_delimiter_is_na
     plain_close["fields"]["reasoning_content"]["close"] = "</think>"
     del plain_close["fields"]["reasoning_content"]["close_pattern"]
     _, warnings = parsed(plain_close, "<|im_start|>assistant\n<think>\n", output)
-    assert warnings == [("region-unclosed", 0, 73)]
+    assert warnings == [("region-unclosed", 18, 29)]
     # Cut by the end alone (a stop that stripped the close) is no warning.
     assert parsed(QWEN3, "", '<tool_call>\n{"name": "f", "arguments": {}}')[1] == []
 
@@ -259,3 +259,32 @@ def test_the_warnings_are_the_same_in_every_chunking(data, slip):
             streamed.feed(piece)
         streamed.finalize()
         assert streamed.warnings == whole.warnings
+
+
+def test_the_trace_the_openai_view_and_batch_carry_the_warnings():
+    from engine import openai_view, trace
+    from engine.batch.columns import parse_batch
+
+    output = minimax_output(second="</paramter>")
+    traced = trace(output, MINIMAX, prefix=MINIMAX_PREFIX)
+    assert [(w.code, w.source, w.start, w.end) for w in traced.warnings] == [
+        ("near-miss", "generation", 135, 146),
+        ("text-not-read", "generation", 111, 147),
+    ]
+    assert traced.warnings[0].message.startswith(
+        "'</paramter>' at generation offset 135 in the tool_calls region is a near miss of "
+        "'</parameter>' (fields.tool_calls.content_args.tag_pattern)"
+    )
+    view = openai_view(output, MINIMAX, prefix=MINIMAX_PREFIX)
+    assert [w.code for w in view.warnings] == ["near-miss", "text-not-read"]
+    assert view.to_dict()["warnings"][1]["start"] == 119
+    columns = parse_batch(
+        {"prefix": [MINIMAX_PREFIX] * 2, "output": [minimax_output(), output]},
+        MINIMAX,
+        warnings=True,
+    )
+    assert columns["warnings"][0] is None
+    assert [line.split(":")[0] for line in columns["warnings"][1].split("\n")] == [
+        "near-miss",
+        "text-not-read",
+    ]
