@@ -222,3 +222,26 @@ def test_the_page_shows_a_misspelt_parameter_close_as_probably_lost(app_url, tmp
             assert "</paramter>" in page.locator("#status").inner_text()
         finally:
             browser.close()
+
+
+def test_the_status_names_swapped_characters_as_the_outputs_slip_not_the_close_pattern():
+    import html
+    import re
+
+    from playground import handlers
+    from playground.catalog import template_text_of
+    from playground.parse.session import Session
+    from playground.parse.workspace import WorkspaceInputs
+
+    qwen3 = template_text_of(load_template_file("qwen3").response_template)
+    prefix = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n"
+    output = "The user greets me.\n</thnik>\n\nHello! How can I help?<|im_end|>"
+    status = handlers.parse(WorkspaceInputs(qwen3, prefix, output, ""), "", Session())["status"]
+    said = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", status))).strip()
+    assert said.startswith(
+        "⚠ Cause ( fields.reasoning_content.close_pattern ): The output misspells '</think>' as "
+        "'</thnik>' at generation offset 20: a generation error, not a template fault (the "
+        "shipped template's samples hold it, as fields.reasoning_content.close_pattern expects)"
+    )
+    assert "Fix:" not in said and "instead of" not in said
+    assert "✔" not in said
