@@ -514,20 +514,13 @@ def _unclosed_region(
     body = stream[region.start : region.end]
     close = spec.close
     swallowed = [] if spec.implicit else _swallowed(template, spec, body, region.start)
-    consequence = f"the {spec.name} region never closed" + (
-        f" and swallowed {_swallowed_list(swallowed, places)}"
-        if swallowed
-        else " and ran to the end of the text"
-    )
+    consequence = _never_closed(spec, swallowed, places)
     found: list[Diagnosis] = []
-    # A close is never a near miss of its own open: a close that expects the open's text is
-    # said to be one, not a misspelling the output made of it.
     expected_texts = _expected_texts(close)
     best = _best_near_miss(expected_texts, body, known, timeout)
-    if best is not None and best[0].text in _texts(spec.open):
+    if best is not None and best[0].text in _texts(spec.open):  # never a near miss of its open
         found.append(_close_is_open(spec, best[0].text, consequence, region.start))
-        best = None
-        expected_texts = []
+        best, expected_texts = None, []
     if best is not None:
         expected, misses = best
         miss = misses[0]
@@ -604,6 +597,15 @@ def _counts(miss: NearMiss, expected: str, known: set[str]) -> bool:
 
 
 _HOW_RANK = {"case": 0, "whitespace": 1, "swap": 2, "edit": 2}
+
+
+def _never_closed(spec: FieldSpec, swallowed: list, places: _Places) -> str:
+    """What a region that never closed did, in words."""
+    return f"the {spec.name} region never closed" + (
+        f" and swallowed {_swallowed_list(swallowed, places)}"
+        if swallowed
+        else " and ran to the end of the text"
+    )
 
 
 def _close_is_open(spec: FieldSpec, opened: str, consequence: str, at: int) -> Diagnosis:

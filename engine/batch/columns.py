@@ -132,16 +132,12 @@ def parse_batch(
             a missing value (names the row and the column).
         ValueError: `on_error` or `message_format` is not one of the allowed values.
     """
-    if on_error not in ON_ERROR_MODES:
-        raise ValueError(f"on_error must be one of {ON_ERROR_MODES}, got {on_error!r}")
-    if message_format not in MESSAGE_FORMATS:
-        raise ValueError(f"message_format must be one of {MESSAGE_FORMATS}, got {message_format!r}")
+    _check_modes(on_error, message_format)
     compiled = load_template(template)
     prefixes, outputs, tools = _batch_columns(batch, prefix_column, output_column, tools_column)
+    # Per row: the message, the error text, the error fields, the warnings text.
     messages: list = []
-    errors: list[str | None] = []
-    fields: list[list[str | None]] = []
-    warned: list[str | None] = []
+    errors, fields, warned = [], [], []
     tools_by_text: dict[str, Any] = {}  # rows of a batch usually share one tools text
     for row, (prefix, output, row_tools) in enumerate(zip(prefixes, outputs, tools)):
         _check_texts(row, ((prefix, prefix_column), (output, output_column)))
@@ -156,24 +152,15 @@ def parse_batch(
             )
             message, _ = parser.finalize(output)
         except ResponseParseError as error:  # on_error="raise", or a pattern over its time budget
-            messages.append(None)
-            errors.append(_one_line(error))
-            fields.append([error.field])
-            warned.append(None)
-            continue
-        messages.append(
-            message if message_format == "dict" else json.dumps(message, ensure_ascii=False)
-        )
-        errors.append(
-            ERROR_SEPARATOR.join(map(_one_line, parser.errors)) if parser.errors else None
-        )
-        fields.append([kept.field for kept in parser.errors])
-        warned.append(
-            ERROR_SEPARATOR.join(
-                f"{found.code}: {found.message}".replace("\n", "\\n") for found in parser.warnings
-            )
-            or None
-        )
+            message, found, parser = None, [error], None
+        else:
+            found = parser.errors
+            if message_format == "json":
+                message = json.dumps(message, ensure_ascii=False)
+        messages.append(message)
+        errors.append(ERROR_SEPARATOR.join(map(_one_line, found)) if found else None)
+        fields.append([kept.field for kept in found])
+        warned.append(_warning_lines(parser.warnings) if parser is not None else None)
     columns: dict[str, list] = {"message": messages, "error": errors}
     if error_fields:
         columns["error_fields"] = fields
@@ -205,6 +192,20 @@ def datasets_features(features: Any = None, *, error_fields: bool = False) -> An
     if error_fields:
         columns["error_fields"] = datasets.List(datasets.Value("string"))
     return datasets.Features(columns)
+
+
+def _check_modes(on_error: str, message_format: str) -> None:
+    """Raise ValueError unless `on_error` and `message_format` are allowed values."""
+    if on_error not in ON_ERROR_MODES:
+        raise ValueError(f"on_error must be one of {ON_ERROR_MODES}, got {on_error!r}")
+    if message_format not in MESSAGE_FORMATS:
+        raise ValueError(f"message_format must be one of {MESSAGE_FORMATS}, got {message_format!r}")
+
+
+def _warning_lines(warnings: list) -> str | None:
+    """A row's `parser.warnings` as ``code: message`` lines (newlines written as ``\\n``), or None."""
+    lines = [f"{found.code}: {found.message}".replace("\n", "\\n") for found in warnings]
+    return ERROR_SEPARATOR.join(lines) or None
 
 
 def _one_line(error: ResponseParseError) -> str:
