@@ -49,7 +49,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .authoring.delimiter_evidence import DelimiterEvidence, blame_the_output
+from .authoring.delimiter_evidence import DelimiterEvidence, blame_the_output, shipped_outputs
 from .authoring.diagnosis import Diagnosis
 from .authoring.lint import lint, lint_prompts, lint_tokenizer
 from .authoring.pattern_explain import explain_pattern
@@ -422,7 +422,7 @@ def command_parse(args, console: Console) -> int:
         found = trace(generation, template, prefix=prefix, on_error=args.on_error).diagnoses
         if not any(d.code == "near-miss" for d in found):
             return found
-        return blame_the_output(found, parse_evidence(args, prefix))
+        return blame_the_output(found, parse_evidence(args, prefix, template))
 
     try:
         parser = ResponseParser(
@@ -442,10 +442,11 @@ def command_parse(args, console: Console) -> int:
     return 0
 
 
-def parse_evidence(args, prefix: str) -> DelimiterEvidence:
+def parse_evidence(args, prefix: str, template=None) -> DelimiterEvidence:
     """What confirms the template's delimiters for `parse`: the chat template's renders
     (--chat-template or --model), the tokenizer's tokens (--model), the prefix, and, for a
-    shipped template named by family, the outputs of its samples file.
+    shipped template (named by family, or a file holding the same template), the outputs of
+    its samples file.
 
     Raises:
         ValueError (ModelLoadError): --model cannot be loaded; the chat template is empty.
@@ -471,7 +472,13 @@ def parse_evidence(args, prefix: str) -> DelimiterEvidence:
             for case in load_sample_file(samples, {})
             if case.expected is not None
         ]
-    return DelimiterEvidence.of(renders=renders, tokens=tokens, prefix=prefix, outputs=outputs)
+    return DelimiterEvidence.of(
+        renders=renders,
+        tokens=tokens,
+        prefix=prefix,
+        outputs=outputs,
+        shipped=() if outputs or template is None else shipped_outputs(template),
+    )
 
 
 def load_tokenizer_folder(folder: str):
@@ -628,6 +635,15 @@ def command_batch(args, console: Console) -> int:
         report.print(Text(f"{rows} with errors ({kept}); errors by field: {by_field}", "yellow"))
     else:
         report.print("no errors")
+    if summary.rows_with_warnings:
+        rows = f"{summary.rows_with_warnings:,} row{'s' if summary.rows_with_warnings != 1 else ''}"
+        report.print(
+            Text(
+                f"{rows} with warnings (text the parse probably put where it does not belong: "
+                "parse one with `parse --trace` to see where)",
+                "yellow",
+            )
+        )
     if args.profile:
         report.print(profile_table(summary))
     return 0

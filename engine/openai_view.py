@@ -21,6 +21,7 @@ from typing import Any
 
 from partial_json_parser import Allow, loads
 
+from .account import ParseWarning
 from .parser import ResponseParser
 from .template import FieldSpec, ResponseTemplate, load_template
 from .tool_typing import tool_parameter_schemas, type_tool_calls
@@ -70,11 +71,15 @@ class OpenAIView:
             (the first delta of a call has `id`, `type` and `function.name`; later ones
             only `index` and `function.arguments`).
         checks: one `ArgumentsCheck` per tool call.
+        warnings: the parse's `parser.warnings` (`engine.account.ParseWarning`s: text it
+            probably put where it does not belong), when `openai_view` parsed it; [] from
+            `openai_deltas`, which sees only events.
         ok: every check passed.
     """
 
     deltas: list[dict]
     checks: list[ArgumentsCheck] = dataclass_field(default_factory=list)
+    warnings: list[ParseWarning] = dataclass_field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -97,6 +102,7 @@ class OpenAIView:
         return {
             "deltas": self.deltas,
             "checks": [check.to_dict() for check in self.checks],
+            "warnings": [warning.to_dict() for warning in self.warnings],
             "ok": self.ok,
         }
 
@@ -334,4 +340,6 @@ def openai_view(
     for piece in chunks if chunks is not None else [generation]:
         events += parser.feed(piece)
     _, final_events = parser.finalize()
-    return openai_deltas(events + final_events, loaded, tools=tools)
+    view = openai_deltas(events + final_events, loaded, tools=tools)
+    view.warnings = list(parser.warnings)
+    return view

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .account import Account
 from .buffer import BODY_BLOCK, StreamBuffer
 from .delimiters import DelimiterMatch
 from .errors import PatternTimeoutError, ResponseParseError
@@ -131,6 +132,11 @@ class ResponseParser:
 
     Attributes:
         errors: the `ResponseParseError`s met so far, in order (with ``"raise"``, the one raised).
+        warnings: the `engine.account.ParseWarning`s found so far: text the parse probably put
+            where it does not belong (a near miss of a delimiter, an argument not read, a call
+            name that is not a tool's), each worked out once when its region closed, so they
+            are the same in every chunking. A message with no error and no warning is
+            accounted for: every character is in a value, a delimiter, or its whitespace.
         initial_events: events produced by the prefix.
         tokens: with a tokenizer, the `engine.token_ids.StreamTokens` record of the ids read:
             token boundaries, control tokens, spelled-out ones, `matched_by`. None otherwise.
@@ -179,9 +185,10 @@ class ResponseParser:
         self._budget = budget = TimeBudget(regex_timeout, deadline)
         self.spans: list[tuple] | None = [] if record_spans else None
         self._quick_path = quick_path and not positions and not record_spans
-        self._message = MessageBuilder(
-            template, tool_parameter_schemas(tools), regex_timeout, strings_as_written
-        )
+        schemas = tool_parameter_schemas(tools)
+        self._message = MessageBuilder(template, schemas, regex_timeout, strings_as_written)
+        self._account = Account(template, schemas, regex_timeout)
+        self.warnings = self._account.warnings
         # the scan window and the open region's body
         self._buffer = StreamBuffer(template.context_width)
         self._regions = Regions(
@@ -195,6 +202,7 @@ class ResponseParser:
             errors=self.errors,
             max_regions=max_regions,
             max_value_chars=max_value_chars,
+            account=self._account,
         )
         self._finalized = False
         # While the next chunk may take the quick path: the open region's `QuickTest`, its

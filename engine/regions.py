@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from .account import Account
 from .buffer import StreamBuffer
 from .delimiters import DelimiterMatch
 from .errors import ParseDeadlineError, ParseLimitError, PatternTimeoutError, ResponseParseError
@@ -120,6 +121,7 @@ class Regions:
         "max_regions",
         "max_value_chars",
         "value_chars",
+        "account",
     )
 
     def __init__(
@@ -135,7 +137,9 @@ class Regions:
         errors: list[ResponseParseError],
         max_regions: int | None = None,
         max_value_chars: int | None = None,
+        account: Account | None = None,
     ):
+        self.account = account  # checks each region as it closes (`engine.account`)
         self.template, self.buffer, self.message, self.budget = template, buffer, message, budget
         self.positions, self.spans, self.on_error, self.errors = positions, spans, on_error, errors
         self.current: FieldSpec | None = template.implicit_field
@@ -260,6 +264,10 @@ class Regions:
                 else:
                     event["value"] = value
                     self._count_value(value, at)
+                if self.account is not None:
+                    self.account.closed(
+                        field, body, value, self.region_start, self.body_start, end, match
+                    )
             if self.positions:
                 event["start"], event["end"] = (
                     (at, at) if match is None else (base + match.start, base + match.end)

@@ -9,6 +9,12 @@ is what is misspelt: a generation error. Proposing to copy the misspelling into 
 would break every other output, so `blame_the_output` rewrites such a near miss to say so and
 drops its fix.
 
+A shipped template is itself evidence: its samples (`samples/<family>.json`) are outputs of
+its models that it parses, so they confirm its delimiters (`shipped_outputs`). When nothing
+confirms either side, `blame_the_output` gives both readings (the output misspells the
+delimiter, or the model writes it that way) and proposes no edit: one edit would write the
+output's typo into the template as often as it fixes the template.
+
 Nothing here parses; the evidence is plain text and tokens given by the caller (the CLI reads
 them from --chat-template, --model, --prefix and the template's samples; the page from its chat
 template, tokenizer, prompt and other outputs).
@@ -17,10 +23,18 @@ template, tokenizer, prompt and other outputs).
 from __future__ import annotations
 
 import dataclasses
+import functools
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ..template import ResponseTemplate, load_template
+from ..template_files import list_templates
 from .diagnosis import Diagnosis
+from .samples import SAMPLES_DIR, load_sample_file
+
+# How the evidence of a shipped template's samples is named.
+SHIPPED_SAMPLES = "the shipped template's samples hold it"
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,7 @@ class DelimiterEvidence:
         tokens: Iterable[str] = (),
         prefix: str = "",
         outputs: Iterable[str] = (),
+        shipped: Iterable[str] = (),
     ) -> DelimiterEvidence:
         """Evidence from what a caller has (each part optional).
 
@@ -54,11 +69,14 @@ class DelimiterEvidence:
             tokens: the tokenizer's added and special tokens.
             prefix: the prompt sent before the output.
             outputs: other outputs of the same model.
+            shipped: the outputs of the samples of the shipped template in use
+                (`shipped_outputs`).
         """
         texts = [("the chat template renders it", text) for text in renders if text]
         if prefix:
             texts.append(("the prompt holds it", prefix))
         texts += [("other outputs of the model hold it", text) for text in outputs if text]
+        texts += [(SHIPPED_SAMPLES, text) for text in shipped if text]
         return cls(tuple(texts), frozenset(token for token in tokens if token))
 
     def __bool__(self) -> bool:
@@ -74,6 +92,29 @@ class DelimiterEvidence:
             if text in held and phrase not in found:
                 found.append(phrase)
         return found
+
+
+def shipped_outputs(template: dict | str | ResponseTemplate) -> tuple[str, ...]:
+    """The prompts and outputs of the samples of the shipped template `template` is (the same
+    response template as a `templates/` file), or () when it is none of them."""
+    loaded = load_template(template)
+    return _shipped_outputs(json.dumps(loaded.source, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _shipped_outputs(source: str) -> tuple[str, ...]:
+    for shipped in list_templates():
+        if json.dumps(shipped.response_template, sort_keys=True) != source:
+            continue
+        samples = SAMPLES_DIR / f"{shipped.name}.json"
+        if not samples.is_file():
+            return ()
+        return tuple(
+            case.prefix + case.generation
+            for case in load_sample_file(samples, {})
+            if case.expected is not None
+        )
+    return ()
 
 
 def blame_the_output(
@@ -95,12 +136,11 @@ def blame_the_output(
     """
     rewritten = []
     for diagnosis in diagnoses:
-        sources = (
-            evidence.where(diagnosis.expected)
-            if diagnosis.code == "near-miss" and diagnosis.expected
-            else []
-        )
+        near = diagnosis.code == "near-miss" and diagnosis.expected and diagnosis.found
+        sources = evidence.where(diagnosis.expected) if near else []
         if not sources:
+            if near and not evidence.where(diagnosis.found):
+                diagnosis = _both_readings(diagnosis, source)
             rewritten.append(diagnosis)
             continue
         where = (
@@ -120,3 +160,16 @@ def blame_the_output(
             )
         )
     return rewritten
+
+
+def _both_readings(diagnosis: Diagnosis, source: str) -> Diagnosis:
+    """A near miss nothing confirms either side of: both readings, and no edit."""
+    said = diagnosis.message.split(" Fix: ")[0].rstrip(".")
+    change = f" ({diagnosis.change})" if diagnosis.change else ""
+    message = (
+        f"{said}. Either the {source} misspells {diagnosis.expected!r} (a generation error: leave "
+        f"the template as it is), or the model writes {diagnosis.found!r} there{change}; nothing "
+        "given says which: an example output of the model, its chat template or its tokenizer "
+        "would."
+    )
+    return dataclasses.replace(diagnosis, message=message, change="", fix=None)

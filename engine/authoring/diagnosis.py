@@ -23,6 +23,8 @@ parse ends) and says what caused it, naming the template key and what to change:
   parser (JSON the model broke), the output is named as the cause, not the pattern.
 - ``region-never-closed``: a region ran to the end without its close and swallowed
   other delimiters ("the tool_calls region never closed, and swallowed ...").
+- ``close-is-open``: a close delimiter that expects its own field's open text (a close is never
+  a near miss of its own open, so the output's real close is not called a misspelling of it).
 - ``anchor-past-open``: the prompt ends with a field's open delimiter (a chat template that
   pre-writes `<think>`), but the start anchor cuts the prefix after it, so that field never
   opens and what the model writes in it goes to the implicit field. The fix is known (the
@@ -216,8 +218,9 @@ def _fuzzy(literal: str, text: str, errors: int, timeout: float) -> list[NearMis
 
 def near_misses(literal: str, text: str, *, timeout: float = REGEX_BUDGET) -> list[NearMiss]:
     """Places in `text` that hold something close to `literal` but not `literal` itself, best
-    kind first: a case difference, then missing or extra whitespace, then one or two edits
-    (two only for texts of 9 characters or more; none below `SHORTEST_NEAR_MISS`)."""
+    kind first: a case difference, then missing or extra whitespace, then two neighbouring
+    characters swapped, then one or two edits (two only for texts of 9 characters or more;
+    none below `SHORTEST_NEAR_MISS`)."""
     if len(literal) < SHORTEST_NEAR_MISS - 1 or not text:
         return []
     try:
@@ -246,10 +249,36 @@ def near_misses(literal: str, text: str, *, timeout: float = REGEX_BUDGET) -> li
             ]
             if spaced:
                 return spaced
+        swapped = _swapped(literal, text, timeout)
+        if swapped:
+            return swapped
     except TimeoutError:
         return []
     errors = _max_errors(literal)
     return _fuzzy(literal, text, errors, timeout) if errors else []
+
+
+def _swapped(literal: str, text: str, timeout: float) -> list[NearMiss]:
+    """Places in `text` that hold `literal` with two neighbouring characters swapped
+    (`</thnik>` for `</think>`): one slip of the fingers, though two edits apart."""
+    if len(literal) < SHORTEST_NEAR_MISS:
+        return []
+    variants = {
+        literal[:i] + literal[i + 1] + literal[i] + literal[i + 2 :]
+        for i in range(len(literal) - 1)
+        if literal[i] != literal[i + 1]
+    }
+    if not variants:
+        return []
+    pattern = regex.compile(
+        "|".join(regex.escape(v) for v in sorted(variants, key=len, reverse=True)),
+        cache_pattern=False,
+    )
+    return [
+        NearMiss(m.start(), m.end(), m.group(), "swap", 1)
+        for m in pattern.finditer(text, timeout=regex_timeout(timeout))
+        if _same_edges(literal, m.group())
+    ]
 
 
 def how_it_differs(miss: NearMiss) -> str:
@@ -258,6 +287,8 @@ def how_it_differs(miss: NearMiss) -> str:
         return "only the case differs"
     if miss.how == "whitespace":
         return "only whitespace differs (missing or extra spaces or newlines)"
+    if miss.how == "swap":
+        return "two neighbouring characters are swapped"
     if miss.how == "edit":
         return f"{miss.errors} character{'s' if miss.errors != 1 else ''} differ{'s' if miss.errors == 1 else ''}"
     return ""
@@ -483,14 +514,13 @@ def _unclosed_region(
     body = stream[region.start : region.end]
     close = spec.close
     swallowed = [] if spec.implicit else _swallowed(template, spec, body, region.start)
-    consequence = f"the {spec.name} region never closed" + (
-        f" and swallowed {_swallowed_list(swallowed, places)}"
-        if swallowed
-        else " and ran to the end of the text"
-    )
+    consequence = _never_closed(spec, swallowed, places)
     found: list[Diagnosis] = []
     expected_texts = _expected_texts(close)
     best = _best_near_miss(expected_texts, body, known, timeout)
+    if best is not None and best[0].text in _texts(spec.open):  # never a near miss of its open
+        found.append(_close_is_open(spec, best[0].text, consequence, region.start))
+        best, expected_texts = None, []
     if best is not None:
         expected, misses = best
         miss = misses[0]
@@ -566,7 +596,38 @@ def _counts(miss: NearMiss, expected: str, known: set[str]) -> bool:
     return text == expected or text not in known - {expected}
 
 
-_HOW_RANK = {"case": 0, "whitespace": 1, "edit": 2}
+_HOW_RANK = {"case": 0, "whitespace": 1, "swap": 2, "edit": 2}
+
+
+def _never_closed(spec: FieldSpec, swallowed: list, places: _Places) -> str:
+    """What a region that never closed did, in words."""
+    return f"the {spec.name} region never closed" + (
+        f" and swallowed {_swallowed_list(swallowed, places)}"
+        if swallowed
+        else " and ran to the end of the text"
+    )
+
+
+def _close_is_open(spec: FieldSpec, opened: str, consequence: str, at: int) -> Diagnosis:
+    """``close-is-open``: a close delimiter that expects `opened`, its own field's open text,
+    where the output has something close to it: the output's real close, which is no near miss
+    of the open."""
+    close = spec.close
+    return Diagnosis(
+        "close-is-open",
+        "error",
+        close.path,
+        f"{close.path} expects {_show(opened)}, the open delimiter of {spec.name} itself, so "
+        f"{consequence}. Fix: set {close.path} to the text the model writes to end a {spec.name} "
+        "region (the output's close is not a misspelling of the open).",
+        f"set {close.path} to the text that ends a {spec.name} region",
+        opened,
+        None,
+        "",
+        spec.name,
+        at,
+        at,
+    )
 
 
 def _best_near_miss(

@@ -21,6 +21,11 @@ authors meet most (the field reports), one function a warning:
 - ``key-repeated``: a key that appears twice in one region's arguments (tags of `xml-inline`,
   or a JSON object): only the last value is kept, the others are overwritten.
 
+These readings of the spans come on top of the parser's own account (`engine.account`: a near
+miss of a delimiter, an argument no tag read, a call name that is not a tool's), which every
+parse works out as its regions close; `with_account` puts both in one list, so a trace, the
+page and the command line show one set of warnings.
+
 Warnings are often symptoms; their cause in the author's terms is `engine.authoring.diagnosis`.
 """
 
@@ -32,6 +37,7 @@ from typing import TYPE_CHECKING
 
 import regex
 
+from ..account import ParseWarning
 from ..template import FieldSpec, ResponseTemplate
 from .diagnosis import near_misses, opener_before_cut
 from .pattern_explain import literal_runs
@@ -63,6 +69,68 @@ class TraceWarning:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+# What to do about each of the parser's warnings (`engine.account`), for the author.
+ACCOUNT_SUGGESTIONS = {
+    "near-miss": "if the output misspells the delimiter, it is a generation error; if the model "
+    "writes it this way, add it to the delimiter",
+    "delimiter-in-value": "check where the region's value ends: a close the output misspells, or "
+    "a tag the template does not read",
+    "markup-in-value": "the value nests tags: read them with a value_parser, or keep the value as text",
+    "text-not-read": "check the tag pattern against this text (a tag without its close, or a value "
+    "holding its own close)",
+    "arguments-empty": "check the tag pattern against this call's text",
+    "call-name-invalid": "the call is written in another syntax than the template reads: check "
+    "the open pattern's name group",
+    "call-name-unknown": "check the tools passed, or the open pattern's name group",
+    "call-in-content": "check that the tool call's open delimiter matches this output",
+    "close-without-open": "end the region at its own close, not at the call (or let a call "
+    "inside it stay its text)",
+    "call-in-region": "close the region before a tool call too, if the model calls from inside it",
+    "region-unclosed": "check the region's close delimiter against the output",
+}
+
+
+_STREAM_OFFSET = regex.compile(r"stream offset (\d+)")
+
+
+def _offset_words(locate, offset: int) -> str:
+    """A stream offset as the author reads it: "generation offset 12" or "prefix offset 40"."""
+    source, at = locate(offset)
+    return f"stream offset {offset}" if source is None else f"{source} offset {at}"
+
+
+def with_account(
+    warnings: list[TraceWarning], account: list[ParseWarning], locate
+) -> list[TraceWarning]:
+    """`warnings` (the readings of the spans), then the parser's own `account` warnings that
+    none of them already covers (one at the same place of the same source). `locate(offset)`
+    gives `(source, offset)` of a stream offset."""
+    merged = list(warnings)
+    for found in account:
+        source, start = locate(found.start)
+        _, end = locate(found.end)
+        if source is None:
+            continue
+        if source == "prefix" and end is not None and end < start:
+            end = start
+        if any(
+            w.source == source and w.start < max(end, start + 1) and start < max(w.end, w.start + 1)
+            for w in warnings
+        ):
+            continue
+        merged.append(
+            TraceWarning(
+                found.code,
+                _STREAM_OFFSET.sub(lambda m: _offset_words(locate, int(m.group(1))), found.message),
+                ACCOUNT_SUGGESTIONS.get(found.code, ""),
+                source,
+                start,
+                end if end is not None else start,
+            )
+        )
+    return merged
 
 
 _JSON_STRING_TAIL = regex.compile(r'"\s*[}\]]')

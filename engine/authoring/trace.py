@@ -40,7 +40,7 @@ from ..parser import ResponseParser
 from ..template import ResponseTemplate, load_template
 from ..token_ids import IdReader, StreamTokens, strip_marks, token_id_list
 from .diagnosis import Diagnosis, diagnose
-from .faults import TraceWarning, find_warnings
+from .faults import TraceWarning, find_warnings, with_account
 from .time_budget import deadline_in_force
 
 # Received pieces are joined into one string once there are this many (a stream fed a character
@@ -311,6 +311,13 @@ def _read_finished(tracer: "Tracer") -> tuple[list[TraceWarning], list[Diagnosis
             prefix=tracer.prefix,
             cut=tracer.anchor.offset,
         )
+    tokens = tracer.tokens
+
+    def locate(offset: int) -> tuple:
+        plain = offset if tokens is None else tokens.plain(offset)
+        return _locate(plain, tracer.anchor, tracer.tail_length)
+
+    warnings = with_account(warnings, tracer.parser.warnings, locate)
     diagnoses = diagnose(
         tracer.template,
         deadline=tracer.deadline,

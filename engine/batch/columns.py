@@ -88,6 +88,7 @@ def parse_batch(
     message_format: str = "dict",
     error_fields: bool = False,
     regex_timeout: float | None = None,
+    warnings: bool = False,
 ) -> dict[str, list]:
     """Parse every row of a column batch with one response template.
 
@@ -115,6 +116,9 @@ def parse_batch(
         error_fields: when True, also return an `error_fields` column: each row's error fields
             (the field whose region failed, None for a message-level error), [] when none.
         regex_timeout: seconds allowed for each regex call of a template pattern, or None.
+        warnings: when True, also return a `warnings` column: each row's `parser.warnings`
+            (`engine.account`), one ``code: message`` a line in order, or None when the parse
+            accounts for every character.
 
     Returns:
         ``{"message": [...], "error": [...]}`` (plus ``"error_fields"``), one value per row in
@@ -128,15 +132,12 @@ def parse_batch(
             a missing value (names the row and the column).
         ValueError: `on_error` or `message_format` is not one of the allowed values.
     """
-    if on_error not in ON_ERROR_MODES:
-        raise ValueError(f"on_error must be one of {ON_ERROR_MODES}, got {on_error!r}")
-    if message_format not in MESSAGE_FORMATS:
-        raise ValueError(f"message_format must be one of {MESSAGE_FORMATS}, got {message_format!r}")
+    _check_modes(on_error, message_format)
     compiled = load_template(template)
     prefixes, outputs, tools = _batch_columns(batch, prefix_column, output_column, tools_column)
+    # Per row: the message, the error text, the error fields, the warnings text.
     messages: list = []
-    errors: list[str | None] = []
-    fields: list[list[str | None]] = []
+    errors, fields, warned = [], [], []
     tools_by_text: dict[str, Any] = {}  # rows of a batch usually share one tools text
     for row, (prefix, output, row_tools) in enumerate(zip(prefixes, outputs, tools)):
         _check_texts(row, ((prefix, prefix_column), (output, output_column)))
@@ -151,20 +152,20 @@ def parse_batch(
             )
             message, _ = parser.finalize(output)
         except ResponseParseError as error:  # on_error="raise", or a pattern over its time budget
-            messages.append(None)
-            errors.append(_one_line(error))
-            fields.append([error.field])
-            continue
-        messages.append(
-            message if message_format == "dict" else json.dumps(message, ensure_ascii=False)
-        )
-        errors.append(
-            ERROR_SEPARATOR.join(map(_one_line, parser.errors)) if parser.errors else None
-        )
-        fields.append([kept.field for kept in parser.errors])
+            message, found, parser = None, [error], None
+        else:
+            found = parser.errors
+            if message_format == "json":
+                message = json.dumps(message, ensure_ascii=False)
+        messages.append(message)
+        errors.append(ERROR_SEPARATOR.join(map(_one_line, found)) if found else None)
+        fields.append([kept.field for kept in found])
+        warned.append(_warning_lines(parser.warnings) if parser is not None else None)
     columns: dict[str, list] = {"message": messages, "error": errors}
     if error_fields:
         columns["error_fields"] = fields
+    if warnings:
+        columns["warnings"] = warned
     return columns
 
 
@@ -191,6 +192,20 @@ def datasets_features(features: Any = None, *, error_fields: bool = False) -> An
     if error_fields:
         columns["error_fields"] = datasets.List(datasets.Value("string"))
     return datasets.Features(columns)
+
+
+def _check_modes(on_error: str, message_format: str) -> None:
+    """Raise ValueError unless `on_error` and `message_format` are allowed values."""
+    if on_error not in ON_ERROR_MODES:
+        raise ValueError(f"on_error must be one of {ON_ERROR_MODES}, got {on_error!r}")
+    if message_format not in MESSAGE_FORMATS:
+        raise ValueError(f"message_format must be one of {MESSAGE_FORMATS}, got {message_format!r}")
+
+
+def _warning_lines(warnings: list) -> str | None:
+    """A row's `parser.warnings` as ``code: message`` lines (newlines written as ``\\n``), or None."""
+    lines = [f"{found.code}: {found.message}".replace("\n", "\\n") for found in warnings]
+    return ERROR_SEPARATOR.join(lines) or None
 
 
 def _one_line(error: ResponseParseError) -> str:

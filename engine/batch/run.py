@@ -125,7 +125,7 @@ class ShardResult:
 
     Attributes:
         index: the shard's place in the file.
-        rows, rows_with_errors, errors_by_field: as in `BatchSummary`.
+        rows, rows_with_errors, errors_by_field, rows_with_warnings: as in `BatchSummary`.
         stages: seconds spent per stage (`WORKER_STAGES`).
         error: the `InputFileError` that stopped the shard, as `InputFileError.record` gives it, or None.
         stopped: True when the worker stopped early because an earlier shard failed.
@@ -138,6 +138,7 @@ class ShardResult:
     rows: int = 0
     rows_with_errors: int = 0
     errors_by_field: dict = field(default_factory=dict)
+    rows_with_warnings: int = 0
     stages: dict = field(default_factory=dict)
     error: dict | None = None
     stopped: bool = False
@@ -192,6 +193,9 @@ def parse_shard(
             stages["parse"] += perf_counter() - started
             writer.write(batch, parsed["message"], parsed["error"], stages)
             result.add(parsed["error"], parsed["error_fields"])
+            result.rows_with_warnings += sum(
+                found is not None for found in parsed.get("warnings", ())
+            )
             if on_batch is not None:
                 on_batch(batch)
             if job.directory is not None and _earlier_shard_failed(job.directory, shard.index):
@@ -227,6 +231,8 @@ class BatchSummary:
         rows_with_errors: rows whose `error` is set.
         errors_by_field: how many errors each field had (`NO_FIELD` for message-level ones),
             most first.
+        rows_with_warnings: rows whose parse gave a warning (`parser.warnings`: text it probably
+            put where it does not belong, see `engine.account`).
         seconds: wall time of the run: reading, parsing, writing and joining the parts; start-up
             and shut-down are not counted.
         startup_seconds: wall time before the first shard began: importing datasets or Ray;
@@ -248,6 +254,7 @@ class BatchSummary:
     rows: int = 0
     rows_with_errors: int = 0
     errors_by_field: Counter = field(default_factory=Counter)
+    rows_with_warnings: int = 0
     seconds: float = 0.0
     startup_seconds: float = 0.0
     shutdown_seconds: float = 0.0
@@ -263,6 +270,7 @@ class BatchSummary:
         self.rows += result.rows
         self.rows_with_errors += result.rows_with_errors
         self.errors_by_field.update(result.errors_by_field)
+        self.rows_with_warnings += result.rows_with_warnings
         self.stages.update(result.stages)
         self.cpu_seconds += result.cpu_seconds
 
@@ -360,6 +368,7 @@ def parse_file(
             "tools_column": "tools" if tools_column is not None else None,
             "on_error": on_error,
             "error_fields": True,
+            "warnings": True,
             "regex_timeout": regex_timeout,
         },
         output_format=output_format,

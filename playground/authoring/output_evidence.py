@@ -3,7 +3,8 @@
 A near miss in the output (``'</tool_calsl>'`` where the template expects ``'</tool_call>'``)
 is either the template's misspelling or the output's. The page holds more than the parse:
 the chat template's renders (the inference's findings and matrix rows, the chat-template
-check's rows), the prompt, and the author's other outputs (the test cases). When one of them
+check's rows), the prompt, the author's other outputs (the test cases), and for a shipped
+template the outputs of its samples. When one of them
 holds the delimiter the template expects, the output is what is misspelt, a generation error,
 and `with_output_evidence` rewrites the view's near misses to say so, without a template edit
 (`engine.authoring.delimiter_evidence`).
@@ -13,7 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from engine.authoring.delimiter_evidence import DelimiterEvidence, blame_the_output
+from engine.authoring.delimiter_evidence import (
+    SHIPPED_SAMPLES,
+    DelimiterEvidence,
+    blame_the_output,
+    shipped_outputs,
+)
 
 from ..parse.parse_view import ParseView
 from ..parse.session import Session
@@ -56,7 +62,11 @@ def with_output_evidence(
     no near miss or nothing confirms one."""
     if not any(d.code == "near-miss" for d in view.diagnoses):
         return view
-    blamed = blame_the_output(view.diagnoses, page_evidence(session, workspace, test_cases_text))
+    evidence = page_evidence(session, workspace, test_cases_text)
+    if view.template is not None:  # a shipped template's samples confirm its delimiters
+        shipped = tuple((SHIPPED_SAMPLES, text) for text in shipped_outputs(view.template))
+        evidence = dataclasses.replace(evidence, texts=evidence.texts + shipped)
+    blamed = blame_the_output(view.diagnoses, evidence)
     if blamed == view.diagnoses:
         return view
     return dataclasses.replace(view, diagnoses=blamed)

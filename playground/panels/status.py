@@ -7,7 +7,8 @@ parsed are still shown; "does not fit" problems: the template claims
 nothing), then "Parsed", then the parse's warnings. It is never green over a
 lost region: when a cause is found, or a warning says text went where it does
 not belong (a delimiter of the template in content, a close with no open, a
-swallowed tool call, discarded text), or the caller names a loss it sees (an
+swallowed tool call, discarded text, or any warning of the parser's account: a
+near miss of a delimiter, an argument no tag read, a call name that is no tool's), or the caller names a loss it sees (an
 inferred marker in content, a field the chat template writes that the template
 lacks: `losses`), the line says "Parsed, but text was probably lost" instead. A stale parse (the
 template became invalid) keeps its map under a marker, and the status gives
@@ -19,6 +20,8 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+from engine.account import WARNING_CODES
+
 from ..authoring.fit import fit_problems
 from ..parse.causes import leading
 from ..parse.parse_view import ParseView
@@ -26,8 +29,9 @@ from ..server.redact import redact
 from .markup import escape
 
 ERRORS_LISTED = 5
-# Warnings that mean text went where it does not belong (`engine.authoring.faults`).
-LOSS_WARNINGS = frozenset(
+# Warnings that mean text went where it does not belong (`engine.authoring.faults`, and every
+# warning of the parser's own account, `engine.account`).
+LOSS_WARNINGS = frozenset(WARNING_CODES) | frozenset(
     {
         "close-without-open",
         "tool-call-open-swallowed",

@@ -1072,14 +1072,15 @@ def test_the_page_names_an_output_that_misspells_a_delimiter_the_test_cases_conf
         "error, not a template fault (other outputs of the model hold it"
     ) in status
     assert "instead of" not in status and "Fix:" not in status
-    # Nothing confirms the template's side: the template is the suspect, as before.
+    # Without test cases the shipped template's own samples confirm its side.
     alone = text_of(
         handlers.parse(WorkspaceInputs(qwen3, prefix, misspelt, ""), "", Session())["status"]
     )
     assert (
-        "Fix: in fields.tool_calls.close_pattern, write '</tool_calsl>' instead of '</tool_call>'"
-        in alone
-    )
+        "The output misspells '</tool_call>' as '</tool_calsl>' at generation offset 68: a "
+        "generation error, not a template fault (the shipped template's samples hold it"
+    ) in alone
+    assert "instead of" not in alone and "Fix:" not in alone
 
 
 def test_outputs_made_for_one_chat_template_never_reach_the_inference_of_another():

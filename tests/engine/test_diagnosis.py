@@ -10,7 +10,11 @@ import sys
 import pytest
 
 from engine import trace
-from engine.authoring.delimiter_evidence import DelimiterEvidence, blame_the_output
+from engine.authoring.delimiter_evidence import (
+    DelimiterEvidence,
+    blame_the_output,
+    shipped_outputs,
+)
 from engine.authoring.diagnosis import near_misses
 from engine.authoring.pattern_explain import explain_pattern, literal_runs, pieces_taken
 from engine.authoring.samples import load_samples
@@ -483,13 +487,64 @@ def test_the_cli_blames_the_output_when_the_chat_template_renders_the_delimiter(
     assert done.returncode == 1
     assert done.stdout.splitlines()[0].startswith(
         "cause: The output misspells '</tool_call>' as '</tool_calsl>' at generation offset 100: "
-        "a generation error, not a template fault (the chat template renders it, as "
+        "a generation error, not a template fault (the chat template renders it; "
     )
-    # Without evidence the template is the suspect, as before.
+    # A shipped template's file is evidence too: its samples confirm its delimiters.
     alone = parse_cli(tmp_path, "templates/qwen3.json")
-    assert alone.stdout.splitlines()[0].endswith(
-        "Fix: in fields.tool_calls.close_pattern, write '</tool_calsl>' instead of '</tool_call>'."
+    assert alone.stdout.splitlines()[0] == (
+        "cause: The output misspells '</tool_call>' as '</tool_calsl>' at generation offset 100: "
+        "a generation error, not a template fault (the shipped template's samples hold it, as "
+        "fields.tool_calls.close_pattern expects), so the tool_calls region never closed and ran "
+        "to the end of the text. Leave the template as it is."
     )
+
+
+def test_a_template_nothing_confirms_gets_both_readings_and_no_edit(tmp_path):
+    template = load_template_file("qwen3").response_template
+    template["fields"]["content"]["close"] = ["<|im_end|>"]  # no longer the shipped one
+    (tmp_path / "own.json").write_text(json.dumps(template))
+    done = parse_cli(tmp_path, str(tmp_path / "own.json"))
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[0] == (
+        "cause: fields.tool_calls.close_pattern expects '</tool_call>', but the text has "
+        "'</tool_calsl>' at generation offset 100 (1 character differs), so the tool_calls region "
+        "never closed and ran to the end of the text. Either the output misspells '</tool_call>' "
+        "(a generation error: leave the template as it is), or the model writes '</tool_calsl>' "
+        "there (in fields.tool_calls.close_pattern, write '</tool_calsl>' instead of "
+        "'</tool_call>'); nothing given says which: an example output of the model, its chat "
+        "template or its tokenizer would."
+    )
+    assert "Fix:" not in done.stdout
+
+
+def test_a_close_is_never_a_near_miss_of_its_own_open():
+    template = load_template_file("qwen3").response_template
+    template["fields"]["tool_calls"]["close_pattern"] = r"(?<=\})\s*<tool_call>"
+    output = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    result = trace(output, template, prefix="<|im_start|>assistant\n", on_error="keep")
+    assert [d.code for d in result.diagnoses] == ["close-is-open"]
+    assert result.diagnoses[0].message == (
+        "fields.tool_calls.close_pattern expects '<tool_call>', the open delimiter of tool_calls "
+        "itself, so the tool_calls region never closed and ran to the end of the text. Fix: set "
+        "fields.tool_calls.close_pattern to the text the model writes to end a tool_calls region "
+        "(the output's close is not a misspelling of the open)."
+    )
+    assert "misspell" not in result.diagnoses[0].message.split("(the output")[0]
+
+
+def test_two_swapped_characters_are_a_near_miss():
+    prefix = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n"
+    output = "The user greets me.\n</thnik>\n\nHello! How can I help?<|im_end|>"
+    result = trace(output, "qwen3", prefix=prefix)
+    [near] = [d for d in result.diagnoses if d.code == "near-miss"]
+    assert (near.expected, near.found, near.how, near.start) == ("</think>", "</thnik>", "swap", 20)
+    assert "(two neighbouring characters are swapped)" in near.message
+    [blamed] = blame_the_output([near], DelimiterEvidence.of(shipped=shipped_outputs("qwen3")))
+    assert blamed.message.startswith(
+        "The output misspells '</think>' as '</thnik>' at generation offset 20: a generation "
+        "error, not a template fault (the shipped template's samples hold it"
+    )
+    assert blamed.change == "" and blamed.fix is None
 
 
 def test_a_delimiter_the_tokenizer_holds_as_one_token_is_confirmed():
@@ -502,5 +557,10 @@ def test_a_delimiter_the_tokenizer_holds_as_one_token_is_confirmed():
     assert blamed.change == "" and blamed.fix is None
     assert blamed.confirmed_by == ("the tokenizer has it as one token",)
     assert (blamed.code, blamed.severity, blamed.start) == ("near-miss", "error", 100)
-    # Evidence that does not hold the delimiter changes nothing.
-    assert blame_the_output([near], DelimiterEvidence.of(prefix="<|im_start|>user\nhi")) == [near]
+    # Evidence that holds neither side: both readings, and no edit.
+    [both] = blame_the_output([near], DelimiterEvidence.of(prefix="<|im_start|>user\nhi"))
+    assert both.change == "" and both.fix is None and both.confirmed_by == ()
+    assert "Either the output misspells '</tool_call>' (a generation error" in both.message
+    # Evidence that holds the output's text: the template is the suspect, as before.
+    [kept] = blame_the_output([near], DelimiterEvidence.of(outputs=["a </tool_calsl> b"]))
+    assert kept == near

@@ -1,0 +1,247 @@
+"""Never plain green over a wrong message: five outputs a new user met, each parsed without an
+error into a wrong message, through the page's `/parse` on a real server and in Chromium. The
+parser's account (`parser.warnings`) names each, so the status says text was probably lost."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engine.chat_templates.infer import infer_template
+from engine.template_files import load_template_file
+from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, start_app
+from tests.support.load_sessions import api_client
+from tests.support.paths import CHAT_TEMPLATE_FIXTURES
+
+MINIMAX_PREFIX = "]~b]ai\n<think>\n"
+WEATHER = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            },
+        },
+    }
+]
+EVENTS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "create_event",
+            "parameters": {
+                "type": "object",
+                "properties": {"title": {"type": "string"}, "details": {"type": "object"}},
+            },
+        },
+    }
+]
+# A chat template that writes each argument as a tag named by its key, objects as nested tags.
+NESTED_TAGS = """\
+{%- macro tags(value) -%}
+{%- if value is mapping -%}
+{%- for k, v in value.items() %}<{{ k }}>{{ tags(v) }}</{{ k }}>{% endfor -%}
+{%- else -%}{{ value }}{%- endif -%}
+{%- endmacro -%}
+{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}
+<|assistant|>{{ m.content or '' }}
+{%- for c in m.tool_calls or [] %}<call name="{{ c.function.name }}">{{ tags(c.function.arguments) }}</call>{%- endfor %}<|end|>
+{% else -%}
+<|{{ m.role }}|>{{ m.content }}<|end|>
+{% endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt %}<|assistant|>{% endif -%}
+"""
+
+
+def minimax_output(first="</parameter>", second="</parameter>", section="</minimax:tool_call>"):
+    return (
+        'Two cities.\n</think>\n\n<minimax:tool_call>\n<invoke name="get_weather">\n'
+        f'<parameter name="city">Paris{first}\n<parameter name="days">3{second}\n</invoke>\n'
+        + section
+    )
+
+
+def page_cases() -> dict[str, tuple[str, str, str, str]]:
+    """name -> (template text, prefix, generation, tools text): the five page cases."""
+    minimax = json.dumps(load_template_file("minimax-m2").response_template)
+    nested = json.dumps(infer_template(NESTED_TAGS).template)
+    no_calls = json.dumps(
+        infer_template((CHAT_TEMPLATE_FIXTURES / "no-tools.jinja").read_text("utf-8")).template
+    )
+    block = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n@@'
+    return {
+        "section-close-misspelt": (
+            minimax,
+            MINIMAX_PREFIX,
+            minimax_output(section="</minimax:tool_cal>"),
+            json.dumps(WEATHER),
+        ),
+        "first-parameter-close-misspelt": (
+            minimax,
+            MINIMAX_PREFIX,
+            minimax_output(first="</paramter>"),
+            json.dumps(WEATHER),
+        ),
+        "second-parameter-close-misspelt": (
+            minimax,
+            MINIMAX_PREFIX,
+            minimax_output(second="</paramter>"),
+            json.dumps(WEATHER),
+        ),
+        "nested-argument-markers-raw": (
+            nested,
+            "<|user|>Lunch in Paris<|end|>\n<|assistant|>",
+            '<call name="create_event"><title>Lunch</title><details><where>Paris</where>'
+            "</details></call><|end|>",
+            json.dumps(EVENTS),
+        ),
+        "call-block-in-content": (
+            no_calls,
+            "@user\nWeather in Paris?\n@@\n@assistant\n",
+            block,
+            json.dumps(WEATHER),
+        ),
+    }
+
+
+CASES = page_cases()
+# What each case's result says: the wrong message it gives, and how one of its warnings starts.
+EXPECTED = {
+    "section-close-misspelt": (
+        "content",
+        "</minimax:tool_cal>",
+        "'</minimax:tool_cal>' at generation offset 158 in the text is a near miss of "
+        "'</minimax:tool_call>' (fields.content.close)",
+    ),
+    "first-parameter-close-misspelt": (
+        "arguments",
+        {"city": 'Paris</paramter>\n<parameter name="days">3'},
+        "a value of the tool_calls region holds '<parameter name=\"', a delimiter text of the "
+        "template, at generation offset 70",
+    ),
+    "second-parameter-close-misspelt": (
+        "arguments",
+        {"city": "Paris"},
+        "'<parameter name=\"days\">3</paramter>' at generation offset 111 in the tool_calls region "
+        "was not read by fields.tool_calls.content_args.tag_pattern",
+    ),
+    "nested-argument-markers-raw": (
+        "arguments",
+        {"title": "Lunch", "details": "<where>Paris</where>"},
+        "a value of the tool_calls region holds '<where>Paris</where>', which "
+        "fields.tool_calls.content_args.tag_pattern reads as a tag",
+    ),
+    "call-block-in-content": (
+        "content",
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+        "the tool 'get_weather' is named at generation offset 22 in content, with its parameter "
+        "'city'",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    process, url = start_app()
+    yield url
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_parse_is_never_plain_green_over_a_wrong_message(app_url, name):
+    result = api_client(app_url).predict(*CASES[name], api_name="/parse")
+    where, wrong, said = EXPECTED[name]
+    message = result["message"]
+    got = message["content"] if where == "content" else message["tool_calls"][0]["function"]
+    assert (got if where == "content" else got["arguments"]) == wrong
+    assert result["error"] is None
+    assert not result["status"].startswith("Parsed:"), result["status"]
+    assert result["status"].startswith("Parsed, but text was probably lost ("), result["status"]
+    assert any(line.startswith(said) for line in result["warnings"]), result["warnings"]
+
+
+def test_parse_stays_plain_green_on_the_correct_output(app_url):
+    template, prefix, _, tools = CASES["first-parameter-close-misspelt"]
+    result = api_client(app_url).predict(
+        template, prefix, minimax_output(), tools, api_name="/parse"
+    )
+    assert result["status"] == "Parsed: reasoning_content, tool_calls"
+    assert result["warnings"] == []
+
+
+# -- in Chromium: the status line is not plain green -------------------------------------
+
+
+@pytest.mark.skipif(
+    not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium"
+)
+def test_the_page_shows_a_misspelt_parameter_close_as_probably_lost(app_url, tmp_path):
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    from playground.authoring.share import PageState, share_link
+
+    template, prefix, generation, tools = CASES["first-parameter-close-misspelt"]
+    query, _ = share_link(
+        PageState(
+            "minimax-m2/text-then-tool-calls",
+            "",
+            {"template": template, "prefix": prefix, "generation": generation, "tools": tools},
+            "chars:3",
+            "paste",
+            0,
+        )
+    )
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            page = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
+            page.set_default_timeout(60_000)
+            page.goto(app_url + query)
+            page.wait_for_selector("#region-map-body")
+            page.wait_for_function(
+                "() => document.querySelector('#status') && "
+                "document.querySelector('#status').innerText.includes('Parsed')"
+            )
+            page.screenshot(path=str(tmp_path / "status.png"), full_page=True)
+            assert page.locator("#status #status-parsed").count() == 0
+            lost = page.locator("#status #status-lost")
+            assert lost.count() == 1
+            assert lost.inner_text().startswith("△ Parsed, but text was probably lost (")
+            assert "</paramter>" in page.locator("#status").inner_text()
+        finally:
+            browser.close()
+
+
+def test_the_status_names_swapped_characters_as_the_outputs_slip_not_the_close_pattern():
+    import html
+    import re
+
+    from playground import handlers
+    from playground.catalog import template_text_of
+    from playground.parse.session import Session
+    from playground.parse.workspace import WorkspaceInputs
+
+    qwen3 = template_text_of(load_template_file("qwen3").response_template)
+    prefix = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n"
+    output = "The user greets me.\n</thnik>\n\nHello! How can I help?<|im_end|>"
+    status = handlers.parse(WorkspaceInputs(qwen3, prefix, output, ""), "", Session())["status"]
+    said = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", status))).strip()
+    assert said.startswith(
+        "⚠ Cause ( fields.reasoning_content.close_pattern ): The output misspells '</think>' as "
+        "'</thnik>' at generation offset 20: a generation error, not a template fault (the "
+        "shipped template's samples hold it, as fields.reasoning_content.close_pattern expects)"
+    )
+    assert "Fix:" not in said and "instead of" not in said
+    assert "✔" not in said
