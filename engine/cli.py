@@ -269,7 +269,7 @@ def _finding_line(finding, template: dict) -> Text:
 
 
 def command_infer(args, console: Console) -> int:
-    from .chat_templates.examples import load_examples_file
+    from .chat_templates.evidence import load_examples_file
     from .chat_templates.infer import infer_template_isolated
     from .chat_templates.markup import difference
 

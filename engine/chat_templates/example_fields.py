@@ -31,7 +31,8 @@ from ..pattern_shapes import pattern_literal
 from .align import Alignment, Span, align_all
 from .argument_readers import common_prefix, common_suffix, loose, pair_syntax
 from .call_readers import CallReading
-from .examples import Example, check_examples
+from .evidence import Example
+from .judge import check_examples
 
 # A name as a call writes it: an identifier, maybe with dots or dashes between parts.
 NAME = r"[A-Za-z_][\w\-]*(?:\.[\w\-]+)*"

@@ -33,7 +33,8 @@ from ..template import load_template
 from .candidates import WITHOUT_OPENER
 from .candidates import candidates as build_candidates
 from .conformance import ConformanceReport, check_conformance, resolve_chat_template
-from .examples import Example, check_examples, read_examples
+from .evidence import Example, read_examples
+from .judge import check_examples
 from .learner import learn, without_opener_finding
 from .parts import InferenceError, MissingPart, Parts
 from .probes import Finding, InferenceTimeout, Render

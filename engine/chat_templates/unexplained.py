@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import regex
 
 from ..errors import ResponseParseError
-from .examples import Example, message_text, parse_example, tool_properties, written_as_call
+from .evidence import Example, message_text, parse_example, tool_properties, written_as_call
 from .markup import MARKUP_TOKEN
 
 

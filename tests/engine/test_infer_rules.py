@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from engine import infer_template, parse_response
-from engine.chat_templates.examples import load_examples_file, read_examples
+from engine.chat_templates.evidence import load_examples_file, read_examples
 from engine.chat_templates.markup import closes, marker_pairs
 from engine.chat_templates.tokens import marker_tokens, token_pairs
 from tests.support.paths import CHAT_TEMPLATE_FIXTURES, ROOT

@@ -12,8 +12,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.chat_templates.evidence import read_examples
 from engine.chat_templates.example_fields import learn_template
-from engine.chat_templates.examples import read_examples
 from tests.support.random_formats import FEATURES, random_format
 from tests.support.real_outputs import score_case
 
