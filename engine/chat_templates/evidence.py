@@ -11,6 +11,7 @@ check of an output with no expected message (its calls name given tools, with th
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 import regex
 
-from .probes import Render
+from .probes import FINAL_MESSAGES, PROBE_TOOLS, Probe, Render
 
 
 @dataclass(frozen=True)
@@ -224,3 +225,62 @@ def written_as_call(name: str) -> regex.Pattern:
 def names_pattern(name: str) -> regex.Pattern:
     """Where a tool's name occurs as a whole name."""
     return regex.compile(rf"(?<![\w.\-]){regex.escape(name)}(?![\w\-])")
+
+
+# -- the chat template's renders as labelled outputs ---------------------------------------------
+
+
+def labelled_renders(probes: list[Probe]) -> list[Example]:
+    """Every final turn the probes render, as a labelled output: the first turn's prompt, the
+    turn's text as the model would write it, the probe tools, and the message it was rendered
+    from. A turn is left out where the chat template writes part of the message nowhere (reasoning
+    dropped) or the prompt pre-writes text the finished turn lacks: then no message explains it.
+
+    Returns:
+        The labelled renders, numbered from 0 in probe order, then `FINAL_MESSAGES` order.
+    """
+    found = []
+    for probe in probes:
+        prompt = probe.prompt("first-turn")
+        if prompt is None:
+            continue
+        for name, message in FINAL_MESSAGES.items():
+            turn = probe.turn(name)
+            if turn is None or turn.missing or not _writes_its_text(message, turn.text):
+                continue
+            expected = copy.deepcopy(message)
+            expected.pop("role", None)
+            for call in expected.get("tool_calls", []):
+                call.pop("id", None)
+            found.append(
+                RenderedExample(
+                    len(found),
+                    prompt,
+                    turn.text,
+                    copy.deepcopy(PROBE_TOOLS),
+                    expected,
+                    turn.render.label,
+                )
+            )
+    return found
+
+
+def _writes_its_text(message: dict, text: str) -> bool:
+    return all(
+        not value or value in text
+        for value in (message.get("content"), message.get("reasoning_content"))
+    )
+
+
+@dataclass(frozen=True)
+class RenderedExample(Example):
+    """A labelled output a render gave: `what` is the render's label (what was rendered how)."""
+
+    what: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"the render ({self.what})"
+
+    def render(self) -> Render:
+        return Render(self.what, self.output)

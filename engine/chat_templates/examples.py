@@ -33,7 +33,14 @@ from ..pattern_shapes import pattern_literal
 from .align import align_all
 from .calls import CallSyntax
 from .candidates import candidates
-from .evidence import Example, message_text, names_pattern, parse_example, tool_properties
+from .evidence import (
+    Example,
+    labelled_renders,
+    message_text,
+    names_pattern,
+    parse_example,
+    tool_properties,
+)
 from .evidence import read_examples as read_examples  # where callers have always found it
 from .example_fields import NotLearnt, learn_template
 from .judge import check_examples
@@ -307,3 +314,38 @@ def _misreads_calls(template: dict, examples: list[Example], regex_timeout: floa
         "tool_calls" in problem or "no call was read" in problem
         for problem in check_examples(template, examples, regex_timeout)
     )
+
+
+# -- what the renders teach the same way ------------------------------------------------------------
+
+
+def learn_from_renders(parts, regex_timeout: float | None = 1.0) -> None:
+    """The aligner run over the chat template's renders, each a labelled output (the message it
+    was rendered from and the text it became: `engine.chat_templates.evidence.labelled_renders`),
+    exactly as over example outputs: a template whose fields are learnt from where each part of
+    the message stands. Kept in `parts.render_template` (a candidate the conformance matrix
+    judges with the others, its findings in `parts.render_findings`) when it reads every render
+    back and differs from the candidates the renders' differences give; else the reason is noted."""
+    rendered = labelled_renders(parts.probes)
+    if not rendered:
+        return
+    parts.check_deadline("aligning the renders")
+    built = [template for description, template in candidates(parts)]
+    base = next(
+        (template for template in built if template is not parts.example_template), built[0]
+    )
+    try:
+        learnt = learn_template(rendered, base, regex_timeout)
+    except NotLearnt as error:
+        parts.book.notes.append(
+            f"aligning the renders gave no template that reads them all: {error}"
+        )
+        return
+    if learnt.template in built:
+        return
+    parts.render_template = learnt.template
+    evidence = tuple(example.render() for example in rendered[:2])
+    parts.render_findings = [
+        Finding(key, value, f"{how} (aligned with the renders)", evidence)
+        for key, value, how in learnt.findings
+    ]

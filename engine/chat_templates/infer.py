@@ -11,8 +11,9 @@ show: the chat template's source (`source_text`), the system prompt it writes fo
 
 The parts make one or more candidate templates (`engine.chat_templates.candidates`), each
 checked with the conformance matrix (`engine.chat_templates.conformance.check_conformance`)
-against the same chat template, and with the examples when given; the first that passes is
-kept, and every finding carries the evidence that shows it. Where no evidence decides a
+against the same chat template, and with the examples when given; the first that passes both
+is kept, else the one that misreads the least evidence (failing rows and misread examples
+alike), and every finding carries the evidence that shows it. Where no evidence decides a
 marker, a few documented fallbacks apply (listed in `InferredTemplate.fallbacks` and in
 docs/authoring.md). Nothing here knows a model family or its markers.
 
@@ -30,7 +31,7 @@ from typing import Any
 
 from ..errors import TemplateError
 from ..template import load_template
-from .candidates import WITHOUT_OPENER
+from .candidates import LEARNT_FROM_RENDERS, WITHOUT_OPENER
 from .candidates import candidates as build_candidates
 from .conformance import ConformanceReport, check_conformance, resolve_chat_template
 from .evidence import Example, read_examples
@@ -71,6 +72,14 @@ class Candidate:
     def reads_examples(self) -> bool:
         return not self.example_problems
 
+    @property
+    def misread(self) -> int:
+        """How much of the evidence it misreads: failing rows of its matrix (the renders) and
+        misread example outputs, each counting one. The candidate kept misreads the least (the
+        first of those, on a tie), so it never fails a row or an example that another candidate
+        reads while reading all that one reads."""
+        return len(self.report.failed) + len(self.example_problems)
+
     def failures(self, limit: int = 3) -> list[str]:
         """The first failing rows, as ``name: detail``, then the first example it misreads."""
         rows = [f"{row.name}: {row.detail}" for row in self.report.failed[:limit]]
@@ -96,7 +105,7 @@ class InferredTemplate:
         report: its conformance matrix against the chat template.
         findings: each delimiter and choice with the renders that show it.
         candidates: every candidate built, in the order tried, with its matrix (the kept one
-            is the first that passed, else the one with the fewest failing rows).
+            misreads the least evidence: failing rows and misread examples, `Candidate.misread`).
         fallbacks: the documented fallbacks used, as sentences (empty when the renders decided all).
         notes: what was not found, and why (no tool calls: the chat template writes none).
         missing: the parts of the message that could not be inferred or expressed, each with
@@ -276,14 +285,18 @@ def infer_template(
     candidates = _checked_candidates(
         parts, chat_template, bos_token, eos_token, read, regex_timeout, deadline
     )
-    chosen = (
-        next((each for each in candidates if each.passed and each.reads_examples), None)
-        or next((each for each in candidates if each.reads_examples and read), None)
-        or min(candidates, key=lambda each: (len(each.report.failed), len(each.example_problems)))
-    )
+    chosen = min(candidates, key=lambda each: each.misread)
     book = parts.book
     if WITHOUT_OPENER in chosen.description:
         book.findings.append(without_opener_finding(parts))
+    if chosen.description == LEARNT_FROM_RENDERS:
+        book.findings += parts.render_findings
+        if "tool_calls" in chosen.template["fields"]:
+            book.found_elsewhere("tool_calls")
+        book.notes.append(
+            "the template learnt by aligning the renders with the messages rendered reads the "
+            "most evidence"
+        )
     if read and chosen.example_problems:
         book.notes += [f"the template misreads {problem}" for problem in chosen.example_problems]
     return InferredTemplate(
