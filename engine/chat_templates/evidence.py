@@ -266,9 +266,11 @@ def labelled_renders(probes: list[Probe]) -> list[Example]:
 
 
 def _writes_its_text(message: dict, text: str) -> bool:
+    """Whether `text` writes the message's reasoning, its content and each call's name."""
+    names = [call["function"]["name"] for call in message.get("tool_calls", [])]
     return all(
         not value or value in text
-        for value in (message.get("content"), message.get("reasoning_content"))
+        for value in (message.get("content"), message.get("reasoning_content"), *names)
     )
 
 

@@ -329,7 +329,6 @@ def learn_from_renders(parts, regex_timeout: float | None = 1.0) -> None:
     rendered = labelled_renders(parts.probes)
     if not rendered:
         return
-    parts.check_deadline("aligning the renders")
     built = [template for description, template in candidates(parts)]
     base = next(
         (template for template in built if template is not parts.example_template), built[0]
@@ -346,6 +345,6 @@ def learn_from_renders(parts, regex_timeout: float | None = 1.0) -> None:
     parts.render_template = learnt.template
     evidence = tuple(example.render() for example in rendered[:2])
     parts.render_findings = [
-        Finding(key, value, f"{how} (aligned with the renders)", evidence)
+        Finding(key, value, how.replace("the examples", "the renders"), evidence)
         for key, value, how in learnt.findings
     ]

@@ -35,6 +35,7 @@ from .candidates import LEARNT_FROM_RENDERS, WITHOUT_OPENER
 from .candidates import candidates as build_candidates
 from .conformance import ConformanceReport, check_conformance, resolve_chat_template
 from .evidence import Example, read_examples
+from .examples import learn_from_renders
 from .judge import check_examples
 from .learner import learn, without_opener_finding
 from .parts import InferenceError, MissingPart, Parts
@@ -326,14 +327,53 @@ def _checked_candidates(
     deadline: float | None,
 ) -> list[Candidate]:
     """Each candidate with its matrix (and its problems on the examples), in order, up to the
-    first that passes and reads every example.
+    first that passes and reads every example; when none does, the template the aligner learns
+    from the renders (`engine.chat_templates.examples.learn_from_renders`) after them.
 
     Raises:
         InferenceError: no candidate is a valid template.
     """
     book = parts.book
+    candidates = _check_each(
+        build_candidates(parts), parts, chat_template, bos_token, eos_token, examples, regex_timeout
+    )
+    if not any(each.misread == 0 for each in candidates) and _before(deadline):
+        # None reads all the evidence: the aligner run over the renders gives one more (only
+        # then: learning it costs more than the other candidates together).
+        learn_from_renders(parts, regex_timeout)
+        if parts.render_template is not None:
+            candidates += _check_each(
+                [(LEARNT_FROM_RENDERS, parts.render_template)],
+                parts,
+                chat_template,
+                bos_token,
+                eos_token,
+                examples,
+                regex_timeout,
+            )
+    if not candidates:
+        raise InferenceError("no valid template could be built: " + "; ".join(book.notes))
+    return candidates
+
+
+def _before(deadline: float | None) -> bool:
+    return deadline is None or time.monotonic() <= deadline
+
+
+def _check_each(
+    built: list[tuple[str, dict]],
+    parts: Parts,
+    chat_template: str,
+    bos_token: str,
+    eos_token: str,
+    examples: list[Example],
+    regex_timeout: float | None,
+) -> list[Candidate]:
+    """Each of `built` with its matrix and its problems on the examples, in order, up to the
+    first that reads all of it or the deadline (a template the language rejects is noted)."""
+    book, deadline = parts.book, parts.probes[0].deadline
     candidates = []
-    for description, template in build_candidates(parts):
+    for description, template in built:
         try:
             load_template(template)
         except (
@@ -350,12 +390,8 @@ def _checked_candidates(
         )
         problems = check_examples(template, examples, regex_timeout) if examples else []
         candidates.append(Candidate(description, template, report, problems))
-        if report.passed and not problems:
+        if (report.passed and not problems) or not _before(deadline):
             break
-        if deadline is not None and time.monotonic() > deadline:
-            break
-    if not candidates:
-        raise InferenceError("no valid template could be built: " + "; ".join(book.notes))
     return candidates
 
 

@@ -19,7 +19,7 @@ from .content_closes import (
     learn_stray_reasoning_close,
     learn_turn_end,
 )
-from .examples import Example, learn_from_examples, learn_from_renders
+from .examples import Example, learn_from_examples
 from .markup import MARKUP_TOKEN
 from .parts import InferenceError, Notebook, Parts
 from .probes import BETA, RENDERING_TOO_SLOWLY, Finding, Probe, check_deadline
@@ -114,7 +114,6 @@ def learn(
         note_tokens(parts, tokenizer, written)
     if examples:
         learn_from_examples(parts, list(examples), regex_timeout)
-    learn_from_renders(parts, regex_timeout)
     _note_render_help(parts)
     return parts
 

@@ -372,10 +372,11 @@ def test_the_templates_file_is_valid_and_names_its_evidence(inferred):
 
 # -- what inference cannot do -------------------------------------------------------------------------
 
+# Arguments written by value alone, no key: no content parser names them.
 UNREADABLE_CALLS = (
     "{%- for m in messages -%}<{{ m.role }}>{{ m.content or '' }}"
     "{%- for c in m.tool_calls or [] %}CALL {{ c.function.name }} WITH "
-    "{% for k, v in c.function.arguments.items() %}{{ k }}:{{ v | tojson }} | {% endfor %}END{% endfor %}</>{% endfor -%}"
+    "{% for k, v in c.function.arguments.items() %}{{ v | tojson }} | {% endfor %}END{% endfor %}</>{% endfor -%}"
     "{%- if add_generation_prompt %}<assistant>{% endif -%}"
 )
 
@@ -384,8 +385,12 @@ def test_a_call_syntax_the_language_cannot_read_is_said_and_fails_the_matrix():
     result = infer_template(UNREADABLE_CALLS)
     assert "tool_calls" not in result.template["fields"]
     assert not result.passed and result.exit_code == 1
-    assert result.notes[-1].startswith(
+    assert result.notes[-2].startswith(
         "no tool_calls field: no call syntax the template language can read explains"
+    )
+    assert result.notes[-1].startswith(
+        "aligning the renders gave no template that reads them all: the render (first turn: one "
+        "call of zq_fn_alpha("
     )
     assert {row.name.split("/")[0] for row in result.report.failed} == {
         "first-turn-tools",
@@ -393,6 +398,24 @@ def test_a_call_syntax_the_language_cannot_read_is_said_and_fails_the_matrix():
         "after-tool-result",
         "after-parallel-tool-results",
     }
+
+
+def test_a_call_syntax_no_render_difference_reads_is_learnt_by_aligning_the_renders():
+    """Key and value pairs between words: the renders' differences give no shape that reads
+    them, the aligner over the renders (the message rendered, the text it became) does."""
+    pairs = UNREADABLE_CALLS.replace("{{ v | tojson }} | ", "{{ k }}:{{ v | tojson }} | ")
+    result = infer_template(pairs)
+    assert result.passed and result.exit_code == 0
+    assert [(each.description, each.passed) for each in result.candidates] == [
+        ("as learnt", False),
+        ("learnt by aligning the renders with their messages", True),
+    ]
+    message = parse_response(
+        'CALL get_weather WITH city:"Oslo" | days:3 | END</>', result.template, prefix="<assistant>"
+    )
+    assert [call["function"] for call in message["tool_calls"]] == [
+        {"name": "get_weather", "arguments": {"city": "Oslo", "days": 3}}
+    ]
 
 
 @pytest.mark.parametrize(

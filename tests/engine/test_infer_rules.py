@@ -473,7 +473,10 @@ def test_calls_keyed_by_the_functions_name_are_learnt_by_aligning_the_renders():
         "function": {"name": "{name}", "arguments": "{content}"},
     }
     finding = next(f for f in result.findings if f.key == "fields.tool_calls")
-    assert finding.how.endswith("(aligned with the renders)")
+    assert finding.how == (
+        "the renders write their calls as the name, then its arguments as a JSON object; this "
+        "content parser reads them back"
+    )
     output = '<calls>[{"get_weather": {"city": "Oslo"}}, {"get_time": {}}]</calls><|eot|>'
     message = parse_response(output, result.template, prefix="<|user|>hi<|eot|><|assistant|>")
     assert [call["function"] for call in message["tool_calls"]] == [
