@@ -31,15 +31,14 @@ UNREAD = {
     # render, prompt or source: example outputs teach it (below).
     "LFM2-8B-A1B.jinja": 13,
     "LFM2.5-Instruct.jinja": 13,
-    # Calls keyed by the function's name: the template language cannot read a key as a value.
-    "Apertus-8B-Instruct.jinja": 2,
 }
 # With two example outputs every headline output is read: aligning the examples also puts a
 # call keyed by the function's name in the open (the name as a pattern group).
 UNREAD_WITH_EXAMPLES: dict[str, int] = {}
-# Chat templates whose inferred template fails rows of its matrix: the one above, and one whose
-# chat template writes a finished answer inside the reasoning it opens and never closes.
-MATRIX_FAILS = {"Apertus-8B-Instruct.jinja", "NVIDIA-Nemotron-Nano-v2.jinja"}
+# Chat templates whose kept template is the one the aligner learns from the renders (no other
+# candidate passes the matrix): calls keyed by the function's name, which no shape of the
+# render differences reads; a finished answer written inside reasoning that is never closed.
+LEARNT_FROM_RENDERS = {"Apertus-8B-Instruct.jinja", "NVIDIA-Nemotron-Nano-v2.jinja"}
 
 
 @pytest.fixture(scope="module")
@@ -64,11 +63,27 @@ def _unread(template: dict, cases: list[dict]) -> int:
     return sum(bool(score_case(template, case, rng)) for case in cases if not case.get("doubt"))
 
 
-def test_every_chat_template_gives_a_template_and_all_but_two_pass_their_matrix(inferred):
+def test_every_chat_template_gives_a_template_that_passes_its_matrix(inferred):
     assert len(inferred) == 31
-    assert {
-        name for name, (_, _, result, _) in inferred.items() if not result.passed
-    } == MATRIX_FAILS
+    assert [name for name, (_, _, result, _) in inferred.items() if not result.passed] == []
+
+
+def test_the_renders_aligned_with_their_messages_give_the_template_where_no_other_passes(
+    inferred,
+):
+    kept = {
+        name
+        for name, (template, _, result, _) in inferred.items()
+        if any(
+            each.description == "learnt by aligning the renders with their messages"
+            and each.template is template
+            for each in result.candidates
+        )
+    }
+    assert kept == LEARNT_FROM_RENDERS
+    for name in LEARNT_FROM_RENDERS:
+        failing = [each.description for each in inferred[name][2].candidates if not each.passed]
+        assert failing == [each.description for each in inferred[name][2].candidates[:-1]], name
 
 
 def test_without_examples_the_inferred_templates_read_all_but_the_outputs_no_evidence_shows(
@@ -77,7 +92,7 @@ def test_without_examples_the_inferred_templates_read_all_but_the_outputs_no_evi
     unread = {name: _unread(template, cases) for name, (template, _, _, cases) in inferred.items()}
     assert {name: count for name, count in unread.items() if count} == UNREAD
     headline = sum(not case.get("doubt") for *_, cases in inferred.values() for case in cases)
-    assert (headline, headline - sum(unread.values())) == (221, 193)
+    assert (headline, headline - sum(unread.values())) == (221, 195)
 
 
 def test_what_cannot_be_read_is_said(inferred):
