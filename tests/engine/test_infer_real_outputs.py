@@ -43,7 +43,7 @@ LEARNT_FROM_RENDERS = {"Apertus-8B-Instruct.jinja", "NVIDIA-Nemotron-Nano-v2.jin
 
 @pytest.fixture(scope="module")
 def inferred():
-    """{file: (template without examples, template with 2 examples, result without, cases)}."""
+    """{file: (template without examples, result with 2 examples, result without, cases)}."""
     by_file = cases_by_chat_template(load_cases())
     found = {}
     for entry in manifest(MORE):
@@ -54,7 +54,7 @@ def inferred():
         taught = (
             infer_template(text, examples=as_examples(cases[:2]), **tokens) if cases else result
         )
-        found[entry["file"]] = (result.template, taught.template, result, cases)
+        found[entry["file"]] = (result.template, taught, result, cases)
     return found
 
 
@@ -86,6 +86,27 @@ def test_the_renders_aligned_with_their_messages_give_the_template_where_no_othe
         assert failing == [each.description for each in inferred[name][2].candidates[:-1]], name
 
 
+def _misread(candidate) -> set[str]:
+    return {row.name for row in candidate.report.failed} | {
+        problem.split(":")[0] for problem in candidate.example_problems
+    }
+
+
+def test_no_candidate_kept_misreads_a_row_or_example_another_candidate_reads(inferred):
+    """The judge never keeps a candidate when another reads all it reads and more: the matrix's
+    rows and the examples count alike."""
+    dominated = []
+    for name, (_, taught, result, _) in inferred.items():
+        for inference in (result, taught):
+            kept = next(
+                each for each in inference.candidates if each.template is inference.template
+            )
+            for other in inference.candidates:
+                if _misread(other) < _misread(kept):
+                    dominated.append(f"{name}: {kept.description} by {other.description}")
+    assert dominated == []
+
+
 def test_without_examples_the_inferred_templates_read_all_but_the_outputs_no_evidence_shows(
     inferred,
 ):
@@ -103,9 +124,14 @@ def test_what_cannot_be_read_is_said(inferred):
 
 
 def test_with_two_examples_a_chat_template_the_model_writes_calls_no_render_shows_is_read(inferred):
-    unread = {name: _unread(taught, cases) for name, (_, taught, _, cases) in inferred.items()}
+    unread = {
+        name: _unread(taught.template, cases) for name, (_, taught, _, cases) in inferred.items()
+    }
     assert {name: count for name, count in unread.items() if count} == UNREAD_WITH_EXAMPLES
-    assert inferred["LFM2-8B-A1B.jinja"][1]["fields"]["tool_calls"]["open"] == "<|tool_call_start|>"
+    assert (
+        inferred["LFM2-8B-A1B.jinja"][1].template["fields"]["tool_calls"]["open"]
+        == "<|tool_call_start|>"
+    )
 
 
 def test_transformers_reads_the_inferred_templates_the_same_way_bar_the_documented_differences(
