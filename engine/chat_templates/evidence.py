@@ -32,6 +32,8 @@ class Example:
         output: what it wrote.
         tools: the tools it was given (JSON-schema dicts), or None.
         expected: the message the output should give, or None (then only plausibility is checked).
+        kind: what it is, for its label ("example", "output": one the author checks the
+            learnt template on).
     """
 
     index: int
@@ -39,17 +41,18 @@ class Example:
     output: str
     tools: list | None = None
     expected: dict | None = None
+    kind: str = "example"
 
     @property
     def label(self) -> str:
-        return f"example {self.index + 1}"
+        return f"{self.kind} {self.index + 1}"
 
     def render(self) -> Render:
         return Render(f"{self.label}: the output", self.output)
 
 
-def read_examples(examples: list[dict] | None) -> list[Example]:
-    """Validated examples.
+def read_examples(examples: list[dict] | None, kind: str = "example") -> list[Example]:
+    """Validated examples (`kind` names them in labels and messages: "example", "output").
 
     Raises:
         ValueError: an example is not a dict, lacks `prefix` or `output` (strings), or has
@@ -58,7 +61,7 @@ def read_examples(examples: list[dict] | None) -> list[Example]:
     """
     found = []
     for index, example in enumerate(examples or []):
-        where = f"examples[{index}]"
+        where = f"{kind}s[{index}]"
         if not isinstance(example, dict):
             raise ValueError(
                 f"{where}: an example is a dict with prefix and output, got {type(example).__name__}"
@@ -75,7 +78,9 @@ def read_examples(examples: list[dict] | None) -> list[Example]:
             raise ValueError(
                 f"{where}.expected: a message dict is required, got {type(expected).__name__}"
             )
-        found.append(Example(index, example["prefix"], example["output"], tools or None, expected))
+        found.append(
+            Example(index, example["prefix"], example["output"], tools or None, expected, kind)
+        )
     return found
 
 
@@ -259,6 +264,7 @@ def labelled_renders(probes: list[Probe]) -> list[Example]:
                     turn.text,
                     copy.deepcopy(PROBE_TOOLS),
                     expected,
+                    "render",
                     turn.render.label,
                 )
             )
