@@ -130,6 +130,8 @@ class _Cuts:
     # the next call ("" where the output ends there).
     after_close: tuple[str, ...] = ()
     call_separator: str = ""
+    # A pattern of the index token some outputs write between two calls (``#\d+``), or "".
+    call_index: str = ""
     blank_after_open: bool = False
     calls_in_a_row: bool = False
 
@@ -205,11 +207,36 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]
         if not _MARKER_LIKE.search(separator):
             cuts.call_separator = separator
     left, varying = _left_over(alignments, cuts)
+    indexes = _call_indexes(between, cuts)
+    cuts.call_index = "|".join(dict.fromkeys(pattern for pattern, _ in indexes.values()))
+    varying = {**{piece: marker for piece, (_, marker) in indexes.items()}, **varying}
     if cuts.call_open.startswith("{"):
         # The calls are the objects of a JSON list: its brackets are markers only next to a
         # call, so prose such as "[1]" keeps its brackets.
         varying = {**varying, "[": r"\[(?=\s*\{)", "]": r"(?<=\})\s*\]"}
     return cuts, left, varying
+
+
+# A token an output may write between two calls: a number with a little punctuation around
+# (``#3``, ``[2]``, ``(7)``), an index or id that varies from call to call.
+_INDEX_TOKEN = regex.compile(r"([^\w\s]{1,3})(\d+)([^\w\s]{0,3})")
+
+
+def _call_indexes(between: list[str], cuts: _Cuts) -> dict[str, tuple[str, str]]:
+    """{token: (its pattern, the pattern as a marker)} for the index tokens written between two
+    calls (``#13``): the number may be any, and the token is a marker only where a call's open
+    follows it."""
+    found = {}
+    ahead = rf"(?=\s*{loose(cuts.call_open)})" if cuts.call_open else ""
+    for text in between:
+        middle = _cut_end(_cut_start(text, cuts.call_close), cuts.call_open)
+        for piece in _pieces(middle):
+            index = _INDEX_TOKEN.fullmatch(piece.strip(",;"))
+            if index:
+                head, _, tail = index.groups()
+                pattern = loose(head) + r"\d+" + loose(tail)
+                found[piece.strip(",;")] = (pattern, pattern + ahead)
+    return found
 
 
 def _keyed_list(cuts: _Cuts, alignments: list[Alignment]) -> None:
@@ -380,7 +407,9 @@ def _close(cuts: _Cuts, ahead: str, behind: str = "") -> dict:
         return {"close_pattern": loose(cuts.call_close) + tail + (separator or unseen)}
     if not cuts.call_close:
         between = separator or ("" if cuts.calls_in_a_row else r"(?:\s*[,;])?")
-        return {"close_pattern": rf"{behind}{between}(?=\s*(?:{ahead}|$))"}
+        # An index some outputs write before the next call belongs to neither call: dropped.
+        index = rf"(?:\s*[,;])?(?:\s*(?:{cuts.call_index}))?(?:\s*[,;])?" if cuts.call_index else ""
+        return {"close_pattern": rf"{behind}{between}{index}(?=\s*(?:{ahead}|$))"}
     unseen = "" if cuts.calls_in_a_row else rf"(?:\s*[,;](?=\s*(?:{ahead})))?"
     if separator or unseen:
         return {"close_pattern": loose(cuts.call_close) + (separator or unseen)}
