@@ -495,10 +495,21 @@ def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -
         close = {"close_pattern": rf"{loose(cuts.call_close)}(?=\s*(?:{ahead}))"}
         if cuts.call_separator:
             close["close_pattern"] += rf"(?:\s*{loose(cuts.call_separator)})?"
+    if cuts.call_close == ")":
+        close = _outside_quotes(close)
     spec = {"open_pattern": lead + f"(?P<name>{NAME})" + middle, **close}
     spec.update(repeats=True, **body)
     spec["transform"] = _function("{name}", "{content}")
     return spec, how
+
+
+def _outside_quotes(close: dict) -> dict:
+    """A close at a call's closing parenthesis, not at one a quoted value holds
+    (``code="print('hi')"``): there the quote that ends the value follows it."""
+    pattern = close.get("close_pattern", pattern_literal(close.get("close", "")))
+    if not pattern.startswith(r"\)"):
+        return close
+    return {"close_pattern": r"\)(?![\"'])" + pattern[2:]}
 
 
 def _settle_empty_calls(alignments: list[Alignment]) -> None:
