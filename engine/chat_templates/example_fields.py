@@ -201,7 +201,11 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]
         )
     if between:
         middles = {
-            _cut_end(_cut_start(text, cuts.call_close), cuts.call_open).strip() for text in between
+            # An index token between the calls is not the separator (`_call_indexes`).
+            _INDEX_BETWEEN.sub(
+                "", _cut_end(_cut_start(text, cuts.call_close), cuts.call_open)
+            ).strip()
+            for text in between
         }
         separator = middles.pop() if len(middles) == 1 else ""
         if not _MARKER_LIKE.search(separator):
@@ -220,6 +224,8 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]
 # A token an output may write between two calls: a number with a little punctuation around
 # (``#3``, ``[2]``, ``(7)``), an index or id that varies from call to call.
 _INDEX_TOKEN = regex.compile(r"([^\w\s]{1,3})(\d+)([^\w\s]{0,3})")
+# An index token standing alone between two calls, with the blanks and the separator after it.
+_INDEX_BETWEEN = regex.compile(r"(?<!\S)[^\w\s,;]{1,3}\d+[^\w\s,;]{0,3}(?![^\s,;])\s*[,;]?")
 
 
 def _call_indexes(between: list[str], cuts: _Cuts) -> dict[str, tuple[str, str]]:
@@ -235,7 +241,8 @@ def _call_indexes(between: list[str], cuts: _Cuts) -> dict[str, tuple[str, str]]
             if index:
                 head, _, tail = index.groups()
                 pattern = loose(head) + r"\d+" + loose(tail)
-                found[piece.strip(",;")] = (pattern, pattern + ahead)
+                marker = pattern + r"(?:\s*[,;])?" + ahead
+                found[piece] = found[piece.strip(",;")] = (pattern, marker)
     return found
 
 
@@ -401,18 +408,18 @@ def _close(cuts: _Cuts, ahead: str, behind: str = "") -> dict:
     the examples write between calls, or, where no example writes two calls in a row, a comma
     or semicolon before the next call's open."""
     separator = rf"(?:\s*{loose(cuts.call_separator)})?" if cuts.call_separator else ""
+    # An index some outputs write before the next call belongs to neither call: dropped.
+    index = rf"(?:\s*(?:{cuts.call_index}))?{separator}" if cuts.call_index else ""
     if cuts.call_close_tail:
         tail = rf"(?:\s*{loose(cuts.call_close_tail)})?"
         unseen = rf"(?:\s*[,;](?=\s*(?:{ahead})))?"
         return {"close_pattern": loose(cuts.call_close) + tail + (separator or unseen)}
     if not cuts.call_close:
         between = separator or ("" if cuts.calls_in_a_row else r"(?:\s*[,;])?")
-        # An index some outputs write before the next call belongs to neither call: dropped.
-        index = rf"(?:\s*[,;])?(?:\s*(?:{cuts.call_index}))?(?:\s*[,;])?" if cuts.call_index else ""
         return {"close_pattern": rf"{behind}{between}{index}(?=\s*(?:{ahead}|$))"}
     unseen = "" if cuts.calls_in_a_row else rf"(?:\s*[,;](?=\s*(?:{ahead})))?"
     if separator or unseen:
-        return {"close_pattern": loose(cuts.call_close) + (separator or unseen)}
+        return {"close_pattern": loose(cuts.call_close) + (separator or unseen) + index}
     return {"close": cuts.call_close}
 
 
