@@ -18,6 +18,11 @@ A format is drawn from a small grammar of features (`FEATURES`, and with `more` 
 * JSON written with blanks after ``:`` and ``,`` or without; reasoning and answers of one
   sentence, or of several sentences over lines.
 
+With `more`, facts seen in real outputs too (`MORE_FEATURES`): a header word each output writes
+anew, calls keyed by the function's name, quotes inside string values, Python-style calls
+without list brackets, answer markup only some outputs write, a JSON arguments key that varies
+between outputs, and an index only some outputs write between calls.
+
 Marker strings are random consonant runs, never a real model's markers. `Format.example(rng)`
 writes one output with its expected message; `Format.examples()` gives the two examples a
 learner gets (one call with two arguments after an answer; two calls), `Format.fresh(rng, n)`
