@@ -6,11 +6,13 @@
   of conversation situations with the model's chat template and check the template reads
   each one back; exit 0 when every renderable situation passes, 1 when some fail, 2 when
   nothing could be rendered (or on bad input).
-- ``infer (--chat-template FILE | --model ID_OR_PATH) [--examples FILE] [--output FILE] [--json]``: infer a
+- ``infer (--chat-template FILE | --model ID_OR_PATH) [--examples FILE] [--outputs FILE] [--output FILE] [--json]``: infer a
   response template from the chat template, write it as a ``templates/``-style file, and print
   the matrix summary and each finding with the renders that show it; exit 0 when it passes the
   matrix and every part was inferred, 1 when it does not or a part is missing (the file is
-  still written, with the parts that work), 2 when nothing can be inferred.
+  still written, with the parts that work), 2 when nothing can be inferred. With ``--outputs``
+  it also says which of those outputs the template cannot read (exit 1 when one is unread):
+  the author adds the first to the examples and infers again.
 - ``lint TEMPLATE [--chat-template FILE] [--target RUNTIME] [--tokenizer DIR]``: print the
   diagnostics (with a chat template, also whether its prompts contain the start anchor; with a
   target, also what that runtime refuses or reads differently; with a tokenizer, also literal
@@ -269,21 +271,28 @@ def _finding_line(finding, template: dict) -> Text:
 
 
 def command_infer(args, console: Console) -> int:
-    from .chat_templates.examples import load_examples_file
+    from .chat_templates.evidence import load_examples_file, read_examples
     from .chat_templates.infer import infer_template_isolated
+    from .chat_templates.judge import check_examples
     from .chat_templates.markup import difference
 
     options = _chat_template_options(args)
     examples = load_examples_file(args.examples) if args.examples else None
+    outputs = read_examples(load_examples_file(args.outputs), "output") if args.outputs else []
     result = infer_template_isolated(**options, examples=examples, seconds=args.timeout)
+    unread = check_examples(result.template, outputs) if outputs else []
+    exit_code = max(result.exit_code, 1 if unread else 0)
     source = args.model or args.chat_template
     name = args.name or _file_name(source)
     output = Path(args.output or f"{name}.json")
     data = result.template_file(name, [args.model] if args.model else None, source)
     output.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     if args.json:
-        print(json.dumps({**result.to_dict(), "file": str(output)}, ensure_ascii=False, indent=2))
-        return result.exit_code
+        found = {**result.to_dict(), "file": str(output)}
+        if outputs:
+            found["unread_outputs"] = unread
+        print(json.dumps(found, ensure_ascii=False, indent=2))
+        return exit_code
     switch = f" (thinking switch: {result.thinking_switch})" if result.thinking_switch else ""
     console.print(Text(f"inferred from {source}{switch}: wrote {output}", "bold"))
     for finding in result.findings:
@@ -318,7 +327,21 @@ def command_infer(args, console: Console) -> int:
     )
     for row in result.report.failed:
         console.print(Text(f"  FAIL {row.name}: {row.detail}", "red"))
-    return result.exit_code
+    if outputs:
+        _print_unread(console, unread, len(outputs), args.examples)
+    return exit_code
+
+
+def _print_unread(console: Console, unread: list[str], total: int, examples: str | None) -> None:
+    """How many of the author's other outputs the template reads, each unread one with why, and
+    the next step: the first unread output added to the examples."""
+    console.print(Text(f"outputs: {total - len(unread)} of {total} read", "bold"))
+    for problem in unread:
+        console.print(Text(f"  UNREAD {problem}", "red"))
+    if unread:
+        first = unread[0].split(":")[0]
+        into = f" ({examples})" if examples else " (--examples FILE)"
+        console.print(Text(f"next: add {first} to the examples{into} and infer again", "yellow"))
 
 
 def print_diagnoses(console: Console, diagnoses: list[Diagnosis], *, notes: bool = False) -> None:
@@ -852,6 +875,11 @@ def add_infer_command(commands) -> None:
         "--examples",
         help="a JSONL file of outputs the model wrote (prefix, output, tools, expected: optional): "
         "the template must read them, and they teach what no render shows",
+    )
+    infer.add_argument(
+        "--outputs",
+        help="a JSONL file of other outputs (as --examples): says which ones the inferred template "
+        "cannot read; add the first to the examples and infer again",
     )
 
 

@@ -30,8 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from engine.chat_templates.evidence import read_examples  # noqa: E402
 from engine.chat_templates.example_fields import NotLearnt, learn_template  # noqa: E402
-from engine.chat_templates.examples import read_examples  # noqa: E402
 from tests.support.random_formats import FEATURES, MORE_FEATURES, random_format  # noqa: E402
 from tests.support.real_outputs import score_case  # noqa: E402
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import regex
 
 from .call_readers import CallReading, read_calls_at
-from .examples import Example, tool_properties
+from .evidence import Example, tool_properties
 
 
 @dataclass(frozen=True)

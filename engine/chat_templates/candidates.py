@@ -12,7 +12,9 @@ first, and the conformance matrix (and the author's example outputs, when given)
   reasoning also opens at the start of a turn whose prompt did not, when its closer follows
   (a prompt from another stack);
 * the template as learnt, then without tool calls, then without reasoning; before them all, a
-  template learnt by aligning the example outputs, where the others misread an example.
+  template learnt by aligning the example outputs, where the others misread an example; after
+  them all, a template learnt by aligning the renders with the messages rendered (the same
+  aligner), where it differs from the others.
 """
 
 from __future__ import annotations
@@ -53,11 +55,15 @@ def candidates(parts: Parts) -> list[tuple[str, dict]]:
         found.append(("without reasoning", template(None, calls)))
     if parts.example_template is not None:
         found.insert(0, (LEARNT_FROM_EXAMPLES, parts.example_template))
+    if parts.render_template is not None:
+        found.append((LEARNT_FROM_RENDERS, parts.render_template))
     return found
 
 
 # What sets apart the candidate learnt by aligning the example outputs with their messages.
 LEARNT_FROM_EXAMPLES = "learnt by aligning the example outputs"
+# What sets apart the candidate learnt by aligning the renders with the messages rendered.
+LEARNT_FROM_RENDERS = "learnt by aligning the renders with their messages"
 
 
 def anchor_keys(parts: Parts) -> dict[str, Any]:

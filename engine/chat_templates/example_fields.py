@@ -31,7 +31,8 @@ from ..pattern_shapes import pattern_literal
 from .align import Alignment, Span, align_all
 from .argument_readers import common_prefix, common_suffix, loose, pair_syntax
 from .call_readers import CallReading
-from .examples import Example, check_examples
+from .evidence import Example
+from .judge import check_examples
 
 # A name as a call writes it: an identifier, maybe with dots or dashes between parts.
 NAME = r"[A-Za-z_][\w\-]*(?:\.[\w\-]+)*"
@@ -129,6 +130,8 @@ class _Cuts:
     # the next call ("" where the output ends there).
     after_close: tuple[str, ...] = ()
     call_separator: str = ""
+    # A pattern of the index token some outputs write between two calls (``#\d+``), or "".
+    call_index: str = ""
     blank_after_open: bool = False
     calls_in_a_row: bool = False
 
@@ -198,17 +201,49 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]
         )
     if between:
         middles = {
-            _cut_end(_cut_start(text, cuts.call_close), cuts.call_open).strip() for text in between
+            # An index token between the calls is not the separator (`_call_indexes`).
+            _INDEX_BETWEEN.sub(
+                "", _cut_end(_cut_start(text, cuts.call_close), cuts.call_open)
+            ).strip()
+            for text in between
         }
         separator = middles.pop() if len(middles) == 1 else ""
         if not _MARKER_LIKE.search(separator):
             cuts.call_separator = separator
     left, varying = _left_over(alignments, cuts)
+    indexes = _call_indexes(between, cuts)
+    cuts.call_index = "|".join(dict.fromkeys(pattern for pattern, _ in indexes.values()))
+    varying = {**{piece: marker for piece, (_, marker) in indexes.items()}, **varying}
     if cuts.call_open.startswith("{"):
         # The calls are the objects of a JSON list: its brackets are markers only next to a
         # call, so prose such as "[1]" keeps its brackets.
         varying = {**varying, "[": r"\[(?=\s*\{)", "]": r"(?<=\})\s*\]"}
     return cuts, left, varying
+
+
+# A token an output may write between two calls: a number with a little punctuation around
+# (``#3``, ``[2]``, ``(7)``), an index or id that varies from call to call.
+_INDEX_TOKEN = regex.compile(r"([^\w\s]{1,3})(\d+)([^\w\s]{0,3})")
+# An index token standing alone between two calls, with the blanks and the separator after it.
+_INDEX_BETWEEN = regex.compile(r"(?<!\S)[^\w\s,;]{1,3}\d+[^\w\s,;]{0,3}(?![^\s,;])\s*[,;]?")
+
+
+def _call_indexes(between: list[str], cuts: _Cuts) -> dict[str, tuple[str, str]]:
+    """{token: (its pattern, the pattern as a marker)} for the index tokens written between two
+    calls (``#13``): the number may be any, and the token is a marker only where a call's open
+    follows it."""
+    found = {}
+    ahead = rf"(?=\s*{loose(cuts.call_open)})" if cuts.call_open else ""
+    for text in between:
+        middle = _cut_end(_cut_start(text, cuts.call_close), cuts.call_open)
+        for piece in _pieces(middle):
+            index = _INDEX_TOKEN.fullmatch(piece.strip(",;"))
+            if index:
+                head, _, tail = index.groups()
+                pattern = loose(head) + r"\d+" + loose(tail)
+                marker = pattern + r"(?:\s*[,;])?" + ahead
+                found[piece] = found[piece.strip(",;")] = (pattern, marker)
+    return found
 
 
 def _keyed_list(cuts: _Cuts, alignments: list[Alignment]) -> None:
@@ -373,16 +408,18 @@ def _close(cuts: _Cuts, ahead: str, behind: str = "") -> dict:
     the examples write between calls, or, where no example writes two calls in a row, a comma
     or semicolon before the next call's open."""
     separator = rf"(?:\s*{loose(cuts.call_separator)})?" if cuts.call_separator else ""
+    # An index some outputs write before the next call belongs to neither call: dropped.
+    index = rf"(?:\s*(?:{cuts.call_index}))?{separator}" if cuts.call_index else ""
     if cuts.call_close_tail:
         tail = rf"(?:\s*{loose(cuts.call_close_tail)})?"
         unseen = rf"(?:\s*[,;](?=\s*(?:{ahead})))?"
         return {"close_pattern": loose(cuts.call_close) + tail + (separator or unseen)}
     if not cuts.call_close:
         between = separator or ("" if cuts.calls_in_a_row else r"(?:\s*[,;])?")
-        return {"close_pattern": rf"{behind}{between}(?=\s*(?:{ahead}|$))"}
+        return {"close_pattern": rf"{behind}{between}{index}(?=\s*(?:{ahead}|$))"}
     unseen = "" if cuts.calls_in_a_row else rf"(?:\s*[,;](?=\s*(?:{ahead})))?"
     if separator or unseen:
-        return {"close_pattern": loose(cuts.call_close) + (separator or unseen)}
+        return {"close_pattern": loose(cuts.call_close) + (separator or unseen) + index}
     return {"close": cuts.call_close}
 
 
@@ -465,10 +502,21 @@ def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -
         close = {"close_pattern": rf"{loose(cuts.call_close)}(?=\s*(?:{ahead}))"}
         if cuts.call_separator:
             close["close_pattern"] += rf"(?:\s*{loose(cuts.call_separator)})?"
+    if cuts.call_close == ")":
+        close = _outside_quotes(close)
     spec = {"open_pattern": lead + f"(?P<name>{NAME})" + middle, **close}
     spec.update(repeats=True, **body)
     spec["transform"] = _function("{name}", "{content}")
     return spec, how
+
+
+def _outside_quotes(close: dict) -> dict:
+    """A close at a call's closing parenthesis, not at one a quoted value holds
+    (``code="print('hi')"``): there the quote that ends the value follows it."""
+    pattern = close.get("close_pattern", pattern_literal(close.get("close", "")))
+    if not pattern.startswith(r"\)"):
+        return close
+    return {"close_pattern": r"\)(?![\"'])" + pattern[2:]}
 
 
 def _settle_empty_calls(alignments: list[Alignment]) -> None:

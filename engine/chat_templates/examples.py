@@ -8,10 +8,10 @@ gives them as examples, each a dict:
 
 and inference uses them three ways:
 
-* `check_examples`: a candidate template is kept only when it parses every example without
-  an error, to `expected` where given (text compared stripped; missing, None and "" alike;
-  tool calls by order, name and arguments), and otherwise to a plausible message (each call
-  names a given tool, with arguments its schema knows);
+* `check_examples` (`engine.chat_templates.judge`): a candidate template is kept only when it
+  parses every example without an error, to `expected` where given
+  (`engine.chat_templates.evidence.message_differences`), and otherwise to a plausible message
+  (each call names a given tool, with arguments its schema knows);
 * `calls_from_examples`: where no render shows the call syntax, the text around the tools'
   names in the outputs proposes it: the markers before and after the calls and the payload
   between them, read by each payload parser; a syntax is kept only when it reads every
@@ -26,280 +26,26 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-
-import regex
 
 from ..content import parse_content
 from ..errors import ResponseParseError
 from ..pattern_shapes import pattern_literal
+from .align import align_all
 from .calls import CallSyntax
+from .candidates import candidates
+from .evidence import (
+    Example,
+    labelled_renders,
+    message_text,
+    names_pattern,
+    parse_example,
+    tool_properties,
+)
+from .evidence import read_examples as read_examples  # where callers have always found it
+from .example_fields import NotLearnt, learn_template
+from .judge import check_examples
 from .markup import MARKUP_TOKEN
-from .probes import Finding, Render
-
-
-@dataclass(frozen=True)
-class Example:
-    """One example output.
-
-    Attributes:
-        index: its position in the list (0-based), for messages.
-        prefix: the prompt the model was given.
-        output: what it wrote.
-        tools: the tools it was given (JSON-schema dicts), or None.
-        expected: the message the output should give, or None (then only plausibility is checked).
-    """
-
-    index: int
-    prefix: str
-    output: str
-    tools: list | None = None
-    expected: dict | None = None
-
-    @property
-    def label(self) -> str:
-        return f"example {self.index + 1}"
-
-    def render(self) -> Render:
-        return Render(f"{self.label}: the output", self.output)
-
-
-def read_examples(examples: list[dict] | None) -> list[Example]:
-    """Validated examples.
-
-    Raises:
-        ValueError: an example is not a dict, lacks `prefix` or `output` (strings), or has
-            `tools` that is not a list or `expected` that is not a dict; the message names the
-            example and the key.
-    """
-    found = []
-    for index, example in enumerate(examples or []):
-        where = f"examples[{index}]"
-        if not isinstance(example, dict):
-            raise ValueError(
-                f"{where}: an example is a dict with prefix and output, got {type(example).__name__}"
-            )
-        for key in ("prefix", "output"):
-            if not isinstance(example.get(key), str):
-                raise ValueError(f"{where}.{key}: a string is required")
-        tools, expected = example.get("tools"), example.get("expected")
-        if tools is not None and not isinstance(tools, list):
-            raise ValueError(
-                f"{where}.tools: a list of tool schemas is required, got {type(tools).__name__}"
-            )
-        if expected is not None and not isinstance(expected, dict):
-            raise ValueError(
-                f"{where}.expected: a message dict is required, got {type(expected).__name__}"
-            )
-        found.append(Example(index, example["prefix"], example["output"], tools or None, expected))
-    return found
-
-
-def load_examples_file(path: str | Path) -> list[dict]:
-    """The examples in a JSONL file (one JSON object a line; blank lines skipped).
-
-    Raises:
-        ValueError: a line is not JSON; the message gives the file and line.
-        OSError: the file cannot be read.
-    """
-    found = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            found.append(json.loads(line))
-        except ValueError as error:
-            raise ValueError(f"{path}:{number}: not a JSON object: {error}") from None
-    return found
-
-
-# -- checking a template against the examples ----------------------------------------------
-
-
-def parse_example(
-    template: dict, example: Example, regex_timeout: float | None = 1.0
-) -> tuple[dict, list[str]]:
-    """(message, kept errors) of the example's output parsed with `template` (errors kept, not raised)."""
-    from ..parser import ResponseParser
-
-    parser = ResponseParser(
-        template,
-        prefix=example.prefix,
-        tools=example.tools,
-        on_error="keep",
-        regex_timeout=regex_timeout,
-    )
-    message, _ = parser.finalize(example.output)
-    return message, [str(error) for error in parser.errors]
-
-
-def check_examples(
-    template: dict, examples: list[Example], regex_timeout: float | None = 1.0
-) -> list[str]:
-    """What `template` gets wrong on the examples, one sentence each ([] when it reads them all).
-
-    An example without `expected` is also misread when the text the aligner proposes as its
-    reasoning (prose a marker every such example writes follows) is read as content."""
-    problems = []
-    proposed = _proposed_reasoning(template, examples)
-    for example in examples:
-        try:
-            message, errors = parse_example(template, example, regex_timeout)
-        except (ResponseParseError, ValueError) as error:
-            problems.append(f"{example.label}: the parse failed: {error}")
-            continue
-        if errors:
-            problems.append(f"{example.label}: {errors[0]}")
-            continue
-        wrong = (
-            message_differences(example.expected, message)
-            if example.expected is not None
-            else implausible(message, example)
-        )
-        reasoning = proposed.get(example.index, "")
-        if reasoning and reasoning in message_text(message.get("content")):
-            wrong.append(
-                f"{reasoning[:60]!r}, followed by the marker that ends every example's leading "
-                "text, is read as content, not reasoning"
-            )
-        if wrong:
-            problems.append(f"{example.label}: {'; '.join(wrong)}")
-    return problems
-
-
-def _proposed_reasoning(template: dict, examples: list[Example]) -> dict[int, str]:
-    """{example index: the text the aligner proposes as reasoning} for the examples with no
-    expected message."""
-    if all(example.expected is not None for example in examples):
-        return {}
-    from ..template import load_template
-    from .align import align_all
-
-    try:
-        anchor = load_template(template).start_anchor.pattern
-    except ValueError:
-        return {}
-    found = {}
-    for example, alignment in zip(examples, align_all(examples, anchor)):
-        if example.expected is None and alignment is not None:
-            for span in alignment.of("reasoning"):
-                found[example.index] = alignment.text[span.start : span.end]
-    return found
-
-
-def _blank(value: Any) -> bool:
-    return value is None or value == "" or value == [] or value == {}
-
-
-def message_text(value: Any) -> str:
-    """A message value as compared: "" when missing or empty, a string stripped, anything else
-    as JSON with sorted keys."""
-    if _blank(value):
-        return ""
-    return (
-        value.strip()
-        if isinstance(value, str)
-        else json.dumps(value, sort_keys=True, ensure_ascii=False)
-    )
-
-
-def _arguments(value: Any) -> str:
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            pass
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def calls_of(message: dict) -> list[tuple[Any, str]]:
-    """The message's tool calls as (name, arguments as JSON text with sorted keys)."""
-    found = []
-    for call in message.get("tool_calls") or []:
-        function = call.get("function", call) if isinstance(call, dict) else {}
-        function = function if isinstance(function, dict) else {}
-        found.append((function.get("name"), _arguments(function.get("arguments"))))
-    return found
-
-
-def message_differences(expected: dict, got: dict) -> list[str]:
-    """How `got` differs from `expected` ([] when they agree): reasoning and content compared
-    stripped (missing, None and "" alike), tool calls by order, name and arguments as JSON values
-    (``true`` is not ``1``), any other key exactly; `role` is not compared."""
-    found = []
-    for key in ("reasoning_content", "content"):
-        if message_text(expected.get(key)) != message_text(got.get(key)):
-            found.append(
-                f"{key}: expected {message_text(expected.get(key))!r}, got {message_text(got.get(key))!r}"
-            )
-    if calls_of(expected) != calls_of(got):
-        found.append(f"tool_calls: expected {calls_of(expected)}, got {calls_of(got)}")
-    for key in sorted(set(expected) | set(got)):
-        if key in ("role", "reasoning_content", "content", "tool_calls"):
-            continue
-        if not (_blank(expected.get(key)) and _blank(got.get(key))) and expected.get(
-            key
-        ) != got.get(key):
-            found.append(f"{key}: expected {expected.get(key)!r}, got {got.get(key)!r}")
-    return found
-
-
-def tool_properties(tools: list | None) -> dict[str, dict]:
-    """{tool name: its parameters' properties} of the tools given (schemas without a name skipped)."""
-    found = {}
-    for tool in tools or []:
-        function = tool.get("function", tool) if isinstance(tool, dict) else {}
-        if isinstance(function, dict) and isinstance(function.get("name"), str):
-            parameters = function.get("parameters") or {}
-            found[function["name"]] = (
-                parameters.get("properties") or {} if isinstance(parameters, dict) else {}
-            )
-    return found
-
-
-def implausible(message: dict, example: Example) -> list[str]:
-    """Why `message` cannot be what an example without `expected` means ([] when plausible):
-    a call that names no given tool or has arguments its schema does not know, or a tool's name
-    written where no call was read."""
-    tools = tool_properties(example.tools)
-    found = []
-    calls = message.get("tool_calls") or []
-    for name, arguments in calls_of(message):
-        if tools and name not in tools:
-            found.append(f"a call of {name!r}, which is not one of the tools")
-            continue
-        try:
-            decoded = json.loads(arguments)
-        except ValueError:
-            decoded = None
-        if not isinstance(decoded, dict):
-            found.append(f"{name}'s arguments are not an object")
-        elif tools and set(decoded) - set(tools[name]):
-            found.append(
-                f"{name}'s arguments {sorted(set(decoded) - set(tools[name]))} are not its parameters"
-            )
-    if not calls and tools:
-        named = [name for name in tools if written_as_call(name).search(example.output)]
-        if named:
-            found.append(f"{named[0]!r} is written as a call but no call was read")
-    return found
-
-
-def written_as_call(name: str) -> regex.Pattern:
-    """Where a tool's name is written the way a call writes it: right after punctuation (a
-    quote, a marker, an ``=``, a namespace's dot) or right before punctuation that is not a
-    sentence's (its arguments, an index), not as a word of prose."""
-    written = regex.escape(name)
-    return regex.compile(
-        rf"(?:[^\w\s,;!?]\s*{written}(?![\w\-])|(?<![\w.\-]){written}\s*[^\w\s.,;!?])"
-    )
-
-
-def _names(name: str) -> regex.Pattern:
-    """Where a tool's name occurs as a whole name."""
-    return regex.compile(rf"(?<![\w.\-]){regex.escape(name)}(?![\w\-])")
-
+from .probes import Finding
 
 # -- markers no field explains ------------------------------------------------------------------
 
@@ -344,7 +90,7 @@ def _call_region(example: Example) -> _Region | None:
     """The calls of `example`: from the last marker before the first tool name written to the
     first marker after the last, when each is a markup token; None when the output names no tool."""
     names = list(tool_properties(example.tools))
-    spans = [m.span() for name in names for m in _names(name).finditer(example.output)]
+    spans = [m.span() for name in names for m in names_pattern(name).finditer(example.output)]
     if not spans:
         return None
     first, last = min(start for start, _ in spans), max(end for _, end in spans)
@@ -457,8 +203,6 @@ def learn_from_examples(parts, examples: list[Example], regex_timeout: float | N
     """The call syntax from the examples where the renders give none that reads them, and the
     markers they write that no field explains as content closes (each kept only when no example
     reads worse with it)."""
-    from .candidates import candidates
-
     first = candidates(parts)[0][1]
     if any(_call_region(example) for example in examples) and (
         parts.calls is None or _misreads_calls(first, examples, regex_timeout)
@@ -520,7 +264,6 @@ def _proposal_unread(template: dict, examples: list[Example]) -> bool:
     """Whether the aligner proposes, for an example with no expected message, reasoning or calls
     that `template` does not read (a plausible reading may still miss them)."""
     from ..template import load_template
-    from .align import align_all
 
     anchor = load_template(template).start_anchor.pattern
     for example, alignment in zip(examples, align_all(examples, anchor)):
@@ -542,8 +285,6 @@ def _learn_by_alignment(parts, first: dict, examples: list[Example], regex_timeo
     are learnt by aligning each example's message with its text (it keeps `first`'s start
     anchor, content closes and the fields no example shows); kept as the first candidate when
     it reads every example back, else the reason is noted."""
-    from .example_fields import NotLearnt, learn_template
-
     try:
         learnt = learn_template(examples, first, regex_timeout)
     except NotLearnt as error:
@@ -573,3 +314,37 @@ def _misreads_calls(template: dict, examples: list[Example], regex_timeout: floa
         "tool_calls" in problem or "no call was read" in problem
         for problem in check_examples(template, examples, regex_timeout)
     )
+
+
+# -- what the renders teach the same way ------------------------------------------------------------
+
+
+def learn_from_renders(parts, regex_timeout: float | None = 1.0) -> None:
+    """The aligner run over the chat template's renders, each a labelled output (the message it
+    was rendered from and the text it became: `engine.chat_templates.evidence.labelled_renders`),
+    exactly as over example outputs: a template whose fields are learnt from where each part of
+    the message stands. Kept in `parts.render_template` (a candidate the conformance matrix
+    judges with the others, its findings in `parts.render_findings`) when it reads every render
+    back and differs from the candidates the renders' differences give; else the reason is noted."""
+    rendered = labelled_renders(parts.probes)
+    if not rendered:
+        return
+    built = [template for description, template in candidates(parts)]
+    base = next(
+        (template for template in built if template is not parts.example_template), built[0]
+    )
+    try:
+        learnt = learn_template(rendered, base, regex_timeout)
+    except NotLearnt as error:
+        parts.book.notes.append(
+            f"aligning the renders gave no template that reads them all: {error}"
+        )
+        return
+    if learnt.template in built:
+        return
+    parts.render_template = learnt.template
+    evidence = tuple(example.render() for example in rendered[:2])
+    parts.render_findings = [
+        Finding(key, value, how.replace("the examples", "the renders"), evidence)
+        for key, value, how in learnt.findings
+    ]

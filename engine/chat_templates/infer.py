@@ -11,8 +11,9 @@ show: the chat template's source (`source_text`), the system prompt it writes fo
 
 The parts make one or more candidate templates (`engine.chat_templates.candidates`), each
 checked with the conformance matrix (`engine.chat_templates.conformance.check_conformance`)
-against the same chat template, and with the examples when given; the first that passes is
-kept, and every finding carries the evidence that shows it. Where no evidence decides a
+against the same chat template, and with the examples when given; the first that passes both
+is kept, else the one that misreads the least evidence (failing rows and misread examples
+alike), and every finding carries the evidence that shows it. Where no evidence decides a
 marker, a few documented fallbacks apply (listed in `InferredTemplate.fallbacks` and in
 docs/authoring.md). Nothing here knows a model family or its markers.
 
@@ -30,10 +31,12 @@ from typing import Any
 
 from ..errors import TemplateError
 from ..template import load_template
-from .candidates import WITHOUT_OPENER
+from .candidates import LEARNT_FROM_RENDERS, WITHOUT_OPENER
 from .candidates import candidates as build_candidates
 from .conformance import ConformanceReport, check_conformance, resolve_chat_template
-from .examples import Example, check_examples, read_examples
+from .evidence import Example, read_examples
+from .examples import learn_from_renders
+from .judge import check_examples
 from .learner import learn, without_opener_finding
 from .parts import InferenceError, MissingPart, Parts
 from .probes import Finding, InferenceTimeout, Render
@@ -70,6 +73,14 @@ class Candidate:
     def reads_examples(self) -> bool:
         return not self.example_problems
 
+    @property
+    def misread(self) -> int:
+        """How much of the evidence it misreads: failing rows of its matrix (the renders) and
+        misread example outputs, each counting one. The candidate kept misreads the least (the
+        first of those, on a tie), so it never fails a row or an example that another candidate
+        reads while reading all that one reads."""
+        return len(self.report.failed) + len(self.example_problems)
+
     def failures(self, limit: int = 3) -> list[str]:
         """The first failing rows, as ``name: detail``, then the first example it misreads."""
         rows = [f"{row.name}: {row.detail}" for row in self.report.failed[:limit]]
@@ -95,7 +106,7 @@ class InferredTemplate:
         report: its conformance matrix against the chat template.
         findings: each delimiter and choice with the renders that show it.
         candidates: every candidate built, in the order tried, with its matrix (the kept one
-            is the first that passed, else the one with the fewest failing rows).
+            misreads the least evidence: failing rows and misread examples, `Candidate.misread`).
         fallbacks: the documented fallbacks used, as sentences (empty when the renders decided all).
         notes: what was not found, and why (no tool calls: the chat template writes none).
         missing: the parts of the message that could not be inferred or expressed, each with
@@ -275,14 +286,18 @@ def infer_template(
     candidates = _checked_candidates(
         parts, chat_template, bos_token, eos_token, read, regex_timeout, deadline
     )
-    chosen = (
-        next((each for each in candidates if each.passed and each.reads_examples), None)
-        or next((each for each in candidates if each.reads_examples and read), None)
-        or min(candidates, key=lambda each: (len(each.report.failed), len(each.example_problems)))
-    )
+    chosen = min(candidates, key=lambda each: each.misread)
     book = parts.book
     if WITHOUT_OPENER in chosen.description:
         book.findings.append(without_opener_finding(parts))
+    if chosen.description == LEARNT_FROM_RENDERS:
+        book.findings += parts.render_findings
+        if "tool_calls" in chosen.template["fields"]:
+            book.found_elsewhere("tool_calls")
+        book.notes.append(
+            "the template learnt by aligning the renders with the messages rendered reads the "
+            "most evidence"
+        )
     if read and chosen.example_problems:
         book.notes += [f"the template misreads {problem}" for problem in chosen.example_problems]
     return InferredTemplate(
@@ -312,14 +327,53 @@ def _checked_candidates(
     deadline: float | None,
 ) -> list[Candidate]:
     """Each candidate with its matrix (and its problems on the examples), in order, up to the
-    first that passes and reads every example.
+    first that passes and reads every example; when none does, the template the aligner learns
+    from the renders (`engine.chat_templates.examples.learn_from_renders`) after them.
 
     Raises:
         InferenceError: no candidate is a valid template.
     """
     book = parts.book
+    candidates = _check_each(
+        build_candidates(parts), parts, chat_template, bos_token, eos_token, examples, regex_timeout
+    )
+    if not any(each.misread == 0 for each in candidates) and _before(deadline):
+        # None reads all the evidence: the aligner run over the renders gives one more (only
+        # then: learning it costs more than the other candidates together).
+        learn_from_renders(parts, regex_timeout)
+        if parts.render_template is not None:
+            candidates += _check_each(
+                [(LEARNT_FROM_RENDERS, parts.render_template)],
+                parts,
+                chat_template,
+                bos_token,
+                eos_token,
+                examples,
+                regex_timeout,
+            )
+    if not candidates:
+        raise InferenceError("no valid template could be built: " + "; ".join(book.notes))
+    return candidates
+
+
+def _before(deadline: float | None) -> bool:
+    return deadline is None or time.monotonic() <= deadline
+
+
+def _check_each(
+    built: list[tuple[str, dict]],
+    parts: Parts,
+    chat_template: str,
+    bos_token: str,
+    eos_token: str,
+    examples: list[Example],
+    regex_timeout: float | None,
+) -> list[Candidate]:
+    """Each of `built` with its matrix and its problems on the examples, in order, up to the
+    first that reads all of it or the deadline (a template the language rejects is noted)."""
+    book, deadline = parts.book, parts.probes[0].deadline
     candidates = []
-    for description, template in build_candidates(parts):
+    for description, template in built:
         try:
             load_template(template)
         except (
@@ -336,12 +390,8 @@ def _checked_candidates(
         )
         problems = check_examples(template, examples, regex_timeout) if examples else []
         candidates.append(Candidate(description, template, report, problems))
-        if report.passed and not problems:
+        if (report.passed and not problems) or not _before(deadline):
             break
-        if deadline is not None and time.monotonic() > deadline:
-            break
-    if not candidates:
-        raise InferenceError("no valid template could be built: " + "; ".join(book.notes))
     return candidates
 
 

@@ -128,6 +128,9 @@ class Parts:
         calls: the tool-call syntax, or None.
         answer_end: (probe, answer turn, whether an end of turn is written) once known.
         example_template: a template learnt by aligning the example outputs, tried first, or None.
+        render_template: a template learnt by aligning the renders with their messages (as
+            example outputs are), tried after the others, or None.
+        render_findings: the findings that show `render_template`'s fields.
     """
 
     probes: list[Probe]
@@ -147,6 +150,8 @@ class Parts:
     calls: CallSyntax | None = None
     answer_end: tuple = (None, None, False)
     example_template: dict | None = None
+    render_template: dict | None = None
+    render_findings: list[Finding] = field(default_factory=list)
 
     def add_close(self, text: str) -> bool:
         """Add a content close; False when it was known already (or empty)."""

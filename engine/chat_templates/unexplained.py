@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import regex
 
 from ..errors import ResponseParseError
-from .examples import Example, message_text, parse_example, tool_properties, written_as_call
+from .evidence import Example, message_text, parse_example, tool_properties, written_as_call
 from .markup import MARKUP_TOKEN
 
 
@@ -70,10 +70,12 @@ def unexplained(
         if example.expected is None and not message.get("tool_calls"):
             for name in tool_properties(example.tools):
                 for written in written_as_call(name).finditer(output):
+                    # The name itself, not the punctuation that shows it is a call.
+                    start = written.start() + written.group().find(name)
                     spans.append(
                         Unexplained(
-                            written.start(),
-                            written.end(),
+                            start,
+                            start + len(name),
                             f"{name!r} is written as a call but no call was read",
                         )
                     )

@@ -343,30 +343,26 @@ def test_a_failed_learn_highlights_per_example_the_text_it_could_not_explain():
     outputs, session = infer(KEYED, test_cases_text=json.dumps(cases))
     panel = outputs[-1]["inference"]
     assert session.inference["example_outputs"] == [POSITIONAL, "Hello there.<|eot|>"]
+    # The chat template's renders teach the keyed calls (the aligner reads the renders), so the
+    # markers around them are explained: only the call no field reads is left.
     assert session.inference["unexplained"] == {
         "0": [
-            {"start": 6, "end": 15, "why": "a marker left in content: no field explains it"},
             {
-                "start": 14,
+                "start": 15,
                 "end": 26,
                 "why": "'get_weather' is written as a call but no call was read",
             },
-            {"start": 37, "end": 47, "why": "a marker left in content: no field explains it"},
         ]
     }
     shown = text_of(panel)
     assert "did not show it" not in shown
     assert (
-        "Your outputs show text no field reads: it is highlighted in each output below. What the "
-        "template could not explain in your outputs (highlighted) example 1: your output On · it. "
-        '<|calls|> get_weather ("Oslo", · 2) <|/calls|> <|eot|> a marker left in content: no '
-        "field explains it 'get_weather' is written as a call but no call was read What fails"
-        in shown
+        "What the template could not explain in your outputs (highlighted) example 1: your output "
+        "On · it.<|calls|> get_weather (\"Oslo\", · 2)<|/calls|><|eot|> 'get_weather' is written "
+        "as a call but no call was read What inference found" in shown
     )
     assert "example 2: your output" not in shown
     marks = re.findall(r'<mark class="rt-unexplained-text" title="([^"]*)">(.*?)</mark>', panel)
     assert [(html.unescape(why), html.unescape(text)) for why, text in marks[:3]] == [
-        ("a marker left in content: no field explains it", "<|calls|>"),
         ("'get_weather' is written as a call but no call was read", "get_weather"),
-        ("a marker left in content: no field explains it", "<|/calls|>"),
     ]

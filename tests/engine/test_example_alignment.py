@@ -11,7 +11,7 @@ import pytest
 
 from engine import infer_template, parse_response
 from engine.chat_templates.align import align
-from engine.chat_templates.examples import Example
+from engine.chat_templates.evidence import Example
 from tests.support.paths import CHAT_TEMPLATE_FIXTURES
 
 PREFIX = "<|user|>Weather?<|eot|>\n<|assistant|>"

@@ -372,10 +372,11 @@ def test_the_templates_file_is_valid_and_names_its_evidence(inferred):
 
 # -- what inference cannot do -------------------------------------------------------------------------
 
+# Arguments written by value alone, no key: no content parser names them.
 UNREADABLE_CALLS = (
     "{%- for m in messages -%}<{{ m.role }}>{{ m.content or '' }}"
     "{%- for c in m.tool_calls or [] %}CALL {{ c.function.name }} WITH "
-    "{% for k, v in c.function.arguments.items() %}{{ k }}:{{ v | tojson }} | {% endfor %}END{% endfor %}</>{% endfor -%}"
+    "{% for k, v in c.function.arguments.items() %}{{ v | tojson }} | {% endfor %}END{% endfor %}</>{% endfor -%}"
     "{%- if add_generation_prompt %}<assistant>{% endif -%}"
 )
 
@@ -384,8 +385,12 @@ def test_a_call_syntax_the_language_cannot_read_is_said_and_fails_the_matrix():
     result = infer_template(UNREADABLE_CALLS)
     assert "tool_calls" not in result.template["fields"]
     assert not result.passed and result.exit_code == 1
-    assert result.notes[-1].startswith(
+    assert result.notes[-2].startswith(
         "no tool_calls field: no call syntax the template language can read explains"
+    )
+    assert result.notes[-1].startswith(
+        "aligning the renders gave no template that reads them all: the render (first turn: one "
+        "call of zq_fn_alpha("
     )
     assert {row.name.split("/")[0] for row in result.report.failed} == {
         "first-turn-tools",
@@ -393,6 +398,24 @@ def test_a_call_syntax_the_language_cannot_read_is_said_and_fails_the_matrix():
         "after-tool-result",
         "after-parallel-tool-results",
     }
+
+
+def test_a_call_syntax_no_render_difference_reads_is_learnt_by_aligning_the_renders():
+    """Key and value pairs between words: the renders' differences give no shape that reads
+    them, the aligner over the renders (the message rendered, the text it became) does."""
+    pairs = UNREADABLE_CALLS.replace("{{ v | tojson }} | ", "{{ k }}:{{ v | tojson }} | ")
+    result = infer_template(pairs)
+    assert result.passed and result.exit_code == 0
+    assert [(each.description, each.passed) for each in result.candidates] == [
+        ("as learnt", False),
+        ("learnt by aligning the renders with their messages", True),
+    ]
+    message = parse_response(
+        'CALL get_weather WITH city:"Oslo" | days:3 | END</>', result.template, prefix="<assistant>"
+    )
+    assert [call["function"] for call in message["tool_calls"]] == [
+        {"name": "get_weather", "arguments": {"city": "Oslo", "days": 3}}
+    ]
 
 
 @pytest.mark.parametrize(
@@ -618,6 +641,108 @@ def test_the_command_exits_1_and_lists_the_failing_rows_when_the_matrix_fails(tm
         note.startswith("fails: first-turn-tools/round-trip:tool-call:") for note in data["notes"]
     )
     assert "  FAIL first-turn-tools/round-trip:tool-call: " in done.stdout
+
+
+# A chat template that lists the tools and writes no call: the examples teach the calls.
+LISTS_TOOLS = (
+    "{%- if tools %}<|sys|>Tools: {{ tools | tojson }}<|end|>{% endif -%}"
+    "{%- for m in messages -%}<|{{ m.role }}|>{{ m.content or '' }}<|end|>{% endfor -%}"
+    "{%- if add_generation_prompt %}<|assistant|>{% endif -%}"
+)
+WEATHER = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            },
+        },
+    }
+]
+
+
+def _weather_output(output: str, **expected) -> dict:
+    calls = [
+        {"type": "function", "function": {"name": "get_weather", "arguments": arguments}}
+        for arguments in expected.pop("calls", [])
+    ]
+    message = {"role": "assistant", **expected, **({"tool_calls": calls} if calls else {})}
+    prefix = "<|sys|>Tools: []<|end|><|user|>weather?<|end|><|assistant|>"
+    return {"prefix": prefix, "output": output, "tools": WEATHER, "expected": message}
+
+
+def _jsonl(path: Path, rows: list[dict]) -> str:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path.name
+
+
+def test_the_authors_loop_adding_the_first_unread_output_fixes_it_and_keeps_the_examples(
+    tmp_path,
+):
+    """`--outputs` names the outputs the inferred template cannot read; adding the first to the
+    examples and inferring again reads it, the other output that shows the same, and every
+    earlier example."""
+    (tmp_path / "chat.jinja").write_text(LISTS_TOOLS, encoding="utf-8")
+    call = '<calls>[{{"name": "get_weather", "arguments": {}}}]</calls><|end|>'
+    examples = [
+        _weather_output(
+            "Let me look." + call.format('{"city": "Oslo", "days": 2}'),
+            content="Let me look.",
+            calls=[{"city": "Oslo", "days": 2}],
+        ),
+        _weather_output(call.format('{"city": "Lima"}'), calls=[{"city": "Lima"}]),
+    ]
+    outputs = [
+        _weather_output(call.format('{"city": "Kyiv"}'), calls=[{"city": "Kyiv"}]),
+        _weather_output(
+            "<r>The user wants rain news.</r>It rains in Oslo.<|end|>",
+            reasoning_content="The user wants rain news.",
+            content="It rains in Oslo.",
+        ),
+        _weather_output(
+            "<r>Check the sky first.</r>" + call.format('{"city": "Accra"}'),
+            reasoning_content="Check the sky first.",
+            calls=[{"city": "Accra"}],
+        ),
+    ]
+    first = run_infer(
+        "--chat-template",
+        "chat.jinja",
+        "--examples",
+        _jsonl(tmp_path / "examples.jsonl", examples),
+        "--outputs",
+        _jsonl(tmp_path / "outputs.jsonl", outputs),
+        cwd=tmp_path,
+    )
+    assert first.returncode == 1, first.stdout + first.stderr
+    lines = first.stdout.splitlines()
+    assert lines[lines.index("outputs: 1 of 3 read") :] == [
+        "outputs: 1 of 3 read",
+        "  UNREAD output 2: reasoning_content: expected 'The user wants rain news.', got ''; "
+        "content: expected 'It rains in Oslo.', got '<r>The user wants rain news.</r>It rains in "
+        "Oslo.'",
+        "  UNREAD output 3: reasoning_content: expected 'Check the sky first.', got ''; content: "
+        "expected '', got '<r>Check the sky first.</r>'",
+        "next: add output 2 to the examples (examples.jsonl) and infer again",
+    ]
+    again = run_infer(
+        "--chat-template",
+        "chat.jinja",
+        "--examples",
+        _jsonl(tmp_path / "examples.jsonl", [*examples, outputs[1]]),
+        "--outputs",
+        "outputs.jsonl",
+        "--json",
+        cwd=tmp_path,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    result = json.loads(again.stdout)
+    assert result["unread_outputs"] == []
+    kept = next(each for each in result["candidates"] if each["template"] == result["template"])
+    assert kept["example_problems"] == [] and kept["passed"]
+    assert result["template"]["fields"]["reasoning_content"] == {"open": "<r>", "close": "</r>"}
 
 
 def test_the_command_exits_2_when_nothing_can_be_inferred(tmp_path):

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from engine import infer_template, parse_response
-from engine.chat_templates.examples import load_examples_file, read_examples
+from engine.chat_templates.candidates import LEARNT_FROM_RENDERS
+from engine.chat_templates.evidence import load_examples_file, read_examples
 from engine.chat_templates.markup import closes, marker_pairs
 from engine.chat_templates.tokens import marker_tokens, token_pairs
 from tests.support.paths import CHAT_TEMPLATE_FIXTURES, ROOT
@@ -451,7 +452,9 @@ def test_only_an_opening_word_or_a_slash_pairs_two_markup_tokens():
     assert not closes("<|assistant|>", "</box>")
 
 
-def test_calls_keyed_by_the_functions_name_name_the_construct_the_language_lacks():
+def test_calls_keyed_by_the_functions_name_are_learnt_by_aligning_the_renders():
+    """No shape of the render differences reads a JSON object keyed by the function's name; the
+    aligner run over the renders (each the message rendered and the text it became) does."""
     keyed = (
         "{%- for m in messages -%}<|{{ m.role }}|>{{ m.content or '' }}"
         "{%- if m.tool_calls %}<calls>[{% for c in m.tool_calls %}{% if not loop.first %}, {% endif %}"
@@ -459,12 +462,28 @@ def test_calls_keyed_by_the_functions_name_name_the_construct_the_language_lacks
         "<|eot|>{% endfor -%}{%- if add_generation_prompt %}<|assistant|>{% endif -%}"
     )
     result = infer_template(keyed)
-    assert [missing.part for missing in result.missing] == ["tool_calls"]
-    assert result.missing[0].construct == (
-        "a way to read a JSON object's key as a value: a content parser or transform that turns "
-        '{"NAME": {ARGUMENTS}} into a name and its arguments'
+    assert result.missing == []
+    assert result.exit_code == 0
+    assert [(c.description, c.passed) for c in result.candidates] == [
+        ("as learnt", False),
+        (LEARNT_FROM_RENDERS, True),
+    ]
+    assert result.template["fields"]["tool_calls"]["transform"] == {
+        "type": "function",
+        "function": {"name": "{name}", "arguments": "{content}"},
+    }
+    finding = next(f for f in result.findings if f.key == "fields.tool_calls")
+    assert finding.how == (
+        "the renders write their calls as the name, then its arguments as a JSON object; this "
+        "content parser reads them back"
     )
-    assert result.exit_code == 1
+    output = '<calls>[{"get_weather": {"city": "Oslo"}}, {"get_time": {}}]</calls><|eot|>'
+    message = parse_response(output, result.template, prefix="<|user|>hi<|eot|><|assistant|>")
+    assert [call["function"] for call in message["tool_calls"]] == [
+        {"name": "get_weather", "arguments": {"city": "Oslo"}},
+        {"name": "get_time", "arguments": {}},
+    ]
+    assert message.get("content") in (None, "")
 
 
 def test_a_chat_template_that_reads_variables_no_caller_passes_is_rendered_with_them_empty():

@@ -25,18 +25,29 @@ ENGINE_WINGS = sorted(
 ENGINE_ENTRANCES = {"engine/__init__.py", "engine/__main__.py", "engine/cli.py"}
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports_of(path: Path) -> list[tuple[str, list[str]]]:
-    """(module, names) of every import in `path`, relative ones resolved to absolute names."""
-    package = module_name(path)
+def imports_of(
+    path: Path, root: Path = ROOT, typing_only: bool = True
+) -> list[tuple[str, list[str]]]:
+    """(module, names) of every import in `path`, relative ones resolved to absolute names;
+    without `typing_only`, not those under ``if TYPE_CHECKING:`` (never run)."""
+    package = module_name(path, root)
     if path.name != "__init__.py":
         package = package.rpartition(".")[0]
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    if not typing_only:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and ast.unparse(node.test) in (
+                "TYPE_CHECKING",
+                "typing.TYPE_CHECKING",
+            ):
+                node.body = []
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [(alias.name, []) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -219,3 +230,64 @@ def test_no_class_or_function_outgrows_the_shape_rule():
                         f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)"
                     )
     assert too_long == []
+
+
+def import_cycles(files: list[Path], package: str, root: Path = ROOT) -> list[list[str]]:
+    """Every cycle of imports among the modules of `files` that lie in `package`, each as the
+    modules in import order (the first repeated at the end); one cycle per set of modules.
+
+    `from pkg import name` counts as importing `pkg.name` when that is a module of `files`, else
+    as importing `pkg`. A package's own `__init__` is not counted as imported by its modules, nor
+    an import under ``if TYPE_CHECKING:`` (for annotations, never run)."""
+    modules = {module_name(path, root): path for path in files}
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        targets = set()
+        for imported, names in imports_of(path, root, typing_only=False):
+            submodules = [f"{imported}.{name}" for name in names if f"{imported}.{name}" in modules]
+            targets.update(submodules)
+            if imported in modules and (len(submodules) < len(names) or not names):
+                targets.add(imported)
+        graph[module] = {target for target in targets if within(target, package)} - {module}
+    cycles, seen = [], set()
+
+    def visit(module: str, path: list[str]) -> None:
+        for target in sorted(graph.get(module, ())):
+            if target in path:
+                cycle = path[path.index(target) :] + [target]
+                key = frozenset(cycle)
+                if key not in seen:
+                    seen.add(key)
+                    cycles.append(cycle)
+            elif target not in done:
+                visit(target, path + [target])
+        done.add(module)
+
+    done: set[str] = set()
+    for module in sorted(graph):
+        if module not in done:
+            visit(module, [module])
+    return cycles
+
+
+def test_the_cycle_finder_finds_a_cycle(tmp_path):
+    package = tmp_path / "engine" / "loop"
+    package.mkdir(parents=True)
+    for name, body in {
+        "__init__.py": "",
+        "a.py": "from .b import thing\n",
+        "b.py": "def f():\n    from . import c\n",
+        "c.py": "from engine.loop.a import other\n",
+        "d.py": "from .a import other\n",
+        "e.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .f import T\n",
+        "f.py": "from .e import other\n",
+    }.items():
+        (package / name).write_text(body, encoding="utf-8")
+    cycles = import_cycles(sorted(package.glob("*.py")), "engine", tmp_path)
+    assert cycles == [["engine.loop.a", "engine.loop.b", "engine.loop.c", "engine.loop.a"]]
+
+
+def test_the_engine_has_no_import_cycle():
+    """No module of engine/ imports (at the top or inside a function) one that imports it back,
+    however many modules lie between."""
+    assert import_cycles(python_files("engine"), "engine") == []

@@ -18,6 +18,11 @@ A format is drawn from a small grammar of features (`FEATURES`, and with `more` 
 * JSON written with blanks after ``:`` and ``,`` or without; reasoning and answers of one
   sentence, or of several sentences over lines.
 
+With `more`, facts seen in real outputs too (`MORE_FEATURES`): a header word each output writes
+anew, calls keyed by the function's name, quotes inside string values, Python-style calls
+without list brackets, answer markup only some outputs write, a JSON arguments key that varies
+between outputs, and an index only some outputs write between calls.
+
 Marker strings are random consonant runs, never a real model's markers. `Format.example(rng)`
 writes one output with its expected message; `Format.examples()` gives the two examples a
 learner gets (one call with two arguments after an answer; two calls), `Format.fresh(rng, n)`
@@ -103,7 +108,22 @@ MORE_FEATURES = {
     # Calls as a JSON list of objects keyed by the function's name (``[{"NAME": {...}}]``),
     # in place of the drawn call syntax.
     "keyed_list": ("no", "yes"),
+    # Format facts seen in real outputs (each drawn after the ones above, so those stay drawn
+    # the same). Quotes inside string values: code (``print('Oslo')``) and quoted words.
+    "quoted_values": ("no", "yes"),
+    # A Python-style list written without its brackets: the calls one after another.
+    "bare_python": ("no", "yes"),
+    # The answer's markup written by only some outputs (the others write the bare text); the
+    # examples write it.
+    "optional_answer": ("no", "yes"),
+    # A JSON call's arguments key that varies between outputs (``arguments`` or ``parameters``);
+    # the two examples write one each.
+    "arguments_key": ("fixed", "varies"),
+    # A token that only some outputs write between two calls: an index that varies (``#7``).
+    "call_index": ("no", "some"),
 }
+# The two keys a JSON call's arguments go under when `arguments_key` varies.
+ARGUMENTS_KEYS = ("arguments", "parameters")
 # The keys a JSON call object holds its name and arguments under.
 CALL_KEYS = [("name", "arguments"), ("name", "parameters"), ("tool", "args"), ("function", "input")]
 
@@ -123,12 +143,15 @@ def _pair(rng: random.Random, kind: str) -> tuple[str, str]:
     return f"{word}:", ""
 
 
-def _value(rng: random.Random, kind: str):
+def _value(rng: random.Random, kind: str, quotes: bool = False):
     if kind == "integer":
         return rng.randint(1, 999)
     if kind == "boolean":
         return rng.random() < 0.5
-    return " ".join(rng.choice(NAMES) for _ in range(rng.randint(1, 2)))
+    words = " ".join(rng.choice(NAMES) for _ in range(rng.randint(1, 2)))
+    if quotes and rng.random() < 0.6:
+        return rng.choice((f"print('{words}')", f'say "{words}" twice', f"{words}'s"))
+    return words
 
 
 def _sentence(rng: random.Random) -> str:
@@ -153,6 +176,12 @@ class Format:
     middle: str = ""
     # The word each output writes in its headers' "{}" (a header word that varies).
     header_word: str = ""
+    # Which of the two examples is being written (0, 1), or None for another output.
+    teaching: int | None = None
+    # Per output: the answer written without its markup; the index written before the second
+    # call and counted up (0: none).
+    bare_answer: bool = False
+    index_start: int = 0
 
     @property
     def prefix(self) -> str:
@@ -206,14 +235,14 @@ class Format:
                 f"{self.call_open}{blank}{body}{blank if self.call_close else ''}{self.call_close}"
             )
         if shape == "python-list":
-            body = (
-                "["
-                + ", ".join(
-                    f"{n}(" + ", ".join(f"{k}={_python(v)}" for k, v in a.items()) + ")"
-                    for n, a in calls
-                )
-                + "]"
-            )
+            written = [
+                f"{n}(" + ", ".join(f"{k}={_python(v)}" for k, v in a.items()) + ")"
+                for n, a in calls
+            ]
+            if self.features.get("bare_python") == "yes":
+                body = (self.separator or "\n").join(written)
+            else:
+                body = "[" + ", ".join(written) + "]"
             return (
                 f"{self.call_open}{blank}{body}{blank if self.call_close else ''}{self.call_close}"
             )
@@ -222,7 +251,13 @@ class Format:
             f"{blank if self.call_close else ''}{self.call_close}"
             for i, (n, a) in enumerate(calls)
         ]
-        return self.separator.join(written)
+        if not self.index_start:
+            return self.separator.join(written)
+        between = self.separator or " "
+        return written[0] + "".join(
+            f"{self.separator}#{self.index_start + i}{between}{call}"
+            for i, call in enumerate(written[1:])
+        )
 
     def write(self, reasoning: str, content: str, calls: list[tuple[str, dict]]) -> str:
         parts = []
@@ -237,7 +272,8 @@ class Format:
                 headers.get("reasoning", "") + f"{self.reasoning[0]}{reasoning}{self.reasoning[1]}"
             )
         if content:
-            parts.append(headers.get("content", "") + f"{self.answer[0]}{content}{self.answer[1]}")
+            opener, closer = ("", "") if self.bare_answer else self.answer
+            parts.append(headers.get("content", "") + f"{opener}{content}{closer}")
         if calls:
             parts.append(headers.get("calls", "") + self._calls(calls))
         return "\n".join(parts)
@@ -259,13 +295,32 @@ class Format:
         answer = self._sentences(rng) if content else ""
         if self.features.get("header_word") == "varies":
             self.header_word = _word(rng, rng.randint(3, 6))
+        teaching = self.teaching
+        self.bare_answer = (
+            self.features.get("optional_answer") == "yes"
+            and teaching is None
+            and rng.random() < 0.5
+        )
+        if self.features.get("arguments_key") == "varies":
+            key = ARGUMENTS_KEYS[teaching] if teaching is not None else rng.choice(ARGUMENTS_KEYS)
+            self.keys = (self.keys[0], key)
+        self.index_start = 0
+        if self.features.get("call_index") == "some":
+            if teaching == 1 or (teaching is None and rng.random() < 0.5):
+                self.index_start = rng.randint(1, 50)
         made = []
         for _ in range(calls):
             name = rng.choice(sorted(PARAMETERS))
             keys = list(PARAMETERS[name])
             count = arguments if arguments is not None else rng.randint(1, len(keys))
             chosen = keys[: max(1, min(count, len(keys)))]
-            made.append((name, {key: _value(rng, PARAMETERS[name][key]["type"]) for key in chosen}))
+            quotes = self.features.get("quoted_values") == "yes"
+            made.append(
+                (
+                    name,
+                    {key: _value(rng, PARAMETERS[name][key]["type"], quotes) for key in chosen},
+                )
+            )
         expected: dict = {"role": "assistant"}
         if thought:
             expected["reasoning_content"] = thought
@@ -287,12 +342,17 @@ class Format:
         arguments; reasoning and two calls (with `single_calls`, one call of any arguments:
         no example shows what parts two calls or two arguments)."""
         rng = random.Random(self.seed * 7 + 1)
-        if single_calls:
-            return [self.example(rng, True, True, 1), self.example(rng, True, False, 1)]
-        return [
-            self.example(rng, True, True, 1, 2),
-            self.example(rng, True, False, 2),
-        ]
+        shapes = [(True, True, 1, None), (True, False, 1, None)]
+        if not single_calls:
+            shapes = [(True, True, 1, 2), (True, False, 2, None)]
+        found = []
+        for teaching, (reasoning, content, calls, arguments) in enumerate(shapes):
+            self.teaching = teaching
+            try:
+                found.append(self.example(rng, reasoning, content, calls, arguments))
+            finally:
+                self.teaching = None
+        return found
 
     def fresh(self, count: int = 20) -> list[dict]:
         """`count` other outputs of the format: reasoning, an answer and up to three calls each

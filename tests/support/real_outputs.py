@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from engine import ResponseParser, parse_response
-from engine.chat_templates.examples import message_differences
+from engine.chat_templates.evidence import message_differences
 from tests.support.paths import SHARED
 
 MORE = SHARED / "chat_templates_more"
