@@ -28,6 +28,7 @@ from .recovery import (
     Plan,
     decode_string_arguments,
     plan_failed_region,
+    stray_closes,
     tag_reading,
 )
 from .template import FieldSpec, ResponseTemplate
@@ -257,8 +258,11 @@ class Regions:
             body = self.buffer.take_body()  # frees the pieces before parsing the body
             end = at if match is None else base + match.end
             event: dict[str, Any] = {"type": "region_close", "field": field.name}
-            lenient = self.on_error == "keep" and not field.implicit
+            keep = self.on_error == "keep"
+            lenient = keep and not field.implicit
             read_as, notes = tag_reading(field, body, self.body_start) if lenient else (field, [])
+            if keep and field.implicit:
+                notes = stray_closes(self.template, field, body, self.body_start)
             try:
                 if self.budget.deadline is not None:
                     self.message.timeout = self.budget.seconds(at)
@@ -278,7 +282,9 @@ class Regions:
                 event["error"] = str(failed)
             else:
                 for note in notes:
-                    note.start, note.end, note.region = self.region_start, end, self.count - 1
+                    if note.start is None:
+                        note.start, note.end = self.region_start, end
+                    note.region = self.count - 1
                 self.errors += notes
                 if value is BLANK:
                     event["blank"] = True
