@@ -269,6 +269,11 @@ def _outside_state(template: ResponseTemplate) -> WatchState:
                 ends = _close_texts(close.pattern.pattern)
                 if ends:
                     delimiters.append(Delimiter.from_literals(spec.name, "close", close.path, ends))
+                unlooked = _without_lookbehinds(close.pattern.pattern)
+                if unlooked is not None:
+                    delimiters.append(
+                        Delimiter.from_pattern(spec.name, "close", close.path, unlooked)
+                    )
         state = _OUTSIDE_STATES[template] = WatchState.of(delimiters)
     return state
 
@@ -284,6 +289,45 @@ def _close_texts(pattern: str) -> list[str]:
         if ending and ending.strip():
             texts.append(ending)
     return texts
+
+
+def _without_lookbehinds(pattern: str) -> regex.Pattern | None:
+    """`pattern` with the lookbehind that starts each of its top-level alternatives left out
+    (a close written after a value its lookbehind refuses), or None when none starts with one
+    or what is left can match nothing."""
+    alternatives, changed = [], False
+    for alternative in _alternatives(pattern):
+        if alternative.startswith(("(?<=", "(?<!")):
+            end = _group_end(alternative, 0)
+            alternative, changed = alternative[end + 1 :], True
+        alternatives.append(alternative)
+    if not changed:
+        return None
+    try:
+        compiled = regex.compile("|".join(alternatives), regex.DOTALL)
+    except (regex.error, ValueError, OverflowError, RecursionError):
+        return None
+    return None if compiled.match("") else compiled
+
+
+def _group_end(pattern: str, i: int) -> int:
+    """The offset of the `)` that closes the group opening at `pattern[i]`."""
+    depth, n = 0, len(pattern)
+    while i < n:
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char == "[":
+            i = _class_end(pattern, i)
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return n
 
 
 def _alternatives(pattern: str) -> list[str]:
