@@ -5,7 +5,8 @@
 field between regions, opened lazily by its first text), the open region's
 offsets and captures, and what happens when a region closes: its body is handed
 to the message, and a body that cannot be parsed either raises or, with
-``on_error="keep"``, becomes a stretch of unclaimed text so that nothing is lost.
+``on_error="keep"``, is read leniently (`engine.recovery`: its values, its unclaimed text,
+its delimiters consumed) so that nothing is lost.
 
 `TimeBudget` is the time a parse may take: each regex call's budget and the
 deadline of the whole parse, shared by the scan and the regions' values.
@@ -242,8 +243,10 @@ class Regions:
         opens or the stream ends; `at` is the stream offset where it ends.
 
         A region whose value cannot be computed raises with ``on_error="raise"``. With
-        ``"keep"`` its close carries the error, and its raw text, delimiters included,
-        goes to the implicit field as a stretch of its own (`_keep_as_unclaimed`).
+        ``"keep"`` its close carries the error, and what lenient parsing reads of it follows
+        (`_plan`, `_recover`). With ``"keep"``, a region that parses may also be read
+        leniently (`recovery.tag_reading`, `decode_string_arguments`, `stray_closes`), each
+        reading recorded in `errors`.
         """
         field = self.current
         base = self.buffer.base
@@ -316,7 +319,7 @@ class Regions:
         """Complete `error` with where the failed region lies; raise it, or record it and return it.
 
         With ``on_error="raise"`` its `text` is the region body; kept, it is the region's raw
-        text, delimiters included, which `_keep_as_unclaimed` hands to the implicit field.
+        text, delimiters included, which lenient parsing then reads (`_plan`).
         """
         error.start, error.end, error.region = self.region_start, end, self.count - 1
         self.errors.append(error)
