@@ -218,14 +218,20 @@ def stray_closes(
 ) -> list[ResponseParseError]:
     """An error for each text of an explicit field's close in a stretch of unclaimed `text`
     (at stream offset `offset`): a close with no open, such as a call whose open is missing.
-    The text stays where it is; the error says where it lies."""
+    The text stays where it is; the error says where it lies. Closes of punctuation alone
+    (a code fence) are left out: prose writes them."""
     search = _STRAY_CLOSES.get(template)
     if search is None:
         owners = {}
         for spec in template.fields.values():
             if spec.close is not None and not spec.implicit:
                 texts = spec.close.literals or _close_texts(spec.close.pattern.pattern)
-                owners.update((close_text, spec) for close_text in texts if close_text.strip())
+                # A text of punctuation alone (a code fence, a brace) is ordinary text too.
+                owners.update(
+                    (close_text, spec)
+                    for close_text in texts
+                    if any(c.isalnum() for c in close_text)
+                )
         ordered = sorted(owners, key=len, reverse=True)
         pattern = regex.compile("|".join(map(regex.escape, ordered))) if ordered else None
         search = _STRAY_CLOSES[template] = (pattern, owners)
@@ -451,14 +457,12 @@ def lenient_tags(body: str, shape: TagShape) -> tuple[list[Tag], list[tuple[int,
     differs from a tag that closes once."""
     tags, notes = [], []
     opens = list(shape.opening.finditer(body))
-    read_to = 0  # the end of the last tag read (its close included)
     for index, opened in enumerate(opens):
-        _note_unread(body, read_to, opened.start(), notes)
         limit = opens[index + 1].start() if index + 1 < len(opens) else len(body)
         closes = list(shape.closing.finditer(body, opened.end(), limit))
         key = opened.group("key")
         if closes:
-            end, read_to = closes[-1].start(), closes[-1].end()
+            end = closes[-1].start()
             if len(closes) > 1:
                 notes.append(
                     (
@@ -471,7 +475,6 @@ def lenient_tags(body: str, shape: TagShape) -> tuple[list[Tag], list[tuple[int,
             if index + 1 == len(opens):
                 end = _TRAILING_CLOSES.search(body, opened.end(), limit).start()
             end = len(body[opened.end() : end].rstrip()) + opened.end()
-            read_to = end
             notes.append(
                 (
                     opened.start(),
@@ -480,17 +483,7 @@ def lenient_tags(body: str, shape: TagShape) -> tuple[list[Tag], list[tuple[int,
             )
         groups = {name: opened.group(name) for name in shape.opening.groupindex}
         tags.append(Tag(groups, body[opened.end() : end], opened.end(), end))
-    _note_unread(body, read_to, len(body), notes)
     return tags, notes
-
-
-def _note_unread(body: str, start: int, end: int, notes: list[tuple[int, str]]) -> None:
-    """A note when `body[start:end]`, text between tags, holds more than whitespace and the
-    closing tags (`</…>`) that end a call."""
-    between = body[start:end]
-    if between.strip() and not _TRAILING_CLOSES.fullmatch(between):
-        at = start + len(between) - len(between.lstrip())
-        notes.append((at, f"{shorten(between.strip(), 60)} is in no tag: it is not read"))
 
 
 def tag_reading(
