@@ -596,6 +596,25 @@ def parse_python_call_list(body: str, args: dict) -> list[dict]:
     return _CallListReader(body).read()
 
 
+def call_list_end(body: str) -> int | None:
+    """The offset in `body` just past the complete call list it starts with (leading whitespace
+    allowed), or None when it does not start with one (`engine.recovery` keeps that list when
+    text follows it in the region)."""
+    reader = _CallListReader(body)
+    try:
+        reader.expect("[")
+        reader.sequence("]", reader.call)
+    except ContentError:
+        return None
+    return reader.i
+
+
+# The end of the complete value a body starts with, by content parser (lenient parsing).
+VALUE_ENDS: dict[str, Callable[[str, dict], int | None]] = {
+    "json": json_value_end,
+    "python-call-list": lambda body, args: call_list_end(body),
+}
+
 CONTENT_PARSERS: dict[str, Callable[[str, dict], Any]] = {
     "text": parse_text,
     "int": parse_int,

@@ -5,7 +5,7 @@ content arguments); nothing knows a model family or a marker. Three readings:
 
 * a failed region (`plan_failed_region`): its open and close delimiters are consumed (a
   delimiter never lands in the implicit field), and its body is read for the longest part
-  that parses: a complete JSON value at its start is the region's value, and the text after
+  that parses: a complete value at its start (`json`, `python-call-list`) is the region's value, and the text after
   it (prose, a second open with a second value, an end delimiter the region does not close
   on, a brace too many) is read again as if outside any region, so a delimiter there opens
   its region or is consumed and the rest becomes unclaimed text;
@@ -31,7 +31,7 @@ from typing import Any
 
 import regex
 
-from .content import json_value_end
+from .content import VALUE_ENDS
 from .delimiters import Delimiter
 from .errors import ResponseParseError, shorten
 from .pattern_shapes import end_literal
@@ -89,7 +89,7 @@ def plan_failed_region(
     """The pieces of a region of `field` whose value failed: `open_text` at stream offset
     `region_start`, `body` at `body_start`, then `close_text`.
 
-    A JSON body that starts with a complete value keeps it as the region's value (a region
+    A body that starts with a complete value (`json`, `python-call-list`) keeps it as the region's value (a region
     piece of the same field, `captures` kept); the text after it, or the whole body when
     there is no such value, is read as outside any region (`_outside`). The delimiters are
     consumed pieces. With `read_again` False (regions nested `MAX_DEPTH` deep) the body is
@@ -100,8 +100,9 @@ def plan_failed_region(
     if open_text:
         pieces.append(Piece("consumed", region_start, body_start, open_text))
     rest_from = 0
-    if read_again and field.content == "json":
-        end = json_value_end(body, field.content_args)
+    value_end = VALUE_ENDS.get(field.content) if read_again else None
+    if value_end is not None:
+        end = value_end(body, field.content_args)
         if end is not None and body[end:].strip():
             pieces.append(
                 Piece(
@@ -116,7 +117,7 @@ def plan_failed_region(
                 )
             )
             notes.append(
-                f"the JSON value at {body_start}-{body_start + end} is the region's value; the "
+                f"the {field.content} value at {body_start}-{body_start + end} is the region's value; the "
                 f"text after it ({body_start + end}-{body_start + len(body)}) is read as outside "
                 "any region"
             )

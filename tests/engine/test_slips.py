@@ -103,7 +103,7 @@ def test_what_lenient_reads_is_said_with_offsets():
     streamed = stream(case["template"], [case["output"]], case["prefix"], on_error="keep")
     [error] = streamed.parser.errors
     assert str(error).endswith(
-        "(kept leniently: the JSON value at 24-43 is the region's value; the text after it "
+        "(kept leniently: the json value at 24-43 is the region's value; the text after it "
         "(43-68) is read as outside any region)"
     )
     assert case["output"][24:43] == '{"pattern": "TODO"}'
