@@ -460,7 +460,7 @@ def command_parse(args, console: Console) -> int:
     diagnoses = causes() if parser.errors or prefix else []
     print_diagnoses(errors, diagnoses)
     for kept in parser.errors:
-        errors.print(Text(f"kept: {kept} (its text went to the implicit field)", "yellow"))
+        errors.print(Text(f"kept: {kept}", "yellow"))
     print(json.dumps(message, ensure_ascii=False, indent=2))
     return 0
 
@@ -589,7 +589,7 @@ def command_parse_ids(args, console: Console, template: dict, prefix: str, gener
         return 0
     errors = Console(stderr=True, highlight=False, soft_wrap=True)
     for kept in parser.errors:
-        errors.print(Text(f"kept: {kept} (its text went to the implicit field)", "yellow"))
+        errors.print(Text(f"kept: {kept}", "yellow"))
     print(json.dumps(message, ensure_ascii=False, indent=2))
     return 0
 

@@ -263,6 +263,28 @@ def parse_json(body: str, args: dict) -> Any:
     return _decode_json_strings(value, keys) if keys else value
 
 
+def json_value_end(body: str, args: dict) -> int | None:
+    """The offset in `body` just past the first complete JSON value it starts with (leading
+    whitespace allowed), read with the same rewrites as `parse_json` (`string_delims`,
+    `unquoted_keys`); None when the body does not start with one.
+
+    Lenient parsing (`engine.recovery`) keeps that value when text follows it in the region.
+    """
+    working, marks = body, [(0, 0, True)]
+    try:
+        if args.get("string_delims"):
+            working, marks = _replace_custom_strings(working, args["string_delims"])
+        if args.get("unquoted_keys"):
+            working, quoted = _quote_bare_keys(working)
+            marks = _compose(quoted, marks)
+        start = len(working) - len(working.lstrip())
+        _, end = json.JSONDecoder().raw_decode(working, start)
+    except (ContentError, ValueError, RecursionError):
+        return None
+    # The last character of the value maps back to the body (a generated run maps to its start).
+    return _body_position(marks, end - 1) + 1 if end > start else None
+
+
 def _decode_json_strings(value: Any, keys: list[str]) -> Any:
     """`value` with each of `keys` whose value is a string holding a JSON object or array
     replaced by what it decodes to, in the object itself or in each object of a list.
@@ -301,6 +323,24 @@ def _parse_sub_value(raw: str, value_parser: dict | None, timeout: float | None,
         raise ContentError(str(error), position) from None
 
 
+def _tags(body: str, args: dict, timeout: float | None):
+    """The matches of the tag pattern in `body`, in order (`parse_xml_inline`)."""
+    end = len(body)
+    tag_end = args.get("_tag_end")
+    if tag_end is not None:
+        # No tag ends after the last closing text: stop there, or a tag that never closes
+        # (a model looping on blanks inside a value) costs cubic backtracking.
+        last = body.rfind(tag_end)
+        if last < 0:
+            return ()
+        end = last + len(tag_end)
+    if timeout is None and args.get("_tag_re_std") is not None:
+        # same matches, faster engine (engine/re_equivalent.py)
+        return args["_tag_re_std"].finditer(body, 0, end)
+    tag_re = args.get("_tag_re") or regex.compile(args["tag_pattern"], regex.DOTALL)
+    return tag_re.finditer(body, 0, end, timeout=timeout)
+
+
 def parse_xml_inline(body: str, args: dict) -> dict:
     """`xml-inline`: a flat run of tags, each one entry of a dict.
 
@@ -315,22 +355,8 @@ def parse_xml_inline(body: str, args: dict) -> dict:
     last one wins).
     """
     timeout = args.get("_timeout")
-    end = len(body)
-    tag_end = args.get("_tag_end")
-    if tag_end is not None:
-        # No tag ends after the last closing text: stop there, or a tag that never closes
-        # (a model looping on blanks inside a value) costs cubic backtracking.
-        last = body.rfind(tag_end)
-        if last < 0:
-            return {}
-        end = last + len(tag_end)
-    if timeout is None and args.get("_tag_re_std") is not None:
-        tags = args["_tag_re_std"].finditer(
-            body, 0, end
-        )  # same matches, faster engine (engine/re_equivalent.py)
-    else:
-        tag_re = args.get("_tag_re") or regex.compile(args["tag_pattern"], regex.DOTALL)
-        tags = tag_re.finditer(body, 0, end, timeout=timeout)
+    read_tags = args.get("_tag_reader")  # lenient parsing's own reading (`engine.recovery`)
+    tags = _tags(body, args, timeout) if read_tags is None else read_tags(body)
     value_parser = args.get("value_parser")
     by = args.get("value_parser_by")
     merge = args.get("merge_duplicates", False)
@@ -569,6 +595,25 @@ def parse_python_call_list(body: str, args: dict) -> list[dict]:
     """
     return _CallListReader(body).read()
 
+
+def call_list_end(body: str) -> int | None:
+    """The offset in `body` just past the complete call list it starts with (leading whitespace
+    allowed), or None when it does not start with one (`engine.recovery` keeps that list when
+    text follows it in the region)."""
+    reader = _CallListReader(body)
+    try:
+        reader.expect("[")
+        reader.sequence("]", reader.call)
+    except ContentError:
+        return None
+    return reader.i
+
+
+# The end of the complete value a body starts with, by content parser (lenient parsing).
+VALUE_ENDS: dict[str, Callable[[str, dict], int | None]] = {
+    "json": json_value_end,
+    "python-call-list": lambda body, args: call_list_end(body),
+}
 
 CONTENT_PARSERS: dict[str, Callable[[str, dict], Any]] = {
     "text": parse_text,

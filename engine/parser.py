@@ -114,10 +114,12 @@ class ResponseParser:
             (`engine.authoring.trace.Tracer`, which turns the records into `TraceSpan`s).
         on_error: ``"raise"`` (the default, as in transformers): a region whose body cannot be
             parsed raises `ResponseParseError`. ``"keep"``: nothing is lost instead; the failed
-            region's `region_close` carries ``"error"`` and no ``"value"``, its raw text
-            (delimiters included) becomes a stretch of the implicit field (with no implicit
-            field it stays on the error's `text`), every other field keeps its value, and
-            `errors` lists what failed. A delimiter pattern over its time budget still raises.
+            region's `region_close` carries ``"error"`` and no ``"value"``, then the region is
+            read leniently (`engine.recovery`: the value it starts with, the regions and
+            unclaimed text after it; its delimiters consumed, the rest a stretch of the
+            implicit field; with no implicit field it stays on the error's `text`); every
+            other field keeps its value, and `errors` lists what failed and what lenient
+            reading read, with offsets. A delimiter pattern over its time budget still raises.
         quick_path: True (the default): while a region is open, a chunk that cannot complete
             a delimiter is emitted without a full scan (the same events, several times
             faster). False scans every chunk: to measure or check the full scan. Parsers with

@@ -5,7 +5,8 @@
 field between regions, opened lazily by its first text), the open region's
 offsets and captures, and what happens when a region closes: its body is handed
 to the message, and a body that cannot be parsed either raises or, with
-``on_error="keep"``, becomes a stretch of unclaimed text so that nothing is lost.
+``on_error="keep"``, is read leniently (`engine.recovery`: its values, its unclaimed text,
+its delimiters consumed) so that nothing is lost.
 
 `TimeBudget` is the time a parse may take: each regex call's budget and the
 deadline of the whole parse, shared by the scan and the regions' values.
@@ -23,6 +24,15 @@ from .buffer import StreamBuffer
 from .delimiters import DelimiterMatch
 from .errors import ParseDeadlineError, ParseLimitError, PatternTimeoutError, ResponseParseError
 from .message import BLANK, MessageBuilder, value_chars
+from .recovery import (
+    MAX_DEPTH,
+    Piece,
+    Plan,
+    decode_string_arguments,
+    plan_failed_region,
+    stray_closes,
+    tag_reading,
+)
 from .template import FieldSpec, ResponseTemplate
 from .watch import WatchState
 
@@ -122,6 +132,8 @@ class Regions:
         "max_value_chars",
         "value_chars",
         "account",
+        "recovery_depth",
+        "recovered",
     )
 
     def __init__(
@@ -151,6 +163,8 @@ class Regions:
         self.region_start = 0  # ... of its open delimiter (its body, for the implicit field)
         self.open_text = ""  # the open region's open delimiter text
         self.max_regions, self.max_value_chars, self.value_chars = max_regions, max_value_chars, 0
+        self.recovery_depth = 0  # failed regions being read again inside one another (`_recover`)
+        self.recovered: dict[str, Any] = {}  # field -> its value read again, in this recovery
 
     def check_count(self, offset: int) -> None:
         """Raise ParseLimitError when a region opening at stream `offset` would be one too many."""
@@ -233,8 +247,10 @@ class Regions:
         opens or the stream ends; `at` is the stream offset where it ends.
 
         A region whose value cannot be computed raises with ``on_error="raise"``. With
-        ``"keep"`` its close carries the error, and its raw text, delimiters included,
-        goes to the implicit field as a stretch of its own (`_keep_as_unclaimed`).
+        ``"keep"`` its close carries the error, and what lenient parsing reads of it follows
+        (`_plan`, `_recover`). With ``"keep"``, a region that parses may also be read
+        leniently (`recovery.tag_reading`, `decode_string_arguments`, `stray_closes`), each
+        reading recorded in `errors`.
         """
         field = self.current
         base = self.buffer.base
@@ -249,16 +265,34 @@ class Regions:
             body = self.buffer.take_body()  # frees the pieces before parsing the body
             end = at if match is None else base + match.end
             event: dict[str, Any] = {"type": "region_close", "field": field.name}
+            keep = self.on_error == "keep"
+            lenient = keep and not field.implicit
+            read_as, notes = tag_reading(field, body, self.body_start) if lenient else (field, [])
+            if keep and field.implicit:
+                notes = stray_closes(self.template, field, body, self.body_start)
             try:
                 if self.budget.deadline is not None:
                     self.message.timeout = self.budget.seconds(at)
-                value = self.message.store(field, body, self.captures, self.body_start)
+                earlier = self.recovered.get(field.name) if self.recovery_depth else None
+                value = self.message.store(read_as, body, self.captures, self.body_start)
+                if self.recovery_depth:
+                    value = self._joined_lists(field, earlier, value)
+                if lenient:
+                    notes += decode_string_arguments(field, value, self.body_start, body)
             except ResponseParseError as error:
                 if isinstance(error, PatternTimeoutError):
                     self.budget.check(error, at)
                 failed = self._failed(error, field, body, match, end)
+                implicit = self.template.implicit_field
+                if implicit is not None and implicit is not field:
+                    plan = self._plan(failed, field, body, match)
                 event["error"] = str(failed)
             else:
+                for note in notes:
+                    if note.start is None:
+                        note.start, note.end = self.region_start, end
+                    note.region = self.count - 1
+                self.errors += notes
                 if value is BLANK:
                     event["blank"] = True
                 else:
@@ -280,7 +314,7 @@ class Regions:
         self.buffer.clear_body()
         self.opened = False
         if failed is not None and implicit is not None and implicit is not field:
-            self._keep_as_unclaimed(events, failed)
+            self._recover(events, plan)
 
     def _failed(
         self,
@@ -293,7 +327,7 @@ class Regions:
         """Complete `error` with where the failed region lies; raise it, or record it and return it.
 
         With ``on_error="raise"`` its `text` is the region body; kept, it is the region's raw
-        text, delimiters included, which `_keep_as_unclaimed` hands to the implicit field.
+        text, delimiters included, which lenient parsing then reads (`_plan`).
         """
         error.start, error.end, error.region = self.region_start, end, self.count - 1
         self.errors.append(error)
@@ -303,16 +337,117 @@ class Regions:
         error.text = opening + body + ("" if close is None else close.text)
         return error
 
-    def _keep_as_unclaimed(self, events: list[dict], error: ResponseParseError) -> None:
-        """The raw text of a failed region becomes a stretch of the implicit field (the current
-        field now), with its own open, chunk and close events at the failed region's offsets.
+    def _plan(
+        self,
+        error: ResponseParseError,
+        field: FieldSpec,
+        body: str,
+        close: DelimiterMatch | None,
+    ) -> Plan:
+        """What lenient parsing reads of the failed region (`recovery.plan_failed_region`);
+        what it read is added to `error`'s message. Past `MAX_DEPTH` regions read again inside
+        one another, the body is kept as text."""
+        timeout = self.message.timeout
+        if self.recovery_depth >= MAX_DEPTH:
+            plan = plan_failed_region(
+                self.template,
+                field,
+                self.open_text,
+                body,
+                "",
+                self.region_start,
+                self.body_start,
+                self.captures,
+                timeout,
+                read_again=False,
+            )
+        else:
+            plan = plan_failed_region(
+                self.template,
+                field,
+                self.open_text,
+                body,
+                "" if close is None else close.text,
+                self.region_start,
+                self.body_start,
+                self.captures,
+                timeout,
+            )
+        error.args = (f"{error.args[0]} (kept leniently: {'; '.join(plan.notes)})",)
+        return plan
+
+    def _joined_lists(self, field: FieldSpec, earlier: Any, value: Any) -> Any:
+        """The value of a region read again in a failed one: a list that follows a list of the
+        same non-repeating field, read in the same failed region (a second call list written
+        after the first), is joined to it, so the second does not replace the first."""
+        if (
+            isinstance(earlier, list)
+            and isinstance(value, list)
+            and not field.repeats
+            and field.join is None
+        ):
+            value = earlier + value
+            self.message.message[field.name] = value
+        self.recovered[field.name] = value
+        return value
+
+    def _recover(self, events: list[dict], plan: Plan) -> None:
+        """Carry out `plan`: unclaimed text becomes stretches of the implicit field (the current
+        field now), each region is opened, filled and closed again (a region that fails again
+        is read in turn, a level deeper); consumed delimiters go to no value."""
+        if not self.recovery_depth:
+            self.recovered = {}
+        self.recovery_depth += 1
+        try:
+            for piece in plan.pieces:
+                if piece.kind == "text":
+                    self._keep_as_unclaimed(events, piece.start, piece.end, piece.text)
+                elif piece.kind == "region":
+                    self._reopen(events, piece)
+        finally:
+            self.recovery_depth -= 1
+
+    def _reopen(self, events: list[dict], piece: Piece) -> None:
+        """Open, fill and close a region lenient parsing found in a failed one (`piece`)."""
+        field = piece.field
+        self.check_count(piece.start)
+        self.current = field
+        self.state = self.template.watch_inside[field.name]
+        self.captures = dict(piece.captures or {})
+        self.buffer.clear_body()
+        self.opened = True
+        self.body_start, self.region_start, self.open_text = (
+            piece.body_start,
+            piece.start,
+            piece.open_text,
+        )
+        self.count += 1
+        opening = {"type": "region_open", "field": field.name}
+        if self.positions:
+            opening["start"], opening["end"] = piece.start, piece.body_start
+        events.append(opening)
+        if piece.text:
+            chunk = {
+                "type": "region_chunk",
+                "field": field.name,
+                "text": piece.text,
+                "dirty": field.dirty,
+            }
+            if self.positions:
+                chunk["start"], chunk["end"] = piece.body_start, piece.end
+            events.append(chunk)
+            self.buffer.add_to_body(piece.text)
+        self.close(events, None, piece.end)
+
+    def _keep_as_unclaimed(self, events: list[dict], start: int, end: int, text: str) -> None:
+        """Unclaimed `text` (stream offsets `start`-`end`) of a failed region becomes a stretch
+        of the implicit field (the current field now), with its own open, chunk and close events.
         The stretch is a region: it counts towards `max_regions` like any other.
 
         Raises:
             ParseLimitError: the stretch would be one region too many.
         """
         field = self.current
-        start, end, text = error.start, error.end, error.text
         self.check_count(start)
         self.opened = True
         self.body_start = self.region_start = start

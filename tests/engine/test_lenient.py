@@ -38,15 +38,19 @@ GENERATION = (
     + BROKEN_CALL
     + "\n"
 )
+BROKEN_BODY = '\n{"name": "get_weather", "arguments": {"city": "Lyon"'
 KEPT_MESSAGE = {
     "role": "assistant",
     "reasoning_content": "Two cities.",
-    "content": "Let me check.\n\n" + BROKEN_CALL,
+    "content": "Let me check.\n\n" + BROKEN_BODY,  # its delimiters consumed
     "tool_calls": [PARIS],
 }
 JSON_ERROR = (
     "fields.tool_calls: json: Expecting ',' delimiter (line 2, column 53, offset 53): "
     '\'\\n{"name": "get_weather", "arguments": {"city": "Lyon"\' (region at offset 136)'
+)
+KEPT_ERROR = (
+    JSON_ERROR + " (kept leniently: its body (136-189) is kept as text, its delimiters consumed)"
 )
 
 
@@ -61,7 +65,7 @@ def test_a_broken_call_keeps_the_reasoning_the_text_and_the_other_call():
     assert message == KEPT_MESSAGE
     assert [
         (str(e), e.field, e.key, e.start, e.end, e.offset, e.position, e.region) for e in errors
-    ] == [(JSON_ERROR, "tool_calls", "fields.tool_calls.content", 125, 201, 136, 189, 4)]
+    ] == [(KEPT_ERROR, "tool_calls", "fields.tool_calls.content", 125, 201, 136, 189, 4)]
     assert errors[0].text == BROKEN_CALL
     stream = (
         PREFIX[len(PREFIX) :] + GENERATION
@@ -70,20 +74,20 @@ def test_a_broken_call_keeps_the_reasoning_the_text_and_the_other_call():
         stream[125:201] == BROKEN_CALL and stream[189:201] == "</tool_call>"
     )  # JSON failed at the body's end
     failed = [e for e in events if e["type"] == "region_close" and e["field"] == "tool_calls"][1]
-    assert failed == {"type": "region_close", "field": "tool_calls", "error": JSON_ERROR}
+    assert failed == {"type": "region_close", "field": "tool_calls", "error": KEPT_ERROR}
     assert message_from_events(events, TEMPLATE) == message
 
 
 def test_the_failed_text_arrives_as_a_content_stretch_of_its_own():
     _, events, _ = keep([GENERATION])
-    after_failure = events[[e.get("error") for e in events].index(JSON_ERROR) + 1 :]
+    after_failure = events[[e.get("error") for e in events].index(KEPT_ERROR) + 1 :]
     assert after_failure[:3] == [
         {"type": "region_open", "field": "content"},
-        {"type": "region_chunk", "field": "content", "text": BROKEN_CALL, "dirty": False},
+        {"type": "region_chunk", "field": "content", "text": BROKEN_BODY, "dirty": False},
         {
             "type": "region_close",
             "field": "content",
-            "value": "\n\n" + BROKEN_CALL,
+            "value": "\n\n" + BROKEN_BODY,
         },  # after "Let me check."
     ]
 
@@ -142,7 +146,7 @@ def test_a_call_cut_off_by_the_end_of_the_generation():
         message, events, errors = keep(chunks)
         assert message == {
             "role": "assistant",
-            "content": 'Checking.\n<tool_call>\n{"name": "get_weather", "argu',
+            "content": 'Checking.\n\n{"name": "get_weather", "argu',
         }
         assert [(e.key, e.start, e.end, e.position) for e in errors] == [
             ("fields.tool_calls.content", 10, 51, 46)
@@ -170,7 +174,7 @@ def test_a_transform_path_that_does_not_resolve():
     message, events, errors = keep([generation], template=template, prefix="")
     assert message == {
         "tool_calls": [{"name": "a", "arguments": {}}],
-        "content": '<call>{"name": "b"}</call>',
+        "content": '{"name": "b"}',
     }
     assert [(e.key, e.start, e.end, e.position) for e in errors] == [
         ("fields.tool_calls.transform", 38, 64, None)
@@ -201,7 +205,7 @@ def test_typed_content_points_at_the_value():
         "fields": {"n": {"open": "<n>", "close": "</n>", "content": "int"}, "content": {}},
     }
     message, events, errors = keep(["a<n>  x7 </n>b"], template=template, prefix="")
-    assert message == {"content": "a<n>  x7 </n>b"}
+    assert message == {"content": "a  x7 b"}
     assert [(e.key, e.start, e.end, e.position) for e in errors] == [("fields.n.content", 1, 13, 6)]
     assert message_from_events(events, template) == message
 
@@ -254,7 +258,7 @@ def test_join_with_a_non_string_value():
     message, events, errors = keep(
         ['<r>"a"</r><r>{"b": 1}</r><r>"c"</r>'], template=template, prefix=""
     )
-    assert message == {"r": "a|c", "content": '<r>{"b": 1}</r>'}
+    assert message == {"r": "a|c", "content": '{"b": 1}'}
     assert [(e.key, e.start, e.end) for e in errors] == [("fields.r.join", 10, 25)]
     assert message_from_events(events, template) == message
 
@@ -314,18 +318,18 @@ def test_check_stream_compares_kept_errors_across_chunkings():
     )
     assert report.ok and report.baseline.error is None
     assert report.baseline.message == KEPT_MESSAGE
-    assert report.baseline.kept_errors == [JSON_ERROR]
+    assert report.baseline.kept_errors == [KEPT_ERROR]
 
 
 def test_openai_view_falls_back_to_content_and_reports_the_announced_call():
     view = openai_view(
         GENERATION, TEMPLATE, prefix=PREFIX, on_error="keep", chunks=list(GENERATION)
     )
-    assert view.text("content") == "Let me check.\n\n" + BROKEN_CALL
+    assert view.text("content") == "Let me check.\n\n" + BROKEN_BODY
     assert view.text("reasoning_content") == "Two cities."
     assert [(c.index, c.name, c.ok, c.error) for c in view.checks] == [
         (0, "get_weather", True, None),
-        (1, "get_weather", False, JSON_ERROR),  # its name was streamed before the JSON broke
+        (1, "get_weather", False, KEPT_ERROR),  # its name was streamed before the JSON broke
     ]
     with pytest.raises(ResponseParseError):
         openai_view(GENERATION, TEMPLATE, prefix=PREFIX)
@@ -359,7 +363,7 @@ def test_the_command_line_keeps_with_on_error(tmp_path, capsys):
     assert cli(["parse", *arguments, "--on-error", "keep"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out) == KEPT_MESSAGE
-    assert captured.err == f"kept: {JSON_ERROR} (its text went to the implicit field)\n"
+    assert captured.err == f"kept: {KEPT_ERROR}\n"
     assert cli(["parse", *arguments]) == 1
     assert capsys.readouterr().out.startswith(
         "error: fields.tool_calls: json: Expecting ',' delimiter"

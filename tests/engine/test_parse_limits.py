@@ -80,9 +80,10 @@ def test_the_stretch_that_keeps_a_failed_regions_text_counts_towards_the_limit()
     # Two regions: content, then x (its JSON fails). Keeping x's text would open a third.
     seen, error = limited_opens(2)
     assert seen == [("region_open", "content"), ("region_close", "content"), ("region_open", "x")]
-    assert (error.offset, error.limit, error.allowed) == (1, "max_regions", 2)
+    # The stretch keeps the body ("{bad", at 4): the delimiters are consumed.
+    assert (error.offset, error.limit, error.allowed) == (4, "max_regions", 2)
     assert str(error) == (
-        "the parse stopped at stream offset 1: it has opened 2 regions, the most it may "
+        "the parse stopped at stream offset 4: it has opened 2 regions, the most it may "
         "(max_regions); the text after it is not parsed"
     )
     seen, error = limited_opens(3)

@@ -376,13 +376,14 @@ def test_positions_are_characters_of_the_decoded_text_and_token_indices(tokenize
     }
 
 
-def test_lenient_mode_keeps_a_broken_call_as_content_from_ids(tokenizer, template):
+def test_lenient_mode_keeps_a_broken_call_body_as_content_from_ids(tokenizer, template):
     ids = ids_of(tokenizer, "Hi <tool_call>\n{broken}\n</tool_call><|im_end|>")
     parser = ResponseParser(template, prefix=PROMPT, tokenizer=tokenizer, on_error="keep")
     for token_id in ids:
         parser.feed(token_id)
     message, _ = parser.finalize()
-    assert message == {"role": "assistant", "content": "Hi <tool_call>\n{broken}\n</tool_call>"}
+    # The call's delimiters (control tokens) are consumed; the body that does not parse is text.
+    assert message == {"role": "assistant", "content": "Hi \n{broken}"}
     assert [error.field for error in parser.errors] == ["tool_calls"]
 
 

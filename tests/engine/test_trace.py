@@ -261,7 +261,7 @@ def test_a_tracer_shows_held_text_and_its_error_marks_while_streaming():
     tracer.finalize()
     assert tracer.message == {
         "role": "assistant",
-        "content": '<tool_call>\n{"name": "f", "arguments": {"a": 1}\n</tool_call>after',
+        "content": '{"name": "f", "arguments": {"a": 1}after',  # its delimiters consumed
     }
 
 

@@ -1,0 +1,112 @@
+"""The slips real models make (tests/support/slip_cases.json), read with the shipped templates.
+
+Each case holds what strict parsing gives (unchanged: the reference's semantics) and what
+lenient parsing (`on_error="keep"`) gives: the exact message and the errors it reports, as
+(template key, stream position), the same in one shot, in random chunks and one character
+at a time; the events add up to the message; and, but for the classes lenient parsing
+leaves to warnings or reports as kept text, no delimiter of the template in content.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import pytest
+
+from engine import ResponseParseError, load_template, message_from_events, parse_response
+from tests.support.paths import ROOT
+from tests.support.stream_helpers import stream
+
+CASES = json.loads((ROOT / "tests" / "support" / "slip_cases.json").read_text(encoding="utf-8"))[
+    "cases"
+]
+# Classes whose text lenient parsing keeps in content on purpose: a near miss of a section
+# marker (warnings name it) and a call whose outer open is missing (an error says where).
+KEPT_IN_CONTENT = {4, 8}
+
+
+def chunkings(output: str) -> list[list[str]]:
+    """One shot, random chunks of 1 to 9 characters (seeded by the text), one character at a time."""
+    rng = random.Random(len(output))
+    chunks, at = [], 0
+    while at < len(output):
+        size = rng.randint(1, 9)
+        chunks.append(output[at : at + size])
+        at += size
+    return [[output], chunks, list(output)]
+
+
+def delimiter_texts(template) -> set[str]:
+    """The literal delimiters of a loaded template, and the texts its close patterns end with."""
+    from engine.recovery import _close_texts
+
+    texts = set()
+    for spec in template.fields.values():
+        for delimiter in (spec.open, spec.close):
+            if delimiter is None:
+                continue
+            if delimiter.literals:
+                texts.update(delimiter.literals)
+            else:
+                texts.update(_close_texts(delimiter.pattern.pattern))
+    return {text for text in texts if text.strip()}
+
+
+def test_every_class_has_a_case():
+    assert sorted({case["class"] for case in CASES}) == list(range(1, 9))
+    assert len({case["name"] for case in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
+def test_lenient_reads_the_slip_in_every_chunking(case):
+    template = case["template"]
+    for chunks in chunkings(case["output"]):
+        streamed = stream(template, chunks, case["prefix"], on_error="keep", tools=case["tools"])
+        assert streamed.message == case["expected"], chunks
+        assert [[e.key, e.position] for e in streamed.parser.errors] == case["errors"]
+        assert message_from_events(streamed.events, template) == streamed.message
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
+def test_strict_parsing_is_unchanged(case):
+    strict = case["strict"]
+    run = lambda: parse_response(  # noqa: E731
+        case["output"], case["template"], prefix=case["prefix"], tools=case["tools"]
+    )
+    if "error" in strict:
+        with pytest.raises(ResponseParseError, match=re.escape(strict["error"])):
+            run()
+    else:
+        assert run() == strict["expected"]
+
+
+@pytest.mark.parametrize(
+    "case",
+    [case for case in CASES if case["class"] not in KEPT_IN_CONTENT],
+    ids=lambda case: case["name"],
+)
+def test_no_delimiter_lands_in_content(case):
+    content = case["expected"].get("content") or ""
+    texts = delimiter_texts(load_template(case["template"]))
+    assert [text for text in texts if text in content] == []
+
+
+def test_a_slip_lenient_reads_differently_is_always_reported():
+    for case in CASES:
+        if case["part"] == "lenient" and "expected" in case["strict"]:
+            assert case["expected"] == case["strict"]["expected"] or case["errors"], case["name"]
+
+
+def test_what_lenient_reads_is_said_with_offsets():
+    case = next(case for case in CASES if case["name"] == "prose-after-the-call")
+    streamed = stream(case["template"], [case["output"]], case["prefix"], on_error="keep")
+    [error] = streamed.parser.errors
+    assert str(error).endswith(
+        "(kept leniently: the json value at 24-43 is the region's value; the text after it "
+        "(43-68) is read as outside any region)"
+    )
+    assert case["output"][24:43] == '{"pattern": "TODO"}'
+    assert case["output"][43:68] == "\n\nLet me search for that."
+    assert (error.start, error.end) == (0, 72)
