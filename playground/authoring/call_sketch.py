@@ -203,7 +203,7 @@ def sketch_calls(
     from engine.chat_templates.example_fields import NotLearnt, learn_template
     from engine.chat_templates.examples import Example, check_examples, read_examples
 
-    from .inference_failures import apply_edit
+    from .template_edits import apply_edit
 
     template = result["template"]
     rows = result["report"]["situations"]

@@ -8,6 +8,7 @@ import gradio as gr
 from .. import handlers
 from ..authoring.diagnostics import check_template
 from ..catalog import template_names
+from ..outputs import BACK_LABEL
 from ..panels.field_reference import reference_html
 from ..panels.page_script import DIAGNOSTICS_JS
 from ..wiring import Page
@@ -47,7 +48,7 @@ def build(page: Page, first: dict) -> None:
             page.reset_button = gr.Button("Reset", elem_id="reset-button")
             page.restore_button = gr.Button("↶ Restore", visible=False, elem_id="restore-button")
             page.restore_back_button = gr.Button(
-                handlers.BACK_LABEL, visible=False, elem_id="restore-back-button"
+                BACK_LABEL, visible=False, elem_id="restore-back-button"
             )
         gr.HTML(INFERENCE_NOTE)
         with gr.Accordion(

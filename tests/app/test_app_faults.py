@@ -13,8 +13,9 @@ import gradio as gr
 import pytest
 
 from engine.template_files import load_template_file
-from playground import catalog, handlers, live
+from playground import catalog, handlers
 from playground.authoring.chat_template_check import CheckOutcome, matrix_html, root_causes
+from playground.handlers import generate_live as live
 from playground.parse.replay import ReplayInputs, prepare_replay
 from playground.parse.session import Session
 from playground.parse.workspace import WorkspaceInputs
