@@ -331,7 +331,7 @@ def failures_html(groups: list[dict], result: dict) -> str:
 def _no_sketch_html(sketch: dict, result: dict) -> str:
     """Why no tool-call field is offered, and the text of each row or output no field reads
     (an output of the author's whose unread text the panel shows already is not shown twice)."""
-    from .call_sketch import unexplained_html
+    from ..panels.unexplained import unexplained_html
 
     outputs = result.get("example_outputs") or []
     shown = {outputs[int(i)] for i in result.get("unexplained") or {} if int(i) < len(outputs)}

@@ -10,7 +10,7 @@ from ..authoring.export import export_files
 from ..outputs import (
     produces,
 )
-from ..panels.markup import escape
+from ..panels.notes import export_note
 from ..panels.status import error_html
 from ..server.input_readers import InputError
 
@@ -39,22 +39,9 @@ def export_template(
             "a tokenizer_config.json holding only response_template: upload yours to merge into it"
         )
     )
-    note = f'<div class="rt-status rt-status-ok" id="export-done">✔ Exported: {merged} ({(time.perf_counter() - started) * 1000:.0f} ms)</div>'
-    note += export_target_html(changes, remaining)
+    note = export_note(merged, (time.perf_counter() - started) * 1000, changes, remaining)
     return {
         "template_file": template_path,
         "tokenizer_config_file": config_path,
         "export_note": note,
     }
-
-
-def export_target_html(changes: list[str], remaining: list) -> str:
-    """What the export changed for its runtime, and what that runtime still refuses or reads
-    differently (errors and warnings), as a list under the export note."""
-    items = [f"<li>changed: {escape(change)}</li>" for change in changes]
-    items += [
-        f'<li class="rt-export-{finding.severity}">{finding.severity}: {escape(finding.path)}: {escape(finding.message)}</li>'
-        for finding in remaining
-        if finding.severity != "info"
-    ]
-    return f'<ul id="export-target-notes">{"".join(items)}</ul>' if items else ""

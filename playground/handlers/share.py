@@ -34,7 +34,7 @@ from ..outputs import (
     produces,
 )
 from ..panels.code_snippet import code_snippet_or_error
-from ..panels.markup import escape
+from ..panels.notes import warnings_html
 from ..panels.status import error_html
 from ..parse.chunking import chunking_param, parse_chunking_param
 from ..parse.replay import ReplayInputs
@@ -94,11 +94,7 @@ def share(
     query, warning = share_link(state)
     path = download_folder() / "playground-state.json"
     path.write_text(state_file_text(state), encoding="utf-8")
-    shown = (
-        f'<div class="rt-status rt-status-warn" id="share-warning">△ {escape(warning)}</div>'
-        if warning
-        else ""
-    )
+    shown = warnings_html([warning], element_id="share-warning")
     return {"share_link": query, "share_warning": shown, "state_file": str(path)}
 
 
@@ -146,10 +142,7 @@ def _apply_state(state: PageState, session: Session, problems: list[str]) -> dic
         outputs.update(parsed_workspace(workspace, session))
     outputs["test_results"] = tests_panel(outputs["template_text"], outputs["test_cases_text"])
     if problems:
-        lines = "".join(
-            f'<div class="rt-status rt-status-warn rt-link-problem">△ The link: {escape(p)}.</div>'
-            for p in problems
-        )
+        lines = warnings_html([f"The link: {p}." for p in problems], css="rt-link-problem")
         outputs["status"] = lines + outputs.get("status", "")
     return outputs
 

@@ -34,7 +34,7 @@ from ..outputs import (
     produces,
     render,
 )
-from ..panels.markup import escape
+from ..panels.notes import fits_table
 from ..panels.status import error_html
 from ..parse.derived import remember_derived, stale_derived
 from ..parse.parse_view import ParseView, traced_view
@@ -249,31 +249,7 @@ def fit_templates(prefix: str, generation: str, tools_text: str, session: Sessio
     ranked, skipped = rank_templates(
         prefix or "", generation or "", tools, deadline=limits.deadline("fit_seconds")
     )
-    # Each template's first problem on a line of its own under its figures, as wide as the table.
-    rows = "".join(
-        f'<tr class="{"rt-best" if i == 0 else ""}{" rt-claims-nothing" if fit.claims_nothing else ""}"><td>{i + 1}</td>'
-        f"<td><code>{escape(fit.name)}</code></td><td>{fit.errors}</td><td>{fit.claimed:,}</td>"
-        f"<td>{fit.unclaimed:,}</td><td>{fit.warnings}</td></tr>"
-        + (
-            f'<tr class="rt-fit-problem{" rt-claims-nothing" if fit.claims_nothing else ""}"><td></td>'
-            f'<td colspan="5" title="{escape(fit.note)}">{escape(fit.note[:240])}</td></tr>'
-            if fit.note
-            else ""
-        )
-        for i, fit in enumerate(ranked)
-    )
-    note = family_note(ranked, prefix or "")
-    shown = (
-        f'<div class="rt-status rt-status-warn" id="fits-family">△ {escape(note)}</div>'
-        if note
-        else ""
-    )
-    table = (
-        f'{shown}<div class="rt-fits" id="fits-table"><table><colgroup><col class="rt-c-rank"><col class="rt-c-name"><col class="rt-c-count">'
-        '<col class="rt-c-count"><col class="rt-c-count"><col class="rt-c-count"></colgroup><thead><tr><th>#</th><th>template</th>'
-        "<th>errors</th><th>claimed</th><th>unclaimed or discarded</th><th>warnings</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table></div>"
-    )
+    table = fits_table(ranked, family_note(ranked, prefix or ""))
     if skipped:
         table += error_html(
             limits.over_budget("fit_seconds", "The ranking")

@@ -197,7 +197,7 @@ def test_a_leftover_prefix_does_not_fool_the_ranking():
         claims_nothing and names[-len(claims_nothing) :] == claims_nothing
     )  # every template that claims nothing ranks last
     assert (
-        "The prefix does not look like gpt-oss&#x27;s" in out["fits"]
+        "The prefix does not look like gpt-oss&#39;s" in out["fits"]
         or "The prefix does not look like gpt-oss's" in out["fits"]
     )
     assert "<colgroup>" in out["fits"]
