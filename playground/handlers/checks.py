@@ -48,8 +48,10 @@ def add_test_case(workspace: WorkspaceInputs, test_cases_text: str, session: Ses
         return {"test_results": results_html([], 0, str(error))}
     view = session.view
     message = view.message if view is not None else None
+    # The author's outputs are numbered among themselves (the rows after them are the page's).
+    mine = author_cases(cases)
     case = {
-        "name": f"case {len(cases) + 1}",
+        "name": f"your output {len(mine) + 1}",
         "source": "output",
         "prefix": workspace.prefix or "",
         "generation": workspace.generation or "",
@@ -61,7 +63,6 @@ def add_test_case(workspace: WorkspaceInputs, test_cases_text: str, session: Ses
     if tools:
         case["tools"] = tools
     # The author's outputs first: they run before the matrix rows, and inference reads them.
-    mine = author_cases(cases)
     text = cases_text([*mine, case, *(c for c in cases if c not in mine)])
     session.test_cases_text = text
     return {"test_cases_text": text, "test_results": tests_panel(workspace.template_text, text)}

@@ -308,6 +308,7 @@ def generate(
             template, template_note = (
                 generation.choose_template(loaded) if template is None else (template, "")
             )
+            yield preparing(key, "rendering the prompt with its chat template")
             prompt = capped_prompt(loaded, messages, tools, enable_thinking)
             live = live_parse(loaded, template, prompt, tools)
             processors, note = constrained(loaded, template, tools, prompt, constrain, tool_choice)
@@ -324,6 +325,7 @@ def generate(
     run.editor(kept, use_model_template, template, template_text)
     if not (yield from _wait_for_slot(session)):
         return
+    yield preparing(key, "generating, its first token is on its way")
     pieces = sampled_stream(
         loaded, prompt, max_new_tokens, temperature, top_p, seed, logits_processors=processors
     )
@@ -418,6 +420,13 @@ def use_model_template_now(
         **editor_replaced(session, workspace.template_text, text, "Use the model's template"),
         **parse(workspace.with_template(text), test_cases_text, session),
     }
+
+
+def preparing(key: str, step: str) -> dict:
+    """Generate's status while the model (`key`, as `playground.model.loaded.model_key` names
+    it) prepares a generation: each slow step before the first token is said, so the panels
+    that still show the last parse are never left under a bare "processing"."""
+    return {"status": status_html(None, f"⏳ {shown(key)}: {step}…")}
 
 
 def _wait_for_load(model_name: str, session: Session):

@@ -12,6 +12,7 @@ from ..authoring.inference import (
     evidence_html,
     findings_html,
     infer_from_page,
+    inference_losses,
     with_workspace_output,
 )
 from ..authoring.inference_failures import failure_groups
@@ -34,6 +35,7 @@ from ..outputs import (
     Update,
     editor_replaced,
     produces,
+    render,
 )
 from ..panels.status import error_html, parse_judgement
 from ..parse.derived import remember_derived
@@ -102,6 +104,18 @@ def showcase_row(rows: list[dict], groups: list[dict] | None = None) -> int | No
     for group in groups or []:
         return group["rows"][0]
     return next((i for i, row in enumerate(rows) if row.get("prompt") is not None), None)
+
+
+def matrix_row_note(row: dict, source: str, doubted: bool = False) -> str:
+    """The status note of a matrix row Infer loads into the workspace: its name, the check's
+    verdict, and what it is (a render of `source`). `doubted`: the row passed the check (its
+    message is the expected one) but the parse says text was probably lost, so the note says
+    what passed instead of "(passed)"."""
+    if row["passed"]:
+        verdict = "its message passed the check" if doubted else "passed"
+    else:
+        verdict = "failed"
+    return f"Matrix row {row['name']} ({verdict}): a render of {source}, parsed with the inferred template."
 
 
 def chat_template_owner(chat_template_text: str, chat_template_model: str) -> str:
@@ -178,22 +192,20 @@ def infer_chat_template(
         check.rows[index] if index is not None else {"prompt": "", "generation": "", "tools": False}
     )
     tools_text = template_text_of(CHECK_TOOLS) if row.get("tools") else ""
-    note = (
-        f"Matrix row {row['name']} ({'passed' if row['passed'] else 'failed'}): a render of "
-        f"{outcome.source}, parsed with the inferred template."
-        if index is not None
-        else ""
-    )
+    note = matrix_row_note(row, outcome.source) if index is not None else ""
     parsed = parsed_page(
         WorkspaceInputs(text, row["prompt"], row["generation"], tools_text), cases, session, note
     )
+    view = session.view
+    judgement = ""
+    if note and view is not None and view.finished:
+        clean, judgement = parse_judgement(view, inference_losses(view, session.inference))
+        if row["passed"] and not clean:  # never "(passed)" beside "text was probably lost"
+            note = matrix_row_note(row, outcome.source, doubted=True)
+            parsed["status"] = render(view, session, note=note)["status"]
     # The workspace's status, said beside the verdict too (on a phone the status line sits
     # below the whole tab).
-    shown = (
-        f"{note} {parse_judgement(session.view)[1]}"
-        if note and session.view is not None and session.view.finished
-        else ""
-    )
+    shown = f"{note} {judgement}" if judgement else ""
     yield {
         "inference": findings_html(result, examples=len(examples), workspace_status=shown),
         "conformance": remember_derived(session, "conformance", matrix, text),

@@ -414,7 +414,7 @@ def test_the_authors_outputs_are_test_cases_and_examples_that_teach_what_no_rend
     )
     cases = json.loads(added["test_cases_text"])
     assert (cases[0]["name"], cases[0]["source"], cases[0]["check"]) == (
-        "case 17",
+        "your output 1",
         "output",
         "recorded from a parse that probably lost text: correct expected, then delete this line",
     )
