@@ -5,7 +5,7 @@
 Host and port come from Gradio's own GRADIO_SERVER_NAME / GRADIO_SERVER_PORT.
 This file builds the page: its skeleton (two columns, their tabs), each panel built and
 wired by its module in `playground/layout/`, and the public API (`playground.api`).
-Handlers are `playground.handlers` (and `playground.live` for Generate live), bound to
+Handlers are `playground.handlers` (a module a panel), bound to
 components by name (`playground.wiring.Page`). See docs/app.md.
 """
 
@@ -23,7 +23,7 @@ except ValueError as error:  # PLAYGROUND_LIMITS is wrong: the message names the
     raise SystemExit(f"app.py: {error}") from None
 from starlette.middleware import Middleware
 
-from playground import api, handlers, live
+from playground import api, handlers
 from playground.catalog import DEFAULT_SAMPLE
 from playground.layout import (
     checks,
@@ -39,6 +39,7 @@ from playground.layout import (
     start_from_model,
     workspace,
 )
+from playground.model import loaded as loaded_models
 from playground.panels.page_script import PAGE_JS
 from playground.panels.styles import PAGE_CSS
 from playground.parse.session import Session
@@ -138,7 +139,7 @@ def main() -> None:
         page.model_name.value = args.model
         if not looks_like_hub_id(args.model):
             allow_folder(args.model)  # the host chose it: visitors may name it too
-    live.start_loading(args.model or "", keep=True)
+    loaded_models.start_loading(args.model or "", keep=True)
     workers.start_spare()
     logging.basicConfig(level=logging.INFO)
     # The public API endpoints are also MCP tools (/gradio_api/mcp/), for agents; see docs/app.md.

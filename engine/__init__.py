@@ -25,14 +25,17 @@ from .errors import (
 from .events import message_from_events
 from .openai_view import OpenAIView, openai_deltas, openai_view
 from .parser import ResponseParser, parse_response
-from .template import FieldSpec, ResponseTemplate, load_template
-from .template_files import TemplateFile, list_templates
+from .template import FieldSpec, ResponseTemplate, load_template, use_template_source
+from .template_files import TemplateFile, list_templates, template_source
 from .tokenizer import (
     IncrementalDecoder,
     TokenResponseParser,
     attach_response_template,
     get_response_parser,
 )
+
+# The front door reads files for the core: `load_template("qwen3")` and a path are looked up here.
+use_template_source(template_source)
 
 Span = TraceSpan
 

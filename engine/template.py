@@ -32,7 +32,6 @@ from .delimiters import Delimiter
 from .errors import TemplateError
 from .pattern_shapes import MAX_PATTERN_SIZE, PatternBoundError, end_literal, pattern_size
 from .re_equivalent import re_equivalent
-from .template_files import is_template_file_data, template_source
 from .transform import compile_transform, find_mixed_placeholder
 from .watch import WatchState, watch_states
 
@@ -540,6 +539,38 @@ def _field(name: Any, spec: Any) -> FieldSpec:
     )
 
 
+# The keys of a `templates/` file besides its response template (the file's wrapper).
+WRAPPER_KEYS = ("$schema", "name", "description", "models", "generation_prompt", "notes")
+
+
+def is_template_file_data(data: Any) -> bool:
+    """Whether `data` is a template file's object (a wrapper holding `response_template`)."""
+    return (
+        isinstance(data, dict)
+        and "response_template" in data
+        and set(data) <= {*WRAPPER_KEYS, "response_template"}
+    )
+
+
+def _as_given(value: Any) -> Any:
+    return value
+
+
+# What `load_template` compiles for a value: the core reads no file, so a shipped template's
+# name or a path is looked up by the function the package's front door (`engine/__init__.py`)
+# installs with `use_template_source` (`engine.template_files.template_source`).
+_template_source: Callable[[Any], Any] = _as_given
+
+
+def use_template_source(source: Callable[[Any], Any]) -> None:
+    """Install `source`: the function `load_template` passes what it is given to first, which
+    returns the plain response template (a dict, JSON text) for a name, a path or a template
+    file's object, and anything else as it is. `engine/__init__.py` installs
+    `engine.template_files.template_source`."""
+    global _template_source
+    _template_source = source
+
+
 def load_template(template: dict | str | Path | ResponseTemplate) -> ResponseTemplate:
     """Validate and compile a response template.
 
@@ -559,7 +590,7 @@ def load_template(template: dict | str | Path | ResponseTemplate) -> ResponseTem
     """
     if isinstance(template, ResponseTemplate):
         return template
-    template = template_source(template)
+    template = _template_source(template)
     if isinstance(template, str):
         return template_cache(template)
     try:

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .template import is_template_file_data
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -32,8 +34,6 @@ TEMPLATES_DIR = shipped_folder("templates")
 
 # Files in templates/ that describe the format rather than a model family.
 _SCHEMA_SUFFIX = ".schema.json"
-# The keys of a template file besides its response template.
-WRAPPER_KEYS = ("$schema", "name", "description", "models", "generation_prompt", "notes")
 
 
 @dataclass(frozen=True)
@@ -73,15 +73,6 @@ def read_json(path: Path) -> Any:
             return json.load(handle)
     except json.JSONDecodeError as error:
         raise ValueError(f"{path}: not valid JSON: {error}") from error
-
-
-def is_template_file_data(data: Any) -> bool:
-    """Whether `data` is a template file's object (a wrapper holding `response_template`)."""
-    return (
-        isinstance(data, dict)
-        and "response_template" in data
-        and set(data) <= {*WRAPPER_KEYS, "response_template"}
-    )
 
 
 def template_file_path(name_or_path: str | Path) -> Path:

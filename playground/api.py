@@ -458,17 +458,17 @@ def generate(
         {"generation", "message", "error", "finished", "prefix"} after each update; the
         last has `finished` True and the message.
     """
-    from .live import (
+    from .handlers.generate_live import (
         capped_prompt,
         checked_max_new_tokens,
         conversation,
         feed_piece,
         generation_slots,
-        get_model,
         live_parse,
         sampled_stream,
     )
     from .model import generation as models
+    from .model.loaded import get_model
 
     try:
         messages = conversation(system, user, messages_text)

@@ -21,6 +21,7 @@ from typing import Any
 from engine.authoring.trace import TraceSpan
 
 from .authoring.inference import inference_losses
+from .authoring.share import MODEL_PARAMETERS
 from .panels.event_log import LogQuery, event_log, log_fields
 from .panels.explain import explain
 from .panels.match_list import match_list_html
@@ -28,7 +29,9 @@ from .panels.message_view import chat_messages, message_json, message_language, 
 from .panels.region_map import MapOptions, region_map
 from .panels.status import error_html, figures, status_html
 from .panels.value_changes import value_changes_html
+from .parse.derived import DERIVED_VIEWS
 from .parse.parse_view import ParseView
+from .parse.session import Session
 
 log = logging.getLogger("playground")
 
@@ -221,3 +224,88 @@ def produces(*names: str, status: str = "status"):
         return wrapped
 
     return decorate
+
+
+# The output-name groups handlers declare with `@produces` (besides PARSE_VIEWS).
+
+# The inputs a sample fills.
+SAMPLE_INPUTS = (
+    "sample_id",
+    "template_text",
+    "prefix",
+    "generation",
+    "tools_text",
+    "template_choice",
+)
+
+CHUNKING_INPUTS = ("chunking", "chunk_size", "chunk_seed", "split_points")
+
+# What a replay's step draws.
+REPLAY_OUTPUTS = (*PARSE_VIEWS, "stream_check", "scrubber")
+
+# What a parse with a new editor text draws.
+TEMPLATE_OUTPUTS = ("template_choice", "test_results", "scrubber", *DERIVED_VIEWS, *PARSE_VIEWS)
+
+# The buttons under the editor every replacement of its text updates.
+RESTORE_BUTTONS = ("restore_button", "restore_back_button")
+
+BACK_LABEL = "↷ Back to the text Restore replaced"
+
+
+def restore_buttons(session: Session) -> dict:
+    """The Restore button (names what replaced the editor's text last; hidden when nothing did)
+    and the button that undoes a Restore (shown after one): {output name: Update}."""
+    if session.replaced:
+        why, _ = session.replaced[-1]
+        restore = Update(value=f"↶ Restore the template before {why}", visible=True)
+    else:
+        restore = Update(visible=False)
+    back = Update(value=BACK_LABEL, visible=True) if session.restored else Update(visible=False)
+    return {"restore_button": restore, "restore_back_button": back}
+
+
+SAMPLE_OUTPUTS = (
+    *SAMPLE_INPUTS,
+    *RESTORE_BUTTONS,
+    "test_cases_text",
+    "test_results",
+    "stream_check",
+    "scrubber",
+    "start_from",
+    *DERIVED_VIEWS,
+    *PARSE_VIEWS,
+)
+
+USE_TEMPLATE_OUTPUTS = (
+    *RESTORE_BUTTONS,
+    "template_text",
+    "template_choice",
+    "test_cases_text",
+    "test_results",
+    "start_from",
+    *DERIVED_VIEWS,
+    *PARSE_VIEWS,
+)
+
+INFER_OUTPUTS = (
+    "inference",
+    "conformance",
+    "template_text",
+    "diagnostics",
+    *RESTORE_BUTTONS,
+    "prefix",
+    "generation",
+    "tools_text",
+    "test_cases_text",
+    "start_from",
+    *TEMPLATE_OUTPUTS,
+)
+
+OPEN_OUTPUTS = (*SAMPLE_OUTPUTS, *CHUNKING_INPUTS, *MODEL_PARAMETERS, "modes")
+
+
+def editor_replaced(session: Session, old: str, new: str, why: str) -> dict:
+    """The editor's text `old` is being replaced by `new` (by `why`): kept on the session's
+    Restore stack (`Session.replacing`); both buttons under the editor ({output name: Update})."""
+    session.replacing(old, new, why)
+    return restore_buttons(session)

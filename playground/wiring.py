@@ -130,6 +130,12 @@ class Page:
 
         shown_at = next((name for name in REFUSAL_PANELS if name in names), None)
 
+        def busy(refusal: str) -> dict:
+            """A heavy job refused while others run (`heavy_job`'s message, "already running"):
+            shown where the handler draws (the status line, or the panel it writes, as Check's
+            matrix), never on a component it does not write."""
+            return {shown_at: error_html(refusal)} if shown_at else {}
+
         def unreadable(named: dict) -> dict | None:
             """The refusal of text longer than its box takes (`box_problem`) or not valid Unicode
             (a lone surrogate), shown on the status line (or the panel the handler draws), or
@@ -156,7 +162,7 @@ class Page:
                 try:
                     with _job(named, heavy, work) as refused:
                         if refused:
-                            yield to_components({"status": error_html(refused)})
+                            yield to_components(busy(refused))
                             return
                         for result in handler(**named):
                             yield to_components(result)
@@ -173,9 +179,7 @@ class Page:
                 named = _packed(named, groups)
                 try:
                     with _job(named, heavy, work) as refused:
-                        return to_components(
-                            {"status": error_html(refused)} if refused else handler(**named)
-                        )
+                        return to_components(busy(refused) if refused else handler(**named))
                 finally:
                     _charged(named, session_id)
 

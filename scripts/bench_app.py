@@ -40,8 +40,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from playground import handlers, live
+from playground import handlers
 from playground.catalog import DEFAULT_SAMPLE, samples_by_id, shipped_template_text  # noqa: E402
+from playground.handlers import generate_live as live
 from playground.parse.chunking import DEMO_MODEL_PATH  # noqa: E402
 from playground.parse.replay import ReplayInputs  # noqa: E402
 from playground.parse.session import Session  # noqa: E402

@@ -16,23 +16,15 @@ Only a field that passes both is offered (`CallSketch.fix`). Otherwise the sketc
 which text of which row or output stays unexplained (`CallSketch.unexplained`, offsets into
 that text), so the author sees what no field reads instead of an edit that cannot work.
 
-`unexplained_html` draws such stretches highlighted in their text; the inference panel uses it
-for the author's outputs a failed learn could not explain, too.
+`playground.panels.unexplained` draws such stretches highlighted in their text; the inference
+panel uses it for the author's outputs a failed learn could not explain, too.
 """
 
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
-
-from ..panels.markup import escape, visible_whitespace
-
-# Rows or outputs whose unexplained text is listed at most (the rest are counted).
-UNEXPLAINED_SHOWN = 4
-# Characters of a text shown around its unexplained stretches.
-AROUND_CHARS = 120
 
 
 @dataclass
@@ -203,7 +195,7 @@ def sketch_calls(
     from engine.chat_templates.example_fields import NotLearnt, learn_template
     from engine.chat_templates.examples import Example, check_examples, read_examples
 
-    from .inference_failures import apply_edit
+    from .template_edits import apply_edit
 
     template = result["template"]
     rows = result["report"]["situations"]
@@ -268,57 +260,6 @@ def _shows_calls(template: dict, examples: list, regex_timeout: float | None) ->
     from engine.chat_templates.unexplained import unexplained
 
     return bool(examples) and bool(unexplained(template, examples, regex_timeout))
-
-
-def _excerpt(text: str, spans: list[dict]) -> str:
-    """`text` with each span marked (``<mark class="rt-unexplained-text">``, its why as the
-    title), the text far from every span cut (…)."""
-    spans = sorted(spans, key=lambda span: (span["start"], span["end"]))
-    parts, at = [], 0
-    for span in spans:
-        start, end = max(span["start"], at), span["end"]
-        if end <= start:
-            continue
-        before = text[at:start]
-        if len(before) > 2 * AROUND_CHARS:
-            before = (before[:AROUND_CHARS] if at else "") + "…" + before[-AROUND_CHARS:]
-        parts.append(visible_whitespace(before))
-        parts.append(
-            f'<mark class="rt-unexplained-text" title="{html.escape(span["why"])}">'
-            f"{visible_whitespace(text[start:end])}</mark>"
-        )
-        at = end
-    rest = text[at:]
-    parts.append(
-        visible_whitespace(rest if len(rest) <= AROUND_CHARS else rest[:AROUND_CHARS] + "…")
-    )
-    return "".join(parts)
-
-
-def unexplained_html(entries: list[dict], head: str, element_id: str) -> str:
-    """Each row or output (``{"label", "text", "spans"}``) with the text no field explains
-    highlighted, and why, under `head` (a sentence), in a block with id `element_id`; "" when
-    there is none."""
-    if not entries:
-        return ""
-    parts = [
-        f'<div class="rt-unexplained" id="{element_id}"><div class="rt-evidence-label">{escape(head)}</div>'
-    ]
-    for number, entry in enumerate(entries[:UNEXPLAINED_SHOWN]):
-        whys = list(dict.fromkeys(span["why"] for span in entry["spans"]))
-        parts.append(
-            f'<div class="rt-unexplained-entry" data-entry="{number}">'
-            f'<div class="rt-evidence-label">{escape(entry["label"])}</div>'
-            f'<pre class="rt-evidence-text">{_excerpt(entry["text"], entry["spans"])}</pre>'
-            + "".join(f'<div class="rt-finding-how">{escape(why)}</div>' for why in whys)
-            + "</div>"
-        )
-    if len(entries) > UNEXPLAINED_SHOWN:
-        parts.append(
-            f'<div class="rt-finding-how">… and {len(entries) - UNEXPLAINED_SHOWN} more</div>'
-        )
-    parts.append("</div>")
-    return "".join(parts)
 
 
 def _matrix_with(

@@ -333,7 +333,7 @@ def _missing_html(result: dict, examples: int) -> str:
 def _unread_outputs_html(result: dict) -> str:
     """Each of the author's outputs the template could not explain, the text it leaves unread
     highlighted in the output (``unexplained``: example index -> spans; ``example_outputs``)."""
-    from .call_sketch import unexplained_html
+    from ..panels.unexplained import unexplained_html
 
     outputs = result.get("example_outputs") or []
     entries = [

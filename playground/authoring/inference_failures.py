@@ -194,36 +194,6 @@ def _misreads_calls(row: dict) -> bool:
     return bool(expected) and (row.get("got") or {}).get("tool_calls") != expected
 
 
-def apply_edit(template: dict, fix: dict) -> dict:
-    """`template` with each {key path: value} of `fix` set (a new field goes before the
-    implicit field, where a reader looks for it). `template` is not changed."""
-    changed = json.loads(json.dumps(template))
-    for path, value in fix.items():
-        parts = path.split(".")
-        if parts[0] == "start_anchor" or parts[0] == "start_anchor_pattern":
-            changed.pop("start_anchor", None)
-            changed.pop("start_anchor_pattern", None)
-        target = changed
-        for part in parts[:-1]:
-            target = target.setdefault(part, {})
-        if parts[:-1] == ["fields"] and parts[-1] not in target:
-            items = list(target.items())
-            at = next(
-                (
-                    i
-                    for i, (_, spec) in enumerate(items)
-                    if "open" not in spec and "open_pattern" not in spec
-                ),
-                len(items),
-            )
-            items.insert(at, (parts[-1], value))
-            target.clear()
-            target.update(items)
-        else:
-            target[parts[-1]] = value
-    return changed
-
-
 def _flat(value: Any, path: str = "") -> dict[str, Any]:
     if isinstance(value, dict) and value:
         found: dict[str, Any] = {}
@@ -361,7 +331,7 @@ def failures_html(groups: list[dict], result: dict) -> str:
 def _no_sketch_html(sketch: dict, result: dict) -> str:
     """Why no tool-call field is offered, and the text of each row or output no field reads
     (an output of the author's whose unread text the panel shows already is not shown twice)."""
-    from .call_sketch import unexplained_html
+    from ..panels.unexplained import unexplained_html
 
     outputs = result.get("example_outputs") or []
     shown = {outputs[int(i)] for i in result.get("unexplained") or {} if int(i) < len(outputs)}

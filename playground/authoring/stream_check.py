@@ -9,7 +9,6 @@ the check's own limits are notes.
 
 from __future__ import annotations
 
-import html
 import json
 import time
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from engine import load_template
 from engine.authoring.stream_checks import check_stream, run_chunks
 
+from ..panels.markup import escape
 from ..panels.status import badge
 from ..server import limits
 
@@ -190,7 +190,7 @@ def report_html(result: StreamCheckResult | None, pending: str = "") -> str:
         )
     rows = "".join(
         f'<div class="rt-diag rt-diag-{"info" if f.severity == "note" else f.severity}">{_ICONS[f.severity]} '
-        f"{f.severity}: {html.escape(f.text)}</div>"
+        f"{f.severity}: {escape(f.text, quote=True)}</div>"
         for f in sorted(
             result.findings, key=lambda f: ("error", "warning", "note").index(f.severity)
         )

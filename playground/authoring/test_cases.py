@@ -17,13 +17,13 @@ editor's template and diffs the message it got against the expected one.
 from __future__ import annotations
 
 import difflib
-import html
 import json
 from dataclasses import dataclass
 
 from engine import ParseDeadlineError, ResponseParser, TemplateError
 
 from ..catalog import samples_by_id
+from ..panels.markup import escape
 from ..server import limits
 from ..server.input_readers import InputError, read_json
 from ..server.redact import redact
@@ -207,7 +207,7 @@ def run_cases(template: dict, cases: list[dict]) -> list[CaseResult]:
 def results_html(results: list[CaseResult], total: int, problem: str = "") -> str:
     """The results panel: a summary line, then each case with its diff when it fails."""
     if problem:
-        return f'<div class="rt-diag rt-diag-error">⛔ {html.escape(problem)}</div>'
+        return f'<div class="rt-diag rt-diag-error">⛔ {escape(problem, quote=True)}</div>'
     if not results:
         return '<div class="rt-muted" id="test-summary">No test cases: add the current input as one, or write them as JSON below.</div>'
     passed = sum(r.passed for r in results)
@@ -235,21 +235,25 @@ def results_html(results: list[CaseResult], total: int, problem: str = "") -> st
         mark = "✔" if result.passed else "✘"
         kind = {"matrix": "matrix row", "sample": "sample"}.get(result.source, "your output")
         out.append(
-            f'<details class="rt-case" data-source="{html.escape(result.source or "output")}" '
-            f"{'' if result.passed else 'open'}><summary>{mark} {html.escape(result.name)} "
+            f'<details class="rt-case" data-source="{escape(result.source or "output", quote=True)}" '
+            f"{'' if result.passed else 'open'}><summary>{mark} {escape(result.name, quote=True)} "
             f'<span class="rt-case-kind">{kind}</span></summary>'
         )
         if result.check:
-            out.append(f'<div class="rt-diag rt-diag-warning">△ {html.escape(result.check)}</div>')
+            out.append(
+                f'<div class="rt-diag rt-diag-warning">△ {escape(result.check, quote=True)}</div>'
+            )
         if result.error:
-            out.append(f'<div class="rt-diag rt-diag-error">{html.escape(result.error)}</div>')
+            out.append(
+                f'<div class="rt-diag rt-diag-error">{escape(result.error, quote=True)}</div>'
+            )
         if result.diff:
             lines = []
             for line in result.diff:
                 kind = (
                     "rt-add" if line.startswith("+") else "rt-del" if line.startswith("-") else ""
                 )
-                lines.append(f'<span class="{kind}">{html.escape(line)}</span>')
+                lines.append(f'<span class="{kind}">{escape(line, quote=True)}</span>')
             out.append('<pre class="rt-diff">' + "\n".join(lines) + "</pre>")
         out.append("</details>")
     return "".join(out)

@@ -8,15 +8,12 @@ import gradio as gr
 from .. import handlers
 from ..authoring.diagnostics import check_template
 from ..catalog import template_names
+from ..outputs import BACK_LABEL
 from ..panels.field_reference import reference_html
+from ..panels.fragments import draw
 from ..panels.page_script import DIAGNOSTICS_JS
 from ..wiring import Page
 from . import export
-
-INFERENCE_NOTE = (
-    '<div class="rt-note">To infer a template from a model, or check this one against '
-    "a chat template: the <b>Start from a model</b> tab.</div>"
-)
 
 
 def build(page: Page, first: dict) -> None:
@@ -47,9 +44,9 @@ def build(page: Page, first: dict) -> None:
             page.reset_button = gr.Button("Reset", elem_id="reset-button")
             page.restore_button = gr.Button("↶ Restore", visible=False, elem_id="restore-button")
             page.restore_back_button = gr.Button(
-                handlers.BACK_LABEL, visible=False, elem_id="restore-back-button"
+                BACK_LABEL, visible=False, elem_id="restore-back-button"
             )
-        gr.HTML(INFERENCE_NOTE)
+        gr.HTML(draw("inference_note"))
         with gr.Accordion(
             "Field reference (from the JSON Schema)", open=False, elem_id="field-reference"
         ):

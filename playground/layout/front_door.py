@@ -6,26 +6,15 @@ import gradio as gr
 
 from .. import handlers
 from ..catalog import sample_table, samples_by_id
+from ..panels.fragments import draw
 from ..panels.page_script import HEADER_JS
 from ..wiring import Page
-
-HEADER = (
-    "<h1>Response Template Playground</h1><p>A <b>response template</b> turns a chat model's raw"
-    " output back into a message (<code>reasoning_content</code>, <code>content</code>,"
-    " <code>tool_calls</code>). New model? <b>Start from a model</b>: give its chat template (a"
-    " hub id, a local folder or the pasted Jinja) and a template is inferred, checked and shown"
-    " working. Or pick a sample, paste an output, edit the template or generate live, and click"
-    " any stretch of the region map to see where it went.</p>"
-    '<div class="rt-front-door"><button type="button" class="rt-door rt-door-main"'
-    ' data-tab="Start from a model" id="start-from-model">Start from a model →</button><button'
-    ' type="button" class="rt-door" data-tab="Samples">Pick a sample</button></div>'
-)
 
 
 def header() -> None:
     """The page's title, what it is for, and the two doors into it (their clicks choose a tab in
     the browser, `HEADER_JS`)."""
-    gr.HTML(HEADER, elem_id="page-header", js_on_load=HEADER_JS)
+    gr.HTML(draw("header"), elem_id="page-header", js_on_load=HEADER_JS)
 
 
 def build(page: Page, first: dict) -> None:

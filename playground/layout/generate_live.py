@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import gradio as gr
 
-from .. import handlers, live
+from .. import handlers
 from ..catalog import DEFAULT_SAMPLE, samples_by_id, template_text_of
+from ..handlers import generate_live as live
+from ..model.loaded import load_status
 from ..parse.chunking import DEMO_MODEL_PATH
 from ..server.limits import LIMITS
 from ..wiring import Page
@@ -130,7 +132,7 @@ def _sampling(page: Page) -> None:
 def show_load_status(model_name: str):
     """The model's background load (started by `app.main`): its progress as Markdown, and the
     status timer, kept ticking until the load ends."""
-    text, ended = live.load_status(model_name)
+    text, ended = load_status(model_name)
     return text, gr.Timer(active=not ended)
 
 

@@ -10,12 +10,11 @@ added are outlined while streaming.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ..parse.event_store import LoggedEvent, without_chunks
-from .markup import breakable_whitespace, short_json
+from .markup import breakable_whitespace, escape, short_json
 
 PAGE_ROWS = 100
 # Characters of a chunk's text shown in its row (the region map has them all).
@@ -145,7 +144,7 @@ def event_log(
                 group = found
                 out.append(
                     f'<tr class="rt-token-group" data-tokens="{found[0]}-{found[1]}"><td colspan="8">'
-                    f"{html.escape(token_heading(tokens, found))}</td></tr>"
+                    f"{escape(token_heading(tokens, found), quote=True)}</td></tr>"
                 )
         out.append(_event_row(logged, query.selected, current_phases))
     if not shown:
@@ -180,16 +179,16 @@ def _event_row(logged: LoggedEvent, selected: int | None, current_phases: Collec
             text += f'<span class="rt-ws">… {len(chunk) - TEXT_SHOWN:,} more characters</span>'
     dirty = "" if "dirty" not in event else ("dirty" if event["dirty"] else "clean")
     if "value" in event:
-        value = html.escape(short_json(event["value"]))
+        value = escape(short_json(event["value"]), quote=True)
     elif "error" in event:
-        value = "⚠ " + html.escape(str(event["error"]))
+        value = "⚠ " + escape(str(event["error"]), quote=True)
     else:
         value = ""
     offsets = f"{event['start']}–{event['end']}" if "start" in event else ""
     return (
         f'<tr class="{" ".join(classes)}" data-n="{logged.number}" id="event-{logged.number}"><td>{logged.number}</td>'
-        f"<td>{html.escape(logged.phase)}</td><td>{html.escape(kind)}</td>"
-        f"<td>{html.escape(str(event.get('field', '')))}</td>"
+        f"<td>{escape(logged.phase, quote=True)}</td><td>{escape(kind, quote=True)}</td>"
+        f"<td>{escape(str(event.get('field', '')), quote=True)}</td>"
         f'<td class="rt-text">{text}</td><td>{dirty}</td><td class="rt-value">{value}</td><td>{offsets}</td></tr>'
     )
 

@@ -11,7 +11,6 @@ selection (see `playground.panels.page_script`); this module only reads the view
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections.abc import Iterable
@@ -30,7 +29,7 @@ from ..authoring.inference import evidence_html, findings_for_template
 from ..parse.causes import cause_of_error, diagnoses_of
 from ..parse.event_store import LoggedEvent, chunks_overlapping, event_numbered, without_chunks
 from ..parse.parse_view import ParseView
-from .markup import short_json, visible_whitespace
+from .markup import escape, short_json, visible_whitespace
 
 PLACEHOLDER = (
     '<div class="rt-explain-empty">Click (or tap) any stretch of the region map to see what it is: the field, '
@@ -167,7 +166,7 @@ def message_key(view: ParseView, span: TraceSpan) -> tuple[str, Any]:
 
 
 def _row(name: str, value_html: str) -> str:
-    return f"<dt>{html.escape(name)}</dt><dd>{value_html}</dd>"
+    return f"<dt>{escape(name, quote=True)}</dt><dd>{value_html}</dd>"
 
 
 def _code(text: str) -> str:
@@ -184,12 +183,12 @@ def _events_html(events: list[LoggedEvent]) -> str:
         if "text" in event:
             detail = " " + _code(event["text"][:60])
         elif "value" in event:
-            detail = " → " + html.escape(short_json(event["value"], 80))
+            detail = " → " + escape(short_json(event["value"], 80), quote=True)
         elif "error" in event:
-            detail = " ⚠ " + html.escape(str(event["error"])[:120])
+            detail = " ⚠ " + escape(str(event["error"])[:120], quote=True)
         items.append(
             f'<li><a href="#event-{logged.number}" data-event="{logged.number}" role="button">#{logged.number}</a> '
-            f"{html.escape(event.get('type', '?'))} ({html.escape(logged.phase)}){detail}</li>"
+            f"{escape(event.get('type', '?'), quote=True)} ({escape(logged.phase, quote=True)}){detail}</li>"
         )
     more = (
         f"<li>… and {len(events) - EVENTS_LISTED} more</li>" if len(events) > EVENTS_LISTED else ""
@@ -201,7 +200,7 @@ def _message_html(key: str, value: Any) -> str:
     shown = json.dumps(value, ensure_ascii=False, indent=1)
     if len(shown) > 600:
         shown = shown[:600] + "…"
-    return f'<code class="rt-key">{html.escape(key)}</code><pre class="rt-explain-value">{html.escape(shown)}</pre>'
+    return f'<code class="rt-key">{escape(key, quote=True)}</code><pre class="rt-explain-value">{escape(shown, quote=True)}</pre>'
 
 
 _TITLES = {
@@ -254,14 +253,14 @@ def _explain_span(view: ParseView, span: TraceSpan, inference: dict | None) -> s
         rows.append(
             _row(
                 "field",
-                f"<code>{html.escape(span.field)}</code> · template key <code>fields.{html.escape(span.field)}</code>",
+                f"<code>{escape(span.field, quote=True)}</code> · template key <code>fields.{escape(span.field, quote=True)}</code>",
             )
         )
     if span.delimiter is not None:
         rows += _delimiter_rows(view, span)
     if span.captures:
         captures = ", ".join(
-            f"<code>{html.escape(k)}</code> = {_code(v)}" for k, v in span.captures.items()
+            f"<code>{escape(k, quote=True)}</code> = {_code(v)}" for k, v in span.captures.items()
         )
         rows.append(_row("captures", captures))
     start, end = span.stream_start, span.stream_end
@@ -331,12 +330,12 @@ def _delimiter_rows(view: ParseView, span: TraceSpan) -> list[str]:
     """A delimiter's rows: its template key, which alternative matched, the whole match, and a
     pattern piece by piece."""
     rows = [
-        _row("template key", f"<code>{html.escape(span.delimiter_path or '')}</code>"),
+        _row("template key", f"<code>{escape(span.delimiter_path or '', quote=True)}</code>"),
         _row("delimiter", _code(span.delimiter)),
     ]
     alternative = matched_alternative(view.template or {}, span.delimiter_path, span.matched_text)
     if alternative:
-        rows.append(_row("matched", html.escape(alternative)))
+        rows.append(_row("matched", escape(alternative, quote=True)))
     if (
         span.matched_text is not None
         and span.matched_text != view.stream[span.stream_start : span.stream_end]
@@ -357,7 +356,10 @@ def _why_rows(view: ParseView, span: TraceSpan) -> list[str]:
     rows = []
     if span.kind == "held":
         rows.append(
-            _row("why held", html.escape(view.held_reason or "it may be the start of a delimiter"))
+            _row(
+                "why held",
+                escape(view.held_reason or "it may be the start of a delimiter", quote=True),
+            )
         )
     if span.kind == "discarded":
         rows.append(
@@ -375,7 +377,7 @@ def _why_rows(view: ParseView, span: TraceSpan) -> list[str]:
         rows.append(
             _row(
                 "error",
-                f'<a href="#" data-select="e{span.error}" role="button">{html.escape(error.message)}</a>',
+                f'<a href="#" data-select="e{span.error}" role="button">{escape(error.message, quote=True)}</a>',
             )
         )
         rows.append(
@@ -401,7 +403,7 @@ def _region_rows(view: ParseView, span: TraceSpan) -> list[str]:
         rows.append(
             _row(
                 "message key",
-                f"<code>{html.escape(key)}</code> (not in the message: "
+                f"<code>{escape(key, quote=True)}</code> (not in the message: "
                 + ("the parse is not finished)" if not view.finished else "empty or failed)"),
             )
         )
@@ -451,9 +453,12 @@ def _explain_anchor(view: ParseView) -> str:
         )
         found = diagnoses_of(view)
         if found and found[0].code == "anchor-not-in-prefix":
-            rows.append(_row("cause", html.escape(found[0].message)))
+            rows.append(_row("cause", escape(found[0].message, quote=True)))
             rows.append(
-                _row("change", f'<code class="rt-key">{key}</code>: {html.escape(found[0].change)}')
+                _row(
+                    "change",
+                    f'<code class="rt-key">{key}</code>: {escape(found[0].change, quote=True)}',
+                )
             )
     return _panel("Start anchor", "".join(rows))
 
@@ -464,11 +469,11 @@ def _cause_rows(view: ParseView, error) -> list[str]:
     if cause is None:
         return []
     return [
-        _row("cause", f'<span class="rt-explain-cause">{html.escape(cause.message)}</span>'),
+        _row("cause", f'<span class="rt-explain-cause">{escape(cause.message, quote=True)}</span>'),
         _row(
             "change",
-            f'<code class="rt-key" data-key="{html.escape(cause.key)}">{html.escape(cause.key)}</code>'
-            + (f": {html.escape(cause.change)}" if cause.change else ""),
+            f'<code class="rt-key" data-key="{escape(cause.key, quote=True)}">{escape(cause.key, quote=True)}</code>'
+            + (f": {escape(cause.change, quote=True)}" if cause.change else ""),
         ),
     ]
 
@@ -484,11 +489,11 @@ def _explain_diagnosis(view: ParseView, number: int) -> str:
         "region-never-closed": "Swallowed delimiter",
     }.get(diagnosis.code, "Diagnosis")
     rows = [
-        _row("cause", html.escape(diagnosis.message)),
-        _row("template key", f'<code class="rt-key">{html.escape(diagnosis.key)}</code>'),
+        _row("cause", escape(diagnosis.message, quote=True)),
+        _row("template key", f'<code class="rt-key">{escape(diagnosis.key, quote=True)}</code>'),
     ]
     if diagnosis.change:
-        rows.append(_row("change", html.escape(diagnosis.change)))
+        rows.append(_row("change", escape(diagnosis.change, quote=True)))
     if diagnosis.expected is not None:
         rows.append(_row("expected", _code(diagnosis.expected)))
     if diagnosis.found is not None:
@@ -512,16 +517,16 @@ def _explain_error(view: ParseView, index: int) -> str:
         return PLACEHOLDER
     error = view.errors[index]
     rows = _cause_rows(view, error)
-    rows.append(_row("error", html.escape(error.message)))
+    rows.append(_row("error", escape(error.message, quote=True)))
     if error.field:
-        rows.append(_row("field", f"<code>{html.escape(error.field)}</code>"))
+        rows.append(_row("field", f"<code>{escape(error.field, quote=True)}</code>"))
     if error.key:
         where = (
             " (where the content parser gave up; the cause is above)"
             if rows[0].startswith("<dt>cause")
             else ""
         )
-        rows.append(_row("failed in", f"<code>{html.escape(error.key)}</code>{where}"))
+        rows.append(_row("failed in", f"<code>{escape(error.key, quote=True)}</code>{where}"))
     if error.start is not None:
         end = error.end if error.end is not None else len(view.stream)
         rows.append(
@@ -582,7 +587,7 @@ def explain_editor_key(
     rows = [
         _row(
             "template key",
-            f'<code class="rt-key" data-key="{html.escape(path)}">{html.escape(path)}</code>',
+            f'<code class="rt-key" data-key="{escape(path, quote=True)}">{escape(path, quote=True)}</code>',
         ),
         _row("pattern", _code(source)),
     ]
@@ -642,11 +647,11 @@ def pattern_html(source: str, text: str | None = None, start: int = 0) -> str:
         if took is not None:
             shown = _code(took) if took else "<i>nothing (takes no characters)</i>"
         rows.append(
-            f'<tr><td style="padding-left:{4 + 14 * depth}px"><code>{html.escape(piece.text)}</code></td>'
-            f"<td>{html.escape(piece.meaning)}</td>{f'<td>{shown}</td>' if taken else ''}</tr>"
+            f'<tr><td style="padding-left:{4 + 14 * depth}px"><code>{escape(piece.text, quote=True)}</code></td>'
+            f"<td>{escape(piece.meaning, quote=True)}</td>{f'<td>{shown}</td>' if taken else ''}</tr>"
         )
     error = (
-        f'<div class="rt-status rt-status-error">⚠ {html.escape(explanation.error)}</div>'
+        f'<div class="rt-status rt-status-error">⚠ {escape(explanation.error, quote=True)}</div>'
         if explanation.error
         else ""
     )
@@ -658,4 +663,4 @@ def pattern_html(source: str, text: str | None = None, start: int = 0) -> str:
 
 
 def _panel(title: str, rows: str) -> str:
-    return f'<div class="rt-explain"><div class="rt-explain-title">{html.escape(title)}</div><dl>{rows}</dl></div>'
+    return f'<div class="rt-explain"><div class="rt-explain-title">{escape(title, quote=True)}</div><dl>{rows}</dl></div>'

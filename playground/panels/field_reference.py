@@ -9,12 +9,12 @@ is a real, working one.
 from __future__ import annotations
 
 import functools
-import html
 import json
 from pathlib import Path
 from typing import Any
 
 from ..catalog import shipped_templates
+from .markup import escape
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "templates" / "response_template.schema.json"
 
@@ -95,13 +95,13 @@ def _rows(keys: dict[str, dict], prefix: str) -> list[str]:
         description = node.get("description", "")
         example = examples().get(f"{prefix}{name}")
         example_html = (
-            f'<code>{html.escape(_short(example[0]))}</code> <span class="rt-muted">({html.escape(example[1])})</span>'
+            f'<code>{escape(_short(example[0]), quote=True)}</code> <span class="rt-muted">({escape(example[1], quote=True)})</span>'
             if example
             else ""
         )
         rows.append(
-            f'<tr id="ref-{html.escape(prefix + name)}"><td><code>{html.escape(name)}</code></td>'
-            f"<td>{html.escape(description)}</td><td>{html.escape(_values(node))}</td><td>{example_html}</td></tr>"
+            f'<tr id="ref-{escape(prefix + name, quote=True)}"><td><code>{escape(name, quote=True)}</code></td>'
+            f"<td>{escape(description, quote=True)}</td><td>{escape(_values(node), quote=True)}</td><td>{example_html}</td></tr>"
         )
     return rows
 

@@ -11,9 +11,11 @@ _WHITESPACE = {" ": "·", "\t": "→", "\n": "↵", "\r": "␍"}
 _WHITESPACE_RE = re.compile("[ \t\n\r]")
 
 
-def escape(text: str) -> str:
-    """Escape text placed between tags (quotes stay readable)."""
-    return html.escape(text, quote=False)
+def escape(text: str, *, quote: bool = False) -> str:
+    """`text` escaped for HTML: the one escaping helper of code that writes HTML (templates
+    escape by themselves, `playground.panels.fragments`). Between tags quotes stay readable;
+    `quote=True` escapes them too, for a value inside an attribute."""
+    return html.escape(text, quote=quote)
 
 
 def key_path(path: str) -> str:
@@ -26,7 +28,7 @@ def visible_whitespace(text: str) -> str:
     """HTML of `text` with spaces, tabs and newlines drawn as ·, → and ↵ (dimmed)."""
     return _WHITESPACE_RE.sub(
         lambda found: f'<span class="rt-ws">{_WHITESPACE[found.group()]}</span>',
-        html.escape(text, quote=False),
+        escape(text),
     )
 
 
@@ -44,7 +46,7 @@ _BACKTICKS = re.compile(r"`+")
 def chat_text(text: str) -> str:
     """`text` for a chat bubble (Markdown with HTML): every character shown as itself, no tag,
     link, image or emphasis made from it."""
-    return _MARKDOWN.sub(r"\\\1", html.escape(text, quote=True))
+    return _MARKDOWN.sub(r"\\\1", escape(text, quote=True))
 
 
 def chat_code(text: str, language: str = "") -> str:

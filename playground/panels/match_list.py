@@ -17,7 +17,6 @@ explains it (see `playground.panels.page_script.MATCH_LIST_JS`).
 from __future__ import annotations
 
 import bisect
-import html
 import time
 
 import regex
@@ -27,7 +26,7 @@ from engine.authoring.pattern_explain import literal_runs
 
 from ..parse.causes import diagnoses_of
 from ..parse.parse_view import ParseView
-from .markup import visible_whitespace
+from .markup import escape, visible_whitespace
 
 # Rows listed at most (the map has every place).
 ROWS_SHOWN = 500
@@ -192,8 +191,8 @@ def _possible_start_rows(view: ParseView) -> list[tuple[int, str]]:
 
 
 def _row(kind: str, key: str, text: str, where: str, data: str, note: str = "") -> str:
-    extra = f'<div class="rt-match-note">{html.escape(note)}</div>' if note else ""
+    extra = f'<div class="rt-match-note">{escape(note, quote=True)}</div>' if note else ""
     return (
-        f'<tr class="rt-match rt-match-{kind.split()[0]}" {data} tabindex="0"><td>{html.escape(kind)}</td><td><code>{html.escape(key)}</code></td>'
-        f'<td class="rt-text">{visible_whitespace(text[:120])}{extra}</td><td>{html.escape(where)}</td></tr>'
+        f'<tr class="rt-match rt-match-{kind.split()[0]}" {data} tabindex="0"><td>{escape(kind, quote=True)}</td><td><code>{escape(key, quote=True)}</code></td>'
+        f'<td class="rt-text">{visible_whitespace(text[:120])}{extra}</td><td>{escape(where, quote=True)}</td></tr>'
     )

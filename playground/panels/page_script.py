@@ -226,6 +226,20 @@ element.addEventListener('click', (event) => {
 """
 
 PAGE_JS = """() => {
+  // Svelte's slide transition (Gradio's toasts and panels) reads an element's height as a
+  // number; for an element not laid out (display: contents, or hidden) it is NaN, and Chromium
+  // warns "Invalid keyframe value for property height: NaNpx" for the animation. Such a value
+  // is left out of the keyframes: the element appears without sliding, as it does after the
+  // warning, and the console stays quiet.
+  if (!Element.prototype.rtAnimateGuarded) {
+    const animate = Element.prototype.animate;
+    const valid = frame => Object.fromEntries(Object.entries(frame).filter(
+      ([, value]) => !(typeof value === 'string' && value.includes('NaN'))));
+    Element.prototype.animate = function (keyframes, options) {
+      return animate.call(this, Array.isArray(keyframes) ? keyframes.map(valid) : keyframes, options);
+    };
+    Element.prototype.rtAnimateGuarded = true;
+  }
   // The template editor's CodeMirror view: it hangs on the content element (`cmTile.view`;
   // `cmView` in older CodeMirror releases).
   const editorView = () => {

@@ -11,12 +11,12 @@ keeps every unclaimed character and streams exactly like one-shot parsing
 from __future__ import annotations
 
 import difflib
-import html
 import json
 
 from ..server import limits
 from ..server.redact import redact
 from ..server.workers import run_job
+from .markup import escape
 
 # Longest generation sent to the reference (characters): it is slower on long streams.
 REFERENCE_CHARS = 200_000
@@ -84,7 +84,7 @@ def diff_html(
             b = right[b1 + offset] if b1 + offset < b2 else ""
             kind = "" if tag == "equal" else ' class="rt-differs"'
             rows.append(
-                f"<tr{kind}><td><pre>{html.escape(a)}</pre></td><td><pre>{html.escape(b)}</pre></td></tr>"
+                f"<tr{kind}><td><pre>{escape(a, quote=True)}</pre></td><td><pre>{escape(b, quote=True)}</pre></td></tr>"
             )
     summary = (
         '<div class="rt-status rt-status-ok" id="reference-summary" data-same="true">✔ the same message as transformers\' reference</div>'

@@ -18,7 +18,6 @@ out with ordinary tokens, with a note saying why it is no delimiter.
 from __future__ import annotations
 
 import bisect
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,7 +25,7 @@ from engine.authoring.trace import TraceSpan
 
 from ..parse.causes import diagnoses_of
 from ..parse.parse_view import ParseView
-from .markup import visible_whitespace
+from .markup import escape, visible_whitespace
 
 # Colour slots; the message keys every template uses keep theirs whatever the field order.
 PALETTE_SIZE = 8
@@ -139,7 +138,7 @@ def region_map(view: ParseView, options: MapOptions = MapOptions()) -> str:
         out.append(
             '<div class="rt-stale-banner" id="stale-marker" role="status">'
             "STALE: the last good parse, shown until the inputs parse again. The error: "
-            f"{html.escape(options.stale)}</div>"
+            f"{escape(options.stale, quote=True)}</div>"
         )
     out.append(
         f'<div class="rt-map{" rt-stale" if options.stale else ""}" id="region-map-body" tabindex="0" '
@@ -158,11 +157,7 @@ class _MapWriter:
 
     def __init__(self, view: ParseView, options: MapOptions, out: list[str]):
         self.view, self.out = view, out
-        self.text_of = (
-            visible_whitespace
-            if options.show_whitespace
-            else (lambda t: html.escape(t, quote=False))
-        )
+        self.text_of = visible_whitespace if options.show_whitespace else (lambda t: escape(t))
         stream, tail_length = view.stream, view.tail_length
         self.start_at = start_at = max(0, min(options.window_start, len(stream)))
         self.errors_at: dict[int, list[int]] = {}
@@ -259,7 +254,7 @@ class _MapWriter:
         for index, error in enumerate(view.errors):
             if index not in self.errors_marked:  # an error with no place (a required field missing)
                 out.append(
-                    f'<span class="rt-marker rt-err" data-e="{index}" title="{html.escape(error.message)}">⚠ {html.escape(error.message)}</span>'
+                    f'<span class="rt-marker rt-err" data-e="{index}" title="{escape(error.message, quote=True)}">⚠ {escape(error.message, quote=True)}</span>'
                 )
 
     def markers(self, at: int) -> None:
@@ -270,9 +265,9 @@ class _MapWriter:
             self.generation_marked = True
         if at in self.spelled_notes:
             start = self.spelled_notes.pop(at)
-            spelled = html.escape(view.stream[start:at])
+            spelled = escape(view.stream[start:at], quote=True)
             out.append(
-                f'<span class="rt-marker rt-spelled-note" title="{html.escape(SPELLED_NOTE)}">'
+                f'<span class="rt-marker rt-spelled-note" title="{escape(SPELLED_NOTE, quote=True)}">'
                 f"✎ {spelled} spelled out: text, not a delimiter</span>"
             )
         for number in self.misses_at.pop(at, ()):
@@ -283,14 +278,14 @@ class _MapWriter:
                 else "⚑ swallowed"
             )
             out.append(
-                f'<span class="rt-marker rt-miss" data-d="{number}" title="{html.escape(diagnosis.message)}">{label}</span>'
+                f'<span class="rt-marker rt-miss" data-d="{number}" title="{escape(diagnosis.message, quote=True)}">{label}</span>'
             )
         for index in self.errors_at.get(at, ()):
             if index not in self.errors_marked:
                 self.errors_marked.add(index)
                 message = view.errors[index].message
                 out.append(
-                    f'<span class="rt-marker rt-err" data-e="{index}" title="{html.escape(message)}">⚠ error here</span>'
+                    f'<span class="rt-marker rt-err" data-e="{index}" title="{escape(message, quote=True)}">⚠ error here</span>'
                 )
 
     def emit(self, start: int, end: int, classes: str, data: str, title: str) -> None:
@@ -319,7 +314,7 @@ class _MapWriter:
                     extra += " rt-spelled"
                     piece_title += f" · {SPELLED_NOTE}"
                 piece_title += token_title(self.tokens, a)
-            hover = f' title="{html.escape(piece_title)}"' if piece_title else ""
+            hover = f' title="{escape(piece_title, quote=True)}"' if piece_title else ""
             out.append(
                 f'<span class="{classes}{extra}"{data}{hover}>{self.text_of(stream[a:b])}</span>'
             )
@@ -358,7 +353,7 @@ def legend(field_names: Sequence[str], tokens: bool = False) -> str:
     `tokens`, those of the Tokens view too)."""
     slots = field_slots(field_names)
     items = [
-        f'<span class="rt-swatch rt-body rt-f{slot}">{html.escape(name)}</span>'
+        f'<span class="rt-swatch rt-body rt-f{slot}">{escape(name, quote=True)}</span>'
         for name, slot in slots.items()
     ]
     first = slots[field_names[0]] if field_names else 0
@@ -378,7 +373,7 @@ def legend(field_names: Sequence[str], tokens: bool = False) -> str:
             "matched by a control token",
             f'<span class="rt-swatch rt-delim rt-f{first} rt-by-text">delimiter</span> '
             "matched in text",
-            f'<span class="rt-swatch rt-spelled">spelled out</span> {html.escape(SPELLED_NOTE)}',
+            f'<span class="rt-swatch rt-spelled">spelled out</span> {escape(SPELLED_NOTE, quote=True)}',
         ]
     return (
         '<div class="rt-legend" id="region-legend">'

@@ -198,6 +198,9 @@ footer button, footer a { color: #4b5563 !important; }
 .rt-failure { margin: 4px 0; padding: 6px 8px; border-radius: 6px; background: #fef2f2; color: #7f1d1d; font-size: 13px; }
 .dark .rt-failure { background: #450a0a; color: #fee2e2; }
 .rt-failure .rt-finding-how { color: inherit; }
+/* A diagnosis inside a failure group ("No edit is offered… expected…, got…") quotes long
+   values with no blank: it wraps anywhere, inside the group, never over the panels beside it. */
+.rt-failure .rt-diag, .rt-unexplained { overflow-wrap: anywhere; min-width: 0; }
 .rt-failure-findings { margin-top: 2px; }
 .rt-edit { margin-top: 4px; }
 .rt-failure-findings .rt-finding { margin-right: 8px; }

@@ -16,9 +16,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 
+from ..server import limits
 from .parse_view import ParseView
 from .replay import Replay
 from .weight import plain_weight
+
+# Editor texts a session keeps for Restore at most (and for going back after Restore).
+RESTORES_KEPT = 10
 
 
 @dataclass
@@ -74,7 +78,7 @@ class Session:
         inference: the last template inferred from a chat template (``InferredTemplate.to_dict()``:
             its findings explain the delimiters clicked in the editor or on the map), or None.
         outputs_for: which chat template the author's outputs and test cases were made for (a
-            digest, `playground.handlers.chat_template_owner`; "" before the first Infer): Infer
+            digest, `playground.handlers.start_from_model.chat_template_owner`; "" before the first Infer): Infer
             with another one starts fresh instead of sending them.
         generated: the last Generate live's generation and the offsets between the pieces the
             model streamed (a replay with "tokens" chunking of that text replays those pieces),
@@ -143,6 +147,32 @@ class Session:
         self.display.selection = None
         self.__dict__.pop("_weights", None)
         self.stop_requested = True  # a replay or generation still running ends at its next chunk
+
+    def replacing(self, old: str, new: str, why: str) -> None:
+        """The editor's text `old` is being replaced by `new` (by `why`: "loading a sample",
+        "Infer"): keep it for Restore (unless it is empty or the same), and forget the texts
+        Restore replaced (a new step)."""
+        if old != new:
+            keep_text(self.replaced, why, old)
+        self.restored.clear()
+
+    def restore(self, current: str) -> str | None:
+        """Restore: the editor text the last replacement took away (None when none did); the
+        editor's `current` text is kept for *Back* under what replaced it."""
+        if not self.replaced:
+            return None
+        why, text = self.replaced.pop()
+        keep_text(self.restored, why, current)
+        return text
+
+    def restore_back(self, current: str) -> str | None:
+        """Back: the text the last Restore replaced (None after none); the editor's `current`
+        text goes back on Restore's stack, so Restore works again."""
+        if not self.restored:
+            return None
+        why, text = self.restored.pop()
+        keep_text(self.replaced, why, current)
+        return text
 
     @property
     def weight(self) -> int:
@@ -282,6 +312,16 @@ def _refusal(running: list[str], count: int, cap: int) -> str:
         f"This page is already running {what} (at most {cap} at once, PLAYGROUND_LIMITS "
         f"session_jobs): {stop}wait for {it} to end."
     )
+
+
+def keep_text(stack: list[tuple[str, str]], why: str, text: str) -> None:
+    """Push (why, text) on a stack of editor texts, unless it is blank, the text on top, or longer
+    than PLAYGROUND_LIMITS `template_chars`; keep the last RESTORES_KEPT."""
+    if len(text or "") > limits.current().template_chars:
+        return  # no template: the door refuses such an editor text, and it would outweigh the stack
+    if (text or "").strip() and (not stack or stack[-1][1] != text):
+        stack.append((why, text))
+        del stack[:-RESTORES_KEPT]
 
 
 class OpenSessions:

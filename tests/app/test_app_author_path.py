@@ -20,13 +20,13 @@ from engine.template_files import load_template_file
 from playground import catalog, handlers
 from playground.authoring.chat_template_check import difference_summary, root_causes
 from playground.authoring.diagnostics import editor_place, findings
-from playground.authoring.inference import with_workspace_output
+from playground.authoring.inference import findings_html, with_workspace_output
 from playground.authoring.inference_failures import (
-    apply_edit,
     candidate_changes,
     candidates_html,
     failure_groups,
 )
+from playground.authoring.template_edits import apply_edit
 from playground.authoring.test_cases import as_examples, examples_jsonl
 from playground.catalog import template_text_of
 from playground.panels.status import status_html
@@ -97,7 +97,7 @@ def test_a_failed_inference_groups_its_rows_by_the_finding_they_contradict_and_a
     assert [result["findings"][i]["key"] for i in groups[0].findings] == ["start_anchor"]
     result["failure_groups"] = [group.to_dict() for group in groups]
     session.inference = result
-    panel = text_of(handlers.findings_html(result))
+    panel = text_of(findings_html(result))
     assert "✘ fails its matrix 5 passed, 15 failed, 0 not renderable" in panel
     assert (
         "What fails, and the way out 13 rows contradict start_anchor : start_anchor: end the start "
@@ -307,7 +307,7 @@ def test_a_sketch_is_offered_only_once_it_reads_the_rows_and_passes_the_matrix()
     ]
     result["failure_groups"] = [group.to_dict() for group in groups]
     session.inference = result
-    panel = text_of(handlers.findings_html(result))
+    panel = text_of(findings_html(result))
     assert (
         "learnt from the calls: a Python-style list of calls; checked: it reads 8 matrix row(s) "
         "with calls back, and with it the matrix passes 20 of 20 rows Apply the sketch" in panel
@@ -414,7 +414,7 @@ def test_the_authors_outputs_are_test_cases_and_examples_that_teach_what_no_rend
     )
     cases = json.loads(added["test_cases_text"])
     assert (cases[0]["name"], cases[0]["source"], cases[0]["check"]) == (
-        "case 17",
+        "your output 1",
         "output",
         "recorded from a parse that probably lost text: correct expected, then delete this line",
     )

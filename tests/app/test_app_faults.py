@@ -13,8 +13,9 @@ import gradio as gr
 import pytest
 
 from engine.template_files import load_template_file
-from playground import catalog, handlers, live
+from playground import catalog, handlers
 from playground.authoring.chat_template_check import CheckOutcome, matrix_html, root_causes
+from playground.handlers import generate_live as live
 from playground.parse.replay import ReplayInputs, prepare_replay
 from playground.parse.session import Session
 from playground.parse.workspace import WorkspaceInputs
@@ -196,7 +197,7 @@ def test_a_leftover_prefix_does_not_fool_the_ranking():
         claims_nothing and names[-len(claims_nothing) :] == claims_nothing
     )  # every template that claims nothing ranks last
     assert (
-        "The prefix does not look like gpt-oss&#x27;s" in out["fits"]
+        "The prefix does not look like gpt-oss&#39;s" in out["fits"]
         or "The prefix does not look like gpt-oss's" in out["fits"]
     )
     assert "<colgroup>" in out["fits"]

@@ -12,10 +12,13 @@ import pytest
 from engine import TraceSpan
 from engine.authoring.samples import load_samples
 from engine.template_files import load_template_file
-from playground import catalog, handlers, live
+from playground import catalog, handlers
 from playground.authoring import share, stream_check
 from playground.authoring.diagnostics import check_template
-from playground.model import generation as generation_module
+from playground.handlers import generate_live as live
+from playground.handlers import workspace as workspace_handlers
+from playground.model import background as background_module
+from playground.model import loaded as loaded_models
 from playground.model.generation import DEFAULT_MODEL_PATH, ModelLoadError
 from playground.panels import region_map
 from playground.panels.explain import explain
@@ -416,7 +419,7 @@ def test_unexpected_errors_become_a_message(monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("kaput")
 
-    monkeypatch.setattr(handlers, "traced_view", boom)
+    monkeypatch.setattr(workspace_handlers, "traced_view", boom)
     out = parse()
     assert "Something went wrong on the server (its log has the details)" in out[STATUS]
     assert (
@@ -566,16 +569,18 @@ def test_views_render_whitespace_and_escape_html():
 
 def test_a_background_load_reports_its_progress_and_generate_uses_it():
     key = str(DEFAULT_MODEL_PATH)
-    live.forget_model(key)
-    live.start_loading("samples/demo-model")  # the textbox's relative path names the same model
-    pending = live.pending_load(key)
-    text, ended = live.load_status("")
+    loaded_models.forget_model(key)
+    loaded_models.start_loading(
+        "samples/demo-model"
+    )  # the textbox's relative path names the same model
+    pending = loaded_models.pending_load(key)
+    text, ended = loaded_models.load_status("")
     assert ended is False and text.startswith(
         "⏳ Loading samples/demo-model: "
     )  # never the server's absolute path
-    with live.waiting_for(key):  # a load nobody waits for is freed when it ends
+    with loaded_models.waiting_for(key):  # a load nobody waits for is freed when it ends
         pending.result(timeout=120)
-    text, ended = live.load_status("samples/demo-model")
+    text, ended = loaded_models.load_status("samples/demo-model")
     assert ended is True
     assert re.fullmatch(r"✔ Model ready: samples/demo-model \(loaded in \d+\.\d s\)", text), text
     out = list(
@@ -596,9 +601,9 @@ def test_a_background_load_reports_its_progress_and_generate_uses_it():
         )
     )
     assert (
-        "prefix" in out[-1] and live.pending_load(key) is None
+        "prefix" in out[-1] and loaded_models.pending_load(key) is None
     )  # the background load's model, collected
-    assert live.get_model("") is live.get_model(key)
+    assert loaded_models.get_model("") is loaded_models.get_model(key)
 
 
 def test_a_failed_background_load_is_shown_and_tried_again(tmp_path, monkeypatch):
@@ -607,15 +612,15 @@ def test_a_failed_background_load_is_shown_and_tried_again(tmp_path, monkeypatch
     )
     (tmp_path / "empty").mkdir()
     empty = str(tmp_path / "empty")
-    live.start_loading(empty)
+    loaded_models.start_loading(empty)
     with pytest.raises(ModelLoadError, match="is not a model folder"):
-        live.get_model(empty)
-    assert live.pending_load(empty) is None  # forgotten: the next Generate loads again
-    assert live.load_status(empty) == ("", True)
-    live.start_loading(empty)
+        loaded_models.get_model(empty)
+    assert loaded_models.pending_load(empty) is None  # forgotten: the next Generate loads again
+    assert loaded_models.load_status(empty) == ("", True)
+    loaded_models.start_loading(empty)
     with pytest.raises(ModelLoadError):
-        live.pending_load(empty).result(timeout=60)
-    text, ended = live.load_status(empty)
+        loaded_models.pending_load(empty).result(timeout=60)
+    text, ended = loaded_models.load_status(empty)
     assert (
         ended is True
         and text.startswith(f"✘ Loading {tmp_path.name}/empty failed: ")
@@ -626,7 +631,7 @@ def test_a_failed_background_load_is_shown_and_tried_again(tmp_path, monkeypatch
 
 def test_stop_while_waiting_for_a_load_ends_the_wait():
     key = str(DEFAULT_MODEL_PATH)
-    earlier = live.pending_load(key)
+    earlier = loaded_models.pending_load(key)
     if (
         earlier is not None
     ):  # a load an earlier test started: let it end, or this test would wait on it too
@@ -634,18 +639,18 @@ def test_stop_while_waiting_for_a_load_ends_the_wait():
             earlier.result(timeout=120)
         except Exception:
             pass
-    live.forget_model(key)
+    loaded_models.forget_model(key)
     session = Session()
     # Another load holds the process's one load slot, so this one is still waiting when Stop comes
     # (else a fast load could end before the Stop is seen).
-    assert generation_module.load_slots.acquire(timeout=120)
+    assert background_module.load_slots.acquire(timeout=120)
     try:
         outputs = live.generate(
             "samples/demo-model", "", "Hi", "", "", False, 3, 0.7, 0.9, 0, True, SMOL_TEXT, session
         )
         first = next(outputs)  # Generate waits for the load, showing where it is
         assert "⏳ Loading samples/demo-model: " in first[STATUS]
-        pending = live.pending_load(key)
+        pending = loaded_models.pending_load(key)
         live.request_stop(session)
         rest = list(outputs)
         assert (
@@ -658,9 +663,9 @@ def test_stop_while_waiting_for_a_load_ends_the_wait():
         ):  # nobody waits: it never starts
             pending.result(timeout=120)
     finally:
-        generation_module.load_slots.release()
-    assert not live.is_loaded(key) and live.pending_load(key) is None
-    assert live.get_model(key).name == key  # the next Generate loads it again
+        background_module.load_slots.release()
+    assert not loaded_models.is_loaded(key) and loaded_models.pending_load(key) is None
+    assert loaded_models.get_model(key).name == key  # the next Generate loads it again
 
 
 def test_generate_live_constrained_to_the_template_honours_the_tool_choice():

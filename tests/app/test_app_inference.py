@@ -253,8 +253,8 @@ def test_an_inference_past_its_budget_names_the_pages_time_limit():
 
 
 def test_an_output_generated_live_becomes_an_example_with_one_click():
-    from playground import live
     from playground.authoring.test_cases import LIVE_NOTE, as_examples
+    from playground.handlers import generate_live as live
 
     session = Session()
     before = handlers.use_live_output("", "", session)

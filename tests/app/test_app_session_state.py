@@ -119,6 +119,7 @@ HUGE = "x" * 15_000_000
 
 def test_event_ids_not_among_the_known_ones_are_not_kept():
     from playground import handlers
+    from playground.handlers.event_data import event_number
 
     session = Session()
     assert handlers.select_tab({"id": HUGE}, session) == {} and session.tab == "samples"
@@ -135,9 +136,9 @@ def test_event_ids_not_among_the_known_ones_are_not_kept():
     assert handlers.explain_span({"selected": "anchor"}, session)["explain"]
     assert session.display.selection == "anchor"
     # A number of thousands of digits is no row, no event and no fix.
-    assert handlers.event_number({"event": "9" * 5000}, "event", 0) == 0
-    assert handlers.event_number({"row": 3.0}, "row") == 3
-    assert handlers.event_number({"row": True}, "row") == -1
+    assert event_number({"event": "9" * 5000}, "event", 0) == 0
+    assert event_number({"row": 3.0}, "row") == 3
+    assert event_number({"row": True}, "row") == -1
     assert handlers.load_check_row({"row": "1" * 5000}, "", "", session) == {}
     assert session.weight < 2_000_000
 

@@ -15,9 +15,10 @@ import pytest
 
 from engine.authoring.pattern_explain import top_level_alternatives
 from engine.authoring.samples import load_samples
-from playground import api, catalog, handlers, live
+from playground import api, catalog, handlers
 from playground.authoring.diagnostics import apply_fix, findings
-from playground.outputs import produces
+from playground.handlers import generate_live as live
+from playground.outputs import CHUNKING_INPUTS, produces
 from playground.panels.event_log import PAGE_ROWS
 from playground.panels.explain import explain
 from playground.panels.field_reference import field_keys, reference_html
@@ -289,7 +290,7 @@ def test_test_cases_rerun_on_every_edit_with_a_diff():
     assert (first["generation"], first["source"], first["name"]) == (
         "hello",
         "output",
-        f"case {len(cases) + 1}",
+        "your output 1",
     )
 
 
@@ -631,6 +632,6 @@ def test_each_kind_of_work_has_its_own_queue():
 def test_a_replay_reads_the_workspace_then_its_chunking():
     # The replay's inputs are the workspace's four, in that order, then the chunking settings:
     # a replay and a parse of the same page read the same template, prefix, generation and tools.
-    assert ReplayInputs._fields == (*WorkspaceInputs._fields, *handlers.CHUNKING_INPUTS)
+    assert ReplayInputs._fields == (*WorkspaceInputs._fields, *CHUNKING_INPUTS)
     assert WorkspaceInputs._fields == ("template_text", "prefix", "generation", "tools_text")
     assert WorkspaceInputs("{}", "p", "g", "").with_template("[]") == ("[]", "p", "g", "")

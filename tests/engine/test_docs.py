@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import load_template
+from engine import TemplateError, load_template
 from engine.template import CONTENT_ARGS, FIELD_KEYS, TEMPLATE_KEYS
 from tests.support.paths import ROOT
 
@@ -164,3 +164,140 @@ def test_the_architecture_page_names_every_module():
     assert [module for module in modules if f"`{module}`" not in page] == []
     named = set(re.findall(r"`((?:engine|playground)/[\w/]+\.py)`", page))
     assert sorted(path for path in named if not (ROOT / path).is_file()) == []
+
+
+# -- the architecture page's claims hold -------------------------------------------------------
+
+ARCHITECTURE = (DOCS / "architecture.md").read_text(encoding="utf-8")
+# The core's modules that do I/O on purpose, as the page says (the rest read no file).
+CORE_IO = {"engine/template_files.py", "engine/tokenizer.py", "engine/cli.py"}
+FILE_CALLS = re.compile(
+    r"(?<![.\w])(?<!def )open\(|\.read_text\(|\.read_bytes\(|\.write_text\(|\bjson\.load\("
+    r"|^\s*from (?:\.|engine\.)template_files import|^\s*import engine\.template_files",
+    re.MULTILINE,
+)
+
+
+def test_the_core_reads_no_file_and_the_front_door_looks_names_up():
+    """The core compiles what it is given; a name or a path is looked up by the function
+    `engine/__init__.py` installs (`template_files.template_source`)."""
+    import engine.template as core
+
+    core_files = [
+        path
+        for path in sorted((ROOT / "engine").glob("*.py"))
+        if path.relative_to(ROOT).as_posix() not in CORE_IO | {"engine/__init__.py"}
+    ]
+    assert len(core_files) >= 15
+    reading = [
+        path.relative_to(ROOT).as_posix()
+        for path in core_files
+        if FILE_CALLS.search(path.read_text(encoding="utf-8"))
+    ]
+    assert reading == []
+    assert "installs `engine/template_files.py`'s `template_source`" in ARCHITECTURE
+    from engine.template_files import template_source
+
+    assert core.load_template("qwen3").fields.keys() == {
+        "reasoning_content",
+        "tool_calls",
+        "content",
+    }
+    core.use_template_source(lambda value: value)  # the core alone: a name is no JSON
+    try:
+        with pytest.raises(TemplateError, match="not valid JSON"):
+            core.load_template("qwen3")
+    finally:
+        core.use_template_source(template_source)
+
+
+def test_the_page_gives_the_learners_order_as_learn_runs_them():
+    import ast
+
+    source = (ROOT / "engine" / "chat_templates" / "learner.py").read_text(encoding="utf-8")
+    learn = next(
+        node
+        for node in ast.parse(source).body
+        if isinstance(node, ast.FunctionDef) and node.name == "learn"
+    )
+    called = [
+        node.func.id
+        for node in ast.walk(learn)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id.startswith(("learn_", "propose_", "note_"))
+    ]
+    calls_in_order = sorted(
+        (node.lineno, node.col_offset, node.func.id)
+        for node in ast.walk(learn)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in called
+    )
+    line = re.search(r"^Learner order: (.*)$", ARCHITECTURE, flags=re.MULTILINE)[1]
+    assert re.findall(r"`(\w+)`", line) == [name for _, _, name in calls_in_order]
+
+
+def test_a_new_handler_goes_in_its_panels_module_of_playground_handlers():
+    layout = {path.stem for path in (ROOT / "playground" / "layout").glob("*.py")}
+    handlers = {path.stem for path in (ROOT / "playground" / "handlers").glob("*.py")}
+    assert handlers - {"event_data"} == layout  # a handler module a panel, and event reading
+    assert not (ROOT / "playground" / "handlers.py").exists()
+    bullet = re.search(r"^- \*\*A new handler\*\*:(.*?)(?=^- \*\*)", ARCHITECTURE, re.M | re.S)[1]
+    assert "`playground/handlers/`" in bullet and "handlers.py" not in ARCHITECTURE
+
+
+def test_every_module_is_in_its_rooms_table_block_and_the_package_map_names_it():
+    rows = re.findall(r"^\| `(playground/[\w/]+\.py)` \|", ARCHITECTURE, flags=re.MULTILINE)
+    rooms = [path.rsplit("/", 1)[0] for path in rows]
+    blocks = [room for i, room in enumerate(rooms) if i == 0 or rooms[i - 1] != room]
+    assert len(blocks) == len(set(blocks)), blocks  # each room's rows in one block
+    assert "playground/authoring/output_evidence.py" in rows
+    import playground
+
+    doc = playground.__doc__
+    bullets = {
+        match[1]: match[2]
+        for match in re.finditer(r"^- `(\w+)/`:(.*?)(?=^- |\Z)", doc, re.M | re.S)
+    }
+    missing = []
+    for path in sorted((ROOT / "playground").rglob("*.py")):
+        relative = path.relative_to(ROOT / "playground")
+        if path.name == "__init__.py":
+            continue
+        where = bullets.get(relative.parts[0]) if len(relative.parts) > 1 else doc
+        if where is None or f"`{path.stem}`" not in where:
+            missing.append(relative.as_posix())
+    assert missing == []
+
+
+def test_only_the_model_room_and_grammar_matching_import_torch():
+    importing = sorted(
+        path.relative_to(ROOT).as_posix()
+        for path in [*(ROOT / "engine").rglob("*.py"), *(ROOT / "playground").rglob("*.py")]
+        if re.search(r"^\s*(import torch|from torch\b)", path.read_text(encoding="utf-8"), re.M)
+    )
+    assert "engine/grammar/matching.py" in importing
+    assert [
+        path
+        for path in importing
+        if path != "engine/grammar/matching.py" and not path.startswith("playground/model/")
+    ] == []
+    assert (
+        "Torch is imported by `playground/model/` and `engine/grammar/matching.py` only."
+        in ARCHITECTURE
+    )
+
+
+# The files the repository's root holds: anything else (a command's output saved by hand) is stray.
+ROOT_FILES = {
+    ".gitignore",
+    "README.md",
+    "app.py",
+    "pyproject.toml",
+    "pytest.ini",
+    "requirements.txt",
+}
+
+
+def test_the_root_holds_only_the_expected_files():
+    root = {path.name for path in tracked_files() if path.parent == ROOT}
+    assert root == ROOT_FILES

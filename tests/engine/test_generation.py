@@ -20,10 +20,10 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from engine import ResponseParser, parse_response
 from engine.authoring.samples import load_samples
 from engine.template_files import TEMPLATES_DIR
+from playground.model.background import BackgroundLoad
 from playground.model.generation import (
     DEFAULT_MODEL_PATH,
     LOAD_STAGES,
-    BackgroundLoad,
     ModelLoadError,
     choose_template,
     load_model,

@@ -7,6 +7,7 @@ docs/architecture.md draws the same rules.
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -291,3 +292,156 @@ def test_the_engine_has_no_import_cycle():
     """No module of engine/ imports (at the top or inside a function) one that imports it back,
     however many modules lie between."""
     assert import_cycles(python_files("engine"), "engine") == []
+
+
+def playground_import_graph() -> dict[str, set[str]]:
+    """{module: the playground modules it imports} over playground/ (a `from package import
+    module` counts as importing that module)."""
+    paths = {module_name(path): path for path in python_files("playground")}
+    graph = {}
+    for name, path in paths.items():
+        targets = set()
+        for module, names in imports_of(path):
+            if module in paths:
+                targets.add(module)
+            targets |= {f"{module}.{imported}" for imported in names} & paths.keys()
+        graph[name] = targets - {name}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of `graph` with more than one module, each sorted."""
+    order, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+    def visit(start: str) -> None:
+        # Tarjan's algorithm, iterative: (module, its imports not yet visited)
+        work = [(start, iter(sorted(graph[start])))]
+        order[start] = low[start] = len(order)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            module, pending = work[-1]
+            target = next(pending, None)
+            if target is not None:
+                if target not in order:
+                    order[target] = low[target] = len(order)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph[target]))))
+                elif target in on_stack:
+                    low[module] = min(low[module], order[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[module])
+            if low[module] == order[module]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == module:
+                        break
+                if len(component) > 1:
+                    cycles.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in order:
+            visit(module)
+    return cycles
+
+
+def test_the_cycle_finder_finds_a_cycle_and_passes_a_tree():
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert import_cycles({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_the_playground_has_no_import_cycle():
+    graph = playground_import_graph()
+    assert "playground.handlers.workspace" in graph["playground.handlers.editor"]
+    assert import_cycles(graph) == []
+
+
+# The most lines a module of the playground may have.
+LONGEST_PLAYGROUND_MODULE = 700
+
+
+def test_no_playground_module_is_over_700_lines():
+    lengths = {
+        path.relative_to(ROOT).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+        for path in python_files("playground")
+    }
+    assert len(lengths) >= 60
+    assert {path: n for path, n in lengths.items() if n > LONGEST_PLAYGROUND_MODULE} == {}
+
+
+# An HTML tag opened or closed in a string: an element name the page draws, then a blank, ">" or "/".
+HTML_TAG = re.compile(
+    r"</?(?:a|b|br|button|code|col|colgroup|details|div|em|h[1-6]|i|li|mark|ol|p|pre|section"
+    r"|small|span|strong|summary|table|tbody|td|th|thead|tr|ul|wbr)[\s>/]"
+)
+# Modules outside playground/panels/ that still write HTML in strings, each to be drawn by a
+# panel's template: the list only shrinks (a module not listed here fails the test).
+STILL_WRITING_HTML = {
+    "playground/authoring/chat_template_check.py",
+    "playground/authoring/diagnostics.py",
+    "playground/authoring/inference.py",
+    "playground/authoring/inference_failures.py",
+    "playground/authoring/stream_check.py",
+    "playground/authoring/test_cases.py",
+    "playground/parse/derived.py",
+}
+
+
+def html_strings(path: Path) -> list[int]:
+    """The lines of `path` where a string that is no docstring holds an HTML tag."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return sorted(
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and HTML_TAG.search(node.value)
+    )
+
+
+def test_the_tag_scan_finds_a_tag_and_ignores_markers_and_docstrings(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        '"""A <div> in a docstring."""\nA = "<tool_call>"\nB = f"<span class={A}>"\nC = "</td>"\n'
+    )
+    assert html_strings(sample) == [3, 4]
+
+
+def test_only_the_panels_write_html_tags():
+    writing = {
+        path.relative_to(ROOT).as_posix()
+        for path in python_files("playground") + [ROOT / "app.py"]
+        if not path.is_relative_to(ROOT / "playground" / "panels") and html_strings(path)
+    }
+    assert writing == STILL_WRITING_HTML
+    assert not any(path.startswith("playground/handlers/") for path in writing)
+
+
+def test_html_is_escaped_by_one_helper():
+    """`playground.panels.markup.escape` in code, autoescaping templates in
+    `playground.panels.fragments`: no other module calls `html.escape` or imports markupsafe's."""
+    callers = []
+    for path in python_files("playground") + [ROOT / "app.py"]:
+        text = path.read_text(encoding="utf-8")
+        name = path.relative_to(ROOT).as_posix()
+        if "html.escape(" in text and name != "playground/panels/markup.py":
+            callers.append(name)
+        if re.search(r"from markupsafe import [^\n]*\bescape\b", text):
+            callers.append(name)
+    # The status line is drawn by playground/panels/status.py, changed by its own branch.
+    assert callers == ["playground/panels/status.py"]

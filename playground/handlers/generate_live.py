@@ -1,222 +1,50 @@
-"""Generate live: run a model and parse its output as the tokens arrive.
+"""Generate live's handlers: run a model and parse its output as the tokens arrive, Stop, Use
+the model's template, Use as example.
 
-The model code is `playground.model.generation` (imported lazily: it imports torch);
-this module keeps the loaded models, builds the conversation from the page's
-boxes, and streams `ParseView`s while generating.
+The model code is `playground.model.generation` (imported lazily: it imports torch) and the
+models kept loaded are `playground.model.loaded`'s; this module builds the conversation from
+the page's boxes, and streams `ParseView`s while generating.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import Counter, OrderedDict
-from contextlib import contextmanager
-from typing import Any
 
 from engine import TemplateError
 from engine.errors import ResponseParseError
 
-from .catalog import is_authors_template, template_choice_for, template_text_of
-from .handlers import RESTORE_BUTTONS, TEMPLATE_OUTPUTS, parse, replacing
-from .outputs import PARSE_VIEWS, Update, produces, render
-from .panels.status import error_html, region_cut_by_stop, status_html
-from .parse.derived import DERIVED_VIEWS, stale_derived
-from .parse.parse_view import LiveParse, ParseView
-from .parse.replay import PacedEnd, paced_feed
-from .parse.session import Session
-from .parse.workspace import WorkspaceInputs
-from .server import limits, queues
-from .server.folders import FolderError, check_model_name, shown
-from .server.input_readers import InputError, read_json, read_template, read_tools
-from .server.redact import redact
+from ..authoring.test_cases import LIVE_NOTE, author_cases, cases_text, read_cases, results_html
+from ..catalog import is_authors_template, template_choice_for, template_text_of
+from ..model.loaded import get_model, load_status, start_loading, waiting_for
+from ..outputs import (
+    PARSE_VIEWS,
+    RESTORE_BUTTONS,
+    TEMPLATE_OUTPUTS,
+    Update,
+    editor_replaced,
+    produces,
+    render,
+)
+from ..panels.status import error_html, region_cut_by_stop, status_html
+from ..parse.derived import DERIVED_VIEWS, stale_derived
+from ..parse.parse_view import LiveParse, ParseView
+from ..parse.replay import PacedEnd, paced_feed
+from ..parse.session import Session
+from ..parse.workspace import WorkspaceInputs
+from ..server import limits, queues
+from ..server.folders import FolderError, shown
+from ..server.input_readers import InputError, read_json, read_template, read_tools
+from ..server.redact import redact
+from .workspace import parse, tests_panel
 
 # Teaching pace: tokens shown per second, each in an update of its own (the model runs ahead).
 TEACHING_TOKENS_PER_SECOND = 4
-# Models kept loaded at once (the least recently used is dropped first).
-MODELS_KEPT = 2
-
-_model_lock = threading.Lock()
-_models: OrderedDict[str, Any] = (
-    OrderedDict()
-)  # name -> LoadedModel, at most MODELS_KEPT, least recently used first
-_loads: dict[str, Any] = {}  # name -> playground.model.generation.BackgroundLoad not yet collected
-_waiters: Counter[str] = Counter()  # name -> Generates waiting for its load
-_kept_loads: set[str] = (
-    set()
-)  # loads kept when they end with nobody waiting (the one app.py starts)
 # Seconds between two status updates while Generate waits for a load.
 LOAD_POLL = 0.25
 # Generations running at once over the server (on 2 CPU cores one is as fast as two); a
 # Generate waits for a slot, and Stop ends the wait.
 generation_slots = threading.BoundedSemaphore(queues.GENERATIONS_AT_ONCE)
-
-
-def _model_key(name: str) -> str:
-    """One name per model: the default for "", an allowed folder as its absolute path (so
-    "samples/demo-model" and the startup load's path are the same model), else the hub id.
-    Raises FolderError for a folder the server does not allow (the same for a missing one)."""
-    from .model import generation
-
-    name = (name or "").strip()
-    if not name:
-        return str(generation.DEFAULT_MODEL_PATH)
-    return check_model_name(name)
-
-
-def _keep(key: str, loaded) -> None:
-    """`loaded` is in use: keep it, dropping the least recently used past MODELS_KEPT (under the lock)."""
-    _models[key] = loaded
-    _models.move_to_end(key)
-    while len(_models) > MODELS_KEPT:
-        _models.popitem(last=False)
-
-
-def _load_ended(pending) -> None:
-    """A background load ended (its thread calls this): keep its model when someone waits for it
-    (or it is the one app.py started), else free it; a failed load stays until a Generate reads it,
-    an abandoned one goes at once."""
-    with _model_lock:
-        if _loads.get(pending.name) is not pending:
-            return
-        if (
-            pending.abandoned() and not _waiters[pending.name] and pending.name not in _kept_loads
-        ):  # nobody reads why it ended
-            del _loads[pending.name]
-            pending.forget()
-            return
-        if pending.progress().error is not None:
-            return
-        del _loads[pending.name]
-        if _waiters[pending.name] or pending.name in _kept_loads:
-            _keep(pending.name, pending.result())
-        else:
-            pending.forget()
-
-
-def start_loading(name: str = "", *, keep: bool = False) -> str:
-    """Begin loading a model in a background thread, unless it is loaded or loading; return its key.
-
-    `keep`: keep the model when its load ends even if no Generate waits for it (`python app.py`
-    calls this at startup for its model, so the first Generate does not wait for it and the
-    page can show how far the load is, `load_status`). Raises FolderError for a folder the
-    server does not allow.
-    """
-    from .model import generation
-
-    key = _model_key(name)
-    with _model_lock:
-        if keep:
-            _kept_loads.add(key)
-        if key not in _models and key not in _loads:
-            _loads[key] = generation.BackgroundLoad(key, on_done=_load_ended)
-    return key
-
-
-@contextmanager
-def waiting_for(key: str):
-    """Count a Generate waiting for model `key`; a load nobody waits for any more is abandoned
-    (ended at once when it has not started, its model freed when it ends)."""
-    with _model_lock:
-        _waiters[key] += 1
-    try:
-        yield
-    finally:
-        with _model_lock:
-            _waiters[key] -= 1
-            pending = _loads.get(key) if not _waiters[key] and key not in _kept_loads else None
-            if not _waiters[key]:
-                del _waiters[key]
-        if pending is not None:
-            pending.cancel()
-
-
-def load_status(name: str = "") -> tuple[str, bool]:
-    """The model's load for the page: (a one-line Markdown status, whether it has ended).
-
-    Ended means loaded, failed or never started; a failed load is tried again by the
-    next Generate.
-    """
-    try:
-        key = _model_key(name)
-    except FolderError:
-        return "", True
-    shown_name = shown(key)
-    with _model_lock:
-        if key in _models:
-            loaded = _models[key]
-            return f"✔ Model ready: {shown_name} (loaded in {loaded.load_seconds:.1f} s)", True
-        pending = _loads.get(key)
-    if pending is None:
-        return "", True
-    progress = pending.progress()
-    if progress.error:
-        return f"✘ Loading {shown_name} failed: {redact(progress.error)}", True
-    if progress.done:
-        return f"✔ Model ready: {shown_name} (loaded in {progress.seconds:.1f} s)", True
-    from .model.generation import LOAD_STAGES
-
-    step = (
-        f", step {LOAD_STAGES.index(progress.stage) + 1} of {len(LOAD_STAGES)}"
-        if progress.stage in LOAD_STAGES
-        else ""
-    )
-    return (
-        f"⏳ Loading {shown_name}: {progress.stage.lower()}… ({progress.seconds:.1f} s{step})",
-        False,
-    )
-
-
-def get_model(name: str):
-    """The loaded model (loading it now when no background load was started; waits for one
-    that was). Raises playground.model.generation.ModelLoadError (or FolderError); a failed load is
-    forgotten, so the next call tries again."""
-    key = start_loading(name)
-    with waiting_for(key):
-        with _model_lock:
-            if key in _models:
-                _models.move_to_end(key)
-                return _models[key]
-            pending = _loads.get(key)
-        if pending is None:  # it ended between the two looks
-            return get_model(name)
-        try:
-            loaded = pending.result()
-        finally:
-            with _model_lock:
-                if _loads.get(key) is pending:
-                    del _loads[key]
-        with _model_lock:
-            _keep(key, loaded)
-            return loaded
-
-
-def loaded_tokenizer():
-    """The tokenizer of the model used last (loaded and kept), or None when none is loaded."""
-    with _model_lock:
-        if not _models:
-            return None
-        return next(reversed(_models.values())).tokenizer
-
-
-def pending_load(key: str):
-    """The background load of model `key` (`_model_key`'s name: an allowed folder's absolute
-    path, or a hub id) not yet collected by a Generate, or None: a
-    `playground.model.generation.BackgroundLoad`."""
-    with _model_lock:
-        return _loads.get(key)
-
-
-def is_loaded(key: str) -> bool:
-    """Whether model `key` (as for `pending_load`) is loaded and kept."""
-    with _model_lock:
-        return key in _models
-
-
-def forget_model(key: str) -> None:
-    """Drop loaded model `key` (as for `pending_load`), if kept: the next Generate loads it
-    again. A load under way is not touched."""
-    with _model_lock:
-        _models.pop(key, None)
 
 
 def conversation(system: str, user: str, messages_text: str) -> list[dict]:
@@ -261,7 +89,7 @@ def capped_prompt(loaded, messages: list[dict], tools: list | None, enable_think
 
     Raises generation.PromptRenderError (a ValueError) when the template fails, runs too long or
     writes too long a prompt."""
-    from .model import generation
+    from ..model import generation
 
     caps = limits.current()
     return generation.render_prompt(
@@ -280,7 +108,7 @@ def sampled_stream(
     """`generation.stream_generation` with the sampling settings as the page's fields and the API
     give them: `temperature` and `top_p` numbers or numeric text, `seed` a whole number, or None
     or "" for an unseeded generation. Raises ValueError for a setting that is no number."""
-    from .model import generation
+    from ..model import generation
 
     return generation.stream_generation(
         loaded,
@@ -356,7 +184,7 @@ def constrained(loaded, template, tools, prompt, constrain, tool_choice):
     from engine.grammar import GrammarBudget, GrammarTooLarge
     from engine.grammar.matching import SERVING_PARSER_LIMITS, passed_limit
 
-    from .model import generation
+    from ..model import generation
 
     if not constrain:
         return [], ""
@@ -460,7 +288,7 @@ def generate(
     The "parse per token" figure times a plain parser (`PlainParse`: the path library users
     get), fed alongside the traced one; "tracing per token" is the traced parser's time.
     """
-    from .model import generation
+    from ..model import generation
 
     session.stop_requested = False
     try:
@@ -480,6 +308,7 @@ def generate(
             template, template_note = (
                 generation.choose_template(loaded) if template is None else (template, "")
             )
+            yield preparing(key, "rendering the prompt with its chat template")
             prompt = capped_prompt(loaded, messages, tools, enable_thinking)
             live = live_parse(loaded, template, prompt, tools)
             processors, note = constrained(loaded, template, tools, prompt, constrain, tool_choice)
@@ -496,6 +325,7 @@ def generate(
     run.editor(kept, use_model_template, template, template_text)
     if not (yield from _wait_for_slot(session)):
         return
+    yield preparing(key, "generating, its first token is on its way")
     pieces = sampled_stream(
         loaded, prompt, max_new_tokens, temperature, top_p, seed, logits_processors=processors
     )
@@ -575,7 +405,7 @@ def use_model_template_now(
     """*Use the model's template*, offered after a Generate that kept the author's template: the
     template Generate live chooses for the model goes into the editor (the edited text is kept
     for Restore), and the input is parsed with it."""
-    from .model import generation as model_code
+    from ..model import generation as model_code
 
     try:
         loaded = get_model(model_name)
@@ -587,9 +417,16 @@ def use_model_template_now(
         "template_text": text,
         "use_model_button": Update(visible=False),
         "model_note": f"Model: {shown(loaded.name)} — {redact(why)}",
-        **replacing(session, workspace.template_text, text, "Use the model's template"),
+        **editor_replaced(session, workspace.template_text, text, "Use the model's template"),
         **parse(workspace.with_template(text), test_cases_text, session),
     }
+
+
+def preparing(key: str, step: str) -> dict:
+    """Generate's status while the model (`key`, as `playground.model.loaded.model_key` names
+    it) prepares a generation: each slow step before the first token is said, so the panels
+    that still show the last parse are never left under a bare "processing"."""
+    return {"status": status_html(None, f"⏳ {shown(key)}: {step}…")}
 
 
 def _wait_for_load(model_name: str, session: Session):
@@ -658,7 +495,7 @@ class _LiveRun:
         self.chosen = {
             "template_text": text,
             "template_choice": template_choice_for(text, self.session.template_origin or None),
-            **replacing(self.session, editor, text, "Generate live"),
+            **editor_replaced(self.session, editor, text, "Generate live"),
             "use_model_button": Update(visible=False),
         }
 
@@ -771,3 +608,49 @@ class _LiveRun:
             "scrubber": Update(value=pieces, maximum=pieces),
             **stale_derived(session, WorkspaceInputs(template_text, prefix, generated, tools_text)),
         }
+
+
+@produces("test_cases_text", "test_results", "live_example_note")
+def use_live_output(template_text: str, test_cases_text: str, session: Session) -> dict:
+    """Use as example: the last output generated live (its prompt, what the model wrote, the
+    tools it was given) becomes one of the author's test cases, so Infer sends it as an example.
+    Its expected message is the parse shown, marked to check (`LIVE_NOTE`): until the author
+    deletes that mark, inference gets the output and its tools only."""
+    live = session.live_output
+    if not live or not live["output"].strip():
+        return {
+            "live_example_note": "Generate first: the output the model writes can then become an "
+            "example for Infer (Start from a model)."
+        }
+    try:
+        cases = read_cases(test_cases_text)
+    except InputError as error:
+        return {"test_results": results_html([], 0, str(error))}
+    if any(
+        case["generation"] == live["output"] and (case.get("prefix") or "") == live["prefix"]
+        for case in cases
+    ):
+        return {
+            "live_example_note": "This output is already in Tests: Infer sends it as an example."
+        }
+    view = session.view
+    message = view.message if view is not None and view.stream.endswith(live["output"]) else None
+    mine = author_cases(cases)
+    case = {
+        "name": f"live output {len(mine) + 1}",
+        "source": "output",
+        "prefix": live["prefix"],
+        "generation": live["output"],
+        "expected": message or {},
+        "check": LIVE_NOTE,
+    }
+    if live.get("tools"):
+        case["tools"] = live["tools"]
+    text = cases_text([*mine, case, *(c for c in cases if c not in mine)])
+    session.test_cases_text = text
+    return {
+        "test_cases_text": text,
+        "test_results": tests_panel(template_text, text),
+        "live_example_note": f"✔ Added to Tests as {case['name']!r}, one of your outputs: Infer "
+        "(Start from a model) sends it as an example, the output and the tools it was given.",
+    }

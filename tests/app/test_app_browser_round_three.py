@@ -1,0 +1,122 @@
+"""The author's path, round three, in Debian's Chromium: what the handlers draw stays inside its
+panel, and the page warns nothing in the console."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, start_app
+from tests.support.paths import CHAT_TEMPLATE_FIXTURES
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium"
+)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+OVERFLOWING = """() => { const panel = document.querySelector('#inference').getBoundingClientRect();
+  return [...document.querySelectorAll('#inference .rt-failure, #inference .rt-diag')]
+    .filter(el => el.scrollWidth > el.clientWidth + 1
+      || el.getBoundingClientRect().right > panel.right + 1)
+    .map(el => (el.id || el.className) + ' ' + el.scrollWidth + '>' + el.clientWidth); }"""
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_no_edit_diagnosis_wraps_inside_the_verdict_panel(browser, app_url, width):
+    """A chat template whose calls no field reads back: the failure group says "No edit is
+    offered… expected […], got […]" with long values; they wrap inside the verdict panel, never
+    over the panels beside it."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.set_default_timeout(30_000)
+    try:
+        page.goto(app_url)
+        page.wait_for_function(
+            "() => (document.querySelector('#status') || {innerText: ''})"
+            ".innerText.includes('Parsed')",
+            timeout=120_000,
+        )
+        page.get_by_role("tab", name="Start from a model", exact=True).first.click()
+        page.locator("#chat-template .cm-content").click()
+        page.keyboard.insert_text(
+            (CHAT_TEMPLATE_FIXTURES / "bare-python-calls.jinja").read_text(encoding="utf-8")
+        )
+        page.locator("#infer-button").click()
+        page.wait_for_selector("#inference-no-sketch", timeout=240_000)
+        page.wait_for_timeout(500)
+        assert "expected [(" in page.locator("#inference-no-sketch").inner_text()
+        assert page.evaluate(OVERFLOWING) == []
+        # A value quoted with no blank in it (a long argument, a JSON string) wraps too.
+        page.evaluate(
+            "() => document.querySelector('#inference-no-sketch')"
+            ".append(\"'\" + 'x'.repeat(600) + \"'\")"
+        )
+        assert page.evaluate(OVERFLOWING) == []
+    finally:
+        page.close()
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    process, url = start_app()
+    yield url
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+NAN_SLIDE = """() => { const box = document.createElement('div'); document.body.append(box);
+  box.animate([{height: 'NaNpx', opacity: 0}, {height: 'NaNpx', opacity: 1}], 50);
+  return true; }"""
+
+
+def keyframe_warnings(messages: list) -> list[str]:
+    return [text for _, text in messages if "Invalid keyframe value" in text]
+
+
+def test_a_slide_of_an_element_not_laid_out_warns_nothing_on_the_page(browser, app_url):
+    """Chromium warns about a keyframe height of NaNpx (a bare page shows it); the page's script
+    leaves such a value out, and a walk through the page warns or errs nothing."""
+    bare = browser.new_page()
+    try:
+        messages = []
+        bare.on("console", lambda message: messages.append((message.type, message.text)))
+        bare.evaluate(NAN_SLIDE)
+        bare.wait_for_timeout(300)
+        assert keyframe_warnings(messages) != []  # the warning the page must not show
+    finally:
+        bare.close()
+    for viewport in ({"width": 1440, "height": 1000}, {"width": 390, "height": 844}):
+        page = browser.new_page(viewport=viewport)
+        try:
+            messages = []
+            page.on("console", lambda message: messages.append((message.type, message.text)))
+            page.goto(app_url)
+            page.wait_for_function(
+                "() => (document.querySelector('#status') || {innerText: ''})"
+                ".innerText.includes('Parsed')",
+                timeout=120_000,
+            )
+            for tab in ("Template", "Generate live", "Samples", "Start from a model"):
+                page.get_by_role("tab", name=tab).first.click()
+                page.wait_for_timeout(300)
+            page.evaluate(NAN_SLIDE)
+            page.wait_for_timeout(300)
+            assert keyframe_warnings(messages) == []
+            assert [m for m in messages if m[0] in ("error", "warning")] == []
+        finally:
+            page.close()
