@@ -448,8 +448,8 @@ class TokenDecoder:
         self._own_pieces = own_pieces(tokenizer, backend)
         self.spellings = control_tokens(tokenizer)
         self.tokens = StreamTokens(self.spellings, backend, self._new_stream)
-        self._pattern, self._starts, self._longest_start, self._first_characters = (
-            spelling_matcher(frozenset(self.spellings.values()))
+        self._pattern, self._starts, self._longest_start, self._first_characters = spelling_matcher(
+            frozenset(self.spellings.values())
         )
         self._pending: list[int] = []  # ids of an incomplete character
         self._held = ""  # decoded text that may still become a spelled-out control token
