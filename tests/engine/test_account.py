@@ -132,9 +132,13 @@ def test_a_declared_tool_with_its_parameters_in_content_is_a_call_not_read():
 def test_reasoning_a_call_ended_whose_own_close_comes_later_is_named():
     draft = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
     output = f"Draft: {draft}\nok.\n</think>\n\n{draft}"
-    # The shipped template ends the reasoning at the draft: the same call twice, and the
-    # reasoning's close in content.
-    message, warnings = parsed(QWEN3, "<|im_start|>assistant\n<think>\n", output)
+    # A template that ends the reasoning at any call opener ends it at the draft: the same call
+    # twice, and the reasoning's close in content.
+    first_call_ends = json.loads(json.dumps(QWEN3))
+    first_call_ends["fields"]["reasoning_content"]["close_pattern"] = (
+        "</think>|(?=<tool_call>\\s*\\{)"
+    )
+    message, warnings = parsed(first_call_ends, "<|im_start|>assistant\n<think>\n", output)
     assert len(message["tool_calls"]) == 2 and message["content"] == "ok.\n</think>"
     assert warnings == [("call-in-region", 100, 108)]
     # A reasoning its own close ends keeps the draft as its text: the right reading, no warning.
