@@ -309,3 +309,31 @@ def test_memory_stayed_within_the_caps_and_nothing_is_left_running(server):
         if "playground.server.workers" in " ".join(p.cmdline())
     ]
     assert len(workers) <= 1 and all(p.cpu_percent(interval=0.5) < 50 for p in workers)
+
+
+# -- round four: what one request may allocate ---------------------------------------------------
+
+
+def test_an_error_quoting_a_huge_key_is_cut_and_costs_no_one(server):
+    outcome = bounded(server, "28a. 4 /parse quoting a 63 KB key of 'a.'")
+    assert outcome.said == "a." * 60 + (
+        "… (62,570 characters): unknown top-level key (allowed: version, defaults, start_anchor, "
+        "start_anchor_pattern, fields)"
+    )
+
+
+def test_a_config_of_too_many_values_is_refused_before_it_is_read(server):
+    outcome = bounded(server, "29b. /export of a config of 500,000 zeros")
+    assert outcome.said == (
+        "The uploaded tokenizer_config.json holds too many JSON values: 500,003 (limit 200,000, "
+        "PLAYGROUND_LIMITS json_nodes)."
+    )
+
+
+def test_exports_of_a_deep_config_leave_no_files(server):
+    row = attacked_row(server, "30a. 12 exports of a 1 MB config 100 deep")
+    assert row.outcome.said == (
+        "0 exported; ⚠ The uploaded tokenizer_config.json is nested too deeply: 101 levels "
+        "(limit 32)."
+    )
+    assert row.footprint.disk_mb[2] == row.footprint.disk_mb[0]
