@@ -211,53 +211,6 @@ def _outside(
 
 
 _OUTSIDE_STATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_STRAY_CLOSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def stray_closes(
-    template: ResponseTemplate, field: FieldSpec, text: str, offset: int
-) -> list[ResponseParseError]:
-    """An error for each text of an explicit field's close in a stretch of unclaimed `text`
-    (at stream offset `offset`): a close with no open, such as a call whose open is missing.
-    The text stays where it is; the error says where it lies. Closes of punctuation alone
-    (a code fence) are left out: prose writes them."""
-    search = _STRAY_CLOSES.get(template)
-    if search is None:
-        owners = {}
-        for spec in template.fields.values():
-            if spec.close is not None and not spec.implicit:
-                texts = spec.close.literals or _close_texts(spec.close.pattern.pattern)
-                # A text of punctuation alone (a code fence, a brace) is ordinary text too.
-                owners.update(
-                    (close_text, spec)
-                    for close_text in texts
-                    if any(c.isalnum() for c in close_text)
-                )
-        ordered = sorted(owners, key=len, reverse=True)
-        pattern = regex.compile("|".join(map(regex.escape, ordered))) if ordered else None
-        search = _STRAY_CLOSES[template] = (pattern, owners)
-    pattern, owners = search
-    if pattern is None:
-        return []
-    errors = []
-    for found in pattern.finditer(text):
-        spec = owners[found.group()]
-        at = offset + found.start()
-        errors.append(
-            ResponseParseError(
-                f"{field.path}: the close of {spec.name}, {found.group()!r}, at stream offset "
-                f"{at} has no open: the text before it may be a region whose open is missing or "
-                "misspelt; it is kept as text",
-                field=field.name,
-                key=f"{spec.path}.close",
-                offset=offset,
-                position=at,
-                start=at,
-                end=at + len(found.group()),
-                text=found.group(),
-            )
-        )
-    return errors
 
 
 def _outside_state(template: ResponseTemplate) -> WatchState:

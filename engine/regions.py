@@ -29,7 +29,6 @@ from .recovery import (
     Plan,
     decode_string_arguments,
     plan_failed_region,
-    stray_closes,
     tag_reading,
 )
 from .template import FieldSpec, ResponseTemplate
@@ -245,8 +244,8 @@ class Regions:
         A region whose value cannot be computed raises with ``on_error="raise"``. With
         ``"keep"`` its close carries the error, and what lenient parsing reads of it follows
         (`_plan`, `_recover`). With ``"keep"``, a region that parses may also be read
-        leniently (`recovery.tag_reading`, `decode_string_arguments`, `stray_closes`), each
-        reading recorded in `errors`.
+        leniently (`recovery.tag_reading`, `decode_string_arguments`), each reading recorded
+        in `errors`.
         """
         field = self.current
         base = self.buffer.base
@@ -261,11 +260,8 @@ class Regions:
             body = self.buffer.take_body()  # frees the pieces before parsing the body
             end = at if match is None else base + match.end
             event: dict[str, Any] = {"type": "region_close", "field": field.name}
-            keep = self.on_error == "keep"
-            lenient = keep and not field.implicit
+            lenient = self.on_error == "keep" and not field.implicit
             read_as, notes = tag_reading(field, body, self.body_start) if lenient else (field, [])
-            if keep and field.implicit:
-                notes = stray_closes(self.template, field, body, self.body_start)
             try:
                 if self.budget.deadline is not None:
                     self.message.timeout = self.budget.seconds(at)
@@ -285,9 +281,7 @@ class Regions:
                 event["error"] = str(failed)
             else:
                 for note in notes:
-                    if note.start is None:
-                        note.start, note.end = self.region_start, end
-                    note.region = self.count - 1
+                    note.start, note.end, note.region = self.region_start, end, self.count - 1
                 self.errors += notes
                 if value is BLANK:
                     event["blank"] = True
