@@ -333,32 +333,18 @@ class Regions:
         """What lenient parsing reads of the failed region (`recovery.plan_failed_region`);
         what it read is added to `error`'s message. Past `MAX_DEPTH` regions read again inside
         one another, the body is kept as text."""
-        timeout = self.message.timeout
-        if self.recovery_depth >= MAX_DEPTH:
-            plan = plan_failed_region(
-                self.template,
-                field,
-                self.open_text,
-                body,
-                "",
-                self.region_start,
-                self.body_start,
-                self.captures,
-                timeout,
-                read_again=False,
-            )
-        else:
-            plan = plan_failed_region(
-                self.template,
-                field,
-                self.open_text,
-                body,
-                "" if close is None else close.text,
-                self.region_start,
-                self.body_start,
-                self.captures,
-                timeout,
-            )
+        plan = plan_failed_region(
+            self.template,
+            field,
+            self.open_text,
+            body,
+            "" if close is None else close.text,
+            self.region_start,
+            self.body_start,
+            self.captures,
+            self.message.timeout,
+            read_again=self.recovery_depth < MAX_DEPTH,
+        )
         error.args = (f"{error.args[0]} (kept leniently: {'; '.join(plan.notes)})",)
         return plan
 
