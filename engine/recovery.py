@@ -5,10 +5,10 @@ content arguments); nothing knows a model family or a marker. Three readings:
 
 * a failed region (`plan_failed_region`): its open and close delimiters are consumed (a
   delimiter never lands in the implicit field), and its body is read for the longest part
-  that parses: a complete value at its start (`json`, `python-call-list`) is the region's value, and the text after
-  it (prose, a second open with a second value, an end delimiter the region does not close
-  on, a brace too many) is read again as if outside any region, so a delimiter there opens
-  its region or is consumed and the rest becomes unclaimed text;
+  that parses: a complete value at its start (`json`, `python-call-list`) is the region's
+  value, and the text after it (prose, a second open with a second value, an end delimiter
+  the region does not close on, a brace too many) is read again as if outside any region,
+  so a delimiter there opens its region or is consumed and the rest becomes unclaimed text;
 * a tag-style body (`xml-inline`, `tag_reading`): a tag without its close ends at the next
   tag's open, or at the body's end less the closing tags (`</…>`) that end it; a value that
   holds its own close runs to the last close before the next tag;
@@ -89,11 +89,11 @@ def plan_failed_region(
     """The pieces of a region of `field` whose value failed: `open_text` at stream offset
     `region_start`, `body` at `body_start`, then `close_text`.
 
-    A body that starts with a complete value (`json`, `python-call-list`) keeps it as the region's value (a region
-    piece of the same field, `captures` kept); the text after it, or the whole body when
-    there is no such value, is read as outside any region (`_outside`). The delimiters are
-    consumed pieces. With `read_again` False (regions nested `MAX_DEPTH` deep) the body is
-    kept as text.
+    A body that starts with a complete value (`json`, `python-call-list`) keeps it as the
+    region's value (a region piece of the same field, `captures` kept); the text after it, or
+    the whole body when there is no such value, is read as outside any region (`_outside`).
+    The delimiters are consumed pieces. With `read_again` False (regions nested `MAX_DEPTH`
+    deep) the body is kept as text.
     """
     pieces: list[Piece] = []
     notes: list[str] = []
@@ -117,9 +117,9 @@ def plan_failed_region(
                 )
             )
             notes.append(
-                f"the {field.content} value at {body_start}-{body_start + end} is the region's value; the "
-                f"text after it ({body_start + end}-{body_start + len(body)}) is read as outside "
-                "any region"
+                f"the {field.content} value at {body_start}-{body_start + end} is the region's "
+                f"value; the text after it ({body_start + end}-{body_start + len(body)}) is read "
+                "as outside any region"
             )
             rest_from = end
     if read_again:
@@ -211,53 +211,6 @@ def _outside(
 
 
 _OUTSIDE_STATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_STRAY_CLOSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def stray_closes(
-    template: ResponseTemplate, field: FieldSpec, text: str, offset: int
-) -> list[ResponseParseError]:
-    """An error for each text of an explicit field's close in a stretch of unclaimed `text`
-    (at stream offset `offset`): a close with no open, such as a call whose open is missing.
-    The text stays where it is; the error says where it lies. Closes of punctuation alone
-    (a code fence) are left out: prose writes them."""
-    search = _STRAY_CLOSES.get(template)
-    if search is None:
-        owners = {}
-        for spec in template.fields.values():
-            if spec.close is not None and not spec.implicit:
-                texts = spec.close.literals or _close_texts(spec.close.pattern.pattern)
-                # A text of punctuation alone (a code fence, a brace) is ordinary text too.
-                owners.update(
-                    (close_text, spec)
-                    for close_text in texts
-                    if any(c.isalnum() for c in close_text)
-                )
-        ordered = sorted(owners, key=len, reverse=True)
-        pattern = regex.compile("|".join(map(regex.escape, ordered))) if ordered else None
-        search = _STRAY_CLOSES[template] = (pattern, owners)
-    pattern, owners = search
-    if pattern is None:
-        return []
-    errors = []
-    for found in pattern.finditer(text):
-        spec = owners[found.group()]
-        at = offset + found.start()
-        errors.append(
-            ResponseParseError(
-                f"{field.path}: the close of {spec.name}, {found.group()!r}, at stream offset "
-                f"{at} has no open: the text before it may be a region whose open is missing or "
-                "misspelt; it is kept as text",
-                field=field.name,
-                key=f"{spec.path}.close",
-                offset=offset,
-                position=at,
-                start=at,
-                end=at + len(found.group()),
-                text=found.group(),
-            )
-        )
-    return errors
 
 
 def _outside_state(template: ResponseTemplate) -> WatchState:
@@ -435,7 +388,7 @@ def tag_shape(pattern: str) -> TagShape | None:
 
 
 class Tag:
-    """One tag as lenient parsing reads it, with the part of a regex match `parse_xml_inline` uses."""
+    """One tag as lenient parsing reads it: the part of a regex match `parse_xml_inline` uses."""
 
     __slots__ = ("groups", "value_start", "value_end")
 
@@ -468,7 +421,8 @@ def lenient_tags(body: str, shape: TagShape) -> tuple[list[Tag], list[tuple[int,
                 notes.append(
                     (
                         closes[0].start(),
-                        f"the value of {key!r} holds its own close: it runs to the last close before the next tag",
+                        f"the value of {key!r} holds its own close: it runs to the last close "
+                        "before the next tag",
                     )
                 )
         else:
@@ -476,10 +430,11 @@ def lenient_tags(body: str, shape: TagShape) -> tuple[list[Tag], list[tuple[int,
             if index + 1 == len(opens):
                 end = _TRAILING_CLOSES.search(body, opened.end(), limit).start()
             end = len(body[opened.end() : end].rstrip()) + opened.end()
+            ending = "the next tag" if index + 1 < len(opens) else "the call's close"
             notes.append(
                 (
                     opened.start(),
-                    f"the tag {key!r} has no close: its value ends at {'the next tag' if index + 1 < len(opens) else 'the call’s close'}",
+                    f"the tag {key!r} has no close: its value ends at {ending}",
                 )
             )
         groups = {name: opened.group(name) for name in shape.opening.groupindex}

@@ -30,7 +30,6 @@ from .recovery import (
     Plan,
     decode_string_arguments,
     plan_failed_region,
-    stray_closes,
     tag_reading,
 )
 from .template import FieldSpec, ResponseTemplate
@@ -249,8 +248,8 @@ class Regions:
         A region whose value cannot be computed raises with ``on_error="raise"``. With
         ``"keep"`` its close carries the error, and what lenient parsing reads of it follows
         (`_plan`, `_recover`). With ``"keep"``, a region that parses may also be read
-        leniently (`recovery.tag_reading`, `decode_string_arguments`, `stray_closes`), each
-        reading recorded in `errors`.
+        leniently (`recovery.tag_reading`, `decode_string_arguments`), each reading recorded
+        in `errors`.
         """
         field = self.current
         base = self.buffer.base
@@ -265,11 +264,8 @@ class Regions:
             body = self.buffer.take_body()  # frees the pieces before parsing the body
             end = at if match is None else base + match.end
             event: dict[str, Any] = {"type": "region_close", "field": field.name}
-            keep = self.on_error == "keep"
-            lenient = keep and not field.implicit
+            lenient = self.on_error == "keep" and not field.implicit
             read_as, notes = tag_reading(field, body, self.body_start) if lenient else (field, [])
-            if keep and field.implicit:
-                notes = stray_closes(self.template, field, body, self.body_start)
             try:
                 if self.budget.deadline is not None:
                     self.message.timeout = self.budget.seconds(at)
@@ -289,9 +285,7 @@ class Regions:
                 event["error"] = str(failed)
             else:
                 for note in notes:
-                    if note.start is None:
-                        note.start, note.end = self.region_start, end
-                    note.region = self.count - 1
+                    note.start, note.end, note.region = self.region_start, end, self.count - 1
                 self.errors += notes
                 if value is BLANK:
                     event["blank"] = True
@@ -347,32 +341,18 @@ class Regions:
         """What lenient parsing reads of the failed region (`recovery.plan_failed_region`);
         what it read is added to `error`'s message. Past `MAX_DEPTH` regions read again inside
         one another, the body is kept as text."""
-        timeout = self.message.timeout
-        if self.recovery_depth >= MAX_DEPTH:
-            plan = plan_failed_region(
-                self.template,
-                field,
-                self.open_text,
-                body,
-                "",
-                self.region_start,
-                self.body_start,
-                self.captures,
-                timeout,
-                read_again=False,
-            )
-        else:
-            plan = plan_failed_region(
-                self.template,
-                field,
-                self.open_text,
-                body,
-                "" if close is None else close.text,
-                self.region_start,
-                self.body_start,
-                self.captures,
-                timeout,
-            )
+        plan = plan_failed_region(
+            self.template,
+            field,
+            self.open_text,
+            body,
+            "" if close is None else close.text,
+            self.region_start,
+            self.body_start,
+            self.captures,
+            self.message.timeout,
+            read_again=self.recovery_depth < MAX_DEPTH,
+        )
         error.args = (f"{error.args[0]} (kept leniently: {'; '.join(plan.notes)})",)
         return plan
 

@@ -180,11 +180,12 @@ def test_parse_error_is_shown_at_its_position():
     out = parse(generation="<think>ok</think><tool_call>{not json</tool_call>")
     assert "ResponseParseError: fields.tool_calls" in out[STATUS]
     assert "⚠ error here" in out[MAP]
-    # Lenient parsing: the failed region's raw text is kept as content, the reasoning still parses.
+    # Lenient parsing: the failed region's body is kept as content (its delimiters consumed),
+    # the reasoning still parses.
     assert json.loads(out[MESSAGE]) == {
         "role": "assistant",
         "reasoning_content": "ok",
-        "content": "<tool_call>{not json</tool_call>",
+        "content": "{not json",
     }
     # The error sits at the exact failing character: the "n" after "{" (stream offset 29).
     view = out["session"].view
