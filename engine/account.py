@@ -35,6 +35,7 @@ the same in every chunking too. Their offsets are stream offsets (see `engine.pa
 
 from __future__ import annotations
 
+import re
 import re._constants as sre_constants
 import weakref
 from collections.abc import Iterator
@@ -72,7 +73,7 @@ SHORTEST_NEAR_MISS = 5
 TWO_EDITS_FROM = 12
 # A region longer than twice this is searched for near misses on its first and last this many
 # characters only (where a misspelt close or open of a long region sits, and a bound on the cost).
-NEAR_MISS_SPAN = 16_384
+NEAR_MISS_SPAN = 8_192
 # Seconds one regex call of the account may take (its finds are then left out).
 ACCOUNT_REGEX_SECONDS = 0.05
 # Characters of found text quoted in a warning.
@@ -219,6 +220,11 @@ class Vocabulary:
         ]
         # The characters a near miss may start with: the first characters of `near`'s words.
         self.first_characters = "".join(sorted({near.word.text[0] for near in self.near}))
+        # Any piece of any word: a text this does not find holds no near miss (one C scan).
+        pieces = sorted({piece for near in self.near for _, piece in near.pieces}, key=len)
+        self.any_piece = (
+            re.compile("|".join(re.escape(piece) for piece in reversed(pieces))) if pieces else None
+        )
 
     def exact_at(self, text: str, position: int) -> bool:
         """Whether a vocabulary text starts at `position` of `text`."""
@@ -300,6 +306,8 @@ def near_misses(vocabulary: Vocabulary, text: str, timeout: float | None) -> lis
     Cost: only the places near an exact piece of a word (`_pieces`, found with `str.find`) are
     tried, and there only that word's fuzzy pattern, so a text holding no piece of any word
     costs a few scans at C speed."""
+    if vocabulary.any_piece is None or vocabulary.any_piece.search(text) is None:
+        return []
     best: dict[int, tuple[tuple, NearMiss]] = {}
     for near in vocabulary.near:
         target, edits = near.word.text, near.edits
