@@ -35,6 +35,7 @@ the same in every chunking too. Their offsets are stream offsets (see `engine.pa
 
 from __future__ import annotations
 
+import re
 import re._constants as sre_constants
 import weakref
 from collections.abc import Iterator
@@ -67,8 +68,12 @@ TAGGED_CONTENT = ("xml-inline", "kv-lines")
 SELF_DELIMITING_CONTENT = ("json", "python-call-list")
 # Vocabulary texts shorter than this have no near misses (too many ordinary texts are that close).
 SHORTEST_NEAR_MISS = 5
-# Vocabulary texts this long or longer may have two edits in a near miss; shorter ones one.
-TWO_EDITS_FROM = 8
+# Vocabulary texts this long or longer may have two edits in a near miss; shorter ones one
+# (or two neighbouring characters swapped, which any may have).
+TWO_EDITS_FROM = 12
+# A region longer than twice this is searched for near misses on its first and last this many
+# characters only (where a misspelt close or open of a long region sits, and a bound on the cost).
+NEAR_MISS_SPAN = 8_192
 # Seconds one regex call of the account may take (its finds are then left out).
 ACCOUNT_REGEX_SECONDS = 0.05
 # Characters of found text quoted in a warning.
@@ -208,18 +213,18 @@ class Vocabulary:
                     words.setdefault(text, Word(text, f"{spec.path}.content_args.tag_pattern"))
         self.words = list(words.values())
         self.texts = frozenset(words)
-        self.first_characters = "".join(sorted({word.text[0] for word in self.words}))
         self.near = [
-            (
-                word,
-                regex.compile(
-                    f"(?b)(?:{regex.escape(word.text)}){{e<={_edits(word.text)}}}",
-                    cache_pattern=False,
-                ),
-            )
+            NearWord(word, _edits(word.text), _fuzzy(word.text), _pieces(word.text))
             for word in self.words
             if len(word.text) >= SHORTEST_NEAR_MISS and not word.text[0].isalnum()
         ]
+        # The characters a near miss may start with: the first characters of `near`'s words.
+        self.first_characters = "".join(sorted({near.word.text[0] for near in self.near}))
+        # Any piece of any word: a text this does not find holds no near miss (one C scan).
+        pieces = sorted({piece for near in self.near for _, piece in near.pieces}, key=len)
+        self.any_piece = (
+            re.compile("|".join(re.escape(piece) for piece in reversed(pieces))) if pieces else None
+        )
 
     def exact_at(self, text: str, position: int) -> bool:
         """Whether a vocabulary text starts at `position` of `text`."""
@@ -228,6 +233,45 @@ class Vocabulary:
 
 def _edits(text: str) -> int:
     return 2 if len(text) >= TWO_EDITS_FROM else 1
+
+
+def _fuzzy(text: str) -> regex.Pattern:
+    """`text` with up to `_edits(text)` edits (insertions, deletions, substitutions), or two
+    neighbouring characters swapped, as one pattern (the closest reading first)."""
+    swaps = {
+        text[:i] + text[i + 1] + text[i] + text[i + 2 :]
+        for i in range(len(text) - 1)
+        if text[i] != text[i + 1]
+    }
+    fuzzy = f"(?:{regex.escape(text)}){{e<={_edits(text)}}}"
+    return regex.compile(
+        "(?b)" + "|".join([*(regex.escape(swap) for swap in sorted(swaps)), fuzzy]),
+        cache_pattern=False,
+    )
+
+
+def _pieces(text: str) -> tuple[tuple[int, str], ...]:
+    """(offset, piece) of texts one of which every near miss of `text` holds whole: with k
+    edits, one of k + 1 even pieces is untouched (two swapped neighbours count as one edit
+    here: a swap that straddles the cut between two pieces is the one slip not found)."""
+    count = _edits(text) + 1
+    size, extra = divmod(len(text), count)
+    cuts, at = [0], 0
+    for index in range(count):
+        at += size + (1 if index < extra else 0)
+        cuts.append(at)
+    return tuple((start, text[start:end]) for start, end in zip(cuts, cuts[1:]) if end > start)
+
+
+@dataclass(frozen=True)
+class NearWord:
+    """A vocabulary text that may have near misses: its edits allowed, its fuzzy pattern and
+    the pieces one of which a near miss holds whole (`_pieces`)."""
+
+    word: Word
+    edits: int
+    fuzzy: regex.Pattern
+    pieces: tuple[tuple[int, str], ...]
 
 
 _VOCABULARIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -255,52 +299,81 @@ def near_misses(vocabulary: Vocabulary, text: str, timeout: float | None) -> lis
     """The near misses of vocabulary texts in `text`, in text order, one per place.
 
     A near miss starts with its word's first character and ends with its last, is one edit
-    away (two for words of `TWO_EDITS_FROM` characters or more), and is no vocabulary text
-    itself (so a close is never a near miss of its own open). Only the places holding a
-    word's first character are tried, so the cost is linear in the text."""
-    found: dict[int, NearMiss] = {}
-    for first in vocabulary.first_characters:
-        position = text.find(first)
-        while position >= 0:
-            if position not in found and not vocabulary.exact_at(text, position):
-                miss = _near_miss_at(vocabulary, text, position, timeout)
-                if miss is not None:
-                    found[position] = miss
-            position = text.find(first, position + 1)
+    away (two for words of `TWO_EDITS_FROM` characters or more) or has two neighbouring
+    characters swapped, and is no vocabulary text itself (so a close is never a near miss of
+    its own open).
+
+    Cost: only the places near an exact piece of a word (`_pieces`, found with `str.find`) are
+    tried, and there only that word's fuzzy pattern, so a text holding no piece of any word
+    costs a few scans at C speed."""
+    if vocabulary.any_piece is None or vocabulary.any_piece.search(text) is None:
+        return []
+    best: dict[int, tuple[tuple, NearMiss]] = {}
+    for near in vocabulary.near:
+        target, edits = near.word.text, near.edits
+        first, last, length = target[0], target[-1], len(target)
+        tail, reach = length - 1 - edits, length + edits
+        tried: set[int] = set()
+        for offset, piece in near.pieces:
+            at = text.find(piece)
+            while at >= 0:
+                low, high = at - offset - edits, at - offset + edits + 1
+                start = text.find(first, low if low > 0 else 0, high)
+                while start >= 0:
+                    # A near miss ends with the word's last character, within `edits` of
+                    # where the word would end: most places fail this at once.
+                    if start not in tried and last in text[start + tail : start + reach]:
+                        tried.add(start)
+                        found = _near_miss_at(near, text, start, length, last, timeout)
+                        if found is not None and (start not in best or found[0] < best[start][0]):
+                            best[start] = found
+                    start = text.find(first, start + 1, high)
+                at = text.find(piece, at + 1)
     kept: list[NearMiss] = []
-    for position in sorted(found):
+    for position in sorted(best):
+        miss = best[position][1]
+        if miss.text in vocabulary.texts or vocabulary.exact_at(text, position):
+            continue
         if not kept or position >= kept[-1].end:  # one per place: not inside the one before
-            kept.append(found[position])
+            kept.append(miss)
     return kept
 
 
 def _near_miss_at(
-    vocabulary: Vocabulary, text: str, position: int, timeout: float | None
-) -> NearMiss | None:
-    """The closest near miss starting at `position` (fewest edits, then the longest word)."""
-    best, best_rank = None, None
-    for word, fuzzy in vocabulary.near:
-        target = word.text
-        if target[0] != text[position]:
-            continue
-        edits = _edits(target)
-        window = position + len(target) + edits
-        try:
-            match = fuzzy.match(text, position, window, timeout=timeout)
-        except TimeoutError:
-            return None
-        if match is None:
-            continue
-        got = match.group()
-        if got == target or got[-1] != target[-1] or len(got) < len(target) - edits:
-            continue
-        used = sum(match.fuzzy_counts)
-        if used > edits or got in vocabulary.texts:
-            continue
-        rank = (used, -len(target))
-        if best_rank is None or rank < best_rank:
-            best, best_rank = NearMiss(word, position, match.end(), got), rank
-    return best
+    near: NearWord, text: str, position: int, length: int, last: str, timeout: float | None
+) -> tuple[tuple, NearMiss] | None:
+    """(rank, near miss) of `near`'s word at `position` of `text`, or None."""
+    edits = near.edits
+    window = position + length + edits
+    try:
+        match = near.fuzzy.match(text, position, window, timeout=timeout)
+    except TimeoutError:
+        return None
+    if match is None:
+        return None
+    got = match.group()
+    if got == near.word.text or got[-1] != last or len(got) < length - edits:
+        return None
+    used = sum(match.fuzzy_counts) if match.fuzzy_counts != (0, 0, 0) else 1
+    if used > edits:
+        return None
+    return (used, -length), NearMiss(near.word, position, match.end(), got)
+
+
+def _bounded_near_misses(
+    vocabulary: Vocabulary, text: str, timeout: float | None
+) -> list[NearMiss]:
+    """`near_misses` of `text`, or of its first and last `NEAR_MISS_SPAN` characters when it is
+    longer than twice that: the cost of a region's check stays bounded however long it is."""
+    if len(text) <= 2 * NEAR_MISS_SPAN:
+        return near_misses(vocabulary, text, timeout)
+    tail_start = len(text) - NEAR_MISS_SPAN
+    head = near_misses(vocabulary, text[:NEAR_MISS_SPAN], timeout)
+    tail = near_misses(vocabulary, text[tail_start:], timeout)
+    return head + [
+        NearMiss(miss.word, miss.start + tail_start, miss.end + tail_start, miss.text)
+        for miss in tail
+    ]
 
 
 def _quoted(text: str) -> str:
@@ -394,7 +467,9 @@ class Account:
             return
         if close is None and not field.implicit and field.close is not None:
             self._unclosed(field, body, region_start, body_start, end)
-        for miss in near_misses(self.vocabulary, body, self.timeout):
+        # A JSON body that parsed holds only what the model wrote as values: no near miss there.
+        searched = "" if field.content in SELF_DELIMITING_CONTENT else body
+        for miss in _bounded_near_misses(self.vocabulary, searched, self.timeout):
             self._warn(
                 "near-miss",
                 f"{_quoted(miss.text)} at stream offset {body_start + miss.start} in {where} is a "
@@ -501,7 +576,7 @@ class Account:
                     end,
                 )
         tag_re = field.content_args.get("_tag_re") if field.content in TAGGED_CONTENT else None
-        if tag_re is not None:
+        if tag_re is not None and len(body) <= 4 * NEAR_MISS_SPAN:  # a bound on the cost
             self._leftover(field, tag_re, body, value, body_start)
         if field.content not in SELF_DELIMITING_CONTENT:
             self._values(field, value, body, body_start, tag_re)
@@ -510,8 +585,13 @@ class Account:
         self, field: FieldSpec, tag_re: regex.Pattern, body: str, value: Any, body_start: int
     ) -> None:
         """Text of a tag-style region that no tag matched, when it reads as an argument."""
+        standard = field.content_args.get("_tag_re_std")
         try:
-            tags = [(m.start(), m.end()) for m in tag_re.finditer(body, timeout=self.timeout)]
+            if standard is not None:  # the same matches, faster (engine/re_equivalent.py)
+                found = standard.finditer(body)
+            else:
+                found = tag_re.finditer(body, timeout=self.timeout)
+            tags = [(m.start(), m.end()) for m in found]
         except TimeoutError:
             return
         at, pieces = 0, []

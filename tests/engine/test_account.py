@@ -292,3 +292,39 @@ def test_the_trace_the_openai_view_and_batch_carry_the_warnings():
         "near-miss",
         "text-not-read",
     ]
+
+
+def test_a_batch_run_counts_the_rows_with_a_warning(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.paths import ROOT
+
+    rows = [
+        {"prefix": MINIMAX_PREFIX, "output": minimax_output()},
+        {"prefix": MINIMAX_PREFIX, "output": minimax_output(second="</paramter>")},
+        {"prefix": MINIMAX_PREFIX, "output": minimax_output(section="</minimax:tool_cal>")},
+    ]
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "engine",
+            "batch",
+            "minimax-m2",
+            str(source),
+            "--output",
+            str(target),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TQDM_DISABLE": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    assert "2 rows with warnings (text the parse probably put where it does not belong" in said
