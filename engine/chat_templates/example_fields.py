@@ -489,6 +489,10 @@ def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -
     middle = regex.sub(r"(?<![\\\w])\d+(?!\w)", r"\\d+", generalise(middles))
     blank = r"\s*" if cuts.blank_after_open else ""
     lead = loose(cuts.call_open) + blank if cuts.call_open else r"(?<![\w.\-])"
+    if cuts.call_open.startswith("{"):
+        # An object keyed by the name is an item of the list: after its bracket or a comma, never
+        # an object inside the arguments.
+        lead = r"(?<=[\[,])\s*" + lead
     ahead = loose(cuts.call_open) if cuts.call_open else NAME + middle
     behind = r"(?<=[}\]])" if shape == "name-json" else ""
     close = _close(cuts, ahead, behind)

@@ -153,32 +153,23 @@ def test_failure_groups_trace_within_the_parses_deadline_and_caps(monkeypatch):
     assert [(g.key, len(g.rows)) for g in capped] == [("start_anchor", 13), ("fields.content", 2)]
 
 
-def test_calls_keyed_by_their_name_get_a_checked_sketch_that_keeps_brackets_in_prose():
+def test_calls_keyed_by_their_name_are_learnt_from_the_renders_and_keep_brackets_in_prose():
     session = Session()
     last = infer(jinja("keyed-calls"), session)
     panel = text_of(last["inference"])
-    assert (
-        "✘ fails its matrix ◐ partial: tool_calls missing 12 passed, 8 failed, 0 not renderable"
-        in (panel)
+    # The renders, aligned with the messages they were rendered from, teach the calls: a call
+    # opens at each object of the list, its name read from the key; no sketch is needed.
+    assert "✔ passes its matrix 20 passed, 0 failed, 0 not renderable" in panel
+    assert "✔ learnt by aligning the renders with their messages (20 passed, 0 failed) chosen" in (
+        panel
     )
-    assert (
-        "8 rows contradict fields.tool_calls : the template has no tool_calls field: the calls are "
-        "read as text" in panel
-    )
-    # Every payload parser is tried on the rows: a call opens at each object of the list, its
-    # name read from the key; offered only once checked against the matrix.
-    assert (
-        "learnt from the calls: the name, then its arguments as a JSON object; checked: it reads "
-        "8 matrix row(s) with calls back, and with it the matrix passes 20 of 20 rows" in panel
-    )
-    assert "Apply the sketch" in panel
-    fix = session.inference["call_sketch"]["fix"]
-    assert fix["fields.content"] == {
+    assert "Apply the sketch" not in panel
+    learnt = json.loads(last["template_text"])
+    assert learnt["fields"]["content"] == {
         "close_pattern": r"\[(?=\s*\{)|(?<=\})\s*\]|<\|/calls\|>|<\|calls\|>|<\|eot\|>"
     }
-    sketched = apply_edit(session.inference["template"], fix)
     output = 'See [1].<|calls|>[{"get_weather": {"city": "Oslo", "days": 2}}, {"get_time": {}}]<|/calls|><|eot|>'
-    assert parse_response(output, sketched, prefix="<|assistant|>") == {
+    assert parse_response(output, learnt, prefix="<|assistant|>") == {
         "role": "assistant",
         "content": "See [1].",
         "tool_calls": [
@@ -189,20 +180,23 @@ def test_calls_keyed_by_their_name_get_a_checked_sketch_that_keeps_brackets_in_p
             {"type": "function", "function": {"name": "get_time", "arguments": {}}},
         ],
     }
-    # The workspace shows a row that passes: the partial template at work, no failure banner.
+    # The workspace shows a row that passes, no failure banner.
     assert text_of(last["status"]).startswith("✔ Parsed")
-    # A call in content while the template lacks the field (the sketch not applied): not green.
+    # A call in content while the template lacks the field: not green.
     tools_text = template_text_of(CHECK_TOOLS)
     output = 'On it.<|calls|>[{"get_weather": {"city": "Oslo", "days": 2}}]<|/calls|><|eot|>'
+    partial = template_text_of(
+        {"start_anchor": "<|assistant|>", "fields": {"content": {"close": "<|eot|>"}}}
+    )
+    # In a session of its own: no inference there speaks for the markers.
     parsed = handlers.parse(
-        WorkspaceInputs(last["template_text"], "<|assistant|>", output, tools_text), "", session
+        WorkspaceInputs(partial, "<|assistant|>", output, tools_text), "", Session()
     )
     status = text_of(parsed["status"])
     assert status.startswith(
         "✘ Does not fit: the template claims nothing: no region opened, so all of the generation "
         "went to content, special tokens included ('<|calls|>', '<|/calls|>')"
     )
-    assert "content holds 'get_weather', a tool's name: a call is probably in content" in status
     assert "✔" not in status
 
 
@@ -215,10 +209,12 @@ def test_python_style_calls_get_no_json_sketch_and_an_output_that_shows_them_tea
     chat_template = jinja("bare-python-calls")
     first = infer(chat_template, session)
     panel = text_of(first["inference"])
-    assert "◐ partial: tool_calls missing 12 passed, 8 failed" in panel
-    # No sketch that reads the calls as JSON (it failed every row with calls): every payload
-    # parser was tried on the rows, none reads a nested object argument written this way, and
-    # the panel says which row and which argument.
+    # The renders, aligned with their messages, teach the calls but a nested object argument:
+    # 4 rows fail, not the 8 of a template without calls.
+    assert "✘ fails its matrix 16 passed, 4 failed, 0 not renderable" in panel
+    # No sketch that reads the calls as JSON: every payload parser was tried on the rows, none
+    # reads a nested object argument written this way, and the panel says which row and which
+    # argument.
     assert "Apply the sketch" not in panel and '"content": "json"' not in panel
     assert session.inference["call_sketch"]["fix"] is None
     assert (
@@ -230,11 +226,6 @@ def test_python_style_calls_get_no_json_sketch_and_an_output_that_shows_them_tea
     assert (
         'got [(\'get_weather\', \'{"city": "Zürich", "days": 3}\'), (\'create_event\', \'{"details": "{'
         in panel
-    )
-    assert (
-        "matrix row first-turn-tools/round-trip:tool-call (and 3 more with the same output) "
-        '<|calls|>set_alarm(hour=7, · minutes=30, · enabled=true, · label="wake · up · ☕")<|/calls|> '
-        "<|eot|> ↵ read into content, which the expected message does not hold" in panel
     )
     # The author pastes an output that shows a call and infers again: the output teaches the
     # call syntax, the markers around the call stay out of content.close, and the panel never
@@ -1017,11 +1008,18 @@ def test_findings_list_each_key_once_only_what_the_template_holds_in_the_authors
     first = result["findings"][0]
     assert f"{first['how']}; seen again in another render" in html.unescape(shown)
     # Probe names never reach the author's text; the renders (evidence) keep them.
-    missing = infer_template(jinja("keyed-calls")).to_dict()
+    # Arguments written by value alone: no content parser names them, a part is missing.
+    positional = (
+        "{%- for m in messages -%}<{{ m.role }}>{{ m.content or '' }}"
+        "{%- for c in m.tool_calls or [] %}CALL {{ c.function.name }} WITH "
+        "{% for k, v in c.function.arguments.items() %}{{ v | tojson }} | {% endfor %}END"
+        "{% endfor %}</>{% endfor -%}{%- if add_generation_prompt %}<assistant>{% endif -%}"
+    )
+    missing = infer_template(positional).to_dict()
     assert "zq_fn_alpha" in json.dumps(missing["missing"])
     panel = text_of(findings_html(missing))
     assert "zq" not in panel
-    assert r"[{\"a_tool\": {\"text_arg\": \"some text\", \"number_arg\": 73519}" in panel
+    assert r'explains "CALL a_tool WITH \"some text\" | 73519 | END"' in panel
 
 
 def test_the_same_template_pasted_back_is_not_stale():

@@ -542,3 +542,44 @@ def test_calls_keyed_by_their_name_several_in_one_list(with_expected, lone):
             call("get_weather", {"city": "X"}),
         ]
     )
+
+
+def test_the_renders_are_labelled_outputs_each_with_the_message_it_was_rendered_from():
+    from engine.chat_templates.evidence import labelled_renders, message_differences
+    from engine.chat_templates.learner import probes_for
+    from engine.chat_templates.probes import ALPHA, ANSWER, LEAD
+
+    chat_template = (CHAT_TEMPLATE_FIXTURES / "keyed-calls.jinja").read_text(encoding="utf-8")
+    _, probes = probes_for(chat_template, "", "", None)
+    rendered = labelled_renders(probes)
+    # Every final message the chat template writes whole (it drops reasoning: not that one).
+    assert [example.what.split("(")[0].strip() for example in rendered] == [
+        "first turn: an answer",
+        "first turn: one call of zq_fn_alpha",
+        "first turn: one call of zq_fn_alpha with other arguments",
+        "first turn: one call of zq_fn_beta",
+        "first turn: two calls, zq_fn_alpha then zq_fn_beta",
+        "first turn: text",
+    ]
+    answer, lead = rendered[0], rendered[-1]
+    assert (answer.output, answer.expected) == (f"{ANSWER}<|eot|>\n", {"content": ANSWER})
+    assert answer.label == f"the render (first turn: an answer ({ANSWER!r}))"
+    assert lead.output.startswith(f'{LEAD}<|calls|>[{{"{ALPHA}": ')
+    assert lead.expected == {
+        "content": LEAD,
+        "tool_calls": [
+            {
+                "type": "function",
+                "function": {
+                    "name": ALPHA,
+                    "arguments": {"zq_key_a": "zq val 1", "zq_num": 73519},
+                },
+            }
+        ],
+    }
+    # Every one is read back by the template the aligner learns from them all.
+    result = infer_template(chat_template)
+    assert result.passed
+    for example in rendered:
+        message = parse_response(example.output, result.template, prefix=example.prefix)
+        assert message_differences(example.expected, message) == [], example.label
