@@ -46,18 +46,26 @@ CONTEXT_IDS = 4
 
 
 def _positions_of(ids: list[int], wanted: dict[int, Any]) -> list[int]:
-    """The indices in `ids` of the ids that are keys of `wanted`, in order (a lookup per id
-    in one `map`, then a search for True at the speed of `list.index`, instead of a Python
-    step per id)."""
-    flags = list(map(wanted.__contains__, ids))
+    """The indices in `ids` of the ids that are keys of `wanted`, in order: which of them
+    occur by one set intersection, then where by `list.index` (a search at C speed per id
+    that occurs, or one lookup per id in a `map` when several do), never a Python step per
+    id."""
+    present = wanted.keys() & ids
+    if not present:
+        return []
+    if len(present) > 2:
+        ids, present = list(map(wanted.__contains__, ids)), {True}
     found = []
-    at = -1
-    try:
-        while True:
-            at = flags.index(True, at + 1)
-            found.append(at)
-    except ValueError:
-        return found
+    for token_id in present:
+        at = -1
+        try:
+            while True:
+                at = ids.index(token_id, at + 1)
+                found.append(at)
+        except ValueError:
+            pass
+    found.sort()
+    return found
 
 
 def strip_marks(value: Any) -> Any:
@@ -214,18 +222,19 @@ def own_pieces(tokenizer: Any, backend: Any) -> dict[int, str | bool] | None:
     a stream step. Ids whose text ends inside a character (U+FFFD) still go through the
     stream. Kept per tokenizer while its vocabulary size stays the same.
     """
-    from tokenizers.decoders import ByteLevel
-
-    if not isinstance(getattr(backend, "decoder", None), ByteLevel):
-        return None
     try:
         kept = _OWN_PIECES.get(tokenizer)
-    except TypeError:  # not weakly referenceable: a dict per decoder
-        return {}
+    except TypeError:  # not weakly referenceable: worked out per decoder
+        kept = None
     if kept is not None and kept[0] == len(tokenizer):
         return kept[1]
-    pieces: dict[int, str | bool] = {}
-    _OWN_PIECES[tokenizer] = (len(tokenizer), pieces)
+    from tokenizers.decoders import ByteLevel
+
+    pieces = {} if isinstance(getattr(backend, "decoder", None), ByteLevel) else None
+    try:
+        _OWN_PIECES[tokenizer] = (len(tokenizer), pieces)
+    except TypeError:
+        pass
     return pieces
 
 
@@ -448,8 +457,8 @@ class TokenDecoder:
         self._own_pieces = own_pieces(tokenizer, backend)
         self.spellings = control_tokens(tokenizer)
         self.tokens = StreamTokens(self.spellings, backend, self._new_stream)
-        self._pattern, self._starts, self._longest_start, self._first_characters = (
-            spelling_matcher(frozenset(self.spellings.values()))
+        self._pattern, self._starts, self._longest_start, self._first_characters = spelling_matcher(
+            frozenset(self.spellings.values())
         )
         self._pending: list[int] = []  # ids of an incomplete character
         self._held = ""  # decoded text that may still become a spelled-out control token
