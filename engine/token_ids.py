@@ -405,6 +405,16 @@ class StreamTokens:
                 return "control token"
         return "text"
 
+    def held_by_control(self, start: int, end: int) -> bool:
+        """Whether every character of text ``[start, end)`` lies in control tokens generated
+        as their ids (False for an empty range). Where `matched_by` speaks of a whole
+        delimiter, this speaks of some of its characters: a close that also takes the
+        newline before `</tool_call>` holds an ordinary token, whose newline was matched in
+        text."""
+        first, past = self.token_range(start, end)
+        control = self.control
+        return past > first and all(control[index] for index in range(first, past))
+
     def boundaries(self) -> list[dict]:
         """One dict per token of the stream: ``index``, ``id``, ``text``, ``start``, ``end``
         (stream offsets) and ``control``; prefix tokens wholly before the cut are left out."""

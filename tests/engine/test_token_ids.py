@@ -500,6 +500,24 @@ def test_trace_with_a_tokenizer_accounts_for_every_character_of_the_decoded_text
         trace(ids, template, prefix=PROMPT, tokenizer=tokenizer, chunks=[ids[:3]])
 
 
+def test_only_the_characters_of_control_tokens_are_held_by_control_tokens(tokenizer, template):
+    # the close `\s*</tool_call>` takes an ordinary newline and a control token: as a whole
+    # it was matched by a control token, but its newline was matched in text
+    ids = ids_of(tokenizer, '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call><|im_end|>')
+    parser = ResponseParser(template, prefix=PROMPT, tokenizer=tokenizer)
+    parser.feed(ids)
+    assert parser.finalize()[0]["tool_calls"][0]["function"]["name"] == "f"
+    tokens = parser.tokens
+    close = tokens.text.index("\n</tool_call>")
+    end = close + len("\n</tool_call>")
+    assert tokens.matched_by(close, end) == "control token"
+    assert [
+        tokens.held_by_control(start, stop)
+        for start, stop in [(close, close + 1), (close + 1, end), (close, end), (close, close)]
+    ] == [False, True, False, False]
+    assert tokens.held_by_control(0, 11) and not tokens.held_by_control(11, 12)
+
+
 @needs_shared
 @pytest.mark.parametrize("entry", MANIFEST, ids=lambda entry: entry["file"])
 def test_the_development_set_fed_as_ids_reads_as_in_transformers(entry):
