@@ -43,29 +43,27 @@ SPELLED_MARK = "\ufdd2"
 # only the last CONTEXT_IDS of them (see `TokenDecoder._reprime`).
 REPRIME_AFTER = 32
 CONTEXT_IDS = 4
+# A text this long is searched for each spelling in turn before the pattern, when the
+# control tokens have at most FEW_SPELLINGS spellings.
+LONG_TEXT = 256
+FEW_SPELLINGS = 32
 
 
 def _positions_of(ids: list[int], wanted: dict[int, Any]) -> list[int]:
-    """The indices in `ids` of the ids that are keys of `wanted`, in order: which of them
-    occur by one set intersection, then where by `list.index` (a search at C speed per id
-    that occurs, or one lookup per id in a `map` when several do), never a Python step per
-    id."""
-    present = wanted.keys() & ids
-    if not present:
+    """The indices in `ids` of the ids that are keys of `wanted`, in order: whether any occurs
+    by `isdisjoint` (which stops at the first), then where by one lookup per id in a `map`
+    and a search for True at the speed of `list.index`, never a Python step per id."""
+    if wanted.keys().isdisjoint(ids):
         return []
-    if len(present) > 2:
-        ids, present = list(map(wanted.__contains__, ids)), {True}
+    flags = list(map(wanted.__contains__, ids))
     found = []
-    for token_id in present:
-        at = -1
-        try:
-            while True:
-                at = ids.index(token_id, at + 1)
-                found.append(at)
-        except ValueError:
-            pass
-    found.sort()
-    return found
+    at = -1
+    try:
+        while True:
+            at = flags.index(True, at + 1)
+            found.append(at)
+    except ValueError:
+        return found
 
 
 def strip_marks(value: Any) -> Any:
@@ -80,14 +78,23 @@ def strip_marks(value: Any) -> Any:
     return value
 
 
+class TokenIds(list):
+    """A list of token ids that `token_id_list` checked: it hands it back as it is, so ids
+    checked once (a whole generation given to `parse_response`) are not walked again."""
+
+    __slots__ = ()
+
+
 def token_id_list(ids: Any, what: str = "ids") -> list[int]:
-    """Token ids as a list of ints: from a list or tuple of ints, a 1-D numpy array or torch
-    tensor, or a single int (one id).
+    """Token ids as a list of ints (a `TokenIds`): from a list or tuple of ints, a 1-D numpy
+    array or torch tensor, or a single int (one id).
 
     Raises:
         TypeError: text (a parser given a tokenizer reads ids, not text), or a value that is
             none of these (names `what` and the type found).
     """
+    if ids.__class__ is TokenIds:
+        return ids
     if isinstance(ids, str):
         raise TypeError(
             f"{what}: this parser was given a tokenizer, so it reads token ids, not text; feed "
@@ -96,10 +103,10 @@ def token_id_list(ids: Any, what: str = "ids") -> list[int]:
     if hasattr(ids, "tolist"):  # numpy array or torch tensor
         ids = ids.tolist()
     if isinstance(ids, int) and not isinstance(ids, bool):
-        return [ids]
+        return TokenIds([ids])
     if isinstance(ids, (list, tuple)):
         try:
-            return list(map(operator.index, ids))
+            return TokenIds(map(operator.index, ids))
         except TypeError:
             bad = next(item for item in ids if not isinstance(item, int))
             raise TypeError(
@@ -467,8 +474,9 @@ class TokenDecoder:
         self._own_pieces = own_pieces(tokenizer, backend)
         self.spellings = control_tokens(tokenizer)
         self.tokens = StreamTokens(self.spellings, backend, self._new_stream)
+        self._spelled_forms = frozenset(self.spellings.values())
         self._pattern, self._starts, self._longest_start, self._first_characters = spelling_matcher(
-            frozenset(self.spellings.values())
+            self._spelled_forms
         )
         self._pending: list[int] = []  # ids of an incomplete character
         self._held = ""  # decoded text that may still become a spelled-out control token
@@ -692,7 +700,16 @@ class TokenDecoder:
                 text, self._held = text[:cut], text[cut:]
         if not text:
             return ""
-        if pattern is None or pattern.search(text) is None:
+        if (
+            pattern is None
+            or (
+                # a long text, few spellings: a plain search for each is quicker than the pattern
+                len(text) > LONG_TEXT
+                and len(self._spelled_forms) <= FEW_SPELLINGS
+                and not any(spelling in text for spelling in self._spelled_forms)
+            )
+            or pattern.search(text) is None
+        ):
             self._marked += len(text)
             return text
         out, last = [], 0
