@@ -52,13 +52,22 @@ LONG_TEXT = 256
 FEW_SPELLINGS = 32
 
 
-def _positions_of(ids: list[int], wanted: dict[int, Any]) -> list[int]:
-    """The indices in `ids` of the ids that are keys of `wanted`, in order: whether any occurs
-    by `isdisjoint` (which stops at the first), then where by one lookup per id in a `map`
-    and a search for True at the speed of `list.index`, never a Python step per id."""
+def _positions_of(ids: list[int], wanted: dict[int, Any], table: bytes | None = None) -> list[int]:
+    """The indices in `ids` of the ids that are keys of `wanted`, in order, never with a Python
+    step per id: whether any occurs by `isdisjoint` (which stops at the first); then, for a
+    long list, a flag per id by indexing `table` (a byte per id, 1 for the wanted ones: see
+    `control_id_table`) through one `itemgetter`, else by a `map` of lookups; then a search
+    for the flags at the speed of `tuple.index`."""
     if wanted.keys().isdisjoint(ids):
         return []
-    flags = list(map(wanted.__contains__, ids))
+    flags: Any = None
+    if table is not None and len(ids) > 64:
+        try:
+            flags = operator.itemgetter(*ids)(table)
+        except (IndexError, TypeError):  # an id past the table, or no int: looked up instead
+            flags = None
+    if flags is None:
+        flags = list(map(wanted.__contains__, ids))
     found = []
     at = -1
     try:
@@ -66,7 +75,21 @@ def _positions_of(ids: list[int], wanted: dict[int, Any]) -> list[int]:
             at = flags.index(True, at + 1)
             found.append(at)
     except ValueError:
-        return found
+        pass
+    if table is not None and not all(ids[at] in wanted for at in found):
+        return _positions_of(ids, wanted)  # a negative id indexed the table from its end
+    return found
+
+
+@functools.lru_cache(maxsize=8)
+def control_id_table(control_ids: frozenset[int], size: int) -> bytes:
+    """A byte per id below `size` (and past the largest control id): 1 for the control ids,
+    0 for the others (for `_positions_of`)."""
+    table = bytearray(max(size, max(control_ids, default=-1) + 1))
+    for token_id in control_ids:
+        if token_id >= 0:
+            table[token_id] = 1
+    return bytes(table)
 
 
 def strip_marks(value: Any) -> Any:
@@ -478,6 +501,7 @@ class TokenDecoder:
         self.spellings = control_tokens(tokenizer)
         self.tokens = StreamTokens(self.spellings, backend, self._new_stream)
         self._spelled_forms = frozenset(self.spellings.values())
+        self._control_table = control_id_table(frozenset(self.spellings), len(tokenizer))
         self._pattern, self._starts, self._longest_start, self._first_characters = spelling_matcher(
             self._spelled_forms
         )
@@ -544,7 +568,7 @@ class TokenDecoder:
         offset = len(self.tokens.ids)  # where `ids` start in `tokens.ids`
         self.tokens.ids += ids
         spellings = self.spellings
-        positions = _positions_of(ids, spellings)
+        positions = _positions_of(ids, spellings, self._control_table)
         if not positions:  # the common case: one run of ordinary ids
             return self._release(self._step_run(ids, offset), final=False) if ids else ""
         out: list[str] = []

@@ -28,7 +28,13 @@ from engine import (
 from engine.authoring.samples import load_samples
 from engine.chat_templates.conformance import TOOLS as MATRIX_TOOLS
 from engine.template_files import load_template_file
-from engine.token_ids import SPELLED_MARK, TokenDecoder, control_tokens
+from engine.token_ids import (
+    SPELLED_MARK,
+    TokenDecoder,
+    _positions_of,
+    control_id_table,
+    control_tokens,
+)
 from tests.support.paths import CHAT_TEMPLATES, MANIFEST, TEMPLATE_FOR, needs_shared
 from tests.support.real_outputs import (
     MORE,
@@ -553,3 +559,16 @@ def test_the_development_set_fed_as_ids_reads_as_in_transformers(entry):
             ]
     assert differences == []
     assert compared
+
+
+@given(
+    ids=st.lists(st.integers(min_value=-3, max_value=12), max_size=200),
+    wanted=st.sets(st.integers(min_value=0, max_value=9), max_size=4),
+)
+def test_control_positions_are_where_the_control_ids_are(ids, wanted):
+    # the table covers ids 0-9: ids past it, and negative ids (which would index it from its
+    # end), still read right
+    table = control_id_table(frozenset(wanted), 10)
+    expected = [at for at, token_id in enumerate(ids) if token_id in wanted]
+    assert _positions_of(ids, dict.fromkeys(wanted), table) == expected
+    assert _positions_of(ids, dict.fromkeys(wanted)) == expected
