@@ -5,8 +5,11 @@ can also come out of ordinary tokens: a model quoting a tag in prose, or repeati
 result that contains one. Parsing token ids, only the first kind may act as a delimiter.
 
 `TokenDecoder` turns ids into the text the parser scans. Ordinary ids are decoded
-incrementally with `tokenizers`' `DecodeStream` (each id once: linear in the ids), which
-holds back the ids of an incomplete character. In the text they give, every spelling of a
+incrementally, as `tokenizers`' `DecodeStream` decodes them (each id once: linear in the
+ids), holding back the ids of an incomplete character: a run of many ids (a whole
+generation, the prefix) by one decode per stretch between control tokens, read after the
+few ids before it; one id at a time with a byte-level decoder by the id's own text where
+that is what the stream would give, else by a stream step. In the text they give, every spelling of a
 control token gets `SPELLED_MARK` between its characters, so that no delimiter can match
 it, and a tail that could still grow into such a spelling is held back until later ids
 decide. The parser strips the mark from every chunk and value it hands out
@@ -43,13 +46,28 @@ SPELLED_MARK = "\ufdd2"
 # only the last CONTEXT_IDS of them (see `TokenDecoder._reprime`).
 REPRIME_AFTER = 32
 CONTEXT_IDS = 4
+# A text this long is searched for each spelling in turn before the pattern, when the
+# control tokens have at most FEW_SPELLINGS spellings.
+LONG_TEXT = 256
+FEW_SPELLINGS = 32
 
 
-def _positions_of(ids: list[int], wanted: dict[int, Any]) -> list[int]:
-    """The indices in `ids` of the ids that are keys of `wanted`, in order (a lookup per id
-    in one `map`, then a search for True at the speed of `list.index`, instead of a Python
-    step per id)."""
-    flags = list(map(wanted.__contains__, ids))
+def _positions_of(ids: list[int], wanted: dict[int, Any], table: bytes | None = None) -> list[int]:
+    """The indices in `ids` of the ids that are keys of `wanted`, in order, never with a Python
+    step per id: whether any occurs by `isdisjoint` (which stops at the first); then, for a
+    long list, a flag per id by indexing `table` (a byte per id, 1 for the wanted ones: see
+    `control_id_table`) through one `itemgetter`, else by a `map` of lookups; then a search
+    for the flags at the speed of `tuple.index`."""
+    if wanted.keys().isdisjoint(ids):
+        return []
+    flags: Any = None
+    if table is not None and len(ids) > 64:
+        try:
+            flags = operator.itemgetter(*ids)(table)
+        except (IndexError, TypeError):  # an id past the table, or no int: looked up instead
+            flags = None
+    if flags is None:
+        flags = list(map(wanted.__contains__, ids))
     found = []
     at = -1
     try:
@@ -57,7 +75,21 @@ def _positions_of(ids: list[int], wanted: dict[int, Any]) -> list[int]:
             at = flags.index(True, at + 1)
             found.append(at)
     except ValueError:
-        return found
+        pass
+    if table is not None and not all(ids[at] in wanted for at in found):
+        return _positions_of(ids, wanted)  # a negative id indexed the table from its end
+    return found
+
+
+@functools.lru_cache(maxsize=8)
+def control_id_table(control_ids: frozenset[int], size: int) -> bytes:
+    """A byte per id below `size` (and past the largest control id): 1 for the control ids,
+    0 for the others (for `_positions_of`)."""
+    table = bytearray(max(size, max(control_ids, default=-1) + 1))
+    for token_id in control_ids:
+        if token_id >= 0:
+            table[token_id] = 1
+    return bytes(table)
 
 
 def strip_marks(value: Any) -> Any:
@@ -72,14 +104,23 @@ def strip_marks(value: Any) -> Any:
     return value
 
 
+class TokenIds(list):
+    """A list of token ids that `token_id_list` checked: it hands it back as it is, so ids
+    checked once (a whole generation given to `parse_response`) are not walked again."""
+
+    __slots__ = ()
+
+
 def token_id_list(ids: Any, what: str = "ids") -> list[int]:
-    """Token ids as a list of ints: from a list or tuple of ints, a 1-D numpy array or torch
-    tensor, or a single int (one id).
+    """Token ids as a list of ints (a `TokenIds`): from a list or tuple of ints, a 1-D numpy
+    array or torch tensor, or a single int (one id).
 
     Raises:
         TypeError: text (a parser given a tokenizer reads ids, not text), or a value that is
             none of these (names `what` and the type found).
     """
+    if ids.__class__ is TokenIds:
+        return ids
     if isinstance(ids, str):
         raise TypeError(
             f"{what}: this parser was given a tokenizer, so it reads token ids, not text; feed "
@@ -88,10 +129,10 @@ def token_id_list(ids: Any, what: str = "ids") -> list[int]:
     if hasattr(ids, "tolist"):  # numpy array or torch tensor
         ids = ids.tolist()
     if isinstance(ids, int) and not isinstance(ids, bool):
-        return [ids]
+        return TokenIds([ids])
     if isinstance(ids, (list, tuple)):
         try:
-            return list(map(operator.index, ids))
+            return TokenIds(map(operator.index, ids))
         except TypeError:
             bad = next(item for item in ids if not isinstance(item, int))
             raise TypeError(
@@ -214,18 +255,19 @@ def own_pieces(tokenizer: Any, backend: Any) -> dict[int, str | bool] | None:
     a stream step. Ids whose text ends inside a character (U+FFFD) still go through the
     stream. Kept per tokenizer while its vocabulary size stays the same.
     """
-    from tokenizers.decoders import ByteLevel
-
-    if not isinstance(getattr(backend, "decoder", None), ByteLevel):
-        return None
     try:
         kept = _OWN_PIECES.get(tokenizer)
-    except TypeError:  # not weakly referenceable: a dict per decoder
-        return {}
+    except TypeError:  # not weakly referenceable: worked out per decoder
+        kept = None
     if kept is not None and kept[0] == len(tokenizer):
         return kept[1]
-    pieces: dict[int, str | bool] = {}
-    _OWN_PIECES[tokenizer] = (len(tokenizer), pieces)
+    from tokenizers.decoders import ByteLevel
+
+    pieces = {} if isinstance(getattr(backend, "decoder", None), ByteLevel) else None
+    try:
+        _OWN_PIECES[tokenizer] = (len(tokenizer), pieces)
+    except TypeError:
+        pass
     return pieces
 
 
@@ -396,6 +438,16 @@ class StreamTokens:
                 return "control token"
         return "text"
 
+    def held_by_control(self, start: int, end: int) -> bool:
+        """Whether every character of text ``[start, end)`` lies in control tokens generated
+        as their ids (False for an empty range). Where `matched_by` speaks of a whole
+        delimiter, this speaks of some of its characters: a close that also takes the
+        newline before `</tool_call>` holds an ordinary token, whose newline was matched in
+        text."""
+        first, past = self.token_range(start, end)
+        control = self.control
+        return past > first and all(control[index] for index in range(first, past))
+
     def boundaries(self) -> list[dict]:
         """One dict per token of the stream: ``index``, ``id``, ``text``, ``start``, ``end``
         (stream offsets) and ``control``; prefix tokens wholly before the cut are left out."""
@@ -448,8 +500,10 @@ class TokenDecoder:
         self._own_pieces = own_pieces(tokenizer, backend)
         self.spellings = control_tokens(tokenizer)
         self.tokens = StreamTokens(self.spellings, backend, self._new_stream)
+        self._spelled_forms = frozenset(self.spellings.values())
+        self._control_table = control_id_table(frozenset(self.spellings), len(tokenizer))
         self._pattern, self._starts, self._longest_start, self._first_characters = spelling_matcher(
-            frozenset(self.spellings.values())
+            self._spelled_forms
         )
         self._pending: list[int] = []  # ids of an incomplete character
         self._held = ""  # decoded text that may still become a spelled-out control token
@@ -514,7 +568,7 @@ class TokenDecoder:
         offset = len(self.tokens.ids)  # where `ids` start in `tokens.ids`
         self.tokens.ids += ids
         spellings = self.spellings
-        positions = _positions_of(ids, spellings)
+        positions = _positions_of(ids, spellings, self._control_table)
         if not positions:  # the common case: one run of ordinary ids
             return self._release(self._step_run(ids, offset), final=False) if ids else ""
         out: list[str] = []
@@ -673,7 +727,16 @@ class TokenDecoder:
                 text, self._held = text[:cut], text[cut:]
         if not text:
             return ""
-        if pattern is None or pattern.search(text) is None:
+        if (
+            pattern is None
+            or (
+                # a long text, few spellings: a plain search for each is quicker than the pattern
+                len(text) > LONG_TEXT
+                and len(self._spelled_forms) <= FEW_SPELLINGS
+                and not any(spelling in text for spelling in self._spelled_forms)
+            )
+            or pattern.search(text) is None
+        ):
             self._marked += len(text)
             return text
         out, last = [], 0

@@ -242,11 +242,8 @@ class _MapWriter:
             if span.error is not None:
                 classes += " rt-error"
             title = _KIND_TITLES.get(span.kind) or span_title(span)
-            if self.tokens is not None and span.kind in ("open", "close"):
-                matched_by = self.tokens.matched_by(span.stream_start, span.stream_end)
-                classes += " rt-by-control" if matched_by == "control token" else " rt-by-text"
-                title += f" · {MATCHED_BY_TITLES[matched_by]}"
-            self.emit(start, end, classes, f' data-i="{index}"', title)
+            delimiter = self.tokens is not None and span.kind in ("open", "close")
+            self.emit(start, end, classes, f' data-i="{index}"', title, delimiter)
             position = end
         if position < len(stream):
             self.emit(position, len(stream), "rt-unknown", "", "")
@@ -288,8 +285,13 @@ class _MapWriter:
                     f'<span class="rt-marker rt-err" data-e="{index}" title="{escape(message, quote=True)}">⚠ error here</span>'
                 )
 
-    def emit(self, start: int, end: int, classes: str, data: str, title: str) -> None:
-        """`stream[start:end]` as spans of `classes`, cut at every cut inside it."""
+    def emit(
+        self, start: int, end: int, classes: str, data: str, title: str, delimiter: bool = False
+    ) -> None:
+        """`stream[start:end]` as spans of `classes`, cut at every cut inside it. With
+        `delimiter` (a delimiter read from token ids), each piece says whether its own
+        characters came from a control token's id or from ordinary tokens: a close that
+        takes the newline before `</tool_call>` has both."""
         cuts_sorted, out, stream = self.cuts, self.out, self.view.stream
         tail_length, boundaries, current = self.view.tail_length, self.boundaries, self.current
         inside = cuts_sorted[
@@ -308,6 +310,10 @@ class _MapWriter:
             if a in self.errors_at and b == a + 1:
                 extra += " rt-error-at"
             piece_title = title
+            if delimiter:
+                matched_by = "control token" if self.tokens.held_by_control(a, b) else "text"
+                extra += " rt-by-control" if matched_by == "control token" else " rt-by-text"
+                piece_title += f" · {MATCHED_BY_TITLES[matched_by]}"
             if self.tokens is not None:
                 spelled = next((s for s in self.spelled if s[0] <= a < s[1]), None)
                 if spelled is not None:

@@ -299,3 +299,32 @@ def test_explain_names_the_tokens_and_why_a_spelled_out_tag_is_text():
     text = html.unescape(re.sub(r"<[^>]+>", "", opened))
     assert "control token 21: id 5 <tool_call>" in text
     assert "matched bya control token, generated as its id" in text
+
+
+def test_only_the_characters_a_control_token_gave_say_they_were_matched_by_one():
+    # The close takes the newline before `</tool_call>` too: that newline is an ordinary token,
+    # matched in text; only `</tool_call>` itself came from a control token's id.
+    out = read(
+        READ_DEMO, "", 'Hi<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call><|im_end|>'
+    )
+    assert out["session"].view.message["tool_calls"] == CALLED
+    assert spans_of(out["region_map"], "rt-by-text") == [
+        ("tool_calls · close · matched in text (ordinary tokens) · token 24: id 205, '\\n'", "\n")
+    ]
+    assert spans_of(out["region_map"], "rt-by-control") == [
+        (
+            "tool_calls · open · matched by a control token (generated as its id) · control "
+            "token 11: id 5, '<tool_call>'",
+            "<tool_call>",
+        ),
+        (
+            "tool_calls · close · matched by a control token (generated as its id) · control "
+            "token 25: id 6, '</tool_call>'",
+            "</tool_call>",
+        ),
+        (
+            "content · close · matched by a control token (generated as its id) · control "
+            "token 26: id 2, '<|im_end|>'",
+            "<|im_end|>",
+        ),
+    ]

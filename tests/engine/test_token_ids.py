@@ -28,7 +28,13 @@ from engine import (
 from engine.authoring.samples import load_samples
 from engine.chat_templates.conformance import TOOLS as MATRIX_TOOLS
 from engine.template_files import load_template_file
-from engine.token_ids import SPELLED_MARK, TokenDecoder, control_tokens
+from engine.token_ids import (
+    SPELLED_MARK,
+    TokenDecoder,
+    _positions_of,
+    control_id_table,
+    control_tokens,
+)
 from tests.support.paths import CHAT_TEMPLATES, MANIFEST, TEMPLATE_FOR, needs_shared
 from tests.support.real_outputs import (
     MORE,
@@ -501,6 +507,24 @@ def test_trace_with_a_tokenizer_accounts_for_every_character_of_the_decoded_text
         trace(ids, template, prefix=PROMPT, tokenizer=tokenizer, chunks=[ids[:3]])
 
 
+def test_only_the_characters_of_control_tokens_are_held_by_control_tokens(tokenizer, template):
+    # the close `\s*</tool_call>` takes an ordinary newline and a control token: as a whole
+    # it was matched by a control token, but its newline was matched in text
+    ids = ids_of(tokenizer, '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call><|im_end|>')
+    parser = ResponseParser(template, prefix=PROMPT, tokenizer=tokenizer)
+    parser.feed(ids)
+    assert parser.finalize()[0]["tool_calls"][0]["function"]["name"] == "f"
+    tokens = parser.tokens
+    close = tokens.text.index("\n</tool_call>")
+    end = close + len("\n</tool_call>")
+    assert tokens.matched_by(close, end) == "control token"
+    assert [
+        tokens.held_by_control(start, stop)
+        for start, stop in [(close, close + 1), (close + 1, end), (close, end), (close, close)]
+    ] == [False, True, False, False]
+    assert tokens.held_by_control(0, 11) and not tokens.held_by_control(11, 12)
+
+
 @needs_shared
 @pytest.mark.parametrize("entry", MANIFEST, ids=lambda entry: entry["file"])
 def test_the_development_set_fed_as_ids_reads_as_in_transformers(entry):
@@ -536,3 +560,16 @@ def test_the_development_set_fed_as_ids_reads_as_in_transformers(entry):
             ]
     assert differences == []
     assert compared
+
+
+@given(
+    ids=st.lists(st.integers(min_value=-3, max_value=12), max_size=200),
+    wanted=st.sets(st.integers(min_value=0, max_value=9), max_size=4),
+)
+def test_control_positions_are_where_the_control_ids_are(ids, wanted):
+    # the table covers ids 0-9: ids past it, and negative ids (which would index it from its
+    # end), still read right
+    table = control_id_table(frozenset(wanted), 10)
+    expected = [at for at, token_id in enumerate(ids) if token_id in wanted]
+    assert _positions_of(ids, dict.fromkeys(wanted), table) == expected
+    assert _positions_of(ids, dict.fromkeys(wanted)) == expected
