@@ -6,7 +6,6 @@ reference (which raises plain `ValueError`) catches ours unchanged.
 
 from __future__ import annotations
 
-
 # The longest JSON path a TemplateError's message shows (characters).
 SHOWN_PATH_CHARS = 120
 
