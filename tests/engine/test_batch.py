@@ -91,12 +91,18 @@ def test_parse_batch_equals_the_parser_on_every_sample(shape, on_error):
 def test_kept_errors_are_joined_one_a_line_and_the_message_keeps_what_parsed():
     batch = {"prefix": ["", ""], "output": ["Fine.", TWO_BROKEN_CALLS]}
     kept = parse_batch(batch, QWEN3, error_fields=True)
-    assert kept["error"] == [None, FIRST_ERROR + "\n" + SECOND_ERROR]
+    assert kept["error"] == [
+        None,
+        FIRST_ERROR
+        + " (kept leniently: its body (21-36) is kept as text, its delimiters consumed)\n"
+        + SECOND_ERROR
+        + " (kept leniently: its body (123-129) is kept as text, its delimiters consumed)",
+    ]
     assert kept["error_fields"] == [[], ["tool_calls", "tool_calls"]]
     assert kept["message"][0] == {"role": "assistant", "content": "Fine."}
     assert kept["message"][1] == {
         "role": "assistant",
-        "content": 'Checking.\n<tool_call>\n{"name": "a",}\n</tool_call>\n\n<tool_call>\n{bad}\n</tool_call>',
+        "content": 'Checking.\n\n{"name": "a",}\n\n\n{bad}',
         "tool_calls": [{"type": "function", "function": {"name": "b", "arguments": {"x": 1}}}],
     }
     raised = parse_batch(batch, QWEN3, on_error="raise", message_format="json", error_fields=True)
