@@ -121,7 +121,11 @@ def test_viewing_a_replay_at_every_step_ends_with_the_view_of_one_look_at_the_en
     assert stepped.spans == once.spans
     assert list(stepped.events) == list(once.events)
     assert stepped.errors == once.errors and stepped.errors[0].field == "tool_calls"
-    assert stepped.message == {"role": "assistant", "content": BAD_ARGUMENTS}
+    # The failed call's delimiters are consumed; its body is kept as text.
+    assert stepped.message == {
+        "role": "assistant",
+        "content": 'Let me look.\n{"name": "get_weather", "arguments": {"city": Paris}}',
+    }
 
 
 def test_the_parse_button_and_a_replay_to_the_end_show_one_picture():

@@ -23,8 +23,9 @@ CASES = json.loads((ROOT / "tests" / "support" / "slip_cases.json").read_text(en
     "cases"
 ]
 # Classes whose text lenient parsing keeps in content on purpose: a near miss of a section
-# marker (warnings name it) and a call whose outer open is missing (an error says where).
-KEPT_IN_CONTENT = {4, 8}
+# marker, the reasoning's close after a call drafted in the reasoning (warnings name both) and
+# a call whose outer open is missing (an error says where).
+KEPT_IN_CONTENT = {4, 5, 8}
 
 
 def chunkings(output: str) -> list[list[str]]:
@@ -110,3 +111,15 @@ def test_what_lenient_reads_is_said_with_offsets():
     assert case["output"][24:43] == '{"pattern": "TODO"}'
     assert case["output"][43:68] == "\n\nLet me search for that."
     assert (error.start, error.end) == (0, 72)
+
+
+@pytest.mark.parametrize(
+    "case", [case for case in CASES if "warnings" in case], ids=lambda case: case["name"]
+)
+def test_a_slip_the_template_misreads_is_named_by_a_warning(case):
+    for chunks in chunkings(case["output"]):
+        streamed = stream(
+            case["template"], chunks, case["prefix"], on_error="keep", tools=case["tools"]
+        )
+        warned = [[w.code, w.start, w.end] for w in streamed.parser.warnings]
+        assert warned == case["warnings"], chunks
