@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..authoring.stream_check import report_html
 from ..authoring.test_cases import (
     cases_for_template,
     cases_text,
@@ -20,6 +19,7 @@ from ..outputs import (
     failed,
     produces,
 )
+from ..panels.stream_report import report_html
 from ..parse.derived import stale_derived
 from ..parse.parse_view import traced_view
 from ..parse.session import Session

@@ -315,7 +315,6 @@ STILL_WRITING_HTML = {
     "playground/authoring/diagnostics.py",
     "playground/authoring/inference.py",
     "playground/authoring/inference_failures.py",
-    "playground/authoring/stream_check.py",
     "playground/authoring/test_cases.py",
     "playground/parse/derived.py",
 }
