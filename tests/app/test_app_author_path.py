@@ -780,8 +780,9 @@ def test_a_lint_fix_never_copies_a_delimiter_the_output_shows_is_misspelt():
     out = handlers.parse(WorkspaceInputs(text, "<seed:bos>assistant", output, ""), "", session)
     assert "Fix: use close_pattern" not in out["diagnostics"]
     assert (
-        "first fix fields.tool_calls.open: the output has '&lt;seed:tool_call&gt;' where it expects "
-        "'&lt;seed:tool-call&gt;' (then this fix copies the right text)" in out["diagnostics"]
+        "first fix fields.tool_calls.open: the output has '<seed:tool_call>' where it expects "
+        "'<seed:tool-call>' (then this fix copies the right text)"
+        in html.unescape(out["diagnostics"])
     )
     assert "Fix: use close_pattern" not in handlers.diagnose(text, session)["diagnostics"]
     # The lint's pattern escapes only what needs it (no "\-" that reads like a typo).
@@ -1025,7 +1026,8 @@ def test_findings_list_each_key_once_only_what_the_template_holds_in_the_authors
 
 
 def test_the_same_template_pasted_back_is_not_stale():
-    from playground.parse.derived import remember_derived, stale_derived
+    from playground.outputs import derived_views as stale_derived
+    from playground.parse.derived import remember_derived
 
     session = Session()
     text = template_text_of(load_template_file("qwen3").response_template)
@@ -1042,7 +1044,8 @@ def test_the_same_template_pasted_back_is_not_stale():
 
 
 def test_a_failed_parse_in_the_tests_shows_its_error_not_a_null_diff():
-    from playground.authoring.test_cases import results_html, run_cases
+    from playground.authoring.test_cases import run_cases
+    from playground.panels.test_results import results_html
 
     template = load_template_file("qwen3").response_template
     case = {

@@ -279,7 +279,7 @@ def test_test_cases_rerun_on_every_edit_with_a_diff():
         'data-passed="' in edited["test_results"]
         and f'data-passed="{len(cases)}"' not in edited["test_results"]
     )
-    assert '<span class="rt-del">-  &quot;reasoning_content&quot;' in edited["test_results"]
+    assert '<span class="rt-del">-  &#34;reasoning_content&#34;' in edited["test_results"]
     added = handlers.add_test_case(
         WorkspaceInputs(out["template_text"], "", "hello", ""),
         out["test_cases_text"],
