@@ -452,7 +452,7 @@ def test_the_authors_outputs_are_test_cases_and_examples_that_teach_what_no_rend
         "test_results"
     ]
     assert 'data-passed="16" data-total="17"' in red
-    assert '<details class="rt-case" data-source="output" open><summary>✘ case 17' in red
+    assert '<details class="rt-case" data-source="output" open><summary>✘ your output 1' in red
     # The cases download as the examples file the command line reads.
     assert examples_jsonl(kept[:1]).splitlines() == [
         json.dumps(as_examples(kept[:1])[0], ensure_ascii=False)
