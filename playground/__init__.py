@@ -22,9 +22,10 @@ one concept a module, in rooms (docs/architecture.md draws the map and its impor
   pages' sessions), `weight` (the bytes an object keeps).
 - `panels/`: `region_map`, `event_log`, `match_list`, `message_view`, `value_changes`,
   `status`, `explain`, `field_reference`, `reference_diff`, `code_snippet`, `unexplained` (the
-  text no field explains), `notes` (the handlers' short notes); `markup`, `fragments`, `styles`
-  and `page_script` (HTML helpers, the Jinja2 templates' environment, the stylesheet, the
-  page's JavaScript).
+  text no field explains), `stream_report` (the Stream checks panel),
+  `test_results` (the Tests panel), `diagnostics_panel` (the editor's diagnostics), `notes` (the handlers'
+  short notes); `markup`, `fragments`, `styles` and `page_script` (HTML helpers, the Jinja2
+  templates' environment, the stylesheet, the page's JavaScript).
 - `authoring/`: `template_editor`, `diagnostics`, `editor_paths` (the editor), `inference`,
   `inference_failures`, `call_sketch` (Start from a chat template), `chat_template_check`,
   `output_evidence` (what confirms a template's delimiters), `template_edits` (an edit as data),

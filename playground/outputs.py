@@ -26,10 +26,11 @@ from .panels.event_log import LogQuery, event_log, log_fields
 from .panels.explain import explain
 from .panels.match_list import match_list_html
 from .panels.message_view import chat_messages, message_json, message_language, openai_stream
+from .panels.notes import stale_banner
 from .panels.region_map import MapOptions, region_map
 from .panels.status import error_html, figures, status_html
 from .panels.value_changes import value_changes_html
-from .parse.derived import DERIVED_VIEWS
+from .parse.derived import DERIVED_VIEWS, stale_derived
 from .parse.parse_view import ParseView
 from .parse.session import Session
 
@@ -309,3 +310,13 @@ def editor_replaced(session: Session, old: str, new: str, why: str) -> dict:
     Restore stack (`Session.replacing`); both buttons under the editor ({output name: Update})."""
     session.replacing(old, new, why)
     return restore_buttons(session)
+
+
+def derived_views(session: Session, workspace) -> dict[str, str]:
+    """{name: HTML} of the derived views (the check, the reference, the fit ranking) that
+    `workspace` (a `WorkspaceInputs`) makes stale, under a STALE banner, and of those back to
+    the inputs they were made from, without it (`playground.parse.derived.stale_derived`)."""
+    return {
+        name: (stale_banner(name, why) if why else "") + shown
+        for name, (shown, why) in stale_derived(session, workspace).items()
+    }

@@ -26,7 +26,6 @@ from engine.transform import placeholder_paths
 
 from ..catalog import template_text_of
 from ..panels.field_reference import schema
-from ..panels.markup import escape
 from ..server import limits
 from ..server.input_readers import InputError, read_template
 from ..server.redact import near_miss
@@ -416,54 +415,31 @@ def editor_place(text: str, finding: Finding) -> tuple[int, int] | None:
     return line, at - (text.rfind("\n", 0, at) + 1) + 1
 
 
-def _mark_html(text: str, place: tuple[int, int]) -> str:
-    """The editor line of `place` with its character marked, and a button that selects it in the editor."""
+@dataclass(frozen=True)
+class MarkedLine:
+    """An editor line around a marked character: its `line` and `column` (1-based), up to 60
+    characters `before` it, the `char` itself (a blank past the line's end) and up to 60 `after`."""
+
+    line: int
+    column: int
+    before: str
+    char: str
+    after: str
+
+
+def marked_line(text: str, place: tuple[int, int]) -> MarkedLine | None:
+    """The editor line of `place` (line, column) around its character, or None when `text` has
+    no such line."""
     line, column = place
     lines = text.split("\n")
     if not 1 <= line <= len(lines):
-        return ""
+        return None
     content = lines[line - 1]
     index = min(max(column - 1, 0), len(content))
-    before, char, after = (
+    return MarkedLine(
+        line,
+        column,
         content[max(0, index - 60) : index],
         content[index : index + 1] or " ",
         content[index + 1 : index + 60],
     )
-    return (
-        f'<div class="rt-mark" data-line="{line}" data-column="{column}">line {line}, character {column}: '
-        f'<code>{escape(before)}<span class="rt-mark-at">{escape(char)}</span>{escape(after)}</code> '
-        f'<button class="rt-fix rt-goto" data-line="{line}" data-column="{column}" type="button">Show in the editor</button></div>'
-    )
-
-
-def diagnostics_html(found: list[Finding], text: str = "") -> str:
-    """The diagnostics as HTML rows, each fix a button (`data-fix` = the finding's index); with the
-    editor `text`, errors are marked at their line and character (`editor_place`)."""
-    if not found:
-        return '<div class="rt-diag rt-diag-ok" id="template-ok">✔ Template is valid; lint found nothing.</div>'
-    icons = {"error": "⛔", "warning": "△", "info": "ℹ"}
-    rows = []
-    for index, finding in enumerate(found):
-        message = finding.message
-        if finding.path and message.startswith(f"{finding.path}: "):
-            message = message[len(finding.path) + 2 :]
-        hint = f"<br><i>→ {escape(finding.suggestion)}</i>" if finding.suggestion else ""
-        where = f"<code>{escape(finding.path)}</code> " if finding.path else ""
-        fix = (
-            f' <button class="rt-fix" data-fix="{index}" type="button">Fix: {escape(finding.fix_label)}</button>'
-            if finding.fixed is not None
-            else ""
-        )
-        place = editor_place(text, finding) if text and finding.severity == "error" else None
-        mark = _mark_html(text, place) if place else ""
-        rows.append(
-            f'<div class="rt-diag rt-diag-{finding.severity}">{icons.get(finding.severity, "")} {finding.severity}: '
-            f"{where}{escape(message)}{hint}{fix}{mark}</div>"
-        )
-    return '<div id="template-diagnostics-list">' + "".join(rows) + "</div>"
-
-
-def check_template(text: str, near_misses: list | None = None, tokenizer=None) -> str:
-    """The editor's diagnostics panel for `text`, as HTML (`near_misses`, `tokenizer`: see
-    `findings`)."""
-    return diagnostics_html(findings(text, near_misses, tokenizer), text)

@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from engine import load_template
 from engine.authoring.stream_checks import check_stream, run_chunks
 
-from ..panels.markup import escape
-from ..panels.status import badge
 from ..server import limits
 
 
@@ -175,27 +173,3 @@ def _findings(baseline, mismatch, leaks) -> list[CheckFinding]:
             )
         )
     return found
-
-
-_ICONS = {"error": "⛔", "warning": "△", "note": "ℹ"}
-
-
-def report_html(result: StreamCheckResult | None, pending: str = "") -> str:
-    """The Stream checks panel: the verdict badge, then the findings by severity."""
-    if result is None:
-        return badge(
-            None,
-            pending
-            or "replay (Step or Play) to the end to check streaming against one-shot parsing",
-        )
-    rows = "".join(
-        f'<div class="rt-diag rt-diag-{"info" if f.severity == "note" else f.severity}">{_ICONS[f.severity]} '
-        f"{f.severity}: {escape(f.text, quote=True)}</div>"
-        for f in sorted(
-            result.findings, key=lambda f: ("error", "warning", "note").index(f.severity)
-        )
-    )
-    return (
-        badge(result.passed, result.label, warnings=result.warnings)
-        + f'<div id="stream-check-findings">{rows}</div>'
-    )

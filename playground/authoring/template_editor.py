@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from ..catalog import shipped_template_text, template_names, template_text_of
 from ..server.input_readers import InputError, read_template
-from .diagnostics import Finding, check_template, diagnostics_html
+from .diagnostics import Finding, findings
 
 
-def format_template(text: str) -> tuple[str | None, str]:
-    """(pretty-printed text, diagnostics); the text is None for input that is not a template."""
+def format_template(text: str) -> tuple[str | None, list[Finding]]:
+    """(pretty-printed text, its diagnostics' findings); the text is None for input that is not
+    a template (the one finding then says why)."""
     try:
         template = read_template(text)
     except InputError as error:
-        return None, diagnostics_html([Finding("error", "input-error", "", str(error))])
+        return None, [Finding("error", "input-error", "", str(error))]
     pretty = template_text_of(template)
-    return pretty, check_template(pretty)
+    return pretty, findings(pretty)
 
 
 def shipped_template(name: str) -> str | None:

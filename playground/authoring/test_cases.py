@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from engine import ParseDeadlineError, ResponseParser, TemplateError
 
 from ..catalog import samples_by_id
-from ..panels.markup import escape
 from ..server import limits
 from ..server.input_readers import InputError, read_json
 from ..server.redact import redact
@@ -202,58 +201,3 @@ def run_cases(template: dict, cases: list[dict]) -> list[CaseResult]:
             )
         )
     return results
-
-
-def results_html(results: list[CaseResult], total: int, problem: str = "") -> str:
-    """The results panel: a summary line, then each case with its diff when it fails."""
-    if problem:
-        return f'<div class="rt-diag rt-diag-error">⛔ {escape(problem, quote=True)}</div>'
-    if not results:
-        return '<div class="rt-muted" id="test-summary">No test cases: add the current input as one, or write them as JSON below.</div>'
-    passed = sum(r.passed for r in results)
-    summary = f"{passed} of {len(results)} cases pass" + (
-        f" ({total - len(results)} more not run)" if total > len(results) else ""
-    )
-    kinds = [
-        (label, [r for r in results if (r.source or "output") == source])
-        for source, label in (
-            ("output", "your outputs"),
-            ("matrix", "matrix rows"),
-            ("sample", "samples"),
-        )
-    ]
-    shown = [(label, found) for label, found in kinds if found]
-    if len(shown) > 1:
-        summary += ": " + ", ".join(
-            f"{sum(r.passed for r in found)} of {len(found)} {label}" for label, found in shown
-        )
-    kind = "rt-status-ok" if passed == len(results) else "rt-status-error"
-    out = [
-        f'<div class="rt-status {kind}" id="test-summary" data-passed="{passed}" data-total="{len(results)}">{summary}</div>'
-    ]
-    for result in results:
-        mark = "✔" if result.passed else "✘"
-        kind = {"matrix": "matrix row", "sample": "sample"}.get(result.source, "your output")
-        out.append(
-            f'<details class="rt-case" data-source="{escape(result.source or "output", quote=True)}" '
-            f"{'' if result.passed else 'open'}><summary>{mark} {escape(result.name, quote=True)} "
-            f'<span class="rt-case-kind">{kind}</span></summary>'
-        )
-        if result.check:
-            out.append(
-                f'<div class="rt-diag rt-diag-warning">△ {escape(result.check, quote=True)}</div>'
-            )
-        if result.error:
-            out.append(
-                f'<div class="rt-diag rt-diag-error">{escape(result.error, quote=True)}</div>'
-            )
-        if result.diff:
-            lines = []
-            for line in result.diff:
-                kind = (
-                    "rt-add" if line.startswith("+") else "rt-del" if line.startswith("-") else ""
-                )
-                lines.append(f'<span class="{kind}">{escape(line, quote=True)}</span>')
-            out.append('<pre class="rt-diff">' + "\n".join(lines) + "</pre>")
-        out.append("</details>")
-    return "".join(out)

@@ -13,13 +13,13 @@ from ..authoring.test_cases import (
     cases_text,
     examples_jsonl,
     read_cases,
-    results_html,
 )
 from ..outputs import (
     produces,
 )
 from ..panels import reference_diff
 from ..panels.status import error_html, probable_losses
+from ..panels.test_results import results_html
 from ..parse.derived import remember_derived
 from ..parse.session import Session
 from ..parse.workspace import WorkspaceInputs

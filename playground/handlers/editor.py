@@ -4,7 +4,7 @@ templates/.
 
 from __future__ import annotations
 
-from ..authoring.diagnostics import apply_fix, check_template
+from ..authoring.diagnostics import apply_fix
 from ..authoring.template_editor import format_template
 from ..catalog import (
     INLINE_TEMPLATE,
@@ -18,6 +18,7 @@ from ..outputs import (
     produces,
     restore_buttons,
 )
+from ..panels.diagnostics_panel import check_template, diagnostics_html
 from ..panels.status import error_html
 from ..parse.session import Session
 from ..parse.workspace import WorkspaceInputs
@@ -68,7 +69,8 @@ def fix_template(
 @produces("template_text", "diagnostics")
 def format_editor(template_text: str) -> dict:
     """Format button: pretty-print the template (invalid JSON stays as typed)."""
-    pretty, diagnostics = format_template(template_text)
+    pretty, found = format_template(template_text)
+    diagnostics = diagnostics_html(found, pretty or "")
     return (
         {"diagnostics": diagnostics}
         if pretty is None

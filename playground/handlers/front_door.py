@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..authoring.stream_check import report_html
 from ..authoring.test_cases import (
     cases_for_template,
     cases_text,
@@ -16,11 +15,12 @@ from ..catalog import (
 from ..outputs import (
     SAMPLE_OUTPUTS,
     Update,
+    derived_views,
     editor_replaced,
     failed,
     produces,
 )
-from ..parse.derived import stale_derived
+from ..panels.stream_report import report_html
 from ..parse.parse_view import traced_view
 from ..parse.session import Session
 from ..parse.workspace import WorkspaceInputs
@@ -68,7 +68,7 @@ def sample_outputs(sample_id: str, session: Session, editor: str | None = None) 
         "start_from": session.template_origin
         if session.template_origin in template_names()
         else None,
-        **stale_derived(
+        **derived_views(
             session, WorkspaceInputs(text, sample.prefix, sample.generation, tools_text)
         ),
         **show(view, session, note=note),

@@ -14,7 +14,7 @@ import time
 from engine import TemplateError
 from engine.errors import ResponseParseError
 
-from ..authoring.test_cases import LIVE_NOTE, author_cases, cases_text, read_cases, results_html
+from ..authoring.test_cases import LIVE_NOTE, author_cases, cases_text, read_cases
 from ..catalog import is_authors_template, template_choice_for, template_text_of
 from ..model.loaded import get_model, load_status, start_loading, waiting_for
 from ..outputs import (
@@ -22,12 +22,14 @@ from ..outputs import (
     RESTORE_BUTTONS,
     TEMPLATE_OUTPUTS,
     Update,
+    derived_views,
     editor_replaced,
     produces,
     render,
 )
 from ..panels.status import error_html, region_cut_by_stop, status_html
-from ..parse.derived import DERIVED_VIEWS, stale_derived
+from ..panels.test_results import results_html
+from ..parse.derived import DERIVED_VIEWS
 from ..parse.parse_view import LiveParse, ParseView
 from ..parse.replay import PacedEnd, paced_feed
 from ..parse.session import Session
@@ -606,7 +608,7 @@ class _LiveRun:
             "chunking": "tokens",  # a replay of this text steps through the model's own tokens
             # The scrubber at the end of this run's pieces (not a previous replay's position).
             "scrubber": Update(value=pieces, maximum=pieces),
-            **stale_derived(session, WorkspaceInputs(template_text, prefix, generated, tools_text)),
+            **derived_views(session, WorkspaceInputs(template_text, prefix, generated, tools_text)),
         }
 
 

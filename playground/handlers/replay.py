@@ -7,7 +7,7 @@ from itertools import islice
 
 from engine import TemplateError
 
-from ..authoring.stream_check import report_html, stream_check
+from ..authoring.stream_check import stream_check
 from ..outputs import (
     REPLAY_OUTPUTS,
     Update,
@@ -16,6 +16,7 @@ from ..outputs import (
     render,
 )
 from ..panels.status import region_cut_by_stop
+from ..panels.stream_report import report_html
 from ..parse.replay import Replay, ReplayInputs, paced_feed, prepare_replay, seek
 from ..parse.session import Session
 from ..server import limits

@@ -7,7 +7,6 @@ import json
 from engine.chat_templates.conformance import TOOLS as CHECK_TOOLS
 
 from ..authoring.chat_template_check import CheckOutcome, check_from_page, matrix_html, root_causes
-from ..authoring.diagnostics import check_template
 from ..authoring.inference import (
     evidence_html,
     findings_html,
@@ -37,6 +36,7 @@ from ..outputs import (
     produces,
     render,
 )
+from ..panels.diagnostics_panel import check_template
 from ..panels.status import error_html, parse_judgement
 from ..parse.derived import remember_derived
 from ..parse.session import Session

@@ -9,7 +9,6 @@ import json
 
 from engine import TemplateError
 
-from ..authoring.diagnostics import check_template
 from ..authoring.fit import family_note, rank_templates
 from ..authoring.output_evidence import with_output_evidence
 from ..authoring.template_editor import shipped_template
@@ -17,7 +16,6 @@ from ..authoring.test_cases import (
     cases_for_template,
     cases_text,
     read_cases,
-    results_html,
     run_cases,
 )
 from ..catalog import (
@@ -29,14 +27,17 @@ from ..outputs import (
     TEMPLATE_OUTPUTS,
     USE_TEMPLATE_OUTPUTS,
     Update,
+    derived_views,
     editor_replaced,
     failed,
     produces,
     render,
 )
+from ..panels.diagnostics_panel import check_template
 from ..panels.notes import fits_table
 from ..panels.status import error_html
-from ..parse.derived import remember_derived, stale_derived
+from ..panels.test_results import results_html
+from ..parse.derived import remember_derived
 from ..parse.parse_view import ParseView, traced_view
 from ..parse.session import Session
 from ..parse.token_reading import READ_LOADED, reading_for
@@ -145,7 +146,7 @@ def parsed_page(
         "template_choice": choice,
         "test_results": tests_panel(workspace.template_text, test_cases_text),
         "scrubber": scrubber_before_replay(session, workspace.generation),
-        **stale_derived(session, workspace),
+        **derived_views(session, workspace),
         **parsed,
     }
 
@@ -218,7 +219,7 @@ def use_template(name: str, workspace: WorkspaceInputs, session: Session) -> dic
         "test_cases_text": cases,
         "test_results": tests_panel(text, cases),
         "start_from": name,
-        **stale_derived(session, workspace.with_template(text)),
+        **derived_views(session, workspace.with_template(text)),
         **parsed_workspace(workspace.with_template(text), session),
     }
 

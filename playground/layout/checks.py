@@ -7,7 +7,7 @@ from __future__ import annotations
 import gradio as gr
 
 from .. import handlers
-from ..authoring.stream_check import report_html
+from ..panels.stream_report import report_html
 from ..wiring import Page
 
 

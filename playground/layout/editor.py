@@ -6,9 +6,9 @@ from __future__ import annotations
 import gradio as gr
 
 from .. import handlers
-from ..authoring.diagnostics import check_template
 from ..catalog import template_names
 from ..outputs import BACK_LABEL
+from ..panels.diagnostics_panel import check_template
 from ..panels.field_reference import reference_html
 from ..panels.fragments import draw
 from ..panels.page_script import DIAGNOSTICS_JS

@@ -39,8 +39,8 @@ def environment() -> Environment:
     return env
 
 
-def draw(name: str, **values) -> str:
-    """Template `name` (a file of `playground/panels/templates/`, without ``.html``) drawn with
-    `values`. The templates write no blank between their tags (``{%- -%}``): the fragments are
+def draw(template_name: str, /, **values) -> str:
+    """Template `template_name` (a file of `playground/panels/templates/`, without ``.html``)
+    drawn with `values`. The templates write no blank between their tags (``{%- -%}``): the fragments are
     inline HTML. Raises jinja2.UndefinedError when the template names a value not given."""
-    return environment().get_template(f"{name}.html").render(**values)
+    return environment().get_template(f"{template_name}.html").render(**values)

@@ -1,5 +1,6 @@
 """The short notes handlers show beside their results: the export's note, warning lines (a
-share link that does not carry everything, a link's problems), the fit ranking's table."""
+share link that does not carry everything, a link's problems), the fit ranking's table, the
+STALE banner over a derived view."""
 
 from __future__ import annotations
 
@@ -32,3 +33,9 @@ def fits_table(ranked: list, family_note: str) -> str:
     table, each template's first problem on a line of its own; `family_note` (a warning about
     the prefix's family) above it when given."""
     return draw("fits", ranked=ranked, family_note=family_note)
+
+
+def stale_banner(name: str, why: str) -> str:
+    """The STALE banner over derived view `name` (its id is ``<name>-stale``): `why` says what
+    changed and what to press."""
+    return draw("stale_banner", view=name, why=why)

@@ -4,7 +4,7 @@ The comparison with transformers, the "Which template fits?" ranking and the
 chat-template check are made when their button is pressed (each costs seconds,
 too much to redo on every keystroke). Each is kept with the inputs it was made
 from (`remember_derived`); a handler that changes the input asks
-`stale_derived` for the views that no longer match it, and shows them under a
+`stale_derived` for the views that no longer match it, and `playground.outputs` shows them under a
 STALE banner that says which button makes them again.
 """
 
@@ -18,7 +18,7 @@ from .workspace import WorkspaceInputs
 
 DERIVED_VIEWS = ("reference", "fits", "conformance")
 
-_STALE_WHAT = {
+STALE_WHAT = {
     "reference": "the input changed since this comparison: press Compare again",
     "fits": "the prefix, generation or tools changed since this ranking: press “Which template fits?” again",
     "conformance": "the template changed since this check: press Check again",
@@ -82,20 +82,20 @@ def remember_derived(
     return shown
 
 
-def stale_derived(session: Session, workspace: WorkspaceInputs) -> dict:
-    """{name: HTML} of the derived views whose inputs differ from `workspace`, under a STALE
-    banner (each view once, until it is made again), and of the views marked stale whose inputs
-    are back to what they were made from (the same text pasted back), without the banner."""
+def stale_derived(session: Session, workspace: WorkspaceInputs) -> dict[str, tuple[str, str]]:
+    """{name: (HTML, why it is stale)} of the derived views whose inputs differ from `workspace`
+    (each view once, until it is made again; `playground.outputs.derived_views` draws the STALE
+    banner above it), and of the views marked stale whose inputs are back to what they were
+    made from (the same text pasted back), with "" for why."""
     marked = {}
     for name, (inputs, shown, stale) in list(session.derived.items()):
         same = inputs == _inputs(name, *workspace)
         if same and stale:
             session.derived[name] = (inputs, shown, False)
-            marked[name] = shown
+            marked[name] = (shown, "")
             continue
         if stale or same:
             continue
-        banner = f'<div class="rt-stale-banner rt-derived-stale" id="{name}-stale" role="status">STALE: {_STALE_WHAT[name]}.</div>'
         session.derived[name] = (inputs, shown, True)
-        marked[name] = banner + shown
+        marked[name] = (shown, STALE_WHAT[name])
     return marked

@@ -443,7 +443,7 @@ def test_the_authors_outputs_are_test_cases_and_examples_that_teach_what_no_rend
         "test_results"
     ]
     assert 'data-passed="16" data-total="17"' in red
-    assert '<details class="rt-case" data-source="output" open><summary>✘ case 17' in red
+    assert '<details class="rt-case" data-source="output" open><summary>✘ your output 1' in red
     # The cases download as the examples file the command line reads.
     assert examples_jsonl(kept[:1]).splitlines() == [
         json.dumps(as_examples(kept[:1])[0], ensure_ascii=False)
@@ -771,8 +771,9 @@ def test_a_lint_fix_never_copies_a_delimiter_the_output_shows_is_misspelt():
     out = handlers.parse(WorkspaceInputs(text, "<seed:bos>assistant", output, ""), "", session)
     assert "Fix: use close_pattern" not in out["diagnostics"]
     assert (
-        "first fix fields.tool_calls.open: the output has '&lt;seed:tool_call&gt;' where it expects "
-        "'&lt;seed:tool-call&gt;' (then this fix copies the right text)" in out["diagnostics"]
+        "first fix fields.tool_calls.open: the output has '<seed:tool_call>' where it expects "
+        "'<seed:tool-call>' (then this fix copies the right text)"
+        in html.unescape(out["diagnostics"])
     )
     assert "Fix: use close_pattern" not in handlers.diagnose(text, session)["diagnostics"]
     # The lint's pattern escapes only what needs it (no "\-" that reads like a typo).
@@ -1023,7 +1024,8 @@ def test_findings_list_each_key_once_only_what_the_template_holds_in_the_authors
 
 
 def test_the_same_template_pasted_back_is_not_stale():
-    from playground.parse.derived import remember_derived, stale_derived
+    from playground.outputs import derived_views as stale_derived
+    from playground.parse.derived import remember_derived
 
     session = Session()
     text = template_text_of(load_template_file("qwen3").response_template)
@@ -1040,7 +1042,8 @@ def test_the_same_template_pasted_back_is_not_stale():
 
 
 def test_a_failed_parse_in_the_tests_shows_its_error_not_a_null_diff():
-    from playground.authoring.test_cases import results_html, run_cases
+    from playground.authoring.test_cases import run_cases
+    from playground.panels.test_results import results_html
 
     template = load_template_file("qwen3").response_template
     case = {

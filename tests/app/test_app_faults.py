@@ -346,7 +346,7 @@ def test_copy_as_code_runs_and_gives_the_message_on_screen(capsys):
 
 
 def test_the_editor_marks_json_and_regex_errors_at_their_line_and_character():
-    from playground.authoring.diagnostics import check_template
+    from playground.panels.diagnostics_panel import check_template
 
     line = '  "fields": {"x": {"open": "<x>", "close_pattern": "(a|b"}}'
     shown = check_template('{\n  "start_anchor": "<s>",\n' + line + "\n}")

@@ -14,13 +14,13 @@ from engine.authoring.samples import load_samples
 from engine.template_files import load_template_file
 from playground import catalog, handlers
 from playground.authoring import share, stream_check
-from playground.authoring.diagnostics import check_template
 from playground.handlers import generate_live as live
 from playground.handlers import workspace as workspace_handlers
 from playground.model import background as background_module
 from playground.model import loaded as loaded_models
 from playground.model.generation import DEFAULT_MODEL_PATH, ModelLoadError
 from playground.panels import region_map
+from playground.panels.diagnostics_panel import check_template
 from playground.panels.explain import explain
 from playground.panels.markup import visible_whitespace
 from playground.parse import chunking
