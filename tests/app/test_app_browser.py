@@ -16,7 +16,7 @@ import pytest
 from engine.authoring.samples import load_samples
 from playground.catalog import DEFAULT_SAMPLE
 from playground.parse.token_reading import READ_DEMO
-from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, start_app
+from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, polled, start_app
 from tests.support.paths import CHAT_TEMPLATE_FIXTURES, ROOT
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -44,22 +44,6 @@ def browser():
         )
         yield chromium
         chromium.close()
-
-
-# How often a wait_for_function condition is tested, in milliseconds. Playwright's default tests
-# it on every animation frame, and headless Chromium may run none for seconds (the wait then
-# times out although its condition holds): a timer runs whether the page paints or not.
-POLL_MS = 100
-
-
-def polled(page):
-    """`page`, its wait_for_function testing the condition every POLL_MS rather than on each
-    animation frame."""
-    wait = page.wait_for_function
-    page.wait_for_function = lambda expression, **options: wait(
-        expression, **{"polling": POLL_MS, **options}
-    )
-    return page
 
 
 @pytest.fixture

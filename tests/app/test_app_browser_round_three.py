@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, start_app
+from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, polled, start_app
 from tests.support.paths import CHAT_TEMPLATE_FIXTURES
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -39,7 +39,7 @@ def test_the_no_edit_diagnosis_wraps_inside_the_verdict_panel(browser, app_url, 
     """A chat template whose calls no field reads back: the failure group says "No edit is
     offered… expected […], got […]" with long values; they wrap inside the verdict panel, never
     over the panels beside it."""
-    page = browser.new_page(viewport={"width": width, "height": 900})
+    page = polled(browser.new_page(viewport={"width": width, "height": 900}))
     page.set_default_timeout(30_000)
     try:
         page.goto(app_url)
@@ -101,7 +101,7 @@ def test_a_slide_of_an_element_not_laid_out_warns_nothing_on_the_page(browser, a
     finally:
         bare.close()
     for viewport in ({"width": 1440, "height": 1000}, {"width": 390, "height": 844}):
-        page = browser.new_page(viewport=viewport)
+        page = polled(browser.new_page(viewport=viewport))
         try:
             messages = []
             page.on("console", lambda message: messages.append((message.type, message.text)))

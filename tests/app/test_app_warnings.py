@@ -12,7 +12,7 @@ import pytest
 
 from engine.chat_templates.infer import infer_template
 from engine.template_files import load_template_file
-from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, start_app
+from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, polled, start_app
 from tests.support.load_sessions import api_client
 from tests.support.paths import CHAT_TEMPLATE_FIXTURES
 
@@ -206,7 +206,7 @@ def test_the_page_shows_a_misspelt_parameter_close_as_probably_lost(app_url, tmp
             executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
         )
         try:
-            page = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
+            page = polled(browser.new_context(viewport={"width": 1440, "height": 1000}).new_page())
             page.set_default_timeout(60_000)
             page.goto(app_url + query)
             page.wait_for_selector("#region-map-body")

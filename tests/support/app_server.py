@@ -1,4 +1,5 @@
-"""The app in a subprocess on a free loopback port, and the Chromium flags this machine needs."""
+"""The app in a subprocess on a free loopback port, the Chromium flags this machine needs, and
+pages whose waits do not depend on the browser painting."""
 
 from __future__ import annotations
 
@@ -57,3 +58,19 @@ def start_app(extra_env: dict | None = None) -> tuple[subprocess.Popen, str]:
             time.sleep(0.5)
     process.kill()
     raise RuntimeError("app.py did not answer within 120 s")
+
+
+# How often a page's wait_for_function condition is tested, in milliseconds. Playwright's default
+# tests it on every animation frame, and headless Chromium may run none for seconds (the wait then
+# times out although its condition holds): a timer runs whether the page paints or not.
+POLL_MS = 100
+
+
+def polled(page):
+    """`page` (a Playwright page), its wait_for_function testing the condition every POLL_MS
+    rather than on each animation frame; returns the same page."""
+    wait = page.wait_for_function
+    page.wait_for_function = lambda expression, **options: wait(
+        expression, **{"polling": POLL_MS, **options}
+    )
+    return page
