@@ -602,7 +602,7 @@ def learn_template(
     anchor = load_template(base).start_anchor.pattern
     alignments = [found for found in align_all(examples, anchor) if found]
     if not alignments:
-        raise NotLearnt("no example's message could be found in its output")
+        raise NotLearnt("no output shows where its message stands")
     _settle_empty_calls(alignments)
     cuts, left, varying = _peel(alignments)
     fields: dict[str, Any] = {}

@@ -583,3 +583,16 @@ def test_the_renders_are_labelled_outputs_each_with_the_message_it_was_rendered_
     for example in rendered:
         message = parse_response(example.output, result.template, prefix=example.prefix)
         assert message_differences(example.expected, message) == [], example.label
+
+
+def test_outputs_that_show_no_message_are_refused_in_words_that_fit_renders_too():
+    """The aligner reads renders as well as examples: its refusal names neither."""
+    from engine.chat_templates.example_fields import NotLearnt, learn_template
+
+    base = {"start_anchor": "<|assistant|>", "fields": {"content": {"close": "<|eot|>"}}}
+    unrelated = Example(
+        0, PREFIX, "Sunny.<|eot|>", expected={"role": "assistant", "content": "Rain."}
+    )
+    with pytest.raises(NotLearnt) as refused:
+        learn_template([unrelated], base)
+    assert str(refused.value) == "no output shows where its message stands"
