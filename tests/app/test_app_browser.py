@@ -868,14 +868,17 @@ def test_every_visible_text_has_contrast_in_both_themes(new_page, app_url, tmp_p
     measured = measure_every_tab(page)
     page.get_by_role("tab", name="Start from a model", exact=True).click()
     page.locator("#chat-template .cm-content").click()
-    page.keyboard.insert_text(CHAT_TEMPLATE_FIXTURES.joinpath("keyed-calls.jinja").read_text())
+    # Calls written as bare Python calls: the renders never show them, so inference fails.
+    page.keyboard.insert_text(
+        CHAT_TEMPLATE_FIXTURES.joinpath("bare-python-calls.jinja").read_text()
+    )
     page.locator("#infer-button").click()
     page.wait_for_selector("#inference-failures", timeout=120_000)
     settle(page)
     shots.take("themed")
     measured += measure_every_tab(page)
     found = {m["path"].split(" > ")[-1] for m in measured}
-    for part in ("footer", "cm-", "rt-failure", "rt-apply", "value-changes", "token"):
+    for part in ("footer", "cm-", "rt-failure", "value-changes", "token"):
         assert any(part in m["path"] or part in m["classes"] for m in measured), (
             part,
             sorted(found)[:50],
@@ -1912,4 +1915,13 @@ def test_a_tool_call_marked_spelled_out_stays_content_and_the_map_says_why(
     message = json.loads(code_text(page, "message-json"))
     assert message["content"].startswith("Let me check both cities.\n<tool_call>\n"), shots.where()
     assert [call["function"]["arguments"]["city"] for call in message["tool_calls"]] == ["東京"]
-    assert "✔ Parsed: tool_calls, content" in page.locator("#status").inner_text(), shots.where()
+    # A call left in content is never plain green, even one the author marked spelled out: the
+    # status names the tool sitting in content.
+    assert (
+        page.locator("#status")
+        .inner_text()
+        .startswith(
+            "△ Parsed, but text was probably lost (the tool 'get_weather' is named at generation "
+            "offset 48 in content"
+        )
+    ), shots.where()
