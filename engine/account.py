@@ -44,6 +44,7 @@ from typing import Any
 
 import regex
 
+from .content import tag_matches
 from .delimiters import DelimiterMatch
 from .pattern_shapes import read_pattern
 from .template import FieldSpec, ResponseTemplate
@@ -585,12 +586,10 @@ class Account:
         self, field: FieldSpec, tag_re: regex.Pattern, body: str, value: Any, body_start: int
     ) -> None:
         """Text of a tag-style region that no tag matched, when it reads as an argument."""
-        standard = field.content_args.get("_tag_re_std")
+        standard = field.content_args.get("_tag_re_std") is not None
         try:
-            if standard is not None:  # the same matches, faster (engine/re_equivalent.py)
-                found = standard.finditer(body)
-            else:
-                found = tag_re.finditer(body, timeout=self.timeout)
+            # The content parser's own search, bounded where a tag never closes.
+            found = tag_matches(body, field.content_args, None if standard else self.timeout)
             tags = [(m.start(), m.end()) for m in found]
         except TimeoutError:
             return

@@ -323,8 +323,11 @@ def _parse_sub_value(raw: str, value_parser: dict | None, timeout: float | None,
         raise ContentError(str(error), position) from None
 
 
-def _tags(body: str, args: dict, timeout: float | None):
-    """The matches of the tag pattern in `body`, in order (`parse_xml_inline`)."""
+def tag_matches(body: str, args: dict, timeout: float | None):
+    """The matches of an `xml-inline` field's tag pattern in `body`, in order (`args`: the
+    field's compiled content_args; `timeout`: seconds for the `regex` engine, None for its
+    standard-`re` equivalent). Linear where a tag never closes: the search ends at the last
+    closing text (`_tag_end`)."""
     end = len(body)
     tag_end = args.get("_tag_end")
     if tag_end is not None:
@@ -356,7 +359,7 @@ def parse_xml_inline(body: str, args: dict) -> dict:
     """
     timeout = args.get("_timeout")
     read_tags = args.get("_tag_reader")  # lenient parsing's own reading (`engine.recovery`)
-    tags = _tags(body, args, timeout) if read_tags is None else read_tags(body)
+    tags = tag_matches(body, args, timeout) if read_tags is None else read_tags(body)
     value_parser = args.get("value_parser")
     by = args.get("value_parser_by")
     merge = args.get("merge_duplicates", False)
