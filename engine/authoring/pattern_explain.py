@@ -312,8 +312,8 @@ class _Reader:
         if following in _CHARACTER_ESCAPES:
             value = _CHARACTER_ESCAPES[following]
             return _literal(start, self.at, text, value)
-        if following.isdigit():
-            while self.peek().isdigit():
+        if following.isdecimal():
+            while self.peek().isdecimal():
                 self.at += 1
             text = self.source[start : self.at]
             return PatternPiece(

@@ -357,7 +357,7 @@ def _value_start(text: str, path: str) -> int | None:
     try:
         for part in path.split("."):
             at = _BLANK.match(text, at).end()
-            if text[at : at + 1] == "[" and part.isdigit():
+            if text[at : at + 1] == "[" and part.isdecimal():
                 at = _BLANK.match(text, at + 1).end()
                 for _ in range(int(part)):
                     at = _BLANK.match(text, decoder.raw_decode(text, at)[1]).end()

@@ -261,7 +261,7 @@ def link_problems(params: dict[str, str]) -> list[str]:
                 f"?{name}= is longer than {MODEL_PARAMETER_CHARS} characters; it is left out"
             )
     if "chunk" in params and not (
-        params["chunk"].isdigit() and len(params["chunk"]) <= CHUNK_DIGITS
+        params["chunk"].isdecimal() and len(params["chunk"]) <= CHUNK_DIGITS
     ):
         shown = params["chunk"] if len(params["chunk"]) <= 20 else params["chunk"][:20] + "…"
         problems.append(f"?chunk={shown} is not a chunk number (0, 1, 2, ...)")

@@ -185,7 +185,7 @@ def open_page(params: dict, session: Session) -> dict:
         texts,
         params.get("chunking", "chars:1"),
         tab,
-        int(chunk) if chunk.isdigit() and len(chunk) <= CHUNK_DIGITS else 0,
+        int(chunk) if chunk.isdecimal() and len(chunk) <= CHUNK_DIGITS else 0,
     )
     # ?chat_template_model= fills the Start from a model tab (the page script then presses Infer).
     return {**_apply_state(state, session, problems), **model}

@@ -234,11 +234,11 @@ def explain(
                 "(earlier turns, the anchor itself): never parsed",
             ),
         )
-    if selection.startswith("e") and selection[1:].isdigit():
+    if selection.startswith("e") and selection[1:].isdecimal():
         return _explain_error(view, int(selection[1:]))
-    if selection.startswith("d") and selection[1:].isdigit():
+    if selection.startswith("d") and selection[1:].isdecimal():
         return _explain_diagnosis(view, int(selection[1:]))
-    if not selection.isdigit() or int(selection) >= len(view.spans):
+    if not selection.isdecimal() or int(selection) >= len(view.spans):
         return PLACEHOLDER
     return _explain_span(view, view.spans[int(selection)], inference)
 
@@ -557,7 +557,7 @@ def _template_value(template: dict | None, path: str):
     for part in path.split("."):
         if isinstance(node, dict):
             node = node.get(part)
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+        elif isinstance(node, list) and part.isdecimal() and int(part) < len(node):
             node = node[int(part)]
         else:
             return None

@@ -76,7 +76,7 @@ def spelled_ranges(text: str, length: int) -> list[tuple[int, int]]:
         if not line:
             continue
         start, colon, end = line.partition(":")
-        if not colon or not start.strip().isdigit() or not end.strip().isdigit():
+        if not colon or not start.strip().isdecimal() or not end.strip().isdecimal():
             raise InputError(
                 f"Spelled out, line {number}: {line!r} is not a range like 8:19 (start:end, "
                 "character offsets of the generation)."

@@ -114,6 +114,7 @@ def test_bad_input_to_generate_gets_a_clear_error(loaded_app, arguments, expecte
         ({"sample": "no-such/sample"}, "no-such/sample"),
         ({"state": "not-base64!!"}, "The link"),
         ({"chunk": "-4", "chunking": "chars:0"}, "The link"),
+        ({"chunk": "²"}, "?chunk=² is not a chunk number"),  # a digit int() cannot read
         ({"template": "../../etc/passwd"}, "The link"),
     ],
     ids=lambda value: str(value)[:40],
