@@ -226,7 +226,8 @@ class RequestSizeCap:
         else:  # room for the form's own fields
             cap = (caps.upload_mb if upload else caps.request_mb) * 1_000_000 + 65_536
         length = dict(scope.get("headers") or ()).get(b"content-length")
-        if length is not None and length.isdecimal() and int(length) > cap:
+        # bytes: isdigit() is ASCII digits only, which int() reads
+        if length is not None and length.isdigit() and int(length) > cap:
             return await _too_large(scope, receive, send, cap, kind)
         seen = 0
 
@@ -417,7 +418,7 @@ class UnqueuedAdmission:
         from starlette.requests import Request
 
         length = dict(scope.get("headers") or ()).get(b"content-length")
-        size = int(length) if length is not None and length.isdecimal() else 0
+        size = int(length) if length is not None and length.isdigit() else 0
         if not size:
             return None
         address = client_address(Request(scope))
@@ -456,7 +457,7 @@ class UnqueuedAdmission:
 
         address = client_address(Request(scope))
         length = dict(scope.get("headers") or ()).get(b"content-length")
-        declared = length is not None and length.isdecimal()
+        declared = length is not None and length.isdigit()
         refused = self.refusal(address, int(length) if declared else 0)
         if refused is not None:
             return await send_refusal(scope, receive, send, 429, refused)

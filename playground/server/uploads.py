@@ -184,7 +184,7 @@ class UploadQuota:
             return await self.app(scope, receive, send)
         address = client_address(Request(scope))
         length = dict(scope.get("headers") or ()).get(b"content-length", b"")
-        declared = int(length) if length.isdecimal() and len(length) < 19 else 0
+        declared = int(length) if length.isdigit() and len(length) < 19 else 0
         refused, held = LEDGER.admit(address, declared)
         if refused is not None:
             return await send_refusal(scope, receive, send, 429, refused)
