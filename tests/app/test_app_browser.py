@@ -1733,6 +1733,10 @@ def test_a_second_chat_template_starts_fresh_and_each_verdict_comes_into_view(
         'Checking.<<go>>[get_weather(city="Oslo")]<</go>><|eot|>'
     )
     page.locator("#parse-button").click()
+    # Its parse first: a case added before it lands would be the sample's output.
+    page.wait_for_function(
+        "() => document.querySelector('#region-map-body').innerText.includes('Oslo')"
+    )
     page.get_by_role("tab", name="Tests", exact=True).click()
     page.locator("#add-case-button").click()
     page.wait_for_selector("#test-results details[data-source=output]")
