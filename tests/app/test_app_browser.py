@@ -1526,7 +1526,9 @@ def test_the_map_follows_a_stream_to_a_tool_call_below_its_box(new_page, app_url
         # own script must follow the stream without one (Playwright's isolated world keeps its own).
         page.add_init_script("window.requestAnimationFrame = () => 0;")
     shots = Shots(page, tmp_path)
-    open_page(page, app_url)  # the qwen3 sample: its template reads <tool_call> JSON calls
+    # The qwen3 sample (its template reads <tool_call> JSON calls), replayed in chunks of 60
+    # characters: the link sets the chunking on the server, so no typed box can miss it.
+    open_page(page, app_url + "?chunking=chars:60")
     generation = "".join(f"Line {i} of a long answer before the call.\n" for i in range(80)) + (
         '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>'
     )
@@ -1536,11 +1538,6 @@ def test_the_map_follows_a_stream_to_a_tool_call_below_its_box(new_page, app_url
     page.wait_for_function(
         "() => document.querySelector('#live-figures').innerText.includes('events')"
     )
-    page.locator("#replay-settings").click()
-    page.locator("#chunk-size input").fill("60")
-    page.locator("#chunk-size input").press("Enter")
-    page.locator("#speed input[type=number]").fill("15")
-    page.locator("#speed input[type=number]").press("Enter")
     page.evaluate(
         """() => {
         window.__streamed = false;
@@ -1553,7 +1550,7 @@ def test_the_map_follows_a_stream_to_a_tool_call_below_its_box(new_page, app_url
     # Once it has played, the map still shows where the stream ended: the call, inside the map's box.
     page.wait_for_function(
         "() => window.__streamed && !document.querySelector('#region-map-body .rt-now')",
-        timeout=60_000,
+        timeout=180_000,
     )
     page.wait_for_timeout(500)  # and it stays there
     place = page.evaluate(

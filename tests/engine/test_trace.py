@@ -38,7 +38,7 @@ def test_spans_events_and_anchor():
     ]
     assert (
         result.spans[3].side == "close"
-        and result.spans[3].delimiter == "</think>|(?=(?:<tool_call>\\s*\\{)(?:(?!</think>).)*\\Z)"
+        and result.spans[3].delimiter == "</think>|(?=<tool_call>\\s*\\{)"
     )
     assert result.spans[3].delimiter_path == "fields.reasoning_content.close_pattern"
     assert [(e.event["type"], e.spans, e.stage) for e in result.events] == [
