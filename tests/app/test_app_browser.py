@@ -1526,18 +1526,23 @@ def test_the_map_follows_a_stream_to_a_tool_call_below_its_box(new_page, app_url
         # own script must follow the stream without one (Playwright's isolated world keeps its own).
         page.add_init_script("window.requestAnimationFrame = () => 0;")
     shots = Shots(page, tmp_path)
-    # The qwen3 sample (its template reads <tool_call> JSON calls), replayed in chunks of 60
-    # characters: the link sets the chunking on the server, so no typed box can miss it.
-    open_page(page, app_url + "?chunking=chars:60")
+    open_page(page, app_url)  # the qwen3 sample: its template reads <tool_call> JSON calls
     generation = "".join(f"Line {i} of a long answer before the call.\n" for i in range(80)) + (
         '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>'
     )
     page.get_by_role("tab", name="Paste & parse", exact=True).click()
     page.locator("#generation textarea").fill(generation)
     page.locator("#parse-button").click()
+    # The pasted output's parse, drawn before the replay starts (the sample's figures already
+    # say "events": a parse landing during the replay would end the wait below early).
     page.wait_for_function(
-        "() => document.querySelector('#live-figures').innerText.includes('events')"
+        "() => document.querySelector('#region-map-body').innerText.includes('Line 79 of')"
     )
+    page.locator("#replay-settings").click()
+    page.locator("#chunk-size input").fill("60")
+    page.locator("#chunk-size input").press("Enter")
+    page.locator("#speed input[type=number]").fill("15")
+    page.locator("#speed input[type=number]").press("Enter")
     page.evaluate(
         """() => {
         window.__streamed = false;
@@ -1550,7 +1555,7 @@ def test_the_map_follows_a_stream_to_a_tool_call_below_its_box(new_page, app_url
     # Once it has played, the map still shows where the stream ended: the call, inside the map's box.
     page.wait_for_function(
         "() => window.__streamed && !document.querySelector('#region-map-body .rt-now')",
-        timeout=180_000,
+        timeout=180_000,  # a loaded server may start the replay late
     )
     page.wait_for_timeout(500)  # and it stays there
     place = page.evaluate(
