@@ -1740,7 +1740,14 @@ def test_a_second_chat_template_starts_fresh_and_each_verdict_comes_into_view(
         "() => document.querySelector('#region-map-body').innerText.includes('Oslo')"
     )
     page.get_by_role("tab", name="Tests", exact=True).click()
-    page.locator("#add-case-button").click()
+    # The Tests tab may still be drawing when the button is first pressed: press until it lands.
+    for _ in range(3):
+        page.locator("#add-case-button").click()
+        try:
+            page.wait_for_selector("#test-results details[data-source=output]", timeout=15_000)
+            break
+        except playwright_api.TimeoutError:
+            continue
     page.wait_for_selector("#test-results details[data-source=output]")
     # Another model's chat template: nothing of the first reaches its inference.
     page.get_by_role("tab", name="Start from a model", exact=True).click()
