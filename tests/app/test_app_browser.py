@@ -16,34 +16,13 @@ import pytest
 from engine.authoring.samples import load_samples
 from playground.catalog import DEFAULT_SAMPLE
 from playground.parse.token_reading import READ_DEMO
-from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, polled, start_app
+from tests.support.app_server import CHROMIUM, polled
 from tests.support.paths import CHAT_TEMPLATE_FIXTURES, ROOT
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.skipif(
     not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium"
 )
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    process, url = start_app()
-    yield url
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
