@@ -34,7 +34,12 @@ import regex
 from .content import VALUE_ENDS
 from .delimiters import Delimiter
 from .errors import ResponseParseError, shorten
-from .pattern_shapes import end_literal
+from .pattern_shapes import (
+    alternative_endings,
+    around_group,
+    top_level_alternatives,
+    without_leading_lookbehind,
+)
 from .template import FieldSpec, ResponseTemplate
 from .watch import WatchState
 
@@ -239,16 +244,8 @@ def _outside_state(template: ResponseTemplate) -> WatchState:
 
 
 def _close_texts(pattern: str) -> list[str]:
-    """The texts the top-level alternatives of a close `pattern` end with (`end_literal`)."""
-    texts = []
-    for alternative in _alternatives(pattern):
-        try:
-            ending = end_literal(regex.compile(alternative, regex.DOTALL))
-        except (regex.error, ValueError, OverflowError, RecursionError):
-            ending = None
-        if ending and ending.strip():
-            texts.append(ending)
-    return texts
+    """The texts the top-level alternatives of a close `pattern` end with."""
+    return alternative_endings(pattern)
 
 
 def _without_lookbehinds(pattern: str) -> regex.Pattern | None:
@@ -256,10 +253,10 @@ def _without_lookbehinds(pattern: str) -> regex.Pattern | None:
     (a close written after a value its lookbehind refuses), or None when none starts with one
     or what is left can match nothing."""
     alternatives, changed = [], False
-    for alternative in _alternatives(pattern):
-        if alternative.startswith(("(?<=", "(?<!")):
-            end = _group_end(alternative, 0)
-            alternative, changed = alternative[end + 1 :], True
+    for alternative in top_level_alternatives(pattern) or ():
+        unlooked = without_leading_lookbehind(alternative)
+        if unlooked is not None:
+            alternative, changed = unlooked, True
         alternatives.append(alternative)
     if not changed:
         return None
@@ -268,57 +265,6 @@ def _without_lookbehinds(pattern: str) -> regex.Pattern | None:
     except (regex.error, ValueError, OverflowError, RecursionError):
         return None
     return None if compiled.match("") else compiled
-
-
-def _group_end(pattern: str, i: int) -> int:
-    """The offset of the `)` that closes the group opening at `pattern[i]`."""
-    depth, n = 0, len(pattern)
-    while i < n:
-        char = pattern[i]
-        if char == "\\":
-            i += 2
-            continue
-        if char == "[":
-            i = _class_end(pattern, i)
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return n
-
-
-def _alternatives(pattern: str) -> list[str]:
-    """`pattern` cut at its top-level `|` (escapes, classes and groups respected)."""
-    cuts, depth, i, n = [], 0, 0, len(pattern)
-    while i < n:
-        char = pattern[i]
-        if char == "\\":
-            i += 2
-            continue
-        if char == "[":
-            i = _class_end(pattern, i)
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            cuts.append(i)
-        i += 1
-    bounds = [-1, *cuts, n]
-    return [pattern[a + 1 : b] for a, b in zip(bounds, bounds[1:])]
-
-
-def _class_end(pattern: str, i: int) -> int:
-    """The offset of the `]` that closes the character class opening at `pattern[i]`."""
-    n = len(pattern)
-    i += 2 if pattern.startswith("[^", i) else 1
-    i += 1 if i < n and pattern[i] == "]" else 0
-    while i < n and pattern[i] != "]":
-        i += 2 if pattern[i] == "\\" else 1
-    return i
 
 
 def _add_text(
@@ -353,33 +299,13 @@ class TagShape:
 def tag_shape(pattern: str) -> TagShape | None:
     """`pattern` cut before and after its `(?P<value>…)` group, or None when the group is not
     at the top level of a single alternative, or either part can match nothing."""
-    start = pattern.find("(?P<value>")
-    if start < 0:
+    cut = around_group(pattern, "value")
+    if cut is None:
         return None
-    depth, i, n, end = 0, 0, len(pattern), -1
-    while i < n:
-        char = pattern[i]
-        if char == "\\":
-            i += 2
-            continue
-        if char == "[":
-            i = _class_end(pattern, i)
-        elif char == "(":
-            if i == start and depth != 0:
-                return None
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0 and start < i and end < 0:
-                end = i
-        elif char == "|" and depth == 0:
-            return None
-        i += 1
-    if end < 0:
-        return None
+    before, after = cut
     try:
-        opening = regex.compile(pattern[:start], regex.DOTALL)
-        closing = regex.compile(pattern[end + 1 :], regex.DOTALL)
+        opening = regex.compile(before, regex.DOTALL)
+        closing = regex.compile(after, regex.DOTALL)
     except (regex.error, ValueError, OverflowError, RecursionError):
         return None
     if "key" not in opening.groupindex or opening.match("") or closing.match(""):

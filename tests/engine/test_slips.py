@@ -16,6 +16,7 @@ import re
 import pytest
 
 from engine import ResponseParseError, load_template, message_from_events, parse_response
+from engine.pattern_shapes import alternative_endings
 from tests.support.paths import ROOT
 from tests.support.stream_helpers import stream
 
@@ -41,8 +42,6 @@ def chunkings(output: str) -> list[list[str]]:
 
 def delimiter_texts(template) -> set[str]:
     """The literal delimiters of a loaded template, and the texts its close patterns end with."""
-    from engine.recovery import _close_texts
-
     texts = set()
     for spec in template.fields.values():
         for delimiter in (spec.open, spec.close):
@@ -51,7 +50,7 @@ def delimiter_texts(template) -> set[str]:
             if delimiter.literals:
                 texts.update(delimiter.literals)
             else:
-                texts.update(_close_texts(delimiter.pattern.pattern))
+                texts.update(alternative_endings(delimiter.pattern.pattern))
     return {text for text in texts if text.strip()}
 
 
