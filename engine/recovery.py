@@ -31,6 +31,7 @@ from typing import Any
 
 import regex
 
+from .account import CALL_NAME, TAGGED_CONTENT, calls_of
 from .content import VALUE_ENDS
 from .delimiters import Delimiter
 from .errors import ResponseParseError, shorten
@@ -40,6 +41,7 @@ from .pattern_shapes import (
     top_level_alternatives,
     without_leading_lookbehind,
 )
+from .strays import LenientWatch, lenient_watch
 from .template import FieldSpec, ResponseTemplate
 from .watch import WatchState
 
@@ -90,6 +92,7 @@ def plan_failed_region(
     captures: dict,
     timeout: float | None,
     read_again: bool = True,
+    lenient: LenientWatch | None = None,
 ) -> Plan:
     """The pieces of a region of `field` whose value failed: `open_text` at stream offset
     `region_start`, `body` at `body_start`, then `close_text`.
@@ -98,7 +101,8 @@ def plan_failed_region(
     region's value (a region piece of the same field, `captures` kept); the text after it, or
     the whole body when there is no such value, is read as outside any region (`_outside`).
     The delimiters are consumed pieces. With `read_again` False (regions nested `MAX_DEPTH`
-    deep) the body is kept as text.
+    deep) the body is kept as text. `lenient` is what lenient parsing watches outside regions
+    (`engine.strays`; the template's own with no control tokens when None).
     """
     pieces: list[Piece] = []
     notes: list[str] = []
@@ -128,7 +132,8 @@ def plan_failed_region(
             )
             rest_from = end
     if read_again:
-        outside = _outside(template, body, rest_from, body_start, timeout)
+        watch = lenient if lenient is not None else lenient_watch(template)
+        outside = _outside(template, watch, body, rest_from, body_start, timeout)
     else:
         outside = [Piece("text", body_start, body_start + len(body), body)] if body else []
     for piece in outside:
@@ -150,7 +155,12 @@ def plan_failed_region(
 
 
 def _outside(
-    template: ResponseTemplate, text: str, pos: int, base: int, timeout: float | None
+    template: ResponseTemplate,
+    lenient: LenientWatch,
+    text: str,
+    pos: int,
+    base: int,
+    timeout: float | None,
 ) -> list[Piece]:
     """`text[pos:]` (at stream offset `base` + its offsets; `text[:pos]` is context for
     lookbehinds) read as the parser reads the end of a stream outside any region: an open
@@ -158,7 +168,7 @@ def _outside(
     the text's end; the close of any field is consumed (a delimiter is never unclaimed text);
     other text is unclaimed."""
     pieces: list[Piece] = []
-    outside = _outside_state(template)
+    outside = _outside_state(template, lenient)
     state: WatchState = outside
     region: Piece | None = None
     searches: dict = {}
@@ -218,13 +228,14 @@ def _outside(
 _OUTSIDE_STATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _outside_state(template: ResponseTemplate) -> WatchState:
-    """What lenient parsing watches for outside regions: every open, every field's close, and
-    the text a close pattern always ends with, wherever it stands (`</x>` after a value its
-    lookbehind refuses is still the close's text), built once a template."""
-    state = _OUTSIDE_STATES.get(template)
+def _outside_state(template: ResponseTemplate, lenient: LenientWatch) -> WatchState:
+    """What lenient parsing watches for in a failed region's text: what it watches outside
+    regions (`lenient`: every open, the strays), every field's close, and the text a close
+    pattern always ends with, wherever it stands (`</x>` after a value its lookbehind refuses
+    is still the close's text), built once per template and `lenient`."""
+    state = _OUTSIDE_STATES.get(lenient)
     if state is None:
-        delimiters = list(template.watch_outside.delimiters)
+        delimiters = list(lenient.outside.delimiters)
         for spec in template.fields.values():
             close = spec.close
             if close is None or close in delimiters:
@@ -239,7 +250,7 @@ def _outside_state(template: ResponseTemplate) -> WatchState:
                     delimiters.append(
                         Delimiter.from_pattern(spec.name, "close", close.path, unlooked)
                     )
-        state = _OUTSIDE_STATES[template] = WatchState.of(delimiters)
+        state = _OUTSIDE_STATES[lenient] = WatchState.of(delimiters)
     return state
 
 
@@ -431,3 +442,60 @@ def decode_string_arguments(
             )
         )
     return errors
+
+
+# -- a JSON call inside tag-style call markers ---------------------------------
+
+
+def read_json_call(
+    field: FieldSpec, value: Any, open_text: str, body: str, body_start: int
+) -> list[ResponseParseError]:
+    """Read, in place, a call of a tag-style tool call field (`xml-inline`, `kv-lines`) that
+    was written as a JSON object ``{"name": …, "arguments": {…}}`` inside the call markers:
+    the open's name group then took the object's first token, and no tag read the rest. The
+    region's raw text (`open_text` + `body`) must hold, from its first ``{``, exactly one such
+    object and whitespace; its arguments may be an object or a JSON string holding one
+    (``"parameters"`` is read as ``"arguments"``). Returns an error for the call read, or []."""
+    if not field.is_tool_call or field.content not in TAGGED_CONTENT:
+        return []
+    calls = list(calls_of(value))
+    if len(calls) != 1:
+        return []
+    call = calls[0]
+    name = call.get("name")
+    if isinstance(name, str) and CALL_NAME.fullmatch(name) and call.get("arguments"):
+        return []
+    text = open_text + body
+    start = text.find("{")
+    if start < 0:
+        return []
+    try:
+        written, end = json.JSONDecoder().raw_decode(text, start)
+    except (ValueError, RecursionError):
+        return []
+    if text[end:].strip() or not isinstance(written, dict):
+        return []
+    called = written.get("name")
+    arguments = written.get("arguments", written.get("parameters"))
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except (ValueError, RecursionError):
+            return []
+    if not isinstance(called, str) or not CALL_NAME.fullmatch(called):
+        return []
+    if not isinstance(arguments, dict):
+        return []
+    call["name"], call["arguments"] = called, arguments
+    at = body_start - len(open_text) + start
+    return [
+        ResponseParseError(
+            f"{field.path}: lenient reading of the region at stream offset {at}: a JSON call "
+            f"inside the call markers, read as {called!r} with its arguments",
+            field=field.name,
+            key=f"{field.path}.content",
+            offset=body_start,
+            position=at,
+            text=body,
+        )
+    ]

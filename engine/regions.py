@@ -30,6 +30,7 @@ from .recovery import (
     Plan,
     decode_string_arguments,
     plan_failed_region,
+    read_json_call,
     tag_reading,
 )
 from .strays import LenientWatch, lenient_error
@@ -293,8 +294,11 @@ class Regions:
                 value = self.message.store(read_as, body, self.captures, self.body_start)
                 if self.recovery_depth:
                     value = self._joined_lists(field, earlier, value)
+                read_json = []
                 if lenient:
                     notes += decode_string_arguments(field, value, self.body_start, body)
+                    read_json = read_json_call(field, value, self.open_text, body, self.body_start)
+                    notes += read_json
             except ResponseParseError as error:
                 if isinstance(error, PatternTimeoutError):
                     self.budget.check(error, at)
@@ -318,7 +322,7 @@ class Regions:
                 else:
                     event["value"] = value
                     self._count_value(value, at)
-                if self.account is not None and repeated is None:
+                if self.account is not None and repeated is None and not read_json:
                     self.account.closed(
                         field, body, value, self.region_start, self.body_start, end, match
                     )
@@ -447,6 +451,7 @@ class Regions:
             self.captures,
             self.message.timeout,
             read_again=self.recovery_depth < MAX_DEPTH,
+            lenient=self.lenient,
         )
         error.args = (f"{error.args[0]} (kept leniently: {'; '.join(plan.notes)})",)
         return plan

@@ -42,7 +42,7 @@ SHORTEST_VARIANT = 5
 _WORD = regex.compile(r"[^\W\d_]{4,}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LenientWatch:
     """What lenient parsing watches outside regions.
 
@@ -59,7 +59,9 @@ class LenientWatch:
 _WATCHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def lenient_watch(template: ResponseTemplate, controls: frozenset[str] = frozenset()) -> LenientWatch:
+def lenient_watch(
+    template: ResponseTemplate, controls: frozenset[str] = frozenset()
+) -> LenientWatch:
     """The `LenientWatch` of `template` with the control token texts `controls`, built once per
     template and set of control tokens."""
     kept = _WATCHES.setdefault(template, {})
@@ -116,9 +118,11 @@ def _build(template: ResponseTemplate, controls: frozenset[str]) -> LenientWatch
         if open_ is None or open_.literals is not None:
             continue
         inner = after_leading_marker(open_.pattern)
-        if inner is not None and Delimiter.from_pattern(
-            spec.name, "open", open_.path, inner
-        ).context_width <= template.context_width:
+        if (
+            inner is not None
+            and Delimiter.from_pattern(spec.name, "open", open_.path, inner).context_width
+            <= template.context_width
+        ):
             add(
                 Delimiter.from_pattern(spec.name, "open", open_.path, inner),
                 f"an open of {spec.name} written without the marker its pattern starts with "
