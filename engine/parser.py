@@ -34,7 +34,7 @@ from .errors import PatternTimeoutError, ResponseParseError
 from .inputs import MISSING_PREFIX_MESSAGE, batch_prefixes, prefix_cut, prefix_text, split_batch
 from .message import MessageBuilder
 from .regions import Regions, TimeBudget
-from .strays import STRAY, lenient_watch
+from .strays import STRAY, control_texts, lenient_watch
 from .template import ResponseTemplate, load_template
 from .token_ids import IdReader, StreamTokens, token_id_list
 from .tool_typing import tool_parameter_schemas
@@ -206,7 +206,9 @@ class ResponseParser:
             max_regions=max_regions,
             max_value_chars=max_value_chars,
             account=self._account,
-            lenient=None if on_error != "keep" else lenient_watch(template, self._controls()),
+            lenient=None
+            if on_error != "keep"
+            else lenient_watch(template, control_texts(self.tokens)),
         )
         self._finalized = False
         # While the next chunk may take the quick path: the open region's `QuickTest`, its
@@ -225,12 +227,6 @@ class ResponseParser:
             self._scan(self.initial_events, at_end=False)
             if self._ids is not None:
                 self._ids.as_read(self.initial_events)
-
-    def _controls(self) -> frozenset[str]:
-        """The texts of the tokenizer's control tokens (none without a tokenizer)."""
-        if self.tokens is None:
-            return frozenset()
-        return frozenset(text for text in self.tokens.spellings.values() if text.strip())
 
     @property
     def deadline(self) -> float | None:

@@ -33,7 +33,7 @@ from .recovery import (
     read_json_call,
     tag_reading,
 )
-from .strays import LenientWatch, lenient_error
+from .strays import Drafts, LenientWatch, lenient_error, repeat_error
 from .template import FieldSpec, ResponseTemplate
 from .watch import WatchState
 
@@ -137,8 +137,6 @@ class Regions:
         "recovered",
         "lenient",
         "outside",
-        "ended_early",
-        "since_early",
         "drafts",
     )
 
@@ -166,12 +164,7 @@ class Regions:
         self.lenient = lenient
         self.outside = template.watch_outside if lenient is None else lenient.outside
         self.state = self.outside
-        # Lenient parsing: field -> stream offset where a zero-width close (a lookahead) ended
-        # its region; the regions closed since, as (field, value, start, end); and those a stray
-        # close of that field showed were written inside it (a repeat of one is read once).
-        self.ended_early: dict[str, int] = {}
-        self.since_early: list[tuple[str, Any, int, int]] = []
-        self.drafts: list[tuple[str, Any, int, int]] = []
+        self.drafts = Drafts()  # lenient parsing: regions written inside one ended early
         self.opened = False
         self.count = 0
         self.captures: dict[str, str] = {}
@@ -256,7 +249,7 @@ class Regions:
         if self.spans is not None:
             self.spans.append((start, end, "open", field.name, self.count - 1, match))
         if self.lenient is not None and match.delimiter in self.lenient.notes:
-            self._lenient_match(match, start, end)
+            self.errors.append(lenient_error(self.lenient, match, start, end, self.count - 1))
 
     def close(self, events: list[dict], match: DelimiterMatch | None, at: int) -> None:
         """Close the current region (if it received anything) and return to the implicit field.
@@ -275,7 +268,8 @@ class Regions:
         if match is not None:
             self.captures.update(match.captures)
             if self.lenient is not None and match.delimiter in self.lenient.notes:
-                self._lenient_match(match, base + match.start, base + match.end)
+                at, to = base + match.start, base + match.end
+                self.errors.append(lenient_error(self.lenient, match, at, to, self.count - 1))
             if self.spans is not None:
                 region = self.count - 1 if self.opened else None
                 start, end = base + match.start, base + match.end
@@ -340,74 +334,38 @@ class Regions:
         if failed is not None and implicit is not None and implicit is not field:
             self._recover(events, plan)
 
-    def _lenient_match(self, match: DelimiterMatch, start: int, end: int) -> None:
-        """Record the error of a delimiter lenient parsing added (`engine.strays`)."""
-        error = lenient_error(self.lenient, match, start, end)
-        error.region = self.count - 1
-        self.errors.append(error)
-
     def stray(self, events: list[dict], match: DelimiterMatch) -> None:
-        """Consume a stray (`engine.strays`: a close with no open, a control token), outside
-        any region (the implicit stretch before it is closed). A stray close of a field that
-        a zero-width close ended earlier shows that what came between was written inside that
-        field: the regions closed since are drafts, and a later region repeating one is read
-        once (`_drafted`)."""
+        """Consume a stray (`engine.strays`: a close with no open, a control token) outside any
+        region (the implicit stretch before it is closed already), with its error."""
         base = self.buffer.base
         start, end = base + match.start, base + match.end
         field = match.delimiter.field
-        detail = ""
-        ended = self.ended_early.pop(field, None)
-        if ended is not None:
-            detail = (
-                f"; the {field} region was ended at stream offset {ended} by the lookahead of its "
-                f"close pattern, so the text between {ended} and {start} was written inside it"
-            )
-            self.drafts = self.since_early
-            if self.drafts:
-                detail += (
-                    f" ({len(self.drafts)} region(s) read there: a later region with the same "
-                    "value is read once)"
-                )
-            self.since_early = []
-        error = lenient_error(self.lenient, match, start, end, detail)
-        self.errors.append(error)
+        detail = self.drafts.stray_close(field, start)
+        self.errors.append(lenient_error(self.lenient, match, start, end, None, detail))
         if self.spans is not None:
             self.spans.append((start, end, "close", field or None, None, match))
 
     def _drafted(
         self, field: FieldSpec, value: Any, match: DelimiterMatch | None, end: int
     ) -> ResponseParseError | None:
-        """Lenient parsing, a region of `field` that closed with `value`: keeps track of regions
-        ended early by a zero-width close and of the regions closed after; returns the error
-        of a region of a repeating field whose value repeats a draft (it is then taken back
-        from the message), else None."""
+        """The error of a region of a repeating field whose `value` repeats a draft
+        (`strays.Drafts`; the value is then taken back from the message), else None."""
         if field.implicit or value is BLANK:
             return None
-        if match is not None and match.start == match.end:
-            self.ended_early[field.name] = self.buffer.base + match.start
-            self.since_early = []
+        zero_width = match is not None and match.start == match.end
+        repeated = self.drafts.closed(
+            field,
+            value,
+            self.buffer.base + match.start if zero_width else None,
+            self.region_start,
+            end,
+        )
+        if repeated is None:
             return None
-        if self.ended_early:
-            self.since_early.append((field.name, value, self.region_start, end))
-        if not field.repeats:
-            return None
-        for index, (name, drafted, start, draft_end) in enumerate(self.drafts):
-            if name == field.name and drafted == value:
-                del self.drafts[index]
-                self.message.take_back(field)
-                return ResponseParseError(
-                    f"{field.path}: lenient reading of the region at stream offset "
-                    f"{self.region_start}: its value repeats the one read at {start}-{draft_end}, "
-                    "which was written inside a region ended early; it is read once",
-                    field=field.name,
-                    key=f"{field.path}.repeats",
-                    offset=self.body_start,
-                    start=self.region_start,
-                    end=end,
-                    position=self.region_start,
-                    region=self.count - 1,
-                )
-        return None
+        self.message.take_back(field)
+        return repeat_error(
+            field, repeated, self.region_start, end, self.body_start, self.count - 1
+        )
 
     def _failed(
         self,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from typing import Any
 
 import regex
 
@@ -32,7 +33,7 @@ from .account import vocabulary_of
 from .delimiters import Delimiter, DelimiterMatch
 from .errors import ResponseParseError
 from .pattern_shapes import after_leading_marker, alternative_endings
-from .template import ResponseTemplate
+from .template import FieldSpec, ResponseTemplate
 from .watch import WatchState
 
 # The side of a delimiter lenient parsing consumes outside regions (neither opens nor closes).
@@ -179,10 +180,15 @@ def number_variants(literal: str) -> list[str]:
 
 
 def lenient_error(
-    watch: LenientWatch, match: DelimiterMatch, start: int, end: int, detail: str = ""
+    watch: LenientWatch,
+    match: DelimiterMatch,
+    start: int,
+    end: int,
+    region: int | None,
+    detail: str = "",
 ) -> ResponseParseError:
     """The error a match of an added delimiter records: what it is, and where (stream offsets
-    `start`-`end`)."""
+    `start`-`end`; `region` the index of the region it opened or closed, or None)."""
     delimiter = match.delimiter
     return ResponseParseError(
         f"{delimiter.path}: lenient reading at stream offset {start}: {match.text!r} is "
@@ -194,4 +200,88 @@ def lenient_error(
         end=end,
         position=start,
         text=match.text,
+        region=region,
     )
+
+
+def repeat_error(
+    field: FieldSpec, draft: tuple[int, int], start: int, end: int, offset: int, region: int
+) -> ResponseParseError:
+    """The error of a region of `field` at stream offsets `start`-`end` (its body at `offset`,
+    its index `region`) read once because it repeats the draft at `draft` (`Drafts`)."""
+    return ResponseParseError(
+        f"{field.path}: lenient reading of the region at stream offset {start}: its value "
+        f"repeats the one read at {draft[0]}-{draft[1]}, which was written inside a region "
+        "ended early; it is read once",
+        field=field.name,
+        key=f"{field.path}.repeats",
+        offset=offset,
+        start=start,
+        end=end,
+        position=start,
+        region=region,
+    )
+
+
+def control_texts(tokens) -> frozenset[str]:
+    """The texts of the control tokens of a parser's `tokens` (`engine.token_ids.StreamTokens`),
+    or none without a tokenizer (None)."""
+    if tokens is None:
+        return frozenset()
+    return frozenset(text for text in tokens.spellings.values() if text.strip())
+
+
+class Drafts:
+    """Lenient parsing: regions written inside a region that a zero-width close ended early.
+
+    A close pattern's lookahead (``(?=<tool_call>)`` in a reasoning field's close) ends the
+    region at an open it sees; when the region's own close then comes, as a stray close
+    outside, what was read between was written inside the region: its regions were drafts. A
+    streamed region is never taken back, so the drafts stay; a later region of a repeating
+    field with a draft's value is read once (the same call is not made twice).
+    """
+
+    __slots__ = ("ended_early", "since_early", "drafts")
+
+    def __init__(self) -> None:
+        self.ended_early: dict[str, int] = {}  # field -> stream offset a zero-width close ended it
+        self.since_early: list[tuple[str, Any, int, int]] = []  # (field, value, start, end) since
+        self.drafts: list[tuple[str, Any, int, int]] = []  # those shown to be drafts
+
+    def closed(
+        self, field: FieldSpec, value: Any, zero_width_at: int | None, start: int, end: int
+    ) -> tuple[int, int] | None:
+        """A region of `field` closed with `value` at stream offsets `start`-`end`
+        (`zero_width_at`: where its zero-width close matched, or None). Returns where the draft
+        it repeats lies, when it does (then it is read once), else None."""
+        if zero_width_at is not None:
+            self.ended_early[field.name] = zero_width_at
+            self.since_early = []
+            return None
+        if self.ended_early:
+            self.since_early.append((field.name, value, start, end))
+        if not field.repeats:
+            return None
+        for index, (name, drafted, draft_start, draft_end) in enumerate(self.drafts):
+            if name == field.name and drafted == value:
+                del self.drafts[index]
+                return draft_start, draft_end
+        return None
+
+    def stray_close(self, field: str, at: int) -> str:
+        """A stray close of `field` at stream offset `at`: words for the error, saying what was
+        written inside the field when a zero-width close ended it early ("" otherwise)."""
+        ended = self.ended_early.pop(field, None)
+        if ended is None:
+            return ""
+        detail = (
+            f"; the {field} region was ended at stream offset {ended} by the lookahead of its "
+            f"close pattern, so the text between {ended} and {at} was written inside it"
+        )
+        self.drafts, self.since_early = self.since_early, []
+        if self.drafts:
+            detail += (
+                f" ({len(self.drafts)} region(s) read there: a later region with the same value "
+                "is read once)"
+            )
+        return detail
