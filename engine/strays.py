@@ -6,6 +6,7 @@ that no delimiter of the template, and no control token of the tokenizer, lands 
 
 * a *stray close*: the close of an explicit field (its literal, or the text an alternative of
   its close pattern ends with) met where no region of that field is open. It is consumed;
+  only markup is watched for (`is_markup`: a close such as `]` stays text);
 * a *stray control token*: a control token of the tokenizer (generated as its id: a spelled
   out one never matches, `engine.token_ids`) that is no delimiter text of the template
   (`<|eot_id|>` where the template closes on nothing). It is consumed;
@@ -91,7 +92,7 @@ def _build(template: ResponseTemplate, controls: frozenset[str]) -> LenientWatch
     def free(text: str) -> bool:
         """Whether `text` is no delimiter text watched outside already (nor matched there by a
         pattern at its start)."""
-        if not text.strip() or text in taken:
+        if not is_markup(text) or text in taken:
             return False
         return not any(
             delimiter.literals is None and delimiter.pattern.match(text) is not None
@@ -161,6 +162,13 @@ def _build(template: ResponseTemplate, controls: frozenset[str]) -> LenientWatch
             "a control token of the tokenizer that is no delimiter of the template: consumed",
         )
     return LenientWatch(WatchState.of(watched + added), notes)
+
+
+def is_markup(text: str) -> bool:
+    """Whether `text` may be watched for outside regions: three characters or more, one of
+    them neither a letter, a digit nor a blank (a plain word, or `]`, is too common)."""
+    text = text.strip()
+    return len(text) >= 3 and any(not (c.isalnum() or c.isspace()) for c in text)
 
 
 def number_variants(literal: str) -> list[str]:
