@@ -18,7 +18,11 @@ scanners use the answers to skip regex calls that cannot find anything:
 * `read_pattern` is the one reader of a pattern's parse tree (with its named groups' names),
   for these answers and for the grammar wing, so that all of them refuse the same syntax;
 * `pattern_literal` writes a literal text as the pattern that matches it, for every pattern
-  the tools suggest or infer.
+  the tools suggest or infer;
+* `top_level_alternatives`, `group_end`, `around_group`, `without_leading_lookbehind`,
+  `alternative_endings` and `after_leading_marker` cut a pattern's text where its tree says,
+  for the patterns lenient reading makes out of a template's (each cut refused where
+  `read_pattern` refuses the pattern).
 
 Every answer errs on the safe side: "unknown" (None) whenever the tree holds
 syntax the analysis does not model, and the scanner then asks the regex.

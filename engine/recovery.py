@@ -1,7 +1,7 @@
 """Lenient parsing: what `on_error="keep"` reads of a region that does not parse as written.
 
 Everything here is derived from the compiled template (its delimiters, watch states and
-content arguments); nothing knows a model family or a marker. Three readings:
+content arguments); nothing knows a model family or a marker. Four readings:
 
 * a failed region (`plan_failed_region`): its open and close delimiters are consumed (a
   delimiter never lands in the implicit field), and its body is read for the longest part
@@ -13,7 +13,12 @@ content arguments); nothing knows a model family or a marker. Three readings:
   tag's open, or at the body's end less the closing tags (`</…>`) that end it; a value that
   holds its own close runs to the last close before the next tag;
 * tool-call arguments written as a JSON string where the message has an object
-  (`decode_string_arguments`).
+  (`decode_string_arguments`);
+* a JSON call (``{"name": …, "arguments": {…}}``) written inside tag-style call markers
+  (`read_json_call`).
+
+What lenient parsing watches for outside regions (closes with no open, control tokens, an
+open without its leading marker) is `engine.strays`; a failed region's text is read with it.
 
 Each reading that differs from the strict one is reported as a `ResponseParseError` in the
 parser's `errors`, with the stream offsets of what was read differently. Strict parsing
