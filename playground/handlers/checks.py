@@ -49,7 +49,7 @@ def wrong_parse_reasons(view: ParseView | None, session: Session) -> list[str]:
     last inference knows was lost included). An output recorded from such a parse is unverified."""
     if view is None:
         return []
-    found = [error.message for error in view.errors] + [str(w) for w in view.warnings]
+    found = [error.message for error in view.errors] + [w.message for w in view.warnings]
     found += probable_losses(view, inference_losses(view, session.inference))
     return list(dict.fromkeys(found))
 
