@@ -80,7 +80,9 @@ def test_a_case_written_by_hand_gets_the_same_verdict_in_infer_and_in_tests():
     wrong_city["tool_calls"][0]["function"]["arguments"] = {"city": "Bergen"}
     assert verdicts(case_of(wrong_city)) == (False, False)
     [result] = run_cases(QWEN3, [case_of(wrong_city)])
-    assert '-          "city": "Bergen"' in result.diff and '+          "city": "Oslo"' in result.diff
+    assert (
+        '-          "city": "Bergen"' in result.diff and '+          "city": "Oslo"' in result.diff
+    )
 
 
 def _variant(draw) -> dict:
@@ -220,3 +222,22 @@ def test_a_matrix_row_or_a_sample_becomes_an_example_with_one_click():
     }
     # Clicked again on a case already the author's: nothing changes.
     assert handlers.tests_click({"use": 1}, "", clicked["test_cases_text"], session) == {}
+
+
+def test_a_live_output_the_page_shows_no_parse_of_is_unverified():
+    session = Session()
+    _page(session, CALLING)
+    session.live_output = {"prefix": PROMPT, "output": "Sunny.<|im_end|>", "tools": TOOLS}
+    clicked = handlers.use_live_output(template_text_of(QWEN3), "", session)
+    [case] = json.loads(clicked["test_cases_text"])
+    assert (case["name"], case["expected"], case["check"]) == (
+        "live output 1",
+        {},
+        "unverified: recorded from a parse with errors or warnings (no parse of this output is "
+        "shown); correct expected if needed, then Confirm",
+    )
+    assert clicked["live_example_note"] == (
+        "✔ Added to Tests as 'live output 1', one of your outputs: Infer (Start from a model) "
+        "sends it as an example, the output and the tools it was given (confirm its message in "
+        "Tests to send that too)."
+    )
