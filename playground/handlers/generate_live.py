@@ -664,7 +664,7 @@ def use_live_output(template_text: str, test_cases_text: str, session: Session) 
     )
     return {
         "test_cases_text": text,
-        "test_results": tests_panel(template_text, text),
+        "test_results": tests_panel(template_text, text, session),
         "live_example_note": f"✔ Added to Tests as {case['name']!r}, one of your outputs: Infer "
         f"(Start from a model) sends it as an example, {sent}.",
     }
