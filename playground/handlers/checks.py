@@ -107,7 +107,7 @@ def tests_click(event: dict, template_text: str, test_cases_text: str, session: 
         return {}
     text = cases_text(changed)
     session.test_cases_text = text
-    return {"test_cases_text": text, "test_results": tests_panel(template_text, text)}
+    return {"test_cases_text": text, "test_results": tests_panel(template_text, text, session)}
 
 
 @produces("examples_file", "test_results")

@@ -3,13 +3,12 @@ output recorded from a wrong parse is unverified until its Confirm button is pre
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from playground.authoring.test_cases import cases_for_template
-from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, polled, start_app
+from tests.support.app_server import CHROMIUM, polled
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.skipif(
@@ -21,27 +20,6 @@ BROKEN_CALL = (
     'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}\n'
     "</tool_call><|im_end|>"
 )
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    process, url = start_app()
-    yield url
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
 
 
 def test_a_sample_becomes_an_example_and_a_wrong_parse_waits_for_confirm(browser, app_url):
