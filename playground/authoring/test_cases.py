@@ -92,13 +92,17 @@ def cases_for_template(template_name: str | None, template: dict | None = None) 
     return cases
 
 
-def matrix_cases(rows: list[dict], tools: list[dict]) -> list[dict]:
+def matrix_cases(rows: list[dict], tools: list[dict], besides: list[dict] = ()) -> list[dict]:
     """The renderable rows of a chat-template check (``ConformanceReport.to_dict()``'s
     situations) as cases: each row's prompt, its generation and the message the chat template
-    wrote (`tools` where the check gave them)."""
+    wrote (`tools` where the check gave them). A row `besides` already holds (the same prompt
+    and generation: one the author made an example) is left out, so it is listed once."""
+    held = {(case.get("prefix") or "", case["generation"]) for case in besides}
     cases = []
     for row in rows:
         if not row["renderable"] or row.get("expected") is None or row.get("prompt") is None:
+            continue
+        if (row["prompt"], row["generation"]) in held:
             continue
         case = {
             "name": row["name"],

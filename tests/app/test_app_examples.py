@@ -15,7 +15,14 @@ from engine.chat_templates.evidence import Example, differing_keys, read_example
 from engine.chat_templates.judge import check_examples
 from engine.template_files import load_template_file
 from playground import handlers
-from playground.authoring.test_cases import as_examples, author_cases, read_cases, run_cases
+from playground.authoring.test_cases import (
+    as_examples,
+    author_cases,
+    matrix_cases,
+    read_cases,
+    run_cases,
+    use_as_example,
+)
 from playground.catalog import template_text_of
 from playground.parse.session import Session
 from playground.parse.workspace import WorkspaceInputs
@@ -241,3 +248,25 @@ def test_a_live_output_the_page_shows_no_parse_of_is_unverified():
         "sends it as an example, the output and the tools it was given (confirm its message in "
         "Tests to send that too)."
     )
+
+
+def test_a_matrix_row_made_an_example_is_listed_once_after_the_next_check():
+    rows = [
+        {
+            "name": name,
+            "renderable": True,
+            "prompt": PROMPT,
+            "generation": generation,
+            "expected": READ,
+            "tools": True,
+        }
+        for name, generation in (("with-call", CALLING), ("plain", "Hi.<|im_end|>"))
+    ]
+    cases = matrix_cases(rows, TOOLS)
+    mine = author_cases(use_as_example(cases, 0))
+    assert [case["name"] for case in mine] == ["with-call"]
+    again = matrix_cases(rows, TOOLS, besides=mine)
+    assert [(case["name"], case["source"]) for case in mine + again] == [
+        ("with-call", "output"),
+        ("plain", "matrix"),
+    ]
