@@ -4,9 +4,9 @@ message the output means, and the one comparison every check of a parse uses.
 A labelled output is the evidence every learner of template inference reads: an author's
 example output (with or without its expected message), a chat template's render of a known
 message (the render is the output, the message its label), a real output with its expected
-message. The same record is what the page's test cases, the shipped samples and the conformance
-matrix's rows hold, and the same comparison decides all of them, so a case that Infer reads right
-passes in Tests, in `check` and in the matrix too. `Example` is the record; `message_differences`
+message, a test case on the page. The same comparison decides them all, and the shipped
+samples (`check`) and the conformance matrix's rows too, so a case that Infer reads right passes
+in Tests, in `check` and in the matrix as well. `Example` is the record; `message_differences`
 the comparison (text stripped; missing, None and "" alike; tool calls by order, name and
 arguments as JSON values; `differing_keys` the same comparison key by key); `implausible` the
 check of an output with no expected message (its calls name given tools, with their parameters).
@@ -36,7 +36,7 @@ class Example:
         tools: the tools it was given (JSON-schema dicts), or None.
         expected: the message the output should give, or None (then only plausibility is checked).
         kind: what it is, for its label ("example", "output": one the author checks the
-            learnt template on, "case": a test case, "row": a matrix row).
+            learnt template on, "case": a test case on the page).
         name: its own name ("your output 1", a sample's or a row's name), the label when given.
     """
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from engine import ParseDeadlineError, ResponseParser, TemplateError
@@ -92,7 +93,7 @@ def cases_for_template(template_name: str | None, template: dict | None = None) 
     return cases
 
 
-def matrix_cases(rows: list[dict], tools: list[dict], besides: list[dict] = ()) -> list[dict]:
+def matrix_cases(rows: list[dict], tools: list[dict], besides: Sequence[dict] = ()) -> list[dict]:
     """The renderable rows of a chat-template check (``ConformanceReport.to_dict()``'s
     situations) as cases: each row's prompt, its generation and the message the chat template
     wrote (`tools` where the check gave them). A row `besides` already holds (the same prompt
