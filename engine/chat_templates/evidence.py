@@ -312,7 +312,7 @@ def labelled_renders(probes: list[Probe]) -> list[Example]:
                     copy.deepcopy(PROBE_TOOLS),
                     expected,
                     "render",
-                    turn.render.label,
+                    what=turn.render.label,
                 )
             )
     return found
