@@ -317,6 +317,7 @@ def generate(
             processors, note = constrained(loaded, template, tools, prompt, constrain, tool_choice)
         except (
             generation.ModelLoadError,
+            generation.PromptRenderError,  # the chat template failed, looped or ran too long
             LookupError,
             TemplateError,
             ResponseParseError,
