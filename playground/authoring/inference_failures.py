@@ -29,6 +29,7 @@ from typing import Any
 
 from engine import TemplateError, trace
 from engine.chat_templates.conformance import TOOLS
+from engine.chat_templates.evidence import differing_keys
 from engine.chat_templates.probes import probe_names_in_words
 
 from ..panels.markup import escape, key_path
@@ -90,6 +91,10 @@ def _field_key(key: str) -> str:
     return "start_anchor" if key.startswith("start_anchor") else key
 
 
+# How a conformance row's detail starts when its parse reported an error.
+FAILED_PARSE = "the parse failed: "
+
+
 def _row_cause(row: dict, template: dict, deadline: float) -> tuple[str, str, dict | None]:
     """(template key, cause, fix) of one failing row: the leading diagnosis of its parse (traced
     within the parse's caps and by `deadline`, a `time.perf_counter()` value), else what its
@@ -137,9 +142,14 @@ def _row_cause(row: dict, template: dict, deadline: float) -> tuple[str, str, di
             "no tool_calls region opened: its open delimiter does not match the calls the chat template writes",
             None,
         )
-    changed = (
-        gained or lost or [k for k in set(expected) | set(got) if expected.get(k) != got.get(k)]
-    )
+    # The keys the one comparison of a parse with its expected message finds different.
+    changed = gained or lost or [key for key, _ in differing_keys(expected, got)]
+    failed = str(row.get("detail") or "").removeprefix(FAILED_PARSE)
+    if not changed and failed != row.get("detail"):
+        # The message is right, but reading it took a lenient reading: the error names its key.
+        key = failed.split(":", 1)[0]
+        if key.startswith(("fields.", "start_anchor")):
+            return key, failed, None
     key = f"fields.{changed[0]}" if changed and changed[0] != "role" else "fields"
     return key, difference_summary(expected, got, template), None
 

@@ -87,7 +87,8 @@ def test_a_failed_inference_groups_its_rows_by_the_finding_they_contradict_and_a
     groups = failure_groups(result)
     assert [(g.key, len(g.rows), g.fix, g.sketch) for g in groups] == [
         ("start_anchor", 13, {"start_anchor": "<|assistant|>"}, False),
-        ("fields.content", 2, None, False),
+        # The prompt's own '</mind>' after the anchor took '<mind>': read leniently, with an error.
+        ("fields.reasoning_content.close_pattern", 2, None, False),
     ]
     assert groups[0].cause == (
         "start_anchor: end the start anchor before '<mind>': set start_anchor to '<|assistant|>' "
@@ -145,12 +146,18 @@ def test_failure_groups_trace_within_the_parses_deadline_and_caps(monkeypatch):
     # runs on in the server's process.
     late = failure_groups(result, deadline=time.perf_counter() - 1)
     by_message = [(g.key, len(g.rows), g.fix) for g in late]
-    assert by_message == [("fields.content", 9, None), ("fields.content", 6, None)]
+    assert by_message == [
+        ("fields.content", 9, None),
+        ("fields.reasoning_content.close_pattern", 6, None),
+    ]
     assert "start_anchor" not in {g.key for g in late}  # what only the trace tells
     # A trace stopped at a cap still diagnoses what it read (the anchor is at the start).
     monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, value_chars=1))
     capped = failure_groups(result)
-    assert [(g.key, len(g.rows)) for g in capped] == [("start_anchor", 13), ("fields.content", 2)]
+    assert [(g.key, len(g.rows)) for g in capped] == [
+        ("start_anchor", 13),
+        ("fields.reasoning_content.close_pattern", 2),
+    ]
 
 
 def test_calls_keyed_by_their_name_are_learnt_from_the_renders_and_keep_brackets_in_prose():
