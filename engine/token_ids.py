@@ -125,13 +125,6 @@ def token_id_list(ids: Any, what: str = "ids") -> list[int]:
     """
     if ids.__class__ is TokenIds:
         return ids
-    if ids.__class__ is list or ids.__class__ is tuple:
-        try:  # a sum of ints is an int (a float or an array scalar makes it something else)
-            whole_ints = sum(ids).__class__ is int
-        except TypeError:
-            whole_ints = False
-        if whole_ints:  # as it is: no copy, no Python step per id
-            return ids if ids.__class__ is list else list(ids)
     if isinstance(ids, str):
         raise TypeError(
             f"{what}: this parser was given a tokenizer, so it reads token ids, not text; feed "
@@ -139,13 +132,20 @@ def token_id_list(ids: Any, what: str = "ids") -> list[int]:
         )
     if hasattr(ids, "tolist"):  # numpy array or torch tensor
         ids = ids.tolist()
+    if ids.__class__ is list or ids.__class__ is tuple:
+        try:  # a sum of ints is an int (a float or an array scalar makes it something else)
+            whole_ints = sum(ids).__class__ is int
+        except TypeError:
+            whole_ints = False
+        if whole_ints:  # as it is: no copy, no Python step per id
+            return ids if ids.__class__ is list else list(ids)
     if isinstance(ids, int) and not isinstance(ids, bool):
         return TokenIds([ids])
     if isinstance(ids, (list, tuple)):
         try:
             return TokenIds(map(operator.index, ids))
         except TypeError:
-            bad = next(item for item in ids if not isinstance(item, int))
+            bad = next(item for item in ids if not hasattr(item, "__index__"))
             raise TypeError(
                 f"{what}: expected token ids (ints), found {type(bad).__name__} {bad!r}"
             ) from None
