@@ -7,8 +7,9 @@ result that contains one. Parsing token ids, only the first kind may act as a de
 `TokenDecoder` turns ids into the text the parser scans. Ordinary ids are decoded
 incrementally, as `tokenizers`' `DecodeStream` decodes them (each id once: linear in the
 ids), holding back the ids of an incomplete character: a run of many ids (a whole
-generation, the prefix) by one decode per stretch between control tokens, read after the
-few ids before it; one id at a time with a byte-level decoder by the id's own text where
+generation, the prefix) by one decode call where the tokenizer allows it (`whole_run_splits`),
+else by one decode per stretch between control tokens, read after the few ids before it;
+one id at a time with a byte-level decoder by the id's own text where
 that is what the stream would give, else by a stream step. In the text they give, every spelling of a
 control token gets `SPELLED_MARK` between its characters, so that no delimiter can match
 it, and a tail that could still grow into such a spelling is held back until later ids
