@@ -215,14 +215,14 @@ class Vocabulary:
         self.words = list(words.values())
         self.texts = frozenset(words)
         self.near = [
-            NearWord(word, _edits(word.text), _fuzzy(word.text), _pieces(word.text))
+            NearWord(word, _edits(word.text), _fuzzy(word.text), _piece_scans(word.text))
             for word in self.words
             if len(word.text) >= SHORTEST_NEAR_MISS and not word.text[0].isalnum()
         ]
         # The characters a near miss may start with: the first characters of `near`'s words.
         self.first_characters = "".join(sorted({near.word.text[0] for near in self.near}))
         # Any piece of any word: a text this does not find holds no near miss (one C scan).
-        pieces = sorted({piece for near in self.near for _, piece in near.pieces}, key=len)
+        pieces = sorted({scan.piece for near in self.near for scan in near.scans}, key=len)
         self.any_piece = (
             re.compile("|".join(re.escape(piece) for piece in reversed(pieces))) if pieces else None
         )
@@ -265,14 +265,49 @@ def _pieces(text: str) -> tuple[tuple[int, str], ...]:
 
 
 @dataclass(frozen=True)
+class PieceScan:
+    """How to find the places where a near miss holding `piece` (at `offset` of its word) may
+    start: `pattern` finds the piece where the word's last character follows it at a distance
+    a near miss allows (the test a place must pass, done at C speed), or the piece alone when
+    the piece may hold that character itself; `overlaps` when two of its occurrences can
+    overlap (then it is searched from each place on, not match after match)."""
+
+    offset: int
+    piece: str
+    pattern: re.Pattern
+    overlaps: bool
+
+
+@dataclass(frozen=True)
 class NearWord:
     """A vocabulary text that may have near misses: its edits allowed, its fuzzy pattern and
-    the pieces one of which a near miss holds whole (`_pieces`)."""
+    the scans for the pieces one of which a near miss holds whole (`_pieces`)."""
 
     word: Word
     edits: int
     fuzzy: regex.Pattern
-    pieces: tuple[tuple[int, str], ...]
+    scans: tuple[PieceScan, ...]
+
+
+def _piece_scans(text: str) -> tuple[PieceScan, ...]:
+    """A `PieceScan` per piece of `text` (`_pieces`).
+
+    A near miss starting at ``s`` ends with the word's last character at some ``q`` with
+    ``s + len - 1 - edits <= q <= s + len - 1 + edits``, and its piece at ``offset`` lies at
+    ``s + offset ± edits``; so after the piece's end the last character comes within
+    ``[gap - 2 * edits, gap + 2 * edits]`` characters, ``gap`` being
+    ``len - 1 - offset - len(piece)``. Where that range starts before the piece's end, the
+    piece alone is searched."""
+    edits, last = _edits(text), text[-1]
+    scans = []
+    for offset, piece in _pieces(text):
+        gap = len(text) - 1 - offset - len(piece)
+        source = re.escape(piece)
+        if gap - 2 * edits >= 0:
+            source += f"(?=[\\s\\S]{{{gap - 2 * edits},{gap + 2 * edits}}}{re.escape(last)})"
+        overlaps = any(piece[:k] == piece[-k:] for k in range(1, len(piece)))
+        scans.append(PieceScan(offset, piece, re.compile(source), overlaps))
+    return tuple(scans)
 
 
 _VOCABULARIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -304,9 +339,9 @@ def near_misses(vocabulary: Vocabulary, text: str, timeout: float | None) -> lis
     characters swapped, and is no vocabulary text itself (so a close is never a near miss of
     its own open).
 
-    Cost: only the places near an exact piece of a word (`_pieces`, found with `str.find`) are
-    tried, and there only that word's fuzzy pattern, so a text holding no piece of any word
-    costs a few scans at C speed."""
+    Cost: one scan at C speed per piece of a word (`PieceScan`), which finds the piece only
+    where the word's last character follows it at a distance a near miss allows; only the
+    places near those are tried in Python, and there only that word's fuzzy pattern."""
     if vocabulary.any_piece is None or vocabulary.any_piece.search(text) is None:
         return []
     best: dict[int, tuple[tuple, NearMiss]] = {}
@@ -315,9 +350,11 @@ def near_misses(vocabulary: Vocabulary, text: str, timeout: float | None) -> lis
         first, last, length = target[0], target[-1], len(target)
         tail, reach = length - 1 - edits, length + edits
         tried: set[int] = set()
-        for offset, piece in near.pieces:
-            at = text.find(piece)
-            while at >= 0:
+        for scan in near.scans:
+            offset, pattern = scan.offset, scan.pattern
+            found_piece = pattern.search(text)
+            while found_piece is not None:
+                at = found_piece.start()
                 low, high = at - offset - edits, at - offset + edits + 1
                 start = text.find(first, low if low > 0 else 0, high)
                 while start >= 0:
@@ -329,7 +366,7 @@ def near_misses(vocabulary: Vocabulary, text: str, timeout: float | None) -> lis
                         if found is not None and (start not in best or found[0] < best[start][0]):
                             best[start] = found
                     start = text.find(first, start + 1, high)
-                at = text.find(piece, at + 1)
+                found_piece = pattern.search(text, at + 1 if scan.overlaps else found_piece.end())
     kept: list[NearMiss] = []
     for position in sorted(best):
         miss = best[position][1]

@@ -7,8 +7,9 @@ result that contains one. Parsing token ids, only the first kind may act as a de
 `TokenDecoder` turns ids into the text the parser scans. Ordinary ids are decoded
 incrementally, as `tokenizers`' `DecodeStream` decodes them (each id once: linear in the
 ids), holding back the ids of an incomplete character: a run of many ids (a whole
-generation, the prefix) by one decode per stretch between control tokens, read after the
-few ids before it; one id at a time with a byte-level decoder by the id's own text where
+generation, the prefix) by one decode call where the tokenizer allows it (`whole_run_splits`),
+else by one decode per stretch between control tokens, read after the few ids before it;
+one id at a time with a byte-level decoder by the id's own text where
 that is what the stream would give, else by a stream step. In the text they give, every spelling of a
 control token gets `SPELLED_MARK` between its characters, so that no delimiter can match
 it, and a tail that could still grow into such a spelling is held back until later ids
@@ -50,6 +51,9 @@ CONTEXT_IDS = 4
 # control tokens have at most FEW_SPELLINGS spellings.
 LONG_TEXT = 256
 FEW_SPELLINGS = 32
+# A feed of more ids than this is decoded by one call where the tokenizer allows it
+# (`whole_run_splits`).
+WHOLE_RUN = 64
 
 
 def _positions_of(ids: list[int], wanted: dict[int, Any], table: bytes | None = None) -> list[int]:
@@ -112,8 +116,9 @@ class TokenIds(list):
 
 
 def token_id_list(ids: Any, what: str = "ids") -> list[int]:
-    """Token ids as a list of ints (a `TokenIds`): from a list or tuple of ints, a 1-D numpy
-    array or torch tensor, or a single int (one id).
+    """Token ids as a list of ints: from a list or tuple of ints (a list of ints is handed
+    back as it is, checked by one `sum`), a 1-D numpy array or torch tensor, or a single int
+    (one id); other lists come back as a `TokenIds`.
 
     Raises:
         TypeError: text (a parser given a tokenizer reads ids, not text), or a value that is
@@ -128,13 +133,20 @@ def token_id_list(ids: Any, what: str = "ids") -> list[int]:
         )
     if hasattr(ids, "tolist"):  # numpy array or torch tensor
         ids = ids.tolist()
+    if ids.__class__ is list or ids.__class__ is tuple:
+        try:  # a sum of ints is an int (a float or an array scalar makes it something else)
+            whole_ints = sum(ids).__class__ is int
+        except TypeError:
+            whole_ints = False
+        if whole_ints:  # as it is: no copy, no Python step per id
+            return ids if ids.__class__ is list else list(ids)
     if isinstance(ids, int) and not isinstance(ids, bool):
         return TokenIds([ids])
     if isinstance(ids, (list, tuple)):
         try:
             return TokenIds(map(operator.index, ids))
         except TypeError:
-            bad = next(item for item in ids if not isinstance(item, int))
+            bad = next(item for item in ids if not hasattr(item, "__index__"))
             raise TypeError(
                 f"{what}: expected token ids (ints), found {type(bad).__name__} {bad!r}"
             ) from None
@@ -239,6 +251,58 @@ def spelling_matcher(
         max(map(len, starts), default=0),
         frozenset(spelling[0] for spelling in ordered),
     )
+
+
+@functools.lru_cache(maxsize=32)
+def spellings_overlap_free(spellings: frozenset[str]) -> bool:
+    """Whether no two occurrences of `spellings` in any text can overlap: no spelling holds
+    another, and no proper end of a spelling (itself included) begins a spelling. Then a
+    search finds every occurrence of each spelling, each whole (see `whole_run_splits`)."""
+    for first in spellings:
+        for second in spellings:
+            if first != second and first in second:
+                return False
+            if any(first[-k:] == second[:k] for k in range(1, min(len(first), len(second)))):
+                return False
+    return True
+
+
+_WHOLE_RUN_SPLITS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def whole_run_splits(tokenizer: Any, backend: Any, spellings: dict[int, str]) -> bool:
+    """Whether a run of ids may be decoded by one decode call, its control tokens found in the
+    text by their spellings (`TokenDecoder._feed_run`).
+
+    That holds when three things do. The decoder is byte-level (`own_pieces`): the text of ids
+    is their bytes read as UTF-8, so a run's text is the text of its ids, wherever it is cut.
+    Every control token decodes alone to its spelling: in any run it then adds its spelling
+    whole (a character is never split across it: UTF-8 resynchronizes at its first byte).
+    And spellings never overlap (`spellings_overlap_free`): a search of the run's text then
+    finds each control token's spelling where it lies, and finds as many spellings as there
+    are control tokens exactly when none was spelled out with ordinary tokens. Kept per
+    tokenizer while its vocabulary size and control tokens stay the same.
+    """
+    signature = (len(tokenizer), frozenset(spellings.items()))
+    try:
+        kept = _WHOLE_RUN_SPLITS.get(tokenizer)
+    except TypeError:  # not weakly referenceable: worked out per decoder
+        kept = None
+    if kept is not None and kept[0] == signature:
+        return kept[1]
+    splits = (
+        own_pieces(tokenizer, backend) is not None
+        and spellings_overlap_free(frozenset(spellings.values()))
+        and all(
+            backend.decode([token_id], skip_special_tokens=False) == spelling
+            for token_id, spelling in spellings.items()
+        )
+    )
+    try:
+        _WHOLE_RUN_SPLITS[tokenizer] = (signature, splits)
+    except TypeError:
+        pass
+    return splits
 
 
 _OWN_PIECES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -502,6 +566,7 @@ class TokenDecoder:
         self.tokens = StreamTokens(self.spellings, backend, self._new_stream)
         self._spelled_forms = frozenset(self.spellings.values())
         self._control_table = control_id_table(frozenset(self.spellings), len(tokenizer))
+        self._whole_runs = whole_run_splits(tokenizer, backend, self.spellings)
         self._pattern, self._starts, self._longest_start, self._first_characters = spelling_matcher(
             self._spelled_forms
         )
@@ -565,6 +630,10 @@ class TokenDecoder:
     def feed(self, ids: list[int]) -> str:
         """Decode the next ids; return the text they release (marked; ``""`` while all is held:
         an incomplete character, or a possible start of a spelled-out control token)."""
+        if len(ids) > WHOLE_RUN and self._whole_runs and not self._pending and not self._held:
+            text = self._feed_run(ids)
+            if text is not None:
+                return text
         offset = len(self.tokens.ids)  # where `ids` start in `tokens.ids`
         self.tokens.ids += ids
         spellings = self.spellings
@@ -597,6 +666,35 @@ class TokenDecoder:
         if start < len(ids):
             out.append(self._release(self._step_run(ids[start:], offset + start), final=False))
         return "".join(out)
+
+    def _feed_run(self, ids: list[int]) -> str | None:
+        """`feed` of a long run of ids by one decode call, where `whole_run_splits` allows it
+        and nothing is held: the run's text, its control tokens' spellings in place and
+        unmarked; or None (nothing changed) when the run holds an id that is not a non-negative
+        int below the vocabulary's size, ends inside a character, or holds a spelled-out control
+        token (more spellings in its text than control ids in it): `feed` then reads it its
+        own way. The count of control ids looks each id up in the byte table (which also
+        checks that it indexes one) instead of a Python step per id; the stream is re-primed
+        only when it is next needed (`_stream`)."""
+        try:
+            controls = sum(operator.itemgetter(*ids)(self._control_table))
+        except (IndexError, TypeError):
+            return None
+        try:
+            text = self._backend.decode(ids, skip_special_tokens=False)
+        except OverflowError:  # a negative id (which indexed the table from its end)
+            return None
+        if not text or text.endswith("\ufffd"):
+            return None
+        pattern = self._pattern
+        if (0 if pattern is None else len(pattern.findall(text))) != controls:
+            return None
+        self.tokens.ids += ids
+        self._read_by_own_text = len(self.tokens.ids)
+        cut = self._hold_back(text)
+        self._held = text[cut:]
+        self._marked += cut
+        return text[:cut]
 
     def _decode_before_controls(
         self, ids: list[int], offset: int, positions: list[int]
@@ -705,26 +803,30 @@ class TokenDecoder:
         self.tokens._flushes.append(len(self.tokens.ids))
         return self._release(text, final=True)
 
+    def _hold_back(self, text: str) -> int:
+        """Where to cut `text` so that what follows the cut is the longest tail that could
+        still grow into a control token's spelling (``len(text)``: nothing to hold); never
+        inside a whole spelling, which is marked whole once the tail is decided."""
+        if not self._longest_start:
+            return len(text)
+        for length in range(min(self._longest_start, len(text)), 0, -1):
+            if text[-length:] in self._starts:
+                cut = len(text) - length
+                for match in self._pattern.finditer(text, max(0, cut - self._longest_start)):
+                    if match.start() < cut < match.end():
+                        return match.start()
+                return cut
+        return len(text)
+
     def _release(self, text: str, final: bool) -> str:
         """Hand out `text` after what is held, marking control-token spellings; unless `final`,
         keep back a tail that could still grow into one."""
         text = self._held + text
         self._held = ""
         pattern = self._pattern
-        if not final and self._longest_start:
-            hold = 0
-            for length in range(min(self._longest_start, len(text)), 0, -1):
-                if text[-length:] in self._starts:
-                    hold = length
-                    break
-            if hold:
-                cut = len(text) - hold
-                # never cut a whole spelling in two: it is marked whole once the tail is decided
-                for match in pattern.finditer(text, max(0, cut - self._longest_start)):
-                    if match.start() < cut < match.end():
-                        cut = match.start()
-                        break
-                text, self._held = text[:cut], text[cut:]
+        if not final:
+            cut = self._hold_back(text)
+            text, self._held = text[:cut], text[cut:]
         if not text:
             return ""
         if (

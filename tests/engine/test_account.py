@@ -328,3 +328,77 @@ def test_a_batch_run_counts_the_rows_with_a_warning(tmp_path):
     assert done.returncode == 0, done.stderr
     said = done.stdout + done.stderr
     assert "2 rows with warnings (text the parse probably put where it does not belong" in said
+
+
+def _near_misses_tried_everywhere(vocabulary: Vocabulary, text: str) -> list[tuple]:
+    """The near misses `near_misses` must find, worked out the plain way: every place each
+    piece of each word occurs (found by a step per character), every start within the word's
+    edits of it, each tried with the word's fuzzy pattern; then one per place as it keeps them."""
+    best: dict[int, tuple] = {}
+    for near in vocabulary.near:
+        target, edits = near.word.text, near.edits
+        for scan in near.scans:
+            for at in range(len(text)):
+                if not text.startswith(scan.piece, at):
+                    continue
+                for start in range(max(0, at - scan.offset - edits), at - scan.offset + edits + 1):
+                    if start >= len(text) or text[start] != target[0]:
+                        continue
+                    match = near.fuzzy.match(text, start, start + len(target) + edits)
+                    if match is None:
+                        continue
+                    got = match.group()
+                    used = sum(match.fuzzy_counts) if match.fuzzy_counts != (0, 0, 0) else 1
+                    if (
+                        got == target
+                        or got[-1] != target[-1]
+                        or len(got) < len(target) - edits
+                        or used > edits
+                    ):
+                        continue
+                    rank = (used, -len(target))
+                    if start not in best or rank < best[start][0]:
+                        best[start] = (rank, (target, start, match.end(), got))
+    kept: list[tuple] = []
+    for start in sorted(best):
+        miss = best[start][1]
+        if miss[3] in vocabulary.texts or vocabulary.exact_at(text, start):
+            continue
+        if not kept or start >= kept[-1][2]:
+            kept.append(miss)
+    return kept
+
+
+_SLIPPED_WORDS = ["</parameter>", "<parameter=", "<tool_call>", "</tool_call>", "<|im_end|>"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pieces=st.lists(
+        st.tuples(
+            st.sampled_from(_SLIPPED_WORDS),
+            # (where, what): "" drops the character there, "+x" inserts an x, others replace it
+            st.lists(
+                st.tuples(st.integers(0, 11), st.sampled_from(["", "+x", "<", ">", "/", "x"]))
+            ),
+            st.sampled_from(["", " ", "\n", "a<", ">>", "é"]),
+        ),
+        max_size=6,
+    )
+)
+def test_near_misses_are_found_wherever_a_piece_of_the_word_is(pieces):
+    # words with a few characters replaced, dropped or inserted: the scans (which test where
+    # the word's last character may follow a piece before any Python step) find what trying
+    # every place finds
+    vocabulary = Vocabulary(load_template(QWEN3_CODER))
+    text = ""
+    for word, edits, after in pieces:
+        for at, character in edits:
+            at %= len(word)
+            if character.startswith("+"):
+                word = word[:at] + character[1:] + word[at:]
+            else:
+                word = word[:at] + character + word[at + 1 :]
+        text += word + after
+    found = [(m.word.text, m.start, m.end, m.text) for m in near_misses(vocabulary, text, None)]
+    assert found == _near_misses_tried_everywhere(vocabulary, text)

@@ -34,6 +34,9 @@ from engine.token_ids import (
     _positions_of,
     control_id_table,
     control_tokens,
+    spellings_overlap_free,
+    token_id_list,
+    whole_run_splits,
 )
 from tests.support.paths import CHAT_TEMPLATES, MANIFEST, TEMPLATE_FOR, needs_shared
 from tests.support.real_outputs import (
@@ -573,3 +576,98 @@ def test_control_positions_are_where_the_control_ids_are(ids, wanted):
     expected = [at for at, token_id in enumerate(ids) if token_id in wanted]
     assert _positions_of(ids, dict.fromkeys(wanted), table) == expected
     assert _positions_of(ids, dict.fromkeys(wanted)) == expected
+
+
+# -- a long run of ids decoded by one call --------------------------------------------------
+
+
+def test_spellings_overlap_free_only_when_no_two_occurrences_can_overlap():
+    assert spellings_overlap_free(frozenset({"<tool_call>", "</tool_call>", "<|im_end|>"}))
+    assert not spellings_overlap_free(frozenset({"<a>", "<a>b"}))  # one holds the other
+    assert not spellings_overlap_free(frozenset({"ab", "ba"}))  # "aba": "ab" and "ba" overlap
+    assert not spellings_overlap_free(frozenset({"<x|", "|y>"}))
+    assert not spellings_overlap_free(frozenset({"aa"}))  # "aaa" holds two that overlap
+    assert spellings_overlap_free(frozenset())
+
+
+def test_a_run_with_control_ids_is_decoded_by_one_call_and_a_spelled_out_one_is_not(tokenizer):
+    assert whole_run_splits(tokenizer, tokenizer.backend_tokenizer, control_tokens(tokenizer))
+    generation = (
+        "<think>\nplan 東\n</think>\n\n" + "word " * 40 + "<tool_call>\n{}\n</tool_call> <to"
+    )
+    ids = ids_of(tokenizer, generation)
+    decoder = TokenDecoder(tokenizer)
+    # whole, the control tokens unmarked; the tail that may become a spelled-out token is held
+    assert decoder._feed_run(ids) == generation[: -len("<to")]
+    assert decoder.tokens.ids == ids and decoder._held == "<to"
+    assert decoder.flush() == "<to"
+    assert decoder.tokens.control == [token_id in control_tokens(tokenizer) for token_id in ids]
+    spelled = plain_ids(tokenizer, "<think>") + ids
+    assert TokenDecoder(tokenizer)._feed_run(spelled) is None  # more spellings than control ids
+    assert TokenDecoder(tokenizer)._feed_run(ids[:-1] + ids_of(tokenizer, "東")[:1]) is None
+
+
+_RUN_TEXTS = st.sampled_from(
+    ["word ", "é", "東", " <tool", "_call>", "<tool_call>", "</tool_call>", "<think>"]
+    + ["</think>", "\n", '{"a": 1}', "<|im_end|>", "<to", "<|im_"]
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pieces=st.lists(_RUN_TEXTS, min_size=30, max_size=90),
+    spelled=st.one_of(st.none(), st.integers(0, 89)),
+    first=st.integers(0, 8),
+    drop=st.integers(0, 2),
+)
+def test_a_long_run_reads_as_the_stepped_decoder_reads_it(tokenizer, pieces, spelled, first, drop):
+    # pieces with control tokens as ids, one of them (`spelled`) with ordinary tokens only; the
+    # run may follow a few ids and end inside a character. One decode call (where it applies)
+    # gives the text, marks, held tail and token records that decoding the run in steps gives.
+    ids = [
+        token_id
+        for at, text in enumerate(pieces)
+        for token_id in (plain_ids(tokenizer, text) if at == spelled else ids_of(tokenizer, text))
+    ]
+    ids = ids[: max(0, len(ids) - drop)]
+    read, stepped = TokenDecoder(tokenizer), TokenDecoder(tokenizer)
+    stepped._whole_runs = False
+    texts = []
+    for decoder in (read, stepped):
+        texts.append(
+            decoder.feed(ids[:first])
+            + decoder.feed(ids[first:])
+            + "|"
+            + decoder._held
+            + "|"
+            + decoder.flush()
+        )
+    assert texts[0] == texts[1]
+    assert read.tokens.ids == stepped.tokens.ids == ids
+    assert read.tokens.spelled_out() == stepped.tokens.spelled_out()
+    assert read.tokens.pieces == stepped.tokens.pieces
+    assert read.tokens.control == stepped.tokens.control
+
+
+@given(
+    ids=st.lists(
+        st.one_of(
+            st.integers(0, 10**6),
+            st.booleans(),
+            st.floats(allow_nan=False),
+            st.integers(0, 99).map(np.int64),
+            st.just("7"),
+        ),
+        max_size=100,
+    )
+)
+def test_token_id_list_takes_ints_and_names_anything_else(ids):
+    for form in (ids, tuple(ids)):
+        if all(isinstance(item, (int, np.integer)) for item in ids):
+            checked = token_id_list(form)
+            assert checked == [int(item) for item in ids]
+            assert all(isinstance(item, int) for item in checked)
+        else:
+            bad = next(item for item in ids if not isinstance(item, (int, np.integer)))
+            with pytest.raises(TypeError, match=f"found {type(bad).__name__}"):
+                token_id_list(form)
