@@ -132,6 +132,10 @@ class ResponseParser:
         tokenizer: a fast Hugging Face tokenizer: `feed` and `finalize` then take token ids
             (text raises TypeError), `prefix` text or ids; a control token is a delimiter only
             when generated as its id (`engine.token_ids.IdReader`).
+        account: True (the default): each region is checked as it closes against the
+            template's own vocabulary and the tools, into `warnings` (`engine.account`).
+            False skips that work and `warnings` stays empty: `parse_response`, which returns
+            the message only, passes False.
 
     Attributes:
         errors: the `ResponseParseError`s met so far, in order (with ``"raise"``, the one raised).
@@ -172,6 +176,7 @@ class ResponseParser:
         max_value_chars: int | None = None,
         strings_as_written: bool = False,
         tokenizer: Any = None,
+        account: bool = True,
     ):
         self.template = template = load_template(response_template)
         check_on_error(on_error)
@@ -190,8 +195,8 @@ class ResponseParser:
         self._quick_path = quick_path and not positions and not record_spans
         schemas = tool_parameter_schemas(tools)
         self._message = MessageBuilder(template, schemas, regex_timeout, strings_as_written)
-        self._account = Account(template, schemas, regex_timeout)
-        self.warnings = self._account.warnings
+        self._account = Account(template, schemas, regex_timeout) if account else None
+        self.warnings: list = self._account.warnings if account else []
         # the scan window and the open region's body
         self._buffer = StreamBuffer(template.context_width)
         self._regions = Regions(
@@ -536,6 +541,7 @@ def parse_response(
         deadline=deadline,
         on_error=on_error,
         strings_as_written=strings_as_written,
+        account=False,  # only the message is returned: its warnings would go unread
     )
     if tokenizer is not None:
         sequences, batched = id_sequences(text, "text")

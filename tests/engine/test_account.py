@@ -75,6 +75,24 @@ def test_a_misspelt_section_close_left_in_content_is_a_near_miss():
     )
 
 
+def test_without_the_account_the_message_is_the_same_and_nothing_is_warned():
+    """`account=False` (what `parse_response` passes: it returns the message only) skips the
+    checks; the message and the errors do not depend on them."""
+    from engine import parse_response
+
+    output = minimax_output(first="</paramter>")
+    for on_error in ("raise", "keep"):
+        checked = ResponseParser(MINIMAX, MINIMAX_PREFIX, tools=WEATHER, on_error=on_error)
+        unchecked = ResponseParser(
+            MINIMAX, MINIMAX_PREFIX, tools=WEATHER, on_error=on_error, account=False
+        )
+        assert checked.finalize(output) == unchecked.finalize(output)
+        assert [w.code for w in checked.warnings] != [] and unchecked.warnings == []
+        assert list(map(str, checked.errors)) == list(map(str, unchecked.errors))
+    message, _ = parsed(MINIMAX, MINIMAX_PREFIX, output, WEATHER)
+    assert parse_response(output, MINIMAX, prefix=MINIMAX_PREFIX, tools=WEATHER) == message
+
+
 def test_a_misspelt_first_parameter_close_swallowing_the_next_one_is_named_twice():
     message, warnings = parsed(MINIMAX, MINIMAX_PREFIX, minimax_output(first="</paramter>"))
     assert message["tool_calls"][0]["function"]["arguments"] == {
