@@ -30,6 +30,14 @@ import regex
 from ..pattern_shapes import pattern_literal
 from .align import Alignment, Span, align_all
 from .argument_readers import common_prefix, common_suffix, loose, pair_syntax
+from .call_objects import (
+    closing_brace,
+    list_item_field,
+    object_head,
+    object_start,
+    object_transform,
+    varying_arguments_keys,
+)
 from .call_readers import CallReading
 from .evidence import Example
 from .judge import check_examples
@@ -134,6 +142,9 @@ class _Cuts:
     call_index: str = ""
     blank_after_open: bool = False
     calls_in_a_row: bool = False
+    # The calls are the objects of a JSON list, each its own region (its arguments key varies
+    # between outputs: `engine.chat_templates.call_objects`).
+    list_items: bool = False
 
 
 def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]]:
@@ -191,6 +202,7 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]
     cuts.calls_in_a_row = bool(between)
     if not between:
         _keyed_list(cuts, alignments)
+        _list_items(cuts, alignments)
     if cuts.call_close:
         cuts.after_close = tuple(
             dict.fromkeys(
@@ -214,11 +226,24 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]
     indexes = _call_indexes(between, cuts)
     cuts.call_index = "|".join(dict.fromkeys(pattern for pattern, _ in indexes.values()))
     varying = {**{piece: marker for piece, (_, marker) in indexes.items()}, **varying}
-    if cuts.call_open.startswith("{"):
+    if cuts.call_open.startswith("{") or cuts.list_items:
         # The calls are the objects of a JSON list: its brackets are markers only next to a
         # call, so prose such as "[1]" keeps its brackets.
         varying = {**varying, "[": r"\[(?=\s*\{)", "]": r"(?<=\})\s*\]"}
+        if cuts.list_items:
+            left += [bracket for bracket in "[]" if bracket not in left]
     return cuts, left, varying
+
+
+def _list_items(cuts: _Cuts, alignments: list[Alignment]) -> None:
+    """A JSON list of call objects whose arguments key varies between outputs: each object is
+    its own call region, so `cuts` loses the list's open and close (markers the content drops)."""
+    spans = [(alignment, span) for alignment in alignments for span in alignment.of("calls")]
+    if all(span.reading.shape == "json-list" for _, span in spans) and varying_arguments_keys(
+        spans
+    ):
+        cuts.call_open = cuts.call_close = cuts.call_close_tail = ""
+        cuts.list_items = True
 
 
 # A token an output may write between two calls: a number with a little punctuation around
@@ -395,6 +420,9 @@ def _calls_field(alignments: list[Alignment], cuts: _Cuts) -> tuple[dict, str]:
     if len(shapes) != 1:
         raise NotLearnt(f"the examples write their calls in different shapes: {sorted(shapes)}")
     shape = shapes.pop()
+    keys = varying_arguments_keys(spans) if shape in ("json-list", "json-object") else None
+    if keys is not None:
+        return _varying_key_field(shape, *keys, cuts)
     if shape in ("json-list", "python-list"):
         return _list_field(shape, readings[0], cuts)
     if shape == "json-object":
@@ -463,6 +491,22 @@ def _object_field(first: CallReading, cuts: _Cuts) -> tuple[dict, str]:
     if first.encoded and "." not in first.arguments_key:
         spec["content_args"] = {"decode_json_strings": [first.arguments_key]}
     return spec, "a JSON object per call, the name inside"
+
+
+def _varying_key_field(
+    shape: str, name_key: str, argument_keys: list[str], cuts: _Cuts
+) -> tuple[dict, str]:
+    """A region per call object whose arguments key varies: the object's head in the open
+    pattern (`engine.chat_templates.call_objects`), the arguments its body."""
+    how = f"JSON call objects, the arguments under any of {argument_keys}"
+    if shape == "json-list":
+        return list_item_field(name_key, argument_keys), how + ", in a JSON list"
+    head = object_head(name_key, argument_keys)
+    lead = loose(cuts.call_open) + r"\s*" if cuts.call_open else ""
+    ahead = loose(cuts.call_open) if cuts.call_open else object_start(name_key)
+    spec = {"open_pattern": lead + head, **closing_brace(_close(cuts, ahead, r"(?<=\})"))}
+    spec.update(repeats=True, content="json", transform=object_transform())
+    return spec, how + ", one per call"
 
 
 def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -> tuple[dict, str]:
