@@ -100,5 +100,5 @@ def closing_brace(close: dict) -> dict:
     """`close` (a call's close after its object) preceded by the object's own closing brace,
     which follows the arguments' brace."""
     if "close_pattern" in close:
-        return {"close_pattern": r"\s*\}" + close["close_pattern"]}
+        return {"close_pattern": r"\s*\}\s*" + close["close_pattern"]}
     return {"close_pattern": r"\s*\}\s*" + loose(close["close"])}
