@@ -223,6 +223,7 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]
         if not _MARKER_LIKE.search(separator):
             cuts.call_separator = separator
     left, varying = _left_over(alignments, cuts)
+    varying = {**_framed_words(left), **varying}
     indexes = _call_indexes(between, cuts)
     cuts.call_index = "|".join(dict.fromkeys(pattern for pattern, _ in indexes.values()))
     varying = {**{piece: marker for piece, (_, marker) in indexes.items()}, **varying}
@@ -353,6 +354,34 @@ def _varying_markers(placed: list[dict[tuple[str, str], list[str]]]) -> dict[str
                 continue
             pattern = loose(head) + r"[\w\-.]+" + loose(tail)
             found |= {text: pattern for text in texts}
+    return found
+
+
+# A piece framed by two markers: a closed one, a middle with no blank, an opening one
+# (``<|a|>final<|b|>``, ``<|a|>to=get<|b|>``); the middle's last word apart.
+_FRAMED = regex.compile(
+    r"(<[^<>\s]*>|\[[^\[\]\s]*\])([^\s<\[]*?)([A-Za-z][\w\-.]*)(<[^<>\s]*>|\[[^\[\]\s]*\])"
+)
+
+
+def _framed_words(pieces: list[str]) -> dict[str, str]:
+    """{piece: pattern} for the left-over pieces that write a word between the same two markers
+    as another piece writes a different middle (``<|a|>final<|b|>`` before the answer,
+    ``<|a|>to=get<|b|>`` before the calls): the markers are the structure, the word any word,
+    so an output that names a channel or recipient no example shows is still read."""
+    middles: dict[tuple[str, str], set[str]] = {}
+    for piece in pieces:
+        # A piece that goes on after its frame (``<|a|>to=get<|b|>word``) is evidence too.
+        framed = _FRAMED.match(piece)
+        if framed:
+            left, head, word, right = framed.groups()
+            middles.setdefault((left, right), set()).add(head + word)
+    found = {}
+    for piece in pieces:
+        framed = _FRAMED.fullmatch(piece)
+        if framed and len(middles[(framed.group(1), framed.group(4))]) > 1:
+            left, head, _, right = framed.groups()
+            found[piece] = loose(left + head) + r"[\w\-.]+" + loose(right)
     return found
 
 
@@ -716,9 +745,21 @@ def _variants(
     closes = list(dict.fromkeys([*closes, *(m for m in markers if m not in varying)]))
     if patterns:
         known = [base_content["close_pattern"]] if "close_pattern" in base_content else []
-        # Longer markers first: one marker may start another.
-        literals = [pattern_literal(close) for close in sorted(closes, key=len, reverse=True)]
-        content = {"close_pattern": "|".join([*known, *patterns, *literals])}
+        # Longer markers first: one marker may start another; and a marker a pattern would
+        # match the start of goes before that pattern (the first alternative that matches wins).
+        ordered = sorted(closes, key=len, reverse=True)
+        longer = [
+            close
+            for close in ordered
+            if any(
+                (start := regex.match(pattern, close)) and start.end() < len(close)
+                for pattern in patterns
+            )
+        ]
+        literals = [pattern_literal(close) for close in ordered if close not in longer]
+        content = {
+            "close_pattern": "|".join([*known, *map(pattern_literal, longer), *patterns, *literals])
+        }
     else:
         content = {"close": closes[0] if len(closes) == 1 else closes} if closes else {}
     anchor_keys = {key: value for key, value in base.items() if key != "fields"}
