@@ -223,7 +223,9 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]
         if not _MARKER_LIKE.search(separator):
             cuts.call_separator = separator
     left, varying = _left_over(alignments, cuts)
-    varying = {**_framed_words(left), **varying}
+    delimiters = {cuts.reasoning_open, cuts.reasoning_close, cuts.call_open, cuts.call_close}
+    framed = _framed_words(left, [text for _, text, _ in gaps], delimiters - {""})
+    varying = {**framed, **varying}
     indexes = _call_indexes(between, cuts)
     cuts.call_index = "|".join(dict.fromkeys(pattern for pattern, _ in indexes.values()))
     varying = {**{piece: marker for piece, (_, marker) in indexes.items()}, **varying}
@@ -364,22 +366,24 @@ _FRAMED = regex.compile(
 )
 
 
-def _framed_words(pieces: list[str]) -> dict[str, str]:
+def _framed_words(pieces: list[str], texts: list[str], delimiters: set[str]) -> dict[str, str]:
     """{piece: pattern} for the left-over pieces that write a word between the same two markers
-    as another piece writes a different middle (``<|a|>final<|b|>`` before the answer,
+    as the `texts` between the parts write a different middle elsewhere (``<|a|>final<|b|>`` before the answer,
     ``<|a|>to=get<|b|>`` before the calls): the markers are the structure, the word any word,
-    so an output that names a channel or recipient no example shows is still read."""
+    so an output that names a channel or recipient no example shows is still read. A frame
+    whose marker is one of the `delimiters` is left alone: its pattern would take the
+    delimiter."""
     middles: dict[tuple[str, str], set[str]] = {}
-    for piece in pieces:
-        # A piece that goes on after its frame (``<|a|>to=get<|b|>word``) is evidence too.
-        framed = _FRAMED.match(piece)
-        if framed:
+    # Evidence: every framed word the texts between the parts write, a delimiter's too.
+    for text in texts:
+        for framed in _FRAMED.finditer(text, overlapped=True):
             left, head, word, right = framed.groups()
-            middles.setdefault((left, right), set()).add(head + word)
+            if left not in delimiters and right not in delimiters:
+                middles.setdefault((left, right), set()).add(head + word)
     found = {}
     for piece in pieces:
         framed = _FRAMED.fullmatch(piece)
-        if framed and len(middles[(framed.group(1), framed.group(4))]) > 1:
+        if framed and len(middles.get((framed.group(1), framed.group(4)), ())) > 1:
             left, head, _, right = framed.groups()
             found[piece] = loose(left + head) + r"[\w\-.]+" + loose(right)
     return found
