@@ -21,17 +21,23 @@ from ..pattern_shapes import pattern_literal
 from .align import Alignment, Span
 from .argument_readers import loose
 
+# Where a call object that is an item of a JSON list starts: after the list's bracket or the
+# comma after the object before it.
+LIST_ITEM_LEAD = r"(?<=[\[,])\s*"
 # A tool's name inside the head's quotes: an identifier, maybe with dots or dashes.
 _NAME = r"[A-Za-z_][\w\-]*(?:\.[\w\-]+)*"
 
 
-def varying_arguments_keys(spans: list[tuple[Alignment, Span]]) -> tuple[str, list[str]] | None:
+def varying_arguments_keys(
+    spans: list[tuple[Alignment, Span]], least: int = 2
+) -> tuple[str, list[str]] | None:
     """(the name key, the arguments keys in the order first seen) when the examples' JSON call
-    objects write their arguments under more than one key, each object exactly
+    objects write their arguments under `least` keys or more, each object exactly
     ``{NAME_KEY: name, ARGUMENTS_KEY: {...}}`` in that order; else None.
 
     Args:
         spans: (alignment, calls span) of every call the examples write.
+        least: how many different arguments keys there must be (1: any object of that form).
     """
     name_keys, argument_keys = set(), []
     for alignment, span in spans:
@@ -56,7 +62,7 @@ def varying_arguments_keys(spans: list[tuple[Alignment, Span]]) -> tuple[str, li
         name_keys.add(reading.name_key)
         if reading.arguments_key not in argument_keys:
             argument_keys.append(reading.arguments_key)
-    if len(name_keys) != 1 or len(argument_keys) < 2:
+    if len(name_keys) != 1 or len(argument_keys) < least:
         return None
     return name_keys.pop(), argument_keys
 
@@ -78,18 +84,23 @@ def object_transform() -> dict:
     return {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
 
 
+def list_item_close(name_key: str) -> str:
+    """The close of a call object that is an item of a JSON list: its brace, where the next
+    object or the list's end follows (a comma between objects taken)."""
+    # The list's end: a bracket not followed by more of an enclosing value (a nested list of
+    # objects inside the arguments ends in ``]}`` or ``],``).
+    ahead = rf"(?=\s*(?:{object_start(name_key)}|\](?!\s*[,\]}}])))"
+    return r"(?<=\})\s*\}(?:\s*,)?" + ahead
+
+
 def list_item_field(name_key: str, argument_keys: list[str]) -> dict:
     """The field for call objects that are items of a JSON list: one region per object, opening
     after the list's bracket or the comma before it, closing at the object's brace when the next
     object or the list's end follows (a comma between objects taken). The list's brackets are
     left to the content's closes."""
-    start = object_start(name_key)
-    # The list's end: a bracket not followed by more of an enclosing value (a nested list of
-    # objects inside the arguments ends in ``]}`` or ``],``).
-    ahead = rf"(?=\s*(?:{start}|\](?!\s*[,\]}}])))"
     return {
-        "open_pattern": r"(?<=[\[,])\s*" + object_head(name_key, argument_keys),
-        "close_pattern": r"\s*\}(?:\s*,)?" + ahead,
+        "open_pattern": LIST_ITEM_LEAD + object_head(name_key, argument_keys),
+        "close_pattern": list_item_close(name_key),
         "repeats": True,
         "content": "json",
         "transform": object_transform(),
@@ -98,7 +109,8 @@ def list_item_field(name_key: str, argument_keys: list[str]) -> dict:
 
 def closing_brace(close: dict) -> dict:
     """`close` (a call's close after its object) preceded by the object's own closing brace,
-    which follows the arguments' brace."""
+    which follows the arguments' brace (so a call whose arguments alone end there, in another
+    syntax, is not closed one brace early)."""
     if "close_pattern" in close:
-        return {"close_pattern": r"\s*\}\s*" + close["close_pattern"]}
-    return {"close_pattern": r"\s*\}\s*" + loose(close["close"])}
+        return {"close_pattern": r"(?<=\})\s*\}\s*" + close["close_pattern"]}
+    return {"close_pattern": r"(?<=\})\s*\}\s*" + loose(close["close"])}

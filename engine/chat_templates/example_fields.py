@@ -31,7 +31,9 @@ from ..pattern_shapes import pattern_literal
 from .align import Alignment, Span, align_all
 from .argument_readers import common_prefix, common_suffix, loose, pair_syntax
 from .call_objects import (
+    LIST_ITEM_LEAD,
     closing_brace,
+    list_item_close,
     list_item_field,
     object_head,
     object_start,
@@ -147,7 +149,9 @@ class _Cuts:
     list_items: bool = False
 
 
-def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]]:
+def _peel(
+    alignments: list[Alignment], list_items: bool = False
+) -> tuple[_Cuts, list[str], dict[str, str]]:
     """The reasoning's and calls' delimiters from the gaps around them, the pieces of text left
     over (markers the content drops), and {piece: pattern} for the pieces that vary between the
     examples in a word (`_varying_markers`)."""
@@ -202,7 +206,7 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]
     cuts.calls_in_a_row = bool(between)
     if not between:
         _keyed_list(cuts, alignments)
-        _list_items(cuts, alignments)
+        _list_items(cuts, alignments, list_items)
     if cuts.call_close:
         cuts.after_close = tuple(
             dict.fromkeys(
@@ -238,12 +242,13 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]
     return cuts, left, varying
 
 
-def _list_items(cuts: _Cuts, alignments: list[Alignment]) -> None:
-    """A JSON list of call objects whose arguments key varies between outputs: each object is
-    its own call region, so `cuts` loses the list's open and close (markers the content drops)."""
+def _list_items(cuts: _Cuts, alignments: list[Alignment], always: bool = False) -> None:
+    """A JSON list of call objects whose arguments key varies between outputs (or, with
+    `always`, any list of such objects): each object is its own call region, so `cuts` loses
+    the list's open and close (markers the content drops)."""
     spans = [(alignment, span) for alignment in alignments for span in alignment.of("calls")]
     if all(span.reading.shape == "json-list" for _, span in spans) and varying_arguments_keys(
-        spans
+        spans, 1 if always else 2
     ):
         cuts.call_open = cuts.call_close = cuts.call_close_tail = ""
         cuts.list_items = True
@@ -542,6 +547,98 @@ def _varying_key_field(
     return spec, how + ", one per call"
 
 
+# The call shapes whose arguments are one JSON object: calls of several of these can share a
+# field (`_mixed_calls_field`).
+_JSON_ARGUMENTS = ("json-object", "json-list", "name-json")
+
+
+def _call_syntaxes(alignments: list[Alignment]) -> dict[str, list[Alignment]]:
+    """{shape: the alignments whose calls are all written in it} when the examples write their
+    calls in more than one syntax, each with its arguments as one JSON object (a JSON list in
+    one output, ``NAME[ARGS]{...}`` in another; call objects in a marker and bare), else {}.
+    Two syntaxes of one shape are told apart by the marker before the call."""
+    groups: dict[str, list[Alignment]] = {}
+    for alignment in alignments:
+        spans = alignment.of("calls")
+        if not spans:
+            continue
+        shapes = {span.reading.shape for span in spans}
+        if len(shapes) != 1 or not shapes <= set(_JSON_ARGUMENTS):
+            return {}
+        shape = shapes.pop()
+        if shape == "json-object":
+            # A call object with a marker before it and one without are two syntaxes.
+            before = alignment.text[: spans[0].start].rstrip()
+            shape += " marked" if before and _MARKER_LIKE.search(before[-1]) else " bare"
+        groups.setdefault(shape, []).append(alignment)
+    return groups if len(groups) > 1 else {}
+
+
+def _mixed_calls_field(
+    syntaxes: dict[str, list[Alignment]],
+) -> tuple[dict, str, list[str], dict[str, str], set[str]]:
+    """One call field for calls written in several syntaxes, each with its arguments as a JSON
+    object: the open an alternation of each syntax's head (its open marker, then the name group
+    and what stands between the name and the arguments), the body the arguments, the close an
+    alternation of each syntax's end, told apart by what follows it.
+
+    Returns:
+        (the field, how for people, the left-over pieces, {piece: pattern} of those that vary,
+        the delimiters the field takes).
+
+    Raises:
+        NotLearnt: a syntax's call objects hold more than the name and the arguments.
+    """
+    heads, tails, left, varying, delimiters, hows = [], [], [], {}, set(), []
+    # The arguments keys of every syntax's call objects: an output of one syntax may write the
+    # key another's example writes.
+    objects = [
+        (alignment, span)
+        for shape, group in syntaxes.items()
+        if shape != "name-json"
+        for alignment in group
+        for span in alignment.of("calls")
+    ]
+    every_key = varying_arguments_keys(objects, 1)
+    for shape, group in syntaxes.items():
+        cuts, group_left, group_varying = _peel(group, list_items=shape == "json-list")
+        spans = [(alignment, span) for alignment in group for span in alignment.of("calls")]
+        left += group_left
+        varying |= group_varying
+        delimiters |= {cuts.call_open, cuts.call_close} - {""}
+        if shape == "name-json":
+            spec, _ = _named_field("name-json", spans, cuts)
+            heads.append(spec["open_pattern"])
+            tails.append(spec.get("close_pattern") or pattern_literal(spec["close"]))
+            hows.append("the name, then the arguments as a JSON object")
+            continue
+        keys = every_key or varying_arguments_keys(spans, 1)
+        if keys is None:
+            raise NotLearnt(
+                "the examples write their calls in several syntaxes, and some call objects hold "
+                "more than a name and its arguments"
+            )
+        head = object_head(*keys)
+        if shape == "json-list":
+            heads.append(LIST_ITEM_LEAD + head)
+            tails.append(list_item_close(keys[0]))
+            hows.append("a JSON list of call objects")
+            continue
+        lead = loose(cuts.call_open) + r"\s*" if cuts.call_open else ""
+        ahead = loose(cuts.call_open) if cuts.call_open else object_start(keys[0])
+        heads.append(lead + head)
+        tails.append(closing_brace(_close(cuts, ahead, r"(?<=\})"))["close_pattern"])
+        hows.append("a JSON object per call")
+    field = {
+        "open_pattern": "|".join(f"(?:{head})" for head in heads),
+        "close_pattern": "|".join(f"(?:{tail})" for tail in tails),
+        "repeats": True,
+        "content": "json",
+        "transform": object_transform(),
+    }
+    return field, "calls in several syntaxes: " + "; ".join(hows), left, varying, delimiters
+
+
 def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -> tuple[dict, str]:
     """A region per call, the name in its open (a pattern group) and the arguments after it, as
     JSON or as pairs; the text between the name and the arguments generalised (an index that
@@ -695,7 +792,14 @@ def learn_template(
             )
         )
     how = ""
-    if "calls" in shows:
+    syntaxes = _call_syntaxes(alignments)
+    if syntaxes:
+        fields["tool_calls"], how, left, varying, delimiters = _mixed_calls_field(syntaxes)
+        # Each syntax's markers: taken by its call's open where the call follows, else dropped
+        # (the open pattern is longer than the marker at the same place, so it wins).
+        cuts.call_open = cuts.call_close = ""
+        left = list(dict.fromkeys(left))
+    if "calls" in shows and not syntaxes:
         fields["tool_calls"], how = _calls_field(alignments, cuts)
         findings.append(
             (
