@@ -600,8 +600,16 @@ def _mixed_calls_field(
         for span in alignment.of("calls")
     ]
     every_key = varying_arguments_keys(objects, 1)
+    peeled = {
+        shape: _peel(group, list_items=shape == "json-list") for shape, group in syntaxes.items()
+    }
+    # An index one syntax's example writes between its calls may stand between another's too.
+    indexes = "|".join(
+        dict.fromkeys(cuts.call_index for cuts, _, _ in peeled.values() if cuts.call_index)
+    )
     for shape, group in syntaxes.items():
-        cuts, group_left, group_varying = _peel(group, list_items=shape == "json-list")
+        cuts, group_left, group_varying = peeled[shape]
+        cuts.call_index = indexes
         spans = [(alignment, span) for alignment in group for span in alignment.of("calls")]
         left += group_left
         varying |= group_varying
