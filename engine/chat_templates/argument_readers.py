@@ -224,8 +224,10 @@ class PairSyntax:
     kinds: tuple[tuple[str, bool], ...] = ()
     # Some value is an object written as pairs inside its pair.
     nested: bool = False
-    # The text before and after the word of `kinds` in `between`.
+    # The text before and after the word of `kinds` in `between`, and the words written where
+    # the value is an object.
     kind_frame: tuple[str, str] = ("", "")
+    nested_kinds: tuple[str, ...] = ()
 
     def content(self) -> dict:
         """The `xml-inline` content keys that read the pairs back (`content`, `content_args`)."""
@@ -293,7 +295,8 @@ class PairSyntax:
             args["tag_pattern"] = pattern.replace(between, kind, 1)
             parsers = {word: None if text else dict(_JSON_VALUE) for word, text in self.kinds}
             if inner is not None:
-                parsers |= {word + self.kind_frame[1][:1]: inner for word, _ in self.kinds}
+                words = {word for word, _ in self.kinds} | set(self.nested_kinds)
+                parsers |= {word + self.kind_frame[1][:1]: inner for word in sorted(words)}
             args["value_parser_by"] = {"group": "kind", "parsers": parsers}
         elif inner is not None:
             args["value_parser_by"] = {"group": "nested", "parsers": {"": inner}}
@@ -365,6 +368,15 @@ def pair_syntax(readings: list[Pairs]) -> tuple[PairSyntax, list[str]]:
         kinds,
         nested,
         kind_frame,
+        tuple(
+            dict.fromkeys(
+                found.group(1)
+                for pair in every
+                if pair.nested
+                for found in [_ATTRIBUTE.search(pair.between)]
+                if found
+            )
+        ),
     )
     return syntax, opens
 
