@@ -287,22 +287,34 @@ class Format:
         middle = self.middle.replace("#", str(index))
         return f"{name}{middle}{self._arguments(name, arguments)}"
 
-    def _second_calls(self, calls: list[tuple[str, dict]]) -> str:
-        """The calls in the second call syntax: bare JSON objects one a line, or each call as
-        the open, the name, the arguments' marker and the arguments."""
+    def _second_calls(self, calls: list[tuple[str, dict]]) -> tuple[list[str], str]:
+        """The calls in the second call syntax, each written, and what parts them: bare JSON
+        objects one a line, or each call as the open, the name, the arguments' marker and the
+        arguments."""
         if self.features["second_syntax"] == "bare-json":
-            return "\n".join(self._json({self.keys[0]: n, self.keys[1]: a}) for n, a in calls)
+            return [self._json({self.keys[0]: n, self.keys[1]: a}) for n, a in calls], "\n"
         blank = self.blank
-        return "".join(
+        return [
             f"{self.call_open}{blank if self.call_open else ''}{n}{self.arguments_marker}"
             f"{self._json(a)}{blank if self.call_close else ''}{self.call_close}"
             for n, a in calls
+        ], ""
+
+    def _joined(self, written: list[str], separator: str) -> str:
+        """The calls written one after another, parted by `separator`; with an index, it
+        stands before each call after the first."""
+        if not self.index_start:
+            return separator.join(written)
+        between = separator or " "
+        return written[0] + "".join(
+            f"{separator}#{self.index_start + i}{between}{call}"
+            for i, call in enumerate(written[1:])
         )
 
     def _calls(self, calls: list[tuple[str, dict]]) -> str:
         shape, blank = self.features["calls"], self.blank
         if self.second:
-            return self._second_calls(calls)
+            return self._joined(*self._second_calls(calls))
         if self.features.get("keyed_list") == "yes":
             body = self._json([{n: a} for n, a in calls])
             return (
@@ -330,13 +342,7 @@ class Format:
             f"{blank if self.call_close else ''}{self.call_close}"
             for i, (n, a) in enumerate(calls)
         ]
-        if not self.index_start:
-            return self.separator.join(written)
-        between = self.separator or " "
-        return written[0] + "".join(
-            f"{self.separator}#{self.index_start + i}{between}{call}"
-            for i, call in enumerate(written[1:])
-        )
+        return self._joined(written, self.separator)
 
     def write(self, reasoning: str, content: str, calls: list[tuple[str, dict]]) -> str:
         parts = []
