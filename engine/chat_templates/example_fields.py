@@ -147,6 +147,7 @@ class _Cuts:
     # The calls are the objects of a JSON list, each its own region (its arguments key varies
     # between outputs: `engine.chat_templates.call_objects`).
     list_items: bool = False
+    list_markers: tuple[str, ...] = ()
 
 
 def _peel(
@@ -226,6 +227,30 @@ def _peel(
         separator = middles.pop() if len(middles) == 1 else ""
         if not _MARKER_LIKE.search(separator):
             cuts.call_separator = separator
+    left, varying = _markers(alignments, cuts, gaps, between)
+    return cuts, left, varying
+
+
+def _list_items(cuts: _Cuts, alignments: list[Alignment], always: bool = False) -> None:
+    """A JSON list of call objects whose arguments key varies between outputs (or, with
+    `always`, any list of such objects): each object is its own call region, so `cuts` loses
+    the list's open and close (markers the content drops)."""
+    spans = [(alignment, span) for alignment in alignments for span in alignment.of("calls")]
+    if all(span.reading.shape == "json-list" for _, span in spans) and varying_arguments_keys(
+        spans, 1 if always else 2
+    ):
+        # The list's open and close (a word such as ``calls`` too) are markers the content drops.
+        cuts.list_markers = tuple(m for m in (cuts.call_open, cuts.call_close) if m)
+        cuts.call_open = cuts.call_close = cuts.call_close_tail = ""
+        cuts.list_items = True
+
+
+def _markers(
+    alignments: list[Alignment], cuts: _Cuts, gaps: list, between: list[str]
+) -> tuple[list[str], dict[str, str]]:
+    """The left-over pieces (markers the content drops) and {piece: pattern} for those that
+    vary: a word framed by markers, an index between calls, a JSON list's brackets; `cuts`
+    gets the index pattern."""
     left, varying = _left_over(alignments, cuts)
     delimiters = {cuts.reasoning_open, cuts.reasoning_close, cuts.call_open, cuts.call_close}
     framed = _framed_words(left, [text for _, text, _ in gaps], delimiters - {""})
@@ -238,20 +263,8 @@ def _peel(
         # call, so prose such as "[1]" keeps its brackets.
         varying = {**varying, "[": r"\[(?=\s*\{)", "]": r"(?<=\})\s*\]"}
         if cuts.list_items:
-            left += [bracket for bracket in "[]" if bracket not in left]
-    return cuts, left, varying
-
-
-def _list_items(cuts: _Cuts, alignments: list[Alignment], always: bool = False) -> None:
-    """A JSON list of call objects whose arguments key varies between outputs (or, with
-    `always`, any list of such objects): each object is its own call region, so `cuts` loses
-    the list's open and close (markers the content drops)."""
-    spans = [(alignment, span) for alignment in alignments for span in alignment.of("calls")]
-    if all(span.reading.shape == "json-list" for _, span in spans) and varying_arguments_keys(
-        spans, 1 if always else 2
-    ):
-        cuts.call_open = cuts.call_close = cuts.call_close_tail = ""
-        cuts.list_items = True
+            left += [piece for piece in ("[", "]", *cuts.list_markers) if piece not in left]
+    return left, varying
 
 
 # A token an output may write between two calls: a number with a little punctuation around
@@ -567,9 +580,9 @@ def _call_syntaxes(alignments: list[Alignment]) -> dict[str, list[Alignment]]:
             return {}
         shape = shapes.pop()
         if shape == "json-object":
-            # A call object with a marker before it and one without are two syntaxes.
-            before = alignment.text[: spans[0].start].rstrip()
-            shape += " marked" if before and _MARKER_LIKE.search(before[-1]) else " bare"
+            # Call objects after different markers (one in a call's tag, one bare after a
+            # header) are two syntaxes.
+            shape += " after " + last_marker(alignment.text[: spans[0].start], _WORD_SEAM)
         groups.setdefault(shape, []).append(alignment)
     return groups if len(groups) > 1 else {}
 

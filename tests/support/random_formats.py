@@ -393,7 +393,7 @@ class Format:
         if self.features.get("call_index") == "some":
             if teaching == 1 or (teaching is None and rng.random() < 0.5):
                 self.index_start = rng.randint(1, 50)
-        if self.channels:
+        if self.channels and self.features.get("channel_word") == "varies":
             self.channel = self.channels[0] if teaching is not None else rng.choice(self.channels)
         if self.features.get("second_syntax", "none") != "none":
             self.second = teaching == 1 or (teaching is None and rng.random() < 0.5)
@@ -533,6 +533,8 @@ def random_format(seed: int, more: bool = False) -> Format:
         # The content's header names a channel, one of a few, anew in each output.
         words = random.Random(f"channels {seed}")
         made.channels = tuple(dict.fromkeys(_word(words, 5) for _ in range(3)))
+        # The header's own word stays when the fact is switched off after drawing.
+        made.channel = made.headers["content"][len(left) : -len(right)]
         made.headers["content"] = f"{left}{CHANNEL}{right}"
     if features.get("second_syntax") == "name-args":
         made.arguments_marker = f"[{_word(random.Random(f'arguments {seed}'), 4).upper()}]"
