@@ -149,8 +149,12 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
     names = "|".join(regex.escape(name) for name in sorted(parameters, key=len, reverse=True))
     if not names:
         return None
+    # Between a key and its value: markers, a little punctuation, and attributes of a tag
+    # (``" string="true">``).
     key_pattern = regex.compile(
-        rf"(?<![\w\-])({names})(?![\w\-])((?:<[^<>\s]*>|\[[^\[\]\s]*\]|[\"']?[^\w\s\"'<\[]){{1,3}}\s*)"
+        rf"(?<![\w\-])({names})(?![\w\-])"
+        rf"((?:<[^<>\s]*>|\[[^\[\]\s]*\]|[\"']?[^\w\s\"'<\[]|[\"'](?=\s)"
+        rf"|\s+[\w\-]+=\"[\w\-]*\"){{1,4}}\s*)"
     )
     value_pattern = regex.compile(
         r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\s,;}\])<](?:[^,;}\])<\n]*[^\s,;}\])<])?"
@@ -162,6 +166,7 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
         value = value_pattern.match(text, found.end())
         if value is None:
             break
+        schema = parameters.get(found.group(1))
         pairs.append(
             Pair(
                 text[at : found.start()],
@@ -169,6 +174,8 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
                 found.group(2),
                 value.group(),
                 value.group()[:1] in "\"'",
+                # Whether the tool's schema makes it a string (a tag's attribute may say so).
+                not isinstance(schema, dict) or schema.get("type", "string") == "string",
             )
         )
         at = value.end()
