@@ -314,7 +314,11 @@ class TagShape:
 @lru_cache(maxsize=256)
 def tag_shape(pattern: str) -> TagShape | None:
     """`pattern` cut before and after its `(?P<value>…)` group, or None when the group is not
-    at the top level of a single alternative, or either part can match nothing."""
+    at the top level of a single alternative, or either part can match nothing, or the pattern
+    recurses (tags inside a value, matched balanced: cut apart, an inner tag would read as a
+    tag of its own)."""
+    if regex.search(r"\(\?(?:&|R\)|P>|\(DEFINE\))", pattern):
+        return None
     cut = around_group(pattern, "value")
     if cut is None:
         return None

@@ -179,6 +179,16 @@ def propose(alignment: Alignment) -> Alignment:
     return alignment
 
 
+# A word of prose: it starts with a letter (a number such as an index between calls is not one).
+_WORD = regex.compile(r"(?<![\w\-'])[^\W\d_][\w'\-]*")
+
+
+def _worded(text: str) -> bool:
+    """Whether `text` reads as prose: two words that start with a letter, or one that ends a
+    sentence (``25 flpv``, an index and a marker word between two calls, does not)."""
+    return len(_WORD.findall(text)) >= 2 or bool(regex.search(r"[^\W\d_][\w'\-]*[.!?]+$", text))
+
+
 def _stretches(alignment: Alignment) -> list[tuple[int, int]]:
     """The prose stretches of the text outside the calls, in order; stretches with nothing but
     blanks between (lines of one text) are one."""
@@ -191,7 +201,9 @@ def _stretches(alignment: Alignment) -> list[tuple[int, int]]:
             if after is not None and stop == len(between):
                 # A word glued to the part after it is a marker (``calls[``), not prose.
                 stop = prose.start() + len(regex.sub(r"\s*\S+$", "", prose.group()))
-            if not PROSE.fullmatch(between, prose.start(), stop):
+            if not PROSE.fullmatch(between, prose.start(), stop) or not _worded(
+                between[prose.start() : stop]
+            ):
                 continue
             if (
                 found

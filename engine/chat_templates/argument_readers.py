@@ -49,6 +49,10 @@ class Pair:
     between: str
     value: str
     quoted: bool
+    # The value is a string in the message (else a number, a boolean, an object...).
+    text: bool = True
+    # The value is an object written as pairs of the same syntax inside this pair.
+    nested: bool = False
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,12 @@ def read_pairs(
         found = _key(key).search(text, at, min(len(text), at + _NEAR))
         if found is None:
             return None
+        inner = _nested(text, found.end(), value)
+        if inner is not None:
+            between, written, end = inner
+            pairs.append(Pair(text[at : found.start()], key, between, written, False, False, True))
+            at = end
+            continue
         best = None
         for form in written_forms(value):
             where = text.find(form, found.end(), found.end() + _NEAR + len(form))
@@ -88,13 +98,35 @@ def read_pairs(
         if regex.search(r"\w", _BRACKETED.sub("", between)):
             return None
         quoted = form[:1] in "\"'" and isinstance(value, str)
-        pairs.append(Pair(text[at : found.start()], key, between, form, quoted))
+        pairs.append(
+            Pair(text[at : found.start()], key, between, form, quoted, isinstance(value, str))
+        )
         at = where + len(form)
     return Pairs(tuple(pairs), at, text[at : at + _NEAR]) if pairs else None
 
 
-# A marker between a key and its value (``</k><v>``): words inside brackets are not prose.
-_BRACKETED = regex.compile(r"<[^<>\s]*>|\[[^\[\]\s]*\]")
+def _nested(text: str, at: int, value: Any) -> tuple[str, str, int] | None:
+    """An object value written as tags inside its key's tag (``<p=a><p=b>1</p></p>``): (the
+    text between the key and the inner tags, the value as written, where it ends, its inner
+    tags' last closer included), or None."""
+    if not isinstance(value, dict) or not value:
+        return None
+    inner = read_pairs(text, at, value)
+    if inner is None:
+        return None
+    first = inner.pairs[0].before
+    opening = max(first.rfind("<"), first.rfind("["))
+    closer = _CLOSER.match(text, inner.end)
+    if opening < 0 or closer is None:
+        return None
+    return first[:opening], text[at + opening : closer.end()], closer.end()
+
+
+# A closing tag, after a value.
+_CLOSER = regex.compile(r"\s*(?:</[^<>\s]*>|\[/[^\[\]\s]*\])")
+# A marker between a key and its value (``</k><v>``), and attributes in a tag
+# (``" string="true">``): words inside brackets or attribute values are not prose.
+_BRACKETED = regex.compile(r"<[^<>\s]*>|\[[^\[\]\s]*\]|[\w\-]+=\"[^\"<>]*\"")
 
 
 def _key(key: str) -> regex.Pattern:
@@ -117,8 +149,12 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
     names = "|".join(regex.escape(name) for name in sorted(parameters, key=len, reverse=True))
     if not names:
         return None
+    # Between a key and its value: markers, a little punctuation, and attributes of a tag
+    # (``" string="true">``).
     key_pattern = regex.compile(
-        rf"(?<![\w\-])({names})(?![\w\-])((?:<[^<>\s]*>|\[[^\[\]\s]*\]|[\"']?[^\w\s\"'<\[]){{1,3}}\s*)"
+        rf"(?<![\w\-])({names})(?![\w\-])"
+        rf"((?:<[^<>\s]*>|\[[^\[\]\s]*\]|[\"']?[^\w\s\"'<\[]|[\"'](?=\s)"
+        rf"|\s+[\w\-]+=\"[\w\-]*\"){{1,4}}\s*)"
     )
     value_pattern = regex.compile(
         r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\s,;}\])<](?:[^,;}\])<\n]*[^\s,;}\])<])?"
@@ -130,6 +166,7 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
         value = value_pattern.match(text, found.end())
         if value is None:
             break
+        schema = parameters.get(found.group(1))
         pairs.append(
             Pair(
                 text[at : found.start()],
@@ -137,6 +174,8 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
                 found.group(2),
                 value.group(),
                 value.group()[:1] in "\"'",
+                # Whether the tool's schema makes it a string (a tag's attribute may say so).
+                not isinstance(schema, dict) or schema.get("type", "string") == "string",
             )
         )
         at = value.end()
@@ -186,9 +225,21 @@ class PairSyntax:
     value_after: str
     separator: str
     quoted: bool
+    # A pattern of `between` where it differs from pair to pair in one word (an attribute's
+    # value, group ``kind``), and {that word: whether the values it goes with are strings}.
+    between_pattern: str = ""
+    kinds: tuple[tuple[str, bool], ...] = ()
+    # Some value is an object written as pairs inside its pair.
+    nested: bool = False
+    # The text before and after the word of `kinds` in `between`, and the words written where
+    # the value is an object.
+    kind_frame: tuple[str, str] = ("", "")
+    nested_kinds: tuple[str, ...] = ()
 
     def content(self) -> dict:
         """The `xml-inline` content keys that read the pairs back (`content`, `content_args`)."""
+        if self.nested and self.key_before.strip() and self.value_after.strip():
+            return {"content": "xml-inline", "content_args": self._nested_args(_NESTING)}
         key = r"(?P<key>[A-Za-z_][\w.\-]*)"
         if self.value_after.strip():
             end = f"(?=\\s*{loose(self.value_after.strip())})"
@@ -205,11 +256,64 @@ class PairSyntax:
         )
         if self.value_after.strip():
             end = r"\s*" + loose(self.value_after.strip())
-        pattern = loose(self.key_before) + key + loose(self.between) + f"(?P<value>{value}){end}"
+        between = self.between_pattern or loose(self.between)
+        pattern = loose(self.key_before) + key + between + f"(?P<value>{value}){end}"
         args: dict = {"tag_pattern": pattern}
         if self.quoted:
             args["value_parser"] = {"name": "json", "args": {"allow_non_json": True}}
+        if self.kinds:
+            # The tag says how to read its value: a word that goes with strings keeps the
+            # text; one that goes with other values, or that no example shows, reads JSON.
+            args["value_parser_by"] = {
+                "group": "kind",
+                "parsers": {word: None if text else dict(_JSON_VALUE) for word, text in self.kinds},
+            }
+            args["value_parser"] = dict(_JSON_VALUE)
         return {"content": "xml-inline", "content_args": args}
+
+    def _nested_args(self, depth: int) -> dict:
+        """`xml-inline` arguments for pairs whose values may be objects written as pairs of the
+        same syntax: the tag pattern matches a tag with its inner tags balanced (a recursive
+        pattern); a value that starts with a tag (group ``nested``) is read by the same
+        arguments again, `depth` levels deep; other values are read as JSON where they are
+        JSON (the field's values are final, so the tool's schema does not cast them)."""
+        opening, closing = loose(self.key_before.strip()), loose(self.value_after.strip())
+        name = r"[A-Za-z_][\w.\-]*"
+        between = self.between_pattern or loose(self.between)
+        body = rf"(?:(?!{opening}|{closing}).|(?&inner))"
+        # Inside the recursion no group captures: an inner tag's word would be the outer's.
+        plain = between.replace("(?P<kind>", "(?:")
+        pattern = (
+            rf"{opening}(?P<key>{name}){between}"
+            rf"(?P<value>(?P<nested>(?=\s*{opening}))?{body}*?)\s*{closing}"
+            rf"(?(DEFINE)(?P<inner>{opening}{name}{plain}{body}*{closing}))"
+        )
+        args: dict = {"tag_pattern": pattern, "value_parser": dict(_JSON_VALUE)}
+        inner = {"name": "xml-inline", "args": self._nested_args(depth - 1)} if depth > 0 else None
+        if self.kinds:
+            # One group says both: the kind's word, and, with the frame's next character
+            # taken too, that tags follow (the value is an object).
+            head, tail = (loose(part) for part in self.kind_frame)
+            first, rest = loose(self.kind_frame[1][:1]), loose(self.kind_frame[1][1:])
+            word = r"[\w\-]+"
+            kind = (
+                rf"{head}(?:(?P<kind>{word}{first}){rest}(?=\s*{opening})|(?P<kind>{word}){tail})"
+            )
+            args["tag_pattern"] = pattern.replace(between, kind, 1)
+            parsers = {word: None if text else dict(_JSON_VALUE) for word, text in self.kinds}
+            if inner is not None:
+                words = {word for word, _ in self.kinds} | set(self.nested_kinds)
+                parsers |= {word + self.kind_frame[1][:1]: inner for word in sorted(words)}
+            args["value_parser_by"] = {"group": "kind", "parsers": parsers}
+        elif inner is not None:
+            args["value_parser_by"] = {"group": "nested", "parsers": {"": inner}}
+        return args
+
+
+# How deep objects written as pairs inside pairs are read (the template spells each level).
+_NESTING = 3
+# A value read as JSON where it is JSON, else kept as text.
+_JSON_VALUE = {"name": "json", "args": {"allow_non_json": True}}
 
 
 def _tag_around(firsts: list[str], afters: list[str]) -> tuple[str, str]:
@@ -246,9 +350,73 @@ def pair_syntax(readings: list[Pairs]) -> tuple[PairSyntax, list[str]]:
             separator = middle
     if not rests:
         key_before, value_after = _tag_around(firsts, [reading.after for reading in readings])
+    every = [pair for reading in readings for pair in reading.pairs]
     between = readings[0].pairs[0].between
-    quoted = any(pair.quoted for reading in readings for pair in reading.pairs) or any(
-        pair.value[:1] in "[{" for reading in readings for pair in reading.pairs
+    between_pattern, kinds, kind_frame = _kinds(every)
+    quoted = any(pair.quoted for pair in every) or any(
+        pair.value[:1] in "[{" and not pair.nested for pair in every
     )
+    nested = any(pair.nested for pair in every)
+    if not rests and nested:
+        # One pair a call, an object: its tags' opening and closer are its inner tags'.
+        inner = next(pair for pair in every if pair.nested)
+        found = _TAG_START.match(inner.value)
+        closer = regex.search(r"(?:</[^<>\s]*>|\[/[^\[\]\s]*\])$", inner.value)
+        if found and closer:
+            key_before, value_after = found.group(), closer.group()
     opens = [first[: len(first) - len(key_before)] for first in firsts]
-    return PairSyntax(key_before, between, value_after, separator, quoted), opens
+    syntax = PairSyntax(
+        key_before,
+        between,
+        value_after,
+        separator,
+        quoted,
+        between_pattern,
+        kinds,
+        nested,
+        kind_frame,
+        tuple(
+            dict.fromkeys(
+                found.group(1)
+                for pair in every
+                if pair.nested
+                for found in [_ATTRIBUTE.search(pair.between)]
+                if found
+            )
+        ),
+    )
+    return syntax, opens
+
+
+# The start of a tag up to where its key stands (``<arg=``, ``<arg name="``).
+_TAG_START = regex.compile(r"[<\[][^<>\[\]\s=\"]*(?:=|\s+[\w\-]+=\")")
+
+
+def _kinds(
+    pairs: list[Pair],
+) -> tuple[str, tuple[tuple[str, bool], ...], tuple[str, str]]:
+    """(a pattern of the text between key and value, with group ``kind`` for the value of the
+    one attribute it writes (``string="true"``), any word; {each word seen: whether its values
+    are strings}; the text before and after the word) when every pair writes that attribute
+    there, else ("", (), ("", ""))."""
+    words: dict[str, set[bool]] = {}
+    frames = set()
+    for pair in pairs:
+        if pair.nested:
+            continue
+        found = list(_ATTRIBUTE.finditer(pair.between))
+        if len(found) != 1:
+            return "", (), ("", "")
+        at = found[0].span(1)
+        frames.add((pair.between[: at[0]], pair.between[at[1] :]))
+        words.setdefault(found[0].group(1), set()).add(pair.text)
+    if len(frames) != 1 or any(len(kinds) > 1 for kinds in words.values()):
+        return "", (), ("", "")
+    head, tail = frames.pop()
+    pattern = loose(head) + r"(?P<kind>[\w\-]+)" + loose(tail)
+    kinds = tuple((word, kinds.pop()) for word, kinds in sorted(words.items()))
+    return pattern, kinds, (head, tail)
+
+
+# An attribute whose value is a word (``string="true"``), after the key.
+_ATTRIBUTE = regex.compile(r"[\w\-]+=\"([\w\-]+)\"")

@@ -34,6 +34,8 @@ _REACH = 80
 _AFTER_NAME = 24
 
 Call = tuple[str, dict]
+# A bracket that may start the arguments after a name.
+_BRACKET = regex.compile(r"[{\[]")
 # Empty arguments right after a name: a pair of brackets with nothing but blanks inside.
 _EMPTY = regex.compile(r"[^\S\n]*(?:\(\s*\)|\{\s*\}|\[\s*\])")
 
@@ -205,14 +207,13 @@ def _readings_at(
     name = name_at.group()
     wanted = want[0] if want is not None else None
     after = name_at.end()
-    brace = regex.compile(r"[{\[]").search(text, after, after + _AFTER_NAME)
-    if brace is not None:
+    # The arguments' object: the first bracket after the name that starts one (a marker such
+    # as ``[ARGS]`` may stand between).
+    for brace in _BRACKET.finditer(text, after, after + _AFTER_NAME):
         decoded = _json_at(text, brace.start())
-        if (
-            decoded is not None
-            and isinstance(decoded[0], dict)
-            and _fits(name, decoded[0], wanted, tools)
-        ):
+        if decoded is None:
+            continue
+        if isinstance(decoded[0], dict) and _fits(name, decoded[0], wanted, tools):
             found.append(
                 CallReading(
                     "name-json",
@@ -222,6 +223,7 @@ def _readings_at(
                     body_start=brace.start(),
                 )
             )
+        break
     if wanted is not None:
         arguments = wanted[1]
         pairs = read_pairs(text, after, arguments) if arguments else None

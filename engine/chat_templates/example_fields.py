@@ -30,6 +30,16 @@ import regex
 from ..pattern_shapes import pattern_literal
 from .align import Alignment, Span, align_all
 from .argument_readers import common_prefix, common_suffix, loose, pair_syntax
+from .call_objects import (
+    LIST_ITEM_LEAD,
+    closing_brace,
+    list_item_close,
+    list_item_field,
+    object_head,
+    object_start,
+    object_transform,
+    varying_arguments_keys,
+)
 from .call_readers import CallReading
 from .evidence import Example
 from .judge import check_examples
@@ -134,9 +144,15 @@ class _Cuts:
     call_index: str = ""
     blank_after_open: bool = False
     calls_in_a_row: bool = False
+    # The calls are the objects of a JSON list, each its own region (its arguments key varies
+    # between outputs: `engine.chat_templates.call_objects`).
+    list_items: bool = False
+    list_markers: tuple[str, ...] = ()
 
 
-def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]]:
+def _peel(
+    alignments: list[Alignment], list_items: bool = False
+) -> tuple[_Cuts, list[str], dict[str, str]]:
     """The reasoning's and calls' delimiters from the gaps around them, the pieces of text left
     over (markers the content drops), and {piece: pattern} for the pieces that vary between the
     examples in a word (`_varying_markers`)."""
@@ -191,6 +207,7 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]
     cuts.calls_in_a_row = bool(between)
     if not between:
         _keyed_list(cuts, alignments)
+        _list_items(cuts, alignments, list_items)
     if cuts.call_close:
         cuts.after_close = tuple(
             dict.fromkeys(
@@ -210,15 +227,44 @@ def _peel(alignments: list[Alignment]) -> tuple[_Cuts, list[str], dict[str, str]
         separator = middles.pop() if len(middles) == 1 else ""
         if not _MARKER_LIKE.search(separator):
             cuts.call_separator = separator
+    left, varying = _markers(alignments, cuts, gaps, between)
+    return cuts, left, varying
+
+
+def _list_items(cuts: _Cuts, alignments: list[Alignment], always: bool = False) -> None:
+    """A JSON list of call objects whose arguments key varies between outputs (or, with
+    `always`, any list of such objects): each object is its own call region, so `cuts` loses
+    the list's open and close (markers the content drops)."""
+    spans = [(alignment, span) for alignment in alignments for span in alignment.of("calls")]
+    if all(span.reading.shape == "json-list" for _, span in spans) and varying_arguments_keys(
+        spans, 1 if always else 2
+    ):
+        # The list's open and close (a word such as ``calls`` too) are markers the content drops.
+        cuts.list_markers = tuple(m for m in (cuts.call_open, cuts.call_close) if m)
+        cuts.call_open = cuts.call_close = cuts.call_close_tail = ""
+        cuts.list_items = True
+
+
+def _markers(
+    alignments: list[Alignment], cuts: _Cuts, gaps: list, between: list[str]
+) -> tuple[list[str], dict[str, str]]:
+    """The left-over pieces (markers the content drops) and {piece: pattern} for those that
+    vary: a word framed by markers, an index between calls, a JSON list's brackets; `cuts`
+    gets the index pattern."""
     left, varying = _left_over(alignments, cuts)
+    delimiters = {cuts.reasoning_open, cuts.reasoning_close, cuts.call_open, cuts.call_close}
+    framed = _framed_words(left, [text for _, text, _ in gaps], delimiters - {""})
+    varying = {**framed, **varying}
     indexes = _call_indexes(between, cuts)
     cuts.call_index = "|".join(dict.fromkeys(pattern for pattern, _ in indexes.values()))
     varying = {**{piece: marker for piece, (_, marker) in indexes.items()}, **varying}
-    if cuts.call_open.startswith("{"):
+    if cuts.call_open.startswith("{") or cuts.list_items:
         # The calls are the objects of a JSON list: its brackets are markers only next to a
         # call, so prose such as "[1]" keeps its brackets.
         varying = {**varying, "[": r"\[(?=\s*\{)", "]": r"(?<=\})\s*\]"}
-    return cuts, left, varying
+        if cuts.list_items:
+            left += [piece for piece in ("[", "]", *cuts.list_markers) if piece not in left]
+    return left, varying
 
 
 # A token an output may write between two calls: a number with a little punctuation around
@@ -331,6 +377,36 @@ def _varying_markers(placed: list[dict[tuple[str, str], list[str]]]) -> dict[str
     return found
 
 
+# A piece framed by two markers: a closed one, a middle with no blank, an opening one
+# (``<|a|>final<|b|>``, ``<|a|>to=get<|b|>``); the middle's last word apart.
+_FRAMED = regex.compile(
+    r"(<[^<>\s]*>|\[[^\[\]\s]*\])([^\s<\[]*?)([A-Za-z][\w\-.]*)(<[^<>\s]*>|\[[^\[\]\s]*\])"
+)
+
+
+def _framed_words(pieces: list[str], texts: list[str], delimiters: set[str]) -> dict[str, str]:
+    """{piece: pattern} for the left-over pieces that write a word between the same two markers
+    as the `texts` between the parts write a different middle elsewhere (``<|a|>final<|b|>`` before the answer,
+    ``<|a|>to=get<|b|>`` before the calls): the markers are the structure, the word any word,
+    so an output that names a channel or recipient no example shows is still read. A frame
+    whose marker is one of the `delimiters` is left alone: its pattern would take the
+    delimiter."""
+    middles: dict[tuple[str, str], set[str]] = {}
+    # Evidence: every framed word the texts between the parts write, a delimiter's too.
+    for text in texts:
+        for framed in _FRAMED.finditer(text, overlapped=True):
+            left, head, word, right = framed.groups()
+            if left not in delimiters and right not in delimiters:
+                middles.setdefault((left, right), set()).add(head + word)
+    found = {}
+    for piece in pieces:
+        framed = _FRAMED.fullmatch(piece)
+        if framed and len(middles.get((framed.group(1), framed.group(4)), ())) > 1:
+            left, head, _, right = framed.groups()
+            found[piece] = loose(left + head) + r"[\w\-.]+" + loose(right)
+    return found
+
+
 def _close_tail(after_calls: list[str], ends: list[str], close: str) -> str:
     """The markers every lone call is followed by after its close (``) <|x|>``), when each call
     of the examples ends its output: whether they close the call or the turn, no example shows;
@@ -395,6 +471,9 @@ def _calls_field(alignments: list[Alignment], cuts: _Cuts) -> tuple[dict, str]:
     if len(shapes) != 1:
         raise NotLearnt(f"the examples write their calls in different shapes: {sorted(shapes)}")
     shape = shapes.pop()
+    keys = varying_arguments_keys(spans) if shape in ("json-list", "json-object") else None
+    if keys is not None:
+        return _varying_key_field(shape, *keys, cuts)
     if shape in ("json-list", "python-list"):
         return _list_field(shape, readings[0], cuts)
     if shape == "json-object":
@@ -463,6 +542,122 @@ def _object_field(first: CallReading, cuts: _Cuts) -> tuple[dict, str]:
     if first.encoded and "." not in first.arguments_key:
         spec["content_args"] = {"decode_json_strings": [first.arguments_key]}
     return spec, "a JSON object per call, the name inside"
+
+
+def _varying_key_field(
+    shape: str, name_key: str, argument_keys: list[str], cuts: _Cuts
+) -> tuple[dict, str]:
+    """A region per call object whose arguments key varies: the object's head in the open
+    pattern (`engine.chat_templates.call_objects`), the arguments its body."""
+    how = f"JSON call objects, the arguments under any of {argument_keys}"
+    if shape == "json-list":
+        return list_item_field(name_key, argument_keys), how + ", in a JSON list"
+    head = object_head(name_key, argument_keys)
+    lead = loose(cuts.call_open) + r"\s*" if cuts.call_open else ""
+    ahead = loose(cuts.call_open) if cuts.call_open else object_start(name_key)
+    spec = {"open_pattern": lead + head, **closing_brace(_close(cuts, ahead, r"(?<=\})"))}
+    spec.update(repeats=True, content="json", transform=object_transform())
+    return spec, how + ", one per call"
+
+
+# The call shapes whose arguments are one JSON object: calls of several of these can share a
+# field (`_mixed_calls_field`).
+_JSON_ARGUMENTS = ("json-object", "json-list", "name-json")
+
+
+def _call_syntaxes(alignments: list[Alignment]) -> dict[str, list[Alignment]]:
+    """{shape: the alignments whose calls are all written in it} when the examples write their
+    calls in more than one syntax, each with its arguments as one JSON object (a JSON list in
+    one output, ``NAME[ARGS]{...}`` in another; call objects in a marker and bare), else {}.
+    Two syntaxes of one shape are told apart by the marker before the call."""
+    groups: dict[str, list[Alignment]] = {}
+    for alignment in alignments:
+        spans = alignment.of("calls")
+        if not spans:
+            continue
+        shapes = {span.reading.shape for span in spans}
+        if len(shapes) != 1 or not shapes <= set(_JSON_ARGUMENTS):
+            return {}
+        shape = shapes.pop()
+        if shape == "json-object":
+            # Call objects after different markers (one in a call's tag, one bare after a
+            # header) are two syntaxes.
+            shape += " after " + last_marker(alignment.text[: spans[0].start], _WORD_SEAM)
+        groups.setdefault(shape, []).append(alignment)
+    return groups if len(groups) > 1 else {}
+
+
+def _mixed_calls_field(
+    syntaxes: dict[str, list[Alignment]],
+) -> tuple[dict, str, list[str], dict[str, str], set[str]]:
+    """One call field for calls written in several syntaxes, each with its arguments as a JSON
+    object: the open an alternation of each syntax's head (its open marker, then the name group
+    and what stands between the name and the arguments), the body the arguments, the close an
+    alternation of each syntax's end, told apart by what follows it.
+
+    Returns:
+        (the field, how for people, the left-over pieces, {piece: pattern} of those that vary,
+        the delimiters the field takes).
+
+    Raises:
+        NotLearnt: a syntax's call objects hold more than the name and the arguments.
+    """
+    heads, tails, left, varying, delimiters, hows = [], [], [], {}, set(), []
+    # The arguments keys of every syntax's call objects: an output of one syntax may write the
+    # key another's example writes.
+    objects = [
+        (alignment, span)
+        for shape, group in syntaxes.items()
+        if shape != "name-json"
+        for alignment in group
+        for span in alignment.of("calls")
+    ]
+    every_key = varying_arguments_keys(objects, 1)
+    peeled = {
+        shape: _peel(group, list_items=shape == "json-list") for shape, group in syntaxes.items()
+    }
+    # An index one syntax's example writes between its calls may stand between another's too.
+    indexes = "|".join(
+        dict.fromkeys(cuts.call_index for cuts, _, _ in peeled.values() if cuts.call_index)
+    )
+    for shape, group in syntaxes.items():
+        cuts, group_left, group_varying = peeled[shape]
+        cuts.call_index = indexes
+        spans = [(alignment, span) for alignment in group for span in alignment.of("calls")]
+        left += group_left
+        varying |= group_varying
+        delimiters |= {cuts.call_open, cuts.call_close} - {""}
+        if shape == "name-json":
+            spec, _ = _named_field("name-json", spans, cuts)
+            heads.append(spec["open_pattern"])
+            tails.append(spec.get("close_pattern") or pattern_literal(spec["close"]))
+            hows.append("the name, then the arguments as a JSON object")
+            continue
+        keys = every_key or varying_arguments_keys(spans, 1)
+        if keys is None:
+            raise NotLearnt(
+                "the examples write their calls in several syntaxes, and some call objects hold "
+                "more than a name and its arguments"
+            )
+        head = object_head(*keys)
+        if shape == "json-list":
+            heads.append(LIST_ITEM_LEAD + head)
+            tails.append(list_item_close(keys[0]))
+            hows.append("a JSON list of call objects")
+            continue
+        lead = loose(cuts.call_open) + r"\s*" if cuts.call_open else ""
+        ahead = loose(cuts.call_open) if cuts.call_open else object_start(keys[0])
+        heads.append(lead + head)
+        tails.append(closing_brace(_close(cuts, ahead, r"(?<=\})"))["close_pattern"])
+        hows.append("a JSON object per call")
+    field = {
+        "open_pattern": "|".join(f"(?:{head})" for head in heads),
+        "close_pattern": "|".join(f"(?:{tail})" for tail in tails),
+        "repeats": True,
+        "content": "json",
+        "transform": object_transform(),
+    }
+    return field, "calls in several syntaxes: " + "; ".join(hows), left, varying, delimiters
 
 
 def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -> tuple[dict, str]:
@@ -618,7 +813,14 @@ def learn_template(
             )
         )
     how = ""
-    if "calls" in shows:
+    syntaxes = _call_syntaxes(alignments)
+    if syntaxes:
+        fields["tool_calls"], how, left, varying, delimiters = _mixed_calls_field(syntaxes)
+        # Each syntax's markers: taken by its call's open where the call follows, else dropped
+        # (the open pattern is longer than the marker at the same place, so it wins).
+        cuts.call_open = cuts.call_close = ""
+        left = list(dict.fromkeys(left))
+    if "calls" in shows and not syntaxes:
         fields["tool_calls"], how = _calls_field(alignments, cuts)
         findings.append(
             (
@@ -672,9 +874,21 @@ def _variants(
     closes = list(dict.fromkeys([*closes, *(m for m in markers if m not in varying)]))
     if patterns:
         known = [base_content["close_pattern"]] if "close_pattern" in base_content else []
-        # Longer markers first: one marker may start another.
-        literals = [pattern_literal(close) for close in sorted(closes, key=len, reverse=True)]
-        content = {"close_pattern": "|".join([*known, *patterns, *literals])}
+        # Longer markers first: one marker may start another; and a marker a pattern would
+        # match the start of goes before that pattern (the first alternative that matches wins).
+        ordered = sorted(closes, key=len, reverse=True)
+        longer = [
+            close
+            for close in ordered
+            if any(
+                (start := regex.match(pattern, close)) and start.end() < len(close)
+                for pattern in patterns
+            )
+        ]
+        literals = [pattern_literal(close) for close in ordered if close not in longer]
+        content = {
+            "close_pattern": "|".join([*known, *map(pattern_literal, longer), *patterns, *literals])
+        }
     else:
         content = {"close": closes[0] if len(closes) == 1 else closes} if closes else {}
     anchor_keys = {key: value for key, value in base.items() if key != "fields"}

@@ -8,6 +8,7 @@ outputs and tools only; the learnt template then reads a fresh output of the sam
 from __future__ import annotations
 
 import pytest
+import regex
 
 from engine import infer_template, parse_response
 from engine.chat_templates.align import align
@@ -314,9 +315,14 @@ def test_fact_6_a_channel_header_between_regions_is_consumed(with_expected):
         "open": "<|zs|>muse<|zm|>",
         "close": "<|ze|>",
     }
-    assert "<|zs|>reply<|zm|>" in template["fields"]["content"]["close"]
+    # The header's word is any word between its two markers (the reasoning's own header,
+    # the longer match at the same place, still opens the reasoning).
+    close = template["fields"]["content"]["close_pattern"]
+    assert regex.match(close, "<|zs|>reply<|zm|>").group() == "<|zs|>reply<|zm|>"
     fresh = "<|zs|>muse<|zm|>Hm.<|ze|><|zs|>reply<|zm|>Warm.<|eot|>"
     assert read(template, fresh) == message("Warm.", "Hm.")
+    unseen = "<|zs|>muse<|zm|>Hm.<|ze|><|zs|>final<|zm|>Warm.<|eot|>"
+    assert read(template, unseen) == message("Warm.", "Hm.")
 
 
 @BOTH

@@ -121,9 +121,43 @@ MORE_FEATURES = {
     "arguments_key": ("fixed", "varies"),
     # A token that only some outputs write between two calls: an index that varies (``#7``).
     "call_index": ("no", "some"),
+    # A header word between a marker and the body that varies between outputs: the content's
+    # header names a channel, one of a few, anew in each output (the examples show one of them).
+    "channel_word": ("fixed", "varies"),
+    # A second call syntax that some outputs write (calls written as JSON objects or a JSON list
+    # only): bare JSON call objects with no marker around them, or each call as its name, a
+    # marker and the arguments (``NAME[ARGS]{...}``). The second example writes it, the first
+    # the format's own; other outputs write either.
+    "second_syntax": ("none", "bare-json", "name-args"),
+    # Tag-style arguments (calls ``name-tags``) of a tool with an object parameter: the object
+    # written as tags inside its parameter's tag. The first example calls that tool.
+    "nested_tags": ("no", "yes"),
+    # Tag-style arguments: the tag names its parameter in an attribute and says in another
+    # whether the value is a string, the others written as JSON
+    # (``<arg name="days" string="false">3</arg>``); some strings are digits.
+    "tag_attributes": ("no", "yes"),
+}
+# The tool with an object parameter the calls of `nested_tags` may make.
+NESTED_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "plan_trip",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "stay": {
+                    "type": "object",
+                    "properties": {"nights": {"type": "integer"}, "hotel": {"type": "string"}},
+                },
+            },
+        },
+    },
 }
 # The two keys a JSON call's arguments go under when `arguments_key` varies.
 ARGUMENTS_KEYS = ("arguments", "parameters")
+# Where a header writes this output's channel word (`channel_word`).
+CHANNEL = "{channel}"
 # The keys a JSON call object holds its name and arguments under.
 CALL_KEYS = [("name", "arguments"), ("name", "parameters"), ("tool", "args"), ("function", "input")]
 
@@ -143,11 +177,20 @@ def _pair(rng: random.Random, kind: str) -> tuple[str, str]:
     return f"{word}:", ""
 
 
-def _value(rng: random.Random, kind: str, quotes: bool = False):
+def _value(rng: random.Random, schema: dict, quotes: bool = False, digits: bool = False):
+    """A value of `schema`'s type; with `quotes`, strings may hold quotes; with `digits`, some
+    strings are digits."""
+    kind = schema["type"]
+    if kind == "object":
+        return {
+            key: _value(rng, value, quotes, digits) for key, value in schema["properties"].items()
+        }
     if kind == "integer":
         return rng.randint(1, 999)
     if kind == "boolean":
         return rng.random() < 0.5
+    if digits and rng.random() < 0.3:
+        return str(rng.randint(10000, 99999))
     words = " ".join(rng.choice(NAMES) for _ in range(rng.randint(1, 2)))
     if quotes and rng.random() < 0.6:
         return rng.choice((f"print('{words}')", f'say "{words}" twice', f"{words}'s"))
@@ -182,6 +225,13 @@ class Format:
     # call and counted up (0: none).
     bare_answer: bool = False
     index_start: int = 0
+    # The channel words the content's header may write (`channel_word`), and this output's.
+    channels: tuple[str, ...] = ()
+    channel: str = ""
+    # The marker between a call's name and its arguments in the second call syntax
+    # (``[ARGS]``), and whether this output writes its calls in that syntax.
+    arguments_marker: str = ""
+    second: bool = False
 
     @property
     def prefix(self) -> str:
@@ -194,6 +244,21 @@ class Format:
 
     # -- writing ----------------------------------------------------------------------------
 
+    @property
+    def tools(self) -> list[dict]:
+        """The tools the prompt offers: with `nested_tags`, one more with an object parameter."""
+        return TOOLS + [NESTED_TOOL] if self.features.get("nested_tags") == "yes" else TOOLS
+
+    def _tag(self, key: str, value) -> str:
+        """One tag-style argument; an object as tags inside the tag."""
+        if isinstance(value, dict):
+            inner, kind = "".join(self._tag(k, v) for k, v in value.items()), "false"
+        else:
+            inner, kind = _bare(value), "true" if isinstance(value, str) else "false"
+        if self.features.get("tag_attributes") == "yes":
+            return f'<arg name="{key}" string="{kind}">{inner}</arg>'
+        return f"<arg={key}>{inner}</arg>"
+
     def _arguments(self, name: str, arguments: dict) -> str:
         shape = self.features["calls"]
         if shape == "name-braces":
@@ -201,7 +266,7 @@ class Format:
         if shape == "name-python":
             return "(" + ", ".join(f"{k}={_python(v)}" for k, v in arguments.items()) + ")"
         if shape == "name-tags":
-            return "".join(f"<arg={k}>{_bare(v)}</arg>" for k, v in arguments.items())
+            return "".join(self._tag(k, v) for k, v in arguments.items())
         if shape == "name-lines":
             return "".join(f"\n{k}: {_bare(v)}" for k, v in arguments.items()) + "\n"
         return self._json(arguments)
@@ -222,8 +287,34 @@ class Format:
         middle = self.middle.replace("#", str(index))
         return f"{name}{middle}{self._arguments(name, arguments)}"
 
+    def _second_calls(self, calls: list[tuple[str, dict]]) -> tuple[list[str], str]:
+        """The calls in the second call syntax, each written, and what parts them: bare JSON
+        objects one a line, or each call as the open, the name, the arguments' marker and the
+        arguments."""
+        if self.features["second_syntax"] == "bare-json":
+            return [self._json({self.keys[0]: n, self.keys[1]: a}) for n, a in calls], "\n"
+        blank = self.blank
+        return [
+            f"{self.call_open}{blank if self.call_open else ''}{n}{self.arguments_marker}"
+            f"{self._json(a)}{blank if self.call_close else ''}{self.call_close}"
+            for n, a in calls
+        ], ""
+
+    def _joined(self, written: list[str], separator: str) -> str:
+        """The calls written one after another, parted by `separator`; with an index, it
+        stands before each call after the first."""
+        if not self.index_start:
+            return separator.join(written)
+        between = separator or " "
+        return written[0] + "".join(
+            f"{separator}#{self.index_start + i}{between}{call}"
+            for i, call in enumerate(written[1:])
+        )
+
     def _calls(self, calls: list[tuple[str, dict]]) -> str:
         shape, blank = self.features["calls"], self.blank
+        if self.second:
+            return self._joined(*self._second_calls(calls))
         if self.features.get("keyed_list") == "yes":
             body = self._json([{n: a} for n, a in calls])
             return (
@@ -251,18 +342,12 @@ class Format:
             f"{blank if self.call_close else ''}{self.call_close}"
             for i, (n, a) in enumerate(calls)
         ]
-        if not self.index_start:
-            return self.separator.join(written)
-        between = self.separator or " "
-        return written[0] + "".join(
-            f"{self.separator}#{self.index_start + i}{between}{call}"
-            for i, call in enumerate(written[1:])
-        )
+        return self._joined(written, self.separator)
 
     def write(self, reasoning: str, content: str, calls: list[tuple[str, dict]]) -> str:
         parts = []
         headers = {
-            region: header.replace("{}", self.header_word)
+            region: header.replace("{}", self.header_word).replace(CHANNEL, self.channel)
             for region, header in self.headers.items()
         }
         if self.features["reasoning"] == "prewritten":
@@ -308,17 +393,28 @@ class Format:
         if self.features.get("call_index") == "some":
             if teaching == 1 or (teaching is None and rng.random() < 0.5):
                 self.index_start = rng.randint(1, 50)
+        if self.channels and self.features.get("channel_word") == "varies":
+            self.channel = self.channels[0] if teaching is not None else rng.choice(self.channels)
+        if self.features.get("second_syntax", "none") != "none":
+            self.second = teaching == 1 or (teaching is None and rng.random() < 0.5)
+        quotes = self.features.get("quoted_values") == "yes"
+        digits = self.features.get("tag_attributes") == "yes"
+        parameters = {
+            tool["function"]["name"]: tool["function"]["parameters"]["properties"]
+            for tool in self.tools
+        }
         made = []
-        for _ in range(calls):
-            name = rng.choice(sorted(PARAMETERS))
-            keys = list(PARAMETERS[name])
+        for at in range(calls):
+            name = rng.choice(sorted(parameters))
+            if self.features.get("nested_tags") == "yes" and teaching == 0 and at == 0:
+                name = NESTED_TOOL["function"]["name"]
+            keys = list(parameters[name])
             count = arguments if arguments is not None else rng.randint(1, len(keys))
             chosen = keys[: max(1, min(count, len(keys)))]
-            quotes = self.features.get("quoted_values") == "yes"
             made.append(
                 (
                     name,
-                    {key: _value(rng, PARAMETERS[name][key]["type"], quotes) for key in chosen},
+                    {key: _value(rng, parameters[name][key], quotes, digits) for key in chosen},
                 )
             )
         expected: dict = {"role": "assistant"}
@@ -333,7 +429,7 @@ class Format:
         return {
             "prefix": self.prefix,
             "output": self.write(thought, answer, made),
-            "tools": TOOLS,
+            "tools": self.tools,
             "expected": expected,
         }
 
@@ -390,9 +486,15 @@ def random_format(seed: int, more: bool = False) -> Format:
     if more:
         extra = random.Random(f"more {seed}")
         features |= {name: extra.choice(choices) for name, choices in MORE_FEATURES.items()}
-        if features["header_word"] == "varies":
+        if features["header_word"] == "varies" or features["channel_word"] == "varies":
             # The calls' header varies: both examples show it.
             features["headers"] = "per-region"
+        # What a fact cannot go with: a second call syntax is one of JSON calls; objects and
+        # attributes in tags are of tag-style arguments.
+        if features["calls"] not in ("json-object", "json-list") or features["keyed_list"] == "yes":
+            features["second_syntax"] = "none"
+        if features["calls"] != "name-tags" or features["keyed_list"] == "yes":
+            features["nested_tags"] = features["tag_attributes"] = "no"
     shape = features["calls"]
     # What a feature cannot go with: a name written in a header needs an open unless the
     # arguments' own bracket follows it; lines need an open and a close.
@@ -427,6 +529,15 @@ def random_format(seed: int, more: bool = False) -> Format:
     if features.get("header_word") == "varies":
         # The calls' header names a recipient anew in each output.
         made.headers["calls"] = f"{left}to={{}}{right}"
+    if features.get("channel_word") == "varies":
+        # The content's header names a channel, one of a few, anew in each output.
+        words = random.Random(f"channels {seed}")
+        made.channels = tuple(dict.fromkeys(_word(words, 5) for _ in range(3)))
+        # The header's own word stays when the fact is switched off after drawing.
+        made.channel = made.headers["content"][len(left) : -len(right)]
+        made.headers["content"] = f"{left}{CHANNEL}{right}"
+    if features.get("second_syntax") == "name-args":
+        made.arguments_marker = f"[{_word(random.Random(f'arguments {seed}'), 4).upper()}]"
     opener, closer = {
         "markup": _pair(rng, "markup"),
         "special": _pair(rng, "special"),
