@@ -14,8 +14,9 @@ import pytest
 
 from engine.template_files import load_template_file
 from playground import catalog, handlers
-from playground.authoring.chat_template_check import CheckOutcome, matrix_html, root_causes
+from playground.authoring.chat_template_check import CheckOutcome, root_causes
 from playground.handlers import generate_live as live
+from playground.panels.check_matrix import matrix_html
 from playground.parse.replay import ReplayInputs, prepare_replay
 from playground.parse.session import Session
 from playground.parse.workspace import WorkspaceInputs

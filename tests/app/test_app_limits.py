@@ -139,10 +139,7 @@ def test_only_the_demo_model_and_allowed_folders_may_be_named(tmp_path, monkeypa
         ("no folder /root/.ssh here", "no folder (a server path) here"),
         (f"could not load {ROOT}/samples/demo-model", "could not load samples/demo-model"),
         ("jinja2.exceptions.TemplateSyntaxError: unexpected '}'", "unexpected '}'"),
-        (
-            "ResponseParseError: fields.x: bad </think>",
-            "ResponseParseError: fields.x: bad </think>",
-        ),
+        ("ResponseParseError: fields.x: bad </think>", "Fields.x: bad </think>"),
     ],
 )
 def test_messages_lose_server_paths_and_python_type_names(message, shown):
