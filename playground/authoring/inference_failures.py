@@ -265,8 +265,8 @@ class FailureView:
         findings: what inference found there, (finding index, key, value as JSON) each, the
             first four.
         edits: the fix as changes ([] when none is known); `apply_label`: its button's text;
-            `sketch_how`: how the sketched field was learnt and checked ("" when the fix is no
-            sketch).
+            `sketch`: the fix is the sketched tool-call field, `sketch_how` how it was learnt
+            and checked.
         no_sketch: why no tool-call field is offered ("" when it is not said); `unexplained`:
             then the text of each row or output no field reads (``{"label", "text", "spans"}``).
     """
@@ -279,6 +279,7 @@ class FailureView:
     findings: list[tuple[int, str, str]]
     edits: list[Change]
     apply_label: str = ""
+    sketch: bool = False
     sketch_how: str = ""
     no_sketch: str = ""
     unexplained: list[dict] = field(default_factory=list)
@@ -309,6 +310,7 @@ def failure_views(groups: list[dict], result: dict) -> list[FailureView]:
             view = replace(
                 view,
                 apply_label="Apply the sketch" if group["sketch"] else "Apply the fix",
+                sketch=bool(group["sketch"]),
                 sketch_how=probe_names_in_words(sketch.get("how", "")) if group["sketch"] else "",
             )
         elif group.get("calls") and sketch.get("how"):

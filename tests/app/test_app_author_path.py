@@ -1051,10 +1051,10 @@ def test_a_failed_parse_in_the_tests_shows_its_error_not_a_null_diff():
     }
     [result] = run_cases(template, [case])
     assert not result.passed and result.got is None and result.diff == []
-    assert result.error.startswith("ResponseParseError: fields.tool_calls: json:")
+    assert result.error.startswith("The output does not parse: fields.tool_calls: json:")
     shown = results_html([result], 1)
     assert "null" not in shown and 'class="rt-diff"' not in shown
-    assert "ResponseParseError: fields.tool_calls: json:" in html.unescape(shown)
+    assert "The output does not parse: fields.tool_calls: json:" in html.unescape(shown)
 
 
 def test_the_page_names_an_output_that_misspells_a_delimiter_the_test_cases_confirm():

@@ -57,7 +57,7 @@ def test_the_wrong_close_is_the_headline_and_explain_points_at_its_key():
         "⚠ Cause (fields.tool_calls.close_pattern): fields.tool_calls.close_pattern expects '&lt;/toolcall&gt;'"
     )
     assert text_of(lines[1]).startswith(
-        "which gives: ResponseParseError: fields.tool_calls: json: Extra data"
+        "which gives: The output does not parse: fields.tool_calls: json: Extra data"
     )
     explained = handlers.explain_span({"selected": "e0"}, session)["explain"]
     assert '<code class="rt-key" data-key="fields.tool_calls.close_pattern">' in explained
@@ -124,7 +124,7 @@ def test_a_stop_inside_a_tool_call_says_the_stop_cut_it():
     for _ in range(27):  # to `{"name": "get_weather", "arguments": {"city`
         handlers.replay_step(inputs, session)
     status = handlers.replay_stop(session)["status"]
-    assert "ResponseParseError: fields.tool_calls: json: Unterminated string" in status
+    assert "The output does not parse: fields.tool_calls: json: Unterminated string" in status
     assert (
         "■ Stopped at chunk 27 of 72: the text so far is parsed as if the stream had ended there. "
         "The tool_calls region was still open there, so its unfinished text is what fails to "

@@ -197,7 +197,7 @@ def test_bad_input_says_what_is_wrong(monkeypatch):
     outputs, _ = infer("{{ raise_exception('no chat here') }}")
     assert text_of(outputs[-1]["inference"]) == (
         "⚠ the chat template does not render a first user turn with a generation "
-        "prompt: user + generation prompt: TemplateError: no chat here"
+        "prompt: user + generation prompt: no chat here"
     )
     monkeypatch.setattr(
         limits, "LIMITS", dataclasses.replace(limits.LIMITS, chat_template_chars=100)
