@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import html
 import json
 import os
 import re
@@ -311,9 +312,9 @@ def test_conformance_failures_are_grouped_by_their_root_cause():
     causes = re.search(
         r'<div class="rt-status rt-status-error" id="conformance-causes">(.*?)</div>', shown
     ).group(1)
-    assert text_of(causes) == (
-        "Failing rows by root cause:16 rows: fields.tool_calls.close_pattern expects '&lt;/toolcall&gt;' where the text has "
-        "'&lt;/tool_call&gt;': in fields.tool_calls.close_pattern, write '&lt;/tool_call&gt;' instead of '&lt;/toolcall&gt;'"
+    assert html.unescape(text_of(causes)) == (
+        "Failing rows by root cause:16 rows: fields.tool_calls.close_pattern expects '</toolcall>' where the text has "
+        "'</tool_call>': in fields.tool_calls.close_pattern, write '</tool_call>' instead of '</toolcall>'"
     )
     assert shown.count('class="rt-cause-row"') == 1
 

@@ -144,7 +144,7 @@ def test_a_delimiter_clicked_on_the_map_says_how_inference_found_it():
         '<div class="rt-explain" id="explain-inferred"><div class="rt-explain-title">How inference found it</div>'
         in shown
     )
-    assert "the text before each call's payload" in shown
+    assert "the text before each call's payload" in html.unescape(shown)
     # Once the editor holds another delimiter there, the inference's evidence is not shown for it.
     template = dict(session.inference["template"])
     template["fields"] = {
@@ -174,7 +174,7 @@ def test_a_delimiter_clicked_in_the_editor_says_how_inference_found_it():
     assert shown.index("Open pattern") < shown.index(
         "How inference found it"
     )  # the pattern first, then its evidence
-    assert "the text before each call's payload" in shown
+    assert "the text before each call's payload" in html.unescape(shown)
     # A key that is no pattern but was inferred: only its evidence.
     end = session.inference["template"]["fields"]["content"].get("close")
     assert end is not None
