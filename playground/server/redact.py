@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # one starts with on the page, where the engine's own messages name the type.
 FAILURE_HEADLINES = {
     "ResponseParseError": "The output does not parse",
-    "UndefinedPlaceholderError": "A transform names a placeholder that is not defined",
+    "UndefinedPlaceholderError": "The transform fails",
     "PatternTimeoutError": "A pattern took too long",
     "ParseDeadlineError": "The parse took too long",
     "ParseLimitError": "The output is too large to parse",

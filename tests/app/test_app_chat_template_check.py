@@ -318,3 +318,34 @@ def test_the_conformance_endpoint_takes_the_page_inputs_by_name():
         and bad["situations"] == []
         and bad["passed"] is False
     )
+
+
+def test_a_row_name_stays_inside_its_attribute():
+    from playground.authoring.chat_template_check import CheckOutcome
+    from playground.panels.check_matrix import matrix_html
+
+    name = 'plain" onmouseover="alert(1)'
+    row = {
+        "name": name,
+        "passed": False,
+        "renderable": True,
+        "detail": "<b>bad</b>",
+        "normalisations": [],
+        "prompt": "p",
+    }
+    report = {
+        "passed": False,
+        "counts": {"passed": 0, "failed": 1, "not_renderable": 0},
+        "thinking_switch": None,
+        "diagnostics": [],
+        "situations": [row],
+    }
+    shown = matrix_html(CheckOutcome(report, source="a <chat> template"), causes=["<i>cause</i>"])
+    assert (
+        '<tr class="rt-row-fail" data-row="0" tabindex="0" title="plain&#34; onmouseover=&#34;alert(1)">'
+        in shown
+    )
+    assert "<b>bad" not in shown and "<i>cause" not in shown and "<chat>" not in shown
+    assert html.unescape(re.search(r'id="conformance-causes">(.*?)</div>', shown)[1]) == (
+        "Failing rows by root cause:<ul><li><b>1 row</b>: <i>cause</i></li></ul>"
+    )
