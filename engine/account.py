@@ -83,7 +83,7 @@ QUOTED = 60
 MAX_WARNINGS = 100
 
 # A call name: letters, digits, `_`, `-`, `.`, `:` and `/`, starting with a letter, digit or `_`.
-_CALL_NAME = regex.compile(r"[^\W][\w.:/-]*")
+CALL_NAME = regex.compile(r"[^\W][\w.:/-]*")
 # A tag of markup (`<...>`): what a tag-style region's leftover text may hold besides arguments.
 _MARKUP_TAG = regex.compile(r"<[^<>]*>")
 
@@ -394,11 +394,11 @@ def _strings(value: Any) -> Iterator[str]:
             stack.extend(reversed(item))
 
 
-def _calls(value: Any) -> Iterator[dict]:
+def calls_of(value: Any) -> Iterator[dict]:
     """The function dicts (`{"name": ..., "arguments": ...}`) of a tool call field's value."""
     if isinstance(value, list):
         for item in value:
-            yield from _calls(item)
+            yield from calls_of(item)
     elif isinstance(value, dict):
         function = value.get("function")
         if isinstance(function, dict):
@@ -410,7 +410,7 @@ def _calls(value: Any) -> Iterator[dict]:
 def _argument_strings(value: Any) -> Iterator[str]:
     """The strings inside the arguments of the calls of `value` (the whole value when it holds
     no call)."""
-    calls = list(_calls(value))
+    calls = list(calls_of(value))
     if not calls:
         yield from _strings(value)
         return
@@ -555,9 +555,9 @@ class Account:
         self, field: FieldSpec, body: str, value: Any, body_start: int, region_start: int, end: int
     ) -> None:
         name = field.name
-        for call in _calls(value):
+        for call in calls_of(value):
             called = call.get("name")
-            if not isinstance(called, str) or not _CALL_NAME.fullmatch(called):
+            if not isinstance(called, str) or not CALL_NAME.fullmatch(called):
                 self._warn(
                     "call-name-invalid",
                     f"the call in the {name} region at stream offset {region_start} is named "

@@ -140,6 +140,13 @@ class MessageBuilder:
             self.message[name] = value
         return value
 
+    def take_back(self, field: FieldSpec) -> None:
+        """Remove the last value `store` appended to repeating `field` (lenient parsing reads a
+        repeated draft once)."""
+        values = self.message.get(field.name)
+        if field.repeats and field.join is None and isinstance(values, list) and values:
+            values.pop()
+
     def _store_implicit_stretch(
         self, field: FieldSpec, body: str, captures: dict, offset: int
     ) -> Any:

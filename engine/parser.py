@@ -34,6 +34,7 @@ from .errors import PatternTimeoutError, ResponseParseError
 from .inputs import MISSING_PREFIX_MESSAGE, batch_prefixes, prefix_cut, prefix_text, split_batch
 from .message import MessageBuilder
 from .regions import Regions, TimeBudget
+from .strays import STRAY, control_texts, lenient_watch
 from .template import ResponseTemplate, load_template
 from .token_ids import IdReader, StreamTokens, token_id_list
 from .tool_typing import tool_parameter_schemas
@@ -205,6 +206,9 @@ class ResponseParser:
             max_regions=max_regions,
             max_value_chars=max_value_chars,
             account=self._account,
+            lenient=None
+            if on_error != "keep"
+            else lenient_watch(template, control_texts(self.tokens)),
         )
         self._finalized = False
         # While the next chunk may take the quick path: the open region's `QuickTest`, its
@@ -438,6 +442,9 @@ class ResponseParser:
         if match.delimiter.side == "open":
             regions.close(events, None, base + match.start)
             regions.open(events, match)
+        elif match.delimiter.side == STRAY:
+            regions.close(events, None, base + match.start)
+            regions.stray(events, match)
         else:
             regions.close(events, match, base + match.start)
 

@@ -18,7 +18,11 @@ scanners use the answers to skip regex calls that cannot find anything:
 * `read_pattern` is the one reader of a pattern's parse tree (with its named groups' names),
   for these answers and for the grammar wing, so that all of them refuse the same syntax;
 * `pattern_literal` writes a literal text as the pattern that matches it, for every pattern
-  the tools suggest or infer.
+  the tools suggest or infer;
+* `top_level_alternatives`, `group_end`, `around_group`, `without_leading_lookbehind`,
+  `alternative_endings` and `after_leading_marker` cut a pattern's text where its tree says,
+  for the patterns lenient reading makes out of a template's (each cut refused where
+  `read_pattern` refuses the pattern).
 
 Every answer errs on the safe side: "unknown" (None) whenever the tree holds
 syntax the analysis does not model, and the scanner then asks the regex.
@@ -807,3 +811,140 @@ def _class_end(pattern: str, index: int) -> int:
     while index < len(pattern) and pattern[index] != "]":
         index += 2 if pattern[index] == "\\" else 1
     return index + 1
+
+
+# -- a pattern's text cut where its parse tree says -------------------------------------------
+# Lenient reading (`engine.recovery`, `engine.strays`) makes patterns out of parts of a
+# template's: its top-level alternatives, an alternative without its leading lookbehind, what
+# is on either side of a group, what follows an open's leading marker. The tree says where a
+# part ends (`read_pattern`); `_structure` finds the same place in the text, and a cut is kept
+# only when the tree read the pattern (so every reader refuses the same syntax).
+
+
+def _structure(pattern: str) -> list[tuple[int, str, int]]:
+    """`(offset, character, depth)` of each `(`, `)` and `|` of `pattern` that is syntax (not
+    escaped, not in a character class); `depth` is the group depth before the character."""
+    marks, depth, index, length = [], 0, 0, len(pattern)
+    while index < length:
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "[":
+            index = _class_end(pattern, index)
+            continue
+        if char in "(|)":
+            marks.append((index, char, depth))
+            depth += 1 if char == "(" else -1 if char == ")" else 0
+        index += 1
+    return marks
+
+
+def _readable(pattern: str) -> bool:
+    try:
+        compiled = regex.compile(pattern, regex.DOTALL)
+    except (regex.error, ValueError, OverflowError, RecursionError):
+        return False
+    return read_pattern(compiled) is not None
+
+
+def top_level_alternatives(pattern: str) -> list[str] | None:
+    """`pattern` cut at its top-level `|`, in order; None when the tree cannot read it."""
+    if not _readable(pattern):
+        return None
+    cuts = [at for at, char, depth in _structure(pattern) if char == "|" and depth == 0]
+    bounds = [-1, *cuts, len(pattern)]
+    return [pattern[a + 1 : b] for a, b in zip(bounds, bounds[1:])]
+
+
+def group_end(pattern: str, index: int) -> int | None:
+    """The offset of the `)` that closes the group opened at `pattern[index]`, or None."""
+    marks = _structure(pattern)
+    opened = next((depth for at, char, depth in marks if at == index and char == "("), None)
+    if opened is None:
+        return None
+    return next(
+        (at for at, char, depth in marks if at > index and char == ")" and depth == opened + 1),
+        None,
+    )
+
+
+def around_group(pattern: str, name: str) -> tuple[str, str] | None:
+    """The text of `pattern` before and after its group `(?P<name>…)`, when that group stands
+    at the top level of a pattern with one alternative; else None."""
+    if not _readable(pattern):
+        return None
+    start = pattern.find(f"(?P<{name}>")
+    marks = _structure(pattern)
+    if start < 0 or any(char == "|" and depth == 0 for _, char, depth in marks):
+        return None
+    if not any(at == start and char == "(" and depth == 0 for at, char, depth in marks):
+        return None
+    end = group_end(pattern, start)
+    return None if end is None else (pattern[:start], pattern[end + 1 :])
+
+
+def without_leading_lookbehind(alternative: str) -> str | None:
+    """`alternative` without the lookbehind it starts with, or None when it starts with none."""
+    if not alternative.startswith(("(?<=", "(?<!")):
+        return None
+    end = group_end(alternative, 0)
+    return None if end is None else alternative[end + 1 :]
+
+
+def alternative_endings(pattern: str) -> list[str]:
+    """The text each top-level alternative of `pattern` ends with (`end_literal`), where one
+    does; [] when the tree cannot read the pattern."""
+    endings = []
+    for alternative in top_level_alternatives(pattern) or ():
+        try:
+            ending = end_literal(regex.compile(alternative, regex.DOTALL))
+        except (regex.error, ValueError, OverflowError, RecursionError):
+            ending = None
+        if ending and ending.strip():
+            endings.append(ending)
+    return endings
+
+
+# A run of whitespace a pattern may write after a marker: `\s*`, `\s+`, `\n?`, ` *`...
+_WHITESPACE_RUN = regex.compile(r"(?:\\s|\\n|\\t| |\\r)(?:[*+?]|\{\d*,?\d*\})?")
+
+
+def after_leading_marker(compiled: regex.Pattern) -> regex.Pattern | None:
+    """What an open pattern matches after its leading marker: `compiled` without the literal
+    text every match starts with (and the whitespace run after it), when the text left still
+    starts with a marker of its own (a character that is neither a letter, a digit nor a
+    blank) and holds every named group: ``<tool_call>\\s*<function=(?P<name>\\w+)>`` gives
+    ``<function=(?P<name>\\w+)>``. None otherwise (no leading literal of three characters or
+    more, a pattern the tree cannot read, what is left may match nothing)."""
+    tree = read_pattern(compiled)
+    if tree is None:
+        return None
+    literal = []
+    for op, av in tree.parsed:
+        if op is not sre_constants.LITERAL:
+            break
+        literal.append(chr(av))
+    if len(literal) < 3:
+        return None
+    source, index = compiled.pattern, 0
+    for char in literal:  # the same characters in the text, each plain or escaped
+        if source.startswith(char, index) and char not in "\\.^$*+?{}[]|()":
+            index += 1
+        elif source.startswith("\\" + char, index) and not char.isalnum():
+            index += 2
+        else:
+            return None
+    run = _WHITESPACE_RUN.match(source, index)
+    rest = source[run.end() if run else index :]
+    first = rest[1:2] if rest.startswith("\\") else rest[:1]
+    plain = not rest.startswith("\\")
+    if not first or first.isalnum() or first.isspace() or (plain and first in ".^$*+?{}[]|()"):
+        return None
+    try:
+        inner = regex.compile(rest, compiled.flags)
+    except (regex.error, ValueError, OverflowError, RecursionError):
+        return None
+    if set(inner.groupindex) != set(compiled.groupindex) or inner.match(""):
+        return None
+    return inner if read_pattern(inner) is not None else None

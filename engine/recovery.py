@@ -1,7 +1,7 @@
 """Lenient parsing: what `on_error="keep"` reads of a region that does not parse as written.
 
 Everything here is derived from the compiled template (its delimiters, watch states and
-content arguments); nothing knows a model family or a marker. Three readings:
+content arguments); nothing knows a model family or a marker. Four readings:
 
 * a failed region (`plan_failed_region`): its open and close delimiters are consumed (a
   delimiter never lands in the implicit field), and its body is read for the longest part
@@ -13,7 +13,12 @@ content arguments); nothing knows a model family or a marker. Three readings:
   tag's open, or at the body's end less the closing tags (`</…>`) that end it; a value that
   holds its own close runs to the last close before the next tag;
 * tool-call arguments written as a JSON string where the message has an object
-  (`decode_string_arguments`).
+  (`decode_string_arguments`);
+* a JSON call (``{"name": …, "arguments": {…}}``) written inside tag-style call markers
+  (`read_json_call`).
+
+What lenient parsing watches for outside regions (closes with no open, control tokens, an
+open without its leading marker) is `engine.strays`; a failed region's text is read with it.
 
 Each reading that differs from the strict one is reported as a `ResponseParseError` in the
 parser's `errors`, with the stream offsets of what was read differently. Strict parsing
@@ -31,10 +36,17 @@ from typing import Any
 
 import regex
 
+from .account import CALL_NAME, TAGGED_CONTENT, calls_of
 from .content import VALUE_ENDS
 from .delimiters import Delimiter
 from .errors import ResponseParseError, shorten
-from .pattern_shapes import end_literal
+from .pattern_shapes import (
+    alternative_endings,
+    around_group,
+    top_level_alternatives,
+    without_leading_lookbehind,
+)
+from .strays import LenientWatch, lenient_watch
 from .template import FieldSpec, ResponseTemplate
 from .watch import WatchState
 
@@ -85,6 +97,7 @@ def plan_failed_region(
     captures: dict,
     timeout: float | None,
     read_again: bool = True,
+    lenient: LenientWatch | None = None,
 ) -> Plan:
     """The pieces of a region of `field` whose value failed: `open_text` at stream offset
     `region_start`, `body` at `body_start`, then `close_text`.
@@ -93,7 +106,8 @@ def plan_failed_region(
     region's value (a region piece of the same field, `captures` kept); the text after it, or
     the whole body when there is no such value, is read as outside any region (`_outside`).
     The delimiters are consumed pieces. With `read_again` False (regions nested `MAX_DEPTH`
-    deep) the body is kept as text.
+    deep) the body is kept as text. `lenient` is what lenient parsing watches outside regions
+    (`engine.strays`; the template's own with no control tokens when None).
     """
     pieces: list[Piece] = []
     notes: list[str] = []
@@ -123,7 +137,8 @@ def plan_failed_region(
             )
             rest_from = end
     if read_again:
-        outside = _outside(template, body, rest_from, body_start, timeout)
+        watch = lenient if lenient is not None else lenient_watch(template)
+        outside = _outside(template, watch, body, rest_from, body_start, timeout)
     else:
         outside = [Piece("text", body_start, body_start + len(body), body)] if body else []
     for piece in outside:
@@ -145,7 +160,12 @@ def plan_failed_region(
 
 
 def _outside(
-    template: ResponseTemplate, text: str, pos: int, base: int, timeout: float | None
+    template: ResponseTemplate,
+    lenient: LenientWatch,
+    text: str,
+    pos: int,
+    base: int,
+    timeout: float | None,
 ) -> list[Piece]:
     """`text[pos:]` (at stream offset `base` + its offsets; `text[:pos]` is context for
     lookbehinds) read as the parser reads the end of a stream outside any region: an open
@@ -153,7 +173,7 @@ def _outside(
     the text's end; the close of any field is consumed (a delimiter is never unclaimed text);
     other text is unclaimed."""
     pieces: list[Piece] = []
-    outside = _outside_state(template)
+    outside = _outside_state(template, lenient)
     state: WatchState = outside
     region: Piece | None = None
     searches: dict = {}
@@ -213,13 +233,14 @@ def _outside(
 _OUTSIDE_STATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _outside_state(template: ResponseTemplate) -> WatchState:
-    """What lenient parsing watches for outside regions: every open, every field's close, and
-    the text a close pattern always ends with, wherever it stands (`</x>` after a value its
-    lookbehind refuses is still the close's text), built once a template."""
-    state = _OUTSIDE_STATES.get(template)
+def _outside_state(template: ResponseTemplate, lenient: LenientWatch) -> WatchState:
+    """What lenient parsing watches for in a failed region's text: what it watches outside
+    regions (`lenient`: every open, the strays), every field's close, and the text a close
+    pattern always ends with, wherever it stands (`</x>` after a value its lookbehind refuses
+    is still the close's text), built once per template and `lenient`."""
+    state = _OUTSIDE_STATES.get(lenient)
     if state is None:
-        delimiters = list(template.watch_outside.delimiters)
+        delimiters = list(lenient.outside.delimiters)
         for spec in template.fields.values():
             close = spec.close
             if close is None or close in delimiters:
@@ -234,21 +255,13 @@ def _outside_state(template: ResponseTemplate) -> WatchState:
                     delimiters.append(
                         Delimiter.from_pattern(spec.name, "close", close.path, unlooked)
                     )
-        state = _OUTSIDE_STATES[template] = WatchState.of(delimiters)
+        state = _OUTSIDE_STATES[lenient] = WatchState.of(delimiters)
     return state
 
 
 def _close_texts(pattern: str) -> list[str]:
-    """The texts the top-level alternatives of a close `pattern` end with (`end_literal`)."""
-    texts = []
-    for alternative in _alternatives(pattern):
-        try:
-            ending = end_literal(regex.compile(alternative, regex.DOTALL))
-        except (regex.error, ValueError, OverflowError, RecursionError):
-            ending = None
-        if ending and ending.strip():
-            texts.append(ending)
-    return texts
+    """The texts the top-level alternatives of a close `pattern` end with."""
+    return alternative_endings(pattern)
 
 
 def _without_lookbehinds(pattern: str) -> regex.Pattern | None:
@@ -256,10 +269,10 @@ def _without_lookbehinds(pattern: str) -> regex.Pattern | None:
     (a close written after a value its lookbehind refuses), or None when none starts with one
     or what is left can match nothing."""
     alternatives, changed = [], False
-    for alternative in _alternatives(pattern):
-        if alternative.startswith(("(?<=", "(?<!")):
-            end = _group_end(alternative, 0)
-            alternative, changed = alternative[end + 1 :], True
+    for alternative in top_level_alternatives(pattern) or ():
+        unlooked = without_leading_lookbehind(alternative)
+        if unlooked is not None:
+            alternative, changed = unlooked, True
         alternatives.append(alternative)
     if not changed:
         return None
@@ -268,57 +281,6 @@ def _without_lookbehinds(pattern: str) -> regex.Pattern | None:
     except (regex.error, ValueError, OverflowError, RecursionError):
         return None
     return None if compiled.match("") else compiled
-
-
-def _group_end(pattern: str, i: int) -> int:
-    """The offset of the `)` that closes the group opening at `pattern[i]`."""
-    depth, n = 0, len(pattern)
-    while i < n:
-        char = pattern[i]
-        if char == "\\":
-            i += 2
-            continue
-        if char == "[":
-            i = _class_end(pattern, i)
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return n
-
-
-def _alternatives(pattern: str) -> list[str]:
-    """`pattern` cut at its top-level `|` (escapes, classes and groups respected)."""
-    cuts, depth, i, n = [], 0, 0, len(pattern)
-    while i < n:
-        char = pattern[i]
-        if char == "\\":
-            i += 2
-            continue
-        if char == "[":
-            i = _class_end(pattern, i)
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            cuts.append(i)
-        i += 1
-    bounds = [-1, *cuts, n]
-    return [pattern[a + 1 : b] for a, b in zip(bounds, bounds[1:])]
-
-
-def _class_end(pattern: str, i: int) -> int:
-    """The offset of the `]` that closes the character class opening at `pattern[i]`."""
-    n = len(pattern)
-    i += 2 if pattern.startswith("[^", i) else 1
-    i += 1 if i < n and pattern[i] == "]" else 0
-    while i < n and pattern[i] != "]":
-        i += 2 if pattern[i] == "\\" else 1
-    return i
 
 
 def _add_text(
@@ -353,33 +315,13 @@ class TagShape:
 def tag_shape(pattern: str) -> TagShape | None:
     """`pattern` cut before and after its `(?P<value>…)` group, or None when the group is not
     at the top level of a single alternative, or either part can match nothing."""
-    start = pattern.find("(?P<value>")
-    if start < 0:
+    cut = around_group(pattern, "value")
+    if cut is None:
         return None
-    depth, i, n, end = 0, 0, len(pattern), -1
-    while i < n:
-        char = pattern[i]
-        if char == "\\":
-            i += 2
-            continue
-        if char == "[":
-            i = _class_end(pattern, i)
-        elif char == "(":
-            if i == start and depth != 0:
-                return None
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0 and start < i and end < 0:
-                end = i
-        elif char == "|" and depth == 0:
-            return None
-        i += 1
-    if end < 0:
-        return None
+    before, after = cut
     try:
-        opening = regex.compile(pattern[:start], regex.DOTALL)
-        closing = regex.compile(pattern[end + 1 :], regex.DOTALL)
+        opening = regex.compile(before, regex.DOTALL)
+        closing = regex.compile(after, regex.DOTALL)
     except (regex.error, ValueError, OverflowError, RecursionError):
         return None
     if "key" not in opening.groupindex or opening.match("") or closing.match(""):
@@ -505,3 +447,60 @@ def decode_string_arguments(
             )
         )
     return errors
+
+
+# -- a JSON call inside tag-style call markers ---------------------------------
+
+
+def read_json_call(
+    field: FieldSpec, value: Any, open_text: str, body: str, body_start: int
+) -> list[ResponseParseError]:
+    """Read, in place, a call of a tag-style tool call field (`xml-inline`, `kv-lines`) that
+    was written as a JSON object ``{"name": …, "arguments": {…}}`` inside the call markers:
+    the open's name group then took the object's first token, and no tag read the rest. The
+    region's raw text (`open_text` + `body`) must hold, from its first ``{``, exactly one such
+    object and whitespace; its arguments may be an object or a JSON string holding one
+    (``"parameters"`` is read as ``"arguments"``). Returns an error for the call read, or []."""
+    if not field.is_tool_call or field.content not in TAGGED_CONTENT:
+        return []
+    calls = list(calls_of(value))
+    if len(calls) != 1:
+        return []
+    call = calls[0]
+    name = call.get("name")
+    if isinstance(name, str) and CALL_NAME.fullmatch(name) and call.get("arguments"):
+        return []
+    text = open_text + body
+    start = text.find("{")
+    if start < 0:
+        return []
+    try:
+        written, end = json.JSONDecoder().raw_decode(text, start)
+    except (ValueError, RecursionError):
+        return []
+    if text[end:].strip() or not isinstance(written, dict):
+        return []
+    called = written.get("name")
+    arguments = written.get("arguments", written.get("parameters"))
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except (ValueError, RecursionError):
+            return []
+    if not isinstance(called, str) or not CALL_NAME.fullmatch(called):
+        return []
+    if not isinstance(arguments, dict):
+        return []
+    call["name"], call["arguments"] = called, arguments
+    at = body_start - len(open_text) + start
+    return [
+        ResponseParseError(
+            f"{field.path}: lenient reading of the region at stream offset {at}: a JSON call "
+            f"inside the call markers, read as {called!r} with its arguments",
+            field=field.name,
+            key=f"{field.path}.content",
+            offset=body_start,
+            position=at,
+            text=body,
+        )
+    ]

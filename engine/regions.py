@@ -30,8 +30,10 @@ from .recovery import (
     Plan,
     decode_string_arguments,
     plan_failed_region,
+    read_json_call,
     tag_reading,
 )
+from .strays import Drafts, LenientWatch, lenient_error, repeat_error
 from .template import FieldSpec, ResponseTemplate
 from .watch import WatchState
 
@@ -133,6 +135,9 @@ class Regions:
         "account",
         "recovery_depth",
         "recovered",
+        "lenient",
+        "outside",
+        "drafts",
     )
 
     def __init__(
@@ -149,12 +154,17 @@ class Regions:
         max_regions: int | None = None,
         max_value_chars: int | None = None,
         account: Account | None = None,
+        lenient: LenientWatch | None = None,
     ):
         self.account = account  # checks each region as it closes (`engine.account`)
         self.template, self.buffer, self.message, self.budget = template, buffer, message, budget
         self.positions, self.spans, self.on_error, self.errors = positions, spans, on_error, errors
         self.current: FieldSpec | None = template.implicit_field
-        self.state = template.watch_outside
+        # What lenient parsing adds outside regions (`engine.strays`); None when strict.
+        self.lenient = lenient
+        self.outside = template.watch_outside if lenient is None else lenient.outside
+        self.state = self.outside
+        self.drafts = Drafts()  # lenient parsing: regions written inside one ended early
         self.opened = False
         self.count = 0
         self.captures: dict[str, str] = {}
@@ -238,6 +248,8 @@ class Regions:
         events.append(event)
         if self.spans is not None:
             self.spans.append((start, end, "open", field.name, self.count - 1, match))
+        if self.lenient is not None and match.delimiter in self.lenient.notes:
+            self.errors.append(lenient_error(self.lenient, match, start, end, self.count - 1))
 
     def close(self, events: list[dict], match: DelimiterMatch | None, at: int) -> None:
         """Close the current region (if it received anything) and return to the implicit field.
@@ -255,6 +267,9 @@ class Regions:
         base = self.buffer.base
         if match is not None:
             self.captures.update(match.captures)
+            if self.lenient is not None and match.delimiter in self.lenient.notes:
+                at, to = base + match.start, base + match.end
+                self.errors.append(lenient_error(self.lenient, match, at, to, self.count - 1))
             if self.spans is not None:
                 region = self.count - 1 if self.opened else None
                 start, end = base + match.start, base + match.end
@@ -273,8 +288,11 @@ class Regions:
                 value = self.message.store(read_as, body, self.captures, self.body_start)
                 if self.recovery_depth:
                     value = self._joined_lists(field, earlier, value)
+                read_json = []
                 if lenient:
                     notes += decode_string_arguments(field, value, self.body_start, body)
+                    read_json = read_json_call(field, value, self.open_text, body, self.body_start)
+                    notes += read_json
             except ResponseParseError as error:
                 if isinstance(error, PatternTimeoutError):
                     self.budget.check(error, at)
@@ -287,12 +305,18 @@ class Regions:
                 for note in notes:
                     note.start, note.end, note.region = self.region_start, end, self.count - 1
                 self.errors += notes
-                if value is BLANK:
+                repeated = (
+                    self._drafted(field, value, match, end) if self.lenient is not None else None
+                )
+                if repeated is not None:
+                    self.errors.append(repeated)
+                    event["error"] = str(repeated)
+                elif value is BLANK:
                     event["blank"] = True
                 else:
                     event["value"] = value
                     self._count_value(value, at)
-                if self.account is not None:
+                if self.account is not None and repeated is None and not read_json:
                     self.account.closed(
                         field, body, value, self.region_start, self.body_start, end, match
                     )
@@ -303,12 +327,45 @@ class Regions:
             events.append(event)
         implicit = self.template.implicit_field
         self.current = implicit
-        self.state = self.template.watch_outside
+        self.state = self.outside
         self.captures = {}
         self.buffer.clear_body()
         self.opened = False
         if failed is not None and implicit is not None and implicit is not field:
             self._recover(events, plan)
+
+    def stray(self, events: list[dict], match: DelimiterMatch) -> None:
+        """Consume a stray (`engine.strays`: a close with no open, a control token) outside any
+        region (the implicit stretch before it is closed already), with its error."""
+        base = self.buffer.base
+        start, end = base + match.start, base + match.end
+        field = match.delimiter.field
+        detail = self.drafts.stray_close(field, start)
+        self.errors.append(lenient_error(self.lenient, match, start, end, None, detail))
+        if self.spans is not None:
+            self.spans.append((start, end, "close", field or None, None, match))
+
+    def _drafted(
+        self, field: FieldSpec, value: Any, match: DelimiterMatch | None, end: int
+    ) -> ResponseParseError | None:
+        """The error of a region of a repeating field whose `value` repeats a draft
+        (`strays.Drafts`; the value is then taken back from the message), else None."""
+        if field.implicit or value is BLANK:
+            return None
+        zero_width = match is not None and match.start == match.end
+        repeated = self.drafts.closed(
+            field,
+            value,
+            self.buffer.base + match.start if zero_width else None,
+            self.region_start,
+            end,
+        )
+        if repeated is None:
+            return None
+        self.message.take_back(field)
+        return repeat_error(
+            field, repeated, self.region_start, end, self.body_start, self.count - 1
+        )
 
     def _failed(
         self,
@@ -352,6 +409,7 @@ class Regions:
             self.captures,
             self.message.timeout,
             read_again=self.recovery_depth < MAX_DEPTH,
+            lenient=self.lenient,
         )
         error.args = (f"{error.args[0]} (kept leniently: {'; '.join(plan.notes)})",)
         return plan

@@ -91,9 +91,11 @@ def delimiter_texts(template) -> set[str]:
 
 
 def account(templates_path: Path) -> dict:
-    """{case id: (wrong, delimiter in content, raised)} for this checkout's engine."""
-    from engine import load_template, parse_response
-    from engine.chat_templates.examples import message_differences, message_text
+    """{case id: (wrong, delimiter in content, raised, strict silently wrong)} for this
+    checkout's engine; strict is silently wrong when its message differs from the correct one
+    and it raised nothing and reported no warning (`parser.warnings`)."""
+    from engine import ResponseParseError, ResponseParser, load_template, parse_response
+    from engine.chat_templates.evidence import message_differences, message_text
 
     cases = []
     real = shared() / "cases" / "real_outputs.jsonl"
@@ -119,13 +121,21 @@ def account(templates_path: Path) -> dict:
                 on_error="keep",
             )
         except Exception as error:  # lenient parsing must not raise: counted
-            found[name] = (True, False, f"{type(error).__name__}: {error}"[:200])
+            found[name] = (True, False, f"{type(error).__name__}: {error}"[:200], False)
             continue
         content = message_text(got.get("content")) or ""
         expected_content = message_text(correct.get("content")) or ""
         texts = delimiter_texts(load_template(template))
         leaked = [text for text in texts if text in content and text not in expected_content]
-        found[name] = (bool(message_differences(correct, got)), bool(leaked), "")
+        silent = False
+        strict = ResponseParser(template, prefix=case.get("prefix") or "", tools=case.get("tools"))
+        try:
+            strict.feed(case["output"])
+            message, _ = strict.finalize()
+            silent = bool(message_differences(correct, message)) and not strict.warnings
+        except ResponseParseError:
+            pass
+        found[name] = (bool(message_differences(correct, got)), bool(leaked), "", silent)
     return found
 
 
@@ -138,6 +148,7 @@ def summary(found: dict) -> dict:
             "wrong": sum(v[0] for v in mine.values()),
             "delimiter in content": sum(v[1] for v in mine.values()),
             "raised": sum(bool(v[2]) for v in mine.values()),
+            "strict silently wrong": sum(bool(v[3:] and v[3]) for v in mine.values()),
         }
     return rows
 

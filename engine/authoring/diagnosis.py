@@ -468,6 +468,7 @@ def _diagnose(
     opened = {region.field for region in regions if region.field is not None} | {
         span.field for span in spans if span.kind == "open"
     }
+    opened -= _opened_leniently_only(template, spans)
     last_end = regions[-1].end if regions else 0
     runs_to_end = [r for r in regions if not r.closed and r.field is not None and r.end >= last_end]
     for region in runs_to_end:
@@ -756,6 +757,19 @@ def _context_failure(
             ) or "the rest of the pattern does not fit the text around it"
         at = body.find(expected.text, at + 1)
     return None
+
+
+def _opened_leniently_only(template: ResponseTemplate, spans: Sequence[_Stretch]) -> set[str]:
+    """The fields whose regions only lenient reading opened (`engine.strays`: an open without
+    its leading marker, a variant), never their own open: for the author, they never opened."""
+    own = {name: spec.open.source for name, spec in template.fields.items() if spec.open}
+    lenient, by_own = set(), set()
+    for span in spans:
+        if span.kind != "open" or span.field not in own:
+            continue
+        written = getattr(span, "delimiter", None)
+        (by_own if written is None or written == own[span.field] else lenient).add(span.field)
+    return lenient - by_own
 
 
 def _open_near_misses(

@@ -35,7 +35,7 @@ from .workspace import (
 def run_tests(template_text: str, test_cases_text: str, session: Session) -> dict:
     """The test cases changed: re-run them."""
     session.test_cases_text = test_cases_text
-    return {"test_results": tests_panel(template_text, test_cases_text)}
+    return {"test_results": tests_panel(template_text, test_cases_text, session)}
 
 
 @produces("test_cases_text", "test_results")
@@ -65,7 +65,10 @@ def add_test_case(workspace: WorkspaceInputs, test_cases_text: str, session: Ses
     # The author's outputs first: they run before the matrix rows, and inference reads them.
     text = cases_text([*mine, case, *(c for c in cases if c not in mine)])
     session.test_cases_text = text
-    return {"test_cases_text": text, "test_results": tests_panel(workspace.template_text, text)}
+    return {
+        "test_cases_text": text,
+        "test_results": tests_panel(workspace.template_text, text, session),
+    }
 
 
 @produces("examples_file", "test_results")

@@ -62,7 +62,7 @@ def sample_outputs(sample_id: str, session: Session, editor: str | None = None) 
         "tools_text": tools_text,
         "template_choice": choice,
         "test_cases_text": cases,
-        "test_results": tests_panel(text, cases),
+        "test_results": tests_panel(text, cases, session),
         "stream_check": report_html(None),
         "scrubber": Update(value=0, maximum=max(1, len(sample.generation))),
         "start_from": session.template_origin

@@ -316,6 +316,7 @@ def generate(
             processors, note = constrained(loaded, template, tools, prompt, constrain, tool_choice)
         except (
             generation.ModelLoadError,
+            generation.PromptRenderError,  # the chat template failed, looped or ran too long
             LookupError,
             TemplateError,
             ResponseParseError,
@@ -652,7 +653,7 @@ def use_live_output(template_text: str, test_cases_text: str, session: Session) 
     session.test_cases_text = text
     return {
         "test_cases_text": text,
-        "test_results": tests_panel(template_text, text),
+        "test_results": tests_panel(template_text, text, session),
         "live_example_note": f"✔ Added to Tests as {case['name']!r}, one of your outputs: Infer "
         "(Start from a model) sends it as an example, the output and the tools it was given.",
     }

@@ -139,7 +139,9 @@ def _apply_state(state: PageState, session: Session, problems: list[str]) -> dic
     elif state.texts or state.template_choice:
         workspace = WorkspaceInputs(*(outputs[name] for name in WorkspaceInputs._fields))
         outputs.update(parsed_workspace(workspace, session))
-    outputs["test_results"] = tests_panel(outputs["template_text"], outputs["test_cases_text"])
+    outputs["test_results"] = tests_panel(
+        outputs["template_text"], outputs["test_cases_text"], session
+    )
     if problems:
         lines = warnings_html([f"The link: {p}." for p in problems], css="rt-link-problem")
         outputs["status"] = lines + outputs.get("status", "")

@@ -124,8 +124,11 @@ def parsed_workspace(
     return show(with_output_evidence(view, session, workspace, cases), session, note=note)
 
 
-def tests_panel(template_text: str, test_cases_text: str) -> str:
-    """The test results panel for the editor's template."""
+def tests_panel(template_text: str, test_cases_text: str, session: Session | None = None) -> str:
+    """The test results panel for the editor's template (HTML); with a `session`, remembered as
+    what the page's Tests panel shows (see `parsed_page`)."""
+    if session is not None:
+        session.tests_shown = (template_text, test_cases_text)
     try:
         cases = read_cases(test_cases_text)
         template = read_template(template_text)
@@ -142,13 +145,20 @@ def parsed_page(
     if choice != EDITED_TEMPLATE:
         session.template_origin = choice
     parsed = parsed_workspace(workspace, session, note, test_cases_text)
-    return {
+    result = {
         "template_choice": choice,
-        "test_results": tests_panel(workspace.template_text, test_cases_text),
         "scrubber": scrubber_before_replay(session, workspace.generation),
         **derived_views(session, workspace),
         **parsed,
     }
+    # The test cases the server last wrote or read (a case added while this parse ran is among
+    # them; the page's copy sent with this parse is not). A parse of a new output leaves the
+    # Tests panel alone: its results depend on the template and the cases only, and a panel
+    # drawn from the copy sent with the parse would hide a case added meanwhile.
+    cases = session.test_cases_text or test_cases_text or ""
+    if session.tests_shown != (workspace.template_text, cases):
+        result["test_results"] = tests_panel(workspace.template_text, cases, session)
+    return result
 
 
 def scrubber_before_replay(session: Session, generation: str) -> Update:
@@ -217,7 +227,7 @@ def use_template(name: str, workspace: WorkspaceInputs, session: Session) -> dic
         **editor_replaced(session, workspace.template_text, text, f"loading {name}"),
         "template_text": text,
         "test_cases_text": cases,
-        "test_results": tests_panel(text, cases),
+        "test_results": tests_panel(text, cases, session),
         "start_from": name,
         **derived_views(session, workspace.with_template(text)),
         **parsed_workspace(workspace.with_template(text), session),

@@ -126,6 +126,8 @@ class Session:
     restored: list[tuple[str, str]] = field(default_factory=list)
     read_as: str = "text"
     spelled_text: str = ""
+    # (template text, test cases text) the Tests panel last drawn shows results for.
+    tests_shown: tuple[str, str] | None = None
 
     def release(self) -> None:
         """Drop everything that takes memory: the parses, the replay, the derived views, the
@@ -142,6 +144,7 @@ class Session:
         self.replaced = []
         self.restored = []
         self.test_cases_text = ""
+        self.tests_shown = None
         self.reset_text = ""
         self.display.log_search = ""
         self.display.selection = None

@@ -111,3 +111,27 @@ def test_the_first_generate_says_each_step_before_its_first_token():
         next(s for s in before if said[1] in s)
     )
     assert "Parsed" in updates[-1]["status"]
+
+
+def test_a_parse_that_ran_while_a_case_was_added_leaves_the_case_in_the_tests_panel():
+    """The page sends its copy of the test cases with each parse. A parse sent before Add case
+    lands after it (a loaded server): its Tests panel must not be drawn from that older copy,
+    which would hide the added case (it stays in the cases text, so a second press would add it
+    twice)."""
+    from playground.parse.workspace import WorkspaceInputs
+
+    session = Session()
+    page = handlers.load_sample("qwen3/text-then-tool-calls", session)
+    before = page["test_cases_text"]  # the copy the in-flight parse carries
+    workspace = WorkspaceInputs(page["template_text"], page["prefix"], page["generation"], "")
+    added = handlers.add_test_case(workspace, before, session)
+    assert 'data-source="output"' in added["test_results"]
+    late = handlers.parse(workspace._replace(generation="Checking."), before, session)
+    # The template and the cases the panel shows did not change: the panel is left alone.
+    assert "test_results" not in late
+    # A new template text redraws it, from the cases with the added one.
+    edited = json.loads(page["template_text"])
+    edited["description"] = "edited"
+    redrawn = handlers.parse(workspace._replace(template_text=json.dumps(edited)), before, session)
+    assert 'data-source="output"' in redrawn["test_results"]
+    assert "your output 1" in redrawn["test_results"]

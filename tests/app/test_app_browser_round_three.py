@@ -3,28 +3,17 @@ panel, and the page warns nothing in the console."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, polled, start_app
+from tests.support.app_server import CHROMIUM, polled
 from tests.support.paths import CHAT_TEMPLATE_FIXTURES
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.skipif(
     not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium"
 )
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        yield chromium
-        chromium.close()
 
 
 OVERFLOWING = """() => { const panel = document.querySelector('#inference').getBoundingClientRect();
@@ -66,17 +55,6 @@ def test_the_no_edit_diagnosis_wraps_inside_the_verdict_panel(browser, app_url, 
         assert page.evaluate(OVERFLOWING) == []
     finally:
         page.close()
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    process, url = start_app()
-    yield url
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
 
 
 NAN_SLIDE = """() => { const box = document.createElement('div'); document.body.append(box);

@@ -7,18 +7,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from engine.authoring.samples import load_samples
-from tests.support.app_server import start_app
 
 gradio_client = pytest.importorskip("gradio_client")
 SESSIONS = 20
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    process, url = start_app()
-    yield url
-    process.terminate()
-    process.wait(timeout=10)
 
 
 def test_twenty_sessions_each_get_their_own_result(app_url):

@@ -4,7 +4,7 @@ Wrong types, huge values, invalid JSON, hostile regexes and bad deep-link parame
 every answer is a clear error naming what was wrong (never a traceback), and the server
 stays up and keeps parsing. Each case is one request, so the file takes seconds. Then
 generated templates, inputs and deep links (hypothesis), straight to the handlers: no
-traceback, no server path or Python type name, and an answer within the parse budget.
+traceback, no server path or Python type name (how long a parse may run is tested with the limits).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-import time
 import zlib
 
 import pytest
@@ -166,8 +165,6 @@ FIELD_KEYS = [
 LEAKS = re.compile(
     r"Traceback|Something went wrong|/root/|/work/|/home/|\b(?:Type|Value|Key|Recursion|Memory|Attribute|Index)Error\b"
 )
-# A handler's answer to any input comes within the parse budget (plus the time to draw it).
-BOUND = CAPS.parse_seconds + 5
 
 
 @st.composite
@@ -240,12 +237,10 @@ def _status(outputs: dict) -> str:
 def test_generated_templates_and_inputs_get_a_message_never_a_traceback(
     template_text, generation, tools_text
 ):
-    started = time.perf_counter()
     outputs = handlers.parse(
         WorkspaceInputs(template_text, "<s>", generation, tools_text), "", Session()
     )
     result = api.parse(template_text, "<s>", generation, tools_text)
-    assert time.perf_counter() - started < BOUND
     assert not LEAKS.search(_status(outputs)), _status(outputs)
     assert not LEAKS.search(json.dumps([result.get("status"), result.get("error")])), result
     assert not LEAKS.search(json.dumps(api.lint(template_text)))
@@ -254,9 +249,7 @@ def test_generated_templates_and_inputs_get_a_message_never_a_traceback(
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(params=deep_links())
 def test_generated_deep_links_get_a_message_never_a_traceback(params):
-    started = time.perf_counter()
     outputs = handlers.open_page(params, Session())
-    assert time.perf_counter() - started < BOUND
     assert not LEAKS.search(_status(outputs)), _status(outputs)
 
 

@@ -816,6 +816,37 @@ def test_a_grammar_bomb_through_constrain_is_refused_within_its_budget(monkeypat
     assert "constrained to the template's grammar (tool choice auto)" in out["model_note"]
 
 
+def test_a_chat_template_that_loops_is_said_on_the_status_line_not_as_a_server_fault(
+    tmp_path, monkeypatch
+):
+    """The prompt is rendered in a worker process with a time budget; past it, Generate says
+    which model's chat template was stopped and why (the panels keep the last parse)."""
+    import shutil
+
+    folder = tmp_path / "looping"
+    shutil.copytree(DEFAULT_MODEL_PATH, folder)
+    (folder / "chat_template.jinja").write_text(
+        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(
+        limits,
+        "LIMITS",
+        dataclasses.replace(
+            limits.LIMITS, model_folders=(str(tmp_path),), chat_template_seconds=1.0
+        ),
+    )
+    args = (str(folder), "", "Hi", "", "", False, 1, 0.7, 0.9, 1, True, SMOL_TEXT, Session())
+    out = list(live.generate(*args))
+    assert list(out[-1]) == [STATUS]
+    said = re.sub(r"<[^>]+>", "", out[-1][STATUS])
+    assert said == (
+        f"⚠ the chat template of '{tmp_path.name}/looping' was stopped after 1 s (the time budget "
+        "PLAYGROUND_LIMITS chat_template_seconds): it takes too long to render this "
+        "conversation, or loops"
+    ), said
+
+
 def test_export_for_vllm_renames_the_reasoning_field_and_says_what_it_still_refuses():
     qwen3 = json.dumps(load_template_file("qwen3").response_template)
     out = handlers.export_template(qwen3, None, "vllm")

@@ -5,14 +5,13 @@ parser's account (`parser.warnings`) names each, so the status says text was pro
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from engine.chat_templates.infer import infer_template
 from engine.template_files import load_template_file
-from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, polled, start_app
+from tests.support.app_server import CHROMIUM, polled
 from tests.support.load_sessions import api_client
 from tests.support.paths import CHAT_TEMPLATE_FIXTURES
 
@@ -149,17 +148,6 @@ EXPECTED = {
 }
 
 
-@pytest.fixture(scope="module")
-def app_url():
-    process, url = start_app()
-    yield url
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-
-
 # The cases lenient parsing reads (the page parses leniently): its error says how.
 LENIENT_READINGS = {
     "first-parameter-close-misspelt": "The output does not parse: fields.tool_calls: lenient reading at "
@@ -200,8 +188,7 @@ def test_parse_stays_plain_green_on_the_correct_output(app_url):
 @pytest.mark.skipif(
     not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium"
 )
-def test_the_page_shows_a_misspelt_section_close_as_probably_lost(app_url, tmp_path):
-    playwright_api = pytest.importorskip("playwright.sync_api")
+def test_the_page_shows_a_misspelt_section_close_as_probably_lost(browser, app_url, tmp_path):
     from playground.authoring.share import PageState, share_link
 
     template, prefix, generation, tools = CASES["section-close-misspelt"]
@@ -215,28 +202,25 @@ def test_the_page_shows_a_misspelt_section_close_as_probably_lost(app_url, tmp_p
             0,
         )
     )
-    with playwright_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    try:
+        page = polled(context.new_page())
+        page.set_default_timeout(60_000)
+        page.goto(app_url + query)
+        page.wait_for_selector("#region-map-body")
+        # The linked output's parse, not the sample's the page opened on.
+        page.wait_for_function(
+            "() => document.querySelector('#status') && "
+            "document.querySelector('#status').innerText.includes('minimax:tool_cal>')"
         )
-        try:
-            page = polled(browser.new_context(viewport={"width": 1440, "height": 1000}).new_page())
-            page.set_default_timeout(60_000)
-            page.goto(app_url + query)
-            page.wait_for_selector("#region-map-body")
-            # The linked output's parse, not the sample's the page opened on.
-            page.wait_for_function(
-                "() => document.querySelector('#status') && "
-                "document.querySelector('#status').innerText.includes('minimax:tool_cal>')"
-            )
-            page.screenshot(path=str(tmp_path / "status.png"), full_page=True)
-            assert page.locator("#status #status-parsed").count() == 0
-            lost = page.locator("#status #status-lost")
-            assert lost.count() == 1
-            assert lost.inner_text().startswith("△ Parsed, but text was probably lost (")
-            assert "</minimax:tool_cal>" in page.locator("#status").inner_text()
-        finally:
-            browser.close()
+        page.screenshot(path=str(tmp_path / "status.png"), full_page=True)
+        assert page.locator("#status #status-parsed").count() == 0
+        lost = page.locator("#status #status-lost")
+        assert lost.count() == 1
+        assert lost.inner_text().startswith("△ Parsed, but text was probably lost (")
+        assert "</minimax:tool_cal>" in page.locator("#status").inner_text()
+    finally:
+        context.close()
 
 
 def test_the_status_names_swapped_characters_as_the_outputs_slip_not_the_close_pattern():

@@ -5,7 +5,8 @@
 * every character is accounted for: each event's text is the stream's text at its offsets,
   and every stream offset lies in an event (a delimiter or a region's text) or in an error;
   a failed region's plan covers it exactly, piece after piece, delimiters included;
-* strict results do not change: a lenient parse that reports nothing gives the strict message.
+* strict results do not change: a lenient parse that reports nothing gives the strict message;
+* no close of the template lands in the implicit field (`engine.strays`), in any chunking.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from engine import load_template, message_from_events
 from engine.authoring.samples import load_samples
 from engine.authoring.stream_checks import random_chunks
 from engine.recovery import plan_failed_region
+from engine.strays import close_texts, is_markup
 from tests.support.strategies import template_and_generation
 from tests.support.stream_helpers import stream
 
@@ -77,6 +79,25 @@ def check_lenient(template, prefix, generation, tools, seed):
         assert streamed_errors == errors, chunks
     check_accounted_for(template, prefix, generation, tools)
     check_strict_unchanged(template, prefix, generation, tools, whole.message, errors)
+    check_no_close_in_content(template, whole.message)
+
+
+def check_no_close_in_content(template, message):
+    """No markup close text of any field (literal, or the end of a close pattern's alternative)
+    is in the implicit field's value (the same in every chunking, checked above)."""
+    loaded = load_template(template)
+    implicit = loaded.implicit_field
+    if implicit is None:
+        return
+    value = message.get(implicit.name)
+    texts = value if isinstance(value, list) else [value or ""]
+    closes = {
+        text
+        for spec in loaded.fields.values()
+        for text in close_texts(spec.close)
+        if is_markup(text)
+    }
+    assert [c for c in closes if any(c in str(text) for text in texts)] == [], message
 
 
 def check_accounted_for(template, prefix, generation, tools):

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 from tests.support.paths import ROOT
 
@@ -28,8 +29,12 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_app(extra_env: dict | None = None) -> tuple[subprocess.Popen, str]:
-    """Start app.py on a free loopback port (with `extra_env` set); return (process, base URL) once it answers."""
+def start_app(
+    extra_env: dict | None = None, root: Path = ROOT, patience: float = 120
+) -> tuple[subprocess.Popen, str]:
+    """Start app.py of checkout `root` on a free loopback port (with `extra_env` set); return
+    (process, base URL) once it answers. RuntimeError when it exits or does not answer within
+    `patience` seconds (it is then killed)."""
     port = free_port()
     env = {
         **os.environ,
@@ -38,15 +43,17 @@ def start_app(extra_env: dict | None = None) -> tuple[subprocess.Popen, str]:
         "GRADIO_ANALYTICS_ENABLED": "False",
         **(extra_env or {}),
     }
+    # TEST_SERVER_LOG=<file> keeps the servers' logs (appended), to read a failure's traceback.
+    log = os.environ.get("TEST_SERVER_LOG")
     process = subprocess.Popen(
         [sys.executable, "app.py"],
-        cwd=ROOT,
+        cwd=root,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=open(log, "a") if log else subprocess.DEVNULL,  # noqa: SIM115 - the child holds it
     )
     url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + patience
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"app.py exited with {process.returncode}")
@@ -57,7 +64,7 @@ def start_app(extra_env: dict | None = None) -> tuple[subprocess.Popen, str]:
         except OSError:
             time.sleep(0.5)
     process.kill()
-    raise RuntimeError("app.py did not answer within 120 s")
+    raise RuntimeError(f"app.py did not answer within {patience:g} s")
 
 
 # How often a page's wait_for_function condition is tested, in milliseconds. Playwright's default

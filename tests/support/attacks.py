@@ -24,13 +24,11 @@ import math
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +37,7 @@ import httpx
 import psutil
 
 from engine.authoring.samples import load_samples
+from tests.support.app_server import start_app
 from tests.support.grammar_bombs import CALL_LIST_TEMPLATE, doubling_tools, many_optional_fields
 from tests.support.paths import ROOT
 
@@ -109,49 +108,20 @@ class Run:
     files: Path | None = None
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def start_server(root: Path = ROOT, limits: dict | None = None, scratch: Path | None = None) -> Run:
     """app.py of checkout `root` on loopback, with PLAYGROUND_LIMITS `limits` (and `proxy_hops` 1,
     as on a Space: each visitor's address is its X-Forwarded-For); waits until it answers."""
-    port = free_port()
     scratch = scratch or Path(tempfile.mkdtemp(prefix="attack-models-"))
     files = Path(tempfile.mkdtemp(prefix="attack-gradio-files-"))
     env = {
-        **os.environ,
-        "GRADIO_SERVER_NAME": "127.0.0.1",
-        "GRADIO_SERVER_PORT": str(port),
-        "GRADIO_ANALYTICS_ENABLED": "False",
         "GRADIO_TEMP_DIR": str(files),
         "TMPDIR": str(files),  # the app's own folders (downloads) are counted with Gradio's
         "HF_HUB_OFFLINE": "1",
         "PYTHONPATH": str(root),
         "PLAYGROUND_LIMITS": json.dumps({"proxy_hops": 1, **(limits or {})}),
     }
-    process = subprocess.Popen(
-        [sys.executable, "app.py"],
-        cwd=root,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"app.py exited with {process.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return Run(process, url, scratch, files)
-        except OSError:
-            time.sleep(0.5)
-    process.kill()
-    raise RuntimeError("app.py did not answer within 180 s")
+    process, url = start_app(env, root, patience=180)
+    return Run(process, url, scratch, files)
 
 
 def wait_for_spare(run: Run, timeout: float = 180) -> bool:
@@ -1179,8 +1149,19 @@ def _constrained_generate(run: Run, template: dict, tools: list) -> tuple[str, f
     }
     try:
         outputs = page.run("page_generate", values, timeout=PATIENCE)
-        note = next((o["model-note"] for o in reversed(outputs) if o.get("model-note")), "")
-        return " ".join(str(note).split()), time.perf_counter() - started
+        # The last note written (an output left alone is an update object, not text); without
+        # one, the last status (a refusal or an error said there).
+        said = next(
+            (
+                o[name]
+                for name in ("model-note", "status")
+                for o in reversed(outputs)
+                if isinstance(o.get(name), str) and o[name]
+            ),
+            "",
+        )
+        said = re.sub(r"<[^>]+>", " ", said)
+        return " ".join(said.split()), time.perf_counter() - started
     except (PageFailure, PageRefused) as error:
         return str(error), time.perf_counter() - started
     except Exception:  # noqa: BLE001 - still running at PATIENCE
@@ -1523,23 +1504,28 @@ def quoted_key_parses(run: Run) -> Outcome:
     return _longest(results)
 
 
+def _open_link(run: Run, params: dict) -> tuple[float, str]:
+    """A new page opening a deep link of `params`: (seconds, its last status as plain text)."""
+    page = _page(run)
+    started = time.perf_counter()
+    try:
+        outputs = page.open(params)
+        said = next(
+            (str(o.get("status")) for o in reversed(outputs) if o.get("status")), "no status"
+        )
+    finally:
+        page.close()
+    return time.perf_counter() - started, " ".join(re.sub(r"<[^>]+>", " ", said).split())
+
+
 def quoted_key_link(run: Run) -> Outcome:
     """A share link carrying that template and 80 test cases, opened by a page."""
     from playground.authoring.share import encode_state
 
     template = _dotted_key_template(20_000 if BOUNDED["value"] else 63_000)
     state = encode_state({"template": template, "test_cases": _case_list(80)})
-    page = _page(run)
-    started = time.perf_counter()
-    try:
-        outputs = page.open({"state": state})
-        said = next(
-            (str(o.get("status")) for o in reversed(outputs) if o.get("status")), "no status"
-        )
-    finally:
-        page.close()
-    said = " ".join(re.sub(r"<[^>]+>", " ", said).split())
-    return Outcome(time.perf_counter() - started, said[:300], 0, {"link_chars": len(state)})
+    seconds, said = _open_link(run, {"state": state})
+    return Outcome(seconds, said[:300], 0, {"link_chars": len(state)})
 
 
 def quoted_key_mcp(run: Run) -> Outcome:
@@ -1599,21 +1585,9 @@ def wide_state_link(run: Run) -> Outcome:
     key_chars = 2_000 if BOUNDED["value"] else 100_000
     raw = json.dumps({"template": QWEN3_TEXT, **_wide_under_long_key(key_chars, 100_000)})
     state = base64.urlsafe_b64encode(zlib.compress(raw.encode(), 9)).decode().rstrip("=")
-    page = _page(run)
-    started = time.perf_counter()
-    try:
-        outputs = page.open({"state": state})
-        said = next(
-            (str(o.get("status")) for o in reversed(outputs) if o.get("status")), "no status"
-        )
-    finally:
-        page.close()
-    said = " ".join(re.sub(r"<[^>]+>", " ", said).split())
+    seconds, said = _open_link(run, {"state": state})
     return Outcome(
-        time.perf_counter() - started,
-        said[:300],
-        0,
-        {"link_chars": len(state), "decompressed_chars": len(raw)},
+        seconds, said[:300], 0, {"link_chars": len(state), "decompressed_chars": len(raw)}
     )
 
 
