@@ -36,6 +36,7 @@ from ..authoring.lint import Diagnostic, lint_prompts
 from ..errors import PatternTimeoutError, ResponseParseError
 from ..parser import ResponseParser
 from ..template import ResponseTemplate, load_template
+from .evidence import differing_keys
 from .render import (
     WEATHER_TOOL,
     ChatTemplateRenderer,
@@ -104,7 +105,9 @@ class SituationResult:
         name: ``SITUATION[/thinking-on|/thinking-off]/CHECK``, e.g.
             ``after-tool-result/thinking-off/round-trip:tool-call``; CHECK is ``anchor`` or
             ``round-trip:MESSAGE``.
-        passed: the parse gave `expected` (always False when not `renderable`).
+        passed: the parse gave `expected` (by `engine.chat_templates.evidence.message_differences`,
+            the comparison inference and the page's tests use) and closed every region it
+            opened (always False when not `renderable`).
         renderable: the chat template rendered the situation; False rows carry the
             template's own error (or why the rendered turn cannot serve as a generation)
             in `detail` and do not count against the response template.
@@ -442,28 +445,11 @@ def _explicit_open_region(
     return current
 
 
-def message_differences(expected: dict, got: dict) -> list[tuple[str, str]]:
-    """The keys on which message `got` differs from `expected`, ``role`` first, then by name.
-
-    Returns:
-        (key, how) pairs; `how` is ``"missing"`` (only `expected` has the key), ``"unexpected"``
-        (only `got` has it) or ``"differs"`` (both have it, with different values). [] when the
-        two are equal.
-    """
-    found = []
-    for key in sorted(set(expected) | set(got), key=lambda k: (k != "role", k)):
-        if expected.get(key) == got.get(key):
-            continue
-        how = "missing" if key not in got else "unexpected" if key not in expected else "differs"
-        found.append((key, how))
-    return found
-
-
 def _differences(expected: dict, got: dict) -> str:
     """How `got` differs from `expected`, with the values shown ("content: expected 'a', got
     'b'; unexpected tool_calls [...]"); "" when equal."""
     parts = []
-    for key, how in message_differences(expected, got):
+    for key, how in differing_keys(expected, got):
         if how == "missing":
             parts.append(f"{key} missing (expected {show(expected[key])})")
         elif how == "unexpected":
@@ -541,10 +527,11 @@ def _parse_row(
             tools,
         )
     unclosed = [] if anchor_check else _unclosed(template, whole, prompt)
-    passed = got == expected and not unclosed
+    agrees = not differing_keys(expected, got)
+    passed = agrees and not unclosed
     if passed:
         detail = "; ".join(f"normalised {note}" for note in notes)
-    elif got == expected:
+    elif agrees:
         detail = unclosed[0]
     else:
         detail = "; ".join([_differences(expected, got)] + unclosed[:1])

@@ -4,8 +4,11 @@ message the output means, and the one comparison every check of a parse uses.
 A labelled output is the evidence every learner of template inference reads: an author's
 example output (with or without its expected message), a chat template's render of a known
 message (the render is the output, the message its label), a real output with its expected
-message. `Example` is the record; `message_differences` the comparison (text stripped; missing,
-None and "" alike; tool calls by order, name and arguments as JSON values); `implausible` the
+message, a test case on the page. The same comparison decides them all, and the shipped
+samples (`check`) and the conformance matrix's rows too, so a case that Infer reads right passes
+in Tests, in `check` and in the matrix as well. `Example` is the record; `message_differences`
+the comparison (text stripped; missing, None and "" alike; tool calls by order, name and
+arguments as JSON values; `differing_keys` the same comparison key by key); `implausible` the
 check of an output with no expected message (its calls name given tools, with their parameters).
 """
 
@@ -33,7 +36,8 @@ class Example:
         tools: the tools it was given (JSON-schema dicts), or None.
         expected: the message the output should give, or None (then only plausibility is checked).
         kind: what it is, for its label ("example", "output": one the author checks the
-            learnt template on).
+            learnt template on, "case": a test case on the page).
+        name: its own name ("your output 1", a sample's or a row's name), the label when given.
     """
 
     index: int
@@ -42,10 +46,28 @@ class Example:
     tools: list | None = None
     expected: dict | None = None
     kind: str = "example"
+    name: str = ""
 
     @property
     def label(self) -> str:
-        return f"{self.kind} {self.index + 1}"
+        return self.name or f"{self.kind} {self.index + 1}"
+
+    def differences(self, got: dict) -> list[str]:
+        """How the message `got` differs from `expected` (`message_differences`; [] when they
+        agree). Raises ValueError when the example has no expected message."""
+        if self.expected is None:
+            raise ValueError(f"{self.label}: no expected message to compare with")
+        return message_differences(self.expected, got)
+
+    def to_dict(self) -> dict:
+        """The example as one line of an examples file (what `read_examples` reads back):
+        ``{"prefix", "output", "tools"?, "expected"?}``."""
+        found: dict[str, Any] = {"prefix": self.prefix, "output": self.output}
+        if self.tools:
+            found["tools"] = self.tools
+        if self.expected is not None:
+            found["expected"] = self.expected
+        return found
 
     def render(self) -> Render:
         return Render(f"{self.label}: the output", self.output)
@@ -154,26 +176,51 @@ def calls_of(message: dict) -> list[tuple[Any, str]]:
     return found
 
 
-def message_differences(expected: dict, got: dict) -> list[str]:
-    """How `got` differs from `expected` ([] when they agree): reasoning and content compared
-    stripped (missing, None and "" alike), tool calls by order, name and arguments as JSON values
-    (``true`` is not ``1``), any other key exactly; `role` is not compared."""
+# The keys compared as text (stripped), then as calls; every other key but `role` exactly.
+_TEXT_KEYS = ("reasoning_content", "content")
+
+
+def _compared(key: str, message: dict) -> Any:
+    """The value of `key` in `message` as the comparison sees it."""
+    if key in _TEXT_KEYS:
+        return message_text(message.get(key))
+    if key == "tool_calls":
+        return calls_of(message)
+    value = message.get(key)
+    return None if _blank(value) else value
+
+
+def differing_keys(expected: dict, got: dict) -> list[tuple[str, str]]:
+    """The keys on which `got` differs from `expected` under `message_differences`' rules, in its
+    order: (key, how), `how` being "missing" (`got` has nothing there), "unexpected" (`expected`
+    has nothing there) or "differs". [] when they agree."""
+    others = sorted((set(expected) | set(got)) - {"role", *_TEXT_KEYS, "tool_calls"})
     found = []
-    for key in ("reasoning_content", "content"):
-        if message_text(expected.get(key)) != message_text(got.get(key)):
-            found.append(
-                f"{key}: expected {message_text(expected.get(key))!r}, got {message_text(got.get(key))!r}"
-            )
-    if calls_of(expected) != calls_of(got):
-        found.append(f"tool_calls: expected {calls_of(expected)}, got {calls_of(got)}")
-    for key in sorted(set(expected) | set(got)):
-        if key in ("role", "reasoning_content", "content", "tool_calls"):
+    for key in (*_TEXT_KEYS, "tool_calls", *others):
+        want, have = _compared(key, expected), _compared(key, got)
+        if want == have:
             continue
-        if not (_blank(expected.get(key)) and _blank(got.get(key))) and expected.get(
-            key
-        ) != got.get(key):
-            found.append(f"{key}: expected {expected.get(key)!r}, got {got.get(key)!r}")
+        how = (
+            "missing"
+            if have in ("", [], None)
+            else "unexpected"
+            if want in ("", [], None)
+            else "differs"
+        )
+        found.append((key, how))
     return found
+
+
+def message_differences(expected: dict, got: dict) -> list[str]:
+    """How `got` differs from `expected` ([] when they agree), a sentence a key: reasoning and
+    content compared stripped (missing, None and "" alike), tool calls by order, name and
+    arguments as JSON values (``true`` is not ``1``), any other key exactly (missing and empty
+    alike); `role` is not compared. The one comparison of a parse with its expected message:
+    inference's judge, the page's test cases, `check` on samples and the conformance matrix."""
+    return [
+        f"{key}: expected {_compared(key, expected)!r}, got {_compared(key, got)!r}"
+        for key, _ in differing_keys(expected, got)
+    ]
 
 
 def tool_properties(tools: list | None) -> dict[str, dict]:
@@ -265,7 +312,7 @@ def labelled_renders(probes: list[Probe]) -> list[Example]:
                     copy.deepcopy(PROBE_TOOLS),
                     expected,
                     "render",
-                    turn.render.label,
+                    what=turn.render.label,
                 )
             )
     return found

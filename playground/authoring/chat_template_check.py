@@ -252,7 +252,7 @@ def difference_summary(
     unexpected reasoning_content"), so rows failing the same way read alike. For tool calls it
     says what differs and why (`call_differences`); `template` (the response template dict, when
     known) lets it name the content parser behind a value read as raw text."""
-    from engine.chat_templates.conformance import message_differences
+    from engine.chat_templates.evidence import differing_keys
 
     words = {
         "missing": "{key} missing",
@@ -260,7 +260,7 @@ def difference_summary(
         "differs": "{key} differs",
     }
     parts = []
-    for key, how in message_differences(expected or {}, got or {}):
+    for key, how in differing_keys(expected or {}, got or {}):
         if key == "tool_calls" and how == "differs":
             spec = ((template or {}).get("fields") or {}).get("tool_calls") or {}
             parts += call_differences(expected["tool_calls"], got["tool_calls"], spec)

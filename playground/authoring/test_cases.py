@@ -6,21 +6,26 @@ The cases are JSON text the visitor can edit: a list of
 `samples/` as cases (``"source": "sample"``); a template inferred from a chat
 template with that chat template's matrix rows (``"source": "matrix"``,
 `matrix_cases`), never another family's samples; the author's own outputs
-(added from the workspace, ``"source": "output"``, or written by hand with no
-source; one recorded from a parse that probably lost text carries ``"check"`` until
-the author corrects its expected message) come first, are kept across inferences, and are what inference takes
-as examples (`author_cases`, `as_examples`; downloaded as the JSONL file that
-`python -m engine infer --examples` reads). `run_cases` parses each with the
-editor's template and diffs the message it got against the expected one.
+(added from the workspace, from Generate live or from another case with one click,
+``"source": "output"``, or written by hand with no source; one recorded from a parse with
+errors or warnings carries a ``"check"`` note, and is unverified until the author confirms its
+expected message) come first, are kept across inferences, and are what inference takes as
+examples (`author_cases`, `as_examples`; downloaded as the JSONL file that
+`python -m engine infer --examples` reads). Each case is read as the one record of a labelled
+output (`case_example`: `engine.chat_templates.evidence.Example`) and `run_cases` decides it
+with the one comparison inference uses (`Example.differences`), so a case Infer reads right
+passes here too; a unified diff of expected and got shows how a failing one differs.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from engine import ParseDeadlineError, ResponseParser, TemplateError
+from engine.chat_templates.evidence import Example
 
 from ..catalog import samples_by_id
 from ..server import limits
@@ -32,17 +37,23 @@ from ..server.redact import in_words, redact
 CASES_RUN = 80
 # The sources of cases the page makes itself; any other case is one of the author's outputs.
 MADE_SOURCES = ("sample", "matrix")
-# The "check" of a case recorded from a parse that probably lost text: its expected message is
-# not sent to inference as evidence while it is there.
-CHECK_NOTE = (
-    "recorded from a parse that probably lost text: correct expected, then delete this line"
-)
-# The "check" of an output generated live and added with "Use as example": inference gets its
-# output and tools, not the message it parsed to, until the author checks that message.
-LIVE_NOTE = (
-    "generated live: sent to inference as an output with its tools; check expected, then "
-    "delete this line to send the message too"
-)
+# The most characters of the reason a case is unverified quoted in its note.
+REASON_SHOWN = 160
+
+
+def unverified_note(reasons: list[str]) -> str:
+    """The ``"check"`` note of a case recorded from a parse with errors or warnings (`reasons`,
+    a sentence each; "" when there are none): while a case has it, it is unverified and
+    inference gets its output and tools, not its expected message."""
+    if not reasons:
+        return ""
+    reason = " ".join(reasons[0].split())
+    if len(reason) > REASON_SHOWN:
+        reason = reason[: REASON_SHOWN - 1].rstrip() + "…"
+    return (
+        f"unverified: recorded from a parse with errors or warnings ({reason}); correct "
+        "expected if needed, then Confirm"
+    )
 
 
 @dataclass(frozen=True)
@@ -82,13 +93,17 @@ def cases_for_template(template_name: str | None, template: dict | None = None) 
     return cases
 
 
-def matrix_cases(rows: list[dict], tools: list[dict]) -> list[dict]:
+def matrix_cases(rows: list[dict], tools: list[dict], besides: Sequence[dict] = ()) -> list[dict]:
     """The renderable rows of a chat-template check (``ConformanceReport.to_dict()``'s
     situations) as cases: each row's prompt, its generation and the message the chat template
-    wrote (`tools` where the check gave them)."""
+    wrote (`tools` where the check gave them). A row `besides` already holds (the same prompt
+    and generation: one the author made an example) is left out, so it is listed once."""
+    held = {(case.get("prefix") or "", case["generation"]) for case in besides}
     cases = []
     for row in rows:
         if not row["renderable"] or row.get("expected") is None or row.get("prompt") is None:
+            continue
+        if (row["prompt"], row["generation"]) in held:
             continue
         case = {
             "name": row["name"],
@@ -108,19 +123,52 @@ def author_cases(cases: list[dict]) -> list[dict]:
     return [case for case in cases if case.get("source") not in MADE_SOURCES]
 
 
+def case_example(case: dict, index: int = 0) -> Example:
+    """A case (as `read_cases` checked it) as the one record of a labelled output: its prefix,
+    generation, tools and expected message, named by its name (else "case INDEX+1")."""
+    return Example(
+        index,
+        case.get("prefix") or "",
+        case["generation"],
+        case.get("tools") or None,
+        case["expected"],
+        "case",
+        str(case.get("name") or ""),
+    )
+
+
 def as_examples(cases: list[dict]) -> list[dict]:
     """Cases as inference's example outputs: ``{"prefix", "output", "tools"?, "expected"?}``;
-    the expected message of a case still marked ``"check"`` is left out (only plausibility is
-    asked of the output)."""
+    the expected message of an unverified case (still marked ``"check"``) is left out (only
+    plausibility is asked of the output)."""
     examples = []
-    for case in cases:
-        example = {"prefix": case.get("prefix") or "", "output": case["generation"]}
-        if "check" not in case:
-            example["expected"] = case["expected"]
-        if case.get("tools"):
-            example["tools"] = case["tools"]
-        examples.append(example)
+    for index, case in enumerate(cases):
+        example = case_example(case, index)
+        examples.append((replace(example, expected=None) if "check" in case else example).to_dict())
     return examples
+
+
+def use_as_example(cases: list[dict], index: int) -> list[dict]:
+    """`cases` with the one at `index` made one of the author's outputs (``"source": "output"``,
+    placed after the others), so inference takes it as an example. A matrix row's or a sample's
+    expected message is the chat template's or the sample file's own: it is verified. An index
+    out of range, or a case already the author's, leaves `cases` as they are (a copy)."""
+    if not 0 <= index < len(cases) or cases[index].get("source") not in MADE_SOURCES:
+        return list(cases)
+    mine = author_cases(cases)
+    chosen = {**cases[index], "source": "output"}
+    rest = [case for number, case in enumerate(cases) if number != index and case not in mine]
+    return [*mine, chosen, *rest]
+
+
+def confirm_case(cases: list[dict], index: int) -> list[dict]:
+    """`cases` with the ``"check"`` note of the one at `index` removed: the author confirms its
+    expected message as it stands, and inference gets it from now on (a copy; an index out of
+    range changes nothing)."""
+    return [
+        {key: value for key, value in case.items() if key != "check"} if number == index else case
+        for number, case in enumerate(cases)
+    ]
 
 
 def examples_jsonl(cases: list[dict]) -> str:
@@ -186,7 +234,7 @@ def run_cases(template: dict, cases: list[dict]) -> list[CaseResult]:
             got, error = None, limits.over_budget("parse_seconds", "Running the test cases")
         except (TemplateError, ValueError) as caught:
             got, error = None, redact(in_words(type(caught).__name__, caught))
-        passed = error is None and got == case["expected"]
+        passed = error is None and not case_example(case, number - 1).differences(got)
         results.append(
             CaseResult(
                 name,

@@ -25,12 +25,12 @@ text) keeps the last good parse on screen, marked stale, with the message saying
 - `region_map`: `set_display`, `explain_span`.
 - `message`: `select_tab`, `select_results_tab`.
 - `event_log`: `show_event`.
-- `checks`: `run_tests`, `add_test_case`, `export_cases`, `compare_reference`.
+- `checks`: `run_tests`, `add_test_case`, `tests_click`, `export_cases`, `compare_reference`.
 """
 
 from __future__ import annotations
 
-from .checks import add_test_case, compare_reference, export_cases, run_tests
+from .checks import add_test_case, compare_reference, export_cases, run_tests, tests_click
 from .editor import (
     diagnose,
     fix_template,
@@ -98,6 +98,7 @@ __all__ = [
     "show_event",
     "run_tests",
     "add_test_case",
+    "tests_click",
     "export_cases",
     "compare_reference",
 ]

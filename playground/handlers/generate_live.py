@@ -14,7 +14,7 @@ import time
 from engine import TemplateError
 from engine.errors import ResponseParseError
 
-from ..authoring.test_cases import LIVE_NOTE, author_cases, cases_text, read_cases
+from ..authoring.test_cases import author_cases, cases_text, read_cases, unverified_note
 from ..catalog import is_authors_template, template_choice_for, template_text_of
 from ..model.loaded import get_model, load_status, start_loading, waiting_for
 from ..outputs import (
@@ -38,6 +38,7 @@ from ..server import limits, queues
 from ..server.folders import FolderError, shown
 from ..server.input_readers import InputError, read_json, read_template, read_tools
 from ..server.redact import redact
+from .checks import wrong_parse_reasons
 from .workspace import parse, tests_panel
 
 # Teaching pace: tokens shown per second, each in an update of its own (the model runs ahead).
@@ -617,8 +618,9 @@ class _LiveRun:
 def use_live_output(template_text: str, test_cases_text: str, session: Session) -> dict:
     """Use as example: the last output generated live (its prompt, what the model wrote, the
     tools it was given) becomes one of the author's test cases, so Infer sends it as an example.
-    Its expected message is the parse shown, marked to check (`LIVE_NOTE`): until the author
-    deletes that mark, inference gets the output and its tools only."""
+    Its expected message is the parse shown; when that parse had errors or warnings (or is not
+    of this output) the case is unverified (`unverified_note`): until the author confirms its
+    message, inference gets the output and its tools only."""
     live = session.live_output
     if not live or not live["output"].strip():
         return {
@@ -637,7 +639,11 @@ def use_live_output(template_text: str, test_cases_text: str, session: Session) 
             "live_example_note": "This output is already in Tests: Infer sends it as an example."
         }
     view = session.view
-    message = view.message if view is not None and view.stream.endswith(live["output"]) else None
+    of_this_output = view is not None and view.stream.endswith(live["output"])
+    message = view.message if of_this_output else None
+    reasons = wrong_parse_reasons(view, session) if of_this_output else []
+    if message is None:
+        reasons.append("no parse of this output is shown")
     mine = author_cases(cases)
     case = {
         "name": f"live output {len(mine) + 1}",
@@ -645,15 +651,21 @@ def use_live_output(template_text: str, test_cases_text: str, session: Session) 
         "prefix": live["prefix"],
         "generation": live["output"],
         "expected": message or {},
-        "check": LIVE_NOTE,
     }
+    if note := unverified_note(reasons):
+        case["check"] = note
     if live.get("tools"):
         case["tools"] = live["tools"]
     text = cases_text([*mine, case, *(c for c in cases if c not in mine)])
     session.test_cases_text = text
+    sent = (
+        "the output and the tools it was given (confirm its message in Tests to send that too)"
+        if "check" in case
+        else "the output, the tools it was given and the message it parsed to"
+    )
     return {
         "test_cases_text": text,
         "test_results": tests_panel(template_text, text, session),
         "live_example_note": f"✔ Added to Tests as {case['name']!r}, one of your outputs: Infer "
-        "(Start from a model) sends it as an example, the output and the tools it was given.",
+        f"(Start from a model) sends it as an example, {sent}.",
     }

@@ -159,7 +159,9 @@ def open_page(params: dict, session: Session) -> dict:
     is taken.
     """
     if not params:
-        return {"scrubber": sample_outputs(DEFAULT_SAMPLE, session)["scrubber"]}
+        # Its range only: a chunk typed in the box before this lands stays (and seeks on Enter).
+        maximum = sample_outputs(DEFAULT_SAMPLE, session)["scrubber"]["maximum"]
+        return {"scrubber": Update(maximum=maximum)}
     problems = link_problems(params)
     model = {
         name: params[name]

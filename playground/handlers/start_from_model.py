@@ -181,7 +181,7 @@ def infer_chat_template(
     check = CheckOutcome(result["report"], seconds=outcome.seconds, source=outcome.source)
     session.check_rows, session.check_template = check.rows, text
     matrix = matrix_html(check, causes=root_causes(check.rows, result["template"]))
-    cases = cases_text(mine + matrix_cases(check.rows, CHECK_TOOLS))
+    cases = cases_text(mine + matrix_cases(check.rows, CHECK_TOOLS, besides=mine))
     session.test_cases_text = cases
     index = showcase_row(check.rows, result["failure_groups"])
     row = (

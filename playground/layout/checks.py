@@ -7,6 +7,7 @@ from __future__ import annotations
 import gradio as gr
 
 from .. import handlers
+from ..panels.page_script import TESTS_JS
 from ..panels.stream_report import report_html
 from ..wiring import Page
 
@@ -17,10 +18,12 @@ def build(page: Page, first: dict) -> None:
     with gr.Tab("Stream checks", id="checks"):
         page.stream_check = gr.HTML(report_html(None), elem_id="stream-check")
     with gr.Tab("Tests", id="tests"):
-        page.test_results = gr.HTML(first["test_results"], elem_id="test-results")
+        page.test_results = gr.HTML(
+            first["test_results"], elem_id="test-results", js_on_load=TESTS_JS
+        )
         with gr.Row():
             page.add_case_button = gr.Button(
-                "Add the current input as a test case",
+                "Use the current output as an example",
                 size="sm",
                 elem_id="add-case-button",
             )
@@ -57,5 +60,6 @@ def wire(page: Page) -> None:
         show_progress="hidden",
     )
     page.listen(page.add_case_button.click, handlers.add_test_case)
+    page.listen(page.test_results.click, handlers.tests_click, show_progress="hidden")
     page.listen(page.export_cases_button.click, handlers.export_cases, work="export")
     page.listen(page.compare_button.click, handlers.compare_reference, work="reference")

@@ -25,6 +25,8 @@ What each part does:
 - CONFORMANCE_JS: a click on a row of the chat-template check (or Enter on the
   row in focus) sends its index (`data-row`) and scrolls the input tabs into
   view (the row loads into Paste & parse).
+- TESTS_JS: a *Use as example* button of a test case sends its index (`data-use`), a
+  *Confirm this message* button its index (`data-confirm`); neither opens or closes the case.
 - INFERENCE_JS: a click on a finding of the inferred template sends its index
   (`data-finding`): #explain shows the two renders that found it, scrolled into view once
   it has drawn them (EXPLAIN_JS); an Apply button sends its failure group (`data-apply`).
@@ -208,6 +210,17 @@ element.addEventListener('keydown', (event) => {
     const row = event.target.closest('tr[data-row]');
     if (row) { event.preventDefault(); send(row); }
   }
+});
+"""
+
+TESTS_JS = """
+element.addEventListener('click', (event) => {
+  const use = event.target.closest('button[data-use]');
+  const confirm = event.target.closest('button[data-confirm]');
+  if (!use && !confirm) return;
+  event.preventDefault();
+  if (use) trigger('click', {use: Number(use.dataset.use)});
+  else trigger('click', {confirm: Number(confirm.dataset.confirm)});
 });
 """
 

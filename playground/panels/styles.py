@@ -212,6 +212,9 @@ footer button, footer a { color: #4b5563 !important; }
 .rt-apply { margin-top: 4px; padding: 3px 10px; border-radius: 6px; border: 0; background: #c2410c; color: #ffffff; font-weight: 600; cursor: pointer; }
 .rt-candidates { margin-top: 6px; font-size: 13px; }
 .rt-case-kind { font-size: 11px; color: var(--rt-muted); margin-left: 6px; }
+.rt-case-unverified { font-size: 11px; margin-left: 6px; padding: 0 5px; border-radius: 4px; background: #fef3c7; color: #92400e; }
+.dark .rt-case-unverified { background: #78350f; color: #fef3c7; }
+.rt-case-button { margin-left: 8px; padding: 1px 8px; border-radius: 6px; border: 0; background: #c2410c; color: #ffffff; font-size: 12px; font-weight: 600; cursor: pointer; }
 .rt-missing { margin: 4px 0; }
 .rt-unexplained { margin: 6px 0; }
 .rt-unexplained-entry { margin: 4px 0; }

@@ -1,5 +1,7 @@
 """The Tests panel: the test cases' results (`playground.authoring.test_cases.run_cases`), a
-summary line by kind of case, then each case with its diff when it fails."""
+summary line by kind of case, then each case with its diff when it fails. A matrix row or a
+sample has a *Use as example* button (``data-use``: its index), an unverified case (one with a
+``check`` note) is marked so, with a *Confirm* button (``data-confirm``); TESTS_JS sends both."""
 
 from __future__ import annotations
 
@@ -29,7 +31,9 @@ def results_html(results: list, total: int, problem: str = "") -> str:
     cases = [
         {
             "result": result,
+            "index": index,
             "kind": CASE_KINDS.get(result.source, "your output"),
+            "made": result.source in CASE_KINDS,
             "lines": [
                 (
                     "rt-add" if line.startswith("+") else "rt-del" if line.startswith("-") else "",
@@ -38,7 +42,7 @@ def results_html(results: list, total: int, problem: str = "") -> str:
                 for line in result.diff or []
             ],
         }
-        for result in results
+        for index, result in enumerate(results)
     ]
     return draw(
         "test_results",

@@ -405,7 +405,9 @@ def test_the_authors_outputs_are_test_cases_and_examples_that_teach_what_no_rend
     assert (cases[0]["name"], cases[0]["source"], cases[0]["check"]) == (
         "your output 1",
         "output",
-        "recorded from a parse that probably lost text: correct expected, then delete this line",
+        "unverified: recorded from a parse with errors or warnings (the tool 'get_weather' is "
+        "named at generation offset 16 in content, with its parameter 'city': a call the "
+        "template did not read as one stays text there); correct expected if needed, then Confirm",
     )
     assert [case["source"] for case in cases[1:]] == ["matrix"] * 16
     # Sent as an example (its unchecked expected left out), it teaches the call syntax.

@@ -405,9 +405,10 @@ def test_bad_state_in_a_link_is_reported():
 def test_default_page_is_a_parsed_sample():
     session = Session()
     generation = catalog.samples_by_id()[catalog.DEFAULT_SAMPLE].generation
-    # The layout already shows it: nothing typed meanwhile is replaced; the scrubber gets its
-    # range (one chunk a character), so a chunk typed before any replay is not refused.
-    assert handlers.open_page({}, session) == {"scrubber": {"value": 0, "maximum": len(generation)}}
+    # The layout already shows it: nothing typed meanwhile is replaced (a chunk typed in the
+    # scrubber included); the scrubber gets its range (one chunk a character), so a chunk typed
+    # before any replay is not refused.
+    assert handlers.open_page({}, session) == {"scrubber": {"maximum": len(generation)}}
     assert (
         session.sample_id == catalog.DEFAULT_SAMPLE
         and session.view.message == catalog.samples_by_id()[catalog.DEFAULT_SAMPLE].expected

@@ -253,7 +253,7 @@ def test_an_inference_past_its_budget_names_the_pages_time_limit():
 
 
 def test_an_output_generated_live_becomes_an_example_with_one_click():
-    from playground.authoring.test_cases import LIVE_NOTE, as_examples
+    from playground.authoring.test_cases import as_examples
     from playground.handlers import generate_live as live
 
     session = Session()
@@ -292,17 +292,23 @@ def test_an_output_generated_live_becomes_an_example_with_one_click():
             "prefix": prefix,
             "generation": generated,
             "expected": session.view.message,
-            "check": LIVE_NOTE,
             "tools": CHECK_TOOLS,
         }
     ]
     assert clicked["live_example_note"] == (
         "✔ Added to Tests as 'live output 1', one of your outputs: Infer (Start from a model) "
-        "sends it as an example, the output and the tools it was given."
+        "sends it as an example, the output, the tools it was given and the message it parsed to."
     )
     assert 'data-passed="1" data-total="1"' in clicked["test_results"]
-    # Sent to inference as the app has it: the output and the tools, no unchecked message.
-    assert as_examples(cases) == [{"prefix": prefix, "output": generated, "tools": CHECK_TOOLS}]
+    # Its parse had no error or warning: sent to inference with the message it parsed to.
+    assert as_examples(cases) == [
+        {
+            "prefix": prefix,
+            "output": generated,
+            "tools": CHECK_TOOLS,
+            "expected": session.view.message,
+        }
+    ]
     again = handlers.use_live_output(out["template_text"], clicked["test_cases_text"], session)
     assert again == {
         "live_example_note": "This output is already in Tests: Infer sends it as an example."
