@@ -24,7 +24,8 @@ one concept a module, in rooms (docs/architecture.md draws the map and its impor
   `status`, `explain`, `field_reference`, `reference_diff`, `code_snippet`, `unexplained` (the
   text no field explains), `stream_report` (the Stream checks panel),
   `test_results` (the Tests panel), `diagnostics_panel` (the editor's diagnostics), `notes` (the handlers'
-  short notes); `markup`, `fragments`, `styles` and `page_script` (HTML helpers, the Jinja2
+  short notes), `inference_panel`, `failing_rows` and `check_matrix` (Start from a model's
+  inference, what fails in it and the candidates, the chat-template check); `markup`, `fragments`, `styles` and `page_script` (HTML helpers, the Jinja2
   templates' environment, the stylesheet, the page's JavaScript).
 - `authoring/`: `template_editor`, `diagnostics`, `editor_paths` (the editor), `inference`,
   `inference_failures`, `call_sketch` (Start from a chat template), `chat_template_check`,

@@ -8,12 +8,12 @@ within `Limits.conformance_seconds` (the check then says it was cut off). A
 model named for its chat template must be one the server allows
 (`playground.server.folders`).
 
-`matrix_html` draws the report as the page shows it: a summary, the failing
-rows grouped by root cause (`root_causes`: the diagnosis of each row's parse,
-so sixteen rows failing on one misspelt delimiter are one cause, said first),
-then one row per situation and check, each row with a prompt clickable
-(`data-row`, see `playground.panels.page_script.CONFORMANCE_JS`) to load it into
-Paste & parse.
+`matrix_view` is the report as the page shows it (a `MatrixView`, drawn by
+`playground.panels.check_matrix`): a summary, the failing rows grouped by root
+cause (`root_causes`: the diagnosis of each row's parse, so sixteen rows failing
+on one misspelt delimiter are one cause, said first), then one row per situation
+and check, each row with a prompt clickable (`data-row`, see
+`playground.panels.page_script.CONFORMANCE_JS`) to load it into Paste & parse.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 
 from engine import TemplateError, load_template
 
-from ..panels.markup import escape
 from ..server import limits
 from ..server.folders import FolderError, check_model_name, shown
 from ..server.input_readers import InputError, read_template
@@ -242,19 +241,6 @@ def _parts(name: str) -> tuple[str, str, str]:
     return pieces[0], "", pieces[-1]
 
 
-def _result_cell(row: dict) -> str:
-    if not row["renderable"]:
-        return '<span class="rt-badge rt-pending rt-small">not renderable</span>'
-    if row["passed"]:
-        return '<span class="rt-badge rt-pass rt-small">✔ pass</span>'
-    return '<span class="rt-badge rt-fail rt-small">✘ fail</span>'
-
-
-def _detail(text: str) -> str:
-    shown = text if len(text) <= DETAIL_SHOWN else text[: DETAIL_SHOWN - 1] + "…"
-    return escape(shown)
-
-
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
 _NUMBER = re.compile(r"\d+")
 
@@ -417,7 +403,7 @@ def root_causes(rows: list[dict], template: dict | None) -> list[str | None]:
     return causes
 
 
-def _cause_groups(causes: list[str | None]) -> list[tuple[str, list[int]]]:
+def cause_groups(causes: list[str | None]) -> list[tuple[str, list[int]]]:
     """(cause, row indices) for every cause, the most rows first."""
     groups: dict[str, list[int]] = {}
     for index, cause in enumerate(causes):
@@ -426,115 +412,101 @@ def _cause_groups(causes: list[str | None]) -> list[tuple[str, list[int]]]:
     return sorted(groups.items(), key=lambda item: -len(item[1]))
 
 
-def _summary_html(outcome: CheckOutcome) -> str:
-    """The verdict line: conforms or not, the counts, the chat template checked against."""
-    report = outcome.report
-    counts = report["counts"]
-    switch = (
-        f"; thinking switch: <code>{escape(report['thinking_switch'])}</code>"
-        if report["thinking_switch"]
-        else ""
-    )
-    verdict = (
-        '<span class="rt-badge rt-pass" id="conformance-badge" data-passed="true">✔ conforms</span>'
-        if report["passed"]
-        else '<span class="rt-badge rt-fail" id="conformance-badge" data-passed="false">✘ does not conform</span>'
-    )
-    return (
-        f'<div class="rt-conformance-summary" id="conformance-summary">{verdict} {counts["passed"]} passed, '
-        f"{counts['failed']} failed, {counts['not_renderable']} not renderable — against {escape(outcome.source)} "
-        f"({outcome.seconds:.1f} s{switch})</div>"
-    )
+@dataclass(frozen=True)
+class MatrixRow:
+    """One row of the matrix as shown.
+
+    Attributes:
+        index: its index in the report's situations (``data-row`` when `clickable`: it has a
+            prompt, and a click loads it into Paste & parse).
+        name: the row's name; `situation`, `mode` (" · thinking on", or ""), `check`: its parts.
+        outcome: "pass", "fail" or "not renderable".
+        detail: what happened, cut to DETAIL_SHOWN characters ("" for nothing).
+        cause, cause_rows: the root cause of the group of failing rows this row starts, and how
+            many rows it has ("" and 0 for a row that starts none).
+    """
+
+    index: int
+    name: str
+    situation: str
+    mode: str
+    check: str
+    outcome: str
+    clickable: bool
+    detail: str
+    cause: str = ""
+    cause_rows: int = 0
 
 
-def _matrix_rows(situations: list[dict], groups: list[tuple[str, list[int]]]) -> list[str]:
-    """The matrix's rows: failing rows under a head row naming their root cause, then the others."""
-    rows = []
+@dataclass(frozen=True)
+class MatrixView:
+    """A check's report as the panel shows it: the verdict (`passed`, `counts`, `source`,
+    `seconds`, `thinking_switch` or ""), the lint findings (`diagnostics`: (message,
+    suggestion or "") each), the failing rows by root cause (`causes`: (cause, rows) each, the
+    most rows first), then the rows: failing rows grouped under their cause, then the others."""
+
+    passed: bool
+    counts: dict
+    source: str
+    seconds: float
+    thinking_switch: str
+    diagnostics: list[tuple[str, str]]
+    causes: list[tuple[str, int]]
+    rows: list[MatrixRow]
+
+
+def _outcome(row: dict) -> str:
+    if not row["renderable"]:
+        return "not renderable"
+    return "pass" if row["passed"] else "fail"
+
+
+def matrix_rows(situations: list[dict], groups: list[tuple[str, list[int]]]) -> list[MatrixRow]:
+    """The matrix's rows: failing rows under their root cause (`groups`: (cause, row indices)
+    each, from `cause_groups`), then the others."""
     grouped = [i for _, indices in groups for i in indices]
     order = grouped + [i for i in range(len(situations)) if i not in set(grouped)]
-    heads = {indices[0]: cause for cause, indices in groups}
+    heads = {indices[0]: (cause, len(indices)) for cause, indices in groups}
+    rows = []
     for index in order:
         row = situations[index]
-        if index in heads:
-            rows.append(
-                f'<tr class="rt-cause-row"><td><b>Root cause ({len(dict(groups)[heads[index]])} rows):</b> {escape(heads[index])}</td></tr>'
-            )
         situation, thinking, check = _parts(row["name"])
-        kind = (
-            "rt-row-na"
-            if not row["renderable"]
-            else ("rt-row-pass" if row["passed"] else "rt-row-fail")
-        )
-        clickable = f' data-row="{index}" tabindex="0"' if row["prompt"] else ""
-        detail = row["detail"]
+        detail = row["detail"] or ""
         if row["normalisations"] and not detail:
             detail = "normalised " + "; ".join(row["normalisations"])
-        mode = f" · thinking {thinking}" if thinking else ""
-        said = f'<div class="rt-detail">{_detail(detail)}</div>' if detail else ""
+        cause, cause_rows = heads.get(index, ("", 0))
         rows.append(
-            f'<tr class="{kind}"{clickable} title="{escape(row["name"])}"><td>{_result_cell(row)} '
-            f'<b>{escape(situation)}</b><span class="rt-check">{escape(mode)} · {escape(check.replace(":", ": "))}</span>'
-            f"{said}</td></tr>"
+            MatrixRow(
+                index,
+                row["name"],
+                situation,
+                f" · thinking {thinking}" if thinking else "",
+                check.replace(":", ": "),
+                _outcome(row),
+                bool(row["prompt"]),
+                detail if len(detail) <= DETAIL_SHOWN else detail[: DETAIL_SHOWN - 1] + "…",
+                cause,
+                cause_rows,
+            )
         )
     return rows
 
 
-def matrix_html(
-    outcome: CheckOutcome | None, *, pending: str = "", causes: list[str | None] | None = None
-) -> str:
-    """The check's panel: the summary (or the error), the lint findings, the failing rows by
-    root cause (`causes`, one per row, from `root_causes`), then the matrix: failing rows
-    grouped under their cause, then the others.
-
-    Each row with a prompt carries ``data-row`` (its index in `outcome.rows`): a click loads
-    its prompt and generation into Paste & parse.
-    """
-    if pending:
-        return f'<div class="rt-status rt-status-live" id="conformance-pending">⏳ {escape(pending)}</div>'
-    if outcome is None:
-        return (
-            '<div class="rt-note" id="conformance-empty">Paste a chat template (or name a model), then '
-            "<b>Check</b>: the editor's template is checked against every conversation situation.</div>"
-        )
-    parts = []
-    if outcome.error:
-        parts.append(
-            f'<div class="rt-status rt-status-error" id="conformance-error">⚠ {escape(outcome.error)}</div>'
-        )
+def matrix_view(outcome: CheckOutcome, causes: list[str | None] | None = None) -> MatrixView:
+    """The report of `outcome` (which has one) as shown; `causes`: one per row, from
+    `root_causes` (ignored unless there is one for every row)."""
     report = outcome.report
-    for note in outcome.notes:
-        parts.append(f'<div class="rt-status rt-status-note">{escape(note)}</div>')
-    if report is None:
-        return '<div id="conformance-report">' + "".join(parts) + "</div>"
-    parts.append(_summary_html(outcome))
-    for diagnostic in report["diagnostics"]:
-        hint = f" → {escape(diagnostic['suggestion'])}" if diagnostic.get("suggestion") else ""
-        parts.append(
-            f'<div class="rt-diag rt-diag-warning">△ {escape(diagnostic["message"])}{hint}</div>'
-        )
     situations = report["situations"]
-    causes = (
-        causes
-        if causes is not None and len(causes) == len(situations)
-        else [None] * len(situations)
+    if causes is None or len(causes) != len(situations):
+        causes = [None] * len(situations)
+    groups = cause_groups(causes)
+    return MatrixView(
+        report["passed"],
+        report["counts"],
+        outcome.source,
+        outcome.seconds,
+        report["thinking_switch"] or "",
+        [(d["message"], d.get("suggestion") or "") for d in report["diagnostics"]],
+        [(cause, len(indices)) for cause, indices in groups],
+        matrix_rows(situations, groups),
     )
-    groups = _cause_groups(causes)
-    if groups:
-        listed = "".join(
-            f"<li><b>{len(indices)} row{'s' if len(indices) > 1 else ''}</b>: {escape(cause)}</li>"
-            for cause, indices in groups
-        )
-        parts.append(
-            f'<div class="rt-status rt-status-error" id="conformance-causes">Failing rows by root cause:<ul>{listed}</ul></div>'
-        )
-    parts.append(
-        '<div class="rt-note">Click a row to load its prompt and generation into Paste &amp; parse.</div>'
-    )
-    rows = _matrix_rows(situations, groups)
-    parts.append(
-        '<div class="rt-conformance" id="conformance-table"><table>'
-        "<thead><tr><th>result · situation · thinking · check, and what happened</th></tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table></div>"
-    )
-    return '<div id="conformance-report">' + "".join(parts) + "</div>"

@@ -6,10 +6,11 @@ with the time and memory caps of the chat-template check
 (`Limits.conformance_seconds`, `worker_mb`). The job answers with
 `InferredTemplate.to_dict()`: the template, its matrix, and each finding with the
 template key it decided, its value, a sentence, and the two renders compared with
-the span where they differ. `findings_html` lists the findings; `evidence_html`
-draws one finding's two renders, the difference highlighted, for the #explain
-panel when a finding, or a delimiter in the editor or on the map, is clicked
-(`evidence_for` finds the findings of a template key and value). The author's outputs are
+the span where they differ. `inference_report` is what the panel shows of a result (an
+`InferenceReport`), `evidence_of` one finding's two renders around their difference (an
+`Evidence`), for the #explain panel when a finding, or a delimiter in the editor or on the
+map, is clicked (`evidence_for` finds the findings of a template key and value); both are
+drawn by `playground.panels.inference_panel`. The author's outputs are
 evidence: the output pasted in the workspace and their test cases go to inference as example
 outputs (`with_workspace_output`); what a failed learn could not explain in each is highlighted
 in it, and the tool-call field offered as the way out is one checked against the rows and the
@@ -23,7 +24,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..panels.markup import escape, key_path, visible_whitespace
 from ..server import limits
 from ..server.folders import FolderError, shown
 from ..server.input_readers import InputError, read_tools
@@ -33,6 +33,8 @@ from .chat_template_check import chat_template_input
 
 # Characters of a render shown on each side of its difference.
 CONTEXT_CHARS = 160
+# Characters of a key's values shown in the list of what was found.
+VALUES_SHOWN = 120
 # The share of an inference job's seconds past which no tool-call sketch is learnt (learning
 # and checking one takes a fraction of a second; the job is cut off at its seconds).
 SKETCH_SHARE = 0.5
@@ -231,112 +233,170 @@ def _holds(whole: Any, part: Any) -> bool:
     return isinstance(whole, str) and isinstance(part, str) and part in whole
 
 
-def _excerpt(render: dict) -> str:
-    """One render around its difference: text before and after dimmed, the difference marked."""
+@dataclass(frozen=True)
+class RenderExcerpt:
+    """One render a finding compared, as shown: its label and the text around where the two
+    renders differ (`difference`: the differing text, "" when one render has nothing there), or,
+    for a render with no difference (`whole`), its last 2 * CONTEXT_CHARS characters in `after`.
+    `cut_before` / `cut_after`: text was left out before / after what is shown."""
+
+    label: str
+    before: str = ""
+    difference: str = ""
+    after: str = ""
+    cut_before: bool = False
+    cut_after: bool = False
+    whole: bool = False
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A finding as the #explain panel shows it: its template key, its value (JSON), its
+    sentence, and the renders it compared (`compared`: there are two, each showing the
+    difference)."""
+
+    key: str
+    value: str
+    how: str
+    renders: list[RenderExcerpt]
+    compared: bool
+
+
+def render_excerpt(render: dict) -> RenderExcerpt:
+    """One render of a finding (``label``, ``text``, ``difference``: [start, end] or absent)
+    around its difference: CONTEXT_CHARS characters on each side."""
     text = render["text"]
-    start, end = render.get("difference", [0, 0])
-    before = text[max(0, start - CONTEXT_CHARS) : start]
-    after = text[end : end + CONTEXT_CHARS]
-    lead = "…" if start > CONTEXT_CHARS else ""
-    tail = "…" if end + CONTEXT_CHARS < len(text) else ""
-    middle = (
-        visible_whitespace(text[start:end])
-        if end > start
-        else '<span class="rt-evidence-none">(nothing)</span>'
-    )
-    return (
-        f'<pre class="rt-evidence-text">{lead}{visible_whitespace(before)}<mark class="rt-evidence-diff">{middle}</mark>'
-        f"{visible_whitespace(after)}{tail}</pre>"
+    if "difference" not in render:
+        return RenderExcerpt(render["label"], after=text[-2 * CONTEXT_CHARS :], whole=True)
+    start, end = render["difference"]
+    return RenderExcerpt(
+        render["label"],
+        before=text[max(0, start - CONTEXT_CHARS) : start],
+        difference=text[start:end],
+        after=text[end : end + CONTEXT_CHARS],
+        cut_before=start > CONTEXT_CHARS,
+        cut_after=end + CONTEXT_CHARS < len(text),
     )
 
 
-def evidence_html(finding: dict) -> str:
-    """A finding's sentence, then each render it compared: its label and the text around where
-    the two differ (or the whole render, cut, when there is one)."""
-    value = json.dumps(finding["value"], ensure_ascii=False)
-    parts = [
-        f'<div class="rt-evidence" data-key="{escape(finding["key"])}">',
-        f'<div class="rt-evidence-head"><code class="rt-key">{escape(finding["key"])}</code> = <code>{escape(value)}</code></div>',
-        f'<div class="rt-evidence-how">{escape(finding["how"])}</div>',
-    ]
+def evidence_of(finding: dict) -> Evidence:
+    """A finding (``key``, ``value``, ``how``, ``renders``) as `Evidence`."""
     renders = finding.get("renders", [])
-    if len(renders) == 2:
-        parts.append(
-            '<div class="rt-evidence-note">found by comparing these two renders (the difference marked):</div>'
-        )
-    for render in renders:
-        parts.append(f'<div class="rt-evidence-label">{escape(render["label"])}</div>')
-        if "difference" in render:
-            parts.append(_excerpt(render))
-        else:
-            parts.append(
-                f'<pre class="rt-evidence-text">{visible_whitespace(render["text"][-2 * CONTEXT_CHARS :])}</pre>'
-            )
-    parts.append("</div>")
-    return "".join(parts)
-
-
-def _verdict_html(result: dict, examples: int) -> str:
-    """The badges (the matrix; partial), the counts, and the verdict sentence."""
-    badge = (
-        '<span class="rt-badge rt-pass" id="inference-badge">✔ passes its matrix</span>'
-        if result["passed"]
-        else '<span class="rt-badge rt-fail" id="inference-badge">✘ fails its matrix</span>'
-    )
-    if not result.get("complete", True):
-        parts = ", ".join(missing["part"] for missing in result.get("missing", []))
-        badge += f' <span class="rt-badge rt-pass-warn" id="inference-partial">◐ partial: {escape(parts)} missing</span>'
-    counts = result["report"]["counts"]
-    given = f"; {examples} of your outputs given as examples" if examples else ""
-    return (
-        f'<div class="rt-conformance-summary">{badge} {counts["passed"]} passed, {counts["failed"]} failed, '
-        f"{counts['not_renderable']} not renderable{given}</div>"
-        f'<div class="rt-note" id="inference-verdict">{escape(in_authors_words(result.get("verdict", "")))}</div>'
+    return Evidence(
+        finding["key"],
+        json.dumps(finding["value"], ensure_ascii=False),
+        finding["how"],
+        [render_excerpt(render) for render in renders],
+        compared=len(renders) == 2,
     )
 
 
-def _missing_html(result: dict, examples: int) -> str:
-    """Each part inference could not learn, why, and the way out: the checked sketch when there
-    is one; the text of the author's outputs no field reads when they show the part; asking for
-    an output only when none was given, or none shows anything unread."""
-    parts = []
-    sketched = bool((result.get("call_sketch") or {}).get("fix"))
-    unread = bool(result.get("unexplained"))
-    for missing in result.get("missing", []):
-        construct = (
-            f" The template language lacks {missing['construct']}." if missing["construct"] else ""
-        )
-        offered = sketched and missing["part"] == "tool_calls"
-        way = (
+@dataclass(frozen=True)
+class MissingPart:
+    """A part inference could not learn: its name, why (a sentence without its period), what
+    the template language lacks for it (a sentence, or ""), and the way out (a sentence)."""
+
+    part: str
+    why: str
+    construct: str
+    way: str
+
+
+@dataclass(frozen=True)
+class FoundKey:
+    """What inference found for one template key: the index of its first finding (the one a
+    click shows), its values as JSON joined by " / " (cut to VALUES_SHOWN characters), and how
+    they were found."""
+
+    key: str
+    finding: int
+    values: str
+    how: str
+
+
+@dataclass(frozen=True)
+class InferenceReport:
+    """An inference result as the panel shows it, every text in the author's words.
+
+    Attributes:
+        passed: the template passes its matrix; `complete`: every part was inferred, else
+            `missing_parts` names those that were not (joined); `counts`: the matrix's (``passed``, ``failed``,
+            ``not_renderable``); `examples`: how many of the author's outputs were given.
+        verdict: the verdict sentence; `set_aside`: outputs of the previous chat template left out.
+        missing: each part not inferred and the way out.
+        unread: each of the author's outputs with text the template could not explain
+            (``{"label", "text", "spans"}``, for `playground.panels.unexplained`).
+        found: what was found, one `FoundKey` a key; `unused`: how many findings were for a
+            candidate that was not chosen, `unused_keys` their keys.
+        fallbacks, notes: sentences; `candidates`: the candidates are worth showing.
+    """
+
+    passed: bool
+    complete: bool
+    missing_parts: str
+    counts: dict
+    examples: int
+    verdict: str
+    set_aside: int
+    missing: list[MissingPart]
+    unread: list[dict]
+    found: list[FoundKey]
+    unused: int
+    unused_keys: list[str]
+    fallbacks: list[str]
+    notes: list[str]
+    candidates: bool
+
+
+def _way_out(missing: dict, examples: int, sketched: bool, unread: bool) -> str:
+    """The way out of a part not inferred: the checked sketch when there is one; the text of the
+    author's outputs no field reads when they show the part; asking for an output only when none
+    was given, or none shows anything unread."""
+    if sketched and missing["part"] == "tool_calls":
+        return (
             "The way out: the field sketched below, learnt from the calls and checked against "
             "the matrix and your outputs."
-            if offered
-            else "Your outputs show text no field reads: it is highlighted in each output below."
-            if examples and unread
-            else "The template language cannot read it, so no example can teach it: what stays "
+        )
+    if examples and unread:
+        return "Your outputs show text no field reads: it is highlighted in each output below."
+    if missing["construct"]:
+        return (
+            "The template language cannot read it, so no example can teach it: what stays "
             "unread is shown below."
-            if missing["construct"]
-            else f"Your {examples} output{'s were' if examples != 1 else ' was'} sent as examples, but "
+        )
+    if examples:
+        return (
+            f"Your {examples} output{'s were' if examples != 1 else ' was'} sent as examples, but "
             "inference did not learn it from them: what fails below says which row or example "
             "stays unexplained. If none of them has it, add one where the model writes it."
-            if examples
-            else "The way out: paste an output of the model that has it (Paste &amp; parse), "
-            "and Infer again: the pasted output and your test cases are sent as examples."
         )
-        parts.append(
-            f'<div class="rt-diag rt-diag-warning rt-missing" data-part="{escape(missing["part"])}">◐ '
-            f"<b>{escape(missing['part'])}</b> not inferred: {escape(in_authors_words(missing['why']))}.{escape(construct)} {way}</div>"
+    return (
+        "The way out: paste an output of the model that has it (Paste & parse), "
+        "and Infer again: the pasted output and your test cases are sent as examples."
+    )
+
+
+def missing_parts(result: dict, examples: int) -> list[MissingPart]:
+    """Each part inference could not learn (``missing``), why, and the way out."""
+    sketched = bool((result.get("call_sketch") or {}).get("fix"))
+    unread = bool(result.get("unexplained"))
+    return [
+        MissingPart(
+            missing["part"],
+            in_authors_words(missing["why"]),
+            f" The template language lacks {missing['construct']}." if missing["construct"] else "",
+            _way_out(missing, examples, sketched, unread),
         )
-    return "".join(parts)
+        for missing in result.get("missing", [])
+    ]
 
 
-def _unread_outputs_html(result: dict) -> str:
-    """Each of the author's outputs the template could not explain, the text it leaves unread
-    highlighted in the output (``unexplained``: example index -> spans; ``example_outputs``)."""
-    from ..panels.unexplained import unexplained_html
-
+def unread_outputs(result: dict) -> list[dict]:
+    """Each of the author's outputs the template could not explain (``{"label", "text",
+    "spans"}``: the text it leaves unread, each span with why), from ``unexplained`` (example
+    index -> spans) and ``example_outputs``."""
     outputs = result.get("example_outputs") or []
-    entries = [
+    return [
         {
             "label": f"example {int(index) + 1}: your output",
             "text": outputs[int(index)],
@@ -347,66 +407,13 @@ def _unread_outputs_html(result: dict) -> str:
         )
         if int(index) < len(outputs)
     ]
-    return unexplained_html(
-        entries,
-        "What the template could not explain in your outputs (highlighted)",
-        "inference-unexplained",
-    )
 
 
-def findings_html(
-    result: dict | None,
-    error: str | None = None,
-    pending: str = "",
-    examples: int = 0,
-    workspace_status: str = "",
-) -> str:
-    """The inference panel: the verdict (the matrix, what is missing), the failing rows by cause
-    with the way out (`playground.authoring.inference_failures`), what was found (each finding a
-    button showing its renders in #explain, ``data-finding``), the fallbacks, the notes, and
-    the candidates as changes against the chosen one; or the error, or what is running
-    (`pending`). `examples`: how many of the author's outputs were given; `workspace_status`: the
-    workspace's status after Infer, in one sentence, shown under the verdict ("" for none)."""
-    from .inference_failures import candidates_html, failures_html
-
-    if pending:
-        return f'<div class="rt-status rt-status-live" id="inference-pending">⏳ {escape(pending)}</div>'
-    if error:
-        return (
-            f'<div class="rt-status rt-status-error" id="inference-error">⚠ {escape(error)}</div>'
-        )
-    if result is None:
-        return (
-            '<div class="rt-note" id="inference-empty">Name a model (a hub id or a local folder) or paste its '
-            "chat template, then <b>Infer a template</b>: the template is derived from the chat template's "
-            "own renders, checked, put in the editor, and one of the renders is parsed in the workspace.</div>"
-        )
-    set_aside = result.get("set_aside", 0)
-    parts = [
-        '<div class="rt-inference" id="inference-report">',
-        _verdict_html(result, examples),
-        (
-            f'<div class="rt-note" id="inference-workspace">{escape(workspace_status)} '
-            '<a href="#status">See the workspace</a></div>'
-            if workspace_status
-            else ""
-        ),
-        (
-            f'<div class="rt-note" id="inference-fresh">Started fresh for this chat template: '
-            f"{set_aside} output{'s' if set_aside != 1 else ''} made for the previous chat template "
-            f"{'were' if set_aside != 1 else 'was'} not sent as examples and left out of Tests (they "
-            "belong to that model). To use one with this chat template, paste it again and Infer "
-            "again.</div>"
-            if set_aside
-            else ""
-        ),
-        _missing_html(result, examples),
-        _unread_outputs_html(result),
-        failures_html(result.get("failure_groups", []), result),
-        '<div class="rt-evidence-label">What inference found (click one: the renders behind it)</div>',
-        '<ol class="rt-findings">',
-    ]
+def found_keys(result: dict) -> tuple[list[FoundKey], list[int]]:
+    """What was found, one `FoundKey` a key the chosen template holds, and the indices of the
+    findings for a candidate that was not chosen (`findings_by_key`)."""
     shown, unused = findings_by_key(result)
+    found = []
     for key, indices in shown:
         values = []
         for index in indices:
@@ -415,32 +422,38 @@ def findings_html(
                 values.append(value)
         text = " / ".join(json.dumps(value, ensure_ascii=False) for value in values)
         hows = list(dict.fromkeys(result["findings"][index]["how"] for index in indices))
-        parts.append(
-            f'<li><button type="button" class="rt-finding" data-finding="{indices[0]}"><code class="rt-key">'
-            f"{key_path(key)}</code> = <code>{escape(text if len(text) <= 120 else text[:119] + '…')}</code>"
-            f'</button> <span class="rt-finding-how">{escape(in_authors_words("; ".join(hows)))}</span></li>'
-        )
-    if unused:
-        parts.append(
-            f'<li class="rt-finding-how" id="inference-unused">{len(unused)} more found for a candidate '
-            "the chosen template is not: "
-            + ", ".join(
-                f"<code>{escape(key)}</code>"
-                for key in dict.fromkeys(result["findings"][i]["key"] for i in unused)
+        found.append(
+            FoundKey(
+                key,
+                indices[0],
+                text if len(text) <= VALUES_SHOWN else text[: VALUES_SHOWN - 1] + "…",
+                in_authors_words("; ".join(hows)),
             )
-            + "</li>"
         )
-    parts.append("</ol>")
-    for text in result.get("fallbacks", []):
-        parts.append(
-            f'<div class="rt-diag rt-diag-warning">△ fallback: {escape(in_authors_words(text))}</div>'
-        )
-    for text in result.get("notes", []):
-        parts.append(f'<div class="rt-note">{escape(in_authors_words(text))}</div>')
-    if len(result.get("candidates", [])) > 1 or not result["passed"]:
-        parts.append(candidates_html(result))
-    parts.append("</div>")
-    return "".join(parts)
+    return found, unused
+
+
+def inference_report(result: dict, examples: int = 0) -> InferenceReport:
+    """`result` (an `InferredTemplate.to_dict()`) as the panel shows it; `examples`: how many of
+    the author's outputs were given."""
+    found, unused = found_keys(result)
+    return InferenceReport(
+        passed=result["passed"],
+        complete=result.get("complete", True),
+        missing_parts=", ".join(missing["part"] for missing in result.get("missing", [])),
+        counts=result["report"]["counts"],
+        examples=examples,
+        verdict=in_authors_words(result.get("verdict", "")),
+        set_aside=result.get("set_aside", 0),
+        missing=missing_parts(result, examples),
+        unread=unread_outputs(result),
+        found=found,
+        unused=len(unused),
+        unused_keys=list(dict.fromkeys(result["findings"][i]["key"] for i in unused)),
+        fallbacks=[in_authors_words(text) for text in result.get("fallbacks", [])],
+        notes=[in_authors_words(text) for text in result.get("notes", [])],
+        candidates=len(result.get("candidates", [])) > 1 or not result["passed"],
+    )
 
 
 def findings_by_key(result: dict) -> tuple[list[tuple[str, list[int]]], list[int]]:

@@ -18,13 +18,15 @@ groups its failing rows by the template key they contradict:
 Each group names the findings of its key (`FailureGroup.findings`, their indices), so the
 panel can show the renders behind the finding the rows contradict. `candidate_changes` says how
 another candidate differs from the chosen one, key by key, instead of printing both whole.
+`failure_views` and `candidate_views` are what the panel shows of them (drawn by
+`playground.panels.failing_rows`).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from engine import TemplateError, trace
@@ -32,7 +34,6 @@ from engine.chat_templates.conformance import TOOLS
 from engine.chat_templates.evidence import differing_keys
 from engine.chat_templates.probes import probe_names_in_words
 
-from ..panels.markup import escape, key_path
 from ..server import limits
 from .chat_template_check import difference_summary
 
@@ -242,114 +243,138 @@ def _value(value: Any) -> str:
     return text if len(text) <= VALUE_SHOWN else text[: VALUE_SHOWN - 1] + "…"
 
 
-def _change_html(path: str, before: Any, after: Any) -> str:
+@dataclass(frozen=True)
+class Change:
+    """One change of a template as shown: its key path, `kind` ("add": `before` is None, a key
+    set; "remove": `after` is None, a key the other lacks; "change"), and the values as JSON
+    cut to VALUE_SHOWN characters ("" for the side that has none)."""
+
+    path: str
+    kind: str
+    before: str = ""
+    after: str = ""
+
+
+def change_of(path: str, before: Any, after: Any) -> Change:
+    """The `Change` of `path` from `before` to `after` (None: the key is not there)."""
     if before is None:
-        return f'<li class="rt-add"><code>+ {escape(path)}</code> = <code>{escape(_value(after))}</code></li>'
+        return Change(path, "add", after=_value(after))
     if after is None:
-        return f'<li class="rt-del"><code>− {escape(path)}</code> (not in this candidate)</li>'
-    return (
-        f'<li><code>{escape(path)}</code>: <code class="rt-del">{escape(_value(before))}</code> → '
-        f'<code class="rt-add">{escape(_value(after))}</code></li>'
-    )
+        return Change(path, "remove", before=_value(before))
+    return Change(path, "change", _value(before), _value(after))
 
 
-def candidates_html(result: dict) -> str:
-    """The candidates checked, each as its counts and how it differs from the chosen template."""
-    chosen = result["template"]
-    parts = [
-        '<div class="rt-candidates" id="inference-candidates"><div class="rt-evidence-label">Candidates checked</div>'
-    ]
-    for candidate in result.get("candidates", []):
-        counts = candidate["counts"]
-        mark = "✔" if candidate["passed"] else "✘"
-        head = (
-            f'<div class="rt-candidate">{mark} {escape(candidate["description"])} '
-            f'<span class="rt-finding-how">({counts["passed"]} passed, {counts["failed"]} failed'
-            + (
-                f"; misreads {len(candidate['example_problems'])} example(s)"
-                if candidate.get("example_problems")
-                else ""
-            )
-            + ")</span>"
-        )
-        if candidate["template"] == chosen:
-            parts.append(head + ' <span class="rt-badge rt-pass rt-small">chosen</span></div>')
-            continue
-        changes = candidate_changes(chosen, candidate["template"])
-        listed = "".join(_change_html(*change) for change in changes[:CHANGES_SHOWN])
-        more = (
-            f"<li>… and {len(changes) - CHANGES_SHOWN} more</li>"
-            if len(changes) > CHANGES_SHOWN
-            else ""
-        )
-        parts.append(
-            f'{head}<ul class="rt-changes">{listed or "<li>the same template</li>"}{more}</ul></div>'
-        )
-    parts.append("</div>")
-    return "".join(parts)
+@dataclass(frozen=True)
+class FailureView:
+    """A `FailureGroup` as the panel shows it, in the author's words.
+
+    Attributes:
+        index: the group's index (its Apply button's ``data-apply``).
+        key, cause: the template key the rows contradict, and what is wrong.
+        rows: how many rows; `row_names`: the first three names (and how many more).
+        findings: what inference found there, (finding index, key, value as JSON) each, the
+            first four.
+        edits: the fix as changes ([] when none is known); `apply_label`: its button's text;
+            `sketch`: the fix is the sketched tool-call field, `sketch_how` how it was learnt
+            and checked.
+        no_sketch: why no tool-call field is offered ("" when it is not said); `unexplained`:
+            then the text of each row or output no field reads (``{"label", "text", "spans"}``).
+    """
+
+    index: int
+    key: str
+    cause: str
+    rows: int
+    row_names: str
+    findings: list[tuple[int, str, str]]
+    edits: list[Change]
+    apply_label: str = ""
+    sketch: bool = False
+    sketch_how: str = ""
+    no_sketch: str = ""
+    unexplained: list[dict] = field(default_factory=list)
 
 
-def failures_html(groups: list[dict], result: dict) -> str:
-    """The failing rows by cause: the key, the cause, the rows, the findings to look at (buttons
-    showing their renders), and the edit with an Apply button (``data-apply``) when known."""
-    if not groups:
-        return ""
+def failure_views(groups: list[dict], result: dict) -> list[FailureView]:
+    """The failing rows by cause (`groups`: `FailureGroup.to_dict()`s of `result`, an inference
+    result) as shown: the key, the cause, the rows, the findings to look at, and the edit with
+    its Apply label when one is known, else why no tool-call field is offered."""
     rows = result["report"]["situations"]
     findings = result.get("findings", [])
-    parts = [
-        '<div class="rt-failures" id="inference-failures"><div class="rt-evidence-label">What fails, and the way out</div>'
-    ]
+    sketch = result.get("call_sketch") or {}
+    views = []
     for index, group in enumerate(groups):
         names = ", ".join(rows[i]["name"] for i in group["rows"][:3]) + (
             f" and {len(group['rows']) - 3} more" if len(group["rows"]) > 3 else ""
         )
-        parts.append(
-            f'<div class="rt-failure" data-group="{index}"><div class="rt-failure-head">'
-            f"<b>{len(group['rows'])} row{'s' if len(group['rows']) != 1 else ''}</b> contradict "
-            f'<code class="rt-key">{key_path(group["key"])}</code>: {escape(probe_names_in_words(group["cause"]))}</div>'
-            f'<div class="rt-finding-how">{escape(names)}</div>'
+        view = FailureView(
+            index,
+            group["key"],
+            probe_names_in_words(group["cause"]),
+            len(group["rows"]),
+            names,
+            [(i, findings[i]["key"], _value(findings[i]["value"])) for i in group["findings"][:4]],
+            [change_of(path, None, value) for path, value in (group["fix"] or {}).items()],
         )
-        if group["findings"]:
-            buttons = "".join(
-                f'<button type="button" class="rt-finding" data-finding="{i}"><code class="rt-key">'
-                f"{key_path(findings[i]['key'])}</code> = <code>{escape(_value(findings[i]['value']))}</code></button>"
-                for i in group["findings"][:4]
-            )
-            parts.append(
-                f'<div class="rt-failure-findings">what inference found there: {buttons}</div>'
-            )
         if group["fix"]:
-            edits = "".join(_change_html(path, None, value) for path, value in group["fix"].items())
-            label = "Apply the sketch" if group["sketch"] else "Apply the fix"
-            sketch = result.get("call_sketch") or {}
-            note = (
-                f'<div class="rt-note rt-sketch-how">{escape(probe_names_in_words(sketch.get("how", "")))}</div>'
-                if group["sketch"]
-                else ""
+            view = replace(
+                view,
+                apply_label="Apply the sketch" if group["sketch"] else "Apply the fix",
+                sketch=bool(group["sketch"]),
+                sketch_how=probe_names_in_words(sketch.get("how", "")) if group["sketch"] else "",
             )
-            parts.append(
-                f'<div class="rt-edit">The edit: <ul class="rt-changes">{edits}</ul>{note}'
-                f'<button type="button" class="rt-apply" data-apply="{index}">{label}</button></div>'
+        elif group.get("calls") and sketch.get("how"):
+            view = replace(
+                view,
+                no_sketch=probe_names_in_words(sketch["how"]),
+                unexplained=_unread_elsewhere(sketch, result),
             )
-        elif group.get("calls") and (result.get("call_sketch") or {}).get("how"):
-            parts.append(_no_sketch_html(result["call_sketch"], result))
-        parts.append("</div>")
-    parts.append("</div>")
-    return "".join(parts)
+        views.append(view)
+    return views
 
 
-def _no_sketch_html(sketch: dict, result: dict) -> str:
-    """Why no tool-call field is offered, and the text of each row or output no field reads
-    (an output of the author's whose unread text the panel shows already is not shown twice)."""
-    from ..panels.unexplained import unexplained_html
-
+def _unread_elsewhere(sketch: dict, result: dict) -> list[dict]:
+    """The text of each row or output no field reads, from the sketch (an output of the
+    author's whose unread text the panel shows already is not shown twice)."""
     outputs = result.get("example_outputs") or []
     shown = {outputs[int(i)] for i in result.get("unexplained") or {} if int(i) < len(outputs)}
-    entries = [entry for entry in sketch.get("unexplained", []) if entry["text"] not in shown]
-    return (
-        f'<div class="rt-diag rt-diag-warning" id="inference-no-sketch">△ No edit is offered: '
-        f"{escape(probe_names_in_words(sketch['how']))}.</div>"
-        + unexplained_html(
-            entries, "The text no field reads (highlighted), where it stands", "sketch-unexplained"
+    return [entry for entry in sketch.get("unexplained", []) if entry["text"] not in shown]
+
+
+@dataclass(frozen=True)
+class CandidateView:
+    """A candidate inference checked, as shown: passed or not, its description, its matrix
+    counts, how many examples it misreads, whether it is the chosen template, else how it
+    differs from it (the first CHANGES_SHOWN changes, and how many more)."""
+
+    passed: bool
+    description: str
+    passed_rows: int
+    failed_rows: int
+    misread: int
+    chosen: bool
+    changes: list[Change]
+    more: int
+
+
+def candidate_views(result: dict) -> list[CandidateView]:
+    """The candidates of `result` (an inference result), each with its changes against the
+    chosen template."""
+    chosen = result["template"]
+    views = []
+    for candidate in result.get("candidates", []):
+        is_chosen = candidate["template"] == chosen
+        changes = [] if is_chosen else candidate_changes(chosen, candidate["template"])
+        views.append(
+            CandidateView(
+                candidate["passed"],
+                candidate["description"],
+                candidate["counts"]["passed"],
+                candidate["counts"]["failed"],
+                len(candidate.get("example_problems") or []),
+                is_chosen,
+                [change_of(*change) for change in changes[:CHANGES_SHOWN]],
+                max(0, len(changes) - CHANGES_SHOWN),
+            )
         )
-    )
+    return views

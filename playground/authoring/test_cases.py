@@ -30,7 +30,7 @@ from engine.chat_templates.evidence import Example
 from ..catalog import samples_by_id
 from ..server import limits
 from ..server.input_readers import InputError, read_json
-from ..server.redact import redact
+from ..server.redact import in_words, redact
 
 # Cases run on each edit at most (the rest are reported as not run): the author's outputs and
 # a chat template's matrix (40 rows at most) fit.
@@ -233,7 +233,7 @@ def run_cases(template: dict, cases: list[dict]) -> list[CaseResult]:
         except ParseDeadlineError:
             got, error = None, limits.over_budget("parse_seconds", "Running the test cases")
         except (TemplateError, ValueError) as caught:
-            got, error = None, redact(f"{type(caught).__name__}: {caught}")
+            got, error = None, redact(in_words(type(caught).__name__, caught))
         passed = error is None and not case_example(case, number - 1).differences(got)
         results.append(
             CaseResult(

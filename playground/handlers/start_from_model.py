@@ -6,14 +6,8 @@ import json
 
 from engine.chat_templates.conformance import TOOLS as CHECK_TOOLS
 
-from ..authoring.chat_template_check import CheckOutcome, check_from_page, matrix_html, root_causes
-from ..authoring.inference import (
-    evidence_html,
-    findings_html,
-    infer_from_page,
-    inference_losses,
-    with_workspace_output,
-)
+from ..authoring.chat_template_check import CheckOutcome, check_from_page, root_causes
+from ..authoring.inference import infer_from_page, inference_losses, with_workspace_output
 from ..authoring.inference_failures import failure_groups
 from ..authoring.template_edits import apply_edit
 from ..authoring.test_cases import (
@@ -36,7 +30,9 @@ from ..outputs import (
     produces,
     render,
 )
+from ..panels.check_matrix import matrix_html
 from ..panels.diagnostics_panel import check_template
+from ..panels.inference_panel import evidence_html, findings_html
 from ..panels.status import error_html, parse_judgement
 from ..parse.derived import remember_derived
 from ..parse.session import Session

@@ -6,8 +6,8 @@ from __future__ import annotations
 import gradio as gr
 
 from .. import handlers
-from ..authoring.chat_template_check import matrix_html
-from ..authoring.inference import findings_html
+from ..panels.check_matrix import matrix_html
+from ..panels.inference_panel import findings_html
 from ..panels.page_script import CONFORMANCE_JS, INFERENCE_JS
 from ..wiring import Page
 

@@ -25,10 +25,11 @@ from engine.authoring.pattern_explain import (
 )
 from engine.authoring.trace import TraceSpan
 
-from ..authoring.inference import evidence_html, findings_for_template
+from ..authoring.inference import findings_for_template
 from ..parse.causes import cause_of_error, diagnoses_of
 from ..parse.event_store import LoggedEvent, chunks_overlapping, event_numbered, without_chunks
 from ..parse.parse_view import ParseView
+from .inference_panel import evidence_html
 from .markup import escape, short_json, visible_whitespace
 
 PLACEHOLDER = (

@@ -17,7 +17,6 @@ only the new error: the old parse's own errors are not stacked under it.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 from engine.account import WARNING_CODES
@@ -213,12 +212,13 @@ def badge(passed: bool | None, label: str, *, warnings: int = 0) -> str:
             False: ("rt-fail", "✘ fail"),
             None: ("rt-pending", "…"),
         }[passed]
-    return f'<span class="rt-badge {kind}" id="stream-check-badge" data-passed="{str(passed).lower()}">{mark}</span> {html.escape(label)}'
+    return f'<span class="rt-badge {kind}" id="stream-check-badge" data-passed="{str(passed).lower()}">{mark}</span> {escape(label, quote=True)}'
 
 
 def figures(items: Sequence[tuple[str, str]]) -> str:
     """A row of live figures, e.g. [("tokens", "120"), ("tokens/s", "48.0")]."""
     cells = "".join(
-        f"<span>{html.escape(name)} <b>{html.escape(value)}</b></span>" for name, value in items
+        f"<span>{escape(name, quote=True)} <b>{escape(value, quote=True)}</b></span>"
+        for name, value in items
     )
     return f'<div class="rt-figures" id="live-figures-row">{cells}</div>'

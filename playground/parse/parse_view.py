@@ -37,6 +37,7 @@ from engine.events import message_from_events
 from engine.token_ids import StreamTokens
 
 from ..server import limits
+from ..server.redact import in_words
 from .event_store import FINALIZE, PREFIX, EventStore, LoggedEvent
 from .weight import plain_weight
 
@@ -58,7 +59,8 @@ class ErrorMark:
     """A region that failed to parse.
 
     Attributes:
-        message: the error for people, starting with its type (``ResponseParseError: ...``).
+        message: the error for people, starting with what failed in words (``The output does
+            not parse: ...``, `playground.server.redact.in_words`), never a type name.
         field: the field whose region failed, or None (a message-level error).
         key: the template key that failed (``fields.tool_calls.content``), or None.
         start, end: the failed region in stream offsets (delimiters included), or None.
@@ -81,7 +83,7 @@ class ErrorMark:
     def of(cls, failure: ParseFailure, budget: str) -> ErrorMark:
         """The mark of a tracer's `ParseFailure` (its stream offsets as they are); a parse that
         ran past its deadline names `budget`, the ``*_seconds`` limit it ran out of."""
-        message = f"{failure.type}: {failure.message}"
+        message = in_words(failure.type, failure.message)
         if failure.type == ParseDeadlineError.__name__:
             seconds = getattr(limits.current(), budget)
             message = f"{message} (the time budget is PLAYGROUND_LIMITS {budget}, {seconds:g} s)"
@@ -355,7 +357,7 @@ class PlainParse:
                 tokenizer=tokenizer,
             )
         except (ResponseParseError, TimeoutError) as error:
-            self.stopped = f"{type(error).__name__}: {error}"
+            self.stopped = in_words(type(error).__name__, error)
 
     def _timed(self, step, *args):
         """`step(*args)`, its CPU time added to `seconds`; None when the parser raised (timing stops)."""
@@ -363,7 +365,7 @@ class PlainParse:
         try:
             return step(*args)
         except (ResponseParseError, TimeoutError) as error:
-            self._parser, self.stopped = None, f"{type(error).__name__}: {error}"
+            self._parser, self.stopped = None, in_words(type(error).__name__, error)
             return None
         finally:
             self.seconds += time.thread_time() - started

@@ -5,9 +5,9 @@ Messages come from many places (the engine, transformers, the model loader, the
 worker processes). The server log keeps them whole; `redact` is applied where
 a message is shown (the status line, the API's `error`, the panels), so a path
 or a type name that slipped through the code that wrote it never reaches a
-visitor. The engine's own errors (`ResponseParseError`, `PatternTimeoutError`,
-`TemplateError`...) keep their names: they are part of the format a template
-author reads about.
+visitor. Not even the engine's own errors keep their names: where the page
+knows an error's type, it says what failed in words instead (`in_words`:
+"The output does not parse: ..." for a `ResponseParseError`).
 
 A message can quote what a visitor sent (an unknown key of 60,000 characters), so
 `redact` reads only its first `SHOWN_CHARS` characters and finds type names with
@@ -23,15 +23,16 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# The engine's documented errors, whose names stay.
-ENGINE_ERRORS = (
-    "ResponseParseError",
-    "PatternTimeoutError",
-    "ParseDeadlineError",
-    "ParseLimitError",
-    "UndefinedPlaceholderError",
-    "TemplateError",
-)
+# What failed, in words, for each of the engine's documented errors: the headline a message of
+# one starts with on the page, where the engine's own messages name the type.
+FAILURE_HEADLINES = {
+    "ResponseParseError": "The output does not parse",
+    "UndefinedPlaceholderError": "The transform fails",
+    "PatternTimeoutError": "A pattern took too long",
+    "ParseDeadlineError": "The parse took too long",
+    "ParseLimitError": "The output is too large to parse",
+    "TemplateError": "The template is not valid",
+}
 # The longest message shown (characters); the rest is named by its length.
 SHOWN_CHARS = 2_000
 # The longest piece of a visitor's input a message quotes (characters).
@@ -69,9 +70,17 @@ def near_miss(word: str, choices, cutoff: float = 0.6) -> str | None:
     return found[0] if found else None
 
 
-def _type_spans(text: str) -> list[tuple[int, int, bool]]:
-    """(start, end, kept) of each Python type name in `text` with its module path before it and
-    the ": " after it; kept when it is one of ENGINE_ERRORS. One pass over the dotted words."""
+def in_words(type_name: str, message: object) -> str:
+    """`message`, of an error whose type is named `type_name`, as the page shows it: after what
+    failed in words (`FAILURE_HEADLINES`: "The output does not parse: <message>") for one of the
+    engine's errors; `message` alone for any other (its type means nothing to a visitor)."""
+    headline = FAILURE_HEADLINES.get(type_name)
+    return f"{headline}: {message}" if headline else str(message)
+
+
+def _type_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each Python type name in `text` with its module path before it and the
+    ": " after it. One pass over the dotted words."""
     spans = []
     for word in _DOTTED.finditer(text):
         parts = word.group(0).split(".")
@@ -88,7 +97,7 @@ def _type_spans(text: str) -> list[tuple[int, int, bool]]:
                     end += 1
                     while end < len(text) and text[end].isspace():
                         end += 1
-                spans.append((start, end, part in ENGINE_ERRORS))
+                spans.append((start, end))
                 first_module = None
             elif _MODULE_NAME.fullmatch(part):
                 first_module = index if first_module is None else first_module
@@ -99,10 +108,9 @@ def _type_spans(text: str) -> list[tuple[int, int, bool]]:
 
 def _without_types(text: str) -> str:
     pieces, at = [], 0
-    for start, end, kept in _type_spans(text):
-        if not kept:
-            pieces.append(text[at:start])
-            at = end
+    for start, end in _type_spans(text):
+        pieces.append(text[at:start])
+        at = end
     return "".join(pieces) + text[at:]
 
 

@@ -214,7 +214,7 @@ def test_heavy_templates_are_not_kept(server):
 def test_a_transform_that_repeats_a_value_stops_at_the_value_limit(server):
     outcome = bounded(server, "13. a transform repeating 1 MB 4,000 times")
     assert outcome.said.startswith(
-        "ParseLimitError: the parse stopped at stream offset 999993: its region values would hold "
+        "The output is too large to parse: the parse stopped at stream offset 999993: its region values would hold "
         "over 16,000,000 characters (max_value_chars;"
     )
     assert outcome.said.endswith("(PLAYGROUND_LIMITS value_chars, 16,000,000) (answer 1.0 MB)")
@@ -224,7 +224,7 @@ def test_a_transform_that_repeats_a_value_stops_at_the_value_limit(server):
 def test_a_parse_of_too_many_regions_stops_at_the_region_limit(server):
     outcome = bounded(server, "14. 4 /parse of 248,000 tiny regions")
     assert outcome.said.startswith(
-        "ParseLimitError: the parse stopped at stream offset 80000: it has opened 10,000 regions"
+        "The output is too large to parse: the parse stopped at stream offset 80000: it has opened 10,000 regions"
     )
 
 

@@ -20,15 +20,13 @@ from engine.template_files import load_template_file
 from playground import catalog, handlers
 from playground.authoring.chat_template_check import difference_summary, root_causes
 from playground.authoring.diagnostics import editor_place, findings
-from playground.authoring.inference import findings_html, with_workspace_output
-from playground.authoring.inference_failures import (
-    candidate_changes,
-    candidates_html,
-    failure_groups,
-)
+from playground.authoring.inference import with_workspace_output
+from playground.authoring.inference_failures import candidate_changes, failure_groups
 from playground.authoring.template_edits import apply_edit
 from playground.authoring.test_cases import as_examples, examples_jsonl
 from playground.catalog import template_text_of
+from playground.panels.failing_rows import candidates_html
+from playground.panels.inference_panel import findings_html
 from playground.panels.status import status_html
 from playground.panels.value_changes import value_changes, value_changes_html
 from playground.parse.parse_view import LiveParse, traced_view
@@ -1003,7 +1001,6 @@ def test_a_failure_group_says_what_differs_in_the_calls_and_why():
 
 def test_findings_list_each_key_once_only_what_the_template_holds_in_the_authors_words():
     from engine.chat_templates.infer import infer_template
-    from playground.authoring.inference import findings_html
 
     result = infer_template(jinja("xml-parameters")).to_dict()
     # Two findings of one key (as inference gives for a close list), and a finding of a key the
@@ -1063,10 +1060,10 @@ def test_a_failed_parse_in_the_tests_shows_its_error_not_a_null_diff():
     }
     [result] = run_cases(template, [case])
     assert not result.passed and result.got is None and result.diff == []
-    assert result.error.startswith("ResponseParseError: fields.tool_calls: json:")
+    assert result.error.startswith("The output does not parse: fields.tool_calls: json:")
     shown = results_html([result], 1)
     assert "null" not in shown and 'class="rt-diff"' not in shown
-    assert "ResponseParseError: fields.tool_calls: json:" in html.unescape(shown)
+    assert "The output does not parse: fields.tool_calls: json:" in html.unescape(shown)
 
 
 def test_the_page_names_an_output_that_misspells_a_delimiter_the_test_cases_confirm():

@@ -4,6 +4,7 @@ on the real demo model's chat template (no mocks)."""
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import re
 
@@ -110,7 +111,7 @@ def test_a_model_folder_gives_its_tokenizer_chat_template():
 )
 def test_a_hub_id_without_network_fails_with_a_clear_message():
     panel, _, session = check(chat_template_text="", chat_template_model="Qwen/Qwen3-0.6B")
-    error = re.search(r'id="conformance-error">⚠ (.*?)</div>', panel).group(1)
+    error = html.unescape(re.search(r'id="conformance-error">⚠ (.*?)</div>', panel).group(1))
     assert error.startswith("the Hugging Face Hub is not reachable (")
     assert error.endswith(
         "and 'Qwen/Qwen3-0.6B' is not in the local cache. Download the tokenizer files elsewhere (tokenizer_config.json, "
@@ -182,7 +183,7 @@ def test_a_failed_row_loads_with_its_detail_and_an_edited_template_is_noted():
         ),
         (
             {"template_text": '{"fields": {}}'},
-            "fields: must be a non-empty object of field name -&gt; field spec",
+            "fields: must be a non-empty object of field name -> field spec",
         ),
         (
             {"chat_template_model": "./no/such/folder", "chat_template_text": ""},
@@ -200,7 +201,7 @@ def test_a_failed_row_loads_with_its_detail_and_an_edited_template_is_noted():
 def test_bad_input_says_what_is_wrong(inputs, error):
     panel, _, session = check(**inputs)
     assert (
-        panel
+        html.unescape(panel)
         == f'<div id="conformance-report"><div class="rt-status rt-status-error" id="conformance-error">⚠ {error}</div></div>'
     )
     assert session.check_rows == []
@@ -316,4 +317,35 @@ def test_the_conformance_endpoint_takes_the_page_inputs_by_name():
         bad["error"].startswith("The template is not valid JSON")
         and bad["situations"] == []
         and bad["passed"] is False
+    )
+
+
+def test_a_row_name_stays_inside_its_attribute():
+    from playground.authoring.chat_template_check import CheckOutcome
+    from playground.panels.check_matrix import matrix_html
+
+    name = 'plain" onmouseover="alert(1)'
+    row = {
+        "name": name,
+        "passed": False,
+        "renderable": True,
+        "detail": "<b>bad</b>",
+        "normalisations": [],
+        "prompt": "p",
+    }
+    report = {
+        "passed": False,
+        "counts": {"passed": 0, "failed": 1, "not_renderable": 0},
+        "thinking_switch": None,
+        "diagnostics": [],
+        "situations": [row],
+    }
+    shown = matrix_html(CheckOutcome(report, source="a <chat> template"), causes=["<i>cause</i>"])
+    assert (
+        '<tr class="rt-row-fail" data-row="0" tabindex="0" title="plain&#34; onmouseover=&#34;alert(1)">'
+        in shown
+    )
+    assert "<b>bad" not in shown and "<i>cause" not in shown and "<chat>" not in shown
+    assert html.unescape(re.search(r'id="conformance-causes">(.*?)</div>', shown)[1]) == (
+        "Failing rows by root cause:<ul><li><b>1 row</b>: <i>cause</i></li></ul>"
     )

@@ -171,9 +171,9 @@ def test_an_output_from_a_wrong_parse_is_unverified_until_the_author_confirms_it
     added = _page(session, broken)
     [case] = json.loads(added["test_cases_text"])
     assert case["check"] == (
-        "unverified: recorded from a parse with errors or warnings (ResponseParseError: "
+        "unverified: recorded from a parse with errors or warnings (The output does not parse: "
         "fields.tool_calls: json: Expecting ',' delimiter (line 2, column 54, offset 54): "
-        '\'\\n{"name": "get_weather", "arguments": {"city": "Oslo"}\'…); correct '
+        '\'\\n{"name": "get_weather", "arguments": {"city": "O…); correct '
         "expected if needed, then Confirm"
     )
     panel = added["test_results"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import html
 import json
 import os
 import re
@@ -14,8 +15,9 @@ import pytest
 
 from engine.template_files import load_template_file
 from playground import catalog, handlers
-from playground.authoring.chat_template_check import CheckOutcome, matrix_html, root_causes
+from playground.authoring.chat_template_check import CheckOutcome, root_causes
 from playground.handlers import generate_live as live
+from playground.panels.check_matrix import matrix_html
 from playground.parse.replay import ReplayInputs, prepare_replay
 from playground.parse.session import Session
 from playground.parse.workspace import WorkspaceInputs
@@ -56,7 +58,7 @@ def test_the_wrong_close_is_the_headline_and_explain_points_at_its_key():
         "⚠ Cause (fields.tool_calls.close_pattern): fields.tool_calls.close_pattern expects '&lt;/toolcall&gt;'"
     )
     assert text_of(lines[1]).startswith(
-        "which gives: ResponseParseError: fields.tool_calls: json: Extra data"
+        "which gives: The output does not parse: fields.tool_calls: json: Extra data"
     )
     explained = handlers.explain_span({"selected": "e0"}, session)["explain"]
     assert '<code class="rt-key" data-key="fields.tool_calls.close_pattern">' in explained
@@ -123,7 +125,7 @@ def test_a_stop_inside_a_tool_call_says_the_stop_cut_it():
     for _ in range(27):  # to `{"name": "get_weather", "arguments": {"city`
         handlers.replay_step(inputs, session)
     status = handlers.replay_stop(session)["status"]
-    assert "ResponseParseError: fields.tool_calls: json: Unterminated string" in status
+    assert "The output does not parse: fields.tool_calls: json: Unterminated string" in status
     assert (
         "■ Stopped at chunk 27 of 72: the text so far is parsed as if the stream had ended there. "
         "The tool_calls region was still open there, so its unfinished text is what fails to "
@@ -310,9 +312,9 @@ def test_conformance_failures_are_grouped_by_their_root_cause():
     causes = re.search(
         r'<div class="rt-status rt-status-error" id="conformance-causes">(.*?)</div>', shown
     ).group(1)
-    assert text_of(causes) == (
-        "Failing rows by root cause:16 rows: fields.tool_calls.close_pattern expects '&lt;/toolcall&gt;' where the text has "
-        "'&lt;/tool_call&gt;': in fields.tool_calls.close_pattern, write '&lt;/tool_call&gt;' instead of '&lt;/toolcall&gt;'"
+    assert html.unescape(text_of(causes)) == (
+        "Failing rows by root cause:16 rows: fields.tool_calls.close_pattern expects '</toolcall>' where the text has "
+        "'</tool_call>': in fields.tool_calls.close_pattern, write '</tool_call>' instead of '</toolcall>'"
     )
     assert shown.count('class="rt-cause-row"') == 1
 

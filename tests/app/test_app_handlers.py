@@ -178,7 +178,7 @@ def test_tools_cast_arguments():
 
 def test_parse_error_is_shown_at_its_position():
     out = parse(generation="<think>ok</think><tool_call>{not json</tool_call>")
-    assert "ResponseParseError: fields.tool_calls" in out[STATUS]
+    assert "The output does not parse: fields.tool_calls" in out[STATUS]
     assert "⚠ error here" in out[MAP]
     # Lenient parsing: the failed region's body is kept as content (its delimiters consumed),
     # the reasoning still parses.
@@ -213,7 +213,8 @@ def test_catastrophic_pattern_is_stopped_by_the_regex_budget():
         template_text=catastrophic("(a|aa)+$"), prefix="", generation="<x>" + "a" * 40 + "b"
     )
     assert (
-        "PatternTimeoutError: fields.x.close_pattern: pattern too slow on this input" in out[STATUS]
+        "A pattern took too long: fields.x.close_pattern: pattern too slow on this input"
+        in out[STATUS]
     )
 
 
@@ -902,6 +903,6 @@ def test_a_generation_stopped_inside_a_tool_call_says_the_stop_cut_it():
         r"parse above\.",
         last[STATUS],
     ), last[STATUS]
-    assert "ResponseParseError: fields.tool_calls: json:" in last[STATUS]
+    assert "The output does not parse: fields.tool_calls: json:" in last[STATUS]
     # The plain parser raised at the end too: its time is shown up to its error.
     assert re.search(r"\d+\.\d{3} ms \(up to its error\)", last[FIGURES]), last[FIGURES]

@@ -144,7 +144,7 @@ def test_a_delimiter_clicked_on_the_map_says_how_inference_found_it():
         '<div class="rt-explain" id="explain-inferred"><div class="rt-explain-title">How inference found it</div>'
         in shown
     )
-    assert "the text before each call's payload" in shown
+    assert "the text before each call's payload" in html.unescape(shown)
     # Once the editor holds another delimiter there, the inference's evidence is not shown for it.
     template = dict(session.inference["template"])
     template["fields"] = {
@@ -174,7 +174,7 @@ def test_a_delimiter_clicked_in_the_editor_says_how_inference_found_it():
     assert shown.index("Open pattern") < shown.index(
         "How inference found it"
     )  # the pattern first, then its evidence
-    assert "the text before each call's payload" in shown
+    assert "the text before each call's payload" in html.unescape(shown)
     # A key that is no pattern but was inferred: only its evidence.
     end = session.inference["template"]["fields"]["content"].get("close")
     assert end is not None
@@ -197,7 +197,7 @@ def test_bad_input_says_what_is_wrong(monkeypatch):
     outputs, _ = infer("{{ raise_exception('no chat here') }}")
     assert text_of(outputs[-1]["inference"]) == (
         "⚠ the chat template does not render a first user turn with a generation "
-        "prompt: user + generation prompt: TemplateError: no chat here"
+        "prompt: user + generation prompt: no chat here"
     )
     monkeypatch.setattr(
         limits, "LIMITS", dataclasses.replace(limits.LIMITS, chat_template_chars=100)
@@ -372,3 +372,33 @@ def test_a_failed_learn_highlights_per_example_the_text_it_could_not_explain():
     assert [(html.unescape(why), html.unescape(text)) for why, text in marks[:3]] == [
         ("'get_weather' is written as a call but no call was read", "get_weather"),
     ]
+
+
+def test_the_inference_panel_draws_every_text_it_is_given_as_text():
+    from playground.panels.inference_panel import evidence_html, findings_html
+
+    hostile = '<img src=x onerror="alert(1)">'
+    finding = {
+        "key": "fields.content.close",
+        "value": hostile,
+        "how": hostile,
+        "renders": [{"label": hostile, "text": f"a{hostile}b", "difference": [1, 31]}],
+    }
+    result = {
+        "template": {"fields": {"content": {"close": hostile}}},
+        "passed": False,
+        "complete": False,
+        "missing": [{"part": "tool_calls", "why": hostile, "construct": ""}],
+        "report": {"counts": {"passed": 0, "failed": 1, "not_renderable": 0}, "situations": []},
+        "findings": [finding],
+        "verdict": hostile,
+        "fallbacks": [hostile],
+        "notes": [hostile],
+        "candidates": [],
+    }
+    for shown in (findings_html(result), evidence_html(finding), findings_html(None, hostile)):
+        assert "<img" not in shown and "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in shown
+    assert text_of(findings_html(result)).startswith(
+        "✘ fails its matrix ◐ partial: tool_calls missing 0 passed, 1 failed, 0 not renderable "
+        f"{hostile} ◐ tool_calls not inferred: {hostile}. The way out: paste an output"
+    )

@@ -20,7 +20,7 @@ from playground.panels.message_view import chat_messages
 from playground.parse.parse_view import traced_view
 from playground.parse.session import OpenSessions, Session, heavy_job
 from playground.server import admission, folders, input_readers, limits, queues, uploads, workers
-from playground.server.redact import redact
+from playground.server.redact import FAILURE_HEADLINES, in_words, redact
 from tests.support.paths import ROOT
 
 LOOKAHEAD = {
@@ -139,14 +139,30 @@ def test_only_the_demo_model_and_allowed_folders_may_be_named(tmp_path, monkeypa
         ("no folder /root/.ssh here", "no folder (a server path) here"),
         (f"could not load {ROOT}/samples/demo-model", "could not load samples/demo-model"),
         ("jinja2.exceptions.TemplateSyntaxError: unexpected '}'", "unexpected '}'"),
-        (
-            "ResponseParseError: fields.x: bad </think>",
-            "ResponseParseError: fields.x: bad </think>",
-        ),
+        ("ResponseParseError: fields.x: bad </think>", "Fields.x: bad </think>"),
     ],
 )
 def test_messages_lose_server_paths_and_python_type_names(message, shown):
     assert redact(message) == shown
+
+
+def test_the_page_says_what_failed_in_words_never_an_engine_errors_name():
+    assert (
+        in_words("ResponseParseError", "fields.x: bad </think>")
+        == "The output does not parse: fields.x: bad </think>"
+    )
+    assert (
+        in_words("ParseLimitError", "the parse stopped at stream offset 9: it has opened 2 regions")
+        == "The output is too large to parse: the parse stopped at stream offset 9: it has opened "
+        "2 regions"
+    )
+    assert in_words("KeyError", "'x'") == "'x'"  # no headline for a type that is not the engine's
+    # Every headline is one of the engine's documented errors, said without its name.
+    import engine.errors
+
+    for name, headline in FAILURE_HEADLINES.items():
+        assert issubclass(getattr(engine.errors, name), ValueError)
+        assert redact(headline) == headline and "Error" not in headline
 
 
 def test_the_chat_view_shows_a_generation_as_text():
@@ -218,7 +234,7 @@ def test_a_parse_past_its_budget_names_the_budget(monkeypatch):
     with_limits(monkeypatch, parse_seconds=1.0)
     view = traced_view(LOOKAHEAD, "", SLOW, None)
     assert view.error.startswith(
-        "ParseDeadlineError: the parse ran past its deadline at stream offset "
+        "The parse took too long: the parse ran past its deadline at stream offset "
     )
     assert view.error.endswith("(the time budget is PLAYGROUND_LIMITS parse_seconds, 1 s)")
     assert view.spans[-1].kind == "unparsed"

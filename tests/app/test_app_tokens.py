@@ -105,7 +105,7 @@ def test_read_as_text_the_quoted_tag_opens_a_tool_call():
     # Text has no token ids: the quoted tag opens the call, which then fails.
     assert [span.stream_start for span in view.spans if span.kind == "open"] == [8]
     assert view.errors[0].message.startswith(
-        "ResponseParseError: fields.tool_calls: json: Expecting value (line 1, column 2, offset 1)"
+        "The output does not parse: fields.tool_calls: json: Expecting value (line 1, column 2, offset 1)"
     )
     assert "rt-spelled" not in out["region_map"]
 
