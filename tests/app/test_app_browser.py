@@ -16,7 +16,7 @@ import pytest
 from engine.authoring.samples import load_samples
 from playground.catalog import DEFAULT_SAMPLE
 from playground.parse.token_reading import READ_DEMO
-from tests.support.app_server import CHROMIUM, polled
+from tests.support.app_server import CHROMIUM, open_page, polled
 from tests.support.paths import CHAT_TEMPLATE_FIXTURES, ROOT
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -53,17 +53,6 @@ class Shots:
 
     def where(self) -> str:
         return "screenshots: " + ", ".join(str(p) for p in self.paths)
-
-
-def open_page(page, url: str, ready: str = "Parsed") -> None:
-    """Open the page and wait until the status says `ready` (for a deep link: the linked sample's id,
-    which the page-load handler puts there)."""
-    page.goto(url)
-    page.wait_for_selector("#region-map-body")
-    page.wait_for_function(
-        "(ready) => document.querySelector('#status') && document.querySelector('#status').innerText.includes(ready)",
-        arg=ready,
-    )
 
 
 def code_text(page, elem_id: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from playground.authoring.test_cases import cases_for_template
-from tests.support.app_server import CHROMIUM, polled
+from tests.support.app_server import CHROMIUM, open_page, polled
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.skipif(
@@ -26,12 +26,7 @@ def test_a_sample_becomes_an_example_and_a_wrong_parse_waits_for_confirm(browser
     page = polled(browser.new_page(viewport={"width": 1440, "height": 1000}))
     page.set_default_timeout(30_000)
     try:
-        page.goto(app_url)
-        page.wait_for_function(
-            "() => (document.querySelector('#status') || {innerText: ''})"
-            ".innerText.includes('Parsed')",
-            timeout=120_000,
-        )
+        open_page(page, app_url)
         page.get_by_role("tab", name="Tests", exact=True).first.click()
         page.wait_for_selector("#test-results button[data-use]")
         assert page.locator('#test-results details[data-source="output"]').count() == 0
@@ -51,7 +46,7 @@ def test_a_sample_becomes_an_example_and_a_wrong_parse_waits_for_confirm(browser
         page.locator("#generation textarea").fill(BROKEN_CALL)
         page.locator("#parse-button").click()
         page.wait_for_function(
-            "() => document.querySelector('#status').innerText.includes('ResponseParseError')"
+            "() => document.querySelector('#status').innerText.includes('The output does not parse')"
         )
         page.locator("#add-case-button").click()
         page.wait_for_selector("#test-results .rt-case-unverified")

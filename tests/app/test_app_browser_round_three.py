@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.app_server import CHROMIUM, polled
+from tests.support.app_server import CHROMIUM, open_page, polled
 from tests.support.paths import CHAT_TEMPLATE_FIXTURES
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -31,12 +31,7 @@ def test_the_no_edit_diagnosis_wraps_inside_the_verdict_panel(browser, app_url, 
     page = polled(browser.new_page(viewport={"width": width, "height": 900}))
     page.set_default_timeout(30_000)
     try:
-        page.goto(app_url)
-        page.wait_for_function(
-            "() => (document.querySelector('#status') || {innerText: ''})"
-            ".innerText.includes('Parsed')",
-            timeout=120_000,
-        )
+        open_page(page, app_url)
         page.get_by_role("tab", name="Start from a model", exact=True).first.click()
         page.locator("#chat-template .cm-content").click()
         page.keyboard.insert_text(

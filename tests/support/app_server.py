@@ -81,3 +81,15 @@ def polled(page):
         expression, **{"polling": POLL_MS, **options}
     )
     return page
+
+
+def open_page(page, url: str, ready: str = "Parsed", timeout: float = 120_000) -> None:
+    """Open the page and wait until the status says `ready` (for a deep link: the linked sample's id,
+    which the page-load handler puts there)."""
+    page.goto(url)
+    page.wait_for_selector("#region-map-body")
+    page.wait_for_function(
+        "(ready) => document.querySelector('#status') && document.querySelector('#status').innerText.includes(ready)",
+        arg=ready,
+        timeout=timeout,
+    )
