@@ -538,22 +538,22 @@ def test_the_public_api_functions_take_the_page_inputs_by_name():
 
 
 def test_the_api_status_is_the_page_status_line_judgement_when_text_is_lost():
-    # A close delimiter with no open: the text is kept in content, but the template lost the
-    # region it meant. /parse's status and the page's status line say the same sentence.
-    lost = (
-        "Parsed, but text was probably lost ('</think>', the close delimiter of "
-        "reasoning_content (its open is '<think>'), appears inside the content region while "
-        "reasoning_content is not open. The prefix does not end with '<think>' either, so the "
-        "model wrote the close without the…): content"
+    # A close delimiter with no open: the page reads leniently, so the close is consumed (a
+    # delimiter never lands in content) and said. /parse's status and the page's status line
+    # say the same sentence.
+    said = (
+        "The output does not parse: fields.reasoning_content.close: lenient reading at stream "
+        "offset 6: '</think>' is the close of reasoning_content where no reasoning_content region "
+        "is open: consumed"
     )
     result = api.parse(SMOL_TEXT, PREFIX, "Hello </think> world", "")
-    assert result["status"] == lost
-    assert result["message"] == {"role": "assistant", "content": "Hello </think> world"}
+    assert result["status"] == result["error"] == said
+    assert result["message"] == {"role": "assistant", "content": "Hello  world"}
     page = handlers.parse(
         WorkspaceInputs(SMOL_TEXT, PREFIX, "Hello </think> world", ""), "", Session()
     )
-    lines = re.findall(r'id="status-lost">(.*?)</div>', page["status"])
-    assert [html.unescape(line) for line in lines] == [f"△ {lost}"]
+    lines = re.findall(r'id="status-error">(.*?)</div>', page["status"])
+    assert [html.unescape(line) for line in lines] == [f"⚠ {said}"]
     # Nothing lost: the plain judgement, on both.
     assert api.parse(SMOL_TEXT, PREFIX, "Hi", "")["status"] == "Parsed: content"
     assert api.parse(SMOL_TEXT, PREFIX, "", "")["status"] == (
