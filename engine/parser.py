@@ -132,10 +132,8 @@ class ResponseParser:
         tokenizer: a fast Hugging Face tokenizer: `feed` and `finalize` then take token ids
             (text raises TypeError), `prefix` text or ids; a control token is a delimiter only
             when generated as its id (`engine.token_ids.IdReader`).
-        account: True (the default): each region is checked as it closes against the
-            template's own vocabulary and the tools, into `warnings` (`engine.account`).
-            False skips that work and `warnings` stays empty: `parse_response`, which returns
-            the message only, passes False.
+        account: True (the default): each region is checked as it closes (`engine.account`),
+            into `warnings`; False skips it (`parse_response` returns no warnings).
 
     Attributes:
         errors: the `ResponseParseError`s met so far, in order (with ``"raise"``, the one raised).

@@ -126,9 +126,13 @@ def test_transformers_backtracking_is_killed_with_its_worker(server):
 def test_a_parse_of_many_slow_regions_ends_within_its_budget(server):
     outcome = attacked(server, "3a. 8 /parse, lookahead backtracking x40 regions")
     assert outcome.refused == 4  # four parses per client at once
-    assert "fields.x.open_pattern" in outcome.said and (
-        "pattern too slow" in outcome.said or "deadline" in outcome.said
-    )
+    # The slowest parse ends by its pattern's budget or by the parse's (which comes first
+    # depends on the machine's speed).
+    assert (
+        "fields.x.open_pattern" in outcome.said and "pattern too slow" in outcome.said
+    ) or outcome.said.startswith(
+        "The parse took too long: the parse ran past its deadline at stream offset "
+    ), outcome.said
 
 
 def test_a_big_replay_ends_within_its_budget(server):
