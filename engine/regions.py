@@ -164,7 +164,7 @@ class Regions:
         self.lenient = lenient
         self.outside = template.watch_outside if lenient is None else lenient.outside
         self.state = self.outside
-        self.drafts = Drafts()  # lenient parsing: regions written inside one ended early
+        self.drafts = Drafts() if lenient else None  # lenient: regions inside one ended early
         self.opened = False
         self.count = 0
         self.captures: dict[str, str] = {}

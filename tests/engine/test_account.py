@@ -412,6 +412,8 @@ def test_near_misses_are_found_wherever_a_piece_of_the_word_is(pieces):
     text = ""
     for word, edits, after in pieces:
         for at, character in edits:
+            if not word:  # every character dropped: nothing left to edit
+                break
             at %= len(word)
             if character.startswith("+"):
                 word = word[:at] + character[1:] + word[at:]
