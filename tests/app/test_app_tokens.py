@@ -313,7 +313,8 @@ def test_a_spelled_out_open_keeps_its_call_as_text_and_the_status_names_it():
     # the serving stack will not run is never plain green.
     shown = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", out["status"])).split())
     assert shown.startswith(
-        "⚠ The output does not parse: fields.tool_calls.close_pattern: lenient reading at stream "
+        "⚠ The output has a slip, read leniently: fields.tool_calls.close_pattern: lenient reading "
+        "at stream "
         "offset 115: '</tool_call>' is the close of tool_calls where no tool_calls region is open: "
         "consumed"
     ), shown
