@@ -451,11 +451,18 @@ def test_a_chunk_typed_in_the_scrubber_before_any_replay_seeks_on_enter(
     assert box.get_attribute("max") == str(chunks)
     box.fill("30")
     box.press("Enter")
-    page.wait_for_function(
-        "(text) => document.querySelector('#status').innerText.includes(text)",
-        arg=f"chunk 30 / {chunks}",
-        timeout=60_000,
-    )
+    try:
+        page.wait_for_function(
+            "(text) => document.querySelector('#status').innerText.includes(text)",
+            arg=f"chunk 30 / {chunks}",
+            timeout=60_000,
+        )
+    except playwright_api.TimeoutError:
+        shots.take("not-seeked")
+        said = page.locator("#status").inner_text()
+        raise AssertionError(
+            f"no seek to chunk 30: {said!r}, {box.input_value()!r}, {shots.where()}"
+        )
     shots.take("seeked")
     assert page.get_by_text("greater than maximum").count() == 0, shots.where()
 
