@@ -274,17 +274,50 @@ def _finding_line(finding, template: dict) -> Text:
 
 
 def command_infer(args, console: Console) -> int:
+    from .chat_templates.author_loop import (
+        SHOWN_WIDTH,
+        Round,
+        author_loop,
+        kept_round,
+        labelled,
+        misreads,
+    )
     from .chat_templates.evidence import load_examples_file, read_examples
     from .chat_templates.infer import infer_template_isolated
-    from .chat_templates.judge import check_examples
-    from .chat_templates.markup import difference
 
     options = _chat_template_options(args)
-    examples = load_examples_file(args.examples) if args.examples else None
+    examples = read_examples(load_examples_file(args.examples)) if args.examples else []
     outputs = read_examples(load_examples_file(args.outputs), "output") if args.outputs else []
-    result = infer_template_isolated(**options, examples=examples, seconds=args.timeout)
-    unread = check_examples(result.template, outputs) if outputs else []
-    exit_code = max(result.exit_code, 1 if unread else 0)
+    if args.loop is not None and (args.loop < 1 or not outputs):
+        raise ValueError(
+            "--loop N needs N >= 1 and --outputs FILE: the loop adds the first output the "
+            "template cannot read to the examples, up to N examples"
+        )
+
+    def learn(given: list[dict]):
+        return infer_template_isolated(**options, examples=given or None, seconds=args.timeout)
+
+    rounds: list[Round] = []
+    if args.loop is not None:
+        show = None if args.json else (lambda each: _print_round(console, each))
+        rounds = author_loop(learn, examples, outputs, args.loop, on_round=show)
+        last = kept_round(rounds)
+        if last is None:
+            raise ValueError(rounds[0].error)
+        result, taught = last.result, last.examples
+        unread_examples = [f"{each.label}: {each.why}" for each in last.misread_examples]
+        unread = [f"{each.label}: {each.why}" for each in last.misread_outputs]
+        unread_total = last.outputs
+    else:
+        result = learn([each.to_dict() for each in examples])
+        used, waiting = labelled(examples, outputs)
+        wrong = misreads(result.template, [*used, *waiting], SHOWN_WIDTH) if used or waiting else {}
+        unread_examples = [
+            f"{each.label}: {wrong[each.label]}" for each in used if each.label in wrong
+        ]
+        unread = [f"{each.label}: {wrong[each.label]}" for each in waiting if each.label in wrong]
+        taught, unread_total = [each.label for each in used], len(outputs)
+    exit_code = max(result.exit_code, 1 if unread or unread_examples else 0)
     source = args.model or args.chat_template
     name = args.name or _file_name(source)
     output = Path(args.output or f"{name}.json")
@@ -292,10 +325,44 @@ def command_infer(args, console: Console) -> int:
     output.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     if args.json:
         found = {**result.to_dict(), "file": str(output)}
+        if examples:
+            found["unread_examples"] = unread_examples
         if outputs:
             found["unread_outputs"] = unread
+        if rounds:
+            found["rounds"] = [each.to_dict() for each in rounds]
+            found["kept_round"] = last.number
         print(json.dumps(found, ensure_ascii=False, indent=2))
         return exit_code
+    _print_inferred(console, result, source, output)
+    if rounds and last is not rounds[-1]:
+        misread = len(last.misread_examples) + len(last.misread_outputs)
+        console.print(
+            Text(
+                f"kept round {last.number}'s template: it misreads the fewest outputs and "
+                f"examples ({misread}); later rounds lost more than they fixed",
+                "yellow",
+            )
+        )
+    if examples:
+        _print_unread_examples(console, unread_examples, len(taught))
+    if outputs:
+        _print_unread(console, unread, unread_total, args.examples, bool(rounds))
+    return exit_code
+
+
+def _print_round(console: Console, done) -> None:
+    """One round of the author's loop, as it ends (`Round.lines`)."""
+    for number, line in enumerate(done.lines()):
+        style = "bold" if number == 0 else "red" if "UNREAD" in line or "LOST" in line else "yellow"
+        console.print(Text(line, style))
+
+
+def _print_inferred(console: Console, result, source: str, output: Path) -> None:
+    """The inferred template's report: findings with the renders that show them, fallbacks,
+    notes, missing parts, candidates, the verdict and the matrix."""
+    from .chat_templates.markup import difference
+
     switch = f" (thinking switch: {result.thinking_switch})" if result.thinking_switch else ""
     console.print(Text(f"inferred from {source}{switch}: wrote {output}", "bold"))
     for finding in result.findings:
@@ -330,18 +397,27 @@ def command_infer(args, console: Console) -> int:
     )
     for row in result.report.failed:
         console.print(Text(f"  FAIL {row.name}: {row.detail}", "red"))
-    if outputs:
-        _print_unread(console, unread, len(outputs), args.examples)
-    return exit_code
 
 
-def _print_unread(console: Console, unread: list[str], total: int, examples: str | None) -> None:
+def _print_unread_examples(console: Console, unread: list[str], total: int) -> None:
+    """How many of the examples the template reads, each misread one with why."""
+    console.print(Text(f"examples: {total - len(unread)} of {total} read", "bold"))
+    for problem in unread:
+        console.print(Text(f"  UNREAD {problem}", "red"))
+
+
+def _print_unread(
+    console: Console, unread: list[str], total: int, examples: str | None, looped: bool = False
+) -> None:
     """How many of the author's other outputs the template reads, each unread one with why, and
-    the next step: the first unread output added to the examples."""
+    the next step: the first unread output added to the examples (after a loop: a larger
+    ``--loop``)."""
     console.print(Text(f"outputs: {total - len(unread)} of {total} read", "bold"))
     for problem in unread:
         console.print(Text(f"  UNREAD {problem}", "red"))
-    if unread:
+    if unread and looped:
+        console.print(Text("next: allow more examples with a larger --loop N", "yellow"))
+    elif unread:
         first = unread[0].split(":")[0]
         into = f" ({examples})" if examples else " (--examples FILE)"
         console.print(Text(f"next: add {first} to the examples{into} and infer again", "yellow"))
@@ -883,6 +959,13 @@ def add_infer_command(commands) -> None:
         "--outputs",
         help="a JSONL file of other outputs (as --examples): says which ones the inferred template "
         "cannot read; add the first to the examples and infer again",
+    )
+    infer.add_argument(
+        "--loop",
+        type=int,
+        metavar="N",
+        help="with --outputs: learn, add the first output the template cannot read to the "
+        "examples and learn again, up to N examples, reporting each round",
     )
 
 

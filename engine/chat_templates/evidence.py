@@ -211,16 +211,40 @@ def differing_keys(expected: dict, got: dict) -> list[tuple[str, str]]:
     return found
 
 
-def message_differences(expected: dict, got: dict) -> list[str]:
+def message_differences(expected: dict, got: dict, width: int | None = None) -> list[str]:
     """How `got` differs from `expected` ([] when they agree), a sentence a key: reasoning and
     content compared stripped (missing, None and "" alike), tool calls by order, name and
     arguments as JSON values (``true`` is not ``1``), any other key exactly (missing and empty
     alike); `role` is not compared. The one comparison of a parse with its expected message:
-    inference's judge, the page's test cases, `check` on samples and the conformance matrix."""
-    return [
-        f"{key}: expected {_compared(key, expected)!r}, got {_compared(key, got)!r}"
-        for key, _ in differing_keys(expected, got)
-    ]
+    inference's judge, the page's test cases, `check` on samples and the conformance matrix.
+
+    `width` (characters) shortens each value shown longer than that to the stretch around
+    where the two first differ, cut ends marked ``…`` (None: values in full)."""
+    found = []
+    for key, _ in differing_keys(expected, got):
+        want, have = repr(_compared(key, expected)), repr(_compared(key, got))
+        if width is not None:
+            want, have = (
+                _around_difference(want, have, width),
+                _around_difference(have, want, width),
+            )
+        found.append(f"{key}: expected {want}, got {have}")
+    return found
+
+
+def _around_difference(shown: str, other: str, width: int) -> str:
+    """`shown` cut to `width` characters around where it first differs from `other`."""
+    if len(shown) <= width:
+        return shown
+    same = 0
+    while same < min(len(shown), len(other)) and shown[same] == other[same]:
+        same += 1
+    start = max(0, min(same - width // 3, len(shown) - width))
+    return (
+        ("…" if start else "")
+        + shown[start : start + width]
+        + ("…" if start + width < len(shown) else "")
+    )
 
 
 def tool_properties(tools: list | None) -> dict[str, dict]:

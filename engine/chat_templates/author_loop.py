@@ -1,0 +1,204 @@
+"""The author's loop: learn a template from example outputs, find the outputs it cannot read, add
+the first of them to the examples, and learn again, round by round.
+
+Each round learns from every example so far (the earlier ones stay, so what they taught stays
+asked for), then checks the learnt template on the examples and on the outputs not yet added
+(`engine.chat_templates.judge.check_examples`: the expected message where given, else a
+plausible one). A round says what it fixed and what it lost: an example or an output the
+previous round's template read that this one misreads. The loop stops when every output is
+read, when the examples reach the number asked for, or when learning fails. The template it
+keeps (`kept_round`) is the one that misreads the least of all the evidence, so a round that
+loses more than it fixes never replaces an earlier round's template.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from .evidence import Example
+from .judge import check_examples
+
+# Characters of a value shown in a misread's line (the stretch around the first difference).
+SHOWN_WIDTH = 60
+
+
+@dataclass
+class Misread:
+    """One labelled output a template does not read right.
+
+    Attributes:
+        label: which output ("example 2", "output 5").
+        why: how the parse differs from its expected message, or why it is implausible.
+        lost: True when the previous round's template read it (this round lost a lesson).
+    """
+
+    label: str
+    why: str
+    lost: bool = False
+
+    def line(self) -> str:
+        return f"{'LOST' if self.lost else 'UNREAD'} {self.label}: {self.why}"
+
+    def to_dict(self) -> dict:
+        return {"label": self.label, "why": self.why, "lost": self.lost}
+
+
+@dataclass
+class Round:
+    """One round of the loop.
+
+    Attributes:
+        number: 1 for the first round.
+        examples: the labels of the examples learnt from, in order.
+        outputs: how many outputs (not examples) were checked.
+        template: the learnt template, None when learning failed.
+        result: what the learner returned (an `InferredTemplate` for `infer_template`), or None.
+        misread_examples: the examples the template misreads.
+        misread_outputs: the outputs it misreads, in file order.
+        error: why learning failed ("" when it did not).
+        added: the label of the output added to the examples for the next round ("" when none).
+    """
+
+    number: int
+    examples: list[str]
+    outputs: int
+    template: dict | None = None
+    result: object = None
+    misread_examples: list[Misread] = field(default_factory=list)
+    misread_outputs: list[Misread] = field(default_factory=list)
+    error: str = ""
+    added: str = ""
+
+    @property
+    def read_outputs(self) -> int:
+        return self.outputs - len(self.misread_outputs)
+
+    @property
+    def lost(self) -> list[Misread]:
+        return [each for each in (*self.misread_examples, *self.misread_outputs) if each.lost]
+
+    @property
+    def reads_everything(self) -> bool:
+        return self.template is not None and not self.misread_examples and not self.misread_outputs
+
+    def lines(self) -> list[str]:
+        """The round's report: a headline, a line per misread (``LOST`` first), the next step."""
+        named = f" ({', '.join(self.examples)})" if self.examples else ""
+        head = f"round {self.number}: {len(self.examples)} examples{named}"
+        if self.error:
+            return [f"{head}: learning failed: {self.error}"]
+        examples_read = len(self.examples) - len(self.misread_examples)
+        found = [
+            f"{head}: outputs {self.read_outputs} of {self.outputs} read, "
+            f"examples {examples_read} of {len(self.examples)} read"
+        ]
+        misread = sorted(
+            (*self.misread_examples, *self.misread_outputs), key=lambda each: not each.lost
+        )
+        found += [f"  {each.line()}" for each in misread]
+        if self.added:
+            found.append(f"  adding {self.added} to the examples")
+        return found
+
+    def to_dict(self) -> dict:
+        return {
+            "round": self.number,
+            "examples": self.examples,
+            "outputs": self.outputs,
+            "outputs_read": self.read_outputs if not self.error else 0,
+            "misread_examples": [each.to_dict() for each in self.misread_examples],
+            "misread_outputs": [each.to_dict() for each in self.misread_outputs],
+            "error": self.error,
+            "added": self.added,
+        }
+
+
+def misreads(template: dict, evidence: list[Example], width: int | None = SHOWN_WIDTH) -> dict:
+    """{label: why} of each of `evidence` that `template` misreads (labels must be distinct)."""
+    found = {}
+    for problem in check_examples(template, evidence, width=width):
+        label, _, why = problem.partition(": ")
+        found[label] = why
+    return found
+
+
+def labelled(examples: list[Example], outputs: list[Example]) -> tuple[list, list]:
+    """The examples and outputs renumbered as one list (the judge keys its proposals by index)
+    and named by their own labels ("example 1", "output 3"), so an output keeps its name once
+    added to the examples."""
+    named = [replace(each, name=each.label) for each in (*examples, *outputs)]
+    numbered = [replace(each, index=index) for index, each in enumerate(named)]
+    return numbered[: len(examples)], numbered[len(examples) :]
+
+
+def author_loop(
+    learn: Callable[[list[dict]], object],
+    examples: list[Example],
+    outputs: list[Example],
+    most_examples: int,
+    on_round: Callable[[Round], None] | None = None,
+    template_of: Callable[[object], dict] = lambda result: result.template,
+) -> list[Round]:
+    """Run the author's loop.
+
+    Args:
+        learn: learns from examples given as dicts (`Example.to_dict`): returns a result whose
+            template `template_of` gives; a ValueError it raises (nothing could be learnt) ends
+            the loop with that round's `error`.
+        examples: the examples to start from (`engine.chat_templates.evidence.read_examples`).
+        outputs: the other outputs (kind "output"), in the order their first misread is added.
+        most_examples: the examples the loop may grow to (a round adds one output).
+        on_round: called with each round once it is checked (to report it as it comes).
+        template_of: the template of what `learn` returns.
+
+    Returns:
+        The rounds, in order (at least one).
+    """
+    used, waiting = labelled(examples, outputs)
+    rounds: list[Round] = []
+    read_before: set[str] = set()
+    while True:
+        current = Round(len(rounds) + 1, [each.label for each in used], len(waiting))
+        rounds.append(current)
+        try:
+            current.result = learn([each.to_dict() for each in used])
+        except ValueError as error:
+            current.error = str(error)
+            if on_round:
+                on_round(current)
+            return rounds
+        current.template = template_of(current.result)
+        wrong = misreads(current.template, [*used, *waiting])
+        current.misread_examples = [
+            Misread(each.label, wrong[each.label], each.label in read_before)
+            for each in used
+            if each.label in wrong
+        ]
+        current.misread_outputs = [
+            Misread(each.label, wrong[each.label], each.label in read_before)
+            for each in waiting
+            if each.label in wrong
+        ]
+        read_before = {each.label for each in (*used, *waiting) if each.label not in wrong}
+        if current.misread_outputs and len(used) < most_examples:
+            first = next(each for each in waiting if each.label in wrong)
+            current.added = first.label
+            used.append(first)
+            waiting.remove(first)
+        if on_round:
+            on_round(current)
+        if not current.added:
+            return rounds
+
+
+def kept_round(rounds: list[Round]) -> Round | None:
+    """The round whose template misreads the fewest of all the labelled outputs (the examples
+    and the outputs: every round checks the same ones), the latest of those on a tie; None when
+    no round learnt a template."""
+    done = [each for each in rounds if each.template is not None]
+    if not done:
+        return None
+    return min(
+        reversed(done), key=lambda each: len(each.misread_examples) + len(each.misread_outputs)
+    )
