@@ -340,7 +340,7 @@ def command_infer(args, console: Console) -> int:
         console.print(
             Text(
                 f"kept round {last.number}'s template: it misreads the fewest outputs and "
-                f"examples ({misread}); later rounds lost more than they fixed",
+                f"examples ({misread}); later rounds lost as much as they fixed, or more",
                 "yellow",
             )
         )

@@ -8,7 +8,7 @@ plausible one). A round says what it fixed and what it lost: an example or an ou
 previous round's template read that this one misreads. The loop stops when every output is
 read, when the examples reach the number asked for, or when learning fails. The template it
 keeps (`kept_round`) is the one that misreads the least of all the evidence, so a round that
-loses more than it fixes never replaces an earlier round's template.
+loses as much as it fixes never replaces an earlier round's template.
 """
 
 from __future__ import annotations
@@ -194,11 +194,10 @@ def author_loop(
 
 def kept_round(rounds: list[Round]) -> Round | None:
     """The round whose template misreads the fewest of all the labelled outputs (the examples
-    and the outputs: every round checks the same ones), the latest of those on a tie; None when
-    no round learnt a template."""
+    and the outputs: every round checks the same ones), the earliest of those on a tie (a round
+    that fixes one output and loses another has not improved); None when no round learnt a
+    template."""
     done = [each for each in rounds if each.template is not None]
     if not done:
         return None
-    return min(
-        reversed(done), key=lambda each: len(each.misread_examples) + len(each.misread_outputs)
-    )
+    return min(done, key=lambda each: len(each.misread_examples) + len(each.misread_outputs))
