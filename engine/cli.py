@@ -6,13 +6,14 @@
   of conversation situations with the model's chat template and check the template reads
   each one back; exit 0 when every renderable situation passes, 1 when some fail, 2 when
   nothing could be rendered (or on bad input).
-- ``infer (--chat-template FILE | --model ID_OR_PATH) [--examples FILE] [--outputs FILE] [--output FILE] [--json]``: infer a
+- ``infer (--chat-template FILE | --model ID_OR_PATH) [--examples FILE] [--outputs FILE [--loop N]] [--output FILE] [--json]``: infer a
   response template from the chat template, write it as a ``templates/``-style file, and print
   the matrix summary and each finding with the renders that show it; exit 0 when it passes the
   matrix and every part was inferred, 1 when it does not or a part is missing (the file is
-  still written, with the parts that work), 2 when nothing can be inferred. With ``--outputs``
-  it also says which of those outputs the template cannot read (exit 1 when one is unread):
-  the author adds the first to the examples and infers again.
+  still written, with the parts that work), 2 when nothing can be inferred. It says which
+  examples, and with ``--outputs`` which of those outputs, the template cannot read (exit 1
+  when one is unread): the author adds the first to the examples and infers again; ``--loop N``
+  does so round by round up to N examples (`engine.chat_templates.author_loop`).
 - ``lint TEMPLATE [--chat-template FILE] [--target RUNTIME] [--tokenizer DIR]``: print the
   diagnostics (with a chat template, also whether its prompts contain the start anchor; with a
   target, also what that runtime refuses or reads differently; with a tokenizer, also literal

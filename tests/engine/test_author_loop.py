@@ -329,3 +329,35 @@ def test_the_loop_on_a_real_chat_template_reads_every_output_in_one_round(tmp_pa
 def test_the_short_line_keeps_agreeing_messages_agreeing(width):
     message = {"content": "x" * 200, "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}
     assert message_differences(message, dict(message), width) == []
+
+
+@needs_real_outputs
+def test_the_inference_benchmark_counts_the_chat_templates_the_loop_leaves_right(capsys):
+    """`bench_infer.py --loop` prints each chat template's rounds and the count side by side."""
+    bench = _bench_infer()
+    name = "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja"
+    assert bench.main(["--shared", str(MORE.parent), "--only", name, "--loop"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = lines.index("the author's loop (from 2 call-making examples, up to 4):")
+    assert [line.split() for line in lines[at + 1 : at + 3]] == [
+        [name, "10/10", "->", "10/10", "(kept", "round", "1", "of", "1)"],
+        "round 1: 2 examples (example 1, example 2): outputs 10 of 10 read, examples 2 of 2 "
+        "read".split(),
+    ]
+    assert lines[at + 3 : at + 5] == [
+        "chat templates right on all their other outputs: after 2 call-making examples 1 of 1, "
+        "after the author's loop 1 of 1",
+        "chat templates right on all their other outputs, those marked doubt included: after 2 "
+        "call-making examples 1 of 1, after the author's loop 1 of 1",
+    ]
+
+
+def _bench_infer():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_infer", ROOT / "scripts" / "bench_infer.py"
+    )
+    module = sys.modules["bench_infer"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
