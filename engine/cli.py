@@ -129,9 +129,6 @@ def command_lint(args, console: Console) -> int:
 
 
 def command_check(args, console: Console) -> int:
-    # The one comparison of a parse with its expected message (inference and the page use it).
-    from .chat_templates.evidence import message_differences
-
     template = read_template(args.template)
     diagnostics = lint(template)
     _print_diagnostics(console, diagnostics)
@@ -158,7 +155,8 @@ def command_check(args, console: Console) -> int:
                 problems.append(
                     f"expected an error containing {sample.expected_error!r}, got {baseline.error or baseline.message!r}"
                 )
-        elif baseline.error is not None or message_differences(sample.expected, baseline.message):
+        # The one comparison of a parse with its expected message (inference and the page use it).
+        elif baseline.error is not None or sample.labelled.differences(baseline.message):
             problems.append(
                 f"message differs:\n    expected {json.dumps(sample.expected, ensure_ascii=False)}\n    got      "
                 f"{json.dumps(baseline.message, ensure_ascii=False) if baseline.error is None else baseline.error}"
