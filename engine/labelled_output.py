@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 
@@ -99,24 +98,6 @@ def read_labelled_outputs(
         found.append(
             record(index, example["prefix"], example["output"], tools or None, expected, kind)
         )
-    return found
-
-
-def load_labelled_outputs_file(path: str | Path) -> list[dict]:
-    """The examples in a JSONL file (one JSON object a line; blank lines skipped).
-
-    Raises:
-        ValueError: a line is not JSON; the message gives the file and line.
-        OSError: the file cannot be read.
-    """
-    found = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            found.append(json.loads(line))
-        except ValueError as error:
-            raise ValueError(f"{path}:{number}: not a JSON object: {error}") from None
     return found
 
 

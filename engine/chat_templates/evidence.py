@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import regex
 
@@ -23,7 +24,6 @@ from ..labelled_output import (
     LabelledOutput,
     calls_of,
     differing_keys,
-    load_labelled_outputs_file,
     message_differences,
     message_text,
     parse_labelled,
@@ -65,8 +65,25 @@ def read_examples(examples: list[dict] | None, kind: str = "example") -> list[Ex
     return read_labelled_outputs(examples, kind, Example)
 
 
-# The file and the parse are the labelled output's own (where callers have always found them).
-load_examples_file = load_labelled_outputs_file
+def load_examples_file(path: str | Path) -> list[dict]:
+    """The examples in a JSONL file (one JSON object a line; blank lines skipped).
+
+    Raises:
+        ValueError: a line is not JSON; the message gives the file and line.
+        OSError: the file cannot be read.
+    """
+    found = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            found.append(json.loads(line))
+        except ValueError as error:
+            raise ValueError(f"{path}:{number}: not a JSON object: {error}") from None
+    return found
+
+
+# The parse is the labelled output's own (where callers have always found it).
 parse_example = parse_labelled
 
 
