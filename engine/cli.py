@@ -339,14 +339,15 @@ def command_infer(args, console: Console) -> int:
         console.print(
             Text(
                 f"kept round {last.number}'s template: it misreads the fewest outputs and "
-                f"examples ({misread}); later rounds lost as much as they fixed, or more",
+                f"examples ({misread}); the later rounds lost as much as they fixed, or more",
                 "yellow",
             )
         )
     if examples:
         _print_unread_examples(console, unread_examples, len(taught))
     if outputs:
-        _print_unread(console, unread, unread_total, args.examples, bool(rounds))
+        loop_full = None if not rounds else len(last.examples) >= args.loop
+        _print_unread(console, unread, unread_total, args.examples, loop_full)
     return exit_code
 
 
@@ -406,17 +407,32 @@ def _print_unread_examples(console: Console, unread: list[str], total: int) -> N
 
 
 def _print_unread(
-    console: Console, unread: list[str], total: int, examples: str | None, looped: bool = False
+    console: Console,
+    unread: list[str],
+    total: int,
+    examples: str | None,
+    loop_full: bool | None = None,
 ) -> None:
     """How many of the author's other outputs the template reads, each unread one with why, and
-    the next step: the first unread output added to the examples (after a loop: a larger
-    ``--loop``)."""
+    the next step: the first unread output added to the examples; after a loop (`loop_full`:
+    whether it stopped at the examples allowed), a larger ``--loop`` or, when every unread
+    output was tried and set aside, a hand edit."""
     console.print(Text(f"outputs: {total - len(unread)} of {total} read", "bold"))
     for problem in unread:
         console.print(Text(f"  UNREAD {problem}", "red"))
-    if unread and looped:
+    if not unread:
+        return
+    if loop_full:
         console.print(Text("next: allow more examples with a larger --loop N", "yellow"))
-    elif unread:
+    elif loop_full is not None:
+        console.print(
+            Text(
+                "next: each output still unread was tried as an example and cost more than it "
+                "taught; edit the template by hand where the UNREAD lines say",
+                "yellow",
+            )
+        )
+    else:
         first = unread[0].split(":")[0]
         into = f" ({examples})" if examples else " (--examples FILE)"
         console.print(Text(f"next: add {first} to the examples{into} and infer again", "yellow"))

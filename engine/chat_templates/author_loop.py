@@ -5,10 +5,12 @@ Each round learns from every example so far (the earlier ones stay, so what they
 asked for), then checks the learnt template on the examples and on the outputs not yet added
 (`engine.chat_templates.judge.check_examples`: the expected message where given, else a
 plausible one). A round says what it fixed and what it lost: an example or an output the
-previous round's template read that this one misreads. The loop stops when every output is
-read, when the examples reach the number asked for, or when learning fails. The template it
-keeps (`kept_round`) is the one that misreads the least of all the evidence, so a round that
-loses as much as it fixes never replaces an earlier round's template.
+best round before it read that this one misreads. A round that is no better than the best
+before it sets the output it added aside, and the next round starts again from the best
+round's examples with the next output that round misreads, so no round builds on a lesson
+lost. The loop stops when the best round reads every output, when the examples reach the
+number asked for, or when every output the best round misreads has been tried. The template
+kept (`kept_round`) is the best round's.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ class Round:
         misread_examples: the examples the template misreads.
         misread_outputs: the outputs it misreads, in file order.
         error: why learning failed ("" when it did not).
+        set_aside: when the round is no better than the best before it, which output it added
+            is set aside, and why ("" otherwise).
         added: the label of the output added to the examples for the next round ("" when none).
     """
 
@@ -68,6 +72,7 @@ class Round:
     misread_examples: list[Misread] = field(default_factory=list)
     misread_outputs: list[Misread] = field(default_factory=list)
     error: str = ""
+    set_aside: str = ""
     added: str = ""
 
     @property
@@ -87,16 +92,19 @@ class Round:
         named = f" ({', '.join(self.examples)})" if self.examples else ""
         head = f"round {self.number}: {len(self.examples)} examples{named}"
         if self.error:
-            return [f"{head}: learning failed: {self.error}"]
-        examples_read = len(self.examples) - len(self.misread_examples)
-        found = [
-            f"{head}: outputs {self.read_outputs} of {self.outputs} read, "
-            f"examples {examples_read} of {len(self.examples)} read"
-        ]
+            found = [f"{head}: learning failed: {self.error}"]
+        else:
+            examples_read = len(self.examples) - len(self.misread_examples)
+            found = [
+                f"{head}: outputs {self.read_outputs} of {self.outputs} read, "
+                f"examples {examples_read} of {len(self.examples)} read"
+            ]
         misread = sorted(
             (*self.misread_examples, *self.misread_outputs), key=lambda each: not each.lost
         )
         found += [f"  {each.line()}" for each in misread]
+        if self.set_aside:
+            found.append(f"  {self.set_aside}")
         if self.added:
             found.append(f"  adding {self.added} to the examples")
         return found
@@ -110,6 +118,7 @@ class Round:
             "misread_examples": [each.to_dict() for each in self.misread_examples],
             "misread_outputs": [each.to_dict() for each in self.misread_outputs],
             "error": self.error,
+            "set_aside": self.set_aside,
             "added": self.added,
         }
 
@@ -142,54 +151,97 @@ def author_loop(
 ) -> list[Round]:
     """Run the author's loop.
 
+    Each round learns from the examples of the best round so far plus the output added, and
+    checks every example and output. A round that misreads fewer of them than the best so far
+    becomes the best; one that does not (or whose learning fails) sets its added output aside,
+    and the next round starts again from the best round's examples. What an output is added
+    for is to be read: the output added is the first the best round's template misreads that
+    was not tried yet. A misread is `lost` when the best round so far read it.
+
     Args:
         learn: learns from examples given as dicts (`Example.to_dict`): returns a result whose
             template `template_of` gives; a ValueError it raises (nothing could be learnt) ends
-            the loop with that round's `error`.
+            the loop in the first round, and sets the added output aside in a later one.
         examples: the examples to start from (`engine.chat_templates.evidence.read_examples`).
-        outputs: the other outputs (kind "output"), in the order their first misread is added.
+        outputs: the other outputs (kind "output"), in the order they are tried.
         most_examples: the examples the loop may grow to (a round adds one output).
         on_round: called with each round once it is checked (to report it as it comes).
         template_of: the template of what `learn` returns.
 
     Returns:
-        The rounds, in order (at least one).
+        The rounds, in order (at least one); `kept_round` gives the best.
     """
-    used, waiting = labelled(examples, outputs)
+    base, every_output = labelled(examples, outputs)
     rounds: list[Round] = []
-    read_before: set[str] = set()
+    best: Round | None = None
+    tried: set[str] = set()
+    added: Example | None = None
     while True:
-        current = Round(len(rounds) + 1, [each.label for each in used], len(waiting))
+        used = [*base, *([added] if added else [])]
+        others = [each for each in every_output if each not in used]
+        current = Round(len(rounds) + 1, [each.label for each in used], len(others))
         rounds.append(current)
         try:
             current.result = learn([each.to_dict() for each in used])
         except ValueError as error:
             current.error = str(error)
-            if on_round:
-                on_round(current)
+        if not current.error:
+            _check(current, template_of(current.result), used, others, best)
+        if best is None and current.error:
+            _report(current, on_round)
             return rounds
-        current.template = template_of(current.result)
-        wrong = misreads(current.template, [*used, *waiting])
-        current.misread_examples = [
-            Misread(each.label, wrong[each.label], each.label in read_before)
-            for each in used
-            if each.label in wrong
+        if best is None or (not current.error and _misread(current) < _misread(best)):
+            best, base = current, used
+        elif added is not None:
+            current.set_aside = (
+                f"setting {added.label} aside: round {best.number}'s template misreads fewer "
+                f"({_misread(best)}), so the next round starts from its examples"
+            )
+        unread = {each.label for each in best.misread_outputs}
+        candidates = [
+            each
+            for each in every_output
+            if each.label in unread and each.label not in tried and each not in base
         ]
-        current.misread_outputs = [
-            Misread(each.label, wrong[each.label], each.label in read_before)
-            for each in waiting
-            if each.label in wrong
-        ]
-        read_before = {each.label for each in (*used, *waiting) if each.label not in wrong}
-        if current.misread_outputs and len(used) < most_examples:
-            first = next(each for each in waiting if each.label in wrong)
-            current.added = first.label
-            used.append(first)
-            waiting.remove(first)
-        if on_round:
-            on_round(current)
-        if not current.added:
+        added = candidates[0] if candidates and len(base) < most_examples else None
+        if added is not None:
+            tried.add(added.label)
+            current.added = added.label
+        _report(current, on_round)
+        if added is None:
             return rounds
+
+
+def _check(
+    current: Round, template: dict, used: list[Example], others: list[Example], best
+) -> None:
+    """Fill the round's misreads of `used` and `others` with `template`, each `lost` when the
+    best round so far read it."""
+    current.template = template
+    wrong = misreads(template, [*used, *others])
+    read_before = set()
+    if best is not None:
+        misread_before = {each.label for each in (*best.misread_examples, *best.misread_outputs)}
+        read_before = {each.label for each in (*used, *others)} - misread_before
+    current.misread_examples = [
+        Misread(each.label, wrong[each.label], each.label in read_before)
+        for each in used
+        if each.label in wrong
+    ]
+    current.misread_outputs = [
+        Misread(each.label, wrong[each.label], each.label in read_before)
+        for each in others
+        if each.label in wrong
+    ]
+
+
+def _misread(done: Round) -> int:
+    return len(done.misread_examples) + len(done.misread_outputs)
+
+
+def _report(current: Round, on_round: Callable[[Round], None] | None) -> None:
+    if on_round:
+        on_round(current)
 
 
 def kept_round(rounds: list[Round]) -> Round | None:

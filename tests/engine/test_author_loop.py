@@ -221,10 +221,12 @@ READS_REASONING = {
 }
 
 
-def test_a_round_that_misreads_what_an_earlier_round_read_says_lost_and_is_not_kept():
+def test_a_round_that_loses_what_an_earlier_round_read_says_lost_and_is_set_aside():
     """The learner is the loop's argument: here one that reads calls from two examples and
-    forgets them once a third (reasoning) is added, so the second round loses both examples
-    and output 1 while it fixes output 2: the loop says LOST for each and keeps round 1."""
+    forgets them once a third is added. The second round fixes output 2 but loses both examples
+    and output 1: it says LOST for each, sets output 2 aside and the third round starts again
+    from the first round's examples with output 3; that one loses the same, and the loop keeps
+    round 1 (nothing else to try)."""
 
     def learn(examples: list[dict]) -> dict:
         return READS_CALLS if len(examples) < 3 else READS_REASONING
@@ -238,11 +240,13 @@ def test_a_round_that_misreads_what_an_earlier_round_read_says_lost_and_is_not_k
         on_round=shown.append,
         template_of=lambda template: template,
     )
-    assert shown == rounds and [each.number for each in rounds] == [1, 2]
-    assert [each.label for each in rounds[0].misread_outputs] == ["output 2", "output 3"]
-    assert rounds[0].added == "output 2"
+    assert shown == rounds
+    assert [(each.examples, each.set_aside != "", each.added) for each in rounds] == [
+        (["example 1", "example 2"], False, "output 2"),
+        (["example 1", "example 2", "output 2"], True, "output 3"),
+        (["example 1", "example 2", "output 3"], True, ""),
+    ]
     second = rounds[1]
-    assert second.examples == ["example 1", "example 2", "output 2"]
     assert [(each.label, each.lost) for each in second.misread_examples] == [
         ("example 1", True),
         ("example 2", True),
@@ -266,9 +270,23 @@ def test_a_round_that_misreads_what_an_earlier_round_read_says_lost_and_is_not_k
         '  UNREAD output 3: content: expected \'\', got \'<calls>[{"name": "get_weather", '
         '"arguments": {"city": "Accr…; tool_calls: expected [(\'get_weather\', '
         '\'{"city": "Accra"}\')], got []',
+        "  setting output 2 aside: round 1's template misreads fewer (2), so the next round "
+        "starts from its examples",
+        "  adding output 3 to the examples",
     ]
-    assert second.added == ""  # three examples: the most asked for
+    assert rounds[2].outputs == 2 and rounds[2].read_outputs == 1
     assert kept_round(rounds) is rounds[0]
+
+
+def test_the_loop_stops_when_the_first_round_learns_nothing():
+    def learn(examples: list[dict]) -> dict:
+        raise ValueError("nothing to learn from")
+
+    rounds = author_loop(learn, read_examples(EXAMPLES), read_examples(OUTPUTS, "output"), 4)
+    assert [each.lines() for each in rounds] == [
+        ["round 1: 2 examples (example 1, example 2): learning failed: nothing to learn from"]
+    ]
+    assert kept_round(rounds) is None
 
 
 # -- the short line --------------------------------------------------------------------------------
