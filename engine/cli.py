@@ -273,14 +273,7 @@ def _finding_line(finding, template: dict) -> Text:
 
 
 def command_infer(args, console: Console) -> int:
-    from .chat_templates.author_loop import (
-        SHOWN_WIDTH,
-        Round,
-        author_loop,
-        kept_round,
-        labelled,
-        misreads,
-    )
+    from .chat_templates.author_loop import author_loop, kept_round
     from .chat_templates.evidence import load_examples_file, read_examples
     from .chat_templates.infer import infer_template_isolated
 
@@ -296,26 +289,14 @@ def command_infer(args, console: Console) -> int:
     def learn(given: list[dict]):
         return infer_template_isolated(**options, examples=given or None, seconds=args.timeout)
 
-    rounds: list[Round] = []
-    if args.loop is not None:
-        show = None if args.json else (lambda each: _print_round(console, each))
-        rounds = author_loop(learn, examples, outputs, args.loop, on_round=show)
-        last = kept_round(rounds)
-        if last is None:
-            raise ValueError(rounds[0].error)
-        result, taught = last.result, last.examples
-        unread_examples = [f"{each.label}: {each.why}" for each in last.misread_examples]
-        unread = [f"{each.label}: {each.why}" for each in last.misread_outputs]
-        unread_total = last.outputs
-    else:
-        result = learn([each.to_dict() for each in examples])
-        used, waiting = labelled(examples, outputs)
-        wrong = misreads(result.template, [*used, *waiting], SHOWN_WIDTH) if used or waiting else {}
-        unread_examples = [
-            f"{each.label}: {wrong[each.label]}" for each in used if each.label in wrong
-        ]
-        unread = [f"{each.label}: {wrong[each.label]}" for each in waiting if each.label in wrong]
-        taught, unread_total = [each.label for each in used], len(outputs)
+    # Without --loop, one round: learn from the examples and check them and the outputs.
+    show = None if args.json or args.loop is None else (lambda each: _print_round(console, each))
+    most = len(examples) if args.loop is None else args.loop
+    rounds = author_loop(learn, examples, outputs, most, on_round=show)
+    last = kept_round(rounds)
+    result = last.result
+    unread_examples = [f"{each.label}: {each.why}" for each in last.misread_examples]
+    unread = [f"{each.label}: {each.why}" for each in last.misread_outputs]
     exit_code = max(result.exit_code, 1 if unread or unread_examples else 0)
     source = args.model or args.chat_template
     name = args.name or _file_name(source)
@@ -328,13 +309,13 @@ def command_infer(args, console: Console) -> int:
             found["unread_examples"] = unread_examples
         if outputs:
             found["unread_outputs"] = unread
-        if rounds:
+        if args.loop is not None:
             found["rounds"] = [each.to_dict() for each in rounds]
             found["kept_round"] = last.number
         print(json.dumps(found, ensure_ascii=False, indent=2))
         return exit_code
     _print_inferred(console, result, source, output)
-    if rounds and last is not rounds[-1]:
+    if last is not rounds[-1]:
         misread = len(last.misread_examples) + len(last.misread_outputs)
         console.print(
             Text(
@@ -344,10 +325,10 @@ def command_infer(args, console: Console) -> int:
             )
         )
     if examples:
-        _print_unread_examples(console, unread_examples, len(taught))
+        _print_unread_examples(console, unread_examples, len(last.examples))
     if outputs:
-        loop_full = None if not rounds else len(last.examples) >= args.loop
-        _print_unread(console, unread, unread_total, args.examples, loop_full)
+        loop_full = None if args.loop is None else len(last.examples) >= args.loop
+        _print_unread(console, unread, last.outputs, args.examples, loop_full)
     return exit_code
 
 

@@ -186,20 +186,25 @@ def run_loop(
     def learn(examples: list[dict]):
         return infer(text, bos_token=bos, eos_token=eos, examples=examples)
 
-    rounds = author_loop(
-        learn,
-        read_examples(with_messages(calling)),
-        read_examples(with_messages(rest), "output"),
-        LOOP_EXAMPLES,
-    )
+    try:
+        rounds = author_loop(
+            learn,
+            read_examples(with_messages(calling)),
+            read_examples(with_messages(rest), "output"),
+            LOOP_EXAMPLES,
+        )
+    except ValueError as error:
+        row.loop_rounds = [f"round 1: learning failed: {error}"]
+        _score(row, "loop", None, rest, options.seed)
+        return
     row.loop_rounds = [each.lines()[0] for each in rounds]
     kept = kept_round(rounds)
-    row.loop_kept = kept.number if kept else 0
+    row.loop_kept = kept.number
     by_label = {f"example {n}": case for n, case in enumerate(calling, 1)}
     by_label.update({f"output {n}": case for n, case in enumerate(rest, 1)})
-    taught = [by_label[label] for label in kept.examples] if kept else []
+    taught = [by_label[label] for label in kept.examples]
     others = [case for case in [*calling, *rest] if case not in taught]
-    _score(row, "loop", kept.template if kept else None, others, options.seed)
+    _score(row, "loop", kept.template, others, options.seed)
 
 
 def _cell(scores: tuple[int, int, int, int] | None) -> str:

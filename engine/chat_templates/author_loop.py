@@ -160,8 +160,9 @@ def author_loop(
 
     Args:
         learn: learns from examples given as dicts (`Example.to_dict`): returns a result whose
-            template `template_of` gives; a ValueError it raises (nothing could be learnt) ends
-            the loop in the first round, and sets the added output aside in a later one.
+            template `template_of` gives. A ValueError it raises (nothing could be learnt) in
+            the first round is raised here (nothing to loop on); in a later round it sets the
+            output added aside.
         examples: the examples to start from (`engine.chat_templates.evidence.read_examples`).
         outputs: the other outputs (kind "output"), in the order they are tried.
         most_examples: the examples the loop may grow to (a round adds one output).
@@ -170,6 +171,9 @@ def author_loop(
 
     Returns:
         The rounds, in order (at least one); `kept_round` gives the best.
+
+    Raises:
+        ValueError: what `learn` raised in the first round.
     """
     base, every_output = labelled(examples, outputs)
     rounds: list[Round] = []
@@ -184,18 +188,22 @@ def author_loop(
         try:
             current.result = learn([each.to_dict() for each in used])
         except ValueError as error:
+            if best is None:
+                raise
             current.error = str(error)
-        if not current.error:
+        else:
             _check(current, template_of(current.result), used, others, best)
-        if best is None and current.error:
-            _report(current, on_round)
-            return rounds
         if best is None or (not current.error and _misread(current) < _misread(best)):
             best, base = current, used
-        elif added is not None:
+        else:
+            why = (
+                "learning failed with it"
+                if current.error
+                else f"round {best.number}'s template misreads fewer ({_misread(best)})"
+            )
             current.set_aside = (
-                f"setting {added.label} aside: round {best.number}'s template misreads fewer "
-                f"({_misread(best)}), so the next round starts from its examples"
+                f"setting {added.label} aside: {why}, so the next round starts from round "
+                f"{best.number}'s examples"
             )
         unread = {each.label for each in best.misread_outputs}
         candidates = [
@@ -207,7 +215,8 @@ def author_loop(
         if added is not None:
             tried.add(added.label)
             current.added = added.label
-        _report(current, on_round)
+        if on_round:
+            on_round(current)
         if added is None:
             return rounds
 
@@ -239,17 +248,11 @@ def _misread(done: Round) -> int:
     return len(done.misread_examples) + len(done.misread_outputs)
 
 
-def _report(current: Round, on_round: Callable[[Round], None] | None) -> None:
-    if on_round:
-        on_round(current)
-
-
-def kept_round(rounds: list[Round]) -> Round | None:
-    """The round whose template misreads the fewest of all the labelled outputs (the examples
-    and the outputs: every round checks the same ones), the earliest of those on a tie (a round
-    that fixes one output and loses another has not improved); None when no round learnt a
-    template."""
-    done = [each for each in rounds if each.template is not None]
-    if not done:
-        return None
-    return min(done, key=lambda each: len(each.misread_examples) + len(each.misread_outputs))
+def kept_round(rounds: list[Round]) -> Round:
+    """The best round: the one whose template misreads the fewest of all the labelled outputs
+    (the examples and the outputs: every round checks the same ones), the earliest of those on a
+    tie (a round that fixes one output and loses another has not improved)."""
+    return min(
+        (each for each in rounds if each.template is not None),
+        key=lambda each: len(each.misread_examples) + len(each.misread_outputs),
+    )

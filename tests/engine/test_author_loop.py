@@ -271,22 +271,46 @@ def test_a_round_that_loses_what_an_earlier_round_read_says_lost_and_is_set_asid
         '"arguments": {"city": "Accr…; tool_calls: expected [(\'get_weather\', '
         '\'{"city": "Accra"}\')], got []',
         "  setting output 2 aside: round 1's template misreads fewer (2), so the next round "
-        "starts from its examples",
+        "starts from round 1's examples",
         "  adding output 3 to the examples",
     ]
     assert rounds[2].outputs == 2 and rounds[2].read_outputs == 1
     assert kept_round(rounds) is rounds[0]
 
 
-def test_the_loop_stops_when_the_first_round_learns_nothing():
+def test_the_loop_raises_what_the_first_round_could_not_learn():
     def learn(examples: list[dict]) -> dict:
         raise ValueError("nothing to learn from")
 
-    rounds = author_loop(learn, read_examples(EXAMPLES), read_examples(OUTPUTS, "output"), 4)
-    assert [each.lines() for each in rounds] == [
-        ["round 1: 2 examples (example 1, example 2): learning failed: nothing to learn from"]
+    with pytest.raises(ValueError, match="^nothing to learn from$"):
+        author_loop(learn, read_examples(EXAMPLES), read_examples(OUTPUTS, "output"), 4)
+
+
+def test_a_later_round_whose_learning_fails_sets_its_output_aside():
+    def learn(examples: list[dict]) -> dict:
+        if len(examples) > 2:
+            raise ValueError("the examples disagree")
+        return READS_CALLS
+
+    rounds = author_loop(
+        learn,
+        read_examples(EXAMPLES),
+        read_examples(OUTPUTS, "output"),
+        3,
+        template_of=lambda template: template,
+    )
+    assert [each.lines()[0] for each in rounds[1:]] == [
+        "round 2: 3 examples (example 1, example 2, output 2): learning failed: the examples "
+        "disagree",
+        "round 3: 3 examples (example 1, example 2, output 3): learning failed: the examples "
+        "disagree",
     ]
-    assert kept_round(rounds) is None
+    assert rounds[1].lines()[1:] == [
+        "  setting output 2 aside: learning failed with it, so the next round starts from "
+        "round 1's examples",
+        "  adding output 3 to the examples",
+    ]
+    assert kept_round(rounds) is rounds[0]
 
 
 # -- the short line --------------------------------------------------------------------------------
