@@ -32,7 +32,7 @@ class Misread:
     Attributes:
         label: which output ("example 2", "output 5").
         why: how the parse differs from its expected message, or why it is implausible.
-        lost: True when the previous round's template read it (this round lost a lesson).
+        lost: True when the best round before this one read it (this round lost a lesson).
     """
 
     label: str
@@ -79,14 +79,6 @@ class Round:
     def read_outputs(self) -> int:
         return self.outputs - len(self.misread_outputs)
 
-    @property
-    def lost(self) -> list[Misread]:
-        return [each for each in (*self.misread_examples, *self.misread_outputs) if each.lost]
-
-    @property
-    def reads_everything(self) -> bool:
-        return self.template is not None and not self.misread_examples and not self.misread_outputs
-
     def lines(self) -> list[str]:
         """The round's report: a headline, a line per misread (``LOST`` first), the next step."""
         named = f" ({', '.join(self.examples)})" if self.examples else ""
@@ -123,7 +115,7 @@ class Round:
         }
 
 
-def misreads(template: dict, evidence: list[Example], width: int | None = SHOWN_WIDTH) -> dict:
+def _misreads(template: dict, evidence: list[Example], width: int | None = SHOWN_WIDTH) -> dict:
     """{label: why} of each of `evidence` that `template` misreads (labels must be distinct)."""
     found = {}
     for problem in check_examples(template, evidence, width=width):
@@ -132,7 +124,7 @@ def misreads(template: dict, evidence: list[Example], width: int | None = SHOWN_
     return found
 
 
-def labelled(examples: list[Example], outputs: list[Example]) -> tuple[list, list]:
+def _labelled(examples: list[Example], outputs: list[Example]) -> tuple[list, list]:
     """The examples and outputs renumbered as one list (the judge keys its proposals by index)
     and named by their own labels ("example 1", "output 3"), so an output keeps its name once
     added to the examples."""
@@ -175,7 +167,7 @@ def author_loop(
     Raises:
         ValueError: what `learn` raised in the first round.
     """
-    base, every_output = labelled(examples, outputs)
+    base, every_output = _labelled(examples, outputs)
     rounds: list[Round] = []
     best: Round | None = None
     tried: set[str] = set()
@@ -227,7 +219,7 @@ def _check(
     """Fill the round's misreads of `used` and `others` with `template`, each `lost` when the
     best round so far read it."""
     current.template = template
-    wrong = misreads(template, [*used, *others])
+    wrong = _misreads(template, [*used, *others])
     read_before = set()
     if best is not None:
         misread_before = {each.label for each in (*best.misread_examples, *best.misread_outputs)}
