@@ -155,11 +155,27 @@ def test_the_loop_stops_at_the_examples_asked_for_and_says_what_is_still_unread(
     ]
 
 
-def test_infer_names_an_example_the_template_cannot_read(tmp_path):
-    """An example whose expected message its output does not say (it says sunny, the message
-    rainy) is named with what differs; the count of examples read agrees with the lines."""
+@pytest.mark.parametrize(
+    ("wrong", "why"),
+    [
+        (
+            weather_output("It is sunny.<|end|>", content="It is rainy."),
+            "content: expected 'It is rainy.', got 'It is sunny.'",
+        ),
+        (
+            weather_output(CALL.format('{"city": "Lima"}'), calls=[{"city": "Lima", "days": 3}]),
+            'tool_calls: expected [(\'get_weather\', \'{"city": "Lima", "days": 3}\')], '
+            "got [('get_weather', '{\"city\": \"Lima\"}')]",
+        ),
+    ],
+    ids=["content", "arguments"],
+)
+def test_an_example_its_output_contradicts_is_named_and_costs_the_others_nothing(
+    tmp_path, wrong, why
+):
+    """An example whose expected message its output does not say is named with what differs;
+    the call syntax the two others teach is still learnt, so they are read."""
     (tmp_path / "chat.jinja").write_text(LISTS_TOOLS, encoding="utf-8")
-    wrong = weather_output("It is sunny.<|end|>", content="It is rainy.")
     done = run_infer(
         "--chat-template",
         "chat.jinja",
@@ -168,12 +184,7 @@ def test_infer_names_an_example_the_template_cannot_read(tmp_path):
         cwd=tmp_path,
     )
     assert done.returncode == 1, done.stdout + done.stderr
-    lines = done.stdout.splitlines()
-    summary = next(at for at, line in enumerate(lines) if line.startswith("examples: "))
-    unread = lines[summary + 1 :]
-    assert lines[summary] == f"examples: {3 - len(unread)} of 3 read"
-    assert all(line.startswith("  UNREAD example ") for line in unread)
-    assert unread[-1] == "  UNREAD example 3: content: expected 'It is rainy.', got 'It is sunny.'"
+    assert done.stdout.splitlines()[-2:] == ["examples: 2 of 3 read", f"  UNREAD example 3: {why}"]
 
 
 def test_the_loop_needs_outputs_to_add(tmp_path):
