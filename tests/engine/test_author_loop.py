@@ -94,19 +94,16 @@ def run_infer(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
-def test_the_loop_adds_the_first_unread_output_and_the_next_round_reads_everything(tmp_path):
+def run_on_weather(tmp_path: Path, examples: list[dict], *options: str):
+    """`infer` on the chat template that lists the tools, with `examples` and `options`."""
     (tmp_path / "chat.jinja").write_text(LISTS_TOOLS, encoding="utf-8")
-    done = run_infer(
-        "--chat-template",
-        "chat.jinja",
-        "--examples",
-        write_jsonl(tmp_path / "examples.jsonl", EXAMPLES),
-        "--outputs",
-        write_jsonl(tmp_path / "outputs.jsonl", OUTPUTS),
-        "--loop",
-        "3",
-        cwd=tmp_path,
-    )
+    given = write_jsonl(tmp_path / "examples.jsonl", examples)
+    return run_infer("--chat-template", "chat.jinja", "--examples", given, *options, cwd=tmp_path)
+
+
+def test_the_loop_adds_the_first_unread_output_and_the_next_round_reads_everything(tmp_path):
+    outputs = write_jsonl(tmp_path / "outputs.jsonl", OUTPUTS)
+    done = run_on_weather(tmp_path, EXAMPLES, "--outputs", outputs, "--loop", "3")
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[:6] == [
@@ -130,19 +127,8 @@ def test_the_loop_adds_the_first_unread_output_and_the_next_round_reads_everythi
 
 
 def test_the_loop_stops_at_the_examples_asked_for_and_says_what_is_still_unread(tmp_path):
-    (tmp_path / "chat.jinja").write_text(LISTS_TOOLS, encoding="utf-8")
-    done = run_infer(
-        "--chat-template",
-        "chat.jinja",
-        "--examples",
-        write_jsonl(tmp_path / "examples.jsonl", EXAMPLES),
-        "--outputs",
-        write_jsonl(tmp_path / "outputs.jsonl", OUTPUTS),
-        "--loop",
-        "2",
-        "--json",
-        cwd=tmp_path,
-    )
+    outputs = write_jsonl(tmp_path / "outputs.jsonl", OUTPUTS)
+    done = run_on_weather(tmp_path, EXAMPLES, "--outputs", outputs, "--loop", "2", "--json")
     assert done.returncode == 1, done.stdout + done.stderr
     result = json.loads(done.stdout)
     assert [each["round"] for each in result["rounds"]] == [1]
@@ -175,29 +161,13 @@ def test_an_example_its_output_contradicts_is_named_and_costs_the_others_nothing
 ):
     """An example whose expected message its output does not say is named with what differs;
     the call syntax the two others teach is still learnt, so they are read."""
-    (tmp_path / "chat.jinja").write_text(LISTS_TOOLS, encoding="utf-8")
-    done = run_infer(
-        "--chat-template",
-        "chat.jinja",
-        "--examples",
-        write_jsonl(tmp_path / "examples.jsonl", [*EXAMPLES, wrong]),
-        cwd=tmp_path,
-    )
+    done = run_on_weather(tmp_path, [*EXAMPLES, wrong])
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout.splitlines()[-2:] == ["examples: 2 of 3 read", f"  UNREAD example 3: {why}"]
 
 
 def test_the_loop_needs_outputs_to_add(tmp_path):
-    (tmp_path / "chat.jinja").write_text(LISTS_TOOLS, encoding="utf-8")
-    done = run_infer(
-        "--chat-template",
-        "chat.jinja",
-        "--examples",
-        write_jsonl(tmp_path / "examples.jsonl", EXAMPLES),
-        "--loop",
-        "3",
-        cwd=tmp_path,
-    )
+    done = run_on_weather(tmp_path, EXAMPLES, "--loop", "3")
     assert done.returncode == 2
     assert done.stdout.strip() == (
         "error: --loop N needs N >= 1 and --outputs FILE: the loop adds the first output the "
