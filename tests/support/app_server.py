@@ -75,11 +75,25 @@ POLL_MS = 100
 
 def polled(page):
     """`page` (a Playwright page), its wait_for_function testing the condition every POLL_MS
-    rather than on each animation frame; returns the same page."""
+    rather than on each animation frame; returns the same page. A wait that times out says
+    what the page's status line held then (what the page was doing instead)."""
     wait = page.wait_for_function
-    page.wait_for_function = lambda expression, **options: wait(
-        expression, **{"polling": POLL_MS, **options}
-    )
+
+    def polled_wait(expression, **options):
+        try:
+            return wait(expression, **{"polling": POLL_MS, **options})
+        except Exception as error:
+            if type(error).__name__ != "TimeoutError":
+                raise
+            said = page.evaluate(
+                "() => (document.querySelector('#status') || {}).innerText || '(no status line)'"
+            )
+            raise type(error)(
+                f"{error.message.splitlines()[0]}: waiting for {expression} (the status line "
+                f"said {' '.join(said.split())!r})"
+            ) from error
+
+    page.wait_for_function = polled_wait
     return page
 
 
