@@ -11,9 +11,11 @@ show: the chat template's source (`source_text`), the system prompt it writes fo
 
 The parts make one or more candidate templates (`engine.chat_templates.candidates`), each
 checked with the conformance matrix (`engine.chat_templates.conformance.check_conformance`)
-against the same chat template, and with the examples when given; the first that passes both
-is kept, else the one that misreads the least evidence (failing rows and misread examples
-alike), and every finding carries the evidence that shows it. Where no evidence decides a
+against the same chat template, with the examples when given, and with the renders read as
+labelled outputs (`engine.chat_templates.evidence.labelled_renders`, judged as the examples
+are); the first that passes and reads them all is kept, else the one that misreads the least
+evidence (failing rows and misread examples alike, then misread renders), and every finding
+carries the evidence that shows it. Where no evidence decides a
 marker, a few documented fallbacks apply (listed in `InferredTemplate.fallbacks` and in
 docs/authoring.md). Nothing here knows a model family or its markers.
 

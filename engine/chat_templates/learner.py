@@ -156,7 +156,8 @@ def without_opener_finding(parts: Parts) -> Finding:
 
 
 def _note_render_help(parts: Parts) -> None:
-    """Say what the renders needed that no caller passes (variables rendered empty, `tools=[]`)."""
+    """Say what the renders needed that no caller passes (variables rendered empty, `tools=[]`),
+    and how they were adapted to what the chat template refused (`Probe.adapted`)."""
     filled = sorted({name for probe in parts.probes for name in probe.renderer.filled})
     if filled:
         parts.book.notes.append(
@@ -166,6 +167,8 @@ def _note_render_help(parts: Parts) -> None:
             + ("it" if len(filled) == 1 else "them")
             + " empty"
         )
+    for sentence in dict.fromkeys(said for probe in parts.probes for said in probe.adapted):
+        parts.book.notes.append(sentence)
     if any(probe.renderer.empty_tools for probe in parts.probes):
         parts.book.notes.append(
             "the chat template iterates tools even when none are given: rendered with tools=[]"

@@ -425,6 +425,166 @@ def test_a_call_syntax_no_render_difference_reads_is_learnt_by_aligning_the_rend
     ]
 
 
+# A chat template that keeps its call ids in a list it appends to: transformers' immutable sandbox
+# refuses every conversation with a call, so the conformance check cannot render one.
+APPENDING_CALLS = (
+    "{%- set ids = namespace(seen=[]) -%}"
+    "{%- for m in messages -%}<{{ m.role }}>{{ m.content or '' }}"
+    "{%- for c in m.tool_calls or [] %}{%- set _ = ids.seen.append(c.id) -%}"
+    "<call>{{ c.function.name }}:{{ c.function.arguments | tojson }}</call>{% endfor %}</>"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt %}<assistant>{% endif -%}"
+)
+
+# A chat template that joins each argument's value to its key with ``+``: a number or a boolean
+# is a TypeError, so transformers renders no call with one.
+JOINED_VALUES = (
+    "{%- for m in messages -%}<{{ m.role }}>{{ m.content or '' }}"
+    "{%- for c in m.tool_calls or [] %}<call>{{ c.function.name }}{{ '{' }}"
+    "{%- for k in c.function.arguments %}{{ k + '=' + c.function.arguments[k] }}"
+    "{%- if not loop.last %};{% endif %}{% endfor %}{{ '}' }}</call>{% endfor %}</>"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt %}<assistant>{% endif -%}"
+)
+
+
+def test_calls_of_a_chat_template_that_changes_its_own_list_are_learnt_from_a_render_allowing_it():
+    result = infer_template(APPENDING_CALLS)
+    assert result.template["fields"]["tool_calls"] == {
+        "open_pattern": "<call>(?P<name>[\\w.\\-]+):",
+        "close_pattern": "(?<=[}\\]])\\s*</call>",
+        "repeats": True,
+        "content": "json",
+        "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+    }
+    assert (
+        "the chat template changes a list or dict it builds (SecurityError: access to attribute "
+        "'append' of 'list' object is unsafe.), which transformers' sandbox refuses: rendered "
+        "allowing it, to see what it writes"
+    ) in result.notes
+    # The check still renders as transformers does: its rows with calls are not renderable.
+    refused = [row for row in result.report.situations if not row.renderable]
+    assert refused and all("'append' of 'list' object is unsafe" in row.detail for row in refused)
+    message = parse_response(
+        'Sure.<call>get_weather:{"city": "Oslo", "days": 2}</call></>',
+        result.template,
+        prefix="<assistant>",
+    )
+    assert message == {
+        "role": "assistant",
+        "content": "Sure.",
+        "tool_calls": [
+            {
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Oslo", "days": 2}},
+            }
+        ],
+    }
+
+
+def test_calls_whose_values_a_chat_template_joins_as_strings_are_learnt_from_the_renders():
+    """Rendered with the argument values as text, the calls show a syntax no render difference
+    reads; the aligner over the renders reads it, and the judge keeps its template because the
+    renders, read as labelled outputs, tell it apart (the matrix cannot: no row with a number
+    renders)."""
+    result = infer_template(JOINED_VALUES)
+    assert (
+        "the chat template refuses a call whose argument is a number or a boolean (TypeError: "
+        'can only concatenate str (not "int") to str): calls rendered with every argument value '
+        "as its JSON text"
+    ) in result.notes
+    assert [
+        (each.description, each.passed, len(each.render_problems)) for each in result.candidates
+    ] == [("as learnt", True, 5), ("learnt by aligning the renders with their messages", True, 0)]
+    assert result.template is result.candidates[1].template
+    message = parse_response(
+        "Sure.<call>get_weather{city=Oslo;days=2}</call></>",
+        result.template,
+        prefix="<assistant>",
+        tools=[
+            {
+                "type": "function",
+                "function": {
+                    "name": "get_weather",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                    },
+                },
+            }
+        ],
+    )
+    assert message["content"] == "Sure."
+    assert [call["function"] for call in message["tool_calls"]] == [
+        {"name": "get_weather", "arguments": {"city": "Oslo", "days": 2}}
+    ]
+
+
+@needs_shared
+def test_the_calls_of_real_chat_templates_transformers_refuses_to_render_are_learnt():
+    """kimi-k2-instruct keeps its call ids in a list it appends to; functiongemma-litert joins
+    argument values with ``+``: transformers renders none of their calls, inference renders them
+    adapted and learns the syntax (before, both were partial: tool_calls missing)."""
+    entries = {entry["file"]: entry for entry in MANIFEST}
+
+    def inferred(name: str):
+        entry = entries[name]
+        return infer_template(
+            (CHAT_TEMPLATES / name).read_text(encoding="utf-8"),
+            bos_token=entry["bos_token"],
+            eos_token=entry["eos_token"],
+        )
+
+    kimi = inferred("kimi-k2-instruct.jinja")
+    assert kimi.complete and kimi.passed
+    assert kimi.template["fields"]["tool_calls"]["open_pattern"] == (
+        "<\\|tool_call_begin\\|>functions\\.(?P<name>[\\w.\\-]+):\\d+<\\|tool_call_argument_begin\\|>"
+    )
+    output = (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+        '<|tool_call_argument_begin|>{"city": "Paris", "days": 1}<|tool_call_end|>'
+        "<|tool_calls_section_end|><|im_end|>"
+    )
+    assert parse_response(output, kimi.template, prefix="<|im_assistant|>assistant<|im_middle|>")[
+        "tool_calls"
+    ] == [
+        {
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 1}},
+        }
+    ]
+    litert = inferred("functiongemma-litert.jinja")
+    assert litert.complete and litert.passed
+    chosen = next(each for each in litert.candidates if each.template is litert.template)
+    assert chosen.description == "learnt by aligning the renders with their messages"
+    message = parse_response(
+        "<start_function_call>call:get_weather{city:Paris,days:2}<end_function_call>",
+        litert.template,
+        prefix="<start_of_turn>model\n",
+        tools=[
+            {
+                "type": "function",
+                "function": {
+                    "name": "get_weather",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                    },
+                },
+            }
+        ],
+    )
+    assert message == {
+        "role": "assistant",
+        "tool_calls": [
+            {
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 2}},
+            }
+        ],
+    }
+
+
 @pytest.mark.parametrize(
     "chat_template, message",
     [
