@@ -66,6 +66,32 @@ def described_calls(section: str) -> list[Described]:
     return found
 
 
+# What the instructions say follows a lone call marker, in the sentence after it: a list of calls.
+_LISTED = regex.compile(r"(?i)\b(?:list|array)\b")
+
+
+def lone_call_marker(section: str, elsewhere: str) -> Described | None:
+    """The call marker instructions name without a closer or an example: the one markup token of
+    the tools section that pairs with no other token there (`closes`), stands inside a sentence
+    (words before and after it, not a section's own header) and that `elsewhere` (the prompt
+    without tools, the renders of the turns) never writes; with the payload the sentence
+    after it says, a JSON list when it speaks of a list or an array, else a JSON object per call.
+    None when there is not exactly one such token."""
+    tokens = list(dict.fromkeys(found.group() for found in MARKUP_TOKEN.finditer(section)))
+    lone = [
+        token
+        for token in tokens
+        if token not in elsewhere
+        and not any(closes(token, other) or closes(other, token) for other in tokens)
+        and regex.search(rf"\w[ \t]+{regex.escape(token)}[ \t]+\w", section)
+    ]
+    if len(lone) != 1:
+        return None
+    after = section[section.index(lone[0]) + len(lone[0]) :]
+    sentence = regex.split(r"[.!?](?:\s|$)|\n", after, maxsplit=1)[0]
+    return Described(lone[0], "", "[]" if _LISTED.search(sentence) else "{}")
+
+
 def learn_from_system_prompt(parts: Parts) -> None:
     """Confirm the call markers the renders show, or propose the described syntax where no render
     shows a call (a fallback the examples or the matrix decide)."""
@@ -77,6 +103,8 @@ def learn_from_system_prompt(parts: Parts) -> None:
     section, without, with_tools = found
     described = described_calls(section)
     if not described:
+        if parts.calls is None:
+            _propose_lone_marker(parts, section, without, with_tools)
         return
     syntax = parts.calls
     if syntax is not None:
@@ -144,3 +172,52 @@ def _field(described: Described) -> dict | None:
             "function": {"name": f"{{content.{name}}}", "arguments": f"{{content.{arguments}}}"},
         },
     }
+
+
+def _propose_lone_marker(parts: Parts, section: str, without: Render, with_tools: Render) -> None:
+    """Where no render shows a call and the instructions name one lone marker (`lone_call_marker`),
+    a `tool_calls` field opened by it, its JSON payload read with the keys a call has in a
+    message (``name``, ``arguments``) and closed where the turn ends: a documented fallback that
+    the author's example outputs decide."""
+    elsewhere = without.text + "".join(
+        turn.text
+        for probe in parts.probes
+        for turn in (probe.turn("answer"), probe.turn("reasoning"))
+        if turn is not None
+    )
+    lone = lone_call_marker(section, elsewhere)
+    if lone is None:
+        return
+    listed = lone.payload == "[]"
+    ends = "|".join(pattern_literal(close) for close in parts.closes)
+    close = r"(?<=" + ("\\]" if listed else "\\}") + r")\s*" + (f"(?:{ends})" if ends else "$")
+    spec: dict = {
+        "open_pattern": pattern_literal(lone.open) + (r"(?=\s*\[)" if listed else r"(?=\s*\{)"),
+        "close_pattern": close,
+        "content": "json",
+    }
+    if listed:
+        spec["transform_each"] = True
+        function = {"name": "{name}", "arguments": "{arguments}"}
+    else:
+        spec["repeats"] = True
+        function = {"name": "{content.name}", "arguments": "{content.arguments}"}
+    spec["transform"] = {"type": "function", "function": function}
+    shape = "a JSON list of calls" if listed else "a JSON object per call"
+    parts.calls = CallSyntax(
+        spec, [], [pattern_literal(lone.open)], "as the system prompt names it"
+    )
+    parts.book.find(
+        "fields.tool_calls",
+        spec,
+        f"no render shows a call, but the system prompt the chat template writes for tools names "
+        f"{lone.open!r}, a marker no render writes and nothing closes, with {shape} after it; "
+        "its keys are a call's own in a message (name, arguments); unconfirmed by any render",
+        without,
+        with_tools,
+    )
+    parts.book.fallbacks.append(
+        f"tool calls after {lone.open!r}: only the system prompt's instructions name it, no render "
+        "writes one, and the payload's keys are a call's own in a message"
+    )
+    parts.book.found_elsewhere("tool_calls")
