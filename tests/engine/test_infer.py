@@ -521,6 +521,35 @@ def test_calls_whose_values_a_chat_template_joins_as_strings_are_learnt_from_the
 
 
 @needs_shared
+def test_the_call_marker_granite_s_tools_instructions_name_reads_its_calls():
+    entry = next(entry for entry in MANIFEST if entry["file"] == "granite-3.3.jinja")
+    result = infer_template(
+        (CHAT_TEMPLATES / entry["file"]).read_text(encoding="utf-8"),
+        bos_token=entry["bos_token"],
+        eos_token=entry["eos_token"],
+    )
+    assert result.passed and result.complete
+    output = (
+        'Let me check.<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+        '{"name": "get_time", "arguments": {"tz": "CET"}}]<|end_of_text|>'
+    )
+    message = parse_response(
+        output, result.template, prefix="<|start_of_role|>assistant<|end_of_role|>"
+    )
+    assert message == {
+        "role": "assistant",
+        "content": "Let me check.",
+        "tool_calls": [
+            {
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Paris"}},
+            },
+            {"type": "function", "function": {"name": "get_time", "arguments": {"tz": "CET"}}},
+        ],
+    }
+
+
+@needs_shared
 def test_the_calls_of_real_chat_templates_transformers_refuses_to_render_are_learnt():
     """kimi-k2-instruct keeps its call ids in a list it appends to; functiongemma-litert joins
     argument values with ``+``: transformers renders none of their calls, inference renders them
@@ -583,6 +612,56 @@ def test_the_calls_of_real_chat_templates_transformers_refuses_to_render_are_lea
             }
         ],
     }
+
+
+# A chat template that takes tools and writes no call, whose instructions name a marker to start
+# calls with (inside a sentence, nothing closing it).
+NAMED_MARKER = (
+    "{%- if tools %}<sys>To use a tool, reply with <|do|> followed by a JSON list of calls. "
+    "Tools: {{ tools | tojson }}</>{% endif -%}"
+    "{%- for m in messages -%}<{{ m.role }}>{{ m.content or '' }}</>{% endfor -%}"
+    "{%- if add_generation_prompt %}<assistant>{% endif -%}"
+)
+
+
+def test_a_lone_marker_the_tools_instructions_name_opens_the_calls_a_documented_fallback():
+    result = infer_template(NAMED_MARKER)
+    assert result.template["fields"]["tool_calls"] == {
+        "open_pattern": "<\\|do\\|>(?=\\s*\\[)",
+        "close_pattern": "(?<=\\])\\s*(?:</>)",
+        "content": "json",
+        "transform_each": True,
+        "transform": {
+            "type": "function",
+            "function": {"name": "{name}", "arguments": "{arguments}"},
+        },
+    }
+    assert result.fallbacks == [
+        "tool calls after '<|do|>': only the system prompt's instructions name it, no render "
+        "writes one, and the payload's keys are a call's own in a message"
+    ]
+    message = parse_response(
+        'Sure.<|do|>[{"name": "get_time", "arguments": {"tz": "UTC"}}]</>',
+        result.template,
+        prefix="<assistant>",
+    )
+    assert message == {
+        "role": "assistant",
+        "content": "Sure.",
+        "tool_calls": [
+            {"type": "function", "function": {"name": "get_time", "arguments": {"tz": "UTC"}}}
+        ],
+    }
+    # Said of one call, an object per call; a marker that heads the section is not one named.
+    single = infer_template(NAMED_MARKER.replace("a JSON list of calls", "one JSON object"))
+    assert single.template["fields"]["tool_calls"]["open_pattern"] == "<\\|do\\|>(?=\\s*\\{)"
+    assert single.template["fields"]["tool_calls"]["repeats"] is True
+    headed = infer_template(
+        NAMED_MARKER.replace(
+            "<sys>To use a tool, reply with <|do|> followed by", "<|do|>Reply with"
+        )
+    )
+    assert "tool_calls" not in headed.template["fields"] and not headed.fallbacks
 
 
 @pytest.mark.parametrize(
