@@ -31,7 +31,11 @@ from .render import (
     thinking_values,
 )
 from .source_text import note_source, propose_from_source
-from .system_prompt import learn_from_system_prompt, tools_section
+from .system_prompt import (
+    learn_from_system_prompt,
+    learn_reasoning_from_instructions,
+    tools_section,
+)
 from .tokens import note_tokens, propose_from_tokens
 
 
@@ -95,6 +99,7 @@ def learn(
         propose_from_source(parts, chat_template)
     if parts.reasoning is None and tokenizer is not None:
         propose_from_tokens(parts, tokenizer)
+    learn_reasoning_from_instructions(parts)
     learn_prefill_after_opener(parts)
     learn_turn_end(parts)
     learn_calls(parts)

@@ -20,8 +20,8 @@ import regex
 
 from ..pattern_shapes import pattern_literal
 from .calls import CallSyntax
-from .markup import MARKUP_TOKEN, closes, difference
-from .parts import Parts
+from .markup import MARKUP_TOKEN, closes, difference, marker_pairs
+from .parts import Parts, Reasoning
 from .probes import ALPHA, PROBE_TOOLS, Probe, Render
 
 
@@ -221,3 +221,64 @@ def _propose_lone_marker(parts: Parts, section: str, without: Render, with_tools
         "writes one, and the payload's keys are a call's own in a message"
     )
     parts.book.found_elsewhere("tool_calls")
+
+
+def learn_reasoning_from_instructions(parts: Parts) -> None:
+    """Where no render shows reasoning: the marker pairs the thinking switch's instructions name.
+    What the first prompt (without tools) gains when thinking is switched on, when it names pairs
+    of markers (`marker_pairs`) that no turn writes ("write your thoughts between <x></x> and your
+    answer between <y></y>"): the first pair is the reasoning's open and close, and the markers of
+    the pairs after it wrap the answer, content closes the text drops. A documented fallback,
+    unconfirmed by any render."""
+    modes = {probe.mode: probe for probe in parts.probes}
+    on, off = modes.get("thinking on"), modes.get("thinking off")
+    if parts.reasoning is not None or on is None or off is None:
+        return
+    history = on.history("first-turn")
+    with_on = on.render(history, tools=False, add_generation_prompt=True)
+    with_off = off.render(history, tools=False, add_generation_prompt=True)
+    if with_on is None or with_off is None or with_on == with_off:
+        return
+    (_, _), (start, end) = difference(with_off, with_on)
+    gained = with_on[start:end]
+    written = "".join(
+        turn.text
+        for probe in parts.probes
+        for turn in (probe.turn("answer"), probe.turn("reasoning"))
+        if turn is not None
+    )
+    tokens = [found.group() for found in MARKUP_TOKEN.finditer(gained)]
+    pairs = [
+        (opener, closer)
+        for opener, closer in marker_pairs(tokens)
+        if opener not in written and closer not in written
+    ]
+    if not pairs:
+        return
+    opener, closer = pairs[0]
+    evidence = (
+        Render(off.label("first turn without tools"), with_off),
+        Render(on.label("first turn without tools"), with_on),
+    )
+    parts.reasoning = Reasoning(opener, closer)
+    how = (
+        "no render shows reasoning, but the prompt the thinking switch turns on names the pair "
+        f"{opener!r} and {closer!r} first, as where the model writes its thoughts; unconfirmed "
+        "by any render"
+    )
+    parts.book.find("fields.reasoning_content.open", opener, how, *evidence)
+    parts.book.find("fields.reasoning_content.close", closer, how, *evidence)
+    for wrapper in pairs[1:]:
+        for marker in wrapper:
+            if parts.add_close(marker):
+                parts.book.find(
+                    "fields.content.close",
+                    marker,
+                    "the prompt the thinking switch turns on names it around the answer, after "
+                    "the reasoning's markers: a marker the content drops; unconfirmed by any render",
+                    *evidence,
+                )
+    parts.book.fallbacks.append(
+        f"reasoning between {opener!r} and {closer!r}: only the instructions the thinking switch "
+        "turns on name them, no render writes reasoning"
+    )
