@@ -1,4 +1,5 @@
-"""Template inference, the system prompt: what a chat template tells the model when tools are given.
+"""Template inference, the system prompt: what a chat template tells the model when tools are
+given, or when thinking is switched on (`learn_reasoning_from_instructions`).
 
 Many chat templates write format instructions into the prompt when tools are given ("return a
 JSON object ... within <x></x> tags", an example call). The tools section is what the

@@ -664,6 +664,42 @@ def test_a_lone_marker_the_tools_instructions_name_opens_the_calls_a_documented_
     assert "tool_calls" not in headed.template["fields"] and not headed.fallbacks
 
 
+# A chat template whose thinking switch only adds instructions naming the markers: no render
+# writes reasoning.
+INSTRUCTED_REASONING = (
+    "{%- if enable_thinking %}<sys>Think first. Write your thoughts between <t></t> and your "
+    "answer between <a></a>.</>{% endif -%}"
+    "{%- for m in messages -%}<{{ m.role }}>{{ m.content or '' }}</>{% endfor -%}"
+    "{%- if add_generation_prompt %}<assistant>{% endif -%}"
+)
+
+
+def test_the_markers_a_thinking_switch_s_instructions_name_are_the_reasoning_s_a_fallback():
+    result = infer_template(INSTRUCTED_REASONING)
+    assert result.thinking_switch == "enable_thinking"
+    assert result.template["fields"] == {
+        "reasoning_content": {"open": "<t>", "close": "</t>"},
+        "content": {"close": ["<a>", "</a>", "</>"]},
+    }
+    assert result.fallbacks == [
+        "reasoning between '<t>' and '</t>': only the instructions the thinking switch turns on "
+        "name them, no render writes reasoning"
+    ]
+    message = parse_response(
+        "<t>Short question.</t><a>Yes.</a></>", result.template, prefix="<assistant>"
+    )
+    assert message == {
+        "role": "assistant",
+        "reasoning_content": "Short question.",
+        "content": "Yes.",
+    }
+    # Markers a turn writes are the turn's own, not the ones the instructions name.
+    written = infer_template(
+        INSTRUCTED_REASONING.replace("{{ m.content or '' }}", "<t></t>{{ m.content or '' }}")
+    )
+    assert not written.fallbacks
+
+
 @pytest.mark.parametrize(
     "chat_template, message",
     [
