@@ -108,6 +108,9 @@ PROBE_SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for to
 
 # The keys a chat template may read a message's reasoning from, in the order tried.
 REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
+# The reasoning given as a chunk of the content instead (``[{"type": "thinking", "thinking":
+# ...}, {"type": "text", "text": ...}]``), as some chat templates read it: tried after the keys.
+THINKING_CHUNK = "thinking chunk"
 # Renders longer than this are refused: a chat template that writes megabytes is not probed further.
 MAX_RENDER_CHARS = 2_000_000
 
@@ -435,9 +438,15 @@ class Probe:
 
     def turn(self, name: str, reasoning_key: str = "reasoning_content") -> Turn | None:
         """What the model writes for final message `name` (of `FINAL_MESSAGES`) on the first turn,
-        or None when the chat template refuses it or writes none of it."""
+        or None when the chat template refuses it or writes none of it. `reasoning_key`: the key
+        the reasoning is given under (`REASONING_KEYS`), or `THINKING_CHUNK`."""
         message = copy.deepcopy(FINAL_MESSAGES[name])
-        if "reasoning_content" in message and reasoning_key != "reasoning_content":
+        if "reasoning_content" in message and reasoning_key == THINKING_CHUNK:
+            message["content"] = [
+                {"type": "thinking", "thinking": message.pop("reasoning_content")},
+                {"type": "text", "text": message["content"]},
+            ]
+        elif "reasoning_content" in message and reasoning_key != "reasoning_content":
             message[reasoning_key] = message.pop("reasoning_content")
         history = self.history("first-turn")
         prompt = self.prompt("first-turn")
