@@ -700,6 +700,35 @@ def test_the_markers_a_thinking_switch_s_instructions_name_are_the_reasoning_s_a
     assert not written.fallbacks
 
 
+# A chat template that writes reasoning only from a thinking chunk of the content.
+CHUNKED_REASONING = (
+    "{%- for m in messages -%}<{{ m.role }}>"
+    "{%- if m.content is string %}{{ m.content }}{% else %}{% for c in m.content %}"
+    "{%- if c.type == 'thinking' %}[R]{{ c.thinking }}[/R]{% else %}{{ c.text }}{% endif %}"
+    "{%- endfor %}{% endif %}</>{% endfor -%}"
+    "{%- if add_generation_prompt %}<assistant>{% endif -%}"
+)
+
+
+def test_reasoning_a_chat_template_reads_from_a_thinking_chunk_of_the_content_is_learnt():
+    result = infer_template(CHUNKED_REASONING)
+    assert result.template["fields"] == {
+        "reasoning_content": {"open": "[R]", "close": "[/R]"},
+        "content": {"close": "</>"},
+    }
+    assert parse_response("[R]Easy.[/R]Yes.</>", result.template, prefix="<assistant>") == {
+        "role": "assistant",
+        "reasoning_content": "Easy.",
+        "content": "Yes.",
+    }
+    # A chat template that writes the content list as it is (its repr) shows no reasoning.
+    as_data = infer_template(
+        "{%- for m in messages -%}<{{ m.role }}>{{ m.content }}</>{% endfor -%}"
+        "{%- if add_generation_prompt %}<assistant>{% endif -%}"
+    )
+    assert as_data.template["fields"] == {"content": {"close": "</>"}}
+
+
 @pytest.mark.parametrize(
     "chat_template, message",
     [
