@@ -621,3 +621,29 @@ def test_examples_that_write_json_calls_teach_a_json_call_syntax():
         call("get_weather", {"city": "Rome"}),
         call("get_weather", {}),
     ]
+
+
+# A chat template that writes each call's id after a marker of its own.
+CALL_ID_MARKER = (
+    "{%- for m in messages -%}<{{ m.role }}>{{ m.content or '' }}"
+    "{%- for c in m.tool_calls or [] %}<call>{{ c.function.name }}<id>{{ c.id }}<args>"
+    "{{ c.function.arguments | tojson }}</call>{% endfor %}</>{% endfor -%}"
+    "{%- if add_generation_prompt %}<assistant>{% endif -%}"
+)
+
+
+def test_a_call_id_written_after_a_marker_of_its_own_is_optional_with_that_marker():
+    result = infer_template(CALL_ID_MARKER)
+    assert result.passed
+    assert result.template["fields"]["tool_calls"]["open_pattern"] == (
+        "<call>(?P<name>[\\w.\\-]+)(?:<id>[\\w\\-]+)?<args>"
+    )
+    expected = [
+        {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}
+    ]
+    for output in (
+        '<call>get_weather<id>abc123<args>{"city": "Oslo"}</call></>',
+        '<call>get_weather<args>{"city": "Oslo"}</call></>',
+    ):
+        message = parse_response(output, result.template, prefix="<assistant>")
+        assert message["tool_calls"] == expected, output
