@@ -30,7 +30,7 @@ from .render import (
     find_thinking_switch,
     thinking_values,
 )
-from .source_text import note_source, propose_from_source
+from .source_text import learn_alternative_ends, note_source, propose_from_source
 from .system_prompt import (
     learn_from_system_prompt,
     learn_reasoning_from_instructions,
@@ -102,6 +102,7 @@ def learn(
     learn_reasoning_from_instructions(parts)
     learn_prefill_after_opener(parts)
     learn_turn_end(parts)
+    learn_alternative_ends(parts, chat_template)
     learn_calls(parts)
     learn_next_headers(parts)
     learn_content_wrapper(parts)

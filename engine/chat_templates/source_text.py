@@ -105,3 +105,60 @@ def note_source(parts: Parts, chat_template: str, written: set[str]) -> None:
             + ", which no render writes: if the model writes it, example outputs that show it "
             "let inference place it"
         )
+
+
+def alternative_ends(chat_template: str, closes: list[str]) -> list[tuple[str, str]]:
+    """(marker, the close it stands for) for each marker the source writes instead of a content
+    close, in another branch of the same ``if``: each branch writes one markup token and nothing
+    else, and one of them is in `closes` (``{% if builtin_tools %}<|x|>{% else %}<|y|>{% endif
+    %}``, ``<|y|>`` known). In source order, none of `closes`; [] when the source does not parse."""
+    try:
+        import jinja2
+        from jinja2 import nodes
+    except ImportError:
+        return []
+    try:
+        tree = jinja2.Environment(extensions=["jinja2.ext.loopcontrols"]).parse(chat_template)
+    except jinja2.TemplateSyntaxError:
+        return []
+
+    def written(body: list) -> str:
+        """The one markup token `body` writes, when it writes nothing else ("" otherwise)."""
+        if not body or not all(isinstance(node, nodes.Output) for node in body):
+            return ""
+        text = ""
+        for output in body:
+            for node in output.nodes:
+                if isinstance(node, nodes.TemplateData):
+                    text += node.data
+                elif isinstance(node, nodes.Const) and isinstance(node.value, str):
+                    text += node.value
+                else:
+                    return ""
+        text = text.strip()
+        return text if MARKUP_TOKEN.fullmatch(text) else ""
+
+    found: dict[str, str] = {}
+    for branch in tree.find_all(nodes.If):
+        ends = [written(branch.body), *(written(other.body) for other in branch.elif_)]
+        ends.append(written(branch.else_))
+        known = next((end for end in ends if end in closes), None)
+        if all(ends) and known is not None:
+            for end in ends:
+                if end not in closes:
+                    found.setdefault(end, known)
+    return list(found.items())
+
+
+def learn_alternative_ends(parts: Parts, chat_template: str) -> None:
+    """Content closes the source writes where, in another branch, it writes one already known
+    (`alternative_ends`): the turn ends either way (an option no caller passes chooses)."""
+    for end, known in alternative_ends(chat_template, parts.closes):
+        if parts.add_close(end):
+            parts.book.find(
+                "fields.content.close",
+                end,
+                f"the chat template's source writes it instead of {known!r}, in another branch of "
+                "the same condition: the turn ends either way",
+                Render("the chat template's source: the branches' markers", f"{end}\n{known}"),
+            )
