@@ -647,3 +647,27 @@ def test_a_call_id_written_after_a_marker_of_its_own_is_optional_with_that_marke
     ):
         message = parse_response(output, result.template, prefix="<assistant>")
         assert message["tool_calls"] == expected, output
+
+
+# A chat template whose turn end depends on an option no caller passes: another marker in the
+# other branch of the same condition.
+OPTIONAL_END = (
+    "{%- for m in messages -%}<{{ m.role }}>{{ m.content or '' }}"
+    "{%- if long_mode is defined %}{{ '<|pause|>' }}{% else %}{{ '<|done|>' }}{% endif %}"
+    "{%- endfor -%}{%- if add_generation_prompt %}<assistant>{% endif -%}"
+)
+
+
+def test_a_marker_the_source_writes_instead_of_the_turn_end_is_a_content_close_too():
+    result = infer_template(OPTIONAL_END)
+    assert result.template["fields"]["content"] == {"close": ["<|done|>", "<|pause|>"]}
+    finding = next(f for f in result.findings if f.value == "<|pause|>")
+    assert finding.how == (
+        "the chat template's source writes it instead of '<|done|>', in another branch of the "
+        "same condition: the turn ends either way"
+    )
+    message = parse_response("Sure.<|pause|>", result.template, prefix="<assistant>")
+    assert message == {"role": "assistant", "content": "Sure."}
+    # A branch that writes text besides the marker is not an alternative end.
+    worded = infer_template(OPTIONAL_END.replace("{{ '<|pause|>' }}", "{{ 'more <|pause|>' }}"))
+    assert worded.template["fields"]["content"] == {"close": "<|done|>"}
