@@ -11,6 +11,8 @@ reasoning closer), and the literals no render writes are said.
 
 from __future__ import annotations
 
+import functools
+
 from .markup import MARKUP_TOKEN, marker_pairs
 from .parts import Parts
 from .probes import REASONING_KEYS, Render
@@ -23,19 +25,29 @@ _LOOKING_METHODS = {
 }  # fmt: skip
 
 
+@functools.lru_cache(maxsize=8)
+def syntax_tree(chat_template: str):
+    """The chat template's syntax tree (jinja2's parser; the learners only read it), parsed once
+    per chat template; None when it does not parse or jinja2 is not installed."""
+    try:
+        import jinja2
+    except ImportError:
+        return None
+    try:
+        return jinja2.Environment(extensions=["jinja2.ext.loopcontrols"]).parse(chat_template)
+    except jinja2.TemplateSyntaxError:
+        return None
+
+
 def source_markers(chat_template: str) -> list[str]:
     """The markup-token literals the chat template tests for (``in``), looks for or strips
     (string methods and the ``replace`` filter), or concatenates with a message's reasoning, in
     source order. [] when the source does not parse."""
-    try:
-        import jinja2
-        from jinja2 import nodes
-    except ImportError:
+    tree = syntax_tree(chat_template)
+    if tree is None:
         return []
-    try:
-        tree = jinja2.Environment(extensions=["jinja2.ext.loopcontrols"]).parse(chat_template)
-    except jinja2.TemplateSyntaxError:
-        return []
+    from jinja2 import nodes
+
     found: list[str] = []
 
     def literals(*items) -> None:
@@ -112,15 +124,10 @@ def alternative_ends(chat_template: str, closes: list[str]) -> list[tuple[str, s
     close, in another branch of the same ``if``: each branch writes one markup token and nothing
     else, and one of them is in `closes` (``{% if builtin_tools %}<|x|>{% else %}<|y|>{% endif
     %}``, ``<|y|>`` known). In source order, none of `closes`; [] when the source does not parse."""
-    try:
-        import jinja2
-        from jinja2 import nodes
-    except ImportError:
+    tree = syntax_tree(chat_template)
+    if tree is None:
         return []
-    try:
-        tree = jinja2.Environment(extensions=["jinja2.ext.loopcontrols"]).parse(chat_template)
-    except jinja2.TemplateSyntaxError:
-        return []
+    from jinja2 import nodes
 
     def written(body: list) -> str:
         """The one markup token `body` writes, when it writes nothing else ("" otherwise)."""
