@@ -11,9 +11,11 @@ show: the chat template's source (`source_text`), the system prompt it writes fo
 
 The parts make one or more candidate templates (`engine.chat_templates.candidates`), each
 checked with the conformance matrix (`engine.chat_templates.conformance.check_conformance`)
-against the same chat template, and with the examples when given; the first that passes both
-is kept, else the one that misreads the least evidence (failing rows and misread examples
-alike), and every finding carries the evidence that shows it. Where no evidence decides a
+against the same chat template, with the examples when given, and with the renders read as
+labelled outputs (`engine.chat_templates.evidence.labelled_renders`, judged as the examples
+are); the first that passes and reads them all is kept, else the one that misreads the least
+evidence (failing rows and misread examples alike, then misread renders), and every finding
+carries the evidence that shows it. Where no evidence decides a
 marker, a few documented fallbacks apply (listed in `InferredTemplate.fallbacks` and in
 docs/authoring.md). Nothing here knows a model family or its markers.
 
@@ -34,7 +36,7 @@ from ..template import load_template
 from .candidates import LEARNT_FROM_RENDERS, WITHOUT_OPENER
 from .candidates import candidates as build_candidates
 from .conformance import ConformanceReport, check_conformance, resolve_chat_template
-from .evidence import Example, read_examples
+from .evidence import Example, labelled_renders, read_examples
 from .examples import learn_from_renders
 from .judge import check_examples
 from .learner import learn, without_opener_finding
@@ -58,12 +60,16 @@ class Candidate:
         report: its conformance matrix against the chat template.
         example_problems: what it gets wrong on the example outputs, one sentence each ([] when
             it reads them all, or none were given).
+        render_problems: what it gets wrong on the chat template's renders taken as labelled
+            outputs (`engine.chat_templates.evidence.labelled_renders`: the probes' final turns
+            with the messages rendered), judged exactly as the examples are.
     """
 
     description: str
     template: dict
     report: ConformanceReport
     example_problems: list[str] = field(default_factory=list)
+    render_problems: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -76,15 +82,25 @@ class Candidate:
     @property
     def misread(self) -> int:
         """How much of the evidence it misreads: failing rows of its matrix (the renders) and
-        misread example outputs, each counting one. The candidate kept misreads the least (the
-        first of those, on a tie), so it never fails a row or an example that another candidate
-        reads while reading all that one reads."""
+        misread example outputs, each counting one. The candidate kept misreads the least, then
+        the fewest labelled renders (`judged`), so it never fails a row or an example that
+        another candidate reads while reading all that one reads."""
         return len(self.report.failed) + len(self.example_problems)
+
+    @property
+    def judged(self) -> tuple[int, int]:
+        """What the judge ranks candidates by, the least first (the first of those on a tie):
+        `misread`, then the labelled renders it misreads. The renders as written come second
+        because the matrix already reads them, with the normalisations a render needs where the
+        chat template writes one part as it writes another (content as reasoning, a string
+        without quotes); a labelled render still tells apart candidates the matrix cannot (its
+        rows with calls not renderable)."""
+        return self.misread, len(self.render_problems)
 
     def failures(self, limit: int = 3) -> list[str]:
         """The first failing rows, as ``name: detail``, then the first example it misreads."""
         rows = [f"{row.name}: {row.detail}" for row in self.report.failed[:limit]]
-        return rows + self.example_problems[:1]
+        return rows + self.example_problems[:1] + self.render_problems[:1]
 
     def to_dict(self) -> dict:
         return {
@@ -93,6 +109,7 @@ class Candidate:
             "counts": self.report.counts(),
             "failures": self.failures(),
             "example_problems": self.example_problems,
+            "render_problems": self.render_problems,
             "template": self.template,
         }
 
@@ -286,7 +303,7 @@ def infer_template(
     candidates = _checked_candidates(
         parts, chat_template, bos_token, eos_token, read, regex_timeout, deadline
     )
-    chosen = min(candidates, key=lambda each: each.misread)
+    chosen = min(candidates, key=lambda each: each.judged)
     book = parts.book
     if WITHOUT_OPENER in chosen.description:
         book.findings.append(without_opener_finding(parts))
@@ -334,12 +351,24 @@ def _checked_candidates(
         InferenceError: no candidate is a valid template.
     """
     book = parts.book
+    rendered = labelled_renders(parts.probes)
     candidates = _check_each(
-        build_candidates(parts), parts, chat_template, bos_token, eos_token, examples, regex_timeout
+        build_candidates(parts),
+        parts,
+        chat_template,
+        bos_token,
+        eos_token,
+        examples,
+        rendered,
+        regex_timeout,
     )
-    if not any(each.misread == 0 for each in candidates) and _before(deadline):
-        # None reads all the evidence: the aligner run over the renders gives one more (only
-        # then: learning it costs more than the other candidates together).
+    best = min(candidates, key=lambda each: each.judged, default=None)
+    if (best is None or best.misread or _lacks_rendered_part(best.template, rendered)) and _before(
+        deadline
+    ):
+        # None reads all the evidence, or the best has no field for a part the renders show:
+        # the aligner run over the renders gives one more (only then: learning it costs more
+        # than the other candidates together).
         learn_from_renders(parts, regex_timeout)
         if parts.render_template is not None:
             candidates += _check_each(
@@ -349,6 +378,7 @@ def _checked_candidates(
                 bos_token,
                 eos_token,
                 examples,
+                rendered,
                 regex_timeout,
             )
     if not candidates:
@@ -367,10 +397,12 @@ def _check_each(
     bos_token: str,
     eos_token: str,
     examples: list[Example],
+    rendered: list[Example],
     regex_timeout: float | None,
 ) -> list[Candidate]:
-    """Each of `built` with its matrix and its problems on the examples, in order, up to the
-    first that reads all of it or the deadline (a template the language rejects is noted)."""
+    """Each of `built` with its matrix and its problems on the examples and on the labelled
+    renders (`rendered`), in order, up to the first that reads all of it or the deadline (a
+    template the language rejects is noted)."""
     book, deadline = parts.book, parts.probes[0].deadline
     candidates = []
     for description, template in built:
@@ -389,10 +421,25 @@ def _check_each(
             regex_timeout=regex_timeout,
         )
         problems = check_examples(template, examples, regex_timeout) if examples else []
-        candidates.append(Candidate(description, template, report, problems))
-        if (report.passed and not problems) or not _before(deadline):
+        misread_renders = check_examples(template, rendered, regex_timeout)
+        candidates.append(Candidate(description, template, report, problems, misread_renders))
+        if (
+            report.passed and not problems and not _lacks_rendered_part(template, rendered)
+        ) or not _before(deadline):
             break
     return candidates
+
+
+def _lacks_rendered_part(template: dict, rendered: list[Example]) -> bool:
+    """Whether a labelled render's message has tool calls or reasoning that `template` has no
+    field for: the chat template renders a part that the renders' differences did not learn (a
+    call syntax no learner of the differences reads, calls only an adapted render writes)."""
+    fields = template["fields"]
+    return any(
+        example.expected.get(key) and key not in fields
+        for example in rendered
+        for key in ("tool_calls", "reasoning_content")
+    )
 
 
 # -- inference in a process that can be killed ---------------------------------------------

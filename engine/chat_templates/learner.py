@@ -30,8 +30,12 @@ from .render import (
     find_thinking_switch,
     thinking_values,
 )
-from .source_text import note_source, propose_from_source
-from .system_prompt import learn_from_system_prompt, tools_section
+from .source_text import learn_alternative_ends, note_source, propose_from_source
+from .system_prompt import (
+    learn_from_system_prompt,
+    learn_reasoning_from_instructions,
+    tools_section,
+)
 from .tokens import note_tokens, propose_from_tokens
 
 
@@ -95,8 +99,10 @@ def learn(
         propose_from_source(parts, chat_template)
     if parts.reasoning is None and tokenizer is not None:
         propose_from_tokens(parts, tokenizer)
+    learn_reasoning_from_instructions(parts)
     learn_prefill_after_opener(parts)
     learn_turn_end(parts)
+    learn_alternative_ends(parts, chat_template)
     learn_calls(parts)
     learn_next_headers(parts)
     learn_content_wrapper(parts)
@@ -156,7 +162,8 @@ def without_opener_finding(parts: Parts) -> Finding:
 
 
 def _note_render_help(parts: Parts) -> None:
-    """Say what the renders needed that no caller passes (variables rendered empty, `tools=[]`)."""
+    """Say what the renders needed that no caller passes (variables rendered empty, `tools=[]`),
+    and how they were adapted to what the chat template refused (`Probe.adapted`)."""
     filled = sorted({name for probe in parts.probes for name in probe.renderer.filled})
     if filled:
         parts.book.notes.append(
@@ -166,6 +173,8 @@ def _note_render_help(parts: Parts) -> None:
             + ("it" if len(filled) == 1 else "them")
             + " empty"
         )
+    for sentence in dict.fromkeys(said for probe in parts.probes for said in probe.adapted):
+        parts.book.notes.append(sentence)
     if any(probe.renderer.empty_tools for probe in parts.probes):
         parts.book.notes.append(
             "the chat template iterates tools even when none are given: rendered with tools=[]"

@@ -255,7 +255,9 @@ def pattern_with_stand_ins(text: str, name_group: bool = True) -> str:
     """A regex for `text`: whitespace runs match any whitespace, blanks are allowed between two
     markup tokens the render writes side by side (models break lines there), and the stand-ins
     match their groups (the name as the `name` group, or without one where the name is matched
-    a second time)."""
+    a second time). A call id written right after a marker of its own is optional with that
+    marker (``(?:[ID]ID)?``): the render writes the id it was given, a model or a serving
+    stack may write none."""
     joints = token_joints(text)
     if joints:
         text = "".join(
@@ -263,10 +265,12 @@ def pattern_with_stand_ins(text: str, name_group: bool = True) -> str:
             for start, end in zip([0, *joints], [*joints, len(text)])
         )
         return pattern_with_stand_ins(text, name_group)
-    pieces = []
+    pieces: list[str] = []
+    before = ""  # the piece before, as written
     for piece in regex.split(r"(\s+|[\x00\x01\x02\x04])", text):
         if not piece:
             continue
+        previous, before = before, piece
         if piece == KEY:
             pieces.append("(?P=key)")
         elif piece == NAME:
@@ -274,12 +278,23 @@ def pattern_with_stand_ins(text: str, name_group: bool = True) -> str:
         elif piece == NUMBER:
             pieces.append(r"\d+")
         elif piece == CALL_ID:
-            pieces.append(r"[\w\-]+")
+            marker = _last_token(previous) if pieces and previous not in STAND_INS else None
+            if marker:
+                pieces[-1] = pattern_literal(previous[: -len(marker)])
+                pieces.append(f"(?:{pattern_literal(marker)}" + r"[\w\-]+)?")
+            else:
+                pieces.append(r"[\w\-]+")
         elif piece.isspace():
             pieces.append(r"\s*")
         else:
             pieces.append(pattern_literal(piece))
     return "".join(pieces)
+
+
+def _last_token(text: str) -> str:
+    """The markup token `text` ends with, or "" (blanks and other text do not count)."""
+    found = [token for token in MARKUP_TOKEN.finditer(text) if token.end() == len(text)]
+    return found[-1].group() if found else ""
 
 
 def literal_head(text: str) -> str:

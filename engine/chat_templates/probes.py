@@ -23,7 +23,7 @@ from typing import Any
 import regex
 
 from .markup import difference
-from .render import ChatTemplateRenderer, ChatTemplateRenderError
+from .render import MUTATION_REFUSED, ChatTemplateRenderer, ChatTemplateRenderError
 from .turns import back_to_boundary, common_length, locate_turn
 
 # Needles: texts that occur in a render only where the conversation put them. Every one starts
@@ -108,6 +108,9 @@ PROBE_SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for to
 
 # The keys a chat template may read a message's reasoning from, in the order tried.
 REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
+# The reasoning given as a chunk of the content instead (``[{"type": "thinking", "thinking":
+# ...}, {"type": "text", "text": ...}]``), as some chat templates read it: tried after the keys.
+THINKING_CHUNK = "thinking chunk"
 # Renders longer than this are refused: a chat template that writes megabytes is not probed further.
 MAX_RENDER_CHARS = 2_000_000
 
@@ -263,6 +266,8 @@ class Probe:
         refusals: every conversation the chat template refused, with its error.
         renders: every render made, in order.
         without_tools: the chat template refuses tools, so every render is made without them.
+        adapted: how the renders were adapted to what the chat template refused (`_render_adapted`),
+            one sentence each.
     """
 
     renderer: ChatTemplateRenderer
@@ -271,6 +276,7 @@ class Probe:
     refusals: list[str] = field(default_factory=list)
     renders: list[Render] = field(default_factory=list)
     without_tools: bool = False
+    adapted: list[str] = field(default_factory=list)
     header: str = (
         ""  # the new turn's header, once learnt (the part of a trailer a turn does not end with)
     )
@@ -311,12 +317,64 @@ class Probe:
                     f"the render is {len(text):,} characters long, over {MAX_RENDER_CHARS:,}"
                 )
         except ChatTemplateRenderError as error:
-            self.refusals.append(f"{self.label(what)}: {error}")
-            text = None
+            text = self._render_adapted(
+                messages, tools, add_generation_prompt, continue_final_message, error
+            )
+            if text is None:
+                self.refusals.append(f"{self.label(what)}: {error}")
         self._cache[key] = text
         if text is not None:
             self.renders.append(Render(self.label(what), text))
         return text
+
+    def _render_adapted(
+        self,
+        messages: list[dict],
+        tools: bool,
+        add_generation_prompt: bool,
+        continue_final_message: bool,
+        error: Exception,
+    ) -> str | None:
+        """The render again, adapted to what refused it, or None: a chat template that changes
+        a list it builds (transformers' immutable sandbox refuses) is rendered allowing that; one
+        that joins argument values with ``+`` (a number refused) gets them as text. What is
+        adapted stays for every later render of this probe and is said in `adapted`; a render
+        refused anyway is None."""
+        renderer, said = self.renderer, str(error)
+        if MUTATION_REFUSED.search(said) and not renderer.allow_mutation:
+            renderer.allow_mutation = True
+            self.adapted.append(
+                f"the chat template changes a list or dict it builds ({said}), which "
+                "transformers' sandbox refuses: rendered allowing it, to see what it writes"
+            )
+        elif (
+            said.startswith("TypeError")
+            and not renderer.values_as_text
+            and any(
+                not isinstance(value, str)
+                for message in messages
+                for call in message.get("tool_calls") or ()
+                for value in (call["function"].get("arguments") or {}).values()
+            )
+        ):
+            renderer.values_as_text = True
+            self.adapted.append(
+                f"the chat template refuses a call whose argument is a number or a boolean "
+                f"({said}): calls rendered with every argument value as its JSON text"
+            )
+        else:
+            return None
+        try:
+            return self.renderer.render(
+                messages,
+                tools=copy.deepcopy(PROBE_TOOLS) if tools else None,
+                add_generation_prompt=add_generation_prompt,
+                continue_final_message=continue_final_message,
+            )
+        except ChatTemplateRenderError as again:
+            return self._render_adapted(
+                messages, tools, add_generation_prompt, continue_final_message, again
+            )
 
     def prefill(self) -> str | None:
         """The first turn with an answer to continue (``continue_final_message``), or None."""
@@ -380,9 +438,15 @@ class Probe:
 
     def turn(self, name: str, reasoning_key: str = "reasoning_content") -> Turn | None:
         """What the model writes for final message `name` (of `FINAL_MESSAGES`) on the first turn,
-        or None when the chat template refuses it or writes none of it."""
+        or None when the chat template refuses it or writes none of it. `reasoning_key`: the key
+        the reasoning is given under (`REASONING_KEYS`), or `THINKING_CHUNK`."""
         message = copy.deepcopy(FINAL_MESSAGES[name])
-        if "reasoning_content" in message and reasoning_key != "reasoning_content":
+        if "reasoning_content" in message and reasoning_key == THINKING_CHUNK:
+            message["content"] = [
+                {"type": "thinking", "thinking": message.pop("reasoning_content")},
+                {"type": "text", "text": message["content"]},
+            ]
+        elif "reasoning_content" in message and reasoning_key != "reasoning_content":
             message[reasoning_key] = message.pop("reasoning_content")
         history = self.history("first-turn")
         prompt = self.prompt("first-turn")

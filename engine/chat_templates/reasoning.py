@@ -11,6 +11,8 @@ pairs such evidence gives.
 
 from __future__ import annotations
 
+import regex
+
 from ..pattern_shapes import pattern_literal
 from .markup import (
     MARKUP_TOKEN,
@@ -27,11 +29,15 @@ from .probes import (
     REASONING,
     REASONING_KEYS,
     SECOND_QUESTION,
+    THINKING_CHUNK,
     Probe,
     Render,
     Turn,
     assistant,
 )
+
+# A chunk's own keys written quoted: the chat template writes the content list as data.
+_CHUNK_WRITTEN_AS_DATA = regex.compile(r"['\"](?:type|thinking|text)['\"]\s*:")
 
 
 def learn_reasoning(parts: Parts) -> None:
@@ -44,10 +50,12 @@ def learn_reasoning(parts: Parts) -> None:
 
 def _from_finished_turn(parts: Parts, probe: Probe) -> bool:
     answer = probe.turn("answer")
-    for key in REASONING_KEYS:
+    for key in (*REASONING_KEYS, THINKING_CHUNK):
         turn = probe.turn("reasoning", key)
         if turn is None or REASONING not in turn.text or ANSWER not in turn.text:
             continue
+        if key == THINKING_CHUNK and _CHUNK_WRITTEN_AS_DATA.search(turn.text):
+            continue  # the chunks written as they are given (a list's repr), not rendered
         view = parts.visible(probe, turn)
         start, end = view.find(REASONING), view.find(ANSWER)
         opening, between = view[:start].strip(), view[start + len(REASONING) : end]

@@ -17,6 +17,7 @@ light; without it they raise `ImportError` naming what to install.
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import functools
 import json
@@ -77,6 +78,15 @@ MAX_BUILT = 1_000_000
 # The longest string or list a chat template may build by joining (``+`` and ``~``): a prompt is
 # far shorter, and a loop doubling a string reaches it in a few steps.
 MAX_JOINED = 16 * MAX_BUILT
+# Whether the render under way may change the lists and dicts the chat template builds (see
+# `ChatTemplateRenderer.allow_mutation`): set around one render, read by the sandbox.
+_MUTATION_ALLOWED: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "chat_template_mutation_allowed", default=False
+)
+# The errors jinja2's immutable sandbox raises for a method that changes a list or dict.
+MUTATION_REFUSED = regex.compile(
+    r"SecurityError: access to attribute '\w+' of '(?:list|dict)' object is unsafe"
+)
 # Methods of str that pad to a width given as an argument.
 _PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
 # A printf width or precision written in a format string ("%2000000000s").
@@ -127,9 +137,13 @@ def bounded_sandbox():
     build a string, list or number past MAX_BUILT: ``*`` of a sequence, ``**``, ``%`` with a
     width, the padding methods of str and the `center` and `indent` filters; and a join past
     MAX_JOINED (``+`` before it is built, ``~`` once built, so a doubling loop stops at twice
-    that). A refusal is jinja2's `SecurityError`, saying what was asked for."""
+    that). A refusal is jinja2's `SecurityError`, saying what was asked for.
+
+    While `_MUTATION_ALLOWED` is set (one render of `ChatTemplateRenderer` with
+    `allow_mutation`), a list or dict may be changed in place as jinja2's mutable sandbox
+    allows, up to MAX_BUILT items."""
     from jinja2.compiler import CodeGenerator
-    from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+    from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment, SecurityError
 
     def refuse(what: str, size: int, bound: int = MAX_BUILT) -> None:
         raise SecurityError(
@@ -176,10 +190,19 @@ def bounded_sandbox():
                 )
             return super().call_binop(context, operator, left, right)
 
+        def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+            if _MUTATION_ALLOWED.get() and isinstance(obj, (list, dict)):
+                return SandboxedEnvironment.is_safe_attribute(self, obj, attr, value)
+            return super().is_safe_attribute(obj, attr, value)
+
         def call(__self, __context, __obj, *args, **kwargs):  # noqa: N805 - jinja2's own names
             if (width := _padded_width(__obj, args, kwargs)) > MAX_BUILT:
                 refuse("pads a string to a width of", width)
-            return super().call(__context, __obj, *args, **kwargs)
+            result = super().call(__context, __obj, *args, **kwargs)
+            changed = getattr(__obj, "__self__", None)
+            if isinstance(changed, (list, dict)) and len(changed) > MAX_BUILT:
+                refuse("grows a list or dict in place to", len(changed))
+            return result
 
     return BoundedSandbox
 
@@ -254,6 +277,13 @@ class ChatTemplateRenderer:
         switch: the keyword that switches reasoning (``enable_thinking``), or None.
         thinking: the value passed for `switch` (None: not passed): True or False, or a level
             for a level switch (``"high"``, ``"low"``).
+        allow_mutation: render allowing the chat template to change the lists and dicts it
+            builds (``ids.append(...)``), which transformers' immutable sandbox refuses. Only
+            inference sets it, after such a refusal, to see what the chat template means to
+            write; the conformance check renders as transformers does.
+        values_as_text: write every tool-call argument value that is not a string as its JSON
+            text (``73519`` as ``"73519"``), for a chat template that joins values to strings
+            with ``+`` and so refuses a number. Only inference sets it, after such a refusal.
     """
 
     chat_template: str
@@ -261,6 +291,8 @@ class ChatTemplateRenderer:
     eos_token: str = ""
     switch: str | None = None
     thinking: Any = None
+    allow_mutation: bool = False
+    values_as_text: bool = False
 
     def __post_init__(self):
         self._render = render_function()
@@ -288,6 +320,15 @@ class ChatTemplateRenderer:
         for message in messages:
             if message.get("tool_calls") and message.get("content") == "":
                 message["content"] = empty_content
+            if self.values_as_text:
+                for call in message.get("tool_calls") or ():
+                    arguments = call["function"]["arguments"]
+                    if not isinstance(arguments, dict):
+                        continue
+                    call["function"]["arguments"] = {
+                        key: value if isinstance(value, str) else json.dumps(value)
+                        for key, value in arguments.items()
+                    }
             if arguments_as_text:
                 for call in message.get("tool_calls") or ():
                     call["function"]["arguments"] = json.dumps(
@@ -412,6 +453,7 @@ class ChatTemplateRenderer:
         }
         if self.switch is not None and self.thinking is not None:
             options[self.switch] = self.thinking
+        allowed = _MUTATION_ALLOWED.set(self.allow_mutation)
         try:
             rendered, _ = self._render(
                 [messages],
@@ -427,6 +469,8 @@ class ChatTemplateRenderer:
             ) from error
         except Exception as error:  # the template's own error, whatever its type
             raise ChatTemplateRenderError(f"{type(error).__name__}: {error}") from error
+        finally:
+            _MUTATION_ALLOWED.reset(allowed)
         return rendered[0]
 
 

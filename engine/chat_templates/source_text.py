@@ -11,6 +11,8 @@ reasoning closer), and the literals no render writes are said.
 
 from __future__ import annotations
 
+import functools
+
 from .markup import MARKUP_TOKEN, marker_pairs
 from .parts import Parts
 from .probes import REASONING_KEYS, Render
@@ -23,19 +25,29 @@ _LOOKING_METHODS = {
 }  # fmt: skip
 
 
+@functools.lru_cache(maxsize=8)
+def syntax_tree(chat_template: str):
+    """The chat template's syntax tree (jinja2's parser; the learners only read it), parsed once
+    per chat template; None when it does not parse or jinja2 is not installed."""
+    try:
+        import jinja2
+    except ImportError:
+        return None
+    try:
+        return jinja2.Environment(extensions=["jinja2.ext.loopcontrols"]).parse(chat_template)
+    except jinja2.TemplateSyntaxError:
+        return None
+
+
 def source_markers(chat_template: str) -> list[str]:
     """The markup-token literals the chat template tests for (``in``), looks for or strips
     (string methods and the ``replace`` filter), or concatenates with a message's reasoning, in
     source order. [] when the source does not parse."""
-    try:
-        import jinja2
-        from jinja2 import nodes
-    except ImportError:
+    tree = syntax_tree(chat_template)
+    if tree is None:
         return []
-    try:
-        tree = jinja2.Environment(extensions=["jinja2.ext.loopcontrols"]).parse(chat_template)
-    except jinja2.TemplateSyntaxError:
-        return []
+    from jinja2 import nodes
+
     found: list[str] = []
 
     def literals(*items) -> None:
@@ -105,3 +117,55 @@ def note_source(parts: Parts, chat_template: str, written: set[str]) -> None:
             + ", which no render writes: if the model writes it, example outputs that show it "
             "let inference place it"
         )
+
+
+def alternative_ends(chat_template: str, closes: list[str]) -> list[tuple[str, str]]:
+    """(marker, the close it stands for) for each marker the source writes instead of a content
+    close, in another branch of the same ``if``: each branch writes one markup token and nothing
+    else, and one of them is in `closes` (``{% if builtin_tools %}<|x|>{% else %}<|y|>{% endif
+    %}``, ``<|y|>`` known). In source order, none of `closes`; [] when the source does not parse."""
+    tree = syntax_tree(chat_template)
+    if tree is None:
+        return []
+    from jinja2 import nodes
+
+    def written(body: list) -> str:
+        """The one markup token `body` writes, when it writes nothing else ("" otherwise)."""
+        if not body or not all(isinstance(node, nodes.Output) for node in body):
+            return ""
+        text = ""
+        for output in body:
+            for node in output.nodes:
+                if isinstance(node, nodes.TemplateData):
+                    text += node.data
+                elif isinstance(node, nodes.Const) and isinstance(node.value, str):
+                    text += node.value
+                else:
+                    return ""
+        text = text.strip()
+        return text if MARKUP_TOKEN.fullmatch(text) else ""
+
+    found: dict[str, str] = {}
+    for branch in tree.find_all(nodes.If):
+        ends = [written(branch.body), *(written(other.body) for other in branch.elif_)]
+        ends.append(written(branch.else_))
+        known = next((end for end in ends if end in closes), None)
+        if all(ends) and known is not None:
+            for end in ends:
+                if end not in closes:
+                    found.setdefault(end, known)
+    return list(found.items())
+
+
+def learn_alternative_ends(parts: Parts, chat_template: str) -> None:
+    """Content closes the source writes where, in another branch, it writes one already known
+    (`alternative_ends`): the turn ends either way (an option no caller passes chooses)."""
+    for end, known in alternative_ends(chat_template, parts.closes):
+        if parts.add_close(end):
+            parts.book.find(
+                "fields.content.close",
+                end,
+                f"the chat template's source writes it instead of {known!r}, in another branch of "
+                "the same condition: the turn ends either way",
+                Render("the chat template's source: the branches' markers", f"{end}\n{known}"),
+            )

@@ -16,7 +16,12 @@ import pytest
 from engine import check_conformance, load_chat_template, parse_response
 from engine.chat_templates.conformance import TOOLS
 from engine.chat_templates.families import family_template
-from engine.chat_templates.render import ChatTemplateRenderer, ModelLoadError, find_thinking_switch
+from engine.chat_templates.render import (
+    ChatTemplateRenderer,
+    ChatTemplateRenderError,
+    ModelLoadError,
+    find_thinking_switch,
+)
 from engine.template_files import load_template_file
 from tests.support.paths import CHAT_TEMPLATES, MANIFEST, TEMPLATE_FOR, needs_shared
 from tests.support.paths import ROOT as REPO_ROOT
@@ -474,3 +479,49 @@ def test_cli_a_broken_call_close_fails_every_row_with_a_call(tmp_path):
     passed_with_calls = [line for line in lines if line.startswith("ok ") and "tool-call" in line]
     assert passed_with_calls == []
     assert lines[-1] == "20 situations: 12 passed, 4 failed, 4 not renderable"
+
+
+APPENDING = "{%- set seen = [] -%}{%- for m in messages %}{% set _ = seen.append(m.role) %}{% endfor %}{{ seen | join(',') }}"
+
+
+def test_a_renderer_allowing_mutation_renders_a_list_the_template_appends_to_and_the_default_refuses():
+    messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}]
+    with pytest.raises(ChatTemplateRenderError, match="'append' of 'list' object is unsafe"):
+        ChatTemplateRenderer(APPENDING).render(messages)
+    assert ChatTemplateRenderer(APPENDING, allow_mutation=True).render(messages) == "user,assistant"
+    # Allowed for that renderer's renders only: another renderer of the same template still refuses.
+    with pytest.raises(ChatTemplateRenderError, match="is unsafe"):
+        ChatTemplateRenderer(APPENDING).render(messages)
+
+
+def test_a_list_grown_in_place_past_the_sandbox_bound_is_refused():
+    growing = (
+        "{%- set seen = [] -%}{%- set chunk = range(100000) | list -%}"
+        "{%- for i in range(11) %}{% set _ = seen.extend(chunk) %}{% endfor %}{{ seen | length }}"
+    )
+    with pytest.raises(
+        ChatTemplateRenderError,
+        match="grows a list or dict in place to 1,100,000 \\(at most 1,000,000 in this sandbox\\)",
+    ):
+        ChatTemplateRenderer(growing, allow_mutation=True).render(
+            [{"role": "user", "content": "Hi"}]
+        )
+
+
+def test_a_renderer_with_values_as_text_writes_numbers_and_booleans_as_their_json_text():
+    joined = (
+        "{%- for m in messages %}{% for c in m.tool_calls or [] %}{% for k in c.function.arguments %}"
+        "{{ k + '=' + c.function.arguments[k] + ';' }}{% endfor %}{% endfor %}{% endfor %}"
+    )
+    call = {
+        "id": "call00001",
+        "type": "function",
+        "function": {"name": "f", "arguments": {"a": "x", "n": 3, "b": True, "z": None}},
+    }
+    messages = [{"role": "assistant", "content": "", "tool_calls": [call]}]
+    with pytest.raises(ChatTemplateRenderError, match="TypeError: can only concatenate str"):
+        ChatTemplateRenderer(joined).render(messages)
+    assert (
+        ChatTemplateRenderer(joined, values_as_text=True).render(messages)
+        == "a=x;n=3;b=true;z=null;"
+    )

@@ -12,6 +12,7 @@ import regex
 
 from engine import infer_template, parse_response
 from engine.chat_templates.align import align
+from engine.chat_templates.candidates import LEARNT_FROM_EXAMPLES
 from engine.chat_templates.evidence import Example
 from tests.support.paths import CHAT_TEMPLATE_FIXTURES
 
@@ -468,8 +469,18 @@ def test_the_markers_around_an_examples_calls_are_not_content_closes():
         }
     ]
     result = infer_template(text, examples=examples)
-    assert result.template["fields"]["content"] == {"close": "<|eot|>"}
-    assert "<|calls|>" not in [finding.value for finding in result.findings]
+    from_example = next(
+        each for each in result.candidates if each.description == LEARNT_FROM_EXAMPLES
+    )
+    assert from_example.template["fields"]["content"] == {"close": "<|eot|>"}
+    assert read(from_example.template, 'Sure.<|calls|>get_time(tz="UTC")<|/calls|><|eot|>') == (
+        message("Sure.", calls=[call("get_time", {"tz": "UTC"})])
+    )
+    # One call in the one example cannot show what parts two; the render of two calls does,
+    # and the judge reads the renders as it reads the examples: the candidate that reads them
+    # all (and the example) is kept, and it reads the other output alike.
+    assert [len(each.render_problems) for each in result.candidates] == [1, 5, 0]
+    assert result.template is result.candidates[-1].template
     assert read(result.template, 'Sure.<|calls|>get_time(tz="UTC")<|/calls|><|eot|>') == message(
         "Sure.", calls=[call("get_time", {"tz": "UTC"})]
     )

@@ -425,6 +425,310 @@ def test_a_call_syntax_no_render_difference_reads_is_learnt_by_aligning_the_rend
     ]
 
 
+# A chat template that keeps its call ids in a list it appends to: transformers' immutable sandbox
+# refuses every conversation with a call, so the conformance check cannot render one.
+APPENDING_CALLS = (
+    "{%- set ids = namespace(seen=[]) -%}"
+    "{%- for m in messages -%}<{{ m.role }}>{{ m.content or '' }}"
+    "{%- for c in m.tool_calls or [] %}{%- set _ = ids.seen.append(c.id) -%}"
+    "<call>{{ c.function.name }}:{{ c.function.arguments | tojson }}</call>{% endfor %}</>"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt %}<assistant>{% endif -%}"
+)
+
+# A chat template that joins each argument's value to its key with ``+``: a number or a boolean
+# is a TypeError, so transformers renders no call with one.
+JOINED_VALUES = (
+    "{%- for m in messages -%}<{{ m.role }}>{{ m.content or '' }}"
+    "{%- for c in m.tool_calls or [] %}<call>{{ c.function.name }}{{ '{' }}"
+    "{%- for k in c.function.arguments %}{{ k + '=' + c.function.arguments[k] }}"
+    "{%- if not loop.last %};{% endif %}{% endfor %}{{ '}' }}</call>{% endfor %}</>"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt %}<assistant>{% endif -%}"
+)
+
+
+def test_calls_of_a_chat_template_that_changes_its_own_list_are_learnt_from_a_render_allowing_it():
+    result = infer_template(APPENDING_CALLS)
+    assert result.template["fields"]["tool_calls"] == {
+        "open_pattern": "<call>(?P<name>[\\w.\\-]+):",
+        "close_pattern": "(?<=[}\\]])\\s*</call>",
+        "repeats": True,
+        "content": "json",
+        "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+    }
+    assert (
+        "the chat template changes a list or dict it builds (SecurityError: access to attribute "
+        "'append' of 'list' object is unsafe.), which transformers' sandbox refuses: rendered "
+        "allowing it, to see what it writes"
+    ) in result.notes
+    # The check still renders as transformers does: its rows with calls are not renderable.
+    refused = [row for row in result.report.situations if not row.renderable]
+    assert refused and all("'append' of 'list' object is unsafe" in row.detail for row in refused)
+    message = parse_response(
+        'Sure.<call>get_weather:{"city": "Oslo", "days": 2}</call></>',
+        result.template,
+        prefix="<assistant>",
+    )
+    assert message == {
+        "role": "assistant",
+        "content": "Sure.",
+        "tool_calls": [
+            {
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Oslo", "days": 2}},
+            }
+        ],
+    }
+
+
+def test_calls_whose_values_a_chat_template_joins_as_strings_are_learnt_from_the_renders():
+    """Rendered with the argument values as text, the calls show a syntax no render difference
+    reads; the aligner over the renders reads it, and the judge keeps its template because the
+    renders, read as labelled outputs, tell it apart (the matrix cannot: no row with a number
+    renders)."""
+    result = infer_template(JOINED_VALUES)
+    assert (
+        "the chat template refuses a call whose argument is a number or a boolean (TypeError: "
+        'can only concatenate str (not "int") to str): calls rendered with every argument value '
+        "as its JSON text"
+    ) in result.notes
+    assert [
+        (each.description, each.passed, len(each.render_problems)) for each in result.candidates
+    ] == [("as learnt", True, 5), ("learnt by aligning the renders with their messages", True, 0)]
+    assert result.template is result.candidates[1].template
+    message = parse_response(
+        "Sure.<call>get_weather{city=Oslo;days=2}</call></>",
+        result.template,
+        prefix="<assistant>",
+        tools=[
+            {
+                "type": "function",
+                "function": {
+                    "name": "get_weather",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                    },
+                },
+            }
+        ],
+    )
+    assert message["content"] == "Sure."
+    assert [call["function"] for call in message["tool_calls"]] == [
+        {"name": "get_weather", "arguments": {"city": "Oslo", "days": 2}}
+    ]
+
+
+@needs_shared
+def test_the_call_marker_granite_s_tools_instructions_name_reads_its_calls():
+    entry = next(entry for entry in MANIFEST if entry["file"] == "granite-3.3.jinja")
+    result = infer_template(
+        (CHAT_TEMPLATES / entry["file"]).read_text(encoding="utf-8"),
+        bos_token=entry["bos_token"],
+        eos_token=entry["eos_token"],
+    )
+    assert result.passed and result.complete
+    output = (
+        'Let me check.<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+        '{"name": "get_time", "arguments": {"tz": "CET"}}]<|end_of_text|>'
+    )
+    message = parse_response(
+        output, result.template, prefix="<|start_of_role|>assistant<|end_of_role|>"
+    )
+    assert message == {
+        "role": "assistant",
+        "content": "Let me check.",
+        "tool_calls": [
+            {
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Paris"}},
+            },
+            {"type": "function", "function": {"name": "get_time", "arguments": {"tz": "CET"}}},
+        ],
+    }
+
+
+@needs_shared
+def test_the_calls_of_real_chat_templates_transformers_refuses_to_render_are_learnt():
+    """kimi-k2-instruct keeps its call ids in a list it appends to; functiongemma-litert joins
+    argument values with ``+``: transformers renders none of their calls, inference renders them
+    adapted and learns the syntax (before, both were partial: tool_calls missing)."""
+    entries = {entry["file"]: entry for entry in MANIFEST}
+
+    def inferred(name: str):
+        entry = entries[name]
+        return infer_template(
+            (CHAT_TEMPLATES / name).read_text(encoding="utf-8"),
+            bos_token=entry["bos_token"],
+            eos_token=entry["eos_token"],
+        )
+
+    kimi = inferred("kimi-k2-instruct.jinja")
+    assert kimi.complete and kimi.passed
+    assert kimi.template["fields"]["tool_calls"]["open_pattern"] == (
+        "<\\|tool_call_begin\\|>functions\\.(?P<name>[\\w.\\-]+):\\d+<\\|tool_call_argument_begin\\|>"
+    )
+    output = (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+        '<|tool_call_argument_begin|>{"city": "Paris", "days": 1}<|tool_call_end|>'
+        "<|tool_calls_section_end|><|im_end|>"
+    )
+    assert parse_response(output, kimi.template, prefix="<|im_assistant|>assistant<|im_middle|>")[
+        "tool_calls"
+    ] == [
+        {
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 1}},
+        }
+    ]
+    litert = inferred("functiongemma-litert.jinja")
+    assert litert.complete and litert.passed
+    chosen = next(each for each in litert.candidates if each.template is litert.template)
+    assert chosen.description == "learnt by aligning the renders with their messages"
+    message = parse_response(
+        "<start_function_call>call:get_weather{city:Paris,days:2}<end_function_call>",
+        litert.template,
+        prefix="<start_of_turn>model\n",
+        tools=[
+            {
+                "type": "function",
+                "function": {
+                    "name": "get_weather",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                    },
+                },
+            }
+        ],
+    )
+    assert message == {
+        "role": "assistant",
+        "tool_calls": [
+            {
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 2}},
+            }
+        ],
+    }
+
+
+# A chat template that takes tools and writes no call, whose instructions name a marker to start
+# calls with (inside a sentence, nothing closing it).
+NAMED_MARKER = (
+    "{%- if tools %}<sys>To use a tool, reply with <|do|> followed by a JSON list of calls. "
+    "Tools: {{ tools | tojson }}</>{% endif -%}"
+    "{%- for m in messages -%}<{{ m.role }}>{{ m.content or '' }}</>{% endfor -%}"
+    "{%- if add_generation_prompt %}<assistant>{% endif -%}"
+)
+
+
+def test_a_lone_marker_the_tools_instructions_name_opens_the_calls_a_documented_fallback():
+    result = infer_template(NAMED_MARKER)
+    assert result.template["fields"]["tool_calls"] == {
+        "open_pattern": "<\\|do\\|>(?=\\s*\\[)",
+        "close_pattern": "(?<=\\])\\s*(?:</>)",
+        "content": "json",
+        "transform_each": True,
+        "transform": {
+            "type": "function",
+            "function": {"name": "{name}", "arguments": "{arguments}"},
+        },
+    }
+    assert result.fallbacks == [
+        "tool calls after '<|do|>': only the system prompt's instructions name it, no render "
+        "writes one, and the payload's keys are a call's own in a message"
+    ]
+    message = parse_response(
+        'Sure.<|do|>[{"name": "get_time", "arguments": {"tz": "UTC"}}]</>',
+        result.template,
+        prefix="<assistant>",
+    )
+    assert message == {
+        "role": "assistant",
+        "content": "Sure.",
+        "tool_calls": [
+            {"type": "function", "function": {"name": "get_time", "arguments": {"tz": "UTC"}}}
+        ],
+    }
+    # Said of one call, an object per call; a marker that heads the section is not one named.
+    single = infer_template(NAMED_MARKER.replace("a JSON list of calls", "one JSON object"))
+    assert single.template["fields"]["tool_calls"]["open_pattern"] == "<\\|do\\|>(?=\\s*\\{)"
+    assert single.template["fields"]["tool_calls"]["repeats"] is True
+    headed = infer_template(
+        NAMED_MARKER.replace(
+            "<sys>To use a tool, reply with <|do|> followed by", "<|do|>Reply with"
+        )
+    )
+    assert "tool_calls" not in headed.template["fields"] and not headed.fallbacks
+
+
+# A chat template whose thinking switch only adds instructions naming the markers: no render
+# writes reasoning.
+INSTRUCTED_REASONING = (
+    "{%- if enable_thinking %}<sys>Think first. Write your thoughts between <t></t> and your "
+    "answer between <a></a>.</>{% endif -%}"
+    "{%- for m in messages -%}<{{ m.role }}>{{ m.content or '' }}</>{% endfor -%}"
+    "{%- if add_generation_prompt %}<assistant>{% endif -%}"
+)
+
+
+def test_the_markers_a_thinking_switch_s_instructions_name_are_the_reasoning_s_a_fallback():
+    result = infer_template(INSTRUCTED_REASONING)
+    assert result.thinking_switch == "enable_thinking"
+    assert result.template["fields"] == {
+        "reasoning_content": {"open": "<t>", "close": "</t>"},
+        "content": {"close": ["<a>", "</a>", "</>"]},
+    }
+    assert result.fallbacks == [
+        "reasoning between '<t>' and '</t>': only the instructions the thinking switch turns on "
+        "name them, no render writes reasoning"
+    ]
+    message = parse_response(
+        "<t>Short question.</t><a>Yes.</a></>", result.template, prefix="<assistant>"
+    )
+    assert message == {
+        "role": "assistant",
+        "reasoning_content": "Short question.",
+        "content": "Yes.",
+    }
+    # Markers a turn writes are the turn's own, not the ones the instructions name.
+    written = infer_template(
+        INSTRUCTED_REASONING.replace("{{ m.content or '' }}", "<t></t>{{ m.content or '' }}")
+    )
+    assert not written.fallbacks
+
+
+# A chat template that writes reasoning only from a thinking chunk of the content.
+CHUNKED_REASONING = (
+    "{%- for m in messages -%}<{{ m.role }}>"
+    "{%- if m.content is string %}{{ m.content }}{% else %}{% for c in m.content %}"
+    "{%- if c.type == 'thinking' %}[R]{{ c.thinking }}[/R]{% else %}{{ c.text }}{% endif %}"
+    "{%- endfor %}{% endif %}</>{% endfor -%}"
+    "{%- if add_generation_prompt %}<assistant>{% endif -%}"
+)
+
+
+def test_reasoning_a_chat_template_reads_from_a_thinking_chunk_of_the_content_is_learnt():
+    result = infer_template(CHUNKED_REASONING)
+    assert result.template["fields"] == {
+        "reasoning_content": {"open": "[R]", "close": "[/R]"},
+        "content": {"close": "</>"},
+    }
+    assert parse_response("[R]Easy.[/R]Yes.</>", result.template, prefix="<assistant>") == {
+        "role": "assistant",
+        "reasoning_content": "Easy.",
+        "content": "Yes.",
+    }
+    # A chat template that writes the content list as it is (its repr) shows no reasoning.
+    as_data = infer_template(
+        "{%- for m in messages -%}<{{ m.role }}>{{ m.content }}</>{% endfor -%}"
+        "{%- if add_generation_prompt %}<assistant>{% endif -%}"
+    )
+    assert as_data.template["fields"] == {"content": {"close": "</>"}}
+
+
 @pytest.mark.parametrize(
     "chat_template, message",
     [

@@ -621,3 +621,53 @@ def test_examples_that_write_json_calls_teach_a_json_call_syntax():
         call("get_weather", {"city": "Rome"}),
         call("get_weather", {}),
     ]
+
+
+# A chat template that writes each call's id after a marker of its own.
+CALL_ID_MARKER = (
+    "{%- for m in messages -%}<{{ m.role }}>{{ m.content or '' }}"
+    "{%- for c in m.tool_calls or [] %}<call>{{ c.function.name }}<id>{{ c.id }}<args>"
+    "{{ c.function.arguments | tojson }}</call>{% endfor %}</>{% endfor -%}"
+    "{%- if add_generation_prompt %}<assistant>{% endif -%}"
+)
+
+
+def test_a_call_id_written_after_a_marker_of_its_own_is_optional_with_that_marker():
+    result = infer_template(CALL_ID_MARKER)
+    assert result.passed
+    assert result.template["fields"]["tool_calls"]["open_pattern"] == (
+        "<call>(?P<name>[\\w.\\-]+)(?:<id>[\\w\\-]+)?<args>"
+    )
+    expected = [
+        {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}
+    ]
+    for output in (
+        '<call>get_weather<id>abc123<args>{"city": "Oslo"}</call></>',
+        '<call>get_weather<args>{"city": "Oslo"}</call></>',
+    ):
+        message = parse_response(output, result.template, prefix="<assistant>")
+        assert message["tool_calls"] == expected, output
+
+
+# A chat template whose turn end depends on an option no caller passes: another marker in the
+# other branch of the same condition.
+OPTIONAL_END = (
+    "{%- for m in messages -%}<{{ m.role }}>{{ m.content or '' }}"
+    "{%- if long_mode is defined %}{{ '<|pause|>' }}{% else %}{{ '<|done|>' }}{% endif %}"
+    "{%- endfor -%}{%- if add_generation_prompt %}<assistant>{% endif -%}"
+)
+
+
+def test_a_marker_the_source_writes_instead_of_the_turn_end_is_a_content_close_too():
+    result = infer_template(OPTIONAL_END)
+    assert result.template["fields"]["content"] == {"close": ["<|done|>", "<|pause|>"]}
+    finding = next(f for f in result.findings if f.value == "<|pause|>")
+    assert finding.how == (
+        "the chat template's source writes it instead of '<|done|>', in another branch of the "
+        "same condition: the turn ends either way"
+    )
+    message = parse_response("Sure.<|pause|>", result.template, prefix="<assistant>")
+    assert message == {"role": "assistant", "content": "Sure."}
+    # A branch that writes text besides the marker is not an alternative end.
+    worded = infer_template(OPTIONAL_END.replace("{{ '<|pause|>' }}", "{{ 'more <|pause|>' }}"))
+    assert worded.template["fields"]["content"] == {"close": "<|done|>"}
