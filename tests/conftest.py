@@ -80,4 +80,5 @@ def loaded_app():
         process.wait(timeout=10)
     except Exception:
         process.kill()
+        process.wait()
     hub.close()

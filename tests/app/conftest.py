@@ -20,6 +20,7 @@ def app_url():
         process.wait(timeout=10)
     except subprocess.TimeoutExpired:
         process.kill()
+        process.wait()
 
 
 @pytest.fixture(scope="module")

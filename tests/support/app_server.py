@@ -64,6 +64,7 @@ def start_app(
         except OSError:
             time.sleep(0.5)
     process.kill()
+    process.wait()
     raise RuntimeError(f"app.py did not answer within {patience:g} s")
 
 

@@ -167,6 +167,7 @@ def stop_server(run: Run) -> None:
         run.process.wait(timeout=15)
     except subprocess.TimeoutExpired:
         run.process.kill()
+        run.process.wait()
     for child in children:  # workers the server left (a killed server cannot end them)
         try:
             child.kill()
@@ -413,16 +414,23 @@ def under_attack(run: Run, name: str, attack, lead: float = 1.0) -> Row:
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
-    assert victim_process.stdout.readline().strip() == "ready"
-    watch = _Watch(run)
-    outcome: list[Outcome] = []
-    thread = threading.Thread(target=lambda: outcome.append(_attempt(attack, run)), daemon=True)
-    thread.start()
-    time.sleep(lead)
-    victim_process.stdin.write("go\n")
-    victim_process.stdin.flush()
-    victim = json.loads(victim_process.stdout.readline())
-    victim_process.wait(timeout=30)
+    try:
+        assert victim_process.stdout.readline().strip() == "ready"
+        watch = _Watch(run)
+        outcome: list[Outcome] = []
+        thread = threading.Thread(target=lambda: outcome.append(_attempt(attack, run)), daemon=True)
+        thread.start()
+        time.sleep(lead)
+        victim_process.stdin.write("go\n")
+        victim_process.stdin.flush()
+        victim = json.loads(victim_process.stdout.readline())
+        victim_process.wait(timeout=30)
+    finally:  # the victim ends with the row, and its pipes are closed (none left to the exit)
+        if victim_process.poll() is None:
+            victim_process.kill()
+            victim_process.wait()
+        victim_process.stdin.close()
+        victim_process.stdout.close()
     thread.join(PATIENCE + 30)
     if thread.is_alive():  # the attack is still waiting: its requests are past PATIENCE
         outcome.append(Outcome(None, f"still running after {PATIENCE + 30:g} s"))
