@@ -22,8 +22,8 @@ text) keeps the last good parse on screen, marked stale, with the message saying
 - `export`: `export_template`.
 - `share`: `copy_as_code`, `share`, `open_page`, `upload_state`.
 - `replay`: `replay_step`, `replay_back`, `replay_seek`, `replay_stop`, `replay_play`.
-- `region_map`: `set_view` (every display option and the reading, one listener), `set_display`,
-  `explain_span`.
+- `region_map`: `set_view` (every display option and the reading, one listener; `set_display`
+  is its part for the display options alone), `explain_span`.
 - `message`: `select_tab`, `select_results_tab`.
 - `event_log`: `show_event`.
 - `checks`: `run_tests`, `add_test_case`, `tests_click`, `export_cases`, `compare_reference`.

@@ -32,7 +32,8 @@ def set_display(
     group_by_token: bool = False,
 ) -> dict:
     """A display option changed (event-log filter or page, whitespace, the Tokens view, the
-    log's grouping by token): re-draw the parse on screen ({} before the page has a parse)."""
+    log's grouping by token): re-draw the parse on screen ({} before the page has a parse).
+    What `set_view`, the page's listener, does when the reading is unchanged."""
     remember_display(
         session, hide_chunks, show_whitespace, log_search, log_field, log_page, show_tokens
     )
@@ -67,15 +68,22 @@ def set_view(
     only what it had seen: ticking the Tokens view while a reading as token ids ran could leave
     the map read as text, or the Tokens view off.
     """
+    if (read_as or "text", spelled_out or "") == (session.read_as, session.spelled_text):
+        return set_display(
+            hide_chunks,
+            show_whitespace,
+            log_search,
+            log_field,
+            log_page,
+            session,
+            show_tokens=show_tokens,
+            group_by_token=group_by_token,
+        )
     remember_display(
         session, hide_chunks, show_whitespace, log_search, log_field, log_page, show_tokens
     )
     session.display.group_by_token = bool(group_by_token)
-    if (read_as or "text", spelled_out or "") != (session.read_as, session.spelled_text):
-        return set_reading(read_as, spelled_out, workspace, test_cases_text, session)
-    if session.view is None:
-        return {}
-    return render(session.view, session)
+    return set_reading(read_as, spelled_out, workspace, test_cases_text, session)
 
 
 def remember_display(

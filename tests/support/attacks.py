@@ -1443,7 +1443,7 @@ def every_stateful_route(run: Run) -> Outcome:
     big = "m" * MB_TEXT
     calls = [
         ("page_parse", {"generation": big, "prefix": big[:1_000_000]}, None),
-        ("page_set_display", {"log-search": big}, None),
+        ("page_set_view", {"log-search": big}, None),
         ("page_run_tests", {"test-cases": big}, None),
         ("page_explain_span", {}, {"selected": big}),
         ("page_select_results_tab", {}, {"id": big}),
