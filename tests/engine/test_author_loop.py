@@ -22,60 +22,13 @@ from tests.support.real_outputs import (
     manifest,
     needs_real_outputs,
 )
-
-# A chat template that writes the tools in the system prompt and never renders a call, so only
-# the examples show how the model writes one.
-LISTS_TOOLS = (
-    "{%- if tools %}<|sys|>Tools: {{ tools | tojson }}<|end|>{% endif -%}"
-    "{%- for m in messages -%}<|{{ m.role }}|>{{ m.content or '' }}<|end|>{% endfor -%}"
-    "{%- if add_generation_prompt %}<|assistant|>{% endif -%}"
+from tests.support.weather_outputs import (
+    CALL,
+    EXAMPLES,
+    LISTS_TOOLS,
+    OUTPUTS,
+    weather_output,
 )
-WEATHER = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-            },
-        },
-    }
-]
-CALL = '<calls>[{{"name": "get_weather", "arguments": {}}}]</calls><|end|>'
-
-
-def weather_output(output: str, **expected) -> dict:
-    calls = [
-        {"type": "function", "function": {"name": "get_weather", "arguments": arguments}}
-        for arguments in expected.pop("calls", [])
-    ]
-    message = {"role": "assistant", **expected, **({"tool_calls": calls} if calls else {})}
-    prefix = "<|sys|>Tools: []<|end|><|user|>weather?<|end|><|assistant|>"
-    return {"prefix": prefix, "output": output, "tools": WEATHER, "expected": message}
-
-
-EXAMPLES = [
-    weather_output(
-        "Let me look." + CALL.format('{"city": "Oslo", "days": 2}'),
-        content="Let me look.",
-        calls=[{"city": "Oslo", "days": 2}],
-    ),
-    weather_output(CALL.format('{"city": "Lima"}'), calls=[{"city": "Lima"}]),
-]
-OUTPUTS = [
-    weather_output(CALL.format('{"city": "Kyiv"}'), calls=[{"city": "Kyiv"}]),
-    weather_output(
-        "<r>The user wants rain news.</r>It rains in Oslo.<|end|>",
-        reasoning_content="The user wants rain news.",
-        content="It rains in Oslo.",
-    ),
-    weather_output(
-        "<r>Check the sky first.</r>" + CALL.format('{"city": "Accra"}'),
-        reasoning_content="Check the sky first.",
-        calls=[{"city": "Accra"}],
-    ),
-]
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> str:

@@ -39,6 +39,7 @@ from tests.support.paths import (
 )
 from tests.support.paths import ROOT as REPO_ROOT
 from tests.support.schemas import FILE_VALIDATOR, TEMPLATE_VALIDATOR
+from tests.support.weather_outputs import EXAMPLES, LISTS_TOOLS, OUTPUTS
 
 SYNTHETIC = CHAT_TEMPLATE_FIXTURES
 
@@ -956,36 +957,6 @@ def test_the_command_exits_1_and_lists_the_failing_rows_when_the_matrix_fails(tm
     assert "  FAIL first-turn-tools/round-trip:tool-call: " in done.stdout
 
 
-# A chat template that lists the tools and writes no call: the examples teach the calls.
-LISTS_TOOLS = (
-    "{%- if tools %}<|sys|>Tools: {{ tools | tojson }}<|end|>{% endif -%}"
-    "{%- for m in messages -%}<|{{ m.role }}|>{{ m.content or '' }}<|end|>{% endfor -%}"
-    "{%- if add_generation_prompt %}<|assistant|>{% endif -%}"
-)
-WEATHER = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-            },
-        },
-    }
-]
-
-
-def _weather_output(output: str, **expected) -> dict:
-    calls = [
-        {"type": "function", "function": {"name": "get_weather", "arguments": arguments}}
-        for arguments in expected.pop("calls", [])
-    ]
-    message = {"role": "assistant", **expected, **({"tool_calls": calls} if calls else {})}
-    prefix = "<|sys|>Tools: []<|end|><|user|>weather?<|end|><|assistant|>"
-    return {"prefix": prefix, "output": output, "tools": WEATHER, "expected": message}
-
-
 def _jsonl(path: Path, rows: list[dict]) -> str:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path.name
@@ -998,28 +969,7 @@ def test_the_authors_loop_adding_the_first_unread_output_fixes_it_and_keeps_the_
     examples and inferring again reads it, the other output that shows the same, and every
     earlier example."""
     (tmp_path / "chat.jinja").write_text(LISTS_TOOLS, encoding="utf-8")
-    call = '<calls>[{{"name": "get_weather", "arguments": {}}}]</calls><|end|>'
-    examples = [
-        _weather_output(
-            "Let me look." + call.format('{"city": "Oslo", "days": 2}'),
-            content="Let me look.",
-            calls=[{"city": "Oslo", "days": 2}],
-        ),
-        _weather_output(call.format('{"city": "Lima"}'), calls=[{"city": "Lima"}]),
-    ]
-    outputs = [
-        _weather_output(call.format('{"city": "Kyiv"}'), calls=[{"city": "Kyiv"}]),
-        _weather_output(
-            "<r>The user wants rain news.</r>It rains in Oslo.<|end|>",
-            reasoning_content="The user wants rain news.",
-            content="It rains in Oslo.",
-        ),
-        _weather_output(
-            "<r>Check the sky first.</r>" + call.format('{"city": "Accra"}'),
-            reasoning_content="Check the sky first.",
-            calls=[{"city": "Accra"}],
-        ),
-    ]
+    examples, outputs = EXAMPLES, OUTPUTS
     first = run_infer(
         "--chat-template",
         "chat.jinja",
