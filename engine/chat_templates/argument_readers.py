@@ -156,17 +156,28 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
         rf"((?:<[^<>\s]*>|\[[^\[\]\s]*\]|[\"']?[^\w\s\"'<\[]|[\"'](?=\s)"
         rf"|\s+[\w\-]+=\"[\w\-]*\"){{1,4}}\s*)"
     )
+    # A bare value runs to a comma, a closing bracket or a tag; a parenthesis it opens it also
+    # closes (``print('hi')``), so the value's own closing parenthesis does not end it.
+    group = r"\([^()<\n]*\)"
     value_pattern = regex.compile(
-        r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\s,;}\])<](?:[^,;}\])<\n]*[^\s,;}\])<])?"
+        r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'"
+        rf"|(?:{group}|[^\s,;}}\])<])(?:(?:{group}|[^,;}}\])<\n])*(?:{group}|[^\s,;}}\])<]))?"
     )
     while True:
         found = key_pattern.search(text, at, min(len(text), at + _NEAR))
         if found is None or found.group(1) in {pair.key for pair in pairs}:
             break
+        schema = parameters.get(found.group(1))
+        inner = _nested_parameters(text, found, schema)
+        if inner is not None:
+            between, written, end = inner
+            before = text[at : found.start()]
+            pairs.append(Pair(before, found.group(1), between, written, False, False, True))
+            at = end
+            continue
         value = value_pattern.match(text, found.end())
         if value is None:
             break
-        schema = parameters.get(found.group(1))
         pairs.append(
             Pair(
                 text[at : found.start()],
@@ -180,6 +191,39 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
         )
         at = value.end()
     return Pairs(tuple(pairs), at, text[at : at + _NEAR]) if pairs else None
+
+
+# Tags ahead: an object's inner tags may start here.
+_TAG_AHEAD = regex.compile(r"\s*[<\[]")
+_TAG_INSIDE = regex.compile(r"(?<=.)[<\[]", regex.DOTALL)
+
+
+def _nested_parameters(text: str, key: regex.Match, schema: Any) -> tuple[str, str, int] | None:
+    """An object parameter (`schema` with properties) written as tags inside its key's tag
+    (``<p=stay><p=nights>2</p></p>``), its key matched by `key`: (the text between the key and
+    the inner tags, the value as written, where it ends, the inner tags' last closer included),
+    or None."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
+        return None
+    # The inner tags start inside what the key's match took after it (``=stay><arg=nights>``:
+    # a tag with no blank looks like a marker between key and value), or right after it.
+    inside = _TAG_INSIDE.search(key.group(2))
+    if inside is not None:
+        start = key.start(2) + inside.start()
+    elif _TAG_AHEAD.match(text, key.end()):
+        start = key.end()
+    else:
+        return None
+    inner = _read_parameters(text, start, schema["properties"])
+    if inner is None:
+        return None
+    first = inner.pairs[0].before
+    opening = max(first.rfind("<"), first.rfind("["))
+    closer = _CLOSER.match(text, inner.end)
+    if opening < 0 or closer is None:
+        return None
+    start += opening
+    return text[key.end(1) : start], text[start : closer.end()], closer.end()
 
 
 def common_prefix(texts: list[str]) -> str:
