@@ -158,10 +158,10 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
     )
     # A bare value runs to a comma, a closing bracket or a tag; a parenthesis it opens it also
     # closes (``print('hi')``), so the value's own closing parenthesis does not end it.
-    group = r"\([^()<\n]*\)"
+    group = r"\([^()<\n]*\)|\((?![^()<\n]*\))"
     value_pattern = regex.compile(
         r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'"
-        rf"|(?:{group}|[^\s,;}}\])<])(?:(?:{group}|[^,;}}\])<\n])*(?:{group}|[^\s,;}}\])<]))?"
+        rf"|(?:{group}|[^\s,;}}\])<(])(?:(?:{group}|[^,;}}\])<(\n])*(?:{group}|[^\s,;}}\])<(]))?"
     )
     while True:
         found = key_pattern.search(text, at, min(len(text), at + _NEAR))
