@@ -186,6 +186,8 @@ def _peel(
             for span in alignment.of("calls")
         )
         cuts.call_open = trailing(before_calls, _SEAM if named and between else _WORD_SEAM)
+        if _frame_closer(cuts.call_open, before_calls, gaps):
+            cuts.call_open = ""
         cuts.blank_after_open = any(text[-1:].isspace() for text in before_calls)
     if after_calls:
         ends = [
@@ -229,6 +231,34 @@ def _peel(
             cuts.call_separator = separator
     left, varying = _markers(alignments, cuts, gaps, between)
     return cuts, left, varying
+
+
+def _frame_closer(marker: str, before_calls: list[str], gaps: list) -> bool:
+    """Whether `marker` (cut as a call's open) is the closing marker of a header that frames a
+    word (``<|a|>word<|b|>``): every text before a call ends with such a header, and the same
+    two markers frame a word before another part too. Then the header heads the calls as it
+    heads the other parts, and the call has no open of its own."""
+    if not marker:
+        return False
+    lefts = [_ending_frame(text, marker) for text in before_calls]
+    if None in lefts:
+        return False
+    return any(
+        framed.group(1) in lefts and framed.group(4) == marker
+        for _, text, after in gaps
+        if after is not None and after.kind != "calls"
+        for framed in _FRAMED.finditer(text, overlapped=True)
+    )
+
+
+def _ending_frame(text: str, closer: str) -> str | None:
+    """The opening marker of the word-framing header `text` ends with, whose closing marker is
+    `closer`; None when it ends otherwise."""
+    ends = text.rstrip()
+    for framed in _FRAMED.finditer(ends, overlapped=True):
+        if framed.end() == len(ends) and framed.group(4) == closer:
+            return framed.group(1)
+    return None
 
 
 def _list_items(cuts: _Cuts, alignments: list[Alignment], always: bool = False) -> None:
@@ -639,7 +669,9 @@ def _mixed_calls_field(
                 "the examples write their calls in several syntaxes, and some call objects hold "
                 "more than a name and its arguments"
             )
-        head = object_head(*keys)
+        # Calls written in several syntaxes: the key that holds the arguments varies as well,
+        # and an output may write one no example shows.
+        head = object_head(*keys, any_key=True)
         if shape == "json-list":
             heads.append(LIST_ITEM_LEAD + head)
             tails.append(list_item_close(keys[0]))
