@@ -682,6 +682,9 @@ def _mixed_calls_field(
         heads.append(lead + head)
         tails.append(closing_brace(_close(cuts, ahead, r"(?<=\})"))["close_pattern"])
         hows.append("a JSON object per call")
+    left = _unglued(
+        left, {marker for cuts, _, _ in peeled.values() for marker in cuts.list_markers}
+    )
     field = {
         "open_pattern": "|".join(f"(?:{head})" for head in heads),
         "close_pattern": "|".join(f"(?:{tail})" for tail in tails),
@@ -690,6 +693,26 @@ def _mixed_calls_field(
         "transform": object_transform(),
     }
     return field, "calls in several syntaxes: " + "; ".join(hows), left, varying, delimiters
+
+
+def _unglued(pieces: list[str], markers: set[str]) -> list[str]:
+    """`pieces` with a marker of `markers` that ends a longer piece (``<|h|>calls<|b|>word``,
+    the word a syntax's list open) cut off it: the rest is a marker of its own, and the marker
+    stays free to start the call that another syntax opens with it."""
+    found = []
+    for piece in pieces:
+        for marker in sorted(markers, key=len, reverse=True):
+            head = piece[: len(piece) - len(marker)]
+            if (
+                marker
+                and piece != marker
+                and piece.endswith(marker)
+                and head.rstrip()[-1:] in ">]|"
+            ):
+                piece = head.rstrip()
+                break
+        found.append(piece)
+    return list(dict.fromkeys(found))
 
 
 def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -> tuple[dict, str]:
