@@ -685,6 +685,14 @@ def _mixed_calls_field(
     left = _unglued(
         left, {marker for cuts, _, _ in peeled.values() for marker in cuts.list_markers}
     )
+    # A word framed by two markers varies across every example, whichever syntax it writes.
+    texts = [
+        text
+        for group in syntaxes.values()
+        for alignment in group
+        for _, text, _ in alignment.gaps()
+    ]
+    varying = {**_framed_words(left, texts, delimiters), **varying}
     field = {
         "open_pattern": "|".join(f"(?:{head})" for head in heads),
         "close_pattern": "|".join(f"(?:{tail})" for tail in tails),
