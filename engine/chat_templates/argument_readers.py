@@ -86,23 +86,33 @@ def read_pairs(
             pairs.append(Pair(text[at : found.start()], key, between, written, False, False, True))
             at = end
             continue
-        best = None
-        for form in written_forms(value):
-            where = text.find(form, found.end(), found.end() + _NEAR + len(form))
-            if where >= 0 and (best is None or where < best[0]):
-                best = (where, form)
+        best = _value_at(text, found.end(), value)
         if best is None:
             return None
         where, form = best
         between = text[found.end() : where]
-        if regex.search(r"\w", _BRACKETED.sub("", between)):
-            return None
         quoted = form[:1] in "\"'" and isinstance(value, str)
         pairs.append(
             Pair(text[at : found.start()], key, between, form, quoted, isinstance(value, str))
         )
         at = where + len(form)
     return Pairs(tuple(pairs), at, text[at : at + _NEAR]) if pairs else None
+
+
+def _value_at(text: str, at: int, value: Any) -> tuple[int, str] | None:
+    """(where, as written) of the first place near `at` where `value` is written in one of its
+    `written_forms` with only markers between `at` and it (a form inside a tag's attribute,
+    ``string="false"``, is not the value), or None."""
+    places = []
+    for form in written_forms(value):
+        where = text.find(form, at, at + _NEAR + len(form))
+        while where >= 0:
+            places.append((where, form))
+            where = text.find(form, where + 1, at + _NEAR + len(form))
+    for where, form in sorted(places, key=lambda place: place[0]):
+        if not regex.search(r"\w", _BRACKETED.sub("", text[at:where])):
+            return where, form
+    return None
 
 
 def _nested(text: str, at: int, value: Any) -> tuple[str, str, int] | None:
