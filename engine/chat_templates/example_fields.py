@@ -519,6 +519,9 @@ def _close(cuts: _Cuts, ahead: str, behind: str = "") -> dict:
     separator = rf"(?:\s*{loose(cuts.call_separator)})?" if cuts.call_separator else ""
     # An index some outputs write before the next call belongs to neither call: dropped.
     index = rf"(?:\s*(?:{cuts.call_index}))?{separator}" if cuts.call_index else ""
+    if cuts.call_index and not separator and not cuts.calls_in_a_row:
+        # No example shows what parts two calls: a comma or semicolon may follow the index too.
+        index = rf"(?:\s*(?:{cuts.call_index})(?:\s*[,;])?)?"
     if cuts.call_close_tail:
         tail = rf"(?:\s*{loose(cuts.call_close_tail)})?"
         unseen = rf"(?:\s*[,;](?=\s*(?:{ahead})))?"
@@ -657,6 +660,9 @@ def _mixed_calls_field(
         left += group_left
         varying |= group_varying
         delimiters |= {cuts.call_open, cuts.call_close} - {""}
+        # A syntax's markers where no call follows (an answer's close that one example writes
+        # before its calls) are dropped by the content; where a call follows, its open is longer.
+        left += [m for m in (cuts.call_open, cuts.call_close) if _MARKER_LIKE.search(m)]
         if shape == "name-json":
             spec, _ = _named_field("name-json", spans, cuts)
             heads.append(spec["open_pattern"])
