@@ -352,3 +352,23 @@ def test_the_template_language_reads_objects_nested_in_tags_with_a_recursive_tag
             "a": "x y",
             "b": {"c": 3, "d": {"e": True}},
         }, mode
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(
+    seed=st.sampled_from(_JSON_CALLS),
+    syntax=st.sampled_from(["bare-json", "name-args"]),
+    with_expected=st.booleans(),
+)
+def test_a_second_call_syntax_with_an_index_and_a_varying_arguments_key_together(
+    seed, syntax, with_expected
+):
+    """Facts that meet in one output: a second call syntax, an index some outputs write between
+    calls (with the separator on both sides of it: ``}, #4, {``), an arguments key that varies
+    and quotes inside values."""
+    fmt = _with_fact(seed, "second_syntax", syntax)
+    fmt.features |= {"call_index": "some", "arguments_key": "varies", "quoted_values": "yes"}
+    if syntax == "name-args" and not fmt.arguments_marker:
+        fmt.arguments_marker = "[ARGZ]"
+    assert regex.search(r"#\d+", fmt.examples()[1]["output"])
+    assert _misread_by(fmt, with_expected) == []
