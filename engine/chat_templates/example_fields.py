@@ -519,17 +519,20 @@ def _close(cuts: _Cuts, ahead: str, behind: str = "") -> dict:
     separator = rf"(?:\s*{loose(cuts.call_separator)})?" if cuts.call_separator else ""
     # An index some outputs write before the next call belongs to neither call: dropped.
     index = rf"(?:\s*(?:{cuts.call_index}))?{separator}" if cuts.call_index else ""
+    # Where no example shows what parts two calls, a comma or semicolon may stand before the
+    # next call's open, and on both sides of an index (``}, #4, {``).
+    index_ahead = ""
     if cuts.call_index and not separator and not cuts.calls_in_a_row:
-        # No example shows what parts two calls: a comma or semicolon may follow the index too.
         index = rf"(?:\s*(?:{cuts.call_index})(?:\s*[,;])?)?"
+        index_ahead = rf"(?:(?:{cuts.call_index})\s*[,;]?\s*)?"
     if cuts.call_close_tail:
         tail = rf"(?:\s*{loose(cuts.call_close_tail)})?"
-        unseen = rf"(?:\s*[,;](?=\s*(?:{ahead})))?"
+        unseen = rf"(?:\s*[,;](?=\s*{index_ahead}(?:{ahead})))?"
         return {"close_pattern": loose(cuts.call_close) + tail + (separator or unseen)}
     if not cuts.call_close:
         between = separator or ("" if cuts.calls_in_a_row else r"(?:\s*[,;])?")
         return {"close_pattern": rf"{behind}{between}{index}(?=\s*(?:{ahead}|$))"}
-    unseen = "" if cuts.calls_in_a_row else rf"(?:\s*[,;](?=\s*(?:{ahead})))?"
+    unseen = "" if cuts.calls_in_a_row else rf"(?:\s*[,;](?=\s*{index_ahead}(?:{ahead})))?"
     if separator or unseen:
         return {"close_pattern": loose(cuts.call_close) + (separator or unseen) + index}
     return {"close": cuts.call_close}
