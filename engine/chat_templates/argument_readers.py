@@ -121,7 +121,16 @@ def _nested(text: str, at: int, value: Any) -> tuple[str, str, int] | None:
     tags' last closer included), or None."""
     if not isinstance(value, dict) or not value:
         return None
-    inner = read_pairs(text, at, value)
+    return _inner_tags(text, at, at, read_pairs(text, at, value))
+
+
+def _inner_tags(
+    text: str, key_end: int, start: int, inner: Pairs | None
+) -> tuple[str, str, int] | None:
+    """The pairs `inner` read from `start` as an object's tags inside its key's tag, the key
+    ending at `key_end`: (the text between the key and the first inner tag, the inner tags as
+    written, where they end, the last inner closer included), or None when no tag opens the
+    first inner pair or no closer follows the last."""
     if inner is None:
         return None
     first = inner.pairs[0].before
@@ -129,7 +138,8 @@ def _nested(text: str, at: int, value: Any) -> tuple[str, str, int] | None:
     closer = _CLOSER.match(text, inner.end)
     if opening < 0 or closer is None:
         return None
-    return first[:opening], text[at + opening : closer.end()], closer.end()
+    start += opening
+    return text[key_end:start], text[start : closer.end()], closer.end()
 
 
 # A closing tag, after a value.
@@ -224,16 +234,7 @@ def _nested_parameters(text: str, key: regex.Match, schema: Any) -> tuple[str, s
         start = key.end()
     else:
         return None
-    inner = _read_parameters(text, start, schema["properties"])
-    if inner is None:
-        return None
-    first = inner.pairs[0].before
-    opening = max(first.rfind("<"), first.rfind("["))
-    closer = _CLOSER.match(text, inner.end)
-    if opening < 0 or closer is None:
-        return None
-    start += opening
-    return text[key.end(1) : start], text[start : closer.end()], closer.end()
+    return _inner_tags(text, key.end(1), start, _read_parameters(text, start, schema["properties"]))
 
 
 def common_prefix(texts: list[str]) -> str:
