@@ -720,12 +720,7 @@ def _unglued(pieces: list[str], markers: set[str]) -> list[str]:
     for piece in pieces:
         for marker in sorted(markers, key=len, reverse=True):
             head = piece[: len(piece) - len(marker)]
-            if (
-                marker
-                and piece != marker
-                and piece.endswith(marker)
-                and head.rstrip()[-1:] in ">]|"
-            ):
+            if marker and piece.endswith(marker) and head.strip() and head.rstrip()[-1] in ">]|":
                 piece = head.rstrip()
                 break
         found.append(piece)
