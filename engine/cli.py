@@ -6,13 +6,14 @@
   of conversation situations with the model's chat template and check the template reads
   each one back; exit 0 when every renderable situation passes, 1 when some fail, 2 when
   nothing could be rendered (or on bad input).
-- ``infer (--chat-template FILE | --model ID_OR_PATH) [--examples FILE] [--outputs FILE] [--output FILE] [--json]``: infer a
+- ``infer (--chat-template FILE | --model ID_OR_PATH) [--examples FILE] [--outputs FILE [--loop N]] [--output FILE] [--json]``: infer a
   response template from the chat template, write it as a ``templates/``-style file, and print
   the matrix summary and each finding with the renders that show it; exit 0 when it passes the
   matrix and every part was inferred, 1 when it does not or a part is missing (the file is
-  still written, with the parts that work), 2 when nothing can be inferred. With ``--outputs``
-  it also says which of those outputs the template cannot read (exit 1 when one is unread):
-  the author adds the first to the examples and infers again.
+  still written, with the parts that work), 2 when nothing can be inferred. It says which
+  examples, and with ``--outputs`` which of those outputs, the template cannot read (exit 1
+  when one is unread): the author adds the first to the examples and infers again; ``--loop N``
+  does so round by round up to N examples (`engine.chat_templates.author_loop`).
 - ``lint TEMPLATE [--chat-template FILE] [--target RUNTIME] [--tokenizer DIR]``: print the
   diagnostics (with a chat template, also whether its prompts contain the start anchor; with a
   target, also what that runtime refuses or reads differently; with a tokenizer, also literal
@@ -128,9 +129,6 @@ def command_lint(args, console: Console) -> int:
 
 
 def command_check(args, console: Console) -> int:
-    # The one comparison of a parse with its expected message (inference and the page use it).
-    from .chat_templates.evidence import message_differences
-
     template = read_template(args.template)
     diagnostics = lint(template)
     _print_diagnostics(console, diagnostics)
@@ -157,7 +155,8 @@ def command_check(args, console: Console) -> int:
                 problems.append(
                     f"expected an error containing {sample.expected_error!r}, got {baseline.error or baseline.message!r}"
                 )
-        elif baseline.error is not None or message_differences(sample.expected, baseline.message):
+        # The one comparison of a parse with its expected message (inference and the page use it).
+        elif baseline.error is not None or sample.labelled.differences(baseline.message):
             problems.append(
                 f"message differs:\n    expected {json.dumps(sample.expected, ensure_ascii=False)}\n    got      "
                 f"{json.dumps(baseline.message, ensure_ascii=False) if baseline.error is None else baseline.error}"
@@ -274,17 +273,31 @@ def _finding_line(finding, template: dict) -> Text:
 
 
 def command_infer(args, console: Console) -> int:
+    from .chat_templates.author_loop import author_loop, kept_round
     from .chat_templates.evidence import load_examples_file, read_examples
     from .chat_templates.infer import infer_template_isolated
-    from .chat_templates.judge import check_examples
-    from .chat_templates.markup import difference
 
     options = _chat_template_options(args)
-    examples = load_examples_file(args.examples) if args.examples else None
+    examples = read_examples(load_examples_file(args.examples)) if args.examples else []
     outputs = read_examples(load_examples_file(args.outputs), "output") if args.outputs else []
-    result = infer_template_isolated(**options, examples=examples, seconds=args.timeout)
-    unread = check_examples(result.template, outputs) if outputs else []
-    exit_code = max(result.exit_code, 1 if unread else 0)
+    if args.loop is not None and (args.loop < 1 or not outputs):
+        raise ValueError(
+            "--loop N needs N >= 1 and --outputs FILE: the loop adds the first output the "
+            "template cannot read to the examples, up to N examples"
+        )
+
+    def learn(given: list[dict]):
+        return infer_template_isolated(**options, examples=given or None, seconds=args.timeout)
+
+    # Without --loop, one round: learn from the examples and check them and the outputs.
+    show = None if args.json or args.loop is None else (lambda each: _print_round(console, each))
+    most = len(examples) if args.loop is None else args.loop
+    rounds = author_loop(learn, examples, outputs, most, on_round=show)
+    last = kept_round(rounds)
+    result = last.result
+    unread_examples = [f"{each.label}: {each.why}" for each in last.misread_examples]
+    unread = [f"{each.label}: {each.why}" for each in last.misread_outputs]
+    exit_code = max(result.exit_code, 1 if unread or unread_examples else 0)
     source = args.model or args.chat_template
     name = args.name or _file_name(source)
     output = Path(args.output or f"{name}.json")
@@ -292,10 +305,45 @@ def command_infer(args, console: Console) -> int:
     output.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     if args.json:
         found = {**result.to_dict(), "file": str(output)}
+        if examples:
+            found["unread_examples"] = unread_examples
         if outputs:
             found["unread_outputs"] = unread
+        if args.loop is not None:
+            found["rounds"] = [each.to_dict() for each in rounds]
+            found["kept_round"] = last.number
         print(json.dumps(found, ensure_ascii=False, indent=2))
         return exit_code
+    _print_inferred(console, result, source, output)
+    if last is not rounds[-1]:
+        misread = len(last.misread_examples) + len(last.misread_outputs)
+        console.print(
+            Text(
+                f"kept round {last.number}'s template: it misreads the fewest outputs and "
+                f"examples ({misread}); the later rounds lost as much as they fixed, or more",
+                "yellow",
+            )
+        )
+    if examples:
+        _print_unread_examples(console, unread_examples, len(last.examples))
+    if outputs:
+        loop_full = None if args.loop is None else len(last.examples) >= args.loop
+        _print_unread(console, unread, last.outputs, args.examples, loop_full)
+    return exit_code
+
+
+def _print_round(console: Console, done) -> None:
+    """One round of the author's loop, as it ends (`Round.lines`)."""
+    for number, line in enumerate(done.lines()):
+        style = "bold" if number == 0 else "red" if "UNREAD" in line or "LOST" in line else "yellow"
+        console.print(Text(line, style))
+
+
+def _print_inferred(console: Console, result, source: str, output: Path) -> None:
+    """The inferred template's report: findings with the renders that show them, fallbacks,
+    notes, missing parts, candidates, the verdict and the matrix."""
+    from .chat_templates.markup import difference
+
     switch = f" (thinking switch: {result.thinking_switch})" if result.thinking_switch else ""
     console.print(Text(f"inferred from {source}{switch}: wrote {output}", "bold"))
     for finding in result.findings:
@@ -330,18 +378,42 @@ def command_infer(args, console: Console) -> int:
     )
     for row in result.report.failed:
         console.print(Text(f"  FAIL {row.name}: {row.detail}", "red"))
-    if outputs:
-        _print_unread(console, unread, len(outputs), args.examples)
-    return exit_code
 
 
-def _print_unread(console: Console, unread: list[str], total: int, examples: str | None) -> None:
+def _print_unread_examples(console: Console, unread: list[str], total: int) -> None:
+    """How many of the examples the template reads, each misread one with why."""
+    console.print(Text(f"examples: {total - len(unread)} of {total} read", "bold"))
+    for problem in unread:
+        console.print(Text(f"  UNREAD {problem}", "red"))
+
+
+def _print_unread(
+    console: Console,
+    unread: list[str],
+    total: int,
+    examples: str | None,
+    loop_full: bool | None = None,
+) -> None:
     """How many of the author's other outputs the template reads, each unread one with why, and
-    the next step: the first unread output added to the examples."""
+    the next step: the first unread output added to the examples; after a loop (`loop_full`:
+    whether it stopped at the examples allowed), a larger ``--loop`` or, when every unread
+    output was tried and set aside, a hand edit."""
     console.print(Text(f"outputs: {total - len(unread)} of {total} read", "bold"))
     for problem in unread:
         console.print(Text(f"  UNREAD {problem}", "red"))
-    if unread:
+    if not unread:
+        return
+    if loop_full:
+        console.print(Text("next: allow more examples with a larger --loop N", "yellow"))
+    elif loop_full is not None:
+        console.print(
+            Text(
+                "next: each output still unread was tried as an example and cost more than it "
+                "taught; edit the template by hand where the UNREAD lines say",
+                "yellow",
+            )
+        )
+    else:
         first = unread[0].split(":")[0]
         into = f" ({examples})" if examples else " (--examples FILE)"
         console.print(Text(f"next: add {first} to the examples{into} and infer again", "yellow"))
@@ -883,6 +955,13 @@ def add_infer_command(commands) -> None:
         "--outputs",
         help="a JSONL file of other outputs (as --examples): says which ones the inferred template "
         "cannot read; add the first to the examples and infer again",
+    )
+    infer.add_argument(
+        "--loop",
+        type=int,
+        metavar="N",
+        help="with --outputs: learn, add the first output the template cannot read to the "
+        "examples and learn again, up to N examples, reporting each round",
     )
 
 

@@ -54,6 +54,10 @@ class ResponseParseError(ValueError):
         text: the offending text: the region body when raised, the region's raw text
             (delimiters included) when kept; or None.
         region: index of the failed region (0-based, in order of opening), or None.
+        lenient: True for the record of a lenient reading that kept no region as text: a close
+            or control token out of place consumed, a misspelt or half-written delimiter read
+            as the one meant, a repeated region read once (strict parsing would have left that
+            text where it was, or read nothing there); False for a region whose value failed.
         events: the events the failing `feed` or `finalize` settled before the error, in order
             (its return value had it not raised), so that a caller loses none of the text
             decided before it; [] when raised elsewhere.
@@ -71,8 +75,10 @@ class ResponseParseError(ValueError):
         end: int | None = None,
         position: int | None = None,
         region: int | None = None,
+        lenient: bool = False,
     ):
         self.field = field
+        self.lenient = lenient
         self.key = key
         self.offset = offset
         self.start = start

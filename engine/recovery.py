@@ -409,6 +409,7 @@ def tag_reading(
             offset=body_start,
             position=body_start + at,
             text=body,
+            lenient=True,
         )
         for at, what in notes
     ]
@@ -448,6 +449,7 @@ def decode_string_arguments(
                 key=f"{field.path}.content",
                 offset=body_start,
                 text=body,
+                lenient=True,
             )
         )
     return errors
@@ -506,5 +508,6 @@ def read_json_call(
             offset=body_start,
             position=at,
             text=body,
+            lenient=True,
         )
     ]

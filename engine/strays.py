@@ -209,6 +209,7 @@ def lenient_error(
         position=start,
         text=match.text,
         region=region,
+        lenient=True,
     )
 
 
@@ -228,6 +229,7 @@ def repeat_error(
         end=end,
         position=start,
         region=region,
+        lenient=True,
     )
 
 

@@ -1,7 +1,7 @@
 """Template inference per chat template: produced, matrix, real outputs parsed, and the time.
 
     python scripts/bench_infer.py [--shared DIR] [--only NAME] [--failures] [--isolated]
-        [--streaming] [--placeholders]
+        [--loop] [--streaming] [--placeholders]
 
 For every chat template it infers a response template from the chat template and its
 bos/eos tokens alone, and prints whether a template was produced, whether it passes its
@@ -15,6 +15,13 @@ prompt, output and tools only); then with the first 2 outputs that make tool cal
 examples, once with their expected messages and once without, each scored on the other
 outputs (with the slowest such inference). Outputs marked `doubt` are counted apart. Then the totals
 against the targets, and with `--failures` every output that still fails, with why.
+
+`--loop` also runs the author's loop (`engine.chat_templates.author_loop`, as ``infer --loop 4``
+runs it) on every chat template with at least two call-making outputs and another output: it
+starts from the first two call-making outputs with their expected messages, adds the first
+output the learnt template misreads, and learns again, up to 4 examples. The template the loop
+keeps is scored on every output that is not one of its examples; the chat templates right on
+all of them are counted side by side with those right after the two examples alone.
 
 The chat templates are read from ../shared (or `--shared DIR`): `chat_templates/`,
 `chat_templates_more/` and `cases/real_outputs.jsonl`, each skipped when absent; the small
@@ -40,6 +47,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from engine.chat_templates.author_loop import author_loop, kept_round  # noqa: E402
+from engine.chat_templates.evidence import read_examples  # noqa: E402
 from engine.chat_templates.infer import infer_template, infer_template_isolated  # noqa: E402
 from tests.support.real_outputs import (  # noqa: E402
     as_examples,
@@ -53,6 +62,8 @@ TARGET_SECONDS = 10.0
 # Targets on chat_templates_more, inferred from the chat template and its bos/eos alone.
 TARGET_MATRICES, TARGET_PARSED, TARGET_PARSED_WITH_EXAMPLES = 28, 200, 215
 EXAMPLES = 2
+# The examples the author's loop may grow to (from the first EXAMPLES call-making outputs).
+LOOP_EXAMPLES = 4
 
 
 @dataclass
@@ -70,6 +81,9 @@ class Row:
     # per run ("without", "with"): (headline passed, headline, doubt passed, doubt)
     scores: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
     failures: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    # the author's loop: one line a round (examples used, outputs read, lost), the kept round
+    loop_rounds: list[str] = field(default_factory=list)
+    loop_kept: int = 0
 
 
 def chat_templates(shared: Path) -> list[tuple[str, str, str, str, str]]:
@@ -150,7 +164,47 @@ def run_one(
             taught = None
         row.example_seconds = max(row.example_seconds, time.perf_counter() - started)
         _score(row, run, taught, rest, options.seed)
+    if options.loop and len(calling) == EXAMPLES and rest:
+        run_loop(row, text, bos, eos, calling, rest, options)
     return row
+
+
+def run_loop(
+    row: Row, text: str, bos: str, eos: str, calling: list[dict], rest: list[dict], options
+) -> None:
+    """The author's loop from the call-making `calling` outputs (with their expected messages),
+    adding the first of `rest` the learnt template misreads, up to LOOP_EXAMPLES examples; the
+    kept template scored on every case that is not one of its examples (run "loop")."""
+    infer = infer_template_isolated if options.isolated else infer_template
+
+    def with_messages(cases: list[dict]) -> list[dict]:
+        return [
+            {**example, "expected": case["expected"]}
+            for example, case in zip(as_examples(cases), cases)
+        ]
+
+    def learn(examples: list[dict]):
+        return infer(text, bos_token=bos, eos_token=eos, examples=examples)
+
+    try:
+        rounds = author_loop(
+            learn,
+            read_examples(with_messages(calling)),
+            read_examples(with_messages(rest), "output"),
+            LOOP_EXAMPLES,
+        )
+    except ValueError as error:
+        row.loop_rounds = [f"round 1: learning failed: {error}"]
+        _score(row, "loop", None, rest, options.seed)
+        return
+    row.loop_rounds = [each.lines()[0] for each in rounds]
+    kept = kept_round(rounds)
+    row.loop_kept = kept.number
+    by_label = {f"example {n}": case for n, case in enumerate(calling, 1)}
+    by_label.update({f"output {n}": case for n, case in enumerate(rest, 1)})
+    taught = [by_label[label] for label in kept.examples]
+    others = [case for case in [*calling, *rest] if case not in taught]
+    _score(row, "loop", kept.template, others, options.seed)
 
 
 def _cell(scores: tuple[int, int, int, int] | None) -> str:
@@ -215,6 +269,9 @@ def print_totals(rows: list[Row]) -> None:
             print(
                 f"[{'PASS' if got >= target else 'FAIL'}] chat_templates_more {label}: {got} (target >= {target})"
             )
+    looped = [row for row in rows if "loop" in row.scores]
+    if looped:
+        print_loop(looped)
     taught = max(rows, key=lambda r: r.example_seconds)
     print(
         f"slowest inference with {EXAMPLES} tool-call examples: {taught.name} {taught.example_seconds:.2f} s"
@@ -224,6 +281,31 @@ def print_totals(rows: list[Row]) -> None:
         f"[{'PASS' if slowest.seconds <= TARGET_SECONDS else 'FAIL'}] slowest inference: "
         f"{slowest.name} {slowest.seconds:.2f} s (target <= {TARGET_SECONDS:g} s)"
     )
+
+
+def _all_right(scores: tuple[int, int, int, int], doubt: bool = False) -> bool:
+    """Every headline output right (and with `doubt`, every output marked doubt too)."""
+    return scores[0] == scores[1] and (not doubt or scores[2] == scores[3])
+
+
+def print_loop(rows: list[Row]) -> None:
+    """The author's loop per chat template (its rounds, the kept one), then the chat templates
+    right on all their other outputs after two call-making examples and after the loop."""
+    print(f"\nthe author's loop (from {EXAMPLES} call-making examples, up to {LOOP_EXAMPLES}):")
+    for row in rows:
+        print(
+            f"  {row.name:52.52} {_cell(row.scores.get('calls')):>9} -> {_cell(row.scores['loop']):>9}"
+            f"  (kept round {row.loop_kept} of {len(row.loop_rounds)})"
+        )
+        for line in row.loop_rounds:
+            print(f"      {line}")
+    for doubt, which in ((False, ""), (True, ", those marked doubt included")):
+        two = sum(_all_right(row.scores["calls"], doubt) for row in rows)
+        loop = sum(_all_right(row.scores["loop"], doubt) for row in rows)
+        print(
+            f"chat templates right on all their other outputs{which}: after {EXAMPLES} "
+            f"call-making examples {two} of {len(rows)}, after the author's loop {loop} of {len(rows)}"
+        )
 
 
 def streaming_cost() -> None:
@@ -318,6 +400,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--json", type=Path, help="also write every row, failures included, to this file"
+    )
+    parser.add_argument(
+        "--loop",
+        action="store_true",
+        help=f"also run the author's loop (up to {LOOP_EXAMPLES} examples) and count the chat "
+        "templates then right on all their other outputs",
     )
     parser.add_argument(
         "--streaming",

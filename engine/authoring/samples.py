@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..labelled_output import LabelledOutput
 from ..template_files import TemplateFile, load_template_file, read_json, shipped_folder
 
 SAMPLES_DIR = shipped_folder("samples")
@@ -77,6 +78,14 @@ class Sample:
     def id(self) -> str:
         """A stable test id: `family/case-name`."""
         return f"{self.family}/{self.name}"
+
+    @property
+    def labelled(self) -> LabelledOutput:
+        """The case as the one record of a prompt, an output and the expected message (named by
+        its `id`), whose `differences` is the comparison inference and the matrix use too."""
+        return LabelledOutput(
+            0, self.prefix, self.generation, self.tools, self.expected, "sample", self.id
+        )
 
 
 def _resolve_template(

@@ -199,6 +199,8 @@ class ParseFailure:
         stream_start, stream_end: the failed region in stream offsets, delimiters included
             (without a region: `stream_offset` and the end of `text`), or None.
         stream_position: `position` in stream offsets, or None.
+        lenient: the error records a lenient reading that kept no region as text
+            (`ResponseParseError.lenient`).
     """
 
     type: str
@@ -215,6 +217,7 @@ class ParseFailure:
     stream_start: int | None = None
     stream_end: int | None = None
     stream_position: int | None = None
+    lenient: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -803,6 +806,7 @@ def _failure(
         stream_start=start,
         stream_end=end,
         stream_position=position,
+        lenient=getattr(error, "lenient", False),
     )
 
 

@@ -14,5 +14,6 @@
   module per evidence source besides the renders), `align`, `call_readers`,
   `argument_readers`, `example_fields` and `unexplained` (example outputs aligned with their
   messages and generalised into fields), `learner` (the learners in order) and `candidates`
-  (the parts put together, most specific first).
+  (the parts put together, most specific first); `author_loop` (learn, add the first output
+  the template misreads to the examples, learn again).
 """

@@ -34,9 +34,9 @@ from typing import Any
 
 from ..authoring.lint import Diagnostic, lint_prompts
 from ..errors import PatternTimeoutError, ResponseParseError
+from ..labelled_output import LabelledOutput, differing_keys
 from ..parser import ResponseParser
 from ..template import ResponseTemplate, load_template
-from .evidence import differing_keys
 from .render import (
     WEATHER_TOOL,
     ChatTemplateRenderer,
@@ -133,6 +133,17 @@ class SituationResult:
     generation: str = ""
     normalisations: tuple[str, ...] = ()
     tools: bool = False
+
+    @property
+    def labelled(self) -> LabelledOutput | None:
+        """The row as the one record of a prompt, an output and the expected message (named by
+        the row's name; its `differences` with `got` is how the row was judged); None when the
+        row is not renderable."""
+        if self.expected is None:
+            return None
+        return LabelledOutput(
+            0, self.prompt, self.generation, _tools(self.tools), self.expected, "row", self.name
+        )
 
     def to_dict(self) -> dict:
         return {

@@ -1,15 +1,14 @@
-"""Labelled outputs: a prompt, the output a model wrote for it, the tools it was given and the
-message the output means, and the one comparison every check of a parse uses.
+"""Labelled outputs as template inference reads them: the evidence every learner reads.
 
-A labelled output is the evidence every learner of template inference reads: an author's
-example output (with or without its expected message), a chat template's render of a known
-message (the render is the output, the message its label), a real output with its expected
-message, a test case on the page. The same comparison decides them all, and the shipped
-samples (`check`) and the conformance matrix's rows too, so a case that Infer reads right passes
-in Tests, in `check` and in the matrix as well. `Example` is the record; `message_differences`
-the comparison (text stripped; missing, None and "" alike; tool calls by order, name and
-arguments as JSON values; `differing_keys` the same comparison key by key); `implausible` the
-check of an output with no expected message (its calls name given tools, with their parameters).
+An author's example output (with or without its expected message), a chat template's render of
+a known message (the render is the output, the message its label: `labelled_renders`), a real
+output with its expected message, a test case on the page. The record and the one comparison
+are the parser core's (`engine.labelled_output`: `LabelledOutput`, `message_differences`,
+`differing_keys`), shared with the shipped samples (`check`) and the conformance matrix's rows,
+so a case that Infer reads right passes in Tests, in `check` and in the matrix as well; they are
+re-exported here. `Example` is the record with the render inference's findings cite;
+`implausible` the check of an output with no expected message (its calls name given tools, with
+their parameters).
 """
 
 from __future__ import annotations
@@ -18,92 +17,52 @@ import copy
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import regex
 
+from ..labelled_output import (
+    LabelledOutput,
+    calls_of,
+    differing_keys,
+    message_differences,
+    message_text,
+    parse_labelled,
+    read_labelled_outputs,
+)
 from .probes import FINAL_MESSAGES, PROBE_TOOLS, Probe, Render
+
+__all__ = [
+    "Example",
+    "LabelledOutput",
+    "calls_of",
+    "differing_keys",
+    "implausible",
+    "labelled_renders",
+    "load_examples_file",
+    "message_differences",
+    "message_text",
+    "parse_example",
+    "read_examples",
+    "tool_properties",
+]
 
 
 @dataclass(frozen=True)
-class Example:
-    """One labelled output (an example output, or a render of a known message).
-
-    Attributes:
-        index: its position in the list (0-based), for messages.
-        prefix: the prompt the model was given.
-        output: what it wrote.
-        tools: the tools it was given (JSON-schema dicts), or None.
-        expected: the message the output should give, or None (then only plausibility is checked).
-        kind: what it is, for its label ("example", "output": one the author checks the
-            learnt template on, "case": a test case on the page).
-        name: its own name ("your output 1", a sample's or a row's name), the label when given.
-    """
-
-    index: int
-    prefix: str
-    output: str
-    tools: list | None = None
-    expected: dict | None = None
-    kind: str = "example"
-    name: str = ""
-
-    @property
-    def label(self) -> str:
-        return self.name or f"{self.kind} {self.index + 1}"
-
-    def differences(self, got: dict) -> list[str]:
-        """How the message `got` differs from `expected` (`message_differences`; [] when they
-        agree). Raises ValueError when the example has no expected message."""
-        if self.expected is None:
-            raise ValueError(f"{self.label}: no expected message to compare with")
-        return message_differences(self.expected, got)
-
-    def to_dict(self) -> dict:
-        """The example as one line of an examples file (what `read_examples` reads back):
-        ``{"prefix", "output", "tools"?, "expected"?}``."""
-        found: dict[str, Any] = {"prefix": self.prefix, "output": self.output}
-        if self.tools:
-            found["tools"] = self.tools
-        if self.expected is not None:
-            found["expected"] = self.expected
-        return found
+class Example(LabelledOutput):
+    """A labelled output as inference reads it (`engine.labelled_output.LabelledOutput`), with
+    the render inference's findings cite it by."""
 
     def render(self) -> Render:
         return Render(f"{self.label}: the output", self.output)
 
 
 def read_examples(examples: list[dict] | None, kind: str = "example") -> list[Example]:
-    """Validated examples (`kind` names them in labels and messages: "example", "output").
+    """Validated examples (`engine.labelled_output.read_labelled_outputs`), as `Example`s.
 
     Raises:
-        ValueError: an example is not a dict, lacks `prefix` or `output` (strings), or has
-            `tools` that is not a list or `expected` that is not a dict; the message names the
-            example and the key.
+        ValueError: an example is malformed; the message names the example and the key.
     """
-    found = []
-    for index, example in enumerate(examples or []):
-        where = f"{kind}s[{index}]"
-        if not isinstance(example, dict):
-            raise ValueError(
-                f"{where}: an example is a dict with prefix and output, got {type(example).__name__}"
-            )
-        for key in ("prefix", "output"):
-            if not isinstance(example.get(key), str):
-                raise ValueError(f"{where}.{key}: a string is required")
-        tools, expected = example.get("tools"), example.get("expected")
-        if tools is not None and not isinstance(tools, list):
-            raise ValueError(
-                f"{where}.tools: a list of tool schemas is required, got {type(tools).__name__}"
-            )
-        if expected is not None and not isinstance(expected, dict):
-            raise ValueError(
-                f"{where}.expected: a message dict is required, got {type(expected).__name__}"
-            )
-        found.append(
-            Example(index, example["prefix"], example["output"], tools or None, expected, kind)
-        )
-    return found
+    return read_labelled_outputs(examples, kind, Example)
 
 
 def load_examples_file(path: str | Path) -> list[dict]:
@@ -124,103 +83,8 @@ def load_examples_file(path: str | Path) -> list[dict]:
     return found
 
 
-def parse_example(
-    template: dict, example: Example, regex_timeout: float | None = 1.0
-) -> tuple[dict, list[str]]:
-    """(message, kept errors) of the example's output parsed with `template` (errors kept, not raised)."""
-    from ..parser import ResponseParser
-
-    parser = ResponseParser(
-        template,
-        prefix=example.prefix,
-        tools=example.tools,
-        on_error="keep",
-        regex_timeout=regex_timeout,
-    )
-    message, _ = parser.finalize(example.output)
-    return message, [str(error) for error in parser.errors]
-
-
-def _blank(value: Any) -> bool:
-    return value is None or value == "" or value == [] or value == {}
-
-
-def message_text(value: Any) -> str:
-    """A message value as compared: "" when missing or empty, a string stripped, anything else
-    as JSON with sorted keys."""
-    if _blank(value):
-        return ""
-    return (
-        value.strip()
-        if isinstance(value, str)
-        else json.dumps(value, sort_keys=True, ensure_ascii=False)
-    )
-
-
-def _arguments(value: Any) -> str:
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            pass
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def calls_of(message: dict) -> list[tuple[Any, str]]:
-    """The message's tool calls as (name, arguments as JSON text with sorted keys)."""
-    found = []
-    for call in message.get("tool_calls") or []:
-        function = call.get("function", call) if isinstance(call, dict) else {}
-        function = function if isinstance(function, dict) else {}
-        found.append((function.get("name"), _arguments(function.get("arguments"))))
-    return found
-
-
-# The keys compared as text (stripped), then as calls; every other key but `role` exactly.
-_TEXT_KEYS = ("reasoning_content", "content")
-
-
-def _compared(key: str, message: dict) -> Any:
-    """The value of `key` in `message` as the comparison sees it."""
-    if key in _TEXT_KEYS:
-        return message_text(message.get(key))
-    if key == "tool_calls":
-        return calls_of(message)
-    value = message.get(key)
-    return None if _blank(value) else value
-
-
-def differing_keys(expected: dict, got: dict) -> list[tuple[str, str]]:
-    """The keys on which `got` differs from `expected` under `message_differences`' rules, in its
-    order: (key, how), `how` being "missing" (`got` has nothing there), "unexpected" (`expected`
-    has nothing there) or "differs". [] when they agree."""
-    others = sorted((set(expected) | set(got)) - {"role", *_TEXT_KEYS, "tool_calls"})
-    found = []
-    for key in (*_TEXT_KEYS, "tool_calls", *others):
-        want, have = _compared(key, expected), _compared(key, got)
-        if want == have:
-            continue
-        how = (
-            "missing"
-            if have in ("", [], None)
-            else "unexpected"
-            if want in ("", [], None)
-            else "differs"
-        )
-        found.append((key, how))
-    return found
-
-
-def message_differences(expected: dict, got: dict) -> list[str]:
-    """How `got` differs from `expected` ([] when they agree), a sentence a key: reasoning and
-    content compared stripped (missing, None and "" alike), tool calls by order, name and
-    arguments as JSON values (``true`` is not ``1``), any other key exactly (missing and empty
-    alike); `role` is not compared. The one comparison of a parse with its expected message:
-    inference's judge, the page's test cases, `check` on samples and the conformance matrix."""
-    return [
-        f"{key}: expected {_compared(key, expected)!r}, got {_compared(key, got)!r}"
-        for key, _ in differing_keys(expected, got)
-    ]
+# The parse is the labelled output's own (where callers have always found it).
+parse_example = parse_labelled
 
 
 def tool_properties(tools: list | None) -> dict[str, dict]:

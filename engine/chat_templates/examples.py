@@ -166,29 +166,39 @@ def _name_and_arguments(item: dict, names: set[str]) -> tuple[str, str] | None:
 def calls_from_examples(
     base: dict, examples: list[Example], regex_timeout: float | None = 1.0
 ) -> tuple[CallSyntax, list[str]] | None:
-    """A tool-call syntax the examples show (the text around the tools' names), kept only when
-    `base` (a template without tool calls) with it reads every example right; with the examples
-    it was read from. None when no example writes a call, or no syntax reads them all."""
+    """A tool-call syntax the examples show (the text around the tools' names): the one with
+    which `base` (a template without tool calls) misreads the fewest examples, the first on a
+    tie, kept only when it reads more of them than `base` alone (an example whose calls no
+    syntax reads back does not cost the others theirs); with the examples it was read from.
+    None when no example writes a call, or no syntax reads one more example."""
     regions = [(example, _call_region(example)) for example in examples]
     regions = [(example, region) for example, region in regions if region is not None]
+    best = len(check_examples(base, examples, regex_timeout))
+    chosen = None
     for example, region in regions:
         found = _field_for(region, set(tool_properties(example.tools)))
         if found is None:
             continue
         spec, shape = found
         template = {**base, "fields": {"tool_calls": spec, **base["fields"]}}
-        if check_examples(template, examples, regex_timeout):
-            continue
+        misread = len(check_examples(template, examples, regex_timeout))
+        if misread < best:
+            best, chosen = misread, (spec, shape, region)
+        if not misread:
+            break
+    if chosen is not None:
+        spec, shape, region = chosen
         evidence = [example.render() for example, _ in regions[:2]]
         syntax = CallSyntax(
             spec, [], [pattern_literal(region.open)], f"{shape}, as the examples write it"
         )
+        reads = "it reads every example back" if not best else "it reads the most examples back"
         syntax.findings.append(
             Finding(
                 "fields.tool_calls",
                 spec,
                 f"the examples write their calls as {shape} between {region.open!r} and "
-                f"{region.close!r} (no render shows a call); it reads every example back",
+                f"{region.close!r} (no render shows a call); {reads}",
                 tuple(evidence),
             )
         )

@@ -15,12 +15,17 @@ from .evidence import Example, implausible, message_differences, message_text, p
 
 
 def check_examples(
-    template: dict, examples: list[Example], regex_timeout: float | None = 1.0
+    template: dict,
+    examples: list[Example],
+    regex_timeout: float | None = 1.0,
+    width: int | None = None,
 ) -> list[str]:
-    """What `template` gets wrong on the examples, one sentence each ([] when it reads them all).
+    """What `template` gets wrong on the examples, one sentence each, ``LABEL: why`` ([] when it
+    reads them all).
 
     An example without `expected` is also misread when the text the aligner proposes as its
-    reasoning (prose a marker every such example writes follows) is read as content."""
+    reasoning (prose a marker every such example writes follows) is read as content. `width`
+    shortens the values shown (`message_differences`)."""
     problems = []
     proposed = _proposed_reasoning(template, examples)
     for example in examples:
@@ -33,7 +38,7 @@ def check_examples(
             problems.append(f"{example.label}: {errors[0]}")
             continue
         wrong = (
-            message_differences(example.expected, message)
+            message_differences(example.expected, message, width)
             if example.expected is not None
             else implausible(message, example)
         )

@@ -22,7 +22,8 @@ text) keeps the last good parse on screen, marked stale, with the message saying
 - `export`: `export_template`.
 - `share`: `copy_as_code`, `share`, `open_page`, `upload_state`.
 - `replay`: `replay_step`, `replay_back`, `replay_seek`, `replay_stop`, `replay_play`.
-- `region_map`: `set_display`, `explain_span`.
+- `region_map`: `set_view` (every display option and the reading, one listener), `set_display`,
+  `explain_span`.
 - `message`: `select_tab`, `select_results_tab`.
 - `event_log`: `show_event`.
 - `checks`: `run_tests`, `add_test_case`, `tests_click`, `export_cases`, `compare_reference`.
@@ -45,7 +46,7 @@ from .export import export_template
 from .front_door import load_sample, load_sample_at
 from .generate_live import generate, request_stop, use_live_output, use_model_template_now
 from .message import select_results_tab, select_tab
-from .region_map import explain_span, set_display
+from .region_map import explain_span, set_display, set_view
 from .replay import replay_back, replay_play, replay_seek, replay_step, replay_stop
 from .share import copy_as_code, open_page, share, upload_state
 from .start_from_model import (
@@ -92,6 +93,7 @@ __all__ = [
     "replay_stop",
     "replay_play",
     "set_display",
+    "set_view",
     "explain_span",
     "select_tab",
     "select_results_tab",

@@ -61,9 +61,6 @@ def matches(page: Page) -> None:
 
 
 def wire(page: Page) -> None:
-    """A filter or the page of the log re-draws it; a click on a row shows that event."""
-    for display_option in (page.hide_chunks, page.log_field, page.group_by_token):
-        page.listen(display_option.change, handlers.set_display, show_progress="hidden")
-    page.listen(page.log_search.submit, handlers.set_display, show_progress="hidden")
-    page.listen(page.log_page.submit, handlers.set_display, show_progress="hidden")
+    """A click on a row shows that event (a filter or the page of the log re-draws it through
+    the one listener of every display option: `region_map.wire`)."""
     page.listen(page.event_log.click, handlers.show_event, show_progress="hidden")

@@ -3,6 +3,8 @@ options over it (whitespace, token boundaries) with the parse's figures, and #ex
 
 from __future__ import annotations
 
+from functools import partial
+
 import gradio as gr
 
 from .. import handlers
@@ -41,10 +43,29 @@ def build(page: Page, first: dict) -> None:
 
 
 def wire(page: Page) -> None:
-    """A display option re-draws the parse on screen; a click on the map explains its stretch; a
-    click sent to #explain (an event link, or the editor's cursor on a pattern) shows what it
-    names."""
-    for display_option in (page.show_whitespace, page.show_tokens):
-        page.listen(display_option.change, handlers.set_display, show_progress="hidden")
+    """Every option of how the parse is read or shown (whitespace and the Tokens view here, the
+    event log's filters, page and grouping, the workspace's "Read as" and "Spelled out") is
+    one listener, answered one change at a time: a change made while another runs is sent when
+    that one is answered, so the last drawing has every option as it stands (`set_view`).
+    A click on the map explains its stretch; a click sent to #explain (an event link, or the
+    editor's cursor on a pattern) shows what it names."""
+    triggers = [
+        page.show_whitespace.change,
+        page.show_tokens.change,
+        page.hide_chunks.change,
+        page.log_field.change,
+        page.group_by_token.change,
+        page.log_search.submit,
+        page.log_page.submit,
+        page.read_as.input,
+        page.spelled_out.submit,
+        page.spelled_out.blur,
+    ]
+    page.listen(
+        partial(gr.on, triggers),
+        handlers.set_view,
+        trigger_mode="always_last",
+        show_progress="hidden",
+    )
     page.listen(page.region_map.click, handlers.explain_span, show_progress="hidden")
     page.listen(page.explain.click, handlers.show_event, show_progress="hidden")

@@ -98,9 +98,7 @@ def wire(page: Page) -> None:
         show_progress="hidden",
     )
     page.listen(page.template_choice.input, handlers.choose_template)
-    page.listen(page.read_as.input, handlers.set_reading)
-    page.listen(page.spelled_out.submit, handlers.set_reading)
-    page.listen(page.spelled_out.blur, handlers.set_reading)
+    # "Read as" and "Spelled out" are display options too: wired with them (region_map.wire).
     # The selected text of the generation box becomes a range of the box, then parses again.
     marked = page.mark_spelled_button.click(
         None, page.spelled_out, page.spelled_out, js=MARK_SPELLED_JS

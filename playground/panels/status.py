@@ -157,9 +157,14 @@ def status_html(
             parts.append(
                 f'<div class="rt-status rt-status-error">… and {len(view.errors) - ERRORS_LISTED} more errors</div>'
             )
-        if view.message is not None:
+        if view.message is not None and not all(error.lenient for error in view.errors):
             parts.append(
                 '<div class="rt-status rt-status-note">The failed regions are kept as text; every other field is parsed.</div>'
+            )
+        elif view.message is not None:
+            parts.append(
+                '<div class="rt-status rt-status-note">Each slip above was read as the template means it; '
+                "no region was kept as text.</div>"
             )
     elif view is not None and not view.finished:
         parts.append(

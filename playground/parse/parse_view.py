@@ -52,6 +52,9 @@ TOKEN_BYTES = 120
 # What explaining held text may try: its last starts, within a time (seconds).
 HELD_STARTS = 256
 HELD_SECONDS = 0.2
+# What an error recording a lenient reading starts with (no region failed: text out of place
+# was read as the template means it).
+LENIENT_HEADLINE = "The output has a slip, read leniently"
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,9 @@ class ErrorMark:
         key: the template key that failed (``fields.tool_calls.content``), or None.
         start, end: the failed region in stream offsets (delimiters included), or None.
         position: the stream offset of the exact failing character, or None when unknown.
+        lenient: a lenient reading that kept no region as text (a close out of place consumed,
+            a misspelt delimiter read as meant): its message starts with ``The output has a
+            slip, read leniently: ...`` instead, as strict parsing would not have failed there.
     """
 
     message: str
@@ -73,6 +79,7 @@ class ErrorMark:
     start: int | None = None
     end: int | None = None
     position: int | None = None
+    lenient: bool = False
 
     @property
     def at(self) -> int | None:
@@ -83,7 +90,10 @@ class ErrorMark:
     def of(cls, failure: ParseFailure, budget: str) -> ErrorMark:
         """The mark of a tracer's `ParseFailure` (its stream offsets as they are); a parse that
         ran past its deadline names `budget`, the ``*_seconds`` limit it ran out of."""
-        message = in_words(failure.type, failure.message)
+        if failure.lenient:
+            message = f"{LENIENT_HEADLINE}: {failure.message}"
+        else:
+            message = in_words(failure.type, failure.message)
         if failure.type == ParseDeadlineError.__name__:
             seconds = getattr(limits.current(), budget)
             message = f"{message} (the time budget is PLAYGROUND_LIMITS {budget}, {seconds:g} s)"
@@ -97,6 +107,7 @@ class ErrorMark:
             failure.stream_start,
             failure.stream_end,
             failure.stream_position,
+            failure.lenient,
         )
 
 

@@ -34,7 +34,7 @@ LIMITS = {
     "reference_seconds": 5,
     "parse_seconds": 5,
     "replay_seconds": 45,
-    "chat_template_seconds": 6,
+    "chat_template_seconds": 10,  # a 14-level tools schema renders within it on a loaded machine
     "grammar_seconds": 2,
     "session_mb": 16,
     "sessions_mb": 96,
@@ -150,7 +150,7 @@ def test_generate_refuses_a_huge_message_and_cuts_off_a_looping_chat_template(se
     )
     outcome = attacked(server, "4b. Generate with a looping chat template")
     assert outcome.said.endswith(
-        "was stopped after 6 s (the time budget PLAYGROUND_LIMITS chat_template_seconds): it takes "
+        "was stopped after 10 s (the time budget PLAYGROUND_LIMITS chat_template_seconds): it takes "
         "too long to render this conversation, or loops"
     )
 

@@ -184,6 +184,31 @@ def test_grouping_a_parse_of_text_says_it_needs_ids():
     ) in shown["event_log"]
 
 
+def test_one_view_change_reads_again_only_when_the_reading_changed_and_keeps_every_option():
+    """`set_view` is the page's one listener for the reading and the display options: a new
+    reading parses again as ids with the Tokens view the same change carried; a display change
+    alone re-draws the parse on screen (no new parse) and keeps the reading."""
+    session = Session()
+    workspace = WorkspaceInputs(template_text(), PROMPT, QUOTED + CALL, "")
+    handlers.set_reading(READ_AS_TEXT, "", workspace, "", session)
+    as_text = session.view
+    both = handlers.set_view(
+        READ_DEMO, "", workspace, "", False, False, "", "", 1, session, show_tokens=True
+    )
+    as_ids = session.view
+    assert as_ids is not as_text
+    assert (session.read_as, session.display.show_tokens) == (READ_DEMO, True)
+    assert "rt-tok-odd" in both["region_map"]
+    assert set(both) >= {"diagnostics", "region_map", "status", "message_json"}
+    shown = handlers.set_view(
+        READ_DEMO, "", workspace, "", False, True, "", "", 1, session, show_tokens=True
+    )
+    assert session.view is as_ids
+    assert session.display.show_whitespace is True
+    assert "diagnostics" not in shown and "rt-tok-odd" in shown["region_map"]
+    assert shown["region_map"] != both["region_map"]  # whitespace is now shown
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -288,7 +313,8 @@ def test_a_spelled_out_open_keeps_its_call_as_text_and_the_status_names_it():
     # the serving stack will not run is never plain green.
     shown = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", out["status"])).split())
     assert shown.startswith(
-        "⚠ The output does not parse: fields.tool_calls.close_pattern: lenient reading at stream "
+        "⚠ The output has a slip, read leniently: fields.tool_calls.close_pattern: lenient reading "
+        "at stream "
         "offset 115: '</tool_call>' is the close of tool_calls where no tool_calls region is open: "
         "consumed"
     ), shown

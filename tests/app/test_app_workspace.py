@@ -542,8 +542,8 @@ def test_the_api_status_is_the_page_status_line_judgement_when_text_is_lost():
     # delimiter never lands in content) and said. /parse's status and the page's status line
     # say the same sentence.
     said = (
-        "The output does not parse: fields.reasoning_content.close: lenient reading at stream "
-        "offset 6: '</think>' is the close of reasoning_content where no reasoning_content region "
+        "The output has a slip, read leniently: fields.reasoning_content.close: lenient reading at "
+        "stream offset 6: '</think>' is the close of reasoning_content where no reasoning_content region "
         "is open: consumed"
     )
     result = api.parse(SMOL_TEXT, PREFIX, "Hello </think> world", "")
@@ -554,6 +554,11 @@ def test_the_api_status_is_the_page_status_line_judgement_when_text_is_lost():
     )
     lines = re.findall(r'id="status-error">(.*?)</div>', page["status"])
     assert [html.unescape(line) for line in lines] == [f"⚠ {said}"]
+    # No region failed: the note under it says the slip was read, not that regions were kept.
+    notes = re.findall(r'class="rt-status rt-status-note">(.*?)</div>', page["status"])
+    assert notes == [
+        "Each slip above was read as the template means it; no region was kept as text."
+    ]
     # Nothing lost: the plain judgement, on both.
     assert api.parse(SMOL_TEXT, PREFIX, "Hi", "")["status"] == "Parsed: content"
     assert api.parse(SMOL_TEXT, PREFIX, "", "")["status"] == (

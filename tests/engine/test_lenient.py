@@ -64,8 +64,9 @@ def test_a_broken_call_keeps_the_reasoning_the_text_and_the_other_call():
     message, events, errors = keep([GENERATION])
     assert message == KEPT_MESSAGE
     assert [
-        (str(e), e.field, e.key, e.start, e.end, e.offset, e.position, e.region) for e in errors
-    ] == [(KEPT_ERROR, "tool_calls", "fields.tool_calls.content", 125, 201, 136, 189, 4)]
+        (str(e), e.field, e.key, e.start, e.end, e.offset, e.position, e.region, e.lenient)
+        for e in errors
+    ] == [(KEPT_ERROR, "tool_calls", "fields.tool_calls.content", 125, 201, 136, 189, 4, False)]
     assert errors[0].text == BROKEN_CALL
     stream = (
         PREFIX[len(PREFIX) :] + GENERATION

@@ -103,6 +103,7 @@ def test_a_close_with_no_open_is_consumed_leniently_and_kept_strictly(tokenizer)
             ("fields.tool_calls.close_pattern", 5),
             ("fields.reasoning_content.close_pattern", 18),
         ]
+        assert [e.lenient for e in parser.errors] == [True, True]  # no region was kept as text
         strict, _, _ = parsed(tokenizer, chunks, on_error="raise")
         assert strict == {"role": "assistant", "content": "Done.</tool_call>\n</think>"}
 

@@ -1,0 +1,386 @@
+"""The author's loop: ``infer --loop N`` learns, adds the first output the template misreads to
+the examples and learns again, reporting each round; a round that loses what earlier examples
+taught says so, and the loop keeps the template that misreads the least."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.chat_templates.author_loop import author_loop, kept_round
+from engine.chat_templates.evidence import message_differences, read_examples
+from tests.support.paths import ROOT
+from tests.support.real_outputs import (
+    MORE,
+    cases_by_chat_template,
+    load_cases,
+    manifest,
+    needs_real_outputs,
+)
+
+# A chat template that writes the tools in the system prompt and never renders a call, so only
+# the examples show how the model writes one.
+LISTS_TOOLS = (
+    "{%- if tools %}<|sys|>Tools: {{ tools | tojson }}<|end|>{% endif -%}"
+    "{%- for m in messages -%}<|{{ m.role }}|>{{ m.content or '' }}<|end|>{% endfor -%}"
+    "{%- if add_generation_prompt %}<|assistant|>{% endif -%}"
+)
+WEATHER = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            },
+        },
+    }
+]
+CALL = '<calls>[{{"name": "get_weather", "arguments": {}}}]</calls><|end|>'
+
+
+def weather_output(output: str, **expected) -> dict:
+    calls = [
+        {"type": "function", "function": {"name": "get_weather", "arguments": arguments}}
+        for arguments in expected.pop("calls", [])
+    ]
+    message = {"role": "assistant", **expected, **({"tool_calls": calls} if calls else {})}
+    prefix = "<|sys|>Tools: []<|end|><|user|>weather?<|end|><|assistant|>"
+    return {"prefix": prefix, "output": output, "tools": WEATHER, "expected": message}
+
+
+EXAMPLES = [
+    weather_output(
+        "Let me look." + CALL.format('{"city": "Oslo", "days": 2}'),
+        content="Let me look.",
+        calls=[{"city": "Oslo", "days": 2}],
+    ),
+    weather_output(CALL.format('{"city": "Lima"}'), calls=[{"city": "Lima"}]),
+]
+OUTPUTS = [
+    weather_output(CALL.format('{"city": "Kyiv"}'), calls=[{"city": "Kyiv"}]),
+    weather_output(
+        "<r>The user wants rain news.</r>It rains in Oslo.<|end|>",
+        reasoning_content="The user wants rain news.",
+        content="It rains in Oslo.",
+    ),
+    weather_output(
+        "<r>Check the sky first.</r>" + CALL.format('{"city": "Accra"}'),
+        reasoning_content="Check the sky first.",
+        calls=[{"city": "Accra"}],
+    ),
+]
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> str:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return str(path)
+
+
+def run_infer(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "engine", "infer", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "400"},
+    )
+
+
+def run_on_weather(tmp_path: Path, examples: list[dict], *options: str):
+    """`infer` on the chat template that lists the tools, with `examples` and `options`."""
+    (tmp_path / "chat.jinja").write_text(LISTS_TOOLS, encoding="utf-8")
+    given = write_jsonl(tmp_path / "examples.jsonl", examples)
+    return run_infer("--chat-template", "chat.jinja", "--examples", given, *options, cwd=tmp_path)
+
+
+def test_the_loop_adds_the_first_unread_output_and_the_next_round_reads_everything(tmp_path):
+    outputs = write_jsonl(tmp_path / "outputs.jsonl", OUTPUTS)
+    done = run_on_weather(tmp_path, EXAMPLES, "--outputs", outputs, "--loop", "3")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:6] == [
+        "round 1: 2 examples (example 1, example 2): outputs 1 of 3 read, examples 2 of 2 read",
+        "  UNREAD output 2: reasoning_content: expected 'The user wants rain news.', got ''; "
+        "content: expected 'It rains in Oslo.', got '<r>The user wants rain news.</r>It rains in "
+        "Oslo.'",
+        "  UNREAD output 3: reasoning_content: expected 'Check the sky first.', got ''; content: "
+        "expected '', got '<r>Check the sky first.</r>'",
+        "  adding output 2 to the examples",
+        "round 2: 3 examples (example 1, example 2, output 2): outputs 2 of 2 read, examples 3 "
+        "of 3 read",
+        "inferred from chat.jinja: wrote chat.json",
+    ]
+    assert lines[-2:] == ["examples: 3 of 3 read", "outputs: 2 of 2 read"]
+    written = json.loads((tmp_path / "chat.json").read_text(encoding="utf-8"))
+    assert written["response_template"]["fields"]["reasoning_content"] == {
+        "open": "<r>",
+        "close": "</r>",
+    }
+
+
+def test_the_loop_stops_at_the_examples_asked_for_and_says_what_is_still_unread(tmp_path):
+    outputs = write_jsonl(tmp_path / "outputs.jsonl", OUTPUTS)
+    done = run_on_weather(tmp_path, EXAMPLES, "--outputs", outputs, "--loop", "2", "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    result = json.loads(done.stdout)
+    assert [each["round"] for each in result["rounds"]] == [1]
+    assert result["rounds"][0]["outputs_read"] == 1 and result["rounds"][0]["added"] == ""
+    assert result["kept_round"] == 1
+    assert result["unread_examples"] == []
+    assert [problem.split(":")[0] for problem in result["unread_outputs"]] == [
+        "output 2",
+        "output 3",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("wrong", "why"),
+    [
+        (
+            weather_output("It is sunny.<|end|>", content="It is rainy."),
+            "content: expected 'It is rainy.', got 'It is sunny.'",
+        ),
+        (
+            weather_output(CALL.format('{"city": "Lima"}'), calls=[{"city": "Lima", "days": 3}]),
+            'tool_calls: expected [(\'get_weather\', \'{"city": "Lima", "days": 3}\')], '
+            "got [('get_weather', '{\"city\": \"Lima\"}')]",
+        ),
+    ],
+    ids=["content", "arguments"],
+)
+def test_an_example_its_output_contradicts_is_named_and_costs_the_others_nothing(
+    tmp_path, wrong, why
+):
+    """An example whose expected message its output does not say is named with what differs;
+    the call syntax the two others teach is still learnt, so they are read."""
+    done = run_on_weather(tmp_path, [*EXAMPLES, wrong])
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-2:] == ["examples: 2 of 3 read", f"  UNREAD example 3: {why}"]
+
+
+def test_the_loop_needs_outputs_to_add(tmp_path):
+    done = run_on_weather(tmp_path, EXAMPLES, "--loop", "3")
+    assert done.returncode == 2
+    assert done.stdout.strip() == (
+        "error: --loop N needs N >= 1 and --outputs FILE: the loop adds the first output the "
+        "template cannot read to the examples, up to N examples"
+    )
+
+
+# -- a round that loses what earlier examples taught ------------------------------------------------
+
+READS_CALLS = {
+    "start_anchor": "<|assistant|>",
+    "fields": {
+        "tool_calls": {
+            "open": "<calls>",
+            "close": "</calls>",
+            "content": "json",
+            "transform_each": True,
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{arguments}"},
+            },
+        },
+        "content": {"close": "<|end|>"},
+    },
+}
+READS_REASONING = {
+    "start_anchor": "<|assistant|>",
+    "fields": {
+        "reasoning_content": {"open": "<r>", "close": "</r>"},
+        "content": {"close": "<|end|>"},
+    },
+}
+
+
+def test_a_round_that_loses_what_an_earlier_round_read_says_lost_and_is_set_aside():
+    """The learner is the loop's argument: here one that reads calls from two examples and
+    forgets them once a third is added. The second round fixes output 2 but loses both examples
+    and output 1: it says LOST for each, sets output 2 aside and the third round starts again
+    from the first round's examples with output 3; that one loses the same, and the loop keeps
+    round 1 (nothing else to try)."""
+
+    def learn(examples: list[dict]) -> dict:
+        return READS_CALLS if len(examples) < 3 else READS_REASONING
+
+    shown = []
+    rounds = author_loop(
+        learn,
+        read_examples(EXAMPLES),
+        read_examples(OUTPUTS, "output"),
+        3,
+        on_round=shown.append,
+        template_of=lambda template: template,
+    )
+    assert shown == rounds
+    assert [(each.examples, each.set_aside != "", each.added) for each in rounds] == [
+        (["example 1", "example 2"], False, "output 2"),
+        (["example 1", "example 2", "output 2"], True, "output 3"),
+        (["example 1", "example 2", "output 3"], True, ""),
+    ]
+    second = rounds[1]
+    assert [(each.label, each.lost) for each in second.misread_examples] == [
+        ("example 1", True),
+        ("example 2", True),
+    ]
+    assert [(each.label, each.lost) for each in second.misread_outputs] == [
+        ("output 1", True),
+        ("output 3", False),
+    ]
+    assert second.lines() == [
+        "round 2: 3 examples (example 1, example 2, output 2): outputs 0 of 2 read, examples 1 "
+        "of 3 read",
+        "  LOST example 1: content: expected 'Let me look.', got 'Let me look.<calls>[{\"name\": "
+        '"get_weather", "arguments": {"…; tool_calls: expected [(\'get_weather\', '
+        '\'{"city": "Oslo", "days": 2}\')], got []',
+        '  LOST example 2: content: expected \'\', got \'<calls>[{"name": "get_weather", '
+        '"arguments": {"city": "Lima…; tool_calls: expected [(\'get_weather\', '
+        '\'{"city": "Lima"}\')], got []',
+        '  LOST output 1: content: expected \'\', got \'<calls>[{"name": "get_weather", '
+        '"arguments": {"city": "Kyiv…; tool_calls: expected [(\'get_weather\', '
+        '\'{"city": "Kyiv"}\')], got []',
+        '  UNREAD output 3: content: expected \'\', got \'<calls>[{"name": "get_weather", '
+        '"arguments": {"city": "Accr…; tool_calls: expected [(\'get_weather\', '
+        '\'{"city": "Accra"}\')], got []',
+        "  setting output 2 aside: round 1's template misreads fewer (2), so the next round "
+        "starts from round 1's examples",
+        "  adding output 3 to the examples",
+    ]
+    assert rounds[2].outputs == 2 and rounds[2].read_outputs == 1
+    assert kept_round(rounds) is rounds[0]
+
+
+def test_the_loop_raises_what_the_first_round_could_not_learn():
+    def learn(examples: list[dict]) -> dict:
+        raise ValueError("nothing to learn from")
+
+    with pytest.raises(ValueError, match="^nothing to learn from$"):
+        author_loop(learn, read_examples(EXAMPLES), read_examples(OUTPUTS, "output"), 4)
+
+
+def test_a_later_round_whose_learning_fails_sets_its_output_aside():
+    def learn(examples: list[dict]) -> dict:
+        if len(examples) > 2:
+            raise ValueError("the examples disagree")
+        return READS_CALLS
+
+    rounds = author_loop(
+        learn,
+        read_examples(EXAMPLES),
+        read_examples(OUTPUTS, "output"),
+        3,
+        template_of=lambda template: template,
+    )
+    assert [each.lines()[0] for each in rounds[1:]] == [
+        "round 2: 3 examples (example 1, example 2, output 2): learning failed: the examples "
+        "disagree",
+        "round 3: 3 examples (example 1, example 2, output 3): learning failed: the examples "
+        "disagree",
+    ]
+    assert rounds[1].lines()[1:] == [
+        "  setting output 2 aside: learning failed with it, so the next round starts from "
+        "round 1's examples",
+        "  adding output 3 to the examples",
+    ]
+    assert kept_round(rounds) is rounds[0]
+
+
+# -- the short line --------------------------------------------------------------------------------
+
+
+def test_a_long_value_is_shown_around_where_it_first_differs():
+    expected = {"content": "a" * 100 + "XYZ" + "b" * 100}
+    got = {"content": "a" * 100 + "XQZ" + "b" * 100}
+    assert message_differences(expected, got, width=30) == [
+        f"content: expected …{'a' * 9}XYZ{'b' * 18}…, got …{'a' * 9}XQZ{'b' * 18}…"
+    ]
+    assert message_differences({"content": "short"}, {"content": "shorter"}, width=30) == [
+        "content: expected 'short', got 'shorter'"
+    ]
+
+
+# -- on a real chat template -------------------------------------------------------------------------
+
+
+@needs_real_outputs
+def test_the_loop_on_a_real_chat_template_reads_every_output_in_one_round(tmp_path):
+    """Nemotron 3 Nano's first two call-making outputs teach all its other ten."""
+    name = "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja"
+    entry = next(each for each in manifest(MORE) if each["file"] == name)
+    cases = cases_by_chat_template(load_cases())[name]
+    calling = [case for case in cases if case["expected"].get("tool_calls")][:2]
+    rest = [case for case in cases if case not in calling]
+
+    def rows(chosen: list[dict]) -> list[dict]:
+        keys = ("prefix", "output", "tools", "expected")
+        return [{key: case.get(key) or "" for key in keys if case.get(key)} for case in chosen]
+
+    done = run_infer(
+        "--chat-template",
+        str(MORE / name),
+        "--bos-token",
+        entry["bos_token"],
+        "--eos-token",
+        entry["eos_token"],
+        "--examples",
+        write_jsonl(tmp_path / "examples.jsonl", rows(calling)),
+        "--outputs",
+        write_jsonl(tmp_path / "outputs.jsonl", rows(rest)),
+        "--loop",
+        "4",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == (
+        "round 1: 2 examples (example 1, example 2): outputs 10 of 10 read, examples 2 of 2 read"
+    )
+    assert not any(line.startswith("round 2") for line in lines)
+    assert lines[-2:] == ["examples: 2 of 2 read", "outputs: 10 of 10 read"]
+
+
+@pytest.mark.parametrize("width", [None, 60])
+def test_the_short_line_keeps_agreeing_messages_agreeing(width):
+    message = {"content": "x" * 200, "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}
+    assert message_differences(message, dict(message), width) == []
+
+
+@needs_real_outputs
+def test_the_inference_benchmark_counts_the_chat_templates_the_loop_leaves_right(capsys):
+    """`bench_infer.py --loop` prints each chat template's rounds and the count side by side."""
+    bench = _bench_infer()
+    name = "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja"
+    assert bench.main(["--shared", str(MORE.parent), "--only", name, "--loop"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = lines.index("the author's loop (from 2 call-making examples, up to 4):")
+    assert [line.split() for line in lines[at + 1 : at + 3]] == [
+        [name, "10/10", "->", "10/10", "(kept", "round", "1", "of", "1)"],
+        "round 1: 2 examples (example 1, example 2): outputs 10 of 10 read, examples 2 of 2 "
+        "read".split(),
+    ]
+    assert lines[at + 3 : at + 5] == [
+        "chat templates right on all their other outputs: after 2 call-making examples 1 of 1, "
+        "after the author's loop 1 of 1",
+        "chat templates right on all their other outputs, those marked doubt included: after 2 "
+        "call-making examples 1 of 1, after the author's loop 1 of 1",
+    ]
+
+
+def _bench_infer():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_infer", ROOT / "scripts" / "bench_infer.py"
+    )
+    module = sys.modules["bench_infer"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
