@@ -688,6 +688,12 @@ def _mixed_calls_field(
             continue
         lead = loose(cuts.call_open) + r"\s*" if cuts.call_open else ""
         ahead = loose(cuts.call_open) if cuts.call_open else object_start(keys[0])
+        if cuts.call_open and not cuts.calls_in_a_row:
+            # No example of this syntax writes two calls in a row, and the marker before its
+            # lone call may close the part before it (an answer's close): a call may start at
+            # its object too (``}, {"name": ...``, or a call alone), the marker then dropped.
+            lead = rf"(?:{lead})?"
+            ahead += "|" + object_start(keys[0])
         heads.append(lead + head)
         tails.append(closing_brace(_close(cuts, ahead, r"(?<=\})"))["close_pattern"])
         hows.append("a JSON object per call")
