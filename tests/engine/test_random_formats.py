@@ -372,3 +372,27 @@ def test_a_second_call_syntax_with_an_index_and_a_varying_arguments_key_together
         fmt.arguments_marker = "[ARGZ]"
     assert regex.search(r"#\d+", fmt.examples()[1]["output"])
     assert _misread_by(fmt, with_expected) == []
+
+
+_ANSWERED_BARE_OBJECTS = _seeds(
+    lambda features: (
+        features["calls"] == "json-object"
+        and features["call_open"] == "none"
+        and features["answer"] != "none"
+    )
+)
+
+
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(seed=st.sampled_from(_ANSWERED_BARE_OBJECTS), with_expected=st.booleans())
+def test_a_call_object_after_an_answer_in_its_markup_beside_name_first_calls(seed, with_expected):
+    """The first example's one call object follows the answer's close (and maybe a header),
+    the second writes ``NAME[ARGS]{...}`` calls: whether that close is also the call's open no
+    example tells, so other outputs' call objects are read with it, after another call, or
+    alone."""
+    fmt = _with_fact(seed, "second_syntax", "name-args")
+    if not fmt.arguments_marker:
+        fmt.arguments_marker = "[ARGZ]"
+    first = fmt.examples()[0]["output"]
+    assert regex.search(regex.escape(fmt.answer[1]) + r"[^{]*\{", first)
+    assert _misread_by(fmt, with_expected) == []
