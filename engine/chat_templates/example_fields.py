@@ -686,16 +686,8 @@ def _mixed_calls_field(
             tails.append(list_item_close(keys[0]))
             hows.append("a JSON list of call objects")
             continue
-        lead = loose(cuts.call_open) + r"\s*" if cuts.call_open else ""
-        ahead = loose(cuts.call_open) if cuts.call_open else object_start(keys[0])
-        if cuts.call_open and not cuts.calls_in_a_row:
-            # No example of this syntax writes two calls in a row, and the marker before its
-            # lone call may close the part before it (an answer's close): a call may start at
-            # its object too (``}, {"name": ...``, or a call alone), the marker then dropped.
-            lead = rf"(?:{lead})?"
-            ahead += "|" + object_start(keys[0])
-        heads.append(lead + head)
-        tails.append(closing_brace(_close(cuts, ahead, r"(?<=\})"))["close_pattern"])
+        heads.append(_object_lead(cuts) + head)
+        tails.append(_object_close(cuts, keys[0]))
         hows.append("a JSON object per call")
     left = _unglued(
         left, {marker for cuts, _, _ in peeled.values() for marker in cuts.list_markers}
@@ -716,6 +708,27 @@ def _mixed_calls_field(
         "transform": object_transform(),
     }
     return field, "calls in several syntaxes: " + "; ".join(hows), left, varying, delimiters
+
+
+def _object_lead(cuts: _Cuts) -> str:
+    """The pattern before a call object's head, in a field of several syntaxes: the syntax's
+    open marker, if any. Where no example of the syntax writes two calls in a row, the marker
+    before its lone call may close the part before it (an answer's close): a call may start
+    at its object too (``}, {"name": ...``, or a call alone), the marker then dropped."""
+    if not cuts.call_open:
+        return ""
+    lead = loose(cuts.call_open) + r"\s*"
+    return lead if cuts.calls_in_a_row else rf"(?:{lead})?"
+
+
+def _object_close(cuts: _Cuts, name_key: str) -> str:
+    """The close pattern of a call object in a field of several syntaxes: its own brace, then
+    the call's close before the next call (its open, or its object where `_object_lead` lets
+    one start there) or the end."""
+    ahead = loose(cuts.call_open) if cuts.call_open else object_start(name_key)
+    if cuts.call_open and not cuts.calls_in_a_row:
+        ahead += "|" + object_start(name_key)
+    return closing_brace(_close(cuts, ahead, r"(?<=\})"))["close_pattern"]
 
 
 def _unglued(pieces: list[str], markers: set[str]) -> list[str]:
