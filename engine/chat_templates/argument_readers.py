@@ -86,17 +86,11 @@ def read_pairs(
             pairs.append(Pair(text[at : found.start()], key, between, written, False, False, True))
             at = end
             continue
-        best = None
-        for form in written_forms(value):
-            where = text.find(form, found.end(), found.end() + _NEAR + len(form))
-            if where >= 0 and (best is None or where < best[0]):
-                best = (where, form)
+        best = _value_at(text, found.end(), value)
         if best is None:
             return None
         where, form = best
         between = text[found.end() : where]
-        if regex.search(r"\w", _BRACKETED.sub("", between)):
-            return None
         quoted = form[:1] in "\"'" and isinstance(value, str)
         pairs.append(
             Pair(text[at : found.start()], key, between, form, quoted, isinstance(value, str))
@@ -105,13 +99,38 @@ def read_pairs(
     return Pairs(tuple(pairs), at, text[at : at + _NEAR]) if pairs else None
 
 
+def _value_at(text: str, at: int, value: Any) -> tuple[int, str] | None:
+    """(where, as written) of the first place near `at` where `value` is written in one of its
+    `written_forms` with only markers between `at` and it (a form inside a tag's attribute,
+    ``string="false"``, is not the value), or None."""
+    places = []
+    for form in written_forms(value):
+        where = text.find(form, at, at + _NEAR + len(form))
+        while where >= 0:
+            places.append((where, form))
+            where = text.find(form, where + 1, at + _NEAR + len(form))
+    for where, form in sorted(places, key=lambda place: place[0]):
+        if not regex.search(r"\w", _BRACKETED.sub("", text[at:where])):
+            return where, form
+    return None
+
+
 def _nested(text: str, at: int, value: Any) -> tuple[str, str, int] | None:
     """An object value written as tags inside its key's tag (``<p=a><p=b>1</p></p>``): (the
     text between the key and the inner tags, the value as written, where it ends, its inner
     tags' last closer included), or None."""
     if not isinstance(value, dict) or not value:
         return None
-    inner = read_pairs(text, at, value)
+    return _inner_tags(text, at, at, read_pairs(text, at, value))
+
+
+def _inner_tags(
+    text: str, key_end: int, start: int, inner: Pairs | None
+) -> tuple[str, str, int] | None:
+    """The pairs `inner` read from `start` as an object's tags inside its key's tag, the key
+    ending at `key_end`: (the text between the key and the first inner tag, the inner tags as
+    written, where they end, the last inner closer included), or None when no tag opens the
+    first inner pair or no closer follows the last."""
     if inner is None:
         return None
     first = inner.pairs[0].before
@@ -119,7 +138,8 @@ def _nested(text: str, at: int, value: Any) -> tuple[str, str, int] | None:
     closer = _CLOSER.match(text, inner.end)
     if opening < 0 or closer is None:
         return None
-    return first[:opening], text[at + opening : closer.end()], closer.end()
+    start += opening
+    return text[key_end:start], text[start : closer.end()], closer.end()
 
 
 # A closing tag, after a value.
@@ -156,17 +176,28 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
         rf"((?:<[^<>\s]*>|\[[^\[\]\s]*\]|[\"']?[^\w\s\"'<\[]|[\"'](?=\s)"
         rf"|\s+[\w\-]+=\"[\w\-]*\"){{1,4}}\s*)"
     )
+    # A bare value runs to a comma, a closing bracket or a tag; a parenthesis it opens it also
+    # closes (``print('hi')``), so the value's own closing parenthesis does not end it.
+    group = r"\([^()<\n]*\)|\((?![^()<\n]*\))"
     value_pattern = regex.compile(
-        r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\s,;}\])<](?:[^,;}\])<\n]*[^\s,;}\])<])?"
+        r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'"
+        rf"|(?:{group}|[^\s,;}}\])<(])(?:(?:{group}|[^,;}}\])<(\n])*(?:{group}|[^\s,;}}\])<(]))?"
     )
     while True:
         found = key_pattern.search(text, at, min(len(text), at + _NEAR))
         if found is None or found.group(1) in {pair.key for pair in pairs}:
             break
+        schema = parameters.get(found.group(1))
+        inner = _nested_parameters(text, found, schema)
+        if inner is not None:
+            between, written, end = inner
+            before = text[at : found.start()]
+            pairs.append(Pair(before, found.group(1), between, written, False, False, True))
+            at = end
+            continue
         value = value_pattern.match(text, found.end())
         if value is None:
             break
-        schema = parameters.get(found.group(1))
         pairs.append(
             Pair(
                 text[at : found.start()],
@@ -180,6 +211,30 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
         )
         at = value.end()
     return Pairs(tuple(pairs), at, text[at : at + _NEAR]) if pairs else None
+
+
+# Tags ahead: an object's inner tags may start here.
+_TAG_AHEAD = regex.compile(r"\s*[<\[]")
+_TAG_INSIDE = regex.compile(r"(?<=.)[<\[]", regex.DOTALL)
+
+
+def _nested_parameters(text: str, key: regex.Match, schema: Any) -> tuple[str, str, int] | None:
+    """An object parameter (`schema` with properties) written as tags inside its key's tag
+    (``<p=stay><p=nights>2</p></p>``), its key matched by `key`: (the text between the key and
+    the inner tags, the value as written, where it ends, the inner tags' last closer included),
+    or None."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
+        return None
+    # The inner tags start inside what the key's match took after it (``=stay><arg=nights>``:
+    # a tag with no blank looks like a marker between key and value), or right after it.
+    inside = _TAG_INSIDE.search(key.group(2))
+    if inside is not None:
+        start = key.start(2) + inside.start()
+    elif _TAG_AHEAD.match(text, key.end()):
+        start = key.end()
+    else:
+        return None
+    return _inner_tags(text, key.end(1), start, _read_parameters(text, start, schema["properties"]))
 
 
 def common_prefix(texts: list[str]) -> str:

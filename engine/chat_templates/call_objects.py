@@ -26,6 +26,8 @@ from .argument_readers import loose
 LIST_ITEM_LEAD = r"(?<=[\[,])\s*"
 # A tool's name inside the head's quotes: an identifier, maybe with dots or dashes.
 _NAME = r"[A-Za-z_][\w\-]*(?:\.[\w\-]+)*"
+# A JSON key that may hold the arguments: an identifier.
+_KEY = r"[A-Za-z_][\w\-]*"
 
 
 def varying_arguments_keys(
@@ -72,10 +74,13 @@ def object_start(name_key: str) -> str:
     return rf"\{{\s*\"{pattern_literal(name_key)}\"\s*:"
 
 
-def object_head(name_key: str, argument_keys: list[str]) -> str:
+def object_head(name_key: str, argument_keys: list[str], any_key: bool = False) -> str:
     """A pattern of a call object's head up to its arguments: the brace, the name key and the
-    name (group ``name``), then any of `argument_keys` and its colon."""
+    name (group ``name``), then any of `argument_keys` (with `any_key`, any key: an output may
+    write one no example shows) and its colon."""
     keys = "|".join(pattern_literal(key) for key in argument_keys)
+    if any_key:
+        keys = _KEY
     return object_start(name_key) + rf"\s*\"(?P<name>{_NAME})\"\s*,\s*\"(?:{keys})\"\s*:"
 
 

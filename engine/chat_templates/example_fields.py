@@ -186,6 +186,8 @@ def _peel(
             for span in alignment.of("calls")
         )
         cuts.call_open = trailing(before_calls, _SEAM if named and between else _WORD_SEAM)
+        if _frame_closer(cuts.call_open, before_calls, gaps):
+            cuts.call_open = ""
         cuts.blank_after_open = any(text[-1:].isspace() for text in before_calls)
     if after_calls:
         ends = [
@@ -229,6 +231,34 @@ def _peel(
             cuts.call_separator = separator
     left, varying = _markers(alignments, cuts, gaps, between)
     return cuts, left, varying
+
+
+def _frame_closer(marker: str, before_calls: list[str], gaps: list) -> bool:
+    """Whether `marker` (cut as a call's open) is the closing marker of a header that frames a
+    word (``<|a|>word<|b|>``): every text before a call ends with such a header, and the same
+    two markers frame a word before another part too. Then the header heads the calls as it
+    heads the other parts, and the call has no open of its own."""
+    if not marker:
+        return False
+    lefts = [_ending_frame(text, marker) for text in before_calls]
+    if None in lefts:
+        return False
+    return any(
+        framed.group(1) in lefts and framed.group(4) == marker
+        for _, text, after in gaps
+        if after is not None and after.kind != "calls"
+        for framed in _FRAMED.finditer(text, overlapped=True)
+    )
+
+
+def _ending_frame(text: str, closer: str) -> str | None:
+    """The opening marker of the word-framing header `text` ends with, whose closing marker is
+    `closer`; None when it ends otherwise."""
+    ends = text.rstrip()
+    for framed in _FRAMED.finditer(ends, overlapped=True):
+        if framed.end() == len(ends) and framed.group(4) == closer:
+            return framed.group(1)
+    return None
 
 
 def _list_items(cuts: _Cuts, alignments: list[Alignment], always: bool = False) -> None:
@@ -489,14 +519,20 @@ def _close(cuts: _Cuts, ahead: str, behind: str = "") -> dict:
     separator = rf"(?:\s*{loose(cuts.call_separator)})?" if cuts.call_separator else ""
     # An index some outputs write before the next call belongs to neither call: dropped.
     index = rf"(?:\s*(?:{cuts.call_index}))?{separator}" if cuts.call_index else ""
+    # Where no example shows what parts two calls, a comma or semicolon may stand before the
+    # next call's open, and on both sides of an index (``}, #4, {``).
+    index_ahead = ""
+    if cuts.call_index and not separator and not cuts.calls_in_a_row:
+        index = rf"(?:\s*(?:{cuts.call_index})(?:\s*[,;])?)?"
+        index_ahead = rf"(?:(?:{cuts.call_index})\s*[,;]?\s*)?"
     if cuts.call_close_tail:
         tail = rf"(?:\s*{loose(cuts.call_close_tail)})?"
-        unseen = rf"(?:\s*[,;](?=\s*(?:{ahead})))?"
+        unseen = rf"(?:\s*[,;](?=\s*{index_ahead}(?:{ahead})))?"
         return {"close_pattern": loose(cuts.call_close) + tail + (separator or unseen)}
     if not cuts.call_close:
         between = separator or ("" if cuts.calls_in_a_row else r"(?:\s*[,;])?")
         return {"close_pattern": rf"{behind}{between}{index}(?=\s*(?:{ahead}|$))"}
-    unseen = "" if cuts.calls_in_a_row else rf"(?:\s*[,;](?=\s*(?:{ahead})))?"
+    unseen = "" if cuts.calls_in_a_row else rf"(?:\s*[,;](?=\s*{index_ahead}(?:{ahead})))?"
     if separator or unseen:
         return {"close_pattern": loose(cuts.call_close) + (separator or unseen) + index}
     return {"close": cuts.call_close}
@@ -627,6 +663,9 @@ def _mixed_calls_field(
         left += group_left
         varying |= group_varying
         delimiters |= {cuts.call_open, cuts.call_close} - {""}
+        # A syntax's markers where no call follows (an answer's close that one example writes
+        # before its calls) are dropped by the content; where a call follows, its open is longer.
+        left += [m for m in (cuts.call_open, cuts.call_close) if _MARKER_LIKE.search(m)]
         if shape == "name-json":
             spec, _ = _named_field("name-json", spans, cuts)
             heads.append(spec["open_pattern"])
@@ -639,17 +678,28 @@ def _mixed_calls_field(
                 "the examples write their calls in several syntaxes, and some call objects hold "
                 "more than a name and its arguments"
             )
-        head = object_head(*keys)
+        # Calls written in several syntaxes: the key that holds the arguments varies as well,
+        # and an output may write one no example shows.
+        head = object_head(*keys, any_key=True)
         if shape == "json-list":
             heads.append(LIST_ITEM_LEAD + head)
             tails.append(list_item_close(keys[0]))
             hows.append("a JSON list of call objects")
             continue
-        lead = loose(cuts.call_open) + r"\s*" if cuts.call_open else ""
-        ahead = loose(cuts.call_open) if cuts.call_open else object_start(keys[0])
-        heads.append(lead + head)
-        tails.append(closing_brace(_close(cuts, ahead, r"(?<=\})"))["close_pattern"])
+        heads.append(_object_lead(cuts) + head)
+        tails.append(_object_close(cuts, keys[0]))
         hows.append("a JSON object per call")
+    left = _unglued(
+        left, {marker for cuts, _, _ in peeled.values() for marker in cuts.list_markers}
+    )
+    # A word framed by two markers varies across every example, whichever syntax it writes.
+    texts = [
+        text
+        for group in syntaxes.values()
+        for alignment in group
+        for _, text, _ in alignment.gaps()
+    ]
+    varying = {**_framed_words(left, texts, delimiters), **varying}
     field = {
         "open_pattern": "|".join(f"(?:{head})" for head in heads),
         "close_pattern": "|".join(f"(?:{tail})" for tail in tails),
@@ -658,6 +708,42 @@ def _mixed_calls_field(
         "transform": object_transform(),
     }
     return field, "calls in several syntaxes: " + "; ".join(hows), left, varying, delimiters
+
+
+def _object_lead(cuts: _Cuts) -> str:
+    """The pattern before a call object's head, in a field of several syntaxes: the syntax's
+    open marker, if any. Where no example of the syntax writes two calls in a row, the marker
+    before its lone call may close the part before it (an answer's close): a call may start
+    at its object too (``}, {"name": ...``, or a call alone), the marker then dropped."""
+    if not cuts.call_open:
+        return ""
+    lead = loose(cuts.call_open) + r"\s*"
+    return lead if cuts.calls_in_a_row else rf"(?:{lead})?"
+
+
+def _object_close(cuts: _Cuts, name_key: str) -> str:
+    """The close pattern of a call object in a field of several syntaxes: its own brace, then
+    the call's close before the next call (its open, or its object where `_object_lead` lets
+    one start there) or the end."""
+    ahead = loose(cuts.call_open) if cuts.call_open else object_start(name_key)
+    if cuts.call_open and not cuts.calls_in_a_row:
+        ahead += "|" + object_start(name_key)
+    return closing_brace(_close(cuts, ahead, r"(?<=\})"))["close_pattern"]
+
+
+def _unglued(pieces: list[str], markers: set[str]) -> list[str]:
+    """`pieces` with a marker of `markers` that ends a longer piece (``<|h|>calls<|b|>word``,
+    the word a syntax's list open) cut off it: the rest is a marker of its own, and the marker
+    stays free to start the call that another syntax opens with it."""
+    found = []
+    for piece in pieces:
+        for marker in sorted(markers, key=len, reverse=True):
+            head = piece[: len(piece) - len(marker)]
+            if marker and piece.endswith(marker) and head.strip() and head.rstrip()[-1] in ">]|":
+                piece = head.rstrip()
+                break
+        found.append(piece)
+    return list(dict.fromkeys(found))
 
 
 def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -> tuple[dict, str]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pytest
 import regex
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine import infer_template, parse_response
 from engine.chat_templates.align import align
@@ -613,3 +615,72 @@ def test_outputs_that_show_no_message_are_refused_in_words_that_fit_renders_too(
     with pytest.raises(NotLearnt) as refused:
         learn_template([unrelated], base)
     assert str(refused.value) == "no output shows where its message stands"
+
+
+# -- argument values read without a message ----------------------------------------------------
+
+PLAN = {
+    "city": {"type": "string"},
+    "stay": {
+        "type": "object",
+        "properties": {"nights": {"type": "integer"}, "hotel": {"type": "string"}},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("written", "between", "value"),
+    [
+        (
+            "<p=city>Oslo</p><p=stay><p=nights>3</p><p=hotel>Lima</p></p>",
+            ">",
+            "<p=nights>3</p><p=hotel>Lima</p>",
+        ),
+        (
+            '<p name="city" s="1">Oslo</p><p name="stay" s="0"><p name="nights" s="0">3</p>'
+            '<p name="hotel" s="1">Lima</p></p>',
+            '" s="0">',
+            '<p name="nights" s="0">3</p><p name="hotel" s="1">Lima</p>',
+        ),
+    ],
+    ids=["plain-tags", "tags-with-attributes"],
+)
+def test_without_a_message_an_object_parameter_written_as_tags_in_its_tag_is_one_pair(
+    written, between, value
+):
+    """The tool's schema says `stay` is an object: its inner tags are its value, not a run of
+    pairs that ends the outer ones."""
+    from engine.chat_templates.argument_readers import read_pairs
+
+    pairs = read_pairs(written, 0, None, PLAN)
+    assert [(pair.key, pair.nested) for pair in pairs.pairs] == [("city", False), ("stay", True)]
+    stay = pairs.pairs[1]
+    assert (stay.between, stay.value, pairs.end) == (between, value, len(written) - len("</p>"))
+
+
+def test_a_value_also_written_in_a_tags_attribute_is_read_where_the_value_stands():
+    """``string="false">false``: the first ``false`` is the attribute's, with a word before it
+    (``string``) that no marker explains; the value is the second."""
+    from engine.chat_templates.argument_readers import read_pairs
+
+    written = '<arg name="exact" string="false">false</arg>'
+    pairs = read_pairs(written, 0, {"exact": False})
+    pair = pairs.pairs[0]
+    assert (pair.between, pair.value, pairs.end) == ('" string="false">', "false", 38)
+
+
+@given(
+    code=st.sampled_from(["print('{}')", 'f("{}", 2)', "len({})", "say ({})"]),
+    word=st.text(alphabet="abcxyz", min_size=1, max_size=8),
+    syntax=st.sampled_from(["{city:%s,days:3}", "<a=city>%s</a><a=days>3</a>"]),
+)
+def test_without_a_message_a_bare_value_keeps_the_parentheses_it_opens(code, word, syntax):
+    """A bare value (no quotes around it) runs to a comma, a closing bracket or a tag; a
+    parenthesis the value opens, it closes, so code such as ``print('hi')`` stays whole."""
+    from engine.chat_templates.argument_readers import read_pairs
+
+    value = code.format(word)
+    pairs = read_pairs(
+        "x" + syntax % value, 1, None, TOOLS[0]["function"]["parameters"]["properties"]
+    )
+    assert [(pair.key, pair.value) for pair in pairs.pairs] == [("city", value), ("days", "3")]

@@ -120,14 +120,31 @@ def _argument_values(fmt: Format) -> list:
 
 
 @settings(max_examples=15, deadline=None, derandomize=True)
-@given(seed=st.sampled_from(_seeds(lambda features: True)))
-def test_quotes_inside_string_values_are_the_values_own(seed):
+@given(seed=st.sampled_from(_seeds(lambda features: True)), with_expected=st.booleans())
+def test_quotes_inside_string_values_are_the_values_own(seed, with_expected):
     """Code and quoted words inside a string value (``print('Oslo')``, ``say "Oslo" twice``):
-    the quotes belong to the value, the syntax's own quotes do not."""
+    the quotes belong to the value, the syntax's own quotes do not; without messages, a
+    parenthesis the value opens it closes too."""
     fmt = _with_fact(seed, "quoted_values", "yes")
     values = [value for value in _argument_values(fmt) if isinstance(value, str)]
     assert any("'" in value or '"' in value for value in values)
-    assert _misread_by(fmt, with_expected=True) == []
+    assert _misread_by(fmt, with_expected) == []
+
+
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(
+    seed=st.sampled_from(
+        _seeds(lambda features: features["calls"] in ("name-braces", "name-tags", "name-lines"))
+    )
+)
+def test_code_in_a_bare_value_is_read_whole_from_the_outputs_alone(seed):
+    """Arguments written without quotes (``{city:print('Oslo')}``, tags, lines): from the
+    outputs and tools alone, a value holding code keeps its parentheses."""
+    fmt = _with_fact(seed, "quoted_values", "yes")
+    outputs = " ".join(example["output"] for example in fmt.examples())
+    outputs += " ".join(case["output"] for case in fmt.fresh(20))
+    assert regex.search(r"print\('[^']*'\)", outputs)
+    assert _misread_by(fmt, with_expected=False) == []
 
 
 @settings(max_examples=10, deadline=None, derandomize=True)
@@ -217,27 +234,19 @@ def test_a_channel_word_no_example_shows_is_still_a_header(seed, with_expected):
     assert _misread_by(fmt, with_expected) == []
 
 
-# Formats whose calls are JSON objects or a JSON list; for ``NAME[ARGS]{...}`` beside them,
-# those whose calls open with a marker (with none, or a plain word, the learner does not yet
-# tell the name-first calls' open from the header before them: the bench counts those).
+# Formats whose calls are JSON objects or a JSON list.
 _JSON_CALLS = _seeds(lambda features: features["calls"] in ("json-object", "json-list"))
-_MARKED_JSON_CALLS = _seeds(
-    lambda features: (
-        features["calls"] in ("json-object", "json-list")
-        and features["call_open"] in ("markup", "special")
-    )
-)
 
 
 @settings(max_examples=12, deadline=None, derandomize=True)
 @given(
-    seed_and_syntax=st.one_of(
-        st.tuples(st.sampled_from(_JSON_CALLS), st.just("bare-json")),
-        st.tuples(st.sampled_from(_MARKED_JSON_CALLS), st.just("name-args")),
-    )
+    seed_and_syntax=st.tuples(
+        st.sampled_from(_JSON_CALLS), st.sampled_from(["bare-json", "name-args"])
+    ),
+    with_expected=st.booleans(),
 )
 def test_a_second_call_syntax_the_second_example_writes_is_read_in_other_outputs(
-    seed_and_syntax,
+    seed_and_syntax, with_expected
 ):
     """Calls as JSON objects or a JSON list in one output, and in another as bare JSON objects
     with no marker, or as ``NAME[ARGS]{...}``: one field reads both."""
@@ -250,24 +259,50 @@ def test_a_second_call_syntax_the_second_example_writes_is_read_in_other_outputs
         assert fmt.arguments_marker in second and fmt.arguments_marker not in first
     else:
         assert regex.search(r'(?:^|\n)\{"', second)
-    assert _misread_by(fmt, with_expected=True) == []
+    assert _misread_by(fmt, with_expected) == []
+
+
+# Formats whose calls open with a plain word or with nothing of their own.
+_UNMARKED_JSON_CALLS = _seeds(
+    lambda features: (
+        features["calls"] in ("json-object", "json-list")
+        and features["call_open"] in ("word", "none")
+    )
+)
+
+
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(seed=st.sampled_from(_UNMARKED_JSON_CALLS), with_expected=st.booleans())
+def test_name_first_calls_beside_json_calls_that_open_with_a_word_or_nothing(seed, with_expected):
+    """``NAME[ARGS]{...}`` in one output, JSON calls opened by a plain word or by nothing but
+    the header before them in another: the header that frames a word before every part is no
+    call's open, the word glued to it opens the list, and the arguments may stand under a key
+    no example shows."""
+    fmt = _with_fact(seed, "second_syntax", "name-args")
+    fmt.features["arguments_key"] = "varies"
+    if not fmt.arguments_marker:
+        fmt.arguments_marker = "[ARGZ]"
+    first, second = (example["output"] for example in fmt.examples())
+    assert fmt.arguments_marker in second and fmt.arguments_marker not in first
+    assert _misread_by(fmt, with_expected) == []
 
 
 def _tag_seeds() -> list[int]:
     return _seeds(lambda features: features["calls"] == "name-tags")
 
 
-@settings(max_examples=10, deadline=None, derandomize=True)
-@given(seed=st.sampled_from(_tag_seeds()), attributes=st.booleans())
-def test_objects_written_as_tags_inside_a_parameters_tag(seed, attributes):
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(seed=st.sampled_from(_tag_seeds()), attributes=st.booleans(), with_expected=st.booleans())
+def test_objects_written_as_tags_inside_a_parameters_tag(seed, attributes, with_expected):
     """A parameter whose value is an object, written as tags of the same syntax inside its own
-    tag (``<arg=stay><arg=nights>3</arg></arg>``), with or without attributes in each tag."""
+    tag (``<arg=stay><arg=nights>3</arg></arg>``), with or without attributes in each tag; from
+    the outputs alone, the tool's schema says which parameter is an object."""
     fmt = _with_fact(seed, "nested_tags", "yes")
     fmt.features["tag_attributes"] = "yes" if attributes else "no"
     first = fmt.examples()[0]
     stay = first["expected"]["tool_calls"][0]["function"]["arguments"].get("stay")
     assert isinstance(stay, dict) and regex.search(r"</arg>\s*</arg>", first["output"])
-    assert _misread_by(fmt, with_expected=True) == []
+    assert _misread_by(fmt, with_expected) == []
 
 
 @settings(max_examples=10, deadline=None, derandomize=True)
@@ -317,3 +352,47 @@ def test_the_template_language_reads_objects_nested_in_tags_with_a_recursive_tag
             "a": "x y",
             "b": {"c": 3, "d": {"e": True}},
         }, mode
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(
+    seed=st.sampled_from(_JSON_CALLS),
+    syntax=st.sampled_from(["bare-json", "name-args"]),
+    with_expected=st.booleans(),
+)
+def test_a_second_call_syntax_with_an_index_and_a_varying_arguments_key_together(
+    seed, syntax, with_expected
+):
+    """Facts that meet in one output: a second call syntax, an index some outputs write between
+    calls (with the separator on both sides of it: ``}, #4, {``), an arguments key that varies
+    and quotes inside values."""
+    fmt = _with_fact(seed, "second_syntax", syntax)
+    fmt.features |= {"call_index": "some", "arguments_key": "varies", "quoted_values": "yes"}
+    if syntax == "name-args" and not fmt.arguments_marker:
+        fmt.arguments_marker = "[ARGZ]"
+    assert regex.search(r"#\d+", fmt.examples()[1]["output"])
+    assert _misread_by(fmt, with_expected) == []
+
+
+_ANSWERED_BARE_OBJECTS = _seeds(
+    lambda features: (
+        features["calls"] == "json-object"
+        and features["call_open"] == "none"
+        and features["answer"] != "none"
+    )
+)
+
+
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(seed=st.sampled_from(_ANSWERED_BARE_OBJECTS), with_expected=st.booleans())
+def test_a_call_object_after_an_answer_in_its_markup_beside_name_first_calls(seed, with_expected):
+    """The first example's one call object follows the answer's close (and maybe a header),
+    the second writes ``NAME[ARGS]{...}`` calls: whether that close is also the call's open no
+    example tells, so other outputs' call objects are read with it, after another call, or
+    alone."""
+    fmt = _with_fact(seed, "second_syntax", "name-args")
+    if not fmt.arguments_marker:
+        fmt.arguments_marker = "[ARGZ]"
+    first = fmt.examples()[0]["output"]
+    assert regex.search(regex.escape(fmt.answer[1]) + r"[^{]*\{", first)
+    assert _misread_by(fmt, with_expected) == []
