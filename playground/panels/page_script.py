@@ -490,6 +490,11 @@ PAGE_JS = """() => {
     if (view) textBeforeKey = view.state.doc;
     if (changed || (!moves.test(event.key) && !event.ctrlKey && !event.metaKey)) schedule(%d);
   }, true);
+  // A press of Parse parses what the boxes hold now: the re-parse a pause would have sent is
+  // dropped (it would parse the same text again, and draw over the press's answer).
+  document.addEventListener('click', (event) => {
+    if (event.target.closest && event.target.closest('#parse-button')) { clearTimeout(timer); urgent = false; }
+  }, true);
   // Enter in the scrubber's number box seeks: Gradio sends the slider's `release` (wired to the
   // seek) when that box loses the focus, and nothing on Enter; so the box is left and taken again.
   document.addEventListener('keydown', (event) => {

@@ -93,3 +93,33 @@ def test_a_slide_of_an_element_not_laid_out_warns_nothing_on_the_page(browser, a
             assert [m for m in messages if m[0] in ("error", "warning")] == []
         finally:
             page.close()
+
+
+def test_a_press_of_parse_after_typing_sends_one_parse_not_a_second_after_the_pause(
+    browser, app_url
+):
+    """Typing schedules a re-parse once the typing pauses; a press of Parse before that parses
+    the same text, so the scheduled one is dropped: one request reaches the server, and nothing
+    draws over the press's answer."""
+    page = polled(browser.new_page(viewport={"width": 1440, "height": 900}))
+    page.set_default_timeout(30_000)
+    joined = []
+    page.on(
+        "request",
+        lambda request: joined.append(request.post_data) if "/queue/join" in request.url else None,
+    )
+    try:
+        open_page(page, app_url)
+        page.get_by_role("tab", name="Paste & parse", exact=True).click()
+        page.locator("#generation textarea").fill("Only words, typed.")
+        page.locator("#parse-button").click()
+        page.wait_for_function(
+            "() => document.querySelector('#message-json .cm-content').innerText"
+            ".includes('Only words, typed.')"
+        )
+        page.wait_for_timeout(1500)  # past the pause that would have sent the re-parse
+        parses = [data for data in joined if "Only words, typed." in (data or "")]
+        assert len(parses) == 1, parses
+        assert page.locator("#status").inner_text().startswith("✔ Parsed: content")
+    finally:
+        page.close()

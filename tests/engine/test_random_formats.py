@@ -193,8 +193,9 @@ def test_an_index_only_some_outputs_write_between_calls_is_dropped_whatever_its_
 
 def test_an_arguments_key_that_varies_is_written_both_ways_by_the_two_examples():
     """A JSON call's arguments under ``arguments`` in one output and ``parameters`` in
-    another: the two examples show both keys, the expected messages are alike. (A transform
-    reads one path, so the learner does not read such a format yet: the bench counts it.)"""
+    another: the two examples show both keys, the expected messages are alike. (The learner
+    reads both: a call object's head, its arguments key included, goes into the open pattern;
+    `test_a_second_call_syntax_with_an_index_and_a_varying_arguments_key_together`.)"""
     seeds = _seeds(lambda features: features["calls"] in ("json-object", "json-list"))
     for seed in seeds[:20]:
         fmt = _with_fact(seed, "arguments_key", "varies")
