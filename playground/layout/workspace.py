@@ -103,6 +103,6 @@ def wire(page: Page) -> None:
     marked = page.mark_spelled_button.click(
         None, page.spelled_out, page.spelled_out, js=MARK_SPELLED_JS
     )
-    page.listen(marked.then, handlers.set_reading)
+    page.listen(marked.then, handlers.set_view)  # every display option drawn with the new reading
     page.listen(page.fit_button.click, handlers.fit_templates, work="fit")
     page.listen(page.use_best_button.click, handlers.use_best)

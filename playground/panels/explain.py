@@ -527,7 +527,8 @@ def _explain_error(view: ParseView, index: int) -> str:
             if rows[0].startswith("<dt>cause")
             else ""
         )
-        rows.append(_row("failed in", f"<code>{escape(error.key, quote=True)}</code>{where}"))
+        label = "read leniently in" if error.lenient else "failed in"
+        rows.append(_row(label, f"<code>{escape(error.key, quote=True)}</code>{where}"))
     if error.start is not None:
         end = error.end if error.end is not None else len(view.stream)
         rows.append(

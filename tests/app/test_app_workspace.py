@@ -559,6 +559,13 @@ def test_the_api_status_is_the_page_status_line_judgement_when_text_is_lost():
     assert notes == [
         "Each slip above was read as the template means it; no region was kept as text."
     ]
+    session = Session()
+    handlers.parse(WorkspaceInputs(SMOL_TEXT, PREFIX, "Hello </think> world", ""), "", session)
+    explained = html.unescape(
+        re.sub(r"<[^>]+>", " ", handlers.explain_span({"selected": "e0"}, session)["explain"])
+    )
+    assert "read leniently in fields.reasoning_content.close" in " ".join(explained.split())
+    assert "failed in" not in explained
     # Nothing lost: the plain judgement, on both.
     assert api.parse(SMOL_TEXT, PREFIX, "Hi", "")["status"] == "Parsed: content"
     assert api.parse(SMOL_TEXT, PREFIX, "", "")["status"] == (
