@@ -59,7 +59,7 @@ def test_the_loop_adds_the_first_unread_output_and_the_next_round_reads_everythi
     done = run_on_weather(tmp_path, EXAMPLES, "--outputs", outputs, "--loop", "3")
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[:6] == [
+    assert lines[:7] == [
         "round 1: 2 examples (example 1, example 2): outputs 1 of 3 read, examples 2 of 2 read",
         "  UNREAD output 2: reasoning_content: expected 'The user wants rain news.', got ''; "
         "content: expected 'It rains in Oslo.', got '<r>The user wants rain news.</r>It rains in "
@@ -69,6 +69,8 @@ def test_the_loop_adds_the_first_unread_output_and_the_next_round_reads_everythi
         "  adding output 2 to the examples",
         "round 2: 3 examples (example 1, example 2, output 2): outputs 2 of 2 read, examples 3 "
         "of 3 read",
+        "kept round 2, learnt from: example 1, example 2, output 2 (add these to --examples to "
+        "infer without --loop)",
         "inferred from chat.jinja: wrote chat.json",
     ]
     assert lines[-2:] == ["examples: 3 of 3 read", "outputs: 2 of 2 read"]
@@ -123,8 +125,97 @@ def test_the_loop_needs_outputs_to_add(tmp_path):
     done = run_on_weather(tmp_path, EXAMPLES, "--loop", "3")
     assert done.returncode == 2
     assert done.stdout.strip() == (
-        "error: --loop N needs N >= 1 and --outputs FILE: the loop adds the first output the "
-        "template cannot read to the examples, up to N examples"
+        "error: --loop N needs --outputs FILE: the loop adds the first output the template "
+        "cannot read to the examples, up to N examples"
+    )
+
+
+@pytest.mark.parametrize(
+    ("outputs", "loop", "said"),
+    [
+        ([], "3", "error: empty.jsonl holds no output"),
+        (
+            OUTPUTS,
+            "1",
+            "error: --loop 1 is below the 2 examples given: N counts every example a "
+            "round learns from, those given included",
+        ),
+        (OUTPUTS, "0", "error: --loop N needs N >= 1, got 0"),
+    ],
+    ids=["no-output", "below-the-examples", "zero"],
+)
+def test_a_loop_it_cannot_run_says_which_part_is_wrong(tmp_path, outputs, loop, said):
+    write_jsonl(tmp_path / "empty.jsonl", outputs)
+    done = run_on_weather(tmp_path, EXAMPLES, "--outputs", "empty.jsonl", "--loop", loop)
+    assert (done.returncode, done.stdout.strip()) == (2, said)
+
+
+def test_a_loop_on_outputs_alone_reports_the_examples_it_took(tmp_path):
+    """Without --examples the loop's examples are outputs it took; their count is still said
+    (a misread one is what makes the exit 1), and the JSON holds `unread_examples`."""
+    write_jsonl(tmp_path / "outputs.jsonl", [EXAMPLES[1], OUTPUTS[1]])
+    (tmp_path / "chat.jinja").write_text(LISTS_TOOLS, encoding="utf-8")
+    args = ("--chat-template", "chat.jinja", "--outputs", "outputs.jsonl", "--loop", "2")
+    done = run_infer(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert [line for line in lines if line.startswith(("round", "kept"))] == [
+        "round 1: 0 examples: outputs 0 of 2 read",
+        "round 2: 1 example (output 1): outputs 0 of 1 read, examples 1 of 1 read",
+        "round 3: 2 examples (output 1, output 2): outputs 0 of 0 read, examples 2 of 2 read",
+        "kept round 3, learnt from: output 1, output 2 (add these to --examples to infer "
+        "without --loop)",
+    ]
+    assert lines[-2:] == ["examples: 2 of 2 read", "outputs: 0 of 0 read"]
+    result = json.loads(run_infer(*args, "--json", cwd=tmp_path).stdout)
+    assert (result["unread_examples"], result["unread_outputs"]) == ([], [])
+
+
+def test_what_is_learnt_from_an_output_the_loop_took_names_that_output(tmp_path):
+    """The learner is given each example's name, so its findings cite "output 1" as the rounds
+    do, not its place among the examples ("example 1")."""
+    write_jsonl(tmp_path / "outputs.jsonl", [EXAMPLES[1], OUTPUTS[1]])
+    (tmp_path / "chat.jinja").write_text(LISTS_TOOLS, encoding="utf-8")
+    done = run_infer(
+        "--chat-template", "chat.jinja", "--outputs", "outputs.jsonl", "--loop", "2", cwd=tmp_path
+    )
+    lines = done.stdout.splitlines()
+    assert "note: the tool-call syntax comes from the example outputs (output 1)" in lines
+    assert not any("example 1" in line or "example 2" in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            '\n\n{"prefix": "p", "output": 3}\n',
+            "error: outputs.jsonl:3: output: a string is required",
+        ),
+        (
+            '{"prefix": "p", "output": "o"}\n\n[1]\n',
+            "error: outputs.jsonl:3: an example is a dict with prefix and output, got list",
+        ),
+        (
+            '{"prefix": "p", "output": "o", "name": 2}\n',
+            "error: outputs.jsonl:1: name: a string is required, got int",
+        ),
+    ],
+    ids=["output", "not-a-dict", "name"],
+)
+def test_a_malformed_row_is_named_by_its_file_and_line(tmp_path, text, said):
+    (tmp_path / "outputs.jsonl").write_text(text, encoding="utf-8")
+    done = run_on_weather(tmp_path, EXAMPLES, "--outputs", "outputs.jsonl")
+    assert (done.returncode, done.stdout.strip()) == (2, said)
+
+
+@pytest.mark.parametrize("option", ["--examples", "--outputs"])
+def test_a_file_that_is_not_utf8_is_named(tmp_path, option):
+    (tmp_path / "chat.jinja").write_text(LISTS_TOOLS, encoding="utf-8")
+    (tmp_path / "latin.jsonl").write_bytes(b'{"prefix": "p", "output": "caf\xe9"}\n')
+    done = run_infer("--chat-template", "chat.jinja", option, "latin.jsonl", cwd=tmp_path)
+    assert (done.returncode, done.stdout.strip()) == (
+        2,
+        "error: latin.jsonl: not UTF-8 text (byte 0xe9 at offset 30); save it as UTF-8",
     )
 
 
@@ -204,8 +295,8 @@ def test_a_round_that_loses_what_an_earlier_round_read_says_lost_and_is_set_asid
         '  UNREAD output 3: content: expected \'\', got \'<calls>[{"name": "get_weather", '
         '"arguments": {"city": "Accr…; tool_calls: expected [(\'get_weather\', '
         '\'{"city": "Accra"}\')], got []',
-        "  setting output 2 aside: round 1's template misreads fewer (2), so the next round "
-        "starts from round 1's examples",
+        "  setting output 2 aside: its template misreads 5, no fewer than round 1's (2), so the "
+        "next round starts from round 1's examples",
         "  adding output 3 to the examples",
     ]
     assert rounds[2].outputs == 2 and rounds[2].read_outputs == 1
