@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.chat_templates.author_loop import author_loop, kept_round
+from engine.chat_templates.author_loop import Round, author_loop, kept_round
 from engine.chat_templates.evidence import message_differences, read_examples
+from engine.chat_templates.parts import InferenceError
 from tests.support.paths import ROOT
 from tests.support.real_outputs import (
     MORE,
@@ -295,7 +296,7 @@ def test_a_round_that_loses_what_an_earlier_round_read_says_lost_and_is_set_asid
         '  UNREAD output 3: content: expected \'\', got \'<calls>[{"name": "get_weather", '
         '"arguments": {"city": "Accr…; tool_calls: expected [(\'get_weather\', '
         '\'{"city": "Accra"}\')], got []',
-        "  setting output 2 aside: its template misreads 5, no fewer than round 1's (2), so the "
+        "  setting output 2 aside: its template misreads 4, no fewer than round 1's (2), so the "
         "next round starts from round 1's examples",
         "  adding output 3 to the examples",
     ]
@@ -336,6 +337,109 @@ def test_a_later_round_whose_learning_fails_sets_its_output_aside():
         "  adding output 3 to the examples",
     ]
     assert kept_round(rounds) is rounds[0]
+
+
+READS_NOTHING = {"start_anchor": "<|assistant|>", "fields": {"content": {"close": "<|end|>"}}}
+READS_BOTH = {
+    "start_anchor": "<|assistant|>",
+    "fields": {
+        "reasoning_content": READS_REASONING["fields"]["reasoning_content"],
+        "tool_calls": READS_CALLS["fields"]["tool_calls"],
+        "content": {"close": "<|end|>"},
+    },
+}
+
+
+def test_an_output_set_aside_is_tried_again_once_a_later_round_becomes_the_best():
+    """The learner (keyed by the names the loop gives it) learns nothing until output 2 is an
+    example. Output 1 is set aside against round 1's examples (a tie); round 3 becomes the best,
+    so output 1 is tried again against its examples, and teaches the rest."""
+    taught = {
+        ("example 1", "example 2", "output 2"): READS_REASONING,
+        ("example 1", "example 2", "output 2", "output 1"): READS_BOTH,
+    }
+    given = []
+
+    def learn(examples: list[dict]) -> dict:
+        names = tuple(each["name"] for each in examples)
+        given.append(names)
+        return taught.get(names, READS_NOTHING)
+
+    rounds = author_loop(
+        learn,
+        read_examples(EXAMPLES),
+        read_examples(OUTPUTS, "output"),
+        4,
+        template_of=lambda template: template,
+    )
+    assert given == [
+        ("example 1", "example 2"),
+        ("example 1", "example 2", "output 1"),
+        ("example 1", "example 2", "output 2"),
+        ("example 1", "example 2", "output 2", "output 1"),
+    ]
+    assert rounds[1].lines()[-2:] == [
+        "  setting output 1 aside: its template misreads 5, no fewer than round 1's (5), so the "
+        "next round starts from round 1's examples",
+        "  adding output 2 to the examples",
+    ]
+    assert rounds[2].added == "output 1"
+    assert rounds[3].lines() == [
+        "round 4: 4 examples (example 1, example 2, output 2, output 1): outputs 1 of 1 read, "
+        "examples 4 of 4 read"
+    ]
+    assert kept_round(rounds) is rounds[3]
+
+
+def test_a_round_that_runs_out_of_time_says_so_and_not_that_its_output_failed():
+    def learn(examples: list[dict]) -> dict:
+        if len(examples) > 2:
+            raise InferenceError("inference ran out of time after 1 s", hint="time_budget")
+        return READS_CALLS
+
+    rounds = author_loop(
+        learn,
+        read_examples(EXAMPLES),
+        read_examples(OUTPUTS, "output"),
+        3,
+        template_of=lambda template: template,
+    )
+    assert rounds[1].lines() == [
+        "round 2: 3 examples (example 1, example 2, output 2): learning failed: inference ran out "
+        "of time after 1 s",
+        "  setting output 2 aside: learning ran out of time, so the next round starts from round "
+        "1's examples",
+        "  adding output 3 to the examples",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("examples", "headline"),
+    [
+        ([], "round 1: 0 examples: outputs 3 of 3 read"),
+        (
+            ["example 1"],
+            "round 1: 1 example (example 1): outputs 3 of 3 read, examples 1 of 1 read",
+        ),
+    ],
+    ids=["none", "one"],
+)
+def test_a_rounds_headline_counts_its_examples_in_words(examples, headline):
+    assert Round(1, examples, 3, template={}).lines() == [headline]
+
+
+def test_the_benchmark_says_what_the_loop_is_scored_on_and_when_its_first_round_failed(capsys):
+    bench = _bench_infer()
+    row = bench.Row(
+        "chat_templates", "x.jinja", scores={"calls": (1, 3, 0, 0), "loop": (0, 3, 0, 0)}
+    )
+    row.loop_rounds = ["round 1: learning failed: nothing to learn from"]
+    bench.print_loop([row])
+    assert capsys.readouterr().out.splitlines()[1:3] == [
+        "the author's loop (from 2 call-making examples, up to 4; scored on the outputs left "
+        "after the ones it took as examples):",
+        f"  {'x.jinja':52}       1/3 ->       0/3  (the first round learnt nothing)",
+    ]
 
 
 # -- the short line --------------------------------------------------------------------------------
@@ -405,7 +509,10 @@ def test_the_inference_benchmark_counts_the_chat_templates_the_loop_leaves_right
     name = "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja"
     assert bench.main(["--shared", str(MORE.parent), "--only", name, "--loop"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    at = lines.index("the author's loop (from 2 call-making examples, up to 4):")
+    at = lines.index(
+        "the author's loop (from 2 call-making examples, up to 4; scored on the outputs left "
+        "after the ones it took as examples):"
+    )
     assert [line.split() for line in lines[at + 1 : at + 3]] == [
         [name, "10/10", "->", "10/10", "(kept", "round", "1", "of", "1)"],
         "round 1: 2 examples (example 1, example 2): outputs 10 of 10 read, examples 2 of 2 "
