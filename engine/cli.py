@@ -962,7 +962,10 @@ def add_infer_command(commands) -> None:
         "--json", action="store_true", help="print the result (template, matrix, findings) as JSON"
     )
     infer.add_argument(
-        "--timeout", type=float, default=60.0, help="seconds the inference may take (default 60)"
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="seconds the inference may take (default 60; with --loop, each round)",
     )
     infer.add_argument(
         "--examples",

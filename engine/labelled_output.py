@@ -53,16 +53,17 @@ class LabelledOutput:
             raise ValueError(f"{self.label}: no expected message to compare with")
         return message_differences(self.expected, got, width)
 
-    def to_dict(self) -> dict:
+    def to_dict(self, with_name: bool = False) -> dict:
         """The example as one line of an examples file (what `read_examples` reads back):
-        ``{"prefix", "output", "tools"?, "expected"?, "name"?}``; the name is kept so that what
-        learns from it names it as its giver does ("output 2", not its place in the list)."""
+        ``{"prefix", "output", "tools"?, "expected"?, "name"?}``. With `with_name` its name goes
+        too, so that what learns from it names it as its giver does (the author's loop: "output
+        2", not its place among the examples); without, the reader numbers it ("example I")."""
         found: dict[str, Any] = {"prefix": self.prefix, "output": self.output}
         if self.tools:
             found["tools"] = self.tools
         if self.expected is not None:
             found["expected"] = self.expected
-        if self.name:
+        if with_name and self.name:
             found["name"] = self.name
         return found
 

@@ -160,7 +160,8 @@ def author_loop(
     was not tried yet with its examples. A misread is `lost` when the best round so far read it.
 
     Args:
-        learn: learns from examples given as dicts (`Example.to_dict`): returns a result whose
+        learn: learns from examples given as dicts (`Example.to_dict`, named: "output 2" stays
+            "output 2" in what it reports): returns a result whose
             template `template_of` gives. A ValueError it raises (nothing could be learnt) in
             the first round is raised here (nothing to loop on); in a later round it sets the
             output added aside (an `InferenceError` with hint "time_budget" says it ran out of
@@ -189,7 +190,7 @@ def author_loop(
         current = Round(len(rounds) + 1, [each.label for each in used], len(others))
         rounds.append(current)
         try:
-            current.result = learn([each.to_dict() for each in used])
+            current.result = learn([each.to_dict(with_name=True) for each in used])
         except ValueError as error:
             if best is None:
                 raise
