@@ -161,10 +161,9 @@ def author_loop(
 
     Args:
         learn: learns from examples given as dicts (`Example.to_dict`, named: "output 2" stays
-            "output 2" in what it reports): returns a result whose
-            template `template_of` gives. A ValueError it raises (nothing could be learnt) in
-            the first round is raised here (nothing to loop on); in a later round it sets the
-            output added aside (an `InferenceError` with hint "time_budget" says it ran out of
+            "output 2" in what it reports): returns a result whose template `template_of`
+            gives. A ValueError it raises (nothing could be learnt) in the first round is
+            raised here (nothing to loop on); in a later round it sets the output added aside (an `InferenceError` with hint "time_budget" says it ran out of
             time: the time allowed is per round, so N rounds may take N times it).
         examples: the examples to start from (`engine.chat_templates.evidence.read_examples`).
         outputs: the other outputs (kind "output"), in the order they are tried.
