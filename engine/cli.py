@@ -274,17 +274,27 @@ def _finding_line(finding, template: dict) -> Text:
 
 def command_infer(args, console: Console) -> int:
     from .chat_templates.author_loop import author_loop, kept_round
-    from .chat_templates.evidence import load_examples_file, read_examples
+    from .chat_templates.evidence import read_examples_file
     from .chat_templates.infer import infer_template_isolated
 
     options = _chat_template_options(args)
-    examples = read_examples(load_examples_file(args.examples)) if args.examples else []
-    outputs = read_examples(load_examples_file(args.outputs), "output") if args.outputs else []
-    if args.loop is not None and (args.loop < 1 or not outputs):
-        raise ValueError(
-            "--loop N needs N >= 1 and --outputs FILE: the loop adds the first output the "
-            "template cannot read to the examples, up to N examples"
-        )
+    examples = read_examples_file(args.examples) if args.examples else []
+    outputs = read_examples_file(args.outputs, "output") if args.outputs else []
+    if args.outputs and not outputs:
+        raise ValueError(f"{args.outputs} holds no output")
+    if args.loop is not None:
+        if not args.outputs:
+            raise ValueError(
+                "--loop N needs --outputs FILE: the loop adds the first output the template "
+                "cannot read to the examples, up to N examples"
+            )
+        if args.loop < 1:
+            raise ValueError(f"--loop N needs N >= 1, got {args.loop}")
+        if args.loop < len(examples):
+            raise ValueError(
+                f"--loop {args.loop} is below the {len(examples)} examples given: N counts every "
+                "example a round learns from, those given included"
+            )
 
     def learn(given: list[dict]):
         return infer_template_isolated(**options, examples=given or None, seconds=args.timeout)
@@ -305,7 +315,7 @@ def command_infer(args, console: Console) -> int:
     output.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     if args.json:
         found = {**result.to_dict(), "file": str(output)}
-        if examples:
+        if last.examples:
             found["unread_examples"] = unread_examples
         if outputs:
             found["unread_outputs"] = unread
@@ -314,6 +324,14 @@ def command_infer(args, console: Console) -> int:
             found["kept_round"] = last.number
         print(json.dumps(found, ensure_ascii=False, indent=2))
         return exit_code
+    if args.loop is not None:
+        learnt = (
+            f"learnt from: {', '.join(last.examples)} (add these to --examples to infer "
+            "without --loop)"
+            if last.examples
+            else "learnt from no example"
+        )
+        console.print(Text(f"kept round {last.number}, {learnt}", "bold"))
     _print_inferred(console, result, source, output)
     if last is not rounds[-1]:
         misread = len(last.misread_examples) + len(last.misread_outputs)
@@ -324,7 +342,7 @@ def command_infer(args, console: Console) -> int:
                 "yellow",
             )
         )
-    if examples:
+    if last.examples:
         _print_unread_examples(console, unread_examples, len(last.examples))
     if outputs:
         loop_full = None if args.loop is None else len(last.examples) >= args.loop
@@ -944,7 +962,10 @@ def add_infer_command(commands) -> None:
         "--json", action="store_true", help="print the result (template, matrix, findings) as JSON"
     )
     infer.add_argument(
-        "--timeout", type=float, default=60.0, help="seconds the inference may take (default 60)"
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="seconds the inference may take (default 60; with --loop, each round)",
     )
     infer.add_argument(
         "--examples",

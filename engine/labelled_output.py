@@ -53,50 +53,67 @@ class LabelledOutput:
             raise ValueError(f"{self.label}: no expected message to compare with")
         return message_differences(self.expected, got, width)
 
-    def to_dict(self) -> dict:
+    def to_dict(self, with_name: bool = False) -> dict:
         """The example as one line of an examples file (what `read_examples` reads back):
-        ``{"prefix", "output", "tools"?, "expected"?}``."""
+        ``{"prefix", "output", "tools"?, "expected"?, "name"?}``. With `with_name` its name goes
+        too, so that what learns from it names it as its giver does (the author's loop: "output
+        2", not its place among the examples); without, the reader numbers it ("example I")."""
         found: dict[str, Any] = {"prefix": self.prefix, "output": self.output}
         if self.tools:
             found["tools"] = self.tools
         if self.expected is not None:
             found["expected"] = self.expected
+        if with_name and self.name:
+            found["name"] = self.name
         return found
 
 
 def read_labelled_outputs(
-    examples: list[dict] | None, kind: str = "example", record: type = LabelledOutput
+    examples: list[dict] | None,
+    kind: str = "example",
+    record: type = LabelledOutput,
+    places: list[str] | None = None,
 ) -> list:
-    """Validated labelled outputs given as dicts ``{"prefix", "output", "tools"?, "expected"?}``,
-    as `record` instances (`LabelledOutput` or a subclass); `kind` names them in labels and
-    messages ("example", "output").
+    """Validated labelled outputs given as dicts
+    ``{"prefix", "output", "tools"?, "expected"?, "name"?}``, as `record` instances
+    (`LabelledOutput` or a subclass); `kind` names them in labels and messages ("example",
+    "output"), `name` (when given) is the label.
+
+    Args:
+        places: where each dict was read, for messages (``"out.jsonl:3"``), one a dict; None
+            names them by kind and position (``outputs[0]``).
 
     Raises:
         ValueError: an example is not a dict, lacks `prefix` or `output` (strings), or has
-            `tools` that is not a list or `expected` that is not a dict; the message names the
-            example and the key.
+            `tools` that is not a list, `expected` that is not a dict or `name` that is not a
+            string; the message names the example (or its file and line) and the key.
     """
     found = []
     for index, example in enumerate(examples or []):
-        where = f"{kind}s[{index}]"
+        # "out.jsonl:3" and "out.jsonl:3: output", or "outputs[0]" and "outputs[0].output".
+        where = places[index] if places else f"{kind}s[{index}]"
+        at = f"{where}: " if places else f"{where}."
         if not isinstance(example, dict):
             raise ValueError(
                 f"{where}: an example is a dict with prefix and output, got {type(example).__name__}"
             )
         for key in ("prefix", "output"):
             if not isinstance(example.get(key), str):
-                raise ValueError(f"{where}.{key}: a string is required")
+                raise ValueError(f"{at}{key}: a string is required")
         tools, expected = example.get("tools"), example.get("expected")
+        name = example.get("name", "")
         if tools is not None and not isinstance(tools, list):
             raise ValueError(
-                f"{where}.tools: a list of tool schemas is required, got {type(tools).__name__}"
+                f"{at}tools: a list of tool schemas is required, got {type(tools).__name__}"
             )
         if expected is not None and not isinstance(expected, dict):
             raise ValueError(
-                f"{where}.expected: a message dict is required, got {type(expected).__name__}"
+                f"{at}expected: a message dict is required, got {type(expected).__name__}"
             )
+        if not isinstance(name, str):
+            raise ValueError(f"{at}name: a string is required, got {type(name).__name__}")
         found.append(
-            record(index, example["prefix"], example["output"], tools or None, expected, kind)
+            record(index, example["prefix"], example["output"], tools or None, expected, kind, name)
         )
     return found
 

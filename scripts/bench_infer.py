@@ -291,11 +291,19 @@ def _all_right(scores: tuple[int, int, int, int], doubt: bool = False) -> bool:
 def print_loop(rows: list[Row]) -> None:
     """The author's loop per chat template (its rounds, the kept one), then the chat templates
     right on all their other outputs after two call-making examples and after the loop."""
-    print(f"\nthe author's loop (from {EXAMPLES} call-making examples, up to {LOOP_EXAMPLES}):")
+    print(
+        f"\nthe author's loop (from {EXAMPLES} call-making examples, up to {LOOP_EXAMPLES}; "
+        "scored on the outputs left after the ones it took as examples):"
+    )
     for row in rows:
+        kept = (
+            f"kept round {row.loop_kept} of {len(row.loop_rounds)}"
+            if row.loop_kept
+            else "the first round learnt nothing"
+        )
         print(
             f"  {row.name:52.52} {_cell(row.scores.get('calls')):>9} -> {_cell(row.scores['loop']):>9}"
-            f"  (kept round {row.loop_kept} of {len(row.loop_rounds)})"
+            f"  ({kept})"
         )
         for line in row.loop_rounds:
             print(f"      {line}")

@@ -9,8 +9,9 @@ best round before it read that this one misreads. A round that is no better than
 before it sets the output it added aside, and the next round starts again from the best
 round's examples with the next output that round misreads, so no round builds on a lesson
 lost. The loop stops when the best round reads every output, when the examples reach the
-number asked for, or when every output the best round misreads has been tried. The template
-kept (`kept_round`) is the best round's.
+number asked for, or when every output the best round misreads has been tried with its
+examples (a new best round tries them all again). The template kept (`kept_round`) is the best
+round's.
 """
 
 from __future__ import annotations
@@ -40,9 +41,11 @@ class Misread:
     lost: bool = False
 
     def line(self) -> str:
+        """The misread as a report line: ``"LOST output 2: why"`` or ``"UNREAD output 2: why"``."""
         return f"{'LOST' if self.lost else 'UNREAD'} {self.label}: {self.why}"
 
     def to_dict(self) -> dict:
+        """The misread for JSON: ``{"label": str, "why": str, "lost": bool}``."""
         return {"label": self.label, "why": self.why, "lost": self.lost}
 
 
@@ -77,20 +80,23 @@ class Round:
 
     @property
     def read_outputs(self) -> int:
+        """How many of the round's `outputs` its template reads (an int; meaningless when
+        learning failed, where there is no template)."""
         return self.outputs - len(self.misread_outputs)
 
     def lines(self) -> list[str]:
         """The round's report: a headline, a line per misread (``LOST`` first), the next step."""
         named = f" ({', '.join(self.examples)})" if self.examples else ""
-        head = f"round {self.number}: {len(self.examples)} examples{named}"
+        count = len(self.examples)
+        head = f"round {self.number}: {count} example{'' if count == 1 else 's'}{named}"
         if self.error:
             found = [f"{head}: learning failed: {self.error}"]
         else:
             examples_read = len(self.examples) - len(self.misread_examples)
-            found = [
-                f"{head}: outputs {self.read_outputs} of {self.outputs} read, "
-                f"examples {examples_read} of {len(self.examples)} read"
-            ]
+            read = f"{head}: outputs {self.read_outputs} of {self.outputs} read"
+            if self.examples:
+                read += f", examples {examples_read} of {len(self.examples)} read"
+            found = [read]
         misread = sorted(
             (*self.misread_examples, *self.misread_outputs), key=lambda each: not each.lost
         )
@@ -102,6 +108,9 @@ class Round:
         return found
 
     def to_dict(self) -> dict:
+        """The round for JSON: ``{"round": int, "examples": [label], "outputs": int,
+        "outputs_read": int (0 when learning failed), "misread_examples": [Misread.to_dict()],
+        "misread_outputs": [...], "error": str, "set_aside": str, "added": str}``."""
         return {
             "round": self.number,
             "examples": self.examples,
@@ -148,13 +157,14 @@ def author_loop(
     becomes the best; one that does not (or whose learning fails) sets its added output aside,
     and the next round starts again from the best round's examples. What an output is added
     for is to be read: the output added is the first the best round's template misreads that
-    was not tried yet. A misread is `lost` when the best round so far read it.
+    was not tried yet with its examples. A misread is `lost` when the best round so far read it.
 
     Args:
-        learn: learns from examples given as dicts (`Example.to_dict`): returns a result whose
-            template `template_of` gives. A ValueError it raises (nothing could be learnt) in
-            the first round is raised here (nothing to loop on); in a later round it sets the
-            output added aside.
+        learn: learns from examples given as dicts (`Example.to_dict`, named: "output 2" stays
+            "output 2" in what it reports): returns a result whose template `template_of`
+            gives. A ValueError it raises (nothing could be learnt) in the first round is
+            raised here (nothing to loop on); in a later round it sets the output added aside (an `InferenceError` with hint "time_budget" says it ran out of
+            time: the time allowed is per round, so N rounds may take N times it).
         examples: the examples to start from (`engine.chat_templates.evidence.read_examples`).
         outputs: the other outputs (kind "output"), in the order they are tried.
         most_examples: the examples the loop may grow to (a round adds one output).
@@ -175,23 +185,29 @@ def author_loop(
     while True:
         used = [*base, *([added] if added else [])]
         others = [each for each in every_output if each not in used]
+        out_of_time = False
         current = Round(len(rounds) + 1, [each.label for each in used], len(others))
         rounds.append(current)
         try:
-            current.result = learn([each.to_dict() for each in used])
+            current.result = learn([each.to_dict(with_name=True) for each in used])
         except ValueError as error:
             if best is None:
                 raise
             current.error = str(error)
+            # The time allowed is per round: running out of it says nothing of the output.
+            out_of_time = getattr(error, "hint", "") == "time_budget"
         else:
             _check(current, template_of(current.result), used, others, best)
         if best is None or (not current.error and _misread(current) < _misread(best)):
             best, base = current, used
+            # An output set aside against the old examples may teach the new ones.
+            tried.clear()
         else:
             why = (
-                "learning failed with it"
+                ("learning ran out of time" if out_of_time else "learning failed with it")
                 if current.error
-                else f"round {best.number}'s template misreads fewer ({_misread(best)})"
+                else f"its template misreads {_misread(current)}, no fewer than round "
+                f"{best.number}'s ({_misread(best)})"
             )
             current.set_aside = (
                 f"setting {added.label} aside: {why}, so the next round starts from round "

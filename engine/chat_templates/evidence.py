@@ -43,6 +43,7 @@ __all__ = [
     "message_text",
     "parse_example",
     "read_examples",
+    "read_examples_file",
     "tool_properties",
 ]
 
@@ -69,15 +70,43 @@ def load_examples_file(path: str | Path) -> list[dict]:
     """The examples in a JSONL file (one JSON object a line; blank lines skipped).
 
     Raises:
-        ValueError: a line is not JSON; the message gives the file and line.
+        ValueError: the file is not UTF-8 text, or a line is not JSON; the message gives the
+            file (and the line).
         OSError: the file cannot be read.
     """
+    return [row for _, row in _numbered_rows(path)]
+
+
+def read_examples_file(path: str | Path, kind: str = "example") -> list[Example]:
+    """The validated examples of a JSONL file (`load_examples_file`, `read_examples`); `kind`
+    names them ("example", "output").
+
+    Raises:
+        ValueError: as `load_examples_file`, or a row is malformed; the message gives the file,
+            the line (1-based, blank lines counted) and the key (``out.jsonl:3: output: ...``).
+        OSError: the file cannot be read.
+    """
+    numbered = _numbered_rows(path)
+    places = [f"{path}:{number}" for number, _ in numbered]
+    return read_labelled_outputs([row for _, row in numbered], kind, Example, places)
+
+
+def _numbered_rows(path: str | Path) -> list[tuple[int, object]]:
+    """(line number from 1, decoded JSON) of each non-blank line of a JSONL file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{path}: not UTF-8 text (byte {error.object[error.start]:#04x} at offset "
+            f"{error.start}); save it as UTF-8"
+        ) from None
     found = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    # Lines end at "\n" only, as an editor counts them (a JSON string may hold U+2028).
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:
-            found.append(json.loads(line))
+            found.append((number, json.loads(line)))
         except ValueError as error:
             raise ValueError(f"{path}:{number}: not a JSON object: {error}") from None
     return found

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.chat_templates.author_loop import author_loop, kept_round
+from engine.chat_templates.author_loop import Round, author_loop, kept_round
 from engine.chat_templates.evidence import message_differences, read_examples
+from engine.chat_templates.parts import InferenceError
 from tests.support.paths import ROOT
 from tests.support.real_outputs import (
     MORE,
@@ -59,7 +60,7 @@ def test_the_loop_adds_the_first_unread_output_and_the_next_round_reads_everythi
     done = run_on_weather(tmp_path, EXAMPLES, "--outputs", outputs, "--loop", "3")
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[:6] == [
+    assert lines[:7] == [
         "round 1: 2 examples (example 1, example 2): outputs 1 of 3 read, examples 2 of 2 read",
         "  UNREAD output 2: reasoning_content: expected 'The user wants rain news.', got ''; "
         "content: expected 'It rains in Oslo.', got '<r>The user wants rain news.</r>It rains in "
@@ -69,6 +70,8 @@ def test_the_loop_adds_the_first_unread_output_and_the_next_round_reads_everythi
         "  adding output 2 to the examples",
         "round 2: 3 examples (example 1, example 2, output 2): outputs 2 of 2 read, examples 3 "
         "of 3 read",
+        "kept round 2, learnt from: example 1, example 2, output 2 (add these to --examples to "
+        "infer without --loop)",
         "inferred from chat.jinja: wrote chat.json",
     ]
     assert lines[-2:] == ["examples: 3 of 3 read", "outputs: 2 of 2 read"]
@@ -123,8 +126,97 @@ def test_the_loop_needs_outputs_to_add(tmp_path):
     done = run_on_weather(tmp_path, EXAMPLES, "--loop", "3")
     assert done.returncode == 2
     assert done.stdout.strip() == (
-        "error: --loop N needs N >= 1 and --outputs FILE: the loop adds the first output the "
-        "template cannot read to the examples, up to N examples"
+        "error: --loop N needs --outputs FILE: the loop adds the first output the template "
+        "cannot read to the examples, up to N examples"
+    )
+
+
+@pytest.mark.parametrize(
+    ("outputs", "loop", "said"),
+    [
+        ([], "3", "error: empty.jsonl holds no output"),
+        (
+            OUTPUTS,
+            "1",
+            "error: --loop 1 is below the 2 examples given: N counts every example a "
+            "round learns from, those given included",
+        ),
+        (OUTPUTS, "0", "error: --loop N needs N >= 1, got 0"),
+    ],
+    ids=["no-output", "below-the-examples", "zero"],
+)
+def test_a_loop_it_cannot_run_says_which_part_is_wrong(tmp_path, outputs, loop, said):
+    write_jsonl(tmp_path / "empty.jsonl", outputs)
+    done = run_on_weather(tmp_path, EXAMPLES, "--outputs", "empty.jsonl", "--loop", loop)
+    assert (done.returncode, done.stdout.strip()) == (2, said)
+
+
+def test_a_loop_on_outputs_alone_reports_the_examples_it_took(tmp_path):
+    """Without --examples the loop's examples are outputs it took; their count is still said
+    (a misread one is what makes the exit 1), and the JSON holds `unread_examples`."""
+    write_jsonl(tmp_path / "outputs.jsonl", [EXAMPLES[1], OUTPUTS[1]])
+    (tmp_path / "chat.jinja").write_text(LISTS_TOOLS, encoding="utf-8")
+    args = ("--chat-template", "chat.jinja", "--outputs", "outputs.jsonl", "--loop", "2")
+    done = run_infer(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert [line for line in lines if line.startswith(("round", "kept"))] == [
+        "round 1: 0 examples: outputs 0 of 2 read",
+        "round 2: 1 example (output 1): outputs 0 of 1 read, examples 1 of 1 read",
+        "round 3: 2 examples (output 1, output 2): outputs 0 of 0 read, examples 2 of 2 read",
+        "kept round 3, learnt from: output 1, output 2 (add these to --examples to infer "
+        "without --loop)",
+    ]
+    assert lines[-2:] == ["examples: 2 of 2 read", "outputs: 0 of 0 read"]
+    result = json.loads(run_infer(*args, "--json", cwd=tmp_path).stdout)
+    assert (result["unread_examples"], result["unread_outputs"]) == ([], [])
+
+
+def test_what_is_learnt_from_an_output_the_loop_took_names_that_output(tmp_path):
+    """The learner is given each example's name, so its findings cite "output 1" as the rounds
+    do, not its place among the examples ("example 1")."""
+    write_jsonl(tmp_path / "outputs.jsonl", [EXAMPLES[1], OUTPUTS[1]])
+    (tmp_path / "chat.jinja").write_text(LISTS_TOOLS, encoding="utf-8")
+    done = run_infer(
+        "--chat-template", "chat.jinja", "--outputs", "outputs.jsonl", "--loop", "2", cwd=tmp_path
+    )
+    lines = done.stdout.splitlines()
+    assert "note: the tool-call syntax comes from the example outputs (output 1)" in lines
+    assert not any("example 1" in line or "example 2" in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            '\n\n{"prefix": "p", "output": 3}\n',
+            "error: outputs.jsonl:3: output: a string is required",
+        ),
+        (
+            '{"prefix": "p", "output": "o"}\n\n[1]\n',
+            "error: outputs.jsonl:3: an example is a dict with prefix and output, got list",
+        ),
+        (
+            '{"prefix": "p", "output": "o", "name": 2}\n',
+            "error: outputs.jsonl:1: name: a string is required, got int",
+        ),
+    ],
+    ids=["output", "not-a-dict", "name"],
+)
+def test_a_malformed_row_is_named_by_its_file_and_line(tmp_path, text, said):
+    (tmp_path / "outputs.jsonl").write_text(text, encoding="utf-8")
+    done = run_on_weather(tmp_path, EXAMPLES, "--outputs", "outputs.jsonl")
+    assert (done.returncode, done.stdout.strip()) == (2, said)
+
+
+@pytest.mark.parametrize("option", ["--examples", "--outputs"])
+def test_a_file_that_is_not_utf8_is_named(tmp_path, option):
+    (tmp_path / "chat.jinja").write_text(LISTS_TOOLS, encoding="utf-8")
+    (tmp_path / "latin.jsonl").write_bytes(b'{"prefix": "p", "output": "caf\xe9"}\n')
+    done = run_infer("--chat-template", "chat.jinja", option, "latin.jsonl", cwd=tmp_path)
+    assert (done.returncode, done.stdout.strip()) == (
+        2,
+        "error: latin.jsonl: not UTF-8 text (byte 0xe9 at offset 30); save it as UTF-8",
     )
 
 
@@ -204,8 +296,8 @@ def test_a_round_that_loses_what_an_earlier_round_read_says_lost_and_is_set_asid
         '  UNREAD output 3: content: expected \'\', got \'<calls>[{"name": "get_weather", '
         '"arguments": {"city": "Accr…; tool_calls: expected [(\'get_weather\', '
         '\'{"city": "Accra"}\')], got []',
-        "  setting output 2 aside: round 1's template misreads fewer (2), so the next round "
-        "starts from round 1's examples",
+        "  setting output 2 aside: its template misreads 4, no fewer than round 1's (2), so the "
+        "next round starts from round 1's examples",
         "  adding output 3 to the examples",
     ]
     assert rounds[2].outputs == 2 and rounds[2].read_outputs == 1
@@ -245,6 +337,109 @@ def test_a_later_round_whose_learning_fails_sets_its_output_aside():
         "  adding output 3 to the examples",
     ]
     assert kept_round(rounds) is rounds[0]
+
+
+READS_NOTHING = {"start_anchor": "<|assistant|>", "fields": {"content": {"close": "<|end|>"}}}
+READS_BOTH = {
+    "start_anchor": "<|assistant|>",
+    "fields": {
+        "reasoning_content": READS_REASONING["fields"]["reasoning_content"],
+        "tool_calls": READS_CALLS["fields"]["tool_calls"],
+        "content": {"close": "<|end|>"},
+    },
+}
+
+
+def test_an_output_set_aside_is_tried_again_once_a_later_round_becomes_the_best():
+    """The learner (keyed by the names the loop gives it) learns nothing until output 2 is an
+    example. Output 1 is set aside against round 1's examples (a tie); round 3 becomes the best,
+    so output 1 is tried again against its examples, and teaches the rest."""
+    taught = {
+        ("example 1", "example 2", "output 2"): READS_REASONING,
+        ("example 1", "example 2", "output 2", "output 1"): READS_BOTH,
+    }
+    given = []
+
+    def learn(examples: list[dict]) -> dict:
+        names = tuple(each["name"] for each in examples)
+        given.append(names)
+        return taught.get(names, READS_NOTHING)
+
+    rounds = author_loop(
+        learn,
+        read_examples(EXAMPLES),
+        read_examples(OUTPUTS, "output"),
+        4,
+        template_of=lambda template: template,
+    )
+    assert given == [
+        ("example 1", "example 2"),
+        ("example 1", "example 2", "output 1"),
+        ("example 1", "example 2", "output 2"),
+        ("example 1", "example 2", "output 2", "output 1"),
+    ]
+    assert rounds[1].lines()[-2:] == [
+        "  setting output 1 aside: its template misreads 5, no fewer than round 1's (5), so the "
+        "next round starts from round 1's examples",
+        "  adding output 2 to the examples",
+    ]
+    assert rounds[2].added == "output 1"
+    assert rounds[3].lines() == [
+        "round 4: 4 examples (example 1, example 2, output 2, output 1): outputs 1 of 1 read, "
+        "examples 4 of 4 read"
+    ]
+    assert kept_round(rounds) is rounds[3]
+
+
+def test_a_round_that_runs_out_of_time_says_so_and_not_that_its_output_failed():
+    def learn(examples: list[dict]) -> dict:
+        if len(examples) > 2:
+            raise InferenceError("inference ran out of time after 1 s", hint="time_budget")
+        return READS_CALLS
+
+    rounds = author_loop(
+        learn,
+        read_examples(EXAMPLES),
+        read_examples(OUTPUTS, "output"),
+        3,
+        template_of=lambda template: template,
+    )
+    assert rounds[1].lines() == [
+        "round 2: 3 examples (example 1, example 2, output 2): learning failed: inference ran out "
+        "of time after 1 s",
+        "  setting output 2 aside: learning ran out of time, so the next round starts from round "
+        "1's examples",
+        "  adding output 3 to the examples",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("examples", "headline"),
+    [
+        ([], "round 1: 0 examples: outputs 3 of 3 read"),
+        (
+            ["example 1"],
+            "round 1: 1 example (example 1): outputs 3 of 3 read, examples 1 of 1 read",
+        ),
+    ],
+    ids=["none", "one"],
+)
+def test_a_rounds_headline_counts_its_examples_in_words(examples, headline):
+    assert Round(1, examples, 3, template={}).lines() == [headline]
+
+
+def test_the_benchmark_says_what_the_loop_is_scored_on_and_when_its_first_round_failed(capsys):
+    bench = _bench_infer()
+    row = bench.Row(
+        "chat_templates", "x.jinja", scores={"calls": (1, 3, 0, 0), "loop": (0, 3, 0, 0)}
+    )
+    row.loop_rounds = ["round 1: learning failed: nothing to learn from"]
+    bench.print_loop([row])
+    assert capsys.readouterr().out.splitlines()[1:3] == [
+        "the author's loop (from 2 call-making examples, up to 4; scored on the outputs left "
+        "after the ones it took as examples):",
+        f"  {'x.jinja':52}       1/3 ->       0/3  (the first round learnt nothing)",
+    ]
 
 
 # -- the short line --------------------------------------------------------------------------------
@@ -314,7 +509,10 @@ def test_the_inference_benchmark_counts_the_chat_templates_the_loop_leaves_right
     name = "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja"
     assert bench.main(["--shared", str(MORE.parent), "--only", name, "--loop"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    at = lines.index("the author's loop (from 2 call-making examples, up to 4):")
+    at = lines.index(
+        "the author's loop (from 2 call-making examples, up to 4; scored on the outputs left "
+        "after the ones it took as examples):"
+    )
     assert [line.split() for line in lines[at + 1 : at + 3]] == [
         [name, "10/10", "->", "10/10", "(kept", "round", "1", "of", "1)"],
         "round 1: 2 examples (example 1, example 2): outputs 10 of 10 read, examples 2 of 2 "

@@ -138,3 +138,33 @@ def test_a_record_survives_its_file_line_and_compares_the_same_at_any_width(
         assert full == message_differences(expected, got)
         assert [line.split(":")[0] for line in short] == [line.split(":")[0] for line in full]
         assert record.differences(expected) == []
+
+
+def test_a_name_goes_out_with_the_row_and_comes_back_as_the_label():
+    """A row's name survives `to_dict(with_name=True)` and `read_labelled_outputs`, so what
+    learns from the rows the author's loop gives it names each as the loop does; plain
+    `to_dict` leaves it out (the page's cases are numbered as examples)."""
+    row = {"prefix": "p", "output": "o", "name": "output 2"}
+    (read,) = read_labelled_outputs([row], "example")
+    assert (read.label, read.to_dict(with_name=True)) == ("output 2", row)
+    assert read.to_dict() == {"prefix": "p", "output": "o"}
+    (unnamed,) = read_labelled_outputs([{"prefix": "p", "output": "o"}])
+    assert (unnamed.label, unnamed.to_dict(with_name=True)) == (
+        "example 1",
+        {"prefix": "p", "output": "o"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("places", "said"),
+    [
+        (None, "outputs[1].prefix: a string is required"),
+        (["out.jsonl:1", "out.jsonl:4"], "out.jsonl:4: prefix: a string is required"),
+    ],
+    ids=["by-position", "by-file-and-line"],
+)
+def test_a_malformed_row_is_named_where_it_was_read(places, said):
+    rows = [{"prefix": "p", "output": "o"}, {"output": "o"}]
+    with pytest.raises(ValueError) as raised:
+        read_labelled_outputs(rows, "output", places=places)
+    assert str(raised.value) == said
