@@ -156,8 +156,9 @@ def open_page(params: dict, session: Session) -> dict:
     A plain visit changes no text on the page (it already shows the first sample), so text
     typed while the page loads is never replaced; the session learns what is on screen, and
     the scrubber gets its range (one chunk a character), so a chunk typed before any replay
-    is taken.
+    is taken. Gradio's own parameters (``?__theme=dark``) are the page's, not a link's.
     """
+    params = {name: value for name, value in params.items() if not name.startswith("__")}
     if not params:
         # Its range only: a chunk typed in the box before this lands stays (and seeks on Enter).
         maximum = sample_outputs(DEFAULT_SAMPLE, session)["scrubber"]["maximum"]

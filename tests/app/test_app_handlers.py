@@ -409,6 +409,10 @@ def test_default_page_is_a_parsed_sample():
     # scrubber included); the scrubber gets its range (one chunk a character), so a chunk typed
     # before any replay is not refused.
     assert handlers.open_page({}, session) == {"scrubber": {"maximum": len(generation)}}
+    # Gradio's own parameters (?__theme=dark) make no link: the same plain visit.
+    assert handlers.open_page({"__theme": "dark"}, Session()) == {
+        "scrubber": {"maximum": len(generation)}
+    }
     assert (
         session.sample_id == catalog.DEFAULT_SAMPLE
         and session.view.message == catalog.samples_by_id()[catalog.DEFAULT_SAMPLE].expected
