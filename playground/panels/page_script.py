@@ -114,6 +114,8 @@ element.addEventListener('keydown', (event) => {
     explain(items[at], true);
   }
 });
+// Clicks and keys on the map are heard from here on (a click before this script ran was lost).
+element.dataset.bound = 'true';
 """
 
 HEADER_JS = """

@@ -103,6 +103,8 @@ def open_page(page, url: str, ready: str = "Parsed", timeout: float = 120_000) -
     which the page-load handler puts there)."""
     page.goto(url)
     page.wait_for_selector("#region-map-body")
+    # The map's script has run: a click on it is heard (before, Gradio had not bound it yet).
+    page.wait_for_selector("[data-bound] #region-map-body", state="attached")
     page.wait_for_function(
         "(ready) => document.querySelector('#status') && document.querySelector('#status').innerText.includes(ready)",
         arg=ready,
