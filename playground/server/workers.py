@@ -27,6 +27,7 @@ holds most of the machine's memory in workers.
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import json
 import logging
@@ -182,6 +183,19 @@ class _Pool:
             self.running.add(worker)
             return worker
 
+    def close_spare(self) -> None:
+        """End the worker started ahead, if any, and close its pipes (at exit: it would outlive
+        its parent until it read the end of its input)."""
+        with self._lock:
+            spare, self._spare = self._spare, None
+        if spare is None:
+            return
+        if spare.poll() is None:
+            spare.kill()
+        spare.wait()
+        for pipe in (spare.stdin, spare.stdout, spare.stderr):
+            pipe.close()
+
     def done(self, worker: subprocess.Popen) -> None:
         with self._lock:
             self.running.discard(worker)
@@ -227,6 +241,7 @@ class _Pool:
 
 
 _pool = _Pool()
+atexit.register(_pool.close_spare)
 
 
 def start_spare() -> None:

@@ -579,3 +579,21 @@ def test_bytes_sent_to_the_queue_are_budgeted_per_client_and_big_bodies_for_ever
         assert door.join_refusal(scope("10.9.1.9", 15_000_000), now=51.0) is None  # a second on
     finally:
         limits.LIMITS = previous
+
+
+def test_the_worker_started_ahead_is_ended_with_its_pipes_at_exit():
+    """The pool keeps one worker started ahead; at exit (`atexit`) it is ended and its pipes
+    closed, so no process outlives the server (or the test run) waiting for its input."""
+    pool = workers._Pool()
+    worker = pool.take()  # the job's worker, and a spare started ahead
+    spare = pool._spare
+    assert spare is not None and spare.poll() is None
+    pool.close_spare()
+    assert spare.poll() is not None
+    assert (spare.stdin.closed, spare.stdout.closed, spare.stderr.closed) == (True, True, True)
+    assert pool._spare is None
+    pool.close_spare()  # nothing left: a second call does nothing
+    worker.kill()
+    worker.wait()
+    for pipe in (worker.stdin, worker.stdout, worker.stderr):
+        pipe.close()
