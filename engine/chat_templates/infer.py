@@ -352,16 +352,13 @@ def _checked_candidates(
     """
     book = parts.book
     rendered = labelled_renders(parts.probes)
-    candidates = _check_each(
-        build_candidates(parts),
-        parts,
-        chat_template,
-        bos_token,
-        eos_token,
-        examples,
-        rendered,
-        regex_timeout,
-    )
+
+    def checked(named: list) -> list[Candidate]:
+        return _check_each(
+            named, parts, chat_template, bos_token, eos_token, examples, rendered, regex_timeout
+        )
+
+    candidates = checked(build_candidates(parts))
     best = min(candidates, key=lambda each: each.judged, default=None)
     if (best is None or best.misread or _lacks_rendered_part(best.template, rendered)) and _before(
         deadline
@@ -371,16 +368,7 @@ def _checked_candidates(
         # than the other candidates together).
         learn_from_renders(parts, regex_timeout)
         if parts.render_template is not None:
-            candidates += _check_each(
-                [(LEARNT_FROM_RENDERS, parts.render_template)],
-                parts,
-                chat_template,
-                bos_token,
-                eos_token,
-                examples,
-                rendered,
-                regex_timeout,
-            )
+            candidates += checked([(LEARNT_FROM_RENDERS, parts.render_template)])
     if not candidates:
         raise InferenceError("no valid template could be built: " + "; ".join(book.notes))
     return candidates
