@@ -33,6 +33,7 @@ import json
 import logging
 import os
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -117,8 +118,10 @@ def _worker_main() -> None:
     job = json.loads(raw)
     memory = int(job["memory_mb"]) * 1024**2
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    # A backstop should the server die mid-job: CPU seconds, counted from the start.
-    used = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    # A backstop should the server die mid-job: CPU seconds (user and system, as the kernel
+    # counts them against the limit), counted from the start.
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    used = usage.ru_utime + usage.ru_stime
     budget = int(used + job["seconds"]) + 2
     resource.setrlimit(resource.RLIMIT_CPU, (budget, budget + 1))
     module, _, name = JOBS[job["kind"]].partition(":")
@@ -347,13 +350,15 @@ def _run(kind: str, payload: dict, seconds: float, memory_mb: int, started: floa
             worker.returncode,
             (err or "").strip()[-4000:],
         )
-        stopped = (
-            "ran out of CPU time"
-            if worker.returncode == -24
-            else "stopped before it answered (it may have passed its memory limit, "
-            f"{memory_mb:,} MB, PLAYGROUND_LIMITS worker_mb)"
+        if worker.returncode == -signal.SIGXCPU:
+            # The CPU backstop fired: the job spent its time budget (in CPU seconds, which
+            # threads can spend faster than the clock), so it was cut off like a timed-out one.
+            return JobOutcome(error=f"cut off after {seconds:g} s", cut_off=True, seconds=elapsed)
+        return JobOutcome(
+            error="the worker process stopped before it answered (it may have passed its memory "
+            f"limit, {memory_mb:,} MB, PLAYGROUND_LIMITS worker_mb)",
+            seconds=elapsed,
         )
-        return JobOutcome(error=f"the worker process {stopped}", seconds=elapsed)
     if (
         answer.get("error") and (err or "").strip()
     ):  # the worker's own log (a traceback) goes to the server's
