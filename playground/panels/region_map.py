@@ -105,6 +105,12 @@ class MapOptions:
     show_tokens: bool = False
 
 
+def _error_marker_classes(error) -> str:
+    """The marker's classes for an error: a lenient reading (no region failed, text out of
+    place read as the template means it) in the warning colour, a failed region in the error's."""
+    return "rt-marker rt-err rt-lenient" if error.lenient else "rt-marker rt-err"
+
+
 def _boundaries(view: ParseView, window_start: int) -> list[int]:
     ends = [e for e in view.chunk_ends[:-1] if e > window_start]
     fed = view.chunk_ends[-1] - view.tail_length if view.chunk_ends else 0
@@ -240,7 +246,9 @@ class _MapWriter:
             if span.field is not None and span.kind in ("body", "open", "close"):
                 classes += f" rt-f{slots.get(span.field, 0)}"
             if span.error is not None:
-                classes += " rt-error"
+                classes += (
+                    " rt-error rt-lenient" if view.errors[span.error].lenient else " rt-error"
+                )
             title = _KIND_TITLES.get(span.kind) or span_title(span)
             delimiter = self.tokens is not None and span.kind in ("open", "close")
             self.emit(start, end, classes, f' data-i="{index}"', title, delimiter)
@@ -251,7 +259,7 @@ class _MapWriter:
         for index, error in enumerate(view.errors):
             if index not in self.errors_marked:  # an error with no place (a required field missing)
                 out.append(
-                    f'<span class="rt-marker rt-err" data-e="{index}" title="{escape(error.message, quote=True)}">⚠ {escape(error.message, quote=True)}</span>'
+                    f'<span class="{_error_marker_classes(error)}" data-e="{index}" title="{escape(error.message, quote=True)}">⚠ {escape(error.message, quote=True)}</span>'
                 )
 
     def markers(self, at: int) -> None:
@@ -280,9 +288,10 @@ class _MapWriter:
         for index in self.errors_at.get(at, ()):
             if index not in self.errors_marked:
                 self.errors_marked.add(index)
-                message = view.errors[index].message
+                error = view.errors[index]
+                words = "slip read leniently here" if error.lenient else "error here"
                 out.append(
-                    f'<span class="rt-marker rt-err" data-e="{index}" title="{escape(message, quote=True)}">⚠ error here</span>'
+                    f'<span class="{_error_marker_classes(error)}" data-e="{index}" title="{escape(error.message, quote=True)}">⚠ {words}</span>'
                 )
 
     def emit(
@@ -308,7 +317,8 @@ class _MapWriter:
             if current and current[0] <= a < current[1]:
                 extra += " rt-now"
             if a in self.errors_at and b == a + 1:
-                extra += " rt-error-at"
+                lenient = all(self.view.errors[i].lenient for i in self.errors_at[a])
+                extra += " rt-error-at rt-lenient-at" if lenient else " rt-error-at"
             piece_title = title
             if delimiter:
                 matched_by = "control token" if self.tokens.held_by_control(a, b) else "text"
@@ -371,6 +381,7 @@ def legend(field_names: Sequence[str], tokens: bool = False) -> str:
         '<span class="rt-swatch rt-discarded">discarded</span>',
         '<span class="rt-swatch rt-unparsed">unparsed</span>',
         '<span class="rt-swatch rt-error">error</span>',
+        '<span class="rt-swatch rt-error rt-lenient">slip read leniently</span>',
     ]
     if tokens:
         items += [

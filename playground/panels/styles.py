@@ -153,6 +153,11 @@ footer button, footer a { color: #4b5563 !important; }
 .rt-error { text-decoration: underline wavy #dc2626; text-decoration-thickness: 2px; }
 .dark .rt-error { text-decoration-color: #f87171; }
 .rt-error-at { background: #b91c1c !important; color: #ffffff !important; }
+/* a lenient reading (a slip read as the template means it; no region failed): the warning colour */
+.rt-error.rt-lenient { text-decoration-color: #d97706; }
+.dark .rt-error.rt-lenient { text-decoration-color: #fbbf24; }
+.rt-error-at.rt-lenient-at { background: #b45309 !important; color: #ffffff !important; }
+.rt-marker.rt-err.rt-lenient { background: #b45309; color: #ffffff; }
 .rt-stale { border: 2px dashed #b45309; }
 .rt-stale-banner { background: #fef3c7; color: #78350f; font-weight: 600; padding: 4px 10px; border-radius: 6px;
   margin-bottom: 4px; font-size: 13px; }

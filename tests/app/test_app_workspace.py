@@ -559,6 +559,11 @@ def test_the_api_status_is_the_page_status_line_judgement_when_text_is_lost():
     assert notes == [
         "Each slip above was read as the template means it; no region was kept as text."
     ]
+    # The map marks the slip in the warning colour with its own words, not as an error.
+    assert re.findall(
+        r'<span class="(rt-marker rt-err[^"]*)" data-e="0"[^>]*>([^<]*)<', page["region_map"]
+    ) == [("rt-marker rt-err rt-lenient", "⚠ slip read leniently here")]
+    assert "error here" not in page["region_map"]
     session = Session()
     handlers.parse(WorkspaceInputs(SMOL_TEXT, PREFIX, "Hello </think> world", ""), "", session)
     explained = html.unescape(
