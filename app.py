@@ -50,17 +50,20 @@ from playground.server.limits import LIMITS
 from playground.server.queues import queue_options
 from playground.wiring import Page, query_params, session_closed
 
-# What every panel shows before any event: the first sample, loaded.
-first = handlers.load_sample(DEFAULT_SAMPLE, Session())
+# What every panel shows before any event: the first sample, loaded. Each visitor's session
+# starts as a copy of the one that drew it (Gradio copies a State's value for every page), so a
+# click on the map or a parse sent before the page-load handler has answered finds the page as
+# drawn, and that handler has nothing to change under it.
+opening_session = Session()
+first = handlers.load_sample(DEFAULT_SAMPLE, opening_session)
 
 # Gradio's copies of uploads and downloads: every 5 minutes, those older than 10 minutes are deleted.
 CACHE_CLEANING = (300, 600)
 
 with gr.Blocks(title="Response Template Playground", delete_cache=CACHE_CLEANING) as demo:
     page = Page()
-    page.session = gr.State(
-        Session()
-    )  # each browser session gets its own copy (no load event, no public endpoint)
+    # Each browser session gets its own copy (no load event, no public endpoint).
+    page.session = gr.State(opening_session)
     page.params = gr.State({})
 
     # The layout: the page's skeleton here, each panel in its module (playground/layout/).

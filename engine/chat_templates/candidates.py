@@ -57,6 +57,8 @@ def candidates(parts: Parts) -> list[tuple[str, dict]]:
         found.insert(0, (LEARNT_FROM_EXAMPLES, parts.example_template))
     if parts.render_template is not None:
         found.append((LEARNT_FROM_RENDERS, parts.render_template))
+    if parts.evidence_template is not None:
+        found.append((LEARNT_FROM_ALL, parts.evidence_template))
     return found
 
 
@@ -64,6 +66,8 @@ def candidates(parts: Parts) -> list[tuple[str, dict]]:
 LEARNT_FROM_EXAMPLES = "learnt by aligning the example outputs"
 # What sets apart the candidate learnt by aligning the renders with the messages rendered.
 LEARNT_FROM_RENDERS = "learnt by aligning the renders with their messages"
+# What sets apart the candidate learnt by aligning the renders and the example outputs together.
+LEARNT_FROM_ALL = "learnt by aligning the renders and the example outputs together"
 
 
 def anchor_keys(parts: Parts) -> dict[str, Any]:

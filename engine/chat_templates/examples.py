@@ -329,13 +329,20 @@ def _misreads_calls(template: dict, examples: list[Example], regex_timeout: floa
 # -- what the renders teach the same way ------------------------------------------------------------
 
 
-def learn_from_renders(parts, regex_timeout: float | None = 1.0) -> None:
+def learn_from_renders(
+    parts, regex_timeout: float | None = 1.0, examples: list[Example] | None = None
+) -> None:
     """The aligner run over the chat template's renders, each a labelled output (the message it
     was rendered from and the text it became: `engine.chat_templates.evidence.labelled_renders`),
     exactly as over example outputs: a template whose fields are learnt from where each part of
     the message stands. Kept in `parts.render_template` (a candidate the conformance matrix
     judges with the others, its findings in `parts.render_findings`) when it reads every render
-    back and differs from the candidates the renders' differences give; else the reason is noted."""
+    back and differs from the candidates the renders' differences give; else the reason is noted.
+
+    With `examples`, the aligner also runs over the renders and the examples together, one pass
+    over all the evidence: a render shows what one example cannot (two calls in a turn, a part
+    the examples never write) and an example what no render does (the model's own syntax). That
+    template, when it reads all of them back, is `parts.evidence_template`."""
     rendered = labelled_renders(parts.probes)
     if not rendered:
         return
@@ -349,12 +356,32 @@ def learn_from_renders(parts, regex_timeout: float | None = 1.0) -> None:
         parts.book.notes.append(
             f"aligning the renders gave no template that reads them all: {error}"
         )
+    else:
+        if learnt.template not in built:
+            parts.render_template = learnt.template
+            parts.render_findings = _findings(learnt, rendered, "the renders")
+    if not examples:
         return
-    if learnt.template in built:
+    try:
+        joint = learn_template([*rendered, *examples], base, regex_timeout)
+    except NotLearnt as error:
+        parts.book.notes.append(
+            f"aligning the renders and the example outputs together gave no template that reads "
+            f"them all: {error}"
+        )
         return
-    parts.render_template = learnt.template
-    evidence = tuple(example.render() for example in rendered[:2])
-    parts.render_findings = [
-        Finding(key, value, how.replace("the examples", "the renders"), evidence)
+    if joint.template not in built and joint.template != parts.render_template:
+        parts.evidence_template = joint.template
+        parts.evidence_findings = _findings(
+            joint, [*examples[:1], *rendered[:1]], "the renders and the examples"
+        )
+
+
+def _findings(learnt, shown: list[Example], by: str) -> list[Finding]:
+    """The findings of a template the aligner learnt, each shown by the first two of `shown`
+    and saying which evidence (`by`) taught it."""
+    evidence = tuple(example.render() for example in shown[:2])
+    return [
+        Finding(key, value, how.replace("the examples", by), evidence)
         for key, value, how in learnt.findings
     ]

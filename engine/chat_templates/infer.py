@@ -33,7 +33,7 @@ from typing import Any
 
 from ..errors import TemplateError
 from ..template import load_template
-from .candidates import LEARNT_FROM_RENDERS, WITHOUT_OPENER
+from .candidates import LEARNT_FROM_ALL, LEARNT_FROM_RENDERS, WITHOUT_OPENER
 from .candidates import candidates as build_candidates
 from .conformance import ConformanceReport, check_conformance, resolve_chat_template
 from .evidence import Example, labelled_renders, read_examples
@@ -305,18 +305,7 @@ def infer_template(
     )
     chosen = min(candidates, key=lambda each: each.judged)
     book = parts.book
-    if WITHOUT_OPENER in chosen.description:
-        book.findings.append(without_opener_finding(parts))
-    if chosen.description == LEARNT_FROM_RENDERS:
-        book.findings += parts.render_findings
-        if "tool_calls" in chosen.template["fields"]:
-            book.found_elsewhere("tool_calls")
-        book.notes.append(
-            "the template learnt by aligning the renders with the messages rendered reads the "
-            "most evidence"
-        )
-    if read and chosen.example_problems:
-        book.notes += [f"the template misreads {problem}" for problem in chosen.example_problems]
+    _note_choice(chosen, parts)
     return InferredTemplate(
         chosen.template,
         chosen.report,
@@ -332,6 +321,26 @@ def infer_template(
         list(book.missing),
         unexplained(chosen.template, read, regex_timeout) if chosen.example_problems else {},
     )
+
+
+def _note_choice(chosen: Candidate, parts: Parts) -> None:
+    """What the notebook says of the candidate chosen: the findings of a learnt one, and what
+    it misreads of the examples."""
+    book = parts.book
+    if WITHOUT_OPENER in chosen.description:
+        book.findings.append(without_opener_finding(parts))
+    if chosen.description in (LEARNT_FROM_RENDERS, LEARNT_FROM_ALL):
+        learnt_from_renders = chosen.description == LEARNT_FROM_RENDERS
+        book.findings += parts.render_findings if learnt_from_renders else parts.evidence_findings
+        if "tool_calls" in chosen.template["fields"]:
+            book.found_elsewhere("tool_calls")
+        book.notes.append(
+            f"the template {chosen.description} reads the most evidence"
+            if not learnt_from_renders
+            else "the template learnt by aligning the renders with the messages rendered reads "
+            "the most evidence"
+        )
+    book.notes += [f"the template misreads {problem}" for problem in chosen.example_problems]
 
 
 def _checked_candidates(
@@ -366,9 +375,17 @@ def _checked_candidates(
         # None reads all the evidence, or the best has no field for a part the renders show:
         # the aligner run over the renders gives one more (only then: learning it costs more
         # than the other candidates together).
-        learn_from_renders(parts, regex_timeout)
-        if parts.render_template is not None:
-            candidates += checked([(LEARNT_FROM_RENDERS, parts.render_template)])
+        learn_from_renders(parts, regex_timeout, examples)
+        learnt = [
+            (description, template)
+            for description, template in (
+                (LEARNT_FROM_RENDERS, parts.render_template),
+                (LEARNT_FROM_ALL, parts.evidence_template),
+            )
+            if template is not None
+        ]
+        if learnt:
+            candidates += checked(learnt)
     if not candidates:
         raise InferenceError("no valid template could be built: " + "; ".join(book.notes))
     return candidates

@@ -131,6 +131,9 @@ class Parts:
         render_template: a template learnt by aligning the renders with their messages (as
             example outputs are), tried after the others, or None.
         render_findings: the findings that show `render_template`'s fields.
+        evidence_template: a template learnt by aligning the renders and the example outputs
+            together (one pass over all the evidence), tried after the others, or None.
+        evidence_findings: the findings that show `evidence_template`'s fields.
     """
 
     probes: list[Probe]
@@ -152,6 +155,8 @@ class Parts:
     example_template: dict | None = None
     render_template: dict | None = None
     render_findings: list[Finding] = field(default_factory=list)
+    evidence_template: dict | None = None
+    evidence_findings: list[Finding] = field(default_factory=list)
 
     def add_close(self, text: str) -> bool:
         """Add a content close; False when it was known already (or empty)."""

@@ -154,14 +154,18 @@ def open_page(params: dict, session: Session) -> dict:
     bad parameters are named in the status, and the rest still applies.
 
     A plain visit changes no text on the page (it already shows the first sample), so text
-    typed while the page loads is never replaced; the session learns what is on screen, and
-    the scrubber gets its range (one chunk a character), so a chunk typed before any replay
-    is taken. Gradio's own parameters (``?__theme=dark``) are the page's, not a link's.
+    typed while the page loads is never replaced, and nothing in the session either: the app's
+    sessions start knowing the first sample (a parse or a replay the visitor started before
+    this landed stays theirs); a session that knows nothing yet learns what is on screen. The
+    scrubber gets its range (one chunk a character), so a chunk typed before any replay is
+    taken. Gradio's own parameters (``?__theme=dark``) are the page's, not a link's.
     """
     params = {name: value for name, value in params.items() if not name.startswith("__")}
     if not params:
+        if session.view is None and not session.sample_id:
+            sample_outputs(DEFAULT_SAMPLE, session)
         # Its range only: a chunk typed in the box before this lands stays (and seeks on Enter).
-        maximum = sample_outputs(DEFAULT_SAMPLE, session)["scrubber"]["maximum"]
+        maximum = max(1, len(samples_by_id()[DEFAULT_SAMPLE].generation))
         return {"scrubber": Update(maximum=maximum)}
     problems = link_problems(params)
     model = {

@@ -422,6 +422,19 @@ def test_default_page_is_a_parsed_sample():
     assert "✔ Parsed" in out[STATUS]
 
 
+def test_a_plain_visits_page_load_landing_late_leaves_what_the_visitor_did():
+    # The page-load handler may answer after the visitor's first parse (a loaded server): the
+    # session keeps that parse, and the app's sessions start knowing the first sample anyway.
+    session = Session()
+    handlers.load_sample(catalog.DEFAULT_SAMPLE, session)
+    parsed = parse(session=session)
+    assert "✔ Parsed" in parsed[STATUS]
+    generation = catalog.samples_by_id()[catalog.DEFAULT_SAMPLE].generation
+    assert handlers.open_page({}, session) == {"scrubber": {"maximum": len(generation)}}
+    assert session.view.message == EXPECTED
+    assert handlers.explain_span({"selected": "0"}, session)["explain"] != ""
+
+
 def test_unexpected_errors_become_a_message(monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("kaput")
