@@ -1537,6 +1537,9 @@ def test_the_map_follows_a_stream_to_a_tool_call_below_its_box(new_page, app_url
         """() => {
           const body = document.querySelector('#region-map-body');
           const call = [...body.querySelectorAll('span')].filter((node) => /get_weather/.test(node.textContent)).pop();
+          // No call on the map: what the map and the status line show instead, for the message.
+          if (!call) return {scrolled: body.scrollTop, inside: false, map_end: body.innerText.slice(-300),
+                             status: document.querySelector('#status').innerText};
           const box = body.getBoundingClientRect(), at = call.getBoundingClientRect();
           return {scrolled: body.scrollTop, inside: at.top >= box.top - 1 && at.bottom <= box.bottom + 1};
         }"""
