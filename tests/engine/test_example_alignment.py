@@ -684,3 +684,46 @@ def test_without_a_message_a_bare_value_keeps_the_parentheses_it_opens(code, wor
         "x" + syntax % value, 1, None, TOOLS[0]["function"]["parameters"]["properties"]
     )
     assert [(pair.key, pair.value) for pair in pairs.pairs] == [("city", value), ("days", "3")]
+
+
+def test_the_renders_and_the_examples_are_also_aligned_together_into_one_candidate():
+    # keyed-calls.jinja renders calls (two in a turn too) and drops reasoning; the examples
+    # write reasoning in tags it never renders. Aligned together, one template reads all of it.
+    from engine.chat_templates.candidates import LEARNT_FROM_ALL, candidates
+    from engine.chat_templates.evidence import labelled_renders, read_examples
+    from engine.chat_templates.examples import learn_from_renders
+    from engine.chat_templates.judge import check_examples
+    from engine.chat_templates.learner import learn
+
+    chat_template = (CHAT_TEMPLATE_FIXTURES / "keyed-calls.jinja").read_text(encoding="utf-8")
+    examples = read_examples(
+        [
+            {"prefix": PREFIX, "output": output, "tools": TOOLS, "expected": expected}
+            for output, expected in (
+                (
+                    '<think>Need weather.</think><|calls|>[{"get_weather": {"city": "Paris", '
+                    '"days": 2}}]<|/calls|><|eot|>',
+                    message(
+                        "", "Need weather.", [call("get_weather", {"city": "Paris", "days": 2})]
+                    ),
+                ),
+                (
+                    '<think>Time.</think><|calls|>[{"get_time": {"tz": "UTC"}}]<|/calls|><|eot|>',
+                    message("", "Time.", [call("get_time", {"tz": "UTC"})]),
+                ),
+            )
+        ]
+    )
+    parts = learn(chat_template, "", "", None)
+    learn_from_renders(parts, examples=examples)
+    joint = parts.evidence_template
+    assert joint is not None and (LEARNT_FROM_ALL, joint) in candidates(parts)
+    assert joint["fields"]["reasoning_content"] == {"open": "<think>", "close": "</think>"}
+    # It reads every render and every example back.
+    assert check_examples(joint, labelled_renders(parts.probes)) == []
+    assert check_examples(joint, examples) == []
+    # Learnt from the renders alone, the reasoning is not there.
+    assert "reasoning_content" not in parts.render_template["fields"]
+    # And the call syntax's finding says which evidence taught it.
+    [calls] = [f for f in parts.evidence_findings if f.key == "fields.tool_calls"]
+    assert calls.how.startswith("the renders and the examples write their calls as the name")
