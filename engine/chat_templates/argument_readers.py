@@ -305,7 +305,7 @@ class PairSyntax:
         else:  # no call shows two pairs: a comma, a semicolon or a new line may part them
             end = r"(?=\s*(?:[,;\n]|$))"
         value = (
-            r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\[[^\]]*\]|\{[^{}]*\}|.*?"
+            r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|" + bracketed(_BRACKET_DEPTH) + "|.*?"
             if self.quoted
             else r".*?"
         )
@@ -367,6 +367,27 @@ class PairSyntax:
 
 # How deep objects written as pairs inside pairs are read (the template spells each level).
 _NESTING = 3
+# How deep the brackets of a list or an object written as a value may nest (`bracketed`).
+_BRACKET_DEPTH = 6
+
+
+def bracketed(depth: int) -> str:
+    """A pattern for a list or an object written as a value (JSON or Python style), whose
+    brackets nest up to `depth` levels deep; a bracket inside a quoted string is text.
+
+    The template language's patterns are Python regular expressions without recursion, so the
+    nesting is written out, one level inside the other (the pattern grows linearly with
+    `depth`). An opening bracket of either kind closes with either: a value the model wrote
+    with mismatched brackets is still read up to where its nesting ends. Each alternative
+    starts with its own characters (a quote, a bracket, anything else), so matching never
+    backtracks between them."""
+    strings = r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'"
+    group = rf"[\[{{](?:{strings}|[^\[\]{{}}\"'])*[\]}}]"  # the innermost: no bracket inside
+    for _ in range(depth - 1):
+        group = rf"[\[{{](?:{strings}|[^\[\]{{}}\"']|{group})*[\]}}]"
+    return group
+
+
 # A value read as JSON where it is JSON, else kept as text.
 _JSON_VALUE = {"name": "json", "args": {"allow_non_json": True}}
 

@@ -209,33 +209,33 @@ PYTHON_PROMPT = "<|user|>Weather in Oslo?<|eot|>\n<|assistant|>"
 PYTHON_OUTPUT = 'Checking.<|calls|>get_weather(city="Oslo", days=2)<|/calls|><|eot|>'
 
 
-def test_python_style_calls_get_no_json_sketch_and_an_output_that_shows_them_teaches_them():
+def test_python_style_calls_with_nested_object_arguments_are_learnt_from_the_renders():
     session = Session()
     chat_template = jinja("bare-python-calls")
     first = infer(chat_template, session)
     panel = text_of(first["inference"])
-    # The renders, aligned with their messages, teach the calls but a nested object argument:
-    # 4 rows fail, not the 8 of a template without calls.
-    assert "✘ fails its matrix 16 passed, 4 failed, 0 not renderable" in panel
-    # No sketch that reads the calls as JSON: every payload parser was tried on the rows, none
-    # reads a nested object argument written this way, and the panel says which row and which
-    # argument.
-    assert "Apply the sketch" not in panel and '"content": "json"' not in panel
-    assert session.inference["call_sketch"]["fix"] is None
-    assert (
-        "△ No edit is offered: no tool-call field reads these calls back: every payload parser "
-        "was tried (matrix row first-turn-tools/round-trip:content-and-tool-calls: tool_calls: "
-        "expected [('get_weather', '{\"city\": \"Zürich\", \"days\": 3}'), ('create_event', "
-        '\'{"details": {"room"' in panel
-    )
-    assert (
-        'got [(\'get_weather\', \'{"city": "Zürich", "days": 3}\'), (\'create_event\', \'{"details": "{'
-        in panel
-    )
-    # The author pastes an output that shows a call and infers again: the output teaches the
-    # call syntax, and the panel never says the outputs did not show it. The template kept is
-    # the one aligned with the renders (it also reads the render of two calls, which the one
-    # call of the output cannot show); it ends the content at the markers around the calls.
+    # The renders, aligned with their messages, teach the calls, a nested object argument
+    # (`details={"room": {"floor": 2, ...}, "tags": [...]}`) included: every row passes.
+    assert "✔ passes its matrix 20 passed, 0 failed, 0 not renderable" in panel
+    assert "No edit is offered" not in panel and "Apply the sketch" not in panel
+    template = json.loads(first["template_text"])
+    assert template["fields"]["content"] == {"close": ["<|eot|>", "<|calls|>", "<|/calls|>"]}
+    assert template["fields"]["tool_calls"]["content"] == "xml-inline"
+    nested = '<|calls|>plan(where={"room": {"floor": 2, "tags": ["a", "}"]}}, days=[[1], [2, 3]])<|/calls|><|eot|>'
+    assert parse_response(nested, template, prefix=PYTHON_PROMPT)["tool_calls"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "plan",
+                "arguments": {
+                    "where": {"room": {"floor": 2, "tags": ["a", "}"]}},
+                    "days": [[1], [2, 3]],
+                },
+            },
+        }
+    ]
+    # The author pastes an output that shows a call and infers again: the same template, which
+    # reads it, and the panel never says the outputs did not show the calls.
     again = list(
         handlers.infer_chat_template(
             chat_template,
@@ -250,9 +250,7 @@ def test_python_style_calls_get_no_json_sketch_and_an_output_that_shows_them_tea
             session,
         )
     )[-1]
-    template = json.loads(again["template_text"])
-    assert template["fields"]["content"] == {"close": ["<|eot|>", "<|calls|>", "<|/calls|>"]}
-    assert template["fields"]["tool_calls"]["content"] == "xml-inline"
+    assert json.loads(again["template_text"]) == template
     assert parse_response(PYTHON_OUTPUT, template, prefix=PYTHON_PROMPT) == {
         "role": "assistant",
         "content": "Checking.",
@@ -266,18 +264,20 @@ def test_python_style_calls_get_no_json_sketch_and_an_output_that_shows_them_tea
     panel = text_of(again["inference"])
     assert "did not show it" not in panel and "partial" not in panel
     assert (
-        "✘ fails its matrix 16 passed, 4 failed, 0 not renderable; 1 of your outputs given as examples"
+        "✔ passes its matrix 20 passed, 0 failed, 0 not renderable; 1 of your outputs given as examples"
         in panel
     )
-    # The rows it still fails (a call with a nested object) get no edit that cannot work: the
-    # panel says why no field reads them.
-    assert (
-        "4 rows contradict fields.tool_calls : argument 'details' came back as text, not an "
-        "object: the chat template writes it as nested tags, and xml-inline reads one level of "
-        "tags, so the inner tags stay a raw string." in panel
-    )
+
+
+def test_calls_whose_arguments_stand_by_position_get_no_edit_that_cannot_work():
+    # Positional arguments (`get_weather("Zürich", 3)`): no field of a template can name a value
+    # by its place, so no tool-call field is inferred, and the panel offers no edit.
+    session = Session()
+    panel = text_of(infer(jinja("positional-calls"), session)["inference"])
+    assert "✘ fails its matrix ◐ partial: tool_calls missing 12 passed, 8 failed" in panel
     assert "△ No edit is offered: no tool-call field reads these calls back" in panel
     assert "Apply the sketch" not in panel
+    assert session.inference["call_sketch"]["fix"] is None
 
 
 def test_a_sketch_is_offered_only_once_it_reads_the_rows_and_passes_the_matrix():

@@ -843,10 +843,8 @@ def test_every_visible_text_has_contrast_in_both_themes(new_page, app_url, tmp_p
     measured = measure_every_tab(page)
     page.get_by_role("tab", name="Start from a model", exact=True).click()
     page.locator("#chat-template .cm-content").click()
-    # Calls written as bare Python calls: the renders never show them, so inference fails.
-    page.keyboard.insert_text(
-        CHAT_TEMPLATE_FIXTURES.joinpath("bare-python-calls.jinja").read_text()
-    )
+    # Calls whose arguments stand by position: no field reads them, so inference fails.
+    page.keyboard.insert_text(CHAT_TEMPLATE_FIXTURES.joinpath("positional-calls.jinja").read_text())
     page.locator("#infer-button").click()
     page.wait_for_selector("#inference-failures", timeout=120_000)
     settle(page)

@@ -25,9 +25,9 @@ OVERFLOWING = """() => { const panel = document.querySelector('#inference').getB
 
 @pytest.mark.parametrize("width", [1440, 390])
 def test_the_no_edit_diagnosis_wraps_inside_the_verdict_panel(browser, app_url, width):
-    """A chat template whose calls no field reads back: the failure group says "No edit is
-    offered… expected […], got […]" with long values; they wrap inside the verdict panel, never
-    over the panels beside it."""
+    """A chat template whose calls no field reads back (arguments by position): the failure
+    group says "No edit is offered…" beside the rows' long unread text; it wraps inside the
+    verdict panel, never over the panels beside it."""
     page = polled(browser.new_page(viewport={"width": width, "height": 900}))
     page.set_default_timeout(30_000)
     try:
@@ -35,12 +35,12 @@ def test_the_no_edit_diagnosis_wraps_inside_the_verdict_panel(browser, app_url, 
         page.get_by_role("tab", name="Start from a model", exact=True).first.click()
         page.locator("#chat-template .cm-content").click()
         page.keyboard.insert_text(
-            (CHAT_TEMPLATE_FIXTURES / "bare-python-calls.jinja").read_text(encoding="utf-8")
+            (CHAT_TEMPLATE_FIXTURES / "positional-calls.jinja").read_text(encoding="utf-8")
         )
         page.locator("#infer-button").click()
         page.wait_for_selector("#inference-no-sketch", timeout=240_000)
         page.wait_for_timeout(500)
-        assert "expected [(" in page.locator("#inference-no-sketch").inner_text()
+        assert "No edit is offered" in page.locator("#inference-no-sketch").inner_text()
         assert page.evaluate(OVERFLOWING) == []
         # A value quoted with no blank in it (a long argument, a JSON string) wraps too.
         page.evaluate(

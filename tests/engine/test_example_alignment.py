@@ -727,3 +727,43 @@ def test_the_renders_and_the_examples_are_also_aligned_together_into_one_candida
     # And the call syntax's finding says which evidence taught it.
     [calls] = [f for f in parts.evidence_findings if f.key == "fields.tool_calls"]
     assert calls.how.startswith("the renders and the examples write their calls as the name")
+
+
+NESTED_VALUES = st.recursive(
+    st.one_of(
+        st.integers(-1000, 1000),
+        st.booleans(),
+        st.none(),
+        st.text(alphabet="ab {}[]\"',:\\é", max_size=6),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text("xyz", max_size=3), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def _depth(value) -> int:
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    return 0
+
+
+@given(value=NESTED_VALUES)
+def test_a_bracketed_value_is_matched_whole_up_to_its_nesting_depth(value):
+    # A list or an object written as a Python-style argument value (`key=[...]`, `key={...}`):
+    # the value pattern takes it whole, brackets inside its strings included, as deep as
+    # `bracketed`'s depth; never more than the value (a comma after it ends it).
+    import json
+
+    from engine.chat_templates.argument_readers import bracketed
+
+    written = json.dumps(value, ensure_ascii=False)
+    pattern = regex.compile(bracketed(6))
+    found = pattern.match(written + ", next=1")
+    if 1 <= _depth(value) <= 6:
+        assert found is not None and found.group() == written
+    elif _depth(value) > 6:
+        assert found is None or found.group() != written
