@@ -821,7 +821,10 @@ def test_a_grammar_bomb_through_constrain_is_refused_within_its_budget(monkeypat
         "not constrained: the template's grammar is too large (building it took more than 0.5 s; "
         "limit PLAYGROUND_LIMITS grammar_seconds); the model generates without it"
     ) in out["model_note"]
-    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, grammar_chars=5_000))
+    # The Lark text's bound alone (the 0.5 s above would fire first on a loaded machine).
+    monkeypatch.setattr(
+        limits, "LIMITS", dataclasses.replace(playground_limits, grammar_chars=5_000)
+    )
     out = _generate_constrained(CALL_LIST_TEMPLATE, doubling_tools(8))
     assert (
         "not constrained: the template's grammar is too large (its Lark is longer than 5,000 "
