@@ -150,8 +150,10 @@ def status_html(
                     f"which gives: {escape(_shortened(message))}</div>"
                 )
             else:
+                # A slip read leniently is a warning (no region failed), a failed region an error.
+                kind = "rt-status-warn" if error.lenient else "rt-status-error"
                 parts.append(
-                    f'<div class="rt-status rt-status-error" id="status-error">⚠ {escape(message)}</div>'
+                    f'<div class="rt-status {kind}" id="status-error">⚠ {escape(message)}</div>'
                 )
         if len(view.errors) > ERRORS_LISTED:
             parts.append(

@@ -552,8 +552,11 @@ def test_the_api_status_is_the_page_status_line_judgement_when_text_is_lost():
     page = handlers.parse(
         WorkspaceInputs(SMOL_TEXT, PREFIX, "Hello </think> world", ""), "", Session()
     )
-    lines = re.findall(r'id="status-error">(.*?)</div>', page["status"])
-    assert [html.unescape(line) for line in lines] == [f"⚠ {said}"]
+    lines = re.findall(r'class="([^"]*)" id="status-error">(.*?)</div>', page["status"])
+    # In the warning colour: no region failed.
+    assert [(kind, html.unescape(line)) for kind, line in lines] == [
+        ("rt-status rt-status-warn", f"⚠ {said}")
+    ]
     # No region failed: the note under it says the slip was read, not that regions were kept.
     notes = re.findall(r'class="rt-status rt-status-note">(.*?)</div>', page["status"])
     assert notes == [
