@@ -262,6 +262,10 @@ footer button, footer a { color: #4b5563 !important; }
 .dark .rt-log tr.rt-failed td { color: #fecaca; }
 .rt-ws { color: #6b7280; }
 .dark .rt-ws { color: #9ca3af; }
+/* inside a highlighted stretch, the whitespace markers take its text colour (grey on its tint
+   would fall under 4.5:1) */
+mark .rt-ws { color: inherit; }
+.dark mark .rt-ws { color: inherit; }
 
 .rt-badge { display: inline-block; padding: 4px 12px; border-radius: 14px; font-weight: 700; font-family: system-ui, sans-serif; }
 .rt-pass { background: #15803d; color: #ffffff; }
