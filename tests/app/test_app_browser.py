@@ -1592,8 +1592,10 @@ def test_generate_tapped_on_a_phone_brings_the_status_and_the_map_into_view(
     below = page.locator("#status").bounding_box()
     assert below["y"] + below["height"] > 844, below
     button.tap()
+    # Any step of the generation said on the status line (a loaded machine may take seconds to
+    # render the prompt in a worker before the model loads or streams).
     page.wait_for_function(
-        "() => /streaming|Loading|Stopped after/.test(document.querySelector('#status').innerText)"
+        "() => /⏳|streaming|Loading|Stopped after/.test(document.querySelector('#status').innerText)"
     )
     page.wait_for_timeout(300)
     status = page.locator("#status").bounding_box()  # before the full-page screenshot
