@@ -1588,9 +1588,13 @@ def test_generate_tapped_on_a_phone_brings_the_status_and_the_map_into_view(
     open_page(page, app_url)
     page.get_by_role("tab", name="Generate live").click()
     button = page.locator("#generate-button")
-    button.scroll_into_view_if_needed()  # at the bottom of the screen: the status is below it
-    below = page.locator("#status").bounding_box()
-    assert below["y"] + below["height"] > 844, below
+    # At the bottom of the screen the status is below it, once the tab is laid out (a loaded
+    # machine draws the tab's parts one after another: the status showed above them first).
+    page.wait_for_function(
+        """() => { document.querySelector('#generate-button').scrollIntoView({block: 'end'});
+        const status = document.querySelector('#status').getBoundingClientRect();
+        return status.top + status.height > window.innerHeight; }"""
+    )
     button.tap()
     # Any step of the generation said on the status line (a loaded machine may take seconds to
     # render the prompt in a worker before the model loads or streams).
