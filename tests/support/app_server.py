@@ -110,3 +110,28 @@ def open_page(page, url: str, ready: str = "Parsed", timeout: float = 120_000) -
         arg=ready,
         timeout=timeout,
     )
+
+
+def set_kept(box, value: str | bool, *, hold_ms: int = 300, tries: int = 5) -> None:
+    """Fill the input `box` (a Playwright locator) with `value` (a str), or check or uncheck it
+    (a bool), and make sure the page kept it.
+
+    Gradio mounts the parts of a closed accordion or an unopened tab when they are first shown,
+    and an update arriving within milliseconds of that mount sets a freshly mounted box back to
+    the value the server last gave it: a box filled at machine speed right after opening lost
+    its text (seen as 300 -> 1 about 10 ms after the fill), which no person typing can hit. The
+    box is set again until it holds `value` for `hold_ms` milliseconds; AssertionError after
+    `tries` settings.
+    """
+    page = box.page
+    held = None
+    for _ in range(tries):
+        if isinstance(value, bool):
+            box.set_checked(value)
+        else:
+            box.fill(value)
+        page.wait_for_timeout(hold_ms)
+        held = box.is_checked() if isinstance(value, bool) else box.input_value()
+        if held == value:
+            return
+    raise AssertionError(f"the box kept {held!r}, not {value!r}, after {tries} settings")
