@@ -10,9 +10,10 @@ import os
 import pytest
 from hypothesis import settings
 
-# CI runs the property tests with a fixed seed so a landing never depends on luck;
-# local runs explore new examples each time.
-settings.register_profile("ci", derandomize=True)
+# CI (`.ci/run` sets CI) runs the property tests with a fixed seed and no time limit per
+# example, so a landing never depends on luck or on the machine's load; local runs explore new
+# examples each time.
+settings.register_profile("ci", derandomize=True, deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
