@@ -23,6 +23,7 @@ from tests.support.strategies import template_and_generation
 from tests.support.stream_helpers import stream
 
 SHIPPED = [sample for sample in load_samples() if sample.expected_error is None]
+GRANITE = next(sample for sample in SHIPPED if sample.id == "granite-4/answer-non-ascii")
 # What a slip leaves in a generation: JSON written past its end, stray braces, prose, tags.
 SLIPS = [
     '{"a": 1}',
@@ -150,23 +151,10 @@ def check_strict_unchanged(template, prefix, generation, tools, message, errors)
 @given(case=slipped_sample(), seed=st.integers(0, 10**6))
 @example(  # a failed region's open consumed between "<" and "/tool_call>": no close in a stretch
     case=(
-        {
-            "defaults": {"role": "assistant"},
-            "start_anchor": "<S>",
-            "fields": {
-                "tool_calls": {
-                    "open": "<tool_call>",
-                    "close_pattern": "(?<=\\})\\s*</tool_call>",
-                    "repeats": True,
-                    "content": "json",
-                    "transform": {"type": "function", "function": "{content}"},
-                },
-                "content": {"close": "<|end_of_text|>"},
-            },
-        },
-        "<S>",
-        "<<tool_call>/tool_call>Il fait 18 °C<|end_of_text|>",
-        None,
+        GRANITE.template,
+        GRANITE.prefix,
+        "<<tool_call>/tool_call>" + GRANITE.generation,
+        GRANITE.tools,
     ),
     seed=0,
 )
