@@ -117,11 +117,10 @@ def set_kept(box, value: str | bool, *, hold_ms: int = 300, tries: int = 5) -> N
     (a bool), and make sure the page kept it.
 
     Gradio mounts the parts of a closed accordion or an unopened tab when they are first shown,
-    and an update arriving within milliseconds of that mount sets a freshly mounted box back to
-    the value the server last gave it: a box filled at machine speed right after opening lost
-    its text (seen as 300 -> 1 about 10 ms after the fill), which no person typing can hit. The
-    box is set again until it holds `value` for `hold_ms` milliseconds; AssertionError after
-    `tries` settings.
+    waits one animation frame, then gives each the props it keeps for it: a box set inside that
+    frame goes back to its stored value (seen as 300 -> 1 about 10 ms after the fill). No person
+    types that fast, but a headless browser may run the frame late. The box is set again until
+    it holds `value` for `hold_ms` milliseconds; AssertionError after `tries` settings.
     """
     page = box.page
     held = None
