@@ -50,7 +50,9 @@ What each part does:
   editing pauses (DEBOUNCE_MS) by clicking the hidden #reparse-button, a paste or a
   drop at once (PASTE_MS); Ctrl+Enter (or Cmd+Enter) parses at once with #parse-button.
   Enter in the replay scrubber's number box seeks, as leaving the box does (a drag seeks
-  once, when let go). It also finds the template editor's CodeMirror view, to select a
+  once, when let go). Once all its listeners are in place it marks the page
+  (`<html data-rt-page-script="ready">`): Gradio runs it when its tree is ready, which can
+  be after the first sample is drawn, and a key pressed before then is not heard. It also finds the template editor's CodeMirror view, to select a
   place in it, mark errors over it, and send a click on a pattern to #explain.
 """
 
@@ -514,6 +516,9 @@ PAGE_JS = """() => {
       click('parse-button');
     }
   }, true);
+  // Every listener above is in place: the page answers keys (tests wait for this mark; Gradio
+  // runs this script once its tree is ready, which can be after the first sample is drawn).
+  document.documentElement.dataset.rtPageScript = 'ready';
 }""" % (DEBOUNCE_MS, DEBOUNCE_MS, PASTE_MS, DEBOUNCE_MS, DEBOUNCE_MS)
 
 # Share button, after the server made the query string: build the whole URL,

@@ -105,6 +105,9 @@ def open_page(page, url: str, ready: str = "Parsed", timeout: float = 120_000) -
     page.wait_for_selector("#region-map-body")
     # The map's script has run: a click on it is heard (before, Gradio had not bound it yet).
     page.wait_for_selector("[data-bound] #region-map-body", state="attached")
+    # The page script's listeners are in place (Enter in the scrubber, Ctrl+Enter, the re-parse
+    # on a pause): Gradio runs it once its tree is ready, which can be after the sample is drawn.
+    page.wait_for_selector("html[data-rt-page-script=ready]", state="attached", timeout=timeout)
     page.wait_for_function(
         "(ready) => document.querySelector('#status') && document.querySelector('#status').innerText.includes(ready)",
         arg=ready,
