@@ -48,9 +48,10 @@ from .judge import check_examples
 NAME = r"[A-Za-z_][\w\-]*(?:\.[\w\-]+)*"
 # Where one marker ends and the next starts: a blank, or two markers written with nothing between.
 _SEAM = regex.compile(r"\s+|(?<=[>\]|])(?=[<\[])")
-# The same, and where a marker meets a word (``</a>calls``, ``name<b>``): a call's open is cut
-# finer, since a word glued to a call's payload is its own marker.
-_WORD_SEAM = regex.compile(r"\s+|(?<=[>\]|])(?=[<\[])|(?<=[>\]])(?=\w)|(?<=\w)(?=[<\[])")
+# The same, and where a marker meets a word or a sentence's end (``</a>calls``, ``name<b>``,
+# ``One moment.<b>``): a call's open is cut finer, since a word glued to a call's payload is its
+# own marker, and prose before a marker is no part of it.
+_WORD_SEAM = regex.compile(r"\s+|(?<=[>\]|])(?=[<\[])|(?<=[>\]])(?=\w)|(?<=[\w.,!?;:])(?=[<\[])")
 # A piece of text that may be a marker: it holds a character no sentence holds.
 _MARKER_LIKE = regex.compile(r"[^\w\s.,!?;'\"]")
 
@@ -923,7 +924,8 @@ def learn_template(
         (
             "fields.content.close",
             marker,
-            "written between the parts of an example where no field explains it: a marker, dropped",
+            f"{_first_writer(marker, alignments)} writes it between the parts of its message, "
+            "where no field explains it: a marker, dropped",
         )
         for marker in markers
     ]
@@ -988,6 +990,12 @@ def _variants(
         ordered = {key: merged[key] for key in ("reasoning_content", "tool_calls") if key in merged}
         variants.append({**anchor_keys, "fields": {**ordered, "content": content}})
     return variants
+
+
+def _first_writer(marker: str, alignments: list[Alignment]) -> str:
+    """The label of the first example whose output writes `marker` ("an example" when none does
+    whole: a marker learnt as a pattern)."""
+    return next((a.example.label for a in alignments if marker in a.example.output), "an example")
 
 
 def _inside_message(piece: str, alignments: list[Alignment]) -> bool:

@@ -6,268 +6,54 @@ gives them as examples, each a dict:
 
     {"prefix": PROMPT, "output": GENERATION, "tools": [...] (optional), "expected": MESSAGE (optional)}
 
-and inference uses them three ways:
+and inference uses them two ways:
 
 * `check_examples` (`engine.chat_templates.judge`): a candidate template is kept only when it
   parses every example without an error, to `expected` where given
   (`engine.chat_templates.evidence.message_differences`), and otherwise to a plausible message
   (each call names a given tool, with arguments its schema knows);
-* `calls_from_examples`: where no render shows the call syntax, the text around the tools'
-  names in the outputs proposes it: the markers before and after the calls and the payload
-  between them, read by each payload parser; a syntax is kept only when it reads every
-  example back;
-* `unexplained_markers`: markers the chosen template leaves in an example's text (no field
-  explains them) are proposed as content closes, and said.
+* `learn_from_examples`: where the template the renders give misreads an example, the aligner
+  (`engine.chat_templates.example_fields.learn_template`) learns every part from where each
+  part of the examples' messages stands in their text: the call syntax, the reasoning's
+  markers, the markers no field explains (content closes). The same aligner reads the
+  renders as labelled outputs (`learn_from_renders`), alone and together with the examples.
 
 Nothing here knows a model family: the markers are the examples' own.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-
-from ..content import parse_content
 from ..errors import ResponseParseError
-from ..pattern_shapes import pattern_literal
 from .align import align_all
-from .calls import CallSyntax
 from .candidates import candidates
 from .evidence import (
     Example,
     labelled_renders,
     message_text,
-    names_pattern,
     parse_example,
-    tool_properties,
 )
 from .evidence import read_examples as read_examples  # where callers have always found it
-from .example_fields import NotLearnt, learn_template
+from .example_fields import LearntTemplate, NotLearnt, learn_template
 from .judge import check_examples
-from .markup import MARKUP_TOKEN
 from .probes import Finding
-
-# -- markers no field explains ------------------------------------------------------------------
-
-
-def unexplained_markers(template: dict, examples: list[Example]) -> dict[str, Example]:
-    """Markup tokens left in the content or reasoning of an example (no field explains them),
-    each with the first example that shows it."""
-    found: dict[str, Example] = {}
-    for example in examples:
-        try:
-            message, _ = parse_example(template, example)
-        except (ResponseParseError, ValueError):
-            continue
-        written = " ".join(
-            message_text(message.get(key)) for key in ("content", "reasoning_content")
-        )
-        for token in MARKUP_TOKEN.findall(written):
-            if token in example.output and not _mentioned(token, example):
-                found.setdefault(token, example)
-    return found
-
-
-def _mentioned(token: str, example: Example) -> bool:
-    """Whether the expected message itself holds the marker (it is text the model meant)."""
-    expected = example.expected or {}
-    return any(token in message_text(expected.get(key)) for key in ("content", "reasoning_content"))
-
-
-# -- the call syntax from the examples -----------------------------------------------------------
-
-
-@dataclass
-class _Region:
-    """Where the calls of one example lie: the marker before them, their payload, the marker after."""
-
-    open: str
-    payload: str
-    close: str
-
-
-def _call_region(example: Example) -> _Region | None:
-    """The calls of `example`: from the last marker before the first tool name written to the
-    first marker after the last, when each is a markup token; None when the output names no tool."""
-    names = list(tool_properties(example.tools))
-    spans = [m.span() for name in names for m in names_pattern(name).finditer(example.output)]
-    if not spans:
-        return None
-    first, last = min(start for start, _ in spans), max(end for _, end in spans)
-    output = example.output
-    before = list(MARKUP_TOKEN.finditer(output, 0, first))
-    after = MARKUP_TOKEN.search(output, last)
-    if not before or after is None:
-        return None
-    opener = before[-1]
-    return _Region(opener.group(), output[opener.end() : after.start()], after.group())
-
-
-def _field_for(region: _Region, names: set[str]) -> tuple[dict, str] | None:
-    """A `tool_calls` field that reads `region`'s payload, and its shape for people, or None."""
-    payload = region.payload.strip()
-    close = r"(?<=[}\]])\s*" + pattern_literal(region.close)
-    try:
-        calls = parse_content("python-call-list", payload, {})
-    except ValueError:
-        calls = None
-    if calls:
-        return (
-            {
-                "open": region.open,
-                "close_pattern": close,
-                "content": "python-call-list",
-                "transform_each": True,
-                "transform": {
-                    "type": "function",
-                    "function": {"name": "{name}", "arguments": "{arguments}"},
-                },
-            },
-            "a Python-style list of calls",
-        )
-    try:
-        value = json.loads(payload)
-    except ValueError:
-        return None
-    items = value if isinstance(value, list) else [value]
-    paths = [_name_and_arguments(item, names) for item in items if isinstance(item, dict)]
-    if not paths or None in paths or len(set(paths)) != 1:
-        return None
-    name_key, arguments_key = paths[0]
-    transform = {
-        "type": "function",
-        "function": {"name": "{" + name_key + "}", "arguments": "{" + arguments_key + "}"},
-    }
-    if isinstance(value, list):
-        spec = {
-            "open": region.open,
-            "close_pattern": close,
-            "content": "json",
-            "transform_each": True,
-        }
-        return {**spec, "transform": transform}, "a JSON list of calls"
-    transform["function"] = {
-        "name": "{content." + name_key + "}",
-        "arguments": "{content." + arguments_key + "}",
-    }
-    spec = {"open": region.open, "close_pattern": close, "repeats": True, "content": "json"}
-    return {**spec, "transform": transform}, "a JSON object per call, the name inside"
-
-
-def _name_and_arguments(item: dict, names: set[str]) -> tuple[str, str] | None:
-    """The keys of a call object that hold the name (one of the tools') and the arguments (an object)."""
-    name = next(
-        (key for key, value in item.items() if isinstance(value, str) and value in names), None
-    )
-    arguments = next((key for key, value in item.items() if isinstance(value, dict)), None)
-    return (name, arguments) if name and arguments else None
-
-
-def calls_from_examples(
-    base: dict, examples: list[Example], regex_timeout: float | None = 1.0
-) -> tuple[CallSyntax, list[str]] | None:
-    """A tool-call syntax the examples show (the text around the tools' names): the one with
-    which `base` (a template without tool calls) misreads the fewest examples, the first on a
-    tie, kept only when it reads more of them than `base` alone (an example whose calls no
-    syntax reads back does not cost the others theirs); with the examples it was read from.
-    None when no example writes a call, or no syntax reads one more example."""
-    regions = [(example, _call_region(example)) for example in examples]
-    regions = [(example, region) for example, region in regions if region is not None]
-    best = len(check_examples(base, examples, regex_timeout))
-    chosen = None
-    for example, region in regions:
-        found = _field_for(region, set(tool_properties(example.tools)))
-        if found is None:
-            continue
-        spec, shape = found
-        template = {**base, "fields": {"tool_calls": spec, **base["fields"]}}
-        misread = len(check_examples(template, examples, regex_timeout))
-        if misread < best:
-            best, chosen = misread, (spec, shape, region)
-        if not misread:
-            break
-    if chosen is not None:
-        spec, shape, region = chosen
-        evidence = [example.render() for example, _ in regions[:2]]
-        syntax = CallSyntax(
-            spec, [], [pattern_literal(region.open)], f"{shape}, as the examples write it"
-        )
-        reads = "it reads every example back" if not best else "it reads the most examples back"
-        syntax.findings.append(
-            Finding(
-                "fields.tool_calls",
-                spec,
-                f"the examples write their calls as {shape} between {region.open!r} and "
-                f"{region.close!r} (no render shows a call); {reads}",
-                tuple(evidence),
-            )
-        )
-        return syntax, [example.label for example, _ in regions]
-    return None
-
 
 # -- what the examples teach ------------------------------------------------------------------------
 
+# Examples that do not agree (one output's message contradicts the others' format): the aligner is
+# run again on all but one of them, then on each alone, over at most this many examples (each run
+# is a learn and a check of every example; more examples than this are rare, and the first ones
+# are the author's own choice).
+MOST_EXAMPLES_LEFT_OUT = 8
+
 
 def learn_from_examples(parts, examples: list[Example], regex_timeout: float | None = 1.0) -> None:
-    """The call syntax from the examples where the renders give none that reads them, and the
-    markers they write that no field explains as content closes (each kept only when no example
-    reads worse with it)."""
+    """Where the template the renders give misreads an example (or misses reasoning or calls an
+    example without an expected message shows), the template the aligner learns from the
+    examples: one learner for every part (the call syntax, the reasoning, the markers no field
+    explains), the one that also reads the renders (`learn_from_renders`)."""
     first = candidates(parts)[0][1]
-    if any(_call_region(example) for example in examples) and (
-        parts.calls is None or _misreads_calls(first, examples, regex_timeout)
-    ):
-        base = {**first, "fields": {k: v for k, v in first["fields"].items() if k != "tool_calls"}}
-        found = calls_from_examples(base, examples, regex_timeout)
-        if found is not None:
-            syntax, shown_by = found
-            parts.calls = syntax
-            parts.book.found_elsewhere("tool_calls")
-            parts.book.fallbacks = [
-                f for f in parts.book.fallbacks if not f.startswith("tool calls ")
-            ]
-            parts.book.findings += syntax.findings
-            parts.book.notes.append(
-                f"the tool-call syntax comes from the example outputs ({', '.join(shown_by)})"
-            )
-            first = candidates(parts)[0][1]
-    # The aligner starts from the template before the markers below: a marker of a call's own
-    # syntax (an opener with the name inside) would be dropped as text before its field opens.
-    unmarked = first
-    before = len(check_examples(first, examples, regex_timeout))
-    # The markers around an example's calls are the calls' own: as a content close one would
-    # take the calls as text, its marker dropped, and hide them from every later check.
-    around_calls = {
-        marker
-        for region in map(_call_region, examples)
-        if region is not None
-        for marker in (region.open, region.close)
-    }
-    for marker, example in unexplained_markers(first, examples).items():
-        if marker in around_calls:
-            continue
-        closes = first["fields"]["content"].get("close", [])
-        closes = [closes] if isinstance(closes, str) else list(closes)
-        trial = {
-            **first,
-            "fields": {
-                **first["fields"],
-                "content": {**first["fields"]["content"], "close": [*closes, marker]},
-            },
-        }
-        if len(check_examples(trial, examples, regex_timeout)) > before:
-            continue
-        parts.add_close(marker)
-        parts.book.find(
-            "fields.content.close",
-            marker,
-            f"{example.label} writes it where no field explains it (no render does): a marker, "
-            "dropped from the text",
-            example.render(),
-        )
-        first = trial
     if check_examples(first, examples, regex_timeout) or _proposal_unread(first, examples):
-        _learn_by_alignment(parts, unmarked, examples, regex_timeout)
+        _learn_by_alignment(parts, first, examples, regex_timeout)
 
 
 def _proposal_unread(template: dict, examples: list[Example]) -> bool:
@@ -294,21 +80,31 @@ def _learn_by_alignment(parts, first: dict, examples: list[Example], regex_timeo
     """Where the template the renders give still misreads an example, a template whose fields
     are learnt by aligning each example's message with its text (it keeps `first`'s start
     anchor, content closes and the fields no example shows); kept as the first candidate when
-    it reads every example back, else the reason is noted."""
+    it reads more examples than `first` (every one, or as many as agree: `_learnt_from_most`),
+    else the reason is noted."""
     try:
-        learnt = learn_template(examples, first, regex_timeout)
+        learnt, taught = _learnt_from_most(examples, first, regex_timeout)
     except NotLearnt as error:
         parts.book.notes.append(
             f"aligning the example outputs gave no template that reads them all: {error}"
         )
         return
     parts.example_template = learnt.template
-    evidence = [example.render() for example in examples[:2]]
+    evidence = [example.render() for example in taught[:2]]
     for key, value, how in learnt.findings:
         parts.book.find(key, value, f"{how} (aligned with the example outputs)", *evidence)
-    parts.book.found_elsewhere("tool_calls")
+    labels = ", ".join(example.label for example in taught)
+    if "tool_calls" in learnt.template["fields"]:
+        parts.book.found_elsewhere("tool_calls")
+        parts.book.fallbacks = [f for f in parts.book.fallbacks if not f.startswith("tool calls ")]
+        if first["fields"].get("tool_calls") != learnt.template["fields"]["tool_calls"]:
+            writers = ", ".join(e.label for e in taught if _calls_read(learnt.template, e))
+            parts.book.notes.append(
+                f"the tool-call syntax comes from the example outputs ({writers or labels})"
+            )
+    learnt_from = "the example outputs" if len(taught) == len(examples) else labels
     parts.book.notes.append(
-        f"a template learnt by aligning the example outputs ({learnt.description}) is tried first"
+        f"a template learnt by aligning {learnt_from} ({learnt.description}) is tried first"
     )
     for example, text in learnt.assumptions:
         parts.book.find(
@@ -317,6 +113,52 @@ def _learn_by_alignment(parts, first: dict, examples: list[Example], regex_timeo
             "no expected message was given: a guess the example's own text suggests",
             example.render(),
         )
+
+
+def _calls_read(template: dict, example: Example) -> bool:
+    """Whether `template` reads a call in `example`'s output."""
+    try:
+        message, _ = parse_example(template, example)
+    except (ResponseParseError, ValueError):
+        return False
+    return bool(message.get("tool_calls"))
+
+
+def _learnt_from_most(
+    examples: list[Example], first: dict, regex_timeout: float | None
+) -> tuple[LearntTemplate, list[Example]]:
+    """The template the aligner learns from all `examples`, or, when they do not agree (one
+    output writes what the others' format cannot read, or its expected message contradicts its
+    text), from all but one of them, else from one alone: the one that misreads the fewest of all
+    the examples, kept only when it misreads fewer than `first` (an example no format reads
+    costs the others nothing). Returns (the learnt template, the examples it was learnt from).
+
+    Raises:
+        NotLearnt: no subset gives a template reading more examples than `first` (the message
+            is the problem with all of them).
+    """
+    try:
+        return learn_template(examples, first, regex_timeout), examples
+    except NotLearnt as error:
+        problem = error
+    tried = examples[:MOST_EXAMPLES_LEFT_OUT]
+    subsets = [tried[:at] + tried[at + 1 :] for at in range(len(tried))] if len(tried) > 2 else []
+    subsets += [[example] for example in tried] if len(examples) > 1 else []
+    fewest = len(check_examples(first, examples, regex_timeout))
+    best = None
+    for subset in subsets:
+        if fewest == 0:  # every example read: no later subset can do better
+            break
+        try:
+            learnt = learn_template(subset, first, regex_timeout)
+        except NotLearnt:
+            continue
+        misread = len(check_examples(learnt.template, examples, regex_timeout))
+        if misread < fewest:
+            fewest, best = misread, (learnt, subset)
+    if best is None:
+        raise problem
+    return best
 
 
 def _misreads_calls(template: dict, examples: list[Example], regex_timeout: float | None) -> bool:

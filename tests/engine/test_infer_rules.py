@@ -329,17 +329,21 @@ def test_examples_teach_a_call_syntax_no_render_shows():
     result = inferred("listed-tools", examples=EXAMPLES)
     assert result.template["fields"]["tool_calls"] == {
         "open": "<<go>>",
-        "close_pattern": "(?<=[}\\]])\\s*<</go>>",
         "content": "python-call-list",
         "transform_each": True,
         "transform": {
             "type": "function",
             "function": {"name": "{name}", "arguments": "{arguments}"},
         },
+        "close": "<</go>>",
     }
     assert result.passed and result.complete and result.exit_code == 0
     finding = next(f for f in result.findings if f.key == "fields.tool_calls")
-    assert [render.label for render in finding.renders] == ["example 2: the output"]
+    assert [render.label for render in finding.renders] == [
+        "example 1: the output",
+        "example 2: the output",
+    ]
+    assert "the tool-call syntax comes from the example outputs (example 2)" in result.notes
     later = 'Sure.<<go>>[get_weather(city="Rome", days=2), get_weather(city="Oslo")]<</go>><|eot|>'
     assert parse_response(later, result.template, prefix="<|assistant|>", tools=WEATHER) == {
         "role": "assistant",
@@ -377,7 +381,8 @@ def test_a_marker_an_example_writes_that_no_field_explains_becomes_a_content_clo
     assert result.template["fields"]["content"]["close"] == ["<|eot|>", "<|eom|>"]
     finding = next(f for f in result.findings if f.value == "<|eom|>")
     assert finding.how == (
-        "example 1 writes it where no field explains it (no render does): a marker, dropped from the text"
+        "example 1 writes it between the parts of its message, where no field explains it: a "
+        "marker, dropped (aligned with the example outputs)"
     )
 
 
@@ -608,7 +613,9 @@ def test_examples_that_write_json_calls_teach_a_json_call_syntax():
     result = inferred("listed-tools", examples=examples)
     assert result.template["fields"]["tool_calls"] == {
         "open": "<<go>>",
-        "close_pattern": "(?<=[}\\]])\\s*<</go>>",
+        # The end of turn after the last call is the calls' (it may follow; nothing is lost),
+        # and a comma or semicolon between two calls too.
+        "close_pattern": "<</go>>(?:\\s*<\\|eot\\|>)?(?:\\s*[,;](?=\\s*(?:<<go>>)))?",
         "repeats": True,
         "content": "json",
         "transform": {
