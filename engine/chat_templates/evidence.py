@@ -179,7 +179,9 @@ def labelled_renders(probes: list[Probe]) -> list[Example]:
     """Every final turn the probes render, as a labelled output: the first turn's prompt, the
     turn's text as the model would write it, the probe tools, and the message it was rendered
     from. A turn is left out where the chat template writes part of the message nowhere (reasoning
-    dropped) or the prompt pre-writes text the finished turn lacks: then no message explains it.
+    dropped): then no message explains it. Where the prompt pre-writes text the finished turn
+    lacks (a reasoning opener), the turn follows the prompt without that text, and a turn with
+    reasoning is left out.
 
     Returns:
         The labelled renders, numbered from 0 in probe order, then `FINAL_MESSAGES` order.
@@ -191,8 +193,16 @@ def labelled_renders(probes: list[Probe]) -> list[Example]:
             continue
         for name, message in FINAL_MESSAGES.items():
             turn = probe.turn(name)
-            if turn is None or turn.missing or not _writes_its_text(message, turn.text):
+            if turn is None or not _writes_its_text(message, turn.text):
                 continue
+            before = prompt
+            if turn.missing:
+                # The prompt pre-writes text the finished turn lacks (``<think>\n``, which the
+                # chat template leaves out of a finished turn): the turn follows the prompt
+                # without it. A message with reasoning is left out (its opener is what lacks).
+                if message.get("reasoning_content") or not prompt.endswith(turn.missing):
+                    continue
+                before = prompt[: -len(turn.missing)]
             expected = copy.deepcopy(message)
             expected.pop("role", None)
             for call in expected.get("tool_calls", []):
@@ -200,7 +210,7 @@ def labelled_renders(probes: list[Probe]) -> list[Example]:
             found.append(
                 RenderedExample(
                     len(found),
-                    prompt,
+                    before,
                     turn.text,
                     copy.deepcopy(PROBE_TOOLS),
                     expected,

@@ -120,6 +120,9 @@ def generalise(texts: list[str]) -> str:
     tail = common_suffix([text[len(head) :] for text in texts])
     middles = [text[len(head) : len(text) - len(tail)] for text in texts]
     if all(regex.fullmatch(r"\d+", middle) for middle in middles):
+        # A number's digits the texts share by chance (``call00011``, ``call00012``: a counter's
+        # leading zeros) are the number's too.
+        head, tail = head.rstrip("0123456789"), tail.lstrip("0123456789")
         middle = r"\d+"
     elif all(regex.fullmatch(r"\S*", middle) for middle in middles):
         middle = r"\S*?"
@@ -140,6 +143,9 @@ class _Cuts:
     # The first marker after the close in each text after the calls that does not go on to
     # the next call ("" where the output ends there).
     after_close: tuple[str, ...] = ()
+    # Where the calls have no close of their own: the first marker of each text after the last
+    # call (an end of turn, ``</s>``), which ends the calls as the end of the output does.
+    call_ends: tuple[str, ...] = ()
     call_separator: str = ""
     # A pattern of the index token some outputs write between two calls (``#\d+``), or "".
     call_index: str = ""
@@ -207,6 +213,10 @@ def _peel(
             stripped = [text.strip() for text in between]
             if not all(text.startswith(cuts.call_close) for text in stripped):
                 cuts.call_close = ""
+        if not cuts.call_close:
+            cuts.call_ends = tuple(
+                dict.fromkeys(first_marker(text) for text in ends if text.strip())
+            )
     cuts.calls_in_a_row = bool(between)
     if not between:
         _keyed_list(cuts, alignments)
@@ -532,7 +542,8 @@ def _close(cuts: _Cuts, ahead: str, behind: str = "") -> dict:
         return {"close_pattern": loose(cuts.call_close) + tail + (separator or unseen)}
     if not cuts.call_close:
         between = separator or ("" if cuts.calls_in_a_row else r"(?:\s*[,;])?")
-        return {"close_pattern": rf"{behind}{between}{index}(?=\s*(?:{ahead}|$))"}
+        ends = "".join(f"|{loose(marker)}" for marker in cuts.call_ends if marker)
+        return {"close_pattern": rf"{behind}{between}{index}(?=\s*(?:{ahead}{ends}|$))"}
     unseen = "" if cuts.calls_in_a_row else rf"(?:\s*[,;](?=\s*{index_ahead}(?:{ahead})))?"
     if separator or unseen:
         return {"close_pattern": loose(cuts.call_close) + (separator or unseen) + index}

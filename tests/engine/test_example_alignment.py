@@ -767,3 +767,63 @@ def test_a_bracketed_value_is_matched_whole_up_to_its_nesting_depth(value):
         assert found is not None and found.group() == written
     elif _depth(value) > 6:
         assert found is None or found.group() != written
+
+
+@BOTH
+def test_a_call_id_and_markers_between_the_name_and_its_json_arguments(with_expected):
+    # A call id stands between two markers after the name; the ids count up, and the fresh
+    # output's ids share fewer leading digits with the examples'. No marker closes a call: the
+    # next call's open, the end of turn or the end of the output does.
+    template = learnt(
+        [
+            (
+                '[TOOL_CALLS]get_weather[CALL_ID]call00001[ARGS]{"city": "Paris", "days": 3}<|eot|>',
+                message(calls=[call("get_weather", {"city": "Paris", "days": 3})]),
+            ),
+            (
+                '[TOOL_CALLS]get_time[CALL_ID]call00002[ARGS]{"tz": "UTC"}'
+                '[TOOL_CALLS]get_weather[CALL_ID]call00003[ARGS]{"city": "Oslo"}<|eot|>',
+                message(
+                    calls=[call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Oslo"})]
+                ),
+            ),
+        ],
+        with_expected,
+    )
+    assert template["fields"]["tool_calls"]["content"] == "json"
+    fresh = (
+        '[TOOL_CALLS]get_weather[CALL_ID]call00117[ARGS]{"city": "Rome", "days": 1}'
+        '[TOOL_CALLS]get_time[CALL_ID]call00118[ARGS]{"tz": "CET"}<|eot|>'
+    )
+    assert read(template, fresh) == message(
+        calls=[call("get_weather", {"city": "Rome", "days": 1}), call("get_time", {"tz": "CET"})]
+    )
+    # The end of the output closes the last call too.
+    assert read(template, fresh.removesuffix("<|eot|>"))["tool_calls"][1] == call(
+        "get_time", {"tz": "CET"}
+    )
+
+
+def test_a_turn_after_a_reasoning_opener_the_prompt_pre_writes_is_a_labelled_output():
+    # forced-open.jinja's prompt ends in "[reflect]\n", which a finished turn never writes: each
+    # turn without reasoning follows the prompt without it (the aligner can learn from them).
+    from engine.chat_templates.evidence import labelled_renders
+    from engine.chat_templates.learner import probes_for
+
+    chat_template = (CHAT_TEMPLATE_FIXTURES / "forced-open.jinja").read_text(encoding="utf-8")
+    _, probes = probes_for(chat_template, "", "", None)
+    rendered = labelled_renders(probes)
+    assert [example.what.split("(")[0].strip() for example in rendered] == [
+        "first turn: an answer",
+        "first turn: one call of zq_fn_alpha",
+        "first turn: one call of zq_fn_alpha with other arguments",
+        "first turn: one call of zq_fn_beta",
+        "first turn: two calls, zq_fn_alpha then zq_fn_beta",
+        "first turn: text",
+    ]
+    assert {example.prefix for example in rendered} == {
+        "<<user>>\nzq question one<<done>>\n<<assistant>>\n"
+    }
+    assert rendered[1].output == (
+        '<fn name="zq_fn_alpha">{"zq_key_a": "zq val 1", "zq_num": 73519}</fn><<done>>\n'
+    )
