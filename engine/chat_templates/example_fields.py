@@ -75,7 +75,18 @@ class LearntTemplate:
 
 
 class NotLearnt(ValueError):
-    """The examples' alignments do not give a template; the message says why."""
+    """The examples' alignments do not give a template; the message says why, and `misread`
+    holds the examples the first valid template learnt misread (empty when none was valid)."""
+
+    def __init__(self, message: str, misread: tuple[Example, ...] = ()):
+        super().__init__(message)
+        self.misread = misread
+
+
+# Examples that do not agree: the aligner is run again on all but one of them, then on each
+# alone, over at most this many examples (each run is a learn and a check of every example; more
+# examples than this are rare, and the first ones are the author's own choice).
+MOST_EXAMPLES_LEFT_OUT = 8
 
 
 def first_marker(text: str, seam: regex.Pattern = _SEAM) -> str:
@@ -944,7 +955,21 @@ def learn_template(
     assumptions = [
         (alignment.example, text) for alignment in alignments for text in alignment.assumptions
     ]
-    first_problem = ""
+    template = _first_reading_all(variants, examples, regex_timeout)
+    return LearntTemplate(template, how or "the examples' markers", findings, assumptions)
+
+
+def _first_reading_all(
+    variants: list[dict], examples: list[Example], regex_timeout: float | None
+) -> dict:
+    """The first of `variants` that reads every example back.
+
+    Raises:
+        NotLearnt: none does (the first problem, and the examples the first valid one misreads).
+    """
+    from ..template import load_template
+
+    first_problem, misread = "", None
     for template in variants:
         try:
             load_template(template)
@@ -953,9 +978,65 @@ def learn_template(
             continue
         problems = check_examples(template, examples, regex_timeout)
         if not problems:
-            return LearntTemplate(template, how or "the examples' markers", findings, assumptions)
+            return template
         first_problem = first_problem or problems[0]
-    raise NotLearnt(first_problem)
+        if misread is None:
+            misread = tuple(
+                example
+                for example in examples
+                if any(problem.startswith(example.label + ":") for problem in problems)
+            )
+    raise NotLearnt(first_problem, misread or ())
+
+
+def learn_from_most(
+    examples: list[Example],
+    base: dict,
+    regex_timeout: float | None = 1.0,
+    leave_out_each: bool = True,
+) -> tuple[LearntTemplate, list[Example]]:
+    """`learn_template` over all `examples`, or, when they do not agree (one writes what the
+    others' format cannot read, or its expected message contradicts its text), over fewer: all
+    but those the template learnt from all of them misreads, then (`leave_out_each`) all but
+    one, then each alone. The template that misreads the fewest of all the examples is kept,
+    when it misreads fewer than `base` does: an example no format reads costs the others nothing.
+
+    Returns:
+        (the learnt template, the examples it was learnt from).
+
+    Raises:
+        NotLearnt: no subset gives a template that reads more examples than `base` (the message
+            is the problem with all of them).
+    """
+
+    try:
+        return learn_template(examples, base, regex_timeout), examples
+    except NotLearnt as error:
+        problem = error
+    subsets = []
+    if problem.misread and len(problem.misread) < len(examples):
+        subsets.append([example for example in examples if example not in problem.misread])
+    tried = examples[:MOST_EXAMPLES_LEFT_OUT]
+    if leave_out_each and len(examples) > 1:
+        subsets += (
+            [tried[:at] + tried[at + 1 :] for at in range(len(tried))] if len(tried) > 2 else []
+        )
+        subsets += [[example] for example in tried]
+    fewest = len(check_examples(base, examples, regex_timeout))
+    best = None
+    for subset in subsets:
+        if fewest == 0:  # every example read: no later subset can do better
+            break
+        try:
+            learnt = learn_template(subset, base, regex_timeout)
+        except NotLearnt:
+            continue
+        wrong = len(check_examples(learnt.template, examples, regex_timeout))
+        if wrong < fewest:
+            fewest, best = wrong, (learnt, subset)
+    if best is None:
+        raise problem
+    return best
 
 
 def _variants(

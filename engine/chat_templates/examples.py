@@ -33,17 +33,11 @@ from .evidence import (
     parse_example,
 )
 from .evidence import read_examples as read_examples  # where callers have always found it
-from .example_fields import LearntTemplate, NotLearnt, learn_template
+from .example_fields import NotLearnt, learn_from_most, learn_template
 from .judge import check_examples
 from .probes import Finding
 
 # -- what the examples teach ------------------------------------------------------------------------
-
-# Examples that do not agree (one output's message contradicts the others' format): the aligner is
-# run again on all but one of them, then on each alone, over at most this many examples (each run
-# is a learn and a check of every example; more examples than this are rare, and the first ones
-# are the author's own choice).
-MOST_EXAMPLES_LEFT_OUT = 8
 
 
 def learn_from_examples(parts, examples: list[Example], regex_timeout: float | None = 1.0) -> None:
@@ -80,10 +74,11 @@ def _learn_by_alignment(parts, first: dict, examples: list[Example], regex_timeo
     """Where the template the renders give still misreads an example, a template whose fields
     are learnt by aligning each example's message with its text (it keeps `first`'s start
     anchor, content closes and the fields no example shows); kept as the first candidate when
-    it reads more examples than `first` (every one, or as many as agree: `_learnt_from_most`),
+    it reads more examples than `first` (every one, or as many as agree:
+    `engine.chat_templates.example_fields.learn_from_most`),
     else the reason is noted."""
     try:
-        learnt, taught = _learnt_from_most(examples, first, regex_timeout)
+        learnt, taught = learn_from_most(examples, first, regex_timeout)
     except NotLearnt as error:
         parts.book.notes.append(
             f"aligning the example outputs gave no template that reads them all: {error}"
@@ -124,43 +119,6 @@ def _calls_read(template: dict, example: Example) -> bool:
     return bool(message.get("tool_calls"))
 
 
-def _learnt_from_most(
-    examples: list[Example], first: dict, regex_timeout: float | None
-) -> tuple[LearntTemplate, list[Example]]:
-    """The template the aligner learns from all `examples`, or, when they do not agree (one
-    output writes what the others' format cannot read, or its expected message contradicts its
-    text), from all but one of them, else from one alone: the one that misreads the fewest of all
-    the examples, kept only when it misreads fewer than `first` (an example no format reads
-    costs the others nothing). Returns (the learnt template, the examples it was learnt from).
-
-    Raises:
-        NotLearnt: no subset gives a template reading more examples than `first` (the message
-            is the problem with all of them).
-    """
-    try:
-        return learn_template(examples, first, regex_timeout), examples
-    except NotLearnt as error:
-        problem = error
-    tried = examples[:MOST_EXAMPLES_LEFT_OUT]
-    subsets = [tried[:at] + tried[at + 1 :] for at in range(len(tried))] if len(tried) > 2 else []
-    subsets += [[example] for example in tried] if len(examples) > 1 else []
-    fewest = len(check_examples(first, examples, regex_timeout))
-    best = None
-    for subset in subsets:
-        if fewest == 0:  # every example read: no later subset can do better
-            break
-        try:
-            learnt = learn_template(subset, first, regex_timeout)
-        except NotLearnt:
-            continue
-        misread = len(check_examples(learnt.template, examples, regex_timeout))
-        if misread < fewest:
-            fewest, best = misread, (learnt, subset)
-    if best is None:
-        raise problem
-    return best
-
-
 def _misreads_calls(template: dict, examples: list[Example], regex_timeout: float | None) -> bool:
     return any(
         "tool_calls" in problem or "no call was read" in problem
@@ -193,7 +151,9 @@ def learn_from_renders(
         (template for template in built if template is not parts.example_template), built[0]
     )
     try:
-        learnt = learn_template(rendered, base, regex_timeout)
+        # A render the chat template writes unlike its message (an answer before a call put in
+        # the reasoning's channel) costs the others nothing: learnt from those that agree.
+        learnt, _ = learn_from_most(rendered, base, regex_timeout, leave_out_each=False)
     except NotLearnt as error:
         parts.book.notes.append(
             f"aligning the renders gave no template that reads them all: {error}"

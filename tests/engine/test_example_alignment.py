@@ -608,7 +608,11 @@ def test_outputs_that_show_no_message_are_refused_in_words_that_fit_renders_too(
     """The aligner reads renders as well as examples: its refusal names neither."""
     from engine.chat_templates.example_fields import NotLearnt, learn_template
 
-    base = {"start_anchor": "<|assistant|>", "fields": {"content": {"close": "<|eot|>"}}}
+    base = {
+        "defaults": {"role": "assistant"},
+        "start_anchor": "<|assistant|>",
+        "fields": {"content": {"close": "<|eot|>"}},
+    }
     unrelated = Example(
         0, PREFIX, "Sunny.<|eot|>", expected={"role": "assistant", "content": "Rain."}
     )
@@ -826,4 +830,36 @@ def test_a_turn_after_a_reasoning_opener_the_prompt_pre_writes_is_a_labelled_out
     }
     assert rendered[1].output == (
         '<fn name="zq_fn_alpha">{"zq_key_a": "zq val 1", "zq_num": 73519}</fn><<done>>\n'
+    )
+
+
+def test_evidence_that_contradicts_the_rest_is_left_out_and_named():
+    # The third output's expected message says another answer than its text: no template reads
+    # all three. The one learnt from the two that agree is kept, and the third is the one left.
+    from engine.chat_templates.evidence import read_examples
+    from engine.chat_templates.example_fields import learn_from_most
+
+    examples = read_examples(
+        [
+            {"prefix": PREFIX, "output": output, "tools": TOOLS, "expected": expected}
+            for output, expected in (
+                (
+                    '<r>Need it.</r><zc>{"name": "get_time", "arguments": {"tz": "UTC"}}</zc><|eot|>',
+                    message("", "Need it.", [call("get_time", {"tz": "UTC"})]),
+                ),
+                ("<r>Easy.</r>Hello!<|eot|>", message("Hello!", "Easy.")),
+                ("<r>Look.</r>It is sunny.<|eot|>", message("It is rainy.", "Look.")),
+            )
+        ]
+    )
+    base = {
+        "defaults": {"role": "assistant"},
+        "start_anchor": "<|assistant|>",
+        "fields": {"content": {"close": "<|eot|>"}},
+    }
+    learnt, taught = learn_from_most(examples, base, leave_out_each=False)
+    assert [example.label for example in taught] == ["example 1", "example 2"]
+    assert learnt.template["fields"]["reasoning_content"] == {"open": "<r>", "close": "</r>"}
+    assert read(learnt.template, '<r>Hm.</r><zc>{"name": "get_time", "arguments": {}}</zc>') == (
+        message("", "Hm.", [call("get_time", {})])
     )
