@@ -563,23 +563,34 @@ def test_calls_keyed_by_their_name_several_in_one_list(with_expected, lone):
     )
 
 
-def test_the_renders_are_labelled_outputs_each_with_the_message_it_was_rendered_from():
-    from engine.chat_templates.evidence import labelled_renders, message_differences
+# The final turns a chat template that writes no reasoning renders whole, as labelled outputs.
+TURNS_WITHOUT_REASONING = [
+    "first turn: an answer",
+    "first turn: one call of zq_fn_alpha",
+    "first turn: one call of zq_fn_alpha with other arguments",
+    "first turn: one call of zq_fn_beta",
+    "first turn: two calls, zq_fn_alpha then zq_fn_beta",
+    "first turn: text",
+]
+
+
+def labelled_renders_of(fixture: str) -> tuple[str, list]:
+    """(the chat template text, its labelled renders) of a chat template of the fixtures."""
+    from engine.chat_templates.evidence import labelled_renders
     from engine.chat_templates.learner import probes_for
+
+    chat_template = (CHAT_TEMPLATE_FIXTURES / fixture).read_text(encoding="utf-8")
+    _, probes = probes_for(chat_template, "", "", None)
+    return chat_template, labelled_renders(probes)
+
+
+def test_the_renders_are_labelled_outputs_each_with_the_message_it_was_rendered_from():
+    from engine.chat_templates.evidence import message_differences
     from engine.chat_templates.probes import ALPHA, ANSWER, LEAD
 
-    chat_template = (CHAT_TEMPLATE_FIXTURES / "keyed-calls.jinja").read_text(encoding="utf-8")
-    _, probes = probes_for(chat_template, "", "", None)
-    rendered = labelled_renders(probes)
+    chat_template, rendered = labelled_renders_of("keyed-calls.jinja")
     # Every final message the chat template writes whole (it drops reasoning: not that one).
-    assert [example.what.split("(")[0].strip() for example in rendered] == [
-        "first turn: an answer",
-        "first turn: one call of zq_fn_alpha",
-        "first turn: one call of zq_fn_alpha with other arguments",
-        "first turn: one call of zq_fn_beta",
-        "first turn: two calls, zq_fn_alpha then zq_fn_beta",
-        "first turn: text",
-    ]
+    assert [example.what.split("(")[0].strip() for example in rendered] == TURNS_WITHOUT_REASONING
     answer, lead = rendered[0], rendered[-1]
     assert (answer.output, answer.expected) == (f"{ANSWER}<|eot|>\n", {"content": ANSWER})
     assert answer.label == f"the render (first turn: an answer ({ANSWER!r}))"
@@ -811,20 +822,8 @@ def test_a_call_id_and_markers_between_the_name_and_its_json_arguments(with_expe
 def test_a_turn_after_a_reasoning_opener_the_prompt_pre_writes_is_a_labelled_output():
     # forced-open.jinja's prompt ends in "[reflect]\n", which a finished turn never writes: each
     # turn without reasoning follows the prompt without it (the aligner can learn from them).
-    from engine.chat_templates.evidence import labelled_renders
-    from engine.chat_templates.learner import probes_for
-
-    chat_template = (CHAT_TEMPLATE_FIXTURES / "forced-open.jinja").read_text(encoding="utf-8")
-    _, probes = probes_for(chat_template, "", "", None)
-    rendered = labelled_renders(probes)
-    assert [example.what.split("(")[0].strip() for example in rendered] == [
-        "first turn: an answer",
-        "first turn: one call of zq_fn_alpha",
-        "first turn: one call of zq_fn_alpha with other arguments",
-        "first turn: one call of zq_fn_beta",
-        "first turn: two calls, zq_fn_alpha then zq_fn_beta",
-        "first turn: text",
-    ]
+    _, rendered = labelled_renders_of("forced-open.jinja")
+    assert [example.what.split("(")[0].strip() for example in rendered] == TURNS_WITHOUT_REASONING
     assert {example.prefix for example in rendered} == {
         "<<user>>\nzq question one<<done>>\n<<assistant>>\n"
     }
