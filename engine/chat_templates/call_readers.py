@@ -31,7 +31,7 @@ from .argument_readers import Pairs, read_pairs
 # How far (characters) before a call's name its payload may start.
 _REACH = 80
 # How far after the name the arguments of a name written outside the payload may start: room
-# for markers and a call id between (``[CALL_ID]call00001[ARGS]`` is 24 characters).
+# for markers and a call id between (``[ID]call00001[A]`` and longer).
 _AFTER_NAME = 64
 
 Call = tuple[str, dict]

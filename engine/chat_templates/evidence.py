@@ -197,7 +197,7 @@ def labelled_renders(probes: list[Probe]) -> list[Example]:
                 continue
             before = prompt
             if turn.missing:
-                # The prompt pre-writes text the finished turn lacks (``<think>\n``, which the
+                # The prompt pre-writes text the finished turn lacks (a reasoning opener, which the
                 # chat template leaves out of a finished turn): the turn follows the prompt
                 # without it. A message with reasoning is left out (its opener is what lacks).
                 if message.get("reasoning_content") or not prompt.endswith(turn.missing):

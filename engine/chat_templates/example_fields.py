@@ -155,7 +155,7 @@ class _Cuts:
     # the next call ("" where the output ends there).
     after_close: tuple[str, ...] = ()
     # Where the calls have no close of their own: the first marker of each text after the last
-    # call (an end of turn, ``</s>``), which ends the calls as the end of the output does.
+    # call (an end of turn), which ends the calls as the end of the output does.
     call_ends: tuple[str, ...] = ()
     call_separator: str = ""
     # A pattern of the index token some outputs write between two calls (``#\d+``), or "".
@@ -1008,7 +1008,6 @@ def learn_from_most(
         NotLearnt: no subset gives a template that reads more examples than `base` (the message
             is the problem with all of them).
     """
-
     try:
         return learn_template(examples, base, regex_timeout), examples
     except NotLearnt as error:
