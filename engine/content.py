@@ -78,11 +78,29 @@ def _body_position(marks: Marks, position: int) -> int:
 
 
 def _compose(outer: Marks, inner: Marks) -> Marks:
-    """Marks from a second rewrite (`outer`, of the first rewrite's text) back to the body (`inner`)."""
-    return [
-        (rewritten, _body_position(inner, original), copied)
-        for rewritten, original, copied in outer
-    ]
+    """Marks from a second rewrite (`outer`, of the first rewrite's text) back to the body (`inner`).
+
+    A run the second rewrite copied may hold runs the first generated (a string it quoted):
+    the first rewrite's marks inside the run are carried over, so an offset after such a
+    string still maps to where the body writes it."""
+    composed: Marks = []
+    for index, (rewritten, original, copied) in enumerate(outer):
+        if not copied:
+            composed.append((rewritten, _body_position(inner, original), False))
+            continue
+        end = outer[index + 1][0] - rewritten + original if index + 1 < len(outer) else math.inf
+        at = bisect.bisect_right(inner, (original, math.inf, True)) - 1
+        if at < 0:
+            composed.append((rewritten, original, True))
+        else:
+            inner_at, body_at, inner_copied = inner[at]
+            shift = original - inner_at if inner_copied else 0
+            composed.append((rewritten, body_at + shift, inner_copied))
+        for inner_at, body_at, inner_copied in inner[at + 1 :]:
+            if inner_at >= end:
+                break
+            composed.append((rewritten + inner_at - original, body_at, inner_copied))
+    return composed
 
 
 class _Rewrite:

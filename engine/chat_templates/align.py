@@ -111,7 +111,9 @@ def align(example: Example, anchor: regex.Pattern | None = None) -> Alignment | 
         return propose(alignment)
     wanted = _expected_calls(expected)
     if wanted:
-        readings = read_calls_at(text, wanted, {name for name, _ in wanted})
+        readings = read_calls_at(
+            text, wanted, {name for name, _ in wanted}, tool_properties(example.tools)
+        )
         if readings is None:
             return None
         alignment.spans += [Span("calls", r.start, r.end, r) for r in readings]

@@ -54,12 +54,13 @@ def learn_anchor(parts: Parts) -> None:
     header = shared_start(sources + leads) if sources else ""
     header = _without_trailing_opener(header, sources + leads)
     if (
-        not header.strip()
-        and sources
+        sources
         and leads
+        and len(leads[0].strip()) > len(header.strip())
         and all(leads[0].strip() in source for source in sources)
     ):
-        # Every prompt ends the previous turn first, then writes the header the history's turns start with.
+        # Every prompt ends the previous turn first, or writes a turn of its own (instructions),
+        # then writes the header the history's turns start with.
         header = leads[0].strip()
         sources = [source[source.rfind(header) :] for source in sources]
         first = {
@@ -178,8 +179,8 @@ def _situation_anchor(parts: Parts, probe: Probe, situation: str, needle: str) -
         return
     written = _from_turn_start(parts, generation_prompt(probe, situation).lstrip())
     header = parts.header
-    if header.strip() and written.startswith(header):
-        return
+    if header.strip() and (written.startswith(header) or header.strip() in written):
+        return  # the header's anchor finds this turn too (after instructions the prompt writes)
     if not written.strip():
         anchor, what = prompt_end(prompt, needle), "writes no new header: the prompt ends with it"
     elif _prewrites_only(parts, probe, written):

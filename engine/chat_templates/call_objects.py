@@ -69,9 +69,14 @@ def varying_arguments_keys(
     return name_keys.pop(), argument_keys
 
 
+# A member of a JSON object whose value is a string or a bare scalar (``"type": "function",``).
+_SCALAR_MEMBER = r'"(?:[^"\\\n]|\\.)*"\s*:\s*(?:"(?:[^"\\\n]|\\.)*"|[\w.+\-]+)\s*,\s*'
+
+
 def object_start(name_key: str) -> str:
-    """A pattern of where a call object starts: its brace and its name key."""
-    return rf"\{{\s*\"{pattern_literal(name_key)}\"\s*:"
+    """A pattern of where a call object starts: its brace and its name key, after up to eight
+    members with scalar values (``{"type": "function", "function": {...``, ``{"id": 3, "name": ...``)."""
+    return rf"\{{\s*(?:{_SCALAR_MEMBER}){{0,8}}\"{pattern_literal(name_key)}\"\s*:"
 
 
 def object_head(name_key: str, argument_keys: list[str], any_key: bool = False) -> str:

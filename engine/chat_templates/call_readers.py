@@ -18,14 +18,17 @@ each call names a tool and its arguments are that tool's parameters.
 
 from __future__ import annotations
 
+import copy
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import regex
 
-from ..content import parse_content
+from ..content import json_value_end, parse_content
 from ..errors import ContentError
+from ..tool_typing import type_tool_calls
 from .argument_readers import Pairs, read_pairs
 
 # How far (characters) before a call's name its payload may start.
@@ -55,6 +58,9 @@ class CallReading:
             follows the name).
         pairs: for ``name-pairs``, the pairs as written.
         encoded: the arguments are written as a JSON string holding the object.
+        string_delimiters: for ``name-json``, the [open, close] pairs its strings are written
+            between instead of ``"`` (a dialect of JSON the `json` parser reads).
+        bare_keys: for ``name-json``, the object's keys are written without quotes.
     """
 
     shape: str
@@ -66,6 +72,8 @@ class CallReading:
     body_start: int = 0
     pairs: Pairs | None = None
     encoded: bool = False
+    string_delimiters: tuple[tuple[str, str], ...] = ()
+    bare_keys: bool = False
 
 
 def _name_pattern(names: set[str]) -> regex.Pattern:
@@ -94,11 +102,28 @@ def _paths(value: Any, depth: int = 2, prefix: str = "") -> list[tuple[str, Any]
 
 
 def _fits(name: Any, arguments: Any, want: Call | None, tools: dict | None) -> bool:
+    """Whether (name, arguments) read is the call `want`, or without it a call of one of `tools`
+    ({name: parameters' properties}) with that tool's parameters.
+
+    With `want`, the arguments read may also be strings the tool's schema casts to the expected
+    values (``hour="7"`` is 7 when `hour` is an integer), as the parser casts them."""
     if want is not None:
-        return name == want[0] and arguments == want[1]
+        if name != want[0]:
+            return False
+        return arguments == want[1] or _typed(name, arguments, tools) == want[1]
     if not isinstance(name, str) or not tools or name not in tools:
         return False
     return isinstance(arguments, dict) and set(arguments) <= set(tools[name])
+
+
+def _typed(name: str, arguments: Any, tools: dict | None) -> Any:
+    """`arguments` with each string cast by the tool's schema (a copy; as read when the tool or
+    its schema is unknown)."""
+    if not tools or not isinstance(tools.get(name), dict) or not isinstance(arguments, dict):
+        return arguments
+    call = {"function": {"name": name, "arguments": copy.deepcopy(arguments)}}
+    type_tool_calls(call, {name: tools[name]}, typed=True)
+    return call["function"]["arguments"]
 
 
 def _decoded(value: Any) -> tuple[Any, bool]:
@@ -130,6 +155,45 @@ def _json_at(text: str, at: int) -> tuple[Any, int] | None:
         return json.JSONDecoder().raw_decode(text, at)
     except (ValueError, RecursionError):
         return None
+
+
+# A mark that may open a string in a JSON dialect, after a key's colon, a list's bracket or a
+# comma: a tag (``<escape>``) or a run of marks that starts no JSON value (``<|"|>``, ``«``, ``'``).
+_MARK = r"(?:<[^\s<>]{1,24}>|[^\w\s\"{}\[\],:\-+.][^\w\s{}\[\],:]{0,7})"
+_STRING_OPEN = regex.compile(rf"[:\[,][ \t]*({_MARK})")
+# The run of marks before the comma or bracket that ends a value.
+_STRING_CLOSE = regex.compile(r"(<[^\s<>]{1,24}>|[^\w\s{}\[\],:]{1,8})\s*[,}\]]")
+# How much text after a bracket a dialect's object may take (characters).
+_DIALECT_REACH = 20_000
+
+
+def _dialect_readings(text: str, at: int) -> Iterator[tuple[dict, int, dict]]:
+    """The object at `at` read as a dialect of JSON, each way it reads: keys without quotes,
+    strings between marks of the text's own (a mark after a colon; the same mark closes the
+    string, or an end of the marks before the comma or bracket that follows it: ``»`` of
+    ``')»``). Each is (the object, its end, the `json` parser's arguments)."""
+    body = text[at : at + _DIALECT_REACH]
+    dialects: list[dict] = [{"unquoted_keys": True}]
+    for opened in list(_STRING_OPEN.finditer(body))[:3]:
+        mark = opened.group(1)
+        closed = _STRING_CLOSE.search(body, opened.end())
+        run = closed.group(1) if closed is not None else mark
+        pairs = [(mark, mark)] + [(mark, run[-size:]) for size in range(1, len(run) + 1)]
+        for pair in dict.fromkeys(pairs):
+            for bare in (True, False):
+                args = {"string_delims": [list(pair)], **({"unquoted_keys": True} if bare else {})}
+                if args not in dialects:
+                    dialects.append(args)
+    for args in dialects:
+        end = json_value_end(body, args)
+        if end is None:
+            continue
+        try:
+            value = parse_content("json", body[:end], args)
+        except ContentError:
+            continue
+        if isinstance(value, dict):
+            yield value, at + end, args
 
 
 def _python_list_at(text: str, at: int, limit: int) -> tuple[list, int] | None:
@@ -167,7 +231,21 @@ def _readings_at(
     text: str, start: int, name_at: regex.Match, want: list[Call] | None, tools: dict | None
 ) -> list[CallReading]:
     """Every reading of a stretch that holds the call whose name `name_at` found (and maybe the
-    calls after it), its payload starting between `start` and the name."""
+    calls after it): a payload that holds the name and starts between `start` and it, or the
+    arguments written after it."""
+    wanted = want[0] if want is not None else None
+    return [
+        *_payloads_around(text, start, name_at, want, tools),
+        *_json_after(text, name_at, wanted, tools),
+        *_pairs_after(text, name_at, wanted, tools),
+    ]
+
+
+def _payloads_around(
+    text: str, start: int, name_at: regex.Match, want: list[Call] | None, tools: dict | None
+) -> list[CallReading]:
+    """The JSON objects and lists, and the Python-style lists, that hold the name: each starts
+    at a bracket between `start` (or `_REACH` before the name) and the name."""
     found: list[CallReading] = []
     first = want[:1] if want is not None else None
     low = max(start, name_at.start() - _REACH)
@@ -177,80 +255,88 @@ def _readings_at(
         decoded = _json_at(text, at)
         if decoded is not None and decoded[1] > name_at.start():
             value, end = decoded
-            if isinstance(value, dict):
-                read = _as_calls([value], first, tools)
-                if read:
-                    found.append(
-                        CallReading(
-                            "json-object",
-                            at,
-                            end,
-                            tuple(read[0]),
-                            read[1],
-                            read[2],
-                            encoded=read[3],
-                        )
-                    )
-            elif isinstance(value, list):
-                read = _as_calls(value, want, tools)
-                if read:
-                    found.append(
-                        CallReading(
-                            "json-list", at, end, tuple(read[0]), read[1], read[2], encoded=read[3]
-                        )
-                    )
+            shape, items, wanted = (
+                ("json-object", [value], first)
+                if isinstance(value, dict)
+                else ("json-list", value, want)
+            )
+            read = _as_calls(items, wanted, tools) if isinstance(items, list) else None
+            if read:
+                found.append(
+                    CallReading(shape, at, end, tuple(read[0]), read[1], read[2], encoded=read[3])
+                )
         if text[at] == "[":
             listed = _python_list_at(text, at, len(text))
             if listed is not None:
                 read = _as_calls(listed[0], want, tools, ("name", "arguments", False))
                 if read:
                     found.append(CallReading("python-list", at, listed[1], tuple(read[0])))
-    name = name_at.group()
-    wanted = want[0] if want is not None else None
-    after = name_at.end()
-    # The arguments' object: the first bracket after the name that starts one (a marker such
-    # as ``[ARGS]`` may stand between).
+    return found
+
+
+def _json_after(
+    text: str, name_at: regex.Match, wanted: Call | None, tools: dict | None
+) -> list[CallReading]:
+    """The arguments as a JSON object (or a dialect of JSON) after the name: at the first
+    bracket that starts a value (a marker such as ``[ARGS]`` may stand between)."""
+    name, after = name_at.group(), name_at.end()
     for brace in _BRACKET.finditer(text, after, after + _AFTER_NAME):
         decoded = _json_at(text, brace.start())
-        if decoded is None:
+        if decoded is not None:
+            readings = [(*decoded, {})]
+        elif text[brace.start()] == "{":
+            # Not JSON: maybe a dialect of it (bare keys, strings between marks of its own).
+            readings = list(_dialect_readings(text, brace.start()))
+            if not readings:
+                continue
+        else:
             continue
-        if isinstance(decoded[0], dict) and _fits(name, decoded[0], wanted, tools):
-            found.append(
-                CallReading(
+        for value, end, dialect in readings:
+            if isinstance(value, dict) and _fits(name, value, wanted, tools):
+                delimiters = tuple(tuple(pair) for pair in dialect.get("string_delims", []))
+                reading = CallReading(
                     "name-json",
                     name_at.start(),
-                    decoded[1],
-                    ((name, decoded[0]),),
+                    end,
+                    ((name, value),),
                     body_start=brace.start(),
+                    string_delimiters=delimiters,
+                    bare_keys=bool(dialect.get("unquoted_keys")),
                 )
-            )
-        break
+                return [reading]
+        return []
+    return []
+
+
+def _pairs_after(
+    text: str, name_at: regex.Match, wanted: Call | None, tools: dict | None
+) -> list[CallReading]:
+    """The arguments as key and value pairs after the name (`read_pairs`), or none at all."""
+    name, after = name_at.group(), name_at.end()
     if wanted is not None:
-        arguments = wanted[1]
-        pairs = read_pairs(text, after, arguments) if arguments else None
+        pairs = read_pairs(text, after, wanted[1]) if wanted[1] else None
     else:
         pairs = read_pairs(text, after, None, (tools or {}).get(name))
     if pairs is not None:
         read_arguments = {pair.key: pair.value for pair in pairs.pairs}
-        if wanted is not None or _fits(name, read_arguments, None, tools):
-            values = wanted[1] if wanted is not None else read_arguments
-            found.append(
-                CallReading(
-                    "name-pairs",
-                    name_at.start(),
-                    pairs.end,
-                    ((name, values),),
-                    body_start=after,
-                    pairs=pairs,
-                )
+        if wanted is None and not _fits(name, read_arguments, None, tools):
+            return []
+        values = wanted[1] if wanted is not None else read_arguments
+        return [
+            CallReading(
+                "name-pairs",
+                name_at.start(),
+                pairs.end,
+                ((name, values),),
+                body_start=after,
+                pairs=pairs,
             )
-    elif (wanted is not None and not wanted[1]) or (
+        ]
+    if (wanted is not None and not wanted[1]) or (
         wanted is None and name in (tools or {}) and _EMPTY.match(text, after)
     ):
-        found.append(
-            CallReading("name-pairs", name_at.start(), after, ((name, {}),), body_start=after)
-        )
-    return found
+        return [CallReading("name-pairs", name_at.start(), after, ((name, {}),), body_start=after)]
+    return []
 
 
 def read_calls_at(
@@ -259,8 +345,9 @@ def read_calls_at(
     """The readings that cover the calls of `text`, in order.
 
     With `want` (the expected calls, in order), each reading must give the next expected calls
-    exactly; None when some call cannot be read. Without it, every tool name of `names` (with
-    `tools`, {name: parameters}) that a reader reads as a call is one; [] when none is.
+    exactly, or once `tools` ({name: parameters' properties}) cast its strings; None when some
+    call cannot be read. Without it, every tool name of `names` that a reader reads as a call
+    of one of `tools` is one; [] when none is.
     Readings that take the most calls at once are preferred (a list over its first object),
     then the one whose payload starts first.
     """

@@ -181,7 +181,8 @@ def labelled_renders(probes: list[Probe]) -> list[Example]:
     from. A turn is left out where the chat template writes part of the message nowhere (reasoning
     dropped): then no message explains it. Where the prompt pre-writes text the finished turn
     lacks (a reasoning opener), the turn follows the prompt without that text, and a turn with
-    reasoning is left out.
+    reasoning is left out; where it writes such text before the header it ends with (a turn
+    of instructions), the turn follows the whole prompt.
 
     Returns:
         The labelled renders, numbered from 0 in probe order, then `FINAL_MESSAGES` order.
@@ -196,13 +197,17 @@ def labelled_renders(probes: list[Probe]) -> list[Example]:
             if turn is None or not _writes_its_text(message, turn.text):
                 continue
             before = prompt
-            if turn.missing:
+            if turn.missing and prompt.endswith(turn.missing):
                 # The prompt pre-writes text the finished turn lacks (a reasoning opener, which the
                 # chat template leaves out of a finished turn): the turn follows the prompt
                 # without it. A message with reasoning is left out (its opener is what lacks).
-                if message.get("reasoning_content") or not prompt.endswith(turn.missing):
+                if message.get("reasoning_content"):
                     continue
                 before = prompt[: -len(turn.missing)]
+            elif turn.missing not in prompt:
+                continue
+            # Else the prompt writes instructions the finished turn lacks, then the header the
+            # turn follows: the turn follows the whole prompt.
             expected = copy.deepcopy(message)
             expected.pop("role", None)
             for call in expected.get("tool_calls", []):

@@ -96,6 +96,19 @@ def first_marker(text: str, seam: regex.Pattern = _SEAM) -> str:
     return stripped[: cut.start()] if cut else stripped
 
 
+def _first_marker(text: str, known: tuple[str, ...]) -> str:
+    """`first_marker` of `text`, where each of the `known` markers is one marker whole (its
+    blanks, and where it touches the text before it, included)."""
+    stripped = text.strip()
+    places = [(stripped.find(marker), marker) for marker in known if marker and marker in stripped]
+    if places:
+        at, marker = min(places)
+        if at == 0:
+            return marker
+        stripped = stripped[:at]
+    return first_marker(stripped)
+
+
 def last_marker(text: str, seam: regex.Pattern = _SEAM) -> str:
     """The last marker of `text` (stripped): after the last blank or seam of two markers, or
     from the bracket it opens and leaves open (``<call name="``)."""
@@ -169,11 +182,12 @@ class _Cuts:
 
 
 def _peel(
-    alignments: list[Alignment], list_items: bool = False
+    alignments: list[Alignment], list_items: bool = False, known: tuple[str, ...] = ()
 ) -> tuple[_Cuts, list[str], dict[str, str]]:
     """The reasoning's and calls' delimiters from the gaps around them, the pieces of text left
     over (markers the content drops), and {piece: pattern} for the pieces that vary between the
-    examples in a word (`_varying_markers`)."""
+    examples in a word (`_varying_markers`). `known`: markers the template already has (the
+    content's closes), never cut into pieces."""
     cuts = _Cuts()
     gaps = [gap for alignment in alignments for gap in alignment.gaps()]
     before_reasoning = [text for _, text, after in gaps if after and after.kind == "reasoning"]
@@ -226,7 +240,7 @@ def _peel(
                 cuts.call_close = ""
         if not cuts.call_close:
             cuts.call_ends = tuple(
-                dict.fromkeys(first_marker(text) for text in ends if text.strip())
+                dict.fromkeys(_first_marker(text, known) for text in ends if text.strip())
             )
     cuts.calls_in_a_row = bool(between)
     if not between:
@@ -235,7 +249,7 @@ def _peel(
     if cuts.call_close:
         cuts.after_close = tuple(
             dict.fromkeys(
-                first_marker(_cut_start(text, cuts.call_close))
+                _first_marker(_cut_start(text, cuts.call_close), known)
                 for before, text, after in gaps
                 if before and before.kind == "calls" and (after is None or after.kind != "calls")
             )
@@ -251,7 +265,7 @@ def _peel(
         separator = middles.pop() if len(middles) == 1 else ""
         if not _MARKER_LIKE.search(separator):
             cuts.call_separator = separator
-    left, varying = _markers(alignments, cuts, gaps, between)
+    left, varying = _markers(alignments, cuts, gaps, between, known)
     return cuts, left, varying
 
 
@@ -298,12 +312,16 @@ def _list_items(cuts: _Cuts, alignments: list[Alignment], always: bool = False) 
 
 
 def _markers(
-    alignments: list[Alignment], cuts: _Cuts, gaps: list, between: list[str]
+    alignments: list[Alignment],
+    cuts: _Cuts,
+    gaps: list,
+    between: list[str],
+    known: tuple[str, ...] = (),
 ) -> tuple[list[str], dict[str, str]]:
     """The left-over pieces (markers the content drops) and {piece: pattern} for those that
     vary: a word framed by markers, an index between calls, a JSON list's brackets; `cuts`
     gets the index pattern."""
-    left, varying = _left_over(alignments, cuts)
+    left, varying = _left_over(alignments, cuts, known)
     delimiters = {cuts.reasoning_open, cuts.reasoning_close, cuts.call_open, cuts.call_close}
     framed = _framed_words(left, [text for _, text, _ in gaps], delimiters - {""})
     varying = {**framed, **varying}
@@ -362,9 +380,11 @@ def _keyed_list(cuts: _Cuts, alignments: list[Alignment]) -> None:
         cuts.call_close_tail, cuts.call_separator = "", ","
 
 
-def _left_over(alignments: list[Alignment], cuts: _Cuts) -> tuple[list[str], dict[str, str]]:
-    """The pieces of text no delimiter of `cuts` takes (markers the content drops), and
-    {piece: pattern} for those that vary between the examples in a word."""
+def _left_over(
+    alignments: list[Alignment], cuts: _Cuts, known: tuple[str, ...] = ()
+) -> tuple[list[str], dict[str, str]]:
+    """The pieces of text no delimiter of `cuts` and none of the `known` markers takes (markers
+    the content drops), and {piece: pattern} for those that vary between the examples in a word."""
     left: list[str] = []
     placed: list[dict[tuple[str, str], list[str]]] = []
     lead_ins: dict[int, list[str]] = {}
@@ -376,6 +396,8 @@ def _left_over(alignments: list[Alignment], cuts: _Cuts) -> tuple[list[str], dic
                 rest = _cut_end(rest, cuts.reasoning_open)
             if after is not None and after.kind == "calls":
                 rest = _cut_end(rest, cuts.call_open)
+            for marker in known:
+                rest = rest.replace(marker, " ")
             every = _pieces(rest)
             pieces = [piece for piece in every if _MARKER_LIKE.search(piece)]
             # A header stands before the part it heads; at the end, after the last part.
@@ -536,13 +558,14 @@ def _calls_field(alignments: list[Alignment], cuts: _Cuts) -> tuple[dict, str]:
 def _close(cuts: _Cuts, ahead: str, behind: str = "") -> dict:
     """A call's close: its marker, or where the next call's open (`ahead`, a pattern) or the end
     follows (after `behind`, a lookbehind on the payload's last character); taking the separator
-    the examples write between calls, or, where no example writes two calls in a row, a comma
-    or semicolon before the next call's open."""
+    the examples write between calls, or a comma or semicolon before the next call's open:
+    where no example writes two calls in a row, or where nothing closes a call (an output may
+    write one where the examples write only blanks between two objects)."""
     separator = rf"(?:\s*{loose(cuts.call_separator)})?" if cuts.call_separator else ""
     # An index some outputs write before the next call belongs to neither call: dropped.
     index = rf"(?:\s*(?:{cuts.call_index}))?{separator}" if cuts.call_index else ""
-    # Where no example shows what parts two calls, a comma or semicolon may stand before the
-    # next call's open, and on both sides of an index (``}, #4, {``).
+    # Where no example shows what parts two calls, a comma or semicolon may also stand on both
+    # sides of an index (``}, #4, {``).
     index_ahead = ""
     if cuts.call_index and not separator and not cuts.calls_in_a_row:
         index = rf"(?:\s*(?:{cuts.call_index})(?:\s*[,;])?)?"
@@ -552,7 +575,7 @@ def _close(cuts: _Cuts, ahead: str, behind: str = "") -> dict:
         unseen = rf"(?:\s*[,;](?=\s*{index_ahead}(?:{ahead})))?"
         return {"close_pattern": loose(cuts.call_close) + tail + (separator or unseen)}
     if not cuts.call_close:
-        between = separator or ("" if cuts.calls_in_a_row else r"(?:\s*[,;])?")
+        between = separator or r"(?:\s*[,;])?"
         ends = "".join(f"|{loose(marker)}" for marker in cuts.call_ends if marker)
         return {"close_pattern": rf"{behind}{between}{index}(?=\s*(?:{ahead}{ends}|$))"}
     unseen = "" if cuts.calls_in_a_row else rf"(?:\s*[,;](?=\s*{index_ahead}(?:{ahead})))?"
@@ -567,8 +590,7 @@ def _list_field(shape: str, first: CallReading, cuts: _Cuts) -> tuple[dict, str]
     if cuts.call_open:
         spec: dict = {"open": cuts.call_open}
     elif shape == "json-list":
-        key = first.name_key.split(".")[0]
-        spec = {"open_pattern": rf"(?=\[\s*\{{\s*\"{pattern_literal(key)}\"\s*:)"}
+        spec = {"open_pattern": rf"(?=\[\s*{object_start(first.name_key.split('.')[0])})"}
     else:
         spec = {"open_pattern": rf"(?=\[\s*{NAME}\()"}
     close = {"close": cuts.call_close} if cuts.call_close else {}
@@ -586,8 +608,7 @@ def _list_field(shape: str, first: CallReading, cuts: _Cuts) -> tuple[dict, str]
 def _object_field(first: CallReading, cuts: _Cuts) -> tuple[dict, str]:
     """A region per call, each a JSON object with the name inside; with no open marker, it opens
     where such an object starts."""
-    key = first.name_key.split(".")[0]
-    start = rf"\{{\s*\"{pattern_literal(key)}\"\s*:"
+    start = object_start(first.name_key.split(".")[0])
     if cuts.call_open:
         spec: dict = {"open": cuts.call_open}
         ahead = loose(cuts.call_open)
@@ -647,12 +668,12 @@ def _call_syntaxes(alignments: list[Alignment]) -> dict[str, list[Alignment]]:
 
 
 def _mixed_calls_field(
-    syntaxes: dict[str, list[Alignment]],
+    syntaxes: dict[str, list[Alignment]], known: tuple[str, ...] = ()
 ) -> tuple[dict, str, list[str], dict[str, str], set[str]]:
     """One call field for calls written in several syntaxes, each with its arguments as a JSON
     object: the open an alternation of each syntax's head (its open marker, then the name group
     and what stands between the name and the arguments), the body the arguments, the close an
-    alternation of each syntax's end, told apart by what follows it.
+    alternation of each syntax's end, told apart by what follows it. `known`: as for `_peel`.
 
     Returns:
         (the field, how for people, the left-over pieces, {piece: pattern} of those that vary,
@@ -672,9 +693,7 @@ def _mixed_calls_field(
         for span in alignment.of("calls")
     ]
     every_key = varying_arguments_keys(objects, 1)
-    peeled = {
-        shape: _peel(group, list_items=shape == "json-list") for shape, group in syntaxes.items()
-    }
+    peeled = {shape: _peel(group, shape == "json-list", known) for shape, group in syntaxes.items()}
     # An index one syntax's example writes between its calls may stand between another's too.
     indexes = "|".join(
         dict.fromkeys(cuts.call_index for cuts, _, _ in peeled.values() if cuts.call_index)
@@ -790,6 +809,10 @@ def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -
     else:
         body = {"content": "json"}
         how = "the name, then its arguments as a JSON object"
+        dialect = _dialect_of([span.reading for _, span in spans])
+        if dialect:
+            body["content_args"] = dialect
+            how += _dialect_words(dialect)
     middle = regex.sub(r"(?<![\\\w])\d+(?!\w)", r"\\d+", generalise(middles))
     blank = r"\s*" if cuts.blank_after_open else ""
     lead = loose(cuts.call_open) + blank if cuts.call_open else r"(?<![\w.\-])"
@@ -812,10 +835,32 @@ def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -
             close["close_pattern"] += rf"(?:\s*{loose(cuts.call_separator)})?"
     if cuts.call_close == ")":
         close = _outside_quotes(close)
-    spec = {"open_pattern": lead + f"(?P<name>{NAME})" + middle, **close}
+    # With only blanks between the name and its object, a name that heads an object is a call;
+    # the same marker before another word (a recipient that heads an answer) is not.
+    only_blanks = not regex.sub(r"\\s[*+]?|\s", "", middle)
+    brace = r"(?=\s*\{)" if shape == "name-json" and only_blanks else ""
+    spec = {"open_pattern": lead + f"(?P<name>{NAME})" + middle + brace, **close}
     spec.update(repeats=True, **body)
     spec["transform"] = _function("{name}", "{content}")
     return spec, how
+
+
+def _dialect_of(readings: list[CallReading]) -> dict:
+    """The `json` parser's arguments that read every one of `readings` (bare keys when any
+    call writes them; each call's string marks, in order)."""
+    bare = any(reading.bare_keys for reading in readings)
+    pairs = list(dict.fromkeys(pair for reading in readings for pair in reading.string_delimiters))
+    args: dict = {"unquoted_keys": True} if bare else {}
+    if pairs:
+        args["string_delims"] = [list(pair) for pair in pairs]
+    return args
+
+
+def _dialect_words(args: dict) -> str:
+    """How people read a JSON dialect's arguments (`_dialect_of`)."""
+    said = [" with keys written bare"] if args.get("unquoted_keys") else []
+    said += [f" and strings between {o!r} and {c!r}" for o, c in args.get("string_delims", [])]
+    return "".join(said)
 
 
 def _outside_quotes(close: dict) -> dict:
@@ -908,7 +953,8 @@ def learn_template(
     if not alignments:
         raise NotLearnt("no output shows where its message stands")
     _settle_empty_calls(alignments)
-    cuts, left, varying = _peel(alignments)
+    known = _closes_of(base)
+    cuts, left, varying = _peel(alignments, known=known)
     fields: dict[str, Any] = {}
     findings: list[tuple[str, Any, str]] = []
     shows = {span.kind for alignment in alignments for span in alignment.spans}
@@ -924,7 +970,7 @@ def learn_template(
     how = ""
     syntaxes = _call_syntaxes(alignments)
     if syntaxes:
-        fields["tool_calls"], how, left, varying, delimiters = _mixed_calls_field(syntaxes)
+        fields["tool_calls"], how, left, varying, delimiters = _mixed_calls_field(syntaxes, known)
         # Each syntax's markers: taken by its call's open where the call follows, else dropped
         # (the open pattern is longer than the marker at the same place, so it wins).
         cuts.call_open = cuts.call_close = ""
@@ -951,12 +997,40 @@ def learn_template(
         )
         for marker in markers
     ]
+    for marker in _prewritten_opens(alignments, cuts.call_open):
+        if marker not in markers:
+            markers.append(marker)
+            findings.append(
+                (
+                    "fields.content.close",
+                    marker,
+                    "the prompt writes it at the end, and a call's open starts with it: when no "
+                    "call follows, it is a marker, not text",
+                )
+            )
     variants = _variants(fields, markers, base, varying)
     assumptions = [
         (alignment.example, text) for alignment in alignments for text in alignment.assumptions
     ]
     template = _first_reading_all(variants, examples, regex_timeout)
     return LearntTemplate(template, how or "the examples' markers", findings, assumptions)
+
+
+def _closes_of(template: dict) -> tuple[str, ...]:
+    """The content's close markers in `template` (literal closes only)."""
+    close = template.get("fields", {}).get("content", {}).get("close", ())
+    return tuple([close] if isinstance(close, str) else close)
+
+
+def _prewritten_opens(alignments: list[Alignment], call_open: str) -> list[str]:
+    """What the prompts write after the start anchor that a call's open starts with (a
+    recipient marker the model completes with a name, or with a word that heads an answer)."""
+    found = []
+    for alignment in alignments:
+        written = alignment.text[: alignment.lead].strip()
+        if written and call_open.strip().startswith(written) and written not in found:
+            found.append(written)
+    return found
 
 
 def _first_reading_all(

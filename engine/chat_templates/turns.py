@@ -94,21 +94,43 @@ def find_turn(
     if in_prompt == len(prompt) and in_full <= text_at:
         return Turn(full[in_full:], "")
     parted = back_to_boundary(full, min(in_full, text_at))
-    if generation_prompt.strip():
-        for size in range(len(generation_prompt), 0, -1):
-            head = generation_prompt[:size]
-            if not head.strip():
-                break
-            if size < len(generation_prompt) and not token_boundary(generation_prompt, size):
-                continue
-            ends = [
-                m.end()
-                for m in regex.finditer(loose_whitespace(head), full[:text_at])
-                if m.end() >= parted
-            ]
-            if ends:
-                return Turn(full[ends[-1] :], generation_prompt[size:])
+    head = _written_part(generation_prompt, full[:text_at], parted, from_start=True)
+    tail = _written_part(generation_prompt, full[:text_at], parted, from_start=False)
+    if tail is not None and (head is None or tail[0] > head[0]):
+        # The generation prompt writes a turn of its own first (instructions), then the header
+        # the history's turns start with: the turn follows that header.
+        size, end = tail
+        return Turn(full[end:], generation_prompt[: len(generation_prompt) - size])
+    if head is not None:
+        size, end = head
+        return Turn(full[end:], generation_prompt[size:])
     return Turn(full[parted:], prompt[back_to_boundary(prompt, in_prompt) :])
+
+
+def _written_part(
+    generation_prompt: str, before_text: str, parted: int, from_start: bool
+) -> tuple[int, int] | None:
+    """(size, where it ends in `before_text`) of the longest start (or, not `from_start`, end)
+    of the generation prompt, cut at a token boundary and not blank, that `before_text` writes
+    at or after `parted` (its last copy, whitespace runs may differ); None when none is."""
+    for size in range(len(generation_prompt), 0, -1):
+        at = 0 if from_start else len(generation_prompt) - size
+        part = generation_prompt[at : at + size]
+        if not part.strip():
+            if from_start:
+                return None
+            continue
+        cut = size if from_start else at
+        if 0 < cut < len(generation_prompt) and not token_boundary(generation_prompt, cut):
+            continue
+        ends = [
+            m.end()
+            for m in regex.finditer(loose_whitespace(part), before_text)
+            if m.end() >= parted
+        ]
+        if ends:
+            return size, ends[-1]
+    return None
 
 
 def loose_common(prompt: str, full: str) -> tuple[int, int]:

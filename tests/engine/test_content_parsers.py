@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from transformers.utils.chat_parsing import parse_response as reference_parse_response
 
 from engine import ResponseParseError, ResponseParser, load_template, parse_response
-from engine.content import parse_xml_inline
+from engine.content import json_value_end, parse_content, parse_xml_inline
+from engine.errors import ContentError
 from engine.pattern_shapes import end_literal
 
 
@@ -158,6 +159,18 @@ def test_json_string_delims_several_pairs():
 def test_json_string_delims_with_unquoted_keys():
     args = {"string_delims": [["<<", ">>"]], "unquoted_keys": True}
     assert value("json", "{key: <<a: b, c: d>>}", args) == {"key": "a: b, c: d"}
+
+
+def test_json_offsets_after_both_rewrites_point_into_the_body():
+    # Strings between marks, then bare keys: an offset after a rewritten string still maps to
+    # where the body writes it (the end of the value, and an error's position).
+    args = {"string_delims": [["<escape>", "<escape>"]], "unquoted_keys": True}
+    body = "{key:<escape>a b<escape>,n:<escape>7<escape>}<end_call><end_turn>"
+    assert json_value_end(body, args) == body.index("}") + 1
+    broken = "{a:<escape>x y<escape>,b:<escape>7<escape> z}"
+    with pytest.raises(ContentError) as raised:
+        parse_content("json", broken, args)
+    assert raised.value.position == broken.index("z}")
 
 
 def test_json_allow_non_json():

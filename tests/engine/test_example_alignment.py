@@ -862,3 +862,244 @@ def test_evidence_that_contradicts_the_rest_is_left_out_and_named():
     assert read(learnt.template, '<r>Hm.</r><zc>{"name": "get_time", "arguments": {}}</zc>') == (
         message("", "Hm.", [call("get_time", {})])
     )
+
+
+@BOTH
+def test_fact_4_strings_between_marks_of_the_formats_own_and_keys_without_quotes(with_expected):
+    # A dialect of JSON: keys bare, strings between « and » (a comma inside one is text).
+    template = learnt(
+        [
+            (
+                "<|call|>get_weather{city:«Paris»,days:3}<|/call|><|eot|>",
+                message(calls=[call("get_weather", {"city": "Paris", "days": 3})]),
+            ),
+            (
+                "Sure. <|call|>get_time{tz:«UTC, then CET»}<|/call|><|eot|>",
+                message("Sure.", calls=[call("get_time", {"tz": "UTC, then CET"})]),
+            ),
+        ],
+        with_expected,
+    )
+    field = template["fields"]["tool_calls"]
+    assert (field["content"], field["content_args"]) == (
+        "json",
+        {"unquoted_keys": True, "string_delims": [["«", "»"]]},
+    )
+    assert read(template, "<|call|>get_weather{city:«New York»,days:12}<|/call|><|eot|>") == (
+        message(calls=[call("get_weather", {"city": "New York", "days": 12})])
+    )
+
+
+@BOTH
+def test_fact_4_every_value_between_tag_marks_is_cast_by_the_tools_schema(with_expected):
+    # Numbers are written between the marks too: the tool's schema says `days` is an integer.
+    template = learnt(
+        [
+            (
+                "<|call|>get_weather{city:<v>Paris<v>,days:<v>3<v>}<|/call|><|eot|>",
+                message(calls=[call("get_weather", {"city": "Paris", "days": 3})]),
+            ),
+            (
+                "<|call|>get_time{tz:<v>UTC<v>}<|/call|><|eot|>",
+                message(calls=[call("get_time", {"tz": "UTC"})]),
+            ),
+        ],
+        with_expected,
+    )
+    assert template["fields"]["tool_calls"]["content_args"] == {
+        "unquoted_keys": True,
+        "string_delims": [["<v>", "<v>"]],
+    }
+    assert read(template, "<|call|>get_weather{city:<v>Oslo<v>,days:<v>12<v>}<|/call|>") == (
+        message(calls=[call("get_weather", {"city": "Oslo", "days": 12})])
+    )
+
+
+@BOTH
+def test_fact_4_python_style_calls_with_every_value_quoted(with_expected):
+    # `days="3"` is the integer 3: the tool's schema casts it, as the parser does, so the
+    # aligner reads the call (as written) where the expected message says 3.
+    output = '[get_weather(city="Paris", days="3")]<|eot|>'
+    expected = message(calls=[call("get_weather", {"city": "Paris", "days": 3})])
+    found = align(Example(0, "", output, TOOLS, expected if with_expected else None))
+    [span] = found.spans
+    assert (span.reading.shape, span.reading.calls) == (
+        "python-list",
+        (("get_weather", {"city": "Paris", "days": "3"}),),
+    )
+    template = learnt(
+        [
+            (output, expected),
+            ('[get_time(tz="UTC")]<|eot|>', message(calls=[call("get_time", {"tz": "UTC"})])),
+        ],
+        with_expected,
+    )
+    assert template["fields"]["tool_calls"]["content"] == "python-call-list"
+    assert read(template, '[get_weather(city="Oslo", days="12")]<|eot|>') == message(
+        calls=[call("get_weather", {"city": "Oslo", "days": 12})]
+    )
+
+
+# Calls as a name after a marker, then the arguments in a dialect of JSON: keys bare, strings
+# between tag marks, numbers and booleans bare.
+DIALECT_CALLS = """
+{%- macro value(v) -%}
+{%- if v is string -%}<s>{{ v }}<s>
+{%- elif v is mapping -%}{ {%- for k, item in v.items() -%}{{ k }}:{{ value(item) }}{{ ',' if not loop.last }}{%- endfor -%} }
+{%- elif v is sequence -%}[{%- for item in v -%}{{ value(item) }}{{ ',' if not loop.last }}{%- endfor -%}]
+{%- else -%}{{ v | tojson }}{%- endif -%}
+{%- endmacro -%}
+{%- for message in messages -%}
+{%- if message.role == 'assistant' -%}
+[bot]{{ message.content or '' }}
+{%- for c in message.tool_calls or [] -%}<call>do:{{ c.function.name }}{{ value(c.function.arguments) }}</call>{%- endfor -%}
+[done]
+{%- else -%}
+[{{ message.role }}]{{ message.content }}[done]
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt %}[bot]{% endif -%}
+"""
+
+
+def test_the_aligner_alone_learns_a_json_dialect_from_the_renders():
+    from engine.chat_templates.evidence import labelled_renders
+    from engine.chat_templates.example_fields import learn_from_most
+    from engine.chat_templates.learner import probes_for
+
+    _, probes = probes_for(DIALECT_CALLS, "", "", None)
+    rendered = labelled_renders(probes)
+    assert (
+        rendered[1].output
+        == "<call>do:zq_fn_alpha{zq_key_a:<s>zq val 1<s>,zq_num:73519}</call>[done]"
+    )
+    base = {
+        "defaults": {"role": "assistant"},
+        "start_anchor": "[bot]",
+        "fields": {"content": {"close": "[done]"}},
+    }
+    learnt_from_renders, _ = learn_from_most(rendered, base, leave_out_each=False)
+    field = learnt_from_renders.template["fields"]["tool_calls"]
+    assert field["content_args"] == {"unquoted_keys": True, "string_delims": [["<s>", "<s>"]]}
+    output = (
+        "<call>do:get_weather{city:<s>Zürich, CH<s>,days:3}</call><call>do:get_time{}</call>[done]"
+    )
+    parsed = parse_response(
+        output, learnt_from_renders.template, prefix="[user]Weather?[done][bot]", tools=TOOLS
+    )
+    assert parsed == message(
+        calls=[call("get_weather", {"city": "Zürich, CH", "days": 3}), call("get_time", {})]
+    )
+
+
+# The generation prompt writes a turn of instructions, then the header the history's turns
+# start with.
+LATE_INSTRUCTIONS = """
+{%- for message in messages -%}
+{%- if message.role == 'assistant' -%}
+<|turn|>bot
+{{ message.content or '' }}
+{%- for c in message.tool_calls or [] %}<call>{{ {'name': c.function.name, 'arguments': c.function.arguments} | tojson }}</call>{%- endfor %}<|end|>
+{%- else -%}
+<|turn|>{{ message.role }}
+{{ message.content }}<|end|>
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt %}<|turn|>system
+Call a tool as <call>{"name": ..., "arguments": ...}</call>.<|end|><|turn|>bot
+{% endif -%}
+"""
+
+
+def test_a_turn_after_instructions_the_generation_prompt_writes_follows_the_whole_prompt():
+    from engine.chat_templates.evidence import labelled_renders
+    from engine.chat_templates.learner import probes_for
+
+    _, probes = probes_for(LATE_INSTRUCTIONS, "", "", None)
+    prompt = probes[0].prompt("first-turn")
+    assert prompt.endswith("</call>.<|end|><|turn|>bot\n")
+    rendered = labelled_renders(probes)
+    assert {example.prefix for example in rendered} == {prompt}
+    assert rendered[0].output == "zq answer text<|end|>"
+    result = infer_template(LATE_INSTRUCTIONS)
+    assert result.report.failed == []
+    assert result.template["start_anchor"] == "<|turn|>bot"
+
+
+def test_a_recipient_marker_the_prompt_pre_writes_heads_calls_and_answers_alike():
+    # recipient.jinja: every part is "::to=" then a recipient, "all" for the answer, a name for
+    # a call; the prompt ends with "::to=". The aligner alone, over the renders: a name heads a
+    # call only where an object follows, and the pre-written marker is dropped where no call
+    # follows.
+    from engine.chat_templates.example_fields import learn_from_most
+
+    _, rendered = labelled_renders_of("recipient.jinja")
+    base = {
+        "defaults": {"role": "assistant"},
+        "start_anchor": "<|turn|>assistant",
+        "fields": {"content": {"close": "<|stop|>"}},
+    }
+    learnt_from_renders, _ = learn_from_most(rendered, base, leave_out_each=False)
+    template = learnt_from_renders.template
+    assert template["fields"]["content"]["close"] == ["<|stop|>", "::to=all", "::to="]
+    prefix = "<|turn|>user\nWeather?<|stop|>\n<|turn|>assistant\n::to="
+    assert parse_response("all\nIt is sunny.<|stop|>", template, prefix=prefix) == message(
+        "It is sunny."
+    )
+    output = 'all\nLet me look.::to=get_time\n{"tz": "UTC"}<|stop|>'
+    assert parse_response(output, template, prefix=prefix, tools=TOOLS) == message(
+        "Let me look.", calls=[call("get_time", {"tz": "UTC"})]
+    )
+    assert parse_response("", template, prefix=prefix) == message()
+
+
+@BOTH
+def test_bare_call_objects_whose_name_key_is_not_their_first(with_expected):
+    # No marker: a call object opens where an object with its name key starts, after members
+    # with scalar values ("type") the examples write first.
+    template = learnt(
+        [
+            (
+                '{"type": "function", "function": {"name": "get_time", "arguments": {"tz": "UTC"}}}',
+                message(calls=[call("get_time", {"tz": "UTC"})]),
+            ),
+            (
+                'Checking. {"type": "function", "function": {"name": "get_weather", '
+                '"arguments": {"city": "Paris", "days": 2}}}',
+                message("Checking.", calls=[call("get_weather", {"city": "Paris", "days": 2})]),
+            ),
+        ],
+        with_expected,
+    )
+    output = (
+        'Sure. {"type": "function", "id": "c1", "function": {"name": "get_weather", '
+        '"arguments": {"city": "Oslo", "days": 4}}}'
+    )
+    assert read(template, output) == message(
+        "Sure.", calls=[call("get_weather", {"city": "Oslo", "days": 4})]
+    )
+
+
+def test_the_aligner_alone_keeps_a_known_close_with_blanks_whole():
+    # empty-block-off.jinja ends a turn with "== end ==" (blanks inside) right after its calls'
+    # section: the marker stays one close; only "<calls>" and "</calls>" are new markers.
+    from engine.chat_templates.example_fields import learn_from_most
+
+    _, rendered = labelled_renders_of("empty-block-off.jinja")
+    base = {
+        "defaults": {"role": "assistant"},
+        "start_anchor_pattern": r"==\s*assistant\s*==",
+        "fields": {
+            "reasoning_content": {"open": "{r}", "close": "{/r}"},
+            "content": {"close": "== end =="},
+        },
+    }
+    learnt_from_renders, _ = learn_from_most(rendered, base, leave_out_each=False)
+    template = learnt_from_renders.template
+    assert template["fields"]["content"]["close"] == ["== end ==", "<calls>", "</calls>"]
+    output = (
+        '{r}Plan.{/r}\nA == B here.<calls>\n{"type": "function", "function": {"name": "get_time", '
+        '"arguments": {"tz": "UTC"}}}\n</calls>\n== end ==\n'
+    )
+    parsed = parse_response(output, template, prefix="== user ==\nHi\n== end ==\n== assistant ==\n")
+    assert parsed == message("A == B here.", "Plan.", [call("get_time", {"tz": "UTC"})])

@@ -136,6 +136,9 @@ MORE_FEATURES = {
     # whether the value is a string, the others written as JSON
     # (``<arg name="days" string="false">3</arg>``); some strings are digits.
     "tag_attributes": ("no", "yes"),
+    # Arguments after the name (calls ``name-json``) in a dialect of JSON: keys without quotes,
+    # strings between marks of the format's own (``{city:<|ab|>Oslo<|ab|>,days:3}``, ``«Oslo»``).
+    "json_dialect": ("no", "yes"),
 }
 # The tool with an object parameter the calls of `nested_tags` may make.
 NESTED_TOOL = {
@@ -232,6 +235,8 @@ class Format:
     # (``[ARGS]``), and whether this output writes its calls in that syntax.
     arguments_marker: str = ""
     second: bool = False
+    # The marks a string is written between in the arguments' dialect of JSON (`json_dialect`).
+    string_marks: tuple[str, str] = ("«", "»")
 
     @property
     def prefix(self) -> str:
@@ -269,7 +274,19 @@ class Format:
             return "".join(self._tag(k, v) for k, v in arguments.items())
         if shape == "name-lines":
             return "".join(f"\n{k}: {_bare(v)}" for k, v in arguments.items()) + "\n"
+        if shape == "name-json" and self.features.get("json_dialect") == "yes":
+            return self._dialect(arguments)
         return self._json(arguments)
+
+    def _dialect(self, value) -> str:
+        """`value` in the arguments' dialect of JSON: keys bare, strings between the marks."""
+        if isinstance(value, dict):
+            return "{" + ",".join(f"{k}:{self._dialect(v)}" for k, v in value.items()) + "}"
+        if isinstance(value, list):
+            return "[" + ",".join(self._dialect(item) for item in value) + "]"
+        if isinstance(value, str):
+            return f"{self.string_marks[0]}{value}{self.string_marks[1]}"
+        return _json(value)
 
     def _json(self, value) -> str:
         compact = self.features["json"] == "compact"
@@ -495,6 +512,8 @@ def random_format(seed: int, more: bool = False) -> Format:
             features["second_syntax"] = "none"
         if features["calls"] != "name-tags" or features["keyed_list"] == "yes":
             features["nested_tags"] = features["tag_attributes"] = "no"
+        if features["calls"] != "name-json" or features["keyed_list"] == "yes":
+            features["json_dialect"] = "no"
     shape = features["calls"]
     # What a feature cannot go with: a name written in a header needs an open unless the
     # arguments' own bracket follows it; lines need an open and a close.
@@ -536,6 +555,9 @@ def random_format(seed: int, more: bool = False) -> Format:
         # The header's own word stays when the fact is switched off after drawing.
         made.channel = made.headers["content"][len(left) : -len(right)]
         made.headers["content"] = f"{left}{CHANNEL}{right}"
+    marks = random.Random(f"dialect {seed}")
+    word = _word(marks, 2)
+    made.string_marks = marks.choice([(f"<|{word}|>",) * 2, (f"<{word}>",) * 2, ("«", "»")])
     if features.get("second_syntax") == "name-args":
         made.arguments_marker = f"[{_word(random.Random(f'arguments {seed}'), 4).upper()}]"
     opener, closer = {
