@@ -7,6 +7,7 @@ from itertools import islice
 
 from engine import TemplateError
 
+from ..authoring.output_evidence import with_output_evidence
 from ..authoring.stream_check import stream_check
 from ..outputs import (
     REPLAY_OUTPUTS,
@@ -19,6 +20,7 @@ from ..panels.status import region_cut_by_stop
 from ..panels.stream_report import report_html
 from ..parse.replay import Replay, ReplayInputs, paced_feed, prepare_replay, seek
 from ..parse.session import Session
+from ..parse.workspace import WorkspaceInputs
 from ..server import limits
 from ..server.input_readers import InputError
 
@@ -45,9 +47,12 @@ def _replay_view(
     playing: bool = False,
     pending: str = "",
     stopped: bool = False,
+    workspace: WorkspaceInputs | None = None,
 ) -> dict:
     """The replay's panels, with `note` under the status (`stopped`: the replay was stopped
-    before its end and finalized there; the note then also names a region the stop cut)."""
+    before its end and finalized there; the note then also names a region the stop cut). At the
+    end of the replay of `workspace`, a near miss the page's evidence confirms is named as the
+    output's misspelling, as a parse of the same output names it (`with_output_evidence`)."""
     replay = session.replay
     live = replay.live
     huge = (
@@ -60,6 +65,8 @@ def _replay_view(
         ],
         partial_message=not huge,
     )
+    if workspace is not None and view.finished:
+        view = with_output_evidence(view, session, workspace, session.test_cases_text)
     cut = region_cut_by_stop(view) if stopped else ""
     if cut:
         note = f"{note} {cut} Play or Step on to see it close."
@@ -116,7 +123,7 @@ def replay_at(
     check = None
     if replay.at_end:
         check = _checked(replay, inputs, ends)
-    return _replay_view(session, check=check)
+    return _replay_view(session, check=check, workspace=WorkspaceInputs(*inputs[:4]))
 
 
 @produces(*REPLAY_OUTPUTS)
@@ -226,4 +233,4 @@ def replay_play(inputs: ReplayInputs, speed, session: Session):
         yield _replay_view(session, note=note, pending=pending, stopped=True)
         return
     check = _checked(replay, inputs, ends)
-    yield _replay_view(session, check=check)
+    yield _replay_view(session, check=check, workspace=WorkspaceInputs(*inputs[:4]))

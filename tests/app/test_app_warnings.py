@@ -244,3 +244,27 @@ def test_the_status_names_swapped_characters_as_the_outputs_slip_not_the_close_p
     )
     assert "Fix:" not in said and "instead of" not in said
     assert "✔" not in said
+
+
+def test_the_end_of_a_replay_names_the_outputs_slip_as_a_parse_of_it_does():
+    import html
+    import re
+
+    from playground import handlers
+    from playground.catalog import template_text_of
+    from playground.parse.replay import ReplayInputs
+    from playground.parse.session import Session
+
+    qwen3 = template_text_of(load_template_file("qwen3").response_template)
+    prefix = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n"
+    output = "The user greets me.\n</thnik>\n\nHello! How can I help?<|im_end|>"
+    # One chunk: the first Step feeds it and ends the replay.
+    inputs = ReplayInputs(qwen3, prefix, output, "", "chars", 1000, 0, "")
+    status = handlers.replay_step(inputs, Session())["status"]
+    said = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", status))).strip()
+    assert said.startswith(
+        "⚠ Cause ( fields.reasoning_content.close_pattern ): The output misspells '</think>' as "
+        "'</thnik>' at generation offset 20: a generation error, not a template fault (the "
+        "shipped template's samples hold it, as fields.reasoning_content.close_pattern expects)"
+    )
+    assert "Fix:" not in said and "instead of" not in said
