@@ -223,30 +223,9 @@ def test_the_page_shows_a_misspelt_section_close_as_probably_lost(browser, app_u
         context.close()
 
 
-def test_the_status_names_swapped_characters_as_the_outputs_slip_not_the_close_pattern():
-    import html
-    import re
-
-    from playground import handlers
-    from playground.catalog import template_text_of
-    from playground.parse.session import Session
-    from playground.parse.workspace import WorkspaceInputs
-
-    qwen3 = template_text_of(load_template_file("qwen3").response_template)
-    prefix = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n"
-    output = "The user greets me.\n</thnik>\n\nHello! How can I help?<|im_end|>"
-    status = handlers.parse(WorkspaceInputs(qwen3, prefix, output, ""), "", Session())["status"]
-    said = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", status))).strip()
-    assert said.startswith(
-        "⚠ Cause ( fields.reasoning_content.close_pattern ): The output misspells '</think>' as "
-        "'</thnik>' at generation offset 20: a generation error, not a template fault (the "
-        "shipped template's samples hold it, as fields.reasoning_content.close_pattern expects)"
-    )
-    assert "Fix:" not in said and "instead of" not in said
-    assert "✔" not in said
-
-
-def test_the_end_of_a_replay_names_the_outputs_slip_as_a_parse_of_it_does():
+def _status_after(path: str) -> str:
+    """The status line's words after a parse of an output that swaps two characters of
+    `</think>`, or after a replay of it to its end (`path`: "parse" or "replay")."""
     import html
     import re
 
@@ -254,17 +233,27 @@ def test_the_end_of_a_replay_names_the_outputs_slip_as_a_parse_of_it_does():
     from playground.catalog import template_text_of
     from playground.parse.replay import ReplayInputs
     from playground.parse.session import Session
+    from playground.parse.workspace import WorkspaceInputs
 
     qwen3 = template_text_of(load_template_file("qwen3").response_template)
     prefix = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n"
     output = "The user greets me.\n</thnik>\n\nHello! How can I help?<|im_end|>"
-    # One chunk: the first Step feeds it and ends the replay.
-    inputs = ReplayInputs(qwen3, prefix, output, "", "chars", 1000, 0, "")
-    status = handlers.replay_step(inputs, Session())["status"]
-    said = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", status))).strip()
+    if path == "parse":
+        status = handlers.parse(WorkspaceInputs(qwen3, prefix, output, ""), "", Session())
+    else:  # one chunk: the first Step feeds it and ends the replay
+        inputs = ReplayInputs(qwen3, prefix, output, "", "chars", 1000, 0, "")
+        status = handlers.replay_step(inputs, Session())
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", status["status"]))).strip()
+
+
+@pytest.mark.parametrize("path", ["parse", "replay"])
+def test_the_status_names_swapped_characters_as_the_outputs_slip_not_the_close_pattern(path):
+    # The end of a replay says what a parse of the same output says.
+    said = _status_after(path)
     assert said.startswith(
         "⚠ Cause ( fields.reasoning_content.close_pattern ): The output misspells '</think>' as "
         "'</thnik>' at generation offset 20: a generation error, not a template fault (the "
         "shipped template's samples hold it, as fields.reasoning_content.close_pattern expects)"
     )
     assert "Fix:" not in said and "instead of" not in said
+    assert "✔" not in said
