@@ -258,7 +258,14 @@ def common_suffix(texts: list[str]) -> str:
         size += 1
     found = first[len(first) - size :]
     cut = regex.match(r"^[^<\[]*[>\]]", found)
-    return found[cut.end() :] if cut else found
+    if cut is None or not any(_left_open(text[: len(text) - size]) for text in texts):
+        return found  # no marker opens before it: ``>>>`` is a marker of its own
+    return found[cut.end() :]
+
+
+def _left_open(text: str) -> bool:
+    """Whether `text` ends inside a bracket it opened (``<|nq`` of ``<|nqm|>``)."""
+    return max(text.rfind("<"), text.rfind("[")) > max(text.rfind(">"), text.rfind("]"))
 
 
 def loose(text: str) -> str:

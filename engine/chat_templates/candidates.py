@@ -73,12 +73,16 @@ LEARNT_FROM_ALL = "learnt by aligning the renders and the example outputs togeth
 def anchor_keys(parts: Parts) -> dict[str, Any]:
     """`start_anchor` (a literal or a list), or `start_anchor_pattern` when an anchor has blanks
     inside (they vary between prompts) or the prompt may pre-write an optional lead after it."""
-    anchors = parts.anchors
-    if not parts.optional_tails and not any(regex.search(r"\s", text) for text in anchors):
+    return anchors_as_keys(parts.anchors, parts.optional_tails)
+
+
+def anchors_as_keys(anchors: list[str], optional_tails: list[str]) -> dict[str, Any]:
+    """`anchor_keys` of these anchors and optional tails (patterns)."""
+    if not optional_tails and not any(regex.search(r"\s", text) for text in anchors):
         return {"start_anchor": anchors[0] if len(anchors) == 1 else list(anchors)}
     pattern = "|".join(pattern_with_stand_ins(text) for text in anchors)
-    if parts.optional_tails:
-        tails = "|".join(parts.optional_tails)
+    if optional_tails:
+        tails = "|".join(optional_tails)
         pattern = (f"(?:{pattern})" if len(anchors) > 1 else pattern) + rf"(?:\s*(?:{tails}))?"
     return {"start_anchor_pattern": pattern}
 

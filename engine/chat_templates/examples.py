@@ -23,6 +23,8 @@ Nothing here knows a model family: the markers are the examples' own.
 
 from __future__ import annotations
 
+import regex
+
 from ..errors import ResponseParseError
 from .align import align_all
 from .candidates import candidates
@@ -153,15 +155,26 @@ def learn_from_renders(
     try:
         # A render the chat template writes unlike its message (an answer before a call put in
         # the reasoning's channel) costs the others nothing: learnt from those that agree.
-        learnt, _ = learn_from_most(rendered, base, regex_timeout, leave_out_each=False)
+        learnt, taught = learn_from_most(rendered, base, regex_timeout, leave_out_each=False)
     except NotLearnt as error:
+        learnt, taught = None, []
         parts.book.notes.append(
             f"aligning the renders gave no template that reads them all: {error}"
         )
-    else:
-        if learnt.template not in built:
-            parts.render_template = learnt.template
-            parts.render_findings = _findings(learnt, rendered, "the renders")
+    shorter = _anchored_before_call_marker(parts, base, rendered)
+    if shorter is not None and len(taught) < len(rendered):
+        try:
+            again, again_taught = learn_from_most(
+                rendered, shorter, regex_timeout, leave_out_each=False
+            )
+        except NotLearnt:
+            pass
+        else:
+            if len(again_taught) > len(taught):
+                learnt, taught = again, again_taught
+    if learnt is not None and learnt.template not in built:
+        parts.render_template = learnt.template
+        parts.render_findings = _findings(learnt, rendered, "the renders")
     if not examples:
         return
     try:
@@ -177,6 +190,36 @@ def learn_from_renders(
         parts.evidence_findings = _findings(
             joint, [*examples[:1], *rendered[:1]], "the renders and the examples"
         )
+
+
+def _anchored_before_call_marker(parts, base: dict, rendered: list[Example]) -> dict | None:
+    """`base` with its start anchor cut before the marker the header ends with, when the renders
+    also write that marker right before a call's name (``>>>`` before the second of two calls):
+    the generation prompt pre-writes it as the start of the message, a recipient marker the
+    model completes with a name or with a word that heads its answer. None otherwise."""
+    from .candidates import anchors_as_keys
+
+    header = parts.header.rstrip()
+    marker = regex.search(r"[^\w\s]+=?$", header)
+    if marker is None or marker.start() == 0:
+        return None
+    names = {
+        call["function"]["name"]
+        for example in rendered
+        for call in (example.expected or {}).get("tool_calls", [])
+    }
+    heads = regex.compile(
+        regex.escape(marker.group()) + r"\s*(?:" + "|".join(map(regex.escape, names)) + ")"
+    )
+    if not names or not any(heads.search(example.output) for example in rendered):
+        return None
+    anchors = [
+        header[: marker.start()].rstrip() if anchor == header else anchor
+        for anchor in parts.anchors
+    ]
+    keys = anchors_as_keys(anchors, parts.optional_tails)
+    without = {key: value for key, value in base.items() if not key.startswith("start_anchor")}
+    return {"defaults": without.pop("defaults", {"role": "assistant"}), **keys, **without}
 
 
 def _findings(learnt, shown: list[Example], by: str) -> list[Finding]:

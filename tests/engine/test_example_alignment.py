@@ -1103,3 +1103,56 @@ def test_the_aligner_alone_keeps_a_known_close_with_blanks_whole():
     )
     parsed = parse_response(output, template, prefix="== user ==\nHi\n== end ==\n== assistant ==\n")
     assert parsed == message("A == B here.", "Plan.", [call("get_time", {"tz": "UTC"})])
+
+
+# Every part of a turn is "=>>" then a recipient: "all" for the answer, a name for a call (its
+# arguments in a dialect of JSON); the generation prompt ends with "=>>".
+RECIPIENT_AFTER_HEADER = """
+{%- macro value(v) -%}
+{%- if v is string -%}«{{ v }}»
+{%- elif v is mapping -%}{ {%- for k, item in v.items() -%}{{ k }}:{{ value(item) }}{{ ',' if not loop.last }}{%- endfor -%} }
+{%- elif v is sequence -%}[{%- for item in v -%}{{ value(item) }}{{ ',' if not loop.last }}{%- endfor -%}]
+{%- else -%}{{ v | tojson }}{%- endif -%}
+{%- endmacro -%}
+{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}
+[[bot]]
+{% if m.content %}=>>all
+{{ m.content }}{% endif -%}
+{%- for c in m.tool_calls or [] %}=>>{{ c.function.name }}
+{{ value(c.function.arguments) }}{% endfor %}[[end]]
+{% else -%}
+[[{{ m.role }}]]
+{{ m.content }}[[end]]
+{% endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt %}[[bot]]
+=>>{% endif -%}
+"""
+
+
+def test_the_aligner_alone_leaves_a_recipient_marker_the_header_ends_with_to_the_message():
+    # The header the prompts and the history share ends with "=>>", which the renders also
+    # write before the second call's name: the anchor stops before it, and the marker opens
+    # calls and heads answers alike.
+    from engine.chat_templates.anchor import learn_anchor
+    from engine.chat_templates.content_closes import learn_turn_end
+    from engine.chat_templates.examples import learn_from_renders
+    from engine.chat_templates.learner import probes_for
+    from engine.chat_templates.parts import Notebook, Parts
+
+    switch, probes = probes_for(RECIPIENT_AFTER_HEADER, "", "", None)
+    parts = Parts(probes, "", Notebook(), switch)
+    learn_anchor(parts)
+    learn_turn_end(parts)
+    assert parts.header.rstrip() == "[[bot]]\n=>>"
+    learn_from_renders(parts)
+    template = parts.render_template
+    assert template["start_anchor"] == "[[bot]]"
+    assert template["fields"]["content"]["close"] == ["[[end]]", "=>>all", "=>>"]
+    prefix = "[[user]]\nHi[[end]]\n[[bot]]\n=>>"
+    output = "all\nOn it.=>>get_time\n{tz:«UTC»}=>>get_weather\n{city:«Oslo»,days:2}[[end]]"
+    assert parse_response(output, template, prefix=prefix, tools=TOOLS) == message(
+        "On it.",
+        calls=[call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Oslo", "days": 2})],
+    )
