@@ -179,7 +179,7 @@ def _situation_anchor(parts: Parts, probe: Probe, situation: str, needle: str) -
         return
     written = _from_turn_start(parts, generation_prompt(probe, situation).lstrip())
     header = parts.header
-    if header.strip() and (written.startswith(header) or header.strip() in written):
+    if header.strip() and header.strip() in written:
         return  # the header's anchor finds this turn too (after instructions the prompt writes)
     if not written.strip():
         anchor, what = prompt_end(prompt, needle), "writes no new header: the prompt ends with it"

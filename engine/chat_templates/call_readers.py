@@ -157,12 +157,15 @@ def _json_at(text: str, at: int) -> tuple[Any, int] | None:
         return None
 
 
+# A tag used as a string's mark in a JSON dialect (``<escape>``).
+_TAG_MARK = r"<[^\s<>]{1,24}>"
 # A mark that may open a string in a JSON dialect, after a key's colon, a list's bracket or a
-# comma: a tag (``<escape>``) or a run of marks that starts no JSON value (``<|"|>``, ``«``, ``'``).
-_MARK = r"(?:<[^\s<>]{1,24}>|[^\w\s\"{}\[\],:\-+.][^\w\s{}\[\],:]{0,7})"
-_STRING_OPEN = regex.compile(rf"[:\[,][ \t]*({_MARK})")
-# The run of marks before the comma or bracket that ends a value.
-_STRING_CLOSE = regex.compile(r"(<[^\s<>]{1,24}>|[^\w\s{}\[\],:]{1,8})\s*[,}\]]")
+# comma: a tag or a run of marks that starts no JSON value (``<|"|>``, ``«``, ``'``).
+_STRING_OPEN = regex.compile(
+    rf"[:\[,][ \t]*({_TAG_MARK}|[^\w\s\"{{}}\[\],:\-+.][^\w\s{{}}\[\],:]{{0,7}})"
+)
+# The tag, or the run of marks, before the comma or bracket that ends a value.
+_STRING_CLOSE = regex.compile(rf"({_TAG_MARK}|[^\w\s{{}}\[\],:]{{1,8}})\s*[,}}\]]")
 # How much text after a bracket a dialect's object may take (characters).
 _DIALECT_REACH = 20_000
 

@@ -89,24 +89,26 @@ class NotLearnt(ValueError):
 MOST_EXAMPLES_LEFT_OUT = 8
 
 
-def first_marker(text: str, seam: regex.Pattern = _SEAM) -> str:
-    """The first marker of `text` (stripped): up to a blank or the seam of two markers."""
-    stripped = text.strip()
-    cut = seam.search(stripped)
-    return stripped[: cut.start()] if cut else stripped
+# Why a marker the prompt writes last, which a call's open starts with, is a content close.
+PREWRITTEN_OPEN = (
+    "the prompt writes it at the end, and a call's open starts with it: when no call follows, "
+    "it is a marker, not text"
+)
 
 
-def _first_marker(text: str, known: tuple[str, ...]) -> str:
-    """`first_marker` of `text`, where each of the `known` markers is one marker whole (its
-    blanks, and where it touches the text before it, included)."""
+def first_marker(text: str, seam: regex.Pattern = _SEAM, known: tuple[str, ...] = ()) -> str:
+    """The first marker of `text` (stripped): up to a blank or the seam of two markers; each of
+    the `known` markers is one marker whole (its blanks, and where it touches the text before
+    it, included)."""
     stripped = text.strip()
     places = [(stripped.find(marker), marker) for marker in known if marker and marker in stripped]
     if places:
         at, marker = min(places)
         if at == 0:
             return marker
-        stripped = stripped[:at]
-    return first_marker(stripped)
+        stripped = stripped[:at].strip()
+    cut = seam.search(stripped)
+    return stripped[: cut.start()] if cut else stripped
 
 
 def last_marker(text: str, seam: regex.Pattern = _SEAM) -> str:
@@ -240,7 +242,7 @@ def _peel(
                 cuts.call_close = ""
         if not cuts.call_close:
             cuts.call_ends = tuple(
-                dict.fromkeys(_first_marker(text, known) for text in ends if text.strip())
+                dict.fromkeys(first_marker(text, known=known) for text in ends if text.strip())
             )
     cuts.calls_in_a_row = bool(between)
     if not between:
@@ -249,7 +251,7 @@ def _peel(
     if cuts.call_close:
         cuts.after_close = tuple(
             dict.fromkeys(
-                _first_marker(_cut_start(text, cuts.call_close), known)
+                first_marker(_cut_start(text, cuts.call_close), known=known)
                 for before, text, after in gaps
                 if before and before.kind == "calls" and (after is None or after.kind != "calls")
             )
@@ -1004,8 +1006,7 @@ def learn_template(
                 (
                     "fields.content.close",
                     marker,
-                    "the prompt writes it at the end, and a call's open starts with it: when no "
-                    "call follows, it is a marker, not text",
+                    PREWRITTEN_OPEN,
                 )
             )
     variants = _variants(fields, markers, base, varying)

@@ -208,18 +208,19 @@ def _anchored_before_call_marker(parts, base: dict, rendered: list[Example]) -> 
         for example in rendered
         for call in (example.expected or {}).get("tool_calls", [])
     }
+    if not names:
+        return None
     heads = regex.compile(
         regex.escape(marker.group()) + r"\s*(?:" + "|".join(map(regex.escape, names)) + ")"
     )
-    if not names or not any(heads.search(example.output) for example in rendered):
+    if not any(heads.search(example.output) for example in rendered):
         return None
     anchors = [
         header[: marker.start()].rstrip() if anchor == header else anchor
         for anchor in parts.anchors
     ]
     keys = anchors_as_keys(anchors, parts.optional_tails)
-    without = {key: value for key, value in base.items() if not key.startswith("start_anchor")}
-    return {"defaults": without.pop("defaults", {"role": "assistant"}), **keys, **without}
+    return {"defaults": base["defaults"], **keys, "fields": base["fields"]}
 
 
 def _findings(learnt, shown: list[Example], by: str) -> list[Finding]:

@@ -19,6 +19,7 @@ from .content_closes import (
     learn_stray_reasoning_close,
     learn_turn_end,
 )
+from .example_fields import PREWRITTEN_OPEN
 from .examples import Example, learn_from_examples
 from .markup import MARKUP_TOKEN
 from .parts import InferenceError, Notebook, Parts
@@ -232,7 +233,6 @@ def _prewritten_open_closes(parts: Parts, found: CallSyntax) -> None:
         parts.book.find(
             "fields.content.close",
             marker,
-            "the prompt writes it at the end, and a call's open starts with it: when no call "
-            "follows, it is a marker, not text",
+            PREWRITTEN_OPEN,
             *renders,
         )

@@ -526,18 +526,19 @@ def _cut_turn(
     token boundary) when its markers lie after that, else as the conformance check finds it."""
     parted = back_to_boundary(full, common_length(prompt, full))
     generation = full[parted:]
+    if all(marker in generation for marker in markers) and parted >= len(prompt):
+        return generation, ""
     turn = locate_turn(prompt, generation_prompt, full, markers, [QUESTION])
     if all(marker in generation for marker in markers):
         if (
-            parted < len(prompt)
-            and not isinstance(turn, str)
+            not isinstance(turn, str)
             and len(turn.generation) < len(generation)
             and all(marker in turn.generation for marker in markers)
         ):
             # The generation prompt writes instructions before the header the turn starts
             # with: the turn follows that header (`find_turn`).
             return turn.generation, turn.missing
-        return generation, prompt[parted:] if parted < len(prompt) else ""
+        return generation, prompt[parted:]
     if isinstance(turn, str) or not any(marker in turn.generation for marker in markers):
         return None
     return turn.generation, turn.missing

@@ -123,7 +123,7 @@ def replay_at(
     check = None
     if replay.at_end:
         check = _checked(replay, inputs, ends)
-    return _replay_view(session, check=check, workspace=WorkspaceInputs(*inputs[:4]))
+    return _replay_view(session, check=check, workspace=inputs.workspace)
 
 
 @produces(*REPLAY_OUTPUTS)
@@ -233,4 +233,4 @@ def replay_play(inputs: ReplayInputs, speed, session: Session):
         yield _replay_view(session, note=note, pending=pending, stopped=True)
         return
     check = _checked(replay, inputs, ends)
-    yield _replay_view(session, check=check, workspace=WorkspaceInputs(*inputs[:4]))
+    yield _replay_view(session, check=check, workspace=inputs.workspace)

@@ -28,6 +28,7 @@ from ..server.input_readers import InputError, check_text_sizes, read_template, 
 from .chunking import make_chunks, token_pieces
 from .parse_view import KEPT_EVENT_BYTES, LOGGED_EVENT_BYTES, SPAN_BYTES, LiveParse
 from .weight import plain_weight
+from .workspace import WorkspaceInputs
 
 # Feeding looks at the request's time budget every this many chunks.
 DEADLINE_EVERY = 1024
@@ -130,6 +131,11 @@ class ReplayInputs(NamedTuple):
     chunk_size: float | int | None
     chunk_seed: float | int | None
     split_points: str
+
+    @property
+    def workspace(self) -> WorkspaceInputs:
+        """The four inputs a parse of the same page reads."""
+        return WorkspaceInputs(self.template_text, self.prefix, self.generation, self.tools_text)
 
 
 def prepare_replay(

@@ -940,15 +940,25 @@ def test_fact_4_python_style_calls_with_every_value_quoted(with_expected):
     )
 
 
-# Calls as a name after a marker, then the arguments in a dialect of JSON: keys bare, strings
-# between tag marks, numbers and booleans bare.
-DIALECT_CALLS = """
-{%- macro value(v) -%}
-{%- if v is string -%}<s>{{ v }}<s>
-{%- elif v is mapping -%}{ {%- for k, item in v.items() -%}{{ k }}:{{ value(item) }}{{ ',' if not loop.last }}{%- endfor -%} }
+def dialect_macro(opening: str, closing: str) -> str:
+    """A Jinja macro `value(v)` writing `v` in a dialect of JSON: keys bare, strings between
+    `opening` and `closing`, numbers and booleans as JSON."""
+    return (
+        "{%- macro value(v) -%}\n"
+        f"{{%- if v is string -%}}{opening}{{{{ v }}}}{closing}\n"
+        + """{%- elif v is mapping -%}{ {%- for k, item in v.items() -%}{{ k }}:{{ value(item) }}{{ ',' if not loop.last }}{%- endfor -%} }
 {%- elif v is sequence -%}[{%- for item in v -%}{{ value(item) }}{{ ',' if not loop.last }}{%- endfor -%}]
 {%- else -%}{{ v | tojson }}{%- endif -%}
 {%- endmacro -%}
+"""
+    )
+
+
+# Calls as a name after a marker, then the arguments in a dialect of JSON: keys bare, strings
+# between tag marks, numbers and booleans bare.
+DIALECT_CALLS = (
+    dialect_macro("<s>", "<s>")
+    + """
 {%- for message in messages -%}
 {%- if message.role == 'assistant' -%}
 [bot]{{ message.content or '' }}
@@ -960,6 +970,7 @@ DIALECT_CALLS = """
 {%- endfor -%}
 {%- if add_generation_prompt %}[bot]{% endif -%}
 """
+)
 
 
 def test_the_aligner_alone_learns_a_json_dialect_from_the_renders():
@@ -1107,13 +1118,9 @@ def test_the_aligner_alone_keeps_a_known_close_with_blanks_whole():
 
 # Every part of a turn is "=>>" then a recipient: "all" for the answer, a name for a call (its
 # arguments in a dialect of JSON); the generation prompt ends with "=>>".
-RECIPIENT_AFTER_HEADER = """
-{%- macro value(v) -%}
-{%- if v is string -%}«{{ v }}»
-{%- elif v is mapping -%}{ {%- for k, item in v.items() -%}{{ k }}:{{ value(item) }}{{ ',' if not loop.last }}{%- endfor -%} }
-{%- elif v is sequence -%}[{%- for item in v -%}{{ value(item) }}{{ ',' if not loop.last }}{%- endfor -%}]
-{%- else -%}{{ v | tojson }}{%- endif -%}
-{%- endmacro -%}
+RECIPIENT_AFTER_HEADER = (
+    dialect_macro("«", "»")
+    + """
 {%- for m in messages -%}
 {%- if m.role == 'assistant' -%}
 [[bot]]
@@ -1129,6 +1136,7 @@ RECIPIENT_AFTER_HEADER = """
 {%- if add_generation_prompt %}[[bot]]
 =>>{% endif -%}
 """
+)
 
 
 def test_the_aligner_alone_leaves_a_recipient_marker_the_header_ends_with_to_the_message():
