@@ -6,6 +6,8 @@ reference (which raises plain `ValueError`) catches ours unchanged.
 
 from __future__ import annotations
 
+import functools
+
 # The longest JSON path a TemplateError's message shows (characters).
 SHOWN_PATH_CHARS = 120
 
@@ -25,6 +27,7 @@ class TemplateError(ValueError):
     def __init__(self, path: str, message: str, *, predicate: bool = False):
         self.path = path
         self.detail = message
+        self.predicate = predicate
         # A path quotes the template's keys, which a visitor may make as long as the template:
         # the message shows its first SHOWN_PATH_CHARS characters and says how long it is.
         shown = path
@@ -32,6 +35,11 @@ class TemplateError(ValueError):
             shown = f"{path[:SHOWN_PATH_CHARS]}… ({len(path):,} characters)"
         joined = f"{shown} {message}" if predicate else f"{shown}: {message}"
         super().__init__(joined if path else message)
+
+    def __reduce__(self):
+        # Pickled as what rebuilds it (an error sent back by a child process or a batch
+        # worker), not as its joined message, which is not what __init__ takes.
+        return (functools.partial(type(self), predicate=self.predicate), (self.path, self.detail))
 
 
 class ResponseParseError(ValueError):

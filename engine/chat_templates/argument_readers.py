@@ -268,12 +268,16 @@ def _left_open(text: str) -> bool:
     return max(text.rfind("<"), text.rfind("[")) > max(text.rfind(">"), text.rfind("]"))
 
 
-def loose(text: str) -> str:
-    """`text` as a pattern whose blanks may be any blanks (or none)."""
+def loose(text: str, tags_apart: bool = False) -> str:
+    """`text` as a pattern whose blanks may be any blanks (or none); with `tags_apart`, blanks
+    may also stand between two tags written side by side (``</k><v>``: a model puts a line
+    break there that the chat template does not)."""
+    pieces = regex.split(r"(\s+|(?<=[>\]])(?=[<\[]))" if tags_apart else r"(\s+)", text)
+    # The split alternates text (even places) and the blanks or joints between (odd places).
     return "".join(
-        r"\s*" if piece.isspace() else pattern_literal(piece)
-        for piece in regex.split(r"(\s+)", text)
-        if piece
+        r"\s*" if at % 2 else pattern_literal(piece)
+        for at, piece in enumerate(pieces)
+        if piece or at % 2
     )
 
 
@@ -297,6 +301,9 @@ class PairSyntax:
     # the value is an object.
     kind_frame: tuple[str, str] = ("", "")
     nested_kinds: tuple[str, ...] = ()
+    # Every value sits in its tags with at most one line break on each side: that line break
+    # is the markup's, any other blank the value's (values are written exactly as shown).
+    edged: bool = False
 
     def content(self) -> dict:
         """The `xml-inline` content keys that read the pairs back (`content`, `content_args`)."""
@@ -316,9 +323,12 @@ class PairSyntax:
             if self.quoted
             else r".*?"
         )
+        between = self.between_pattern or loose(self.between, tags_apart=True)
         if self.value_after.strip():
             end = r"\s*" + loose(self.value_after.strip())
-        between = self.between_pattern or loose(self.between)
+            if self.edged and not self.between_pattern and self.between.strip():
+                between = loose(self.between.rstrip(), tags_apart=True) + r"\n?"
+                end = r"\n?" + loose(self.value_after.strip())
         pattern = loose(self.key_before) + key + between + f"(?P<value>{value}){end}"
         args: dict = {"tag_pattern": pattern}
         if self.quoted:
@@ -467,8 +477,23 @@ def pair_syntax(readings: list[Pairs]) -> tuple[PairSyntax, list[str]]:
                 if found
             )
         ),
+        _edged(readings),
     )
     return syntax, opens
+
+
+def _edged(readings: list[Pairs]) -> bool:
+    """Whether every value of `readings` has at most one line break, and no other blank, between
+    it and the text before it and between it and the text after it."""
+    gaps = []
+    for reading in readings:
+        for pair, following in zip(reading.pairs, [*reading.pairs[1:], None]):
+            if pair.nested:
+                continue
+            after = following.before if following is not None else reading.after
+            gaps.append(pair.between[len(pair.between.rstrip()) :])
+            gaps.append(after[: len(after) - len(after.lstrip())])
+    return bool(gaps) and all(gap in ("", "\n") for gap in gaps)
 
 
 # The start of a tag up to where its key stands (``<arg=``, ``<arg name="``).

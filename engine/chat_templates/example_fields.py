@@ -240,6 +240,8 @@ def _peel(
             stripped = [text.strip() for text in between]
             if not all(text.startswith(cuts.call_close) for text in stripped):
                 cuts.call_close = ""
+        if not between and _turn_end_after_objects(cuts.call_close, alignments, known):
+            cuts.call_close = cuts.call_close_tail = ""
         if not cuts.call_close:
             cuts.call_ends = tuple(
                 dict.fromkeys(first_marker(text, known=known) for text in ends if text.strip())
@@ -518,6 +520,35 @@ def _without_start(text: str, before: Span | None, cuts: _Cuts) -> str:
 def _cut_start(text: str, start: str) -> str:
     stripped = text.lstrip()
     return stripped[len(start) :] if start and stripped.startswith(start) else text
+
+
+def _id_after_its_marker(middles: list[str]) -> str:
+    """A pattern for the texts between each call's name and its arguments when they differ in
+    one word written right after a marker of its own (``<id>call1<args>``, ``<id>x9<args>``):
+    a call's id, any word, optional with its marker (a model or a serving stack may write
+    none); "" otherwise."""
+    if len(set(middles)) < 2:
+        return ""
+    head = regex.sub(r"[\w\-]+$", "", common_prefix(middles))
+    tail = regex.sub(r"^[\w\-]+", "", common_suffix([text[len(head) :] for text in middles]))
+    words = [text[len(head) : len(text) - len(tail)] for text in middles]
+    marker = regex.search(r"(?:<[^<>\s]+>|\[[^\[\]\s]+\])$", head)
+    if marker is None or not all(regex.fullmatch(r"[\w\-]+", word) for word in words):
+        return ""
+    before = head[: marker.start()]
+    return loose(before) + f"(?:{loose(marker.group())}" + r"[\w\-]+)?" + loose(tail)
+
+
+def _turn_end_after_objects(close: str, alignments: list[Alignment], known: tuple) -> bool:
+    """Whether `close`, what follows each lone call, is an end of turn the template knows
+    (`known`) and every call a JSON object (its name inside or before it): then its closing
+    brace ends the call, and the end of turn ends the calls as the end of the output does; it
+    is no call's close (another call may follow a comma or a semicolon)."""
+    return close in known and all(
+        span.reading.shape in ("json-object", "name-json")
+        for alignment in alignments
+        for span in alignment.of("calls")
+    )
 
 
 def _cut_end(text: str, end: str) -> str:
@@ -815,7 +846,9 @@ def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -
         if dialect:
             body["content_args"] = dialect
             how += _dialect_words(dialect)
-    middle = regex.sub(r"(?<![\\\w])\d+(?!\w)", r"\\d+", generalise(middles))
+    middle = _id_after_its_marker(middles) or regex.sub(
+        r"(?<![\\\w])\d+(?!\w)", r"\\d+", generalise(middles)
+    )
     blank = r"\s*" if cuts.blank_after_open else ""
     lead = loose(cuts.call_open) + blank if cuts.call_open else r"(?<![\w.\-])"
     if cuts.call_open.startswith("{"):

@@ -23,10 +23,14 @@ Nothing here knows a model family: the markers are the examples' own.
 
 from __future__ import annotations
 
+import json
+
 import regex
 
 from ..errors import ResponseParseError
+from ..pattern_shapes import pattern_literal
 from .align import align_all
+from .calls import CallSyntax
 from .candidates import candidates
 from .evidence import (
     Example,
@@ -152,26 +156,7 @@ def learn_from_renders(
     base = next(
         (template for template in built if template is not parts.example_template), built[0]
     )
-    try:
-        # A render the chat template writes unlike its message (an answer before a call put in
-        # the reasoning's channel) costs the others nothing: learnt from those that agree.
-        learnt, taught = learn_from_most(rendered, base, regex_timeout, leave_out_each=False)
-    except NotLearnt as error:
-        learnt, taught = None, []
-        parts.book.notes.append(
-            f"aligning the renders gave no template that reads them all: {error}"
-        )
-    shorter = _anchored_before_call_marker(parts, base, rendered)
-    if shorter is not None and len(taught) < len(rendered):
-        try:
-            again, again_taught = learn_from_most(
-                rendered, shorter, regex_timeout, leave_out_each=False
-            )
-        except NotLearnt:
-            pass
-        else:
-            if len(again_taught) > len(taught):
-                learnt, taught = again, again_taught
+    learnt, taught = _aligned_renders(parts, rendered, built, base, regex_timeout)
     if learnt is not None and learnt.template not in built:
         parts.render_template = learnt.template
         parts.render_findings = _findings(learnt, rendered, "the renders")
@@ -190,6 +175,107 @@ def learn_from_renders(
         parts.evidence_findings = _findings(
             joint, [*examples[:1], *rendered[:1]], "the renders and the examples"
         )
+
+
+def _aligned_renders(parts, rendered: list[Example], built: list[dict], base: dict, regex_timeout):
+    """(the template the aligner learns from `rendered` over `base`, the renders it was learnt
+    from), or (None, []) with the reason noted: learnt again from another reading of the
+    reasoning when the first lost it, and from the anchor cut before a recipient marker when
+    that reads more renders."""
+    try:
+        # A render the chat template writes unlike its message (an answer before a call put in
+        # the reasoning's channel) costs the others nothing: learnt from those that agree.
+        learnt, taught = learn_from_most(rendered, base, regex_timeout, leave_out_each=False)
+    except NotLearnt as error:
+        learnt, taught = None, []
+        parts.book.notes.append(
+            f"aligning the renders gave no template that reads them all: {error}"
+        )
+    if learnt is not None:
+        learnt, taught = _keeping_reasoning(built, base, rendered, (learnt, taught), regex_timeout)
+    shorter = _anchored_before_call_marker(parts, base, rendered)
+    if shorter is not None and len(taught) < len(rendered):
+        try:
+            again, again_taught = learn_from_most(
+                rendered, shorter, regex_timeout, leave_out_each=False
+            )
+        except NotLearnt:
+            pass
+        else:
+            if len(again_taught) > len(taught):
+                learnt, taught = again, again_taught
+    return learnt, taught
+
+
+def aligned_calls(parts, regex_timeout: float | None = 1.0) -> CallSyntax | None:
+    """The tool-call syntax the aligner learns from the renders (each a labelled output), as the
+    learners after it and the candidates take it: the `tool_calls` field, the content closes
+    it adds (markers around the calls), what a call starts with (for reasoning a call ends)
+    and the findings with the call renders that show them. None when no render shows a call
+    or the aligner reads none."""
+    rendered = labelled_renders(parts.probes)
+    calling = [example for example in rendered if (example.expected or {}).get("tool_calls")]
+    if not calling:
+        return None
+    built = [template for description, template in candidates(parts)]
+    learnt, taught = _aligned_renders(parts, rendered, built, built[0], regex_timeout)
+    if learnt is None or "tool_calls" not in learnt.template["fields"]:
+        return None
+    spec = learnt.template["fields"]["tool_calls"]
+    content = learnt.template["fields"].get("content", {})
+    if set(content) - {"close"}:
+        return None  # closes that are patterns (a bracket only before a call): no marker list
+    closes = content.get("close", [])
+    closes = [closes] if isinstance(closes, str) else list(closes)
+    added = [close for close in closes if close not in parts.closes]
+    start = spec.get("open_pattern") or (pattern_literal(spec["open"]) if "open" in spec else "")
+    # Where a call starts, as another field's pattern: its named groups (the call's name) are
+    # the call field's own; a back-reference to one cannot be written elsewhere.
+    start = "" if "(?P=" in start else regex.sub(r"\(\?P<\w+>", "(?:", start)
+    shown = [example for example in taught if example in calling] or calling
+    evidence = tuple(example.render() for example in shown[:2])
+    findings = [
+        Finding(key, value, f"{how.replace('the examples', 'the renders')}", evidence)
+        for key, value, how in learnt.findings
+        if key.startswith("fields.tool_calls") or key == "fields.content.close"
+    ]
+    return CallSyntax(
+        spec,
+        added,
+        [start] if start else [],
+        learnt.description,
+        findings,
+        "",
+        spec.get("open", ""),
+    )
+
+
+def _keeping_reasoning(
+    built: list[dict], base: dict, rendered: list[Example], first, regex_timeout
+):
+    """`first` (a learnt template and the renders it was learnt from), or, when it lost the
+    reasoning field `base` has (that reading misread a render without reasoning: an open at the
+    turn's start takes the answer too), what the aligner learns from the next candidate with
+    another reading of the reasoning that keeps it and reads as many renders."""
+    learnt, taught = first
+    reasoning = base["fields"].get("reasoning_content")
+    if reasoning is None or "reasoning_content" in learnt.template["fields"]:
+        return first
+    others = {
+        json.dumps(template["fields"]["reasoning_content"], sort_keys=True): template
+        for template in built
+        if template["fields"].get("reasoning_content") not in (None, reasoning)
+    }
+    for other in others.values():
+        try:
+            again, again_taught = learn_from_most(
+                rendered, other, regex_timeout, leave_out_each=False
+            )
+        except NotLearnt:
+            continue
+        if "reasoning_content" in again.template["fields"] and len(again_taught) >= len(taught):
+            return again, again_taught
+    return first
 
 
 def _anchored_before_call_marker(parts, base: dict, rendered: list[Example]) -> dict | None:

@@ -20,7 +20,7 @@ from .content_closes import (
     learn_turn_end,
 )
 from .example_fields import PREWRITTEN_OPEN
-from .examples import Example, learn_from_examples
+from .examples import Example, aligned_calls, learn_from_examples
 from .markup import MARKUP_TOKEN
 from .parts import InferenceError, Notebook, Parts
 from .probes import BETA, RENDERING_TOO_SLOWLY, Finding, Probe, check_deadline
@@ -207,6 +207,10 @@ def learn_calls(parts: Parts) -> None:
             )
         )
     found = learn_call_syntax(modes) if modes else NoCallSyntax("no answer renders")
+    if isinstance(found, NoCallSyntax) and found.written:
+        # Calls no shape of the renders' differences reads: the aligner, which reads example
+        # outputs, reads the renders as labelled outputs.
+        found = aligned_calls(parts) or found
     if isinstance(found, NoCallSyntax):
         parts.book.notes.append(f"no tool_calls field: {found.why}")
         _lack_calls(parts, found)

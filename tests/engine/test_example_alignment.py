@@ -226,7 +226,7 @@ def test_arguments_as_key_and_value_tags_written_in_another_order_than_the_messa
         with_expected,
     )
     assert template["fields"]["tool_calls"]["content_args"] == {
-        "tag_pattern": r"\s*<zk>(?P<key>[A-Za-z_][\w.\-]*)</zk><zv>(?P<value>.*?)\s*</zv>"
+        "tag_pattern": r"\s*<zk>(?P<key>[A-Za-z_][\w.\-]*)</zk>\s*<zv>\n?(?P<value>.*?)\n?</zv>"
     }
     fresh = "<zc>get_weather\n<zk>city</zk><zv>New York</zv>\n<zk>days</zk><zv>2</zv>\n</zc>"
     assert read(template, fresh) == message(
@@ -459,9 +459,30 @@ def test_a_template_that_cannot_explain_an_example_says_where():
 
 
 def test_the_markers_around_an_examples_calls_are_not_content_closes():
-    # A chat template whose calls no render teaches (Python-style, no list around them): the
-    # output given teaches them, and the markers around its call stay the call's own, not
-    # markers the content drops (which would take an unread call as text, silently).
+    # A chat template that renders no call (it lists the tools): the output given teaches the
+    # calls (Python-style, no list around them), and the markers around its call stay the
+    # call's own, not markers the content drops (which would take an unread call as text,
+    # silently).
+    text = (CHAT_TEMPLATE_FIXTURES / "listed-tools.jinja").read_text(encoding="utf-8")
+    examples = [
+        {
+            "prefix": PREFIX,
+            "output": 'Checking.<|calls|>get_weather(city="Oslo", days=2)<|/calls|><|eot|>',
+            "tools": TOOLS,
+        }
+    ]
+    result = infer_template(text, examples=examples)
+    assert [each.description for each in result.candidates] == [LEARNT_FROM_EXAMPLES]
+    assert result.template["fields"]["content"] == {"close": "<|eot|>"}
+    assert read(result.template, 'Sure.<|calls|>get_time(tz="UTC")<|/calls|><|eot|>') == (
+        message("Sure.", calls=[call("get_time", {"tz": "UTC"})])
+    )
+
+
+def test_calls_python_style_with_no_list_are_learnt_from_the_renders_before_any_example():
+    # The renders of bare-python-calls.jinja write such calls, one and two a turn: the aligner
+    # reads them as it reads example outputs, so the first candidate reads the renders and the
+    # example alike, and no template is learnt from the example alone.
     text = (CHAT_TEMPLATE_FIXTURES / "bare-python-calls.jinja").read_text(encoding="utf-8")
     examples = [
         {
@@ -471,18 +492,9 @@ def test_the_markers_around_an_examples_calls_are_not_content_closes():
         }
     ]
     result = infer_template(text, examples=examples)
-    from_example = next(
-        each for each in result.candidates if each.description == LEARNT_FROM_EXAMPLES
-    )
-    assert from_example.template["fields"]["content"] == {"close": "<|eot|>"}
-    assert read(from_example.template, 'Sure.<|calls|>get_time(tz="UTC")<|/calls|><|eot|>') == (
-        message("Sure.", calls=[call("get_time", {"tz": "UTC"})])
-    )
-    # One call in the one example cannot show what parts two; the render of two calls does,
-    # and the judge reads the renders as it reads the examples: the candidate that reads them
-    # all (and the example) is kept, and it reads the other output alike.
-    assert [len(each.render_problems) for each in result.candidates] == [1, 5, 0]
-    assert result.template is result.candidates[-1].template
+    assert [
+        (each.description, each.passed, len(each.render_problems)) for each in result.candidates
+    ] == [("as learnt", True, 0)]
     assert read(result.template, 'Sure.<|calls|>get_time(tz="UTC")<|/calls|><|eot|>') == message(
         "Sure.", calls=[call("get_time", {"tz": "UTC"})]
     )
@@ -912,6 +924,91 @@ def test_fact_4_every_value_between_tag_marks_is_cast_by_the_tools_schema(with_e
     }
     assert read(template, "<|call|>get_weather{city:<v>Oslo<v>,days:<v>12<v>}<|/call|>") == (
         message(calls=[call("get_weather", {"city": "Oslo", "days": 12})])
+    )
+
+
+@pytest.mark.parametrize(
+    ("written", "value_pattern", "read_as"),
+    [
+        # One line break each side of every value: that line break is the markup's, and a
+        # value's own last line break (code) is kept.
+        ("\n{}\n", r"\n?(?P<value>.*?)\n?", "def f():\n    return 1\n"),
+        # Other blanks around a value: they are the markup's too, all of them.
+        ("  {}  ", r"\s*(?P<value>.*?)\s*", "def f():\n    return 1"),
+    ],
+    ids=["line-breaks", "other-blanks"],
+)
+def test_fact_4_one_line_break_around_a_tagged_value_is_the_markups_and_the_rest_the_values(
+    written, value_pattern, read_as
+):
+    template = learnt(
+        [
+            (
+                f"<zc>get_weather\n<zk=city>{written.format('Paris')}</zk>\n"
+                f"<zk=days>{written.format(3)}</zk>\n</zc>",
+                message(calls=[call("get_weather", {"city": "Paris", "days": 3})]),
+            ),
+            (
+                f"Sure.<zc>get_time\n<zk=tz>{written.format('UTC')}</zk>\n</zc>",
+                message("Sure.", calls=[call("get_time", {"tz": "UTC"})]),
+            ),
+        ],
+        with_expected=True,
+    )
+    assert template["fields"]["tool_calls"]["content_args"]["tag_pattern"] == (
+        r"\s*<zk=(?P<key>[A-Za-z_][\w.\-]*)>" + value_pattern + "</zk>"
+    )
+    fresh = "<zc>get_time\n<zk=tz>\ndef f():\n    return 1\n\n</zk>\n</zc>"
+    assert read(template, fresh) == message(calls=[call("get_time", {"tz": read_as})])
+
+
+@BOTH
+def test_an_id_after_a_marker_of_its_own_is_any_word_and_may_be_left_out(with_expected):
+    template = learnt(
+        [
+            (
+                '<call>get_weather<id>call_8f2<args>{"city": "Paris"}</call><|eot|>',
+                message(calls=[call("get_weather", {"city": "Paris"})]),
+            ),
+            (
+                'Sure.<call>get_time<id>x91<args>{"tz": "UTC"}</call><|eot|>',
+                message("Sure.", calls=[call("get_time", {"tz": "UTC"})]),
+            ),
+        ],
+        with_expected,
+    )
+    assert template["fields"]["tool_calls"]["open_pattern"] == (
+        r"<call>(?P<name>[A-Za-z_][\w\-]*(?:\.[\w\-]+)*)(?:<id>[\w\-]+)?<args>"
+    )
+    for written in ("<id>Q-7<args>", "<args>"):
+        output = f'<call>get_time{written}{{"tz": "CET"}}</call><|eot|>'
+        assert read(template, output) == message(calls=[call("get_time", {"tz": "CET"})])
+
+
+@BOTH
+def test_lone_call_objects_before_the_turns_end_may_be_joined_by_a_semicolon(with_expected):
+    # Each example writes one JSON call object, then the end of turn: the end of turn is no
+    # call's close, so two calls joined by a comma or a semicolon are read too.
+    template = learnt(
+        [
+            (
+                '{"name": "get_weather", "arguments": {"city": "Paris"}}<|eot|>',
+                message(calls=[call("get_weather", {"city": "Paris"})]),
+            ),
+            (
+                'Sure. {"name": "get_time", "arguments": {"tz": "UTC"}}<|eot|>',
+                message("Sure.", calls=[call("get_time", {"tz": "UTC"})]),
+            ),
+        ],
+        with_expected,
+    )
+    assert "close" not in template["fields"]["tool_calls"]
+    output = (
+        '{"name": "get_time", "arguments": {"tz": "CET"}}; '
+        '{"name": "get_weather", "arguments": {"city": "Oslo"}}<|eot|>'
+    )
+    assert read(template, output) == message(
+        calls=[call("get_time", {"tz": "CET"}), call("get_weather", {"city": "Oslo"})]
     )
 
 

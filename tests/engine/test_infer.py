@@ -410,14 +410,17 @@ def test_a_call_syntax_the_language_cannot_read_is_said_and_fails_the_matrix():
 
 def test_a_call_syntax_no_render_difference_reads_is_learnt_by_aligning_the_renders():
     """Key and value pairs between words: the renders' differences give no shape that reads
-    them, the aligner over the renders (the message rendered, the text it became) does."""
+    them, the aligner over the renders (the message rendered, the text it became) does, before
+    the candidates are put together: the first reads them."""
     pairs = UNREADABLE_CALLS.replace("{{ v | tojson }} | ", "{{ k }}:{{ v | tojson }} | ")
     result = infer_template(pairs)
     assert result.passed and result.exit_code == 0
-    assert [(each.description, each.passed) for each in result.candidates] == [
-        ("as learnt", False),
-        ("learnt by aligning the renders with their messages", True),
-    ]
+    assert [(each.description, each.passed) for each in result.candidates] == [("as learnt", True)]
+    finding = next(f for f in result.findings if f.key == "fields.tool_calls")
+    assert finding.how == (
+        "the renders write their calls as the name, then its arguments as key and value pairs; "
+        "this content parser reads them back"
+    )
     message = parse_response(
         'CALL get_weather WITH city:"Oslo" | days:3 | END</>', result.template, prefix="<assistant>"
     )
@@ -485,8 +488,8 @@ def test_calls_of_a_chat_template_that_changes_its_own_list_are_learnt_from_a_re
 
 def test_calls_whose_values_a_chat_template_joins_as_strings_are_learnt_from_the_renders():
     """Rendered with the argument values as text, the calls show a syntax no render difference
-    reads; the aligner over the renders reads it, and the judge keeps its template because the
-    renders, read as labelled outputs, tell it apart (the matrix cannot: no row with a number
+    reads; the aligner over the renders reads it, and the candidate that takes its field reads
+    every render, numbers included (the matrix alone could not tell: no row with a number
     renders)."""
     result = infer_template(JOINED_VALUES)
     assert (
@@ -496,8 +499,7 @@ def test_calls_whose_values_a_chat_template_joins_as_strings_are_learnt_from_the
     ) in result.notes
     assert [
         (each.description, each.passed, len(each.render_problems)) for each in result.candidates
-    ] == [("as learnt", True, 5), ("learnt by aligning the renders with their messages", True, 0)]
-    assert result.template is result.candidates[1].template
+    ] == [("as learnt", True, 0)]
     message = parse_response(
         "Sure.<call>get_weather{city=Oslo;days=2}</call></>",
         result.template,
@@ -585,8 +587,11 @@ def test_the_calls_of_real_chat_templates_transformers_refuses_to_render_are_lea
     ]
     litert = inferred("functiongemma-litert.jinja")
     assert litert.complete and litert.passed
-    chosen = next(each for each in litert.candidates if each.template is litert.template)
-    assert chosen.description == "learnt by aligning the renders with their messages"
+    assert [(each.description, each.passed) for each in litert.candidates] == [("as learnt", True)]
+    assert any(
+        f.key == "fields.tool_calls" and f.how.startswith("the renders write their calls")
+        for f in litert.findings
+    )
     message = parse_response(
         "<start_function_call>call:get_weather{city:Paris,days:2}<end_function_call>",
         litert.template,
