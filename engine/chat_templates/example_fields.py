@@ -617,6 +617,17 @@ def _close(cuts: _Cuts, ahead: str, behind: str = "") -> dict:
     return {"close": cuts.call_close}
 
 
+def _after_payload(close: dict, behind: str, cuts: _Cuts) -> dict:
+    """`close`, a call's close marker, only right after the payload's last bracket (`behind`, a
+    lookbehind) and blanks: the same marker written inside an argument's string (``</call>``
+    in a file's text) is text, not the call's end. Unchanged without a marker or a bracket, or
+    where the marker is itself a bracket."""
+    if not behind or not cuts.call_close or regex.fullmatch(r"[}\])]+", cuts.call_close):
+        return close
+    pattern = close.get("close_pattern") or loose(close["close"])
+    return {"close_pattern": rf"{behind}\s*{pattern}"}
+
+
 def _list_field(shape: str, first: CallReading, cuts: _Cuts) -> tuple[dict, str]:
     """One region holding a list of calls (JSON, or Python-style), closed by its marker or the
     end of the output."""
@@ -626,7 +637,7 @@ def _list_field(shape: str, first: CallReading, cuts: _Cuts) -> tuple[dict, str]
         spec = {"open_pattern": rf"(?=\[\s*{object_start(first.name_key.split('.')[0])})"}
     else:
         spec = {"open_pattern": rf"(?=\[\s*{NAME}\()"}
-    close = {"close": cuts.call_close} if cuts.call_close else {}
+    close = _after_payload({"close": cuts.call_close}, r"(?<=\])", cuts) if cuts.call_close else {}
     if shape == "python-list":
         spec.update(content="python-call-list", transform_each=True)
         spec["transform"] = _function("{name}", "{arguments}")
@@ -648,7 +659,11 @@ def _object_field(first: CallReading, cuts: _Cuts) -> tuple[dict, str]:
     else:
         spec = {"open_pattern": f"(?={start})"}
         ahead = start
-    spec.update(_close(cuts, ahead, r"(?<=\})"), repeats=True, content="json")
+    spec.update(
+        _after_payload(_close(cuts, ahead, r"(?<=\})"), r"(?<=\})", cuts),
+        repeats=True,
+        content="json",
+    )
     spec["transform"] = _function(
         "{content." + first.name_key + "}", "{content." + first.arguments_key + "}"
     )
@@ -857,7 +872,7 @@ def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -
         lead = r"(?<=[\[,])\s*" + lead
     ahead = loose(cuts.call_open) if cuts.call_open else NAME + middle
     behind = r"(?<=[}\]])" if shape == "name-json" else ""
-    close = _close(cuts, ahead, behind)
+    close = _after_payload(_close(cuts, ahead, behind), behind, cuts)
     if shape == "name-json" and regex.fullmatch(r"[}\])]+", cuts.call_close):
         # The call's close is a bracket (the object the name keys, ``{"NAME": {...}}``) that
         # the arguments may end with too: it closes where what the examples write after it

@@ -1013,6 +1013,28 @@ def test_lone_call_objects_before_the_turns_end_may_be_joined_by_a_semicolon(wit
 
 
 @BOTH
+def test_a_calls_close_written_inside_an_argument_is_text(with_expected):
+    # The close follows each call's object right after its closing brace: written inside a
+    # string of the arguments, it is the string's text, not the call's end.
+    template = learnt(
+        [
+            (
+                '<call>{"name": "get_weather", "arguments": {"city": "Paris"}}</call><|eot|>',
+                message(calls=[call("get_weather", {"city": "Paris"})]),
+            ),
+            (
+                'Sure.<call>{"name": "get_time", "arguments": {"tz": "UTC"}}</call><|eot|>',
+                message("Sure.", calls=[call("get_time", {"tz": "UTC"})]),
+            ),
+        ],
+        with_expected,
+    )
+    assert template["fields"]["tool_calls"]["close_pattern"].startswith(r"(?<=\})\s*</call>")
+    output = '<call>{"name": "get_time", "arguments": {"tz": "a</call>b"}}</call><|eot|>'
+    assert read(template, output) == message(calls=[call("get_time", {"tz": "a</call>b"})])
+
+
+@BOTH
 def test_fact_4_python_style_calls_with_every_value_quoted(with_expected):
     # `days="3"` is the integer 3: the tool's schema casts it, as the parser does, so the
     # aligner reads the call (as written) where the expected message says 3.

@@ -335,7 +335,7 @@ def test_examples_teach_a_call_syntax_no_render_shows():
             "type": "function",
             "function": {"name": "{name}", "arguments": "{arguments}"},
         },
-        "close": "<</go>>",
+        "close_pattern": "(?<=\\])\\s*<</go>>",
     }
     assert result.passed and result.complete and result.exit_code == 0
     finding = next(f for f in result.findings if f.key == "fields.tool_calls")
@@ -615,7 +615,7 @@ def test_examples_that_write_json_calls_teach_a_json_call_syntax():
         "open": "<<go>>",
         # The end of turn after the last call is the calls' (it may follow; nothing is lost),
         # and a comma or semicolon between two calls too.
-        "close_pattern": "<</go>>(?:\\s*<\\|eot\\|>)?(?:\\s*[,;](?=\\s*(?:<<go>>)))?",
+        "close_pattern": "(?<=\\})\\s*<</go>>(?:\\s*<\\|eot\\|>)?(?:\\s*[,;](?=\\s*(?:<<go>>)))?",
         "repeats": True,
         "content": "json",
         "transform": {
