@@ -644,7 +644,8 @@ def _list_field(shape: str, first: CallReading, cuts: _Cuts) -> tuple[dict, str]
         return {**spec, **close}, "a Python-style list of calls"
     spec.update(content="json", transform_each=True)
     spec["transform"] = _function("{" + first.name_key + "}", "{" + first.arguments_key + "}")
-    if first.encoded:
+    if "." not in first.arguments_key:
+        # Arguments written as JSON text: serving stacks accept both, so models write both.
         spec["content_args"] = {"decode_json_strings": [first.arguments_key]}
     return {**spec, **close}, "a JSON list of call objects"
 
@@ -667,7 +668,7 @@ def _object_field(first: CallReading, cuts: _Cuts) -> tuple[dict, str]:
     spec["transform"] = _function(
         "{content." + first.name_key + "}", "{content." + first.arguments_key + "}"
     )
-    if first.encoded and "." not in first.arguments_key:
+    if "." not in first.arguments_key:  # arguments as JSON text too, as in a list
         spec["content_args"] = {"decode_json_strings": [first.arguments_key]}
     return spec, "a JSON object per call, the name inside"
 

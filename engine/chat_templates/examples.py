@@ -227,7 +227,13 @@ def aligned_calls(parts, regex_timeout: float | None = 1.0) -> CallSyntax | None
         return None  # closes that are patterns (a bracket only before a call): no marker list
     closes = content.get("close", [])
     closes = [closes] if isinstance(closes, str) else list(closes)
-    added = [close for close in closes if close not in parts.closes]
+    # The markers around the calls: written where calls are, never in a turn without one.
+    plain = [example.output for example in rendered if example not in calling]
+    added = [
+        close
+        for close in closes
+        if close not in parts.closes and not any(close in output for output in plain)
+    ]
     start = spec.get("open_pattern") or (pattern_literal(spec["open"]) if "open" in spec else "")
     # Where a call starts, as another field's pattern: its named groups (the call's name) are
     # the call field's own; a back-reference to one cannot be written elsewhere.
@@ -239,15 +245,20 @@ def aligned_calls(parts, regex_timeout: float | None = 1.0) -> CallSyntax | None
         for key, value, how in learnt.findings
         if key.startswith("fields.tool_calls") or key == "fields.content.close"
     ]
-    return CallSyntax(
-        spec,
-        added,
-        [start] if start else [],
-        learnt.description,
-        findings,
-        "",
-        spec.get("open", ""),
-    )
+    # A section marker written before the first call starts the calls too (for a reasoning
+    # that a call ends).
+    heads = [
+        pattern_literal(close)
+        for close in added
+        if any(0 <= example.output.find(close) < _first_name_at(example) for example in calling)
+    ]
+    starts = [*heads, start] if start else heads
+    return CallSyntax(spec, added, starts, learnt.description, findings, "", spec.get("open", ""))
+
+
+def _first_name_at(example: Example) -> int:
+    """Where the first call's name stands in the example's output (-1 when it does not)."""
+    return example.output.find(example.expected["tool_calls"][0]["function"]["name"])
 
 
 def _keeping_reasoning(

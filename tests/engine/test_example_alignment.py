@@ -1035,6 +1035,32 @@ def test_a_calls_close_written_inside_an_argument_is_text(with_expected):
 
 
 @BOTH
+def test_arguments_written_as_json_text_are_read_as_the_object_it_holds(with_expected):
+    # The examples write the arguments as an object; serving stacks also take them as JSON
+    # text, so models write that too: the text is decoded, then cast by the tool's schema.
+    template = learnt(
+        [
+            (
+                '<call>{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}</call><|eot|>',
+                message(calls=[call("get_weather", {"city": "Paris", "days": 2})]),
+            ),
+            (
+                'Sure.<call>{"name": "get_time", "arguments": {"tz": "UTC"}}</call><|eot|>',
+                message("Sure.", calls=[call("get_time", {"tz": "UTC"})]),
+            ),
+        ],
+        with_expected,
+    )
+    assert template["fields"]["tool_calls"]["content_args"] == {
+        "decode_json_strings": ["arguments"]
+    }
+    output = '<call>{"name": "get_weather", "arguments": "{\\"city\\": \\"Oslo\\", \\"days\\": \\"3\\"}"}</call><|eot|>'
+    assert read(template, output) == message(
+        calls=[call("get_weather", {"city": "Oslo", "days": 3})]
+    )
+
+
+@BOTH
 def test_fact_4_python_style_calls_with_every_value_quoted(with_expected):
     # `days="3"` is the integer 3: the tool's schema casts it, as the parser does, so the
     # aligner reads the call (as written) where the expected message says 3.

@@ -408,6 +408,37 @@ def test_a_call_syntax_the_language_cannot_read_is_said_and_fails_the_matrix():
     }
 
 
+def test_calls_the_aligner_reads_in_the_renders_end_unclosed_reasoning_at_their_section_marker():
+    """Key and value pairs between words, inside a section of their own, after reasoning: the
+    aligner reads the calls from the renders, and the section's marker, which no turn without
+    a call writes, starts the calls: a call written inside reasoning that never closes ends it."""
+    sectioned = (
+        "{%- for m in messages -%}<{{ m.role }}>"
+        "{%- if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}"
+        "{{ m.content or '' }}{%- if m.tool_calls %}<calls>{% for c in m.tool_calls %}"
+        "CALL {{ c.function.name }} WITH {% for k, v in c.function.arguments.items() %}"
+        "{{ k }}:{{ v | tojson }} | {% endfor %}END{% endfor %}</calls>{% endif %}</>"
+        "{% endfor -%}{%- if add_generation_prompt %}<assistant>{% endif -%}"
+    )
+    result = infer_template(sectioned)
+    assert [(each.description, each.passed) for each in result.candidates] == [
+        ("reasoning also ends where a tool call starts, when its closer never follows", True)
+    ]
+    assert result.template["fields"]["content"] == {"close": ["</>", "<calls>", "</calls>"]}
+    assert result.template["fields"]["reasoning_content"]["close_pattern"] == (
+        r"</think>|(?=(?:<calls>|CALL\s*(?:[A-Za-z_][\w\-]*(?:\.[\w\-]+)*)\s*WITH\s*)"
+        r"(?!.*?</think>))"
+    )
+    output = '<think>need it <calls>CALL get_weather WITH city:"Oslo" | END</calls></>'
+    assert parse_response(output, result.template, prefix="<assistant>") == {
+        "role": "assistant",
+        "reasoning_content": "need it",
+        "tool_calls": [
+            {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}
+        ],
+    }
+
+
 def test_a_call_syntax_no_render_difference_reads_is_learnt_by_aligning_the_renders():
     """Key and value pairs between words: the renders' differences give no shape that reads
     them, the aligner over the renders (the message rendered, the text it became) does, before

@@ -618,6 +618,8 @@ def test_examples_that_write_json_calls_teach_a_json_call_syntax():
         "close_pattern": "(?<=\\})\\s*<</go>>(?:\\s*<\\|eot\\|>)?(?:\\s*[,;](?=\\s*(?:<<go>>)))?",
         "repeats": True,
         "content": "json",
+        # Arguments written as JSON text are read too.
+        "content_args": {"decode_json_strings": ["with"]},
         "transform": {
             "type": "function",
             "function": {"name": "{content.tool}", "arguments": "{content.with}"},
