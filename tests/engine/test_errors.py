@@ -33,6 +33,23 @@ def test_template_error_is_a_value_error():
     assert issubclass(ResponseParseError, ValueError)
 
 
+def test_a_template_error_sent_to_another_process_arrives_whole():
+    # An inference child or a batch worker sends its error back pickled: rebuilt from what its
+    # __init__ takes, not from the joined message (which raised TypeError when unpickled).
+    import pickle
+
+    with pytest.raises(TemplateError) as caught:
+        load_template(field(open_pattern="(?P<name>x)"))
+    sent = pickle.loads(pickle.dumps(caught.value))
+    assert type(sent) is TemplateError
+    assert (str(sent), sent.path, sent.detail) == (
+        str(caught.value),
+        caught.value.path,
+        caught.value.detail,
+    )
+    assert sent.path == "fields.x.open_pattern"
+
+
 def test_unknown_top_level_key():
     assert template_error({"start_anchor": "A", "fields": {"c": {}}, "extra": 1}) == (
         "extra: unknown top-level key (allowed: version, defaults, start_anchor, start_anchor_pattern, fields)"
