@@ -188,9 +188,9 @@ def _aligned_renders(parts, rendered: list[Example], built: list[dict], base: di
         learnt, taught = learn_from_most(rendered, base, regex_timeout, leave_out_each=False)
     except NotLearnt as error:
         learnt, taught = None, []
-        parts.book.notes.append(
-            f"aligning the renders gave no template that reads them all: {error}"
-        )
+        note = f"aligning the renders gave no template that reads them all: {error}"
+        if note not in parts.book.notes:  # the calls' learner may have said it already
+            parts.book.notes.append(note)
     if learnt is not None:
         learnt, taught = _keeping_reasoning(built, base, rendered, (learnt, taught), regex_timeout)
     shorter = _anchored_before_call_marker(parts, base, rendered)
@@ -241,7 +241,7 @@ def aligned_calls(parts, regex_timeout: float | None = 1.0) -> CallSyntax | None
     shown = [example for example in taught if example in calling] or calling
     evidence = tuple(example.render() for example in shown[:2])
     findings = [
-        Finding(key, value, f"{how.replace('the examples', 'the renders')}", evidence)
+        Finding(key, value, how.replace("the examples", "the renders"), evidence)
         for key, value, how in learnt.findings
         if key.startswith("fields.tool_calls") or key == "fields.content.close"
     ]
