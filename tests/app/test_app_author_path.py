@@ -301,7 +301,8 @@ def test_a_sketch_is_offered_only_once_it_reads_the_rows_and_passes_the_matrix()
                 "type": "function",
                 "function": {"name": "{name}", "arguments": "{arguments}"},
             },
-            "close": "|eot|",
+            # Only right after the list's bracket: inside a string argument it is text.
+            "close_pattern": "(?<=\\])\\s*\\|eot\\|",
         }
     }
     assert sketch.how == (
