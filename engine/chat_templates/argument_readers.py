@@ -326,8 +326,12 @@ class PairSyntax:
         between = self.between_pattern or loose(self.between, tags_apart=True)
         if self.value_after.strip():
             end = r"\s*" + loose(self.value_after.strip())
-            if self.edged and not self.between_pattern and self.between.strip():
-                between = loose(self.between.rstrip(), tags_apart=True) + r"\n?"
+            if self.edged and self.between.strip():
+                between = (
+                    self.between_pattern.removesuffix(r"\s*")
+                    if self.between_pattern
+                    else loose(self.between.rstrip(), tags_apart=True)
+                ) + r"\n?"
                 end = r"\n?" + loose(self.value_after.strip())
         pattern = loose(self.key_before) + key + between + f"(?P<value>{value}){end}"
         args: dict = {"tag_pattern": pattern}

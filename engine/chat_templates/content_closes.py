@@ -154,6 +154,19 @@ def _tool_result_marker(
     elif "close" in spec:
         close = pattern_literal(close)
     ends = [m.end() for m in regex.finditer(close, between) if m.end() > m.start()]
+    if not ends:
+        # A close that consumes nothing (the call ends at its payload's last bracket): the
+        # end of the turn written right after it ends the call's turn instead.
+        turn_end = regex.compile(
+            r"\s*(?:"
+            + "|".join(map(regex.escape, sorted(parts.closes, key=len, reverse=True)))
+            + ")"
+        )
+        ends = [
+            found.end()
+            for m in regex.finditer(close, between)
+            if parts.closes and (found := turn_end.match(between, m.end()))
+        ]
     token = MARKUP_TOKEN.search(between, ends[-1]) if ends else None
     if token is None or between[ends[-1] : token.start()].strip():
         return []

@@ -245,6 +245,12 @@ def aligned_calls(parts, regex_timeout: float | None = 1.0) -> CallSyntax | None
         for key, value, how in learnt.findings
         if key.startswith("fields.tool_calls") or key == "fields.content.close"
     ]
+    keys = {finding.key for finding in findings}  # the whole field's, where the aligner gave it
+    findings += [
+        finding
+        for finding in _call_findings(spec, learnt.description, rendered, calling)
+        if not (finding.key == "fields.tool_calls.content" and "fields.tool_calls" in keys)
+    ]
     # A section marker written before the first call starts the calls too (for a reasoning
     # that a call ends).
     heads = [
@@ -253,7 +259,71 @@ def aligned_calls(parts, regex_timeout: float | None = 1.0) -> CallSyntax | None
         if any(0 <= example.output.find(close) < _first_name_at(example) for example in calling)
     ]
     starts = [*heads, start] if start else heads
-    return CallSyntax(spec, added, starts, learnt.description, findings, "", spec.get("open", ""))
+    return CallSyntax(
+        spec,
+        added,
+        starts,
+        learnt.description,
+        findings,
+        _prewritten_marker(parts, built[0], learnt.template),
+        spec.get("open", ""),
+    )
+
+
+def _prewritten_marker(parts, base: dict, learnt: dict) -> str:
+    """The marker the header ends with when the aligner read the renders with the anchor cut
+    before it (a recipient marker the generation prompt pre-writes: the message starts with
+    it, see `_anchored_before_call_marker`), else ""."""
+    keys = ("start_anchor", "start_anchor_pattern")
+    if all(base.get(key) == learnt.get(key) for key in keys):
+        return ""
+    marker = regex.search(r"[^\w\s]+=?$", parts.header.rstrip())
+    return marker.group() if marker else ""
+
+
+def _call_findings(
+    spec: dict, description: str, rendered: list[Example], calling: list[Example]
+) -> list[Finding]:
+    """A finding for each delimiter and choice of the call field the aligner learnt from the
+    renders, each shown by two renders: one call and two where the chat template renders two,
+    else the answer and one call."""
+    one = next((e for e in calling if len(e.expected["tool_calls"]) == 1), calling[0])
+    two = next((e for e in calling if len(e.expected["tool_calls"]) > 1), None)
+    answer = next((e for e in rendered if not (e.expected or {}).get("tool_calls")), None)
+    before = two if two is not None else answer
+    pair = (one.render(),) if before is None else (one.render(), before.render())
+    found = [
+        Finding(
+            "fields.tool_calls.content",
+            spec["content"],
+            f"the renders write each call's payload as {description}: read back as its name "
+            "and arguments",
+            pair,
+        )
+    ]
+    for key in ("open", "open_pattern"):
+        if key in spec:
+            how = "what every render writes where a call starts, aligned with its message's calls"
+            if spec[key].startswith("(?="):
+                how += ": only a look ahead, the call's payload starts the call"
+            found.append(Finding(f"fields.tool_calls.{key}", spec[key], how, pair))
+    for key in ("close", "close_pattern"):
+        if key in spec:
+            how = (
+                "what every render writes right after a call's payload; where it writes "
+                "nothing, the next call's start or the end of the turn"
+            )
+            found.append(Finding(f"fields.tool_calls.{key}", spec[key], how, pair))
+    if spec.get("repeats") and two is not None:
+        found.append(
+            Finding(
+                "fields.tool_calls.repeats",
+                True,
+                "the render of two calls writes them one after the other",
+                (one.render(), two.render()),
+            )
+        )
+    return found
 
 
 def _first_name_at(example: Example) -> int:

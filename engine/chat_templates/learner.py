@@ -206,11 +206,11 @@ def learn_calls(parts: Parts) -> None:
                 parts.generation_prompts.get(probe.mode, ""),
             )
         )
-    found = learn_call_syntax(modes) if modes else NoCallSyntax("no answer renders")
-    if isinstance(found, NoCallSyntax) and found.written:
-        # Calls no shape of the renders' differences reads: the aligner, which reads example
-        # outputs, reads the renders as labelled outputs.
-        found = aligned_calls(parts) or found
+    # The aligner, which reads example outputs, reads the renders as labelled outputs; the
+    # shapes of the renders' differences where it reads no call.
+    found = (aligned_calls(parts) if modes else None) or (
+        learn_call_syntax(modes) if modes else NoCallSyntax("no answer renders")
+    )
     if isinstance(found, NoCallSyntax):
         parts.book.notes.append(f"no tool_calls field: {found.why}")
         _lack_calls(parts, found)

@@ -392,6 +392,11 @@ class _Planner:
                 written = body
                 if way.in_body:  # a lookahead open: the body itself starts with the trigger
                     written = _without_lead(body, way.begin)
+                    if written is None and per_tool and spec.content == "json":
+                        # A JSON call object the engine would write whole: written member by
+                        # member instead, so that it starts with the brace the open looks for.
+                        whole = writer.object_body(batch[0], where)
+                        written = whole and _without_lead(whole, way.begin)
                     if written is None:
                         self.notes.append(
                             f"{spec.path}: the body does not start with {way.begin!r}, which the open looks for"

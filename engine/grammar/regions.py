@@ -253,8 +253,12 @@ class CallWriter:
             schema = shape_schema(self.shape.content, tools[0], definitions)
         if definitions:
             schema = {**schema, "$defs": {**schema.get("$defs", {}), **definitions}}
-        dialect = self.dialect()
         lead = Repeat(CharSet(((9, 10), (32, 32))), 0, 4)  # blanks before the JSON, as models write
+        return seq(lead, self._json_value(schema, where))
+
+    def _json_value(self, schema: dict, where: str) -> Node:
+        """A JSON value following `schema`, in the field's dialect."""
+        dialect = self.dialect()
         if dialect.name == "json" and dialect.string_delims is None:
             # The structural tag and the Lark form hand the schema to the engine (xgrammar,
             # llguidance); the GBNF writes it out and names what it cannot enforce.
@@ -270,11 +274,41 @@ class CallWriter:
                 "structural tag"
                 for keyword in xgrammar_gaps(schema, where)
             ]
-            return seq(lead, Json(json.dumps(schema, sort_keys=False), self.excludes))
+            return Json(json.dumps(schema, sort_keys=False), self.excludes)
         writer = SchemaWriter(self.grammar, dialect, stem=_rule_stem(where))
         node = writer.value(schema, where, root=schema)
         self.notes += writer.notes
-        return seq(lead, node)
+        return node
+
+    def object_body(self, tool: ToolSpec, where: str) -> Node | None:
+        """One call of `tool` as a JSON object written member by member, the name first:
+        ``{"name": "TOOL", "parameters": `` then the arguments' JSON, then ``}``.
+
+        For an open that only looks ahead for the object's start (``(?=\\{...)``): the body
+        must then start with that brace itself, which a schema handed whole to the engine
+        cannot (the engine writes the object from its brace on). None when each call is no
+        JSON object (a list of calls, a role alone) or the arguments' dialect is not JSON."""
+        shape = self.shape.content
+        dialect = self.dialect()
+        if self.shape.each or not isinstance(shape, dict) or dialect.name != "json":
+            return None
+        return self._members(shape, tool, where)
+
+    def _members(self, shape: dict, tool: ToolSpec, where: str) -> Node:
+        """The object of `shape` for a call of `tool`: its name's members first (an open that
+        looks ahead for the name's key finds it there), each value a literal or a JSON value."""
+        items: list[Node] = [Lit("{")]
+        ordered = sorted(shape.items(), key=lambda member: member[1] is not NAME)
+        for index, (key, role) in enumerate(ordered):
+            items.append(Lit(("" if index == 0 else ", ") + json.dumps(key) + ": "))
+            if role is NAME:
+                items.append(Lit(json.dumps(tool.name)))
+            elif isinstance(role, dict):
+                items.append(self._members(role, tool, where))
+            else:
+                items.append(self._json_value(shape_schema(role, tool), f"{where}.{key}"))
+        items.append(Lit("}"))
+        return seq(*items)
 
     # -- tagged parameters ------------------------------------------------------
 

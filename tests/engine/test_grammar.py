@@ -30,7 +30,11 @@ from tests.support.grammar_bombs import (  # noqa: E402
     doubling_tools,
     many_optional_fields,
 )
-from tests.support.grammar_walks import TOOLS, demo_tokenizer  # noqa: E402
+from tests.support.grammar_walks import (  # noqa: E402
+    BARE_CALL_OBJECTS,
+    TOOLS,
+    demo_tokenizer,
+)
 
 TIME = [
     {
@@ -90,6 +94,21 @@ def test_a_json_call_template_gives_triggered_tags_with_the_tools_schema_and_the
             ],
         },
     }
+
+
+def test_a_call_object_the_open_only_looks_ahead_for_is_written_member_by_member_name_first():
+    derived = derive_grammar(BARE_CALL_OBJECTS, TIME, prefix="<|a|>")
+    assert derived.ok and derived.notes == [] and derived.unconstrainable == []
+    tag = derived.structural_tag()["format"]["elements"][1]["content"]
+    assert tag["begin"] == "{"
+    assert tag["content"]["elements"][0] == {
+        "type": "const_string",
+        "value": '"name": "get_time", "parameters": ',
+    }
+    assert tag["content"]["elements"][1]["json_schema"] == TIME[0]["function"]["parameters"] | {
+        "additionalProperties": False
+    }
+    assert tag["content"]["elements"][2] == {"type": "const_string", "value": "}"}
 
 
 def test_tool_choices_map_onto_the_structural_tags_own_words():

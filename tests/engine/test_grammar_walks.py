@@ -15,7 +15,9 @@ from __future__ import annotations
 import pytest
 
 from tests.support.grammar_walks import (
+    BARE_CALL_OBJECTS,
     CHOICES,
+    Case,
     choice_label,
     inferred_cases,
     round_trip,
@@ -51,6 +53,11 @@ def _walk_all_choices(case, form: str) -> list[str]:
 @pytest.mark.parametrize("case", SHIPPED, ids=[case.name for case in SHIPPED])
 def test_every_output_of_a_shipped_templates_grammar_parses_back(case, form):
     assert _walk_all_choices(case, form) == []
+
+
+def test_every_output_of_a_grammar_for_call_objects_the_open_looks_ahead_for_parses_back():
+    case = Case("bare call objects", BARE_CALL_OBJECTS, "<|a|>")
+    assert _walk_all_choices(case, "structural-tag") == []
 
 
 @needs_shared

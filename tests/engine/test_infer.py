@@ -48,16 +48,17 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
         "start_anchor": "[assistant]:",
         "fields": {
             "tool_calls": {
-                "open_pattern": '\\{\\s*"name"\\s*:\\s*"(?P<name>[^"\\\\]+)"\\s*,\\s*"parameters"\\s*:\\s*',
-                "close_pattern": "(?<=\\})\\s*\\}(?:\\s*[,;](?=\\s*\\{))?(?=\\s*(?:\\{|\\[end\\]|$))",
+                "open_pattern": '(?=\\{\\s*(?:"(?:[^"\\\\\\n]|\\\\.)*"\\s*:\\s*(?:"(?:[^"\\\\\\n]|\\\\.)*"|[\\w.+\\-]+)\\s*,\\s*){0,8}\\"name\\"\\s*:)',
+                "close_pattern": '(?<=\\})(?:\\s*[,;])?(?=\\s*(?:\\{\\s*(?:"(?:[^"\\\\\\n]|\\\\.)*"\\s*:\\s*(?:"(?:[^"\\\\\\n]|\\\\.)*"|[\\w.+\\-]+)\\s*,\\s*){0,8}\\"name\\"\\s*:|\\[end\\]|$))',
                 "repeats": True,
                 "content": "json",
                 "transform": {
                     "type": "function",
-                    "function": {"name": "{name}", "arguments": "{content}"},
+                    "function": {"name": "{content.name}", "arguments": "{content.parameters}"},
                 },
+                "content_args": {"decode_json_strings": ["parameters"]},
             },
-            "content": {"close": "[end]"},
+            "content": {"close": ["[end]", "[tool]"]},
         },
     },
     "empty-block-off": {
@@ -65,16 +66,19 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
         "fields": {
             "reasoning_content": {
                 "open": "{r}",
-                "close_pattern": "\\{/r\\}|(?=(?:<calls>)(?!.*?\\{/r\\}))",
+                "close_pattern": '\\{/r\\}|(?=(?:<calls>|(?=\\{\\s*(?:"(?:[^"\\\\\\n]|\\\\.)*"\\s*:\\s*(?:"(?:[^"\\\\\\n]|\\\\.)*"|[\\w.+\\-]+)\\s*,\\s*){0,8}\\"function\\"\\s*:))(?!.*?\\{/r\\}))',
             },
             "tool_calls": {
-                "open_pattern": '\\{\\s*"type"\\s*:\\s*"function"\\s*,\\s*"function"\\s*:\\s*\\{\\s*"name"\\s*:\\s*"(?P<name>[^"\\\\]+)"\\s*,\\s*"arguments"\\s*:\\s*',
-                "close_pattern": "(?<=\\})\\s*\\}\\s*\\}(?=\\s*(?:\\{|</calls>|== end ==|$))",
+                "open_pattern": '(?=\\{\\s*(?:"(?:[^"\\\\\\n]|\\\\.)*"\\s*:\\s*(?:"(?:[^"\\\\\\n]|\\\\.)*"|[\\w.+\\-]+)\\s*,\\s*){0,8}\\"function\\"\\s*:)',
+                "close_pattern": '(?<=\\})(?:\\s*[,;])?(?=\\s*(?:\\{\\s*(?:"(?:[^"\\\\\\n]|\\\\.)*"\\s*:\\s*(?:"(?:[^"\\\\\\n]|\\\\.)*"|[\\w.+\\-]+)\\s*,\\s*){0,8}\\"function\\"\\s*:|</calls>|$))',
                 "repeats": True,
                 "content": "json",
                 "transform": {
                     "type": "function",
-                    "function": {"name": "{name}", "arguments": "{content}"},
+                    "function": {
+                        "name": "{content.function.name}",
+                        "arguments": "{content.function.arguments}",
+                    },
                 },
             },
             "content": {"close": ["== end ==", "<calls>", "</calls>"]},
@@ -85,10 +89,10 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
         "fields": {
             "reasoning_content": {
                 "open": "[reflect]",
-                "close_pattern": '\\[/reflect\\]|(?=(?:<fn name=")(?!.*?\\[/reflect\\]))',
+                "close_pattern": '\\[/reflect\\]|(?=(?:<fn\\s*name="(?:[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)">)(?!.*?\\[/reflect\\]))',
             },
             "tool_calls": {
-                "open_pattern": '<fn\\s*name="(?P<name>[\\w.\\-]+)">',
+                "open_pattern": '<fn\\s*name="(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)">',
                 "close_pattern": "(?<=[}\\]])\\s*</fn>",
                 "repeats": True,
                 "content": "json",
@@ -104,7 +108,7 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
         "start_anchor": ["<|a|>", "<|/out|>"],
         "fields": {
             "tool_calls": {
-                "open_pattern": "<\\|call\\|>functions\\.(?P<name>[\\w.\\-]+):\\d+<\\|args\\|>",
+                "open_pattern": "<\\|call\\|>functions\\.(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*):\\d+<\\|args\\|>",
                 "close_pattern": "(?<=[}\\]])\\s*<\\|/call\\|>",
                 "repeats": True,
                 "content": "json",
@@ -120,12 +124,12 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
         "start_anchor_pattern": "###\\s*assistant",
         "fields": {
             "tool_calls": {
-                "open_pattern": "<invoke>(?P<name>[\\w.\\-]+)",
+                "open_pattern": "<invoke>(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)",
                 "close": "</invoke>",
                 "repeats": True,
                 "content": "xml-inline",
                 "content_args": {
-                    "tag_pattern": "<k>(?P<key>[^<\\s]+)</k>\\s*<v>\\n?(?P<value>.*?)\\n?</v>",
+                    "tag_pattern": "\\s*<k>(?P<key>[A-Za-z_][\\w.\\-]*)</k>\\s*<v>\\n?(?P<value>.*?)\\n?</v>"
                 },
                 "transform": {
                     "type": "function",
@@ -139,11 +143,13 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
         "start_anchor": "<assistant>",
         "fields": {
             "tool_calls": {
-                "open_pattern": "<action\\s*(?P<name>[\\w.\\-]+)>",
+                "open_pattern": "<action\\s*(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)>\\s*",
                 "close": "</action>",
                 "repeats": True,
-                "content": "kv-lines",
-                "content_args": {"kv_sep": ":"},
+                "content": "xml-inline",
+                "content_args": {
+                    "tag_pattern": "(?P<key>[A-Za-z_][\\w.\\-]*):\\s*(?P<value>.*?)(?=\\s*\\n|\\s*$)"
+                },
                 "transform": {
                     "type": "function",
                     "function": {"name": "{name}", "arguments": "{content}"},
@@ -157,14 +163,14 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
         "start_anchor": "|assistant|",
         "fields": {
             "tool_calls": {
-                "open_pattern": "(?=\\[\\s*[A-Za-z_][\\w.\\-]*\\()",
-                "close_pattern": "(?<=\\])\\s*(?:\\|eot\\|)",
+                "open_pattern": "(?=\\[\\s*[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*\\()",
                 "content": "python-call-list",
                 "transform_each": True,
                 "transform": {
                     "type": "function",
                     "function": {"name": "{name}", "arguments": "{arguments}"},
                 },
+                "close_pattern": "(?<=\\])\\s*\\|eot\\|",
             },
             "content": {"close": "|eot|"},
         },
@@ -174,18 +180,18 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
         "fields": {
             "reasoning_content": {
                 "open": "<mind>",
-                "close_pattern": "</mind>|(?=(?:<invoke>\\s*\\{)(?!.*?</mind>))",
+                "close_pattern": "</mind>|(?=(?:<invoke>)(?!.*?</mind>))",
             },
             "tool_calls": {
-                "open_pattern": "<invoke>(?=\\s*\\{)",
-                "close_pattern": "(?<=[}\\]])\\s*</invoke>",
+                "open": "<invoke>",
+                "close_pattern": "(?<=\\})\\s*</invoke>",
                 "repeats": True,
                 "content": "json",
-                "content_args": {"decode_json_strings": ["arguments"]},
                 "transform": {
                     "type": "function",
                     "function": {"name": "{content.name}", "arguments": "{content.arguments}"},
                 },
+                "content_args": {"decode_json_strings": ["arguments"]},
             },
             "content": {"close": "<|finish|>"},
         },
@@ -194,12 +200,12 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
         "start_anchor_pattern": "<turn\\s*assistant>",
         "fields": {
             "tool_calls": {
-                "open_pattern": "<tool\\s*name=(?P<name>[\\w.\\-]+)>",
+                "open_pattern": "<tool\\s*name=(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)>",
                 "close": "</tool>",
                 "repeats": True,
                 "content": "xml-inline",
                 "content_args": {
-                    "tag_pattern": "<arg=(?P<key>[^>\\s]+)>\\n?(?P<value>.*?)\\n?</arg>",
+                    "tag_pattern": "\\s*<arg=(?P<key>[A-Za-z_][\\w.\\-]*)>\\n?(?P<value>.*?)\\n?</arg>"
                 },
                 "transform": {
                     "type": "function",
@@ -489,7 +495,7 @@ JOINED_VALUES = (
 def test_calls_of_a_chat_template_that_changes_its_own_list_are_learnt_from_a_render_allowing_it():
     result = infer_template(APPENDING_CALLS)
     assert result.template["fields"]["tool_calls"] == {
-        "open_pattern": "<call>(?P<name>[\\w.\\-]+):",
+        "open_pattern": "<call>(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*):",
         "close_pattern": "(?<=[}\\]])\\s*</call>",
         "repeats": True,
         "content": "json",
@@ -604,7 +610,7 @@ def test_the_calls_of_real_chat_templates_transformers_refuses_to_render_are_lea
     kimi = inferred("kimi-k2-instruct.jinja")
     assert kimi.complete and kimi.passed
     assert kimi.template["fields"]["tool_calls"]["open_pattern"] == (
-        "<\\|tool_call_begin\\|>functions\\.(?P<name>[\\w.\\-]+):\\d+<\\|tool_call_argument_begin\\|>"
+        "<\\|tool_call_begin\\|>functions\\.(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*):\\d+<\\|tool_call_argument_begin\\|>"
     )
     output = (
         "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
@@ -977,10 +983,13 @@ def test_the_command_writes_the_file_and_exits_0_when_the_matrix_passes(tmp_path
     assert data["response_template"] == {"defaults": {"role": "assistant"}, **EXPECTED["kv-lines"]}
     lines = done.stdout.splitlines()
     assert lines[0] == f"inferred from {SYNTHETIC / 'kv-lines.jinja'}: wrote kv-lines.json"
-    assert 'fields.tool_calls.content = "kv-lines"' in lines
     assert (
-        "    the calls' payload is one argument a line, KEY: VALUE: read back as every call's name and arguments"
+        'fields.tool_calls.open_pattern = "<action\\\\s*(?P<name>[A-Za-z_][\\\\w\\\\-]*(?:\\\\.[\\\\w\\\\-]+)*)>\\\\s*"'
         in lines
+    )
+    assert (
+        "    the renders write their calls as the name, then its arguments as key and value pairs; "
+        "this content parser reads them back" in lines
     )
     assert lines[-1] == "matrix: 20 passed, 0 failed, 0 not renderable"
 

@@ -206,9 +206,9 @@ def test_transformers_reads_the_inferred_template_the_same_way(templates, case):
 NEW_TEMPLATES = {  # tests/support/chat_templates/NAME.jinja -> the inferred fields that show the rule
     "recipient": {
         "start_anchor": "<|turn|>assistant",
-        "tool_calls.open_pattern": "::to=(?P<name>[\\w.\\-]+)(?=\\s*\\{)",
-        "tool_calls.close_pattern": "(?=::to=)|<\\|stop\\|>",
-        "content.close": ["<|stop|>", "::to=", "<|turn|>", "::to=all"],
+        "tool_calls.open_pattern": "::to=(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)\\s*(?=\\s*\\{)",
+        "tool_calls.close_pattern": "(?<=[}\\]])(?:\\s*[,;])?(?=\\s*(?:::to=|<\\|stop\\|>|$))",
+        "content.close": ["<|stop|>", "::to=all", "::to=", "<|turn|>"],
     },
     "lead-reasoning": {
         "start_anchor_pattern": "<\\|assistant\\|>(?:\\s*(?:My\\s*thoughts\\s*first:))?",
@@ -216,11 +216,12 @@ NEW_TEMPLATES = {  # tests/support/chat_templates/NAME.jinja -> the inferred fie
     },
     "typed-tags": {
         "tool_calls.content_args": {
-            "tag_pattern": '<arg\\s*name="(?P<key>[^"\\s]+)"\\s*text="(?P<value_kind>yes|no)">\\n?(?P<value>.*?)\\n?</arg>',
+            "tag_pattern": '<arg\\s*name="(?P<key>[A-Za-z_][\\w.\\-]*)"\\s*text="(?P<kind>[\\w\\-]+)">\\n?(?P<value>.*?)\\n?</arg>',
             "value_parser_by": {
-                "group": "value_kind",
-                "parsers": {"no": {"name": "json", "args": {"allow_non_json": True}}},
+                "group": "kind",
+                "parsers": {"no": {"name": "json", "args": {"allow_non_json": True}}, "yes": None},
             },
+            "value_parser": {"name": "json", "args": {"allow_non_json": True}},
         },
     },
     "split-reasoning": {
@@ -645,7 +646,7 @@ def test_a_call_id_written_after_a_marker_of_its_own_is_optional_with_that_marke
     result = infer_template(CALL_ID_MARKER)
     assert result.passed
     assert result.template["fields"]["tool_calls"]["open_pattern"] == (
-        "<call>(?P<name>[\\w.\\-]+)(?:<id>[\\w\\-]+)?<args>"
+        "<call>(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)(?:<id>[\\w\\-]+)?<args>"
     )
     expected = [
         {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}

@@ -232,6 +232,27 @@ def choice_label(choice: str, parallel: bool) -> str:
     return choice if parallel else f"{choice}, no parallel"
 
 
+# Call objects with no marker, found by looking ahead for an object with the name's key among
+# its first members (as inference learns them from renders and example outputs).
+BARE_CALL_OBJECTS = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|a|>",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": '(?=\\{\\s*(?:"(?:[^"\\\\\\n]|\\\\.)*"\\s*:\\s*(?:"(?:[^"\\\\\\n]|\\\\.)*"|[\\w.+\\-]+)\\s*,\\s*){0,8}"name"\\s*:)',
+            "close_pattern": "(?<=\\})(?:\\s*[,;])?(?=\\s*(?:\\{|<\\|z\\|>|$))",
+            "repeats": True,
+            "content": "json",
+            "transform": {
+                "type": "function",
+                "function": {"name": "{content.name}", "arguments": "{content.parameters}"},
+            },
+        },
+        "content": {"close": "<|z|>"},
+    },
+}
+
+
 @dataclass
 class Case:
     """One template to walk: its name, the template, and the prefix the output continues."""
