@@ -105,6 +105,8 @@ class CallSyntax:
         prewritten: the start of each call's open that the prompt writes before the first call
             (the generation prompt ends with it), or "".
         opening: the literal text each call (or its list) opens with, or "".
+        close_patterns: content closes that are patterns (a marker before each call with a
+            word that varies: the call's id), which no turn without a call writes.
     """
 
     field: dict
@@ -114,6 +116,7 @@ class CallSyntax:
     findings: list[Finding] = field(default_factory=list)
     prewritten: str = ""
     opening: str = ""
+    close_patterns: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -28,11 +28,33 @@ from .markup import pattern_with_stand_ins
 from .parts import Parts
 
 
+def content_keys(closes: list[str], patterns: list[str], known: list[str] = ()) -> dict:
+    """The implicit content field's close keys: `closes` as its close (one marker or a list),
+    or, with `patterns` (each a pattern of a marker with a varying word), one close pattern:
+    the `known` patterns, the markers a pattern matches only the start of, the patterns, then
+    the other markers. Longer markers go first: one marker may start another, and the first
+    alternative that matches wins. {} when there is none."""
+    if not patterns:
+        return {"close": closes[0] if len(closes) == 1 else list(closes)} if closes else {}
+    ordered = sorted(closes, key=len, reverse=True)
+    longer = [
+        close
+        for close in ordered
+        if any(
+            (start := regex.match(pattern, close)) and start.end() < len(close)
+            for pattern in patterns
+        )
+    ]
+    literals = [pattern_literal(close) for close in ordered if close not in longer]
+    return {
+        "close_pattern": "|".join([*known, *map(pattern_literal, longer), *patterns, *literals])
+    }
+
+
 def candidates(parts: Parts) -> list[tuple[str, dict]]:
     """(description, template) for each candidate, most specific first."""
     anchor = anchor_keys(parts)
-    closes = parts.closes
-    content = {"close": closes[0] if len(closes) == 1 else list(closes)} if closes else {}
+    content = content_keys(parts.closes, parts.close_patterns)
 
     def template(reasoning: dict | None, calls: dict | None) -> dict:
         fields: dict[str, Any] = {}

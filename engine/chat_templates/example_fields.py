@@ -41,6 +41,7 @@ from .call_objects import (
     varying_arguments_keys,
 )
 from .call_readers import CallReading
+from .candidates import content_keys
 from .evidence import Example
 from .judge import check_examples
 
@@ -1042,7 +1043,7 @@ def learn_template(
     findings += [
         (
             "fields.content.close",
-            marker,
+            varying.get(marker, marker),  # as the close writes it: a pattern where it varies
             f"{_first_writer(marker, alignments)} writes it between the parts of its message, "
             "where no field explains it: a marker, dropped",
         )
@@ -1175,25 +1176,8 @@ def _variants(
     varying = varying or {}
     patterns = list(dict.fromkeys(varying[marker] for marker in markers if marker in varying))
     closes = list(dict.fromkeys([*closes, *(m for m in markers if m not in varying)]))
-    if patterns:
-        known = [base_content["close_pattern"]] if "close_pattern" in base_content else []
-        # Longer markers first: one marker may start another; and a marker a pattern would
-        # match the start of goes before that pattern (the first alternative that matches wins).
-        ordered = sorted(closes, key=len, reverse=True)
-        longer = [
-            close
-            for close in ordered
-            if any(
-                (start := regex.match(pattern, close)) and start.end() < len(close)
-                for pattern in patterns
-            )
-        ]
-        literals = [pattern_literal(close) for close in ordered if close not in longer]
-        content = {
-            "close_pattern": "|".join([*known, *map(pattern_literal, longer), *patterns, *literals])
-        }
-    else:
-        content = {"close": closes[0] if len(closes) == 1 else closes} if closes else {}
+    known = [base_content["close_pattern"]] if "close_pattern" in base_content else []
+    content = content_keys(closes, patterns, known)
     anchor_keys = {key: value for key, value in base.items() if key != "fields"}
     variants = []
     for with_base in (True, False):

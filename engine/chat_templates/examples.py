@@ -28,7 +28,7 @@ import json
 import regex
 
 from ..errors import ResponseParseError
-from ..pattern_shapes import pattern_literal
+from ..pattern_shapes import pattern_literal, top_level_alternatives
 from .align import align_all
 from .calls import CallSyntax
 from .candidates import candidates
@@ -222,17 +222,21 @@ def aligned_calls(parts, regex_timeout: float | None = 1.0) -> CallSyntax | None
     if learnt is None or "tool_calls" not in learnt.template["fields"]:
         return None
     spec = learnt.template["fields"]["tool_calls"]
-    content = learnt.template["fields"].get("content", {})
-    if set(content) - {"close"}:
-        return None  # closes that are patterns (a bracket only before a call): no marker list
-    closes = content.get("close", [])
-    closes = [closes] if isinstance(closes, str) else list(closes)
+    closes, patterns = _content_closes(learnt.template["fields"].get("content", {}))
+    if closes is None:
+        return None
     # The markers around the calls: written where calls are, never in a turn without one.
     plain = [example.output for example in rendered if example not in calling]
     added = [
         close
         for close in closes
         if close not in parts.closes and not any(close in output for output in plain)
+    ]
+    added_patterns = [
+        pattern
+        for pattern in patterns
+        if pattern not in parts.close_patterns
+        and not any(regex.search(pattern, output) for output in plain)
     ]
     start = spec.get("open_pattern") or (pattern_literal(spec["open"]) if "open" in spec else "")
     # Where a call starts, as another field's pattern: its named groups (the call's name) are
@@ -267,7 +271,28 @@ def aligned_calls(parts, regex_timeout: float | None = 1.0) -> CallSyntax | None
         findings,
         _prewritten_marker(parts, built[0], learnt.template),
         spec.get("open", ""),
+        added_patterns,
     )
+
+
+# An alternative of a pattern that matches one text: every character plain or escaped.
+_LITERAL = regex.compile(r"(?:\\[.^$*+?{}\[\]\\|()]|[^.^$*+?{}\[\]\\|()])*")
+
+
+def _content_closes(content: dict) -> tuple[list[str] | None, list[str]]:
+    """(the literal closes, the closes that are patterns) of a learnt content field: a close
+    pattern cut at its alternatives, each plain text or a pattern; (None, []) when the pattern
+    cannot be cut."""
+    if "close_pattern" not in content:
+        closes = content.get("close", [])
+        return ([closes] if isinstance(closes, str) else list(closes)), []
+    alternatives = top_level_alternatives(content["close_pattern"])
+    if alternatives is None:
+        return None, []
+    literals = [
+        regex.sub(r"\\(.)", r"\1", each) for each in alternatives if _LITERAL.fullmatch(each)
+    ]
+    return literals, [each for each in alternatives if not _LITERAL.fullmatch(each)]
 
 
 def _prewritten_marker(parts, base: dict, learnt: dict) -> str:

@@ -219,6 +219,7 @@ def learn_calls(parts: Parts) -> None:
     parts.book.findings += found.findings
     for marker in found.content_closes:
         parts.add_close(marker)
+    parts.close_patterns += [p for p in found.close_patterns if p not in parts.close_patterns]
     if found.prewritten:
         header_without(parts, found.prewritten.strip())
     _prewritten_open_closes(parts, found)

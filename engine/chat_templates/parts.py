@@ -125,6 +125,8 @@ class Parts:
         reasoning: the reasoning markers, or None.
         reasoning_renders: the two renders that show them.
         closes: the implicit content field's closes, in the order found.
+        close_patterns: its closes that are patterns (a marker with a word that varies, such
+            as a call's id), in the order found.
         calls: the tool-call syntax, or None.
         answer_end: (probe, answer turn, whether an end of turn is written) once known.
         example_template: a template learnt by aligning the example outputs, tried first, or None.
@@ -150,6 +152,7 @@ class Parts:
     reasoning: Reasoning | None = None
     reasoning_renders: tuple[Render, ...] = ()
     closes: list[str] = field(default_factory=list)
+    close_patterns: list[str] = field(default_factory=list)
     calls: CallSyntax | None = None
     answer_end: tuple = (None, None, False)
     example_template: dict | None = None

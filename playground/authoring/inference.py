@@ -202,6 +202,8 @@ def evidence_for(result: dict | None, key: str | None, value: Any = None) -> lis
         return []
     if key == "start_anchor_pattern":
         key = "start_anchor"
+    elif key == CONTENT_CLOSE_PATTERN:  # markers found one by one, then written as one pattern
+        key = CONTENT_CLOSE
     found = [finding for finding in result.get("findings", []) if finding["key"] == key]
     return sorted(
         found, key=lambda finding: finding["value"] != value and not _holds(value, finding["value"])
@@ -213,6 +215,12 @@ def findings_for_template(result: dict | None, template: dict, key: str | None) 
     ``fields.tool_calls.open_pattern``) whose value the template still holds there."""
     if not result or not key:
         return []
+    if key == CONTENT_CLOSE and "close" not in _content_of(template):
+        return [
+            finding
+            for finding in evidence_for(result, key)
+            if _in_close_pattern(finding["value"], template)
+        ]
     value: Any = template
     for part in key.split("."):
         value = value.get(part) if isinstance(value, dict) else None
@@ -225,6 +233,32 @@ def findings_for_template(result: dict | None, template: dict, key: str | None) 
         for finding in evidence_for(result, key, value)
         if finding["value"] == value or _holds(value, finding["value"])
     ]
+
+
+CONTENT_CLOSE, CONTENT_CLOSE_PATTERN = "fields.content.close", "fields.content.close_pattern"
+
+
+def _content_of(template: dict) -> dict:
+    content = (template.get("fields") or {}).get("content")
+    return content if isinstance(content, dict) else {}
+
+
+def _in_close_pattern(found: Any, template: dict) -> bool:
+    """Whether every marker of a content-close finding (`found`: a marker, a pattern or a list)
+    is an alternative of the template's content close pattern (markers found one by one, some
+    with a varying word, are written as one pattern)."""
+    from engine.pattern_shapes import pattern_literal, top_level_alternatives
+
+    pattern = _content_of(template).get("close_pattern")
+    alternatives = top_level_alternatives(pattern) if isinstance(pattern, str) else None
+    if not alternatives:
+        return False
+    markers = found if isinstance(found, list) else [found]
+    return all(
+        isinstance(marker, str)
+        and (pattern_literal(marker) in alternatives or marker in alternatives)
+        for marker in markers
+    )
 
 
 def _holds(whole: Any, part: Any) -> bool:

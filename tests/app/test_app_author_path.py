@@ -163,11 +163,14 @@ def test_calls_keyed_by_their_name_are_learnt_from_the_renders_and_keep_brackets
     last = infer(jinja("keyed-calls"), session)
     panel = text_of(last["inference"])
     # The renders, aligned with the messages they were rendered from, teach the calls: a call
-    # opens at each object of the list, its name read from the key; no sketch is needed.
+    # opens at each object of the list, its name read from the key; no sketch is needed, and
+    # the first candidate holds them.
     assert "✔ passes its matrix 20 passed, 0 failed, 0 not renderable" in panel
-    assert "✔ learnt by aligning the renders with their messages (20 passed, 0 failed) chosen" in (
-        panel
-    )
+    assert [c["description"] for c in session.inference["candidates"]] == ["as learnt"]
+    # Each marker the content drops shows its evidence, the list's brackets as the pattern
+    # the close writes them with.
+    assert "found for a candidate the chosen template is not" not in panel
+    assert r'fields.content.close = "<|eot|>" / "<|calls|>" / "\\[(?=\\s*\\{)"' in panel
     assert "Apply the sketch" not in panel
     learnt = json.loads(last["template_text"])
     assert learnt["fields"]["content"] == {

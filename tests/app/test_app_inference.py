@@ -64,7 +64,7 @@ def test_the_inferred_template_goes_into_the_editor_and_a_matrix_row_shows_it_wo
     last = outputs[-1]
     template = json.loads(last["template_text"])
     assert template == session.inference["template"]
-    assert template["fields"]["tool_calls"]["content"] == "kv-lines"
+    assert template["fields"]["tool_calls"]["content"] == "xml-inline"
     assert (
         'id="inference-badge">✔ passes its matrix</span> 20 passed, 0 failed, 0 not renderable'
         in last["inference"]
@@ -121,7 +121,8 @@ def test_a_finding_clicked_shows_the_two_renders_that_found_it():
     )
     shown = handlers.show_finding({"finding": index}, session)["explain"]
     assert text_of(shown).startswith(
-        'fields.tool_calls.open_pattern = "<action\\\\s*(?P<name>[\\\\w.\\\\-]+)>" the text before each call\'s payload'
+        'fields.tool_calls.open_pattern = "<action\\\\s*(?P<name>[A-Za-z_][\\\\w\\\\-]*(?:\\\\.[\\\\w\\\\-]+)*)>\\\\s*" '
+        "what every render writes where a call starts, aligned with its message's calls"
     )
     assert "found by comparing these two renders (the difference marked):" in shown
     assert (
@@ -144,7 +145,7 @@ def test_a_delimiter_clicked_on_the_map_says_how_inference_found_it():
         '<div class="rt-explain" id="explain-inferred"><div class="rt-explain-title">How inference found it</div>'
         in shown
     )
-    assert "the text before each call's payload" in html.unescape(shown)
+    assert "what every render writes where a call starts" in html.unescape(shown)
     # Once the editor holds another delimiter there, the inference's evidence is not shown for it.
     template = dict(session.inference["template"])
     template["fields"] = {
@@ -174,7 +175,7 @@ def test_a_delimiter_clicked_in_the_editor_says_how_inference_found_it():
     assert shown.index("Open pattern") < shown.index(
         "How inference found it"
     )  # the pattern first, then its evidence
-    assert "the text before each call's payload" in html.unescape(shown)
+    assert "what every render writes where a call starts" in html.unescape(shown)
     # A key that is no pattern but was inferred: only its evidence.
     end = session.inference["template"]["fields"]["content"].get("close")
     assert end is not None

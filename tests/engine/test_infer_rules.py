@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from engine import infer_template, parse_response
-from engine.chat_templates.candidates import LEARNT_FROM_RENDERS
 from engine.chat_templates.evidence import load_examples_file, read_examples
 from engine.chat_templates.markup import closes, marker_pairs
 from engine.chat_templates.tokens import marker_tokens, token_pairs
@@ -460,7 +459,8 @@ def test_only_an_opening_word_or_a_slash_pairs_two_markup_tokens():
 
 def test_calls_keyed_by_the_functions_name_are_learnt_by_aligning_the_renders():
     """No shape of the render differences reads a JSON object keyed by the function's name; the
-    aligner run over the renders (each the message rendered and the text it became) does."""
+    aligner run over the renders (each the message rendered and the text it became) does, and
+    its field, with the list's brackets as closes only next to a call, is the first candidate's."""
     keyed = (
         "{%- for m in messages -%}<|{{ m.role }}|>{{ m.content or '' }}"
         "{%- if m.tool_calls %}<calls>[{% for c in m.tool_calls %}{% if not loop.first %}, {% endif %}"
@@ -470,10 +470,10 @@ def test_calls_keyed_by_the_functions_name_are_learnt_by_aligning_the_renders():
     result = infer_template(keyed)
     assert result.missing == []
     assert result.exit_code == 0
-    assert [(c.description, c.passed) for c in result.candidates] == [
-        ("as learnt", False),
-        (LEARNT_FROM_RENDERS, True),
-    ]
+    assert [(c.description, c.passed) for c in result.candidates] == [("as learnt", True)]
+    assert result.template["fields"]["content"] == {
+        "close_pattern": "\\[(?=\\s*\\{)|(?<=\\})\\s*\\]|</calls>|<\\|eot\\|>|<calls>"
+    }
     assert result.template["fields"]["tool_calls"]["transform"] == {
         "type": "function",
         "function": {"name": "{name}", "arguments": "{content}"},
