@@ -208,9 +208,12 @@ def learn_calls(parts: Parts) -> None:
         )
     # The aligner, which reads example outputs, reads the renders as labelled outputs; the
     # shapes of the renders' differences where it reads no call.
+    noted = len(parts.book.notes)
     found = (aligned_calls(parts) if modes else None) or (
         learn_call_syntax(modes) if modes else NoCallSyntax("no answer renders")
     )
+    if isinstance(found, CallSyntax):
+        del parts.book.notes[noted:]  # why the aligner read no call: the shapes did
     if isinstance(found, NoCallSyntax):
         parts.book.notes.append(f"no tool_calls field: {found.why}")
         _lack_calls(parts, found)

@@ -681,3 +681,47 @@ def test_a_marker_the_source_writes_instead_of_the_turn_end_is_a_content_close_t
     # A branch that writes text besides the marker is not an alternative end.
     worded = infer_template(OPTIONAL_END.replace("{{ '<|pause|>' }}", "{{ 'more <|pause|>' }}"))
     assert worded.template["fields"]["content"] == {"close": "<|done|>"}
+
+
+# A chat template that writes each call's id after a marker of its own, before the call's name.
+ID_BEFORE_EACH_CALL = (
+    "{%- for m in messages -%}<|{{ m.role }}|>{{ m.content or '' }}"
+    "{%- for c in m.tool_calls or [] %}<|call_begin|>{{ c.id }}<|call_name|>{{ c.function.name }}"
+    "<|call_args|>{{ c.function.arguments | tojson }}<|call_end|>{% endfor %}<|eot|>{% endfor -%}"
+    "{%- if add_generation_prompt %}<|assistant|>{% endif -%}"
+)
+
+
+def test_a_marker_with_an_id_before_each_call_is_a_content_close_written_as_a_pattern():
+    result = infer_template(ID_BEFORE_EACH_CALL)
+    assert [(c.description, c.passed) for c in result.candidates] == [("as learnt", True)]
+    assert result.template["fields"]["content"] == {
+        "close_pattern": "<\\|call_begin\\|>[\\w\\-.]+|<\\|eot\\|>"
+    }
+    assert result.template["fields"]["tool_calls"]["open_pattern"] == (
+        "<\\|call_name\\|>(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)<\\|call_args\\|>"
+    )
+    assert any(
+        f.key == "fields.content.close" and f.value == "<\\|call_begin\\|>[\\w\\-.]+"
+        for f in result.findings
+    )
+    prefix = "<|user|>hi<|eot|><|assistant|>"
+    output = (
+        '<|call_begin|>abc-1<|call_name|>get_weather<|call_args|>{"city": "Oslo"}<|call_end|>'
+        "<|call_begin|>x<|call_name|>get_time<|call_args|>{}<|call_end|><|eot|>"
+    )
+    assert parse_response(output, result.template, prefix=prefix) == {
+        "role": "assistant",
+        "tool_calls": [
+            {
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Oslo"}},
+            },
+            {"type": "function", "function": {"name": "get_time", "arguments": {}}},
+        ],
+    }
+    # The marker with no id after it is text.
+    assert parse_response("See <|call_begin|> here.<|eot|>", result.template, prefix=prefix) == {
+        "role": "assistant",
+        "content": "See <|call_begin|> here.",
+    }
