@@ -29,6 +29,7 @@ from ..labelled_output import (
     parse_labelled,
     read_labelled_outputs,
 )
+from .markup import MARKUP_TOKEN, closes
 from .probes import FINAL_MESSAGES, PROBE_TOOLS, Probe, Render
 
 __all__ = [
@@ -181,7 +182,8 @@ def labelled_renders(probes: list[Probe]) -> list[Example]:
     from. A turn is left out where the chat template writes part of the message nowhere (reasoning
     dropped): then no message explains it. Where the prompt pre-writes text the finished turn
     lacks (a reasoning opener), the turn follows the prompt without that text, and a turn with
-    reasoning is left out; where it writes such text before the header it ends with (a turn
+    reasoning is left out, unless the turn starts with that opener's closer (an empty block
+    the model closes: it follows the whole prompt); where it writes such text before the header it ends with (a turn
     of instructions), the turn follows the whole prompt.
 
     Returns:
@@ -197,7 +199,11 @@ def labelled_renders(probes: list[Probe]) -> list[Example]:
             if turn is None or not _writes_its_text(message, turn.text):
                 continue
             before = prompt
-            if turn.missing and prompt.endswith(turn.missing):
+            if turn.missing and prompt.endswith(turn.missing) and _closes_first(turn):
+                # The prompt pre-writes an opener the finished turn lacks, and the turn starts
+                # by closing it (an empty block): the turn follows the whole prompt.
+                before = prompt
+            elif turn.missing and prompt.endswith(turn.missing):
                 # The prompt pre-writes text the finished turn lacks (a reasoning opener, which the
                 # chat template leaves out of a finished turn): the turn follows the prompt
                 # without it. A message with reasoning is left out (its opener is what lacks).
@@ -224,6 +230,13 @@ def labelled_renders(probes: list[Probe]) -> list[Example]:
                 )
             )
     return found
+
+
+def _closes_first(turn) -> bool:
+    """Whether the turn starts with the closing form of the opener it lacks (`turn.missing`,
+    which the prompt pre-writes): ``</think>answer`` after a prompt ending with ``<think>``."""
+    found = MARKUP_TOKEN.match(turn.text.lstrip())
+    return found is not None and closes(turn.missing.strip(), found.group())
 
 
 def _writes_its_text(message: dict, text: str) -> bool:

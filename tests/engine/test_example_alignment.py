@@ -1309,3 +1309,37 @@ def test_the_aligner_alone_leaves_a_recipient_marker_the_header_ends_with_to_the
         "On it.",
         calls=[call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Oslo", "days": 2})],
     )
+
+
+# History turns close an empty block the generation prompt opens (``</think>answer``, no
+# opener), and the prompt pre-writes the opener when thinking is on.
+CLOSED_EMPTY_BLOCK = (
+    "{%- for m in messages -%}"
+    "{%- if m.role == 'assistant' -%}<|assistant|>"
+    "{% if m.reasoning_content %}<think>{{ m.reasoning_content }}{% endif %}</think>"
+    "{{ m.content or '' }}{%- for c in m.tool_calls or [] %}<tool_call>{{ c.function.name }}"
+    "<args>{{ c.function.arguments | tojson }}</tool_call>{% endfor %}"
+    "{%- else -%}<|{{ m.role }}|>{{ m.content }}{%- endif -%}{%- endfor -%}"
+    "{%- if add_generation_prompt %}<|assistant|>"
+    "{% if enable_thinking is not defined or enable_thinking %}<think>{% else %}</think>{% endif %}"
+    "{% endif -%}"
+)
+
+
+def test_a_turn_that_starts_by_closing_the_opener_the_prompt_pre_writes_follows_the_whole_prompt():
+    from engine.chat_templates.evidence import labelled_renders
+    from engine.chat_templates.learner import probes_for
+    from engine.chat_templates.probes import ANSWER
+
+    _, probes = probes_for(CLOSED_EMPTY_BLOCK, "", "", None)
+    answer = next(e for e in labelled_renders(probes) if e.what.endswith("thinking on"))
+    # An empty block the model closes: the output after the prompt's opener, not a stray closer.
+    assert (answer.prefix[-len("<|assistant|><think>") :], answer.output) == (
+        "<|assistant|><think>",
+        f"</think>{ANSWER}",
+    )
+    result = infer_template(CLOSED_EMPTY_BLOCK)
+    assert result.passed and result.notes == []
+    assert result.template["fields"]["tool_calls"]["open_pattern"] == (
+        "<tool_call>(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)<args>"
+    )
