@@ -9,11 +9,13 @@
 - Template inference (`infer` is its entry point: `infer_template`, `choose_template`):
   `probes` (the probe conversations and their needles), `markup` (markup tokens, openers
   and closers, patterns from rendered text), `parts` (the shared state and its notebook of
-  findings), `anchor`, `reasoning`, `content_closes`, `call_shapes` and `calls` (one module
-  per part of the template), `source_text`, `system_prompt`, `tokens` and `examples` (one
-  module per evidence source besides the renders), `align`, `call_readers`,
-  `argument_readers`, `example_fields` and `unexplained` (example outputs aligned with their
-  messages and generalised into fields), `learner` (the learners in order) and `candidates`
+  findings), `anchor`, `reasoning`, `content_closes` (one module per part of the template),
+  `examples` (labelled outputs aligned into a template: the example outputs, and the renders,
+  whose calls it learns first), `call_shapes` and `calls` (the calls from the differences of
+  two renders, where aligning reads none), `source_text`, `system_prompt` and `tokens` (one
+  module per other evidence source), `align`, `call_readers`, `argument_readers`,
+  `example_fields` and `unexplained` (labelled outputs aligned with their messages and
+  generalised into fields), `learner` (the learners in order) and `candidates`
   (the parts put together, most specific first); `author_loop` (learn, add the first output
   the template misreads to the examples, learn again).
 """

@@ -1,4 +1,9 @@
-"""Template inference, tool calls: the syntax a chat template writes calls in, from its renders.
+"""Template inference, tool calls, where aligning the renders reads none: the syntax a chat
+template writes calls in, from the differences of its renders.
+
+`engine.chat_templates.examples.aligned_calls` learns the calls first, reading each render as a
+labelled output; this learner runs only where it reads no call (renders that write one call
+in two readings no parser shares), and says why no call syntax was found.
 
 The renders of one call, of two calls with different names, of a call with only typed
 arguments and of text followed by a call (`engine.chat_templates.probes`) are cut down to

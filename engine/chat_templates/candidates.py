@@ -23,17 +23,38 @@ from typing import Any
 
 import regex
 
-from ..pattern_shapes import pattern_literal
+from ..pattern_shapes import pattern_literal, top_level_alternatives
 from .markup import pattern_with_stand_ins
 from .parts import Parts
 
+# An alternative of a close pattern that matches one text: every character plain, or one of
+# those a pattern reads specially (`pattern_literal` escapes them) escaped.
+_LITERAL = regex.compile(r"(?:\\[.^$*+?{}\[\]\\|()]|[^.^$*+?{}\[\]\\|()])+")
 
-def content_keys(closes: list[str], patterns: list[str], known: list[str] = ()) -> dict:
+
+def split_content_closes(content: dict) -> tuple[list[str] | None, list[str]]:
+    """(the markers, the patterns) a content field closes at: its `close` (one marker or a
+    list), or its `close_pattern` cut at its top-level alternatives, each plain text (a marker)
+    or a pattern (a marker with a word that varies); (None, []) when the pattern cannot be cut."""
+    if "close_pattern" not in content:
+        closes = content.get("close", [])
+        return ([closes] if isinstance(closes, str) else list(closes)), []
+    alternatives = top_level_alternatives(content["close_pattern"])
+    if alternatives is None:
+        return None, []
+    alternatives = [each for each in alternatives if each]
+    literals = [
+        regex.sub(r"\\(.)", r"\1", each) for each in alternatives if _LITERAL.fullmatch(each)
+    ]
+    return literals, [each for each in alternatives if not _LITERAL.fullmatch(each)]
+
+
+def content_keys(closes: list[str], patterns: list[str]) -> dict:
     """The implicit content field's close keys: `closes` as its close (one marker or a list),
     or, with `patterns` (each a pattern of a marker with a varying word), one close pattern:
-    the `known` patterns, the markers a pattern matches only the start of, the patterns, then
-    the other markers. Longer markers go first: one marker may start another, and the first
-    alternative that matches wins. {} when there is none."""
+    the markers a pattern matches only the start of, the patterns, then the other markers.
+    Longer markers go first: one marker may start another, and the first alternative that
+    matches wins. {} when there is none."""
     if not patterns:
         return {"close": closes[0] if len(closes) == 1 else list(closes)} if closes else {}
     ordered = sorted(closes, key=len, reverse=True)
@@ -46,9 +67,7 @@ def content_keys(closes: list[str], patterns: list[str], known: list[str] = ()) 
         )
     ]
     literals = [pattern_literal(close) for close in ordered if close not in longer]
-    return {
-        "close_pattern": "|".join([*known, *map(pattern_literal, longer), *patterns, *literals])
-    }
+    return {"close_pattern": "|".join([*map(pattern_literal, longer), *patterns, *literals])}
 
 
 def candidates(parts: Parts) -> list[tuple[str, dict]]:

@@ -154,7 +154,7 @@ def _tool_result_marker(
     elif "close" in spec:
         close = pattern_literal(close)
     ends = [m.end() for m in regex.finditer(close, between) if m.end() > m.start()]
-    if not ends:
+    if not ends and parts.closes:
         # A close that consumes nothing (the call ends at its payload's last bracket): the
         # end of the turn written right after it ends the call's turn instead.
         turn_end = regex.compile(
@@ -165,7 +165,7 @@ def _tool_result_marker(
         ends = [
             found.end()
             for m in regex.finditer(close, between)
-            if parts.closes and (found := turn_end.match(between, m.end()))
+            if (found := turn_end.match(between, m.end()))
         ]
     token = MARKUP_TOKEN.search(between, ends[-1]) if ends else None
     if token is None or between[ends[-1] : token.start()].strip():

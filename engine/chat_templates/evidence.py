@@ -30,7 +30,7 @@ from ..labelled_output import (
     read_labelled_outputs,
 )
 from .markup import MARKUP_TOKEN, closes
-from .probes import FINAL_MESSAGES, PROBE_TOOLS, Probe, Render
+from .probes import FINAL_MESSAGES, PROBE_TOOLS, Probe, Render, Turn
 
 __all__ = [
     "Example",
@@ -199,14 +199,12 @@ def labelled_renders(probes: list[Probe]) -> list[Example]:
             if turn is None or not _writes_its_text(message, turn.text):
                 continue
             before = prompt
-            if turn.missing and prompt.endswith(turn.missing) and _closes_first(turn):
-                # The prompt pre-writes an opener the finished turn lacks, and the turn starts
-                # by closing it (an empty block): the turn follows the whole prompt.
-                before = prompt
-            elif turn.missing and prompt.endswith(turn.missing):
+            if turn.missing and prompt.endswith(turn.missing) and not _closes_first(turn):
                 # The prompt pre-writes text the finished turn lacks (a reasoning opener, which the
                 # chat template leaves out of a finished turn): the turn follows the prompt
                 # without it. A message with reasoning is left out (its opener is what lacks).
+                # A turn that starts by closing that opener (an empty block) follows the whole
+                # prompt.
                 if message.get("reasoning_content"):
                     continue
                 before = prompt[: -len(turn.missing)]
@@ -232,7 +230,7 @@ def labelled_renders(probes: list[Probe]) -> list[Example]:
     return found
 
 
-def _closes_first(turn) -> bool:
+def _closes_first(turn: Turn) -> bool:
     """Whether the turn starts with the closing form of the opener it lacks (`turn.missing`,
     which the prompt pre-writes): ``</think>answer`` after a prompt ending with ``<think>``."""
     found = MARKUP_TOKEN.match(turn.text.lstrip())

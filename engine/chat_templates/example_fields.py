@@ -41,7 +41,7 @@ from .call_objects import (
     varying_arguments_keys,
 )
 from .call_readers import CallReading
-from .candidates import content_keys
+from .candidates import content_keys, split_content_closes
 from .evidence import Example
 from .judge import check_examples
 
@@ -1171,13 +1171,15 @@ def _variants(
     with `base`'s fields for the parts no example shows, then without."""
     base_fields = base.get("fields", {})
     base_content = base_fields.get("content", {})
-    closes = base_content.get("close", [])
-    closes = [closes] if isinstance(closes, str) else list(closes)
+    closes, patterns = split_content_closes(base_content)
+    if closes is None:  # a pattern no reader cuts: kept whole, first
+        closes, patterns = [], [base_content["close_pattern"]]
     varying = varying or {}
-    patterns = list(dict.fromkeys(varying[marker] for marker in markers if marker in varying))
+    patterns = list(
+        dict.fromkeys([*patterns, *(varying[marker] for marker in markers if marker in varying)])
+    )
     closes = list(dict.fromkeys([*closes, *(m for m in markers if m not in varying)]))
-    known = [base_content["close_pattern"]] if "close_pattern" in base_content else []
-    content = content_keys(closes, patterns, known)
+    content = content_keys(closes, patterns)
     anchor_keys = {key: value for key, value in base.items() if key != "fields"}
     variants = []
     for with_base in (True, False):

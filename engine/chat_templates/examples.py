@@ -16,7 +16,9 @@ and inference uses them two ways:
   (`engine.chat_templates.example_fields.learn_template`) learns every part from where each
   part of the examples' messages stands in their text: the call syntax, the reasoning's
   markers, the markers no field explains (content closes). The same aligner reads the
-  renders as labelled outputs (`learn_from_renders`), alone and together with the examples.
+  renders as labelled outputs: first for the calls' syntax, before the candidates are built
+  (`aligned_calls`), then, where no candidate reads all the evidence, for a whole template
+  (`learn_from_renders`), alone and together with the examples.
 
 Nothing here knows a model family: the markers are the examples' own.
 """
@@ -28,10 +30,10 @@ import json
 import regex
 
 from ..errors import ResponseParseError
-from ..pattern_shapes import pattern_literal, top_level_alternatives
+from ..pattern_shapes import pattern_literal
 from .align import align_all
 from .calls import CallSyntax
-from .candidates import candidates
+from .candidates import candidates, split_content_closes
 from .evidence import (
     Example,
     labelled_renders,
@@ -209,10 +211,13 @@ def _aligned_renders(parts, rendered: list[Example], built: list[dict], base: di
 
 def aligned_calls(parts, regex_timeout: float | None = 1.0) -> CallSyntax | None:
     """The tool-call syntax the aligner learns from the renders (each a labelled output), as the
-    learners after it and the candidates take it: the `tool_calls` field, the content closes
-    it adds (markers around the calls), what a call starts with (for reasoning a call ends)
-    and the findings with the call renders that show them. None when no render shows a call
-    or the aligner reads none."""
+    learners after it and the candidates take it (`CallSyntax`): the `tool_calls` field; the
+    content closes it adds, markers around the calls that no turn without a call writes (its
+    `content_closes`, and `close_patterns` for those with a varying word); what a call starts
+    with (for reasoning a call ends); the recipient marker the header ends with, when the
+    renders were read with the anchor cut before it (`prewritten`); and the findings with the
+    call renders that show them. None when no render shows a call or the aligner reads none
+    (`regex_timeout`: seconds per regex call)."""
     rendered = labelled_renders(parts.probes)
     calling = [example for example in rendered if (example.expected or {}).get("tool_calls")]
     if not calling:
@@ -222,7 +227,7 @@ def aligned_calls(parts, regex_timeout: float | None = 1.0) -> CallSyntax | None
     if learnt is None or "tool_calls" not in learnt.template["fields"]:
         return None
     spec = learnt.template["fields"]["tool_calls"]
-    closes, patterns = _content_closes(learnt.template["fields"].get("content", {}))
+    closes, patterns = split_content_closes(learnt.template["fields"].get("content", {}))
     if closes is None:
         return None
     # The markers around the calls: written where calls are, never in a turn without one.
@@ -236,7 +241,7 @@ def aligned_calls(parts, regex_timeout: float | None = 1.0) -> CallSyntax | None
         pattern
         for pattern in patterns
         if pattern not in parts.close_patterns
-        and not any(regex.search(pattern, output) for output in plain)
+        and not any(regex.search(pattern, output, timeout=regex_timeout) for output in plain)
     ]
     start = spec.get("open_pattern") or (pattern_literal(spec["open"]) if "open" in spec else "")
     # Where a call starts, as another field's pattern: its named groups (the call's name) are
@@ -249,11 +254,11 @@ def aligned_calls(parts, regex_timeout: float | None = 1.0) -> CallSyntax | None
         for key, value, how in learnt.findings
         if key.startswith("fields.tool_calls") or key == "fields.content.close"
     ]
-    keys = {finding.key for finding in findings}  # the whole field's, where the aligner gave it
+    aligner_keys = {finding.key for finding in findings}  # the whole field's, where given
     findings += [
         finding
         for finding in _call_findings(spec, learnt.description, rendered, calling)
-        if not (finding.key == "fields.tool_calls.content" and "fields.tool_calls" in keys)
+        if not (finding.key == "fields.tool_calls.content" and "fields.tool_calls" in aligner_keys)
     ]
     # A section marker written before the first call starts the calls too (for a reasoning
     # that a call ends).
@@ -275,26 +280,6 @@ def aligned_calls(parts, regex_timeout: float | None = 1.0) -> CallSyntax | None
     )
 
 
-# An alternative of a pattern that matches one text: every character plain or escaped.
-_LITERAL = regex.compile(r"(?:\\[.^$*+?{}\[\]\\|()]|[^.^$*+?{}\[\]\\|()])*")
-
-
-def _content_closes(content: dict) -> tuple[list[str] | None, list[str]]:
-    """(the literal closes, the closes that are patterns) of a learnt content field: a close
-    pattern cut at its alternatives, each plain text or a pattern; (None, []) when the pattern
-    cannot be cut."""
-    if "close_pattern" not in content:
-        closes = content.get("close", [])
-        return ([closes] if isinstance(closes, str) else list(closes)), []
-    alternatives = top_level_alternatives(content["close_pattern"])
-    if alternatives is None:
-        return None, []
-    literals = [
-        regex.sub(r"\\(.)", r"\1", each) for each in alternatives if _LITERAL.fullmatch(each)
-    ]
-    return literals, [each for each in alternatives if not _LITERAL.fullmatch(each)]
-
-
 def _prewritten_marker(parts, base: dict, learnt: dict) -> str:
     """The marker the header ends with when the aligner read the renders with the anchor cut
     before it (a recipient marker the generation prompt pre-writes: the message starts with
@@ -311,12 +296,17 @@ def _call_findings(
 ) -> list[Finding]:
     """A finding for each delimiter and choice of the call field the aligner learnt from the
     renders, each shown by two renders: one call and two where the chat template renders two,
-    else the answer and one call."""
+    else one call and the answer (one call alone where the chat template renders no answer).
+
+    Returns:
+        The findings of ``fields.tool_calls.content``, its open and close keys, and `repeats`
+        where two calls are rendered.
+    """
     one = next((e for e in calling if len(e.expected["tool_calls"]) == 1), calling[0])
     two = next((e for e in calling if len(e.expected["tool_calls"]) > 1), None)
     answer = next((e for e in rendered if not (e.expected or {}).get("tool_calls")), None)
-    before = two if two is not None else answer
-    pair = (one.render(),) if before is None else (one.render(), before.render())
+    other = two if two is not None else answer
+    pair = (one.render(),) if other is None else (one.render(), other.render())
     found = [
         Finding(
             "fields.tool_calls.content",

@@ -373,8 +373,8 @@ def _checked_candidates(
         deadline
     ):
         # None reads all the evidence, or the best has no field for a part the renders show:
-        # the aligner run over the renders gives one more (only then: learning it costs more
-        # than the other candidates together).
+        # the aligner run over the renders for a whole template gives one more (only then:
+        # each run costs about as much as the other candidates together).
         learn_from_renders(parts, regex_timeout, examples)
         learnt = [
             (description, template)

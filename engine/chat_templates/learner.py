@@ -1,9 +1,10 @@
 """Template inference, the learners in order.
 
 `learn` renders the probes in every thinking mode and runs each part's learner in turn
-(`anchor`, `reasoning`, `content_closes`, `calls`), then the other evidence where it is
-given or found (`source_text`, `system_prompt`, `tokens`, `examples`). The parts it fills
-are put together by `engine.chat_templates.candidates`.
+(`anchor`, `reasoning`, `content_closes`, and for the calls the aligner over the renders,
+`examples.aligned_calls`, then `calls` where it reads none), then the other evidence where
+it is given or found (`source_text`, `system_prompt`, `tokens`, the example outputs). The
+parts it fills are put together by `engine.chat_templates.candidates`.
 """
 
 from __future__ import annotations
@@ -126,8 +127,8 @@ def learn(
 
 
 def _lack_calls(parts: Parts, found: NoCallSyntax) -> None:
-    """Say that the tool calls are missing when the chat template takes tools: it writes calls no
-    shape reads, or it lists the tools in the prompt and writes no call at all."""
+    """Say that the tool calls are missing when the chat template takes tools: it writes calls
+    neither learner reads, or it lists the tools in the prompt and writes no call at all."""
     if found.written:
         parts.book.lack("tool_calls", found.why, found.construct)
         parts.book.find("fields.tool_calls", None, f"not inferred: {found.why}", *found.renders)
@@ -209,12 +210,12 @@ def learn_calls(parts: Parts) -> None:
     # The aligner, which reads example outputs, reads the renders as labelled outputs; the
     # shapes of the renders' differences where it reads no call.
     noted = len(parts.book.notes)
-    found = (aligned_calls(parts) if modes else None) or (
-        learn_call_syntax(modes) if modes else NoCallSyntax("no answer renders")
-    )
-    if isinstance(found, CallSyntax):
-        del parts.book.notes[noted:]  # why the aligner read no call: the shapes did
+    aligned = aligned_calls(parts) if modes else None
+    said = parts.book.notes[noted:]  # what the aligner noted: said only if nothing reads a call
+    del parts.book.notes[noted:]
+    found = aligned or (learn_call_syntax(modes) if modes else NoCallSyntax("no answer renders"))
     if isinstance(found, NoCallSyntax):
+        parts.book.notes += said
         parts.book.notes.append(f"no tool_calls field: {found.why}")
         _lack_calls(parts, found)
         return

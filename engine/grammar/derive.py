@@ -382,9 +382,15 @@ class _Planner:
             values = {name: batch[0].name for name in names_in_groups}
             where = f"{spec.path}[{batch[0].name}]" if per_tool else spec.path
             try:
-                body = self.call_body(writer, spec, shape, batch, where)
                 close = closing(spec, values, self.implicit_closes, tool=True)
                 ways = openings(spec, values, self.notes)
+                # An open that only looks ahead: the body itself must start with what it looks
+                # for, so a JSON call object is written member by member (the engine would
+                # write a schema handed whole from its brace on).
+                looked_for = per_tool and spec.content == "json" and any(w.in_body for w in ways)
+                body = (writer.object_body(batch[0], where) if looked_for else None) or (
+                    self.call_body(writer, spec, shape, batch, where)
+                )
             except Unconstrainable as error:
                 self.notes.append(str(error))
                 continue
@@ -392,11 +398,6 @@ class _Planner:
                 written = body
                 if way.in_body:  # a lookahead open: the body itself starts with the trigger
                     written = _without_lead(body, way.begin)
-                    if written is None and per_tool and spec.content == "json":
-                        # A JSON call object the engine would write whole: written member by
-                        # member instead, so that it starts with the brace the open looks for.
-                        whole = writer.object_body(batch[0], where)
-                        written = whole and _without_lead(whole, way.begin)
                     if written is None:
                         self.notes.append(
                             f"{spec.path}: the body does not start with {way.begin!r}, which the open looks for"

@@ -215,6 +215,11 @@ def region_body(spec: FieldSpec, excludes: set[str], notes: list[str]) -> Node |
     return body
 
 
+def _holds_name(role: Any) -> bool:
+    """Whether a call shape's member is the function's name or an object holding it."""
+    return role is NAME or (isinstance(role, dict) and any(map(_holds_name, role.values())))
+
+
 class CallWriter:
     """Writes the bodies of one tool field's calls into `grammar`."""
 
@@ -295,16 +300,17 @@ class CallWriter:
         return self._members(shape, tool, where)
 
     def _members(self, shape: dict, tool: ToolSpec, where: str) -> Node:
-        """The object of `shape` for a call of `tool`: its name's members first (an open that
-        looks ahead for the name's key finds it there), each value a literal or a JSON value."""
+        """The object of `shape` for a call of `tool`: the members that hold its name first (an
+        open that looks ahead for the name's key finds it there), each value a literal or a JSON
+        value; `where` names the object for the notes."""
         items: list[Node] = [Lit("{")]
-        ordered = sorted(shape.items(), key=lambda member: member[1] is not NAME)
+        ordered = sorted(shape.items(), key=lambda member: not _holds_name(member[1]))
         for index, (key, role) in enumerate(ordered):
             items.append(Lit(("" if index == 0 else ", ") + json.dumps(key) + ": "))
             if role is NAME:
                 items.append(Lit(json.dumps(tool.name)))
             elif isinstance(role, dict):
-                items.append(self._members(role, tool, where))
+                items.append(self._members(role, tool, f"{where}.{key}"))
             else:
                 items.append(self._json_value(shape_schema(role, tool), f"{where}.{key}"))
         items.append(Lit("}"))

@@ -215,7 +215,7 @@ def findings_for_template(result: dict | None, template: dict, key: str | None) 
     ``fields.tool_calls.open_pattern``) whose value the template still holds there."""
     if not result or not key:
         return []
-    if key == CONTENT_CLOSE and "close" not in _content_of(template):
+    if key in (CONTENT_CLOSE, CONTENT_CLOSE_PATTERN) and "close" not in _content_of(template):
         return [
             finding
             for finding in evidence_for(result, key)

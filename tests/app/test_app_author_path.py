@@ -20,7 +20,7 @@ from engine.template_files import load_template_file
 from playground import catalog, handlers
 from playground.authoring.chat_template_check import difference_summary, root_causes
 from playground.authoring.diagnostics import editor_place, findings
-from playground.authoring.inference import with_workspace_output
+from playground.authoring.inference import findings_for_template, with_workspace_output
 from playground.authoring.inference_failures import candidate_changes, failure_groups
 from playground.authoring.template_edits import apply_edit
 from playground.authoring.test_cases import as_examples, examples_jsonl
@@ -171,6 +171,17 @@ def test_calls_keyed_by_their_name_are_learnt_from_the_renders_and_keep_brackets
     # the close writes them with.
     assert "found for a candidate the chosen template is not" not in panel
     assert r'fields.content.close = "<|eot|>" / "<|calls|>" / "\\[(?=\\s*\\{)"' in panel
+    # The same evidence where the editor or the map asks for the pattern's key.
+    asked = findings_for_template(
+        session.inference, session.inference["template"], "fields.content.close_pattern"
+    )
+    assert sorted(f["value"] for f in asked) == [
+        "(?<=\\})\\s*\\]",
+        "<|/calls|>",
+        "<|calls|>",
+        "<|eot|>",
+        "\\[(?=\\s*\\{)",
+    ]
     assert "Apply the sketch" not in panel
     learnt = json.loads(last["template_text"])
     assert learnt["fields"]["content"] == {

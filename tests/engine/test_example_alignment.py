@@ -749,8 +749,10 @@ def test_the_renders_and_the_examples_are_also_aligned_together_into_one_candida
     # It reads every render and every example back.
     assert check_examples(joint, labelled_renders(parts.probes)) == []
     assert check_examples(joint, examples) == []
-    # Learnt from the renders alone, the reasoning is not there.
-    assert "reasoning_content" not in parts.render_template["fields"]
+    # Learnt from the renders alone, the reasoning is not there: that reading is the first
+    # candidate's own (the calls were learnt by aligning the renders), so no candidate of its own.
+    assert parts.render_template is None
+    assert "reasoning_content" not in candidates(parts)[0][1]["fields"]
     # And the call syntax's finding says which evidence taught it.
     [calls] = [f for f in parts.evidence_findings if f.key == "fields.tool_calls"]
     assert calls.how.startswith("the renders and the examples write their calls as the name")

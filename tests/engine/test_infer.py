@@ -593,6 +593,21 @@ def test_the_call_marker_granite_s_tools_instructions_name_reads_its_calls():
 
 
 @needs_shared
+def test_the_aligners_reason_for_reading_no_call_is_not_said_when_the_render_differences_read_them():
+    # llama32-pythonic's renders write strings unquoted inside a Python-style list: the aligner
+    # reads one call as Python and another as key and value pairs, and refuses mixed readings;
+    # the differences of two renders read the calls.
+    entry = next(entry for entry in MANIFEST if entry["file"] == "llama32-pythonic.jinja")
+    result = infer_template(
+        (CHAT_TEMPLATES / entry["file"]).read_text(encoding="utf-8"),
+        bos_token=entry["bos_token"],
+        eos_token=entry["eos_token"],
+    )
+    assert result.template["fields"]["tool_calls"]["content"] == "python-call-list"
+    assert result.passed and result.notes == []
+
+
+@needs_shared
 def test_the_calls_of_real_chat_templates_transformers_refuses_to_render_are_learnt():
     """kimi-k2-instruct keeps its call ids in a list it appends to; functiongemma-litert joins
     argument values with ``+``: transformers renders none of their calls, inference renders them

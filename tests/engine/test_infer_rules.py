@@ -725,3 +725,42 @@ def test_a_marker_with_an_id_before_each_call_is_a_content_close_written_as_a_pa
         "role": "assistant",
         "content": "See <|call_begin|> here.",
     }
+
+
+def test_a_content_close_pattern_of_the_renders_is_kept_once_by_the_template_learnt_from_examples():
+    prefix = "<|user|>hi<|eot|><|assistant|>"
+    examples = [
+        {
+            "prefix": prefix,
+            "output": "<think>Let me see.</think>Sunny.<|eot|>",
+            "expected": {
+                "role": "assistant",
+                "reasoning_content": "Let me see.",
+                "content": "Sunny.",
+            },
+        },
+        {
+            "prefix": prefix,
+            "output": "<|call_begin|>c7<|call_name|>get_time<|call_args|>{}<|call_end|><|eot|>",
+            "expected": {
+                "role": "assistant",
+                "tool_calls": [
+                    {"type": "function", "function": {"name": "get_time", "arguments": {}}}
+                ],
+            },
+        },
+    ]
+    result = infer_template(ID_BEFORE_EACH_CALL, examples=examples)
+    assert [(c.description, c.passed) for c in result.candidates] == [
+        ("learnt by aligning the example outputs", True)
+    ]
+    close = result.template["fields"]["content"]["close_pattern"]
+    assert close.startswith("<\\|call_begin\\|>[\\w\\-.]+|") and close.count("[\\w\\-.]+") == 1
+    output = (
+        "<think>Hm.</think><|call_begin|>q-2<|call_name|>get_time<|call_args|>{}<|call_end|><|eot|>"
+    )
+    assert parse_response(output, result.template, prefix=prefix) == {
+        "role": "assistant",
+        "reasoning_content": "Hm.",
+        "tool_calls": [{"type": "function", "function": {"name": "get_time", "arguments": {}}}],
+    }
