@@ -563,14 +563,19 @@ def test_calls_whose_values_a_chat_template_joins_as_strings_are_learnt_from_the
     ]
 
 
-@needs_shared
-def test_the_call_marker_granite_s_tools_instructions_name_reads_its_calls():
-    entry = next(entry for entry in MANIFEST if entry["file"] == "granite-3.3.jinja")
-    result = infer_template(
-        (CHAT_TEMPLATES / entry["file"]).read_text(encoding="utf-8"),
+def _inferred_shared(name: str):
+    """The inference of a shared chat template, with the tokens its manifest entry gives."""
+    entry = next(entry for entry in MANIFEST if entry["file"] == name)
+    return infer_template(
+        (CHAT_TEMPLATES / name).read_text(encoding="utf-8"),
         bos_token=entry["bos_token"],
         eos_token=entry["eos_token"],
     )
+
+
+@needs_shared
+def test_the_call_marker_granite_s_tools_instructions_name_reads_its_calls():
+    result = _inferred_shared("granite-3.3.jinja")
     assert result.passed and result.complete
     output = (
         'Let me check.<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
@@ -597,12 +602,7 @@ def test_the_aligners_reason_for_reading_no_call_is_not_said_when_the_render_dif
     # llama32-pythonic's renders write strings unquoted inside a Python-style list: the aligner
     # reads one call as Python and another as key and value pairs, and refuses mixed readings;
     # the differences of two renders read the calls.
-    entry = next(entry for entry in MANIFEST if entry["file"] == "llama32-pythonic.jinja")
-    result = infer_template(
-        (CHAT_TEMPLATES / entry["file"]).read_text(encoding="utf-8"),
-        bos_token=entry["bos_token"],
-        eos_token=entry["eos_token"],
-    )
+    result = _inferred_shared("llama32-pythonic.jinja")
     assert result.template["fields"]["tool_calls"]["content"] == "python-call-list"
     assert result.passed and result.notes == []
 
@@ -612,17 +612,7 @@ def test_the_calls_of_real_chat_templates_transformers_refuses_to_render_are_lea
     """kimi-k2-instruct keeps its call ids in a list it appends to; functiongemma-litert joins
     argument values with ``+``: transformers renders none of their calls, inference renders them
     adapted and learns the syntax (before, both were partial: tool_calls missing)."""
-    entries = {entry["file"]: entry for entry in MANIFEST}
-
-    def inferred(name: str):
-        entry = entries[name]
-        return infer_template(
-            (CHAT_TEMPLATES / name).read_text(encoding="utf-8"),
-            bos_token=entry["bos_token"],
-            eos_token=entry["eos_token"],
-        )
-
-    kimi = inferred("kimi-k2-instruct.jinja")
+    kimi = _inferred_shared("kimi-k2-instruct.jinja")
     assert kimi.complete and kimi.passed
     assert kimi.template["fields"]["tool_calls"]["open_pattern"] == (
         "<\\|tool_call_begin\\|>functions\\.(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*):\\d+<\\|tool_call_argument_begin\\|>"
@@ -640,7 +630,7 @@ def test_the_calls_of_real_chat_templates_transformers_refuses_to_render_are_lea
             "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 1}},
         }
     ]
-    litert = inferred("functiongemma-litert.jinja")
+    litert = _inferred_shared("functiongemma-litert.jinja")
     assert litert.complete and litert.passed
     assert [(each.description, each.passed) for each in litert.candidates] == [("as learnt", True)]
     assert any(
