@@ -27,10 +27,6 @@ from ..pattern_shapes import pattern_literal, top_level_alternatives
 from .markup import pattern_with_stand_ins
 from .parts import Parts
 
-# An alternative of a close pattern that matches one text: every character plain, or one of
-# those a pattern reads specially (`pattern_literal` escapes them) escaped.
-_LITERAL = regex.compile(r"(?:\\[.^$*+?{}\[\]\\|()]|[^.^$*+?{}\[\]\\|()])+")
-
 
 def split_content_closes(content: dict) -> tuple[list[str] | None, list[str]]:
     """(the markers, the patterns) a content field closes at: its `close` (one marker or a
@@ -42,11 +38,15 @@ def split_content_closes(content: dict) -> tuple[list[str] | None, list[str]]:
     alternatives = top_level_alternatives(content["close_pattern"])
     if alternatives is None:
         return None, []
-    alternatives = [each for each in alternatives if each]
-    literals = [
-        regex.sub(r"\\(.)", r"\1", each) for each in alternatives if _LITERAL.fullmatch(each)
-    ]
-    return literals, [each for each in alternatives if not _LITERAL.fullmatch(each)]
+    literals, patterns = [], []
+    for alternative in filter(None, alternatives):
+        # Plain text: the alternative is the pattern of its own text unescaped.
+        text = regex.sub(r"\\(.)", r"\1", alternative)
+        if pattern_literal(text) == alternative:
+            literals.append(text)
+        else:
+            patterns.append(alternative)
+    return literals, patterns
 
 
 def content_keys(closes: list[str], patterns: list[str]) -> dict:

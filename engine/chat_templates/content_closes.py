@@ -153,7 +153,8 @@ def _tool_result_marker(
         close = "|".join(pattern_literal(each) for each in close)
     elif "close" in spec:
         close = pattern_literal(close)
-    ends = [m.end() for m in regex.finditer(close, between) if m.end() > m.start()]
+    matches = list(regex.finditer(close, between))
+    ends = [m.end() for m in matches if m.end() > m.start()]
     if not ends and parts.closes:
         # A close that consumes nothing (the call ends at its payload's last bracket): the
         # end of the turn written right after it ends the call's turn instead.
@@ -162,11 +163,7 @@ def _tool_result_marker(
             + "|".join(map(regex.escape, sorted(parts.closes, key=len, reverse=True)))
             + ")"
         )
-        ends = [
-            found.end()
-            for m in regex.finditer(close, between)
-            if (found := turn_end.match(between, m.end()))
-        ]
+        ends = [found.end() for m in matches if (found := turn_end.match(between, m.end()))]
     token = MARKUP_TOKEN.search(between, ends[-1]) if ends else None
     if token is None or between[ends[-1] : token.start()].strip():
         return []

@@ -232,7 +232,7 @@ def labelled_renders(probes: list[Probe]) -> list[Example]:
 
 def _closes_first(turn: Turn) -> bool:
     """Whether the turn starts with the closing form of the opener it lacks (`turn.missing`,
-    which the prompt pre-writes): ``</think>answer`` after a prompt ending with ``<think>``."""
+    which the prompt pre-writes): ``</r>answer`` after a prompt ending with ``<r>``."""
     found = MARKUP_TOKEN.match(turn.text.lstrip())
     return found is not None and closes(turn.missing.strip(), found.group())
 

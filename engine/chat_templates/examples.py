@@ -287,8 +287,14 @@ def _prewritten_marker(parts, base: dict, learnt: dict) -> str:
     keys = ("start_anchor", "start_anchor_pattern")
     if all(base.get(key) == learnt.get(key) for key in keys):
         return ""
-    marker = regex.search(r"[^\w\s]+=?$", parts.header.rstrip())
+    marker = _header_marker(parts)
     return marker.group() if marker else ""
+
+
+def _header_marker(parts) -> regex.Match | None:
+    """The marker the header ends with (a run of punctuation, maybe ending with ``=``: ``>>>``,
+    ``::to=``), matched in the header without its trailing blanks, or None."""
+    return regex.search(r"[^\w\s]+=?$", parts.header.rstrip())
 
 
 def _call_findings(
@@ -382,7 +388,7 @@ def _anchored_before_call_marker(parts, base: dict, rendered: list[Example]) -> 
     from .candidates import anchors_as_keys
 
     header = parts.header.rstrip()
-    marker = regex.search(r"[^\w\s]+=?$", header)
+    marker = _header_marker(parts)
     if marker is None or marker.start() == 0:
         return None
     names = {

@@ -247,17 +247,15 @@ def _in_close_pattern(found: Any, template: dict) -> bool:
     """Whether every marker of a content-close finding (`found`: a marker, a pattern or a list)
     is an alternative of the template's content close pattern (markers found one by one, some
     with a varying word, are written as one pattern)."""
-    from engine.pattern_shapes import pattern_literal, top_level_alternatives
+    from engine.chat_templates.candidates import split_content_closes
 
-    pattern = _content_of(template).get("close_pattern")
-    alternatives = top_level_alternatives(pattern) if isinstance(pattern, str) else None
-    if not alternatives:
+    content = _content_of(template)
+    if not isinstance(content.get("close_pattern"), str):
         return False
+    closes, patterns = split_content_closes(content)
     markers = found if isinstance(found, list) else [found]
-    return all(
-        isinstance(marker, str)
-        and (pattern_literal(marker) in alternatives or marker in alternatives)
-        for marker in markers
+    return closes is not None and all(
+        isinstance(marker, str) and (marker in closes or marker in patterns) for marker in markers
     )
 
 
