@@ -11,8 +11,8 @@
   and closers, patterns from rendered text), `parts` (the shared state and its notebook of
   findings), `anchor`, `reasoning`, `content_closes` (one module per part of the template),
   `examples` (labelled outputs aligned into a template: the example outputs, and the renders,
-  whose calls it learns first), `call_shapes` and `calls` (the calls from the differences of
-  two renders, where aligning reads none), `source_text`, `system_prompt` and `tokens` (one
+  whose calls it learns), `calls` (the call syntax the learners share, and why none was read),
+  `source_text`, `system_prompt` and `tokens` (one
   module per other evidence source), `align`, `call_readers`, `argument_readers`,
   `example_fields` and `unexplained` (labelled outputs aligned with their messages and
   generalised into fields), `learner` (the learners in order) and `candidates`

@@ -24,7 +24,7 @@ from typing import Any
 import regex
 
 from ..pattern_shapes import pattern_literal, top_level_alternatives
-from .markup import pattern_with_stand_ins
+from .markup import rendered_text_pattern
 from .parts import Parts
 
 
@@ -121,7 +121,7 @@ def anchors_as_keys(anchors: list[str], optional_tails: list[str]) -> dict[str, 
     """`anchor_keys` of these anchors and optional tails (patterns)."""
     if not optional_tails and not any(regex.search(r"\s", text) for text in anchors):
         return {"start_anchor": anchors[0] if len(anchors) == 1 else list(anchors)}
-    pattern = "|".join(pattern_with_stand_ins(text) for text in anchors)
+    pattern = "|".join(rendered_text_pattern(text) for text in anchors)
     if optional_tails:
         tails = "|".join(optional_tails)
         pattern = (f"(?:{pattern})" if len(anchors) > 1 else pattern) + rf"(?:\s*(?:{tails}))?"

@@ -44,6 +44,7 @@ from .evidence import read_examples as read_examples  # where callers have alway
 from .example_fields import NotLearnt, learn_from_most, learn_template
 from .judge import check_examples
 from .probes import Finding
+from .turns import argument_defects
 
 # -- what the examples teach ------------------------------------------------------------------------
 
@@ -224,6 +225,16 @@ def aligned_calls(parts, regex_timeout: float | None = 1.0) -> CallSyntax | None
         return None
     built = [template for description, template in candidates(parts)]
     learnt, taught = _aligned_renders(parts, rendered, built, built[0], regex_timeout)
+    readable = [example for example in rendered if not _loses_values(example)]
+    if (learnt is None or "tool_calls" not in learnt.template["fields"]) and len(readable) < len(
+        rendered
+    ):
+        # Renders that write an argument in a form that loses its value (a string left bare
+        # after its key) are evidence only when a reading holds them too: else the others teach.
+        rendered = readable
+        calling = [example for example in calling if example in readable]
+        if calling:
+            learnt, taught = _aligned_renders(parts, rendered, built, built[0], regex_timeout)
     if learnt is None or "tool_calls" not in learnt.template["fields"]:
         return None
     spec = learnt.template["fields"]["tool_calls"]
@@ -278,6 +289,12 @@ def aligned_calls(parts, regex_timeout: float | None = 1.0) -> CallSyntax | None
         spec.get("open", ""),
         added_patterns,
     )
+
+
+def _loses_values(example: Example) -> bool:
+    """Whether a render writes an argument of its message in a form that loses its value
+    (`engine.chat_templates.turns.argument_defects`)."""
+    return bool(argument_defects(example.expected or {}, example.output))
 
 
 def _prewritten_marker(parts, base: dict, learnt: dict) -> str:

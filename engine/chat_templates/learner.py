@@ -2,7 +2,7 @@
 
 `learn` renders the probes in every thinking mode and runs each part's learner in turn
 (`anchor`, `reasoning`, `content_closes`, and for the calls the aligner over the renders,
-`examples.aligned_calls`, then `calls` where it reads none), then the other evidence where
+`examples.aligned_calls`, and `calls.why_no_calls` where it reads none), then the other evidence where
 it is given or found (`source_text`, `system_prompt`, `tokens`, the example outputs). The
 parts it fills are put together by `engine.chat_templates.candidates`.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .anchor import header_without, learn_anchor
-from .calls import CallSyntax, CallTurns, NoCallSyntax, learn_call_syntax
+from .calls import CallSyntax, NoCallSyntax, why_no_calls
 from .candidates import tolerant_opener
 from .content_closes import (
     learn_content_wrapper,
@@ -184,7 +184,9 @@ def _note_render_help(parts: Parts) -> None:
 
 
 def learn_calls(parts: Parts) -> None:
-    """The tool-call syntax from every mode's call renders."""
+    """The tool-call syntax from every mode's call renders: the aligner, which reads example
+    outputs, reads the renders as labelled outputs; where it reads no call, why none was read
+    is said (`why_no_calls`)."""
     modes = []
     for probe in parts.probes:
         answer = probe.turn("answer")
@@ -195,30 +197,22 @@ def learn_calls(parts: Parts) -> None:
             parts.book.notes.append(
                 f"{probe.label('the render of two calls')} writes only the first one"
             )
-            two = None
-        modes.append(
-            CallTurns(
-                answer,
-                probe.turn("call"),
-                two,
-                probe.turn("typed-call"),
-                probe.turn("lead-and-call"),
-                list(parts.closes),
-                parts.generation_prompts.get(probe.mode, ""),
-            )
-        )
-    # The aligner, which reads example outputs, reads the renders as labelled outputs; the
-    # shapes of the renders' differences where it reads no call.
+        calls = {
+            name: turn
+            for name in ("call", "two-calls", "typed-call", "lead-and-call")
+            for turn in [probe.turn(name)]
+            if turn is not None and not (name == "two-calls" and BETA not in turn.text)
+        }
+        modes.append((answer, calls))
     noted = len(parts.book.notes)
-    aligned = aligned_calls(parts) if modes else None
-    said = parts.book.notes[noted:]  # what the aligner noted: said only if nothing reads a call
-    del parts.book.notes[noted:]
-    found = aligned or (learn_call_syntax(modes) if modes else NoCallSyntax("no answer renders"))
-    if isinstance(found, NoCallSyntax):
-        parts.book.notes += said
-        parts.book.notes.append(f"no tool_calls field: {found.why}")
-        _lack_calls(parts, found)
+    found = aligned_calls(parts) if modes else None
+    if found is None:
+        # What the aligner noted while it tried the renders is said only when it reads no call.
+        why = why_no_calls(modes)
+        parts.book.notes.append(f"no tool_calls field: {why.why}")
+        _lack_calls(parts, why)
         return
+    del parts.book.notes[noted:]
     parts.calls = found
     parts.book.findings += found.findings
     for marker in found.content_closes:

@@ -7,10 +7,9 @@ boundaries. This module holds what every part of inference reads text with:
 * `MARKUP_TOKEN`, `shared_start`, `shared_end`, `difference`: tokens, and what renders share;
 * openers and closers: `closing_forms`, `word_closing_forms`, `closes`, `marker_pairs`,
   `split_block`, `opening_forms`;
-* patterns from rendered text: `pattern_with_stand_ins` (blanks match any blanks, and blanks
+* patterns from rendered text: `rendered_text_pattern` (blanks match any blanks, and blanks
   are allowed between two adjacent markup tokens; each literal piece is written by
-  `engine.pattern_shapes.pattern_literal`), and the stand-ins that mark a function's name, a
-  number, a call id or an argument's key in text being compared.
+  `engine.pattern_shapes.pattern_literal`).
 
 Nothing here knows a model family: it reads the shape of text, never a marker's name.
 """
@@ -33,12 +32,6 @@ MARKUP_TOKEN = regex.compile(
     r"|(?![(){}\[\]])[\p{Ps}\p{Pi}][^\s\p{Ps}\p{Pi}\p{Pe}\p{Pf}]{0,40}[\p{Pe}\p{Pf}]|(?![(){}\[\]])[\p{Ps}\p{Pi}\p{Pe}\p{Pf}]"
 )
 
-# Stand-ins while comparing the text around calls: the function's name, a number, a call id, an
-# argument's key. They never occur in rendered text.
-NAME, NUMBER, CALL_ID, KEY = "\x00", "\x01", "\x02", "\x04"
-STAND_INS = NAME + NUMBER + CALL_ID + KEY
-NAME_GROUP = r"(?P<name>[\w.\-]+)"
-
 
 def shared_start(texts: list[str]) -> str:
     """The longest start every text shares, cut back to where each text has a token boundary (or ends)."""
@@ -50,17 +43,12 @@ def shared_start(texts: list[str]) -> str:
     return first[:size]
 
 
-def shared_end(texts: list[str], stand_ins: str = "") -> str:
-    """The longest end every text shares, from a token boundary of the first (a character of
-    `stand_ins`, which stands for a name or a number, counts as one)."""
+def shared_end(texts: list[str]) -> str:
+    """The longest end every text shares, from a token boundary of the first."""
     first = texts[0]
     size = min(common_suffix_length(first, other) for other in texts)
     start = len(first) - size
-    while (
-        0 < start < len(first)
-        and not token_boundary(first, start)
-        and first[start - 1] not in stand_ins
-    ):
+    while 0 < start < len(first) and not token_boundary(first, start):
         start += 1
     return first[start:]
 
@@ -222,12 +210,6 @@ def mostly_text(text: str) -> bool:
     return not MARKUP_TOKEN.search(text) and not regex.search(r"[^\w\s]", text)
 
 
-def markup_pieces(text: str) -> list[str]:
-    """`text` as its markup tokens when it is nothing else (each then ends the content on its own), else whole."""
-    tokens = MARKUP_TOKEN.findall(text)
-    return tokens if tokens and not MARKUP_TOKEN.sub("", text).strip() else [text]
-
-
 def prompt_end(prompt: str, needle: str) -> str:
     """What the prompt ends with after the last `needle`: its last markup token (when only blanks
     follow it), else everything from its first markup token."""
@@ -251,60 +233,19 @@ def token_joints(text: str) -> list[int]:
     return [a.end() for a, b in zip(tokens, tokens[1:]) if a.end() == b.start()]
 
 
-def pattern_with_stand_ins(text: str, name_group: bool = True) -> str:
-    """A regex for `text`: whitespace runs match any whitespace, blanks are allowed between two
-    markup tokens the render writes side by side (models break lines there), and the stand-ins
-    match their groups (the name as the `name` group, or without one where the name is matched
-    a second time). A call id written right after a marker of its own is optional with that
-    marker (``(?:[ID]ID)?``): the render writes the id it was given, a model or a serving
-    stack may write none."""
-    joints = token_joints(text)
-    if joints:
-        text = "".join(
-            text[start:end] + (" " if end in joints else "")
-            for start, end in zip([0, *joints], [*joints, len(text)])
-        )
-        return pattern_with_stand_ins(text, name_group)
+def rendered_text_pattern(text: str) -> str:
+    """A regex for rendered `text` as a model may write it: whitespace runs match any
+    whitespace, and blanks are allowed between two markup tokens the render writes side by
+    side (models break lines there)."""
+    joints = set(token_joints(text))
     pieces: list[str] = []
-    before = ""  # the piece before, as written
-    for piece in regex.split(r"(\s+|[\x00\x01\x02\x04])", text):
-        if not piece:
-            continue
-        previous, before = before, piece
-        if piece == KEY:
-            pieces.append("(?P=key)")
-        elif piece == NAME:
-            pieces.append(NAME_GROUP if name_group else r"[\w.\-]+")
-        elif piece == NUMBER:
-            pieces.append(r"\d+")
-        elif piece == CALL_ID:
-            marker = _last_token(previous) if pieces and previous not in STAND_INS else None
-            if marker:
-                pieces[-1] = pattern_literal(previous[: -len(marker)])
-                pieces.append(f"(?:{pattern_literal(marker)}" + r"[\w\-]+)?")
-            else:
-                pieces.append(r"[\w\-]+")
-        elif piece.isspace():
+    for start, end in zip([0, *sorted(joints)], [*sorted(joints), len(text)]):
+        for piece in regex.split(r"(\s+)", text[start:end]):
+            if piece:
+                pieces.append(r"\s*" if piece.isspace() else pattern_literal(piece))
+        if end in joints:
             pieces.append(r"\s*")
-        else:
-            pieces.append(pattern_literal(piece))
     return "".join(pieces)
-
-
-def _last_token(text: str) -> str:
-    """The markup token `text` ends with, or "" (blanks and other text do not count)."""
-    found = [token for token in MARKUP_TOKEN.finditer(text) if token.end() == len(text)]
-    return found[-1].group() if found else ""
-
-
-def literal_head(text: str) -> str:
-    """The literal text before the first stand-in, stripped."""
-    return regex.split(r"[\x00\x01\x02]", text)[0].strip()
-
-
-def has_stand_in(text: str) -> bool:
-    """Whether `text` holds a stand-in for a function's name, a number or a call id."""
-    return any(mark in text for mark in (NAME, NUMBER, CALL_ID))
 
 
 def plain(text: str) -> str:
@@ -312,14 +253,7 @@ def plain(text: str) -> str:
     return text.replace("\n", "\\n")
 
 
-def shown(text: str) -> str:
-    """`text` with its stand-ins named (NAME, N, ID, KEY)."""
-    return (
-        text.replace(NAME, "NAME").replace(NUMBER, "N").replace(CALL_ID, "ID").replace(KEY, "KEY")
-    )
-
-
 def show_text(text: str, limit: int = 80) -> str:
-    """`text` quoted for a sentence (stand-ins named), cut to `limit` characters."""
-    quoted = json.dumps(shown(text), ensure_ascii=False)
+    """`text` quoted for a sentence, cut to `limit` characters."""
+    quoted = json.dumps(text, ensure_ascii=False)
     return quoted if len(quoted) <= limit else quoted[: limit - 4] + '..."'

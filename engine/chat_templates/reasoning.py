@@ -18,7 +18,7 @@ from .markup import (
     MARKUP_TOKEN,
     closing_forms,
     last_block_start,
-    pattern_with_stand_ins,
+    rendered_text_pattern,
     split_block,
 )
 from .parts import Parts, Reasoning
@@ -95,7 +95,7 @@ def _at_turn_start(
     )
     lead = turn.missing.strip()
     if lead and not MARKUP_TOKEN.search(lead) and lead not in parts.optional_tails:
-        parts.optional_tails.append(pattern_with_stand_ins(lead))
+        parts.optional_tails.append(rendered_text_pattern(lead))
         parts.book.find(
             "start_anchor",
             lead,

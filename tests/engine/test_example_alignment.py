@@ -1345,3 +1345,37 @@ def test_a_turn_that_starts_by_closing_the_opener_the_prompt_pre_writes_follows_
     assert result.template["fields"]["tool_calls"]["open_pattern"] == (
         "<tool_call>(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)<args>"
     )
+
+
+def test_renders_that_lose_a_string_argument_are_left_out_when_the_others_read_as_one_syntax():
+    # bare-string-calls.jinja writes `[name(key=a value, n=7)]`: a render with a string
+    # argument loses where the string ends, so no reading holds every render; the render of a
+    # call with typed arguments alone keeps its values and teaches the Python-style list.
+    from engine.chat_templates.examples import aligned_calls
+    from engine.chat_templates.learner import learn
+
+    chat_template = (CHAT_TEMPLATE_FIXTURES / "bare-string-calls.jinja").read_text(encoding="utf-8")
+    found = aligned_calls(learn(chat_template, "", "", None))
+    assert found.field == {
+        "open_pattern": r"(?=\[\s*[A-Za-z_][\w\-]*(?:\.[\w\-]+)*\()",
+        "content": "python-call-list",
+        "transform_each": True,
+        "transform": {
+            "type": "function",
+            "function": {"name": "{name}", "arguments": "{arguments}"},
+        },
+        "close_pattern": r"(?<=\])\s*<\|eot\|>",
+    }
+    assert {render.label for finding in found.findings for render in finding.renders} == {
+        "first turn: one call of zq_fn_beta({'zq_key_b': True})",
+        "first turn: an answer ('zq answer text')",
+    }
+    message = parse_response(
+        '[get_weather(city="Paris", days=2), get_time(tz="UTC")]<|eot|>',
+        infer_template(chat_template).template,
+        prefix="<|assistant|>",
+    )
+    assert message["tool_calls"] == [
+        call("get_weather", {"city": "Paris", "days": 2}),
+        call("get_time", {"tz": "UTC"}),
+    ]

@@ -598,10 +598,10 @@ def test_the_call_marker_granite_s_tools_instructions_name_reads_its_calls():
 
 
 @needs_shared
-def test_the_aligners_reason_for_reading_no_call_is_not_said_when_the_render_differences_read_them():
-    # llama32-pythonic's renders write strings unquoted inside a Python-style list: the aligner
-    # reads one call as Python and another as key and value pairs, and refuses mixed readings;
-    # the differences of two renders read the calls.
+def test_calls_whose_renders_write_strings_unquoted_are_learnt_from_the_renders_that_keep_them():
+    # llama32-pythonic's renders write strings unquoted inside a Python-style list
+    # (`label=wake up`): those renders are no evidence; the render of a call with typed
+    # arguments alone is, and the aligner reads it as Python.
     result = _inferred_shared("llama32-pythonic.jinja")
     assert result.template["fields"]["tool_calls"]["content"] == "python-call-list"
     assert result.passed and result.notes == []
