@@ -44,6 +44,7 @@ from .call_readers import CallReading
 from .candidates import content_keys, split_content_closes
 from .evidence import Example
 from .judge import check_examples
+from .markup import MARKUP_TOKEN
 
 # A name as a call writes it: an identifier, maybe with dots or dashes between parts.
 NAME = r"[A-Za-z_][\w\-]*(?:\.[\w\-]+)*"
@@ -866,7 +867,9 @@ def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -
     middle = _id_after_its_marker(middles) or regex.sub(
         r"(?<![\\\w])\d+(?!\w)", r"\\d+", generalise(middles)
     )
-    blank = r"\s*" if cuts.blank_after_open else ""
+    # Blanks after the open where an example writes them, or where the open ends with a markup
+    # token (models break the line after a marker that the chat template writes none after).
+    blank = r"\s*" if cuts.blank_after_open or _ends_with_marker(cuts.call_open) else ""
     lead = loose(cuts.call_open) + blank if cuts.call_open else r"(?<![\w.\-])"
     if cuts.call_open.startswith("{"):
         # An object keyed by the name is an item of the list: after its bracket or a comma, never
@@ -895,6 +898,11 @@ def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -
     spec.update(repeats=True, **body)
     spec["transform"] = _function("{name}", "{content}")
     return spec, how
+
+
+def _ends_with_marker(text: str) -> bool:
+    """Whether `text` ends with a markup token (`<tool_call>`, `[CALLS]`)."""
+    return any(token.end() == len(text) for token in MARKUP_TOKEN.finditer(text))
 
 
 def _dialect_of(readings: list[CallReading]) -> dict:

@@ -980,7 +980,7 @@ def test_an_id_after_a_marker_of_its_own_is_any_word_and_may_be_left_out(with_ex
         with_expected,
     )
     assert template["fields"]["tool_calls"]["open_pattern"] == (
-        r"<call>(?P<name>[A-Za-z_][\w\-]*(?:\.[\w\-]+)*)(?:<id>[\w\-]+)?<args>"
+        r"<call>\s*(?P<name>[A-Za-z_][\w\-]*(?:\.[\w\-]+)*)(?:<id>[\w\-]+)?<args>"
     )
     for written in ("<id>Q-7<args>", "<args>"):
         output = f'<call>get_time{written}{{"tz": "CET"}}</call><|eot|>'
@@ -1343,7 +1343,7 @@ def test_a_turn_that_starts_by_closing_the_opener_the_prompt_pre_writes_follows_
     result = infer_template(CLOSED_EMPTY_BLOCK)
     assert result.passed and result.notes == []
     assert result.template["fields"]["tool_calls"]["open_pattern"] == (
-        "<tool_call>(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)<args>"
+        "<tool_call>\\s*(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)<args>"
     )
 
 
@@ -1379,3 +1379,25 @@ def test_renders_that_lose_a_string_argument_are_left_out_when_the_others_read_a
         call("get_weather", {"city": "Paris", "days": 2}),
         call("get_time", {"tz": "UTC"}),
     ]
+
+
+@BOTH
+def test_blanks_after_a_calls_open_marker_are_read_though_no_example_writes_them(with_expected):
+    # The examples write the name right after `<call>`; a model breaks the line after a marker
+    # as often: blanks may stand between a markup token that opens a call and the name.
+    template = learnt(
+        [
+            (
+                '<call>get_weather<args>{"city": "Paris"}</call><|eot|>',
+                message(calls=[call("get_weather", {"city": "Paris"})]),
+            ),
+            (
+                'Sure.<call>get_time<args>{"tz": "UTC"}</call><|eot|>',
+                message("Sure.", calls=[call("get_time", {"tz": "UTC"})]),
+            ),
+        ],
+        with_expected,
+    )
+    for written in ("<call>\nget_time", "<call> get_time", "<call>get_time"):
+        output = f'{written}<args>{{"tz": "CET"}}</call><|eot|>'
+        assert read(template, output) == message(calls=[call("get_time", {"tz": "CET"})])

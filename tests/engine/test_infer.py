@@ -124,7 +124,7 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
         "start_anchor_pattern": "###\\s*assistant",
         "fields": {
             "tool_calls": {
-                "open_pattern": "<invoke>(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)",
+                "open_pattern": "<invoke>\\s*(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)",
                 "close": "</invoke>",
                 "repeats": True,
                 "content": "xml-inline",
@@ -495,7 +495,7 @@ JOINED_VALUES = (
 def test_calls_of_a_chat_template_that_changes_its_own_list_are_learnt_from_a_render_allowing_it():
     result = infer_template(APPENDING_CALLS)
     assert result.template["fields"]["tool_calls"] == {
-        "open_pattern": "<call>(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*):",
+        "open_pattern": "<call>\\s*(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*):",
         "close_pattern": "(?<=[}\\]])\\s*</call>",
         "repeats": True,
         "content": "json",

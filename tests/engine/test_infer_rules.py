@@ -646,7 +646,7 @@ def test_a_call_id_written_after_a_marker_of_its_own_is_optional_with_that_marke
     result = infer_template(CALL_ID_MARKER)
     assert result.passed
     assert result.template["fields"]["tool_calls"]["open_pattern"] == (
-        "<call>(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)(?:<id>[\\w\\-]+)?<args>"
+        "<call>\\s*(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)(?:<id>[\\w\\-]+)?<args>"
     )
     expected = [
         {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}
@@ -699,7 +699,7 @@ def test_a_marker_with_an_id_before_each_call_is_a_content_close_written_as_a_pa
         "close_pattern": "<\\|call_begin\\|>[\\w\\-.]+|<\\|eot\\|>"
     }
     assert result.template["fields"]["tool_calls"]["open_pattern"] == (
-        "<\\|call_name\\|>(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)<\\|call_args\\|>"
+        "<\\|call_name\\|>\\s*(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)<\\|call_args\\|>"
     )
     assert any(
         f.key == "fields.content.close" and f.value == "<\\|call_begin\\|>[\\w\\-.]+"
