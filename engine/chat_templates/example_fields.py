@@ -616,7 +616,16 @@ def _close(cuts: _Cuts, ahead: str, behind: str = "") -> dict:
     unseen = "" if cuts.calls_in_a_row else rf"(?:\s*[,;](?=\s*{index_ahead}(?:{ahead})))?"
     if separator or unseen:
         return {"close_pattern": loose(cuts.call_close) + (separator or unseen) + index}
-    return {"close": cuts.call_close}
+    return _delimiter("close", cuts.call_close)
+
+
+def _delimiter(key: str, text: str) -> dict:
+    """`text` as a delimiter (`key` "open" or "close"): the literal, or a pattern where it holds
+    blanks or two markup tokens side by side (``</function>\n</tool_call>``), which may then be
+    any blanks: models break lines between markers, or leave out the break the chat template
+    writes."""
+    pattern = loose(text, tags_apart=True)
+    return {key: text} if pattern == pattern_literal(text) else {f"{key}_pattern": pattern}
 
 
 def _after_payload(close: dict, behind: str, cuts: _Cuts) -> dict:
@@ -634,12 +643,16 @@ def _list_field(shape: str, first: CallReading, cuts: _Cuts) -> tuple[dict, str]
     """One region holding a list of calls (JSON, or Python-style), closed by its marker or the
     end of the output."""
     if cuts.call_open:
-        spec: dict = {"open": cuts.call_open}
+        spec: dict = _delimiter("open", cuts.call_open)
     elif shape == "json-list":
         spec = {"open_pattern": rf"(?=\[\s*{object_start(first.name_key.split('.')[0])})"}
     else:
         spec = {"open_pattern": rf"(?=\[\s*{NAME}\()"}
-    close = _after_payload({"close": cuts.call_close}, r"(?<=\])", cuts) if cuts.call_close else {}
+    close = (
+        _after_payload(_delimiter("close", cuts.call_close), r"(?<=\])", cuts)
+        if cuts.call_close
+        else {}
+    )
     if shape == "python-list":
         spec.update(content="python-call-list", transform_each=True)
         spec["transform"] = _function("{name}", "{arguments}")
@@ -657,7 +670,7 @@ def _object_field(first: CallReading, cuts: _Cuts) -> tuple[dict, str]:
     where such an object starts."""
     start = object_start(first.name_key.split(".")[0])
     if cuts.call_open:
-        spec: dict = {"open": cuts.call_open}
+        spec: dict = _delimiter("open", cuts.call_open)
         ahead = loose(cuts.call_open)
     else:
         spec = {"open_pattern": f"(?={start})"}

@@ -1401,3 +1401,40 @@ def test_blanks_after_a_calls_open_marker_are_read_though_no_example_writes_them
     for written in ("<call>\nget_time", "<call> get_time", "<call>get_time"):
         output = f'{written}<args>{{"tz": "CET"}}</call><|eot|>'
         assert read(template, output) == message(calls=[call("get_time", {"tz": "CET"})])
+
+
+@BOTH
+def test_a_close_of_two_markers_takes_any_blanks_between_them(with_expected):
+    # Each call closes with `</function>\n</tool_call>` (the examples write two in a row):
+    # written as one literal, a model that leaves out the line break (or writes two) never
+    # closes the first call, which then swallows the second one's arguments.
+    def written(name: str, arguments: dict) -> str:
+        pairs = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in arguments.items())
+        return f"<tool_call>\n<function={name}>\n{pairs}</function>\n</tool_call>"
+
+    template = learnt(
+        [
+            (
+                written("get_weather", {"city": "Paris"}) + "<|eot|>",
+                message(calls=[call("get_weather", {"city": "Paris"})]),
+            ),
+            (
+                "Sure.\n"
+                + written("get_time", {"tz": "UTC"})
+                + "\n"
+                + written("get_weather", {"city": "Rome"})
+                + "<|eot|>",
+                message(
+                    "Sure.",
+                    calls=[call("get_time", {"tz": "UTC"}), call("get_weather", {"city": "Rome"})],
+                ),
+            ),
+        ],
+        with_expected,
+    )
+    assert template["fields"]["tool_calls"]["close_pattern"] == r"</function>\s*</tool_call>"
+    two = written("get_time", {"tz": "CET"}) + "\n" + written("get_weather", {"city": "Oslo"})
+    for output in (two.replace(">\n<", "><"), two.replace(">\n<", ">\n\n<"), two):
+        assert read(template, output + "<|eot|>") == message(
+            calls=[call("get_time", {"tz": "CET"}), call("get_weather", {"city": "Oslo"})]
+        )
