@@ -12,10 +12,9 @@
   findings), `anchor`, `reasoning`, `content_closes` (one module per part of the template),
   `examples` (labelled outputs aligned into a template: the example outputs, and the renders,
   whose calls it learns), `calls` (the call syntax the learners share, and why none was read),
-  `source_text`, `system_prompt` and `tokens` (one
-  module per other evidence source), `align`, `call_readers`, `argument_readers`,
-  `example_fields` and `unexplained` (labelled outputs aligned with their messages and
-  generalised into fields), `learner` (the learners in order) and `candidates`
-  (the parts put together, most specific first); `author_loop` (learn, add the first output
-  the template misreads to the examples, learn again).
+  `source_text`, `system_prompt` and `tokens` (one module per other evidence source),
+  `align`, `call_readers`, `argument_readers`, `example_fields` and `unexplained` (labelled
+  outputs aligned with their messages and generalised into fields), `learner` (the learners
+  in order) and `candidates` (the parts put together, most specific first); `author_loop`
+  (learn, add the first output the template misreads to the examples, learn again).
 """

@@ -4,21 +4,32 @@ found where the renders' calls are read by no learner.
 `engine.chat_templates.examples.aligned_calls` learns the calls, reading each render as a
 labelled output (`engine.chat_templates.evidence.labelled_renders`) through the one aligner that
 reads example outputs. Where it reads none, `why_no_calls` says why, from the renders of a plain
-answer and of one call (`engine.chat_templates.probes`): the chat template writes no call; its
-call adds nothing to a plain answer; its calls are Python literals; or no construct of the
-template language explains them. Nothing here knows a model family.
+answer and of the calls (`engine.chat_templates.probes`): the chat template writes no call; its
+call adds nothing to a plain answer; it writes every call in a form that loses an argument's
+value; each call is a JSON object keyed by the function's name; its calls are Python literals;
+or no construct of the template language explains them. Nothing here knows a model family.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import regex
 
 from .markup import show_text
-from .probes import ALPHA, ANSWER, STRING_KEY, Finding, Render, Turn
+from .probes import (
+    ALPHA,
+    ALPHA_ARGUMENTS,
+    ANSWER,
+    FINAL_MESSAGES,
+    STRING_KEY,
+    Finding,
+    Render,
+    Turn,
+)
 from .render import common_suffix_length, token_boundary
-from .turns import back_to_boundary, common_length
+from .turns import argument_defects, back_to_boundary, common_length
 
 
 @dataclass
@@ -93,6 +104,27 @@ def why_no_calls(modes: list[tuple[Turn, dict[str, Turn]]]) -> NoCallSyntax:
         )
     answer, call, section = written[0]
     renders = (answer.render, call.render)
+    defects = [
+        argument_defects(FINAL_MESSAGES[name], turn.text)
+        for _, calls in modes
+        for name, turn in calls.items()
+        if FINAL_MESSAGES[name].get("tool_calls")
+    ]
+    if all(defects):
+        return NoCallSyntax(
+            f"the chat template writes every call in a form no parser reads back: {defects[0][0]}",
+            True,
+            "",
+            renders,
+        )
+    if _keyed_by_name(section):
+        return NoCallSyntax(
+            "each call is a JSON object whose only key is the function's name and whose value is "
+            f"its arguments ({show_text(section)}), and no field the aligner builds reads it",
+            True,
+            NAME_AS_KEY,
+            renders,
+        )
     if regex.search(rf"'(?:{ALPHA}|{STRING_KEY})'", section):
         return NoCallSyntax(
             "the calls are Python literals (single-quoted strings, True/False/None: "
@@ -107,6 +139,28 @@ def why_no_calls(modes: list[tuple[Turn, dict[str, Turn]]]) -> NoCallSyntax:
         "",
         renders,
     )
+
+
+# What the template language would need to read calls keyed by the function's name in every form.
+NAME_AS_KEY = (
+    "a way to read a JSON object's key as a value: a content parser or transform that turns "
+    '{"NAME": {ARGUMENTS}} into a name and its arguments'
+)
+
+
+def _keyed_by_name(text: str) -> bool:
+    """Whether `text` writes the one-call probe as a JSON object whose only key is the
+    function's name (`{ALPHA: ALPHA_ARGUMENTS}`), alone or as an item of a list."""
+    decoder = json.JSONDecoder()
+    keyed = {ALPHA: ALPHA_ARGUMENTS}
+    for found in regex.finditer(r"[\[{]", text):
+        try:
+            value, _ = decoder.raw_decode(text, found.start())
+        except ValueError:
+            continue
+        if value == keyed or (isinstance(value, list) and keyed in value):
+            return True
+    return False
 
 
 def _call_section(answer: Turn, call: Turn) -> str:

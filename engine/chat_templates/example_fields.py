@@ -880,10 +880,14 @@ def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -
     middle = _id_after_its_marker(middles) or regex.sub(
         r"(?<![\\\w])\d+(?!\w)", r"\\d+", generalise(middles)
     )
-    # Blanks after the open where an example writes them, or where the open ends with a markup
-    # token (models break the line after a marker that the chat template writes none after).
-    blank = r"\s*" if cuts.blank_after_open or _ends_with_marker(cuts.call_open) else ""
-    lead = loose(cuts.call_open) + blank if cuts.call_open else r"(?<![\w.\-])"
+    # With only blanks between the name and its object, a name that heads an object is a call;
+    # the same marker before another word (a recipient that heads an answer) is not.
+    only_blanks = not regex.sub(r"\\s[*+]?|\s", "", middle)
+    brace = r"(?=\s*\{)" if shape == "name-json" and only_blanks else ""
+    lead = r"(?<![\w.\-])"
+    if cuts.call_open:
+        fixed_after_name = bool(brace) or not only_blanks
+        lead = loose(cuts.call_open) + _blank_after_open(cuts, fixed_after_name)
     if cuts.call_open.startswith("{"):
         # An object keyed by the name is an item of the list: after its bracket or a comma, never
         # an object inside the arguments.
@@ -903,14 +907,23 @@ def _named_field(shape: str, spans: list[tuple[Alignment, Span]], cuts: _Cuts) -
             close["close_pattern"] += rf"(?:\s*{loose(cuts.call_separator)})?"
     if cuts.call_close == ")":
         close = _outside_quotes(close)
-    # With only blanks between the name and its object, a name that heads an object is a call;
-    # the same marker before another word (a recipient that heads an answer) is not.
-    only_blanks = not regex.sub(r"\\s[*+]?|\s", "", middle)
-    brace = r"(?=\s*\{)" if shape == "name-json" and only_blanks else ""
     spec = {"open_pattern": lead + f"(?P<name>{NAME})" + middle + brace, **close}
     spec.update(repeats=True, **body)
     spec["transform"] = _function("{name}", "{content}")
     return spec, how
+
+
+def _blank_after_open(cuts: _Cuts, fixed_after_name: bool) -> str:
+    """What may stand between a call's open and the function's name: any blanks where an
+    example writes some; where the open ends with a markup token (models break the line after
+    a marker the chat template writes nothing after), any blanks when fixed text follows the
+    name (``<call> NAME<args>``), else only blanks with a line break (prose that names the
+    marker, ``write <call> then the name``, is no call); else nothing."""
+    if cuts.blank_after_open:
+        return r"\s*"
+    if not _ends_with_marker(cuts.call_open):
+        return ""
+    return r"\s*" if fixed_after_name else r"(?:[^\S\n]*\n\s*)?"
 
 
 def _ends_with_marker(text: str) -> bool:

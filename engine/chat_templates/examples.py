@@ -234,7 +234,10 @@ def aligned_calls(parts, regex_timeout: float | None = 1.0) -> CallSyntax | None
         rendered = readable
         calling = [example for example in calling if example in readable]
         if calling:
+            noted = len(parts.book.notes)
             learnt, taught = _aligned_renders(parts, rendered, built, built[0], regex_timeout)
+            if learnt is None:
+                del parts.book.notes[noted:]  # the reason the first reading gave stands
     if learnt is None or "tool_calls" not in learnt.template["fields"]:
         return None
     spec = learnt.template["fields"]["tool_calls"]

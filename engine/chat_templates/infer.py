@@ -4,7 +4,8 @@
 same answer after reasoning, one call and two, no generation prompt and one, thinking
 on and off: `engine.chat_templates.probes`) and reads each part of the response template off
 the difference between two renders (`engine.chat_templates.learner` runs the learners:
-`anchor`, `reasoning`, `content_closes`, `calls`). Other evidence adds what renders do not
+`anchor`, `reasoning`, `content_closes`), the calls by aligning each render with the message it
+was rendered from (`engine.chat_templates.examples.aligned_calls`). Other evidence adds what renders do not
 show: the chat template's source (`source_text`), the system prompt it writes for tools
 (`system_prompt`), a tokenizer's paired tokens (`tokens`) and the author's example outputs
 (`examples`); what none of it shows is named as a missing part, and the rest is still given.

@@ -208,7 +208,7 @@ def learn_calls(parts: Parts) -> None:
     found = aligned_calls(parts) if modes else None
     if found is None:
         # What the aligner noted while it tried the renders is said only when it reads no call.
-        why = why_no_calls(modes)
+        why = why_no_calls(modes) if modes else NoCallSyntax("no answer renders")
         parts.book.notes.append(f"no tool_calls field: {why.why}")
         _lack_calls(parts, why)
         return

@@ -237,9 +237,9 @@ def rendered_text_pattern(text: str) -> str:
     """A regex for rendered `text` as a model may write it: whitespace runs match any
     whitespace, and blanks are allowed between two markup tokens the render writes side by
     side (models break lines there)."""
-    joints = set(token_joints(text))
+    joints = token_joints(text)
     pieces: list[str] = []
-    for start, end in zip([0, *sorted(joints)], [*sorted(joints), len(text)]):
+    for start, end in zip([0, *joints], [*joints, len(text)]):
         for piece in regex.split(r"(\s+)", text[start:end]):
             if piece:
                 pieces.append(r"\s*" if piece.isspace() else pattern_literal(piece))

@@ -135,10 +135,6 @@ def call_id(number: int) -> str:
     return f"call{number:05d}"
 
 
-# The ids of the probe calls (a render may write them: they are stand-ins when comparing).
-CALL_IDS = (call_id(1), call_id(2))
-
-
 def call(number: int, name: str, arguments: dict) -> dict:
     """A tool call of an assistant message."""
     return {

@@ -1438,3 +1438,31 @@ def test_a_close_of_two_markers_takes_any_blanks_between_them(with_expected):
         assert read(template, output + "<|eot|>") == message(
             calls=[call("get_time", {"tz": "CET"}), call("get_weather", {"city": "Oslo"})]
         )
+
+
+@BOTH
+def test_prose_that_names_a_calls_open_marker_is_no_call(with_expected):
+    # `<tool_call>NAME<arg_key>...`: nothing fixed follows the name, so after the marker only
+    # blanks with a line break may stand (a model breaks the line there); a marker a sentence
+    # names, followed by a space and a word, opens no call.
+    template = learnt(
+        [
+            (
+                "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value>"
+                "<arg_key>days</arg_key><arg_value>2</arg_value></tool_call><|eot|>",
+                message(calls=[call("get_weather", {"city": "Paris", "days": 2})]),
+            ),
+            (
+                "Sure.<tool_call>get_time<arg_key>tz</arg_key><arg_value>UTC</arg_value>"
+                "</tool_call><|eot|>",
+                message("Sure.", calls=[call("get_time", {"tz": "UTC"})]),
+            ),
+        ],
+        with_expected,
+    )
+    prose = "To call a tool, write <tool_call> then the function name."
+    assert read(template, prose + "<|eot|>") == message(prose)
+    output = (
+        "<tool_call>\nget_time<arg_key>tz</arg_key><arg_value>CET</arg_value></tool_call><|eot|>"
+    )
+    assert read(template, output) == message(calls=[call("get_time", {"tz": "CET"})])

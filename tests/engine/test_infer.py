@@ -124,7 +124,7 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
         "start_anchor_pattern": "###\\s*assistant",
         "fields": {
             "tool_calls": {
-                "open_pattern": "<invoke>\\s*(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)",
+                "open_pattern": "<invoke>(?:[^\\S\\n]*\\n\\s*)?(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)",
                 "close": "</invoke>",
                 "repeats": True,
                 "content": "xml-inline",
@@ -415,6 +415,46 @@ def test_a_call_syntax_the_language_cannot_read_is_said_and_fails_the_matrix():
         "after-tool-result",
         "after-parallel-tool-results",
     }
+
+
+LOSSY_CALLS = (
+    "{%- for m in messages -%}{%- if m.role == 'assistant' -%}<|assistant|>{{ m.content or '' }}"
+    "{%- if m.tool_calls %}<|calls|>{% for c in m.tool_calls %}{{ c.function.name }}("
+    "{% for k, v in c.function.arguments.items() %}{% if v is boolean %}"
+    "{{ raise_exception('booleans are not supported') }}{% endif %}{{ k }}={{ v }} {% endfor %})"
+    "{% endfor %}<|/calls|>{% endif %}<|eot|>\n{% else -%}<|{{ m.role }}|>{{ m.content or '' }}"
+    "<|eot|>\n{% endif -%}{%- endfor -%}{%- if add_generation_prompt %}<|assistant|>{% endif -%}"
+)
+KEYED_CALLS = (
+    "{%- for m in messages -%}{%- if m.role == 'assistant' -%}<|assistant|>{{ m.content or '' }}"
+    "{%- if m.tool_calls %}{% for c in m.tool_calls %}\n"
+    '{"{{ c.function.name }}": {{ c.function.arguments | tojson }}}{% endfor %}{% endif %}'
+    "<|eot|>\n{% else -%}<|{{ m.role }}|>{{ m.content or '' }}<|eot|>\n{% endif -%}"
+    "{%- endfor -%}{%- if add_generation_prompt %}<|assistant|>{% endif -%}"
+)
+
+
+def test_calls_that_lose_a_value_in_every_render_are_said_so():
+    # Strings left bare after their key, no comma between arguments, booleans refused: no
+    # render of a call keeps every value, so no reading is evidence.
+    result = infer_template(LOSSY_CALLS)
+    assert "tool_calls" not in result.template["fields"]
+    assert result.notes[-1] == (
+        "no tool_calls field: the chat template writes every call in a form no parser reads "
+        "back: zq_fn_alpha's argument zq_key_a without quotes (zq_key_a=zq val 1)"
+    )
+
+
+def test_calls_keyed_by_the_functions_name_that_no_field_reads_name_the_missing_construct():
+    result = infer_template(KEYED_CALLS)
+    assert "tool_calls" not in result.template["fields"]
+    assert result.notes[-1].startswith(
+        "no tool_calls field: each call is a JSON object whose only key is the function's name"
+    )
+    assert [part.construct for part in result.missing] == [
+        "a way to read a JSON object's key as a value: a content parser or transform that turns "
+        '{"NAME": {ARGUMENTS}} into a name and its arguments'
+    ]
 
 
 def test_calls_the_aligner_reads_in_the_renders_end_unclosed_reasoning_at_their_section_marker():

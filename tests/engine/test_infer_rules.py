@@ -458,9 +458,8 @@ def test_only_an_opening_word_or_a_slash_pairs_two_markup_tokens():
 
 
 def test_calls_keyed_by_the_functions_name_are_learnt_by_aligning_the_renders():
-    """No shape of the render differences reads a JSON object keyed by the function's name; the
-    aligner run over the renders (each the message rendered and the text it became) does, and
-    its field, with the list's brackets as closes only next to a call, is the first candidate's."""
+    """The aligner run over the renders (each the message rendered and the text it became) reads
+    a JSON object keyed by the function's name, and its field, with the list's brackets as closes only next to a call, is the first candidate's."""
     keyed = (
         "{%- for m in messages -%}<|{{ m.role }}|>{{ m.content or '' }}"
         "{%- if m.tool_calls %}<calls>[{% for c in m.tool_calls %}{% if not loop.first %}, {% endif %}"
