@@ -185,6 +185,10 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
     )
     while True:
         found = key_pattern.search(text, at, min(len(text), at + _NEAR))
+        if found is not None and pairs and _closes(text, found, pairs[-1].key):
+            # The previous value's closer names its key (``</city><days>``): the next key
+            # follows it.
+            found = key_pattern.search(text, found.end(1), min(len(text), at + _NEAR))
         if found is None or found.group(1) in {pair.key for pair in pairs}:
             break
         schema = parameters.get(found.group(1))
@@ -211,6 +215,11 @@ def _read_parameters(text: str, start: int, parameters: dict) -> Pairs | None:
         )
         at = value.end()
     return Pairs(tuple(pairs), at, text[at : at + _NEAR]) if pairs else None
+
+
+def _closes(text: str, key: regex.Match, previous: str) -> bool:
+    """Whether the key `key` matched is `previous` written in a closer (``</city>``, ``[/city]``)."""
+    return key.group(1) == previous and text[key.start() - 2 : key.start()] in ("</", "[/")
 
 
 # Tags ahead: an object's inner tags may start here.
@@ -281,6 +290,10 @@ def loose(text: str, tags_apart: bool = False) -> str:
     )
 
 
+# Stands for the value's own key in `PairSyntax.value_after` (``</KEY>``): never in an output.
+KEY_MARK = "\x00"
+
+
 @dataclass(frozen=True)
 class PairSyntax:
     """How one format writes its pairs: text before each key, between key and value, after each
@@ -305,13 +318,25 @@ class PairSyntax:
     # is the markup's, any other blank the value's (values are written exactly as shown).
     edged: bool = False
 
+    def after_pattern(self, key: str | None = None) -> str:
+        """A pattern for the text after each value (stripped): where it writes the value's own
+        key (``</city>``, `KEY_MARK`), that `key` when given, else a back-reference to the
+        tag pattern's ``key`` group."""
+        own = pattern_literal(key) if key is not None else "(?P=key)"
+        return own.join(loose(piece) for piece in self.value_after.strip().split(KEY_MARK))
+
     def content(self) -> dict:
         """The `xml-inline` content keys that read the pairs back (`content`, `content_args`)."""
-        if self.nested and self.key_before.strip() and self.value_after.strip():
+        if (
+            self.nested
+            and self.key_before.strip()
+            and self.value_after.strip()
+            and KEY_MARK not in self.value_after
+        ):
             return {"content": "xml-inline", "content_args": self._nested_args(_NESTING)}
         key = r"(?P<key>[A-Za-z_][\w.\-]*)"
         if self.value_after.strip():
-            end = f"(?=\\s*{loose(self.value_after.strip())})"
+            end = f"(?=\\s*{self.after_pattern()})"
         elif self.separator.strip():
             end = f"(?=\\s*(?:{loose(self.separator.strip())}|$))"
         elif self.separator:
@@ -325,14 +350,14 @@ class PairSyntax:
         )
         between = self.between_pattern or loose(self.between, tags_apart=True)
         if self.value_after.strip():
-            end = r"\s*" + loose(self.value_after.strip())
+            end = r"\s*" + self.after_pattern()
             if self.edged and self.between.strip():
                 between = (
                     self.between_pattern.removesuffix(r"\s*")
                     if self.between_pattern
                     else loose(self.between.rstrip(), tags_apart=True)
                 ) + r"\n?"
-                end = r"\n?" + loose(self.value_after.strip())
+                end = r"\n?" + self.after_pattern()
         pattern = loose(self.key_before) + key + between + f"(?P<value>{value}){end}"
         args: dict = {"tag_pattern": pattern}
         if self.quoted:
@@ -439,7 +464,10 @@ def pair_syntax(readings: list[Pairs]) -> tuple[PairSyntax, list[str]]:
         key_before = ""
     value_after, separator = "", ""
     if rests:
-        middle = rests[0][: len(rests[0]) - len(key_before)]
+        middle = (
+            _closer_naming_its_key(readings, key_before)
+            or rests[0][: len(rests[0]) - len(key_before)]
+        )
         stripped = middle.strip()
         if len(stripped) >= 2 and regex.search(r"[</\w]", stripped):
             value_after, separator = stripped, middle[len(middle.rstrip()) :] or "\n"
@@ -484,6 +512,20 @@ def pair_syntax(readings: list[Pairs]) -> tuple[PairSyntax, list[str]]:
         _edged(readings),
     )
     return syntax, opens
+
+
+def _closer_naming_its_key(readings: list[Pairs], key_before: str) -> str:
+    """The text between a value and the next key's `key_before` when it writes the value's own
+    key (``</city>`` after ``<city>Paris``), the same after every value but for that key: with
+    `KEY_MARK` for the key; else ""."""
+    found = set()
+    for reading in readings:
+        for pair, following in zip(reading.pairs, reading.pairs[1:]):
+            middle = following.before[: len(following.before) - len(key_before)]
+            if not regex.search(rf"(?<![\w.\-]){regex.escape(pair.key)}(?![\w.\-])", middle):
+                return ""
+            found.add(middle.replace(pair.key, KEY_MARK, 1))
+    return found.pop() if len(found) == 1 else ""
 
 
 def _edged(readings: list[Pairs]) -> bool:

@@ -977,7 +977,10 @@ def _settle_empty_calls(alignments: list[Alignment]) -> None:
         for index, span in enumerate(alignment.spans):
             reading = span.reading
             if after and reading is not None and reading.pairs is not None:
-                found = regex.compile(r"\s*" + loose(after)).match(alignment.text, reading.end)
+                last_key = reading.pairs.pairs[-1].key if reading.pairs.pairs else None
+                found = regex.compile(r"\s*" + syntax.after_pattern(last_key)).match(
+                    alignment.text, reading.end
+                )
                 if found:
                     alignment.spans[index] = Span(
                         "calls", span.start, found.end(), replace(reading, end=found.end())

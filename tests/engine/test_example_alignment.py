@@ -1466,3 +1466,29 @@ def test_prose_that_names_a_calls_open_marker_is_no_call(with_expected):
         "<tool_call>\nget_time<arg_key>tz</arg_key><arg_value>CET</arg_value></tool_call><|eot|>"
     )
     assert read(template, output) == message(calls=[call("get_time", {"tz": "CET"})])
+
+
+@BOTH
+def test_tags_named_by_their_key_close_with_that_key(with_expected):
+    # `<city>Paris</city><days>2</days>`: the text after each value names the value's own key,
+    # so the tag pattern closes on a back-reference to the key, whichever key it is.
+    template = learnt(
+        [
+            (
+                '<call name="get_weather"><city>Paris</city><days>2</days></call><|eot|>',
+                message(calls=[call("get_weather", {"city": "Paris", "days": 2})]),
+            ),
+            (
+                'Sure.<call name="get_time"><tz>UTC</tz></call><|eot|>',
+                message("Sure.", calls=[call("get_time", {"tz": "UTC"})]),
+            ),
+        ],
+        with_expected,
+    )
+    assert template["fields"]["tool_calls"]["content_args"]["tag_pattern"] == (
+        r"<(?P<key>[A-Za-z_][\w.\-]*)>\n?(?P<value>.*?)\n?</(?P=key)>"
+    )
+    output = '<call name="get_weather"><days>3</days><city>Oslo</city></call><|eot|>'
+    assert read(template, output) == message(
+        calls=[call("get_weather", {"city": "Oslo", "days": 3})]
+    )
