@@ -399,8 +399,8 @@ def test_a_call_syntax_the_language_cannot_read_is_said_and_fails_the_matrix():
     result = infer_template(UNREADABLE_CALLS)
     assert "tool_calls" not in result.template["fields"]
     assert not result.passed and result.exit_code == 1
-    # The aligner, tried on the renders when no shape reads their calls, says once why it
-    # reads none either (not again when the candidates are judged).
+    # The aligner says once why it reads no call in the renders (not again when the
+    # candidates are judged).
     assert result.notes[-2].startswith(
         "aligning the renders gave no template that reads them all: the render (first turn: one "
         "call of zq_fn_alpha("
@@ -417,20 +417,28 @@ def test_a_call_syntax_the_language_cannot_read_is_said_and_fails_the_matrix():
     }
 
 
-LOSSY_CALLS = (
-    "{%- for m in messages -%}{%- if m.role == 'assistant' -%}<|assistant|>{{ m.content or '' }}"
-    "{%- if m.tool_calls %}<|calls|>{% for c in m.tool_calls %}{{ c.function.name }}("
+def assistant_calls_chat_template(calls: str) -> str:
+    """A chat template whose assistant turns write `calls` (Jinja over ``m.tool_calls``) after
+    their text, each turn ending with ``<|eot|>``."""
+    return (
+        "{%- for m in messages -%}{%- if m.role == 'assistant' -%}<|assistant|>"
+        "{{ m.content or '' }}{%- if m.tool_calls %}" + calls + "{% endif %}<|eot|>\n"
+        "{% else -%}<|{{ m.role }}|>{{ m.content or '' }}<|eot|>\n{% endif -%}{%- endfor -%}"
+        "{%- if add_generation_prompt %}<|assistant|>{% endif -%}"
+    )
+
+
+# Strings bare after their key, no comma between arguments, booleans refused.
+LOSSY_CALLS = assistant_calls_chat_template(
+    "<|calls|>{% for c in m.tool_calls %}{{ c.function.name }}("
     "{% for k, v in c.function.arguments.items() %}{% if v is boolean %}"
     "{{ raise_exception('booleans are not supported') }}{% endif %}{{ k }}={{ v }} {% endfor %})"
-    "{% endfor %}<|/calls|>{% endif %}<|eot|>\n{% else -%}<|{{ m.role }}|>{{ m.content or '' }}"
-    "<|eot|>\n{% endif -%}{%- endfor -%}{%- if add_generation_prompt %}<|assistant|>{% endif -%}"
+    "{% endfor %}<|/calls|>"
 )
-KEYED_CALLS = (
-    "{%- for m in messages -%}{%- if m.role == 'assistant' -%}<|assistant|>{{ m.content or '' }}"
-    "{%- if m.tool_calls %}{% for c in m.tool_calls %}\n"
-    '{"{{ c.function.name }}": {{ c.function.arguments | tojson }}}{% endfor %}{% endif %}'
-    "<|eot|>\n{% else -%}<|{{ m.role }}|>{{ m.content or '' }}<|eot|>\n{% endif -%}"
-    "{%- endfor -%}{%- if add_generation_prompt %}<|assistant|>{% endif -%}"
+# One JSON object keyed by the function's name a line, no marker around them.
+KEYED_CALLS = assistant_calls_chat_template(
+    '{% for c in m.tool_calls %}\n{"{{ c.function.name }}": {{ c.function.arguments | tojson }}}'
+    "{% endfor %}"
 )
 
 
