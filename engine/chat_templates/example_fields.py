@@ -923,7 +923,8 @@ def _blank_after_open(cuts: _Cuts, fixed_after_name: bool) -> str:
         return r"\s*"
     if not _ends_with_marker(cuts.call_open):
         return ""
-    return r"\s*" if fixed_after_name else r"(?:[^\S\n]*\n\s*)?"
+    # Spaces and tabs, then a line break (a negated class, `[^\S\n]`, has no grammar form).
+    return r"\s*" if fixed_after_name else r"(?:[ \t]*\n\s*)?"
 
 
 def _ends_with_marker(text: str) -> bool:

@@ -124,7 +124,7 @@ EXPECTED = {  # the template inferred from each tests/support/chat_templates/NAM
         "start_anchor_pattern": "###\\s*assistant",
         "fields": {
             "tool_calls": {
-                "open_pattern": "<invoke>(?:[^\\S\\n]*\\n\\s*)?(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)",
+                "open_pattern": "<invoke>(?:[ \\t]*\\n\\s*)?(?P<name>[A-Za-z_][\\w\\-]*(?:\\.[\\w\\-]+)*)",
                 "close": "</invoke>",
                 "repeats": True,
                 "content": "xml-inline",
