@@ -621,7 +621,7 @@ def _close(cuts: _Cuts, ahead: str, behind: str = "") -> dict:
 
 def _delimiter(key: str, text: str) -> dict:
     """`text` as a delimiter (`key` "open" or "close"): the literal, or a pattern where it holds
-    blanks or two markup tokens side by side (``</function>\n</tool_call>``), which may then be
+    blanks or two markup tokens side by side (``</fn>\n</call>``), which may then be
     any blanks: models break lines between markers, or leave out the break the chat template
     writes."""
     pattern = loose(text, tags_apart=True)
@@ -928,7 +928,7 @@ def _blank_after_open(cuts: _Cuts, fixed_after_name: bool) -> str:
 
 
 def _ends_with_marker(text: str) -> bool:
-    """Whether `text` ends with a markup token (`<tool_call>`, `[CALLS]`)."""
+    """Whether `text` ends with a markup token (``<call>``, ``[CALL]``)."""
     return any(token.end() == len(text) for token in MARKUP_TOKEN.finditer(text))
 
 

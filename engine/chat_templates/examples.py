@@ -225,20 +225,17 @@ def aligned_calls(parts, regex_timeout: float | None = 1.0) -> CallSyntax | None
         return None
     built = [template for description, template in candidates(parts)]
     learnt, taught = _aligned_renders(parts, rendered, built, built[0], regex_timeout)
-    readable = [example for example in rendered if not _loses_values(example)]
-    if (learnt is None or "tool_calls" not in learnt.template["fields"]) and len(readable) < len(
-        rendered
-    ):
+    if not _reads_calls(learnt):
         # Renders that write an argument in a form that loses its value (a string left bare
         # after its key) are evidence only when a reading holds them too: else the others teach.
-        rendered = readable
+        readable = [example for example in rendered if not _loses_values(example)]
         calling = [example for example in calling if example in readable]
-        if calling:
-            noted = len(parts.book.notes)
+        if calling and len(readable) < len(rendered):
+            rendered, noted = readable, len(parts.book.notes)
             learnt, taught = _aligned_renders(parts, rendered, built, built[0], regex_timeout)
             if learnt is None:
                 del parts.book.notes[noted:]  # the reason the first reading gave stands
-    if learnt is None or "tool_calls" not in learnt.template["fields"]:
+    if not _reads_calls(learnt):
         return None
     spec = learnt.template["fields"]["tool_calls"]
     closes, patterns = split_content_closes(learnt.template["fields"].get("content", {}))
@@ -292,6 +289,11 @@ def aligned_calls(parts, regex_timeout: float | None = 1.0) -> CallSyntax | None
         spec.get("open", ""),
         added_patterns,
     )
+
+
+def _reads_calls(learnt) -> bool:
+    """Whether the aligner learnt a template (`learnt`, or None) with a tool-call field."""
+    return learnt is not None and "tool_calls" in learnt.template["fields"]
 
 
 def _loses_values(example: Example) -> bool:
