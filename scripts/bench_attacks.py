@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -177,6 +178,7 @@ def main() -> None:
     finally:
         if run is not None:
             attacks.stop_server(run)
+        shutil.rmtree(scratch, ignore_errors=True)  # the model copies (tens of MB each)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2, default=str), encoding="utf-8")
 

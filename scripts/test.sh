@@ -4,7 +4,7 @@
 # Works on Debian's externally managed python3 (nothing is installed into the system Python).
 # Debian's Chromium is installed with apt for the browser tests when this runs as root or with
 # password-less sudo; otherwise those tests skip, saying why, and the rest still run.
-# Arguments are passed to pytest (bash scripts/test.sh -q -k lenient).
+# Arguments are passed to pytest (bash scripts/test.sh -q -k lenient; -n 0 for one process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${VENV:-.venv}"
@@ -31,4 +31,6 @@ if [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 
-exec "$VENV/bin/python" -m pytest "$@"
+# The engine's modules run beside the app's in a second worker (pytest-xdist; tests/conftest.py
+# keeps the app's tests together in one worker). `-n 0` runs everything in this process.
+exec "$VENV/bin/python" -m pytest -n auto --maxprocesses 4 --dist loadscope "$@"

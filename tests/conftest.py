@@ -17,6 +17,35 @@ settings.register_profile("ci", derandomize=True, deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+
+try:
+    from xdist.scheduler import LoadScopeScheduling
+except ImportError:  # pytest-xdist is not installed: the suite runs in one process
+    LoadScopeScheduling = None
+
+if LoadScopeScheduling is not None:
+
+    class AppTestsTogether(LoadScopeScheduling):
+        """pytest-xdist's `--dist loadscope` (as `scripts/test.sh` runs the suite), with every app
+        test in one work unit, in the order written, and each engine module in one unit.
+
+        The app's modules start servers and Chromium and measure their memory and latency; run
+        side by side they would load each other, so they run one after another, as without
+        xdist, while the engine's modules (pure CPU) fill the other workers. A module in one unit
+        builds its module-scoped fixtures once.
+        """
+
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "tests/app" if module.startswith("tests/app/") else module
+
+    def pytest_xdist_make_scheduler(config, log):
+        """`AppTestsTogether` for `--dist loadscope`; xdist's own scheduler otherwise."""
+        if config.getvalue("dist") == "loadscope":
+            return AppTestsTogether(config, log)
+        return None
+
+
 SPECIAL_TOKENS = [
     "<|im_start|>",
     "<|im_end|>",

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
+import shutil
 import threading
 import time
-from pathlib import Path
 
 import psutil
 import pytest
@@ -27,7 +26,6 @@ from tests.support import attacks
 
 pytest.importorskip("gradio_client")
 
-SCRATCH = Path(tempfile.mkdtemp(prefix="attack-models-"))
 # Budgets shorter than the defaults, so the suite takes minutes, not tens of minutes.
 LIMITS = {
     "conformance_seconds": 8,
@@ -38,7 +36,6 @@ LIMITS = {
     "grammar_seconds": 2,
     "session_mb": 16,
     "sessions_mb": 96,
-    "model_folders": [str(SCRATCH)],
 }
 OTHERS_P95 = 2.0
 # What an attack may leave the server and its workers holding after it (MB).
@@ -52,8 +49,10 @@ LEAKS = re.compile(
 
 
 @pytest.fixture(scope="module")
-def server():
-    run = attacks.start_server(attacks.ROOT, LIMITS, SCRATCH)
+def server(tmp_path_factory):
+    # The folder the attacks copy the demo model into, the only one visitors may name.
+    scratch = tmp_path_factory.mktemp("attack-models")
+    run = attacks.start_server(attacks.ROOT, {**LIMITS, "model_folders": [str(scratch)]}, scratch)
     assert attacks.wait_for_spare(run), "the spare worker did not start"
     started = attacks.memory_mb(run)[0]
     peak = [started]
@@ -74,6 +73,7 @@ def server():
     sampler.join(timeout=5)
     pid = run.process.pid
     attacks.stop_server(run)
+    shutil.rmtree(scratch, ignore_errors=True)  # the model copies (tens of MB each)
     assert not [p for p in psutil.process_iter(["ppid"]) if p.info["ppid"] == pid], (
         "the server left processes behind"
     )

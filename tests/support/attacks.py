@@ -99,18 +99,21 @@ class Outcome:
 
 @dataclass
 class Run:
-    """A running server: its process, URL, a scratch folder for model copies, and the folder
-    Gradio keeps its uploads and downloads in (GRADIO_TEMP_DIR)."""
+    """A running server: its process, URL, a scratch folder for model copies (removed with the
+    server when `start_server` made it), and the folder Gradio keeps its uploads and downloads
+    in (GRADIO_TEMP_DIR)."""
 
     process: subprocess.Popen
     url: str
     scratch: Path
     files: Path | None = None
+    own_scratch: bool = False
 
 
 def start_server(root: Path = ROOT, limits: dict | None = None, scratch: Path | None = None) -> Run:
     """app.py of checkout `root` on loopback, with PLAYGROUND_LIMITS `limits` (and `proxy_hops` 1,
     as on a Space: each visitor's address is its X-Forwarded-For); waits until it answers."""
+    own_scratch = scratch is None
     scratch = scratch or Path(tempfile.mkdtemp(prefix="attack-models-"))
     files = Path(tempfile.mkdtemp(prefix="attack-gradio-files-"))
     env = {
@@ -121,7 +124,7 @@ def start_server(root: Path = ROOT, limits: dict | None = None, scratch: Path | 
         "PLAYGROUND_LIMITS": json.dumps({"proxy_hops": 1, **(limits or {})}),
     }
     process, url = start_app(env, root, patience=180)
-    return Run(process, url, scratch, files)
+    return Run(process, url, scratch, files, own_scratch)
 
 
 def wait_for_spare(run: Run, timeout: float = 180) -> bool:
@@ -175,6 +178,8 @@ def stop_server(run: Run) -> None:
             pass
     if run.files is not None:
         shutil.rmtree(run.files, ignore_errors=True)
+    if run.own_scratch:
+        shutil.rmtree(run.scratch, ignore_errors=True)
 
 
 def memory_mb(run: Run) -> tuple[float, float]:
@@ -705,13 +710,14 @@ def many_sessions(run: Run, sessions: int = 30, size: int = 1_000_000) -> Outcom
 
 def folder_probe(run: Run) -> Outcome:
     """/conformance naming a folder that exists (/root/.ssh, or a folder with a chat_template.jinja) and one that does not."""
-    secret = Path(tempfile.mkdtemp(prefix="secret-"))  # outside any folder the server allows
-    (secret / "chat_template.jinja").write_text("SECRET {{ messages }}", encoding="utf-8")
     started = time.perf_counter()
     answers = {}
-    for folder in ("/root/.ssh", str(secret), "/root/.no-such-folder-here"):
-        status, result, _ = call(run, "conformance", [QWEN3_TEXT, "", folder, "", ""])
-        answers[folder] = str(result.get("error") if isinstance(result, dict) else result)
+    # Outside any folder the server allows; removed after the probe.
+    with tempfile.TemporaryDirectory(prefix="secret-") as secret:
+        (Path(secret) / "chat_template.jinja").write_text("SECRET {{ messages }}", encoding="utf-8")
+        for folder in ("/root/.ssh", secret, "/root/.no-such-folder-here"):
+            status, result, _ = call(run, "conformance", [QWEN3_TEXT, "", folder, "", ""])
+            answers[folder] = str(result.get("error") if isinstance(result, dict) else result)
     texts = {
         text.replace(folder, "X").replace("(a server path)", "X")
         for folder, text in answers.items()
