@@ -317,6 +317,9 @@ class PairSyntax:
     # Every value sits in its tags with at most one line break on each side: that line break
     # is the markup's, any other blank the value's (values are written exactly as shown).
     edged: bool = False
+    # Some string value is written between single quotes (Python style, `city='Paris'`): the
+    # quotes are the syntax's, not the value's.
+    single_quoted: bool = False
 
     def after_pattern(self, key: str | None = None) -> str:
         """A pattern for the text after each value (stripped): where it writes the value's own
@@ -362,6 +365,8 @@ class PairSyntax:
         args: dict = {"tag_pattern": pattern}
         if self.quoted:
             args["value_parser"] = {"name": "json", "args": {"allow_non_json": True}}
+            if self.single_quoted:
+                args["value_parser"]["args"]["string_delims"] = [["'", "'"]]
         if self.kinds:
             # The tag says how to read its value: a word that goes with strings keeps the
             # text; one that goes with other values, or that no example shows, reads JSON.
@@ -510,6 +515,7 @@ def pair_syntax(readings: list[Pairs]) -> tuple[PairSyntax, list[str]]:
             )
         ),
         _edged(readings),
+        any(pair.quoted and pair.value.startswith("'") for pair in every),
     )
     return syntax, opens
 

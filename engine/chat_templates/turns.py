@@ -104,7 +104,31 @@ def find_turn(
     if head is not None:
         size, end = head
         return Turn(full[end:], generation_prompt[size:])
+    inserted = _inserted_in_prompt(prompt, full, parted, text_at)
+    if inserted is not None:
+        # The prompt writes text the finished conversation leaves out (an instruction added to
+        # the last user message only while it is last), then the rest of the prompt as the
+        # finished conversation writes it: the turn follows that rest.
+        missing, end = inserted
+        return Turn(full[end:], missing)
     return Turn(full[parted:], prompt[back_to_boundary(prompt, in_prompt) :])
+
+
+def _inserted_in_prompt(
+    prompt: str, full: str, parted: int, text_at: int
+) -> tuple[str, int] | None:
+    """(the text the prompt inserts, where the turn starts in `full`) when `prompt` is `full` up
+    to `parted`, then text `full` leaves out, then the longest stretch of `full` from `parted`
+    (before the message's first text, at `text_at`) that ends the prompt; None when the prompt
+    is not written so."""
+    if not prompt.startswith(full[:parted]):
+        return None
+    rest = prompt[parted:]
+    for end in range(text_at, parted, -1):
+        written = full[parted:end]
+        if len(written) < len(rest) and rest.endswith(written):
+            return rest[: len(rest) - len(written)], end
+    return None
 
 
 def _written_part(

@@ -1158,3 +1158,54 @@ def test_each_real_chat_template_gets_a_shipped_template_that_conforms(entry):
     assert reason.startswith(
         f"templates/{name}.json conforms to the chat template (the family rules propose it: "
     )
+
+
+# Python-style calls one a line inside a block, string values between single quotes and
+# booleans written lowercase.
+SINGLE_QUOTED_CALLS = assistant_calls_chat_template(
+    "<|calls|>\n{% for c in m.tool_calls %}{{ c.function.name }}("
+    "{% for k, v in c.function.arguments.items() %}{{ k }}="
+    "{% if v is string %}'{{ v }}'{% else %}{{ v | tojson }}{% endif %}"
+    "{% if not loop.last %}, {% endif %}{% endfor %})"
+    "{% if not loop.last %}\n{% endif %}{% endfor %}\n<|/calls|>"
+)
+
+
+def test_single_quotes_around_a_string_argument_are_the_syntaxs_not_the_values():
+    result = infer_template(SINGLE_QUOTED_CALLS)
+    assert result.passed
+    message = parse_response(
+        "<|calls|>\nget_weather(city='São Paulo', days=3)\nset_alarm(hour=7, enabled=true)\n"
+        "<|/calls|><|eot|>",
+        result.template,
+        prefix="<|user|>hi<|eot|>\n<|assistant|>",
+    )
+    assert [call["function"] for call in message["tool_calls"]] == [
+        {"name": "get_weather", "arguments": {"city": "São Paulo", "days": 3}},
+        {"name": "set_alarm", "arguments": {"hour": 7, "enabled": True}},
+    ]
+
+
+# The last user message carries an instruction only while it is the last message (the
+# finished conversation writes it without), and the generation prompt adds nothing.
+INSTRUCTION_WHILE_LAST = (
+    "{%- for m in messages -%}{%- if m.role == 'user' -%}[INST] "
+    "{%- if loop.last %}Answer briefly.\n\n{% endif -%}{{ m.content }}[/INST]"
+    "{%- elif m.role == 'assistant' -%}{%- if m.tool_calls -%}[CALLS] "
+    "{{ m.tool_calls | map(attribute='function') | list | tojson }}"
+    "{%- else %} {{ m.content }}{%- endif -%}</s>"
+    "{%- else -%}[RESULT] {{ m.content }}[/RESULT]{%- endif -%}{%- endfor -%}"
+)
+
+
+def test_a_turn_follows_the_prompt_though_the_prompt_adds_an_instruction_the_conversation_drops():
+    result = infer_template(INSTRUCTION_WHILE_LAST)
+    assert result.passed
+    assert sorted(result.template["fields"]) == ["content", "tool_calls"]
+    prompt = "[INST] Answer briefly.\n\nWeather in Paris?[/INST]"
+    assert parse_response(
+        '[CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}}]</s>',
+        result.template,
+        prefix=prompt,
+    )["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": {"city": "Paris"}}
+    assert parse_response(" Sunny.</s>", result.template, prefix=prompt)["content"] == "Sunny."
