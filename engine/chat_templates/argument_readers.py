@@ -18,8 +18,9 @@ import regex
 
 from ..pattern_shapes import pattern_literal
 
-# How far (characters) a value may stand from its key, and a key from the value before it.
-_NEAR = 40
+# How far (characters) a value may stand from its key, and a key from the value before it:
+# room for markup around each argument (`<|close|>argument<|sep|><|open|>argument key="` is 44).
+_NEAR = 64
 
 
 def written_forms(value: Any) -> list[str]:

@@ -1209,3 +1209,29 @@ def test_a_turn_follows_the_prompt_though_the_prompt_adds_an_instruction_the_con
         prefix=prompt,
     )["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": {"city": "Paris"}}
     assert parse_response(" Sunny.</s>", result.template, prefix=prompt)["content"] == "Sunny."
+
+
+# Each argument in markup of its own, 44 characters from one value to the next key.
+VERBOSE_ARGUMENT_MARKUP = assistant_calls_chat_template(
+    "<|open|>tools<|sep|>{% for c in m.tool_calls %}"
+    '<|open|>call tool="{{ c.function.name }}"<|sep|>'
+    "{% for k, v in c.function.arguments.items() %}"
+    '<|open|>argument key="{{ k }}"<|sep|>{{ v | tojson }}<|close|>argument<|sep|>'
+    "{% endfor %}<|close|>call<|sep|>{% endfor %}<|close|>tools<|sep|>"
+)
+
+
+def test_arguments_apart_by_long_markup_are_read_as_pairs():
+    result = infer_template(VERBOSE_ARGUMENT_MARKUP)
+    assert result.passed
+    message = parse_response(
+        '<|open|>tools<|sep|><|open|>call tool="get_weather"<|sep|>'
+        '<|open|>argument key="city"<|sep|>"Paris"<|close|>argument<|sep|>'
+        '<|open|>argument key="days"<|sep|>3<|close|>argument<|sep|>'
+        "<|close|>call<|sep|><|close|>tools<|sep|><|eot|>",
+        result.template,
+        prefix="<|user|>hi<|eot|>\n<|assistant|>",
+    )
+    assert [call["function"] for call in message["tool_calls"]] == [
+        {"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}
+    ]
