@@ -21,9 +21,8 @@ if os.environ.get("CI"):
 try:
     from xdist.scheduler import LoadScopeScheduling
 except ImportError:  # pytest-xdist is not installed: the suite runs in one process
-    LoadScopeScheduling = None
-
-if LoadScopeScheduling is not None:
+    pass
+else:
 
     class AppTestsTogether(LoadScopeScheduling):
         """pytest-xdist's `--dist loadscope` (as `scripts/test.sh` runs the suite), with every app

@@ -365,9 +365,8 @@ class PairSyntax:
         pattern = loose(self.key_before) + key + between + f"(?P<value>{value}){end}"
         args: dict = {"tag_pattern": pattern}
         if self.quoted:
-            args["value_parser"] = {"name": "json", "args": {"allow_non_json": True}}
-            if self.single_quoted:
-                args["value_parser"]["args"]["string_delims"] = [["'", "'"]]
+            quotes = {"string_delims": [["'", "'"]]} if self.single_quoted else {}
+            args["value_parser"] = {"name": "json", "args": {"allow_non_json": True, **quotes}}
         if self.kinds:
             # The tag says how to read its value: a word that goes with strings keeps the
             # text; one that goes with other values, or that no example shows, reads JSON.
